@@ -1,0 +1,87 @@
+# needle — see README.md. Targets: all (build/needle), test, bench, install, clean.
+
+CC       ?= cc
+CXX      ?= g++
+PREFIX   ?= /usr/local
+BUILD    ?= build
+VERSION  := 0.1.0
+
+PKGS     := libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc
+OPT      ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DNEEDLE_VERSION='"$(VERSION)"'
+INCS     := -Iharness -Igenerators
+CFLAGS   += -std=c11 $(OPT) $(WARN) $(DEFS) $(INCS) $(SAN)
+CXXFLAGS += -std=c++17 $(OPT) $(WARN) $(DEFS) $(INCS) $(SAN)
+LDLIBS   += $(PKGLIBS) -lstdc++ -lm
+
+# Resolved lazily: pkg-config exists only once the set-up step has run.
+PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGLIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CSRC     := $(wildcard harness/*.c generators/*.c)
+CXXSRC   := $(wildcard harness/*.cc)
+OBJ      := $(CSRC:%.c=$(BUILD)/obj/%.o) $(CXXSRC:%.cc=$(BUILD)/obj/%.o) \
+            $(BUILD)/obj/gen/embedded.o
+LIBOBJ   := $(filter-out $(BUILD)/obj/harness/main.o,$(OBJ))
+EMBEDDED := $(wildcard fixtures/templates/* generators/data/*)
+UNITSRC  := $(wildcard tests/unit/test_*.c)
+UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPSTAMP := $(BUILD)/.deps-system
+
+.PHONY: all test bench install clean deps deps-test asan demo
+all: $(BUILD)/needle
+
+# The set-up step: installs Debian packages (as root) or says what to run.
+$(DEPSTAMP): tests/setup.sh
+	sh tests/setup.sh system
+	@mkdir -p $(@D) && touch $@
+deps: $(DEPSTAMP)
+deps-test: $(DEPSTAMP)
+	sh tests/setup.sh npm
+
+$(BUILD)/obj/%.o: %.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/%.o: %.cc | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $(PKGCFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/gen/embedded.c: tests/embed.sh $(EMBEDDED)
+	@mkdir -p $(@D)
+	sh tests/embed.sh templates=fixtures/templates data=generators/data > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libneedle.a: $(LIBOBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/needle: $(BUILD)/obj/harness/main.o $(BUILD)/libneedle.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libneedle.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle.a $(LDLIBS)
+
+# Every layer: unit tests, CLI tests, end-to-end tests against the loopback
+# reference server, then the unit tests again under ASan/UBSan.
+test: all $(UNITBIN) deps-test asan
+	sh tests/run.sh $(BUILD) $(BUILD)/asan
+
+asan:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT="-O1 -g" \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		$(BUILD)/asan/needle $(UNITBIN:$(BUILD)/%=$(BUILD)/asan/%)
+
+bench: all deps-test
+	sh tests/bench/run.sh $(BUILD)
+
+demo: all deps-test
+	sh tests/demo.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/needle $(DESTDIR)$(PREFIX)/bin/needle
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(OBJ:.o=.d)

@@ -1,0 +1,131 @@
+#include "buf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mem.h"
+
+static char empty[1];
+
+void buf_init(struct buf *b, size_t max)
+{
+	b->data = empty;
+	b->len = 0;
+	b->cap = 0;
+	b->max = max;
+}
+
+void buf_release(struct buf *b)
+{
+	if (!b)
+		return;
+	if (b->cap)
+		mem_free(b->data);
+	buf_init(b, b->max);
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	b->data[0] = '\0';
+}
+
+char *buf_take(struct buf *b, size_t *len)
+{
+	char *p;
+
+	if (!b->cap && buf_reserve(b, 0))
+		return NULL;
+	p = b->data;
+	if (len)
+		*len = b->len;
+	buf_init(b, b->max);
+	return p;
+}
+
+enum err buf_reserve(struct buf *b, size_t n)
+{
+	size_t want, cap;
+	char *p;
+
+	if (n > b->max - b->len)
+		return ERR_LIMIT;
+	want = b->len + n + 1;
+	if (want <= b->cap)
+		return ERR_OK;
+	cap = b->cap ? b->cap : 64;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	if (cap > b->max + 1)
+		cap = b->max + 1;
+	p = mem_realloc(b->cap ? b->data : NULL, cap);
+	if (!p)
+		return ERR_NOMEM;
+	if (!b->cap)
+		p[0] = '\0';
+	b->data = p;
+	b->cap = cap;
+	return ERR_OK;
+}
+
+enum err buf_append(struct buf *b, const void *p, size_t n)
+{
+	enum err e = buf_reserve(b, n);
+
+	if (e)
+		return e;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return ERR_OK;
+}
+
+enum err buf_puts(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+enum err buf_putc(struct buf *b, char c)
+{
+	return buf_append(b, &c, 1);
+}
+
+enum err buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+	enum err e;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return ERR_INTERNAL;
+	e = buf_reserve(b, (size_t)n);
+	if (e)
+		return e;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return ERR_OK;
+}
+
+enum err buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	enum err e;
+
+	va_start(ap, fmt);
+	e = buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return e;
+}
+
+void buf_truncate(struct buf *b, size_t len)
+{
+	if (len < b->len) {
+		b->len = len;
+		b->data[len] = '\0';
+	}
+}

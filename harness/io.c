@@ -1,0 +1,172 @@
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "mem.h"
+
+static enum err read_fd(int fd, const char *path, struct buf *out,
+			struct diag *d)
+{
+	for (;;) {
+		ssize_t n;
+		enum err e = buf_reserve(out, 65536);
+
+		if (e == ERR_LIMIT)
+			e = buf_reserve(out, 1);
+		if (e)
+			return diag_fail(d, e, "cannot read '%s': %s", path,
+					 e == ERR_LIMIT ? "file too large" : "out of memory");
+		n = read(fd, out->data + out->len, out->cap - out->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return diag_fail(d, ERR_IO, "cannot read '%s': %s", path,
+					 strerror(errno));
+		if (n == 0)
+			return ERR_OK;
+		out->len += (size_t)n;
+		out->data[out->len] = '\0';
+	}
+}
+
+enum err io_read_file(const char *path, struct buf *out, struct diag *d)
+{
+	struct stat st;
+	enum err e;
+	int fd;
+
+	if (!strcmp(path, "-"))
+		return read_fd(0, "<stdin>", out, d);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path,
+				 strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return diag_fail(d, ERR_IO, "cannot read '%s': is a directory", path);
+	}
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    buf_reserve(out, (size_t)st.st_size + 1) == ERR_NOMEM) {
+		close(fd);
+		return diag_fail(d, ERR_NOMEM, "cannot read '%s': out of memory", path);
+	}
+	e = read_fd(fd, path, out, d);
+	close(fd);
+	return e;
+}
+
+static enum err write_all(int fd, const char *path, const char *p, size_t len,
+			  struct diag *d)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return diag_fail(d, ERR_IO, "cannot write '%s': %s", path,
+					 strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	return ERR_OK;
+}
+
+enum err io_write_file(const char *path, const void *data, size_t len,
+		       struct diag *d)
+{
+	struct buf tmp;
+	enum err e;
+	int fd;
+
+	buf_init(&tmp, 4096);
+	e = buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	if (e) {
+		buf_release(&tmp);
+		return diag_fail(d, e, "cannot write '%s': path too long", path);
+	}
+	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	e = write_all(fd, path, data, len, d);
+	if (!e && fsync(fd) != 0)
+		e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (close(fd) != 0 && !e)
+		e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (!e && rename(tmp.data, path) != 0)
+		e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (e)
+		unlink(tmp.data);
+out:
+	buf_release(&tmp);
+	return e;
+}
+
+enum err io_mkdirs(const char *path, struct diag *d)
+{
+	char *p = mem_strndup(path, strlen(path)), *s;
+	enum err e = ERR_OK;
+
+	if (!p)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (s = p + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			e = diag_fail(d, ERR_IO, "cannot create directory '%s': %s", p,
+				      strerror(errno));
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	mem_free(p);
+	return e;
+}
+
+void io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX])
+{
+	unsigned char md[32];
+	unsigned int n = 0, i;
+
+	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	hex[64] = '\0';
+}
+
+enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],
+			struct diag *d)
+{
+	struct buf b;
+	enum err e;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	e = io_read_file(path, &b, d);
+	if (!e)
+		io_sha256_hex(b.data, b.len, hex);
+	buf_release(&b);
+	return e;
+}
+
+double io_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

@@ -1,0 +1,38 @@
+/*
+ * io — whole-file reads, durable writes and SHA-256, with diagnostics that name
+ * the file. "-" as a path means standard input.
+ */
+#ifndef NEEDLE_IO_H
+#define NEEDLE_IO_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "err.h"
+
+#define IO_SHA256_HEX 65 /* 64 hex digits + NUL */
+
+/* Appends the whole of `path` (or stdin for "-") to `out`. ERR_IO names the
+ * file and the reason; ERR_LIMIT when it exceeds the buffer's cap. */
+enum err io_read_file(const char *path, struct buf *out, struct diag *d);
+
+/* Writes `len` bytes to `path` through a temporary file in the same directory,
+ * fsync'd and renamed into place, so a reader never sees a half-written file. */
+enum err io_write_file(const char *path, const void *data, size_t len,
+		       struct diag *d);
+
+/* Creates directory `path` and its parents (mode 0777 & ~umask); an existing
+ * directory is fine. */
+enum err io_mkdirs(const char *path, struct diag *d);
+
+/* Lower-case hex SHA-256 of `len` bytes into `hex` (IO_SHA256_HEX bytes). */
+void io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX]);
+
+/* SHA-256 of a file's contents; ERR_IO names the file. */
+enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],
+			struct diag *d);
+
+/* Monotonic clock in milliseconds, for timings. */
+double io_now_ms(void);
+
+#endif

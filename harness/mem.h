@@ -1,0 +1,25 @@
+/*
+ * mem — the allocation entry points every module uses.
+ *
+ * They behave like malloc/calloc/realloc/free, plus one testing hook taken from
+ * SQLite: when the environment variable NEEDLE_FAIL_ALLOC=N is set (N >= 1), the
+ * Nth allocation of the process and every one after it fail, so tests can show
+ * that each out-of-memory path returns ERR_NOMEM cleanly instead of crashing.
+ */
+#ifndef NEEDLE_MEM_H
+#define NEEDLE_MEM_H
+
+#include <stddef.h>
+
+/* Returns new memory the caller owns and frees with mem_free, or NULL. */
+void *mem_alloc(size_t n);
+/* Like mem_alloc, zero-filled; n * size overflow returns NULL. */
+void *mem_calloc(size_t n, size_t size);
+/* Resizes `p` (which may be NULL); on failure `p` is left untouched. */
+void *mem_realloc(void *p, size_t n);
+/* Copies `n` bytes of `s` and a NUL into new memory the caller owns. */
+char *mem_strndup(const char *s, size_t n);
+/* Accepts NULL. */
+void mem_free(void *p);
+
+#endif

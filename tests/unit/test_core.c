@@ -1,0 +1,130 @@
+/* Unit tests of the core modules: buf, err/diag, cli, io. */
+#include <stdlib.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "err.h"
+#include "io.h"
+#include "mem.h"
+#include "t.h"
+
+static void test_buf_grow_and_cap(void)
+{
+	struct buf b;
+	size_t len;
+	char *p;
+	int i;
+
+	buf_init(&b, 100);
+	CHECK(b.data[0] == '\0' && b.len == 0);
+	for (i = 0; i < 10; i++)
+		CHECK(buf_puts(&b, "0123456789") == ERR_OK);
+	CHECK_EQ_LONG(b.len, 100);
+	CHECK(buf_putc(&b, 'x') == ERR_LIMIT);
+	CHECK_EQ_LONG(b.len, 100); /* a failed append changes nothing */
+	CHECK(b.data[100] == '\0');
+	buf_truncate(&b, 5);
+	CHECK_STR(b.data, "01234");
+	CHECK(buf_printf(&b, "-%d-%s", 42, "z") == ERR_OK);
+	CHECK_STR(b.data, "01234-42-z");
+	p = buf_take(&b, &len);
+	CHECK_STR(p, "01234-42-z");
+	CHECK_EQ_LONG(len, 10);
+	CHECK(b.len == 0 && b.data[0] == '\0');
+	mem_free(p);
+	buf_release(&b);
+	buf_release(NULL);
+}
+
+static void test_buf_take_empty(void)
+{
+	struct buf b;
+	char *p;
+
+	buf_init(&b, 10);
+	p = buf_take(&b, NULL);
+	CHECK(p != NULL && p[0] == '\0');
+	mem_free(p);
+}
+
+static void test_diag_sticky(void)
+{
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(diag_fail(&d, ERR_INPUT, "bad '%s'", "x") == ERR_INPUT);
+	CHECK(diag_fail(&d, ERR_IO, "later") == ERR_IO);
+	CHECK(d.code == ERR_INPUT);
+	diag_prefix(&d, "f.json");
+	CHECK_STR(d.msg, "f.json: bad 'x'");
+	CHECK_EQ_LONG(err_exit_status(ERR_ENDPOINT), 3);
+	CHECK_EQ_LONG(err_exit_status(ERR_INPUT), 2);
+}
+
+static void test_cli(void)
+{
+	const char *name = NULL;
+	long n = 0;
+	int flag = 0, nargs, outcome;
+	const char *args[8];
+	struct cli_opt opts[] = {
+		{"name", 'n', CLI_STR, "NAME", "a name", &name},
+		{"count", 0, CLI_LONG, "N", "a number", &n},
+		{"json", 0, CLI_FLAG, NULL, "a flag", &flag},
+	};
+	struct cli_cmd cmd = {"x", "[FILE]", "Test.", opts, 3, NULL, 0, 1};
+	char *ok[] = {"--count=12", "file", "-n", "abc", "--json"};
+	char *bad[] = {"--count", "12x"};
+	char *unknown[] = {"--nope"};
+	char *help[] = {"--help"};
+	struct buf h;
+	struct diag d;
+
+	buf_init(&h, 1 << 16);
+	diag_init(&d);
+	CHECK(cli_parse(&cmd, 5, ok, args, &nargs, &outcome, &h, &d) == ERR_OK);
+	CHECK(n == 12 && flag == 1 && nargs == 1);
+	CHECK_STR(name, "abc");
+	CHECK_STR(args[0], "file");
+	CHECK(cli_parse(&cmd, 2, bad, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
+	CHECK(strstr(d.msg, "'--count' wants an integer") != NULL);
+	diag_init(&d);
+	CHECK(cli_parse(&cmd, 1, unknown, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
+	CHECK_STR(d.msg, "unknown option '--nope'");
+	diag_init(&d);
+	CHECK(cli_parse(&cmd, 1, help, args, &nargs, &outcome, &h, &d) == ERR_OK);
+	CHECK(outcome == CLI_HELP_SHOWN);
+	CHECK(strstr(h.data, "--count N") && strstr(h.data, "Exit status"));
+	buf_release(&h);
+}
+
+static void test_io_sha256(void)
+{
+	char hex[IO_SHA256_HEX];
+
+	io_sha256_hex("abc", 3, hex);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void test_io_missing(void)
+{
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, 1024);
+	diag_init(&d);
+	CHECK(io_read_file("/nonexistent/x", &b, &d) == ERR_IO);
+	CHECK_STR(d.msg, "cannot read '/nonexistent/x': No such file or directory");
+	buf_release(&b);
+}
+
+int main(void)
+{
+	T_RUN(test_buf_grow_and_cap);
+	T_RUN(test_buf_take_empty);
+	T_RUN(test_diag_sticky);
+	T_RUN(test_cli);
+	T_RUN(test_io_sha256);
+	T_RUN(test_io_missing);
+	return T_DONE();
+}
