@@ -11,4 +11,9 @@ int cmd_count(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
+/* The 'gen' subcommands, dispatched by cmd_gen. */
+int cmd_gen_haystack(int argc, char **argv);
+int cmd_gen_image(int argc, char **argv);
+int cmd_gen_cases(int argc, char **argv);
+
 #endif

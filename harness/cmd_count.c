@@ -1,13 +1,202 @@
-/* Placeholder until the 'count' subcommand lands. */
+/*
+ * needle count — the number of tokens the server will see.
+ *
+ * Plain text is counted as-is, with no special tokens added (the server's
+ * add_special_tokens=false for rendered chat prompts). With --template and
+ * --messages the messages are rendered into the prompt string first and the
+ * whole string is counted, generation prompt included.
+ */
 #include <stdio.h>
+#include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "cli.h"
 #include "cmd.h"
-#include "err.h"
+#include "io.h"
+#include "tok.h"
+#include "tpl.h"
+
+struct count_opts {
+	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs;
+	int json, print_prompt;
+};
+
+static const char examples[] =
+	"  needle count --tokenizer tokenizer.json notes.txt\n"
+	"  cat notes.txt | needle count --tokenizer tokenizer.json -\n"
+	"  needle count --tokenizer tokenizer.json --jsonl strings.jsonl\n"
+	"  needle count --tokenizer tokenizer.json --template deepseek-v3 \\\n"
+	"      --messages prompt.json --json\n"
+	"  needle count --tokenizer tokenizer.json --template deepseek-v3.1 \\\n"
+	"      --kwargs '{\"thinking\":true}' --messages prompt.json\n";
+
+/* Renders --messages through --template into `out`. */
+static enum err render_messages(const struct count_opts *o, struct buf *out,
+				struct diag *d)
+{
+	struct buf raw;
+	cJSON *msgs = NULL, *kw = NULL;
+	struct tpl *t = NULL;
+	enum err e;
+
+	buf_init(&raw, BUF_MAX_DEFAULT);
+	e = io_read_file(o->messages, &raw, d);
+	if (e)
+		goto out;
+	msgs = cJSON_ParseWithLength(raw.data, raw.len);
+	if (!msgs || !cJSON_IsArray(msgs)) {
+		e = diag_fail(d, ERR_INPUT,
+			      "cannot parse messages '%s': expected a JSON array of messages",
+			      o->messages);
+		goto out;
+	}
+	if (o->kwargs) {
+		kw = cJSON_Parse(o->kwargs);
+		if (!kw || !cJSON_IsObject(kw)) {
+			e = diag_fail(d, ERR_USAGE,
+				      "option '--kwargs' wants a JSON object, got '%s'",
+				      o->kwargs);
+			goto out;
+		}
+	}
+	e = tpl_load(o->template_name, &t, d);
+	if (!e)
+		e = tpl_render(t, msgs, NULL, kw, 1, out, d);
+	if (e)
+		diag_prefix(d, "%s", o->messages);
+out:
+	tpl_free(t);
+	cJSON_Delete(msgs);
+	cJSON_Delete(kw);
+	buf_release(&raw);
+	return e;
+}
+
+/* One count per line of a file of JSON strings. */
+static enum err count_jsonl(const struct tok *t, const char *path,
+			    struct diag *d)
+{
+	struct buf raw;
+	size_t line = 0, pos = 0;
+	enum err e;
+
+	buf_init(&raw, BUF_MAX_DEFAULT);
+	e = io_read_file(path, &raw, d);
+	while (!e && pos < raw.len) {
+		char *nl = memchr(raw.data + pos, '\n', raw.len - pos);
+		size_t end = nl ? (size_t)(nl - raw.data) : raw.len, n = 0;
+		cJSON *s;
+
+		line++;
+		s = cJSON_ParseWithLength(raw.data + pos, end - pos);
+		if (!s || !cJSON_IsString(s)) {
+			e = diag_fail(d, ERR_INPUT,
+				      "cannot read '%s' line %zu: expected one JSON string",
+				      path, line);
+		} else {
+			e = tok_count(t, s->valuestring, strlen(s->valuestring), &n, d);
+			if (e)
+				diag_prefix(d, "%s line %zu", path, line);
+			else
+				printf("%zu\n", n);
+		}
+		cJSON_Delete(s);
+		pos = end + 1;
+	}
+	buf_release(&raw);
+	return e;
+}
+
+static int run(const struct count_opts *o, const char *file, struct diag *d)
+{
+	struct tok *t = NULL;
+	struct buf text;
+	double t0 = io_now_ms(), t1, t2;
+	size_t n = 0;
+	enum err e;
+
+	buf_init(&text, BUF_MAX_DEFAULT);
+	if (o->messages)
+		e = render_messages(o, &text, d);
+	else if (!o->jsonl)
+		e = io_read_file(file, &text, d);
+	else
+		e = ERR_OK;
+	if (!e && o->print_prompt) {
+		fwrite(text.data, 1, text.len, stdout);
+		goto out;
+	}
+	if (!e)
+		e = tok_load(o->tokenizer, &t, d);
+	t1 = io_now_ms();
+	if (!e && o->jsonl) {
+		e = count_jsonl(t, o->jsonl, d);
+		goto out;
+	}
+	if (!e) {
+		e = tok_count(t, text.data, text.len, &n, d);
+		if (e)
+			diag_prefix(d, "%s", o->messages ? o->messages : file);
+	}
+	t2 = io_now_ms();
+	if (!e && o->json)
+		printf("{\"count\":%zu,\"bytes\":%zu,\"ms\":%.3f,\"load_ms\":%.3f,"
+		       "\"count_ms\":%.3f,\"tokenizer_sha256\":\"%s\"}\n",
+		       n, text.len, t2 - t0, t1 - t0, t2 - t1, tok_sha256(t));
+	else if (!e)
+		printf("%zu\n", n);
+out:
+	tok_free(t);
+	buf_release(&text);
+	return e ? cli_report("count", d) : EXIT_PASS;
+}
 
 int cmd_count(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "error: 'needle count' is not implemented yet\n");
-	return EXIT_USAGE;
+	struct count_opts o = {0};
+	const struct cli_opt opts[] = {
+		{"tokenizer", 't', CLI_STR, "PATH", "tokenizer.json or sentencepiece .model (required)", &o.tokenizer},
+		{"template", 0, CLI_STR, "NAME|PATH", "chat template for --messages (deepseek-v3, qwen3, ...)", &o.template_name},
+		{"messages", 0, CLI_STR, "FILE", "count the chat prompt rendered from a JSON messages array", &o.messages},
+		{"kwargs", 0, CLI_STR, "JSON", "chat_template_kwargs for --messages, e.g. '{\"thinking\":true}'", &o.kwargs},
+		{"jsonl", 0, CLI_STR, "FILE", "one JSON string per line in, one count per line out", &o.jsonl},
+		{"json", 0, CLI_FLAG, NULL, "print count, bytes, milliseconds and tokenizer SHA-256 as JSON", &o.json},
+		{"print-prompt", 0, CLI_FLAG, NULL, "print the rendered prompt instead of counting it", &o.print_prompt},
+	};
+	const struct cli_cmd cmd = {
+		"count", "--tokenizer PATH [--template NAME --messages FILE | --jsonl FILE | FILE|-]",
+		"Count tokens exactly as the server's tokenizer does, with no special tokens\n"
+		"added. Reads FILE, or standard input for '-' or no FILE.",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1};
+	const char *args[1 + 64];
+	int nargs, outcome, st;
+	struct buf help;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&help, 1 << 16);
+	if (argc > 64) {
+		diag_fail(&d, ERR_USAGE, "too many arguments");
+	} else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d)) {
+		if (outcome == CLI_HELP_SHOWN) {
+			fputs(help.data, stdout);
+		} else if (!o.tokenizer && !o.print_prompt) {
+			diag_fail(&d, ERR_USAGE, "option '--tokenizer' is required");
+		} else if (o.messages && !o.template_name) {
+			diag_fail(&d, ERR_USAGE, "option '--messages' needs '--template'");
+		} else if ((o.messages || o.jsonl) && nargs) {
+			diag_fail(&d, ERR_USAGE, "unexpected argument '%s'", args[0]);
+		} else if (o.print_prompt && !o.messages) {
+			diag_fail(&d, ERR_USAGE, "option '--print-prompt' needs '--messages'");
+		}
+	}
+	buf_release(&help);
+	if (d.code)
+		return cli_report("count", &d);
+	if (outcome == CLI_HELP_SHOWN)
+		return EXIT_PASS;
+	st = run(&o, nargs ? args[0] : "-", &d);
+	return st;
 }
