@@ -195,9 +195,15 @@ static enum err parse_one(const char *s, size_t n, struct image_object *o,
 
 	memset(o, 0, sizeof(*o));
 	if (colon) {
-		if (check_label(colon + 1, (size_t)(end - colon - 1), d))
+		const char *l = colon + 1, *lend = end;
+
+		while (l < lend && is_space(*l))
+			l++;
+		while (lend > l && is_space(lend[-1]))
+			lend--;
+		if (check_label(l, (size_t)(lend - l), d))
 			return ERR_INPUT;
-		memcpy(o->label, colon + 1, (size_t)(end - colon - 1));
+		memcpy(o->label, l, (size_t)(lend - l));
 		upcase(o->label); /* the font draws capitals: say what is shown */
 		end = colon;
 	}
