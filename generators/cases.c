@@ -140,9 +140,8 @@ static cJSON *strf(struct gen *g, const char *fmt, ...)
 	return s;
 }
 
-/* A JSON value parsed from text made with printf; the texts are this file's
- * own, so a parse failure is a bug and is reported as out of memory's
- * sibling through g->nomem = 2. */
+/* A JSON value parsed from text made with printf. The texts are this file's
+ * own, so a parse failure is a bug: g->nomem = 2 reports it as ERR_INTERNAL. */
 static cJSON *jsonf(struct gen *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static cJSON *jsonf(struct gen *g, const char *fmt, ...)
@@ -702,7 +701,7 @@ static const char tool_currency[] =
 static const char *const cities[] = {"Lisbon", "Oslo", "Madrid", "Nairobi", "Santiago",
 				     "Toronto", "Hanoi", "Zurich"};
 static const char *const conditions[] = {"overcast", "light rain", "sunny",
-					 "fog", "snow showers", "windy"};
+					 "fog", "windy"};
 
 /* A tool-call case with user text `ask`, the tools named by JSON texts. */
 static cJSON *tool_case(struct gen *g, const char *id, cJSON *ask,
@@ -725,14 +724,13 @@ static cJSON *tool_case(struct gen *g, const char *id, cJSON *ask,
  * also written to `*id`. */
 static cJSON *weather_result(struct gen *g, const char *city, const char **id)
 {
-	int t = below(g, 400) - 50;
-	const char *cond = conditions[below(g, 6)];
+	int t = 50 + below(g, 250); /* tenths of a degree: 5.0 to 29.9 */
+	const char *cond = conditions[below(g, 5)];
 
 	*id = unique_code(g, "WX");
-	return strf(g, "{\"city\":\"%s\",\"unit\":\"celsius\",\"temperature\":%s%d.%d,"
+	return strf(g, "{\"city\":\"%s\",\"unit\":\"celsius\",\"temperature\":%d.%d,"
 		       "\"condition\":\"%s\",\"report_id\":\"%s\"}",
-		    city, t < 0 ? "-" : "", (t < 0 ? -t : t) / 10, (t < 0 ? -t : t) % 10,
-		    cond, *id);
+		    city, t / 10, t % 10, cond, *id);
 }
 
 static cJSON *call_expect(struct gen *g, const char *name, cJSON *args)
@@ -787,29 +785,35 @@ static void tool_order_case(struct gen *g, cJSON *cases)
 
 static void tool_currency_case(struct gen *g, cJSON *cases)
 {
-	static const char *const cur[] = {"EUR", "USD", "GBP", "JPY", "CHF"};
+	/* Plausible rates in 1/10000, moved up to +-2% by the seed, so that the
+	 * simulated result does not invite the model to argue with it. */
+	static const struct {
+		const char *from, *to;
+		int rate;
+	} pairs[] = {{"EUR", "USD", 10850}, {"USD", "JPY", 1495000}, {"GBP", "EUR", 11700},
+		     {"EUR", "CHF", 9500}, {"USD", "GBP", 7900}, {"CHF", "JPY", 1690000}};
 	const char *tools[] = {tool_currency, tool_weather}, *qid;
-	int pair[2], amount = 100 + below(g, 900), rate = 50 + below(g, 9950);
+	int k = below(g, 6), amount = 100 + below(g, 900);
+	long rate = pairs[k].rate + (long)pairs[k].rate * (below(g, 401) - 200) / 10000;
+	long conv = (long)amount * rate / 100; /* in 1/100 of the target currency */
 	cJSON *c, *ex;
 
-	distinct(g, 5, 2, pair);
 	c = tool_case(g, "tool-currency",
 		      strf(g, "Please convert %d %s to %s with the currency converter, and "
 			      "tell me the converted amount and the quote id.",
-			   amount, cur[pair[0]], cur[pair[1]]),
+			   amount, pairs[k].from, pairs[k].to),
 		      tools, 2);
 	ex = cJSON_CreateObject();
 	qid = unique_code(g, "FXQ");
 	put(g, ex, "tool_call",
 	    call_expect(g, "convert_currency",
 			jsonf(g, "{\"amount\":%d,\"from\":\"%s\",\"to\":\"%s\"}", amount,
-			      cur[pair[0]], cur[pair[1]])));
-	/* rate in 1/100; converted = amount * rate / 100, printed exactly. */
+			      pairs[k].from, pairs[k].to)));
 	put(g, ex, "tool_result",
-	    strf(g, "{\"amount\":%d,\"from\":\"%s\",\"to\":\"%s\",\"rate\":%d.%02d,"
-		    "\"converted\":%d.%02d,\"quote_id\":\"%s\"}",
-		 amount, cur[pair[0]], cur[pair[1]], rate / 100, rate % 100,
-		 amount * rate / 100, amount * rate % 100, qid));
+	    strf(g, "{\"amount\":%d,\"from\":\"%s\",\"to\":\"%s\",\"rate\":%ld.%04ld,"
+		    "\"converted\":%ld.%02ld,\"quote_id\":\"%s\"}",
+		 amount, pairs[k].from, pairs[k].to, rate / 10000, rate % 10000,
+		 conv / 100, conv % 100, qid));
 	put(g, ex, "final_contains", jsonf(g, "[\"%s\"]", qid));
 	put(g, c, "expect", ex);
 	push(g, cases, c);

@@ -64,8 +64,8 @@ void image_background_rgb(unsigned char rgb[3]);
 /* The label colour (black). */
 void image_ink_rgb(unsigned char rgb[3]);
 
-/* "red circle" (and " labelled 42" is NOT added: the label is separate) into
- * `out` of `n` bytes, truncated and NUL-terminated. */
+/* "COLOUR SHAPE" (e.g. "red circle", without the label) into `out` of `n`
+ * bytes, truncated and NUL-terminated. */
 void image_describe(const struct image_object *o, char *out, size_t n);
 
 /*
