@@ -57,7 +57,7 @@ struct sse_event {
 	const char *id;      /* the last event id seen so far ("" when none) */
 	size_t id_len;
 	size_t offset;       /* byte offset of the event's first line */
-	size_t end;          /* byte offset just past the dispatching blank line */
+	size_t end;          /* byte offset of the blank line that dispatched it */
 };
 
 /* Called once per dispatched event. A non-zero return stops the parse and is
