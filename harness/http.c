@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -332,7 +333,9 @@ static void classify(struct xfer *x, CURLcode rc)
 
 	if (x->fail != HTTP_FAIL_NONE || rc == CURLE_OK)
 		return;
-	curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connected);
+	/* for https the connection exists once the TLS handshake is done */
+	curl_easy_getinfo(x->easy, strncasecmp(x->url, "https:", 6) ?
+			  CURLINFO_CONNECT_TIME_T : CURLINFO_APPCONNECT_TIME_T, &connected);
 	curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
 	switch (rc) {
 	case CURLE_COULDNT_RESOLVE_HOST:

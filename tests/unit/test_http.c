@@ -164,7 +164,9 @@ static void *handle(void *arg)
 	char head[16384];
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (!read_request(fd, head, sizeof(head)))
+	if (recv(fd, head, 1, MSG_PEEK) == 1 && head[0] == 0x16)
+		send_str(fd, "HTTP/1.1 400 Bad Request\r\n\r\n"); /* a TLS ClientHello */
+	else if (!read_request(fd, head, sizeof(head)))
 		script(fd, head);
 	shutdown(fd, SHUT_WR);
 	pause_ms(fd, 200); /* let the client read everything before the close */
@@ -421,6 +423,27 @@ static void test_refused(void)
 	stream_release(&k.s);
 }
 
+/* TLS verification is on and a failed handshake is a connect failure: the
+ * loopback server answers a ClientHello with plain HTTP. */
+static void test_tls_failure(void)
+{
+	struct http_req r = {0};
+	struct http_done done;
+	struct stream_checks c;
+	struct sink k;
+
+	sink_init(&k, "/ok", server_port);
+	snprintf(k.url, sizeof(k.url), "https://127.0.0.1:%d/ok", server_port);
+	r.timeout_s = 5;
+	run_one(&k, &r, &done, &c);
+	CHECK_EQ_LONG(done.fail, HTTP_FAIL_CONNECT);
+	if (!strstr(done.msg, "TLS with 'https://127.0.0.1:"))
+		fprintf(stderr, "msg: %s\n", done.msg);
+	CHECK(strstr(done.msg, "TLS with 'https://127.0.0.1:") != NULL);
+	CHECK(c.n == 1 && c.f[0].code == STREAM_F_CONNECT);
+	stream_release(&k.s);
+}
+
 static void test_html500(void)
 {
 	struct http_req r = {0};
@@ -615,6 +638,7 @@ int main(void)
 	T_RUN(test_slow_first_byte);
 	T_RUN(test_stall);
 	T_RUN(test_refused);
+	T_RUN(test_tls_failure);
 	T_RUN(test_html500);
 	T_RUN(test_chunked_and_cut);
 	T_RUN(test_headers_and_key);
