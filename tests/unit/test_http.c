@@ -32,6 +32,7 @@ static atomic_int handlers;
 static pthread_t acceptor;
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static char seen_headers[16384]; /* the last /headers request, as received */
+static atomic_size_t seen_body;  /* body bytes of the last request */
 
 #define SSE_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
 #define CHUNK(text) "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" text "\"}}]}\n\n"
@@ -99,6 +100,7 @@ static int read_request(int fd, char *head, size_t cap)
 			return -1;
 		body += (size_t)k;
 	}
+	atomic_store(&seen_body, body);
 	*end = '\0';
 	return 0;
 }
@@ -423,6 +425,33 @@ static void test_refused(void)
 	stream_release(&k.s);
 }
 
+/* A prompt of a million tokens is a body of several MB: sent without a copy
+ * and without waiting for "100 Continue". */
+static void test_big_body(void)
+{
+	struct http_req r = {0};
+	struct http_done done;
+	struct stream_checks c;
+	struct sink k;
+	size_t n = (size_t)8 << 20;
+	char *body = malloc(n);
+
+	CHECK(body != NULL);
+	if (!body)
+		return;
+	memset(body, 'x', n);
+	sink_init(&k, "/ok", server_port);
+	r.body = body;
+	r.body_len = n;
+	run_one(&k, &r, &done, &c);
+	CHECK_EQ_LONG(done.status, 200);
+	CHECK_EQ_LONG(c.n, 0);
+	CHECK_EQ_LONG(atomic_load(&seen_body), n);
+	CHECK(done.end_ms - done.start_ms < 900); /* no 1 s Expect stall */
+	stream_release(&k.s);
+	free(body);
+}
+
 /* TLS verification is on and a failed handshake is a connect failure: the
  * loopback server answers a ClientHello with plain HTTP. */
 static void test_tls_failure(void)
@@ -638,6 +667,7 @@ int main(void)
 	T_RUN(test_slow_first_byte);
 	T_RUN(test_stall);
 	T_RUN(test_refused);
+	T_RUN(test_big_body);
 	T_RUN(test_tls_failure);
 	T_RUN(test_html500);
 	T_RUN(test_chunked_and_cut);
