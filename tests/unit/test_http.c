@@ -544,6 +544,48 @@ static void test_headers_and_key(void)
 	stream_release(&k.s);
 }
 
+static int refuse_data(void *ctx, const char *bytes, size_t n, double now_ms)
+{
+	(void)bytes;
+	(void)n;
+	(void)now_ms;
+	++*(int *)ctx;
+	return 1;
+}
+
+/* The data callback can stop a transfer: it ends as "other", once. */
+static void test_abort_by_callback(void)
+{
+	struct http_req r = {0};
+	struct http_done done;
+	struct http_multi *m = NULL;
+	struct diag d;
+	char url[128];
+	int calls = 0, got = 0;
+
+	diag_init(&d);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/stall", server_port);
+	r.url = url;
+	r.body = "{}";
+	r.body_len = 2;
+	r.on_data = refuse_data;
+	r.ctx = &calls;
+	r.timeout_s = 5;
+	CHECK(http_multi_new(&m, &d) == ERR_OK);
+	CHECK(http_multi_add(m, &r, &d) == ERR_OK);
+	while (!got && http_multi_pending(m)) {
+		CHECK(http_multi_poll(m, 5000, &d) == ERR_OK);
+		got = http_multi_next(m, &done);
+	}
+	CHECK(got);
+	CHECK_EQ_LONG(calls, 1);
+	CHECK_EQ_LONG(done.fail, HTTP_FAIL_OTHER);
+	CHECK(strstr(done.msg, "aborted by the caller") != NULL);
+	CHECK(done.end_ms - done.start_ms < 2000);
+	http_multi_free(m);
+	http_multi_free(NULL);
+}
+
 static void test_get(void)
 {
 	char url[128];
@@ -658,6 +700,7 @@ static void test_many(void)
 
 int main(void)
 {
+	setenv("NO_PROXY", "*", 1); /* loopback only, whatever the environment says */
 	if (server_start()) {
 		fprintf(stderr, "cannot start the loopback server\n");
 		return 1;
@@ -672,6 +715,7 @@ int main(void)
 	T_RUN(test_html500);
 	T_RUN(test_chunked_and_cut);
 	T_RUN(test_headers_and_key);
+	T_RUN(test_abort_by_callback);
 	T_RUN(test_get);
 	T_RUN(test_many);
 	server_stop_all();
