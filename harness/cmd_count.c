@@ -75,10 +75,11 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 		}
 	}
 	e = tpl_load(o->template_name, &t, d);
-	if (!e)
+	if (!e) {
 		e = tpl_render(t, msgs, tools, kw, 1, out, d);
-	if (e)
-		diag_prefix(d, "%s", o->messages);
+		if (e)
+			diag_prefix(d, "%s", o->messages);
+	}
 out:
 	tpl_free(t);
 	cJSON_Delete(msgs);
