@@ -54,6 +54,7 @@ async function compare(name, tokPath, strings, withSpecial) {
       if (sp[i] !== w2) problems.push(`with specials [${sp[i]}] != [${w2}]`);
     }
     if (problems.length) {
+      if (process.env.NEEDLE_TOK_DUMP) fs.appendFileSync(process.env.NEEDLE_TOK_DUMP, JSON.stringify([name, strings[i]]) + '\n');
       if (++bad <= 25) console.log(`  MISMATCH ${name} #${i} ${shorten(strings[i])}: ${problems.join('; ')}`);
     }
   }
