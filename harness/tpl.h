@@ -51,9 +51,11 @@
  *                 (and the style's own condition holds; see below).
  *   "thinking"    object: how kwargs switch thinking on or off:
  *       "kwargs"   array of kwarg names, e.g. ["thinking", "enable_thinking"];
- *       "combine"  "first" (the first name present decides, as the V3.1
- *                  Jinja's `thinking` then `enable_thinking`) or "any" (on if
- *                  any present name is true: vLLM's V3.2 renderer);
+ *       "combine"  "first" (the first name present decides, as llama.cpp's
+ *                  V3.1 copy reads `thinking` then `enable_thinking`) or
+ *                  "any" (on if any present name is true: vLLM's V3.2
+ *                  renderer). Only names the server's template reads belong
+ *                  here: vLLM drops kwargs a template does not reference;
  *       "default"  boolean when no listed kwarg is present;
  *       "on", "off" strings appended after "generation_prompt" in that mode
  *                  (Qwen3: off = "<think>\n\n</think>\n\n").
