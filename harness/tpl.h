@@ -137,6 +137,13 @@ enum err tpl_render(const struct tpl *t, const cJSON *messages,
 const char *tpl_name(const struct tpl *t);
 const char *tpl_sha256(const struct tpl *t);
 
+/* Checks raw JSON text (a messages or tools file, a request body) for a
+ * string escape \u0000: cJSON ends strings there, so such a prompt would be
+ * rendered and counted silently truncated. ERR_UNSUPPORTED with the byte
+ * offset; `what` names the input in the message. */
+enum err tpl_check_nul(const char *json, size_t len, const char *what,
+		       struct diag *d);
+
 /* Appends Python's json.dumps(v, ensure_ascii=False) of `v` to `out` (the
  * `tojson` the servers' Jinja uses). See the float caveat above. */
 enum err tpl_pyjson(const cJSON *v, struct buf *out);

@@ -164,8 +164,24 @@ static void test_load_errors(void)
 	tpl_free(NULL);
 }
 
+static void test_check_nul(void)
+{
+	static const char bad[] = "[{\"content\":\"a\\u0000b\"}]";
+	static const char escaped[] = "[{\"content\":\"a\\\\u0000b\"}]";
+	static const char outside[] = "[\"\\\"\", 0]";
+	struct diag d;
+
+	diag_init(&d);
+	CHECK_EQ_LONG(tpl_check_nul(bad, strlen(bad), "m.json", &d), ERR_UNSUPPORTED);
+	CHECK(strstr(d.msg, "'m.json'") && strstr(d.msg, "byte 14"));
+	diag_init(&d);
+	CHECK_EQ_LONG(tpl_check_nul(escaped, strlen(escaped), "m.json", &d), ERR_OK);
+	CHECK_EQ_LONG(tpl_check_nul(outside, strlen(outside), "m.json", &d), ERR_OK);
+}
+
 int main(void)
 {
+	T_RUN(test_check_nul);
 	T_RUN(test_pyjson);
 	T_RUN(test_llama3_trim_is_python);
 	T_RUN(test_render_every_case);
