@@ -120,7 +120,49 @@ function tokenizerReady(tokPath) {
 	return spawnSync(needle, ['count', '--tokenizer', tokPath, f]).status === 0;
 }
 
-const cases = JSON.parse(fs.readFileSync(path.join(here, 'cases.json'), 'utf8'));
+// Seeded random conversations on top of the hand-picked cases: role orders,
+// think tags, wrapped tool responses, whitespace, parts, tool calls, kwargs.
+function randomCases(count, seed) {
+	let x = seed >>> 0;
+	const rnd = (n) => { x = (x * 1103515245 + 12345) >>> 0; return (x >>> 8) % n; };
+	const pick = (a) => a[rnd(a.length)];
+	const bits = ['hello', ' world', '\n', '\n\n', '<think>', '</think>', '<tool_response>', '</tool_response>',
+		'你好', '😀', '\t', '  x  ', 'é', '{"a": 1}', '<|im_end|>', '<｜User｜>', ' ', 'Ωμέγα', '42'];
+	const text = () => Array.from({ length: rnd(6) }, () => pick(bits)).join('');
+	const content = () => {
+		const k = rnd(10);
+		if (k === 0) return null;
+		if (k === 1) return [{ type: 'text', text: text() }, { type: 'text', text: text() }];
+		return text();
+	};
+	const out = [];
+	for (let i = 0; i < count; i++) {
+		const messages = [];
+		if (rnd(2)) messages.push({ role: 'system', content: content() });
+		const n = 1 + rnd(6);
+		for (let j = 0; j < n; j++) {
+			const role = pick(['user', 'user', 'assistant', 'assistant', 'tool', 'system']);
+			const m = { role, content: content() };
+			if (role === 'assistant' && rnd(3) === 0) m.reasoning_content = text();
+			if (role === 'assistant' && rnd(3) === 0)
+				m.tool_calls = Array.from({ length: 1 + rnd(2) }, (_, k) => ({
+					id: `c${k}`, type: 'function',
+					function: { name: pick(['f', 'get_weather', '搜索']), arguments: JSON.stringify({ q: text(), n: rnd(100), ok: !!rnd(2), l: [rnd(9), null] }) },
+				}));
+			messages.push(m);
+		}
+		if (rnd(3)) messages.push({ role: 'user', content: content() });
+		const c = { id: `random${i}`, messages };
+		const kw = rnd(4);
+		if (kw === 1) c.kwargs = { enable_thinking: false, thinking: false };
+		if (kw === 2) c.kwargs = { enable_thinking: true, thinking: true };
+		if (rnd(5) === 0) c.tools = [{ type: 'function', function: { name: 'f', description: text(), parameters: { type: 'object' } } }];
+		out.push(c);
+	}
+	return out;
+}
+
+const cases = [...JSON.parse(fs.readFileSync(path.join(here, 'cases.json'), 'utf8')), ...randomCases(40, 20261129)];
 let failures = 0, compared = 0, counted = 0;
 const { Tokenizer } = require('tokenizers');
 
