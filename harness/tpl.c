@@ -317,6 +317,8 @@ static enum err tpl_parse(struct tpl *t, const char *bytes, size_t len,
 	const char *end = NULL;
 
 	io_sha256_hex(bytes, len, t->sha);
+	if (tpl_check_nul(bytes, len, t->origin, d))
+		return d ? d->code : ERR_UNSUPPORTED;
 	t->root = cJSON_ParseWithLengthOpts(bytes, len, &end, 0);
 	if (!t->root) {
 		size_t off = end && end >= bytes ? (size_t)(end - bytes) : 0;
