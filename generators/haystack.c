@@ -164,11 +164,15 @@ static int code_taken(const struct gen *g, const char *code)
 	return 0;
 }
 
+/* A code unlike any already given out (`out` is not yet counted as one). */
 static void new_code(struct gen *g, char out[32])
 {
+	char c[32];
+
 	do
-		make_code(&g->prng, out);
-	while (code_taken(g, out));
+		make_code(&g->prng, c);
+	while (code_taken(g, c));
+	memcpy(out, c, sizeof(c));
 }
 
 static int is_vowel(char c)
@@ -237,10 +241,10 @@ static enum err pick_needles(struct gen *g, const int *depth, int k)
 	for (i = 0; i < (int)np; i++)
 		order[i] = i;
 	prng_shuffle_int(&g->prng, order, np);
-	h->nneedles = k;
 	for (i = 0; i < k; i++) {
 		struct haystack_needle *n = &h->needle[i];
 
+		h->nneedles = i + 1;
 		snprintf(n->project, sizeof(n->project), "%s", filler_project(g->f, (size_t)order[i]));
 		new_code(g, n->code);
 		n->depth = depth[i];
