@@ -476,9 +476,20 @@ static int name_at(const char *s, size_t n, const char *name)
 	return 1;
 }
 
-static int pair_index(const char *s)
+/* Index of the three letters at `s` in a 26^3 table. */
+static int tri_index(const char *s)
 {
-	return (lc(s[0]) - 'a') * 26 + (lc(s[1]) - 'a');
+	return ((lc(s[0]) - 'a') * 26 + (lc(s[1]) - 'a')) * 26 + (lc(s[2]) - 'a');
+}
+
+static int all_letters(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!is_letter(s[i]))
+			return 0;
+	return 1;
 }
 
 /* Digits: never two in a row, never next to a capital or a hyphen. */
@@ -494,33 +505,42 @@ static int code_like_at(const char *t, size_t len, size_t i)
 enum err filler_check(const struct filler *f, const char *text, size_t len,
 		      const char *const *extra, size_t nextra, struct diag *d)
 {
-	unsigned char pairs[26 * 26] = {0};
+	static const unsigned char zero[26 * 26 * 26];
+	unsigned char *tri = mem_alloc(sizeof(zero));
 	size_t i, j, k;
 
+	if (!tri)
+		return diag_fail(d, ERR_NOMEM, "out of memory checking filler");
+	memcpy(tri, zero, sizeof(zero));
 	for (k = 0; k < f->nprojects; k++)
-		pairs[pair_index(f->lower[k])] = 1;
+		tri[tri_index(f->lower[k])] = 1;
 	for (k = 0; k < nextra; k++)
-		if (strlen(extra[k]) >= 2 && is_letter(extra[k][0]) && is_letter(extra[k][1]))
-			pairs[pair_index(extra[k])] = 1;
+		if (strlen(extra[k]) >= 3 && all_letters(extra[k], 3))
+			tri[tri_index(extra[k])] = 1;
 	for (i = 0; i < len; i++) {
-		if (code_like_at(text, len, i))
+		if (code_like_at(text, len, i)) {
+			mem_free(tri);
 			return diag_fail(d, ERR_INPUT,
 					 "filler has a code-like string '%.*s' at byte %zu",
 					 (int)(len - i < 8 ? len - i : 8), text + i, i);
-		if (i + 1 >= len || !is_letter(text[i]) || !is_letter(text[i + 1]) ||
-		    !pairs[pair_index(text + i)])
+		}
+		if (i + 2 >= len || !is_letter(text[i]) || !is_letter(text[i + 1]) ||
+		    !is_letter(text[i + 2]) || !tri[tri_index(text + i)])
 			continue;
 		for (j = i; j < len && is_letter(text[j]); j++)
 			;
 		for (k = 0; k < f->nprojects + nextra; k++) {
 			const char *name = k < f->nprojects ? f->lower[k] : extra[k - f->nprojects];
 
-			if (name_at(text + i, j - i, name))
+			if (name_at(text + i, j - i, name)) {
+				mem_free(tri);
 				return diag_fail(d, ERR_INPUT,
 						 "filler has the project name '%s' at byte %zu",
 						 name, i);
+			}
 		}
 	}
+	mem_free(tri);
 	return ERR_OK;
 }
 

@@ -23,6 +23,7 @@
 #define MIN_SEG 12        /* smallest non-empty filler segment, in tokens */
 #define BULK_MIN 320      /* below this many tokens, fit sentence by sentence */
 #define BULK_RESERVE 96   /* whole paragraphs leave at least this much */
+#define BATCH_MAX 16384   /* tokens counted in one call at most */
 #define TAIL_SENTENCES 6  /* sentences in a tail paragraph at most */
 #define MISSES 64         /* sentences tried before closing a tail paragraph */
 #define FIRST_MISSES 4000 /* sentences tried to hit a small remainder exactly */
@@ -58,6 +59,7 @@ struct gen {
 	size_t tokens;       /* document tokens so far (sum of chunk counts) */
 	long doc_budget;     /* document tokens wanted */
 	size_t fixed_tokens; /* prefix + suffix tokens */
+	double bytes_per_token; /* of the filler so far, to size batches */
 	const char *nearmiss[HAYSTACK_MAX_DISTRACTORS];
 	int nnearmiss;
 };
@@ -544,23 +546,47 @@ static enum err tail_paragraph(struct gen *g, long *r)
 	}
 }
 
-/* Appends filler of exactly `budget` tokens (0 or at least MIN_SEG). */
-static enum err fit(struct gen *g, long budget)
+/* Appends a batch of whole paragraphs of about `want` tokens (at least one
+ * paragraph), estimated from the bytes per token seen so far, and counts the
+ * batch in one call: counts are additive over paragraphs, so one call per
+ * batch replaces one per paragraph. */
+static enum err batch(struct gen *g, long want, size_t *c)
 {
-	long r = budget;
+	size_t mark = g->doc.len;
 	enum err e = ERR_OK;
 
-	while (!e && r >= BULK_MIN) {
+	do
+		e = filler_paragraph(g->f, &g->doc, g->d);
+	while (!e && (double)(g->doc.len - mark) < (double)want * g->bytes_per_token);
+	if (!e)
+		e = count_from(g, mark, c);
+	if (!e && *c)
+		g->bytes_per_token = (double)(g->doc.len - mark) / (double)*c;
+	return e;
+}
+
+/* Appends filler of exactly `budget` tokens (0 or at least MIN_SEG): batches
+ * of about half the remainder while it is large, then single sentences. */
+static enum err fit(struct gen *g, long budget)
+{
+	long r = budget, want;
+	int overshoots = 0;
+	enum err e = ERR_OK;
+
+	while (!e && r >= BULK_MIN && overshoots < 8) {
 		size_t mark = g->doc.len, c;
 
-		e = filler_paragraph(g->f, &g->doc, g->d);
-		if (!e)
-			e = count_from(g, mark, &c);
+		want = (r - BULK_RESERVE) / 2;
+		e = batch(g, want < BATCH_MAX ? want : BATCH_MAX, &c);
 		if (e)
 			return e;
 		if ((long)c > r - BULK_RESERVE) {
 			buf_truncate(&g->doc, mark);
-			break;
+			overshoots++;
+			if (want <= BULK_MIN)
+				break;
+			continue; /* the next batch aims lower: r is unchanged, but
+				   * bytes_per_token now reflects this overshoot */
 		}
 		r -= (long)c;
 		e = add_chunk(g, mark, c);
@@ -721,6 +747,7 @@ static enum err setup(struct gen *g, const struct haystack_opts *o)
 	if (!e)
 		qsort(g->items, (size_t)g->nitems, sizeof(g->items[0]), cmp_items);
 	g->doc_budget = o->tokens - (long)g->fixed_tokens;
+	g->bytes_per_token = 4.0; /* a first guess; measured from the first batch */
 	return e;
 }
 
