@@ -12,6 +12,7 @@
  */
 #include "haystack.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #define BULK_MIN 320      /* below this many tokens, fit sentence by sentence */
 #define BULK_RESERVE 96   /* whole paragraphs leave at least this much */
 #define BATCH_MAX 16384   /* tokens counted in one call at most */
+#define PAIR_MIN 2048     /* smallest batch worth counting on a second thread */
 #define TAIL_SENTENCES 6  /* sentences in a tail paragraph at most */
 #define MISSES 64         /* sentences tried before closing a tail paragraph */
 #define FIRST_MISSES 4000 /* sentences tried to hit a small remainder exactly */
@@ -546,50 +548,152 @@ static enum err tail_paragraph(struct gen *g, long *r)
 	}
 }
 
-/* Appends a batch of whole paragraphs of about `want` tokens (at least one
- * paragraph), estimated from the bytes per token seen so far, and counts the
- * batch in one call: counts are additive over paragraphs, so one call per
- * batch replaces one per paragraph. */
-static enum err batch(struct gen *g, long want, size_t *c)
+/* Appends whole paragraphs until they hold about `want` tokens (at least one
+ * paragraph), estimated from the bytes per token seen so far. */
+static enum err generate(struct gen *g, long want)
 {
 	size_t mark = g->doc.len;
-	enum err e = ERR_OK;
+	enum err e;
 
 	do
 		e = filler_paragraph(g->f, &g->doc, g->d);
 	while (!e && (double)(g->doc.len - mark) < (double)want * g->bytes_per_token);
-	if (!e)
-		e = count_from(g, mark, c);
-	if (!e && *c)
-		g->bytes_per_token = (double)(g->doc.len - mark) / (double)*c;
 	return e;
 }
 
+/* A count run on another thread (a loaded tokenizer may be shared). */
+struct count_job {
+	const struct tok *tok;
+	const char *text;
+	size_t len, count;
+	enum err e;
+	struct diag d;
+	pthread_t thread;
+	int started;
+};
+
+static void *count_job_main(void *arg)
+{
+	struct count_job *j = arg;
+
+	j->e = tok_count(j->tok, j->text, j->len, &j->count, &j->d);
+	return NULL;
+}
+
+/* Starts counting on a thread, or counts right here if no thread can start;
+ * the result is the same either way. */
+static void count_start(struct count_job *j, const struct tok *t,
+			const char *text, size_t len)
+{
+	j->tok = t;
+	j->text = text;
+	j->len = len;
+	j->count = 0;
+	diag_init(&j->d);
+	j->started = pthread_create(&j->thread, NULL, count_job_main, j) == 0;
+	if (!j->started)
+		count_job_main(j);
+}
+
+static enum err count_finish(struct count_job *j, size_t *count, struct diag *d)
+{
+	if (j->started)
+		pthread_join(j->thread, NULL);
+	j->started = 0;
+	*count = j->count;
+	if (j->e)
+		return diag_fail(d, j->e, "%s", j->d.msg);
+	return ERR_OK;
+}
+
+static void learn_rate(struct gen *g, size_t bytes, size_t tokens)
+{
+	if (tokens)
+		g->bytes_per_token = (double)bytes / (double)tokens;
+}
+
+/* Two batches of about `want` tokens each, counted at once (one on a
+ * thread): counts are additive over paragraphs, so a batch needs one count,
+ * and the decisions below depend only on the counts, never on timing.
+ * Keeps what fits in `*r` (leaving BULK_RESERVE); returns 0 in `*kept` when
+ * not even the first batch fits. */
+static enum err batch_pair(struct gen *g, long want, long *r, int *kept)
+{
+	size_t m0 = g->doc.len, m1, ca = 0, cb = 0;
+	struct count_job job;
+	enum err e = generate(g, want);
+
+	*kept = 0;
+	m1 = g->doc.len;
+	if (!e)
+		e = generate(g, want);
+	if (e)
+		return e;
+	count_start(&job, g->o->tok, g->doc.data + m0, m1 - m0);
+	e = count_from(g, m1, &cb);
+	if (count_finish(&job, &ca, g->d) && !e)
+		e = g->d->code;
+	if (e)
+		return e;
+	learn_rate(g, g->doc.len - m0, ca + cb);
+	if ((long)(ca + cb) <= *r - BULK_RESERVE) {
+		*r -= (long)(ca + cb);
+		*kept = 2;
+		e = add_chunk(g, m0, ca);
+		return e ? e : add_chunk(g, m1, cb);
+	}
+	buf_truncate(&g->doc, m1);
+	if ((long)ca > *r - BULK_RESERVE) {
+		buf_truncate(&g->doc, m0);
+		return ERR_OK;
+	}
+	*r -= (long)ca;
+	*kept = 1;
+	return add_chunk(g, m0, ca);
+}
+
+/* One batch of about `want` tokens, kept when it fits. */
+static enum err batch_one(struct gen *g, long want, long *r, int *kept)
+{
+	size_t mark = g->doc.len, c = 0;
+	enum err e = generate(g, want);
+
+	*kept = 0;
+	if (!e)
+		e = count_from(g, mark, &c);
+	if (e)
+		return e;
+	learn_rate(g, g->doc.len - mark, c);
+	if ((long)c > *r - BULK_RESERVE) {
+		buf_truncate(&g->doc, mark);
+		return ERR_OK;
+	}
+	*r -= (long)c;
+	*kept = 1;
+	return add_chunk(g, mark, c);
+}
+
 /* Appends filler of exactly `budget` tokens (0 or at least MIN_SEG): batches
- * of about half the remainder while it is large, then single sentences. */
+ * of about half the remainder while it is large (in pairs while that is
+ * worth a thread), then single sentences. */
 static enum err fit(struct gen *g, long budget)
 {
 	long r = budget, want;
-	int overshoots = 0;
+	int overshoots = 0, kept;
 	enum err e = ERR_OK;
 
 	while (!e && r >= BULK_MIN && overshoots < 8) {
-		size_t mark = g->doc.len, c;
-
 		want = (r - BULK_RESERVE) / 2;
-		e = batch(g, want < BATCH_MAX ? want : BATCH_MAX, &c);
-		if (e)
-			return e;
-		if ((long)c > r - BULK_RESERVE) {
-			buf_truncate(&g->doc, mark);
+		if (want >= 2 * PAIR_MIN)
+			e = batch_pair(g, want / 2 < BATCH_MAX ? want / 2 : BATCH_MAX, &r, &kept);
+		else
+			e = batch_one(g, want, &r, &kept);
+		if (!e && !kept) {
+			/* overshot: the next batch aims lower with the rate just learnt */
 			overshoots++;
 			if (want <= BULK_MIN)
 				break;
-			continue; /* the next batch aims lower: r is unchanged, but
-				   * bytes_per_token now reflects this overshoot */
 		}
-		r -= (long)c;
-		e = add_chunk(g, mark, c);
 	}
 	while (!e && r > 0)
 		e = tail_paragraph(g, &r);
