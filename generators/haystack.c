@@ -758,7 +758,8 @@ static size_t chunk_index(const struct gen *g, size_t off)
 
 /* The chunk before and after each sentence, counted together with it, give
  * the sum of their counts: the sentence did not merge with a neighbour. */
-static enum err check_joins(struct gen *g, const struct haystack_needle *n)
+static enum err check_joins(struct gen *g, const struct haystack_needle *n,
+			   struct diag *d)
 {
 	size_t ci = chunk_index(g, n->char_offset), from = ci ? ci - 1 : ci;
 	size_t to = ci + 1 < g->nchunks ? ci + 1 : ci, i, sum = 0, c;
@@ -768,15 +769,17 @@ static enum err check_joins(struct gen *g, const struct haystack_needle *n)
 	for (i = from; i <= to; i++)
 		sum += g->chunks[i].tokens;
 	e = tok_count(g->o->tok, g->doc.data + g->chunks[from].off,
-		      end - g->chunks[from].off, &c, g->d);
+		      end - g->chunks[from].off, &c, d);
 	if (!e && c != sum)
-		e = diag_fail(g->d, ERR_INTERNAL,
+		e = diag_fail(d, ERR_INTERNAL,
 			      "the sentence for project '%s' merges with its neighbours "
 			      "(%zu tokens together, %zu apart)", n->project, c, sum);
 	return e;
 }
 
-static enum err verify(struct gen *g)
+/* Checks the assembled document into `d` (not the build's diagnostic, so
+ * that it can run beside the final count). */
+static enum err verify(struct gen *g, struct diag *d)
 {
 	size_t from = 0;
 	int i;
@@ -787,19 +790,19 @@ static enum err verify(struct gen *g)
 		size_t k = occurrences(g->doc.data, n->code);
 
 		if (k != 1)
-			return diag_fail(g->d, ERR_INTERNAL,
+			return diag_fail(d, ERR_INTERNAL,
 					 "code '%s' occurs %zu times in the document", n->code, k);
 		e = filler_check(g->f, g->doc.data + from, n->char_offset - from,
-				 g->nearmiss, (size_t)g->nnearmiss, g->d);
+				 g->nearmiss, (size_t)g->nnearmiss, d);
 		from = n->char_offset + g->items[i].len;
 		if (!e)
-			e = check_joins(g, n);
+			e = check_joins(g, n, d);
 	}
 	if (!e)
 		e = filler_check(g->f, g->doc.data + from, g->doc.len - from, g->nearmiss,
-				 (size_t)g->nnearmiss, g->d);
+				 (size_t)g->nnearmiss, d);
 	if (e == ERR_INPUT)
-		g->d->code = e = ERR_INTERNAL; /* our filler, not the user's input */
+		d->code = e = ERR_INTERNAL; /* our filler, not the user's input */
 	return e;
 }
 
@@ -856,12 +859,16 @@ static enum err setup(struct gen *g, const struct haystack_opts *o)
 }
 
 /* Assembles, renders and counts until the count is exact; the prompt is left
- * in `prompt` and its messages in the output. */
+ * in `prompt` and its messages in the output. The final full count runs on a
+ * thread while this one checks the document (verify), which does not depend
+ * on the count; a round that misses the count discards its check. */
 static enum err build_exact(struct gen *g, struct buf *prompt)
 {
+	struct count_job job;
+	struct diag vd;
 	size_t n = 0;
 	int round;
-	enum err e = ERR_OK;
+	enum err e = ERR_OK, ve;
 
 	for (round = 1; round <= MAX_ROUNDS && !e; round++) {
 		e = assemble(g);
@@ -870,14 +877,20 @@ static enum err build_exact(struct gen *g, struct buf *prompt)
 		g->h->messages = NULL;
 		if (!e)
 			e = render(g, g->doc.data, g->doc.len, prompt, &g->h->messages);
-		if (!e)
-			e = tok_count(g->o->tok, prompt->data, prompt->len, &n, g->d);
+		if (e)
+			return e;
+		count_start(&job, g->o->tok, prompt->data, prompt->len);
+		diag_init(&vd);
+		ve = verify(g, &vd);
+		e = count_finish(&job, &n, g->d);
 		g->h->fit_rounds = round;
 		g->h->prompt_tokens = n;
-		if (e || (long)n == g->o->tokens)
-			return e;
+		if (!e && (long)n == g->o->tokens)
+			return ve ? diag_fail(g->d, ve, "%s", vd.msg) : ERR_OK;
 		g->doc_budget += g->o->tokens - (long)n;
 	}
+	if (e)
+		return e;
 	return diag_fail(g->d, ERR_INTERNAL,
 			 "the prompt has %zu tokens, not %ld, after %d rounds: this tokenizer "
 			 "does not count paragraph joins additively", n, g->o->tokens, MAX_ROUNDS);
@@ -900,8 +913,6 @@ enum err haystack_build(const struct haystack_opts *o, struct haystack *out,
 	e = setup(&g, o);
 	if (!e)
 		e = build_exact(&g, &prompt);
-	if (!e)
-		e = verify(&g);
 	if (!e)
 		e = expected_answer(out, d);
 	if (!e) {
