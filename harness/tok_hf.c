@@ -1,6 +1,7 @@
 #include "tok_hf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -11,6 +12,7 @@
 #include "jscan.h"
 #include "mem.h"
 #include "tok_bpe.h"
+#include "tok_scan.h"
 #include "uni.h"
 
 #define MAX_PRE 16   /* pre-tokenizers after flattening Sequences */
@@ -28,6 +30,7 @@ static const char gpt2_pattern[] =
  * fast, its classes being short. */
 struct rx {
 	pcre2_code *exact, *ascii;
+	enum scan_kind scan;  /* a hand-written matcher replaces both */
 };
 
 enum behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREV, B_MERGED_NEXT, B_CONTIGUOUS };
@@ -90,6 +93,7 @@ struct tok_hf {
 	struct added *added;
 	size_t nadded;
 	struct aset raw, normed; /* non-normalized / normalized tokens */
+	struct scan_tab *tab; /* for patterns with a scanner, else NULL */
 	uint32_t head[MAX_SPECIAL], tail[MAX_SPECIAL]; /* template ids */
 	size_t nhead, ntail;
 };
@@ -208,9 +212,24 @@ static enum err regex_items(struct run *r, const struct rx *rx, const char *s,
 {
 	size_t last_end = 0, prev = 0, last_match_end = 0;
 	int have_last = 0;
-	const pcre2_code *re = rx->ascii && is_ascii(s, n) ? rx->ascii : rx->exact;
+	const pcre2_code *re;
 
 	st->n = 0;
+	if (rx->scan) {
+		size_t ms, me;
+
+		while (scan_find(rx->scan, r->h->tab, s, n, prev, &ms, &me)) {
+			if (prev != ms && push_item(r, st, prev, ms, invert))
+				return ERR_NOMEM;
+			if (push_item(r, st, ms, me, !invert))
+				return ERR_NOMEM;
+			prev = me;
+		}
+		if (prev != n && push_item(r, st, prev, n, invert))
+			return ERR_NOMEM;
+		return ERR_OK;
+	}
+	re = rx->ascii && is_ascii(s, n) ? rx->ascii : rx->exact;
 	while (last_end <= n) {
 		/* pcre2_jit_match skips the option checks of pcre2_match; every
 		 * pattern is JIT-compiled at load (compile() refuses otherwise) */
@@ -813,6 +832,10 @@ static enum err compile(struct load *l, const char *pat, size_t n, int literal,
 			      l->path, pat, msg);
 	if (!e && !literal)
 		out->ascii = jit_compile(pat, n, msg, sizeof(msg));
+	if (!e && !literal && !getenv("NEEDLE_NO_SCAN"))
+		out->scan = scan_kind_of(pat, n);
+	if (!e && out->scan && !l->h->tab && scan_tab_new(&l->h->tab))
+		e = diag_fail(l->d, ERR_NOMEM, "out of memory");
 	buf_release(&b);
 	return e;
 }
@@ -1512,6 +1535,7 @@ void tok_hf_free(struct tok_hf *h)
 		mem_free(h->norm[i].s);
 	}
 	rx_free(&h->gpt2);
+	scan_tab_free(h->tab);
 	for (i = 0; i < h->nadded; i++) {
 		mem_free(h->added[i].s);
 		mem_free(h->added[i].raw);
