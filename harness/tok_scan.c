@@ -82,7 +82,7 @@ static int in_ranges(const struct uni_range *r, size_t n, uint32_t cp)
 	return 0;
 }
 
-static uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
+static inline uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
 {
 	uint8_t b = 0;
 	size_t c;
@@ -201,8 +201,20 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 
 	while (i < n) {
 		uint32_t cp;
-		size_t k = dec(s, n, i, &cp), e = 0, j;
+		size_t k, e = 0, j;
 
+		/* skip what cannot start a match: ASCII non-digits for \p{N}
+		 * (ASCII's only N are 0-9), bytes below the lead byte of U+3040
+		 * for the CJK class */
+		if (kind == SCAN_DIGITS3)
+			while (i < n && (unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9'))
+				i++;
+		else if (kind == SCAN_CJK)
+			while (i < n && (unsigned char)s[i] < 0xE3)
+				i++;
+		if (i >= n)
+			break;
+		k = dec(s, n, i, &cp);
 		switch (kind) {
 		case SCAN_DIGITS3:
 			if (bits_of(t, cp) & C_N) {
