@@ -869,7 +869,7 @@ enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 {
 	enum err e = run_model(b, w, piece, n);
 
-	if (e)
+	if (e || !w->nsym) /* every unit may have been dropped */
 		return e;
 	if (*nids + w->nsym > *cap) {
 		size_t c = *cap ? *cap : 256;

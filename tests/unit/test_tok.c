@@ -232,8 +232,27 @@ static void test_ids_and_specials(void)
 	tok_free(t);
 }
 
+/* A text whose every character is unknown and dropped encodes to no ids. */
+static void test_all_dropped(void)
+{
+	struct tok *t = load(FIX "unknown_dropped.json");
+	uint32_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	struct diag d;
+
+	diag_init(&d);
+	if (!t)
+		return;
+	CHECK(!tok_encode(t, "xyz", 3, 0, &ids, &n, &cap, &d));
+	CHECK_EQ_LONG(n, 0);
+	CHECK_EQ_LONG(count(t, "xyz"), 0);
+	mem_free(ids);
+	tok_free(t);
+}
+
 int main(void)
 {
+	T_RUN(test_all_dropped);
 	T_RUN(test_utf8);
 	T_RUN(test_jscan);
 	T_RUN(test_bytelevel_table);
