@@ -276,7 +276,6 @@ static enum err pick_distractors(struct gen *g)
 		struct haystack_needle *n = &h->distractor[i];
 		const char *base = h->needle[i % h->nneedles].project;
 
-		n->depth = (int)prng_range(&g->prng, 0, 100);
 		if (i % 2 == 0 && near_miss(g, base, n->project)) {
 			n->near_miss = 1;
 			g->nearmiss[g->nnearmiss++] = n->project;
