@@ -26,6 +26,12 @@ static uint64_t hash_bytes(const char *p, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001b3ULL), v;
 
+	if (n <= 8) { /* most tokens and pre-tokens: one multiply */
+		v = 0;
+		memcpy(&v, p, n);
+		h = (h ^ v) * 0xff51afd7ed558ccdULL;
+		return h ^ (h >> 32);
+	}
 	while (n >= 8) {
 		memcpy(&v, p, 8);
 		h = (h ^ v) * 0xff51afd7ed558ccdULL;
