@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "mem.h"
+#include "prng.h"
 
 /* Geometry runs on a grid of 1/8 pixel: supersamples sit at odd coordinates
  * (1/8, 3/8, 5/8, 7/8 of each pixel) and polygon vertices are rounded to even
@@ -261,42 +262,22 @@ enum err image_parse_objects(const char *list, struct image_object *out,
 	}
 }
 
-/* splitmix64 (Steele, Lea, Flood 2014): the documented, portable generator. */
-static uint64_t mix_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Fisher-Yates over 0..n-1, drawing with rejection so there is no modulo bias. */
-static void shuffle(uint64_t *state, int *v, int n)
+/* 0..n-1 in an order drawn by `p`. */
+static void shuffle(struct prng *p, int *v, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
 		v[i] = i;
-	for (i = n - 1; i > 0; i--) {
-		uint64_t bound = (uint64_t)i + 1, limit = UINT64_MAX - UINT64_MAX % bound, r;
-		int j, t;
-
-		do
-			r = mix_next(state);
-		while (r >= limit);
-		j = (int)(r % bound);
-		t = v[i];
-		v[i] = v[j];
-		v[j] = t;
-	}
+	prng_shuffle_int(p, v, (size_t)n);
 }
 
 void image_pick(uint64_t seed, int count, int numbers, struct image_object *out)
 {
-	uint64_t st = seed ^ 0x696d616765ULL; /* "image": a stream of its own */
+	struct prng st;
 	int shapes[IMAGE_NSHAPES], colours[IMAGE_NCOLOURS], labels[90], i;
 
+	prng_init(&st, seed, UINT64_C(0x696d616765)); /* "image": its own stream */
 	shuffle(&st, shapes, IMAGE_NSHAPES);
 	shuffle(&st, colours, IMAGE_NCOLOURS);
 	shuffle(&st, labels, 90);
