@@ -120,8 +120,6 @@ static int in_class(enum uni_class_id id, uint32_t cp)
 
 /* ---- pattern rewriting ------------------------------------------------ */
 
-int uni_explicit_only;
-
 /* A class being built: explicit ranges plus HF classes written in PCRE2's
  * own spelling (bit i of `native` = uni_pcre2[i]), which PCRE2 matches much
  * faster than hundreds of ranges. */
@@ -139,8 +137,7 @@ static int compact_ok(void)
 {
 	char ver[24];
 
-	if (uni_explicit_only ||
-	    pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, NULL) > (int)sizeof ver)
+	if (pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, NULL) > (int)sizeof ver)
 		return 0;
 	pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, ver);
 	return !strcmp(ver, uni_pcre2_unicode);
@@ -773,8 +770,8 @@ static enum err rw_step(struct rw *w)
 	}
 }
 
-enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
-			     struct diag *d)
+static enum err rewrite(const char *pattern, size_t len, struct buf *out,
+		       struct diag *d, int compact)
 {
 	struct rw w;
 	size_t start = out->len;
@@ -785,7 +782,7 @@ enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
 	w.len = len;
 	w.out = out;
 	w.d = d;
-	w.compact = compact_ok();
+	w.compact = compact && compact_ok();
 	while (w.i < w.len && !e)
 		e = rw_step(&w);
 	if (!e && w.depth)
@@ -798,6 +795,18 @@ enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
 		buf_truncate(out, start);
 	}
 	return e;
+}
+
+enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
+			     struct diag *d)
+{
+	return rewrite(pattern, len, out, d, 1);
+}
+
+enum err uni_rewrite_pattern_ranges(const char *pattern, size_t len,
+				    struct buf *out, struct diag *d)
+{
+	return rewrite(pattern, len, out, d, 0);
 }
 
 /* ---- NFC (Unicode 9.0) ------------------------------------------------- */
@@ -1028,6 +1037,16 @@ enum err uni_nfc(const char *s, size_t len, struct buf *out)
 	while (i < len && !e) {
 		const unsigned char u = (unsigned char)s[i];
 
+		if (u < 0x80 && i + 8 <= len) { /* ASCII, 8 bytes at a time */
+			uint64_t x;
+
+			memcpy(&x, s + i, 8);
+			if (!(x & 0x8080808080808080u)) {
+				i += 8;
+				prev = i - 1;
+				continue;
+			}
+		}
 		if (u < 0xCC) { /* below U+0300: always safe */
 			prev = i;
 			i += u < 0x80 ? 1 : 2;

@@ -76,8 +76,4 @@ struct uni_spelling {
 extern const char uni_pcre2_unicode[]; /* "14.0.0": PCRE2's Unicode version */
 extern const struct uni_spelling uni_pcre2[UNI_CLASS_COUNT];
 
-/* Tests only: when set, the rewriter ignores uni_pcre2 and writes every
- * class as explicit ranges (what it does with another PCRE2 version). */
-extern int uni_explicit_only;
-
 #endif

@@ -278,16 +278,18 @@ function checkSplit(bin) {
 		const pt = tokenizer({ type: 'Sequence', pretokenizers: pats.map((p) => ({
 			type: 'Split', pattern: { Regex: p }, behavior: 'Isolated', invert: false,
 		})) }).getPreTokenizer();
-		const mine = execFileSync(bin, ['split', ...pats], { input, maxBuffer: 1 << 28 })
-			.toString().split('\n');
-		const diffs = [];
-		strings.forEach((s, i) => {
-			const want = JSON.stringify(pt.preTokenizeString(s).map((p) => p[0]));
-			if (mine[i] !== want)
-				diffs.push(`${JSON.stringify(s)}: oracle ${want}, needle ${mine[i]}`);
-		});
-		report(`split ${name} (${pats.length} pattern${pats.length > 1 ? 's' : ''})`,
-			diffs, strings.length);
+		const want = strings.map((s) => JSON.stringify(pt.preTokenizeString(s).map((p) => p[0])));
+		for (const form of ['', 'ranges']) {
+			const mine = execFileSync(bin, ['split', ...pats], { input, maxBuffer: 1 << 28,
+				env: { ...process.env, UNI_FORM: form } }).toString().split('\n');
+			const diffs = [];
+			strings.forEach((s, i) => {
+				if (mine[i] !== want[i])
+					diffs.push(`${JSON.stringify(s)}: oracle ${want[i]}, needle ${mine[i]}`);
+			});
+			report(`split ${name} (${pats.length} pattern${pats.length > 1 ? 's' : ''}` +
+				`${form ? ', ' + form + ' form' : ''})`, diffs, strings.length);
+		}
 	}
 }
 

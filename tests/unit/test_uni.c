@@ -4,13 +4,16 @@
  * Run without arguments it checks fixed cases. With a mode argument it is the
  * C side of tests/cli/uni_classes.sh, which compares it with the HF oracle:
  *   test_uni classes              every class, as the rewritten pattern
- *                                 matches it under PCRE2 (and the rust_*
- *                                 predicates), as "NAME lo-hi ..." lines
+ *                                 matches it under PCRE2 (both forms, which
+ *                                 must agree) and the rust_* predicates, as
+ *                                 "NAME lo-hi ..." lines
  *   test_uni split PAT... <jsonl  each JSON string split by the rewritten
  *                                 patterns in sequence (Split, Isolated), one
  *                                 JSON array of pieces per line
  *   test_uni nfc <jsonl           uni_nfc of each JSON string, one per line
  *   test_uni bench FILE PAT...    MB/s of that split over FILE (not a test)
+ * UNI_FORM=ranges in the environment selects uni_rewrite_pattern_ranges for
+ * split and bench, UNI_FORM=raw no rewrite at all (to see checks fail).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +30,10 @@
 #include "uni_data.h"
 #include "t.h"
 
+/* Which rewrite compile() uses: 0 uni_rewrite_pattern, 1 the _ranges form,
+ * 2 none (the raw pattern, to show that the checks can fail). */
+static int form;
+
 /* Compiles the rewrite of `pat` (with JIT); NULL if either step fails. */
 static pcre2_code *compile(const char *pat, uint32_t extra)
 {
@@ -38,9 +45,9 @@ static pcre2_code *compile(const char *pat, uint32_t extra)
 
 	buf_init(&b, BUF_MAX_DEFAULT);
 	diag_init(&d);
-	if (getenv("UNI_RAW"))
-		buf_puts(&b, pat);
-	if (b.len || uni_rewrite_pattern(pat, strlen(pat), &b, &d) == ERR_OK)
+	if (form == 2 ? buf_puts(&b, pat) == ERR_OK :
+	    (form ? uni_rewrite_pattern_ranges : uni_rewrite_pattern)(
+		    pat, strlen(pat), &b, &d) == ERR_OK)
 		re = pcre2_compile((PCRE2_SPTR)b.data, b.len,
 				   PCRE2_UTF | PCRE2_UCP | extra, &en, &off, NULL);
 	buf_release(&b);
@@ -300,19 +307,25 @@ static void print_ranges(const char *name, int (*in)(uint32_t, void *),
 	printf("\n");
 }
 
+/* A class probed through both rewrite forms, which must agree. */
 struct probe {
-	pcre2_code *re;
-	pcre2_match_data *md;
+	pcre2_code *re[2];
+	pcre2_match_data *md[2];
+	int disagree;
 };
 
 static int probe_re(uint32_t cp, void *arg)
 {
 	struct probe *p = arg;
 	char b[4];
-	int n = put_utf8(b, cp);
+	int n = put_utf8(b, cp), k, y[2];
 
-	return pcre2_match(p->re, (PCRE2_SPTR)b, (PCRE2_SIZE)n, 0, 0, p->md,
-			   NULL) > 0;
+	for (k = 0; k < 2; k++)
+		y[k] = pcre2_match(p->re[k], (PCRE2_SPTR)b, (PCRE2_SIZE)n, 0, 0,
+				   p->md[k], NULL) > 0;
+	if (y[0] != y[1] && !p->disagree++)
+		fprintf(stderr, "forms disagree at U+%04X\n", (unsigned)cp);
+	return y[0];
 }
 
 static int probe_space(uint32_t cp, void *arg)
@@ -360,15 +373,23 @@ static int mode_classes(void)
 				 esc[i - sizeof names / sizeof names[0]][0]);
 			label = esc[i - sizeof names / sizeof names[0]][1];
 		}
-		p.re = compile(pat, 0);
-		if (!p.re) {
-			fprintf(stderr, "cannot compile '%s'\n", pat);
-			return 1;
+		p.disagree = 0;
+		for (form = 0; form < 2; form++) {
+			p.re[form] = compile(pat, 0);
+			if (!p.re[form]) {
+				fprintf(stderr, "cannot compile '%s'\n", pat);
+				return 1;
+			}
+			p.md[form] = pcre2_match_data_create_from_pattern(
+				p.re[form], NULL);
 		}
-		p.md = pcre2_match_data_create_from_pattern(p.re, NULL);
 		print_ranges(label, probe_re, &p);
-		pcre2_match_data_free(p.md);
-		pcre2_code_free(p.re);
+		for (form = 0; form < 2; form++) {
+			pcre2_match_data_free(p.md[form]);
+			pcre2_code_free(p.re[form]);
+		}
+		if (p.disagree)
+			return 1;
 	}
 	print_ranges("rust_numeric", probe_numeric, NULL);
 	print_ranges("rust_word", probe_word, NULL);
@@ -591,7 +612,9 @@ static int mode_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	uni_explicit_only = getenv("UNI_EXPLICIT") != NULL;
+	if (getenv("UNI_FORM"))
+		form = !strcmp(getenv("UNI_FORM"), "ranges") ? 1 :
+		       !strcmp(getenv("UNI_FORM"), "raw") ? 2 : 0;
 	if (argc > 1 && !strcmp(argv[1], "classes"))
 		return mode_classes();
 	if (argc > 1 && !strcmp(argv[1], "split"))
@@ -600,9 +623,12 @@ int main(int argc, char **argv)
 		return mode_nfc();
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return mode_bench(argc - 2, argv + 2);
-	T_RUN(test_space);
-	T_RUN(test_properties);
-	T_RUN(test_syntax);
+	for (form = 0; form < 2; form++) {
+		T_RUN(test_space);
+		T_RUN(test_properties);
+		T_RUN(test_syntax);
+	}
+	form = 0;
 	T_RUN(test_refused);
 	T_RUN(test_nfc);
 	T_RUN(test_tables);
