@@ -927,22 +927,54 @@ static enum err decompose_into(struct cpv *a, uint32_t cp)
 	return e;
 }
 
-/* Canonical ordering: a stable sort by combining class of every run of
- * non-starters (insertion sort; runs are short in text). */
-static void reorder(uint32_t *v, size_t n)
+/* Stable counting sort of the non-starters v[0..n) by combining class. */
+static enum err sort_long_run(uint32_t *v, size_t n)
 {
-	size_t i, j;
+	size_t count[257] = {0}, i;
+	uint32_t *tmp = mem_alloc(n * sizeof *tmp);
 
-	for (i = 1; i < n; i++) {
-		uint32_t x = v[i];
-		uint8_t cx = ccc_of(x);
+	if (!tmp)
+		return ERR_NOMEM;
+	memcpy(tmp, v, n * sizeof *tmp);
+	for (i = 0; i < n; i++)
+		count[ccc_of(tmp[i]) + 1]++;
+	for (i = 1; i < 257; i++)
+		count[i] += count[i - 1];
+	for (i = 0; i < n; i++)
+		v[count[ccc_of(tmp[i])]++] = tmp[i];
+	mem_free(tmp);
+	return ERR_OK;
+}
 
-		if (!cx)
+/* Canonical ordering (UAX #15): a stable sort by combining class of every
+ * run of non-starters; insertion sort for the short runs of real text, a
+ * counting sort for long ones so that adversarial input stays linear. */
+static enum err reorder(uint32_t *v, size_t n)
+{
+	size_t i = 0, a, j, k;
+
+	while (i < n) {
+		if (!ccc_of(v[i])) {
+			i++;
 			continue;
-		for (j = i; j > 0 && ccc_of(v[j - 1]) > cx; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
+		}
+		for (a = i; i < n && ccc_of(v[i]); i++)
+			;
+		if (i - a > 32) {
+			if (sort_long_run(v + a, i - a))
+				return ERR_NOMEM;
+			continue;
+		}
+		for (j = a + 1; j < i; j++) {
+			uint32_t x = v[j];
+			uint8_t cx = ccc_of(x);
+
+			for (k = j; k > a && ccc_of(v[k - 1]) > cx; k--)
+				v[k] = v[k - 1];
+			v[k] = x;
+		}
 	}
+	return ERR_OK;
 }
 
 /* Canonical composition in place (UAX #15). */
@@ -1012,7 +1044,8 @@ static enum err nfc_chunk(const char *s, size_t len, struct cpv *a,
 	}
 	if (e)
 		return e;
-	reorder(a->v, a->n);
+	if ((e = reorder(a->v, a->n)))
+		return e;
 	a->n = recompose(a->v, a->n);
 	for (k = 0; k < a->n && !e; k++)
 		e = put_utf8(out, a->v[k]);

@@ -319,10 +319,11 @@ function nfcCorpus(n) {
 			'\u{16121}', '\u0C5C', '\u0897', '\u{1E4EC}']];
 	const out = [];
 	for (let i = 0; i < n; i++) {
-		const len = 1 + Math.floor(r() * 10);
+		const long = r() < 0.02; // long runs of marks take the counting sort
+		const len = 1 + Math.floor(r() * (long ? 200 : 10));
 		let s = '';
 		for (let k = 0; k < len; k++) {
-			const p = pool[Math.floor(r() * pool.length)];
+			const p = long && k ? marks : pool[Math.floor(r() * pool.length)];
 			s += p[Math.floor(r() * p.length)];
 		}
 		out.push(s);
