@@ -529,8 +529,14 @@ static enum err rw_class(struct rw *w)
 		kind = rw_class_atom(w, &cl, &lo, &e);
 		if (e)
 			break;
-		if (kind == 2)
+		if (kind == 2) {
+			if (w->i + 1 < w->len && w->p[w->i] == '-' &&
+			    w->p[w->i + 1] != ']') {
+				e = rw_refuse(w, w->i, "class range from a class escape");
+				break;
+			}
 			continue;
+		}
 		hi = lo;
 		if (w->i + 1 < w->len && w->p[w->i] == '-' &&
 		    w->p[w->i + 1] != ']') {
@@ -572,9 +578,13 @@ static enum err rw_escape(struct rw *w)
 	if (w->i >= w->len)
 		return rw_bad(w, at, "trailing backslash");
 	c = w->p[w->i];
-	if (c == 'A' || c == 'z' || c == 'Z' || c == 'G') {
+	if (c == 'A' || c == 'z' || c == 'G') {
 		w->i++;
 		return buf_printf(w->out, "\\%c", c);
+	}
+	if (c == 'Z') { /* Ruby: before a final LF; PCRE2's depends on NEWLINE */
+		w->i++;
+		return buf_puts(w->out, "(?=\\n?\\z)");
 	}
 	if (rw_class_escape(w, &cl, &e, at)) {
 		if (!e && w->caseless)
@@ -603,12 +613,10 @@ static int is_digit(char c)
 static enum err rw_brace(struct rw *w)
 {
 	size_t j = w->i + 1, n1 = 0, n2 = 0, k;
-	int comma = 0;
 
 	while (j < w->len && is_digit(w->p[j]))
 		j++, n1++;
 	if (j < w->len && w->p[j] == ',') {
-		comma = 1;
 		j++;
 		while (j < w->len && is_digit(w->p[j]))
 			j++, n2++;
@@ -623,7 +631,6 @@ static enum err rw_brace(struct rw *w)
 		return ERR_NOMEM;
 	if (n1 == 0 && buf_putc(w->out, '0'))
 		return ERR_NOMEM;
-	(void)comma;
 	for (k = w->i + 1; k <= j; k++)
 		if (buf_putc(w->out, w->p[k]))
 			return ERR_NOMEM;
@@ -688,6 +695,8 @@ static enum err rw_group(struct rw *w)
 		n = 3;
 	else if (left >= 3 && q[1] == '<' && (q[2] == '=' || q[2] == '!'))
 		n = 4;
+	if (n == 1 && left && q[0] == '*')
+		return rw_refuse(w, at, "(*");
 	if (n) {
 		if ((e = rw_push(w, at)))
 			return e;
@@ -764,6 +773,9 @@ static enum err rw_step(struct rw *w)
 		w->i++;
 		return buf_puts(w->out, "(?![^\\n])");
 	default:
+		/* PCRE2 10.42 folds case with Unicode 14 data, Oniguruma with 16 */
+		if ((unsigned char)c >= 0x80 && w->caseless)
+			return rw_refuse(w, w->i, "non-ASCII literal under (?i)");
 		n = uni_decode(w->p + w->i, w->len - w->i, &cp);
 		w->i += n;
 		return buf_append(w->out, w->p + w->i - n, n);

@@ -266,15 +266,42 @@ function realSplits(model) {
 	return list.filter((p) => p.type === 'Split').map((p) => p.pattern.Regex);
 }
 
+// Oniguruma (Ruby syntax) constructs the rewriter translates rather than
+// passes through, and classes in every position.
+const SYNTAX = ['.', '^.|.$', '\\w\\Z', 'a{,2}', 'x(?i)s|t', '\\h+', '\\d+|\\w+',
+	'\\v|\\u0041|\\x{42}|\\x43', '[^\\s\\p{L}]+', '\\P{L}+', '\\p{^N}+', '(?i:st|k)+',
+	'\\S+', '[\\S\\d]', '[^\\S]+', '\\D\\W', '[\\p{Lu}\\p{Nd}_-]+', '\\p{Letter}+',
+	'[a-c\\-]+', '[]a]', '(?<n>a|b)(?=c)', '(?#c)b(?!c)', '(?<=a)b|(?<!a)c', 'a*?b', 'a++',
+	'\\s*$', '^\\s+'];
+const SYNTAX_POOL = ['a', 'b', 'c', 'A', 'B', 'C', 's', 'S', 't', 'x', 'X', 'k', 'K',
+	'\u212A', '\u017F', '1', '2', '_', '-', ' ', '\n', '\r', '\r\n', '\u000B', '{', '}',
+	',', '.', 'F', 'g', '\u00E9', '\u0661', '\u180E', '\u3000', '\u{1CCF0}', '\u{16100}',
+	']', '['];
+
+function syntaxCorpus(n) {
+	const r = rng(7);
+	const out = [];
+	for (let i = 0; i < n; i++) {
+		let s = '';
+		const len = 1 + Math.floor(r() * 12);
+		for (let k = 0; k < len; k++)
+			s += SYNTAX_POOL[Math.floor(r() * SYNTAX_POOL.length)];
+		out.push(s);
+	}
+	return out;
+}
+
 const GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
 function checkSplit(bin) {
-	const strings = corpus(3000);
-	const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
-	const configs = [['deepseek_v3', realSplits('deepseek_v3')],
-		['llama3', realSplits('llama3')], ['qwen3', realSplits('qwen3')],
-		['gpt4o', realSplits('gpt4o')], ['gpt2', [GPT2]]];
-	for (const [name, pats] of configs) {
+	const fuzz = corpus(3000);
+	const syn = syntaxCorpus(500);
+	const configs = [['deepseek_v3', realSplits('deepseek_v3'), fuzz],
+		['llama3', realSplits('llama3'), fuzz], ['qwen3', realSplits('qwen3'), fuzz],
+		['gpt4o', realSplits('gpt4o'), fuzz], ['gpt2', [GPT2], fuzz],
+		...SYNTAX.map((p) => [`/${p}/`, [p], syn])];
+	for (const [name, pats, strings] of configs) {
+		const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
 		const pt = tokenizer({ type: 'Sequence', pretokenizers: pats.map((p) => ({
 			type: 'Split', pattern: { Regex: p }, behavior: 'Isolated', invert: false,
 		})) }).getPreTokenizer();

@@ -146,6 +146,9 @@ static void test_syntax(void)
 	CHECK(full_match("[a-]", "-") == 1);
 	CHECK(full_match("(?<x>a)(?#note)(?:b)(?=c)c", "abc") == 1);
 	CHECK(full_match("\\s++$", "  ") == 1);
+	CHECK(full_match("a\\Z\\n", "a\n") == 1);
+	CHECK(full_match("a\\Z\\r", "a\r") == 0);
+	CHECK(full_match("[\\w-]+", "a-b") == 1);
 }
 
 static void test_refused(void)
@@ -154,6 +157,7 @@ static void test_refused(void)
 		"\\b", "\\1", "(a)\\1", "\\p{Han}", "[[:alpha:]]", "[a&&b]",
 		"[a[b]]", "(?m).", "(?x)a", "a{1,2}+", "(?i:\\p{Lu})", "(?i)[a-z]",
 		"\\R", "\\X", "\\K", "\\k<x>", "(?'x'a)", "\\p{L&}",
+		"[\\w-z]", "(*FAIL)", "(?i:\xC3\xA9)", "\\Q.\\E", "(?s).",
 	};
 	struct buf b;
 	struct diag d;
