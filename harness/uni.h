@@ -1,11 +1,16 @@
 /*
- * uni — Unicode as the Hugging Face `tokenizers` library sees it, which is not
- * the Unicode of PCRE2 10.42 (14.0) or utf8proc (13.0):
- *   - regex classes (\p{L}, \p{N}, ...) are Oniguruma's, Unicode 16.0 in
- *     tokenizers 0.23.x; `\s` is White_Space (no U+180E);
- *   - NFC is frozen at Unicode 9.0 (unicode-normalization-alignments 0.1.12).
- * The tables in uni_data.c were generated once and are committed; see the
- * comment at their top for how, and tests/unit/test_uni.c for the checks.
+ * uni — Unicode as the Hugging Face `tokenizers` library (0.23.x) sees it,
+ * which is not the Unicode of PCRE2 10.42 (14.0) or utf8proc (13.0):
+ *   - regex classes (\p{L}, \p{N}, ...) are Oniguruma's, Unicode 16.0; `\s`
+ *     is White_Space (no U+180E);
+ *   - NFC is frozen at Unicode 9.0 (unicode-normalization-alignments 0.1.12):
+ *     characters assigned later are inert, U+11935 U+11930 stays apart;
+ *   - the predicates follow Rust (std and regex), as HF's added tokens and
+ *     Digits pre-tokenizer do.
+ * The tables (uni_data.c, uni_pcre2.c) were generated once from the oracle
+ * and perl's Unicode database and are committed; see the comment at their
+ * top for how. tests/cli/uni_classes.sh checks every class code point by
+ * code point, the real patterns and NFC against the oracle.
  */
 #ifndef NEEDLE_UNI_H
 #define NEEDLE_UNI_H
