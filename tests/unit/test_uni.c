@@ -311,25 +311,39 @@ static void print_ranges(const char *name, int (*in)(uint32_t, void *),
 	printf("\n");
 }
 
-/* A class probed through both rewrite forms, which must agree. */
-struct probe {
-	pcre2_code *re[2];
-	pcre2_match_data *md[2];
-	int disagree;
-};
-
-static int probe_re(uint32_t cp, void *arg)
+/* Appends " lo-hi" for every run of scalars that `pat++` matches in
+ * `all` (every scalar value in order, UTF-8): the runs of the class. */
+static int class_runs(const char *pat, const struct buf *all, struct buf *out)
 {
-	struct probe *p = arg;
-	char b[4];
-	int n = put_utf8(b, cp), k, y[2];
+	char wrapped[48];
+	pcre2_code *re;
+	pcre2_match_data *md;
+	PCRE2_SIZE pos = 0, *ov;
+	uint32_t lo, hi;
+	int rc;
 
-	for (k = 0; k < 2; k++)
-		y[k] = pcre2_match(p->re[k], (PCRE2_SPTR)b, (PCRE2_SIZE)n, 0, 0,
-				   p->md[k], NULL) > 0;
-	if (y[0] != y[1] && !p->disagree++)
-		fprintf(stderr, "forms disagree at U+%04X\n", (unsigned)cp);
-	return y[0];
+	snprintf(wrapped, sizeof wrapped, "%s++", pat);
+	re = compile(wrapped, 0);
+	if (!re)
+		return -1;
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	while ((rc = pcre2_match(re, (PCRE2_SPTR)all->data, all->len, pos,
+				 pos ? PCRE2_NO_UTF_CHECK : 0, md, NULL)) > 0) {
+		ov = pcre2_get_ovector_pointer(md);
+		uni_decode(all->data + ov[0], all->len - ov[0], &lo);
+		for (pos = ov[1] - 1; (all->data[pos] & 0xC0) == 0x80; pos--)
+			;
+		uni_decode(all->data + pos, all->len - pos, &hi);
+		buf_printf(out, " %X-%X", (unsigned)lo, (unsigned)hi);
+		pos = ov[1];
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	if (rc != PCRE2_ERROR_NOMATCH) {
+		fprintf(stderr, "match error %d for '%s'\n", rc, wrapped);
+		return -1;
+	}
+	return 0;
 }
 
 static int probe_space(uint32_t cp, void *arg)
@@ -362,43 +376,45 @@ static int mode_classes(void)
 		{"\\s", "onig_space"}, {"\\d", "onig_digit"},
 		{"\\w", "onig_word"}, {"\\S", "onig_nonspace"},
 	};
-	char pat[32];
+	const size_t nn = sizeof names / sizeof names[0];
+	struct buf all, r[2];
+	char pat[32], u[4];
+	uint32_t cp;
 	size_t i;
+	int rc = 0;
 
-	for (i = 0; i < sizeof names / sizeof names[0] + 4; i++) {
-		struct probe p;
-		const char *label;
-
-		if (i < sizeof names / sizeof names[0]) {
-			snprintf(pat, sizeof pat, "^\\p{%s}$", names[i]);
-			label = names[i];
-		} else {
-			snprintf(pat, sizeof pat, "^%s$",
-				 esc[i - sizeof names / sizeof names[0]][0]);
-			label = esc[i - sizeof names / sizeof names[0]][1];
+	buf_init(&all, BUF_MAX_DEFAULT);
+	buf_init(&r[0], BUF_MAX_DEFAULT);
+	buf_init(&r[1], BUF_MAX_DEFAULT);
+	for (cp = 0; cp <= 0x10FFFF; cp++)
+		if (cp < 0xD800 || cp > 0xDFFF)
+			buf_append(&all, u, (size_t)put_utf8(u, cp));
+	for (i = 0; i < nn + 4 && !rc; i++) {
+		if (i < nn)
+			snprintf(pat, sizeof pat, "\\p{%s}", names[i]);
+		else
+			snprintf(pat, sizeof pat, "%s", esc[i - nn][0]);
+		for (form = 0; form < 2 && !rc; form++) {
+			buf_reset(&r[form]);
+			rc = class_runs(pat, &all, &r[form]);
 		}
-		p.disagree = 0;
-		for (form = 0; form < 2; form++) {
-			p.re[form] = compile(pat, 0);
-			if (!p.re[form]) {
-				fprintf(stderr, "cannot compile '%s'\n", pat);
-				return 1;
-			}
-			p.md[form] = pcre2_match_data_create_from_pattern(
-				p.re[form], NULL);
+		if (!rc && strcmp(r[0].data, r[1].data)) {
+			fprintf(stderr, "the two forms of '%s' disagree\n", pat);
+			rc = 1;
 		}
-		print_ranges(label, probe_re, &p);
-		for (form = 0; form < 2; form++) {
-			pcre2_match_data_free(p.md[form]);
-			pcre2_code_free(p.re[form]);
-		}
-		if (p.disagree)
-			return 1;
+		if (!rc)
+			printf("%s%s\n", i < nn ? names[i] : esc[i - nn][1], r[0].data);
 	}
-	print_ranges("rust_numeric", probe_numeric, NULL);
-	print_ranges("rust_word", probe_word, NULL);
-	print_ranges("rust_space", probe_space, NULL);
-	return 0;
+	form = 0;
+	if (!rc) {
+		print_ranges("rust_numeric", probe_numeric, NULL);
+		print_ranges("rust_word", probe_word, NULL);
+		print_ranges("rust_space", probe_space, NULL);
+	}
+	buf_release(&all);
+	buf_release(&r[0]);
+	buf_release(&r[1]);
+	return rc ? 1 : 0;
 }
 
 /* Splits s[0..len) with `re` as HF's Split (Isolated) does, appending the
