@@ -163,6 +163,8 @@ static enum err cls_add(struct cls *c, enum uni_class_id id, int neg)
 	    uni_classes[id].n < SPELL_MIN_RANGES)
 		return rset_add_class(&c->set, &uni_classes[id], neg);
 	c->native |= (uint64_t)1 << id;
+	/* members below U+0100 also go to PCRE2's bitmap: hits there skip the
+	 * property lookup */
 	for (i = 0; i < uni_classes[id].n && uni_classes[id].r[i].lo < 0x100 &&
 		    !e; i++)
 		e = rset_add(&c->set, uni_classes[id].r[i].lo,
