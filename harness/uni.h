@@ -42,12 +42,14 @@ enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
 
 /* The same translation with every class written as explicit code point
  * ranges (largest first) instead of PCRE2's own \p tables plus HF's
- * additions. Equally exact. With PCRE2 10.42 JIT it splits mostly-ASCII text
- * about twice as fast as uni_rewrite_pattern's output (70-80 vs 30-60 MB/s on
- * 4 MB of English-like text) but other scripts 2-6 times slower (7-15 MB/s);
- * a caller may compile both and choose per text. (uni_rewrite_pattern falls
- * back to this form when PCRE2's Unicode version is not the one uni_pcre2.c
- * was generated for.) */
+ * additions. Equally exact (both forms are checked against the oracle). With
+ * PCRE2 10.42 JIT, on 4 MB (sh tests/uni/bench.sh), it splits ASCII text
+ * 1.3-2.4 times faster than uni_rewrite_pattern's output (DeepSeek V3 72 vs
+ * 36 MB/s) but text in other scripts 3-4 times slower (23 vs 41 MB/s); the
+ * break-even is near 2-5 % non-ASCII bytes. A caller may compile both and
+ * choose per text, e.g. this form below 2 % non-ASCII bytes. (The default
+ * form is this one anyway when PCRE2's Unicode version is not the one
+ * uni_pcre2.c was generated for.) */
 enum err uni_rewrite_pattern_ranges(const char *pattern, size_t len,
 				    struct buf *out, struct diag *d);
 
