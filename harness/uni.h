@@ -54,13 +54,17 @@ enum err uni_rewrite_pattern_ranges(const char *pattern, size_t len,
 				    struct buf *out, struct diag *d);
 
 /* Appends the NFC form (Unicode 9.0, as HF computes it) of valid UTF-8 `s` to
- * `out`. */
+ * `out`. Text without a code point >= U+0300 is copied as is (8 bytes a step
+ * over ASCII); elsewhere only the stretches around characters that can change
+ * are renormalized. ERR_NOMEM/ERR_LIMIT from `out`. */
 enum err uni_nfc(const char *s, size_t len, struct buf *out);
 
-/* Per-code-point predicates, HF semantics. */
-int uni_is_space(uint32_t cp);   /* White_Space (Rust/Oniguruma \s) */
-int uni_is_word(uint32_t cp);    /* Rust regex \w, for single_word */
-int uni_is_numeric(uint32_t cp); /* Rust char::is_numeric (Nd|Nl|No) */
+/* Per-code-point predicates with the exact sets HF's Rust code uses, probed
+ * from the oracle (its Rust std tables are newer than Oniguruma's: U+11DE0
+ * is numeric here but not \p{N}). */
+int uni_is_space(uint32_t cp);   /* Rust regex \s = White_Space: lstrip/rstrip */
+int uni_is_word(uint32_t cp);    /* Rust regex \w: single_word */
+int uni_is_numeric(uint32_t cp); /* char::is_numeric: the Digits pre-tokenizer */
 
 /* Decodes one code point of valid UTF-8 at `s` (at most `len` bytes);
  * returns its length in bytes. */
