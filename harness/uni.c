@@ -1077,7 +1077,7 @@ static int nfc_unsafe_cp(uint32_t cp)
 enum err uni_nfc(const char *s, size_t len, struct buf *out)
 {
 	struct cpv a = {0};
-	size_t i = 0, flushed = 0, prev = 0, n;
+	size_t i = 0, flushed = 0, prev = 0, n, start_len = out->len;
 	uint32_t cp;
 	enum err e = ERR_OK;
 
@@ -1126,6 +1126,8 @@ enum err uni_nfc(const char *s, size_t len, struct buf *out)
 	}
 	if (!e)
 		e = buf_append(out, s + flushed, len - flushed);
+	if (e)
+		buf_truncate(out, start_len);
 	mem_free(a.v);
 	return e;
 }

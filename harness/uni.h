@@ -56,7 +56,7 @@ enum err uni_rewrite_pattern_ranges(const char *pattern, size_t len,
 /* Appends the NFC form (Unicode 9.0, as HF computes it) of valid UTF-8 `s` to
  * `out`. Text without a code point >= U+0300 is copied as is (8 bytes a step
  * over ASCII); elsewhere only the stretches around characters that can change
- * are renormalized. ERR_NOMEM/ERR_LIMIT from `out`. */
+ * are renormalized. ERR_NOMEM or ERR_LIMIT leave `out` as it was. */
 enum err uni_nfc(const char *s, size_t len, struct buf *out);
 
 /* Per-code-point predicates with the exact sets HF's Rust code uses, probed

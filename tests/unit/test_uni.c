@@ -12,6 +12,8 @@
  *                                 JSON array of pieces per line
  *   test_uni nfc <jsonl           uni_nfc of each JSON string, one per line
  *   test_uni bench FILE PAT...    MB/s of that split over FILE (not a test)
+ *   test_uni oom                  the entry points under NEEDLE_FAIL_ALLOC
+ *                                 (tests/cli/uni_oom.sh)
  * UNI_FORM=ranges in the environment selects uni_rewrite_pattern_ranges for
  * split and bench, UNI_FORM=raw no rewrite at all (to see checks fail).
  */
@@ -234,6 +236,26 @@ static void test_tables(void)
 	CHECK(!uni_is_numeric('a') && !uni_is_numeric(0x180E));
 	CHECK(uni_is_word('_') && uni_is_word(0x200D) && uni_is_word(0x0301));
 	CHECK(!uni_is_word('-') && !uni_is_word(' '));
+}
+
+/* With the PCRE2 tables uni_pcre2.c was made for, the default form spells
+ * big classes natively (the fast path); the ranges form never does. */
+static void test_forms(void)
+{
+	char ver[24];
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	diag_init(&d);
+	pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, ver);
+	CHECK(uni_rewrite_pattern("\\p{L}", 5, &b, &d) == ERR_OK);
+	CHECK((strstr(b.data, "\\p{L}") != NULL) == !strcmp(ver, uni_pcre2_unicode));
+	buf_reset(&b);
+	CHECK(uni_rewrite_pattern_ranges("\\p{L}\\s", 7, &b, &d) == ERR_OK);
+	CHECK(strstr(b.data, "\\p") == NULL);
+	CHECK(strstr(b.data, "\\x{180E}") == NULL);
+	buf_release(&b);
 }
 
 static void test_decode(void)
@@ -630,6 +652,56 @@ static int mode_bench(int argc, char **argv)
 	return 0;
 }
 
+/* Every entry point under allocation failure (NEEDLE_FAIL_ALLOC=N, see
+ * mem.h): each returns ERR_OK or ERR_NOMEM/ERR_LIMIT and leaves `out` as it
+ * was on failure. Exit 0 if nothing failed, 3 if an allocation failed and was
+ * handled, 1 if a contract broke. */
+static int mode_oom(void)
+{
+	static const char pat[] =
+		"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*"
+		"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re)?|\\p{N}{1,3}| ?"
+		"[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\P{L}\\W";
+	struct buf b, text;
+	struct diag d;
+	enum err e;
+	int i, rc = 0;
+
+	buf_init(&text, BUF_MAX_DEFAULT);
+	buf_init(&b, BUF_MAX_DEFAULT);
+	for (i = 0; i < 300 && !rc; i++)
+		if (buf_puts(&text, "xe\xCC\x81\xCC\xA3 \xEA\xB0\x80\xE1\x86\xA8 ") ||
+		    (i == 150 && buf_puts(&text, "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3")))
+			rc = 3; /* the fixture itself could not be built */
+	for (i = 0; i < 3 && rc != 1; i++) {
+		buf_reset(&b);
+		diag_init(&d);
+		e = i == 0 ? uni_rewrite_pattern(pat, sizeof pat - 1, &b, &d) :
+		    i == 1 ? uni_rewrite_pattern_ranges(pat, sizeof pat - 1, &b, &d) :
+			     uni_nfc(text.data, text.len, &b);
+		if (e != ERR_OK && e != ERR_NOMEM && e != ERR_LIMIT) {
+			fprintf(stderr, "entry %d: unexpected error %d\n", i, e);
+			rc = 1;
+		} else if (e && (b.len || (i < 2 && d.code != e))) {
+			fprintf(stderr, "entry %d: output or diagnostic wrong on failure\n", i);
+			rc = 1;
+		} else if (e) {
+			rc = 3;
+		}
+	}
+	buf_release(&b);
+	buf_release(&text);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (getenv("UNI_FORM"))
@@ -643,6 +715,8 @@ int main(int argc, char **argv)
 		return mode_nfc();
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return mode_bench(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "oom"))
+		return mode_oom();
 	for (form = 0; form < 2; form++) {
 		T_RUN(test_space);
 		T_RUN(test_properties);
@@ -652,6 +726,7 @@ int main(int argc, char **argv)
 	T_RUN(test_refused);
 	T_RUN(test_nfc);
 	T_RUN(test_tables);
+	T_RUN(test_forms);
 	T_RUN(test_decode);
 	return T_DONE();
 }
