@@ -498,12 +498,11 @@ static enum err rw_class(struct rw *w)
 {
 	struct cls cl = {{0}, 0, w->compact, 0, 0};
 	size_t at = w->i;
-	int neg = 0, first = 1, kind;
+	int neg = 0, first = 1, kind, escapes = 0;
 	uint32_t lo, hi;
 	enum err e = ERR_OK;
+	size_t k;
 
-	if (w->caseless)
-		return rw_refuse(w, at, "character class under (?i)");
 	w->i++;
 	if (w->i < w->len && w->p[w->i] == '^') {
 		neg = 1;
@@ -532,6 +531,7 @@ static enum err rw_class(struct rw *w)
 		if (e)
 			break;
 		if (kind == 2) {
+			escapes = 1;
 			if (w->i + 1 < w->len && w->p[w->i] == '-' &&
 			    w->p[w->i + 1] != ']') {
 				e = rw_refuse(w, w->i, "class range from a class escape");
@@ -561,6 +561,13 @@ static enum err rw_class(struct rw *w)
 		if (e)
 			break;
 	}
+	/* Under (?i) both engines close the class under case folding; only
+	 * ASCII members are known to fold alike (s and k with U+017F and
+	 * U+212A included), PCRE2 10.42 folding with older Unicode data. */
+	for (k = 0; !e && w->caseless && k < cl.set.n; k++)
+		escapes |= cl.set.r[k].hi >= 0x80;
+	if (!e && w->caseless && escapes)
+		e = rw_refuse(w, at, "class with a non-ASCII or escape member under (?i)");
 	if (!e)
 		e = rw_emit(w, &cl, neg);
 	rset_free(&cl.set);

@@ -292,8 +292,9 @@ const SYNTAX = ['.', '^.|.$', '\\w\\Z', 'a{,2}', 'x(?i)s|t', '\\h+', '\\d+|\\w+'
 	'\\S+', '[\\S\\d]', '[^\\S]+', '\\D\\W', '[\\p{Lu}\\p{Nd}_-]+', '\\p{Letter}+',
 	'[a-c\\-]+', '[]a]', '(?<n>a|b)(?=c)', '(?#c)b(?!c)', '(?<=a)b|(?<!a)c', 'a*?b', 'a++',
 	'\\s*$', '^\\s+', '\\p{Lowercase_Letter}+', '\\p{Other}+', '\\p{Separator}+',
-	'\\p{Combining_Mark}', '\\p{Modifier Letter}|\\p{control}', '\\p{Decimal-Number}+'];
-const SYNTAX_POOL = ['a', 'b', 'c', 'A', 'B', 'C', 's', 'S', 't', 'x', 'X', 'k', 'K',
+	'\\p{Combining_Mark}', '\\p{Modifier Letter}|\\p{control}', '\\p{Decimal-Number}+',
+	'(?i:[a-z]+)', '(?i)[^a-c]+', '(?i:[sk])', "(?i:'[st]|x)", '(?i)[S-Z]'];
+const SYNTAX_POOL = ['a', 'b', 'c', 'A', 'B', 'C', 's', 'S', 't', 'x', 'X', 'k', 'K', "'",
 	'\u212A', '\u017F', '1', '2', '_', '-', ' ', '\n', '\r', '\r\n', '\u000B', '{', '}',
 	',', '.', 'F', 'g', '\u00E9', '\u0661', '\u180E', '\u3000', '\u{1CCF0}', '\u{16100}',
 	']', '[', '\\u02B0', '\\u0301', '\\u0007', '\\u2028', '\\u00AD'];

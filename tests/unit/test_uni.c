@@ -151,13 +151,15 @@ static void test_syntax(void)
 	CHECK(full_match("a\\Z\\n", "a\n") == 1);
 	CHECK(full_match("a\\Z\\r", "a\r") == 0);
 	CHECK(full_match("[\\w-]+", "a-b") == 1);
+	CHECK(full_match("(?i:[a-z]+)", "AbK\xE2\x84\xAA\xC5\xBF") == 1);
 }
 
 static void test_refused(void)
 {
 	static const char *const bad[] = {
 		"\\b", "\\1", "(a)\\1", "\\p{Han}", "[[:alpha:]]", "[a&&b]",
-		"[a[b]]", "(?m).", "(?x)a", "a{1,2}+", "(?i:\\p{Lu})", "(?i)[a-z]",
+		"[a[b]]", "(?m).", "(?x)a", "a{1,2}+", "(?i:\\p{Lu})", "(?i)[a\\s]",
+		"(?i)[a-\xC3\xA9]",
 		"\\R", "\\X", "\\K", "\\k<x>", "(?'x'a)", "\\p{L&}",
 		"[\\w-z]", "(*FAIL)", "(?i:\xC3\xA9)", "\\Q.\\E", "(?s).",
 	};
