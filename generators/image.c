@@ -484,7 +484,8 @@ static void png_on_write(png_structp png, png_bytep data, size_t len)
 
 	if (e) {
 		c->code = e;
-		png_error(png, "cannot grow the output buffer");
+		png_error(png, e == ERR_NOMEM ? "out of memory"
+					      : "output larger than its cap");
 	}
 }
 
@@ -507,11 +508,11 @@ static enum err encode(const unsigned char *px, int size, struct buf *out,
 	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error,
 				      png_on_warning);
 	if (!png)
-		return diag_fail(d, ERR_NOMEM, "cannot start the png writer");
+		return diag_fail(d, ERR_NOMEM, "cannot start the png writer: out of memory");
 	info = png_create_info_struct(png);
 	if (!info) {
 		png_destroy_write_struct(&png, NULL);
-		return diag_fail(d, ERR_NOMEM, "cannot start the png writer");
+		return diag_fail(d, ERR_NOMEM, "cannot start the png writer: out of memory");
 	}
 	if (setjmp(png_jmpbuf(png))) {
 		png_destroy_write_struct(&png, &info);
@@ -554,7 +555,7 @@ enum err image_png(const struct image_object *o, int size, struct buf *png,
 	n = (size_t)size * (size_t)size;
 	px = mem_alloc(n * 3);
 	if (!px)
-		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d image", size, size);
+		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d image: out of memory", size, size);
 	for (i = 0; i < n; i++)
 		memcpy(px + i * 3, background, 3);
 	paint_shape(px, size, o);
@@ -580,7 +581,8 @@ enum err image_data_url(const void *png, size_t len, struct buf *out,
 		e = buf_reserve(out, b64 + 1);
 	if (e) {
 		buf_truncate(out, start);
-		return diag_fail(d, e, "cannot build an image data url");
+		return diag_fail(d, e, "cannot build an image data url: %s",
+				 e == ERR_NOMEM ? "out of memory" : "too large");
 	}
 	/* EVP_EncodeBlock writes 4*ceil(len/3) characters and a NUL, no newlines. */
 	n = EVP_EncodeBlock((unsigned char *)out->data + out->len, png, (int)len);

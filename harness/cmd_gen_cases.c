@@ -89,11 +89,11 @@ static enum err run(const struct cases_opts *o, unsigned kinds, struct diag *d)
 			     "Regenerate with: needle gen cases --seed %ld --kind %s%s%s --out %s",
 			     o->seed, o->kind, o->seed, o->kind, o->suite ? " --suite " : "",
 			     o->suite ? o->suite : "", o->out))
-		e = diag_fail(d, ERR_NOMEM, "cannot build the suite description");
+		e = diag_fail(d, ERR_NOMEM, "cannot build the suite description: out of memory");
 	if (!e)
 		e = cases_suite((uint64_t)o->seed, kinds, name, desc.data, &suite, d);
 	if (!e && !(text = cJSON_Print(suite)))
-		e = diag_fail(d, ERR_NOMEM, "cannot print the suite");
+		e = diag_fail(d, ERR_NOMEM, "cannot print the suite: out of memory");
 	if (!e) {
 		size_t n = strlen(text);
 

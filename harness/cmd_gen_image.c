@@ -63,7 +63,7 @@ static enum err write_one(const struct image_opts *o,
 	    !cJSON_AddStringToObject(entry, "sha256", sha) ||
 	    !cJSON_AddItemToArray(images, entry)) {
 		cJSON_Delete(entry);
-		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest");
+		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest: out of memory");
 	}
 out:
 	buf_release(&png);
@@ -81,7 +81,7 @@ static enum err run(const struct image_opts *o, struct diag *d)
 
 	if (!man || !images) {
 		cJSON_Delete(images);
-		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest");
+		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest: out of memory");
 		goto out;
 	}
 	if (o->objects)
@@ -106,7 +106,7 @@ static enum err run(const struct image_opts *o, struct diag *d)
 		goto out;
 	text = cJSON_Print(man);
 	if (!text) {
-		e = diag_fail(d, ERR_NOMEM, "cannot print the image manifest");
+		e = diag_fail(d, ERR_NOMEM, "cannot print the image manifest: out of memory");
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", o->out);

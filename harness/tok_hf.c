@@ -1226,6 +1226,7 @@ static enum err add_tokens(struct load *l, const cJSON *arr)
 		a->normalized = get_bool(o, "normalized", 1);
 		a->raw = mem_strndup(content, len);
 		a->raw_n = len;
+		h->nadded++; /* from here tok_hf_free owns a->raw and a->s */
 		s = content;
 		if (a->normalized && (e = normalize(&r, content, len, &s, &len)))
 			goto out;
@@ -1235,7 +1236,6 @@ static enum err add_tokens(struct load *l, const cJSON *arr)
 			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		h->nadded++;
 		if (len && trie_add(a->normalized ? &h->normed : &h->raw, a->s, a->n,
 				    (int32_t)(h->nadded - 1))) {
 			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
