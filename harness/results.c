@@ -83,6 +83,8 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 		size_t end = nl ? (size_t)(nl - b.data) : b.len;
 		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
 		int ok = rec && record_key(rec, key, sizeof(key));
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, "verdict");
+		int pass = cJSON_IsString(v) && !strcmp(v->valuestring, "pass");
 
 		line++;
 		cJSON_Delete(rec);
@@ -97,8 +99,13 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 			e = diag_fail(d, ERR_INPUT,
 				      "cannot resume from '%s': line %zu is not a needle result record",
 				      path, line);
-		else if (!results_has(r, key))
+		else if (!results_has(r, key)) {
 			e = add_key(r, key, d);
+			if (pass)
+				r->prior_pass++;
+			else
+				r->prior_fail++;
+		}
 		pos = end + 1;
 	}
 	buf_release(&b);

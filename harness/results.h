@@ -33,6 +33,8 @@ struct results {
 	size_t nkeys, cap;
 	size_t torn_bytes;  /* bytes of a torn last line cut off at open */
 	size_t appended;    /* records appended by this process */
+	size_t prior_pass;  /* records found at open with verdict "pass" */
+	size_t prior_fail;  /* ... with any other verdict */
 };
 
 /*
