@@ -117,6 +117,8 @@ struct stream {
 	double t_first_content;       /* -1 until the first content/tool token */
 	double t_last_token;          /* -1 until the first token */
 	double t_end;                 /* -1 until stream_end */
+	double t_now;                 /* private: arrival time of the bytes being fed */
+	int fatal;                    /* private: ERR_NOMEM/ERR_LIMIT met in a callback */
 };
 
 /* Failure codes of the transport check, in the order they are listed. */
