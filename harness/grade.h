@@ -5,8 +5,9 @@
  * The answer is the assembled `content` (the reasoning channel already
  * separated). Surrounding whitespace is trimmed, nothing else:
  *  - json: the whole answer must parse as exactly the expected value, types
- *    included (integer vs number vs string, key sets, array lengths). A fenced
- *    or prose-wrapped answer fails, and the reason says so.
+ *    included (number vs string vs boolean vs null vs array vs object; exact
+ *    key sets, array lengths and order; numbers by value, so 34 == 34.0). A
+ *    fenced or prose-wrapped answer fails, and the reason says so.
  *  - regex: PCRE2 (UTF) match of the whole answer (anchored at both ends).
  *  - contains: every string occurs in the answer (case-sensitive).
  *  - recall: the answer must be a JSON object mapping each asked project to its

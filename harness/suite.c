@@ -48,8 +48,10 @@ static const char *const recall_keys[] = {"tokens", "depths", "seeds",
 					  "needles", "filler", "distractors",
 					  NULL};
 static const char *const expect_keys[] = {"json", "regex", "contains",
-					  "tool_call", "tool_result",
-					  "final_contains", NULL};
+					  "tool_call", "tool_calls",
+					  "tool_result", "final_contains",
+					  "no_tool_call", "recall",
+					  "image_order", NULL};
 static const char *const kind_names[] = {"chat", "recall", "tool_call",
 					 "multi_turn", "image_order", NULL};
 static const char *const fillers[] = {"prose", "code", "zh", "mixed", NULL};
@@ -429,6 +431,40 @@ static enum err check_recall(const struct ctx *c, const cJSON *v,
 	return ERR_OK;
 }
 
+/* {"name": S, "arguments": {...}?, "tool_result": S|{}?} */
+static enum err check_call(const struct ctx *c, const cJSON *f, const char *q)
+{
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(f, "arguments");
+	const cJSON *res = cJSON_GetObjectItemCaseSensitive(f, "tool_result");
+
+	if (!cJSON_IsObject(f))
+		return fail(c, q, "expected an object, got %s", type_name(f));
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "name")))
+		return fail(c, q, "expected 'name' as a string");
+	if (args && !cJSON_IsObject(args))
+		return fail(c, q, "expected 'arguments' as an object");
+	if (res && !cJSON_IsString(res) && !cJSON_IsObject(res))
+		return fail(c, q, "expected 'tool_result' as a string or an object");
+	return ERR_OK;
+}
+
+static enum err check_calls(const struct ctx *c, const cJSON *f, const char *p)
+{
+	const cJSON *it;
+	char q[PATH_MAX_LEN];
+	size_t i = 0;
+	enum err e;
+
+	if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f))
+		return fail(c, p, "expected a non-empty array of calls, got %s", type_name(f));
+	cJSON_ArrayForEach(it, f) {
+		index_path(q, p, i++);
+		if ((e = check_call(c, it, q)))
+			return e;
+	}
+	return ERR_OK;
+}
+
 static enum err check_expect(const struct ctx *c, const cJSON *v,
 			     const char *p)
 {
@@ -445,10 +481,24 @@ static enum err check_expect(const struct ctx *c, const cJSON *v,
 	n = !!cJSON_GetObjectItemCaseSensitive(v, "json") +
 	    !!cJSON_GetObjectItemCaseSensitive(v, "regex") +
 	    !!cJSON_GetObjectItemCaseSensitive(v, "contains") +
-	    !!cJSON_GetObjectItemCaseSensitive(v, "tool_call");
+	    !!cJSON_GetObjectItemCaseSensitive(v, "tool_call") +
+	    !!cJSON_GetObjectItemCaseSensitive(v, "tool_calls");
 	if (n != 1)
-		return fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call' (found %d)",
+		return fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
 			    n);
+	join(q, p, "no_tool_call");
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "no_tool_call")) && !cJSON_IsBool(f))
+		return fail(c, q, "expected a boolean, got %s", type_name(f));
+	join(q, p, "recall");
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "recall")) && !cJSON_IsArray(f))
+		return fail(c, q, "expected an array of {key, message}, got %s", type_name(f));
+	join(q, p, "image_order");
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "image_order")) && !cJSON_IsObject(f))
+		return fail(c, q, "expected an object, got %s", type_name(f));
+	join(q, p, "tool_calls");
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "tool_calls")) &&
+	    (e = check_calls(c, f, q)))
+		return e;
 	join(q, p, "regex");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "regex"))) {
 		if (!cJSON_IsString(f))
@@ -474,19 +524,13 @@ static enum err check_expect(const struct ctx *c, const cJSON *v,
 			    type_name(f));
 	if ((cJSON_GetObjectItemCaseSensitive(v, "tool_result") ||
 	     cJSON_GetObjectItemCaseSensitive(v, "final_contains")) &&
-	    !cJSON_GetObjectItemCaseSensitive(v, "tool_call"))
-		return fail(c, p, "'tool_result' and 'final_contains' need 'tool_call'");
+	    !cJSON_GetObjectItemCaseSensitive(v, "tool_call") &&
+	    !cJSON_GetObjectItemCaseSensitive(v, "tool_calls"))
+		return fail(c, p, "'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'");
 	join(q, p, "tool_call");
-	if ((f = cJSON_GetObjectItemCaseSensitive(v, "tool_call"))) {
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
-		const cJSON *args = cJSON_GetObjectItemCaseSensitive(f, "arguments");
-		if (!cJSON_IsObject(f))
-			return fail(c, q, "expected an object, got %s", type_name(f));
-		if (!cJSON_IsString(name))
-			return fail(c, q, "expected 'name' as a string");
-		if (args && !cJSON_IsObject(args))
-			return fail(c, q, "expected 'arguments' as an object");
-	}
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "tool_call")) &&
+	    (e = check_call(c, f, q)))
+		return e;
 	return ERR_OK;
 }
 
@@ -663,7 +707,7 @@ static enum suite_expect expect_kind(const cJSON *e)
 	if (cJSON_GetObjectItemCaseSensitive(e, "json")) return SUITE_EXPECT_JSON;
 	if (cJSON_GetObjectItemCaseSensitive(e, "regex")) return SUITE_EXPECT_REGEX;
 	if (cJSON_GetObjectItemCaseSensitive(e, "contains")) return SUITE_EXPECT_CONTAINS;
-	return SUITE_EXPECT_TOOL_CALL;
+	return SUITE_EXPECT_TOOL_CALL; /* tool_call or tool_calls */
 }
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -731,9 +775,10 @@ static enum err check_case(const struct ctx *c, const struct suite_case *k,
 	} else if (get(k->json, "recall")) {
 		return fail(c, p, "'recall' is only for recall cases");
 	}
-	if (k->kind == SUITE_TOOL_CALL &&
-	    (!k->tools || k->expect_kind != SUITE_EXPECT_TOOL_CALL))
-		return fail(c, p, "a tool_call case needs 'tools' and 'expect.tool_call'");
+	if (k->kind == SUITE_TOOL_CALL && (!k->tools || !k->expect ||
+	    (k->expect_kind != SUITE_EXPECT_TOOL_CALL &&
+	     !cJSON_IsTrue(get(k->expect, "no_tool_call")))))
+		return fail(c, p, "a tool_call case needs 'tools' and 'expect.tool_call', 'expect.tool_calls' or 'expect.no_tool_call'");
 	if (k->kind != SUITE_TOOL_CALL && k->expect_kind == SUITE_EXPECT_TOOL_CALL)
 		return fail(c, p, "'expect.tool_call' is only for tool_call cases");
 	if (k->kind == SUITE_MULTI_TURN && !has_role(k->messages, "assistant"))
