@@ -20,8 +20,8 @@
  * over-long line is skipped and its event is not dispatched), so the caller may
  * keep feeding and still see later events.
  *
- * Memory: the parser owns three capped buffers (pending partial line, pending
- * event data, event type/last id); a line that lies whole inside one chunk is
+ * Memory: the parser owns four capped buffers (pending partial line, pending
+ * event data, event type, last event id); a line that lies whole inside one chunk is
  * parsed in place without copying it. Nothing is allocated per byte or per
  * event once the buffers have grown. Events are handed out as views that stay
  * valid only during the callback (picohttpparser style: copy what you keep).

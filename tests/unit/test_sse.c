@@ -264,6 +264,28 @@ static void test_offsets(void)
 	buf_release(&r.events);
 }
 
+/* Differential fuzzing: random inputs over an alphabet rich in framing bytes
+ * must give the same events, malformations and end state in any split. */
+static void test_random_inputs(void)
+{
+	static const char alphabet[] = "data:event:id:retry: 12x\r\n\n\n::\xEF\xBB\xBF\x80\xC3\xA9\xE4";
+	struct result whole, r;
+	char in[300];
+	size_t n, i, max;
+	int iter;
+
+	for (iter = 0; iter < 1500; iter++) {
+		n = rng(sizeof(in));
+		for (i = 0; i < n; i++)
+			in[i] = alphabet[rng(sizeof(alphabet) - 1)];
+		max = 24 + rng(64);
+		parse(in, n, 0, max, &whole);
+		same_each_way(in, n, whole.events.data, max, &r);
+		buf_release(&r.events);
+		buf_release(&whole.events);
+	}
+}
+
 int main(void)
 {
 	T_RUN(test_line_ends);
@@ -273,5 +295,6 @@ int main(void)
 	T_RUN(test_malformed);
 	T_RUN(test_callback_stop);
 	T_RUN(test_offsets);
+	T_RUN(test_random_inputs);
 	return T_DONE();
 }

@@ -448,6 +448,55 @@ static void test_other_choices(void)
 	stream_release(&s);
 }
 
+/* A summary of everything assembled, to compare runs. */
+static void summary(const struct stream *s, struct buf *out)
+{
+	struct stream_checks c;
+
+	stream_check(s, NULL, NULL, &c);
+	buf_printf(out, "%s|%s|%s|%lld|%d|", s->content.data, s->reasoning.data,
+		   s->finish_reason.data, s->usage.total_tokens, s->done);
+	tools(s, out);
+	buf_puts(out, "|");
+	codes(&c, out);
+}
+
+/* Damaged transcripts (bytes dropped, changed or cut) never crash, and give
+ * the same result in any split. */
+static void test_damaged(void)
+{
+	static const char *const files[] = {"vllm_tools.sse", "sglang_finish.sse",
+					    "utf8.sse", "framing.sse"};
+	static const char noise[] = "\r\n:{}\"\\[]0a\x80\xE4";
+	struct buf in, whole, split;
+	struct stream s;
+	size_t f, pos, cut;
+	int iter;
+
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		for (iter = 0; iter < 60; iter++) {
+			buf_init(&in, 1 << 20);
+			buf_init(&whole, 1 << 20);
+			buf_init(&split, 1 << 20);
+			CHECK(load(files[f], &in) == ERR_OK);
+			pos = rng(in.len);
+			in.data[pos] = noise[rng(sizeof(noise) - 1)];
+			cut = in.len - rng(in.len / 4 + 1);
+			buf_truncate(&in, cut);
+			assemble(&s, STREAM_CHAT, &in, 0);
+			summary(&s, &whole);
+			stream_release(&s);
+			assemble(&s, STREAM_CHAT, &in, -1);
+			summary(&s, &split);
+			stream_release(&s);
+			CHECK_STR(split.data, whole.data);
+			buf_release(&in);
+			buf_release(&whole);
+			buf_release(&split);
+		}
+	}
+}
+
 int main(void)
 {
 	T_RUN(test_goldens);
@@ -457,5 +506,6 @@ int main(void)
 	T_RUN(test_timing);
 	T_RUN(test_usage_shapes);
 	T_RUN(test_other_choices);
+	T_RUN(test_damaged);
 	return T_DONE();
 }
