@@ -251,6 +251,8 @@ struct bpe {
 	struct bpe_opts o;
 	char *unk;             /* owned copy of o.unk */
 	struct smap vocab;     /* unit string (bytes) -> id */
+	struct smap raw;       /* byte-level: vocab strings outside the table -> id */
+	size_t ntokens;        /* vocab entries added (HF's get_vocab_size) */
 	int64_t unit[256];     /* byte-level: id of each byte, -1 if none */
 	int64_t fallback[256]; /* id of <0xXX>, -1 if none */
 	int64_t unk_id;        /* -1 if none */
@@ -331,6 +333,7 @@ void bpe_free(struct bpe *b)
 	if (!b)
 		return;
 	smap_free(&b->vocab);
+	smap_free(&b->raw);
 	mem_free(b->merges.key);
 	mem_free(b->merges.val);
 	mem_free(b->unk);
@@ -372,8 +375,12 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 	const char *u = unit_string(b, tok, n, &len);
 	enum err e;
 
-	if (!u)
-		return ERR_OK; /* unreachable from bytes */
+	b->ntokens++;
+	if (!u) {
+		/* unreachable from bytes, but an added token may name it */
+		e = smap_put_h(&b->raw, tok, n, (uint32_t)hash_bytes(tok, n), id, NULL);
+		return e ? diag_fail(d, e, "cannot load the vocabulary: out of memory") : ERR_OK;
+	}
 	if (id >= b->nr) {
 		size_t c = b->nr ? b->nr : 4096;
 		uint32_t *o, *l;
@@ -406,11 +413,11 @@ long bpe_token_id(const struct bpe *b, const char *tok, size_t n)
 	long k;
 
 	if (b->o.byte_level) {
-		if (n > sizeof(tmp) / 2)
-			return -1;
+		if (n > sizeof(tmp))
+			return smap_get(&b->raw, tok, n, &id) ? (long)id : -1;
 		k = bpe_bytelevel_decode(tok, n, tmp);
 		if (k < 0)
-			return -1;
+			return smap_get(&b->raw, tok, n, &id) ? (long)id : -1;
 		return smap_get(&b->vocab, (const char *)tmp, (size_t)k, &id) ? (long)id : -1;
 	}
 	return smap_get(&b->vocab, tok, n, &id) ? (long)id : -1;
@@ -519,7 +526,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 size_t bpe_vocab_size(const struct bpe *b)
 {
-	return b->vocab.n;
+	return b->ntokens;
 }
 
 size_t bpe_merge_count(const struct bpe *b)

@@ -46,6 +46,8 @@ struct norm {
 struct added {
 	char *s;              /* content (normalized for normalized tokens), owned */
 	size_t n;
+	char *raw;            /* content as written, owned */
+	size_t raw_n;
 	uint32_t id;
 	unsigned lstrip : 1, rstrip : 1, single_word : 1, normalized : 1;
 };
@@ -61,6 +63,8 @@ struct tedge {
 };
 struct aset {
 	int32_t root[256];    /* node of each first byte, or -1 */
+	int nfirst;           /* distinct first bytes */
+	unsigned char first;  /* the first byte when nfirst == 1 */
 	struct tnode *node;
 	size_t nnode;
 	struct tedge *edge;
@@ -567,8 +571,19 @@ static enum err split_added(struct run *r, const struct aset *set, int level,
 		int32_t term = -1;
 		const struct added *a;
 
-		if (set->root[(unsigned char)s[pos]] < 0 ||
-		    !(end = longest_at(set, s, n, pos, &term))) {
+		if (set->nfirst == 1) {
+			const char *p = memchr(s + pos, set->first, n - pos);
+
+			if (!p)
+				break;
+			pos = (size_t)(p - s);
+		} else {
+			while (pos < n && set->root[(unsigned char)s[pos]] < 0)
+				pos++;
+			if (pos == n)
+				break;
+		}
+		if (!(end = longest_at(set, s, n, pos, &term))) {
 			pos++;
 			continue;
 		}
@@ -1036,6 +1051,8 @@ static enum err trie_add(struct aset *set, const char *s, size_t n, int32_t term
 	}
 	node = set->root[(unsigned char)s[0]];
 	if (node < 0) {
+		set->nfirst++;
+		set->first = (unsigned char)s[0];
 		node = (int32_t)set->nnode++;
 		set->node[node] = (struct tnode){-1, -1};
 		set->root[(unsigned char)s[0]] = node;
@@ -1067,10 +1084,32 @@ static void aset_free(struct aset *set)
 	mem_free(set->edge);
 }
 
+/* The id HF gives an added token (AddedVocabulary::add_tokens): the id of the
+ * same content added before, else its model vocab id, else the next id after
+ * the vocab and the added tokens so far. The "id" written in tokenizer.json
+ * is only checked by HF (with a warning), never used. */
+static uint32_t added_id(const struct tok_hf *h, const char *content, size_t n,
+			 long *max_added)
+{
+	size_t i, vs = bpe_vocab_size(h->bpe);
+	long id;
+
+	for (i = 0; i < h->nadded; i++)
+		if (h->added[i].raw_n == n && !memcmp(h->added[i].raw, content, n))
+			return h->added[i].id;
+	id = bpe_token_id(h->bpe, content, n);
+	if (id < 0)
+		id = *max_added < 0 ? (long)vs : *max_added >= (long)vs ? *max_added + 1 : (long)vs;
+	if (id > *max_added)
+		*max_added = id;
+	return (uint32_t)id;
+}
+
 static enum err add_tokens(struct load *l, const cJSON *arr)
 {
 	struct tok_hf *h = l->h;
 	size_t n = (size_t)cJSON_GetArraySize(arr);
+	long max_added = -1;
 	const cJSON *o;
 	struct run r;
 	enum err e = ERR_OK;
@@ -1101,16 +1140,18 @@ static enum err add_tokens(struct load *l, const cJSON *arr)
 			goto out;
 		if (!*content)
 			continue;
-		a->id = (uint32_t)id->valuedouble;
+		len = strlen(content);
+		a->id = added_id(h, content, len, &max_added);
 		a->single_word = get_bool(o, "single_word", 0);
 		a->lstrip = get_bool(o, "lstrip", 0);
 		a->rstrip = get_bool(o, "rstrip", 0);
 		a->normalized = get_bool(o, "normalized", 1);
+		a->raw = mem_strndup(content, len);
+		a->raw_n = len;
 		s = content;
-		len = strlen(content);
 		if (a->normalized && (e = normalize(&r, content, len, &s, &len)))
 			goto out;
-		a->s = mem_strndup(s, len);
+		a->s = a->raw ? mem_strndup(s, len) : NULL;
 		a->n = len;
 		if (!a->s) {
 			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
@@ -1438,8 +1479,10 @@ void tok_hf_free(struct tok_hf *h)
 		mem_free(h->norm[i].s);
 	}
 	pcre2_code_free(h->gpt2);
-	for (i = 0; i < h->nadded; i++)
+	for (i = 0; i < h->nadded; i++) {
 		mem_free(h->added[i].s);
+		mem_free(h->added[i].raw);
+	}
 	mem_free(h->added);
 	aset_free(&h->raw);
 	aset_free(&h->normed);
