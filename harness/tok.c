@@ -140,7 +140,15 @@ enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
 		unsigned char c = s[i];
 		size_t n, k;
 		unsigned lo = 0x80, hi = 0xBF;
+		uint64_t v;
 
+		if (i + 8 <= len) {
+			memcpy(&v, s + i, 8);
+			if (!(v & 0x8080808080808080ULL)) {
+				i += 8;
+				continue;
+			}
+		}
 		if (c < 0x80) {
 			i++;
 			continue;

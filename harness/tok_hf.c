@@ -1,6 +1,7 @@
 #include "tok_hf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -11,6 +12,7 @@
 #include "jscan.h"
 #include "mem.h"
 #include "tok_bpe.h"
+#include "tok_scan.h"
 #include "uni.h"
 
 #define MAX_PRE 16   /* pre-tokenizers after flattening Sequences */
@@ -21,6 +23,16 @@
 static const char gpt2_pattern[] =
 	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
+/* A compiled pattern: `exact` is the pattern rewritten with HF's Unicode
+ * tables (uni_rewrite_pattern); `ascii` (or NULL) is the pattern as written,
+ * which PCRE2 matches the same way on a subject of ASCII characters only
+ * (the tables differ from PCRE2's above U+007F alone) and about twice as
+ * fast, its classes being short. */
+struct rx {
+	pcre2_code *exact, *ascii;
+	enum scan_kind scan;  /* a hand-written matcher replaces both */
+};
+
 enum behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREV, B_MERGED_NEXT, B_CONTIGUOUS };
 enum pre_kind { PRE_SPLIT, PRE_DIGITS, PRE_BYTELEVEL, PRE_METASPACE };
 enum norm_kind { NORM_NFC, NORM_PREPEND, NORM_REPLACE };
@@ -28,7 +40,7 @@ enum scheme { SCHEME_ALWAYS, SCHEME_FIRST, SCHEME_NEVER };
 
 struct pre {
 	enum pre_kind kind;
-	pcre2_code *re;       /* Split pattern; Metaspace: the replacement */
+	struct rx re;         /* Split pattern; Metaspace: the replacement */
 	enum behavior behavior;
 	int invert, individual, add_prefix_space, use_regex, split;
 	enum scheme scheme;
@@ -40,7 +52,7 @@ struct norm {
 	enum norm_kind kind;
 	char *s;              /* Prepend text or Replace content, owned */
 	size_t n;
-	pcre2_code *re;       /* Replace pattern */
+	struct rx re;         /* Replace pattern */
 };
 
 struct added {
@@ -77,10 +89,11 @@ struct tok_hf {
 	size_t npre;
 	struct norm norm[MAX_NORM];
 	size_t nnorm;
-	pcre2_code *gpt2;     /* for ByteLevel use_regex */
+	struct rx gpt2;       /* for ByteLevel use_regex */
 	struct added *added;
 	size_t nadded;
 	struct aset raw, normed; /* non-normalized / normalized tokens */
+	struct scan_tab *tab; /* for patterns with a scanner, else NULL */
 	uint32_t head[MAX_SPECIAL], tail[MAX_SPECIAL]; /* template ids */
 	size_t nhead, ntail;
 };
@@ -180,13 +193,43 @@ static size_t char_len(const char *s, size_t n)
 /* Matches and gaps of `re` over the subject s[0..n), as the onig crate's
  * find_iter and HF's Pattern::find_matches produce them: an empty match right
  * after the previous match is skipped by advancing one character. */
-static enum err regex_items(struct run *r, const pcre2_code *re, const char *s,
+static int is_ascii(const char *s, size_t n)
+{
+	uint64_t acc = 0, v;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		acc |= v;
+	}
+	for (; i < n; i++)
+		acc |= (unsigned char)s[i];
+	return !(acc & 0x8080808080808080ULL);
+}
+
+static enum err regex_items(struct run *r, const struct rx *rx, const char *s,
 			    size_t n, int invert, struct stage *st)
 {
 	size_t last_end = 0, prev = 0, last_match_end = 0;
 	int have_last = 0;
+	const pcre2_code *re;
 
 	st->n = 0;
+	if (rx->scan) {
+		size_t ms, me;
+
+		while (scan_find(rx->scan, r->h->tab, s, n, prev, &ms, &me)) {
+			if (prev != ms && push_item(r, st, prev, ms, invert))
+				return ERR_NOMEM;
+			if (push_item(r, st, ms, me, !invert))
+				return ERR_NOMEM;
+			prev = me;
+		}
+		if (prev != n && push_item(r, st, prev, n, invert))
+			return ERR_NOMEM;
+		return ERR_OK;
+	}
+	re = rx->ascii && is_ascii(s, n) ? rx->ascii : rx->exact;
 	while (last_end <= n) {
 		/* pcre2_jit_match skips the option checks of pcre2_match; every
 		 * pattern is JIT-compiled at load (compile() refuses otherwise) */
@@ -361,7 +404,7 @@ static enum err byte_level(struct run *r, size_t k, const char *s, size_t n)
 	}
 	if (!p->use_regex)
 		return model(r, s, n);
-	if (regex_items(r, r->h->gpt2, s, n, 0, st))
+	if (regex_items(r, &r->h->gpt2, s, n, 0, st))
 		return r->d->code;
 	apply_behavior(st, B_ISOLATED);
 	return descend(r, k, s, 0);
@@ -388,7 +431,7 @@ static enum err metaspace(struct run *r, size_t k, const char *s, size_t n, int 
 	}
 	if (!p->split)
 		return model(r, st->s.data, st->s.len);
-	if (regex_items(r, p->re, st->s.data, st->s.len, 0, st))
+	if (regex_items(r, &p->re, st->s.data, st->s.len, 0, st))
 		return r->d->code;
 	apply_behavior(st, B_MERGED_NEXT);
 	return descend(r, k, st->s.data, 0);
@@ -405,7 +448,7 @@ static enum err pre_stage(struct run *r, size_t k, const char *s, size_t n, int 
 	p = &r->h->pre[k];
 	switch (p->kind) {
 	case PRE_SPLIT:
-		if (regex_items(r, p->re, s, n, p->invert, &r->st[k]))
+		if (regex_items(r, &p->re, s, n, p->invert, &r->st[k]))
 			return r->d->code;
 		break;
 	case PRE_DIGITS:
@@ -448,7 +491,7 @@ static enum err normalize(struct run *r, const char *s, size_t n,
 				e = buf_append(o, s, n);
 			break;
 		case NORM_REPLACE:
-			if (regex_items(r, m->re, s, n, 0, &r->st[MAX_PRE]))
+			if (regex_items(r, &m->re, s, n, 0, &r->st[MAX_PRE]))
 				return r->d->code;
 			for (j = 0; !e && j < r->st[MAX_PRE].n; j++) {
 				struct item it = r->st[MAX_PRE].it[j];
@@ -732,14 +775,36 @@ static const char *type_of(const cJSON *o)
 	return t ? t : "";
 }
 
+static void rx_free(struct rx *x)
+{
+	pcre2_code_free(x->exact);
+	pcre2_code_free(x->ascii);
+}
+
+/* PCRE2 code with the JIT, or NULL with the PCRE2 message in `msg`. */
+static pcre2_code *jit_compile(const char *pat, size_t n, char *msg, size_t cap)
+{
+	PCRE2_SIZE off;
+	pcre2_code *re;
+	int code;
+
+	re = pcre2_compile((PCRE2_SPTR)pat, n, PCRE2_UTF | PCRE2_UCP, &code, &off, NULL);
+	if (re && (code = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE))) {
+		pcre2_code_free(re);
+		re = NULL;
+	}
+	if (!re)
+		pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, cap);
+	return re;
+}
+
 /* Compiles an Oniguruma pattern (tokenizer.json "Regex") or a literal
  * ("String", escaped as HF escapes it) for PCRE2. */
 static enum err compile(struct load *l, const char *pat, size_t n, int literal,
-			pcre2_code **out)
+			struct rx *out)
 {
 	struct buf b;
-	int code;
-	PCRE2_SIZE off;
+	char msg[256];
 	size_t i;
 	enum err e = ERR_OK;
 
@@ -761,31 +826,22 @@ static enum err compile(struct load *l, const char *pat, size_t n, int literal,
 		if (e)
 			diag_prefix(l->d, "cannot load tokenizer '%s'", l->path);
 	}
-	if (!e) {
-		*out = pcre2_compile((PCRE2_SPTR)b.data, b.len, PCRE2_UTF | PCRE2_UCP,
-				     &code, &off, NULL);
-		if (!*out) {
-			PCRE2_UCHAR msg[256];
-
-			pcre2_get_error_message(code, msg, sizeof(msg));
-			e = diag_fail(l->d, ERR_UNSUPPORTED,
-				      "cannot load tokenizer '%s': regex '%.200s' does not compile: %s",
-				      l->path, pat, (const char *)msg);
-		} else if ((code = pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE))) {
-			PCRE2_UCHAR msg[256];
-
-			pcre2_get_error_message(code, msg, sizeof(msg));
-			e = diag_fail(l->d, ERR_UNSUPPORTED,
-				      "cannot load tokenizer '%s': regex '%.200s' cannot be JIT-compiled: %s",
-				      l->path, pat, (const char *)msg);
-		}
-	}
+	if (!e && !(out->exact = jit_compile(b.data, b.len, msg, sizeof(msg))))
+		e = diag_fail(l->d, ERR_UNSUPPORTED,
+			      "cannot load tokenizer '%s': regex '%.200s' does not compile: %s",
+			      l->path, pat, msg);
+	if (!e && !literal)
+		out->ascii = jit_compile(pat, n, msg, sizeof(msg));
+	if (!e && !literal && !getenv("NEEDLE_NO_SCAN"))
+		out->scan = scan_kind_of(pat, n);
+	if (!e && out->scan && !l->h->tab && scan_tab_new(&l->h->tab))
+		e = diag_fail(l->d, ERR_NOMEM, "out of memory");
 	buf_release(&b);
 	return e;
 }
 
 /* A {"String": s} or {"Regex": r} pattern. */
-static enum err compile_pattern(struct load *l, const cJSON *p, pcre2_code **out)
+static enum err compile_pattern(struct load *l, const cJSON *p, struct rx *out)
 {
 	const char *s = get_str(p, "String"), *re = get_str(p, "Regex");
 
@@ -938,7 +994,7 @@ static enum err add_pre(struct load *l, const cJSON *o, int depth)
 		p->use_regex = get_bool(o, "use_regex", 1);
 		if ((e = check_keys(l, o, "type add_prefix_space trim_offsets use_regex", t)))
 			return e;
-		if (p->use_regex && !h->gpt2)
+		if (p->use_regex && !h->gpt2.exact)
 			return compile(l, gpt2_pattern, strlen(gpt2_pattern), 0, &h->gpt2);
 		return ERR_OK;
 	}
@@ -1473,12 +1529,13 @@ void tok_hf_free(struct tok_hf *h)
 		return;
 	bpe_free(h->bpe);
 	for (i = 0; i < h->npre; i++)
-		pcre2_code_free(h->pre[i].re);
+		rx_free(&h->pre[i].re);
 	for (i = 0; i < h->nnorm; i++) {
-		pcre2_code_free(h->norm[i].re);
+		rx_free(&h->norm[i].re);
 		mem_free(h->norm[i].s);
 	}
-	pcre2_code_free(h->gpt2);
+	rx_free(&h->gpt2);
+	scan_tab_free(h->tab);
 	for (i = 0; i < h->nadded; i++) {
 		mem_free(h->added[i].s);
 		mem_free(h->added[i].raw);

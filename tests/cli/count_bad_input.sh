@@ -75,7 +75,7 @@ unsupported "unsupported option 'truncation'" truncation '{"max_length": 5}'
 unsupported "unsupported option 'padding'" padding '{"strategy": "BatchLongest"}'
 unsupported "unsupported field 'surprise'" surprise '1'
 unsupported "unsupported component 'ByteLevel' option 'frobnicate'" pre_tokenizer '{"type": "ByteLevel", "frobnicate": true}'
-unsupported "does not compile" pre_tokenizer '{"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": false}'
+unsupported "(unclosed'" pre_tokenizer '{"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": false}'
 
 # Missing files.
 expect_fail "cannot read '$tmp/nope.json'" --tokenizer "$tmp/nope.json" "$tmp/text"
@@ -99,4 +99,16 @@ ALLOW_STDOUT=1 expect_fail "line 2: expected one JSON string" --tokenizer "$good
 	fail "jsonl line 1 count differs from the plain count"
 printf '"ab\\ud800"\n' > "$tmp/lone.jsonl"
 ALLOW_STDOUT=1 expect_fail "line 1" --tokenizer "$good" --jsonl "$tmp/lone.jsonl"
+# Out of memory at the Nth allocation, for a spread of N: a clean exit 2
+# with a message, or success once N is past the last allocation.
+for n in 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987; do
+	st=0
+	NEEDLE_FAIL_ALLOC=$n "$NEEDLE" count --tokenizer "$fix/added_tokens.json" "$tmp/text" \
+		> "$tmp/out" 2> "$tmp/err" || st=$?
+	case $st in
+	0) ;;
+	2) grep -q 'out of memory' "$tmp/err" || fail "NEEDLE_FAIL_ALLOC=$n: $(cat "$tmp/err")" ;;
+	*) fail "NEEDLE_FAIL_ALLOC=$n: exit $st: $(cat "$tmp/err")" ;;
+	esac
+done
 echo ok
