@@ -830,6 +830,9 @@ static cJSON *transport_json(const struct stream_checks *ck, const char *extra)
 		cJSON_AddItemToArray(codes, cJSON_CreateString(stream_fail_name(ck->f[i].code)));
 		cJSON_AddItemToArray(msgs, cJSON_CreateString(ck->f[i].msg));
 	}
+	for (i = 0; extra && *extra && i < ck->n; i++)
+		if (strstr(ck->f[i].msg, extra))
+			extra = NULL; /* already said */
 	if (extra && *extra)
 		cJSON_AddItemToArray(msgs, cJSON_CreateString(extra));
 	return o;
