@@ -1480,5 +1480,6 @@ int cmd_run(int argc, char **argv)
 	if (outcome == CLI_HELP_SHOWN)
 		return EXIT_PASS;
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error, not death */
 	return run(&o, args[0], &d);
 }

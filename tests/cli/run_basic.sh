@@ -93,6 +93,21 @@ st=0
 "$NEEDLE" run "$tmp/suite.json" --base-url "$url" --model ref-good --out "$tmp/ref-good" --resume 2> "$tmp/resume.err"
 [ "$(wc -l < "$tmp/ref-good/results.jsonl")" = 1 ] || fail "resume reran a recorded attempt"
 
+# a full disk (a file size limit here): a clear error, exit 2, every record
+# written before it intact; --resume then completes the run
+node -e 'console.log(JSON.stringify({suite: "fz", defaults: {repeat: 8, max_tokens: 32}, cases: [{id: "a",
+	messages: [{role: "user", content: "Compute 2 * 3. Reply with only a JSON object {\"answer\": <integer>}."}],
+	expect: {json: {answer: 6}}}]}))' > "$tmp/fz.json"
+st=0
+(ulimit -f 8; exec "$NEEDLE" run "$tmp/fz.json" --base-url "$url" --model ref-good --out "$tmp/fz") 2> "$tmp/fz.err" || st=$?
+[ "$st" = 2 ] || { cat "$tmp/fz.err"; fail "file size limit: exit $st"; }
+grep -q "cannot write '.*results.jsonl'.*records before it are safe" "$tmp/fz.err" || { cat "$tmp/fz.err"; fail "full-disk message"; }
+node -e 'require("fs").readFileSync(process.argv[1], "utf8").split("\n").slice(0, -1).map(JSON.parse)' \
+	"$tmp/fz/results.jsonl" || fail "journal damaged by the failed write"
+"$NEEDLE" run "$tmp/fz.json" --base-url "$url" --model ref-good --out "$tmp/fz" --resume 2> "$tmp/fz2.err" \
+	|| { cat "$tmp/fz2.err"; fail "resume after the full disk"; }
+[ "$(wc -l < "$tmp/fz/results.jsonl")" = 8 ] || fail "records after resume"
+
 # OPENAI_BASE_URL with /v1, and the only served model picked automatically
 st=0
 OPENAI_BASE_URL="$url/v1" "$NEEDLE" run "$tmp/suite.json" --out "$tmp/env" 2> "$tmp/env.err" || st=$?
