@@ -873,7 +873,7 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	const addSpecial = kind === 'chat' ? !!req.add_special_tokens : req.add_special_tokens !== false;
 	const promptTokens = await countTokens(model, prompt, addSpecial);
 	logRec.prompt_tokens = promptTokens;
-	logRec.prompt_chars = prompt.length;
+	logRec.prompt_bytes = Buffer.byteLength(prompt, "utf8");
 	logRec.prompt_sha256 = crypto.createHash('sha256').update(prompt).digest('hex');
 	const maxGiven = (req.max_completion_tokens ?? req.max_tokens) !== undefined && (req.max_completion_tokens ?? req.max_tokens) !== null;
 	const M = maxGiven ? Number(req.max_completion_tokens ?? req.max_tokens) : (kind === 'chat' ? 0 : 16);
