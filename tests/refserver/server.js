@@ -393,7 +393,7 @@ function think(text, lastUser, behaviour, wantsReasoning) {
 		if (content !== null) topic = 'an arithmetic question';
 	}
 	if (content === null) {
-		const short = lastUser.replace(/\s+/g, ' ').trim().slice(0, 80);
+		const short = lastUser.slice(0, 400).replace(/\s+/g, ' ').trim().slice(0, 80);
 		content = short ? `You said: ${short}` : 'Hello.';
 	}
 	if (behaviour.fenced) content = '```json\n' + content + '\n```';
