@@ -18,6 +18,10 @@
 #include "tpl.h"
 
 #define HAYSTACK_MAX_NEEDLES 16
+#define HAYSTACK_MAX_DISTRACTORS 64
+/* The default question; the requested names are listed on the line before it. */
+#define HAYSTACK_QUESTION \
+	"Return only a JSON object mapping each requested project name to its access_code."
 
 struct haystack_opts {
 	const struct tok *tok;  /* borrowed */
@@ -41,6 +45,8 @@ struct haystack_needle {
 	size_t char_offset;     /* byte offset of the needle sentence in the document */
 	size_t token_offset;    /* tokens of the document before it */
 	int asked;              /* part of the expected answer */
+	int near_miss;          /* distractors: 1 = a near-miss of a needle's name */
+	size_t tokens;          /* tokens of the sentence with its "\n\n" */
 };
 
 struct haystack {
@@ -50,11 +56,32 @@ struct haystack {
 	struct haystack_needle needle[HAYSTACK_MAX_NEEDLES];
 	int nneedles;
 	cJSON *expected;        /* owned: {"Project": "CODE", ...} for asked projects */
+	struct haystack_needle distractor[HAYSTACK_MAX_DISTRACTORS];
+	int ndistractors;
+	char *question;         /* owned: the text after the document */
+	size_t document_tokens; /* sum of the chunk counts (proved by the final count) */
+	size_t prefix_tokens;   /* template tokens before the document */
+	int fit_rounds;         /* full counts made (1 unless a join was not additive) */
 	size_t prompt_tokens;   /* the final full count */
 	char prompt_sha256[IO_SHA256_HEX]; /* of the rendered prompt string */
 };
 
-/* Builds a needle document. `out` is filled and owned by the caller, who
+/*
+ * Builds a needle document: the prompt is template prefix + document +
+ * question + template suffix, where the document is a run of chunks (filler
+ * paragraphs and needle/distractor sentences), each ending in "\n\n" and
+ * starting with a non-space, so that a byte-level BPE count is additive over
+ * chunks. Each chunk is counted once; the chunk counts are summed to place the
+ * needles and fit the size, and one full count of the rendered prompt proves
+ * the total (on a mismatch the last filler segment is refitted by the
+ * difference and counted again, at most a few times).
+ *
+ * Needles are placed so that their token offset is depth% of (document tokens
+ * - the needle's tokens). Each code is checked to occur exactly once, the joins
+ * around each needle are checked to be additive, and the filler is scanned for
+ * code-like strings and project names.
+ *
+ * Builds a needle document. `out` is filled and owned by the caller, who
  * releases it with haystack_release (also after a failure). ERR_INPUT for
  * options that cannot be met (too few tokens, bad depths, ...). */
 enum err haystack_build(const struct haystack_opts *o, struct haystack *out,

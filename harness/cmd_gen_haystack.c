@@ -1,13 +1,326 @@
-/* Placeholder until 'needle gen haystack' lands. */
+/*
+ * needle gen haystack — a needle document whose rendered prompt is exactly
+ * --tokens tokens for the given tokenizer and chat template, written as
+ * DIR/prompt.json (the messages), DIR/document.txt and DIR/manifest.json.
+ * The generator is generators/haystack.c; this file parses, writes and reports.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "cli.h"
 #include "cmd.h"
-#include "err.h"
+#include "haystack.h"
+#include "io.h"
+#include "tok.h"
+#include "tpl.h"
+
+struct gh_opts {
+	const char *tokenizer, *template_name, *seed, *depths, *filler, *out;
+	const char *question, *kwargs;
+	long tokens, needles, distractors, ask;
+	int json;
+};
+
+static const char examples[] =
+	"  needle gen haystack --tokenizer tokenizer.json --template deepseek-v3 \\\n"
+	"      --tokens 1040000 --seed 7 --out hay/1m-7\n"
+	"  needle gen haystack --tokenizer tokenizer.json --template qwen3 \\\n"
+	"      --tokens 131072 --seed 1 --depths 5,25,50,75,95 --filler mixed --out hay/q\n"
+	"  needle gen haystack --tokenizer tokenizer.json --template llama3 \\\n"
+	"      --tokens 32768 --seed 2 --needles 4 --ask 2 --distractors 6 --out hay/l\n";
+
+/* Parses "10,50,90" into `o`. */
+static enum err parse_depths(const char *s, struct haystack_opts *o,
+			     struct diag *d)
+{
+	const char *p = s;
+
+	o->ndepths = 0;
+	for (;;) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || (*end && *end != ','))
+			return diag_fail(d, ERR_USAGE,
+					 "option '--depths' wants percentages like 10,50,90, got '%s'", s);
+		if (o->ndepths == HAYSTACK_MAX_NEEDLES)
+			return diag_fail(d, ERR_USAGE, "option '--depths' has more than %d depths",
+					 HAYSTACK_MAX_NEEDLES);
+		if (v < 0 || v > 100)
+			return diag_fail(d, ERR_USAGE, "depth '%ld' is outside 0..100", v);
+		o->depths[o->ndepths++] = (int)v;
+		if (!*end)
+			return ERR_OK;
+		p = end + 1;
+	}
+}
+
+static enum err parse_seed(const char *s, uint64_t *out, struct diag *d)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-')
+		return diag_fail(d, ERR_USAGE,
+				 "option '--seed' wants an integer 0..18446744073709551615, got '%s'", s);
+	return ERR_OK;
+}
+
+static cJSON *needle_json(const struct haystack_needle *n, int distractor)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "project", n->project);
+	cJSON_AddStringToObject(o, "code", n->code);
+	cJSON_AddNumberToObject(o, "depth", n->depth);
+	cJSON_AddNumberToObject(o, "char_offset", (double)n->char_offset);
+	cJSON_AddNumberToObject(o, "token_offset", (double)n->token_offset);
+	cJSON_AddNumberToObject(o, "tokens", (double)n->tokens);
+	if (distractor)
+		cJSON_AddStringToObject(o, "kind", n->near_miss ? "near_miss" : "other_project");
+	else
+		cJSON_AddBoolToObject(o, "asked", n->asked);
+	return o;
+}
+
+/* The manifest: everything needed to reproduce and to grade. */
+static cJSON *manifest(const struct gh_opts *g, const struct haystack_opts *o,
+		       const struct haystack *h, const struct tok *t,
+		       const struct tpl *tp)
+{
+	cJSON *m = cJSON_CreateObject(), *opt, *a, *x;
+	char doc_sha[IO_SHA256_HEX];
+	int i;
+
+	cJSON_AddStringToObject(m, "generator", "needle gen haystack " NEEDLE_VERSION);
+	if (o->seed <= (UINT64_C(1) << 53)) /* exact as a JSON number */
+		cJSON_AddNumberToObject(m, "seed", (double)o->seed);
+	else
+		cJSON_AddStringToObject(m, "seed", g->seed);
+	opt = cJSON_AddObjectToObject(m, "options");
+	cJSON_AddNumberToObject(opt, "tokens", (double)o->tokens);
+	a = cJSON_AddArrayToObject(opt, "depths");
+	for (i = 0; i < h->nneedles; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(h->needle[i].depth));
+	cJSON_AddNumberToObject(opt, "needles", h->nneedles);
+	cJSON_AddStringToObject(opt, "filler", o->filler ? o->filler : "prose");
+	cJSON_AddNumberToObject(opt, "distractors", o->distractors);
+	cJSON_AddNumberToObject(opt, "ask", o->ask ? o->ask : h->nneedles);
+	if (o->kwargs)
+		cJSON_AddItemToObject(opt, "chat_template_kwargs", cJSON_Duplicate(o->kwargs, 1));
+	x = cJSON_AddObjectToObject(m, "tokenizer");
+	cJSON_AddStringToObject(x, "sha256", tok_sha256(t));
+	cJSON_AddStringToObject(x, "kind", tok_kind(t));
+	x = cJSON_AddObjectToObject(m, "template");
+	cJSON_AddStringToObject(x, "name", tpl_name(tp));
+	cJSON_AddStringToObject(x, "sha256", tpl_sha256(tp));
+	cJSON_AddStringToObject(m, "prompt_sha256", h->prompt_sha256);
+	cJSON_AddNumberToObject(m, "prompt_tokens", (double)h->prompt_tokens);
+	x = cJSON_AddObjectToObject(m, "document");
+	io_sha256_hex(h->document, h->document_len, doc_sha);
+	cJSON_AddStringToObject(x, "sha256", doc_sha);
+	cJSON_AddNumberToObject(x, "bytes", (double)h->document_len);
+	cJSON_AddNumberToObject(x, "tokens", (double)h->document_tokens);
+	cJSON_AddNumberToObject(x, "prompt_token_offset", (double)h->prefix_tokens);
+	cJSON_AddStringToObject(m, "question", h->question);
+	a = cJSON_AddArrayToObject(m, "needles");
+	for (i = 0; i < h->nneedles; i++)
+		cJSON_AddItemToArray(a, needle_json(&h->needle[i], 0));
+	a = cJSON_AddArrayToObject(m, "distractors");
+	for (i = 0; i < h->ndistractors; i++)
+		cJSON_AddItemToArray(a, needle_json(&h->distractor[i], 1));
+	cJSON_AddItemToObject(m, "expected", cJSON_Duplicate(h->expected, 1));
+	return m;
+}
+
+/* Writes DIR/NAME from a cJSON value, with a final newline. */
+static enum err write_json(const char *dir, const char *name, const cJSON *v,
+			   struct diag *d)
+{
+	struct buf path;
+	char *s = cJSON_PrintUnformatted(v);
+	enum err e;
+
+	buf_init(&path, 1 << 16);
+	if (!s)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing '%s'", name);
+	e = buf_printf(&path, "%s/%s", dir, name);
+	if (!e) {
+		size_t n = strlen(s);
+
+		s[n] = '\n'; /* replaces the NUL; length passed explicitly */
+		e = io_write_file(path.data, s, n + 1, d);
+	}
+	cJSON_free(s);
+	buf_release(&path);
+	return e;
+}
+
+static enum err write_out(const struct gh_opts *g, const struct haystack_opts *o,
+			  const struct haystack *h, const struct tok *t,
+			  const struct tpl *tp, struct diag *d)
+{
+	struct buf path;
+	cJSON *m = NULL;
+	enum err e = io_mkdirs(g->out, d);
+
+	buf_init(&path, 1 << 16);
+	if (!e)
+		e = write_json(g->out, "prompt.json", h->messages, d);
+	if (!e && !(e = buf_printf(&path, "%s/document.txt", g->out)))
+		e = io_write_file(path.data, h->document, h->document_len, d);
+	if (!e && !(m = manifest(g, o, h, t, tp)))
+		e = diag_fail(d, ERR_NOMEM, "out of memory writing the manifest");
+	if (!e)
+		e = write_json(g->out, "manifest.json", m, d);
+	cJSON_Delete(m);
+	buf_release(&path);
+	return e;
+}
+
+static void report(const struct gh_opts *g, const struct haystack *h, double ms,
+		   double load_ms)
+{
+	int i;
+
+	if (g->json) {
+		printf("{\"out\":\"%s\",\"prompt_tokens\":%zu,\"document_tokens\":%zu,"
+		       "\"fit_rounds\":%d,\"ms\":%.1f,\"load_ms\":%.1f}\n",
+		       g->out, h->prompt_tokens, h->document_tokens, h->fit_rounds, ms, load_ms);
+		return;
+	}
+	printf("%s: %zu prompt tokens (document %zu), %.1f ms (tokenizer load %.1f ms)\n",
+	       g->out, h->prompt_tokens, h->document_tokens, ms, load_ms);
+	for (i = 0; i < h->nneedles; i++)
+		printf("  %-12s %s  depth %3d%%  token %zu%s\n", h->needle[i].project,
+		       h->needle[i].code, h->needle[i].depth, h->needle[i].token_offset,
+		       h->needle[i].asked ? "" : "  (not asked)");
+}
+
+static enum err run(const struct gh_opts *g, struct haystack_opts *o,
+		    struct diag *d)
+{
+	struct tok *t = NULL;
+	struct tpl *tp = NULL;
+	struct haystack h = {0};
+	cJSON *kw = NULL;
+	double t0 = io_now_ms(), t1 = t0;
+	enum err e = ERR_OK;
+
+	if (g->kwargs) {
+		kw = cJSON_Parse(g->kwargs);
+		if (!kw || !cJSON_IsObject(kw))
+			e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
+				      g->kwargs);
+	}
+	if (!e)
+		e = tpl_load(g->template_name, &tp, d);
+	if (!e) {
+		e = tok_load(g->tokenizer, &t, d);
+		t1 = io_now_ms();
+	}
+	o->tok = t;
+	o->tpl = tp;
+	o->kwargs = kw;
+	if (!e)
+		e = haystack_build(o, &h, d);
+	if (!e)
+		e = write_out(g, o, &h, t, tp, d);
+	if (!e)
+		report(g, &h, io_now_ms() - t0, t1 - t0);
+	haystack_release(&h);
+	tok_free(t);
+	tpl_free(tp);
+	cJSON_Delete(kw);
+	return e;
+}
+
+/* Checks the options the table cannot, and fills the generator's options. */
+static enum err check(const struct gh_opts *g, struct haystack_opts *o,
+		      struct diag *d)
+{
+	if (!g->tokenizer || !g->template_name || !g->seed || !g->out || !g->tokens)
+		return diag_fail(d, ERR_USAGE, "options '--tokenizer', '--template', '--tokens', "
+				 "'--seed' and '--out' are required");
+	if (g->tokens < 1 || g->tokens > 100000000L)
+		return diag_fail(d, ERR_USAGE, "option '--tokens' wants 1..100000000, got %ld",
+				 g->tokens);
+	if (g->needles < 0 || g->needles > HAYSTACK_MAX_NEEDLES)
+		return diag_fail(d, ERR_USAGE, "option '--needles' wants 1..%d, got %ld",
+				 HAYSTACK_MAX_NEEDLES, g->needles);
+	if (g->distractors < 0 || g->distractors > HAYSTACK_MAX_DISTRACTORS)
+		return diag_fail(d, ERR_USAGE, "option '--distractors' wants 0..%d, got %ld",
+				 HAYSTACK_MAX_DISTRACTORS, g->distractors);
+	if (g->ask < 0 || g->ask > HAYSTACK_MAX_NEEDLES)
+		return diag_fail(d, ERR_USAGE, "option '--ask' wants 1..%d, got %ld",
+				 HAYSTACK_MAX_NEEDLES, g->ask);
+	o->tokens = g->tokens;
+	o->needles = (int)g->needles;
+	o->distractors = (int)g->distractors;
+	o->ask = (int)g->ask;
+	o->filler = g->filler;
+	o->question = g->question;
+	if (g->depths && parse_depths(g->depths, o, d))
+		return d->code;
+	return parse_seed(g->seed, &o->seed, d);
+}
 
 int cmd_gen_haystack(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "error: 'needle gen haystack' is not implemented yet\n");
-	return EXIT_USAGE;
+	struct gh_opts g = {0};
+	struct haystack_opts o = {0};
+	const struct cli_opt opts[] = {
+		{"tokenizer", 't', CLI_STR, "PATH", "tokenizer.json or sentencepiece .model (required)", &g.tokenizer},
+		{"template", 0, CLI_STR, "NAME|PATH", "chat template: deepseek-v3, qwen3, llama3, ... (required)", &g.template_name},
+		{"tokens", 'n', CLI_LONG, "N", "exact tokens of the whole rendered prompt (required)", &g.tokens},
+		{"seed", 's', CLI_STR, "S", "seed, 0..2^64-1 (required); same seed, same bytes", &g.seed},
+		{"out", 'o', CLI_STR, "DIR", "directory for prompt.json, document.txt, manifest.json (required)", &g.out},
+		{"depths", 0, CLI_STR, "LIST", "needle depths in percent of the document (default 10,50,90)", &g.depths},
+		{"needles", 0, CLI_LONG, "K", "number of needles (default: one per depth)", &g.needles},
+		{"filler", 0, CLI_STR, "KIND", "prose, code, zh or mixed (default prose)", &g.filler},
+		{"distractors", 0, CLI_LONG, "D", "near-miss names and codes of unasked projects (default 0)", &g.distractors},
+		{"ask", 0, CLI_LONG, "K", "ask for only K of the needles' projects (default all)", &g.ask},
+		{"question", 0, CLI_STR, "TEXT", "replace the default question", &g.question},
+		{"kwargs", 0, CLI_STR, "JSON", "chat_template_kwargs, e.g. '{\"thinking\":false}'", &g.kwargs},
+		{"json", 0, CLI_FLAG, NULL, "print a one-line JSON summary", &g.json},
+	};
+	const struct cli_cmd cmd = {
+		"gen haystack", "--tokenizer PATH --template NAME --tokens N --seed S --out DIR [OPTIONS]",
+		"Write a needle document: filler text with K project/access-code sentences at\n"
+		"the given token depths, and a question asking for a JSON object of the codes.\n"
+		"The whole rendered prompt (template + document + question) is exactly N\n"
+		"tokens, proved by a final full count. Writes DIR/prompt.json (messages),\n"
+		"DIR/document.txt and DIR/manifest.json (seed, options, hashes, needles with\n"
+		"char and token offsets, expected answer).",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
+	const char *args[64];
+	int nargs = 0, outcome = CLI_RUN;
+	struct buf help;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&help, 1 << 16);
+	if (argc >= 64)
+		diag_fail(&d, ERR_USAGE, "too many arguments");
+	else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d) &&
+		 outcome == CLI_HELP_SHOWN)
+		fputs(help.data, stdout);
+	else if (!d.code)
+		check(&g, &o, &d);
+	buf_release(&help);
+	if (d.code)
+		return cli_report("gen haystack", &d);
+	if (outcome == CLI_HELP_SHOWN)
+		return EXIT_PASS;
+	if (run(&g, &o, &d))
+		return cli_report("gen haystack", &d);
+	return EXIT_PASS;
 }

@@ -9,6 +9,91 @@
  * deepseek-v3, deepseek-v3.1, deepseek-v3.2, qwen3, llama3, chatml.
  *
  * The rendered prompt is tokenized whole, never per message.
+ *
+ * What the renderer sees is what vLLM's chat_utils.py hands the template
+ * (parse_chat_messages), not the raw request:
+ *   - content null or absent becomes ""; an array of parts becomes its text
+ *     parts ("text", "input_text", "output_text", "refusal", "thinking", or a
+ *     bare string) joined with "\n"; an image/audio/video part is refused
+ *     (ERR_UNSUPPORTED: its tokens come from a multimodal processor);
+ *   - assistant "reasoning" (or the deprecated "reasoning_content") is kept;
+ *     an empty tool_calls list is dropped;
+ *   - tool-call arguments are parsed from their JSON string into an object
+ *     (invalid JSON or null gives {}), so templates that print them with
+ *     tojson print Python's json.dumps(ensure_ascii=False): ", " and ": "
+ *     separators, keys in order, non-ASCII raw. Known gap: a float written
+ *     with an integral value (1.0) is printed 1 here, 1.0 by Python.
+ *   - tools are the request's tools after pydantic's model_dump: {"type",
+ *     "function": {"name", "description" (null if absent), "parameters" (null
+ *     if absent), other keys}, other keys}.
+ * Thinking switches in `kwargs` (chat_template_kwargs) must be JSON booleans.
+ *
+ * Descriptor format (every key not listed for the style is an error):
+ *
+ *   "name"        string, required: the template's name.
+ *   "style"       string, required: which renderer reads the markers below.
+ *                 "turns" is the data-driven one (ChatML, Qwen3, Llama 3);
+ *                 "deepseek-v3", "deepseek-v3.1" and "deepseek-v3.2" select C
+ *                 code for the logic a descriptor cannot express (global
+ *                 tool-output state, the V3.2 DSML encoder), with every
+ *                 literal marker still taken from the descriptor.
+ *   "description" string: where the format comes from (free text).
+ *   "bos"         string: emitted once before the first message.
+ *   "eos"         string: ends assistant turns (deepseek styles).
+ *   "generation_prompt" string: appended when add_generation_prompt is set
+ *                 (and the style's own condition holds; see below).
+ *   "thinking"    object: how kwargs switch thinking on or off:
+ *       "kwargs"   array of kwarg names, e.g. ["thinking", "enable_thinking"];
+ *       "combine"  "first" (the first name present decides, as the V3.1
+ *                  Jinja's `thinking` then `enable_thinking`) or "any" (on if
+ *                  any present name is true: vLLM's V3.2 renderer);
+ *       "default"  boolean when no listed kwarg is present;
+ *       "on", "off" strings appended after "generation_prompt" in that mode
+ *                  (Qwen3: off = "<think>\n\n</think>\n\n").
+ *
+ *   style "turns" (every message is PREFIX + content + SUFFIX):
+ *   "turn_prefix", "turn_suffix" strings, required; "{{role}}" is replaced by
+ *                 the message's role.
+ *   "roles"       array of role names rendered; others are skipped, as a
+ *                 template with no branch for them does. Absent: all roles.
+ *   "trim_content" boolean: strip surrounding whitespace from content
+ *                 (Python str.strip, as Jinja's `trim` filter on the server).
+ *   "generation_prompt_always" boolean: emit the generation prompt even
+ *                 without add_generation_prompt (Llama 3's template does).
+ *   "tools"       object: the tools block replacing a leading system turn
+ *                 when the request has tools: "prefix", then the first
+ *                 system message's content + "system_separator" if there is
+ *                 one, "header", "item_prefix" + tojson(tool) per tool,
+ *                 "footer". Absent: tools are ignored (the template has none).
+ *   "tool_calls"  object: assistant tool calls after the content: "lead"
+ *                 before the first call when the content is not empty,
+ *                 "separator" between calls, each call "call" with
+ *                 "{{name}}" and "{{arguments}}" (tojson) replaced. Absent:
+ *                 tool calls are not rendered.
+ *   "tool_results" object: consecutive tool messages share one turn: "open"
+ *                 before the first, "item_prefix" + content + "item_suffix"
+ *                 each, "close" after the last. Absent: ordinary turns.
+ *   "reasoning"   object, Qwen3's rule: an assistant turn's reasoning (its
+ *                 "reasoning" field, else the text between "start_tag" and
+ *                 "end_tag" in its content) is shown as "open" + reasoning +
+ *                 "close" before the content only for turns after the last
+ *                 real user query (a user message not wrapped in
+ *                 "query_skip_open"/"query_skip_close"), and only when it is
+ *                 the last message or has reasoning; the tags are removed
+ *                 from the content everywhere.
+ *
+ *   style "deepseek-v3" (HF tokenizer_config.json of DeepSeek-V3): strings
+ *   "user", "assistant", "system_separator", "tool_outputs_begin",
+ *   "tool_output_begin", "tool_output_end", "tool_outputs_end",
+ *   "tool_output_separator".
+ *   style "deepseek-v3.1" (HF Jinja of DeepSeek-V3.1): strings "user",
+ *   "assistant", "system_separator", "think_open", "think_close",
+ *   "tool_calls_begin", "tool_call_begin", "tool_sep", "tool_call_end",
+ *   "tool_calls_end", "tool_output_begin", "tool_output_end".
+ *   style "deepseek-v3.2" (encoding_dsv32.py as vLLM runs it): strings
+ *   "user", "assistant", "think_open", "think_close", "dsml",
+ *   "developer_prefix". Tools are refused (ERR_UNSUPPORTED): the
+ *   TOOLS_SYSTEM_TEMPLATE text differs between the copies needle could check.
  */
 #ifndef NEEDLE_TPL_H
 #define NEEDLE_TPL_H
@@ -22,7 +107,8 @@ struct tpl;
 
 /* Loads the template called `name_or_path` (an embedded name, else a file).
  * Returns a template the caller frees with tpl_free. ERR_INPUT names the file,
- * the JSON path and the reason for a malformed descriptor. */
+ * the JSON path and the reason for a malformed descriptor; an unknown name
+ * that is not a file either is ERR_USAGE and lists the shipped names. */
 enum err tpl_load(const char *name_or_path, struct tpl **out, struct diag *d);
 /* Accepts NULL. */
 void tpl_free(struct tpl *t);
@@ -31,7 +117,8 @@ void tpl_free(struct tpl *t);
  * borrowed) to `out`, generation prompt included when `add_generation_prompt`.
  * `kwargs` is the request's chat_template_kwargs object (e.g. {"thinking":
  * true}, {"enable_thinking": false}) or NULL; `tools` the request's tools
- * array or NULL. ERR_INPUT for a message the template cannot render. */
+ * array or NULL. ERR_INPUT for a message the template cannot render. On
+ * failure `out` may hold a partial prompt. */
 enum err tpl_render(const struct tpl *t, const cJSON *messages,
 		    const cJSON *tools, const cJSON *kwargs,
 		    int add_generation_prompt, struct buf *out, struct diag *d);
@@ -40,5 +127,9 @@ enum err tpl_render(const struct tpl *t, const cJSON *messages,
  * Borrowed. */
 const char *tpl_name(const struct tpl *t);
 const char *tpl_sha256(const struct tpl *t);
+
+/* Appends Python's json.dumps(v, ensure_ascii=False) of `v` to `out` (the
+ * `tojson` the servers' Jinja uses). See the float caveat above. */
+enum err tpl_pyjson(const cJSON *v, struct buf *out);
 
 #endif
