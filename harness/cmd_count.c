@@ -15,13 +15,30 @@
 #include "cli.h"
 #include "cmd.h"
 #include "io.h"
+#include "mem.h"
 #include "tok.h"
 #include "tpl.h"
 
 struct count_opts {
 	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs;
-	int json, print_prompt;
+	int json, print_prompt, ids, special;
 };
+
+/* Prints the token ids of `text` on one line (--ids). */
+static enum err print_ids(const struct tok *t, const struct count_opts *o,
+			  const char *text, size_t len, struct diag *d)
+{
+	uint32_t *ids = NULL;
+	size_t n = 0, cap = 0, i;
+	enum err e = tok_encode(t, text, len, o->special, &ids, &n, &cap, d);
+
+	for (i = 0; !e && i < n; i++)
+		printf(i ? " %u" : "%u", (unsigned)ids[i]);
+	if (!e)
+		putchar('\n');
+	mem_free(ids);
+	return e;
+}
 
 static const char examples[] =
 	"  needle count --tokenizer tokenizer.json notes.txt\n"
@@ -75,8 +92,8 @@ out:
 }
 
 /* One count per line of a file of JSON strings. */
-static enum err count_jsonl(const struct tok *t, const char *path,
-			    struct diag *d)
+static enum err count_jsonl(const struct tok *t, const struct count_opts *o,
+			    const char *path, struct diag *d)
 {
 	struct buf raw;
 	size_t line = 0, pos = 0;
@@ -95,6 +112,10 @@ static enum err count_jsonl(const struct tok *t, const char *path,
 			e = diag_fail(d, ERR_INPUT,
 				      "cannot read '%s' line %zu: expected one JSON string",
 				      path, line);
+		} else if (o->ids) {
+			e = print_ids(t, o, s->valuestring, strlen(s->valuestring), d);
+			if (e)
+				diag_prefix(d, "%s line %zu", path, line);
 		} else {
 			e = tok_count(t, s->valuestring, strlen(s->valuestring), &n, d);
 			if (e)
@@ -132,7 +153,13 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 		e = tok_load(o->tokenizer, &t, d);
 	t1 = io_now_ms();
 	if (!e && o->jsonl) {
-		e = count_jsonl(t, o->jsonl, d);
+		e = count_jsonl(t, o, o->jsonl, d);
+		goto out;
+	}
+	if (!e && o->ids) {
+		e = print_ids(t, o, text.data, text.len, d);
+		if (e)
+			diag_prefix(d, "%s", o->messages ? o->messages : file);
 		goto out;
 	}
 	if (!e) {
@@ -164,6 +191,8 @@ int cmd_count(int argc, char **argv)
 		{"jsonl", 0, CLI_STR, "FILE", "one JSON string per line in, one count per line out", &o.jsonl},
 		{"json", 0, CLI_FLAG, NULL, "print count, bytes, milliseconds and tokenizer SHA-256 as JSON", &o.json},
 		{"print-prompt", 0, CLI_FLAG, NULL, "print the rendered prompt instead of counting it", &o.print_prompt},
+		{"ids", 0, CLI_FLAG, NULL, "print the token ids (space-separated, one line per text) instead of the count", &o.ids},
+		{"add-special", 0, CLI_FLAG, NULL, "with --ids: apply the post-processor template (BOS/EOS)", &o.special},
 	};
 	const struct cli_cmd cmd = {
 		"count", "--tokenizer PATH [--template NAME --messages FILE | --jsonl FILE | FILE|-]",

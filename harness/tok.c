@@ -1,46 +1,167 @@
-/* Placeholder until the tokenizer lands (tok_hf.c, spm.cc). */
+/* The tokenizer front: picks the implementation from the file, validates
+ * UTF-8 once, and keeps the file's SHA-256. */
 #include "tok.h"
+
+#include <string.h>
+
+#include "buf.h"
+#include "mem.h"
+#include "spm.h"
+#include "tok_hf.h"
+
+struct tok {
+	struct tok_hf *hf;  /* exactly one of hf and spm is set */
+	struct spm *spm;
+	char sha256[IO_SHA256_HEX];
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
 
 enum err tok_load(const char *path, struct tok **out, struct diag *d)
 {
+	struct tok *t = mem_calloc(1, sizeof(*t));
+	struct buf raw;
+	enum err e;
+
 	*out = NULL;
-	return diag_fail(d, ERR_UNSUPPORTED, "cannot load tokenizer '%s': not implemented yet", path);
+	if (!t)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	buf_init(&raw, BUF_MAX_DEFAULT);
+	if (ends_with(path, ".model")) {
+		e = spm_load(path, &t->spm, d);
+		if (!e)
+			e = io_sha256_file(path, t->sha256, d);
+	} else {
+		e = io_read_file(path, &raw, d);
+		if (!e)
+			e = tok_hf_load(path, raw.data, raw.len, &t->hf, d);
+		if (!e)
+			io_sha256_hex(raw.data, raw.len, t->sha256);
+	}
+	buf_release(&raw);
+	if (e) {
+		tok_free(t);
+		return e;
+	}
+	*out = t;
+	return ERR_OK;
 }
 
 void tok_free(struct tok *t)
 {
-	(void)t;
+	if (!t)
+		return;
+	tok_hf_free(t->hf);
+	spm_free(t->spm);
+	mem_free(t);
 }
 
 enum err tok_count(const struct tok *t, const char *text, size_t len,
 		   size_t *count, struct diag *d)
 {
-	(void)t, (void)text, (void)len, (void)count;
-	return diag_fail(d, ERR_UNSUPPORTED, "not implemented yet");
+	uint32_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	enum err e = tok_check_utf8(text, len, d);
+
+	*count = 0;
+	if (e)
+		return e;
+	if (t->hf)
+		return tok_hf_count(t->hf, text, len, count, d);
+	e = spm_encode(t->spm, text, len, &ids, &n, &cap, d);
+	*count = n;
+	mem_free(ids);
+	return e;
 }
 
 enum err tok_encode(const struct tok *t, const char *text, size_t len,
 		    int add_special, uint32_t **ids, size_t *n, size_t *cap,
 		    struct diag *d)
 {
-	(void)t, (void)text, (void)len, (void)add_special, (void)ids, (void)n, (void)cap;
-	return diag_fail(d, ERR_UNSUPPORTED, "not implemented yet");
+	enum err e = tok_check_utf8(text, len, d);
+	int bos;
+
+	if (e)
+		return e;
+	if (t->hf)
+		return tok_hf_encode(t->hf, text, len, add_special, ids, n, cap, d);
+	bos = spm_bos_id(t->spm);
+	if (add_special && bos >= 0) {
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 256;
+			uint32_t *p = mem_realloc(*ids, c * sizeof(*p));
+
+			if (!p)
+				return diag_fail(d, ERR_NOMEM, "out of memory");
+			*ids = p;
+			*cap = c;
+		}
+		(*ids)[(*n)++] = (uint32_t)bos;
+	}
+	return spm_encode(t->spm, text, len, ids, n, cap, d);
 }
 
 const char *tok_sha256(const struct tok *t)
 {
-	(void)t;
-	return "";
+	return t->sha256;
 }
 
 const char *tok_kind(const struct tok *t)
 {
-	(void)t;
-	return "";
+	return t->hf ? "hf-bpe" : "sentencepiece";
 }
 
+/* RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF. */
 enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
 {
-	(void)text, (void)len;
-	return diag_fail(d, ERR_UNSUPPORTED, "not implemented yet");
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n, k;
+		unsigned lo = 0x80, hi = 0xBF;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF)
+			n = 2;
+		else if (c >= 0xE0 && c <= 0xEF)
+			n = 3;
+		else if (c >= 0xF0 && c <= 0xF4)
+			n = 4;
+		else
+			goto bad;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+		else if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+		if (i + n > len)
+			goto bad;
+		if (s[i + 1] < lo || s[i + 1] > hi)
+			goto bad_at_next;
+		for (k = 2; k < n; k++) {
+			if ((s[i + k] & 0xC0) != 0x80) {
+				i += k;
+				goto bad;
+			}
+		}
+		i += n;
+	}
+	return ERR_OK;
+bad_at_next:
+	i++;
+bad:
+	return diag_fail(d, ERR_INPUT, "invalid UTF-8 at byte %zu", i);
 }

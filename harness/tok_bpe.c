@@ -1,0 +1,813 @@
+#include "tok_bpe.h"
+
+#include <string.h>
+
+#include "mem.h"
+
+/* Pre-tokens of at most this many units use the linear scan (cache-friendly,
+ * as tiktoken does below 100 bytes); longer ones the heap (HF's
+ * Word::merge_all), so a 1 MB run of one character stays O(n log n). */
+#define LINEAR_MAX 64
+#define NO_RANK UINT32_MAX
+
+/* ---- hashing ---------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001b3ULL), v;
+
+	while (n >= 8) {
+		memcpy(&v, p, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+		p += 8;
+		n -= 8;
+	}
+	v = 0;
+	memcpy(&v, p, n);
+	return mix64(h ^ v);
+}
+
+/* ---- byte strings -> value (vocab, count cache) ----------------------- */
+
+struct sent {
+	uint32_t off, len; /* key bytes in the arena */
+	uint32_t hash;     /* low 32 bits of the hash */
+	uint32_t val;
+};
+
+struct smap {
+	struct sent *e;
+	size_t n, cap;
+	uint32_t *slot; /* entry index + 1; 0 = empty */
+	size_t nslot;   /* power of two */
+	char *arena;
+	size_t alen, acap;
+};
+
+static void smap_free(struct smap *m)
+{
+	mem_free(m->e);
+	mem_free(m->slot);
+	mem_free(m->arena);
+	memset(m, 0, sizeof(*m));
+}
+
+static enum err smap_rehash(struct smap *m, size_t nslot)
+{
+	uint32_t *s = mem_calloc(nslot, sizeof(*s));
+	size_t i;
+
+	if (!s)
+		return ERR_NOMEM;
+	for (i = 0; i < m->n; i++) {
+		size_t k = m->e[i].hash & (nslot - 1);
+
+		while (s[k])
+			k = (k + 1) & (nslot - 1);
+		s[k] = (uint32_t)(i + 1);
+	}
+	mem_free(m->slot);
+	m->slot = s;
+	m->nslot = nslot;
+	return ERR_OK;
+}
+
+/* Index of the entry for key, or -1; `*slot_out` gets the probe end. */
+static long smap_find(const struct smap *m, const char *k, size_t n,
+		      uint32_t h, size_t *slot_out)
+{
+	size_t i;
+
+	if (!m->nslot)
+		return -1;
+	for (i = h & (m->nslot - 1); m->slot[i]; i = (i + 1) & (m->nslot - 1)) {
+		const struct sent *e = &m->e[m->slot[i] - 1];
+
+		if (e->hash == h && e->len == n && !memcmp(m->arena + e->off, k, n))
+			return (long)(m->slot[i] - 1);
+	}
+	if (slot_out)
+		*slot_out = i;
+	return -1;
+}
+
+static int smap_get(const struct smap *m, const char *k, size_t n, uint32_t *val)
+{
+	long i = smap_find(m, k, n, (uint32_t)hash_bytes(k, n), NULL);
+
+	if (i < 0)
+		return 0;
+	*val = m->e[i].val;
+	return 1;
+}
+
+/* Sets key -> val (overwriting). */
+static enum err smap_put(struct smap *m, const char *k, size_t n, uint32_t val)
+{
+	uint32_t h = (uint32_t)hash_bytes(k, n);
+	size_t slot = 0;
+	long i;
+
+	if ((m->n + 1) * 2 > m->nslot &&
+	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
+		return ERR_NOMEM;
+	i = smap_find(m, k, n, h, &slot);
+	if (i >= 0) {
+		m->e[i].val = val;
+		return ERR_OK;
+	}
+	if (n > UINT32_MAX || m->alen + n > UINT32_MAX)
+		return ERR_LIMIT;
+	if (m->n == m->cap) {
+		size_t c = m->cap ? m->cap * 2 : 1024;
+		struct sent *e = mem_realloc(m->e, c * sizeof(*e));
+
+		if (!e)
+			return ERR_NOMEM;
+		m->e = e;
+		m->cap = c;
+	}
+	if (m->alen + n > m->acap) {
+		size_t c = m->acap ? m->acap * 2 : 65536;
+		char *a;
+
+		while (c < m->alen + n)
+			c *= 2;
+		a = mem_realloc(m->arena, c);
+		if (!a)
+			return ERR_NOMEM;
+		m->arena = a;
+		m->acap = c;
+	}
+	memcpy(m->arena + m->alen, k, n);
+	m->e[m->n] = (struct sent){(uint32_t)m->alen, (uint32_t)n, h, val};
+	m->alen += n;
+	m->slot[slot] = (uint32_t)(++m->n);
+	return ERR_OK;
+}
+
+/* ---- (left id, right id) -> (rank, new id) ---------------------------- */
+
+struct mmap {
+	uint64_t *key; /* left << 32 | right; UINT64_MAX = empty */
+	uint64_t *val; /* rank << 32 | new id */
+	size_t n, nslot;
+};
+
+static enum err mmap_rehash(struct mmap *m, size_t nslot)
+{
+	uint64_t *k = mem_alloc(nslot * sizeof(*k)), *v = mem_alloc(nslot * sizeof(*v));
+	size_t i;
+
+	if (!k || !v) {
+		mem_free(k);
+		mem_free(v);
+		return ERR_NOMEM;
+	}
+	memset(k, 0xFF, nslot * sizeof(*k));
+	for (i = 0; i < m->nslot; i++) {
+		size_t j;
+
+		if (m->key[i] == UINT64_MAX)
+			continue;
+		for (j = mix64(m->key[i]) & (nslot - 1); k[j] != UINT64_MAX; j = (j + 1) & (nslot - 1))
+			;
+		k[j] = m->key[i];
+		v[j] = m->val[i];
+	}
+	mem_free(m->key);
+	mem_free(m->val);
+	m->key = k;
+	m->val = v;
+	m->nslot = nslot;
+	return ERR_OK;
+}
+
+static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
+			   uint32_t *rank, uint32_t *id)
+{
+	uint64_t key = (uint64_t)l << 32 | r;
+	size_t j;
+
+	if (!m->nslot)
+		return 0;
+	for (j = mix64(key) & (m->nslot - 1); m->key[j] != UINT64_MAX; j = (j + 1) & (m->nslot - 1)) {
+		if (m->key[j] == key) {
+			*rank = (uint32_t)(m->val[j] >> 32);
+			*id = (uint32_t)m->val[j];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
+			 uint32_t id)
+{
+	uint64_t key = (uint64_t)l << 32 | r;
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->nslot && mmap_rehash(m, m->nslot ? m->nslot * 2 : 4096))
+		return ERR_NOMEM;
+	for (j = mix64(key) & (m->nslot - 1); m->key[j] != UINT64_MAX; j = (j + 1) & (m->nslot - 1))
+		if (m->key[j] == key)
+			break;
+	if (m->key[j] == UINT64_MAX)
+		m->n++;
+	m->key[j] = key;
+	m->val[j] = (uint64_t)rank << 32 | id;
+	return ERR_OK;
+}
+
+/* ---- the model -------------------------------------------------------- */
+
+struct bpe {
+	struct bpe_opts o;
+	char *unk;             /* owned copy of o.unk */
+	struct smap vocab;     /* unit string (bytes) -> id */
+	int64_t unit[256];     /* byte-level: id of each byte, -1 if none */
+	int64_t fallback[256]; /* id of <0xXX>, -1 if none */
+	int64_t unk_id;        /* -1 if none */
+	struct mmap merges;
+	size_t nmerges;
+	unsigned char *scratch; /* decoding at load */
+	size_t scratch_cap;
+};
+
+static uint16_t cp_to_byte[0x144]; /* GPT-2 table, inverted; 0x100 = none */
+static uint32_t byte_to_cp[256];
+
+static void bytelevel_table(void)
+{
+	static int done;
+	unsigned n = 0, b;
+
+	if (done)
+		return;
+	for (b = 0; b < 0x144; b++)
+		cp_to_byte[b] = 0x100;
+	for (b = 0; b < 256; b++) {
+		int printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
+				b >= 0xAE;
+
+		byte_to_cp[b] = printable ? b : 256 + n++;
+		cp_to_byte[byte_to_cp[b]] = (uint16_t)b;
+	}
+	done = 1;
+}
+
+long bpe_bytelevel_decode(const char *s, size_t n, unsigned char *out)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	bytelevel_table();
+	while (i < n) {
+		uint32_t cp;
+
+		if (u[i] < 0x80) {
+			cp = u[i++];
+		} else if ((u[i] & 0xE0) == 0xC0 && i + 1 < n) {
+			cp = (uint32_t)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
+			i += 2;
+		} else {
+			return -1;
+		}
+		if (cp >= 0x144 || cp_to_byte[cp] == 0x100)
+			return -1;
+		out[o++] = (unsigned char)cp_to_byte[cp];
+	}
+	return (long)o;
+}
+
+enum err bpe_new(int byte_level, struct bpe **out, struct diag *d)
+{
+	struct bpe *b = mem_calloc(1, sizeof(*b));
+	int i;
+
+	*out = NULL;
+	if (!b)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	b->o.byte_level = byte_level;
+	for (i = 0; i < 256; i++)
+		b->unit[i] = b->fallback[i] = -1;
+	b->unk_id = -1;
+	bytelevel_table();
+	*out = b;
+	return ERR_OK;
+}
+
+void bpe_free(struct bpe *b)
+{
+	if (!b)
+		return;
+	smap_free(&b->vocab);
+	mem_free(b->merges.key);
+	mem_free(b->merges.val);
+	mem_free(b->unk);
+	mem_free(b->scratch);
+	mem_free(b);
+}
+
+/* The unit string of `s` in this model: decoded bytes for byte-level models
+ * (NULL if undecodable), else `s` itself. */
+static const char *unit_string(struct bpe *b, const char *s, size_t n, size_t *len)
+{
+	long k;
+
+	if (!b->o.byte_level) {
+		*len = n;
+		return s;
+	}
+	if (n > b->scratch_cap) {
+		unsigned char *p = mem_realloc(b->scratch, n * 2);
+
+		if (!p)
+			return NULL;
+		b->scratch = p;
+		b->scratch_cap = n * 2;
+	}
+	k = bpe_bytelevel_decode(s, n, b->scratch);
+	if (k < 0)
+		return NULL;
+	*len = (size_t)k;
+	return (const char *)b->scratch;
+}
+
+enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
+		       struct diag *d)
+{
+	size_t len;
+	const char *u = unit_string(b, tok, n, &len);
+	enum err e;
+
+	if (!u)
+		return ERR_OK; /* unreachable from bytes */
+	e = smap_put(&b->vocab, u, len, id);
+	if (e)
+		return diag_fail(d, e, "cannot load the vocabulary: %s",
+				 e == ERR_NOMEM ? "out of memory" : "too large");
+	return ERR_OK;
+}
+
+long bpe_token_id(const struct bpe *b, const char *tok, size_t n)
+{
+	uint32_t id;
+	unsigned char tmp[512];
+	long k;
+
+	if (b->o.byte_level) {
+		if (n > sizeof(tmp) / 2)
+			return -1;
+		k = bpe_bytelevel_decode(tok, n, tmp);
+		if (k < 0)
+			return -1;
+		return smap_get(&b->vocab, (const char *)tmp, (size_t)k, &id) ? (long)id : -1;
+	}
+	return smap_get(&b->vocab, tok, n, &id) ? (long)id : -1;
+}
+
+static enum err missing(struct diag *d, size_t rank, const char *s, size_t n)
+{
+	return diag_fail(d, ERR_INPUT, "merge %zu uses '%.*s', which is not in the vocabulary",
+			 rank, (int)(n > 200 ? 200 : n), s);
+}
+
+enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
+		       size_t nr, struct diag *d)
+{
+	size_t rank = b->nmerges++, ul, ur;
+	uint32_t idl, idr, idn = 0;
+	const char *u;
+	char stack[256], *cat = stack;
+	enum err e;
+
+	if (rank >= UINT32_MAX)
+		return diag_fail(d, ERR_LIMIT, "too many merges");
+	u = unit_string(b, l, nl, &ul);
+	if (!u)
+		return ERR_OK; /* cannot occur in a byte-level pre-token */
+	if (!smap_get(&b->vocab, u, ul, &idl))
+		return missing(d, rank, l, nl);
+	u = unit_string(b, r, nr, &ur);
+	if (!u)
+		return ERR_OK;
+	if (!smap_get(&b->vocab, u, ur, &idr))
+		return missing(d, rank, r, nr);
+	if (nl + nr > sizeof(stack) && !(cat = mem_alloc(nl + nr)))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	memcpy(cat, l, nl);
+	memcpy(cat + nl, r, nr);
+	u = unit_string(b, cat, nl + nr, &ul);
+	e = u && smap_get(&b->vocab, u, ul, &idn) ? ERR_OK : missing(d, rank, cat, nl + nr);
+	if (cat != stack)
+		mem_free(cat);
+	if (!e && mmap_put(&b->merges, idl, idr, (uint32_t)rank, idn))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	return e;
+}
+
+enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
+{
+	uint32_t id;
+	int i;
+
+	b->o.byte_fallback = o->byte_fallback;
+	b->o.fuse_unk = o->fuse_unk;
+	b->o.ignore_merges = o->ignore_merges;
+	if (o->unk) {
+		b->unk = mem_strndup(o->unk, o->unk_len);
+		if (!b->unk)
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		b->o.unk = b->unk;
+		b->o.unk_len = o->unk_len;
+	}
+
+	for (i = 0; i < 256; i++) {
+		char name[7] = "<0x00>", c = (char)i;
+		static const char hex[] = "0123456789ABCDEF";
+
+		name[3] = hex[i >> 4];
+		name[4] = hex[i & 15];
+		if (smap_get(&b->vocab, name, 6, &id))
+			b->fallback[i] = id;
+		if (b->o.byte_level && smap_get(&b->vocab, &c, 1, &id))
+			b->unit[i] = id;
+	}
+	if (b->o.unk) {
+		long u = bpe_token_id(b, b->o.unk, b->o.unk_len);
+
+		if (u < 0)
+			return diag_fail(d, ERR_INPUT, "unk_token '%s' is not in the vocabulary",
+					 b->o.unk);
+		b->unk_id = u;
+	}
+	return ERR_OK;
+}
+
+size_t bpe_vocab_size(const struct bpe *b)
+{
+	return b->vocab.n;
+}
+
+size_t bpe_merge_count(const struct bpe *b)
+{
+	return b->nmerges;
+}
+
+/* ---- encoding --------------------------------------------------------- */
+
+struct hent {
+	uint32_t rank, pos, id;
+};
+
+struct bpe_work {
+	uint32_t *ids;         /* symbols */
+	uint32_t *rank, *nid;  /* linear: pair (i, i+1) */
+	int32_t *prev, *next;  /* heap: linked symbols */
+	uint32_t *alive;       /* heap: 0 once merged into its left */
+	size_t cap;
+	struct hent *heap;
+	size_t nheap, heap_cap;
+	size_t nsym;
+	struct smap cache;     /* pre-token bytes -> count */
+};
+
+enum err bpe_work_new(struct bpe_work **out)
+{
+	*out = mem_calloc(1, sizeof(**out));
+	return *out ? ERR_OK : ERR_NOMEM;
+}
+
+void bpe_work_free(struct bpe_work *w)
+{
+	if (!w)
+		return;
+	mem_free(w->ids);
+	mem_free(w->rank);
+	mem_free(w->nid);
+	mem_free(w->prev);
+	mem_free(w->next);
+	mem_free(w->alive);
+	mem_free(w->heap);
+	smap_free(&w->cache);
+	mem_free(w);
+}
+
+static enum err grow(struct bpe_work *w, size_t n)
+{
+	size_t c = w->cap ? w->cap : 256;
+	void *p;
+
+	if (n <= w->cap)
+		return ERR_OK;
+	while (c < n)
+		c *= 2;
+#define GROW(f)                                                   \
+	do {                                                      \
+		p = mem_realloc(w->f, c * sizeof(*w->f));         \
+		if (!p)                                           \
+			return ERR_NOMEM;                         \
+		w->f = p;                                         \
+	} while (0)
+	GROW(ids);
+	GROW(rank);
+	GROW(nid);
+	GROW(prev);
+	GROW(next);
+	GROW(alive);
+#undef GROW
+	w->cap = c;
+	return ERR_OK;
+}
+
+static size_t utf8_len(unsigned char c)
+{
+	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+/* Byte fallback of one unknown unit: the <0xXX> ids of its bytes if all
+ * exist (HF formats the unit string's bytes; for a byte-level unit that is
+ * the UTF-8 of its mapped character). */
+static int push_fallback(const struct bpe *b, struct bpe_work *w,
+			 const unsigned char *s, size_t n)
+{
+	unsigned char mapped[2];
+	size_t i;
+
+	if (b->o.byte_level) {
+		uint32_t cp = byte_to_cp[s[0]];
+
+		n = cp < 0x80 ? 1 : 2;
+		mapped[0] = cp < 0x80 ? (unsigned char)cp : (unsigned char)(0xC0 | cp >> 6);
+		mapped[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		s = mapped;
+	}
+	for (i = 0; i < n; i++)
+		if (b->fallback[s[i]] < 0)
+			return 0;
+	for (i = 0; i < n; i++)
+		w->ids[w->nsym++] = (uint32_t)b->fallback[s[i]];
+	return 1;
+}
+
+/* The initial symbols of a pre-token (HF BPE::merge_word before merging). */
+static void initial_symbols(const struct bpe *b, struct bpe_work *w,
+			    const char *piece, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)piece;
+	int unk_pending = 0;
+	size_t i = 0;
+
+	w->nsym = 0;
+	while (i < n) {
+		size_t len = b->o.byte_level ? 1 : utf8_len(s[i]);
+		int64_t id = -1;
+		uint32_t v;
+
+		if (len > n - i)
+			len = n - i;
+		if (b->o.byte_level)
+			id = b->unit[s[i]];
+		else if (smap_get(&b->vocab, piece + i, len, &v))
+			id = v;
+		if (id >= 0) {
+			if (unk_pending)
+				w->ids[w->nsym++] = (uint32_t)b->unk_id;
+			unk_pending = 0;
+			w->ids[w->nsym++] = (uint32_t)id;
+		} else if (b->o.byte_fallback && push_fallback(b, w, s + i, len)) {
+			/* HF `continue`s here without flushing a pending unk */
+		} else if (b->unk_id >= 0) {
+			if (unk_pending && !b->o.fuse_unk)
+				w->ids[w->nsym++] = (uint32_t)b->unk_id;
+			unk_pending = 1;
+		}
+		i += len;
+	}
+	if (unk_pending)
+		w->ids[w->nsym++] = (uint32_t)b->unk_id;
+}
+
+static void pair_rank(const struct bpe *b, struct bpe_work *w, size_t i)
+{
+	if (!mmap_get(&b->merges, w->ids[i], w->ids[i + 1], &w->rank[i], &w->nid[i]))
+		w->rank[i] = NO_RANK;
+}
+
+/* Repeatedly merges the lowest-rank pair, leftmost on ties. */
+static void merge_linear(const struct bpe *b, struct bpe_work *w)
+{
+	size_t i, n = w->nsym;
+
+	for (i = 0; i + 1 < n; i++)
+		pair_rank(b, w, i);
+	while (n > 1) {
+		size_t best = 0;
+		uint32_t r = NO_RANK;
+
+		for (i = 0; i + 1 < n; i++) {
+			if (w->rank[i] < r) {
+				r = w->rank[i];
+				best = i;
+			}
+		}
+		if (r == NO_RANK)
+			break;
+		w->ids[best] = w->nid[best];
+		memmove(w->ids + best + 1, w->ids + best + 2, (n - best - 2) * sizeof(*w->ids));
+		memmove(w->rank + best + 1, w->rank + best + 2,
+			(n > best + 2 ? n - best - 2 : 0) * sizeof(*w->rank));
+		memmove(w->nid + best + 1, w->nid + best + 2,
+			(n > best + 2 ? n - best - 2 : 0) * sizeof(*w->nid));
+		n--;
+		if (best > 0)
+			pair_rank(b, w, best - 1);
+		if (best + 1 < n)
+			pair_rank(b, w, best);
+	}
+	w->nsym = n;
+}
+
+static int hless(const struct hent *a, const struct hent *c)
+{
+	return a->rank != c->rank ? a->rank < c->rank : a->pos < c->pos;
+}
+
+static enum err heap_push(struct bpe_work *w, struct hent h)
+{
+	size_t i;
+
+	if (w->nheap == w->heap_cap) {
+		size_t c = w->heap_cap ? w->heap_cap * 2 : 1024;
+		struct hent *p = mem_realloc(w->heap, c * sizeof(*p));
+
+		if (!p)
+			return ERR_NOMEM;
+		w->heap = p;
+		w->heap_cap = c;
+	}
+	i = w->nheap++;
+	while (i > 0 && hless(&h, &w->heap[(i - 1) / 2])) {
+		w->heap[i] = w->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	w->heap[i] = h;
+	return ERR_OK;
+}
+
+static struct hent heap_pop(struct bpe_work *w)
+{
+	struct hent top = w->heap[0], last = w->heap[--w->nheap];
+	size_t i = 0, n = w->nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && hless(&w->heap[c + 1], &w->heap[c]))
+			c++;
+		if (!hless(&w->heap[c], &last))
+			break;
+		w->heap[i] = w->heap[c];
+		i = c;
+	}
+	if (n)
+		w->heap[i] = last;
+	return top;
+}
+
+static enum err push_pair(const struct bpe *b, struct bpe_work *w, size_t l, size_t r)
+{
+	uint32_t rank, id;
+
+	if (!mmap_get(&b->merges, w->ids[l], w->ids[r], &rank, &id))
+		return ERR_OK;
+	return heap_push(w, (struct hent){rank, (uint32_t)l, id});
+}
+
+/* HF's Word::merge_all: a heap of (rank, position); stale entries are
+ * skipped by checking that the pair at the position still merges into the
+ * same id. Compacts the surviving symbols into ids[0..nsym). */
+static enum err merge_heap(const struct bpe *b, struct bpe_work *w)
+{
+	size_t i, n = w->nsym, k = 0;
+	enum err e = ERR_OK;
+
+	w->nheap = 0;
+	for (i = 0; i < n; i++) {
+		w->prev[i] = (int32_t)i - 1;
+		w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
+		w->alive[i] = 1;
+	}
+	for (i = 0; !e && i + 1 < n; i++)
+		e = push_pair(b, w, i, i + 1);
+	while (!e && w->nheap) {
+		struct hent t = heap_pop(w);
+		uint32_t rank, id;
+		int32_t nx;
+
+		if (!w->alive[t.pos] || w->next[t.pos] < 0)
+			continue;
+		nx = w->next[t.pos];
+		if (!mmap_get(&b->merges, w->ids[t.pos], w->ids[nx], &rank, &id) || id != t.id)
+			continue;
+		w->ids[t.pos] = t.id;
+		w->alive[nx] = 0;
+		w->next[t.pos] = w->next[nx];
+		if (w->next[nx] >= 0)
+			w->prev[w->next[nx]] = (int32_t)t.pos;
+		if (w->prev[t.pos] >= 0)
+			e = push_pair(b, w, (size_t)w->prev[t.pos], t.pos);
+		if (!e && w->next[t.pos] >= 0)
+			e = push_pair(b, w, t.pos, (size_t)w->next[t.pos]);
+	}
+	for (i = 0; i < n; i++)
+		if (w->alive[i])
+			w->ids[k++] = w->ids[i];
+	w->nsym = k;
+	return e;
+}
+
+/* Runs the model on one pre-token, leaving the result in w->ids[0..nsym). */
+static enum err run_model(const struct bpe *b, struct bpe_work *w,
+			  const char *piece, size_t n)
+{
+	uint32_t id;
+	enum err e;
+
+	if (b->o.ignore_merges && smap_get(&b->vocab, piece, n, &id)) {
+		if ((e = grow(w, 1)))
+			return e;
+		w->ids[0] = id;
+		w->nsym = 1;
+		return ERR_OK;
+	}
+	/* byte fallback can emit 4 ids per unit */
+	if ((e = grow(w, 4 * n + 1)))
+		return e;
+	initial_symbols(b, w, piece, n);
+	if (w->nsym <= LINEAR_MAX) {
+		merge_linear(b, w);
+		return ERR_OK;
+	}
+	return merge_heap(b, w);
+}
+
+enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
+		   size_t n, size_t *count)
+{
+	uint32_t v;
+	enum err e;
+
+	if (n == 1 && b->o.byte_level && b->unit[(unsigned char)piece[0]] >= 0) {
+		*count += 1;
+		return ERR_OK;
+	}
+	if (n <= BPE_CACHE_MAX_KEY && smap_get(&w->cache, piece, n, &v)) {
+		*count += v;
+		return ERR_OK;
+	}
+	if ((e = run_model(b, w, piece, n)))
+		return e;
+	*count += w->nsym;
+	if (n <= BPE_CACHE_MAX_KEY && w->cache.n < BPE_CACHE_MAX_ENTRIES)
+		return smap_put(&w->cache, piece, n, (uint32_t)w->nsym);
+	return ERR_OK;
+}
+
+enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
+		    size_t n, uint32_t **ids, size_t *nids, size_t *cap)
+{
+	enum err e = run_model(b, w, piece, n);
+
+	if (e)
+		return e;
+	if (*nids + w->nsym > *cap) {
+		size_t c = *cap ? *cap : 256;
+		uint32_t *p;
+
+		while (c < *nids + w->nsym)
+			c *= 2;
+		p = mem_realloc(*ids, c * sizeof(*p));
+		if (!p)
+			return ERR_NOMEM;
+		*ids = p;
+		*cap = c;
+	}
+	memcpy(*ids + *nids, w->ids, w->nsym * sizeof(**ids));
+	*nids += w->nsym;
+	return ERR_OK;
+}

@@ -1,0 +1,87 @@
+/*
+ * tok_bpe — the BPE model of Hugging Face `tokenizers` (models/bpe), for
+ * counting and encoding one pre-token at a time.
+ *
+ * Byte-level models (those whose pre-tokenizer ends in ByteLevel) are run on
+ * raw bytes: every vocab and merge string is decoded through the GPT-2
+ * byte<->char table at load time, so the text never has to be mapped. Vocab
+ * strings outside that table can never be produced from bytes and are left
+ * out of the byte vocabulary. Other models run on UTF-8 characters.
+ *
+ * Semantics (TOKENIZERS.md §2.5): merge rank = index in the merges list, the
+ * last duplicate pair wins; lowest rank first, ties leftmost; ignore_merges
+ * emits a whole pre-token found in the vocab; unknown units become byte
+ * fallback tokens <0xXX>, else unk (fused if fuse_unk), else are dropped.
+ *
+ * A loaded struct bpe is read-only; all mutable state (scratch arrays, the
+ * per-pre-token count cache) lives in a struct bpe_work owned by one thread.
+ */
+#ifndef NEEDLE_TOK_BPE_H
+#define NEEDLE_TOK_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Pre-tokens longer than this (in bytes) are not cached. */
+#define BPE_CACHE_MAX_KEY 256
+/* The count cache stops growing at this many entries. */
+#define BPE_CACHE_MAX_ENTRIES (1u << 20)
+
+struct bpe_opts {
+	int byte_level;     /* units are bytes; strings are GPT-2 byte-level */
+	int byte_fallback;  /* unknown units -> <0xXX> tokens when all exist */
+	int fuse_unk;       /* consecutive unknowns make one unk token */
+	int ignore_merges;  /* a pre-token found whole in the vocab is one token */
+	const char *unk;    /* unk_token content, or NULL; borrowed during bpe_finish */
+	size_t unk_len;
+};
+
+struct bpe;
+struct bpe_work;
+
+/* Creates an empty model (byte-level or not); the caller frees it with
+ * bpe_free. */
+enum err bpe_new(int byte_level, struct bpe **out, struct diag *d);
+/* Accepts NULL. */
+void bpe_free(struct bpe *b);
+
+/* Adds vocab entry `tok` (as written in tokenizer.json) with `id`. */
+enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
+		       struct diag *d);
+/* Adds the next merge (rank = number of merges added before). Both parts
+ * and their concatenation must be in the vocab (ERR_INPUT names the missing
+ * one, as HF refuses such a file). */
+enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
+		       size_t nr, struct diag *d);
+/* Call once after the vocab and merges are added: takes the options (all but
+ * byte_level, fixed at bpe_new; `o->unk` is copied) and resolves unk and byte
+ * fallback tokens. */
+enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d);
+
+/* Vocab id of `tok` (byte-level decoded when the model is byte-level), or -1. */
+long bpe_token_id(const struct bpe *b, const char *tok, size_t n);
+size_t bpe_vocab_size(const struct bpe *b);
+size_t bpe_merge_count(const struct bpe *b);
+
+/* Creates scratch state for one thread; the caller frees it with
+ * bpe_work_free. */
+enum err bpe_work_new(struct bpe_work **out);
+/* Accepts NULL. */
+void bpe_work_free(struct bpe_work *w);
+
+/* Adds the number of tokens of pre-token `piece` to `*count`, using and
+ * filling the work's cache. */
+enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
+		   size_t n, size_t *count);
+/* Appends the token ids of pre-token `piece` (grown as in tok_encode). */
+enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
+		    size_t n, uint32_t **ids, size_t *nids, size_t *cap);
+
+/* Decodes a GPT-2 byte-level string into raw bytes (at most `n` bytes are
+ * written to `out`); returns the number of bytes, or -1 if a character is
+ * outside the table. */
+long bpe_bytelevel_decode(const char *s, size_t n, unsigned char *out);
+
+#endif

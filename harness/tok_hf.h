@@ -1,0 +1,47 @@
+/*
+ * tok_hf — a Hugging Face tokenizer.json, counted and encoded exactly as
+ * `tokenizers` 0.23 does (TOKENIZERS.md §2):
+ *
+ *   added tokens (non-normalized, on the raw text, leftmost-longest)
+ *   -> normalizer per remaining segment (NFC, Prepend, Replace, Sequence)
+ *   -> added tokens (normalized, on the normalized segments)
+ *   -> pre-tokenizer per segment (Sequence of Split / Digits, then ByteLevel
+ *      or Metaspace), every regex run on each piece as its own subject
+ *   -> BPE per pre-token (tok_bpe.h)
+ *   -> post-processor template, only when the caller asks for special tokens.
+ *
+ * Regexes are Oniguruma patterns rewritten for PCRE2 (uni_rewrite_pattern) and
+ * run with the JIT. Every component or option outside this list is refused at
+ * load time with its name (ERR_UNSUPPORTED), as are truncation and padding.
+ *
+ * A loaded tokenizer is read-only; each call builds its own scratch state, so
+ * one tokenizer may be shared by threads.
+ */
+#ifndef NEEDLE_TOK_HF_H
+#define NEEDLE_TOK_HF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct tok_hf;
+
+/* Builds a tokenizer from the `len` bytes of tokenizer.json at `json` (read
+ * from `path`, which names it in messages). `json` is borrowed during the
+ * call only. The caller frees the result with tok_hf_free. */
+enum err tok_hf_load(const char *path, const char *json, size_t len,
+		     struct tok_hf **out, struct diag *d);
+/* Accepts NULL. */
+void tok_hf_free(struct tok_hf *h);
+
+/* Number of tokens of valid UTF-8 `text`, no special tokens added. */
+enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,
+		      size_t *count, struct diag *d);
+/* Token ids of valid UTF-8 `text` appended as in tok_encode; with
+ * `add_special` the post-processor's single-sequence template is applied. */
+enum err tok_hf_encode(const struct tok_hf *h, const char *text, size_t len,
+		       int add_special, uint32_t **ids, size_t *n, size_t *cap,
+		       struct diag *d);
+
+#endif
