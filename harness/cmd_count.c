@@ -20,7 +20,7 @@
 #include "tpl.h"
 
 struct count_opts {
-	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs;
+	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs, *tools;
 	int json, print_prompt, ids, special;
 };
 
@@ -54,7 +54,7 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 				struct diag *d)
 {
 	struct buf raw;
-	cJSON *msgs = NULL, *kw = NULL;
+	cJSON *msgs = NULL, *kw = NULL, *tools = NULL;
 	struct tpl *t = NULL;
 	enum err e;
 
@@ -78,15 +78,30 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 			goto out;
 		}
 	}
+	if (o->tools) {
+		buf_reset(&raw);
+		e = io_read_file(o->tools, &raw, d);
+		if (e)
+			goto out;
+		tools = cJSON_ParseWithLength(raw.data, raw.len);
+		if (!tools || !cJSON_IsArray(tools)) {
+			e = diag_fail(d, ERR_INPUT,
+				      "cannot parse tools '%s': expected a JSON array of tools",
+				      o->tools);
+			goto out;
+		}
+	}
 	e = tpl_load(o->template_name, &t, d);
-	if (!e)
-		e = tpl_render(t, msgs, NULL, kw, 1, out, d);
-	if (e)
-		diag_prefix(d, "%s", o->messages);
+	if (!e) {
+		e = tpl_render(t, msgs, tools, kw, 1, out, d);
+		if (e)
+			diag_prefix(d, "%s", o->messages);
+	}
 out:
 	tpl_free(t);
 	cJSON_Delete(msgs);
 	cJSON_Delete(kw);
+	cJSON_Delete(tools);
 	buf_release(&raw);
 	return e;
 }
@@ -188,6 +203,7 @@ int cmd_count(int argc, char **argv)
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for --messages (deepseek-v3, qwen3, ...)", &o.template_name},
 		{"messages", 0, CLI_STR, "FILE", "count the chat prompt rendered from a JSON messages array", &o.messages},
 		{"kwargs", 0, CLI_STR, "JSON", "chat_template_kwargs for --messages, e.g. '{\"thinking\":true}'", &o.kwargs},
+		{"tools", 0, CLI_STR, "FILE", "the request's tools (a JSON array) for --messages", &o.tools},
 		{"jsonl", 0, CLI_STR, "FILE", "one JSON string per line in, one count per line out", &o.jsonl},
 		{"json", 0, CLI_FLAG, NULL, "print count, bytes, milliseconds and tokenizer SHA-256 as JSON", &o.json},
 		{"print-prompt", 0, CLI_FLAG, NULL, "print the rendered prompt instead of counting it", &o.print_prompt},

@@ -40,24 +40,25 @@ static uint64_t hash_bytes(const char *p, size_t n)
 
 /* ---- byte strings -> value (vocab, count cache) ----------------------- */
 
-struct sent {
-	uint32_t off, len; /* key bytes in the arena */
-	uint32_t hash;     /* low 32 bits of the hash */
+/* Open addressing with the hash, length and first 8 key bytes in the slot,
+ * so a lookup of a key of at most 8 bytes (most tokens and pre-tokens)
+ * touches one slot and nothing else. */
+struct sslot {
+	uint64_t head; /* first 8 key bytes, zero-padded */
+	uint32_t hash, len;
+	uint32_t off;  /* key bytes in the arena; UINT32_MAX = empty */
 	uint32_t val;
 };
 
 struct smap {
-	struct sent *e;
-	size_t n, cap;
-	uint32_t *slot; /* entry index + 1; 0 = empty */
-	size_t nslot;   /* power of two */
+	struct sslot *slot;
+	size_t n, nslot; /* nslot: power of two */
 	char *arena;
 	size_t alen, acap;
 };
 
 static void smap_free(struct smap *m)
 {
-	mem_free(m->e);
 	mem_free(m->slot);
 	mem_free(m->arena);
 	memset(m, 0, sizeof(*m));
@@ -65,17 +66,20 @@ static void smap_free(struct smap *m)
 
 static enum err smap_rehash(struct smap *m, size_t nslot)
 {
-	uint32_t *s = mem_calloc(nslot, sizeof(*s));
+	struct sslot *s = mem_alloc(nslot * sizeof(*s));
 	size_t i;
 
 	if (!s)
 		return ERR_NOMEM;
-	for (i = 0; i < m->n; i++) {
-		size_t k = m->e[i].hash & (nslot - 1);
+	memset(s, 0xFF, nslot * sizeof(*s));
+	for (i = 0; i < m->nslot; i++) {
+		size_t k;
 
-		while (s[k])
-			k = (k + 1) & (nslot - 1);
-		s[k] = (uint32_t)(i + 1);
+		if (m->slot[i].off == UINT32_MAX)
+			continue;
+		for (k = m->slot[i].hash & (nslot - 1); s[k].off != UINT32_MAX; k = (k + 1) & (nslot - 1))
+			;
+		s[k] = m->slot[i];
 	}
 	mem_free(m->slot);
 	m->slot = s;
@@ -83,61 +87,69 @@ static enum err smap_rehash(struct smap *m, size_t nslot)
 	return ERR_OK;
 }
 
-/* Index of the entry for key, or -1; `*slot_out` gets the probe end. */
-static long smap_find(const struct smap *m, const char *k, size_t n,
-		      uint32_t h, size_t *slot_out)
+static inline uint64_t head8(const char *k, size_t n)
 {
+	uint64_t h = 0;
+
+	memcpy(&h, k, n < 8 ? n : 8);
+	return h;
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static inline struct sslot *smap_slot(const struct smap *m, const char *k, size_t n,
+				      uint32_t h)
+{
+	uint64_t head = head8(k, n);
 	size_t i;
 
-	if (!m->nslot)
-		return -1;
-	for (i = h & (m->nslot - 1); m->slot[i]; i = (i + 1) & (m->nslot - 1)) {
-		const struct sent *e = &m->e[m->slot[i] - 1];
+	for (i = h & (m->nslot - 1);; i = (i + 1) & (m->nslot - 1)) {
+		struct sslot *s = &m->slot[i];
 
-		if (e->hash == h && e->len == n && !memcmp(m->arena + e->off, k, n))
-			return (long)(m->slot[i] - 1);
+		if (s->off == UINT32_MAX ||
+		    (s->hash == h && s->len == n && s->head == head &&
+		     (n <= 8 || !memcmp(m->arena + s->off + 8, k + 8, n - 8))))
+			return s;
 	}
-	if (slot_out)
-		*slot_out = i;
-	return -1;
+}
+
+static inline int smap_get_h(const struct smap *m, const char *k, size_t n,
+			     uint32_t h, uint32_t *val)
+{
+	const struct sslot *s;
+
+	if (!m->nslot)
+		return 0;
+	s = smap_slot(m, k, n, h);
+	if (s->off == UINT32_MAX)
+		return 0;
+	*val = s->val;
+	return 1;
 }
 
 static int smap_get(const struct smap *m, const char *k, size_t n, uint32_t *val)
 {
-	long i = smap_find(m, k, n, (uint32_t)hash_bytes(k, n), NULL);
-
-	if (i < 0)
-		return 0;
-	*val = m->e[i].val;
-	return 1;
+	return smap_get_h(m, k, n, (uint32_t)hash_bytes(k, n), val);
 }
 
-/* Sets key -> val (overwriting). */
-static enum err smap_put(struct smap *m, const char *k, size_t n, uint32_t val)
+/* Sets key -> val (overwriting); `*off` (may be NULL) gets the key's arena
+ * offset. */
+static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
+			   uint32_t val, uint32_t *off)
 {
-	uint32_t h = (uint32_t)hash_bytes(k, n);
-	size_t slot = 0;
-	long i;
+	struct sslot *s;
 
 	if ((m->n + 1) * 2 > m->nslot &&
 	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
 		return ERR_NOMEM;
-	i = smap_find(m, k, n, h, &slot);
-	if (i >= 0) {
-		m->e[i].val = val;
+	s = smap_slot(m, k, n, h);
+	if (s->off != UINT32_MAX) {
+		s->val = val;
+		if (off)
+			*off = s->off;
 		return ERR_OK;
 	}
-	if (n > UINT32_MAX || m->alen + n > UINT32_MAX)
+	if (n >= UINT32_MAX || m->alen + n >= UINT32_MAX)
 		return ERR_LIMIT;
-	if (m->n == m->cap) {
-		size_t c = m->cap ? m->cap * 2 : 1024;
-		struct sent *e = mem_realloc(m->e, c * sizeof(*e));
-
-		if (!e)
-			return ERR_NOMEM;
-		m->e = e;
-		m->cap = c;
-	}
 	if (m->alen + n > m->acap) {
 		size_t c = m->acap ? m->acap * 2 : 65536;
 		char *a;
@@ -151,11 +163,14 @@ static enum err smap_put(struct smap *m, const char *k, size_t n, uint32_t val)
 		m->acap = c;
 	}
 	memcpy(m->arena + m->alen, k, n);
-	m->e[m->n] = (struct sent){(uint32_t)m->alen, (uint32_t)n, h, val};
+	*s = (struct sslot){head8(k, n), h, (uint32_t)n, (uint32_t)m->alen, val};
+	if (off)
+		*off = (uint32_t)m->alen;
 	m->alen += n;
-	m->slot[slot] = (uint32_t)(++m->n);
+	m->n++;
 	return ERR_OK;
 }
+
 
 /* ---- (left id, right id) -> (rank, new id) ---------------------------- */
 
@@ -241,6 +256,9 @@ struct bpe {
 	int64_t unk_id;        /* -1 if none */
 	struct mmap merges;
 	size_t nmerges;
+	uint32_t *roff, *rlen; /* id -> unit string in vocab.arena; rlen UINT32_MAX = none */
+	size_t nr;             /* entries in roff/rlen */
+	uint32_t last_new;     /* id made by the previous merge, to guess the next */
 	unsigned char *scratch; /* decoding at load */
 	size_t scratch_cap;
 };
@@ -317,6 +335,8 @@ void bpe_free(struct bpe *b)
 	mem_free(b->merges.val);
 	mem_free(b->unk);
 	mem_free(b->scratch);
+	mem_free(b->roff);
+	mem_free(b->rlen);
 	mem_free(b);
 }
 
@@ -354,7 +374,25 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 
 	if (!u)
 		return ERR_OK; /* unreachable from bytes */
-	e = smap_put(&b->vocab, u, len, id);
+	if (id >= b->nr) {
+		size_t c = b->nr ? b->nr : 4096;
+		uint32_t *o, *l;
+
+		while (c <= id)
+			c *= 2;
+		o = mem_realloc(b->roff, c * sizeof(*o));
+		if (o)
+			b->roff = o;
+		l = o ? mem_realloc(b->rlen, c * sizeof(*l)) : NULL;
+		if (!l)
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		b->rlen = l;
+		memset(b->rlen + b->nr, 0xFF, (c - b->nr) * sizeof(*l));
+		b->nr = c;
+	}
+	e = smap_put_h(&b->vocab, u, len, (uint32_t)hash_bytes(u, len), id, &b->roff[id]);
+	if (!e)
+		b->rlen[id] = (uint32_t)len;
 	if (e)
 		return diag_fail(d, e, "cannot load the vocabulary: %s",
 				 e == ERR_NOMEM ? "out of memory" : "too large");
@@ -384,37 +422,60 @@ static enum err missing(struct diag *d, size_t rank, const char *s, size_t n)
 			 rank, (int)(n > 200 ? 200 : n), s);
 }
 
+/* Vocab id of unit string u[0..n): tries `guess` first (merge results are
+ * usually numbered in merge order), then the hash table. */
+static int unit_id(const struct bpe *b, const char *u, size_t n, uint32_t guess,
+		   uint32_t *id)
+{
+	if (guess < b->nr && b->rlen[guess] == n &&
+	    !memcmp(b->vocab.arena + b->roff[guess], u, n)) {
+		*id = guess;
+		return 1;
+	}
+	return smap_get(&b->vocab, u, n, id);
+}
+
 enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
 		       size_t nr, struct diag *d)
 {
-	size_t rank = b->nmerges++, ul, ur;
+	size_t rank = b->nmerges++, ul;
 	uint32_t idl, idr, idn = 0;
 	const char *u;
-	char stack[256], *cat = stack;
-	enum err e;
+	char stack[512], *cat = stack;
+	enum err e = ERR_OK;
 
 	if (rank >= UINT32_MAX)
 		return diag_fail(d, ERR_LIMIT, "too many merges");
-	u = unit_string(b, l, nl, &ul);
-	if (!u)
-		return ERR_OK; /* cannot occur in a byte-level pre-token */
-	if (!smap_get(&b->vocab, u, ul, &idl))
-		return missing(d, rank, l, nl);
-	u = unit_string(b, r, nr, &ur);
-	if (!u)
-		return ERR_OK;
-	if (!smap_get(&b->vocab, u, ur, &idr))
-		return missing(d, rank, r, nr);
 	if (nl + nr > sizeof(stack) && !(cat = mem_alloc(nl + nr)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	memcpy(cat, l, nl);
-	memcpy(cat + nl, r, nr);
-	u = unit_string(b, cat, nl + nr, &ul);
-	e = u && smap_get(&b->vocab, u, ul, &idn) ? ERR_OK : missing(d, rank, cat, nl + nr);
+	/* unit strings of l and r, back to back in cat: cat is then l+r */
+	u = unit_string(b, l, nl, &ul);
+	if (!u)
+		goto out; /* cannot occur in a byte-level pre-token */
+	memcpy(cat, u, ul);
+	if (!unit_id(b, cat, ul, UINT32_MAX, &idl)) {
+		e = missing(d, rank, l, nl);
+		goto out;
+	}
+	u = unit_string(b, r, nr, &nl);
+	if (!u)
+		goto out;
+	memcpy(cat + ul, u, nl);
+	if (!unit_id(b, cat + ul, nl, UINT32_MAX, &idr)) {
+		e = missing(d, rank, r, nr);
+		goto out;
+	}
+	if (!unit_id(b, cat, ul + nl, b->last_new + 1, &idn)) {
+		e = diag_fail(d, ERR_INPUT, "merge %zu makes a token that is not in the vocabulary",
+			      rank);
+		goto out;
+	}
+	b->last_new = idn;
+	if (mmap_put(&b->merges, idl, idr, (uint32_t)rank, idn))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+out:
 	if (cat != stack)
 		mem_free(cat);
-	if (!e && mmap_put(&b->merges, idl, idr, (uint32_t)rank, idn))
-		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	return e;
 }
 
@@ -769,22 +830,29 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count)
 {
-	uint32_t v;
+	uint32_t v, h;
 	enum err e;
 
 	if (n == 1 && b->o.byte_level && b->unit[(unsigned char)piece[0]] >= 0) {
 		*count += 1;
 		return ERR_OK;
 	}
-	if (n <= BPE_CACHE_MAX_KEY && smap_get(&w->cache, piece, n, &v)) {
+	if (n > BPE_CACHE_MAX_KEY) {
+		if ((e = run_model(b, w, piece, n)))
+			return e;
+		*count += w->nsym;
+		return ERR_OK;
+	}
+	h = (uint32_t)hash_bytes(piece, n);
+	if (smap_get_h(&w->cache, piece, n, h, &v)) {
 		*count += v;
 		return ERR_OK;
 	}
 	if ((e = run_model(b, w, piece, n)))
 		return e;
 	*count += w->nsym;
-	if (n <= BPE_CACHE_MAX_KEY && w->cache.n < BPE_CACHE_MAX_ENTRIES)
-		return smap_put(&w->cache, piece, n, (uint32_t)w->nsym);
+	if (w->cache.n < BPE_CACHE_MAX_ENTRIES)
+		return smap_put_h(&w->cache, piece, n, h, (uint32_t)w->nsym, NULL);
 	return ERR_OK;
 }
 

@@ -184,8 +184,10 @@ static enum err regex_items(struct run *r, const pcre2_code *re, const char *s,
 
 	st->n = 0;
 	while (last_end <= n) {
-		int rc = pcre2_match(re, (PCRE2_SPTR)s, n, last_end, PCRE2_NO_UTF_CHECK,
-				     r->md, r->mc);
+		/* pcre2_jit_match skips the option checks of pcre2_match; every
+		 * pattern is JIT-compiled at load (compile() refuses otherwise) */
+		int rc = pcre2_jit_match(re, (PCRE2_SPTR)s, n, last_end, PCRE2_NO_UTF_CHECK,
+					 r->md, r->mc);
 		PCRE2_SIZE *ov;
 
 		if (rc == PCRE2_ERROR_NOMATCH)
@@ -754,8 +756,13 @@ static enum err compile(struct load *l, const char *pat, size_t n, int literal,
 			e = diag_fail(l->d, ERR_UNSUPPORTED,
 				      "cannot load tokenizer '%s': regex '%.200s' does not compile: %s",
 				      l->path, pat, (const char *)msg);
-		} else {
-			pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE);
+		} else if ((code = pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE))) {
+			PCRE2_UCHAR msg[256];
+
+			pcre2_get_error_message(code, msg, sizeof(msg));
+			e = diag_fail(l->d, ERR_UNSUPPORTED,
+				      "cannot load tokenizer '%s': regex '%.200s' cannot be JIT-compiled: %s",
+				      l->path, pat, (const char *)msg);
 		}
 	}
 	buf_release(&b);

@@ -272,9 +272,12 @@ static enum err check_descriptor(struct tpl *t, struct diag *d)
 			? cJSON_GetObjectItemCaseSensitive(t->root, placeholder_rules[i].obj) : t->root;
 		const cJSON *s = o ? cJSON_GetObjectItemCaseSensitive(o, placeholder_rules[i].key) : NULL;
 
-		if (cJSON_IsString(s))
-			e = check_placeholders(t, placeholder_rules[i].key, s->valuestring,
-					       placeholder_rules[i].allowed, d);
+		char path[64];
+
+		snprintf(path, sizeof path, "$.%s%s%s", placeholder_rules[i].obj ? placeholder_rules[i].obj : "",
+			 placeholder_rules[i].obj ? "." : "", placeholder_rules[i].key);
+		if (cJSON_IsString(s) && t->style == STYLE_TURNS)
+			e = check_placeholders(t, path, s->valuestring, placeholder_rules[i].allowed, d);
 	}
 	if (!e)
 		e = (t->name = mem_strndup(cJSON_GetObjectItemCaseSensitive(t->root, "name")->valuestring,

@@ -27,6 +27,13 @@
  *     "function": {"name", "description" (null if absent), "parameters" (null
  *     if absent), other keys}, other keys}.
  * Thinking switches in `kwargs` (chat_template_kwargs) must be JSON booleans.
+ * SGLang differs from vLLM here (serving_chat.py _apply_jinja_template): it
+ * joins text parts with " ", rejects tool-call arguments that are not a JSON
+ * object (400), and, unless continue_final_message, renders a trailing
+ * assistant message as a user message. needle follows vLLM.
+ * Both servers hand the stock DeepSeek V3.1 Jinja parsed (dict) arguments,
+ * which it cannot concatenate (400); needle renders the request's argument
+ * string as the Jinja would with a string (and as llama.cpp does).
  *
  * Descriptor format (every key not listed for the style is an error):
  *

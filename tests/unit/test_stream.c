@@ -1,0 +1,511 @@
+/* Unit tests of the stream assembler and the transport check, over the golden
+ * transcripts in fixtures/sse/ (both server dialects and their failures), each
+ * fed whole, one byte at a time and in random splits. Run from the repository
+ * root (make test does), or set NEEDLE_ROOT. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "err.h"
+#include "io.h"
+#include "stream.h"
+#include "t.h"
+
+struct golden {
+	const char *file;         /* fixtures/sse/NAME */
+	enum stream_api api;
+	long status;              /* HTTP status of the response */
+	int usage_requested;
+	long long fixed_length;   /* -1: any */
+	const char *failures;     /* codes joined by ',' ("" = passes) */
+	const char *content;
+	const char *reasoning;
+	const char *tools;        /* "id|name|arguments;..." or "" */
+	const char *finish;       /* finish_reason */
+	long long prompt, completion; /* usage, -1 when absent */
+};
+
+static const struct golden goldens[] = {
+	{"vllm_reasoning.sse", STREAM_CHAT, 200, 1, -1, "", "{\"answer\": 437}",
+	 "19 * 23 = 19 * 20 + 19 * 3 = 380 + 57 = 437.", "", "stop", 31, 17},
+	{"vllm_legacy.sse", STREAM_CHAT, 200, 1, -1, "", "{\"answer\": 437}",
+	 "Multiply. 437.", "", "stop", 31, 9},
+	{"vllm_both.sse", STREAM_CHAT, 200, 1, -1, "", "{\"answer\": 437}",
+	 "Think hard", "", "stop", 31, 8},
+	{"sglang_finish.sse", STREAM_CHAT, 200, 1, -1, "", "{\"answer\": 437}",
+	 "Compute it.", "", "stop", 31, 9},
+	{"vllm_tools.sse", STREAM_CHAT, 200, 1, -1, "", "", "",
+	 "chatcmpl-tool-3f9c2a|get_weather|{\"city\": \"Paris\"};"
+	 "chatcmpl-tool-88e1b0|get_time|{\"tz\": \"CET\"}", "tool_calls", 120, 40},
+	{"sglang_tools.sse", STREAM_CHAT, 200, 1, -1, "", "", "",
+	 "call_5d2f1c0a9b8e7d6c5b4a3f2e|get_weather|{\"city\": \"Paris\"};"
+	 "call_0a1b2c3d4e5f6a7b8c9d0e1f|get_time|{\"tz\": \"CET\"}", "tool_calls", 120, 40},
+	{"error_nested.sse", STREAM_CHAT, 200, 1, -1, "sse_error_frame", "{\"ans", "",
+	 "", "", -1, -1},
+	{"error_flat.sse", STREAM_CHAT, 200, 1, -1, "sse_error_frame", "", "", "", "",
+	 40000, 0},
+	{"error_string.sse", STREAM_CHAT, 200, 1, -1, "sse_error_frame", "", "", "", "",
+	 -1, -1},
+	{"no_done.sse", STREAM_CHAT, 200, 1, -1, "no_done", "{\"answer\": 437}", "", "",
+	 "stop", 31, 6},
+	{"cut.sse", STREAM_CHAT, 200, 1, -1, "malformed_sse,no_done", "{\"answer\"", "",
+	 "", "", -1, -1},
+	{"empty_200.sse", STREAM_COMPLETIONS, 200, 1, 128, "empty_output", "", "", "",
+	 "length", 1024, 128},
+	{"reasoning_only.sse", STREAM_CHAT, 200, 1, -1, "reasoning_only", "",
+	 "Let me think step by step about 19 times 23", "", "length", 31, 64},
+	{"missing_usage.sse", STREAM_CHAT, 200, 1, -1, "missing_usage", "{\"answer\": 437}",
+	 "", "", "stop", -1, -1},
+	{"missing_usage.sse", STREAM_CHAT, 200, 0, -1, "", "{\"answer\": 437}",
+	 "", "", "stop", -1, -1},
+	{"bad_usage.sse", STREAM_CHAT, 200, 1, -1, "bad_usage", "{\"answer\": 437}", "", "",
+	 "stop", 31, 6},
+	{"keepalive.sse", STREAM_CHAT, 200, 1, -1, "", "{\"answer\": 437}", "", "", "stop",
+	 31, 6},
+	{"utf8.sse", STREAM_CHAT, 200, 1, -1, "",
+	 "\xE7\xAD\x94\xE6\xA1\x88\xE6\x98\xAF 437 \xE2\x9C\x85 \xF0\x9F\x98\x80",
+	 "\xE5\x85\x88\xE7\xAE\x97 19\xC3\x97" "23", "", "stop", 31, 9},
+	{"framing.sse", STREAM_CHAT, 200, 1, -1, "", "{\"answer\": 437}", "", "", "stop",
+	 31, 6},
+	{"completions.sse", STREAM_COMPLETIONS, 200, 1, 5, "",
+	 "The quick brown fox jumps", "", "", "length", 5, 5},
+	{"completions.sse", STREAM_COMPLETIONS, 200, 1, 6, "length_mismatch",
+	 "The quick brown fox jumps", "", "", "length", 5, 5},
+	{"truncated_json.sse", STREAM_CHAT, 200, 1, -1, "malformed_sse",
+	 "{\"answer\": 437}", "", "", "stop", 31, 6},
+	{"http_400.body", STREAM_CHAT, 400, 1, -1, "http_status", "", "", "", "", -1, -1},
+	{"http_401.body", STREAM_CHAT, 401, 1, -1, "http_status", "", "", "", "", -1, -1},
+	{"http_500.body", STREAM_CHAT, 500, 1, -1, "http_status", "", "", "", "", -1, -1},
+};
+
+static unsigned long rng_state = 42;
+
+static size_t rng(size_t n)
+{
+	rng_state = rng_state * 6364136223846793005UL + 1442695040888963407UL;
+	return (size_t)((rng_state >> 33) % n);
+}
+
+static int load(const char *name, struct buf *out)
+{
+	const char *root = getenv("NEEDLE_ROOT");
+	struct buf path;
+	struct diag d;
+	int e;
+
+	buf_init(&path, 4096);
+	diag_init(&d);
+	buf_printf(&path, "%s%sfixtures/sse/%s", root ? root : "", root ? "/" : "", name);
+	e = io_read_file(path.data, out, &d);
+	if (e)
+		fprintf(stderr, "%s\n", d.msg);
+	buf_release(&path);
+	return e;
+}
+
+/* Feeds `in` in pieces (0 whole, 1 byte by byte, -1 random), one ms apart. */
+static void assemble(struct stream *s, enum stream_api api, const struct buf *in,
+		     int step)
+{
+	struct diag d;
+	size_t i = 0, k;
+	double now = 1000;
+
+	diag_init(&d);
+	stream_init(s, api, now);
+	while (i < in->len) {
+		k = step == 0 ? in->len - i : step > 0 ? (size_t)step : 1 + rng(13);
+		if (k > in->len - i)
+			k = in->len - i;
+		CHECK_EQ_LONG(stream_feed(s, in->data + i, k, now += 1, &d), ERR_OK);
+		i += k;
+	}
+	stream_end(s, now + 1);
+}
+
+static void codes(const struct stream_checks *c, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		buf_printf(out, "%s%s", i ? "," : "", stream_fail_name(c->f[i].code));
+}
+
+static void tools(const struct stream *s, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntools; i++)
+		buf_printf(out, "%s%s|%s|%s", i ? ";" : "", s->tools[i].id.data,
+			   s->tools[i].name.data, s->tools[i].arguments.data);
+}
+
+static void check_golden(const struct golden *g, const struct buf *in, int step)
+{
+	struct stream_transport tr = {g->status, HTTP_FAIL_NONE, NULL};
+	struct stream_expect x = {g->usage_requested, g->fixed_length};
+	struct stream_checks c;
+	struct stream s;
+	struct buf got;
+	size_t i;
+
+	buf_init(&got, 1 << 16);
+	assemble(&s, g->api, in, step);
+	stream_check(&s, &tr, &x, &c);
+	codes(&c, &got);
+	if (strcmp(got.data, g->failures))
+		fprintf(stderr, "%s (step %d):\n", g->file, step);
+	CHECK_STR(got.data, g->failures);
+	for (i = 0; i < c.n; i++)
+		CHECK(c.f[i].msg[0] != '\0');
+	if (g->status == 200) {
+		CHECK_STR(s.content.data, g->content);
+		CHECK_STR(s.reasoning.data, g->reasoning);
+		CHECK_STR(s.finish_reason.data, g->finish);
+		CHECK_EQ_LONG(s.usage.prompt_tokens, g->prompt);
+		CHECK_EQ_LONG(s.usage.completion_tokens, g->completion);
+		buf_reset(&got);
+		tools(&s, &got);
+		CHECK_STR(got.data, g->tools);
+	}
+	buf_release(&got);
+	stream_release(&s);
+}
+
+static void test_goldens(void)
+{
+	size_t i;
+	int trial;
+	struct buf in;
+
+	for (i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++) {
+		buf_init(&in, 1 << 20);
+		CHECK(load(goldens[i].file, &in) == ERR_OK);
+		check_golden(&goldens[i], &in, 0);
+		check_golden(&goldens[i], &in, 1);
+		for (trial = 0; trial < 10; trial++)
+			check_golden(&goldens[i], &in, -1);
+		buf_release(&in);
+	}
+}
+
+/* The messages say what happened, taken from the frame or the body. */
+static void check_message(const char *file, long status, enum stream_fail code,
+			  const char *want)
+{
+	struct stream_transport tr = {status, HTTP_FAIL_NONE, NULL};
+	struct stream_checks c;
+	struct stream s;
+	struct buf in;
+	size_t i;
+	int found = 0;
+
+	buf_init(&in, 1 << 20);
+	CHECK(load(file, &in) == ERR_OK);
+	assemble(&s, STREAM_CHAT, &in, 0);
+	stream_check(&s, &tr, NULL, &c);
+	for (i = 0; i < c.n; i++)
+		if (c.f[i].code == code) {
+			found = 1;
+			if (!strstr(c.f[i].msg, want))
+				fprintf(stderr, "%s: message '%s' lacks '%s'\n", file,
+					c.f[i].msg, want);
+			CHECK(strstr(c.f[i].msg, want) != NULL);
+		}
+	CHECK(found);
+	stream_release(&s);
+	buf_release(&in);
+}
+
+static void test_messages(void)
+{
+	check_message("error_nested.sse", 200, STREAM_F_SSE_ERROR_FRAME,
+		      "generation failed: engine core died (type InternalServerError, code 500)");
+	check_message("error_flat.sse", 200, STREAM_F_SSE_ERROR_FRAME,
+		      "longer than the model's context length (32768 tokens)");
+	check_message("error_string.sse", 200, STREAM_F_SSE_ERROR_FRAME, "Unauthorized");
+	check_message("http_400.body", 400, STREAM_F_HTTP_STATUS,
+		      "HTTP 400: This model's maximum context length is 32768 tokens.");
+	check_message("http_400_flat.body", 400, STREAM_F_HTTP_STATUS,
+		      "HTTP 400: Messages cannot be empty.");
+	check_message("http_401.body", 401, STREAM_F_HTTP_STATUS, "HTTP 401: Unauthorized");
+	check_message("http_500.body", 500, STREAM_F_HTTP_STATUS,
+		      "HTTP 500: 500 Internal Server Error");
+	check_message("http_502_notitle.body", 502, STREAM_F_HTTP_STATUS,
+		      "HTTP 502: Bad Gateway upstream vllm closed the connection");
+	check_message("bad_usage.sse", 200, STREAM_F_BAD_USAGE,
+		      "usage.total_tokens 40 != prompt_tokens 31 + completion_tokens 6");
+	check_message("truncated_json.sse", 200, STREAM_F_MALFORMED_SSE,
+		      "event at byte 206 is not a JSON object");
+	check_message("cut.sse", 200, STREAM_F_MALFORMED_SSE, "ended inside an event");
+}
+
+static void test_body_message(void)
+{
+	char out[40];
+
+	stream_body_message("", 0, out, sizeof(out));
+	CHECK_STR(out, "empty body");
+	stream_body_message(" \r\n", 3, out, sizeof(out));
+	CHECK_STR(out, "empty body");
+	stream_body_message("{\"detail\":\"Not Found\"}", 22, out, sizeof(out));
+	CHECK_STR(out, "Not Found");
+	stream_body_message("plain\n\ntext  here", 17, out, sizeof(out));
+	CHECK_STR(out, "plain text here");
+	/* long text is cut with "..." on a character boundary */
+	stream_body_message("\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD"
+			    "\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD"
+			    "\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD", 39, out, 16);
+	CHECK_STR(out, "\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD\xE4\xB8\xAD...");
+	stream_body_message("abcdefghijklmno", 15, out, 16); /* fits exactly */
+	CHECK_STR(out, "abcdefghijklmno");
+	stream_body_message("abcdefghijklmnop", 16, out, 16);
+	CHECK_STR(out, "abcdefghijkl...");
+	/* a JSON body that is not an error shape is quoted as text */
+	stream_body_message("{\"a\":1}", 7, out, sizeof(out));
+	CHECK_STR(out, "{\"a\":1}");
+}
+
+/* Transport outcomes: each is the only code, except a timeout keeps framing
+ * facts; a 200 that is not SSE at all is malformed. */
+static void test_transport(void)
+{
+	struct stream_transport conn = {0, HTTP_FAIL_CONNECT,
+					"cannot connect to '127.0.0.1:9': connection refused"};
+	struct stream_transport tmo = {200, HTTP_FAIL_TIMEOUT, "no bytes for 2 s (idle timeout)"};
+	struct stream_transport none = {0, HTTP_FAIL_OTHER, "empty reply from server"};
+	struct stream_transport ok = {200, HTTP_FAIL_NONE, NULL};
+	struct stream_expect x = {1, -1};
+	struct stream_checks c;
+	struct stream s;
+	struct buf got;
+	struct diag d;
+	const char *body;
+	const char *json = "{\"id\":\"x\",\"choices\":[{\"message\":{\"content\":\"hi\"}}]}";
+
+	buf_init(&got, 4096);
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_end(&s, 5);
+	stream_check(&s, &conn, &x, &c);
+	codes(&c, &got);
+	CHECK_STR(got.data, "connect");
+	CHECK_STR(c.f[0].msg, conn.msg);
+	buf_reset(&got);
+	stream_check(&s, &none, &x, &c);
+	codes(&c, &got);
+	CHECK_STR(got.data, "http_status");
+	CHECK(strstr(c.f[0].msg, "empty reply") != NULL);
+	buf_reset(&got);
+	stream_check(&s, &ok, &x, &c); /* an empty 200 body */
+	codes(&c, &got);
+	CHECK_STR(got.data, "no_done,empty_output");
+	stream_release(&s);
+
+	stream_init(&s, STREAM_CHAT, 0);
+	body = "data: {\"error\":\"x\"}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+	stream_feed(&s, body, strlen(body), 1, &d);
+	stream_end(&s, 2);
+	buf_reset(&got);
+	stream_check(&s, &tmo, &x, &c);
+	codes(&c, &got);
+	CHECK_STR(got.data, "timeout,sse_error_frame");
+	CHECK_STR(c.f[0].msg, tmo.msg);
+	stream_release(&s);
+
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_feed(&s, json, strlen(json), 1, &d);
+	stream_end(&s, 2);
+	buf_reset(&got);
+	stream_check(&s, &ok, &x, &c);
+	codes(&c, &got);
+	CHECK_STR(got.data, "malformed_sse,no_done,empty_output");
+	stream_release(&s);
+	buf_release(&got);
+}
+
+/* Timings follow arrival stamps: role-only and empty chunks are no tokens. */
+static void test_timing(void)
+{
+	static const char *const ev[] = {
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+		": keep-alive\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":null,\"content\":\"\"}}]}\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"hm\"}}]}\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"4\"}}]}\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"37\"}}]}\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5,\"total_tokens\":8}}\n\n",
+		"data: [DONE]\n\n",
+	};
+	static const double at[] = {120, 150, 200, 260, 300, 340, 400, 410, 415};
+	struct stream_timing t;
+	struct stream s;
+	struct diag d;
+	const char *body;
+	size_t i;
+
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 100);
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		CHECK_EQ_LONG(stream_feed(&s, ev[i], strlen(ev[i]), at[i], &d), ERR_OK);
+	stream_end(&s, 420);
+	stream_timing(&s, &t);
+	CHECK(t.first_byte_ms == 20);
+	CHECK(t.ttft_ms == 160);  /* the reasoning chunk at 260 */
+	CHECK(t.ttfc_ms == 200);  /* the first content at 300 */
+	CHECK(t.e2e_ms == 320);
+	CHECK(t.tpot_ms == (340.0 - 260.0) / 4); /* 5 completion tokens */
+	stream_release(&s);
+
+	/* nothing arrived: everything but e2e is undefined */
+	stream_init(&s, STREAM_CHAT, 100);
+	stream_end(&s, 150);
+	stream_timing(&s, &t);
+	CHECK(t.first_byte_ms == -1 && t.ttft_ms == -1 && t.ttfc_ms == -1);
+	CHECK(t.tpot_ms == -1 && t.e2e_ms == 50);
+	stream_release(&s);
+
+	/* a tool call counts as content for ttfc */
+	stream_init(&s, STREAM_CHAT, 0);
+	body = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\","
+	       "\"function\":{\"name\":\"f\"}}]}}]}\n\n";
+	stream_feed(&s, body, strlen(body), 7, &d);
+	stream_end(&s, 9);
+	stream_timing(&s, &t);
+	CHECK(t.ttft_ms == 7 && t.ttfc_ms == 7);
+	CHECK_EQ_LONG(s.ntools, 1);
+	stream_release(&s);
+	stream_release(NULL);
+}
+
+/* Continuous usage: the last one wins; odd counts are bad usage. */
+static void test_usage_shapes(void)
+{
+	static const struct {
+		const char *usage;
+		const char *why; /* substring of the reason, "" = valid */
+	} cases[] = {
+		{"{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}", ""},
+		{"{\"prompt_tokens\":3,\"completion_tokens\":2.5,\"total_tokens\":5.5}",
+		 "completion_tokens is not an integer"},
+		{"{\"prompt_tokens\":-3,\"completion_tokens\":8,\"total_tokens\":5}",
+		 "prompt_tokens is negative"},
+		{"{\"prompt_tokens\":\"3\",\"completion_tokens\":2,\"total_tokens\":5}",
+		 "prompt_tokens is not a number"},
+		{"{\"prompt_tokens\":3,\"completion_tokens\":2}", "total_tokens is missing"},
+		{"[]", "usage is not an object"},
+	};
+	struct stream_expect x = {1, -1};
+	struct stream_checks c;
+	struct stream s;
+	struct buf in;
+	struct diag d;
+	size_t i;
+
+	diag_init(&d);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf_init(&in, 4096);
+		buf_printf(&in,
+			   "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"usage\":"
+			   "{\"prompt_tokens\":3,\"completion_tokens\":0,\"total_tokens\":3}}\n\n"
+			   "data: {\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n",
+			   cases[i].usage);
+		stream_init(&s, STREAM_CHAT, 0);
+		stream_feed(&s, in.data, in.len, 1, &d);
+		stream_end(&s, 2);
+		stream_check(&s, NULL, &x, &c);
+		if (!cases[i].why[0]) {
+			CHECK_EQ_LONG(c.n, 0);
+			CHECK(s.usage.valid);
+			CHECK_EQ_LONG(s.usage.completion_tokens, 2);
+		} else {
+			CHECK_EQ_LONG(c.n, 1);
+			CHECK(c.f[0].code == STREAM_F_BAD_USAGE);
+			CHECK(strstr(c.f[0].msg, cases[i].why) != NULL);
+		}
+		stream_release(&s);
+		buf_release(&in);
+	}
+}
+
+/* Only choice 0 is assembled; other indices are counted. */
+static void test_other_choices(void)
+{
+	const char *in =
+		"data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"B\"}},"
+		"{\"index\":0,\"delta\":{\"content\":\"A\"}}]}\n\ndata: [DONE]\n\n";
+	struct stream s;
+	struct diag d;
+
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_feed(&s, in, strlen(in), 1, &d);
+	stream_end(&s, 2);
+	CHECK_STR(s.content.data, "A");
+	CHECK_EQ_LONG(s.other_choices, 1);
+	CHECK(s.done);
+	stream_release(&s);
+}
+
+/* A summary of everything assembled, to compare runs. */
+static void summary(const struct stream *s, struct buf *out)
+{
+	struct stream_checks c;
+
+	stream_check(s, NULL, NULL, &c);
+	buf_printf(out, "%s|%s|%s|%lld|%d|", s->content.data, s->reasoning.data,
+		   s->finish_reason.data, s->usage.total_tokens, s->done);
+	tools(s, out);
+	buf_puts(out, "|");
+	codes(&c, out);
+}
+
+/* Damaged transcripts (bytes dropped, changed or cut) never crash, and give
+ * the same result in any split. */
+static void test_damaged(void)
+{
+	static const char *const files[] = {"vllm_tools.sse", "sglang_finish.sse",
+					    "utf8.sse", "framing.sse"};
+	static const char noise[] = "\r\n:{}\"\\[]0a\x80\xE4";
+	struct buf in, whole, split;
+	struct stream s;
+	size_t f, pos, cut;
+	int iter;
+
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		for (iter = 0; iter < 60; iter++) {
+			buf_init(&in, 1 << 20);
+			buf_init(&whole, 1 << 20);
+			buf_init(&split, 1 << 20);
+			CHECK(load(files[f], &in) == ERR_OK);
+			pos = rng(in.len);
+			in.data[pos] = noise[rng(sizeof(noise) - 1)];
+			cut = in.len - rng(in.len / 4 + 1);
+			buf_truncate(&in, cut);
+			assemble(&s, STREAM_CHAT, &in, 0);
+			summary(&s, &whole);
+			stream_release(&s);
+			assemble(&s, STREAM_CHAT, &in, -1);
+			summary(&s, &split);
+			stream_release(&s);
+			CHECK_STR(split.data, whole.data);
+			buf_release(&in);
+			buf_release(&whole);
+			buf_release(&split);
+		}
+	}
+}
+
+int main(void)
+{
+	T_RUN(test_goldens);
+	T_RUN(test_messages);
+	T_RUN(test_body_message);
+	T_RUN(test_transport);
+	T_RUN(test_timing);
+	T_RUN(test_usage_shapes);
+	T_RUN(test_other_choices);
+	T_RUN(test_damaged);
+	return T_DONE();
+}

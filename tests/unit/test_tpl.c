@@ -1,0 +1,174 @@
+/*
+ * test_tpl — the template module without the CLI: Python-compatible tojson,
+ * Python str.strip() semantics for Llama 3's `trim` (which @huggingface/jinja,
+ * using JavaScript's trim, cannot check), every shipped descriptor loading and
+ * rendering every case of the tests/tpl JSON files (under ASan in `make test`), and the
+ * load errors. Run from the repository root.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "buf.h"
+#include "io.h"
+#include "mem.h"
+#include "tpl.h"
+#include "t.h"
+
+static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1",
+				      "deepseek-v3.2", "llama3", "qwen3"};
+
+/* Expected strings are what CPython 3's json.dumps(x, ensure_ascii=False)
+ * prints for the same JSON input. */
+static void test_pyjson(void)
+{
+	static const char *const cases[][2] = {
+		{"2.5", "2.5"},
+		{"1e16", "1e+16"},
+		{"1e-5", "1e-05"},
+		{"0.0001", "0.0001"},
+		{"123456789.123", "123456789.123"},
+		{"1.5e300", "1.5e+300"},
+		{"-0.5", "-0.5"},
+		{"0.1", "0.1"},
+		{"0.3333333333333333", "0.3333333333333333"},
+		{"5e-324", "5e-324"},
+		{"1.7976931348623157e308", "1.7976931348623157e+308"},
+		{"9007199254740992.0", "9007199254740992.0"},
+		{"1000000000000000.5", "1000000000000000.5"},
+		{"-1e-7", "-1e-07"},
+		{"42", "42"},
+		{"-17", "-17"},
+		{"{\"a\":[1,\"x\\u0001\\\"\\\\\\n\",null,true],\"\xc3\xa9\":{}}",
+		 "{\"a\": [1, \"x\\u0001\\\"\\\\\\n\", null, true], \"\xc3\xa9\": {}}"},
+		{"[]", "[]"},
+		{"\"\\u00e9\\/\\t\"", "\"\xc3\xa9/\\t\""},
+	};
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, 1 << 16);
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cJSON *v = cJSON_Parse(cases[i][0]);
+
+		buf_reset(&b);
+		CHECK(v != NULL);
+		CHECK(tpl_pyjson(v, &b) == ERR_OK);
+		CHECK_STR(b.data, cases[i][1]);
+		cJSON_Delete(v);
+	}
+	buf_release(&b);
+}
+
+static char *render(const char *tpl_name, const char *messages_json, struct diag *d)
+{
+	struct tpl *t = NULL;
+	cJSON *m = cJSON_Parse(messages_json);
+	struct buf b;
+	char *s = NULL;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	if (tpl_load(tpl_name, &t, d) == ERR_OK && tpl_render(t, m, NULL, NULL, 1, &b, d) == ERR_OK)
+		s = buf_take(&b, NULL);
+	buf_release(&b);
+	tpl_free(t);
+	cJSON_Delete(m);
+	return s;
+}
+
+/* Jinja's trim on the server is Python's str.strip(): U+0085 and U+001C..1F
+ * are whitespace there, U+FEFF is not. */
+static void test_llama3_trim_is_python(void)
+{
+	struct diag d;
+	char *s;
+
+	diag_init(&d);
+	s = render("llama3", "[{\"role\":\"user\",\"content\":\"\\u0085\\u001c \\u3000hi there\\u2029\\u000b\"}]", &d);
+	CHECK_STR(s, "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi there<|eot_id|>"
+		     "<|start_header_id|>assistant<|end_header_id|>\n\n");
+	mem_free(s);
+	s = render("llama3", "[{\"role\":\"user\",\"content\":\"\\ufeffhi\\ufeff\"}]", &d);
+	CHECK_STR(s, "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n\xef\xbb\xbfhi\xef\xbb\xbf<|eot_id|>"
+		     "<|start_header_id|>assistant<|end_header_id|>\n\n");
+	mem_free(s);
+	s = render("llama3", "[{\"role\":\"user\",\"content\":\" \\n\\t \"}]", &d);
+	CHECK_STR(s, "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n<|eot_id|>"
+		     "<|start_header_id|>assistant<|end_header_id|>\n\n");
+	mem_free(s);
+	CHECK(d.code == ERR_OK);
+}
+
+/* Renders every case of one test file with every shipped template; each
+ * either renders or fails with an input/unsupported error and a message. */
+static void render_all(const char *path, const char *array_key)
+{
+	struct buf raw, out;
+	struct diag d;
+	cJSON *root, *cases, *c;
+	size_t i, rendered = 0;
+
+	diag_init(&d);
+	buf_init(&raw, BUF_MAX_DEFAULT);
+	buf_init(&out, BUF_MAX_DEFAULT);
+	CHECK(io_read_file(path, &raw, &d) == ERR_OK);
+	root = cJSON_Parse(raw.data);
+	cases = array_key ? cJSON_GetObjectItem(root, array_key) : root;
+	CHECK(cJSON_IsArray(cases));
+	for (i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+		struct tpl *t = NULL;
+
+		diag_init(&d);
+		CHECK(tpl_load(shipped[i], &t, &d) == ERR_OK);
+		if (!t)
+			continue;
+		CHECK_STR(tpl_name(t), shipped[i]);
+		CHECK(strlen(tpl_sha256(t)) == 64);
+		cJSON_ArrayForEach(c, cases) {
+			enum err e;
+
+			diag_init(&d);
+			buf_reset(&out);
+			e = tpl_render(t, cJSON_GetObjectItem(c, "messages"), cJSON_GetObjectItem(c, "tools"),
+				       cJSON_GetObjectItem(c, "kwargs"), 1, &out, &d);
+			CHECK(e == ERR_OK || e == ERR_INPUT || e == ERR_UNSUPPORTED);
+			CHECK(e == ERR_OK ? out.len > 0 : d.msg[0] != 0);
+			rendered += e == ERR_OK;
+		}
+		tpl_free(t);
+	}
+	CHECK(rendered > 0);
+	cJSON_Delete(root);
+	buf_release(&raw);
+	buf_release(&out);
+}
+
+static void test_render_every_case(void)
+{
+	render_all("tests/tpl/cases.json", NULL);
+	render_all("tests/tpl/deepseek.json", "render");
+	render_all("tests/tpl/deepseek.json", "errors");
+}
+
+static void test_load_errors(void)
+{
+	struct tpl *t = (struct tpl *)1;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK_EQ_LONG(tpl_load("no-such", &t, &d), ERR_USAGE);
+	CHECK(t == NULL);
+	CHECK(strstr(d.msg, "'no-such'") && strstr(d.msg, "qwen3"));
+	diag_init(&d);
+	CHECK_EQ_LONG(tpl_load("/nonexistent/x.json", &t, &d), ERR_IO);
+	CHECK(strstr(d.msg, "/nonexistent/x.json") != NULL);
+	tpl_free(NULL);
+}
+
+int main(void)
+{
+	T_RUN(test_pyjson);
+	T_RUN(test_llama3_trim_is_python);
+	T_RUN(test_render_every_case);
+	T_RUN(test_load_errors);
+	return T_DONE();
+}
