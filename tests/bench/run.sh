@@ -10,7 +10,7 @@ build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
-SECTIONS="count_deepseek"
+SECTIONS="count_deepseek cost"
 
 # Median of numbers given one per line.
 median() {
@@ -57,6 +57,13 @@ section_count_deepseek() {
 		echo "COUNT MISMATCH: needle $count, HF $hf_count"
 		return 1
 	fi
+}
+
+# needle run on one 1,040,000-token recall request against the reference server:
+# peak RSS and CPU share of the wall time (tests/bench/bench_cost.sh).
+section_cost() {
+	echo "== cost: one 1,040,000-token request (needle run vs the reference server)"
+	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/bench_cost.sh" "$build"
 }
 
 for s in $SECTIONS; do

@@ -393,7 +393,7 @@ function think(text, lastUser, behaviour, wantsReasoning) {
 		if (content !== null) topic = 'an arithmetic question';
 	}
 	if (content === null) {
-		const short = lastUser.replace(/\s+/g, ' ').trim().slice(0, 80);
+		const short = lastUser.slice(0, 400).replace(/\s+/g, ' ').trim().slice(0, 80);
 		content = short ? `You said: ${short}` : 'Hello.';
 	}
 	if (behaviour.fenced) content = '```json\n' + content + '\n```';
@@ -873,7 +873,7 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	const addSpecial = kind === 'chat' ? !!req.add_special_tokens : req.add_special_tokens !== false;
 	const promptTokens = await countTokens(model, prompt, addSpecial);
 	logRec.prompt_tokens = promptTokens;
-	logRec.prompt_chars = prompt.length;
+	logRec.prompt_bytes = Buffer.byteLength(prompt, "utf8");
 	logRec.prompt_sha256 = crypto.createHash('sha256').update(prompt).digest('hex');
 	const maxGiven = (req.max_completion_tokens ?? req.max_tokens) !== undefined && (req.max_completion_tokens ?? req.max_tokens) !== null;
 	const M = maxGiven ? Number(req.max_completion_tokens ?? req.max_tokens) : (kind === 'chat' ? 0 : 16);
