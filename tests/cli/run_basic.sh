@@ -5,7 +5,8 @@
 set -eu
 tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+kpid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$kpid" ] && kill "$kpid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 node "$TESTS/refserver/server.js" --port 0 > "$tmp/srv.out" 2> "$tmp/srv.err" &
@@ -113,4 +114,23 @@ st=0
 OPENAI_BASE_URL="$url/v1" "$NEEDLE" run "$tmp/suite.json" --out "$tmp/env" 2> "$tmp/env.err" || st=$?
 [ "$st" = 2 ] || fail "many served models without --model: exit $st"
 grep -q 'choose one with --model' "$tmp/env.err" || fail "many models message"
+# an endpoint with an API key: the wrong key makes it unusable (exit 3); the
+# key from --api-key-env works and is written nowhere
+node "$TESTS/refserver/server.js" --port 0 --api-key sk-right-456 > "$tmp/k.out" 2> "$tmp/k.err" &
+kpid=$!
+i=0
+until grep -q listening "$tmp/k.out" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/k.err"; exit 1; }; sleep 0.05
+done
+kurl=$(sed -n 's/.*listening on //p' "$tmp/k.out")
+st=0
+OPENAI_API_KEY=sk-wrong "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k1" 2> "$tmp/k1.err" || st=$?
+[ "$st" = 3 ] || { cat "$tmp/k1.err"; fail "wrong key: exit $st"; }
+grep -q 'HTTP 401' "$tmp/k1.err" || fail "wrong key message"
+st=0
+"$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k2" --api-key-env NO_SUCH_VAR_X 2> "$tmp/k2.err" || st=$?
+[ "$st" = 2 ] || fail "unset --api-key-env: exit $st"
+MY_KEY=sk-right-456 "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k3" \
+	--api-key-env MY_KEY 2> "$tmp/k3.err" || { cat "$tmp/k3.err"; fail "right key"; }
+! grep -rq 'sk-right-456' "$tmp/k3" || fail "API key written to the results"
 echo ok
