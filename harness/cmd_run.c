@@ -420,10 +420,7 @@ static enum err audit_count(struct runner *r, struct attempt *a,
 			a->local_tokens = (long long)n;
 		return e;
 	}
-	if (has_images(messages)) {
-		a->audit_skipped = 1;
-		return ERR_OK;
-	}
+	a->audit_skipped = has_images(messages);
 	buf_init(&prompt, BUF_MAX_DEFAULT);
 	kw = render_kwargs(a->c);
 	e = tpl_render(r->tpl, messages, a->c->tools, kw, 1, &prompt, d);
@@ -431,6 +428,10 @@ static enum err audit_count(struct runner *r, struct attempt *a,
 		e = tok_count(r->tok, prompt.data, prompt.len, &n, d);
 	if (!e)
 		a->local_tokens = (long long)n;
+	if (e && a->audit_skipped) { /* the text count is informative only */
+		diag_init(d);
+		e = ERR_OK;
+	}
 	cJSON_Delete(kw);
 	buf_release(&prompt);
 	return e;
@@ -844,15 +845,18 @@ static cJSON *audit_json(const struct runner *r, const struct attempt *a,
 {
 	const struct stream_usage *u = &a->st.usage;
 	cJSON *o = cJSON_CreateObject();
-	int enabled = r->tok && r->tpl && !a->audit_skipped && a->local_tokens >= 0;
-	int have = enabled && u->present && u->prompt_tokens >= 0;
+	int counted = r->tok && r->tpl && a->local_tokens >= 0;
+	int enabled = counted && !a->audit_skipped;
+	int have = counted && u->present && u->prompt_tokens >= 0;
 	long long delta = have ? u->prompt_tokens - a->local_tokens : 0;
 
+	/* DESIGN.md §4: image cases record the delta (text tokens counted,
+	 * image tokens not) but cannot fail the audit */
 	*ok = !enabled || (have && llabs(delta) <= a->c->usage_tolerance);
 	cJSON_AddBoolToObject(o, "ok", *ok);
 	cJSON_AddBoolToObject(o, "enabled", enabled);
 	if (a->audit_skipped)
-		cJSON_AddStringToObject(o, "note", "images: the local count cannot include image tokens");
+		cJSON_AddStringToObject(o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
 	cJSON_AddItemToObject(o, "local_prompt_tokens",
 			      num_or_null((double)a->local_tokens, a->local_tokens >= 0));
 	cJSON_AddItemToObject(o, "server_prompt_tokens",
