@@ -95,6 +95,8 @@ struct runner {
 	char base[URL_MAX];
 	char model[256];
 	long long max_model_len;   /* -1 when unknown */
+	long long bos_id;          /* BOS the HF tokenizer class adds on
+				    * /v1/completions (add_bos_token), or -1 */
 	cJSON *manifest;
 	struct counts n;
 	/* cursor over (case, repeat, seed) */
@@ -410,11 +412,13 @@ static enum err audit_count(struct runner *r, struct attempt *a,
 	a->local_tokens = -1;
 	if (!r->tok || !r->tpl)
 		return ERR_OK;
-	if (a->c->prompt) {
+	if (a->c->prompt) { /* add_special_tokens=true (PROTOCOL.md §6) */
 		uint32_t *ids = NULL;
 		size_t cap = 0;
 		e = tok_encode(r->tok, a->c->prompt, strlen(a->c->prompt), 1, &ids, &n,
 			       &cap, d);
+		if (!e && r->bos_id >= 0 && (!n || ids[0] != (uint32_t)r->bos_id))
+			n++;
 		mem_free(ids);
 		if (!e)
 			a->local_tokens = (long long)n;
@@ -1217,12 +1221,51 @@ static void suite_folder(struct runner *r)
 		snprintf(r->suite_dir, sizeof(r->suite_dir), ".");
 }
 
+/* transformers' Llama-style fast tokenizers (DeepSeek V3 among them) add the
+ * BOS themselves when tokenizer_config.json sets add_bos_token, although
+ * tokenizer.json's post-processor does not: a raw /v1/completions prompt
+ * (add_special_tokens=true) then starts with one BOS. Reads the config next
+ * to the tokenizer; a missing or unreadable config means no BOS. */
+static void find_bos(struct runner *r)
+{
+	const char *slash = strrchr(r->o->tokenizer, '/');
+	const cJSON *add, *bos;
+	char path[4096];
+	struct buf b;
+	struct diag d;
+	cJSON *cfg = NULL;
+	uint32_t *ids = NULL;
+	size_t n = 0, cap = 0;
+
+	r->bos_id = -1;
+	snprintf(path, sizeof(path), "%.*s%stokenizer_config.json",
+		 slash ? (int)(slash - r->o->tokenizer) : 0, r->o->tokenizer, slash ? "/" : "");
+	buf_init(&b, (size_t)16 << 20);
+	diag_init(&d);
+	if (!io_read_file(path, &b, &d))
+		cfg = cJSON_ParseWithLength(b.data, b.len);
+	add = cJSON_GetObjectItemCaseSensitive(cfg, "add_bos_token");
+	bos = cJSON_GetObjectItemCaseSensitive(cfg, "bos_token");
+	if (cJSON_IsObject(bos))
+		bos = cJSON_GetObjectItemCaseSensitive(bos, "content");
+	if (cJSON_IsTrue(add) && cJSON_IsString(bos) &&
+	    !tok_encode(r->tok, bos->valuestring, strlen(bos->valuestring), 0, &ids, &n, &cap, &d) &&
+	    n == 1)
+		r->bos_id = ids[0];
+	mem_free(ids);
+	cJSON_Delete(cfg);
+	buf_release(&b);
+}
+
 static enum err load_locals(struct runner *r, struct diag *d)
 {
 	enum err e = ERR_OK;
 
+	r->bos_id = -1;
 	if (r->o->tokenizer)
 		e = tok_load(r->o->tokenizer, &r->tok, d);
+	if (!e && r->tok)
+		find_bos(r);
 	if (!e && r->o->template_name)
 		e = tpl_load(r->o->template_name, &r->tpl, d);
 	return e;
@@ -1264,6 +1307,8 @@ static void manifest_fill(struct runner *r, cJSON *endpoint)
 		cJSON_AddStringToObject(t, "path", r->o->tokenizer);
 		cJSON_AddStringToObject(t, "kind", tok_kind(r->tok));
 		cJSON_AddStringToObject(t, "sha256", tok_sha256(r->tok));
+		cJSON_AddItemToObject(t, "completions_bos_id",
+				      num_or_null((double)r->bos_id, r->bos_id >= 0));
 	} else {
 		cJSON_AddNullToObject(m, "tokenizer");
 	}

@@ -24,6 +24,7 @@ cat > "$tmp/chat.json" <<'JSON'
 {"suite":"audit","defaults":{"max_tokens":64},"cases":[
  {"id":"arith","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}],"expect":{"json":{"answer":437}}},
  {"id":"zh","messages":[{"role":"user","content":"Compute 12 * 12. 只回答 JSON {\"answer\": <integer>}。"}],"expect":{"json":{"answer":144}}},
+ {"id":"raw","prompt":"Compute 7 * 8. Reply with only a JSON object {\"answer\": <integer>}.","expect":{"json":{"answer":56}}},
  {"id":"tolerant","messages":[{"role":"user","content":"Compute 3 * 4. Reply with only a JSON object {\"answer\": <integer>}."}],"usage_tolerance":1,"expect":{"json":{"answer":12}}}]}
 JSON
 "$NEEDLE" run "$tmp/chat.json" --base-url "$url" --model ref-good --out "$tmp/good" $audit 2> "$tmp/good.err" \
@@ -35,6 +36,7 @@ for (const r of rs) {
 		throw new Error(r.case + " " + JSON.stringify(r.audit));
 }' "$tmp/good/results.jsonl" || fail "usage_delta not 0"
 grep -q '"sha256"' "$tmp/good/manifest.json" || fail "manifest lacks hashes"
+grep -q '"endpoint":"/v1/completions"' "$tmp/good/results.jsonl" || fail "raw prompt not sent to /v1/completions"
 grep -q '"deepseek-v3"' "$tmp/good/manifest.json" || fail "manifest lacks the template"
 
 st=0
