@@ -22,13 +22,28 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
+/* The first n <= 8 bytes at p as a little-endian word, zero-padded (a
+ * variable-length memcpy would be a library call). */
+static inline uint64_t load_upto8(const char *p, size_t n)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n >= 8) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)(unsigned char)p[i] << (8 * i);
+	return v;
+}
+
 static uint64_t hash_bytes(const char *p, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001b3ULL), v;
 
 	if (n <= 8) { /* most tokens and pre-tokens: one multiply */
-		v = 0;
-		memcpy(&v, p, n);
+		v = load_upto8(p, n);
 		h = (h ^ v) * 0xff51afd7ed558ccdULL;
 		return h ^ (h >> 32);
 	}
@@ -39,9 +54,7 @@ static uint64_t hash_bytes(const char *p, size_t n)
 		p += 8;
 		n -= 8;
 	}
-	v = 0;
-	memcpy(&v, p, n);
-	return mix64(h ^ v);
+	return mix64(h ^ load_upto8(p, n));
 }
 
 /* ---- byte strings -> value (vocab, count cache) ----------------------- */
@@ -95,10 +108,7 @@ static enum err smap_rehash(struct smap *m, size_t nslot)
 
 static inline uint64_t head8(const char *k, size_t n)
 {
-	uint64_t h = 0;
-
-	memcpy(&h, k, n < 8 ? n : 8);
-	return h;
+	return load_upto8(k, n);
 }
 
 /* The slot holding key, or the empty slot where it would go. */
