@@ -22,20 +22,30 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
-/* The first n <= 8 bytes at p as a little-endian word, zero-padded (a
- * variable-length memcpy would be a library call). */
+/* The first min(n, 8) bytes at p as a word, zero-padded, without reading
+ * past p + n: two overlapping loads whose overlap holds the same bytes (a
+ * variable-length memcpy would be a library call, a byte loop slower). */
 static inline uint64_t load_upto8(const char *p, size_t n)
 {
 	uint64_t v = 0;
-	size_t i;
+	uint32_t a, b;
+	uint16_t c, e;
 
 	if (n >= 8) {
 		memcpy(&v, p, 8);
 		return v;
 	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)(unsigned char)p[i] << (8 * i);
-	return v;
+	if (n >= 4) {
+		memcpy(&a, p, 4);
+		memcpy(&b, p + n - 4, 4);
+		return (uint64_t)a | (uint64_t)b << (8 * (n - 4));
+	}
+	if (n >= 2) {
+		memcpy(&c, p, 2);
+		memcpy(&e, p + n - 2, 2);
+		return (uint64_t)c | (uint64_t)e << (8 * (n - 2));
+	}
+	return n ? (unsigned char)p[0] : 0;
 }
 
 static uint64_t hash_bytes(const char *p, size_t n)
