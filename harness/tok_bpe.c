@@ -325,7 +325,8 @@ long bpe_bytelevel_decode(const char *s, size_t n, unsigned char *out)
 
 		if (u[i] < 0x80) {
 			cp = u[i++];
-		} else if ((u[i] & 0xE0) == 0xC0 && i + 1 < n) {
+		} else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n) {
+			/* the table's characters are all below U+0144 */
 			cp = (uint32_t)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
 			i += 2;
 		} else {
