@@ -886,7 +886,7 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 	if ((e = run_model(b, w, piece, n)))
 		return e;
 	*count += w->nsym;
-	if (w->cache.n < BPE_CACHE_MAX_ENTRIES)
+	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
 		return smap_put_h(&w->cache, piece, n, h, (uint32_t)w->nsym, NULL);
 	return ERR_OK;
 }
