@@ -437,6 +437,14 @@ static enum err metaspace(struct run *r, size_t k, const char *s, size_t n, int 
 	return descend(r, k, st->s.data, 0);
 }
 
+/* Whether stage k hands its pieces to the model unchanged: no stage left,
+ * or a ByteLevel that adds no space and splits nothing. */
+static int feeds_model(const struct tok_hf *h, size_t k)
+{
+	return k == h->npre || (h->pre[k].kind == PRE_BYTELEVEL &&
+				!h->pre[k].add_prefix_space && !h->pre[k].use_regex);
+}
+
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece
  * starts at offset 0 of the original text (Metaspace prepend_scheme first). */
 static enum err pre_stage(struct run *r, size_t k, const char *s, size_t n, int first)
@@ -450,6 +458,20 @@ static enum err pre_stage(struct run *r, size_t k, const char *s, size_t n, int 
 	case PRE_SPLIT:
 		if (regex_items(r, &p->re, s, n, p->invert, &r->st[k]))
 			return r->d->code;
+		if (p->behavior == B_ISOLATED && feeds_model(r->h, k + 1)) {
+			/* the common last Split (DeepSeek, Llama 3, Qwen, o200k):
+			 * every item is a piece, straight to the model */
+			size_t i;
+
+			for (i = 0; i < r->st[k].n; i++) {
+				struct item it = r->st[k].it[i];
+				enum err e = model(r, s + it.a, it.b - it.a);
+
+				if (e)
+					return e;
+			}
+			return ERR_OK;
+		}
 		break;
 	case PRE_DIGITS:
 		if (digit_items(r, s, n, &r->st[k]))

@@ -116,7 +116,15 @@ static size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
 {
 	while (i < n) {
 		uint32_t cp;
-		size_t k = dec(s, n, i, &cp);
+		size_t k;
+
+		if ((unsigned char)s[i] < 0x80) {
+			if (!(t->bmp[(unsigned char)s[i]] & mask))
+				break;
+			i++;
+			continue;
+		}
+		k = dec(s, n, i, &cp);
 
 		if (!(bits_of(t, cp) & mask))
 			break;
@@ -194,6 +202,52 @@ static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size
 	return 0;
 }
 
+/* First byte at or after i that is an ASCII digit or not ASCII, eight bytes
+ * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
+ * '0'..'9'). */
+static size_t skip_ascii_nondigits(const char *s, size_t n, size_t i)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+
+	while (i + 8 <= n) {
+		uint64_t v, ge0, le9;
+
+		memcpy(&v, s + i, 8);
+		if (v & high)
+			break;
+		/* per byte, no carries since every byte is < 0x80:
+		 * b + (0x80 - '0') has its high bit set iff b >= '0';
+		 * b + (0x80 - ':') has its high bit set iff b >= ':' */
+		ge0 = (v + ones * (0x80 - '0')) & high;
+		le9 = ~(v + ones * (0x80 - ':')) & high;
+		if (ge0 & le9)
+			break;
+		i += 8;
+	}
+	while (i < n && (unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9'))
+		i++;
+	return i;
+}
+
+/* First byte at or after i that is >= 0xE3 (the lead byte of U+3040..),
+ * skipping all-ASCII words eight bytes at a time. */
+static size_t skip_below_e3(const char *s, size_t n, size_t i)
+{
+	uint64_t v;
+
+	for (;;) {
+		while (i + 8 <= n) {
+			memcpy(&v, s + i, 8);
+			if (v & 0x8080808080808080ULL)
+				break;
+			i += 8;
+		}
+		if (i >= n || (unsigned char)s[i] >= 0xE3)
+			return i;
+		i++;
+	}
+}
+
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me)
 {
@@ -207,11 +261,9 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		 * (ASCII's only N are 0-9), bytes below the lead byte of U+3040
 		 * for the CJK class */
 		if (kind == SCAN_DIGITS3)
-			while (i < n && (unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9'))
-				i++;
+			i = skip_ascii_nondigits(s, n, i);
 		else if (kind == SCAN_CJK)
-			while (i < n && (unsigned char)s[i] < 0xE3)
-				i++;
+			i = skip_below_e3(s, n, i);
 		if (i >= n)
 			break;
 		k = dec(s, n, i, &cp);
