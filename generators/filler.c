@@ -57,7 +57,7 @@ struct filler {
 	char **lower;             /* lower-case copies for filler_check */
 	size_t nprojects;
 	size_t r_sentence, r_short, r_zh, r_zh_short, r_function, r_comment,
-	       r_comment_short;
+	       r_comment_short, r_word;
 };
 
 static const char *const kind_names[] = {"prose", "code", "zh", "mixed"};
@@ -476,9 +476,20 @@ static int name_at(const char *s, size_t n, const char *name)
 	return 1;
 }
 
-static int pair_index(const char *s)
+/* Index of the three letters at `s` in a 26^3 table. */
+static int tri_index(const char *s)
 {
-	return (lc(s[0]) - 'a') * 26 + (lc(s[1]) - 'a');
+	return ((lc(s[0]) - 'a') * 26 + (lc(s[1]) - 'a')) * 26 + (lc(s[2]) - 'a');
+}
+
+static int all_letters(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!is_letter(s[i]))
+			return 0;
+	return 1;
 }
 
 /* Digits: never two in a row, never next to a capital or a hyphen. */
@@ -491,37 +502,66 @@ static int code_like_at(const char *t, size_t len, size_t i)
 	return i > 0 && (is_upper(t[i - 1]) || t[i - 1] == '-');
 }
 
-enum err filler_check(const struct filler *f, const char *text, size_t len,
-		      const char *const *extra, size_t nextra, struct diag *d)
+/* Looks for any name (lower-case `lower`, then `extra`) inside the letter run
+ * [i, j) of `text`, prefiltered by the names' first three letters. */
+static const char *name_in_run(const struct filler *f, const unsigned char *tri,
+			       const char *text, size_t i, size_t j,
+			       const char *const *extra, size_t nextra, size_t shortest)
 {
-	unsigned char pairs[26 * 26] = {0};
-	size_t i, j, k;
+	size_t p, k;
 
-	for (k = 0; k < f->nprojects; k++)
-		pairs[pair_index(f->lower[k])] = 1;
-	for (k = 0; k < nextra; k++)
-		if (strlen(extra[k]) >= 2 && is_letter(extra[k][0]) && is_letter(extra[k][1]))
-			pairs[pair_index(extra[k])] = 1;
-	for (i = 0; i < len; i++) {
-		if (code_like_at(text, len, i))
-			return diag_fail(d, ERR_INPUT,
-					 "filler has a code-like string '%.*s' at byte %zu",
-					 (int)(len - i < 8 ? len - i : 8), text + i, i);
-		if (i + 1 >= len || !is_letter(text[i]) || !is_letter(text[i + 1]) ||
-		    !pairs[pair_index(text + i)])
+	for (p = i; p + shortest <= j; p++) {
+		if (!tri[tri_index(text + p)])
 			continue;
-		for (j = i; j < len && is_letter(text[j]); j++)
-			;
 		for (k = 0; k < f->nprojects + nextra; k++) {
 			const char *name = k < f->nprojects ? f->lower[k] : extra[k - f->nprojects];
 
-			if (name_at(text + i, j - i, name))
-				return diag_fail(d, ERR_INPUT,
-						 "filler has the project name '%s' at byte %zu",
-						 name, i);
+			if (name_at(text + p, j - p, name))
+				return name;
 		}
 	}
-	return ERR_OK;
+	return NULL;
+}
+
+enum err filler_check(const struct filler *f, const char *text, size_t len,
+		      const char *const *extra, size_t nextra, struct diag *d)
+{
+	unsigned char *tri = mem_calloc(26 * 26 * 26, 1);
+	size_t i, j, k, shortest = 40;
+	const char *hit;
+	enum err e = ERR_OK;
+
+	if (!tri)
+		return diag_fail(d, ERR_NOMEM, "out of memory checking filler");
+	for (k = 0; k < f->nprojects + nextra; k++) {
+		const char *name = k < f->nprojects ? f->lower[k] : extra[k - f->nprojects];
+		size_t n = strlen(name);
+
+		if (n >= 3 && all_letters(name, 3)) {
+			tri[tri_index(name)] = 1;
+			shortest = n < shortest ? n : shortest;
+		}
+	}
+	for (i = 0; i < len && !e;) {
+		if (code_like_at(text, len, i)) {
+			e = diag_fail(d, ERR_INPUT, "filler has a code-like string '%.*s' at byte %zu",
+				      (int)(len - i < 8 ? len - i : 8), text + i, i);
+			break;
+		}
+		if (!is_letter(text[i])) {
+			i++;
+			continue;
+		}
+		for (j = i; j < len && is_letter(text[j]); j++)
+			;
+		if (j - i >= shortest &&
+		    (hit = name_in_run(f, tri, text, i, j, extra, nextra, shortest)) != NULL)
+			e = diag_fail(d, ERR_INPUT, "filler has the project name '%s' near byte %zu",
+				      hit, i);
+		i = j;
+	}
+	mem_free(tri);
+	return e;
 }
 
 /* The grammars themselves must be clean; prose ones may hold no digit. */
@@ -583,6 +623,8 @@ static enum err load(struct filler *f, struct diag *d)
 		e = rule_index(f, "comment", &f->r_comment, d);
 	if (!e)
 		e = rule_index(f, "comment_short", &f->r_comment_short, d);
+	if (!e)
+		e = rule_index(f, "word", &f->r_word, d);
 	if (e == ERR_INPUT) /* a dirty grammar is our bug, not the user's input */
 		d->code = e = ERR_INTERNAL;
 	return e;
@@ -665,6 +707,16 @@ enum err filler_piece(struct filler *f, enum filler_lang lang, int first,
 		e = buf_append(out, f->scratch.data, f->scratch.len);
 	if (!e && lang == FILLER_LANG_COMMENT)
 		e = buf_putc(out, '.');
+	return e == ERR_NOMEM ? diag_fail(d, e, "out of memory generating filler") : e;
+}
+
+enum err filler_word(struct filler *f, int first, struct buf *out,
+		     struct diag *d)
+{
+	enum err e = first ? ERR_OK : buf_putc(out, ' ');
+
+	if (!e)
+		e = expand(f, f->r_word, first, 0, out, d);
 	return e == ERR_NOMEM ? diag_fail(d, e, "out of memory generating filler") : e;
 }
 

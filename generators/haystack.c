@@ -12,6 +12,7 @@
  */
 #include "haystack.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,13 @@
 #define MIN_SEG 12        /* smallest non-empty filler segment, in tokens */
 #define BULK_MIN 320      /* below this many tokens, fit sentence by sentence */
 #define BULK_RESERVE 96   /* whole paragraphs leave at least this much */
+#define BATCH_MAX 16384   /* tokens counted in one call at most */
+#define PAIR_MIN 2048     /* smallest batch worth counting on a second thread */
 #define TAIL_SENTENCES 6  /* sentences in a tail paragraph at most */
 #define MISSES 64         /* sentences tried before closing a tail paragraph */
-#define FIRST_MISSES 4000 /* sentences tried to hit a small remainder exactly */
+#define FIRST_MISSES 400  /* sentences tried to hit a small remainder exactly */
+#define WORDS_MAX 256     /* words in a last-resort paragraph */
+#define WORD_TRIES 4000   /* words tried for it */
 #define MAX_ROUNDS 4      /* full counts before giving up on exactness */
 #define MAX_ITEMS (HAYSTACK_MAX_NEEDLES + HAYSTACK_MAX_DISTRACTORS)
 #define SENTINEL "@@needle-document@@"
@@ -58,6 +63,7 @@ struct gen {
 	size_t tokens;       /* document tokens so far (sum of chunk counts) */
 	long doc_budget;     /* document tokens wanted */
 	size_t fixed_tokens; /* prefix + suffix tokens */
+	double bytes_per_token; /* of the filler so far, to size batches */
 	const char *nearmiss[HAYSTACK_MAX_DISTRACTORS];
 	int nnearmiss;
 };
@@ -164,11 +170,15 @@ static int code_taken(const struct gen *g, const char *code)
 	return 0;
 }
 
+/* A code unlike any already given out (`out` is not yet counted as one). */
 static void new_code(struct gen *g, char out[32])
 {
+	char c[32];
+
 	do
-		make_code(&g->prng, out);
-	while (code_taken(g, out));
+		make_code(&g->prng, c);
+	while (code_taken(g, c));
+	memcpy(out, c, sizeof(c));
 }
 
 static int is_vowel(char c)
@@ -237,10 +247,10 @@ static enum err pick_needles(struct gen *g, const int *depth, int k)
 	for (i = 0; i < (int)np; i++)
 		order[i] = i;
 	prng_shuffle_int(&g->prng, order, np);
-	h->nneedles = k;
 	for (i = 0; i < k; i++) {
 		struct haystack_needle *n = &h->needle[i];
 
+		h->nneedles = i + 1;
 		snprintf(n->project, sizeof(n->project), "%s", filler_project(g->f, (size_t)order[i]));
 		new_code(g, n->code);
 		n->depth = depth[i];
@@ -266,7 +276,6 @@ static enum err pick_distractors(struct gen *g)
 		struct haystack_needle *n = &h->distractor[i];
 		const char *base = h->needle[i % h->nneedles].project;
 
-		n->depth = (int)prng_range(&g->prng, 0, 100);
 		if (i % 2 == 0 && near_miss(g, base, n->project)) {
 			n->near_miss = 1;
 			g->nearmiss[g->nnearmiss++] = n->project;
@@ -495,6 +504,47 @@ static enum err nomem(struct gen *g)
 	return diag_fail(g->d, ERR_NOMEM, "out of memory assembling the document");
 }
 
+/* Adds a paragraph of single words ending in ".", of exactly `*r` tokens:
+ * the last resort when no sentence fits the remainder (tokenizers with small
+ * vocabularies). Backtracks one word at a time when the next cannot land. */
+static enum err word_paragraph(struct gen *g, long *r)
+{
+	size_t start = g->doc.len, marks[WORDS_MAX], c;
+	int n = 0, tries = 0, total = 0;
+	enum err e;
+
+	while (total++ < WORD_TRIES) {
+		size_t mark = g->doc.len;
+
+		e = filler_word(g->f, n == 0, &g->doc, g->d);
+		if (!e && buf_puts(&g->doc, ".\n\n"))
+			e = nomem(g);
+		if (!e)
+			e = count_from(g, start, &c);
+		if (e)
+			return e;
+		if ((long)c == *r) {
+			*r = 0;
+			return add_chunk(g, start, c);
+		}
+		buf_truncate(&g->doc, g->doc.len - 3);
+		if ((long)c < *r && n < WORDS_MAX) {
+			marks[n++] = mark;
+			tries = 0;
+			continue;
+		}
+		buf_truncate(&g->doc, mark);
+		if (++tries > 40 && n > 0) {
+			buf_truncate(&g->doc, marks[--n]);
+			tries = 0;
+		}
+	}
+	buf_truncate(&g->doc, start);
+	return diag_fail(g->d, ERR_INPUT,
+			 "cannot fill the last %ld tokens exactly with this tokenizer: "
+			 "try another --tokens", *r);
+}
+
 /* Adds one paragraph built sentence by sentence, of at most `*r` tokens and
  * leaving 0 or at least MIN_SEG; subtracts its count from `*r`. */
 static enum err tail_paragraph(struct gen *g, long *r)
@@ -533,33 +583,159 @@ static enum err tail_paragraph(struct gen *g, long *r)
 			*r -= (long)have;
 			return add_chunk(g, start, have);
 		}
-		if (misses >= FIRST_MISSES)
-			return diag_fail(g->d, ERR_INTERNAL,
-					 "cannot fill %ld tokens exactly with '%s' filler", *r,
-					 g->o->filler ? g->o->filler : "prose");
+		if (misses >= FIRST_MISSES) {
+			buf_truncate(&g->doc, start);
+			return word_paragraph(g, r);
+		}
 	}
 }
 
-/* Appends filler of exactly `budget` tokens (0 or at least MIN_SEG). */
+/* Appends whole paragraphs until they hold about `want` tokens (at least one
+ * paragraph), estimated from the bytes per token seen so far. */
+static enum err generate(struct gen *g, long want)
+{
+	size_t mark = g->doc.len;
+	enum err e;
+
+	do
+		e = filler_paragraph(g->f, &g->doc, g->d);
+	while (!e && (double)(g->doc.len - mark) < (double)want * g->bytes_per_token);
+	return e;
+}
+
+/* A count run on another thread (a loaded tokenizer may be shared). */
+struct count_job {
+	const struct tok *tok;
+	const char *text;
+	size_t len, count;
+	enum err e;
+	struct diag d;
+	pthread_t thread;
+	int started;
+};
+
+static void *count_job_main(void *arg)
+{
+	struct count_job *j = arg;
+
+	j->e = tok_count(j->tok, j->text, j->len, &j->count, &j->d);
+	return NULL;
+}
+
+/* Starts counting on a thread, or counts right here if no thread can start;
+ * the result is the same either way. */
+static void count_start(struct count_job *j, const struct tok *t,
+			const char *text, size_t len)
+{
+	j->tok = t;
+	j->text = text;
+	j->len = len;
+	j->count = 0;
+	diag_init(&j->d);
+	j->started = pthread_create(&j->thread, NULL, count_job_main, j) == 0;
+	if (!j->started)
+		count_job_main(j);
+}
+
+static enum err count_finish(struct count_job *j, size_t *count, struct diag *d)
+{
+	if (j->started)
+		pthread_join(j->thread, NULL);
+	j->started = 0;
+	*count = j->count;
+	if (j->e)
+		return diag_fail(d, j->e, "%s", j->d.msg);
+	return ERR_OK;
+}
+
+static void learn_rate(struct gen *g, size_t bytes, size_t tokens)
+{
+	if (tokens)
+		g->bytes_per_token = (double)bytes / (double)tokens;
+}
+
+/* Two batches of about `want` tokens each, counted at once (one on a
+ * thread): counts are additive over paragraphs, so a batch needs one count,
+ * and the decisions below depend only on the counts, never on timing.
+ * Keeps what fits in `*r` (leaving BULK_RESERVE); returns 0 in `*kept` when
+ * not even the first batch fits. */
+static enum err batch_pair(struct gen *g, long want, long *r, int *kept)
+{
+	size_t m0 = g->doc.len, m1, ca = 0, cb = 0;
+	struct count_job job;
+	enum err e = generate(g, want);
+
+	*kept = 0;
+	m1 = g->doc.len;
+	if (!e)
+		e = generate(g, want);
+	if (e)
+		return e;
+	count_start(&job, g->o->tok, g->doc.data + m0, m1 - m0);
+	e = count_from(g, m1, &cb);
+	if (count_finish(&job, &ca, g->d) && !e)
+		e = g->d->code;
+	if (e)
+		return e;
+	learn_rate(g, g->doc.len - m0, ca + cb);
+	if ((long)(ca + cb) <= *r - BULK_RESERVE) {
+		*r -= (long)(ca + cb);
+		*kept = 2;
+		e = add_chunk(g, m0, ca);
+		return e ? e : add_chunk(g, m1, cb);
+	}
+	buf_truncate(&g->doc, m1);
+	if ((long)ca > *r - BULK_RESERVE) {
+		buf_truncate(&g->doc, m0);
+		return ERR_OK;
+	}
+	*r -= (long)ca;
+	*kept = 1;
+	return add_chunk(g, m0, ca);
+}
+
+/* One batch of about `want` tokens, kept when it fits. */
+static enum err batch_one(struct gen *g, long want, long *r, int *kept)
+{
+	size_t mark = g->doc.len, c = 0;
+	enum err e = generate(g, want);
+
+	*kept = 0;
+	if (!e)
+		e = count_from(g, mark, &c);
+	if (e)
+		return e;
+	learn_rate(g, g->doc.len - mark, c);
+	if ((long)c > *r - BULK_RESERVE) {
+		buf_truncate(&g->doc, mark);
+		return ERR_OK;
+	}
+	*r -= (long)c;
+	*kept = 1;
+	return add_chunk(g, mark, c);
+}
+
+/* Appends filler of exactly `budget` tokens (0 or at least MIN_SEG): batches
+ * of about half the remainder while it is large (in pairs while that is
+ * worth a thread), then single sentences. */
 static enum err fit(struct gen *g, long budget)
 {
-	long r = budget;
+	long r = budget, want;
+	int overshoots = 0, kept;
 	enum err e = ERR_OK;
 
-	while (!e && r >= BULK_MIN) {
-		size_t mark = g->doc.len, c;
-
-		e = filler_paragraph(g->f, &g->doc, g->d);
-		if (!e)
-			e = count_from(g, mark, &c);
-		if (e)
-			return e;
-		if ((long)c > r - BULK_RESERVE) {
-			buf_truncate(&g->doc, mark);
-			break;
+	while (!e && r >= BULK_MIN && overshoots < 8) {
+		want = (r - BULK_RESERVE) / 2;
+		if (want >= 2 * PAIR_MIN)
+			e = batch_pair(g, want / 2 < BATCH_MAX ? want / 2 : BATCH_MAX, &r, &kept);
+		else
+			e = batch_one(g, want, &r, &kept);
+		if (!e && !kept) {
+			/* overshot: the next batch aims lower with the rate just learnt */
+			overshoots++;
+			if (want <= BULK_MIN)
+				break;
 		}
-		r -= (long)c;
-		e = add_chunk(g, mark, c);
 	}
 	while (!e && r > 0)
 		e = tail_paragraph(g, &r);
@@ -624,7 +800,8 @@ static size_t chunk_index(const struct gen *g, size_t off)
 
 /* The chunk before and after each sentence, counted together with it, give
  * the sum of their counts: the sentence did not merge with a neighbour. */
-static enum err check_joins(struct gen *g, const struct haystack_needle *n)
+static enum err check_joins(struct gen *g, const struct haystack_needle *n,
+			   struct diag *d)
 {
 	size_t ci = chunk_index(g, n->char_offset), from = ci ? ci - 1 : ci;
 	size_t to = ci + 1 < g->nchunks ? ci + 1 : ci, i, sum = 0, c;
@@ -634,15 +811,18 @@ static enum err check_joins(struct gen *g, const struct haystack_needle *n)
 	for (i = from; i <= to; i++)
 		sum += g->chunks[i].tokens;
 	e = tok_count(g->o->tok, g->doc.data + g->chunks[from].off,
-		      end - g->chunks[from].off, &c, g->d);
+		      end - g->chunks[from].off, &c, d);
 	if (!e && c != sum)
-		e = diag_fail(g->d, ERR_INTERNAL,
+		e = diag_fail(d, ERR_UNSUPPORTED,
 			      "the sentence for project '%s' merges with its neighbours "
-			      "(%zu tokens together, %zu apart)", n->project, c, sum);
+			      "(%zu tokens together, %zu apart): this tokenizer does not count "
+			      "paragraphs additively (add_prefix_space?)", n->project, c, sum);
 	return e;
 }
 
-static enum err verify(struct gen *g)
+/* Checks the assembled document into `d` (not the build's diagnostic, so
+ * that it can run beside the final count). */
+static enum err verify(struct gen *g, struct diag *d)
 {
 	size_t from = 0;
 	int i;
@@ -653,19 +833,19 @@ static enum err verify(struct gen *g)
 		size_t k = occurrences(g->doc.data, n->code);
 
 		if (k != 1)
-			return diag_fail(g->d, ERR_INTERNAL,
+			return diag_fail(d, ERR_INTERNAL,
 					 "code '%s' occurs %zu times in the document", n->code, k);
 		e = filler_check(g->f, g->doc.data + from, n->char_offset - from,
-				 g->nearmiss, (size_t)g->nnearmiss, g->d);
+				 g->nearmiss, (size_t)g->nnearmiss, d);
 		from = n->char_offset + g->items[i].len;
 		if (!e)
-			e = check_joins(g, n);
+			e = check_joins(g, n, d);
 	}
 	if (!e)
 		e = filler_check(g->f, g->doc.data + from, g->doc.len - from, g->nearmiss,
-				 (size_t)g->nnearmiss, g->d);
+				 (size_t)g->nnearmiss, d);
 	if (e == ERR_INPUT)
-		g->d->code = e = ERR_INTERNAL; /* our filler, not the user's input */
+		d->code = e = ERR_INTERNAL; /* our filler, not the user's input */
 	return e;
 }
 
@@ -717,16 +897,21 @@ static enum err setup(struct gen *g, const struct haystack_opts *o)
 	if (!e)
 		qsort(g->items, (size_t)g->nitems, sizeof(g->items[0]), cmp_items);
 	g->doc_budget = o->tokens - (long)g->fixed_tokens;
+	g->bytes_per_token = 4.0; /* a first guess; measured from the first batch */
 	return e;
 }
 
 /* Assembles, renders and counts until the count is exact; the prompt is left
- * in `prompt` and its messages in the output. */
+ * in `prompt` and its messages in the output. The final full count runs on a
+ * thread while this one checks the document (verify), which does not depend
+ * on the count; a round that misses the count discards its check. */
 static enum err build_exact(struct gen *g, struct buf *prompt)
 {
+	struct count_job job;
+	struct diag vd;
 	size_t n = 0;
 	int round;
-	enum err e = ERR_OK;
+	enum err e = ERR_OK, ve;
 
 	for (round = 1; round <= MAX_ROUNDS && !e; round++) {
 		e = assemble(g);
@@ -735,14 +920,20 @@ static enum err build_exact(struct gen *g, struct buf *prompt)
 		g->h->messages = NULL;
 		if (!e)
 			e = render(g, g->doc.data, g->doc.len, prompt, &g->h->messages);
-		if (!e)
-			e = tok_count(g->o->tok, prompt->data, prompt->len, &n, g->d);
+		if (e)
+			return e;
+		count_start(&job, g->o->tok, prompt->data, prompt->len);
+		diag_init(&vd);
+		ve = verify(g, &vd);
+		e = count_finish(&job, &n, g->d);
 		g->h->fit_rounds = round;
 		g->h->prompt_tokens = n;
-		if (e || (long)n == g->o->tokens)
-			return e;
+		if (!e && (long)n == g->o->tokens)
+			return ve ? diag_fail(g->d, ve, "%s", vd.msg) : ERR_OK;
 		g->doc_budget += g->o->tokens - (long)n;
 	}
+	if (e)
+		return e;
 	return diag_fail(g->d, ERR_INTERNAL,
 			 "the prompt has %zu tokens, not %ld, after %d rounds: this tokenizer "
 			 "does not count paragraph joins additively", n, g->o->tokens, MAX_ROUNDS);
@@ -765,8 +956,6 @@ enum err haystack_build(const struct haystack_opts *o, struct haystack *out,
 	e = setup(&g, o);
 	if (!e)
 		e = build_exact(&g, &prompt);
-	if (!e)
-		e = verify(&g);
 	if (!e)
 		e = expected_answer(out, d);
 	if (!e) {

@@ -62,6 +62,9 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 	e = io_read_file(o->messages, &raw, d);
 	if (e)
 		goto out;
+	e = tpl_check_nul(raw.data, raw.len, o->messages, d);
+	if (e)
+		goto out;
 	msgs = cJSON_ParseWithLength(raw.data, raw.len);
 	if (!msgs || !cJSON_IsArray(msgs)) {
 		e = diag_fail(d, ERR_INPUT,
@@ -81,6 +84,9 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 	if (o->tools) {
 		buf_reset(&raw);
 		e = io_read_file(o->tools, &raw, d);
+		if (e)
+			goto out;
+		e = tpl_check_nul(raw.data, raw.len, o->tools, d);
 		if (e)
 			goto out;
 		tools = cJSON_ParseWithLength(raw.data, raw.len);

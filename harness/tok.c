@@ -9,10 +9,18 @@
 #include "spm.h"
 #include "tok_hf.h"
 
+/* The SHA-256 is computed on first use (hashing an 8 MB file is a tenth of
+ * a count's time): `sha` lives in memory of its own so that the const
+ * accessor may fill it. */
+struct tok_sha {
+	char hex[IO_SHA256_HEX]; /* "" until computed */
+	char *path;              /* owned */
+};
+
 struct tok {
 	struct tok_hf *hf;  /* exactly one of hf and spm is set */
 	struct spm *spm;
-	char sha256[IO_SHA256_HEX];
+	struct tok_sha *sha;
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -32,17 +40,15 @@ enum err tok_load(const char *path, struct tok **out, struct diag *d)
 	if (!t)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	buf_init(&raw, BUF_MAX_DEFAULT);
-	if (ends_with(path, ".model")) {
+	t->sha = mem_calloc(1, sizeof(*t->sha));
+	if (t->sha)
+		t->sha->path = mem_strndup(path, strlen(path));
+	if (!t->sha || !t->sha->path)
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	else if (ends_with(path, ".model"))
 		e = spm_load(path, &t->spm, d);
-		if (!e)
-			e = io_sha256_file(path, t->sha256, d);
-	} else {
-		e = io_read_file(path, &raw, d);
-		if (!e)
-			e = tok_hf_load(path, raw.data, raw.len, &t->hf, d);
-		if (!e)
-			io_sha256_hex(raw.data, raw.len, t->sha256);
-	}
+	else if (!(e = io_read_file(path, &raw, d)))
+		e = tok_hf_load(path, raw.data, raw.len, &t->hf, d);
 	buf_release(&raw);
 	if (e) {
 		tok_free(t);
@@ -58,6 +64,9 @@ void tok_free(struct tok *t)
 		return;
 	tok_hf_free(t->hf);
 	spm_free(t->spm);
+	if (t->sha)
+		mem_free(t->sha->path);
+	mem_free(t->sha);
 	mem_free(t);
 }
 
@@ -108,7 +117,12 @@ enum err tok_encode(const struct tok *t, const char *text, size_t len,
 
 const char *tok_sha256(const struct tok *t)
 {
-	return t->sha256;
+	struct diag d;
+
+	diag_init(&d);
+	if (!t->sha->hex[0] && io_sha256_file(t->sha->path, t->sha->hex, &d))
+		t->sha->hex[0] = '\0';
+	return t->sha->hex;
 }
 
 const char *tok_kind(const struct tok *t)
@@ -126,7 +140,15 @@ enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
 		unsigned char c = s[i];
 		size_t n, k;
 		unsigned lo = 0x80, hi = 0xBF;
+		uint64_t v;
 
+		if (i + 8 <= len) {
+			memcpy(&v, s + i, 8);
+			if (!(v & 0x8080808080808080ULL)) {
+				i += 8;
+				continue;
+			}
+		}
 		if (c < 0x80) {
 			i++;
 			continue;

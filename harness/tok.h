@@ -42,7 +42,9 @@ enum err tok_encode(const struct tok *t, const char *text, size_t len,
 		    int add_special, uint32_t **ids, size_t *n, size_t *cap,
 		    struct diag *d);
 
-/* SHA-256 (hex) of the file the tokenizer was loaded from. Borrowed. */
+/* SHA-256 (hex) of the file the tokenizer was loaded from, computed on the
+ * first call (which is therefore not thread-safe), "" if the file can no
+ * longer be read. Borrowed. */
 const char *tok_sha256(const struct tok *t);
 /* "hf-bpe" or "sentencepiece". */
 const char *tok_kind(const struct tok *t);

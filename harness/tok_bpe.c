@@ -26,6 +26,12 @@ static uint64_t hash_bytes(const char *p, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001b3ULL), v;
 
+	if (n <= 8) { /* most tokens and pre-tokens: one multiply */
+		v = 0;
+		memcpy(&v, p, n);
+		h = (h ^ v) * 0xff51afd7ed558ccdULL;
+		return h ^ (h >> 32);
+	}
 	while (n >= 8) {
 		memcpy(&v, p, 8);
 		h = (h ^ v) * 0xff51afd7ed558ccdULL;
@@ -46,7 +52,7 @@ static uint64_t hash_bytes(const char *p, size_t n)
 struct sslot {
 	uint64_t head; /* first 8 key bytes, zero-padded */
 	uint32_t hash, len;
-	uint32_t off;  /* key bytes in the arena; UINT32_MAX = empty */
+	uint32_t off;  /* key bytes in the arena (from 1); 0 = empty */
 	uint32_t val;
 };
 
@@ -66,18 +72,18 @@ static void smap_free(struct smap *m)
 
 static enum err smap_rehash(struct smap *m, size_t nslot)
 {
-	struct sslot *s = mem_alloc(nslot * sizeof(*s));
+	/* calloc: fresh zero pages cost nothing until touched */
+	struct sslot *s = mem_calloc(nslot, sizeof(*s));
 	size_t i;
 
 	if (!s)
 		return ERR_NOMEM;
-	memset(s, 0xFF, nslot * sizeof(*s));
 	for (i = 0; i < m->nslot; i++) {
 		size_t k;
 
-		if (m->slot[i].off == UINT32_MAX)
+		if (!m->slot[i].off)
 			continue;
-		for (k = m->slot[i].hash & (nslot - 1); s[k].off != UINT32_MAX; k = (k + 1) & (nslot - 1))
+		for (k = m->slot[i].hash & (nslot - 1); s[k].off; k = (k + 1) & (nslot - 1))
 			;
 		s[k] = m->slot[i];
 	}
@@ -105,7 +111,7 @@ static inline struct sslot *smap_slot(const struct smap *m, const char *k, size_
 	for (i = h & (m->nslot - 1);; i = (i + 1) & (m->nslot - 1)) {
 		struct sslot *s = &m->slot[i];
 
-		if (s->off == UINT32_MAX ||
+		if (!s->off ||
 		    (s->hash == h && s->len == n && s->head == head &&
 		     (n <= 8 || !memcmp(m->arena + s->off + 8, k + 8, n - 8))))
 			return s;
@@ -120,7 +126,7 @@ static inline int smap_get_h(const struct smap *m, const char *k, size_t n,
 	if (!m->nslot)
 		return 0;
 	s = smap_slot(m, k, n, h);
-	if (s->off == UINT32_MAX)
+	if (!s->off)
 		return 0;
 	*val = s->val;
 	return 1;
@@ -142,12 +148,14 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
 		return ERR_NOMEM;
 	s = smap_slot(m, k, n, h);
-	if (s->off != UINT32_MAX) {
+	if (s->off) {
 		s->val = val;
 		if (off)
 			*off = s->off;
 		return ERR_OK;
 	}
+	if (!m->alen)
+		m->alen = 1; /* offset 0 marks an empty slot */
 	if (n >= UINT32_MAX || m->alen + n >= UINT32_MAX)
 		return ERR_LIMIT;
 	if (m->alen + n > m->acap) {
@@ -175,14 +183,14 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 /* ---- (left id, right id) -> (rank, new id) ---------------------------- */
 
 struct mmap {
-	uint64_t *key; /* left << 32 | right; UINT64_MAX = empty */
+	uint64_t *key; /* (left << 32 | right) + 1; 0 = empty */
 	uint64_t *val; /* rank << 32 | new id */
 	size_t n, nslot;
 };
 
 static enum err mmap_rehash(struct mmap *m, size_t nslot)
 {
-	uint64_t *k = mem_alloc(nslot * sizeof(*k)), *v = mem_alloc(nslot * sizeof(*v));
+	uint64_t *k = mem_calloc(nslot, sizeof(*k)), *v = mem_alloc(nslot * sizeof(*v));
 	size_t i;
 
 	if (!k || !v) {
@@ -190,13 +198,12 @@ static enum err mmap_rehash(struct mmap *m, size_t nslot)
 		mem_free(v);
 		return ERR_NOMEM;
 	}
-	memset(k, 0xFF, nslot * sizeof(*k));
 	for (i = 0; i < m->nslot; i++) {
 		size_t j;
 
-		if (m->key[i] == UINT64_MAX)
+		if (!m->key[i])
 			continue;
-		for (j = mix64(m->key[i]) & (nslot - 1); k[j] != UINT64_MAX; j = (j + 1) & (nslot - 1))
+		for (j = mix64(m->key[i]) & (nslot - 1); k[j]; j = (j + 1) & (nslot - 1))
 			;
 		k[j] = m->key[i];
 		v[j] = m->val[i];
@@ -212,12 +219,12 @@ static enum err mmap_rehash(struct mmap *m, size_t nslot)
 static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
 			   uint32_t *rank, uint32_t *id)
 {
-	uint64_t key = (uint64_t)l << 32 | r;
+	uint64_t key = ((uint64_t)l << 32 | r) + 1;
 	size_t j;
 
 	if (!m->nslot)
 		return 0;
-	for (j = mix64(key) & (m->nslot - 1); m->key[j] != UINT64_MAX; j = (j + 1) & (m->nslot - 1)) {
+	for (j = mix64(key) & (m->nslot - 1); m->key[j]; j = (j + 1) & (m->nslot - 1)) {
 		if (m->key[j] == key) {
 			*rank = (uint32_t)(m->val[j] >> 32);
 			*id = (uint32_t)m->val[j];
@@ -230,15 +237,15 @@ static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
 static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
 			 uint32_t id)
 {
-	uint64_t key = (uint64_t)l << 32 | r;
+	uint64_t key = ((uint64_t)l << 32 | r) + 1;
 	size_t j;
 
 	if ((m->n + 1) * 2 > m->nslot && mmap_rehash(m, m->nslot ? m->nslot * 2 : 4096))
 		return ERR_NOMEM;
-	for (j = mix64(key) & (m->nslot - 1); m->key[j] != UINT64_MAX; j = (j + 1) & (m->nslot - 1))
+	for (j = mix64(key) & (m->nslot - 1); m->key[j]; j = (j + 1) & (m->nslot - 1))
 		if (m->key[j] == key)
 			break;
-	if (m->key[j] == UINT64_MAX)
+	if (!m->key[j])
 		m->n++;
 	m->key[j] = key;
 	m->val[j] = (uint64_t)rank << 32 | id;
@@ -251,6 +258,8 @@ struct bpe {
 	struct bpe_opts o;
 	char *unk;             /* owned copy of o.unk */
 	struct smap vocab;     /* unit string (bytes) -> id */
+	struct smap raw;       /* byte-level: vocab strings outside the table -> id */
+	size_t ntokens;        /* vocab entries added (HF's get_vocab_size) */
 	int64_t unit[256];     /* byte-level: id of each byte, -1 if none */
 	int64_t fallback[256]; /* id of <0xXX>, -1 if none */
 	int64_t unk_id;        /* -1 if none */
@@ -331,6 +340,7 @@ void bpe_free(struct bpe *b)
 	if (!b)
 		return;
 	smap_free(&b->vocab);
+	smap_free(&b->raw);
 	mem_free(b->merges.key);
 	mem_free(b->merges.val);
 	mem_free(b->unk);
@@ -372,8 +382,12 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 	const char *u = unit_string(b, tok, n, &len);
 	enum err e;
 
-	if (!u)
-		return ERR_OK; /* unreachable from bytes */
+	b->ntokens++;
+	if (!u) {
+		/* unreachable from bytes, but an added token may name it */
+		e = smap_put_h(&b->raw, tok, n, (uint32_t)hash_bytes(tok, n), id, NULL);
+		return e ? diag_fail(d, e, "cannot load the vocabulary: out of memory") : ERR_OK;
+	}
 	if (id >= b->nr) {
 		size_t c = b->nr ? b->nr : 4096;
 		uint32_t *o, *l;
@@ -406,11 +420,11 @@ long bpe_token_id(const struct bpe *b, const char *tok, size_t n)
 	long k;
 
 	if (b->o.byte_level) {
-		if (n > sizeof(tmp) / 2)
-			return -1;
+		if (n > sizeof(tmp))
+			return smap_get(&b->raw, tok, n, &id) ? (long)id : -1;
 		k = bpe_bytelevel_decode(tok, n, tmp);
 		if (k < 0)
-			return -1;
+			return smap_get(&b->raw, tok, n, &id) ? (long)id : -1;
 		return smap_get(&b->vocab, (const char *)tmp, (size_t)k, &id) ? (long)id : -1;
 	}
 	return smap_get(&b->vocab, tok, n, &id) ? (long)id : -1;
@@ -519,7 +533,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 size_t bpe_vocab_size(const struct bpe *b)
 {
-	return b->vocab.n;
+	return b->ntokens;
 }
 
 size_t bpe_merge_count(const struct bpe *b)
@@ -861,7 +875,7 @@ enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 {
 	enum err e = run_model(b, w, piece, n);
 
-	if (e)
+	if (e || !w->nsym) /* every unit may have been dropped */
 		return e;
 	if (*nids + w->nsym > *cap) {
 		size_t c = *cap ? *cap : 256;

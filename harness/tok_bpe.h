@@ -60,8 +60,9 @@ enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
  * fallback tokens. */
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d);
 
-/* Vocab id of `tok` (byte-level decoded when the model is byte-level), or -1. */
+/* Vocab id of `tok` as written in tokenizer.json, or -1. */
 long bpe_token_id(const struct bpe *b, const char *tok, size_t n);
+/* Number of vocab entries (HF's BPE::get_vocab_size). */
 size_t bpe_vocab_size(const struct bpe *b);
 size_t bpe_merge_count(const struct bpe *b);
 

@@ -1,6 +1,7 @@
 #include "tok_hf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -11,6 +12,7 @@
 #include "jscan.h"
 #include "mem.h"
 #include "tok_bpe.h"
+#include "tok_scan.h"
 #include "uni.h"
 
 #define MAX_PRE 16   /* pre-tokenizers after flattening Sequences */
@@ -21,6 +23,16 @@
 static const char gpt2_pattern[] =
 	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
+/* A compiled pattern: `exact` is the pattern rewritten with HF's Unicode
+ * tables (uni_rewrite_pattern); `ascii` (or NULL) is the pattern as written,
+ * which PCRE2 matches the same way on a subject of ASCII characters only
+ * (the tables differ from PCRE2's above U+007F alone) and about twice as
+ * fast, its classes being short. */
+struct rx {
+	pcre2_code *exact, *ascii;
+	enum scan_kind scan;  /* a hand-written matcher replaces both */
+};
+
 enum behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREV, B_MERGED_NEXT, B_CONTIGUOUS };
 enum pre_kind { PRE_SPLIT, PRE_DIGITS, PRE_BYTELEVEL, PRE_METASPACE };
 enum norm_kind { NORM_NFC, NORM_PREPEND, NORM_REPLACE };
@@ -28,7 +40,7 @@ enum scheme { SCHEME_ALWAYS, SCHEME_FIRST, SCHEME_NEVER };
 
 struct pre {
 	enum pre_kind kind;
-	pcre2_code *re;       /* Split pattern; Metaspace: the replacement */
+	struct rx re;         /* Split pattern; Metaspace: the replacement */
 	enum behavior behavior;
 	int invert, individual, add_prefix_space, use_regex, split;
 	enum scheme scheme;
@@ -40,12 +52,14 @@ struct norm {
 	enum norm_kind kind;
 	char *s;              /* Prepend text or Replace content, owned */
 	size_t n;
-	pcre2_code *re;       /* Replace pattern */
+	struct rx re;         /* Replace pattern */
 };
 
 struct added {
 	char *s;              /* content (normalized for normalized tokens), owned */
 	size_t n;
+	char *raw;            /* content as written, owned */
+	size_t raw_n;
 	uint32_t id;
 	unsigned lstrip : 1, rstrip : 1, single_word : 1, normalized : 1;
 };
@@ -61,6 +75,8 @@ struct tedge {
 };
 struct aset {
 	int32_t root[256];    /* node of each first byte, or -1 */
+	int nfirst;           /* distinct first bytes */
+	unsigned char first;  /* the first byte when nfirst == 1 */
 	struct tnode *node;
 	size_t nnode;
 	struct tedge *edge;
@@ -73,10 +89,11 @@ struct tok_hf {
 	size_t npre;
 	struct norm norm[MAX_NORM];
 	size_t nnorm;
-	pcre2_code *gpt2;     /* for ByteLevel use_regex */
+	struct rx gpt2;       /* for ByteLevel use_regex */
 	struct added *added;
 	size_t nadded;
 	struct aset raw, normed; /* non-normalized / normalized tokens */
+	struct scan_tab *tab; /* for patterns with a scanner, else NULL */
 	uint32_t head[MAX_SPECIAL], tail[MAX_SPECIAL]; /* template ids */
 	size_t nhead, ntail;
 };
@@ -176,13 +193,43 @@ static size_t char_len(const char *s, size_t n)
 /* Matches and gaps of `re` over the subject s[0..n), as the onig crate's
  * find_iter and HF's Pattern::find_matches produce them: an empty match right
  * after the previous match is skipped by advancing one character. */
-static enum err regex_items(struct run *r, const pcre2_code *re, const char *s,
+static int is_ascii(const char *s, size_t n)
+{
+	uint64_t acc = 0, v;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		acc |= v;
+	}
+	for (; i < n; i++)
+		acc |= (unsigned char)s[i];
+	return !(acc & 0x8080808080808080ULL);
+}
+
+static enum err regex_items(struct run *r, const struct rx *rx, const char *s,
 			    size_t n, int invert, struct stage *st)
 {
 	size_t last_end = 0, prev = 0, last_match_end = 0;
 	int have_last = 0;
+	const pcre2_code *re;
 
 	st->n = 0;
+	if (rx->scan) {
+		size_t ms, me;
+
+		while (scan_find(rx->scan, r->h->tab, s, n, prev, &ms, &me)) {
+			if (prev != ms && push_item(r, st, prev, ms, invert))
+				return ERR_NOMEM;
+			if (push_item(r, st, ms, me, !invert))
+				return ERR_NOMEM;
+			prev = me;
+		}
+		if (prev != n && push_item(r, st, prev, n, invert))
+			return ERR_NOMEM;
+		return ERR_OK;
+	}
+	re = rx->ascii && is_ascii(s, n) ? rx->ascii : rx->exact;
 	while (last_end <= n) {
 		/* pcre2_jit_match skips the option checks of pcre2_match; every
 		 * pattern is JIT-compiled at load (compile() refuses otherwise) */
@@ -357,7 +404,7 @@ static enum err byte_level(struct run *r, size_t k, const char *s, size_t n)
 	}
 	if (!p->use_regex)
 		return model(r, s, n);
-	if (regex_items(r, r->h->gpt2, s, n, 0, st))
+	if (regex_items(r, &r->h->gpt2, s, n, 0, st))
 		return r->d->code;
 	apply_behavior(st, B_ISOLATED);
 	return descend(r, k, s, 0);
@@ -384,10 +431,18 @@ static enum err metaspace(struct run *r, size_t k, const char *s, size_t n, int 
 	}
 	if (!p->split)
 		return model(r, st->s.data, st->s.len);
-	if (regex_items(r, p->re, st->s.data, st->s.len, 0, st))
+	if (regex_items(r, &p->re, st->s.data, st->s.len, 0, st))
 		return r->d->code;
 	apply_behavior(st, B_MERGED_NEXT);
 	return descend(r, k, st->s.data, 0);
+}
+
+/* Whether stage k hands its pieces to the model unchanged: no stage left,
+ * or a ByteLevel that adds no space and splits nothing. */
+static int feeds_model(const struct tok_hf *h, size_t k)
+{
+	return k == h->npre || (h->pre[k].kind == PRE_BYTELEVEL &&
+				!h->pre[k].add_prefix_space && !h->pre[k].use_regex);
 }
 
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece
@@ -401,8 +456,22 @@ static enum err pre_stage(struct run *r, size_t k, const char *s, size_t n, int 
 	p = &r->h->pre[k];
 	switch (p->kind) {
 	case PRE_SPLIT:
-		if (regex_items(r, p->re, s, n, p->invert, &r->st[k]))
+		if (regex_items(r, &p->re, s, n, p->invert, &r->st[k]))
 			return r->d->code;
+		if (p->behavior == B_ISOLATED && feeds_model(r->h, k + 1)) {
+			/* the common last Split (DeepSeek, Llama 3, Qwen, o200k):
+			 * every item is a piece, straight to the model */
+			size_t i;
+
+			for (i = 0; i < r->st[k].n; i++) {
+				struct item it = r->st[k].it[i];
+				enum err e = model(r, s + it.a, it.b - it.a);
+
+				if (e)
+					return e;
+			}
+			return ERR_OK;
+		}
 		break;
 	case PRE_DIGITS:
 		if (digit_items(r, s, n, &r->st[k]))
@@ -444,7 +513,7 @@ static enum err normalize(struct run *r, const char *s, size_t n,
 				e = buf_append(o, s, n);
 			break;
 		case NORM_REPLACE:
-			if (regex_items(r, m->re, s, n, 0, &r->st[MAX_PRE]))
+			if (regex_items(r, &m->re, s, n, 0, &r->st[MAX_PRE]))
 				return r->d->code;
 			for (j = 0; !e && j < r->st[MAX_PRE].n; j++) {
 				struct item it = r->st[MAX_PRE].it[j];
@@ -567,8 +636,19 @@ static enum err split_added(struct run *r, const struct aset *set, int level,
 		int32_t term = -1;
 		const struct added *a;
 
-		if (set->root[(unsigned char)s[pos]] < 0 ||
-		    !(end = longest_at(set, s, n, pos, &term))) {
+		if (set->nfirst == 1) {
+			const char *p = memchr(s + pos, set->first, n - pos);
+
+			if (!p)
+				break;
+			pos = (size_t)(p - s);
+		} else {
+			while (pos < n && set->root[(unsigned char)s[pos]] < 0)
+				pos++;
+			if (pos == n)
+				break;
+		}
+		if (!(end = longest_at(set, s, n, pos, &term))) {
 			pos++;
 			continue;
 		}
@@ -717,14 +797,36 @@ static const char *type_of(const cJSON *o)
 	return t ? t : "";
 }
 
+static void rx_free(struct rx *x)
+{
+	pcre2_code_free(x->exact);
+	pcre2_code_free(x->ascii);
+}
+
+/* PCRE2 code with the JIT, or NULL with the PCRE2 message in `msg`. */
+static pcre2_code *jit_compile(const char *pat, size_t n, char *msg, size_t cap)
+{
+	PCRE2_SIZE off;
+	pcre2_code *re;
+	int code;
+
+	re = pcre2_compile((PCRE2_SPTR)pat, n, PCRE2_UTF | PCRE2_UCP, &code, &off, NULL);
+	if (re && (code = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE))) {
+		pcre2_code_free(re);
+		re = NULL;
+	}
+	if (!re)
+		pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, cap);
+	return re;
+}
+
 /* Compiles an Oniguruma pattern (tokenizer.json "Regex") or a literal
  * ("String", escaped as HF escapes it) for PCRE2. */
 static enum err compile(struct load *l, const char *pat, size_t n, int literal,
-			pcre2_code **out)
+			struct rx *out)
 {
 	struct buf b;
-	int code;
-	PCRE2_SIZE off;
+	char msg[256];
 	size_t i;
 	enum err e = ERR_OK;
 
@@ -746,31 +848,22 @@ static enum err compile(struct load *l, const char *pat, size_t n, int literal,
 		if (e)
 			diag_prefix(l->d, "cannot load tokenizer '%s'", l->path);
 	}
-	if (!e) {
-		*out = pcre2_compile((PCRE2_SPTR)b.data, b.len, PCRE2_UTF | PCRE2_UCP,
-				     &code, &off, NULL);
-		if (!*out) {
-			PCRE2_UCHAR msg[256];
-
-			pcre2_get_error_message(code, msg, sizeof(msg));
-			e = diag_fail(l->d, ERR_UNSUPPORTED,
-				      "cannot load tokenizer '%s': regex '%.200s' does not compile: %s",
-				      l->path, pat, (const char *)msg);
-		} else if ((code = pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE))) {
-			PCRE2_UCHAR msg[256];
-
-			pcre2_get_error_message(code, msg, sizeof(msg));
-			e = diag_fail(l->d, ERR_UNSUPPORTED,
-				      "cannot load tokenizer '%s': regex '%.200s' cannot be JIT-compiled: %s",
-				      l->path, pat, (const char *)msg);
-		}
-	}
+	if (!e && !(out->exact = jit_compile(b.data, b.len, msg, sizeof(msg))))
+		e = diag_fail(l->d, ERR_UNSUPPORTED,
+			      "cannot load tokenizer '%s': regex '%.200s' does not compile: %s",
+			      l->path, pat, msg);
+	if (!e && !literal)
+		out->ascii = jit_compile(pat, n, msg, sizeof(msg));
+	if (!e && !literal && !getenv("NEEDLE_NO_SCAN"))
+		out->scan = scan_kind_of(pat, n);
+	if (!e && out->scan && !l->h->tab && scan_tab_new(&l->h->tab))
+		e = diag_fail(l->d, ERR_NOMEM, "out of memory");
 	buf_release(&b);
 	return e;
 }
 
 /* A {"String": s} or {"Regex": r} pattern. */
-static enum err compile_pattern(struct load *l, const cJSON *p, pcre2_code **out)
+static enum err compile_pattern(struct load *l, const cJSON *p, struct rx *out)
 {
 	const char *s = get_str(p, "String"), *re = get_str(p, "Regex");
 
@@ -923,7 +1016,7 @@ static enum err add_pre(struct load *l, const cJSON *o, int depth)
 		p->use_regex = get_bool(o, "use_regex", 1);
 		if ((e = check_keys(l, o, "type add_prefix_space trim_offsets use_regex", t)))
 			return e;
-		if (p->use_regex && !h->gpt2)
+		if (p->use_regex && !h->gpt2.exact)
 			return compile(l, gpt2_pattern, strlen(gpt2_pattern), 0, &h->gpt2);
 		return ERR_OK;
 	}
@@ -1036,6 +1129,8 @@ static enum err trie_add(struct aset *set, const char *s, size_t n, int32_t term
 	}
 	node = set->root[(unsigned char)s[0]];
 	if (node < 0) {
+		set->nfirst++;
+		set->first = (unsigned char)s[0];
 		node = (int32_t)set->nnode++;
 		set->node[node] = (struct tnode){-1, -1};
 		set->root[(unsigned char)s[0]] = node;
@@ -1067,10 +1162,32 @@ static void aset_free(struct aset *set)
 	mem_free(set->edge);
 }
 
+/* The id HF gives an added token (AddedVocabulary::add_tokens): the id of the
+ * same content added before, else its model vocab id, else the next id after
+ * the vocab and the added tokens so far. The "id" written in tokenizer.json
+ * is only checked by HF (with a warning), never used. */
+static uint32_t added_id(const struct tok_hf *h, const char *content, size_t n,
+			 long *max_added)
+{
+	size_t i, vs = bpe_vocab_size(h->bpe);
+	long id;
+
+	for (i = 0; i < h->nadded; i++)
+		if (h->added[i].raw_n == n && !memcmp(h->added[i].raw, content, n))
+			return h->added[i].id;
+	id = bpe_token_id(h->bpe, content, n);
+	if (id < 0)
+		id = *max_added < 0 ? (long)vs : *max_added >= (long)vs ? *max_added + 1 : (long)vs;
+	if (id > *max_added)
+		*max_added = id;
+	return (uint32_t)id;
+}
+
 static enum err add_tokens(struct load *l, const cJSON *arr)
 {
 	struct tok_hf *h = l->h;
 	size_t n = (size_t)cJSON_GetArraySize(arr);
+	long max_added = -1;
 	const cJSON *o;
 	struct run r;
 	enum err e = ERR_OK;
@@ -1101,16 +1218,18 @@ static enum err add_tokens(struct load *l, const cJSON *arr)
 			goto out;
 		if (!*content)
 			continue;
-		a->id = (uint32_t)id->valuedouble;
+		len = strlen(content);
+		a->id = added_id(h, content, len, &max_added);
 		a->single_word = get_bool(o, "single_word", 0);
 		a->lstrip = get_bool(o, "lstrip", 0);
 		a->rstrip = get_bool(o, "rstrip", 0);
 		a->normalized = get_bool(o, "normalized", 1);
+		a->raw = mem_strndup(content, len);
+		a->raw_n = len;
 		s = content;
-		len = strlen(content);
 		if (a->normalized && (e = normalize(&r, content, len, &s, &len)))
 			goto out;
-		a->s = mem_strndup(s, len);
+		a->s = a->raw ? mem_strndup(s, len) : NULL;
 		a->n = len;
 		if (!a->s) {
 			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
@@ -1432,14 +1551,17 @@ void tok_hf_free(struct tok_hf *h)
 		return;
 	bpe_free(h->bpe);
 	for (i = 0; i < h->npre; i++)
-		pcre2_code_free(h->pre[i].re);
+		rx_free(&h->pre[i].re);
 	for (i = 0; i < h->nnorm; i++) {
-		pcre2_code_free(h->norm[i].re);
+		rx_free(&h->norm[i].re);
 		mem_free(h->norm[i].s);
 	}
-	pcre2_code_free(h->gpt2);
-	for (i = 0; i < h->nadded; i++)
+	rx_free(&h->gpt2);
+	scan_tab_free(h->tab);
+	for (i = 0; i < h->nadded; i++) {
 		mem_free(h->added[i].s);
+		mem_free(h->added[i].raw);
+	}
 	mem_free(h->added);
 	aset_free(&h->raw);
 	aset_free(&h->normed);

@@ -11,7 +11,8 @@
  *   -> post-processor template, only when the caller asks for special tokens.
  *
  * Regexes are Oniguruma patterns rewritten for PCRE2 (uni_rewrite_pattern) and
- * run with the JIT. Every component or option outside this list is refused at
+ * run with the JIT, except the patterns tok_scan.h matches by hand (the
+ * environment variable NEEDLE_NO_SCAN=1 turns those off, for tests). Every component or option outside this list is refused at
  * load time with its name (ERR_UNSUPPORTED), as are truncation and padding.
  *
  * A loaded tokenizer is read-only; each call builds its own scratch state, so

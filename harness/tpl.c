@@ -317,6 +317,8 @@ static enum err tpl_parse(struct tpl *t, const char *bytes, size_t len,
 	const char *end = NULL;
 
 	io_sha256_hex(bytes, len, t->sha);
+	if (tpl_check_nul(bytes, len, t->origin, d))
+		return d ? d->code : ERR_UNSUPPORTED;
 	t->root = cJSON_ParseWithLengthOpts(bytes, len, &end, 0);
 	if (!t->root) {
 		size_t off = end && end >= bytes ? (size_t)(end - bytes) : 0;
@@ -511,6 +513,26 @@ enum err tpl_pyjson(const cJSON *v, struct buf *out)
 			e = tpl_pyjson(c, out);
 	}
 	return e ? e : buf_putc(out, '}');
+}
+
+enum err tpl_check_nul(const char *json, size_t len, const char *what,
+		       struct diag *d)
+{
+	int in_str = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (json[i] == '"') {
+			in_str = !in_str;
+		} else if (in_str && json[i] == '\\' && i + 1 < len) {
+			if (json[i + 1] == 'u' && i + 5 < len && !memcmp(json + i + 2, "0000", 4))
+				return diag_fail(d, ERR_UNSUPPORTED,
+						 "cannot use '%s': a string holds \\u0000 at byte %zu, "
+						 "which needle's JSON parser would cut short", what, i);
+			i++;
+		}
+	}
+	return ERR_OK;
 }
 
 /* ---- message preparation (vLLM parse_chat_messages) --------------------- */

@@ -51,9 +51,11 @@
  *                 (and the style's own condition holds; see below).
  *   "thinking"    object: how kwargs switch thinking on or off:
  *       "kwargs"   array of kwarg names, e.g. ["thinking", "enable_thinking"];
- *       "combine"  "first" (the first name present decides, as the V3.1
- *                  Jinja's `thinking` then `enable_thinking`) or "any" (on if
- *                  any present name is true: vLLM's V3.2 renderer);
+ *       "combine"  "first" (the first name present decides, as llama.cpp's
+ *                  V3.1 copy reads `thinking` then `enable_thinking`) or
+ *                  "any" (on if any present name is true: vLLM's V3.2
+ *                  renderer). Only names the server's template reads belong
+ *                  here: vLLM drops kwargs a template does not reference;
  *       "default"  boolean when no listed kwarg is present;
  *       "on", "off" strings appended after "generation_prompt" in that mode
  *                  (Qwen3: off = "<think>\n\n</think>\n\n").
@@ -134,6 +136,13 @@ enum err tpl_render(const struct tpl *t, const cJSON *messages,
  * Borrowed. */
 const char *tpl_name(const struct tpl *t);
 const char *tpl_sha256(const struct tpl *t);
+
+/* Checks raw JSON text (a messages or tools file, a request body) for a
+ * string escape \u0000: cJSON ends strings there, so such a prompt would be
+ * rendered and counted silently truncated. ERR_UNSUPPORTED with the byte
+ * offset; `what` names the input in the message. */
+enum err tpl_check_nul(const char *json, size_t len, const char *what,
+		       struct diag *d);
 
 /* Appends Python's json.dumps(v, ensure_ascii=False) of `v` to `out` (the
  * `tojson` the servers' Jinja uses). See the float caveat above. */

