@@ -57,7 +57,7 @@ struct filler {
 	char **lower;             /* lower-case copies for filler_check */
 	size_t nprojects;
 	size_t r_sentence, r_short, r_zh, r_zh_short, r_function, r_comment,
-	       r_comment_short;
+	       r_comment_short, r_word;
 };
 
 static const char *const kind_names[] = {"prose", "code", "zh", "mixed"};
@@ -623,6 +623,8 @@ static enum err load(struct filler *f, struct diag *d)
 		e = rule_index(f, "comment", &f->r_comment, d);
 	if (!e)
 		e = rule_index(f, "comment_short", &f->r_comment_short, d);
+	if (!e)
+		e = rule_index(f, "word", &f->r_word, d);
 	if (e == ERR_INPUT) /* a dirty grammar is our bug, not the user's input */
 		d->code = e = ERR_INTERNAL;
 	return e;
@@ -705,6 +707,16 @@ enum err filler_piece(struct filler *f, enum filler_lang lang, int first,
 		e = buf_append(out, f->scratch.data, f->scratch.len);
 	if (!e && lang == FILLER_LANG_COMMENT)
 		e = buf_putc(out, '.');
+	return e == ERR_NOMEM ? diag_fail(d, e, "out of memory generating filler") : e;
+}
+
+enum err filler_word(struct filler *f, int first, struct buf *out,
+		     struct diag *d)
+{
+	enum err e = first ? ERR_OK : buf_putc(out, ' ');
+
+	if (!e)
+		e = expand(f, f->r_word, first, 0, out, d);
 	return e == ERR_NOMEM ? diag_fail(d, e, "out of memory generating filler") : e;
 }
 

@@ -67,6 +67,12 @@ enum filler_lang filler_tail_lang(const struct filler *f);
 enum err filler_piece(struct filler *f, enum filler_lang lang, int first,
 		      int brief, struct buf *out, struct diag *d);
 
+/* Appends one short English word (rule "word"), capitalised and alone when
+ * `first`, else after a space. Words may repeat: this is the last resort of
+ * exact fitting, for tokenizers whose shortest sentence is too long. */
+enum err filler_word(struct filler *f, int first, struct buf *out,
+		     struct diag *d);
+
 /* Project names (data/projects.txt), in file order. Borrowed, static for the
  * life of `f`. */
 size_t filler_nprojects(const struct filler *f);

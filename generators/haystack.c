@@ -28,7 +28,9 @@
 #define PAIR_MIN 2048     /* smallest batch worth counting on a second thread */
 #define TAIL_SENTENCES 6  /* sentences in a tail paragraph at most */
 #define MISSES 64         /* sentences tried before closing a tail paragraph */
-#define FIRST_MISSES 4000 /* sentences tried to hit a small remainder exactly */
+#define FIRST_MISSES 400  /* sentences tried to hit a small remainder exactly */
+#define WORDS_MAX 256     /* words in a last-resort paragraph */
+#define WORD_TRIES 4000   /* words tried for it */
 #define MAX_ROUNDS 4      /* full counts before giving up on exactness */
 #define MAX_ITEMS (HAYSTACK_MAX_NEEDLES + HAYSTACK_MAX_DISTRACTORS)
 #define SENTINEL "@@needle-document@@"
@@ -274,7 +276,6 @@ static enum err pick_distractors(struct gen *g)
 		struct haystack_needle *n = &h->distractor[i];
 		const char *base = h->needle[i % h->nneedles].project;
 
-		n->depth = (int)prng_range(&g->prng, 0, 100);
 		if (i % 2 == 0 && near_miss(g, base, n->project)) {
 			n->near_miss = 1;
 			g->nearmiss[g->nnearmiss++] = n->project;
@@ -503,6 +504,47 @@ static enum err nomem(struct gen *g)
 	return diag_fail(g->d, ERR_NOMEM, "out of memory assembling the document");
 }
 
+/* Adds a paragraph of single words ending in ".", of exactly `*r` tokens:
+ * the last resort when no sentence fits the remainder (tokenizers with small
+ * vocabularies). Backtracks one word at a time when the next cannot land. */
+static enum err word_paragraph(struct gen *g, long *r)
+{
+	size_t start = g->doc.len, marks[WORDS_MAX], c;
+	int n = 0, tries = 0, total = 0;
+	enum err e;
+
+	while (total++ < WORD_TRIES) {
+		size_t mark = g->doc.len;
+
+		e = filler_word(g->f, n == 0, &g->doc, g->d);
+		if (!e && buf_puts(&g->doc, ".\n\n"))
+			e = nomem(g);
+		if (!e)
+			e = count_from(g, start, &c);
+		if (e)
+			return e;
+		if ((long)c == *r) {
+			*r = 0;
+			return add_chunk(g, start, c);
+		}
+		buf_truncate(&g->doc, g->doc.len - 3);
+		if ((long)c < *r && n < WORDS_MAX) {
+			marks[n++] = mark;
+			tries = 0;
+			continue;
+		}
+		buf_truncate(&g->doc, mark);
+		if (++tries > 40 && n > 0) {
+			buf_truncate(&g->doc, marks[--n]);
+			tries = 0;
+		}
+	}
+	buf_truncate(&g->doc, start);
+	return diag_fail(g->d, ERR_INPUT,
+			 "cannot fill the last %ld tokens exactly with this tokenizer: "
+			 "try another --tokens", *r);
+}
+
 /* Adds one paragraph built sentence by sentence, of at most `*r` tokens and
  * leaving 0 or at least MIN_SEG; subtracts its count from `*r`. */
 static enum err tail_paragraph(struct gen *g, long *r)
@@ -541,10 +583,10 @@ static enum err tail_paragraph(struct gen *g, long *r)
 			*r -= (long)have;
 			return add_chunk(g, start, have);
 		}
-		if (misses >= FIRST_MISSES)
-			return diag_fail(g->d, ERR_INTERNAL,
-					 "cannot fill %ld tokens exactly with '%s' filler", *r,
-					 g->o->filler ? g->o->filler : "prose");
+		if (misses >= FIRST_MISSES) {
+			buf_truncate(&g->doc, start);
+			return word_paragraph(g, r);
+		}
 	}
 }
 
@@ -771,9 +813,10 @@ static enum err check_joins(struct gen *g, const struct haystack_needle *n,
 	e = tok_count(g->o->tok, g->doc.data + g->chunks[from].off,
 		      end - g->chunks[from].off, &c, d);
 	if (!e && c != sum)
-		e = diag_fail(d, ERR_INTERNAL,
+		e = diag_fail(d, ERR_UNSUPPORTED,
 			      "the sentence for project '%s' merges with its neighbours "
-			      "(%zu tokens together, %zu apart)", n->project, c, sum);
+			      "(%zu tokens together, %zu apart): this tokenizer does not count "
+			      "paragraphs additively (add_prefix_space?)", n->project, c, sum);
 	return e;
 }
 

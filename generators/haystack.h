@@ -71,19 +71,23 @@ struct haystack {
  * question + template suffix, where the document is a run of chunks (filler
  * paragraphs and needle/distractor sentences), each ending in "\n\n" and
  * starting with a non-space, so that a byte-level BPE count is additive over
- * chunks. Each chunk is counted once; the chunk counts are summed to place the
- * needles and fit the size, and one full count of the rendered prompt proves
- * the total (on a mismatch the last filler segment is refitted by the
- * difference and counted again, at most a few times).
+ * chunks. Filler is counted in batches of paragraphs (two at a time, one on a
+ * second thread), sentence by sentence near each needle and at the end; the
+ * counts are summed to place the needles and fit the size, and one full count
+ * of the rendered prompt proves the total (on a mismatch the document is
+ * rebuilt for the difference and counted again, at most a few times). The
+ * output depends only on the counts, never on thread timing.
  *
  * Needles are placed so that their token offset is depth% of (document tokens
  * - the needle's tokens). Each code is checked to occur exactly once, the joins
  * around each needle are checked to be additive, and the filler is scanned for
  * code-like strings and project names.
  *
- * Builds a needle document. `out` is filled and owned by the caller, who
- * releases it with haystack_release (also after a failure). ERR_INPUT for
- * options that cannot be met (too few tokens, bad depths, ...). */
+ * `out` is filled and owned by the caller, who releases it with
+ * haystack_release (also after a failure). ERR_INPUT for options that cannot
+ * be met (too few tokens, bad or repeated depths, more needles than the
+ * document holds, unknown filler); ERR_UNSUPPORTED for a tokenizer whose
+ * paragraph joins are not additive. */
 enum err haystack_build(const struct haystack_opts *o, struct haystack *out,
 			struct diag *d);
 /* Frees what `h` owns and zeroes it. Accepts NULL. */

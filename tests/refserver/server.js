@@ -362,8 +362,15 @@ function mangleCode(code) {
 }
 
 function arithmetic(text, behaviour) {
-	const m = /\b(?:Compute|Calculate|What is|Evaluate)\s+(-?\d+)\s*([*×x+\-\/])\s*(-?\d+)/i.exec(text);
+	const dv = /\bDivide\s+(\d+)\s+by\s+(\d+)/i.exec(text);
+	if (dv && /"quotient"/.test(text) && /"remainder"/.test(text) && BigInt(dv[2]) !== 0n) {
+		const a = BigInt(dv[1]);
+		const b = BigInt(dv[2]);
+		return `{"quotient": ${a / b + (behaviour.wrong ? 1n : 0n)}, "remainder": ${a % b}}`;
+	}
+	const m = /\b(?:Compute|Calculate|What is|Evaluate)\s+(-?\d+)\s*([*×x+\-\/]|times|plus|minus|divided by)\s*(-?\d+)/i.exec(text);
 	if (!m) return null;
+	m[2] = { times: '*', plus: '+', minus: '-', 'divided by': '/' }[m[2].toLowerCase()] || m[2];
 	const a = BigInt(m[1]);
 	const b = BigInt(m[3]);
 	let r;
@@ -379,11 +386,129 @@ function arithmetic(text, behaviour) {
 	return r.toString();
 }
 
+// ---- Tool calls: a heuristic "model" that picks a tool and fills its arguments from the
+// user's words, and, once tool results are in, answers with what they said.
+
+const TOOL_STOP = new Set(['What', 'Where', 'When', 'Which', 'Who', 'How', 'Please', 'Use', 'Tell', 'Compare',
+	'Call', 'The', 'Is', 'Are', 'Can', 'Could', 'Convert', 'Look', 'Find', 'Get', 'Show', 'Give', 'My', 'I',
+	'Then', 'And', 'Both', 'Each', 'Hi', 'Hello', 'Thanks', 'Also', 'Next']);
+
+function wordsOf(s) {
+	return (s || '').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);
+}
+
+// Candidate values for a string parameter: text shaped like the description's example
+// ("such as ORD-12345", "e.g. Lisbon"), else capitalised words that are not sentence openers.
+function stringCandidates(text, prop) {
+	const desc = (prop && prop.description) || '';
+	const ex = /(?:such as|e\.g\.|for example|like)\s+["']?([^\s"',;)]+)/i.exec(desc);
+	if (ex && /[0-9-]/.test(ex[1])) {
+		const shape = ex[1].replace(/[A-Z]/g, 'A').replace(/[a-z]/g, 'a').replace(/[0-9]/g, '9');
+		const re = new RegExp('(?<![\\w-])' + shape.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+			.replace(/A+/g, (m) => `[A-Z]{${m.length}}`).replace(/a+/g, (m) => `[a-z]{${m.length}}`)
+			.replace(/9+/g, () => '[0-9]+') + '(?![\\w-])', 'g');
+		const found = text.match(re);
+		if (found) return found;
+	}
+	const out = [];
+	const re = /(?<![\p{L}\p{N}_])([A-Z][\p{Ll}]+(?:\s[A-Z][\p{Ll}]+)*)/gu;
+	let m;
+	while ((m = re.exec(text)) !== null) {
+		const before = text.slice(Math.max(0, m.index - 2), m.index);
+		const opener = m.index === 0 || /[.!?]\s$|\n$/.test(before);
+		if (opener || TOOL_STOP.has(m[1])) continue;
+		out.push(m[1]);
+	}
+	return out;
+}
+
+function argumentsFor(fn, text, nth) {
+	const params = (fn.parameters && fn.parameters.properties) || {};
+	const args = {};
+	const numbers = (text.match(/-?\d+(?:\.\d+)?/g) || []).map(Number);
+	let numberAt = 0;
+	for (const [name, prop] of Object.entries(params)) {
+		if (Array.isArray(prop.enum)) {
+			const low = text.toLowerCase();
+			let best = null;
+			let bestAt = Infinity;
+			for (const v of prop.enum) {
+				const at = low.indexOf(String(v).toLowerCase());
+				if (at >= 0 && at < bestAt) { best = v; bestAt = at; }
+			}
+			// "from"/"to" style pairs: the n-th enum value mentioned, in order of mention.
+			const mentioned = prop.enum.map((v) => [v, low.indexOf(String(v).toLowerCase())])
+				.filter((x) => x[1] >= 0).sort((a, b) => a[1] - b[1]).map((x) => x[0]);
+			const taken = Object.values(args);
+			const free = mentioned.filter((v) => !taken.includes(v));
+			args[name] = free.length ? free[0] : (best !== null ? best : prop.enum[0]);
+		} else if (prop.type === 'integer' || prop.type === 'number') {
+			const n = numbers[numberAt++];
+			if (n !== undefined) args[name] = prop.type === 'integer' ? Math.trunc(n) : n;
+		} else if (prop.type === 'boolean') {
+			args[name] = true;
+		} else {
+			const c = stringCandidates(text, prop);
+			if (c.length) args[name] = c[Math.min(nth, c.length - 1)];
+		}
+	}
+	return args;
+}
+
+function planToolCalls(req, lastUser) {
+	const tools = (Array.isArray(req.tools) ? req.tools : []).filter((t) => t && t.function && t.function.name);
+	if (!tools.length || req.tool_choice === 'none') return null;
+	const msgs = req.messages || [];
+	const last = msgs[msgs.length - 1];
+	if (!last || last.role !== 'user') return null;
+	if (/\b(do not|don't|without) (call|use|using|calling)\b[^.]*\btools?\b|answer it yourself/i.test(lastUser)) return null;
+	const low = wordsOf(lastUser);
+	let chosen = null;
+	let score = 0;
+	const named = req.tool_choice && req.tool_choice.function && req.tool_choice.function.name;
+	for (const t of tools) {
+		const f = t.function;
+		const w = wordsOf(f.name.replace(/_/g, ' ') + ' ' + (f.description || ''));
+		const sc = (named === f.name ? 1000 : 0) + w.filter((x) => low.includes(x)).length +
+			(lastUser.includes(f.name) ? 10 : 0);
+		if (sc > score) { chosen = f; score = sc; }
+	}
+	if (!chosen) return null;
+	// "each city", "both", "and in X": one call per candidate value of the first string parameter.
+	const params = (chosen.parameters && chosen.parameters.properties) || {};
+	const firstString = Object.entries(params).find(([, p]) => p.type === 'string' && !p.enum);
+	let n = 1;
+	if (firstString && /\b(each|both|all|every|parallel|same turn)\b/i.test(lastUser)) {
+		n = Math.max(1, stringCandidates(lastUser, firstString[1]).length);
+	}
+	const calls = [];
+	for (let i = 0; i < n; i++) calls.push({ name: chosen.name, arguments: JSON.stringify(argumentsFor(chosen, lastUser, i)) });
+	return calls;
+}
+
+// After tool results: repeat what the tools returned, so a check for their values passes.
+function answerFromToolResults(msgs) {
+	let i = msgs.length - 1;
+	const results = [];
+	while (i >= 0 && msgs[i] && msgs[i].role === 'tool') results.unshift(textOfContent(msgs[i--].content, '\n'));
+	if (!results.length) return null;
+	return 'Here is what the tool returned: ' + results.join('; ');
+}
+
 // What the model says: {reasoning, content}. `text` is all the prompt text the model sees.
-function think(text, lastUser, behaviour, wantsReasoning) {
+function think(text, lastUser, behaviour, wantsReasoning, req) {
 	let content = null;
 	let topic = 'the question';
-	const needles = findNeedles(text);
+	const calls = req ? planToolCalls(req, lastUser) : null;
+	if (calls) {
+		const reasoning = wantsReasoning ? `The user needs ${calls[0].name}; I will call it ${calls.length === 1 ? 'once' : calls.length + ' times'}.` : '';
+		return { reasoning, content: '', toolCalls: calls };
+	}
+	if (req && Array.isArray(req.messages)) {
+		const fromTools = answerFromToolResults(req.messages);
+		if (fromTools !== null) { content = fromTools; topic = 'the tool results'; }
+	}
+	const needles = content === null ? findNeedles(text) : [];
 	if (needles.length) {
 		content = recallAnswer(text, needles, behaviour);
 		topic = `${needles.length} access code sentence(s)`;
@@ -401,7 +526,7 @@ function think(text, lastUser, behaviour, wantsReasoning) {
 	const reasoning = wantsReasoning
 		? `The prompt has ${text.length} characters. I looked for ${topic} and will answer in the requested format.`
 		: '';
-	return { reasoning, content };
+	return { reasoning, content, toolCalls: null };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -497,6 +622,17 @@ async function generate(model, said, req, behaviour, promptTokens, maxModelLen) 
 		const pad = await padPieces(model, Math.max(0, budget - toks.length));
 		for (const p of pad) toks.push({ kind: 'reasoning', text: p });
 		return { toks: toks.slice(0, budget), finish: 'length' };
+	}
+	if (said.toolCalls) {
+		said.toolCalls.forEach((c, ci) => { c.id = null; c.index = ci; });
+		for (const c of said.toolCalls) {
+			toks.push({ kind: 'tool', call: c, first: true, text: '' });
+			for (const p of await tokenPieces(model, c.arguments)) toks.push({ kind: 'tool', call: c, first: false, text: p });
+		}
+		if (toks.length + 1 > maxTokens) return { toks: toks.slice(0, maxTokens), finish: 'length' };
+		toks.push({ kind: 'eos', text: '' });
+		const named = req.tool_choice && typeof req.tool_choice === 'object';
+		return { toks, finish: named ? 'stop' : 'tool_calls' };
 	}
 	for (const p of await tokenPieces(model, said.content)) toks.push({ kind: 'content', text: p });
 	let target = 0;
@@ -641,6 +777,25 @@ class Stream {
 		this.frame(f);
 	}
 
+	// A tool-call delta. vLLM (tool parsers): the first chunk of a call has id, type and
+	// the name, later ones only arguments fragments. SGLang: every chunk is a full pydantic
+	// dump (null fields kept); the first has id "call_<24 hex>", name and arguments "".
+	toolChunk(t, finish, usage) {
+		const sg = this.o.dialect === 'sglang';
+		const c = t.call;
+		if (t.first && !c.id) c.id = sg ? 'call_' + randomHex(12) : 'chatcmpl-tool-' + randomHex(16);
+		let tc;
+		if (sg) {
+			tc = { id: t.first ? c.id : null, index: c.index, type: 'function',
+				function: { name: t.first ? c.name : null, arguments: t.first ? '' : t.text } };
+		} else if (t.first) tc = { index: c.index, id: c.id, type: 'function', function: { name: c.name } };
+		else tc = { index: c.index, function: { arguments: t.text } };
+		const delta = sg ? { role: null, content: null, reasoning_content: null, tool_calls: [tc] } : { tool_calls: [tc] };
+		const f = Object.assign(this.head(), { choices: [this.choice(delta, finish)] });
+		if (usage) f.usage = usage;
+		this.frame(f);
+	}
+
 	// SGLang chat: finish_reason travels in its own chunk after generation ends.
 	finishChunk(finish, matched, usage) {
 		const delta = { reasoning_content: null };
@@ -712,12 +867,19 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 		const t = gen.toks[i];
 		const last = i === n - 1;
 		const text = b.empty || t.kind === 'eos' ? '' : t.text;
+		const afterTools = t.kind === 'eos' && i > 0 && gen.toks[i - 1].kind === 'tool';
 		const kindOf = t.kind === 'eos' ? 'content' : t.kind;
 		// vLLM sends a chunk per engine step, even when the step's text is empty, and the
 		// finish_reason rides on the last one. SGLang skips empty steps, and its chat
 		// content chunks never carry finish_reason (a separate chunk follows).
 		const finishHere = last && !(sg && kind === 'chat') ? gen.finish : null;
-		if (!sg || text !== '' || finishHere)
+		if (t.kind === 'tool') {
+			if (t.first || t.text !== '')
+				s.toolChunk(t, finishHere, continuous ? usageObj(o, promptTokens, i + 1, 0, b) : null);
+			else if (finishHere) s.chunk('content', '', finishHere, null);
+		} else if (afterTools) {
+			if (finishHere) s.frame(Object.assign(s.head(), { choices: [s.choice({}, finishHere)] }));
+		} else if (!sg || text !== '' || finishHere)
 			s.chunk(kindOf, text, finishHere, continuous ? usageObj(o, promptTokens, i + 1, 0, b) : null);
 		if (i === faultAt) {
 			if (b.truncated) {
@@ -768,7 +930,15 @@ function nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 		if (sg || field === 'reasoning_content') message.reasoning_content = reasoning || null;
 		else if (field === 'both') { message.reasoning = reasoning || null; message.reasoning_content = reasoning || null; }
 		else message.reasoning = reasoning || null;
-		message.tool_calls = sg ? null : [];
+		const calls = [];
+		for (const t of gen.toks) {
+			if (t.kind !== 'tool' || !t.first) continue;
+			const c = t.call;
+			calls.push({ id: c.id || (sg ? 'call_' + randomHex(12) : 'chatcmpl-tool-' + randomHex(16)), type: 'function',
+				function: { name: c.name, arguments: gen.toks.filter((x) => x.kind === 'tool' && x.call === c).map((x) => x.text).join('') } });
+		}
+		message.tool_calls = calls.length ? calls : (sg ? null : []);
+		if (calls.length && content === '') message.content = null;
 		const choice = { index: 0, message, logprobs: null, finish_reason: gen.finish };
 		if (sg) choice.matched_stop = gen.finish === 'stop' ? model.eosId : null;
 		else choice.stop_reason = null;
@@ -881,7 +1051,7 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	if (cerr) throw cerr;
 	const kw = req.chat_template_kwargs || {};
 	const wantsReasoning = kind === 'chat' && (b.reasoning || b.reasoningOnly || kw.thinking === true || kw.enable_thinking === true);
-	const said = think(text, lastUser, b, wantsReasoning);
+	const said = think(text, lastUser, b, wantsReasoning, kind === 'chat' ? req : null);
 	const gen = await generate(model, said, req, b, promptTokens, o.maxModelLen);
 	logRec.completion_tokens = gen.toks.length;
 	logRec.finish_reason = gen.finish;
