@@ -493,74 +493,71 @@ static int rw_class_atom(struct rw *w, struct cls *cl, uint32_t *cp,
 	return 0;
 }
 
-/* Translates the class starting at w->i ('[') into explicit ranges. */
+/* One member of a class at w->i: a class escape, a character or a range
+ * a-b; sets *escape for a class escape. */
+static enum err rw_class_member(struct rw *w, struct cls *cl, int *escape)
+{
+	uint32_t lo, hi;
+	size_t at = w->i;
+	enum err e;
+	int kind;
+
+	if (w->p[w->i] == '[')
+		return rw_refuse(w, w->i, "nested class or [:posix:]");
+	if (w->p[w->i] == '&' && w->i + 1 < w->len && w->p[w->i + 1] == '&')
+		return rw_refuse(w, w->i, "class intersection &&");
+	kind = rw_class_atom(w, cl, &lo, &e);
+	if (e)
+		return e;
+	*escape = kind == 2;
+	hi = lo;
+	if (w->i + 1 < w->len && w->p[w->i] == '-' && w->p[w->i + 1] != ']') {
+		if (kind == 2)
+			return rw_refuse(w, w->i, "class range from a class escape");
+		w->i++;
+		if (w->p[w->i] == '[')
+			return rw_refuse(w, w->i, "nested class");
+		kind = rw_class_atom(w, cl, &hi, &e);
+		if (e)
+			return e;
+		if (kind != 1 || hi < lo)
+			return rw_refuse(w, at, "class range");
+	}
+	return kind == 2 ? ERR_OK : rset_add(&cl->set, lo, hi);
+}
+
+/* Translates the class starting at w->i ('['). A ']' right after '[' or
+ * '[^' is a member, as in Ruby. */
 static enum err rw_class(struct rw *w)
 {
 	struct cls cl = {{0}, 0, w->compact, 0, 0};
-	size_t at = w->i;
-	int neg = 0, first = 1, kind;
-	uint32_t lo, hi;
+	size_t at = w->i, k;
+	int neg = 0, first = 1, escape = 0, escapes = 0;
 	enum err e = ERR_OK;
 
-	if (w->caseless)
-		return rw_refuse(w, at, "character class under (?i)");
 	w->i++;
 	if (w->i < w->len && w->p[w->i] == '^') {
 		neg = 1;
 		w->i++;
 	}
-	for (;;) {
+	for (; !e; first = 0) {
 		if (w->i >= w->len) {
 			e = rw_bad(w, at, "unterminated character class");
-			break;
-		}
-		if (w->p[w->i] == ']' && !first) {
+		} else if (w->p[w->i] == ']' && !first) {
 			w->i++;
 			break;
+		} else {
+			e = rw_class_member(w, &cl, &escape);
+			escapes |= escape;
 		}
-		if (w->p[w->i] == '[') {
-			e = rw_refuse(w, w->i, "nested class or [:posix:]");
-			break;
-		}
-		if (w->p[w->i] == '&' && w->i + 1 < w->len &&
-		    w->p[w->i + 1] == '&') {
-			e = rw_refuse(w, w->i, "class intersection &&");
-			break;
-		}
-		first = 0;
-		kind = rw_class_atom(w, &cl, &lo, &e);
-		if (e)
-			break;
-		if (kind == 2) {
-			if (w->i + 1 < w->len && w->p[w->i] == '-' &&
-			    w->p[w->i + 1] != ']') {
-				e = rw_refuse(w, w->i, "class range from a class escape");
-				break;
-			}
-			continue;
-		}
-		hi = lo;
-		if (w->i + 1 < w->len && w->p[w->i] == '-' &&
-		    w->p[w->i + 1] != ']') {
-			size_t rat = w->i;
-
-			w->i++;
-			if (w->p[w->i] == '[') {
-				e = rw_refuse(w, w->i, "nested class");
-				break;
-			}
-			kind = rw_class_atom(w, &cl, &hi, &e);
-			if (e)
-				break;
-			if (kind != 1 || hi < lo) {
-				e = rw_refuse(w, rat, "class range");
-				break;
-			}
-		}
-		e = rset_add(&cl.set, lo, hi);
-		if (e)
-			break;
 	}
+	/* Under (?i) both engines close the class under case folding; only
+	 * ASCII members are known to fold alike (s and k with U+017F and
+	 * U+212A included), PCRE2 10.42 folding with older Unicode data. */
+	for (k = 0; !e && w->caseless && k < cl.set.n; k++)
+		escapes |= cl.set.r[k].hi >= 0x80;
+	if (!e && w->caseless && escapes)
+		e = rw_refuse(w, at, "class with a non-ASCII or escape member under (?i)");
 	if (!e)
 		e = rw_emit(w, &cl, neg);
 	rset_free(&cl.set);
@@ -1072,16 +1069,15 @@ static int nfc_unsafe_cp(uint32_t cp)
 	return cp >= 0x300 && in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
 }
 
-/* Copies the safe stretches verbatim and renormalizes each unsafe
- * stretch together with the starter before it. */
-enum err uni_nfc(const char *s, size_t len, struct buf *out)
+/* The index of the first character from s[i] on that NFC may change or that
+ * may change a neighbour (or `len`); *prev becomes the start of the last
+ * safe character passed, if any. */
+static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 {
-	struct cpv a = {0};
-	size_t i = 0, flushed = 0, prev = 0, n, start_len = out->len;
 	uint32_t cp;
-	enum err e = ERR_OK;
+	size_t n;
 
-	while (i < len && !e) {
+	while (i < len) {
 		const unsigned char u = (unsigned char)s[i];
 
 		if (u < 0x80 && i + 8 <= len) { /* ASCII, 8 bytes at a time */
@@ -1090,39 +1086,58 @@ enum err uni_nfc(const char *s, size_t len, struct buf *out)
 			memcpy(&x, s + i, 8);
 			if (!(x & 0x8080808080808080u)) {
 				i += 8;
-				prev = i - 1;
+				*prev = i - 1;
 				continue;
 			}
 		}
 		if (u < 0xCC) { /* below U+0300: always safe */
-			prev = i;
+			*prev = i;
 			i += u < 0x80 ? 1 : 2;
 			continue;
 		}
 		n = uni_decode(s + i, len - i, &cp);
-		if (!nfc_unsafe_cp(cp)) {
-			prev = i;
-			i += n;
-			continue;
-		}
-		/* chunk: from the previous (safe) character up to the next
-		 * safe one */
-		{
-			size_t start = prev < i && prev >= flushed ? prev : i;
+		if (nfc_unsafe_cp(cp))
+			break;
+		*prev = i;
+		i += n;
+	}
+	return i;
+}
 
-			i += n;
-			while (i < len) {
-				n = uni_decode(s + i, len - i, &cp);
-				if (!nfc_unsafe_cp(cp))
-					break;
-				i += n;
-			}
-			e = buf_append(out, s + flushed, start - flushed);
-			if (!e)
-				e = nfc_chunk(s + start, i - start, &a, out);
-			flushed = i;
-			prev = i;
-		}
+/* The end of the stretch of unsafe characters starting at s[i]. */
+static size_t skip_unsafe(const char *s, size_t len, size_t i)
+{
+	uint32_t cp;
+	size_t n;
+
+	while (i < len) {
+		n = uni_decode(s + i, len - i, &cp);
+		if (!nfc_unsafe_cp(cp))
+			break;
+		i += n;
+	}
+	return i;
+}
+
+/* Copies the safe stretches verbatim and renormalizes each unsafe stretch
+ * together with the (safe, starter) character before it: what follows the
+ * stretch is a safe starter, which nothing before it can reach. */
+enum err uni_nfc(const char *s, size_t len, struct buf *out)
+{
+	struct cpv a = {0};
+	size_t i = 0, flushed = 0, prev = 0, start, start_len = out->len;
+	enum err e = ERR_OK;
+
+	while (i < len && !e) {
+		i = skip_safe(s, len, i, &prev);
+		if (i == len)
+			break;
+		start = prev < i && prev >= flushed ? prev : i;
+		i = skip_unsafe(s, len, i);
+		e = buf_append(out, s + flushed, start - flushed);
+		if (!e)
+			e = nfc_chunk(s + start, i - start, &a, out);
+		flushed = prev = i;
 	}
 	if (!e)
 		e = buf_append(out, s + flushed, len - flushed);

@@ -36,7 +36,10 @@
  *     (?i:...) (same case folding, ſ and K included) pass through.
  * Appends to `out` (unchanged on failure). ERR_UNSUPPORTED names a construct
  * it cannot translate (backreferences, \b, scripts, nested classes, other
- * options, classes under (?i), ...); ERR_INPUT a malformed pattern. */
+ * options, classes with non-ASCII or escape members and non-ASCII literals
+ * under (?i), ...); ERR_INPUT a malformed pattern. PCRE2 may still refuse
+ * the result for what Ruby allows and PCRE2 does not (stacked quantifiers
+ * such as a{,2}*+, variable-length lookbehind). */
 enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
 			     struct diag *d);
 

@@ -5,6 +5,7 @@
 //                                              output of `test_uni classes`
 //   node tests/uni/check.js split TEST_UNI     the real tokenizers' Split
 //                                              patterns on a fuzz corpus
+//   node tests/uni/check.js fuzz TEST_UNI      random patterns on a small corpus
 //   node tests/uni/check.js nfc TEST_UNI       NFC of every scalar value and
 //                                              of a combining-sequence corpus
 // Prints one summary line per check and the differences (at most 20 each);
@@ -291,8 +292,9 @@ const SYNTAX = ['.', '^.|.$', '\\w\\Z', 'a{,2}', 'x(?i)s|t', '\\h+', '\\d+|\\w+'
 	'\\S+', '[\\S\\d]', '[^\\S]+', '\\D\\W', '[\\p{Lu}\\p{Nd}_-]+', '\\p{Letter}+',
 	'[a-c\\-]+', '[]a]', '(?<n>a|b)(?=c)', '(?#c)b(?!c)', '(?<=a)b|(?<!a)c', 'a*?b', 'a++',
 	'\\s*$', '^\\s+', '\\p{Lowercase_Letter}+', '\\p{Other}+', '\\p{Separator}+',
-	'\\p{Combining_Mark}', '\\p{Modifier Letter}|\\p{control}', '\\p{Decimal-Number}+'];
-const SYNTAX_POOL = ['a', 'b', 'c', 'A', 'B', 'C', 's', 'S', 't', 'x', 'X', 'k', 'K',
+	'\\p{Combining_Mark}', '\\p{Modifier Letter}|\\p{control}', '\\p{Decimal-Number}+',
+	'(?i:[a-z]+)', '(?i)[^a-c]+', '(?i:[sk])', "(?i:'[st]|x)", '(?i)[S-Z]'];
+const SYNTAX_POOL = ['a', 'b', 'c', 'A', 'B', 'C', 's', 'S', 't', 'x', 'X', 'k', 'K', "'",
 	'\u212A', '\u017F', '1', '2', '_', '-', ' ', '\n', '\r', '\r\n', '\u000B', '{', '}',
 	',', '.', 'F', 'g', '\u00E9', '\u0661', '\u180E', '\u3000', '\u{1CCF0}', '\u{16100}',
 	']', '[', '\\u02B0', '\\u0301', '\\u0007', '\\u2028', '\\u00AD'];
@@ -337,6 +339,66 @@ function checkSplit(bin) {
 				`${form ? ', ' + form + ' form' : ''})`, diffs, strings.length);
 		}
 	}
+}
+
+// Random patterns built from the constructs above (groups, lookarounds,
+// alternation, every quantifier kind): wherever both HF and needle accept a
+// pattern, the splits of a small corpus must agree. (needle refuses, rather
+// than mistranslates, what PCRE2 cannot express, such as Ruby's stacked
+// quantifiers "a{,2}*+" or variable-length lookbehind.)
+function checkFuzz(bin, n) {
+	const r = rng(4242);
+	const atoms = ['a', 'b', 's', 'S', 'k', '\\s', '\\S', '\\d', '\\w', '\\W', '\\D', '\\h',
+		'\\p{L}', '\\P{N}', '\\p{^P}', '.', '^', '$', '\\Z', '\\A', '\\z', '[ab]',
+		'[^a\\s]', '[\\p{L}\\d]', '[a-c]', '[^\\S\\n]', '\\n', '\\r', ' ', '\\u00e9', '\u00e9',
+		'\u4e2d', '\\x{1CCF0}', '(?i:s)', '(?i)', '\\{', '{', '}', ',', '1', '-', '\\-', ']',
+		'\\]', '\\\\', '\\.', '\\t', '\\v', '\\e', '\\0', '\\x41'];
+	const quants = ['', '', '', '*', '+', '?', '{2}', '{1,3}', '{,2}', '{2,}', '*?', '+?',
+		'??', '*+', '++', '?+'];
+	const pick = (a) => a[Math.floor(r() * a.length)];
+	const gen = (d) => {
+		let s = '';
+		for (let i = 1 + Math.floor(r() * 4); i > 0; i--) {
+			const k = r();
+			const a = k < 0.15 && d < 3 ? '(' + pick(['', '?:', '?=', '?!', '?<=', '?<!', '?>']) +
+				gen(d + 1) + ')' : k < 0.2 && d < 3 ? gen(d + 1) + '|' + gen(d + 1) : pick(atoms);
+			s += a + pick(quants);
+		}
+		return s;
+	};
+	const pool = ['a', 'b', 's', 'S', 'k', 'K', '\u212a', '\u017f', ' ', '\n', '\r', '1', '\u00e9',
+		'e\u0301', '\u4e2d', '\u180e', '\u3000', '{', '}', ',', '-', '.', '\\', ']', '\t', '\u000b',
+		'A', 'F', 'g', '\u{1CCF0}', '\u0661', '_'];
+	const strings = [];
+	for (let i = 0; i < 60; i++) {
+		let s = '';
+		for (let k = 1 + Math.floor(r() * 10); k > 0; k--)
+			s += pick(pool);
+		strings.push(s);
+	}
+	const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
+	const diffs = [];
+	let both = 0;
+	for (let i = 0; i < n; i++) {
+		const pat = gen(0);
+		let pt;
+		try {
+			pt = tokenizer({ type: 'Split', pattern: { Regex: pat }, behavior: 'Isolated',
+				invert: false }).getPreTokenizer();
+		} catch (e) {
+			continue; // Oniguruma refuses it: HF cannot load such a file
+		}
+		const res = require('child_process').spawnSync(bin, ['split', pat], { input });
+		if (res.status !== 0)
+			continue; // needle refuses it
+		both++;
+		const mine = res.stdout.toString().split('\n');
+		const bad = strings.findIndex((s, k) =>
+			JSON.stringify(pt.preTokenizeString(s).map((p) => p[0])) !== mine[k]);
+		if (bad >= 0)
+			diffs.push(`/${pat}/ on ${JSON.stringify(strings[bad])}: needle ${mine[bad]}`);
+	}
+	report(`split with random patterns (${n} made, ${both} accepted by both)`, diffs, both);
 }
 
 // ---- NFC ----------------------------------------------------------------
@@ -411,9 +473,11 @@ function checkNfc(bin) {
 		await checkClasses(bin, shard);
 	else if (mode === 'split')
 		checkSplit(bin);
+	else if (mode === 'fuzz')
+		checkFuzz(bin, 300);
 	else if (mode === 'nfc')
 		checkNfc(bin);
 	else
-		throw new Error('usage: check.js classes DUMP [K/N] | split TEST_UNI | nfc TEST_UNI');
+		throw new Error('usage: check.js classes DUMP [K/N] | split|fuzz|nfc TEST_UNI');
 	process.exit(failed);
 })();
