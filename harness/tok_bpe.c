@@ -893,15 +893,16 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		*count += w->nsym;
 		return ERR_OK;
 	}
-	h = (uint32_t)hash_bytes(piece, n);
 	if (n <= 8) {
-		struct l0 *z = &w->l0[h & (L0_SIZE - 1)];
 		uint64_t head = load_upto8(piece, n);
+		uint64_t m = (head ^ n) * 0x9E3779B97F4A7C15ULL;
+		struct l0 *z = &w->l0[m >> (64 - 12)]; /* L0_SIZE = 2^12 */
 
 		if (z->len == n && z->head == head) {
 			*count += z->count;
 			return ERR_OK;
 		}
+		h = (uint32_t)hash_bytes(piece, n);
 		if (!smap_get_h(&w->cache, piece, n, h, &v)) {
 			if ((e = run_model(b, w, piece, n)))
 				return e;
@@ -914,6 +915,7 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		*count += v;
 		return ERR_OK;
 	}
+	h = (uint32_t)hash_bytes(piece, n);
 	if (smap_get_h(&w->cache, piece, n, h, &v)) {
 		*count += v;
 		return ERR_OK;
