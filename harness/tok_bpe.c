@@ -396,6 +396,26 @@ static const char *unit_string(struct bpe *b, const char *s, size_t n, size_t *l
 	return (const char *)b->scratch;
 }
 
+static size_t pow2_at_least(size_t n)
+{
+	size_t p = 1024;
+
+	while (p < n && p < ((size_t)1 << 24))
+		p *= 2;
+	return p;
+}
+
+enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges)
+{
+	size_t vs = pow2_at_least(vocab * 2), ms = pow2_at_least(merges * 2);
+
+	if (vs > b->vocab.nslot && smap_rehash(&b->vocab, vs))
+		return ERR_NOMEM;
+	if (ms > b->merges.nslot && mmap_rehash(&b->merges, ms))
+		return ERR_NOMEM;
+	return ERR_OK;
+}
+
 enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 		       struct diag *d)
 {

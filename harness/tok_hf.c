@@ -1335,6 +1335,9 @@ static enum err load_merges(struct load *l, struct jscan *j)
 	size_t rank = 0;
 	enum err e = ERR_OK;
 
+	/* BPE vocabularies hold about one merge per token */
+	if (bpe_reserve(l->h->bpe, 0, bpe_vocab_size(l->h->bpe)))
+		return diag_fail(l->d, ERR_NOMEM, "out of memory");
 	buf_init(&s1, BUF_MAX_DEFAULT);
 	buf_init(&s2, BUF_MAX_DEFAULT);
 	while (more > 0) {
@@ -1409,7 +1412,11 @@ static enum err load_model(struct load *l, struct jscan *j)
 		if ((e = jscan_string(j, &key, &k, &n, l->d)) || (e = jscan_expect(j, ':', l->d)))
 			break;
 		if (n == 5 && !memcmp(k, "vocab", 5)) {
-			e = load_vocab(l, j);
+			/* real tokenizer.json files spend 50-80 bytes per token */
+			if (bpe_reserve(h->bpe, (j->len - j->pos) / 64, 0))
+				e = diag_fail(l->d, ERR_NOMEM, "out of memory");
+			else
+				e = load_vocab(l, j);
 			vocab_seen = 1;
 		} else if (n == 6 && !memcmp(k, "merges", 6)) {
 			if (vocab_seen)
