@@ -295,6 +295,8 @@ struct bpe {
 static uint16_t cp_to_byte[0x144]; /* GPT-2 table, inverted; 0x100 = none */
 static uint32_t byte_to_cp[256];
 
+/* Built once, before any use; the values never change, so a second build
+ * racing with a reader writes what is already there. */
 static void bytelevel_table(void)
 {
 	static int done;
@@ -321,20 +323,24 @@ long bpe_bytelevel_decode(const char *s, size_t n, unsigned char *out)
 
 	bytelevel_table();
 	while (i < n) {
-		uint32_t cp;
+		unsigned v;
 
 		if (u[i] < 0x80) {
-			cp = u[i++];
-		} else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n) {
+			v = cp_to_byte[u[i]];
+			i++;
+		} else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n &&
+			   (u[i + 1] & 0xC0) == 0x80) {
 			/* the table's characters are all below U+0144 */
-			cp = (uint32_t)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
+			unsigned cp = (unsigned)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
+
+			v = cp < 0x144 ? cp_to_byte[cp] : 0x100;
 			i += 2;
 		} else {
 			return -1;
 		}
-		if (cp >= 0x144 || cp_to_byte[cp] == 0x100)
+		if (v == 0x100)
 			return -1;
-		out[o++] = (unsigned char)cp_to_byte[cp];
+		out[o++] = (unsigned char)v;
 	}
 	return (long)o;
 }
