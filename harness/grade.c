@@ -21,6 +21,20 @@
 
 #define SHOW_MAX 48 /* bytes of a string value quoted in a reason */
 
+/* How many of the first `len` bytes of `s` to quote so that at most `max`
+ * are shown and no UTF-8 character is cut. */
+static int quote_len(const char *s, size_t len, size_t max)
+{
+	size_t n = len;
+
+	if (n > max) {
+		n = max;
+		while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	return (int)n;
+}
+
 struct numlex {
 	const cJSON *node;
 	const char *text; /* lexeme in the answer */
@@ -167,7 +181,7 @@ static void describe(const cJSON *v, const struct numtab *t, char *out,
 				 v->valuedouble);
 	} else if (cJSON_IsString(v)) {
 		size_t n = strlen(v->valuestring);
-		snprintf(out, cap, "string \"%.*s%s\"", (int)(n > SHOW_MAX ? SHOW_MAX : n),
+		snprintf(out, cap, "string \"%.*s%s\"", quote_len(v->valuestring, n, SHOW_MAX),
 			 v->valuestring, n > SHOW_MAX ? "..." : "");
 	} else if (cJSON_IsBool(v)) {
 		snprintf(out, cap, "boolean %s", cJSON_IsTrue(v) ? "true" : "false");
@@ -369,8 +383,10 @@ static cJSON *parse_strict(const char *s, size_t len, struct grade *g,
 	else if (*inner)
 		grade_fail(g, "answer has prose around the JSON value");
 	else
-		grade_fail(g, "answer is not JSON (parse error at byte %zu: '%.20s')",
+		grade_fail(g, "answer is not JSON (parse error at byte %zu: '%.*s')",
 			   end && end >= s ? (size_t)(end - s) : 0,
+			   end && end >= s && end < s + len
+				   ? quote_len(end, (size_t)(s + len - end), 20) : 0,
 			   end && end >= s && end < s + len ? end : "");
 	return NULL;
 }
@@ -454,8 +470,7 @@ static enum err grade_regex(const char *pattern, const char *s, size_t len,
 	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, NULL);
 	if (rc == PCRE2_ERROR_NOMATCH) {
 		grade_fail(g, "answer does not match /%s/ (answer: \"%.*s%s\")", pattern,
-			   (int)(len > SHOW_MAX ? SHOW_MAX : len), s,
-			   len > SHOW_MAX ? "..." : "");
+			   quote_len(s, len, SHOW_MAX), s, len > SHOW_MAX ? "..." : "");
 	} else if (rc < 0) {
 		pcre_message(rc, err, sizeof(err));
 		grade_fail(g, "answer cannot be matched: %s", err);
@@ -556,8 +571,9 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 			grade_fail(g, "needle at depth %d%%: missing key '%s'",
 				   needles[i].depth, needles[i].project);
 		else if (!ok && cJSON_IsString(got))
-			grade_fail(g, "needle at depth %d%%: key '%s': expected \"%s\", got \"%.40s\"",
+			grade_fail(g, "needle at depth %d%%: key '%s': expected \"%s\", got \"%.*s\"",
 				   needles[i].depth, needles[i].project, needles[i].code,
+				   quote_len(got->valuestring, strlen(got->valuestring), 40),
 				   got->valuestring);
 		else if (!ok)
 			grade_fail(g, "needle at depth %d%%: key '%s': expected a string, got %s",

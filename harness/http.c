@@ -9,6 +9,7 @@
  */
 #include "http.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -345,8 +346,15 @@ static void classify(struct xfer *x, CURLcode rc)
 		return;
 	case CURLE_COULDNT_CONNECT:
 		x->fail = HTTP_FAIL_CONNECT;
-		xmsg(x, "cannot connect to '%s': %s", x->url,
-		     os_errno ? strerror((int)os_errno) : reason(x, rc));
+		if (os_errno) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "%s", strerror((int)os_errno));
+			why[0] = (char)tolower((unsigned char)why[0]);
+			xmsg(x, "cannot connect to '%s': %s", x->url, why);
+		} else {
+			xmsg(x, "cannot connect to '%s': %s", x->url, reason(x, rc));
+		}
 		return;
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_PEER_FAILED_VERIFICATION:

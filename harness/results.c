@@ -208,7 +208,66 @@ static enum err write_line(struct results *r, const char *p, size_t len,
 	return ERR_OK;
 }
 
-enum err results_append(struct results *r, const cJSON *rec, struct diag *d)
+/* Length of the valid UTF-8 sequence at `p`, or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned long v;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2, v = c & 0x1F;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3, v = c & 0x0F;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4, v = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80) /* also stops at the NUL */
+			return 0;
+		v = v << 6 | (p[i] & 0x3F);
+	}
+	if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10FFFF)) ||
+	    (v >= 0xD800 && v <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+size_t results_fix_utf8(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t fixed = 0;
+
+	while (p && *p) {
+		size_t n = utf8_len(p);
+		if (!n) {
+			*p++ = '?';
+			fixed++;
+		} else {
+			p += n;
+		}
+	}
+	return fixed;
+}
+
+static void fix_tree(cJSON *v)
+{
+	cJSON *it;
+
+	for (it = v; it; it = it->next) {
+		if (it->string)
+			results_fix_utf8(it->string);
+		if (cJSON_IsString(it))
+			results_fix_utf8(it->valuestring);
+		if (it->child)
+			fix_tree(it->child);
+	}
+}
+
+enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 {
 	char key[1024];
 	char *txt;
@@ -216,6 +275,7 @@ enum err results_append(struct results *r, const cJSON *rec, struct diag *d)
 	off_t keep;
 	enum err e;
 
+	fix_tree(rec->child);
 	if (!record_key(rec, key, sizeof(key)))
 		return diag_fail(d, ERR_INTERNAL, "result record without case, repeat or seed");
 	txt = cJSON_PrintUnformatted(rec);
@@ -276,13 +336,14 @@ enum err results_write_raw(struct results *r, const char *name,
 	return io_write_file(path, data, len, d);
 }
 
-enum err results_write_manifest(struct results *r, const cJSON *manifest,
+enum err results_write_manifest(struct results *r, cJSON *manifest,
 				struct diag *d)
 {
 	char path[PATHBUF];
 	char *txt;
 	enum err e;
 
+	fix_tree(manifest->child);
 	if ((e = join_path(path, r->dir, "manifest.json", d)))
 		return e;
 	txt = cJSON_Print(manifest);

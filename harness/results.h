@@ -58,8 +58,11 @@ void results_key(const char *id, long repeat, int has_seed, long seed,
 int results_has(const struct results *r, const char *key);
 
 /* Appends `rec` (borrowed; must hold "case", "repeat" and "seed") as one line
- * and fsyncs it. On failure nothing of the line remains and ERR_IO says why. */
-enum err results_append(struct results *r, const cJSON *rec, struct diag *d);
+ * and fsyncs it. The journal is always valid UTF-8 JSON: a byte of a string
+ * that is not part of a valid UTF-8 sequence (e.g. text cut mid-character) is
+ * replaced by '?' in `rec` itself, in place (the raw bytes keep the original).
+ * On failure nothing of the line remains and ERR_IO says why. */
+enum err results_append(struct results *r, cJSON *rec, struct diag *d);
 
 /* Writes `len` bytes as RUN_DIR/raw/NAME (durably); NAME is a file name made
  * with results_raw_name. */
@@ -72,9 +75,15 @@ enum err results_write_raw(struct results *r, const char *name,
 void results_raw_name(const char *id, long repeat, int has_seed, long seed,
 		      char *out, size_t cap);
 
-/* Replaces RUN_DIR/manifest.json with `manifest` (borrowed). */
-enum err results_write_manifest(struct results *r, const cJSON *manifest,
+/* Replaces RUN_DIR/manifest.json with `manifest` (borrowed; strings made
+ * valid UTF-8 in place as for results_append). */
+enum err results_write_manifest(struct results *r, cJSON *manifest,
 				struct diag *d);
+
+/* Replaces, in place, every byte of `s` that is not part of a valid UTF-8
+ * sequence (no overlongs, surrogates or values past U+10FFFF) by '?'.
+ * Returns the number of bytes replaced. */
+size_t results_fix_utf8(char *s);
 
 /* Reads RUN_DIR/manifest.json if there is one (*out = NULL when not); the
  * caller owns *out. */

@@ -5,7 +5,8 @@
 set -eu
 tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+kpid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$kpid" ] && kill "$kpid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 node "$TESTS/refserver/server.js" --port 0 > "$tmp/srv.out" 2> "$tmp/srv.err" &
@@ -93,9 +94,43 @@ st=0
 "$NEEDLE" run "$tmp/suite.json" --base-url "$url" --model ref-good --out "$tmp/ref-good" --resume 2> "$tmp/resume.err"
 [ "$(wc -l < "$tmp/ref-good/results.jsonl")" = 1 ] || fail "resume reran a recorded attempt"
 
+# a full disk (a file size limit here): a clear error, exit 2, every record
+# written before it intact; --resume then completes the run
+node -e 'console.log(JSON.stringify({suite: "fz", defaults: {repeat: 8, max_tokens: 32}, cases: [{id: "a",
+	messages: [{role: "user", content: "Compute 2 * 3. Reply with only a JSON object {\"answer\": <integer>}."}],
+	expect: {json: {answer: 6}}}]}))' > "$tmp/fz.json"
+st=0
+(ulimit -f 8; exec "$NEEDLE" run "$tmp/fz.json" --base-url "$url" --model ref-good --out "$tmp/fz") 2> "$tmp/fz.err" || st=$?
+[ "$st" = 2 ] || { cat "$tmp/fz.err"; fail "file size limit: exit $st"; }
+grep -q "cannot write '.*results.jsonl'.*records before it are safe" "$tmp/fz.err" || { cat "$tmp/fz.err"; fail "full-disk message"; }
+node -e 'require("fs").readFileSync(process.argv[1], "utf8").split("\n").slice(0, -1).map(JSON.parse)' \
+	"$tmp/fz/results.jsonl" || fail "journal damaged by the failed write"
+"$NEEDLE" run "$tmp/fz.json" --base-url "$url" --model ref-good --out "$tmp/fz" --resume 2> "$tmp/fz2.err" \
+	|| { cat "$tmp/fz2.err"; fail "resume after the full disk"; }
+[ "$(wc -l < "$tmp/fz/results.jsonl")" = 8 ] || fail "records after resume"
+
 # OPENAI_BASE_URL with /v1, and the only served model picked automatically
 st=0
 OPENAI_BASE_URL="$url/v1" "$NEEDLE" run "$tmp/suite.json" --out "$tmp/env" 2> "$tmp/env.err" || st=$?
 [ "$st" = 2 ] || fail "many served models without --model: exit $st"
 grep -q 'choose one with --model' "$tmp/env.err" || fail "many models message"
+# an endpoint with an API key: the wrong key makes it unusable (exit 3); the
+# key from --api-key-env works and is written nowhere
+node "$TESTS/refserver/server.js" --port 0 --api-key sk-right-456 > "$tmp/k.out" 2> "$tmp/k.err" &
+kpid=$!
+i=0
+until grep -q listening "$tmp/k.out" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/k.err"; exit 1; }; sleep 0.05
+done
+kurl=$(sed -n 's/.*listening on //p' "$tmp/k.out")
+st=0
+OPENAI_API_KEY=sk-wrong "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k1" 2> "$tmp/k1.err" || st=$?
+[ "$st" = 3 ] || { cat "$tmp/k1.err"; fail "wrong key: exit $st"; }
+grep -q 'HTTP 401' "$tmp/k1.err" || fail "wrong key message"
+st=0
+"$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k2" --api-key-env NO_SUCH_VAR_X 2> "$tmp/k2.err" || st=$?
+[ "$st" = 2 ] || fail "unset --api-key-env: exit $st"
+MY_KEY=sk-right-456 "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k3" \
+	--api-key-env MY_KEY 2> "$tmp/k3.err" || { cat "$tmp/k3.err"; fail "right key"; }
+! grep -rq 'sk-right-456' "$tmp/k3" || fail "API key written to the results"
 echo ok

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "grade.h"
+#include "results.h"
 #include "t.h"
 
 /* Grades `answer` against the expect object in `expect_json`; returns ok and
@@ -94,6 +95,16 @@ static void test_regex_contains(void)
 		    "answer does not contain \"platform\"");
 }
 
+/* A reason quoting the answer never cuts a UTF-8 character. */
+static void test_reason_utf8(void)
+{
+	char r[512];
+
+	CHECK(!run("{\"json\":1}", "You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2\xe7\x9a\x84", r, sizeof(r)));
+	CHECK_EQ_LONG(results_fix_utf8(r), 0);
+	CHECK(strstr(r, "'You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2')") != NULL);
+}
+
 static void test_regex_check(void)
 {
 	struct diag d;
@@ -158,6 +169,7 @@ int main(void)
 	T_RUN(test_json_strict);
 	T_RUN(test_regex_contains);
 	T_RUN(test_regex_check);
+	T_RUN(test_reason_utf8);
 	T_RUN(test_recall);
 	return T_DONE();
 }

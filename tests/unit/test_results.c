@@ -182,6 +182,20 @@ static void test_raw_name(void)
 	CHECK(strstr(b, "-r1-s3.sse") != NULL);
 }
 
+static void test_fix_utf8(void)
+{
+	char ok[] = "ascii \xe4\xbb\x8e \xf0\x9f\x98\x80";
+	char cut[] = "You said: \xe4\xbb\x8e\xe8";       /* cut mid-character */
+	char bad[] = "\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xff"; /* overlong, surrogate, > U+10FFFF */
+
+	CHECK_EQ_LONG(results_fix_utf8(ok), 0);
+	CHECK_STR(ok, "ascii \xe4\xbb\x8e \xf0\x9f\x98\x80");
+	CHECK_EQ_LONG(results_fix_utf8(cut), 1);
+	CHECK_STR(cut, "You said: \xe4\xbb\x8e?");
+	CHECK_EQ_LONG(results_fix_utf8(bad), 10);
+	CHECK_STR(bad, "?? ??? ???? ?");
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -193,6 +207,7 @@ int main(void)
 	T_RUN(test_failed_write);
 	T_RUN(test_unwritable);
 	T_RUN(test_raw_name);
+	T_RUN(test_fix_utf8);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	rc = system(cmd);
 	(void)rc;

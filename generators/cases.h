@@ -1,0 +1,144 @@
+/*
+ * cases — functional test cases for the runner, expanded deterministically
+ * from a seed into suite-file JSON (the schema of the runner's suite module):
+ * strict-JSON tasks, tool calls, multi-turn memory in English and Chinese, and
+ * image order. The same seed gives the same bytes; values that the model must
+ * repeat (tool results, planted facts) come from the seed.
+ *
+ * Every case is a plain suite case ("id", "kind", "messages", sampling fields,
+ * "expect"). The expectations per kind, which the runner grades:
+ *
+ * kind "chat" (the 12 strict-JSON tasks):
+ *   "expect": {"json": VALUE}
+ *     The whole answer, after the reasoning channel is separated, must parse
+ *     as JSON equal to VALUE: objects with exactly the same keys (any order),
+ *     arrays in order, numbers by value (34 == 34.0), strings byte-exact.
+ *     Each task states every key and its type in the prompt, so "items" is
+ *     asked for as an integer count and cannot be read as a list (seed 002
+ *     §6: the three "failures" there were an ambiguous prompt, not the model).
+ *     Sampling: temperature 1.0, top_p 1.0, repeat 3, reasoning_effort "low".
+ *
+ * kind "tool_call": the request carries "tools"; the model must call them.
+ *   "expect": {"tool_call": {"name": N, "arguments": {...}},
+ *              "tool_result": TEXT, "final_contains": [S, ...]}
+ *     Round 1: the answer must hold exactly one tool call named N whose
+ *     arguments parse as a JSON object equal to "arguments" (as for "json").
+ *     Round 2: the runner appends the assistant message with that call (its
+ *     id, name and arguments as received) and {"role":"tool",
+ *     "tool_call_id": ID, "content": TEXT}, sends the same tools again, and
+ *     the final content must contain every S (byte substring). Each S is a
+ *     value that appears only in TEXT, never in the prompt, so it proves the
+ *     model read the tool result.
+ *   Parallel calls:
+ *   "expect": {"tool_calls": [{"name", "arguments", "tool_result"}, ...],
+ *              "final_contains": [...]}
+ *     Round 1 must hold exactly these calls, matched in any order (arguments
+ *     compared as for "json"); round 2 answers each call with its own
+ *     tool_result, in the order the model made the calls.
+ *   No call allowed:
+ *   "expect": {"no_tool_call": true, "json": VALUE}
+ *     The request offers tools the question does not need; any tool call
+ *     fails the case, and the content is graded as for "json".
+ *
+ * kind "multi_turn": "messages" is a scripted conversation (user and
+ *   assistant turns) whose early user turns plant facts and whose last user
+ *   turn asks for them back as strict JSON. One request, so the prompt is
+ *   fixed and auditable.
+ *   "expect": {"json": VALUE,
+ *              "recall": [{"key": K, "message": I}, ...]}
+ *     Graded as for "json". "recall" says, for each key of VALUE, the index in
+ *     "messages" of the turn that planted (or last corrected) it, so a failed
+ *     grade can say which fact at which distance was lost. A "superseded"
+ *     member, when present, is the index of an earlier turn whose value was
+ *     later corrected: the answer must hold the corrected one.
+ *
+ * kind "image_order": one user message whose content is two image parts
+ *   (PNG data URLs from generators/image.h) followed by one text part; the
+ *   text speaks of "the first image" and "the second image", never of
+ *   interleaved labels, because vLLM moves image placeholders of string-content
+ *   templates to the front (PROTOCOL.md §4).
+ *   "expect": {"json": {"first": {"colour": C, "shape": S[, "number": N]},
+ *                       "second": {...}},
+ *              "image_order": {"objects": ["red circle", "blue square"],
+ *                              "twin": ID}}
+ *     Graded as for "json". "objects" lists what the images show, in request
+ *     order; "twin" is the id of the case with the same two images swapped,
+ *     whose expectation is this one reversed. A model that ignores the
+ *     images, or their order, cannot pass both twins.
+ */
+#ifndef NEEDLE_CASES_H
+#define NEEDLE_CASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+/* Which kinds to generate; bits for cases_suite. */
+enum {
+	CASES_JSON = 1,       /* the 12 strict-JSON tasks */
+	CASES_TOOL = 2,       /* tool calls: single, parallel, none */
+	CASES_MULTITURN = 4,  /* English and Chinese memory scripts */
+	CASES_IMAGE = 8,      /* image-order pairs with swapped twins */
+	CASES_ALL = 15
+};
+
+#define CASES_JSON_TASKS 12
+#define CASES_IMAGE_SIZE 256 /* pixels per side of image-order pictures */
+
+/* One strict-JSON task as generated, before it becomes a suite case. */
+struct cases_task {
+	char id[32];
+	char *prompt;       /* owned, NUL-terminated UTF-8 */
+	cJSON *expected;    /* owned: the exact answer */
+	const char *types;  /* static JSON type spec of the answer, see
+			     * cases_types_match */
+};
+
+/*
+ * Parses a --kind value: "json", "tool", "multiturn", "image" or "all", or a
+ * comma-separated list of them, into CASES_* bits. ERR_USAGE names the word.
+ */
+enum err cases_parse_kinds(const char *s, unsigned *kinds, struct diag *d);
+
+/*
+ * Builds strict-JSON task `i` (0..CASES_JSON_TASKS-1) for `seed` into `t`,
+ * which the caller releases with cases_task_release (also after a failure).
+ * Tasks 0..2 are the seed-report examples and do not depend on the seed.
+ */
+enum err cases_json_task(uint64_t seed, int i, struct cases_task *t,
+			 struct diag *d);
+/* Frees what `t` owns and zeroes it. Accepts NULL. */
+void cases_task_release(struct cases_task *t);
+
+/*
+ * Whether `value` has the types of `types`, a JSON spec: "integer",
+ * "number", "string", "boolean", "null", "T|null" (T or null), [T] (array of
+ * T), or {"k": T, ...} (an object with exactly these keys). On a mismatch
+ * returns 0 and writes a reason such as "key 'items': expected integer, got
+ * array" into `why` (n bytes). Returns -1 when `types` is not a valid spec.
+ */
+int cases_types_match(const cJSON *value, const cJSON *types, char *why,
+		      size_t n);
+
+/*
+ * Appends the cases of one kind to the JSON array `cases`. Ownership of what
+ * is appended passes to `cases`. ERR_NOMEM; ERR_INTERNAL if an image cannot
+ * be drawn.
+ */
+enum err cases_add_json_tasks(uint64_t seed, cJSON *cases, struct diag *d);
+enum err cases_add_tool_calls(uint64_t seed, cJSON *cases, struct diag *d);
+enum err cases_add_multi_turn(uint64_t seed, cJSON *cases, struct diag *d);
+enum err cases_add_image_order(uint64_t seed, cJSON *cases, struct diag *d);
+
+/*
+ * A new, complete suite object {"suite", "description", "defaults", "cases"}
+ * with the kinds in `kinds`, owned by the caller (cJSON_Delete). `name` and
+ * `description` are copied.
+ */
+enum err cases_suite(uint64_t seed, unsigned kinds, const char *name,
+		     const char *description, cJSON **out, struct diag *d);
+
+#endif
