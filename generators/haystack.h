@@ -31,7 +31,7 @@ struct haystack_opts {
 	uint64_t seed;
 	int depths[HAYSTACK_MAX_NEEDLES]; /* percent of the document, 0..100 */
 	int ndepths;            /* 0 = default 10,50,90 */
-	int needles;            /* 0 = one per depth */
+	int needles;            /* 0 = one per depth; K without depths: spread over 10..90 */
 	const char *filler;     /* "prose", "code", "zh", "mixed"; NULL = prose */
 	int distractors;        /* near-miss names and unasked codes; 0 = none */
 	int ask;                /* how many projects the question asks for; 0 = all */

@@ -130,6 +130,8 @@ static cJSON *manifest(const struct gh_opts *g, const struct haystack_opts *o,
 	cJSON_AddNumberToObject(x, "bytes", (double)h->document_len);
 	cJSON_AddNumberToObject(x, "tokens", (double)h->document_tokens);
 	cJSON_AddNumberToObject(x, "prompt_token_offset", (double)h->prefix_tokens);
+	cJSON_AddStringToObject(x, "offsets", "char_offset counts UTF-8 bytes, token_offset "
+				"tokens, both from the start of document.txt");
 	cJSON_AddStringToObject(m, "question", h->question);
 	a = cJSON_AddArrayToObject(m, "needles");
 	for (i = 0; i < h->nneedles; i++)
