@@ -26,8 +26,10 @@
 
 /* Pre-tokens longer than this (in bytes) are not cached. */
 #define BPE_CACHE_MAX_KEY 256
-/* The count cache stops growing at this many entries. */
+/* The count cache stops growing at this many entries or key bytes, which
+ * bounds its memory (about 56 MB) whatever the input. */
 #define BPE_CACHE_MAX_ENTRIES (1u << 20)
+#define BPE_CACHE_MAX_BYTES ((size_t)16 << 20)
 
 struct bpe_opts {
 	int byte_level;     /* units are bytes; strings are GPT-2 byte-level */
@@ -46,6 +48,10 @@ struct bpe_work;
 enum err bpe_new(int byte_level, struct bpe **out, struct diag *d);
 /* Accepts NULL. */
 void bpe_free(struct bpe *b);
+
+/* Sizes the vocab and merge tables for about `vocab` and `merges` entries
+ * so that they need not grow (a hint: they grow anyway when needed). */
+enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges);
 
 /* Adds vocab entry `tok` (as written in tokenizer.json) with `id`. */
 enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,

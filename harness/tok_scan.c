@@ -172,8 +172,17 @@ static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i
 static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
 {
 	uint32_t c0, c1 = 0;
-	size_t k0 = dec(s, n, i, &c0), e;
-	uint8_t b0 = bits_of(t, c0), b1 = 0;
+	size_t k0, e;
+	uint8_t b0, b1 = 0;
+
+	/* the common cases, ASCII: a letter, or a space then a letter, start
+	 * [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ (the first alternative needs
+	 * punctuation first) */
+	if (ascii_alpha((unsigned char)s[i]) ||
+	    (s[i] == ' ' && i + 1 < n && ascii_alpha((unsigned char)s[i + 1])))
+		return run(t, s, n, i + 1, C_L | C_M);
+	k0 = dec(s, n, i, &c0);
+	b0 = bits_of(t, c0);
 
 	if (ascii_punct(c0) && i + 1 < n && ascii_alpha((unsigned char)s[i + 1])) {
 		for (e = i + 1; e < n && ascii_alpha((unsigned char)s[e]); e++)
@@ -229,6 +238,25 @@ static size_t skip_ascii_nondigits(const char *s, size_t n, size_t i)
 	return i;
 }
 
+/* First byte at or after i that is >= 0xE3 (the lead byte of U+3040..),
+ * skipping all-ASCII words eight bytes at a time. */
+static size_t skip_below_e3(const char *s, size_t n, size_t i)
+{
+	uint64_t v;
+
+	for (;;) {
+		while (i + 8 <= n) {
+			memcpy(&v, s + i, 8);
+			if (v & 0x8080808080808080ULL)
+				break;
+			i += 8;
+		}
+		if (i >= n || (unsigned char)s[i] >= 0xE3)
+			return i;
+		i++;
+	}
+}
+
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me)
 {
@@ -244,8 +272,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		if (kind == SCAN_DIGITS3)
 			i = skip_ascii_nondigits(s, n, i);
 		else if (kind == SCAN_CJK)
-			while (i < n && (unsigned char)s[i] < 0xE3)
-				i++;
+			i = skip_below_e3(s, n, i);
 		if (i >= n)
 			break;
 		k = dec(s, n, i, &cp);
