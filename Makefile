@@ -68,7 +68,7 @@ test: all $(UNITBIN) deps-test asan
 
 asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT="-O1 -g" \
-		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		SAN="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		$(BUILD)/asan/needle $(UNITBIN:$(BUILD)/%=$(BUILD)/asan/%)
 
 # libFuzzer runs of tests/fuzz/fuzz_*.c, FUZZ_SECONDS each, with a clang

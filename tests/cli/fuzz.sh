@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"
-san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+san="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=c11 -O1 -g -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$root/harness -I$root/generators
 $(pkg-config --cflags $pkgs)"
