@@ -161,28 +161,20 @@ int cmd_gen_image(int argc, char **argv)
 		"with a label in a built-in bitmap font, and a manifest of what each shows.\n"
 		"The same options give the same bytes.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
-	const char *args[1 + 64];
-	int nargs, outcome = CLI_RUN;
-	struct buf help;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
-	if (argc > 64) {
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	} else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d)) {
-		if (outcome == CLI_HELP_SHOWN) {
-			fputs(help.data, stdout);
-		} else {
-			int count_given = o.count != LONG_MIN;
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (outcome == CLI_RUN) {
+		int count_given = o.count != LONG_MIN;
 
-			o.have_seed = o.seed != LONG_MIN;
-			if (!count_given)
-				o.count = 2;
-			validate(&o, count_given, &d);
-		}
+		o.have_seed = o.seed != LONG_MIN;
+		if (!count_given)
+			o.count = 2;
+		validate(&o, count_given, &d);
 	}
-	buf_release(&help);
 	if (d.code)
 		return cli_report("gen image", &d);
 	if (outcome == CLI_HELP_SHOWN)
