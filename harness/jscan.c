@@ -82,6 +82,13 @@ int jscan_next(struct jscan *j, char close, struct diag *d)
 	return -1;
 }
 
+/* Bytes that end the plain part of a string: '"', '\\' and controls. */
+static const unsigned char stop[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
 static int hex4(const char *p, uint32_t *v)
 {
 	int i;
@@ -173,7 +180,7 @@ static enum err scan_string(struct jscan *j, struct buf *out, struct diag *d)
 		char esc[4];
 		size_t n = 0;
 
-		while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+		while (p < end && !stop[(unsigned char)*p])
 			p++;
 		run = (size_t)(p - (j->s + j->pos));
 		if (out && run && buf_append(out, j->s + j->pos, run))
@@ -206,7 +213,7 @@ enum err jscan_string(struct jscan *j, struct buf *scratch, const char **out,
 	start = j->pos;
 	p = j->s + start;
 	end = j->s + j->len;
-	while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+	while (p < end && !stop[(unsigned char)*p])
 		p++;
 	if (p < end && *p == '"') {
 		*out = j->s + start;
@@ -234,7 +241,7 @@ enum err jscan_uint(struct jscan *j, unsigned long long max,
 	while (j->pos < j->len && j->s[j->pos] >= '0' && j->s[j->pos] <= '9') {
 		unsigned digit = (unsigned)(j->s[j->pos] - '0');
 
-		if (*v > (max - digit) / 10) {
+		if (*v > max / 10 || (*v == max / 10 && digit > max % 10)) {
 			j->pos = start;
 			return jscan_fail(j, d, "integer out of range");
 		}

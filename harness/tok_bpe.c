@@ -22,13 +22,38 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
+/* The first min(n, 8) bytes at p as a word, zero-padded, without reading
+ * past p + n: two overlapping loads whose overlap holds the same bytes (a
+ * variable-length memcpy would be a library call, a byte loop slower). */
+static inline uint64_t load_upto8(const char *p, size_t n)
+{
+	uint64_t v = 0;
+	uint32_t a, b;
+	uint16_t c, e;
+
+	if (n >= 8) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	if (n >= 4) {
+		memcpy(&a, p, 4);
+		memcpy(&b, p + n - 4, 4);
+		return (uint64_t)a | (uint64_t)b << (8 * (n - 4));
+	}
+	if (n >= 2) {
+		memcpy(&c, p, 2);
+		memcpy(&e, p + n - 2, 2);
+		return (uint64_t)c | (uint64_t)e << (8 * (n - 2));
+	}
+	return n ? (unsigned char)p[0] : 0;
+}
+
 static uint64_t hash_bytes(const char *p, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001b3ULL), v;
 
 	if (n <= 8) { /* most tokens and pre-tokens: one multiply */
-		v = 0;
-		memcpy(&v, p, n);
+		v = load_upto8(p, n);
 		h = (h ^ v) * 0xff51afd7ed558ccdULL;
 		return h ^ (h >> 32);
 	}
@@ -39,9 +64,7 @@ static uint64_t hash_bytes(const char *p, size_t n)
 		p += 8;
 		n -= 8;
 	}
-	v = 0;
-	memcpy(&v, p, n);
-	return mix64(h ^ v);
+	return mix64(h ^ load_upto8(p, n));
 }
 
 /* ---- byte strings -> value (vocab, count cache) ----------------------- */
@@ -95,10 +118,7 @@ static enum err smap_rehash(struct smap *m, size_t nslot)
 
 static inline uint64_t head8(const char *k, size_t n)
 {
-	uint64_t h = 0;
-
-	memcpy(&h, k, n < 8 ? n : 8);
-	return h;
+	return load_upto8(k, n);
 }
 
 /* The slot holding key, or the empty slot where it would go. */
@@ -305,7 +325,8 @@ long bpe_bytelevel_decode(const char *s, size_t n, unsigned char *out)
 
 		if (u[i] < 0x80) {
 			cp = u[i++];
-		} else if ((u[i] & 0xE0) == 0xC0 && i + 1 < n) {
+		} else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n) {
+			/* the table's characters are all below U+0144 */
 			cp = (uint32_t)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
 			i += 2;
 		} else {
@@ -865,7 +886,7 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 	if ((e = run_model(b, w, piece, n)))
 		return e;
 	*count += w->nsym;
-	if (w->cache.n < BPE_CACHE_MAX_ENTRIES)
+	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
 		return smap_put_h(&w->cache, piece, n, h, (uint32_t)w->nsym, NULL);
 	return ERR_OK;
 }

@@ -26,8 +26,10 @@
 
 /* Pre-tokens longer than this (in bytes) are not cached. */
 #define BPE_CACHE_MAX_KEY 256
-/* The count cache stops growing at this many entries. */
+/* The count cache stops growing at this many entries or key bytes, which
+ * bounds its memory (about 56 MB) whatever the input. */
 #define BPE_CACHE_MAX_ENTRIES (1u << 20)
+#define BPE_CACHE_MAX_BYTES ((size_t)16 << 20)
 
 struct bpe_opts {
 	int byte_level;     /* units are bytes; strings are GPT-2 byte-level */

@@ -229,6 +229,25 @@ static size_t skip_ascii_nondigits(const char *s, size_t n, size_t i)
 	return i;
 }
 
+/* First byte at or after i that is >= 0xE3 (the lead byte of U+3040..),
+ * skipping all-ASCII words eight bytes at a time. */
+static size_t skip_below_e3(const char *s, size_t n, size_t i)
+{
+	uint64_t v;
+
+	for (;;) {
+		while (i + 8 <= n) {
+			memcpy(&v, s + i, 8);
+			if (v & 0x8080808080808080ULL)
+				break;
+			i += 8;
+		}
+		if (i >= n || (unsigned char)s[i] >= 0xE3)
+			return i;
+		i++;
+	}
+}
+
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me)
 {
@@ -244,8 +263,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		if (kind == SCAN_DIGITS3)
 			i = skip_ascii_nondigits(s, n, i);
 		else if (kind == SCAN_CJK)
-			while (i < n && (unsigned char)s[i] < 0xE3)
-				i++;
+			i = skip_below_e3(s, n, i);
 		if (i >= n)
 			break;
 		k = dec(s, n, i, &cp);

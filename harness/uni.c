@@ -120,8 +120,6 @@ static int in_class(enum uni_class_id id, uint32_t cp)
 
 /* ---- pattern rewriting ------------------------------------------------ */
 
-int uni_explicit_only;
-
 /* A class being built: explicit ranges plus HF classes written in PCRE2's
  * own spelling (bit i of `native` = uni_pcre2[i]), which PCRE2 matches much
  * faster than hundreds of ranges. */
@@ -139,8 +137,7 @@ static int compact_ok(void)
 {
 	char ver[24];
 
-	if (uni_explicit_only ||
-	    pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, NULL) > (int)sizeof ver)
+	if (pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, NULL) > (int)sizeof ver)
 		return 0;
 	pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, ver);
 	return !strcmp(ver, uni_pcre2_unicode);
@@ -166,6 +163,8 @@ static enum err cls_add(struct cls *c, enum uni_class_id id, int neg)
 	    uni_classes[id].n < SPELL_MIN_RANGES)
 		return rset_add_class(&c->set, &uni_classes[id], neg);
 	c->native |= (uint64_t)1 << id;
+	/* members below U+0100 also go to PCRE2's bitmap: hits there skip the
+	 * property lookup */
 	for (i = 0; i < uni_classes[id].n && uni_classes[id].r[i].lo < 0x100 &&
 		    !e; i++)
 		e = rset_add(&c->set, uni_classes[id].r[i].lo,
@@ -494,68 +493,71 @@ static int rw_class_atom(struct rw *w, struct cls *cl, uint32_t *cp,
 	return 0;
 }
 
-/* Translates the class starting at w->i ('[') into explicit ranges. */
+/* One member of a class at w->i: a class escape, a character or a range
+ * a-b; sets *escape for a class escape. */
+static enum err rw_class_member(struct rw *w, struct cls *cl, int *escape)
+{
+	uint32_t lo, hi;
+	size_t at = w->i;
+	enum err e;
+	int kind;
+
+	if (w->p[w->i] == '[')
+		return rw_refuse(w, w->i, "nested class or [:posix:]");
+	if (w->p[w->i] == '&' && w->i + 1 < w->len && w->p[w->i + 1] == '&')
+		return rw_refuse(w, w->i, "class intersection &&");
+	kind = rw_class_atom(w, cl, &lo, &e);
+	if (e)
+		return e;
+	*escape = kind == 2;
+	hi = lo;
+	if (w->i + 1 < w->len && w->p[w->i] == '-' && w->p[w->i + 1] != ']') {
+		if (kind == 2)
+			return rw_refuse(w, w->i, "class range from a class escape");
+		w->i++;
+		if (w->p[w->i] == '[')
+			return rw_refuse(w, w->i, "nested class");
+		kind = rw_class_atom(w, cl, &hi, &e);
+		if (e)
+			return e;
+		if (kind != 1 || hi < lo)
+			return rw_refuse(w, at, "class range");
+	}
+	return kind == 2 ? ERR_OK : rset_add(&cl->set, lo, hi);
+}
+
+/* Translates the class starting at w->i ('['). A ']' right after '[' or
+ * '[^' is a member, as in Ruby. */
 static enum err rw_class(struct rw *w)
 {
 	struct cls cl = {{0}, 0, w->compact, 0, 0};
-	size_t at = w->i;
-	int neg = 0, first = 1, kind;
-	uint32_t lo, hi;
+	size_t at = w->i, k;
+	int neg = 0, first = 1, escape = 0, escapes = 0;
 	enum err e = ERR_OK;
 
-	if (w->caseless)
-		return rw_refuse(w, at, "character class under (?i)");
 	w->i++;
 	if (w->i < w->len && w->p[w->i] == '^') {
 		neg = 1;
 		w->i++;
 	}
-	for (;;) {
+	for (; !e; first = 0) {
 		if (w->i >= w->len) {
 			e = rw_bad(w, at, "unterminated character class");
-			break;
-		}
-		if (w->p[w->i] == ']' && !first) {
+		} else if (w->p[w->i] == ']' && !first) {
 			w->i++;
 			break;
+		} else {
+			e = rw_class_member(w, &cl, &escape);
+			escapes |= escape;
 		}
-		if (w->p[w->i] == '[') {
-			e = rw_refuse(w, w->i, "nested class or [:posix:]");
-			break;
-		}
-		if (w->p[w->i] == '&' && w->i + 1 < w->len &&
-		    w->p[w->i + 1] == '&') {
-			e = rw_refuse(w, w->i, "class intersection &&");
-			break;
-		}
-		first = 0;
-		kind = rw_class_atom(w, &cl, &lo, &e);
-		if (e)
-			break;
-		if (kind == 2)
-			continue;
-		hi = lo;
-		if (w->i + 1 < w->len && w->p[w->i] == '-' &&
-		    w->p[w->i + 1] != ']') {
-			size_t rat = w->i;
-
-			w->i++;
-			if (w->p[w->i] == '[') {
-				e = rw_refuse(w, w->i, "nested class");
-				break;
-			}
-			kind = rw_class_atom(w, &cl, &hi, &e);
-			if (e)
-				break;
-			if (kind != 1 || hi < lo) {
-				e = rw_refuse(w, rat, "class range");
-				break;
-			}
-		}
-		e = rset_add(&cl.set, lo, hi);
-		if (e)
-			break;
 	}
+	/* Under (?i) both engines close the class under case folding; only
+	 * ASCII members are known to fold alike (s and k with U+017F and
+	 * U+212A included), PCRE2 10.42 folding with older Unicode data. */
+	for (k = 0; !e && w->caseless && k < cl.set.n; k++)
+		escapes |= cl.set.r[k].hi >= 0x80;
+	if (!e && w->caseless && escapes)
+		e = rw_refuse(w, at, "class with a non-ASCII or escape member under (?i)");
 	if (!e)
 		e = rw_emit(w, &cl, neg);
 	rset_free(&cl.set);
@@ -575,9 +577,13 @@ static enum err rw_escape(struct rw *w)
 	if (w->i >= w->len)
 		return rw_bad(w, at, "trailing backslash");
 	c = w->p[w->i];
-	if (c == 'A' || c == 'z' || c == 'Z' || c == 'G') {
+	if (c == 'A' || c == 'z' || c == 'G') {
 		w->i++;
 		return buf_printf(w->out, "\\%c", c);
+	}
+	if (c == 'Z') { /* Ruby: before a final LF; PCRE2's depends on NEWLINE */
+		w->i++;
+		return buf_puts(w->out, "(?=\\n?\\z)");
 	}
 	if (rw_class_escape(w, &cl, &e, at)) {
 		if (!e && w->caseless)
@@ -606,12 +612,10 @@ static int is_digit(char c)
 static enum err rw_brace(struct rw *w)
 {
 	size_t j = w->i + 1, n1 = 0, n2 = 0, k;
-	int comma = 0;
 
 	while (j < w->len && is_digit(w->p[j]))
 		j++, n1++;
 	if (j < w->len && w->p[j] == ',') {
-		comma = 1;
 		j++;
 		while (j < w->len && is_digit(w->p[j]))
 			j++, n2++;
@@ -626,7 +630,6 @@ static enum err rw_brace(struct rw *w)
 		return ERR_NOMEM;
 	if (n1 == 0 && buf_putc(w->out, '0'))
 		return ERR_NOMEM;
-	(void)comma;
 	for (k = w->i + 1; k <= j; k++)
 		if (buf_putc(w->out, w->p[k]))
 			return ERR_NOMEM;
@@ -691,6 +694,8 @@ static enum err rw_group(struct rw *w)
 		n = 3;
 	else if (left >= 3 && q[1] == '<' && (q[2] == '=' || q[2] == '!'))
 		n = 4;
+	if (n == 1 && left && q[0] == '*')
+		return rw_refuse(w, at, "(*");
 	if (n) {
 		if ((e = rw_push(w, at)))
 			return e;
@@ -767,14 +772,17 @@ static enum err rw_step(struct rw *w)
 		w->i++;
 		return buf_puts(w->out, "(?![^\\n])");
 	default:
+		/* PCRE2 10.42 folds case with Unicode 14 data, Oniguruma with 16 */
+		if ((unsigned char)c >= 0x80 && w->caseless)
+			return rw_refuse(w, w->i, "non-ASCII literal under (?i)");
 		n = uni_decode(w->p + w->i, w->len - w->i, &cp);
 		w->i += n;
 		return buf_append(w->out, w->p + w->i - n, n);
 	}
 }
 
-enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
-			     struct diag *d)
+static enum err rewrite(const char *pattern, size_t len, struct buf *out,
+		       struct diag *d, int compact)
 {
 	struct rw w;
 	size_t start = out->len;
@@ -785,7 +793,7 @@ enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
 	w.len = len;
 	w.out = out;
 	w.d = d;
-	w.compact = compact_ok();
+	w.compact = compact && compact_ok();
 	while (w.i < w.len && !e)
 		e = rw_step(&w);
 	if (!e && w.depth)
@@ -798,6 +806,18 @@ enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
 		buf_truncate(out, start);
 	}
 	return e;
+}
+
+enum err uni_rewrite_pattern(const char *pattern, size_t len, struct buf *out,
+			     struct diag *d)
+{
+	return rewrite(pattern, len, out, d, 1);
+}
+
+enum err uni_rewrite_pattern_ranges(const char *pattern, size_t len,
+				    struct buf *out, struct diag *d)
+{
+	return rewrite(pattern, len, out, d, 0);
 }
 
 /* ---- NFC (Unicode 9.0) ------------------------------------------------- */
@@ -918,22 +938,54 @@ static enum err decompose_into(struct cpv *a, uint32_t cp)
 	return e;
 }
 
-/* Canonical ordering: a stable sort by combining class of every run of
- * non-starters (insertion sort; runs are short in text). */
-static void reorder(uint32_t *v, size_t n)
+/* Stable counting sort of the non-starters v[0..n) by combining class. */
+static enum err sort_long_run(uint32_t *v, size_t n)
 {
-	size_t i, j;
+	size_t count[257] = {0}, i;
+	uint32_t *tmp = mem_alloc(n * sizeof *tmp);
 
-	for (i = 1; i < n; i++) {
-		uint32_t x = v[i];
-		uint8_t cx = ccc_of(x);
+	if (!tmp)
+		return ERR_NOMEM;
+	memcpy(tmp, v, n * sizeof *tmp);
+	for (i = 0; i < n; i++)
+		count[ccc_of(tmp[i]) + 1]++;
+	for (i = 1; i < 257; i++)
+		count[i] += count[i - 1];
+	for (i = 0; i < n; i++)
+		v[count[ccc_of(tmp[i])]++] = tmp[i];
+	mem_free(tmp);
+	return ERR_OK;
+}
 
-		if (!cx)
+/* Canonical ordering (UAX #15): a stable sort by combining class of every
+ * run of non-starters; insertion sort for the short runs of real text, a
+ * counting sort for long ones so that adversarial input stays linear. */
+static enum err reorder(uint32_t *v, size_t n)
+{
+	size_t i = 0, a, j, k;
+
+	while (i < n) {
+		if (!ccc_of(v[i])) {
+			i++;
 			continue;
-		for (j = i; j > 0 && ccc_of(v[j - 1]) > cx; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
+		}
+		for (a = i; i < n && ccc_of(v[i]); i++)
+			;
+		if (i - a > 32) {
+			if (sort_long_run(v + a, i - a))
+				return ERR_NOMEM;
+			continue;
+		}
+		for (j = a + 1; j < i; j++) {
+			uint32_t x = v[j];
+			uint8_t cx = ccc_of(x);
+
+			for (k = j; k > a && ccc_of(v[k - 1]) > cx; k--)
+				v[k] = v[k - 1];
+			v[k] = x;
+		}
 	}
+	return ERR_OK;
 }
 
 /* Canonical composition in place (UAX #15). */
@@ -1003,7 +1055,8 @@ static enum err nfc_chunk(const char *s, size_t len, struct cpv *a,
 	}
 	if (e)
 		return e;
-	reorder(a->v, a->n);
+	if ((e = reorder(a->v, a->n)))
+		return e;
 	a->n = recompose(a->v, a->n);
 	for (k = 0; k < a->n && !e; k++)
 		e = put_utf8(out, a->v[k]);
@@ -1016,50 +1069,80 @@ static int nfc_unsafe_cp(uint32_t cp)
 	return cp >= 0x300 && in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
 }
 
-/* Copies the safe stretches verbatim and renormalizes each unsafe
- * stretch together with the starter before it. */
-enum err uni_nfc(const char *s, size_t len, struct buf *out)
+/* The index of the first character from s[i] on that NFC may change or that
+ * may change a neighbour (or `len`); *prev becomes the start of the last
+ * safe character passed, if any. */
+static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 {
-	struct cpv a = {0};
-	size_t i = 0, flushed = 0, prev = 0, n;
 	uint32_t cp;
-	enum err e = ERR_OK;
+	size_t n;
 
-	while (i < len && !e) {
+	while (i < len) {
 		const unsigned char u = (unsigned char)s[i];
 
+		if (u < 0x80 && i + 8 <= len) { /* ASCII, 8 bytes at a time */
+			uint64_t x;
+
+			memcpy(&x, s + i, 8);
+			if (!(x & 0x8080808080808080u)) {
+				i += 8;
+				*prev = i - 1;
+				continue;
+			}
+		}
 		if (u < 0xCC) { /* below U+0300: always safe */
-			prev = i;
+			*prev = i;
 			i += u < 0x80 ? 1 : 2;
 			continue;
 		}
 		n = uni_decode(s + i, len - i, &cp);
-		if (!nfc_unsafe_cp(cp)) {
-			prev = i;
-			i += n;
-			continue;
-		}
-		/* chunk: from the previous (safe) character up to the next
-		 * safe one */
-		{
-			size_t start = prev < i && prev >= flushed ? prev : i;
+		if (nfc_unsafe_cp(cp))
+			break;
+		*prev = i;
+		i += n;
+	}
+	return i;
+}
 
-			i += n;
-			while (i < len) {
-				n = uni_decode(s + i, len - i, &cp);
-				if (!nfc_unsafe_cp(cp))
-					break;
-				i += n;
-			}
-			e = buf_append(out, s + flushed, start - flushed);
-			if (!e)
-				e = nfc_chunk(s + start, i - start, &a, out);
-			flushed = i;
-			prev = i;
-		}
+/* The end of the stretch of unsafe characters starting at s[i]. */
+static size_t skip_unsafe(const char *s, size_t len, size_t i)
+{
+	uint32_t cp;
+	size_t n;
+
+	while (i < len) {
+		n = uni_decode(s + i, len - i, &cp);
+		if (!nfc_unsafe_cp(cp))
+			break;
+		i += n;
+	}
+	return i;
+}
+
+/* Copies the safe stretches verbatim and renormalizes each unsafe stretch
+ * together with the (safe, starter) character before it: what follows the
+ * stretch is a safe starter, which nothing before it can reach. */
+enum err uni_nfc(const char *s, size_t len, struct buf *out)
+{
+	struct cpv a = {0};
+	size_t i = 0, flushed = 0, prev = 0, start, start_len = out->len;
+	enum err e = ERR_OK;
+
+	while (i < len && !e) {
+		i = skip_safe(s, len, i, &prev);
+		if (i == len)
+			break;
+		start = prev < i && prev >= flushed ? prev : i;
+		i = skip_unsafe(s, len, i);
+		e = buf_append(out, s + flushed, start - flushed);
+		if (!e)
+			e = nfc_chunk(s + start, i - start, &a, out);
+		flushed = prev = i;
 	}
 	if (!e)
 		e = buf_append(out, s + flushed, len - flushed);
+	if (e)
+		buf_truncate(out, start_len);
 	mem_free(a.v);
 	return e;
 }

@@ -1,6 +1,8 @@
 /*
  * uni_data — the generated tables behind uni.c (harness/uni_data.c, made by
- * tests/uni/gen_data.sh; never edited by hand). Internal to uni.c.
+ * tests/uni/gen_data.sh, and harness/uni_pcre2.c, made by
+ * tests/uni/gen_pcre2.c; never edited by hand). Read by uni.c and by the
+ * hand-written pre-tokenizer scanner (tok_scan.c): keep the names stable.
  *
  * Every range list is sorted, with disjoint inclusive ranges, and contains
  * Unicode scalar values only (surrogates never appear).
@@ -75,9 +77,5 @@ struct uni_spelling {
 
 extern const char uni_pcre2_unicode[]; /* "14.0.0": PCRE2's Unicode version */
 extern const struct uni_spelling uni_pcre2[UNI_CLASS_COUNT];
-
-/* Tests only: when set, the rewriter ignores uni_pcre2 and writes every
- * class as explicit ranges (what it does with another PCRE2 version). */
-extern int uni_explicit_only;
 
 #endif

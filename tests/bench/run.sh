@@ -10,7 +10,7 @@ build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
-SECTIONS="count_deepseek gen_haystack"
+SECTIONS="count_deepseek gen_haystack cost"
 
 # Median of numbers given one per line.
 median() {
@@ -105,6 +105,13 @@ section_gen_haystack() {
 	echo "wall: median of $runs runs: $(awk "BEGIN { printf \"%.3f\", $us / 1e6 }") s ($times us); target <= 1 s, aim 0.5 s"
 	echo "cpu of one run: $cpu; peak RSS $rss; load 1-min $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo n/a)"
 	echo "needle's own summary: $summary"
+}
+
+# needle run on one 1,040,000-token recall request against the reference server:
+# peak RSS and CPU share of the wall time (tests/bench/bench_cost.sh).
+section_cost() {
+	echo "== cost: one 1,040,000-token request (needle run vs the reference server)"
+	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/bench_cost.sh" "$build"
 }
 
 for s in $SECTIONS; do

@@ -5,6 +5,7 @@
 //                                              output of `test_uni classes`
 //   node tests/uni/check.js split TEST_UNI     the real tokenizers' Split
 //                                              patterns on a fuzz corpus
+//   node tests/uni/check.js fuzz TEST_UNI      random patterns on a small corpus
 //   node tests/uni/check.js nfc TEST_UNI       NFC of every scalar value and
 //                                              of a combining-sequence corpus
 // Prints one summary line per check and the differences (at most 20 each);
@@ -49,25 +50,42 @@ const hex = (c) => 'U+' + c.toString(16).toUpperCase().padStart(4, '0');
 
 // ---- classes ----------------------------------------------------------
 
-// Unicode 16 assigns nothing in planes 4-13 and only private use (Co, with
-// the noncharacters xFFFE-xFFFF as Cn) in planes 15-16, and every class is a
-// function of a character's properties, so there one probed representative
-// stands for all (checked: the Cn and Co probes run over every scalar, and
-// test_uni's answer must be uniform over each such region).
-const REGIONS = [ // [lo, hi, representative]
-	[0x40000, 0xDFFFF, 0x50000], [0xF0000, 0xFFFFD, 0xF0000],
-	[0xFFFFE, 0xFFFFF, 0xFFFFE], [0x100000, 0x10FFFD, 0x100000],
-	[0x10FFFE, 0x10FFFF, 0x10FFFE],
-];
+// Long runs of unassigned (Cn) or private-use (Co) code points are probed by
+// one representative each: every class here is a function of a character's
+// properties, which are the same across such a run. The runs come from
+// test_uni's own Cn and Co (which the oracle checks over every scalar), cut
+// further to what Node's Unicode (17.0) leaves unassigned, because the Rust
+// std tables behind char::is_numeric are newer than Oniguruma's; test_uni's
+// answer must then be uniform over each run.
+function regionsOf(mine) {
+	const cn = mine.get('Cn');
+	const co = mine.get('Co');
+	const kind = (c) => (c >= 0xD800 && c <= 0xDFFF ? 0 :
+		cn[c] && /\p{Cn}/u.test(String.fromCodePoint(c)) ? 1 : co[c] ? 2 : 0);
+	const regions = [];
+	for (let c = 0; c <= 0x10FFFF;) {
+		const k = kind(c);
+		let e = c;
+		while (e + 1 <= 0x10FFFF && kind(e + 1) === k)
+			e++;
+		if (k && e - c >= 63)
+			regions.push([c, e, c]);
+		c = e + 1;
+	}
+	return regions;
+}
 
-function scalars(full) {
+function scalars(regions) {
 	const a = [];
+	let r = 0;
 	for (let c = 0; c <= 0x10FFFF; c++) {
 		if (c >= 0xD800 && c <= 0xDFFF)
 			continue;
-		const r = REGIONS.find(([lo, hi]) => c >= lo && c <= hi);
-		if (full || !r || r[2] === c)
-			a.push(c);
+		while (r < regions.length && regions[r][1] < c)
+			r++;
+		if (r < regions.length && c >= regions[r][0] && c !== regions[r][2])
+			continue;
+		a.push(c);
 	}
 	return a;
 }
@@ -162,7 +180,8 @@ function parseRanges(line) {
 async function checkClasses(dump, shard) {
 	const mine = new Map(require('fs').readFileSync(dump, 'utf8')
 		.trim().split('\n').map(parseRanges));
-	const all = [scalars(false), scalars(true)];
+	const regions = regionsOf(mine);
+	const all = [scalars(regions), scalars([])];
 	const [k, n] = (shard || '0/1').split('/').map(Number);
 	let total = 0;
 	for (const [name, probe, full] of PROBES.filter((_, i) => i % n === k)) {
@@ -177,13 +196,13 @@ async function checkClasses(dump, shard) {
 				if (hf[c] !== me[c])
 					diffs.push(`${hex(c)}: oracle ${hf[c]}, needle ${me[c]}`);
 			if (!full)
-				for (const [lo, hi, rep] of REGIONS)
+				for (const [lo, hi, rep] of regions)
 					for (let c = lo; c <= hi; c++)
 						if (me[c] !== hf[rep])
 							diffs.push(`${hex(c)}: needle ${me[c]}, oracle ${hf[rep]} at ${hex(rep)}`);
 		}
 		total += cps.length;
-		report(`class ${name} (${full ? 'every scalar probed' : 'every scalar, unassigned planes by representative'})`,
+		report(`class ${name} (${cps.length} probed, ${regions.length} runs by representative)`,
 			diffs, 1112064);
 	}
 	console.log(`${total} code points probed in the oracle in all`);
@@ -266,29 +285,120 @@ function realSplits(model) {
 	return list.filter((p) => p.type === 'Split').map((p) => p.pattern.Regex);
 }
 
+// Oniguruma (Ruby syntax) constructs the rewriter translates rather than
+// passes through, and classes in every position.
+const SYNTAX = ['.', '^.|.$', '\\w\\Z', 'a{,2}', 'x(?i)s|t', '\\h+', '\\d+|\\w+',
+	'\\v|\\u0041|\\x{42}|\\x43', '[^\\s\\p{L}]+', '\\P{L}+', '\\p{^N}+', '(?i:st|k)+',
+	'\\S+', '[\\S\\d]', '[^\\S]+', '\\D\\W', '[\\p{Lu}\\p{Nd}_-]+', '\\p{Letter}+',
+	'[a-c\\-]+', '[]a]', '(?<n>a|b)(?=c)', '(?#c)b(?!c)', '(?<=a)b|(?<!a)c', 'a*?b', 'a++',
+	'\\s*$', '^\\s+', '\\p{Lowercase_Letter}+', '\\p{Other}+', '\\p{Separator}+',
+	'\\p{Combining_Mark}', '\\p{Modifier Letter}|\\p{control}', '\\p{Decimal-Number}+',
+	'(?i:[a-z]+)', '(?i)[^a-c]+', '(?i:[sk])', "(?i:'[st]|x)", '(?i)[S-Z]'];
+const SYNTAX_POOL = ['a', 'b', 'c', 'A', 'B', 'C', 's', 'S', 't', 'x', 'X', 'k', 'K', "'",
+	'\u212A', '\u017F', '1', '2', '_', '-', ' ', '\n', '\r', '\r\n', '\u000B', '{', '}',
+	',', '.', 'F', 'g', '\u00E9', '\u0661', '\u180E', '\u3000', '\u{1CCF0}', '\u{16100}',
+	']', '[', '\\u02B0', '\\u0301', '\\u0007', '\\u2028', '\\u00AD'];
+
+function syntaxCorpus(n) {
+	const r = rng(7);
+	const out = [];
+	for (let i = 0; i < n; i++) {
+		let s = '';
+		const len = 1 + Math.floor(r() * 12);
+		for (let k = 0; k < len; k++)
+			s += SYNTAX_POOL[Math.floor(r() * SYNTAX_POOL.length)];
+		out.push(s);
+	}
+	return out;
+}
+
 const GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
 function checkSplit(bin) {
-	const strings = corpus(3000);
-	const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
-	const configs = [['deepseek_v3', realSplits('deepseek_v3')],
-		['llama3', realSplits('llama3')], ['qwen3', realSplits('qwen3')],
-		['gpt4o', realSplits('gpt4o')], ['gpt2', [GPT2]]];
-	for (const [name, pats] of configs) {
+	const fuzz = corpus(3000);
+	const syn = syntaxCorpus(500);
+	const configs = [['deepseek_v3', realSplits('deepseek_v3'), fuzz],
+		['llama3', realSplits('llama3'), fuzz], ['qwen3', realSplits('qwen3'), fuzz],
+		['gpt4o', realSplits('gpt4o'), fuzz], ['gpt2', [GPT2], fuzz],
+		...SYNTAX.map((p) => [`/${p}/`, [p], syn])];
+	for (const [name, pats, strings] of configs) {
+		const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
 		const pt = tokenizer({ type: 'Sequence', pretokenizers: pats.map((p) => ({
 			type: 'Split', pattern: { Regex: p }, behavior: 'Isolated', invert: false,
 		})) }).getPreTokenizer();
-		const mine = execFileSync(bin, ['split', ...pats], { input, maxBuffer: 1 << 28 })
-			.toString().split('\n');
-		const diffs = [];
-		strings.forEach((s, i) => {
-			const want = JSON.stringify(pt.preTokenizeString(s).map((p) => p[0]));
-			if (mine[i] !== want)
-				diffs.push(`${JSON.stringify(s)}: oracle ${want}, needle ${mine[i]}`);
-		});
-		report(`split ${name} (${pats.length} pattern${pats.length > 1 ? 's' : ''})`,
-			diffs, strings.length);
+		const want = strings.map((s) => JSON.stringify(pt.preTokenizeString(s).map((p) => p[0])));
+		for (const form of ['', 'ranges']) {
+			const mine = execFileSync(bin, ['split', ...pats], { input, maxBuffer: 1 << 28,
+				env: { ...process.env, UNI_FORM: form } }).toString().split('\n');
+			const diffs = [];
+			strings.forEach((s, i) => {
+				if (mine[i] !== want[i])
+					diffs.push(`${JSON.stringify(s)}: oracle ${want[i]}, needle ${mine[i]}`);
+			});
+			report(`split ${name} (${pats.length} pattern${pats.length > 1 ? 's' : ''}` +
+				`${form ? ', ' + form + ' form' : ''})`, diffs, strings.length);
+		}
 	}
+}
+
+// Random patterns built from the constructs above (groups, lookarounds,
+// alternation, every quantifier kind): wherever both HF and needle accept a
+// pattern, the splits of a small corpus must agree. (needle refuses, rather
+// than mistranslates, what PCRE2 cannot express, such as Ruby's stacked
+// quantifiers "a{,2}*+" or variable-length lookbehind.)
+function checkFuzz(bin, n) {
+	const r = rng(4242);
+	const atoms = ['a', 'b', 's', 'S', 'k', '\\s', '\\S', '\\d', '\\w', '\\W', '\\D', '\\h',
+		'\\p{L}', '\\P{N}', '\\p{^P}', '.', '^', '$', '\\Z', '\\A', '\\z', '[ab]',
+		'[^a\\s]', '[\\p{L}\\d]', '[a-c]', '[^\\S\\n]', '\\n', '\\r', ' ', '\\u00e9', '\u00e9',
+		'\u4e2d', '\\x{1CCF0}', '(?i:s)', '(?i)', '\\{', '{', '}', ',', '1', '-', '\\-', ']',
+		'\\]', '\\\\', '\\.', '\\t', '\\v', '\\e', '\\0', '\\x41'];
+	const quants = ['', '', '', '*', '+', '?', '{2}', '{1,3}', '{,2}', '{2,}', '*?', '+?',
+		'??', '*+', '++', '?+'];
+	const pick = (a) => a[Math.floor(r() * a.length)];
+	const gen = (d) => {
+		let s = '';
+		for (let i = 1 + Math.floor(r() * 4); i > 0; i--) {
+			const k = r();
+			const a = k < 0.15 && d < 3 ? '(' + pick(['', '?:', '?=', '?!', '?<=', '?<!', '?>']) +
+				gen(d + 1) + ')' : k < 0.2 && d < 3 ? gen(d + 1) + '|' + gen(d + 1) : pick(atoms);
+			s += a + pick(quants);
+		}
+		return s;
+	};
+	const pool = ['a', 'b', 's', 'S', 'k', 'K', '\u212a', '\u017f', ' ', '\n', '\r', '1', '\u00e9',
+		'e\u0301', '\u4e2d', '\u180e', '\u3000', '{', '}', ',', '-', '.', '\\', ']', '\t', '\u000b',
+		'A', 'F', 'g', '\u{1CCF0}', '\u0661', '_'];
+	const strings = [];
+	for (let i = 0; i < 60; i++) {
+		let s = '';
+		for (let k = 1 + Math.floor(r() * 10); k > 0; k--)
+			s += pick(pool);
+		strings.push(s);
+	}
+	const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
+	const diffs = [];
+	let both = 0;
+	for (let i = 0; i < n; i++) {
+		const pat = gen(0);
+		let pt;
+		try {
+			pt = tokenizer({ type: 'Split', pattern: { Regex: pat }, behavior: 'Isolated',
+				invert: false }).getPreTokenizer();
+		} catch (e) {
+			continue; // Oniguruma refuses it: HF cannot load such a file
+		}
+		const res = require('child_process').spawnSync(bin, ['split', pat], { input });
+		if (res.status !== 0)
+			continue; // needle refuses it
+		both++;
+		const mine = res.stdout.toString().split('\n');
+		const bad = strings.findIndex((s, k) =>
+			JSON.stringify(pt.preTokenizeString(s).map((p) => p[0])) !== mine[k]);
+		if (bad >= 0)
+			diffs.push(`/${pat}/ on ${JSON.stringify(strings[bad])}: needle ${mine[bad]}`);
+	}
+	report(`split with random patterns (${n} made, ${both} accepted by both)`, diffs, both);
 }
 
 // ---- NFC ----------------------------------------------------------------
@@ -317,10 +427,11 @@ function nfcCorpus(n) {
 			'\u{16121}', '\u0C5C', '\u0897', '\u{1E4EC}']];
 	const out = [];
 	for (let i = 0; i < n; i++) {
-		const len = 1 + Math.floor(r() * 10);
+		const long = r() < 0.02; // long runs of marks take the counting sort
+		const len = 1 + Math.floor(r() * (long ? 200 : 10));
 		let s = '';
 		for (let k = 0; k < len; k++) {
-			const p = pool[Math.floor(r() * pool.length)];
+			const p = long && k ? marks : pool[Math.floor(r() * pool.length)];
 			s += p[Math.floor(r() * p.length)];
 		}
 		out.push(s);
@@ -333,7 +444,7 @@ function checkNfc(bin) {
 	const sets = [];
 	// every scalar but NUL, each after a space (nothing composes with a space)
 	const lines = [];
-	const cps = scalars(true).filter((c) => c !== 0);
+	const cps = scalars([]).filter((c) => c !== 0);
 	for (let i = 0; i < cps.length; i += 2048)
 		lines.push(cps.slice(i, i + 2048).map((c) => ' ' + String.fromCodePoint(c)).join(''));
 	sets.push(['every scalar value', lines, cps.length]);
@@ -362,9 +473,11 @@ function checkNfc(bin) {
 		await checkClasses(bin, shard);
 	else if (mode === 'split')
 		checkSplit(bin);
+	else if (mode === 'fuzz')
+		checkFuzz(bin, 300);
 	else if (mode === 'nfc')
 		checkNfc(bin);
 	else
-		throw new Error('usage: check.js classes DUMP [K/N] | split TEST_UNI | nfc TEST_UNI');
+		throw new Error('usage: check.js classes DUMP [K/N] | split|fuzz|nfc TEST_UNI');
 	process.exit(failed);
 })();

@@ -6,7 +6,7 @@
  * HF's (no existing character changed category); the rewriter uses the file
  * only when the running PCRE2 reports the same Unicode version. Run by hand
  * after gen_data.sh, with the library built (`make`):
- *   cc -std=c11 -Iharness tests/uni/gen_pcre2.c build/libneedle.a \
+ *   cc -std=c11 -Iharness tests/uni/gen_pcre2.c build/obj/harness/uni_data.o \
  *      -lpcre2-8 -o build/gen_pcre2 && build/gen_pcre2 > harness/uni_pcre2.c
  */
 #include <stdio.h>

@@ -4,13 +4,19 @@
  * Run without arguments it checks fixed cases. With a mode argument it is the
  * C side of tests/cli/uni_classes.sh, which compares it with the HF oracle:
  *   test_uni classes              every class, as the rewritten pattern
- *                                 matches it under PCRE2 (and the rust_*
- *                                 predicates), as "NAME lo-hi ..." lines
+ *                                 matches it under PCRE2 (both forms, which
+ *                                 must agree) and the rust_* predicates, as
+ *                                 "NAME lo-hi ..." lines
  *   test_uni split PAT... <jsonl  each JSON string split by the rewritten
  *                                 patterns in sequence (Split, Isolated), one
  *                                 JSON array of pieces per line
  *   test_uni nfc <jsonl           uni_nfc of each JSON string, one per line
  *   test_uni bench FILE PAT...    MB/s of that split over FILE (not a test)
+ *   test_uni bench-nfc FILE       MB/s of uni_nfc over FILE (not a test)
+ *   test_uni oom                  the entry points under NEEDLE_FAIL_ALLOC
+ *                                 (tests/cli/uni_oom.sh)
+ * UNI_FORM=ranges in the environment selects uni_rewrite_pattern_ranges for
+ * split and bench, UNI_FORM=raw no rewrite at all (to see checks fail).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +33,10 @@
 #include "uni_data.h"
 #include "t.h"
 
+/* Which rewrite compile() uses: 0 uni_rewrite_pattern, 1 the _ranges form,
+ * 2 none (the raw pattern, to show that the checks can fail). */
+static int form;
+
 /* Compiles the rewrite of `pat` (with JIT); NULL if either step fails. */
 static pcre2_code *compile(const char *pat, uint32_t extra)
 {
@@ -38,9 +48,9 @@ static pcre2_code *compile(const char *pat, uint32_t extra)
 
 	buf_init(&b, BUF_MAX_DEFAULT);
 	diag_init(&d);
-	if (getenv("UNI_RAW"))
-		buf_puts(&b, pat);
-	if (b.len || uni_rewrite_pattern(pat, strlen(pat), &b, &d) == ERR_OK)
+	if (form == 2 ? buf_puts(&b, pat) == ERR_OK :
+	    (form ? uni_rewrite_pattern_ranges : uni_rewrite_pattern)(
+		    pat, strlen(pat), &b, &d) == ERR_OK)
 		re = pcre2_compile((PCRE2_SPTR)b.data, b.len,
 				   PCRE2_UTF | PCRE2_UCP | extra, &en, &off, NULL);
 	buf_release(&b);
@@ -139,14 +149,20 @@ static void test_syntax(void)
 	CHECK(full_match("[a-]", "-") == 1);
 	CHECK(full_match("(?<x>a)(?#note)(?:b)(?=c)c", "abc") == 1);
 	CHECK(full_match("\\s++$", "  ") == 1);
+	CHECK(full_match("a\\Z\\n", "a\n") == 1);
+	CHECK(full_match("a\\Z\\r", "a\r") == 0);
+	CHECK(full_match("[\\w-]+", "a-b") == 1);
+	CHECK(full_match("(?i:[a-z]+)", "AbK\xE2\x84\xAA\xC5\xBF") == 1);
 }
 
 static void test_refused(void)
 {
 	static const char *const bad[] = {
 		"\\b", "\\1", "(a)\\1", "\\p{Han}", "[[:alpha:]]", "[a&&b]",
-		"[a[b]]", "(?m).", "(?x)a", "a{1,2}+", "(?i:\\p{Lu})", "(?i)[a-z]",
+		"[a[b]]", "(?m).", "(?x)a", "a{1,2}+", "(?i:\\p{Lu})", "(?i)[a\\s]",
+		"(?i)[a-\xC3\xA9]",
 		"\\R", "\\X", "\\K", "\\k<x>", "(?'x'a)", "\\p{L&}",
+		"[\\w-z]", "(*FAIL)", "(?i:\xC3\xA9)", "\\Q.\\E", "(?s).",
 	};
 	struct buf b;
 	struct diag d;
@@ -225,6 +241,26 @@ static void test_tables(void)
 	CHECK(!uni_is_word('-') && !uni_is_word(' '));
 }
 
+/* With the PCRE2 tables uni_pcre2.c was made for, the default form spells
+ * big classes natively (the fast path); the ranges form never does. */
+static void test_forms(void)
+{
+	char ver[24];
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	diag_init(&d);
+	pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, ver);
+	CHECK(uni_rewrite_pattern("\\p{L}", 5, &b, &d) == ERR_OK);
+	CHECK((strstr(b.data, "\\p{L}") != NULL) == !strcmp(ver, uni_pcre2_unicode));
+	buf_reset(&b);
+	CHECK(uni_rewrite_pattern_ranges("\\p{L}\\s", 7, &b, &d) == ERR_OK);
+	CHECK(strstr(b.data, "\\p") == NULL);
+	CHECK(strstr(b.data, "\\x{180E}") == NULL);
+	buf_release(&b);
+}
+
 static void test_decode(void)
 {
 	uint32_t cp;
@@ -300,19 +336,39 @@ static void print_ranges(const char *name, int (*in)(uint32_t, void *),
 	printf("\n");
 }
 
-struct probe {
+/* Appends " lo-hi" for every run of scalars that `pat++` matches in
+ * `all` (every scalar value in order, UTF-8): the runs of the class. */
+static int class_runs(const char *pat, const struct buf *all, struct buf *out)
+{
+	char wrapped[48];
 	pcre2_code *re;
 	pcre2_match_data *md;
-};
+	PCRE2_SIZE pos = 0, *ov;
+	uint32_t lo, hi;
+	int rc;
 
-static int probe_re(uint32_t cp, void *arg)
-{
-	struct probe *p = arg;
-	char b[4];
-	int n = put_utf8(b, cp);
-
-	return pcre2_match(p->re, (PCRE2_SPTR)b, (PCRE2_SIZE)n, 0, 0, p->md,
-			   NULL) > 0;
+	snprintf(wrapped, sizeof wrapped, "%s++", pat);
+	re = compile(wrapped, 0);
+	if (!re)
+		return -1;
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	while ((rc = pcre2_match(re, (PCRE2_SPTR)all->data, all->len, pos,
+				 pos ? PCRE2_NO_UTF_CHECK : 0, md, NULL)) > 0) {
+		ov = pcre2_get_ovector_pointer(md);
+		uni_decode(all->data + ov[0], all->len - ov[0], &lo);
+		for (pos = ov[1] - 1; (all->data[pos] & 0xC0) == 0x80; pos--)
+			;
+		uni_decode(all->data + pos, all->len - pos, &hi);
+		buf_printf(out, " %X-%X", (unsigned)lo, (unsigned)hi);
+		pos = ov[1];
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	if (rc != PCRE2_ERROR_NOMATCH) {
+		fprintf(stderr, "match error %d for '%s'\n", rc, wrapped);
+		return -1;
+	}
+	return 0;
 }
 
 static int probe_space(uint32_t cp, void *arg)
@@ -345,35 +401,45 @@ static int mode_classes(void)
 		{"\\s", "onig_space"}, {"\\d", "onig_digit"},
 		{"\\w", "onig_word"}, {"\\S", "onig_nonspace"},
 	};
-	char pat[32];
+	const size_t nn = sizeof names / sizeof names[0];
+	struct buf all, r[2];
+	char pat[32], u[4];
+	uint32_t cp;
 	size_t i;
+	int rc = 0;
 
-	for (i = 0; i < sizeof names / sizeof names[0] + 4; i++) {
-		struct probe p;
-		const char *label;
-
-		if (i < sizeof names / sizeof names[0]) {
-			snprintf(pat, sizeof pat, "^\\p{%s}$", names[i]);
-			label = names[i];
-		} else {
-			snprintf(pat, sizeof pat, "^%s$",
-				 esc[i - sizeof names / sizeof names[0]][0]);
-			label = esc[i - sizeof names / sizeof names[0]][1];
+	buf_init(&all, BUF_MAX_DEFAULT);
+	buf_init(&r[0], BUF_MAX_DEFAULT);
+	buf_init(&r[1], BUF_MAX_DEFAULT);
+	for (cp = 0; cp <= 0x10FFFF; cp++)
+		if (cp < 0xD800 || cp > 0xDFFF)
+			buf_append(&all, u, (size_t)put_utf8(u, cp));
+	for (i = 0; i < nn + 4 && !rc; i++) {
+		if (i < nn)
+			snprintf(pat, sizeof pat, "\\p{%s}", names[i]);
+		else
+			snprintf(pat, sizeof pat, "%s", esc[i - nn][0]);
+		for (form = 0; form < 2 && !rc; form++) {
+			buf_reset(&r[form]);
+			rc = class_runs(pat, &all, &r[form]);
 		}
-		p.re = compile(pat, 0);
-		if (!p.re) {
-			fprintf(stderr, "cannot compile '%s'\n", pat);
-			return 1;
+		if (!rc && strcmp(r[0].data, r[1].data)) {
+			fprintf(stderr, "the two forms of '%s' disagree\n", pat);
+			rc = 1;
 		}
-		p.md = pcre2_match_data_create_from_pattern(p.re, NULL);
-		print_ranges(label, probe_re, &p);
-		pcre2_match_data_free(p.md);
-		pcre2_code_free(p.re);
+		if (!rc)
+			printf("%s%s\n", i < nn ? names[i] : esc[i - nn][1], r[0].data);
 	}
-	print_ranges("rust_numeric", probe_numeric, NULL);
-	print_ranges("rust_word", probe_word, NULL);
-	print_ranges("rust_space", probe_space, NULL);
-	return 0;
+	form = 0;
+	if (!rc) {
+		print_ranges("rust_numeric", probe_numeric, NULL);
+		print_ranges("rust_word", probe_word, NULL);
+		print_ranges("rust_space", probe_space, NULL);
+	}
+	buf_release(&all);
+	buf_release(&r[0]);
+	buf_release(&r[1]);
+	return rc ? 1 : 0;
 }
 
 /* Splits s[0..len) with `re` as HF's Split (Isolated) does, appending the
@@ -589,9 +655,91 @@ static int mode_bench(int argc, char **argv)
 	return 0;
 }
 
+/* CPU time of uni_nfc over FILE, best of 5 (not a test). */
+static int mode_bench_nfc(const char *path)
+{
+	struct buf text, out;
+	struct diag d;
+	double t0, best = 0;
+	int rep;
+
+	buf_init(&text, BUF_MAX_DEFAULT);
+	buf_init(&out, BUF_MAX_DEFAULT);
+	diag_init(&d);
+	if (io_read_file(path, &text, &d)) {
+		fprintf(stderr, "%s\n", d.msg);
+		return 1;
+	}
+	for (rep = 0; rep < 5; rep++) {
+		buf_reset(&out);
+		t0 = cpu_ms();
+		if (uni_nfc(text.data, text.len, &out))
+			return 1;
+		if (rep == 0 || cpu_ms() - t0 < best)
+			best = cpu_ms() - t0;
+	}
+	printf("nfc: %zu -> %zu bytes, %.2f ms, %.0f MB/s (CPU, best of 5)\n",
+	       text.len, out.len, best, (double)text.len / 1e3 / best);
+	buf_release(&text);
+	buf_release(&out);
+	return 0;
+}
+
+/* Every entry point under allocation failure (NEEDLE_FAIL_ALLOC=N, see
+ * mem.h): each returns ERR_OK or ERR_NOMEM/ERR_LIMIT and leaves `out` as it
+ * was on failure. Exit 0 if nothing failed, 3 if an allocation failed and was
+ * handled, 1 if a contract broke. */
+static int mode_oom(void)
+{
+	static const char pat[] =
+		"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*"
+		"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re)?|\\p{N}{1,3}| ?"
+		"[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\P{L}\\W";
+	struct buf b, text;
+	struct diag d;
+	enum err e;
+	int i, rc = 0;
+
+	buf_init(&text, BUF_MAX_DEFAULT);
+	buf_init(&b, BUF_MAX_DEFAULT);
+	for (i = 0; i < 300 && !rc; i++)
+		if (buf_puts(&text, "xe\xCC\x81\xCC\xA3 \xEA\xB0\x80\xE1\x86\xA8 ") ||
+		    (i == 150 && buf_puts(&text, "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3"
+					       "\xCC\x81\xCC\xA3\xCC\x81\xCC\xA3")))
+			rc = 3; /* the fixture itself could not be built */
+	for (i = 0; i < 3 && rc != 1; i++) {
+		buf_reset(&b);
+		diag_init(&d);
+		e = i == 0 ? uni_rewrite_pattern(pat, sizeof pat - 1, &b, &d) :
+		    i == 1 ? uni_rewrite_pattern_ranges(pat, sizeof pat - 1, &b, &d) :
+			     uni_nfc(text.data, text.len, &b);
+		if (e != ERR_OK && e != ERR_NOMEM && e != ERR_LIMIT) {
+			fprintf(stderr, "entry %d: unexpected error %d\n", i, e);
+			rc = 1;
+		} else if (e && (b.len || (i < 2 && d.code != e))) {
+			fprintf(stderr, "entry %d: output or diagnostic wrong on failure\n", i);
+			rc = 1;
+		} else if (e) {
+			rc = 3;
+		}
+	}
+	buf_release(&b);
+	buf_release(&text);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	uni_explicit_only = getenv("UNI_EXPLICIT") != NULL;
+	if (getenv("UNI_FORM"))
+		form = !strcmp(getenv("UNI_FORM"), "ranges") ? 1 :
+		       !strcmp(getenv("UNI_FORM"), "raw") ? 2 : 0;
 	if (argc > 1 && !strcmp(argv[1], "classes"))
 		return mode_classes();
 	if (argc > 1 && !strcmp(argv[1], "split"))
@@ -600,12 +748,20 @@ int main(int argc, char **argv)
 		return mode_nfc();
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return mode_bench(argc - 2, argv + 2);
-	T_RUN(test_space);
-	T_RUN(test_properties);
-	T_RUN(test_syntax);
+	if (argc > 2 && !strcmp(argv[1], "bench-nfc"))
+		return mode_bench_nfc(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "oom"))
+		return mode_oom();
+	for (form = 0; form < 2; form++) {
+		T_RUN(test_space);
+		T_RUN(test_properties);
+		T_RUN(test_syntax);
+	}
+	form = 0;
 	T_RUN(test_refused);
 	T_RUN(test_nfc);
 	T_RUN(test_tables);
+	T_RUN(test_forms);
 	T_RUN(test_decode);
 	return T_DONE();
 }

@@ -1,0 +1,76 @@
+/*
+ * grade — judge one answer against a case's expectation, with reasons a person
+ * can read ("key 'items': expected integer 5, got array").
+ *
+ * The answer is the assembled `content` (the reasoning channel already
+ * separated). Surrounding whitespace is trimmed, nothing else:
+ *  - json: the whole answer must parse as exactly the expected value, types
+ *    included (number vs string vs boolean vs null vs array vs object; exact
+ *    key sets, array lengths and order; numbers by value, so 34 == 34.0). A
+ *    fenced or prose-wrapped answer fails, and the reason says so.
+ *  - regex: PCRE2 (UTF) match of the whole answer (anchored at both ends).
+ *  - contains: every string occurs in the answer (case-sensitive).
+ *  - recall: the answer must be a JSON object mapping each asked project to its
+ *    code; each needle is judged on its own so the record shows which depth
+ *    failed.
+ *
+ * A grade owns its reasons (a cJSON array of strings) and its per-needle detail;
+ * release it with grade_release.
+ */
+#ifndef NEEDLE_GRADE_H
+#define NEEDLE_GRADE_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define GRADE_MAX_REASONS 32 /* further reasons are summarised as "... and N more" */
+
+struct grade {
+	int ok;          /* 1 = pass */
+	cJSON *reasons;  /* owned array of strings; empty when ok */
+	cJSON *needles;  /* owned array for recall ({depth, project, expected,
+			    got, ok}), else NULL */
+};
+
+/* One needle a recall answer must report. Strings are borrowed. */
+struct grade_needle {
+	const char *project;
+	const char *code;
+	int depth; /* percent */
+};
+
+/* Sets up an empty passing grade. Allocates nothing. */
+void grade_init(struct grade *g);
+/* Frees what the grade owns and re-initialises it. Accepts NULL. */
+void grade_release(struct grade *g);
+
+/* Grades `answer` (`len` bytes) against `expect` (a validated "expect"
+ * object: json, regex or contains; borrowed). ERR_NOMEM only; a wrong answer is
+ * a failed grade, not an error. */
+enum err grade_expect(const cJSON *expect, const char *answer, size_t len,
+		      struct grade *g, struct diag *d);
+
+/* Grades a recall answer: each of the `n` needles must map project → code, and
+ * no other key may appear. */
+enum err grade_recall(const struct grade_needle *needles, int n,
+		      const char *answer, size_t len, struct grade *g,
+		      struct diag *d);
+
+/* Compares a parsed value with the expected one, types included, adding a
+ * reason per difference under `path` ("" for the root). Returns 1 if equal.
+ * Used for tool-call arguments. */
+int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
+		     struct grade *g);
+
+/* Adds a failure reason (formatted) and clears g->ok. */
+void grade_fail(struct grade *g, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Compiles `pattern` to check it; ERR_INPUT with PCRE2's message and offset,
+ * e.g. "bad regex at offset 3: missing closing parenthesis". */
+enum err grade_regex_check(const char *pattern, struct diag *d);
+
+#endif

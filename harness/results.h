@@ -1,0 +1,92 @@
+/*
+ * results — the run folder (DESIGN.md §7), written so that a crash loses
+ * nothing that had finished:
+ *
+ *	RUN_DIR/manifest.json   what was run, against what (never the API key);
+ *	                        replaced atomically (temp file + fsync + rename)
+ *	RUN_DIR/results.jsonl   one JSON record per attempt, one line each, written
+ *	                        with a single write() and fsync'd before the next
+ *	RUN_DIR/raw/NAME.sse    the raw SSE bytes of each attempt
+ *
+ * An attempt is keyed by (case id, repeat, seed); the seed is the haystack seed
+ * of a recall case, the sampling seed of other cases, or null. On --resume the
+ * journal is read back, attempts already recorded are skipped (a failure is
+ * never rerun or overwritten), and a torn last line (a crash mid-write) is cut
+ * off. A write that fails (full disk, file too large) is rolled back to the last
+ * complete line and reported as ERR_IO; the records before it stay intact.
+ */
+#ifndef NEEDLE_RESULTS_H
+#define NEEDLE_RESULTS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define RESULTS_LINE_MAX ((size_t)512 << 20) /* one record */
+
+struct results {
+	char *dir;          /* owned copy of RUN_DIR */
+	int fd;             /* results.jsonl, append-only */
+	char **keys;        /* owned keys of recorded attempts */
+	size_t nkeys, cap;
+	size_t torn_bytes;  /* bytes of a torn last line cut off at open */
+	size_t appended;    /* records appended by this process */
+	size_t prior_pass;  /* records found at open with verdict "pass" */
+	size_t prior_fail;  /* ... with any other verdict */
+};
+
+/*
+ * Opens (creating) RUN_DIR, RUN_DIR/raw and RUN_DIR/results.jsonl. Without
+ * `resume`, a journal that already holds records is refused (ERR_USAGE: pass
+ * --resume or another folder). With `resume`, recorded attempts are loaded and
+ * a torn last line is discarded. ERR_IO names the folder when it cannot be
+ * created or written. Returns a handle the caller frees with results_free.
+ */
+enum err results_open(const char *dir, int resume, struct results **out,
+		      struct diag *d);
+/* Closes the journal and frees the handle. Accepts NULL. */
+void results_free(struct results *r);
+
+/* The attempt key "ID\x1fREPEAT\x1fSEED" (SEED "null" when has_seed is 0),
+ * written into `out` (`cap` bytes). */
+void results_key(const char *id, long repeat, int has_seed, long seed,
+		 char *out, size_t cap);
+
+/* Whether an attempt with this key is already recorded. */
+int results_has(const struct results *r, const char *key);
+
+/* Appends `rec` (borrowed; must hold "case", "repeat" and "seed") as one line
+ * and fsyncs it. The journal is always valid UTF-8 JSON: a byte of a string
+ * that is not part of a valid UTF-8 sequence (e.g. text cut mid-character) is
+ * replaced by '?' in `rec` itself, in place (the raw bytes keep the original).
+ * On failure nothing of the line remains and ERR_IO says why. */
+enum err results_append(struct results *r, cJSON *rec, struct diag *d);
+
+/* Writes `len` bytes as RUN_DIR/raw/NAME (durably); NAME is a file name made
+ * with results_raw_name. */
+enum err results_write_raw(struct results *r, const char *name,
+			   const void *data, size_t len, struct diag *d);
+
+/* A file name for an attempt's raw bytes: the case id with characters outside
+ * [A-Za-z0-9._-] replaced (plus a hash of the id when any were), then
+ * "-rREPEAT[-sSEED].sse". */
+void results_raw_name(const char *id, long repeat, int has_seed, long seed,
+		      char *out, size_t cap);
+
+/* Replaces RUN_DIR/manifest.json with `manifest` (borrowed; strings made
+ * valid UTF-8 in place as for results_append). */
+enum err results_write_manifest(struct results *r, cJSON *manifest,
+				struct diag *d);
+
+/* Replaces, in place, every byte of `s` that is not part of a valid UTF-8
+ * sequence (no overlongs, surrogates or values past U+10FFFF) by '?'.
+ * Returns the number of bytes replaced. */
+size_t results_fix_utf8(char *s);
+
+/* Reads RUN_DIR/manifest.json if there is one (*out = NULL when not); the
+ * caller owns *out. */
+enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
+
+#endif

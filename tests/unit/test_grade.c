@@ -1,0 +1,175 @@
+/* Unit tests of grading: strict JSON (types, fences, prose), regex, contains,
+ * recall per depth. */
+#include <string.h>
+
+#include "grade.h"
+#include "results.h"
+#include "t.h"
+
+/* Grades `answer` against the expect object in `expect_json`; returns ok and
+ * leaves the first reason (or "") in `reason`. */
+static int run(const char *expect_json, const char *answer, char *reason,
+	       size_t cap)
+{
+	cJSON *x = cJSON_Parse(expect_json);
+	struct grade g;
+	struct diag d;
+	int ok;
+
+	diag_init(&d);
+	grade_init(&g);
+	CHECK(x != NULL);
+	CHECK(grade_expect(x, answer, strlen(answer), &g, &d) == ERR_OK);
+	ok = g.ok;
+	snprintf(reason, cap, "%s", g.reasons && g.reasons->child
+		 ? g.reasons->child->valuestring : "");
+	CHECK(ok == (g.reasons == NULL || cJSON_GetArraySize(g.reasons) == 0));
+	grade_release(&g);
+	cJSON_Delete(x);
+	return ok;
+}
+
+#define EXPECT_FAIL(x, a, want)                                          \
+	do {                                                             \
+		char r_[512];                                            \
+		CHECK(!run(x, a, r_, sizeof(r_)));                       \
+		if (!strstr(r_, want))                                   \
+			fprintf(stderr, "  reason was: %s\n", r_);       \
+		CHECK(strstr(r_, want) != NULL);                         \
+	} while (0)
+
+#define EXPECT_PASS(x, a)                                                \
+	do {                                                             \
+		char r_[512];                                            \
+		int ok_ = run(x, a, r_, sizeof(r_));                     \
+		if (!ok_)                                                \
+			fprintf(stderr, "  unexpected failure: %s\n", r_); \
+		CHECK(ok_);                                              \
+	} while (0)
+
+static void test_json_strict(void)
+{
+	const char *x = "{\"json\":{\"answer\":437}}";
+	const char *order = "{\"json\":{\"items\":5,\"total\":34}}";
+
+	EXPECT_PASS(x, "{\"answer\":437}");
+	EXPECT_PASS(x, "  \n{\"answer\": 437}\n\n");
+	EXPECT_FAIL(x, "{\"answer\":\"437\"}", "key 'answer': expected integer 437, got string \"437\"");
+	EXPECT_PASS(x, "{\"answer\":437.0}"); /* one JSON number type */
+	EXPECT_FAIL(x, "{\"answer\":437.5}", "key 'answer': expected integer 437, got number 437.5");
+	EXPECT_FAIL(x, "{\"answer\":438}", "key 'answer': expected integer 437, got integer 438");
+	EXPECT_FAIL(x, "```json\n{\"answer\":437}\n```", "answer is wrapped in a code fence");
+	EXPECT_FAIL(x, "The answer is {\"answer\":437}.", "answer has prose around the JSON value");
+	EXPECT_FAIL(x, "437", "answer: expected object, got integer 437");
+	EXPECT_FAIL(x, "", "answer is empty");
+	EXPECT_FAIL(x, "<think>hmm</think>{\"answer\":437}", "think block");
+	EXPECT_FAIL(x, "four hundred", "answer is not JSON");
+	EXPECT_FAIL(x, "{\"answer\":437,\"note\":1}", "unexpected key 'note'");
+	EXPECT_FAIL(x, "{\"answer\":437,\"answer\":437}", "key 'answer' appears twice");
+	EXPECT_FAIL(x, "{}", "missing key 'answer'");
+	EXPECT_FAIL(order, "{\"items\":[\"apple\",\"book\"],\"total\":34}",
+		    "key 'items': expected integer 5, got array");
+	EXPECT_PASS("{\"json\":{\"a\":[1,\"x\",true,null,{\"b\":0.5}]}}",
+		    "{\"a\":[1,\"x\",true,null,{\"b\":0.5}]}");
+	EXPECT_FAIL("{\"json\":{\"a\":[1,2]}}", "{\"a\":[1,2,3]}",
+		    "key 'a': expected an array of 2, got an array of 3");
+	EXPECT_FAIL("{\"json\":{\"a\":[1,{\"b\":false}]}}", "{\"a\":[1,{\"b\":\"false\"}]}",
+		    "key 'a[1].b': expected boolean false, got string \"false\"");
+	/* numbers inside strings do not shift the lexeme pairing */
+	EXPECT_FAIL("{\"json\":{\"s\":\"1.5 2\",\"n\":3}}", "{\"s\":\"1.5 2\",\"n\":3.50}",
+		    "key 'n': expected integer 3, got number 3.50");
+	EXPECT_PASS("{\"json\":{\"s\":\"1.5 \\\" 2\",\"n\":3}}", "{\"s\":\"1.5 \\\" 2\",\"n\":3}");
+	EXPECT_PASS("{\"json\":2.5}", "2.5");
+	EXPECT_PASS("{\"json\":\"Ada\"}", "\"Ada\"");
+}
+
+static void test_regex_contains(void)
+{
+	EXPECT_PASS("{\"regex\":\"\\\\d{3}\"}", "437\n");
+	EXPECT_FAIL("{\"regex\":\"\\\\d{3}\"}", "437 is the answer", "does not match");
+	EXPECT_FAIL("{\"regex\":\"\\\\d{3}\"}", "x437", "does not match");
+	EXPECT_PASS("{\"regex\":\"(?s).*437.*\"}", "it is\n437!");
+	EXPECT_PASS("{\"regex\":\"\xe5\x8c\x97\xe4\xba\xac.\"}", "\xe5\x8c\x97\xe4\xba\xac\xe5\xb8\x82");
+	EXPECT_PASS("{\"contains\":[\"Ada\",\"6\"]}", "Ada wants 6 seats");
+	EXPECT_FAIL("{\"contains\":[\"Ada\",\"platform\"]}", "Ada wants 6 seats",
+		    "answer does not contain \"platform\"");
+}
+
+/* A reason quoting the answer never cuts a UTF-8 character. */
+static void test_reason_utf8(void)
+{
+	char r[512];
+
+	CHECK(!run("{\"json\":1}", "You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2\xe7\x9a\x84", r, sizeof(r)));
+	CHECK_EQ_LONG(results_fix_utf8(r), 0);
+	CHECK(strstr(r, "'You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2')") != NULL);
+}
+
+static void test_regex_check(void)
+{
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(grade_regex_check("a+b", &d) == ERR_OK);
+	CHECK(grade_regex_check("a[", &d) == ERR_INPUT);
+	CHECK(strstr(d.msg, "bad regex at offset 2") != NULL);
+}
+
+static void recall(const char *answer, int want_ok, const int *want_needles,
+		   const char *want_reason)
+{
+	struct grade_needle n[3] = {{"Aurora", "K7Q2-19XZ", 10},
+				    {"Basalt", "M3T8-44PL", 50},
+				    {"Cobalt", "Z9W1-07AB", 90}};
+	struct grade g;
+	struct diag d;
+	const cJSON *it;
+	int i = 0;
+
+	diag_init(&d);
+	grade_init(&g);
+	CHECK(grade_recall(n, 3, answer, strlen(answer), &g, &d) == ERR_OK);
+	CHECK_EQ_LONG(g.ok, want_ok);
+	CHECK_EQ_LONG(cJSON_GetArraySize(g.needles), 3);
+	cJSON_ArrayForEach(it, g.needles) {
+		CHECK_EQ_LONG(cJSON_GetObjectItem(it, "depth")->valueint, n[i].depth);
+		CHECK_EQ_LONG(cJSON_IsTrue(cJSON_GetObjectItem(it, "ok")), want_needles[i]);
+		i++;
+	}
+	if (want_reason) {
+		int found = 0;
+		cJSON_ArrayForEach(it, g.reasons)
+			found |= strstr(it->valuestring, want_reason) != NULL;
+		if (!found)
+			fprintf(stderr, "  no reason contains: %s\n", want_reason);
+		CHECK(found);
+	}
+	grade_release(&g);
+}
+
+static void test_recall(void)
+{
+	int all[3] = {1, 1, 1}, middle[3] = {1, 0, 1}, none[3] = {0, 0, 0};
+
+	recall("{\"Aurora\":\"K7Q2-19XZ\",\"Basalt\":\"M3T8-44PL\",\"Cobalt\":\"Z9W1-07AB\"}",
+	       1, all, NULL);
+	recall("{\"Aurora\":\"K7Q2-19XZ\",\"Basalt\":\"M3T8-44PX\",\"Cobalt\":\"Z9W1-07AB\"}",
+	       0, middle, "needle at depth 50%: key 'Basalt': expected \"M3T8-44PL\", got \"M3T8-44PX\"");
+	recall("{\"Aurora\":\"K7Q2-19XZ\",\"Cobalt\":\"Z9W1-07AB\"}", 0, middle,
+	       "needle at depth 50%: missing key 'Basalt'");
+	recall("{\"Aurora\":\"K7Q2-19XZ\",\"Basalt\":\"M3T8-44PL\",\"Cobalt\":\"Z9W1-07AB\",\"Dune\":\"X\"}",
+	       0, all, "unexpected key 'Dune'");
+	recall("```json\n{\"Aurora\":\"K7Q2-19XZ\",\"Basalt\":\"M3T8-44PL\",\"Cobalt\":\"Z9W1-07AB\"}\n```",
+	       0, none, "code fence");
+	recall("[]", 0, none, "expected an object");
+}
+
+int main(void)
+{
+	T_RUN(test_json_strict);
+	T_RUN(test_regex_contains);
+	T_RUN(test_regex_check);
+	T_RUN(test_reason_utf8);
+	T_RUN(test_recall);
+	return T_DONE();
+}

@@ -1,0 +1,140 @@
+/* Unit tests of suite validation: every error names file, JSON path, reason. */
+#include <string.h>
+
+#include "suite.h"
+#include "t.h"
+
+/* Parses `text` as "s.json"; returns the error code, message in `d`. */
+static enum err load(const char *text, struct suite **s, struct diag *d)
+{
+	diag_init(d);
+	return suite_parse("s.json", text, strlen(text), s, d);
+}
+
+/* The suite must fail with a message containing every `want` fragment. */
+static void bad(const char *text, const char *want1, const char *want2)
+{
+	struct suite *s = NULL;
+	struct diag d;
+	enum err e = load(text, &s, &d);
+
+	CHECK(e == ERR_INPUT);
+	CHECK(s == NULL);
+	CHECK(strncmp(d.msg, "s.json: ", 8) == 0);
+	if (!strstr(d.msg, want1) || (want2 && !strstr(d.msg, want2)))
+		fprintf(stderr, "  message was: %s\n", d.msg);
+	CHECK(strstr(d.msg, want1) != NULL);
+	CHECK(!want2 || strstr(d.msg, want2) != NULL);
+}
+
+#define ARITH "{\"id\":\"arith\",\"kind\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"Compute 19 * 23.\"}],\"max_tokens\":64,\"expect\":{\"json\":{\"answer\":437}}}"
+
+static void test_valid_and_defaults(void)
+{
+	struct suite *s = NULL;
+	struct diag d;
+	const char *text =
+		"{\"suite\":\"x\",\"description\":\"d\",\"defaults\":{\"max_tokens\":32,\"temperature\":1.0,\"repeat\":3,"
+		"\"chat_template_kwargs\":{\"thinking\":false}},\"cases\":[" ARITH ","
+		"{\"id\":\"r\",\"kind\":\"recall\",\"recall\":{\"tokens\":4096,\"seeds\":[7,8]}},"
+		"{\"id\":\"re\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"expect\":{\"regex\":\"\\\\d+\"},\"repeat\":1}]}";
+
+	CHECK(load(text, &s, &d) == ERR_OK);
+	if (!s) {
+		fprintf(stderr, "  %s\n", d.msg);
+		return;
+	}
+	CHECK_STR(s->name, "x");
+	CHECK_EQ_LONG(s->ncases, 3);
+	CHECK_EQ_LONG(s->cases[0].max_tokens, 64); /* own value wins */
+	CHECK_EQ_LONG(s->cases[0].repeat, 3);      /* default merged */
+	CHECK(s->cases[0].expect_kind == SUITE_EXPECT_JSON);
+	CHECK(s->cases[0].kwargs != NULL);
+	CHECK(s->cases[1].kind == SUITE_RECALL);
+	CHECK_EQ_LONG(s->cases[1].recall.tokens, 4096);
+	CHECK_EQ_LONG(s->cases[1].recall.ndepths, 3);
+	CHECK_EQ_LONG(s->cases[1].recall.depths[1], 50);
+	CHECK_EQ_LONG(s->cases[1].recall.nseeds, 2);
+	CHECK_EQ_LONG(s->cases[1].recall.seeds[1], 8);
+	CHECK(s->cases[2].kind == SUITE_CHAT); /* kind defaults to chat */
+	CHECK_EQ_LONG(s->cases[2].repeat, 1);
+	CHECK(suite_find(s, "re") == &s->cases[2]);
+	CHECK(suite_find(s, "nope") == NULL);
+	CHECK(strlen(s->sha256) == 64);
+	suite_free(s);
+	suite_free(NULL);
+}
+
+static void test_errors(void)
+{
+	bad("{\"suite\":\"x\",\"cases\":[" ARITH ",{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":64,\"expect\":{\"json\":1,\"regex\":\"x\"}}]}",
+	    "cases[1].expect: ", "exactly one of");
+	bad("{\"suite\":\"x\",\"cases\":[" ARITH ",{\"id\":\"b\",\"kind\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_token\":64}]}",
+	    "cases[1].max_token: unknown case key 'max_token'", "did you mean 'max_tokens'?");
+	bad("{\"suite\":\"x\",\"cases\":[" ARITH "," ARITH "]}",
+	    "cases[1].id: duplicate id 'arith'", "cases[0]");
+	bad("{\"suite\":\"x\",\"cases\":[{\"kind\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}]}",
+	    "cases[0]: missing 'id'", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"recal\",\"recall\":{\"tokens\":100}}]}",
+	    "cases[0].kind: unknown kind 'recal'", "did you mean 'recall'?");
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"banana\"}]}",
+	    "cases[0].kind: unknown kind 'banana'", "expected chat, recall");
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":\"64\"}]}",
+	    "cases[0].max_tokens: expected an integer, got string", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":6.5}]}",
+	    "cases[0].max_tokens: expected an integer, got number", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_p\":0}]}",
+	    "cases[0].top_p: 0 is out of range", NULL);
+	bad("{\"suite\":\"x\",\"defaults\":{\"temperature\":\"hot\"},\"cases\":[" ARITH "]}",
+	    "defaults.temperature: expected a number, got string", NULL);
+	bad("{\"suite\":\"x\",\"defaults\":{\"id\":\"a\"},\"cases\":[" ARITH "]}",
+	    "defaults.id: 'id' cannot have a default", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"expect\":{\"regex\":\"(ab\"}}]}",
+	    "cases[0].expect.regex: bad regex at offset 3", "missing closing parenthesis");
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"usr\",\"content\":\"x\"}]}]}",
+	    "cases[0].messages[0].role: unknown role 'usr'", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image\"}]}]}]}",
+	    "cases[0].messages[0].content[0].type: unknown content part type 'image'", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"recall\",\"recall\":{\"tokens\":4096,\"depths\":[10,150]}}]}",
+	    "cases[0].recall.depths[1]: 150 is out of range", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"recall\",\"recall\":{\"tokens\":4096,\"depht\":[10]}}]}",
+	    "cases[0].recall.depht: unknown recall key 'depht'", "did you mean 'depths'?");
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"recall\",\"recall\":{\"tokens\":4096},\"expect\":{\"json\":1}}]}",
+	    "cases[0]: a recall case is graded against its generated needles", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"chat\"}]}",
+	    "cases[0]: a chat case needs 'messages'", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"tool_call\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}]}",
+	    "cases[0]: a tool_call case needs 'tools'", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"kind\":\"image_order\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"expect\":{\"contains\":[\"a\"]}}]}",
+	    "cases[0]: an image_order case needs at least two images", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"expect\":{\"contains\":[\"a\",3]}}]}",
+	    "cases[0].expect.contains[1]: expected a string, got integer", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"ignore_eos\":true}]}",
+	    "cases[0]: 'ignore_eos' needs 'max_tokens'", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[]}", "cases: expected a non-empty array", NULL);
+	bad("{\"suite\":\"x\",\"case\":[]}", "unknown top-level key 'case'", "did you mean 'cases'?");
+	bad("{\"cases\":[" ARITH "]}", "missing 'suite'", NULL);
+	bad("{\"suite\":\"x\",\n \"cases\": [1,]}", "not valid JSON at line 2", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[" ARITH "]} trailing", "not valid JSON at line 1", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}]}",
+	    "cases[0].id: key 'id' appears twice", NULL);
+}
+
+static void test_missing_file(void)
+{
+	struct suite *s = NULL;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(suite_load("/nonexistent/dir/x.json", &s, &d) == ERR_IO);
+	CHECK(strstr(d.msg, "/nonexistent/dir/x.json") != NULL);
+	CHECK(s == NULL);
+}
+
+int main(void)
+{
+	T_RUN(test_valid_and_defaults);
+	T_RUN(test_errors);
+	T_RUN(test_missing_file);
+	return T_DONE();
+}
