@@ -42,13 +42,16 @@ system() {
 }
 
 npm_deps() {
+	# The stamp holds the lock file's checksum, not its time: a fresh checkout
+	# of the same lock must not reinstall.
 	stamp="$here/node_modules/.needle-stamp"
-	if [ -f "$stamp" ] && [ ! "$here/package-lock.json" -nt "$stamp" ]; then
+	want=$(cksum < "$here/package-lock.json")
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		return 0
 	fi
 	echo "needle: installing the test's npm packages into tests/node_modules" >&2
 	(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2)
-	touch "$stamp"
+	echo "$want" > "$stamp"
 }
 
 bench_text() {
