@@ -142,7 +142,7 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 /* ---- matching ---- */
 
 struct keyed {
-	char key[KEY_MAX];
+	char *key;          /* owned */
 	const cJSON *rec;
 	size_t idx; /* position in the journal: equal keys keep file order */
 };
@@ -164,17 +164,33 @@ static void key_of(const cJSON *rec, char *out, size_t cap)
 		    out, cap);
 }
 
-/* The records of `recs`, keyed and sorted; the first of equal keys wins. */
+static void index_free(struct keyed *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; k && i < n; i++)
+		mem_free(k[i].key);
+	mem_free(k);
+}
+
+/* The records of `recs`, keyed and sorted (equal keys in file order); NULL
+ * when out of memory. Free with index_free. */
 static struct keyed *index_of(const cJSON *recs, size_t *n)
 {
 	size_t cap = (size_t)cJSON_GetArraySize(recs), i = 0;
-	struct keyed *k = mem_alloc((cap ? cap : 1) * sizeof(*k));
+	struct keyed *k = mem_calloc(cap ? cap : 1, sizeof(*k));
+	char key[KEY_MAX];
 	const cJSON *r;
 
+	*n = 0;
 	if (!k)
 		return NULL;
 	cJSON_ArrayForEach(r, recs) {
-		key_of(r, k[i].key, sizeof(k[i].key));
+		key_of(r, key, sizeof(key));
+		if (!(k[i].key = mem_strndup(key, strlen(key)))) {
+			index_free(k, i);
+			return NULL;
+		}
 		k[i].idx = i;
 		k[i++].rec = r;
 	}
@@ -497,8 +513,8 @@ out:
 	cJSON_Delete(sa);
 	cJSON_Delete(sb);
 	cJSON_Delete(diff);
-	mem_free(ka);
-	mem_free(kb);
+	index_free(ka, na);
+	index_free(kb, nb);
 	return e;
 }
 

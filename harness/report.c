@@ -303,7 +303,8 @@ static cJSON *rate_obj(cJSON *o, size_t pass, size_t n)
 	return o;
 }
 
-/* Copies manifest[path a][b]... (a NULL-terminated path) into o[key]. */
+/* Copies the scalar at m[a][b][c] (b, c may be NULL) into o[key]; null when
+ * absent or not a scalar. */
 static void fact(cJSON *o, const char *key, const cJSON *m, const char *a,
 		 const char *b, const char *c)
 {
