@@ -725,7 +725,9 @@ static enum err md_flips(const cJSON *diff, struct buf *b, const char *key,
 			if (!e)
 				e = buf_printf(b, " [%s]", f->valuestring);
 		if (!e && cJSON_IsString(get(it, "reason")))
-			e = buf_printf(b, ": %s", get(it, "reason")->valuestring);
+			e = buf_puts(b, ": ");
+		if (!e && cJSON_IsString(get(it, "reason")))
+			e = report_md_cell(b, get(it, "reason")->valuestring);
 		if (!e)
 			e = buf_puts(b, "\n");
 	}
@@ -740,7 +742,11 @@ static enum err md_cases(const cJSON *diff, struct buf *b)
 
 	cJSON_ArrayForEach(c, get(diff, "cases")) {
 		if (!e)
-			e = buf_printf(b, "| %s | ", get(c, "id")->valuestring);
+			e = buf_puts(b, "| ");
+		if (!e)
+			e = report_md_cell(b, get(c, "id")->valuestring);
+		if (!e)
+			e = buf_puts(b, " | ");
 		if (!e)
 			e = md_side(b, get(c, "a"));
 		if (!e)

@@ -592,6 +592,16 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 	return e;
 }
 
+enum err report_md_cell(struct buf *out, const char *s)
+{
+	enum err e = ERR_OK;
+
+	for (; !e && *s; s++)
+		e = *s == '|' ? buf_puts(out, "\\|")
+			      : buf_putc(out, *s == '\n' || *s == '\r' ? ' ' : *s);
+	return e;
+}
+
 static enum err md_facts(const cJSON *s, struct buf *b)
 {
 	static const char *const keys[][2] = {
@@ -632,8 +642,11 @@ static enum err md_attempts(const cJSON *s, struct buf *b)
 	cJSON_ArrayForEach(c, get(s, "cases")) {
 		rate_text(c, "pass", rt, sizeof(rt));
 		if (!e)
-			e = buf_printf(b, "| %s | %s | %s | ", get(c, "id")->valuestring,
-				       get(c, "kind")->valuestring, rt);
+			e = buf_puts(b, "| ");
+		if (!e)
+			e = report_md_cell(b, get(c, "id")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s | %s | ", get(c, "kind")->valuestring, rt);
 		if (!e)
 			e = counts_text(b, get(c, "failure_codes"));
 		if (!e)

@@ -72,6 +72,9 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d);
 enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d);
 
+/* Appends `s` for a Markdown table cell: '|' escaped, line breaks as spaces. */
+enum err report_md_cell(struct buf *out, const char *s);
+
 /* The heatmap colour of a recall fraction in [0, 1]: red at 0, yellow at
  * 0.5, green at 1, linear in between. */
 void report_recall_rgb(double fraction, unsigned char rgb[3]);
