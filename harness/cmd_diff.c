@@ -16,8 +16,8 @@
 
 static const char examples[] =
 	"  needle diff results/before results/after\n"
-	"  needle diff OLD NEW --gate no_new_failures --gate pass_rate>=0.95\n"
-	"  needle diff OLD NEW --gate recall@50>=1.0 --gate ttft_p50_ratio<=1.2\n"
+	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate>=0.95'\n"
+	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"\n"
 	"Gates (quote them in the shell: '>' redirects):\n"
