@@ -288,7 +288,16 @@ static void usage_change(cJSON *arr, const cJSON *ra, const cJSON *rb)
 
 struct match {
 	size_t matched, a_pass, b_pass, only_a, only_b, only_b_failed;
+	size_t prompt_differs; /* matched recall attempts whose documents differ */
 };
+
+/* Whether two matched recall attempts were sent different documents. */
+static int prompt_differs(const cJSON *ra, const cJSON *rb)
+{
+	const cJSON *pa = get2(ra, "recall", "prompt_sha256"), *pb = get2(rb, "recall", "prompt_sha256");
+
+	return cJSON_IsString(pa) && cJSON_IsString(pb) && strcmp(pa->valuestring, pb->valuestring);
+}
 
 /* Walks B's attempts against A's index; fills flips, cases, usage changes. */
 static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb,
@@ -326,6 +335,7 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 			cJSON_AddItemToArray(fp, attempt_ref(rb, NULL));
 		case_tally(cases, get(rb, "case")->valuestring, pa, pb);
 		usage_change(usage, ra, rb);
+		m->prompt_differs += prompt_differs(ra, rb);
 	}
 	for (i = 0; i < na; i++)
 		if (!(i && !strcmp(ka[i].key, ka[i - 1].key)) && !find(kb, nb, ka[i].key))
@@ -386,6 +396,15 @@ static void add_overall(cJSON *diff, const cJSON *sa, const cJSON *sb,
 	cJSON_AddNumberToObject(o, "only_a", (double)m->only_a);
 	cJSON_AddNumberToObject(o, "only_b", (double)m->only_b);
 	cJSON_AddNumberToObject(o, "only_b_failed", (double)m->only_b_failed);
+	cJSON_AddNumberToObject(o, "recall_prompt_differs", (double)m->prompt_differs);
+	if (m->prompt_differs) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256): not like for like",
+			 m->prompt_differs);
+		cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(diff, "warnings"),
+				     cJSON_CreateString(msg));
+	}
 	cJSON_ArrayForEach(c, get(diff, "cases")) {
 		cJSON *a = rate3(num(c, "a_pass"), num(c, "total"));
 		cJSON *b = rate3(num(c, "b_pass"), num(c, "total"));

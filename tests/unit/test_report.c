@@ -193,8 +193,11 @@ static void test_diff(void)
 	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "usage_changes")), 1);
 	it = get(get(get(df, "latency"), "ttft_ms"), "ratio");
 	CHECK(NEAR(num(it, "p50"), 2.0));
-	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "warnings")), 1);
+	/* the template hash differs; recall-32k seed 1 got another document */
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "warnings")), 2);
 	CHECK(strstr(cJSON_GetArrayItem(get(df, "warnings"), 0)->valuestring, "template") != NULL);
+	CHECK(num(o, "recall_prompt_differs") == 1);
+	CHECK(strstr(cJSON_GetArrayItem(get(df, "warnings"), 1)->valuestring, "1 matched recall") != NULL);
 	cJSON_Delete(df);
 }
 
