@@ -126,12 +126,20 @@ struct cell {
 	size_t found, total;
 };
 
+/* TTFT and E2E samples of the recall attempts of one prompt length. */
+struct lenlat {
+	long tokens;
+	struct dvec ttft, e2e;
+};
+
 struct acc {
 	cJSON *s;            /* the summary being built */
 	cJSON *cases;        /* array of case objects, first-seen order */
 	struct dvec timing[NTIMINGS];
 	struct dvec deltas;  /* usage_delta samples */
 	struct cell *cells;
+	struct lenlat *ll;   /* recall timings per prompt length */
+	size_t nll, capll;
 	size_t ncells, capcells;
 	size_t pass, total, recall_attempts;
 	size_t audit_enabled, audit_failed;
@@ -207,6 +215,36 @@ static void add_cell(struct acc *A, long depth, long tokens, int found)
 	A->cells[i].found += found != 0;
 }
 
+static struct lenlat *lenlat_of(struct acc *A, long tokens)
+{
+	size_t i;
+
+	for (i = 0; i < A->nll; i++)
+		if (A->ll[i].tokens == tokens)
+			return &A->ll[i];
+	if (A->nll == A->capll) {
+		size_t cap = A->capll ? A->capll * 2 : 8;
+		struct lenlat *n = mem_realloc(A->ll, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		A->ll = n;
+		A->capll = cap;
+	}
+	memset(&A->ll[A->nll], 0, sizeof(A->ll[0]));
+	A->ll[A->nll].tokens = tokens;
+	return &A->ll[A->nll++];
+}
+
+static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
+{
+	const cJSON *t = get2(rec, "timing", "ttft_ms"), *e = get2(rec, "timing", "e2e_ms");
+	struct lenlat *l = lenlat_of(A, tokens);
+
+	if (!l || (cJSON_IsNumber(t) && dvec_push(&l->ttft, t->valuedouble)) ||
+	    (cJSON_IsNumber(e) && dvec_push(&l->e2e, e->valuedouble)))
+		A->oom = 1;
+}
+
 static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 {
 	const cJSON *tokens = get2(rec, "recall", "tokens");
@@ -214,6 +252,7 @@ static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 	long len = cJSON_IsNumber(tokens) ? (long)tokens->valuedouble : 0;
 
 	A->recall_attempts++;
+	take_recall_timing(A, rec, len);
 	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
 		cJSON_ArrayForEach(n, needles) {
 			const cJSON *dep = get(n, "depth");
@@ -342,20 +381,43 @@ static void add_run_facts(cJSON *s, const struct report_run *r)
 	cJSON_AddBoolToObject(o, "has_manifest", m != NULL);
 }
 
+static cJSON *pct_obj(struct dvec *v)
+{
+	struct report_pct p;
+	cJSON *o = cJSON_CreateObject();
+
+	report_percentiles(v->v, v->n, &p);
+	cJSON_AddNumberToObject(o, "n", (double)p.n);
+	cJSON_AddItemToObject(o, "p50", p.n ? cJSON_CreateNumber(p.p50) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "p90", p.n ? cJSON_CreateNumber(p.p90) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "p99", p.n ? cJSON_CreateNumber(p.p99) : cJSON_CreateNull());
+	return o;
+}
+
+/* recall.latency_by_length, in the order of `len` (ascending). */
+static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t nl)
+{
+	cJSON *arr = cJSON_AddArrayToObject(rc, "latency_by_length");
+	size_t i, j;
+
+	for (j = 0; j < nl; j++)
+		for (i = 0; i < A->nll; i++)
+			if (A->ll[i].tokens == len[j]) {
+				cJSON *o = cJSON_CreateObject();
+				cJSON_AddNumberToObject(o, "tokens", (double)len[j]);
+				cJSON_AddItemToObject(o, "ttft_ms", pct_obj(&A->ll[i].ttft));
+				cJSON_AddItemToObject(o, "e2e_ms", pct_obj(&A->ll[i].e2e));
+				cJSON_AddItemToArray(arr, o);
+			}
+}
+
 static void add_latency(struct acc *A)
 {
 	cJSON *lat = cJSON_AddObjectToObject(A->s, "latency");
 	size_t i;
 
-	for (i = 0; i < NTIMINGS; i++) {
-		struct report_pct p;
-		cJSON *o = cJSON_AddObjectToObject(lat, timing_keys[i]);
-		report_percentiles(A->timing[i].v, A->timing[i].n, &p);
-		cJSON_AddNumberToObject(o, "n", (double)p.n);
-		cJSON_AddItemToObject(o, "p50", p.n ? cJSON_CreateNumber(p.p50) : cJSON_CreateNull());
-		cJSON_AddItemToObject(o, "p90", p.n ? cJSON_CreateNumber(p.p90) : cJSON_CreateNull());
-		cJSON_AddItemToObject(o, "p99", p.n ? cJSON_CreateNumber(p.p99) : cJSON_CreateNull());
-	}
+	for (i = 0; i < NTIMINGS; i++)
+		cJSON_AddItemToObject(lat, timing_keys[i], pct_obj(&A->timing[i]));
 }
 
 static void add_audit(struct acc *A)
@@ -472,6 +534,7 @@ static void add_recall(struct acc *A)
 				}
 	add_margin(A, rc, 0, dep, nd);
 	add_margin(A, rc, 1, len, nl);
+	add_length_latency(A, rc, len, nl);
 out:
 	mem_free(dep);
 	mem_free(len);
@@ -485,6 +548,11 @@ static void acc_release(struct acc *A)
 		mem_free(A->timing[i].v);
 	mem_free(A->deltas.v);
 	mem_free(A->cells);
+	for (i = 0; i < A->nll; i++) {
+		mem_free(A->ll[i].ttft.v);
+		mem_free(A->ll[i].e2e.v);
+	}
+	mem_free(A->ll);
 }
 
 static void add_totals(struct acc *A, const struct report_run *r)
@@ -700,6 +768,24 @@ static enum err md_margin(struct buf *b, const cJSON *arr, const char *key,
 	return e;
 }
 
+static enum err md_length_latency(struct buf *b, const cJSON *arr)
+{
+	const cJSON *it;
+	char t1[32], t2[32], t3[32], t4[32];
+	enum err e = buf_puts(b, "\n| prompt tokens | TTFT n | TTFT p50 ms | TTFT p90 ms | E2E n | E2E p50 ms | E2E p90 ms |\n|---|---|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(it, arr)
+		if (!e)
+			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", num(it, "tokens"),
+				       num(get(it, "ttft_ms"), "n"),
+				       fact_text(get2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
+				       fact_text(get2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
+				       num(get(it, "e2e_ms"), "n"),
+				       fact_text(get2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
+				       fact_text(get2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
+	return e;
+}
+
 static enum err md_recall(const cJSON *s, struct buf *b)
 {
 	const cJSON *rc = get(s, "recall"), *d, *l, *c;
@@ -735,7 +821,9 @@ static enum err md_recall(const cJSON *s, struct buf *b)
 		e = buf_puts(b, "\n");
 	if (!e)
 		e = md_margin(b, get(rc, "by_depth"), "depth", "depth", "%");
-	return e ? e : md_margin(b, get(rc, "by_length"), "tokens", "prompt tokens", "");
+	if (!e)
+		e = md_margin(b, get(rc, "by_length"), "tokens", "prompt tokens", "");
+	return e ? e : md_length_latency(b, get(rc, "latency_by_length"));
 }
 
 static enum err md_latency(const cJSON *s, struct buf *b)

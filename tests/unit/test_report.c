@@ -113,6 +113,12 @@ static void test_summary_a(void)
 	CHECK(c && num(c, "found") == 2 && num(c, "total") == 4);
 	c = find_by(get(rc, "by_length"), "tokens", 32000);
 	CHECK(c && num(c, "found") == 5 && num(c, "total") == 6);
+	/* TTFT by length: 32K has 700 and 800; 128K 900 and one that never connected */
+	c = find_by(get(rc, "latency_by_length"), "tokens", 32000);
+	CHECK(c && num(get(c, "ttft_ms"), "n") == 2 && num(get(c, "ttft_ms"), "p50") == 700 &&
+	      num(get(c, "ttft_ms"), "p90") == 800);
+	c = find_by(get(rc, "latency_by_length"), "tokens", 128000);
+	CHECK(c && num(get(c, "ttft_ms"), "n") == 1 && num(get(c, "e2e_ms"), "p99") == 1800);
 	/* ttft 100..900 (one null): p50 = 5th = 500, p90 = p99 = 9th = 900 */
 	lat = get(get(s, "latency"), "ttft_ms");
 	CHECK(num(lat, "n") == 9 && num(lat, "p50") == 500 && num(lat, "p90") == 900 &&
