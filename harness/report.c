@@ -429,7 +429,8 @@ static void add_audit(struct acc *A)
 	cJSON_AddNumberToObject(o, "enabled", (double)A->audit_enabled);
 	cJSON_AddNumberToObject(o, "failed", (double)A->audit_failed);
 	cJSON_AddNumberToObject(o, "samples", (double)A->deltas.n);
-	qsort(A->deltas.v, A->deltas.n, sizeof(double), cmp_double);
+	if (A->deltas.n)
+		qsort(A->deltas.v, A->deltas.n, sizeof(double), cmp_double);
 	dist = cJSON_AddArrayToObject(o, "deltas");
 	for (i = 0; i < A->deltas.n; i = j) {
 		cJSON *b = cJSON_CreateObject();

@@ -23,6 +23,9 @@ for m in good forgetful; do
 		--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$tmp/$m" > "$tmp/$m.out" 2>&1 || rc=$?
 	[ -s "$tmp/$m/summary.json" ] && [ -s "$tmp/$m/summary.md" ] && [ -s "$tmp/$m/recall.png" ] ||
 		{ cat "$tmp/$m.out"; fail "ref-$m: run (exit $rc) did not write the report"; }
+	want=0; [ $m = forgetful ] && want=1
+	[ $rc = $want ] || { cat "$tmp/$m.out"; fail "ref-$m: exit $rc, expected $want"; }
+	! grep -q warning "$tmp/$m.out" || fail "ref-$m: $(cat "$tmp/$m.out")"
 done
 node -e '
 const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
