@@ -940,17 +940,6 @@ void report_heat_cell(int row, int col, int *x, int *y)
 	*y = REPORT_HEAT_TOP + row * REPORT_HEAT_CELL_H + 1;
 }
 
-/* "1.04M", "128K", "32.8K", "900": compact token counts for axis labels. */
-static void tokens_label(long t, char *out, size_t cap)
-{
-	if (t >= 1000000)
-		snprintf(out, cap, "%.3gM", (double)t / 1e6);
-	else if (t >= 1000)
-		snprintf(out, cap, "%.3gK", (double)t / 1e3);
-	else
-		snprintf(out, cap, "%ld", t);
-}
-
 static void centred(struct image_canvas *cv, int x, int y, int w, int scale,
 		    const char *text, const unsigned char rgb[3])
 {
@@ -992,10 +981,13 @@ static void heat_labels(struct image_canvas *cv, const cJSON *rc)
 
 	image_text(cv, 12, 12, 2, "RECALL BY DEPTH AND PROMPT TOKENS", black);
 	image_text(cv, 12, 36, 1, "ROWS: NEEDLE DEPTH   COLUMNS: PROMPT TOKENS   CELL: FOUND/TOTAL", black);
+	/* exact token counts, not "128K": 131072 and 128000 are both "128K" */
 	cJSON_ArrayForEach(it, get(rc, "lengths")) {
-		tokens_label((long)it->valuedouble, t, sizeof(t));
-		centred(cv, REPORT_HEAT_LEFT + i++ * REPORT_HEAT_CELL_W, REPORT_HEAT_TOP - 16,
-			REPORT_HEAT_CELL_W, 1, t, black);
+		int scale;
+		snprintf(t, sizeof(t), "%.0f", it->valuedouble);
+		scale = image_text_width(t, 2) <= REPORT_HEAT_CELL_W - 4 ? 2 : 1;
+		centred(cv, REPORT_HEAT_LEFT + i++ * REPORT_HEAT_CELL_W, REPORT_HEAT_TOP - 18,
+			REPORT_HEAT_CELL_W, scale, t, black);
 	}
 	i = 0;
 	cJSON_ArrayForEach(it, get(rc, "depths")) {
