@@ -35,26 +35,40 @@ enum err jscan_fail(struct jscan *j, struct diag *d, const char *what)
 
 int jscan_peek(struct jscan *j)
 {
-	while (j->pos < j->len) {
-		char c = j->s[j->pos];
+	const char *s = j->s;
+	size_t pos = j->pos, len = j->len;
 
-		if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+	for (; pos < len; pos++) {
+		char c = s[pos];
+
+		if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+			j->pos = pos;
 			return (unsigned char)c;
-		j->pos++;
+		}
 	}
+	j->pos = pos;
 	return -1;
+}
+
+static enum err expected(struct jscan *j, char c, struct diag *d)
+{
+	char what[16] = "expected ' '";
+
+	what[10] = c;
+	return jscan_fail(j, d, what);
 }
 
 enum err jscan_expect(struct jscan *j, char c, struct diag *d)
 {
-	char what[32] = "expected ' '";
-
+	if (j->pos < j->len && j->s[j->pos] == c) { /* no whitespace: the usual case */
+		j->pos++;
+		return ERR_OK;
+	}
 	if (jscan_peek(j) == (unsigned char)c) {
 		j->pos++;
 		return ERR_OK;
 	}
-	what[10] = c;
-	return jscan_fail(j, d, what);
+	return expected(j, c, d);
 }
 
 int jscan_open(struct jscan *j, char open, struct diag *d)
@@ -237,19 +251,24 @@ enum err jscan_uint(struct jscan *j, unsigned long long max,
 	if (jscan_peek(j) < '0' || jscan_peek(j) > '9')
 		return jscan_fail(j, d, "expected a non-negative integer");
 	start = j->pos;
-	*v = 0;
-	while (j->pos < j->len && j->s[j->pos] >= '0' && j->s[j->pos] <= '9') {
-		unsigned digit = (unsigned)(j->s[j->pos] - '0');
+	{
+		const char *s = j->s;
+		size_t pos = start, len = j->len;
+		unsigned long long x = 0;
 
-		if (*v > max / 10 || (*v == max / 10 && digit > max % 10)) {
-			j->pos = start;
-			return jscan_fail(j, d, "integer out of range");
+		while (pos < len && s[pos] >= '0' && s[pos] <= '9') {
+			unsigned digit = (unsigned)(s[pos] - '0');
+
+			if (x > max / 10 || (x == max / 10 && digit > max % 10))
+				return jscan_fail(j, d, "integer out of range");
+			x = x * 10 + digit;
+			pos++;
 		}
-		*v = *v * 10 + digit;
-		j->pos++;
+		j->pos = pos;
+		*v = x;
+		if (pos < len && (s[pos] == '.' || s[pos] == 'e' || s[pos] == 'E'))
+			return jscan_fail(j, d, "expected an integer");
 	}
-	if (j->pos < j->len && strchr(".eE", j->s[j->pos]))
-		return jscan_fail(j, d, "expected an integer");
 	return ERR_OK;
 }
 

@@ -295,6 +295,8 @@ struct bpe {
 static uint16_t cp_to_byte[0x144]; /* GPT-2 table, inverted; 0x100 = none */
 static uint32_t byte_to_cp[256];
 
+/* Built once, before any use; the values never change, so a second build
+ * racing with a reader writes what is already there. */
 static void bytelevel_table(void)
 {
 	static int done;
@@ -321,20 +323,24 @@ long bpe_bytelevel_decode(const char *s, size_t n, unsigned char *out)
 
 	bytelevel_table();
 	while (i < n) {
-		uint32_t cp;
+		unsigned v;
 
 		if (u[i] < 0x80) {
-			cp = u[i++];
-		} else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n) {
+			v = cp_to_byte[u[i]];
+			i++;
+		} else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n &&
+			   (u[i + 1] & 0xC0) == 0x80) {
 			/* the table's characters are all below U+0144 */
-			cp = (uint32_t)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
+			unsigned cp = (unsigned)(u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
+
+			v = cp < 0x144 ? cp_to_byte[cp] : 0x100;
 			i += 2;
 		} else {
 			return -1;
 		}
-		if (cp >= 0x144 || cp_to_byte[cp] == 0x100)
+		if (v == 0x100)
 			return -1;
-		out[o++] = (unsigned char)cp_to_byte[cp];
+		out[o++] = (unsigned char)v;
 	}
 	return (long)o;
 }
@@ -394,6 +400,26 @@ static const char *unit_string(struct bpe *b, const char *s, size_t n, size_t *l
 		return NULL;
 	*len = (size_t)k;
 	return (const char *)b->scratch;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t p = 1024;
+
+	while (p < n && p < ((size_t)1 << 24))
+		p *= 2;
+	return p;
+}
+
+enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges)
+{
+	size_t vs = pow2_at_least(vocab * 2), ms = pow2_at_least(merges * 2);
+
+	if (vs > b->vocab.nslot && smap_rehash(&b->vocab, vs))
+		return ERR_NOMEM;
+	if (ms > b->merges.nslot && mmap_rehash(&b->merges, ms))
+		return ERR_NOMEM;
+	return ERR_OK;
 }
 
 enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
@@ -564,13 +590,28 @@ size_t bpe_merge_count(const struct bpe *b)
 
 /* ---- encoding --------------------------------------------------------- */
 
+struct lsym {
+	uint32_t id, rank, nid; /* symbol; rank and result of (this, next) */
+};
+
 struct hent {
 	uint32_t rank, pos, id;
 };
 
+/* A small direct-mapped cache in front of the count cache for pre-tokens of
+ * at most 8 bytes (most of them): it stays in the CPU caches, where the
+ * big table does not. */
+#define L0_SIZE 4096
+struct l0 {
+	uint64_t head; /* the key bytes */
+	uint32_t len;  /* 0 = empty */
+	uint32_t count;
+};
+
 struct bpe_work {
+	struct l0 l0[L0_SIZE];
 	uint32_t *ids;         /* symbols */
-	uint32_t *rank, *nid;  /* linear: pair (i, i+1) */
+	struct lsym *lin;      /* linear scan: symbols with their right pair */
 	int32_t *prev, *next;  /* heap: linked symbols */
 	uint32_t *alive;       /* heap: 0 once merged into its left */
 	size_t cap;
@@ -591,8 +632,7 @@ void bpe_work_free(struct bpe_work *w)
 	if (!w)
 		return;
 	mem_free(w->ids);
-	mem_free(w->rank);
-	mem_free(w->nid);
+	mem_free(w->lin);
 	mem_free(w->prev);
 	mem_free(w->next);
 	mem_free(w->alive);
@@ -618,8 +658,7 @@ static enum err grow(struct bpe_work *w, size_t n)
 		w->f = p;                                         \
 	} while (0)
 	GROW(ids);
-	GROW(rank);
-	GROW(nid);
+	GROW(lin);
 	GROW(prev);
 	GROW(next);
 	GROW(alive);
@@ -696,43 +735,45 @@ static void initial_symbols(const struct bpe *b, struct bpe_work *w,
 		w->ids[w->nsym++] = (uint32_t)b->unk_id;
 }
 
-static void pair_rank(const struct bpe *b, struct bpe_work *w, size_t i)
+static inline void pair_rank(const struct bpe *b, struct lsym *l)
 {
-	if (!mmap_get(&b->merges, w->ids[i], w->ids[i + 1], &w->rank[i], &w->nid[i]))
-		w->rank[i] = NO_RANK;
+	if (!mmap_get(&b->merges, l[0].id, l[1].id, &l[0].rank, &l[0].nid))
+		l[0].rank = NO_RANK;
 }
 
 /* Repeatedly merges the lowest-rank pair, leftmost on ties. */
 static void merge_linear(const struct bpe *b, struct bpe_work *w)
 {
+	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
 
+	for (i = 0; i < n; i++)
+		l[i].id = w->ids[i];
 	for (i = 0; i + 1 < n; i++)
-		pair_rank(b, w, i);
+		pair_rank(b, &l[i]);
 	while (n > 1) {
 		size_t best = 0;
 		uint32_t r = NO_RANK;
 
 		for (i = 0; i + 1 < n; i++) {
-			if (w->rank[i] < r) {
-				r = w->rank[i];
+			if (l[i].rank < r) {
+				r = l[i].rank;
 				best = i;
 			}
 		}
 		if (r == NO_RANK)
 			break;
-		w->ids[best] = w->nid[best];
-		memmove(w->ids + best + 1, w->ids + best + 2, (n - best - 2) * sizeof(*w->ids));
-		memmove(w->rank + best + 1, w->rank + best + 2,
-			(n > best + 2 ? n - best - 2 : 0) * sizeof(*w->rank));
-		memmove(w->nid + best + 1, w->nid + best + 2,
-			(n > best + 2 ? n - best - 2 : 0) * sizeof(*w->nid));
+		l[best].id = l[best].nid;
+		for (i = best + 1; i + 1 < n; i++)
+			l[i] = l[i + 1];
 		n--;
 		if (best > 0)
-			pair_rank(b, w, best - 1);
+			pair_rank(b, &l[best - 1]);
 		if (best + 1 < n)
-			pair_rank(b, w, best);
+			pair_rank(b, &l[best]);
 	}
+	for (i = 0; i < n; i++)
+		w->ids[i] = l[i].id;
 	w->nsym = n;
 }
 
@@ -876,6 +917,28 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		if ((e = run_model(b, w, piece, n)))
 			return e;
 		*count += w->nsym;
+		return ERR_OK;
+	}
+	if (n <= 8) {
+		uint64_t head = load_upto8(piece, n);
+		uint64_t m = (head ^ n) * 0x9E3779B97F4A7C15ULL;
+		struct l0 *z = &w->l0[m >> (64 - 12)]; /* L0_SIZE = 2^12 */
+
+		if (z->len == n && z->head == head) {
+			*count += z->count;
+			return ERR_OK;
+		}
+		h = (uint32_t)hash_bytes(piece, n);
+		if (!smap_get_h(&w->cache, piece, n, h, &v)) {
+			if ((e = run_model(b, w, piece, n)))
+				return e;
+			v = (uint32_t)w->nsym;
+			if (w->cache.n < BPE_CACHE_MAX_ENTRIES &&
+			    (e = smap_put_h(&w->cache, piece, n, h, v, NULL)))
+				return e;
+		}
+		*z = (struct l0){head, (uint32_t)n, v};
+		*count += v;
 		return ERR_OK;
 	}
 	h = (uint32_t)hash_bytes(piece, n);

@@ -49,6 +49,10 @@ enum err bpe_new(int byte_level, struct bpe **out, struct diag *d);
 /* Accepts NULL. */
 void bpe_free(struct bpe *b);
 
+/* Sizes the vocab and merge tables for about `vocab` and `merges` entries
+ * so that they need not grow (a hint: they grow anyway when needed). */
+enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges);
+
 /* Adds vocab entry `tok` (as written in tokenizer.json) with `id`. */
 enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 		       struct diag *d);

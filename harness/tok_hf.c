@@ -445,6 +445,24 @@ static int feeds_model(const struct tok_hf *h, size_t k)
 				!h->pre[k].add_prefix_space && !h->pre[k].use_regex);
 }
 
+/* An Isolated Split with a hand-written scanner whose pieces go straight to
+ * the model: every match and every gap is a piece (invert changes nothing). */
+static enum err scan_to_model(struct run *r, const struct pre *p, const char *s,
+			      size_t n)
+{
+	size_t prev = 0, ms, me;
+	enum err e;
+
+	while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
+		if (prev != ms && (e = model(r, s + prev, ms - prev)))
+			return e;
+		if ((e = model(r, s + ms, me - ms)))
+			return e;
+		prev = me;
+	}
+	return prev != n ? model(r, s + prev, n - prev) : ERR_OK;
+}
+
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece
  * starts at offset 0 of the original text (Metaspace prepend_scheme first). */
 static enum err pre_stage(struct run *r, size_t k, const char *s, size_t n, int first)
@@ -456,6 +474,8 @@ static enum err pre_stage(struct run *r, size_t k, const char *s, size_t n, int 
 	p = &r->h->pre[k];
 	switch (p->kind) {
 	case PRE_SPLIT:
+		if (p->re.scan && p->behavior == B_ISOLATED && feeds_model(r->h, k + 1))
+			return scan_to_model(r, p, s, n);
 		if (regex_items(r, &p->re, s, n, p->invert, &r->st[k]))
 			return r->d->code;
 		if (p->behavior == B_ISOLATED && feeds_model(r->h, k + 1)) {
@@ -1315,6 +1335,9 @@ static enum err load_merges(struct load *l, struct jscan *j)
 	size_t rank = 0;
 	enum err e = ERR_OK;
 
+	/* BPE vocabularies hold about one merge per token */
+	if (bpe_reserve(l->h->bpe, 0, bpe_vocab_size(l->h->bpe)))
+		return diag_fail(l->d, ERR_NOMEM, "out of memory");
 	buf_init(&s1, BUF_MAX_DEFAULT);
 	buf_init(&s2, BUF_MAX_DEFAULT);
 	while (more > 0) {
@@ -1389,7 +1412,11 @@ static enum err load_model(struct load *l, struct jscan *j)
 		if ((e = jscan_string(j, &key, &k, &n, l->d)) || (e = jscan_expect(j, ':', l->d)))
 			break;
 		if (n == 5 && !memcmp(k, "vocab", 5)) {
-			e = load_vocab(l, j);
+			/* real tokenizer.json files spend 50-80 bytes per token */
+			if (bpe_reserve(h->bpe, (j->len - j->pos) / 64, 0))
+				e = diag_fail(l->d, ERR_NOMEM, "out of memory");
+			else
+				e = load_vocab(l, j);
 			vocab_seen = 1;
 		} else if (n == 6 && !memcmp(k, "merges", 6)) {
 			if (vocab_seen)

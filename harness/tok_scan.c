@@ -172,8 +172,17 @@ static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i
 static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
 {
 	uint32_t c0, c1 = 0;
-	size_t k0 = dec(s, n, i, &c0), e;
-	uint8_t b0 = bits_of(t, c0), b1 = 0;
+	size_t k0, e;
+	uint8_t b0, b1 = 0;
+
+	/* the common cases, ASCII: a letter, or a space then a letter, start
+	 * [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ (the first alternative needs
+	 * punctuation first) */
+	if (ascii_alpha((unsigned char)s[i]) ||
+	    (s[i] == ' ' && i + 1 < n && ascii_alpha((unsigned char)s[i + 1])))
+		return run(t, s, n, i + 1, C_L | C_M);
+	k0 = dec(s, n, i, &c0);
+	b0 = bits_of(t, c0);
 
 	if (ascii_punct(c0) && i + 1 < n && ascii_alpha((unsigned char)s[i + 1])) {
 		for (e = i + 1; e < n && ascii_alpha((unsigned char)s[e]); e++)

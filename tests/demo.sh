@@ -16,7 +16,7 @@ export TESTS NEEDLE
 trap refserver_stop EXIT
 trap 'exit 130' INT TERM
 
-refserver_start || exit 3
+refserver_start --tpot 2 || exit 3
 echo "reference server: $REF_URL (vLLM dialect, DeepSeek V3 tokenizer and chat template, model $model)"
 out="$root/results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
 (set -x; exec "$NEEDLE" run "$root/suites/recall-128k.json" --base-url "$REF_URL/v1" --model "$model" \
@@ -38,7 +38,7 @@ for (const r of recs) {
 	const a = r.audit || {}, t = r.timing || {}, g = r.grade || {};
 	const needles = (g.needles || []).map((n) => `${n.depth}%:${n.ok ? "ok" : "MISSED"}`).join(" ");
 	console.log(`  ${r.case} seed ${r.seed}: ${r.verdict}  prompt ${a.local_prompt_tokens} tokens, usage_delta ${a.usage_delta}, ` +
-		`ttft ${t.ttft_ms} ms, e2e ${t.e2e_ms} ms  ${needles}` +
+		`ttft ${Math.round(t.ttft_ms)} ms, tpot ${t.tpot_ms === null ? "-" : Number(t.tpot_ms).toFixed(1)} ms, e2e ${Math.round(t.e2e_ms)} ms  ${needles}` +
 		((r.transport && r.transport.failures.length) ? `  failures: ${r.transport.failures.join(",")}` : ""));
 }' "$out"
 echo "needle exit code: $rc"

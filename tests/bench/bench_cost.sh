@@ -55,6 +55,10 @@ bytes=$(node -e 'const l=require("fs").readFileSync(process.argv[1],"utf8").spli
 set -- $bytes
 pbytes=$1
 ptokens=$2
+node "$TESTS/refserver/records.js" "$tmp/run" \
+	"recs.length === 1 && recs[0].verdict === 'pass' && recs[0].audit.usage_delta === 0 && recs[0].audit.local_prompt_tokens === $tokens" \
+	"the $tokens-token request passes with usage_delta 0" || exit 1
+echo "needle: pass, local count $tokens = server's count (real template + HF tokenizers), usage_delta 0"
 echo "$rss_kb $user $sys $wall $pbytes $ptokens $prefill" | awk '{
 	rss = $1 / 1024; cpu = $2 + $3; limit = 128 + 4 * $5 / 1048576;
 	printf "prompt: %d tokens, %.2f MB; server prefill delay %d ms\n", $6, $5 / 1048576, $7;

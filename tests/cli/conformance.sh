@@ -15,4 +15,4 @@ if "$needle" run 2>&1 | grep -q 'not implemented yet'; then
 	echo "SKIP: needle run is still the placeholder"
 	exit 0
 fi
-exec node "$here/conformance/run.js" --needle "$needle" --jobs 12
+exec node "$here/conformance/run.js" --needle "$needle" --jobs 8

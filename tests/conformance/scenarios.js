@@ -187,8 +187,8 @@ const scenarios = [
 			return ev.slice(0, 6).concat([{ delay: 800 }], ev.slice(6));
 		})()),
 		expect: pass({ reasoning: REASONING, usage: { prompt_tokens: 23, total_tokens: 60, completion_tokens: 37 },
-			timing: (t) => ordered(t).concat(within(t, 'ttft_ms', 0, 500), within(t, 'ttfc_ms', 790, null),
-				t && t.ttfc_ms - t.ttft_ms >= 700 ? [] : ['ttfc_ms - ttft_ms < 700']) }) },
+			timing: (t) => ordered(t).concat(within(t, 'ttft_ms', 0, 750), within(t, 'ttfc_ms', 790, null),
+				t && t.ttfc_ms - t.ttft_ms >= 600 ? [] : ['ttfc_ms - ttft_ms < 600']) }) },
 	{ name: 'vllm-legacy-reasoning-content', desc: 'vLLM <= 0.11.0: reasoning_content',
 		response: stream('vllm', sse(vllmEvents('m', { reasoning: true, reasoningDelta: vrc }))),
 		expect: pass({ reasoning: REASONING }) },

@@ -306,6 +306,8 @@ function findNeedles(text) {
 		if (!/[0-9]/.test(code) || !/[A-Z]/.test(code)) continue;
 		const [s, e] = sentenceAround(text, m.index, m.index + code.length);
 		const sentence = text.slice(s, m.index) + ' ' + text.slice(m.index + code.length, e);
+		// A needle talks about a code (or a project); "Ticket INC-8385" is not one.
+		if (!/\b(?:codes?|passcode|projects?)\b|代码|编码|项目|口令/i.test(sentence)) continue;
 		const name = projectName(sentence);
 		if (!name) continue;
 		needles.push({ name, code, pos: m.index, start: s, end: e });
