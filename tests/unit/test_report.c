@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "diff.h"
+#include "image.h"
 #include "report.h"
 #include "results.h"
 #include "t.h"
@@ -336,6 +337,32 @@ static void test_render(void)
 	cJSON_Delete(s);
 }
 
+/* The chart glyphs draw in charts but stay out of picture labels. */
+static void test_canvas(void)
+{
+	static const unsigned char white[3] = {255, 255, 255}, ink[3] = {0, 0, 0};
+	struct image_object o[2];
+	struct image_canvas *c = NULL;
+	struct diag d;
+	int n = 0, x, y, dots = 0;
+
+	diag_init(&d);
+	CHECK(image_parse_objects("red circle:5%", o, 2, &n, &d) == ERR_INPUT);
+	diag_init(&d);
+	CHECK(image_canvas_new(0, 10, white, &c, &d) == ERR_LIMIT && !c);
+	diag_init(&d);
+	CHECK(image_canvas_new(40, 20, white, &c, &d) == ERR_OK && c);
+	CHECK_EQ_LONG(image_text_width("5%", 2), 22);
+	CHECK_EQ_LONG(image_text(c, 1, 1, 2, "5%", ink), 22);
+	for (y = 0; y < c->h; y++)
+		for (x = 0; x < c->w; x++)
+			dots += !c->px[((size_t)y * (size_t)c->w + (size_t)x) * 3];
+	/* '5' has 17 dots and '%' 13 in the 5x7 font, 4 pixels each at scale 2 */
+	CHECK_EQ_LONG(dots, (17 + 13) * 4);
+	image_canvas_free(c);
+	image_canvas_free(NULL);
+}
+
 int main(void)
 {
 	T_RUN(test_percentiles);
@@ -346,5 +373,6 @@ int main(void)
 	T_RUN(test_gates);
 	T_RUN(test_heatmap);
 	T_RUN(test_render);
+	T_RUN(test_canvas);
 	return T_DONE();
 }
