@@ -732,7 +732,8 @@ static enum err md_head(const cJSON *diff, struct buf *b)
 static enum err md_flips(const cJSON *diff, struct buf *b, const char *key,
 			 const char *title)
 {
-	const cJSON *arr = get2(diff, "flips", key), *it, *f;
+	const cJSON *arr = strcmp(key, "only_b_failed") ? get2(diff, "flips", key)
+							: get(diff, key), *it, *f;
 	char t[32];
 	enum err e = buf_printf(b, "\n### %s: %d\n\n", title, cJSON_GetArraySize(arr));
 
@@ -861,6 +862,8 @@ enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d)
 		e = md_flips(diff, out, "pass_to_fail", "pass -> fail");
 	if (!e)
 		e = md_flips(diff, out, "fail_to_pass", "fail -> pass");
+	if (!e)
+		e = md_flips(diff, out, "only_b_failed", "failed, only in B");
 	if (!e)
 		e = md_cases(diff, out);
 	if (!e)

@@ -40,7 +40,7 @@ rc=0; "$NEEDLE" report "$tmp/missing" 2> /dev/null > /dev/null || rc=$?
 # diff: no gates -> 0; warnings on stderr
 "$NEEDLE" diff "$tmp/a" "$tmp/b" > "$tmp/d.md" 2> "$tmp/d.err" || fail "diff without gates: exit $?"
 grep -q 'template SHA-256 differs' "$tmp/d.err" || fail "no template warning"
-grep -q '### pass -> fail: 2' "$tmp/d.md" || fail "flip count"
+grep -q "### pass -> fail: 2" "$tmp/d.md" && grep -q "^- chat-1 repeat 4 seed - \[http_status\]" "$tmp/d.md" || fail "flip count"
 grep -q 'chat-1 repeat 1 seed -: expected 437, got 436' "$tmp/d.md" || fail "flip reason"
 # gates: hold -> 0, any failing -> 1, bad spec -> 2
 "$NEEDLE" diff "$tmp/a" "$tmp/b" --gate 'pass_rate>=0.6' --gate 'recall@10>=0.75' \
