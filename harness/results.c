@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,17 +55,30 @@ int results_has(const struct results *r, const char *key)
 }
 
 /* The key of a record, or 0 when it is not a record needle wrote. */
+/* Whether `v` is an integer in the range suite seeds take (|x| < 2^53), which
+ * converts to long exactly; converting a larger one would be undefined (found
+ * by tests/fuzz/fuzz_results). */
+static int as_long(const cJSON *v, long *out)
+{
+	double x = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+
+	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
+		return 0;
+	*out = (long)x;
+	return 1;
+}
+
 static int record_key(const cJSON *rec, char *out, size_t cap)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
 	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(rec, "repeat");
 	const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rec, "seed");
+	long r, sd = 0;
 
-	if (!cJSON_IsString(id) || !cJSON_IsNumber(rep) ||
-	    !(cJSON_IsNumber(seed) || cJSON_IsNull(seed)))
+	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
+	    !(cJSON_IsNull(seed) || as_long(seed, &sd)))
 		return 0;
-	results_key(id->valuestring, (long)rep->valuedouble, cJSON_IsNumber(seed),
-		    cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0, out, cap);
+	results_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
 	return 1;
 }
 
