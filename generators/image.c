@@ -90,6 +90,16 @@ static const struct glyph {
 	{'Z', {"#####", "....#", "...#.", "..#..", ".#...", "#....", "#####"}},
 	{'-', {".....", ".....", ".....", "#####", ".....", ".....", "....."}},
 	{' ', {".....", ".....", ".....", ".....", ".....", ".....", "....."}},
+	/* chart-only glyphs (image_text); labels keep to the set above */
+	{'%', {"##...", "##..#", "...#.", "..#..", ".#...", "#..##", "...##"}},
+	{'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
+	{'/', {".....", "....#", "...#.", "..#..", ".#...", "#....", "....."}},
+	{':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
+	{'=', {".....", ".....", "#####", ".....", "#####", ".....", "....."}},
+	{'(', {"...#.", "..#..", ".#...", ".#...", ".#...", "..#..", "...#."}},
+	{')', {".#...", "..#..", "...#.", "...#.", "...#.", "..#..", ".#..."}},
+	{'>', {".#...", "..#..", "...#.", "....#", "...#.", "..#..", ".#..."}},
+	{'<', {"...#.", "..#..", ".#...", "#....", ".#...", "..#..", "...#."}},
 };
 
 const char *image_shape_name(enum image_shape s)
@@ -145,6 +155,14 @@ static const struct glyph *glyph_of(char c)
 	return NULL;
 }
 
+/* Labels keep to letters, digits, '-' and space (the chart-only glyphs are
+ * for image_text). */
+static int label_char(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	       (c >= 'a' && c <= 'z') || c == '-' || c == ' ';
+}
+
 static enum err check_label(const char *label, size_t n, struct diag *d)
 {
 	size_t i;
@@ -154,7 +172,7 @@ static enum err check_label(const char *label, size_t n, struct diag *d)
 				 "label '%.*s' is longer than %d characters",
 				 (int)n, label, IMAGE_LABEL_MAX);
 	for (i = 0; i < n; i++)
-		if (!glyph_of(label[i]))
+		if (!glyph_of(label[i]) || !label_char(label[i]))
 			return diag_fail(d, ERR_INPUT,
 					 "label '%.*s' has a character the font lacks "
 					 "(use A-Z, 0-9, '-' and space)",
@@ -512,9 +530,9 @@ static void png_on_flush(png_structp png)
 	(void)png;
 }
 
-/* Encodes `size` x `size` RGB pixels. Locals that live across setjmp are
+/* Encodes `w` x `h` RGB pixels. Locals that live across setjmp are
  * volatile or untouched after it (C11 7.13.2.1). */
-static enum err encode(const unsigned char *px, int size, struct buf *out,
+static enum err encode(const unsigned char *px, int w, int h, struct buf *out,
 		       struct diag *d)
 {
 	struct png_ctx ctx = {out, ERR_OK, ""};
@@ -541,12 +559,12 @@ static enum err encode(const unsigned char *px, int size, struct buf *out,
 	}
 	png_set_write_fn(png, &ctx, png_on_write, png_on_flush);
 	png_set_compression_level(png, 9);
-	png_set_IHDR(png, info, (png_uint_32)size, (png_uint_32)size, 8,
+	png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
 		     PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_write_info(png, info);
-	for (y = 0; y < size; y++)
-		png_write_row(png, px + (size_t)y * (size_t)size * 3);
+	for (y = 0; y < h; y++)
+		png_write_row(png, px + (size_t)y * (size_t)w * 3);
 	png_write_end(png, info);
 	png_destroy_write_struct(&png, &info);
 	return ERR_OK;
@@ -579,7 +597,7 @@ enum err image_png(const struct image_object *o, int size, struct buf *png,
 	paint_shape(px, size, o);
 	if (o->label[0])
 		paint_label(px, size, o->label);
-	e = encode(px, size, png, d);
+	e = encode(px, size, size, png, d);
 	mem_free(px);
 	return e;
 }
@@ -641,4 +659,81 @@ cJSON *image_object_json(const struct image_object *o, int size)
 		return NULL;
 	}
 	return j;
+}
+
+/* ---- canvas: charts drawn with the same font and PNG writer ---- */
+
+enum err image_canvas_new(int w, int h, const unsigned char bg[3],
+			  struct image_canvas **out, struct diag *d)
+{
+	struct image_canvas *c;
+	size_t i, n;
+
+	*out = NULL;
+	if (w < 1 || h < 1 || w > IMAGE_CANVAS_MAX || h > IMAGE_CANVAS_MAX)
+		return diag_fail(d, ERR_LIMIT, "chart of %dx%d pixels is outside 1..%d",
+				 w, h, IMAGE_CANVAS_MAX);
+	n = (size_t)w * (size_t)h;
+	c = mem_alloc(sizeof(*c));
+	if (!c || !(c->px = mem_alloc(n * 3))) {
+		mem_free(c);
+		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d chart", w, h);
+	}
+	c->w = w;
+	c->h = h;
+	for (i = 0; i < n; i++)
+		memcpy(c->px + i * 3, bg, 3);
+	*out = c;
+	return ERR_OK;
+}
+
+void image_canvas_free(struct image_canvas *c)
+{
+	if (!c)
+		return;
+	mem_free(c->px);
+	mem_free(c);
+}
+
+void image_fill_rect(struct image_canvas *c, int x, int y, int w, int h,
+		     const unsigned char rgb[3])
+{
+	int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
+	int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
+	int i, j;
+
+	for (j = y0; j < y1; j++)
+		for (i = x0; i < x1; i++)
+			memcpy(c->px + ((size_t)j * (size_t)c->w + (size_t)i) * 3, rgb, 3);
+}
+
+int image_text_width(const char *text, int scale)
+{
+	size_t n = strlen(text);
+
+	return n ? (int)(6 * n - 1) * scale : 0;
+}
+
+int image_text(struct image_canvas *c, int x, int y, int scale,
+	       const char *text, const unsigned char rgb[3])
+{
+	int i, row, col;
+
+	for (i = 0; text[i]; i++) {
+		const struct glyph *gl = glyph_of(text[i]);
+		if (!gl)
+			gl = glyph_of('-'); /* a visible stand-in, never a gap */
+		for (row = 0; row < 7; row++)
+			for (col = 0; col < 5; col++)
+				if (gl->rows[row][col] == '#')
+					image_fill_rect(c, x + (6 * i + col) * scale,
+							y + row * scale, scale, scale, rgb);
+	}
+	return image_text_width(text, scale);
+}
+
+enum err image_canvas_png(const struct image_canvas *c, struct buf *png,
+			  struct diag *d)
+{
+	return encode(c->px, c->w, c->h, png, d);
 }
