@@ -389,7 +389,7 @@ static enum err render(struct gen *g, const char *doc, size_t len,
 	enum err e = make_messages(g, doc, len, &msgs);
 
 	if (!e)
-		e = tpl_render(g->o->tpl, msgs, NULL, g->o->kwargs, 1, out, g->d);
+		e = tpl_render_ex(g->o->tpl, msgs, NULL, g->o->kwargs, 1, g->o->render, out, g->d);
 	if (keep && !e)
 		*keep = msgs;
 	else

@@ -21,6 +21,7 @@
 
 struct count_opts {
 	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs, *tools;
+	const char *server, *effort;
 	int json, print_prompt, ids, special;
 };
 
@@ -47,18 +48,34 @@ static const char examples[] =
 	"  needle count --tokenizer tokenizer.json --template deepseek-v3 \\\n"
 	"      --messages prompt.json --json\n"
 	"  needle count --tokenizer tokenizer.json --template deepseek-v3.1 \\\n"
-	"      --kwargs '{\"thinking\":true}' --messages prompt.json\n";
+	"      --kwargs '{\"thinking\":true}' --messages prompt.json\n"
+	"  needle count --tokenizer tokenizer.json --template qwen3 --server sglang \\\n"
+	"      --reasoning-effort none --messages prompt.json\n";
 
 /* Renders --messages through --template into `out`. */
 static enum err render_messages(const struct count_opts *o, struct buf *out,
 				struct diag *d)
 {
 	struct buf raw;
-	cJSON *msgs = NULL, *kw = NULL, *tools = NULL;
+	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
+	struct tpl_render_opts ro = {0};
 	struct tpl *t = NULL;
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
+	e = o->server ? tpl_server_parse(o->server, &ro.server, d) : ERR_OK;
+	if (e) {
+		diag_prefix(d, "option '--server'");
+		goto out;
+	}
+	if (o->effort) { /* the request's top-level reasoning_effort, a string */
+		eff = cJSON_CreateString(o->effort);
+		if (!eff) {
+			e = diag_fail(d, ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		ro.reasoning_effort = eff;
+	}
 	e = io_read_file(o->messages, &raw, d);
 	if (e)
 		goto out;
@@ -99,12 +116,13 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 	}
 	e = tpl_load(o->template_name, &t, d);
 	if (!e) {
-		e = tpl_render(t, msgs, tools, kw, 1, out, d);
+		e = tpl_render_ex(t, msgs, tools, kw, 1, &ro, out, d);
 		if (e)
 			diag_prefix(d, "%s", o->messages);
 	}
 out:
 	tpl_free(t);
+	cJSON_Delete(eff);
 	cJSON_Delete(msgs);
 	cJSON_Delete(kw);
 	cJSON_Delete(tools);
@@ -128,6 +146,12 @@ static enum err count_jsonl(const struct tok *t, const struct count_opts *o,
 		cJSON *s;
 
 		line++;
+		/* cJSON ends strings at \u0000, so the count would be of a prefix */
+		e = tpl_check_nul(raw.data + pos, end - pos, path, d);
+		if (e) {
+			diag_prefix(d, "line %zu", line);
+			break;
+		}
 		s = cJSON_ParseWithLength(raw.data + pos, end - pos);
 		if (!s || !cJSON_IsString(s)) {
 			e = diag_fail(d, ERR_INPUT,
@@ -210,6 +234,8 @@ int cmd_count(int argc, char **argv)
 		{"messages", 0, CLI_STR, "FILE", "count the chat prompt rendered from a JSON messages array", &o.messages},
 		{"kwargs", 0, CLI_STR, "JSON", "chat_template_kwargs for --messages, e.g. '{\"thinking\":true}'", &o.kwargs},
 		{"tools", 0, CLI_STR, "FILE", "the request's tools (a JSON array) for --messages", &o.tools},
+		{"server", 0, CLI_STR, "vllm|sglang", "prepare --messages as this server does (default vllm)", &o.server},
+		{"reasoning-effort", 0, CLI_STR, "EFFORT", "the request's reasoning_effort: sets the server's thinking defaults", &o.effort},
 		{"jsonl", 0, CLI_STR, "FILE", "one JSON string per line in, one count per line out", &o.jsonl},
 		{"json", 0, CLI_FLAG, NULL, "print count, bytes, milliseconds and tokenizer SHA-256 as JSON", &o.json},
 		{"print-prompt", 0, CLI_FLAG, NULL, "print the rendered prompt instead of counting it", &o.print_prompt},
@@ -236,6 +262,8 @@ int cmd_count(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "unexpected argument '%s'", args[0]);
 		} else if (o.print_prompt && !o.messages) {
 			diag_fail(&d, ERR_USAGE, "option '--print-prompt' needs '--messages'");
+		} else if ((o.server || o.effort) && !o.messages) {
+			diag_fail(&d, ERR_USAGE, "options '--server' and '--reasoning-effort' need '--messages'");
 		}
 	}
 	if (d.code)

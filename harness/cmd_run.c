@@ -43,7 +43,7 @@
 
 struct run_opts {
 	const char *base_url, *model, *tokenizer, *template_name, *out;
-	const char *case_glob, *api_key_env;
+	const char *case_glob, *api_key_env, *server;
 	long concurrency, repeat;
 	double timeout, idle_timeout;
 	int resume;
@@ -98,6 +98,8 @@ struct runner {
 	long long max_model_len;   /* -1 when unknown */
 	long long bos_id;          /* BOS the HF tokenizer class adds on
 				    * /v1/completions (add_bos_token), or -1 */
+	enum tpl_server server;    /* whose message preparation the audit renders */
+	const char *server_source; /* "option", "detected" or "default" */
 	cJSON *manifest;
 	struct counts n;
 	/* cursor over (case, repeat, seed) */
@@ -269,6 +271,20 @@ static void server_version(struct runner *r, cJSON *server)
 	}
 }
 
+/* The audit renders as the server prepares messages (tpl.h, tpl_render_ex):
+ * --server, else the dialect server_version() guessed, else vLLM. */
+static void choose_server(struct runner *r, const cJSON *server)
+{
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(server, "kind_guess");
+
+	if (r->server_source)
+		return; /* --server */
+	r->server_source = "default";
+	r->server = TPL_SERVER_VLLM;
+	if (cJSON_IsString(kind) && !tpl_server_parse(kind->valuestring, &r->server, NULL))
+		r->server_source = "detected";
+}
+
 static enum err discover(struct runner *r, cJSON *endpoint, struct diag *d)
 {
 	cJSON *models = NULL, *server = cJSON_CreateObject(), *ids;
@@ -299,6 +315,7 @@ static enum err discover(struct runner *r, cJSON *endpoint, struct diag *d)
 	cJSON_AddItemToObject(endpoint, "max_model_len",
 			      num_or_null((double)r->max_model_len, r->max_model_len >= 0));
 	server_version(r, server);
+	choose_server(r, server);
 	cJSON_AddItemToObject(endpoint, "server", server);
 	return ERR_OK;
 }
@@ -406,6 +423,7 @@ static enum err audit_count(struct runner *r, struct attempt *a,
 			    const cJSON *messages, struct diag *d)
 {
 	struct buf prompt;
+	struct tpl_render_opts ro = {0};
 	cJSON *kw = NULL;
 	size_t n = 0;
 	enum err e = ERR_OK;
@@ -428,7 +446,9 @@ static enum err audit_count(struct runner *r, struct attempt *a,
 	a->audit_skipped = has_images(messages);
 	buf_init(&prompt, BUF_MAX_DEFAULT);
 	kw = render_kwargs(a->c);
-	e = tpl_render(r->tpl, messages, a->c->tools, kw, 1, &prompt, d);
+	ro.server = r->server;
+	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
+	e = tpl_render_ex(r->tpl, messages, a->c->tools, kw, 1, &ro, &prompt, d);
 	if (!e)
 		e = tok_count(r->tok, prompt.data, prompt.len, &n, d);
 	if (!e)
@@ -447,15 +467,19 @@ static enum err build_recall(struct runner *r, struct attempt *a,
 {
 	const struct suite_recall *rc = &a->c->recall;
 	struct haystack_opts ho;
+	struct tpl_render_opts ro = {0};
 	struct haystack h;
 	int i;
 	enum err e;
 
 	memset(&ho, 0, sizeof(ho));
 	memset(&h, 0, sizeof(h));
+	ro.server = r->server;
+	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
 	ho.tok = r->tok;
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
+	ho.render = &ro;
 	ho.tokens = rc->tokens;
 	ho.seed = (uint64_t)a->seed;
 	for (i = 0; i < rc->ndepths; i++)
@@ -1284,6 +1308,7 @@ static cJSON *options_json(const struct run_opts *o)
 						      : cJSON_CreateNull());
 	cJSON_AddBoolToObject(j, "resume", o->resume);
 	cJSON_AddStringToObject(j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
+	cJSON_AddItemToObject(j, "server", o->server ? cJSON_CreateString(o->server) : cJSON_CreateNull());
 	return j;
 }
 
@@ -1317,6 +1342,9 @@ static void manifest_fill(struct runner *r, cJSON *endpoint)
 		t = cJSON_AddObjectToObject(m, "template");
 		cJSON_AddStringToObject(t, "name", tpl_name(r->tpl));
 		cJSON_AddStringToObject(t, "sha256", tpl_sha256(r->tpl));
+		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
+		cJSON_AddStringToObject(t, "server", tpl_server_name(r->server));
+		cJSON_AddStringToObject(t, "server_from", r->server_source);
 	} else {
 		cJSON_AddNullToObject(m, "template");
 	}
@@ -1412,7 +1440,8 @@ static int exit_status(const struct runner *r)
 	return EXIT_PASS;
 }
 
-static int run(const struct run_opts *o, const char *suite_path, struct diag *d)
+static int run(const struct run_opts *o, enum tpl_server forced,
+	       const char *suite_path, struct diag *d)
 {
 	struct runner r;
 	cJSON *endpoint = cJSON_CreateObject();
@@ -1423,6 +1452,8 @@ static int run(const struct run_opts *o, const char *suite_path, struct diag *d)
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
+	r.server = forced;
+	r.server_source = o->server ? "option" : NULL;
 	r.t0 = io_now_ms();
 	r.tty = isatty(STDERR_FILENO);
 	r.api_key = getenv(o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
@@ -1511,6 +1542,7 @@ int cmd_run(int argc, char **argv)
 		{"case", 0, CLI_STR, "GLOB", "run only the cases whose id matches (shell glob)", &o.case_glob},
 		{"repeat", 0, CLI_LONG, "N", "run every case N times (overrides the suite's repeat)", &o.repeat},
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &o.api_key_env},
+		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &o.server},
 	};
 	const struct cli_cmd cmd = {
 		"run", "SUITE.json [--base-url URL] [--model NAME] [--tokenizer PATH --template NAME] [--out DIR] [--resume]",
@@ -1522,6 +1554,7 @@ int cmd_run(int argc, char **argv)
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
 	const char *args[1 + 64];
 	int nargs = 0, outcome = CLI_RUN;
+	enum tpl_server forced = TPL_SERVER_VLLM;
 	struct buf help;
 	struct diag d;
 
@@ -1539,6 +1572,8 @@ int cmd_run(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "option '--concurrency' wants 1 to %d", MAX_CONCURRENCY);
 		else if (o.repeat < 0 || o.repeat > SUITE_MAX_REPEAT)
 			diag_fail(&d, ERR_USAGE, "option '--repeat' wants 1 to %d", SUITE_MAX_REPEAT);
+		else if (o.server && tpl_server_parse(o.server, &forced, &d))
+			diag_prefix(&d, "option '--server'");
 	}
 	if (d.code)
 		return cli_report("run", &d);
@@ -1546,5 +1581,5 @@ int cmd_run(int argc, char **argv)
 		return EXIT_PASS;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error, not death */
-	return run(&o, args[0], &d);
+	return run(&o, forced, args[0], &d);
 }

@@ -879,6 +879,103 @@ static enum err build_cases(const struct ctx *c, struct suite *s)
 	return ERR_OK;
 }
 
+/* ---- strings holding \u0000 -------------------------------------------- */
+
+#define NUL_MAX_DEPTH 1024 /* beyond cJSON's nesting limit (1000) */
+#define NUL_KEY_DEPTH 32   /* frames whose key is kept for the path */
+
+struct nul_scan {
+	unsigned char is_arr[NUL_MAX_DEPTH];
+	size_t idx[NUL_MAX_DEPTH];
+	char key[NUL_KEY_DEPTH][64];
+	int depth;
+};
+
+/* Skips the string starting at t[*i] == '"'; *i ends on the closing quote.
+ * Returns 1 if it holds the escape \u0000. Copies up to cap-1 raw bytes into
+ * `raw` when given. */
+static int nul_string(const char *t, size_t len, size_t *i, char *raw, size_t cap)
+{
+	size_t j = *i + 1, n = 0;
+	int nul = 0;
+
+	for (; j < len && t[j] != '"'; j++) {
+		if (raw && n + 1 < cap)
+			raw[n++] = t[j];
+		if (t[j] == '\\' && j + 1 < len) {
+			if (t[j + 1] == 'u' && j + 5 < len && !memcmp(t + j + 2, "0000", 4))
+				nul = 1;
+			if (raw && n + 1 < cap)
+				raw[n++] = t[j + 1];
+			j++;
+		}
+	}
+	if (raw)
+		raw[n] = '\0';
+	*i = j;
+	return nul;
+}
+
+static void nul_path(const struct nul_scan *s, int with_key, char *out)
+{
+	int f, n = s->depth < NUL_KEY_DEPTH ? s->depth : NUL_KEY_DEPTH;
+
+	out[0] = '\0';
+	for (f = 0; f < n; f++) {
+		if (s->is_arr[f])
+			index_path(out, out, s->idx[f]);
+		else if (f < n - 1 || with_key)
+			join(out, out, s->key[f]);
+	}
+}
+
+/* cJSON ends a string at \u0000 and keeps no length, so a suite string holding
+ * one would be sent and counted cut short without a word. Scans the (already
+ * valid) JSON text and fails naming the first such string's JSON path. */
+static enum err check_nul(const struct ctx *c, const char *t, size_t len)
+{
+	struct nul_scan s; /* ~11 KB */
+	char p[PATH_MAX_LEN];
+	int expect_key = 0;
+	size_t i;
+
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < len; i++) {
+		int top = s.depth - 1;
+
+		if (t[i] == '{' || t[i] == '[') {
+			if (s.depth == NUL_MAX_DEPTH)
+				return ERR_OK; /* cJSON refused it already */
+			s.is_arr[s.depth] = t[i] == '[';
+			s.idx[s.depth] = 0;
+			if (s.depth < NUL_KEY_DEPTH)
+				s.key[s.depth][0] = '\0';
+			s.depth++;
+			expect_key = t[i] == '{';
+		} else if (t[i] == '}' || t[i] == ']') {
+			s.depth--;
+			expect_key = 0;
+		} else if (t[i] == ',' && top >= 0) {
+			if (s.is_arr[top])
+				s.idx[top]++;
+			else
+				expect_key = 1;
+		} else if (t[i] == '"') {
+			int is_key = expect_key && top >= 0 && !s.is_arr[top];
+			char *raw = is_key && top < NUL_KEY_DEPTH ? s.key[top] : NULL;
+			int nul = nul_string(t, len, &i, raw, sizeof(s.key[0]));
+
+			expect_key = 0;
+			if (nul) {
+				nul_path(&s, !is_key, p);
+				return fail(c, p, "%s holds \\u0000, which needle's JSON parser "
+					    "would cut short", is_key ? "a key" : "the string");
+			}
+		}
+	}
+	return ERR_OK;
+}
+
 enum err suite_parse(const char *path, const char *text, size_t len,
 		     struct suite **out, struct diag *d)
 {
@@ -915,7 +1012,8 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		e = fail(&c, NULL, "not valid JSON at line %zu, column %zu", line, col);
 		goto out;
 	}
-	if ((e = check_top(&c, s->root)) || (e = build_cases(&c, s)))
+	if ((e = check_nul(&c, text, len)) || (e = check_top(&c, s->root)) ||
+	    (e = build_cases(&c, s)))
 		goto out;
 	s->name = get(s->root, "suite")->valuestring;
 	s->description = cJSON_IsString(get(s->root, "description"))

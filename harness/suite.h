@@ -96,7 +96,8 @@ struct suite {
 
 /* Reads and validates the suite file at `path`. Returns a suite the caller
  * frees with suite_free. ERR_IO when unreadable, ERR_INPUT when invalid (file,
- * JSON path and reason in `d`). */
+ * JSON path and reason in `d`), including any string or key holding the
+ * escape \u0000 (cJSON would cut it short silently). */
 enum err suite_load(const char *path, struct suite **out, struct diag *d);
 
 /* Validates a suite already in memory; `path` names it in diagnostics. */

@@ -570,12 +570,28 @@ static enum err part_text(const cJSON *part, size_t mi, size_t pi,
 			 "(a multimodal processor decides its tokens)", mi, pi, type->valuestring);
 }
 
-static enum err flatten_content(const cJSON *c, size_t mi, struct buf *b,
-				struct diag *d)
+/* SGLang process_content_for_template_format (string-content templates):
+ * the "text" of parts typed "text", nothing else (PROTOCOL.md §4). */
+static const char *sglang_part_text(const cJSON *part)
+{
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+
+	if (cJSON_IsString(type) && !strcmp(type->valuestring, "text") && cJSON_IsString(text))
+		return text->valuestring;
+	return NULL;
+}
+
+/* Content as the server hands it to a string-content template: vLLM joins
+ * the text parts with "\n" and refuses media here, SGLang joins "text" parts
+ * with " " and drops the rest. */
+static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server server,
+				struct buf *b, struct diag *d)
 {
 	const cJSON *part;
 	size_t pi = 0;
 	int first = 1;
+	char sep = server == TPL_SERVER_SGLANG ? ' ' : '\n';
 	enum err e = ERR_OK;
 
 	if (!c || cJSON_IsNull(c))
@@ -587,12 +603,13 @@ static enum err flatten_content(const cJSON *c, size_t mi, struct buf *b,
 	cJSON_ArrayForEach(part, c) {
 		const char *text;
 
-		e = part_text(part, mi, pi++, &text, d);
-		if (e)
+		if (server == TPL_SERVER_SGLANG)
+			text = sglang_part_text(part);
+		else if ((e = part_text(part, mi, pi++, &text, d)))
 			return e;
 		if (!text)
 			continue;
-		if (!first && buf_putc(b, '\n'))
+		if (!first && buf_putc(b, sep))
 			return ERR_NOMEM;
 		first = 0;
 		if (buf_puts(b, text))
@@ -646,7 +663,8 @@ static enum err prepare_tool_calls(struct msg *m, const cJSON *calls, size_t mi,
 	return ERR_OK;
 }
 
-static enum err prepare_msg(struct msg *m, const cJSON *j, size_t mi, struct diag *d)
+static enum err prepare_msg(struct msg *m, const cJSON *j, size_t mi,
+			    enum tpl_server server, struct diag *d)
 {
 	const cJSON *role = cJSON_GetObjectItemCaseSensitive(j, "role");
 	const cJSON *r;
@@ -657,7 +675,7 @@ static enum err prepare_msg(struct msg *m, const cJSON *j, size_t mi, struct dia
 		return diag_fail(d, ERR_INPUT, "message %zu: expected an object with a string 'role'", mi);
 	m->role = role->valuestring;
 	buf_init(&b, BUF_MAX_DEFAULT);
-	e = flatten_content(cJSON_GetObjectItemCaseSensitive(j, "content"), mi, &b, d);
+	e = flatten_content(cJSON_GetObjectItemCaseSensitive(j, "content"), mi, server, &b, d);
 	if (!e) {
 		m->content = buf_take(&b, NULL);
 		if (!m->content)
@@ -686,7 +704,8 @@ static void conv_release(struct conv *c)
 	c->n = 0;
 }
 
-static enum err conv_prepare(struct conv *c, const cJSON *messages, struct diag *d)
+static enum err conv_prepare(struct conv *c, const cJSON *messages,
+			     enum tpl_server server, struct diag *d)
 {
 	const cJSON *j;
 	size_t n = (size_t)cJSON_GetArraySize(messages), i = 0;
@@ -700,7 +719,7 @@ static enum err conv_prepare(struct conv *c, const cJSON *messages, struct diag 
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	c->n = n;
 	cJSON_ArrayForEach(j, messages) {
-		e = prepare_msg(&c->m[i], j, i, d);
+		e = prepare_msg(&c->m[i], j, i, server, d);
 		if (e)
 			break;
 		i++;
@@ -727,13 +746,15 @@ static int role_is(const struct msg *m, const char *role)
 	return !strcmp(m->role, role);
 }
 
-/* Resolves the thinking switch from kwargs per the descriptor's "thinking". */
-static enum err thinking_mode(const struct tpl *t, const cJSON *kwargs, int *on,
-			      struct diag *d)
+/* Resolves the thinking switch from kwargs per the descriptor's "thinking".
+ * SGLang's V3.2 encoder path reads kwargs "thinking" only (PROTOCOL.md §7). */
+static enum err thinking_mode(const struct tpl *t, const cJSON *kwargs,
+			      enum tpl_server server, int *on, struct diag *d)
 {
 	const cJSON *th = cJSON_GetObjectItemCaseSensitive(t->root, "thinking");
 	const cJSON *name;
 	int any = 0, seen = 0;
+	int only_thinking = server == TPL_SERVER_SGLANG && t->style == STYLE_DSV32;
 
 	*on = 0;
 	if (!th)
@@ -741,6 +762,9 @@ static enum err thinking_mode(const struct tpl *t, const cJSON *kwargs, int *on,
 	any = !strcmp(ds(th, "combine"), "any");
 	cJSON_ArrayForEach(name, cJSON_GetObjectItemCaseSensitive(th, "kwargs")) {
 		const cJSON *v = kwargs ? cJSON_GetObjectItemCaseSensitive(kwargs, name->valuestring) : NULL;
+
+		if (only_thinking && strcmp(name->valuestring, "thinking"))
+			continue;
 
 		if (!v || cJSON_IsNull(v))
 			continue;
@@ -1413,15 +1437,17 @@ static enum err dsv32_assistant(const struct tpl *t, const struct msg *m, size_t
 	return e ? e : buf_puts(out, ds(r, "eos"));
 }
 
-/* drop_thinking (vLLM: the last message is a user turn) in thinking mode drops
- * reasoning before the last user turn and, as drop_thinking_messages does,
- * every message there whose role is not user, system, tool or assistant. */
+/* drop_thinking (vLLM: the last message is a user turn; SGLang: always) in
+ * thinking mode drops reasoning before the last user turn and, as
+ * drop_thinking_messages does, every message there whose role is not user,
+ * system, tool or assistant. */
 static enum err render_dsv32(const struct tpl *t, const struct conv *c, const cJSON *tools,
-			     int thinking, struct buf *out, struct diag *d)
+			     int thinking, enum tpl_server server, struct buf *out,
+			     struct diag *d)
 {
 	const cJSON *r = t->root;
 	long last_user = -1;
-	int drop = thinking && role_is(&c->m[c->n - 1], "user");
+	int drop = thinking && (server == TPL_SERVER_SGLANG || role_is(&c->m[c->n - 1], "user"));
 	size_t i;
 	enum err e;
 
@@ -1465,11 +1491,68 @@ static enum err render_dsv32(const struct tpl *t, const struct conv *c, const cJ
 
 /* ---- entry point -------------------------------------------------------- */
 
+const char *tpl_server_name(enum tpl_server s)
+{
+	return s == TPL_SERVER_SGLANG ? "sglang" : "vllm";
+}
+
+enum err tpl_server_parse(const char *name, enum tpl_server *out, struct diag *d)
+{
+	if (!strcmp(name, "vllm"))
+		*out = TPL_SERVER_VLLM;
+	else if (!strcmp(name, "sglang"))
+		*out = TPL_SERVER_SGLANG;
+	else
+		return diag_fail(d, ERR_USAGE, "unknown server '%s': expected vllm or sglang", name);
+	return ERR_OK;
+}
+
+static enum err set_default(cJSON *kw, const char *key, int on)
+{
+	if (cJSON_GetObjectItemCaseSensitive(kw, key))
+		return ERR_OK; /* explicit kwargs win */
+	return cJSON_AddBoolToObject(kw, key, on) ? ERR_OK : ERR_NOMEM;
+}
+
+/* The kwargs the template sees once the server has applied reasoning_effort
+ * (tpl.h, struct tpl_render_opts). *owned is NULL when `kwargs` is used as is. */
+static enum err effort_kwargs(const cJSON *kwargs, const struct tpl_render_opts *o,
+			      cJSON **owned, struct diag *d)
+{
+	const cJSON *eff = o ? o->reasoning_effort : NULL;
+	int on;
+	enum err e;
+
+	*owned = NULL;
+	if (!eff || cJSON_IsNull(eff))
+		return ERR_OK;
+	on = !(cJSON_IsString(eff) && !strcmp(eff->valuestring, "none"));
+	*owned = kwargs ? cJSON_Duplicate(kwargs, 1) : cJSON_CreateObject();
+	if (!*owned)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	/* SGLang normalize_reasoning_inputs sets both; vLLM main sets
+	 * enable_thinking only (older vLLM neither: PROTOCOL.md §3, §8). */
+	e = o->server == TPL_SERVER_SGLANG ? set_default(*owned, "thinking", on) : ERR_OK;
+	if (!e)
+		e = set_default(*owned, "enable_thinking", on);
+	return e ? diag_fail(d, e, "out of memory") : ERR_OK;
+}
+
 enum err tpl_render(const struct tpl *t, const cJSON *messages,
 		    const cJSON *tools, const cJSON *kwargs,
 		    int add_generation_prompt, struct buf *out, struct diag *d)
 {
+	return tpl_render_ex(t, messages, tools, kwargs, add_generation_prompt, NULL, out, d);
+}
+
+enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
+		       const cJSON *tools, const cJSON *kwargs,
+		       int add_generation_prompt, const struct tpl_render_opts *o,
+		       struct buf *out, struct diag *d)
+{
 	struct conv c = {NULL, 0};
+	enum tpl_server server = o ? o->server : TPL_SERVER_VLLM;
+	cJSON *owned = NULL;
 	int thinking = 0;
 	enum err e;
 
@@ -1477,9 +1560,11 @@ enum err tpl_render(const struct tpl *t, const cJSON *messages,
 		return diag_fail(d, ERR_INPUT, "chat_template_kwargs: expected an object");
 	if (tools && !cJSON_IsArray(tools) && !cJSON_IsNull(tools))
 		return diag_fail(d, ERR_INPUT, "tools: expected an array");
-	e = thinking_mode(t, kwargs, &thinking, d);
+	e = effort_kwargs(kwargs, o, &owned, d);
 	if (!e)
-		e = conv_prepare(&c, messages, d);
+		e = thinking_mode(t, owned ? owned : kwargs, server, &thinking, d);
+	if (!e)
+		e = conv_prepare(&c, messages, server, d);
 	if (!e) {
 		switch (t->style) {
 		case STYLE_TURNS:
@@ -1492,12 +1577,13 @@ enum err tpl_render(const struct tpl *t, const cJSON *messages,
 			e = render_dsv31(t, &c, add_generation_prompt, thinking, out);
 			break;
 		case STYLE_DSV32:
-			e = render_dsv32(t, &c, tools, thinking, out, d);
+			e = render_dsv32(t, &c, tools, thinking, server, out, d);
 			break;
 		}
 	}
 	if (e && d && !d->code)
 		diag_fail(d, e, "cannot render the prompt: %s", err_name(e));
+	cJSON_Delete(owned);
 	conv_release(&c);
 	return e;
 }

@@ -30,7 +30,10 @@
  * SGLang differs from vLLM here (serving_chat.py _apply_jinja_template): it
  * joins text parts with " ", rejects tool-call arguments that are not a JSON
  * object (400), and, unless continue_final_message, renders a trailing
- * assistant message as a user message. needle follows vLLM.
+ * assistant message as a user message. tpl_render follows vLLM;
+ * tpl_render_ex with server TPL_SERVER_SGLANG applies the SGLang preparation
+ * listed there (the last two points are not reproduced: the first is a 400,
+ * not a count).
  * Both servers hand the stock DeepSeek V3.1 Jinja parsed (dict) arguments,
  * which it cannot concatenate (400); needle renders the request's argument
  * string as the Jinja would with a string (and as llama.cpp does).
@@ -131,6 +134,46 @@ void tpl_free(struct tpl *t);
 enum err tpl_render(const struct tpl *t, const cJSON *messages,
 		    const cJSON *tools, const cJSON *kwargs,
 		    int add_generation_prompt, struct buf *out, struct diag *d);
+
+/* Which server's request handling a render reproduces. The zero value is
+ * vLLM, so a zeroed struct tpl_render_opts renders as tpl_render does. */
+enum tpl_server { TPL_SERVER_VLLM = 0, TPL_SERVER_SGLANG = 1 };
+
+/* Options of tpl_render_ex; zero-initialise, then set what you need. */
+struct tpl_render_opts {
+	enum tpl_server server;
+	/* The request's top-level reasoning_effort (borrowed JSON value), or
+	 * NULL. It sets thinking defaults the way the server does (PROTOCOL.md
+	 * §3), never overriding a key `kwargs` already has:
+	 *   SGLang (ChatCompletionRequest.normalize_reasoning_inputs): "thinking"
+	 *   and "enable_thinking" = (effort != "none");
+	 *   vLLM: "enable_thinking" = (effort != "none"), as vLLM main does;
+	 *   older releases (v0.11.2) do not, and the release that added it is
+	 *   not pinned down (PROTOCOL.md §8): against those, put the switch into
+	 *   chat_template_kwargs yourself. */
+	const cJSON *reasoning_effort;
+};
+
+/* tpl_render with the server's own message preparation (`o` may be NULL:
+ * vLLM, no reasoning_effort). With TPL_SERVER_SGLANG:
+ *   - content parts: only "text" parts count, joined with " "; every other
+ *     part (images included) is dropped, not refused (PROTOCOL.md §4,
+ *     process_content_for_template_format);
+ *   - style "deepseek-v3.2" (encoding_dsv32 as SGLang runs it, PROTOCOL.md
+ *     §7): thinking is read from kwargs "thinking" only (default off, i.e.
+ *     SGLANG_DEFAULT_THINKING unset), and drop_thinking is always on. The
+ *     empty system message SGLang inserts first renders as nothing.
+ * Everything else as tpl_render. */
+enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
+		       const cJSON *tools, const cJSON *kwargs,
+		       int add_generation_prompt, const struct tpl_render_opts *o,
+		       struct buf *out, struct diag *d);
+
+/* "vllm" or "sglang". */
+const char *tpl_server_name(enum tpl_server s);
+/* Parses "vllm" or "sglang"; ERR_USAGE names the accepted values. */
+enum err tpl_server_parse(const char *name, enum tpl_server *out,
+			  struct diag *d);
 
 /* The descriptor's name (e.g. "deepseek-v3") and the SHA-256 of its bytes.
  * Borrowed. */

@@ -118,6 +118,24 @@ static void test_errors(void)
 	bad("{\"suite\":\"x\",\"cases\":[" ARITH "]} trailing", "not valid JSON at line 1", NULL);
 	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\",\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}]}",
 	    "cases[0].id: key 'id' appears twice", NULL);
+	/* \u0000 would be cut short by cJSON: refused with its path */
+	bad("{\"suite\":\"x\",\"cases\":[" ARITH ",{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}]}]}",
+	    "cases[1].messages[1].content[0].text: the string holds \\u0000", NULL);
+	bad("{\"suite\":\"x\",\"defaults\":{\"chat_template_kwargs\":{\"k\\u0000\":1}},\"cases\":[" ARITH "]}",
+	    "defaults.chat_template_kwargs: a key holds \\u0000", NULL);
+	bad("{\"suite\":\"x\\u0000\",\"cases\":[" ARITH "]}", "suite: the string holds", NULL);
+}
+
+/* An escaped backslash before "u0000" is ordinary text, not a NUL. */
+static void test_escaped_backslash_is_not_nul(void)
+{
+	struct suite *s = NULL;
+	struct diag d;
+
+	CHECK(load("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\\\\u0000\",\"kind\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"expect\":{\"contains\":[\"\\\\u0000\"]}}]}",
+		   &s, &d) == ERR_OK);
+	CHECK(s && s->ncases == 1 && !strcmp(s->cases[0].id, "a\\u0000"));
+	suite_free(s);
 }
 
 static void test_missing_file(void)
@@ -135,6 +153,7 @@ int main(void)
 {
 	T_RUN(test_valid_and_defaults);
 	T_RUN(test_errors);
+	T_RUN(test_escaped_backslash_is_not_nul);
 	T_RUN(test_missing_file);
 	return T_DONE();
 }

