@@ -239,7 +239,10 @@ static enum err pick_model(struct runner *r, const cJSON *models, long status,
 			 cJSON_GetObjectItemCaseSensitive(chosen, "id")->valuestring);
 	}
 	m = cJSON_GetObjectItemCaseSensitive(chosen, "max_model_len");
-	r->max_model_len = cJSON_IsNumber(m) ? (long long)m->valuedouble : -1;
+	/* The server's word is input: a value out of range is "unknown". */
+	r->max_model_len = cJSON_IsNumber(m) && m->valuedouble >= 0 &&
+				   m->valuedouble <= 9e15
+			   ? (long long)m->valuedouble : -1;
 	return ERR_OK;
 }
 

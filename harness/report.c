@@ -245,26 +245,36 @@ static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
 		A->oom = 1;
 }
 
+/* A JSON number as a long, or `dflt` when it is not a number or does not fit
+ * (results files are input: "1e300" must not reach an undefined cast). */
+static long num_long(const cJSON *v, long dflt)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= -9e15 && v->valuedouble <= 9e15))
+		return dflt;
+	return (long)v->valuedouble;
+}
+
 static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 {
 	const cJSON *tokens = get2(rec, "recall", "tokens");
 	const cJSON *needles = get2(rec, "grade", "needles"), *n;
-	long len = cJSON_IsNumber(tokens) ? (long)tokens->valuedouble : 0;
+	long len = num_long(tokens, 0);
 
 	A->recall_attempts++;
 	take_recall_timing(A, rec, len);
 	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
 		cJSON_ArrayForEach(n, needles) {
-			const cJSON *dep = get(n, "depth");
-			if (cJSON_IsNumber(dep))
-				add_cell(A, (long)dep->valuedouble, len,
+			long dep = num_long(get(n, "depth"), -1);
+
+			if (dep >= 0)
+				add_cell(A, dep, len,
 					 transport_ok && cJSON_IsTrue(get(n, "ok")));
 		}
 		return;
 	}
 	cJSON_ArrayForEach(n, get2(rec, "recall", "depths"))
-		if (cJSON_IsNumber(n))
-			add_cell(A, (long)n->valuedouble, len, 0);
+		if (num_long(n, -1) >= 0)
+			add_cell(A, num_long(n, -1), len, 0);
 }
 
 static void take_timing(struct acc *A, const cJSON *rec)
