@@ -71,6 +71,15 @@ static enum err set_value(const struct cli_opt *o, const char *v,
 		*(double *)o->dest = x;
 		return ERR_OK;
 	}
+	case CLI_LIST: {
+		struct cli_list *l = o->dest;
+
+		if (l->n == CLI_LIST_MAX)
+			return diag_fail(d, ERR_USAGE, "option '--%s' given more than %d times",
+					 o->name, CLI_LIST_MAX);
+		l->v[l->n++] = v;
+		return ERR_OK;
+	}
 	}
 	return ERR_INTERNAL;
 }

@@ -19,7 +19,16 @@ enum cli_kind {
 	CLI_FLAG,   /* int *: set to 1 */
 	CLI_STR,    /* const char **: borrowed from argv */
 	CLI_LONG,   /* long *: decimal, whole string, range-checked */
-	CLI_DOUBLE  /* double *: finite, >= 0 */
+	CLI_DOUBLE, /* double *: finite, >= 0 */
+	CLI_LIST    /* struct cli_list *: repeatable, values borrowed from argv */
+};
+
+#define CLI_LIST_MAX 32
+
+/* The values of a repeatable option, in the order given. */
+struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	int n;
 };
 
 struct cli_opt {

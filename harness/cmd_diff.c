@@ -12,7 +12,6 @@
 #include "diff.h"
 #include "report.h"
 
-#define MAX_GATES 32
 
 static const char examples[] =
 	"  needle diff results/before results/after\n"
@@ -42,50 +41,13 @@ static const char examples[] =
 
 struct diff_opts {
 	const char *format;
-	const char *gates[MAX_GATES];
-	int ngates;
+	struct cli_list gates; /* --gate SPEC, in order */
 };
-
-/* The --gate option repeats; cli.h options hold one value, so gates are
- * taken out of argv before the table parser sees the rest. */
-static int split_gates(int argc, char **argv, char **rest, struct diff_opts *o,
-		       struct diag *d)
-{
-	int i, n = 0;
-
-	for (i = 0; i < argc; i++) {
-		const char *g = NULL;
-		if (!strcmp(argv[i], "--")) {
-			while (i < argc)
-				rest[n++] = argv[i++];
-			break;
-		}
-		if (!strcmp(argv[i], "--gate") || !strcmp(argv[i], "-g")) {
-			if (i + 1 >= argc) {
-				diag_fail(d, ERR_USAGE, "option '--gate' wants a value");
-				return -1;
-			}
-			g = argv[++i];
-		} else if (!strncmp(argv[i], "--gate=", 7)) {
-			g = argv[i] + 7;
-		}
-		if (!g) {
-			rest[n++] = argv[i];
-			continue;
-		}
-		if (o->ngates == MAX_GATES) {
-			diag_fail(d, ERR_USAGE, "more than %d gates", MAX_GATES);
-			return -1;
-		}
-		o->gates[o->ngates++] = g;
-	}
-	return n;
-}
 
 static enum err compare(const char *da, const char *db, const struct diff_opts *o,
 			int *all_ok, struct buf *out, struct diag *d)
 {
-	struct diff_gate g[MAX_GATES];
+	struct diff_gate g[CLI_LIST_MAX];
 	struct report_run *a = NULL, *b = NULL;
 	cJSON *diff = NULL;
 	char *txt;
@@ -93,15 +55,15 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	enum err e = ERR_OK;
 
 	*all_ok = 1;
-	for (i = 0; !e && i < o->ngates; i++)
-		e = diff_gate_parse(o->gates[i], &g[i], d);
+	for (i = 0; !e && i < o->gates.n; i++)
+		e = diff_gate_parse(o->gates.v[i], &g[i], d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
 		e = diff_runs(a, b, &diff, d);
-	for (i = 0; !e && i < o->ngates; i++) {
+	for (i = 0; !e && i < o->gates.n; i++) {
 		e = diff_gate_eval(diff, &g[i], &ok, d);
 		*all_ok &= ok;
 		if (!e && !ok)
-			fprintf(stderr, "gate failed: %s\n", o->gates[i]);
+			fprintf(stderr, "gate failed: %s\n", o->gates.v[i]);
 	}
 	if (!e) {
 		const cJSON *w;
@@ -125,9 +87,9 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", {0}, 0};
+	struct diff_opts o = {"md", {{0}, 0}};
 	const struct cli_opt opts[] = {
-		{"gate", 'g', CLI_STR, "SPEC", "a condition run B must meet; repeatable (see Gates below)", NULL},
+		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
 	};
 	const struct cli_cmd cmd = {
@@ -137,21 +99,14 @@ int cmd_diff(int argc, char **argv)
 		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
 		"with their sample counts.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2};
-	char *rest[256];
-	const char *args[256];
-	int nrest, nargs = 0, outcome = CLI_RUN, all_ok = 1, status = EXIT_PASS;
-	struct buf help, out;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome, all_ok = 1, status = EXIT_PASS;
+	struct buf out;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
 	buf_init(&out, BUF_MAX_DEFAULT);
-	if (argc > 255)
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	else if ((nrest = split_gates(argc, argv, rest, &o, &d)) >= 0 &&
-		 !cli_parse(&cmd, nrest, rest, args, &nargs, &outcome, &help, &d) &&
-		 outcome == CLI_HELP_SHOWN)
-		fputs(help.data, stdout);
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(o.format, "md") &&
 	    strcmp(o.format, "json"))
 		diag_fail(&d, ERR_USAGE, "option '--format' wants md or json, got '%s'", o.format);
@@ -162,7 +117,6 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (d.code)
 		status = cli_report("diff", &d);
-	buf_release(&help);
 	buf_release(&out);
 	return status;
 }

@@ -59,21 +59,16 @@ int cmd_report(int argc, char **argv)
 		"summary.md and, when the run has recall cases, recall.png (a depth x length\n"
 		"heatmap), then prints the chosen format.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
-	const char *args[1 + 8];
-	int nargs = 0, outcome = CLI_RUN;
-	struct buf help, out;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
+	struct buf out;
 	cJSON *s = NULL;
 	struct diag d;
 	int status = EXIT_PASS;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
 	buf_init(&out, BUF_MAX_DEFAULT);
-	if (argc > 8)
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d) &&
-		 outcome == CLI_HELP_SHOWN)
-		fputs(help.data, stdout);
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(format, "md") &&
 	    strcmp(format, "json") && strcmp(format, "csv"))
 		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json or csv, got '%s'", format);
@@ -83,7 +78,6 @@ int cmd_report(int argc, char **argv)
 	if (d.code)
 		status = cli_report("report", &d);
 	cJSON_Delete(s);
-	buf_release(&help);
 	buf_release(&out);
 	return status;
 }

@@ -1555,21 +1555,14 @@ int cmd_run(int argc, char **argv)
 		"one record per attempt. A live progress line is shown on a terminal; a summary\n"
 		"line always ends the run on stderr.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
-	const char *args[1 + 64];
-	int nargs = 0, outcome = CLI_RUN;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
 	enum tpl_server forced = TPL_SERVER_VLLM;
-	struct buf help;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
 	o.concurrency = 1;
-	if (argc > 64)
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d) &&
-		 outcome == CLI_HELP_SHOWN)
-		fputs(help.data, stdout);
-	buf_release(&help);
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN) {
 		if (o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY)
 			diag_fail(&d, ERR_USAGE, "option '--concurrency' wants 1 to %d", MAX_CONCURRENCY);

@@ -98,6 +98,34 @@ static void test_cli(void)
 	buf_release(&h);
 }
 
+static void test_cli_list(void)
+{
+	struct cli_list gates = {{0}, 0};
+	struct cli_opt opts[] = {
+		{"gate", 'g', CLI_LIST, "SPEC", "repeatable", &gates},
+	};
+	struct cli_cmd cmd = {"x", "", "Test.", opts, 1, NULL, 0, 0};
+	char *ok[] = {"--gate", "a>=1", "-g", "b", "--gate=c"};
+	char *many[CLI_LIST_MAX + 1];
+	const char *args[CLI_LIST_MAX + 1];
+	int nargs, outcome, i;
+	struct buf h;
+	struct diag d;
+
+	buf_init(&h, 1 << 16);
+	diag_init(&d);
+	CHECK(cli_parse(&cmd, 5, ok, args, &nargs, &outcome, &h, &d) == ERR_OK);
+	CHECK_EQ_LONG(gates.n, 3);
+	CHECK_STR(gates.v[0], "a>=1");
+	CHECK_STR(gates.v[2], "c");
+	gates.n = 0;
+	for (i = 0; i <= CLI_LIST_MAX; i++)
+		many[i] = "--gate=x";
+	CHECK(cli_parse(&cmd, CLI_LIST_MAX + 1, many, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
+	CHECK(strstr(d.msg, "given more than") != NULL);
+	buf_release(&h);
+}
+
 static void test_io_sha256(void)
 {
 	char hex[IO_SHA256_HEX];
@@ -124,6 +152,7 @@ int main(void)
 	T_RUN(test_buf_take_empty);
 	T_RUN(test_diag_sticky);
 	T_RUN(test_cli);
+	T_RUN(test_cli_list);
 	T_RUN(test_io_sha256);
 	T_RUN(test_io_missing);
 	return T_DONE();
