@@ -218,9 +218,13 @@ function renderChat(model, req, dialect) {
 	});
 	if (req.reasoning_effort !== undefined && req.reasoning_effort !== null) {
 		ctx.reasoning_effort = req.reasoning_effort;
+		// SGLang's normalize_reasoning_inputs sets both toggles; vLLM main sets
+		// enable_thinking only (PROTOCOL.md section 3). Explicit kwargs win below.
 		if (dialect === 'sglang') {
 			ctx.thinking = req.reasoning_effort !== 'none';
 			ctx.enable_thinking = ctx.thinking;
+		} else {
+			ctx.enable_thinking = req.reasoning_effort !== 'none';
 		}
 	}
 	Object.assign(ctx, kwargs);

@@ -24,4 +24,11 @@ node "$TESTS/refserver/records.js" "$tmp/run" 'recs.find(r => r.case === "none")
 	'sglang: reasoning_effort "none" rendered with enable_thinking false'
 node "$TESTS/refserver/records.js" "$tmp/run" 'recs.find(r => r.case === "explicit").audit.usage_delta === 0 && recs.find(r => r.case === "explicit").verdict === "pass"' \
 	'sglang: explicit enable_thinking true wins over reasoning_effort "none"'
-echo "reasoning_effort: thinking kwargs derived as SGLang does, explicit kwargs win"
+refserver_stop
+# vLLM main derives enable_thinking alone (PROTOCOL.md section 3); the audit agrees.
+refserver_start --dialect vllm --tokenizer "$Q"
+"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$Q/tokenizer.json" \
+	--template qwen3 --out "$tmp/run-vllm" >/dev/null 2>&1 || true
+node "$TESTS/refserver/records.js" "$tmp/run-vllm" 'recs.length === 2 && recs.every(r => r.audit.usage_delta === 0 && r.verdict === "pass")' \
+	'vllm: reasoning_effort "none" rendered with enable_thinking false, explicit kwargs win'
+echo "reasoning_effort: thinking kwargs derived as SGLang and vLLM do, explicit kwargs win"
