@@ -88,15 +88,15 @@ struct smap {
 
 static void smap_free(struct smap *m)
 {
-	mem_free(m->slot);
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
 	mem_free(m->arena);
 	memset(m, 0, sizeof(*m));
 }
 
 static enum err smap_rehash(struct smap *m, size_t nslot)
 {
-	/* calloc: fresh zero pages cost nothing until touched */
-	struct sslot *s = mem_calloc(nslot, sizeof(*s));
+	/* fresh zero pages cost nothing until touched */
+	struct sslot *s = mem_calloc_big(nslot * sizeof(*s));
 	size_t i;
 
 	if (!s)
@@ -110,7 +110,7 @@ static enum err smap_rehash(struct smap *m, size_t nslot)
 			;
 		s[k] = m->slot[i];
 	}
-	mem_free(m->slot);
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
 	m->slot = s;
 	m->nslot = nslot;
 	return ERR_OK;
@@ -202,36 +202,47 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 
 /* ---- (left id, right id) -> (rank, new id) ---------------------------- */
 
+/* Open addressing; key and value share a 16-byte slot, so a probe touches
+ * one cache line. */
+struct mslot {
+	uint64_t key;  /* (left << 32 | right) + 1; 0 = empty */
+	uint32_t rank, id;
+};
+
 struct mmap {
-	uint64_t *key; /* (left << 32 | right) + 1; 0 = empty */
-	uint64_t *val; /* rank << 32 | new id */
+	struct mslot *slot;
 	size_t n, nslot;
 };
 
+static void mmap_free(struct mmap *m)
+{
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
+	memset(m, 0, sizeof(*m));
+}
+
+static inline size_t mmap_home(uint64_t key, size_t nslot)
+{
+	return (size_t)(mix64(key) & (nslot - 1));
+}
+
 static enum err mmap_rehash(struct mmap *m, size_t nslot)
 {
-	uint64_t *k = mem_calloc(nslot, sizeof(*k)), *v = mem_alloc(nslot * sizeof(*v));
+	struct mslot *k = mem_calloc_big(nslot * sizeof(*k));
 	size_t i;
 
-	if (!k || !v) {
-		mem_free(k);
-		mem_free(v);
+	if (!k)
 		return ERR_NOMEM;
-	}
 	for (i = 0; i < m->nslot; i++) {
 		size_t j;
 
-		if (!m->key[i])
+		if (!m->slot[i].key)
 			continue;
-		for (j = mix64(m->key[i]) & (nslot - 1); k[j]; j = (j + 1) & (nslot - 1))
+		for (j = mmap_home(m->slot[i].key, nslot); k[j].key; j = (j + 1) & (nslot - 1))
 			;
-		k[j] = m->key[i];
-		v[j] = m->val[i];
+		k[j] = m->slot[i];
 	}
-	mem_free(m->key);
-	mem_free(m->val);
-	m->key = k;
-	m->val = v;
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
+	m->slot = k;
 	m->nslot = nslot;
 	return ERR_OK;
 }
@@ -244,10 +255,10 @@ static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
 
 	if (!m->nslot)
 		return 0;
-	for (j = mix64(key) & (m->nslot - 1); m->key[j]; j = (j + 1) & (m->nslot - 1)) {
-		if (m->key[j] == key) {
-			*rank = (uint32_t)(m->val[j] >> 32);
-			*id = (uint32_t)m->val[j];
+	for (j = mmap_home(key, m->nslot); m->slot[j].key; j = (j + 1) & (m->nslot - 1)) {
+		if (m->slot[j].key == key) {
+			*rank = m->slot[j].rank;
+			*id = m->slot[j].id;
 			return 1;
 		}
 	}
@@ -262,13 +273,12 @@ static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
 
 	if ((m->n + 1) * 2 > m->nslot && mmap_rehash(m, m->nslot ? m->nslot * 2 : 4096))
 		return ERR_NOMEM;
-	for (j = mix64(key) & (m->nslot - 1); m->key[j]; j = (j + 1) & (m->nslot - 1))
-		if (m->key[j] == key)
+	for (j = mmap_home(key, m->nslot); m->slot[j].key; j = (j + 1) & (m->nslot - 1))
+		if (m->slot[j].key == key)
 			break;
-	if (!m->key[j])
+	if (!m->slot[j].key)
 		m->n++;
-	m->key[j] = key;
-	m->val[j] = (uint64_t)rank << 32 | id;
+	m->slot[j] = (struct mslot){key, rank, id};
 	return ERR_OK;
 }
 
@@ -368,8 +378,7 @@ void bpe_free(struct bpe *b)
 		return;
 	smap_free(&b->vocab);
 	smap_free(&b->raw);
-	mem_free(b->merges.key);
-	mem_free(b->merges.val);
+	mmap_free(&b->merges);
 	mem_free(b->unk);
 	mem_free(b->scratch);
 	mem_free(b->roff);
@@ -601,7 +610,8 @@ struct hent {
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
  * at most 8 bytes (most of them): it stays in the CPU caches, where the
  * big table does not. */
-#define L0_SIZE 4096
+#define L0_BITS 14
+#define L0_SIZE (1u << L0_BITS)
 struct l0 {
 	uint64_t head; /* the key bytes */
 	uint32_t len;  /* 0 = empty */
@@ -922,7 +932,7 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 	if (n <= 8) {
 		uint64_t head = load_upto8(piece, n);
 		uint64_t m = (head ^ n) * 0x9E3779B97F4A7C15ULL;
-		struct l0 *z = &w->l0[m >> (64 - 12)]; /* L0_SIZE = 2^12 */
+		struct l0 *z = &w->l0[m >> (64 - L0_BITS)];
 
 		if (z->len == n && z->head == head) {
 			*count += z->count;
