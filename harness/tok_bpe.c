@@ -265,6 +265,14 @@ static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
 	return 0;
 }
 
+/* Starts loading the slot where the lookup of (l, r) begins: lookups whose
+ * slots were all prefetched overlap their cache misses. */
+static inline void mmap_prefetch(const struct mmap *m, uint32_t l, uint32_t r)
+{
+	if (m->nslot)
+		__builtin_prefetch(&m->slot[mmap_home(((uint64_t)l << 32 | r) + 1, m->nslot)]);
+}
+
 static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
 			 uint32_t id)
 {
@@ -760,6 +768,8 @@ static void merge_linear(const struct bpe *b, struct bpe_work *w)
 	for (i = 0; i < n; i++)
 		l[i].id = w->ids[i];
 	for (i = 0; i + 1 < n; i++)
+		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
+	for (i = 0; i + 1 < n; i++)
 		pair_rank(b, &l[i]);
 	while (n > 1) {
 		size_t best = 0;
@@ -777,6 +787,10 @@ static void merge_linear(const struct bpe *b, struct bpe_work *w)
 		for (i = best + 1; i + 1 < n; i++)
 			l[i] = l[i + 1];
 		n--;
+		if (best > 0)
+			mmap_prefetch(&b->merges, l[best - 1].id, l[best].id);
+		if (best + 1 < n)
+			mmap_prefetch(&b->merges, l[best].id, l[best + 1].id);
 		if (best > 0)
 			pair_rank(b, &l[best - 1]);
 		if (best + 1 < n)
@@ -913,10 +927,22 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	return merge_heap(b, w);
 }
 
-enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
-		   size_t n, size_t *count)
+static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n,
+				 uint64_t *head)
 {
-	uint32_t v, h;
+	uint64_t m;
+
+	*head = load_upto8(piece, n);
+	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL;
+	return &w->l0[m >> (64 - L0_BITS)];
+}
+
+/* bpe_count; `h` is the piece's hash_bytes if it has more than 8 bytes
+ * (shorter pieces hash only when the L0 cache misses). */
+static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *piece,
+			size_t n, uint32_t h, size_t *count)
+{
+	uint32_t v;
 	enum err e;
 
 	if (n == 1 && b->o.byte_level && b->unit[(unsigned char)piece[0]] >= 0) {
@@ -930,9 +956,8 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		return ERR_OK;
 	}
 	if (n <= 8) {
-		uint64_t head = load_upto8(piece, n);
-		uint64_t m = (head ^ n) * 0x9E3779B97F4A7C15ULL;
-		struct l0 *z = &w->l0[m >> (64 - L0_BITS)];
+		uint64_t head;
+		struct l0 *z = l0_slot(w, piece, n, &head);
 
 		if (z->len == n && z->head == head) {
 			*count += z->count;
@@ -951,7 +976,6 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		*count += v;
 		return ERR_OK;
 	}
-	h = (uint32_t)hash_bytes(piece, n);
 	if (smap_get_h(&w->cache, piece, n, h, &v)) {
 		*count += v;
 		return ERR_OK;
@@ -961,6 +985,38 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 	*count += w->nsym;
 	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
 		return smap_put_h(&w->cache, piece, n, h, (uint32_t)w->nsym, NULL);
+	return ERR_OK;
+}
+
+enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
+		   size_t n, size_t *count)
+{
+	return count_h(b, w, piece, n, n > 8 ? (uint32_t)hash_bytes(piece, n) : 0, count);
+}
+
+enum err bpe_count_many(const struct bpe *b, struct bpe_work *w,
+			const struct bpe_piece *p, size_t n, size_t *count)
+{
+	uint32_t h[BPE_MANY_MAX];
+	size_t i;
+	enum err e;
+
+	/* first touch every slot the lookups will read, so that their cache
+	 * misses overlap instead of following one another */
+	for (i = 0; i < n; i++) {
+		uint64_t head;
+
+		h[i] = 0;
+		if (p[i].n <= 8)
+			__builtin_prefetch(l0_slot(w, p[i].s, p[i].n, &head));
+		else if (w->cache.nslot) {
+			h[i] = (uint32_t)hash_bytes(p[i].s, p[i].n);
+			__builtin_prefetch(&w->cache.slot[h[i] & (w->cache.nslot - 1)]);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if ((e = count_h(b, w, p[i].s, p[i].n, h[i], count)))
+			return e;
 	return ERR_OK;
 }
 

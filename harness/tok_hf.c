@@ -445,21 +445,43 @@ static int feeds_model(const struct tok_hf *h, size_t k)
 }
 
 /* An Isolated Split with a hand-written scanner whose pieces go straight to
- * the model: every match and every gap is a piece (invert changes nothing). */
+ * the model: every match and every gap is a piece (invert changes nothing).
+ * Counting hands the model BPE_MANY_MAX pieces at a time. */
 static enum err scan_to_model(struct run *r, const struct pre *p, const char *s,
 			      size_t n)
 {
-	size_t prev = 0, ms, me;
+	struct bpe_piece batch[BPE_MANY_MAX];
+	size_t prev = 0, ms, me, nb = 0;
 	enum err e;
 
-	while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
-		if (prev != ms && (e = model(r, s + prev, ms - prev)))
-			return e;
-		if ((e = model(r, s + ms, me - ms)))
-			return e;
-		prev = me;
+	if (!r->count_only) {
+		while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
+			if (prev != ms && (e = model(r, s + prev, ms - prev)))
+				return e;
+			if ((e = model(r, s + ms, me - ms)))
+				return e;
+			prev = me;
+		}
+		return prev != n ? model(r, s + prev, n - prev) : ERR_OK;
 	}
-	return prev != n ? model(r, s + prev, n - prev) : ERR_OK;
+	for (;;) {
+		int found = scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me);
+
+		if (!found)
+			ms = me = n;
+		if (prev != ms)
+			batch[nb++] = (struct bpe_piece){s + prev, ms - prev};
+		if (me != ms)
+			batch[nb++] = (struct bpe_piece){s + ms, me - ms};
+		prev = me;
+		if (nb + 2 > BPE_MANY_MAX || !found) {
+			if ((e = bpe_count_many(r->h->bpe, r->w, batch, nb, &r->count)))
+				return diag_fail(r->d, e, "out of memory");
+			nb = 0;
+		}
+		if (!found)
+			return ERR_OK;
+	}
 }
 
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece
