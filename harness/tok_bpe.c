@@ -157,23 +157,9 @@ static int smap_get(const struct smap *m, const char *k, size_t n, uint32_t *val
 	return smap_get_h(m, k, n, (uint32_t)hash_bytes(k, n), val);
 }
 
-/* Sets key -> val (overwriting); `*off` (may be NULL) gets the key's arena
- * offset. */
-static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
-			   uint32_t val, uint32_t *off)
+/* Copies k[0..n) to the end of the arena; `*off` gets its offset. */
+static enum err smap_arena_add(struct smap *m, const char *k, size_t n, uint32_t *off)
 {
-	struct sslot *s;
-
-	if ((m->n + 1) * 2 > m->nslot &&
-	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
-		return ERR_NOMEM;
-	s = smap_slot(m, k, n, h);
-	if (s->off) {
-		s->val = val;
-		if (off)
-			*off = s->off;
-		return ERR_OK;
-	}
 	if (!m->alen)
 		m->alen = 1; /* offset 0 marks an empty slot */
 	if (n >= UINT32_MAX || m->alen + n >= UINT32_MAX)
@@ -191,10 +177,38 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 		m->acap = c;
 	}
 	memcpy(m->arena + m->alen, k, n);
-	*s = (struct sslot){head8(k, n), h, (uint32_t)n, (uint32_t)m->alen, val};
-	if (off)
-		*off = (uint32_t)m->alen;
+	*off = (uint32_t)m->alen;
 	m->alen += n;
+	return ERR_OK;
+}
+
+/* Sets key -> val (overwriting); `*off` (may be NULL) gets the key's arena
+ * offset. */
+static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
+			   uint32_t val, uint32_t *off)
+{
+	struct sslot *s;
+
+	if ((m->n + 1) * 2 > m->nslot &&
+	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
+		return ERR_NOMEM;
+	s = smap_slot(m, k, n, h);
+	if (s->off) {
+		s->val = val;
+		if (off)
+			*off = s->off;
+		return ERR_OK;
+	}
+	{
+		uint32_t o;
+		enum err e = smap_arena_add(m, k, n, &o);
+
+		if (e)
+			return e;
+		*s = (struct sslot){head8(k, n), h, (uint32_t)n, o, val};
+		if (off)
+			*off = o;
+	}
 	m->n++;
 	return ERR_OK;
 }
@@ -292,6 +306,17 @@ static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
 
 /* ---- the model -------------------------------------------------------- */
 
+#define PREFETCH_AHEAD 8
+
+struct ptok {
+	uint32_t off, len, hash, id;
+};
+
+struct pmerge {
+	uint32_t off, ll, rl, hl, hr, rank; /* l at marena + off, r right after */
+	uint32_t idl, idr, idn;
+};
+
 struct bpe {
 	struct bpe_opts o;
 	char *unk;             /* owned copy of o.unk */
@@ -306,6 +331,17 @@ struct bpe {
 	uint32_t *roff, *rlen; /* id -> unit string in vocab.arena; rlen UINT32_MAX = none */
 	size_t nr;             /* entries in roff/rlen */
 	uint32_t last_new;     /* id made by the previous merge, to guess the next */
+	/* Loading is batched so that the hash-table misses of consecutive
+	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
+	 * entries wait here, their bytes already in vocab.arena, until the
+	 * first merge or bpe_finish; merges (decoded l then r in marena) until
+	 * bpe_finish. */
+	struct ptok *ptok;
+	size_t nptok, ptok_cap;
+	struct pmerge *pm;
+	size_t npm, pm_cap;
+	char *marena;
+	size_t malen, macap;
 	unsigned char *scratch; /* decoding at load */
 	size_t scratch_cap;
 };
@@ -389,6 +425,9 @@ void bpe_free(struct bpe *b)
 	mmap_free(&b->merges);
 	mem_free(b->unk);
 	mem_free(b->scratch);
+	mem_free(b->ptok);
+	mem_free(b->pm);
+	mem_free(b->marena);
 	mem_free(b->roff);
 	mem_free(b->rlen);
 	mem_free(b);
@@ -468,12 +507,62 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 		memset(b->rlen + b->nr, 0xFF, (c - b->nr) * sizeof(*l));
 		b->nr = c;
 	}
-	e = smap_put_h(&b->vocab, u, len, (uint32_t)hash_bytes(u, len), id, &b->roff[id]);
-	if (!e)
-		b->rlen[id] = (uint32_t)len;
-	if (e)
-		return diag_fail(d, e, "cannot load the vocabulary: %s",
-				 e == ERR_NOMEM ? "out of memory" : "too large");
+	if (b->nptok == b->ptok_cap) {
+		size_t c = b->ptok_cap ? b->ptok_cap * 2 : 4096;
+		struct ptok *p = mem_realloc(b->ptok, c * sizeof(*p));
+
+		if (!p)
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		b->ptok = p;
+		b->ptok_cap = c;
+	}
+	{
+		struct ptok *p = &b->ptok[b->nptok];
+
+		e = smap_arena_add(&b->vocab, u, len, &p->off);
+		if (e)
+			return diag_fail(d, e, "cannot load the vocabulary: %s",
+					 e == ERR_NOMEM ? "out of memory" : "too large");
+		p->len = (uint32_t)len;
+		p->hash = (uint32_t)hash_bytes(u, len);
+		p->id = id;
+		b->nptok++;
+	}
+	return ERR_OK;
+}
+
+/* Inserts the waiting vocab entries in order (a later duplicate string
+ * takes the id, as smap_put_h does). */
+static enum err vocab_flush(struct bpe *b)
+{
+	struct smap *m = &b->vocab;
+	size_t i, need = (m->n + b->nptok + 1) * 2, ns = m->nslot ? m->nslot : 1024;
+
+	while (ns < need)
+		ns *= 2;
+	if (ns > m->nslot && smap_rehash(m, ns))
+		return ERR_NOMEM;
+	for (i = 0; i < b->nptok; i++) {
+		const struct ptok *p = &b->ptok[i];
+		const char *k = m->arena + p->off;
+		struct sslot *sl;
+
+		if (i + PREFETCH_AHEAD < b->nptok)
+			__builtin_prefetch(&m->slot[b->ptok[i + PREFETCH_AHEAD].hash & (m->nslot - 1)], 1);
+		sl = smap_slot(m, k, p->len, p->hash);
+		if (sl->off) {
+			sl->val = p->id;
+		} else {
+			*sl = (struct sslot){head8(k, p->len), p->hash, p->len, p->off, p->id};
+			m->n++;
+		}
+		b->roff[p->id] = p->off;
+		b->rlen[p->id] = p->len;
+	}
+	b->nptok = 0;
+	mem_free(b->ptok);
+	b->ptok = NULL;
+	b->ptok_cap = 0;
 	return ERR_OK;
 }
 
@@ -494,11 +583,6 @@ long bpe_token_id(const struct bpe *b, const char *tok, size_t n)
 	return smap_get(&b->vocab, tok, n, &id) ? (long)id : -1;
 }
 
-static enum err missing(struct diag *d, size_t rank, const char *s, size_t n)
-{
-	return diag_fail(d, ERR_INPUT, "merge %zu uses '%.*s', which is not in the vocabulary",
-			 rank, (int)(n > 200 ? 200 : n), s);
-}
 
 /* Vocab id of unit string u[0..n): tries `guess` first (merge results are
  * usually numbered in merge order), then the hash table. */
@@ -513,47 +597,150 @@ static int unit_id(const struct bpe *b, const char *u, size_t n, uint32_t guess,
 	return smap_get(&b->vocab, u, n, id);
 }
 
+static enum err marena_add(struct bpe *b, const char *k, size_t n)
+{
+	if (b->malen + n >= UINT32_MAX)
+		return ERR_LIMIT;
+	if (b->malen + n > b->macap) {
+		size_t c = b->macap ? b->macap * 2 : 65536;
+		char *a;
+
+		while (c < b->malen + n)
+			c *= 2;
+		a = mem_realloc(b->marena, c);
+		if (!a)
+			return ERR_NOMEM;
+		b->marena = a;
+		b->macap = c;
+	}
+	memcpy(b->marena + b->malen, k, n);
+	b->malen += n;
+	return ERR_OK;
+}
+
 enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
 		       size_t nr, struct diag *d)
 {
-	size_t rank = b->nmerges++, ul;
-	uint32_t idl, idr, idn = 0;
+	size_t rank = b->nmerges++, ul, ur;
 	const char *u;
-	char stack[512], *cat = stack;
-	enum err e = ERR_OK;
+	struct pmerge *p;
+	enum err e;
 
 	if (rank >= UINT32_MAX)
 		return diag_fail(d, ERR_LIMIT, "too many merges");
-	if (nl + nr > sizeof(stack) && !(cat = mem_alloc(nl + nr)))
+	if (b->nptok && vocab_flush(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	/* unit strings of l and r, back to back in cat: cat is then l+r */
-	u = unit_string(b, l, nl, &ul);
-	if (!u)
-		goto out; /* cannot occur in a byte-level pre-token */
-	memcpy(cat, u, ul);
-	if (!unit_id(b, cat, ul, UINT32_MAX, &idl)) {
-		e = missing(d, rank, l, nl);
-		goto out;
+	if (b->npm == b->pm_cap) {
+		size_t c = b->pm_cap ? b->pm_cap * 2 : 4096;
+
+		if (!(p = mem_realloc(b->pm, c * sizeof(*p))))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		b->pm = p;
+		b->pm_cap = c;
 	}
-	u = unit_string(b, r, nr, &nl);
-	if (!u)
-		goto out;
-	memcpy(cat + ul, u, nl);
-	if (!unit_id(b, cat + ul, nl, UINT32_MAX, &idr)) {
-		e = missing(d, rank, r, nr);
-		goto out;
+	p = &b->pm[b->npm];
+	p->off = (uint32_t)b->malen;
+	p->rank = (uint32_t)rank;
+	/* a part outside the byte-level table cannot occur in a pre-token: the
+	 * merge is left out (it keeps its rank) */
+	if (!(u = unit_string(b, l, nl, &ul)))
+		return ERR_OK;
+	p->ll = (uint32_t)ul;
+	p->hl = (uint32_t)hash_bytes(u, ul);
+	if ((e = marena_add(b, u, ul)))
+		goto fail;
+	if (!(u = unit_string(b, r, nr, &ur))) {
+		b->malen = p->off;
+		return ERR_OK;
 	}
-	if (!unit_id(b, cat, ul + nl, b->last_new + 1, &idn)) {
-		e = diag_fail(d, ERR_INPUT, "merge %zu makes a token that is not in the vocabulary",
-			      rank);
-		goto out;
+	p->rl = (uint32_t)ur;
+	p->hr = (uint32_t)hash_bytes(u, ur);
+	if ((e = marena_add(b, u, ur)))
+		goto fail;
+	b->npm++;
+	return ERR_OK;
+fail:
+	return diag_fail(d, e, e == ERR_NOMEM ? "out of memory" : "merges too large");
+}
+
+/* The unit string u[0..n) as written in tokenizer.json, for messages. */
+static void unit_raw(const struct bpe *b, const char *u, size_t n, char *out, size_t cap)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n && o + 3 < cap; i++) {
+		uint32_t cp = b->o.byte_level ? byte_to_cp[(unsigned char)u[i]] : (unsigned char)u[i];
+
+		if (cp < 0x80) {
+			out[o++] = (char)cp;
+		} else if (b->o.byte_level) {
+			out[o++] = (char)(0xC0 | cp >> 6);
+			out[o++] = (char)(0x80 | (cp & 0x3F));
+		} else {
+			out[o++] = (char)cp;
+		}
 	}
-	b->last_new = idn;
-	if (mmap_put(&b->merges, idl, idr, (uint32_t)rank, idn))
-		e = diag_fail(d, ERR_NOMEM, "out of memory");
-out:
-	if (cat != stack)
-		mem_free(cat);
+	out[o] = '\0';
+}
+
+static enum err missing(const struct bpe *b, struct diag *d, size_t rank, const char *u,
+			size_t n)
+{
+	char raw[256];
+
+	unit_raw(b, u, n, raw, sizeof(raw));
+	return diag_fail(d, ERR_INPUT, "merge %zu uses '%.200s', which is not in the vocabulary",
+			 rank, raw);
+}
+
+/* Resolves the waiting merges' ids (first pass) and fills the merge table
+ * (second pass), in merge order: the first bad merge is the one reported,
+ * and the last duplicate pair wins. */
+static enum err merge_flush(struct bpe *b, struct diag *d)
+{
+	const struct smap *v = &b->vocab;
+	size_t i, need = (b->merges.n + b->npm + 1) * 2, ns = b->merges.nslot ? b->merges.nslot : 4096;
+	enum err e = ERR_OK;
+
+	for (i = 0; i < b->npm; i++) {
+		struct pmerge *p = &b->pm[i];
+		const char *cat = b->marena + p->off;
+
+		if (i + PREFETCH_AHEAD < b->npm && v->nslot) {
+			const struct pmerge *q = &b->pm[i + PREFETCH_AHEAD];
+
+			__builtin_prefetch(&v->slot[q->hl & (v->nslot - 1)]);
+			__builtin_prefetch(&v->slot[q->hr & (v->nslot - 1)]);
+		}
+		if (!smap_get_h(v, cat, p->ll, p->hl, &p->idl))
+			return missing(b, d, p->rank, cat, p->ll);
+		if (!smap_get_h(v, cat + p->ll, p->rl, p->hr, &p->idr))
+			return missing(b, d, p->rank, cat + p->ll, p->rl);
+		if (!unit_id(b, cat, p->ll + p->rl, b->last_new + 1, &p->idn))
+			return diag_fail(d, ERR_INPUT,
+					 "merge %u makes a token that is not in the vocabulary",
+					 p->rank);
+		b->last_new = p->idn;
+	}
+	while (ns < need)
+		ns *= 2;
+	if (ns > b->merges.nslot && mmap_rehash(&b->merges, ns))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (i = 0; !e && i < b->npm; i++) {
+		const struct pmerge *p = &b->pm[i];
+
+		if (i + PREFETCH_AHEAD < b->npm)
+			mmap_prefetch(&b->merges, b->pm[i + PREFETCH_AHEAD].idl,
+				      b->pm[i + PREFETCH_AHEAD].idr);
+		if (mmap_put(&b->merges, p->idl, p->idr, p->rank, p->idn))
+			e = diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	b->npm = 0;
+	mem_free(b->pm);
+	mem_free(b->marena);
+	b->pm = NULL;
+	b->marena = NULL;
+	b->pm_cap = b->malen = b->macap = 0;
 	return e;
 }
 
@@ -561,7 +748,12 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
 	uint32_t id;
 	int i;
+	enum err e;
 
+	if (b->nptok && vocab_flush(b))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if (b->npm && (e = merge_flush(b, d)))
+		return e;
 	b->o.byte_fallback = o->byte_fallback;
 	b->o.fuse_unk = o->fuse_unk;
 	b->o.ignore_merges = o->ignore_merges;

@@ -110,10 +110,38 @@ static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
 	return uni_decode(s + i, n - i, cp);
 }
 
+/* Number of leading ASCII letters in the 8 bytes v (little-endian), by
+ * SWAR: after folding case (| 0x20), a byte is a letter iff it lies in
+ * 'a'..'z' and its high bit was clear; no carries cross bytes since every
+ * folded byte without the high bit is < 0x80. */
+static inline unsigned ascii_letters8(uint64_t v)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t x = (v | ones * 0x20) & ~high;
+	uint64_t ge_a = (x + ones * (0x80 - 'a')) & high;
+	uint64_t le_z = ~(x + ones * (0x80 - 'z' - 1)) & high;
+	uint64_t bad = ~(ge_a & le_z & ~v) & high;
+
+	return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+}
+
 /* End of the run of code points whose bits meet `mask`, from s[i]. */
 static size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
 		  uint8_t mask)
 {
+	/* the ASCII members of \p{L} and \p{M} are the letters A-Z a-z */
+	if (mask == (C_L | C_M)) {
+		while (i + 8 <= n) {
+			uint64_t v;
+			unsigned k;
+
+			memcpy(&v, s + i, 8);
+			k = ascii_letters8(v);
+			i += k;
+			if (k < 8)
+				break;
+		}
+	}
 	while (i < n) {
 		uint32_t cp;
 		size_t k;
