@@ -1186,32 +1186,6 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 	return count_h(b, w, piece, n, n > 8 ? (uint32_t)hash_bytes(piece, n) : 0, count);
 }
 
-enum err bpe_count_many(const struct bpe *b, struct bpe_work *w,
-			const struct bpe_piece *p, size_t n, size_t *count)
-{
-	uint32_t h[BPE_MANY_MAX];
-	size_t i;
-	enum err e;
-
-	/* first touch every slot the lookups will read, so that their cache
-	 * misses overlap instead of following one another */
-	for (i = 0; i < n; i++) {
-		uint64_t head;
-
-		h[i] = 0;
-		if (p[i].n <= 8)
-			__builtin_prefetch(l0_slot(w, p[i].s, p[i].n, &head));
-		else if (w->cache.nslot) {
-			h[i] = (uint32_t)hash_bytes(p[i].s, p[i].n);
-			__builtin_prefetch(&w->cache.slot[h[i] & (w->cache.nslot - 1)]);
-		}
-	}
-	for (i = 0; i < n; i++)
-		if ((e = count_h(b, w, p[i].s, p[i].n, h[i], count)))
-			return e;
-	return ERR_OK;
-}
-
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 		    size_t n, uint32_t **ids, size_t *nids, size_t *cap)
 {

@@ -82,15 +82,6 @@ void bpe_work_free(struct bpe_work *w);
  * filling the work's cache. */
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count);
-/* The same for pieces p[0..n) (n <= BPE_MANY_MAX) in order, faster: their
- * cache lookups overlap. */
-#define BPE_MANY_MAX 32
-struct bpe_piece {
-	const char *s; /* borrowed */
-	size_t n;
-};
-enum err bpe_count_many(const struct bpe *b, struct bpe_work *w,
-			const struct bpe_piece *p, size_t n, size_t *count);
 /* Appends the token ids of pre-token `piece` (grown as in tok_encode). */
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 		    size_t n, uint32_t **ids, size_t *nids, size_t *cap);

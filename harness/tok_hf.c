@@ -445,43 +445,33 @@ static int feeds_model(const struct tok_hf *h, size_t k)
 }
 
 /* An Isolated Split with a hand-written scanner whose pieces go straight to
- * the model: every match and every gap is a piece (invert changes nothing).
- * Counting hands the model BPE_MANY_MAX pieces at a time. */
+ * the model: every match and every gap is a piece (invert changes nothing). */
 static enum err scan_to_model(struct run *r, const struct pre *p, const char *s,
 			      size_t n)
 {
-	struct bpe_piece batch[BPE_MANY_MAX];
-	size_t prev = 0, ms, me, nb = 0;
+	const struct bpe *b = r->h->bpe;
+	size_t prev = 0, ms, me;
 	enum err e;
 
-	if (!r->count_only) {
+	if (r->count_only) { /* the hot loop of `needle count`: no detour via model() */
 		while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
-			if (prev != ms && (e = model(r, s + prev, ms - prev)))
-				return e;
-			if ((e = model(r, s + ms, me - ms)))
-				return e;
+			if ((prev != ms && (e = bpe_count(b, r->w, s + prev, ms - prev, &r->count))) ||
+			    (e = bpe_count(b, r->w, s + ms, me - ms, &r->count)))
+				return diag_fail(r->d, e, "out of memory");
 			prev = me;
 		}
-		return prev != n ? model(r, s + prev, n - prev) : ERR_OK;
+		if (prev != n && (e = bpe_count(b, r->w, s + prev, n - prev, &r->count)))
+			return diag_fail(r->d, e, "out of memory");
+		return ERR_OK;
 	}
-	for (;;) {
-		int found = scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me);
-
-		if (!found)
-			ms = me = n;
-		if (prev != ms)
-			batch[nb++] = (struct bpe_piece){s + prev, ms - prev};
-		if (me != ms)
-			batch[nb++] = (struct bpe_piece){s + ms, me - ms};
+	while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
+		if (prev != ms && (e = model(r, s + prev, ms - prev)))
+			return e;
+		if ((e = model(r, s + ms, me - ms)))
+			return e;
 		prev = me;
-		if (nb + 2 > BPE_MANY_MAX || !found) {
-			if ((e = bpe_count_many(r->h->bpe, r->w, batch, nb, &r->count)))
-				return diag_fail(r->d, e, "out of memory");
-			nb = 0;
-		}
-		if (!found)
-			return ERR_OK;
 	}
+	return prev != n ? model(r, s + prev, n - prev) : ERR_OK;
 }
 
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece

@@ -126,7 +126,7 @@ static inline unsigned ascii_letters8(uint64_t v)
 }
 
 /* End of the run of code points whose bits meet `mask`, from s[i]. */
-static size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
+static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
 		  uint8_t mask)
 {
 	/* the ASCII members of \p{L} and \p{M} are the letters A-Z a-z */
@@ -285,11 +285,30 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 	}
 }
 
+/* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
+static inline size_t utf8_len(unsigned char c)
+{
+	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me)
 {
 	size_t i = at;
 
+	if (kind == SCAN_DS_MAIN) {
+		/* nearly every position starts a match: no skipping, no decoding */
+		for (; i < n; i += utf8_len((unsigned char)s[i])) {
+			size_t e = ds_main_at(t, s, n, i);
+
+			if (e) {
+				*ms = i;
+				*me = e;
+				return 1;
+			}
+		}
+		return 0;
+	}
 	while (i < n) {
 		uint32_t cp;
 		size_t k, e = 0, j;
