@@ -29,7 +29,7 @@ UNITSRC  := $(wildcard tests/unit/test_*.c)
 UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPSTAMP := $(BUILD)/.deps-system
 
-.PHONY: all test bench install clean deps deps-test asan demo
+.PHONY: all test bench install clean deps deps-test asan demo fuzz
 all: $(BUILD)/needle
 
 # The set-up step: installs Debian packages (as root) or says what to run.
@@ -68,8 +68,19 @@ test: all $(UNITBIN) deps-test asan
 
 asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT="-O1 -g" \
-		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		SAN="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		$(BUILD)/asan/needle $(UNITBIN:$(BUILD)/%=$(BUILD)/asan/%)
+
+# libFuzzer runs of tests/fuzz/fuzz_*.c, FUZZ_SECONDS each, with a clang
+# ASan/UBSan build of the library in $(BUILD)/fuzz (`make test` replays the
+# same targets with gcc through tests/cli/fuzz.sh).
+FUZZ_SECONDS ?= 60
+fuzz:
+	sh tests/setup.sh fuzz
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang CXX=clang++ OPT="-O1 -g" \
+		SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		$(BUILD)/fuzz/libneedle.a
+	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 
 bench: all deps-test
 	sh tests/bench/run.sh $(BUILD)

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "image.h"
 #include "mem.h"
+#include "prng.h"
 
 #define TEXT_MAX ((size_t)1 << 20) /* any one prompt or JSON text */
 #define CODES_MAX 32
@@ -16,31 +17,16 @@
  * builders return NULL; checking once at the end keeps builders readable),
  * and the unique values handed out so far. */
 struct gen {
-	uint64_t st;
+	struct prng rng;
 	int nomem;
 	int ncodes;
 	char codes[CODES_MAX][16];
 };
 
-/* splitmix64 (Steele, Lea, Flood 2014): portable and fully specified. */
-static uint64_t next(struct gen *g)
-{
-	uint64_t z = (g->st += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in 0..n-1 (n >= 1), by rejection: no modulo bias. */
+/* Uniform in 0..n-1 (n >= 1): prng_below is unbiased. */
 static int below(struct gen *g, int n)
 {
-	uint64_t bound = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % bound, r;
-
-	do
-		r = next(g);
-	while (r >= limit);
-	return (int)(r % bound);
+	return (int)prng_below(&g->rng, (uint64_t)n);
 }
 
 /* Each kind (and each JSON task) draws from its own stream, so adding a case
@@ -48,8 +34,7 @@ static int below(struct gen *g, int n)
 static void gen_init(struct gen *g, uint64_t seed, uint64_t stream)
 {
 	memset(g, 0, sizeof(*g));
-	g->st = seed ^ (stream * 0xd1b54a32d192ed03ULL);
-	(void)next(g);
+	prng_init(&g->rng, seed, stream);
 }
 
 /* `k` different indices below `n` (k <= n <= 64) into `out`. */

@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "mem.h"
+#include "prng.h"
 
 /* Geometry runs on a grid of 1/8 pixel: supersamples sit at odd coordinates
  * (1/8, 3/8, 5/8, 7/8 of each pixel) and polygon vertices are rounded to even
@@ -90,6 +91,16 @@ static const struct glyph {
 	{'Z', {"#####", "....#", "...#.", "..#..", ".#...", "#....", "#####"}},
 	{'-', {".....", ".....", ".....", "#####", ".....", ".....", "....."}},
 	{' ', {".....", ".....", ".....", ".....", ".....", ".....", "....."}},
+	/* chart-only glyphs (image_text); labels keep to the set above */
+	{'%', {"##...", "##..#", "...#.", "..#..", ".#...", "#..##", "...##"}},
+	{'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
+	{'/', {".....", "....#", "...#.", "..#..", ".#...", "#....", "....."}},
+	{':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
+	{'=', {".....", ".....", "#####", ".....", "#####", ".....", "....."}},
+	{'(', {"...#.", "..#..", ".#...", ".#...", ".#...", "..#..", "...#."}},
+	{')', {".#...", "..#..", "...#.", "...#.", "...#.", "..#..", ".#..."}},
+	{'>', {".#...", "..#..", "...#.", "....#", "...#.", "..#..", ".#..."}},
+	{'<', {"...#.", "..#..", ".#...", "#....", ".#...", "..#..", "...#."}},
 };
 
 const char *image_shape_name(enum image_shape s)
@@ -145,6 +156,14 @@ static const struct glyph *glyph_of(char c)
 	return NULL;
 }
 
+/* Labels keep to letters, digits, '-' and space (the chart-only glyphs are
+ * for image_text). */
+static int label_char(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	       (c >= 'a' && c <= 'z') || c == '-' || c == ' ';
+}
+
 static enum err check_label(const char *label, size_t n, struct diag *d)
 {
 	size_t i;
@@ -154,7 +173,7 @@ static enum err check_label(const char *label, size_t n, struct diag *d)
 				 "label '%.*s' is longer than %d characters",
 				 (int)n, label, IMAGE_LABEL_MAX);
 	for (i = 0; i < n; i++)
-		if (!glyph_of(label[i]))
+		if (!glyph_of(label[i]) || !label_char(label[i]))
 			return diag_fail(d, ERR_INPUT,
 					 "label '%.*s' has a character the font lacks "
 					 "(use A-Z, 0-9, '-' and space)",
@@ -261,42 +280,22 @@ enum err image_parse_objects(const char *list, struct image_object *out,
 	}
 }
 
-/* splitmix64 (Steele, Lea, Flood 2014): the documented, portable generator. */
-static uint64_t mix_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Fisher-Yates over 0..n-1, drawing with rejection so there is no modulo bias. */
-static void shuffle(uint64_t *state, int *v, int n)
+/* 0..n-1 in an order drawn by `p`. */
+static void shuffle(struct prng *p, int *v, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
 		v[i] = i;
-	for (i = n - 1; i > 0; i--) {
-		uint64_t bound = (uint64_t)i + 1, limit = UINT64_MAX - UINT64_MAX % bound, r;
-		int j, t;
-
-		do
-			r = mix_next(state);
-		while (r >= limit);
-		j = (int)(r % bound);
-		t = v[i];
-		v[i] = v[j];
-		v[j] = t;
-	}
+	prng_shuffle_int(p, v, (size_t)n);
 }
 
 void image_pick(uint64_t seed, int count, int numbers, struct image_object *out)
 {
-	uint64_t st = seed ^ 0x696d616765ULL; /* "image": a stream of its own */
+	struct prng st;
 	int shapes[IMAGE_NSHAPES], colours[IMAGE_NCOLOURS], labels[90], i;
 
+	prng_init(&st, seed, UINT64_C(0x696d616765)); /* "image": its own stream */
 	shuffle(&st, shapes, IMAGE_NSHAPES);
 	shuffle(&st, colours, IMAGE_NCOLOURS);
 	shuffle(&st, labels, 90);
@@ -503,7 +502,8 @@ static void png_on_write(png_structp png, png_bytep data, size_t len)
 
 	if (e) {
 		c->code = e;
-		png_error(png, "cannot grow the output buffer");
+		png_error(png, e == ERR_NOMEM ? "out of memory"
+					      : "output larger than its cap");
 	}
 }
 
@@ -512,9 +512,9 @@ static void png_on_flush(png_structp png)
 	(void)png;
 }
 
-/* Encodes `size` x `size` RGB pixels. Locals that live across setjmp are
+/* Encodes `w` x `h` RGB pixels. Locals that live across setjmp are
  * volatile or untouched after it (C11 7.13.2.1). */
-static enum err encode(const unsigned char *px, int size, struct buf *out,
+static enum err encode(const unsigned char *px, int w, int h, struct buf *out,
 		       struct diag *d)
 {
 	struct png_ctx ctx = {out, ERR_OK, ""};
@@ -526,11 +526,11 @@ static enum err encode(const unsigned char *px, int size, struct buf *out,
 	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error,
 				      png_on_warning);
 	if (!png)
-		return diag_fail(d, ERR_NOMEM, "cannot start the png writer");
+		return diag_fail(d, ERR_NOMEM, "cannot start the png writer: out of memory");
 	info = png_create_info_struct(png);
 	if (!info) {
 		png_destroy_write_struct(&png, NULL);
-		return diag_fail(d, ERR_NOMEM, "cannot start the png writer");
+		return diag_fail(d, ERR_NOMEM, "cannot start the png writer: out of memory");
 	}
 	if (setjmp(png_jmpbuf(png))) {
 		png_destroy_write_struct(&png, &info);
@@ -541,12 +541,12 @@ static enum err encode(const unsigned char *px, int size, struct buf *out,
 	}
 	png_set_write_fn(png, &ctx, png_on_write, png_on_flush);
 	png_set_compression_level(png, 9);
-	png_set_IHDR(png, info, (png_uint_32)size, (png_uint_32)size, 8,
+	png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
 		     PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_write_info(png, info);
-	for (y = 0; y < size; y++)
-		png_write_row(png, px + (size_t)y * (size_t)size * 3);
+	for (y = 0; y < h; y++)
+		png_write_row(png, px + (size_t)y * (size_t)w * 3);
 	png_write_end(png, info);
 	png_destroy_write_struct(&png, &info);
 	return ERR_OK;
@@ -573,13 +573,13 @@ enum err image_png(const struct image_object *o, int size, struct buf *png,
 	n = (size_t)size * (size_t)size;
 	px = mem_alloc(n * 3);
 	if (!px)
-		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d image", size, size);
+		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d image: out of memory", size, size);
 	for (i = 0; i < n; i++)
 		memcpy(px + i * 3, background, 3);
 	paint_shape(px, size, o);
 	if (o->label[0])
 		paint_label(px, size, o->label);
-	e = encode(px, size, png, d);
+	e = encode(px, size, size, png, d);
 	mem_free(px);
 	return e;
 }
@@ -599,7 +599,8 @@ enum err image_data_url(const void *png, size_t len, struct buf *out,
 		e = buf_reserve(out, b64 + 1);
 	if (e) {
 		buf_truncate(out, start);
-		return diag_fail(d, e, "cannot build an image data url");
+		return diag_fail(d, e, "cannot build an image data url: %s",
+				 e == ERR_NOMEM ? "out of memory" : "too large");
 	}
 	/* EVP_EncodeBlock writes 4*ceil(len/3) characters and a NUL, no newlines. */
 	n = EVP_EncodeBlock((unsigned char *)out->data + out->len, png, (int)len);
@@ -641,4 +642,81 @@ cJSON *image_object_json(const struct image_object *o, int size)
 		return NULL;
 	}
 	return j;
+}
+
+/* ---- canvas: charts drawn with the same font and PNG writer ---- */
+
+enum err image_canvas_new(int w, int h, const unsigned char bg[3],
+			  struct image_canvas **out, struct diag *d)
+{
+	struct image_canvas *c;
+	size_t i, n;
+
+	*out = NULL;
+	if (w < 1 || h < 1 || w > IMAGE_CANVAS_MAX || h > IMAGE_CANVAS_MAX)
+		return diag_fail(d, ERR_LIMIT, "chart of %dx%d pixels is outside 1..%d",
+				 w, h, IMAGE_CANVAS_MAX);
+	n = (size_t)w * (size_t)h;
+	c = mem_alloc(sizeof(*c));
+	if (!c || !(c->px = mem_alloc(n * 3))) {
+		mem_free(c);
+		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d chart", w, h);
+	}
+	c->w = w;
+	c->h = h;
+	for (i = 0; i < n; i++)
+		memcpy(c->px + i * 3, bg, 3);
+	*out = c;
+	return ERR_OK;
+}
+
+void image_canvas_free(struct image_canvas *c)
+{
+	if (!c)
+		return;
+	mem_free(c->px);
+	mem_free(c);
+}
+
+void image_fill_rect(struct image_canvas *c, int x, int y, int w, int h,
+		     const unsigned char rgb[3])
+{
+	int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
+	int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
+	int i, j;
+
+	for (j = y0; j < y1; j++)
+		for (i = x0; i < x1; i++)
+			memcpy(c->px + ((size_t)j * (size_t)c->w + (size_t)i) * 3, rgb, 3);
+}
+
+int image_text_width(const char *text, int scale)
+{
+	size_t n = strlen(text);
+
+	return n ? (int)(6 * n - 1) * scale : 0;
+}
+
+int image_text(struct image_canvas *c, int x, int y, int scale,
+	       const char *text, const unsigned char rgb[3])
+{
+	int i, row, col;
+
+	for (i = 0; text[i]; i++) {
+		const struct glyph *gl = glyph_of(text[i]);
+		if (!gl)
+			gl = glyph_of('-'); /* a visible stand-in, never a gap */
+		for (row = 0; row < 7; row++)
+			for (col = 0; col < 5; col++)
+				if (gl->rows[row][col] == '#')
+					image_fill_rect(c, x + (6 * i + col) * scale,
+							y + row * scale, scale, scale, rgb);
+	}
+	return image_text_width(text, scale);
+}
+
+enum err image_canvas_png(const struct image_canvas *c, struct buf *png,
+			  struct diag *d)
+{
+	return encode(c->px, c->w, c->h, png, d);
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,28 @@ enum err cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 		return diag_fail(d, ERR_USAGE, "unexpected argument '%s'",
 				 args[cmd->max_args]);
 	return ERR_OK;
+}
+
+int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
+	      const char **args, int *nargs, struct diag *d)
+{
+	struct buf help;
+	int outcome = CLI_RUN;
+	enum err e;
+
+	*nargs = 0;
+	if (argc > CLI_ARGS_MAX) {
+		diag_fail(d, ERR_USAGE, "too many arguments");
+		return -1;
+	}
+	buf_init(&help, 1 << 16);
+	e = cli_parse(cmd, argc, argv, args, nargs, &outcome, &help, d);
+	if (e && outcome == CLI_HELP_SHOWN)
+		diag_fail(d, e, "cannot render the help: out of memory");
+	else if (!e && outcome == CLI_HELP_SHOWN)
+		fputs(help.data, stdout);
+	buf_release(&help);
+	return e ? -1 : outcome;
 }
 
 enum err cli_help(const struct cli_cmd *cmd, struct buf *out)

@@ -55,6 +55,17 @@ enum err cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 		   const char **args, int *nargs, int *outcome, struct buf *help,
 		   struct diag *d);
 
+/* Positional arguments plus options a subcommand accepts (cli_start). */
+#define CLI_ARGS_MAX 64
+
+/* The start every subcommand shares: refuses more than CLI_ARGS_MAX
+ * arguments, runs cli_parse into `args` (room for CLI_ARGS_MAX, borrowed
+ * from argv) and prints the help to stdout for --help. Returns CLI_RUN (go on:
+ * validate and run), CLI_HELP_SHOWN (exit 0), or -1 with the usage error (or
+ * ERR_NOMEM) in `d`. For the CLI layer only. */
+int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
+	      const char **args, int *nargs, struct diag *d);
+
 /* Renders the full help text of `cmd` into `out`. */
 enum err cli_help(const struct cli_cmd *cmd, struct buf *out);
 

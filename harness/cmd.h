@@ -10,6 +10,8 @@
 int cmd_count(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* The 'gen' subcommands, dispatched by cmd_gen. */
 int cmd_gen_haystack(int argc, char **argv);

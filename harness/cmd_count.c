@@ -221,19 +221,14 @@ int cmd_count(int argc, char **argv)
 		"Count tokens exactly as the server's tokenizer does, with no special tokens\n"
 		"added. Reads FILE, or standard input for '-' or no FILE.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1};
-	const char *args[1 + 64];
+	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, st;
-	struct buf help;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
-	if (argc > 64) {
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	} else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d)) {
-		if (outcome == CLI_HELP_SHOWN) {
-			fputs(help.data, stdout);
-		} else if (!o.tokenizer && !o.print_prompt) {
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (outcome == CLI_RUN) {
+		if (!o.tokenizer && !o.print_prompt) {
 			diag_fail(&d, ERR_USAGE, "option '--tokenizer' is required");
 		} else if (o.messages && !o.template_name) {
 			diag_fail(&d, ERR_USAGE, "option '--messages' needs '--template'");
@@ -243,7 +238,6 @@ int cmd_count(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "option '--print-prompt' needs '--messages'");
 		}
 	}
-	buf_release(&help);
 	if (d.code)
 		return cli_report("count", &d);
 	if (outcome == CLI_HELP_SHOWN)

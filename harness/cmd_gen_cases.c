@@ -89,11 +89,11 @@ static enum err run(const struct cases_opts *o, unsigned kinds, struct diag *d)
 			     "Regenerate with: needle gen cases --seed %ld --kind %s%s%s --out %s",
 			     o->seed, o->kind, o->seed, o->kind, o->suite ? " --suite " : "",
 			     o->suite ? o->suite : "", o->out))
-		e = diag_fail(d, ERR_NOMEM, "cannot build the suite description");
+		e = diag_fail(d, ERR_NOMEM, "cannot build the suite description: out of memory");
 	if (!e)
 		e = cases_suite((uint64_t)o->seed, kinds, name, desc.data, &suite, d);
 	if (!e && !(text = cJSON_Print(suite)))
-		e = diag_fail(d, ERR_NOMEM, "cannot print the suite");
+		e = diag_fail(d, ERR_NOMEM, "cannot print the suite: out of memory");
 	if (!e) {
 		size_t n = strlen(text);
 
@@ -125,20 +125,15 @@ int cmd_gen_cases(int argc, char **argv)
 		"tasks, tool calls, multi-turn memory (English and Chinese) and image order.\n"
 		"The same seed and kind give the same bytes.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
-	const char *args[1 + 64];
-	int nargs, outcome = CLI_RUN;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
 	unsigned kinds = 0;
-	struct buf help;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
-	if (argc > 64) {
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	} else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d)) {
-		if (outcome == CLI_HELP_SHOWN)
-			fputs(help.data, stdout);
-		else if (o.seed == LONG_MIN)
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (outcome == CLI_RUN) {
+		if (o.seed == LONG_MIN)
 			diag_fail(&d, ERR_USAGE, "option '--seed' is required");
 		else if (o.seed < 0)
 			diag_fail(&d, ERR_USAGE,
@@ -150,7 +145,6 @@ int cmd_gen_cases(int argc, char **argv)
 		else
 			cases_parse_kinds(o.kind, &kinds, &d);
 	}
-	buf_release(&help);
 	if (d.code)
 		return cli_report("gen cases", &d);
 	if (outcome == CLI_HELP_SHOWN)

@@ -307,21 +307,14 @@ int cmd_gen_haystack(int argc, char **argv)
 		"DIR/document.txt and DIR/manifest.json (seed, options, hashes, needles with\n"
 		"char and token offsets, expected answer).",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
-	const char *args[64];
-	int nargs = 0, outcome = CLI_RUN;
-	struct buf help;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
-	if (argc >= 64)
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d) &&
-		 outcome == CLI_HELP_SHOWN)
-		fputs(help.data, stdout);
-	else if (!d.code)
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (outcome == CLI_RUN)
 		check(&g, &o, &d);
-	buf_release(&help);
 	if (d.code)
 		return cli_report("gen haystack", &d);
 	if (outcome == CLI_HELP_SHOWN)

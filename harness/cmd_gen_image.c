@@ -63,7 +63,7 @@ static enum err write_one(const struct image_opts *o,
 	    !cJSON_AddStringToObject(entry, "sha256", sha) ||
 	    !cJSON_AddItemToArray(images, entry)) {
 		cJSON_Delete(entry);
-		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest");
+		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest: out of memory");
 	}
 out:
 	buf_release(&png);
@@ -81,7 +81,7 @@ static enum err run(const struct image_opts *o, struct diag *d)
 
 	if (!man || !images) {
 		cJSON_Delete(images);
-		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest");
+		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest: out of memory");
 		goto out;
 	}
 	if (o->objects)
@@ -106,7 +106,7 @@ static enum err run(const struct image_opts *o, struct diag *d)
 		goto out;
 	text = cJSON_Print(man);
 	if (!text) {
-		e = diag_fail(d, ERR_NOMEM, "cannot print the image manifest");
+		e = diag_fail(d, ERR_NOMEM, "cannot print the image manifest: out of memory");
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/manifest.json", o->out);
@@ -161,28 +161,20 @@ int cmd_gen_image(int argc, char **argv)
 		"with a label in a built-in bitmap font, and a manifest of what each shows.\n"
 		"The same options give the same bytes.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
-	const char *args[1 + 64];
-	int nargs, outcome = CLI_RUN;
-	struct buf help;
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
 	struct diag d;
 
 	diag_init(&d);
-	buf_init(&help, 1 << 16);
-	if (argc > 64) {
-		diag_fail(&d, ERR_USAGE, "too many arguments");
-	} else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d)) {
-		if (outcome == CLI_HELP_SHOWN) {
-			fputs(help.data, stdout);
-		} else {
-			int count_given = o.count != LONG_MIN;
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (outcome == CLI_RUN) {
+		int count_given = o.count != LONG_MIN;
 
-			o.have_seed = o.seed != LONG_MIN;
-			if (!count_given)
-				o.count = 2;
-			validate(&o, count_given, &d);
-		}
+		o.have_seed = o.seed != LONG_MIN;
+		if (!count_given)
+			o.count = 2;
+		validate(&o, count_given, &d);
 	}
-	buf_release(&help);
 	if (d.code)
 		return cli_report("gen image", &d);
 	if (outcome == CLI_HELP_SHOWN)

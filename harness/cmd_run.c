@@ -29,6 +29,7 @@
 #include "http.h"
 #include "io.h"
 #include "mem.h"
+#include "report.h"
 #include "req.h"
 #include "results.h"
 #include "stream.h"
@@ -1389,6 +1390,19 @@ static void summary(const struct runner *r, const char *dir, int status)
 	fprintf(stderr, " in %.1f s; results in %s; exit %d\n", el, dir, status);
 }
 
+/* DESIGN.md §7: summary.json, summary.md and recall.png are written at the
+ * end of every run (report.h). Failing to write them is a warning: the
+ * journal is intact and the run's status stands. */
+static void write_report(const char *dir)
+{
+	struct diag rd;
+
+	diag_init(&rd);
+	if (report_write(dir, NULL, &rd))
+		fprintf(stderr, "warning: %s (results are intact; retry with 'needle report %s')\n",
+			rd.msg, dir);
+}
+
 static int exit_status(const struct runner *r)
 {
 	if (r->n.done && r->n.refused == r->n.done)
@@ -1459,6 +1473,8 @@ static int run(const struct run_opts *o, const char *suite_path, struct diag *d)
 	if (!e)
 		e = results_write_manifest(r.res, r.manifest, d);
 	status = e ? err_exit_status(e) : exit_status(&r);
+	if (!e)
+		write_report(dir);
 	summary(&r, dir, status);
 out:
 	if (e && r.tty)

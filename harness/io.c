@@ -91,7 +91,8 @@ enum err io_write_file(const char *path, const void *data, size_t len,
 	e = buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
 	if (e) {
 		buf_release(&tmp);
-		return diag_fail(d, e, "cannot write '%s': path too long", path);
+		return diag_fail(d, e, "cannot write '%s': %s", path,
+				 e == ERR_NOMEM ? "out of memory" : "path too long");
 	}
 	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {

@@ -22,6 +22,8 @@ static const struct command commands[] = {
 	{"count", cmd_count, "count tokens exactly as the server does"},
 	{"gen", cmd_gen, "generate needle documents, images and cases"},
 	{"run", cmd_run, "run a suite against an OpenAI-compatible endpoint"},
+	{"report", cmd_report, "summarise a run folder (Markdown, JSON, CSV, heatmap)"},
+	{"diff", cmd_diff, "compare two runs like for like; gates set the exit status"},
 };
 
 static void usage(FILE *out)

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,17 +55,30 @@ int results_has(const struct results *r, const char *key)
 }
 
 /* The key of a record, or 0 when it is not a record needle wrote. */
+/* Whether `v` is an integer in the range suite seeds take (|x| < 2^53), which
+ * converts to long exactly; converting a larger one would be undefined (found
+ * by tests/fuzz/fuzz_results). */
+static int as_long(const cJSON *v, long *out)
+{
+	double x = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+
+	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
+		return 0;
+	*out = (long)x;
+	return 1;
+}
+
 static int record_key(const cJSON *rec, char *out, size_t cap)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
 	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(rec, "repeat");
 	const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rec, "seed");
+	long r, sd = 0;
 
-	if (!cJSON_IsString(id) || !cJSON_IsNumber(rep) ||
-	    !(cJSON_IsNumber(seed) || cJSON_IsNull(seed)))
+	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
+	    !(cJSON_IsNull(seed) || as_long(seed, &sd)))
 		return 0;
-	results_key(id->valuestring, (long)rep->valuedouble, cJSON_IsNumber(seed),
-		    cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0, out, cap);
+	results_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
 	return 1;
 }
 
@@ -370,5 +384,68 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 	if (!e && !(*out = cJSON_ParseWithLength(b.data, b.len)))
 		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);
 	buf_release(&b);
+	return e;
+}
+
+/* Why `rec` (NULL when the line is not JSON) is not a record; NULL if it is. */
+static const char *record_problem(const cJSON *rec)
+{
+	char key[1024];
+
+	if (!rec)
+		return "not JSON";
+	if (!cJSON_IsObject(rec))
+		return "not a JSON object";
+	if (!record_key(rec, key, sizeof(key)))
+		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rec, "verdict")))
+		return "no \"verdict\" string";
+	return NULL;
+}
+
+enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
+			  struct diag *d)
+{
+	char path[PATHBUF];
+	struct buf b;
+	size_t pos = 0, line = 0;
+	cJSON *arr = NULL;
+	enum err e;
+
+	*out = NULL;
+	*torn_bytes = 0;
+	if ((e = join_path(path, dir, "results.jsonl", d)))
+		return e;
+	buf_init(&b, BUF_MAX_DEFAULT);
+	e = io_read_file(path, &b, d);
+	if (!e && !(arr = cJSON_CreateArray()))
+		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	while (!e && pos < b.len) {
+		char *nl = memchr(b.data + pos, '\n', b.len - pos);
+		size_t end = nl ? (size_t)(nl - b.data) : b.len;
+		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
+		const char *why = nl ? record_problem(rec) : "no newline";
+
+		line++;
+		if (why && end + 1 >= b.len) { /* torn last line: as --resume */
+			*torn_bytes = b.len - pos;
+			cJSON_Delete(rec);
+			break;
+		}
+		if (why) {
+			cJSON_Delete(rec);
+			e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s",
+				      path, line, why);
+		} else if (!cJSON_AddItemToArray(arr, rec)) {
+			cJSON_Delete(rec);
+			e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+		}
+		pos = end + 1;
+	}
+	buf_release(&b);
+	if (e)
+		cJSON_Delete(arr);
+	else
+		*out = arr;
 	return e;
 }

@@ -89,4 +89,15 @@ size_t results_fix_utf8(char *s);
  * caller owns *out. */
 enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
 
+/*
+ * Reads RUN_DIR/results.jsonl into *out, a new cJSON array of the records in
+ * file order, owned by the caller. Read-only: a torn last line (no newline, or
+ * not a record, as --resume sees it) is skipped, not cut, and its size is put
+ * in *torn_bytes. Any other line that is not JSON, or not an object with
+ * "case", "repeat", "seed" and a "verdict" string, is ERR_INPUT naming the
+ * file, line and reason. ERR_IO when the file cannot be read.
+ */
+enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
+			  struct diag *d);
+
 #endif

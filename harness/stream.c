@@ -199,9 +199,9 @@ static long long opt_count(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9e15 ||
 	    v->valuedouble != floor(v->valuedouble))
-		return -1;
+		return -1; /* 9e15: as count(); the cast of a larger double is UB */
 	return (long long)v->valuedouble;
 }
 
@@ -316,6 +316,12 @@ static int tool_deltas(struct stream *s, const cJSON *arr, size_t at)
 	}
 	cJSON_ArrayForEach(c, arr) {
 		ix = cJSON_GetObjectItemCaseSensitive(c, "index");
+		if (cJSON_IsNumber(ix) && !(fabs(ix->valuedouble) <= 2147483647.0)) {
+			/* converting it to long would be undefined */
+			malformed(s, "chunk at byte %zu: tool call index %g out of range",
+				  at, ix->valuedouble);
+			ix = NULL;
+		}
 		t = tool_at(s, cJSON_IsNumber(ix) ? (long)ix->valuedouble : pos);
 		pos++;
 		if (!t)

@@ -1266,6 +1266,7 @@ static enum err add_tokens(struct load *l, const cJSON *arr)
 		a->normalized = get_bool(o, "normalized", 1);
 		a->raw = mem_strndup(content, len);
 		a->raw_n = len;
+		h->nadded++; /* from here tok_hf_free owns a->raw and a->s */
 		s = content;
 		if (a->normalized && (e = normalize(&r, content, len, &s, &len)))
 			goto out;
@@ -1275,7 +1276,6 @@ static enum err add_tokens(struct load *l, const cJSON *arr)
 			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		h->nadded++;
 		if (len && trie_add(a->normalized ? &h->normed : &h->raw, a->s, a->n,
 				    (int32_t)(h->nadded - 1))) {
 			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
@@ -1483,6 +1483,15 @@ struct top {
 	size_t model_at;
 };
 
+/* sub_json into `*slot`, dropping what an earlier occurrence of the member put
+ * there: the tokenizers crate's TokenizerVisitor keeps the last one. */
+static enum err top_json(struct load *l, struct jscan *j, cJSON **slot)
+{
+	cJSON_Delete(*slot);
+	*slot = NULL;
+	return sub_json(l, j, slot);
+}
+
 static enum err top_member(struct load *l, struct jscan *j, const char *k,
 			   size_t n, struct top *t)
 {
@@ -1490,6 +1499,10 @@ static enum err top_member(struct load *l, struct jscan *j, const char *k,
 	enum err e;
 
 #define IS(name) (n == sizeof(name) - 1 && !memcmp(k, name, n))
+	/* A repeated model or pre_tokenizer would be built twice (the crate keeps
+	 * the last); refused rather than counted wrong. */
+	if ((IS("model") && t->have_model) || (IS("pre_tokenizer") && t->have_pre))
+		return unsupported(l, "repeated field", IS("model") ? "model" : "pre_tokenizer");
 	if (IS("model")) {
 		t->have_model = 1;
 		if (t->have_pre)
@@ -1499,7 +1512,7 @@ static enum err top_member(struct load *l, struct jscan *j, const char *k,
 	if (IS("version") || IS("decoder"))
 		return jscan_skip(j, NULL, l->d);
 	if (IS("normalizer"))
-		return sub_json(l, j, &t->normalizer);
+		return top_json(l, j, &t->normalizer);
 	if (IS("pre_tokenizer")) {
 		t->have_pre = 1;
 		if ((e = sub_json(l, j, &t->pre)))
@@ -1507,9 +1520,9 @@ static enum err top_member(struct load *l, struct jscan *j, const char *k,
 		return add_pre(l, t->pre, 0);
 	}
 	if (IS("post_processor"))
-		return sub_json(l, j, &t->post);
+		return top_json(l, j, &t->post);
 	if (IS("added_tokens"))
-		return sub_json(l, j, &t->added);
+		return top_json(l, j, &t->added);
 	if (IS("truncation") || IS("padding")) {
 		if ((e = sub_json(l, j, &v)))
 			return e;

@@ -65,23 +65,6 @@ void scan_tab_free(struct scan_tab *t)
 	mem_free(t);
 }
 
-static int in_ranges(const struct uni_range *r, size_t n, uint32_t cp)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (cp < r[mid].lo)
-			hi = mid;
-		else if (cp > r[mid].hi)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
-
 static inline uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
 {
 	uint8_t b = 0;
@@ -92,7 +75,7 @@ static inline uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
 	for (c = 0; c < NBITS; c++) {
 		const struct uni_class *k = &uni_classes[class_bits[c].id];
 
-		if (in_ranges(k->r, k->n, cp))
+		if (uni_in_ranges(k->r, k->n, cp))
 			b |= class_bits[c].bit;
 	}
 	return b;

@@ -96,7 +96,7 @@ static enum err rset_add_class(struct rset *s, const struct uni_class *c,
 	return e;
 }
 
-static int in_ranges(const struct uni_range *r, size_t n, uint32_t cp)
+int uni_in_ranges(const struct uni_range *r, size_t n, uint32_t cp)
 {
 	size_t lo = 0, hi = n;
 
@@ -115,7 +115,7 @@ static int in_ranges(const struct uni_range *r, size_t n, uint32_t cp)
 
 static int in_class(enum uni_class_id id, uint32_t cp)
 {
-	return in_ranges(uni_classes[id].r, uni_classes[id].n, cp);
+	return uni_in_ranges(uni_classes[id].r, uni_classes[id].n, cp);
 }
 
 /* ---- pattern rewriting ------------------------------------------------ */
@@ -1066,7 +1066,7 @@ static enum err nfc_chunk(const char *s, size_t len, struct cpv *a,
 /* Whether `cp` may change under NFC or change a neighbour. */
 static int nfc_unsafe_cp(uint32_t cp)
 {
-	return cp >= 0x300 && in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
+	return cp >= 0x300 && uni_in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
 }
 
 /* The index of the first character from s[i] on that NFC may change or that

@@ -69,6 +69,11 @@ int uni_is_space(uint32_t cp);   /* Rust regex \s = White_Space: lstrip/rstrip *
 int uni_is_word(uint32_t cp);    /* Rust regex \w: single_word */
 int uni_is_numeric(uint32_t cp); /* char::is_numeric: the Digits pre-tokenizer */
 
+/* Whether `cp` lies in one of the `n` ranges at `r` (a uni_data.h range
+ * list: sorted, disjoint, inclusive); a binary search. */
+struct uni_range;
+int uni_in_ranges(const struct uni_range *r, size_t n, uint32_t cp);
+
 /* Decodes one code point of valid UTF-8 at `s` (at most `len` bytes);
  * returns its length in bytes. */
 size_t uni_decode(const char *s, size_t len, uint32_t *cp);

@@ -2,6 +2,7 @@
 # The set-up step the Makefile calls.
 #   sh tests/setup.sh system   Debian packages needed to build (and to test)
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
+#   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
@@ -86,9 +87,21 @@ bench_text() {
 	mv "$out.tmp" "$out"
 }
 
+fuzz_deps() {
+	command -v clang >/dev/null 2>&1 && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "needle: make fuzz needs clang; run as root:" >&2
+		echo "  apt-get update && apt-get install -y clang" >&2
+		exit 2
+	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
+}
+
 case "${1:-}" in
 system) system ;;
+fuzz) fuzz_deps ;;
 npm) npm_deps ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|bench OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|fuzz|bench OUT" >&2; exit 2 ;;
 esac

@@ -121,6 +121,43 @@ static void test_garbled_middle_line(void)
 	CHECK(strstr(d.msg, "line 1") != NULL);
 }
 
+/* A repeat or seed that no long can hold is not a needle record (converting
+ * it was undefined; found by fuzzing); the largest suite seed still is. */
+static void test_huge_numbers(void)
+{
+	static const char body[] =
+		"{\"case\":\"a\",\"repeat\":1,\"seed\":9007199254740991}\n"
+		"{\"case\":\"b\",\"repeat\":1e300,\"seed\":null}\n"
+		"{\"case\":\"c\",\"repeat\":1,\"seed\":-1e300}\n";
+	char sub[300], path[600], key[256];
+	struct results *r = NULL;
+	struct diag d;
+	int fd;
+
+	snprintf(sub, sizeof(sub), "%s/huge", dir);
+	diag_init(&d);
+	CHECK(results_open(sub, 0, &r, &d) == ERR_OK);
+	results_free(r);
+	snprintf(path, sizeof(path), "%s/results.jsonl", sub);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(write(fd, body, sizeof(body) - 1) == (ssize_t)(sizeof(body) - 1));
+	close(fd);
+	r = NULL;
+	CHECK(results_open(sub, 1, &r, &d) == ERR_INPUT);
+	CHECK(strstr(d.msg, "line 2") != NULL);
+	results_free(r);
+	/* Without the bad lines the big seed is a key like any other. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, body, 48) == 48);
+	close(fd);
+	r = NULL;
+	diag_init(&d);
+	CHECK(results_open(sub, 1, &r, &d) == ERR_OK);
+	results_key("a", 1, 1, 9007199254740991L, key, sizeof(key));
+	CHECK(r && results_has(r, key));
+	results_free(r);
+}
+
 /* A write that cannot complete (file size limit, like a full disk) is rolled
  * back; every record before it stays. */
 static void test_failed_write(void)
@@ -204,6 +241,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "/tmp/needle-test-results-%d", (int)getpid());
 	T_RUN(test_append_and_resume);
 	T_RUN(test_garbled_middle_line);
+	T_RUN(test_huge_numbers);
 	T_RUN(test_failed_write);
 	T_RUN(test_unwritable);
 	T_RUN(test_raw_name);

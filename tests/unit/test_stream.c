@@ -448,6 +448,34 @@ static void test_other_choices(void)
 	stream_release(&s);
 }
 
+/* Numbers too large for the integer they become (found by fuzzing: the
+ * conversion was undefined): an optional count is absent, a tool index is a
+ * malformation and the call falls back to its position. */
+static void test_huge_numbers(void)
+{
+	const char *in =
+		"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1e300,"
+		"\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2,"
+		"\"total_tokens\":3,\"reasoning_tokens\":1e300,"
+		"\"prompt_tokens_details\":{\"cached_tokens\":-1e300}}}\n\ndata: [DONE]\n\n";
+	struct stream s;
+	struct diag d;
+
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_feed(&s, in, strlen(in), 1, &d);
+	stream_end(&s, 2);
+	CHECK_EQ_LONG(s.ntools, 1);
+	CHECK(s.ntools == 1 && s.tools[0].index == 0);
+	CHECK_EQ_LONG(s.malformed, 1);
+	CHECK(strstr(s.malformed_msg, "index") != NULL);
+	CHECK(s.usage.valid);
+	CHECK_EQ_LONG(s.usage.reasoning_tokens, -1);
+	CHECK_EQ_LONG(s.usage.cached_tokens, -1);
+	stream_release(&s);
+}
+
 /* A summary of everything assembled, to compare runs. */
 static void summary(const struct stream *s, struct buf *out)
 {
@@ -506,6 +534,7 @@ int main(void)
 	T_RUN(test_timing);
 	T_RUN(test_usage_shapes);
 	T_RUN(test_other_choices);
+	T_RUN(test_huge_numbers);
 	T_RUN(test_damaged);
 	return T_DONE();
 }

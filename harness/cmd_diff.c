@@ -1,0 +1,168 @@
+/*
+ * needle diff — compare two run folders like with like and gate on the result.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "cmd.h"
+#include "diff.h"
+#include "report.h"
+
+#define MAX_GATES 32
+
+static const char examples[] =
+	"  needle diff results/before results/after\n"
+	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate>=0.95'\n"
+	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
+	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
+	"\n"
+	"Gates (quote them in the shell: '>' redirects):\n"
+	"  GATE   := no_new_failures | METRIC OP NUMBER\n"
+	"  METRIC := NAME | NAME@ARG      OP := >= <= > < ==\n"
+	"  pass_rate            B's overall pass rate, 0..1 (all of B's attempts)\n"
+	"  pass_rate@CASE       B's pass rate of case CASE\n"
+	"  pass_rate_delta      B minus A over matched attempts (same case, repeat, seed)\n"
+	"  flips                number of pass->fail flips\n"
+	"  recall, recall@D     B's recall overall, or at depth D percent\n"
+	"  recall_delta@D       B minus A at depth D\n"
+	"  max_abs_usage_delta  B's largest |server prompt_tokens - local count|\n"
+	"  T_pP, T_pP_ratio     B's percentile P (50|90|99) of timing T in ms, or B/A\n"
+	"                       T: first_byte ttft ttfc e2e tpot\n"
+	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
+	"A gate without data (no samples, unknown case or depth) fails.\n"
+	"\n"
+	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
+	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
+	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"
+	"torn last line is skipped as --resume does).\n";
+
+struct diff_opts {
+	const char *format;
+	const char *gates[MAX_GATES];
+	int ngates;
+};
+
+/* The --gate option repeats; cli.h options hold one value, so gates are
+ * taken out of argv before the table parser sees the rest. */
+static int split_gates(int argc, char **argv, char **rest, struct diff_opts *o,
+		       struct diag *d)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		const char *g = NULL;
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				rest[n++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--gate") || !strcmp(argv[i], "-g")) {
+			if (i + 1 >= argc) {
+				diag_fail(d, ERR_USAGE, "option '--gate' wants a value");
+				return -1;
+			}
+			g = argv[++i];
+		} else if (!strncmp(argv[i], "--gate=", 7)) {
+			g = argv[i] + 7;
+		}
+		if (!g) {
+			rest[n++] = argv[i];
+			continue;
+		}
+		if (o->ngates == MAX_GATES) {
+			diag_fail(d, ERR_USAGE, "more than %d gates", MAX_GATES);
+			return -1;
+		}
+		o->gates[o->ngates++] = g;
+	}
+	return n;
+}
+
+static enum err compare(const char *da, const char *db, const struct diff_opts *o,
+			int *all_ok, struct buf *out, struct diag *d)
+{
+	struct diff_gate g[MAX_GATES];
+	struct report_run *a = NULL, *b = NULL;
+	cJSON *diff = NULL;
+	char *txt;
+	int i, ok;
+	enum err e = ERR_OK;
+
+	*all_ok = 1;
+	for (i = 0; !e && i < o->ngates; i++)
+		e = diff_gate_parse(o->gates[i], &g[i], d);
+	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
+		e = diff_runs(a, b, &diff, d);
+	for (i = 0; !e && i < o->ngates; i++) {
+		e = diff_gate_eval(diff, &g[i], &ok, d);
+		*all_ok &= ok;
+		if (!e && !ok)
+			fprintf(stderr, "gate failed: %s\n", o->gates[i]);
+	}
+	if (!e) {
+		const cJSON *w;
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
+			fprintf(stderr, "warning: %s\n", w->valuestring);
+	}
+	if (!e && !strcmp(o->format, "json")) {
+		if (!(txt = cJSON_Print(diff)))
+			e = diag_fail(d, ERR_NOMEM, "out of memory");
+		else if ((e = buf_puts(out, txt)) || (e = buf_putc(out, '\n')))
+			diag_fail(d, e, "out of memory");
+		cJSON_free(txt);
+	} else if (!e) {
+		e = diff_markdown(diff, out, d);
+	}
+	cJSON_Delete(diff);
+	report_run_free(a);
+	report_run_free(b);
+	return e;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_opts o = {"md", {0}, 0};
+	const struct cli_opt opts[] = {
+		{"gate", 'g', CLI_STR, "SPEC", "a condition run B must meet; repeatable (see Gates below)", NULL},
+		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
+	};
+	const struct cli_cmd cmd = {
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json]",
+		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
+		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
+		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
+		"with their sample counts.",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2};
+	char *rest[256];
+	const char *args[256];
+	int nrest, nargs = 0, outcome = CLI_RUN, all_ok = 1, status = EXIT_PASS;
+	struct buf help, out;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&help, 1 << 16);
+	buf_init(&out, BUF_MAX_DEFAULT);
+	if (argc > 255)
+		diag_fail(&d, ERR_USAGE, "too many arguments");
+	else if ((nrest = split_gates(argc, argv, rest, &o, &d)) >= 0 &&
+		 !cli_parse(&cmd, nrest, rest, args, &nargs, &outcome, &help, &d) &&
+		 outcome == CLI_HELP_SHOWN)
+		fputs(help.data, stdout);
+	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(o.format, "md") &&
+	    strcmp(o.format, "json"))
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md or json, got '%s'", o.format);
+	if (!d.code && outcome != CLI_HELP_SHOWN &&
+	    !compare(args[0], args[1], &o, &all_ok, &out, &d)) {
+		fwrite(out.data, 1, out.len, stdout);
+		status = all_ok ? EXIT_PASS : EXIT_FAIL;
+	}
+	if (d.code)
+		status = cli_report("diff", &d);
+	buf_release(&help);
+	buf_release(&out);
+	return status;
+}

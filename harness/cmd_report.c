@@ -1,0 +1,89 @@
+/*
+ * needle report — summarise a run folder: writes RUN_DIR/summary.json,
+ * summary.md and (for recall runs) recall.png, and prints one of them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "cmd.h"
+#include "report.h"
+
+static const char examples[] =
+	"  needle report results/smoke-20260101T120000Z\n"
+	"  needle report results/recall-1m-20260101T120000Z --format json | jq .recall.by_depth\n"
+	"  needle report RUN_DIR --format csv > run.csv\n"
+	"\n"
+	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
+	"and carry 95% Wilson intervals; latency percentiles are nearest-rank with\n"
+	"their sample counts. A torn last line of results.jsonl is skipped. Exit 0\n"
+	"when the report was written (failed attempts are reported, not an error;\n"
+	"use 'needle diff --gate' to fail a pipeline); 2 on a bad folder or a\n"
+	"malformed results.jsonl (file, line and reason are named).\n";
+
+static enum err render(const cJSON *s, const char *format, struct buf *out,
+		       struct diag *d)
+{
+	char *txt;
+	enum err e;
+
+	if (!strcmp(format, "md"))
+		return report_markdown(s, out, d);
+	if (!strcmp(format, "csv"))
+		return report_csv(s, out, d);
+	txt = cJSON_Print(s);
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	e = buf_puts(out, txt);
+	if (!e)
+		e = buf_putc(out, '\n');
+	cJSON_free(txt);
+	return e ? diag_fail(d, e, "out of memory") : ERR_OK;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	const char *format = "md";
+	const struct cli_opt opts[] = {
+		{"format", 'f', CLI_STR, "md|json|csv", "what to print on stdout (default md); all files are written regardless", &format},
+	};
+	const struct cli_cmd cmd = {
+		"report", "RUN_DIR [--format md|json|csv]",
+		"Summarise the run in RUN_DIR: pass rates per case and overall, failure\n"
+		"codes, the usage audit (usage_delta distribution, max |delta|), recall by\n"
+		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
+		"TPOT), finish reasons and the manifest's facts. Writes RUN_DIR/summary.json,\n"
+		"summary.md and, when the run has recall cases, recall.png (a depth x length\n"
+		"heatmap), then prints the chosen format.",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
+	const char *args[1 + 8];
+	int nargs = 0, outcome = CLI_RUN;
+	struct buf help, out;
+	cJSON *s = NULL;
+	struct diag d;
+	int status = EXIT_PASS;
+
+	diag_init(&d);
+	buf_init(&help, 1 << 16);
+	buf_init(&out, BUF_MAX_DEFAULT);
+	if (argc > 8)
+		diag_fail(&d, ERR_USAGE, "too many arguments");
+	else if (!cli_parse(&cmd, argc, argv, args, &nargs, &outcome, &help, &d) &&
+		 outcome == CLI_HELP_SHOWN)
+		fputs(help.data, stdout);
+	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(format, "md") &&
+	    strcmp(format, "json") && strcmp(format, "csv"))
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json or csv, got '%s'", format);
+	if (!d.code && outcome != CLI_HELP_SHOWN &&
+	    !report_write(args[0], &s, &d) && !render(s, format, &out, &d))
+		fwrite(out.data, 1, out.len, stdout);
+	if (d.code)
+		status = cli_report("report", &d);
+	cJSON_Delete(s);
+	buf_release(&help);
+	buf_release(&out);
+	return status;
+}

@@ -1,0 +1,76 @@
+/*
+ * diff — two run folders compared like with like. Attempts are matched by
+ * their key (case id, repeat, seed: results_key); only matched attempts are
+ * compared for flips, per-case pass rates and usage-delta changes, and the
+ * attempts found in one run only are counted. Recall by depth and latency
+ * percentiles come from each run's report summary (all of its attempts), with
+ * their sample counts. A difference in suite SHA-256, tokenizer or template
+ * hash, or served model, is a warning: the runs may not be comparable.
+ *
+ * Gates turn the comparison into an exit status. Grammar:
+ *
+ *	GATE   := "no_new_failures" | METRIC OP NUMBER
+ *	METRIC := NAME | NAME "@" ARG
+ *	OP     := ">=" | "<=" | ">" | "<" | "=="
+ *
+ * Metrics (absolute ones are read from run B, the new run):
+ *	pass_rate            B's overall pass rate (0..1, all attempts)
+ *	pass_rate@CASE       B's pass rate of one case id
+ *	pass_rate_delta      B minus A over the matched attempts
+ *	flips                number of pass->fail flips
+ *	recall               B's recall over all needles (0..1)
+ *	recall@DEPTH         B's recall at DEPTH percent
+ *	recall_delta@DEPTH   B minus A at DEPTH
+ *	max_abs_usage_delta  B's largest |usage_delta| (tokens)
+ *	T_pP                 B's percentile P (50, 90, 99) of timing T (ms)
+ *	T_pP_ratio           B's over A's
+ *	(T: first_byte, ttft, ttfc, e2e, tpot)
+ *	no_new_failures      no pass->fail flip and no failed attempt that only
+ *	                     B has
+ *
+ * A gate whose metric has no data (no samples, a case or depth absent, a
+ * ratio over 0) fails, and says so.
+ */
+#ifndef NEEDLE_DIFF_H
+#define NEEDLE_DIFF_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "err.h"
+#include "report.h"
+
+#define DIFF_GATE_ARG_MAX 256 /* bytes of a gate's @ARG */
+
+enum diff_op { DIFF_GE, DIFF_LE, DIFF_GT, DIFF_LT, DIFF_EQ };
+
+/* A parsed gate; `spec` is borrowed from the caller. */
+struct diff_gate {
+	const char *spec;              /* as given */
+	char name[32];                 /* metric name without @ARG */
+	char arg[DIFF_GATE_ARG_MAX];   /* "" when none */
+	enum diff_op op;
+	double value;
+};
+
+/* Parses `spec` into `g` (borrowing spec). ERR_USAGE names the gate and what
+ * is wrong: unknown metric, missing or unexpected @ARG, bad operator or
+ * number. */
+enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d);
+
+/* Compares runs `a` and `b` (borrowed) and returns a new cJSON object (caller
+ * owns) holding the comparison. ERR_NOMEM only. */
+enum err diff_runs(const struct report_run *a, const struct report_run *b,
+		   cJSON **out, struct diag *d);
+
+/* Evaluates gate `g` on a comparison and appends {"gate", "ok", "value",
+ * "detail"} to its "gates" array; *ok = 1 when it holds. ERR_NOMEM only. */
+enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
+			struct diag *d);
+
+/* Renders a comparison (gates included) as Markdown, appended to `out`. */
+enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d);
+
+#endif

@@ -1,0 +1,1100 @@
+/*
+ * report — see report.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "io.h"
+#include "mem.h"
+#include "report.h"
+#include "results.h"
+
+#define PATHBUF 4096
+
+static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
+					  "e2e_ms", "tpot_ms"};
+#define NTIMINGS (sizeof(timing_keys) / sizeof(timing_keys[0]))
+
+/* ---- loading ---- */
+
+enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+{
+	struct report_run *r;
+	enum err e;
+
+	*out = NULL;
+	r = mem_calloc(1, sizeof(*r));
+	if (!r || !(r->dir = mem_strndup(dir, strlen(dir)))) {
+		mem_free(r);
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	e = results_read_manifest(dir, &r->manifest, d);
+	if (!e)
+		e = results_read_all(dir, &r->records, &r->torn_bytes, d);
+	if (e)
+		report_run_free(r);
+	else
+		*out = r;
+	return e;
+}
+
+void report_run_free(struct report_run *r)
+{
+	if (!r)
+		return;
+	cJSON_Delete(r->manifest);
+	cJSON_Delete(r->records);
+	mem_free(r->dir);
+	mem_free(r);
+}
+
+/* ---- statistics ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the ceil(p/100 * n)-th smallest of sorted v[0..n), n > 0. */
+static double nearest_rank(const double *v, size_t n, double p)
+{
+	double r = ceil(p / 100.0 * (double)n - 1e-9);
+	size_t k = r < 1 ? 1 : (size_t)r;
+
+	return v[(k > n ? n : k) - 1];
+}
+
+void report_percentiles(double *v, size_t n, struct report_pct *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_double);
+	out->p50 = nearest_rank(v, n, 50);
+	out->p90 = nearest_rank(v, n, 90);
+	out->p99 = nearest_rank(v, n, 99);
+}
+
+void report_wilson(size_t pass, size_t n, double *lo, double *hi)
+{
+	const double z = 1.96;
+	double p, den, mid, half;
+
+	if (!n) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	p = (double)pass / (double)n;
+	den = 1 + z * z / (double)n;
+	mid = (p + z * z / (2.0 * (double)n)) / den;
+	half = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / den;
+	*lo = mid - half < 0 ? 0 : mid - half;
+	*hi = mid + half > 1 ? 1 : mid + half;
+}
+
+/* ---- summary ---- */
+
+/* A growable list of doubles. */
+struct dvec {
+	double *v;
+	size_t n, cap;
+};
+
+static int dvec_push(struct dvec *a, double x)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		double *nv = mem_realloc(a->v, cap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		a->v = nv;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
+struct cell {
+	long depth, tokens;
+	size_t found, total;
+};
+
+/* TTFT and E2E samples of the recall attempts of one prompt length. */
+struct lenlat {
+	long tokens;
+	struct dvec ttft, e2e;
+};
+
+struct acc {
+	cJSON *s;            /* the summary being built */
+	cJSON *cases;        /* array of case objects, first-seen order */
+	struct dvec timing[NTIMINGS];
+	struct dvec deltas;  /* usage_delta samples */
+	struct cell *cells;
+	struct lenlat *ll;   /* recall timings per prompt length */
+	size_t nll, capll;
+	size_t ncells, capcells;
+	size_t pass, total, recall_attempts;
+	size_t audit_enabled, audit_failed;
+	size_t stage_transport, stage_audit, stage_grade;
+	int oom;
+};
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static const cJSON *get2(const cJSON *o, const char *a, const char *b)
+{
+	return get(get(o, a), b);
+}
+
+/* Adds `by` to the number at o[key], creating it at 0. */
+static void bump(struct acc *A, cJSON *o, const char *key, double by)
+{
+	cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!n && !(n = cJSON_AddNumberToObject(o, key, 0))) {
+		A->oom = 1;
+		return;
+	}
+	cJSON_SetNumberValue(n, n->valuedouble + by);
+}
+
+static cJSON *case_of(struct acc *A, const char *id, const char *kind)
+{
+	cJSON *c;
+
+	cJSON_ArrayForEach(c, A->cases)
+		if (!strcmp(get(c, "id")->valuestring, id))
+			return c;
+	c = cJSON_CreateObject();
+	if (!c || !cJSON_AddItemToArray(A->cases, c)) {
+		cJSON_Delete(c);
+		A->oom = 1;
+		return NULL;
+	}
+	cJSON_AddStringToObject(c, "id", id);
+	cJSON_AddStringToObject(c, "kind", kind);
+	cJSON_AddNumberToObject(c, "total", 0);
+	cJSON_AddNumberToObject(c, "pass", 0);
+	cJSON_AddObjectToObject(c, "failure_codes");
+	return c;
+}
+
+static void add_cell(struct acc *A, long depth, long tokens, int found)
+{
+	size_t i;
+
+	for (i = 0; i < A->ncells; i++)
+		if (A->cells[i].depth == depth && A->cells[i].tokens == tokens)
+			break;
+	if (i == A->ncells) {
+		if (A->ncells == A->capcells) {
+			size_t cap = A->capcells ? A->capcells * 2 : 16;
+			struct cell *nc = mem_realloc(A->cells, cap * sizeof(*nc));
+			if (!nc) {
+				A->oom = 1;
+				return;
+			}
+			A->cells = nc;
+			A->capcells = cap;
+		}
+		A->cells[i] = (struct cell){depth, tokens, 0, 0};
+		A->ncells++;
+	}
+	A->cells[i].total++;
+	A->cells[i].found += found != 0;
+}
+
+static struct lenlat *lenlat_of(struct acc *A, long tokens)
+{
+	size_t i;
+
+	for (i = 0; i < A->nll; i++)
+		if (A->ll[i].tokens == tokens)
+			return &A->ll[i];
+	if (A->nll == A->capll) {
+		size_t cap = A->capll ? A->capll * 2 : 8;
+		struct lenlat *n = mem_realloc(A->ll, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		A->ll = n;
+		A->capll = cap;
+	}
+	memset(&A->ll[A->nll], 0, sizeof(A->ll[0]));
+	A->ll[A->nll].tokens = tokens;
+	return &A->ll[A->nll++];
+}
+
+static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
+{
+	const cJSON *t = get2(rec, "timing", "ttft_ms"), *e = get2(rec, "timing", "e2e_ms");
+	struct lenlat *l = lenlat_of(A, tokens);
+
+	if (!l || (cJSON_IsNumber(t) && dvec_push(&l->ttft, t->valuedouble)) ||
+	    (cJSON_IsNumber(e) && dvec_push(&l->e2e, e->valuedouble)))
+		A->oom = 1;
+}
+
+static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
+{
+	const cJSON *tokens = get2(rec, "recall", "tokens");
+	const cJSON *needles = get2(rec, "grade", "needles"), *n;
+	long len = cJSON_IsNumber(tokens) ? (long)tokens->valuedouble : 0;
+
+	A->recall_attempts++;
+	take_recall_timing(A, rec, len);
+	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
+		cJSON_ArrayForEach(n, needles) {
+			const cJSON *dep = get(n, "depth");
+			if (cJSON_IsNumber(dep))
+				add_cell(A, (long)dep->valuedouble, len,
+					 transport_ok && cJSON_IsTrue(get(n, "ok")));
+		}
+		return;
+	}
+	cJSON_ArrayForEach(n, get2(rec, "recall", "depths"))
+		if (cJSON_IsNumber(n))
+			add_cell(A, (long)n->valuedouble, len, 0);
+}
+
+static void take_timing(struct acc *A, const cJSON *rec)
+{
+	size_t i;
+
+	for (i = 0; i < NTIMINGS; i++) {
+		const cJSON *t = get2(rec, "timing", timing_keys[i]);
+		if (cJSON_IsNumber(t) && dvec_push(&A->timing[i], t->valuedouble))
+			A->oom = 1;
+	}
+}
+
+static void take_audit(struct acc *A, const cJSON *rec)
+{
+	const cJSON *au = get(rec, "audit");
+	const cJSON *dl = get(au, "usage_delta");
+
+	if (cJSON_IsTrue(get(au, "enabled")))
+		A->audit_enabled++;
+	if (cJSON_IsFalse(get(au, "ok")))
+		A->audit_failed++;
+	if (cJSON_IsNumber(dl) && dvec_push(&A->deltas, dl->valuedouble))
+		A->oom = 1;
+}
+
+static void take_record(struct acc *A, const cJSON *rec)
+{
+	const cJSON *kind = get(rec, "kind"), *fr = get(rec, "finish_reason"), *f;
+	int pass = !strcmp(get(rec, "verdict")->valuestring, "pass");
+	int tr_ok = !cJSON_IsFalse(get2(rec, "transport", "ok"));
+	cJSON *c = case_of(A, get(rec, "case")->valuestring,
+			   cJSON_IsString(kind) ? kind->valuestring : "unknown");
+
+	if (!c)
+		return;
+	A->total++;
+	A->pass += pass;
+	bump(A, c, "total", 1);
+	bump(A, c, "pass", pass);
+	if (!pass) {
+		if (!tr_ok)
+			A->stage_transport++;
+		else if (cJSON_IsFalse(get2(rec, "audit", "ok")))
+			A->stage_audit++;
+		else
+			A->stage_grade++;
+	}
+	cJSON_ArrayForEach(f, get2(rec, "transport", "failures"))
+		if (cJSON_IsString(f)) {
+			bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "failure_codes"),
+			     f->valuestring, 1);
+			bump(A, cJSON_GetObjectItemCaseSensitive(c, "failure_codes"),
+			     f->valuestring, 1);
+		}
+	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
+	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
+	take_timing(A, rec);
+	take_audit(A, rec);
+	if (cJSON_IsObject(get(rec, "recall")))
+		take_recall(A, rec, tr_ok);
+}
+
+static cJSON *rate_obj(cJSON *o, size_t pass, size_t n)
+{
+	double lo, hi;
+	cJSON *w;
+
+	report_wilson(pass, n, &lo, &hi);
+	cJSON_AddItemToObject(o, "rate", n ? cJSON_CreateNumber((double)pass / (double)n)
+					   : cJSON_CreateNull());
+	w = cJSON_AddArrayToObject(o, "wilson95");
+	cJSON_AddItemToArray(w, cJSON_CreateNumber(lo));
+	cJSON_AddItemToArray(w, cJSON_CreateNumber(hi));
+	return o;
+}
+
+/* Copies the scalar at m[a][b][c] (b, c may be NULL) into o[key]; null when
+ * absent or not a scalar. */
+static void fact(cJSON *o, const char *key, const cJSON *m, const char *a,
+		 const char *b, const char *c)
+{
+	const cJSON *v = get(m, a);
+
+	if (b)
+		v = get(v, b);
+	if (c)
+		v = get(v, c);
+	cJSON_AddItemToObject(o, key, v && !cJSON_IsObject(v) && !cJSON_IsArray(v)
+					      ? cJSON_Duplicate(v, 0) : cJSON_CreateNull());
+}
+
+static void add_run_facts(cJSON *s, const struct report_run *r)
+{
+	cJSON *o = cJSON_AddObjectToObject(s, "run");
+	const cJSON *m = r->manifest;
+
+	cJSON_AddStringToObject(o, "dir", r->dir);
+	fact(o, "model", m, "endpoint", "served_model", NULL);
+	fact(o, "max_model_len", m, "endpoint", "max_model_len", NULL);
+	fact(o, "base_url", m, "endpoint", "base_url", NULL);
+	fact(o, "server_version", m, "endpoint", "server", "version");
+	fact(o, "server_kind", m, "endpoint", "server", "kind_guess");
+	fact(o, "suite", m, "suite", "name", NULL);
+	fact(o, "suite_path", m, "suite", "path", NULL);
+	fact(o, "suite_sha256", m, "suite", "sha256", NULL);
+	fact(o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
+	fact(o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
+	fact(o, "template", m, "template", "name", NULL);
+	fact(o, "template_sha256", m, "template", "sha256", NULL);
+	fact(o, "harness_version", m, "harness", "version", NULL);
+	fact(o, "started_at", m, "started_at", NULL, NULL);
+	fact(o, "ended_at", m, "ended_at", NULL, NULL);
+	cJSON_AddBoolToObject(o, "has_manifest", m != NULL);
+}
+
+static cJSON *pct_obj(struct dvec *v)
+{
+	struct report_pct p;
+	cJSON *o = cJSON_CreateObject();
+
+	report_percentiles(v->v, v->n, &p);
+	cJSON_AddNumberToObject(o, "n", (double)p.n);
+	cJSON_AddItemToObject(o, "p50", p.n ? cJSON_CreateNumber(p.p50) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "p90", p.n ? cJSON_CreateNumber(p.p90) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "p99", p.n ? cJSON_CreateNumber(p.p99) : cJSON_CreateNull());
+	return o;
+}
+
+/* recall.latency_by_length, in the order of `len` (ascending). */
+static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t nl)
+{
+	cJSON *arr = cJSON_AddArrayToObject(rc, "latency_by_length");
+	size_t i, j;
+
+	for (j = 0; j < nl; j++)
+		for (i = 0; i < A->nll; i++)
+			if (A->ll[i].tokens == len[j]) {
+				cJSON *o = cJSON_CreateObject();
+				cJSON_AddNumberToObject(o, "tokens", (double)len[j]);
+				cJSON_AddItemToObject(o, "ttft_ms", pct_obj(&A->ll[i].ttft));
+				cJSON_AddItemToObject(o, "e2e_ms", pct_obj(&A->ll[i].e2e));
+				cJSON_AddItemToArray(arr, o);
+			}
+}
+
+static void add_latency(struct acc *A)
+{
+	cJSON *lat = cJSON_AddObjectToObject(A->s, "latency");
+	size_t i;
+
+	for (i = 0; i < NTIMINGS; i++)
+		cJSON_AddItemToObject(lat, timing_keys[i], pct_obj(&A->timing[i]));
+}
+
+static void add_audit(struct acc *A)
+{
+	cJSON *o = cJSON_AddObjectToObject(A->s, "audit"), *dist;
+	double maxabs = 0;
+	size_t i, j;
+
+	cJSON_AddNumberToObject(o, "enabled", (double)A->audit_enabled);
+	cJSON_AddNumberToObject(o, "failed", (double)A->audit_failed);
+	cJSON_AddNumberToObject(o, "samples", (double)A->deltas.n);
+	if (A->deltas.n)
+		qsort(A->deltas.v, A->deltas.n, sizeof(double), cmp_double);
+	dist = cJSON_AddArrayToObject(o, "deltas");
+	for (i = 0; i < A->deltas.n; i = j) {
+		cJSON *b = cJSON_CreateObject();
+		for (j = i; j < A->deltas.n && A->deltas.v[j] == A->deltas.v[i]; j++)
+			;
+		cJSON_AddNumberToObject(b, "delta", A->deltas.v[i]);
+		cJSON_AddNumberToObject(b, "count", (double)(j - i));
+		cJSON_AddItemToArray(dist, b);
+		if (fabs(A->deltas.v[i]) > maxabs)
+			maxabs = fabs(A->deltas.v[i]);
+	}
+	cJSON_AddItemToObject(o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
+							       : cJSON_CreateNull());
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The distinct depths (which = 0) or lengths (1) of the cells, ascending. */
+static size_t axis(const struct acc *A, int which, long *out)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < A->ncells; i++) {
+		long v = which ? A->cells[i].tokens : A->cells[i].depth;
+		for (j = 0; j < n && out[j] != v; j++)
+			;
+		if (j == n)
+			out[n++] = v;
+	}
+	qsort(out, n, sizeof(*out), cmp_long);
+	return n;
+}
+
+static cJSON *count_obj(const char *key, long v, size_t found, size_t total)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, key, (double)v);
+	cJSON_AddNumberToObject(o, "found", (double)found);
+	cJSON_AddNumberToObject(o, "total", (double)total);
+	return rate_obj(o, found, total);
+}
+
+/* by = 0: per depth; 1: per length. */
+static void add_margin(const struct acc *A, cJSON *rc, int by, const long *vals,
+		       size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(rc, by ? "by_length" : "by_depth");
+	size_t i, k;
+
+	for (k = 0; k < n; k++) {
+		size_t f = 0, t = 0;
+		for (i = 0; i < A->ncells; i++)
+			if ((by ? A->cells[i].tokens : A->cells[i].depth) == vals[k]) {
+				f += A->cells[i].found;
+				t += A->cells[i].total;
+			}
+		cJSON_AddItemToArray(arr, count_obj(by ? "tokens" : "depth", vals[k], f, t));
+	}
+}
+
+static void add_recall(struct acc *A)
+{
+	long *dep = NULL, *len = NULL;
+	cJSON *rc, *cells, *da, *la;
+	size_t nd, nl, i, j, k;
+
+	if (!A->ncells) {
+		cJSON_AddNullToObject(A->s, "recall");
+		return;
+	}
+	dep = mem_alloc(A->ncells * sizeof(long));
+	len = mem_alloc(A->ncells * sizeof(long));
+	if (!dep || !len) {
+		A->oom = 1;
+		goto out;
+	}
+	nd = axis(A, 0, dep);
+	nl = axis(A, 1, len);
+	rc = cJSON_AddObjectToObject(A->s, "recall");
+	cJSON_AddNumberToObject(rc, "attempts", (double)A->recall_attempts);
+	da = cJSON_AddArrayToObject(rc, "depths");
+	la = cJSON_AddArrayToObject(rc, "lengths");
+	for (i = 0; i < nd; i++)
+		cJSON_AddItemToArray(da, cJSON_CreateNumber((double)dep[i]));
+	for (j = 0; j < nl; j++)
+		cJSON_AddItemToArray(la, cJSON_CreateNumber((double)len[j]));
+	cells = cJSON_AddArrayToObject(rc, "cells");
+	for (i = 0; i < nd; i++)
+		for (j = 0; j < nl; j++)
+			for (k = 0; k < A->ncells; k++)
+				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
+					cJSON *c = count_obj("depth", dep[i], A->cells[k].found,
+							     A->cells[k].total);
+					cJSON_AddNumberToObject(c, "tokens", (double)len[j]);
+					cJSON_AddItemToArray(cells, c);
+				}
+	add_margin(A, rc, 0, dep, nd);
+	add_margin(A, rc, 1, len, nl);
+	add_length_latency(A, rc, len, nl);
+out:
+	mem_free(dep);
+	mem_free(len);
+}
+
+static void acc_release(struct acc *A)
+{
+	size_t i;
+
+	for (i = 0; i < NTIMINGS; i++)
+		mem_free(A->timing[i].v);
+	mem_free(A->deltas.v);
+	mem_free(A->cells);
+	for (i = 0; i < A->nll; i++) {
+		mem_free(A->ll[i].ttft.v);
+		mem_free(A->ll[i].e2e.v);
+	}
+	mem_free(A->ll);
+}
+
+static void add_totals(struct acc *A, const struct report_run *r)
+{
+	cJSON *o = cJSON_CreateObject(), *st, *c;
+
+	cJSON_AddNumberToObject(o, "total", (double)A->total);
+	cJSON_AddNumberToObject(o, "pass", (double)A->pass);
+	cJSON_AddNumberToObject(o, "fail", (double)(A->total - A->pass));
+	rate_obj(o, A->pass, A->total);
+	cJSON_AddNumberToObject(o, "torn_bytes_skipped", (double)r->torn_bytes);
+	cJSON_AddItemToObject(A->s, "attempts", o);
+	st = cJSON_AddObjectToObject(A->s, "fail_stages");
+	cJSON_AddNumberToObject(st, "transport", (double)A->stage_transport);
+	cJSON_AddNumberToObject(st, "audit", (double)A->stage_audit);
+	cJSON_AddNumberToObject(st, "grade", (double)A->stage_grade);
+	cJSON_ArrayForEach(c, A->cases) {
+		size_t n = (size_t)get(c, "total")->valuedouble;
+		rate_obj(c, (size_t)get(c, "pass")->valuedouble, n);
+	}
+}
+
+enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
+{
+	struct acc A;
+	const cJSON *rec;
+
+	memset(&A, 0, sizeof(A));
+	*out = NULL;
+	A.s = cJSON_CreateObject();
+	if (!A.s)
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
+	cJSON_AddNumberToObject(A.s, "needle_summary", 1);
+	add_run_facts(A.s, r);
+	A.cases = cJSON_CreateArray();
+	cJSON_AddObjectToObject(A.s, "failure_codes");
+	cJSON_AddObjectToObject(A.s, "finish_reasons");
+	cJSON_ArrayForEach(rec, r->records)
+		take_record(&A, rec);
+	add_totals(&A, r);
+	cJSON_AddItemToObject(A.s, "cases", A.cases);
+	add_audit(&A);
+	add_recall(&A);
+	add_latency(&A);
+	acc_release(&A);
+	if (A.oom) {
+		cJSON_Delete(A.s);
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
+	}
+	*out = A.s;
+	return ERR_OK;
+}
+
+/* ---- rendering helpers ---- */
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* A scalar fact as text: strings as-is, numbers without a fraction, "-" for
+ * null or absent. */
+static const char *fact_text(const cJSON *v, char *tmp, size_t cap)
+{
+	if (cJSON_IsString(v))
+		return v->valuestring;
+	if (cJSON_IsNumber(v)) {
+		snprintf(tmp, cap, "%.15g", v->valuedouble);
+		return tmp;
+	}
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v) ? "true" : "false";
+	return "-";
+}
+
+/* "17/20 (0.850, 95% CI 0.640-0.948)" or "0/0". */
+static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t cap)
+{
+	const cJSON *w = get(o, "wilson95");
+	size_t p = (size_t)num(o, pass_key), n = (size_t)num(o, "total");
+
+	if (!n)
+		snprintf(out, cap, "0/0");
+	else
+		snprintf(out, cap, "%zu/%zu (%.3f, 95%% CI %.3f-%.3f)", p, n,
+			 (double)p / (double)n, cJSON_GetArrayItem(w, 0)->valuedouble,
+			 cJSON_GetArrayItem(w, 1)->valuedouble);
+}
+
+/* "a 3, b 1" for an object of counts; "none" when empty. */
+static enum err counts_text(struct buf *b, const cJSON *o)
+{
+	const cJSON *it;
+	enum err e = ERR_OK;
+	int first = 1;
+
+	cJSON_ArrayForEach(it, o) {
+		e = buf_printf(b, "%s%s %.0f", first ? "" : ", ", it->string, it->valuedouble);
+		first = 0;
+	}
+	if (first)
+		e = buf_puts(b, "none");
+	return e;
+}
+
+enum err report_md_cell(struct buf *out, const char *s)
+{
+	enum err e = ERR_OK;
+
+	for (; !e && *s; s++)
+		e = *s == '|' ? buf_puts(out, "\\|")
+			      : buf_putc(out, *s == '\n' || *s == '\r' ? ' ' : *s);
+	return e;
+}
+
+static enum err md_facts(const cJSON *s, struct buf *b)
+{
+	static const char *const keys[][2] = {
+		{"model", "model"}, {"max_model_len", "max_model_len"},
+		{"server", "server_version"}, {"server kind", "server_kind"},
+		{"endpoint", "base_url"}, {"suite", "suite"}, {"suite SHA-256", "suite_sha256"},
+		{"tokenizer", "tokenizer_kind"}, {"tokenizer SHA-256", "tokenizer_sha256"},
+		{"template", "template"}, {"template SHA-256", "template_sha256"},
+		{"needle", "harness_version"}, {"started", "started_at"}, {"ended", "ended_at"}};
+	const cJSON *run = get(s, "run");
+	char tmp[64];
+	size_t i;
+	enum err e = buf_printf(b, "# needle report: %s\n\n| fact | value |\n|---|---|\n",
+				get(run, "dir")->valuestring);
+
+	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
+		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
+			       fact_text(get(run, keys[i][1]), tmp, sizeof(tmp)));
+	if (!e && !cJSON_IsTrue(get(run, "has_manifest")))
+		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
+	return e;
+}
+
+static enum err md_attempts(const cJSON *s, struct buf *b)
+{
+	const cJSON *a = get(s, "attempts"), *st = get(s, "fail_stages"), *c;
+	char rt[128];
+	enum err e;
+
+	rate_text(a, "pass", rt, sizeof(rt));
+	e = buf_printf(b, "\n## Pass rate\n\nOverall: **%s** passed. Failed at transport %.0f, audit %.0f, grade %.0f.\n",
+		       rt, num(st, "transport"), num(st, "audit"), num(st, "grade"));
+	if (!e && num(a, "torn_bytes_skipped") > 0)
+		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
+			       num(a, "torn_bytes_skipped"));
+	if (!e)
+		e = buf_puts(b, "\n| case | kind | passed | failure codes |\n|---|---|---|---|\n");
+	cJSON_ArrayForEach(c, get(s, "cases")) {
+		rate_text(c, "pass", rt, sizeof(rt));
+		if (!e)
+			e = buf_puts(b, "| ");
+		if (!e)
+			e = report_md_cell(b, get(c, "id")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s | %s | ", get(c, "kind")->valuestring, rt);
+		if (!e)
+			e = counts_text(b, get(c, "failure_codes"));
+		if (!e)
+			e = buf_puts(b, " |\n");
+	}
+	if (!e)
+		e = buf_puts(b, "\nFailure codes (per attempt): ");
+	if (!e)
+		e = counts_text(b, get(s, "failure_codes"));
+	if (!e)
+		e = buf_puts(b, "\n\nFinish reasons: ");
+	if (!e)
+		e = counts_text(b, get(s, "finish_reasons"));
+	return e ? e : buf_puts(b, "\n");
+}
+
+static enum err md_audit(const cJSON *s, struct buf *b)
+{
+	const cJSON *au = get(s, "audit"), *it;
+	char tmp[64];
+	enum err e;
+	int first = 1;
+
+	e = buf_printf(b, "\n## Usage audit\n\n%.0f attempts audited, %.0f failed the audit; "
+		       "%.0f usage deltas (server prompt_tokens - local count), max |delta| %s.\n",
+		       num(au, "enabled"), num(au, "failed"), num(au, "samples"),
+		       fact_text(get(au, "max_abs_delta"), tmp, sizeof(tmp)));
+	if (!e && cJSON_GetArraySize(get(au, "deltas")))
+		e = buf_puts(b, "\nDelta distribution: ");
+	cJSON_ArrayForEach(it, get(au, "deltas")) {
+		if (!e)
+			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", num(it, "delta"),
+				       num(it, "count"));
+		first = 0;
+	}
+	return e || first ? e : buf_puts(b, "\n");
+}
+
+static enum err md_margin(struct buf *b, const cJSON *arr, const char *key,
+			  const char *title, const char *unit)
+{
+	const cJSON *it;
+	char rt[128];
+	enum err e = buf_printf(b, "\n| %s | found |\n|---|---|\n", title);
+
+	cJSON_ArrayForEach(it, arr) {
+		rate_text(it, "found", rt, sizeof(rt));
+		if (!e)
+			e = buf_printf(b, "| %.0f%s | %s |\n", num(it, key), unit, rt);
+	}
+	return e;
+}
+
+static enum err md_length_latency(struct buf *b, const cJSON *arr)
+{
+	const cJSON *it;
+	char t1[32], t2[32], t3[32], t4[32];
+	enum err e = buf_puts(b, "\n| prompt tokens | TTFT n | TTFT p50 ms | TTFT p90 ms | E2E n | E2E p50 ms | E2E p90 ms |\n|---|---|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(it, arr)
+		if (!e)
+			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", num(it, "tokens"),
+				       num(get(it, "ttft_ms"), "n"),
+				       fact_text(get2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
+				       fact_text(get2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
+				       num(get(it, "e2e_ms"), "n"),
+				       fact_text(get2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
+				       fact_text(get2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
+	return e;
+}
+
+static enum err md_recall(const cJSON *s, struct buf *b)
+{
+	const cJSON *rc = get(s, "recall"), *d, *l, *c;
+	enum err e;
+
+	if (!cJSON_IsObject(rc))
+		return ERR_OK;
+	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); heatmap in recall.png.\n\n| depth |",
+		       num(rc, "attempts"));
+	cJSON_ArrayForEach(l, get(rc, "lengths"))
+		if (!e)
+			e = buf_printf(b, " %.0f |", l->valuedouble);
+	if (!e)
+		e = buf_puts(b, "\n|---|");
+	cJSON_ArrayForEach(l, get(rc, "lengths"))
+		if (!e)
+			e = buf_puts(b, "---|");
+	cJSON_ArrayForEach(d, get(rc, "depths")) {
+		if (!e)
+			e = buf_printf(b, "\n| %.0f%% |", d->valuedouble);
+		cJSON_ArrayForEach(l, get(rc, "lengths")) {
+			const cJSON *hit = NULL;
+			cJSON_ArrayForEach(c, get(rc, "cells"))
+				if (num(c, "depth") == d->valuedouble &&
+				    num(c, "tokens") == l->valuedouble)
+					hit = c;
+			if (!e)
+				e = hit ? buf_printf(b, " %.0f/%.0f |", num(hit, "found"), num(hit, "total"))
+					: buf_puts(b, " - |");
+		}
+	}
+	if (!e)
+		e = buf_puts(b, "\n");
+	if (!e)
+		e = md_margin(b, get(rc, "by_depth"), "depth", "depth", "%");
+	if (!e)
+		e = md_margin(b, get(rc, "by_length"), "tokens", "prompt tokens", "");
+	return e ? e : md_length_latency(b, get(rc, "latency_by_length"));
+}
+
+static enum err md_latency(const cJSON *s, struct buf *b)
+{
+	const cJSON *it;
+	char t50[32], t90[32], t99[32];
+	enum err e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(it, get(s, "latency")) {
+		if (!e)
+			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, num(it, "n"),
+				       fact_text(get(it, "p50"), t50, sizeof(t50)),
+				       fact_text(get(it, "p90"), t90, sizeof(t90)),
+				       fact_text(get(it, "p99"), t99, sizeof(t99)));
+	}
+	return e;
+}
+
+enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
+{
+	enum err e = md_facts(summary, out);
+
+	if (!e)
+		e = md_attempts(summary, out);
+	if (!e)
+		e = md_audit(summary, out);
+	if (!e)
+		e = md_recall(summary, out);
+	if (!e)
+		e = md_latency(summary, out);
+	if (e)
+		return diag_fail(d, e, "cannot render the report: %s", err_name(e));
+	return ERR_OK;
+}
+
+/* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
+static enum err csv_field(struct buf *b, const char *s)
+{
+	enum err e;
+
+	if (!strpbrk(s, ",\"\r\n"))
+		return buf_puts(b, s);
+	e = buf_putc(b, '"');
+	for (; !e && *s; s++)
+		e = *s == '"' ? buf_puts(b, "\"\"") : buf_putc(b, *s);
+	return e ? e : buf_putc(b, '"');
+}
+
+/* One row: scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi */
+static enum err csv_row(struct buf *b, const char *scope, const char *id,
+			const char *kind, const char *depth, const char *tokens,
+			const cJSON *o, const char *pass_key)
+{
+	const cJSON *w = get(o, "wilson95");
+	char tmp[32];
+	enum err e = buf_printf(b, "%s,", scope);
+
+	if (!e)
+		e = csv_field(b, id);
+	if (!e)
+		e = buf_printf(b, ",%s,%s,%s,%.0f,%.0f,%s,%.6f,%.6f\n", kind, depth, tokens,
+			       num(o, pass_key), num(o, "total"),
+			       fact_text(get(o, "rate"), tmp, sizeof(tmp)),
+			       cJSON_GetArrayItem(w, 0)->valuedouble,
+			       cJSON_GetArrayItem(w, 1)->valuedouble);
+	return e;
+}
+
+enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
+{
+	const cJSON *c;
+	char dep[32], tok[32];
+	enum err e = buf_puts(out, "scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi\n");
+
+	if (!e)
+		e = csv_row(out, "overall", "", "", "", "", get(summary, "attempts"), "pass");
+	cJSON_ArrayForEach(c, get(summary, "cases"))
+		if (!e)
+			e = csv_row(out, "case", get(c, "id")->valuestring,
+				    get(c, "kind")->valuestring, "", "", c, "pass");
+	cJSON_ArrayForEach(c, get2(summary, "recall", "cells")) {
+		snprintf(dep, sizeof(dep), "%.0f", num(c, "depth"));
+		snprintf(tok, sizeof(tok), "%.0f", num(c, "tokens"));
+		if (!e)
+			e = csv_row(out, "cell", "", "recall", dep, tok, c, "found");
+	}
+	if (e)
+		return diag_fail(d, e, "cannot render the report: %s", err_name(e));
+	return ERR_OK;
+}
+
+/* ---- heatmap ---- */
+
+void report_recall_rgb(double f, unsigned char rgb[3])
+{
+	static const double lo[3] = {215, 48, 39}, mid[3] = {254, 224, 139},
+			    hi[3] = {26, 152, 80};
+	const double *a = f < 0.5 ? lo : mid, *z = f < 0.5 ? mid : hi;
+	double t = f < 0.5 ? f * 2 : (f - 0.5) * 2;
+	int i;
+
+	if (t < 0)
+		t = 0;
+	if (t > 1)
+		t = 1;
+	for (i = 0; i < 3; i++)
+		rgb[i] = (unsigned char)lround(a[i] + (z[i] - a[i]) * t);
+}
+
+void report_heat_cell(int row, int col, int *x, int *y)
+{
+	*x = REPORT_HEAT_LEFT + col * REPORT_HEAT_CELL_W + 1;
+	*y = REPORT_HEAT_TOP + row * REPORT_HEAT_CELL_H + 1;
+}
+
+static void centred(struct image_canvas *cv, int x, int y, int w, int scale,
+		    const char *text, const unsigned char rgb[3])
+{
+	image_text(cv, x + (w - image_text_width(text, scale)) / 2, y, scale, text, rgb);
+}
+
+static void heat_cell(struct image_canvas *cv, int row, int col, const cJSON *c)
+{
+	static const unsigned char grey[3] = {200, 200, 200}, black[3] = {0, 0, 0},
+				   white[3] = {255, 255, 255};
+	unsigned char rgb[3];
+	const unsigned char *ink = black;
+	double found = num(c, "found"), total = num(c, "total");
+	char big[16], small[48];
+	int x, y, w = REPORT_HEAT_CELL_W - 2, h = REPORT_HEAT_CELL_H - 2;
+
+	report_heat_cell(row, col, &x, &y);
+	if (!c || total <= 0) {
+		image_fill_rect(cv, x, y, w, h, grey);
+		centred(cv, x, y + (h - 14) / 2, w, 2, "-", black);
+		return;
+	}
+	report_recall_rgb(found / total, rgb);
+	if (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 110)
+		ink = white;
+	image_fill_rect(cv, x, y, w, h, rgb);
+	snprintf(big, sizeof(big), "%.0f%%", 100.0 * found / total);
+	snprintf(small, sizeof(small), "%.0f/%.0f", found, total);
+	centred(cv, x, y + 8, w, 2, big, ink);
+	centred(cv, x, y + 30, w, 1, small, ink);
+}
+
+static void heat_labels(struct image_canvas *cv, const cJSON *rc)
+{
+	static const unsigned char black[3] = {0, 0, 0};
+	const cJSON *it;
+	char t[32];
+	int i = 0;
+
+	image_text(cv, 12, 12, 2, "RECALL BY DEPTH AND PROMPT TOKENS", black);
+	image_text(cv, 12, 36, 1, "ROWS: NEEDLE DEPTH   COLUMNS: PROMPT TOKENS   CELL: FOUND/TOTAL", black);
+	/* exact token counts, not "128K": 131072 and 128000 are both "128K" */
+	cJSON_ArrayForEach(it, get(rc, "lengths")) {
+		int scale;
+		snprintf(t, sizeof(t), "%.0f", it->valuedouble);
+		scale = image_text_width(t, 2) <= REPORT_HEAT_CELL_W - 4 ? 2 : 1;
+		centred(cv, REPORT_HEAT_LEFT + i++ * REPORT_HEAT_CELL_W, REPORT_HEAT_TOP - 18,
+			REPORT_HEAT_CELL_W, scale, t, black);
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, get(rc, "depths")) {
+		snprintf(t, sizeof(t), "%.0f%%", it->valuedouble);
+		image_text(cv, REPORT_HEAT_LEFT - 8 - image_text_width(t, 2),
+			   REPORT_HEAT_TOP + i++ * REPORT_HEAT_CELL_H + (REPORT_HEAT_CELL_H - 14) / 2,
+			   2, t, black);
+	}
+}
+
+enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
+{
+	static const unsigned char white[3] = {255, 255, 255};
+	const cJSON *rc = get(summary, "recall"), *dv, *lv, *c;
+	struct image_canvas *cv = NULL;
+	int nd, nl, r = 0, col, w, h;
+	enum err e;
+
+	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(get(rc, "cells")))
+		return ERR_OK;
+	nd = cJSON_GetArraySize(get(rc, "depths"));
+	nl = cJSON_GetArraySize(get(rc, "lengths"));
+	if (nd > 100 || nl > 80)
+		return diag_fail(d, ERR_LIMIT, "recall grid of %d depths x %d lengths is too large to draw",
+				 nd, nl);
+	w = REPORT_HEAT_LEFT + nl * REPORT_HEAT_CELL_W + 16;
+	if (w < 420)
+		w = 420;
+	h = REPORT_HEAT_TOP + nd * REPORT_HEAT_CELL_H + 16;
+	if ((e = image_canvas_new(w, h, white, &cv, d)))
+		return e;
+	heat_labels(cv, rc);
+	cJSON_ArrayForEach(dv, get(rc, "depths")) {
+		col = 0;
+		cJSON_ArrayForEach(lv, get(rc, "lengths")) {
+			const cJSON *hit = NULL;
+			cJSON_ArrayForEach(c, get(rc, "cells"))
+				if (num(c, "depth") == dv->valuedouble &&
+				    num(c, "tokens") == lv->valuedouble)
+					hit = c;
+			heat_cell(cv, r, col++, hit);
+		}
+		r++;
+	}
+	e = image_canvas_png(cv, png, d);
+	image_canvas_free(cv);
+	return e;
+}
+
+/* ---- files ---- */
+
+static enum err write_in(const char *dir, const char *name, const struct buf *b,
+			 struct diag *d)
+{
+	char path[PATHBUF];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+	if (n < 0 || n >= (int)sizeof(path))
+		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
+	return io_write_file(path, b->data, b->len, d);
+}
+
+static enum err write_json(const char *dir, const cJSON *s, struct diag *d)
+{
+	char *txt = cJSON_Print(s);
+	struct buf b;
+	enum err e;
+
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing the summary");
+	buf_init(&b, BUF_MAX_DEFAULT);
+	e = buf_puts(&b, txt);
+	if (!e)
+		e = buf_putc(&b, '\n');
+	cJSON_free(txt);
+	if (e)
+		e = diag_fail(d, e, "out of memory writing the summary");
+	else
+		e = write_in(dir, "summary.json", &b, d);
+	buf_release(&b);
+	return e;
+}
+
+enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
+{
+	struct report_run *r = NULL;
+	cJSON *s = NULL;
+	struct buf md, png;
+	enum err e;
+
+	buf_init(&md, BUF_MAX_DEFAULT);
+	buf_init(&png, BUF_MAX_DEFAULT);
+	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)))
+		goto out;
+	if ((e = write_json(dir, s, d)) || (e = report_markdown(s, &md, d)) ||
+	    (e = write_in(dir, "summary.md", &md, d)) || (e = report_heatmap(s, &png, d)))
+		goto out;
+	if (png.len)
+		e = write_in(dir, "recall.png", &png, d);
+out:
+	if (!e && summary_out) {
+		*summary_out = s;
+		s = NULL;
+	}
+	cJSON_Delete(s);
+	report_run_free(r);
+	buf_release(&md);
+	buf_release(&png);
+	return e;
+}

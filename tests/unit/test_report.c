@@ -1,0 +1,378 @@
+/*
+ * Unit tests of report and diff over the hand-written run folders in
+ * fixtures/results/: a (10 attempts), b (11 attempts and a torn last line),
+ * bad (a record without a verdict on line 2), garbled (line 2 not JSON).
+ * The expected numbers are worked out by hand in the comments.
+ */
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "diff.h"
+#include "image.h"
+#include "report.h"
+#include "results.h"
+#include "t.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
+}
+
+static const cJSON *find_by(const cJSON *arr, const char *k, double v)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, arr)
+		if (num(it, k) == v)
+			return it;
+	return NULL;
+}
+
+static cJSON *summary_of(const char *dir, struct report_run **keep)
+{
+	struct report_run *r = NULL;
+	cJSON *s = NULL;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(report_load(dir, &r, &d) == ERR_OK);
+	if (r)
+		CHECK(report_summary(r, &s, &d) == ERR_OK);
+	if (keep)
+		*keep = r;
+	else
+		report_run_free(r);
+	return s;
+}
+
+/* Nearest rank on 1..100 and on small n. */
+static void test_percentiles(void)
+{
+	double v[100], one = 7, three[3] = {30, 10, 20};
+	struct report_pct p;
+	int i;
+
+	for (i = 0; i < 100; i++)
+		v[i] = 100 - i; /* unsorted on purpose */
+	report_percentiles(v, 100, &p);
+	CHECK_EQ_LONG(p.n, 100);
+	CHECK(p.p50 == 50 && p.p90 == 90 && p.p99 == 99);
+	report_percentiles(&one, 1, &p);
+	CHECK(p.n == 1 && p.p50 == 7 && p.p99 == 7);
+	report_percentiles(three, 3, &p); /* ranks ceil(1.5)=2, ceil(2.7)=3 */
+	CHECK(p.p50 == 20 && p.p90 == 30 && p.p99 == 30);
+	report_percentiles(NULL, 0, &p);
+	CHECK_EQ_LONG(p.n, 0);
+}
+
+/* Wilson 95%: 5/10 is 0.2366..0.7634; 0/0 says nothing. */
+static void test_wilson(void)
+{
+	double lo, hi;
+
+	report_wilson(5, 10, &lo, &hi);
+	CHECK(fabs(lo - 0.2366) < 1e-4 && fabs(hi - 0.7634) < 1e-4);
+	report_wilson(0, 0, &lo, &hi);
+	CHECK(lo == 0 && hi == 1);
+	report_wilson(4, 4, &lo, &hi);
+	CHECK(hi == 1 && fabs(lo - 0.5101) < 1e-4);
+}
+
+static void test_summary_a(void)
+{
+	cJSON *s = summary_of("fixtures/results/a", NULL);
+	const cJSON *a = get(s, "attempts"), *rc = get(s, "recall"), *c, *lat;
+
+	CHECK(s != NULL);
+	/* 5 of 10 pass; the connect failure stays in the denominator */
+	CHECK(num(a, "pass") == 5 && num(a, "total") == 10);
+	CHECK(num(get(s, "fail_stages"), "transport") == 2);
+	CHECK(num(get(s, "fail_stages"), "grade") == 3);
+	CHECK(num(get(s, "failure_codes"), "connect") == 1);
+	CHECK(num(get(s, "failure_codes"), "no_done") == 1);
+	CHECK(num(get(s, "finish_reasons"), "length") == 1);
+	CHECK(num(get(s, "finish_reasons"), "stop") == 7);
+	c = cJSON_GetArrayItem(get(s, "cases"), 0);
+	CHECK_STR(get(c, "id")->valuestring, "chat-1");
+	CHECK(num(c, "pass") == 3 && num(c, "total") == 4);
+	/* recall: 128K seed 2 never connected -> a miss at every depth */
+	c = find_by(get(rc, "cells"), "tokens", 128000);
+	CHECK(c && num(c, "depth") == 10 && num(c, "found") == 1 && num(c, "total") == 2);
+	c = find_by(get(rc, "by_depth"), "depth", 50);
+	CHECK(c && num(c, "found") == 2 && num(c, "total") == 4);
+	c = find_by(get(rc, "by_length"), "tokens", 32000);
+	CHECK(c && num(c, "found") == 5 && num(c, "total") == 6);
+	/* TTFT by length: 32K has 700 and 800; 128K 900 and one that never connected */
+	c = find_by(get(rc, "latency_by_length"), "tokens", 32000);
+	CHECK(c && num(get(c, "ttft_ms"), "n") == 2 && num(get(c, "ttft_ms"), "p50") == 700 &&
+	      num(get(c, "ttft_ms"), "p90") == 800);
+	c = find_by(get(rc, "latency_by_length"), "tokens", 128000);
+	CHECK(c && num(get(c, "ttft_ms"), "n") == 1 && num(get(c, "e2e_ms"), "p99") == 1800);
+	/* ttft 100..900 (one null): p50 = 5th = 500, p90 = p99 = 9th = 900 */
+	lat = get(get(s, "latency"), "ttft_ms");
+	CHECK(num(lat, "n") == 9 && num(lat, "p50") == 500 && num(lat, "p90") == 900 &&
+	      num(lat, "p99") == 900);
+	CHECK(num(get(get(s, "latency"), "e2e_ms"), "p50") == 1000);
+	CHECK(num(get(s, "audit"), "samples") == 9 && num(get(s, "audit"), "max_abs_delta") == 0);
+	CHECK_STR(get(get(s, "run"), "server_version")->valuestring, "0.11.0");
+	CHECK(num(get(s, "run"), "max_model_len") == 131072);
+	cJSON_Delete(s);
+}
+
+/* b ends with a torn line: skipped, counted, not an error. */
+static void test_torn_and_bad(void)
+{
+	struct report_run *r = NULL;
+	cJSON *s = summary_of("fixtures/results/b", &r);
+	struct diag d;
+
+	CHECK(r && r->torn_bytes > 10);
+	CHECK(num(get(s, "attempts"), "total") == 11);
+	CHECK(num(get(s, "audit"), "max_abs_delta") == 2);
+	report_run_free(r);
+	cJSON_Delete(s);
+	r = NULL;
+	diag_init(&d);
+	CHECK(report_load("fixtures/results/bad", &r, &d) == ERR_INPUT);
+	CHECK(r == NULL && strstr(d.msg, "line 2") && strstr(d.msg, "verdict"));
+	diag_init(&d);
+	CHECK(report_load("fixtures/results/garbled", &r, &d) == ERR_INPUT);
+	CHECK(strstr(d.msg, "results.jsonl' line 2: not JSON") != NULL);
+	diag_init(&d);
+	CHECK(report_load("fixtures/results/none-such", &r, &d) == ERR_IO);
+}
+
+static cJSON *diff_ab(void)
+{
+	struct report_run *a = NULL, *b = NULL;
+	cJSON *df = NULL;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(report_load("fixtures/results/a", &a, &d) == ERR_OK);
+	CHECK(report_load("fixtures/results/b", &b, &d) == ERR_OK);
+	if (a && b)
+		CHECK(diff_runs(a, b, &df, &d) == ERR_OK);
+	report_run_free(a);
+	report_run_free(b);
+	return df;
+}
+
+static int has_flip(const cJSON *arr, const char *id, double repeat)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, arr)
+		if (!strcmp(get(it, "case")->valuestring, id) && num(it, "repeat") == repeat)
+			return 1;
+	return 0;
+}
+
+static void test_diff(void)
+{
+	cJSON *df = diff_ab();
+	const cJSON *pf = get(get(df, "flips"), "pass_to_fail");
+	const cJSON *fp = get(get(df, "flips"), "fail_to_pass");
+	const cJSON *o = get(df, "overall"), *it;
+
+	CHECK(df != NULL);
+	CHECK_EQ_LONG(cJSON_GetArraySize(pf), 2);
+	CHECK(has_flip(pf, "chat-1", 0) && has_flip(pf, "chat-1", 1));
+	CHECK_EQ_LONG(cJSON_GetArraySize(fp), 4);
+	CHECK(has_flip(fp, "chat-1", 3) && has_flip(fp, "json-1", 1) &&
+	      has_flip(fp, "recall-32k", 0) && has_flip(fp, "recall-128k", 0));
+	CHECK(num(o, "matched") == 10 && num(o, "only_b") == 1 && num(o, "only_b_failed") == 1);
+	CHECK(NEAR(num(o, "matched_delta"), 0.2));
+	it = find_by(get(df, "recall_by_depth"), "depth", 50);
+	CHECK(it && NEAR(num(it, "delta"), 0.25));
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "usage_changes")), 1);
+	it = get(get(get(df, "latency"), "ttft_ms"), "ratio");
+	CHECK(NEAR(num(it, "p50"), 2.0));
+	/* the template hash differs; recall-32k seed 1 got another document */
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "warnings")), 2);
+	CHECK(strstr(cJSON_GetArrayItem(get(df, "warnings"), 0)->valuestring, "template") != NULL);
+	CHECK(num(o, "recall_prompt_differs") == 1);
+	CHECK(strstr(cJSON_GetArrayItem(get(df, "warnings"), 1)->valuestring, "1 matched recall") != NULL);
+	cJSON_Delete(df);
+}
+
+static int gate(cJSON *df, const char *spec)
+{
+	struct diff_gate g;
+	struct diag d;
+	int ok = -1;
+
+	diag_init(&d);
+	if (diff_gate_parse(spec, &g, &d))
+		return -2;
+	CHECK(diff_gate_eval(df, &g, &ok, &d) == ERR_OK);
+	return ok;
+}
+
+static void test_gates(void)
+{
+	cJSON *df = diff_ab();
+
+	CHECK(gate(df, "no_new_failures") == 0);
+	CHECK(gate(df, "pass_rate>=0.6") == 1);     /* 7/11 = 0.636 */
+	CHECK(gate(df, "pass_rate>=0.7") == 0);
+	CHECK(gate(df, "pass_rate@json-1==1") == 1);
+	CHECK(gate(df, "pass_rate_delta>0.19") == 1);
+	CHECK(gate(df, "flips<=1") == 0);
+	CHECK(gate(df, "flips<3") == 1);
+	CHECK(gate(df, "recall@50>=1.0") == 0);     /* 3/4 */
+	CHECK(gate(df, "recall@50>=0.75") == 1);
+	CHECK(gate(df, "recall>0.74") == 1);        /* 9/12 */
+	CHECK(gate(df, "recall_delta@90>=0.25") == 1);
+	CHECK(gate(df, "ttft_p50_ratio<=1.2") == 0); /* 2.0 */
+	CHECK(gate(df, "ttft_p50_ratio<=2") == 1);
+	CHECK(gate(df, "e2e_p90<=3600") == 1);
+	CHECK(gate(df, "max_abs_usage_delta<=1") == 0);
+	CHECK(gate(df, "recall@70>=0") == 0);       /* no such depth: fails */
+	CHECK(gate(df, "pass_rate@nope>=0") == 0);
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "gates")), 17);
+	/* bad specs are usage errors */
+	CHECK(gate(df, "pass_rate") == -2);
+	CHECK(gate(df, "pass_rate=>1") == -2);
+	CHECK(gate(df, "speed>=1") == -2);
+	CHECK(gate(df, "recall_delta>=0") == -2);
+	CHECK(gate(df, "recall@abc>=1") == -2);
+	CHECK(gate(df, "flips@x<1") == -2);
+	CHECK(gate(df, "ttft_p95<=1") == -2);
+	CHECK(gate(df, "pass_rate>=x") == -2);
+	CHECK(gate(df, "pass_rate>=") == -2);
+	cJSON_Delete(df);
+}
+
+/* Decodes the heatmap and reads cell colours: rows depth 10/50/90, columns
+ * 32K/128K. (50%, 128K) found 0/2 -> red; (10%, 32K) 2/2 -> green;
+ * (90%, 128K) 1/2 -> yellow. */
+static void pixel(const unsigned char *px, int w, int x, int y, unsigned char out[3])
+{
+	memcpy(out, px + ((size_t)y * (size_t)w + (size_t)x) * 3, 3);
+}
+
+static void test_heatmap(void)
+{
+	cJSON *s = summary_of("fixtures/results/a", NULL);
+	png_image img;
+	struct buf png;
+	struct diag d;
+	unsigned char *px = NULL, got[3], want[3];
+	int x, y;
+
+	buf_init(&png, 1 << 24);
+	diag_init(&d);
+	CHECK(report_heatmap(s, &png, &d) == ERR_OK && png.len > 100);
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	CHECK(png_image_begin_read_from_memory(&img, png.data, png.len));
+	img.format = PNG_FORMAT_RGB;
+	px = malloc(PNG_IMAGE_SIZE(img));
+	CHECK(px && png_image_finish_read(&img, NULL, px, 0, NULL));
+	CHECK((int)img.width >= REPORT_HEAT_LEFT + 2 * REPORT_HEAT_CELL_W);
+	CHECK((int)img.height >= REPORT_HEAT_TOP + 3 * REPORT_HEAT_CELL_H);
+	report_heat_cell(1, 1, &x, &y);
+	pixel(px, (int)img.width, x + 3, y + 3, got);
+	report_recall_rgb(0.0, want);
+	CHECK(!memcmp(got, want, 3) && got[0] > 150 && got[1] < 100); /* red */
+	report_heat_cell(0, 0, &x, &y);
+	pixel(px, (int)img.width, x + 3, y + 3, got);
+	report_recall_rgb(1.0, want);
+	CHECK(!memcmp(got, want, 3) && got[1] > got[0] + 50); /* green */
+	report_heat_cell(2, 1, &x, &y);
+	pixel(px, (int)img.width, x + 3, y + 3, got);
+	report_recall_rgb(0.5, want);
+	CHECK(!memcmp(got, want, 3) && got[0] > 200 && got[1] > 200); /* yellow */
+	/* the label "0%" is drawn in the red cell: some pixel is not red */
+	report_heat_cell(1, 1, &x, &y);
+	{
+		int i, j, other = 0;
+		report_recall_rgb(0.0, want);
+		for (j = 0; j < REPORT_HEAT_CELL_H - 2; j++)
+			for (i = 0; i < REPORT_HEAT_CELL_W - 2; i++) {
+				pixel(px, (int)img.width, x + i, y + j, got);
+				other += memcmp(got, want, 3) != 0;
+			}
+		CHECK(other > 20);
+	}
+	free(px);
+	buf_release(&png);
+	cJSON_Delete(s);
+}
+
+/* A run without recall draws nothing; Markdown and CSV carry denominators. */
+static void test_render(void)
+{
+	cJSON *s = summary_of("fixtures/results/a", NULL);
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, 1 << 20);
+	diag_init(&d);
+	CHECK(report_markdown(s, &b, &d) == ERR_OK);
+	CHECK(strstr(b.data, "5/10 (0.500, 95% CI 0.237-0.763)") != NULL);
+	CHECK(strstr(b.data, "| 50% | 2/2 | 0/2 |") != NULL);
+	CHECK(strstr(b.data, "| ttft_ms | 9 | 500 | 900 | 900 |") != NULL);
+	buf_reset(&b);
+	CHECK(report_csv(s, &b, &d) == ERR_OK);
+	CHECK(strstr(b.data, "\ncase,json-1,chat,,,1,2,0.5,") != NULL);
+	CHECK(strstr(b.data, "\ncell,,recall,50,128000,0,2,0,") != NULL);
+	cJSON_ReplaceItemInObjectCaseSensitive(s, "recall", cJSON_CreateNull());
+	buf_reset(&b);
+	CHECK(report_heatmap(s, &b, &d) == ERR_OK && b.len == 0);
+	buf_release(&b);
+	cJSON_Delete(s);
+}
+
+/* The chart glyphs draw in charts but stay out of picture labels. */
+static void test_canvas(void)
+{
+	static const unsigned char white[3] = {255, 255, 255}, ink[3] = {0, 0, 0};
+	struct image_object o[2];
+	struct image_canvas *c = NULL;
+	struct diag d;
+	int n = 0, x, y, dots = 0;
+
+	diag_init(&d);
+	CHECK(image_parse_objects("red circle:5%", o, 2, &n, &d) == ERR_INPUT);
+	diag_init(&d);
+	CHECK(image_canvas_new(0, 10, white, &c, &d) == ERR_LIMIT && !c);
+	diag_init(&d);
+	CHECK(image_canvas_new(40, 20, white, &c, &d) == ERR_OK && c);
+	CHECK_EQ_LONG(image_text_width("5%", 2), 22);
+	CHECK_EQ_LONG(image_text(c, 1, 1, 2, "5%", ink), 22);
+	for (y = 0; y < c->h; y++)
+		for (x = 0; x < c->w; x++)
+			dots += !c->px[((size_t)y * (size_t)c->w + (size_t)x) * 3];
+	/* '5' has 17 dots and '%' 13 in the 5x7 font, 4 pixels each at scale 2 */
+	CHECK_EQ_LONG(dots, (17 + 13) * 4);
+	image_canvas_free(c);
+	image_canvas_free(NULL);
+}
+
+int main(void)
+{
+	T_RUN(test_percentiles);
+	T_RUN(test_wilson);
+	T_RUN(test_summary_a);
+	T_RUN(test_torn_and_bad);
+	T_RUN(test_diff);
+	T_RUN(test_gates);
+	T_RUN(test_heatmap);
+	T_RUN(test_render);
+	T_RUN(test_canvas);
+	return T_DONE();
+}
