@@ -234,9 +234,11 @@ static void mmap_free(struct mmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* Fibonacci hashing: the top bits of key * 2^64/phi (nslot is a power of
+ * two, at least 4096). */
 static inline size_t mmap_home(uint64_t key, size_t nslot)
 {
-	return (size_t)(mix64(key) & (nslot - 1));
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(nslot)));
 }
 
 static enum err mmap_rehash(struct mmap *m, size_t nslot)
