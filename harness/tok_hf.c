@@ -888,11 +888,15 @@ static enum err compile(struct load *l, const char *pat, size_t n, int literal,
 	 * ranges form is as fast as the raw pattern there (uni.h) */
 	if (!e && !literal) {
 		struct diag quiet; /* no ASCII form is no error: `exact` serves */
+		enum err er;
 
 		diag_init(&quiet);
 		buf_reset(&b);
-		if (!uni_rewrite_pattern_ranges(pat, n, &b, &quiet))
+		er = uni_rewrite_pattern_ranges(pat, n, &b, &quiet);
+		if (!er)
 			out->ascii = jit_compile(b.data, b.len, msg, sizeof(msg));
+		else if (er == ERR_NOMEM)
+			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
 	}
 	if (!e && !literal && !getenv("NEEDLE_NO_SCAN"))
 		out->scan = scan_kind_of(pat, n);
