@@ -37,14 +37,28 @@ int jscan_peek(struct jscan *j)
 {
 	const char *s = j->s;
 	size_t pos = j->pos, len = j->len;
+	uint64_t v;
 
-	for (; pos < len; pos++) {
+	while (pos < len) {
 		char c = s[pos];
 
-		if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+		if (c == ' ') {
+			/* pretty-printed files indent every entry: 8 spaces a step */
+			while (pos + 8 <= len) {
+				memcpy(&v, s + pos, 8);
+				if (v != 0x2020202020202020ULL)
+					break;
+				pos += 8;
+			}
+			while (pos < len && s[pos] == ' ')
+				pos++;
+			continue;
+		}
+		if (c != '\n' && c != '\r' && c != '\t') {
 			j->pos = pos;
 			return (unsigned char)c;
 		}
+		pos++;
 	}
 	j->pos = pos;
 	return -1;

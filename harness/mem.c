@@ -1,7 +1,9 @@
 #include "mem.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* 0: hook not read yet; -1: hook off; otherwise the allocation number to fail. */
 static long fail_at;
@@ -56,4 +58,46 @@ char *mem_strndup(const char *s, size_t n)
 void mem_free(void *p)
 {
 	free(p);
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Below one huge page the mapping costs more than it saves. The mapping is
+ * padded so that its aligned part holds `n` bytes; the slack before and
+ * after is unmapped at once, so only the aligned part stays. */
+void *mem_calloc_big(size_t n)
+{
+	size_t len, head;
+	char *p;
+
+	if (n < HUGE_PAGE)
+		return mem_calloc(n, 1);
+	if (should_fail())
+		return NULL;
+	len = (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+	p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE;
+	if (head)
+		munmap(p, head);
+	if (HUGE_PAGE - head)
+		munmap(p + head + len, HUGE_PAGE - head);
+	p += head;
+#ifdef MADV_HUGEPAGE
+	madvise(p, len, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+void mem_free_big(void *p, size_t n)
+{
+	if (!p)
+		return;
+	if (n < HUGE_PAGE) {
+		free(p);
+		return;
+	}
+	munmap(p, (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
 }

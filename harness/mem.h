@@ -22,4 +22,12 @@ char *mem_strndup(const char *s, size_t n);
 /* Accepts NULL. */
 void mem_free(void *p);
 
+/* Zero-filled memory for a large table (`n` bytes) that is probed at random:
+ * mapped apart and, where the kernel allows, backed by 2 MiB pages (fewer
+ * page faults and TLB misses). The caller frees it with mem_free_big and the
+ * same `n`. Obeys NEEDLE_FAIL_ALLOC like the others. */
+void *mem_calloc_big(size_t n);
+/* Accepts NULL. */
+void mem_free_big(void *p, size_t n);
+
 #endif

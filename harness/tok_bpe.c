@@ -88,15 +88,15 @@ struct smap {
 
 static void smap_free(struct smap *m)
 {
-	mem_free(m->slot);
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
 	mem_free(m->arena);
 	memset(m, 0, sizeof(*m));
 }
 
 static enum err smap_rehash(struct smap *m, size_t nslot)
 {
-	/* calloc: fresh zero pages cost nothing until touched */
-	struct sslot *s = mem_calloc(nslot, sizeof(*s));
+	/* fresh zero pages cost nothing until touched */
+	struct sslot *s = mem_calloc_big(nslot * sizeof(*s));
 	size_t i;
 
 	if (!s)
@@ -110,7 +110,7 @@ static enum err smap_rehash(struct smap *m, size_t nslot)
 			;
 		s[k] = m->slot[i];
 	}
-	mem_free(m->slot);
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
 	m->slot = s;
 	m->nslot = nslot;
 	return ERR_OK;
@@ -157,23 +157,9 @@ static int smap_get(const struct smap *m, const char *k, size_t n, uint32_t *val
 	return smap_get_h(m, k, n, (uint32_t)hash_bytes(k, n), val);
 }
 
-/* Sets key -> val (overwriting); `*off` (may be NULL) gets the key's arena
- * offset. */
-static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
-			   uint32_t val, uint32_t *off)
+/* Copies k[0..n) to the end of the arena; `*off` gets its offset. */
+static enum err smap_arena_add(struct smap *m, const char *k, size_t n, uint32_t *off)
 {
-	struct sslot *s;
-
-	if ((m->n + 1) * 2 > m->nslot &&
-	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
-		return ERR_NOMEM;
-	s = smap_slot(m, k, n, h);
-	if (s->off) {
-		s->val = val;
-		if (off)
-			*off = s->off;
-		return ERR_OK;
-	}
 	if (!m->alen)
 		m->alen = 1; /* offset 0 marks an empty slot */
 	if (n >= UINT32_MAX || m->alen + n >= UINT32_MAX)
@@ -191,10 +177,38 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 		m->acap = c;
 	}
 	memcpy(m->arena + m->alen, k, n);
-	*s = (struct sslot){head8(k, n), h, (uint32_t)n, (uint32_t)m->alen, val};
-	if (off)
-		*off = (uint32_t)m->alen;
+	*off = (uint32_t)m->alen;
 	m->alen += n;
+	return ERR_OK;
+}
+
+/* Sets key -> val (overwriting); `*off` (may be NULL) gets the key's arena
+ * offset. */
+static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
+			   uint32_t val, uint32_t *off)
+{
+	struct sslot *s;
+
+	if ((m->n + 1) * 2 > m->nslot &&
+	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
+		return ERR_NOMEM;
+	s = smap_slot(m, k, n, h);
+	if (s->off) {
+		s->val = val;
+		if (off)
+			*off = s->off;
+		return ERR_OK;
+	}
+	{
+		uint32_t o;
+		enum err e = smap_arena_add(m, k, n, &o);
+
+		if (e)
+			return e;
+		*s = (struct sslot){head8(k, n), h, (uint32_t)n, o, val};
+		if (off)
+			*off = o;
+	}
 	m->n++;
 	return ERR_OK;
 }
@@ -202,36 +216,49 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 
 /* ---- (left id, right id) -> (rank, new id) ---------------------------- */
 
+/* Open addressing; key and value share a 16-byte slot, so a probe touches
+ * one cache line. */
+struct mslot {
+	uint64_t key;  /* (left << 32 | right) + 1; 0 = empty */
+	uint32_t rank, id;
+};
+
 struct mmap {
-	uint64_t *key; /* (left << 32 | right) + 1; 0 = empty */
-	uint64_t *val; /* rank << 32 | new id */
+	struct mslot *slot;
 	size_t n, nslot;
 };
 
+static void mmap_free(struct mmap *m)
+{
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
+	memset(m, 0, sizeof(*m));
+}
+
+/* Fibonacci hashing: the top bits of key * 2^64/phi (nslot is a power of
+ * two, at least 4096). */
+static inline size_t mmap_home(uint64_t key, size_t nslot)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(nslot)));
+}
+
 static enum err mmap_rehash(struct mmap *m, size_t nslot)
 {
-	uint64_t *k = mem_calloc(nslot, sizeof(*k)), *v = mem_alloc(nslot * sizeof(*v));
+	struct mslot *k = mem_calloc_big(nslot * sizeof(*k));
 	size_t i;
 
-	if (!k || !v) {
-		mem_free(k);
-		mem_free(v);
+	if (!k)
 		return ERR_NOMEM;
-	}
 	for (i = 0; i < m->nslot; i++) {
 		size_t j;
 
-		if (!m->key[i])
+		if (!m->slot[i].key)
 			continue;
-		for (j = mix64(m->key[i]) & (nslot - 1); k[j]; j = (j + 1) & (nslot - 1))
+		for (j = mmap_home(m->slot[i].key, nslot); k[j].key; j = (j + 1) & (nslot - 1))
 			;
-		k[j] = m->key[i];
-		v[j] = m->val[i];
+		k[j] = m->slot[i];
 	}
-	mem_free(m->key);
-	mem_free(m->val);
-	m->key = k;
-	m->val = v;
+	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
+	m->slot = k;
 	m->nslot = nslot;
 	return ERR_OK;
 }
@@ -244,14 +271,22 @@ static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
 
 	if (!m->nslot)
 		return 0;
-	for (j = mix64(key) & (m->nslot - 1); m->key[j]; j = (j + 1) & (m->nslot - 1)) {
-		if (m->key[j] == key) {
-			*rank = (uint32_t)(m->val[j] >> 32);
-			*id = (uint32_t)m->val[j];
+	for (j = mmap_home(key, m->nslot); m->slot[j].key; j = (j + 1) & (m->nslot - 1)) {
+		if (m->slot[j].key == key) {
+			*rank = m->slot[j].rank;
+			*id = m->slot[j].id;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* Starts loading the slot where the lookup of (l, r) begins: lookups whose
+ * slots were all prefetched overlap their cache misses. */
+static inline void mmap_prefetch(const struct mmap *m, uint32_t l, uint32_t r)
+{
+	if (m->nslot)
+		__builtin_prefetch(&m->slot[mmap_home(((uint64_t)l << 32 | r) + 1, m->nslot)]);
 }
 
 static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
@@ -262,17 +297,27 @@ static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
 
 	if ((m->n + 1) * 2 > m->nslot && mmap_rehash(m, m->nslot ? m->nslot * 2 : 4096))
 		return ERR_NOMEM;
-	for (j = mix64(key) & (m->nslot - 1); m->key[j]; j = (j + 1) & (m->nslot - 1))
-		if (m->key[j] == key)
+	for (j = mmap_home(key, m->nslot); m->slot[j].key; j = (j + 1) & (m->nslot - 1))
+		if (m->slot[j].key == key)
 			break;
-	if (!m->key[j])
+	if (!m->slot[j].key)
 		m->n++;
-	m->key[j] = key;
-	m->val[j] = (uint64_t)rank << 32 | id;
+	m->slot[j] = (struct mslot){key, rank, id};
 	return ERR_OK;
 }
 
 /* ---- the model -------------------------------------------------------- */
+
+#define PREFETCH_AHEAD 8
+
+struct ptok {
+	uint32_t off, len, hash, id;
+};
+
+struct pmerge {
+	uint32_t off, ll, rl, hl, hr, rank; /* l at marena + off, r right after */
+	uint32_t idl, idr, idn;
+};
 
 struct bpe {
 	struct bpe_opts o;
@@ -288,6 +333,17 @@ struct bpe {
 	uint32_t *roff, *rlen; /* id -> unit string in vocab.arena; rlen UINT32_MAX = none */
 	size_t nr;             /* entries in roff/rlen */
 	uint32_t last_new;     /* id made by the previous merge, to guess the next */
+	/* Loading is batched so that the hash-table misses of consecutive
+	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
+	 * entries wait here, their bytes already in vocab.arena, until the
+	 * first merge or bpe_finish; merges (decoded l then r in marena) until
+	 * bpe_finish. */
+	struct ptok *ptok;
+	size_t nptok, ptok_cap;
+	struct pmerge *pm;
+	size_t npm, pm_cap;
+	char *marena;
+	size_t malen, macap;
 	unsigned char *scratch; /* decoding at load */
 	size_t scratch_cap;
 };
@@ -368,10 +424,12 @@ void bpe_free(struct bpe *b)
 		return;
 	smap_free(&b->vocab);
 	smap_free(&b->raw);
-	mem_free(b->merges.key);
-	mem_free(b->merges.val);
+	mmap_free(&b->merges);
 	mem_free(b->unk);
 	mem_free(b->scratch);
+	mem_free(b->ptok);
+	mem_free(b->pm);
+	mem_free(b->marena);
 	mem_free(b->roff);
 	mem_free(b->rlen);
 	mem_free(b);
@@ -451,12 +509,62 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 		memset(b->rlen + b->nr, 0xFF, (c - b->nr) * sizeof(*l));
 		b->nr = c;
 	}
-	e = smap_put_h(&b->vocab, u, len, (uint32_t)hash_bytes(u, len), id, &b->roff[id]);
-	if (!e)
-		b->rlen[id] = (uint32_t)len;
-	if (e)
-		return diag_fail(d, e, "cannot load the vocabulary: %s",
-				 e == ERR_NOMEM ? "out of memory" : "too large");
+	if (b->nptok == b->ptok_cap) {
+		size_t c = b->ptok_cap ? b->ptok_cap * 2 : 4096;
+		struct ptok *p = mem_realloc(b->ptok, c * sizeof(*p));
+
+		if (!p)
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		b->ptok = p;
+		b->ptok_cap = c;
+	}
+	{
+		struct ptok *p = &b->ptok[b->nptok];
+
+		e = smap_arena_add(&b->vocab, u, len, &p->off);
+		if (e)
+			return diag_fail(d, e, "cannot load the vocabulary: %s",
+					 e == ERR_NOMEM ? "out of memory" : "too large");
+		p->len = (uint32_t)len;
+		p->hash = (uint32_t)hash_bytes(u, len);
+		p->id = id;
+		b->nptok++;
+	}
+	return ERR_OK;
+}
+
+/* Inserts the waiting vocab entries in order (a later duplicate string
+ * takes the id, as smap_put_h does). */
+static enum err vocab_flush(struct bpe *b)
+{
+	struct smap *m = &b->vocab;
+	size_t i, need = (m->n + b->nptok + 1) * 2, ns = m->nslot ? m->nslot : 1024;
+
+	while (ns < need)
+		ns *= 2;
+	if (ns > m->nslot && smap_rehash(m, ns))
+		return ERR_NOMEM;
+	for (i = 0; i < b->nptok; i++) {
+		const struct ptok *p = &b->ptok[i];
+		const char *k = m->arena + p->off;
+		struct sslot *sl;
+
+		if (i + PREFETCH_AHEAD < b->nptok)
+			__builtin_prefetch(&m->slot[b->ptok[i + PREFETCH_AHEAD].hash & (m->nslot - 1)], 1);
+		sl = smap_slot(m, k, p->len, p->hash);
+		if (sl->off) {
+			sl->val = p->id;
+		} else {
+			*sl = (struct sslot){head8(k, p->len), p->hash, p->len, p->off, p->id};
+			m->n++;
+		}
+		b->roff[p->id] = p->off;
+		b->rlen[p->id] = p->len;
+	}
+	b->nptok = 0;
+	mem_free(b->ptok);
+	b->ptok = NULL;
+	b->ptok_cap = 0;
 	return ERR_OK;
 }
 
@@ -477,11 +585,6 @@ long bpe_token_id(const struct bpe *b, const char *tok, size_t n)
 	return smap_get(&b->vocab, tok, n, &id) ? (long)id : -1;
 }
 
-static enum err missing(struct diag *d, size_t rank, const char *s, size_t n)
-{
-	return diag_fail(d, ERR_INPUT, "merge %zu uses '%.*s', which is not in the vocabulary",
-			 rank, (int)(n > 200 ? 200 : n), s);
-}
 
 /* Vocab id of unit string u[0..n): tries `guess` first (merge results are
  * usually numbered in merge order), then the hash table. */
@@ -496,47 +599,150 @@ static int unit_id(const struct bpe *b, const char *u, size_t n, uint32_t guess,
 	return smap_get(&b->vocab, u, n, id);
 }
 
+static enum err marena_add(struct bpe *b, const char *k, size_t n)
+{
+	if (b->malen + n >= UINT32_MAX)
+		return ERR_LIMIT;
+	if (b->malen + n > b->macap) {
+		size_t c = b->macap ? b->macap * 2 : 65536;
+		char *a;
+
+		while (c < b->malen + n)
+			c *= 2;
+		a = mem_realloc(b->marena, c);
+		if (!a)
+			return ERR_NOMEM;
+		b->marena = a;
+		b->macap = c;
+	}
+	memcpy(b->marena + b->malen, k, n);
+	b->malen += n;
+	return ERR_OK;
+}
+
 enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
 		       size_t nr, struct diag *d)
 {
-	size_t rank = b->nmerges++, ul;
-	uint32_t idl, idr, idn = 0;
+	size_t rank = b->nmerges++, ul, ur;
 	const char *u;
-	char stack[512], *cat = stack;
-	enum err e = ERR_OK;
+	struct pmerge *p;
+	enum err e;
 
 	if (rank >= UINT32_MAX)
 		return diag_fail(d, ERR_LIMIT, "too many merges");
-	if (nl + nr > sizeof(stack) && !(cat = mem_alloc(nl + nr)))
+	if (b->nptok && vocab_flush(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	/* unit strings of l and r, back to back in cat: cat is then l+r */
-	u = unit_string(b, l, nl, &ul);
-	if (!u)
-		goto out; /* cannot occur in a byte-level pre-token */
-	memcpy(cat, u, ul);
-	if (!unit_id(b, cat, ul, UINT32_MAX, &idl)) {
-		e = missing(d, rank, l, nl);
-		goto out;
+	if (b->npm == b->pm_cap) {
+		size_t c = b->pm_cap ? b->pm_cap * 2 : 4096;
+
+		if (!(p = mem_realloc(b->pm, c * sizeof(*p))))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		b->pm = p;
+		b->pm_cap = c;
 	}
-	u = unit_string(b, r, nr, &nl);
-	if (!u)
-		goto out;
-	memcpy(cat + ul, u, nl);
-	if (!unit_id(b, cat + ul, nl, UINT32_MAX, &idr)) {
-		e = missing(d, rank, r, nr);
-		goto out;
+	p = &b->pm[b->npm];
+	p->off = (uint32_t)b->malen;
+	p->rank = (uint32_t)rank;
+	/* a part outside the byte-level table cannot occur in a pre-token: the
+	 * merge is left out (it keeps its rank) */
+	if (!(u = unit_string(b, l, nl, &ul)))
+		return ERR_OK;
+	p->ll = (uint32_t)ul;
+	p->hl = (uint32_t)hash_bytes(u, ul);
+	if ((e = marena_add(b, u, ul)))
+		goto fail;
+	if (!(u = unit_string(b, r, nr, &ur))) {
+		b->malen = p->off;
+		return ERR_OK;
 	}
-	if (!unit_id(b, cat, ul + nl, b->last_new + 1, &idn)) {
-		e = diag_fail(d, ERR_INPUT, "merge %zu makes a token that is not in the vocabulary",
-			      rank);
-		goto out;
+	p->rl = (uint32_t)ur;
+	p->hr = (uint32_t)hash_bytes(u, ur);
+	if ((e = marena_add(b, u, ur)))
+		goto fail;
+	b->npm++;
+	return ERR_OK;
+fail:
+	return diag_fail(d, e, e == ERR_NOMEM ? "out of memory" : "merges too large");
+}
+
+/* The unit string u[0..n) as written in tokenizer.json, for messages. */
+static void unit_raw(const struct bpe *b, const char *u, size_t n, char *out, size_t cap)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n && o + 3 < cap; i++) {
+		uint32_t cp = b->o.byte_level ? byte_to_cp[(unsigned char)u[i]] : (unsigned char)u[i];
+
+		if (cp < 0x80) {
+			out[o++] = (char)cp;
+		} else if (b->o.byte_level) {
+			out[o++] = (char)(0xC0 | cp >> 6);
+			out[o++] = (char)(0x80 | (cp & 0x3F));
+		} else {
+			out[o++] = (char)cp;
+		}
 	}
-	b->last_new = idn;
-	if (mmap_put(&b->merges, idl, idr, (uint32_t)rank, idn))
-		e = diag_fail(d, ERR_NOMEM, "out of memory");
-out:
-	if (cat != stack)
-		mem_free(cat);
+	out[o] = '\0';
+}
+
+static enum err missing(const struct bpe *b, struct diag *d, size_t rank, const char *u,
+			size_t n)
+{
+	char raw[256];
+
+	unit_raw(b, u, n, raw, sizeof(raw));
+	return diag_fail(d, ERR_INPUT, "merge %zu uses '%.200s', which is not in the vocabulary",
+			 rank, raw);
+}
+
+/* Resolves the waiting merges' ids (first pass) and fills the merge table
+ * (second pass), in merge order: the first bad merge is the one reported,
+ * and the last duplicate pair wins. */
+static enum err merge_flush(struct bpe *b, struct diag *d)
+{
+	const struct smap *v = &b->vocab;
+	size_t i, need = (b->merges.n + b->npm + 1) * 2, ns = b->merges.nslot ? b->merges.nslot : 4096;
+	enum err e = ERR_OK;
+
+	for (i = 0; i < b->npm; i++) {
+		struct pmerge *p = &b->pm[i];
+		const char *cat = b->marena + p->off;
+
+		if (i + PREFETCH_AHEAD < b->npm && v->nslot) {
+			const struct pmerge *q = &b->pm[i + PREFETCH_AHEAD];
+
+			__builtin_prefetch(&v->slot[q->hl & (v->nslot - 1)]);
+			__builtin_prefetch(&v->slot[q->hr & (v->nslot - 1)]);
+		}
+		if (!smap_get_h(v, cat, p->ll, p->hl, &p->idl))
+			return missing(b, d, p->rank, cat, p->ll);
+		if (!smap_get_h(v, cat + p->ll, p->rl, p->hr, &p->idr))
+			return missing(b, d, p->rank, cat + p->ll, p->rl);
+		if (!unit_id(b, cat, p->ll + p->rl, b->last_new + 1, &p->idn))
+			return diag_fail(d, ERR_INPUT,
+					 "merge %u makes a token that is not in the vocabulary",
+					 p->rank);
+		b->last_new = p->idn;
+	}
+	while (ns < need)
+		ns *= 2;
+	if (ns > b->merges.nslot && mmap_rehash(&b->merges, ns))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (i = 0; !e && i < b->npm; i++) {
+		const struct pmerge *p = &b->pm[i];
+
+		if (i + PREFETCH_AHEAD < b->npm)
+			mmap_prefetch(&b->merges, b->pm[i + PREFETCH_AHEAD].idl,
+				      b->pm[i + PREFETCH_AHEAD].idr);
+		if (mmap_put(&b->merges, p->idl, p->idr, p->rank, p->idn))
+			e = diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	b->npm = 0;
+	mem_free(b->pm);
+	mem_free(b->marena);
+	b->pm = NULL;
+	b->marena = NULL;
+	b->pm_cap = b->malen = b->macap = 0;
 	return e;
 }
 
@@ -544,7 +750,12 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
 	uint32_t id;
 	int i;
+	enum err e;
 
+	if (b->nptok && vocab_flush(b))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if (b->npm && (e = merge_flush(b, d)))
+		return e;
 	b->o.byte_fallback = o->byte_fallback;
 	b->o.fuse_unk = o->fuse_unk;
 	b->o.ignore_merges = o->ignore_merges;
@@ -601,7 +812,8 @@ struct hent {
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
  * at most 8 bytes (most of them): it stays in the CPU caches, where the
  * big table does not. */
-#define L0_SIZE 4096
+#define L0_BITS 14
+#define L0_SIZE (1u << L0_BITS)
 struct l0 {
 	uint64_t head; /* the key bytes */
 	uint32_t len;  /* 0 = empty */
@@ -750,6 +962,8 @@ static void merge_linear(const struct bpe *b, struct bpe_work *w)
 	for (i = 0; i < n; i++)
 		l[i].id = w->ids[i];
 	for (i = 0; i + 1 < n; i++)
+		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
+	for (i = 0; i + 1 < n; i++)
 		pair_rank(b, &l[i]);
 	while (n > 1) {
 		size_t best = 0;
@@ -767,6 +981,10 @@ static void merge_linear(const struct bpe *b, struct bpe_work *w)
 		for (i = best + 1; i + 1 < n; i++)
 			l[i] = l[i + 1];
 		n--;
+		if (best > 0)
+			mmap_prefetch(&b->merges, l[best - 1].id, l[best].id);
+		if (best + 1 < n)
+			mmap_prefetch(&b->merges, l[best].id, l[best + 1].id);
 		if (best > 0)
 			pair_rank(b, &l[best - 1]);
 		if (best + 1 < n)
@@ -903,10 +1121,22 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	return merge_heap(b, w);
 }
 
-enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
-		   size_t n, size_t *count)
+static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n,
+				 uint64_t *head)
 {
-	uint32_t v, h;
+	uint64_t m;
+
+	*head = load_upto8(piece, n);
+	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL;
+	return &w->l0[m >> (64 - L0_BITS)];
+}
+
+/* bpe_count; `h` is the piece's hash_bytes if it has more than 8 bytes
+ * (shorter pieces hash only when the L0 cache misses). */
+static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *piece,
+			size_t n, uint32_t h, size_t *count)
+{
+	uint32_t v;
 	enum err e;
 
 	if (n == 1 && b->o.byte_level && b->unit[(unsigned char)piece[0]] >= 0) {
@@ -920,9 +1150,8 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		return ERR_OK;
 	}
 	if (n <= 8) {
-		uint64_t head = load_upto8(piece, n);
-		uint64_t m = (head ^ n) * 0x9E3779B97F4A7C15ULL;
-		struct l0 *z = &w->l0[m >> (64 - 12)]; /* L0_SIZE = 2^12 */
+		uint64_t head;
+		struct l0 *z = l0_slot(w, piece, n, &head);
 
 		if (z->len == n && z->head == head) {
 			*count += z->count;
@@ -941,7 +1170,6 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		*count += v;
 		return ERR_OK;
 	}
-	h = (uint32_t)hash_bytes(piece, n);
 	if (smap_get_h(&w->cache, piece, n, h, &v)) {
 		*count += v;
 		return ERR_OK;
@@ -952,6 +1180,12 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
 		return smap_put_h(&w->cache, piece, n, h, (uint32_t)w->nsym, NULL);
 	return ERR_OK;
+}
+
+enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
+		   size_t n, size_t *count)
+{
+	return count_h(b, w, piece, n, n > 8 ? (uint32_t)hash_bytes(piece, n) : 0, count);
 }
 
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,

@@ -53,17 +53,21 @@ void bpe_free(struct bpe *b);
  * so that they need not grow (a hint: they grow anyway when needed). */
 enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges);
 
-/* Adds vocab entry `tok` (as written in tokenizer.json) with `id`. */
+/* Adds vocab entry `tok` (as written in tokenizer.json) with `id`. Entries
+ * are decoded at once but enter the hash table in bulk (hash slots
+ * prefetched ahead) at the first bpe_add_merge or at bpe_finish. */
 enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 		       struct diag *d);
 /* Adds the next merge (rank = number of merges added before). Both parts
- * and their concatenation must be in the vocab (ERR_INPUT names the missing
- * one, as HF refuses such a file). */
+ * and their concatenation must be in the vocab: merges are resolved in bulk
+ * by bpe_finish, which fails with ERR_INPUT naming the first merge (in
+ * order) that misses one, as HF refuses such a file. */
 enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
 		       size_t nr, struct diag *d);
-/* Call once after the vocab and merges are added: takes the options (all but
- * byte_level, fixed at bpe_new; `o->unk` is copied) and resolves unk and byte
- * fallback tokens. */
+/* Call once after the vocab and merges are added: builds the vocab and merge
+ * tables, takes the options (all but byte_level, fixed at bpe_new; `o->unk`
+ * is copied) and resolves unk and byte fallback tokens. The lookups below
+ * are valid after it. */
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d);
 
 /* Vocab id of `tok` as written in tokenizer.json, or -1. */

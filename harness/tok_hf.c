@@ -24,10 +24,9 @@ static const char gpt2_pattern[] =
 	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
 /* A compiled pattern: `exact` is the pattern rewritten with HF's Unicode
- * tables (uni_rewrite_pattern); `ascii` (or NULL) is the pattern as written,
- * which PCRE2 matches the same way on a subject of ASCII characters only
- * (the tables differ from PCRE2's above U+007F alone) and about twice as
- * fast, its classes being short. */
+ * tables (uni_rewrite_pattern); `ascii` (or NULL) is the same translation
+ * with classes as explicit ranges (uni_rewrite_pattern_ranges), used on
+ * subjects of ASCII characters only, where it is about twice as fast. */
 struct rx {
 	pcre2_code *exact, *ascii;
 	enum scan_kind scan;  /* a hand-written matcher replaces both */
@@ -450,9 +449,21 @@ static int feeds_model(const struct tok_hf *h, size_t k)
 static enum err scan_to_model(struct run *r, const struct pre *p, const char *s,
 			      size_t n)
 {
+	const struct bpe *b = r->h->bpe;
 	size_t prev = 0, ms, me;
 	enum err e;
 
+	if (r->count_only) { /* the hot loop of `needle count`: no detour via model() */
+		while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
+			if ((prev != ms && (e = bpe_count(b, r->w, s + prev, ms - prev, &r->count))) ||
+			    (e = bpe_count(b, r->w, s + ms, me - ms, &r->count)))
+				return diag_fail(r->d, e, "out of memory");
+			prev = me;
+		}
+		if (prev != n && (e = bpe_count(b, r->w, s + prev, n - prev, &r->count)))
+			return diag_fail(r->d, e, "out of memory");
+		return ERR_OK;
+	}
 	while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
 		if (prev != ms && (e = model(r, s + prev, ms - prev)))
 			return e;
@@ -872,8 +883,21 @@ static enum err compile(struct load *l, const char *pat, size_t n, int literal,
 		e = diag_fail(l->d, ERR_UNSUPPORTED,
 			      "cannot load tokenizer '%s': regex '%.200s' does not compile: %s",
 			      l->path, pat, msg);
-	if (!e && !literal)
-		out->ascii = jit_compile(pat, n, msg, sizeof(msg));
+	/* the ASCII form must be translated too: Oniguruma's `$`, `\h`, `{,n}`
+	 * and `(?i)` scope differ from PCRE2's even on ASCII subjects; the
+	 * ranges form is as fast as the raw pattern there (uni.h) */
+	if (!e && !literal) {
+		struct diag quiet; /* no ASCII form is no error: `exact` serves */
+		enum err er;
+
+		diag_init(&quiet);
+		buf_reset(&b);
+		er = uni_rewrite_pattern_ranges(pat, n, &b, &quiet);
+		if (!er)
+			out->ascii = jit_compile(b.data, b.len, msg, sizeof(msg));
+		else if (er == ERR_NOMEM)
+			e = diag_fail(l->d, ERR_NOMEM, "out of memory");
+	}
 	if (!e && !literal && !getenv("NEEDLE_NO_SCAN"))
 		out->scan = scan_kind_of(pat, n);
 	if (!e && out->scan && !l->h->tab && scan_tab_new(&l->h->tab))

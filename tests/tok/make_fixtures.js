@@ -97,6 +97,19 @@ write('split_regex_lookahead.json', tok(byteLevelModel(COMMON_MERGES), {
     BYTE_LEVEL] },
 }), ['  123', 'a  1  b', '   ', 'x \n 12 ', '1 2  3   4']);
 
+// Oniguruma syntax that PCRE2 reads differently even on ASCII text (the
+// ASCII fast path must use the translated pattern too): `$` before any LF,
+// \h = hex digit, {,n} = {0,n}, (?i) to the end of the group.
+write('split_onig_ascii.json', tok(byteLevelModel(COMMON_MERGES), {
+  pre_tokenizer: { type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { Regex: '[a-z]$' }, behavior: 'Isolated', invert: false },
+    { type: 'Split', pattern: { Regex: '\\h+' }, behavior: 'Isolated', invert: false },
+    { type: 'Split', pattern: { Regex: 'q{,2}z' }, behavior: 'Isolated', invert: false },
+    { type: 'Split', pattern: { Regex: 'k(?i)m|n' }, behavior: 'Removed', invert: false },
+    BYTE_LEVEL] },
+}), ['a\nb', 'xa\nyb\n', 'x\ty 9F zz', 'beef cafe\t', 'qqz qz z qqqz {,2}z',
+  'kM km KM N n', 'kmnNkMn', 'a\n\nb$\n']);
+
 // Added tokens.
 write('added_tokens.json', tok(byteLevelModel(COMMON_MERGES), {
   normalizer: { type: 'Replace', pattern: { String: 'q' }, content: 'Q' },
