@@ -177,6 +177,9 @@ static enum err count_jsonl(const struct tok *t, const struct count_opts *o,
 
 static int run(const struct count_opts *o, const char *file, struct diag *d)
 {
+	/* What a bad-text diagnostic names. */
+	const char *subject = o->messages ? o->messages
+			      : strcmp(file, "-") ? file : "<stdin>";
 	struct tok *t = NULL;
 	struct buf text;
 	double t0 = io_now_ms(), t1, t2;
@@ -204,13 +207,13 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 	if (!e && o->ids) {
 		e = print_ids(t, o, text.data, text.len, d);
 		if (e)
-			diag_prefix(d, "%s", o->messages ? o->messages : file);
+			diag_prefix(d, "%s", subject);
 		goto out;
 	}
 	if (!e) {
 		e = tok_count(t, text.data, text.len, &n, d);
 		if (e)
-			diag_prefix(d, "%s", o->messages ? o->messages : file);
+			diag_prefix(d, "%s", subject);
 	}
 	t2 = io_now_ms();
 	if (!e && o->json)
