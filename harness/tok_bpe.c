@@ -182,6 +182,24 @@ static enum err smap_arena_add(struct smap *m, const char *k, size_t n, uint32_t
 	return ERR_OK;
 }
 
+/* The slot count after nslot when one insert at a time fills the table (the
+ * count cache): doubling, except that a table outgrowing SMAP_JUMP_FROM
+ * slots goes straight to the smallest size of at least 2 MiB. Every 4 KiB
+ * page of a table below 2 MiB faults on its own (mem_calloc_big), and a
+ * cache that big usually keeps growing: the jump replaces the hundreds of
+ * faults and the rehashes of the sizes in between with one mapping of
+ * 2 MiB pages. */
+#define SMAP_JUMP_FROM 8192
+static size_t smap_grown(size_t nslot)
+{
+	size_t n = nslot ? nslot * 2 : 1024;
+
+	if (n > SMAP_JUMP_FROM)
+		while (n * sizeof(struct sslot) < ((size_t)2 << 20))
+			n *= 2;
+	return n;
+}
+
 /* Sets key -> val (overwriting); `*off` (may be NULL) gets the key's arena
  * offset. */
 static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
@@ -189,8 +207,7 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 {
 	struct sslot *s;
 
-	if ((m->n + 1) * 2 > m->nslot &&
-	    smap_rehash(m, m->nslot ? m->nslot * 2 : 1024))
+	if ((m->n + 1) * 2 > m->nslot && smap_rehash(m, smap_grown(m->nslot)))
 		return ERR_NOMEM;
 	s = smap_slot(m, k, n, h);
 	if (s->off) {
