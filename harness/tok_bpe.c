@@ -486,14 +486,50 @@ static size_t pow2_at_least(size_t n)
 	return p;
 }
 
+/* Grows the array p of *cap elements of `size` bytes to at least `want`
+ * (capped at 2^24, like the tables); *out gets the array, moved or not. */
+static enum err reserve(void *p, size_t *cap, size_t want, size_t size, void **out)
+{
+	void *q;
+
+	*out = p;
+	if (want > ((size_t)1 << 24))
+		want = (size_t)1 << 24;
+	if (want <= *cap)
+		return ERR_OK;
+	if (!(q = mem_realloc(p, want * size)))
+		return ERR_NOMEM;
+	*out = q;
+	*cap = want;
+	return ERR_OK;
+}
+
+/* Besides the tables, the staging arrays the entries pass through are sized
+ * up front: grown by doubling, each would fault in 4 KiB pages until it
+ * reached the 2 MiB where mem_realloc starts advising huge pages (about 1,500
+ * faults for DeepSeek V3's 128K merges). The byte counts per entry are
+ * generous averages of real vocabularies. */
 enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges)
 {
 	size_t vs = pow2_at_least(vocab * 2), ms = pow2_at_least(merges * 2);
+	void *q;
 
 	if (vs > b->vocab.nslot && smap_rehash(&b->vocab, vs))
 		return ERR_NOMEM;
 	if (ms > b->merges.nslot && mmap_rehash(&b->merges, ms))
 		return ERR_NOMEM;
+	if (reserve(b->ptok, &b->ptok_cap, vocab, sizeof(*b->ptok), &q))
+		return ERR_NOMEM;
+	b->ptok = q;
+	if (reserve(b->vocab.arena, &b->vocab.acap, vocab * 8, 1, &q))
+		return ERR_NOMEM;
+	b->vocab.arena = q;
+	if (reserve(b->pm, &b->pm_cap, merges, sizeof(*b->pm), &q))
+		return ERR_NOMEM;
+	b->pm = q;
+	if (reserve(b->marena, &b->macap, merges * 12, 1, &q))
+		return ERR_NOMEM;
+	b->marena = q;
 	return ERR_OK;
 }
 
