@@ -183,18 +183,23 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 	struct tok *t = NULL;
 	struct buf text;
 	double t0 = io_now_ms(), t1, t2;
-	size_t n = 0;
-	enum err e;
+	size_t n = 0, len = 0;
+	const char *data = NULL, *map = NULL;
+	enum err e = ERR_OK;
 
 	buf_init(&text, BUF_MAX_DEFAULT);
 	if (o->messages)
 		e = render_messages(o, &text, d);
+	else if (!o->jsonl && io_map_file(file, BUF_MAX_DEFAULT, &map, &len))
+		data = map;
 	else if (!o->jsonl)
 		e = io_read_file(file, &text, d);
-	else
-		e = ERR_OK;
+	if (!map) {
+		data = text.data;
+		len = text.len;
+	}
 	if (!e && o->print_prompt) {
-		fwrite(text.data, 1, text.len, stdout);
+		fwrite(data, 1, len, stdout);
 		goto out;
 	}
 	if (!e)
@@ -205,13 +210,13 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 		goto out;
 	}
 	if (!e && o->ids) {
-		e = print_ids(t, o, text.data, text.len, d);
+		e = print_ids(t, o, data, len, d);
 		if (e)
 			diag_prefix(d, "%s", subject);
 		goto out;
 	}
 	if (!e) {
-		e = tok_count(t, text.data, text.len, &n, d);
+		e = tok_count(t, data, len, &n, d);
 		if (e)
 			diag_prefix(d, "%s", subject);
 	}
@@ -219,11 +224,13 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 	if (!e && o->json)
 		printf("{\"count\":%zu,\"bytes\":%zu,\"ms\":%.3f,\"load_ms\":%.3f,"
 		       "\"count_ms\":%.3f,\"tokenizer_sha256\":\"%s\"}\n",
-		       n, text.len, t2 - t0, t1 - t0, t2 - t1, tok_sha256(t));
+		       n, len, t2 - t0, t1 - t0, t2 - t1, tok_sha256(t));
 	else if (!e)
 		printf("%zu\n", n);
 out:
 	tok_free(t);
+	if (map)
+		io_unmap_file(map, len);
 	buf_release(&text);
 	return e ? cli_report("count", d) : EXIT_PASS;
 }

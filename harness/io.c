@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +62,31 @@ enum err io_read_file(const char *path, struct buf *out, struct diag *d)
 	e = read_fd(fd, path, out, d);
 	close(fd);
 	return e;
+}
+
+int io_map_file(const char *path, size_t max, const char **data, size_t *len)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (unsigned long long)st.st_size <= max) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	if (p == MAP_FAILED)
+		return 0;
+	*data = p;
+	return 1;
+}
+
+void io_unmap_file(const char *data, size_t len)
+{
+	munmap((void *)data, len);
 }
 
 static enum err write_all(int fd, const char *path, const char *p, size_t len,

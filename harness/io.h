@@ -16,6 +16,16 @@
  * file and the reason; ERR_LIMIT when it exceeds the buffer's cap. */
 enum err io_read_file(const char *path, struct buf *out, struct diag *d);
 
+/* Maps the regular file `path` read-only when it holds 1 to `max` bytes:
+ * returns 1 with *data and *len set (the caller releases them with
+ * io_unmap_file), else 0 with nothing to release, and the caller reads the
+ * file with io_read_file instead, which reports what is wrong. Mapping spares
+ * the copy out of the page cache and the page faults of a fresh buffer. The
+ * mapping has no NUL after the last byte. */
+int io_map_file(const char *path, size_t max, const char **data, size_t *len);
+/* Releases a mapping from io_map_file. */
+void io_unmap_file(const char *data, size_t len);
+
 /* Writes `len` bytes to `path` through a temporary file in the same directory,
  * fsync'd and renamed into place, so a reader never sees a half-written file. */
 enum err io_write_file(const char *path, const void *data, size_t len,

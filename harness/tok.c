@@ -2,11 +2,7 @@
  * UTF-8 once, and keeps the file's SHA-256. */
 #include "tok.h"
 
-#include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "mem.h"
@@ -34,25 +30,6 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* Maps a regular, non-empty file read-only (the page cache serves it without
- * a copy, and faults in 64 KiB steps instead of 4 KiB); NULL otherwise, and
- * the caller reads it instead. */
-static const char *map_file(const char *path, size_t *len)
-{
-	struct stat st;
-	void *p = MAP_FAILED;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		*len = (size_t)st.st_size;
-	}
-	close(fd);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 enum err tok_load(const char *path, struct tok **out, struct diag *d)
 {
 	struct tok *t = mem_calloc(1, sizeof(*t));
@@ -72,9 +49,9 @@ enum err tok_load(const char *path, struct tok **out, struct diag *d)
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	else if (ends_with(path, ".model"))
 		e = spm_load(path, &t->spm, d);
-	else if ((map = map_file(path, &map_len))) {
+	else if (io_map_file(path, BUF_MAX_DEFAULT, &map, &map_len)) {
 		e = tok_hf_load(path, map, map_len, &t->hf, d);
-		munmap((void *)map, map_len);
+		io_unmap_file(map, map_len);
 	} else if (!(e = io_read_file(path, &raw, d))) {
 		e = tok_hf_load(path, raw.data, raw.len, &t->hf, d);
 	}
