@@ -7,7 +7,6 @@ set -eu
 . "$TESTS/refserver/lib.sh"
 tmp=$(mktemp -d)
 trap 'refserver_stop; rm -rf "$tmp"' EXIT
-if needle_is_placeholder; then echo "SKIP: needle run is still the placeholder"; exit 0; fi
 refserver_start
 cat >"$tmp/suite.json" <<'JSON'
 {"suite": "x", "cases": [{"id": "arith", "kind": "chat", "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}], "max_tokens": 64, "expect": {"json": {"answer": 437}}}]}

@@ -36,8 +36,3 @@ refserver_stop() {
 		REF_PID=
 	fi
 }
-
-# needle_is_placeholder: true while `needle run` is the not-yet-implemented stub.
-needle_is_placeholder() {
-	"$NEEDLE" run 2>&1 | grep -q 'not implemented yet'
-}
