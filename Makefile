@@ -66,8 +66,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libneedle.a
 test: all $(UNITBIN) deps-test asan
 	sh tests/run.sh $(BUILD) $(BUILD)/asan
 
-asan:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT="-O1 -g" \
+# The sub-make shares this build's set-up stamp, so `make -j` never runs two
+# apt-get at once.
+asan: $(DEPSTAMP)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan DEPSTAMP=$(DEPSTAMP) OPT="-O1 -g" \
 		SAN="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		$(BUILD)/asan/needle $(UNITBIN:$(BUILD)/%=$(BUILD)/asan/%)
 
