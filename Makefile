@@ -90,9 +90,19 @@ bench: all deps-test
 demo: all deps-test
 	sh tests/demo.sh $(BUILD)
 
+# The binary, the shipped suites (where the installed binary looks for them,
+# harness/shipped.h), the manual page and shell completion, the last two
+# rendered by the binary from its own option tables.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/needle/suites \
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 755 $(BUILD)/needle $(DESTDIR)$(PREFIX)/bin/needle
+	install -m 644 suites/*.json $(DESTDIR)$(PREFIX)/share/needle/suites/
+	$(BUILD)/needle man > $(DESTDIR)$(PREFIX)/share/man/man1/needle.1
+	$(BUILD)/needle completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/needle
+	$(BUILD)/needle completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_needle
 
 clean:
 	rm -rf $(BUILD)
