@@ -9,6 +9,7 @@
 #include "diff.h"
 #include "mem.h"
 #include "results.h"
+#include "stats.h"
 
 #define KEY_MAX 1024
 
@@ -363,11 +364,12 @@ static void warn_if_differs(cJSON *warn, const cJSON *sa, const cJSON *sb,
 static cJSON *rate3(double pass, double total)
 {
 	cJSON *o = cJSON_CreateObject();
+	double rate;
 
 	cJSON_AddNumberToObject(o, "pass", pass);
 	cJSON_AddNumberToObject(o, "total", total);
-	cJSON_AddItemToObject(o, "rate", total > 0 ? cJSON_CreateNumber(pass / total)
-						   : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "rate", stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
+									 : cJSON_CreateNull());
 	return o;
 }
 
@@ -471,10 +473,11 @@ static void add_latency(cJSON *diff, const cJSON *sa, const cJSON *sb)
 		ratio = cJSON_AddObjectToObject(o, "ratio");
 		for (i = 0; i < 3; i++) {
 			const cJSON *va = get(a, ps[i]), *vb = get(it, ps[i]);
+			double r;
 			cJSON_AddItemToObject(ratio, ps[i],
-				cJSON_IsNumber(va) && cJSON_IsNumber(vb) && va->valuedouble > 0
-					? cJSON_CreateNumber(vb->valuedouble / va->valuedouble)
-					: cJSON_CreateNull());
+				cJSON_IsNumber(va) && cJSON_IsNumber(vb) &&
+				stats_ratio(vb->valuedouble, va->valuedouble, &r)
+					? cJSON_CreateNumber(r) : cJSON_CreateNull());
 		}
 	}
 }

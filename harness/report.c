@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image.h"
+#include "heatmap.h"
 #include "io.h"
 #include "mem.h"
 #include "report.h"
 #include "results.h"
+#include "stats.h"
 
 #define PATHBUF 4096
 
@@ -51,75 +52,7 @@ void report_run_free(struct report_run *r)
 	mem_free(r);
 }
 
-/* ---- statistics ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank: the ceil(p/100 * n)-th smallest of sorted v[0..n), n > 0. */
-static double nearest_rank(const double *v, size_t n, double p)
-{
-	double r = ceil(p / 100.0 * (double)n - 1e-9);
-	size_t k = r < 1 ? 1 : (size_t)r;
-
-	return v[(k > n ? n : k) - 1];
-}
-
-void report_percentiles(double *v, size_t n, struct report_pct *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->n = n;
-	if (!n)
-		return;
-	qsort(v, n, sizeof(*v), cmp_double);
-	out->p50 = nearest_rank(v, n, 50);
-	out->p90 = nearest_rank(v, n, 90);
-	out->p99 = nearest_rank(v, n, 99);
-}
-
-void report_wilson(size_t pass, size_t n, double *lo, double *hi)
-{
-	const double z = 1.96;
-	double p, den, mid, half;
-
-	if (!n) {
-		*lo = 0;
-		*hi = 1;
-		return;
-	}
-	p = (double)pass / (double)n;
-	den = 1 + z * z / (double)n;
-	mid = (p + z * z / (2.0 * (double)n)) / den;
-	half = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / den;
-	*lo = mid - half < 0 ? 0 : mid - half;
-	*hi = mid + half > 1 ? 1 : mid + half;
-}
-
 /* ---- summary ---- */
-
-/* A growable list of doubles. */
-struct dvec {
-	double *v;
-	size_t n, cap;
-};
-
-static int dvec_push(struct dvec *a, double x)
-{
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		double *nv = mem_realloc(a->v, cap * sizeof(*nv));
-		if (!nv)
-			return -1;
-		a->v = nv;
-		a->cap = cap;
-	}
-	a->v[a->n++] = x;
-	return 0;
-}
 
 struct cell {
 	long depth, tokens;
@@ -129,14 +62,14 @@ struct cell {
 /* TTFT and E2E samples of the recall attempts of one prompt length. */
 struct lenlat {
 	long tokens;
-	struct dvec ttft, e2e;
+	struct stats_vec ttft, e2e;
 };
 
 struct acc {
 	cJSON *s;            /* the summary being built */
 	cJSON *cases;        /* array of case objects, first-seen order */
-	struct dvec timing[NTIMINGS];
-	struct dvec deltas;  /* usage_delta samples */
+	struct stats_vec timing[NTIMINGS];
+	struct stats_vec deltas;  /* usage_delta samples */
 	struct cell *cells;
 	struct lenlat *ll;   /* recall timings per prompt length */
 	size_t nll, capll;
@@ -240,8 +173,8 @@ static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
 	const cJSON *t = get2(rec, "timing", "ttft_ms"), *e = get2(rec, "timing", "e2e_ms");
 	struct lenlat *l = lenlat_of(A, tokens);
 
-	if (!l || (cJSON_IsNumber(t) && dvec_push(&l->ttft, t->valuedouble)) ||
-	    (cJSON_IsNumber(e) && dvec_push(&l->e2e, e->valuedouble)))
+	if (!l || (cJSON_IsNumber(t) && stats_vec_push(&l->ttft, t->valuedouble)) ||
+	    (cJSON_IsNumber(e) && stats_vec_push(&l->e2e, e->valuedouble)))
 		A->oom = 1;
 }
 
@@ -283,7 +216,7 @@ static void take_timing(struct acc *A, const cJSON *rec)
 
 	for (i = 0; i < NTIMINGS; i++) {
 		const cJSON *t = get2(rec, "timing", timing_keys[i]);
-		if (cJSON_IsNumber(t) && dvec_push(&A->timing[i], t->valuedouble))
+		if (cJSON_IsNumber(t) && stats_vec_push(&A->timing[i], t->valuedouble))
 			A->oom = 1;
 	}
 }
@@ -297,7 +230,7 @@ static void take_audit(struct acc *A, const cJSON *rec)
 		A->audit_enabled++;
 	if (cJSON_IsFalse(get(au, "ok")))
 		A->audit_failed++;
-	if (cJSON_IsNumber(dl) && dvec_push(&A->deltas, dl->valuedouble))
+	if (cJSON_IsNumber(dl) && stats_vec_push(&A->deltas, dl->valuedouble))
 		A->oom = 1;
 }
 
@@ -340,12 +273,12 @@ static void take_record(struct acc *A, const cJSON *rec)
 
 static cJSON *rate_obj(cJSON *o, size_t pass, size_t n)
 {
-	double lo, hi;
+	double lo, hi, rate;
 	cJSON *w;
 
-	report_wilson(pass, n, &lo, &hi);
-	cJSON_AddItemToObject(o, "rate", n ? cJSON_CreateNumber((double)pass / (double)n)
-					   : cJSON_CreateNull());
+	stats_wilson(pass, n, &lo, &hi);
+	cJSON_AddItemToObject(o, "rate", stats_rate((double)pass, (double)n, &rate)
+					   ? cJSON_CreateNumber(rate) : cJSON_CreateNull());
 	w = cJSON_AddArrayToObject(o, "wilson95");
 	cJSON_AddItemToArray(w, cJSON_CreateNumber(lo));
 	cJSON_AddItemToArray(w, cJSON_CreateNumber(hi));
@@ -391,12 +324,12 @@ static void add_run_facts(cJSON *s, const struct report_run *r)
 	cJSON_AddBoolToObject(o, "has_manifest", m != NULL);
 }
 
-static cJSON *pct_obj(struct dvec *v)
+static cJSON *pct_obj(struct stats_vec *v)
 {
-	struct report_pct p;
+	struct stats_pct p;
 	cJSON *o = cJSON_CreateObject();
 
-	report_percentiles(v->v, v->n, &p);
+	stats_percentiles(v->v, v->n, &p);
 	cJSON_AddNumberToObject(o, "n", (double)p.n);
 	cJSON_AddItemToObject(o, "p50", p.n ? cJSON_CreateNumber(p.p50) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "p90", p.n ? cJSON_CreateNumber(p.p90) : cJSON_CreateNull());
@@ -439,8 +372,7 @@ static void add_audit(struct acc *A)
 	cJSON_AddNumberToObject(o, "enabled", (double)A->audit_enabled);
 	cJSON_AddNumberToObject(o, "failed", (double)A->audit_failed);
 	cJSON_AddNumberToObject(o, "samples", (double)A->deltas.n);
-	if (A->deltas.n)
-		qsort(A->deltas.v, A->deltas.n, sizeof(double), cmp_double);
+	stats_sort(A->deltas.v, A->deltas.n);
 	dist = cJSON_AddArrayToObject(o, "deltas");
 	for (i = 0; i < A->deltas.n; i = j) {
 		cJSON *b = cJSON_CreateObject();
@@ -556,12 +488,12 @@ static void acc_release(struct acc *A)
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++)
-		mem_free(A->timing[i].v);
-	mem_free(A->deltas.v);
+		stats_vec_release(&A->timing[i]);
+	stats_vec_release(&A->deltas);
 	mem_free(A->cells);
 	for (i = 0; i < A->nll; i++) {
-		mem_free(A->ll[i].ttft.v);
-		mem_free(A->ll[i].e2e.v);
+		stats_vec_release(&A->ll[i].ttft);
+		stats_vec_release(&A->ll[i].e2e);
 	}
 	mem_free(A->ll);
 }
@@ -928,122 +860,61 @@ enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
 
 /* ---- heatmap ---- */
 
-void report_recall_rgb(double f, unsigned char rgb[3])
+/* Copies the numbers of an array into v[0..). */
+static void fill_axis(const cJSON *arr, double *v)
 {
-	static const double lo[3] = {215, 48, 39}, mid[3] = {254, 224, 139},
-			    hi[3] = {26, 152, 80};
-	const double *a = f < 0.5 ? lo : mid, *z = f < 0.5 ? mid : hi;
-	double t = f < 0.5 ? f * 2 : (f - 0.5) * 2;
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, arr)
+		*v++ = it->valuedouble;
+}
+
+/* The index of `x` in v[0..n), or -1. */
+static int axis_index(const double *v, int n, double x)
+{
 	int i;
 
-	if (t < 0)
-		t = 0;
-	if (t > 1)
-		t = 1;
-	for (i = 0; i < 3; i++)
-		rgb[i] = (unsigned char)lround(a[i] + (z[i] - a[i]) * t);
-}
-
-void report_heat_cell(int row, int col, int *x, int *y)
-{
-	*x = REPORT_HEAT_LEFT + col * REPORT_HEAT_CELL_W + 1;
-	*y = REPORT_HEAT_TOP + row * REPORT_HEAT_CELL_H + 1;
-}
-
-static void centred(struct image_canvas *cv, int x, int y, int w, int scale,
-		    const char *text, const unsigned char rgb[3])
-{
-	image_text(cv, x + (w - image_text_width(text, scale)) / 2, y, scale, text, rgb);
-}
-
-static void heat_cell(struct image_canvas *cv, int row, int col, const cJSON *c)
-{
-	static const unsigned char grey[3] = {200, 200, 200}, black[3] = {0, 0, 0},
-				   white[3] = {255, 255, 255};
-	unsigned char rgb[3];
-	const unsigned char *ink = black;
-	double found = num(c, "found"), total = num(c, "total");
-	char big[16], small[48];
-	int x, y, w = REPORT_HEAT_CELL_W - 2, h = REPORT_HEAT_CELL_H - 2;
-
-	report_heat_cell(row, col, &x, &y);
-	if (!c || total <= 0) {
-		image_fill_rect(cv, x, y, w, h, grey);
-		centred(cv, x, y + (h - 14) / 2, w, 2, "-", black);
-		return;
-	}
-	report_recall_rgb(found / total, rgb);
-	if (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 110)
-		ink = white;
-	image_fill_rect(cv, x, y, w, h, rgb);
-	snprintf(big, sizeof(big), "%.0f%%", 100.0 * found / total);
-	snprintf(small, sizeof(small), "%.0f/%.0f", found, total);
-	centred(cv, x, y + 8, w, 2, big, ink);
-	centred(cv, x, y + 30, w, 1, small, ink);
-}
-
-static void heat_labels(struct image_canvas *cv, const cJSON *rc)
-{
-	static const unsigned char black[3] = {0, 0, 0};
-	const cJSON *it;
-	char t[32];
-	int i = 0;
-
-	image_text(cv, 12, 12, 2, "RECALL BY DEPTH AND PROMPT TOKENS", black);
-	image_text(cv, 12, 36, 1, "ROWS: NEEDLE DEPTH   COLUMNS: PROMPT TOKENS   CELL: FOUND/TOTAL", black);
-	/* exact token counts, not "128K": 131072 and 128000 are both "128K" */
-	cJSON_ArrayForEach(it, get(rc, "lengths")) {
-		int scale;
-		snprintf(t, sizeof(t), "%.0f", it->valuedouble);
-		scale = image_text_width(t, 2) <= REPORT_HEAT_CELL_W - 4 ? 2 : 1;
-		centred(cv, REPORT_HEAT_LEFT + i++ * REPORT_HEAT_CELL_W, REPORT_HEAT_TOP - 18,
-			REPORT_HEAT_CELL_W, scale, t, black);
-	}
-	i = 0;
-	cJSON_ArrayForEach(it, get(rc, "depths")) {
-		snprintf(t, sizeof(t), "%.0f%%", it->valuedouble);
-		image_text(cv, REPORT_HEAT_LEFT - 8 - image_text_width(t, 2),
-			   REPORT_HEAT_TOP + i++ * REPORT_HEAT_CELL_H + (REPORT_HEAT_CELL_H - 14) / 2,
-			   2, t, black);
-	}
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return i;
+	return -1;
 }
 
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 {
-	static const unsigned char white[3] = {255, 255, 255};
-	const cJSON *rc = get(summary, "recall"), *dv, *lv, *c;
-	struct image_canvas *cv = NULL;
-	int nd, nl, r = 0, col, w, h;
+	const cJSON *rc = get(summary, "recall"), *c;
+	double *dep, *len, *found, *total;
+	struct heatmap h;
+	size_t cells;
 	enum err e;
 
 	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(get(rc, "cells")))
 		return ERR_OK;
-	nd = cJSON_GetArraySize(get(rc, "depths"));
-	nl = cJSON_GetArraySize(get(rc, "lengths"));
-	if (nd > 100 || nl > 80)
-		return diag_fail(d, ERR_LIMIT, "recall grid of %d depths x %d lengths is too large to draw",
-				 nd, nl);
-	w = REPORT_HEAT_LEFT + nl * REPORT_HEAT_CELL_W + 16;
-	if (w < 420)
-		w = 420;
-	h = REPORT_HEAT_TOP + nd * REPORT_HEAT_CELL_H + 16;
-	if ((e = image_canvas_new(w, h, white, &cv, d)))
-		return e;
-	heat_labels(cv, rc);
-	cJSON_ArrayForEach(dv, get(rc, "depths")) {
-		col = 0;
-		cJSON_ArrayForEach(lv, get(rc, "lengths")) {
-			const cJSON *hit = NULL;
-			cJSON_ArrayForEach(c, get(rc, "cells"))
-				if (num(c, "depth") == dv->valuedouble &&
-				    num(c, "tokens") == lv->valuedouble)
-					hit = c;
-			heat_cell(cv, r, col++, hit);
+	h.ndepths = cJSON_GetArraySize(get(rc, "depths"));
+	h.nlengths = cJSON_GetArraySize(get(rc, "lengths"));
+	cells = (size_t)h.ndepths * (size_t)h.nlengths;
+	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 2 * cells + 1, sizeof(*dep));
+	if (!dep)
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing the heatmap");
+	len = dep + h.ndepths;
+	found = len + h.nlengths;
+	total = found + cells;
+	fill_axis(get(rc, "depths"), dep);
+	fill_axis(get(rc, "lengths"), len);
+	cJSON_ArrayForEach(c, get(rc, "cells")) {
+		int i = axis_index(dep, h.ndepths, num(c, "depth"));
+		int j = axis_index(len, h.nlengths, num(c, "tokens"));
+		if (i >= 0 && j >= 0) {
+			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = num(c, "found");
+			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = num(c, "total");
 		}
-		r++;
 	}
-	e = image_canvas_png(cv, png, d);
-	image_canvas_free(cv);
+	h.depths = dep;
+	h.lengths = len;
+	h.found = found;
+	h.total = total;
+	e = heatmap_png(&h, png, d);
+	mem_free(dep);
 	return e;
 }
 
