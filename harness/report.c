@@ -8,6 +8,8 @@
 
 #include "heatmap.h"
 #include "io.h"
+#include "jget.h"
+#include "md.h"
 #include "mem.h"
 #include "report.h"
 #include "results.h"
@@ -80,16 +82,6 @@ struct acc {
 	int oom;
 };
 
-static const cJSON *get(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static const cJSON *get2(const cJSON *o, const char *a, const char *b)
-{
-	return get(get(o, a), b);
-}
-
 /* Adds `by` to the number at o[key], creating it at 0. */
 static void bump(struct acc *A, cJSON *o, const char *key, double by)
 {
@@ -107,7 +99,7 @@ static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 	cJSON *c;
 
 	cJSON_ArrayForEach(c, A->cases)
-		if (!strcmp(get(c, "id")->valuestring, id))
+		if (!strcmp(jget(c, "id")->valuestring, id))
 			return c;
 	c = cJSON_CreateObject();
 	if (!c || !cJSON_AddItemToArray(A->cases, c)) {
@@ -170,7 +162,7 @@ static struct lenlat *lenlat_of(struct acc *A, long tokens)
 
 static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
 {
-	const cJSON *t = get2(rec, "timing", "ttft_ms"), *e = get2(rec, "timing", "e2e_ms");
+	const cJSON *t = jget2(rec, "timing", "ttft_ms"), *e = jget2(rec, "timing", "e2e_ms");
 	struct lenlat *l = lenlat_of(A, tokens);
 
 	if (!l || (cJSON_IsNumber(t) && stats_vec_push(&l->ttft, t->valuedouble)) ||
@@ -189,23 +181,23 @@ static long num_long(const cJSON *v, long dflt)
 
 static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 {
-	const cJSON *tokens = get2(rec, "recall", "tokens");
-	const cJSON *needles = get2(rec, "grade", "needles"), *n;
+	const cJSON *tokens = jget2(rec, "recall", "tokens");
+	const cJSON *needles = jget2(rec, "grade", "needles"), *n;
 	long len = num_long(tokens, 0);
 
 	A->recall_attempts++;
 	take_recall_timing(A, rec, len);
 	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
 		cJSON_ArrayForEach(n, needles) {
-			long dep = num_long(get(n, "depth"), -1);
+			long dep = num_long(jget(n, "depth"), -1);
 
 			if (dep >= 0)
 				add_cell(A, dep, len,
-					 transport_ok && cJSON_IsTrue(get(n, "ok")));
+					 transport_ok && cJSON_IsTrue(jget(n, "ok")));
 		}
 		return;
 	}
-	cJSON_ArrayForEach(n, get2(rec, "recall", "depths"))
+	cJSON_ArrayForEach(n, jget2(rec, "recall", "depths"))
 		if (num_long(n, -1) >= 0)
 			add_cell(A, num_long(n, -1), len, 0);
 }
@@ -215,7 +207,7 @@ static void take_timing(struct acc *A, const cJSON *rec)
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++) {
-		const cJSON *t = get2(rec, "timing", timing_keys[i]);
+		const cJSON *t = jget2(rec, "timing", timing_keys[i]);
 		if (cJSON_IsNumber(t) && stats_vec_push(&A->timing[i], t->valuedouble))
 			A->oom = 1;
 	}
@@ -223,12 +215,12 @@ static void take_timing(struct acc *A, const cJSON *rec)
 
 static void take_audit(struct acc *A, const cJSON *rec)
 {
-	const cJSON *au = get(rec, "audit");
-	const cJSON *dl = get(au, "usage_delta");
+	const cJSON *au = jget(rec, "audit");
+	const cJSON *dl = jget(au, "usage_delta");
 
-	if (cJSON_IsTrue(get(au, "enabled")))
+	if (cJSON_IsTrue(jget(au, "enabled")))
 		A->audit_enabled++;
-	if (cJSON_IsFalse(get(au, "ok")))
+	if (cJSON_IsFalse(jget(au, "ok")))
 		A->audit_failed++;
 	if (cJSON_IsNumber(dl) && stats_vec_push(&A->deltas, dl->valuedouble))
 		A->oom = 1;
@@ -236,10 +228,10 @@ static void take_audit(struct acc *A, const cJSON *rec)
 
 static void take_record(struct acc *A, const cJSON *rec)
 {
-	const cJSON *kind = get(rec, "kind"), *fr = get(rec, "finish_reason"), *f;
-	int pass = !strcmp(get(rec, "verdict")->valuestring, "pass");
-	int tr_ok = !cJSON_IsFalse(get2(rec, "transport", "ok"));
-	cJSON *c = case_of(A, get(rec, "case")->valuestring,
+	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
+	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	int tr_ok = !cJSON_IsFalse(jget2(rec, "transport", "ok"));
+	cJSON *c = case_of(A, jget(rec, "case")->valuestring,
 			   cJSON_IsString(kind) ? kind->valuestring : "unknown");
 
 	if (!c)
@@ -251,12 +243,12 @@ static void take_record(struct acc *A, const cJSON *rec)
 	if (!pass) {
 		if (!tr_ok)
 			A->stage_transport++;
-		else if (cJSON_IsFalse(get2(rec, "audit", "ok")))
+		else if (cJSON_IsFalse(jget2(rec, "audit", "ok")))
 			A->stage_audit++;
 		else
 			A->stage_grade++;
 	}
-	cJSON_ArrayForEach(f, get2(rec, "transport", "failures"))
+	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
 		if (cJSON_IsString(f)) {
 			bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "failure_codes"),
 			     f->valuestring, 1);
@@ -267,7 +259,7 @@ static void take_record(struct acc *A, const cJSON *rec)
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_timing(A, rec);
 	take_audit(A, rec);
-	if (cJSON_IsObject(get(rec, "recall")))
+	if (cJSON_IsObject(jget(rec, "recall")))
 		take_recall(A, rec, tr_ok);
 }
 
@@ -290,12 +282,12 @@ static cJSON *rate_obj(cJSON *o, size_t pass, size_t n)
 static void fact(cJSON *o, const char *key, const cJSON *m, const char *a,
 		 const char *b, const char *c)
 {
-	const cJSON *v = get(m, a);
+	const cJSON *v = jget(m, a);
 
 	if (b)
-		v = get(v, b);
+		v = jget(v, b);
 	if (c)
-		v = get(v, c);
+		v = jget(v, c);
 	cJSON_AddItemToObject(o, key, v && !cJSON_IsObject(v) && !cJSON_IsArray(v)
 					      ? cJSON_Duplicate(v, 0) : cJSON_CreateNull());
 }
@@ -513,8 +505,8 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	cJSON_AddNumberToObject(st, "audit", (double)A->stage_audit);
 	cJSON_AddNumberToObject(st, "grade", (double)A->stage_grade);
 	cJSON_ArrayForEach(c, A->cases) {
-		size_t n = (size_t)get(c, "total")->valuedouble;
-		rate_obj(c, (size_t)get(c, "pass")->valuedouble, n);
+		size_t n = (size_t)jget(c, "total")->valuedouble;
+		rate_obj(c, (size_t)jget(c, "pass")->valuedouble, n);
 	}
 }
 
@@ -551,33 +543,11 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 
 /* ---- rendering helpers ---- */
 
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *v = get(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-/* A scalar fact as text: strings as-is, numbers without a fraction, "-" for
- * null or absent. */
-static const char *fact_text(const cJSON *v, char *tmp, size_t cap)
-{
-	if (cJSON_IsString(v))
-		return v->valuestring;
-	if (cJSON_IsNumber(v)) {
-		snprintf(tmp, cap, "%.15g", v->valuedouble);
-		return tmp;
-	}
-	if (cJSON_IsBool(v))
-		return cJSON_IsTrue(v) ? "true" : "false";
-	return "-";
-}
-
 /* "17/20 (0.850, 95% CI 0.640-0.948)" or "0/0". */
 static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t cap)
 {
-	const cJSON *w = get(o, "wilson95");
-	size_t p = (size_t)num(o, pass_key), n = (size_t)num(o, "total");
+	const cJSON *w = jget(o, "wilson95");
+	size_t p = (size_t)jget_num(o, pass_key), n = (size_t)jget_num(o, "total");
 
 	if (!n)
 		snprintf(out, cap, "0/0");
@@ -603,17 +573,7 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 	return e;
 }
 
-enum err report_md_cell(struct buf *out, const char *s)
-{
-	enum err e = ERR_OK;
-
-	for (; !e && *s; s++)
-		e = *s == '|' ? buf_puts(out, "\\|")
-			      : buf_putc(out, *s == '\n' || *s == '\r' ? ' ' : *s);
-	return e;
-}
-
-static enum err md_facts(const cJSON *s, struct buf *b)
+static enum err sec_facts(const cJSON *s, struct buf *b)
 {
 	static const char *const keys[][2] = {
 		{"model", "model"}, {"max_model_len", "max_model_len"},
@@ -622,81 +582,81 @@ static enum err md_facts(const cJSON *s, struct buf *b)
 		{"tokenizer", "tokenizer_kind"}, {"tokenizer SHA-256", "tokenizer_sha256"},
 		{"template", "template"}, {"template SHA-256", "template_sha256"},
 		{"needle", "harness_version"}, {"started", "started_at"}, {"ended", "ended_at"}};
-	const cJSON *run = get(s, "run");
+	const cJSON *run = jget(s, "run");
 	char tmp[64];
 	size_t i;
 	enum err e = buf_printf(b, "# needle report: %s\n\n| fact | value |\n|---|---|\n",
-				get(run, "dir")->valuestring);
+				jget(run, "dir")->valuestring);
 
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
-			       fact_text(get(run, keys[i][1]), tmp, sizeof(tmp)));
-	if (!e && !cJSON_IsTrue(get(run, "has_manifest")))
+			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
+	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
 		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
 	return e;
 }
 
-static enum err md_attempts(const cJSON *s, struct buf *b)
+static enum err sec_attempts(const cJSON *s, struct buf *b)
 {
-	const cJSON *a = get(s, "attempts"), *st = get(s, "fail_stages"), *c;
+	const cJSON *a = jget(s, "attempts"), *st = jget(s, "fail_stages"), *c;
 	char rt[128];
 	enum err e;
 
 	rate_text(a, "pass", rt, sizeof(rt));
 	e = buf_printf(b, "\n## Pass rate\n\nOverall: **%s** passed. Failed at transport %.0f, audit %.0f, grade %.0f.\n",
-		       rt, num(st, "transport"), num(st, "audit"), num(st, "grade"));
-	if (!e && num(a, "torn_bytes_skipped") > 0)
+		       rt, jget_num(st, "transport"), jget_num(st, "audit"), jget_num(st, "grade"));
+	if (!e && jget_num(a, "torn_bytes_skipped") > 0)
 		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
-			       num(a, "torn_bytes_skipped"));
+			       jget_num(a, "torn_bytes_skipped"));
 	if (!e)
 		e = buf_puts(b, "\n| case | kind | passed | failure codes |\n|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, get(s, "cases")) {
+	cJSON_ArrayForEach(c, jget(s, "cases")) {
 		rate_text(c, "pass", rt, sizeof(rt));
 		if (!e)
 			e = buf_puts(b, "| ");
 		if (!e)
-			e = report_md_cell(b, get(c, "id")->valuestring);
+			e = md_cell(b, jget(c, "id")->valuestring);
 		if (!e)
-			e = buf_printf(b, " | %s | %s | ", get(c, "kind")->valuestring, rt);
+			e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
 		if (!e)
-			e = counts_text(b, get(c, "failure_codes"));
+			e = counts_text(b, jget(c, "failure_codes"));
 		if (!e)
 			e = buf_puts(b, " |\n");
 	}
 	if (!e)
 		e = buf_puts(b, "\nFailure codes (per attempt): ");
 	if (!e)
-		e = counts_text(b, get(s, "failure_codes"));
+		e = counts_text(b, jget(s, "failure_codes"));
 	if (!e)
 		e = buf_puts(b, "\n\nFinish reasons: ");
 	if (!e)
-		e = counts_text(b, get(s, "finish_reasons"));
+		e = counts_text(b, jget(s, "finish_reasons"));
 	return e ? e : buf_puts(b, "\n");
 }
 
-static enum err md_audit(const cJSON *s, struct buf *b)
+static enum err sec_audit(const cJSON *s, struct buf *b)
 {
-	const cJSON *au = get(s, "audit"), *it;
+	const cJSON *au = jget(s, "audit"), *it;
 	char tmp[64];
 	enum err e;
 	int first = 1;
 
 	e = buf_printf(b, "\n## Usage audit\n\n%.0f attempts audited, %.0f failed the audit; "
 		       "%.0f usage deltas (server prompt_tokens - local count), max |delta| %s.\n",
-		       num(au, "enabled"), num(au, "failed"), num(au, "samples"),
-		       fact_text(get(au, "max_abs_delta"), tmp, sizeof(tmp)));
-	if (!e && cJSON_GetArraySize(get(au, "deltas")))
+		       jget_num(au, "enabled"), jget_num(au, "failed"), jget_num(au, "samples"),
+		       md_value(jget(au, "max_abs_delta"), tmp, sizeof(tmp)));
+	if (!e && cJSON_GetArraySize(jget(au, "deltas")))
 		e = buf_puts(b, "\nDelta distribution: ");
-	cJSON_ArrayForEach(it, get(au, "deltas")) {
+	cJSON_ArrayForEach(it, jget(au, "deltas")) {
 		if (!e)
-			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", num(it, "delta"),
-				       num(it, "count"));
+			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", jget_num(it, "delta"),
+				       jget_num(it, "count"));
 		first = 0;
 	}
 	return e || first ? e : buf_puts(b, "\n");
 }
 
-static enum err md_margin(struct buf *b, const cJSON *arr, const char *key,
+static enum err margin_table(struct buf *b, const cJSON *arr, const char *key,
 			  const char *title, const char *unit)
 {
 	const cJSON *it;
@@ -706,12 +666,12 @@ static enum err md_margin(struct buf *b, const cJSON *arr, const char *key,
 	cJSON_ArrayForEach(it, arr) {
 		rate_text(it, "found", rt, sizeof(rt));
 		if (!e)
-			e = buf_printf(b, "| %.0f%s | %s |\n", num(it, key), unit, rt);
+			e = buf_printf(b, "| %.0f%s | %s |\n", jget_num(it, key), unit, rt);
 	}
 	return e;
 }
 
-static enum err md_length_latency(struct buf *b, const cJSON *arr)
+static enum err length_latency_table(struct buf *b, const cJSON *arr)
 {
 	const cJSON *it;
 	char t1[32], t2[32], t3[32], t4[32];
@@ -719,87 +679,79 @@ static enum err md_length_latency(struct buf *b, const cJSON *arr)
 
 	cJSON_ArrayForEach(it, arr)
 		if (!e)
-			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", num(it, "tokens"),
-				       num(get(it, "ttft_ms"), "n"),
-				       fact_text(get2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
-				       fact_text(get2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
-				       num(get(it, "e2e_ms"), "n"),
-				       fact_text(get2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
-				       fact_text(get2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
+			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", jget_num(it, "tokens"),
+				       jget_num(jget(it, "ttft_ms"), "n"),
+				       md_value(jget2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
+				       md_value(jget2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
+				       jget_num(jget(it, "e2e_ms"), "n"),
+				       md_value(jget2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
+				       md_value(jget2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
 	return e;
 }
 
-static enum err md_recall(const cJSON *s, struct buf *b)
+static enum err sec_recall(const cJSON *s, struct buf *b)
 {
-	const cJSON *rc = get(s, "recall"), *d, *l, *c;
+	const cJSON *rc = jget(s, "recall"), *d, *l, *c;
 	enum err e;
 
 	if (!cJSON_IsObject(rc))
 		return ERR_OK;
 	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); heatmap in recall.png.\n\n| depth |",
-		       num(rc, "attempts"));
-	cJSON_ArrayForEach(l, get(rc, "lengths"))
+		       jget_num(rc, "attempts"));
+	cJSON_ArrayForEach(l, jget(rc, "lengths"))
 		if (!e)
 			e = buf_printf(b, " %.0f |", l->valuedouble);
 	if (!e)
 		e = buf_puts(b, "\n|---|");
-	cJSON_ArrayForEach(l, get(rc, "lengths"))
+	cJSON_ArrayForEach(l, jget(rc, "lengths"))
 		if (!e)
 			e = buf_puts(b, "---|");
-	cJSON_ArrayForEach(d, get(rc, "depths")) {
+	cJSON_ArrayForEach(d, jget(rc, "depths")) {
 		if (!e)
 			e = buf_printf(b, "\n| %.0f%% |", d->valuedouble);
-		cJSON_ArrayForEach(l, get(rc, "lengths")) {
+		cJSON_ArrayForEach(l, jget(rc, "lengths")) {
 			const cJSON *hit = NULL;
-			cJSON_ArrayForEach(c, get(rc, "cells"))
-				if (num(c, "depth") == d->valuedouble &&
-				    num(c, "tokens") == l->valuedouble)
+			cJSON_ArrayForEach(c, jget(rc, "cells"))
+				if (jget_num(c, "depth") == d->valuedouble &&
+				    jget_num(c, "tokens") == l->valuedouble)
 					hit = c;
 			if (!e)
-				e = hit ? buf_printf(b, " %.0f/%.0f |", num(hit, "found"), num(hit, "total"))
+				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, "found"), jget_num(hit, "total"))
 					: buf_puts(b, " - |");
 		}
 	}
 	if (!e)
 		e = buf_puts(b, "\n");
 	if (!e)
-		e = md_margin(b, get(rc, "by_depth"), "depth", "depth", "%");
+		e = margin_table(b, jget(rc, "by_depth"), "depth", "depth", "%");
 	if (!e)
-		e = md_margin(b, get(rc, "by_length"), "tokens", "prompt tokens", "");
-	return e ? e : md_length_latency(b, get(rc, "latency_by_length"));
+		e = margin_table(b, jget(rc, "by_length"), "tokens", "prompt tokens", "");
+	return e ? e : length_latency_table(b, jget(rc, "latency_by_length"));
 }
 
-static enum err md_latency(const cJSON *s, struct buf *b)
+static enum err sec_latency(const cJSON *s, struct buf *b)
 {
 	const cJSON *it;
 	char t50[32], t90[32], t99[32];
 	enum err e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
 
-	cJSON_ArrayForEach(it, get(s, "latency")) {
+	cJSON_ArrayForEach(it, jget(s, "latency")) {
 		if (!e)
-			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, num(it, "n"),
-				       fact_text(get(it, "p50"), t50, sizeof(t50)),
-				       fact_text(get(it, "p90"), t90, sizeof(t90)),
-				       fact_text(get(it, "p99"), t99, sizeof(t99)));
+			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, jget_num(it, "n"),
+				       md_value(jget(it, "p50"), t50, sizeof(t50)),
+				       md_value(jget(it, "p90"), t90, sizeof(t90)),
+				       md_value(jget(it, "p99"), t99, sizeof(t99)));
 	}
 	return e;
 }
 
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
-	enum err e = md_facts(summary, out);
+	static const md_section sections[] = {sec_facts, sec_attempts, sec_audit,
+					      sec_recall, sec_latency};
 
-	if (!e)
-		e = md_attempts(summary, out);
-	if (!e)
-		e = md_audit(summary, out);
-	if (!e)
-		e = md_recall(summary, out);
-	if (!e)
-		e = md_latency(summary, out);
-	if (e)
-		return diag_fail(d, e, "cannot render the report: %s", err_name(e));
-	return ERR_OK;
+	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
+			 "report", out, d);
 }
 
 /* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
@@ -820,7 +772,7 @@ static enum err csv_row(struct buf *b, const char *scope, const char *id,
 			const char *kind, const char *depth, const char *tokens,
 			const cJSON *o, const char *pass_key)
 {
-	const cJSON *w = get(o, "wilson95");
+	const cJSON *w = jget(o, "wilson95");
 	char tmp[32];
 	enum err e = buf_printf(b, "%s,", scope);
 
@@ -828,8 +780,8 @@ static enum err csv_row(struct buf *b, const char *scope, const char *id,
 		e = csv_field(b, id);
 	if (!e)
 		e = buf_printf(b, ",%s,%s,%s,%.0f,%.0f,%s,%.6f,%.6f\n", kind, depth, tokens,
-			       num(o, pass_key), num(o, "total"),
-			       fact_text(get(o, "rate"), tmp, sizeof(tmp)),
+			       jget_num(o, pass_key), jget_num(o, "total"),
+			       md_value(jget(o, "rate"), tmp, sizeof(tmp)),
 			       cJSON_GetArrayItem(w, 0)->valuedouble,
 			       cJSON_GetArrayItem(w, 1)->valuedouble);
 	return e;
@@ -842,14 +794,14 @@ enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
 	enum err e = buf_puts(out, "scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi\n");
 
 	if (!e)
-		e = csv_row(out, "overall", "", "", "", "", get(summary, "attempts"), "pass");
-	cJSON_ArrayForEach(c, get(summary, "cases"))
+		e = csv_row(out, "overall", "", "", "", "", jget(summary, "attempts"), "pass");
+	cJSON_ArrayForEach(c, jget(summary, "cases"))
 		if (!e)
-			e = csv_row(out, "case", get(c, "id")->valuestring,
-				    get(c, "kind")->valuestring, "", "", c, "pass");
-	cJSON_ArrayForEach(c, get2(summary, "recall", "cells")) {
-		snprintf(dep, sizeof(dep), "%.0f", num(c, "depth"));
-		snprintf(tok, sizeof(tok), "%.0f", num(c, "tokens"));
+			e = csv_row(out, "case", jget(c, "id")->valuestring,
+				    jget(c, "kind")->valuestring, "", "", c, "pass");
+	cJSON_ArrayForEach(c, jget2(summary, "recall", "cells")) {
+		snprintf(dep, sizeof(dep), "%.0f", jget_num(c, "depth"));
+		snprintf(tok, sizeof(tok), "%.0f", jget_num(c, "tokens"));
 		if (!e)
 			e = csv_row(out, "cell", "", "recall", dep, tok, c, "found");
 	}
@@ -882,16 +834,16 @@ static int axis_index(const double *v, int n, double x)
 
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 {
-	const cJSON *rc = get(summary, "recall"), *c;
+	const cJSON *rc = jget(summary, "recall"), *c;
 	double *dep, *len, *found, *total;
 	struct heatmap h;
 	size_t cells;
 	enum err e;
 
-	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(get(rc, "cells")))
+	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(jget(rc, "cells")))
 		return ERR_OK;
-	h.ndepths = cJSON_GetArraySize(get(rc, "depths"));
-	h.nlengths = cJSON_GetArraySize(get(rc, "lengths"));
+	h.ndepths = cJSON_GetArraySize(jget(rc, "depths"));
+	h.nlengths = cJSON_GetArraySize(jget(rc, "lengths"));
 	cells = (size_t)h.ndepths * (size_t)h.nlengths;
 	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 2 * cells + 1, sizeof(*dep));
 	if (!dep)
@@ -899,14 +851,14 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 	len = dep + h.ndepths;
 	found = len + h.nlengths;
 	total = found + cells;
-	fill_axis(get(rc, "depths"), dep);
-	fill_axis(get(rc, "lengths"), len);
-	cJSON_ArrayForEach(c, get(rc, "cells")) {
-		int i = axis_index(dep, h.ndepths, num(c, "depth"));
-		int j = axis_index(len, h.nlengths, num(c, "tokens"));
+	fill_axis(jget(rc, "depths"), dep);
+	fill_axis(jget(rc, "lengths"), len);
+	cJSON_ArrayForEach(c, jget(rc, "cells")) {
+		int i = axis_index(dep, h.ndepths, jget_num(c, "depth"));
+		int j = axis_index(len, h.nlengths, jget_num(c, "tokens"));
 		if (i >= 0 && j >= 0) {
-			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = num(c, "found");
-			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = num(c, "total");
+			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "found");
+			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "total");
 		}
 	}
 	h.depths = dep;

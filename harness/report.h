@@ -52,9 +52,6 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d);
 enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d);
 
-/* Appends `s` for a Markdown table cell: '|' escaped, line breaks as spaces. */
-enum err report_md_cell(struct buf *out, const char *s);
-
 /* Appends the depth x length recall heatmap of a summary as PNG to `png`
  * (drawn by heatmap.h); appends nothing when the summary has no recall
  * cells. */
