@@ -27,21 +27,11 @@ static const char examples[] =
 static enum err render(const cJSON *s, const char *format, struct buf *out,
 		       struct diag *d)
 {
-	char *txt;
-	enum err e;
-
 	if (!strcmp(format, "md"))
 		return report_markdown(s, out, d);
 	if (!strcmp(format, "csv"))
 		return report_csv(s, out, d);
-	txt = cJSON_Print(s);
-	if (!txt)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	e = buf_puts(out, txt);
-	if (!e)
-		e = buf_putc(out, '\n');
-	cJSON_free(txt);
-	return e ? diag_fail(d, e, "out of memory") : ERR_OK;
+	return report_json(s, out, d);
 }
 
 int cmd_report(int argc, char **argv)

@@ -661,52 +661,56 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 
 /* ---- Markdown ---- */
 
-static enum err side_text(struct buf *b, const cJSON *r)
+#define SIDE_MAX 112 /* "pass/total (rate)" of three md_number texts */
+
+/* "17/20 (0.850)" for a {pass or found, total, rate} object; "-" for none. */
+static const char *side_text(const cJSON *r, char out[SIDE_MAX])
 {
 	const cJSON *p = jget(r, "pass") ? jget(r, "pass") : jget(r, "found");
 	char t1[32], t2[32], t3[32];
 
 	if (!cJSON_IsObject(r))
-		return buf_puts(b, "-");
-	return buf_printf(b, "%s/%s (%s)", md_number(p, "%.0f", t1, sizeof(t1)),
-			  md_number(jget(r, "total"), "%.0f", t2, sizeof(t2)),
-			  md_number(jget(r, "rate"), "%.3f", t3, sizeof(t3)));
+		return "-";
+	snprintf(out, SIDE_MAX, "%s/%s (%s)", md_number(p, "%.0f", t1, sizeof(t1)),
+		 md_number(jget(r, "total"), "%.0f", t2, sizeof(t2)),
+		 md_number(jget(r, "rate"), "%.3f", t3, sizeof(t3)));
+	return out;
+}
+
+/* The " A | B | change |" cells of a row with "a", "b" and "delta". */
+static enum err ab_cells(struct buf *b, const cJSON *row)
+{
+	char sa[SIDE_MAX], sb[SIDE_MAX], t[32];
+
+	return buf_printf(b, " %s | %s | %s |\n", side_text(jget(row, "a"), sa),
+			  side_text(jget(row, "b"), sb),
+			  md_number(jget(row, "delta"), "%+.3f", t, sizeof(t)));
 }
 
 static enum err sec_head(const cJSON *diff, struct buf *b)
 {
-	const cJSON *w, *o = jget(diff, "overall");
-	char t[32];
+	const cJSON *w, *o = jget(diff, "overall"), *ma = jget2(diff, "a", "model"),
+		       *mb = jget2(diff, "b", "model");
+	char s1[SIDE_MAX], s2[SIDE_MAX], s3[SIDE_MAX], s4[SIDE_MAX], t[32];
 	enum err e = buf_printf(b, "# needle diff\n\nA: %s (model %s)\nB: %s (model %s)\n",
 				jget2(diff, "a", "dir")->valuestring,
-				cJSON_IsString(jget2(diff, "a", "model")) ? jget2(diff, "a", "model")->valuestring : "-",
+				cJSON_IsString(ma) ? ma->valuestring : "-",
 				jget2(diff, "b", "dir")->valuestring,
-				cJSON_IsString(jget2(diff, "b", "model")) ? jget2(diff, "b", "model")->valuestring : "-");
+				cJSON_IsString(mb) ? mb->valuestring : "-");
 
 	cJSON_ArrayForEach(w, jget(diff, "warnings"))
 		if (!e)
 			e = buf_printf(b, "\n**warning:** %s", w->valuestring);
-	if (!e)
-		e = buf_printf(b, "\n\n## Pass rate\n\nAll attempts: A ");
-	if (!e)
-		e = side_text(b, jget(o, "a"));
-	if (!e)
-		e = buf_puts(b, ", B ");
-	if (!e)
-		e = side_text(b, jget(o, "b"));
-	if (!e)
-		e = buf_printf(b, ".\nMatched (same case, repeat, seed): %.0f attempts, A ", jget_num(o, "matched"));
-	if (!e)
-		e = side_text(b, jget(o, "matched_a"));
-	if (!e)
-		e = buf_puts(b, ", B ");
-	if (!e)
-		e = side_text(b, jget(o, "matched_b"));
-	if (!e)
-		e = buf_printf(b, ", change %s. Only in A: %.0f; only in B: %.0f (%.0f failed).\n",
-			       md_number(jget(o, "matched_delta"), "%+.3f", t, sizeof(t)),
-			       jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
-	return e;
+	if (e)
+		return e;
+	return buf_printf(b, "\n\n## Pass rate\n\nAll attempts: A %s, B %s.\n"
+			  "Matched (same case, repeat, seed): %.0f attempts, A %s, B %s, change %s. "
+			  "Only in A: %.0f; only in B: %.0f (%.0f failed).\n",
+			  side_text(jget(o, "a"), s1), side_text(jget(o, "b"), s2),
+			  jget_num(o, "matched"), side_text(jget(o, "matched_a"), s3),
+			  side_text(jget(o, "matched_b"), s4),
+			  md_number(jget(o, "matched_delta"), "%+.3f", t, sizeof(t)),
+			  jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
 }
 
 static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
@@ -737,7 +741,6 @@ static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 static enum err sec_cases(const cJSON *diff, struct buf *b)
 {
 	const cJSON *c;
-	char t[32];
 	enum err e = buf_puts(b, "\n## Per case (matched attempts)\n\n| case | A | B | change |\n|---|---|---|---|\n");
 
 	cJSON_ArrayForEach(c, jget(diff, "cases")) {
@@ -746,15 +749,9 @@ static enum err sec_cases(const cJSON *diff, struct buf *b)
 		if (!e)
 			e = md_cell(b, jget(c, "id")->valuestring);
 		if (!e)
-			e = buf_puts(b, " | ");
+			e = buf_puts(b, " |");
 		if (!e)
-			e = side_text(b, jget(c, "a"));
-		if (!e)
-			e = buf_puts(b, " | ");
-		if (!e)
-			e = side_text(b, jget(c, "b"));
-		if (!e)
-			e = buf_printf(b, " | %s |\n", md_number(jget(c, "delta"), "%+.3f", t, sizeof(t)));
+			e = ab_cells(b, c);
 	}
 	return e;
 }
@@ -762,23 +759,16 @@ static enum err sec_cases(const cJSON *diff, struct buf *b)
 static enum err sec_recall(const cJSON *diff, struct buf *b)
 {
 	const cJSON *r;
-	char t[32];
-	enum err e = ERR_OK;
+	enum err e;
 
 	if (!cJSON_GetArraySize(jget(diff, "recall_by_depth")))
 		return ERR_OK;
 	e = buf_puts(b, "\n## Recall by depth\n\n| depth | A | B | change |\n|---|---|---|---|\n");
 	cJSON_ArrayForEach(r, jget(diff, "recall_by_depth")) {
 		if (!e)
-			e = buf_printf(b, "| %.0f%% | ", jget_num(r, "depth"));
+			e = buf_printf(b, "| %.0f%% |", jget_num(r, "depth"));
 		if (!e)
-			e = side_text(b, jget(r, "a"));
-		if (!e)
-			e = buf_puts(b, " | ");
-		if (!e)
-			e = side_text(b, jget(r, "b"));
-		if (!e)
-			e = buf_printf(b, " | %s |\n", md_number(jget(r, "delta"), "%+.3f", t, sizeof(t)));
+			e = ab_cells(b, r);
 	}
 	return e;
 }

@@ -1,10 +1,12 @@
 /*
  * report — see report.h.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heatmap.h"
 #include "io.h"
@@ -872,35 +874,61 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 
 /* ---- files ---- */
 
-static enum err write_in(const char *dir, const char *name, const struct buf *b,
-			 struct diag *d)
+enum err report_json(const cJSON *doc, struct buf *out, struct diag *d)
 {
-	char path[PATHBUF];
-	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
-
-	if (n < 0 || n >= (int)sizeof(path))
-		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
-	return io_write_file(path, b->data, b->len, d);
-}
-
-static enum err write_json(const char *dir, const cJSON *s, struct diag *d)
-{
-	char *txt = cJSON_Print(s);
-	struct buf b;
+	char *txt = cJSON_Print(doc);
 	enum err e;
 
 	if (!txt)
-		return diag_fail(d, ERR_NOMEM, "out of memory writing the summary");
-	buf_init(&b, BUF_MAX_DEFAULT);
-	e = buf_puts(&b, txt);
+		return diag_fail(d, ERR_NOMEM, "out of memory printing JSON");
+	e = buf_puts(out, txt);
 	if (!e)
-		e = buf_putc(&b, '\n');
+		e = buf_putc(out, '\n');
 	cJSON_free(txt);
-	if (e)
-		e = diag_fail(d, e, "out of memory writing the summary");
-	else
-		e = write_in(dir, "summary.json", &b, d);
-	buf_release(&b);
+	return e ? diag_fail(d, e, "%s printing JSON",
+			     e == ERR_NOMEM ? "out of memory" : "too large") : ERR_OK;
+}
+
+/* DIR/NAME followed by `suffix` into path[0..PATHBUF). */
+static enum err path_in(const char *dir, const char *name, const char *suffix,
+			char path[PATHBUF], struct diag *d)
+{
+	int n = snprintf(path, PATHBUF, "%s/%s%s", dir, name, suffix);
+
+	if (n < 0 || n >= PATHBUF)
+		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
+	return ERR_OK;
+}
+
+struct out_file {
+	const char *name;
+	const struct buf *b;
+};
+
+/* Writes every file or none: each is staged as DIR/NAME.staged.PID (itself
+ * written whole by io_write_file), then all are renamed into place. On
+ * failure the staged files are removed and the old files stay as they were. */
+static enum err write_set(const char *dir, const struct out_file *f, size_t n,
+			  struct diag *d)
+{
+	char suffix[32], staged[PATHBUF], path[PATHBUF];
+	size_t i, done = 0;
+	enum err e = ERR_OK;
+
+	snprintf(suffix, sizeof(suffix), ".staged.%ld", (long)getpid());
+	for (; !e && done < n; done++)
+		if (!(e = path_in(dir, f[done].name, suffix, staged, d)))
+			e = io_write_file(staged, f[done].b->data, f[done].b->len, d);
+	for (i = 0; !e && i < n; i++) {
+		if ((e = path_in(dir, f[i].name, suffix, staged, d)) ||
+		    (e = path_in(dir, f[i].name, "", path, d)))
+			break;
+		if (rename(staged, path) != 0)
+			e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	}
+	for (i = 0; e && i < done; i++)
+		if (!path_in(dir, f[i].name, suffix, staged, NULL))
+			unlink(staged);
 	return e;
 }
 
@@ -908,18 +936,21 @@ enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
 {
 	struct report_run *r = NULL;
 	cJSON *s = NULL;
-	struct buf md, png;
+	struct buf json, md, png;
 	enum err e;
 
+	buf_init(&json, BUF_MAX_DEFAULT);
 	buf_init(&md, BUF_MAX_DEFAULT);
 	buf_init(&png, BUF_MAX_DEFAULT);
-	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)))
+	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)) ||
+	    (e = report_json(s, &json, d)) || (e = report_markdown(s, &md, d)) ||
+	    (e = report_heatmap(s, &png, d)))
 		goto out;
-	if ((e = write_json(dir, s, d)) || (e = report_markdown(s, &md, d)) ||
-	    (e = write_in(dir, "summary.md", &md, d)) || (e = report_heatmap(s, &png, d)))
-		goto out;
-	if (png.len)
-		e = write_in(dir, "recall.png", &png, d);
+	{
+		const struct out_file files[] = {
+			{"summary.json", &json}, {"summary.md", &md}, {"recall.png", &png}};
+		e = write_set(dir, files, png.len ? 3 : 2, d);
+	}
 out:
 	if (!e && summary_out) {
 		*summary_out = s;
@@ -927,6 +958,7 @@ out:
 	}
 	cJSON_Delete(s);
 	report_run_free(r);
+	buf_release(&json);
 	buf_release(&md);
 	buf_release(&png);
 	return e;
