@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "diff.h"
+#include "json.h"
 #include "report.h"
 
 static const char examples[] =
@@ -69,7 +70,7 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 			fprintf(stderr, "warning: %s\n", w->valuestring);
 	}
 	if (!e)
-		e = !strcmp(o->format, "json") ? report_json(diff, out, d)
+		e = !strcmp(o->format, "json") ? json_print(diff, JSON_PRETTY | JSON_NEWLINE, out, "the comparison", d)
 					       : diff_markdown(diff, out, d);
 	cJSON_Delete(diff);
 	report_run_free(a);

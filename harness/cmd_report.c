@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "report.h"
 
 static const char examples[] =
@@ -31,7 +32,7 @@ static enum err render(const cJSON *s, const char *format, struct buf *out,
 		return report_markdown(s, out, d);
 	if (!strcmp(format, "csv"))
 		return report_csv(s, out, d);
-	return report_json(s, out, d);
+	return json_print(s, JSON_PRETTY | JSON_NEWLINE, out, "the summary", d);
 }
 
 int cmd_report(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include "heatmap.h"
 #include "io.h"
 #include "jget.h"
+#include "json.h"
 #include "md.h"
 #include "mem.h"
 #include "report.h"
@@ -81,7 +82,8 @@ struct acc {
 	size_t pass, total, recall_attempts;
 	size_t audit_enabled, audit_failed;
 	size_t stage_transport, stage_audit, stage_grade;
-	int oom;
+	struct json_build jb; /* the summary's adds */
+	int oom;              /* a sample list or cell table could not grow */
 };
 
 /* Adds `by` to the number at o[key], creating it at 0. */
@@ -89,11 +91,10 @@ static void bump(struct acc *A, cJSON *o, const char *key, double by)
 {
 	cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
 
-	if (!n && !(n = cJSON_AddNumberToObject(o, key, 0))) {
-		A->oom = 1;
-		return;
-	}
-	cJSON_SetNumberValue(n, n->valuedouble + by);
+	if (n)
+		cJSON_SetNumberValue(n, n->valuedouble + by);
+	else
+		json_add_num(&A->jb, o, key, by);
 }
 
 static cJSON *case_of(struct acc *A, const char *id, const char *kind)
@@ -103,18 +104,13 @@ static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 	cJSON_ArrayForEach(c, A->cases)
 		if (!strcmp(jget(c, "id")->valuestring, id))
 			return c;
-	c = cJSON_CreateObject();
-	if (!c || !cJSON_AddItemToArray(A->cases, c)) {
-		cJSON_Delete(c);
-		A->oom = 1;
-		return NULL;
-	}
-	cJSON_AddStringToObject(c, "id", id);
-	cJSON_AddStringToObject(c, "kind", kind);
-	cJSON_AddNumberToObject(c, "total", 0);
-	cJSON_AddNumberToObject(c, "pass", 0);
-	cJSON_AddObjectToObject(c, "failure_codes");
-	return c;
+	c = json_add_obj(&A->jb, A->cases, NULL);
+	json_add_str(&A->jb, c, "id", id);
+	json_add_str(&A->jb, c, "kind", kind);
+	json_add_num(&A->jb, c, "total", 0);
+	json_add_num(&A->jb, c, "pass", 0);
+	json_add_obj(&A->jb, c, "failure_codes");
+	return A->jb.code ? NULL : c;
 }
 
 static void add_cell(struct acc *A, long depth, long tokens, int found)
@@ -265,24 +261,24 @@ static void take_record(struct acc *A, const cJSON *rec)
 		take_recall(A, rec, tr_ok);
 }
 
-static cJSON *rate_obj(cJSON *o, size_t pass, size_t n)
+/* Adds "rate" (null without attempts) and "wilson95" [lo, hi] to `o`. */
+static void add_rate(struct json_build *jb, cJSON *o, size_t pass, size_t n)
 {
 	double lo, hi, rate;
 	cJSON *w;
 
 	stats_wilson(pass, n, &lo, &hi);
-	cJSON_AddItemToObject(o, "rate", stats_rate((double)pass, (double)n, &rate)
-					   ? cJSON_CreateNumber(rate) : cJSON_CreateNull());
-	w = cJSON_AddArrayToObject(o, "wilson95");
-	cJSON_AddItemToArray(w, cJSON_CreateNumber(lo));
-	cJSON_AddItemToArray(w, cJSON_CreateNumber(hi));
-	return o;
+	json_add_item(jb, o, "rate", stats_rate((double)pass, (double)n, &rate)
+				     ? cJSON_CreateNumber(rate) : cJSON_CreateNull());
+	w = json_add_arr(jb, o, "wilson95");
+	json_add_num(jb, w, NULL, lo);
+	json_add_num(jb, w, NULL, hi);
 }
 
 /* Copies the scalar at m[a][b][c] (b, c may be NULL) into o[key]; null when
  * absent or not a scalar. */
-static void fact(cJSON *o, const char *key, const cJSON *m, const char *a,
-		 const char *b, const char *c)
+static void fact(struct json_build *jb, cJSON *o, const char *key, const cJSON *m,
+		 const char *a, const char *b, const char *c)
 {
 	const cJSON *v = jget(m, a);
 
@@ -290,96 +286,102 @@ static void fact(cJSON *o, const char *key, const cJSON *m, const char *a,
 		v = jget(v, b);
 	if (c)
 		v = jget(v, c);
-	cJSON_AddItemToObject(o, key, v && !cJSON_IsObject(v) && !cJSON_IsArray(v)
-					      ? cJSON_Duplicate(v, 0) : cJSON_CreateNull());
+	if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
+		json_add_dup(jb, o, key, v);
+	else
+		json_add_null(jb, o, key);
 }
 
-static void add_run_facts(cJSON *s, const struct report_run *r)
+static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_run *r)
 {
-	cJSON *o = cJSON_AddObjectToObject(s, "run");
+	cJSON *o = json_add_obj(jb, s, "run");
 	const cJSON *m = r->manifest;
 
-	cJSON_AddStringToObject(o, "dir", r->dir);
-	fact(o, "model", m, "endpoint", "served_model", NULL);
-	fact(o, "max_model_len", m, "endpoint", "max_model_len", NULL);
-	fact(o, "base_url", m, "endpoint", "base_url", NULL);
-	fact(o, "server_version", m, "endpoint", "server", "version");
-	fact(o, "server_kind", m, "endpoint", "server", "kind_guess");
-	fact(o, "suite", m, "suite", "name", NULL);
-	fact(o, "suite_path", m, "suite", "path", NULL);
-	fact(o, "suite_sha256", m, "suite", "sha256", NULL);
-	fact(o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
-	fact(o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
-	fact(o, "template", m, "template", "name", NULL);
-	fact(o, "template_sha256", m, "template", "sha256", NULL);
-	fact(o, "harness_version", m, "harness", "version", NULL);
-	fact(o, "started_at", m, "started_at", NULL, NULL);
-	fact(o, "ended_at", m, "ended_at", NULL, NULL);
-	cJSON_AddBoolToObject(o, "has_manifest", m != NULL);
+	json_add_str(jb, o, "dir", r->dir);
+	fact(jb, o, "model", m, "endpoint", "served_model", NULL);
+	fact(jb, o, "max_model_len", m, "endpoint", "max_model_len", NULL);
+	fact(jb, o, "base_url", m, "endpoint", "base_url", NULL);
+	fact(jb, o, "server_version", m, "endpoint", "server", "version");
+	fact(jb, o, "server_kind", m, "endpoint", "server", "kind_guess");
+	fact(jb, o, "suite", m, "suite", "name", NULL);
+	fact(jb, o, "suite_path", m, "suite", "path", NULL);
+	fact(jb, o, "suite_sha256", m, "suite", "sha256", NULL);
+	fact(jb, o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
+	fact(jb, o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
+	fact(jb, o, "template", m, "template", "name", NULL);
+	fact(jb, o, "template_sha256", m, "template", "sha256", NULL);
+	fact(jb, o, "harness_version", m, "harness", "version", NULL);
+	fact(jb, o, "started_at", m, "started_at", NULL, NULL);
+	fact(jb, o, "ended_at", m, "ended_at", NULL, NULL);
+	json_add_bool(jb, o, "has_manifest", m != NULL);
 }
 
-static cJSON *pct_obj(struct stats_vec *v)
+/* Adds to[key] = {n, p50, p90, p99} of the samples (sorting them). */
+static void add_pct(struct json_build *jb, cJSON *to, const char *key, struct stats_vec *v)
 {
+	static const char *const names[3] = {"p50", "p90", "p99"};
 	struct stats_pct p;
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, key);
+	const double *val[3] = {&p.p50, &p.p90, &p.p99};
+	int i;
 
 	stats_percentiles(v->v, v->n, &p);
-	cJSON_AddNumberToObject(o, "n", (double)p.n);
-	cJSON_AddItemToObject(o, "p50", p.n ? cJSON_CreateNumber(p.p50) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "p90", p.n ? cJSON_CreateNumber(p.p90) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "p99", p.n ? cJSON_CreateNumber(p.p99) : cJSON_CreateNull());
-	return o;
+	json_add_num(jb, o, "n", (double)p.n);
+	for (i = 0; i < 3; i++)
+		if (p.n)
+			json_add_num(jb, o, names[i], *val[i]);
+		else
+			json_add_null(jb, o, names[i]);
 }
 
 /* recall.latency_by_length, in the order of `len` (ascending). */
 static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t nl)
 {
-	cJSON *arr = cJSON_AddArrayToObject(rc, "latency_by_length");
+	cJSON *arr = json_add_arr(&A->jb, rc, "latency_by_length");
 	size_t i, j;
 
 	for (j = 0; j < nl; j++)
 		for (i = 0; i < A->nll; i++)
 			if (A->ll[i].tokens == len[j]) {
-				cJSON *o = cJSON_CreateObject();
-				cJSON_AddNumberToObject(o, "tokens", (double)len[j]);
-				cJSON_AddItemToObject(o, "ttft_ms", pct_obj(&A->ll[i].ttft));
-				cJSON_AddItemToObject(o, "e2e_ms", pct_obj(&A->ll[i].e2e));
-				cJSON_AddItemToArray(arr, o);
+				cJSON *o = json_add_obj(&A->jb, arr, NULL);
+				json_add_num(&A->jb, o, "tokens", (double)len[j]);
+				add_pct(&A->jb, o, "ttft_ms", &A->ll[i].ttft);
+				add_pct(&A->jb, o, "e2e_ms", &A->ll[i].e2e);
 			}
 }
 
 static void add_latency(struct acc *A)
 {
-	cJSON *lat = cJSON_AddObjectToObject(A->s, "latency");
+	cJSON *lat = json_add_obj(&A->jb, A->s, "latency");
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++)
-		cJSON_AddItemToObject(lat, timing_keys[i], pct_obj(&A->timing[i]));
+		add_pct(&A->jb, lat, timing_keys[i], &A->timing[i]);
 }
 
 static void add_audit(struct acc *A)
 {
-	cJSON *o = cJSON_AddObjectToObject(A->s, "audit"), *dist;
+	struct json_build *jb = &A->jb;
+	cJSON *o = json_add_obj(jb, A->s, "audit"), *dist;
 	double maxabs = 0;
 	size_t i, j;
 
-	cJSON_AddNumberToObject(o, "enabled", (double)A->audit_enabled);
-	cJSON_AddNumberToObject(o, "failed", (double)A->audit_failed);
-	cJSON_AddNumberToObject(o, "samples", (double)A->deltas.n);
+	json_add_num(jb, o, "enabled", (double)A->audit_enabled);
+	json_add_num(jb, o, "failed", (double)A->audit_failed);
+	json_add_num(jb, o, "samples", (double)A->deltas.n);
 	stats_sort(A->deltas.v, A->deltas.n);
-	dist = cJSON_AddArrayToObject(o, "deltas");
+	dist = json_add_arr(jb, o, "deltas");
 	for (i = 0; i < A->deltas.n; i = j) {
-		cJSON *b = cJSON_CreateObject();
+		cJSON *b = json_add_obj(jb, dist, NULL);
 		for (j = i; j < A->deltas.n && A->deltas.v[j] == A->deltas.v[i]; j++)
 			;
-		cJSON_AddNumberToObject(b, "delta", A->deltas.v[i]);
-		cJSON_AddNumberToObject(b, "count", (double)(j - i));
-		cJSON_AddItemToArray(dist, b);
+		json_add_num(jb, b, "delta", A->deltas.v[i]);
+		json_add_num(jb, b, "count", (double)(j - i));
 		if (fabs(A->deltas.v[i]) > maxabs)
 			maxabs = fabs(A->deltas.v[i]);
 	}
-	cJSON_AddItemToObject(o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
-							       : cJSON_CreateNull());
+	json_add_item(jb, o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
+							  : cJSON_CreateNull());
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -405,21 +407,23 @@ static size_t axis(const struct acc *A, int which, long *out)
 	return n;
 }
 
-static cJSON *count_obj(const char *key, long v, size_t found, size_t total)
+/* Appends {key: v, found, total, rate, wilson95} to array `to`; returns it. */
+static cJSON *add_count(struct json_build *jb, cJSON *to, const char *key, long v,
+			size_t found, size_t total)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, NULL);
 
-	cJSON_AddNumberToObject(o, key, (double)v);
-	cJSON_AddNumberToObject(o, "found", (double)found);
-	cJSON_AddNumberToObject(o, "total", (double)total);
-	return rate_obj(o, found, total);
+	json_add_num(jb, o, key, (double)v);
+	json_add_num(jb, o, "found", (double)found);
+	json_add_num(jb, o, "total", (double)total);
+	add_rate(jb, o, found, total);
+	return o;
 }
 
 /* by = 0: per depth; 1: per length. */
-static void add_margin(const struct acc *A, cJSON *rc, int by, const long *vals,
-		       size_t n)
+static void add_margin(struct acc *A, cJSON *rc, int by, const long *vals, size_t n)
 {
-	cJSON *arr = cJSON_AddArrayToObject(rc, by ? "by_length" : "by_depth");
+	cJSON *arr = json_add_arr(&A->jb, rc, by ? "by_length" : "by_depth");
 	size_t i, k;
 
 	for (k = 0; k < n; k++) {
@@ -429,7 +433,7 @@ static void add_margin(const struct acc *A, cJSON *rc, int by, const long *vals,
 				f += A->cells[i].found;
 				t += A->cells[i].total;
 			}
-		cJSON_AddItemToArray(arr, count_obj(by ? "tokens" : "depth", vals[k], f, t));
+		add_count(&A->jb, arr, by ? "tokens" : "depth", vals[k], f, t);
 	}
 }
 
@@ -440,7 +444,7 @@ static void add_recall(struct acc *A)
 	size_t nd, nl, i, j, k;
 
 	if (!A->ncells) {
-		cJSON_AddNullToObject(A->s, "recall");
+		json_add_null(&A->jb, A->s, "recall");
 		return;
 	}
 	dep = mem_alloc(A->ncells * sizeof(long));
@@ -451,24 +455,22 @@ static void add_recall(struct acc *A)
 	}
 	nd = axis(A, 0, dep);
 	nl = axis(A, 1, len);
-	rc = cJSON_AddObjectToObject(A->s, "recall");
-	cJSON_AddNumberToObject(rc, "attempts", (double)A->recall_attempts);
-	da = cJSON_AddArrayToObject(rc, "depths");
-	la = cJSON_AddArrayToObject(rc, "lengths");
+	rc = json_add_obj(&A->jb, A->s, "recall");
+	json_add_num(&A->jb, rc, "attempts", (double)A->recall_attempts);
+	da = json_add_arr(&A->jb, rc, "depths");
+	la = json_add_arr(&A->jb, rc, "lengths");
 	for (i = 0; i < nd; i++)
-		cJSON_AddItemToArray(da, cJSON_CreateNumber((double)dep[i]));
+		json_add_num(&A->jb, da, NULL, (double)dep[i]);
 	for (j = 0; j < nl; j++)
-		cJSON_AddItemToArray(la, cJSON_CreateNumber((double)len[j]));
-	cells = cJSON_AddArrayToObject(rc, "cells");
+		json_add_num(&A->jb, la, NULL, (double)len[j]);
+	cells = json_add_arr(&A->jb, rc, "cells");
 	for (i = 0; i < nd; i++)
 		for (j = 0; j < nl; j++)
 			for (k = 0; k < A->ncells; k++)
-				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
-					cJSON *c = count_obj("depth", dep[i], A->cells[k].found,
-							     A->cells[k].total);
-					cJSON_AddNumberToObject(c, "tokens", (double)len[j]);
-					cJSON_AddItemToArray(cells, c);
-				}
+				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j])
+					json_add_num(&A->jb, add_count(&A->jb, cells, "depth", dep[i],
+								       A->cells[k].found, A->cells[k].total),
+						     "tokens", (double)len[j]);
 	add_margin(A, rc, 0, dep, nd);
 	add_margin(A, rc, 1, len, nl);
 	add_length_latency(A, rc, len, nl);
@@ -494,43 +496,43 @@ static void acc_release(struct acc *A)
 
 static void add_totals(struct acc *A, const struct report_run *r)
 {
-	cJSON *o = cJSON_CreateObject(), *st, *c;
+	struct json_build *jb = &A->jb;
+	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
 
-	cJSON_AddNumberToObject(o, "total", (double)A->total);
-	cJSON_AddNumberToObject(o, "pass", (double)A->pass);
-	cJSON_AddNumberToObject(o, "fail", (double)(A->total - A->pass));
-	rate_obj(o, A->pass, A->total);
-	cJSON_AddNumberToObject(o, "torn_bytes_skipped", (double)r->torn_bytes);
-	cJSON_AddItemToObject(A->s, "attempts", o);
-	st = cJSON_AddObjectToObject(A->s, "fail_stages");
-	cJSON_AddNumberToObject(st, "transport", (double)A->stage_transport);
-	cJSON_AddNumberToObject(st, "audit", (double)A->stage_audit);
-	cJSON_AddNumberToObject(st, "grade", (double)A->stage_grade);
-	cJSON_ArrayForEach(c, A->cases) {
-		size_t n = (size_t)jget(c, "total")->valuedouble;
-		rate_obj(c, (size_t)jget(c, "pass")->valuedouble, n);
-	}
+	json_add_num(jb, o, "total", (double)A->total);
+	json_add_num(jb, o, "pass", (double)A->pass);
+	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
+	add_rate(jb, o, A->pass, A->total);
+	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	st = json_add_obj(jb, A->s, "fail_stages");
+	json_add_num(jb, st, "transport", (double)A->stage_transport);
+	json_add_num(jb, st, "audit", (double)A->stage_audit);
+	json_add_num(jb, st, "grade", (double)A->stage_grade);
+	cJSON_ArrayForEach(c, A->cases)
+		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
 
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
 	const cJSON *rec;
+	enum err e;
 
 	memset(&A, 0, sizeof(A));
+	json_build_init(&A.jb);
 	*out = NULL;
-	A.s = cJSON_CreateObject();
-	if (!A.s)
-		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
-	cJSON_AddNumberToObject(A.s, "needle_summary", 1);
-	add_run_facts(A.s, r);
-	A.cases = cJSON_CreateArray();
-	cJSON_AddObjectToObject(A.s, "failure_codes");
-	cJSON_AddObjectToObject(A.s, "finish_reasons");
+	A.s = json_new_obj(&A.jb);
+	json_add_num(&A.jb, A.s, "needle_summary", 1);
+	add_run_facts(&A.jb, A.s, r);
+	A.cases = json_new_arr(&A.jb);
+	json_add_obj(&A.jb, A.s, "failure_codes");
+	json_add_obj(&A.jb, A.s, "finish_reasons");
+	/* a failed add may leave a case without its fields: stop at once */
 	cJSON_ArrayForEach(rec, r->records)
-		take_record(&A, rec);
+		if (!A.jb.code && !A.oom)
+			take_record(&A, rec);
 	add_totals(&A, r);
-	cJSON_AddItemToObject(A.s, "cases", A.cases);
+	json_add_item(&A.jb, A.s, "cases", A.cases);
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
@@ -539,6 +541,9 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 		cJSON_Delete(A.s);
 		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
 	}
+	e = json_build_end(&A.jb, &A.s, "the summary", d);
+	if (e)
+		return e;
 	*out = A.s;
 	return ERR_OK;
 }
@@ -874,21 +879,6 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 
 /* ---- files ---- */
 
-enum err report_json(const cJSON *doc, struct buf *out, struct diag *d)
-{
-	char *txt = cJSON_Print(doc);
-	enum err e;
-
-	if (!txt)
-		return diag_fail(d, ERR_NOMEM, "out of memory printing JSON");
-	e = buf_puts(out, txt);
-	if (!e)
-		e = buf_putc(out, '\n');
-	cJSON_free(txt);
-	return e ? diag_fail(d, e, "%s printing JSON",
-			     e == ERR_NOMEM ? "out of memory" : "too large") : ERR_OK;
-}
-
 /* DIR/NAME followed by `suffix` into path[0..PATHBUF). */
 static enum err path_in(const char *dir, const char *name, const char *suffix,
 			char path[PATHBUF], struct diag *d)
@@ -943,7 +933,7 @@ enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
 	buf_init(&md, BUF_MAX_DEFAULT);
 	buf_init(&png, BUF_MAX_DEFAULT);
 	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)) ||
-	    (e = report_json(s, &json, d)) || (e = report_markdown(s, &md, d)) ||
+	    (e = json_print(s, JSON_PRETTY | JSON_NEWLINE, &json, "the summary", d)) || (e = report_markdown(s, &md, d)) ||
 	    (e = report_heatmap(s, &png, d)))
 		goto out;
 	{

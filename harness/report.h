@@ -57,10 +57,6 @@ enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d);
  * cells. */
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d);
 
-/* Appends `doc` (borrowed) printed as indented JSON and a newline to `out`.
- * ERR_NOMEM, or the buffer's ERR_LIMIT. */
-enum err report_json(const cJSON *doc, struct buf *out, struct diag *d);
-
 /* Loads RUN_DIR and writes RUN_DIR/summary.json, summary.md and (when the run
  * has recall cells) recall.png: all rendered in memory first, each staged in
  * a temporary file, then all renamed into place, so a failure (out of memory
