@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "jget.h"
+#include "json.h"
 #include "md.h"
 #include "mem.h"
 #include "results.h"
@@ -210,54 +211,64 @@ static int passed(const cJSON *rec)
 	return !strcmp(jget(rec, "verdict")->valuestring, "pass");
 }
 
-static cJSON *attempt_ref(const cJSON *rec, const cJSON *why_from)
+/* A new {case, repeat, seed} object for `rec` (with failures and the first
+ * reason taken from `why_from` when that is not NULL); NULL on failure. */
+static cJSON *attempt_ref(struct json_build *jb, const cJSON *rec, const cJSON *why_from)
 {
-	cJSON *o = cJSON_CreateObject();
-	const cJSON *r;
+	cJSON *o = json_new_obj(jb);
+	const cJSON *r, *f;
 
-	cJSON_AddStringToObject(o, "case", jget(rec, "case")->valuestring);
-	cJSON_AddNumberToObject(o, "repeat", jget_num(rec, "repeat"));
-	cJSON_AddItemToObject(o, "seed", cJSON_Duplicate(jget(rec, "seed"), 0));
-	if (why_from) {
-		cJSON_AddItemToObject(o, "failures", cJSON_Duplicate(jget2(why_from, "transport", "failures"), 1));
-		r = cJSON_GetArrayItem(jget2(why_from, "grade", "reasons"), 0);
-		if (cJSON_IsString(r)) {
-			cJSON_AddStringToObject(o, "reason", r->valuestring);
-		} else if (cJSON_IsFalse(jget2(why_from, "audit", "ok"))) {
-			char msg[128];
-			snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
-				 jget_num(jget(why_from, "audit"), "usage_delta"),
-				 jget_num(jget(why_from, "audit"), "tolerance"));
-			cJSON_AddStringToObject(o, "reason", msg);
-		} else {
-			cJSON_AddNullToObject(o, "reason");
-		}
+	json_add_str(jb, o, "case", jget(rec, "case")->valuestring);
+	json_add_num(jb, o, "repeat", jget_num(rec, "repeat"));
+	json_add_dup(jb, o, "seed", jget(rec, "seed"));
+	if (!why_from)
+		return o;
+	if ((f = jget2(why_from, "transport", "failures")))
+		json_add_dup(jb, o, "failures", f);
+	r = cJSON_GetArrayItem(jget2(why_from, "grade", "reasons"), 0);
+	if (cJSON_IsString(r)) {
+		json_add_str(jb, o, "reason", r->valuestring);
+	} else if (cJSON_IsFalse(jget2(why_from, "audit", "ok"))) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
+			 jget_num(jget(why_from, "audit"), "usage_delta"),
+			 jget_num(jget(why_from, "audit"), "tolerance"));
+		json_add_str(jb, o, "reason", msg);
+	} else {
+		json_add_null(jb, o, "reason");
 	}
 	return o;
 }
 
 /* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass, total}. */
-static void case_tally(cJSON *cases, const char *id, int pa, int pb)
+static void case_tally(struct json_build *jb, cJSON *cases, const char *id, int pa, int pb)
 {
+	static const char *const keys[3] = {"total", "a_pass", "b_pass"};
+	const int by[3] = {1, pa, pb};
 	cJSON *c;
+	int i;
 
 	cJSON_ArrayForEach(c, cases)
 		if (!strcmp(jget(c, "id")->valuestring, id))
 			break;
 	if (!c) {
-		c = cJSON_CreateObject();
-		cJSON_AddStringToObject(c, "id", id);
-		cJSON_AddNumberToObject(c, "total", 0);
-		cJSON_AddNumberToObject(c, "a_pass", 0);
-		cJSON_AddNumberToObject(c, "b_pass", 0);
-		cJSON_AddItemToArray(cases, c);
+		c = json_add_obj(jb, cases, NULL);
+		json_add_str(jb, c, "id", id);
+		for (i = 0; i < 3; i++)
+			json_add_num(jb, c, keys[i], 0);
 	}
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "total"), jget_num(c, "total") + 1);
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "a_pass"), jget_num(c, "a_pass") + pa);
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "b_pass"), jget_num(c, "b_pass") + pb);
+	for (i = 0; !jb->code && i < 3; i++)
+		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, keys[i]),
+				     jget_num(c, keys[i]) + by[i]);
 }
 
-static void usage_change(cJSON *arr, const cJSON *ra, const cJSON *rb)
+/* A copy of `v` when it is a number, else null; NULL on failure. */
+static cJSON *num_or_null(const cJSON *v)
+{
+	return cJSON_IsNumber(v) ? cJSON_Duplicate(v, 0) : cJSON_CreateNull();
+}
+
+static void usage_change(struct json_build *jb, cJSON *arr, const cJSON *ra, const cJSON *rb)
 {
 	const cJSON *da = jget2(ra, "audit", "usage_delta"), *db = jget2(rb, "audit", "usage_delta");
 	cJSON *o;
@@ -266,10 +277,10 @@ static void usage_change(cJSON *arr, const cJSON *ra, const cJSON *rb)
 		return;
 	if (!cJSON_IsNumber(da) && !cJSON_IsNumber(db))
 		return;
-	o = attempt_ref(rb, NULL);
-	cJSON_AddItemToObject(o, "a", cJSON_IsNumber(da) ? cJSON_Duplicate(da, 0) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "b", cJSON_IsNumber(db) ? cJSON_Duplicate(db, 0) : cJSON_CreateNull());
-	cJSON_AddItemToArray(arr, o);
+	o = attempt_ref(jb, rb, NULL);
+	json_add_item(jb, o, "a", num_or_null(da));
+	json_add_item(jb, o, "b", num_or_null(db));
+	json_add_item(jb, arr, NULL, o);
 }
 
 struct match {
@@ -285,19 +296,20 @@ static int prompt_differs(const cJSON *ra, const cJSON *rb)
 	return cJSON_IsString(pa) && cJSON_IsString(pb) && strcmp(pa->valuestring, pb->valuestring);
 }
 
-/* Walks B's attempts against A's index; fills flips, cases, usage changes. */
-static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb,
-		       size_t nb, cJSON *diff, struct match *m)
+/* Walks B's attempts against A's index; fills flips, cases, usage changes.
+ * Stops at the first failed add (a case may then lack its fields). */
+static void match_runs(struct json_build *jb, const struct keyed *ka, size_t na,
+		       const struct keyed *kb, size_t nb, cJSON *diff, struct match *m)
 {
-	cJSON *flips = cJSON_AddObjectToObject(diff, "flips");
-	cJSON *pf = cJSON_AddArrayToObject(flips, "pass_to_fail");
-	cJSON *fp = cJSON_AddArrayToObject(flips, "fail_to_pass");
-	cJSON *cases = cJSON_AddArrayToObject(diff, "cases");
-	cJSON *usage = cJSON_AddArrayToObject(diff, "usage_changes");
-	cJSON *onlyb = cJSON_AddArrayToObject(diff, "only_b_failed");
+	cJSON *flips = json_add_obj(jb, diff, "flips");
+	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
+	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
+	cJSON *cases = json_add_arr(jb, diff, "cases");
+	cJSON *usage = json_add_arr(jb, diff, "usage_changes");
+	cJSON *onlyb = json_add_arr(jb, diff, "only_b_failed");
 	size_t i;
 
-	for (i = 0; i < nb; i++) {
+	for (i = 0; !jb->code && i < nb; i++) {
 		const cJSON *ra, *rb = kb[i].rec;
 		int pa, pb;
 		if (i && !strcmp(kb[i].key, kb[i - 1].key))
@@ -306,7 +318,7 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 			m->only_b++;
 			if (!passed(rb)) {
 				m->only_b_failed++;
-				cJSON_AddItemToArray(onlyb, attempt_ref(rb, rb));
+				json_add_item(jb, onlyb, NULL, attempt_ref(jb, rb, rb));
 			}
 			continue;
 		}
@@ -316,11 +328,11 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 		m->a_pass += pa;
 		m->b_pass += pb;
 		if (pa && !pb)
-			cJSON_AddItemToArray(pf, attempt_ref(rb, rb));
+			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, rb));
 		else if (!pa && pb)
-			cJSON_AddItemToArray(fp, attempt_ref(rb, NULL));
-		case_tally(cases, jget(rb, "case")->valuestring, pa, pb);
-		usage_change(usage, ra, rb);
+			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, NULL));
+		case_tally(jb, cases, jget(rb, "case")->valuestring, pa, pb);
+		usage_change(jb, usage, ra, rb);
 		m->prompt_differs += prompt_differs(ra, rb);
 	}
 	for (i = 0; i < na; i++)
@@ -330,8 +342,8 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 
 /* ---- the comparison ---- */
 
-static void warn_if_differs(cJSON *warn, const cJSON *sa, const cJSON *sb,
-			    const char *key, const char *what)
+static void warn_if_differs(struct json_build *jb, cJSON *warn, const cJSON *sa,
+			    const cJSON *sb, const char *key, const char *what)
 {
 	const cJSON *a = jget2(sa, "run", key), *b = jget2(sb, "run", key);
 	char msg[400];
@@ -343,21 +355,23 @@ static void warn_if_differs(cJSON *warn, const cJSON *sa, const cJSON *sb,
 	snprintf(msg, sizeof(msg), "%s differs: '%.80s' in A, '%.80s' in B", what,
 		 cJSON_IsString(a) ? a->valuestring : "(none)",
 		 cJSON_IsString(b) ? b->valuestring : "(none)");
-	cJSON_AddItemToArray(warn, cJSON_CreateString(msg));
+	json_add_str(jb, warn, NULL, msg);
 }
 
-static cJSON *rate3(double pass, double total)
+/* A new {pass, total, rate} object (rate null without a total); NULL on failure. */
+static cJSON *rate3(struct json_build *jb, double pass, double total)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_new_obj(jb);
 	double rate;
 
-	cJSON_AddNumberToObject(o, "pass", pass);
-	cJSON_AddNumberToObject(o, "total", total);
-	cJSON_AddItemToObject(o, "rate", stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
-									 : cJSON_CreateNull());
+	json_add_num(jb, o, "pass", pass);
+	json_add_num(jb, o, "total", total);
+	json_add_item(jb, o, "rate", stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
+								    : cJSON_CreateNull());
 	return o;
 }
 
+/* A new number b.rate - a.rate, or null when either is missing; NULL on failure. */
 static cJSON *delta_of(const cJSON *a, const cJSON *b)
 {
 	const cJSON *ra = jget(a, "rate"), *rb = jget(b, "rate");
@@ -366,39 +380,42 @@ static cJSON *delta_of(const cJSON *a, const cJSON *b)
 		? cJSON_CreateNumber(rb->valuedouble - ra->valuedouble) : cJSON_CreateNull();
 }
 
-static void add_overall(cJSON *diff, const cJSON *sa, const cJSON *sb,
-			const struct match *m)
+/* Adds {delta, a, b} to `o`, consuming a and b. */
+static void add_ab(struct json_build *jb, cJSON *o, cJSON *a, cJSON *b)
 {
-	cJSON *o = cJSON_AddObjectToObject(diff, "overall"), *ma, *mb, *c;
+	json_add_item(jb, o, "delta", delta_of(a, b));
+	json_add_item(jb, o, "a", a);
+	json_add_item(jb, o, "b", b);
+}
+
+static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			const cJSON *sb, const struct match *m)
+{
+	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb, *c;
 	const cJSON *aa = jget(sa, "attempts"), *ab = jget(sb, "attempts");
 
-	cJSON_AddItemToObject(o, "a", rate3(jget_num(aa, "pass"), jget_num(aa, "total")));
-	cJSON_AddItemToObject(o, "b", rate3(jget_num(ab, "pass"), jget_num(ab, "total")));
-	ma = rate3((double)m->a_pass, (double)m->matched);
-	mb = rate3((double)m->b_pass, (double)m->matched);
-	cJSON_AddItemToObject(o, "matched_delta", delta_of(ma, mb));
-	cJSON_AddItemToObject(o, "matched_a", ma);
-	cJSON_AddItemToObject(o, "matched_b", mb);
-	cJSON_AddNumberToObject(o, "matched", (double)m->matched);
-	cJSON_AddNumberToObject(o, "only_a", (double)m->only_a);
-	cJSON_AddNumberToObject(o, "only_b", (double)m->only_b);
-	cJSON_AddNumberToObject(o, "only_b_failed", (double)m->only_b_failed);
-	cJSON_AddNumberToObject(o, "recall_prompt_differs", (double)m->prompt_differs);
+	json_add_item(jb, o, "a", rate3(jb, jget_num(aa, "pass"), jget_num(aa, "total")));
+	json_add_item(jb, o, "b", rate3(jb, jget_num(ab, "pass"), jget_num(ab, "total")));
+	ma = rate3(jb, (double)m->a_pass, (double)m->matched);
+	mb = rate3(jb, (double)m->b_pass, (double)m->matched);
+	json_add_item(jb, o, "matched_delta", delta_of(ma, mb));
+	json_add_item(jb, o, "matched_a", ma);
+	json_add_item(jb, o, "matched_b", mb);
+	json_add_num(jb, o, "matched", (double)m->matched);
+	json_add_num(jb, o, "only_a", (double)m->only_a);
+	json_add_num(jb, o, "only_b", (double)m->only_b);
+	json_add_num(jb, o, "only_b_failed", (double)m->only_b_failed);
+	json_add_num(jb, o, "recall_prompt_differs", (double)m->prompt_differs);
 	if (m->prompt_differs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
 			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256): not like for like",
 			 m->prompt_differs);
-		cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(diff, "warnings"),
-				     cJSON_CreateString(msg));
+		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
 	}
-	cJSON_ArrayForEach(c, jget(diff, "cases")) {
-		cJSON *a = rate3(jget_num(c, "a_pass"), jget_num(c, "total"));
-		cJSON *b = rate3(jget_num(c, "b_pass"), jget_num(c, "total"));
-		cJSON_AddItemToObject(c, "delta", delta_of(a, b));
-		cJSON_AddItemToObject(c, "a", a);
-		cJSON_AddItemToObject(c, "b", b);
-	}
+	cJSON_ArrayForEach(c, jget(diff, "cases"))
+		add_ab(jb, c, rate3(jb, jget_num(c, "a_pass"), jget_num(c, "total")),
+		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
 }
 
 static const cJSON *depth_row(const cJSON *s, double depth)
@@ -411,14 +428,14 @@ static const cJSON *depth_row(const cJSON *s, double depth)
 	return NULL;
 }
 
-static cJSON *recall_side(const cJSON *row)
+static cJSON *recall_side(struct json_build *jb, const cJSON *row)
 {
-	return row ? rate3(jget_num(row, "found"), jget_num(row, "total")) : cJSON_CreateNull();
+	return row ? rate3(jb, jget_num(row, "found"), jget_num(row, "total")) : cJSON_CreateNull();
 }
 
-static void add_recall(cJSON *diff, const cJSON *sa, const cJSON *sb)
+static void add_recall(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	cJSON *arr = cJSON_AddArrayToObject(diff, "recall_by_depth"), *o, *a, *b;
+	cJSON *arr = json_add_arr(jb, diff, "recall_by_depth"), *o;
 	const cJSON *it;
 	const cJSON *sides[2] = {sa, sb};
 	int s;
@@ -432,56 +449,52 @@ static void add_recall(cJSON *diff, const cJSON *sa, const cJSON *sb)
 				dup |= jget_num(have, "depth") == dep;
 			if (dup)
 				continue;
-			o = cJSON_CreateObject();
-			cJSON_AddNumberToObject(o, "depth", dep);
-			a = recall_side(depth_row(sa, dep));
-			b = recall_side(depth_row(sb, dep));
-			cJSON_AddItemToObject(o, "delta", delta_of(a, b));
-			cJSON_AddItemToObject(o, "a", a);
-			cJSON_AddItemToObject(o, "b", b);
-			cJSON_AddItemToArray(arr, o);
+			o = json_add_obj(jb, arr, NULL);
+			json_add_num(jb, o, "depth", dep);
+			add_ab(jb, o, recall_side(jb, depth_row(sa, dep)),
+			       recall_side(jb, depth_row(sb, dep)));
 		}
 }
 
-static void add_latency(cJSON *diff, const cJSON *sa, const cJSON *sb)
+static void add_latency(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
 	static const char *const ps[] = {"p50", "p90", "p99"};
-	cJSON *lat = cJSON_AddObjectToObject(diff, "latency"), *o, *ratio;
+	cJSON *lat = json_add_obj(jb, diff, "latency"), *o, *ratio;
 	const cJSON *it;
 	size_t i;
 
 	cJSON_ArrayForEach(it, jget(sb, "latency")) {
 		const cJSON *a = jget2(sa, "latency", it->string);
-		o = cJSON_AddObjectToObject(lat, it->string);
-		cJSON_AddItemToObject(o, "a", a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
-		cJSON_AddItemToObject(o, "b", cJSON_Duplicate(it, 1));
-		ratio = cJSON_AddObjectToObject(o, "ratio");
+		o = json_add_obj(jb, lat, it->string);
+		json_add_item(jb, o, "a", a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
+		json_add_dup(jb, o, "b", it);
+		ratio = json_add_obj(jb, o, "ratio");
 		for (i = 0; i < 3; i++) {
 			const cJSON *va = jget(a, ps[i]), *vb = jget(it, ps[i]);
 			double r;
-			cJSON_AddItemToObject(ratio, ps[i],
-				cJSON_IsNumber(va) && cJSON_IsNumber(vb) &&
-				stats_ratio(vb->valuedouble, va->valuedouble, &r)
-					? cJSON_CreateNumber(r) : cJSON_CreateNull());
+			json_add_item(jb, ratio, ps[i],
+				      cJSON_IsNumber(va) && cJSON_IsNumber(vb) &&
+				      stats_ratio(vb->valuedouble, va->valuedouble, &r)
+					      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
 		}
 	}
 }
 
-static void add_sides(cJSON *diff, const cJSON *sa, const cJSON *sb)
+static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	cJSON *w = cJSON_AddArrayToObject(diff, "warnings"), *u;
+	cJSON *w = json_add_arr(jb, diff, "warnings"), *u;
 
-	cJSON_AddItemToObject(diff, "a", cJSON_Duplicate(jget(sa, "run"), 1));
-	cJSON_AddItemToObject(diff, "b", cJSON_Duplicate(jget(sb, "run"), 1));
-	warn_if_differs(w, sa, sb, "suite_sha256", "suite SHA-256");
-	warn_if_differs(w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
-	warn_if_differs(w, sa, sb, "template_sha256", "template SHA-256");
-	warn_if_differs(w, sa, sb, "model", "served model");
-	u = cJSON_AddObjectToObject(diff, "usage");
-	cJSON_AddItemToObject(u, "a_max_abs_delta", cJSON_Duplicate(jget2(sa, "audit", "max_abs_delta"), 0));
-	cJSON_AddItemToObject(u, "b_max_abs_delta", cJSON_Duplicate(jget2(sb, "audit", "max_abs_delta"), 0));
-	cJSON_AddNumberToObject(u, "a_samples", jget_num(jget(sa, "audit"), "samples"));
-	cJSON_AddNumberToObject(u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
+	json_add_dup(jb, diff, "a", jget(sa, "run"));
+	json_add_dup(jb, diff, "b", jget(sb, "run"));
+	warn_if_differs(jb, w, sa, sb, "suite_sha256", "suite SHA-256");
+	warn_if_differs(jb, w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
+	warn_if_differs(jb, w, sa, sb, "template_sha256", "template SHA-256");
+	warn_if_differs(jb, w, sa, sb, "model", "served model");
+	u = json_add_obj(jb, diff, "usage");
+	json_add_dup(jb, u, "a_max_abs_delta", jget2(sa, "audit", "max_abs_delta"));
+	json_add_dup(jb, u, "b_max_abs_delta", jget2(sb, "audit", "max_abs_delta"));
+	json_add_num(jb, u, "a_samples", jget_num(jget(sa, "audit"), "samples"));
+	json_add_num(jb, u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
 }
 
 enum err diff_runs(const struct report_run *a, const struct report_run *b,
@@ -489,33 +502,37 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 {
 	cJSON *sa = NULL, *sb = NULL, *diff = NULL;
 	struct keyed *ka = NULL, *kb = NULL;
+	struct json_build jb;
 	struct match m;
 	size_t na = 0, nb = 0;
 	enum err e;
 
 	*out = NULL;
 	memset(&m, 0, sizeof(m));
+	json_build_init(&jb);
 	if ((e = report_summary(a, &sa, d)) || (e = report_summary(b, &sb, d)))
 		goto out;
 	ka = index_of(a->records, &na);
 	kb = index_of(b->records, &nb);
-	diff = cJSON_CreateObject();
-	if (!ka || !kb || !diff) {
+	if (!ka || !kb) {
 		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		goto out;
 	}
-	cJSON_AddNumberToObject(diff, "needle_diff", 1);
-	add_sides(diff, sa, sb);
-	match_runs(ka, na, kb, nb, diff, &m);
-	add_overall(diff, sa, sb, &m);
-	add_recall(diff, sa, sb);
-	add_latency(diff, sa, sb);
-	cJSON_AddItemToObject(diff, "summary_a", sa);
-	cJSON_AddItemToObject(diff, "summary_b", sb);
+	diff = json_new_obj(&jb);
+	json_add_num(&jb, diff, "needle_diff", 1);
+	add_sides(&jb, diff, sa, sb);
+	match_runs(&jb, ka, na, kb, nb, diff, &m);
+	add_overall(&jb, diff, sa, sb, &m);
+	add_recall(&jb, diff, sa, sb);
+	add_latency(&jb, diff, sa, sb);
+	json_add_item(&jb, diff, "summary_a", sa);
+	json_add_item(&jb, diff, "summary_b", sb);
 	sa = sb = NULL;
-	cJSON_AddArrayToObject(diff, "gates");
-	*out = diff;
-	diff = NULL;
+	json_add_arr(&jb, diff, "gates");
+	if (!(e = json_build_end(&jb, &diff, "the comparison", d))) {
+		*out = diff;
+		diff = NULL;
+	}
 out:
 	cJSON_Delete(sa);
 	cJSON_Delete(sb);
@@ -631,13 +648,12 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 			struct diag *d)
 {
-	cJSON *o = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *o;
 	char why[640] = "";
 	double v = 0;
 	int have;
 
-	if (!o)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!strcmp(g->name, "no_new_failures")) {
 		double pf = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
 		double nb = jget_num(jget(diff, "overall"), "only_b_failed");
@@ -651,12 +667,14 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
 	}
-	cJSON_AddStringToObject(o, "gate", g->spec);
-	cJSON_AddBoolToObject(o, "ok", *ok);
-	cJSON_AddItemToObject(o, "value", have ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-	cJSON_AddStringToObject(o, "detail", why);
-	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(diff, "gates"), o);
-	return ERR_OK;
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "gate", g->spec);
+	json_add_bool(&jb, o, "ok", *ok);
+	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+	json_add_str(&jb, o, "detail", why);
+	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
+	return json_build_end(&jb, NULL, "a gate's result", d);
 }
 
 /* ---- Markdown ---- */
