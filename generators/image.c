@@ -2,8 +2,6 @@
 
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "canvas.h"
 #include "prng.h"
 
@@ -409,24 +407,19 @@ enum err image_data_url(const void *png, size_t len, struct buf *out,
 			struct diag *d)
 {
 	static const char prefix[] = "data:image/png;base64,";
-	size_t b64 = 4 * ((len + 2) / 3), start = out->len;
+	size_t start = out->len;
 	enum err e;
-	int n;
 
 	if (len > (size_t)1 << 28)
 		return diag_fail(d, ERR_LIMIT, "image of %zu bytes is too large", len);
 	e = buf_puts(out, prefix);
 	if (!e)
-		e = buf_reserve(out, b64 + 1);
+		e = buf_base64(out, png, len);
 	if (e) {
 		buf_truncate(out, start);
 		return diag_fail(d, e, "cannot build an image data url: %s",
 				 e == ERR_NOMEM ? "out of memory" : "too large");
 	}
-	/* EVP_EncodeBlock writes 4*ceil(len/3) characters and a NUL, no newlines. */
-	n = EVP_EncodeBlock((unsigned char *)out->data + out->len, png, (int)len);
-	out->len += (size_t)n;
-	out->data[out->len] = '\0';
 	return ERR_OK;
 }
 
