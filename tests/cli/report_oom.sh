@@ -1,7 +1,7 @@
 #!/bin/sh
 # 'needle report' and 'needle diff' under allocation failure: the Nth
 # allocation and all later ones fail (NEEDLE_FAIL_ALLOC), for every N until
-# the command needs no failing allocation (past N = 300 the step grows by 2%
+# the command needs no failing allocation (past N = 150 the step is 3%
 # of N), under ASan/UBSan when that build exists. On two pairs of folders:
 # the hand-written fixtures/results/a and b, and two real run folders that
 # 'needle run' writes against the reference server (a recall grid and a chat
@@ -87,7 +87,7 @@ sweep() {
 			outcome diff $n $rc
 			[ $rc = 0 ] && ddone=$n
 		fi
-		[ $n -lt 300 ] && n=$((n + 1)) || n=$((n + n / 50))
+		[ $n -lt 150 ] && n=$((n + 1)) || n=$((n + n * 3 / 100))
 		[ $n -le 200000 ] || fail "$1: still failing allocations at $n"
 	done
 	[ $rdone -gt 1 ] && [ $ddone -gt 1 ] || fail "$1: succeeded with the first allocation failing"
