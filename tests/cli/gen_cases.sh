@@ -2,20 +2,13 @@
 # needle gen cases: suite files, determinism, the shipped suites are what their
 # own regeneration command gives, help, bad input (exit 2).
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-root=$(cd "$TESTS/.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
+# expect_usage MESSAGE ARGS...: exit 2 and MESSAGE on stderr
 expect_usage() {
 	want=$1
 	shift
-	st=0
-	"$NEEDLE" gen cases "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "gen cases $*: exit $st, expected 2"
-	grep -qF -- "$want" "$tmp/err" || fail "gen cases $*: stderr lacks '$want': $(cat "$tmp/err")"
+	check_exit 2 "$want" "$NEEDLE" gen cases "$@"
 }
 
 "$NEEDLE" gen cases --help > "$tmp/help"
@@ -72,8 +65,8 @@ for (const c of s.cases)
 
 # The shipped suites equal a fresh run of the command in their description.
 for f in json-tasks smoke; do
-	suite="$root/suites/$f.json"
-	[ -s "$suite" ] || fail "suites/$f.json missing"
+	suite=$(fixture "suites/$f.json")
+	[ -s "$suite" ] || fail "suites/$f.json is empty"
 	cmd=$(node -e '
 const d = JSON.parse(require("fs").readFileSync(process.argv[1])).description;
 const m = d.match(/needle gen cases (.*) --out (\S+)$/);
@@ -100,8 +93,6 @@ grep -q "try 'needle gen cases --help'" "$tmp/err" || fail "no hint to --help"
 [ ! -e "$tmp/x" ] || fail "a failed run created its output"
 
 : > "$tmp/file"
-st=0
-"$NEEDLE" gen cases --seed 1 --out "$tmp/file/sub" 2> "$tmp/err" > /dev/null || st=$?
-[ "$st" = 2 ] || fail "unwritable --out: exit $st"
+check_exit 2 "" "$NEEDLE" gen cases --seed 1 --out "$tmp/file/sub"
 grep -q "$tmp/file" "$tmp/err" || fail "unwritable --out: message does not name the path"
 echo ok

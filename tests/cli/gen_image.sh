@@ -1,20 +1,13 @@
 #!/bin/sh
 # needle gen image: files and manifest, determinism, help, bad input (exit 2).
 set -eu
-: "${NEEDLE:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$TESTS/lib/cli.sh"
 
 # expect_usage MESSAGE ARGS...: exit 2 and MESSAGE on stderr
 expect_usage() {
 	want=$1
 	shift
-	st=0
-	"$NEEDLE" gen image "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "gen image $*: exit $st, expected 2"
-	grep -qF -- "$want" "$tmp/err" || fail "gen image $*: stderr lacks '$want': $(cat "$tmp/err")"
+	check_exit 2 "$want" "$NEEDLE" gen image "$@"
 }
 
 "$NEEDLE" gen image --help > "$tmp/help"
@@ -79,8 +72,6 @@ grep -q "try 'needle gen image --help'" "$tmp/err" || fail "no hint to --help"
 
 # An output directory that cannot be created: an input error, exit 2.
 : > "$tmp/file"
-st=0
-"$NEEDLE" gen image --seed 1 --out "$tmp/file/sub" 2> "$tmp/err" > /dev/null || st=$?
-[ "$st" = 2 ] || fail "unwritable --out: exit $st"
+check_exit 2 "" "$NEEDLE" gen image --seed 1 --out "$tmp/file/sub"
 grep -q "$tmp/file" "$tmp/err" || fail "unwritable --out: message does not name the path"
 echo ok
