@@ -6,6 +6,8 @@
 #           with leak detection when that build exists;
 #   resume  --resume of a folder holding the first 2 of those 5 records: every N, the
 #           same build; the 2 records stay byte for byte;
+#   errframe, http500  a repeated chat case against a server that sends an error frame
+#           mid-stream / answers HTTP 500 (failures recorded): every N, the same build;
 #   audit   a 2,048-token recall case and two audited cases (DeepSeek V3 tokenizer.json
 #           and template), about 5,000 allocations, most of them loading the tokenizer
 #           and generating filler (both swept on their own by oom.sh and
@@ -44,6 +46,10 @@ cat > "$tmp/audit.json" <<JSON
  {"id": "r", "kind": "recall", "max_tokens": 256, "recall": {"tokens": 2048, "depths": [10, 50, 90], "seeds": [1]}},
  {"id": "arith", "messages": [{"role": "user", "content": "Compute 19 * 23. $ask"}], "expect": {"json": {"answer": 437}}},
  {"id": "raw", "prompt": "Compute 7 * 8. $ask", "expect": {"json": {"answer": 56}}}]}
+JSON
+cat > "$tmp/one.json" <<JSON
+{"suite": "oom-faults", "cases": [{"id": "arith", "repeat": 2, "max_tokens": 64,
+ "messages": [{"role": "user", "content": "Compute 19 * 23. $ask"}], "expect": {"json": {"answer": 437}}}]}
 JSON
 plain="run $tmp/plain.json --base-url $REF_URL/v1 --model ref-good --concurrency 2 --timeout 20"
 audit="run $tmp/audit.json --base-url $REF_URL/v1 --model ref-good --timeout 20 --tokenizer $ds --template deepseek-v3"
@@ -100,7 +106,7 @@ every() {
 		if [ $clean = 1 ]; then streak=$((streak + 1)); else streak=0; fi
 		[ $n -gt 1 ] || [ $clean = 0 ] || fail "$name: the hook is off (NEEDLE_FAIL_ALLOC=1 succeeded)"
 	done
-	echo "$name: every N up to $((n - 5)) allocations (the last that failed one), clean"
+	echo "$name: the run makes $((n - 5)) allocations; NEEDLE_FAIL_ALLOC=1..$n tried"
 }
 
 files() { # NAME [KEPT]
@@ -110,6 +116,13 @@ files() { # NAME [KEPT]
 baseline plain "$asan" $plain
 every plain "$asan" $plain
 files plain
+
+for m in error-frame http-500; do
+	name=$(echo "$m" | tr -d -)
+	baseline "$name" "$asan" run "$tmp/one.json" --base-url "$REF_URL/v1" --model "ref-$m" --timeout 20
+	every "$name" "$asan" run "$tmp/one.json" --base-url "$REF_URL/v1" --model "ref-$m" --timeout 20
+	files "$name"
+done
 
 # resume: a folder with the first two records, as an interrupted run leaves it
 cp -R "$tmp/plain.base" "$tmp/resume.start"
