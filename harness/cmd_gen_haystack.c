@@ -230,12 +230,13 @@ static enum err run(const struct gh_opts *g, struct haystack_opts *o,
 	double t0 = io_now_ms(), t1 = t0;
 	enum err e = ERR_OK;
 
-	if (g->kwargs) {
-		kw = cJSON_Parse(g->kwargs);
-		if (!kw || !cJSON_IsObject(kw))
-			e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
-				      g->kwargs);
-	}
+	if (g->kwargs)
+		e = json_parse(g->kwargs, strlen(g->kwargs), &kw, "option '--kwargs'", NULL);
+	if (e == ERR_NOMEM)
+		diag_fail(d, e, "out of memory parsing option '--kwargs'");
+	else if (g->kwargs && (e || !cJSON_IsObject(kw)))
+		e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
+			      g->kwargs);
 	if (!e)
 		e = tpl_load(g->template_name, &tp, d);
 	if (!e) {
