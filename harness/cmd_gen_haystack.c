@@ -134,8 +134,10 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 	json_build_init(&jb);
 	m = json_new_obj(&jb);
 	json_add_str(&jb, m, "generator", "needle gen haystack " NEEDLE_VERSION);
-	if (o->seed <= (UINT64_C(1) << 53)) /* exact as a JSON number */
-		json_add_num(&jb, m, "seed", (double)o->seed);
+	/* cJSON prints 15 significant digits whenever they read back within its
+	 * tolerance, so only a seed below 10^15 is exact as a JSON number */
+	if (o->seed < UINT64_C(1000000000000000))
+		json_add_int(&jb, m, "seed", (long long)o->seed);
 	else
 		json_add_str(&jb, m, "seed", g->seed);
 	manifest_options(&jb, m, o, h);
