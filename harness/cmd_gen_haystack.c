@@ -134,8 +134,10 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 	json_build_init(&jb);
 	m = json_new_obj(&jb);
 	json_add_str(&jb, m, "generator", "needle gen haystack " NEEDLE_VERSION);
-	if (o->seed <= (UINT64_C(1) << 53)) /* exact as a JSON number */
-		json_add_num(&jb, m, "seed", (double)o->seed);
+	/* cJSON prints 15 significant digits whenever they read back within its
+	 * tolerance, so only a seed below 10^15 is exact as a JSON number */
+	if (o->seed < UINT64_C(1000000000000000))
+		json_add_int(&jb, m, "seed", (long long)o->seed);
 	else
 		json_add_str(&jb, m, "seed", g->seed);
 	manifest_options(&jb, m, o, h);
@@ -230,12 +232,13 @@ static enum err run(const struct gh_opts *g, struct haystack_opts *o,
 	double t0 = io_now_ms(), t1 = t0;
 	enum err e = ERR_OK;
 
-	if (g->kwargs) {
-		kw = cJSON_Parse(g->kwargs);
-		if (!kw || !cJSON_IsObject(kw))
-			e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
-				      g->kwargs);
-	}
+	if (g->kwargs)
+		e = json_parse(g->kwargs, strlen(g->kwargs), &kw, "option '--kwargs'", NULL);
+	if (e == ERR_NOMEM)
+		diag_fail(d, e, "out of memory parsing option '--kwargs'");
+	else if (g->kwargs && (e || !cJSON_IsObject(kw)))
+		e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
+			      g->kwargs);
 	if (!e)
 		e = tpl_load(g->template_name, &tp, d);
 	if (!e) {

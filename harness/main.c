@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "json.h"
 
 #ifndef NEEDLE_VERSION
 #define NEEDLE_VERSION "0.0.0-dev"
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : NULL;
 
+	json_init(); /* before any cJSON call: NEEDLE_FAIL_ALLOC covers cJSON too */
 	if (!a) {
 		usage(stderr);
 		return EXIT_USAGE;
