@@ -9,6 +9,7 @@
 #include "tpl.h"
 #include "tpl_desc.h"
 #include "tpl_ds.h"
+#include "tpl_dsv4.h"
 #include "tpl_turns.h"
 
 struct tpl {
@@ -85,21 +86,33 @@ static enum err thinking_mode(const struct tpl_desc *t, const cJSON *kwargs,
 	return ERR_OK;
 }
 
-static enum err render_style(const struct tpl_desc *t, const struct tpl_conv *c,
-			     const cJSON *tools, int gen, int thinking,
-			     enum tpl_server server, struct buf *out, struct diag *d)
+/* Everything one render reads; borrowed. */
+struct job {
+	const struct tpl_desc *t;
+	const struct tpl_conv *c;
+	const cJSON *messages, *tools, *kwargs, *effort;
+	int gen, thinking;
+	enum tpl_server server;
+};
+
+static enum err render_style(const struct job *j, struct buf *out, struct diag *d)
 {
-	switch (t->style) {
+	struct tpl_dsv4_req r = {j->c, j->messages, j->tools, j->kwargs, j->effort, j->server};
+
+	switch (j->t->style) {
 	case TPL_STYLE_TURNS:
-		return tpl_turns_render(t, c, tools, gen, thinking, out, d);
+		return tpl_turns_render(j->t, j->c, j->tools, j->gen, j->thinking, out, d);
 	case TPL_STYLE_DSV3:
-		return tpl_dsv3_render(t, c, gen, out);
+		return tpl_dsv3_render(j->t, j->c, j->gen, out);
 	case TPL_STYLE_DSV31:
-		return tpl_dsv31_render(t, c, gen, thinking, out);
+		return tpl_dsv31_render(j->t, j->c, j->gen, j->thinking, out);
 	case TPL_STYLE_DSV32:
-		return tpl_dsv32_render(t, c, tools, thinking, server, out, d);
+		return tpl_dsv32_render(j->t, j->c, j->tools, j->thinking, j->server, out, d);
+	case TPL_STYLE_DSV4:
+	case TPL_STYLE_DSV41:
+		return tpl_dsv4_render(j->t, &r, out, d);
 	}
-	return diag_fail(d, ERR_INPUT, "template '%s': unknown style", t->name);
+	return diag_fail(d, ERR_INPUT, "template '%s': unknown style", j->t->name);
 }
 
 enum err tpl_render(const struct tpl *t, const cJSON *messages,
@@ -117,20 +130,31 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 	struct tpl_conv c = {NULL, 0};
 	enum tpl_server server = o ? o->server : TPL_SERVER_VLLM;
 	cJSON *owned = NULL;
-	int thinking = 0;
+	struct job j;
 	enum err e;
 
 	if (kwargs && !cJSON_IsObject(kwargs))
 		return diag_fail(d, ERR_INPUT, "chat_template_kwargs: expected an object");
 	if (tools && !cJSON_IsArray(tools) && !cJSON_IsNull(tools))
 		return diag_fail(d, ERR_INPUT, "tools: expected an array");
-	e = tpl_msg_effort_kwargs(kwargs, server, o ? o->reasoning_effort : NULL, &owned, d);
+	memset(&j, 0, sizeof j);
+	j.t = &t->desc;
+	j.c = &c;
+	j.messages = messages;
+	j.tools = tools;
+	j.effort = o ? o->reasoning_effort : NULL;
+	j.gen = add_generation_prompt;
+	j.server = server;
+	e = tpl_msg_effort_kwargs(kwargs, server, j.effort, &owned, d);
+	j.kwargs = owned ? owned : kwargs;
 	if (!e)
-		e = thinking_mode(&t->desc, owned ? owned : kwargs, server, &thinking, d);
+		e = thinking_mode(&t->desc, j.kwargs, server, &j.thinking, d);
+	/* V4.1 reads content parts itself (tpl_dsv4.h): SGLang's preparation
+	 * keeps every message without refusing media. */
 	if (!e)
-		e = tpl_conv_prepare(&c, messages, server, d);
+		e = tpl_conv_prepare(&c, messages, t->desc.style == TPL_STYLE_DSV41 ? TPL_SERVER_SGLANG : server, d);
 	if (!e)
-		e = render_style(&t->desc, &c, tools, add_generation_prompt, thinking, server, out, d);
+		e = render_style(&j, out, d);
 	if (e && d && !d->code)
 		diag_fail(d, e, "cannot render the prompt: %s", err_name(e));
 	cJSON_Delete(owned);

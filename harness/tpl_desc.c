@@ -19,18 +19,22 @@ struct key {
 	unsigned required;
 };
 
-#define S_ALL 0xfu
+#define S_ALL 0x3fu
 #define S_T (1u << TPL_STYLE_TURNS)
 #define S_3 (1u << TPL_STYLE_DSV3)
 #define S_31 (1u << TPL_STYLE_DSV31)
 #define S_32 (1u << TPL_STYLE_DSV32)
+#define S_4 (1u << TPL_STYLE_DSV4)
+#define S_41 (1u << TPL_STYLE_DSV41)
+#define S_V4 (S_4 | S_41)
 
 static const struct key top_keys[] = {
 	{"name", K_STR, S_ALL, S_ALL},
 	{"style", K_STR, S_ALL, S_ALL},
 	{"description", K_STR, S_ALL, 0},
 	{"bos", K_STR, S_ALL, 0},
-	{"eos", K_STR, S_3 | S_31 | S_32, S_3 | S_31 | S_32},
+	{"eos", K_STR, S_3 | S_31 | S_32 | S_V4, S_3 | S_31 | S_32 | S_V4},
+	{"template_sha256", K_STRARR, S_ALL, 0},
 	{"generation_prompt", K_STR, S_ALL, S_T | S_3 | S_31},
 	{"thinking", K_OBJ, S_T | S_31 | S_32, S_31 | S_32},
 	{"turn_prefix", K_STR, S_T, S_T},
@@ -42,23 +46,33 @@ static const struct key top_keys[] = {
 	{"tool_calls", K_OBJ, S_T, 0},
 	{"tool_results", K_OBJ, S_T, 0},
 	{"reasoning", K_OBJ, S_T, 0},
-	{"user", K_STR, S_3 | S_31 | S_32, S_3 | S_31 | S_32},
-	{"assistant", K_STR, S_3 | S_31 | S_32, S_3 | S_31 | S_32},
+	{"user", K_STR, S_3 | S_31 | S_32 | S_V4, S_3 | S_31 | S_32 | S_V4},
+	{"assistant", K_STR, S_3 | S_31 | S_32 | S_V4, S_3 | S_31 | S_32 | S_V4},
 	{"system_separator", K_STR, S_3 | S_31, S_3 | S_31},
 	{"tool_outputs_begin", K_STR, S_3, S_3},
 	{"tool_output_begin", K_STR, S_3 | S_31, S_3 | S_31},
 	{"tool_output_end", K_STR, S_3 | S_31, S_3 | S_31},
 	{"tool_outputs_end", K_STR, S_3, S_3},
 	{"tool_output_separator", K_STR, S_3, S_3},
-	{"think_open", K_STR, S_31 | S_32, S_31 | S_32},
-	{"think_close", K_STR, S_31 | S_32, S_31 | S_32},
+	{"think_open", K_STR, S_31 | S_32 | S_V4, S_31 | S_32 | S_V4},
+	{"think_close", K_STR, S_31 | S_32 | S_V4, S_31 | S_32 | S_V4},
 	{"tool_calls_begin", K_STR, S_31, S_31},
 	{"tool_call_begin", K_STR, S_31, S_31},
 	{"tool_sep", K_STR, S_31, S_31},
 	{"tool_call_end", K_STR, S_31, S_31},
 	{"tool_calls_end", K_STR, S_31, S_31},
-	{"dsml", K_STR, S_32, S_32},
+	{"dsml", K_STR, S_32 | S_V4, S_32 | S_V4},
 	{"developer_prefix", K_STR, S_32, S_32},
+	{"tools_template", K_STR, S_32 | S_V4, S_32 | S_V4},
+	{"system", K_STR, S_41, S_41},
+	{"calls_tag", K_STR, S_V4, S_V4},
+	{"invoke_tag", K_STR, S_V4, S_V4},
+	{"parameter_tag", K_STR, S_V4, S_V4},
+	{"tool_result_open", K_STR, S_V4, S_V4},
+	{"tool_result_close", K_STR, S_V4, S_V4},
+	{"image", K_STR, S_41, S_41},
+	{"effort_template", K_STR, S_V4, S_V4},
+	{"tasks", K_OBJ, S_V4, S_V4},
 	{NULL, K_STR, 0, 0},
 };
 
@@ -102,7 +116,8 @@ static const struct key reasoning_keys[] = {
 };
 
 static const char *const style_names[] = {"turns", "deepseek-v3", "deepseek-v3.1",
-					  "deepseek-v3.2"};
+					  "deepseek-v3.2", "deepseek-v4", "deepseek-v4.1"};
+#define N_STYLES (sizeof style_names / sizeof style_names[0])
 
 static int type_ok(const cJSON *v, enum ktype type)
 {
@@ -233,11 +248,12 @@ static enum err check_descriptor(struct tpl_desc *t, struct diag *d)
 		return diag_fail(d, ERR_INPUT, "cannot load template '%s': $: expected an object", t->origin);
 	if (!cJSON_IsString(style))
 		return diag_fail(d, ERR_INPUT, "cannot load template '%s': $.style: missing or not a string", t->origin);
-	for (i = 0; i < 4 && strcmp(style_names[i], style->valuestring); i++)
+	for (i = 0; i < N_STYLES && strcmp(style_names[i], style->valuestring); i++)
 		;
-	if (i == 4)
+	if (i == N_STYLES)
 		return diag_fail(d, ERR_INPUT,
-				 "cannot load template '%s': $.style: unknown style '%s' (turns, deepseek-v3, deepseek-v3.1, deepseek-v3.2)",
+				 "cannot load template '%s': $.style: unknown style '%s' (turns, deepseek-v3, deepseek-v3.1, "
+				 "deepseek-v3.2, deepseek-v4, deepseek-v4.1)",
 				 t->origin, style->valuestring);
 	t->style = (enum tpl_style)i;
 	e = check_keys(t, t->root, top_keys, "$", t->style, d);

@@ -11,11 +11,17 @@
  *   "name"        string, required: the template's name.
  *   "style"       string, required: which renderer reads the markers below.
  *                 "turns" is the data-driven one (ChatML, Qwen3, Llama 3);
- *                 "deepseek-v3", "deepseek-v3.1" and "deepseek-v3.2" select C
- *                 code for the logic a descriptor cannot express (global
- *                 tool-output state, the V3.2 DSML encoder), with every
- *                 literal marker still taken from the descriptor.
+ *                 "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",
+ *                 "deepseek-v4" and "deepseek-v4.1" select C code for the
+ *                 logic a descriptor cannot express (global tool-output
+ *                 state, the DSML encoders), with every literal marker still
+ *                 taken from the descriptor.
  *   "description" string: where the format comes from (free text).
+ *   "template_sha256" array of strings: SHA-256 (hex) of each model
+ *                 template text this descriptor was checked to render
+ *                 exactly (a model folder whose template has one of them
+ *                 uses this descriptor; tpl_model.h). Absent for encoders
+ *                 that have no template text (V3.2, V4, V4.1).
  *   "bos"         string: emitted once before the first message.
  *   "eos"         string: ends assistant turns (deepseek styles).
  *   "generation_prompt" string: appended when add_generation_prompt is set
@@ -72,8 +78,18 @@
  *   "tool_calls_end", "tool_output_begin", "tool_output_end".
  *   style "deepseek-v3.2" (encoding_dsv32.py as vLLM runs it): strings
  *   "user", "assistant", "think_open", "think_close", "dsml",
- *   "developer_prefix". Tools are refused (ERR_UNSUPPORTED): the
- *   TOOLS_SYSTEM_TEMPLATE text differs between the copies needle could check.
+ *   "developer_prefix", "tools_template" (TOOLS_SYSTEM_TEMPLATE with
+ *   "{{tool_schemas}}" where the tools' JSON goes).
+ *   styles "deepseek-v4" and "deepseek-v4.1" (encoding_dsv4.py and
+ *   encoding_dsv41.py; tpl_dsv4.h): strings "user", "assistant",
+ *   "think_open", "think_close", "dsml", "calls_tag", "invoke_tag",
+ *   "parameter_tag" (the DSML tag names after "dsml"), "tool_result_open",
+ *   "tool_result_close", "tools_template" ("{{tool_schemas}}"),
+ *   "effort_template" (V4: the text "max" effort adds; V4.1: with
+ *   "{{budget}}"), and object "tasks" (task name -> its special token);
+ *   V4.1 also "system" (the system token) and "image" (the image
+ *   placeholder). Their thinking switch is the server's, not the
+ *   descriptor's (no "thinking" key).
  */
 #ifndef NEEDLE_TPL_DESC_H
 #define NEEDLE_TPL_DESC_H
@@ -84,7 +100,10 @@
 #include "io.h"
 
 /* Which renderer reads a descriptor's markers (its "style"). */
-enum tpl_style { TPL_STYLE_TURNS, TPL_STYLE_DSV3, TPL_STYLE_DSV31, TPL_STYLE_DSV32 };
+enum tpl_style {
+	TPL_STYLE_TURNS, TPL_STYLE_DSV3, TPL_STYLE_DSV31, TPL_STYLE_DSV32, TPL_STYLE_DSV4,
+	TPL_STYLE_DSV41
+};
 
 /* A loaded descriptor. Every member is owned and valid until
  * tpl_desc_release; `root` has passed the schema of `style`. */

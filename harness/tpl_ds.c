@@ -292,6 +292,70 @@ static enum err dsv32_assistant(const struct tpl_desc *t, const struct tpl_msg *
 	return e ? e : buf_puts(out, tpl_desc_str(r, "eos"));
 }
 
+enum err tpl_ds_tools_block(const struct tpl_desc *t, const cJSON *tools,
+			    enum tpl_server server, struct buf *out, struct diag *d)
+{
+	const char *tt = tpl_desc_str(t->root, "tools_template");
+	const char *at = strstr(tt, "{{tool_schemas}}");
+	const cJSON *tool;
+	size_t i = 0;
+	enum err e = buf_puts(out, "\n\n");
+
+	if (!e)
+		e = buf_append(out, tt, at ? (size_t)(at - tt) : strlen(tt));
+	cJSON_ArrayForEach(tool, tools) {
+		if (!e && i)
+			e = buf_putc(out, '\n');
+		if (!e)
+			e = tpl_msg_dump_function(tool, i, server, out, d);
+		i++;
+	}
+	if (!e && at)
+		e = buf_puts(out, at + strlen("{{tool_schemas}}"));
+	return e;
+}
+
+static enum err dsv32_user(const struct tpl_desc *t, const struct tpl_msg *m, size_t i,
+			   long last_user, int thinking, struct buf *out, struct diag *d)
+{
+	const cJSON *r = t->root;
+	int dev = tpl_msg_is(m, "developer");
+	enum err e;
+
+	if (dev && !*m->content)
+		return diag_fail(d, ERR_INPUT, "message %zu: a developer message needs content", i);
+	e = buf_puts(out, tpl_desc_str(r, "user"));
+	if (!e && dev)
+		e = buf_puts(out, tpl_desc_str(r, "developer_prefix"));
+	if (!e)
+		e = buf_puts(out, m->content);
+	if (!e)
+		e = buf_puts(out, tpl_desc_str(r, "assistant"));
+	if (!e)
+		e = buf_puts(out, tpl_desc_str(r, thinking && (long)i == last_user ? "think_open" : "think_close"));
+	return e;
+}
+
+/* The tools block as each server places it: vLLM inserts a new first system
+ * message holding only the tools; SGLang attaches them to the first message,
+ * a system message (its own empty one when the conversation has none).
+ * *skip is set when the first message has been written here. */
+static enum err dsv32_tools(const struct tpl_desc *t, const struct tpl_conv *c,
+			    const cJSON *tools, enum tpl_server server, int *skip,
+			    struct buf *out, struct diag *d)
+{
+	enum err e = ERR_OK;
+
+	*skip = 0;
+	if (!cJSON_IsArray(tools) || !cJSON_GetArraySize(tools))
+		return ERR_OK;
+	if (server == TPL_SERVER_SGLANG && tpl_msg_is(&c->m[0], "system")) {
+		e = buf_puts(out, c->m[0].content);
+		*skip = 1;
+	}
+	return e ? e : tpl_ds_tools_block(t, tools, server, out, d);
+}
+
 /* drop_thinking (vLLM: the last message is a user turn; SGLang: always) in
  * thinking mode drops reasoning before the last user turn and, as
  * drop_thinking_messages does, every message there whose role is not user,
@@ -303,35 +367,24 @@ enum err tpl_dsv32_render(const struct tpl_desc *t, const struct tpl_conv *c,
 	const cJSON *r = t->root;
 	long last_user = -1;
 	int drop = thinking && (server == TPL_SERVER_SGLANG || tpl_msg_is(&c->m[c->n - 1], "user"));
+	int skip = 0;
 	size_t i;
 	enum err e;
 
-	if (cJSON_IsArray(tools) && cJSON_GetArraySize(tools))
-		return diag_fail(d, ERR_UNSUPPORTED,
-				 "template '%s' cannot render tools: the V3.2 tools system text is not "
-				 "pinned down, and a guessed one would give a wrong count", t->name);
 	for (i = 0; i < c->n; i++)
 		if (tpl_msg_is(&c->m[i], "user") || tpl_msg_is(&c->m[i], "developer"))
 			last_user = (long)i;
 	e = buf_puts(out, tpl_desc_str(r, "bos"));
-	for (i = 0; !e && i < c->n; i++) {
+	if (!e)
+		e = dsv32_tools(t, c, tools, server, &skip, out, d);
+	for (i = skip ? 1 : 0; !e && i < c->n; i++) {
 		const struct tpl_msg *m = &c->m[i];
 		int before = drop && (long)i < last_user;
 
 		if (tpl_msg_is(m, "system")) {
 			e = buf_puts(out, m->content);
 		} else if (tpl_msg_is(m, "user") || (tpl_msg_is(m, "developer") && !before)) {
-			if (tpl_msg_is(m, "developer") && !*m->content)
-				return diag_fail(d, ERR_INPUT, "message %zu: a developer message needs content", i);
-			e = buf_puts(out, tpl_desc_str(r, "user"));
-			if (!e && tpl_msg_is(m, "developer"))
-				e = buf_puts(out, tpl_desc_str(r, "developer_prefix"));
-			if (!e)
-				e = buf_puts(out, m->content);
-			if (!e)
-				e = buf_puts(out, tpl_desc_str(r, "assistant"));
-			if (!e)
-				e = buf_puts(out, tpl_desc_str(r, thinking && (long)i == last_user ? "think_open" : "think_close"));
+			e = dsv32_user(t, m, i, last_user, thinking, out, d);
 		} else if (tpl_msg_is(m, "tool")) {
 			e = dsv32_tool(t, c, i, last_user, thinking, out, d);
 		} else if (tpl_msg_is(m, "assistant")) {

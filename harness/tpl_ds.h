@@ -28,12 +28,21 @@ enum err tpl_dsv3_render(const struct tpl_desc *t, const struct tpl_conv *c,
 enum err tpl_dsv31_render(const struct tpl_desc *t, const struct tpl_conv *c,
 			  int gen, int thinking, struct buf *out);
 /* V3.2: DSML tool calls and results, developer turns, drop_thinking
- * (vLLM: when the last message is a user turn; SGLang: always). Tools are
- * refused (ERR_UNSUPPORTED); ERR_INPUT for a conversation the encoder
+ * (vLLM: when the last message is a user turn; SGLang: always), and the
+ * tools block (tpl_ds_tools_block) where each server puts it: vLLM in a new
+ * first system message, so before the user's system text; SGLang after the
+ * first system message's text. ERR_INPUT for a conversation the encoder
  * rejects (a tool result without a call, a thinking-mode assistant turn with
  * neither reasoning nor calls). The generation prompt is always added. */
 enum err tpl_dsv32_render(const struct tpl_desc *t, const struct tpl_conv *c,
 			  const cJSON *tools, int thinking, enum tpl_server server,
 			  struct buf *out, struct diag *d);
+
+/* Appends "\n\n" + the descriptor's "tools_template" with "{{tool_schemas}}"
+ * replaced by each tool's function object (tpl_msg_dump_function for
+ * `server`) joined with "\n": render_tools of the DeepSeek encoders.
+ * ERR_INPUT names a malformed tool. */
+enum err tpl_ds_tools_block(const struct tpl_desc *t, const cJSON *tools,
+			    enum tpl_server server, struct buf *out, struct diag *d);
 
 #endif

@@ -238,47 +238,117 @@ int tpl_msg_is(const struct tpl_msg *m, const char *role)
 	return !strcmp(m->role, role);
 }
 
-enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, struct buf *out,
-			   struct diag *d)
+static enum err check_tool(const cJSON *tool, size_t i, struct diag *d)
 {
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(tool, "type");
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(tool, "function");
-	const cJSON *c;
-	cJSON *o = cJSON_CreateObject(), *fo = cJSON_CreateObject();
-	static const char *const declared[] = {"name", "description", "parameters"};
-	size_t k;
-	enum err e = ERR_OK;
 
-	if (!o || !fo) {
-		e = diag_fail(d, ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	if ((type && !(cJSON_IsString(type) && !strcmp(type->valuestring, "function"))) ||
-	    !cJSON_IsObject(f) || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "name"))) {
-		e = diag_fail(d, ERR_INPUT, "tools[%zu]: expected {\"type\": \"function\", \"function\": {\"name\": ...}}", i);
-		goto out;
+	    !cJSON_IsObject(f) || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "name")))
+		return diag_fail(d, ERR_INPUT,
+				 "tools[%zu]: expected {\"type\": \"function\", \"function\": {\"name\": ...}}", i);
+	return ERR_OK;
+}
+
+/* Adds `v` (a fresh copy, or NULL when out of memory) to `o` under `key`;
+ * 0 when out of memory (then `v` is freed). */
+static int put(cJSON *o, const char *key, cJSON *v)
+{
+	if (v && cJSON_AddItemToObject(o, key, v))
+		return 1;
+	cJSON_Delete(v);
+	return 0;
+}
+
+static cJSON *copy_or_null(const cJSON *f, const char *key)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(f, key);
+
+	return c ? cJSON_Duplicate(c, 1) : cJSON_CreateNull();
+}
+
+/* Copies every member of `from` not named in `skip` (NULL-terminated). */
+static int put_rest(cJSON *o, const cJSON *from, const char *const *skip)
+{
+	const cJSON *c;
+	size_t k;
+
+	cJSON_ArrayForEach(c, from) {
+		for (k = 0; skip[k] && strcmp(c->string, skip[k]); k++)
+			;
+		if (!skip[k] && !put(o, c->string, cJSON_Duplicate(c, 1)))
+			return 0;
 	}
-	cJSON_AddStringToObject(o, "type", "function");
-	for (k = 0; k < 3; k++) {
-		c = cJSON_GetObjectItemCaseSensitive(f, declared[k]);
-		cJSON_AddItemToObject(fo, declared[k], c ? cJSON_Duplicate(c, 1) : cJSON_CreateNull());
-	}
-	cJSON_ArrayForEach(c, f)
-		if (strcmp(c->string, "name") && strcmp(c->string, "description") &&
-		    strcmp(c->string, "parameters"))
-			cJSON_AddItemToObject(fo, c->string, cJSON_Duplicate(c, 1));
-	cJSON_AddItemToObject(o, "function", fo);
-	fo = NULL;
-	cJSON_ArrayForEach(c, tool)
-		if (strcmp(c->string, "type") && strcmp(c->string, "function"))
-			cJSON_AddItemToObject(o, c->string, cJSON_Duplicate(c, 1));
-	e = tpl_pyjson(o, out);
-out:
+	return 1;
+}
+
+/* vLLM's FunctionDefinition.model_dump: name, description, parameters
+ * (null when absent), then the other keys. */
+static cJSON *vllm_function(const cJSON *f)
+{
+	static const char *const declared[] = {"name", "description", "parameters", NULL};
+	cJSON *o = cJSON_CreateObject();
+	size_t k;
+	int ok = o != NULL;
+
+	for (k = 0; ok && declared[k]; k++)
+		ok = put(o, declared[k], copy_or_null(f, declared[k]));
+	if (ok && put_rest(o, f, declared))
+		return o;
 	cJSON_Delete(o);
-	cJSON_Delete(fo);
+	return NULL;
+}
+
+/* SGLang's Function.model_dump: description, name, parameters (null when
+ * absent), strict (false when absent); other keys are dropped. */
+static cJSON *sglang_function(const cJSON *f)
+{
+	const cJSON *strict = cJSON_GetObjectItemCaseSensitive(f, "strict");
+	cJSON *o = cJSON_CreateObject();
+
+	if (o && put(o, "description", copy_or_null(f, "description")) &&
+	    put(o, "name", copy_or_null(f, "name")) &&
+	    put(o, "parameters", copy_or_null(f, "parameters")) &&
+	    put(o, "strict", strict ? cJSON_Duplicate(strict, 1) : cJSON_CreateFalse()))
+		return o;
+	cJSON_Delete(o);
+	return NULL;
+}
+
+enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, struct buf *out,
+			   struct diag *d)
+{
+	static const char *const declared[] = {"type", "function", NULL};
+	cJSON *o = NULL;
+	enum err e = check_tool(tool, i, d);
+
+	if (e)
+		return e;
+	o = cJSON_CreateObject();
+	if (!o || !put(o, "type", cJSON_CreateString("function")) ||
+	    !put(o, "function", vllm_function(cJSON_GetObjectItemCaseSensitive(tool, "function"))) ||
+	    !put_rest(o, tool, declared))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	if (!e)
+		e = tpl_pyjson(o, out);
+	cJSON_Delete(o);
 	return e;
 }
 
+enum err tpl_msg_dump_function(const cJSON *tool, size_t i, enum tpl_server server,
+			       struct buf *out, struct diag *d)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(tool, "function");
+	cJSON *o;
+	enum err e = check_tool(tool, i, d);
+
+	if (e)
+		return e;
+	o = server == TPL_SERVER_SGLANG ? sglang_function(f) : vllm_function(f);
+	e = o ? tpl_pyjson(o, out) : diag_fail(d, ERR_NOMEM, "out of memory");
+	cJSON_Delete(o);
+	return e;
+}
 
 static enum err set_default(cJSON *kw, const char *key, int on)
 {

@@ -76,6 +76,14 @@ int tpl_msg_is(const struct tpl_msg *m, const char *role);
 enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, struct buf *out,
 			   struct diag *d);
 
+/* Appends the `function` object of tools[i] as the server's model leaves
+ * it, printed with json.dumps: vLLM {"name", "description", "parameters",
+ * other keys} (null for an absent description or parameters); SGLang
+ * {"description", "name", "parameters", "strict"} (strict false when absent,
+ * other keys dropped). What the DeepSeek encoders print per tool. */
+enum err tpl_msg_dump_function(const cJSON *tool, size_t i, enum tpl_server server,
+			       struct buf *out, struct diag *d);
+
 /* The chat_template_kwargs the template sees once `server` has applied the
  * request's top-level `reasoning_effort` (borrowed, may be NULL), never
  * overriding a key `kwargs` already has:
