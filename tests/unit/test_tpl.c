@@ -17,8 +17,8 @@
 #include "tpl.h"
 #include "t.h"
 
-static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1",
-				      "deepseek-v3.2", "llama3", "qwen3"};
+static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",
+				      "deepseek-v4", "deepseek-v4.1", "llama3", "qwen3"};
 
 static char *render(const char *tpl_name, const char *messages_json, struct diag *d)
 {

@@ -17,13 +17,14 @@
 #include "tpl_desc.h"
 #include "t.h"
 
-static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1",
-				      "deepseek-v3.2", "llama3", "qwen3"};
+static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",
+				      "deepseek-v4", "deepseek-v4.1", "llama3", "qwen3"};
 
 static void test_shipped(void)
 {
 	static const enum tpl_style styles[] = {TPL_STYLE_TURNS, TPL_STYLE_DSV3, TPL_STYLE_DSV31,
-						TPL_STYLE_DSV32, TPL_STYLE_TURNS, TPL_STYLE_TURNS};
+						TPL_STYLE_DSV32, TPL_STYLE_DSV4, TPL_STYLE_DSV41,
+						TPL_STYLE_TURNS, TPL_STYLE_TURNS};
 	size_t i;
 
 	for (i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
