@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"run", cmd_run, "run a suite against an OpenAI-compatible endpoint"},
 	{"report", cmd_report, "summarise a run folder (Markdown, JSON, CSV, heatmap)"},
 	{"diff", cmd_diff, "compare two runs like for like; gates set the exit status"},
+	{"templates", cmd_templates, "list the built-in chat templates and encoders"},
 };
 
 static void usage(FILE *out)
@@ -32,7 +33,7 @@ static void usage(FILE *out)
 
 	fprintf(out, "usage: needle COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
 		"\nRun 'needle COMMAND --help' for a command's options and examples.\n"
 		"\nExit status:\n"

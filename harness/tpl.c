@@ -1,7 +1,7 @@
 /*
  * tpl — chat templates: loading and the render entry point (see tpl.h). The
  * descriptor itself is tpl_desc's, the message preparation tpl_msg's, the
- * renderers tpl_turns's and tpl_ds's.
+ * renderers tpl_turns's, tpl_ds's and tpl_dsv4's, the model folder tpl_model's.
  */
 #include <string.h>
 
@@ -10,26 +10,25 @@
 #include "tpl_desc.h"
 #include "tpl_ds.h"
 #include "tpl_dsv4.h"
+#include "tpl_model.h"
 #include "tpl_turns.h"
 
 struct tpl {
-	struct tpl_desc desc;
+	struct tpl_desc desc;        /* requests without tools (and with, unless below) */
+	struct tpl_desc tools_desc;  /* requests with tools, when the model has another text for them */
+	char *tools_refusal;         /* why requests with tools cannot be rendered, or NULL */
+	char *source;                /* the template text's file, else the descriptor's origin */
+	char source_sha[IO_SHA256_HEX];
+	struct buf explain;
 };
 
-enum err tpl_load(const char *name_or_path, struct tpl **out, struct diag *d)
+static struct tpl *tpl_new(void)
 {
 	struct tpl *t = mem_calloc(1, sizeof *t);
-	enum err e;
 
-	*out = NULL;
-	if (!t)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	e = tpl_desc_load(&t->desc, name_or_path, d);
-	if (e)
-		mem_free(t);
-	else
-		*out = t;
-	return e;
+	if (t)
+		buf_init(&t->explain, 1 << 16);
+	return t;
 }
 
 void tpl_free(struct tpl *t)
@@ -37,7 +36,150 @@ void tpl_free(struct tpl *t)
 	if (!t)
 		return;
 	tpl_desc_release(&t->desc);
+	tpl_desc_release(&t->tools_desc);
+	mem_free(t->tools_refusal);
+	mem_free(t->source);
+	buf_release(&t->explain);
 	mem_free(t);
+}
+
+static enum err set_source(struct tpl *t, const char *path, const char *sha, struct diag *d)
+{
+	mem_free(t->source);
+	t->source = mem_strndup(path, strlen(path));
+	memcpy(t->source_sha, sha, IO_SHA256_HEX);
+	return t->source ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory");
+}
+
+/* The refusal for a template text no descriptor covers. Here a Jinja
+ * interpreter (jinja.h) takes over once it is wired in. */
+static enum err unmatched(const struct tpl_text *x, struct buf *msg)
+{
+	return buf_printf(msg, "the chat template in '%s' (sha256 %.12s...) is not one needle describes, and "
+			  "needle cannot render Jinja templates yet: pass --template NAME with a built-in "
+			  "template ('needle templates' lists them)", x->path, x->sha);
+}
+
+/* Loads into `desc` the descriptor validated against text `x`; *found 0
+ * when there is none. */
+static enum err match_text(struct tpl *t, struct tpl_desc *desc, const struct tpl_text *x,
+			   const char *what, int *found, struct diag *d)
+{
+	enum err e = tpl_desc_find_sha(desc, x->sha, found, d);
+
+	if (!e)
+		e = buf_printf(&t->explain, "%s: %s, %s\n", what, x->path, x->why);
+	if (!e && *found)
+		e = buf_printf(&t->explain, "%s: its text (sha256 %s) is the one built-in template '%s' "
+			       "was checked against\n", what, x->sha, desc->name);
+	return e;
+}
+
+/* The template of a model folder, or of a .jinja / tokenizer_config.json
+ * file: each text matched to the descriptor validated against it. */
+static enum err open_texts(struct tpl *t, const struct tpl_text *plain,
+			   const struct tpl_text *tools, struct diag *d)
+{
+	struct buf msg;
+	int found = 0;
+	enum err e;
+
+	buf_init(&msg, 1 << 16);
+	e = match_text(t, &t->desc, plain, "template", &found, d);
+	if (!e && !found) {
+		e = unmatched(plain, &msg);
+		e = e ? e : diag_fail(d, ERR_UNSUPPORTED, "%s", msg.data);
+	}
+	if (!e)
+		e = set_source(t, plain->path, plain->sha, d);
+	if (!e && tools->text && strcmp(tools->sha, plain->sha)) {
+		e = match_text(t, &t->tools_desc, tools, "template with tools", &found, d);
+		if (!e && !found && !(e = unmatched(tools, &msg)))
+			t->tools_refusal = buf_take(&msg, NULL);
+	}
+	buf_release(&msg);
+	return e;
+}
+
+/* A descriptor named by --template; with a model folder, a warning when the
+ * folder's own template is not the text the descriptor was checked against. */
+static enum err open_named(struct tpl *t, const char *name, const struct tpl_model *m,
+			   struct buf *warn, struct diag *d)
+{
+	const cJSON *s;
+	int same = 0;
+	enum err e = tpl_desc_load(&t->desc, name, d);
+
+	if (!e)
+		e = set_source(t, t->desc.origin, t->desc.sha, d);
+	if (!e)
+		e = buf_printf(&t->explain, "template: built-in '%s' (%s), named by --template\n",
+			       t->desc.name, t->desc.origin);
+	if (e || !m || !m->plain.text)
+		return e;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(t->desc.root, "template_sha256"))
+		same |= !strcmp(s->valuestring, m->plain.sha);
+	if (!same && buf_printf(warn, "warning: the deployment's template ('%s', sha256 %.12s...) is not "
+				"the text template '%s' was checked against; counts may differ from the "
+				"server's\n", m->plain.path, m->plain.sha, t->desc.name))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	return ERR_OK;
+}
+
+static int is_template_file(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return (n >= 6 && !strcmp(arg + n - 6, ".jinja")) ||
+	       (n >= 21 && !strcmp(arg + n - 21, "tokenizer_config.json"));
+}
+
+static enum err open_any(struct tpl *t, const char *arg, const struct tpl_model *m,
+			 struct buf *warn, struct diag *d)
+{
+	struct tpl_text plain, tools;
+	enum err e;
+
+	if (arg && !is_template_file(arg))
+		return open_named(t, arg, m, warn, d);
+	if (!arg && !m->plain.text)
+		return diag_fail(d, ERR_INPUT, "model folder '%s' has no chat template (no chat_template in "
+				 "tokenizer_config.json, no chat_template.jinja); DeepSeek V3.2, V4 and V4.1 "
+				 "are served with an encoder: pass --template deepseek-v3.2, deepseek-v4 or "
+				 "deepseek-v4.1", m->dir);
+	if (!arg)
+		return open_texts(t, &m->plain, &m->tools, d);
+	e = tpl_model_template_file(&plain, arg, 0, d);
+	memset(&tools, 0, sizeof tools);
+	if (!e)
+		e = tpl_model_template_file(&tools, arg, 1, d);
+	if (!e)
+		e = open_texts(t, &plain, &tools, d);
+	tpl_text_release(&plain);
+	tpl_text_release(&tools);
+	return e;
+}
+
+enum err tpl_open(const char *template_arg, const struct tpl_model *m, struct tpl **out,
+		  struct buf *warn, struct diag *d)
+{
+	struct tpl *t = tpl_new();
+	enum err e;
+
+	*out = NULL;
+	if (!t)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	e = open_any(t, template_arg, m, warn, d);
+	if (e)
+		tpl_free(t);
+	else
+		*out = t;
+	return e;
+}
+
+enum err tpl_load(const char *name_or_path, struct tpl **out, struct diag *d)
+{
+	return tpl_open(name_or_path, NULL, out, NULL, d);
 }
 
 const char *tpl_name(const struct tpl *t)
@@ -48,6 +190,65 @@ const char *tpl_name(const struct tpl *t)
 const char *tpl_sha256(const struct tpl *t)
 {
 	return t->desc.sha;
+}
+
+const char *tpl_source(const struct tpl *t)
+{
+	return t->source;
+}
+
+const char *tpl_source_sha256(const struct tpl *t)
+{
+	return t->source_sha;
+}
+
+const char *tpl_explain(const struct tpl *t)
+{
+	return t->explain.len ? t->explain.data : "";
+}
+
+/* Appends each marker of `s` written <|...|> or <｜...｜> once to `out`. */
+static enum err add_markers(const char *s, struct buf *out)
+{
+	static const char *const pairs[][2] = {{"<|", "|>"}, {"<\xef\xbd\x9c", "\xef\xbd\x9c>"}};
+	size_t k;
+	enum err e = ERR_OK;
+
+	for (k = 0; !e && k < 2; k++) {
+		const char *p = s, *q;
+
+		while (!e && (p = strstr(p, pairs[k][0])) && (q = strstr(p + strlen(pairs[k][0]), pairs[k][1]))) {
+			size_t n = (size_t)(q - p) + strlen(pairs[k][1]), at;
+			int seen = 0;
+
+			for (at = 0; at < out->len; at += strlen(out->data + at) + 1)
+				seen |= strlen(out->data + at) == n && !memcmp(out->data + at, p, n);
+			if (!seen && !memchr(p, '\n', n))
+				e = buf_append(out, p, n) ? ERR_NOMEM : buf_putc(out, '\0');
+			p = q + strlen(pairs[k][1]);
+		}
+	}
+	return e;
+}
+
+static enum err walk_markers(const cJSON *v, struct buf *out)
+{
+	const cJSON *c;
+	enum err e = ERR_OK;
+
+	if (cJSON_IsString(v))
+		return add_markers(v->valuestring, out);
+	cJSON_ArrayForEach(c, v)
+		if (!e && !(c->string && !strcmp(c->string, "template_sha256")))
+			e = walk_markers(c, out);
+	return e;
+}
+
+enum err tpl_special_tokens(const struct tpl *t, struct buf *out)
+{
+	enum err e = walk_markers(t->desc.root, out);
+
+	return e || !t->tools_desc.root ? e : walk_markers(t->tools_desc.root, out);
 }
 
 /* Resolves the thinking switch from kwargs per the descriptor's "thinking".
@@ -145,14 +346,18 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 	j.effort = o ? o->reasoning_effort : NULL;
 	j.gen = add_generation_prompt;
 	j.server = server;
+	if (cJSON_GetArraySize(tools) > 0 && t->tools_refusal)
+		return diag_fail(d, ERR_UNSUPPORTED, "%s", t->tools_refusal);
+	if (cJSON_GetArraySize(tools) > 0 && t->tools_desc.root)
+		j.t = &t->tools_desc;
 	e = tpl_msg_effort_kwargs(kwargs, server, j.effort, &owned, d);
 	j.kwargs = owned ? owned : kwargs;
 	if (!e)
-		e = thinking_mode(&t->desc, j.kwargs, server, &j.thinking, d);
+		e = thinking_mode(j.t, j.kwargs, server, &j.thinking, d);
 	/* V4.1 reads content parts itself (tpl_dsv4.h): SGLang's preparation
 	 * keeps every message without refusing media. */
 	if (!e)
-		e = tpl_conv_prepare(&c, messages, t->desc.style == TPL_STYLE_DSV41 ? TPL_SERVER_SGLANG : server, d);
+		e = tpl_conv_prepare(&c, messages, j.t->style == TPL_STYLE_DSV41 ? TPL_SERVER_SGLANG : server, d);
 	if (!e)
 		e = render_style(&j, out, d);
 	if (e && d && !d->code)

@@ -4,11 +4,16 @@
  * prompt, thinking markers, tool calls and results). The rendered prompt is
  * tokenized whole, never per message.
  *
- * A template is today a descriptor (tpl_desc.h: shipped names deepseek-v3,
- * deepseek-v3.1, deepseek-v3.2, qwen3, llama3, chatml, or a path to a JSON
- * file). A render is three stages, each a module of its own:
+ * A template is a built-in descriptor or encoder (tpl_desc.h: shipped names
+ * chatml, deepseek-v3, deepseek-v3.1, deepseek-v3.2, deepseek-v4,
+ * deepseek-v4.1, llama3, qwen3, or a path to a descriptor JSON file), or a
+ * model's own template text (a model folder, a .jinja file, a
+ * tokenizer_config.json: tpl_model.h). A template text is rendered through
+ * the descriptor that records its SHA-256 ("template_sha256"); a text no
+ * descriptor records is refused (ERR_UNSUPPORTED) until the Jinja
+ * interpreter (jinja.h) renders it. A render is three stages, each a module:
  *   tpl_msg   what the server hands the template (vLLM or SGLang flavour);
- *   tpl_turns / tpl_ds   the renderer the descriptor's style selects;
+ *   tpl_turns / tpl_ds / tpl_dsv4   the renderer the descriptor's style selects;
  *   tpl_py    Python's printing of values (json.dumps, str.strip).
  *
  * Thinking switches in `kwargs` (chat_template_kwargs) must be JSON booleans.
@@ -27,11 +32,22 @@
 #include "tpl_py.h"
 
 struct tpl;
+struct tpl_model;
 
-/* Loads the template called `name_or_path` (an embedded name, else a file).
- * Returns a template the caller frees with tpl_free. ERR_INPUT names the file,
- * the JSON path and the reason for a malformed descriptor; an unknown name
- * that is not a file either is ERR_USAGE and lists the shipped names. */
+/* Loads the template a deployment renders. `template_arg` (may be NULL when
+ * `m` is given) is a shipped name or descriptor JSON path, a .jinja file or
+ * a tokenizer_config.json; NULL means the model folder's own templates (one
+ * for requests without tools, one with: tpl_model.h). With a descriptor
+ * named and a folder whose template is not a text the descriptor records, a
+ * "warning: ..." line goes to `warn` (may be NULL). Returns a template the
+ * caller frees with tpl_free. Errors: a malformed descriptor ERR_INPUT (file,
+ * JSON path, reason); an unknown name ERR_USAGE listing the shipped names; a
+ * folder or file without a template ERR_INPUT; a template text no descriptor
+ * records ERR_UNSUPPORTED (for the text of requests with tools, that refusal
+ * comes from tpl_render_ex when the request has tools). */
+enum err tpl_open(const char *template_arg, const struct tpl_model *m, struct tpl **out,
+		  struct buf *warn, struct diag *d);
+/* tpl_open without a model folder. */
 enum err tpl_load(const char *name_or_path, struct tpl **out, struct diag *d);
 /* Accepts NULL. */
 void tpl_free(struct tpl *t);
@@ -72,5 +88,16 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
  * Borrowed. */
 const char *tpl_name(const struct tpl *t);
 const char *tpl_sha256(const struct tpl *t);
+/* Where the template came from: the model's template file and the SHA-256
+ * of its text, or for a descriptor named directly its origin and bytes'
+ * SHA-256 (what a manifest records). Borrowed. */
+const char *tpl_source(const struct tpl *t);
+const char *tpl_source_sha256(const struct tpl *t);
+/* Lines saying which file was used and why (`needle count --explain`).
+ * Borrowed, "" when there is nothing to say. */
+const char *tpl_explain(const struct tpl *t);
+/* Appends each special-token marker of the template (<|...|>, <｜...｜>),
+ * each followed by a NUL byte, to `out`. ERR_NOMEM only. */
+enum err tpl_special_tokens(const struct tpl *t, struct buf *out);
 
 #endif

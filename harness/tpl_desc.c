@@ -339,6 +339,36 @@ static const struct embed_file *shipped_file(const char *name, struct buf *key)
 	return embed_find(key->data);
 }
 
+enum err tpl_desc_find_sha(struct tpl_desc *t, const char *sha, int *found, struct diag *d)
+{
+	size_t n, i, len;
+	const struct embed_file *f = embed_all(&n);
+	struct buf name;
+	enum err e = ERR_OK;
+
+	*found = 0;
+	buf_init(&name, 4096);
+	for (i = 0; !e && !*found && i < n; i++) {
+		const cJSON *s, *shas;
+
+		len = strlen(f[i].name);
+		if (strncmp(f[i].name, "templates/", 10) || len < 15 || strcmp(f[i].name + len - 5, ".json"))
+			continue;
+		buf_reset(&name);
+		e = buf_append(&name, f[i].name + 10, len - 15);
+		if (!e)
+			e = tpl_desc_load(t, name.data, d);
+		shas = e ? NULL : cJSON_GetObjectItemCaseSensitive(t->root, "template_sha256");
+		cJSON_ArrayForEach(s, shas)
+			if (!strcmp(s->valuestring, sha))
+				*found = 1;
+		if (!e && !*found)
+			tpl_desc_release(t);
+	}
+	buf_release(&name);
+	return e;
+}
+
 int tpl_desc_shipped(const char *name)
 {
 	struct buf key;

@@ -122,6 +122,9 @@ struct tpl_desc {
 enum err tpl_desc_load(struct tpl_desc *t, const char *name_or_path, struct diag *d);
 /* Frees what `t` holds and zeroes it; accepts a zeroed one. */
 void tpl_desc_release(struct tpl_desc *t);
+/* Loads into `t` the shipped descriptor whose "template_sha256" holds `sha`
+ * and sets *found; *found 0 (and `t` empty) when none does. */
+enum err tpl_desc_find_sha(struct tpl_desc *t, const char *sha, int *found, struct diag *d);
 /* Whether `name` is a shipped descriptor (fixtures/templates/NAME.json). */
 int tpl_desc_shipped(const char *name);
 

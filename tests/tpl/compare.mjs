@@ -13,6 +13,7 @@
 //
 // Usage: node tests/tpl/compare.mjs NEEDLE_BINARY
 import { execFileSync, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -170,6 +171,13 @@ const { Tokenizer } = require('tokenizers');
 // a few cases also go through the whole --template --messages --tokenizer path.
 const DIRECT = new Set(['unicode', 'tool_round', 'thinking_off']);
 for (const [name, tpl] of Object.entries(templates)) {
+	// The descriptor names the template text it is checked against here.
+	const desc = JSON.parse(fs.readFileSync(path.join(tests, '..', 'fixtures/templates', `${name}.json`), 'utf8'));
+	const sha = crypto.createHash('sha256').update(tpl.source, 'utf8').digest('hex');
+	if (!(desc.template_sha256 || []).includes(sha)) {
+		failures++;
+		console.log(`FAIL ${name}: template_sha256 lacks ${sha}, the text compared below`);
+	}
 	const countable = tokenizerReady(tpl.tokenizer);
 	const hf = countable ? Tokenizer.fromFile(tpl.tokenizer) : null;
 	const prompts = [];
