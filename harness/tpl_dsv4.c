@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "mem.h"
 #include "tpl_ds.h"
 #include "tpl_dsv4.h"
@@ -453,8 +454,11 @@ static enum err call_args(const cJSON *call, cJSON **owned, const cJSON **args, 
 
 	*owned = NULL;
 	*args = a;
+	if (cJSON_IsString(a) &&
+	    json_parse(a->valuestring, strlen(a->valuestring), owned, "tool-call arguments", NULL) == ERR_NOMEM)
+		return diag_fail(d, ERR_NOMEM, "out of memory parsing tool-call arguments");
 	if (cJSON_IsString(a))
-		*args = *owned = cJSON_Parse(a->valuestring);
+		*args = *owned;
 	if (!cJSON_IsObject(*args))
 		return reject(d, "assistant tool call function.arguments must be a JSON object");
 	return ERR_OK;

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "mem.h"
 #include "tok.h"
 #include "tpl.h"
@@ -71,10 +72,8 @@ static enum err read_object(const char *path, cJSON **root, struct diag *d)
 	*root = NULL;
 	buf_init(&raw, (size_t)1 << 28);
 	e = io_read_file(path, &raw, d);
-	if (!e && !(*root = cJSON_ParseWithLength(raw.data, raw.len)))
-		e = diag_fail(d, ERR_INPUT, "cannot read '%s': invalid JSON near byte %zu", path,
-			      cJSON_GetErrorPtr() && cJSON_GetErrorPtr() >= raw.data
-			      ? (size_t)(cJSON_GetErrorPtr() - raw.data) : 0);
+	if (!e)
+		e = json_parse(raw.data, raw.len, root, path, d);
 	if (!e && !cJSON_IsObject(*root))
 		e = diag_fail(d, ERR_INPUT, "cannot read '%s': $: expected an object", path);
 	if (e) {

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "json.h"
 #include "mem.h"
 #include "tpl_msg.h"
 #include "tpl_py.h"
@@ -125,21 +126,28 @@ static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server serve
 }
 
 /* vLLM _postprocess_messages: a string is parsed (invalid JSON gives {}),
- * an object or array is kept, anything else gives {}. */
-static cJSON *parse_arguments(const cJSON *a)
+ * an object or array is kept, anything else gives {}. Added to `to`. */
+static void parse_arguments(struct json_build *jb, cJSON *to, const cJSON *a)
 {
 	cJSON *v = NULL;
 
-	if (cJSON_IsString(a))
-		v = cJSON_Parse(a->valuestring);
+	if (cJSON_IsString(a) &&
+	    json_parse(a->valuestring, strlen(a->valuestring), &v, "tool-call arguments", NULL) == ERR_NOMEM) {
+		json_add_item(jb, to, NULL, NULL); /* records the failure */
+		return;
+	}
+	if (v)
+		json_add_item(jb, to, NULL, v);
 	else if (cJSON_IsObject(a) || cJSON_IsArray(a))
-		v = cJSON_Duplicate(a, 1);
-	return v ? v : cJSON_CreateObject();
+		json_add_dup(jb, to, NULL, a);
+	else
+		json_add_item(jb, to, NULL, json_new_obj(jb));
 }
 
 static enum err prepare_tool_calls(struct tpl_msg *m, const cJSON *calls, size_t mi,
 				   struct diag *d)
 {
+	struct json_build jb;
 	const cJSON *c;
 	size_t ci = 0;
 
@@ -150,23 +158,17 @@ static enum err prepare_tool_calls(struct tpl_msg *m, const cJSON *calls, size_t
 	if (!cJSON_GetArraySize(calls))
 		return ERR_OK;
 	m->tool_calls = calls;
-	m->args = cJSON_CreateArray();
-	if (!m->args)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
+	json_build_init(&jb);
+	m->args = json_new_arr(&jb);
 	cJSON_ArrayForEach(c, calls) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "function");
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
-		cJSON *a;
 
-		if (!cJSON_IsString(name))
+		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "name")))
 			return diag_fail(d, ERR_INPUT, "message %zu: tool call %zu has no string 'function.name'", mi, ci);
-		a = parse_arguments(cJSON_GetObjectItemCaseSensitive(f, "arguments"));
-		if (!a)
-			return diag_fail(d, ERR_NOMEM, "out of memory");
-		cJSON_AddItemToArray(m->args, a);
+		parse_arguments(&jb, m->args, cJSON_GetObjectItemCaseSensitive(f, "arguments"));
 		ci++;
 	}
-	return ERR_OK;
+	return json_build_end(&jb, &m->args, "the tool-call arguments", d);
 }
 
 static enum err prepare_msg(struct tpl_msg *m, const cJSON *j, size_t mi,
@@ -250,25 +252,8 @@ static enum err check_tool(const cJSON *tool, size_t i, struct diag *d)
 	return ERR_OK;
 }
 
-/* Adds `v` (a fresh copy, or NULL when out of memory) to `o` under `key`;
- * 0 when out of memory (then `v` is freed). */
-static int put(cJSON *o, const char *key, cJSON *v)
-{
-	if (v && cJSON_AddItemToObject(o, key, v))
-		return 1;
-	cJSON_Delete(v);
-	return 0;
-}
-
-static cJSON *copy_or_null(const cJSON *f, const char *key)
-{
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(f, key);
-
-	return c ? cJSON_Duplicate(c, 1) : cJSON_CreateNull();
-}
-
 /* Copies every member of `from` not named in `skip` (NULL-terminated). */
-static int put_rest(cJSON *o, const cJSON *from, const char *const *skip)
+static void put_rest(struct json_build *jb, cJSON *o, const cJSON *from, const char *const *skip)
 {
 	const cJSON *c;
 	size_t k;
@@ -276,102 +261,122 @@ static int put_rest(cJSON *o, const cJSON *from, const char *const *skip)
 	cJSON_ArrayForEach(c, from) {
 		for (k = 0; skip[k] && strcmp(c->string, skip[k]); k++)
 			;
-		if (!skip[k] && !put(o, c->string, cJSON_Duplicate(c, 1)))
-			return 0;
+		if (!skip[k])
+			json_add_dup(jb, o, c->string, c);
 	}
-	return 1;
+}
+
+/* f[key] copied, or null when absent. */
+static void put_or_null(struct json_build *jb, cJSON *o, const cJSON *f, const char *key)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(f, key);
+
+	if (c)
+		json_add_dup(jb, o, key, c);
+	else
+		json_add_null(jb, o, key);
 }
 
 /* vLLM's FunctionDefinition.model_dump: name, description, parameters
  * (null when absent), then the other keys. */
-static cJSON *vllm_function(const cJSON *f)
+static void vllm_function(struct json_build *jb, cJSON *to, const cJSON *f)
 {
 	static const char *const declared[] = {"name", "description", "parameters", NULL};
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, "function");
 	size_t k;
-	int ok = o != NULL;
 
-	for (k = 0; ok && declared[k]; k++)
-		ok = put(o, declared[k], copy_or_null(f, declared[k]));
-	if (ok && put_rest(o, f, declared))
-		return o;
-	cJSON_Delete(o);
-	return NULL;
+	for (k = 0; declared[k]; k++)
+		put_or_null(jb, o, f, declared[k]);
+	put_rest(jb, o, f, declared);
 }
 
 /* SGLang's Function.model_dump: description, name, parameters (null when
  * absent), strict (false when absent); other keys are dropped. */
-static cJSON *sglang_function(const cJSON *f)
+static void sglang_function(struct json_build *jb, cJSON *to, const cJSON *f)
 {
 	const cJSON *strict = cJSON_GetObjectItemCaseSensitive(f, "strict");
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, "function");
 
-	if (o && put(o, "description", copy_or_null(f, "description")) &&
-	    put(o, "name", copy_or_null(f, "name")) &&
-	    put(o, "parameters", copy_or_null(f, "parameters")) &&
-	    put(o, "strict", strict ? cJSON_Duplicate(strict, 1) : cJSON_CreateFalse()))
-		return o;
-	cJSON_Delete(o);
-	return NULL;
+	put_or_null(jb, o, f, "description");
+	put_or_null(jb, o, f, "name");
+	put_or_null(jb, o, f, "parameters");
+	if (strict)
+		json_add_dup(jb, o, "strict", strict);
+	else
+		json_add_bool(jb, o, "strict", 0);
+}
+
+/* Prints `root` with json.dumps, or its member "function" when `inner`. */
+static enum err dump(struct json_build *jb, cJSON *root, int inner, struct buf *out,
+		     struct diag *d)
+{
+	enum err e = json_build_end(jb, &root, "a tool", d);
+
+	if (!e)
+		e = tpl_pyjson(inner ? cJSON_GetObjectItemCaseSensitive(root, "function") : root, out);
+	cJSON_Delete(root);
+	return e;
 }
 
 enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, struct buf *out,
 			   struct diag *d)
 {
 	static const char *const declared[] = {"type", "function", NULL};
-	cJSON *o = NULL;
+	struct json_build jb;
+	cJSON *o;
 	enum err e = check_tool(tool, i, d);
 
 	if (e)
 		return e;
-	o = cJSON_CreateObject();
-	if (!o || !put(o, "type", cJSON_CreateString("function")) ||
-	    !put(o, "function", vllm_function(cJSON_GetObjectItemCaseSensitive(tool, "function"))) ||
-	    !put_rest(o, tool, declared))
-		e = diag_fail(d, ERR_NOMEM, "out of memory");
-	if (!e)
-		e = tpl_pyjson(o, out);
-	cJSON_Delete(o);
-	return e;
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "type", "function");
+	vllm_function(&jb, o, cJSON_GetObjectItemCaseSensitive(tool, "function"));
+	put_rest(&jb, o, tool, declared);
+	return dump(&jb, o, 0, out, d);
 }
 
 enum err tpl_msg_dump_function(const cJSON *tool, size_t i, enum tpl_server server,
 			       struct buf *out, struct diag *d)
 {
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(tool, "function");
+	struct json_build jb;
 	cJSON *o;
 	enum err e = check_tool(tool, i, d);
 
 	if (e)
 		return e;
-	o = server == TPL_SERVER_SGLANG ? sglang_function(f) : vllm_function(f);
-	e = o ? tpl_pyjson(o, out) : diag_fail(d, ERR_NOMEM, "out of memory");
-	cJSON_Delete(o);
-	return e;
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	if (server == TPL_SERVER_SGLANG)
+		sglang_function(&jb, o, f);
+	else
+		vllm_function(&jb, o, f);
+	return dump(&jb, o, 1, out, d);
 }
 
-static enum err set_default(cJSON *kw, const char *key, int on)
+static void set_default(struct json_build *jb, cJSON *kw, const char *key, int on)
 {
-	if (cJSON_GetObjectItemCaseSensitive(kw, key))
-		return ERR_OK; /* explicit kwargs win */
-	return cJSON_AddBoolToObject(kw, key, on) ? ERR_OK : ERR_NOMEM;
+	if (!cJSON_GetObjectItemCaseSensitive(kw, key)) /* explicit kwargs win */
+		json_add_bool(jb, kw, key, on);
 }
 
 enum err tpl_msg_effort_kwargs(const cJSON *kwargs, enum tpl_server server,
 			       const cJSON *eff, cJSON **owned, struct diag *d)
 {
+	struct json_build jb;
 	int on;
-	enum err e;
 
 	*owned = NULL;
 	if (!eff || cJSON_IsNull(eff))
 		return ERR_OK;
 	on = !(cJSON_IsString(eff) && !strcmp(eff->valuestring, "none"));
-	*owned = kwargs ? cJSON_Duplicate(kwargs, 1) : cJSON_CreateObject();
+	json_build_init(&jb);
+	*owned = kwargs ? cJSON_Duplicate(kwargs, 1) : json_new_obj(&jb);
 	if (!*owned)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	e = server == TPL_SERVER_SGLANG ? set_default(*owned, "thinking", on) : ERR_OK;
-	if (!e)
-		e = set_default(*owned, "enable_thinking", on);
-	return e ? diag_fail(d, e, "out of memory") : ERR_OK;
+		json_add_item(&jb, NULL, NULL, NULL); /* records the failed copy */
+	if (server == TPL_SERVER_SGLANG)
+		set_default(&jb, *owned, "thinking", on);
+	set_default(&jb, *owned, "enable_thinking", on);
+	return json_build_end(&jb, owned, "chat_template_kwargs", d);
 }
