@@ -113,9 +113,11 @@ void jinja_tpl_free(struct jinja_tpl *t);
  * context are only read, so one of each can serve many renders. */
 enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 			  struct buf *out, struct diag *d);
-/* Whether the template reads the free variable `name` anywhere (a name it
- * loads without having assigned it first in the same scope): vLLM passes a
- * chat_template_kwargs entry only when the template reads it. */
+/* Whether the template loads the name `name` anywhere. vLLM passes a
+ * chat_template_kwargs entry only when jinja2.meta.find_undeclared_variables
+ * lists it; this answer is a superset of that (it also counts loads that a
+ * macro parameter or an earlier `set` shadows), which renders the same: a
+ * variable only ever read where it is shadowed has no effect. */
 int jinja_tpl_reads(const struct jinja_tpl *t, const char *name);
 
 /* jinja_tpl_new + jinja_tpl_render + jinja_tpl_free. */
