@@ -1066,7 +1066,7 @@ static int cmp_test(const char *name)
 	static const char *const names[] = { "eq", "equalto", "==", "ne", "!=", "lt", "lessthan",
 					     "<", "le", "<=", "gt", "greaterthan", ">", "ge", ">=",
 					     "in", NULL };
-	static const char ops[] = "eeennn<<<ll>>>ggi";
+	static const char ops[] = "eeenn<<<ll>>>ggi";
 	size_t k;
 
 	for (k = 0; names[k]; k++)

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "jinja_builtin.h"
 #include "jinja_str.h"
@@ -412,52 +413,115 @@ static enum err f_reverse(struct je *e, const struct jn *at, const struct jv *in
 	return ERR_OK;
 }
 
-/* int(x) as do_int: strings of ASCII digits (or a decimal float), numbers. */
+/* Python's int(s) on an ASCII string: whitespace, a sign, digits with single
+ * underscores between them. 1 parsed, 0 ValueError, -1 beyond 64 bits. */
+static int py_int_text(const char *s, int64_t *v)
+{
+	const char *p = s;
+	int neg = 0, digits = 0;
+	uint64_t x = 0;
+
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	for (; (*p >= '0' && *p <= '9') || (*p == '_' && digits && p[1] >= '0' && p[1] <= '9'); p++) {
+		if (*p == '_')
+			continue;
+		if (x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+		digits++;
+	}
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (!digits || *p)
+		return 0;
+	if (x > (uint64_t)INT64_MAX + neg)
+		return -1;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return 1;
+}
+
+/* Python's float(s) on an ASCII string without underscores: 1 parsed, 0
+ * ValueError, -1 a form needle leaves alone (underscores). */
+static int py_float_text(const char *s, double *v)
+{
+	const char *p = s, *q;
+	char *end;
+	size_t i;
+
+	if (strchr(s, '_'))
+		return -1;
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	q = p + (*p == '+' || *p == '-');
+	for (i = 0; q[i] && ((q[i] >= '0' && q[i] <= '9') || q[i] == '.'); i++)
+		;
+	if (!i && strncasecmp(q, "inf", 3) && strncasecmp(q, "nan", 3))
+		return 0;
+	if (!strncasecmp(q, "0x", 2))
+		return 0;
+	*v = strtod(p, &end);
+	if (end == p)
+		return 0;
+	while (*end == ' ' || (*end >= '\t' && *end <= '\r'))
+		end++;
+	return !*end;
+}
+
+/* int(x) / float(x) as do_int and do_float: strings, then numbers; what
+ * fails with TypeError or ValueError gives the default. */
 static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 		      const struct je_args *a, int to_float, struct jv *out)
 {
 	static const char *const names[] = { "default", "base", NULL };
 	const struct jv *def = jb_arg(a, 0, "default");
-	double f;
-	char *end;
+	double f = 0;
+	int64_t i = 0;
+	int ok = 0;
+	size_t k;
 
-	if (jb_check_args(e, at, to_float ? "float" : "int", a, to_float ? 1 : 1, names))
-		return e->d->code;
+	if (jb_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
+	    (jb_arg(a, 1, "base") && (to_float || jb_arg(a, 1, "base")->k != JV_INT ||
+				      jb_arg(a, 1, "base")->u.i != 10)))
+		return e->d->code ? e->d->code : je_refuse(e, at, "int with a base");
 	if (in->k == JV_UNDEF)
 		return je_reject(e, at, "UndefinedError: '%s' is undefined",
 				 in->u.p ? (const char *)in->u.p : "value");
-	if (in->k == JV_INT || in->k == JV_BOOL || in->k == JV_FLOAT) {
-		f = in->k == JV_FLOAT ? in->u.f : (double)in->u.i;
-		goto number;
-	}
-	if (in->k == JV_STR) {
-		const char *s = in->u.s->data;
-		size_t i;
-
-		for (i = 0; i < in->u.s->len; i++)
-			if ((unsigned char)s[i] >= 0x80 || s[i] == '_' || s[i] == 'x' || s[i] == 'X' ||
-			    s[i] == 'n' || s[i] == 'N' || s[i] == 'i' || s[i] == 'I')
-				return je_refuse(e, at, "int or float of this string");
-		f = strtod(s, &end);
-		while (*end == ' ' || *end == '\t' || *end == '\n')
-			end++;
-		if (end != s && !*end && in->u.s->len)
-			goto number;
-	}
-	*out = def ? *def : to_float ? jv_float(0.0) : jv_int(0);
-	return ERR_OK;
-number:
-	if (to_float) {
-		*out = jv_float(f);
-		return ERR_OK;
-	}
 	if (in->k == JV_INT || in->k == JV_BOOL) {
-		*out = jv_int(in->u.i);
+		*out = to_float ? jv_float((double)in->u.i) : jv_int(in->u.i);
 		return ERR_OK;
 	}
-	if (!(fabs(f) < 9e15))
-		return je_refuse(e, at, "int of a float this large");
-	*out = jv_int((int64_t)f);
+	if (in->k == JV_FLOAT) {
+		f = in->u.f;
+		ok = 2;
+	} else if (in->k == JV_STR) {
+		for (k = 0; k < in->u.s->len; k++)
+			if ((unsigned char)in->u.s->data[k] >= 0x80 || !in->u.s->data[k])
+				return je_refuse(e, at, "int or float of non-ASCII text");
+		ok = to_float ? 0 : py_int_text(in->u.s->data, &i);
+		if (!ok)
+			ok = py_float_text(in->u.s->data, &f) == 1 ? 2 : ok;
+		if (ok < 0)
+			return je_refuse(e, at, "int or float of this string");
+	}
+	if (ok == 1) {
+		*out = to_float ? jv_float((double)i) : jv_int(i);
+	} else if (ok == 2 && to_float) {
+		*out = jv_float(f);
+	} else if (ok == 2) {
+		if (isinf(f))
+			return je_reject(e, at, "OverflowError: cannot convert float infinity to integer");
+		if (isnan(f))
+			*out = def ? *def : jv_int(0);
+		else if (!(fabs(f) < 9e18))
+			return je_refuse(e, at, "int of a float this large");
+		else
+			*out = jv_int((int64_t)f);
+	} else {
+		*out = def ? *def : to_float ? jv_float(0.0) : jv_int(0);
+	}
 	return ERR_OK;
 }
 
@@ -519,7 +583,10 @@ static enum err f_round(struct je *e, const struct jn *at, const struct jv *in,
 	if (!jv_is_num(in))
 		return je_reject(e, at, "TypeError: type %s doesn't define __round__ method",
 				 jv_type_name(in));
-	*out = jv_float(in->k == JV_FLOAT ? nearbyint(in->u.f) : (double)in->u.i);
+	if (in->k == JV_FLOAT)
+		*out = jv_float(nearbyint(in->u.f));
+	else
+		*out = jv_int(in->u.i);
 	return ERR_OK;
 }
 

@@ -53,13 +53,14 @@ long jstr_find(const struct jv_str *hay, const struct jv_str *needle, size_t fro
 	return -1;
 }
 
-static long rfind(const struct jv_str *hay, const struct jv_str *needle)
+/* The last `needle` within the first `len` bytes of `hay`, or -1. */
+static long rfind(const struct jv_str *hay, size_t len, const struct jv_str *needle)
 {
 	size_t i;
 
-	if (needle->len > hay->len)
+	if (needle->len > len)
 		return -1;
-	for (i = hay->len - needle->len + 1; i-- > 0;)
+	for (i = len - needle->len + 1; i-- > 0;)
 		if (!memcmp(hay->data + i, needle->data, needle->len))
 			return (long)i;
 	return -1;
@@ -421,16 +422,13 @@ static enum err rsplit_sep(struct je *e, const struct jn *at, const struct jv_st
 	struct jv tmp;
 	size_t end = s->len, i, n;
 	long hit;
-	struct jv_str view;
 
 	if (!sep->len)
 		return je_reject(e, at, "ValueError: empty separator");
 	if (jv_seq_new(e->a, JV_LIST, 0, &tmp))
 		return NOMEM(e, at);
 	for (;;) {
-		view = *s;
-		view.len = end;
-		hit = maxsplit != 0 ? rfind(&view, sep) : -1;
+		hit = maxsplit != 0 ? rfind(s, end, sep) : -1;
 		if (hit < 0)
 			break;
 		if (push_piece(e, at, &tmp, s->data + hit + sep->len, end - (size_t)hit - sep->len))
@@ -564,7 +562,7 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		*out = jv_int((int64_t)n);
 		return ERR_OK;
 	}
-	hit = name[0] == 'r' ? rfind(self->u.s, x->u.s) : jstr_find(self->u.s, x->u.s, 0);
+	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len, x->u.s) : jstr_find(self->u.s, x->u.s, 0);
 	if (hit < 0 && strstr(name, "index"))
 		return je_reject(e, at, "ValueError: substring not found");
 	if (hit >= 0) {
