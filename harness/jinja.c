@@ -15,6 +15,7 @@ struct jinja_ctx {
 	struct jv_arena a;
 	struct jv vars; /* dict: name -> value */
 	struct tm clock;
+	size_t mem_max; /* cap of one render's arena */
 };
 
 struct jinja_tpl {
@@ -36,6 +37,7 @@ struct jinja_ctx *jinja_ctx_new(void)
 	c->clock.tm_year = 70;
 	c->clock.tm_mday = 1;
 	c->clock.tm_wday = 4;
+	c->mem_max = JINJA_MAX_MEMORY;
 	return c;
 }
 
@@ -134,6 +136,11 @@ void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm)
 	c->clock = *tm;
 }
 
+void jinja_ctx_memory(struct jinja_ctx *c, size_t max)
+{
+	c->mem_max = max;
+}
+
 enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, struct diag *d)
 {
 	struct jinja_tpl *t;
@@ -169,7 +176,7 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 	size_t start = out->len;
 	enum err r;
 
-	jv_arena_init(&a, JINJA_MAX_MEMORY);
+	jv_arena_init(&a, c->mem_max);
 	memset(&e, 0, sizeof(e));
 	e.a = &a;
 	e.vars = &c->vars;

@@ -76,8 +76,8 @@ void jinja_ctx_free(struct jinja_ctx *c);
 /* Sets variable `name` (NUL-terminated, copied) to the JSON value in `json`
  * (`len` bytes, copied), read as Python's json.loads reads it. A variable set
  * twice keeps the last value. ERR_INPUT names the JSON position when the text
- * is not one JSON value; ERR_UNSUPPORTED for what Python would hold but needle
- * cannot (a lone surrogate, NaN/Infinity tokens). */
+ * is not one JSON value or holds a lone surrogate (which Python would keep);
+ * ERR_UNSUPPORTED for the NaN and Infinity tokens Python accepts. */
 enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name,
 			    const char *json, size_t len, struct diag *d);
 /* Sets every member of the JSON object `json` as a variable (the request's
@@ -96,6 +96,10 @@ enum err jinja_ctx_set_none(struct jinja_ctx *c, const char *name, struct diag *
  * time (copied). strftime_now formats it as Python's datetime.strftime does
  * for a naive datetime in the C locale: %f gives "000000", %z and %Z "". */
 void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm);
+
+/* Caps the bytes of values one render with this context may allocate
+ * (default JINJA_MAX_MEMORY); past it a render fails with ERR_LIMIT. */
+void jinja_ctx_memory(struct jinja_ctx *c, size_t max);
 
 /* --- templates --------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include "jinja.h"
 #include "jinja_builtin.h"
 #include "jinja_filter.h"
+#include "mem.h"
 
 enum flow { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE };
 
@@ -64,11 +65,18 @@ enum err je_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 	return r;
 }
 
+/* An allocation or append failed: either memory is exhausted or a cap (the
+ * arena's, or the output buffer's) was reached. Which one is told apart by
+ * whether a small allocation still succeeds. */
 enum err je_nomem(struct je *e, const struct jn *n)
 {
-	if (e->a->used + (64u << 10) >= e->a->max)
-		return diag_fail(e->d, ERR_LIMIT, "template values exceed %zu bytes (template line %u)",
-				 e->a->max, n ? n->line : 0);
+	void *probe = mem_alloc(64);
+
+	mem_free(probe);
+	if (probe)
+		return diag_fail(e->d, ERR_LIMIT, "the template's output or values exceed the caps "
+				 "(%zu bytes of output, %zu of values) (template line %u)",
+				 e->out_max, e->a->max, n ? n->line : 0);
 	return diag_fail(e->d, ERR_NOMEM, "out of memory (template line %u)", n ? n->line : 0);
 }
 

@@ -49,7 +49,8 @@ enum err je_reject(struct je *e, const struct jn *n, const char *fmt, ...)
  * L, column C)". */
 enum err je_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* ERR_NOMEM (or the arena's cap) at `n`. */
+/* ERR_NOMEM, or ERR_LIMIT when the failure was a cap (output buffer or
+ * value arena) rather than exhausted memory, at `n`. */
 enum err je_nomem(struct je *e, const struct jn *n);
 
 /* Calls a macro value with evaluated arguments; `caller` is the call block's

@@ -451,14 +451,10 @@ static enum err read_number(struct jreader *r, struct jv *out)
 static enum err read_string(struct jreader *r, struct jv *out)
 {
 	const char *s;
-	size_t n, i;
+	size_t n;
 
 	if (jscan_string(&r->j, &r->scratch, &s, &n, r->d))
 		return r->d->code;
-	for (i = 0; i + 2 < n; i++)
-		if ((unsigned char)s[i] == 0xED && ((unsigned char)s[i + 1] & 0xE0) == 0xA0)
-			return diag_fail(r->d, ERR_UNSUPPORTED, "'%s': lone surrogate in a string",
-					 r->j.name);
 	if (jv_str_new(r->a, s, n, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
