@@ -27,6 +27,15 @@ static enum err as_list(struct je *e, const struct jn *at, const struct jv *in, 
 	return ERR_OK;
 }
 
+/* What map and select give for a false input (filters.py: `if value:`). */
+static enum err empty_gen(struct je *e, const struct jn *at, struct jv *out)
+{
+	if (jv_seq_new(e->a, JV_LIST, 0, out))
+		return NOMEM(e, at);
+	out->flags = JV_F_GEN;
+	return ERR_OK;
+}
+
 static enum err f_tojson(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
@@ -226,6 +235,8 @@ static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
 	struct je_args rest;
 	size_t i;
 
+	if (!jv_truthy(in))
+		return empty_gen(e, at, out);
 	if (jb_iterate(e, at, in, &items) || jv_seq_new(e->a, JV_LIST, items.u.l->n, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	if (!attr && (!a->npos || a->pos[0].k != JV_STR))
@@ -262,6 +273,8 @@ static enum err f_select(struct je *e, const struct jn *at, const struct jv *in,
 		return je_refuse(e, at, "select/reject with these arguments");
 	if (a->npos > skip && a->pos[skip].k != JV_STR)
 		return je_refuse(e, at, "select/reject with a test that is not a name");
+	if (!jv_truthy(in))
+		return empty_gen(e, at, out);
 	if (jb_iterate(e, at, in, &items) || jv_seq_new(e->a, JV_LIST, 0, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	rest = rest_args(a, a->npos > skip ? skip + 1 : skip);

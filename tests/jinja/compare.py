@@ -84,6 +84,45 @@ CONTEXTS = {
     "multipart": conv('{"role": "user", "content": [{"type": "text", "text": "Part one."}, '
                       '{"type": "text", "text": "Part two."}]}'),
     "dupkeys": conv('{"role": "user", "content": "first", "content": "second"}'),
+    "gptoss": conv('{"role": "developer", "content": "Answer in one line."}', USER,
+                   '{"role": "assistant", "content": "", "thinking": "Need the tool.", "tool_calls": [%s]}'
+                   % call("g", "get_weather", '{"city": "Lisbon"}'),
+                   '{"role": "tool", "tool_call_id": "g", "content": "{\\"temp\\": 21}"}',
+                   '{"role": "assistant", "content": "21 C.", "thinking": "Done."}',
+                   '{"role": "user", "content": "Thanks!"}', tools=TOOLS,
+                   extra=', "reasoning_effort": "high", "builtin_tools": ["browser", "python"], '
+                         '"model_identity": "You are Test."'),
+    "llama_kwargs": conv(SYS, USER, tools=TOOLS,
+                         extra=', "date_string": "26 Jul 2024", "tools_in_user_message": false, '
+                               '"builtin_tools": ["code_interpreter", "brave_search"], "custom_tools": %s'
+                               % TOOLS),
+    "richtools": conv(USER, tools=r"""[{"type": "function", "function": {"name": "book",
+ "description": "Book a \"room\"\nsecond line: caf\u00e9", "parameters": {"type": "object",
+ "properties": {"nights": {"type": "integer", "minimum": 1, "default": 2.0},
+ "guests": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"},
+ "age": {"type": ["integer", "null"]}}, "required": ["name"]}},
+ "tier": {"type": "string", "enum": ["std", "suite"], "description": "Room tier"},
+ "flags": {"type": "object", "additionalProperties": {"type": "boolean"}}},
+ "required": ["nights", "guests"], "additionalProperties": false}, "strict": true}}]"""),
+    "parts_all": conv('{"role": "system", "content": [{"type": "text", "text": "Sys part."}]}',
+                      '{"role": "user", "content": [{"type": "text", "text": "Hi"}, {"type": "text", "text": " there"}]}',
+                      '{"role": "assistant", "content": [{"type": "text", "text": "Hello."}]}',
+                      '{"role": "user", "content": [{"type": "text", "text": "Again"}]}'),
+    "multiround": conv(SYS, USER,
+                       '{"role": "assistant", "content": "", "reasoning_content": "call it", "tool_calls": [%s]}'
+                       % call("m1", "get_weather", '{"city": "Lisbon"}'),
+                       '{"role": "tool", "tool_call_id": "m1", "content": "21 C"}',
+                       '{"role": "assistant", "content": "It is 21 C.", "reasoning_content": "answer"}',
+                       '{"role": "user", "content": "And Porto?"}',
+                       '{"role": "assistant", "content": "<think>inline</think>Checking.", "tool_calls": [%s]}'
+                       % call("m2", "get_weather", '{"city": "Porto"}'),
+                       '{"role": "tool", "tool_call_id": "m2", "content": "18 C"}', tools=TOOLS,
+                       extra=', "enable_thinking": true'),
+    "empty": conv('{"role": "user", "content": ""}', '{"role": "assistant", "content": ""}',
+                  '{"role": "user", "content": " "}'),
+    "args_string": conv(USER, '{"role": "assistant", "content": null, "tool_calls": [%s]}'
+                        % call("s", "search", '"{\\"query\\": \\"x\\"}"'),
+                        '{"role": "tool", "tool_call_id": "s", "content": "r"}', tools=TOOLS),
 }
 
 
@@ -120,6 +159,11 @@ def main():
         templates, contexts, jobs = micro_jobs()
     else:
         templates, contexts, jobs = corpus_jobs(sys.argv[2])
+    for name, text in contexts.items():
+        try:
+            json.loads(text)
+        except ValueError as e:
+            sys.exit("compare.py: context %s is not JSON: %s" % (name, e))
     spec = {"date": "2024-07-26T12:00:00", "templates": templates, "contexts": contexts, "jobs": jobs}
     with tempfile.TemporaryDirectory() as tmp:
         jobs_path = os.path.join(tmp, "jobs.json")
