@@ -498,6 +498,11 @@ static const char *const num_attrs[] = { "real", "imag", "numerator", "denominat
 					 "from_bytes", "as_integer_ratio", "is_integer", "hex",
 					 "fromhex", NULL };
 
+/* Attributes generators, dict views and ranges do have. */
+static const char *const iter_attrs[] = { "send", "throw", "close", "gi_code", "gi_frame",
+					  "gi_running", "gi_yieldfrom", "mapping", "isdisjoint",
+					  "start", "stop", "step", "count", "index", NULL };
+
 static int in_list(const char *const *l, const char *s)
 {
 	for (; *l; l++)
@@ -558,6 +563,8 @@ static int py_attr(struct je *e, const struct jn *at, const struct jv *obj, cons
 		*r = je_refuse(e, at, "the attribute '%s' of a number", name);
 		return 1;
 	}
+	if ((obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE)) && !in_list(iter_attrs, name))
+		return 0;
 	if (obj->k == JV_MACRO || obj->k == JV_FUNC || (obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))) {
 		*r = je_refuse(e, at, "the attribute '%s' of a %s", name, jv_type_name(obj));
 		return 1;
@@ -861,7 +868,10 @@ static enum err call_range(struct je *e, const struct jn *at, const struct je_ar
 	return ERR_OK;
 }
 
-/* datetime.strftime on the pinned clock: %f, %z, %Z as for a naive datetime. */
+/* datetime.strftime on the pinned clock: %f, %z, %Z as for a naive datetime;
+ * the rest is the C library's strftime, which CPython calls on Linux (glibc
+ * flags such as %-d included), in the C locale. %s (epoch seconds, time-zone
+ * dependent) and unknown directives are refused. */
 static enum err call_strftime(struct je *e, const struct jn *at, const struct je_args *a,
 			      struct jv *out)
 {
@@ -879,10 +889,14 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 		if (s->data[i] == '%' && i + 1 < s->len && strchr("fzZ", s->data[i + 1])) {
 			r = buf_puts(&f, s->data[++i] == 'f' ? "000000" : "") ? NOMEM(e, at) : ERR_OK;
 		} else if (s->data[i] == '%' && i + 1 < s->len) {
-			if (!strchr("aAbBcdHIjmMpSUwWxXyY%", s->data[i + 1]))
-				r = je_refuse(e, at, "the strftime directive %%%c", s->data[i + 1]);
-			else if (buf_putc(&f, '%') || buf_putc(&f, s->data[++i]))
+			size_t flag = strchr("-_0^#", s->data[i + 1]) && i + 2 < s->len;
+			char c = s->data[i + 1 + flag];
+
+			if (!c || !strchr("aAbBcCdDeFgGhHIjklmMnprRStTuUVwWxXyY%", c))
+				r = je_refuse(e, at, "the strftime directive %%%c", c ? c : ' ');
+			else if (buf_append(&f, s->data + i, 2 + flag))
 				r = NOMEM(e, at);
+			i += 1 + flag;
 		} else if (buf_putc(&f, s->data[i])) {
 			r = NOMEM(e, at);
 		}
@@ -972,7 +986,7 @@ static enum err dict_method(struct je *e, const struct jn *at, const struct jv *
 		}
 	}
 	out->u.l->n = n;
-	out->flags = JV_F_VIEW;
+	out->flags = JV_F_VIEW | (name[0] == 'k' ? JV_F_KEYS : name[0] == 'v' ? JV_F_VALUES : JV_F_ITEMS);
 	return ERR_OK;
 }
 

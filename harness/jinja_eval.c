@@ -243,8 +243,6 @@ static enum err eval_dict(struct je *e, struct frame *f, const struct jn *n, str
 			return e->d->code;
 		if (!jv_hashable(&k))
 			return je_reject(e, n, "TypeError: unhashable type: '%s'", jv_type_name(&k));
-		if (k.k == JV_FLOAT || k.k == JV_BOOL)
-			return je_refuse(e, n, "a dict key of type %s", jv_type_name(&k));
 		if (jv_dict_set(e->a, out, k, v))
 			return je_nomem(e, n);
 	}

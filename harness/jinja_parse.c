@@ -759,6 +759,18 @@ static int statements(struct ps *p, const char *const *ends, struct jn_list *bod
 	return parse_body(p, ends, body);
 }
 
+static int reads_loop(const struct jn *target)
+{
+	size_t i;
+
+	if (target->k == N_NAME)
+		return !strcmp(target->s, "loop");
+	for (i = 0; i < target->l1.n; i++)
+		if (reads_loop(target->l1.v[i]))
+			return 1;
+	return 0;
+}
+
 static struct jn *parse_for(struct ps *p, const struct jl_token *t)
 {
 	static const char *const ends[] = { "endfor", "else", NULL };
@@ -767,6 +779,9 @@ static struct jn *parse_for(struct ps *p, const struct jl_token *t)
 
 	if (!n || !(n->a = assign_target(p, "in", 0, 0)))
 		return NULL;
+	if (reads_loop(n->a))
+		return fail_at(p, t, ERR_INPUT, "can't assign to special loop variable in for-loop target",
+			       NULL);
 	if (!skip_name(p, "in"))
 		return syntax(p, "expected 'in'");
 	if (!(n->b = parse_tuple(p, 0, 0, "recursive", 0)))

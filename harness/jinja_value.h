@@ -51,6 +51,9 @@ enum jv_kind {
 #define JV_F_VIEW 2u   /* list: a dict view (dict_items, dict_keys, ...) */
 #define JV_F_GEN 4u    /* list: a generator (no len, always true, one pass) */
 #define JV_F_RANGE 8u  /* list: a range object */
+#define JV_F_KEYS 16u  /* view: dict_keys */
+#define JV_F_VALUES 32u /* view: dict_values */
+#define JV_F_ITEMS 64u /* view: dict_items */
 
 struct jv_str {
 	size_t len;  /* bytes */

@@ -187,6 +187,21 @@ static enum err repr_seq(const struct jv *v, struct buf *out, struct diag *d)
 	return buf_putc(out, tuple ? ')' : ']') ? NOMEM(d) : ERR_OK;
 }
 
+/* dict_keys(['a']), dict_values([1]), dict_items([('a', 1)]). */
+static enum err repr_view(const struct jv *v, struct buf *out, struct diag *d)
+{
+	struct jv list = *v;
+	const char *name = v->flags & JV_F_KEYS ? "dict_keys" : v->flags & JV_F_VALUES ? "dict_values"
+			   : "dict_items";
+
+	list.flags = 0;
+	if (buf_printf(out, "%s(", name))
+		return NOMEM(d);
+	if (repr_seq(&list, out, d))
+		return d->code;
+	return buf_putc(out, ')') ? NOMEM(d) : ERR_OK;
+}
+
 static enum err repr_dict(const struct jv *v, struct buf *out, struct diag *d)
 {
 	const struct jv_dict *m = v->u.d;
@@ -237,7 +252,9 @@ enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
 		return repr_string(v->u.s, out, d);
 	case JV_LIST:
 	case JV_TUPLE:
-		if (v->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
+		if (v->flags & JV_F_VIEW)
+			return repr_view(v, out, d);
+		if (v->flags & (JV_F_GEN | JV_F_RANGE))
 			return diag_fail(d, ERR_UNSUPPORTED, "printing a %s object",
 					 jv_type_name(v));
 		return repr_seq(v, out, d);

@@ -4,10 +4,13 @@ engine) and with needle's interpreter (the render driver) on the same
 contexts and compares byte for byte.
 
 Usage: compare.py RENDER_DRIVER CORPUS.json [MIN_PERCENT]
+       compare.py RENDER_DRIVER CORPUS.json MIN_PERCENT --random N SEED
        compare.py RENDER_DRIVER --micro [MIN_PERCENT]
 CORPUS.json is {NAME: TEMPLATE} (corpus.mjs writes it); duplicate texts are
 rendered once, each with every context below. --micro renders the cases of
-micro.py instead, each with its own context. Each context below is what vLLM hands the template: string
+micro.py instead, each with its own context. --random adds N random
+conversations (random roles, text pieces that stress escaping and
+whitespace, tool calls with random JSON arguments) drawn from SEED. Each context below is what vLLM hands the template: string
 content, tool-call arguments parsed into objects, tools as model_dump leaves
 them, tools None when absent, the special tokens. They are JSON text so that
 Python reads 1.0, 1e+20 and 12345678901234567890 as it would from a request.
@@ -126,6 +129,77 @@ CONTEXTS = {
 }
 
 
+def random_value(rng, depth):
+    """A random JSON value as text, with the number forms Python keeps apart."""
+    kind = rng.randrange(9 if depth < 3 else 6)
+    if kind == 0:
+        return rng.choice(["0", "-1", "7", "12345678901234567890", "-0", "9007199254740993"])
+    if kind == 1:
+        return rng.choice(["1.0", "0.5", "-2.25", "1e+20", "1e-07", "3.14159", "-0.0", "100.0", "1E3"])
+    if kind == 2:
+        return rng.choice(["true", "false", "null"])
+    if kind in (3, 4, 5):
+        return json.dumps(random_text(rng), ensure_ascii=rng.random() < 0.5)
+    if kind in (6, 7):
+        keys = ["a", "b", "1", "0", "name", "type", "é", "content", "items", "x y"]
+        n = rng.randrange(4)
+        return "{%s}" % ", ".join('"%s": %s' % (rng.choice(keys), random_value(rng, depth + 1))
+                                  for _ in range(n))
+    return "[%s]" % ", ".join(random_value(rng, depth + 1) for _ in range(rng.randrange(4)))
+
+
+def random_text(rng):
+    pieces = ["hello", " ", "\n", "\t", "</think>", "<think>", "{{ x }}", "{%", "'", '"', "\\",
+              "\u00e9", "\u4f60\u597d", "\U0001F600", "\u2028", "\u00a0", "\u00df", "\u0130",
+              "<tool_call>", "  ", "A", "z", "\r\n", "\u3000", "\x1c"]
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(6)))
+
+
+def random_message(rng, role):
+    content = json.dumps(random_text(rng), ensure_ascii=False)
+    if role == "assistant":
+        extra = ""
+        if rng.random() < 0.4:
+            extra += ', "reasoning_content": %s' % json.dumps(random_text(rng))
+        if rng.random() < 0.4:
+            calls = ", ".join(call("c%d" % i, rng.choice(["get_weather", "search"]),
+                                   "{%s}" % ", ".join('"%s": %s' % (k, random_value(rng, 1))
+                                                      for k in rng.sample(["city", "query", "1", "0", "n"],
+                                                                          rng.randrange(1, 3))))
+                              for i in range(rng.randrange(1, 3)))
+            extra += ', "tool_calls": [%s]' % calls
+            if rng.random() < 0.5:
+                content = "null"
+        return '{"role": "assistant", "content": %s%s}' % (content, extra)
+    if role == "tool":
+        return '{"role": "tool", "tool_call_id": "c0", "content": %s}' % content
+    return '{"role": "%s", "content": %s}' % (role, content)
+
+
+def random_contexts(n, seed):
+    import random
+    rng = random.Random(seed)
+    out = {}
+    for i in range(n):
+        msgs = []
+        if rng.random() < 0.6:
+            msgs.append(random_message(rng, rng.choice(["system", "developer"])))
+        for _ in range(rng.randrange(1, 4)):
+            msgs.append(random_message(rng, "user"))
+            msgs.append(random_message(rng, "assistant"))
+            if rng.random() < 0.3:
+                msgs.append(random_message(rng, "tool"))
+        if rng.random() < 0.7:
+            msgs.pop()
+        extra = ""
+        for k in ("enable_thinking", "thinking"):
+            if rng.random() < 0.4:
+                extra += ', "%s": %s' % (k, rng.choice(["true", "false"]))
+        out["random%d" % i] = conv(*msgs, tools=TOOLS if rng.random() < 0.5 else "null",
+                                   agp=rng.choice(["true", "false"]), extra=extra)
+    return out
+
+
 def run(cmd):
     subprocess.run(cmd, check=True)
 
@@ -159,6 +233,9 @@ def main():
         templates, contexts, jobs = micro_jobs()
     else:
         templates, contexts, jobs = corpus_jobs(sys.argv[2])
+        if len(sys.argv) > 5 and sys.argv[4] == "--random":
+            contexts = dict(contexts, **random_contexts(int(sys.argv[5]), int(sys.argv[6])))
+            jobs = [[t, c] for t in templates for c in contexts]
     for name, text in contexts.items():
         try:
             json.loads(text)
