@@ -76,8 +76,8 @@ void jinja_ctx_free(struct jinja_ctx *c);
 /* Sets variable `name` (NUL-terminated, copied) to the JSON value in `json`
  * (`len` bytes, copied), read as Python's json.loads reads it. A variable set
  * twice keeps the last value. ERR_INPUT names the JSON position when the text
- * is not one JSON value; ERR_UNSUPPORTED for what Python would hold but needle
- * cannot (a lone surrogate, NaN/Infinity tokens). */
+ * is not one JSON value or holds a lone surrogate (which Python would keep);
+ * ERR_UNSUPPORTED for the NaN and Infinity tokens Python accepts. */
 enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name,
 			    const char *json, size_t len, struct diag *d);
 /* Sets every member of the JSON object `json` as a variable (the request's
@@ -97,6 +97,10 @@ enum err jinja_ctx_set_none(struct jinja_ctx *c, const char *name, struct diag *
  * for a naive datetime in the C locale: %f gives "000000", %z and %Z "". */
 void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm);
 
+/* Caps the bytes of values one render with this context may allocate
+ * (default JINJA_MAX_MEMORY); past it a render fails with ERR_LIMIT. */
+void jinja_ctx_memory(struct jinja_ctx *c, size_t max);
+
 /* --- templates --------------------------------------------------------- */
 
 /* Parses the template text `src` (`len` bytes, UTF-8; copied) into `*out`,
@@ -113,9 +117,11 @@ void jinja_tpl_free(struct jinja_tpl *t);
  * context are only read, so one of each can serve many renders. */
 enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 			  struct buf *out, struct diag *d);
-/* Whether the template reads the free variable `name` anywhere (a name it
- * loads without having assigned it first in the same scope): vLLM passes a
- * chat_template_kwargs entry only when the template reads it. */
+/* Whether the template loads the name `name` anywhere. vLLM passes a
+ * chat_template_kwargs entry only when jinja2.meta.find_undeclared_variables
+ * lists it; this answer is a superset of that (it also counts loads that a
+ * macro parameter or an earlier `set` shadows), which renders the same: a
+ * variable only ever read where it is shadowed has no effect. */
 int jinja_tpl_reads(const struct jinja_tpl *t, const char *name);
 
 /* jinja_tpl_new + jinja_tpl_render + jinja_tpl_free. */
