@@ -10,12 +10,20 @@
 #include "tpl_desc.h"
 #include "tpl_ds.h"
 #include "tpl_dsv4.h"
+#include "tpl_jinja.h"
 #include "tpl_model.h"
 #include "tpl_turns.h"
 
+/* One template: a descriptor, or a model's Jinja text (jinja set). */
+struct variant {
+	struct tpl_desc desc;
+	struct tpl_jinja *jinja;
+};
+
 struct tpl {
-	struct tpl_desc desc;        /* requests without tools (and with, unless below) */
-	struct tpl_desc tools_desc;  /* requests with tools, when the model has another text for them */
+	struct variant plain;        /* requests without tools (and with, unless `split`) */
+	struct variant tools;        /* requests with tools, when the model has another text */
+	int split;
 	char *tools_refusal;         /* why requests with tools cannot be rendered, or NULL */
 	char *source;                /* the template text's file, else the descriptor's origin */
 	char source_sha[IO_SHA256_HEX];
@@ -35,8 +43,10 @@ void tpl_free(struct tpl *t)
 {
 	if (!t)
 		return;
-	tpl_desc_release(&t->desc);
-	tpl_desc_release(&t->tools_desc);
+	tpl_desc_release(&t->plain.desc);
+	tpl_desc_release(&t->tools.desc);
+	tpl_jinja_free(t->plain.jinja);
+	tpl_jinja_free(t->tools.jinja);
 	mem_free(t->tools_refusal);
 	mem_free(t->source);
 	buf_release(&t->explain);
@@ -51,54 +61,50 @@ static enum err set_source(struct tpl *t, const char *path, const char *sha, str
 	return t->source ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory");
 }
 
-/* The refusal for a template text no descriptor covers. Here a Jinja
- * interpreter (jinja.h) takes over once it is wired in. */
-static enum err unmatched(const struct tpl_text *x, struct buf *msg)
+/* Loads into `v` the descriptor validated against text `x`, else the text
+ * itself for the Jinja interpreter (`specials`: the folder's tokens). */
+static enum err open_text(struct tpl *t, struct variant *v, const struct tpl_text *x,
+			  const cJSON *specials, const char *what, struct diag *d)
 {
-	return buf_printf(msg, "the chat template in '%s' (sha256 %.12s...) is not one needle describes, and "
-			  "needle cannot render Jinja templates yet: pass --template NAME with a built-in "
-			  "template ('needle templates' lists them)", x->path, x->sha);
-}
-
-/* Loads into `desc` the descriptor validated against text `x`; *found 0
- * when there is none. */
-static enum err match_text(struct tpl *t, struct tpl_desc *desc, const struct tpl_text *x,
-			   const char *what, int *found, struct diag *d)
-{
-	enum err e = tpl_desc_find_sha(desc, x->sha, found, d);
+	int found = 0;
+	enum err e = tpl_desc_find_sha(&v->desc, x->sha, &found, d);
 
 	if (!e)
 		e = buf_printf(&t->explain, "%s: %s, %s\n", what, x->path, x->why);
-	if (!e && *found)
-		e = buf_printf(&t->explain, "%s: its text (sha256 %s) is the one built-in template '%s' "
-			       "was checked against\n", what, x->sha, desc->name);
+	if (!e && found)
+		return buf_printf(&t->explain, "%s: its text (sha256 %s) is the one built-in template '%s' "
+				  "was checked against\n", what, x->sha, v->desc.name);
+	if (!e)
+		e = tpl_jinja_new(x, specials, &v->jinja, d);
+	if (!e)
+		e = buf_printf(&t->explain, "%s: no built-in template was checked against its text "
+			       "(sha256 %s), so needle's Jinja interpreter renders it\n", what, x->sha);
 	return e;
 }
 
 /* The template of a model folder, or of a .jinja / tokenizer_config.json
- * file: each text matched to the descriptor validated against it. */
-static enum err open_texts(struct tpl *t, const struct tpl_text *plain,
-			   const struct tpl_text *tools, struct diag *d)
+ * file; a second text for requests with tools when the model has one. A
+ * tools text that cannot be parsed is refused only for requests with tools. */
+static enum err open_texts(struct tpl *t, const struct tpl_text *plain, const struct tpl_text *tools,
+			   const cJSON *specials, struct diag *d)
 {
-	struct buf msg;
-	int found = 0;
-	enum err e;
+	struct diag td;
+	enum err e = open_text(t, &t->plain, plain, specials, "template", d);
 
-	buf_init(&msg, 1 << 16);
-	e = match_text(t, &t->desc, plain, "template", &found, d);
-	if (!e && !found) {
-		e = unmatched(plain, &msg);
-		e = e ? e : diag_fail(d, ERR_UNSUPPORTED, "%s", msg.data);
-	}
 	if (!e)
 		e = set_source(t, plain->path, plain->sha, d);
-	if (!e && tools->text && strcmp(tools->sha, plain->sha)) {
-		e = match_text(t, &t->tools_desc, tools, "template with tools", &found, d);
-		if (!e && !found && !(e = unmatched(tools, &msg)))
-			t->tools_refusal = buf_take(&msg, NULL);
+	if (e || !tools->text || !strcmp(tools->sha, plain->sha))
+		return e;
+	t->split = 1;
+	diag_init(&td);
+	if (open_text(t, &t->tools, tools, specials, "template with tools", &td)) {
+		if (td.code == ERR_NOMEM)
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		t->tools_refusal = mem_strndup(td.msg, strlen(td.msg));
+		if (!t->tools_refusal)
+			return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
-	buf_release(&msg);
-	return e;
+	return ERR_OK;
 }
 
 /* A descriptor named by --template; with a model folder, a warning when the
@@ -108,20 +114,20 @@ static enum err open_named(struct tpl *t, const char *name, const struct tpl_mod
 {
 	const cJSON *s;
 	int same = 0;
-	enum err e = tpl_desc_load(&t->desc, name, d);
+	enum err e = tpl_desc_load(&t->plain.desc, name, d);
 
 	if (!e)
-		e = set_source(t, t->desc.origin, t->desc.sha, d);
+		e = set_source(t, t->plain.desc.origin, t->plain.desc.sha, d);
 	if (!e)
 		e = buf_printf(&t->explain, "template: built-in '%s' (%s), named by --template\n",
-			       t->desc.name, t->desc.origin);
+			       t->plain.desc.name, t->plain.desc.origin);
 	if (e || !m || !m->plain.text)
 		return e;
-	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(t->desc.root, "template_sha256"))
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(t->plain.desc.root, "template_sha256"))
 		same |= !strcmp(s->valuestring, m->plain.sha);
 	if (!same && buf_printf(warn, "warning: the deployment's template ('%s', sha256 %.12s...) is not "
 				"the text template '%s' was checked against; counts may differ from the "
-				"server's\n", m->plain.path, m->plain.sha, t->desc.name))
+				"server's\n", m->plain.path, m->plain.sha, t->plain.desc.name))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
@@ -148,13 +154,13 @@ static enum err open_any(struct tpl *t, const char *arg, const struct tpl_model 
 				 "are served with an encoder: pass --template deepseek-v3.2, deepseek-v4 or "
 				 "deepseek-v4.1", m->dir);
 	if (!arg)
-		return open_texts(t, &m->plain, &m->tools, d);
+		return open_texts(t, &m->plain, &m->tools, m->specials, d);
 	e = tpl_model_template_file(&plain, arg, 0, d);
 	memset(&tools, 0, sizeof tools);
 	if (!e)
 		e = tpl_model_template_file(&tools, arg, 1, d);
 	if (!e)
-		e = open_texts(t, &plain, &tools, d);
+		e = open_texts(t, &plain, &tools, m ? m->specials : NULL, d);
 	tpl_text_release(&plain);
 	tpl_text_release(&tools);
 	return e;
@@ -184,12 +190,12 @@ enum err tpl_load(const char *name_or_path, struct tpl **out, struct diag *d)
 
 const char *tpl_name(const struct tpl *t)
 {
-	return t->desc.name;
+	return t->plain.jinja ? "jinja" : t->plain.desc.name;
 }
 
 const char *tpl_sha256(const struct tpl *t)
 {
-	return t->desc.sha;
+	return t->plain.jinja ? t->source_sha : t->plain.desc.sha;
 }
 
 const char *tpl_source(const struct tpl *t)
@@ -244,11 +250,16 @@ static enum err walk_markers(const cJSON *v, struct buf *out)
 	return e;
 }
 
+static enum err variant_markers(const struct variant *v, struct buf *out)
+{
+	return v->jinja ? add_markers(tpl_jinja_text(v->jinja), out) : walk_markers(v->desc.root, out);
+}
+
 enum err tpl_special_tokens(const struct tpl *t, struct buf *out)
 {
-	enum err e = walk_markers(t->desc.root, out);
+	enum err e = variant_markers(&t->plain, out);
 
-	return e || !t->tools_desc.root ? e : walk_markers(t->tools_desc.root, out);
+	return e || !t->split ? e : variant_markers(&t->tools, out);
 }
 
 /* Resolves the thinking switch from kwargs per the descriptor's "thinking".
@@ -323,46 +334,64 @@ enum err tpl_render(const struct tpl *t, const cJSON *messages,
 	return tpl_render_ex(t, messages, tools, kwargs, add_generation_prompt, NULL, out, d);
 }
 
+/* A descriptor's render: server preparation, then the style's renderer. */
+static enum err render_desc(const struct tpl_desc *desc, const cJSON *messages,
+			    const cJSON *tools, const cJSON *kwargs, int gen,
+			    const struct tpl_render_opts *o, struct buf *out, struct diag *d)
+{
+	struct tpl_conv c = {NULL, 0};
+	cJSON *owned = NULL;
+	struct job j;
+	enum err e;
+
+	memset(&j, 0, sizeof j);
+	j.t = desc;
+	j.c = &c;
+	j.messages = messages;
+	j.tools = tools;
+	j.effort = o ? o->reasoning_effort : NULL;
+	j.gen = gen;
+	j.server = o ? o->server : TPL_SERVER_VLLM;
+	e = tpl_msg_effort_kwargs(kwargs, j.server, j.effort, &owned, d);
+	j.kwargs = owned ? owned : kwargs;
+	if (!e)
+		e = thinking_mode(j.t, j.kwargs, j.server, &j.thinking, d);
+	/* V4.1 reads content parts itself (tpl_dsv4.h): SGLang's preparation
+	 * keeps every message without refusing media. */
+	if (!e)
+		e = tpl_conv_prepare(&c, messages, j.t->style == TPL_STYLE_DSV41 ? TPL_SERVER_SGLANG : j.server, d);
+	if (!e)
+		e = render_style(&j, out, d);
+	cJSON_Delete(owned);
+	tpl_conv_release(&c);
+	return e;
+}
+
 enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		       const cJSON *tools, const cJSON *kwargs,
 		       int add_generation_prompt, const struct tpl_render_opts *o,
 		       struct buf *out, struct diag *d)
 {
-	struct tpl_conv c = {NULL, 0};
-	enum tpl_server server = o ? o->server : TPL_SERVER_VLLM;
-	cJSON *owned = NULL;
-	struct job j;
+	int with_tools = cJSON_GetArraySize(tools) > 0;
+	const struct variant *v = with_tools && t->split ? &t->tools : &t->plain;
 	enum err e;
 
 	if (kwargs && !cJSON_IsObject(kwargs))
 		return diag_fail(d, ERR_INPUT, "chat_template_kwargs: expected an object");
 	if (tools && !cJSON_IsArray(tools) && !cJSON_IsNull(tools))
 		return diag_fail(d, ERR_INPUT, "tools: expected an array");
-	memset(&j, 0, sizeof j);
-	j.t = &t->desc;
-	j.c = &c;
-	j.messages = messages;
-	j.tools = tools;
-	j.effort = o ? o->reasoning_effort : NULL;
-	j.gen = add_generation_prompt;
-	j.server = server;
-	if (cJSON_GetArraySize(tools) > 0 && t->tools_refusal)
+	if (with_tools && t->tools_refusal)
 		return diag_fail(d, ERR_UNSUPPORTED, "%s", t->tools_refusal);
-	if (cJSON_GetArraySize(tools) > 0 && t->tools_desc.root)
-		j.t = &t->tools_desc;
-	e = tpl_msg_effort_kwargs(kwargs, server, j.effort, &owned, d);
-	j.kwargs = owned ? owned : kwargs;
-	if (!e)
-		e = thinking_mode(j.t, j.kwargs, server, &j.thinking, d);
-	/* V4.1 reads content parts itself (tpl_dsv4.h): SGLang's preparation
-	 * keeps every message without refusing media. */
-	if (!e)
-		e = tpl_conv_prepare(&c, messages, j.t->style == TPL_STYLE_DSV41 ? TPL_SERVER_SGLANG : server, d);
-	if (!e)
-		e = render_style(&j, out, d);
+	if (v->jinja) {
+		struct tpl_jinja_req r = {messages, tools, kwargs, o ? o->reasoning_effort : NULL,
+					  add_generation_prompt, o ? o->server : TPL_SERVER_VLLM,
+					  o ? o->clock : NULL};
+
+		e = tpl_jinja_render(v->jinja, &r, out, d);
+	} else {
+		e = render_desc(&v->desc, messages, tools, kwargs, add_generation_prompt, o, out, d);
+	}
 	if (e && d && !d->code)
 		diag_fail(d, e, "cannot render the prompt: %s", err_name(e));
-	cJSON_Delete(owned);
-	tpl_conv_release(&c);
 	return e;
 }

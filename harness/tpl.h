@@ -9,11 +9,11 @@
  * deepseek-v4.1, llama3, qwen3, or a path to a descriptor JSON file), or a
  * model's own template text (a model folder, a .jinja file, a
  * tokenizer_config.json: tpl_model.h). A template text is rendered through
- * the descriptor that records its SHA-256 ("template_sha256"); a text no
- * descriptor records is refused (ERR_UNSUPPORTED) until the Jinja
- * interpreter (jinja.h) renders it. A render is three stages, each a module:
+ * the descriptor that records its SHA-256 ("template_sha256"); any other
+ * text by the Jinja interpreter (tpl_jinja.h, jinja.h). A render is three
+ * stages, each a module:
  *   tpl_msg   what the server hands the template (vLLM or SGLang flavour);
- *   tpl_turns / tpl_ds / tpl_dsv4   the renderer the descriptor's style selects;
+ *   tpl_turns / tpl_ds / tpl_dsv4 / tpl_jinja   the renderer;
  *   tpl_py    Python's printing of values (json.dumps, str.strip).
  *
  * Thinking switches in `kwargs` (chat_template_kwargs) must be JSON booleans.
@@ -23,6 +23,8 @@
  */
 #ifndef NEEDLE_TPL_H
 #define NEEDLE_TPL_H
+
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -42,9 +44,10 @@ struct tpl_model;
  * "warning: ..." line goes to `warn` (may be NULL). Returns a template the
  * caller frees with tpl_free. Errors: a malformed descriptor ERR_INPUT (file,
  * JSON path, reason); an unknown name ERR_USAGE listing the shipped names; a
- * folder or file without a template ERR_INPUT; a template text no descriptor
- * records ERR_UNSUPPORTED (for the text of requests with tools, that refusal
- * comes from tpl_render_ex when the request has tools). */
+ * folder or file without a template ERR_INPUT; a Jinja text with a syntax
+ * error ERR_INPUT (line and column), with a construct the interpreter lacks
+ * ERR_UNSUPPORTED (for the text of requests with tools, these refusals come
+ * from tpl_render_ex when the request has tools). */
 enum err tpl_open(const char *template_arg, const struct tpl_model *m, struct tpl **out,
 		  struct buf *warn, struct diag *d);
 /* tpl_open without a model folder. */
@@ -70,6 +73,9 @@ struct tpl_render_opts {
 	 * (tpl_msg_effort_kwargs); against vLLM releases before that, put the
 	 * switch into chat_template_kwargs yourself (PROTOCOL.md §8). */
 	const cJSON *reasoning_effort;
+	/* The server's local time for strftime_now in a model's Jinja template,
+	 * or NULL for now. Borrowed. */
+	const struct tm *clock;
 };
 
 /* tpl_render with the server's own message preparation (`o` may be NULL:
@@ -84,8 +90,8 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		       int add_generation_prompt, const struct tpl_render_opts *o,
 		       struct buf *out, struct diag *d);
 
-/* The descriptor's name (e.g. "deepseek-v3") and the SHA-256 of its bytes.
- * Borrowed. */
+/* The descriptor's name (e.g. "deepseek-v3") and the SHA-256 of its bytes;
+ * for a model's Jinja text "jinja" and the text's SHA-256. Borrowed. */
 const char *tpl_name(const struct tpl *t);
 const char *tpl_sha256(const struct tpl *t);
 /* Where the template came from: the model's template file and the SHA-256

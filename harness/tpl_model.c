@@ -159,14 +159,47 @@ static char *token_of(const cJSON *cfg, const char *key)
 	return cJSON_IsString(v) ? mem_strndup(v->valuestring, strlen(v->valuestring)) : NULL;
 }
 
+/* The special tokens transformers puts in a template's context. */
+static enum err read_specials(struct tpl_model *m, const cJSON *cfg, struct diag *d)
+{
+	struct json_build jb;
+	const cJSON *v, *x;
+
+	json_build_init(&jb);
+	m->specials = json_new_obj(&jb);
+	cJSON_ArrayForEach(v, cfg) {
+		size_t n = strlen(v->string);
+
+		x = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "content") : v;
+		if (n > 6 && !strcmp(v->string + n - 6, "_token") && cJSON_IsString(x))
+			json_add_str(&jb, m->specials, v->string, x->valuestring);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(cfg, "additional_special_tokens");
+	if (cJSON_IsArray(v)) {
+		cJSON *a = json_add_arr(&jb, m->specials, "additional_special_tokens");
+
+		cJSON_ArrayForEach(x, v) {
+			const cJSON *c = cJSON_IsObject(x) ? cJSON_GetObjectItemCaseSensitive(x, "content") : x;
+
+			if (cJSON_IsString(c))
+				json_add_str(&jb, a, NULL, c->valuestring);
+		}
+	}
+	return json_build_end(&jb, &m->specials, "the special tokens", d);
+}
+
 static enum err read_config(struct tpl_model *m, const char *path, struct diag *d)
 {
 	cJSON *cfg;
 	const cJSON *ab;
 	enum err e = read_object(path, &cfg, d);
 
-	if (e)
+	if (!e)
+		e = read_specials(m, cfg, d);
+	if (e) {
+		cJSON_Delete(cfg);
 		return e;
+	}
 	m->bos = token_of(cfg, "bos_token");
 	m->eos = token_of(cfg, "eos_token");
 	ab = cJSON_GetObjectItemCaseSensitive(cfg, "add_bos_token");
@@ -243,6 +276,7 @@ void tpl_model_release(struct tpl_model *m)
 	tpl_text_release(&m->tools);
 	mem_free(m->bos);
 	mem_free(m->eos);
+	cJSON_Delete(m->specials);
 	memset(m, 0, sizeof *m);
 	m->add_bos = -1;
 }

@@ -22,6 +22,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 #include "err.h"
 #include "io.h"
@@ -45,6 +47,9 @@ struct tpl_model {
 	struct tpl_text tools;     /* the template of requests with tools */
 	char *bos, *eos;           /* special tokens, NULL when not given */
 	int add_bos;               /* add_bos_token: 1, 0, or -1 when absent */
+	cJSON *specials;           /* {"bos_token": "<s>", ...}: every *_token given as a
+				    * string or AddedToken, and additional_special_tokens,
+				    * as transformers hands them to a template; NULL if none */
 };
 
 /* Whether `path` names a directory. */

@@ -6,7 +6,7 @@
 # for requests with tools), rendered through the built-in template checked
 # against that exact text; --explain says which file and why; the manifest of
 # `gen haystack` records the source; `needle templates` lists them all.
-# Bad input: one line, exit 2. A descriptor that is not the folder's
+# Any other template text is rendered by the Jinja interpreter. Bad input: one line, exit 2. A descriptor that is not the folder's
 # template, or a tokenizer without the template's special tokens: a warning.
 set -eu
 : "${NEEDLE:?}" "${TESTS:?}"
@@ -117,11 +117,18 @@ count --tokenizer "$tmp/qwen" --messages "$tmp/m.json" > /dev/null 2> "$tmp/err"
 [ ! -s "$tmp/err" ] || fail "matching folder warned: $(cat "$tmp/err")"
 
 # 7. Bad input.
+# A text no built-in template records goes to the Jinja interpreter.
 folder other qwen3
-set_config "$tmp/other" '"{{ messages[0].content }}"'
-expect_fail "is not one needle describes" --tokenizer "$tmp/other" --messages "$tmp/m.json"
-printf '{%% if %%}' > "$tmp/bad.jinja"
-expect_fail "bad.jinja" --tokenizer "$tokq" --template "$tmp/bad.jinja" --messages "$tmp/m.json"
+set_config "$tmp/other" '"{{ bos_token }}[{{ messages[0].content }}]{% if add_generation_prompt %}>{% endif %}"'
+out=$(count --tokenizer "$tmp/other" --messages "$tmp/m.json" --print-prompt --explain 2> "$tmp/err")
+[ "$out" = "[Be brief.]>" ] && grep -qF "Jinja interpreter renders it" "$tmp/err" ||
+	fail "jinja template: '$out' $(cat "$tmp/err")"
+printf 'ok\n{%% if %%}' > "$tmp/bad.jinja"
+expect_fail "bad.jinja': the server would reject this request: template syntax error" \
+	--tokenizer "$tmp/other" --template "$tmp/bad.jinja" --messages "$tmp/m.json"
+grep -qF "(template line 2, column" "$tmp/err" || fail "syntax error position: $(cat "$tmp/err")"
+printf '{{ bos_token }}' > "$tmp/b.jinja"
+expect_fail "reads 'bos_token'" --tokenizer "$tokq" --template "$tmp/b.jinja" --messages "$tmp/m.json"
 folder none qwen3
 set_config "$tmp/none" 'undefined'
 expect_fail "has no chat template" --tokenizer "$tmp/none" --messages "$tmp/m.json"

@@ -4,7 +4,8 @@
  * chat_template.jinja, tokenizer_config.json's string or named list),
  * AddedToken special tokens and add_bos_token, template files given to
  * --template, the errors; and tpl_open matching a text to the descriptor
- * that records its SHA-256. Run from the repository root.
+ * that records its SHA-256, else to the Jinja interpreter. Run from the
+ * repository root.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,10 +149,16 @@ static void test_open_matches(void)
 		CHECK(strlen(tpl_source_sha256(t)) == 64 && strstr(tpl_explain(t), "'qwen3'"));
 	}
 	tpl_free(t);
-	put("qwen.jinja", "{{ messages }}");
+	/* another text goes to the Jinja interpreter; a syntax error is refused */
+	put("qwen.jinja", "{{ messages[0]['role'] }}");
 	diag_init(&d);
-	CHECK_EQ_LONG(tpl_open(path.data, NULL, &t, NULL, &d), ERR_UNSUPPORTED);
-	CHECK(t == NULL && strstr(d.msg, "qwen.jinja") && strstr(d.msg, "needle templates"));
+	CHECK_EQ_LONG(tpl_open(path.data, NULL, &t, NULL, &d), ERR_OK);
+	CHECK(t && !strcmp(tpl_name(t), "jinja") && strstr(tpl_explain(t), "Jinja interpreter"));
+	tpl_free(t);
+	put("qwen.jinja", "{{ messages[0]['role'] ");
+	diag_init(&d);
+	CHECK_EQ_LONG(tpl_open(path.data, NULL, &t, NULL, &d), ERR_INPUT);
+	CHECK(t == NULL && strstr(d.msg, "qwen.jinja") && strstr(d.msg, "template line 1"));
 	drop("qwen.jinja");
 	cJSON_Delete(cfg);
 	buf_release(&raw);
