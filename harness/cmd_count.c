@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -22,9 +23,28 @@
 
 struct count_opts {
 	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs, *tools;
-	const char *server, *effort;
+	const char *server, *effort, *date;
 	int json, print_prompt, ids, special, explain;
 };
+
+/* --date YYYY-MM-DD[THH:MM:SS]: the server's local time for strftime_now. */
+static enum err parse_date(const char *s, struct tm *tm, struct diag *d)
+{
+	int n = 0, len = (int)strlen(s);
+
+	memset(tm, 0, sizeof *tm);
+	if ((sscanf(s, "%4d-%2d-%2d%n", &tm->tm_year, &tm->tm_mon, &tm->tm_mday, &n) != 3 || n != 10) ||
+	    (len != 10 && (sscanf(s + 10, "T%2d:%2d:%2d%n", &tm->tm_hour, &tm->tm_min, &tm->tm_sec, &n) != 3 ||
+			   n != 9 || len != 19)) ||
+	    tm->tm_mon < 1 || tm->tm_mon > 12 || tm->tm_mday < 1 || tm->tm_mday > 31 ||
+	    tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60)
+		return diag_fail(d, ERR_USAGE, "option '--date' wants YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, got '%s'", s);
+	tm->tm_year -= 1900;
+	tm->tm_mon -= 1;
+	tm->tm_isdst = -1;
+	mktime(tm); /* fills in the weekday and the day of the year */
+	return ERR_OK;
+}
 
 /* Prints the token ids of `text` on one line (--ids). */
 static enum err print_ids(const struct tok *t, const struct count_opts *o,
@@ -63,6 +83,7 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 	struct buf raw;
 	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
 	struct tpl_render_opts ro = {0};
+	struct tm clock;
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
@@ -71,6 +92,9 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 		diag_prefix(d, "option '--server'");
 		goto out;
 	}
+	if (o->date && (e = parse_date(o->date, &clock, d)))
+		goto out;
+	ro.clock = o->date ? &clock : NULL;
 	if (o->effort) { /* the request's top-level reasoning_effort, a string */
 		eff = cJSON_CreateString(o->effort);
 		if (!eff) {
@@ -267,6 +291,7 @@ int cmd_count(int argc, char **argv)
 		{"tools", 0, CLI_STR, "FILE", "the request's tools (a JSON array) for --messages", &o.tools},
 		{"server", 0, CLI_STR, "vllm|sglang", "prepare --messages as this server does (default vllm)", &o.server},
 		{"reasoning-effort", 0, CLI_STR, "EFFORT", "the request's reasoning_effort: sets the server's thinking defaults", &o.effort},
+		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now)", &o.date},
 		{"jsonl", 0, CLI_STR, "FILE", "one JSON string per line in, one count per line out", &o.jsonl},
 		{"json", 0, CLI_FLAG, NULL, "print count, bytes, milliseconds and tokenizer SHA-256 as JSON", &o.json},
 		{"print-prompt", 0, CLI_FLAG, NULL, "print the rendered prompt instead of counting it", &o.print_prompt},
@@ -294,8 +319,8 @@ int cmd_count(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "unexpected argument '%s'", args[0]);
 		} else if (o.print_prompt && !o.messages) {
 			diag_fail(&d, ERR_USAGE, "option '--print-prompt' needs '--messages'");
-		} else if ((o.server || o.effort) && !o.messages) {
-			diag_fail(&d, ERR_USAGE, "options '--server' and '--reasoning-effort' need '--messages'");
+		} else if ((o.server || o.effort || o.date) && !o.messages) {
+			diag_fail(&d, ERR_USAGE, "options '--server', '--reasoning-effort' and '--date' need '--messages'");
 		}
 	}
 	if (d.code)

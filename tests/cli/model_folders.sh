@@ -45,7 +45,7 @@ expect_fail() {
 	count "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
 	[ "$st" = 2 ] || fail "count $*: exit $st, expected 2 ($(cat "$tmp/err"))"
 	grep -qF -- "$want" "$tmp/err" || fail "count $*: stderr lacks '$want': $(cat "$tmp/err")"
-	[ "$(wc -l < "$tmp/err")" = 1 ] || fail "count $*: not one line: $(cat "$tmp/err")"
+	[ "$(grep -vc "^try " "$tmp/err")" = 1 ] || fail "count $*: not one line: $(cat "$tmp/err")"
 	[ ! -s "$tmp/out" ] || fail "count $*: printed to stdout"
 }
 
@@ -127,6 +127,12 @@ printf 'ok\n{%% if %%}' > "$tmp/bad.jinja"
 expect_fail "bad.jinja': the server would reject this request: template syntax error" \
 	--tokenizer "$tmp/other" --template "$tmp/bad.jinja" --messages "$tmp/m.json"
 grep -qF "(template line 2, column" "$tmp/err" || fail "syntax error position: $(cat "$tmp/err")"
+# strftime_now reads the clock --date pins (default: now).
+printf '{{ strftime_now("%%d %%B %%Y %%H:%%M") }}|{{ messages[1].content }}' > "$tmp/date.jinja"
+out=$(count --tokenizer "$tmp/other" --template "$tmp/date.jinja" --messages "$tmp/m.json" --print-prompt \
+	--date 2024-07-26T12:05:00)
+[ "$out" = "26 July 2024 12:05|Weather in Lisbon?" ] || fail "--date: '$out'"
+expect_fail "option '--date' wants" --tokenizer "$tmp/other" --messages "$tmp/m.json" --date 2024-7-26
 printf '{{ bos_token }}' > "$tmp/b.jinja"
 expect_fail "reads 'bos_token'" --tokenizer "$tokq" --template "$tmp/b.jinja" --messages "$tmp/m.json"
 folder none qwen3
