@@ -73,8 +73,9 @@ static const char examples[] =
 	"  needle count --tokenizer tokenizer.json --template qwen3 --server sglang \\\n"
 	"      --reasoning-effort none --messages prompt.json\n"
 	"  needle count --tokenizer ~/models/Qwen3-8B --messages prompt.json --explain\n"
-	"  needle count --tokenizer ~/models/DeepSeek-V4.1-Flash --template deepseek-v4.1 \\\n"
-	"      --kwargs '{\"thinking\":true}' --reasoning-effort max --messages prompt.json\n";
+	"  needle count --tokenizer ~/models/DeepSeek-V4.1-Flash \\\n"
+	"      --template deepseek-v4.1 --kwargs '{\"thinking\":true}' \\\n"
+	"      --reasoning-effort max --messages prompt.json\n";
 
 /* Renders --messages through the template `t` into `out`. */
 static enum err render_messages(const struct count_opts *o, const struct tpl *t,

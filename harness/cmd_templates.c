@@ -85,7 +85,7 @@ int cmd_templates(int argc, char **argv)
 		"Python prompt encoders vLLM and SGLang run for DeepSeek V3.2, V4 and V4.1),\n"
 		"with what each covers. A model folder's own template is rendered through the\n"
 		"descriptor checked against its exact text (its SHA-256 is listed here).",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0, CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome;
 	struct diag d;

@@ -1,12 +1,12 @@
 /*
- * tpl_py — Python json.dumps and str.strip (see tpl_py.h).
+ * tpl_py — Python json.dumps and str.strip (see tpl_py.h); floats are
+ * pyfmt's repr.
  */
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "pyfmt.h"
 #include "tpl_py.h"
 #include "uni.h"
 
@@ -32,58 +32,6 @@ enum err tpl_py_string(const char *s, struct buf *out)
 	return e ? e : buf_putc(out, '"');
 }
 
-/* Python's repr(float): the shortest digits that round-trip, fixed notation
- * for 1e-4 <= |x| < 1e16, else d.ddde+XX. */
-static enum err py_float(double x, struct buf *out)
-{
-	char tmp[40], digits[24];
-	int prec, exp10, nd = 0, i;
-	const char *p;
-
-	if (isnan(x))
-		return buf_puts(out, "NaN");
-	if (isinf(x))
-		return buf_puts(out, x < 0 ? "-Infinity" : "Infinity");
-	for (prec = 0; prec < 17; prec++) {
-		snprintf(tmp, sizeof tmp, "%.*e", prec, x);
-		if (strtod(tmp, NULL) == x)
-			break;
-	}
-	p = tmp;
-	if (*p == '-')
-		p++;
-	for (; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9')
-			digits[nd++] = *p;
-	exp10 = (int)strtol(p + 1, NULL, 10);
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	if (x < 0 && buf_putc(out, '-'))
-		return ERR_NOMEM;
-	if (exp10 >= -4 && exp10 < 16) {
-		struct buf *b = out;
-		enum err e = ERR_OK;
-
-		if (exp10 < 0) {
-			e = buf_puts(b, "0.");
-			for (i = -1; !e && i > exp10; i--)
-				e = buf_putc(b, '0');
-			return e ? e : buf_append(b, digits, (size_t)nd);
-		}
-		for (i = 0; !e && i <= exp10; i++)
-			e = buf_putc(b, i < nd ? digits[i] : '0');
-		if (!e)
-			e = buf_putc(b, '.');
-		if (!e && nd > exp10 + 1)
-			return buf_append(b, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
-		return e ? e : buf_putc(b, '0');
-	}
-	if (buf_putc(out, digits[0]) || (nd > 1 && (buf_putc(out, '.') ||
-						   buf_append(out, digits + 1, (size_t)(nd - 1)))))
-		return ERR_NOMEM;
-	return buf_printf(out, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
-}
-
 enum err tpl_pyjson(const cJSON *v, struct buf *out)
 {
 	const cJSON *c;
@@ -102,7 +50,11 @@ enum err tpl_pyjson(const cJSON *v, struct buf *out)
 
 		if (x == floor(x) && fabs(x) < 9007199254740992.0)
 			return buf_printf(out, "%lld", (long long)x);
-		return py_float(x, out);
+		if (isnan(x))
+			return buf_puts(out, "NaN");
+		if (isinf(x))
+			return buf_puts(out, x < 0 ? "-Infinity" : "Infinity");
+		return pyfmt_float(x, out);
 	}
 	if (cJSON_IsArray(v)) {
 		e = buf_putc(out, '[');
