@@ -20,6 +20,7 @@ static const struct cmd_entry commands[] = {
 	{"report", cmd_report, "summarise a run folder (Markdown, JSON, CSV, heatmap)"},
 	{"diff", cmd_diff, "compare two runs like for like; gates set the exit status"},
 	{"suites", cmd_suites, "list the suites that ship with needle"},
+	{"templates", cmd_templates, "list the built-in chat templates and encoders"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
