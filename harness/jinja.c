@@ -220,6 +220,143 @@ int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
 	return node_reads(t->root, name);
 }
 
+/* --- content format (vLLM chat_utils.py) --- */
+
+#define MAX_NAMES 64
+
+struct names {
+	const char *v[MAX_NAMES];
+	size_t n;
+	int failed; /* vLLM's detection would raise: answer "string" */
+};
+
+static int has_name(const struct names *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], name))
+			return 1;
+	return 0;
+}
+
+static void add_name(struct names *s, const char *name)
+{
+	if (has_name(s, name))
+		return;
+	if (s->n == MAX_NAMES)
+		s->failed = 1;
+	else
+		s->v[s->n++] = name;
+}
+
+/* _is_var_or_elems_access: `var` (or var[key] / var.key), possibly under
+ * filters, tests and slices. */
+static int accesses(const struct jn *n, const char *var, const char *key)
+{
+	if (!n)
+		return 0;
+	if (n->k == N_FILTER || n->k == N_TEST || n->k == N_SLICE)
+		return accesses(n->a, var, key);
+	if (!key)
+		return n->k == N_NAME && !strcmp(n->s, var);
+	if (n->k == N_GETATTR)
+		return !strcmp(n->s, key) && n->a->k == N_NAME && !strcmp(n->a->s, var);
+	return n->k == N_GETITEM && n->b->k == N_CONST && n->b->v.k == JV_STR &&
+	       !strcmp(n->b->v.u.s->data, key) && n->a->k == N_NAME && !strcmp(n->a->s, var);
+}
+
+typedef void (*visit_fn)(const struct jn *n, struct names *in, struct names *out);
+
+/* Calls `fn` on every node under `n` (find_all). */
+static void walk(const struct jn *n, visit_fn fn, struct names *in, struct names *out)
+{
+	const struct jn_list *lists[3];
+	size_t i, k;
+
+	if (!n)
+		return;
+	fn(n, in, out);
+	walk(n->a, fn, in, out);
+	walk(n->b, fn, in, out);
+	walk(n->c, fn, in, out);
+	walk(n->d, fn, in, out);
+	lists[0] = &n->l1;
+	lists[1] = &n->l2;
+	lists[2] = &n->l3;
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < lists[k]->n; i++)
+			walk(lists[k]->v[i], fn, in, out);
+}
+
+/* Assignments from a messages name add their target (in == out). */
+static void visit_assign(const struct jn *n, struct names *in, struct names *out)
+{
+	size_t i, count = in->n;
+
+	if (n->k != N_SET)
+		return;
+	for (i = 0; i < count; i++)
+		if (accesses(n->b, in->v[i], NULL)) {
+			if (n->a->k != N_NAME)
+				out->failed = 1;
+			else
+				add_name(out, n->a->s);
+			return;
+		}
+}
+
+/* Loops over a messages name give message names. */
+static void visit_message_loop(const struct jn *n, struct names *in, struct names *out)
+{
+	size_t i;
+
+	if (n->k != N_FOR)
+		return;
+	for (i = 0; i < in->n; i++)
+		if (accesses(n->b, in->v[i], NULL)) {
+			if (n->a->k != N_NAME)
+				out->failed = 1;
+			else
+				add_name(out, n->a->s);
+			return;
+		}
+}
+
+/* A loop over a message's content: `out->n` counts them. */
+static void visit_content_loop(const struct jn *n, struct names *in, struct names *out)
+{
+	size_t i;
+
+	if (n->k != N_FOR)
+		return;
+	for (i = 0; i < in->n; i++)
+		if (accesses(n->b, in->v[i], "content")) {
+			if (n->a->k != N_NAME)
+				out->failed = 1;
+			else
+				add_name(out, n->a->s);
+			return;
+		}
+}
+
+int jinja_tpl_openai_content(const struct jinja_tpl *t)
+{
+	struct names msgs = { { "messages" }, 1, 0 }, message = { { 0 }, 0, 0 };
+	struct names content = { { 0 }, 0, 0 };
+	size_t before;
+
+	do {
+		before = msgs.n;
+		walk(t->root, visit_assign, &msgs, &msgs);
+	} while (msgs.n != before && !msgs.failed);
+	walk(t->root, visit_message_loop, &msgs, &message);
+	walk(t->root, visit_content_loop, &message, &content);
+	if (msgs.failed || message.failed || content.failed)
+		return 0;
+	return content.n > 0;
+}
+
 enum err jinja_render(const char *src, size_t len, const struct jinja_ctx *c,
 		      struct buf *out, struct diag *d)
 {

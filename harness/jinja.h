@@ -124,6 +124,16 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
  * variable only ever read where it is shadowed has no effect. */
 int jinja_tpl_reads(const struct jinja_tpl *t, const char *name);
 
+/* vLLM's chat-template content-format detection (chat_utils.py
+ * _detect_content_format), on this template's syntax tree: 1 ("openai":
+ * the server hands each message's content as a list of parts) when some for
+ * loop iterates the `content` of a message, where a message is the target of
+ * a loop over `messages` or over a name `set` from it (through filters, tests
+ * and slices, followed transitively); 0 ("string") otherwise, and also where
+ * vLLM's own detection fails (a loop over messages with a tuple target, a
+ * namespace attribute set from messages) and falls back to "string". */
+int jinja_tpl_openai_content(const struct jinja_tpl *t);
+
 /* jinja_tpl_new + jinja_tpl_render + jinja_tpl_free. */
 enum err jinja_render(const char *src, size_t len, const struct jinja_ctx *c,
 		      struct buf *out, struct diag *d);

@@ -16,8 +16,9 @@ them, tools None when absent, the special tokens. They are JSON text so that
 Python reads 1.0, 1e+20 and 12345678901234567890 as it would from a request.
 
 Prints one line per differing render and a summary; exits 1 when a render
-differs, when needle renders what Python rejects, or when fewer than
-MIN_PERCENT (default 90) of the renders Python completes are identical.
+differs, when needle renders what Python rejects, when fewer than
+MIN_PERCENT (default 90) of the renders Python completes are identical, or
+when jinja_tpl_openai_content disagrees with vLLM's content-format rule.
 """
 import json
 import os
@@ -255,7 +256,11 @@ def main():
     counts = {"py_ok": 0, "same": 0, "differ": 0, "refused": 0, "rejected_but_py_ok": 0,
               "py_raises": 0, "both_reject": 0, "c_renders_py_raises": 0, "c_refuses_py_raises": 0}
     refusals = {}
+    format_differs = set()
     for (tname, cname), p, n in zip(jobs, py, c):
+        if "openai" in n and n["openai"] != p["openai"] and tname not in format_differs:
+            format_differs.add(tname)
+            print("CONTENT FORMAT %s: python says %s, needle %s" % (tname, p["openai"], n["openai"]))
         where = tname if tname == cname else "%s × %s" % (tname, cname)
         if "ok" in p:
             counts["py_ok"] += 1
@@ -296,7 +301,10 @@ def main():
     print("python raises %d: needle rejects %d, refuses %d, renders %d"
           % (counts["py_raises"], counts["both_reject"], counts["c_refuses_py_raises"],
              counts["c_renders_py_raises"]))
-    bad = counts["differ"] or counts["c_renders_py_raises"] or pct < min_percent
+    n_openai = len({t for (t, _), p in zip(jobs, py) if p["openai"]})
+    print("content format: %d of %d templates \"openai\", needle disagrees on %d"
+          % (n_openai, len(templates), len(format_differs)))
+    bad = counts["differ"] or counts["c_renders_py_raises"] or pct < min_percent or format_differs
     sys.exit(1 if bad else 0)
 
 

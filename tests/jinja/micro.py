@@ -227,4 +227,12 @@ CASES = [
     ("arguments-string-plus", "{{ 'x' + tc.arguments }}", "{\"tc\": {\"arguments\": {\"a\": 1}}}"),
     ("loop-last-nested-if", "{% for x in xs %}{% if x %}{{ x }}{% if not loop.last %},{% endif %}{% endif %}{% endfor %}", "{\"xs\": [1, 0, 2]}"),
     ("strftime-more", "{{ strftime_now('%-d %b') }}|{{ strftime_now('%e|%I %p|%y|%a') }}", "{}"),
+    # vLLM's content-format detection (the "openai" flag compared alongside)
+    ("format-direct", "{% for m in messages %}{% for c in m['content'] %}{{ c.text }}{% endfor %}{% endfor %}", "{\"messages\": [{\"content\": [{\"text\": \"a\"}]}]}"),
+    ("format-attr-filter", "{% for m in messages|reverse %}{% for c in m.content|list %}{{ c }}{% endfor %}{% endfor %}", "{\"messages\": []}"),
+    ("format-via-set", "{% set loop_messages = messages[1:] %}{% set more = loop_messages %}{% for m in more %}{% for p in m.content %}{% endfor %}{% endfor %}", "{\"messages\": []}"),
+    ("format-ns-set", "{% set ns = namespace() %}{% set ns.m = messages %}{% for m in messages %}{% for p in m.content %}{% endfor %}{% endfor %}", "{\"messages\": []}"),
+    ("format-tuple-loop", "{% for i, m in messages|enumerate %}{% endfor %}{% for m in messages %}{% for p in m.content %}{% endfor %}{% endfor %}", "{\"messages\": []}"),
+    ("format-string", "{% for m in messages %}{{ m.content }}{% if m.content is string %}s{% endif %}{% endfor %}", "{\"messages\": [{\"content\": \"x\"}]}"),
+    ("format-other-key", "{% for m in messages %}{% for t in m.tool_calls %}{% endfor %}{% endfor %}", "{\"messages\": []}"),
 ]
