@@ -47,11 +47,13 @@ static struct jn *fail_at(struct ps *p, const struct jl_token *t, enum err code,
 	if (p->d->code)
 		return NULL;
 	if (code == ERR_INPUT)
-		diag_fail(p->d, code, "the server would reject this request: template syntax error: "
+		diag_fail(p->d, code,
+			  "the server would reject this request: template syntax error: "
 			  "%s%s%s (template line %u, column %u)", what, name ? " " : "",
 			  name ? name : "", t->line, t->col);
 	else
-		diag_fail(p->d, code, "unsupported in template: %s%s%s (template line %u, column %u)",
+		diag_fail(p->d, code,
+			  "unsupported in template: %s%s%s (template line %u, column %u)",
 			  what, name ? " " : "", name ? name : "", t->line, t->col);
 	return NULL;
 }
@@ -63,7 +65,7 @@ static struct jn *syntax(struct ps *p, const char *what)
 
 static struct jn *node(struct ps *p, enum jn_kind k, const struct jl_token *at)
 {
-	struct jn *n = jv_alloc(p->a, sizeof(*n));
+	struct jn *n = jinja_value_alloc(p->a, sizeof(*n));
 
 	if (!n) {
 		if (!p->d->code)
@@ -80,7 +82,7 @@ static int push(struct ps *p, struct jn_list *l, struct jn *x)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct jn **v = jv_alloc(p->a, cap * sizeof(*v));
+		struct jn **v = jinja_value_alloc(p->a, cap * sizeof(*v));
 
 		if (!v) {
 			diag_fail(p->d, ERR_NOMEM, "out of memory");
@@ -145,7 +147,7 @@ static int expect_type(struct ps *p, enum jl_type t, const char *what)
 /* A NUL-terminated copy of the token's text. */
 static const char *tok_str(struct ps *p, const struct jl_token *t)
 {
-	char *s = jv_alloc(p->a, t->n + 1);
+	char *s = jinja_value_alloc(p->a, t->n + 1);
 
 	if (!s) {
 		diag_fail(p->d, ERR_NOMEM, "out of memory");
@@ -330,7 +332,7 @@ static struct jn *parse_subscript(struct ps *p, struct jn *obj)
 		next(p);
 		if (!(n = node(p, N_GETITEM, t)) || !(idx = node(p, N_CONST, a)))
 			return NULL;
-		idx->v = jv_int(a->i);
+		idx->v = jinja_value_int(a->i);
 		n->a = obj;
 		n->b = idx;
 		return n;
@@ -384,7 +386,7 @@ static struct jn *parse_string(struct ps *p, const struct jl_token *t)
 		}
 		next(p);
 	}
-	if (n && jv_str_buf(p->a, &b, &n->v)) {
+	if (n && jinja_value_str_buf(p->a, &b, &n->v)) {
 		diag_fail(p->d, ERR_NOMEM, "out of memory");
 		n = NULL;
 	}
@@ -400,12 +402,12 @@ static struct jn *parse_const_name(struct ps *p, const struct jl_token *t)
 	if (is_name(t, "true") || is_name(t, "True") || is_name(t, "false") ||
 	    is_name(t, "False")) {
 		if ((n = node(p, N_CONST, t)))
-			n->v = jv_bool(t->s[0] == 't' || t->s[0] == 'T');
+			n->v = jinja_value_bool(t->s[0] == 't' || t->s[0] == 'T');
 		return n;
 	}
 	if (is_name(t, "none") || is_name(t, "None")) {
 		if ((n = node(p, N_CONST, t)))
-			n->v = jv_none();
+			n->v = jinja_value_none();
 		return n;
 	}
 	if (!(n = node(p, N_NAME, t)) || !(n->s = tok_str(p, t)))
@@ -453,7 +455,7 @@ static struct jn *parse_primary(struct ps *p)
 	case JL_FLOAT:
 		next(p);
 		if ((n = node(p, N_CONST, t)))
-			n->v = t->t == JL_INT ? jv_int(t->i) : jv_float(t->f);
+			n->v = t->t == JL_INT ? jinja_value_int(t->i) : jinja_value_float(t->f);
 		break;
 	default:
 		if (is_op(t, "(")) {
@@ -464,7 +466,8 @@ static struct jn *parse_primary(struct ps *p)
 		} else if (is_op(t, "[") || is_op(t, "{")) {
 			n = parse_list_or_dict(p, is_op(t, "{"));
 		} else {
-			n = syntax(p, t->t == JL_EOF ? "unexpected end of template" : "unexpected token");
+			n = syntax(p,
+				   t->t == JL_EOF ? "unexpected end of template" : "unexpected token");
 		}
 	}
 	p->depth--;
@@ -780,7 +783,8 @@ static struct jn *parse_for(struct ps *p, const struct jl_token *t)
 	if (!n || !(n->a = assign_target(p, "in", 0, 0)))
 		return NULL;
 	if (reads_loop(n->a))
-		return fail_at(p, t, ERR_INPUT, "can't assign to special loop variable in for-loop target",
+		return fail_at(p, t, ERR_INPUT,
+			       "can't assign to special loop variable in for-loop target",
 			       NULL);
 	if (!skip_name(p, "in"))
 		return syntax(p, "expected 'in'");
@@ -956,7 +960,8 @@ static struct jn *parse_statement(struct ps *p)
 	}
 	if (is_name(t, "break") || is_name(t, "continue")) {
 		if (!p->loops)
-			return fail_at(p, t, ERR_INPUT, "'break' or 'continue' outside a loop", NULL);
+			return fail_at(p, t, ERR_INPUT, "'break' or 'continue' outside a loop",
+				       NULL);
 		return node(p, is_name(t, "break") ? N_BREAK : N_CONTINUE, t);
 	}
 	for (k = 0; unsupported[k]; k++)
@@ -1033,7 +1038,7 @@ static int parse_body(struct ps *p, const char *const *ends, struct jn_list *bod
 	return 0;
 }
 
-enum err jp_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
+enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
 		  struct diag *d)
 {
 	struct ps p;
