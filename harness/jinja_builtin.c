@@ -55,7 +55,7 @@ enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv
 }
 
 enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
-		 const struct pyfmt_json *o, struct jv *out)
+			    const struct pyfmt_json *o, struct jv *out)
 {
 	struct buf b;
 	struct diag pd;
@@ -74,7 +74,7 @@ enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *
 static enum err undefined_error(struct je *e, const struct jn *at, const struct jv *v)
 {
 	return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
-			 v->u.p ? (const char *)v->u.p : "value");
+				 v->u.p ? (const char *)v->u.p : "value");
 }
 
 /* --- arithmetic --- */
@@ -96,10 +96,10 @@ static enum err type_error2(struct je *e, const struct jn *at, const char *op,
 	if (!strcmp(op, "+") && (a->k == JV_STR || a->k == JV_LIST || a->k == JV_TUPLE))
 		return jinja_eval_reject(e, at,
 					 "TypeError: can only concatenate %s (not \"%s\") to %s",
-				 jinja_value_type_name(a), jinja_value_type_name(b), jinja_value_type_name(a));
+					 jinja_value_type_name(a), jinja_value_type_name(b), jinja_value_type_name(a));
 	return jinja_eval_reject(e, at,
 				 "TypeError: unsupported operand type(s) for %s: '%s' and '%s'",
-			 op, jinja_value_type_name(a), jinja_value_type_name(b));
+				 op, jinja_value_type_name(a), jinja_value_type_name(b));
 }
 
 static enum err concat_seq(struct je *e, const struct jn *at, const struct jv *a,
@@ -329,7 +329,7 @@ static enum err concat_tilde(struct je *e, const struct jn *at, const struct jv 
 }
 
 enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const struct jv *a,
-		  const struct jv *b, struct jv *out)
+			     const struct jv *b, struct jv *out)
 {
 	if (op == '~')
 		return concat_tilde(e, at, a, b, out);
@@ -349,7 +349,7 @@ enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const st
 }
 
 enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const struct jv *a,
-		  struct jv *out)
+			     struct jv *out)
 {
 	if (is_intlike(a)) {
 		if (neg && a->u.i == INT64_MIN)
@@ -367,7 +367,7 @@ enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const s
 		return jinja_eval_refuse(e, at, "arithmetic on an integer beyond 64 bits");
 	return jinja_eval_reject(e, at, "TypeError: bad operand type for unary %c: '%s'",
 				 neg ? '-' : '+',
-			 jinja_value_type_name(a));
+				 jinja_value_type_name(a));
 }
 
 /* --- comparisons --- */
@@ -385,7 +385,7 @@ static int str_cmp(const struct jv_str *a, const struct jv_str *b)
 /* Python's ordering of a and b into *c (-1, 0, 1); ERR_* when unorderable. */
 enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
 			     const struct jv *b,
-		  int *c)
+			     int *c)
 {
 	size_t i;
 	int eq;
@@ -423,11 +423,11 @@ enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv 
 		return jinja_eval_refuse(e, at, "comparing an integer beyond 64 bits");
 	return jinja_eval_reject(e, at,
 				 "TypeError: '<' not supported between instances of '%s' and '%s'",
-			 jinja_value_type_name(a), jinja_value_type_name(b));
+				 jinja_value_type_name(a), jinja_value_type_name(b));
 }
 
 enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct jv *item,
-		     const struct jv *container, int *r)
+				const struct jv *container, int *r)
 {
 	size_t i;
 	int eq;
@@ -437,7 +437,7 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 		if (item->k != JV_STR)
 			return jinja_eval_reject(e, at,
 						 "TypeError: 'in <string>' requires string as left "
-					 "operand, not %s", jinja_value_type_name(item));
+						 "operand, not %s", jinja_value_type_name(item));
 		*r = jinja_str_find(container->u.s, item->u.s, 0) >= 0;
 		return ERR_OK;
 	}
@@ -455,7 +455,7 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 		return ERR_OK;
 	if (!jinja_value_is_seq(container))
 		return jinja_eval_reject(e, at, "TypeError: argument of type '%s' is not iterable",
-				 jinja_value_type_name(container));
+					 jinja_value_type_name(container));
 	if (container->flags & (JV_F_GEN | JV_F_VIEW))
 		return jinja_eval_refuse(e, at, "'in' on a %s", jinja_value_type_name(container));
 	for (i = 0; i < container->u.l->n && !*r; i++) {
@@ -467,7 +467,7 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 }
 
 enum err jinja_builtin_compare(struct je *e, const struct jn *at, int op, const struct jv *a,
-		    const struct jv *b, int *result)
+			       const struct jv *b, int *result)
 {
 	int c;
 
@@ -632,7 +632,7 @@ static enum err check_safe_name(struct je *e, const struct jn *at, const struct 
 
 enum err jinja_builtin_getattr(struct je *e, const struct jn *at, const struct jv *obj,
 			       const char *name,
-		    struct jv *out)
+			       struct jv *out)
 {
 	struct jv key;
 	enum err r;
@@ -650,7 +650,7 @@ enum err jinja_builtin_getattr(struct je *e, const struct jn *at, const struct j
 }
 
 enum err jinja_builtin_getitem(struct je *e, const struct jn *at, const struct jv *obj,
-		    const struct jv *key, struct jv *out)
+			       const struct jv *key, struct jv *out)
 {
 	enum err r;
 
@@ -663,7 +663,7 @@ enum err jinja_builtin_getitem(struct je *e, const struct jn *at, const struct j
 	if (key->k == JV_STR) {
 		if (key->u.s->data[0] == '_')
 			return jinja_eval_refuse(e, at, "the attribute '%s' (the sandbox hides it)",
-					 key->u.s->data);
+						 key->u.s->data);
 		if (py_attr(e, at, obj, key->u.s->data, out, &r))
 			return r;
 	}
@@ -697,8 +697,8 @@ static enum err slice_bound(struct je *e, const struct jn *at, const struct jv *
 }
 
 enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv *obj,
-		  const struct jv *start, const struct jv *stop, const struct jv *step,
-		  struct jv *out)
+			     const struct jv *start, const struct jv *stop, const struct jv *step,
+			     struct jv *out)
 {
 	int64_t n, st = 1, a, b, i;
 
@@ -774,25 +774,25 @@ const struct jv *jinja_builtin_arg(const struct je_args *a, size_t i, const char
 }
 
 enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char *what,
-		       const struct je_args *a, size_t npos, const char *const *names)
+				  const struct je_args *a, size_t npos, const char *const *names)
 {
 	size_t k, j;
 
 	if (a->npos > npos)
 		return jinja_eval_reject(e, at,
 					 "TypeError: %s() takes at most %zu positional arguments",
-				 what, npos);
+					 what, npos);
 	for (k = 0; k < a->nkw; k++) {
 		for (j = 0; names && names[j] && strcmp(names[j], a->kwn[k]); j++)
 			;
 		if (!names || !names[j])
 			return jinja_eval_reject(e, at,
 						 "TypeError: %s() got an unexpected keyword argument '%s'",
-					 what, a->kwn[k]);
+						 what, a->kwn[k]);
 		if (j < a->npos)
 			return jinja_eval_reject(e, at,
 						 "TypeError: %s() got multiple values for argument '%s'",
-					 what, a->kwn[k]);
+						 what, a->kwn[k]);
 	}
 	return ERR_OK;
 }
@@ -848,7 +848,7 @@ static enum err build_dict(struct je *e, const struct jn *at, enum jv_kind k,
 			    !jinja_value_hashable(&p->u.l->v[0]))
 				return jinja_eval_reject(e, at,
 							 "ValueError: dictionary update sequence element "
-						 "#%zu has the wrong length", i);
+							 "#%zu has the wrong length", i);
 			if (jinja_value_dict_set(e->a, out, p->u.l->v[0], p->u.l->v[1]))
 				return NOMEM(e, at);
 		}
@@ -874,7 +874,7 @@ static enum err call_range(struct je *e, const struct jn *at, const struct je_ar
 		if (!is_intlike(&a->pos[k]))
 			return jinja_eval_reject(e, at,
 						 "TypeError: '%s' object cannot be interpreted as an integer",
-					 jinja_value_type_name(&a->pos[k]));
+						 jinja_value_type_name(&a->pos[k]));
 	if (a->npos == 1)
 		v[1] = a->pos[0].u.i;
 	for (k = 0; a->npos > 1 && k < a->npos; k++)
@@ -887,7 +887,7 @@ static enum err call_range(struct je *e, const struct jn *at, const struct je_ar
 	if (n > 100000)
 		return jinja_eval_reject(e, at,
 					 "OverflowError: Range too big. The sandbox blocks ranges "
-				 "larger than MAX_RANGE (100000).");
+					 "larger than MAX_RANGE (100000).");
 	if (jinja_value_seq_new(e->a, JV_LIST, n > 0 ? (size_t)n : 0, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++)
@@ -978,7 +978,7 @@ static enum err dict_method(struct je *e, const struct jn *at, const struct jv *
 	if (in_list(unsafe, name))
 		return jinja_eval_reject(e, at,
 					 "SecurityError: access to attribute '%s' of 'dict' object is unsafe",
-				 name);
+					 name);
 	if (!strcmp(name, "get")) {
 		if (a->nkw || a->npos < 1 || a->npos > 2)
 			return jinja_eval_reject(e, at, "TypeError: get expected 1 or 2 arguments");
@@ -1034,7 +1034,7 @@ static enum err list_method(struct je *e, const struct jn *at, const struct jv *
 	if (in_list(unsafe, name))
 		return jinja_eval_reject(e, at,
 					 "SecurityError: access to attribute '%s' of '%s' object is unsafe",
-				 name, jinja_value_type_name(self));
+					 name, jinja_value_type_name(self));
 	if (!strcmp(name, "count") || !strcmp(name, "index")) {
 		if (a->npos != 1 || a->nkw)
 			return jinja_eval_refuse(e, at, "list.%s with these arguments", name);
@@ -1073,7 +1073,7 @@ static enum err loop_cycle(struct je *e, const struct jn *at, const struct jv *l
 }
 
 enum err jinja_builtin_call(struct je *e, const struct jn *at, const struct jv *fn,
-		 const struct je_args *a, struct jv *out)
+			    const struct je_args *a, struct jv *out)
 {
 	const struct jv_fn *f = fn->u.fn;
 
@@ -1157,7 +1157,7 @@ static enum err test_num(struct je *e, const struct jn *at, const char *name,
 
 enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
 			    const struct jv *in,
-		 const struct je_args *a, int *result)
+			    const struct je_args *a, int *result)
 {
 	int op = cmp_test(name);
 	const struct jv *arg = jinja_builtin_arg(a, 0, NULL);

@@ -153,7 +153,7 @@ static enum err call_value(struct je *e, const struct jn *n, const struct jv *fn
 		return jinja_builtin_call(e, n, fn, a, out);
 	if (fn->k == JV_UNDEF)
 		return jinja_eval_reject(e, n, "UndefinedError: '%s' is undefined",
-				 fn->u.p ? (const char *)fn->u.p : "value");
+					 fn->u.p ? (const char *)fn->u.p : "value");
 	return jinja_eval_reject(e, n, "TypeError: '%s' object is not callable",
 				 jinja_value_type_name(fn));
 }
@@ -289,7 +289,7 @@ static enum err eval_slice(struct je *e, struct frame *f, const struct jn *n, st
 		if (parts[i] && eval(e, f, parts[i], &v[i]))
 			return e->d->code;
 	return jinja_builtin_slice(e, n, &obj, n->b ? &v[0] : NULL, n->c ? &v[1] : NULL,
-			n->d ? &v[2] : NULL, out);
+				   n->d ? &v[2] : NULL, out);
 }
 
 static enum err eval_node(struct je *e, struct frame *f, const struct jn *n, struct jv *out)
@@ -380,7 +380,7 @@ static enum err unpack(struct je *e, const struct jn *at, const struct jv *v, si
 	if (list.u.l->n != want)
 		return jinja_eval_reject(e, at,
 					 "ValueError: %s values to unpack (expected %zu, got %zu)",
-				 list.u.l->n > want ? "too many" : "not enough", want, list.u.l->n);
+					 list.u.l->n > want ? "too many" : "not enough", want, list.u.l->n);
 	for (i = 0; i < want; i++)
 		items[i] = list.u.l->v[i];
 	return ERR_OK;
@@ -398,7 +398,7 @@ static enum err assign(struct je *e, struct frame *f, const struct jn *target, s
 		if (ns.k != JV_NS)
 			return jinja_eval_reject(e, target,
 						 "TemplateRuntimeError: cannot assign attribute on "
-					 "non-namespace object");
+						 "non-namespace object");
 		if (jinja_value_str_new(e->a, target->s, target->sn, &key) ||
 		    jinja_value_dict_set(e->a, &ns, key, v))
 			return jinja_eval_nomem(e, target);
@@ -653,7 +653,7 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 	if (a->npos > def->l1.n)
 		return jinja_eval_reject(e, at,
 					 "TypeError: macro '%s' takes not more than %zu argument(s)",
-				 def->s ? def->s : "caller", def->l1.n);
+					 def->s ? def->s : "caller", def->l1.n);
 	for (i = 0; i < def->l1.n; i++) {
 		const char *name = def->l1.v[i]->s;
 		int found = i < a->npos;
@@ -664,7 +664,7 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 				if (found)
 					return jinja_eval_reject(e, at,
 								 "TypeError: macro '%s' got multiple "
-							 "values for argument '%s'", def->s, name);
+								 "values for argument '%s'", def->s, name);
 				v = a->kwv[k];
 				found = 1;
 				used++;
@@ -676,12 +676,12 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 	}
 	if (used < a->nkw)
 		return jinja_eval_reject(e, at, "TypeError: macro '%s' takes no keyword argument",
-				 def->s ? def->s : "caller");
+					 def->s ? def->s : "caller");
 	return ERR_OK;
 }
 
 enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
-		       const struct je_args *args, const struct jv *caller, struct jv *out)
+			       const struct je_args *args, const struct jv *caller, struct jv *out)
 {
 	const struct macro *m = macro->u.p;
 	struct frame *f;
@@ -707,7 +707,7 @@ enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct j
 /* --- the loop object --- */
 
 enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
-		      const char *name, struct jv *out)
+			      const char *name, struct jv *out)
 {
 	const struct loop *l = loop->u.p;
 	int64_t i = (int64_t)l->i, n = (int64_t)l->items->n;

@@ -56,10 +56,10 @@ enum err jinja_eval_nomem(struct je *e, const struct jn *n);
 /* Calls a macro value with evaluated arguments; `caller` is the call block's
  * caller macro or NULL. The result is a str. */
 enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
-		       const struct je_args *args, const struct jv *caller, struct jv *out);
+			       const struct je_args *args, const struct jv *caller, struct jv *out);
 /* An attribute of the loop object (`loop.index`, ...). */
 enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
-		      const char *name, struct jv *out);
+			      const char *name, struct jv *out);
 
 /* Renders the template body `root` into `out`. */
 enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out);

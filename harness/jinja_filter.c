@@ -523,11 +523,11 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 	if (jinja_builtin_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
 	    (jinja_builtin_arg(a, 1, "base") && (to_float || jinja_builtin_arg(a, 1,
 									       "base")->k != JV_INT ||
-				      jinja_builtin_arg(a, 1, "base")->u.i != 10)))
+						 jinja_builtin_arg(a, 1, "base")->u.i != 10)))
 		return e->d->code ? e->d->code : jinja_eval_refuse(e, at, "int with a base");
 	if (in->k == JV_UNDEF)
 		return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
-				 in->u.p ? (const char *)in->u.p : "value");
+					 in->u.p ? (const char *)in->u.p : "value");
 	if (in->k == JV_INT || in->k == JV_BOOL) {
 		*out = to_float ? jinja_value_float((double)in->u.i) : jinja_value_int(in->u.i);
 		return ERR_OK;
@@ -627,7 +627,7 @@ static enum err f_round(struct je *e, const struct jn *at, const struct jv *in,
 	if (!jinja_value_is_num(in))
 		return jinja_eval_reject(e, at,
 					 "TypeError: type %s doesn't define __round__ method",
-				 jinja_value_type_name(in));
+					 jinja_value_type_name(in));
 	if (in->k == JV_FLOAT)
 		*out = jinja_value_float(nearbyint(in->u.f));
 	else
@@ -672,7 +672,7 @@ static enum err f_text(struct je *e, const struct jn *at, const char *name, cons
 	if (!strcmp(name, "e") || !strcmp(name, "escape"))
 		return jinja_str_escape(e, at, in, out);
 	return jinja_str_case(e, at, &s, !strcmp(name, "upper") ? 'u' : !strcmp(name, "lower") ? 'l'
-				    : !strcmp(name, "capitalize") ? 'c' : 't', out);
+			      : !strcmp(name, "capitalize") ? 'c' : 't', out);
 }
 
 static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
@@ -700,7 +700,7 @@ static int is_text_filter(const char *name)
 }
 
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		   const struct je_args *a, struct jv *out)
+		      const struct je_args *a, struct jv *out)
 {
 	if (!strcmp(name, "tojson"))
 		return f_tojson(e, at, in, a, out);

@@ -11,6 +11,6 @@
 
 /* Applies the filter `name` to `in` with `args`, at node `at`. */
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		   const struct je_args *args, struct jv *out);
+		      const struct je_args *args, struct jv *out);
 
 #endif

@@ -556,7 +556,7 @@ static char *normalize(struct jv_arena *a, const char *src, size_t len, size_t *
 }
 
 enum err jinja_lex(struct jv_arena *a, const char *src, size_t len, struct jl_tokens *out,
-		struct diag *d)
+		   struct diag *d)
 {
 	struct lx l;
 

@@ -54,7 +54,7 @@ struct jl_tokens {
  * syntax error, ERR_UNSUPPORTED for a literal needle does not decode
  * (\N{...}, a lone surrogate, non-ASCII names). */
 enum err jinja_lex(struct jv_arena *a, const char *src, size_t len, struct jl_tokens *out,
-		struct diag *d);
+		   struct diag *d);
 
 /* Python's str.isspace for one code point. */
 int jinja_lex_isspace(uint32_t cp);

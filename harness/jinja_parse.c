@@ -1039,7 +1039,7 @@ static int parse_body(struct ps *p, const char *const *ends, struct jn_list *bod
 }
 
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
-		  struct diag *d)
+		     struct diag *d)
 {
 	struct ps p;
 	struct jn *r;

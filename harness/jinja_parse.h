@@ -73,6 +73,6 @@ struct jn {
 
 /* Parses the tokens into a N_BODY root at `*root`. */
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
-		  struct diag *d);
+		     struct diag *d);
 
 #endif

@@ -67,7 +67,7 @@ static long rfind(const struct jv_str *hay, size_t len, const struct jv_str *nee
 }
 
 enum err jinja_str_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
-		      struct jv *out)
+			   struct jv *out)
 {
 	size_t b = cp_offset(s->u.s, i);
 
@@ -75,7 +75,7 @@ enum err jinja_str_char_at(struct je *e, const struct jn *at, const struct jv *s
 }
 
 enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
-		    int64_t b, int64_t step, struct jv *out)
+			 int64_t b, int64_t step, struct jv *out)
 {
 	struct buf o;
 	int64_t i;
@@ -170,7 +170,7 @@ static enum err percent_one(struct je *e, const struct jn *at, char conv, const 
 	}
 	return jinja_eval_reject(e, at,
 				 "TypeError: %%%c format: a real number is required, not %s", conv,
-			 jinja_value_type_name(arg));
+				 jinja_value_type_name(arg));
 }
 
 static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_str *f,
@@ -209,7 +209,7 @@ static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_
 }
 
 enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
-		      const struct jv *args, struct jv *out)
+			   const struct jv *args, struct jv *out)
 {
 	struct buf o;
 	enum err r;
@@ -268,7 +268,7 @@ static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper
 	if (case_unsafe(cp, upper))
 		return jinja_eval_refuse(e, at, "changing the case of U+%04X", cp);
 	cp = (uint32_t)(upper ? utf8proc_toupper((utf8proc_int32_t)cp)
-			      : utf8proc_tolower((utf8proc_int32_t)cp));
+			: utf8proc_tolower((utf8proc_int32_t)cp));
 	return put_cp(o, cp) ? NOMEM(e, at) : ERR_OK;
 }
 
@@ -283,7 +283,7 @@ static int starts_word(int mode, size_t idx, uint32_t prev, int prev_cased)
 }
 
 enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
-		   struct jv *out)
+			struct jv *out)
 {
 	struct buf o;
 	size_t b = 0, idx = 0;
@@ -328,7 +328,7 @@ static int in_chars(const struct jv *chars, uint32_t cp)
 }
 
 enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
-		    const struct jv *chars, struct jv *out)
+			 const struct jv *chars, struct jv *out)
 {
 	const char *p = s->u.s->data;
 	size_t a = 0, z = s->u.s->len, k, i, last;
@@ -511,7 +511,7 @@ static enum err m_affix(struct je *e, const struct jn *at, const struct jv *self
 	} else {
 		return jinja_eval_reject(e, at,
 					 "TypeError: startswith first arg must be str or a tuple of str, not %s",
-				 jinja_value_type_name(x));
+					 jinja_value_type_name(x));
 	}
 	*out = jinja_value_bool(r);
 	return ERR_OK;
@@ -605,7 +605,7 @@ static enum err m_join(struct je *e, const struct jn *at, const struct jv *self,
 		if (items.u.l->v[i].k != JV_STR)
 			r = jinja_eval_reject(e, at,
 					      "TypeError: sequence item %zu: expected str instance, %s found",
-				      i, jinja_value_type_name(&items.u.l->v[i]));
+					      i, jinja_value_type_name(&items.u.l->v[i]));
 		else if ((i && buf_append(&o, self->u.s->data, self->u.s->len)) ||
 			 buf_append(&o, items.u.l->v[i].u.s->data, items.u.l->v[i].u.s->len))
 			r = NOMEM(e, at);
@@ -749,7 +749,7 @@ static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *sel
 }
 
 enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
-		     const char *name, const struct je_args *a, struct jv *out)
+			  const char *name, const struct je_args *a, struct jv *out)
 {
 	static const char *const noargs[] = { "upper", "lower", "title", "capitalize", "isdigit",
 					      "isdecimal", "isnumeric", "isalpha", "isalnum",

@@ -543,7 +543,7 @@ static enum err read_value(struct jreader *r, int depth, struct jv *out)
 }
 
 enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
-		      const char *name, struct jv *out, struct diag *d)
+			       const char *name, struct jv *out, struct diag *d)
 {
 	struct jreader r;
 	enum err e;

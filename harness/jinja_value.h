@@ -139,6 +139,6 @@ int jinja_value_is_map(const struct jv *v); /* dict */
 /* Parses one JSON value of `len` bytes at `s` (named `name` in messages) into
  * `*out`, allocated from `a`. */
 enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
-		      const char *name, struct jv *out, struct diag *d);
+			       const char *name, struct jv *out, struct diag *d);
 
 #endif
