@@ -238,9 +238,9 @@ static int case_unsafe(uint32_t cp, int upper)
 		return 1;
 	if (!upper)
 		return cp == 0x130 || cp == 0x3A3;
-	return cp == 0xDF || cp == 0x149 || cp == 0x1F0 || cp == 0x390 || cp == 0x3B0 ||
+	return cp == 0x149 || cp == 0x1F0 || cp == 0x390 || cp == 0x3B0 ||
 	       cp == 0x587 || (cp >= 0x1E96 && cp <= 0x1E9A) || (cp >= 0x1F50 && cp <= 0x1F56) ||
-	       (cp >= 0x1F80 && cp <= 0x1FFF) || (cp >= 0xFB00 && cp <= 0xFB17);
+	       (cp >= 0x1F80 && cp <= 0x1FFF) || (cp >= 0xFB13 && cp <= 0xFB17);
 }
 
 static int is_ascii_alpha(uint32_t c)
@@ -256,8 +256,29 @@ static enum err put_cp(struct buf *o, uint32_t cp)
 	return buf_append(o, tmp, (size_t)n);
 }
 
+/* Full case mappings (SpecialCasing.txt) that needle reproduces: German
+ * sharp s and the Latin ligatures upward, dotted capital I downward. */
+static const char *special_case(uint32_t cp, int upper)
+{
+	static const struct {
+		uint32_t cp;
+		const char *up;
+	} table[] = { { 0xDF, "SS" },    { 0xFB00, "FF" }, { 0xFB01, "FI" }, { 0xFB02, "FL" },
+		      { 0xFB03, "FFI" }, { 0xFB04, "FFL" }, { 0xFB05, "ST" }, { 0xFB06, "ST" } };
+	size_t k;
+
+	if (!upper)
+		return cp == 0x130 ? "i\xcc\x87" : NULL;
+	for (k = 0; k < sizeof(table) / sizeof(table[0]); k++)
+		if (table[k].cp == cp)
+			return table[k].up;
+	return NULL;
+}
+
 static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper, struct buf *o)
 {
+	const char *full = special_case(cp, upper);
+
 	if (cp < 0x80) {
 		if (upper && cp >= 'a' && cp <= 'z')
 			cp -= 32;
@@ -265,6 +286,8 @@ static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper
 			cp += 32;
 		return buf_putc(o, (char)cp) ? NOMEM(e, at) : ERR_OK;
 	}
+	if (full)
+		return buf_puts(o, full) ? NOMEM(e, at) : ERR_OK;
 	if (case_unsafe(cp, upper))
 		return jinja_eval_refuse(e, at, "changing the case of U+%04X", cp);
 	cp = (uint32_t)(upper ? utf8proc_toupper((utf8proc_int32_t)cp)
