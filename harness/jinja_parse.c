@@ -1038,6 +1038,81 @@ static int parse_body(struct ps *p, const char *const *ends, struct jn_list *bod
 	return 0;
 }
 
+/* --- compile-time checks --- */
+
+/* Jinja 3.1's filters and tests (plus transformers' tojson): a name outside
+ * these fails at compile time (compiler.py _filter_test_common) unless the
+ * use sits in an if statement or a conditional expression of the same frame
+ * ("soft" frames), where the failure is deferred to the call. */
+static const char *const known_filters[] = {
+	"abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
+	"escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent",
+	"int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "pprint",
+	"random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
+	"selectattr", "slice", "sort", "string", "striptags", "sum", "title", "tojson", "trim",
+	"truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr",
+	NULL
+};
+static const char *const known_tests[] = {
+	"!=", "<", "<=", "==", ">", ">=", "boolean", "callable", "defined", "divisibleby", "eq",
+	"equalto", "escaped", "even", "false", "filter", "float", "ge", "greaterthan", "gt", "in",
+	"integer", "iterable", "le", "lessthan", "lower", "lt", "mapping", "ne", "none", "number",
+	"odd", "sameas", "sequence", "string", "test", "true", "undefined", "upper", NULL
+};
+
+static int known(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
+static enum err check_node(const struct jn *n, int soft, struct diag *d);
+
+static enum err check_list(const struct jn_list *l, int soft, struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (check_node(l->v[i], soft, d))
+			return d->code;
+	return ERR_OK;
+}
+
+/* Walks the tree as compiler.py's frames go: if statements and conditional
+ * expressions are soft, loop bodies, macros and blocks start hard again. */
+static enum err check_node(const struct jn *n, int soft, struct diag *d)
+{
+	int inner = soft;
+
+	if (!n)
+		return ERR_OK;
+	if ((n->k == N_FILTER || n->k == N_TEST) && !soft &&
+	    !known(n->k == N_FILTER ? known_filters : known_tests, n->s))
+		return diag_fail(d, ERR_INPUT, "the server would reject this request: template "
+				 "assertion error: no %s named '%s' (template line %u, column %u)",
+				 n->k == N_FILTER ? "filter" : "test", n->s, n->line, n->col);
+	if (n->k == N_IF || n->k == N_COND)
+		inner = 1;
+	else if (n->k == N_MACRO || n->k == N_CALLBLOCK || n->k == N_FILTERBLOCK ||
+		 n->k == N_SETBLOCK || n->k == N_BODY)
+		inner = 0;
+	if (n->k == N_FOR) {
+		if (check_node(n->b, soft, d) || check_node(n->a, 0, d) || check_node(n->c, 0, d) ||
+		    check_list(&n->l1, 0, d) || check_list(&n->l2, 0, d))
+			return d->code;
+		return ERR_OK;
+	}
+	if (n->k == N_CALLBLOCK && check_node(n->a, soft, d))
+		return d->code;
+	if ((n->k != N_CALLBLOCK && check_node(n->a, inner, d)) || check_node(n->b, inner, d) ||
+	    check_node(n->c, inner, d) || check_node(n->d, inner, d) || check_list(&n->l1, inner, d) ||
+	    check_list(&n->l2, inner, d) || check_list(&n->l3, inner, d))
+		return d->code;
+	return ERR_OK;
+}
+
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
 		     struct diag *d)
 {
@@ -1054,6 +1129,8 @@ enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn
 		return d->code;
 	if (parse_body(&p, NULL, &r->l1))
 		return d->code ? d->code : diag_fail(d, ERR_INTERNAL, "template parse failed");
+	if (check_list(&r->l1, 0, d))
+		return d->code;
 	*root = r;
 	return ERR_OK;
 }

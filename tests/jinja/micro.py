@@ -236,4 +236,21 @@ CASES = [
     ("format-tuple-loop", "{% for i, m in messages|enumerate %}{% endfor %}{% for m in messages %}{% for p in m.content %}{% endfor %}{% endfor %}", "{\"messages\": []}"),
     ("format-string", "{% for m in messages %}{{ m.content }}{% if m.content is string %}s{% endif %}{% endfor %}", "{\"messages\": [{\"content\": \"x\"}]}"),
     ("format-other-key", "{% for m in messages %}{% for t in m.tool_calls %}{% endfor %}{% endfor %}", "{\"messages\": []}"),
+    # unknown filters and tests: compile-time errors outside if statements and
+    # conditional expressions, run-time ones inside
+    ("unknown-filter-top", "{{ x|nosuch }}", "{}"),
+    ("unknown-filter-in-if", "{% if false %}{{ x|nosuch }}{% endif %}ok", "{}"),
+    ("unknown-filter-in-else", "{% if true %}a{% else %}{{ x|nosuch }}{% endif %}", "{}"),
+    ("unknown-filter-in-loop", "{% for m in [] %}{{ m|nosuch }}{% endfor %}ok", "{}"),
+    ("unknown-filter-loop-in-if", "{% if false %}{% for m in [] %}{{ m|nosuch }}{% endfor %}{% endif %}ok", "{}"),
+    ("unknown-filter-loop-iter-in-if", "{% if false %}{% for m in xs|nosuch %}{% endfor %}{% endif %}ok", "{}"),
+    ("unknown-filter-cond", "{{ (x|nosuch) if false else 'ok' }}", "{}"),
+    ("unknown-filter-macro", "{% macro m() %}{{ 1|nosuch }}{% endmacro %}ok", "{}"),
+    ("unknown-filter-macro-in-if", "{% if false %}{% macro m() %}{{ 1|nosuch }}{% endmacro %}{% endif %}ok", "{}"),
+    ("unknown-test-top", "{% if x is nosuch %}{% endif %}ok", "{}"),
+    ("unknown-test-set", "{% set y = x is nosuch %}ok", "{}"),
+    ("unknown-filter-set-block", "{% if false %}{% set y | nosuch %}a{% endset %}{% endif %}ok", "{}"),
+    ("unknown-filter-for-else", "{% if false %}{% for x in [] %}{% else %}{{ 1|nosuch }}{% endfor %}{% endif %}ok", "{}"),
+    ("unknown-filter-call-args", "{% macro m(a) %}{{ caller() }}{% endmacro %}{% if false %}{% call m(1|nosuch) %}x{% endcall %}{% endif %}ok", "{}"),
+    ("from-json-filter", "{% if false %}{{ '{}'|from_json }}{% endif %}ok", "{}"),
 ]
