@@ -54,8 +54,8 @@ static enum err set_var(struct jinja_ctx *c, const char *name, size_t n, struct 
 {
 	struct jv key;
 
-	if (jinja_value_str_new(&c->a, name, n, &key) || jinja_value_dict_set(&c->a, &c->vars,
-									      key, v))
+	if (jinja_value_str_new(&c->a, name, n, &key) ||
+	    jinja_value_dict_set(&c->a, &c->vars, key, v))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }

@@ -159,6 +159,7 @@ static enum err repeat(struct je *e, const struct jn *at, const struct jv *seq, 
 		if (!r && jinja_value_str_buf(e->a, &s, out))
 			r = NOMEM(e, at);
 		buf_release(&s);
+		out->flags = seq->flags & JV_F_MARKUP;
 		return r;
 	}
 	if (seq->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
@@ -607,8 +608,10 @@ static int py_item(struct je *e, const struct jn *at, const struct jv *obj, cons
 		i = key->u.i < 0 ? key->u.i + n : key->u.i;
 		if (i < 0 || i >= n)
 			return 0;
-		if (obj->k == JV_STR)
+		if (obj->k == JV_STR) {
 			*r = jinja_str_char_at(e, at, obj, (size_t)i, out);
+			out->flags = obj->flags & JV_F_MARKUP;
+		}
 		else
 			*out = obj->u.l->v[i];
 		return 1;
@@ -716,8 +719,12 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 	n = obj->k == JV_STR ? (int64_t)obj->u.s->ncp : (int64_t)obj->u.l->n;
 	if (slice_bound(e, at, start, n, st, 1, &a) || slice_bound(e, at, stop, n, st, 0, &b))
 		return e->d->code;
-	if (obj->k == JV_STR)
-		return jinja_str_slice(e, at, obj, a, b, st, out);
+	if (obj->k == JV_STR) {
+		if (jinja_str_slice(e, at, obj, a, b, st, out))
+			return e->d->code;
+		out->flags = obj->flags & JV_F_MARKUP; /* Markup.__getitem__ keeps Markup */
+		return ERR_OK;
+	}
 	if (jinja_value_seq_new(e->a, obj->k, 0, out))
 		return NOMEM(e, at);
 	for (i = a; st > 0 ? i < b : i > b; i += st)
@@ -916,8 +923,8 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 	buf_init(&f, 4096);
 	for (i = 0; i < s->len && !r; i++) {
 		if (s->data[i] == '%' && i + 1 < s->len && strchr("fzZ", s->data[i + 1])) {
-			r = buf_puts(&f, s->data[++i] == 'f' ? "000000" : "") ? NOMEM(e,
-										      at) : ERR_OK;
+			if (buf_puts(&f, s->data[++i] == 'f' ? "000000" : ""))
+				r = NOMEM(e, at);
 		} else if (s->data[i] == '%' && i + 1 < s->len) {
 			size_t flag = strchr("-_0^#", s->data[i + 1]) && i + 2 < s->len;
 			char c = s->data[i + 1 + flag];

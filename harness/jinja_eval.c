@@ -97,8 +97,8 @@ static enum err frame_set(struct je *e, struct frame *f, const struct jn *at, co
 {
 	struct jv key;
 
-	if (jinja_value_str_new(e->a, name, strlen(name), &key) || jinja_value_dict_set(e->a,
-											&f->vars, key, v))
+	if (jinja_value_str_new(e->a, name, strlen(name), &key) ||
+	    jinja_value_dict_set(e->a, &f->vars, key, v))
 		return jinja_eval_nomem(e, at);
 	return ERR_OK;
 }
@@ -192,8 +192,8 @@ static enum err eval_test(struct je *e, struct frame *f, const struct jn *n, str
 	struct je_args a;
 	int r;
 
-	if (eval(e, f, n->a, &v) || eval_args(e, f, n, &a) || jinja_builtin_test(e, n, n->s, &v,
-										 &a, &r))
+	if (eval(e, f, n->a, &v) || eval_args(e, f, n, &a) ||
+	    jinja_builtin_test(e, n, n->s, &v, &a, &r))
 		return e->d->code;
 	*out = jinja_value_bool(n->op ? !r : r);
 	return ERR_OK;
@@ -210,8 +210,8 @@ static enum err eval_compare(struct je *e, struct frame *f, const struct jn *n, 
 	for (i = 0; i < n->l1.n && r; i++) {
 		const struct jn *o = n->l1.v[i];
 
-		if (eval(e, f, o->a, &right) || jinja_builtin_compare(e, o, o->op, &left,
-								      &right, &r))
+		if (eval(e, f, o->a, &right) ||
+		    jinja_builtin_compare(e, o, o->op, &left, &right, &r))
 			return e->d->code;
 		left = right;
 	}

@@ -19,8 +19,8 @@ static enum err as_list(struct je *e, const struct jn *at, const struct jv *in, 
 	struct jv it;
 	size_t i;
 
-	if (jinja_builtin_iterate(e, at, in, &it) || jinja_value_seq_new(e->a, JV_LIST,
-									 it.u.l->n, out))
+	if (jinja_builtin_iterate(e, at, in, &it) ||
+	    jinja_value_seq_new(e->a, JV_LIST, it.u.l->n, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	for (i = 0; i < it.u.l->n; i++)
 		out->u.l->v[i] = it.u.l->v[i];
@@ -41,10 +41,10 @@ static enum err f_tojson(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "ensure_ascii", "indent", "separators", "sort_keys", NULL };
-	const struct jv *ea = jinja_builtin_arg(a, 0, names[0]), *ind = jinja_builtin_arg(a, 1,
-											  names[1]);
-	const struct jv *sep = jinja_builtin_arg(a, 2, names[2]), *sk = jinja_builtin_arg(a, 3,
-											  names[3]);
+	const struct jv *ea = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *ind = jinja_builtin_arg(a, 1, names[1]);
+	const struct jv *sep = jinja_builtin_arg(a, 2, names[2]);
+	const struct jv *sk = jinja_builtin_arg(a, 3, names[3]);
 	struct pyfmt_json o = { 0, -1, NULL, NULL, 0 };
 
 	if (jinja_builtin_check_args(e, at, "tojson", a, 4, names))
@@ -144,12 +144,11 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 	size_t i;
 	enum err r = ERR_OK;
 
-	if (jinja_builtin_check_args(e, at, "join", a, 2, names) || jinja_builtin_iterate(e, at,
-											  in, &items))
+	if (jinja_builtin_check_args(e, at, "join", a, 2, names) ||
+	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	if (!sep)
-		sepstr = (struct jv){ JV_STR, 0, { 0 } }, r = jinja_value_str_new(e->a, "", 0,
-										  &sepstr);
+		r = jinja_value_str_new(e->a, "", 0, &sepstr);
 	else
 		r = jinja_builtin_str_of(e, at, sep, &sepstr);
 	if (r)
@@ -184,8 +183,8 @@ static enum err f_items(struct je *e, const struct jn *at, const struct jv *in, 
 	if (in->k != JV_DICT)
 		return jinja_eval_reject(e, at,
 					 "TypeError: Can only get item pairs from a mapping.");
-	if (jinja_builtin_getattr(e, at, in, "items", &fn) || jinja_builtin_call(e, at, &fn,
-										 &none, out))
+	if (jinja_builtin_getattr(e, at, in, "items", &fn) ||
+	    jinja_builtin_call(e, at, &fn, &none, out))
 		return e->d->code;
 	out->flags = JV_F_GEN;
 	return ERR_OK;
@@ -195,8 +194,8 @@ static enum err f_default(struct je *e, const struct jn *at, const struct jv *in
 			  const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "default_value", "boolean", NULL };
-	const struct jv *dv = jinja_builtin_arg(a, 0, names[0]), *b = jinja_builtin_arg(a, 1,
-											names[1]);
+	const struct jv *dv = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *b = jinja_builtin_arg(a, 1, names[1]);
 
 	if (jinja_builtin_check_args(e, at, "default", a, 2, names))
 		return e->d->code;
@@ -250,8 +249,8 @@ static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
 
 	if (!jinja_value_truthy(in))
 		return empty_gen(e, at, out);
-	if (jinja_builtin_iterate(e, at, in, &items) || jinja_value_seq_new(e->a, JV_LIST,
-									    items.u.l->n, out))
+	if (jinja_builtin_iterate(e, at, in, &items) ||
+	    jinja_value_seq_new(e->a, JV_LIST, items.u.l->n, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	if (!attr && (!a->npos || a->pos[0].k != JV_STR))
 		return jinja_eval_refuse(e, at, "map without a filter name or attribute");
@@ -373,15 +372,15 @@ static enum err f_sort(struct je *e, const struct jn *at, const struct jv *in,
 		if (in->k != JV_DICT)
 			return jinja_eval_reject(e, at,
 						 "TypeError: You can only sort by either \"key\" or \"value\"");
-		if (jinja_builtin_getattr(e, at, in, "items", &fn) || jinja_builtin_call(e, at,
-											 &fn, &none, &items))
+		if (jinja_builtin_getattr(e, at, in, "items", &fn) ||
+		    jinja_builtin_call(e, at, &fn, &none, &items))
 			return e->d->code;
 	} else if (jinja_builtin_iterate(e, at, in, &items)) {
 		return e->d->code;
 	}
 	n = items.u.l->n;
-	if (!(k = jinja_value_alloc(e->a, (n + 1) * sizeof(*k))) || jinja_value_seq_new(e->a,
-											JV_LIST, n, out))
+	if (!(k = jinja_value_alloc(e->a, (n + 1) * sizeof(*k))) ||
+	    jinja_value_seq_new(e->a, JV_LIST, n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++) {
 		src = &items.u.l->v[i];
@@ -403,17 +402,17 @@ static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "case_sensitive", "attribute", NULL };
-	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]), *attr = jinja_builtin_arg(a, 1,
-											   names[1]);
+	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *attr = jinja_builtin_arg(a, 1, names[1]);
 	struct jv items, keys, key;
 	size_t i;
 	int seen;
 
-	if (jinja_builtin_check_args(e, at, "unique", a, 2, names) || jinja_builtin_iterate(e,
-											    at, in, &items))
+	if (jinja_builtin_check_args(e, at, "unique", a, 2, names) ||
+	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
-	if (jinja_value_seq_new(e->a, JV_LIST, 0, out) || jinja_value_seq_new(e->a, JV_LIST, 0,
-									      &keys))
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out) ||
+	    jinja_value_seq_new(e->a, JV_LIST, 0, &keys))
 		return NOMEM(e, at);
 	for (i = 0; i < items.u.l->n; i++) {
 		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jinja_value_truthy(cs), &key))
@@ -569,17 +568,24 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "width", "first", "blank", NULL };
-	const struct jv *w = jinja_builtin_arg(a, 0, names[0]), *first = jinja_builtin_arg(a, 1,
-											   names[1]);
+	const struct jv *w = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *first = jinja_builtin_arg(a, 1, names[1]);
 	const struct jv *blank = jinja_builtin_arg(a, 2, names[2]);
 	struct jv s, lines, nl, args_v;
 	struct buf o;
 	size_t i, width = 4;
 	enum err r = ERR_OK;
 
-	if (jinja_builtin_check_args(e, at, "indent", a, 3, names) || jinja_builtin_str_of(e,
-											   at, in, &s))
+	if (jinja_builtin_check_args(e, at, "indent", a, 3, names))
 		return e->d->code;
+	/* do_indent appends "\n" to its input as it is: only a str survives */
+	if (in->k == JV_UNDEF)
+		return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+					 in->u.p ? (const char *)in->u.p : "value");
+	if (in->k != JV_STR)
+		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for +=: "
+					 "'%s' and 'str'", jinja_value_type_name(in));
+	s = *in;
 	if (w && w->k != JV_INT)
 		return jinja_eval_refuse(e, at, "indent with a width of type %s",
 					 jinja_value_type_name(w));
@@ -657,8 +663,9 @@ static enum err f_text(struct je *e, const struct jn *at, const char *name, cons
 	if (!strcmp(name, "trim")) {
 		const struct jv *chars = jinja_builtin_arg(a, 0, "chars");
 
-		return jinja_builtin_str_of(e, at, in, &s) ? e->d->code : jinja_str_strip(e, at,
-											  &s, 'b', chars, out);
+		if (jinja_builtin_str_of(e, at, in, &s))
+			return e->d->code;
+		return jinja_str_strip(e, at, &s, 'b', chars, out);
 	}
 	if (a->npos || a->nkw)
 		return jinja_eval_refuse(e, at, "the filter '%s' with arguments", name);

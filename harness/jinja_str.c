@@ -543,8 +543,9 @@ static enum err m_affix(struct je *e, const struct jn *at, const struct jv *self
 static enum err m_replace(struct je *e, const struct jn *at, const struct jv *self,
 			  const struct je_args *a, struct jv *out)
 {
-	const struct jv *old = jinja_builtin_arg(a, 0, NULL), *new = jinja_builtin_arg(a, 1,
-										       NULL), *cnt = jinja_builtin_arg(a, 2, NULL);
+	const struct jv *old = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *new = jinja_builtin_arg(a, 1, NULL);
+	const struct jv *cnt = jinja_builtin_arg(a, 2, NULL);
 	int64_t count = -1;
 	struct buf o;
 	size_t i = 0;

@@ -331,8 +331,9 @@ int jinja_value_eq(const struct jv *a, const struct jv *b)
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT) {
 		if (a->k == JV_BIGINT && b->k == JV_BIGINT)
 			return !strcmp(a->u.s->data, b->u.s->data);
-		return jinja_value_is_num(a) || jinja_value_is_num(b) ? (a->k == JV_FLOAT ||
-									 b->k == JV_FLOAT ? -1 : 0) : 0;
+		if (!jinja_value_is_num(a) && !jinja_value_is_num(b))
+			return 0;
+		return a->k == JV_FLOAT || b->k == JV_FLOAT ? -1 : 0;
 	}
 	if (a->k != b->k)
 		return 0;

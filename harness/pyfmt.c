@@ -367,8 +367,7 @@ static enum err json_key(const struct jv *k, const struct pyfmt_json *o, struct 
 	enum err e;
 
 	if (k->k == JV_STR)
-		return json_string(k->u.s->data, k->u.s->len, o->ensure_ascii, out) ? NOMEM(d)
-										       : ERR_OK;
+		return json_string(k->u.s->data, k->u.s->len, o->ensure_ascii, out) ? NOMEM(d) : ERR_OK;
 	if (k->k == JV_BOOL || k->k == JV_NONE)
 		return json_string(k->k == JV_NONE ? "null" : k->u.i ? "true" : "false",
 				   k->k == JV_NONE ? 4 : k->u.i ? 4 : 5, 0, out) ? NOMEM(d) : ERR_OK;

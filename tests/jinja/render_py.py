@@ -11,12 +11,14 @@ JOBS.json: {"date": "YYYY-MM-DDTHH:MM:SS", "templates": {NAME: TEXT},
             "contexts": {NAME: JSON-TEXT}, "jobs": [[TEMPLATE, CONTEXT], ...]}
 Each context is a JSON object of template variables, read with json.loads so
 that numbers and key order are Python's. OUT.json gets one entry per job:
-{"ok": RENDERED} or {"err": "ExceptionType: message"}, plus "openai": whether
+{"ok": RENDERED}, {"err": "ExceptionType: message"} or {"timeout": ...} (a
+render Python could not finish in 5 s), plus "openai": whether
 vLLM's content-format detection (chat_utils.py _detect_content_format, as
 restated in content_format below) calls the template "openai".
 """
 import datetime
 import json
+import signal
 import sys
 
 import jinja2
@@ -102,7 +104,16 @@ def content_format(env, text):
         return 0
 
 
+class Timeout(Exception):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise Timeout("render took more than 5 s")
+
+
 def main():
+    signal.signal(signal.SIGALRM, on_alarm)
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
     now = datetime.datetime.fromisoformat(spec.get("date", "2024-07-26T12:00:00"))
@@ -121,7 +132,13 @@ def main():
             if isinstance(t, Exception):
                 raise t
             ctx = json.loads(spec["contexts"][cname])
-            results.append({"ok": t.render(**ctx), "openai": fmt})
+            signal.alarm(5)
+            try:
+                results.append({"ok": t.render(**ctx), "openai": fmt})
+            finally:
+                signal.alarm(0)
+        except Timeout as e:
+            results.append({"timeout": str(e), "openai": fmt})
         except Exception as e:
             results.append({"err": "%s: %s" % (type(e).__name__, e), "openai": fmt})
     with open(sys.argv[2], "w", encoding="utf-8") as f:
