@@ -733,17 +733,34 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 	return ERR_OK;
 }
 
+/* What iterating a generator gives: the items not yet consumed (none once
+ * exhausted), or its pending failure. */
+static enum err iterate_gen(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
+{
+	struct jv_seq *l = v->u.l;
+	size_t from = l->taken, i;
+
+	l->taken = l->n;
+	if (l->err && !l->raised) {
+		l->raised = 1;
+		return diag_fail(e->d, l->err, "%s", l->err_msg);
+	}
+	if (jinja_value_seq_new(e->a, JV_LIST, l->n - from, out))
+		return NOMEM(e, at);
+	for (i = from; i < l->n; i++)
+		out->u.l->v[i - from] = l->v[i];
+	out->u.l->n = l->n - from;
+	return ERR_OK;
+}
+
 enum err jinja_builtin_iterate(struct je *e, const struct jn *at, const struct jv *v,
 			       struct jv *out)
 {
 	size_t i;
 
 	if (jinja_value_is_seq(v)) {
-		if (v->flags & JV_F_GEN) {
-			if (v->u.l->consumed)
-				return jinja_eval_refuse(e, at, "iterating a generator twice");
-			v->u.l->consumed = 1;
-		}
+		if (v->flags & JV_F_GEN)
+			return iterate_gen(e, at, v, out);
 		*out = *v;
 		out->k = JV_LIST;
 		return ERR_OK;

@@ -218,6 +218,10 @@ static enum err f_first_last(struct je *e, const struct jn *at, const struct jv 
 	if (last && (in->flags & JV_F_GEN))
 		return jinja_eval_reject(e, at, "TypeError: '%s' object is not reversible",
 					 jinja_value_type_name(in));
+	if (!last && (in->flags & JV_F_GEN) && in->u.l->taken < in->u.l->n) {
+		*out = in->u.l->v[in->u.l->taken++]; /* next() takes one item */
+		return ERR_OK;
+	}
 	if (jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	if (!items.u.l->n) {
@@ -694,6 +698,30 @@ static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, st
 				 jinja_value_type_name(in));
 }
 
+/* The generator filters run their body at the first next(), not when called
+ * (filters.py: map, select_or_reject, do_unique, do_items are generator
+ * functions): a failure while computing them is kept in the generator and
+ * raised where it is consumed, so that an unconsumed one renders as in Python. */
+static enum err lazily(struct je *e, const struct jn *at, struct jv *out, enum err r)
+{
+	char *msg;
+	size_t n;
+
+	if (r != ERR_INPUT && r != ERR_UNSUPPORTED)
+		return r;
+	if (out->k != JV_LIST && jinja_value_seq_new(e->a, JV_LIST, 0, out))
+		return NOMEM(e, at);
+	n = strlen(e->d->msg);
+	if (!(msg = jinja_value_alloc(e->a, n + 1)))
+		return NOMEM(e, at);
+	memcpy(msg, e->d->msg, n);
+	out->u.l->err = r;
+	out->u.l->err_msg = msg;
+	out->flags = JV_F_GEN;
+	diag_init(e->d);
+	return ERR_OK;
+}
+
 static int is_text_filter(const char *name)
 {
 	static const char *const names[] = { "trim", "safe", "e", "escape", "upper", "lower",
@@ -706,9 +734,37 @@ static int is_text_filter(const char *name)
 	return 0;
 }
 
+/* The generator filters; 1 if `name` is one (its result in *r). */
+static int gen_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *a, struct jv *out, enum err *r)
+{
+	if (!strcmp(name, "items"))
+		*r = f_items(e, at, in, out);
+	else if (!strcmp(name, "map"))
+		*r = f_map(e, at, in, a, out);
+	else if (!strcmp(name, "select") || !strcmp(name, "reject"))
+		*r = f_select(e, at, in, a, name[0] == 's', 0, out);
+	else if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr"))
+		*r = f_select(e, at, in, a, name[0] == 's', 1, out);
+	else if (!strcmp(name, "unique"))
+		*r = f_unique(e, at, in, a, out);
+	else
+		return 0;
+	return 1;
+}
+
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 		      const struct je_args *a, struct jv *out)
 {
+	struct jv res = { JV_UNDEF, 0, { 0 } };
+	enum err r;
+
+	if (gen_filter(e, at, name, in, a, &res, &r)) {
+		r = lazily(e, at, &res, r);
+		if (!r)
+			*out = res;
+		return r;
+	}
 	if (!strcmp(name, "tojson"))
 		return f_tojson(e, at, in, a, out);
 	if (!strcmp(name, "length") || !strcmp(name, "count"))
@@ -719,24 +775,14 @@ enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const
 		return f_string(e, at, in, out);
 	if (!strcmp(name, "join"))
 		return f_join(e, at, in, a, out);
-	if (!strcmp(name, "items"))
-		return f_items(e, at, in, out);
 	if (!strcmp(name, "default") || !strcmp(name, "d"))
 		return f_default(e, at, in, a, out);
 	if (!strcmp(name, "list"))
 		return as_list(e, at, in, out);
 	if (!strcmp(name, "first") || !strcmp(name, "last"))
 		return f_first_last(e, at, in, name[0] == 'l', out);
-	if (!strcmp(name, "map"))
-		return f_map(e, at, in, a, out);
-	if (!strcmp(name, "select") || !strcmp(name, "reject"))
-		return f_select(e, at, in, a, name[0] == 's', 0, out);
-	if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr"))
-		return f_select(e, at, in, a, name[0] == 's', 1, out);
 	if (!strcmp(name, "sort") || !strcmp(name, "dictsort"))
 		return f_sort(e, at, in, a, name[0] == 'd', out);
-	if (!strcmp(name, "unique"))
-		return f_unique(e, at, in, a, out);
 	if (!strcmp(name, "reverse"))
 		return f_reverse(e, at, in, out);
 	if (!strcmp(name, "int") || !strcmp(name, "float"))

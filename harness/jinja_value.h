@@ -65,7 +65,10 @@ struct jv_seq {
 	size_t n;        /* items */
 	size_t cap;      /* allocated slots */
 	struct jv *v;    /* items, arena */
-	int consumed;    /* a generator already iterated once */
+	size_t taken;    /* a generator: items already consumed */
+	int raised;      /* a generator: `err` was raised (it is finished) */
+	enum err err;    /* a generator: what its next item after v[n-1] raises */
+	const char *err_msg; /* the message of that failure (arena) */
 };
 
 struct jv_dict {

@@ -11,7 +11,9 @@
 #      Python completes must be byte-identical, and jinja_tpl_openai_content
 #      must agree with vLLM's content-format rule on every template;
 #   2. renders the micro-cases of tests/jinja/micro.py, one per construct and
-#      trap, under the same rules (error parity included).
+#      trap, under the same rules (error parity included);
+#   3. renders 400 random expressions and statements (tests/jinja/exprs.py,
+#      seed 1): none may differ or render where Python raises.
 set -eu
 : "${BUILD:?}" "${TESTS:?}"
 root=$(cd "$TESTS/.." && pwd)
@@ -33,4 +35,7 @@ echo "corpus:"
 tail -4 "$tmp/out"
 echo "micro-cases:"
 /usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --micro 90 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+tail -4 "$tmp/out"
+echo "random expressions:"
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --exprs 0 400 1 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
 tail -4 "$tmp/out"

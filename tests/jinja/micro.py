@@ -253,4 +253,10 @@ CASES = [
     ("unknown-filter-for-else", "{% if false %}{% for x in [] %}{% else %}{{ 1|nosuch }}{% endfor %}{% endif %}ok", "{}"),
     ("unknown-filter-call-args", "{% macro m(a) %}{{ caller() }}{% endmacro %}{% if false %}{% call m(1|nosuch) %}x{% endcall %}{% endif %}ok", "{}"),
     ("from-json-filter", "{% if false %}{{ '{}'|from_json }}{% endif %}ok", "{}"),
+    # generator filters are lazy: a failure surfaces only where they are consumed
+    ("gen-lazy-unused", "{% set g = 5|select %}{% set h = xs|map('nosuchfilter') %}{{ 'ok' if g }}", "{\"xs\": [1]}"),
+    ("gen-lazy-consumed", "{% set g = 5|select %}{% for x in g %}{% endfor %}", "{}"),
+    ("gen-lazy-first", "{{ (xs|map('int'))|first }}|{{ (5|select)|first }}", "{\"xs\": [\"1\", [2]]}"),
+    ("gen-lazy-list", "{{ xs|map('upper')|list }}", "{\"xs\": [\"a\", 1]}"),
+    ("gen-twice", "{% set g = [1, 2]|select %}{{ g|list }}{{ g|list }}", "{}"),
 ]
