@@ -58,7 +58,7 @@
 /* Evaluation steps one render may take (a loop over 1M messages is far below). */
 #define JINJA_MAX_STEPS 50000000
 /* Nesting of macro calls and of expressions (Python's recursion limit is 1000). */
-#define JINJA_MAX_DEPTH 200
+#define JINJA_MAX_DEPTH 1000
 /* Bytes of values one render or one context may allocate. */
 #define JINJA_MAX_MEMORY ((size_t)1 << 30)
 

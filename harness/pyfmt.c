@@ -231,6 +231,9 @@ enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
 	enum err e = ERR_OK;
 
 	switch (v->k) {
+	case JV_UNDEF: /* jinja2's Undefined.__repr__ */
+		e = buf_puts(out, "Undefined");
+		break;
 	case JV_NONE:
 		e = buf_puts(out, "None");
 		break;
@@ -454,7 +457,7 @@ static enum err json_value(const struct jv *v, const struct pyfmt_json *o, int l
 {
 	enum err e = ERR_OK;
 
-	if (level > 200)
+	if (level > 1000)
 		return diag_fail(d, ERR_LIMIT, "tojson nested too deeply");
 	switch (v->k) {
 	case JV_NONE:

@@ -259,4 +259,6 @@ CASES = [
     ("gen-lazy-first", "{{ (xs|map('int'))|first }}|{{ (5|select)|first }}", "{\"xs\": [\"1\", [2]]}"),
     ("gen-lazy-list", "{{ xs|map('upper')|list }}", "{\"xs\": [\"a\", 1]}"),
     ("gen-twice", "{% set g = [1, 2]|select %}{{ g|list }}{{ g|list }}", "{}"),
+    ("repr-undefined", "{{ [nope, 1] }}|{{ {'a': nope} }}|{{ xs|map(attribute='q')|list }}", "{\"xs\": [{}]}"),
+    ("deep-recursion", "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(5000) }}", "{}"),
 ]
