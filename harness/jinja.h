@@ -23,8 +23,18 @@
  *   ERR_UNSUPPORTED the template does something outside the implemented
  *                   subset (message names the construct); never a guess.
  * Every message ends with the template position: "(template line L, column C)".
- * ERR_NOMEM and ERR_LIMIT (the output cap of `out`, JINJA_MAX_STEPS, nesting
- * deeper than JINJA_MAX_DEPTH) may also occur. CLI mapping: all of these exit 2.
+ * Nesting deeper than JINJA_MAX_DEPTH is ERR_UNSUPPORTED too (Python fails
+ * with RecursionError about there). ERR_NOMEM and ERR_LIMIT (the output cap
+ * of `out`, JINJA_MAX_STEPS, the value memory cap) may also occur. CLI
+ * mapping: all of these exit 2.
+ *
+ * transformers passes messages, tools and documents (None when absent, so
+ * `tools is defined` is true), add_generation_prompt, the tokenizer's special
+ * tokens (bos_token, eos_token, ...) and the chat_template_kwargs; the caller
+ * sets each. Internals: jinja_lex (tokens), jinja_parse (syntax tree),
+ * jinja_value (values, arena, JSON input), jinja_eval (scopes, statements),
+ * jinja_builtin (operators, tests, methods, globals), jinja_filter, jinja_str
+ * (str methods), pyfmt (Python's str/repr/json.dumps).
  *
  * The context holds the template's variables. Build it from JSON text, not
  * from cJSON: numbers keep their lexeme class as Python's json.loads sees them
