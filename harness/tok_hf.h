@@ -11,9 +11,15 @@
  *   -> post-processor template, only when the caller asks for special tokens.
  *
  * Regexes are Oniguruma patterns rewritten for PCRE2 (uni_rewrite_pattern) and
- * run with the JIT, except the patterns tok_scan.h matches by hand (the
- * environment variable NEEDLE_NO_SCAN=1 turns those off, for tests). Every component or option outside this list is refused at
- * load time with its name (ERR_UNSUPPORTED), as are truncation and padding.
+ * run with the JIT (tok_pat.h, rx.h), except the patterns tok_scan.h matches
+ * by hand (the environment variable NEEDLE_NO_SCAN=1 turns those off, for
+ * tests). Every component or option outside this list is refused at load
+ * time with its name (ERR_UNSUPPORTED), as are truncation and padding.
+ *
+ * The modules behind this header (sharing tok_hf_impl.h): tok_load.c reads
+ * tokenizer.json and the post-processor, tok_added.c the added tokens,
+ * tok_norm.c the normalizers, tok_pre.c the pre-tokenizers, tok_pat.c their
+ * patterns, tok_bpe.c the model.
  *
  * A loaded tokenizer is read-only; each call builds its own scratch state, so
  * one tokenizer may be shared by threads.

@@ -2,10 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "mem.h"
+#include "rx.h"
 #include "uni.h"
 #include "uni_data.h"
 
@@ -135,11 +133,9 @@ struct cls {
  * library in use; otherwise every class is written as explicit ranges. */
 static int compact_ok(void)
 {
-	char ver[24];
+	char ver[RX_VERSION_MAX];
 
-	if (pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, NULL) > (int)sizeof ver)
-		return 0;
-	pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, ver);
+	rx_unicode_version(ver);
 	return !strcmp(ver, uni_pcre2_unicode);
 }
 
