@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "buf.h"
 #include "mem.h"
 
 /* Pre-tokens of at most this many units use the linear scan (cache-friendly,
@@ -367,6 +368,7 @@ struct bpe {
 	 * NULL for other models. */
 	uint32_t *minl[4], *minr[2];
 	size_t nmin;
+	int borrowed;          /* the tables above live in a caller's blob (bpe_from_blob) */
 	/* Loading is batched so that the hash-table misses of consecutive
 	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
 	 * entries wait here, their bytes already in vocab.arena, until the
@@ -456,6 +458,11 @@ void bpe_free(struct bpe *b)
 {
 	if (!b)
 		return;
+	if (b->borrowed) {
+		mem_free(b->unk);
+		mem_free(b);
+		return;
+	}
 	smap_free(&b->vocab);
 	smap_free(&b->raw);
 	mmap_free(&b->merges);
@@ -927,6 +934,150 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 	}
 	if (b->o.byte_level && b->merges.n && b->nr && build_min(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
+	return ERR_OK;
+}
+
+/* ---- the model as one blob (tok_cache) -------------------------------- */
+
+#define BLOB_MAGIC 0x31424550454c4e4eULL /* "NNLEPEB1" */
+
+/* Counts and scalars, then the arrays in this order, each padded to 8
+ * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
+ * roff, rlen, the minl/minr block. */
+struct blob_head {
+	uint64_t magic, sizes; /* sizes: sizeof sslot, mslot, blob_head */
+	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
+	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len;
+	int64_t unit[256], fallback[256], unk_id;
+	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
+};
+
+static uint64_t blob_sizes(void)
+{
+	return sizeof(struct sslot) | sizeof(struct mslot) << 8 | sizeof(struct blob_head) << 16;
+}
+
+static enum err blob_put(struct buf *out, const void *p, size_t n)
+{
+	static const char zero[8];
+
+	if (n && buf_append(out, p, n))
+		return ERR_NOMEM;
+	return buf_append(out, zero, (8 - n % 8) % 8) ? ERR_NOMEM : ERR_OK;
+}
+
+enum err bpe_save(const struct bpe *b, struct buf *out)
+{
+	struct blob_head h = {BLOB_MAGIC, blob_sizes(),
+			      b->vocab.n, b->vocab.nslot, b->vocab.alen,
+			      b->raw.n, b->raw.nslot, b->raw.alen,
+			      b->merges.n, b->merges.nslot, b->ntokens, b->nmerges,
+			      b->nr, b->nmin, b->unk ? b->o.unk_len : 0, {0}, {0}, b->unk_id,
+			      (uint64_t)((b->o.byte_level != 0) | (b->o.byte_fallback != 0) << 1 |
+					 (b->o.fuse_unk != 0) << 2 | (b->o.ignore_merges != 0) << 3)};
+
+	memcpy(h.unit, b->unit, sizeof(h.unit));
+	memcpy(h.fallback, b->fallback, sizeof(h.fallback));
+	if (blob_put(out, &h, sizeof(h)) || blob_put(out, b->unk, h.unk_len) ||
+	    blob_put(out, b->vocab.slot, h.vocab_nslot * sizeof(struct sslot)) ||
+	    blob_put(out, b->vocab.arena, h.vocab_alen) ||
+	    blob_put(out, b->raw.slot, h.raw_nslot * sizeof(struct sslot)) ||
+	    blob_put(out, b->raw.arena, h.raw_alen) ||
+	    blob_put(out, b->merges.slot, h.merges_nslot * sizeof(struct mslot)) ||
+	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
+	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)) ||
+	    blob_put(out, b->minl[0], 6 * h.nmin * sizeof(uint32_t)))
+		return ERR_NOMEM;
+	return ERR_OK;
+}
+
+/* The next `n` bytes of the blob (8-aligned), or NULL past its end. */
+static const void *blob_take(const char *p, size_t len, size_t *at, uint64_t n)
+{
+	const char *r = p + *at;
+	uint64_t padded = n + (8 - n % 8) % 8;
+
+	if (n > len || padded > len - *at)
+		return NULL;
+	*at += (size_t)padded;
+	return r;
+}
+
+static int pow2_or_zero(uint64_t n)
+{
+	return !(n & (n - 1));
+}
+
+/* Whether the counts of `h` are those of a model this build could have made
+ * (every hash table keeps an empty slot, which ends its probes). */
+static int blob_head_ok(const struct blob_head *h, size_t len)
+{
+	return h->magic == BLOB_MAGIC && h->sizes == blob_sizes() &&
+	       pow2_or_zero(h->vocab_nslot) && pow2_or_zero(h->raw_nslot) &&
+	       pow2_or_zero(h->merges_nslot) && (!h->vocab_nslot || h->vocab_n < h->vocab_nslot) &&
+	       (!h->raw_nslot || h->raw_n < h->raw_nslot) &&
+	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
+	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
+	       h->nr < len && h->nmin <= h->nr && h->unk_len < len;
+}
+
+/* Points the tables of `b` into the blob after the head. */
+static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, size_t len,
+		       size_t at)
+{
+	const char *unk = blob_take(p, len, &at, h->unk_len);
+
+	b->vocab.slot = (struct sslot *)blob_take(p, len, &at, h->vocab_nslot * sizeof(struct sslot));
+	b->vocab.arena = (char *)blob_take(p, len, &at, h->vocab_alen);
+	b->raw.slot = (struct sslot *)blob_take(p, len, &at, h->raw_nslot * sizeof(struct sslot));
+	b->raw.arena = (char *)blob_take(p, len, &at, h->raw_alen);
+	b->merges.slot = (struct mslot *)blob_take(p, len, &at, h->merges_nslot * sizeof(struct mslot));
+	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
+	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
+	b->minl[0] = (uint32_t *)blob_take(p, len, &at, 6 * h->nmin * sizeof(uint32_t));
+	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
+	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || at != len)
+		return 0;
+	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
+		return 0;
+	return 1;
+}
+
+enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
+{
+	const char *p = blob;
+	struct blob_head h;
+	struct bpe *b;
+	size_t c;
+
+	*out = NULL;
+	if (len < sizeof(h) || (uintptr_t)p % 8)
+		return ERR_INPUT;
+	memcpy(&h, p, sizeof(h));
+	if (!blob_head_ok(&h, len) || !(b = mem_calloc(1, sizeof(*b))))
+		return ERR_INPUT;
+	b->borrowed = 1;
+	if (!blob_tables(b, &h, p, len, sizeof(h))) {
+		bpe_free(b);
+		return ERR_INPUT;
+	}
+	b->vocab.n = h.vocab_n, b->vocab.nslot = h.vocab_nslot, b->vocab.alen = h.vocab_alen;
+	b->raw.n = h.raw_n, b->raw.nslot = h.raw_nslot, b->raw.alen = h.raw_alen;
+	b->merges.n = h.merges_n, b->merges.nslot = h.merges_nslot;
+	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr, b->nmin = h.nmin;
+	for (c = 0; h.nmin && c < 4; c++)
+		b->minl[c] = b->minl[0] + c * h.nmin;
+	for (c = 0; h.nmin && c < 2; c++)
+		b->minr[c] = b->minl[0] + (4 + c) * h.nmin;
+	if (!h.nmin)
+		b->minl[0] = NULL;
+	memcpy(b->unit, h.unit, sizeof(h.unit));
+	memcpy(b->fallback, h.fallback, sizeof(h.fallback));
+	b->unk_id = h.unk_id;
+	b->o = (struct bpe_opts){h.opts & 1, h.opts >> 1 & 1, h.opts >> 2 & 1, h.opts >> 3 & 1,
+				 b->unk, b->unk ? h.unk_len : 0};
+	bytelevel_table();
+	*out = b;
 	return ERR_OK;
 }
 
@@ -1529,4 +1680,9 @@ enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 	memcpy(*ids + *nids, w->ids, w->nsym * sizeof(**ids));
 	*nids += w->nsym;
 	return ERR_OK;
+}
+
+int bpe_byte_level(const struct bpe *b)
+{
+	return b->o.byte_level;
 }

@@ -4,6 +4,7 @@
 
 #include "mem.h"
 #include "tok_hf_impl.h"
+#include "tok_cache.h"
 #include "tok_load.h"
 
 enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
@@ -111,23 +112,94 @@ enum err tok_hf_encode(const struct tok_hf *h, const char *text, size_t len,
 	return e;
 }
 
-enum err tok_hf_load(const char *path, const char *json, size_t len,
-		     struct tok_hf **out, struct diag *d)
+/* A tokenizer from the cache file at `path`, or NULL (ERR_OK) when the file
+ * is missing or unusable. */
+static enum err from_cache(const char *path, const char *cpath, const char *sha,
+			   struct tok_hf **out, struct diag *d)
 {
-	struct tok_load l = {path, NULL, d};
+	struct tok_load l = {path, NULL, d, {0}, {0}};
+	struct tok_cache c;
+	struct diag quiet;
 	enum err e;
 
 	*out = NULL;
-	l.h = mem_calloc(1, sizeof(*l.h));
-	if (!l.h)
+	if (!tok_cache_open(cpath, sha, TOK_MEMBERS + 1, &c))
+		return ERR_OK;
+	if (!(l.h = mem_calloc(1, sizeof(*l.h)))) {
+		tok_cache_close(&c);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	e = tok_load_json(&l, json, len);
-	if (e) {
+	}
+	l.h->cache = c;
+	diag_init(&quiet);
+	l.d = &quiet;
+	if ((e = tok_load_cached(&l, &l.h->cache))) {
 		tok_hf_free(l.h);
-		return e;
+		return e == ERR_NOMEM ? diag_fail(d, e, "out of memory") : ERR_OK;
 	}
 	*out = l.h;
 	return ERR_OK;
+}
+
+/* Writes the cache file of a tokenizer just loaded from its JSON; a failure
+ * only costs the next load its speed. */
+static void to_cache(const struct tok_load *l, const char *cpath)
+{
+	const char *sect[TOK_MEMBERS + 1];
+	size_t len[TOK_MEMBERS + 1], i;
+	struct buf blob;
+	struct diag quiet;
+
+	buf_init(&blob, BUF_MAX_DEFAULT);
+	diag_init(&quiet);
+	for (i = 0; i < TOK_MEMBERS; i++) {
+		sect[i] = l->member[i];
+		len[i] = l->member[i] ? l->member_len[i] : 0;
+	}
+	if (!bpe_save(l->h->bpe, &blob)) {
+		sect[TOK_MEMBERS] = blob.data;
+		len[TOK_MEMBERS] = blob.len;
+		tok_cache_write(cpath, l->h->sha, sect, len, TOK_MEMBERS + 1, &quiet);
+	}
+	buf_release(&blob);
+}
+
+enum err tok_hf_load(const char *path, const char *json, size_t len,
+		     struct tok_hf **out, struct diag *d)
+{
+	struct tok_load l = {path, NULL, d, {0}, {0}};
+	char sha[IO_SHA256_HEX];
+	struct buf cpath;
+	int cached;
+	enum err e;
+
+	*out = NULL;
+	buf_init(&cpath, BUF_MAX_DEFAULT);
+	io_sha256_hex(json, len, sha);
+	cached = tok_cache_path(sha, &cpath);
+	if (cached && ((e = from_cache(path, cpath.data, sha, out, d)) || *out))
+		goto out;
+	if (!(l.h = mem_calloc(1, sizeof(*l.h)))) {
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(l.h->sha, sha, sizeof(sha));
+	if ((e = tok_load_json(&l, json, len))) {
+		tok_hf_free(l.h);
+		goto out;
+	}
+	if (cached)
+		to_cache(&l, cpath.data);
+	*out = l.h;
+out:
+	if (*out)
+		memcpy((*out)->sha, sha, sizeof(sha));
+	buf_release(&cpath);
+	return e;
+}
+
+const char *tok_hf_sha256(const struct tok_hf *h)
+{
+	return h->sha;
 }
 
 void tok_hf_free(struct tok_hf *h)
@@ -150,5 +222,6 @@ void tok_hf_free(struct tok_hf *h)
 	mem_free(h->added);
 	tok_aset_release(&h->raw);
 	tok_aset_release(&h->normed);
+	tok_cache_close(&h->cache);
 	mem_free(h);
 }

@@ -16,6 +16,10 @@
  * tests). Every component or option outside this list is refused at load
  * time with its name (ERR_UNSUPPORTED), as are truncation and padding.
  *
+ * Loading keeps a binary copy of the loaded tokenizer in the user's cache
+ * directory, keyed by the JSON's SHA-256, and the next load of the same
+ * bytes reads that instead (tok_cache.h).
+ *
  * The modules behind this header (sharing tok_hf_impl.h): tok_load.c reads
  * tokenizer.json and the post-processor, tok_added.c the added tokens,
  * tok_norm.c the normalizers, tok_pre.c the pre-tokenizers, tok_pat.c their
@@ -41,6 +45,8 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 		     struct tok_hf **out, struct diag *d);
 /* Accepts NULL. */
 void tok_hf_free(struct tok_hf *h);
+/* Lower-case hex SHA-256 of the JSON it was loaded from; borrowed. */
+const char *tok_hf_sha256(const struct tok_hf *h);
 
 /* Number of tokens of valid UTF-8 `text`, no special tokens added. */
 enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,

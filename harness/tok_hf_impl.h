@@ -15,6 +15,7 @@
 #include "rx.h"
 #include "tok_added.h"
 #include "tok_bpe.h"
+#include "tok_cache.h"
 #include "tok_norm.h"
 #include "tok_pat.h"
 #include "tok_pre.h"
@@ -36,6 +37,8 @@ struct tok_hf {
 	struct scan_tab *tab; /* for patterns with a scanner, else NULL */
 	uint32_t head[TOK_SPECIAL_MAX], tail[TOK_SPECIAL_MAX]; /* template ids */
 	size_t nhead, ntail;
+	struct tok_cache cache; /* the cache file bpe borrows its tables from, or zeroed */
+	char sha[IO_SHA256_HEX]; /* of the tokenizer.json */
 };
 
 /* The scratch of one count or encode call (one thread). Output goes either

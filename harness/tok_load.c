@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "jscan.h"
 #include "mem.h"
+#include "tok_cache.h"
 #include "tok_hf_impl.h"
 
 enum err tok_load_unsupported(struct tok_load *l, const char *what, const char *name)
@@ -367,6 +368,19 @@ static enum err top_json(struct tok_load *l, struct jscan *j, cJSON **slot)
 	return sub_json(l, j, slot);
 }
 
+/* top_json (or sub_json for the pre-tokenizer) of member m, noting where its
+ * text is. */
+static enum err member_json(struct tok_load *l, struct jscan *j, enum tok_member m,
+			    cJSON **slot)
+{
+	size_t at = j->pos;
+	enum err e = m == TOK_PRE_TOKENIZER ? sub_json(l, j, slot) : top_json(l, j, slot);
+
+	l->member[m] = j->s + at;
+	l->member_len[m] = j->pos - at;
+	return e;
+}
+
 static enum err top_member(struct tok_load *l, struct jscan *j, const char *k,
 			   size_t n, struct top *t)
 {
@@ -387,17 +401,17 @@ static enum err top_member(struct tok_load *l, struct jscan *j, const char *k,
 	if (IS("version") || IS("decoder"))
 		return jscan_skip(j, NULL, l->d);
 	if (IS("normalizer"))
-		return top_json(l, j, &t->normalizer);
+		return member_json(l, j, TOK_NORMALIZER, &t->normalizer);
 	if (IS("pre_tokenizer")) {
 		t->have_pre = 1;
-		if ((e = sub_json(l, j, &t->pre)))
+		if ((e = member_json(l, j, TOK_PRE_TOKENIZER, &t->pre)))
 			return e;
 		return tok_pre_parse(l, t->pre, 0);
 	}
 	if (IS("post_processor"))
-		return top_json(l, j, &t->post);
+		return member_json(l, j, TOK_POST_PROCESSOR, &t->post);
 	if (IS("added_tokens"))
-		return top_json(l, j, &t->added);
+		return member_json(l, j, TOK_ADDED_TOKENS, &t->added);
 	if (IS("truncation") || IS("padding")) {
 		if ((e = sub_json(l, j, &v)))
 			return e;
@@ -457,4 +471,52 @@ enum err tok_load_json(struct tok_load *l, const char *json, size_t len)
 	cJSON_Delete(t.added);
 	buf_release(&key);
 	return e;
+}
+
+/* Member m of the cache parsed and handed to its reader (absent: nothing). */
+static enum err cached_member(struct tok_load *l, const struct tok_cache *c,
+			      enum tok_member m)
+{
+	cJSON *v;
+	enum err e;
+
+	if (!c->len[m])
+		return ERR_OK;
+	if (!(v = cJSON_ParseWithLength(c->sect[m], c->len[m])))
+		return ERR_INPUT;
+	switch (m) {
+	case TOK_NORMALIZER:
+		e = tok_norm_parse(l, v, 0);
+		break;
+	case TOK_PRE_TOKENIZER:
+		e = tok_pre_parse(l, v, 0);
+		break;
+	case TOK_POST_PROCESSOR:
+		e = add_post(l, v, 0);
+		break;
+	default:
+		e = tok_added_parse(l, v);
+		break;
+	}
+	cJSON_Delete(v);
+	return e;
+}
+
+enum err tok_load_cached(struct tok_load *l, const struct tok_cache *c)
+{
+	struct tok_hf *h = l->h;
+	enum err e;
+
+	if (c->n != TOK_MEMBERS + 1)
+		return ERR_INPUT;
+	if ((e = cached_member(l, c, TOK_PRE_TOKENIZER)))
+		return e;
+	if ((e = bpe_from_blob(c->sect[TOK_MEMBERS], c->len[TOK_MEMBERS], &h->bpe)))
+		return e;
+	if (bpe_byte_level(h->bpe) != (h->npre && h->pre[h->npre - 1].kind == PRE_BYTELEVEL))
+		return ERR_INPUT;
+	if ((e = cached_member(l, c, TOK_NORMALIZER)) ||
+	    (e = cached_member(l, c, TOK_POST_PROCESSOR)))
+		return e;
+	return cached_member(l, c, TOK_ADDED_TOKENS);
 }

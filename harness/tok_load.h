@@ -16,15 +16,31 @@
 struct cJSON;
 struct tok_hf;
 
-/* One load in progress: the file's name, the tokenizer being built. */
+/* The top-level members kept as JSON text in the cache (tok_cache.h); the
+ * model is kept as bpe_save's blob. */
+enum tok_member { TOK_NORMALIZER, TOK_PRE_TOKENIZER, TOK_POST_PROCESSOR, TOK_ADDED_TOKENS,
+		  TOK_MEMBERS };
+
+/* One load in progress: the file's name, the tokenizer being built, and
+ * where each member's JSON value was found (the last occurrence; NULL if
+ * absent), borrowed from the JSON being read. */
 struct tok_load {
 	const char *path;
 	struct tok_hf *h;
 	struct diag *d;
+	const char *member[TOK_MEMBERS];
+	size_t member_len[TOK_MEMBERS];
 };
+
+struct tok_cache;
 
 /* Fills l->h (zeroed by the caller) from the len bytes of `json`, borrowed. */
 enum err tok_load_json(struct tok_load *l, const char *json, size_t len);
+/* Fills l->h (zeroed by the caller) from a cache file whose sections are
+ * the TOK_MEMBERS members' JSON then the model's blob; the blob stays
+ * borrowed from `c` for the life of the tokenizer. ERR_INPUT (no message
+ * needed: the caller loads the JSON instead) when the file does not fit. */
+enum err tok_load_cached(struct tok_load *l, const struct tok_cache *c);
 
 /* ERR_UNSUPPORTED: "unsupported WHAT 'NAME'". */
 enum err tok_load_unsupported(struct tok_load *l, const char *what, const char *name);

@@ -28,6 +28,10 @@ function shorten(s) {
   return j.length > 300 ? j.slice(0, 200) + `... (${s.length} chars)` : j;
 }
 
+// needle keeps a binary copy of each loaded tokenizer (harness/tok_cache.h):
+// the first needle run of each tokenizer below loads the JSON and writes the
+// copy, the later ones read it, so both paths are compared.
+process.env.XDG_CACHE_HOME = tmp;
 let needleEnv = process.env;
 
 function runNeedle(tokPath, file, extra) {
