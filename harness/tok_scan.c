@@ -6,14 +6,14 @@
 #include "uni.h"
 #include "uni_data.h"
 
-enum { C_L = 1, C_M = 2, C_N = 4, C_P = 8, C_S = 16, C_SP = 32 };
+enum { C_L = 1, C_M = 2, C_N = 4, C_P = 8, C_S = 16, C_SP = 32, C_LL = 64, C_LUT = 128 };
 
 static const struct {
 	enum uni_class_id id;
 	uint8_t bit;
 } class_bits[] = {
 	{UNI_L, C_L}, {UNI_M, C_M}, {UNI_N, C_N}, {UNI_P, C_P}, {UNI_S, C_S},
-	{UNI_ONIG_SPACE, C_SP},
+	{UNI_ONIG_SPACE, C_SP}, {UNI_Ll, C_LL}, {UNI_Lu, C_LUT}, {UNI_Lt, C_LUT},
 };
 #define NBITS (sizeof(class_bits) / sizeof(class_bits[0]))
 
@@ -30,8 +30,28 @@ static const char ds_main[] =
 	"[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
 	" ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 
+/* The Split patterns of Qwen2/3 (\p{N}), Llama 3 (\p{N}{1,3}, as cl100k)
+ * and GPT-4o (o200k), JSON-decoded. */
+#define CONTRACTIONS "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+#define CL100K_TAIL " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+static const char qwen_pat[] = CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|" CL100K_TAIL;
+static const char llama3_pat[] =
+	CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|" CL100K_TAIL;
+#define O200K_U "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]"
+#define O200K_L "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]"
+static const char o200k_pat[] =
+	"[^\\r\\n\\p{L}\\p{N}]?" O200K_U "*" O200K_L "+" CONTRACTIONS "?|"
+	"[^\\r\\n\\p{L}\\p{N}]?" O200K_U "+" O200K_L "*" CONTRACTIONS "?|"
+	"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 enum scan_kind scan_kind_of(const char *pat, size_t n)
 {
+	if (n == sizeof(qwen_pat) - 1 && !memcmp(pat, qwen_pat, n))
+		return SCAN_QWEN;
+	if (n == sizeof(llama3_pat) - 1 && !memcmp(pat, llama3_pat, n))
+		return SCAN_LLAMA3;
+	if (n == sizeof(o200k_pat) - 1 && !memcmp(pat, o200k_pat, n))
+		return SCAN_O200K;
 	if (n == sizeof(ds_digits) - 1 && !memcmp(pat, ds_digits, n))
 		return SCAN_DIGITS3;
 	if (n == sizeof(ds_cjk) - 1 && !memcmp(pat, ds_cjk, n))
@@ -112,8 +132,9 @@ static inline unsigned ascii_letters8(uint64_t v)
 static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
 		  uint8_t mask)
 {
-	/* the ASCII members of \p{L} and \p{M} are the letters A-Z a-z */
-	if (mask == (C_L | C_M)) {
+	/* the ASCII members of \p{L} (and of \p{L} with \p{M}) are the
+	 * letters A-Z a-z */
+	if (mask == (C_L | C_M) || mask == C_L) {
 		while (i + 8 <= n) {
 			uint64_t v;
 			unsigned k;
@@ -222,6 +243,181 @@ static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size
 	return 0;
 }
 
+/* ---- cl100k (Qwen, Llama 3) and o200k (GPT-4o) ------------------------ */
+
+static unsigned char fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i]: the match end, or 0. Under (?i)
+ * Oniguruma's s also matches U+017F (long s); no other letter here has a
+ * fold outside ASCII. */
+static size_t contraction(const char *s, size_t n, size_t i)
+{
+	unsigned char a, b;
+
+	if (i + 1 >= n || s[i] != '\'')
+		return 0;
+	a = fold((unsigned char)s[i + 1]);
+	if (a == 's' || a == 't' || a == 'm' || a == 'd')
+		return i + 2;
+	if (i + 2 >= n)
+		return 0;
+	if ((unsigned char)s[i + 1] == 0xC5 && (unsigned char)s[i + 2] == 0xBF)
+		return i + 3;
+	b = fold((unsigned char)s[i + 2]);
+	return (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') ? i + 3 : 0;
+}
+
+/* End of the run of code points none of whose bits meet `mask`, from s[i]. */
+static size_t run_not(const struct scan_tab *t, const char *s, size_t n, size_t i,
+		      uint8_t mask)
+{
+	while (i < n) {
+		uint32_t cp;
+		size_t k = dec(s, n, i, &cp);
+
+		if (bits_of(t, cp) & mask)
+			break;
+		i += k;
+	}
+	return i;
+}
+
+/* \p{N}{1,max} at s[i], s[i] numeric: the match end. */
+static size_t numbers(const struct scan_tab *t, const char *s, size_t n, size_t i,
+		      size_t k, int max)
+{
+	size_t e = i + k;
+	int j;
+
+	for (j = 1; j < max && e < n; j++) {
+		uint32_t cp;
+		size_t k2 = dec(s, n, e, &cp);
+
+		if (!(bits_of(t, cp) & C_N))
+			break;
+		e += k2;
+	}
+	return e;
+}
+
+/* ` ?[^\s\p{L}\p{N}]+` then `[\r\n]*` (with '/' too when `slash`) at s[i],
+ * given that s[i] (or s[i + 1] after a space) is none of \s, L, N. */
+static size_t punct_run(const struct scan_tab *t, const char *s, size_t n, size_t i,
+			int slash)
+{
+	size_t e = run_not(t, s, n, s[i] == ' ' ? i + 1 : i, C_SP | C_L | C_N);
+
+	while (e < n && (s[e] == '\r' || s[e] == '\n' || (slash && s[e] == '/')))
+		e++;
+	return e;
+}
+
+/* The class bits of the code point at s[i] (i < n) and its length. */
+static inline uint8_t bits_at(const struct scan_tab *t, const char *s, size_t n, size_t i,
+			      size_t *k)
+{
+	uint32_t cp;
+
+	*k = dec(s, n, i, &cp);
+	return bits_of(t, cp);
+}
+
+/* Whether bits `b` may start `[^\r\n\p{L}\p{N}]?` (CR and LF tested apart). */
+static int prefix_ok(uint8_t b)
+{
+	return !(b & (C_L | C_N));
+}
+
+/* The cl100k-shaped pattern (Qwen: max_digits 1, Llama 3: 3) at s[i]:
+ * every position starts a match; returns its end. */
+static size_t cl100k_at(const struct scan_tab *t, const char *s, size_t n, size_t i,
+			int max_digits)
+{
+	size_t k0, k1, e;
+	uint8_t b0, b1;
+
+	if (s[i] == '\'' && (e = contraction(s, n, i)))
+		return e;
+	b0 = bits_at(t, s, n, i, &k0);
+	if (b0 & C_L)
+		return run(t, s, n, i + k0, C_L);
+	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
+	if (s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && (b1 & C_L))
+		return run(t, s, n, i + k0, C_L);
+	if (b0 & C_N)
+		return numbers(t, s, n, i, k0, max_digits);
+	if ((s[i] == ' ' && i + 1 < n && !(b1 & (C_SP | C_L | C_N))) ||
+	    !(b0 & (C_SP | C_L | C_N)))
+		return punct_run(t, s, n, i, 0);
+	return spaces(t, s, n, i);
+}
+
+/* o200k's letter classes: U = Lu Lt Lm Lo M, W = Ll Lm Lo M. */
+static int is_u(uint8_t b)
+{
+	return ((b & C_L) && !(b & C_LL)) || (b & C_M);
+}
+
+static int is_w(uint8_t b)
+{
+	return ((b & C_L) && !(b & C_LUT)) || (b & C_M);
+}
+
+/* U*W+ (first) or U+W* (second) from s[j], then an optional contraction:
+ * the match end, or 0. U* gives back characters from its right end until a
+ * W can start (the engine's backtracking). */
+static size_t o200k_word(const struct scan_tab *t, const char *s, size_t n, size_t j,
+			 int second)
+{
+	size_t a = j, k, last_w = n, e, c;
+	uint8_t b;
+
+	while (a < n && is_u(b = bits_at(t, s, n, a, &k))) {
+		if (is_w(b))
+			last_w = a;
+		a += k;
+	}
+	if (second && a == j)
+		return 0;
+	if ((a < n && is_w(bits_at(t, s, n, a, &k))) || second) {
+		for (e = a; e < n && is_w(bits_at(t, s, n, e, &k)); e += k)
+			;
+	} else if (last_w != n) {
+		bits_at(t, s, n, last_w, &k);
+		e = last_w + k;
+	} else {
+		return 0;
+	}
+	return (c = e < n && s[e] == '\'' ? contraction(s, n, e) : 0) ? c : e;
+}
+
+/* GPT-4o's pattern at s[i]: every position starts a match; its end. */
+static size_t o200k_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
+{
+	size_t k0, k1, e;
+	uint8_t b0, b1;
+	int alt, pre;
+
+	b0 = bits_at(t, s, n, i, &k0);
+	pre = s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && i + k0 < n;
+	for (alt = 0; alt < 2; alt++) {
+		if (pre && (e = o200k_word(t, s, n, i + k0, alt)))
+			return e;
+		if ((e = o200k_word(t, s, n, i, alt)))
+			return e;
+	}
+	if (b0 & C_N)
+		return numbers(t, s, n, i, k0, 3);
+	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
+	if ((s[i] == ' ' && i + 1 < n && !(b1 & (C_SP | C_L | C_N))) ||
+	    !(b0 & (C_SP | C_L | C_N)))
+		return punct_run(t, s, n, i, 1);
+	return spaces(t, s, n, i);
+}
+
 /* First byte at or after i that is an ASCII digit or not ASCII, eight bytes
  * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
  * '0'..'9'). */
@@ -279,6 +475,15 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 {
 	size_t i = at;
 
+	if (kind == SCAN_QWEN || kind == SCAN_LLAMA3 || kind == SCAN_O200K) {
+		/* every position starts a match */
+		if (i >= n)
+			return 0;
+		*ms = i;
+		*me = kind == SCAN_O200K ? o200k_at(t, s, n, i)
+					 : cl100k_at(t, s, n, i, kind == SCAN_QWEN ? 1 : 3);
+		return 1;
+	}
 	if (kind == SCAN_DS_MAIN) {
 		/* nearly every position starts a match: no skipping, no decoding */
 		for (; i < n; i += utf8_len((unsigned char)s[i])) {
@@ -331,8 +536,9 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 				e = 0;
 			break;
 		case SCAN_DS_MAIN:
-			e = ds_main_at(t, s, n, i);
-			break;
+		case SCAN_QWEN:
+		case SCAN_LLAMA3:
+		case SCAN_O200K:
 		case SCAN_NONE:
 			return 0;
 		}
