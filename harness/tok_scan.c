@@ -19,6 +19,7 @@ static const struct {
 
 struct scan_tab {
 	uint8_t bmp[0x10000];
+	int cjk_has_n; /* some code point of U+4000..U+9FFF is \p{N} */
 };
 
 /* DeepSeek V3's pre-tokenizer patterns as JSON-decoded (CR and LF literal). */
@@ -77,6 +78,8 @@ enum err scan_tab_new(struct scan_tab **out)
 			for (cp = k->r[i].lo; cp <= k->r[i].hi && cp < 0x10000; cp++)
 				t->bmp[cp] |= class_bits[c].bit;
 	}
+	for (cp = 0x4000; cp <= 0x9FFF; cp++)
+		t->cjk_has_n |= (t->bmp[cp] & C_N) != 0;
 	return ERR_OK;
 }
 
@@ -104,11 +107,15 @@ static inline uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
 /* Decodes the code point at s[i] (valid UTF-8); returns its length. */
 static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
 {
-	unsigned char c = (unsigned char)s[i];
+	const unsigned char *u = (const unsigned char *)s + i;
 
-	if (c < 0x80) {
-		*cp = c;
+	if (u[0] < 0x80) {
+		*cp = u[0];
 		return 1;
+	}
+	if (u[0] >= 0xE0 && u[0] < 0xF0 && i + 3 <= n) {
+		*cp = (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+		return 3;
 	}
 	return uni_decode(s + i, n - i, cp);
 }
@@ -418,16 +425,23 @@ static size_t o200k_at(const struct scan_tab *t, const char *s, size_t n, size_t
 	return spaces(t, s, n, i);
 }
 
-/* First byte at or after i that is an ASCII digit or not ASCII, eight bytes
- * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
- * '0'..'9'). */
-static size_t skip_ascii_nondigits(const char *s, size_t n, size_t i)
+/* First byte at or after i that is an ASCII digit or not ASCII (other than
+ * a CJK ideograph), eight bytes at a time (SWAR: a byte is flagged when its
+ * high bit is set or it lies in '0'..'9'). */
+static size_t skip_ascii_nondigits(const struct scan_tab *t, const char *s, size_t n,
+				   size_t i)
 {
 	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t v, ge0, le9;
 
-	while (i + 8 <= n) {
-		uint64_t v, ge0, le9;
-
+	for (;;) {
+		/* U+4000..U+9FFF (lead bytes E4..E9) hold no \p{N} (checked
+		 * when the table is built) */
+		while (!t->cjk_has_n && i + 3 <= n && (unsigned char)s[i] >= 0xE4 &&
+		       (unsigned char)s[i] <= 0xE9)
+			i += 3;
+		if (i + 8 > n)
+			break;
 		memcpy(&v, s + i, 8);
 		if (v & high)
 			break;
@@ -505,7 +519,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		 * (ASCII's only N are 0-9), bytes below the lead byte of U+3040
 		 * for the CJK class */
 		if (kind == SCAN_DIGITS3)
-			i = skip_ascii_nondigits(s, n, i);
+			i = skip_ascii_nondigits(t, s, n, i);
 		else if (kind == SCAN_CJK)
 			i = skip_below_e3(s, n, i);
 		if (i >= n)

@@ -1091,6 +1091,12 @@ static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 			i += u < 0x80 ? 1 : 2;
 			continue;
 		}
+		if (u >= 0xE4 && u <= 0xE9 && i + 3 <= len) {
+			/* U+4000..U+9FFF (CJK): no unsafe character (test_uni) */
+			*prev = i;
+			i += 3;
+			continue;
+		}
 		n = uni_decode(s + i, len - i, &cp);
 		if (nfc_unsafe_cp(cp))
 			break;
