@@ -6,6 +6,7 @@
 #include "tok_hf_impl.h"
 #include "tok_cache.h"
 #include "tok_load.h"
+#include "tok_split.h"
 
 enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
 {
@@ -77,8 +78,8 @@ static enum err run_text(struct tok_run *r, const char *text, size_t len)
 	return len ? tok_added_run(r, text, len) : ERR_OK;
 }
 
-enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,
-		      size_t *count, struct diag *d)
+enum err tok_run_count(const struct tok_hf *h, const char *text, size_t len,
+		       size_t *count, struct diag *d)
 {
 	struct tok_run r;
 	enum err e = tok_run_init(&r, h, d);
@@ -89,6 +90,16 @@ enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,
 	*count = r.count;
 	tok_run_release(&r);
 	return e;
+}
+
+enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,
+		      size_t *count, struct diag *d)
+{
+	int cpus;
+
+	if (h->split_ok && len >= TOK_SPLIT_MIN && (cpus = tok_split_cpus()) > 1)
+		return tok_split_count(h, text, len, cpus, count, d);
+	return tok_run_count(h, text, len, count, d);
 }
 
 enum err tok_hf_encode(const struct tok_hf *h, const char *text, size_t len,
@@ -191,8 +202,10 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 		to_cache(&l, cpath.data);
 	*out = l.h;
 out:
-	if (*out)
+	if (*out) {
 		memcpy((*out)->sha, sha, sizeof(sha));
+		(*out)->split_ok = tok_split_ok(*out);
+	}
 	buf_release(&cpath);
 	return e;
 }

@@ -48,7 +48,9 @@ void tok_hf_free(struct tok_hf *h);
 /* Lower-case hex SHA-256 of the JSON it was loaded from; borrowed. */
 const char *tok_hf_sha256(const struct tok_hf *h);
 
-/* Number of tokens of valid UTF-8 `text`, no special tokens added. */
+/* Number of tokens of valid UTF-8 `text`, no special tokens added. A text
+ * of TOK_SPLIT_MIN bytes or more is counted on every CPU the process may
+ * use, when the tokenizer allows (tok_split.h). */
 enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,
 		      size_t *count, struct diag *d);
 /* Token ids of valid UTF-8 `text` appended as in tok_encode; with

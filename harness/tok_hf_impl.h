@@ -39,6 +39,7 @@ struct tok_hf {
 	size_t nhead, ntail;
 	struct tok_cache cache; /* the cache file bpe borrows its tables from, or zeroed */
 	char sha[IO_SHA256_HEX]; /* of the tokenizer.json */
+	int split_ok;         /* tok_split_ok: large texts are counted in parts */
 };
 
 /* The scratch of one count or encode call (one thread). Output goes either
@@ -65,5 +66,8 @@ enum err tok_run_nomem(struct tok_run *r);
 enum err tok_run_model(struct tok_run *r, const char *s, size_t n);
 /* One id (an added token) to the output. */
 enum err tok_run_emit(struct tok_run *r, uint32_t id);
+/* tok_hf_count on the calling thread alone. */
+enum err tok_run_count(const struct tok_hf *h, const char *text, size_t len,
+		       size_t *count, struct diag *d);
 
 #endif
