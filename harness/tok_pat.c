@@ -164,6 +164,11 @@ enum err tok_pat_compile(struct tok_pat *out, const char *pat, size_t n,
 	struct buf b;
 	enum err e;
 
+	if (!literal && !getenv("NEEDLE_NO_SCAN"))
+		out->scan = scan_kind_of(pat, n);
+	if (out->scan) /* the scanner is the pattern: no PCRE2 form needed */
+		return !*tab && scan_tab_new(tab) ? diag_fail(d, ERR_NOMEM, "out of memory")
+						  : ERR_OK;
 	buf_init(&b, BUF_MAX_DEFAULT);
 	e = compile_exact(out, pat, n, literal, &b, d);
 	/* the ASCII form must be translated too: Oniguruma's `$`, `\h`, `{,n}`
@@ -181,10 +186,6 @@ enum err tok_pat_compile(struct tok_pat *out, const char *pat, size_t n,
 		if (er == ERR_NOMEM)
 			e = diag_fail(d, ERR_NOMEM, "out of memory");
 	}
-	if (!e && !literal && !getenv("NEEDLE_NO_SCAN"))
-		out->scan = scan_kind_of(pat, n);
-	if (!e && out->scan && !*tab && scan_tab_new(tab))
-		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	buf_release(&b);
 	return e;
 }

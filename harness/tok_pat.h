@@ -22,7 +22,7 @@
 #include "tok_scan.h"
 
 struct tok_pat {
-	struct rx *exact;     /* owned; NULL until compiled */
+	struct rx *exact;     /* owned; NULL until compiled, and with a scanner */
 	struct rx *ascii;     /* owned; NULL when there is no ASCII form */
 	enum scan_kind scan;  /* a hand-written matcher replaces both, or SCAN_NONE */
 };

@@ -478,6 +478,25 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 	}
 }
 
+/* End of the run of [一-龥぀-ゟ゠-ヿ] (U+4E00..U+9FA5, U+3040..U+30FF) from
+ * s[i], read from the UTF-8 bytes: E3 81..83 xx, E4 B8..BF xx, E5..E8 xx xx,
+ * E9 up to BE A5. */
+static size_t cjk_run(const char *s, size_t n, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	while (i + 3 <= n) {
+		unsigned char a = u[i], b = u[i + 1];
+
+		if (!((a >= 0xE5 && a <= 0xE8) || (a == 0xE4 && b >= 0xB8) ||
+		      (a == 0xE3 && b >= 0x81 && b <= 0x83) ||
+		      (a == 0xE9 && (b < 0xBE || (b == 0xBE && u[i + 2] <= 0xA5)))))
+			break;
+		i += 3;
+	}
+	return i;
+}
+
 /* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
 static inline size_t utf8_len(unsigned char c)
 {
@@ -539,13 +558,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 			}
 			break;
 		case SCAN_CJK:
-			for (e = i; e < n;) {
-				size_t k2 = dec(s, n, e, &cp);
-
-				if (!((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF)))
-					break;
-				e += k2;
-			}
+			e = cjk_run(s, n, i);
 			if (e == i)
 				e = 0;
 			break;
