@@ -162,10 +162,12 @@ static int feeds_model(const struct tok_hf *h, size_t k)
 				!h->pre[k].add_prefix_space && !h->pre[k].use_regex);
 }
 
-/* An Isolated Split with a hand-written scanner whose pieces go straight to
- * the model: every match and every gap is a piece (invert changes nothing). */
+/* A Split with a hand-written scanner whose pieces go straight to the
+ * model: Isolated (every match and every gap is a piece; invert changes
+ * nothing), or Removed with invert (the matches are the pieces, the gaps
+ * are dropped): `gaps` says which. */
 static enum err scan_to_model(struct tok_run *r, const struct tok_pre *p, const char *s,
-			      size_t n)
+			      size_t n, int gaps)
 {
 	const struct bpe *b = r->h->bpe;
 	size_t prev = 0, ms, me;
@@ -173,23 +175,24 @@ static enum err scan_to_model(struct tok_run *r, const struct tok_pre *p, const 
 
 	if (r->count_only) { /* the hot loop of `needle count`: no detour via model() */
 		while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
-			if ((prev != ms && (e = bpe_count(b, r->w, s + prev, ms - prev, &r->count))) ||
+			if ((gaps && prev != ms &&
+			     (e = bpe_count(b, r->w, s + prev, ms - prev, &r->count))) ||
 			    (e = bpe_count(b, r->w, s + ms, me - ms, &r->count)))
 				return diag_fail(r->d, e, "out of memory");
 			prev = me;
 		}
-		if (prev != n && (e = bpe_count(b, r->w, s + prev, n - prev, &r->count)))
+		if (gaps && prev != n && (e = bpe_count(b, r->w, s + prev, n - prev, &r->count)))
 			return diag_fail(r->d, e, "out of memory");
 		return ERR_OK;
 	}
 	while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
-		if (prev != ms && (e = tok_run_model(r, s + prev, ms - prev)))
+		if (gaps && prev != ms && (e = tok_run_model(r, s + prev, ms - prev)))
 			return e;
 		if ((e = tok_run_model(r, s + ms, me - ms)))
 			return e;
 		prev = me;
 	}
-	return prev != n ? tok_run_model(r, s + prev, n - prev) : ERR_OK;
+	return gaps && prev != n ? tok_run_model(r, s + prev, n - prev) : ERR_OK;
 }
 
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece
@@ -203,8 +206,9 @@ enum err tok_pre_run(struct tok_run *r, size_t k, const char *s, size_t n, int f
 	p = &r->h->pre[k];
 	switch (p->kind) {
 	case PRE_SPLIT:
-		if (p->re.scan && p->behavior == B_ISOLATED && feeds_model(r->h, k + 1))
-			return scan_to_model(r, p, s, n);
+		if (p->re.scan && feeds_model(r->h, k + 1) &&
+		    (p->behavior == B_ISOLATED || (p->behavior == B_REMOVED && p->invert)))
+			return scan_to_model(r, p, s, n, p->behavior == B_ISOLATED);
 		if (tok_pat_split(&p->re, r->h->tab, r->m, s, n, p->invert, &r->st[k], r->d))
 			return r->d->code;
 		if (p->behavior == B_ISOLATED && feeds_model(r->h, k + 1)) {

@@ -373,25 +373,52 @@ static int is_w(uint8_t b)
 	return ((b & C_L) && !(b & C_LUT)) || (b & C_M);
 }
 
+/* End of the run of U characters from s[a]; *last_w becomes the start of
+ * the last of them that is also W (Lm, Lo, M). The ASCII members of U are
+ * A-Z, and of W a-z. */
+static size_t u_run(const struct scan_tab *t, const char *s, size_t n, size_t a,
+		    size_t *last_w)
+{
+	size_t k;
+	uint8_t b;
+
+	for (;;) {
+		while (a < n && s[a] >= 'A' && s[a] <= 'Z')
+			a++;
+		if (a >= n || (unsigned char)s[a] < 0x80 || !is_u(b = bits_at(t, s, n, a, &k)))
+			return a;
+		if (is_w(b))
+			*last_w = a;
+		a += k;
+	}
+}
+
+/* End of the run of W characters from s[e]. */
+static size_t w_run(const struct scan_tab *t, const char *s, size_t n, size_t e)
+{
+	size_t k;
+
+	for (;;) {
+		while (e < n && s[e] >= 'a' && s[e] <= 'z')
+			e++;
+		if (e >= n || (unsigned char)s[e] < 0x80 || !is_w(bits_at(t, s, n, e, &k)))
+			return e;
+		e += k;
+	}
+}
+
 /* U*W+ (first) or U+W* (second) from s[j], then an optional contraction:
  * the match end, or 0. U* gives back characters from its right end until a
  * W can start (the engine's backtracking). */
 static size_t o200k_word(const struct scan_tab *t, const char *s, size_t n, size_t j,
 			 int second)
 {
-	size_t a = j, k, last_w = n, e, c;
-	uint8_t b;
+	size_t last_w = n, a = u_run(t, s, n, j, &last_w), e, c, k;
 
-	while (a < n && is_u(b = bits_at(t, s, n, a, &k))) {
-		if (is_w(b))
-			last_w = a;
-		a += k;
-	}
 	if (second && a == j)
 		return 0;
-	if ((a < n && is_w(bits_at(t, s, n, a, &k))) || second) {
-		for (e = a; e < n && is_w(bits_at(t, s, n, e, &k)); e += k)
-			;
+	if (second || (a < n && is_w(bits_at(t, s, n, a, &k)))) {
+		e = w_run(t, s, n, a);
 	} else if (last_w != n) {
 		bits_at(t, s, n, last_w, &k);
 		e = last_w + k;
@@ -409,16 +436,17 @@ static size_t o200k_at(const struct scan_tab *t, const char *s, size_t n, size_t
 	int alt, pre;
 
 	b0 = bits_at(t, s, n, i, &k0);
-	pre = s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && i + k0 < n;
-	for (alt = 0; alt < 2; alt++) {
+	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
+	/* a word starts with a letter or a mark, after the prefix or not */
+	pre = s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && (b1 & (C_L | C_M));
+	for (alt = 0; alt < 2 && (pre || (b0 & (C_L | C_M))); alt++) {
 		if (pre && (e = o200k_word(t, s, n, i + k0, alt)))
 			return e;
-		if ((e = o200k_word(t, s, n, i, alt)))
+		if ((b0 & (C_L | C_M)) && (e = o200k_word(t, s, n, i, alt)))
 			return e;
 	}
 	if (b0 & C_N)
 		return numbers(t, s, n, i, k0, 3);
-	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
 	if ((s[i] == ' ' && i + 1 < n && !(b1 & (C_SP | C_L | C_N))) ||
 	    !(b0 & (C_SP | C_L | C_N)))
 		return punct_run(t, s, n, i, 1);
