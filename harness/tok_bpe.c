@@ -957,22 +957,40 @@ static uint64_t blob_sizes(void)
 	return sizeof(struct sslot) | sizeof(struct mslot) << 8 | sizeof(struct blob_head) << 16;
 }
 
-static enum err blob_put(struct buf *out, const void *p, size_t n)
+/* The zeros that pad n bytes to a multiple of 8. */
+static enum err blob_pad(struct buf *out, size_t n)
 {
 	static const char zero[8];
 
+	return buf_append(out, zero, (8 - n % 8) % 8) ? ERR_NOMEM : ERR_OK;
+}
+
+static enum err blob_put(struct buf *out, const void *p, size_t n)
+{
 	if (n && buf_append(out, p, n))
 		return ERR_NOMEM;
-	return buf_append(out, zero, (8 - n % 8) % 8) ? ERR_NOMEM : ERR_OK;
+	return blob_pad(out, n);
+}
+
+/* Entries of roff/rlen in use: one past the highest id with a string. */
+static size_t ids_used(const struct bpe *b)
+{
+	size_t n = b->nr;
+
+	while (n && b->rlen[n - 1] == UINT32_MAX)
+		n--;
+	return n;
 }
 
 enum err bpe_save(const struct bpe *b, struct buf *out)
 {
+	size_t used = ids_used(b), c;
 	struct blob_head h = {BLOB_MAGIC, blob_sizes(),
 			      b->vocab.n, b->vocab.nslot, b->vocab.alen,
 			      b->raw.n, b->raw.nslot, b->raw.alen,
 			      b->merges.n, b->merges.nslot, b->ntokens, b->nmerges,
-			      b->nr, b->nmin, b->unk ? b->o.unk_len : 0, {0}, {0}, b->unk_id,
+			      used, b->nmin < used ? b->nmin : used,
+			      b->unk ? b->o.unk_len : 0, {0}, {0}, b->unk_id,
 			      (uint64_t)((b->o.byte_level != 0) | (b->o.byte_fallback != 0) << 1 |
 					 (b->o.fuse_unk != 0) << 2 | (b->o.ignore_merges != 0) << 3)};
 
@@ -985,10 +1003,13 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 	    blob_put(out, b->raw.arena, h.raw_alen) ||
 	    blob_put(out, b->merges.slot, h.merges_nslot * sizeof(struct mslot)) ||
 	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
-	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)) ||
-	    blob_put(out, b->minl[0], 6 * h.nmin * sizeof(uint32_t)))
+	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)))
 		return ERR_NOMEM;
-	return ERR_OK;
+	/* the six minl/minr arrays, each cut to the ids in use, back to back */
+	for (c = 0; c < 6 && h.nmin; c++)
+		if (buf_append(out, c < 4 ? b->minl[c] : b->minr[c - 4], h.nmin * sizeof(uint32_t)))
+			return ERR_NOMEM;
+	return blob_pad(out, 6 * h.nmin * sizeof(uint32_t));
 }
 
 /* The next `n` bytes of the blob (8-aligned), or NULL past its end. */

@@ -22,10 +22,9 @@ static size_t pad8(size_t n)
 	return n + (8 - n % 8) % 8;
 }
 
-/* A 64-bit checksum of n bytes (n a multiple of 8, p 8-aligned): four
- * multiply-rotate lanes, so it runs at memory speed. Detects damage, not
- * tampering. */
-static uint64_t checksum(const char *p, size_t n)
+/* A 64-bit checksum of n bytes (n a multiple of 8): four multiply-rotate
+ * lanes. Detects damage, not tampering. */
+static uint64_t checksum_mul(const char *p, size_t n)
 {
 	const uint64_t k = 0x9E3779B97F4A7C15ULL;
 	uint64_t h[4] = {1, 2, 3, 4}, v;
@@ -44,6 +43,41 @@ static uint64_t checksum(const char *p, size_t n)
 		h[0] ^= h[0] >> 29;
 	}
 	return (h[0] ^ (h[1] * 3) ^ (h[2] * 5) ^ (h[3] * 7) ^ n) * k;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same with the CPU's CRC-32C over three thirds at once (SSE4.2): a
+ * quarter of the instructions. */
+__attribute__((target("sse4.2"))) static uint64_t checksum_crc(const char *p, size_t n)
+{
+	size_t third = n / 24 * 8, i;
+	uint64_t a = 1, b = 2, c = 3, v, w, x;
+
+	for (i = 0; i < third; i += 8) {
+		memcpy(&v, p + i, 8);
+		memcpy(&w, p + third + i, 8);
+		memcpy(&x, p + 2 * third + i, 8);
+		a = __builtin_ia32_crc32di(a, v);
+		b = __builtin_ia32_crc32di(b, w);
+		c = __builtin_ia32_crc32di(c, x);
+	}
+	for (i = 3 * third; i + 8 <= n; i += 8) {
+		memcpy(&v, p + i, 8);
+		a = __builtin_ia32_crc32di(a, v);
+	}
+	return (a | b << 32) ^ (c * 0x9E3779B97F4A7C15ULL) ^ n;
+}
+#endif
+
+/* The checksum of the cache body; which one depends on the CPU, so a file
+ * moved to a CPU without SSE4.2 is rebuilt, never misread. */
+static uint64_t checksum(const char *p, size_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return checksum_crc(p, n);
+#endif
+	return checksum_mul(p, n);
 }
 
 int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
