@@ -15,18 +15,19 @@ size_t tok_pat_char_len(const char *s, size_t n)
 	return k < n ? k : n;
 }
 
-static int is_ascii(const char *s, size_t n)
+/* Bytes of s[0..n) at or above 0x80. */
+static size_t non_ascii(const char *s, size_t n)
 {
-	uint64_t acc = 0, v;
-	size_t i = 0;
+	uint64_t v;
+	size_t i = 0, k = 0;
 
 	for (; i + 8 <= n; i += 8) {
 		memcpy(&v, s + i, 8);
-		acc |= v;
+		k += (size_t)__builtin_popcountll(v & 0x8080808080808080ULL);
 	}
 	for (; i < n; i++)
-		acc |= (unsigned char)s[i];
-	return !(acc & 0x8080808080808080ULL);
+		k += (unsigned char)s[i] >= 0x80;
+	return k;
 }
 
 void tok_pieces_init(struct tok_pieces *ps)
@@ -89,7 +90,10 @@ enum err tok_pat_split(const struct tok_pat *p, const struct scan_tab *tab,
 	if (p->scan)
 		return scan_split(p, tab, s, n, invert, ps)
 			       ? diag_fail(d, ERR_NOMEM, "out of memory") : ERR_OK;
-	re = p->ascii && is_ascii(s, n) ? p->ascii : p->exact;
+	/* both forms are exact; the ranges form is the faster one up to 2-5 %
+	 * non-ASCII bytes (uni.h): 1.2-1.5 times fewer instructions on the
+	 * bench's English (2.2 %) */
+	re = p->ascii && non_ascii(s, n) * 25 <= n ? p->ascii : p->exact;
 	while (last_end <= n) {
 		if ((e = rx_find(re, m, s, n, last_end, ov, &found, d)))
 			return e;
