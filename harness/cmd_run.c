@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "endpoint.h"
 #include "grade.h"
 #include "haystack.h"
 #include "http.h"
@@ -38,7 +39,6 @@
 #include "tpl.h"
 
 #define RAW_MAX ((size_t)512 << 20)
-#define URL_MAX 2048
 #define MAX_CONCURRENCY 1024
 
 struct run_opts {
@@ -58,7 +58,7 @@ struct attempt {
 	struct req req;
 	struct stream st;
 	struct buf raw;            /* the raw response bytes */
-	char url[URL_MAX];
+	char url[ENDPOINT_URL_MAX];
 	struct grade_needle needles[HAYSTACK_MAX_NEEDLES];
 	char projects[HAYSTACK_MAX_NEEDLES][64];
 	char codes[HAYSTACK_MAX_NEEDLES][32];
@@ -93,13 +93,9 @@ struct runner {
 	struct results *res;
 	struct http_multi *multi;
 	const char *api_key;
-	char base[URL_MAX];
-	char model[256];
-	long long max_model_len;   /* -1 when unknown */
+	struct endpoint ep;
 	long long bos_id;          /* BOS the HF tokenizer class adds on
 				    * /v1/completions (add_bos_token), or -1 */
-	enum tpl_server server;    /* whose message preparation the audit renders */
-	const char *server_source; /* "option", "detected" or "default" */
 	cJSON *manifest;
 	struct counts n;
 	/* cursor over (case, repeat, seed) */
@@ -146,181 +142,6 @@ static cJSON *ms_or_null(double v)
 {
 	return v >= 0 ? cJSON_CreateNumber((double)(long long)(v * 1000.0 + 0.5) / 1000.0)
 		      : cJSON_CreateNull();
-}
-
-/* The base URL without trailing "/" or "/v1" (OPENAI_BASE_URL usually ends
- * in /v1; needle adds the paths itself). */
-static enum err normalise_base(const char *in, char *out, struct diag *d)
-{
-	size_t n = strlen(in);
-
-	if (strncmp(in, "http://", 7) && strncmp(in, "https://", 8))
-		return diag_fail(d, ERR_USAGE, "base URL '%s' must start with http:// or https://", in);
-	if (n >= URL_MAX - 64)
-		return diag_fail(d, ERR_USAGE, "base URL is too long");
-	memcpy(out, in, n + 1);
-	while (n && out[n - 1] == '/')
-		out[--n] = '\0';
-	if (n >= 3 && !strcmp(out + n - 3, "/v1"))
-		out[n -= 3] = '\0';
-	return ERR_OK;
-}
-
-/* The base URL for the manifest, with any user:password@ removed. */
-static void redacted_base(const char *base, char *out, size_t cap)
-{
-	const char *s = strstr(base, "://"), *at, *slash;
-
-	snprintf(out, cap, "%s", base);
-	if (!s)
-		return;
-	s += 3;
-	at = strchr(s, '@');
-	slash = strchr(s, '/');
-	if (at && (!slash || at < slash))
-		snprintf(out, cap, "%.*s%s", (int)(s - base), base, at + 1);
-}
-
-/* ---- endpoint discovery ---- */
-
-/* GET base+path as JSON; *out NULL when unavailable. Connection failure is
- * ERR_ENDPOINT. */
-static enum err get_json(struct runner *r, const char *path, long *status,
-			 cJSON **out, struct diag *d)
-{
-	char url[URL_MAX];
-	struct buf body;
-	enum err e;
-
-	*out = NULL;
-	*status = 0;
-	snprintf(url, sizeof(url), "%s%s", r->base, path);
-	buf_init(&body, (size_t)16 << 20);
-	e = http_get(url, r->api_key, r->o->timeout > 0 ? r->o->timeout : 30,
-		     &body, status, NULL, d);
-	if (!e && *status == 200)
-		*out = cJSON_ParseWithLength(body.data, body.len);
-	if (e == ERR_LIMIT) {
-		e = ERR_OK; /* an oversized answer is just not usable */
-		diag_init(d);
-	}
-	buf_release(&body);
-	return e;
-}
-
-static enum err pick_model(struct runner *r, const cJSON *models, long status,
-			   struct diag *d)
-{
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(models, "data"), *m;
-	const cJSON *chosen = NULL;
-	int n = cJSON_GetArraySize(data);
-
-	if (status == 401 || status == 403)
-		return diag_fail(d, ERR_ENDPOINT,
-				 "endpoint '%s' refused the request for /v1/models with HTTP %ld (check the API key in $%s)",
-				 r->base, status, r->o->api_key_env ? r->o->api_key_env : "OPENAI_API_KEY");
-	if (r->o->model) {
-		snprintf(r->model, sizeof(r->model), "%s", r->o->model);
-		cJSON_ArrayForEach(m, data) {
-			const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-			if (cJSON_IsString(id) && !strcmp(id->valuestring, r->o->model))
-				chosen = m;
-		}
-	} else if (!cJSON_IsArray(data)) {
-		return diag_fail(d, ERR_ENDPOINT,
-				 "cannot list models at '%s/v1/models' (HTTP %ld); pass --model", r->base, status);
-	} else if (n != 1) {
-		return diag_fail(d, ERR_USAGE, "endpoint serves %d models; choose one with --model", n);
-	} else {
-		chosen = data->child;
-		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(chosen, "id")))
-			return diag_fail(d, ERR_ENDPOINT, "'/v1/models' lists a model without an id");
-		snprintf(r->model, sizeof(r->model), "%s",
-			 cJSON_GetObjectItemCaseSensitive(chosen, "id")->valuestring);
-	}
-	m = cJSON_GetObjectItemCaseSensitive(chosen, "max_model_len");
-	/* The server's word is input: a value out of range is "unknown". */
-	r->max_model_len = cJSON_IsNumber(m) && m->valuedouble >= 0 &&
-				   m->valuedouble <= 9e15
-			   ? (long long)m->valuedouble : -1;
-	return ERR_OK;
-}
-
-/* vLLM: GET /version {"version"}; SGLang: GET /server_info {"version"}
- * (PROTOCOL.md §5). */
-static void server_version(struct runner *r, cJSON *server)
-{
-	static const char *const paths[][2] = {{"/version", "vllm"},
-					      {"/server_info", "sglang"}};
-	struct diag d;
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		cJSON *v = NULL;
-		long status;
-		const cJSON *ver;
-		diag_init(&d);
-		if (get_json(r, paths[i][0], &status, &v, &d))
-			return;
-		ver = cJSON_GetObjectItemCaseSensitive(v, "version");
-		if (cJSON_IsString(ver)) {
-			cJSON_AddStringToObject(server, "version", ver->valuestring);
-			cJSON_AddStringToObject(server, "version_from", paths[i][0]);
-			cJSON_AddStringToObject(server, "kind_guess", paths[i][1]);
-			cJSON_Delete(v);
-			return;
-		}
-		cJSON_Delete(v);
-	}
-}
-
-/* The audit renders as the server prepares messages (tpl.h, tpl_render_ex):
- * --server, else the dialect server_version() guessed, else vLLM. */
-static void choose_server(struct runner *r, const cJSON *server)
-{
-	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(server, "kind_guess");
-
-	if (r->server_source)
-		return; /* --server */
-	r->server_source = "default";
-	r->server = TPL_SERVER_VLLM;
-	if (cJSON_IsString(kind) && !tpl_server_parse(kind->valuestring, &r->server, NULL))
-		r->server_source = "detected";
-}
-
-static enum err discover(struct runner *r, cJSON *endpoint, struct diag *d)
-{
-	cJSON *models = NULL, *server = cJSON_CreateObject(), *ids;
-	const cJSON *m;
-	long status = 0;
-	enum err e;
-
-	e = get_json(r, "/v1/models", &status, &models, d);
-	if (e) {
-		diag_prefix(d, "endpoint unusable");
-		cJSON_Delete(server);
-		return ERR_ENDPOINT;
-	}
-	e = pick_model(r, models, status, d);
-	cJSON_AddNumberToObject(endpoint, "models_status", (double)status);
-	ids = cJSON_AddArrayToObject(endpoint, "models");
-	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(models, "data")) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-		if (cJSON_IsString(id))
-			cJSON_AddItemToArray(ids, cJSON_CreateString(id->valuestring));
-	}
-	cJSON_Delete(models);
-	if (e) {
-		cJSON_Delete(server);
-		return e;
-	}
-	cJSON_AddStringToObject(endpoint, "served_model", r->model);
-	cJSON_AddItemToObject(endpoint, "max_model_len",
-			      num_or_null((double)r->max_model_len, r->max_model_len >= 0));
-	server_version(r, server);
-	choose_server(r, server);
-	cJSON_AddItemToObject(endpoint, "server", server);
-	return ERR_OK;
 }
 
 /* ---- the attempt cursor ---- */
@@ -449,7 +270,7 @@ static enum err audit_count(struct runner *r, struct attempt *a,
 	a->audit_skipped = has_images(messages);
 	buf_init(&prompt, BUF_MAX_DEFAULT);
 	kw = render_kwargs(a->c);
-	ro.server = r->server;
+	ro.server = r->ep.server;
 	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
 	e = tpl_render_ex(r->tpl, messages, a->c->tools, kw, 1, &ro, &prompt, d);
 	if (!e)
@@ -477,7 +298,7 @@ static enum err build_recall(struct runner *r, struct attempt *a,
 
 	memset(&ho, 0, sizeof(ho));
 	memset(&h, 0, sizeof(h));
-	ro.server = r->server;
+	ro.server = r->ep.server;
 	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
 	ho.tok = r->tok;
 	ho.tpl = r->tpl;
@@ -493,7 +314,7 @@ static enum err build_recall(struct runner *r, struct attempt *a,
 	ho.distractors = rc->distractors;
 	e = haystack_build(&ho, &h, d);
 	if (!e)
-		e = req_build(&a->req, a->c, h.messages, r->model, r->suite_dir, d);
+		e = req_build(&a->req, a->c, h.messages, r->ep.model, r->suite_dir, d);
 	if (!e) {
 		a->local_tokens = (long long)h.prompt_tokens;
 		memcpy(a->prompt_sha256, h.prompt_sha256, IO_SHA256_HEX);
@@ -575,7 +396,7 @@ static enum err send_attempt(struct runner *r, struct attempt *a,
 {
 	struct http_req hr;
 
-	snprintf(a->url, sizeof(a->url), "%s%s", r->base, a->req.path);
+	snprintf(a->url, sizeof(a->url), "%s%s", r->ep.base, a->req.path);
 	utc_now(a->started_at, sizeof(a->started_at));
 	a->start_ms = io_now_ms();
 	stream_release(&a->st);
@@ -618,7 +439,7 @@ static enum err start_attempt(struct runner *r, const struct suite_case *c,
 	if (c->kind == SUITE_RECALL) {
 		e = build_recall(r, a, d);
 	} else {
-		e = req_build(&a->req, c, c->messages, r->model, r->suite_dir, d);
+		e = req_build(&a->req, c, c->messages, r->ep.model, r->suite_dir, d);
 		if (!e)
 			e = audit_count(r, a, c->messages, d);
 		if (e)
@@ -987,7 +808,7 @@ static cJSON *make_record(const struct runner *r, const struct attempt *a,
 							   : tool_calls_json(&a->st));
 	cJSON_AddStringToObject(rec, "request_sha256", a->req.sha256);
 	cJSON_AddStringToObject(rec, "endpoint", a->req.path);
-	cJSON_AddStringToObject(rec, "model", r->model);
+	cJSON_AddStringToObject(rec, "model", r->ep.model);
 	cJSON_AddStringToObject(rec, "started_at", a->started_at);
 	snprintf(rawpath, sizeof(rawpath), "raw/%s", raw_name);
 	cJSON_AddStringToObject(rec, "raw", rawpath);
@@ -1059,7 +880,7 @@ static enum err start_round2(struct runner *r, struct attempt *a,
 	if (!msgs || !a->round1 || !a->calls1 || !a->audit1)
 		e = diag_fail(d, ERR_NOMEM, "out of memory preparing a tool result");
 	if (!e)
-		e = req_build(&a->req, a->c, msgs, r->model, r->suite_dir, d);
+		e = req_build(&a->req, a->c, msgs, r->ep.model, r->suite_dir, d);
 	cJSON_Delete(msgs);
 	a->round = 2;
 	if (!e)
@@ -1315,10 +1136,12 @@ static cJSON *options_json(const struct run_opts *o)
 	return j;
 }
 
-static void manifest_fill(struct runner *r, cJSON *endpoint)
+static void manifest_fill(struct runner *r)
 {
+	cJSON *endpoint = r->ep.json;
+
 	cJSON *m = cJSON_CreateObject(), *s, *h, *t;
-	char when[32], base[URL_MAX];
+	char when[32], base[ENDPOINT_URL_MAX];
 
 	h = cJSON_AddObjectToObject(m, "harness");
 	cJSON_AddStringToObject(h, "name", "needle");
@@ -1328,7 +1151,7 @@ static void manifest_fill(struct runner *r, cJSON *endpoint)
 	cJSON_AddStringToObject(s, "path", r->suite->path);
 	cJSON_AddStringToObject(s, "sha256", r->suite->sha256);
 	cJSON_AddNumberToObject(s, "cases", (double)r->suite->ncases);
-	redacted_base(r->base, base, sizeof(base));
+	endpoint_redact(r->ep.base, base, sizeof(base));
 	cJSON_AddStringToObject(endpoint, "base_url", base);
 	cJSON_AddItemToObject(m, "endpoint", endpoint);
 	if (r->tok) {
@@ -1346,8 +1169,8 @@ static void manifest_fill(struct runner *r, cJSON *endpoint)
 		cJSON_AddStringToObject(t, "name", tpl_name(r->tpl));
 		cJSON_AddStringToObject(t, "sha256", tpl_sha256(r->tpl));
 		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
-		cJSON_AddStringToObject(t, "server", tpl_server_name(r->server));
-		cJSON_AddStringToObject(t, "server_from", r->server_source);
+		cJSON_AddStringToObject(t, "server", tpl_server_name(r->ep.server));
+		cJSON_AddStringToObject(t, "server_from", r->ep.server_source);
 	} else {
 		cJSON_AddNullToObject(m, "template");
 	}
@@ -1447,7 +1270,7 @@ static int run(const struct run_opts *o, enum tpl_server forced,
 	       const char *suite_path, struct diag *d)
 {
 	struct runner r;
-	cJSON *endpoint = cJSON_CreateObject();
+	struct endpoint_opts eo = {0};
 	char dir[4096];
 	const char *base;
 	enum err e;
@@ -1455,8 +1278,12 @@ static int run(const struct run_opts *o, enum tpl_server forced,
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	r.server = forced;
-	r.server_source = o->server ? "option" : NULL;
+	endpoint_init(&r.ep);
+	eo.model = o->model;
+	eo.api_key_env = o->api_key_env;
+	eo.timeout = o->timeout;
+	eo.server_forced = o->server != NULL;
+	eo.server = forced;
 	r.t0 = io_now_ms();
 	r.tty = isatty(STDERR_FILENO);
 	r.api_key = getenv(o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
@@ -1467,7 +1294,7 @@ static int run(const struct run_opts *o, enum tpl_server forced,
 		e = diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 			      o->api_key_env);
 	else
-		e = normalise_base(base, r.base, d);
+		e = endpoint_set_base(&r.ep, base, d);
 	if (!e)
 		e = suite_load(suite_path, &r.suite, d);
 	if (!e) {
@@ -1479,15 +1306,18 @@ static int run(const struct run_opts *o, enum tpl_server forced,
 	if (!e)
 		e = http_multi_new(&r.multi, d);
 	if (!e)
-		e = discover(&r, endpoint, d);
+		{
+		eo.api_key = r.api_key;
+		e = endpoint_discover(&r.ep, &eo, d);
+	}
 	if (e)
 		goto out;
 	if (o->out)
 		snprintf(dir, sizeof(dir), "%s", o->out);
 	else
 		default_out(r.suite, dir, sizeof(dir));
-	manifest_fill(&r, endpoint);
-	endpoint = NULL;
+	manifest_fill(&r);
+	r.ep.json = NULL;
 	if (o->resume && (e = check_resume(&r, dir, d)))
 		goto out;
 	if ((e = results_open(dir, o->resume, &r.res, d)))
@@ -1522,7 +1352,7 @@ out:
 	http_multi_free(r.multi);
 	results_free(r.res);
 	cJSON_Delete(r.manifest);
-	cJSON_Delete(endpoint);
+	endpoint_release(&r.ep);
 	tok_free(r.tok);
 	tpl_free(r.tpl);
 	suite_free(r.suite);
