@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "audit.h"
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
@@ -58,12 +59,12 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 {
 	struct buf raw;
 	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
-	struct tpl_render_opts ro = {0};
+	enum tpl_server server = TPL_SERVER_VLLM;
 	struct tpl *t = NULL;
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
-	e = o->server ? tpl_server_parse(o->server, &ro.server, d) : ERR_OK;
+	e = o->server ? tpl_server_parse(o->server, &server, d) : ERR_OK;
 	if (e) {
 		diag_prefix(d, "option '--server'");
 		goto out;
@@ -74,7 +75,6 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 			e = diag_fail(d, ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		ro.reasoning_effort = eff;
 	}
 	e = io_read_file(o->messages, &raw, d);
 	if (e)
@@ -116,7 +116,7 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 	}
 	e = tpl_load(o->template_name, &t, d);
 	if (!e) {
-		e = tpl_render_ex(t, msgs, tools, kw, 1, &ro, out, d);
+		e = audit_render(t, server, msgs, tools, kw, eff, out, d);
 		if (e)
 			diag_prefix(d, "%s", o->messages);
 	}

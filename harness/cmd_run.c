@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "audit.h"
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
@@ -63,8 +64,7 @@ struct attempt {
 	char projects[HAYSTACK_MAX_NEEDLES][64];
 	char codes[HAYSTACK_MAX_NEEDLES][32];
 	int nneedles;
-	long long local_tokens;    /* -1 when not counted */
-	int audit_skipped;         /* images: the count cannot include them */
+	struct audit_count count;  /* the local prompt count */
 	char prompt_sha256[IO_SHA256_HEX]; /* recall: of the rendered prompt */
 	double start_ms;
 	char started_at[32];
@@ -90,6 +90,7 @@ struct runner {
 	char suite_dir[4096];
 	struct tok *tok;
 	struct tpl *tpl;
+	struct audit_ctx audit;
 	struct results *res;
 	struct http_multi *multi;
 	const char *api_key;
@@ -215,77 +216,6 @@ static size_t count_todo(struct runner *r)
 
 /* ---- preparing one attempt ---- */
 
-static int has_images(const cJSON *messages)
-{
-	char *txt = cJSON_PrintUnformatted(messages);
-	int yes = txt && strstr(txt, "\"image_url\"") != NULL;
-
-	cJSON_free(txt);
-	return yes;
-}
-
-/* Template kwargs as the server sees them: the case's chat_template_kwargs,
- * plus reasoning_effort, which vLLM and SGLang pass into the template
- * (PROTOCOL.md §3). The caller owns the result (may be NULL). */
-static cJSON *render_kwargs(const struct suite_case *c)
-{
-	const cJSON *eff = cJSON_GetObjectItemCaseSensitive(c->json, "reasoning_effort");
-	cJSON *kw;
-
-	if (!eff)
-		return c->kwargs ? cJSON_Duplicate(c->kwargs, 1) : NULL;
-	kw = c->kwargs ? cJSON_Duplicate(c->kwargs, 1) : cJSON_CreateObject();
-	if (kw && !cJSON_GetObjectItemCaseSensitive(kw, "reasoning_effort"))
-		cJSON_AddItemToObject(kw, "reasoning_effort", cJSON_Duplicate(eff, 1));
-	return kw;
-}
-
-/* Counts the prompt the server will tokenize: the rendered chat prompt
- * (add_special_tokens=false, PROTOCOL.md §6) or a raw completion prompt
- * (add_special_tokens=true on /v1/completions). */
-static enum err audit_count(struct runner *r, struct attempt *a,
-			    const cJSON *messages, struct diag *d)
-{
-	struct buf prompt;
-	struct tpl_render_opts ro = {0};
-	cJSON *kw = NULL;
-	size_t n = 0;
-	enum err e = ERR_OK;
-
-	a->local_tokens = -1;
-	if (!r->tok || !r->tpl)
-		return ERR_OK;
-	if (a->c->prompt) { /* add_special_tokens=true (PROTOCOL.md §6) */
-		uint32_t *ids = NULL;
-		size_t cap = 0;
-		e = tok_encode(r->tok, a->c->prompt, strlen(a->c->prompt), 1, &ids, &n,
-			       &cap, d);
-		if (!e && r->bos_id >= 0 && (!n || ids[0] != (uint32_t)r->bos_id))
-			n++;
-		mem_free(ids);
-		if (!e)
-			a->local_tokens = (long long)n;
-		return e;
-	}
-	a->audit_skipped = has_images(messages);
-	buf_init(&prompt, BUF_MAX_DEFAULT);
-	kw = render_kwargs(a->c);
-	ro.server = r->ep.server;
-	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
-	e = tpl_render_ex(r->tpl, messages, a->c->tools, kw, 1, &ro, &prompt, d);
-	if (!e)
-		e = tok_count(r->tok, prompt.data, prompt.len, &n, d);
-	if (!e)
-		a->local_tokens = (long long)n;
-	if (e && a->audit_skipped) { /* the text count is informative only */
-		diag_init(d);
-		e = ERR_OK;
-	}
-	cJSON_Delete(kw);
-	buf_release(&prompt);
-	return e;
-}
-
 static enum err build_recall(struct runner *r, struct attempt *a,
 			     struct diag *d)
 {
@@ -316,7 +246,7 @@ static enum err build_recall(struct runner *r, struct attempt *a,
 	if (!e)
 		e = req_build(&a->req, a->c, h.messages, r->ep.model, r->suite_dir, d);
 	if (!e) {
-		a->local_tokens = (long long)h.prompt_tokens;
+		a->count.local_tokens = (long long)h.prompt_tokens;
 		memcpy(a->prompt_sha256, h.prompt_sha256, IO_SHA256_HEX);
 		for (i = 0; i < h.nneedles && a->nneedles < HAYSTACK_MAX_NEEDLES; i++) {
 			int k = a->nneedles;
@@ -341,7 +271,7 @@ static enum err build_recall(struct runner *r, struct attempt *a,
 static void timeouts(const struct runner *r, const struct attempt *a,
 		     struct http_req *hr)
 {
-	double tokens = a->local_tokens >= 0 ? (double)a->local_tokens
+	double tokens = a->count.local_tokens >= 0 ? (double)a->count.local_tokens
 					     : (double)a->req.body.len / 3.0;
 	double first = 60.0 + tokens / 1000.0 * 0.5;
 	double maxt = a->c->max_tokens ? (double)a->c->max_tokens : 4096.0;
@@ -435,13 +365,13 @@ static enum err start_attempt(struct runner *r, const struct suite_case *c,
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
 	buf_init(&a->raw, RAW_MAX);
-	a->local_tokens = -1;
+	a->count.local_tokens = -1;
 	if (c->kind == SUITE_RECALL) {
 		e = build_recall(r, a, d);
 	} else {
 		e = req_build(&a->req, c, c->messages, r->ep.model, r->suite_dir, d);
 		if (!e)
-			e = audit_count(r, a, c->messages, d);
+			e = audit_count_case(&r->audit, c, c->messages, &a->count, d);
 		if (e)
 			diag_prefix(d, "case '%s'", c->id);
 	}
@@ -692,30 +622,24 @@ static cJSON *transport_json(const struct stream_checks *ck, const char *extra)
 	return o;
 }
 
-/* audit.ok: true when disabled or skipped; otherwise |delta| <= tolerance. */
 static cJSON *audit_json(const struct runner *r, const struct attempt *a,
 			 int *ok)
 {
-	const struct stream_usage *u = &a->st.usage;
+	struct audit_result v;
 	cJSON *o = cJSON_CreateObject();
-	int counted = r->tok && r->tpl && a->local_tokens >= 0;
-	int enabled = counted && !a->audit_skipped;
-	int have = counted && u->present && u->prompt_tokens >= 0;
-	long long delta = have ? u->prompt_tokens - a->local_tokens : 0;
 
-	/* DESIGN.md §4: image cases record the delta (text tokens counted,
-	 * image tokens not) but cannot fail the audit */
-	*ok = !enabled || (have && llabs(delta) <= a->c->usage_tolerance);
-	cJSON_AddBoolToObject(o, "ok", *ok);
-	cJSON_AddBoolToObject(o, "enabled", enabled);
-	if (a->audit_skipped)
+	audit_judge(&a->count, r->tok && r->tpl, &a->st.usage, a->c->usage_tolerance, &v);
+	*ok = v.ok;
+	cJSON_AddBoolToObject(o, "ok", v.ok);
+	cJSON_AddBoolToObject(o, "enabled", v.enabled);
+	if (v.skipped)
 		cJSON_AddStringToObject(o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
 	cJSON_AddItemToObject(o, "local_prompt_tokens",
-			      num_or_null((double)a->local_tokens, a->local_tokens >= 0));
+			      num_or_null((double)v.local_tokens, v.local_tokens >= 0));
 	cJSON_AddItemToObject(o, "server_prompt_tokens",
-			      num_or_null((double)u->prompt_tokens, u->present && u->prompt_tokens >= 0));
-	cJSON_AddItemToObject(o, "usage_delta", num_or_null((double)delta, have));
-	cJSON_AddNumberToObject(o, "tolerance", (double)a->c->usage_tolerance);
+			      num_or_null((double)v.server_tokens, v.server_tokens >= 0));
+	cJSON_AddItemToObject(o, "usage_delta", num_or_null((double)v.delta, v.have_delta));
+	cJSON_AddNumberToObject(o, "tolerance", (double)v.tolerance);
 	return o;
 }
 
@@ -1070,42 +994,6 @@ static void suite_folder(struct runner *r)
 		snprintf(r->suite_dir, sizeof(r->suite_dir), ".");
 }
 
-/* transformers' Llama-style fast tokenizers (DeepSeek V3 among them) add the
- * BOS themselves when tokenizer_config.json sets add_bos_token, although
- * tokenizer.json's post-processor does not: a raw /v1/completions prompt
- * (add_special_tokens=true) then starts with one BOS. Reads the config next
- * to the tokenizer; a missing or unreadable config means no BOS. */
-static void find_bos(struct runner *r)
-{
-	const char *slash = strrchr(r->o->tokenizer, '/');
-	const cJSON *add, *bos;
-	char path[4096];
-	struct buf b;
-	struct diag d;
-	cJSON *cfg = NULL;
-	uint32_t *ids = NULL;
-	size_t n = 0, cap = 0;
-
-	r->bos_id = -1;
-	snprintf(path, sizeof(path), "%.*s%stokenizer_config.json",
-		 slash ? (int)(slash - r->o->tokenizer) : 0, r->o->tokenizer, slash ? "/" : "");
-	buf_init(&b, (size_t)16 << 20);
-	diag_init(&d);
-	if (!io_read_file(path, &b, &d))
-		cfg = cJSON_ParseWithLength(b.data, b.len);
-	add = cJSON_GetObjectItemCaseSensitive(cfg, "add_bos_token");
-	bos = cJSON_GetObjectItemCaseSensitive(cfg, "bos_token");
-	if (cJSON_IsObject(bos))
-		bos = cJSON_GetObjectItemCaseSensitive(bos, "content");
-	if (cJSON_IsTrue(add) && cJSON_IsString(bos) &&
-	    !tok_encode(r->tok, bos->valuestring, strlen(bos->valuestring), 0, &ids, &n, &cap, &d) &&
-	    n == 1)
-		r->bos_id = ids[0];
-	mem_free(ids);
-	cJSON_Delete(cfg);
-	buf_release(&b);
-}
-
 static enum err load_locals(struct runner *r, struct diag *d)
 {
 	enum err e = ERR_OK;
@@ -1114,7 +1002,7 @@ static enum err load_locals(struct runner *r, struct diag *d)
 	if (r->o->tokenizer)
 		e = tok_load(r->o->tokenizer, &r->tok, d);
 	if (!e && r->tok)
-		find_bos(r);
+		r->bos_id = audit_bos_id(r->tok, r->o->tokenizer);
 	if (!e && r->o->template_name)
 		e = tpl_load(r->o->template_name, &r->tpl, d);
 	return e;
@@ -1309,6 +1197,10 @@ static int run(const struct run_opts *o, enum tpl_server forced,
 		{
 		eo.api_key = r.api_key;
 		e = endpoint_discover(&r.ep, &eo, d);
+		r.audit.tok = r.tok;
+		r.audit.tpl = r.tpl;
+		r.audit.server = r.ep.server;
+		r.audit.bos_id = r.bos_id;
 	}
 	if (e)
 		goto out;
