@@ -33,6 +33,7 @@
 #include "mem.h"
 #include "report.h"
 #include "req.h"
+#include "record.h"
 #include "results.h"
 #include "stream.h"
 #include "suite.h"
@@ -186,7 +187,7 @@ static int next_attempt(struct runner *r, const struct suite_case **c,
 		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
 			for (; r->si < seeds_of(k); r->si++) {
 				key_seed(k, r->si, has_seed, seed);
-				results_key(k->id, r->ri + 1, *has_seed, *seed, key, sizeof(key));
+				record_key(k->id, r->ri + 1, *has_seed, *seed, key, sizeof(key));
 				if (results_has(r->res, key))
 					continue;
 				*c = k;

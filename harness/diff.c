@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "mem.h"
+#include "record.h"
 #include "results.h"
 
 #define KEY_MAX 1024
@@ -159,7 +160,7 @@ static void key_of(const cJSON *rec, char *out, size_t cap)
 {
 	const cJSON *seed = get(rec, "seed");
 
-	results_key(get(rec, "case")->valuestring, (long)num(rec, "repeat"),
+	record_key(get(rec, "case")->valuestring, (long)num(rec, "repeat"),
 		    cJSON_IsNumber(seed), cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0,
 		    out, cap);
 }
