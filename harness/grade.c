@@ -480,35 +480,153 @@ static enum err grade_regex(const char *pattern, const char *s, size_t len,
 	return ERR_OK;
 }
 
-static void grade_contains(const cJSON *list, const char *s, size_t len,
+static void grade_contains(const struct expect *x, const char *s, size_t len,
 			   struct grade *g)
 {
-	const cJSON *it;
+	size_t i;
 
-	cJSON_ArrayForEach(it, list)
-		if (!has(s, len, it->valuestring))
-			grade_fail(g, "answer does not contain \"%s\"", it->valuestring);
+	for (i = 0; i < x->ncontains; i++)
+		if (!has(s, len, x->contains[i]))
+			grade_fail(g, "answer does not contain \"%s\"", x->contains[i]);
 }
 
-enum err grade_expect(const cJSON *expect, const char *answer, size_t len,
-		      struct grade *g, struct diag *d)
+enum err grade_content(const struct expect *x, const char *answer, size_t len,
+		       struct grade *g, struct diag *d)
 {
-	const cJSON *f;
 	enum err e = ERR_OK;
 
 	if (!answer)
 		answer = "", len = 0;
 	trim(&answer, &len);
-	if ((f = cJSON_GetObjectItemCaseSensitive(expect, "json")))
-		e = grade_json(f, answer, len, g);
-	else if ((f = cJSON_GetObjectItemCaseSensitive(expect, "regex")))
-		e = grade_regex(f->valuestring, answer, len, g, d);
-	else if ((f = cJSON_GetObjectItemCaseSensitive(expect, "contains")))
-		grade_contains(f, answer, len, g);
+	if (x->kind == EXPECT_JSON)
+		e = grade_json(x->json, answer, len, g);
+	else if (x->kind == EXPECT_REGEX)
+		e = grade_regex(x->regex, answer, len, g, d);
+	else if (x->kind == EXPECT_CONTAINS)
+		grade_contains(x, answer, len, g);
 	if (e == ERR_NOMEM)
 		diag_fail(d, e, "out of memory grading an answer");
 	return e;
 }
+
+/* ---- tool calls and the final answer ---- */
+
+int grade_call_matches(const struct stream_tool_call *t,
+		       const struct expect_call *want, struct grade *g)
+{
+	cJSON *args;
+	int ok = 1;
+
+	if (strcmp(t->name.data, want->name)) {
+		grade_fail(g, "tool call: expected name '%s', got '%s'", want->name,
+			   t->name.data);
+		ok = 0;
+	}
+	if (!want->arguments)
+		return ok;
+	args = cJSON_ParseWithLength(t->arguments.data, t->arguments.len);
+	if (!args) {
+		grade_fail(g, "tool call '%s': arguments are not JSON: '%.60s'", t->name.data,
+			   t->arguments.data);
+		ok = 0;
+	} else if (!grade_json_equal(want->arguments, args, "arguments", g)) {
+		ok = 0;
+	}
+	cJSON_Delete(args);
+	return ok;
+}
+
+/* Expected call `w` against the unused made calls; marks the one it matched. */
+static void match_one(const struct stream *s, const struct expect_call *w,
+		      int *used, struct grade *g)
+{
+	size_t i;
+	char *args;
+
+	for (i = 0; i < s->ntools && i < 64; i++) {
+		struct grade scratch;
+		int ok;
+		grade_init(&scratch);
+		ok = !used[i] && grade_call_matches(&s->tools[i], w, &scratch);
+		grade_release(&scratch);
+		if (ok) {
+			used[i] = 1;
+			return;
+		}
+	}
+	args = cJSON_PrintUnformatted(w->arguments);
+	grade_fail(g, "no tool call matches %s(%s)", w->name, args ? args : "");
+	cJSON_free(args);
+}
+
+static void grade_calls(const struct expect *x, const struct stream *s,
+			struct grade *g)
+{
+	int used[64] = {0};
+	size_t i;
+
+	if (s->ntools != x->ncalls) {
+		grade_fail(g, "expected %zu tool call%s, got %zu", x->ncalls,
+			   x->ncalls == 1 ? "" : "s", s->ntools);
+		if (!s->ntools)
+			return;
+	}
+	if (x->one_call) {
+		grade_call_matches(&s->tools[0], &x->calls[0], g);
+		return;
+	}
+	for (i = 0; i < x->ncalls; i++)
+		match_one(s, &x->calls[i], used, g);
+}
+
+/* multi_turn: name the planted turn of each fact the answer lost. */
+static void annotate_facts(const struct expect *x, int nmsg, struct grade *g)
+{
+	size_t i;
+
+	if (g->ok)
+		return;
+	for (i = 0; i < x->nfacts; i++) {
+		const struct expect_fact *f = &x->facts[i];
+		const cJSON *r;
+		char quoted[160];
+		int lost = 0;
+		snprintf(quoted, sizeof(quoted), "'%s'", f->key);
+		cJSON_ArrayForEach(r, g->reasons)
+			lost |= strstr(r->valuestring, quoted) != NULL;
+		if (lost)
+			grade_fail(g, "fact '%s' was planted at messages[%d], %d messages before the question",
+				   f->key, f->message, nmsg - 1 - f->message);
+	}
+}
+
+enum err grade_answer(const struct expect *x, const struct stream *s,
+		      int nmessages, struct grade *g, struct diag *d)
+{
+	enum err e;
+
+	if (x->kind == EXPECT_TOOL_CALLS) {
+		grade_calls(x, s, g);
+		return ERR_OK;
+	}
+	if (x->no_tool_call && s->ntools)
+		grade_fail(g, "unexpected tool call '%s' (the case allows none)",
+			   s->tools[0].name.data);
+	e = grade_content(x, s->content.data, s->content.len, g, d);
+	annotate_facts(x, nmessages, g);
+	return e;
+}
+
+void grade_final(const struct expect *x, const char *answer, struct grade *g)
+{
+	size_t i;
+
+	for (i = 0; i < x->nfinal; i++)
+		if (!strstr(answer, x->final_contains[i]))
+			grade_fail(g, "final answer does not contain \"%s\"", x->final_contains[i]);
+}
+
+/* ---- recall ---- */
 
 static cJSON *needle_record(const struct grade_needle *n, const cJSON *got,
 			    int ok)

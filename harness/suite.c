@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "grade.h"
+#include "expect.h"
 #include "mem.h"
 #include "suite.h"
 
@@ -470,7 +470,7 @@ static enum err check_expect(const struct ctx *c, const cJSON *v,
 {
 	const cJSON *f;
 	char q[PATH_MAX_LEN];
-	int n = 0;
+	struct expect x;
 	enum err e;
 
 	if (!cJSON_IsObject(v))
@@ -478,14 +478,6 @@ static enum err check_expect(const struct ctx *c, const cJSON *v,
 	if ((e = check_keys(c, v, p, expect_keys, "expect")) ||
 	    (e = check_dupes(c, v, p)))
 		return e;
-	n = !!cJSON_GetObjectItemCaseSensitive(v, "json") +
-	    !!cJSON_GetObjectItemCaseSensitive(v, "regex") +
-	    !!cJSON_GetObjectItemCaseSensitive(v, "contains") +
-	    !!cJSON_GetObjectItemCaseSensitive(v, "tool_call") +
-	    !!cJSON_GetObjectItemCaseSensitive(v, "tool_calls");
-	if (n != 1)
-		return fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
-			    n);
 	join(q, p, "no_tool_call");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "no_tool_call")) && !cJSON_IsBool(f))
 		return fail(c, q, "expected a boolean, got %s", type_name(f));
@@ -500,15 +492,8 @@ static enum err check_expect(const struct ctx *c, const cJSON *v,
 	    (e = check_calls(c, f, q)))
 		return e;
 	join(q, p, "regex");
-	if ((f = cJSON_GetObjectItemCaseSensitive(v, "regex"))) {
-		if (!cJSON_IsString(f))
-			return fail(c, q, "expected a string, got %s",
-				    type_name(f));
-		if ((e = grade_regex_check(f->valuestring, c->d))) {
-			diag_prefix(c->d, "%s: %s", c->file, q);
-			return e;
-		}
-	}
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "regex")) && !cJSON_IsString(f))
+		return fail(c, q, "expected a string, got %s", type_name(f));
 	join(q, p, "contains");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "contains")) &&
 	    (e = check_strings(c, f, q, 1)))
@@ -522,15 +507,17 @@ static enum err check_expect(const struct ctx *c, const cJSON *v,
 	    !cJSON_IsString(f) && !cJSON_IsObject(f))
 		return fail(c, q, "expected a string or an object, got %s",
 			    type_name(f));
-	if ((cJSON_GetObjectItemCaseSensitive(v, "tool_result") ||
-	     cJSON_GetObjectItemCaseSensitive(v, "final_contains")) &&
-	    !cJSON_GetObjectItemCaseSensitive(v, "tool_call") &&
-	    !cJSON_GetObjectItemCaseSensitive(v, "tool_calls"))
-		return fail(c, p, "'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'");
 	join(q, p, "tool_call");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "tool_call")) &&
 	    (e = check_call(c, f, q)))
 		return e;
+	/* the rules between members: the same parse the case gets */
+	e = expect_parse(v, p, &x, c->d);
+	expect_release(&x);
+	if (e) {
+		diag_prefix(c->d, "%s", c->file);
+		return e;
+	}
 	return ERR_OK;
 }
 
@@ -701,15 +688,6 @@ static void fill_recall(struct suite_recall *r, const cJSON *v)
 	r->distractors = f ? (int)f->valuedouble : 0;
 }
 
-static enum suite_expect expect_kind(const cJSON *e)
-{
-	if (!e) return SUITE_EXPECT_NONE;
-	if (cJSON_GetObjectItemCaseSensitive(e, "json")) return SUITE_EXPECT_JSON;
-	if (cJSON_GetObjectItemCaseSensitive(e, "regex")) return SUITE_EXPECT_REGEX;
-	if (cJSON_GetObjectItemCaseSensitive(e, "contains")) return SUITE_EXPECT_CONTAINS;
-	return SUITE_EXPECT_TOOL_CALL; /* tool_call or tool_calls */
-}
-
 static const cJSON *get(const cJSON *o, const char *k)
 {
 	return cJSON_GetObjectItemCaseSensitive(o, k);
@@ -734,8 +712,6 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 	k->prompt = (f = get(m, "prompt")) ? f->valuestring : NULL;
 	k->tools = get(m, "tools");
 	k->kwargs = get(m, "chat_template_kwargs");
-	k->expect = get(m, "expect");
-	k->expect_kind = expect_kind(k->expect);
 	k->repeat = (f = get(m, "repeat")) ? (long)f->valuedouble : 1;
 	k->usage_tolerance = (f = get(m, "usage_tolerance")) ? (long)f->valuedouble : 0;
 	k->max_tokens = (f = get(m, "max_tokens")) ? (long)f->valuedouble : 0;
@@ -746,6 +722,20 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 	k->ignore_eos = cJSON_IsTrue(get(m, "ignore_eos"));
 	if (k->kind == SUITE_RECALL)
 		fill_recall(&k->recall, get(m, "recall"));
+}
+
+/* The typed "expect" of a merged case (suite_case.expect). */
+static enum err parse_expect(const struct ctx *c, struct suite_case *k,
+			     const char *p)
+{
+	char q[PATH_MAX_LEN];
+	enum err e;
+
+	join(q, p, "expect");
+	e = expect_parse(get(k->json, "expect"), q, &k->expect, c->d);
+	if (e)
+		diag_prefix(c->d, "%s", c->file);
+	return e;
 }
 
 /* Kind-specific rules on the merged case. */
@@ -767,7 +757,7 @@ static enum err check_case(const struct ctx *c, const struct suite_case *k,
 			return fail(c, p, "a recall case needs 'recall' (at least {\"tokens\": N})");
 		if (k->messages || k->prompt)
 			return fail(c, p, "a recall case is generated: remove 'messages'/'prompt'");
-		if (k->expect)
+		if (get(k->json, "expect"))
 			return fail(c, p, "a recall case is graded against its generated needles: remove 'expect'");
 		if (k->recall.needles < k->recall.ndepths)
 			return fail(c, p, "recall.needles (%d) is less than the number of depths (%d)",
@@ -775,11 +765,10 @@ static enum err check_case(const struct ctx *c, const struct suite_case *k,
 	} else if (get(k->json, "recall")) {
 		return fail(c, p, "'recall' is only for recall cases");
 	}
-	if (k->kind == SUITE_TOOL_CALL && (!k->tools || !k->expect ||
-	    (k->expect_kind != SUITE_EXPECT_TOOL_CALL &&
-	     !cJSON_IsTrue(get(k->expect, "no_tool_call")))))
+	if (k->kind == SUITE_TOOL_CALL && (!k->tools ||
+	    (k->expect.kind != EXPECT_TOOL_CALLS && !k->expect.no_tool_call)))
 		return fail(c, p, "a tool_call case needs 'tools' and 'expect.tool_call', 'expect.tool_calls' or 'expect.no_tool_call'");
-	if (k->kind != SUITE_TOOL_CALL && k->expect_kind == SUITE_EXPECT_TOOL_CALL)
+	if (k->kind != SUITE_TOOL_CALL && k->expect.kind == EXPECT_TOOL_CALLS)
 		return fail(c, p, "'expect.tool_call' is only for tool_call cases");
 	if (k->kind == SUITE_MULTI_TURN && !has_role(k->messages, "assistant"))
 		return fail(c, p, "a multi_turn case needs an earlier assistant turn in 'messages'");
@@ -873,7 +862,8 @@ static enum err build_cases(const struct ctx *c, struct suite *s)
 					    s->cases[i].id, j);
 			}
 		s->ncases = ++i;
-		if ((e = check_case(c, &s->cases[i - 1], p)))
+		if ((e = parse_expect(c, &s->cases[i - 1], p)) ||
+		    (e = check_case(c, &s->cases[i - 1], p)))
 			return e;
 	}
 	return ERR_OK;
@@ -1049,6 +1039,8 @@ void suite_free(struct suite *s)
 		return;
 	cJSON_Delete(s->root);
 	cJSON_Delete(s->merged);
+	for (size_t i = 0; s->cases && i < s->ncases; i++)
+		expect_release(&s->cases[i].expect);
 	mem_free(s->cases);
 	mem_free(s->path);
 	mem_free(s);

@@ -11,21 +11,24 @@
 static int run(const char *expect_json, const char *answer, char *reason,
 	       size_t cap)
 {
-	cJSON *x = cJSON_Parse(expect_json);
+	cJSON *j = cJSON_Parse(expect_json);
+	struct expect x;
 	struct grade g;
 	struct diag d;
 	int ok;
 
 	diag_init(&d);
 	grade_init(&g);
-	CHECK(x != NULL);
-	CHECK(grade_expect(x, answer, strlen(answer), &g, &d) == ERR_OK);
+	CHECK(j != NULL);
+	CHECK(expect_parse(j, "expect", &x, &d) == ERR_OK);
+	CHECK(grade_content(&x, answer, strlen(answer), &g, &d) == ERR_OK);
 	ok = g.ok;
 	snprintf(reason, cap, "%s", g.reasons && g.reasons->child
 		 ? g.reasons->child->valuestring : "");
 	CHECK(ok == (g.reasons == NULL || cJSON_GetArraySize(g.reasons) == 0));
 	grade_release(&g);
-	cJSON_Delete(x);
+	expect_release(&x);
+	cJSON_Delete(j);
 	return ok;
 }
 
