@@ -5,6 +5,7 @@
 #include "buf.h"
 #include "endpoint.h"
 #include "http.h"
+#include "json.h"
 
 void endpoint_init(struct endpoint *ep)
 {
@@ -133,7 +134,7 @@ enum err endpoint_pick_model(struct endpoint *ep, const struct endpoint_opts *o,
 /* vLLM: GET /version {"version"}; SGLang: GET /server_info {"version"}
  * (PROTOCOL.md §5). */
 static void server_version(const struct endpoint *ep, const struct endpoint_opts *o,
-			   cJSON *server)
+			   struct json_build *jb, cJSON *server)
 {
 	static const char *const paths[][2] = {{"/version", "vllm"},
 					      {"/server_info", "sglang"}};
@@ -149,9 +150,9 @@ static void server_version(const struct endpoint *ep, const struct endpoint_opts
 			return;
 		ver = cJSON_GetObjectItemCaseSensitive(v, "version");
 		if (cJSON_IsString(ver)) {
-			cJSON_AddStringToObject(server, "version", ver->valuestring);
-			cJSON_AddStringToObject(server, "version_from", paths[i][0]);
-			cJSON_AddStringToObject(server, "kind_guess", paths[i][1]);
+			json_add_str(jb, server, "version", ver->valuestring);
+			json_add_str(jb, server, "version_from", paths[i][0]);
+			json_add_str(jb, server, "kind_guess", paths[i][1]);
 			cJSON_Delete(v);
 			return;
 		}
@@ -176,29 +177,32 @@ void endpoint_choose_server(struct endpoint *ep, const struct endpoint_opts *o)
 }
 
 /* Records the listed model ids and the status in ep->json. */
-static void list_models(struct endpoint *ep, const cJSON *models, long status)
+static void list_models(struct endpoint *ep, struct json_build *jb,
+			const cJSON *models, long status)
 {
 	cJSON *ids;
 	const cJSON *m;
 
-	cJSON_AddNumberToObject(ep->json, "models_status", (double)status);
-	ids = cJSON_AddArrayToObject(ep->json, "models");
+	json_add_int(jb, ep->json, "models_status", status);
+	ids = json_add_arr(jb, ep->json, "models");
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(models, "data")) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 		if (cJSON_IsString(id))
-			cJSON_AddItemToArray(ids, cJSON_CreateString(id->valuestring));
+			json_add_str(jb, ids, NULL, id->valuestring);
 	}
 }
 
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 			   struct diag *d)
 {
-	cJSON *models = NULL, *server;
+	struct json_build jb;
+	cJSON *models = NULL;
 	long status = 0;
 	enum err e;
 
 	cJSON_Delete(ep->json);
-	ep->json = cJSON_CreateObject();
+	json_build_init(&jb);
+	ep->json = json_new_obj(&jb);
 	if (!ep->json)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (get_json(ep, o, "/v1/models", &status, &models, d)) {
@@ -206,16 +210,16 @@ enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 		return ERR_ENDPOINT;
 	}
 	e = endpoint_pick_model(ep, o, models, status, d);
-	list_models(ep, models, status);
+	list_models(ep, &jb, models, status);
 	cJSON_Delete(models);
 	if (e)
 		return e;
-	cJSON_AddStringToObject(ep->json, "served_model", ep->model);
-	cJSON_AddItemToObject(ep->json, "max_model_len",
-			      ep->max_model_len >= 0 ? cJSON_CreateNumber((double)ep->max_model_len)
-						     : cJSON_CreateNull());
-	server = cJSON_AddObjectToObject(ep->json, "server");
-	server_version(ep, o, server);
+	json_add_str(&jb, ep->json, "served_model", ep->model);
+	if (ep->max_model_len >= 0)
+		json_add_int(&jb, ep->json, "max_model_len", ep->max_model_len);
+	else
+		json_add_null(&jb, ep->json, "max_model_len");
+	server_version(ep, o, &jb, json_add_obj(&jb, ep->json, "server"));
 	endpoint_choose_server(ep, o);
-	return ERR_OK;
+	return json_build_end(&jb, &ep->json, "the endpoint's description", d);
 }

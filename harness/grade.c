@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "grade.h"
+#include "json.h"
 #include "mem.h"
 
 #define SHOW_MAX 48 /* bytes of a string value quoted in a reason */
@@ -50,6 +51,7 @@ struct numtab {
 void grade_init(struct grade *g)
 {
 	g->ok = 1;
+	g->nomem = 0;
 	g->reasons = NULL;
 	g->needles = NULL;
 }
@@ -66,24 +68,32 @@ void grade_release(struct grade *g)
 void grade_fail(struct grade *g, const char *fmt, ...)
 {
 	char msg[512];
+	struct json_build jb;
 	int n;
 	va_list ap;
 
 	g->ok = 0;
-	if (!g->reasons && !(g->reasons = cJSON_CreateArray()))
-		return;
+	json_build_init(&jb);
+	if (!g->reasons)
+		g->reasons = json_new_arr(&jb);
 	n = cJSON_GetArraySize(g->reasons);
-	if (n > GRADE_MAX_REASONS)
-		return;
 	if (n == GRADE_MAX_REASONS) {
-		cJSON_AddItemToArray(g->reasons,
-				     cJSON_CreateString("... and more differences"));
-		return;
+		json_add_str(&jb, g->reasons, NULL, "... and more differences");
+	} else if (n < GRADE_MAX_REASONS) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		json_add_str(&jb, g->reasons, NULL, msg);
 	}
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cJSON_AddItemToArray(g->reasons, cJSON_CreateString(msg));
+	g->nomem |= json_build_end(&jb, NULL, "a reason", NULL) != ERR_OK;
+}
+
+/* `e`, or ERR_NOMEM when a reason could not be kept. */
+static enum err kept(const struct grade *g, enum err e, struct diag *d)
+{
+	if (!e && g->nomem)
+		return diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	return e;
 }
 
 static int is_space(char c)
@@ -506,7 +516,7 @@ enum err grade_content(const struct expect *x, const char *answer, size_t len,
 		grade_contains(x, answer, len, g);
 	if (e == ERR_NOMEM)
 		diag_fail(d, e, "out of memory grading an answer");
-	return e;
+	return kept(g, e, d);
 }
 
 /* ---- tool calls and the final answer ---- */
@@ -607,43 +617,48 @@ enum err grade_answer(const struct expect *x, const struct stream *s,
 
 	if (x->kind == EXPECT_TOOL_CALLS) {
 		grade_calls(x, s, g);
-		return ERR_OK;
+		return kept(g, ERR_OK, d);
 	}
 	if (x->no_tool_call && s->ntools)
 		grade_fail(g, "unexpected tool call '%s' (the case allows none)",
 			   s->tools[0].name.data);
 	e = grade_content(x, s->content.data, s->content.len, g, d);
 	annotate_facts(x, nmessages, g);
-	return e;
+	return kept(g, e, d);
 }
 
-void grade_final(const struct expect *x, const char *answer, struct grade *g)
+enum err grade_final(const struct expect *x, const char *answer, struct grade *g,
+		     struct diag *d)
 {
 	size_t i;
 
 	for (i = 0; i < x->nfinal; i++)
 		if (!strstr(answer, x->final_contains[i]))
 			grade_fail(g, "final answer does not contain \"%s\"", x->final_contains[i]);
+	return kept(g, ERR_OK, d);
 }
 
 /* ---- recall ---- */
 
-static cJSON *needle_record(const struct grade_needle *n, const cJSON *got,
-			    int ok)
+/* Appends {depth, project, expected, got, ok} for needle `n` to g->needles;
+ * 0 when out of memory. */
+static int needle_record(struct grade *g, const struct grade_needle *n,
+			 const cJSON *got, int ok)
 {
-	cJSON *o = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *o;
 
-	if (!o)
-		return NULL;
-	cJSON_AddNumberToObject(o, "depth", n->depth);
-	cJSON_AddStringToObject(o, "project", n->project);
-	cJSON_AddStringToObject(o, "expected", n->code);
+	json_build_init(&jb);
+	o = json_add_obj(&jb, g->needles, NULL);
+	json_add_int(&jb, o, "depth", n->depth);
+	json_add_str(&jb, o, "project", n->project);
+	json_add_str(&jb, o, "expected", n->code);
 	if (got)
-		cJSON_AddItemToObject(o, "got", cJSON_Duplicate(got, 1));
+		json_add_dup(&jb, o, "got", got);
 	else
-		cJSON_AddNullToObject(o, "got");
-	cJSON_AddBoolToObject(o, "ok", ok);
-	return o;
+		json_add_null(&jb, o, "got");
+	json_add_bool(&jb, o, "ok", ok);
+	return json_build_end(&jb, NULL, "a needle", NULL) == ERR_OK;
 }
 
 static int asked(const struct grade_needle *needles, int n, const char *key)
@@ -680,8 +695,7 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 			? cJSON_GetObjectItemCaseSensitive(obj, needles[i].project) : NULL;
 		int ok = strict && cJSON_IsString(got) &&
 			 !strcmp(got->valuestring, needles[i].code);
-		cJSON *rec = needle_record(&needles[i], got, ok);
-		if (!rec || !cJSON_AddItemToArray(g->needles, rec))
+		if (!needle_record(g, &needles[i], got, ok))
 			goto nomem;
 		if (!strict)
 			continue;
@@ -705,7 +719,7 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 				grade_fail(g, "unexpected key '%s'", it->string);
 	cJSON_Delete(v);
 	cJSON_Delete(inner);
-	return ERR_OK;
+	return kept(g, ERR_OK, d);
 nomem:
 	cJSON_Delete(v);
 	cJSON_Delete(inner);

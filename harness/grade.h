@@ -34,6 +34,8 @@
 
 struct grade {
 	int ok;          /* 1 = pass */
+	int nomem;       /* a reason could not be kept: the grading functions
+			    then return ERR_NOMEM */
 	cJSON *reasons;  /* owned array of strings; empty when ok */
 	cJSON *needles;  /* owned array for recall ({depth, project, expected,
 			    got, ok}), else NULL */
@@ -67,7 +69,8 @@ enum err grade_answer(const struct expect *x, const struct stream *s,
 		      int nmessages, struct grade *g, struct diag *d);
 
 /* Round 2: the final answer must contain every final_contains string. */
-void grade_final(const struct expect *x, const char *answer, struct grade *g);
+enum err grade_final(const struct expect *x, const char *answer, struct grade *g,
+		     struct diag *d);
 
 /* Whether made call `t` has `want`'s name and (when given) arguments, adding
  * the differences to `g` (which may be a scratch grade). */
@@ -86,7 +89,8 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
 		     struct grade *g);
 
-/* Adds a failure reason (formatted) and clears g->ok. */
+/* Adds a failure reason (formatted) and clears g->ok; sets g->nomem when the
+ * reason cannot be kept. */
 void grade_fail(struct grade *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"
 #include "record.h"
 
 void record_key(const char *id, long repeat, int has_seed, long seed,
@@ -75,284 +76,315 @@ void record_utc_now(char *out, size_t cap)
 
 /* ---- the attempt record ---- */
 
-static cJSON *num_or_null(double v, int present)
+static void num_or_null(struct json_build *jb, cJSON *o, const char *k, double v,
+			int present)
 {
-	return present ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+	if (present)
+		json_add_num(jb, o, k, v);
+	else
+		json_add_null(jb, o, k);
 }
 
-static cJSON *ms_or_null(double v)
+static void ms_or_null(struct json_build *jb, cJSON *o, const char *k, double v)
 {
-	return v >= 0 ? cJSON_CreateNumber((double)(long long)(v * 1000.0 + 0.5) / 1000.0)
-		      : cJSON_CreateNull();
+	num_or_null(jb, o, k, (double)(long long)(v * 1000.0 + 0.5) / 1000.0, v >= 0);
 }
 
-static cJSON *str_or_null(const struct buf *b)
+static void str_or_null(struct json_build *jb, cJSON *o, const char *k, const char *s)
 {
-	return b->len ? cJSON_CreateString(b->data) : cJSON_CreateNull();
+	if (s)
+		json_add_str(jb, o, k, s);
+	else
+		json_add_null(jb, o, k);
+}
+
+static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct stream *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntools; i++) {
+		const struct stream_tool_call *t = &s->tools[i];
+		cJSON *o = json_add_obj(jb, arr, NULL), *fn;
+		json_add_str(jb, o, "id", t->id.data);
+		json_add_str(jb, o, "type", t->type.len ? t->type.data : "function");
+		fn = json_add_obj(jb, o, "function");
+		json_add_str(jb, fn, "name", t->name.data);
+		json_add_str(jb, fn, "arguments", t->arguments.data);
+	}
 }
 
 cJSON *record_tool_calls(const struct stream *s)
 {
-	cJSON *arr = cJSON_CreateArray();
-	size_t i;
+	struct json_build jb;
+	cJSON *arr;
 
-	for (i = 0; arr && i < s->ntools; i++) {
-		const struct stream_tool_call *t = &s->tools[i];
-		cJSON *o = cJSON_CreateObject(), *fn;
-		cJSON_AddStringToObject(o, "id", t->id.data);
-		cJSON_AddStringToObject(o, "type", t->type.len ? t->type.data : "function");
-		fn = cJSON_AddObjectToObject(o, "function");
-		cJSON_AddStringToObject(fn, "name", t->name.data);
-		cJSON_AddStringToObject(fn, "arguments", t->arguments.data);
-		cJSON_AddItemToArray(arr, o);
-	}
+	json_build_init(&jb);
+	arr = json_new_arr(&jb);
+	add_tool_calls(&jb, arr, s);
+	json_build_end(&jb, &arr, "the tool calls", NULL);
 	return arr;
 }
 
-static cJSON *transport_json(const struct stream_checks *ck, const char *extra)
+static void add_transport(struct json_build *jb, cJSON *rec,
+			  const struct stream_checks *ck, const char *extra)
 {
-	cJSON *o = cJSON_CreateObject(), *codes, *msgs;
+	cJSON *o = json_add_obj(jb, rec, "transport"), *codes, *msgs;
 	size_t i;
 
-	cJSON_AddBoolToObject(o, "ok", ck->n == 0);
-	codes = cJSON_AddArrayToObject(o, "failures");
-	msgs = cJSON_AddArrayToObject(o, "messages");
+	json_add_bool(jb, o, "ok", ck->n == 0);
+	codes = json_add_arr(jb, o, "failures");
+	msgs = json_add_arr(jb, o, "messages");
 	for (i = 0; i < ck->n; i++) {
-		cJSON_AddItemToArray(codes, cJSON_CreateString(stream_fail_name(ck->f[i].code)));
-		cJSON_AddItemToArray(msgs, cJSON_CreateString(ck->f[i].msg));
+		json_add_str(jb, codes, NULL, stream_fail_name(ck->f[i].code));
+		json_add_str(jb, msgs, NULL, ck->f[i].msg);
 	}
 	for (i = 0; extra && *extra && i < ck->n; i++)
 		if (strstr(ck->f[i].msg, extra))
 			extra = NULL; /* already said */
 	if (extra && *extra)
-		cJSON_AddItemToArray(msgs, cJSON_CreateString(extra));
-	return o;
+		json_add_str(jb, msgs, NULL, extra);
 }
 
-static cJSON *audit_json(const struct audit_result *v)
+static void add_audit(struct json_build *jb, cJSON *rec, const struct audit_result *v)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, rec, "audit");
 
-	cJSON_AddBoolToObject(o, "ok", v->ok);
-	cJSON_AddBoolToObject(o, "enabled", v->enabled);
+	json_add_bool(jb, o, "ok", v->ok);
+	json_add_bool(jb, o, "enabled", v->enabled);
 	if (v->skipped)
-		cJSON_AddStringToObject(o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
-	cJSON_AddItemToObject(o, "local_prompt_tokens",
-			      num_or_null((double)v->local_tokens, v->local_tokens >= 0));
-	cJSON_AddItemToObject(o, "server_prompt_tokens",
-			      num_or_null((double)v->server_tokens, v->server_tokens >= 0));
-	cJSON_AddItemToObject(o, "usage_delta", num_or_null((double)v->delta, v->have_delta));
-	cJSON_AddNumberToObject(o, "tolerance", (double)v->tolerance);
-	return o;
+		json_add_str(jb, o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
+	num_or_null(jb, o, "local_prompt_tokens", (double)v->local_tokens, v->local_tokens >= 0);
+	num_or_null(jb, o, "server_prompt_tokens", (double)v->server_tokens, v->server_tokens >= 0);
+	num_or_null(jb, o, "usage_delta", (double)v->delta, v->have_delta);
+	json_add_num(jb, o, "tolerance", (double)v->tolerance);
 }
 
-static cJSON *timing_json(const struct stream *s)
+static void add_timing(struct json_build *jb, cJSON *rec, const struct stream *s)
 {
 	struct stream_timing t;
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, rec, "timing");
 
 	stream_timing(s, &t);
-	cJSON_AddItemToObject(o, "first_byte_ms", ms_or_null(t.first_byte_ms));
-	cJSON_AddItemToObject(o, "ttft_ms", ms_or_null(t.ttft_ms));
-	cJSON_AddItemToObject(o, "ttfc_ms", ms_or_null(t.ttfc_ms));
-	cJSON_AddItemToObject(o, "e2e_ms", ms_or_null(t.e2e_ms));
-	cJSON_AddItemToObject(o, "tpot_ms", ms_or_null(t.tpot_ms));
-	return o;
+	ms_or_null(jb, o, "first_byte_ms", t.first_byte_ms);
+	ms_or_null(jb, o, "ttft_ms", t.ttft_ms);
+	ms_or_null(jb, o, "ttfc_ms", t.ttfc_ms);
+	ms_or_null(jb, o, "e2e_ms", t.e2e_ms);
+	ms_or_null(jb, o, "tpot_ms", t.tpot_ms);
 }
 
-static cJSON *grade_json(const struct grade *g)
+static void add_grade(struct json_build *jb, cJSON *rec, const struct grade *g)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, rec, "grade");
 
-	cJSON_AddBoolToObject(o, "ok", g->ok);
-	cJSON_AddItemToObject(o, "reasons", g->reasons ? cJSON_Duplicate(g->reasons, 1)
-						       : cJSON_CreateArray());
+	json_add_bool(jb, o, "ok", g->ok);
+	if (g->reasons)
+		json_add_dup(jb, o, "reasons", g->reasons);
+	else
+		json_add_arr(jb, o, "reasons");
 	if (g->needles)
-		cJSON_AddItemToObject(o, "needles", cJSON_Duplicate(g->needles, 1));
-	return o;
+		json_add_dup(jb, o, "needles", g->needles);
 }
 
-static cJSON *recall_json(const struct record_attempt *a)
+static void add_recall(struct json_build *jb, cJSON *rec, const struct record_attempt *a)
 {
-	cJSON *o = cJSON_CreateObject(), *dep;
+	cJSON *o = json_add_obj(jb, rec, "recall"), *dep;
 	int i;
 
-	cJSON_AddNumberToObject(o, "tokens", (double)a->c->recall.tokens);
-	dep = cJSON_AddArrayToObject(o, "depths");
+	json_add_int(jb, o, "tokens", a->c->recall.tokens);
+	dep = json_add_arr(jb, o, "depths");
 	for (i = 0; i < a->c->recall.ndepths; i++)
-		cJSON_AddItemToArray(dep, cJSON_CreateNumber(a->c->recall.depths[i]));
-	cJSON_AddStringToObject(o, "filler", a->c->recall.filler);
-	cJSON_AddStringToObject(o, "prompt_sha256", a->prompt_sha256);
-	return o;
+		json_add_int(jb, dep, NULL, a->c->recall.depths[i]);
+	json_add_str(jb, o, "filler", a->c->recall.filler);
+	json_add_str(jb, o, "prompt_sha256", a->prompt_sha256);
 }
 
-static cJSON *usage_json(const struct stream *s)
+/* The usage object as the server sent it (its compact text re-parsed), or
+ * null. */
+static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
 {
-	cJSON *u = s->usage.present && s->usage.json.len
-		? cJSON_ParseWithLength(s->usage.json.data, s->usage.json.len) : NULL;
+	cJSON *u = NULL;
 
-	return u ? u : cJSON_CreateNull();
+	if (s->usage.present && s->usage.json.len &&
+	    json_parse(s->usage.json.data, s->usage.json.len, &u, "usage", NULL) == ERR_NOMEM)
+		json_add_item(jb, o, "usage", NULL); /* records the failure */
+	else if (u)
+		json_add_item(jb, o, "usage", u);
+	else
+		json_add_null(jb, o, "usage");
 }
 
 /* http_status ... tool_calls, request_sha256: what a record and a round
  * summary both say about a response. */
-static void add_response(cJSON *o, const struct record_attempt *a)
+static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
 {
-	cJSON_AddNumberToObject(o, "http_status", (double)a->http_status);
-	cJSON_AddItemToObject(o, "timing", timing_json(a->st));
-	cJSON_AddItemToObject(o, "usage", usage_json(a->st));
-	cJSON_AddItemToObject(o, "finish_reason", str_or_null(&a->st->finish_reason));
-	cJSON_AddStringToObject(o, "content", a->st->content.data);
-	cJSON_AddStringToObject(o, "reasoning", a->st->reasoning.data);
-	cJSON_AddItemToObject(o, "tool_calls", a->tool_calls ? cJSON_Duplicate(a->tool_calls, 1)
-							     : record_tool_calls(a->st));
-	cJSON_AddStringToObject(o, "request_sha256", a->request_sha256);
+	json_add_int(jb, o, "http_status", a->http_status);
+	add_timing(jb, o, a->st);
+	add_usage(jb, o, a->st);
+	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
+		    ? a->st->finish_reason.data : NULL);
+	json_add_str(jb, o, "content", a->st->content.data);
+	json_add_str(jb, o, "reasoning", a->st->reasoning.data);
+	if (a->tool_calls)
+		json_add_dup(jb, o, "tool_calls", a->tool_calls);
+	else
+		add_tool_calls(jb, json_add_arr(jb, o, "tool_calls"), a->st);
+	json_add_str(jb, o, "request_sha256", a->request_sha256);
 }
 
-static void add_raw(cJSON *o, const char *name)
+static void add_raw(struct json_build *jb, cJSON *o, const char *name)
 {
 	char path[320];
 
 	snprintf(path, sizeof(path), "raw/%s", name);
-	cJSON_AddStringToObject(o, "raw", path);
+	json_add_str(jb, o, "raw", path);
 }
 
 cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 {
-	cJSON *rec = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *rec;
 
 	v->transport_ok = a->ck->n == 0;
 	v->audit_ok = a->audit->ok;
 	v->grade_ok = a->g->ok;
-	cJSON_AddStringToObject(rec, "case", a->c->id);
-	cJSON_AddStringToObject(rec, "kind", suite_kind_name(a->c->kind));
-	cJSON_AddNumberToObject(rec, "repeat", (double)a->repeat);
-	cJSON_AddItemToObject(rec, "seed", num_or_null((double)a->seed, a->has_seed));
-	cJSON_AddStringToObject(rec, "verdict", v->transport_ok && v->audit_ok && v->grade_ok
-						? "pass" : "fail");
-	cJSON_AddItemToObject(rec, "transport", transport_json(a->ck, a->transport_msg));
-	cJSON_AddItemToObject(rec, "audit", audit_json(a->audit));
-	cJSON_AddItemToObject(rec, "grade", grade_json(a->g));
-	add_response(rec, a);
-	cJSON_AddStringToObject(rec, "endpoint", a->endpoint);
-	cJSON_AddStringToObject(rec, "model", a->model);
-	cJSON_AddStringToObject(rec, "started_at", a->started_at);
-	add_raw(rec, a->raw_name);
-	cJSON_AddNumberToObject(rec, "response_bytes", (double)a->response_bytes);
+	json_build_init(&jb);
+	rec = json_new_obj(&jb);
+	json_add_str(&jb, rec, "case", a->c->id);
+	json_add_str(&jb, rec, "kind", suite_kind_name(a->c->kind));
+	json_add_int(&jb, rec, "repeat", a->repeat);
+	num_or_null(&jb, rec, "seed", (double)a->seed, a->has_seed);
+	json_add_str(&jb, rec, "verdict", v->transport_ok && v->audit_ok && v->grade_ok
+					  ? "pass" : "fail");
+	add_transport(&jb, rec, a->ck, a->transport_msg);
+	add_audit(&jb, rec, a->audit);
+	add_grade(&jb, rec, a->g);
+	add_response(&jb, rec, a);
+	json_add_str(&jb, rec, "endpoint", a->endpoint);
+	json_add_str(&jb, rec, "model", a->model);
+	json_add_str(&jb, rec, "started_at", a->started_at);
+	add_raw(&jb, rec, a->raw_name);
+	json_add_num(&jb, rec, "response_bytes", (double)a->response_bytes);
 	if (a->c->kind == SUITE_RECALL)
-		cJSON_AddItemToObject(rec, "recall", recall_json(a));
-	if (a->round1) {
-		cJSON *rounds = cJSON_AddArrayToObject(rec, "rounds");
-		cJSON_AddItemToArray(rounds, cJSON_Duplicate(a->round1, 1));
-	}
+		add_recall(&jb, rec, a);
+	if (a->round1)
+		json_add_dup(&jb, json_add_arr(&jb, rec, "rounds"), NULL, a->round1);
+	json_build_end(&jb, &rec, "a result record", NULL);
 	return rec;
 }
 
 cJSON *record_round(const struct record_attempt *a)
 {
-	cJSON *o = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *o;
 
-	if (!o)
-		return NULL;
-	cJSON_AddItemToObject(o, "transport", transport_json(a->ck, a->transport_msg));
-	add_response(o, a);
-	add_raw(o, a->raw_name);
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	add_transport(&jb, o, a->ck, a->transport_msg);
+	add_response(&jb, o, a);
+	add_raw(&jb, o, a->raw_name);
+	json_build_end(&jb, &o, "a round summary", NULL);
 	return o;
 }
 
 /* ---- manifest.json ---- */
 
-static cJSON *str_or_null_c(const char *s)
+static void add_options(struct json_build *jb, cJSON *m, const struct record_options *o)
 {
-	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+	cJSON *j = json_add_obj(jb, m, "options");
+
+	json_add_int(jb, j, "concurrency", o->concurrency);
+	num_or_null(jb, j, "timeout_s", o->timeout, o->timeout > 0);
+	num_or_null(jb, j, "idle_timeout_s", o->idle_timeout, o->idle_timeout > 0);
+	num_or_null(jb, j, "repeat", (double)o->repeat, o->repeat > 0);
+	str_or_null(jb, j, "case", o->case_glob);
+	json_add_bool(jb, j, "resume", o->resume);
+	json_add_str(jb, j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
+	str_or_null(jb, j, "server", o->server);
 }
 
-static cJSON *options_json(const struct record_options *o)
-{
-	cJSON *j = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(j, "concurrency", (double)o->concurrency);
-	cJSON_AddItemToObject(j, "timeout_s", num_or_null(o->timeout, o->timeout > 0));
-	cJSON_AddItemToObject(j, "idle_timeout_s", num_or_null(o->idle_timeout, o->idle_timeout > 0));
-	cJSON_AddItemToObject(j, "repeat", num_or_null((double)o->repeat, o->repeat > 0));
-	cJSON_AddItemToObject(j, "case", str_or_null_c(o->case_glob));
-	cJSON_AddBoolToObject(j, "resume", o->resume);
-	cJSON_AddStringToObject(j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
-	cJSON_AddItemToObject(j, "server", str_or_null_c(o->server));
-	return j;
-}
-
-static void add_locals(cJSON *m, const struct record_manifest *in)
+static void add_locals(struct json_build *jb, cJSON *m, const struct record_manifest *in)
 {
 	cJSON *t;
 
 	if (in->tok) {
-		t = cJSON_AddObjectToObject(m, "tokenizer");
-		cJSON_AddStringToObject(t, "path", in->tokenizer_path);
-		cJSON_AddStringToObject(t, "kind", tok_kind(in->tok));
-		cJSON_AddStringToObject(t, "sha256", tok_sha256(in->tok));
-		cJSON_AddItemToObject(t, "completions_bos_id",
-				      num_or_null((double)in->bos_id, in->bos_id >= 0));
+		t = json_add_obj(jb, m, "tokenizer");
+		json_add_str(jb, t, "path", in->tokenizer_path);
+		json_add_str(jb, t, "kind", tok_kind(in->tok));
+		json_add_str(jb, t, "sha256", tok_sha256(in->tok));
+		num_or_null(jb, t, "completions_bos_id", (double)in->bos_id, in->bos_id >= 0);
 	} else {
-		cJSON_AddNullToObject(m, "tokenizer");
+		json_add_null(jb, m, "tokenizer");
 	}
 	if (in->tpl) {
-		t = cJSON_AddObjectToObject(m, "template");
-		cJSON_AddStringToObject(t, "name", tpl_name(in->tpl));
-		cJSON_AddStringToObject(t, "sha256", tpl_sha256(in->tpl));
+		t = json_add_obj(jb, m, "template");
+		json_add_str(jb, t, "name", tpl_name(in->tpl));
+		json_add_str(jb, t, "sha256", tpl_sha256(in->tpl));
 		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
-		cJSON_AddStringToObject(t, "server", tpl_server_name(in->server));
-		cJSON_AddStringToObject(t, "server_from", in->server_from);
+		json_add_str(jb, t, "server", tpl_server_name(in->server));
+		json_add_str(jb, t, "server_from", in->server_from);
 	} else {
-		cJSON_AddNullToObject(m, "template");
+		json_add_null(jb, m, "template");
 	}
 }
 
 cJSON *record_manifest_new(struct record_manifest *in)
 {
-	cJSON *m = cJSON_CreateObject(), *s, *h;
+	struct json_build jb;
+	cJSON *m, *s, *h;
 	char when[32];
 
-	if (!m) {
-		cJSON_Delete(in->endpoint);
-		in->endpoint = NULL;
-		return NULL;
-	}
-	h = cJSON_AddObjectToObject(m, "harness");
-	cJSON_AddStringToObject(h, "name", "needle");
-	cJSON_AddStringToObject(h, "version", NEEDLE_VERSION);
-	s = cJSON_AddObjectToObject(m, "suite");
-	cJSON_AddStringToObject(s, "name", in->suite->name);
-	cJSON_AddStringToObject(s, "path", in->suite->path);
-	cJSON_AddStringToObject(s, "sha256", in->suite->sha256);
-	cJSON_AddNumberToObject(s, "cases", (double)in->suite->ncases);
-	cJSON_AddStringToObject(in->endpoint, "base_url", in->base_url);
-	if (!cJSON_AddItemToObject(m, "endpoint", in->endpoint))
-		cJSON_Delete(in->endpoint);
+	json_build_init(&jb);
+	m = json_new_obj(&jb);
+	h = json_add_obj(&jb, m, "harness");
+	json_add_str(&jb, h, "name", "needle");
+	json_add_str(&jb, h, "version", NEEDLE_VERSION);
+	s = json_add_obj(&jb, m, "suite");
+	json_add_str(&jb, s, "name", in->suite->name);
+	json_add_str(&jb, s, "path", in->suite->path);
+	json_add_str(&jb, s, "sha256", in->suite->sha256);
+	json_add_int(&jb, s, "cases", (long long)in->suite->ncases);
+	json_add_str(&jb, in->endpoint, "base_url", in->base_url);
+	json_add_item(&jb, m, "endpoint", in->endpoint);
 	in->endpoint = NULL;
-	add_locals(m, in);
-	cJSON_AddItemToObject(m, "options", options_json(&in->opts));
+	add_locals(&jb, m, in);
+	add_options(&jb, m, &in->opts);
 	record_utc_now(when, sizeof(when));
-	cJSON_AddStringToObject(m, "started_at", when);
-	cJSON_AddNullToObject(m, "ended_at");
+	json_add_str(&jb, m, "started_at", when);
+	json_add_null(&jb, m, "ended_at");
+	json_build_end(&jb, &m, "the manifest", NULL);
 	return m;
 }
 
-void record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
-			 size_t fail, size_t recorded_before)
+/* Replaces member `key` of `o` in place (its position kept) with `item`
+ * (consumed). */
+static enum err replace(cJSON *o, const char *key, cJSON *item, struct diag *d)
 {
-	cJSON *c = cJSON_CreateObject();
+	if (item && cJSON_ReplaceItemInObjectCaseSensitive(o, key, item))
+		return ERR_OK;
+	cJSON_Delete(item);
+	return diag_fail(d, ERR_NOMEM, "out of memory building the manifest");
+}
+
+enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
+			     size_t fail, size_t recorded_before, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *c;
 	char when[32];
 
 	record_utc_now(when, sizeof(when));
-	cJSON_ReplaceItemInObjectCaseSensitive(manifest, "ended_at", cJSON_CreateString(when));
-	cJSON_AddNumberToObject(c, "planned", (double)planned);
-	cJSON_AddNumberToObject(c, "run", (double)run);
-	cJSON_AddNumberToObject(c, "pass", (double)pass);
-	cJSON_AddNumberToObject(c, "fail", (double)fail);
-	cJSON_AddNumberToObject(c, "recorded_before", (double)recorded_before);
+	if (replace(manifest, "ended_at", cJSON_CreateString(when), d))
+		return d->code;
+	json_build_init(&jb);
+	c = json_new_obj(&jb);
+	json_add_int(&jb, c, "planned", (long long)planned);
+	json_add_int(&jb, c, "run", (long long)run);
+	json_add_int(&jb, c, "pass", (long long)pass);
+	json_add_int(&jb, c, "fail", (long long)fail);
+	json_add_int(&jb, c, "recorded_before", (long long)recorded_before);
 	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "attempts");
-	cJSON_AddItemToObject(manifest, "attempts", c);
+	json_add_item(&jb, manifest, "attempts", c);
+	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
@@ -367,8 +399,8 @@ enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 		return diag_fail(d, ERR_USAGE,
 				 "cannot resume '%s': the suite changed since the run started (SHA-256 %.12s..., now %.12s...)",
 				 dir, sha->valuestring, now->valuestring);
-	if (old)
-		cJSON_ReplaceItemInObjectCaseSensitive(manifest, "started_at",
-			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1));
+	if (cJSON_GetObjectItemCaseSensitive(old, "started_at"))
+		return replace(manifest, "started_at",
+			       cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d);
 	return ERR_OK;
 }

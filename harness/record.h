@@ -115,15 +115,16 @@ struct record_manifest {
 
 /* manifest.json at the start of a run: harness, suite, endpoint, tokenizer,
  * template, options, started_at, ended_at (null). Takes m->endpoint (also on
- * failure). Caller owns; NULL when out of memory. */
+ * failure). Caller owns; NULL when out of memory. Built through json.h, as is
+ * every record: a value returned has every field. */
 cJSON *record_manifest_new(struct record_manifest *m);
 /* Sets ended_at (now) and "attempts" {planned, run, pass, fail,
- * recorded_before}. */
-void record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
-			 size_t fail, size_t recorded_before);
+ * recorded_before}. ERR_NOMEM. */
+enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
+			     size_t fail, size_t recorded_before, struct diag *d);
 /* On --resume: ERR_USAGE when the folder `dir`'s manifest `old` (NULL when it
  * had none) was started with another suite than `manifest`; else keeps old's
- * started_at in `manifest`. */
+ * started_at in `manifest` (ERR_NOMEM). */
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d);
 

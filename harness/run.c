@@ -405,10 +405,8 @@ static enum err grade_round(struct attempt *a, struct diag *d)
 {
 	const struct stream *s = &a->st;
 
-	if (a->round == 2) {
-		grade_final(&a->c->expect, s->content.data, &a->g);
-		return ERR_OK;
-	}
+	if (a->round == 2)
+		return grade_final(&a->c->expect, s->content.data, &a->g, d);
 	if (a->c->kind == SUITE_RECALL)
 		return grade_recall(a->needles, a->nneedles, s->content.data,
 				    s->content.len, &a->g, d);
@@ -472,6 +470,8 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 			return start_round2(r, a, dn, &ck, raw_name, d);
 		}
 		grade_fail(&a->g, "final answer not requested: round 1 failed");
+		if (a->g.nomem)
+			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
 	}
 	return e ? e : journal(r, a, dn, &ck, raw_name, d);
 }
@@ -542,8 +542,9 @@ enum err run_go(struct run *r, struct diag *d)
 
 	progress(r, 1);
 	e = loop(r, d);
-	record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
-			    r->n.prior_pass + r->n.prior_fail);
+	if (!e)
+		e = record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
+					r->n.prior_pass + r->n.prior_fail, d);
 	if (!e)
 		e = results_write_manifest(r->res, r->manifest, d);
 	return e;

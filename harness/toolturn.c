@@ -1,18 +1,18 @@
 /* toolturn — see toolturn.h. */
 #include "grade.h"
+#include "json.h"
 #include "toolturn.h"
 
 /* The tool result for made call `t`: the one expected call's tool_result, or
  * that of the first unused entry of tool_calls `t` matches. */
-static cJSON *result_for(const struct expect *x, const struct stream_tool_call *t,
-			 int *used)
+static const cJSON *result_for(const struct expect *x, const struct stream_tool_call *t,
+			       int *used)
 {
-	const cJSON *res = NULL;
 	size_t i;
 
 	if (x->one_call)
-		res = x->calls[0].result;
-	for (i = 0; !x->one_call && i < x->ncalls && i < 64; i++) {
+		return x->calls[0].result;
+	for (i = 0; i < x->ncalls && i < 64; i++) {
 		struct grade scratch;
 		int ok;
 		grade_init(&scratch);
@@ -20,57 +20,55 @@ static cJSON *result_for(const struct expect *x, const struct stream_tool_call *
 		grade_release(&scratch);
 		if (ok) {
 			used[i] = 1;
-			res = x->calls[i].result;
-			break;
+			return x->calls[i].result;
 		}
 	}
-	if (cJSON_IsString(res))
-		return cJSON_CreateString(res->valuestring);
-	if (res) {
-		char *txt = cJSON_PrintUnformatted(res);
-		cJSON *v = txt ? cJSON_CreateString(txt) : NULL;
+	return NULL;
+}
+
+/* A tool result as message content: a string as is, an object as compact
+ * JSON text, "" when none. */
+static void add_result(struct json_build *jb, cJSON *msg, const cJSON *res)
+{
+	char *txt;
+
+	if (cJSON_IsString(res)) {
+		json_add_str(jb, msg, "content", res->valuestring);
+	} else if (res) {
+		txt = cJSON_PrintUnformatted(res);
+		if (txt)
+			json_add_str(jb, msg, "content", txt);
+		else
+			json_add_item(jb, msg, "content", NULL); /* out of memory */
 		cJSON_free(txt);
-		return v;
+	} else {
+		json_add_str(jb, msg, "content", "");
 	}
-	return cJSON_CreateString("");
-}
-
-static int add_str(cJSON *o, const char *k, const char *v)
-{
-	return cJSON_AddStringToObject(o, k, v) != NULL;
-}
-
-static int add_tool_messages(cJSON *m, const struct suite_case *c,
-			     const struct stream *st)
-{
-	int used[64] = {0};
-	size_t i;
-
-	for (i = 0; i < st->ntools; i++) {
-		cJSON *tm = cJSON_CreateObject();
-		if (!tm || !cJSON_AddItemToArray(m, tm) || !add_str(tm, "role", "tool") ||
-		    !add_str(tm, "tool_call_id", st->tools[i].id.data) ||
-		    !cJSON_AddItemToObject(tm, "content", result_for(&c->expect, &st->tools[i], used)))
-			return 0;
-	}
-	return 1;
 }
 
 cJSON *toolturn_messages(const struct suite_case *c, const struct stream *st,
 			 const cJSON *calls)
 {
-	cJSON *m = cJSON_Duplicate(c->messages, 1), *asst = cJSON_CreateObject();
-	int ok = m && asst && cJSON_AddItemToArray(m, asst);
+	struct json_build jb;
+	cJSON *m, *asst;
+	int used[64] = {0};
+	size_t i;
 
-	if (!ok)
-		cJSON_Delete(asst);
-	ok = ok && add_str(asst, "role", "assistant") &&
-	     cJSON_AddItemToObject(asst, "content", st->content.len
-				   ? cJSON_CreateString(st->content.data) : cJSON_CreateNull()) &&
-	     cJSON_AddItemToObject(asst, "tool_calls", cJSON_Duplicate(calls, 1)) &&
-	     add_tool_messages(m, c, st);
-	if (ok)
-		return m;
-	cJSON_Delete(m);
-	return NULL;
+	json_build_init(&jb);
+	m = cJSON_Duplicate(c->messages, 1); /* NULL fails the first add */
+	asst = json_add_obj(&jb, m, NULL);
+	json_add_str(&jb, asst, "role", "assistant");
+	if (st->content.len)
+		json_add_str(&jb, asst, "content", st->content.data);
+	else
+		json_add_null(&jb, asst, "content");
+	json_add_dup(&jb, asst, "tool_calls", calls);
+	for (i = 0; i < st->ntools; i++) {
+		cJSON *tm = json_add_obj(&jb, m, NULL);
+		json_add_str(&jb, tm, "role", "tool");
+		json_add_str(&jb, tm, "tool_call_id", st->tools[i].id.data);
+		add_result(&jb, tm, result_for(&c->expect, &st->tools[i], used));
+	}
+	json_build_end(&jb, &m, "a tool result", NULL);
+	return m;
 }

@@ -109,12 +109,13 @@ static void test_manifest(void)
 	m.endpoint = cJSON_CreateObject();
 	m.bos_id = -1;
 	m.opts.concurrency = 2;
+	diag_init(&d);
 	man = record_manifest_new(&m);
 	CHECK(man && m.endpoint == NULL);
 	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "endpoint"), "base_url")->valuestring, "http://h");
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(man, "tokenizer")));
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(man, "ended_at")));
-	record_manifest_end(man, 3, 2, 1, 1, 0);
+	CHECK(record_manifest_end(man, 3, 2, 1, 1, 0, &d) == ERR_OK);
 	CHECK(cJSON_IsString(cJSON_GetObjectItem(man, "ended_at")));
 	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "attempts"), "fail")->valueint, 1);
 	old = cJSON_Parse("{\"suite\":{\"sha256\":\"0123456789abcdef\"},\"started_at\":\"then\"}");
