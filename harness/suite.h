@@ -12,10 +12,14 @@
  * missing or duplicate id, an unknown kind, a regex that does not compile, all
  * fail with ERR_INPUT and a message naming the file, the JSON path and the
  * reason, e.g. "suites/x.json: cases[2].expect.json: ...". An unknown key that
- * is close to a known one gets "(did you mean 'max_tokens'?)".
+ * is close to a known one gets "(did you mean 'max_tokens'?)". The suite
+ * checks the shape of "expect" where it is written; the rules between its
+ * members (exactly one way to grade, the regex compiles, ...) are expect.h's,
+ * whose parse every case's `expect` is.
  *
  * A loaded suite owns its parsed JSON; every pointer in a `struct suite_case`
- * borrows from it and lives until suite_free.
+ * borrows from it and lives until suite_free (which also releases each
+ * case's `expect`).
  */
 #ifndef NEEDLE_SUITE_H
 #define NEEDLE_SUITE_H

@@ -59,8 +59,7 @@ static struct suite *load(const char *text)
 	struct diag d;
 
 	diag_init(&d);
-	if (suite_parse("t.json", text, strlen(text), &s, &d))
-		fprintf(stderr, "  %s\n", d.msg);
+	CHECK(suite_parse("t.json", text, strlen(text), &s, &d) == ERR_OK);
 	return s;
 }
 

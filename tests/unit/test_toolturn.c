@@ -43,14 +43,17 @@ static void check_turn(const char *expect, const char *r0, const char *r1)
 	struct diag d;
 	cJSON *calls, *m;
 
-	CHECK(s != NULL);
-	if (!s)
-		return;
 	diag_init(&d);
 	stream_init(&st, STREAM_CHAT, 0);
 	CHECK(stream_feed(&st, two_calls, strlen(two_calls), 1, &d) == ERR_OK);
 	stream_end(&st, 2);
 	calls = record_tool_calls(&st);
+	CHECK(s != NULL);
+	if (!s) {
+		cJSON_Delete(calls);
+		stream_release(&st);
+		return;
+	}
 	m = toolturn_messages(&s->cases[0], &st, calls);
 	CHECK_EQ_LONG(cJSON_GetArraySize(m), 4);
 	CHECK_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(m, 1), "role")->valuestring, "assistant");
