@@ -3,6 +3,7 @@
 
 #include "expect.h"
 #include "grade.h"
+#include "jcheck.h"
 #include "mem.h"
 
 void expect_init(struct expect *x)
@@ -87,26 +88,118 @@ static int facts(const cJSON *rec, struct expect *x)
 	return 1;
 }
 
-/* The rules between members (their shapes are the suite's). */
-static enum err check(const cJSON *v, const char *path, struct diag *d)
-{
-	int n = !!get(v, "json") + !!get(v, "regex") + !!get(v, "contains") +
-		!!get(v, "tool_call") + !!get(v, "tool_calls");
-	enum err e;
+/* ---- validation ---- */
 
-	if (n != 1)
-		return diag_fail(d, ERR_INPUT, "%s: expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
-				 path, n);
-	if (cJSON_IsString(get(v, "regex")) && (e = grade_regex_check(get(v, "regex")->valuestring, d))) {
-		diag_prefix(d, "%s.regex", path);
-		return e;
-	}
-	if ((get(v, "tool_result") || get(v, "final_contains")) &&
-	    !get(v, "tool_call") && !get(v, "tool_calls"))
-		return diag_fail(d, ERR_INPUT, "%s: 'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'",
-				 path);
+static const char *const expect_keys[] = {"json", "regex", "contains",
+					  "tool_call", "tool_calls",
+					  "tool_result", "final_contains",
+					  "no_tool_call", "recall",
+					  "image_order", NULL};
+
+/* {"name": S, "arguments": {...}?, "tool_result": S|{}?} */
+static enum err check_call(const struct jcheck *c, const cJSON *f, const char *q)
+{
+	const cJSON *args = get(f, "arguments");
+	const cJSON *res = get(f, "tool_result");
+
+	if (!cJSON_IsObject(f))
+		return jcheck_fail(c, q, "expected an object, got %s", jcheck_type(f));
+	if (!cJSON_IsString(get(f, "name")))
+		return jcheck_fail(c, q, "expected 'name' as a string");
+	if (args && !cJSON_IsObject(args))
+		return jcheck_fail(c, q, "expected 'arguments' as an object");
+	if (res && !cJSON_IsString(res) && !cJSON_IsObject(res))
+		return jcheck_fail(c, q, "expected 'tool_result' as a string or an object");
 	return ERR_OK;
 }
+
+static enum err check_calls(const struct jcheck *c, const cJSON *f, const char *p)
+{
+	const cJSON *it;
+	char q[JCHECK_PATH_MAX];
+	size_t i = 0;
+	enum err e;
+
+	if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f))
+		return jcheck_fail(c, p, "expected a non-empty array of calls, got %s", jcheck_type(f));
+	cJSON_ArrayForEach(it, f) {
+		jcheck_index(q, p, i++);
+		if ((e = check_call(c, it, q)))
+			return e;
+	}
+	return ERR_OK;
+}
+
+enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
+{
+	const cJSON *f;
+	char q[JCHECK_PATH_MAX];
+	int n = 0;
+	enum err e;
+
+	if (!cJSON_IsObject(v))
+		return jcheck_fail(c, p, "expected an object, got %s", jcheck_type(v));
+	if ((e = jcheck_keys(c, v, p, expect_keys, "expect")) ||
+	    (e = jcheck_dupes(c, v, p)))
+		return e;
+	n = !!get(v, "json") +
+	    !!get(v, "regex") +
+	    !!get(v, "contains") +
+	    !!get(v, "tool_call") +
+	    !!get(v, "tool_calls");
+	if (n != 1)
+		return jcheck_fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
+			    n);
+	jcheck_join(q, p, "no_tool_call");
+	if ((f = get(v, "no_tool_call")) && !cJSON_IsBool(f))
+		return jcheck_fail(c, q, "expected a boolean, got %s", jcheck_type(f));
+	jcheck_join(q, p, "recall");
+	if ((f = get(v, "recall")) && !cJSON_IsArray(f))
+		return jcheck_fail(c, q, "expected an array of {key, message}, got %s", jcheck_type(f));
+	jcheck_join(q, p, "image_order");
+	if ((f = get(v, "image_order")) && !cJSON_IsObject(f))
+		return jcheck_fail(c, q, "expected an object, got %s", jcheck_type(f));
+	jcheck_join(q, p, "tool_calls");
+	if ((f = get(v, "tool_calls")) &&
+	    (e = check_calls(c, f, q)))
+		return e;
+	jcheck_join(q, p, "regex");
+	if ((f = get(v, "regex"))) {
+		if (!cJSON_IsString(f))
+			return jcheck_fail(c, q, "expected a string, got %s",
+				    jcheck_type(f));
+		if ((e = grade_regex_check(f->valuestring, c->d))) {
+			diag_prefix(c->d, "%s: %s", c->file, q);
+			return e;
+		}
+	}
+	jcheck_join(q, p, "contains");
+	if ((f = get(v, "contains")) &&
+	    (e = jcheck_strings(c, f, q, 1)))
+		return e;
+	jcheck_join(q, p, "final_contains");
+	if ((f = get(v, "final_contains")) &&
+	    (e = jcheck_strings(c, f, q, 0)))
+		return e;
+	jcheck_join(q, p, "tool_result");
+	if ((f = get(v, "tool_result")) &&
+	    !cJSON_IsString(f) && !cJSON_IsObject(f))
+		return jcheck_fail(c, q, "expected a string or an object, got %s",
+			    jcheck_type(f));
+	if ((get(v, "tool_result") ||
+	     get(v, "final_contains")) &&
+	    !get(v, "tool_call") &&
+	    !get(v, "tool_calls"))
+		return jcheck_fail(c, p, "'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'");
+	jcheck_join(q, p, "tool_call");
+	if ((f = get(v, "tool_call")) &&
+	    (e = check_call(c, f, q)))
+		return e;
+	return ERR_OK;
+}
+
+/* Checks one field's value where it is written (a case or "defaults"). */
+/* ---- the typed struct ---- */
 
 static enum expect_kind kind_of(const cJSON *v)
 {
@@ -116,17 +209,13 @@ static enum expect_kind kind_of(const cJSON *v)
 	return EXPECT_TOOL_CALLS; /* tool_call or tool_calls */
 }
 
-enum err expect_parse(const cJSON *v, const char *path, struct expect *x,
-		      struct diag *d)
+enum err expect_parse(const cJSON *v, struct expect *x, struct diag *d)
 {
-	enum err e;
 	int ok = 1;
 
 	expect_init(x);
 	if (!v)
 		return ERR_OK;
-	if ((e = check(v, path, d)))
-		return e;
 	x->kind = kind_of(v);
 	x->json = get(v, "json");
 	x->regex = x->kind == EXPECT_REGEX ? get(v, "regex")->valuestring : NULL;
@@ -144,5 +233,5 @@ enum err expect_parse(const cJSON *v, const char *path, struct expect *x,
 	if (ok)
 		return ERR_OK;
 	expect_release(x);
-	return diag_fail(d, ERR_NOMEM, "out of memory reading %s", path);
+	return diag_fail(d, ERR_NOMEM, "out of memory reading an expectation");
 }

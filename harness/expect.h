@@ -1,8 +1,8 @@
 /*
- * expect — a case's "expect" object, parsed once into a typed struct that the
- * grader (grade.h) judges. The suite (suite.h) checks the object's shape where
- * it is written (keys, types, typos); expect_parse adds the rules between its
- * members and builds the struct. The members, which generators/cases.h emits:
+ * expect — a case's "expect" object: validated where the suite file writes it
+ * (expect_check, called by suite.h for a case and for "defaults"), then parsed
+ * once per case into a typed struct that the grader (grade.h) judges. The
+ * members, which generators/cases.h emits:
  *
  *   {"json": VALUE}        the whole answer (reasoning separated, surrounding
  *                          whitespace trimmed) parses as exactly VALUE: the
@@ -46,6 +46,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "jcheck.h"
 
 enum expect_kind {
 	EXPECT_NONE = 0,    /* transport and audit only */
@@ -90,13 +91,15 @@ void expect_init(struct expect *x);
 /* Frees the arrays and re-initialises. Accepts NULL. */
 void expect_release(struct expect *x);
 
-/* Parses `v` (an "expect" object whose shape the suite checked, or NULL for
- * none) into `x`, which borrows from `v`. `path` is v's JSON path
- * ("cases[2].expect"): ERR_INPUT says "PATH: expected exactly one of ...",
- * "PATH.regex: bad regex at offset 3: ...", "PATH: 'tool_result' and
- * 'final_contains' need 'tool_call' or 'tool_calls'"; ERR_NOMEM. On failure
- * `x` is left empty. */
-enum err expect_parse(const cJSON *v, const char *path, struct expect *x,
-		      struct diag *d);
+/* Validates "expect" object `v` at JSON path `p` of c->file: its keys (with
+ * "did you mean"), each member's type, exactly one way to grade, a regex that
+ * compiles (grade_regex_check), tool_result and final_contains only with tool
+ * calls. ERR_INPUT as jcheck.h shapes it, e.g. "x.json: cases[2].expect.regex:
+ * bad regex at offset 3: missing closing parenthesis". */
+enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p);
+
+/* Parses `v` (an object expect_check accepted, or NULL for none) into `x`,
+ * which borrows from `v`. ERR_NOMEM only; `x` is then left empty. */
+enum err expect_parse(const cJSON *v, struct expect *x, struct diag *d);
 
 #endif

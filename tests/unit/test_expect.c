@@ -1,6 +1,6 @@
 /* Unit tests of expect: each form parsed into the typed struct (kind, calls,
  * results, final_contains, facts, whether a second round follows), and the
- * rules between members with their paths. */
+ * validation (shapes, the rules between members) with its paths. */
 #include <string.h>
 
 #include "expect.h"
@@ -14,7 +14,21 @@ static enum err parse(const char *json, struct expect *x, struct diag *d)
 	parsed = cJSON_Parse(json);
 	diag_init(d);
 	CHECK(parsed != NULL);
-	return expect_parse(parsed, "cases[3].expect", x, d);
+	return expect_parse(parsed, x, d);
+}
+
+/* Validates `json` as cases[3].expect of x.json; the message in d. */
+static enum err check(const char *json, struct diag *d)
+{
+	struct jcheck c = {"x.json", d};
+	cJSON *v = cJSON_Parse(json);
+	enum err e;
+
+	diag_init(d);
+	CHECK(v != NULL);
+	e = expect_check(&c, v, "cases[3].expect");
+	cJSON_Delete(v);
+	return e;
 }
 
 static void test_forms(void)
@@ -22,7 +36,7 @@ static void test_forms(void)
 	struct expect x;
 	struct diag d;
 
-	CHECK(expect_parse(NULL, "p", &x, &d) == ERR_OK);
+	CHECK(expect_parse(NULL, &x, &d) == ERR_OK);
 	CHECK(x.kind == EXPECT_NONE && !x.round2);
 	CHECK(parse("{\"json\":{\"a\":1},\"recall\":[{\"key\":\"a\",\"message\":2},{\"key\":1}]}", &x, &d) == ERR_OK);
 	CHECK(x.kind == EXPECT_JSON && cJSON_IsObject(x.json) && !x.round2);
@@ -74,18 +88,28 @@ static void test_calls(void)
 
 static void test_rules(void)
 {
-	struct expect x;
 	struct diag d;
 
-	CHECK(parse("{\"json\":1,\"contains\":[\"a\"]}", &x, &d) == ERR_INPUT);
-	CHECK_STR(d.msg, "cases[3].expect: expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found 2)");
-	CHECK(x.kind == EXPECT_NONE);
-	CHECK(parse("{\"no_tool_call\":true}", &x, &d) == ERR_INPUT);
+	CHECK(check("{\"tool_calls\":[{\"name\":\"a\",\"arguments\":{},\"tool_result\":\"r\"}],"
+		    "\"final_contains\":[]}", &d) == ERR_OK);
+	CHECK(check("{\"json\":1,\"contains\":[\"a\"]}", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect: expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found 2)");
+	CHECK(check("{\"no_tool_call\":true}", &d) == ERR_INPUT);
 	CHECK(strstr(d.msg, "(found 0)") != NULL);
-	CHECK(parse("{\"regex\":\"a(\"}", &x, &d) == ERR_INPUT);
-	CHECK(!strncmp(d.msg, "cases[3].expect.regex: bad regex at offset 2", 44));
-	CHECK(parse("{\"json\":1,\"final_contains\":[\"a\"]}", &x, &d) == ERR_INPUT);
-	CHECK_STR(d.msg, "cases[3].expect: 'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'");
+	CHECK(check("{\"regex\":\"a(\"}", &d) == ERR_INPUT);
+	CHECK(!strncmp(d.msg, "x.json: cases[3].expect.regex: bad regex at offset 2", 52));
+	CHECK(check("{\"json\":1,\"final_contains\":[\"a\"]}", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect: 'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'");
+	CHECK(check("{\"regx\":1}", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect.regx: unknown expect key 'regx' (did you mean 'regex'?)");
+	CHECK(check("{\"json\":1,\"json\":2}", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect.json: key 'json' appears twice");
+	CHECK(check("{\"tool_calls\":[{\"name\":1}]}", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect.tool_calls[0]: expected 'name' as a string");
+	CHECK(check("{\"contains\":[]}", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect.contains: expected at least one string");
+	CHECK(check("[]", &d) == ERR_INPUT);
+	CHECK_STR(d.msg, "x.json: cases[3].expect: expected an object, got array");
 }
 
 int main(void)

@@ -21,7 +21,7 @@ static int run(const char *expect_json, const char *answer, char *reason,
 	diag_init(&d);
 	grade_init(&g);
 	CHECK(j != NULL);
-	CHECK(expect_parse(j, "expect", &x, &d) == ERR_OK);
+	CHECK(expect_parse(j, &x, &d) == ERR_OK);
 	CHECK(grade_content(&x, answer, strlen(answer), &g, &d) == ERR_OK);
 	ok = g.ok;
 	snprintf(reason, cap, "%s", g.reasons && g.reasons->child
@@ -207,7 +207,7 @@ static int answer(const char *expect_json, const struct stream *st, int nmsg,
 
 	diag_init(&d);
 	grade_init(&g);
-	CHECK(expect_parse(j, "expect", &x, &d) == ERR_OK);
+	CHECK(expect_parse(j, &x, &d) == ERR_OK);
 	CHECK(grade_answer(&x, st, nmsg, &g, &d) == ERR_OK);
 	ok = g.ok;
 	snprintf(why, cap, "%s", g.reasons && g.reasons->child ? g.reasons->child->valuestring : "");
@@ -265,7 +265,7 @@ static void test_final_and_facts(void)
 	char why[512];
 
 	diag_init(&d);
-	CHECK(expect_parse(j, "expect", &x, &d) == ERR_OK);
+	CHECK(expect_parse(j, &x, &d) == ERR_OK);
 	grade_init(&g);
 	CHECK(grade_final(&x, "It is 17 degrees", &g, &d) == ERR_OK);
 	CHECK(!g.ok);
