@@ -53,6 +53,28 @@ static const char examples[] =
 	"  needle count --tokenizer tokenizer.json --template qwen3 --server sglang \\\n"
 	"      --reasoning-effort none --messages prompt.json\n";
 
+/* Reads the JSON array of WHAT (messages, tools) in file `path` into *out
+ * (owned), through `raw`. */
+static enum err read_array(const char *path, const char *what, struct buf *raw,
+			   cJSON **out, struct diag *d)
+{
+	enum err e;
+
+	buf_reset(raw);
+	e = io_read_file(path, raw, d);
+	if (!e)
+		e = tpl_check_nul(raw->data, raw->len, path, d);
+	if (e)
+		return e;
+	*out = cJSON_ParseWithLength(raw->data, raw->len);
+	if (*out && cJSON_IsArray(*out))
+		return ERR_OK;
+	cJSON_Delete(*out);
+	*out = NULL;
+	return diag_fail(d, ERR_INPUT, "cannot parse %s '%s': expected a JSON array of %s",
+			 what, path, what);
+}
+
 /* Renders --messages through --template into `out`. */
 static enum err render_messages(const struct count_opts *o, struct buf *out,
 				struct diag *d)
@@ -76,19 +98,9 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 			goto out;
 		}
 	}
-	e = io_read_file(o->messages, &raw, d);
+	e = read_array(o->messages, "messages", &raw, &msgs, d);
 	if (e)
 		goto out;
-	e = tpl_check_nul(raw.data, raw.len, o->messages, d);
-	if (e)
-		goto out;
-	msgs = cJSON_ParseWithLength(raw.data, raw.len);
-	if (!msgs || !cJSON_IsArray(msgs)) {
-		e = diag_fail(d, ERR_INPUT,
-			      "cannot parse messages '%s': expected a JSON array of messages",
-			      o->messages);
-		goto out;
-	}
 	if (o->kwargs) {
 		kw = cJSON_Parse(o->kwargs);
 		if (!kw || !cJSON_IsObject(kw)) {
@@ -98,22 +110,8 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 			goto out;
 		}
 	}
-	if (o->tools) {
-		buf_reset(&raw);
-		e = io_read_file(o->tools, &raw, d);
-		if (e)
-			goto out;
-		e = tpl_check_nul(raw.data, raw.len, o->tools, d);
-		if (e)
-			goto out;
-		tools = cJSON_ParseWithLength(raw.data, raw.len);
-		if (!tools || !cJSON_IsArray(tools)) {
-			e = diag_fail(d, ERR_INPUT,
-				      "cannot parse tools '%s': expected a JSON array of tools",
-				      o->tools);
-			goto out;
-		}
-	}
+	if (o->tools && (e = read_array(o->tools, "tools", &raw, &tools, d)))
+		goto out;
 	e = tpl_load(o->template_name, &t, d);
 	if (!e) {
 		e = audit_render(t, server, msgs, tools, kw, eff, out, d);

@@ -147,12 +147,34 @@ static enum err check_tools(const struct jcheck *c, const cJSON *v, const char *
 	return ERR_OK;
 }
 
+/* An array of 1 to `max` integers in [0, hi] (all different when `unique`);
+ * `what` names them in the message. */
+static enum err int_array(const struct jcheck *c, const cJSON *f, const char *q,
+			  int max, double hi, const char *what, int unique)
+{
+	const cJSON *it, *o;
+	char r[JCHECK_PATH_MAX];
+	size_t i = 0;
+	enum err e;
+
+	if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f) || cJSON_GetArraySize(f) > max)
+		return jcheck_fail(c, q, "expected an array of 1 to %d %s", max, what);
+	cJSON_ArrayForEach(it, f) {
+		jcheck_index(r, q, i++);
+		if ((e = jcheck_int(c, it, r, 0, hi, NULL)))
+			return e;
+		for (o = f->child; unique && o != it; o = o->next)
+			if (o->valuedouble == it->valuedouble)
+				return jcheck_fail(c, r, "seed %.0f appears twice", it->valuedouble);
+	}
+	return ERR_OK;
+}
+
 static enum err check_recall(const struct jcheck *c, const cJSON *v,
 			     const char *p)
 {
-	const cJSON *it, *f;
-	char q[JCHECK_PATH_MAX], r[JCHECK_PATH_MAX];
-	size_t i;
+	const cJSON *f;
+	char q[JCHECK_PATH_MAX];
 	enum err e;
 
 	if (!cJSON_IsObject(v))
@@ -169,37 +191,13 @@ static enum err check_recall(const struct jcheck *c, const cJSON *v,
 	if ((e = jcheck_int(c, f, q, 64, 100000000, NULL)))
 		return e;
 	jcheck_join(q, p, "depths");
-	if ((f = cJSON_GetObjectItemCaseSensitive(v, "depths"))) {
-		if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f) ||
-		    cJSON_GetArraySize(f) > SUITE_MAX_DEPTHS)
-			return jcheck_fail(c, q, "expected an array of 1 to %d percentages",
-				    SUITE_MAX_DEPTHS);
-		i = 0;
-		cJSON_ArrayForEach(it, f) {
-			jcheck_index(r, q, i++);
-			if ((e = jcheck_int(c, it, r, 0, 100, NULL)))
-				return e;
-		}
-	}
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "depths")) &&
+	    (e = int_array(c, f, q, SUITE_MAX_DEPTHS, 100, "percentages", 0)))
+		return e;
 	jcheck_join(q, p, "seeds");
-	if ((f = cJSON_GetObjectItemCaseSensitive(v, "seeds"))) {
-		if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f) ||
-		    cJSON_GetArraySize(f) > SUITE_MAX_SEEDS)
-			return jcheck_fail(c, q, "expected an array of 1 to %d seeds",
-				    SUITE_MAX_SEEDS);
-		i = 0;
-		cJSON_ArrayForEach(it, f) {
-			const cJSON *o;
-			jcheck_index(r, q, i);
-			if ((e = jcheck_int(c, it, r, 0, 9007199254740991.0, NULL)))
-				return e;
-			for (o = f->child; o != it; o = o->next)
-				if (o->valuedouble == it->valuedouble)
-					return jcheck_fail(c, r, "seed %.0f appears twice",
-						    it->valuedouble);
-			i++;
-		}
-	}
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "seeds")) &&
+	    (e = int_array(c, f, q, SUITE_MAX_SEEDS, 9007199254740991.0, "seeds", 1)))
+		return e;
 	jcheck_join(q, p, "needles");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "needles")) &&
 	    (e = jcheck_int(c, f, q, 1, SUITE_MAX_DEPTHS, NULL)))
