@@ -131,17 +131,19 @@ enum err endpoint_pick_model(struct endpoint *ep, const struct endpoint_opts *o,
 	return ERR_OK;
 }
 
-/* vLLM: GET /version {"version"}; SGLang: GET /server_info {"version"}
- * (PROTOCOL.md §5). */
+/* vLLM: GET /version {"version"}; SGLang: GET /server_info {"version"}, or
+ * on builds before about December 2025 only its older name /get_server_info
+ * (PROTOCOL.md §5). The first that answers with a version wins. */
 static void server_version(const struct endpoint *ep, const struct endpoint_opts *o,
 			   struct json_build *jb, cJSON *server)
 {
 	static const char *const paths[][2] = {{"/version", "vllm"},
-					      {"/server_info", "sglang"}};
+					      {"/server_info", "sglang"},
+					      {"/get_server_info", "sglang"}};
 	struct diag d;
 	size_t i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		cJSON *v = NULL;
 		long status;
 		const cJSON *ver;

@@ -7,7 +7,10 @@
  *
  * The server's answers are input: a field missing, of the wrong type or out of
  * range is "unknown", never a crash. What was learned is kept as the JSON the
- * manifest records under "endpoint" (record.h).
+ * manifest records under "endpoint" (record.h). The version probes, in order:
+ * /version (vLLM), /server_info and /get_server_info (SGLang, new and old
+ * name). /health is not asked: /v1/models already shows the server answers,
+ * and SGLang's /health runs a generation.
  */
 #ifndef NEEDLE_ENDPOINT_H
 #define NEEDLE_ENDPOINT_H

@@ -63,6 +63,8 @@ static void answer(int fd, const char *line)
 
 	if (strstr(line, "GET /v1/models"))
 		body = models, code = 200;
+	else if (strstr(line, "GET /get_server_info")) /* an SGLang before /server_info */
+		body = "{\"version\":\"0.4.6\"}", code = 200;
 	else if (strstr(line, "POST /v1/chat/completions"))
 		body = sse, code = 200, type = "text/event-stream";
 	snprintf(out, sizeof(out), "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -167,6 +169,14 @@ static void test_run(void)
 	CHECK(run_status(r) == EXIT_PASS);
 	CHECK(calls >= 2 && forced == 1);
 	run_free(r);
+	CHECK(results_read_manifest(out, &recs, &d) == ERR_OK);
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(recs, "endpoint"),
+		  "server"), "version_from")->valuestring, "/get_server_info");
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(recs, "endpoint"),
+		  "server"), "kind_guess")->valuestring, "sglang");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(recs, "template"))); /* no --template */
+	cJSON_Delete(recs);
+	recs = NULL;
 	/* --resume: the recorded attempt is skipped, the two failing ones run */
 	opts(&o, NULL, 1);
 	CHECK(run_open(&o, suite_path, &r, &d) == ERR_OK);
