@@ -149,7 +149,7 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 	    !!get(v, "tool_calls");
 	if (n != 1)
 		return jcheck_fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
-			    n);
+				   n);
 	jcheck_join(q, p, "no_tool_call");
 	if ((f = get(v, "no_tool_call")) && !cJSON_IsBool(f))
 		return jcheck_fail(c, q, "expected a boolean, got %s", jcheck_type(f));
@@ -167,7 +167,7 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 	if ((f = get(v, "regex"))) {
 		if (!cJSON_IsString(f))
 			return jcheck_fail(c, q, "expected a string, got %s",
-				    jcheck_type(f));
+					   jcheck_type(f));
 		if ((e = grade_regex_check(f->valuestring, c->d))) {
 			diag_prefix(c->d, "%s: %s", c->file, q);
 			return e;
@@ -185,7 +185,7 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 	if ((f = get(v, "tool_result")) &&
 	    !cJSON_IsString(f) && !cJSON_IsObject(f))
 		return jcheck_fail(c, q, "expected a string or an object, got %s",
-			    jcheck_type(f));
+				   jcheck_type(f));
 	if ((get(v, "tool_result") ||
 	     get(v, "final_contains")) &&
 	    !get(v, "tool_call") &&

@@ -68,9 +68,8 @@ void jcheck_index(char *out, const char *base, size_t i)
 }
 
 /* Every key of `obj` must be in `names`. */
-enum err jcheck_keys(const struct jcheck *c, const cJSON *obj,
-			   const char *jpath, const char *const *names,
-			   const char *what)
+enum err jcheck_keys(const struct jcheck *c, const cJSON *obj, const char *jpath,
+		     const char *const *names, const char *what)
 {
 	const cJSON *it;
 	char p[JCHECK_PATH_MAX];
@@ -83,15 +82,14 @@ enum err jcheck_keys(const struct jcheck *c, const cJSON *obj,
 		hint = hint_closest(it->string, names);
 		if (hint)
 			return jcheck_fail(c, p, "unknown %s key '%s' (did you mean '%s'?)",
-				    what, it->string, hint);
+					   what, it->string, hint);
 		return jcheck_fail(c, p, "unknown %s key '%s'", what, it->string);
 	}
 	return ERR_OK;
 }
 
 /* Two keys with the same name in one object: cJSON keeps both, we refuse. */
-enum err jcheck_dupes(const struct jcheck *c, const cJSON *obj,
-			    const char *jpath)
+enum err jcheck_dupes(const struct jcheck *c, const cJSON *obj, const char *jpath)
 {
 	const cJSON *a, *b;
 	char p[JCHECK_PATH_MAX];
@@ -101,7 +99,7 @@ enum err jcheck_dupes(const struct jcheck *c, const cJSON *obj,
 			if (!strcmp(a->string, b->string)) {
 				jcheck_join(p, jpath, a->string);
 				return jcheck_fail(c, p, "key '%s' appears twice",
-					    a->string);
+						   a->string);
 			}
 	return ERR_OK;
 }
@@ -121,26 +119,26 @@ const char *jcheck_type(const cJSON *v)
 
 /* An integer in [lo, hi]. */
 enum err jcheck_int(const struct jcheck *c, const cJSON *v, const char *p,
-			 double lo, double hi, long *out)
+		    double lo, double hi, long *out)
 {
 	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
 		return jcheck_fail(c, p, "expected an integer, got %s", jcheck_type(v));
 	if (v->valuedouble < lo || v->valuedouble > hi)
 		return jcheck_fail(c, p, "%.17g is out of range [%.17g, %.17g]",
-			    v->valuedouble, lo, hi);
+				   v->valuedouble, lo, hi);
 	if (out)
 		*out = (long)v->valuedouble;
 	return ERR_OK;
 }
 
-enum err jcheck_want(const struct jcheck *c, const cJSON *v, const char *p,
-			  int ok, const char *what)
+enum err jcheck_want(const struct jcheck *c, const cJSON *v, const char *p, int ok,
+		     const char *what)
 {
 	return ok ? ERR_OK : jcheck_fail(c, p, "expected %s, got %s", what, jcheck_type(v));
 }
 
-enum err jcheck_strings(const struct jcheck *c, const cJSON *v,
-			      const char *p, int nonempty)
+enum err jcheck_strings(const struct jcheck *c, const cJSON *v, const char *p,
+			int nonempty)
 {
 	const cJSON *it;
 	char q[JCHECK_PATH_MAX];
@@ -148,14 +146,14 @@ enum err jcheck_strings(const struct jcheck *c, const cJSON *v,
 
 	if (!cJSON_IsArray(v))
 		return jcheck_fail(c, p, "expected an array of strings, got %s",
-			    jcheck_type(v));
+				   jcheck_type(v));
 	if (nonempty && !cJSON_GetArraySize(v))
 		return jcheck_fail(c, p, "expected at least one string");
 	cJSON_ArrayForEach(it, v) {
 		jcheck_index(q, p, i++);
 		if (!cJSON_IsString(it))
 			return jcheck_fail(c, q, "expected a string, got %s",
-				    jcheck_type(it));
+					   jcheck_type(it));
 	}
 	return ERR_OK;
 }

@@ -42,19 +42,19 @@ static enum err check_part(const struct jcheck *c, const cJSON *part,
 
 	if (!cJSON_IsObject(part))
 		return jcheck_fail(c, p, "expected a content part object, got %s",
-			    jcheck_type(part));
+				   jcheck_type(part));
 	jcheck_join(q, p, "type");
 	if (!cJSON_IsString(type))
 		return jcheck_fail(c, q, "expected a string ('text' or 'image_url')");
 	if (!strcmp(type->valuestring, "text")) {
 		jcheck_join(q, p, "text");
 		return jcheck_want(c, cJSON_GetObjectItemCaseSensitive(part, "text"),
-				 q, cJSON_IsString(cJSON_GetObjectItemCaseSensitive(part, "text")),
-				 "a string");
+				   q, cJSON_IsString(cJSON_GetObjectItemCaseSensitive(part, "text")),
+				   "a string");
 	}
 	if (strcmp(type->valuestring, "image_url"))
 		return jcheck_fail(c, q, "unknown content part type '%s' (expected 'text' or 'image_url')",
-			    type->valuestring);
+				   type->valuestring);
 	img = cJSON_GetObjectItemCaseSensitive(part, "image_url");
 	url = cJSON_GetObjectItemCaseSensitive(img, "url");
 	jcheck_join(q, p, "image_url.url");
@@ -73,7 +73,7 @@ static enum err check_message(const struct jcheck *c, const cJSON *m,
 
 	if (!cJSON_IsObject(m))
 		return jcheck_fail(c, p, "expected a message object, got %s",
-			    jcheck_type(m));
+				   jcheck_type(m));
 	role = cJSON_GetObjectItemCaseSensitive(m, "role");
 	jcheck_join(q, p, "role");
 	if (!cJSON_IsString(role))
@@ -92,7 +92,7 @@ static enum err check_message(const struct jcheck *c, const cJSON *m,
 		return ERR_OK;
 	if (!cJSON_IsArray(content))
 		return jcheck_fail(c, q, "expected a string or an array of parts, got %s",
-			    jcheck_type(content));
+				   jcheck_type(content));
 	cJSON_ArrayForEach(it, content) {
 		jcheck_index(r, q, i++);
 		e = check_part(c, it, r);
@@ -112,7 +112,7 @@ static enum err check_messages(const struct jcheck *c, const cJSON *v,
 
 	if (!cJSON_IsArray(v))
 		return jcheck_fail(c, p, "expected an array of messages, got %s",
-			    jcheck_type(v));
+				   jcheck_type(v));
 	if (!cJSON_GetArraySize(v))
 		return jcheck_fail(c, p, "expected at least one message");
 	cJSON_ArrayForEach(it, v) {
@@ -132,13 +132,13 @@ static enum err check_tools(const struct jcheck *c, const cJSON *v, const char *
 
 	if (!cJSON_IsArray(v) || !cJSON_GetArraySize(v))
 		return jcheck_fail(c, p, "expected a non-empty array of tools, got %s",
-			    jcheck_type(v));
+				   jcheck_type(v));
 	cJSON_ArrayForEach(it, v) {
 		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(it, "function");
 		jcheck_index(q, p, i++);
 		if (!cJSON_IsObject(it))
 			return jcheck_fail(c, q, "expected a tool object, got %s",
-				    jcheck_type(it));
+					   jcheck_type(it));
 		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fn, "name"))) {
 			jcheck_join(q, q, "function.name");
 			return jcheck_fail(c, q, "expected the tool's name as a string");
@@ -231,8 +231,8 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 			return ERR_OK;
 		hint = hint_closest(v->valuestring, kind_names);
 		return jcheck_fail(c, p, "unknown kind '%s'%s%s%s (expected chat, recall, tool_call, multi_turn or image_order)",
-			    v->valuestring, hint ? " (did you mean '" : "",
-			    hint ? hint : "", hint ? "'?)" : "");
+				   v->valuestring, hint ? " (did you mean '" : "",
+				   hint ? hint : "", hint ? "'?)" : "");
 	}
 	if (!strcmp(k, "description") || !strcmp(k, "prompt"))
 		return jcheck_want(c, v, p, cJSON_IsString(v), "a string");
@@ -242,7 +242,7 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 		return check_tools(c, v, p);
 	if (!strcmp(k, "tool_choice"))
 		return jcheck_want(c, v, p, cJSON_IsString(v) || cJSON_IsObject(v),
-				 "a string or an object");
+				   "a string or an object");
 	if (!strcmp(k, "temperature"))
 		return !cJSON_IsNumber(v) ? jcheck_want(c, v, p, 0, "a number")
 		       : v->valuedouble < 0 || v->valuedouble > 100
@@ -269,7 +269,7 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 		return jcheck_want(c, v, p, cJSON_IsObject(v), "an object");
 	if (!strcmp(k, "reasoning_effort"))
 		return jcheck_want(c, v, p, cJSON_IsString(v) || cJSON_IsNumber(v),
-				 "a string or a number");
+				   "a string or a number");
 	if (!strcmp(k, "recall"))
 		return check_recall(c, v, p);
 	if (!strcmp(k, "expect"))
@@ -434,7 +434,7 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 
 	if (chatty && !k->messages && !k->prompt)
 		return jcheck_fail(c, p, "a %s case needs 'messages'%s", suite_kind_name(k->kind),
-			    k->kind == SUITE_CHAT ? " or 'prompt'" : "");
+				   k->kind == SUITE_CHAT ? " or 'prompt'" : "");
 	if (k->messages && k->prompt)
 		return jcheck_fail(c, p, "give 'messages' or 'prompt', not both");
 	if (k->prompt && k->kind != SUITE_CHAT)
@@ -448,7 +448,7 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 			return jcheck_fail(c, p, "a recall case is graded against its generated needles: remove 'expect'");
 		if (k->recall.needles < k->recall.ndepths)
 			return jcheck_fail(c, p, "recall.needles (%d) is less than the number of depths (%d)",
-				    k->recall.needles, k->recall.ndepths);
+					   k->recall.needles, k->recall.ndepths);
 	} else if (get(k->json, "recall")) {
 		return jcheck_fail(c, p, "'recall' is only for recall cases");
 	}
@@ -465,7 +465,7 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 		return jcheck_fail(c, p, "'ignore_eos' needs 'max_tokens' (the fixed length)");
 	if (min && k->max_tokens && (long)min->valuedouble > k->max_tokens)
 		return jcheck_fail(c, p, "'min_tokens' (%ld) is greater than 'max_tokens' (%ld)",
-			    (long)min->valuedouble, k->max_tokens);
+				   (long)min->valuedouble, k->max_tokens);
 	return ERR_OK;
 }
 
@@ -490,7 +490,7 @@ static enum err check_top(const struct jcheck *c, const cJSON *root)
 
 	if (!cJSON_IsObject(root))
 		return jcheck_fail(c, NULL, "expected a JSON object at the top, got %s",
-			    jcheck_type(root));
+				   jcheck_type(root));
 	if ((e = jcheck_keys(c, root, "", top_keys, "top-level")) ||
 	    (e = jcheck_dupes(c, root, "")))
 		return e;
@@ -510,7 +510,7 @@ static enum err check_top(const struct jcheck *c, const cJSON *root)
 		return jcheck_fail(c, NULL, "missing 'cases'");
 	if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f))
 		return jcheck_fail(c, "cases", "expected a non-empty array of cases, got %s",
-			    cJSON_IsArray(f) ? "an empty array" : jcheck_type(f));
+				   cJSON_IsArray(f) ? "an empty array" : jcheck_type(f));
 	if (cJSON_GetArraySize(f) > SUITE_MAX_CASES)
 		return jcheck_fail(c, "cases", "more than %d cases", SUITE_MAX_CASES);
 	return ERR_OK;
@@ -546,7 +546,7 @@ static enum err build_cases(const struct jcheck *c, struct suite *s)
 				char q[JCHECK_PATH_MAX];
 				jcheck_join(q, p, "id");
 				return jcheck_fail(c, q, "duplicate id '%s' (first at cases[%zu])",
-					    s->cases[i].id, j);
+						   s->cases[i].id, j);
 			}
 		s->ncases = ++i;
 		if ((e = parse_expect(c, &s->cases[i - 1])) ||
@@ -646,7 +646,7 @@ static enum err check_nul(const struct jcheck *c, const char *t, size_t len)
 			if (nul) {
 				nul_path(&s, !is_key, p);
 				return jcheck_fail(c, p, "%s holds \\u0000, which needle's JSON parser "
-					    "would cut short", is_key ? "a key" : "the string");
+						   "would cut short", is_key ? "a key" : "the string");
 			}
 		}
 	}
