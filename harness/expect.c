@@ -4,6 +4,7 @@
 #include "expect.h"
 #include "grade.h"
 #include "jcheck.h"
+#include "jget.h"
 #include "mem.h"
 
 void expect_init(struct expect *x)
@@ -20,11 +21,6 @@ void expect_release(struct expect *x)
 	mem_free(x->final_contains);
 	mem_free(x->facts);
 	expect_init(x);
-}
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
 /* The strings of array `a` into a new array; 0 when out of memory. */
@@ -46,26 +42,26 @@ static int strings(const cJSON *a, const char ***out, size_t *n)
 
 static void call_of(const cJSON *f, const cJSON *result, struct expect_call *c)
 {
-	c->name = get(f, "name")->valuestring;
-	c->arguments = get(f, "arguments");
+	c->name = jget(f, "name")->valuestring;
+	c->arguments = jget(f, "arguments");
 	c->result = result;
 }
 
 static int calls(const cJSON *v, struct expect *x)
 {
-	const cJSON *one = get(v, "tool_call"), *many = get(v, "tool_calls"), *it;
+	const cJSON *one = jget(v, "tool_call"), *many = jget(v, "tool_calls"), *it;
 
 	x->one_call = one != NULL;
 	x->ncalls = one ? 1 : (size_t)cJSON_GetArraySize(many);
 	if (!(x->calls = mem_calloc(x->ncalls, sizeof(*x->calls))))
 		return 0;
 	if (one) {
-		call_of(one, get(v, "tool_result"), &x->calls[0]);
+		call_of(one, jget(v, "tool_result"), &x->calls[0]);
 		return 1;
 	}
 	x->ncalls = 0;
 	cJSON_ArrayForEach(it, many)
-		call_of(it, get(it, "tool_result"), &x->calls[x->ncalls++]);
+		call_of(it, jget(it, "tool_result"), &x->calls[x->ncalls++]);
 	return 1;
 }
 
@@ -79,7 +75,7 @@ static int facts(const cJSON *rec, struct expect *x)
 	if (!(x->facts = mem_calloc(n, sizeof(*x->facts))))
 		return 0;
 	cJSON_ArrayForEach(it, rec) {
-		const cJSON *k = get(it, "key"), *m = get(it, "message");
+		const cJSON *k = jget(it, "key"), *m = jget(it, "message");
 		if (!cJSON_IsString(k) || !cJSON_IsNumber(m))
 			continue; /* informative only: skipped, as ever */
 		x->facts[x->nfacts].key = k->valuestring;
@@ -99,12 +95,12 @@ static const char *const expect_keys[] = {"json", "regex", "contains",
 /* {"name": S, "arguments": {...}?, "tool_result": S|{}?} */
 static enum err check_call(const struct jcheck *c, const cJSON *f, const char *q)
 {
-	const cJSON *args = get(f, "arguments");
-	const cJSON *res = get(f, "tool_result");
+	const cJSON *args = jget(f, "arguments");
+	const cJSON *res = jget(f, "tool_result");
 
 	if (!cJSON_IsObject(f))
 		return jcheck_fail(c, q, "expected an object, got %s", jcheck_type(f));
-	if (!cJSON_IsString(get(f, "name")))
+	if (!cJSON_IsString(jget(f, "name")))
 		return jcheck_fail(c, q, "expected 'name' as a string");
 	if (args && !cJSON_IsObject(args))
 		return jcheck_fail(c, q, "expected 'arguments' as an object");
@@ -142,29 +138,29 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 	if ((e = jcheck_keys(c, v, p, expect_keys, "expect")) ||
 	    (e = jcheck_dupes(c, v, p)))
 		return e;
-	n = !!get(v, "json") +
-	    !!get(v, "regex") +
-	    !!get(v, "contains") +
-	    !!get(v, "tool_call") +
-	    !!get(v, "tool_calls");
+	n = !!jget(v, "json") +
+	    !!jget(v, "regex") +
+	    !!jget(v, "contains") +
+	    !!jget(v, "tool_call") +
+	    !!jget(v, "tool_calls");
 	if (n != 1)
 		return jcheck_fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
 				   n);
 	jcheck_join(q, p, "no_tool_call");
-	if ((f = get(v, "no_tool_call")) && !cJSON_IsBool(f))
+	if ((f = jget(v, "no_tool_call")) && !cJSON_IsBool(f))
 		return jcheck_fail(c, q, "expected a boolean, got %s", jcheck_type(f));
 	jcheck_join(q, p, "recall");
-	if ((f = get(v, "recall")) && !cJSON_IsArray(f))
+	if ((f = jget(v, "recall")) && !cJSON_IsArray(f))
 		return jcheck_fail(c, q, "expected an array of {key, message}, got %s", jcheck_type(f));
 	jcheck_join(q, p, "image_order");
-	if ((f = get(v, "image_order")) && !cJSON_IsObject(f))
+	if ((f = jget(v, "image_order")) && !cJSON_IsObject(f))
 		return jcheck_fail(c, q, "expected an object, got %s", jcheck_type(f));
 	jcheck_join(q, p, "tool_calls");
-	if ((f = get(v, "tool_calls")) &&
+	if ((f = jget(v, "tool_calls")) &&
 	    (e = check_calls(c, f, q)))
 		return e;
 	jcheck_join(q, p, "regex");
-	if ((f = get(v, "regex"))) {
+	if ((f = jget(v, "regex"))) {
 		if (!cJSON_IsString(f))
 			return jcheck_fail(c, q, "expected a string, got %s",
 					   jcheck_type(f));
@@ -174,25 +170,25 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 		}
 	}
 	jcheck_join(q, p, "contains");
-	if ((f = get(v, "contains")) &&
+	if ((f = jget(v, "contains")) &&
 	    (e = jcheck_strings(c, f, q, 1)))
 		return e;
 	jcheck_join(q, p, "final_contains");
-	if ((f = get(v, "final_contains")) &&
+	if ((f = jget(v, "final_contains")) &&
 	    (e = jcheck_strings(c, f, q, 0)))
 		return e;
 	jcheck_join(q, p, "tool_result");
-	if ((f = get(v, "tool_result")) &&
+	if ((f = jget(v, "tool_result")) &&
 	    !cJSON_IsString(f) && !cJSON_IsObject(f))
 		return jcheck_fail(c, q, "expected a string or an object, got %s",
 				   jcheck_type(f));
-	if ((get(v, "tool_result") ||
-	     get(v, "final_contains")) &&
-	    !get(v, "tool_call") &&
-	    !get(v, "tool_calls"))
+	if ((jget(v, "tool_result") ||
+	     jget(v, "final_contains")) &&
+	    !jget(v, "tool_call") &&
+	    !jget(v, "tool_calls"))
 		return jcheck_fail(c, p, "'tool_result' and 'final_contains' need 'tool_call' or 'tool_calls'");
 	jcheck_join(q, p, "tool_call");
-	if ((f = get(v, "tool_call")) &&
+	if ((f = jget(v, "tool_call")) &&
 	    (e = check_call(c, f, q)))
 		return e;
 	return ERR_OK;
@@ -203,9 +199,9 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 
 static enum expect_kind kind_of(const cJSON *v)
 {
-	if (get(v, "json")) return EXPECT_JSON;
-	if (get(v, "regex")) return EXPECT_REGEX;
-	if (get(v, "contains")) return EXPECT_CONTAINS;
+	if (jget(v, "json")) return EXPECT_JSON;
+	if (jget(v, "regex")) return EXPECT_REGEX;
+	if (jget(v, "contains")) return EXPECT_CONTAINS;
 	return EXPECT_TOOL_CALLS; /* tool_call or tool_calls */
 }
 
@@ -217,19 +213,19 @@ enum err expect_parse(const cJSON *v, struct expect *x, struct diag *d)
 	if (!v)
 		return ERR_OK;
 	x->kind = kind_of(v);
-	x->json = get(v, "json");
-	x->regex = x->kind == EXPECT_REGEX ? get(v, "regex")->valuestring : NULL;
-	x->no_tool_call = cJSON_IsTrue(get(v, "no_tool_call"));
+	x->json = jget(v, "json");
+	x->regex = x->kind == EXPECT_REGEX ? jget(v, "regex")->valuestring : NULL;
+	x->no_tool_call = cJSON_IsTrue(jget(v, "no_tool_call"));
 	if (x->kind == EXPECT_CONTAINS)
-		ok = strings(get(v, "contains"), &x->contains, &x->ncontains);
+		ok = strings(jget(v, "contains"), &x->contains, &x->ncontains);
 	if (ok && x->kind == EXPECT_TOOL_CALLS)
 		ok = calls(v, x);
 	if (ok)
-		ok = strings(get(v, "final_contains"), &x->final_contains, &x->nfinal);
+		ok = strings(jget(v, "final_contains"), &x->final_contains, &x->nfinal);
 	if (ok)
-		ok = facts(get(v, "recall"), x);
+		ok = facts(jget(v, "recall"), x);
 	x->round2 = x->kind == EXPECT_TOOL_CALLS &&
-		    (get(v, "tool_result") || get(v, "tool_calls") || get(v, "final_contains"));
+		    (jget(v, "tool_result") || jget(v, "tool_calls") || jget(v, "final_contains"));
 	if (ok)
 		return ERR_OK;
 	expect_release(x);

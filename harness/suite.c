@@ -9,6 +9,7 @@
 #include "expect.h"
 #include "hint.h"
 #include "jcheck.h"
+#include "jget.h"
 #include "mem.h"
 #include "suite.h"
 
@@ -379,11 +380,6 @@ static void fill_recall(struct suite_recall *r, const cJSON *v)
 	r->distractors = f ? (int)f->valuedouble : 0;
 }
 
-static const cJSON *get(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
 /* Fills the typed view of a merged case. */
 static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 {
@@ -393,32 +389,32 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 	memset(k, 0, sizeof(*k));
 	k->index = index;
 	k->json = m;
-	k->id = get(m, "id")->valuestring;
-	f = get(m, "kind");
+	k->id = jget(m, "id")->valuestring;
+	f = jget(m, "kind");
 	k->kind = SUITE_CHAT;
 	for (i = 0; f && kind_names[i]; i++)
 		if (!strcmp(f->valuestring, kind_names[i]))
 			k->kind = (enum suite_kind)i;
-	k->messages = get(m, "messages");
-	k->prompt = (f = get(m, "prompt")) ? f->valuestring : NULL;
-	k->tools = get(m, "tools");
-	k->kwargs = get(m, "chat_template_kwargs");
-	k->repeat = (f = get(m, "repeat")) ? (long)f->valuedouble : 1;
-	k->usage_tolerance = (f = get(m, "usage_tolerance")) ? (long)f->valuedouble : 0;
-	k->max_tokens = (f = get(m, "max_tokens")) ? (long)f->valuedouble : 0;
-	if ((f = get(m, "seed"))) {
+	k->messages = jget(m, "messages");
+	k->prompt = (f = jget(m, "prompt")) ? f->valuestring : NULL;
+	k->tools = jget(m, "tools");
+	k->kwargs = jget(m, "chat_template_kwargs");
+	k->repeat = (f = jget(m, "repeat")) ? (long)f->valuedouble : 1;
+	k->usage_tolerance = (f = jget(m, "usage_tolerance")) ? (long)f->valuedouble : 0;
+	k->max_tokens = (f = jget(m, "max_tokens")) ? (long)f->valuedouble : 0;
+	if ((f = jget(m, "seed"))) {
 		k->has_seed = 1;
 		k->seed = (long)f->valuedouble;
 	}
-	k->ignore_eos = cJSON_IsTrue(get(m, "ignore_eos"));
+	k->ignore_eos = cJSON_IsTrue(jget(m, "ignore_eos"));
 	if (k->kind == SUITE_RECALL)
-		fill_recall(&k->recall, get(m, "recall"));
+		fill_recall(&k->recall, jget(m, "recall"));
 }
 
 /* The typed "expect" of a merged case (suite_case.expect). */
 static enum err parse_expect(const struct jcheck *c, struct suite_case *k)
 {
-	enum err e = expect_parse(get(k->json, "expect"), &k->expect, c->d);
+	enum err e = expect_parse(jget(k->json, "expect"), &k->expect, c->d);
 
 	if (e)
 		diag_prefix(c->d, "%s", c->file);
@@ -429,7 +425,7 @@ static enum err parse_expect(const struct jcheck *c, struct suite_case *k)
 static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 			   const char *p)
 {
-	const cJSON *min = get(k->json, "min_tokens");
+	const cJSON *min = jget(k->json, "min_tokens");
 	int chatty = k->kind != SUITE_RECALL;
 
 	if (chatty && !k->messages && !k->prompt)
@@ -440,16 +436,16 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 	if (k->prompt && k->kind != SUITE_CHAT)
 		return jcheck_fail(c, p, "'prompt' (raw completion) is for chat cases only");
 	if (k->kind == SUITE_RECALL) {
-		if (!get(k->json, "recall"))
+		if (!jget(k->json, "recall"))
 			return jcheck_fail(c, p, "a recall case needs 'recall' (at least {\"tokens\": N})");
 		if (k->messages || k->prompt)
 			return jcheck_fail(c, p, "a recall case is generated: remove 'messages'/'prompt'");
-		if (get(k->json, "expect"))
+		if (jget(k->json, "expect"))
 			return jcheck_fail(c, p, "a recall case is graded against its generated needles: remove 'expect'");
 		if (k->recall.needles < k->recall.ndepths)
 			return jcheck_fail(c, p, "recall.needles (%d) is less than the number of depths (%d)",
 					   k->recall.needles, k->recall.ndepths);
-	} else if (get(k->json, "recall")) {
+	} else if (jget(k->json, "recall")) {
 		return jcheck_fail(c, p, "'recall' is only for recall cases");
 	}
 	if (k->kind == SUITE_TOOL_CALL && (!k->tools ||
@@ -494,18 +490,18 @@ static enum err check_top(const struct jcheck *c, const cJSON *root)
 	if ((e = jcheck_keys(c, root, "", top_keys, "top-level")) ||
 	    (e = jcheck_dupes(c, root, "")))
 		return e;
-	f = get(root, "suite");
+	f = jget(root, "suite");
 	if (!f)
 		return jcheck_fail(c, NULL, "missing 'suite' (the suite's name)");
 	if (!cJSON_IsString(f) || !*f->valuestring)
 		return jcheck_fail(c, "suite", "expected a non-empty string, got %s", jcheck_type(f));
-	f = get(root, "description");
+	f = jget(root, "description");
 	if (f && !cJSON_IsString(f))
 		return jcheck_fail(c, "description", "expected a string, got %s", jcheck_type(f));
-	f = get(root, "defaults");
+	f = jget(root, "defaults");
 	if (f && (e = check_fields(c, f, "defaults", 1)))
 		return e;
-	f = get(root, "cases");
+	f = jget(root, "cases");
 	if (!f)
 		return jcheck_fail(c, NULL, "missing 'cases'");
 	if (!cJSON_IsArray(f) || !cJSON_GetArraySize(f))
@@ -518,22 +514,22 @@ static enum err check_top(const struct jcheck *c, const cJSON *root)
 
 static enum err build_cases(const struct jcheck *c, struct suite *s)
 {
-	const cJSON *defaults = get(s->root, "defaults"), *it;
+	const cJSON *defaults = jget(s->root, "defaults"), *it;
 	size_t i = 0, j;
 	char p[JCHECK_PATH_MAX];
 	enum err e;
 
 	s->merged = cJSON_CreateArray();
-	s->cases = mem_calloc((size_t)cJSON_GetArraySize(get(s->root, "cases")),
+	s->cases = mem_calloc((size_t)cJSON_GetArraySize(jget(s->root, "cases")),
 			      sizeof(*s->cases));
 	if (!s->merged || !s->cases)
 		return diag_fail(c->d, ERR_NOMEM, "out of memory reading '%s'", c->file);
-	cJSON_ArrayForEach(it, get(s->root, "cases")) {
+	cJSON_ArrayForEach(it, jget(s->root, "cases")) {
 		cJSON *m;
 		jcheck_index(p, "cases", i);
 		if ((e = check_fields(c, it, p, 0)))
 			return e;
-		if (!get(it, "id"))
+		if (!jget(it, "id"))
 			return jcheck_fail(c, p, "missing 'id'");
 		m = merge(defaults, it);
 		if (!m || !cJSON_AddItemToArray(s->merged, m)) {
@@ -692,9 +688,9 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 	if ((e = check_nul(&c, text, len)) || (e = check_top(&c, s->root)) ||
 	    (e = build_cases(&c, s)))
 		goto out;
-	s->name = get(s->root, "suite")->valuestring;
-	s->description = cJSON_IsString(get(s->root, "description"))
-				 ? get(s->root, "description")->valuestring
+	s->name = jget(s->root, "suite")->valuestring;
+	s->description = cJSON_IsString(jget(s->root, "description"))
+				 ? jget(s->root, "description")->valuestring
 				 : NULL;
 out:
 	if (e)

@@ -31,7 +31,7 @@ for src in "$TESTS"/fuzz/fuzz_*.c; do
 	corpus=$TESTS/fuzz/corpus/$name
 	[ -d "$corpus" ] || { echo "FAIL: $name has no corpus $corpus" >&2; failed=1; continue; }
 	# shellcheck disable=SC2086
-	${CC:-cc} $cflags $san -o "$tmp/$name" "$TESTS/fuzz/driver.c" "$src" "$lib" $libs
+	${CC:-cc} $cflags $san -o "$tmp/$name" "$TESTS/fuzz/driver.c" "$TESTS/fuzz/init.c" "$src" "$lib" $libs
 	mkdir -p "$tmp/crash-$name"
 	if FUZZ_CRASH_DIR="$tmp/crash-$name" \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
