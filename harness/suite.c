@@ -10,6 +10,7 @@
 #include "hint.h"
 #include "jcheck.h"
 #include "jget.h"
+#include "json.h"
 #include "mem.h"
 #include "suite.h"
 
@@ -302,24 +303,22 @@ static enum err check_fields(const struct jcheck *c, const cJSON *obj,
 }
 
 /* Defaults first, then the case's own fields replacing them. */
+/* The case with the defaults it does not set; NULL when out of memory. */
 static cJSON *merge(const cJSON *defaults, const cJSON *kase)
 {
-	cJSON *m = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *m;
 	const cJSON *it;
 
-	if (!m)
-		return NULL;
+	json_build_init(&jb);
+	m = json_new_obj(&jb);
 	cJSON_ArrayForEach(it, defaults)
-		if (!cJSON_GetObjectItemCaseSensitive(kase, it->string) &&
-		    !cJSON_AddItemToObject(m, it->string, cJSON_Duplicate(it, 1)))
-			goto nomem;
+		if (!jget(kase, it->string))
+			json_add_dup(&jb, m, it->string, it);
 	cJSON_ArrayForEach(it, kase)
-		if (!cJSON_AddItemToObject(m, it->string, cJSON_Duplicate(it, 1)))
-			goto nomem;
+		json_add_dup(&jb, m, it->string, it);
+	json_build_end(&jb, &m, "a case", NULL);
 	return m;
-nomem:
-	cJSON_Delete(m);
-	return NULL;
 }
 
 static int count_images(const cJSON *messages)
