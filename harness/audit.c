@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "io.h"
+#include "json.h"
 #include "mem.h"
 
 /* Template kwargs as the server sees them: the request's
@@ -12,17 +13,16 @@
  * owns the result (NULL when there are none, or out of memory). */
 static cJSON *server_kwargs(const cJSON *kwargs, const cJSON *effort, int *nomem)
 {
+	struct json_build jb;
 	cJSON *kw;
 
 	*nomem = 0;
 	if (!effort || cJSON_GetObjectItemCaseSensitive(kwargs, "reasoning_effort"))
 		return NULL; /* kwargs as given */
-	kw = kwargs ? cJSON_Duplicate(kwargs, 1) : cJSON_CreateObject();
-	if (!kw || !cJSON_AddItemToObject(kw, "reasoning_effort", cJSON_Duplicate(effort, 1))) {
-		cJSON_Delete(kw);
-		*nomem = 1;
-		return NULL;
-	}
+	json_build_init(&jb);
+	kw = kwargs ? cJSON_Duplicate(kwargs, 1) : json_new_obj(&jb);
+	json_add_dup(&jb, kw, "reasoning_effort", effort); /* a NULL kw fails here */
+	*nomem = json_build_end(&jb, &kw, "the template kwargs", NULL) != ERR_OK;
 	return kw;
 }
 

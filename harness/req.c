@@ -82,7 +82,7 @@ static int is_inline(const char *url)
 enum err req_inline_images(const cJSON *messages, const char *base_dir,
 			   cJSON **out, struct diag *d)
 {
-	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part;
+	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part, *inl;
 	struct buf url;
 	enum err e = ERR_OK;
 
@@ -101,9 +101,14 @@ enum err req_inline_images(const cJSON *messages, const char *base_dir,
 				continue;
 			buf_reset(&url);
 			e = data_url(u->valuestring, base_dir, &url, d);
-			if (!e && !cJSON_ReplaceItemInObjectCaseSensitive(
-					  img, "url", cJSON_CreateString(url.data)))
+			if (!e && !(inl = cJSON_CreateString(url.data)))
 				e = diag_fail(d, ERR_NOMEM, "out of memory inlining an image");
+			/* in place, so the body keeps its key order; a failed
+			 * replace leaves `inl` unattached */
+			if (!e && !cJSON_ReplaceItemInObjectCaseSensitive(img, "url", inl)) {
+				cJSON_Delete(inl);
+				e = diag_fail(d, ERR_NOMEM, "out of memory inlining an image");
+			}
 			if (e)
 				goto out;
 		}
