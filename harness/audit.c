@@ -7,6 +7,7 @@
 #include "io.h"
 #include "json.h"
 #include "mem.h"
+#include "tpl_model.h"
 
 /* Template kwargs as the server sees them: the request's
  * chat_template_kwargs plus reasoning_effort (PROTOCOL.md §3). The caller
@@ -112,8 +113,11 @@ long long audit_bos_id(const struct tok *t, const char *tokenizer_path)
 	size_t n = 0, cap = 0;
 	long long id = -1;
 
-	snprintf(path, sizeof(path), "%.*s%stokenizer_config.json",
-		 slash ? (int)(slash - tokenizer_path) : 0, tokenizer_path, slash ? "/" : "");
+	if (tpl_model_is_dir(tokenizer_path)) /* a model folder (tpl_model.h) */
+		snprintf(path, sizeof(path), "%s/tokenizer_config.json", tokenizer_path);
+	else
+		snprintf(path, sizeof(path), "%.*s%stokenizer_config.json",
+			 slash ? (int)(slash - tokenizer_path) : 0, tokenizer_path, slash ? "/" : "");
 	buf_init(&b, (size_t)16 << 20);
 	diag_init(&d);
 	if (!io_read_file(path, &b, &d))

@@ -6,8 +6,7 @@
  * through the chat template as the server prepares them (tpl_render_ex;
  * add_special_tokens=false, PROTOCOL.md §6), or a raw /v1/completions prompt
  * encoded with add_special_tokens=true (plus the BOS transformers' Llama-style
- * fast tokenizers add themselves, audit_bos_id). `needle count --messages`
- * renders through audit_render too, so both commands see the same prompt.
+ * fast tokenizers add themselves, audit_bos_id).
  *
  * Image cases are counted on their text only: the delta is then the image
  * tokens, recorded but never judged.

@@ -110,8 +110,10 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(&c->o, d);
-	if (!e)
+	if (!e) {
 		e = run_open(&c->o, suite_path, &r, d);
+		fputs(run_warnings(r), stderr);
+	}
 	if (!e) {
 		e = run_go(r, d);
 		status = e ? err_exit_status(e) : run_status(r);
@@ -133,8 +135,8 @@ int cmd_run(int argc, char **argv)
 	const struct cli_opt opts[] = {
 		{"base-url", 0, CLI_STR, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL)", &c.o.base_url},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
-		{"tokenizer", 't', CLI_STR, "PATH", "tokenizer.json or .model: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
-		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ...)", &c.o.template_name},
+		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
+		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},
 		{"concurrency", 'c', CLI_LONG, "N", "requests in flight at once (default 1)", &c.o.concurrency},
 		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt)", &c.o.timeout},
 		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120)", &c.o.idle_timeout},

@@ -319,6 +319,8 @@ static void add_locals(struct json_build *jb, cJSON *m, const struct record_mani
 		t = json_add_obj(jb, m, "template");
 		json_add_str(jb, t, "name", tpl_name(in->tpl));
 		json_add_str(jb, t, "sha256", tpl_sha256(in->tpl));
+		json_add_str(jb, t, "source", tpl_source(in->tpl));
+		json_add_str(jb, t, "source_sha256", tpl_source_sha256(in->tpl));
 		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
 		json_add_str(jb, t, "server", tpl_server_name(in->server));
 		json_add_str(jb, t, "server_from", in->server_from);

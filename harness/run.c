@@ -22,6 +22,7 @@
 #include "suite.h"
 #include "tok.h"
 #include "toolturn.h"
+#include "tpl_model.h"
 
 #define RAW_MAX ((size_t)512 << 20)
 
@@ -63,6 +64,7 @@ struct run {
 	struct results *res;
 	struct http_multi *multi;
 	struct endpoint ep;
+	struct buf warnings;       /* from loading a model folder (tpl_model.h) */
 	cJSON *manifest;
 	struct run_counts n;
 	/* cursor over (case, repeat, seed) */
@@ -561,7 +563,8 @@ static enum err check_inputs(struct run *r, struct diag *d)
 		if (!selected(r, c))
 			continue;
 		n++;
-		if (c->kind == SUITE_RECALL && (!r->o->tokenizer || !r->o->template_name))
+		if (c->kind == SUITE_RECALL && (!r->o->tokenizer ||
+						 (!r->o->template_name && !tpl_model_is_dir(r->o->tokenizer))))
 			return diag_fail(d, ERR_USAGE,
 					 "recall case '%s' needs '--tokenizer' and '--template' to build its documents",
 					 c->id);
@@ -569,7 +572,7 @@ static enum err check_inputs(struct run *r, struct diag *d)
 	if (!n)
 		return diag_fail(d, ERR_USAGE, "no case of '%s' matches '--case %s'",
 				 r->suite->path, r->o->case_glob);
-	if (!!r->o->tokenizer != !!r->o->template_name)
+	if (!!r->o->tokenizer != (r->o->template_name || tpl_model_is_dir(r->o->tokenizer)))
 		return diag_fail(d, ERR_USAGE,
 				 "the token audit needs both '--tokenizer' and '--template'");
 	return ERR_OK;
@@ -600,12 +603,10 @@ static enum err load_locals(struct run *r, struct diag *d)
 	enum err e = ERR_OK;
 
 	r->audit.bos_id = -1;
-	if (r->o->tokenizer)
-		e = tok_load(r->o->tokenizer, &r->tok, d);
+	e = tpl_model_load(r->o->tokenizer, r->o->template_name, &r->tok, &r->tpl,
+			   &r->warnings, d);
 	if (!e && r->tok)
 		r->audit.bos_id = audit_bos_id(r->tok, r->o->tokenizer);
-	if (!e && r->o->template_name)
-		e = tpl_load(r->o->template_name, &r->tpl, d);
 	r->audit.tok = r->tok;
 	r->audit.tpl = r->tpl;
 	return e;
@@ -668,6 +669,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!r)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
+	buf_init(&r->warnings, 1 << 20);
 	endpoint_init(&r->ep);
 	e = endpoint_set_base(&r->ep, o->base_url, d);
 	if (!e)
@@ -702,6 +704,11 @@ struct run_counts run_counts(const struct run *r)
 const char *run_dir(const struct run *r)
 {
 	return r->dir;
+}
+
+const char *run_warnings(const struct run *r)
+{
+	return r ? r->warnings.data : "";
 }
 
 int run_slowest(const struct run *r, const char **id, long *repeat,
@@ -743,6 +750,7 @@ void run_free(struct run *r)
 	results_free(r->res);
 	cJSON_Delete(r->manifest);
 	endpoint_release(&r->ep);
+	buf_release(&r->warnings);
 	tok_free(r->tok);
 	tpl_free(r->tpl);
 	suite_free(r->suite);

