@@ -2,10 +2,10 @@
 #include <string.h>
 
 #include "expect.h"
-#include "grade.h"
 #include "jcheck.h"
 #include "jget.h"
 #include "mem.h"
+#include "rx.h"
 
 void expect_init(struct expect *x)
 {
@@ -164,10 +164,14 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 		if (!cJSON_IsString(f))
 			return jcheck_fail(c, q, "expected a string, got %s",
 					   jcheck_type(f));
-		if ((e = grade_regex_check(f->valuestring, c->d))) {
+		struct rx *re = NULL;
+
+		if ((e = rx_compile(f->valuestring, strlen(f->valuestring),
+				    RX_WHOLE, &re, c->d))) {
 			diag_prefix(c->d, "%s: %s", c->file, q);
 			return e;
 		}
+		rx_free(re);
 	}
 	jcheck_join(q, p, "contains");
 	if ((f = jget(v, "contains")) &&

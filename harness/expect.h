@@ -93,7 +93,7 @@ void expect_release(struct expect *x);
 
 /* Validates "expect" object `v` at JSON path `p` of c->file: its keys (with
  * "did you mean"), each member's type, exactly one way to grade, a regex that
- * compiles (grade_regex_check), tool_result and final_contains only with tool
+ * compiles (rx_compile with RX_WHOLE), tool_result and final_contains only with tool
  * calls. ERR_INPUT as jcheck.h shapes it, e.g. "x.json: cases[2].expect.regex:
  * bad regex at offset 3: missing closing parenthesis". */
 enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p);

@@ -6,19 +6,17 @@
  * lexemes are scanned in document order and paired with the parsed number
  * nodes (a pre-order walk meets numbers in the order they are written).
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <pcre2.h>
-
 #include "buf.h"
 #include "grade.h"
 #include "json.h"
 #include "mem.h"
+#include "rx.h"
 
 #define SHOW_MAX 48 /* bytes of a string value quoted in a reason */
 
@@ -429,64 +427,27 @@ static enum err grade_json(const cJSON *want, const char *s, size_t len,
 	return e;
 }
 
-/* PCRE2's message for `code`, e.g. "missing closing parenthesis". */
-static void pcre_message(int code, char *out, size_t cap)
-{
-	if (pcre2_get_error_message(code, (PCRE2_UCHAR *)out, cap) < 0)
-		snprintf(out, cap, "PCRE2 error %d", code);
-}
-
-static pcre2_code *compile(const char *pattern, char *err, size_t cap)
-{
-	PCRE2_SIZE off = 0;
-	int code = 0;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-				       PCRE2_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED,
-				       &code, &off, NULL);
-	if (!re) {
-		char msg[256];
-		pcre_message(code, msg, sizeof(msg));
-		snprintf(err, cap, "bad regex at offset %zu: %s", (size_t)off, msg);
-	}
-	return re;
-}
-
-enum err grade_regex_check(const char *pattern, struct diag *d)
-{
-	char err[400];
-	pcre2_code *re = compile(pattern, err, sizeof(err));
-
-	if (!re)
-		return diag_fail(d, ERR_INPUT, "%s", err);
-	pcre2_code_free(re);
-	return ERR_OK;
-}
-
 static enum err grade_regex(const char *pattern, const char *s, size_t len,
 			    struct grade *g, struct diag *d)
 {
-	char err[400];
-	pcre2_code *re = compile(pattern, err, sizeof(err));
-	pcre2_match_data *md = NULL;
-	int rc;
+	struct rx *re = NULL;
+	struct diag md;
+	size_t span[2];
+	int found = 0;
+	enum err e;
 
-	if (!re)
-		return diag_fail(d, ERR_INPUT, "%s", err);
-	md = pcre2_match_data_create_from_pattern(re, NULL);
-	if (!md) {
-		pcre2_code_free(re);
-		return diag_fail(d, ERR_NOMEM, "out of memory matching a regex");
-	}
-	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, NULL);
-	if (rc == PCRE2_ERROR_NOMATCH) {
+	if ((e = rx_compile(pattern, strlen(pattern), RX_WHOLE, &re, d)))
+		return e;
+	diag_init(&md);
+	e = rx_find(re, NULL, s, len, 0, span, &found, &md);
+	rx_free(re);
+	if (e == ERR_NOMEM)
+		return diag_fail(d, e, "out of memory matching a regex");
+	if (e)
+		grade_fail(g, "answer cannot be matched: %s", md.msg);
+	else if (!found)
 		grade_fail(g, "answer does not match /%s/ (answer: \"%.*s%s\")", pattern,
 			   quote_len(s, len, SHOW_MAX), s, len > SHOW_MAX ? "..." : "");
-	} else if (rc < 0) {
-		pcre_message(rc, err, sizeof(err));
-		grade_fail(g, "answer cannot be matched: %s", err);
-	}
-	pcre2_match_data_free(md);
-	pcre2_code_free(re);
 	return ERR_OK;
 }
 

@@ -94,8 +94,4 @@ int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
 void grade_fail(struct grade *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Compiles `pattern` to check it; ERR_INPUT with PCRE2's message and offset,
- * e.g. "bad regex at offset 3: missing closing parenthesis". */
-enum err grade_regex_check(const char *pattern, struct diag *d);
-
 #endif

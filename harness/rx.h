@@ -9,7 +9,7 @@
  *     matched many times from successive offsets of one subject, with a
  *     reusable `struct rx_match` per thread (a compiled `struct rx` is
  *     read-only and may be shared by threads);
- *   - the grader and the suite validator (grade.c, suite.c): a user's
+ *   - the grader and the suite validator (grade.c, expect.c): a user's
  *     pattern compiled with RX_WHOLE (anchored at both ends, PCRE2 defaults
  *     otherwise), checked for syntax with rx_compile + rx_free, or matched
  *     once against an answer that may be any bytes (rx_find with m == NULL;
@@ -23,18 +23,6 @@
  *         return e;           // d: "bad regex at offset 3: missing closing parenthesis"
  *     e = rx_find(re, NULL, answer, len, 0, span, &found, &md);
  *     rx_free(re);
- *
- * grade.c and suite.c today call PCRE2 directly; their calls map one to one:
- *   pcre2_compile(UTF | ANCHORED | ENDANCHORED) + message + offset
- *                               -> rx_compile(p, n, RX_WHOLE, &re, d), the same
- *                                  "bad regex at offset N: REASON", ERR_INPUT
- *   grade_regex_check (suite.c) -> rx_compile + rx_free
- *   match_data_create_from_pattern + pcre2_match + NOMATCH / rc < 0 + message
- *                               -> rx_find(re, NULL, answer, len, 0, span,
- *                                  &found, &md): !found is "does not match",
- *                                  an error's md.msg is "regex match failed at
- *                                  byte 0: REASON"
- *   pcre2_code_free / pcre2_match_data_free -> rx_free (rx_find frees its own)
  */
 #ifndef NEEDLE_RX_H
 #define NEEDLE_RX_H
