@@ -1,0 +1,73 @@
+/*
+ * sched — open-loop arrival times; see sched.h.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+enum err sched_arrival_parse(const char *name, enum sched_arrival *out,
+			     struct diag *d)
+{
+	if (!strcmp(name, "poisson"))
+		*out = SCHED_POISSON;
+	else if (!strcmp(name, "constant"))
+		*out = SCHED_CONSTANT;
+	else
+		return diag_fail(d, ERR_INPUT,
+				 "arrival '%s' is not one of poisson, constant", name);
+	return ERR_OK;
+}
+
+const char *sched_arrival_name(enum sched_arrival k)
+{
+	return k == SCHED_CONSTANT ? "constant" : "poisson";
+}
+
+enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
+		    uint64_t seed, struct diag *d)
+{
+	memset(s, 0, sizeof(*s));
+	if (!(rate > 0) || !isfinite(rate))
+		return diag_fail(d, ERR_INPUT, "rate '%g' must be a positive number of requests per second",
+				 rate);
+	s->kind = kind;
+	s->rate = rate;
+	prng_init(&s->prng, seed, 0x5c4ed);
+	return ERR_OK;
+}
+
+/* A uniform double in [0, 1) with 53 random bits. */
+static double uniform(struct prng *p)
+{
+	return (double)(prng_next(p) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double sched_next_ms(struct sched *s)
+{
+	double at;
+
+	if (s->kind == SCHED_CONSTANT)
+		return (double)s->index++ * 1000.0 / s->rate;
+	at = s->next_ms;
+	s->next_ms += -log1p(-uniform(&s->prng)) * 1000.0 / s->rate;
+	s->index++;
+	return at;
+}
+
+void sched_sleep_until_ms(double at_ms)
+{
+	struct timespec ts;
+	double sec = floor(at_ms / 1000.0);
+
+	if (!(at_ms > 0))
+		return;
+	ts.tv_sec = (time_t)sec;
+	ts.tv_nsec = (long)((at_ms - sec * 1000.0) * 1e6);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}

@@ -1,0 +1,53 @@
+/*
+ * sched — open-loop arrival times for load tests: constant or Poisson
+ * (seeded), as offsets from the schedule's start on CLOCK_MONOTONIC.
+ *
+ * The schedule is absolute: each arrival's offset is a function of its index
+ * (constant: i / rate, computed by one multiplication) or of the seeded draws
+ * before it (Poisson: the sum of exponential gaps), never of when the client
+ * actually sent the previous request, so a late send never shifts the ones
+ * after it (no drift). The first arrival is at offset 0. Offsets depend only
+ * on (kind, rate, seed) and the index: two runs with the same seed send on the
+ * same schedule.
+ *
+ * Exponential gaps are drawn by inversion, -ln(1 - u) / rate, from a 53-bit
+ * uniform u in [0, 1) of prng (generators/prng.h).
+ */
+#ifndef NEEDLE_SCHED_H
+#define NEEDLE_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "prng.h"
+
+enum sched_arrival { SCHED_POISSON, SCHED_CONSTANT };
+
+struct sched {
+	enum sched_arrival kind;
+	double rate;      /* arrivals per second, > 0 */
+	struct prng prng; /* Poisson draws */
+	double next_ms;   /* offset of arrival `index` */
+	size_t index;     /* arrivals handed out so far */
+};
+
+/* Parses "poisson" or "constant"; ERR_INPUT naming the value otherwise. */
+enum err sched_arrival_parse(const char *name, enum sched_arrival *out,
+			     struct diag *d);
+/* "poisson" or "constant". Static. */
+const char *sched_arrival_name(enum sched_arrival k);
+
+/* Starts a schedule of `rate` arrivals per second. ERR_INPUT unless rate is
+ * finite and positive. Allocates nothing. */
+enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
+		    uint64_t seed, struct diag *d);
+
+/* The offset (ms from the schedule's start) of the next arrival. */
+double sched_next_ms(struct sched *s);
+
+/* Sleeps until CLOCK_MONOTONIC reaches `at_ms` (the clock of io_now_ms),
+ * with an absolute-time sleep; returns at once if it has passed. */
+void sched_sleep_until_ms(double at_ms);
+
+#endif
