@@ -1,12 +1,10 @@
 #include "image.h"
 
-#include <png.h>
-#include <setjmp.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
-#include "mem.h"
+#include "canvas.h"
 #include "prng.h"
 
 /* Geometry runs on a grid of 1/8 pixel: supersamples sit at odd coordinates
@@ -47,61 +45,6 @@ static const struct vtx v_star[] = { /* outer radius 1, inner 0.381966 */
 	{0.5877852523, 0.8090169944}, {0, 0.381966},
 	{-0.5877852523, 0.8090169944}, {-0.3632712640, 0.1180339887},
 	{-0.9510565163, -0.3090169944}, {-0.2245139883, -0.3090169944}};
-
-/* 5x7 bitmap font, one row per string, '#' is ink. Written for needle. */
-static const struct glyph {
-	char c;
-	const char *rows[7];
-} font[] = {
-	{'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
-	{'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-	{'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
-	{'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
-	{'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
-	{'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
-	{'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
-	{'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
-	{'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
-	{'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
-	{'A', {".###.", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
-	{'B', {"####.", "#...#", "#...#", "####.", "#...#", "#...#", "####."}},
-	{'C', {".###.", "#...#", "#....", "#....", "#....", "#...#", ".###."}},
-	{'D', {"###..", "#..#.", "#...#", "#...#", "#...#", "#..#.", "###.."}},
-	{'E', {"#####", "#....", "#....", "####.", "#....", "#....", "#####"}},
-	{'F', {"#####", "#....", "#....", "####.", "#....", "#....", "#...."}},
-	{'G', {".###.", "#...#", "#....", "#.###", "#...#", "#...#", ".####"}},
-	{'H', {"#...#", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
-	{'I', {".###.", "..#..", "..#..", "..#..", "..#..", "..#..", ".###."}},
-	{'J', {"..###", "...#.", "...#.", "...#.", "...#.", "#..#.", ".##.."}},
-	{'K', {"#...#", "#..#.", "#.#..", "##...", "#.#..", "#..#.", "#...#"}},
-	{'L', {"#....", "#....", "#....", "#....", "#....", "#....", "#####"}},
-	{'M', {"#...#", "##.##", "#.#.#", "#.#.#", "#...#", "#...#", "#...#"}},
-	{'N', {"#...#", "#...#", "##..#", "#.#.#", "#..##", "#...#", "#...#"}},
-	{'O', {".###.", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
-	{'P', {"####.", "#...#", "#...#", "####.", "#....", "#....", "#...."}},
-	{'Q', {".###.", "#...#", "#...#", "#...#", "#.#.#", "#..#.", ".##.#"}},
-	{'R', {"####.", "#...#", "#...#", "####.", "#.#..", "#..#.", "#...#"}},
-	{'S', {".####", "#....", "#....", ".###.", "....#", "....#", "####."}},
-	{'T', {"#####", "..#..", "..#..", "..#..", "..#..", "..#..", "..#.."}},
-	{'U', {"#...#", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
-	{'V', {"#...#", "#...#", "#...#", "#...#", "#...#", ".#.#.", "..#.."}},
-	{'W', {"#...#", "#...#", "#...#", "#.#.#", "#.#.#", "#.#.#", ".#.#."}},
-	{'X', {"#...#", "#...#", ".#.#.", "..#..", ".#.#.", "#...#", "#...#"}},
-	{'Y', {"#...#", "#...#", ".#.#.", "..#..", "..#..", "..#..", "..#.."}},
-	{'Z', {"#####", "....#", "...#.", "..#..", ".#...", "#....", "#####"}},
-	{'-', {".....", ".....", ".....", "#####", ".....", ".....", "....."}},
-	{' ', {".....", ".....", ".....", ".....", ".....", ".....", "....."}},
-	/* chart-only glyphs (image_text); labels keep to the set above */
-	{'%', {"##...", "##..#", "...#.", "..#..", ".#...", "#..##", "...##"}},
-	{'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
-	{'/', {".....", "....#", "...#.", "..#..", ".#...", "#....", "....."}},
-	{':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
-	{'=', {".....", ".....", "#####", ".....", "#####", ".....", "....."}},
-	{'(', {"...#.", "..#..", ".#...", ".#...", ".#...", "..#..", "...#."}},
-	{')', {".#...", "..#..", "...#.", "...#.", "...#.", "..#..", ".#..."}},
-	{'>', {".#...", "..#..", "...#.", "....#", "...#.", "..#..", ".#..."}},
-	{'<', {"...#.", "..#..", ".#...", "#....", ".#...", "..#..", "...#."}},
-};
 
 const char *image_shape_name(enum image_shape s)
 {
@@ -144,20 +87,8 @@ void image_describe(const struct image_object *o, char *out, size_t n)
 	out[i] = '\0';
 }
 
-static const struct glyph *glyph_of(char c)
-{
-	size_t i;
-
-	if (c >= 'a' && c <= 'z')
-		c = (char)(c - 'a' + 'A');
-	for (i = 0; i < sizeof(font) / sizeof(font[0]); i++)
-		if (font[i].c == c)
-			return &font[i];
-	return NULL;
-}
-
-/* Labels keep to letters, digits, '-' and space (the chart-only glyphs are
- * for image_text). */
+/* Labels keep to letters, digits, '-' and space (the canvas font's
+ * punctuation is for charts). */
 static int label_char(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
@@ -173,7 +104,7 @@ static enum err check_label(const char *label, size_t n, struct diag *d)
 				 "label '%.*s' is longer than %d characters",
 				 (int)n, label, IMAGE_LABEL_MAX);
 	for (i = 0; i < n; i++)
-		if (!glyph_of(label[i]) || !label_char(label[i]))
+		if (!canvas_has_glyph(label[i]) || !label_char(label[i]))
 			return diag_fail(d, ERR_INPUT,
 					 "label '%.*s' has a character the font lacks "
 					 "(use A-Z, 0-9, '-' and space)",
@@ -435,128 +366,22 @@ static void paint_shape(unsigned char *px, int size, const struct image_object *
 
 /* The label in black, centred in the bottom quarter, each font dot a square
  * block of `s` pixels with one dot of space between characters. */
-static void paint_label(unsigned char *px, int size, const char *label)
+static void paint_label(struct canvas *c, const char *label)
 {
-	int n = (int)strlen(label), s, w, h, x0, y0, i, row, col, a, b;
+	int n = (int)strlen(label), size = c->w, s;
 
 	s = size * 16 / 100 / 7;
 	if (s * (6 * n - 1) > size * 9 / 10)
 		s = size * 9 / 10 / (6 * n - 1);
 	if (s < 1)
 		s = 1;
-	w = s * (6 * n - 1);
-	h = 7 * s;
-	x0 = (size - w) / 2;
-	y0 = size * 7 / 8 - h / 2;
-	for (i = 0; i < n; i++) {
-		const struct glyph *gl = glyph_of(label[i]);
-
-		for (row = 0; gl && row < 7; row++)
-			for (col = 0; col < 5; col++) {
-				if (gl->rows[row][col] != '#')
-					continue;
-				for (b = 0; b < s; b++)
-					for (a = 0; a < s; a++) {
-						int x = x0 + (6 * i + col) * s + a;
-						int y = y0 + row * s + b;
-
-						if (x >= 0 && x < size && y >= 0 && y < size)
-							memcpy(px + ((size_t)y * (size_t)size + (size_t)x) * 3,
-							       ink, 3);
-					}
-			}
-	}
-}
-
-/* libpng reports through these; the message is kept for the diag and
- * control returns to the setjmp in encode(). Warnings are dropped: modules
- * never print. */
-struct png_ctx {
-	struct buf *out;
-	enum err code;
-	char msg[200];
-};
-
-static void png_on_error(png_structp png, png_const_charp msg)
-{
-	struct png_ctx *c = png_get_error_ptr(png);
-	size_t n = strlen(msg);
-
-	if (n >= sizeof(c->msg))
-		n = sizeof(c->msg) - 1;
-	memcpy(c->msg, msg, n);
-	c->msg[n] = '\0';
-	png_longjmp(png, 1);
-}
-
-static void png_on_warning(png_structp png, png_const_charp msg)
-{
-	(void)png;
-	(void)msg;
-}
-
-static void png_on_write(png_structp png, png_bytep data, size_t len)
-{
-	struct png_ctx *c = png_get_io_ptr(png);
-	enum err e = buf_append(c->out, data, len);
-
-	if (e) {
-		c->code = e;
-		png_error(png, e == ERR_NOMEM ? "out of memory"
-					      : "output larger than its cap");
-	}
-}
-
-static void png_on_flush(png_structp png)
-{
-	(void)png;
-}
-
-/* Encodes `w` x `h` RGB pixels. Locals that live across setjmp are
- * volatile or untouched after it (C11 7.13.2.1). */
-static enum err encode(const unsigned char *px, int w, int h, struct buf *out,
-		       struct diag *d)
-{
-	struct png_ctx ctx = {out, ERR_OK, ""};
-	png_structp png;
-	png_infop info = NULL;
-	size_t start = out->len;
-	int y;
-
-	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error,
-				      png_on_warning);
-	if (!png)
-		return diag_fail(d, ERR_NOMEM, "cannot start the png writer: out of memory");
-	info = png_create_info_struct(png);
-	if (!info) {
-		png_destroy_write_struct(&png, NULL);
-		return diag_fail(d, ERR_NOMEM, "cannot start the png writer: out of memory");
-	}
-	if (setjmp(png_jmpbuf(png))) {
-		png_destroy_write_struct(&png, &info);
-		buf_truncate(out, start);
-		if (ctx.code)
-			return diag_fail(d, ctx.code, "cannot write png: %s", ctx.msg);
-		return diag_fail(d, ERR_INTERNAL, "cannot write png: %s", ctx.msg);
-	}
-	png_set_write_fn(png, &ctx, png_on_write, png_on_flush);
-	png_set_compression_level(png, 9);
-	png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
-		     PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-	png_write_info(png, info);
-	for (y = 0; y < h; y++)
-		png_write_row(png, px + (size_t)y * (size_t)w * 3);
-	png_write_end(png, info);
-	png_destroy_write_struct(&png, &info);
-	return ERR_OK;
+	canvas_text(c, (size - s * (6 * n - 1)) / 2, size * 7 / 8 - 7 * s / 2, s, label, ink);
 }
 
 enum err image_png(const struct image_object *o, int size, struct buf *png,
 		   struct diag *d)
 {
-	unsigned char *px;
-	size_t i, n;
+	struct canvas *c = NULL;
 	enum err e;
 
 	if (size < IMAGE_SIZE_MIN || size > IMAGE_SIZE_MAX)
@@ -570,17 +395,13 @@ enum err image_png(const struct image_object *o, int size, struct buf *png,
 		return diag_fail(d, ERR_INPUT,
 				 "image size %d is too small for label '%s' (at least 64)",
 				 size, o->label);
-	n = (size_t)size * (size_t)size;
-	px = mem_alloc(n * 3);
-	if (!px)
-		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d image: out of memory", size, size);
-	for (i = 0; i < n; i++)
-		memcpy(px + i * 3, background, 3);
-	paint_shape(px, size, o);
+	if ((e = canvas_new(size, size, background, &c, d)))
+		return e;
+	paint_shape(c->px, size, o);
 	if (o->label[0])
-		paint_label(px, size, o->label);
-	e = encode(px, size, size, png, d);
-	mem_free(px);
+		paint_label(c, o->label);
+	e = canvas_png(c, png, d);
+	canvas_free(c);
 	return e;
 }
 
@@ -642,81 +463,4 @@ cJSON *image_object_json(const struct image_object *o, int size)
 		return NULL;
 	}
 	return j;
-}
-
-/* ---- canvas: charts drawn with the same font and PNG writer ---- */
-
-enum err image_canvas_new(int w, int h, const unsigned char bg[3],
-			  struct image_canvas **out, struct diag *d)
-{
-	struct image_canvas *c;
-	size_t i, n;
-
-	*out = NULL;
-	if (w < 1 || h < 1 || w > IMAGE_CANVAS_MAX || h > IMAGE_CANVAS_MAX)
-		return diag_fail(d, ERR_LIMIT, "chart of %dx%d pixels is outside 1..%d",
-				 w, h, IMAGE_CANVAS_MAX);
-	n = (size_t)w * (size_t)h;
-	c = mem_alloc(sizeof(*c));
-	if (!c || !(c->px = mem_alloc(n * 3))) {
-		mem_free(c);
-		return diag_fail(d, ERR_NOMEM, "cannot allocate a %dx%d chart", w, h);
-	}
-	c->w = w;
-	c->h = h;
-	for (i = 0; i < n; i++)
-		memcpy(c->px + i * 3, bg, 3);
-	*out = c;
-	return ERR_OK;
-}
-
-void image_canvas_free(struct image_canvas *c)
-{
-	if (!c)
-		return;
-	mem_free(c->px);
-	mem_free(c);
-}
-
-void image_fill_rect(struct image_canvas *c, int x, int y, int w, int h,
-		     const unsigned char rgb[3])
-{
-	int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
-	int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
-	int i, j;
-
-	for (j = y0; j < y1; j++)
-		for (i = x0; i < x1; i++)
-			memcpy(c->px + ((size_t)j * (size_t)c->w + (size_t)i) * 3, rgb, 3);
-}
-
-int image_text_width(const char *text, int scale)
-{
-	size_t n = strlen(text);
-
-	return n ? (int)(6 * n - 1) * scale : 0;
-}
-
-int image_text(struct image_canvas *c, int x, int y, int scale,
-	       const char *text, const unsigned char rgb[3])
-{
-	int i, row, col;
-
-	for (i = 0; text[i]; i++) {
-		const struct glyph *gl = glyph_of(text[i]);
-		if (!gl)
-			gl = glyph_of('-'); /* a visible stand-in, never a gap */
-		for (row = 0; row < 7; row++)
-			for (col = 0; col < 5; col++)
-				if (gl->rows[row][col] == '#')
-					image_fill_rect(c, x + (6 * i + col) * scale,
-							y + row * scale, scale, scale, rgb);
-	}
-	return image_text_width(text, scale);
-}
-
-enum err image_canvas_png(const struct image_canvas *c, struct buf *png,
-			  struct diag *d)
-{
-	return encode(c->px, c->w, c->h, png, d);
 }

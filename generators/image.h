@@ -7,9 +7,9 @@
  *
  * Determinism: geometry is integer arithmetic on a 1/8-pixel grid (vertex
  * tables are literals, no libm), anti-aliasing is a fixed 4x4 supersample, and
- * the PNG is written with fixed zlib settings and no time chunk, so the same
- * object and size give the same bytes for a given zlib build. libpng's setjmp
- * error handling never leaves this module: failures come back as enum err.
+ * the picture is drawn on a canvas (harness/canvas.h: its font and its PNG
+ * writer, fixed zlib settings and no time chunk), so the same object and size
+ * give the same bytes for a given zlib build.
  */
 #ifndef NEEDLE_IMAGE_H
 #define NEEDLE_IMAGE_H
@@ -103,40 +103,5 @@ enum err image_data_url(const void *png, size_t len, struct buf *out,
  * null, text, rgb as "#rrggbb", centre [x, y]), owned by the caller; NULL on
  * ERR_NOMEM. */
 cJSON *image_object_json(const struct image_object *o, int size);
-
-/*
- * Canvas — an RGB picture for charts (the report's recall heatmap), drawn with
- * the same 5x7 font and written by the same PNG writer. The font has A-Z
- * (lower case drawn as upper), 0-9, space and - % . / : = ( ) < >; any other
- * character is drawn as '-'. Coordinates are pixels from the top left;
- * drawing is clipped to the canvas.
- */
-#define IMAGE_CANVAS_MAX 8192 /* pixels per side */
-
-struct image_canvas {
-	int w, h;          /* pixels */
-	unsigned char *px; /* owned, w*h*3 bytes, rows top to bottom, RGB */
-};
-
-/* A new `w` x `h` canvas filled with `bg`, owned by the caller (free with
- * image_canvas_free). ERR_LIMIT past IMAGE_CANVAS_MAX, ERR_NOMEM. */
-enum err image_canvas_new(int w, int h, const unsigned char bg[3],
-			  struct image_canvas **out, struct diag *d);
-/* Frees the canvas. Accepts NULL. */
-void image_canvas_free(struct image_canvas *c);
-
-/* Fills the rectangle (clipped) with `rgb`. */
-void image_fill_rect(struct image_canvas *c, int x, int y, int w, int h,
-		     const unsigned char rgb[3]);
-/* Draws `text` with its top left at (x, y), each font dot `scale` pixels
- * square, one dot between characters; returns the width drawn. */
-int image_text(struct image_canvas *c, int x, int y, int scale,
-	       const char *text, const unsigned char rgb[3]);
-/* The width image_text would draw: (6 * chars - 1) * scale; 0 for "". */
-int image_text_width(const char *text, int scale);
-
-/* Appends the canvas as a PNG (8-bit RGB, no interlace) to `png`. */
-enum err image_canvas_png(const struct image_canvas *c, struct buf *png,
-			  struct diag *d);
 
 #endif

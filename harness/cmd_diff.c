@@ -10,8 +10,8 @@
 #include "cli.h"
 #include "cmd.h"
 #include "diff.h"
+#include "json.h"
 #include "report.h"
-
 
 static const char examples[] =
 	"  needle diff results/before results/after\n"
@@ -50,7 +50,6 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	struct diff_gate g[CLI_LIST_MAX];
 	struct report_run *a = NULL, *b = NULL;
 	cJSON *diff = NULL;
-	char *txt;
 	int i, ok;
 	enum err e = ERR_OK;
 
@@ -70,15 +69,9 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
 	}
-	if (!e && !strcmp(o->format, "json")) {
-		if (!(txt = cJSON_Print(diff)))
-			e = diag_fail(d, ERR_NOMEM, "out of memory");
-		else if ((e = buf_puts(out, txt)) || (e = buf_putc(out, '\n')))
-			diag_fail(d, e, "out of memory");
-		cJSON_free(txt);
-	} else if (!e) {
-		e = diff_markdown(diff, out, d);
-	}
+	if (!e)
+		e = !strcmp(o->format, "json") ? json_print(diff, JSON_PRETTY | JSON_NEWLINE, out, "the comparison", d)
+					       : diff_markdown(diff, out, d);
 	cJSON_Delete(diff);
 	report_run_free(a);
 	report_run_free(b);

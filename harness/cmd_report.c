@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "json.h"
 #include "report.h"
 
 static const char examples[] =
@@ -27,21 +28,11 @@ static const char examples[] =
 static enum err render(const cJSON *s, const char *format, struct buf *out,
 		       struct diag *d)
 {
-	char *txt;
-	enum err e;
-
 	if (!strcmp(format, "md"))
 		return report_markdown(s, out, d);
 	if (!strcmp(format, "csv"))
 		return report_csv(s, out, d);
-	txt = cJSON_Print(s);
-	if (!txt)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	e = buf_puts(out, txt);
-	if (!e)
-		e = buf_putc(out, '\n');
-	cJSON_free(txt);
-	return e ? diag_fail(d, e, "out of memory") : ERR_OK;
+	return json_print(s, JSON_PRETTY | JSON_NEWLINE, out, "the summary", d);
 }
 
 int cmd_report(int argc, char **argv)

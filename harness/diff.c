@@ -7,27 +7,14 @@
 #include <string.h>
 
 #include "diff.h"
+#include "jget.h"
+#include "json.h"
+#include "md.h"
 #include "mem.h"
 #include "results.h"
+#include "stats.h"
 
 #define KEY_MAX 1024
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static const cJSON *get2(const cJSON *o, const char *a, const char *b)
-{
-	return get(get(o, a), b);
-}
-
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *v = get(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
 
 /* ---- gates ---- */
 
@@ -157,9 +144,9 @@ static int cmp_keyed(const void *a, const void *b)
 
 static void key_of(const cJSON *rec, char *out, size_t cap)
 {
-	const cJSON *seed = get(rec, "seed");
+	const cJSON *seed = jget(rec, "seed");
 
-	results_key(get(rec, "case")->valuestring, (long)num(rec, "repeat"),
+	results_key(jget(rec, "case")->valuestring, (long)jget_num(rec, "repeat"),
 		    cJSON_IsNumber(seed), cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0,
 		    out, cap);
 }
@@ -221,69 +208,79 @@ static const cJSON *find(const struct keyed *k, size_t n, const char *key)
 
 static int passed(const cJSON *rec)
 {
-	return !strcmp(get(rec, "verdict")->valuestring, "pass");
+	return !strcmp(jget(rec, "verdict")->valuestring, "pass");
 }
 
-static cJSON *attempt_ref(const cJSON *rec, const cJSON *why_from)
+/* A new {case, repeat, seed} object for `rec` (with failures and the first
+ * reason taken from `why_from` when that is not NULL); NULL on failure. */
+static cJSON *attempt_ref(struct json_build *jb, const cJSON *rec, const cJSON *why_from)
 {
-	cJSON *o = cJSON_CreateObject();
-	const cJSON *r;
+	cJSON *o = json_new_obj(jb);
+	const cJSON *r, *f;
 
-	cJSON_AddStringToObject(o, "case", get(rec, "case")->valuestring);
-	cJSON_AddNumberToObject(o, "repeat", num(rec, "repeat"));
-	cJSON_AddItemToObject(o, "seed", cJSON_Duplicate(get(rec, "seed"), 0));
-	if (why_from) {
-		cJSON_AddItemToObject(o, "failures", cJSON_Duplicate(get2(why_from, "transport", "failures"), 1));
-		r = cJSON_GetArrayItem(get2(why_from, "grade", "reasons"), 0);
-		if (cJSON_IsString(r)) {
-			cJSON_AddStringToObject(o, "reason", r->valuestring);
-		} else if (cJSON_IsFalse(get2(why_from, "audit", "ok"))) {
-			char msg[128];
-			snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
-				 num(get(why_from, "audit"), "usage_delta"),
-				 num(get(why_from, "audit"), "tolerance"));
-			cJSON_AddStringToObject(o, "reason", msg);
-		} else {
-			cJSON_AddNullToObject(o, "reason");
-		}
+	json_add_str(jb, o, "case", jget(rec, "case")->valuestring);
+	json_add_num(jb, o, "repeat", jget_num(rec, "repeat"));
+	json_add_dup(jb, o, "seed", jget(rec, "seed"));
+	if (!why_from)
+		return o;
+	if ((f = jget2(why_from, "transport", "failures")))
+		json_add_dup(jb, o, "failures", f);
+	r = cJSON_GetArrayItem(jget2(why_from, "grade", "reasons"), 0);
+	if (cJSON_IsString(r)) {
+		json_add_str(jb, o, "reason", r->valuestring);
+	} else if (cJSON_IsFalse(jget2(why_from, "audit", "ok"))) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
+			 jget_num(jget(why_from, "audit"), "usage_delta"),
+			 jget_num(jget(why_from, "audit"), "tolerance"));
+		json_add_str(jb, o, "reason", msg);
+	} else {
+		json_add_null(jb, o, "reason");
 	}
 	return o;
 }
 
 /* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass, total}. */
-static void case_tally(cJSON *cases, const char *id, int pa, int pb)
+static void case_tally(struct json_build *jb, cJSON *cases, const char *id, int pa, int pb)
 {
+	static const char *const keys[3] = {"total", "a_pass", "b_pass"};
+	const int by[3] = {1, pa, pb};
 	cJSON *c;
+	int i;
 
 	cJSON_ArrayForEach(c, cases)
-		if (!strcmp(get(c, "id")->valuestring, id))
+		if (!strcmp(jget(c, "id")->valuestring, id))
 			break;
 	if (!c) {
-		c = cJSON_CreateObject();
-		cJSON_AddStringToObject(c, "id", id);
-		cJSON_AddNumberToObject(c, "total", 0);
-		cJSON_AddNumberToObject(c, "a_pass", 0);
-		cJSON_AddNumberToObject(c, "b_pass", 0);
-		cJSON_AddItemToArray(cases, c);
+		c = json_add_obj(jb, cases, NULL);
+		json_add_str(jb, c, "id", id);
+		for (i = 0; i < 3; i++)
+			json_add_num(jb, c, keys[i], 0);
 	}
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "total"), num(c, "total") + 1);
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "a_pass"), num(c, "a_pass") + pa);
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "b_pass"), num(c, "b_pass") + pb);
+	for (i = 0; !jb->code && i < 3; i++)
+		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, keys[i]),
+				     jget_num(c, keys[i]) + by[i]);
 }
 
-static void usage_change(cJSON *arr, const cJSON *ra, const cJSON *rb)
+/* A copy of `v` when it is a number, else null; NULL on failure. */
+static cJSON *num_or_null(const cJSON *v)
 {
-	const cJSON *da = get2(ra, "audit", "usage_delta"), *db = get2(rb, "audit", "usage_delta");
+	return cJSON_IsNumber(v) ? cJSON_Duplicate(v, 0) : cJSON_CreateNull();
+}
+
+static void usage_change(struct json_build *jb, cJSON *arr, const cJSON *ra, const cJSON *rb)
+{
+	const cJSON *da = jget2(ra, "audit", "usage_delta"), *db = jget2(rb, "audit", "usage_delta");
 	cJSON *o;
 
 	if (cJSON_IsNumber(da) && cJSON_IsNumber(db) && da->valuedouble == db->valuedouble)
 		return;
 	if (!cJSON_IsNumber(da) && !cJSON_IsNumber(db))
 		return;
-	o = attempt_ref(rb, NULL);
-	cJSON_AddItemToObject(o, "a", cJSON_IsNumber(da) ? cJSON_Duplicate(da, 0) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "b", cJSON_IsNumber(db) ? cJSON_Duplicate(db, 0) : cJSON_CreateNull());
-	cJSON_AddItemToArray(arr, o);
+	o = attempt_ref(jb, rb, NULL);
+	json_add_item(jb, o, "a", num_or_null(da));
+	json_add_item(jb, o, "b", num_or_null(db));
+	json_add_item(jb, arr, NULL, o);
 }
 
 struct match {
@@ -294,24 +291,25 @@ struct match {
 /* Whether two matched recall attempts were sent different documents. */
 static int prompt_differs(const cJSON *ra, const cJSON *rb)
 {
-	const cJSON *pa = get2(ra, "recall", "prompt_sha256"), *pb = get2(rb, "recall", "prompt_sha256");
+	const cJSON *pa = jget2(ra, "recall", "prompt_sha256"), *pb = jget2(rb, "recall", "prompt_sha256");
 
 	return cJSON_IsString(pa) && cJSON_IsString(pb) && strcmp(pa->valuestring, pb->valuestring);
 }
 
-/* Walks B's attempts against A's index; fills flips, cases, usage changes. */
-static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb,
-		       size_t nb, cJSON *diff, struct match *m)
+/* Walks B's attempts against A's index; fills flips, cases, usage changes.
+ * Stops at the first failed add (a case may then lack its fields). */
+static void match_runs(struct json_build *jb, const struct keyed *ka, size_t na,
+		       const struct keyed *kb, size_t nb, cJSON *diff, struct match *m)
 {
-	cJSON *flips = cJSON_AddObjectToObject(diff, "flips");
-	cJSON *pf = cJSON_AddArrayToObject(flips, "pass_to_fail");
-	cJSON *fp = cJSON_AddArrayToObject(flips, "fail_to_pass");
-	cJSON *cases = cJSON_AddArrayToObject(diff, "cases");
-	cJSON *usage = cJSON_AddArrayToObject(diff, "usage_changes");
-	cJSON *onlyb = cJSON_AddArrayToObject(diff, "only_b_failed");
+	cJSON *flips = json_add_obj(jb, diff, "flips");
+	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
+	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
+	cJSON *cases = json_add_arr(jb, diff, "cases");
+	cJSON *usage = json_add_arr(jb, diff, "usage_changes");
+	cJSON *onlyb = json_add_arr(jb, diff, "only_b_failed");
 	size_t i;
 
-	for (i = 0; i < nb; i++) {
+	for (i = 0; !jb->code && i < nb; i++) {
 		const cJSON *ra, *rb = kb[i].rec;
 		int pa, pb;
 		if (i && !strcmp(kb[i].key, kb[i - 1].key))
@@ -320,7 +318,7 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 			m->only_b++;
 			if (!passed(rb)) {
 				m->only_b_failed++;
-				cJSON_AddItemToArray(onlyb, attempt_ref(rb, rb));
+				json_add_item(jb, onlyb, NULL, attempt_ref(jb, rb, rb));
 			}
 			continue;
 		}
@@ -330,11 +328,11 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 		m->a_pass += pa;
 		m->b_pass += pb;
 		if (pa && !pb)
-			cJSON_AddItemToArray(pf, attempt_ref(rb, rb));
+			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, rb));
 		else if (!pa && pb)
-			cJSON_AddItemToArray(fp, attempt_ref(rb, NULL));
-		case_tally(cases, get(rb, "case")->valuestring, pa, pb);
-		usage_change(usage, ra, rb);
+			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, NULL));
+		case_tally(jb, cases, jget(rb, "case")->valuestring, pa, pb);
+		usage_change(jb, usage, ra, rb);
 		m->prompt_differs += prompt_differs(ra, rb);
 	}
 	for (i = 0; i < na; i++)
@@ -344,10 +342,10 @@ static void match_runs(const struct keyed *ka, size_t na, const struct keyed *kb
 
 /* ---- the comparison ---- */
 
-static void warn_if_differs(cJSON *warn, const cJSON *sa, const cJSON *sb,
-			    const char *key, const char *what)
+static void warn_if_differs(struct json_build *jb, cJSON *warn, const cJSON *sa,
+			    const cJSON *sb, const char *key, const char *what)
 {
-	const cJSON *a = get2(sa, "run", key), *b = get2(sb, "run", key);
+	const cJSON *a = jget2(sa, "run", key), *b = jget2(sb, "run", key);
 	char msg[400];
 
 	if (!cJSON_IsString(a) && !cJSON_IsString(b))
@@ -357,143 +355,146 @@ static void warn_if_differs(cJSON *warn, const cJSON *sa, const cJSON *sb,
 	snprintf(msg, sizeof(msg), "%s differs: '%.80s' in A, '%.80s' in B", what,
 		 cJSON_IsString(a) ? a->valuestring : "(none)",
 		 cJSON_IsString(b) ? b->valuestring : "(none)");
-	cJSON_AddItemToArray(warn, cJSON_CreateString(msg));
+	json_add_str(jb, warn, NULL, msg);
 }
 
-static cJSON *rate3(double pass, double total)
+/* A new {pass, total, rate} object (rate null without a total); NULL on failure. */
+static cJSON *rate3(struct json_build *jb, double pass, double total)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_new_obj(jb);
+	double rate;
 
-	cJSON_AddNumberToObject(o, "pass", pass);
-	cJSON_AddNumberToObject(o, "total", total);
-	cJSON_AddItemToObject(o, "rate", total > 0 ? cJSON_CreateNumber(pass / total)
-						   : cJSON_CreateNull());
+	json_add_num(jb, o, "pass", pass);
+	json_add_num(jb, o, "total", total);
+	json_add_item(jb, o, "rate", stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
+								    : cJSON_CreateNull());
 	return o;
 }
 
+/* A new number b.rate - a.rate, or null when either is missing; NULL on failure. */
 static cJSON *delta_of(const cJSON *a, const cJSON *b)
 {
-	const cJSON *ra = get(a, "rate"), *rb = get(b, "rate");
+	const cJSON *ra = jget(a, "rate"), *rb = jget(b, "rate");
 
 	return cJSON_IsNumber(ra) && cJSON_IsNumber(rb)
 		? cJSON_CreateNumber(rb->valuedouble - ra->valuedouble) : cJSON_CreateNull();
 }
 
-static void add_overall(cJSON *diff, const cJSON *sa, const cJSON *sb,
-			const struct match *m)
+/* Adds {delta, a, b} to `o`, consuming a and b. */
+static void add_ab(struct json_build *jb, cJSON *o, cJSON *a, cJSON *b)
 {
-	cJSON *o = cJSON_AddObjectToObject(diff, "overall"), *ma, *mb, *c;
-	const cJSON *aa = get(sa, "attempts"), *ab = get(sb, "attempts");
+	json_add_item(jb, o, "delta", delta_of(a, b));
+	json_add_item(jb, o, "a", a);
+	json_add_item(jb, o, "b", b);
+}
 
-	cJSON_AddItemToObject(o, "a", rate3(num(aa, "pass"), num(aa, "total")));
-	cJSON_AddItemToObject(o, "b", rate3(num(ab, "pass"), num(ab, "total")));
-	ma = rate3((double)m->a_pass, (double)m->matched);
-	mb = rate3((double)m->b_pass, (double)m->matched);
-	cJSON_AddItemToObject(o, "matched_delta", delta_of(ma, mb));
-	cJSON_AddItemToObject(o, "matched_a", ma);
-	cJSON_AddItemToObject(o, "matched_b", mb);
-	cJSON_AddNumberToObject(o, "matched", (double)m->matched);
-	cJSON_AddNumberToObject(o, "only_a", (double)m->only_a);
-	cJSON_AddNumberToObject(o, "only_b", (double)m->only_b);
-	cJSON_AddNumberToObject(o, "only_b_failed", (double)m->only_b_failed);
-	cJSON_AddNumberToObject(o, "recall_prompt_differs", (double)m->prompt_differs);
+static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			const cJSON *sb, const struct match *m)
+{
+	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb, *c;
+	const cJSON *aa = jget(sa, "attempts"), *ab = jget(sb, "attempts");
+
+	json_add_item(jb, o, "a", rate3(jb, jget_num(aa, "pass"), jget_num(aa, "total")));
+	json_add_item(jb, o, "b", rate3(jb, jget_num(ab, "pass"), jget_num(ab, "total")));
+	ma = rate3(jb, (double)m->a_pass, (double)m->matched);
+	mb = rate3(jb, (double)m->b_pass, (double)m->matched);
+	json_add_item(jb, o, "matched_delta", delta_of(ma, mb));
+	json_add_item(jb, o, "matched_a", ma);
+	json_add_item(jb, o, "matched_b", mb);
+	json_add_num(jb, o, "matched", (double)m->matched);
+	json_add_num(jb, o, "only_a", (double)m->only_a);
+	json_add_num(jb, o, "only_b", (double)m->only_b);
+	json_add_num(jb, o, "only_b_failed", (double)m->only_b_failed);
+	json_add_num(jb, o, "recall_prompt_differs", (double)m->prompt_differs);
 	if (m->prompt_differs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
 			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256): not like for like",
 			 m->prompt_differs);
-		cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(diff, "warnings"),
-				     cJSON_CreateString(msg));
+		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
 	}
-	cJSON_ArrayForEach(c, get(diff, "cases")) {
-		cJSON *a = rate3(num(c, "a_pass"), num(c, "total"));
-		cJSON *b = rate3(num(c, "b_pass"), num(c, "total"));
-		cJSON_AddItemToObject(c, "delta", delta_of(a, b));
-		cJSON_AddItemToObject(c, "a", a);
-		cJSON_AddItemToObject(c, "b", b);
-	}
+	cJSON_ArrayForEach(c, jget(diff, "cases"))
+		add_ab(jb, c, rate3(jb, jget_num(c, "a_pass"), jget_num(c, "total")),
+		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
 }
 
 static const cJSON *depth_row(const cJSON *s, double depth)
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, get2(s, "recall", "by_depth"))
-		if (num(it, "depth") == depth)
+	cJSON_ArrayForEach(it, jget2(s, "recall", "by_depth"))
+		if (jget_num(it, "depth") == depth)
 			return it;
 	return NULL;
 }
 
-static cJSON *recall_side(const cJSON *row)
+static cJSON *recall_side(struct json_build *jb, const cJSON *row)
 {
-	return row ? rate3(num(row, "found"), num(row, "total")) : cJSON_CreateNull();
+	return row ? rate3(jb, jget_num(row, "found"), jget_num(row, "total")) : cJSON_CreateNull();
 }
 
-static void add_recall(cJSON *diff, const cJSON *sa, const cJSON *sb)
+static void add_recall(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	cJSON *arr = cJSON_AddArrayToObject(diff, "recall_by_depth"), *o, *a, *b;
+	cJSON *arr = json_add_arr(jb, diff, "recall_by_depth"), *o;
 	const cJSON *it;
 	const cJSON *sides[2] = {sa, sb};
 	int s;
 
 	for (s = 0; s < 2; s++)
-		cJSON_ArrayForEach(it, get2(sides[s], "recall", "by_depth")) {
-			double dep = num(it, "depth");
+		cJSON_ArrayForEach(it, jget2(sides[s], "recall", "by_depth")) {
+			double dep = jget_num(it, "depth");
 			const cJSON *have;
 			int dup = 0;
 			cJSON_ArrayForEach(have, arr)
-				dup |= num(have, "depth") == dep;
+				dup |= jget_num(have, "depth") == dep;
 			if (dup)
 				continue;
-			o = cJSON_CreateObject();
-			cJSON_AddNumberToObject(o, "depth", dep);
-			a = recall_side(depth_row(sa, dep));
-			b = recall_side(depth_row(sb, dep));
-			cJSON_AddItemToObject(o, "delta", delta_of(a, b));
-			cJSON_AddItemToObject(o, "a", a);
-			cJSON_AddItemToObject(o, "b", b);
-			cJSON_AddItemToArray(arr, o);
+			o = json_add_obj(jb, arr, NULL);
+			json_add_num(jb, o, "depth", dep);
+			add_ab(jb, o, recall_side(jb, depth_row(sa, dep)),
+			       recall_side(jb, depth_row(sb, dep)));
 		}
 }
 
-static void add_latency(cJSON *diff, const cJSON *sa, const cJSON *sb)
+static void add_latency(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
 	static const char *const ps[] = {"p50", "p90", "p99"};
-	cJSON *lat = cJSON_AddObjectToObject(diff, "latency"), *o, *ratio;
+	cJSON *lat = json_add_obj(jb, diff, "latency"), *o, *ratio;
 	const cJSON *it;
 	size_t i;
 
-	cJSON_ArrayForEach(it, get(sb, "latency")) {
-		const cJSON *a = get2(sa, "latency", it->string);
-		o = cJSON_AddObjectToObject(lat, it->string);
-		cJSON_AddItemToObject(o, "a", a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
-		cJSON_AddItemToObject(o, "b", cJSON_Duplicate(it, 1));
-		ratio = cJSON_AddObjectToObject(o, "ratio");
+	cJSON_ArrayForEach(it, jget(sb, "latency")) {
+		const cJSON *a = jget2(sa, "latency", it->string);
+		o = json_add_obj(jb, lat, it->string);
+		json_add_item(jb, o, "a", a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
+		json_add_dup(jb, o, "b", it);
+		ratio = json_add_obj(jb, o, "ratio");
 		for (i = 0; i < 3; i++) {
-			const cJSON *va = get(a, ps[i]), *vb = get(it, ps[i]);
-			cJSON_AddItemToObject(ratio, ps[i],
-				cJSON_IsNumber(va) && cJSON_IsNumber(vb) && va->valuedouble > 0
-					? cJSON_CreateNumber(vb->valuedouble / va->valuedouble)
-					: cJSON_CreateNull());
+			const cJSON *va = jget(a, ps[i]), *vb = jget(it, ps[i]);
+			double r;
+			json_add_item(jb, ratio, ps[i],
+				      cJSON_IsNumber(va) && cJSON_IsNumber(vb) &&
+				      stats_ratio(vb->valuedouble, va->valuedouble, &r)
+					      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
 		}
 	}
 }
 
-static void add_sides(cJSON *diff, const cJSON *sa, const cJSON *sb)
+static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	cJSON *w = cJSON_AddArrayToObject(diff, "warnings"), *u;
+	cJSON *w = json_add_arr(jb, diff, "warnings"), *u;
 
-	cJSON_AddItemToObject(diff, "a", cJSON_Duplicate(get(sa, "run"), 1));
-	cJSON_AddItemToObject(diff, "b", cJSON_Duplicate(get(sb, "run"), 1));
-	warn_if_differs(w, sa, sb, "suite_sha256", "suite SHA-256");
-	warn_if_differs(w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
-	warn_if_differs(w, sa, sb, "template_sha256", "template SHA-256");
-	warn_if_differs(w, sa, sb, "model", "served model");
-	u = cJSON_AddObjectToObject(diff, "usage");
-	cJSON_AddItemToObject(u, "a_max_abs_delta", cJSON_Duplicate(get2(sa, "audit", "max_abs_delta"), 0));
-	cJSON_AddItemToObject(u, "b_max_abs_delta", cJSON_Duplicate(get2(sb, "audit", "max_abs_delta"), 0));
-	cJSON_AddNumberToObject(u, "a_samples", num(get(sa, "audit"), "samples"));
-	cJSON_AddNumberToObject(u, "b_samples", num(get(sb, "audit"), "samples"));
+	json_add_dup(jb, diff, "a", jget(sa, "run"));
+	json_add_dup(jb, diff, "b", jget(sb, "run"));
+	warn_if_differs(jb, w, sa, sb, "suite_sha256", "suite SHA-256");
+	warn_if_differs(jb, w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
+	warn_if_differs(jb, w, sa, sb, "template_sha256", "template SHA-256");
+	warn_if_differs(jb, w, sa, sb, "model", "served model");
+	u = json_add_obj(jb, diff, "usage");
+	json_add_dup(jb, u, "a_max_abs_delta", jget2(sa, "audit", "max_abs_delta"));
+	json_add_dup(jb, u, "b_max_abs_delta", jget2(sb, "audit", "max_abs_delta"));
+	json_add_num(jb, u, "a_samples", jget_num(jget(sa, "audit"), "samples"));
+	json_add_num(jb, u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
 }
 
 enum err diff_runs(const struct report_run *a, const struct report_run *b,
@@ -501,33 +502,37 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 {
 	cJSON *sa = NULL, *sb = NULL, *diff = NULL;
 	struct keyed *ka = NULL, *kb = NULL;
+	struct json_build jb;
 	struct match m;
 	size_t na = 0, nb = 0;
 	enum err e;
 
 	*out = NULL;
 	memset(&m, 0, sizeof(m));
+	json_build_init(&jb);
 	if ((e = report_summary(a, &sa, d)) || (e = report_summary(b, &sb, d)))
 		goto out;
 	ka = index_of(a->records, &na);
 	kb = index_of(b->records, &nb);
-	diff = cJSON_CreateObject();
-	if (!ka || !kb || !diff) {
+	if (!ka || !kb) {
 		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		goto out;
 	}
-	cJSON_AddNumberToObject(diff, "needle_diff", 1);
-	add_sides(diff, sa, sb);
-	match_runs(ka, na, kb, nb, diff, &m);
-	add_overall(diff, sa, sb, &m);
-	add_recall(diff, sa, sb);
-	add_latency(diff, sa, sb);
-	cJSON_AddItemToObject(diff, "summary_a", sa);
-	cJSON_AddItemToObject(diff, "summary_b", sb);
+	diff = json_new_obj(&jb);
+	json_add_num(&jb, diff, "needle_diff", 1);
+	add_sides(&jb, diff, sa, sb);
+	match_runs(&jb, ka, na, kb, nb, diff, &m);
+	add_overall(&jb, diff, sa, sb, &m);
+	add_recall(&jb, diff, sa, sb);
+	add_latency(&jb, diff, sa, sb);
+	json_add_item(&jb, diff, "summary_a", sa);
+	json_add_item(&jb, diff, "summary_b", sb);
 	sa = sb = NULL;
-	cJSON_AddArrayToObject(diff, "gates");
-	*out = diff;
-	diff = NULL;
+	json_add_arr(&jb, diff, "gates");
+	if (!(e = json_build_end(&jb, &diff, "the comparison", d))) {
+		*out = diff;
+		diff = NULL;
+	}
 out:
 	cJSON_Delete(sa);
 	cJSON_Delete(sb);
@@ -556,8 +561,8 @@ static const cJSON *case_b(const cJSON *diff, const char *id)
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(c, get2(diff, "summary_b", "cases"))
-		if (!strcmp(get(c, "id")->valuestring, id))
+	cJSON_ArrayForEach(c, jget2(diff, "summary_b", "cases"))
+		if (!strcmp(jget(c, "id")->valuestring, id))
 			return c;
 	return NULL;
 }
@@ -568,10 +573,10 @@ static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **r
 	double dep = strtod(arg, NULL);
 
 	*row_a = NULL;
-	cJSON_ArrayForEach(it, get(diff, "recall_by_depth"))
-		if (num(it, "depth") == dep) {
-			*row_a = get(it, "a");
-			return get(it, "b");
+	cJSON_ArrayForEach(it, jget(diff, "recall_by_depth"))
+		if (jget_num(it, "depth") == dep) {
+			*row_a = jget(it, "a");
+			return jget(it, "b");
 		}
 	return NULL;
 }
@@ -579,12 +584,12 @@ static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **r
 /* Overall recall of B: found/total over every needle. */
 static const cJSON *recall_all(const cJSON *diff, double *v)
 {
-	const cJSON *it, *cells = get2(get(diff, "summary_b"), "recall", "by_depth");
+	const cJSON *it, *cells = jget2(jget(diff, "summary_b"), "recall", "by_depth");
 	double f = 0, t = 0;
 
 	cJSON_ArrayForEach(it, cells) {
-		f += num(it, "found");
-		t += num(it, "total");
+		f += jget_num(it, "found");
+		t += jget_num(it, "total");
 	}
 	*v = t > 0 ? f / t : 0;
 	return t > 0 ? cells : NULL;
@@ -600,25 +605,25 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	int pct, ratio;
 
 	if (!strcmp(g->name, "pass_rate")) {
-		x = g->arg[0] ? get(case_b(diff, g->arg), "rate") : get2(diff, "summary_b", "attempts");
+		x = g->arg[0] ? jget(case_b(diff, g->arg), "rate") : jget2(diff, "summary_b", "attempts");
 		if (!g->arg[0])
-			x = get(x, "rate");
+			x = jget(x, "rate");
 	} else if (!strcmp(g->name, "pass_rate_delta")) {
-		x = get2(diff, "overall", "matched_delta");
+		x = jget2(diff, "overall", "matched_delta");
 	} else if (!strcmp(g->name, "flips")) {
-		*v = cJSON_GetArraySize(get2(diff, "flips", "pass_to_fail"));
+		*v = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
 		return 1;
 	} else if (!strcmp(g->name, "max_abs_usage_delta")) {
-		x = get2(diff, "usage", "b_max_abs_delta");
+		x = jget2(diff, "usage", "b_max_abs_delta");
 	} else if (!strcmp(g->name, "recall") && !g->arg[0]) {
 		if (recall_all(diff, v))
 			return 1;
 		x = NULL;
 	} else if (!strcmp(g->name, "recall")) {
-		x = get(recall_b(diff, g->arg, &y), "rate");
+		x = jget(recall_b(diff, g->arg, &y), "rate");
 	} else if (!strcmp(g->name, "recall_delta")) {
-		x = get(recall_b(diff, g->arg, &y), "rate");
-		y = get(y, "rate");
+		x = jget(recall_b(diff, g->arg, &y), "rate");
+		y = jget(y, "rate");
 		if (cJSON_IsNumber(x) && cJSON_IsNumber(y)) {
 			*v = x->valuedouble - y->valuedouble;
 			return 1;
@@ -627,7 +632,7 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	} else if (timing_gate(g->name, t, sizeof(t), &pct, &ratio)) {
 		char p[8];
 		snprintf(p, sizeof(p), "p%d", pct);
-		x = get(get2(get(diff, "latency"), t, ratio ? "ratio" : "b"), p);
+		x = jget(jget2(jget(diff, "latency"), t, ratio ? "ratio" : "b"), p);
 	} else {
 		x = NULL;
 	}
@@ -643,16 +648,15 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 			struct diag *d)
 {
-	cJSON *o = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *o;
 	char why[640] = "";
 	double v = 0;
 	int have;
 
-	if (!o)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!strcmp(g->name, "no_new_failures")) {
-		double pf = cJSON_GetArraySize(get2(diff, "flips", "pass_to_fail"));
-		double nb = num(get(diff, "overall"), "only_b_failed");
+		double pf = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
+		double nb = jget_num(jget(diff, "overall"), "only_b_failed");
 		v = pf + nb;
 		*ok = v == 0;
 		snprintf(why, sizeof(why), "%.0f pass->fail flips, %.0f failed attempts only in B", pf, nb);
@@ -663,165 +667,149 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
 	}
-	cJSON_AddStringToObject(o, "gate", g->spec);
-	cJSON_AddBoolToObject(o, "ok", *ok);
-	cJSON_AddItemToObject(o, "value", have ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-	cJSON_AddStringToObject(o, "detail", why);
-	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(diff, "gates"), o);
-	return ERR_OK;
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "gate", g->spec);
+	json_add_bool(&jb, o, "ok", *ok);
+	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+	json_add_str(&jb, o, "detail", why);
+	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
+	return json_build_end(&jb, NULL, "a gate's result", d);
 }
 
 /* ---- Markdown ---- */
 
-static const char *num_text(const cJSON *v, const char *fmt, char *tmp, size_t cap)
-{
-	if (!cJSON_IsNumber(v))
-		return "-";
-	snprintf(tmp, cap, fmt, v->valuedouble);
-	return tmp;
-}
+#define SIDE_MAX 112 /* "pass/total (rate)" of three md_number texts */
 
-static enum err md_side(struct buf *b, const cJSON *r)
+/* "17/20 (0.850)" for a {pass or found, total, rate} object; "-" for none. */
+static const char *side_text(const cJSON *r, char out[SIDE_MAX])
 {
-	const cJSON *p = get(r, "pass") ? get(r, "pass") : get(r, "found");
+	const cJSON *p = jget(r, "pass") ? jget(r, "pass") : jget(r, "found");
 	char t1[32], t2[32], t3[32];
 
 	if (!cJSON_IsObject(r))
-		return buf_puts(b, "-");
-	return buf_printf(b, "%s/%s (%s)", num_text(p, "%.0f", t1, sizeof(t1)),
-			  num_text(get(r, "total"), "%.0f", t2, sizeof(t2)),
-			  num_text(get(r, "rate"), "%.3f", t3, sizeof(t3)));
+		return "-";
+	snprintf(out, SIDE_MAX, "%s/%s (%s)", md_number(p, "%.0f", t1, sizeof(t1)),
+		 md_number(jget(r, "total"), "%.0f", t2, sizeof(t2)),
+		 md_number(jget(r, "rate"), "%.3f", t3, sizeof(t3)));
+	return out;
 }
 
-static enum err md_head(const cJSON *diff, struct buf *b)
+/* The " A | B | change |" cells of a row with "a", "b" and "delta". */
+static enum err ab_cells(struct buf *b, const cJSON *row)
 {
-	const cJSON *w, *o = get(diff, "overall");
-	char t[32];
-	enum err e = buf_printf(b, "# needle diff\n\nA: %s (model %s)\nB: %s (model %s)\n",
-				get2(diff, "a", "dir")->valuestring,
-				cJSON_IsString(get2(diff, "a", "model")) ? get2(diff, "a", "model")->valuestring : "-",
-				get2(diff, "b", "dir")->valuestring,
-				cJSON_IsString(get2(diff, "b", "model")) ? get2(diff, "b", "model")->valuestring : "-");
+	char sa[SIDE_MAX], sb[SIDE_MAX], t[32];
 
-	cJSON_ArrayForEach(w, get(diff, "warnings"))
+	return buf_printf(b, " %s | %s | %s |\n", side_text(jget(row, "a"), sa),
+			  side_text(jget(row, "b"), sb),
+			  md_number(jget(row, "delta"), "%+.3f", t, sizeof(t)));
+}
+
+static enum err sec_head(const cJSON *diff, struct buf *b)
+{
+	const cJSON *w, *o = jget(diff, "overall"), *ma = jget2(diff, "a", "model"),
+		       *mb = jget2(diff, "b", "model");
+	char s1[SIDE_MAX], s2[SIDE_MAX], s3[SIDE_MAX], s4[SIDE_MAX], t[32];
+	enum err e = buf_printf(b, "# needle diff\n\nA: %s (model %s)\nB: %s (model %s)\n",
+				jget2(diff, "a", "dir")->valuestring,
+				cJSON_IsString(ma) ? ma->valuestring : "-",
+				jget2(diff, "b", "dir")->valuestring,
+				cJSON_IsString(mb) ? mb->valuestring : "-");
+
+	cJSON_ArrayForEach(w, jget(diff, "warnings"))
 		if (!e)
 			e = buf_printf(b, "\n**warning:** %s", w->valuestring);
-	if (!e)
-		e = buf_printf(b, "\n\n## Pass rate\n\nAll attempts: A ");
-	if (!e)
-		e = md_side(b, get(o, "a"));
-	if (!e)
-		e = buf_puts(b, ", B ");
-	if (!e)
-		e = md_side(b, get(o, "b"));
-	if (!e)
-		e = buf_printf(b, ".\nMatched (same case, repeat, seed): %.0f attempts, A ", num(o, "matched"));
-	if (!e)
-		e = md_side(b, get(o, "matched_a"));
-	if (!e)
-		e = buf_puts(b, ", B ");
-	if (!e)
-		e = md_side(b, get(o, "matched_b"));
-	if (!e)
-		e = buf_printf(b, ", change %s. Only in A: %.0f; only in B: %.0f (%.0f failed).\n",
-			       num_text(get(o, "matched_delta"), "%+.3f", t, sizeof(t)),
-			       num(o, "only_a"), num(o, "only_b"), num(o, "only_b_failed"));
-	return e;
+	if (e)
+		return e;
+	return buf_printf(b, "\n\n## Pass rate\n\nAll attempts: A %s, B %s.\n"
+			  "Matched (same case, repeat, seed): %.0f attempts, A %s, B %s, change %s. "
+			  "Only in A: %.0f; only in B: %.0f (%.0f failed).\n",
+			  side_text(jget(o, "a"), s1), side_text(jget(o, "b"), s2),
+			  jget_num(o, "matched"), side_text(jget(o, "matched_a"), s3),
+			  side_text(jget(o, "matched_b"), s4),
+			  md_number(jget(o, "matched_delta"), "%+.3f", t, sizeof(t)),
+			  jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
 }
 
-static enum err md_flips(const cJSON *diff, struct buf *b, const char *key,
+static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 			 const char *title)
 {
-	const cJSON *arr = strcmp(key, "only_b_failed") ? get2(diff, "flips", key)
-							: get(diff, key), *it, *f;
+	const cJSON *arr = strcmp(key, "only_b_failed") ? jget2(diff, "flips", key)
+							: jget(diff, key), *it, *f;
 	char t[32];
 	enum err e = buf_printf(b, "\n### %s: %d\n\n", title, cJSON_GetArraySize(arr));
 
 	cJSON_ArrayForEach(it, arr) {
 		if (!e)
-			e = buf_printf(b, "- %s repeat %.0f seed %s", get(it, "case")->valuestring,
-				       num(it, "repeat"), num_text(get(it, "seed"), "%.0f", t, sizeof(t)));
-		cJSON_ArrayForEach(f, get(it, "failures"))
+			e = buf_printf(b, "- %s repeat %.0f seed %s", jget(it, "case")->valuestring,
+				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t, sizeof(t)));
+		cJSON_ArrayForEach(f, jget(it, "failures"))
 			if (!e)
 				e = buf_printf(b, " [%s]", f->valuestring);
-		if (!e && cJSON_IsString(get(it, "reason")))
+		if (!e && cJSON_IsString(jget(it, "reason")))
 			e = buf_puts(b, ": ");
-		if (!e && cJSON_IsString(get(it, "reason")))
-			e = report_md_cell(b, get(it, "reason")->valuestring);
+		if (!e && cJSON_IsString(jget(it, "reason")))
+			e = md_cell(b, jget(it, "reason")->valuestring);
 		if (!e)
 			e = buf_puts(b, "\n");
 	}
 	return e;
 }
 
-static enum err md_cases(const cJSON *diff, struct buf *b)
+static enum err sec_cases(const cJSON *diff, struct buf *b)
 {
 	const cJSON *c;
-	char t[32];
 	enum err e = buf_puts(b, "\n## Per case (matched attempts)\n\n| case | A | B | change |\n|---|---|---|---|\n");
 
-	cJSON_ArrayForEach(c, get(diff, "cases")) {
+	cJSON_ArrayForEach(c, jget(diff, "cases")) {
 		if (!e)
 			e = buf_puts(b, "| ");
 		if (!e)
-			e = report_md_cell(b, get(c, "id")->valuestring);
+			e = md_cell(b, jget(c, "id")->valuestring);
 		if (!e)
-			e = buf_puts(b, " | ");
+			e = buf_puts(b, " |");
 		if (!e)
-			e = md_side(b, get(c, "a"));
-		if (!e)
-			e = buf_puts(b, " | ");
-		if (!e)
-			e = md_side(b, get(c, "b"));
-		if (!e)
-			e = buf_printf(b, " | %s |\n", num_text(get(c, "delta"), "%+.3f", t, sizeof(t)));
+			e = ab_cells(b, c);
 	}
 	return e;
 }
 
-static enum err md_recall(const cJSON *diff, struct buf *b)
+static enum err sec_recall(const cJSON *diff, struct buf *b)
 {
 	const cJSON *r;
-	char t[32];
-	enum err e = ERR_OK;
+	enum err e;
 
-	if (!cJSON_GetArraySize(get(diff, "recall_by_depth")))
+	if (!cJSON_GetArraySize(jget(diff, "recall_by_depth")))
 		return ERR_OK;
 	e = buf_puts(b, "\n## Recall by depth\n\n| depth | A | B | change |\n|---|---|---|---|\n");
-	cJSON_ArrayForEach(r, get(diff, "recall_by_depth")) {
+	cJSON_ArrayForEach(r, jget(diff, "recall_by_depth")) {
 		if (!e)
-			e = buf_printf(b, "| %.0f%% | ", num(r, "depth"));
+			e = buf_printf(b, "| %.0f%% |", jget_num(r, "depth"));
 		if (!e)
-			e = md_side(b, get(r, "a"));
-		if (!e)
-			e = buf_puts(b, " | ");
-		if (!e)
-			e = md_side(b, get(r, "b"));
-		if (!e)
-			e = buf_printf(b, " | %s |\n", num_text(get(r, "delta"), "%+.3f", t, sizeof(t)));
+			e = ab_cells(b, r);
 	}
 	return e;
 }
 
-static enum err md_usage(const cJSON *diff, struct buf *b)
+static enum err sec_usage(const cJSON *diff, struct buf *b)
 {
-	const cJSON *u = get(diff, "usage"), *it;
+	const cJSON *u = jget(diff, "usage"), *it;
 	char t1[32], t2[32], t3[32];
 	enum err e = buf_printf(b, "\n## Usage audit\n\nmax |usage_delta|: A %s (%.0f samples), B %s (%.0f samples). Changed deltas on matched attempts: %d.\n",
-				num_text(get(u, "a_max_abs_delta"), "%.0f", t1, sizeof(t1)), num(u, "a_samples"),
-				num_text(get(u, "b_max_abs_delta"), "%.0f", t2, sizeof(t2)), num(u, "b_samples"),
-				cJSON_GetArraySize(get(diff, "usage_changes")));
+				md_number(jget(u, "a_max_abs_delta"), "%.0f", t1, sizeof(t1)), jget_num(u, "a_samples"),
+				md_number(jget(u, "b_max_abs_delta"), "%.0f", t2, sizeof(t2)), jget_num(u, "b_samples"),
+				cJSON_GetArraySize(jget(diff, "usage_changes")));
 
-	cJSON_ArrayForEach(it, get(diff, "usage_changes"))
+	cJSON_ArrayForEach(it, jget(diff, "usage_changes"))
 		if (!e)
-			e = buf_printf(b, "- %s repeat %.0f seed %s: %s -> %s\n", get(it, "case")->valuestring,
-				       num(it, "repeat"), num_text(get(it, "seed"), "%.0f", t3, sizeof(t3)),
-				       num_text(get(it, "a"), "%+.0f", t1, sizeof(t1)),
-				       num_text(get(it, "b"), "%+.0f", t2, sizeof(t2)));
+			e = buf_printf(b, "- %s repeat %.0f seed %s: %s -> %s\n", jget(it, "case")->valuestring,
+				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t3, sizeof(t3)),
+				       md_number(jget(it, "a"), "%+.0f", t1, sizeof(t1)),
+				       md_number(jget(it, "b"), "%+.0f", t2, sizeof(t2)));
 	return e;
 }
 
-static enum err md_latency(const cJSON *diff, struct buf *b)
+static enum err sec_latency(const cJSON *diff, struct buf *b)
 {
 	static const char *const ps[] = {"p50", "p90", "p99"};
 	const cJSON *it;
@@ -829,52 +817,52 @@ static enum err md_latency(const cJSON *diff, struct buf *b)
 	size_t i;
 	enum err e = buf_puts(b, "\n## Latency (ms, nearest rank)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
 
-	cJSON_ArrayForEach(it, get(diff, "latency"))
+	cJSON_ArrayForEach(it, jget(diff, "latency"))
 		for (i = 0; !e && i < 3; i++)
 			e = buf_printf(b, "| %s | %.0f | %.0f | %s | %s | %s | %s |\n", it->string,
-				       num(get(it, "a"), "n"), num(get(it, "b"), "n"), ps[i],
-				       num_text(get2(it, "a", ps[i]), "%.1f", t1, sizeof(t1)),
-				       num_text(get2(it, "b", ps[i]), "%.1f", t2, sizeof(t2)),
-				       num_text(get2(it, "ratio", ps[i]), "%.3f", t3, sizeof(t3)));
+				       jget_num(jget(it, "a"), "n"), jget_num(jget(it, "b"), "n"), ps[i],
+				       md_number(jget2(it, "a", ps[i]), "%.1f", t1, sizeof(t1)),
+				       md_number(jget2(it, "b", ps[i]), "%.1f", t2, sizeof(t2)),
+				       md_number(jget2(it, "ratio", ps[i]), "%.3f", t3, sizeof(t3)));
 	return e;
 }
 
-static enum err md_gates(const cJSON *diff, struct buf *b)
+static enum err sec_gates(const cJSON *diff, struct buf *b)
 {
 	const cJSON *g;
 	enum err e = ERR_OK;
 
-	if (!cJSON_GetArraySize(get(diff, "gates")))
+	if (!cJSON_GetArraySize(jget(diff, "gates")))
 		return ERR_OK;
 	e = buf_puts(b, "\n## Gates\n\n");
-	cJSON_ArrayForEach(g, get(diff, "gates"))
+	cJSON_ArrayForEach(g, jget(diff, "gates"))
 		if (!e)
-			e = buf_printf(b, "- %s `%s`: %s\n", cJSON_IsTrue(get(g, "ok")) ? "PASS" : "FAIL",
-				       get(g, "gate")->valuestring, get(g, "detail")->valuestring);
+			e = buf_printf(b, "- %s `%s`: %s\n", cJSON_IsTrue(jget(g, "ok")) ? "PASS" : "FAIL",
+				       jget(g, "gate")->valuestring, jget(g, "detail")->valuestring);
 	return e;
+}
+
+static enum err sec_pass_to_fail(const cJSON *diff, struct buf *b)
+{
+	return flip_list(diff, b, "pass_to_fail", "pass -> fail");
+}
+
+static enum err sec_fail_to_pass(const cJSON *diff, struct buf *b)
+{
+	return flip_list(diff, b, "fail_to_pass", "fail -> pass");
+}
+
+static enum err sec_only_b_failed(const cJSON *diff, struct buf *b)
+{
+	return flip_list(diff, b, "only_b_failed", "failed, only in B");
 }
 
 enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d)
 {
-	enum err e = md_head(diff, out);
+	static const md_section sections[] = {
+		sec_head, sec_pass_to_fail, sec_fail_to_pass, sec_only_b_failed,
+		sec_cases, sec_recall, sec_usage, sec_latency, sec_gates};
 
-	if (!e)
-		e = md_flips(diff, out, "pass_to_fail", "pass -> fail");
-	if (!e)
-		e = md_flips(diff, out, "fail_to_pass", "fail -> pass");
-	if (!e)
-		e = md_flips(diff, out, "only_b_failed", "failed, only in B");
-	if (!e)
-		e = md_cases(diff, out);
-	if (!e)
-		e = md_recall(diff, out);
-	if (!e)
-		e = md_usage(diff, out);
-	if (!e)
-		e = md_latency(diff, out);
-	if (!e)
-		e = md_gates(diff, out);
-	if (e)
-		return diag_fail(d, e, "cannot render the diff: %s", err_name(e));
-	return ERR_OK;
+	return md_render(diff, sections, sizeof(sections) / sizeof(sections[0]),
+			 "diff", out, d);
 }

@@ -1,16 +1,22 @@
 /*
  * report — see report.h.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "image.h"
+#include "heatmap.h"
 #include "io.h"
+#include "jget.h"
+#include "json.h"
+#include "md.h"
 #include "mem.h"
 #include "report.h"
 #include "results.h"
+#include "stats.h"
 
 #define PATHBUF 4096
 
@@ -51,75 +57,7 @@ void report_run_free(struct report_run *r)
 	mem_free(r);
 }
 
-/* ---- statistics ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank: the ceil(p/100 * n)-th smallest of sorted v[0..n), n > 0. */
-static double nearest_rank(const double *v, size_t n, double p)
-{
-	double r = ceil(p / 100.0 * (double)n - 1e-9);
-	size_t k = r < 1 ? 1 : (size_t)r;
-
-	return v[(k > n ? n : k) - 1];
-}
-
-void report_percentiles(double *v, size_t n, struct report_pct *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->n = n;
-	if (!n)
-		return;
-	qsort(v, n, sizeof(*v), cmp_double);
-	out->p50 = nearest_rank(v, n, 50);
-	out->p90 = nearest_rank(v, n, 90);
-	out->p99 = nearest_rank(v, n, 99);
-}
-
-void report_wilson(size_t pass, size_t n, double *lo, double *hi)
-{
-	const double z = 1.96;
-	double p, den, mid, half;
-
-	if (!n) {
-		*lo = 0;
-		*hi = 1;
-		return;
-	}
-	p = (double)pass / (double)n;
-	den = 1 + z * z / (double)n;
-	mid = (p + z * z / (2.0 * (double)n)) / den;
-	half = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / den;
-	*lo = mid - half < 0 ? 0 : mid - half;
-	*hi = mid + half > 1 ? 1 : mid + half;
-}
-
 /* ---- summary ---- */
-
-/* A growable list of doubles. */
-struct dvec {
-	double *v;
-	size_t n, cap;
-};
-
-static int dvec_push(struct dvec *a, double x)
-{
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		double *nv = mem_realloc(a->v, cap * sizeof(*nv));
-		if (!nv)
-			return -1;
-		a->v = nv;
-		a->cap = cap;
-	}
-	a->v[a->n++] = x;
-	return 0;
-}
 
 struct cell {
 	long depth, tokens;
@@ -129,14 +67,14 @@ struct cell {
 /* TTFT and E2E samples of the recall attempts of one prompt length. */
 struct lenlat {
 	long tokens;
-	struct dvec ttft, e2e;
+	struct stats_vec ttft, e2e;
 };
 
 struct acc {
 	cJSON *s;            /* the summary being built */
 	cJSON *cases;        /* array of case objects, first-seen order */
-	struct dvec timing[NTIMINGS];
-	struct dvec deltas;  /* usage_delta samples */
+	struct stats_vec timing[NTIMINGS];
+	struct stats_vec deltas;  /* usage_delta samples */
 	struct cell *cells;
 	struct lenlat *ll;   /* recall timings per prompt length */
 	size_t nll, capll;
@@ -144,29 +82,19 @@ struct acc {
 	size_t pass, total, recall_attempts;
 	size_t audit_enabled, audit_failed;
 	size_t stage_transport, stage_audit, stage_grade;
-	int oom;
+	struct json_build jb; /* the summary's adds */
+	int oom;              /* a sample list or cell table could not grow */
 };
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static const cJSON *get2(const cJSON *o, const char *a, const char *b)
-{
-	return get(get(o, a), b);
-}
 
 /* Adds `by` to the number at o[key], creating it at 0. */
 static void bump(struct acc *A, cJSON *o, const char *key, double by)
 {
 	cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
 
-	if (!n && !(n = cJSON_AddNumberToObject(o, key, 0))) {
-		A->oom = 1;
-		return;
-	}
-	cJSON_SetNumberValue(n, n->valuedouble + by);
+	if (n)
+		cJSON_SetNumberValue(n, n->valuedouble + by);
+	else
+		json_add_num(&A->jb, o, key, by);
 }
 
 static cJSON *case_of(struct acc *A, const char *id, const char *kind)
@@ -174,20 +102,15 @@ static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 	cJSON *c;
 
 	cJSON_ArrayForEach(c, A->cases)
-		if (!strcmp(get(c, "id")->valuestring, id))
+		if (!strcmp(jget(c, "id")->valuestring, id))
 			return c;
-	c = cJSON_CreateObject();
-	if (!c || !cJSON_AddItemToArray(A->cases, c)) {
-		cJSON_Delete(c);
-		A->oom = 1;
-		return NULL;
-	}
-	cJSON_AddStringToObject(c, "id", id);
-	cJSON_AddStringToObject(c, "kind", kind);
-	cJSON_AddNumberToObject(c, "total", 0);
-	cJSON_AddNumberToObject(c, "pass", 0);
-	cJSON_AddObjectToObject(c, "failure_codes");
-	return c;
+	c = json_add_obj(&A->jb, A->cases, NULL);
+	json_add_str(&A->jb, c, "id", id);
+	json_add_str(&A->jb, c, "kind", kind);
+	json_add_num(&A->jb, c, "total", 0);
+	json_add_num(&A->jb, c, "pass", 0);
+	json_add_obj(&A->jb, c, "failure_codes");
+	return A->jb.code ? NULL : c;
 }
 
 static void add_cell(struct acc *A, long depth, long tokens, int found)
@@ -237,11 +160,11 @@ static struct lenlat *lenlat_of(struct acc *A, long tokens)
 
 static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
 {
-	const cJSON *t = get2(rec, "timing", "ttft_ms"), *e = get2(rec, "timing", "e2e_ms");
+	const cJSON *t = jget2(rec, "timing", "ttft_ms"), *e = jget2(rec, "timing", "e2e_ms");
 	struct lenlat *l = lenlat_of(A, tokens);
 
-	if (!l || (cJSON_IsNumber(t) && dvec_push(&l->ttft, t->valuedouble)) ||
-	    (cJSON_IsNumber(e) && dvec_push(&l->e2e, e->valuedouble)))
+	if (!l || (cJSON_IsNumber(t) && stats_vec_push(&l->ttft, t->valuedouble)) ||
+	    (cJSON_IsNumber(e) && stats_vec_push(&l->e2e, e->valuedouble)))
 		A->oom = 1;
 }
 
@@ -256,23 +179,23 @@ static long num_long(const cJSON *v, long dflt)
 
 static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 {
-	const cJSON *tokens = get2(rec, "recall", "tokens");
-	const cJSON *needles = get2(rec, "grade", "needles"), *n;
+	const cJSON *tokens = jget2(rec, "recall", "tokens");
+	const cJSON *needles = jget2(rec, "grade", "needles"), *n;
 	long len = num_long(tokens, 0);
 
 	A->recall_attempts++;
 	take_recall_timing(A, rec, len);
 	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
 		cJSON_ArrayForEach(n, needles) {
-			long dep = num_long(get(n, "depth"), -1);
+			long dep = num_long(jget(n, "depth"), -1);
 
 			if (dep >= 0)
 				add_cell(A, dep, len,
-					 transport_ok && cJSON_IsTrue(get(n, "ok")));
+					 transport_ok && cJSON_IsTrue(jget(n, "ok")));
 		}
 		return;
 	}
-	cJSON_ArrayForEach(n, get2(rec, "recall", "depths"))
+	cJSON_ArrayForEach(n, jget2(rec, "recall", "depths"))
 		if (num_long(n, -1) >= 0)
 			add_cell(A, num_long(n, -1), len, 0);
 }
@@ -282,31 +205,31 @@ static void take_timing(struct acc *A, const cJSON *rec)
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++) {
-		const cJSON *t = get2(rec, "timing", timing_keys[i]);
-		if (cJSON_IsNumber(t) && dvec_push(&A->timing[i], t->valuedouble))
+		const cJSON *t = jget2(rec, "timing", timing_keys[i]);
+		if (cJSON_IsNumber(t) && stats_vec_push(&A->timing[i], t->valuedouble))
 			A->oom = 1;
 	}
 }
 
 static void take_audit(struct acc *A, const cJSON *rec)
 {
-	const cJSON *au = get(rec, "audit");
-	const cJSON *dl = get(au, "usage_delta");
+	const cJSON *au = jget(rec, "audit");
+	const cJSON *dl = jget(au, "usage_delta");
 
-	if (cJSON_IsTrue(get(au, "enabled")))
+	if (cJSON_IsTrue(jget(au, "enabled")))
 		A->audit_enabled++;
-	if (cJSON_IsFalse(get(au, "ok")))
+	if (cJSON_IsFalse(jget(au, "ok")))
 		A->audit_failed++;
-	if (cJSON_IsNumber(dl) && dvec_push(&A->deltas, dl->valuedouble))
+	if (cJSON_IsNumber(dl) && stats_vec_push(&A->deltas, dl->valuedouble))
 		A->oom = 1;
 }
 
 static void take_record(struct acc *A, const cJSON *rec)
 {
-	const cJSON *kind = get(rec, "kind"), *fr = get(rec, "finish_reason"), *f;
-	int pass = !strcmp(get(rec, "verdict")->valuestring, "pass");
-	int tr_ok = !cJSON_IsFalse(get2(rec, "transport", "ok"));
-	cJSON *c = case_of(A, get(rec, "case")->valuestring,
+	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
+	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	int tr_ok = !cJSON_IsFalse(jget2(rec, "transport", "ok"));
+	cJSON *c = case_of(A, jget(rec, "case")->valuestring,
 			   cJSON_IsString(kind) ? kind->valuestring : "unknown");
 
 	if (!c)
@@ -318,12 +241,12 @@ static void take_record(struct acc *A, const cJSON *rec)
 	if (!pass) {
 		if (!tr_ok)
 			A->stage_transport++;
-		else if (cJSON_IsFalse(get2(rec, "audit", "ok")))
+		else if (cJSON_IsFalse(jget2(rec, "audit", "ok")))
 			A->stage_audit++;
 		else
 			A->stage_grade++;
 	}
-	cJSON_ArrayForEach(f, get2(rec, "transport", "failures"))
+	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
 		if (cJSON_IsString(f)) {
 			bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "failure_codes"),
 			     f->valuestring, 1);
@@ -334,126 +257,131 @@ static void take_record(struct acc *A, const cJSON *rec)
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_timing(A, rec);
 	take_audit(A, rec);
-	if (cJSON_IsObject(get(rec, "recall")))
+	if (cJSON_IsObject(jget(rec, "recall")))
 		take_recall(A, rec, tr_ok);
 }
 
-static cJSON *rate_obj(cJSON *o, size_t pass, size_t n)
+/* Adds "rate" (null without attempts) and "wilson95" [lo, hi] to `o`. */
+static void add_rate(struct json_build *jb, cJSON *o, size_t pass, size_t n)
 {
-	double lo, hi;
+	double lo, hi, rate;
 	cJSON *w;
 
-	report_wilson(pass, n, &lo, &hi);
-	cJSON_AddItemToObject(o, "rate", n ? cJSON_CreateNumber((double)pass / (double)n)
-					   : cJSON_CreateNull());
-	w = cJSON_AddArrayToObject(o, "wilson95");
-	cJSON_AddItemToArray(w, cJSON_CreateNumber(lo));
-	cJSON_AddItemToArray(w, cJSON_CreateNumber(hi));
-	return o;
+	stats_wilson(pass, n, &lo, &hi);
+	json_add_item(jb, o, "rate", stats_rate((double)pass, (double)n, &rate)
+				     ? cJSON_CreateNumber(rate) : cJSON_CreateNull());
+	w = json_add_arr(jb, o, "wilson95");
+	json_add_num(jb, w, NULL, lo);
+	json_add_num(jb, w, NULL, hi);
 }
 
 /* Copies the scalar at m[a][b][c] (b, c may be NULL) into o[key]; null when
  * absent or not a scalar. */
-static void fact(cJSON *o, const char *key, const cJSON *m, const char *a,
-		 const char *b, const char *c)
+static void fact(struct json_build *jb, cJSON *o, const char *key, const cJSON *m,
+		 const char *a, const char *b, const char *c)
 {
-	const cJSON *v = get(m, a);
+	const cJSON *v = jget(m, a);
 
 	if (b)
-		v = get(v, b);
+		v = jget(v, b);
 	if (c)
-		v = get(v, c);
-	cJSON_AddItemToObject(o, key, v && !cJSON_IsObject(v) && !cJSON_IsArray(v)
-					      ? cJSON_Duplicate(v, 0) : cJSON_CreateNull());
+		v = jget(v, c);
+	if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
+		json_add_dup(jb, o, key, v);
+	else
+		json_add_null(jb, o, key);
 }
 
-static void add_run_facts(cJSON *s, const struct report_run *r)
+static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_run *r)
 {
-	cJSON *o = cJSON_AddObjectToObject(s, "run");
+	cJSON *o = json_add_obj(jb, s, "run");
 	const cJSON *m = r->manifest;
 
-	cJSON_AddStringToObject(o, "dir", r->dir);
-	fact(o, "model", m, "endpoint", "served_model", NULL);
-	fact(o, "max_model_len", m, "endpoint", "max_model_len", NULL);
-	fact(o, "base_url", m, "endpoint", "base_url", NULL);
-	fact(o, "server_version", m, "endpoint", "server", "version");
-	fact(o, "server_kind", m, "endpoint", "server", "kind_guess");
-	fact(o, "suite", m, "suite", "name", NULL);
-	fact(o, "suite_path", m, "suite", "path", NULL);
-	fact(o, "suite_sha256", m, "suite", "sha256", NULL);
-	fact(o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
-	fact(o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
-	fact(o, "template", m, "template", "name", NULL);
-	fact(o, "template_sha256", m, "template", "sha256", NULL);
-	fact(o, "harness_version", m, "harness", "version", NULL);
-	fact(o, "started_at", m, "started_at", NULL, NULL);
-	fact(o, "ended_at", m, "ended_at", NULL, NULL);
-	cJSON_AddBoolToObject(o, "has_manifest", m != NULL);
+	json_add_str(jb, o, "dir", r->dir);
+	fact(jb, o, "model", m, "endpoint", "served_model", NULL);
+	fact(jb, o, "max_model_len", m, "endpoint", "max_model_len", NULL);
+	fact(jb, o, "base_url", m, "endpoint", "base_url", NULL);
+	fact(jb, o, "server_version", m, "endpoint", "server", "version");
+	fact(jb, o, "server_kind", m, "endpoint", "server", "kind_guess");
+	fact(jb, o, "suite", m, "suite", "name", NULL);
+	fact(jb, o, "suite_path", m, "suite", "path", NULL);
+	fact(jb, o, "suite_sha256", m, "suite", "sha256", NULL);
+	fact(jb, o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
+	fact(jb, o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
+	fact(jb, o, "template", m, "template", "name", NULL);
+	fact(jb, o, "template_sha256", m, "template", "sha256", NULL);
+	fact(jb, o, "harness_version", m, "harness", "version", NULL);
+	fact(jb, o, "started_at", m, "started_at", NULL, NULL);
+	fact(jb, o, "ended_at", m, "ended_at", NULL, NULL);
+	json_add_bool(jb, o, "has_manifest", m != NULL);
 }
 
-static cJSON *pct_obj(struct dvec *v)
+/* Adds to[key] = {n, p50, p90, p99} of the samples (sorting them). */
+static void add_pct(struct json_build *jb, cJSON *to, const char *key, struct stats_vec *v)
 {
-	struct report_pct p;
-	cJSON *o = cJSON_CreateObject();
+	static const char *const names[3] = {"p50", "p90", "p99"};
+	struct stats_pct p;
+	cJSON *o = json_add_obj(jb, to, key);
+	const double *val[3] = {&p.p50, &p.p90, &p.p99};
+	int i;
 
-	report_percentiles(v->v, v->n, &p);
-	cJSON_AddNumberToObject(o, "n", (double)p.n);
-	cJSON_AddItemToObject(o, "p50", p.n ? cJSON_CreateNumber(p.p50) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "p90", p.n ? cJSON_CreateNumber(p.p90) : cJSON_CreateNull());
-	cJSON_AddItemToObject(o, "p99", p.n ? cJSON_CreateNumber(p.p99) : cJSON_CreateNull());
-	return o;
+	stats_percentiles(v->v, v->n, &p);
+	json_add_num(jb, o, "n", (double)p.n);
+	for (i = 0; i < 3; i++)
+		if (p.n)
+			json_add_num(jb, o, names[i], *val[i]);
+		else
+			json_add_null(jb, o, names[i]);
 }
 
 /* recall.latency_by_length, in the order of `len` (ascending). */
 static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t nl)
 {
-	cJSON *arr = cJSON_AddArrayToObject(rc, "latency_by_length");
+	cJSON *arr = json_add_arr(&A->jb, rc, "latency_by_length");
 	size_t i, j;
 
 	for (j = 0; j < nl; j++)
 		for (i = 0; i < A->nll; i++)
 			if (A->ll[i].tokens == len[j]) {
-				cJSON *o = cJSON_CreateObject();
-				cJSON_AddNumberToObject(o, "tokens", (double)len[j]);
-				cJSON_AddItemToObject(o, "ttft_ms", pct_obj(&A->ll[i].ttft));
-				cJSON_AddItemToObject(o, "e2e_ms", pct_obj(&A->ll[i].e2e));
-				cJSON_AddItemToArray(arr, o);
+				cJSON *o = json_add_obj(&A->jb, arr, NULL);
+				json_add_num(&A->jb, o, "tokens", (double)len[j]);
+				add_pct(&A->jb, o, "ttft_ms", &A->ll[i].ttft);
+				add_pct(&A->jb, o, "e2e_ms", &A->ll[i].e2e);
 			}
 }
 
 static void add_latency(struct acc *A)
 {
-	cJSON *lat = cJSON_AddObjectToObject(A->s, "latency");
+	cJSON *lat = json_add_obj(&A->jb, A->s, "latency");
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++)
-		cJSON_AddItemToObject(lat, timing_keys[i], pct_obj(&A->timing[i]));
+		add_pct(&A->jb, lat, timing_keys[i], &A->timing[i]);
 }
 
 static void add_audit(struct acc *A)
 {
-	cJSON *o = cJSON_AddObjectToObject(A->s, "audit"), *dist;
+	struct json_build *jb = &A->jb;
+	cJSON *o = json_add_obj(jb, A->s, "audit"), *dist;
 	double maxabs = 0;
 	size_t i, j;
 
-	cJSON_AddNumberToObject(o, "enabled", (double)A->audit_enabled);
-	cJSON_AddNumberToObject(o, "failed", (double)A->audit_failed);
-	cJSON_AddNumberToObject(o, "samples", (double)A->deltas.n);
-	if (A->deltas.n)
-		qsort(A->deltas.v, A->deltas.n, sizeof(double), cmp_double);
-	dist = cJSON_AddArrayToObject(o, "deltas");
+	json_add_num(jb, o, "enabled", (double)A->audit_enabled);
+	json_add_num(jb, o, "failed", (double)A->audit_failed);
+	json_add_num(jb, o, "samples", (double)A->deltas.n);
+	stats_sort(A->deltas.v, A->deltas.n);
+	dist = json_add_arr(jb, o, "deltas");
 	for (i = 0; i < A->deltas.n; i = j) {
-		cJSON *b = cJSON_CreateObject();
+		cJSON *b = json_add_obj(jb, dist, NULL);
 		for (j = i; j < A->deltas.n && A->deltas.v[j] == A->deltas.v[i]; j++)
 			;
-		cJSON_AddNumberToObject(b, "delta", A->deltas.v[i]);
-		cJSON_AddNumberToObject(b, "count", (double)(j - i));
-		cJSON_AddItemToArray(dist, b);
+		json_add_num(jb, b, "delta", A->deltas.v[i]);
+		json_add_num(jb, b, "count", (double)(j - i));
 		if (fabs(A->deltas.v[i]) > maxabs)
 			maxabs = fabs(A->deltas.v[i]);
 	}
-	cJSON_AddItemToObject(o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
-							       : cJSON_CreateNull());
+	json_add_item(jb, o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
+							  : cJSON_CreateNull());
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -479,21 +407,23 @@ static size_t axis(const struct acc *A, int which, long *out)
 	return n;
 }
 
-static cJSON *count_obj(const char *key, long v, size_t found, size_t total)
+/* Appends {key: v, found, total, rate, wilson95} to array `to`; returns it. */
+static cJSON *add_count(struct json_build *jb, cJSON *to, const char *key, long v,
+			size_t found, size_t total)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, NULL);
 
-	cJSON_AddNumberToObject(o, key, (double)v);
-	cJSON_AddNumberToObject(o, "found", (double)found);
-	cJSON_AddNumberToObject(o, "total", (double)total);
-	return rate_obj(o, found, total);
+	json_add_num(jb, o, key, (double)v);
+	json_add_num(jb, o, "found", (double)found);
+	json_add_num(jb, o, "total", (double)total);
+	add_rate(jb, o, found, total);
+	return o;
 }
 
 /* by = 0: per depth; 1: per length. */
-static void add_margin(const struct acc *A, cJSON *rc, int by, const long *vals,
-		       size_t n)
+static void add_margin(struct acc *A, cJSON *rc, int by, const long *vals, size_t n)
 {
-	cJSON *arr = cJSON_AddArrayToObject(rc, by ? "by_length" : "by_depth");
+	cJSON *arr = json_add_arr(&A->jb, rc, by ? "by_length" : "by_depth");
 	size_t i, k;
 
 	for (k = 0; k < n; k++) {
@@ -503,7 +433,7 @@ static void add_margin(const struct acc *A, cJSON *rc, int by, const long *vals,
 				f += A->cells[i].found;
 				t += A->cells[i].total;
 			}
-		cJSON_AddItemToArray(arr, count_obj(by ? "tokens" : "depth", vals[k], f, t));
+		add_count(&A->jb, arr, by ? "tokens" : "depth", vals[k], f, t);
 	}
 }
 
@@ -514,7 +444,7 @@ static void add_recall(struct acc *A)
 	size_t nd, nl, i, j, k;
 
 	if (!A->ncells) {
-		cJSON_AddNullToObject(A->s, "recall");
+		json_add_null(&A->jb, A->s, "recall");
 		return;
 	}
 	dep = mem_alloc(A->ncells * sizeof(long));
@@ -525,24 +455,22 @@ static void add_recall(struct acc *A)
 	}
 	nd = axis(A, 0, dep);
 	nl = axis(A, 1, len);
-	rc = cJSON_AddObjectToObject(A->s, "recall");
-	cJSON_AddNumberToObject(rc, "attempts", (double)A->recall_attempts);
-	da = cJSON_AddArrayToObject(rc, "depths");
-	la = cJSON_AddArrayToObject(rc, "lengths");
+	rc = json_add_obj(&A->jb, A->s, "recall");
+	json_add_num(&A->jb, rc, "attempts", (double)A->recall_attempts);
+	da = json_add_arr(&A->jb, rc, "depths");
+	la = json_add_arr(&A->jb, rc, "lengths");
 	for (i = 0; i < nd; i++)
-		cJSON_AddItemToArray(da, cJSON_CreateNumber((double)dep[i]));
+		json_add_num(&A->jb, da, NULL, (double)dep[i]);
 	for (j = 0; j < nl; j++)
-		cJSON_AddItemToArray(la, cJSON_CreateNumber((double)len[j]));
-	cells = cJSON_AddArrayToObject(rc, "cells");
+		json_add_num(&A->jb, la, NULL, (double)len[j]);
+	cells = json_add_arr(&A->jb, rc, "cells");
 	for (i = 0; i < nd; i++)
 		for (j = 0; j < nl; j++)
 			for (k = 0; k < A->ncells; k++)
-				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
-					cJSON *c = count_obj("depth", dep[i], A->cells[k].found,
-							     A->cells[k].total);
-					cJSON_AddNumberToObject(c, "tokens", (double)len[j]);
-					cJSON_AddItemToArray(cells, c);
-				}
+				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j])
+					json_add_num(&A->jb, add_count(&A->jb, cells, "depth", dep[i],
+								       A->cells[k].found, A->cells[k].total),
+						     "tokens", (double)len[j]);
 	add_margin(A, rc, 0, dep, nd);
 	add_margin(A, rc, 1, len, nl);
 	add_length_latency(A, rc, len, nl);
@@ -556,55 +484,55 @@ static void acc_release(struct acc *A)
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++)
-		mem_free(A->timing[i].v);
-	mem_free(A->deltas.v);
+		stats_vec_release(&A->timing[i]);
+	stats_vec_release(&A->deltas);
 	mem_free(A->cells);
 	for (i = 0; i < A->nll; i++) {
-		mem_free(A->ll[i].ttft.v);
-		mem_free(A->ll[i].e2e.v);
+		stats_vec_release(&A->ll[i].ttft);
+		stats_vec_release(&A->ll[i].e2e);
 	}
 	mem_free(A->ll);
 }
 
 static void add_totals(struct acc *A, const struct report_run *r)
 {
-	cJSON *o = cJSON_CreateObject(), *st, *c;
+	struct json_build *jb = &A->jb;
+	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
 
-	cJSON_AddNumberToObject(o, "total", (double)A->total);
-	cJSON_AddNumberToObject(o, "pass", (double)A->pass);
-	cJSON_AddNumberToObject(o, "fail", (double)(A->total - A->pass));
-	rate_obj(o, A->pass, A->total);
-	cJSON_AddNumberToObject(o, "torn_bytes_skipped", (double)r->torn_bytes);
-	cJSON_AddItemToObject(A->s, "attempts", o);
-	st = cJSON_AddObjectToObject(A->s, "fail_stages");
-	cJSON_AddNumberToObject(st, "transport", (double)A->stage_transport);
-	cJSON_AddNumberToObject(st, "audit", (double)A->stage_audit);
-	cJSON_AddNumberToObject(st, "grade", (double)A->stage_grade);
-	cJSON_ArrayForEach(c, A->cases) {
-		size_t n = (size_t)get(c, "total")->valuedouble;
-		rate_obj(c, (size_t)get(c, "pass")->valuedouble, n);
-	}
+	json_add_num(jb, o, "total", (double)A->total);
+	json_add_num(jb, o, "pass", (double)A->pass);
+	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
+	add_rate(jb, o, A->pass, A->total);
+	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	st = json_add_obj(jb, A->s, "fail_stages");
+	json_add_num(jb, st, "transport", (double)A->stage_transport);
+	json_add_num(jb, st, "audit", (double)A->stage_audit);
+	json_add_num(jb, st, "grade", (double)A->stage_grade);
+	cJSON_ArrayForEach(c, A->cases)
+		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
 
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
 	const cJSON *rec;
+	enum err e;
 
 	memset(&A, 0, sizeof(A));
+	json_build_init(&A.jb);
 	*out = NULL;
-	A.s = cJSON_CreateObject();
-	if (!A.s)
-		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
-	cJSON_AddNumberToObject(A.s, "needle_summary", 1);
-	add_run_facts(A.s, r);
-	A.cases = cJSON_CreateArray();
-	cJSON_AddObjectToObject(A.s, "failure_codes");
-	cJSON_AddObjectToObject(A.s, "finish_reasons");
+	A.s = json_new_obj(&A.jb);
+	json_add_num(&A.jb, A.s, "needle_summary", 1);
+	add_run_facts(&A.jb, A.s, r);
+	A.cases = json_new_arr(&A.jb);
+	json_add_obj(&A.jb, A.s, "failure_codes");
+	json_add_obj(&A.jb, A.s, "finish_reasons");
+	/* a failed add may leave a case without its fields: stop at once */
 	cJSON_ArrayForEach(rec, r->records)
-		take_record(&A, rec);
+		if (!A.jb.code && !A.oom)
+			take_record(&A, rec);
 	add_totals(&A, r);
-	cJSON_AddItemToObject(A.s, "cases", A.cases);
+	json_add_item(&A.jb, A.s, "cases", A.cases);
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
@@ -613,39 +541,20 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 		cJSON_Delete(A.s);
 		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
 	}
+	e = json_build_end(&A.jb, &A.s, "the summary", d);
+	if (e)
+		return e;
 	*out = A.s;
 	return ERR_OK;
 }
 
 /* ---- rendering helpers ---- */
 
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *v = get(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-/* A scalar fact as text: strings as-is, numbers without a fraction, "-" for
- * null or absent. */
-static const char *fact_text(const cJSON *v, char *tmp, size_t cap)
-{
-	if (cJSON_IsString(v))
-		return v->valuestring;
-	if (cJSON_IsNumber(v)) {
-		snprintf(tmp, cap, "%.15g", v->valuedouble);
-		return tmp;
-	}
-	if (cJSON_IsBool(v))
-		return cJSON_IsTrue(v) ? "true" : "false";
-	return "-";
-}
-
 /* "17/20 (0.850, 95% CI 0.640-0.948)" or "0/0". */
 static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t cap)
 {
-	const cJSON *w = get(o, "wilson95");
-	size_t p = (size_t)num(o, pass_key), n = (size_t)num(o, "total");
+	const cJSON *w = jget(o, "wilson95");
+	size_t p = (size_t)jget_num(o, pass_key), n = (size_t)jget_num(o, "total");
 
 	if (!n)
 		snprintf(out, cap, "0/0");
@@ -671,17 +580,7 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 	return e;
 }
 
-enum err report_md_cell(struct buf *out, const char *s)
-{
-	enum err e = ERR_OK;
-
-	for (; !e && *s; s++)
-		e = *s == '|' ? buf_puts(out, "\\|")
-			      : buf_putc(out, *s == '\n' || *s == '\r' ? ' ' : *s);
-	return e;
-}
-
-static enum err md_facts(const cJSON *s, struct buf *b)
+static enum err sec_facts(const cJSON *s, struct buf *b)
 {
 	static const char *const keys[][2] = {
 		{"model", "model"}, {"max_model_len", "max_model_len"},
@@ -690,81 +589,81 @@ static enum err md_facts(const cJSON *s, struct buf *b)
 		{"tokenizer", "tokenizer_kind"}, {"tokenizer SHA-256", "tokenizer_sha256"},
 		{"template", "template"}, {"template SHA-256", "template_sha256"},
 		{"needle", "harness_version"}, {"started", "started_at"}, {"ended", "ended_at"}};
-	const cJSON *run = get(s, "run");
+	const cJSON *run = jget(s, "run");
 	char tmp[64];
 	size_t i;
 	enum err e = buf_printf(b, "# needle report: %s\n\n| fact | value |\n|---|---|\n",
-				get(run, "dir")->valuestring);
+				jget(run, "dir")->valuestring);
 
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
-			       fact_text(get(run, keys[i][1]), tmp, sizeof(tmp)));
-	if (!e && !cJSON_IsTrue(get(run, "has_manifest")))
+			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
+	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
 		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
 	return e;
 }
 
-static enum err md_attempts(const cJSON *s, struct buf *b)
+static enum err sec_attempts(const cJSON *s, struct buf *b)
 {
-	const cJSON *a = get(s, "attempts"), *st = get(s, "fail_stages"), *c;
+	const cJSON *a = jget(s, "attempts"), *st = jget(s, "fail_stages"), *c;
 	char rt[128];
 	enum err e;
 
 	rate_text(a, "pass", rt, sizeof(rt));
 	e = buf_printf(b, "\n## Pass rate\n\nOverall: **%s** passed. Failed at transport %.0f, audit %.0f, grade %.0f.\n",
-		       rt, num(st, "transport"), num(st, "audit"), num(st, "grade"));
-	if (!e && num(a, "torn_bytes_skipped") > 0)
+		       rt, jget_num(st, "transport"), jget_num(st, "audit"), jget_num(st, "grade"));
+	if (!e && jget_num(a, "torn_bytes_skipped") > 0)
 		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
-			       num(a, "torn_bytes_skipped"));
+			       jget_num(a, "torn_bytes_skipped"));
 	if (!e)
 		e = buf_puts(b, "\n| case | kind | passed | failure codes |\n|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, get(s, "cases")) {
+	cJSON_ArrayForEach(c, jget(s, "cases")) {
 		rate_text(c, "pass", rt, sizeof(rt));
 		if (!e)
 			e = buf_puts(b, "| ");
 		if (!e)
-			e = report_md_cell(b, get(c, "id")->valuestring);
+			e = md_cell(b, jget(c, "id")->valuestring);
 		if (!e)
-			e = buf_printf(b, " | %s | %s | ", get(c, "kind")->valuestring, rt);
+			e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
 		if (!e)
-			e = counts_text(b, get(c, "failure_codes"));
+			e = counts_text(b, jget(c, "failure_codes"));
 		if (!e)
 			e = buf_puts(b, " |\n");
 	}
 	if (!e)
 		e = buf_puts(b, "\nFailure codes (per attempt): ");
 	if (!e)
-		e = counts_text(b, get(s, "failure_codes"));
+		e = counts_text(b, jget(s, "failure_codes"));
 	if (!e)
 		e = buf_puts(b, "\n\nFinish reasons: ");
 	if (!e)
-		e = counts_text(b, get(s, "finish_reasons"));
+		e = counts_text(b, jget(s, "finish_reasons"));
 	return e ? e : buf_puts(b, "\n");
 }
 
-static enum err md_audit(const cJSON *s, struct buf *b)
+static enum err sec_audit(const cJSON *s, struct buf *b)
 {
-	const cJSON *au = get(s, "audit"), *it;
+	const cJSON *au = jget(s, "audit"), *it;
 	char tmp[64];
 	enum err e;
 	int first = 1;
 
 	e = buf_printf(b, "\n## Usage audit\n\n%.0f attempts audited, %.0f failed the audit; "
 		       "%.0f usage deltas (server prompt_tokens - local count), max |delta| %s.\n",
-		       num(au, "enabled"), num(au, "failed"), num(au, "samples"),
-		       fact_text(get(au, "max_abs_delta"), tmp, sizeof(tmp)));
-	if (!e && cJSON_GetArraySize(get(au, "deltas")))
+		       jget_num(au, "enabled"), jget_num(au, "failed"), jget_num(au, "samples"),
+		       md_value(jget(au, "max_abs_delta"), tmp, sizeof(tmp)));
+	if (!e && cJSON_GetArraySize(jget(au, "deltas")))
 		e = buf_puts(b, "\nDelta distribution: ");
-	cJSON_ArrayForEach(it, get(au, "deltas")) {
+	cJSON_ArrayForEach(it, jget(au, "deltas")) {
 		if (!e)
-			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", num(it, "delta"),
-				       num(it, "count"));
+			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", jget_num(it, "delta"),
+				       jget_num(it, "count"));
 		first = 0;
 	}
 	return e || first ? e : buf_puts(b, "\n");
 }
 
-static enum err md_margin(struct buf *b, const cJSON *arr, const char *key,
+static enum err margin_table(struct buf *b, const cJSON *arr, const char *key,
 			  const char *title, const char *unit)
 {
 	const cJSON *it;
@@ -774,12 +673,12 @@ static enum err md_margin(struct buf *b, const cJSON *arr, const char *key,
 	cJSON_ArrayForEach(it, arr) {
 		rate_text(it, "found", rt, sizeof(rt));
 		if (!e)
-			e = buf_printf(b, "| %.0f%s | %s |\n", num(it, key), unit, rt);
+			e = buf_printf(b, "| %.0f%s | %s |\n", jget_num(it, key), unit, rt);
 	}
 	return e;
 }
 
-static enum err md_length_latency(struct buf *b, const cJSON *arr)
+static enum err length_latency_table(struct buf *b, const cJSON *arr)
 {
 	const cJSON *it;
 	char t1[32], t2[32], t3[32], t4[32];
@@ -787,87 +686,79 @@ static enum err md_length_latency(struct buf *b, const cJSON *arr)
 
 	cJSON_ArrayForEach(it, arr)
 		if (!e)
-			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", num(it, "tokens"),
-				       num(get(it, "ttft_ms"), "n"),
-				       fact_text(get2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
-				       fact_text(get2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
-				       num(get(it, "e2e_ms"), "n"),
-				       fact_text(get2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
-				       fact_text(get2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
+			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", jget_num(it, "tokens"),
+				       jget_num(jget(it, "ttft_ms"), "n"),
+				       md_value(jget2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
+				       md_value(jget2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
+				       jget_num(jget(it, "e2e_ms"), "n"),
+				       md_value(jget2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
+				       md_value(jget2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
 	return e;
 }
 
-static enum err md_recall(const cJSON *s, struct buf *b)
+static enum err sec_recall(const cJSON *s, struct buf *b)
 {
-	const cJSON *rc = get(s, "recall"), *d, *l, *c;
+	const cJSON *rc = jget(s, "recall"), *d, *l, *c;
 	enum err e;
 
 	if (!cJSON_IsObject(rc))
 		return ERR_OK;
 	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); heatmap in recall.png.\n\n| depth |",
-		       num(rc, "attempts"));
-	cJSON_ArrayForEach(l, get(rc, "lengths"))
+		       jget_num(rc, "attempts"));
+	cJSON_ArrayForEach(l, jget(rc, "lengths"))
 		if (!e)
 			e = buf_printf(b, " %.0f |", l->valuedouble);
 	if (!e)
 		e = buf_puts(b, "\n|---|");
-	cJSON_ArrayForEach(l, get(rc, "lengths"))
+	cJSON_ArrayForEach(l, jget(rc, "lengths"))
 		if (!e)
 			e = buf_puts(b, "---|");
-	cJSON_ArrayForEach(d, get(rc, "depths")) {
+	cJSON_ArrayForEach(d, jget(rc, "depths")) {
 		if (!e)
 			e = buf_printf(b, "\n| %.0f%% |", d->valuedouble);
-		cJSON_ArrayForEach(l, get(rc, "lengths")) {
+		cJSON_ArrayForEach(l, jget(rc, "lengths")) {
 			const cJSON *hit = NULL;
-			cJSON_ArrayForEach(c, get(rc, "cells"))
-				if (num(c, "depth") == d->valuedouble &&
-				    num(c, "tokens") == l->valuedouble)
+			cJSON_ArrayForEach(c, jget(rc, "cells"))
+				if (jget_num(c, "depth") == d->valuedouble &&
+				    jget_num(c, "tokens") == l->valuedouble)
 					hit = c;
 			if (!e)
-				e = hit ? buf_printf(b, " %.0f/%.0f |", num(hit, "found"), num(hit, "total"))
+				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, "found"), jget_num(hit, "total"))
 					: buf_puts(b, " - |");
 		}
 	}
 	if (!e)
 		e = buf_puts(b, "\n");
 	if (!e)
-		e = md_margin(b, get(rc, "by_depth"), "depth", "depth", "%");
+		e = margin_table(b, jget(rc, "by_depth"), "depth", "depth", "%");
 	if (!e)
-		e = md_margin(b, get(rc, "by_length"), "tokens", "prompt tokens", "");
-	return e ? e : md_length_latency(b, get(rc, "latency_by_length"));
+		e = margin_table(b, jget(rc, "by_length"), "tokens", "prompt tokens", "");
+	return e ? e : length_latency_table(b, jget(rc, "latency_by_length"));
 }
 
-static enum err md_latency(const cJSON *s, struct buf *b)
+static enum err sec_latency(const cJSON *s, struct buf *b)
 {
 	const cJSON *it;
 	char t50[32], t90[32], t99[32];
 	enum err e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
 
-	cJSON_ArrayForEach(it, get(s, "latency")) {
+	cJSON_ArrayForEach(it, jget(s, "latency")) {
 		if (!e)
-			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, num(it, "n"),
-				       fact_text(get(it, "p50"), t50, sizeof(t50)),
-				       fact_text(get(it, "p90"), t90, sizeof(t90)),
-				       fact_text(get(it, "p99"), t99, sizeof(t99)));
+			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, jget_num(it, "n"),
+				       md_value(jget(it, "p50"), t50, sizeof(t50)),
+				       md_value(jget(it, "p90"), t90, sizeof(t90)),
+				       md_value(jget(it, "p99"), t99, sizeof(t99)));
 	}
 	return e;
 }
 
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
-	enum err e = md_facts(summary, out);
+	static const md_section sections[] = {sec_facts, sec_attempts, sec_audit,
+					      sec_recall, sec_latency};
 
-	if (!e)
-		e = md_attempts(summary, out);
-	if (!e)
-		e = md_audit(summary, out);
-	if (!e)
-		e = md_recall(summary, out);
-	if (!e)
-		e = md_latency(summary, out);
-	if (e)
-		return diag_fail(d, e, "cannot render the report: %s", err_name(e));
-	return ERR_OK;
+	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
+			 "report", out, d);
 }
 
 /* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
@@ -888,7 +779,7 @@ static enum err csv_row(struct buf *b, const char *scope, const char *id,
 			const char *kind, const char *depth, const char *tokens,
 			const cJSON *o, const char *pass_key)
 {
-	const cJSON *w = get(o, "wilson95");
+	const cJSON *w = jget(o, "wilson95");
 	char tmp[32];
 	enum err e = buf_printf(b, "%s,", scope);
 
@@ -896,8 +787,8 @@ static enum err csv_row(struct buf *b, const char *scope, const char *id,
 		e = csv_field(b, id);
 	if (!e)
 		e = buf_printf(b, ",%s,%s,%s,%.0f,%.0f,%s,%.6f,%.6f\n", kind, depth, tokens,
-			       num(o, pass_key), num(o, "total"),
-			       fact_text(get(o, "rate"), tmp, sizeof(tmp)),
+			       jget_num(o, pass_key), jget_num(o, "total"),
+			       md_value(jget(o, "rate"), tmp, sizeof(tmp)),
 			       cJSON_GetArrayItem(w, 0)->valuedouble,
 			       cJSON_GetArrayItem(w, 1)->valuedouble);
 	return e;
@@ -910,14 +801,14 @@ enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
 	enum err e = buf_puts(out, "scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi\n");
 
 	if (!e)
-		e = csv_row(out, "overall", "", "", "", "", get(summary, "attempts"), "pass");
-	cJSON_ArrayForEach(c, get(summary, "cases"))
+		e = csv_row(out, "overall", "", "", "", "", jget(summary, "attempts"), "pass");
+	cJSON_ArrayForEach(c, jget(summary, "cases"))
 		if (!e)
-			e = csv_row(out, "case", get(c, "id")->valuestring,
-				    get(c, "kind")->valuestring, "", "", c, "pass");
-	cJSON_ArrayForEach(c, get2(summary, "recall", "cells")) {
-		snprintf(dep, sizeof(dep), "%.0f", num(c, "depth"));
-		snprintf(tok, sizeof(tok), "%.0f", num(c, "tokens"));
+			e = csv_row(out, "case", jget(c, "id")->valuestring,
+				    jget(c, "kind")->valuestring, "", "", c, "pass");
+	cJSON_ArrayForEach(c, jget2(summary, "recall", "cells")) {
+		snprintf(dep, sizeof(dep), "%.0f", jget_num(c, "depth"));
+		snprintf(tok, sizeof(tok), "%.0f", jget_num(c, "tokens"));
 		if (!e)
 			e = csv_row(out, "cell", "", "recall", dep, tok, c, "found");
 	}
@@ -928,156 +819,106 @@ enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
 
 /* ---- heatmap ---- */
 
-void report_recall_rgb(double f, unsigned char rgb[3])
+/* Copies the numbers of an array into v[0..). */
+static void fill_axis(const cJSON *arr, double *v)
 {
-	static const double lo[3] = {215, 48, 39}, mid[3] = {254, 224, 139},
-			    hi[3] = {26, 152, 80};
-	const double *a = f < 0.5 ? lo : mid, *z = f < 0.5 ? mid : hi;
-	double t = f < 0.5 ? f * 2 : (f - 0.5) * 2;
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, arr)
+		*v++ = it->valuedouble;
+}
+
+/* The index of `x` in v[0..n), or -1. */
+static int axis_index(const double *v, int n, double x)
+{
 	int i;
 
-	if (t < 0)
-		t = 0;
-	if (t > 1)
-		t = 1;
-	for (i = 0; i < 3; i++)
-		rgb[i] = (unsigned char)lround(a[i] + (z[i] - a[i]) * t);
-}
-
-void report_heat_cell(int row, int col, int *x, int *y)
-{
-	*x = REPORT_HEAT_LEFT + col * REPORT_HEAT_CELL_W + 1;
-	*y = REPORT_HEAT_TOP + row * REPORT_HEAT_CELL_H + 1;
-}
-
-static void centred(struct image_canvas *cv, int x, int y, int w, int scale,
-		    const char *text, const unsigned char rgb[3])
-{
-	image_text(cv, x + (w - image_text_width(text, scale)) / 2, y, scale, text, rgb);
-}
-
-static void heat_cell(struct image_canvas *cv, int row, int col, const cJSON *c)
-{
-	static const unsigned char grey[3] = {200, 200, 200}, black[3] = {0, 0, 0},
-				   white[3] = {255, 255, 255};
-	unsigned char rgb[3];
-	const unsigned char *ink = black;
-	double found = num(c, "found"), total = num(c, "total");
-	char big[16], small[48];
-	int x, y, w = REPORT_HEAT_CELL_W - 2, h = REPORT_HEAT_CELL_H - 2;
-
-	report_heat_cell(row, col, &x, &y);
-	if (!c || total <= 0) {
-		image_fill_rect(cv, x, y, w, h, grey);
-		centred(cv, x, y + (h - 14) / 2, w, 2, "-", black);
-		return;
-	}
-	report_recall_rgb(found / total, rgb);
-	if (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 110)
-		ink = white;
-	image_fill_rect(cv, x, y, w, h, rgb);
-	snprintf(big, sizeof(big), "%.0f%%", 100.0 * found / total);
-	snprintf(small, sizeof(small), "%.0f/%.0f", found, total);
-	centred(cv, x, y + 8, w, 2, big, ink);
-	centred(cv, x, y + 30, w, 1, small, ink);
-}
-
-static void heat_labels(struct image_canvas *cv, const cJSON *rc)
-{
-	static const unsigned char black[3] = {0, 0, 0};
-	const cJSON *it;
-	char t[32];
-	int i = 0;
-
-	image_text(cv, 12, 12, 2, "RECALL BY DEPTH AND PROMPT TOKENS", black);
-	image_text(cv, 12, 36, 1, "ROWS: NEEDLE DEPTH   COLUMNS: PROMPT TOKENS   CELL: FOUND/TOTAL", black);
-	/* exact token counts, not "128K": 131072 and 128000 are both "128K" */
-	cJSON_ArrayForEach(it, get(rc, "lengths")) {
-		int scale;
-		snprintf(t, sizeof(t), "%.0f", it->valuedouble);
-		scale = image_text_width(t, 2) <= REPORT_HEAT_CELL_W - 4 ? 2 : 1;
-		centred(cv, REPORT_HEAT_LEFT + i++ * REPORT_HEAT_CELL_W, REPORT_HEAT_TOP - 18,
-			REPORT_HEAT_CELL_W, scale, t, black);
-	}
-	i = 0;
-	cJSON_ArrayForEach(it, get(rc, "depths")) {
-		snprintf(t, sizeof(t), "%.0f%%", it->valuedouble);
-		image_text(cv, REPORT_HEAT_LEFT - 8 - image_text_width(t, 2),
-			   REPORT_HEAT_TOP + i++ * REPORT_HEAT_CELL_H + (REPORT_HEAT_CELL_H - 14) / 2,
-			   2, t, black);
-	}
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return i;
+	return -1;
 }
 
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 {
-	static const unsigned char white[3] = {255, 255, 255};
-	const cJSON *rc = get(summary, "recall"), *dv, *lv, *c;
-	struct image_canvas *cv = NULL;
-	int nd, nl, r = 0, col, w, h;
+	const cJSON *rc = jget(summary, "recall"), *c;
+	double *dep, *len, *found, *total;
+	struct heatmap h;
+	size_t cells;
 	enum err e;
 
-	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(get(rc, "cells")))
+	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(jget(rc, "cells")))
 		return ERR_OK;
-	nd = cJSON_GetArraySize(get(rc, "depths"));
-	nl = cJSON_GetArraySize(get(rc, "lengths"));
-	if (nd > 100 || nl > 80)
-		return diag_fail(d, ERR_LIMIT, "recall grid of %d depths x %d lengths is too large to draw",
-				 nd, nl);
-	w = REPORT_HEAT_LEFT + nl * REPORT_HEAT_CELL_W + 16;
-	if (w < 420)
-		w = 420;
-	h = REPORT_HEAT_TOP + nd * REPORT_HEAT_CELL_H + 16;
-	if ((e = image_canvas_new(w, h, white, &cv, d)))
-		return e;
-	heat_labels(cv, rc);
-	cJSON_ArrayForEach(dv, get(rc, "depths")) {
-		col = 0;
-		cJSON_ArrayForEach(lv, get(rc, "lengths")) {
-			const cJSON *hit = NULL;
-			cJSON_ArrayForEach(c, get(rc, "cells"))
-				if (num(c, "depth") == dv->valuedouble &&
-				    num(c, "tokens") == lv->valuedouble)
-					hit = c;
-			heat_cell(cv, r, col++, hit);
+	h.ndepths = cJSON_GetArraySize(jget(rc, "depths"));
+	h.nlengths = cJSON_GetArraySize(jget(rc, "lengths"));
+	cells = (size_t)h.ndepths * (size_t)h.nlengths;
+	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 2 * cells + 1, sizeof(*dep));
+	if (!dep)
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing the heatmap");
+	len = dep + h.ndepths;
+	found = len + h.nlengths;
+	total = found + cells;
+	fill_axis(jget(rc, "depths"), dep);
+	fill_axis(jget(rc, "lengths"), len);
+	cJSON_ArrayForEach(c, jget(rc, "cells")) {
+		int i = axis_index(dep, h.ndepths, jget_num(c, "depth"));
+		int j = axis_index(len, h.nlengths, jget_num(c, "tokens"));
+		if (i >= 0 && j >= 0) {
+			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "found");
+			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "total");
 		}
-		r++;
 	}
-	e = image_canvas_png(cv, png, d);
-	image_canvas_free(cv);
+	h.depths = dep;
+	h.lengths = len;
+	h.found = found;
+	h.total = total;
+	e = heatmap_png(&h, png, d);
+	mem_free(dep);
 	return e;
 }
 
 /* ---- files ---- */
 
-static enum err write_in(const char *dir, const char *name, const struct buf *b,
-			 struct diag *d)
+/* DIR/NAME followed by `suffix` into path[0..PATHBUF). */
+static enum err path_in(const char *dir, const char *name, const char *suffix,
+			char path[PATHBUF], struct diag *d)
 {
-	char path[PATHBUF];
-	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int n = snprintf(path, PATHBUF, "%s/%s%s", dir, name, suffix);
 
-	if (n < 0 || n >= (int)sizeof(path))
+	if (n < 0 || n >= PATHBUF)
 		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
-	return io_write_file(path, b->data, b->len, d);
+	return ERR_OK;
 }
 
-static enum err write_json(const char *dir, const cJSON *s, struct diag *d)
-{
-	char *txt = cJSON_Print(s);
-	struct buf b;
-	enum err e;
+struct out_file {
+	const char *name;
+	const struct buf *b;
+};
 
-	if (!txt)
-		return diag_fail(d, ERR_NOMEM, "out of memory writing the summary");
-	buf_init(&b, BUF_MAX_DEFAULT);
-	e = buf_puts(&b, txt);
-	if (!e)
-		e = buf_putc(&b, '\n');
-	cJSON_free(txt);
-	if (e)
-		e = diag_fail(d, e, "out of memory writing the summary");
-	else
-		e = write_in(dir, "summary.json", &b, d);
-	buf_release(&b);
+/* Writes every file or none: each is staged as DIR/NAME.staged.PID (itself
+ * written whole by io_write_file), then all are renamed into place. On
+ * failure the staged files are removed and the old files stay as they were. */
+static enum err write_set(const char *dir, const struct out_file *f, size_t n,
+			  struct diag *d)
+{
+	char suffix[32], staged[PATHBUF], path[PATHBUF];
+	size_t i, done = 0;
+	enum err e = ERR_OK;
+
+	snprintf(suffix, sizeof(suffix), ".staged.%ld", (long)getpid());
+	for (; !e && done < n; done++)
+		if (!(e = path_in(dir, f[done].name, suffix, staged, d)))
+			e = io_write_file(staged, f[done].b->data, f[done].b->len, d);
+	for (i = 0; !e && i < n; i++) {
+		if ((e = path_in(dir, f[i].name, suffix, staged, d)) ||
+		    (e = path_in(dir, f[i].name, "", path, d)))
+			break;
+		if (rename(staged, path) != 0)
+			e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	}
+	for (i = 0; e && i < done; i++)
+		if (!path_in(dir, f[i].name, suffix, staged, NULL))
+			unlink(staged);
 	return e;
 }
 
@@ -1085,18 +926,21 @@ enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
 {
 	struct report_run *r = NULL;
 	cJSON *s = NULL;
-	struct buf md, png;
+	struct buf json, md, png;
 	enum err e;
 
+	buf_init(&json, BUF_MAX_DEFAULT);
 	buf_init(&md, BUF_MAX_DEFAULT);
 	buf_init(&png, BUF_MAX_DEFAULT);
-	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)))
+	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)) ||
+	    (e = json_print(s, JSON_PRETTY | JSON_NEWLINE, &json, "the summary", d)) || (e = report_markdown(s, &md, d)) ||
+	    (e = report_heatmap(s, &png, d)))
 		goto out;
-	if ((e = write_json(dir, s, d)) || (e = report_markdown(s, &md, d)) ||
-	    (e = write_in(dir, "summary.md", &md, d)) || (e = report_heatmap(s, &png, d)))
-		goto out;
-	if (png.len)
-		e = write_in(dir, "recall.png", &png, d);
+	{
+		const struct out_file files[] = {
+			{"summary.json", &json}, {"summary.md", &md}, {"recall.png", &png}};
+		e = write_set(dir, files, png.len ? 3 : 2, d);
+	}
 out:
 	if (!e && summary_out) {
 		*summary_out = s;
@@ -1104,6 +948,7 @@ out:
 	}
 	cJSON_Delete(s);
 	report_run_free(r);
+	buf_release(&json);
 	buf_release(&md);
 	buf_release(&png);
 	return e;

@@ -216,6 +216,9 @@ static void test_parse(void)
 	diag_init(&d);
 	CHECK(image_parse_objects("red circle,red circle,red circle,red circle,red circle",
 				  o, 4, &n, &d) == ERR_INPUT);
+	/* the canvas font's chart punctuation stays out of picture labels */
+	diag_init(&d);
+	CHECK(image_parse_objects("red circle:5%", o, 4, &n, &d) == ERR_INPUT);
 }
 
 static void test_bad_size(void)

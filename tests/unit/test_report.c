@@ -11,7 +11,7 @@
 
 #include "buf.h"
 #include "diff.h"
-#include "image.h"
+#include "heatmap.h"
 #include "report.h"
 #include "results.h"
 #include "t.h"
@@ -55,39 +55,6 @@ static cJSON *summary_of(const char *dir, struct report_run **keep)
 	else
 		report_run_free(r);
 	return s;
-}
-
-/* Nearest rank on 1..100 and on small n. */
-static void test_percentiles(void)
-{
-	double v[100], one = 7, three[3] = {30, 10, 20};
-	struct report_pct p;
-	int i;
-
-	for (i = 0; i < 100; i++)
-		v[i] = 100 - i; /* unsorted on purpose */
-	report_percentiles(v, 100, &p);
-	CHECK_EQ_LONG(p.n, 100);
-	CHECK(p.p50 == 50 && p.p90 == 90 && p.p99 == 99);
-	report_percentiles(&one, 1, &p);
-	CHECK(p.n == 1 && p.p50 == 7 && p.p99 == 7);
-	report_percentiles(three, 3, &p); /* ranks ceil(1.5)=2, ceil(2.7)=3 */
-	CHECK(p.p50 == 20 && p.p90 == 30 && p.p99 == 30);
-	report_percentiles(NULL, 0, &p);
-	CHECK_EQ_LONG(p.n, 0);
-}
-
-/* Wilson 95%: 5/10 is 0.2366..0.7634; 0/0 says nothing. */
-static void test_wilson(void)
-{
-	double lo, hi;
-
-	report_wilson(5, 10, &lo, &hi);
-	CHECK(fabs(lo - 0.2366) < 1e-4 && fabs(hi - 0.7634) < 1e-4);
-	report_wilson(0, 0, &lo, &hi);
-	CHECK(lo == 0 && hi == 1);
-	report_wilson(4, 4, &lo, &hi);
-	CHECK(hi == 1 && fabs(lo - 0.5101) < 1e-4);
 }
 
 static void test_summary_a(void)
@@ -282,27 +249,27 @@ static void test_heatmap(void)
 	img.format = PNG_FORMAT_RGB;
 	px = malloc(PNG_IMAGE_SIZE(img));
 	CHECK(px && png_image_finish_read(&img, NULL, px, 0, NULL));
-	CHECK((int)img.width >= REPORT_HEAT_LEFT + 2 * REPORT_HEAT_CELL_W);
-	CHECK((int)img.height >= REPORT_HEAT_TOP + 3 * REPORT_HEAT_CELL_H);
-	report_heat_cell(1, 1, &x, &y);
+	CHECK((int)img.width >= HEATMAP_LEFT + 2 * HEATMAP_CELL_W);
+	CHECK((int)img.height >= HEATMAP_TOP + 3 * HEATMAP_CELL_H);
+	heatmap_cell(1, 1, &x, &y);
 	pixel(px, (int)img.width, x + 3, y + 3, got);
-	report_recall_rgb(0.0, want);
+	heatmap_rgb(0.0, want);
 	CHECK(!memcmp(got, want, 3) && got[0] > 150 && got[1] < 100); /* red */
-	report_heat_cell(0, 0, &x, &y);
+	heatmap_cell(0, 0, &x, &y);
 	pixel(px, (int)img.width, x + 3, y + 3, got);
-	report_recall_rgb(1.0, want);
+	heatmap_rgb(1.0, want);
 	CHECK(!memcmp(got, want, 3) && got[1] > got[0] + 50); /* green */
-	report_heat_cell(2, 1, &x, &y);
+	heatmap_cell(2, 1, &x, &y);
 	pixel(px, (int)img.width, x + 3, y + 3, got);
-	report_recall_rgb(0.5, want);
+	heatmap_rgb(0.5, want);
 	CHECK(!memcmp(got, want, 3) && got[0] > 200 && got[1] > 200); /* yellow */
 	/* the label "0%" is drawn in the red cell: some pixel is not red */
-	report_heat_cell(1, 1, &x, &y);
+	heatmap_cell(1, 1, &x, &y);
 	{
 		int i, j, other = 0;
-		report_recall_rgb(0.0, want);
-		for (j = 0; j < REPORT_HEAT_CELL_H - 2; j++)
-			for (i = 0; i < REPORT_HEAT_CELL_W - 2; i++) {
+		heatmap_rgb(0.0, want);
+		for (j = 0; j < HEATMAP_CELL_H - 2; j++)
+			for (i = 0; i < HEATMAP_CELL_W - 2; i++) {
 				pixel(px, (int)img.width, x + i, y + j, got);
 				other += memcmp(got, want, 3) != 0;
 			}
@@ -337,42 +304,13 @@ static void test_render(void)
 	cJSON_Delete(s);
 }
 
-/* The chart glyphs draw in charts but stay out of picture labels. */
-static void test_canvas(void)
-{
-	static const unsigned char white[3] = {255, 255, 255}, ink[3] = {0, 0, 0};
-	struct image_object o[2];
-	struct image_canvas *c = NULL;
-	struct diag d;
-	int n = 0, x, y, dots = 0;
-
-	diag_init(&d);
-	CHECK(image_parse_objects("red circle:5%", o, 2, &n, &d) == ERR_INPUT);
-	diag_init(&d);
-	CHECK(image_canvas_new(0, 10, white, &c, &d) == ERR_LIMIT && !c);
-	diag_init(&d);
-	CHECK(image_canvas_new(40, 20, white, &c, &d) == ERR_OK && c);
-	CHECK_EQ_LONG(image_text_width("5%", 2), 22);
-	CHECK_EQ_LONG(image_text(c, 1, 1, 2, "5%", ink), 22);
-	for (y = 0; y < c->h; y++)
-		for (x = 0; x < c->w; x++)
-			dots += !c->px[((size_t)y * (size_t)c->w + (size_t)x) * 3];
-	/* '5' has 17 dots and '%' 13 in the 5x7 font, 4 pixels each at scale 2 */
-	CHECK_EQ_LONG(dots, (17 + 13) * 4);
-	image_canvas_free(c);
-	image_canvas_free(NULL);
-}
-
 int main(void)
 {
-	T_RUN(test_percentiles);
-	T_RUN(test_wilson);
 	T_RUN(test_summary_a);
 	T_RUN(test_torn_and_bad);
 	T_RUN(test_diff);
 	T_RUN(test_gates);
 	T_RUN(test_heatmap);
 	T_RUN(test_render);
-	T_RUN(test_canvas);
 	return T_DONE();
 }

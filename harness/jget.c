@@ -1,0 +1,21 @@
+/*
+ * jget — see jget.h.
+ */
+#include "jget.h"
+
+const cJSON *jget(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+const cJSON *jget2(const cJSON *o, const char *a, const char *b)
+{
+	return jget(jget(o, a), b);
+}
+
+double jget_num(const cJSON *o, const char *k)
+{
+	const cJSON *v = jget(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}

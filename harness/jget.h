@@ -1,0 +1,19 @@
+/*
+ * jget — lenient reads of a borrowed cJSON document whose shape the reader
+ * mostly trusts (a summary it built, a record results_read_all validated):
+ * a missing key or a NULL parent reads as NULL, a missing or non-number
+ * value as 0, so a chain of reads needs no check at every step.
+ */
+#ifndef NEEDLE_JGET_H
+#define NEEDLE_JGET_H
+
+#include <cjson/cJSON.h>
+
+/* o[k] (case-sensitive), or NULL when o is NULL or has no such key. */
+const cJSON *jget(const cJSON *o, const char *k);
+/* o[a][b], or NULL when either step is missing. */
+const cJSON *jget2(const cJSON *o, const char *a, const char *b);
+/* The number at o[k], or 0 when it is missing or not a number. */
+double jget_num(const cJSON *o, const char *k);
+
+#endif

@@ -1,0 +1,235 @@
+#include "json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "io.h"
+#include "mem.h"
+
+/* Allocations cJSON asked for and did not get, in this thread: a parse that
+ * fails while this grows failed for want of memory, not for bad text. */
+static _Thread_local unsigned long alloc_failures;
+
+static void *hook_alloc(size_t n)
+{
+	void *p = mem_alloc(n);
+
+	if (!p)
+		alloc_failures++;
+	return p;
+}
+
+void json_init(void)
+{
+	cJSON_Hooks h = {hook_alloc, mem_free};
+
+	cJSON_InitHooks(&h);
+}
+
+void json_build_init(struct json_build *jb)
+{
+	jb->code = ERR_OK;
+	jb->key[0] = '\0';
+	jb->why = NULL;
+}
+
+/* Records the first failure only. */
+static void fail(struct json_build *jb, enum err code, const char *key, const char *why)
+{
+	if (jb->code)
+		return;
+	jb->code = code;
+	snprintf(jb->key, sizeof(jb->key), "%s", key ? key : "");
+	jb->why = why;
+}
+
+/* Whether an add to `to` may go ahead; records why not. */
+static int can_add(struct json_build *jb, const cJSON *to, const char *key)
+{
+	if (jb->code)
+		return 0;
+	if (!to)
+		fail(jb, ERR_NOMEM, key, NULL);
+	else if (key && !cJSON_IsObject(to))
+		fail(jb, ERR_INTERNAL, key, "a key on a value that is not an object");
+	else if (!key && !cJSON_IsArray(to))
+		fail(jb, ERR_INTERNAL, key, "no key on a value that is not an array");
+	return !jb->code;
+}
+
+/* Attaches `item` (consumed) once can_add has agreed. Returns item or NULL. */
+static cJSON *put(struct json_build *jb, cJSON *to, const char *key, cJSON *item)
+{
+	if (item && (key ? cJSON_AddItemToObject(to, key, item) : cJSON_AddItemToArray(to, item)))
+		return item;
+	cJSON_Delete(item);
+	fail(jb, ERR_NOMEM, key, NULL);
+	return NULL;
+}
+
+enum err json_build_end(const struct json_build *jb, cJSON **root, const char *what,
+			struct diag *d)
+{
+	enum err code = jb->code;
+
+	if (!code && root && !*root)
+		code = ERR_NOMEM;
+	if (!code)
+		return ERR_OK;
+	if (root) {
+		cJSON_Delete(*root);
+		*root = NULL;
+	}
+	if (code == ERR_NOMEM)
+		return diag_fail(d, code, "out of memory building %s", what);
+	return diag_fail(d, code, "cannot build %s: field '%s': %s", what, jb->key,
+			 jb->why ? jb->why : "failed");
+}
+
+cJSON *json_new_obj(struct json_build *jb)
+{
+	cJSON *o = jb->code ? NULL : cJSON_CreateObject();
+
+	if (!o)
+		fail(jb, ERR_NOMEM, NULL, NULL);
+	return o;
+}
+
+cJSON *json_new_arr(struct json_build *jb)
+{
+	cJSON *a = jb->code ? NULL : cJSON_CreateArray();
+
+	if (!a)
+		fail(jb, ERR_NOMEM, NULL, NULL);
+	return a;
+}
+
+void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char *s)
+{
+	if (!can_add(jb, to, key))
+		return;
+	if (!s)
+		fail(jb, ERR_INTERNAL, key, "a NULL string");
+	else
+		put(jb, to, key, cJSON_CreateString(s));
+}
+
+void json_add_num(struct json_build *jb, cJSON *to, const char *key, double v)
+{
+	if (can_add(jb, to, key))
+		put(jb, to, key, cJSON_CreateNumber(v));
+}
+
+void json_add_int(struct json_build *jb, cJSON *to, const char *key, long long v)
+{
+	json_add_num(jb, to, key, (double)v);
+}
+
+void json_add_bool(struct json_build *jb, cJSON *to, const char *key, int v)
+{
+	if (can_add(jb, to, key))
+		put(jb, to, key, cJSON_CreateBool(v != 0));
+}
+
+void json_add_null(struct json_build *jb, cJSON *to, const char *key)
+{
+	if (can_add(jb, to, key))
+		put(jb, to, key, cJSON_CreateNull());
+}
+
+void json_add_item(struct json_build *jb, cJSON *to, const char *key, cJSON *item)
+{
+	if (can_add(jb, to, key))
+		put(jb, to, key, item);
+	else
+		cJSON_Delete(item);
+}
+
+void json_add_dup(struct json_build *jb, cJSON *to, const char *key, const cJSON *v)
+{
+	if (!can_add(jb, to, key))
+		return;
+	if (!v)
+		fail(jb, ERR_INTERNAL, key, "a NULL value to copy");
+	else
+		put(jb, to, key, cJSON_Duplicate(v, 1));
+}
+
+cJSON *json_add_obj(struct json_build *jb, cJSON *to, const char *key)
+{
+	return can_add(jb, to, key) ? put(jb, to, key, cJSON_CreateObject()) : NULL;
+}
+
+cJSON *json_add_arr(struct json_build *jb, cJSON *to, const char *key)
+{
+	return can_add(jb, to, key) ? put(jb, to, key, cJSON_CreateArray()) : NULL;
+}
+
+enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
+		    struct diag *d)
+{
+	unsigned long before = alloc_failures;
+	const char *end = NULL;
+	size_t at;
+
+	*out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!*out && alloc_failures != before)
+		return diag_fail(d, ERR_NOMEM, "out of memory parsing %s", what);
+	at = end && end >= text ? (size_t)(end - text) : 0;
+	while (*out && at < len && strchr(" \t\r\n", text[at]) && text[at])
+		at++;
+	if (*out && at == len)
+		return ERR_OK;
+	cJSON_Delete(*out);
+	*out = NULL;
+	return diag_fail(d, ERR_INPUT, "cannot parse %s: invalid JSON at byte %zu", what, at);
+}
+
+/* cJSON's text for `v`, owned by the caller (cJSON_free), or NULL. */
+static char *print_text(const cJSON *v, unsigned flags)
+{
+	return flags & JSON_PRETTY ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
+}
+
+enum err json_print(const cJSON *v, unsigned flags, struct buf *out, const char *what,
+		    struct diag *d)
+{
+	size_t keep = out->len;
+	char *txt = v ? print_text(v, flags) : NULL;
+	enum err e;
+
+	if (!v)
+		return diag_fail(d, ERR_INTERNAL, "cannot print %s: no value", what);
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "out of memory printing %s", what);
+	e = buf_puts(out, txt);
+	if (!e && (flags & JSON_NEWLINE))
+		e = buf_putc(out, '\n');
+	cJSON_free(txt);
+	if (!e)
+		return ERR_OK;
+	buf_truncate(out, keep);
+	if (e == ERR_LIMIT)
+		return diag_fail(d, e, "%s is too large to print", what);
+	return diag_fail(d, e, "out of memory printing %s", what);
+}
+
+/* The text's NUL becomes the final newline: cJSON allocated it, so the file
+ * is written from cJSON's own bytes without a copy. */
+enum err json_write_file(const char *path, const cJSON *v, unsigned flags, struct diag *d)
+{
+	char *txt = v ? print_text(v, flags) : NULL;
+	size_t n;
+	enum err e;
+
+	if (!v)
+		return diag_fail(d, ERR_INTERNAL, "cannot write '%s': no value", path);
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "cannot write '%s': out of memory", path);
+	n = strlen(txt);
+	if (flags & JSON_NEWLINE)
+		txt[n++] = '\n';
+	e = io_write_file(path, txt, n, d);
+	cJSON_free(txt);
+	return e;
+}

@@ -1,0 +1,107 @@
+/*
+ * json — checked building, parsing and printing of cJSON values.
+ *
+ * Building: every cJSON_Add* call can fail on allocation, and an ignored
+ * result silently drops a field. Here the adds go through a builder with a
+ * sticky error (SQLite's printf style): `struct json_build` records the first
+ * failure, every later add is a no-op (an item handed over is freed), a NULL
+ * container counts as a failure (its creation failed), and the caller checks
+ * once, at json_build_end. A value built without error has every field.
+ *
+ *	struct json_build jb;
+ *	cJSON *m, *a;
+ *	json_build_init(&jb);
+ *	m = json_new_obj(&jb);
+ *	json_add_str(&jb, m, "name", name);
+ *	a = json_add_arr(&jb, m, "depths");
+ *	for (i = 0; i < n; i++)
+ *		json_add_int(&jb, a, NULL, depth[i]);   // NULL key: append to an array
+ *	if (json_build_end(&jb, &m, "the manifest", d)) // frees m on failure
+ *		return d->code;
+ *
+ * Keys: a non-NULL key adds a member to an object; a NULL key appends to an
+ * array. Anything else (a key on an array, none on an object, a NULL string
+ * or source value) is a bug and makes the build fail with ERR_INTERNAL.
+ *
+ * Allocation: json_init points cJSON's allocator at mem (mem.h), so that
+ * NEEDLE_FAIL_ALLOC covers cJSON too and cJSON_free / cJSON_Delete release
+ * through the same hooks. It must run before any other cJSON call: main and
+ * each test driver call it first. Parsing tells an allocation failure
+ * (ERR_NOMEM) from malformed text (ERR_INPUT) by counting the hook's failures.
+ */
+#ifndef NEEDLE_JSON_H
+#define NEEDLE_JSON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* Longest key kept for the diagnostic of a failed build (longer ones are cut). */
+#define JSON_KEY_MAX 64
+
+/* A builder's sticky state. Caller-owned, usually on the stack; holds no memory. */
+struct json_build {
+	enum err code;          /* ERR_OK until the first failure, then fixed */
+	char key[JSON_KEY_MAX]; /* key of the first failed add ("" for an array slot) */
+	const char *why;        /* static text for an ERR_INTERNAL failure, else NULL */
+};
+
+/* Printing flags (json_print, json_write_file). */
+enum {
+	JSON_PRETTY = 1,  /* cJSON_Print's indented form; compact without it */
+	JSON_NEWLINE = 2  /* end the text with "\n" */
+};
+
+/* Sends cJSON's allocations through mem_alloc/mem_free. Idempotent; allocates
+ * nothing. Call before any other cJSON function. */
+void json_init(void);
+
+/* Empties `jb`. Allocates nothing. */
+void json_build_init(struct json_build *jb);
+/* Ends a build. ERR_OK when every add succeeded; otherwise fills `d` ("out of
+ * memory building WHAT" for ERR_NOMEM) and, when `root` is not NULL, frees
+ * *root and sets it to NULL. `d` may be NULL. */
+enum err json_build_end(const struct json_build *jb, cJSON **root, const char *what,
+			struct diag *d);
+
+/* A new empty object or array the caller owns (cJSON_Delete), or NULL with the
+ * failure recorded in `jb`. */
+cJSON *json_new_obj(struct json_build *jb);
+cJSON *json_new_arr(struct json_build *jb);
+
+/* Add a copy of string `s` / number `v` / an integer / true or false (`v` !=
+ * 0) / null under `key` to `to` (see Keys above). cJSON prints a number with
+ * 15 significant digits when that reads back within its tolerance, so an
+ * integer prints exactly only up to 15 digits (below 10^15). */
+void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char *s);
+void json_add_num(struct json_build *jb, cJSON *to, const char *key, double v);
+void json_add_int(struct json_build *jb, cJSON *to, const char *key, long long v);
+void json_add_bool(struct json_build *jb, cJSON *to, const char *key, int v);
+void json_add_null(struct json_build *jb, cJSON *to, const char *key);
+/* Adds `item`, which it consumes in every case: attached on success, freed on
+ * failure. A NULL item (its creation failed) records ERR_NOMEM. */
+void json_add_item(struct json_build *jb, cJSON *to, const char *key, cJSON *item);
+/* Adds a deep copy of `v`, which stays the caller's. */
+void json_add_dup(struct json_build *jb, cJSON *to, const char *key, const cJSON *v);
+/* Add a new empty object / array and return it (owned by `to`), or NULL. */
+cJSON *json_add_obj(struct json_build *jb, cJSON *to, const char *key);
+cJSON *json_add_arr(struct json_build *jb, cJSON *to, const char *key);
+
+/* Parses `len` bytes of `text` (no NUL needed) into a value the caller owns;
+ * only whitespace may follow it. ERR_NOMEM ("out of memory parsing WHAT") or
+ * ERR_INPUT ("cannot parse WHAT: invalid JSON at byte N"), with *out NULL. */
+enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
+		    struct diag *d);
+
+/* Appends `v`'s text (see the flags) to `out`. ERR_NOMEM or ERR_LIMIT, with
+ * "out of memory printing WHAT" / "WHAT is too large"; `out` is then unchanged. */
+enum err json_print(const cJSON *v, unsigned flags, struct buf *out, const char *what,
+		    struct diag *d);
+/* Writes `v`'s text (see the flags) to the file `path` whole (io_write_file:
+ * a failed write leaves no file). */
+enum err json_write_file(const char *path, const cJSON *v, unsigned flags, struct diag *d);
+
+#endif

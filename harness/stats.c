@@ -1,0 +1,98 @@
+/*
+ * stats — see stats.h.
+ */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+
+enum err stats_vec_push(struct stats_vec *a, double x)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		double *nv = mem_realloc(a->v, cap * sizeof(*nv));
+		if (!nv)
+			return ERR_NOMEM;
+		a->v = nv;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return ERR_OK;
+}
+
+void stats_vec_release(struct stats_vec *a)
+{
+	mem_free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void stats_sort(double *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_double);
+}
+
+/* Nearest rank: the ceil(p/100 * n)-th smallest of sorted v[0..n), n > 0. */
+static double nearest_rank(const double *v, size_t n, double p)
+{
+	double r = ceil(p / 100.0 * (double)n - 1e-9);
+	size_t k = r < 1 ? 1 : (size_t)r;
+
+	return v[(k > n ? n : k) - 1];
+}
+
+void stats_percentiles(double *v, size_t n, struct stats_pct *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (!n)
+		return;
+	stats_sort(v, n);
+	out->p50 = nearest_rank(v, n, 50);
+	out->p90 = nearest_rank(v, n, 90);
+	out->p99 = nearest_rank(v, n, 99);
+}
+
+void stats_wilson(size_t pass, size_t n, double *lo, double *hi)
+{
+	const double z = 1.96;
+	double p, den, mid, half;
+
+	if (!n) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	p = (double)pass / (double)n;
+	den = 1 + z * z / (double)n;
+	mid = (p + z * z / (2.0 * (double)n)) / den;
+	half = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / den;
+	*lo = mid - half < 0 ? 0 : mid - half;
+	*hi = mid + half > 1 ? 1 : mid + half;
+}
+
+int stats_rate(double pass, double total, double *rate)
+{
+	if (!(total > 0))
+		return 0;
+	*rate = pass / total;
+	return 1;
+}
+
+int stats_ratio(double b, double a, double *ratio)
+{
+	if (!(a > 0))
+		return 0;
+	*ratio = b / a;
+	return 1;
+}

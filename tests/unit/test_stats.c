@@ -1,0 +1,86 @@
+/*
+ * Unit tests of stats: nearest-rank percentiles, Wilson intervals, undefined
+ * rates and ratios, and the growable sample list.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "stats.h"
+#include "t.h"
+
+/* Nearest rank on 1..100 and on small n. */
+static void test_percentiles(void)
+{
+	double v[100], one = 7, three[3] = {30, 10, 20};
+	struct stats_pct p;
+	int i;
+
+	for (i = 0; i < 100; i++)
+		v[i] = 100 - i; /* unsorted on purpose */
+	stats_percentiles(v, 100, &p);
+	CHECK_EQ_LONG(p.n, 100);
+	CHECK(p.p50 == 50 && p.p90 == 90 && p.p99 == 99);
+	stats_percentiles(&one, 1, &p);
+	CHECK(p.n == 1 && p.p50 == 7 && p.p99 == 7);
+	stats_percentiles(three, 3, &p); /* ranks ceil(1.5)=2, ceil(2.7)=3 */
+	CHECK(p.p50 == 20 && p.p90 == 30 && p.p99 == 30);
+	stats_percentiles(NULL, 0, &p);
+	CHECK_EQ_LONG(p.n, 0);
+}
+
+/* Wilson 95%: 5/10 is 0.2366..0.7634; 0/0 says nothing. */
+static void test_wilson(void)
+{
+	double lo, hi;
+
+	stats_wilson(5, 10, &lo, &hi);
+	CHECK(fabs(lo - 0.2366) < 1e-4 && fabs(hi - 0.7634) < 1e-4);
+	stats_wilson(0, 0, &lo, &hi);
+	CHECK(lo == 0 && hi == 1);
+	stats_wilson(4, 4, &lo, &hi);
+	CHECK(hi == 1 && fabs(lo - 0.5101) < 1e-4);
+}
+
+/* Without a denominator a rate or ratio is undefined, not 0. */
+static void test_rate_ratio(void)
+{
+	double r = -1;
+
+	CHECK(stats_rate(3, 4, &r) == 1 && r == 0.75);
+	r = -1;
+	CHECK(stats_rate(0, 0, &r) == 0 && r == -1);
+	CHECK(stats_rate(1, -2, &r) == 0 && r == -1);
+	CHECK(stats_ratio(30, 20, &r) == 1 && r == 1.5);
+	r = -1;
+	CHECK(stats_ratio(5, 0, &r) == 0 && r == -1);
+	CHECK(stats_ratio(5, NAN, &r) == 0 && r == -1);
+}
+
+/* The list keeps every sample in order across growth; sort orders them. */
+static void test_vec(void)
+{
+	struct stats_vec a = {0};
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < 1000; i++)
+		CHECK(stats_vec_push(&a, (double)(i * 7919 % 1000)) == ERR_OK);
+	CHECK_EQ_LONG(a.n, 1000);
+	CHECK(a.v[0] == 0 && a.v[1] == 919 && a.v[999] == (double)(999 * 7919 % 1000));
+	stats_sort(a.v, a.n);
+	for (i = 0; i < a.n; i++)
+		ok &= a.v[i] == (double)i;
+	CHECK(ok);
+	stats_sort(NULL, 0);
+	stats_vec_release(&a);
+	CHECK(a.v == NULL && a.n == 0 && a.cap == 0);
+}
+
+int main(void)
+{
+	T_RUN(test_percentiles);
+	T_RUN(test_wilson);
+	T_RUN(test_rate_ratio);
+	T_RUN(test_vec);
+	return T_DONE();
+}
