@@ -3,29 +3,17 @@
  */
 #include "loadstat.h"
 
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
+#include "stats.h"
+
+/* The nearest-rank P-th percentile of v[0..n), which it sorts (stats.h). */
+static double pct(double *v, size_t n, double p)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double loadstat_percentile(double *v, size_t n, double p)
-{
-	double r;
-	size_t k;
-
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	r = ceil(p / 100.0 * (double)n - 1e-9);
-	k = r < 1 ? 1 : (size_t)r;
-	return v[(k > n ? n : k) - 1];
+	stats_sort(v, n);
+	return stats_nearest_rank(v, n, p);
 }
 
 static int has_tpot(const struct loadstat_req *q)
@@ -114,19 +102,19 @@ void loadstat_round(const struct loadstat_req *q, size_t n,
 		return;
 	round_totals(q, n, slo, out);
 	m = out->n_latency = samples(q, n, S_TTFT, scratch);
-	out->ttft_p50_ms = loadstat_percentile(scratch, m, 50);
-	out->ttft_p95_ms = loadstat_percentile(scratch, m, 95);
-	out->ttft_p99_ms = loadstat_percentile(scratch, m, 99);
+	out->ttft_p50_ms = pct(scratch, m, 50);
+	out->ttft_p95_ms = pct(scratch, m, 95);
+	out->ttft_p99_ms = pct(scratch, m, 99);
 	m = out->n_tpot = samples(q, n, S_TPOT, scratch);
-	out->tpot_p50_ms = loadstat_percentile(scratch, m, 50);
-	out->tpot_p95_ms = loadstat_percentile(scratch, m, 95);
+	out->tpot_p50_ms = pct(scratch, m, 50);
+	out->tpot_p95_ms = pct(scratch, m, 95);
 	m = samples(q, n, S_E2E, scratch);
-	out->e2e_p50_ms = loadstat_percentile(scratch, m, 50);
-	out->e2e_p95_ms = loadstat_percentile(scratch, m, 95);
+	out->e2e_p50_ms = pct(scratch, m, 50);
+	out->e2e_p95_ms = pct(scratch, m, 95);
 	m = samples(q, n, S_LAG, scratch);
-	out->lag_p50_ms = loadstat_percentile(scratch, m, 50);
-	out->lag_p99_ms = loadstat_percentile(scratch, m, 99);
-	out->lag_max_ms = loadstat_percentile(scratch, m, 100);
+	out->lag_p50_ms = pct(scratch, m, 50);
+	out->lag_p99_ms = pct(scratch, m, 99);
+	out->lag_max_ms = pct(scratch, m, 100);
 }
 
 /* The figure at byte `off` of each round, over valid rounds only or all. */
@@ -142,7 +130,7 @@ static void figure(const struct loadstat_round *r, size_t n, size_t off,
 	if (!m)
 		return;
 	out->n = m;
-	out->median = loadstat_percentile(v, m, 50);
+	out->median = pct(v, m, 50);
 	out->min = v[0];
 	out->max = v[m - 1];
 }

@@ -15,10 +15,9 @@
  *    count) - `sent`; TPOT of one request = (`last` - `first`) /
  *    (completion_tokens - 1), defined for completion_tokens >= 2; E2E = `done`
  *    - `sent`. Latencies are over successful requests only;
- *  - percentiles are nearest-rank, as needle's report (report.h): pP is the
+ *  - percentiles are nearest-rank, as needle's report (stats.h): pP is the
  *    ceil(P/100 * n)-th smallest sample, so every value is a measured one
- *    (the median of an even count is the lower middle value). This module
- *    keeps its own copy until a shared stats module exists;
+ *    (the median of an even count is the lower middle value);
  *  - per cell, each figure is the median over valid rounds with its min and
  *    max and n = valid rounds; a P95 over rounds is the median of per-round
  *    P95s, never a pooled percentile. SLO attainment and goodput are the
@@ -90,10 +89,6 @@ struct loadstat_cell {
 	struct loadstat_fig slo_attainment, goodput_rps; /* all rounds */
 	double lag_max_ms;      /* over all rounds */
 };
-
-/* The nearest-rank P-th percentile (0 < p <= 100) of `n` samples, which it
- * sorts in place; 0 when n = 0. */
-double loadstat_percentile(double *v, size_t n, double p);
 
 /* Whether one request met every set bound of `slo` (and succeeded). */
 int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo);
