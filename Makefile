@@ -66,8 +66,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libneedle.a
 test: all $(UNITBIN) deps-test asan
 	sh tests/run.sh $(BUILD) $(BUILD)/asan
 
-asan:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT="-O1 -g" \
+# The sub-make shares this build's set-up stamp, so `make -j` never runs two
+# apt-get at once.
+asan: $(DEPSTAMP)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan DEPSTAMP=$(DEPSTAMP) OPT="-O1 -g" \
 		SAN="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		$(BUILD)/asan/needle $(UNITBIN:$(BUILD)/%=$(BUILD)/asan/%)
 
@@ -88,9 +90,19 @@ bench: all deps-test
 demo: all deps-test
 	sh tests/demo.sh $(BUILD)
 
+# The binary, the shipped suites (where the installed binary looks for them,
+# harness/shipped.h), the manual page and shell completion, the last two
+# rendered by the binary from its own option tables.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/needle/suites \
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 755 $(BUILD)/needle $(DESTDIR)$(PREFIX)/bin/needle
+	install -m 644 suites/*.json $(DESTDIR)$(PREFIX)/share/needle/suites/
+	$(BUILD)/needle man > $(DESTDIR)$(PREFIX)/share/man/man1/needle.1
+	$(BUILD)/needle completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/needle
+	$(BUILD)/needle completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_needle
 
 clean:
 	rm -rf $(BUILD)

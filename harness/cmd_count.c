@@ -256,7 +256,8 @@ int cmd_count(int argc, char **argv)
 		"count", "--tokenizer PATH [--template NAME --messages FILE | --jsonl FILE | FILE|-]",
 		"Count tokens exactly as the server's tokenizer does, with no special tokens\n"
 		"added. Reads FILE, or standard input for '-' or no FILE.",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1,
+		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, st;
 	struct diag d;

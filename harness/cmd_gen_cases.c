@@ -124,7 +124,8 @@ int cmd_gen_cases(int argc, char **argv)
 		"Write a suite file of functional cases for 'needle run': the 12 strict-JSON\n"
 		"tasks, tool calls, multi-turn memory (English and Chinese) and image order.\n"
 		"The same seed and kind give the same bytes.",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0,
+		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome;
 	unsigned kinds = 0;

@@ -306,7 +306,8 @@ int cmd_gen_haystack(int argc, char **argv)
 		"tokens, proved by a final full count. Writes DIR/prompt.json (messages),\n"
 		"DIR/document.txt and DIR/manifest.json (seed, options, hashes, needles with\n"
 		"char and token offsets, expected answer).",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0,
+		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome;
 	struct diag d;

@@ -160,7 +160,8 @@ int cmd_gen_image(int argc, char **argv)
 		"Draw deterministic PNG images, one coloured shape each on white, optionally\n"
 		"with a label in a built-in bitmap font, and a manifest of what each shows.\n"
 		"The same options give the same bytes.",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 0,
+		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome;
 	struct diag d;

@@ -15,7 +15,7 @@
 
 static const char examples[] =
 	"  needle report results/smoke-20260101T120000Z\n"
-	"  needle report results/recall-1m-20260101T120000Z --format json | jq .recall.by_depth\n"
+	"  needle report results/recall-1m --format json | jq .recall.by_depth\n"
 	"  needle report RUN_DIR --format csv > run.csv\n"
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"

@@ -12,29 +12,31 @@
 #define NEEDLE_VERSION "0.0.0-dev"
 #endif
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
+static const struct cmd_entry commands[] = {
 	{"count", cmd_count, "count tokens exactly as the server does"},
 	{"gen", cmd_gen, "generate needle documents, images and cases"},
 	{"run", cmd_run, "run a suite against an OpenAI-compatible endpoint"},
 	{"report", cmd_report, "summarise a run folder (Markdown, JSON, CSV, heatmap)"},
 	{"diff", cmd_diff, "compare two runs like for like; gates set the exit status"},
+	{"suites", cmd_suites, "list the suites that ship with needle"},
 };
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "usage: needle COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "usage: needle COMMAND [OPTIONS] [ARGS]\n"
+		"       needle help [COMMAND] | --version\n\nCommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
-		"\nRun 'needle COMMAND --help' for a command's options and examples.\n"
+		"  %-10s %s\n  %-10s %s\n  %-10s %s\n", "help", "show a command's help",
+		"man", "print the manual page, needle(1)", "completion",
+		"print shell completion for bash or zsh");
+	fprintf(out,
+		"\nRun 'needle help COMMAND' (or 'needle COMMAND --help') for its options\n"
+		"and examples; 'needle --version' prints the version.\n"
 		"\nExit status:\n"
 		"  0  all passed\n"
 		"  1  something failed a check or a gate\n"
@@ -44,25 +46,33 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	size_t i;
+	const char *a = argc > 1 ? argv[1] : NULL;
 
-	if (argc < 2) {
+	if (!a) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
+	if (!strcmp(a, "--help") || !strcmp(a, "-h") ||
+	    (!strcmp(a, "help") && argc == 2)) {
 		usage(stdout);
 		return EXIT_PASS;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(a, "--help=words")) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			printf("%s\n", commands[i].name);
+		printf("help\nman\ncompletion\n");
+		return EXIT_PASS;
+	}
+	if (!strcmp(a, "--version")) {
 		printf("needle %s\n", NEEDLE_VERSION);
 		return EXIT_PASS;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 2, argv + 2);
-	fprintf(stderr, "error: unknown command '%s'\ntry 'needle --help'\n",
-		argv[1]);
-	return EXIT_USAGE;
+	if (!strcmp(a, "help"))
+		return cmd_help(commands, NCOMMANDS, argc - 2, argv + 2);
+	if (!strcmp(a, "man"))
+		return cmd_man(commands, NCOMMANDS, argc - 2, argv + 2);
+	if (!strcmp(a, "completion"))
+		return cmd_completion(argc - 2, argv + 2);
+	return cmd_dispatch(commands, NCOMMANDS, "command", "needle --help", a,
+			    argc - 2, argv + 2);
 }

@@ -1,0 +1,94 @@
+#!/bin/sh
+# The command line a person expects: every help fits 80 columns and lists only
+# the exit codes its command returns; "did you mean" for commands, kinds and
+# options; `needle help CMD`; needle(1) and bash completion rendered from the
+# same option tables; `make install PREFIX=...` installs the binary, the suites
+# (found by the installed binary from any folder), the manual and completion.
+set -eu
+: "${NEEDLE:?}" "${TESTS:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+root=$(cd "$TESTS/.." && pwd)
+
+helps() {
+	"$NEEDLE" --help
+	for c in count run report diff suites; do "$NEEDLE" "$c" --help; done
+	for k in haystack image cases; do "$NEEDLE" gen "$k" --help; done
+}
+helps > "$tmp/help"
+long=$(awk 'length > 80' "$tmp/help")
+[ -z "$long" ] || fail "help lines past 80 columns: $long"
+grep -q -- '--version' "$tmp/help" || fail "the top-level help names --version"
+
+"$NEEDLE" count --help > "$tmp/count"
+grep -q '^  2  usage' "$tmp/count" || fail "count lists exit 2"
+! grep -q '^  [13]  ' "$tmp/count" || fail "count lists an exit status it never returns"
+"$NEEDLE" help count | cmp -s - "$tmp/count" || fail "'needle help count' differs from 'needle count --help'"
+"$NEEDLE" help gen haystack | cmp -s - "$(
+	"$NEEDLE" gen haystack --help > "$tmp/h"; echo "$tmp/h")" ||
+	fail "'needle help gen haystack' differs from its --help"
+
+expect_usage() { # expected-substring command...
+	want=$1
+	shift
+	set +e
+	"$@" > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	set -e
+	[ "$st" = 2 ] || fail "$* exited $st, want 2"
+	grep -qF -- "$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
+}
+expect_usage "unknown command 'reprot' (did you mean 'report'?)" "$NEEDLE" reprot
+expect_usage "unknown command 'zzz'" "$NEEDLE" zzz
+expect_usage "unknown kind 'imgae' (did you mean 'image'?)" "$NEEDLE" gen imgae
+expect_usage "unknown option '--concurency' (did you mean '--concurrency'?)" \
+	"$NEEDLE" run x.json --concurency 4
+expect_usage "unknown option '--tokeniser=x' (did you mean '--tokenizer'?)" \
+	"$NEEDLE" count --tokeniser=x
+expect_usage "unknown option '--zzzzzz'" "$NEEDLE" count --zzzzzz
+
+# needle(1): one section per command and kind, every option of run in it.
+"$NEEDLE" man > "$tmp/needle.1"
+grep -q '^\.TH NEEDLE 1' "$tmp/needle.1" || fail "man page has no .TH"
+for c in count "gen haystack" "gen image" "gen cases" run report diff suites; do
+	grep -q "^\.SS \"needle $c\"" "$tmp/needle.1" || fail "man page lacks 'needle $c'"
+done
+for o in $("$NEEDLE" run --help=words | grep -vx -- --help); do
+	grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" "$tmp/needle.1" || fail "man page lacks run's $o"
+done
+if command -v groff > /dev/null 2>&1; then
+	groff -man -Tutf8 -ww -z "$tmp/needle.1" 2> "$tmp/groff" || true
+	[ ! -s "$tmp/groff" ] || fail "groff warns on needle.1: $(head -3 "$tmp/groff")"
+fi
+
+# bash completion asks the binary as you type.
+if command -v bash > /dev/null 2>&1; then
+	"$NEEDLE" completion bash > "$tmp/comp.bash"
+	complete_words() { # words... -> COMPREPLY, one per line
+		bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+			_needle; printf "%s\n" "${COMPREPLY[@]}"' x "$tmp/comp.bash" "$@"
+	}
+	[ "$(complete_words "$NEEDLE" rep)" = report ] || fail "bash completes 'rep' to report"
+	complete_words "$NEEDLE" run --conc | grep -qx -- --concurrency ||
+		fail "bash completes 'run --conc'"
+	[ "$(complete_words "$NEEDLE" gen hay)" = haystack ] || fail "bash completes 'gen hay'"
+	complete_words "$NEEDLE" gen haystack --tok | grep -qx -- --tokens ||
+		fail "bash completes 'gen haystack --tok'"
+fi
+"$NEEDLE" completion zsh | grep -q '^#compdef needle' || fail "zsh completion"
+expect_usage "usage: needle completion bash|zsh" "$NEEDLE" completion fish
+
+# make install: the installed binary finds its suites from any folder.
+make -s -C "$root" BUILD="$(dirname "$NEEDLE")" install PREFIX="$tmp/inst" > /dev/null
+for f in bin/needle share/needle/suites/smoke.json share/man/man1/needle.1 \
+	share/bash-completion/completions/needle share/zsh/site-functions/_needle; do
+	[ -s "$tmp/inst/$f" ] || fail "make install did not install $f"
+done
+(cd / && "$tmp/inst/bin/needle" suites) > "$tmp/suites"
+grep -q "^Suites in $tmp/inst/share/needle/suites" "$tmp/suites" || fail "installed suites folder: $(head -1 "$tmp/suites")"
+grep -q '^  smoke  *25 cases' "$tmp/suites" || fail "'needle suites' lists smoke: $(cat "$tmp/suites")"
+NEEDLE_SUITES_DIR="$tmp/none" "$NEEDLE" suites 2> "$tmp/err" && fail "a missing NEEDLE_SUITES_DIR is an error"
+grep -q "NEEDLE_SUITES_DIR '$tmp/none' is not a folder" "$tmp/err" || fail "missing NEEDLE_SUITES_DIR message"
+[ -s "$root/LICENSE" ] || fail "no LICENSE"
+echo "cli_help: ok"
