@@ -41,7 +41,7 @@ static const char *const case_keys[] = {
 	"id", "kind", "description", "messages", "prompt", "tools",
 	"tool_choice", "temperature", "top_p", "max_tokens", "seed",
 	"ignore_eos", "min_tokens", "repeat", "chat_template_kwargs",
-	"reasoning_effort", "recall", "usage_tolerance", "expect", NULL};
+	"reasoning_effort", "recall", "usage_tolerance", "expect", "load", NULL};
 static const char *const top_keys[] = {"suite", "description", "defaults",
 				       "cases", NULL};
 static const char *const recall_keys[] = {"tokens", "depths", "seeds",
@@ -53,14 +53,14 @@ static const char *const expect_keys[] = {"json", "regex", "contains",
 					  "no_tool_call", "recall",
 					  "image_order", NULL};
 static const char *const kind_names[] = {"chat", "recall", "tool_call",
-					 "multi_turn", "image_order", NULL};
+					 "multi_turn", "image_order", "load", NULL};
 static const char *const fillers[] = {"prose", "code", "zh", "mixed", NULL};
 static const char *const roles[] = {"system", "developer", "user",
 				    "assistant", "tool", NULL};
 
 const char *suite_kind_name(enum suite_kind k)
 {
-	return (unsigned)k < 5 ? kind_names[k] : "?";
+	return (unsigned)k <= SUITE_LOAD ? kind_names[k] : "?";
 }
 
 static int lower(int ch)
@@ -552,7 +552,7 @@ static enum err check_field(const struct ctx *c, const cJSON *v,
 		if (in_list(v->valuestring, kind_names))
 			return ERR_OK;
 		hint = closest(v->valuestring, kind_names);
-		return fail(c, p, "unknown kind '%s'%s%s%s (expected chat, recall, tool_call, multi_turn or image_order)",
+		return fail(c, p, "unknown kind '%s'%s%s%s (expected chat, recall, tool_call, multi_turn, image_order or load)",
 			    v->valuestring, hint ? " (did you mean '" : "",
 			    hint ? hint : "", hint ? "'?)" : "");
 	}
@@ -594,6 +594,8 @@ static enum err check_field(const struct ctx *c, const cJSON *v,
 				 "a string or a number");
 	if (!strcmp(k, "recall"))
 		return check_recall(c, v, p);
+	if (!strcmp(k, "load"))
+		return loadspec_parse(v, c->file, p, NULL, c->d);
 	if (!strcmp(k, "expect"))
 		return check_expect(c, v, p);
 	return fail(c, p, "unknown key '%s'", k);
@@ -746,6 +748,8 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 	k->ignore_eos = cJSON_IsTrue(get(m, "ignore_eos"));
 	if (k->kind == SUITE_RECALL)
 		fill_recall(&k->recall, get(m, "recall"));
+	if (k->kind == SUITE_LOAD && get(m, "load")) /* validated where written */
+		(void)loadspec_parse(get(m, "load"), "", "", &k->load, NULL);
 }
 
 /* Kind-specific rules on the merged case. */
@@ -753,7 +757,7 @@ static enum err check_case(const struct ctx *c, const struct suite_case *k,
 			   const char *p)
 {
 	const cJSON *min = get(k->json, "min_tokens");
-	int chatty = k->kind != SUITE_RECALL;
+	int chatty = k->kind != SUITE_RECALL && k->kind != SUITE_LOAD;
 
 	if (chatty && !k->messages && !k->prompt)
 		return fail(c, p, "a %s case needs 'messages'%s", suite_kind_name(k->kind),
@@ -774,6 +778,14 @@ static enum err check_case(const struct ctx *c, const struct suite_case *k,
 				    k->recall.needles, k->recall.ndepths);
 	} else if (get(k->json, "recall")) {
 		return fail(c, p, "'recall' is only for recall cases");
+	}
+	if (k->kind == SUITE_LOAD) {
+		if (!get(k->json, "load"))
+			return fail(c, p, "a load case needs 'load' (at least input_tokens, output_tokens, concurrency or rate, requests)");
+		if (k->messages || k->prompt || k->expect)
+			return fail(c, p, "a load case is generated and checked for exact lengths: remove 'messages'/'prompt'/'expect'");
+	} else if (get(k->json, "load")) {
+		return fail(c, p, "'load' is only for load cases");
 	}
 	if (k->kind == SUITE_TOOL_CALL && (!k->tools || !k->expect ||
 	    (k->expect_kind != SUITE_EXPECT_TOOL_CALL &&
