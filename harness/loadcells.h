@@ -32,8 +32,8 @@
  * only. */
 enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
 
-/* Appends the Markdown tables of a summary's "load" object (borrowed; NULL
- * appends nothing). ERR_NOMEM or ERR_LIMIT from the buffer. */
-enum err loadcells_markdown(const cJSON *load, struct buf *out, struct diag *d);
+/* Appends the Markdown table of the "load" object of `summary` (borrowed;
+ * nothing without one): an md_section (md.h). ERR_NOMEM or ERR_LIMIT. */
+enum err loadcells_markdown(const cJSON *summary, struct buf *out);
 
 #endif
