@@ -7,18 +7,21 @@
 
 #include "buf.h"
 #include "image.h"
+#include "json.h"
 #include "mem.h"
 #include "prng.h"
 
 #define TEXT_MAX ((size_t)1 << 20) /* any one prompt or JSON text */
 #define CODES_MAX 32
 
-/* Generation state: a seeded stream, a sticky out-of-memory flag (cJSON
- * builders return NULL; checking once at the end keeps builders readable),
- * and the unique values handed out so far. */
+/* Generation state: a seeded stream, a checked JSON builder (json.h: its
+ * error is sticky and checked once at the end, which keeps builders
+ * readable), a flag for a JSON template of this file's own that did not
+ * parse (a bug), and the unique values handed out so far. */
 struct gen {
 	struct prng rng;
-	int nomem;
+	struct json_build jb;
+	int bad_template;
 	int ncodes;
 	char codes[CODES_MAX][16];
 };
@@ -34,6 +37,7 @@ static int below(struct gen *g, int n)
 static void gen_init(struct gen *g, uint64_t seed, uint64_t stream)
 {
 	memset(g, 0, sizeof(*g));
+	json_build_init(&g->jb);
 	prng_init(&g->rng, seed, stream);
 }
 
@@ -79,25 +83,10 @@ static const char *unique_code(struct gen *g, const char *prefix)
 	return c;
 }
 
-/* ---- cJSON helpers: record out-of-memory, never leak the item ---- */
+/* ---- cJSON helpers: failures go to the builder, never leak the item ---- */
 
-static void put(struct gen *g, cJSON *obj, const char *key, cJSON *item)
-{
-	if (!item || !obj || !cJSON_AddItemToObject(obj, key, item)) {
-		cJSON_Delete(item);
-		g->nomem = 1;
-	}
-}
-
-static void push(struct gen *g, cJSON *arr, cJSON *item)
-{
-	if (!item || !arr || !cJSON_AddItemToArray(arr, item)) {
-		cJSON_Delete(item);
-		g->nomem = 1;
-	}
-}
-
-static cJSON *vstrf(struct gen *g, const char *fmt, va_list ap)
+/* A new JSON string made with printf, or NULL (which an add records). */
+static cJSON *vstrf(const char *fmt, va_list ap)
 {
 	struct buf b;
 	cJSON *s = NULL;
@@ -106,27 +95,26 @@ static cJSON *vstrf(struct gen *g, const char *fmt, va_list ap)
 	if (!buf_vprintf(&b, fmt, ap))
 		s = cJSON_CreateString(b.data);
 	buf_release(&b);
-	if (!s)
-		g->nomem = 1;
 	return s;
 }
 
 /* A JSON string made with printf. */
-static cJSON *strf(struct gen *g, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static cJSON *strf(struct gen *g, const char *fmt, ...)
+static cJSON *strf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static cJSON *strf(const char *fmt, ...)
 {
 	va_list ap;
 	cJSON *s;
 
 	va_start(ap, fmt);
-	s = vstrf(g, fmt, ap);
+	s = vstrf(fmt, ap);
 	va_end(ap);
 	return s;
 }
 
-/* A JSON value parsed from text made with printf. The texts are this file's
- * own, so a parse failure is a bug: g->nomem = 2 reports it as ERR_INTERNAL. */
+/* A JSON value parsed from text made with printf, or NULL (which an add
+ * records as out of memory). The texts are this file's own, so a parse
+ * failure is a bug: g->bad_template reports it as ERR_INTERNAL. */
 static cJSON *jsonf(struct gen *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static cJSON *jsonf(struct gen *g, const char *fmt, ...)
@@ -140,10 +128,8 @@ static cJSON *jsonf(struct gen *g, const char *fmt, ...)
 	va_start(ap, fmt);
 	e = buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	if (!e)
-		v = cJSON_ParseWithLength(b.data, b.len);
-	if (!v)
-		g->nomem = e ? 1 : 2;
+	if (!e && json_parse(b.data, b.len, &v, "a JSON template", NULL) == ERR_INPUT)
+		g->bad_template = 1;
 	buf_release(&b);
 	return v;
 }
@@ -152,10 +138,8 @@ static cJSON *message(struct gen *g, const char *role, cJSON *content)
 {
 	cJSON *m = cJSON_CreateObject();
 
-	put(g, m, "role", cJSON_CreateString(role));
-	put(g, m, "content", content);
-	if (!m)
-		g->nomem = 1;
+	json_add_str(&g->jb, m, "role", role);
+	json_add_item(&g->jb, m, "content", content);
 	return m;
 }
 
@@ -163,20 +147,16 @@ static cJSON *case_new(struct gen *g, const char *id, const char *kind)
 {
 	cJSON *c = cJSON_CreateObject();
 
-	put(g, c, "id", cJSON_CreateString(id));
-	put(g, c, "kind", cJSON_CreateString(kind));
-	if (!c)
-		g->nomem = 1;
+	json_add_str(&g->jb, c, "id", id);
+	json_add_str(&g->jb, c, "kind", kind);
 	return c;
 }
 
 static enum err gen_result(const struct gen *g, struct diag *d, const char *what)
 {
-	if (g->nomem == 2)
+	if (g->bad_template)
 		return diag_fail(d, ERR_INTERNAL, "cannot build %s: bad JSON template", what);
-	if (g->nomem)
-		return diag_fail(d, ERR_NOMEM, "cannot build %s: out of memory", what);
-	return ERR_OK;
+	return json_build_end(&g->jb, NULL, what, d);
 }
 
 /* ---- kinds ---- */
@@ -466,7 +446,9 @@ static enum err task_expenses(struct task_io *io)
 
 static int cmp_int(const void *a, const void *b)
 {
-	return *(const int *)a - *(const int *)b;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
 }
 
 static enum err task_sort(struct task_io *io)
@@ -477,10 +459,10 @@ static enum err task_sort(struct task_io *io)
 	set_id(io, "sort-ascending", "{\"sorted\":[\"integer\"]}");
 	distinct(io->g, 99, 6, v);
 	e = buf_puts(io->prompt, "Sort these integers in ascending order: ");
-	for (i = 0; !e && i < 6; i++) {
+	for (i = 0; i < 6; i++)
 		s[i] = v[i] + 1;
+	for (i = 0; !e && i < 6; i++)
 		e = buf_printf(io->prompt, "%s%d", i ? ", " : "", s[i]);
-	}
 	qsort(s, 6, sizeof(s[0]), cmp_int);
 	e = e || buf_puts(io->prompt, ". Reply with only a JSON object "
 				      "{\"sorted\": [<integers>]}, the array holding all six "
@@ -607,15 +589,12 @@ enum err cases_json_task(uint64_t seed, int i, struct cases_task *t,
 	buf_init(&prompt, TEXT_MAX);
 	buf_init(&answer, TEXT_MAX);
 	e = tasks[i](&io) ? ERR_NOMEM : ERR_OK;
-	if (!e) {
-		t->expected = cJSON_ParseWithLength(answer.data, answer.len);
-		t->prompt = buf_take(&prompt, NULL);
-		if (!t->expected)
-			e = diag_fail(d, ERR_INTERNAL, "task '%s': expected answer is not JSON",
-				      t->id);
-		else if (!t->prompt)
-			e = ERR_NOMEM;
-	}
+	if (!e)
+		e = json_parse(answer.data, answer.len, &t->expected, "an expected answer", NULL);
+	if (e == ERR_INPUT)
+		e = diag_fail(d, ERR_INTERNAL, "task '%s': expected answer is not JSON", t->id);
+	if (!e && !(t->prompt = buf_take(&prompt, NULL)))
+		e = ERR_NOMEM;
 	if (e == ERR_NOMEM)
 		diag_fail(d, e, "cannot build task %d: out of memory", i);
 	buf_release(&prompt);
@@ -629,6 +608,7 @@ enum err cases_add_json_tasks(uint64_t seed, cJSON *cases, struct diag *d)
 	int i;
 
 	memset(&g, 0, sizeof(g));
+	json_build_init(&g.jb);
 	for (i = 0; i < CASES_JSON_TASKS; i++) {
 		struct cases_task t;
 		cJSON *c, *msgs, *expect;
@@ -642,18 +622,18 @@ enum err cases_add_json_tasks(uint64_t seed, cJSON *cases, struct diag *d)
 		snprintf(id, sizeof(id), "json-%s", t.id);
 		c = case_new(&g, id, "chat");
 		msgs = cJSON_CreateArray();
-		push(&g, msgs, message(&g, "user", cJSON_CreateString(t.prompt)));
-		put(&g, c, "messages", msgs);
+		json_add_item(&g.jb, msgs, NULL, message(&g, "user", cJSON_CreateString(t.prompt)));
+		json_add_item(&g.jb, c, "messages", msgs);
 		/* Seed 002 §6: temperature 1.0, top_p 1.0, low reasoning, 3 repeats. */
-		put(&g, c, "temperature", cJSON_CreateNumber(1.0));
-		put(&g, c, "top_p", cJSON_CreateNumber(1.0));
-		put(&g, c, "reasoning_effort", cJSON_CreateString("low"));
-		put(&g, c, "repeat", cJSON_CreateNumber(3));
+		json_add_num(&g.jb, c, "temperature", 1.0);
+		json_add_num(&g.jb, c, "top_p", 1.0);
+		json_add_str(&g.jb, c, "reasoning_effort", "low");
+		json_add_num(&g.jb, c, "repeat", 3);
 		expect = cJSON_CreateObject();
-		put(&g, expect, "json", t.expected);
+		json_add_item(&g.jb, expect, "json", t.expected);
 		t.expected = NULL;
-		put(&g, c, "expect", expect);
-		push(&g, cases, c);
+		json_add_item(&g.jb, c, "expect", expect);
+		json_add_item(&g.jb, cases, NULL, c);
 		cases_task_release(&t);
 	}
 	return gen_result(&g, d, "the strict-JSON tasks");
@@ -696,12 +676,12 @@ static cJSON *tool_case(struct gen *g, const char *id, cJSON *ask,
 	cJSON *arr = cJSON_CreateArray();
 	int i;
 
-	push(g, msgs, message(g, "user", ask));
-	put(g, c, "messages", msgs);
+	json_add_item(&g->jb, msgs, NULL, message(g, "user", ask));
+	json_add_item(&g->jb, c, "messages", msgs);
 	for (i = 0; i < ntools; i++)
-		push(g, arr, jsonf(g, "%s", tools[i]));
-	put(g, c, "tools", arr);
-	put(g, c, "temperature", cJSON_CreateNumber(0));
+		json_add_item(&g->jb, arr, NULL, jsonf(g, "%s", tools[i]));
+	json_add_item(&g->jb, c, "tools", arr);
+	json_add_num(&g->jb, c, "temperature", 0);
 	return c;
 }
 
@@ -713,7 +693,7 @@ static cJSON *weather_result(struct gen *g, const char *city, const char **id)
 	const char *cond = conditions[below(g, 5)];
 
 	*id = unique_code(g, "WX");
-	return strf(g, "{\"city\":\"%s\",\"unit\":\"celsius\",\"temperature\":%d.%d,"
+	return strf("{\"city\":\"%s\",\"unit\":\"celsius\",\"temperature\":%d.%d,"
 		       "\"condition\":\"%s\",\"report_id\":\"%s\"}",
 		    city, t / 10, t % 10, cond, *id);
 }
@@ -722,8 +702,8 @@ static cJSON *call_expect(struct gen *g, const char *name, cJSON *args)
 {
 	cJSON *call = cJSON_CreateObject();
 
-	put(g, call, "name", cJSON_CreateString(name));
-	put(g, call, "arguments", args);
+	json_add_str(&g->jb, call, "name", name);
+	json_add_item(&g->jb, call, "arguments", args);
 	return call;
 }
 
@@ -731,18 +711,18 @@ static void tool_weather_case(struct gen *g, cJSON *cases, const char *city)
 {
 	const char *tools[] = {tool_weather}, *rid;
 	cJSON *c = tool_case(g, "tool-weather",
-			     strf(g, "What is the weather in %s right now? Use celsius. "
+			     strf("What is the weather in %s right now? Use celsius. "
 				     "Tell me the temperature and the station's report id "
 				     "from the result.", city),
 			     tools, 1);
 	cJSON *ex = cJSON_CreateObject();
 
-	put(g, ex, "tool_call", call_expect(g, "get_weather",
+	json_add_item(&g->jb, ex, "tool_call", call_expect(g, "get_weather",
 					    jsonf(g, "{\"city\":\"%s\",\"unit\":\"celsius\"}", city)));
-	put(g, ex, "tool_result", weather_result(g, city, &rid));
-	put(g, ex, "final_contains", jsonf(g, "[\"%s\"]", rid));
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_item(&g->jb, ex, "tool_result", weather_result(g, city, &rid));
+	json_add_item(&g->jb, ex, "final_contains", jsonf(g, "[\"%s\"]", rid));
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 }
 
 static void tool_order_case(struct gen *g, cJSON *cases)
@@ -751,21 +731,21 @@ static void tool_order_case(struct gen *g, cJSON *cases)
 	const char *tools[] = {tool_order, tool_weather}, *trk;
 	int order = 10000 + below(g, 90000);
 	cJSON *c = tool_case(g, "tool-order-status",
-			     strf(g, "Where is my order ORD-%d? Please look it up and tell me "
+			     strf("Where is my order ORD-%d? Please look it up and tell me "
 				     "its status and the tracking number.", order),
 			     tools, 2);
 	cJSON *ex = cJSON_CreateObject();
 	const char *carrier = carriers[below(g, 4)];
 
 	trk = unique_code(g, "TRK");
-	put(g, ex, "tool_call", call_expect(g, "get_order_status",
+	json_add_item(&g->jb, ex, "tool_call", call_expect(g, "get_order_status",
 					    jsonf(g, "{\"order_id\":\"ORD-%d\"}", order)));
-	put(g, ex, "tool_result",
-	    strf(g, "{\"order_id\":\"ORD-%d\",\"status\":\"shipped\",\"carrier\":\"%s\","
+	json_add_item(&g->jb, ex, "tool_result",
+	    strf("{\"order_id\":\"ORD-%d\",\"status\":\"shipped\",\"carrier\":\"%s\","
 		    "\"tracking_number\":\"%s\"}", order, carrier, trk));
-	put(g, ex, "final_contains", jsonf(g, "[\"%s\"]", trk));
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_item(&g->jb, ex, "final_contains", jsonf(g, "[\"%s\"]", trk));
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 }
 
 static void tool_currency_case(struct gen *g, cJSON *cases)
@@ -784,31 +764,31 @@ static void tool_currency_case(struct gen *g, cJSON *cases)
 	cJSON *c, *ex;
 
 	c = tool_case(g, "tool-currency",
-		      strf(g, "Please convert %d %s to %s with the currency converter, and "
+		      strf("Please convert %d %s to %s with the currency converter, and "
 			      "tell me the converted amount and the quote id.",
 			   amount, pairs[k].from, pairs[k].to),
 		      tools, 2);
 	ex = cJSON_CreateObject();
 	qid = unique_code(g, "FXQ");
-	put(g, ex, "tool_call",
+	json_add_item(&g->jb, ex, "tool_call",
 	    call_expect(g, "convert_currency",
 			jsonf(g, "{\"amount\":%d,\"from\":\"%s\",\"to\":\"%s\"}", amount,
 			      pairs[k].from, pairs[k].to)));
-	put(g, ex, "tool_result",
-	    strf(g, "{\"amount\":%d,\"from\":\"%s\",\"to\":\"%s\",\"rate\":%ld.%04ld,"
+	json_add_item(&g->jb, ex, "tool_result",
+	    strf("{\"amount\":%d,\"from\":\"%s\",\"to\":\"%s\",\"rate\":%ld.%04ld,"
 		    "\"converted\":%ld.%02ld,\"quote_id\":\"%s\"}",
 		 amount, pairs[k].from, pairs[k].to, rate / 10000, rate % 10000,
 		 conv / 100, conv % 100, qid));
-	put(g, ex, "final_contains", jsonf(g, "[\"%s\"]", qid));
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_item(&g->jb, ex, "final_contains", jsonf(g, "[\"%s\"]", qid));
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 }
 
 static void tool_parallel_case(struct gen *g, cJSON *cases, const char *a, const char *b)
 {
 	const char *tools[] = {tool_weather}, *ra, *rb;
 	cJSON *c = tool_case(g, "tool-parallel",
-			     strf(g, "Compare the current weather in %s and in %s, in celsius. "
+			     strf("Compare the current weather in %s and in %s, in celsius. "
 				     "Call get_weather once for each city, both calls in the "
 				     "same turn, then tell me both temperatures and both "
 				     "report ids.", a, b),
@@ -816,15 +796,15 @@ static void tool_parallel_case(struct gen *g, cJSON *cases, const char *a, const
 	cJSON *ex = cJSON_CreateObject(), *calls = cJSON_CreateArray(), *x;
 
 	x = call_expect(g, "get_weather", jsonf(g, "{\"city\":\"%s\",\"unit\":\"celsius\"}", a));
-	put(g, x, "tool_result", weather_result(g, a, &ra));
-	push(g, calls, x);
+	json_add_item(&g->jb, x, "tool_result", weather_result(g, a, &ra));
+	json_add_item(&g->jb, calls, NULL, x);
 	x = call_expect(g, "get_weather", jsonf(g, "{\"city\":\"%s\",\"unit\":\"celsius\"}", b));
-	put(g, x, "tool_result", weather_result(g, b, &rb));
-	push(g, calls, x);
-	put(g, ex, "tool_calls", calls);
-	put(g, ex, "final_contains", jsonf(g, "[\"%s\",\"%s\"]", ra, rb));
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_item(&g->jb, x, "tool_result", weather_result(g, b, &rb));
+	json_add_item(&g->jb, calls, NULL, x);
+	json_add_item(&g->jb, ex, "tool_calls", calls);
+	json_add_item(&g->jb, ex, "final_contains", jsonf(g, "[\"%s\",\"%s\"]", ra, rb));
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 }
 
 static void tool_none_case(struct gen *g, cJSON *cases)
@@ -832,16 +812,16 @@ static void tool_none_case(struct gen *g, cJSON *cases)
 	const char *tools[] = {tool_weather, tool_order};
 	int a = 6 + below(g, 14), b = 6 + below(g, 14);
 	cJSON *c = tool_case(g, "tool-none",
-			     strf(g, "What is %d times %d? This is simple arithmetic: answer "
+			     strf("What is %d times %d? This is simple arithmetic: answer "
 				     "it yourself and do not call any tool. Reply with only a "
 				     "JSON object {\"answer\": <integer>}.", a, b),
 			     tools, 2);
 	cJSON *ex = cJSON_CreateObject();
 
-	put(g, ex, "no_tool_call", cJSON_CreateTrue());
-	put(g, ex, "json", jsonf(g, "{\"answer\":%d}", a * b));
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_bool(&g->jb, ex, "no_tool_call", 1);
+	json_add_item(&g->jb, ex, "json", jsonf(g, "{\"answer\":%d}", a * b));
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 }
 
 enum err cases_add_tool_calls(uint64_t seed, cJSON *cases, struct diag *d)
@@ -869,7 +849,7 @@ static cJSON *script(struct gen *g, cJSON *const *turns, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		push(g, msgs, message(g, i % 2 ? "assistant" : "user", turns[i]));
+		json_add_item(&g->jb, msgs, NULL, message(g, i % 2 ? "assistant" : "user", turns[i]));
 	return msgs;
 }
 
@@ -878,12 +858,12 @@ static void turn_case(struct gen *g, cJSON *cases, const char *id, cJSON *msgs,
 {
 	cJSON *c = case_new(g, id, "multi_turn"), *ex = cJSON_CreateObject();
 
-	put(g, c, "messages", msgs);
-	put(g, c, "temperature", cJSON_CreateNumber(0));
-	put(g, ex, "json", answer);
-	put(g, ex, "recall", recall);
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_item(&g->jb, c, "messages", msgs);
+	json_add_num(&g->jb, c, "temperature", 0);
+	json_add_item(&g->jb, ex, "json", answer);
+	json_add_item(&g->jb, ex, "recall", recall);
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 }
 
 static void mt_en_basic(struct gen *g, cJSON *cases)
@@ -896,15 +876,15 @@ static void mt_en_basic(struct gen *g, cJSON *cases)
 	const char *pet = pets[below(g, 6)], *city = places[below(g, 6)];
 	cJSON *t[7];
 
-	t[0] = strf(g, "Hi! Please remember two things for later: my locker number is %d "
+	t[0] = strf("Hi! Please remember two things for later: my locker number is %d "
 		       "and my dog is called %s.", locker, pet);
-	t[1] = strf(g, "Noted, I will remember both.");
-	t[2] = strf(g, "Next week I am flying to %s for a conference. What is one thing I "
+	t[1] = strf("Noted, I will remember both.");
+	t[2] = strf("Next week I am flying to %s for a conference. What is one thing I "
 		       "should pack?", city);
-	t[3] = strf(g, "A compact umbrella is useful on almost any trip.");
-	t[4] = strf(g, "Unrelated: what is %d plus %d?", a, b);
-	t[5] = strf(g, "%d plus %d is %d.", a, b, a + b);
-	t[6] = strf(g, "Going back to what I told you earlier: what is my locker number, "
+	t[3] = strf("A compact umbrella is useful on almost any trip.");
+	t[4] = strf("Unrelated: what is %d plus %d?", a, b);
+	t[5] = strf("%d plus %d is %d.", a, b, a + b);
+	t[6] = strf("Going back to what I told you earlier: what is my locker number, "
 		       "what is my dog called, and which city am I flying to? Reply with "
 		       "only a JSON object {\"locker\": <integer>, \"dog\": <string>, "
 		       "\"city\": <string>}.");
@@ -923,14 +903,14 @@ static void mt_en_correction(struct gen *g, cJSON *cases)
 	do
 		badge = 10000 + below(g, 90000);
 	while (badge == old);
-	t[0] = strf(g, "My employee badge number is %d. Please keep it in mind.", old);
-	t[1] = strf(g, "Got it.");
-	t[2] = strf(g, "Also, my manager's name is %s.", boss);
-	t[3] = strf(g, "Noted.");
-	t[4] = strf(g, "Correction: my badge was replaced this morning, and the new badge "
+	t[0] = strf("My employee badge number is %d. Please keep it in mind.", old);
+	t[1] = strf("Got it.");
+	t[2] = strf("Also, my manager's name is %s.", boss);
+	t[3] = strf("Noted.");
+	t[4] = strf("Correction: my badge was replaced this morning, and the new badge "
 		       "number is %d. The old one no longer works.", badge);
-	t[5] = strf(g, "Thanks, I have updated it.");
-	t[6] = strf(g, "What is my current badge number, and what is my manager's name? "
+	t[5] = strf("Thanks, I have updated it.");
+	t[6] = strf("What is my current badge number, and what is my manager's name? "
 		       "Reply with only a JSON object {\"badge\": <integer>, \"manager\": "
 		       "<string>}.");
 	turn_case(g, cases, "multiturn-en-correction", script(g, t, 7),
@@ -947,13 +927,13 @@ static void mt_zh_basic(struct gen *g, cJSON *cases)
 	const char *pet = pets[below(g, 6)], *city = places[below(g, 6)];
 	cJSON *t[7];
 
-	t[0] = strf(g, "你好！请帮我记住两件事：我的会员编号是 %d，我的猫叫%s。", member, pet);
-	t[1] = strf(g, "好的，我都记住了。");
-	t[2] = strf(g, "下周我要去%s出差，有什么当地美食推荐吗？", city);
-	t[3] = strf(g, "可以尝尝当地的特色小吃，记得提前查好餐馆的营业时间。");
-	t[4] = strf(g, "顺便问一下，%d 加 %d 等于多少？", a, b);
-	t[5] = strf(g, "%d 加 %d 等于 %d。", a, b, a + b);
-	t[6] = strf(g, "回到我前面说的内容：我的会员编号是多少？我的猫叫什么名字？我要去哪个"
+	t[0] = strf("你好！请帮我记住两件事：我的会员编号是 %d，我的猫叫%s。", member, pet);
+	t[1] = strf("好的，我都记住了。");
+	t[2] = strf("下周我要去%s出差，有什么当地美食推荐吗？", city);
+	t[3] = strf("可以尝尝当地的特色小吃，记得提前查好餐馆的营业时间。");
+	t[4] = strf("顺便问一下，%d 加 %d 等于多少？", a, b);
+	t[5] = strf("%d 加 %d 等于 %d。", a, b, a + b);
+	t[6] = strf("回到我前面说的内容：我的会员编号是多少？我的猫叫什么名字？我要去哪个"
 		       "城市出差？只返回一个 JSON 对象：{\"member_id\": <整数>, \"cat\": "
 		       "<字符串>, \"city\": <字符串>}，字符串照我的原话写，不要输出其他内容。");
 	turn_case(g, cases, "multiturn-zh-facts", script(g, t, 7),
@@ -972,13 +952,13 @@ static void mt_zh_correction(struct gen *g, cJSON *cases)
 	do
 		id = 100000 + below(g, 900000);
 	while (id == old);
-	t[0] = strf(g, "请记一下：我的工号是 %d。", old);
-	t[1] = strf(g, "好的，已记下。");
-	t[2] = strf(g, "另外，我的主管叫%s。", boss);
-	t[3] = strf(g, "明白。");
-	t[4] = strf(g, "更正一下：我今天换了新工牌，新工号是 %d，旧工号已经作废。", id);
-	t[5] = strf(g, "好的，已经更新。");
-	t[6] = strf(g, "我现在的工号是多少？我的主管叫什么？只返回一个 JSON 对象："
+	t[0] = strf("请记一下：我的工号是 %d。", old);
+	t[1] = strf("好的，已记下。");
+	t[2] = strf("另外，我的主管叫%s。", boss);
+	t[3] = strf("明白。");
+	t[4] = strf("更正一下：我今天换了新工牌，新工号是 %d，旧工号已经作废。", id);
+	t[5] = strf("好的，已经更新。");
+	t[6] = strf("我现在的工号是多少？我的主管叫什么？只返回一个 JSON 对象："
 		       "{\"employee_id\": <整数>, \"manager\": <字符串>}，不要输出其他内容。");
 	turn_case(g, cases, "multiturn-zh-correction", script(g, t, 7),
 		  jsonf(g, "{\"employee_id\":%d,\"manager\":\"%s\"}", id, boss),
@@ -1015,9 +995,9 @@ static enum err image_part(struct gen *g, const struct image_object *o, cJSON **
 	if (!e) {
 		part = cJSON_CreateObject();
 		iu = cJSON_CreateObject();
-		put(g, part, "type", cJSON_CreateString("image_url"));
-		put(g, iu, "url", cJSON_CreateString(url.data));
-		put(g, part, "image_url", iu);
+		json_add_str(&g->jb, part, "type", "image_url");
+		json_add_str(&g->jb, iu, "url", url.data);
+		json_add_item(&g->jb, part, "image_url", iu);
 	}
 	buf_release(&png);
 	buf_release(&url);
@@ -1029,10 +1009,10 @@ static cJSON *object_answer(struct gen *g, const struct image_object *o)
 {
 	cJSON *a = cJSON_CreateObject();
 
-	put(g, a, "colour", cJSON_CreateString(image_colour_name(o->colour)));
-	put(g, a, "shape", cJSON_CreateString(image_shape_name(o->shape)));
+	json_add_str(&g->jb, a, "colour", image_colour_name(o->colour));
+	json_add_str(&g->jb, a, "shape", image_shape_name(o->shape));
 	if (o->label[0])
-		put(g, a, "number", cJSON_CreateNumber((double)((o->label[0] - '0') * 10 +
+		json_add_item(&g->jb, a, "number", cJSON_CreateNumber((double)((o->label[0] - '0') * 10 +
 								(o->label[1] - '0'))));
 	return a;
 }
@@ -1062,30 +1042,30 @@ static enum err image_case(struct gen *g, cJSON *cases, const char *id, const ch
 	e = image_part(g, a, &pa, d);
 	if (e)
 		goto out;
-	push(g, content, pa);
+	json_add_item(&g->jb, content, NULL, pa);
 	e = image_part(g, b, &pb, d);
 	if (e)
 		goto out;
-	push(g, content, pb);
-	put(g, text, "type", cJSON_CreateString("text"));
-	put(g, text, "text", strf(g, image_ask,
+	json_add_item(&g->jb, content, NULL, pb);
+	json_add_str(&g->jb, text, "type", "text");
+	json_add_item(&g->jb, text, "text", strf(image_ask,
 				  labelled ? ", with a two-digit number written under it" : "",
 				  num, num));
-	push(g, content, text);
-	push(g, msgs, message(g, "user", content));
-	put(g, c, "messages", msgs);
-	put(g, c, "temperature", cJSON_CreateNumber(0));
-	put(g, ans, "first", object_answer(g, a));
-	put(g, ans, "second", object_answer(g, b));
-	put(g, ex, "json", ans);
+	json_add_item(&g->jb, content, NULL, text);
+	json_add_item(&g->jb, msgs, NULL, message(g, "user", content));
+	json_add_item(&g->jb, c, "messages", msgs);
+	json_add_num(&g->jb, c, "temperature", 0);
+	json_add_item(&g->jb, ans, "first", object_answer(g, a));
+	json_add_item(&g->jb, ans, "second", object_answer(g, b));
+	json_add_item(&g->jb, ex, "json", ans);
 	order = cJSON_CreateObject();
 	image_describe(a, da, sizeof(da));
 	image_describe(b, db, sizeof(db));
-	put(g, order, "objects", jsonf(g, "[\"%s\",\"%s\"]", da, db));
-	put(g, order, "twin", cJSON_CreateString(twin));
-	put(g, ex, "image_order", order);
-	put(g, c, "expect", ex);
-	push(g, cases, c);
+	json_add_item(&g->jb, order, "objects", jsonf(g, "[\"%s\",\"%s\"]", da, db));
+	json_add_str(&g->jb, order, "twin", twin);
+	json_add_item(&g->jb, ex, "image_order", order);
+	json_add_item(&g->jb, c, "expect", ex);
+	json_add_item(&g->jb, cases, NULL, c);
 	return ERR_OK;
 out:
 	cJSON_Delete(c);
@@ -1104,6 +1084,7 @@ enum err cases_add_image_order(uint64_t seed, cJSON *cases, struct diag *d)
 	enum err e;
 
 	memset(&g, 0, sizeof(g));
+	json_build_init(&g.jb);
 	/* Four different shapes in four different colours: pair 1 plain,
 	 * pair 2 with numbers, each pair also swapped. */
 	image_pick(seed, 4, 1, o);
@@ -1129,20 +1110,21 @@ enum err cases_suite(uint64_t seed, unsigned kinds, const char *name,
 	enum err e = ERR_OK;
 
 	memset(&g, 0, sizeof(g));
+	json_build_init(&g.jb);
 	*out = NULL;
-	put(&g, s, "suite", cJSON_CreateString(name));
-	put(&g, s, "description", cJSON_CreateString(description));
+	json_add_str(&g.jb, s, "suite", name);
+	json_add_str(&g.jb, s, "description", description);
 	/* Room for a reasoning model's thoughts before a short answer. */
-	put(&g, defaults, "max_tokens", cJSON_CreateNumber(4096));
-	put(&g, s, "defaults", defaults);
-	put(&g, s, "cases", cases);
-	if (!g.nomem && (kinds & CASES_JSON))
+	json_add_num(&g.jb, defaults, "max_tokens", 4096);
+	json_add_item(&g.jb, s, "defaults", defaults);
+	json_add_item(&g.jb, s, "cases", cases);
+	if (!g.jb.code && (kinds & CASES_JSON))
 		e = cases_add_json_tasks(seed, cases, d);
-	if (!e && !g.nomem && (kinds & CASES_TOOL))
+	if (!e && !g.jb.code && (kinds & CASES_TOOL))
 		e = cases_add_tool_calls(seed, cases, d);
-	if (!e && !g.nomem && (kinds & CASES_MULTITURN))
+	if (!e && !g.jb.code && (kinds & CASES_MULTITURN))
 		e = cases_add_multi_turn(seed, cases, d);
-	if (!e && !g.nomem && (kinds & CASES_IMAGE))
+	if (!e && !g.jb.code && (kinds & CASES_IMAGE))
 		e = cases_add_image_order(seed, cases, d);
 	if (!e)
 		e = gen_result(&g, d, "the suite");

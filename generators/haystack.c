@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "filler.h"
+#include "json.h"
 #include "mem.h"
 #include "prng.h"
 
@@ -370,24 +371,21 @@ static enum err make_messages(struct gen *g, const char *doc, size_t len,
 {
 	size_t qlen = strlen(g->h->question);
 	char *content = mem_alloc(len + qlen + 1);
-	cJSON *msgs = cJSON_CreateArray(), *m = cJSON_CreateObject();
+	struct json_build jb;
+	cJSON *m;
 
 	*out = NULL;
-	if (content) {
-		memcpy(content, doc, len);
-		memcpy(content + len, g->h->question, qlen + 1);
-	}
-	if (!content || !msgs || !m || !cJSON_AddStringToObject(m, "role", "user") ||
-	    !cJSON_AddStringToObject(m, "content", content)) {
-		mem_free(content);
-		cJSON_Delete(msgs);
-		cJSON_Delete(m);
+	if (!content)
 		return diag_fail(g->d, ERR_NOMEM, "out of memory building the messages");
-	}
+	memcpy(content, doc, len);
+	memcpy(content + len, g->h->question, qlen + 1);
+	json_build_init(&jb);
+	*out = json_new_arr(&jb);
+	m = json_add_obj(&jb, *out, NULL);
+	json_add_str(&jb, m, "role", "user");
+	json_add_str(&jb, m, "content", content);
 	mem_free(content);
-	cJSON_AddItemToArray(msgs, m);
-	*out = msgs;
-	return ERR_OK;
+	return json_build_end(&jb, out, "the messages", g->d);
 }
 
 static enum err render(struct gen *g, const char *doc, size_t len,
@@ -878,16 +876,15 @@ static enum err verify(struct gen *g, struct diag *d)
 
 static enum err expected_answer(struct haystack *h, struct diag *d)
 {
+	struct json_build jb;
 	int i;
 
-	h->expected = cJSON_CreateObject();
-	for (i = 0; h->expected && i < h->nneedles; i++)
-		if (h->needle[i].asked &&
-		    !cJSON_AddStringToObject(h->expected, h->needle[i].project, h->needle[i].code))
-			break;
-	if (!h->expected || i < h->nneedles)
-		return diag_fail(d, ERR_NOMEM, "out of memory writing the expected answer");
-	return ERR_OK;
+	json_build_init(&jb);
+	h->expected = json_new_obj(&jb);
+	for (i = 0; i < h->nneedles; i++)
+		if (h->needle[i].asked)
+			json_add_str(&jb, h->expected, h->needle[i].project, h->needle[i].code);
+	return json_build_end(&jb, &h->expected, "the expected answer", d);
 }
 
 static enum err setup(struct gen *g, const struct haystack_opts *o)

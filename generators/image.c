@@ -2,8 +2,6 @@
 
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "canvas.h"
 #include "prng.h"
 
@@ -409,37 +407,31 @@ enum err image_data_url(const void *png, size_t len, struct buf *out,
 			struct diag *d)
 {
 	static const char prefix[] = "data:image/png;base64,";
-	size_t b64 = 4 * ((len + 2) / 3), start = out->len;
+	size_t start = out->len;
 	enum err e;
-	int n;
 
 	if (len > (size_t)1 << 28)
 		return diag_fail(d, ERR_LIMIT, "image of %zu bytes is too large", len);
 	e = buf_puts(out, prefix);
 	if (!e)
-		e = buf_reserve(out, b64 + 1);
+		e = buf_base64(out, png, len);
 	if (e) {
 		buf_truncate(out, start);
 		return diag_fail(d, e, "cannot build an image data url: %s",
 				 e == ERR_NOMEM ? "out of memory" : "too large");
 	}
-	/* EVP_EncodeBlock writes 4*ceil(len/3) characters and a NUL, no newlines. */
-	n = EVP_EncodeBlock((unsigned char *)out->data + out->len, png, (int)len);
-	out->len += (size_t)n;
-	out->data[out->len] = '\0';
 	return ERR_OK;
 }
 
-cJSON *image_object_json(const struct image_object *o, int size)
+cJSON *image_object_json(struct json_build *jb, cJSON *to, const char *key,
+			 const struct image_object *o, int size)
 {
-	cJSON *j = cJSON_CreateObject(), *c;
+	cJSON *j = json_add_obj(jb, to, key), *c;
 	unsigned char rgb[3];
 	char text[64], hex[8];
 	static const char digits[] = "0123456789abcdef";
 	int x, y, i;
 
-	if (!j)
-		return NULL;
 	image_describe(o, text, sizeof(text));
 	image_colour_rgb(o->colour, rgb);
 	hex[0] = '#';
@@ -449,18 +441,16 @@ cJSON *image_object_json(const struct image_object *o, int size)
 	}
 	hex[7] = '\0';
 	image_shape_centre(o, size, &x, &y);
-	c = cJSON_CreateIntArray((const int[]){x, y}, 2);
-	if (!cJSON_AddStringToObject(j, "text", text) ||
-	    !cJSON_AddStringToObject(j, "colour", image_colour_name(o->colour)) ||
-	    !cJSON_AddStringToObject(j, "shape", image_shape_name(o->shape)) ||
-	    !(o->label[0] ? cJSON_AddStringToObject(j, "label", o->label)
-			  : cJSON_AddNullToObject(j, "label")) ||
-	    !cJSON_AddStringToObject(j, "rgb", hex) || !c ||
-	    !cJSON_AddItemToObject(j, "centre", c)) {
-		if (c && !cJSON_GetObjectItem(j, "centre"))
-			cJSON_Delete(c);
-		cJSON_Delete(j);
-		return NULL;
-	}
-	return j;
+	json_add_str(jb, j, "text", text);
+	json_add_str(jb, j, "colour", image_colour_name(o->colour));
+	json_add_str(jb, j, "shape", image_shape_name(o->shape));
+	if (o->label[0])
+		json_add_str(jb, j, "label", o->label);
+	else
+		json_add_null(jb, j, "label");
+	json_add_str(jb, j, "rgb", hex);
+	c = json_add_arr(jb, j, "centre");
+	json_add_int(jb, c, NULL, x);
+	json_add_int(jb, c, NULL, y);
+	return jb->code ? NULL : j;
 }

@@ -17,10 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cjson/cJSON.h>
-
 #include "buf.h"
 #include "err.h"
+#include "json.h"
 
 #define IMAGE_SIZE_MIN 32      /* pixels per side */
 #define IMAGE_SIZE_MAX 1024
@@ -99,9 +98,10 @@ enum err image_png(const struct image_object *o, int size, struct buf *png,
 enum err image_data_url(const void *png, size_t len, struct buf *out,
 			struct diag *d);
 
-/* A new JSON object describing `o` drawn at `size` (colour, shape, label or
- * null, text, rgb as "#rrggbb", centre [x, y]), owned by the caller; NULL on
- * ERR_NOMEM. */
-cJSON *image_object_json(const struct image_object *o, int size);
+/* Adds to `to` under `key` (json.h's builder rules) a JSON object describing
+ * `o` drawn at `size` (text, colour, shape, label or null, rgb as "#rrggbb",
+ * centre [x, y]) and returns it, owned by `to`; NULL once `jb` has failed. */
+cJSON *image_object_json(struct json_build *jb, cJSON *to, const char *key,
+			 const struct image_object *o, int size);
 
 #endif

@@ -69,6 +69,21 @@ enum err buf_reserve(struct buf *b, size_t n)
 	return ERR_OK;
 }
 
+size_t buf_avail(const struct buf *b)
+{
+	return b->cap ? b->cap - 1 - b->len : 0;
+}
+
+void buf_commit(struct buf *b, size_t n)
+{
+	if (!b->cap)
+		return;
+	if (n > buf_avail(b))
+		n = buf_avail(b);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
 enum err buf_append(struct buf *b, const void *p, size_t n)
 {
 	enum err e = buf_reserve(b, n);
@@ -77,8 +92,7 @@ enum err buf_append(struct buf *b, const void *p, size_t n)
 		return e;
 	if (n)
 		memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
+	buf_commit(b, n);
 	return ERR_OK;
 }
 
@@ -107,7 +121,7 @@ enum err buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	if (e)
 		return e;
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	b->len += (size_t)n;
+	buf_commit(b, (size_t)n);
 	return ERR_OK;
 }
 
@@ -120,6 +134,42 @@ enum err buf_printf(struct buf *b, const char *fmt, ...)
 	e = buf_vprintf(b, fmt, ap);
 	va_end(ap);
 	return e;
+}
+
+enum err buf_base64(struct buf *b, const void *p, size_t n)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = p;
+	size_t i, out;
+	char *w;
+	enum err e;
+
+	if (n > SIZE_MAX / 4 * 3 - 2)
+		return ERR_LIMIT;
+	out = (n + 2) / 3 * 4;
+	e = buf_reserve(b, out);
+	if (e)
+		return e;
+	w = b->data + b->len;
+	for (i = 0; i + 2 < n; i += 3, w += 4) {
+		unsigned long v = (unsigned long)s[i] << 16 | (unsigned long)s[i + 1] << 8 | s[i + 2];
+
+		w[0] = abc[v >> 18];
+		w[1] = abc[v >> 12 & 63];
+		w[2] = abc[v >> 6 & 63];
+		w[3] = abc[v & 63];
+	}
+	if (i < n) { /* one or two bytes left: pad to a full quantum */
+		unsigned long v = (unsigned long)s[i] << 16 | (i + 1 < n ? (unsigned long)s[i + 1] << 8 : 0);
+
+		w[0] = abc[v >> 18];
+		w[1] = abc[v >> 12 & 63];
+		w[2] = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		w[3] = '=';
+	}
+	buf_commit(b, out);
+	return ERR_OK;
 }
 
 void buf_truncate(struct buf *b, size_t len)

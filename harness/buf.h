@@ -40,14 +40,32 @@ void buf_reset(struct buf *b);
  * buffer; never NULL on success. `len` may be NULL. Returns NULL on ERR_NOMEM. */
 char *buf_take(struct buf *b, size_t *len);
 
-/* Makes room for `n` more bytes. ERR_LIMIT past the cap, ERR_NOMEM. */
+/* Makes room for `n` more bytes (and the NUL). ERR_LIMIT past the cap,
+ * ERR_NOMEM. Writing in place (as git's strbuf_grow/strbuf_setlen and redis's
+ * sdsMakeRoomFor/sdsIncrLen): after a reserve, up to buf_avail(b) bytes may be
+ * written at b->data + b->len and then counted with buf_commit; nothing else
+ * writes `len` or the terminator.
+ *
+ *	if (buf_reserve(b, 4096)) goto out;
+ *	n = read(fd, b->data + b->len, buf_avail(b));
+ *	if (n > 0) buf_commit(b, (size_t)n);
+ */
 enum err buf_reserve(struct buf *b, size_t n);
+/* Bytes that may be written at b->data + b->len before a buf_commit, within
+ * both the memory held and the cap; 0 before the first reserve. */
+size_t buf_avail(const struct buf *b);
+/* Counts `n` bytes written at b->data + b->len and terminates them. `n` must
+ * not exceed buf_avail(b); a larger `n` is cut to it so the invariants hold. */
+void buf_commit(struct buf *b, size_t n);
 enum err buf_append(struct buf *b, const void *p, size_t n);
 enum err buf_puts(struct buf *b, const char *s);
 enum err buf_putc(struct buf *b, char c);
 enum err buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 enum err buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+/* Appends the base64 of `n` bytes at `p` (RFC 4648 section 4: the standard
+ * alphabet, '=' padding, no line breaks), 4 * ceil(n / 3) characters. */
+enum err buf_base64(struct buf *b, const void *p, size_t n);
 /* Shortens to `len` bytes (no-op if already shorter). */
 void buf_truncate(struct buf *b, size_t len);
 

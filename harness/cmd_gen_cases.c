@@ -7,13 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "buf.h"
 #include "cases.h"
 #include "cli.h"
 #include "cmd.h"
 #include "io.h"
+#include "json.h"
 
 struct cases_opts {
 	long seed;
@@ -71,7 +70,6 @@ static enum err run(const struct cases_opts *o, unsigned kinds, struct diag *d)
 	char path[4096];
 	struct buf desc;
 	cJSON *suite = NULL;
-	char *text = NULL;
 	const char *name = o->suite ? o->suite : default_name(kinds);
 	enum err e;
 
@@ -92,19 +90,11 @@ static enum err run(const struct cases_opts *o, unsigned kinds, struct diag *d)
 		e = diag_fail(d, ERR_NOMEM, "cannot build the suite description: out of memory");
 	if (!e)
 		e = cases_suite((uint64_t)o->seed, kinds, name, desc.data, &suite, d);
-	if (!e && !(text = cJSON_Print(suite)))
-		e = diag_fail(d, ERR_NOMEM, "cannot print the suite: out of memory");
-	if (!e) {
-		size_t n = strlen(text);
-
-		text[n] = '\n'; /* replaces the NUL: write n + 1 bytes, a final newline */
-		e = io_write_file(path, text, n + 1, d);
-		text[n] = '\0';
-	}
+	if (!e)
+		e = json_write_file(path, suite, JSON_PRETTY | JSON_NEWLINE, d);
 	if (!e)
 		printf("%d cases in %s\n", cJSON_GetArraySize(cJSON_GetObjectItem(suite, "cases")),
 		       path);
-	cJSON_free(text);
 	cJSON_Delete(suite);
 	buf_release(&desc);
 	return e;

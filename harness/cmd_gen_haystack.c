@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
 #include "haystack.h"
 #include "io.h"
+#include "json.h"
 #include "tok.h"
 #include "tpl.h"
 
@@ -74,73 +73,91 @@ static enum err parse_seed(const char *s, uint64_t *out, struct diag *d)
 	return ERR_OK;
 }
 
-static cJSON *needle_json(const struct haystack_needle *n, int distractor)
+static void needle_json(struct json_build *jb, cJSON *to, const struct haystack_needle *n,
+			int distractor)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, NULL);
 
-	cJSON_AddStringToObject(o, "project", n->project);
-	cJSON_AddStringToObject(o, "code", n->code);
-	cJSON_AddNumberToObject(o, "depth", n->depth);
-	cJSON_AddNumberToObject(o, "char_offset", (double)n->char_offset);
-	cJSON_AddNumberToObject(o, "token_offset", (double)n->token_offset);
-	cJSON_AddNumberToObject(o, "tokens", (double)n->tokens);
+	json_add_str(jb, o, "project", n->project);
+	json_add_str(jb, o, "code", n->code);
+	json_add_int(jb, o, "depth", n->depth);
+	json_add_int(jb, o, "char_offset", (long long)n->char_offset);
+	json_add_int(jb, o, "token_offset", (long long)n->token_offset);
+	json_add_int(jb, o, "tokens", (long long)n->tokens);
 	if (distractor)
-		cJSON_AddStringToObject(o, "kind", n->near_miss ? "near_miss" : "other_project");
+		json_add_str(jb, o, "kind", n->near_miss ? "near_miss" : "other_project");
 	else
-		cJSON_AddBoolToObject(o, "asked", n->asked);
-	return o;
+		json_add_bool(jb, o, "asked", n->asked);
+}
+
+static void manifest_options(struct json_build *jb, cJSON *m, const struct haystack_opts *o,
+			     const struct haystack *h)
+{
+	cJSON *opt = json_add_obj(jb, m, "options"), *a;
+	int i;
+
+	json_add_int(jb, opt, "tokens", (long long)o->tokens);
+	a = json_add_arr(jb, opt, "depths");
+	for (i = 0; i < h->nneedles; i++)
+		json_add_int(jb, a, NULL, h->needle[i].depth);
+	json_add_int(jb, opt, "needles", h->nneedles);
+	json_add_str(jb, opt, "filler", o->filler ? o->filler : "prose");
+	json_add_int(jb, opt, "distractors", o->distractors);
+	json_add_int(jb, opt, "ask", o->ask ? o->ask : h->nneedles);
+	if (o->kwargs)
+		json_add_dup(jb, opt, "chat_template_kwargs", o->kwargs);
+}
+
+static void manifest_document(struct json_build *jb, cJSON *m, const struct haystack *h)
+{
+	cJSON *x = json_add_obj(jb, m, "document");
+	char doc_sha[IO_SHA256_HEX];
+
+	io_sha256_hex(h->document, h->document_len, doc_sha);
+	json_add_str(jb, x, "sha256", doc_sha);
+	json_add_int(jb, x, "bytes", (long long)h->document_len);
+	json_add_int(jb, x, "tokens", (long long)h->document_tokens);
+	json_add_int(jb, x, "prompt_token_offset", (long long)h->prefix_tokens);
+	json_add_str(jb, x, "offsets", "char_offset counts UTF-8 bytes, token_offset "
+		     "tokens, both from the start of document.txt");
 }
 
 /* The manifest: everything needed to reproduce and to grade. */
-static cJSON *manifest(const struct gh_opts *g, const struct haystack_opts *o,
-		       const struct haystack *h, const struct tok *t,
-		       const struct tpl *tp)
+static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
+			 const struct haystack *h, const struct tok *t,
+			 const struct tpl *tp, cJSON **out, struct diag *d)
 {
-	cJSON *m = cJSON_CreateObject(), *opt, *a, *x;
-	char doc_sha[IO_SHA256_HEX];
+	struct json_build jb;
+	cJSON *m, *a, *x;
 	int i;
 
-	cJSON_AddStringToObject(m, "generator", "needle gen haystack " NEEDLE_VERSION);
+	json_build_init(&jb);
+	m = json_new_obj(&jb);
+	json_add_str(&jb, m, "generator", "needle gen haystack " NEEDLE_VERSION);
 	if (o->seed <= (UINT64_C(1) << 53)) /* exact as a JSON number */
-		cJSON_AddNumberToObject(m, "seed", (double)o->seed);
+		json_add_num(&jb, m, "seed", (double)o->seed);
 	else
-		cJSON_AddStringToObject(m, "seed", g->seed);
-	opt = cJSON_AddObjectToObject(m, "options");
-	cJSON_AddNumberToObject(opt, "tokens", (double)o->tokens);
-	a = cJSON_AddArrayToObject(opt, "depths");
+		json_add_str(&jb, m, "seed", g->seed);
+	manifest_options(&jb, m, o, h);
+	x = json_add_obj(&jb, m, "tokenizer");
+	json_add_str(&jb, x, "sha256", tok_sha256(t));
+	json_add_str(&jb, x, "kind", tok_kind(t));
+	x = json_add_obj(&jb, m, "template");
+	json_add_str(&jb, x, "name", tpl_name(tp));
+	json_add_str(&jb, x, "sha256", tpl_sha256(tp));
+	json_add_str(&jb, m, "prompt_sha256", h->prompt_sha256);
+	json_add_int(&jb, m, "prompt_tokens", (long long)h->prompt_tokens);
+	manifest_document(&jb, m, h);
+	json_add_str(&jb, m, "question", h->question);
+	a = json_add_arr(&jb, m, "needles");
 	for (i = 0; i < h->nneedles; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(h->needle[i].depth));
-	cJSON_AddNumberToObject(opt, "needles", h->nneedles);
-	cJSON_AddStringToObject(opt, "filler", o->filler ? o->filler : "prose");
-	cJSON_AddNumberToObject(opt, "distractors", o->distractors);
-	cJSON_AddNumberToObject(opt, "ask", o->ask ? o->ask : h->nneedles);
-	if (o->kwargs)
-		cJSON_AddItemToObject(opt, "chat_template_kwargs", cJSON_Duplicate(o->kwargs, 1));
-	x = cJSON_AddObjectToObject(m, "tokenizer");
-	cJSON_AddStringToObject(x, "sha256", tok_sha256(t));
-	cJSON_AddStringToObject(x, "kind", tok_kind(t));
-	x = cJSON_AddObjectToObject(m, "template");
-	cJSON_AddStringToObject(x, "name", tpl_name(tp));
-	cJSON_AddStringToObject(x, "sha256", tpl_sha256(tp));
-	cJSON_AddStringToObject(m, "prompt_sha256", h->prompt_sha256);
-	cJSON_AddNumberToObject(m, "prompt_tokens", (double)h->prompt_tokens);
-	x = cJSON_AddObjectToObject(m, "document");
-	io_sha256_hex(h->document, h->document_len, doc_sha);
-	cJSON_AddStringToObject(x, "sha256", doc_sha);
-	cJSON_AddNumberToObject(x, "bytes", (double)h->document_len);
-	cJSON_AddNumberToObject(x, "tokens", (double)h->document_tokens);
-	cJSON_AddNumberToObject(x, "prompt_token_offset", (double)h->prefix_tokens);
-	cJSON_AddStringToObject(x, "offsets", "char_offset counts UTF-8 bytes, token_offset "
-				"tokens, both from the start of document.txt");
-	cJSON_AddStringToObject(m, "question", h->question);
-	a = cJSON_AddArrayToObject(m, "needles");
-	for (i = 0; i < h->nneedles; i++)
-		cJSON_AddItemToArray(a, needle_json(&h->needle[i], 0));
-	a = cJSON_AddArrayToObject(m, "distractors");
+		needle_json(&jb, a, &h->needle[i], 0);
+	a = json_add_arr(&jb, m, "distractors");
 	for (i = 0; i < h->ndistractors; i++)
-		cJSON_AddItemToArray(a, needle_json(&h->distractor[i], 1));
-	cJSON_AddItemToObject(m, "expected", cJSON_Duplicate(h->expected, 1));
-	return m;
+		needle_json(&jb, a, &h->distractor[i], 1);
+	json_add_dup(&jb, m, "expected", h->expected);
+	*out = m;
+	return json_build_end(&jb, out, "the manifest", d);
 }
 
 /* Writes DIR/NAME from a cJSON value, with a final newline. */
@@ -148,22 +165,14 @@ static enum err write_json(const char *dir, const char *name, const cJSON *v,
 			   struct diag *d)
 {
 	struct buf path;
-	char *s = cJSON_PrintUnformatted(v);
 	enum err e;
 
 	buf_init(&path, 1 << 16);
-	if (!s)
-		return diag_fail(d, ERR_NOMEM, "out of memory writing '%s'", name);
 	e = buf_printf(&path, "%s/%s", dir, name);
 	if (e)
 		e = diag_fail(d, ERR_NOMEM, "out of memory writing '%s/%s'", dir, name);
-	if (!e) {
-		size_t n = strlen(s);
-
-		s[n] = '\n'; /* replaces the NUL; length passed explicitly */
-		e = io_write_file(path.data, s, n + 1, d);
-	}
-	cJSON_free(s);
+	if (!e)
+		e = json_write_file(path.data, v, JSON_NEWLINE, d);
 	buf_release(&path);
 	return e;
 }
@@ -183,8 +192,8 @@ static enum err write_out(const struct gh_opts *g, const struct haystack_opts *o
 		e = diag_fail(d, ERR_NOMEM, "out of memory writing '%s/document.txt'", g->out);
 	if (!e)
 		e = io_write_file(path.data, h->document, h->document_len, d);
-	if (!e && !(m = manifest(g, o, h, t, tp)))
-		e = diag_fail(d, ERR_NOMEM, "out of memory writing the manifest");
+	if (!e)
+		e = manifest(g, o, h, t, tp, &m, d);
 	if (!e)
 		e = write_json(g->out, "manifest.json", m, d);
 	cJSON_Delete(m);

@@ -6,13 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
 #include "image.h"
 #include "io.h"
+#include "json.h"
 #include "mem.h"
 
 struct image_opts {
@@ -42,7 +41,8 @@ static enum err write_one(const struct image_opts *o,
 {
 	char name[32], path[4096], sha[IO_SHA256_HEX];
 	struct buf png;
-	cJSON *entry = NULL;
+	struct json_build jb;
+	cJSON *entry;
 	enum err e;
 
 	buf_init(&png, (size_t)64 << 20);
@@ -57,14 +57,12 @@ static enum err write_one(const struct image_opts *o,
 	if (e)
 		goto out;
 	io_sha256_hex(png.data, png.len, sha);
-	entry = image_object_json(obj, (int)o->size);
-	if (!entry || !cJSON_AddStringToObject(entry, "file", name) ||
-	    !cJSON_AddNumberToObject(entry, "bytes", (double)png.len) ||
-	    !cJSON_AddStringToObject(entry, "sha256", sha) ||
-	    !cJSON_AddItemToArray(images, entry)) {
-		cJSON_Delete(entry);
-		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest: out of memory");
-	}
+	json_build_init(&jb);
+	entry = image_object_json(&jb, images, NULL, obj, (int)o->size);
+	json_add_str(&jb, entry, "file", name);
+	json_add_int(&jb, entry, "bytes", (long long)png.len);
+	json_add_str(&jb, entry, "sha256", sha);
+	e = json_build_end(&jb, NULL, "the image manifest", d);
 out:
 	buf_release(&png);
 	return e;
@@ -74,47 +72,37 @@ static enum err run(const struct image_opts *o, struct diag *d)
 {
 	struct image_object objs[IMAGE_COUNT_MAX];
 	char path[4096];
-	cJSON *man = cJSON_CreateObject(), *images = cJSON_CreateArray();
-	char *text = NULL;
+	struct json_build jb;
+	cJSON *man = NULL, *images;
 	int n = 0, i;
 	enum err e = ERR_OK;
 
-	if (!man || !images) {
-		cJSON_Delete(images);
-		e = diag_fail(d, ERR_NOMEM, "cannot build the image manifest: out of memory");
-		goto out;
-	}
 	if (o->objects)
 		e = image_parse_objects(o->objects, objs, IMAGE_COUNT_MAX, &n, d);
 	else
 		image_pick((uint64_t)o->seed, n = (int)o->count, o->numbers, objs);
 	if (e) {
-		cJSON_Delete(images);
 		diag_prefix(d, "option '--objects'");
-		goto out;
+		return e;
 	}
+	json_build_init(&jb);
+	man = json_new_obj(&jb);
 	if (o->have_seed)
-		cJSON_AddNumberToObject(man, "seed", (double)o->seed);
+		json_add_int(&jb, man, "seed", o->seed);
 	else
-		cJSON_AddNullToObject(man, "seed");
-	cJSON_AddNumberToObject(man, "size", (double)o->size);
-	cJSON_AddItemToObject(man, "images", images);
-	e = io_mkdirs(o->out, d);
+		json_add_null(&jb, man, "seed");
+	json_add_int(&jb, man, "size", o->size);
+	images = json_add_arr(&jb, man, "images");
+	e = json_build_end(&jb, &man, "the image manifest", d);
+	if (!e)
+		e = io_mkdirs(o->out, d);
 	for (i = 0; !e && i < n; i++)
 		e = write_one(o, &objs[i], i, images, d);
-	if (e)
-		goto out;
-	text = cJSON_Print(man);
-	if (!text) {
-		e = diag_fail(d, ERR_NOMEM, "cannot print the image manifest: out of memory");
-		goto out;
-	}
 	snprintf(path, sizeof(path), "%s/manifest.json", o->out);
-	e = io_write_file(path, text, strlen(text), d);
+	if (!e)
+		e = json_write_file(path, man, JSON_PRETTY, d);
 	if (!e)
 		printf("%d image%s in %s\n", n, n == 1 ? "" : "s", o->out);
-out:
-	cJSON_free(text);
 	cJSON_Delete(man);
 	return e;
 }

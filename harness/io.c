@@ -25,7 +25,7 @@ static enum err read_fd(int fd, const char *path, struct buf *out,
 		if (e)
 			return diag_fail(d, e, "cannot read '%s': %s", path,
 					 e == ERR_LIMIT ? "file too large" : "out of memory");
-		n = read(fd, out->data + out->len, out->cap - out->len - 1);
+		n = read(fd, out->data + out->len, buf_avail(out));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -33,8 +33,7 @@ static enum err read_fd(int fd, const char *path, struct buf *out,
 					 strerror(errno));
 		if (n == 0)
 			return ERR_OK;
-		out->len += (size_t)n;
-		out->data[out->len] = '\0';
+		buf_commit(out, (size_t)n);
 	}
 }
 

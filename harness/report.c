@@ -910,9 +910,11 @@ struct out_file {
 	const struct buf *b;
 };
 
-/* Writes every file or none: each is staged as DIR/NAME.staged.PID (itself
- * written whole by io_write_file), then all are renamed into place. On
- * failure the staged files are removed and the old files stay as they were. */
+/* Writes the files as a set: each is staged as DIR/NAME.staged.PID (itself
+ * written whole by io_write_file), then all are renamed into place. A failure
+ * while staging (out of memory, a full disk) removes what was staged and
+ * leaves the old files as they were; only a failed rename(2) can leave the
+ * set half replaced, each file still whole. */
 static enum err write_set(const char *dir, const struct out_file *f, size_t n,
 			  struct diag *d)
 {
@@ -921,7 +923,7 @@ static enum err write_set(const char *dir, const struct out_file *f, size_t n,
 	enum err e = ERR_OK;
 
 	snprintf(suffix, sizeof(suffix), ".staged.%ld", (long)getpid());
-	for (; !e && done < n; done++)
+	for (; !e && done < n; done++) /* counts the failed one: io cleans up its own */
 		if (!(e = path_in(dir, f[done].name, suffix, staged, d)))
 			e = io_write_file(staged, f[done].b->data, f[done].b->len, d);
 	for (i = 0; !e && i < n; i++) {
@@ -948,8 +950,8 @@ enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
 	buf_init(&md, BUF_MAX_DEFAULT);
 	buf_init(&png, BUF_MAX_DEFAULT);
 	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)) ||
-	    (e = json_print(s, JSON_PRETTY | JSON_NEWLINE, &json, "the summary", d)) || (e = report_markdown(s, &md, d)) ||
-	    (e = report_heatmap(s, &png, d)))
+	    (e = json_print(s, JSON_PRETTY | JSON_NEWLINE, &json, "the summary", d)) ||
+	    (e = report_markdown(s, &md, d)) || (e = report_heatmap(s, &png, d)))
 		goto out;
 	{
 		const struct out_file files[] = {

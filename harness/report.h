@@ -59,9 +59,10 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d);
 
 /* Loads RUN_DIR and writes RUN_DIR/summary.json, summary.md and (when the run
  * has recall cells) recall.png: all rendered in memory first, each staged in
- * a temporary file, then all renamed into place, so a failure (out of memory
- * included) leaves the old files and no new or partial one. On success the
- * summary goes to *summary_out (caller owns) when that is not NULL. */
+ * a temporary file, then all renamed into place, so a failure while
+ * rendering or staging (out of memory included) leaves the old files and no
+ * new or partial one. On success the summary goes to *summary_out (caller
+ * owns) when that is not NULL. */
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d);
 
 #endif

@@ -3,8 +3,6 @@
  */
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "mem.h"
 #include "req.h"
 
@@ -50,7 +48,6 @@ static enum err data_url(const char *url, const char *base_dir, struct buf *out,
 			 struct diag *d)
 {
 	struct buf path, raw;
-	size_t n;
 	enum err e;
 
 	buf_init(&path, 1 << 16);
@@ -66,15 +63,8 @@ static enum err data_url(const char *url, const char *base_dir, struct buf *out,
 			  REQ_IMAGE_MAX);
 	if (!e)
 		e = buf_printf(out, "data:%s;base64,", mime_of(url));
-	n = 4 * ((raw.len + 2) / 3);
 	if (!e)
-		e = buf_reserve(out, n + 1);
-	if (!e) {
-		EVP_EncodeBlock((unsigned char *)out->data + out->len,
-				(const unsigned char *)raw.data, (int)raw.len);
-		out->len += n;
-		out->data[out->len] = '\0';
-	}
+		e = buf_base64(out, raw.data, raw.len);
 	if (e == ERR_NOMEM || e == ERR_LIMIT)
 		diag_fail(d, e, "out of memory encoding image '%s'", path.data);
 	buf_release(&path);

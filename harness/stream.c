@@ -12,8 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <cjson/cJSON.h>
-
+#include "json.h"
 #include "mem.h"
 
 #define EXCERPT 60 /* bytes of a bad chunk quoted in a message */
@@ -210,7 +209,6 @@ static long long opt_count(const cJSON *o, const char *key)
 static void usage(struct stream *s, const cJSON *v)
 {
 	struct stream_usage *u = &s->usage;
-	char *json;
 
 	u->present = 1;
 	u->valid = 0;
@@ -218,11 +216,7 @@ static void usage(struct stream *s, const cJSON *v)
 	u->prompt_tokens = u->completion_tokens = u->total_tokens = -1;
 	u->reasoning_tokens = u->cached_tokens = -1;
 	buf_reset(&u->json);
-	json = cJSON_PrintUnformatted(v);
-	if (json) {
-		keep(s, buf_puts(&u->json, json));
-		cJSON_free(json);
-	}
+	keep(s, json_print(v, 0, &u->json, "the usage", NULL));
 	if (!cJSON_IsObject(v)) {
 		snprintf(u->why, sizeof(u->why), "usage is not an object");
 		return;
@@ -447,9 +441,9 @@ static int on_event(void *ctx, const struct sse_event *ev)
 		return 0;
 	}
 	s->chunks++;
-	/* cJSON wants the NUL inside the length to reject trailing bytes */
-	j = cJSON_ParseWithLengthOpts(ev->data, ev->data_len + 1, NULL, 1);
-	if (!j || !cJSON_IsObject(j)) {
+	if (json_parse(ev->data, ev->data_len, &j, "an event", NULL) == ERR_NOMEM) {
+		keep(s, ERR_NOMEM); /* our failure, not the server's */
+	} else if (!j || !cJSON_IsObject(j)) {
 		excerpt(ev->data, ev->data_len, quote);
 		malformed(s, "event at byte %zu is not a JSON object: '%s'",
 			  ev->offset, quote);

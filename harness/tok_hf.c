@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "jscan.h"
+#include "json.h"
 #include "mem.h"
 #include "tok_bpe.h"
 #include "tok_scan.h"
@@ -1449,10 +1450,14 @@ static enum err load_model(struct load *l, struct jscan *j)
 				e = jscan_skip(j, &merges_at, l->d);
 		} else {
 			char *name = mem_strndup(k, n);
+			struct json_build jb;
 
+			json_build_init(&jb);
 			e = name ? sub_json(l, j, &v) : diag_fail(l->d, ERR_NOMEM, "out of memory");
-			if (!e)
-				cJSON_AddItemToObject(opts, name, v);
+			if (!e) {
+				json_add_item(&jb, opts, name, v);
+				e = json_build_end(&jb, NULL, "the model options", l->d);
+			}
 			mem_free(name);
 		}
 		if (e)

@@ -6,6 +6,7 @@
  *   2. runs deterministic random mutations of those seeds (bit flips, byte
  *      sets, inserts, deletes, duplicated or spliced ranges, truncations)
  *      until an iteration or time bound is reached.
+ * It calls LLVMFuzzerInitialize (tests/fuzz/init.c) first, as libFuzzer does.
  * Findings are whatever the sanitizers (or the target's own abort()) report;
  * the driver itself only feeds inputs. The mutation stream comes from
  * generators/prng.h, so a run is reproducible from its seed. When a sanitizer
@@ -29,6 +30,7 @@
 #include "prng.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv); /* tests/fuzz/init.c */
 
 #define INPUT_MAX ((size_t)64 << 10) /* a mutated input never grows past this */
 #define SEEDS_MAX 256
@@ -223,6 +225,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	LLVMFuzzerInitialize(&argc, &argv);
 	snprintf(crash_path, sizeof(crash_path), "%s/fuzz-crash-input", dir ? dir : ".");
 	if (__sanitizer_set_death_callback)
 		__sanitizer_set_death_callback(save_current);

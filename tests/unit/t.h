@@ -1,7 +1,9 @@
 /*
  * t.h — the unit-test macros. Each test program is one file of static test
  * functions run from main with T_RUN; a failed CHECK prints file:line and the
- * expression, and the program exits 1 if any check failed.
+ * expression, and the program exits 1 if any check failed. Before main,
+ * cJSON is pointed at mem's allocator (json_init), as needle's own main does,
+ * so that NEEDLE_FAIL_ALLOC covers cJSON in every test program.
  */
 #ifndef NEEDLE_T_H
 #define NEEDLE_T_H
@@ -9,7 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
+
 static int t_checks, t_failures;
+
+__attribute__((constructor)) static void t_init(void)
+{
+	json_init();
+}
 
 #define CHECK(cond)                                                        \
 	do {                                                               \

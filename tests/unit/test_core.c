@@ -1,6 +1,8 @@
 /* Unit tests of the core modules: buf, err/diag, cli, io. */
 #include <stdlib.h>
 
+#include <openssl/evp.h>
+
 #include "buf.h"
 #include "cli.h"
 #include "err.h"
@@ -45,6 +47,86 @@ static void test_buf_take_empty(void)
 	p = buf_take(&b, NULL);
 	CHECK(p != NULL && p[0] == '\0');
 	mem_free(p);
+}
+
+/* Writing in place: reserve, write at most buf_avail bytes, commit. */
+static void test_buf_reserve_commit(void)
+{
+	struct buf b;
+
+	buf_init(&b, 10);
+	CHECK_EQ_LONG(buf_avail(&b), 0);
+	buf_commit(&b, 3); /* nothing reserved: nothing counted */
+	CHECK(b.len == 0 && b.data[0] == '\0');
+	CHECK(buf_reserve(&b, 4) == ERR_OK);
+	CHECK(buf_avail(&b) >= 4 && buf_avail(&b) <= 10);
+	memcpy(b.data, "abcd", 4);
+	buf_commit(&b, 4);
+	CHECK_STR(b.data, "abcd");
+	CHECK_EQ_LONG(b.len, 4);
+	CHECK_EQ_LONG(buf_avail(&b), 6); /* the cap, not the memory, bounds it */
+	CHECK(buf_reserve(&b, 7) == ERR_LIMIT);
+	memset(b.data + b.len, 'x', buf_avail(&b));
+	buf_commit(&b, 100); /* cut to what is available */
+	CHECK_EQ_LONG(b.len, 10);
+	CHECK_STR(b.data, "abcdxxxxxx");
+	CHECK_EQ_LONG(buf_avail(&b), 0);
+	buf_release(&b);
+}
+
+/* RFC 4648 section 10's test vectors, one byte split, and all 256 values. */
+static void test_buf_base64(void)
+{
+	static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+	static const char *const want[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==",
+					   "Zm9vYmE=", "Zm9vYmFy"};
+	unsigned char all[256];
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		buf_reset(&b);
+		CHECK(buf_base64(&b, in[i], strlen(in[i])) == ERR_OK);
+		CHECK_STR(b.data, want[i]);
+	}
+	buf_reset(&b);
+	CHECK(buf_puts(&b, "x:") == ERR_OK);
+	CHECK(buf_base64(&b, "\xfb\xff\xbf", 3) == ERR_OK); /* the last two letters */
+	CHECK_STR(b.data, "x:+/+/");
+	for (i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	buf_reset(&b);
+	CHECK(buf_base64(&b, all, sizeof(all)) == ERR_OK);
+	CHECK_EQ_LONG(b.len, 344);
+	CHECK(!strncmp(b.data, "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g", 44));
+	CHECK_STR(b.data + 332, "+fr7/P3+/w==");
+	buf_release(&b);
+	buf_init(&b, 7);
+	CHECK(buf_puts(&b, "ab") == ERR_OK);
+	CHECK(buf_base64(&b, "foob", 4) == ERR_LIMIT); /* 8 characters past a cap of 7 */
+	CHECK_STR(b.data, "ab");
+	buf_release(&b);
+}
+
+/* Against OpenSSL's encoder, for every length 0..300 of pseudo-random bytes. */
+static void test_buf_base64_openssl(void)
+{
+	unsigned char in[300], ref[404];
+	unsigned x = 12345;
+	struct buf b;
+	size_t n;
+
+	for (n = 0; n < sizeof(in); n++)
+		in[n] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
+	buf_init(&b, BUF_MAX_DEFAULT);
+	for (n = 0; n <= sizeof(in); n++) {
+		EVP_EncodeBlock(ref, in, (int)n);
+		buf_reset(&b);
+		CHECK(buf_base64(&b, in, n) == ERR_OK);
+		CHECK_STR(b.data, (const char *)ref);
+	}
+	buf_release(&b);
 }
 
 static void test_diag_sticky(void)
@@ -150,6 +232,9 @@ int main(void)
 {
 	T_RUN(test_buf_grow_and_cap);
 	T_RUN(test_buf_take_empty);
+	T_RUN(test_buf_reserve_commit);
+	T_RUN(test_buf_base64);
+	T_RUN(test_buf_base64_openssl);
 	T_RUN(test_diag_sticky);
 	T_RUN(test_cli);
 	T_RUN(test_cli_list);

@@ -256,7 +256,6 @@ static int mode_oom(void)
 
 int main(int argc, char **argv)
 {
-	json_init();
 	if (argc > 1 && !strcmp(argv[1], "oom"))
 		return mode_oom();
 	T_RUN(test_build_all_kinds);

@@ -8,10 +8,13 @@
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "diff.h"
 #include "heatmap.h"
+#include "io.h"
 #include "report.h"
 #include "results.h"
 #include "t.h"
@@ -304,6 +307,51 @@ static void test_render(void)
 	cJSON_Delete(s);
 }
 
+static int exists(const char *dir, const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &st) == 0;
+}
+
+/* report_write writes the whole set or none: a summary.md that cannot be
+ * staged leaves no summary.json and no staged file behind. */
+static void test_write_set(void)
+{
+	char dir[] = "/tmp/needle-test-report-XXXXXX", p[512];
+	struct buf b;
+	struct diag d;
+	cJSON *s = NULL;
+
+	CHECK(mkdtemp(dir) != NULL);
+	buf_init(&b, 1 << 20);
+	diag_init(&d);
+	CHECK(io_read_file("fixtures/results/a/results.jsonl", &b, &d) == ERR_OK);
+	snprintf(p, sizeof(p), "%s/results.jsonl", dir);
+	CHECK(io_write_file(p, b.data, b.len, &d) == ERR_OK);
+	snprintf(p, sizeof(p), "%s/summary.md.staged.%ld", dir, (long)getpid());
+	CHECK(mkdir(p, 0700) == 0); /* staging summary.md will fail */
+	CHECK(report_write(dir, NULL, &d) == ERR_IO);
+	CHECK(strstr(d.msg, "summary.md") != NULL);
+	CHECK(!exists(dir, "summary.json") && !exists(dir, "recall.png") && !exists(dir, "summary.md"));
+	snprintf(p, sizeof(p), "summary.json.staged.%ld", (long)getpid());
+	CHECK(!exists(dir, p));
+	snprintf(p, sizeof(p), "%s/summary.md.staged.%ld", dir, (long)getpid());
+	CHECK(rmdir(p) == 0);
+	diag_init(&d);
+	CHECK(report_write(dir, &s, &d) == ERR_OK && s != NULL);
+	CHECK(exists(dir, "summary.json") && exists(dir, "summary.md") && exists(dir, "recall.png"));
+	snprintf(p, sizeof(p), "%s/summary.json", dir);
+	buf_reset(&b);
+	CHECK(io_read_file(p, &b, &d) == ERR_OK && strstr(b.data, "\"needle_summary\":") != NULL);
+	cJSON_Delete(s);
+	buf_release(&b);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK(system(p) == 0);
+}
+
 int main(void)
 {
 	T_RUN(test_summary_a);
@@ -312,5 +360,6 @@ int main(void)
 	T_RUN(test_gates);
 	T_RUN(test_heatmap);
 	T_RUN(test_render);
+	T_RUN(test_write_set);
 	return T_DONE();
 }
