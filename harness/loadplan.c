@@ -53,7 +53,7 @@ static void begin_round(struct loadplan *p, double now_ms)
 	p->due_ms = 0;
 	if (p->s->open_loop) {
 		(void)sched_init(&p->sched, p->s->arrival, p->s->rate[p->level],
-				 prng_splitmix64(&x), &ignored);
+				 prng_splitmix64(&x), (size_t)p->total, &ignored);
 		p->due_ms = sched_next_ms(&p->sched);
 	}
 }

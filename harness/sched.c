@@ -26,23 +26,39 @@ const char *sched_arrival_name(enum sched_arrival k)
 	return k == SCHED_CONSTANT ? "constant" : "poisson";
 }
 
-enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
-		    uint64_t seed, struct diag *d)
+/* A uniform double in [0, 1) with 53 random bits. */
+static double uniform(struct prng *p)
 {
+	return (double)(prng_next(p) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* One exponential gap of mean 1. */
+static double gap(struct prng *p)
+{
+	return -log1p(-uniform(p));
+}
+
+enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
+		    uint64_t seed, size_t count, struct diag *d)
+{
+	size_t i;
+	double sum = 0;
+
 	memset(s, 0, sizeof(*s));
 	if (!(rate > 0) || !isfinite(rate))
 		return diag_fail(d, ERR_INPUT, "rate '%g' must be a positive number of requests per second",
 				 rate);
 	s->kind = kind;
 	s->rate = rate;
+	s->scale = 1;
+	/* the same draws twice: once for their sum, once to hand out */
+	prng_init(&s->prng, seed, 0x5c4ed);
+	for (i = 1; kind == SCHED_POISSON && i < count; i++)
+		sum += gap(&s->prng);
+	if (sum > 0)
+		s->scale = (double)(count - 1) / sum;
 	prng_init(&s->prng, seed, 0x5c4ed);
 	return ERR_OK;
-}
-
-/* A uniform double in [0, 1) with 53 random bits. */
-static double uniform(struct prng *p)
-{
-	return (double)(prng_next(p) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 double sched_next_ms(struct sched *s)
@@ -52,7 +68,7 @@ double sched_next_ms(struct sched *s)
 	if (s->kind == SCHED_CONSTANT)
 		return (double)s->index++ * 1000.0 / s->rate;
 	at = s->next_ms;
-	s->next_ms += -log1p(-uniform(&s->prng)) * 1000.0 / s->rate;
+	s->next_ms += gap(&s->prng) * s->scale * 1000.0 / s->rate;
 	s->index++;
 	return at;
 }

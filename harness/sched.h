@@ -11,7 +11,12 @@
  * same schedule.
  *
  * Exponential gaps are drawn by inversion, -ln(1 - u) / rate, from a 53-bit
- * uniform u in [0, 1) of prng (generators/prng.h).
+ * uniform u in [0, 1) of prng (generators/prng.h). With a known count n of
+ * arrivals, the Poisson gaps are scaled so that the n-th arrival lands at
+ * exactly (n - 1) / rate: a Poisson process conditioned on its count (its
+ * arrival times are then ordered uniform draws), so that a finite round
+ * achieves the rate it was asked for instead of drifting off it by chance
+ * (about 1/sqrt(n): 7% at 200 requests).
  */
 #ifndef NEEDLE_SCHED_H
 #define NEEDLE_SCHED_H
@@ -30,6 +35,7 @@ struct sched {
 	struct prng prng; /* Poisson draws */
 	double next_ms;   /* offset of arrival `index` */
 	size_t index;     /* arrivals handed out so far */
+	double scale;     /* Poisson: gap multiplier (1, or the conditioning) */
 };
 
 /* Parses "poisson" or "constant"; ERR_INPUT naming the value otherwise. */
@@ -38,10 +44,11 @@ enum err sched_arrival_parse(const char *name, enum sched_arrival *out,
 /* "poisson" or "constant". Static. */
 const char *sched_arrival_name(enum sched_arrival k);
 
-/* Starts a schedule of `rate` arrivals per second. ERR_INPUT unless rate is
- * finite and positive. Allocates nothing. */
+/* Starts a schedule of `rate` arrivals per second; `count` (0 = open-ended)
+ * is how many will be asked for, for the conditioning above. ERR_INPUT
+ * unless rate is finite and positive. Allocates nothing. */
 enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
-		    uint64_t seed, struct diag *d);
+		    uint64_t seed, size_t count, struct diag *d);
 
 /* The offset (ms from the schedule's start) of the next arrival. */
 double sched_next_ms(struct sched *s);

@@ -16,7 +16,7 @@ static void test_constant(void)
 	int i;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_CONSTANT, 0.48, 1, &d));
+	CHECK(!sched_init(&s, SCHED_CONSTANT, 0.48, 1, 0, &d));
 	for (i = 0; i < N; i++)
 		t = sched_next_ms(&s);
 	/* absolute: the last offset is exactly (N-1)/rate, no accumulated error */
@@ -31,8 +31,8 @@ static void test_poisson(void)
 	int i, same = 1, ordered = 1;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_POISSON, 2.5, 42, &d));
-	CHECK(!sched_init(&again, SCHED_POISSON, 2.5, 42, &d));
+	CHECK(!sched_init(&s, SCHED_POISSON, 2.5, 42, 0, &d));
+	CHECK(!sched_init(&again, SCHED_POISSON, 2.5, 42, 0, &d));
 	CHECK(sched_next_ms(&s) == 0);
 	(void)sched_next_ms(&again);
 	for (i = 1; i < N; i++) {
@@ -52,9 +52,32 @@ static void test_poisson(void)
 	mean = sum / (N - 1);
 	cv = sqrt(sq / (N - 1) - mean * mean) / mean;
 	CHECK(fabs(cv - 1) < 0.05);
-	CHECK(!sched_init(&again, SCHED_POISSON, 2.5, 43, &d));
+	CHECK(!sched_init(&again, SCHED_POISSON, 2.5, 43, 0, &d));
 	(void)sched_next_ms(&again);
 	CHECK(sched_next_ms(&again) != 0);
+}
+
+/* With the count known, a round of 200 Poisson arrivals achieves the rate
+ * exactly, and its gaps still vary as exponential ones do. */
+static void test_conditioned(void)
+{
+	struct sched s;
+	struct diag d;
+	double t = 0, prev = 0, sq = 0, g, cv;
+	int i;
+
+	diag_init(&d);
+	CHECK(!sched_init(&s, SCHED_POISSON, 0.48, 9, 200, &d));
+	CHECK(sched_next_ms(&s) == 0);
+	for (i = 1; i < 200; i++) {
+		t = sched_next_ms(&s);
+		g = t - prev;
+		sq += g * g;
+		prev = t;
+	}
+	CHECK(fabs(t - 199 * 1000.0 / 0.48) < 1e-6 * t);
+	cv = sqrt(sq / 199 - (t / 199) * (t / 199)) / (t / 199);
+	CHECK(cv > 0.7 && cv < 1.3);
 }
 
 static void test_bad(void)
@@ -64,10 +87,10 @@ static void test_bad(void)
 	enum sched_arrival k;
 
 	diag_init(&d);
-	CHECK(sched_init(&s, SCHED_POISSON, 0, 1, &d) == ERR_INPUT);
+	CHECK(sched_init(&s, SCHED_POISSON, 0, 1, 0, &d) == ERR_INPUT);
 	CHECK(strstr(d.msg, "rate '0'") != NULL);
 	diag_init(&d);
-	CHECK(sched_init(&s, SCHED_POISSON, NAN, 1, &d) == ERR_INPUT);
+	CHECK(sched_init(&s, SCHED_POISSON, NAN, 1, 0, &d) == ERR_INPUT);
 	CHECK(sched_arrival_parse("burst", &k, &d) == ERR_INPUT);
 	CHECK(!sched_arrival_parse("constant", &k, &d) && k == SCHED_CONSTANT);
 	CHECK_STR(sched_arrival_name(SCHED_POISSON), "poisson");
@@ -81,7 +104,7 @@ static void test_sleep(void)
 	int i;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_CONSTANT, 200, 1, &d));
+	CHECK(!sched_init(&s, SCHED_CONSTANT, 200, 1, 0, &d));
 	for (i = 0; i < 10; i++)
 		sched_sleep_until_ms(t0 + sched_next_ms(&s));
 	t1 = io_now_ms();
@@ -95,6 +118,7 @@ int main(void)
 {
 	T_RUN(test_constant);
 	T_RUN(test_poisson);
+	T_RUN(test_conditioned);
 	T_RUN(test_bad);
 	T_RUN(test_sleep);
 	return T_DONE();
