@@ -126,16 +126,26 @@ class Engine {
 		}
 	}
 
-	// Starts a request: waits for a slot, then for its prefill. Returns the job that
-	// paces its tokens (gate) and ends it (finish); finish must run exactly once.
-	async begin(b, promptTokens) {
+	// Starts a request that arrived at `arrival` (ms): waits for a slot, then for its
+	// prefill, which ends P / prefill after the later of its arrival and its admission
+	// (the server's own parsing and tokenizing count as prefill time, as in a real
+	// server's TTFT). Returns the job that paces its tokens (gate) and ends it
+	// (finish); finish must run exactly once.
+	async begin(b, promptTokens, arrival) {
 		const t = this.timing(b);
-		const job = { t, arrival: Date.now(), prompt: promptTokens, generated: 0, last: 0, sched: 0,
-			ended: false };
-		await new Promise((resolve) => { this.queue.push({ limit: t.seqs, resolve }); this.pump(); });
-		job.admitted = Date.now();
+		const job = { t, arrival: arrival || Date.now(), prompt: promptTokens, generated: 0, last: 0,
+			sched: 0, ended: false };
+		let granted = 0;
+		const slot = new Promise((resolve) => {
+			this.queue.push({ limit: t.seqs, resolve: () => { granted = Date.now(); resolve(); } });
+			this.pump();
+		});
+		const waited = granted === 0; // not admitted on the spot: queued
+		await slot;
+		job.admitted = waited ? granted : job.arrival;
 		this.kvTokens += promptTokens;
-		if (t.prefill > 0) await sleep(promptTokens * 1000 / t.prefill);
+		const wait = t.prefill > 0 ? job.admitted + promptTokens * 1000 / t.prefill - Date.now() : 0;
+		if (wait > 0) await sleep(wait);
 		return job;
 	}
 

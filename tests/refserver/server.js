@@ -926,7 +926,7 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 	const continuous = sg ? !!so.continuous_usage_stats : wantUsage && !!so.continuous_usage_stats;
 	const reasoningCount = gen.toks.filter((t) => t.kind === 'reasoning').length;
 	s.start();
-	const job = await o.engine.begin(b, promptTokens);
+	const job = await o.engine.begin(b, promptTokens, res.arrivalMs);
 	try {
 		await streamTokens(s, o, model, kind, req, b, promptTokens, gen, job, { sg, wantUsage, continuous, reasoningCount });
 	} finally {
@@ -997,7 +997,7 @@ async function streamTokens(s, o, model, kind, req, b, promptTokens, gen, job, f
 }
 
 async function nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen) {
-	const job = await o.engine.begin(b, promptTokens);
+	const job = await o.engine.begin(b, promptTokens, res.arrivalMs);
 	let closed = false;
 	res.on('close', () => { closed = true; });
 	try {
@@ -1218,6 +1218,7 @@ function modelList(o) {
 
 function makeHandler(o, model, logStream) {
 	return async (req, res) => {
+		res.arrivalMs = Date.now();
 		const url = new URL(req.url, 'http://x');
 		const p = url.pathname;
 		const logRec = { t: new Date().toISOString(), method: req.method, path: p,
