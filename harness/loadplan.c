@@ -21,6 +21,7 @@ static void enter(struct loadplan *p, int level, long round)
 		p->round = 1;
 	p->next = 0;
 	p->inflight = 0;
+	p->prepared = 0;
 	p->started = 0;
 	p->total = level < p->s->nlevels ? round_size(p) : 0;
 }
@@ -83,6 +84,14 @@ enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 			else
 				enter(p, p->level + 1, 0);
 			continue;
+		}
+		if (!p->prepared) {
+			p->prepared = 1;
+			item->level = p->level;
+			item->round = p->round;
+			item->index = p->total;
+			item->scheduled_ms = item->round_start_ms = now_ms;
+			return LOADPLAN_PREPARE;
 		}
 		if (!p->started)
 			begin_round(p, now_ms);

@@ -22,6 +22,9 @@
 #include "sched.h"
 
 enum loadplan_step {
+	LOADPLAN_PREPARE, /* a round is next: `item` has its level and round, and
+			   * its size in `index`; build its requests now, before
+			   * its clock starts */
 	LOADPLAN_START, /* start the request in `item` now */
 	LOADPLAN_WAIT,  /* open loop: nothing is due before `until_ms` */
 	LOADPLAN_DRAIN, /* wait for a request in flight to finish */
@@ -41,6 +44,7 @@ struct loadplan {
 	uint64_t seed;
 	int level;
 	long round, next, inflight, total;
+	int prepared;          /* PREPARE was returned for the current round */
 	int started;           /* the current round has started */
 	double t0_ms;          /* its start */
 	struct sched sched;    /* open loop, this round */

@@ -5,6 +5,17 @@
 #include "loadplan.h"
 #include "t.h"
 
+/* loadplan_next, answering PREPARE steps (checked for a sane size). */
+static enum loadplan_step next(struct loadplan *p, double now, struct loadplan_item *it,
+			       double *until)
+{
+	enum loadplan_step st;
+
+	while ((st = loadplan_next(p, now, it, until)) == LOADPLAN_PREPARE)
+		CHECK(it->index > 0 && it->index == p->total);
+	return st;
+}
+
 static struct loadspec closed_spec(void)
 {
 	struct loadspec s;
@@ -33,19 +44,19 @@ static void test_closed(void)
 	CHECK_EQ_LONG(loadplan_total(&s), 2 + 2 * 2 + 3 + 2 * 3);
 	loadplan_init(&p, &s, 1);
 	/* level 0 (C1): warm-up request 0, then it must drain before index 1 */
-	CHECK(loadplan_next(&p, 0, &it, &until) == LOADPLAN_START);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START);
 	CHECK(it.level == 0 && it.round == 0 && it.index == 0);
-	CHECK(loadplan_next(&p, 1, &it, &until) == LOADPLAN_DRAIN);
+	CHECK(next(&p, 1, &it, &until) == LOADPLAN_DRAIN);
 	loadplan_finished(&p);
-	CHECK(loadplan_next(&p, 2, &it, &until) == LOADPLAN_START);
+	CHECK(next(&p, 2, &it, &until) == LOADPLAN_START);
 	CHECK(it.round == 0 && it.index == 1);
 	loadplan_finished(&p);
-	CHECK(loadplan_next(&p, 3, &it, &until) == LOADPLAN_START);
+	CHECK(next(&p, 3, &it, &until) == LOADPLAN_START);
 	CHECK(it.round == 1 && it.index == 0 && it.round_start_ms == 3);
 	loadplan_finished(&p);
 	/* finish everything, finishing the oldest whenever told to drain */
 	started = 3; /* the three above */
-	while ((st = loadplan_next(&p, 10, &it, &until)) != LOADPLAN_DONE && guard++ < 100) {
+	while ((st = next(&p, 10, &it, &until)) != LOADPLAN_DONE && guard++ < 100) {
 		if (st == LOADPLAN_START) {
 			started++;
 			flight++;
@@ -77,14 +88,14 @@ static void test_round_barrier(void)
 	s.requests[0] = 2;
 	s.warmup = 0; /* no warm-up: round 1 first */
 	loadplan_init(&p, &s, 1);
-	CHECK(loadplan_next(&p, 0, &it, &until) == LOADPLAN_START && it.round == 1);
-	CHECK(loadplan_next(&p, 0, &it, &until) == LOADPLAN_START && it.index == 1);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START && it.round == 1);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START && it.index == 1);
 	/* round 1 is fully sent; round 2 waits for it although C4 has room */
-	CHECK(loadplan_next(&p, 0, &it, &until) == LOADPLAN_DRAIN);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_DRAIN);
 	loadplan_finished(&p);
-	CHECK(loadplan_next(&p, 0, &it, &until) == LOADPLAN_DRAIN);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_DRAIN);
 	loadplan_finished(&p);
-	CHECK(loadplan_next(&p, 50, &it, &until) == LOADPLAN_START);
+	CHECK(next(&p, 50, &it, &until) == LOADPLAN_START);
 	CHECK(it.round == 2 && it.index == 0 && it.round_start_ms == 50);
 }
 
@@ -104,20 +115,21 @@ static void test_open(void)
 	s.rounds = 1;
 	s.warmup = 0;
 	loadplan_init(&p, &s, 7);
-	CHECK(loadplan_next(&p, 1000, &it, &until) == LOADPLAN_START);
+	CHECK(loadplan_next(&p, 990, &it, &until) == LOADPLAN_PREPARE && it.index == 3 && it.round == 1);
+	CHECK(next(&p, 1000, &it, &until) == LOADPLAN_START);
 	CHECK(it.scheduled_ms == 1000 && it.index == 0);
-	CHECK(loadplan_next(&p, 1040, &it, &until) == LOADPLAN_WAIT && until == 1100);
+	CHECK(next(&p, 1040, &it, &until) == LOADPLAN_WAIT && until == 1100);
 	/* late by 30 ms: started now, but due (and recorded) at 1100 */
-	CHECK(loadplan_next(&p, 1130, &it, &until) == LOADPLAN_START && it.scheduled_ms == 1100);
+	CHECK(next(&p, 1130, &it, &until) == LOADPLAN_START && it.scheduled_ms == 1100);
 	/* the next is still due at 1200: no drift from the late start */
-	CHECK(loadplan_next(&p, 1131, &it, &until) == LOADPLAN_WAIT && until == 1200);
-	CHECK(loadplan_next(&p, 1200, &it, &until) == LOADPLAN_START && it.index == 2);
+	CHECK(next(&p, 1131, &it, &until) == LOADPLAN_WAIT && until == 1200);
+	CHECK(next(&p, 1200, &it, &until) == LOADPLAN_START && it.index == 2);
 	/* no cap: three in flight, then drain and done */
-	CHECK(loadplan_next(&p, 1201, &it, &until) == LOADPLAN_DRAIN);
+	CHECK(next(&p, 1201, &it, &until) == LOADPLAN_DRAIN);
 	loadplan_finished(&p);
 	loadplan_finished(&p);
 	loadplan_finished(&p);
-	CHECK(loadplan_next(&p, 1500, &it, &until) == LOADPLAN_DONE);
+	CHECK(next(&p, 1500, &it, &until) == LOADPLAN_DONE);
 }
 
 int main(void)
