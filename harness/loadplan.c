@@ -53,9 +53,9 @@ static void begin_round(struct loadplan *p, double now_ms)
 	p->t0_ms = now_ms;
 	p->due_ms = 0;
 	if (p->s->open_loop) {
-		(void)sched_init(&p->sched, p->s->arrival, p->s->rate[p->level],
+		(void)arrival_init(&p->arr, p->s->arrival, p->s->rate[p->level],
 				 prng_splitmix64(&x), (size_t)p->total, &ignored);
-		p->due_ms = sched_next_ms(&p->sched);
+		p->due_ms = arrival_next_ms(&p->arr);
 	}
 }
 
@@ -68,7 +68,7 @@ static enum loadplan_step start(struct loadplan *p, double due, struct loadplan_
 	it->round_start_ms = p->t0_ms;
 	p->inflight++;
 	if (p->s->open_loop)
-		p->due_ms = sched_next_ms(&p->sched);
+		p->due_ms = arrival_next_ms(&p->arr);
 	return LOADPLAN_START;
 }
 

@@ -7,7 +7,7 @@
  *
  * Closed loop (concurrency C): up to C requests of the round in flight; the
  * next starts as soon as one finishes. Open loop (rate R): request i is due at
- * the round's start + the i-th arrival of a schedule (sched.h, seeded per
+ * the round's start + the i-th arrival of a schedule (arrival.h, seeded per
  * level and round), with no cap on requests in flight; a request started late
  * keeps its due time as `scheduled_ms`, so the lag is measured, never hidden.
  *
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "loadspec.h"
-#include "sched.h"
+#include "arrival.h"
 
 enum loadplan_step {
 	LOADPLAN_PREPARE, /* a round is next: `item` has its level and round, and
@@ -47,7 +47,7 @@ struct loadplan {
 	int prepared;          /* PREPARE was returned for the current round */
 	int started;           /* the current round has started */
 	double t0_ms;          /* its start */
-	struct sched sched;    /* open loop, this round */
+	struct arrival arr;      /* open loop, this round */
 	double due_ms;         /* open loop: offset of request `next` */
 };
 

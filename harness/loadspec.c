@@ -184,7 +184,7 @@ static enum err strings(const struct at *a, const cJSON *v, struct loadspec *s)
 
 		if (!s->open_loop)
 			return fail(a, "arrival", -1, "'arrival' is for open-loop 'rate' levels only");
-		if (!cJSON_IsString(f) || sched_arrival_parse(f->valuestring, &s->arrival, &ignored))
+		if (!cJSON_IsString(f) || arrival_parse(f->valuestring, &s->arrival, &ignored))
 			return fail(a, "arrival", -1, "expected 'poisson' or 'constant'");
 	}
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "filler"))) {

@@ -25,7 +25,7 @@
 #include "err.h"
 #include "loadgen.h"
 #include "loadstat.h"
-#include "sched.h"
+#include "arrival.h"
 
 #define LOADSPEC_MAX_LEVELS 64
 #define LOADSPEC_MAX_REQUESTS 1000000 /* per level and round */
@@ -42,7 +42,7 @@ struct loadspec {
 	long requests[LOADSPEC_MAX_LEVELS];     /* per level, one round */
 	long rounds;
 	long warmup;                            /* per level; -1 = one round's worth */
-	enum sched_arrival arrival;
+	enum arrival_kind arrival;
 	long seed;
 	const char *filler;                     /* borrowed from the JSON */
 	struct loadstat_slo slo;                /* 0 = unbounded */

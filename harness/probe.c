@@ -13,7 +13,7 @@
 
 #include "http.h"
 #include "io.h"
-#include "sched.h"
+#include "arrival.h"
 
 enum err probe_parse_duration(const char *s, double *seconds, struct diag *d)
 {
@@ -101,7 +101,7 @@ enum err probe_wait_ready(const char *base, const char *api_key, double timeout_
 		if (ok || io_now_ms() >= deadline)
 			break;
 		next += interval_s * 1000.0;
-		sched_sleep_until_ms(next < deadline ? next : deadline);
+		arrival_sleep_until_ms(next < deadline ? next : deadline);
 	}
 	buf_release(&body);
 	if (!ok)

@@ -3,4 +3,5 @@
 # TTFT/TPOT, queueing behind max_num_seqs, exact completion_tokens, one empty 200 in N,
 # both metrics dialects, a booting server's 503.
 set -eu
-exec node "$TESTS/refserver/timing_test.js"
+. "$TESTS/lib/cli.sh"
+node "$TESTS/refserver/timing_test.js"

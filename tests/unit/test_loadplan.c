@@ -108,7 +108,7 @@ static void test_open(void)
 
 	memset(&s, 0, sizeof(s));
 	s.open_loop = 1;
-	s.arrival = SCHED_CONSTANT;
+	s.arrival = ARRIVAL_CONSTANT;
 	s.nlevels = 1;
 	s.rate[0] = 10; /* one every 100 ms */
 	s.requests[0] = 3;

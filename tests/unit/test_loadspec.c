@@ -36,7 +36,7 @@ static void test_shipped(void)
 	if (s && s->ncases == 1) {
 		l = &s->cases[0].load;
 		CHECK(l->open_loop && l->nlevels == 3 && l->rate[1] == 0.48);
-		CHECK(l->arrival == SCHED_POISSON);
+		CHECK(l->arrival == ARRIVAL_POISSON);
 		CHECK(l->requests[2] == 200);
 		CHECK(l->slo.ttft_ms == 3000 && l->slo.tpot_ms == 50 && l->slo.e2e_ms == 0);
 	}

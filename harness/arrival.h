@@ -1,5 +1,5 @@
 /*
- * sched — open-loop arrival times for load tests: constant or Poisson
+ * arrival — open-loop arrival times for load tests: constant or Poisson
  * (seeded), as offsets from the schedule's start on CLOCK_MONOTONIC.
  *
  * The schedule is absolute: each arrival's offset is a function of its index
@@ -18,8 +18,8 @@
  * achieves the rate it was asked for instead of drifting off it by chance
  * (about 1/sqrt(n): 7% at 200 requests).
  */
-#ifndef NEEDLE_SCHED_H
-#define NEEDLE_SCHED_H
+#ifndef NEEDLE_ARRIVAL_H
+#define NEEDLE_ARRIVAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,10 +27,10 @@
 #include "err.h"
 #include "prng.h"
 
-enum sched_arrival { SCHED_POISSON, SCHED_CONSTANT };
+enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_CONSTANT };
 
-struct sched {
-	enum sched_arrival kind;
+struct arrival {
+	enum arrival_kind kind;
 	double rate;      /* arrivals per second, > 0 */
 	struct prng prng; /* Poisson draws */
 	double next_ms;   /* offset of arrival `index` */
@@ -39,22 +39,22 @@ struct sched {
 };
 
 /* Parses "poisson" or "constant"; ERR_INPUT naming the value otherwise. */
-enum err sched_arrival_parse(const char *name, enum sched_arrival *out,
+enum err arrival_parse(const char *name, enum arrival_kind *out,
 			     struct diag *d);
 /* "poisson" or "constant". Static. */
-const char *sched_arrival_name(enum sched_arrival k);
+const char *arrival_name(enum arrival_kind k);
 
 /* Starts a schedule of `rate` arrivals per second; `count` (0 = open-ended)
  * is how many will be asked for, for the conditioning above. ERR_INPUT
  * unless rate is finite and positive. Allocates nothing. */
-enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
+enum err arrival_init(struct arrival *s, enum arrival_kind kind, double rate,
 		    uint64_t seed, size_t count, struct diag *d);
 
 /* The offset (ms from the schedule's start) of the next arrival. */
-double sched_next_ms(struct sched *s);
+double arrival_next_ms(struct arrival *s);
 
 /* Sleeps until CLOCK_MONOTONIC reaches `at_ms` (the clock of io_now_ms),
  * with an absolute-time sleep; returns at once if it has passed. */
-void sched_sleep_until_ms(double at_ms);
+void arrival_sleep_until_ms(double at_ms);
 
 #endif

@@ -1,43 +1,43 @@
-/* Unit tests of sched: the achieved rate and shape of open-loop schedules. */
+/* Unit tests of arrival: the achieved rate and shape of open-loop schedules. */
 #include <math.h>
 #include <string.h>
 
 #include "io.h"
-#include "sched.h"
+#include "arrival.h"
 #include "t.h"
 
 #define N 20000
 
 static void test_constant(void)
 {
-	struct sched s;
+	struct arrival s;
 	struct diag d;
 	double t = 0;
 	int i;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_CONSTANT, 0.48, 1, 0, &d));
+	CHECK(!arrival_init(&s, ARRIVAL_CONSTANT, 0.48, 1, 0, &d));
 	for (i = 0; i < N; i++)
-		t = sched_next_ms(&s);
+		t = arrival_next_ms(&s);
 	/* absolute: the last offset is exactly (N-1)/rate, no accumulated error */
 	CHECK(t == (double)(N - 1) * 1000.0 / 0.48);
 }
 
 static void test_poisson(void)
 {
-	struct sched s, again;
+	struct arrival s, again;
 	struct diag d;
 	double t = 0, prev = 0, sum = 0, sq = 0, gap, mean, cv;
 	int i, same = 1, ordered = 1;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_POISSON, 2.5, 42, 0, &d));
-	CHECK(!sched_init(&again, SCHED_POISSON, 2.5, 42, 0, &d));
-	CHECK(sched_next_ms(&s) == 0);
-	(void)sched_next_ms(&again);
+	CHECK(!arrival_init(&s, ARRIVAL_POISSON, 2.5, 42, 0, &d));
+	CHECK(!arrival_init(&again, ARRIVAL_POISSON, 2.5, 42, 0, &d));
+	CHECK(arrival_next_ms(&s) == 0);
+	(void)arrival_next_ms(&again);
 	for (i = 1; i < N; i++) {
-		t = sched_next_ms(&s);
-		same &= t == sched_next_ms(&again);
+		t = arrival_next_ms(&s);
+		same &= t == arrival_next_ms(&again);
 		gap = t - prev;
 		ordered &= gap >= 0;
 		sum += gap;
@@ -52,25 +52,25 @@ static void test_poisson(void)
 	mean = sum / (N - 1);
 	cv = sqrt(sq / (N - 1) - mean * mean) / mean;
 	CHECK(fabs(cv - 1) < 0.05);
-	CHECK(!sched_init(&again, SCHED_POISSON, 2.5, 43, 0, &d));
-	(void)sched_next_ms(&again);
-	CHECK(sched_next_ms(&again) != 0);
+	CHECK(!arrival_init(&again, ARRIVAL_POISSON, 2.5, 43, 0, &d));
+	(void)arrival_next_ms(&again);
+	CHECK(arrival_next_ms(&again) != 0);
 }
 
 /* With the count known, a round of 200 Poisson arrivals achieves the rate
  * exactly, and its gaps still vary as exponential ones do. */
 static void test_conditioned(void)
 {
-	struct sched s;
+	struct arrival s;
 	struct diag d;
 	double t = 0, prev = 0, sq = 0, g, cv;
 	int i;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_POISSON, 0.48, 9, 200, &d));
-	CHECK(sched_next_ms(&s) == 0);
+	CHECK(!arrival_init(&s, ARRIVAL_POISSON, 0.48, 9, 200, &d));
+	CHECK(arrival_next_ms(&s) == 0);
 	for (i = 1; i < 200; i++) {
-		t = sched_next_ms(&s);
+		t = arrival_next_ms(&s);
 		g = t - prev;
 		sq += g * g;
 		prev = t;
@@ -82,35 +82,35 @@ static void test_conditioned(void)
 
 static void test_bad(void)
 {
-	struct sched s;
+	struct arrival s;
 	struct diag d;
-	enum sched_arrival k;
+	enum arrival_kind k;
 
 	diag_init(&d);
-	CHECK(sched_init(&s, SCHED_POISSON, 0, 1, 0, &d) == ERR_INPUT);
+	CHECK(arrival_init(&s, ARRIVAL_POISSON, 0, 1, 0, &d) == ERR_INPUT);
 	CHECK(strstr(d.msg, "rate '0'") != NULL);
 	diag_init(&d);
-	CHECK(sched_init(&s, SCHED_POISSON, NAN, 1, 0, &d) == ERR_INPUT);
-	CHECK(sched_arrival_parse("burst", &k, &d) == ERR_INPUT);
-	CHECK(!sched_arrival_parse("constant", &k, &d) && k == SCHED_CONSTANT);
-	CHECK_STR(sched_arrival_name(SCHED_POISSON), "poisson");
+	CHECK(arrival_init(&s, ARRIVAL_POISSON, NAN, 1, 0, &d) == ERR_INPUT);
+	CHECK(arrival_parse("burst", &k, &d) == ERR_INPUT);
+	CHECK(!arrival_parse("constant", &k, &d) && k == ARRIVAL_CONSTANT);
+	CHECK_STR(arrival_name(ARRIVAL_POISSON), "poisson");
 }
 
 static void test_sleep(void)
 {
 	double t0 = io_now_ms(), t1;
-	struct sched s;
+	struct arrival s;
 	struct diag d;
 	int i;
 
 	diag_init(&d);
-	CHECK(!sched_init(&s, SCHED_CONSTANT, 200, 1, 0, &d));
+	CHECK(!arrival_init(&s, ARRIVAL_CONSTANT, 200, 1, 0, &d));
 	for (i = 0; i < 10; i++)
-		sched_sleep_until_ms(t0 + sched_next_ms(&s));
+		arrival_sleep_until_ms(t0 + arrival_next_ms(&s));
 	t1 = io_now_ms();
 	/* the tenth arrival is at 45 ms: never early */
 	CHECK(t1 - t0 >= 45);
-	sched_sleep_until_ms(t0); /* in the past: returns at once */
+	arrival_sleep_until_ms(t0); /* in the past: returns at once */
 	CHECK(io_now_ms() - t1 < 20);
 }
 

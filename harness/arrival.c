@@ -1,29 +1,29 @@
 /*
- * sched — open-loop arrival times; see sched.h.
+ * arrival — open-loop arrival times; see arrival.h.
  */
-#include "sched.h"
+#include "arrival.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
 
-enum err sched_arrival_parse(const char *name, enum sched_arrival *out,
+enum err arrival_parse(const char *name, enum arrival_kind *out,
 			     struct diag *d)
 {
 	if (!strcmp(name, "poisson"))
-		*out = SCHED_POISSON;
+		*out = ARRIVAL_POISSON;
 	else if (!strcmp(name, "constant"))
-		*out = SCHED_CONSTANT;
+		*out = ARRIVAL_CONSTANT;
 	else
 		return diag_fail(d, ERR_INPUT,
 				 "arrival '%s' is not one of poisson, constant", name);
 	return ERR_OK;
 }
 
-const char *sched_arrival_name(enum sched_arrival k)
+const char *arrival_name(enum arrival_kind k)
 {
-	return k == SCHED_CONSTANT ? "constant" : "poisson";
+	return k == ARRIVAL_CONSTANT ? "constant" : "poisson";
 }
 
 /* A uniform double in [0, 1) with 53 random bits. */
@@ -38,7 +38,7 @@ static double gap(struct prng *p)
 	return -log1p(-uniform(p));
 }
 
-enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
+enum err arrival_init(struct arrival *s, enum arrival_kind kind, double rate,
 		    uint64_t seed, size_t count, struct diag *d)
 {
 	size_t i;
@@ -53,7 +53,7 @@ enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
 	s->scale = 1;
 	/* the same draws twice: once for their sum, once to hand out */
 	prng_init(&s->prng, seed, 0x5c4ed);
-	for (i = 1; kind == SCHED_POISSON && i < count; i++)
+	for (i = 1; kind == ARRIVAL_POISSON && i < count; i++)
 		sum += gap(&s->prng);
 	if (sum > 0)
 		s->scale = (double)(count - 1) / sum;
@@ -61,11 +61,11 @@ enum err sched_init(struct sched *s, enum sched_arrival kind, double rate,
 	return ERR_OK;
 }
 
-double sched_next_ms(struct sched *s)
+double arrival_next_ms(struct arrival *s)
 {
 	double at;
 
-	if (s->kind == SCHED_CONSTANT)
+	if (s->kind == ARRIVAL_CONSTANT)
 		return (double)s->index++ * 1000.0 / s->rate;
 	at = s->next_ms;
 	s->next_ms += gap(&s->prng) * s->scale * 1000.0 / s->rate;
@@ -73,7 +73,7 @@ double sched_next_ms(struct sched *s)
 	return at;
 }
 
-void sched_sleep_until_ms(double at_ms)
+void arrival_sleep_until_ms(double at_ms)
 {
 	struct timespec ts;
 	double sec = floor(at_ms / 1000.0);
