@@ -12,6 +12,7 @@
 #include "json.h"
 #include "md.h"
 #include "mem.h"
+#include "record.h"
 #include "results.h"
 #include "stats.h"
 
@@ -149,7 +150,7 @@ static void key_of(const cJSON *rec, char *out, size_t cap)
 {
 	const cJSON *seed = jget(rec, "seed");
 
-	results_key(jget(rec, "case")->valuestring, (long)jget_num(rec, "repeat"),
+	record_key(jget(rec, "case")->valuestring, (long)jget_num(rec, "repeat"),
 		    cJSON_IsNumber(seed), cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0,
 		    out, cap);
 }
