@@ -1,5 +1,6 @@
 /* run — see run.h. */
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,11 +14,14 @@
 #include "haystack.h"
 #include "http.h"
 #include "io.h"
+#include "loadgen.h"
+#include "loadplan.h"
 #include "mem.h"
 #include "record.h"
 #include "req.h"
 #include "results.h"
 #include "run.h"
+#include "sched.h"
 #include "stream.h"
 #include "suite.h"
 #include "tok.h"
@@ -51,6 +55,10 @@ struct attempt {
 	cJSON *round1;             /* owned summary of round 1 when round == 2 */
 	cJSON *calls1;             /* owned tool calls of round 1 */
 	struct audit_result audit1;/* the audit of round 1 when round == 2 */
+	int is_load;               /* a request of a load case: */
+	struct suite_case lcase;   /* the case as this request sends it */
+	struct loadgen_prompt lp;  /* its generated prompt (owned) */
+	struct loadplan_item li;   /* its level, round, index and due time */
 };
 
 struct run {
@@ -73,6 +81,11 @@ struct run {
 	int si;
 	struct attempt **slots;
 	size_t nslots;
+	/* the load case in progress (run.c "load cases") */
+	const struct suite_case *lc;
+	struct loadplan plan;
+	cJSON *ljson;              /* owned: its fields with the fixed length */
+	double wake_ms;            /* open loop: the next due time, 0 = none */
 };
 
 /* ---- the attempt cursor ---- */
@@ -103,7 +116,8 @@ static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
 	}
 }
 
-/* Advances to the next attempt not yet recorded; 0 when none is left. */
+/* Advances to the next attempt not yet recorded; 0 when none is left, 2 when
+ * the next case is a load case (*c; the cursor stays on it). */
 static int next_attempt(struct run *r, const struct suite_case **c,
 			long *repeat, int *has_seed, long *seed)
 {
@@ -113,6 +127,10 @@ static int next_attempt(struct run *r, const struct suite_case **c,
 		const struct suite_case *k = &r->suite->cases[r->ci];
 		if (!selected(r, k))
 			continue;
+		if (k->kind == SUITE_LOAD) {
+			*c = k;
+			return 2;
+		}
 		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
 			for (; r->si < seeds_of(k); r->si++) {
 				key_seed(k, r->si, has_seed, seed);
@@ -138,8 +156,16 @@ static size_t count_todo(struct run *r)
 	long ri = r->ri;
 	int si = r->si;
 
-	while (next_attempt(r, &c, &repeat, &has, &seed))
+	int more;
+
+	while ((more = next_attempt(r, &c, &repeat, &has, &seed))) {
+		if (more == 2) {
+			n += (size_t)loadplan_total(&c->load);
+			r->ci++;
+			continue;
+		}
 		n++;
+	}
 	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
 }
@@ -250,6 +276,7 @@ static void attempt_free(struct attempt *a)
 	stream_release(&a->st);
 	buf_release(&a->raw);
 	grade_release(&a->g);
+	loadgen_release(&a->lp);
 	cJSON_Delete(a->round1);
 	cJSON_Delete(a->calls1);
 	mem_free(a);
@@ -318,6 +345,189 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	}
 	attempt_free(a);
 	return e;
+}
+
+/* ---- load cases ----
+ *
+ * A load case runs alone: it starts when every attempt before it has ended,
+ * and the cases after it wait for its last request. Its requests come from
+ * loadplan (levels, warm-up, rounds, closed-loop caps, open-loop due times);
+ * each is a fixed-length request with a generated prompt (loadgen.h) and is
+ * judged and journalled like any attempt, with "load" in its record
+ * (loadcells.h). Its key's repeat is the request's place in the case. */
+
+/* The 1-based place of a request in its case: levels in order, each with its
+ * warm-up then its rounds. */
+static long load_seq(const struct loadspec *s, const struct loadplan_item *it)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < it->level; i++)
+		n += loadspec_warmup(s, i) + s->rounds * s->requests[i];
+	if (it->round > 0)
+		n += loadspec_warmup(s, it->level) + (it->round - 1) * s->requests[it->level];
+	return n + it->index + 1;
+}
+
+/* The case's fields as each of its requests sends them: the fixed length
+ * (max_tokens = min_tokens = output_tokens, ignore_eos). */
+static enum err load_begin(struct run *r, const struct suite_case *c, struct diag *d)
+{
+	cJSON *j = cJSON_Duplicate(c->json, 1);
+
+	if (!j)
+		goto nomem;
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "max_tokens");
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "min_tokens");
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "ignore_eos");
+	if (!cJSON_AddNumberToObject(j, "max_tokens", (double)c->load.output_tokens) ||
+	    !cJSON_AddNumberToObject(j, "min_tokens", (double)c->load.output_tokens) ||
+	    !cJSON_AddBoolToObject(j, "ignore_eos", 1))
+		goto nomem;
+	r->ljson = j;
+	r->lc = c;
+	r->wake_ms = 0;
+	loadplan_init(&r->plan, &c->load, (uint64_t)c->load.seed);
+	return ERR_OK;
+nomem:
+	cJSON_Delete(j);
+	return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
+}
+
+static enum err load_prompt(struct run *r, struct attempt *a, struct diag *d)
+{
+	const struct loadspec *s = &r->lc->load;
+	struct loadgen_opts o = {0};
+	struct tpl_render_opts ro = {0};
+
+	ro.server = r->ep.server;
+	o.endpoint = s->endpoint;
+	o.tok = r->tok;
+	o.tpl = r->tpl;
+	o.kwargs = r->lc->kwargs;
+	o.render = &ro;
+	o.input_tokens = s->input_tokens;
+	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
+	o.filler = s->filler;
+	return loadgen_build(&o, loadgen_seed((uint64_t)s->seed, (unsigned)a->li.level,
+					      (unsigned)a->li.round, (unsigned)a->li.index),
+			     &a->lp, d);
+}
+
+/* Prepares and starts the request `it` of the load case in progress. */
+static enum err start_load(struct run *r, const struct loadplan_item *it,
+			   struct attempt **out, struct diag *d)
+{
+	struct attempt *a = mem_calloc(1, sizeof(*a));
+	enum err e;
+
+	*out = NULL;
+	if (!a)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	a->is_load = 1;
+	a->li = *it;
+	a->lcase = *r->lc;
+	a->lcase.json = r->ljson;
+	a->lcase.max_tokens = r->lc->load.output_tokens;
+	a->lcase.ignore_eos = 1;
+	a->c = &a->lcase;
+	a->repeat = load_seq(&r->lc->load, it);
+	a->round = 1;
+	grade_init(&a->g);
+	stream_init(&a->st, STREAM_CHAT, io_now_ms());
+	req_init(&a->req);
+	buf_init(&a->raw, RAW_MAX);
+	e = load_prompt(r, a, d);
+	if (!e) {
+		a->lcase.prompt = a->lp.prompt;
+		a->count.local_tokens = (long long)a->lp.tokens;
+		memcpy(a->prompt_sha256, a->lp.sha256, IO_SHA256_HEX);
+		e = req_build(&a->req, &a->lcase, a->lp.messages, r->ep.model, r->suite_dir, d);
+	}
+	if (!e)
+		e = send_attempt(r, a, d);
+	if (e) {
+		diag_prefix(d, "load case '%s'", r->lc->id);
+		attempt_free(a);
+		return e;
+	}
+	*out = a;
+	return ERR_OK;
+}
+
+static struct attempt **free_slot(struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nslots; i++)
+		if (!r->slots[i])
+			return &r->slots[i];
+	return NULL;
+}
+
+/* Starts what the plan says is due; done with the case when it says so. */
+static enum err fill_load(struct run *r, struct diag *d)
+{
+	struct loadplan_item it;
+	struct attempt **slot;
+	char key[1024];
+	double until = 0;
+	enum loadplan_step st;
+	enum err e = ERR_OK;
+
+	r->wake_ms = 0;
+	while (!e && (slot = free_slot(r))) {
+		st = loadplan_next(&r->plan, io_now_ms(), &it, &until);
+		if (st == LOADPLAN_WAIT)
+			r->wake_ms = until;
+		if (st == LOADPLAN_DONE) {
+			cJSON_Delete(r->ljson);
+			r->ljson = NULL;
+			r->lc = NULL;
+			r->ci++;
+		}
+		if (st != LOADPLAN_START)
+			break;
+		record_key(r->lc->id, load_seq(&r->lc->load, &it), 0, 0, key, sizeof(key));
+		if (results_has(r->res, key))
+			loadplan_finished(&r->plan); /* recorded before (--resume) */
+		else
+			e = start_load(r, &it, slot, d);
+	}
+	return e;
+}
+
+/* The record's "load" object: the level, place and times on the round's clock. */
+static cJSON *load_json(const struct attempt *a)
+{
+	const struct loadspec *s = &a->c->load;
+	cJSON *o = cJSON_CreateObject(), *slo;
+	int ok = o != NULL;
+
+	if (s->open_loop)
+		ok = ok && cJSON_AddNumberToObject(o, "rate", s->rate[a->li.level]);
+	else
+		ok = ok && cJSON_AddNumberToObject(o, "concurrency", (double)s->concurrency[a->li.level]);
+	ok = ok && cJSON_AddNumberToObject(o, "level", a->li.level) &&
+	     cJSON_AddNumberToObject(o, "round", (double)a->li.round) &&
+	     cJSON_AddNumberToObject(o, "index", (double)a->li.index) &&
+	     cJSON_AddBoolToObject(o, "warmup", a->li.round == 0) &&
+	     cJSON_AddNumberToObject(o, "scheduled_ms", a->li.scheduled_ms - a->li.round_start_ms) &&
+	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
+	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
+	     cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
+	if (ok && (s->slo.ttft_ms > 0 || s->slo.tpot_ms > 0 || s->slo.e2e_ms > 0)) {
+		ok = (slo = cJSON_AddObjectToObject(o, "slo")) != NULL;
+		ok = ok && (!(s->slo.ttft_ms > 0) || cJSON_AddNumberToObject(slo, "ttft_ms", s->slo.ttft_ms));
+		ok = ok && (!(s->slo.tpot_ms > 0) || cJSON_AddNumberToObject(slo, "tpot_ms", s->slo.tpot_ms));
+		ok = ok && (!(s->slo.e2e_ms > 0) || cJSON_AddNumberToObject(slo, "e2e_ms", s->slo.e2e_ms));
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* ---- judging and recording ---- */
@@ -436,6 +646,10 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	record_view(r, a, dn, ck, &au, raw_name, &v);
 	v.transport_msg = dn->fail ? dn->msg : a->feed_msg;
 	rec = record_new(&v, &verdict);
+	if (rec && a->is_load && !cJSON_AddItemToObject(rec, "load", load_json(a))) {
+		cJSON_Delete(rec);
+		rec = NULL;
+	}
 	e = rec ? results_append(r->res, rec, d)
 		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	if (!e)
@@ -480,20 +694,41 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 
 /* ---- the loop ---- */
 
-static enum err fill_slots(struct run *r, struct diag *d)
+static int busy(const struct run *r)
 {
 	size_t i;
 
+	for (i = 0; i < r->nslots; i++)
+		if (r->slots[i])
+			return 1;
+	return 0;
+}
+
+static enum err fill_slots(struct run *r, struct diag *d)
+{
+	size_t i;
+	enum err e;
+
+	if (r->lc && ((e = fill_load(r, d)) || r->lc))
+		return e;
 	for (i = 0; i < r->nslots; i++) {
 		const struct suite_case *c;
 		long repeat, seed;
-		int has;
-		enum err e;
+		int has, next;
 
 		if (r->slots[i])
 			continue;
-		if (!next_attempt(r, &c, &repeat, &has, &seed))
+		next = next_attempt(r, &c, &repeat, &has, &seed);
+		if (!next)
 			return ERR_OK;
+		if (next == 2) { /* a load case: alone, once the slots are empty */
+			if (busy(r))
+				return ERR_OK;
+			if ((e = load_begin(r, c, d)) || (e = fill_load(r, d)) || r->lc)
+				return e;
+			i = (size_t)-1; /* it finished at once (all recorded): go on */
+			continue;
+		}
 		e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
 		if (e)
 			return e;
@@ -517,17 +752,35 @@ static void progress(const struct run *r, int force)
 		r->o->progress(r->o->progress_ctx, r, force);
 }
 
+/* How long to poll: the progress interval, or less when an open-loop
+ * request falls due sooner. */
+static int poll_wait(const struct run *r)
+{
+	int ms = r->o->poll_ms > 0 ? r->o->poll_ms : 1000;
+	double left;
+
+	if (!r->wake_ms)
+		return ms;
+	left = r->wake_ms - io_now_ms();
+	return left <= 0 ? 0 : left < ms ? (int)ceil(left) : ms;
+}
+
 static enum err loop(struct run *r, struct diag *d)
 {
 	struct http_done dn;
 	enum err e = fill_slots(r, d);
 
-	while (!e && http_multi_pending(r->multi)) {
-		e = http_multi_poll(r->multi, r->o->poll_ms > 0 ? r->o->poll_ms : 1000, d);
+	while (!e && (http_multi_pending(r->multi) || r->lc)) {
+		if (http_multi_pending(r->multi))
+			e = http_multi_poll(r->multi, poll_wait(r), d);
+		else
+			sched_sleep_until_ms(r->wake_ms);
 		while (!e && http_multi_next(r->multi, &dn)) {
 			struct attempt *a = dn.user;
 			int again = 0;
 			e = finish_attempt(r, a, &dn, &again, d);
+			if (a->is_load && !again)
+				loadplan_finished(&r->plan);
 			if (!again || e)
 				drop_slot(r, a);
 		}
@@ -568,6 +821,12 @@ static enum err check_inputs(struct run *r, struct diag *d)
 			return diag_fail(d, ERR_USAGE,
 					 "recall case '%s' needs '--tokenizer' and '--template' to build its documents",
 					 c->id);
+		if (c->kind == SUITE_LOAD && (!r->o->tokenizer ||
+		    (c->load.endpoint == LOADGEN_CHAT && !r->o->template_name)))
+			return diag_fail(d, ERR_USAGE,
+					 "load case '%s' needs '--tokenizer'%s to build prompts of exactly %ld tokens",
+					 c->id, c->load.endpoint == LOADGEN_CHAT ? " and '--template'" : "",
+					 c->load.input_tokens);
 	}
 	if (!n)
 		return diag_fail(d, ERR_USAGE, "no case of '%s' matches '--case %s'",
@@ -659,6 +918,43 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	return e;
 }
 
+/* Slots for --concurrency and for the load levels (an open loop has no cap:
+ * RUN_MAX_CONCURRENCY requests in flight at most). */
+static size_t slots_needed(const struct run *r)
+{
+	size_t n = (size_t)r->o->concurrency, i;
+	int k;
+
+	for (i = 0; r->suite && i < r->suite->ncases; i++) {
+		const struct loadspec *s = &r->suite->cases[i].load;
+
+		if (r->suite->cases[i].kind != SUITE_LOAD)
+			continue;
+		if (s->open_loop && n < RUN_MAX_CONCURRENCY)
+			n = RUN_MAX_CONCURRENCY;
+		for (k = 0; !s->open_loop && k < s->nlevels; k++)
+			n = (size_t)s->concurrency[k] > n ? (size_t)s->concurrency[k] : n;
+	}
+	return n;
+}
+
+/* Load cases must fit the server's context (issue: refused with the path). */
+static enum err check_fit(const struct run *r, struct diag *d)
+{
+	char path[64];
+	size_t i;
+	enum err e = ERR_OK;
+
+	for (i = 0; !e && i < r->suite->ncases; i++) {
+		if (r->suite->cases[i].kind != SUITE_LOAD)
+			continue;
+		snprintf(path, sizeof(path), "cases[%zu].load", r->suite->cases[i].index);
+		e = loadspec_check_fit(&r->suite->cases[i].load, (long)r->ep.max_model_len,
+				       r->suite->path, path, d);
+	}
+	return e;
+}
+
 enum err run_open(const struct run_opts *o, const char *suite_path,
 		  struct run **out, struct diag *d)
 {
@@ -685,8 +981,10 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!e)
 		e = discover(r, d);
 	if (!e)
+		e = check_fit(r, d);
+	if (!e)
 		e = write_manifest(r, d);
-	r->nslots = (size_t)o->concurrency;
+	r->nslots = slots_needed(r);
 	if (!e && !(r->slots = mem_calloc(r->nslots, sizeof(*r->slots))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e)
@@ -746,6 +1044,7 @@ void run_free(struct run *r)
 	for (i = 0; r->slots && i < r->nslots; i++)
 		attempt_free(r->slots[i]);
 	mem_free(r->slots);
+	cJSON_Delete(r->ljson);
 	http_multi_free(r->multi);
 	results_free(r->res);
 	cJSON_Delete(r->manifest);
