@@ -85,6 +85,8 @@ struct run {
 	const struct suite_case *lc;
 	struct loadplan plan;
 	cJSON *ljson;              /* owned: its fields with the fixed length */
+	struct loadgen_prompt *lprompts; /* owned: the prompts of the round */
+	long nlprompts;
 	double wake_ms;            /* open loop: the next due time, 0 = none */
 };
 
@@ -395,7 +397,8 @@ nomem:
 	return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
 }
 
-static enum err load_prompt(struct run *r, struct attempt *a, struct diag *d)
+static enum err load_prompt(struct run *r, const struct loadplan_item *it,
+			    struct loadgen_prompt *out, struct diag *d)
 {
 	const struct loadspec *s = &r->lc->load;
 	struct loadgen_opts o = {0};
@@ -410,9 +413,38 @@ static enum err load_prompt(struct run *r, struct attempt *a, struct diag *d)
 	o.input_tokens = s->input_tokens;
 	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
 	o.filler = s->filler;
-	return loadgen_build(&o, loadgen_seed((uint64_t)s->seed, (unsigned)a->li.level,
-					      (unsigned)a->li.round, (unsigned)a->li.index),
-			     &a->lp, d);
+	return loadgen_build(&o, loadgen_seed((uint64_t)s->seed, (unsigned)it->level,
+					      (unsigned)it->round, (unsigned)it->index),
+			     out, d);
+}
+
+static void free_prompts(struct run *r)
+{
+	long i;
+
+	for (i = 0; i < r->nlprompts; i++)
+		loadgen_release(&r->lprompts[i]);
+	mem_free(r->lprompts);
+	r->lprompts = NULL;
+	r->nlprompts = 0;
+}
+
+/* Builds every prompt of the round in `it` (index = its size) before its
+ * clock starts: prompt building never delays a send. */
+static enum err load_prepare(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	struct loadplan_item one = *it;
+	enum err e = ERR_OK;
+
+	free_prompts(r);
+	if (!(r->lprompts = mem_calloc((size_t)it->index, sizeof(*r->lprompts))))
+		return diag_fail(d, ERR_NOMEM, "out of memory preparing load case '%s'", r->lc->id);
+	r->nlprompts = it->index;
+	for (one.index = 0; !e && one.index < it->index; one.index++)
+		e = load_prompt(r, &one, &r->lprompts[one.index], d);
+	if (e)
+		diag_prefix(d, "load case '%s'", r->lc->id);
+	return e;
 }
 
 /* Prepares and starts the request `it` of the load case in progress. */
@@ -438,8 +470,11 @@ static enum err start_load(struct run *r, const struct loadplan_item *it,
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
 	buf_init(&a->raw, RAW_MAX);
-	e = load_prompt(r, a, d);
+	e = it->index < r->nlprompts ? ERR_OK
+		: diag_fail(d, ERR_INTERNAL, "load request %ld was not prepared", it->index);
 	if (!e) {
+		a->lp = r->lprompts[it->index];
+		memset(&r->lprompts[it->index], 0, sizeof(a->lp));
 		a->lcase.prompt = a->lp.prompt;
 		a->count.local_tokens = (long long)a->lp.tokens;
 		memcpy(a->prompt_sha256, a->lp.sha256, IO_SHA256_HEX);
@@ -479,9 +514,14 @@ static enum err fill_load(struct run *r, struct diag *d)
 	r->wake_ms = 0;
 	while (!e && (slot = free_slot(r))) {
 		st = loadplan_next(&r->plan, io_now_ms(), &it, &until);
+		if (st == LOADPLAN_PREPARE) {
+			e = load_prepare(r, &it, d);
+			continue;
+		}
 		if (st == LOADPLAN_WAIT)
 			r->wake_ms = until;
 		if (st == LOADPLAN_DONE) {
+			free_prompts(r);
 			cJSON_Delete(r->ljson);
 			r->ljson = NULL;
 			r->lc = NULL;
@@ -775,6 +815,10 @@ static enum err loop(struct run *r, struct diag *d)
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
 			sched_sleep_until_ms(r->wake_ms);
+		/* due open-loop sends go first: journalling (a flush per record)
+		 * must not delay them */
+		if (!e && r->lc)
+			e = fill_load(r, d);
 		while (!e && http_multi_next(r->multi, &dn)) {
 			struct attempt *a = dn.user;
 			int again = 0;
@@ -783,6 +827,8 @@ static enum err loop(struct run *r, struct diag *d)
 				loadplan_finished(&r->plan);
 			if (!again || e)
 				drop_slot(r, a);
+			if (!e && r->lc)
+				e = fill_load(r, d);
 		}
 		progress(r, 0);
 		if (!e)
@@ -1045,6 +1091,7 @@ void run_free(struct run *r)
 		attempt_free(r->slots[i]);
 	mem_free(r->slots);
 	cJSON_Delete(r->ljson);
+	free_prompts(r);
 	http_multi_free(r->multi);
 	results_free(r->res);
 	cJSON_Delete(r->manifest);
