@@ -17,6 +17,8 @@
 #include "loadgen.h"
 #include "loadplan.h"
 #include "mem.h"
+#include "metrics.h"
+#include "probe.h"
 #include "record.h"
 #include "req.h"
 #include "results.h"
@@ -87,6 +89,8 @@ struct run {
 	cJSON *ljson;              /* owned: its fields with the fixed length */
 	struct loadgen_prompt *lprompts; /* owned: the prompts of the round */
 	long nlprompts;
+	struct metrics mbefore;    /* --metrics: the snapshot before the level */
+	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
 };
 
@@ -390,6 +394,7 @@ static enum err load_begin(struct run *r, const struct suite_case *c, struct dia
 	r->ljson = j;
 	r->lc = c;
 	r->wake_ms = 0;
+	r->mlevel = -1;
 	loadplan_init(&r->plan, &c->load, (uint64_t)c->load.seed);
 	return ERR_OK;
 nomem:
@@ -501,6 +506,129 @@ static struct attempt **free_slot(struct run *r)
 	return NULL;
 }
 
+/* ---- --metrics: the server's view of each level ---- */
+
+static void view_num(cJSON *o, const char *k, double v)
+{
+	cJSON_AddItemToObject(o, k, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+/* {"dialect", "prompt_tokens", ...} of metrics_view, NaN as null. */
+static cJSON *view_json(const struct metrics_view *v)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "dialect", v->dialect ? cJSON_CreateString(v->dialect) : cJSON_CreateNull());
+	view_num(o, "prompt_tokens", v->prompt_tokens);
+	view_num(o, "generation_tokens", v->generation_tokens);
+	view_num(o, "requests", v->requests);
+	view_num(o, "ttft_mean_s", v->ttft_mean_s);
+	view_num(o, "ttft_p50_s", v->ttft_p50_s);
+	view_num(o, "ttft_p95_s", v->ttft_p95_s);
+	view_num(o, "itl_mean_s", v->itl_mean_s);
+	view_num(o, "itl_p95_s", v->itl_p95_s);
+	view_num(o, "prefix_hits", v->prefix_hits);
+	view_num(o, "prefix_queries", v->prefix_queries);
+	view_num(o, "cache_hit_rate", v->cache_hit_rate);
+	view_num(o, "running", v->running);
+	view_num(o, "waiting", v->waiting);
+	view_num(o, "kv_usage", v->kv_usage);
+	return o;
+}
+
+/* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix. */
+static void metrics_name(const struct run *r, int level, const char *suffix, char *out,
+			 size_t cap)
+{
+	const struct loadspec *s = &r->lc->load;
+
+	if (s->open_loop)
+		snprintf(out, cap, "metrics-%s-r%g%s", r->lc->id, s->rate[level], suffix);
+	else
+		snprintf(out, cap, "metrics-%s-c%ld%s", r->lc->id, s->concurrency[level], suffix);
+}
+
+/* Writes DIR/raw/NAME.json: the delta's view (or why there is none). */
+static enum err metrics_write(struct run *r, int level, const struct metrics *after,
+			      const char *why, struct diag *d)
+{
+	struct metrics delta;
+	struct metrics_view v;
+	struct diag md;
+	char name[512], *txt = NULL;
+	cJSON *o = cJSON_CreateObject();
+	enum err e;
+
+	metrics_init(&delta);
+	diag_init(&md);
+	metrics_name(r, level, ".json", name, sizeof(name));
+	if (o && !why && !metrics_delta(&r->mbefore, after, &delta, &md)) {
+		metrics_view(&delta, after, &v);
+		cJSON_AddItemToObject(o, "server", view_json(&v));
+	} else if (o) {
+		cJSON_AddStringToObject(o, "error", why ? why : md.msg);
+	}
+	txt = o ? cJSON_Print(o) : NULL;
+	e = txt ? results_write_raw(r->res, name, txt, strlen(txt), d)
+		: diag_fail(d, ERR_NOMEM, "out of memory writing '%s'", name);
+	cJSON_free(txt);
+	cJSON_Delete(o);
+	metrics_release(&delta);
+	return e;
+}
+
+/* Scrapes /metrics at the start (`before`) or end of `level`; the snapshot
+ * goes to DIR/raw/metrics-CASE-LEVEL-{before,after}.prom. A server without
+ * /metrics is noted in the level's .json, never a failed run. */
+static enum err scrape(struct run *r, int level, int before, struct diag *d)
+{
+	struct metrics m;
+	struct buf text;
+	struct diag sd;
+	char name[512];
+	enum err e = ERR_OK, se;
+
+	if (!r->o->metrics)
+		return ERR_OK;
+	metrics_init(&m);
+	buf_init(&text, PROBE_METRICS_MAX);
+	diag_init(&sd);
+	se = probe_metrics(r->ep.base, r->o->api_key, 30, &text, &m, &sd);
+	metrics_name(r, level, before ? "-before.prom" : "-after.prom", name, sizeof(name));
+	if (text.len)
+		e = results_write_raw(r->res, name, text.data, text.len, d);
+	if (!e && before) {
+		metrics_release(&r->mbefore);
+		r->mbefore = m;
+		metrics_init(&m);
+		r->mlevel = se ? -1 : level;
+	} else if (!e) {
+		e = metrics_write(r, level, &m, se ? sd.msg : r->mlevel != level ? "no snapshot before the level" : NULL, d);
+		r->mlevel = -1;
+	}
+	metrics_release(&m);
+	buf_release(&text);
+	return e;
+}
+
+/* --metrics around levels: after the previous level when a new one starts
+ * (its warm-up round, else its first), before it at its first counted round. */
+static enum err level_edges(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	int first = it->round == 0 || (it->round == 1 && loadspec_warmup(&r->lc->load, it->level) == 0);
+	enum err e = ERR_OK;
+
+	if (!r->o->metrics)
+		return ERR_OK;
+	if (first && it->level > 0)
+		e = scrape(r, it->level - 1, 0, d);
+	if (!e && it->round == 1)
+		e = scrape(r, it->level, 1, d);
+	return e;
+}
+
 /* Starts what the plan says is due; done with the case when it says so. */
 static enum err fill_load(struct run *r, struct diag *d)
 {
@@ -515,12 +643,16 @@ static enum err fill_load(struct run *r, struct diag *d)
 	while (!e && (slot = free_slot(r))) {
 		st = loadplan_next(&r->plan, io_now_ms(), &it, &until);
 		if (st == LOADPLAN_PREPARE) {
-			e = load_prepare(r, &it, d);
+			e = level_edges(r, &it, d);
+			if (!e)
+				e = load_prepare(r, &it, d);
 			continue;
 		}
 		if (st == LOADPLAN_WAIT)
 			r->wake_ms = until;
 		if (st == LOADPLAN_DONE) {
+			if (r->o->metrics)
+				e = scrape(r, r->lc->load.nlevels - 1, 0, d);
 			free_prompts(r);
 			cJSON_Delete(r->ljson);
 			r->ljson = NULL;
@@ -837,12 +969,82 @@ static enum err loop(struct run *r, struct diag *d)
 	return e;
 }
 
-enum err run_go(struct run *r, struct diag *d)
+/* ---- --warmup ---- */
+
+/* The warm-up request: the first selected chat or load case as it would be
+ * sent (a load case with a prompt of its own seed stream). */
+static enum err warm_body(struct run *r, struct req *q, struct loadgen_prompt *lp,
+			  struct diag *d)
 {
+	size_t i;
+
+	for (i = 0; i < r->suite->ncases; i++) {
+		const struct suite_case *c = &r->suite->cases[i];
+		struct loadplan_item it = {0, 0xffff, 0, 0, 0};
+		struct suite_case k;
+
+		if (!selected(r, c) || c->kind == SUITE_RECALL)
+			continue;
+		if (c->kind != SUITE_LOAD)
+			return req_build(q, c, c->messages, r->ep.model, r->suite_dir, d);
+		if (load_begin(r, c, d) || load_prompt(r, &it, lp, d))
+			return d->code;
+		k = *c;
+		k.json = r->ljson;
+		k.prompt = lp->prompt;
+		return req_build(q, &k, lp->messages, r->ep.model, r->suite_dir, d);
+	}
+	return diag_fail(d, ERR_USAGE, "'--warmup' needs a chat or load case to send (recall cases are not used)");
+}
+
+/* --warmup N: N uncounted requests, up to the slots at once, before anything
+ * is counted (seed 000: the first requests meet JIT compilation); their
+ * outcome is neither judged nor recorded. */
+static enum err warm_up(struct run *r, struct diag *d)
+{
+	struct loadgen_prompt lp;
+	struct http_req hr;
+	struct http_done dn;
+	struct req q;
+	char url[ENDPOINT_URL_MAX];
+	long sent = 0;
 	enum err e;
 
+	memset(&lp, 0, sizeof(lp));
+	req_init(&q);
+	e = warm_body(r, &q, &lp, d);
+	cJSON_Delete(r->ljson);
+	r->ljson = NULL;
+	r->lc = NULL;
+	snprintf(url, sizeof(url), "%s%s", r->ep.base, q.path);
+	memset(&hr, 0, sizeof(hr));
+	hr.url = url;
+	hr.body = q.body.data;
+	hr.body_len = q.body.len;
+	hr.api_key = r->o->api_key;
+	hr.timeout_s = r->o->timeout > 0 ? r->o->timeout : 600;
+	while (!e && (sent < r->o->warmup || http_multi_pending(r->multi))) {
+		while (!e && sent < r->o->warmup && http_multi_pending(r->multi) < r->nslots && ++sent)
+			e = http_multi_add(r->multi, &hr, d);
+		if (!e)
+			e = http_multi_poll(r->multi, 1000, d);
+		while (!e && http_multi_next(r->multi, &dn))
+			;
+	}
+	req_release(&q);
+	loadgen_release(&lp);
+	return e;
+}
+
+enum err run_go(struct run *r, struct diag *d)
+{
+	enum err e = ERR_OK;
+
 	progress(r, 1);
-	e = loop(r, d);
+	if (r->o->warmup > 0)
+		e = warm_up(r, d);
+	if (!e)
+		e = loop(r, d);
 	if (!e)
 		e = record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
 					r->n.prior_pass + r->n.prior_fail, d);
@@ -1090,6 +1292,7 @@ void run_free(struct run *r)
 	for (i = 0; r->slots && i < r->nslots; i++)
 		attempt_free(r->slots[i]);
 	mem_free(r->slots);
+	metrics_release(&r->mbefore);
 	cJSON_Delete(r->ljson);
 	free_prompts(r);
 	http_multi_free(r->multi);
