@@ -3,7 +3,7 @@
 # there): a closed-loop matrix gives TTFT, TPOT and throughput near the analytic
 # values; one empty 200 marks exactly its round invalid, stays in the success
 # count and leaves the medians to the other rounds; an open loop achieves its rate;
-# 'needle diff --gate cutover' passes a run against itself and fails (naming the
+# chat prompts count exactly; 'needle diff --gate cutover' passes a run against itself and fails (naming the
 # cells) a run whose TPOT is 30% worse.
 set -eu
 . "$TESTS/refserver/lib.sh"
@@ -65,4 +65,14 @@ JSON
 run r 'ref-good:tpot=5' "$tmp/rate.json"
 [ "$rc" = 0 ] || { echo "rate: exit $rc"; cat "$tmp/r.out"; exit 1; }
 check r 'near(cells[0].achieved_rate, 20, 0.05) && near(cells[1].achieved_rate, 20, 0.05) && cells[1].slo_attainment === 1 && cells[0].lag_p99_ms < 20' 'achieved rate within 5%'
+# chat: the prompt counts exactly input_tokens with the template (the audit agrees)
+cat >"$tmp/chat.json" <<'JSON'
+{"suite": "c", "cases": [{"id": "c", "kind": "load", "load": {"input_tokens": 700, "output_tokens": 8,
+ "endpoint": "chat", "concurrency": [2], "requests": 4, "rounds": 1, "warmup": 0}}]}
+JSON
+run c 'ref-good:tpot=1' "$tmp/chat.json"
+[ "$rc" = 0 ] || { echo "chat: exit $rc"; cat "$tmp/c.out"; exit 1; }
+node "$TESTS/refserver/records.js" "$tmp/c" \
+	'recs.length === 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
+	'chat load prompts of exactly 700 tokens'
 echo "load: analytic TTFT/TPOT/throughput, one empty 200 invalidates one round, rates achieved, cutover gate"
