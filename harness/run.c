@@ -23,7 +23,7 @@
 #include "req.h"
 #include "results.h"
 #include "run.h"
-#include "sched.h"
+#include "arrival.h"
 #include "stream.h"
 #include "suite.h"
 #include "tok.h"
@@ -946,7 +946,7 @@ static enum err loop(struct run *r, struct diag *d)
 		if (http_multi_pending(r->multi))
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
-			sched_sleep_until_ms(r->wake_ms);
+			arrival_sleep_until_ms(r->wake_ms);
 		/* due open-loop sends go first: journalling (a flush per record)
 		 * must not delay them */
 		if (!e && r->lc)

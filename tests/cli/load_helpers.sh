@@ -4,16 +4,15 @@
 # requests first; --metrics stores the server's /metrics around each load level and
 # its view of the level (the warm-up left out; cold prompts: no prefix-cache hits).
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 cat >"$tmp/s.json" <<'JSON'
 {"suite": "h", "cases": [{"id": "h", "kind": "load", "load": {"input_tokens": 300, "output_tokens": 8,
  "concurrency": [2], "requests": 4, "rounds": 2, "warmup": 2}}]}
 JSON
 refserver_start --start-delay 1500 --log "$tmp/log"
 rc=0
-"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model 'ref-good:tpot=1' --tokenizer "$DEEPSEEK_JSON" \
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model 'ref-good:tpot=1' --tokenizer "$ds" \
 	--template deepseek-v3 --out "$tmp/r" --wait-ready 30s --warmup 3 --metrics >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" = 0 ] || { echo "helpers: exit $rc"; cat "$tmp/out"; exit 1; }
 grep -q "waiting for the server: .*answered 503" "$tmp/out" || { echo "no readiness progress:"; cat "$tmp/out"; exit 1; }
@@ -28,7 +27,7 @@ if (!(fs.existsSync(d + "metrics-h-c2-before.prom") && fs.existsSync(d + "metric
 refserver_stop
 refserver_start --start-delay 600000
 rc=0
-"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 \
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --tokenizer "$ds" --template deepseek-v3 \
 	--out "$tmp/never" --wait-ready 1s >"$tmp/never.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] || { echo "never ready: exit $rc, expected 3"; cat "$tmp/never.out"; exit 1; }
 grep -q "was not ready after" "$tmp/never.out" || { cat "$tmp/never.out"; exit 1; }

@@ -6,13 +6,12 @@
 # chat prompts count exactly; 'needle diff --gate cutover' passes a run against itself and fails (naming the
 # cells) a run whose TPOT is 30% worse.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; [ -n "${LOAD_KEEP:-}" ] || rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 refserver_start --max-model-len 32768
 run() { # run OUT MODEL SUITE
 	rc=0
-	"$NEEDLE" run "$3" --base-url "$REF_URL" --model "$2" --tokenizer "$DEEPSEEK_JSON" \
+	"$NEEDLE" run "$3" --base-url "$REF_URL" --model "$2" --tokenizer "$ds" \
 		--template deepseek-v3 --out "$tmp/$1" >"$tmp/$1.out" 2>&1 || rc=$?
 }
 check() { # check RUN EXPR WHAT: EXPR over `cells` (summary.json load.cells)
