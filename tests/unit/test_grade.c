@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grade.h"
+#include "rx.h"
 #include "results.h"
 #include "t.h"
 
@@ -107,6 +108,21 @@ static void test_reason_utf8(void)
 	CHECK(!run("{\"json\":1}", "You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2\xe7\x9a\x84", r, sizeof(r)));
 	CHECK_EQ_LONG(results_fix_utf8(r), 0);
 	CHECK(strstr(r, "'You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2')") != NULL);
+}
+
+static void test_regex_check(void)
+{
+	struct diag d;
+	struct rx *re = NULL;
+
+	/* A case's pattern is checked as grade compiles it (rx, RX_WHOLE). */
+	diag_init(&d);
+	CHECK(rx_compile("a+b", 3, RX_WHOLE, &re, &d) == ERR_OK);
+	rx_free(re);
+	re = NULL;
+	CHECK(rx_compile("a[", 2, RX_WHOLE, &re, &d) == ERR_INPUT);
+	CHECK(re == NULL);
+	CHECK(strstr(d.msg, "bad regex at offset 2") != NULL);
 }
 
 static void recall(const char *answer, int want_ok, const int *want_needles,
@@ -277,6 +293,7 @@ int main(void)
 {
 	T_RUN(test_json_strict);
 	T_RUN(test_regex_contains);
+	T_RUN(test_regex_check);
 	T_RUN(test_reason_utf8);
 	T_RUN(test_recall);
 	T_RUN(test_tool_calls);
