@@ -16,9 +16,12 @@
 #include "mem.h"
 #include "report.h"
 #include "results.h"
+#include "rows.h"
 #include "stats.h"
+#include "why.h"
 
 #define PATHBUF 4096
+#define REPORT_CASES_NAMED 20 /* cases listed per failure reason in summary.md */
 
 static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 					  "e2e_ms", "tpot_ms"};
@@ -110,6 +113,7 @@ static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 	json_add_num(&A->jb, c, "total", 0);
 	json_add_num(&A->jb, c, "pass", 0);
 	json_add_obj(&A->jb, c, "failure_codes");
+	json_add_obj(&A->jb, c, "reasons");
 	return A->jb.code ? NULL : c;
 }
 
@@ -224,6 +228,24 @@ static void take_audit(struct acc *A, const cJSON *rec)
 		A->oom = 1;
 }
 
+/* The case's reasons ("STAGE: KEY" -> count) and its first failed
+ * attempt's first reason. */
+static void take_reasons(struct acc *A, cJSON *c, const cJSON *rec)
+{
+	struct why_reason r[WHY_REASONS_MAX];
+	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
+	char key[WHY_TEXT_MAX + 16];
+
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "%s: %s", r[i].stage, r[i].key);
+		bump(A, cJSON_GetObjectItemCaseSensitive(c, "reasons"), key, 1);
+	}
+	if (n && !jget(c, "first_reason")) {
+		snprintf(key, sizeof(key), "%s: %s", r[0].stage, r[0].text);
+		json_add_str(&A->jb, c, "first_reason", key);
+	}
+}
+
 static void take_record(struct acc *A, const cJSON *rec)
 {
 	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
@@ -253,6 +275,7 @@ static void take_record(struct acc *A, const cJSON *rec)
 			bump(A, cJSON_GetObjectItemCaseSensitive(c, "failure_codes"),
 			     f->valuestring, 1);
 		}
+	take_reasons(A, c, rec);
 	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_timing(A, rec);
@@ -494,6 +517,17 @@ static void acc_release(struct acc *A)
 	mem_free(A->ll);
 }
 
+/* Whether the manifest says the run stopped before its plan was done: it was
+ * interrupted, or it ran fewer attempts than it planned. */
+static int incomplete(const cJSON *m)
+{
+	const cJSON *a = jget(m, "attempts");
+
+	return cJSON_IsTrue(jget(m, "interrupted")) ||
+	       (cJSON_IsNumber(jget(a, "planned")) && cJSON_IsNumber(jget(a, "run")) &&
+		jget_num(a, "run") < jget_num(a, "planned"));
+}
+
 static void add_totals(struct acc *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
@@ -504,12 +538,16 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
 	add_rate(jb, o, A->pass, A->total);
 	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	json_add_bool(jb, o, "incomplete", incomplete(r->manifest));
 	st = json_add_obj(jb, A->s, "fail_stages");
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);
 	json_add_num(jb, st, "grade", (double)A->stage_grade);
-	cJSON_ArrayForEach(c, A->cases)
+	cJSON_ArrayForEach(c, A->cases) {
 		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
+		if (!jget(c, "first_reason"))
+			json_add_null(jb, c, "first_reason");
+	}
 }
 
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
@@ -536,6 +574,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
+	why_summarise(r->records, r->manifest, r->dir, &A.jb, A.s);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -564,7 +603,7 @@ static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t ca
 			 cJSON_GetArrayItem(w, 1)->valuedouble);
 }
 
-/* "a 3, b 1" for an object of counts; "none" when empty. */
+/* "a 3, b 1" for an object of counts ('|' escaped); "none" when empty. */
 static enum err counts_text(struct buf *b, const cJSON *o)
 {
 	const cJSON *it;
@@ -572,7 +611,12 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 	int first = 1;
 
 	cJSON_ArrayForEach(it, o) {
-		e = buf_printf(b, "%s%s %.0f", first ? "" : ", ", it->string, it->valuedouble);
+		if (!e && !first)
+			e = buf_puts(b, "; ");
+		if (!e)
+			e = md_cell(b, it->string);
+		if (!e)
+			e = buf_printf(b, " (%.0f)", it->valuedouble);
 		first = 0;
 	}
 	if (first)
@@ -600,6 +644,10 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
 	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
 		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
+	if (!e && cJSON_IsTrue(jget2(s, "attempts", "incomplete")))
+		e = buf_puts(b, "\n**INCOMPLETE**: the run stopped before all its attempts were made; "
+			     "the numbers below cover only what was recorded. Rerun the same command "
+			     "with --resume to finish it.\n");
 	return e;
 }
 
@@ -616,7 +664,7 @@ static enum err sec_attempts(const cJSON *s, struct buf *b)
 		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
 			       jget_num(a, "torn_bytes_skipped"));
 	if (!e)
-		e = buf_puts(b, "\n| case | kind | passed | failure codes |\n|---|---|---|---|\n");
+		e = buf_puts(b, "\n| case | kind | passed | why it failed (attempts) |\n|---|---|---|---|\n");
 	cJSON_ArrayForEach(c, jget(s, "cases")) {
 		rate_text(c, "pass", rt, sizeof(rt));
 		if (!e)
@@ -626,19 +674,77 @@ static enum err sec_attempts(const cJSON *s, struct buf *b)
 		if (!e)
 			e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
 		if (!e)
-			e = counts_text(b, jget(c, "failure_codes"));
+			e = counts_text(b, jget(c, "reasons"));
 		if (!e)
 			e = buf_puts(b, " |\n");
 	}
 	if (!e)
-		e = buf_puts(b, "\nFailure codes (per attempt): ");
-	if (!e)
-		e = counts_text(b, jget(s, "failure_codes"));
-	if (!e)
-		e = buf_puts(b, "\n\nFinish reasons: ");
+		e = buf_puts(b, "\nFinish reasons: ");
 	if (!e)
 		e = counts_text(b, jget(s, "finish_reasons"));
 	return e ? e : buf_puts(b, "\n");
+}
+
+/* Appends `s` on one line (line breaks as spaces). */
+static enum err one_line(struct buf *b, const char *s)
+{
+	enum err e = ERR_OK;
+
+	for (; !e && *s; s++)
+		e = buf_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+	return e;
+}
+
+static enum err failure_group(struct buf *b, const cJSON *g)
+{
+	const cJSON *ex = jget(g, "example"), *c, *raw = jget(ex, "raw");
+	const char *answer = jget(ex, "answer")->valuestring;
+	char tmp[32];
+	int i = 0, n = cJSON_GetArraySize(jget(g, "cases"));
+	enum err e = buf_printf(b, "\n### %s: ", jget(g, "stage")->valuestring);
+
+	if (!e)
+		e = one_line(b, jget(g, "key")->valuestring);
+	if (!e)
+		e = buf_printf(b, " (%.0f attempts, %d case%s)\n\nCases:", jget_num(g, "count"),
+			       n, n == 1 ? "" : "s");
+	cJSON_ArrayForEach(c, jget(g, "cases"))
+		if (!e && i++ < REPORT_CASES_NAMED)
+			e = buf_printf(b, "%s `%s`", i > 1 ? "," : "", c->valuestring);
+	if (!e && n > REPORT_CASES_NAMED)
+		e = buf_printf(b, " and %d more", n - REPORT_CASES_NAMED);
+	if (!e)
+		e = buf_printf(b, ".\n\nExample: `%s` repeat %s", jget(ex, "case")->valuestring,
+			       md_value(jget(ex, "repeat"), tmp, sizeof(tmp)));
+	if (!e && cJSON_IsNumber(jget(ex, "seed")))
+		e = buf_printf(b, ", seed %.0f", jget_num(ex, "seed"));
+	if (!e)
+		e = buf_puts(b, ": ");
+	if (!e)
+		e = one_line(b, jget(ex, "reason")->valuestring);
+	if (!e)
+		e = buf_puts(b, *answer ? "\n\n> answer: " : "\n\n> answer: (nothing)");
+	if (!e)
+		e = one_line(b, answer);
+	if (!e && cJSON_IsString(raw))
+		e = buf_printf(b, "\n\nRaw stream: `%s`", raw->valuestring);
+	return e ? e : buf_puts(b, "\n");
+}
+
+static enum err sec_failures(const cJSON *s, struct buf *b)
+{
+	const cJSON *g, *adv;
+	enum err e = buf_puts(b, "\n## Failures\n");
+
+	cJSON_ArrayForEach(adv, jget(s, "advice"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(b, "\n**What to do:** %s.\n", adv->valuestring);
+	if (!e && !cJSON_GetArraySize(jget(s, "failures")))
+		e = buf_puts(b, "\nNo attempt failed.\n");
+	cJSON_ArrayForEach(g, jget(s, "failures"))
+		if (!e)
+			e = failure_group(b, g);
+	return e;
 }
 
 static enum err sec_audit(const cJSON *s, struct buf *b)
@@ -754,67 +860,11 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
-	static const md_section sections[] = {sec_facts, sec_attempts, sec_audit,
+	static const md_section sections[] = {sec_facts, sec_attempts, sec_failures, sec_audit,
 					      sec_recall, sec_latency};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);
-}
-
-/* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
-static enum err csv_field(struct buf *b, const char *s)
-{
-	enum err e;
-
-	if (!strpbrk(s, ",\"\r\n"))
-		return buf_puts(b, s);
-	e = buf_putc(b, '"');
-	for (; !e && *s; s++)
-		e = *s == '"' ? buf_puts(b, "\"\"") : buf_putc(b, *s);
-	return e ? e : buf_putc(b, '"');
-}
-
-/* One row: scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi */
-static enum err csv_row(struct buf *b, const char *scope, const char *id,
-			const char *kind, const char *depth, const char *tokens,
-			const cJSON *o, const char *pass_key)
-{
-	const cJSON *w = jget(o, "wilson95");
-	char tmp[32];
-	enum err e = buf_printf(b, "%s,", scope);
-
-	if (!e)
-		e = csv_field(b, id);
-	if (!e)
-		e = buf_printf(b, ",%s,%s,%s,%.0f,%.0f,%s,%.6f,%.6f\n", kind, depth, tokens,
-			       jget_num(o, pass_key), jget_num(o, "total"),
-			       md_value(jget(o, "rate"), tmp, sizeof(tmp)),
-			       cJSON_GetArrayItem(w, 0)->valuedouble,
-			       cJSON_GetArrayItem(w, 1)->valuedouble);
-	return e;
-}
-
-enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
-{
-	const cJSON *c;
-	char dep[32], tok[32];
-	enum err e = buf_puts(out, "scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi\n");
-
-	if (!e)
-		e = csv_row(out, "overall", "", "", "", "", jget(summary, "attempts"), "pass");
-	cJSON_ArrayForEach(c, jget(summary, "cases"))
-		if (!e)
-			e = csv_row(out, "case", jget(c, "id")->valuestring,
-				    jget(c, "kind")->valuestring, "", "", c, "pass");
-	cJSON_ArrayForEach(c, jget2(summary, "recall", "cells")) {
-		snprintf(dep, sizeof(dep), "%.0f", jget_num(c, "depth"));
-		snprintf(tok, sizeof(tok), "%.0f", jget_num(c, "tokens"));
-		if (!e)
-			e = csv_row(out, "cell", "", "recall", dep, tok, c, "found");
-	}
-	if (e)
-		return diag_fail(d, e, "cannot render the report: %s", err_name(e));
-	return ERR_OK;
 }
 
 /* ---- heatmap ---- */
@@ -924,34 +974,56 @@ static enum err write_set(const char *dir, const struct out_file *f, size_t n,
 	return e;
 }
 
+void report_files_release(struct report_files *f)
+{
+	cJSON_Delete(f->summary);
+	f->summary = NULL;
+	buf_release(&f->json);
+	buf_release(&f->md);
+	buf_release(&f->png);
+	buf_release(&f->csv);
+}
+
+enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
+{
+	enum err e;
+
+	f->summary = NULL;
+	buf_init(&f->json, BUF_MAX_DEFAULT);
+	buf_init(&f->md, BUF_MAX_DEFAULT);
+	buf_init(&f->png, BUF_MAX_DEFAULT);
+	buf_init(&f->csv, BUF_MAX_DEFAULT);
+	if ((e = report_summary(r, &f->summary, d)) ||
+	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
+	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
+	    (e = rows_csv(r->records, r->dir, &f->csv, d)))
+		report_files_release(f);
+	return e;
+}
+
+enum err report_save(const struct report_files *f, const char *dir, struct diag *d)
+{
+	const struct out_file files[] = {{"summary.json", &f->json}, {"summary.md", &f->md},
+					 {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+
+	return write_set(dir, files, f->png.len ? 4 : 3, d);
+}
+
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
 {
 	struct report_run *r = NULL;
-	cJSON *s = NULL;
-	struct buf json, md, png;
+	struct report_files f;
 	enum err e;
 
-	buf_init(&json, BUF_MAX_DEFAULT);
-	buf_init(&md, BUF_MAX_DEFAULT);
-	buf_init(&png, BUF_MAX_DEFAULT);
-	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)) ||
-	    (e = json_print(s, JSON_PRETTY | JSON_NEWLINE, &json, "the summary", d)) ||
-	    (e = report_markdown(s, &md, d)) || (e = report_heatmap(s, &png, d)))
-		goto out;
-	{
-		const struct out_file files[] = {
-			{"summary.json", &json}, {"summary.md", &md}, {"recall.png", &png}};
-		e = write_set(dir, files, png.len ? 3 : 2, d);
+	if ((e = report_load(dir, &r, d)))
+		return e;
+	if (!(e = report_render(r, &f, d))) {
+		if (!(e = report_save(&f, dir, d)) && summary_out) {
+			*summary_out = f.summary;
+			f.summary = NULL;
+		}
+		report_files_release(&f);
 	}
-out:
-	if (!e && summary_out) {
-		*summary_out = s;
-		s = NULL;
-	}
-	cJSON_Delete(s);
 	report_run_free(r);
-	buf_release(&json);
-	buf_release(&md);
-	buf_release(&png);
 	return e;
 }
