@@ -64,7 +64,7 @@ void report_run_free(struct report_run *r)
 
 struct cell {
 	long depth, tokens;
-	size_t found, total;
+	size_t found, failed, total; /* failed: the attempt failed at transport */
 };
 
 /* TTFT and E2E samples of the recall attempts of one prompt length. */
@@ -117,7 +117,7 @@ static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 	return A->jb.code ? NULL : c;
 }
 
-static void add_cell(struct acc *A, long depth, long tokens, int found)
+static void add_cell(struct acc *A, long depth, long tokens, int found, int failed)
 {
 	size_t i;
 
@@ -135,11 +135,12 @@ static void add_cell(struct acc *A, long depth, long tokens, int found)
 			A->cells = nc;
 			A->capcells = cap;
 		}
-		A->cells[i] = (struct cell){depth, tokens, 0, 0};
+		A->cells[i] = (struct cell){depth, tokens, 0, 0, 0};
 		A->ncells++;
 	}
 	A->cells[i].total++;
 	A->cells[i].found += found != 0;
+	A->cells[i].failed += failed != 0;
 }
 
 static struct lenlat *lenlat_of(struct acc *A, long tokens)
@@ -195,13 +196,13 @@ static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 
 			if (dep >= 0)
 				add_cell(A, dep, len,
-					 transport_ok && cJSON_IsTrue(jget(n, "ok")));
+					 transport_ok && cJSON_IsTrue(jget(n, "ok")), !transport_ok);
 		}
 		return;
 	}
 	cJSON_ArrayForEach(n, jget2(rec, "recall", "depths"))
 		if (num_long(n, -1) >= 0)
-			add_cell(A, num_long(n, -1), len, 0);
+			add_cell(A, num_long(n, -1), len, 0, !transport_ok);
 }
 
 static void take_timing(struct acc *A, const cJSON *rec)
@@ -490,10 +491,13 @@ static void add_recall(struct acc *A)
 	for (i = 0; i < nd; i++)
 		for (j = 0; j < nl; j++)
 			for (k = 0; k < A->ncells; k++)
-				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j])
-					json_add_num(&A->jb, add_count(&A->jb, cells, "depth", dep[i],
-								       A->cells[k].found, A->cells[k].total),
-						     "tokens", (double)len[j]);
+				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
+					cJSON *o = add_count(&A->jb, cells, "depth", dep[i],
+							     A->cells[k].found, A->cells[k].total);
+					json_add_num(&A->jb, o, "tokens", (double)len[j]);
+					json_add_num(&A->jb, o, "transport_failed",
+						     (double)A->cells[k].failed);
+				}
 	add_margin(A, rc, 0, dep, nd);
 	add_margin(A, rc, 1, len, nl);
 	add_length_latency(A, rc, len, nl);
@@ -809,7 +813,7 @@ static enum err sec_recall(const cJSON *s, struct buf *b)
 
 	if (!cJSON_IsObject(rc))
 		return ERR_OK;
-	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); heatmap in recall.png.\n\n| depth |",
+	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); a needle whose attempt failed at transport counts as not found and is shown as \"no answer\". Heatmap in recall.png.\n\n| depth |",
 		       jget_num(rc, "attempts"));
 	cJSON_ArrayForEach(l, jget(rc, "lengths"))
 		if (!e)
@@ -828,7 +832,10 @@ static enum err sec_recall(const cJSON *s, struct buf *b)
 				if (jget_num(c, "depth") == d->valuedouble &&
 				    jget_num(c, "tokens") == l->valuedouble)
 					hit = c;
-			if (!e)
+			if (!e && hit && jget_num(hit, "transport_failed") > 0)
+				e = buf_printf(b, " %.0f/%.0f (%.0f no answer) |", jget_num(hit, "found"),
+					       jget_num(hit, "total"), jget_num(hit, "transport_failed"));
+			else if (!e)
 				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, "found"), jget_num(hit, "total"))
 					: buf_puts(b, " - |");
 		}
@@ -889,11 +896,24 @@ static int axis_index(const double *v, int n, double x)
 	return -1;
 }
 
+/* "MODEL M  RUN R  DATE" from the summary's facts (R: the folder's name). */
+static void heatmap_title(const cJSON *s, char *out, size_t cap)
+{
+	const cJSON *run = jget(s, "run"), *when = jget(run, "started_at");
+	const char *dir = jget(run, "dir")->valuestring, *base = strrchr(dir, '/');
+	char tmp[64];
+
+	base = base && base[1] ? base + 1 : dir;
+	snprintf(out, cap, "MODEL %s  RUN %s  %.10s", md_value(jget(run, "model"), tmp, sizeof(tmp)),
+		 base, cJSON_IsString(when) ? when->valuestring : "DATE UNKNOWN");
+}
+
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 {
 	const cJSON *rc = jget(summary, "recall"), *c;
-	double *dep, *len, *found, *total;
+	double *dep, *len, *found, *total, *failed;
 	struct heatmap h;
+	char title[512];
 	size_t cells;
 	enum err e;
 
@@ -902,12 +922,13 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 	h.ndepths = cJSON_GetArraySize(jget(rc, "depths"));
 	h.nlengths = cJSON_GetArraySize(jget(rc, "lengths"));
 	cells = (size_t)h.ndepths * (size_t)h.nlengths;
-	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 2 * cells + 1, sizeof(*dep));
+	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 3 * cells + 1, sizeof(*dep));
 	if (!dep)
 		return diag_fail(d, ERR_NOMEM, "out of memory drawing the heatmap");
 	len = dep + h.ndepths;
 	found = len + h.nlengths;
 	total = found + cells;
+	failed = total + cells;
 	fill_axis(jget(rc, "depths"), dep);
 	fill_axis(jget(rc, "lengths"), len);
 	cJSON_ArrayForEach(c, jget(rc, "cells")) {
@@ -916,12 +937,17 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 		if (i >= 0 && j >= 0) {
 			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "found");
 			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "total");
+			failed[(size_t)i * (size_t)h.nlengths + (size_t)j] =
+				jget_num(c, "transport_failed");
 		}
 	}
 	h.depths = dep;
 	h.lengths = len;
 	h.found = found;
 	h.total = total;
+	h.failed = failed;
+	heatmap_title(summary, title, sizeof(title));
+	h.title = title;
 	e = heatmap_png(&h, png, d);
 	mem_free(dep);
 	return e;

@@ -236,6 +236,25 @@ static void pixel(const unsigned char *px, int w, int x, int y, unsigned char ou
 	memcpy(out, px + ((size_t)y * (size_t)w + (size_t)x) * 3, 3);
 }
 
+/* Lengths are labelled 128K / 1M when whole multiples of 1024, else in full. */
+static void test_length_labels(void)
+{
+	char t[32];
+
+	heatmap_length_label(131072, t, sizeof(t));
+	CHECK_STR(t, "128K");
+	heatmap_length_label(1048576, t, sizeof(t));
+	CHECK_STR(t, "1M");
+	heatmap_length_label(128000, t, sizeof(t)); /* 125 x 1024: exact */
+	CHECK_STR(t, "125K");
+	heatmap_length_label(100000, t, sizeof(t));
+	CHECK_STR(t, "100000");
+	heatmap_length_label(1536, t, sizeof(t));
+	CHECK_STR(t, "1536");
+	heatmap_length_label(3 * 1048576 / 2, t, sizeof(t));
+	CHECK_STR(t, "1536K");
+}
+
 static void test_heatmap(void)
 {
 	cJSON *s = summary_of("fixtures/results/a", NULL);
@@ -264,10 +283,21 @@ static void test_heatmap(void)
 	pixel(px, (int)img.width, x + 3, y + 3, got);
 	heatmap_rgb(1.0, want);
 	CHECK(!memcmp(got, want, 3) && got[1] > got[0] + 50); /* green */
+	/* 90% at 128K: seed 1 found it, seed 2 never connected: 1/1 found
+	 * (green, not the yellow of 1/2) with a hatched strip at the right */
 	heatmap_cell(2, 1, &x, &y);
 	pixel(px, (int)img.width, x + 3, y + 3, got);
-	heatmap_rgb(0.5, want);
-	CHECK(!memcmp(got, want, 3) && got[0] > 200 && got[1] > 200); /* yellow */
+	heatmap_rgb(1.0, want);
+	CHECK(!memcmp(got, want, 3));
+	{
+		int i, j, dark = 0;
+		for (j = 0; j < HEATMAP_CELL_H - 2; j++)
+			for (i = HEATMAP_CELL_W - 14; i < HEATMAP_CELL_W - 2; i++) {
+				pixel(px, (int)img.width, x + i, y + j, got);
+				dark += got[0] == 90 && got[1] == 90 && got[2] == 90;
+			}
+		CHECK(dark > 20);
+	}
 	/* the label "0%" is drawn in the red cell: some pixel is not red */
 	heatmap_cell(1, 1, &x, &y);
 	{
@@ -296,7 +326,7 @@ static void test_render(void)
 	diag_init(&d);
 	CHECK(report_markdown(s, &b, &d) == ERR_OK);
 	CHECK(strstr(b.data, "5/10 (0.500, 95% CI 0.237-0.763)") != NULL);
-	CHECK(strstr(b.data, "| 50% | 2/2 | 0/2 |") != NULL);
+	CHECK(strstr(b.data, "| 50% | 2/2 | 0/2 (1 no answer) |") != NULL);
 	CHECK(strstr(b.data, "| ttft_ms | 9 | 500 | 900 | 900 |") != NULL);
 	/* grade failures are reasons, not "none" */
 	CHECK(strstr(b.data, "| chat-1 | chat | 3/4 (0.750, 95% CI 0.301-0.954) | grade: expected 437, got 438 (1) |") != NULL);
@@ -480,6 +510,7 @@ int main(void)
 	T_RUN(test_diff);
 	T_RUN(test_gates);
 	T_RUN(test_heatmap);
+	T_RUN(test_length_labels);
 	T_RUN(test_render);
 	T_RUN(test_failures);
 	T_RUN(test_advice);
