@@ -21,7 +21,8 @@
 #include "why.h"
 
 #define PATHBUF 4096
-#define REPORT_CASES_NAMED 20 /* cases listed per failure reason in summary.md */
+#define REPORT_CASES_NAMED 20  /* cases listed per failure reason in summary.md */
+#define REPORT_TERM_REASON 160 /* bytes of a first reason on the terminal */
 
 static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 					  "e2e_ms", "tpot_ms"};
@@ -607,7 +608,7 @@ static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t ca
 			 cJSON_GetArrayItem(w, 1)->valuedouble);
 }
 
-/* "a 3, b 1" for an object of counts ('|' escaped); "none" when empty. */
+/* "a (3); b (1)" for an object of counts ('|' escaped); "-" when empty. */
 static enum err counts_text(struct buf *b, const cJSON *o)
 {
 	const cJSON *it;
@@ -624,7 +625,7 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 		first = 0;
 	}
 	if (first)
-		e = buf_puts(b, "none");
+		e = buf_puts(b, "-");
 	return e;
 }
 
@@ -872,6 +873,69 @@ enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);
+}
+
+/* ---- terminal ---- */
+
+/* Appends `s` on one line, cut to `max` bytes at a character boundary
+ * ("..." marks the cut). */
+static enum err cut_text(struct buf *b, const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+	enum err e = ERR_OK;
+
+	if (n > max)
+		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+			max--;
+	else
+		max = n;
+	for (i = 0; !e && i < max; i++)
+		e = buf_putc(b, s[i] == '\n' || s[i] == '\r' ? ' ' : s[i]);
+	return e || max == n ? e : buf_puts(b, "...");
+}
+
+static enum err term_case(struct buf *b, const cJSON *c)
+{
+	const cJSON *fr = jget(c, "first_reason"), *it;
+	double total = jget_num(c, "total"), fail = total - jget_num(c, "pass");
+	enum err e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, "id")->valuestring, fail, total);
+	int first = 1;
+
+	cJSON_ArrayForEach(it, jget(c, "reasons")) {
+		if (!e)
+			e = buf_printf(b, "%s%s x%.0f", first ? "" : "; ", it->string, it->valuedouble);
+		first = 0;
+	}
+	if (!e)
+		e = buf_puts(b, ")");
+	if (!e && cJSON_IsString(fr))
+		e = buf_puts(b, ": ");
+	if (!e && cJSON_IsString(fr))
+		e = cut_text(b, fr->valuestring, REPORT_TERM_REASON);
+	return e ? e : buf_puts(b, "\n");
+}
+
+enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d)
+{
+	const cJSON *c, *adv;
+	enum err e = ERR_OK;
+	int failing = 0;
+
+	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
+		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
+	cJSON_ArrayForEach(c, jget(summary, "cases"))
+		if (!e && jget_num(c, "pass") < jget_num(c, "total")) {
+			if (!failing++)
+				e = buf_puts(out, "failing cases:\n");
+			if (!e)
+				e = term_case(out, c);
+		}
+	cJSON_ArrayForEach(adv, jget(summary, "advice"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
+	if (e)
+		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
+	return ERR_OK;
 }
 
 /* ---- heatmap ---- */

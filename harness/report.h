@@ -56,6 +56,13 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
  * latency. */
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d);
 
+/* Appends the end-of-run lines a terminal shows for a summary (borrowed):
+ * "INCOMPLETE: ..." when the run stopped early; "failing cases:" then one
+ * line per failing case ("  ID: F of N failed (STAGE: KEY xCOUNT; ...): its
+ * first failed attempt's first reason", the reason cut to 160 bytes); then
+ * "what to do: ADVICE" per advice sentence. Nothing when every case passed. */
+enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d);
+
 /* Appends the depth x length recall heatmap of a summary as PNG to `png`
  * (drawn by heatmap.h); appends nothing when the summary has no recall
  * cells. */
