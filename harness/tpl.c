@@ -1581,7 +1581,9 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 			break;
 		}
 	}
-	if (e && d && !d->code)
+	if (e == ERR_NOMEM && d && !d->code)
+		diag_fail(d, e, "cannot render the prompt: out of memory");
+	else if (e && d && !d->code)
 		diag_fail(d, e, "cannot render the prompt: %s", err_name(e));
 	cJSON_Delete(owned);
 	conv_release(&c);

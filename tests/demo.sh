@@ -11,16 +11,14 @@ model=${2:-ref-good}
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 NEEDLE="$build/needle"
 TESTS="$root/tests"
-export TESTS NEEDLE
-. "$TESTS/refserver/lib.sh"
-trap refserver_stop EXIT
+. "$TESTS/lib/cli.sh"
 trap 'exit 130' INT TERM
 
 refserver_start --tpot 2 || exit 3
 echo "reference server: $REF_URL (vLLM dialect, DeepSeek V3 tokenizer and chat template, model $model)"
 out="$root/results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
-(set -x; exec "$NEEDLE" run "$root/suites/recall-128k.json" --base-url "$REF_URL/v1" --model "$model" \
-	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$out")
+(set -x; exec "$NEEDLE" run "$(fixture suites/recall-128k.json)" --base-url "$REF_URL/v1" --model "$model" \
+	--tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" --template deepseek-v3 --out "$out")
 rc=$?
 echo
 echo "results: $out"

@@ -9,15 +9,11 @@
 #   sh tests/bench/bench_cost.sh BUILD_DIR      env PREFILL_MS, TOKENS (default 1040000),
 #                                               NO_GNU_TIME=1 forces the /proc polling
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-TESTS=${TESTS:-$root/tests}
-export TESTS
-NEEDLE=${NEEDLE:-$root/${1:-build}/needle}
-. "$TESTS/refserver/lib.sh"
+TESTS=${TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$TESTS/lib/cli.sh"
+NEEDLE=${NEEDLE:-$ROOT/${1:-build}/needle}
 prefill=${PREFILL_MS:-30000}
 tokens=${TOKENS:-1040000}
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
 export REF_LOG="$tmp/server.log"
 refserver_start --log "$REF_LOG" || exit 1
 cat >"$tmp/suite.json" <<JSON
@@ -25,7 +21,7 @@ cat >"$tmp/suite.json" <<JSON
  "recall": {"tokens": $tokens, "depths": [10, 50, 90], "seeds": [7]}}]}
 JSON
 set -- "$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model "ref-slow:delay=$prefill" \
-	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$tmp/run" --timeout 600
+	--tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" --template deepseek-v3 --out "$tmp/run" --timeout 600
 if [ -x /usr/bin/time ] && [ -z "${NO_GNU_TIME:-}" ]; then
 	/usr/bin/time -f '%M %U %S %e' -o "$tmp/time" "$@" >"$tmp/out" 2>&1
 	rc=$?

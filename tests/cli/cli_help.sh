@@ -5,11 +5,7 @@
 # same option tables; `make install PREFIX=...` installs the binary, the suites
 # (found by the installed binary from any folder), the manual and completion.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-root=$(cd "$TESTS/.." && pwd)
+. "$TESTS/lib/cli.sh"
 
 helps() {
 	"$NEEDLE" --help
@@ -29,15 +25,8 @@ grep -q '^  2  usage' "$tmp/count" || fail "count lists exit 2"
 	"$NEEDLE" gen haystack --help > "$tmp/h"; echo "$tmp/h")" ||
 	fail "'needle help gen haystack' differs from its --help"
 
-expect_usage() { # expected-substring command...
-	want=$1
-	shift
-	set +e
-	"$@" > "$tmp/out" 2> "$tmp/err"
-	st=$?
-	set -e
-	[ "$st" = 2 ] || fail "$* exited $st, want 2"
-	grep -qF -- "$want" "$tmp/err" || fail "$*: stderr lacks '$want': $(cat "$tmp/err")"
+expect_usage() { # expected-substring command...: exit 2 and the text on stderr
+	check_exit 2 "$@"
 }
 expect_usage "unknown command 'reprot' (did you mean 'report'?)" "$NEEDLE" reprot
 expect_usage "unknown command 'zzz'" "$NEEDLE" zzz
@@ -80,7 +69,7 @@ fi
 expect_usage "usage: needle completion bash|zsh" "$NEEDLE" completion fish
 
 # make install: the installed binary finds its suites from any folder.
-make -s -C "$root" BUILD="$(dirname "$NEEDLE")" install PREFIX="$tmp/inst" > /dev/null
+make -s -C "$ROOT" BUILD="$(dirname "$NEEDLE")" install PREFIX="$tmp/inst" > /dev/null
 for f in bin/needle share/needle/suites/smoke.json share/man/man1/needle.1 \
 	share/bash-completion/completions/needle share/zsh/site-functions/_needle; do
 	[ -s "$tmp/inst/$f" ] || fail "make install did not install $f"
@@ -90,5 +79,5 @@ grep -q "^Suites in $tmp/inst/share/needle/suites" "$tmp/suites" || fail "instal
 grep -q '^  smoke  *25 cases' "$tmp/suites" || fail "'needle suites' lists smoke: $(cat "$tmp/suites")"
 NEEDLE_SUITES_DIR="$tmp/none" "$NEEDLE" suites 2> "$tmp/err" && fail "a missing NEEDLE_SUITES_DIR is an error"
 grep -q "NEEDLE_SUITES_DIR '$tmp/none' is not a folder" "$tmp/err" || fail "missing NEEDLE_SUITES_DIR message"
-[ -s "$root/LICENSE" ] || fail "no LICENSE"
+[ -s "$ROOT/LICENSE" ] || fail "no LICENSE"
 echo "cli_help: ok"

@@ -4,10 +4,9 @@
 # checking exit code, verdict, failure codes, content, reasoning, timings and raw/.
 # First the scenarios themselves are checked with an independent SSE reader.
 set -eu
-here=${TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
-needle=${NEEDLE:-$here/../build/needle}
-if ! out=$(node "$here/conformance/selfcheck.js"); then
+. "$TESTS/lib/cli.sh"
+if ! out=$(node "$TESTS/conformance/selfcheck.js"); then
 	echo "$out" | grep -v '^ok'
 	exit 1
 fi
-exec node "$here/conformance/run.js" --needle "$needle" --jobs 8
+node "$TESTS/conformance/run.js" --needle "$NEEDLE" --jobs 8

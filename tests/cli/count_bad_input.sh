@@ -4,27 +4,18 @@
 # position named), unsupported components (named), missing files, invalid
 # UTF-8 in the text (byte offset), malformed --jsonl lines.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-root=$(cd "$TESTS/.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fix=$root/fixtures/tokenizers
+. "$TESTS/lib/cli.sh"
+fix=$(fixture tokenizers)
 good=$fix/bpe_ties.json
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # expect_fail WANT ARGS...: exit 2, one line on stderr naming WANT (besides
 # the "try" hint), nothing on stdout.
 expect_fail() {
 	want=$1
 	shift
-	st=0
-	"$NEEDLE" count "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "count $*: exit $st, expected 2 ($(cat "$tmp/err"))"
-	grep -qF -- "$want" "$tmp/err" || fail "count $*: stderr lacks '$want': $(cat "$tmp/err")"
-	[ "$(grep -vc '^try ' "$tmp/err")" = 1 ] || fail "count $*: not one line: $(cat "$tmp/err")"
-	[ -n "${ALLOW_STDOUT:-}" ] || [ ! -s "$tmp/out" ] ||
-		fail "count $*: printed to stdout: $(cat "$tmp/out")"
+	check_exit 2 "$want" "$NEEDLE" count "$@"
+	check_one_line "count $*"
+	[ -n "${ALLOW_STDOUT:-}" ] || check_no_stdout "count $*"
 }
 
 printf 'ab c' > "$tmp/text"

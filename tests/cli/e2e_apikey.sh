@@ -5,9 +5,7 @@
 # file; without it the endpoint is unusable (exit 3); --model defaults to the only
 # served model; the manifest records max_model_len and the server version.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
 key="k3y-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 refserver_start --api-key "$key" --served-model-name dsv3-ref --max-model-len 200000
 cat >"$tmp/suite.json" <<'JSON'

@@ -4,9 +4,8 @@
 # early (length_mismatch); the server saw ignore_eos, min_tokens, reasoning_effort,
 # chat_template_kwargs, seed, temperature and stream_options.include_usage.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 export REF_LOG="$tmp/log"
 refserver_start --log "$REF_LOG"
 cat >"$tmp/suite.json" <<'JSON'
@@ -15,7 +14,7 @@ cat >"$tmp/suite.json" <<'JSON'
  "chat_template_kwargs": {"thinking": false}, "temperature": 0, "seed": 7}]}
 JSON
 rc=0
-"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$DEEPSEEK_JSON" \
+"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$ds" \
 	--template deepseek-v3 --out "$tmp/good" >"$tmp/good.out" 2>&1 || rc=$?
 [ "$rc" = 0 ] || { echo "ref-good: exit $rc"; cat "$tmp/good.out"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/good" \

@@ -4,9 +4,8 @@
 # with the right failure code, and the good variants (slow, keep-alive, legacy and
 # transitional reasoning fields) must pass.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 refserver_start
 cat >"$tmp/suite.json" <<'JSON'
 {"suite": "x", "cases": [{"id": "arith", "kind": "chat", "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}], "max_tokens": 64, "expect": {"json": {"answer": 437}}}]}
@@ -39,7 +38,7 @@ pids=
 while IFS='|' read -r name model codes assert; do
 	(
 		rc=0
-		"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model "$model" --tokenizer "$DEEPSEEK_JSON" \
+		"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model "$model" --tokenizer "$ds" \
 			--template deepseek-v3 --out "$tmp/$name" --timeout 4 >"$tmp/$name.out" 2>&1 || rc=$?
 		ok=0
 		for c in $codes; do [ "$rc" = "$c" ] && ok=1; done

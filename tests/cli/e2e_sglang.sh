@@ -5,9 +5,8 @@
 # template (usage_delta 0, all pass); reasoning first (recorded, ttft < ttfc); an error
 # frame; an empty answer.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 export REF_LOG="$tmp/server.log"
 refserver_start --dialect sglang --log "$REF_LOG"
 
@@ -21,7 +20,7 @@ cat >"$tmp/suite.json" <<'JSON'
 JSON
 run() { # run NAME MODEL EXPECTED_EXIT
 	rc=0
-	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model "$2" --tokenizer "$DEEPSEEK_JSON" \
+	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model "$2" --tokenizer "$ds" \
 		--template deepseek-v3 --out "$tmp/$1" --timeout 30 >"$tmp/$1.out" 2>&1 || rc=$?
 	[ "$rc" = "$3" ] || { echo "$1 ($2): exit $rc, expected $3"; cat "$tmp/$1.out"; exit 1; }
 }

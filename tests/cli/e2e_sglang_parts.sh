@@ -5,9 +5,8 @@
 # gives usage_delta 0. Forcing the other dialect with --server gives the one-token
 # difference, which shows the option is used (server_from "option").
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 cat >"$tmp/suite.json" <<'JSON'
 {"suite": "x", "cases": [{"id": "parts", "kind": "chat", "max_tokens": 64, "expect": {"json": {"answer": 437}},
  "messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "Answer in JSON."}]},
@@ -20,9 +19,9 @@ manifest() { # DIR EXPR MESSAGE
 for d in vllm sglang; do
 	other=vllm; [ $d = vllm ] && other=sglang
 	refserver_start --dialect $d
-	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$DEEPSEEK_JSON" \
+	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$ds" \
 		--template deepseek-v3 --out "$tmp/$d" >/dev/null 2>&1 || true
-	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$DEEPSEEK_JSON" \
+	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$ds" \
 		--template deepseek-v3 --server $other --out "$tmp/$d-forced" >/dev/null 2>&1 || true
 	refserver_stop
 	node "$TESTS/refserver/records.js" "$tmp/$d" 'recs[0].audit.usage_delta === 0 && recs[0].verdict === "pass"' \

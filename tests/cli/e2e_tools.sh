@@ -5,9 +5,7 @@
 # finish chunk); needle must merge them by index, grade name and arguments, and pass a
 # case that must not call a tool.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
 cat >"$tmp/suite.json" <<'JSON'
 {"suite": "tools", "defaults": {"max_tokens": 512},
  "cases": [

@@ -8,18 +8,15 @@
 # leaves the input in $FUZZ_KEEP (default build/fuzz-crashes). Real libFuzzer
 # runs: `make fuzz`.
 set -eu
-: "${BUILD:?}" "${TESTS:?}"
+. "$TESTS/lib/cli.sh"
 lib=$BUILD/asan/libneedle.a
-[ -f "$lib" ] || { echo "FAIL: $lib missing (run 'make asan' or 'make test')" >&2; exit 1; }
-root=$(cd "$TESTS/.." && pwd)
+[ -f "$lib" ] || fail "$lib missing (run 'make asan' or 'make test')"
 keep=${FUZZ_KEEP:-$BUILD/fuzz-crashes}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"
 san="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=c11 -O1 -g -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
--D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$root/harness -I$root/generators
+-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$ROOT/harness -I$ROOT/generators
 $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lstdc++ -lm"
 
@@ -48,5 +45,5 @@ for src in "$TESTS"/fuzz/fuzz_*.c; do
 		failed=1
 	fi
 done
-[ "$ran" -gt 0 ] || { echo "FAIL: no fuzz target ran" >&2; exit 1; }
+[ "$ran" -gt 0 ] || fail "no fuzz target ran"
 exit "$failed"

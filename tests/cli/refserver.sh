@@ -3,4 +3,5 @@
 # an independent render + count, the context boundary, chunk order in both dialects,
 # error shapes, the API key, and the needle-reading model on a multi-MB prompt.
 set -eu
-exec node "$TESTS/refserver/selftest.js"
+. "$TESTS/lib/cli.sh"
+node "$TESTS/refserver/selftest.js"

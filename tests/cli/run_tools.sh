@@ -5,19 +5,9 @@
 # final_contains strings; a wrong call stops before round 2; no_tool_call.
 # Also: the only served model is picked without --model, --case and --repeat.
 set -eu
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-node "$(dirname "$0")/run_tools.js" > "$tmp/srv.out" 2> "$tmp/srv.err" &
-pid=$!
-i=0
-until grep -q listening "$tmp/srv.out" 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/srv.err"; exit 1; }; sleep 0.05
-done
-url=$(sed -n 's/.*listening on //p' "$tmp/srv.out")
+. "$TESTS/lib/cli.sh"
+fake_server "$TESTS/cli/run_tools.js"
+url=$FAKE_URL
 
 cat > "$tmp/suite.json" <<'JSON'
 {"suite":"tools","defaults":{"kind":"tool_call","max_tokens":64,

@@ -5,12 +5,9 @@
 # truncated or empty .model must exit 2 with one line naming the file.
 # (tests/unit/test_spm.c checks the ids themselves through the shim.)
 set -u
-: "${NEEDLE:?}" "${TESTS:?}"
-root=$(dirname "$TESTS")
-spm=$root/fixtures/spm
+. "$TESTS/lib/cli.sh"
+spm=$(fixture spm)
 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 printf 'probe' > "$tmp/probe.txt"
 if ! "$NEEDLE" count --tokenizer "$spm/bpe.model" "$tmp/probe.txt" > /dev/null 2> "$tmp/err"; then

@@ -4,10 +4,8 @@
 # (tests/tpl/handwritten.mjs), and malformed descriptors: each must exit 2 with
 # one line naming the file, the JSON path and the reason.
 set -u
-: "${NEEDLE:?}" "${TESTS:?}"
+. "$TESTS/lib/cli.sh"
 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 node "$TESTS/tpl/compare.mjs" "$NEEDLE" || fail=1
 node "$TESTS/tpl/handwritten.mjs" "$NEEDLE" || fail=1

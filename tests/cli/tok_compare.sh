@@ -6,5 +6,5 @@
 # fixtures/tokenizers/ (one behaviour each), ids and counts, with and without
 # the post-processor template. Any mismatch fails and is printed escaped.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
+. "$TESTS/lib/cli.sh"
 node "$TESTS/tok/compare.js" "$NEEDLE"

@@ -6,10 +6,9 @@
 # 300 random ones, and NFC of every scalar value and of 20,000 combining
 # sequences. See tests/uni/check.js.
 set -eu
+. "$TESTS/lib/cli.sh"
 bin="$BUILD/tests/test_uni"
 check="$TESTS/uni/check.js"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$bin" classes > "$tmp/classes"
 # the oracle probes dominate: two processes share them

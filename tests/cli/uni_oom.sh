@@ -3,6 +3,7 @@
 # failure: the Nth allocation and all later ones fail, for every N until a
 # run needs no failing allocation; each must report ERR_NOMEM cleanly.
 set -eu
+. "$TESTS/lib/cli.sh"
 bin="$BUILD/tests/test_uni"
 asan="$BUILD/asan/tests/test_uni"
 [ -x "$asan" ] && bin=$asan # the sanitizer build, when it exists, catches more
@@ -13,9 +14,8 @@ while [ $n -le 5000 ]; do
 	case $rc in
 	0) echo "ok: allocation failures 1..$((n - 1)) all handled"; exit 0 ;;
 	3) ;;
-	*) echo "failed with NEEDLE_FAIL_ALLOC=$n (exit $rc)"; exit 1 ;;
+	*) fail "NEEDLE_FAIL_ALLOC=$n: exit $rc" ;;
 	esac
 	n=$((n + 1))
 done
-echo "still failing allocations after $n"
-exit 1
+fail "still failing allocations after $n"

@@ -13,7 +13,8 @@ const { spawn } = require('child_process');
 const { Tokenizer } = require('tokenizers');
 const { Template } = require('@huggingface/jinja');
 
-const DIR = path.join(__dirname, '..', 'node_modules', '@lenml', 'tokenizer-deepseek_v3', 'models');
+const { fixture } = require('../lib/fixture');
+const DIR = fixture('hf/deepseek_v3');
 let failures = 0;
 function check(cond, what) {
 	if (cond) return;

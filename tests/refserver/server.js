@@ -35,8 +35,7 @@ const { Template } = require('@huggingface/jinja');
 // ---------------------------------------------------------------------------------------
 // Command line
 
-const DEFAULT_TOKENIZER = path.join(__dirname, '..', 'node_modules', '@lenml',
-	'tokenizer-deepseek_v3', 'models');
+const DEFAULT_TOKENIZER = require('../lib/fixture').fixture('hf/deepseek_v3');
 
 function usage(msg) {
 	process.stderr.write(`refserver: ${msg}\n` +

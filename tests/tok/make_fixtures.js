@@ -7,7 +7,7 @@
 const fs = require('fs');
 const path = require('path');
 
-const dir = path.resolve(__dirname, '..', '..', 'fixtures', 'tokenizers');
+const dir = require('../lib/fixture').fixture('tokenizers');
 
 // GPT-2 byte -> char table.
 function byteChars() {

