@@ -15,7 +15,7 @@
 
 static const char examples[] =
 	"  needle diff results/before results/after\n"
-	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate>=0.95'\n"
+	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate >= 0.95'\n"
 	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"\n"
@@ -32,7 +32,8 @@ static const char examples[] =
 	"  T_pP, T_pP_ratio     B's percentile P (50|90|99) of timing T in ms, or B/A\n"
 	"                       T: first_byte ttft ttfc e2e tpot\n"
 	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
-	"A gate without data (no samples, unknown case or depth) fails.\n"
+	"Blanks around OP are allowed ('pass_rate >= 0.95'). A gate without data (no\n"
+	"samples, unknown case or depth) fails.\n"
 	"\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
 	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
@@ -91,7 +92,8 @@ int cmd_diff(int argc, char **argv)
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
 		"with their sample counts.",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2,
+		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, all_ok = 1, status = EXIT_PASS;
 	struct buf out;

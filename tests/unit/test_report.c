@@ -214,7 +214,12 @@ static void test_gates(void)
 	CHECK(gate(df, "max_abs_usage_delta<=1") == 0);
 	CHECK(gate(df, "recall@70>=0") == 0);       /* no such depth: fails */
 	CHECK(gate(df, "pass_rate@nope>=0") == 0);
-	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "gates")), 17);
+	/* blanks around the parts, as a person types them */
+	CHECK(gate(df, "pass_rate >= 0.6") == 1);
+	CHECK(gate(df, " recall@50 >= 1.0 ") == 0);
+	CHECK(gate(df, "\tflips < 3") == 1);
+	CHECK(gate(df, " no_new_failures ") == 0);
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "gates")), 21);
 	/* bad specs are usage errors */
 	CHECK(gate(df, "pass_rate") == -2);
 	CHECK(gate(df, "pass_rate=>1") == -2);
@@ -225,12 +230,17 @@ static void test_gates(void)
 	CHECK(gate(df, "ttft_p95<=1") == -2);
 	CHECK(gate(df, "pass_rate>=x") == -2);
 	CHECK(gate(df, "pass_rate>=") == -2);
+	CHECK(gate(df, "pass_rate >= ") == -2);
+	CHECK(gate(df, "pass_rate >= 1 2") == -2);
+	CHECK(gate(df, "pass rate >= 1") == -2);
+	CHECK(gate(df, " >= 1") == -2);
 	cJSON_Delete(df);
 }
 
 /* Decodes the heatmap and reads cell colours: rows depth 10/50/90, columns
- * 32K/128K. (50%, 128K) found 0/2 -> red; (10%, 32K) 2/2 -> green;
- * (90%, 128K) 1/2 -> yellow. */
+ * 32000/125K. (50%, 125K) found 0 of 1 answered -> red; (10%, 32000) 2/2
+ * -> green; (90%, 125K) 1 of 1 answered, 1 failed at transport -> green
+ * with a hatched strip. */
 static void pixel(const unsigned char *px, int w, int x, int y, unsigned char out[3])
 {
 	memcpy(out, px + ((size_t)y * (size_t)w + (size_t)x) * 3, 3);
