@@ -6,10 +6,8 @@
 # per attempt, the documented columns), JSON Lines has the same rows, and a
 # folder that cannot be written still gets its report printed.
 set -eu
-. "$TESTS/refserver/lib.sh"
-tmp=$(mktemp -d)
-trap 'chattr -i "$tmp/ro" 2>/dev/null; chmod -R u+w "$tmp" 2>/dev/null; refserver_stop; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
 refserver_start --log "$tmp/server.log"
 cat > "$tmp/grid.json" <<'JSON'
 {"suite": "grid-ux", "defaults": {"max_tokens": 256, "temperature": 0},
@@ -21,7 +19,7 @@ JSON
 run() { # MODEL OUT
 	rc=0
 	"$NEEDLE" run "$tmp/grid.json" --base-url "$REF_URL/v1" --model "$1" \
-		--tokenizer "$DEEPSEEK_JSON" --template deepseek-v3 --out "$2" > "$2.out" 2>&1 || rc=$?
+		--tokenizer "$ds" --template deepseek-v3 --out "$2" > "$2.out" 2>&1 || rc=$?
 	[ -s "$2/summary.md" ] && [ -s "$2/attempts.csv" ] || { cat "$2.out"; fail "$1: no report (exit $rc)"; }
 }
 run ref-forgetful "$tmp/forgetful"
@@ -82,23 +80,27 @@ const ok = rows.length === 3 && rows[0].case === "g2k" && rows[0].seed === 1 && 
 	rows[2].case === "sum" && rows[2].verdict === "pass" && rows[2].fail_stage === "";
 process.exit(ok ? 0 : 1);' "$tmp/rows.jsonl" || fail "jsonl rows: $(head -c 600 "$tmp/rows.jsonl")"
 
-# a folder that cannot be written: the report is printed, a warning says why
+# a folder that cannot be written (chmod, or chattr +i as root): the report
+# is printed and a warning says why; the folder is made writable again before
+# anything is checked, so a failure cannot leave it behind
 cp -r "$tmp/forgetful" "$tmp/ro"
 rm -f "$tmp/ro/summary.md" "$tmp/ro/summary.json" "$tmp/ro/attempts.csv" "$tmp/ro/recall.png"
 chmod a-w "$tmp/ro"
-if touch "$tmp/ro/probe" 2>/dev/null; then rm -f "$tmp/ro/probe"; chmod u+w "$tmp/ro"; chattr +i "$tmp/ro" 2>/dev/null || true; fi
-if touch "$tmp/ro/probe" 2>/dev/null; then
+if touch "$tmp/ro/probe" 2>/dev/null; then rm -f "$tmp/ro/probe"; chattr +i "$tmp/ro" 2>/dev/null || true; fi
+ro=1; ! touch "$tmp/ro/probe" 2>/dev/null || ro=0
+rc=0; [ $ro = 0 ] || "$NEEDLE" report "$tmp/ro" > "$tmp/ro.md" 2> "$tmp/ro.err" || rc=$?
+mkdir "$tmp/elsewhere"
+orc=0; [ $ro = 0 ] || "$NEEDLE" report "$tmp/ro" --out "$tmp/elsewhere" > /dev/null 2>&1 || orc=$?
+chattr -i "$tmp/ro" 2>/dev/null || true
+chmod u+w "$tmp/ro"
+if [ $ro = 0 ]; then
 	echo "ux_report: cannot make a read-only folder here; that part skipped"
 else
-	rc=0; "$NEEDLE" report "$tmp/ro" > "$tmp/ro.md" 2> "$tmp/ro.err" || rc=$?
 	[ $rc = 0 ] || fail "read-only folder: exit $rc: $(cat "$tmp/ro.err")"
 	grep -q '^## Failures$' "$tmp/ro.md" || fail "read-only folder: report not printed"
 	grep -q "^warning: cannot write '$tmp/ro/.*the report is printed only" "$tmp/ro.err" || fail "read-only warning: $(cat "$tmp/ro.err")"
 	[ ! -e "$tmp/ro/summary.md" ] || fail "read-only folder written"
-	mkdir "$tmp/elsewhere"
-	"$NEEDLE" report "$tmp/ro" --out "$tmp/elsewhere" > /dev/null || fail "--out"
-	[ -s "$tmp/elsewhere/summary.md" ] && [ -s "$tmp/elsewhere/attempts.csv" ] && [ -s "$tmp/elsewhere/recall.png" ] ||
-		fail "--out did not write the files"
-	chattr -i "$tmp/ro" 2>/dev/null || true
+	[ $orc = 0 ] && [ -s "$tmp/elsewhere/summary.md" ] && [ -s "$tmp/elsewhere/attempts.csv" ] &&
+		[ -s "$tmp/elsewhere/recall.png" ] || fail "--out did not write the files (exit $orc)"
 fi
 echo "ux_report: failures named with reasons and advice; csv/jsonl rows load; read-only folder printed"
