@@ -31,6 +31,7 @@ const path = require('path');
 const crypto = require('crypto');
 const { Tokenizer } = require('tokenizers');
 const { Template } = require('@huggingface/jinja');
+const tasks = require('./tasks');
 
 // ---------------------------------------------------------------------------------------
 // Command line
@@ -517,6 +518,10 @@ function think(text, lastUser, behaviour, wantsReasoning, req) {
 	if (needles.length) {
 		content = recallAnswer(text, needles, behaviour);
 		topic = `${needles.length} access code sentence(s)`;
+	}
+	if (content === null) {
+		content = tasks.answer(req, lastUser, behaviour);
+		if (content !== null) topic = 'the task and the data it gives';
 	}
 	if (content === null) {
 		content = arithmetic(lastUser, behaviour);
