@@ -30,7 +30,7 @@ for suite in smoke recall-128k; do
 		--model "$model" --tokenizer "$tokenizer" --template deepseek-v3 --out "$out") || rc=$?
 	[ $rc -gt $worst ] && worst=$rc
 	# the recall grid as summary.md has it: needles found by depth and prompt length
-	[ -s "$root/$out/recall.png" ] && sed -n '/^| depth |/,/^$/p' "$root/$out/summary.md" | sed '/^$/d; s/^/  /'
+	[ -s "$root/$out/recall.png" ] && awk '/^\| depth \|/ { on = 1 } on && /^$/ { exit } on { print "  " $0 }' "$root/$out/summary.md"
 	for f in summary.md attempts.csv recall.png; do
 		[ -s "$root/$out/$f" ] && echo "  $out/$f"
 	done
