@@ -12,7 +12,6 @@ static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255},
 			   grey[3] = {200, 200, 200}, dark[3] = {90, 90, 90};
 
 #define HEATMAP_STRIP 12  /* px: the hatched strip of a cell with failures */
-#define HEATMAP_MIN_W 640 /* px: room for the legend */
 
 void heatmap_rgb(double f, unsigned char rgb[3])
 {

@@ -24,20 +24,23 @@
 #define HEATMAP_LEFT 88
 #define HEATMAP_TOP 80
 #define HEATMAP_LEGEND_H 40 /* below the grid */
+#define HEATMAP_MIN_W 640   /* room for the legend */
 #define HEATMAP_CELL_W 96
 #define HEATMAP_CELL_H 48
 #define HEATMAP_MAX_DEPTHS 100
 #define HEATMAP_MAX_LENGTHS 80
 
-/* The numbers to draw, all borrowed. found, failed and total are ndepths x
- * nlengths, row-major (depth row, length column): needles found, needles
- * whose attempt failed at transport, all needles; a cell with total <= 0 has
- * no data and is drawn plain grey with "-". */
+/* The numbers to draw, all borrowed. found, total and failed are ndepths x
+ * nlengths, row-major (depth row, length column): needles found, all
+ * needles, needles whose attempt failed at transport (failed may be NULL:
+ * none); a cell with total <= 0 has no data and is drawn plain grey with
+ * "-". */
 struct heatmap {
 	int ndepths, nlengths;
 	const double *depths;  /* percent, one per row */
 	const double *lengths; /* prompt tokens, one per column */
-	const double *found, *failed, *total;
+	const double *found, *total;
+	const double *failed;
 	const char *title;     /* e.g. "MODEL X  RUN Y  2026-01-01"; may be NULL */
 };
 
