@@ -330,7 +330,11 @@ static void advise_404(struct line *b, const struct tally *t, const cJSON *manif
 static void advise_transport(struct line *b, const struct tally *t, const cJSON *manifest)
 {
 	const char *msg = str_or(cJSON_GetArrayItem(jget2(t->first_fail, "transport", "messages"), 0), "");
-	int st = (int)t->status;
+	int st = (int)t->status, skip = 0;
+
+	/* "HTTP 400: why" says its status once */
+	if (st > 0 && sscanf(msg, "HTTP %*d: %n", &skip) >= 0 && skip > 0)
+		msg += skip;
 
 	if (st == 404)
 		advise_404(b, t, manifest);
@@ -339,10 +343,10 @@ static void advise_transport(struct line *b, const struct tally *t, const cJSON 
 			   "the variable --api-key-env names (%s)", st, msg);
 	else if (st == 503)
 		say(b, "every request got HTTP 503: the server is up but not serving (still "
-			 "loading the model, or overloaded); wait, then rerun with --resume");
+			 "loading the model, or overloaded); wait, then run again");
 	else if (st >= 500)
 		say(b, "every request got HTTP %d: the server failed; its log says why (%s)", st, msg);
-	else if (st > 0)
+	else if (st >= 300)
 		say(b, "every request got HTTP %d: %s", st, msg);
 	else
 		say(b, "every request failed at transport (%s): %s",

@@ -43,6 +43,16 @@ if (s.failures.length !== 1 || f.stage !== "transport" || f.count !== 3 || f.cas
 	{ console.error(JSON.stringify(s.failures), s.advice); process.exit(1); }' "$tmp/wrong/summary.json" ||
 	fail "summary.json failures"
 
+# every prompt too long for the server, and a server that is not ready
+run ref-http-503 "$tmp/busy"
+grep -q "^\*\*What to do:\*\* every request got HTTP 503: the server is up but not serving" "$tmp/busy/summary.md" ||
+	fail "503 advice: $(grep -A3 '## Failures' "$tmp/busy/summary.md")"
+refserver_stop
+refserver_start --max-model-len 1024
+run ref-good "$tmp/long"
+grep -q "^\*\*What to do:\*\* 2 of 3 requests got HTTP 400 context length: .*(max_model_len 1024); restart it with a larger --max-model-len" \
+	"$tmp/long/summary.md" || fail "context-length advice: $(grep -A3 '## Failures' "$tmp/long/summary.md")"
+
 # the CSV: a real parser, one row per attempt, the documented columns
 "$NEEDLE" report "$tmp/wrong" --format csv > "$tmp/stdout.csv"
 cmp -s "$tmp/stdout.csv" "$tmp/wrong/attempts.csv" || fail "--format csv differs from attempts.csv"
