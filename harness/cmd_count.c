@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -18,12 +19,32 @@
 #include "mem.h"
 #include "tok.h"
 #include "tpl.h"
+#include "tpl_model.h"
 
 struct count_opts {
 	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs, *tools;
-	const char *server, *effort;
-	int json, print_prompt, ids, special;
+	const char *server, *effort, *date;
+	int json, print_prompt, ids, special, explain;
 };
+
+/* --date YYYY-MM-DD[THH:MM:SS]: the server's local time for strftime_now. */
+static enum err parse_date(const char *s, struct tm *tm, struct diag *d)
+{
+	int n = 0, len = (int)strlen(s);
+
+	memset(tm, 0, sizeof *tm);
+	if ((sscanf(s, "%4d-%2d-%2d%n", &tm->tm_year, &tm->tm_mon, &tm->tm_mday, &n) != 3 || n != 10) ||
+	    (len != 10 && (sscanf(s + 10, "T%2d:%2d:%2d%n", &tm->tm_hour, &tm->tm_min, &tm->tm_sec, &n) != 3 ||
+			   n != 9 || len != 19)) ||
+	    tm->tm_mon < 1 || tm->tm_mon > 12 || tm->tm_mday < 1 || tm->tm_mday > 31 ||
+	    tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60)
+		return diag_fail(d, ERR_USAGE, "option '--date' wants YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, got '%s'", s);
+	tm->tm_year -= 1900;
+	tm->tm_mon -= 1;
+	tm->tm_isdst = -1;
+	mktime(tm); /* fills in the weekday and the day of the year */
+	return ERR_OK;
+}
 
 /* Prints the token ids of `text` on one line (--ids). */
 static enum err print_ids(const struct tok *t, const struct count_opts *o,
@@ -50,16 +71,20 @@ static const char examples[] =
 	"  needle count --tokenizer tokenizer.json --template deepseek-v3.1 \\\n"
 	"      --kwargs '{\"thinking\":true}' --messages prompt.json\n"
 	"  needle count --tokenizer tokenizer.json --template qwen3 --server sglang \\\n"
-	"      --reasoning-effort none --messages prompt.json\n";
+	"      --reasoning-effort none --messages prompt.json\n"
+	"  needle count --tokenizer ~/models/Qwen3-8B --messages prompt.json --explain\n"
+	"  needle count --tokenizer ~/models/DeepSeek-V4.1-Flash \\\n"
+	"      --template deepseek-v4.1 --kwargs '{\"thinking\":true}' \\\n"
+	"      --reasoning-effort max --messages prompt.json\n";
 
-/* Renders --messages through --template into `out`. */
-static enum err render_messages(const struct count_opts *o, struct buf *out,
-				struct diag *d)
+/* Renders --messages through the template `t` into `out`. */
+static enum err render_messages(const struct count_opts *o, const struct tpl *t,
+				struct buf *out, struct diag *d)
 {
 	struct buf raw;
 	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
 	struct tpl_render_opts ro = {0};
-	struct tpl *t = NULL;
+	struct tm clock;
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
@@ -68,6 +93,9 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 		diag_prefix(d, "option '--server'");
 		goto out;
 	}
+	if (o->date && (e = parse_date(o->date, &clock, d)))
+		goto out;
+	ro.clock = o->date ? &clock : NULL;
 	if (o->effort) { /* the request's top-level reasoning_effort, a string */
 		eff = cJSON_CreateString(o->effort);
 		if (!eff) {
@@ -114,19 +142,34 @@ static enum err render_messages(const struct count_opts *o, struct buf *out,
 			goto out;
 		}
 	}
-	e = tpl_load(o->template_name, &t, d);
-	if (!e) {
-		e = tpl_render_ex(t, msgs, tools, kw, 1, &ro, out, d);
-		if (e)
-			diag_prefix(d, "%s", o->messages);
-	}
+	e = tpl_render_ex(t, msgs, tools, kw, 1, &ro, out, d);
+	if (e)
+		diag_prefix(d, "%s", o->messages);
 out:
-	tpl_free(t);
 	cJSON_Delete(eff);
 	cJSON_Delete(msgs);
 	cJSON_Delete(kw);
 	cJSON_Delete(tools);
 	buf_release(&raw);
+	return e;
+}
+
+/* The tokenizer (a file or a model folder's) and, for --messages, the
+ * template (--template, else the folder's own); warnings and --explain go
+ * to standard error. */
+static enum err load(const struct count_opts *o, struct tok **t, struct tpl **tp,
+		     struct diag *d)
+{
+	struct buf warn;
+	enum err e;
+
+	buf_init(&warn, 1 << 20);
+	e = tpl_model_load(o->tokenizer, o->template_name, t, o->messages ? tp : NULL, &warn, d);
+	if (warn.len)
+		fputs(warn.data, stderr);
+	if (!e && o->explain)
+		fputs(*tp ? tpl_explain(*tp) : "template: none (the text is counted as it is)\n", stderr);
+	buf_release(&warn);
 	return e;
 }
 
@@ -181,15 +224,19 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 	const char *subject = o->messages ? o->messages
 			      : strcmp(file, "-") ? file : "<stdin>";
 	struct tok *t = NULL;
+	struct tpl *tp = NULL;
 	struct buf text;
 	double t0 = io_now_ms(), t1, t2;
 	size_t n = 0, len = 0;
 	const char *data = NULL, *map = NULL;
-	enum err e = ERR_OK;
+	enum err e = load(o, &t, &tp, d);
 
+	t1 = io_now_ms();
 	buf_init(&text, BUF_MAX_DEFAULT);
+	if (e)
+		goto out;
 	if (o->messages)
-		e = render_messages(o, &text, d);
+		e = render_messages(o, tp, &text, d);
 	else if (!o->jsonl && io_map_file(file, BUF_MAX_DEFAULT, &map, &len))
 		data = map;
 	else if (!o->jsonl)
@@ -202,9 +249,6 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 		fwrite(data, 1, len, stdout);
 		goto out;
 	}
-	if (!e)
-		e = tok_load(o->tokenizer, &t, d);
-	t1 = io_now_ms();
 	if (!e && o->jsonl) {
 		e = count_jsonl(t, o, o->jsonl, d);
 		goto out;
@@ -229,6 +273,7 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 		printf("%zu\n", n);
 out:
 	tok_free(t);
+	tpl_free(tp);
 	if (map)
 		io_unmap_file(map, len);
 	buf_release(&text);
@@ -239,13 +284,15 @@ int cmd_count(int argc, char **argv)
 {
 	struct count_opts o = {0};
 	const struct cli_opt opts[] = {
-		{"tokenizer", 't', CLI_STR, "PATH", "tokenizer.json or sentencepiece .model (required)", &o.tokenizer},
-		{"template", 0, CLI_STR, "NAME|PATH", "chat template for --messages (deepseek-v3, qwen3, ...)", &o.template_name},
+		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, sentencepiece .model, or a model folder (required)", &o.tokenizer},
+		{"template", 0, CLI_STR, "NAME|PATH", "chat template for --messages: a built-in name (needle templates), a .jinja file or tokenizer_config.json; default: the model folder's", &o.template_name},
+		{"explain", 0, CLI_FLAG, NULL, "say on standard error which template file is used and why", &o.explain},
 		{"messages", 0, CLI_STR, "FILE", "count the chat prompt rendered from a JSON messages array", &o.messages},
 		{"kwargs", 0, CLI_STR, "JSON", "chat_template_kwargs for --messages, e.g. '{\"thinking\":true}'", &o.kwargs},
 		{"tools", 0, CLI_STR, "FILE", "the request's tools (a JSON array) for --messages", &o.tools},
 		{"server", 0, CLI_STR, "vllm|sglang", "prepare --messages as this server does (default vllm)", &o.server},
 		{"reasoning-effort", 0, CLI_STR, "EFFORT", "the request's reasoning_effort: sets the server's thinking defaults", &o.effort},
+		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now)", &o.date},
 		{"jsonl", 0, CLI_STR, "FILE", "one JSON string per line in, one count per line out", &o.jsonl},
 		{"json", 0, CLI_FLAG, NULL, "print count, bytes, milliseconds and tokenizer SHA-256 as JSON", &o.json},
 		{"print-prompt", 0, CLI_FLAG, NULL, "print the rendered prompt instead of counting it", &o.print_prompt},
@@ -253,7 +300,7 @@ int cmd_count(int argc, char **argv)
 		{"add-special", 0, CLI_FLAG, NULL, "with --ids: apply the post-processor template (BOS/EOS)", &o.special},
 	};
 	const struct cli_cmd cmd = {
-		"count", "--tokenizer PATH [--template NAME --messages FILE | --jsonl FILE | FILE|-]",
+		"count", "--tokenizer PATH|DIR [[--template NAME] --messages FILE | --jsonl FILE | FILE|-]",
 		"Count tokens exactly as the server's tokenizer does, with no special tokens\n"
 		"added. Reads FILE, or standard input for '-' or no FILE.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1,
@@ -267,14 +314,14 @@ int cmd_count(int argc, char **argv)
 	if (outcome == CLI_RUN) {
 		if (!o.tokenizer && !o.print_prompt) {
 			diag_fail(&d, ERR_USAGE, "option '--tokenizer' is required");
-		} else if (o.messages && !o.template_name) {
-			diag_fail(&d, ERR_USAGE, "option '--messages' needs '--template'");
+		} else if (o.messages && !o.template_name && !tpl_model_is_dir(o.tokenizer)) {
+			diag_fail(&d, ERR_USAGE, "option '--messages' needs '--template' or a model folder as '--tokenizer'");
 		} else if ((o.messages || o.jsonl) && nargs) {
 			diag_fail(&d, ERR_USAGE, "unexpected argument '%s'", args[0]);
 		} else if (o.print_prompt && !o.messages) {
 			diag_fail(&d, ERR_USAGE, "option '--print-prompt' needs '--messages'");
-		} else if ((o.server || o.effort) && !o.messages) {
-			diag_fail(&d, ERR_USAGE, "options '--server' and '--reasoning-effort' need '--messages'");
+		} else if ((o.server || o.effort || o.date) && !o.messages) {
+			diag_fail(&d, ERR_USAGE, "options '--server', '--reasoning-effort' and '--date' need '--messages'");
 		}
 	}
 	if (d.code)

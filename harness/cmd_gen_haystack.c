@@ -17,6 +17,7 @@
 #include "json.h"
 #include "tok.h"
 #include "tpl.h"
+#include "tpl_model.h"
 
 struct gh_opts {
 	const char *tokenizer, *template_name, *seed, *depths, *filler, *out;
@@ -134,8 +135,10 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 	json_build_init(&jb);
 	m = json_new_obj(&jb);
 	json_add_str(&jb, m, "generator", "needle gen haystack " NEEDLE_VERSION);
-	if (o->seed <= (UINT64_C(1) << 53)) /* exact as a JSON number */
-		json_add_num(&jb, m, "seed", (double)o->seed);
+	/* cJSON prints 15 significant digits whenever they read back within its
+	 * tolerance, so only a seed below 10^15 is exact as a JSON number */
+	if (o->seed < UINT64_C(1000000000000000))
+		json_add_int(&jb, m, "seed", (long long)o->seed);
 	else
 		json_add_str(&jb, m, "seed", g->seed);
 	manifest_options(&jb, m, o, h);
@@ -145,6 +148,8 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 	x = json_add_obj(&jb, m, "template");
 	json_add_str(&jb, x, "name", tpl_name(tp));
 	json_add_str(&jb, x, "sha256", tpl_sha256(tp));
+	json_add_str(&jb, x, "source", tpl_source(tp));
+	json_add_str(&jb, x, "source_sha256", tpl_source_sha256(tp));
 	json_add_str(&jb, m, "prompt_sha256", h->prompt_sha256);
 	json_add_int(&jb, m, "prompt_tokens", (long long)h->prompt_tokens);
 	manifest_document(&jb, m, h);
@@ -230,16 +235,20 @@ static enum err run(const struct gh_opts *g, struct haystack_opts *o,
 	double t0 = io_now_ms(), t1 = t0;
 	enum err e = ERR_OK;
 
-	if (g->kwargs) {
-		kw = cJSON_Parse(g->kwargs);
-		if (!kw || !cJSON_IsObject(kw))
-			e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
-				      g->kwargs);
-	}
-	if (!e)
-		e = tpl_load(g->template_name, &tp, d);
+	if (g->kwargs)
+		e = json_parse(g->kwargs, strlen(g->kwargs), &kw, "option '--kwargs'", NULL);
+	if (e == ERR_NOMEM)
+		diag_fail(d, e, "out of memory parsing option '--kwargs'");
+	else if (g->kwargs && (e || !cJSON_IsObject(kw)))
+		e = diag_fail(d, ERR_USAGE, "option '--kwargs' wants a JSON object, got '%s'",
+			      g->kwargs);
 	if (!e) {
-		e = tok_load(g->tokenizer, &t, d);
+		struct buf warn;
+
+		buf_init(&warn, 1 << 20);
+		e = tpl_model_load(g->tokenizer, g->template_name, &t, &tp, &warn, d);
+		fputs(warn.len ? warn.data : "", stderr);
+		buf_release(&warn);
 		t1 = io_now_ms();
 	}
 	o->tok = t;
@@ -262,9 +271,10 @@ static enum err run(const struct gh_opts *g, struct haystack_opts *o,
 static enum err check(const struct gh_opts *g, struct haystack_opts *o,
 		      struct diag *d)
 {
-	if (!g->tokenizer || !g->template_name || !g->seed || !g->out || !g->tokens)
-		return diag_fail(d, ERR_USAGE, "options '--tokenizer', '--template', '--tokens', "
-				 "'--seed' and '--out' are required");
+	if (!g->tokenizer || (!g->template_name && !tpl_model_is_dir(g->tokenizer)) || !g->seed ||
+	    !g->out || !g->tokens)
+		return diag_fail(d, ERR_USAGE, "options '--tokenizer', '--template' (unless '--tokenizer' "
+				 "is a model folder), '--tokens', '--seed' and '--out' are required");
 	if (g->tokens < 1 || g->tokens > 100000000L)
 		return diag_fail(d, ERR_USAGE, "option '--tokens' wants 1..100000000, got %ld",
 				 g->tokens);
@@ -293,8 +303,8 @@ int cmd_gen_haystack(int argc, char **argv)
 	struct gh_opts g = {0};
 	struct haystack_opts o = {0};
 	const struct cli_opt opts[] = {
-		{"tokenizer", 't', CLI_STR, "PATH", "tokenizer.json or sentencepiece .model (required)", &g.tokenizer},
-		{"template", 0, CLI_STR, "NAME|PATH", "chat template: deepseek-v3, qwen3, llama3, ... (required)", &g.template_name},
+		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, sentencepiece .model, or a model folder (required)", &g.tokenizer},
+		{"template", 0, CLI_STR, "NAME|PATH", "chat template: deepseek-v3, qwen3, llama3, ..., a .jinja file (default: the model folder's)", &g.template_name},
 		{"tokens", 'n', CLI_LONG, "N", "exact tokens of the whole rendered prompt (required)", &g.tokens},
 		{"seed", 's', CLI_STR, "S", "seed, 0..2^64-1 (required); same seed, same bytes", &g.seed},
 		{"out", 'o', CLI_STR, "DIR", "directory for prompt.json, document.txt, manifest.json (required)", &g.out},

@@ -36,6 +36,7 @@
 #include "suite.h"
 #include "tok.h"
 #include "tpl.h"
+#include "tpl_model.h"
 
 #define RAW_MAX ((size_t)512 << 20)
 #define URL_MAX 2048
@@ -1223,7 +1224,8 @@ static enum err check_inputs(struct runner *r, struct diag *d)
 			continue;
 		n++;
 		recall |= c->kind == SUITE_RECALL;
-		if (c->kind == SUITE_RECALL && (!r->o->tokenizer || !r->o->template_name))
+		if (c->kind == SUITE_RECALL && (!r->o->tokenizer ||
+						 (!r->o->template_name && !tpl_model_is_dir(r->o->tokenizer))))
 			return diag_fail(d, ERR_USAGE,
 					 "recall case '%s' needs '--tokenizer' and '--template' to build its documents",
 					 c->id);
@@ -1232,7 +1234,7 @@ static enum err check_inputs(struct runner *r, struct diag *d)
 	if (!n)
 		return diag_fail(d, ERR_USAGE, "no case of '%s' matches '--case %s'",
 				 r->suite->path, r->o->case_glob);
-	if (!!r->o->tokenizer != !!r->o->template_name)
+	if (!!r->o->tokenizer != (r->o->template_name || tpl_model_is_dir(r->o->tokenizer)))
 		return diag_fail(d, ERR_USAGE,
 				 "the token audit needs both '--tokenizer' and '--template'");
 	return ERR_OK;
@@ -1266,8 +1268,11 @@ static void find_bos(struct runner *r)
 	size_t n = 0, cap = 0;
 
 	r->bos_id = -1;
-	snprintf(path, sizeof(path), "%.*s%stokenizer_config.json",
-		 slash ? (int)(slash - r->o->tokenizer) : 0, r->o->tokenizer, slash ? "/" : "");
+	if (tpl_model_is_dir(r->o->tokenizer)) /* a model folder (tpl_model.h) */
+		snprintf(path, sizeof(path), "%s/tokenizer_config.json", r->o->tokenizer);
+	else
+		snprintf(path, sizeof(path), "%.*s%stokenizer_config.json",
+			 slash ? (int)(slash - r->o->tokenizer) : 0, r->o->tokenizer, slash ? "/" : "");
 	buf_init(&b, (size_t)16 << 20);
 	diag_init(&d);
 	if (!io_read_file(path, &b, &d))
@@ -1289,13 +1294,15 @@ static enum err load_locals(struct runner *r, struct diag *d)
 {
 	enum err e = ERR_OK;
 
+	struct buf warn;
+
 	r->bos_id = -1;
-	if (r->o->tokenizer)
-		e = tok_load(r->o->tokenizer, &r->tok, d);
+	buf_init(&warn, 1 << 20);
+	e = tpl_model_load(r->o->tokenizer, r->o->template_name, &r->tok, &r->tpl, &warn, d);
+	fputs(warn.len ? warn.data : "", stderr);
+	buf_release(&warn);
 	if (!e && r->tok)
 		find_bos(r);
-	if (!e && r->o->template_name)
-		e = tpl_load(r->o->template_name, &r->tpl, d);
 	return e;
 }
 
@@ -1345,6 +1352,8 @@ static void manifest_fill(struct runner *r, cJSON *endpoint)
 		t = cJSON_AddObjectToObject(m, "template");
 		cJSON_AddStringToObject(t, "name", tpl_name(r->tpl));
 		cJSON_AddStringToObject(t, "sha256", tpl_sha256(r->tpl));
+		cJSON_AddStringToObject(t, "source", tpl_source(r->tpl));
+		cJSON_AddStringToObject(t, "source_sha256", tpl_source_sha256(r->tpl));
 		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
 		cJSON_AddStringToObject(t, "server", tpl_server_name(r->server));
 		cJSON_AddStringToObject(t, "server_from", r->server_source);
@@ -1535,8 +1544,8 @@ int cmd_run(int argc, char **argv)
 	const struct cli_opt opts[] = {
 		{"base-url", 0, CLI_STR, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL)", &o.base_url},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &o.model},
-		{"tokenizer", 't', CLI_STR, "PATH", "tokenizer.json or .model: audit usage.prompt_tokens; needed for recall", &o.tokenizer},
-		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ...)", &o.template_name},
+		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &o.tokenizer},
+		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &o.template_name},
 		{"concurrency", 'c', CLI_LONG, "N", "requests in flight at once (default 1)", &o.concurrency},
 		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt)", &o.timeout},
 		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120)", &o.idle_timeout},

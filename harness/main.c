@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "json.h"
 
 #ifndef NEEDLE_VERSION
 #define NEEDLE_VERSION "0.0.0-dev"
@@ -19,6 +20,7 @@ static const struct cmd_entry commands[] = {
 	{"report", cmd_report, "summarise a run folder (Markdown, JSON, CSV, heatmap)"},
 	{"diff", cmd_diff, "compare two runs like for like; gates set the exit status"},
 	{"suites", cmd_suites, "list the suites that ship with needle"},
+	{"templates", cmd_templates, "list the built-in chat templates and encoders"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : NULL;
 
+	json_init(); /* before any cJSON call: NEEDLE_FAIL_ALLOC covers cJSON too */
 	if (!a) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -1,14 +1,17 @@
 #!/bin/sh
 # Chat templates: needle's rendered prompts against the real Jinja templates
 # (tests/tpl/compare.mjs), hand-written DeepSeek V3.1/V3.2 prompts and refusals
-# (tests/tpl/handwritten.mjs), and malformed descriptors: each must exit 2 with
-# one line naming the file, the JSON path and the reason.
+# (tests/tpl/handwritten.mjs), the DeepSeek V3.2/V4/V4.1 encoders against an
+# independent Python model of them and of both servers (tests/tpl/ds_compare.py),
+# and malformed descriptors: each must exit 2 with one line naming the file,
+# the JSON path and the reason.
 set -u
 . "$TESTS/lib/cli.sh"
 fail=0
 
 node "$TESTS/tpl/compare.mjs" "$NEEDLE" || fail=1
 node "$TESTS/tpl/handwritten.mjs" "$NEEDLE" || fail=1
+python3 "$TESTS/tpl/ds_compare.py" "$NEEDLE" || fail=1
 
 printf '[{"role":"user","content":"hi"}]' > "$tmp/m.json"
 
@@ -67,7 +70,7 @@ out=$("$NEEDLE" count --template chatml --messages "$tmp/bs.json" --print-prompt
 	case $out in *'a\u0000b'*) ;; *) echo "FAIL escaped backslash: '$out'"; fail=1 ;; esac
 
 # Every shipped descriptor loads and renders a plain conversation.
-for t in chatml deepseek-v3 deepseek-v3.1 deepseek-v3.2 llama3 qwen3; do
+for t in chatml deepseek-v3 deepseek-v3.1 deepseek-v3.2 deepseek-v4 deepseek-v4.1 llama3 qwen3; do
 	"$NEEDLE" count --template "$t" --messages "$tmp/m.json" --print-prompt > "$tmp/out" 2> "$tmp/err" \
 		&& grep -q hi "$tmp/out" || { echo "FAIL shipped $t"; cat "$tmp/err"; fail=1; }
 done

@@ -13,6 +13,7 @@
 //
 // Usage: node tests/tpl/compare.mjs NEEDLE_BINARY
 import { execFileSync, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -163,21 +164,56 @@ function randomCases(count, seed) {
 }
 
 const cases = [...JSON.parse(fs.readFileSync(path.join(here, 'cases.json'), 'utf8')), ...randomCases(40, 20261129)];
-let failures = 0, compared = 0, counted = 0;
+let failures = 0, compared = 0, counted = 0, viaJinja = 0, jinjaRefused = 0;
+
+// A model folder holding the template text changed by a trailing comment, so
+// that no descriptor records it and needle's Jinja interpreter renders it:
+// the interpreter and the descriptor must give the same prompt.
+function jinjaFolder(name, tpl) {
+	const dir = path.join(tmp, `folder-${name}`);
+	fs.mkdirSync(dir, { recursive: true });
+	fs.symlinkSync(tpl.tokenizer, path.join(dir, 'tokenizer.json'));
+	fs.writeFileSync(path.join(dir, 'tokenizer_config.json'),
+		JSON.stringify({ chat_template: tpl.source + '{# not the recorded text #}', ...tpl.vars }));
+	return dir;
+}
 const { Tokenizer } = require('tokenizers');
 
 // Counting loads the tokenizer once per template (--jsonl over all prompts);
 // a few cases also go through the whole --template --messages --tokenizer path.
 const DIRECT = new Set(['unicode', 'tool_round', 'thinking_off']);
 for (const [name, tpl] of Object.entries(templates)) {
+	// The descriptor names the template text it is checked against here.
+	const desc = JSON.parse(fs.readFileSync(path.join(tests, '..', 'fixtures/templates', `${name}.json`), 'utf8'));
+	const sha = crypto.createHash('sha256').update(tpl.source, 'utf8').digest('hex');
+	if (!(desc.template_sha256 || []).includes(sha)) {
+		failures++;
+		console.log(`FAIL ${name}: template_sha256 lacks ${sha}, the text compared below`);
+	}
 	const countable = tokenizerReady(tpl.tokenizer);
 	const hf = countable ? Tokenizer.fromFile(tpl.tokenizer) : null;
 	const prompts = [];
+	const folder = jinjaFolder(name, tpl);
 	for (const c of cases) {
 		const want = render(tpl, c);
 		const args = needleArgs(name, c);
 		const got = spawnSync(needle, [...args, '--print-prompt']);
+		const viaTpl = spawnSync(needle, [...args.slice(0, 1), '--tokenizer', folder, ...args.slice(3), '--print-prompt']);
 		compared++;
+		if (viaTpl.status !== 0) {
+			jinjaRefused++;
+			if (viaTpl.status !== 2 || viaTpl.stderr.toString().split('\n').filter(Boolean).length !== 1) {
+				failures++;
+				console.log(`FAIL ${name}/${c.id} through Jinja: exit ${viaTpl.status} ${viaTpl.stderr}`);
+			}
+		} else if (viaTpl.stdout.toString('utf8') !== want) {
+			failures++;
+			console.log(`FAIL ${name}/${c.id} through Jinja differs`);
+			console.log(`  jinja:  ${JSON.stringify(want)}`);
+			console.log(`  needle: ${JSON.stringify(viaTpl.stdout.toString('utf8'))}`);
+		} else {
+			viaJinja++;
+		}
 		if (got.status !== 0 || got.stdout.toString('utf8') !== want) {
 			failures++;
 			console.log(`FAIL ${name}/${c.id}: exit ${got.status} ${got.stderr}`);
@@ -213,5 +249,6 @@ for (const [name, tpl] of Object.entries(templates)) {
 	});
 }
 fs.rmSync(tmp, { recursive: true, force: true });
-console.log(`${compared} prompts compared, ${counted} counts compared, ${failures} failed`);
+console.log(`${compared} prompts compared (${viaJinja} also identical through needle's Jinja interpreter, ` +
+	`${jinjaRefused} refused there), ${counted} counts compared, ${failures} failed`);
 process.exit(failures ? 1 : 0);

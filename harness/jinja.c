@@ -1,0 +1,234 @@
+/* jinja — see jinja.h. Ties the lexer, parser and evaluator together and
+ * owns the context. */
+#include "jinja.h"
+
+#include <string.h>
+
+#include "jinja_eval.h"
+#include "jinja_lex.h"
+#include "jinja_parse.h"
+#include "jinja_value.h"
+#include "mem.h"
+#include "uni.h"
+
+struct jinja_ctx {
+	struct jv_arena a;
+	struct jv vars; /* dict: name -> value */
+	struct tm clock;
+	size_t mem_max; /* cap of one render's arena */
+};
+
+struct jinja_tpl {
+	struct jv_arena a;
+	struct jn *root;
+};
+
+struct jinja_ctx *jinja_ctx_new(void)
+{
+	struct jinja_ctx *c = mem_calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	jv_arena_init(&c->a, JINJA_MAX_MEMORY);
+	if (jv_dict_new(&c->a, JV_DICT, &c->vars)) {
+		mem_free(c);
+		return NULL;
+	}
+	c->clock.tm_year = 70;
+	c->clock.tm_mday = 1;
+	c->clock.tm_wday = 4;
+	c->mem_max = JINJA_MAX_MEMORY;
+	return c;
+}
+
+void jinja_ctx_free(struct jinja_ctx *c)
+{
+	if (!c)
+		return;
+	jv_arena_release(&c->a);
+	mem_free(c);
+}
+
+static enum err set_var(struct jinja_ctx *c, const char *name, size_t n, struct jv v,
+			struct diag *d)
+{
+	struct jv key;
+
+	if (jv_str_new(&c->a, name, n, &key) || jv_dict_set(&c->a, &c->vars, key, v))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	return ERR_OK;
+}
+
+enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name, const char *json,
+			    size_t len, struct diag *d)
+{
+	struct jv v;
+
+	if (jv_from_json(&c->a, json, len, name, &v, d))
+		return d->code;
+	return set_var(c, name, strlen(name), v, d);
+}
+
+enum err jinja_ctx_merge_json(struct jinja_ctx *c, const char *json, size_t len,
+			      struct diag *d)
+{
+	struct jv v;
+	size_t i;
+
+	if (jv_from_json(&c->a, json, len, "kwargs", &v, d))
+		return d->code;
+	if (v.k != JV_DICT)
+		return diag_fail(d, ERR_INPUT, "template kwargs must be a JSON object");
+	for (i = 0; i < v.u.d->n; i++)
+		if (jv_dict_set(&c->a, &c->vars, v.u.d->keys[i], v.u.d->vals[i]))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+	return ERR_OK;
+}
+
+static int valid_utf8(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+			   : (c & 0xF8) == 0xF0 ? 4 : 0;
+		uint32_t cp;
+
+		if (!k || i + k > n || (k > 1 && c < 0xC2))
+			return 0;
+		for (size_t j = 1; j < k; j++)
+			if (((unsigned char)s[i + j] & 0xC0) != 0x80)
+				return 0;
+		uni_decode(s + i, k, &cp);
+		if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+		    (cp >= 0xD800 && cp <= 0xDFFF))
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+enum err jinja_ctx_set_str(struct jinja_ctx *c, const char *name, const char *s, size_t n,
+			   struct diag *d)
+{
+	struct jv v;
+
+	if (!valid_utf8(s, n))
+		return diag_fail(d, ERR_INPUT, "template variable '%s' is not valid UTF-8", name);
+	if (jv_str_new(&c->a, s, n, &v))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	return set_var(c, name, strlen(name), v, d);
+}
+
+enum err jinja_ctx_set_bool(struct jinja_ctx *c, const char *name, int v, struct diag *d)
+{
+	return set_var(c, name, strlen(name), jv_bool(v), d);
+}
+
+enum err jinja_ctx_set_none(struct jinja_ctx *c, const char *name, struct diag *d)
+{
+	return set_var(c, name, strlen(name), jv_none(), d);
+}
+
+void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm)
+{
+	c->clock = *tm;
+}
+
+void jinja_ctx_memory(struct jinja_ctx *c, size_t max)
+{
+	c->mem_max = max;
+}
+
+enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, struct diag *d)
+{
+	struct jinja_tpl *t;
+	struct jl_tokens toks;
+
+	*out = NULL;
+	if (!valid_utf8(src, len))
+		return diag_fail(d, ERR_INPUT, "the template is not valid UTF-8");
+	if (!(t = mem_calloc(1, sizeof(*t))))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	jv_arena_init(&t->a, JINJA_MAX_MEMORY);
+	if (jl_lex(&t->a, src, len, &toks, d) || jp_parse(&t->a, &toks, &t->root, d)) {
+		jinja_tpl_free(t);
+		return d->code;
+	}
+	*out = t;
+	return ERR_OK;
+}
+
+void jinja_tpl_free(struct jinja_tpl *t)
+{
+	if (!t)
+		return;
+	jv_arena_release(&t->a);
+	mem_free(t);
+}
+
+enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
+			  struct buf *out, struct diag *d)
+{
+	struct jv_arena a;
+	struct je e;
+	size_t start = out->len;
+	enum err r;
+
+	jv_arena_init(&a, c->mem_max);
+	memset(&e, 0, sizeof(e));
+	e.a = &a;
+	e.vars = &c->vars;
+	e.clock = c->clock;
+	e.d = d;
+	e.out_max = out->max;
+	r = je_render(&e, t->root, out);
+	if (r)
+		buf_truncate(out, start);
+	jv_arena_release(&a);
+	return r;
+}
+
+/* Names the template loads, minus those it binds before (a conservative
+ * reading of jinja2.meta.find_undeclared_variables: any load counts). */
+static int node_reads(const struct jn *n, const char *name)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	if (n->k == N_NAME && n->s && !strcmp(n->s, name))
+		return 1;
+	if (node_reads(n->a, name) || node_reads(n->b, name) || node_reads(n->c, name) ||
+	    node_reads(n->d, name))
+		return 1;
+	for (i = 0; i < n->l1.n; i++)
+		if (node_reads(n->l1.v[i], name))
+			return 1;
+	for (i = 0; i < n->l2.n; i++)
+		if (node_reads(n->l2.v[i], name))
+			return 1;
+	for (i = 0; i < n->l3.n; i++)
+		if (node_reads(n->l3.v[i], name))
+			return 1;
+	return 0;
+}
+
+int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
+{
+	return node_reads(t->root, name);
+}
+
+enum err jinja_render(const char *src, size_t len, const struct jinja_ctx *c,
+		      struct buf *out, struct diag *d)
+{
+	struct jinja_tpl *t;
+	enum err r = jinja_tpl_new(src, len, &t, d);
+
+	if (r)
+		return r;
+	r = jinja_tpl_render(t, c, out, d);
+	jinja_tpl_free(t);
+	return r;
+}

@@ -1,0 +1,712 @@
+/* jinja_filter — see jinja_filter.h. Each filter follows the function of the
+ * same name in jinja2/filters.py (3.1); generators (map, select, items, ...)
+ * are lists flagged JV_F_GEN so that len() and printing fail as in Python. */
+#include "jinja_filter.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jinja_builtin.h"
+#include "jinja_str.h"
+#include "pyfmt.h"
+
+#define NOMEM(e, at) je_nomem(e, at)
+
+static enum err as_list(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
+{
+	struct jv it;
+	size_t i;
+
+	if (jb_iterate(e, at, in, &it) || jv_seq_new(e->a, JV_LIST, it.u.l->n, out))
+		return e->d->code ? e->d->code : NOMEM(e, at);
+	for (i = 0; i < it.u.l->n; i++)
+		out->u.l->v[i] = it.u.l->v[i];
+	out->u.l->n = it.u.l->n;
+	return ERR_OK;
+}
+
+/* What map and select give for a false input (filters.py: `if value:`). */
+static enum err empty_gen(struct je *e, const struct jn *at, struct jv *out)
+{
+	if (jv_seq_new(e->a, JV_LIST, 0, out))
+		return NOMEM(e, at);
+	out->flags = JV_F_GEN;
+	return ERR_OK;
+}
+
+static enum err f_tojson(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
+{
+	static const char *const names[] = { "ensure_ascii", "indent", "separators", "sort_keys", NULL };
+	const struct jv *ea = jb_arg(a, 0, names[0]), *ind = jb_arg(a, 1, names[1]);
+	const struct jv *sep = jb_arg(a, 2, names[2]), *sk = jb_arg(a, 3, names[3]);
+	struct pyfmt_json o = { 0, -1, NULL, NULL, 0 };
+
+	if (jb_check_args(e, at, "tojson", a, 4, names))
+		return e->d->code;
+	o.ensure_ascii = ea && jv_truthy(ea);
+	o.sort_keys = sk && jv_truthy(sk);
+	if (ind && ind->k != JV_NONE) {
+		if (ind->k != JV_INT)
+			return je_refuse(e, at, "tojson indent of type %s", jv_type_name(ind));
+		o.indent = ind->u.i < 0 ? 0 : ind->u.i > 64 ? -2 : (int)ind->u.i;
+		if (o.indent == -2)
+			return je_refuse(e, at, "tojson indent above 64");
+	}
+	if (sep && sep->k != JV_NONE) {
+		if (!jv_is_seq(sep) || sep->u.l->n != 2 || sep->u.l->v[0].k != JV_STR ||
+		    sep->u.l->v[1].k != JV_STR)
+			return je_refuse(e, at, "tojson separators other than two strings");
+		o.item_sep = sep->u.l->v[0].u.s->data;
+		o.key_sep = sep->u.l->v[1].u.s->data;
+	}
+	return jb_json(e, at, in, &o, out);
+}
+
+static enum err f_length(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
+{
+	switch (in->k) {
+	case JV_UNDEF:
+		*out = jv_int(0);
+		return ERR_OK;
+	case JV_STR:
+		*out = jv_int((int64_t)in->u.s->ncp);
+		return ERR_OK;
+	case JV_LIST:
+	case JV_TUPLE:
+		if (!(in->flags & JV_F_GEN)) {
+			*out = jv_int((int64_t)in->u.l->n);
+			return ERR_OK;
+		}
+		break;
+	case JV_DICT:
+	case JV_NS:
+		if (in->k == JV_DICT) {
+			*out = jv_int((int64_t)in->u.d->n);
+			return ERR_OK;
+		}
+		break;
+	default:
+		break;
+	}
+	return je_reject(e, at, "TypeError: object of type '%s' has no len()", jv_type_name(in));
+}
+
+/* soft_str: a str stays as it is (Markup too), anything else becomes str(x). */
+static enum err f_string(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
+{
+	return jb_str_of(e, at, in, out);
+}
+
+static enum err attr_get(struct je *e, const struct jn *at, const struct jv *item,
+			 const struct jv *attr, struct jv *out)
+{
+	const char *s, *dot;
+	struct jv cur = *item, key;
+
+	if (attr->k != JV_STR)
+		return jb_getitem(e, at, item, attr, out);
+	for (s = attr->u.s->data;; s = dot + 1) {
+		dot = strchr(s, '.');
+		size_t n = dot ? (size_t)(dot - s) : strlen(s), i;
+		int digits = n > 0;
+
+		for (i = 0; i < n; i++)
+			digits &= s[i] >= '0' && s[i] <= '9';
+		if (digits && n < 18)
+			key = jv_int(strtoll(s, NULL, 10));
+		else if (jv_str_new(e->a, s, n, &key))
+			return NOMEM(e, at);
+		if (jb_getitem(e, at, &cur, &key, &cur))
+			return e->d->code;
+		if (!dot)
+			break;
+	}
+	*out = cur;
+	return ERR_OK;
+}
+
+static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
+		       const struct je_args *a, struct jv *out)
+{
+	static const char *const names[] = { "d", "attribute", NULL };
+	const struct jv *sep = jb_arg(a, 0, "d"), *attr = jb_arg(a, 1, "attribute");
+	struct jv items, sepstr, v;
+	struct buf o;
+	size_t i;
+	enum err r = ERR_OK;
+
+	if (jb_check_args(e, at, "join", a, 2, names) || jb_iterate(e, at, in, &items))
+		return e->d->code;
+	if (!sep)
+		sepstr = (struct jv){ JV_STR, 0, { 0 } }, r = jv_str_new(e->a, "", 0, &sepstr);
+	else
+		r = jb_str_of(e, at, sep, &sepstr);
+	if (r)
+		return e->d->code ? e->d->code : NOMEM(e, at);
+	buf_init(&o, e->out_max);
+	for (i = 0; i < items.u.l->n && !r; i++) {
+		v = items.u.l->v[i];
+		if (attr && attr_get(e, at, &items.u.l->v[i], attr, &v))
+			r = e->d->code;
+		else if (i && buf_append(&o, sepstr.u.s->data, sepstr.u.s->len))
+			r = NOMEM(e, at);
+		else
+			r = jb_print(e, at, &v, &o);
+	}
+	if (!r && jv_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+static enum err f_items(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
+{
+	struct jv fn;
+	struct je_args none = { NULL, 0, NULL, NULL, 0 };
+
+	if (in->k == JV_UNDEF) {
+		if (jv_seq_new(e->a, JV_LIST, 0, out))
+			return NOMEM(e, at);
+		out->flags = JV_F_GEN;
+		return ERR_OK;
+	}
+	if (in->k != JV_DICT)
+		return je_reject(e, at, "TypeError: Can only get item pairs from a mapping.");
+	if (jb_getattr(e, at, in, "items", &fn) || jb_call(e, at, &fn, &none, out))
+		return e->d->code;
+	out->flags = JV_F_GEN;
+	return ERR_OK;
+}
+
+static enum err f_default(struct je *e, const struct jn *at, const struct jv *in,
+			  const struct je_args *a, struct jv *out)
+{
+	static const char *const names[] = { "default_value", "boolean", NULL };
+	const struct jv *dv = jb_arg(a, 0, names[0]), *b = jb_arg(a, 1, names[1]);
+
+	if (jb_check_args(e, at, "default", a, 2, names))
+		return e->d->code;
+	if (in->k == JV_UNDEF || (b && jv_truthy(b) && !jv_truthy(in))) {
+		if (dv)
+			*out = *dv;
+		else if (jv_str_new(e->a, "", 0, out))
+			return NOMEM(e, at);
+		return ERR_OK;
+	}
+	*out = *in;
+	return ERR_OK;
+}
+
+static enum err f_first_last(struct je *e, const struct jn *at, const struct jv *in, int last,
+			     struct jv *out)
+{
+	struct jv items;
+
+	if (last && (in->flags & JV_F_GEN))
+		return je_reject(e, at, "TypeError: '%s' object is not reversible", jv_type_name(in));
+	if (jb_iterate(e, at, in, &items))
+		return e->d->code;
+	if (!items.u.l->n) {
+		*out = jv_undef(NULL);
+		return ERR_OK;
+	}
+	*out = items.u.l->v[last ? items.u.l->n - 1 : 0];
+	return ERR_OK;
+}
+
+/* The arguments after the first `skip` positional ones. */
+static struct je_args rest_args(const struct je_args *a, size_t skip)
+{
+	struct je_args r = *a;
+
+	r.pos += skip;
+	r.npos -= skip;
+	return r;
+}
+
+static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
+		      const struct je_args *a, struct jv *out)
+{
+	const struct jv *attr = jb_arg(a, 99, "attribute"), *def = jb_arg(a, 99, "default");
+	struct jv items, v;
+	struct je_args rest;
+	size_t i;
+
+	if (!jv_truthy(in))
+		return empty_gen(e, at, out);
+	if (jb_iterate(e, at, in, &items) || jv_seq_new(e->a, JV_LIST, items.u.l->n, out))
+		return e->d->code ? e->d->code : NOMEM(e, at);
+	if (!attr && (!a->npos || a->pos[0].k != JV_STR))
+		return je_refuse(e, at, "map without a filter name or attribute");
+	if (attr && (a->npos || a->nkw > 1 + (def != NULL)))
+		return je_refuse(e, at, "map(attribute=) with other arguments");
+	rest = rest_args(a, 1);
+	for (i = 0; i < items.u.l->n; i++) {
+		if (attr) {
+			if (attr_get(e, at, &items.u.l->v[i], attr, &v))
+				return e->d->code;
+			if (v.k == JV_UNDEF && def)
+				v = *def;
+		} else if (jf_filter(e, at, a->pos[0].u.s->data, &items.u.l->v[i], &rest, &v)) {
+			return e->d->code;
+		}
+		out->u.l->v[i] = v;
+	}
+	out->u.l->n = items.u.l->n;
+	out->flags = JV_F_GEN;
+	return ERR_OK;
+}
+
+/* select / reject / selectattr / rejectattr. */
+static enum err f_select(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, int keep, int by_attr, struct jv *out)
+{
+	struct jv items, v;
+	struct je_args rest;
+	size_t i, skip = by_attr ? 1 : 0;
+	int r;
+
+	if (a->nkw || (by_attr && !a->npos))
+		return je_refuse(e, at, "select/reject with these arguments");
+	if (a->npos > skip && a->pos[skip].k != JV_STR)
+		return je_refuse(e, at, "select/reject with a test that is not a name");
+	if (!jv_truthy(in))
+		return empty_gen(e, at, out);
+	if (jb_iterate(e, at, in, &items) || jv_seq_new(e->a, JV_LIST, 0, out))
+		return e->d->code ? e->d->code : NOMEM(e, at);
+	rest = rest_args(a, a->npos > skip ? skip + 1 : skip);
+	for (i = 0; i < items.u.l->n; i++) {
+		v = items.u.l->v[i];
+		if (by_attr && attr_get(e, at, &items.u.l->v[i], &a->pos[0], &v))
+			return e->d->code;
+		if (a->npos > skip) {
+			if (jb_test(e, at, a->pos[skip].u.s->data, &v, &rest, &r))
+				return e->d->code;
+		} else {
+			r = jv_truthy(&v);
+		}
+		if (r == keep && jv_seq_push(e->a, out, items.u.l->v[i]))
+			return NOMEM(e, at);
+	}
+	out->flags = JV_F_GEN;
+	return ERR_OK;
+}
+
+/* The key a sort or unique compares: the attribute, lower-cased strings
+ * unless case_sensitive. */
+static enum err sort_key(struct je *e, const struct jn *at, const struct jv *item,
+			 const struct jv *attr, int case_sensitive, struct jv *out)
+{
+	*out = *item;
+	if (attr && attr_get(e, at, item, attr, out))
+		return e->d->code;
+	if (!case_sensitive && out->k == JV_STR)
+		return jstr_case(e, at, out, 'l', out);
+	return ERR_OK;
+}
+
+struct keyed {
+	struct jv key, item;
+};
+
+/* A stable insertion sort (templates sort a handful of items). */
+static enum err sort_keyed(struct je *e, const struct jn *at, struct keyed *v, size_t n,
+			   int reverse)
+{
+	size_t i, j;
+	int c;
+
+	for (i = 1; i < n; i++) {
+		struct keyed x = v[i];
+
+		for (j = i; j > 0; j--) {
+			if (jb_order(e, at, &v[j - 1].key, &x.key, &c))
+				return e->d->code;
+			if (reverse ? c >= 0 : c <= 0)
+				break;
+			v[j] = v[j - 1];
+		}
+		v[j] = x;
+	}
+	return ERR_OK;
+}
+
+static enum err f_sort(struct je *e, const struct jn *at, const struct jv *in,
+		       const struct je_args *a, int dictsort, struct jv *out)
+{
+	static const char *const names[] = { "reverse", "case_sensitive", "attribute", NULL };
+	static const char *const dnames[] = { "case_sensitive", "by", "reverse", NULL };
+	const struct jv *rev = jb_arg(a, dictsort ? 2 : 0, "reverse");
+	const struct jv *cs = jb_arg(a, dictsort ? 0 : 1, "case_sensitive");
+	const struct jv *attr = dictsort ? NULL : jb_arg(a, 2, "attribute");
+	const struct jv *by = dictsort ? jb_arg(a, 1, "by") : NULL;
+	struct jv items, *src;
+	struct keyed *k;
+	size_t i, n;
+
+	if (jb_check_args(e, at, dictsort ? "dictsort" : "sort", a, 3, dictsort ? dnames : names))
+		return e->d->code;
+	if (by && (by->k != JV_STR || strcmp(by->u.s->data, "key")))
+		return je_refuse(e, at, "dictsort by value");
+	if (dictsort) {
+		struct jv fn;
+		struct je_args none = { NULL, 0, NULL, NULL, 0 };
+
+		if (in->k != JV_DICT)
+			return je_reject(e, at, "TypeError: You can only sort by either \"key\" or \"value\"");
+		if (jb_getattr(e, at, in, "items", &fn) || jb_call(e, at, &fn, &none, &items))
+			return e->d->code;
+	} else if (jb_iterate(e, at, in, &items)) {
+		return e->d->code;
+	}
+	n = items.u.l->n;
+	if (!(k = jv_alloc(e->a, (n + 1) * sizeof(*k))) || jv_seq_new(e->a, JV_LIST, n, out))
+		return NOMEM(e, at);
+	for (i = 0; i < n; i++) {
+		src = &items.u.l->v[i];
+		k[i].item = *src;
+		if (sort_key(e, at, dictsort ? &src->u.l->v[0] : src, attr, cs && jv_truthy(cs),
+			     &k[i].key))
+			return e->d->code;
+	}
+	if (sort_keyed(e, at, k, n, rev && jv_truthy(rev)))
+		return e->d->code;
+	for (i = 0; i < n; i++)
+		out->u.l->v[i] = k[i].item;
+	out->u.l->n = n;
+	return ERR_OK;
+}
+
+static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
+{
+	static const char *const names[] = { "case_sensitive", "attribute", NULL };
+	const struct jv *cs = jb_arg(a, 0, names[0]), *attr = jb_arg(a, 1, names[1]);
+	struct jv items, keys, key;
+	size_t i;
+	int seen;
+
+	if (jb_check_args(e, at, "unique", a, 2, names) || jb_iterate(e, at, in, &items))
+		return e->d->code;
+	if (jv_seq_new(e->a, JV_LIST, 0, out) || jv_seq_new(e->a, JV_LIST, 0, &keys))
+		return NOMEM(e, at);
+	for (i = 0; i < items.u.l->n; i++) {
+		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jv_truthy(cs), &key))
+			return e->d->code;
+		if (!jv_hashable(&key))
+			return je_reject(e, at, "TypeError: unhashable type: '%s'", jv_type_name(&key));
+		if (jb_contains(e, at, &key, &keys, &seen))
+			return e->d->code;
+		if (!seen && (jv_seq_push(e->a, &keys, key) || jv_seq_push(e->a, out, items.u.l->v[i])))
+			return NOMEM(e, at);
+	}
+	out->flags = JV_F_GEN;
+	return ERR_OK;
+}
+
+static enum err f_reverse(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
+{
+	struct jv items;
+	size_t i, n;
+
+	if (in->k == JV_STR)
+		return jstr_slice(e, at, in, (int64_t)in->u.s->ncp - 1, -1, -1, out);
+	if (jb_iterate(e, at, in, &items))
+		return e->d->code;
+	n = items.u.l->n;
+	if (jv_seq_new(e->a, JV_LIST, n, out))
+		return NOMEM(e, at);
+	for (i = 0; i < n; i++)
+		out->u.l->v[i] = items.u.l->v[n - 1 - i];
+	out->u.l->n = n;
+	out->flags = (in->flags & JV_F_GEN) ? 0 : JV_F_GEN;
+	return ERR_OK;
+}
+
+/* Python's int(s) on an ASCII string: whitespace, a sign, digits with single
+ * underscores between them. 1 parsed, 0 ValueError, -1 beyond 64 bits. */
+static int py_int_text(const char *s, int64_t *v)
+{
+	const char *p = s;
+	int neg = 0, digits = 0;
+	uint64_t x = 0;
+
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	for (; (*p >= '0' && *p <= '9') || (*p == '_' && digits && p[1] >= '0' && p[1] <= '9'); p++) {
+		if (*p == '_')
+			continue;
+		if (x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+		digits++;
+	}
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (!digits || *p)
+		return 0;
+	if (x > (uint64_t)INT64_MAX + neg)
+		return -1;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return 1;
+}
+
+/* Python's float(s) on an ASCII string without underscores: 1 parsed, 0
+ * ValueError, -1 a form needle leaves alone (underscores). */
+static int py_float_text(const char *s, double *v)
+{
+	const char *p = s, *q;
+	char *end;
+	size_t i;
+
+	if (strchr(s, '_'))
+		return -1;
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	q = p + (*p == '+' || *p == '-');
+	for (i = 0; q[i] && ((q[i] >= '0' && q[i] <= '9') || q[i] == '.'); i++)
+		;
+	if (!i && strncasecmp(q, "inf", 3) && strncasecmp(q, "nan", 3))
+		return 0;
+	if (!strncasecmp(q, "0x", 2))
+		return 0;
+	*v = strtod(p, &end);
+	if (end == p)
+		return 0;
+	while (*end == ' ' || (*end >= '\t' && *end <= '\r'))
+		end++;
+	return !*end;
+}
+
+/* int(x) / float(x) as do_int and do_float: strings, then numbers; what
+ * fails with TypeError or ValueError gives the default. */
+static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
+		      const struct je_args *a, int to_float, struct jv *out)
+{
+	static const char *const names[] = { "default", "base", NULL };
+	const struct jv *def = jb_arg(a, 0, "default");
+	double f = 0;
+	int64_t i = 0;
+	int ok = 0;
+	size_t k;
+
+	if (jb_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
+	    (jb_arg(a, 1, "base") && (to_float || jb_arg(a, 1, "base")->k != JV_INT ||
+				      jb_arg(a, 1, "base")->u.i != 10)))
+		return e->d->code ? e->d->code : je_refuse(e, at, "int with a base");
+	if (in->k == JV_UNDEF)
+		return je_reject(e, at, "UndefinedError: '%s' is undefined",
+				 in->u.p ? (const char *)in->u.p : "value");
+	if (in->k == JV_INT || in->k == JV_BOOL) {
+		*out = to_float ? jv_float((double)in->u.i) : jv_int(in->u.i);
+		return ERR_OK;
+	}
+	if (in->k == JV_FLOAT) {
+		f = in->u.f;
+		ok = 2;
+	} else if (in->k == JV_STR) {
+		for (k = 0; k < in->u.s->len; k++)
+			if ((unsigned char)in->u.s->data[k] >= 0x80 || !in->u.s->data[k])
+				return je_refuse(e, at, "int or float of non-ASCII text");
+		ok = to_float ? 0 : py_int_text(in->u.s->data, &i);
+		if (!ok)
+			ok = py_float_text(in->u.s->data, &f) == 1 ? 2 : ok;
+		if (ok < 0)
+			return je_refuse(e, at, "int or float of this string");
+	}
+	if (ok == 1) {
+		*out = to_float ? jv_float((double)i) : jv_int(i);
+	} else if (ok == 2 && to_float) {
+		*out = jv_float(f);
+	} else if (ok == 2) {
+		if (isinf(f))
+			return je_reject(e, at, "OverflowError: cannot convert float infinity to integer");
+		if (isnan(f))
+			*out = def ? *def : jv_int(0);
+		else if (!(fabs(f) < 9e18))
+			return je_refuse(e, at, "int of a float this large");
+		else
+			*out = jv_int((int64_t)f);
+	} else {
+		*out = def ? *def : to_float ? jv_float(0.0) : jv_int(0);
+	}
+	return ERR_OK;
+}
+
+static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
+{
+	static const char *const names[] = { "width", "first", "blank", NULL };
+	const struct jv *w = jb_arg(a, 0, names[0]), *first = jb_arg(a, 1, names[1]);
+	const struct jv *blank = jb_arg(a, 2, names[2]);
+	struct jv s, lines, nl, args_v;
+	struct buf o;
+	size_t i, width = 4;
+	enum err r = ERR_OK;
+
+	if (jb_check_args(e, at, "indent", a, 3, names) || jb_str_of(e, at, in, &s))
+		return e->d->code;
+	if (w && w->k != JV_INT)
+		return je_refuse(e, at, "indent with a width of type %s", jv_type_name(w));
+	if (w)
+		width = w->u.i < 0 ? 0 : (size_t)w->u.i;
+	if ((s.flags & JV_F_MARKUP) || (blank && jv_truthy(blank)))
+		return je_refuse(e, at, "indent of Markup or with blank=True");
+	if (jv_str_new(e->a, "\n", 1, &nl) || jb_binop(e, at, '+', &s, &nl, &s))
+		return e->d->code ? e->d->code : NOMEM(e, at);
+	args_v = jv_none();
+	{
+		struct je_args none = { &args_v, 0, NULL, NULL, 0 };
+
+		if (jstr_method(e, at, &s, "splitlines", &none, &lines))
+			return e->d->code;
+	}
+	buf_init(&o, e->out_max);
+	for (i = 0; i < width && first && jv_truthy(first); i++)
+		r = buf_putc(&o, ' ') ? NOMEM(e, at) : ERR_OK;
+	for (i = 0; i < lines.u.l->n && !r; i++) {
+		const struct jv_str *l = lines.u.l->v[i].u.s;
+		size_t k;
+
+		if (i && buf_putc(&o, '\n'))
+			r = NOMEM(e, at);
+		for (k = 0; i && l->len && k < width && !r; k++)
+			r = buf_putc(&o, ' ') ? NOMEM(e, at) : ERR_OK;
+		if (!r && buf_append(&o, l->data, l->len))
+			r = NOMEM(e, at);
+	}
+	if (!r && jv_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+static enum err f_round(struct je *e, const struct jn *at, const struct jv *in,
+			const struct je_args *a, struct jv *out)
+{
+	const struct jv *prec = jb_arg(a, 0, "precision"), *method = jb_arg(a, 1, "method");
+
+	if ((prec && (prec->k != JV_INT || prec->u.i != 0)) || method)
+		return je_refuse(e, at, "round with a precision or method");
+	if (!jv_is_num(in))
+		return je_reject(e, at, "TypeError: type %s doesn't define __round__ method",
+				 jv_type_name(in));
+	if (in->k == JV_FLOAT)
+		*out = jv_float(nearbyint(in->u.f));
+	else
+		*out = jv_int(in->u.i);
+	return ERR_OK;
+}
+
+static enum err f_replace(struct je *e, const struct jn *at, const struct jv *in,
+			  const struct je_args *a, struct jv *out)
+{
+	struct jv s;
+
+	if (jb_str_of(e, at, in, &s))
+		return e->d->code;
+	if (s.flags & JV_F_MARKUP)
+		return je_refuse(e, at, "replace on Markup");
+	if (a->nkw)
+		return je_refuse(e, at, "replace with keyword arguments");
+	return jstr_method(e, at, &s, "replace", a, out);
+}
+
+static enum err f_text(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		       const struct je_args *a, struct jv *out)
+{
+	struct jv s;
+
+	if (!strcmp(name, "trim")) {
+		const struct jv *chars = jb_arg(a, 0, "chars");
+
+		return jb_str_of(e, at, in, &s) ? e->d->code : jstr_strip(e, at, &s, 'b', chars, out);
+	}
+	if (a->npos || a->nkw)
+		return je_refuse(e, at, "the filter '%s' with arguments", name);
+	if (jb_str_of(e, at, in, &s))
+		return e->d->code;
+	if (!strcmp(name, "safe")) {
+		*out = s;
+		out->flags = JV_F_MARKUP;
+		return ERR_OK;
+	}
+	if (!strcmp(name, "e") || !strcmp(name, "escape"))
+		return jstr_escape(e, at, in, out);
+	return jstr_case(e, at, &s, !strcmp(name, "upper") ? 'u' : !strcmp(name, "lower") ? 'l'
+				    : !strcmp(name, "capitalize") ? 'c' : 't', out);
+}
+
+static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
+{
+	if (in->k == JV_FLOAT) {
+		*out = jv_float(fabs(in->u.f));
+		return ERR_OK;
+	}
+	if (in->k == JV_INT || in->k == JV_BOOL)
+		return jb_unary(e, at, in->u.i < 0, in, out);
+	return je_reject(e, at, "TypeError: bad operand type for abs(): '%s'", jv_type_name(in));
+}
+
+static int is_text_filter(const char *name)
+{
+	static const char *const names[] = { "trim", "safe", "e", "escape", "upper", "lower",
+					     "capitalize", "title", NULL };
+	size_t k;
+
+	for (k = 0; names[k]; k++)
+		if (!strcmp(names[k], name))
+			return 1;
+	return 0;
+}
+
+enum err jf_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		   const struct je_args *a, struct jv *out)
+{
+	if (!strcmp(name, "tojson"))
+		return f_tojson(e, at, in, a, out);
+	if (!strcmp(name, "length") || !strcmp(name, "count"))
+		return f_length(e, at, in, out);
+	if (is_text_filter(name))
+		return f_text(e, at, name, in, a, out);
+	if (!strcmp(name, "string"))
+		return f_string(e, at, in, out);
+	if (!strcmp(name, "join"))
+		return f_join(e, at, in, a, out);
+	if (!strcmp(name, "items"))
+		return f_items(e, at, in, out);
+	if (!strcmp(name, "default") || !strcmp(name, "d"))
+		return f_default(e, at, in, a, out);
+	if (!strcmp(name, "list"))
+		return as_list(e, at, in, out);
+	if (!strcmp(name, "first") || !strcmp(name, "last"))
+		return f_first_last(e, at, in, name[0] == 'l', out);
+	if (!strcmp(name, "map"))
+		return f_map(e, at, in, a, out);
+	if (!strcmp(name, "select") || !strcmp(name, "reject"))
+		return f_select(e, at, in, a, name[0] == 's', 0, out);
+	if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr"))
+		return f_select(e, at, in, a, name[0] == 's', 1, out);
+	if (!strcmp(name, "sort") || !strcmp(name, "dictsort"))
+		return f_sort(e, at, in, a, name[0] == 'd', out);
+	if (!strcmp(name, "unique"))
+		return f_unique(e, at, in, a, out);
+	if (!strcmp(name, "reverse"))
+		return f_reverse(e, at, in, out);
+	if (!strcmp(name, "int") || !strcmp(name, "float"))
+		return f_int(e, at, in, a, name[0] == 'f', out);
+	if (!strcmp(name, "indent"))
+		return f_indent(e, at, in, a, out);
+	if (!strcmp(name, "round"))
+		return f_round(e, at, in, a, out);
+	if (!strcmp(name, "replace"))
+		return f_replace(e, at, in, a, out);
+	if (!strcmp(name, "abs"))
+		return f_abs(e, at, in, out);
+	return je_refuse(e, at, "the filter '%s'", name);
+}

