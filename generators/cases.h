@@ -6,65 +6,42 @@
  * repeat (tool results, planted facts) come from the seed.
  *
  * Every case is a plain suite case ("id", "kind", "messages", sampling fields,
- * "expect"). The expectations per kind, which the runner grades:
+ * "expect"); what each "expect" member means and how it is graded is
+ * harness/expect.h's. What the generator emits per kind:
  *
- * kind "chat" (the 12 strict-JSON tasks):
- *   "expect": {"json": VALUE}
- *     The whole answer, after the reasoning channel is separated, must parse
- *     as JSON equal to VALUE: objects with exactly the same keys (any order),
- *     arrays in order, numbers by value (34 == 34.0), strings byte-exact.
- *     Each task states every key and its type in the prompt, so "items" is
- *     asked for as an integer count and cannot be read as a list (seed 002
- *     §6: the three "failures" there were an ambiguous prompt, not the model).
- *     Sampling: temperature 1.0, top_p 1.0, repeat 3, reasoning_effort "low".
+ * kind "chat" (the 12 strict-JSON tasks): {"json": VALUE}. Each task states
+ *   every key and its type in the prompt, so "items" is asked for as an
+ *   integer count and cannot be read as a list (seed 002 §6: the three
+ *   "failures" there were an ambiguous prompt, not the model). Sampling:
+ *   temperature 1.0, top_p 1.0, repeat 3, reasoning_effort "low".
  *
  * kind "tool_call": the request carries "tools"; the model must call them.
- *   "expect": {"tool_call": {"name": N, "arguments": {...}},
- *              "tool_result": TEXT, "final_contains": [S, ...]}
- *     Round 1: the answer must hold exactly one tool call named N whose
- *     arguments parse as a JSON object equal to "arguments" (as for "json").
- *     Round 2: the runner appends the assistant message with that call (its
- *     id, name and arguments as received) and {"role":"tool",
- *     "tool_call_id": ID, "content": TEXT}, sends the same tools again, and
- *     the final content must contain every S (byte substring). Each S is a
- *     value that appears only in TEXT, never in the prompt, so it proves the
- *     model read the tool result.
- *   Parallel calls:
- *   "expect": {"tool_calls": [{"name", "arguments", "tool_result"}, ...],
- *              "final_contains": [...]}
- *     Round 1 must hold exactly these calls, matched in any order (arguments
- *     compared as for "json"); round 2 answers each call with its own
- *     tool_result, in the order the model made the calls.
- *   No call allowed:
- *   "expect": {"no_tool_call": true, "json": VALUE}
- *     The request offers tools the question does not need; any tool call
- *     fails the case, and the content is graded as for "json".
+ *   {"tool_call": {"name", "arguments"}, "tool_result": TEXT,
+ *   "final_contains": [S, ...]}: each S is a value that appears only in TEXT,
+ *   never in the prompt, so it proves the model read the tool result.
+ *   Parallel calls: {"tool_calls": [{"name", "arguments", "tool_result"}, ...],
+ *   "final_contains": [...]}. No call allowed: {"no_tool_call": true, "json":
+ *   VALUE}, with tools the question does not need.
  *
  * kind "multi_turn": "messages" is a scripted conversation (user and
  *   assistant turns) whose early user turns plant facts and whose last user
  *   turn asks for them back as strict JSON. One request, so the prompt is
- *   fixed and auditable.
- *   "expect": {"json": VALUE,
- *              "recall": [{"key": K, "message": I}, ...]}
- *     Graded as for "json". "recall" says, for each key of VALUE, the index in
- *     "messages" of the turn that planted (or last corrected) it, so a failed
- *     grade can say which fact at which distance was lost. A "superseded"
- *     member, when present, is the index of an earlier turn whose value was
- *     later corrected: the answer must hold the corrected one.
+ *   fixed and auditable. {"json": VALUE, "recall": [{"key": K, "message":
+ *   I}, ...]}: I is the turn that planted (or last corrected) K. A
+ *   "superseded" member, when present, is the index of an earlier turn whose
+ *   value was later corrected: the answer must hold the corrected one.
  *
  * kind "image_order": one user message whose content is two image parts
  *   (PNG data URLs from generators/image.h) followed by one text part; the
  *   text speaks of "the first image" and "the second image", never of
  *   interleaved labels, because vLLM moves image placeholders of string-content
  *   templates to the front (PROTOCOL.md §4).
- *   "expect": {"json": {"first": {"colour": C, "shape": S[, "number": N]},
- *                       "second": {...}},
- *              "image_order": {"objects": ["red circle", "blue square"],
- *                              "twin": ID}}
- *     Graded as for "json". "objects" lists what the images show, in request
- *     order; "twin" is the id of the case with the same two images swapped,
- *     whose expectation is this one reversed. A model that ignores the
- *     images, or their order, cannot pass both twins.
+ *   {"json": {"first": {"colour": C, "shape": S[, "number": N]}, "second":
+ *   {...}}, "image_order": {"objects": ["red circle", "blue square"], "twin":
+ *   ID}}: "objects" lists what the images show, in request order; "twin" is
+ *   the id of the case with the same two images swapped, whose expectation is
+ *   this one reversed. A model that ignores the images, or their order,
+ *   cannot pass both twins.
  */
 #ifndef NEEDLE_CASES_H
 #define NEEDLE_CASES_H

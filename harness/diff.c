@@ -11,6 +11,7 @@
 #include "json.h"
 #include "md.h"
 #include "mem.h"
+#include "record.h"
 #include "results.h"
 #include "stats.h"
 
@@ -156,7 +157,7 @@ static void key_of(const cJSON *rec, char *out, size_t cap)
 {
 	const cJSON *seed = jget(rec, "seed");
 
-	results_key(jget(rec, "case")->valuestring, (long)jget_num(rec, "repeat"),
+	record_key(jget(rec, "case")->valuestring, (long)jget_num(rec, "repeat"),
 		    cJSON_IsNumber(seed), cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0,
 		    out, cap);
 }

@@ -6,18 +6,17 @@
  * lexemes are scanned in document order and paired with the parsed number
  * nodes (a pre-order walk meets numbers in the order they are written).
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <pcre2.h>
-
 #include "buf.h"
 #include "grade.h"
+#include "json.h"
 #include "mem.h"
+#include "rx.h"
 
 #define SHOW_MAX 48 /* bytes of a string value quoted in a reason */
 
@@ -50,6 +49,7 @@ struct numtab {
 void grade_init(struct grade *g)
 {
 	g->ok = 1;
+	g->nomem = 0;
 	g->reasons = NULL;
 	g->needles = NULL;
 }
@@ -66,24 +66,32 @@ void grade_release(struct grade *g)
 void grade_fail(struct grade *g, const char *fmt, ...)
 {
 	char msg[512];
+	struct json_build jb;
 	int n;
 	va_list ap;
 
 	g->ok = 0;
-	if (!g->reasons && !(g->reasons = cJSON_CreateArray()))
-		return;
+	json_build_init(&jb);
+	if (!g->reasons)
+		g->reasons = json_new_arr(&jb);
 	n = cJSON_GetArraySize(g->reasons);
-	if (n > GRADE_MAX_REASONS)
-		return;
 	if (n == GRADE_MAX_REASONS) {
-		cJSON_AddItemToArray(g->reasons,
-				     cJSON_CreateString("... and more differences"));
-		return;
+		json_add_str(&jb, g->reasons, NULL, "... and more differences");
+	} else if (n < GRADE_MAX_REASONS) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		json_add_str(&jb, g->reasons, NULL, msg);
 	}
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cJSON_AddItemToArray(g->reasons, cJSON_CreateString(msg));
+	g->nomem |= json_build_end(&jb, NULL, "a reason", NULL) != ERR_OK;
+}
+
+/* `e`, or ERR_NOMEM when a reason could not be kept. */
+static enum err kept(const struct grade *g, enum err e, struct diag *d)
+{
+	if (!e && g->nomem)
+		return diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	return e;
 }
 
 static int is_space(char c)
@@ -419,113 +427,199 @@ static enum err grade_json(const cJSON *want, const char *s, size_t len,
 	return e;
 }
 
-/* PCRE2's message for `code`, e.g. "missing closing parenthesis". */
-static void pcre_message(int code, char *out, size_t cap)
-{
-	if (pcre2_get_error_message(code, (PCRE2_UCHAR *)out, cap) < 0)
-		snprintf(out, cap, "PCRE2 error %d", code);
-}
-
-static pcre2_code *compile(const char *pattern, char *err, size_t cap)
-{
-	PCRE2_SIZE off = 0;
-	int code = 0;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-				       PCRE2_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED,
-				       &code, &off, NULL);
-	if (!re) {
-		char msg[256];
-		pcre_message(code, msg, sizeof(msg));
-		snprintf(err, cap, "bad regex at offset %zu: %s", (size_t)off, msg);
-	}
-	return re;
-}
-
-enum err grade_regex_check(const char *pattern, struct diag *d)
-{
-	char err[400];
-	pcre2_code *re = compile(pattern, err, sizeof(err));
-
-	if (!re)
-		return diag_fail(d, ERR_INPUT, "%s", err);
-	pcre2_code_free(re);
-	return ERR_OK;
-}
-
 static enum err grade_regex(const char *pattern, const char *s, size_t len,
 			    struct grade *g, struct diag *d)
 {
-	char err[400];
-	pcre2_code *re = compile(pattern, err, sizeof(err));
-	pcre2_match_data *md = NULL;
-	int rc;
+	struct rx *re = NULL;
+	struct diag md;
+	size_t span[2];
+	int found = 0;
+	enum err e;
 
-	if (!re)
-		return diag_fail(d, ERR_INPUT, "%s", err);
-	md = pcre2_match_data_create_from_pattern(re, NULL);
-	if (!md) {
-		pcre2_code_free(re);
-		return diag_fail(d, ERR_NOMEM, "out of memory matching a regex");
-	}
-	rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, NULL);
-	if (rc == PCRE2_ERROR_NOMATCH) {
+	if ((e = rx_compile(pattern, strlen(pattern), RX_WHOLE, &re, d)))
+		return e;
+	diag_init(&md);
+	e = rx_find(re, NULL, s, len, 0, span, &found, &md);
+	rx_free(re);
+	if (e == ERR_NOMEM)
+		return diag_fail(d, e, "out of memory matching a regex");
+	if (e)
+		grade_fail(g, "answer cannot be matched: %s", md.msg);
+	else if (!found)
 		grade_fail(g, "answer does not match /%s/ (answer: \"%.*s%s\")", pattern,
 			   quote_len(s, len, SHOW_MAX), s, len > SHOW_MAX ? "..." : "");
-	} else if (rc < 0) {
-		pcre_message(rc, err, sizeof(err));
-		grade_fail(g, "answer cannot be matched: %s", err);
-	}
-	pcre2_match_data_free(md);
-	pcre2_code_free(re);
 	return ERR_OK;
 }
 
-static void grade_contains(const cJSON *list, const char *s, size_t len,
+static void grade_contains(const struct expect *x, const char *s, size_t len,
 			   struct grade *g)
 {
-	const cJSON *it;
+	size_t i;
 
-	cJSON_ArrayForEach(it, list)
-		if (!has(s, len, it->valuestring))
-			grade_fail(g, "answer does not contain \"%s\"", it->valuestring);
+	for (i = 0; i < x->ncontains; i++)
+		if (!has(s, len, x->contains[i]))
+			grade_fail(g, "answer does not contain \"%s\"", x->contains[i]);
 }
 
-enum err grade_expect(const cJSON *expect, const char *answer, size_t len,
-		      struct grade *g, struct diag *d)
+enum err grade_content(const struct expect *x, const char *answer, size_t len,
+		       struct grade *g, struct diag *d)
 {
-	const cJSON *f;
 	enum err e = ERR_OK;
 
 	if (!answer)
 		answer = "", len = 0;
 	trim(&answer, &len);
-	if ((f = cJSON_GetObjectItemCaseSensitive(expect, "json")))
-		e = grade_json(f, answer, len, g);
-	else if ((f = cJSON_GetObjectItemCaseSensitive(expect, "regex")))
-		e = grade_regex(f->valuestring, answer, len, g, d);
-	else if ((f = cJSON_GetObjectItemCaseSensitive(expect, "contains")))
-		grade_contains(f, answer, len, g);
+	if (x->kind == EXPECT_JSON)
+		e = grade_json(x->json, answer, len, g);
+	else if (x->kind == EXPECT_REGEX)
+		e = grade_regex(x->regex, answer, len, g, d);
+	else if (x->kind == EXPECT_CONTAINS)
+		grade_contains(x, answer, len, g);
 	if (e == ERR_NOMEM)
 		diag_fail(d, e, "out of memory grading an answer");
-	return e;
+	return kept(g, e, d);
 }
 
-static cJSON *needle_record(const struct grade_needle *n, const cJSON *got,
-			    int ok)
-{
-	cJSON *o = cJSON_CreateObject();
+/* ---- tool calls and the final answer ---- */
 
-	if (!o)
-		return NULL;
-	cJSON_AddNumberToObject(o, "depth", n->depth);
-	cJSON_AddStringToObject(o, "project", n->project);
-	cJSON_AddStringToObject(o, "expected", n->code);
+int grade_call_matches(const struct stream_tool_call *t,
+		       const struct expect_call *want, struct grade *g)
+{
+	cJSON *args;
+	int ok = 1;
+
+	if (strcmp(t->name.data, want->name)) {
+		grade_fail(g, "tool call: expected name '%s', got '%s'", want->name,
+			   t->name.data);
+		ok = 0;
+	}
+	if (!want->arguments)
+		return ok;
+	args = cJSON_ParseWithLength(t->arguments.data, t->arguments.len);
+	if (!args) {
+		grade_fail(g, "tool call '%s': arguments are not JSON: '%.60s'", t->name.data,
+			   t->arguments.data);
+		ok = 0;
+	} else if (!grade_json_equal(want->arguments, args, "arguments", g)) {
+		ok = 0;
+	}
+	cJSON_Delete(args);
+	return ok;
+}
+
+/* Expected call `w` against the unused made calls; marks the one it matched. */
+static void match_one(const struct stream *s, const struct expect_call *w,
+		      int *used, struct grade *g)
+{
+	size_t i;
+	char *args;
+
+	for (i = 0; i < s->ntools && i < 64; i++) {
+		struct grade scratch;
+		int ok;
+		grade_init(&scratch);
+		ok = !used[i] && grade_call_matches(&s->tools[i], w, &scratch);
+		grade_release(&scratch);
+		if (ok) {
+			used[i] = 1;
+			return;
+		}
+	}
+	args = cJSON_PrintUnformatted(w->arguments);
+	grade_fail(g, "no tool call matches %s(%s)", w->name, args ? args : "");
+	cJSON_free(args);
+}
+
+static void grade_calls(const struct expect *x, const struct stream *s,
+			struct grade *g)
+{
+	int used[64] = {0};
+	size_t i;
+
+	if (s->ntools != x->ncalls) {
+		grade_fail(g, "expected %zu tool call%s, got %zu", x->ncalls,
+			   x->ncalls == 1 ? "" : "s", s->ntools);
+		if (!s->ntools)
+			return;
+	}
+	if (x->one_call) {
+		grade_call_matches(&s->tools[0], &x->calls[0], g);
+		return;
+	}
+	for (i = 0; i < x->ncalls; i++)
+		match_one(s, &x->calls[i], used, g);
+}
+
+/* multi_turn: name the planted turn of each fact the answer lost. */
+static void annotate_facts(const struct expect *x, int nmsg, struct grade *g)
+{
+	size_t i;
+
+	if (g->ok)
+		return;
+	for (i = 0; i < x->nfacts; i++) {
+		const struct expect_fact *f = &x->facts[i];
+		const cJSON *r;
+		char quoted[160];
+		int lost = 0;
+		snprintf(quoted, sizeof(quoted), "'%s'", f->key);
+		cJSON_ArrayForEach(r, g->reasons)
+			lost |= strstr(r->valuestring, quoted) != NULL;
+		if (lost)
+			grade_fail(g, "fact '%s' was planted at messages[%d], %d messages before the question",
+				   f->key, f->message, nmsg - 1 - f->message);
+	}
+}
+
+enum err grade_answer(const struct expect *x, const struct stream *s,
+		      int nmessages, struct grade *g, struct diag *d)
+{
+	enum err e;
+
+	if (x->kind == EXPECT_TOOL_CALLS) {
+		grade_calls(x, s, g);
+		return kept(g, ERR_OK, d);
+	}
+	if (x->no_tool_call && s->ntools)
+		grade_fail(g, "unexpected tool call '%s' (the case allows none)",
+			   s->tools[0].name.data);
+	e = grade_content(x, s->content.data, s->content.len, g, d);
+	annotate_facts(x, nmessages, g);
+	return kept(g, e, d);
+}
+
+enum err grade_final(const struct expect *x, const char *answer, struct grade *g,
+		     struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < x->nfinal; i++)
+		if (!strstr(answer, x->final_contains[i]))
+			grade_fail(g, "final answer does not contain \"%s\"", x->final_contains[i]);
+	return kept(g, ERR_OK, d);
+}
+
+/* ---- recall ---- */
+
+/* Appends {depth, project, expected, got, ok} for needle `n` to g->needles;
+ * 0 when out of memory. */
+static int needle_record(struct grade *g, const struct grade_needle *n,
+			 const cJSON *got, int ok)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_add_obj(&jb, g->needles, NULL);
+	json_add_int(&jb, o, "depth", n->depth);
+	json_add_str(&jb, o, "project", n->project);
+	json_add_str(&jb, o, "expected", n->code);
 	if (got)
-		cJSON_AddItemToObject(o, "got", cJSON_Duplicate(got, 1));
+		json_add_dup(&jb, o, "got", got);
 	else
-		cJSON_AddNullToObject(o, "got");
-	cJSON_AddBoolToObject(o, "ok", ok);
-	return o;
+		json_add_null(&jb, o, "got");
+	json_add_bool(&jb, o, "ok", ok);
+	return json_build_end(&jb, NULL, "a needle", NULL) == ERR_OK;
 }
 
 static int asked(const struct grade_needle *needles, int n, const char *key)
@@ -562,8 +656,7 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 			? cJSON_GetObjectItemCaseSensitive(obj, needles[i].project) : NULL;
 		int ok = strict && cJSON_IsString(got) &&
 			 !strcmp(got->valuestring, needles[i].code);
-		cJSON *rec = needle_record(&needles[i], got, ok);
-		if (!rec || !cJSON_AddItemToArray(g->needles, rec))
+		if (!needle_record(g, &needles[i], got, ok))
 			goto nomem;
 		if (!strict)
 			continue;
@@ -587,7 +680,7 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 				grade_fail(g, "unexpected key '%s'", it->string);
 	cJSON_Delete(v);
 	cJSON_Delete(inner);
-	return ERR_OK;
+	return kept(g, ERR_OK, d);
 nomem:
 	cJSON_Delete(v);
 	cJSON_Delete(inner);

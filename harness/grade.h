@@ -1,6 +1,8 @@
 /*
- * grade — judge one answer against a case's expectation, with reasons a person
- * can read ("key 'items': expected integer 5, got array").
+ * grade — judge one answer against a case's parsed expectation (expect.h), all
+ * of it: the content, the tool calls of round 1 and the final answer of round
+ * 2, with reasons a person can read ("key 'items': expected integer 5, got
+ * array").
  *
  * The answer is the assembled `content` (the reasoning channel already
  * separated). Surrounding whitespace is trimmed, nothing else:
@@ -25,11 +27,15 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "expect.h"
+#include "stream.h"
 
 #define GRADE_MAX_REASONS 32 /* further reasons are summarised as "... and N more" */
 
 struct grade {
 	int ok;          /* 1 = pass */
+	int nomem;       /* a reason could not be kept: the grading functions
+			    then return ERR_NOMEM */
 	cJSON *reasons;  /* owned array of strings; empty when ok */
 	cJSON *needles;  /* owned array for recall ({depth, project, expected,
 			    got, ok}), else NULL */
@@ -47,11 +53,29 @@ void grade_init(struct grade *g);
 /* Frees what the grade owns and re-initialises it. Accepts NULL. */
 void grade_release(struct grade *g);
 
-/* Grades `answer` (`len` bytes) against `expect` (a validated "expect"
- * object: json, regex or contains; borrowed). ERR_NOMEM only; a wrong answer is
- * a failed grade, not an error. */
-enum err grade_expect(const cJSON *expect, const char *answer, size_t len,
-		      struct grade *g, struct diag *d);
+/* Grades the content `answer` (`len` bytes) against x's json, regex or
+ * contains (nothing for the other kinds). ERR_NOMEM only; a wrong answer is a
+ * failed grade, not an error. */
+enum err grade_content(const struct expect *x, const char *answer, size_t len,
+		       struct grade *g, struct diag *d);
+
+/* Grades round 1 of a case that is not recall: for tool calls, exactly the
+ * expected call(s) ("tool_calls" in any order, each expected call matched to
+ * a distinct made call); otherwise no call when no_tool_call, then the
+ * content. When that failed and x has facts, adds the planted turn of each
+ * fact the reasons name ("fact 'K' was planted at messages[I], N messages
+ * before the question"; `nmessages` is the length of the conversation). */
+enum err grade_answer(const struct expect *x, const struct stream *s,
+		      int nmessages, struct grade *g, struct diag *d);
+
+/* Round 2: the final answer must contain every final_contains string. */
+enum err grade_final(const struct expect *x, const char *answer, struct grade *g,
+		     struct diag *d);
+
+/* Whether made call `t` has `want`'s name and (when given) arguments, adding
+ * the differences to `g` (which may be a scratch grade). */
+int grade_call_matches(const struct stream_tool_call *t,
+		       const struct expect_call *want, struct grade *g);
 
 /* Grades a recall answer: each of the `n` needles must map project → code, and
  * no other key may appear. */
@@ -65,12 +89,9 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
 		     struct grade *g);
 
-/* Adds a failure reason (formatted) and clears g->ok. */
+/* Adds a failure reason (formatted) and clears g->ok; sets g->nomem when the
+ * reason cannot be kept. */
 void grade_fail(struct grade *g, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/* Compiles `pattern` to check it; ERR_INPUT with PCRE2's message and offset,
- * e.g. "bad regex at offset 3: missing closing parenthesis". */
-enum err grade_regex_check(const char *pattern, struct diag *d);
 
 #endif

@@ -29,8 +29,8 @@ struct jinja_ctx *jinja_ctx_new(void)
 
 	if (!c)
 		return NULL;
-	jv_arena_init(&c->a, JINJA_MAX_MEMORY);
-	if (jv_dict_new(&c->a, JV_DICT, &c->vars)) {
+	jinja_value_arena_init(&c->a, JINJA_MAX_MEMORY);
+	if (jinja_value_dict_new(&c->a, JV_DICT, &c->vars)) {
 		mem_free(c);
 		return NULL;
 	}
@@ -45,7 +45,7 @@ void jinja_ctx_free(struct jinja_ctx *c)
 {
 	if (!c)
 		return;
-	jv_arena_release(&c->a);
+	jinja_value_arena_release(&c->a);
 	mem_free(c);
 }
 
@@ -54,7 +54,8 @@ static enum err set_var(struct jinja_ctx *c, const char *name, size_t n, struct 
 {
 	struct jv key;
 
-	if (jv_str_new(&c->a, name, n, &key) || jv_dict_set(&c->a, &c->vars, key, v))
+	if (jinja_value_str_new(&c->a, name, n, &key) ||
+	    jinja_value_dict_set(&c->a, &c->vars, key, v))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
@@ -64,7 +65,7 @@ enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name, const char *j
 {
 	struct jv v;
 
-	if (jv_from_json(&c->a, json, len, name, &v, d))
+	if (jinja_value_from_json(&c->a, json, len, name, &v, d))
 		return d->code;
 	return set_var(c, name, strlen(name), v, d);
 }
@@ -75,12 +76,12 @@ enum err jinja_ctx_merge_json(struct jinja_ctx *c, const char *json, size_t len,
 	struct jv v;
 	size_t i;
 
-	if (jv_from_json(&c->a, json, len, "kwargs", &v, d))
+	if (jinja_value_from_json(&c->a, json, len, "kwargs", &v, d))
 		return d->code;
 	if (v.k != JV_DICT)
 		return diag_fail(d, ERR_INPUT, "template kwargs must be a JSON object");
 	for (i = 0; i < v.u.d->n; i++)
-		if (jv_dict_set(&c->a, &c->vars, v.u.d->keys[i], v.u.d->vals[i]))
+		if (jinja_value_dict_set(&c->a, &c->vars, v.u.d->keys[i], v.u.d->vals[i]))
 			return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
@@ -116,19 +117,19 @@ enum err jinja_ctx_set_str(struct jinja_ctx *c, const char *name, const char *s,
 
 	if (!valid_utf8(s, n))
 		return diag_fail(d, ERR_INPUT, "template variable '%s' is not valid UTF-8", name);
-	if (jv_str_new(&c->a, s, n, &v))
+	if (jinja_value_str_new(&c->a, s, n, &v))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return set_var(c, name, strlen(name), v, d);
 }
 
 enum err jinja_ctx_set_bool(struct jinja_ctx *c, const char *name, int v, struct diag *d)
 {
-	return set_var(c, name, strlen(name), jv_bool(v), d);
+	return set_var(c, name, strlen(name), jinja_value_bool(v), d);
 }
 
 enum err jinja_ctx_set_none(struct jinja_ctx *c, const char *name, struct diag *d)
 {
-	return set_var(c, name, strlen(name), jv_none(), d);
+	return set_var(c, name, strlen(name), jinja_value_none(), d);
 }
 
 void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm)
@@ -151,8 +152,8 @@ enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, stru
 		return diag_fail(d, ERR_INPUT, "the template is not valid UTF-8");
 	if (!(t = mem_calloc(1, sizeof(*t))))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	jv_arena_init(&t->a, JINJA_MAX_MEMORY);
-	if (jl_lex(&t->a, src, len, &toks, d) || jp_parse(&t->a, &toks, &t->root, d)) {
+	jinja_value_arena_init(&t->a, JINJA_MAX_MEMORY);
+	if (jinja_lex(&t->a, src, len, &toks, d) || jinja_parse(&t->a, &toks, &t->root, d)) {
 		jinja_tpl_free(t);
 		return d->code;
 	}
@@ -164,7 +165,7 @@ void jinja_tpl_free(struct jinja_tpl *t)
 {
 	if (!t)
 		return;
-	jv_arena_release(&t->a);
+	jinja_value_arena_release(&t->a);
 	mem_free(t);
 }
 
@@ -176,17 +177,17 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 	size_t start = out->len;
 	enum err r;
 
-	jv_arena_init(&a, c->mem_max);
+	jinja_value_arena_init(&a, c->mem_max);
 	memset(&e, 0, sizeof(e));
 	e.a = &a;
 	e.vars = &c->vars;
 	e.clock = c->clock;
 	e.d = d;
 	e.out_max = out->max;
-	r = je_render(&e, t->root, out);
+	r = jinja_eval_render(&e, t->root, out);
 	if (r)
 		buf_truncate(out, start);
-	jv_arena_release(&a);
+	jinja_value_arena_release(&a);
 	return r;
 }
 
@@ -218,6 +219,143 @@ static int node_reads(const struct jn *n, const char *name)
 int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
 {
 	return node_reads(t->root, name);
+}
+
+/* --- content format (vLLM chat_utils.py) --- */
+
+#define MAX_NAMES 64
+
+struct names {
+	const char *v[MAX_NAMES];
+	size_t n;
+	int failed; /* vLLM's detection would raise: answer "string" */
+};
+
+static int has_name(const struct names *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], name))
+			return 1;
+	return 0;
+}
+
+static void add_name(struct names *s, const char *name)
+{
+	if (has_name(s, name))
+		return;
+	if (s->n == MAX_NAMES)
+		s->failed = 1;
+	else
+		s->v[s->n++] = name;
+}
+
+/* _is_var_or_elems_access: `var` (or var[key] / var.key), possibly under
+ * filters, tests and slices. */
+static int accesses(const struct jn *n, const char *var, const char *key)
+{
+	if (!n)
+		return 0;
+	if (n->k == N_FILTER || n->k == N_TEST || n->k == N_SLICE)
+		return accesses(n->a, var, key);
+	if (!key)
+		return n->k == N_NAME && !strcmp(n->s, var);
+	if (n->k == N_GETATTR)
+		return !strcmp(n->s, key) && n->a->k == N_NAME && !strcmp(n->a->s, var);
+	return n->k == N_GETITEM && n->b->k == N_CONST && n->b->v.k == JV_STR &&
+	       !strcmp(n->b->v.u.s->data, key) && n->a->k == N_NAME && !strcmp(n->a->s, var);
+}
+
+typedef void (*visit_fn)(const struct jn *n, struct names *in, struct names *out);
+
+/* Calls `fn` on every node under `n` (find_all). */
+static void walk(const struct jn *n, visit_fn fn, struct names *in, struct names *out)
+{
+	const struct jn_list *lists[3];
+	size_t i, k;
+
+	if (!n)
+		return;
+	fn(n, in, out);
+	walk(n->a, fn, in, out);
+	walk(n->b, fn, in, out);
+	walk(n->c, fn, in, out);
+	walk(n->d, fn, in, out);
+	lists[0] = &n->l1;
+	lists[1] = &n->l2;
+	lists[2] = &n->l3;
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < lists[k]->n; i++)
+			walk(lists[k]->v[i], fn, in, out);
+}
+
+/* Assignments from a messages name add their target (in == out). */
+static void visit_assign(const struct jn *n, struct names *in, struct names *out)
+{
+	size_t i, count = in->n;
+
+	if (n->k != N_SET)
+		return;
+	for (i = 0; i < count; i++)
+		if (accesses(n->b, in->v[i], NULL)) {
+			if (n->a->k != N_NAME)
+				out->failed = 1;
+			else
+				add_name(out, n->a->s);
+			return;
+		}
+}
+
+/* Loops over a messages name give message names. */
+static void visit_message_loop(const struct jn *n, struct names *in, struct names *out)
+{
+	size_t i;
+
+	if (n->k != N_FOR)
+		return;
+	for (i = 0; i < in->n; i++)
+		if (accesses(n->b, in->v[i], NULL)) {
+			if (n->a->k != N_NAME)
+				out->failed = 1;
+			else
+				add_name(out, n->a->s);
+			return;
+		}
+}
+
+/* A loop over a message's content: `out->n` counts them. */
+static void visit_content_loop(const struct jn *n, struct names *in, struct names *out)
+{
+	size_t i;
+
+	if (n->k != N_FOR)
+		return;
+	for (i = 0; i < in->n; i++)
+		if (accesses(n->b, in->v[i], "content")) {
+			if (n->a->k != N_NAME)
+				out->failed = 1;
+			else
+				add_name(out, n->a->s);
+			return;
+		}
+}
+
+int jinja_tpl_openai_content(const struct jinja_tpl *t)
+{
+	struct names msgs = { { "messages" }, 1, 0 }, message = { { 0 }, 0, 0 };
+	struct names content = { { 0 }, 0, 0 };
+	size_t before;
+
+	do {
+		before = msgs.n;
+		walk(t->root, visit_assign, &msgs, &msgs);
+	} while (msgs.n != before && !msgs.failed);
+	walk(t->root, visit_message_loop, &msgs, &message);
+	walk(t->root, visit_content_loop, &message, &content);
+	if (msgs.failed || message.failed || content.failed)
+		return 0;
+	return content.n > 0;
 }
 
 enum err jinja_render(const char *src, size_t len, const struct jinja_ctx *c,

@@ -23,8 +23,18 @@
  *   ERR_UNSUPPORTED the template does something outside the implemented
  *                   subset (message names the construct); never a guess.
  * Every message ends with the template position: "(template line L, column C)".
- * ERR_NOMEM and ERR_LIMIT (the output cap of `out`, JINJA_MAX_STEPS, nesting
- * deeper than JINJA_MAX_DEPTH) may also occur. CLI mapping: all of these exit 2.
+ * Nesting deeper than JINJA_MAX_DEPTH is ERR_UNSUPPORTED too (Python fails
+ * with RecursionError about there). ERR_NOMEM and ERR_LIMIT (the output cap
+ * of `out`, JINJA_MAX_STEPS, the value memory cap) may also occur. CLI
+ * mapping: all of these exit 2.
+ *
+ * transformers passes messages, tools and documents (None when absent, so
+ * `tools is defined` is true), add_generation_prompt, the tokenizer's special
+ * tokens (bos_token, eos_token, ...) and the chat_template_kwargs; the caller
+ * sets each. Internals: jinja_lex (tokens), jinja_parse (syntax tree),
+ * jinja_value (values, arena, JSON input), jinja_eval (scopes, statements),
+ * jinja_builtin (operators, tests, methods, globals), jinja_filter, jinja_str
+ * (str methods), pyfmt (Python's str/repr/json.dumps).
  *
  * The context holds the template's variables. Build it from JSON text, not
  * from cJSON: numbers keep their lexeme class as Python's json.loads sees them
@@ -58,7 +68,7 @@
 /* Evaluation steps one render may take (a loop over 1M messages is far below). */
 #define JINJA_MAX_STEPS 50000000
 /* Nesting of macro calls and of expressions (Python's recursion limit is 1000). */
-#define JINJA_MAX_DEPTH 200
+#define JINJA_MAX_DEPTH 1000
 /* Bytes of values one render or one context may allocate. */
 #define JINJA_MAX_MEMORY ((size_t)1 << 30)
 
@@ -123,6 +133,16 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
  * macro parameter or an earlier `set` shadows), which renders the same: a
  * variable only ever read where it is shadowed has no effect. */
 int jinja_tpl_reads(const struct jinja_tpl *t, const char *name);
+
+/* vLLM's chat-template content-format detection (chat_utils.py
+ * _detect_content_format), on this template's syntax tree: 1 ("openai":
+ * the server hands each message's content as a list of parts) when some for
+ * loop iterates the `content` of a message, where a message is the target of
+ * a loop over `messages` or over a name `set` from it (through filters, tests
+ * and slices, followed transitively); 0 ("string") otherwise, and also where
+ * vLLM's own detection fails (a loop over messages with a tuple target, a
+ * namespace attribute set from messages) and falls back to "string". */
+int jinja_tpl_openai_content(const struct jinja_tpl *t);
 
 /* jinja_tpl_new + jinja_tpl_render + jinja_tpl_free. */
 enum err jinja_render(const char *src, size_t len, const struct jinja_ctx *c,

@@ -11,7 +11,7 @@
 #include "jinja_str.h"
 #include "pyfmt.h"
 
-#define NOMEM(e, at) je_nomem(e, at)
+#define NOMEM(e, at) jinja_eval_nomem(e, at)
 
 /* --- printing --- */
 
@@ -19,15 +19,15 @@
 static enum err pyfmt_fail(struct je *e, const struct jn *at, const struct diag *pd)
 {
 	if (pd->code == ERR_UNSUPPORTED)
-		return je_refuse(e, at, "%s", pd->msg);
+		return jinja_eval_refuse(e, at, "%s", pd->msg);
 	if (pd->code == ERR_INPUT)
-		return je_reject(e, at, "%s", pd->msg);
+		return jinja_eval_reject(e, at, "%s", pd->msg);
 	if (pd->code == ERR_LIMIT)
 		return diag_fail(e->d, ERR_LIMIT, "%s (template line %u)", pd->msg, at->line);
 	return NOMEM(e, at);
 }
 
-enum err jb_print(struct je *e, const struct jn *at, const struct jv *v, struct buf *out)
+enum err jinja_builtin_print(struct je *e, const struct jn *at, const struct jv *v, struct buf *out)
 {
 	struct diag pd;
 
@@ -37,7 +37,7 @@ enum err jb_print(struct je *e, const struct jn *at, const struct jv *v, struct 
 	return ERR_OK;
 }
 
-enum err jb_str_of(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
+enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
 {
 	struct buf b;
 	enum err r;
@@ -47,15 +47,15 @@ enum err jb_str_of(struct je *e, const struct jn *at, const struct jv *v, struct
 		return ERR_OK;
 	}
 	buf_init(&b, e->out_max);
-	r = jb_print(e, at, v, &b);
-	if (!r && jv_str_buf(e->a, &b, out))
+	r = jinja_builtin_print(e, at, v, &b);
+	if (!r && jinja_value_str_buf(e->a, &b, out))
 		r = NOMEM(e, at);
 	buf_release(&b);
 	return r;
 }
 
-enum err jb_json(struct je *e, const struct jn *at, const struct jv *v,
-		 const struct pyfmt_json *o, struct jv *out)
+enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
+			    const struct pyfmt_json *o, struct jv *out)
 {
 	struct buf b;
 	struct diag pd;
@@ -65,7 +65,7 @@ enum err jb_json(struct je *e, const struct jn *at, const struct jv *v,
 	buf_init(&b, e->out_max);
 	if (pyfmt_json(v, o, &b, &pd))
 		r = pyfmt_fail(e, at, &pd);
-	else if (jv_str_buf(e->a, &b, out))
+	else if (jinja_value_str_buf(e->a, &b, out))
 		r = NOMEM(e, at);
 	buf_release(&b);
 	return r;
@@ -73,8 +73,8 @@ enum err jb_json(struct je *e, const struct jn *at, const struct jv *v,
 
 static enum err undefined_error(struct je *e, const struct jn *at, const struct jv *v)
 {
-	return je_reject(e, at, "UndefinedError: '%s' is undefined",
-			 v->u.p ? (const char *)v->u.p : "value");
+	return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+				 v->u.p ? (const char *)v->u.p : "value");
 }
 
 /* --- arithmetic --- */
@@ -92,12 +92,14 @@ static enum err type_error2(struct je *e, const struct jn *at, const char *op,
 	if (b->k == JV_UNDEF)
 		return undefined_error(e, at, b);
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT)
-		return je_refuse(e, at, "arithmetic on an integer beyond 64 bits");
+		return jinja_eval_refuse(e, at, "arithmetic on an integer beyond 64 bits");
 	if (!strcmp(op, "+") && (a->k == JV_STR || a->k == JV_LIST || a->k == JV_TUPLE))
-		return je_reject(e, at, "TypeError: can only concatenate %s (not \"%s\") to %s",
-				 jv_type_name(a), jv_type_name(b), jv_type_name(a));
-	return je_reject(e, at, "TypeError: unsupported operand type(s) for %s: '%s' and '%s'",
-			 op, jv_type_name(a), jv_type_name(b));
+		return jinja_eval_reject(e, at,
+					 "TypeError: can only concatenate %s (not \"%s\") to %s",
+					 jinja_value_type_name(a), jinja_value_type_name(b), jinja_value_type_name(a));
+	return jinja_eval_reject(e, at,
+				 "TypeError: unsupported operand type(s) for %s: '%s' and '%s'",
+				 op, jinja_value_type_name(a), jinja_value_type_name(b));
 }
 
 static enum err concat_seq(struct je *e, const struct jn *at, const struct jv *a,
@@ -107,7 +109,7 @@ static enum err concat_seq(struct je *e, const struct jn *at, const struct jv *a
 
 	if ((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
 		return type_error2(e, at, "+", a, b);
-	if (jv_seq_new(e->a, a->k, a->u.l->n + b->u.l->n, out))
+	if (jinja_value_seq_new(e->a, a->k, a->u.l->n + b->u.l->n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < a->u.l->n; i++)
 		out->u.l->v[i] = a->u.l->v[i];
@@ -126,13 +128,13 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 	enum err r = ERR_OK;
 	unsigned markup = (a->flags | b->flags) & JV_F_MARKUP;
 
-	if (markup && !(a->flags & JV_F_MARKUP) && jstr_escape(e, at, a, &x))
+	if (markup && !(a->flags & JV_F_MARKUP) && jinja_str_escape(e, at, a, &x))
 		return e->d->code;
-	if (markup && !(b->flags & JV_F_MARKUP) && jstr_escape(e, at, b, &y))
+	if (markup && !(b->flags & JV_F_MARKUP) && jinja_str_escape(e, at, b, &y))
 		return e->d->code;
 	buf_init(&s, e->out_max);
 	if (buf_append(&s, x.u.s->data, x.u.s->len) || buf_append(&s, y.u.s->data, y.u.s->len) ||
-	    jv_str_buf(e->a, &s, out))
+	    jinja_value_str_buf(e->a, &s, out))
 		r = NOMEM(e, at);
 	buf_release(&s);
 	out->flags = markup;
@@ -154,18 +156,19 @@ static enum err repeat(struct je *e, const struct jn *at, const struct jv *seq, 
 		for (i = 0; i < n && !r; i++)
 			if (buf_append(&s, seq->u.s->data, seq->u.s->len))
 				r = NOMEM(e, at);
-		if (!r && jv_str_buf(e->a, &s, out))
+		if (!r && jinja_value_str_buf(e->a, &s, out))
 			r = NOMEM(e, at);
 		buf_release(&s);
+		out->flags = seq->flags & JV_F_MARKUP;
 		return r;
 	}
 	if (seq->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
-		return je_reject(e, at, "TypeError: unsupported operand type(s) for *");
-	if (jv_seq_new(e->a, seq->k, 0, out))
+		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for *");
+	if (jinja_value_seq_new(e->a, seq->k, 0, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++)
 		for (k = 0; k < seq->u.l->n; k++)
-			if (jv_seq_push(e->a, out, seq->u.l->v[k]))
+			if (jinja_value_seq_push(e->a, out, seq->u.l->v[k]))
 				return NOMEM(e, at);
 	return ERR_OK;
 }
@@ -188,7 +191,8 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 	case 'f':
 	case '%':
 		if (!y)
-			return je_reject(e, at, "ZeroDivisionError: integer division or modulo by zero");
+			return jinja_eval_reject(e, at,
+						 "ZeroDivisionError: integer division or modulo by zero");
 		if (x == INT64_MIN && y == -1) {
 			ovf = 1;
 			break;
@@ -205,8 +209,9 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 	case 'p':
 		if (y < 0) {
 			if (!x)
-				return je_reject(e, at, "ZeroDivisionError: 0.0 cannot be raised to a negative power");
-			*out = jv_float(pow((double)x, (double)y));
+				return jinja_eval_reject(e, at,
+							 "ZeroDivisionError: 0.0 cannot be raised to a negative power");
+			*out = jinja_value_float(pow((double)x, (double)y));
 			return ERR_OK;
 		}
 		for (r = 1; y-- > 0 && !ovf;)
@@ -214,8 +219,8 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 		break;
 	}
 	if (ovf)
-		return je_refuse(e, at, "an integer result beyond 64 bits");
-	*out = jv_int(r);
+		return jinja_eval_refuse(e, at, "an integer result beyond 64 bits");
+	*out = jinja_value_int(r);
 	return ERR_OK;
 }
 
@@ -250,7 +255,7 @@ static enum err float_arith(struct je *e, const struct jn *at, int op, double x,
 	double r = 0;
 
 	if ((op == '/' || op == 'f' || op == '%') && y == 0.0)
-		return je_reject(e, at, "ZeroDivisionError: float division by zero");
+		return jinja_eval_reject(e, at, "ZeroDivisionError: float division by zero");
 	switch (op) {
 	case '+': r = x + y; break;
 	case '-': r = x - y; break;
@@ -260,15 +265,17 @@ static enum err float_arith(struct je *e, const struct jn *at, int op, double x,
 	case '%': r = py_fmod(x, y); break;
 	case 'p':
 		if (x == 0.0 && y < 0)
-			return je_reject(e, at, "ZeroDivisionError: 0.0 cannot be raised to a negative power");
+			return jinja_eval_reject(e, at,
+						 "ZeroDivisionError: 0.0 cannot be raised to a negative power");
 		if (x < 0 && y != floor(y))
-			return je_refuse(e, at, "a complex power");
+			return jinja_eval_refuse(e, at, "a complex power");
 		r = pow(x, y);
 		if (isinf(r) && !isinf(x) && !isinf(y))
-			return je_reject(e, at, "OverflowError: (34, 'Numerical result out of range')");
+			return jinja_eval_reject(e, at,
+						 "OverflowError: (34, 'Numerical result out of range')");
 		break;
 	}
-	*out = jv_float(r);
+	*out = jinja_value_float(r);
 	return ERR_OK;
 }
 
@@ -281,15 +288,15 @@ static enum err num_arith(struct je *e, const struct jn *at, int op, const struc
 		if (op != '/')
 			return int_arith(e, at, op, a->u.i, b->u.i, out);
 		if (!b->u.i)
-			return je_reject(e, at, "ZeroDivisionError: division by zero");
+			return jinja_eval_reject(e, at, "ZeroDivisionError: division by zero");
 		if (fabs((double)a->u.i) > exact || fabs((double)b->u.i) > exact)
-			return je_refuse(e, at, "true division of integers beyond 2**53");
-		*out = jv_float((double)a->u.i / (double)b->u.i);
+			return jinja_eval_refuse(e, at, "true division of integers beyond 2**53");
+		*out = jinja_value_float((double)a->u.i / (double)b->u.i);
 		return ERR_OK;
 	}
 	if ((is_intlike(a) && fabs((double)a->u.i) > exact) ||
 	    (is_intlike(b) && fabs((double)b->u.i) > exact))
-		return je_refuse(e, at, "mixing floats with integers beyond 2**53");
+		return jinja_eval_refuse(e, at, "mixing floats with integers beyond 2**53");
 	return float_arith(e, at, op, as_double(a), as_double(b), out);
 }
 
@@ -313,54 +320,55 @@ static enum err concat_tilde(struct je *e, const struct jn *at, const struct jv 
 	enum err r;
 
 	buf_init(&s, e->out_max);
-	r = jb_print(e, at, a, &s);
+	r = jinja_builtin_print(e, at, a, &s);
 	if (!r)
-		r = jb_print(e, at, b, &s);
-	if (!r && jv_str_buf(e->a, &s, out))
+		r = jinja_builtin_print(e, at, b, &s);
+	if (!r && jinja_value_str_buf(e->a, &s, out))
 		r = NOMEM(e, at);
 	buf_release(&s);
 	return r;
 }
 
-enum err jb_binop(struct je *e, const struct jn *at, int op, const struct jv *a,
-		  const struct jv *b, struct jv *out)
+enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const struct jv *a,
+			     const struct jv *b, struct jv *out)
 {
 	if (op == '~')
 		return concat_tilde(e, at, a, b, out);
-	if (jv_is_num(a) && jv_is_num(b))
+	if (jinja_value_is_num(a) && jinja_value_is_num(b))
 		return num_arith(e, at, op, a, b, out);
 	if (op == '+' && a->k == JV_STR && b->k == JV_STR)
 		return concat_str(e, at, a, b, out);
-	if (op == '+' && jv_is_seq(a) && a->k == b->k)
+	if (op == '+' && jinja_value_is_seq(a) && a->k == b->k)
 		return concat_seq(e, at, a, b, out);
-	if (op == '*' && is_intlike(b) && (a->k == JV_STR || jv_is_seq(a)))
+	if (op == '*' && is_intlike(b) && (a->k == JV_STR || jinja_value_is_seq(a)))
 		return repeat(e, at, a, b->u.i, out);
-	if (op == '*' && is_intlike(a) && (b->k == JV_STR || jv_is_seq(b)))
+	if (op == '*' && is_intlike(a) && (b->k == JV_STR || jinja_value_is_seq(b)))
 		return repeat(e, at, b, a->u.i, out);
 	if (op == '%' && a->k == JV_STR)
-		return jstr_percent(e, at, a, b, out);
+		return jinja_str_percent(e, at, a, b, out);
 	return type_error2(e, at, op_text(op), a, b);
 }
 
-enum err jb_unary(struct je *e, const struct jn *at, int neg, const struct jv *a,
-		  struct jv *out)
+enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const struct jv *a,
+			     struct jv *out)
 {
 	if (is_intlike(a)) {
 		if (neg && a->u.i == INT64_MIN)
-			return je_refuse(e, at, "an integer result beyond 64 bits");
-		*out = jv_int(neg ? -a->u.i : a->u.i);
+			return jinja_eval_refuse(e, at, "an integer result beyond 64 bits");
+		*out = jinja_value_int(neg ? -a->u.i : a->u.i);
 		return ERR_OK;
 	}
 	if (a->k == JV_FLOAT) {
-		*out = jv_float(neg ? -a->u.f : a->u.f);
+		*out = jinja_value_float(neg ? -a->u.f : a->u.f);
 		return ERR_OK;
 	}
 	if (a->k == JV_UNDEF)
 		return undefined_error(e, at, a);
 	if (a->k == JV_BIGINT)
-		return je_refuse(e, at, "arithmetic on an integer beyond 64 bits");
-	return je_reject(e, at, "TypeError: bad operand type for unary %c: '%s'", neg ? '-' : '+',
-			 jv_type_name(a));
+		return jinja_eval_refuse(e, at, "arithmetic on an integer beyond 64 bits");
+	return jinja_eval_reject(e, at, "TypeError: bad operand type for unary %c: '%s'",
+				 neg ? '-' : '+',
+				 jinja_value_type_name(a));
 }
 
 /* --- comparisons --- */
@@ -376,21 +384,23 @@ static int str_cmp(const struct jv_str *a, const struct jv_str *b)
 }
 
 /* Python's ordering of a and b into *c (-1, 0, 1); ERR_* when unorderable. */
-enum err jb_order(struct je *e, const struct jn *at, const struct jv *a, const struct jv *b,
-		  int *c)
+enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
+			     const struct jv *b,
+			     int *c)
 {
 	size_t i;
 	int eq;
 
 	if (a->k == JV_UNDEF || b->k == JV_UNDEF)
 		return undefined_error(e, at, a->k == JV_UNDEF ? a : b);
-	if (jv_is_num(a) && jv_is_num(b)) {
+	if (jinja_value_is_num(a) && jinja_value_is_num(b)) {
 		if (is_intlike(a) && is_intlike(b))
 			*c = (a->u.i > b->u.i) - (a->u.i < b->u.i);
 		else if (isnan(as_double(a)) || isnan(as_double(b)))
-			return je_refuse(e, at, "ordering NaN");
-		else if (fabs(as_double(a)) > 9007199254740992.0 || fabs(as_double(b)) > 9007199254740992.0)
-			return je_refuse(e, at, "ordering numbers beyond 2**53");
+			return jinja_eval_refuse(e, at, "ordering NaN");
+		else if (fabs(as_double(a)) > 9007199254740992.0 ||
+			 fabs(as_double(b)) > 9007199254740992.0)
+			return jinja_eval_refuse(e, at, "ordering numbers beyond 2**53");
 		else
 			*c = (as_double(a) > as_double(b)) - (as_double(a) < as_double(b));
 		return ERR_OK;
@@ -399,24 +409,26 @@ enum err jb_order(struct je *e, const struct jn *at, const struct jv *a, const s
 		*c = str_cmp(a->u.s, b->u.s);
 		return ERR_OK;
 	}
-	if (jv_is_seq(a) && a->k == b->k && !((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW))) {
+	if (jinja_value_is_seq(a) && a->k == b->k &&
+	    !((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW))) {
 		for (i = 0; i < a->u.l->n && i < b->u.l->n; i++) {
-			if ((eq = jv_eq(&a->u.l->v[i], &b->u.l->v[i])) < 0)
-				return je_refuse(e, at, "comparing these values");
+			if ((eq = jinja_value_eq(&a->u.l->v[i], &b->u.l->v[i])) < 0)
+				return jinja_eval_refuse(e, at, "comparing these values");
 			if (!eq)
-				return jb_order(e, at, &a->u.l->v[i], &b->u.l->v[i], c);
+				return jinja_builtin_order(e, at, &a->u.l->v[i], &b->u.l->v[i], c);
 		}
 		*c = (a->u.l->n > b->u.l->n) - (a->u.l->n < b->u.l->n);
 		return ERR_OK;
 	}
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT)
-		return je_refuse(e, at, "comparing an integer beyond 64 bits");
-	return je_reject(e, at, "TypeError: '<' not supported between instances of '%s' and '%s'",
-			 jv_type_name(a), jv_type_name(b));
+		return jinja_eval_refuse(e, at, "comparing an integer beyond 64 bits");
+	return jinja_eval_reject(e, at,
+				 "TypeError: '<' not supported between instances of '%s' and '%s'",
+				 jinja_value_type_name(a), jinja_value_type_name(b));
 }
 
-enum err jb_contains(struct je *e, const struct jn *at, const struct jv *item,
-		     const struct jv *container, int *r)
+enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct jv *item,
+				const struct jv *container, int *r)
 {
 	size_t i;
 	int eq;
@@ -424,54 +436,57 @@ enum err jb_contains(struct je *e, const struct jn *at, const struct jv *item,
 	*r = 0;
 	if (container->k == JV_STR) {
 		if (item->k != JV_STR)
-			return je_reject(e, at, "TypeError: 'in <string>' requires string as left "
-					 "operand, not %s", jv_type_name(item));
-		*r = jstr_find(container->u.s, item->u.s, 0) >= 0;
+			return jinja_eval_reject(e, at,
+						 "TypeError: 'in <string>' requires string as left "
+						 "operand, not %s", jinja_value_type_name(item));
+		*r = jinja_str_find(container->u.s, item->u.s, 0) >= 0;
 		return ERR_OK;
 	}
 	if (container->k == JV_DICT || container->k == JV_NS) {
 		if (container->k == JV_NS)
-			return je_reject(e, at, "TypeError: argument of type 'Namespace' is not iterable");
-		if (!jv_hashable(item))
-			return je_reject(e, at, "TypeError: unhashable type: '%s'", jv_type_name(item));
-		*r = jv_dict_get(container, *item) != NULL;
+			return jinja_eval_reject(e, at,
+						 "TypeError: argument of type 'Namespace' is not iterable");
+		if (!jinja_value_hashable(item))
+			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
+						 jinja_value_type_name(item));
+		*r = jinja_value_dict_get(container, *item) != NULL;
 		return ERR_OK;
 	}
 	if (container->k == JV_UNDEF)
 		return ERR_OK;
-	if (!jv_is_seq(container))
-		return je_reject(e, at, "TypeError: argument of type '%s' is not iterable",
-				 jv_type_name(container));
+	if (!jinja_value_is_seq(container))
+		return jinja_eval_reject(e, at, "TypeError: argument of type '%s' is not iterable",
+					 jinja_value_type_name(container));
 	if (container->flags & (JV_F_GEN | JV_F_VIEW))
-		return je_refuse(e, at, "'in' on a %s", jv_type_name(container));
+		return jinja_eval_refuse(e, at, "'in' on a %s", jinja_value_type_name(container));
 	for (i = 0; i < container->u.l->n && !*r; i++) {
-		if ((eq = jv_eq(item, &container->u.l->v[i])) < 0)
-			return je_refuse(e, at, "comparing these values");
+		if ((eq = jinja_value_eq(item, &container->u.l->v[i])) < 0)
+			return jinja_eval_refuse(e, at, "comparing these values");
 		*r = eq;
 	}
 	return ERR_OK;
 }
 
-enum err jb_compare(struct je *e, const struct jn *at, int op, const struct jv *a,
-		    const struct jv *b, int *result)
+enum err jinja_builtin_compare(struct je *e, const struct jn *at, int op, const struct jv *a,
+			       const struct jv *b, int *result)
 {
 	int c;
 
 	switch (op) {
 	case 'e':
 	case 'n':
-		if ((c = jv_eq(a, b)) < 0)
-			return je_refuse(e, at, "comparing these values");
+		if ((c = jinja_value_eq(a, b)) < 0)
+			return jinja_eval_refuse(e, at, "comparing these values");
 		*result = op == 'e' ? c : !c;
 		return ERR_OK;
 	case 'i':
 	case 'I':
-		if (jb_contains(e, at, a, b, &c))
+		if (jinja_builtin_contains(e, at, a, b, &c))
 			return e->d->code;
 		*result = op == 'i' ? c : !c;
 		return ERR_OK;
 	}
-	if (jb_order(e, at, a, b, &c))
+	if (jinja_builtin_order(e, at, a, b, &c))
 		return e->d->code;
 	*result = op == '<' ? c < 0 : op == '>' ? c > 0 : op == 'l' ? c <= 0 : c >= 0;
 	return ERR_OK;
@@ -514,8 +529,8 @@ static int in_list(const char *const *l, const char *s)
 static enum err bind(struct je *e, const struct jn *at, const struct jv *self, const char *name,
 		     struct jv *out)
 {
-	struct jv_fn *fn = jv_alloc(e->a, sizeof(*fn));
-	struct jv *s = jv_alloc(e->a, sizeof(*s));
+	struct jv_fn *fn = jinja_value_alloc(e->a, sizeof(*fn));
+	struct jv *s = jinja_value_alloc(e->a, sizeof(*s));
 
 	if (!fn || !s)
 		return NOMEM(e, at);
@@ -550,23 +565,24 @@ static int py_attr(struct je *e, const struct jn *at, const struct jv *obj, cons
 		*r = bind(e, at, obj, name, out);
 		return 1;
 	}
-	if (obj->k == JV_NS && (v = jv_dict_get_str(obj, name, strlen(name)))) {
+	if (obj->k == JV_NS && (v = jinja_value_dict_get_str(obj, name, strlen(name)))) {
 		*out = *v;
 		return 1;
 	}
 	if (obj->k == JV_LOOP) {
 		*r = !strcmp(name, "cycle") ? bind(e, at, obj, name, out)
-					     : je_loop_attr(e, at, obj, name, out);
+					     : jinja_eval_loop_attr(e, at, obj, name, out);
 		return 1;
 	}
-	if ((jv_is_num(obj) || obj->k == JV_BIGINT) && in_list(num_attrs, name)) {
-		*r = je_refuse(e, at, "the attribute '%s' of a number", name);
+	if ((jinja_value_is_num(obj) || obj->k == JV_BIGINT) && in_list(num_attrs, name)) {
+		*r = jinja_eval_refuse(e, at, "the attribute '%s' of a number", name);
 		return 1;
 	}
 	if ((obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE)) && !in_list(iter_attrs, name))
 		return 0;
-	if (obj->k == JV_MACRO || obj->k == JV_FUNC || (obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))) {
-		*r = je_refuse(e, at, "the attribute '%s' of a %s", name, jv_type_name(obj));
+	if (obj->k == JV_MACRO || obj->k == JV_FUNC ||
+	    (obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))) {
+		*r = jinja_eval_refuse(e, at, "the attribute '%s' of a %s", name, jinja_value_type_name(obj));
 		return 1;
 	}
 	return 0;
@@ -581,25 +597,27 @@ static int py_item(struct je *e, const struct jn *at, const struct jv *obj, cons
 
 	*r = ERR_OK;
 	if (obj->k == JV_DICT) {
-		if (!jv_hashable(key) || !(v = jv_dict_get(obj, *key)))
+		if (!jinja_value_hashable(key) || !(v = jinja_value_dict_get(obj, *key)))
 			return 0;
 		*out = *v;
 		return 1;
 	}
-	if ((obj->k == JV_STR || jv_is_seq(obj)) && is_intlike(key) &&
+	if ((obj->k == JV_STR || jinja_value_is_seq(obj)) && is_intlike(key) &&
 	    !(obj->flags & (JV_F_GEN | JV_F_VIEW))) {
 		n = obj->k == JV_STR ? (int64_t)obj->u.s->ncp : (int64_t)obj->u.l->n;
 		i = key->u.i < 0 ? key->u.i + n : key->u.i;
 		if (i < 0 || i >= n)
 			return 0;
-		if (obj->k == JV_STR)
-			*r = jstr_char_at(e, at, obj, (size_t)i, out);
+		if (obj->k == JV_STR) {
+			*r = jinja_str_char_at(e, at, obj, (size_t)i, out);
+			out->flags = obj->flags & JV_F_MARKUP;
+		}
 		else
 			*out = obj->u.l->v[i];
 		return 1;
 	}
-	if (key->k == JV_BIGINT && (obj->k == JV_STR || jv_is_seq(obj))) {
-		*r = je_refuse(e, at, "an index beyond 64 bits");
+	if (key->k == JV_BIGINT && (obj->k == JV_STR || jinja_value_is_seq(obj))) {
+		*r = jinja_eval_refuse(e, at, "an index beyond 64 bits");
 		return 1;
 	}
 	return 0;
@@ -611,12 +629,13 @@ static enum err check_safe_name(struct je *e, const struct jn *at, const struct 
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
 	if (name[0] == '_')
-		return je_refuse(e, at, "the attribute '%s' (the sandbox hides it)", name);
+		return jinja_eval_refuse(e, at, "the attribute '%s' (the sandbox hides it)", name);
 	return ERR_OK;
 }
 
-enum err jb_getattr(struct je *e, const struct jn *at, const struct jv *obj, const char *name,
-		    struct jv *out)
+enum err jinja_builtin_getattr(struct je *e, const struct jn *at, const struct jv *obj,
+			       const char *name,
+			       struct jv *out)
 {
 	struct jv key;
 	enum err r;
@@ -625,33 +644,33 @@ enum err jb_getattr(struct je *e, const struct jn *at, const struct jv *obj, con
 		return e->d->code;
 	if (py_attr(e, at, obj, name, out, &r))
 		return r;
-	if (jv_str_new(e->a, name, strlen(name), &key))
+	if (jinja_value_str_new(e->a, name, strlen(name), &key))
 		return NOMEM(e, at);
 	if (py_item(e, at, obj, &key, out, &r))
 		return r;
-	*out = jv_undef(name);
+	*out = jinja_value_undef(name);
 	return ERR_OK;
 }
 
-enum err jb_getitem(struct je *e, const struct jn *at, const struct jv *obj,
-		    const struct jv *key, struct jv *out)
+enum err jinja_builtin_getitem(struct je *e, const struct jn *at, const struct jv *obj,
+			       const struct jv *key, struct jv *out)
 {
 	enum err r;
 
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
 	if (obj->k == JV_LOOP || obj->k == JV_MACRO || obj->k == JV_FUNC)
-		return je_refuse(e, at, "subscripting a %s", jv_type_name(obj));
+		return jinja_eval_refuse(e, at, "subscripting a %s", jinja_value_type_name(obj));
 	if (py_item(e, at, obj, key, out, &r))
 		return r;
 	if (key->k == JV_STR) {
 		if (key->u.s->data[0] == '_')
-			return je_refuse(e, at, "the attribute '%s' (the sandbox hides it)",
-					 key->u.s->data);
+			return jinja_eval_refuse(e, at, "the attribute '%s' (the sandbox hides it)",
+						 key->u.s->data);
 		if (py_attr(e, at, obj, key->u.s->data, out, &r))
 			return r;
 	}
-	*out = jv_undef(key->k == JV_STR ? key->u.s->data : NULL);
+	*out = jinja_value_undef(key->k == JV_STR ? key->u.s->data : NULL);
 	return ERR_OK;
 }
 
@@ -666,7 +685,8 @@ static enum err slice_bound(struct je *e, const struct jn *at, const struct jv *
 		return ERR_OK;
 	}
 	if (!is_intlike(v))
-		return je_refuse(e, at, "a slice index of type %s", jv_type_name(v));
+		return jinja_eval_refuse(e, at, "a slice index of type %s",
+					 jinja_value_type_name(v));
 	x = v->u.i;
 	if (x < 0) {
 		x += n;
@@ -679,45 +699,68 @@ static enum err slice_bound(struct je *e, const struct jn *at, const struct jv *
 	return ERR_OK;
 }
 
-enum err jb_slice(struct je *e, const struct jn *at, const struct jv *obj,
-		  const struct jv *start, const struct jv *stop, const struct jv *step,
-		  struct jv *out)
+enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv *obj,
+			     const struct jv *start, const struct jv *stop, const struct jv *step,
+			     struct jv *out)
 {
 	int64_t n, st = 1, a, b, i;
 
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
-	if (obj->k != JV_STR && (!jv_is_seq(obj) || (obj->flags & (JV_F_GEN | JV_F_VIEW))))
-		return je_refuse(e, at, "slicing a %s", jv_type_name(obj));
+	if (obj->k != JV_STR && (!jinja_value_is_seq(obj) || (obj->flags & (JV_F_GEN | JV_F_VIEW))))
+		return jinja_eval_refuse(e, at, "slicing a %s", jinja_value_type_name(obj));
 	if (step && step->k != JV_NONE) {
 		if (!is_intlike(step))
-			return je_refuse(e, at, "a slice step of type %s", jv_type_name(step));
+			return jinja_eval_refuse(e, at, "a slice step of type %s",
+						 jinja_value_type_name(step));
 		if (!(st = step->u.i))
-			return je_reject(e, at, "ValueError: slice step cannot be zero");
+			return jinja_eval_reject(e, at, "ValueError: slice step cannot be zero");
 	}
 	n = obj->k == JV_STR ? (int64_t)obj->u.s->ncp : (int64_t)obj->u.l->n;
 	if (slice_bound(e, at, start, n, st, 1, &a) || slice_bound(e, at, stop, n, st, 0, &b))
 		return e->d->code;
-	if (obj->k == JV_STR)
-		return jstr_slice(e, at, obj, a, b, st, out);
-	if (jv_seq_new(e->a, obj->k, 0, out))
+	if (obj->k == JV_STR) {
+		if (jinja_str_slice(e, at, obj, a, b, st, out))
+			return e->d->code;
+		out->flags = obj->flags & JV_F_MARKUP; /* Markup.__getitem__ keeps Markup */
+		return ERR_OK;
+	}
+	if (jinja_value_seq_new(e->a, obj->k, 0, out))
 		return NOMEM(e, at);
 	for (i = a; st > 0 ? i < b : i > b; i += st)
-		if (jv_seq_push(e->a, out, obj->u.l->v[i]))
+		if (jinja_value_seq_push(e->a, out, obj->u.l->v[i]))
 			return NOMEM(e, at);
 	return ERR_OK;
 }
 
-enum err jb_iterate(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
+/* What iterating a generator gives: the items not yet consumed (none once
+ * exhausted), or its pending failure. */
+static enum err iterate_gen(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
+{
+	struct jv_seq *l = v->u.l;
+	size_t from = l->taken, i;
+
+	l->taken = l->n;
+	if (l->err && !l->raised) {
+		l->raised = 1;
+		return diag_fail(e->d, l->err, "%s", l->err_msg);
+	}
+	if (jinja_value_seq_new(e->a, JV_LIST, l->n - from, out))
+		return NOMEM(e, at);
+	for (i = from; i < l->n; i++)
+		out->u.l->v[i - from] = l->v[i];
+	out->u.l->n = l->n - from;
+	return ERR_OK;
+}
+
+enum err jinja_builtin_iterate(struct je *e, const struct jn *at, const struct jv *v,
+			       struct jv *out)
 {
 	size_t i;
 
-	if (jv_is_seq(v)) {
-		if (v->flags & JV_F_GEN) {
-			if (v->u.l->consumed)
-				return je_refuse(e, at, "iterating a generator twice");
-			v->u.l->consumed = 1;
-		}
+	if (jinja_value_is_seq(v)) {
+		if (v->flags & JV_F_GEN)
+			return iterate_gen(e, at, v, out);
 		*out = *v;
 		out->k = JV_LIST;
 		return ERR_OK;
@@ -725,7 +768,7 @@ enum err jb_iterate(struct je *e, const struct jn *at, const struct jv *v, struc
 	if (v->k == JV_UNDEF || v->k == JV_DICT) {
 		size_t n = v->k == JV_DICT ? v->u.d->n : 0;
 
-		if (jv_seq_new(e->a, JV_LIST, n, out))
+		if (jinja_value_seq_new(e->a, JV_LIST, n, out))
 			return NOMEM(e, at);
 		for (i = 0; i < n; i++)
 			out->u.l->v[i] = v->u.d->keys[i];
@@ -733,15 +776,16 @@ enum err jb_iterate(struct je *e, const struct jn *at, const struct jv *v, struc
 		return ERR_OK;
 	}
 	if (v->k == JV_STR)
-		return jstr_chars(e, at, v, out);
+		return jinja_str_chars(e, at, v, out);
 	if (v->k == JV_LOOP)
-		return je_refuse(e, at, "iterating the loop object");
-	return je_reject(e, at, "TypeError: '%s' object is not iterable", jv_type_name(v));
+		return jinja_eval_refuse(e, at, "iterating the loop object");
+	return jinja_eval_reject(e, at, "TypeError: '%s' object is not iterable",
+				 jinja_value_type_name(v));
 }
 
 /* --- arguments --- */
 
-const struct jv *jb_arg(const struct je_args *a, size_t i, const char *name)
+const struct jv *jinja_builtin_arg(const struct je_args *a, size_t i, const char *name)
 {
 	size_t k;
 
@@ -753,23 +797,26 @@ const struct jv *jb_arg(const struct je_args *a, size_t i, const char *name)
 	return NULL;
 }
 
-enum err jb_check_args(struct je *e, const struct jn *at, const char *what,
-		       const struct je_args *a, size_t npos, const char *const *names)
+enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char *what,
+				  const struct je_args *a, size_t npos, const char *const *names)
 {
 	size_t k, j;
 
 	if (a->npos > npos)
-		return je_reject(e, at, "TypeError: %s() takes at most %zu positional arguments",
-				 what, npos);
+		return jinja_eval_reject(e, at,
+					 "TypeError: %s() takes at most %zu positional arguments",
+					 what, npos);
 	for (k = 0; k < a->nkw; k++) {
 		for (j = 0; names && names[j] && strcmp(names[j], a->kwn[k]); j++)
 			;
 		if (!names || !names[j])
-			return je_reject(e, at, "TypeError: %s() got an unexpected keyword argument '%s'",
-					 what, a->kwn[k]);
+			return jinja_eval_reject(e, at,
+						 "TypeError: %s() got an unexpected keyword argument '%s'",
+						 what, a->kwn[k]);
 		if (j < a->npos)
-			return je_reject(e, at, "TypeError: %s() got multiple values for argument '%s'",
-					 what, a->kwn[k]);
+			return jinja_eval_reject(e, at,
+						 "TypeError: %s() got multiple values for argument '%s'",
+						 what, a->kwn[k]);
 	}
 	return ERR_OK;
 }
@@ -785,7 +832,7 @@ static struct jv_fn globals[] = {
 	{ FN_OTHER, "cycler", NULL },        { FN_OTHER, "joiner", NULL },
 };
 
-int jb_global(const char *name, struct jv *out)
+int jinja_builtin_global(const char *name, struct jv *out)
 {
 	size_t k;
 
@@ -806,30 +853,33 @@ static enum err build_dict(struct je *e, const struct jn *at, enum jv_kind k,
 	struct jv key, pairs;
 	size_t i;
 
-	if (jv_dict_new(e->a, k, out))
+	if (jinja_value_dict_new(e->a, k, out))
 		return NOMEM(e, at);
 	if (a->npos > 1)
-		return je_reject(e, at, "TypeError: dict expected at most 1 argument");
+		return jinja_eval_reject(e, at, "TypeError: dict expected at most 1 argument");
 	if (a->npos && a->pos[0].k == JV_DICT) {
 		for (i = 0; i < a->pos[0].u.d->n; i++)
-			if (jv_dict_set(e->a, out, a->pos[0].u.d->keys[i], a->pos[0].u.d->vals[i]))
+			if (jinja_value_dict_set(e->a, out, a->pos[0].u.d->keys[i],
+						 a->pos[0].u.d->vals[i]))
 				return NOMEM(e, at);
 	} else if (a->npos) {
-		if (jb_iterate(e, at, &a->pos[0], &pairs))
+		if (jinja_builtin_iterate(e, at, &a->pos[0], &pairs))
 			return e->d->code;
 		for (i = 0; i < pairs.u.l->n; i++) {
 			const struct jv *p = &pairs.u.l->v[i];
 
-			if (!jv_is_seq(p) || p->u.l->n != 2 || !jv_hashable(&p->u.l->v[0]))
-				return je_reject(e, at, "ValueError: dictionary update sequence element "
-						 "#%zu has the wrong length", i);
-			if (jv_dict_set(e->a, out, p->u.l->v[0], p->u.l->v[1]))
+			if (!jinja_value_is_seq(p) || p->u.l->n != 2 ||
+			    !jinja_value_hashable(&p->u.l->v[0]))
+				return jinja_eval_reject(e, at,
+							 "ValueError: dictionary update sequence element "
+							 "#%zu has the wrong length", i);
+			if (jinja_value_dict_set(e->a, out, p->u.l->v[0], p->u.l->v[1]))
 				return NOMEM(e, at);
 		}
 	}
 	for (i = 0; i < a->nkw; i++)
-		if (jv_str_new(e->a, a->kwn[i], strlen(a->kwn[i]), &key) ||
-		    jv_dict_set(e->a, out, key, a->kwv[i]))
+		if (jinja_value_str_new(e->a, a->kwn[i], strlen(a->kwn[i]), &key) ||
+		    jinja_value_dict_set(e->a, out, key, a->kwv[i]))
 			return NOMEM(e, at);
 	return ERR_OK;
 }
@@ -842,27 +892,30 @@ static enum err call_range(struct je *e, const struct jn *at, const struct je_ar
 	size_t k;
 
 	if (a->nkw || a->npos < 1 || a->npos > 3)
-		return je_reject(e, at, "TypeError: range expected 1 to 3 integer arguments");
+		return jinja_eval_reject(e, at,
+					 "TypeError: range expected 1 to 3 integer arguments");
 	for (k = 0; k < a->npos; k++)
 		if (!is_intlike(&a->pos[k]))
-			return je_reject(e, at, "TypeError: '%s' object cannot be interpreted as an integer",
-					 jv_type_name(&a->pos[k]));
+			return jinja_eval_reject(e, at,
+						 "TypeError: '%s' object cannot be interpreted as an integer",
+						 jinja_value_type_name(&a->pos[k]));
 	if (a->npos == 1)
 		v[1] = a->pos[0].u.i;
 	for (k = 0; a->npos > 1 && k < a->npos; k++)
 		v[k] = a->pos[k].u.i;
 	if (!v[2])
-		return je_reject(e, at, "ValueError: range() arg 3 must not be zero");
+		return jinja_eval_reject(e, at, "ValueError: range() arg 3 must not be zero");
 	if (v[0] < -(1LL << 40) || v[0] > (1LL << 40) || v[1] < -(1LL << 40) || v[1] > (1LL << 40))
-		return je_refuse(e, at, "range() with bounds this large");
+		return jinja_eval_refuse(e, at, "range() with bounds this large");
 	n = v[2] > 0 ? (v[1] - v[0] + v[2] - 1) / v[2] : (v[0] - v[1] - v[2] - 1) / -v[2];
 	if (n > 100000)
-		return je_reject(e, at, "OverflowError: Range too big. The sandbox blocks ranges "
-				 "larger than MAX_RANGE (100000).");
-	if (jv_seq_new(e->a, JV_LIST, n > 0 ? (size_t)n : 0, out))
+		return jinja_eval_reject(e, at,
+					 "OverflowError: Range too big. The sandbox blocks ranges "
+					 "larger than MAX_RANGE (100000).");
+	if (jinja_value_seq_new(e->a, JV_LIST, n > 0 ? (size_t)n : 0, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++)
-		out->u.l->v[i] = jv_int(v[0] + i * v[2]);
+		out->u.l->v[i] = jinja_value_int(v[0] + i * v[2]);
 	out->u.l->n = n > 0 ? (size_t)n : 0;
 	out->flags = JV_F_RANGE;
 	return ERR_OK;
@@ -882,18 +935,20 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 	const struct jv_str *s;
 
 	if (a->npos != 1 || a->nkw || a->pos[0].k != JV_STR)
-		return je_reject(e, at, "TypeError: strftime_now() takes one str argument");
+		return jinja_eval_reject(e, at, "TypeError: strftime_now() takes one str argument");
 	s = a->pos[0].u.s;
 	buf_init(&f, 4096);
 	for (i = 0; i < s->len && !r; i++) {
 		if (s->data[i] == '%' && i + 1 < s->len && strchr("fzZ", s->data[i + 1])) {
-			r = buf_puts(&f, s->data[++i] == 'f' ? "000000" : "") ? NOMEM(e, at) : ERR_OK;
+			if (buf_puts(&f, s->data[++i] == 'f' ? "000000" : ""))
+				r = NOMEM(e, at);
 		} else if (s->data[i] == '%' && i + 1 < s->len) {
 			size_t flag = strchr("-_0^#", s->data[i + 1]) && i + 2 < s->len;
 			char c = s->data[i + 1 + flag];
 
 			if (!c || !strchr("aAbBcCdDeFgGhHIjklmMnprRStTuUVwWxXyY%", c))
-				r = je_refuse(e, at, "the strftime directive %%%c", c ? c : ' ');
+				r = jinja_eval_refuse(e, at, "the strftime directive %%%c",
+						      c ? c : ' ');
 			else if (buf_append(&f, s->data + i, 2 + flag))
 				r = NOMEM(e, at);
 			i += 1 + flag;
@@ -905,8 +960,8 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 		res[0] = 0;
 		n = f.len ? strftime(res, sizeof(res), f.data, &e->clock) : 0;
 		if (f.len && !n && res[0])
-			r = je_refuse(e, at, "a strftime result this long");
-		else if (jv_str_new(e->a, res, n, out))
+			r = jinja_eval_refuse(e, at, "a strftime result this long");
+		else if (jinja_value_str_new(e->a, res, n, out))
 			r = NOMEM(e, at);
 	}
 	buf_release(&f);
@@ -925,12 +980,12 @@ static enum err call_global(struct je *e, const struct jn *at, const struct jv_f
 		return call_range(e, at, a, out);
 	case FN_RAISE:
 		if (a->npos >= 1 && a->pos[0].k == JV_STR)
-			return je_reject(e, at, "TemplateError: %s", a->pos[0].u.s->data);
-		return je_reject(e, at, "TemplateError raised by the template");
+			return jinja_eval_reject(e, at, "TemplateError: %s", a->pos[0].u.s->data);
+		return jinja_eval_reject(e, at, "TemplateError raised by the template");
 	case FN_STRFTIME:
 		return call_strftime(e, at, a, out);
 	default:
-		return je_refuse(e, at, "the global '%s'", fn->name);
+		return jinja_eval_refuse(e, at, "the global '%s'", fn->name);
 	}
 }
 
@@ -945,29 +1000,31 @@ static enum err dict_method(struct je *e, const struct jn *at, const struct jv *
 	size_t i, n = self->u.d->n;
 
 	if (in_list(unsafe, name))
-		return je_reject(e, at, "SecurityError: access to attribute '%s' of 'dict' object is unsafe",
-				 name);
+		return jinja_eval_reject(e, at,
+					 "SecurityError: access to attribute '%s' of 'dict' object is unsafe",
+					 name);
 	if (!strcmp(name, "get")) {
 		if (a->nkw || a->npos < 1 || a->npos > 2)
-			return je_reject(e, at, "TypeError: get expected 1 or 2 arguments");
+			return jinja_eval_reject(e, at, "TypeError: get expected 1 or 2 arguments");
 		key = &a->pos[0];
 		def = a->npos > 1 ? &a->pos[1] : NULL;
-		if (!jv_hashable(key))
-			return je_reject(e, at, "TypeError: unhashable type: '%s'", jv_type_name(key));
-		v = jv_dict_get(self, *key);
-		*out = v ? *v : def ? *def : jv_none();
+		if (!jinja_value_hashable(key))
+			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
+						 jinja_value_type_name(key));
+		v = jinja_value_dict_get(self, *key);
+		*out = v ? *v : def ? *def : jinja_value_none();
 		return ERR_OK;
 	}
 	if (a->npos || a->nkw)
-		return je_reject(e, at, "TypeError: dict.%s() takes no arguments", name);
+		return jinja_eval_reject(e, at, "TypeError: dict.%s() takes no arguments", name);
 	if (!strcmp(name, "copy")) {
 		struct je_args one = { (struct jv *)self, 1, NULL, NULL, 0 };
 
 		return build_dict(e, at, JV_DICT, &one, out);
 	}
 	if (strcmp(name, "items") && strcmp(name, "keys") && strcmp(name, "values"))
-		return je_refuse(e, at, "the dict method '%s'", name);
-	if (jv_seq_new(e->a, JV_LIST, n, out))
+		return jinja_eval_refuse(e, at, "the dict method '%s'", name);
+	if (jinja_value_seq_new(e->a, JV_LIST, n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++) {
 		if (name[0] == 'k') {
@@ -977,7 +1034,7 @@ static enum err dict_method(struct je *e, const struct jn *at, const struct jv *
 		} else {
 			struct jv pair;
 
-			if (jv_seq_new(e->a, JV_TUPLE, 2, &pair))
+			if (jinja_value_seq_new(e->a, JV_TUPLE, 2, &pair))
 				return NOMEM(e, at);
 			pair.u.l->v[0] = self->u.d->keys[i];
 			pair.u.l->v[1] = self->u.d->vals[i];
@@ -999,29 +1056,31 @@ static enum err list_method(struct je *e, const struct jn *at, const struct jv *
 	int eq;
 
 	if (in_list(unsafe, name))
-		return je_reject(e, at, "SecurityError: access to attribute '%s' of '%s' object is unsafe",
-				 name, jv_type_name(self));
+		return jinja_eval_reject(e, at,
+					 "SecurityError: access to attribute '%s' of '%s' object is unsafe",
+					 name, jinja_value_type_name(self));
 	if (!strcmp(name, "count") || !strcmp(name, "index")) {
 		if (a->npos != 1 || a->nkw)
-			return je_refuse(e, at, "list.%s with these arguments", name);
+			return jinja_eval_refuse(e, at, "list.%s with these arguments", name);
 		for (i = 0; i < self->u.l->n; i++) {
-			if ((eq = jv_eq(&self->u.l->v[i], &a->pos[0])) < 0)
-				return je_refuse(e, at, "comparing these values");
+			if ((eq = jinja_value_eq(&self->u.l->v[i], &a->pos[0])) < 0)
+				return jinja_eval_refuse(e, at, "comparing these values");
 			if (eq && name[0] == 'i') {
-				*out = jv_int((int64_t)i);
+				*out = jinja_value_int((int64_t)i);
 				return ERR_OK;
 			}
 			n += (size_t)eq;
 		}
 		if (name[0] == 'i')
-			return je_reject(e, at, "ValueError: value is not in list");
-		*out = jv_int((int64_t)n);
+			return jinja_eval_reject(e, at, "ValueError: value is not in list");
+		*out = jinja_value_int((int64_t)n);
 		return ERR_OK;
 	}
 	if (!strcmp(name, "copy") && !a->npos && !a->nkw)
-		return concat_seq(e, at, self, &(struct jv){ JV_LIST, 0, { .l = &(struct jv_seq){ 0 } } },
+		return concat_seq(e, at, self, &(struct jv){ JV_LIST, 0,
+				  { .l = &(struct jv_seq){ 0 } } },
 				  out);
-	return je_refuse(e, at, "the list method '%s' (it mutates the list)", name);
+	return jinja_eval_refuse(e, at, "the list method '%s' (it mutates the list)", name);
 }
 
 static enum err loop_cycle(struct je *e, const struct jn *at, const struct jv *loop,
@@ -1030,15 +1089,15 @@ static enum err loop_cycle(struct je *e, const struct jn *at, const struct jv *l
 	struct jv idx;
 
 	if (!a->npos || a->nkw)
-		return je_reject(e, at, "TypeError: no items for cycling given");
-	if (je_loop_attr(e, at, loop, "index0", &idx))
+		return jinja_eval_reject(e, at, "TypeError: no items for cycling given");
+	if (jinja_eval_loop_attr(e, at, loop, "index0", &idx))
 		return e->d->code;
 	*out = a->pos[(size_t)idx.u.i % a->npos];
 	return ERR_OK;
 }
 
-enum err jb_call(struct je *e, const struct jn *at, const struct jv *fn,
-		 const struct je_args *a, struct jv *out)
+enum err jinja_builtin_call(struct je *e, const struct jn *at, const struct jv *fn,
+			    const struct je_args *a, struct jv *out)
 {
 	const struct jv_fn *f = fn->u.fn;
 
@@ -1046,7 +1105,7 @@ enum err jb_call(struct je *e, const struct jn *at, const struct jv *fn,
 		return call_global(e, at, f, a, out);
 	switch (f->self->k) {
 	case JV_STR:
-		return jstr_method(e, at, f->self, f->name, a, out);
+		return jinja_str_method(e, at, f->self, f->name, a, out);
 	case JV_DICT:
 		return dict_method(e, at, f->self, f->name, a, out);
 	case JV_LIST:
@@ -1055,7 +1114,7 @@ enum err jb_call(struct je *e, const struct jn *at, const struct jv *fn,
 	case JV_LOOP:
 		return loop_cycle(e, at, f->self, a, out);
 	default:
-		return je_refuse(e, at, "calling '%s'", f->name);
+		return jinja_eval_refuse(e, at, "calling '%s'", f->name);
 	}
 }
 
@@ -1063,13 +1122,13 @@ enum err jb_call(struct je *e, const struct jn *at, const struct jv *fn,
 
 static int is_iterable(const struct jv *v)
 {
-	return jv_is_seq(v) || v->k == JV_STR || v->k == JV_DICT || v->k == JV_UNDEF ||
+	return jinja_value_is_seq(v) || v->k == JV_STR || v->k == JV_DICT || v->k == JV_UNDEF ||
 	       v->k == JV_LOOP;
 }
 
 static int is_sequence(const struct jv *v)
 {
-	if (jv_is_seq(v))
+	if (jinja_value_is_seq(v))
 		return !(v->flags & (JV_F_GEN | JV_F_VIEW));
 	return v->k == JV_STR || v->k == JV_DICT || v->k == JV_UNDEF;
 }
@@ -1097,9 +1156,10 @@ static enum err test_case(struct je *e, const struct jn *at, const char *name,
 
 	if (in->k != JV_STR) {
 		*r = 0;
-		return je_refuse(e, at, "the test '%s' on a %s", name, jv_type_name(in));
+		return jinja_eval_refuse(e, at, "the test '%s' on a %s", name,
+					 jinja_value_type_name(in));
 	}
-	if (jstr_method(e, at, in, name, &none, &res))
+	if (jinja_str_method(e, at, in, name, &none, &res))
 		return e->d->code;
 	*r = (int)res.u.i;
 	return ERR_OK;
@@ -1108,28 +1168,30 @@ static enum err test_case(struct je *e, const struct jn *at, const char *name,
 static enum err test_num(struct je *e, const struct jn *at, const char *name,
 			 const struct jv *in, const struct je_args *a, int *r)
 {
-	struct jv m, two = jv_int(2);
-	const struct jv *div = !strcmp(name, "divisibleby") ? jb_arg(a, 0, "num") : &two;
+	struct jv m, two = jinja_value_int(2);
+	const struct jv *div = !strcmp(name, "divisibleby") ? jinja_builtin_arg(a, 0, "num") : &two;
 
 	if (!div)
-		return je_reject(e, at, "TypeError: divisibleby() missing an argument");
-	if (jb_binop(e, at, '%', in, div, &m))
+		return jinja_eval_reject(e, at, "TypeError: divisibleby() missing an argument");
+	if (jinja_builtin_binop(e, at, '%', in, div, &m))
 		return e->d->code;
-	*r = !strcmp(name, "odd") ? jv_truthy(&m) : !jv_truthy(&m);
+	*r = !strcmp(name, "odd") ? jinja_value_truthy(&m) : !jinja_value_truthy(&m);
 	return ERR_OK;
 }
 
-enum err jb_test(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		 const struct je_args *a, int *result)
+enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
+			    const struct jv *in,
+			    const struct je_args *a, int *result)
 {
 	int op = cmp_test(name);
-	const struct jv *arg = jb_arg(a, 0, NULL);
+	const struct jv *arg = jinja_builtin_arg(a, 0, NULL);
 	int *r = result;
 
 	if (op) {
 		if (!arg || a->npos != 1)
-			return je_reject(e, at, "TypeError: the test '%s' takes one argument", name);
-		return jb_compare(e, at, op, in, arg, r);
+			return jinja_eval_reject(e, at,
+						 "TypeError: the test '%s' takes one argument", name);
+		return jinja_builtin_compare(e, at, op, in, arg, r);
 	}
 	if (a->npos || a->nkw) {
 		if (!strcmp(name, "divisibleby"))
@@ -1138,7 +1200,7 @@ enum err jb_test(struct je *e, const struct jn *at, const char *name, const stru
 			*r = in->k == arg->k && (in->k == JV_NONE || in->u.i == arg->u.i);
 			return ERR_OK;
 		}
-		return je_refuse(e, at, "the test '%s' with arguments", name);
+		return jinja_eval_refuse(e, at, "the test '%s' with arguments", name);
 	}
 	if (!strcmp(name, "defined") || !strcmp(name, "undefined"))
 		*r = (in->k != JV_UNDEF) == (name[0] == 'd');
@@ -1153,7 +1215,7 @@ enum err jb_test(struct je *e, const struct jn *at, const char *name, const stru
 	else if (!strcmp(name, "float"))
 		*r = in->k == JV_FLOAT;
 	else if (!strcmp(name, "number"))
-		*r = jv_is_num(in) || in->k == JV_BIGINT;
+		*r = jinja_value_is_num(in) || in->k == JV_BIGINT;
 	else if (!strcmp(name, "string"))
 		*r = in->k == JV_STR;
 	else if (!strcmp(name, "mapping"))
@@ -1171,6 +1233,6 @@ enum err jb_test(struct je *e, const struct jn *at, const char *name, const stru
 	else if (!strcmp(name, "lower") || !strcmp(name, "upper"))
 		return test_case(e, at, !strcmp(name, "lower") ? "islower" : "isupper", in, r);
 	else
-		return je_refuse(e, at, "the test '%s'", name);
+		return jinja_eval_refuse(e, at, "the test '%s'", name);
 	return ERR_OK;
 }

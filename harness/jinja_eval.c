@@ -43,7 +43,7 @@ static enum err vfail(struct je *e, const struct jn *n, enum err code, const cha
 			 n ? n->line : 0, n ? n->col : 0);
 }
 
-enum err je_reject(struct je *e, const struct jn *n, const char *fmt, ...)
+enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ...)
 {
 	va_list ap;
 	enum err r;
@@ -54,7 +54,7 @@ enum err je_reject(struct je *e, const struct jn *n, const char *fmt, ...)
 	return r;
 }
 
-enum err je_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
+enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 {
 	va_list ap;
 	enum err r;
@@ -68,7 +68,7 @@ enum err je_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 /* An allocation or append failed: either memory is exhausted or a cap (the
  * arena's, or the output buffer's) was reached. Which one is told apart by
  * whether a small allocation still succeeds. */
-enum err je_nomem(struct je *e, const struct jn *n)
+enum err jinja_eval_nomem(struct je *e, const struct jn *n)
 {
 	void *probe = mem_alloc(64);
 
@@ -84,9 +84,9 @@ enum err je_nomem(struct je *e, const struct jn *n)
 
 static struct frame *frame_new(struct je *e, struct frame *parent)
 {
-	struct frame *f = jv_alloc(e->a, sizeof(*f));
+	struct frame *f = jinja_value_alloc(e->a, sizeof(*f));
 
-	if (!f || jv_dict_new(e->a, JV_DICT, &f->vars))
+	if (!f || jinja_value_dict_new(e->a, JV_DICT, &f->vars))
 		return NULL;
 	f->parent = parent;
 	return f;
@@ -97,8 +97,9 @@ static enum err frame_set(struct je *e, struct frame *f, const struct jn *at, co
 {
 	struct jv key;
 
-	if (jv_str_new(e->a, name, strlen(name), &key) || jv_dict_set(e->a, &f->vars, key, v))
-		return je_nomem(e, at);
+	if (jinja_value_str_new(e->a, name, strlen(name), &key) ||
+	    jinja_value_dict_set(e->a, &f->vars, key, v))
+		return jinja_eval_nomem(e, at);
 	return ERR_OK;
 }
 
@@ -107,13 +108,13 @@ static struct jv lookup(struct je *e, struct frame *f, const struct jn *n)
 	struct jv *v, g;
 
 	for (; f; f = f->parent)
-		if ((v = jv_dict_get_str(&f->vars, n->s, n->sn)))
+		if ((v = jinja_value_dict_get_str(&f->vars, n->s, n->sn)))
 			return *v;
-	if ((v = jv_dict_get_str(e->vars, n->s, n->sn)))
+	if ((v = jinja_value_dict_get_str(e->vars, n->s, n->sn)))
 		return *v;
-	if (jb_global(n->s, &g))
+	if (jinja_builtin_global(n->s, &g))
 		return g;
-	return jv_undef(n->s);
+	return jinja_value_undef(n->s);
 }
 
 /* --- expressions --- */
@@ -125,11 +126,11 @@ static enum err eval_args(struct je *e, struct frame *f, const struct jn *n, str
 	memset(a, 0, sizeof(*a));
 	a->npos = n->l1.n;
 	a->nkw = n->l2.n;
-	a->pos = jv_alloc(e->a, (a->npos + 1) * sizeof(*a->pos));
-	a->kwv = jv_alloc(e->a, (a->nkw + 1) * sizeof(*a->kwv));
-	a->kwn = jv_alloc(e->a, (a->nkw + 1) * sizeof(*a->kwn));
+	a->pos = jinja_value_alloc(e->a, (a->npos + 1) * sizeof(*a->pos));
+	a->kwv = jinja_value_alloc(e->a, (a->nkw + 1) * sizeof(*a->kwv));
+	a->kwn = jinja_value_alloc(e->a, (a->nkw + 1) * sizeof(*a->kwn));
 	if (!a->pos || !a->kwv || !a->kwn)
-		return je_nomem(e, n);
+		return jinja_eval_nomem(e, n);
 	for (i = 0; i < a->npos; i++)
 		if (eval(e, f, n->l1.v[i], &a->pos[i]))
 			return e->d->code;
@@ -145,15 +146,16 @@ static enum err call_value(struct je *e, const struct jn *n, const struct jv *fn
 			   const struct je_args *a, const struct jv *caller, struct jv *out)
 {
 	if (fn->k == JV_MACRO)
-		return je_call_macro(e, n, fn, a, caller, out);
+		return jinja_eval_call_macro(e, n, fn, a, caller, out);
 	if (caller)
-		return je_refuse(e, n, "a call block around something other than a macro");
+		return jinja_eval_refuse(e, n, "a call block around something other than a macro");
 	if (fn->k == JV_FUNC)
-		return jb_call(e, n, fn, a, out);
+		return jinja_builtin_call(e, n, fn, a, out);
 	if (fn->k == JV_UNDEF)
-		return je_reject(e, n, "UndefinedError: '%s' is undefined",
-				 fn->u.p ? (const char *)fn->u.p : "value");
-	return je_reject(e, n, "TypeError: '%s' object is not callable", jv_type_name(fn));
+		return jinja_eval_reject(e, n, "UndefinedError: '%s' is undefined",
+					 fn->u.p ? (const char *)fn->u.p : "value");
+	return jinja_eval_reject(e, n, "TypeError: '%s' object is not callable",
+				 jinja_value_type_name(fn));
 }
 
 static enum err eval_call(struct je *e, struct frame *f, const struct jn *n,
@@ -181,7 +183,7 @@ static enum err eval_filter(struct je *e, struct frame *f, const struct jn *n,
 		return e->d->code;
 	if (eval_args(e, f, n, &a))
 		return e->d->code;
-	return jf_filter(e, n, n->s, &v, &a, out);
+	return jinja_filter(e, n, n->s, &v, &a, out);
 }
 
 static enum err eval_test(struct je *e, struct frame *f, const struct jn *n, struct jv *out)
@@ -190,9 +192,10 @@ static enum err eval_test(struct je *e, struct frame *f, const struct jn *n, str
 	struct je_args a;
 	int r;
 
-	if (eval(e, f, n->a, &v) || eval_args(e, f, n, &a) || jb_test(e, n, n->s, &v, &a, &r))
+	if (eval(e, f, n->a, &v) || eval_args(e, f, n, &a) ||
+	    jinja_builtin_test(e, n, n->s, &v, &a, &r))
 		return e->d->code;
-	*out = jv_bool(n->op ? !r : r);
+	*out = jinja_value_bool(n->op ? !r : r);
 	return ERR_OK;
 }
 
@@ -207,11 +210,12 @@ static enum err eval_compare(struct je *e, struct frame *f, const struct jn *n, 
 	for (i = 0; i < n->l1.n && r; i++) {
 		const struct jn *o = n->l1.v[i];
 
-		if (eval(e, f, o->a, &right) || jb_compare(e, o, o->op, &left, &right, &r))
+		if (eval(e, f, o->a, &right) ||
+		    jinja_builtin_compare(e, o, o->op, &left, &right, &r))
 			return e->d->code;
 		left = right;
 	}
-	*out = jv_bool(r);
+	*out = jinja_value_bool(r);
 	return ERR_OK;
 }
 
@@ -220,13 +224,13 @@ static enum err eval_seq(struct je *e, struct frame *f, const struct jn *n, stru
 	struct jv item;
 	size_t i;
 
-	if (jv_seq_new(e->a, n->k == N_LIST ? JV_LIST : JV_TUPLE, n->l1.n, out))
-		return je_nomem(e, n);
+	if (jinja_value_seq_new(e->a, n->k == N_LIST ? JV_LIST : JV_TUPLE, n->l1.n, out))
+		return jinja_eval_nomem(e, n);
 	for (i = 0; i < n->l1.n; i++) {
 		if (eval(e, f, n->l1.v[i], &item))
 			return e->d->code;
-		if (jv_seq_push(e->a, out, item))
-			return je_nomem(e, n);
+		if (jinja_value_seq_push(e->a, out, item))
+			return jinja_eval_nomem(e, n);
 	}
 	return ERR_OK;
 }
@@ -236,15 +240,16 @@ static enum err eval_dict(struct je *e, struct frame *f, const struct jn *n, str
 	struct jv k, v;
 	size_t i;
 
-	if (jv_dict_new(e->a, JV_DICT, out))
-		return je_nomem(e, n);
+	if (jinja_value_dict_new(e->a, JV_DICT, out))
+		return jinja_eval_nomem(e, n);
 	for (i = 0; i < n->l1.n; i++) {
 		if (eval(e, f, n->l1.v[i], &k) || eval(e, f, n->l2.v[i], &v))
 			return e->d->code;
-		if (!jv_hashable(&k))
-			return je_reject(e, n, "TypeError: unhashable type: '%s'", jv_type_name(&k));
-		if (jv_dict_set(e->a, out, k, v))
-			return je_nomem(e, n);
+		if (!jinja_value_hashable(&k))
+			return jinja_eval_reject(e, n, "TypeError: unhashable type: '%s'",
+						 jinja_value_type_name(&k));
+		if (jinja_value_dict_set(e->a, out, k, v))
+			return jinja_eval_nomem(e, n);
 	}
 	return ERR_OK;
 }
@@ -253,7 +258,7 @@ static enum err eval_logic(struct je *e, struct frame *f, const struct jn *n, st
 {
 	if (eval(e, f, n->a, out))
 		return e->d->code;
-	if (n->k == N_AND ? !jv_truthy(out) : jv_truthy(out))
+	if (n->k == N_AND ? !jinja_value_truthy(out) : jinja_value_truthy(out))
 		return ERR_OK;
 	return eval(e, f, n->b, out);
 }
@@ -264,11 +269,11 @@ static enum err eval_cond(struct je *e, struct frame *f, const struct jn *n, str
 
 	if (eval(e, f, n->a, &c))
 		return e->d->code;
-	if (jv_truthy(&c))
+	if (jinja_value_truthy(&c))
 		return eval(e, f, n->b, out);
 	if (n->c)
 		return eval(e, f, n->c, out);
-	*out = jv_undef(NULL);
+	*out = jinja_value_undef(NULL);
 	return ERR_OK;
 }
 
@@ -283,8 +288,8 @@ static enum err eval_slice(struct je *e, struct frame *f, const struct jn *n, st
 	for (i = 0; i < 3; i++)
 		if (parts[i] && eval(e, f, parts[i], &v[i]))
 			return e->d->code;
-	return jb_slice(e, n, &obj, n->b ? &v[0] : NULL, n->c ? &v[1] : NULL,
-			n->d ? &v[2] : NULL, out);
+	return jinja_builtin_slice(e, n, &obj, n->b ? &v[0] : NULL, n->c ? &v[1] : NULL,
+				   n->d ? &v[2] : NULL, out);
 }
 
 static enum err eval_node(struct je *e, struct frame *f, const struct jn *n, struct jv *out)
@@ -301,11 +306,11 @@ static enum err eval_node(struct je *e, struct frame *f, const struct jn *n, str
 	case N_GETATTR:
 		if (eval(e, f, n->a, &a))
 			return e->d->code;
-		return jb_getattr(e, n, &a, n->s, out);
+		return jinja_builtin_getattr(e, n, &a, n->s, out);
 	case N_GETITEM:
 		if (eval(e, f, n->a, &a) || eval(e, f, n->b, &b))
 			return e->d->code;
-		return jb_getitem(e, n, &a, &b, out);
+		return jinja_builtin_getitem(e, n, &a, &b, out);
 	case N_SLICE:
 		return eval_slice(e, f, n, out);
 	case N_CALL:
@@ -318,16 +323,16 @@ static enum err eval_node(struct je *e, struct frame *f, const struct jn *n, str
 	case N_POS:
 		if (eval(e, f, n->a, &a))
 			return e->d->code;
-		return jb_unary(e, n, n->k == N_NEG, &a, out);
+		return jinja_builtin_unary(e, n, n->k == N_NEG, &a, out);
 	case N_NOT:
 		if (eval(e, f, n->a, &a))
 			return e->d->code;
-		*out = jv_bool(!jv_truthy(&a));
+		*out = jinja_value_bool(!jinja_value_truthy(&a));
 		return ERR_OK;
 	case N_BINOP:
 		if (eval(e, f, n->a, &a) || eval(e, f, n->b, &b))
 			return e->d->code;
-		return jb_binop(e, n, n->op, &a, &b, out);
+		return jinja_builtin_binop(e, n, n->op, &a, &b, out);
 	case N_AND:
 	case N_OR:
 		return eval_logic(e, f, n, out);
@@ -350,10 +355,11 @@ static enum err eval(struct je *e, struct frame *f, const struct jn *n, struct j
 	enum err r;
 
 	if (++e->steps > JINJA_MAX_STEPS)
-		return diag_fail(e->d, ERR_LIMIT, "template took more than %d steps (template line %u)",
+		return diag_fail(e->d, ERR_LIMIT,
+				 "template took more than %d steps (template line %u)",
 				 JINJA_MAX_STEPS, n->line);
 	if (++e->depth > JINJA_MAX_DEPTH)
-		return je_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
+		return jinja_eval_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
 	r = eval_node(e, f, n, out);
 	e->depth--;
 	return r;
@@ -367,13 +373,14 @@ static enum err unpack(struct je *e, const struct jn *at, const struct jv *v, si
 	struct jv list;
 	size_t i;
 
-	if (jb_iterate(e, at, v, &list))
+	if (jinja_builtin_iterate(e, at, v, &list))
 		return e->d->code;
 	if (v->k == JV_UNDEF)
-		return je_reject(e, at, "UndefinedError: cannot unpack an undefined value");
+		return jinja_eval_reject(e, at, "UndefinedError: cannot unpack an undefined value");
 	if (list.u.l->n != want)
-		return je_reject(e, at, "ValueError: %s values to unpack (expected %zu, got %zu)",
-				 list.u.l->n > want ? "too many" : "not enough", want, list.u.l->n);
+		return jinja_eval_reject(e, at,
+					 "ValueError: %s values to unpack (expected %zu, got %zu)",
+					 list.u.l->n > want ? "too many" : "not enough", want, list.u.l->n);
 	for (i = 0; i < want; i++)
 		items[i] = list.u.l->v[i];
 	return ERR_OK;
@@ -389,15 +396,17 @@ static enum err assign(struct je *e, struct frame *f, const struct jn *target, s
 	if (target->k == N_GETATTR) {
 		ns = lookup(e, f, target->a);
 		if (ns.k != JV_NS)
-			return je_reject(e, target, "TemplateRuntimeError: cannot assign attribute on "
-					 "non-namespace object");
-		if (jv_str_new(e->a, target->s, target->sn, &key) || jv_dict_set(e->a, &ns, key, v))
-			return je_nomem(e, target);
+			return jinja_eval_reject(e, target,
+						 "TemplateRuntimeError: cannot assign attribute on "
+						 "non-namespace object");
+		if (jinja_value_str_new(e->a, target->s, target->sn, &key) ||
+		    jinja_value_dict_set(e->a, &ns, key, v))
+			return jinja_eval_nomem(e, target);
 		return ERR_OK;
 	}
-	items = jv_alloc(e->a, (target->l1.n + 1) * sizeof(*items));
+	items = jinja_value_alloc(e->a, (target->l1.n + 1) * sizeof(*items));
 	if (!items)
-		return je_nomem(e, target);
+		return jinja_eval_nomem(e, target);
 	if (unpack(e, target, &v, target->l1.n, items))
 		return e->d->code;
 	for (i = 0; i < target->l1.n; i++)
@@ -417,8 +426,8 @@ static enum err render_to_str(struct je *e, struct frame *f, const struct jn *at
 
 	buf_init(&b, e->out_max);
 	r = exec_list(e, f, body, &b, &flow);
-	if (!r && jv_str_buf(e->a, &b, out))
-		r = je_nomem(e, at);
+	if (!r && jinja_value_str_buf(e->a, &b, out))
+		r = jinja_eval_nomem(e, at);
 	buf_release(&b);
 	return r;
 }
@@ -429,7 +438,7 @@ static enum err exec_output(struct je *e, struct frame *f, const struct jn *n, s
 
 	if (eval(e, f, n->a, &v))
 		return e->d->code;
-	return jb_print(e, n, &v, out);
+	return jinja_builtin_print(e, n, &v, out);
 }
 
 static enum err exec_if(struct je *e, struct frame *f, const struct jn *n, struct buf *out,
@@ -439,7 +448,7 @@ static enum err exec_if(struct je *e, struct frame *f, const struct jn *n, struc
 
 	if (eval(e, f, n->a, &c))
 		return e->d->code;
-	return exec_list(e, f, jv_truthy(&c) ? &n->l1 : &n->l2, out, flow);
+	return exec_list(e, f, jinja_value_truthy(&c) ? &n->l1 : &n->l2, out, flow);
 }
 
 /* The items a loop visits: the iterable, filtered by the loop's `if`. */
@@ -448,22 +457,22 @@ static enum err loop_items(struct je *e, struct frame *f, const struct jn *n, st
 	struct jv src, kept;
 	size_t i;
 
-	if (eval(e, f, n->b, &src) || jb_iterate(e, n, &src, items))
+	if (eval(e, f, n->b, &src) || jinja_builtin_iterate(e, n, &src, items))
 		return e->d->code;
 	if (!n->c)
 		return ERR_OK;
-	if (jv_seq_new(e->a, JV_LIST, 0, &kept))
-		return je_nomem(e, n);
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, &kept))
+		return jinja_eval_nomem(e, n);
 	for (i = 0; i < items->u.l->n; i++) {
 		struct frame *it = frame_new(e, f);
 		struct jv c;
 
 		if (!it)
-			return je_nomem(e, n);
+			return jinja_eval_nomem(e, n);
 		if (assign(e, it, n->a, items->u.l->v[i]) || eval(e, it, n->c, &c))
 			return e->d->code;
-		if (jv_truthy(&c) && jv_seq_push(e->a, &kept, items->u.l->v[i]))
-			return je_nomem(e, n);
+		if (jinja_value_truthy(&c) && jinja_value_seq_push(e->a, &kept, items->u.l->v[i]))
+			return jinja_eval_nomem(e, n);
 	}
 	*items = kept;
 	return ERR_OK;
@@ -472,11 +481,11 @@ static enum err loop_items(struct je *e, struct frame *f, const struct jn *n, st
 static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, struct buf *out)
 {
 	struct jv items, lv = { JV_LOOP, 0, { 0 } };
-	struct loop *l = jv_alloc(e->a, sizeof(*l));
+	struct loop *l = jinja_value_alloc(e->a, sizeof(*l));
 	enum flow flow = FLOW_NORMAL;
 
 	if (!l)
-		return je_nomem(e, n);
+		return jinja_eval_nomem(e, n);
 	if (loop_items(e, f, n, &items))
 		return e->d->code;
 	l->items = items.u.l;
@@ -485,7 +494,7 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 		struct frame *it = frame_new(e, f);
 
 		if (!it)
-			return je_nomem(e, n);
+			return jinja_eval_nomem(e, n);
 		if (assign(e, it, n->a, l->items->v[l->i]) || frame_set(e, it, n, "loop", lv))
 			return e->d->code;
 		flow = FLOW_NORMAL;
@@ -537,15 +546,15 @@ static int reads_name(const struct jn *n, const char *name)
 
 static enum err make_macro(struct je *e, struct frame *f, const struct jn *n, struct jv *out)
 {
-	struct macro *m = jv_alloc(e->a, sizeof(*m));
+	struct macro *m = jinja_value_alloc(e->a, sizeof(*m));
 
 	if (!m)
-		return je_nomem(e, n);
+		return jinja_eval_nomem(e, n);
 	m->def = n;
 	m->closure = f;
 	m->uses_caller = list_reads(&n->l3, "caller");
 	if (list_reads(&n->l3, "varargs") || list_reads(&n->l3, "kwargs"))
-		return je_refuse(e, n, "a macro reading varargs or kwargs");
+		return jinja_eval_refuse(e, n, "a macro reading varargs or kwargs");
 	out->k = JV_MACRO;
 	out->flags = 0;
 	out->u.p = m;
@@ -559,7 +568,7 @@ static enum err exec_callblock(struct je *e, struct frame *f, const struct jn *n
 
 	if (make_macro(e, f, n, &caller) || eval_call(e, f, n->a, &caller, &v))
 		return e->d->code;
-	return jb_print(e, n, &v, out);
+	return jinja_builtin_print(e, n, &v, out);
 }
 
 static enum err exec_filterblock(struct je *e, struct frame *f, const struct jn *n,
@@ -569,7 +578,7 @@ static enum err exec_filterblock(struct je *e, struct frame *f, const struct jn 
 
 	if (render_to_str(e, f, n, &n->l1, &v) || eval_filter(e, f, n->c, &v, &v))
 		return e->d->code;
-	return jb_print(e, n, &v, out);
+	return jinja_builtin_print(e, n, &v, out);
 }
 
 static enum err exec_stmt(struct je *e, struct frame *f, const struct jn *n, struct buf *out,
@@ -579,7 +588,7 @@ static enum err exec_stmt(struct je *e, struct frame *f, const struct jn *n, str
 
 	switch (n->k) {
 	case N_DATA:
-		return buf_append(out, n->s, n->sn) ? je_nomem(e, n) : ERR_OK;
+		return buf_append(out, n->s, n->sn) ? jinja_eval_nomem(e, n) : ERR_OK;
 	case N_OUTPUT:
 		return exec_output(e, f, n, out);
 	case N_IF:
@@ -619,7 +628,8 @@ static enum err exec_list(struct je *e, struct frame *f, const struct jn_list *l
 	size_t i;
 
 	if (++e->depth > JINJA_MAX_DEPTH)
-		return je_refuse(e, l->n ? l->v[0] : NULL, "nesting deeper than %d", JINJA_MAX_DEPTH);
+		return jinja_eval_refuse(e, l->n ? l->v[0] : NULL, "nesting deeper than %d",
+					 JINJA_MAX_DEPTH);
 	for (i = 0; i < l->n && *flow == FLOW_NORMAL; i++) {
 		if (++e->steps > JINJA_MAX_STEPS)
 			return diag_fail(e->d, ERR_LIMIT, "template took more than %d steps",
@@ -641,18 +651,20 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 	struct jv v;
 
 	if (a->npos > def->l1.n)
-		return je_reject(e, at, "TypeError: macro '%s' takes not more than %zu argument(s)",
-				 def->s ? def->s : "caller", def->l1.n);
+		return jinja_eval_reject(e, at,
+					 "TypeError: macro '%s' takes not more than %zu argument(s)",
+					 def->s ? def->s : "caller", def->l1.n);
 	for (i = 0; i < def->l1.n; i++) {
 		const char *name = def->l1.v[i]->s;
 		int found = i < a->npos;
 
-		v = found ? a->pos[i] : jv_undef(name);
+		v = found ? a->pos[i] : jinja_value_undef(name);
 		for (k = 0; k < a->nkw; k++)
 			if (!strcmp(a->kwn[k], name)) {
 				if (found)
-					return je_reject(e, at, "TypeError: macro '%s' got multiple "
-							 "values for argument '%s'", def->s, name);
+					return jinja_eval_reject(e, at,
+								 "TypeError: macro '%s' got multiple "
+								 "values for argument '%s'", def->s, name);
 				v = a->kwv[k];
 				found = 1;
 				used++;
@@ -663,26 +675,28 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 			return e->d->code;
 	}
 	if (used < a->nkw)
-		return je_reject(e, at, "TypeError: macro '%s' takes no keyword argument",
-				 def->s ? def->s : "caller");
+		return jinja_eval_reject(e, at, "TypeError: macro '%s' takes no keyword argument",
+					 def->s ? def->s : "caller");
 	return ERR_OK;
 }
 
-enum err je_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
-		       const struct je_args *args, const struct jv *caller, struct jv *out)
+enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
+			       const struct je_args *args, const struct jv *caller, struct jv *out)
 {
 	const struct macro *m = macro->u.p;
 	struct frame *f;
 
 	if (caller && !m->uses_caller)
-		return je_refuse(e, at, "a call block whose macro does not read caller");
+		return jinja_eval_refuse(e, at, "a call block whose macro does not read caller");
 	if (++e->depth > JINJA_MAX_DEPTH)
-		return je_refuse(e, at, "macro calls nested deeper than %d", JINJA_MAX_DEPTH);
+		return jinja_eval_refuse(e, at, "macro calls nested deeper than %d",
+					 JINJA_MAX_DEPTH);
 	if (!(f = frame_new(e, m->closure)))
-		return je_nomem(e, at);
+		return jinja_eval_nomem(e, at);
 	if (bind_params(e, at, m, f, args))
 		return e->d->code;
-	if (m->uses_caller && frame_set(e, f, at, "caller", caller ? *caller : jv_undef("caller")))
+	if (m->uses_caller && frame_set(e, f, at, "caller",
+					caller ? *caller : jinja_value_undef("caller")))
 		return e->d->code;
 	if (render_to_str(e, f, at, &m->def->l3, out))
 		return e->d->code;
@@ -692,45 +706,45 @@ enum err je_call_macro(struct je *e, const struct jn *at, const struct jv *macro
 
 /* --- the loop object --- */
 
-enum err je_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
-		      const char *name, struct jv *out)
+enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
+			      const char *name, struct jv *out)
 {
 	const struct loop *l = loop->u.p;
 	int64_t i = (int64_t)l->i, n = (int64_t)l->items->n;
 
 	if (!strcmp(name, "index"))
-		*out = jv_int(i + 1);
+		*out = jinja_value_int(i + 1);
 	else if (!strcmp(name, "index0"))
-		*out = jv_int(i);
+		*out = jinja_value_int(i);
 	else if (!strcmp(name, "revindex"))
-		*out = jv_int(n - i);
+		*out = jinja_value_int(n - i);
 	else if (!strcmp(name, "revindex0"))
-		*out = jv_int(n - i - 1);
+		*out = jinja_value_int(n - i - 1);
 	else if (!strcmp(name, "first"))
-		*out = jv_bool(i == 0);
+		*out = jinja_value_bool(i == 0);
 	else if (!strcmp(name, "last"))
-		*out = jv_bool(i == n - 1);
+		*out = jinja_value_bool(i == n - 1);
 	else if (!strcmp(name, "length"))
-		*out = jv_int(n);
+		*out = jinja_value_int(n);
 	else if (!strcmp(name, "depth"))
-		*out = jv_int(1);
+		*out = jinja_value_int(1);
 	else if (!strcmp(name, "depth0"))
-		*out = jv_int(0);
+		*out = jinja_value_int(0);
 	else if (!strcmp(name, "previtem"))
-		*out = i > 0 ? l->items->v[i - 1] : jv_undef("previtem");
+		*out = i > 0 ? l->items->v[i - 1] : jinja_value_undef("previtem");
 	else if (!strcmp(name, "nextitem"))
-		*out = i + 1 < n ? l->items->v[i + 1] : jv_undef("nextitem");
+		*out = i + 1 < n ? l->items->v[i + 1] : jinja_value_undef("nextitem");
 	else
-		return je_refuse(e, at, "loop.%s", name);
+		return jinja_eval_refuse(e, at, "loop.%s", name);
 	return ERR_OK;
 }
 
-enum err je_render(struct je *e, const struct jn *root, struct buf *out)
+enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out)
 {
 	struct frame *f = frame_new(e, NULL);
 	enum flow flow = FLOW_NORMAL;
 
 	if (!f)
-		return je_nomem(e, root);
+		return jinja_eval_nomem(e, root);
 	return exec_list(e, f, &root->l1, out, &flow);
 }

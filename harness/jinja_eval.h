@@ -43,25 +43,25 @@ struct je_args {
 
 /* Fails with ERR_INPUT, "the server would reject this request: WHAT
  * (template line L, column C)" for what Python raises at `n`. */
-enum err je_reject(struct je *e, const struct jn *n, const char *fmt, ...)
+enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Fails with ERR_UNSUPPORTED, "unsupported in template: WHAT (template line
  * L, column C)". */
-enum err je_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
+enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* ERR_NOMEM, or ERR_LIMIT when the failure was a cap (output buffer or
  * value arena) rather than exhausted memory, at `n`. */
-enum err je_nomem(struct je *e, const struct jn *n);
+enum err jinja_eval_nomem(struct je *e, const struct jn *n);
 
 /* Calls a macro value with evaluated arguments; `caller` is the call block's
  * caller macro or NULL. The result is a str. */
-enum err je_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
-		       const struct je_args *args, const struct jv *caller, struct jv *out);
+enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
+			       const struct je_args *args, const struct jv *caller, struct jv *out);
 /* An attribute of the loop object (`loop.index`, ...). */
-enum err je_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
-		      const char *name, struct jv *out);
+enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
+			      const char *name, struct jv *out);
 
 /* Renders the template body `root` into `out`. */
-enum err je_render(struct je *e, const struct jn *root, struct buf *out);
+enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out);
 
 #endif

@@ -12,14 +12,15 @@
 #include "jinja_str.h"
 #include "pyfmt.h"
 
-#define NOMEM(e, at) je_nomem(e, at)
+#define NOMEM(e, at) jinja_eval_nomem(e, at)
 
 static enum err as_list(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
 	struct jv it;
 	size_t i;
 
-	if (jb_iterate(e, at, in, &it) || jv_seq_new(e->a, JV_LIST, it.u.l->n, out))
+	if (jinja_builtin_iterate(e, at, in, &it) ||
+	    jinja_value_seq_new(e->a, JV_LIST, it.u.l->n, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	for (i = 0; i < it.u.l->n; i++)
 		out->u.l->v[i] = it.u.l->v[i];
@@ -30,7 +31,7 @@ static enum err as_list(struct je *e, const struct jn *at, const struct jv *in, 
 /* What map and select give for a false input (filters.py: `if value:`). */
 static enum err empty_gen(struct je *e, const struct jn *at, struct jv *out)
 {
-	if (jv_seq_new(e->a, JV_LIST, 0, out))
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
 		return NOMEM(e, at);
 	out->flags = JV_F_GEN;
 	return ERR_OK;
@@ -40,64 +41,68 @@ static enum err f_tojson(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "ensure_ascii", "indent", "separators", "sort_keys", NULL };
-	const struct jv *ea = jb_arg(a, 0, names[0]), *ind = jb_arg(a, 1, names[1]);
-	const struct jv *sep = jb_arg(a, 2, names[2]), *sk = jb_arg(a, 3, names[3]);
+	const struct jv *ea = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *ind = jinja_builtin_arg(a, 1, names[1]);
+	const struct jv *sep = jinja_builtin_arg(a, 2, names[2]);
+	const struct jv *sk = jinja_builtin_arg(a, 3, names[3]);
 	struct pyfmt_json o = { 0, -1, NULL, NULL, 0 };
 
-	if (jb_check_args(e, at, "tojson", a, 4, names))
+	if (jinja_builtin_check_args(e, at, "tojson", a, 4, names))
 		return e->d->code;
-	o.ensure_ascii = ea && jv_truthy(ea);
-	o.sort_keys = sk && jv_truthy(sk);
+	o.ensure_ascii = ea && jinja_value_truthy(ea);
+	o.sort_keys = sk && jinja_value_truthy(sk);
 	if (ind && ind->k != JV_NONE) {
 		if (ind->k != JV_INT)
-			return je_refuse(e, at, "tojson indent of type %s", jv_type_name(ind));
+			return jinja_eval_refuse(e, at, "tojson indent of type %s",
+						 jinja_value_type_name(ind));
 		o.indent = ind->u.i < 0 ? 0 : ind->u.i > 64 ? -2 : (int)ind->u.i;
 		if (o.indent == -2)
-			return je_refuse(e, at, "tojson indent above 64");
+			return jinja_eval_refuse(e, at, "tojson indent above 64");
 	}
 	if (sep && sep->k != JV_NONE) {
-		if (!jv_is_seq(sep) || sep->u.l->n != 2 || sep->u.l->v[0].k != JV_STR ||
+		if (!jinja_value_is_seq(sep) || sep->u.l->n != 2 || sep->u.l->v[0].k != JV_STR ||
 		    sep->u.l->v[1].k != JV_STR)
-			return je_refuse(e, at, "tojson separators other than two strings");
+			return jinja_eval_refuse(e, at, "tojson separators other than two strings");
 		o.item_sep = sep->u.l->v[0].u.s->data;
 		o.key_sep = sep->u.l->v[1].u.s->data;
 	}
-	return jb_json(e, at, in, &o, out);
+	return jinja_builtin_json(e, at, in, &o, out);
 }
 
 static enum err f_length(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
 	switch (in->k) {
 	case JV_UNDEF:
-		*out = jv_int(0);
+		*out = jinja_value_int(0);
 		return ERR_OK;
 	case JV_STR:
-		*out = jv_int((int64_t)in->u.s->ncp);
+		*out = jinja_value_int((int64_t)in->u.s->ncp);
 		return ERR_OK;
 	case JV_LIST:
 	case JV_TUPLE:
 		if (!(in->flags & JV_F_GEN)) {
-			*out = jv_int((int64_t)in->u.l->n);
+			*out = jinja_value_int((int64_t)in->u.l->n);
 			return ERR_OK;
 		}
 		break;
 	case JV_DICT:
 	case JV_NS:
 		if (in->k == JV_DICT) {
-			*out = jv_int((int64_t)in->u.d->n);
+			*out = jinja_value_int((int64_t)in->u.d->n);
 			return ERR_OK;
 		}
 		break;
 	default:
 		break;
 	}
-	return je_reject(e, at, "TypeError: object of type '%s' has no len()", jv_type_name(in));
+	return jinja_eval_reject(e, at, "TypeError: object of type '%s' has no len()",
+				 jinja_value_type_name(in));
 }
 
 /* soft_str: a str stays as it is (Markup too), anything else becomes str(x). */
 static enum err f_string(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
-	return jb_str_of(e, at, in, out);
+	return jinja_builtin_str_of(e, at, in, out);
 }
 
 static enum err attr_get(struct je *e, const struct jn *at, const struct jv *item,
@@ -107,7 +112,7 @@ static enum err attr_get(struct je *e, const struct jn *at, const struct jv *ite
 	struct jv cur = *item, key;
 
 	if (attr->k != JV_STR)
-		return jb_getitem(e, at, item, attr, out);
+		return jinja_builtin_getitem(e, at, item, attr, out);
 	for (s = attr->u.s->data;; s = dot + 1) {
 		dot = strchr(s, '.');
 		size_t n = dot ? (size_t)(dot - s) : strlen(s), i;
@@ -116,10 +121,10 @@ static enum err attr_get(struct je *e, const struct jn *at, const struct jv *ite
 		for (i = 0; i < n; i++)
 			digits &= s[i] >= '0' && s[i] <= '9';
 		if (digits && n < 18)
-			key = jv_int(strtoll(s, NULL, 10));
-		else if (jv_str_new(e->a, s, n, &key))
+			key = jinja_value_int(strtoll(s, NULL, 10));
+		else if (jinja_value_str_new(e->a, s, n, &key))
 			return NOMEM(e, at);
-		if (jb_getitem(e, at, &cur, &key, &cur))
+		if (jinja_builtin_getitem(e, at, &cur, &key, &cur))
 			return e->d->code;
 		if (!dot)
 			break;
@@ -132,18 +137,20 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		       const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "d", "attribute", NULL };
-	const struct jv *sep = jb_arg(a, 0, "d"), *attr = jb_arg(a, 1, "attribute");
+	const struct jv *sep = jinja_builtin_arg(a, 0, "d"), *attr = jinja_builtin_arg(a, 1,
+										       "attribute");
 	struct jv items, sepstr, v;
 	struct buf o;
 	size_t i;
 	enum err r = ERR_OK;
 
-	if (jb_check_args(e, at, "join", a, 2, names) || jb_iterate(e, at, in, &items))
+	if (jinja_builtin_check_args(e, at, "join", a, 2, names) ||
+	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	if (!sep)
-		sepstr = (struct jv){ JV_STR, 0, { 0 } }, r = jv_str_new(e->a, "", 0, &sepstr);
+		r = jinja_value_str_new(e->a, "", 0, &sepstr);
 	else
-		r = jb_str_of(e, at, sep, &sepstr);
+		r = jinja_builtin_str_of(e, at, sep, &sepstr);
 	if (r)
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	buf_init(&o, e->out_max);
@@ -154,9 +161,9 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		else if (i && buf_append(&o, sepstr.u.s->data, sepstr.u.s->len))
 			r = NOMEM(e, at);
 		else
-			r = jb_print(e, at, &v, &o);
+			r = jinja_builtin_print(e, at, &v, &o);
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
@@ -168,14 +175,16 @@ static enum err f_items(struct je *e, const struct jn *at, const struct jv *in, 
 	struct je_args none = { NULL, 0, NULL, NULL, 0 };
 
 	if (in->k == JV_UNDEF) {
-		if (jv_seq_new(e->a, JV_LIST, 0, out))
+		if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
 			return NOMEM(e, at);
 		out->flags = JV_F_GEN;
 		return ERR_OK;
 	}
 	if (in->k != JV_DICT)
-		return je_reject(e, at, "TypeError: Can only get item pairs from a mapping.");
-	if (jb_getattr(e, at, in, "items", &fn) || jb_call(e, at, &fn, &none, out))
+		return jinja_eval_reject(e, at,
+					 "TypeError: Can only get item pairs from a mapping.");
+	if (jinja_builtin_getattr(e, at, in, "items", &fn) ||
+	    jinja_builtin_call(e, at, &fn, &none, out))
 		return e->d->code;
 	out->flags = JV_F_GEN;
 	return ERR_OK;
@@ -185,14 +194,15 @@ static enum err f_default(struct je *e, const struct jn *at, const struct jv *in
 			  const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "default_value", "boolean", NULL };
-	const struct jv *dv = jb_arg(a, 0, names[0]), *b = jb_arg(a, 1, names[1]);
+	const struct jv *dv = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *b = jinja_builtin_arg(a, 1, names[1]);
 
-	if (jb_check_args(e, at, "default", a, 2, names))
+	if (jinja_builtin_check_args(e, at, "default", a, 2, names))
 		return e->d->code;
-	if (in->k == JV_UNDEF || (b && jv_truthy(b) && !jv_truthy(in))) {
+	if (in->k == JV_UNDEF || (b && jinja_value_truthy(b) && !jinja_value_truthy(in))) {
 		if (dv)
 			*out = *dv;
-		else if (jv_str_new(e->a, "", 0, out))
+		else if (jinja_value_str_new(e->a, "", 0, out))
 			return NOMEM(e, at);
 		return ERR_OK;
 	}
@@ -206,11 +216,16 @@ static enum err f_first_last(struct je *e, const struct jn *at, const struct jv 
 	struct jv items;
 
 	if (last && (in->flags & JV_F_GEN))
-		return je_reject(e, at, "TypeError: '%s' object is not reversible", jv_type_name(in));
-	if (jb_iterate(e, at, in, &items))
+		return jinja_eval_reject(e, at, "TypeError: '%s' object is not reversible",
+					 jinja_value_type_name(in));
+	if (!last && (in->flags & JV_F_GEN) && in->u.l->taken < in->u.l->n) {
+		*out = in->u.l->v[in->u.l->taken++]; /* next() takes one item */
+		return ERR_OK;
+	}
+	if (jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	if (!items.u.l->n) {
-		*out = jv_undef(NULL);
+		*out = jinja_value_undef(NULL);
 		return ERR_OK;
 	}
 	*out = items.u.l->v[last ? items.u.l->n - 1 : 0];
@@ -230,19 +245,21 @@ static struct je_args rest_args(const struct je_args *a, size_t skip)
 static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
 		      const struct je_args *a, struct jv *out)
 {
-	const struct jv *attr = jb_arg(a, 99, "attribute"), *def = jb_arg(a, 99, "default");
+	const struct jv *attr = jinja_builtin_arg(a, 99,
+						  "attribute"), *def = jinja_builtin_arg(a, 99, "default");
 	struct jv items, v;
 	struct je_args rest;
 	size_t i;
 
-	if (!jv_truthy(in))
+	if (!jinja_value_truthy(in))
 		return empty_gen(e, at, out);
-	if (jb_iterate(e, at, in, &items) || jv_seq_new(e->a, JV_LIST, items.u.l->n, out))
+	if (jinja_builtin_iterate(e, at, in, &items) ||
+	    jinja_value_seq_new(e->a, JV_LIST, items.u.l->n, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	if (!attr && (!a->npos || a->pos[0].k != JV_STR))
-		return je_refuse(e, at, "map without a filter name or attribute");
+		return jinja_eval_refuse(e, at, "map without a filter name or attribute");
 	if (attr && (a->npos || a->nkw > 1 + (def != NULL)))
-		return je_refuse(e, at, "map(attribute=) with other arguments");
+		return jinja_eval_refuse(e, at, "map(attribute=) with other arguments");
 	rest = rest_args(a, 1);
 	for (i = 0; i < items.u.l->n; i++) {
 		if (attr) {
@@ -250,7 +267,7 @@ static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
 				return e->d->code;
 			if (v.k == JV_UNDEF && def)
 				v = *def;
-		} else if (jf_filter(e, at, a->pos[0].u.s->data, &items.u.l->v[i], &rest, &v)) {
+		} else if (jinja_filter(e, at, a->pos[0].u.s->data, &items.u.l->v[i], &rest, &v)) {
 			return e->d->code;
 		}
 		out->u.l->v[i] = v;
@@ -270,12 +287,12 @@ static enum err f_select(struct je *e, const struct jn *at, const struct jv *in,
 	int r;
 
 	if (a->nkw || (by_attr && !a->npos))
-		return je_refuse(e, at, "select/reject with these arguments");
+		return jinja_eval_refuse(e, at, "select/reject with these arguments");
 	if (a->npos > skip && a->pos[skip].k != JV_STR)
-		return je_refuse(e, at, "select/reject with a test that is not a name");
-	if (!jv_truthy(in))
+		return jinja_eval_refuse(e, at, "select/reject with a test that is not a name");
+	if (!jinja_value_truthy(in))
 		return empty_gen(e, at, out);
-	if (jb_iterate(e, at, in, &items) || jv_seq_new(e->a, JV_LIST, 0, out))
+	if (jinja_builtin_iterate(e, at, in, &items) || jinja_value_seq_new(e->a, JV_LIST, 0, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	rest = rest_args(a, a->npos > skip ? skip + 1 : skip);
 	for (i = 0; i < items.u.l->n; i++) {
@@ -283,12 +300,12 @@ static enum err f_select(struct je *e, const struct jn *at, const struct jv *in,
 		if (by_attr && attr_get(e, at, &items.u.l->v[i], &a->pos[0], &v))
 			return e->d->code;
 		if (a->npos > skip) {
-			if (jb_test(e, at, a->pos[skip].u.s->data, &v, &rest, &r))
+			if (jinja_builtin_test(e, at, a->pos[skip].u.s->data, &v, &rest, &r))
 				return e->d->code;
 		} else {
-			r = jv_truthy(&v);
+			r = jinja_value_truthy(&v);
 		}
-		if (r == keep && jv_seq_push(e->a, out, items.u.l->v[i]))
+		if (r == keep && jinja_value_seq_push(e->a, out, items.u.l->v[i]))
 			return NOMEM(e, at);
 	}
 	out->flags = JV_F_GEN;
@@ -304,7 +321,7 @@ static enum err sort_key(struct je *e, const struct jn *at, const struct jv *ite
 	if (attr && attr_get(e, at, item, attr, out))
 		return e->d->code;
 	if (!case_sensitive && out->k == JV_STR)
-		return jstr_case(e, at, out, 'l', out);
+		return jinja_str_case(e, at, out, 'l', out);
 	return ERR_OK;
 }
 
@@ -323,7 +340,7 @@ static enum err sort_keyed(struct je *e, const struct jn *at, struct keyed *v, s
 		struct keyed x = v[i];
 
 		for (j = i; j > 0; j--) {
-			if (jb_order(e, at, &v[j - 1].key, &x.key, &c))
+			if (jinja_builtin_order(e, at, &v[j - 1].key, &x.key, &c))
 				return e->d->code;
 			if (reverse ? c >= 0 : c <= 0)
 				break;
@@ -339,40 +356,45 @@ static enum err f_sort(struct je *e, const struct jn *at, const struct jv *in,
 {
 	static const char *const names[] = { "reverse", "case_sensitive", "attribute", NULL };
 	static const char *const dnames[] = { "case_sensitive", "by", "reverse", NULL };
-	const struct jv *rev = jb_arg(a, dictsort ? 2 : 0, "reverse");
-	const struct jv *cs = jb_arg(a, dictsort ? 0 : 1, "case_sensitive");
-	const struct jv *attr = dictsort ? NULL : jb_arg(a, 2, "attribute");
-	const struct jv *by = dictsort ? jb_arg(a, 1, "by") : NULL;
+	const struct jv *rev = jinja_builtin_arg(a, dictsort ? 2 : 0, "reverse");
+	const struct jv *cs = jinja_builtin_arg(a, dictsort ? 0 : 1, "case_sensitive");
+	const struct jv *attr = dictsort ? NULL : jinja_builtin_arg(a, 2, "attribute");
+	const struct jv *by = dictsort ? jinja_builtin_arg(a, 1, "by") : NULL;
 	struct jv items, *src;
 	struct keyed *k;
 	size_t i, n;
 
-	if (jb_check_args(e, at, dictsort ? "dictsort" : "sort", a, 3, dictsort ? dnames : names))
+	if (jinja_builtin_check_args(e, at, dictsort ? "dictsort" : "sort", a, 3,
+				     dictsort ? dnames : names))
 		return e->d->code;
 	if (by && (by->k != JV_STR || strcmp(by->u.s->data, "key")))
-		return je_refuse(e, at, "dictsort by value");
+		return jinja_eval_refuse(e, at, "dictsort by value");
 	if (dictsort) {
 		struct jv fn;
 		struct je_args none = { NULL, 0, NULL, NULL, 0 };
 
 		if (in->k != JV_DICT)
-			return je_reject(e, at, "TypeError: You can only sort by either \"key\" or \"value\"");
-		if (jb_getattr(e, at, in, "items", &fn) || jb_call(e, at, &fn, &none, &items))
+			return jinja_eval_reject(e, at,
+						 "TypeError: You can only sort by either \"key\" or \"value\"");
+		if (jinja_builtin_getattr(e, at, in, "items", &fn) ||
+		    jinja_builtin_call(e, at, &fn, &none, &items))
 			return e->d->code;
-	} else if (jb_iterate(e, at, in, &items)) {
+	} else if (jinja_builtin_iterate(e, at, in, &items)) {
 		return e->d->code;
 	}
 	n = items.u.l->n;
-	if (!(k = jv_alloc(e->a, (n + 1) * sizeof(*k))) || jv_seq_new(e->a, JV_LIST, n, out))
+	if (!(k = jinja_value_alloc(e->a, (n + 1) * sizeof(*k))) ||
+	    jinja_value_seq_new(e->a, JV_LIST, n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++) {
 		src = &items.u.l->v[i];
 		k[i].item = *src;
-		if (sort_key(e, at, dictsort ? &src->u.l->v[0] : src, attr, cs && jv_truthy(cs),
+		if (sort_key(e, at, dictsort ? &src->u.l->v[0] : src, attr, cs &&
+			     jinja_value_truthy(cs),
 			     &k[i].key))
 			return e->d->code;
 	}
-	if (sort_keyed(e, at, k, n, rev && jv_truthy(rev)))
+	if (sort_keyed(e, at, k, n, rev && jinja_value_truthy(rev)))
 		return e->d->code;
 	for (i = 0; i < n; i++)
 		out->u.l->v[i] = k[i].item;
@@ -384,23 +406,28 @@ static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "case_sensitive", "attribute", NULL };
-	const struct jv *cs = jb_arg(a, 0, names[0]), *attr = jb_arg(a, 1, names[1]);
+	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *attr = jinja_builtin_arg(a, 1, names[1]);
 	struct jv items, keys, key;
 	size_t i;
 	int seen;
 
-	if (jb_check_args(e, at, "unique", a, 2, names) || jb_iterate(e, at, in, &items))
+	if (jinja_builtin_check_args(e, at, "unique", a, 2, names) ||
+	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
-	if (jv_seq_new(e->a, JV_LIST, 0, out) || jv_seq_new(e->a, JV_LIST, 0, &keys))
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out) ||
+	    jinja_value_seq_new(e->a, JV_LIST, 0, &keys))
 		return NOMEM(e, at);
 	for (i = 0; i < items.u.l->n; i++) {
-		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jv_truthy(cs), &key))
+		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jinja_value_truthy(cs), &key))
 			return e->d->code;
-		if (!jv_hashable(&key))
-			return je_reject(e, at, "TypeError: unhashable type: '%s'", jv_type_name(&key));
-		if (jb_contains(e, at, &key, &keys, &seen))
+		if (!jinja_value_hashable(&key))
+			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
+						 jinja_value_type_name(&key));
+		if (jinja_builtin_contains(e, at, &key, &keys, &seen))
 			return e->d->code;
-		if (!seen && (jv_seq_push(e->a, &keys, key) || jv_seq_push(e->a, out, items.u.l->v[i])))
+		if (!seen && (jinja_value_seq_push(e->a, &keys, key) ||
+			      jinja_value_seq_push(e->a, out, items.u.l->v[i])))
 			return NOMEM(e, at);
 	}
 	out->flags = JV_F_GEN;
@@ -413,11 +440,11 @@ static enum err f_reverse(struct je *e, const struct jn *at, const struct jv *in
 	size_t i, n;
 
 	if (in->k == JV_STR)
-		return jstr_slice(e, at, in, (int64_t)in->u.s->ncp - 1, -1, -1, out);
-	if (jb_iterate(e, at, in, &items))
+		return jinja_str_slice(e, at, in, (int64_t)in->u.s->ncp - 1, -1, -1, out);
+	if (jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	n = items.u.l->n;
-	if (jv_seq_new(e->a, JV_LIST, n, out))
+	if (jinja_value_seq_new(e->a, JV_LIST, n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++)
 		out->u.l->v[i] = items.u.l->v[n - 1 - i];
@@ -438,7 +465,8 @@ static int py_int_text(const char *s, int64_t *v)
 		p++;
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
-	for (; (*p >= '0' && *p <= '9') || (*p == '_' && digits && p[1] >= '0' && p[1] <= '9'); p++) {
+	for (; (*p >= '0' && *p <= '9') || (*p == '_' && digits && p[1] >= '0' &&
+					    p[1] <= '9'); p++) {
 		if (*p == '_')
 			continue;
 		if (x > (UINT64_MAX - 9) / 10)
@@ -489,21 +517,22 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 		      const struct je_args *a, int to_float, struct jv *out)
 {
 	static const char *const names[] = { "default", "base", NULL };
-	const struct jv *def = jb_arg(a, 0, "default");
+	const struct jv *def = jinja_builtin_arg(a, 0, "default");
 	double f = 0;
 	int64_t i = 0;
 	int ok = 0;
 	size_t k;
 
-	if (jb_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
-	    (jb_arg(a, 1, "base") && (to_float || jb_arg(a, 1, "base")->k != JV_INT ||
-				      jb_arg(a, 1, "base")->u.i != 10)))
-		return e->d->code ? e->d->code : je_refuse(e, at, "int with a base");
+	if (jinja_builtin_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
+	    (jinja_builtin_arg(a, 1, "base") && (to_float || jinja_builtin_arg(a, 1,
+									       "base")->k != JV_INT ||
+						 jinja_builtin_arg(a, 1, "base")->u.i != 10)))
+		return e->d->code ? e->d->code : jinja_eval_refuse(e, at, "int with a base");
 	if (in->k == JV_UNDEF)
-		return je_reject(e, at, "UndefinedError: '%s' is undefined",
-				 in->u.p ? (const char *)in->u.p : "value");
+		return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+					 in->u.p ? (const char *)in->u.p : "value");
 	if (in->k == JV_INT || in->k == JV_BOOL) {
-		*out = to_float ? jv_float((double)in->u.i) : jv_int(in->u.i);
+		*out = to_float ? jinja_value_float((double)in->u.i) : jinja_value_int(in->u.i);
 		return ERR_OK;
 	}
 	if (in->k == JV_FLOAT) {
@@ -512,28 +541,29 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 	} else if (in->k == JV_STR) {
 		for (k = 0; k < in->u.s->len; k++)
 			if ((unsigned char)in->u.s->data[k] >= 0x80 || !in->u.s->data[k])
-				return je_refuse(e, at, "int or float of non-ASCII text");
+				return jinja_eval_refuse(e, at, "int or float of non-ASCII text");
 		ok = to_float ? 0 : py_int_text(in->u.s->data, &i);
 		if (!ok)
 			ok = py_float_text(in->u.s->data, &f) == 1 ? 2 : ok;
 		if (ok < 0)
-			return je_refuse(e, at, "int or float of this string");
+			return jinja_eval_refuse(e, at, "int or float of this string");
 	}
 	if (ok == 1) {
-		*out = to_float ? jv_float((double)i) : jv_int(i);
+		*out = to_float ? jinja_value_float((double)i) : jinja_value_int(i);
 	} else if (ok == 2 && to_float) {
-		*out = jv_float(f);
+		*out = jinja_value_float(f);
 	} else if (ok == 2) {
 		if (isinf(f))
-			return je_reject(e, at, "OverflowError: cannot convert float infinity to integer");
+			return jinja_eval_reject(e, at,
+						 "OverflowError: cannot convert float infinity to integer");
 		if (isnan(f))
-			*out = def ? *def : jv_int(0);
+			*out = def ? *def : jinja_value_int(0);
 		else if (!(fabs(f) < 9e18))
-			return je_refuse(e, at, "int of a float this large");
+			return jinja_eval_refuse(e, at, "int of a float this large");
 		else
-			*out = jv_int((int64_t)f);
+			*out = jinja_value_int((int64_t)f);
 	} else {
-		*out = def ? *def : to_float ? jv_float(0.0) : jv_int(0);
+		*out = def ? *def : to_float ? jinja_value_float(0.0) : jinja_value_int(0);
 	}
 	return ERR_OK;
 }
@@ -542,32 +572,42 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "width", "first", "blank", NULL };
-	const struct jv *w = jb_arg(a, 0, names[0]), *first = jb_arg(a, 1, names[1]);
-	const struct jv *blank = jb_arg(a, 2, names[2]);
+	const struct jv *w = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *first = jinja_builtin_arg(a, 1, names[1]);
+	const struct jv *blank = jinja_builtin_arg(a, 2, names[2]);
 	struct jv s, lines, nl, args_v;
 	struct buf o;
 	size_t i, width = 4;
 	enum err r = ERR_OK;
 
-	if (jb_check_args(e, at, "indent", a, 3, names) || jb_str_of(e, at, in, &s))
+	if (jinja_builtin_check_args(e, at, "indent", a, 3, names))
 		return e->d->code;
+	/* do_indent appends "\n" to its input as it is: only a str survives */
+	if (in->k == JV_UNDEF)
+		return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+					 in->u.p ? (const char *)in->u.p : "value");
+	if (in->k != JV_STR)
+		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for +=: "
+					 "'%s' and 'str'", jinja_value_type_name(in));
+	s = *in;
 	if (w && w->k != JV_INT)
-		return je_refuse(e, at, "indent with a width of type %s", jv_type_name(w));
+		return jinja_eval_refuse(e, at, "indent with a width of type %s",
+					 jinja_value_type_name(w));
 	if (w)
 		width = w->u.i < 0 ? 0 : (size_t)w->u.i;
-	if ((s.flags & JV_F_MARKUP) || (blank && jv_truthy(blank)))
-		return je_refuse(e, at, "indent of Markup or with blank=True");
-	if (jv_str_new(e->a, "\n", 1, &nl) || jb_binop(e, at, '+', &s, &nl, &s))
+	if ((s.flags & JV_F_MARKUP) || (blank && jinja_value_truthy(blank)))
+		return jinja_eval_refuse(e, at, "indent of Markup or with blank=True");
+	if (jinja_value_str_new(e->a, "\n", 1, &nl) || jinja_builtin_binop(e, at, '+', &s, &nl, &s))
 		return e->d->code ? e->d->code : NOMEM(e, at);
-	args_v = jv_none();
+	args_v = jinja_value_none();
 	{
 		struct je_args none = { &args_v, 0, NULL, NULL, 0 };
 
-		if (jstr_method(e, at, &s, "splitlines", &none, &lines))
+		if (jinja_str_method(e, at, &s, "splitlines", &none, &lines))
 			return e->d->code;
 	}
 	buf_init(&o, e->out_max);
-	for (i = 0; i < width && first && jv_truthy(first); i++)
+	for (i = 0; i < width && first && jinja_value_truthy(first); i++)
 		r = buf_putc(&o, ' ') ? NOMEM(e, at) : ERR_OK;
 	for (i = 0; i < lines.u.l->n && !r; i++) {
 		const struct jv_str *l = lines.u.l->v[i].u.s;
@@ -580,7 +620,7 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 		if (!r && buf_append(&o, l->data, l->len))
 			r = NOMEM(e, at);
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
@@ -589,17 +629,19 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 static enum err f_round(struct je *e, const struct jn *at, const struct jv *in,
 			const struct je_args *a, struct jv *out)
 {
-	const struct jv *prec = jb_arg(a, 0, "precision"), *method = jb_arg(a, 1, "method");
+	const struct jv *prec = jinja_builtin_arg(a, 0,
+						  "precision"), *method = jinja_builtin_arg(a, 1, "method");
 
 	if ((prec && (prec->k != JV_INT || prec->u.i != 0)) || method)
-		return je_refuse(e, at, "round with a precision or method");
-	if (!jv_is_num(in))
-		return je_reject(e, at, "TypeError: type %s doesn't define __round__ method",
-				 jv_type_name(in));
+		return jinja_eval_refuse(e, at, "round with a precision or method");
+	if (!jinja_value_is_num(in))
+		return jinja_eval_reject(e, at,
+					 "TypeError: type %s doesn't define __round__ method",
+					 jinja_value_type_name(in));
 	if (in->k == JV_FLOAT)
-		*out = jv_float(nearbyint(in->u.f));
+		*out = jinja_value_float(nearbyint(in->u.f));
 	else
-		*out = jv_int(in->u.i);
+		*out = jinja_value_int(in->u.i);
 	return ERR_OK;
 }
 
@@ -608,13 +650,13 @@ static enum err f_replace(struct je *e, const struct jn *at, const struct jv *in
 {
 	struct jv s;
 
-	if (jb_str_of(e, at, in, &s))
+	if (jinja_builtin_str_of(e, at, in, &s))
 		return e->d->code;
 	if (s.flags & JV_F_MARKUP)
-		return je_refuse(e, at, "replace on Markup");
+		return jinja_eval_refuse(e, at, "replace on Markup");
 	if (a->nkw)
-		return je_refuse(e, at, "replace with keyword arguments");
-	return jstr_method(e, at, &s, "replace", a, out);
+		return jinja_eval_refuse(e, at, "replace with keyword arguments");
+	return jinja_str_method(e, at, &s, "replace", a, out);
 }
 
 static enum err f_text(struct je *e, const struct jn *at, const char *name, const struct jv *in,
@@ -623,13 +665,15 @@ static enum err f_text(struct je *e, const struct jn *at, const char *name, cons
 	struct jv s;
 
 	if (!strcmp(name, "trim")) {
-		const struct jv *chars = jb_arg(a, 0, "chars");
+		const struct jv *chars = jinja_builtin_arg(a, 0, "chars");
 
-		return jb_str_of(e, at, in, &s) ? e->d->code : jstr_strip(e, at, &s, 'b', chars, out);
+		if (jinja_builtin_str_of(e, at, in, &s))
+			return e->d->code;
+		return jinja_str_strip(e, at, &s, 'b', chars, out);
 	}
 	if (a->npos || a->nkw)
-		return je_refuse(e, at, "the filter '%s' with arguments", name);
-	if (jb_str_of(e, at, in, &s))
+		return jinja_eval_refuse(e, at, "the filter '%s' with arguments", name);
+	if (jinja_builtin_str_of(e, at, in, &s))
 		return e->d->code;
 	if (!strcmp(name, "safe")) {
 		*out = s;
@@ -637,20 +681,45 @@ static enum err f_text(struct je *e, const struct jn *at, const char *name, cons
 		return ERR_OK;
 	}
 	if (!strcmp(name, "e") || !strcmp(name, "escape"))
-		return jstr_escape(e, at, in, out);
-	return jstr_case(e, at, &s, !strcmp(name, "upper") ? 'u' : !strcmp(name, "lower") ? 'l'
-				    : !strcmp(name, "capitalize") ? 'c' : 't', out);
+		return jinja_str_escape(e, at, in, out);
+	return jinja_str_case(e, at, &s, !strcmp(name, "upper") ? 'u' : !strcmp(name, "lower") ? 'l'
+			      : !strcmp(name, "capitalize") ? 'c' : 't', out);
 }
 
 static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
 	if (in->k == JV_FLOAT) {
-		*out = jv_float(fabs(in->u.f));
+		*out = jinja_value_float(fabs(in->u.f));
 		return ERR_OK;
 	}
 	if (in->k == JV_INT || in->k == JV_BOOL)
-		return jb_unary(e, at, in->u.i < 0, in, out);
-	return je_reject(e, at, "TypeError: bad operand type for abs(): '%s'", jv_type_name(in));
+		return jinja_builtin_unary(e, at, in->u.i < 0, in, out);
+	return jinja_eval_reject(e, at, "TypeError: bad operand type for abs(): '%s'",
+				 jinja_value_type_name(in));
+}
+
+/* The generator filters run their body at the first next(), not when called
+ * (filters.py: map, select_or_reject, do_unique, do_items are generator
+ * functions): a failure while computing them is kept in the generator and
+ * raised where it is consumed, so that an unconsumed one renders as in Python. */
+static enum err lazily(struct je *e, const struct jn *at, struct jv *out, enum err r)
+{
+	char *msg;
+	size_t n;
+
+	if (r != ERR_INPUT && r != ERR_UNSUPPORTED)
+		return r;
+	if (out->k != JV_LIST && jinja_value_seq_new(e->a, JV_LIST, 0, out))
+		return NOMEM(e, at);
+	n = strlen(e->d->msg);
+	if (!(msg = jinja_value_alloc(e->a, n + 1)))
+		return NOMEM(e, at);
+	memcpy(msg, e->d->msg, n);
+	out->u.l->err = r;
+	out->u.l->err_msg = msg;
+	out->flags = JV_F_GEN;
+	diag_init(e->d);
+	return ERR_OK;
 }
 
 static int is_text_filter(const char *name)
@@ -665,9 +734,37 @@ static int is_text_filter(const char *name)
 	return 0;
 }
 
-enum err jf_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		   const struct je_args *a, struct jv *out)
+/* The generator filters; 1 if `name` is one (its result in *r). */
+static int gen_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *a, struct jv *out, enum err *r)
 {
+	if (!strcmp(name, "items"))
+		*r = f_items(e, at, in, out);
+	else if (!strcmp(name, "map"))
+		*r = f_map(e, at, in, a, out);
+	else if (!strcmp(name, "select") || !strcmp(name, "reject"))
+		*r = f_select(e, at, in, a, name[0] == 's', 0, out);
+	else if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr"))
+		*r = f_select(e, at, in, a, name[0] == 's', 1, out);
+	else if (!strcmp(name, "unique"))
+		*r = f_unique(e, at, in, a, out);
+	else
+		return 0;
+	return 1;
+}
+
+enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *a, struct jv *out)
+{
+	struct jv res = { JV_UNDEF, 0, { 0 } };
+	enum err r;
+
+	if (gen_filter(e, at, name, in, a, &res, &r)) {
+		r = lazily(e, at, &res, r);
+		if (!r)
+			*out = res;
+		return r;
+	}
 	if (!strcmp(name, "tojson"))
 		return f_tojson(e, at, in, a, out);
 	if (!strcmp(name, "length") || !strcmp(name, "count"))
@@ -678,24 +775,14 @@ enum err jf_filter(struct je *e, const struct jn *at, const char *name, const st
 		return f_string(e, at, in, out);
 	if (!strcmp(name, "join"))
 		return f_join(e, at, in, a, out);
-	if (!strcmp(name, "items"))
-		return f_items(e, at, in, out);
 	if (!strcmp(name, "default") || !strcmp(name, "d"))
 		return f_default(e, at, in, a, out);
 	if (!strcmp(name, "list"))
 		return as_list(e, at, in, out);
 	if (!strcmp(name, "first") || !strcmp(name, "last"))
 		return f_first_last(e, at, in, name[0] == 'l', out);
-	if (!strcmp(name, "map"))
-		return f_map(e, at, in, a, out);
-	if (!strcmp(name, "select") || !strcmp(name, "reject"))
-		return f_select(e, at, in, a, name[0] == 's', 0, out);
-	if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr"))
-		return f_select(e, at, in, a, name[0] == 's', 1, out);
 	if (!strcmp(name, "sort") || !strcmp(name, "dictsort"))
 		return f_sort(e, at, in, a, name[0] == 'd', out);
-	if (!strcmp(name, "unique"))
-		return f_unique(e, at, in, a, out);
 	if (!strcmp(name, "reverse"))
 		return f_reverse(e, at, in, out);
 	if (!strcmp(name, "int") || !strcmp(name, "float"))
@@ -708,5 +795,5 @@ enum err jf_filter(struct je *e, const struct jn *at, const char *name, const st
 		return f_replace(e, at, in, a, out);
 	if (!strcmp(name, "abs"))
 		return f_abs(e, at, in, out);
-	return je_refuse(e, at, "the filter '%s'", name);
+	return jinja_eval_refuse(e, at, "the filter '%s'", name);
 }

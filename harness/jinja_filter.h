@@ -10,7 +10,7 @@
 #include "jinja_eval.h"
 
 /* Applies the filter `name` to `in` with `args`, at node `at`. */
-enum err jf_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		   const struct je_args *args, struct jv *out);
+enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *args, struct jv *out);
 
 #endif

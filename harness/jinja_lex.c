@@ -25,7 +25,7 @@ struct lx {
 	size_t cur_bol;
 };
 
-int jl_isspace(uint32_t cp)
+int jinja_lex_isspace(uint32_t cp)
 {
 	return (cp >= 0x1C && cp <= 0x1F) || uni_is_space(cp);
 }
@@ -67,7 +67,7 @@ static enum err emit(struct lx *l, enum jl_type t, size_t pos, const char *s, si
 
 	if (o->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct jl_token *v = jv_alloc(l->a, cap * sizeof(*v));
+		struct jl_token *v = jinja_value_alloc(l->a, cap * sizeof(*v));
 
 		if (!v)
 			return diag_fail(l->d, ERR_NOMEM, "out of memory");
@@ -95,13 +95,13 @@ static size_t ws_run(const char *s, size_t i, size_t n)
 
 	while (i < n) {
 		if ((unsigned char)s[i] < 0x80) {
-			if (!jl_isspace((unsigned char)s[i]))
+			if (!jinja_lex_isspace((unsigned char)s[i]))
 				break;
 			i++;
 			continue;
 		}
 		k = uni_decode(s + i, n - i, &cp);
-		if (!jl_isspace(cp))
+		if (!jinja_lex_isspace(cp))
 			break;
 		i += k;
 	}
@@ -119,7 +119,7 @@ static size_t rstrip_len(const char *s, size_t n)
 		if (k == 1)
 			cp = (unsigned char)s[i];
 		i += k;
-		if (!jl_isspace(cp))
+		if (!jinja_lex_isspace(cp))
 			keep = i;
 	}
 	return keep;
@@ -327,7 +327,7 @@ static enum err lex_string(struct lx *l, size_t start, size_t *end)
 	if (i >= l->n)
 		return fail(l, start, ERR_INPUT, "unexpected char");
 	*end = i + 1;
-	o = jv_alloc(l->a, i - start + 1);
+	o = jinja_value_alloc(l->a, i - start + 1);
 	if (!o)
 		return diag_fail(l->d, ERR_NOMEM, "out of memory");
 	for (i = start + 1; i < *end - 1;) {
@@ -395,7 +395,8 @@ static enum err lex_number(struct lx *l, size_t start, size_t *end)
 		return fail(l, start, ERR_UNSUPPORTED, "a hex, octal or binary literal");
 	stop = f ? f : digit_run(l, start);
 	if (!f && l->s[start] == '0')
-		for (stop = start + 1; stop + 1 < l->n && l->s[stop] == '_' && l->s[stop + 1] == '0';)
+		for (stop = start + 1; stop + 1 < l->n && l->s[stop] == '_' &&
+		     l->s[stop + 1] == '0';)
 			stop += 2;
 	for (i = start; i < stop; i++)
 		if (l->s[i] != '_' && n + 1 < sizeof(tmp))
@@ -505,7 +506,8 @@ static enum err lex_root(struct lx *l)
 	char kind = 0, sign;
 
 	for (i = l->pos; i + 1 < l->n; i++)
-		if (l->s[i] == '{' && (l->s[i + 1] == '%' || l->s[i + 1] == '{' || l->s[i + 1] == '#')) {
+		if (l->s[i] == '{' && (l->s[i + 1] == '%' || l->s[i + 1] == '{' ||
+				       l->s[i + 1] == '#')) {
 			kind = l->s[i + 1];
 			break;
 		}
@@ -533,7 +535,7 @@ static enum err lex_root(struct lx *l)
 /* The template with newlines normalized and one trailing newline dropped. */
 static char *normalize(struct jv_arena *a, const char *src, size_t len, size_t *n)
 {
-	char *o = jv_alloc(a, len + 1);
+	char *o = jinja_value_alloc(a, len + 1);
 	size_t i, k = 0;
 
 	if (!o)
@@ -553,8 +555,8 @@ static char *normalize(struct jv_arena *a, const char *src, size_t len, size_t *
 	return o;
 }
 
-enum err jl_lex(struct jv_arena *a, const char *src, size_t len, struct jl_tokens *out,
-		struct diag *d)
+enum err jinja_lex(struct jv_arena *a, const char *src, size_t len, struct jl_tokens *out,
+		   struct diag *d)
 {
 	struct lx l;
 

@@ -10,7 +10,7 @@
  *     unless the tag is `{%+`;
  *   - `{% raw %}...{% endraw %}` is data; comments vanish;
  *   - string literals are decoded as Python's unicode-escape does.
- * Tokens borrow the template text or the arena given to jl_lex.
+ * Tokens borrow the template text or the arena given to jinja_lex.
  */
 #ifndef NEEDLE_JINJA_LEX_H
 #define NEEDLE_JINJA_LEX_H
@@ -53,10 +53,10 @@ struct jl_tokens {
  * of the text lives there too). ERR_INPUT for what jinja2 reports as a
  * syntax error, ERR_UNSUPPORTED for a literal needle does not decode
  * (\N{...}, a lone surrogate, non-ASCII names). */
-enum err jl_lex(struct jv_arena *a, const char *src, size_t len, struct jl_tokens *out,
-		struct diag *d);
+enum err jinja_lex(struct jv_arena *a, const char *src, size_t len, struct jl_tokens *out,
+		   struct diag *d);
 
 /* Python's str.isspace for one code point. */
-int jl_isspace(uint32_t cp);
+int jinja_lex_isspace(uint32_t cp);
 
 #endif

@@ -47,11 +47,13 @@ static struct jn *fail_at(struct ps *p, const struct jl_token *t, enum err code,
 	if (p->d->code)
 		return NULL;
 	if (code == ERR_INPUT)
-		diag_fail(p->d, code, "the server would reject this request: template syntax error: "
+		diag_fail(p->d, code,
+			  "the server would reject this request: template syntax error: "
 			  "%s%s%s (template line %u, column %u)", what, name ? " " : "",
 			  name ? name : "", t->line, t->col);
 	else
-		diag_fail(p->d, code, "unsupported in template: %s%s%s (template line %u, column %u)",
+		diag_fail(p->d, code,
+			  "unsupported in template: %s%s%s (template line %u, column %u)",
 			  what, name ? " " : "", name ? name : "", t->line, t->col);
 	return NULL;
 }
@@ -63,7 +65,7 @@ static struct jn *syntax(struct ps *p, const char *what)
 
 static struct jn *node(struct ps *p, enum jn_kind k, const struct jl_token *at)
 {
-	struct jn *n = jv_alloc(p->a, sizeof(*n));
+	struct jn *n = jinja_value_alloc(p->a, sizeof(*n));
 
 	if (!n) {
 		if (!p->d->code)
@@ -80,7 +82,7 @@ static int push(struct ps *p, struct jn_list *l, struct jn *x)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct jn **v = jv_alloc(p->a, cap * sizeof(*v));
+		struct jn **v = jinja_value_alloc(p->a, cap * sizeof(*v));
 
 		if (!v) {
 			diag_fail(p->d, ERR_NOMEM, "out of memory");
@@ -145,7 +147,7 @@ static int expect_type(struct ps *p, enum jl_type t, const char *what)
 /* A NUL-terminated copy of the token's text. */
 static const char *tok_str(struct ps *p, const struct jl_token *t)
 {
-	char *s = jv_alloc(p->a, t->n + 1);
+	char *s = jinja_value_alloc(p->a, t->n + 1);
 
 	if (!s) {
 		diag_fail(p->d, ERR_NOMEM, "out of memory");
@@ -330,7 +332,7 @@ static struct jn *parse_subscript(struct ps *p, struct jn *obj)
 		next(p);
 		if (!(n = node(p, N_GETITEM, t)) || !(idx = node(p, N_CONST, a)))
 			return NULL;
-		idx->v = jv_int(a->i);
+		idx->v = jinja_value_int(a->i);
 		n->a = obj;
 		n->b = idx;
 		return n;
@@ -384,7 +386,7 @@ static struct jn *parse_string(struct ps *p, const struct jl_token *t)
 		}
 		next(p);
 	}
-	if (n && jv_str_buf(p->a, &b, &n->v)) {
+	if (n && jinja_value_str_buf(p->a, &b, &n->v)) {
 		diag_fail(p->d, ERR_NOMEM, "out of memory");
 		n = NULL;
 	}
@@ -400,12 +402,12 @@ static struct jn *parse_const_name(struct ps *p, const struct jl_token *t)
 	if (is_name(t, "true") || is_name(t, "True") || is_name(t, "false") ||
 	    is_name(t, "False")) {
 		if ((n = node(p, N_CONST, t)))
-			n->v = jv_bool(t->s[0] == 't' || t->s[0] == 'T');
+			n->v = jinja_value_bool(t->s[0] == 't' || t->s[0] == 'T');
 		return n;
 	}
 	if (is_name(t, "none") || is_name(t, "None")) {
 		if ((n = node(p, N_CONST, t)))
-			n->v = jv_none();
+			n->v = jinja_value_none();
 		return n;
 	}
 	if (!(n = node(p, N_NAME, t)) || !(n->s = tok_str(p, t)))
@@ -453,7 +455,7 @@ static struct jn *parse_primary(struct ps *p)
 	case JL_FLOAT:
 		next(p);
 		if ((n = node(p, N_CONST, t)))
-			n->v = t->t == JL_INT ? jv_int(t->i) : jv_float(t->f);
+			n->v = t->t == JL_INT ? jinja_value_int(t->i) : jinja_value_float(t->f);
 		break;
 	default:
 		if (is_op(t, "(")) {
@@ -464,7 +466,8 @@ static struct jn *parse_primary(struct ps *p)
 		} else if (is_op(t, "[") || is_op(t, "{")) {
 			n = parse_list_or_dict(p, is_op(t, "{"));
 		} else {
-			n = syntax(p, t->t == JL_EOF ? "unexpected end of template" : "unexpected token");
+			n = syntax(p,
+				   t->t == JL_EOF ? "unexpected end of template" : "unexpected token");
 		}
 	}
 	p->depth--;
@@ -780,7 +783,8 @@ static struct jn *parse_for(struct ps *p, const struct jl_token *t)
 	if (!n || !(n->a = assign_target(p, "in", 0, 0)))
 		return NULL;
 	if (reads_loop(n->a))
-		return fail_at(p, t, ERR_INPUT, "can't assign to special loop variable in for-loop target",
+		return fail_at(p, t, ERR_INPUT,
+			       "can't assign to special loop variable in for-loop target",
 			       NULL);
 	if (!skip_name(p, "in"))
 		return syntax(p, "expected 'in'");
@@ -956,7 +960,8 @@ static struct jn *parse_statement(struct ps *p)
 	}
 	if (is_name(t, "break") || is_name(t, "continue")) {
 		if (!p->loops)
-			return fail_at(p, t, ERR_INPUT, "'break' or 'continue' outside a loop", NULL);
+			return fail_at(p, t, ERR_INPUT, "'break' or 'continue' outside a loop",
+				       NULL);
 		return node(p, is_name(t, "break") ? N_BREAK : N_CONTINUE, t);
 	}
 	for (k = 0; unsupported[k]; k++)
@@ -1033,8 +1038,83 @@ static int parse_body(struct ps *p, const char *const *ends, struct jn_list *bod
 	return 0;
 }
 
-enum err jp_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
-		  struct diag *d)
+/* --- compile-time checks --- */
+
+/* Jinja 3.1's filters and tests (plus transformers' tojson): a name outside
+ * these fails at compile time (compiler.py _filter_test_common) unless the
+ * use sits in an if statement or a conditional expression of the same frame
+ * ("soft" frames), where the failure is deferred to the call. */
+static const char *const known_filters[] = {
+	"abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
+	"escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent",
+	"int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "pprint",
+	"random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
+	"selectattr", "slice", "sort", "string", "striptags", "sum", "title", "tojson", "trim",
+	"truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr",
+	NULL
+};
+static const char *const known_tests[] = {
+	"!=", "<", "<=", "==", ">", ">=", "boolean", "callable", "defined", "divisibleby", "eq",
+	"equalto", "escaped", "even", "false", "filter", "float", "ge", "greaterthan", "gt", "in",
+	"integer", "iterable", "le", "lessthan", "lower", "lt", "mapping", "ne", "none", "number",
+	"odd", "sameas", "sequence", "string", "test", "true", "undefined", "upper", NULL
+};
+
+static int known(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
+static enum err check_node(const struct jn *n, int soft, struct diag *d);
+
+static enum err check_list(const struct jn_list *l, int soft, struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (check_node(l->v[i], soft, d))
+			return d->code;
+	return ERR_OK;
+}
+
+/* Walks the tree as compiler.py's frames go: if statements and conditional
+ * expressions are soft, loop bodies, macros and blocks start hard again. */
+static enum err check_node(const struct jn *n, int soft, struct diag *d)
+{
+	int inner = soft;
+
+	if (!n)
+		return ERR_OK;
+	if ((n->k == N_FILTER || n->k == N_TEST) && !soft &&
+	    !known(n->k == N_FILTER ? known_filters : known_tests, n->s))
+		return diag_fail(d, ERR_INPUT, "the server would reject this request: template "
+				 "assertion error: no %s named '%s' (template line %u, column %u)",
+				 n->k == N_FILTER ? "filter" : "test", n->s, n->line, n->col);
+	if (n->k == N_IF || n->k == N_COND)
+		inner = 1;
+	else if (n->k == N_MACRO || n->k == N_CALLBLOCK || n->k == N_FILTERBLOCK ||
+		 n->k == N_SETBLOCK || n->k == N_BODY)
+		inner = 0;
+	if (n->k == N_FOR) {
+		if (check_node(n->b, soft, d) || check_node(n->a, 0, d) || check_node(n->c, 0, d) ||
+		    check_list(&n->l1, 0, d) || check_list(&n->l2, 0, d))
+			return d->code;
+		return ERR_OK;
+	}
+	if (n->k == N_CALLBLOCK && check_node(n->a, soft, d))
+		return d->code;
+	if ((n->k != N_CALLBLOCK && check_node(n->a, inner, d)) || check_node(n->b, inner, d) ||
+	    check_node(n->c, inner, d) || check_node(n->d, inner, d) || check_list(&n->l1, inner, d) ||
+	    check_list(&n->l2, inner, d) || check_list(&n->l3, inner, d))
+		return d->code;
+	return ERR_OK;
+}
+
+enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
+		     struct diag *d)
 {
 	struct ps p;
 	struct jn *r;
@@ -1049,6 +1129,8 @@ enum err jp_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **
 		return d->code;
 	if (parse_body(&p, NULL, &r->l1))
 		return d->code ? d->code : diag_fail(d, ERR_INTERNAL, "template parse failed");
+	if (check_list(&r->l1, 0, d))
+		return d->code;
 	*root = r;
 	return ERR_OK;
 }

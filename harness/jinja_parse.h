@@ -11,7 +11,7 @@
  * filter blocks, break, continue, generation, raw (in the lexer). include,
  * extends, import, from, block, with, do, autoescape, recursive loops are
  * ERR_UNSUPPORTED; an unknown tag is a syntax error (ERR_INPUT), as in Python.
- * Nodes live in the arena passed to jp_parse.
+ * Nodes live in the arena passed to jinja_parse.
  */
 #ifndef NEEDLE_JINJA_PARSE_H
 #define NEEDLE_JINJA_PARSE_H
@@ -72,7 +72,7 @@ struct jn {
 };
 
 /* Parses the tokens into a N_BODY root at `*root`. */
-enum err jp_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
-		  struct diag *d);
+enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
+		     struct diag *d);
 
 #endif

@@ -11,7 +11,7 @@
 #include "pyfmt.h"
 #include "uni.h"
 
-#define NOMEM(e, at) je_nomem(e, at)
+#define NOMEM(e, at) jinja_eval_nomem(e, at)
 
 static size_t cp_offset(const struct jv_str *s, size_t i)
 {
@@ -38,10 +38,10 @@ static size_t cp_len(const char *p, size_t n)
 static enum err mkstr(struct je *e, const struct jn *at, const char *p, size_t n,
 		      struct jv *out)
 {
-	return jv_str_new(e->a, p, n, out) ? NOMEM(e, at) : ERR_OK;
+	return jinja_value_str_new(e->a, p, n, out) ? NOMEM(e, at) : ERR_OK;
 }
 
-long jstr_find(const struct jv_str *hay, const struct jv_str *needle, size_t from)
+long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from)
 {
 	size_t i;
 
@@ -66,16 +66,16 @@ static long rfind(const struct jv_str *hay, size_t len, const struct jv_str *nee
 	return -1;
 }
 
-enum err jstr_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
-		      struct jv *out)
+enum err jinja_str_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
+			   struct jv *out)
 {
 	size_t b = cp_offset(s->u.s, i);
 
 	return mkstr(e, at, s->u.s->data + b, cp_len(s->u.s->data + b, s->u.s->len - b), out);
 }
 
-enum err jstr_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
-		    int64_t b, int64_t step, struct jv *out)
+enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
+			 int64_t b, int64_t step, struct jv *out)
 {
 	struct buf o;
 	int64_t i;
@@ -97,28 +97,28 @@ enum err jstr_slice(struct je *e, const struct jn *at, const struct jv *s, int64
 		if (buf_append(&o, s->u.s->data + x, cp_len(s->u.s->data + x, s->u.s->len - x)))
 			r = NOMEM(e, at);
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
 }
 
-enum err jstr_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out)
+enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out)
 {
 	size_t b, k;
 	struct jv c;
 
-	if (jv_seq_new(e->a, JV_LIST, s->u.s->ncp, out))
+	if (jinja_value_seq_new(e->a, JV_LIST, s->u.s->ncp, out))
 		return NOMEM(e, at);
 	for (b = 0; b < s->u.s->len; b += k) {
 		k = cp_len(s->u.s->data + b, s->u.s->len - b);
-		if (mkstr(e, at, s->u.s->data + b, k, &c) || jv_seq_push(e->a, out, c))
+		if (mkstr(e, at, s->u.s->data + b, k, &c) || jinja_value_seq_push(e->a, out, c))
 			return NOMEM(e, at);
 	}
 	return ERR_OK;
 }
 
-enum err jstr_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
+enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
 {
 	struct jv s;
 	struct buf o;
@@ -129,7 +129,7 @@ enum err jstr_escape(struct je *e, const struct jn *at, const struct jv *v, stru
 		*out = *v;
 		return ERR_OK;
 	}
-	if (jb_str_of(e, at, v, &s))
+	if (jinja_builtin_str_of(e, at, v, &s))
 		return e->d->code;
 	buf_init(&o, e->out_max);
 	for (i = 0; i < s.u.s->len && !r; i++) {
@@ -140,7 +140,7 @@ enum err jstr_escape(struct je *e, const struct jn *at, const struct jv *v, stru
 		if (rep ? buf_puts(&o, rep) : buf_putc(&o, c))
 			r = NOMEM(e, at);
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	out->flags = JV_F_MARKUP;
@@ -154,22 +154,23 @@ static enum err percent_one(struct je *e, const struct jn *at, char conv, const 
 	struct diag pd;
 
 	if (conv == 's')
-		return jb_print(e, at, arg, o);
+		return jinja_builtin_print(e, at, arg, o);
 	if (conv == 'r') {
 		diag_init(&pd);
 		if (pyfmt_repr(arg, o, &pd))
-			return je_refuse(e, at, "%s", pd.msg);
+			return jinja_eval_refuse(e, at, "%s", pd.msg);
 		return ERR_OK;
 	}
 	if (arg->k == JV_INT || arg->k == JV_BOOL)
 		return buf_printf(o, "%lld", (long long)arg->u.i) ? NOMEM(e, at) : ERR_OK;
 	if (arg->k == JV_FLOAT) {
 		if (arg->u.f != arg->u.f || arg->u.f > 9e18 || arg->u.f < -9e18)
-			return je_refuse(e, at, "%%d of this float");
+			return jinja_eval_refuse(e, at, "%%d of this float");
 		return buf_printf(o, "%lld", (long long)arg->u.f) ? NOMEM(e, at) : ERR_OK;
 	}
-	return je_reject(e, at, "TypeError: %%%c format: a real number is required, not %s", conv,
-			 jv_type_name(arg));
+	return jinja_eval_reject(e, at,
+				 "TypeError: %%%c format: a real number is required, not %s", conv,
+				 jinja_value_type_name(arg));
 }
 
 static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_str *f,
@@ -186,7 +187,7 @@ static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_
 			continue;
 		}
 		if (++i >= f->len)
-			return je_reject(e, at, "ValueError: incomplete format");
+			return jinja_eval_reject(e, at, "ValueError: incomplete format");
 		c = f->data[i];
 		if (c == '%') {
 			if (buf_putc(o, '%'))
@@ -194,31 +195,34 @@ static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_
 			continue;
 		}
 		if (!strchr("srdi", c))
-			return je_refuse(e, at, "the %%-format conversion '%c'", c);
+			return jinja_eval_refuse(e, at, "the %%-format conversion '%c'", c);
 		if (used >= n)
-			return je_reject(e, at, "TypeError: not enough arguments for format string");
+			return jinja_eval_reject(e, at,
+						 "TypeError: not enough arguments for format string");
 		if (percent_one(e, at, c, &items[used++], o))
 			return e->d->code;
 	}
 	if (used < n)
-		return je_reject(e, at, "TypeError: not all arguments converted during string formatting");
+		return jinja_eval_reject(e, at,
+					 "TypeError: not all arguments converted during string formatting");
 	return ERR_OK;
 }
 
-enum err jstr_percent(struct je *e, const struct jn *at, const struct jv *fmt,
-		      const struct jv *args, struct jv *out)
+enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
+			   const struct jv *args, struct jv *out)
 {
 	struct buf o;
 	enum err r;
 	int tuple = args->k == JV_TUPLE;
 
 	if (fmt->flags & JV_F_MARKUP)
-		return je_refuse(e, at, "%% formatting of a Markup string");
+		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
 	if (args->k == JV_DICT)
-		return je_refuse(e, at, "%% formatting with a mapping");
+		return jinja_eval_refuse(e, at, "%% formatting with a mapping");
 	buf_init(&o, e->out_max);
-	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1, &o);
-	if (!r && jv_str_buf(e->a, &o, out))
+	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1,
+			 &o);
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
@@ -234,9 +238,9 @@ static int case_unsafe(uint32_t cp, int upper)
 		return 1;
 	if (!upper)
 		return cp == 0x130 || cp == 0x3A3;
-	return cp == 0xDF || cp == 0x149 || cp == 0x1F0 || cp == 0x390 || cp == 0x3B0 ||
+	return cp == 0x149 || cp == 0x1F0 || cp == 0x390 || cp == 0x3B0 ||
 	       cp == 0x587 || (cp >= 0x1E96 && cp <= 0x1E9A) || (cp >= 0x1F50 && cp <= 0x1F56) ||
-	       (cp >= 0x1F80 && cp <= 0x1FFF) || (cp >= 0xFB00 && cp <= 0xFB17);
+	       (cp >= 0x1F80 && cp <= 0x1FFF) || (cp >= 0xFB13 && cp <= 0xFB17);
 }
 
 static int is_ascii_alpha(uint32_t c)
@@ -252,8 +256,29 @@ static enum err put_cp(struct buf *o, uint32_t cp)
 	return buf_append(o, tmp, (size_t)n);
 }
 
+/* Full case mappings (SpecialCasing.txt) that needle reproduces: German
+ * sharp s and the Latin ligatures upward, dotted capital I downward. */
+static const char *special_case(uint32_t cp, int upper)
+{
+	static const struct {
+		uint32_t cp;
+		const char *up;
+	} table[] = { { 0xDF, "SS" },    { 0xFB00, "FF" }, { 0xFB01, "FI" }, { 0xFB02, "FL" },
+		      { 0xFB03, "FFI" }, { 0xFB04, "FFL" }, { 0xFB05, "ST" }, { 0xFB06, "ST" } };
+	size_t k;
+
+	if (!upper)
+		return cp == 0x130 ? "i\xcc\x87" : NULL;
+	for (k = 0; k < sizeof(table) / sizeof(table[0]); k++)
+		if (table[k].cp == cp)
+			return table[k].up;
+	return NULL;
+}
+
 static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper, struct buf *o)
 {
+	const char *full = special_case(cp, upper);
+
 	if (cp < 0x80) {
 		if (upper && cp >= 'a' && cp <= 'z')
 			cp -= 32;
@@ -261,10 +286,12 @@ static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper
 			cp += 32;
 		return buf_putc(o, (char)cp) ? NOMEM(e, at) : ERR_OK;
 	}
+	if (full)
+		return buf_puts(o, full) ? NOMEM(e, at) : ERR_OK;
 	if (case_unsafe(cp, upper))
-		return je_refuse(e, at, "changing the case of U+%04X", cp);
+		return jinja_eval_refuse(e, at, "changing the case of U+%04X", cp);
 	cp = (uint32_t)(upper ? utf8proc_toupper((utf8proc_int32_t)cp)
-			      : utf8proc_tolower((utf8proc_int32_t)cp));
+			: utf8proc_tolower((utf8proc_int32_t)cp));
 	return put_cp(o, cp) ? NOMEM(e, at) : ERR_OK;
 }
 
@@ -274,12 +301,12 @@ static int starts_word(int mode, size_t idx, uint32_t prev, int prev_cased)
 	if (mode == 'c')
 		return idx == 0;
 	if (mode == 't')
-		return idx == 0 || strchr("-({[<", (int)prev) || jl_isspace(prev);
+		return idx == 0 || strchr("-({[<", (int)prev) || jinja_lex_isspace(prev);
 	return !prev_cased;
 }
 
-enum err jstr_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
-		   struct jv *out)
+enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
+			struct jv *out)
 {
 	struct buf o;
 	size_t b = 0, idx = 0;
@@ -291,7 +318,7 @@ enum err jstr_case(struct je *e, const struct jn *at, const struct jv *s, int mo
 	while (!r && b < s->u.s->len) {
 		b += uni_decode(s->u.s->data + b, s->u.s->len - b, &cp);
 		if (mode != 'u' && mode != 'l' && cp >= 0x80)
-			r = je_refuse(e, at, "title or capitalize of non-ASCII text");
+			r = jinja_eval_refuse(e, at, "title or capitalize of non-ASCII text");
 		upper = mode == 'u' || (mode != 'l' && starts_word(mode, idx, prev, prev_cased));
 		if (!r)
 			r = map_cp(e, at, cp, upper, &o);
@@ -299,7 +326,7 @@ enum err jstr_case(struct je *e, const struct jn *at, const struct jv *s, int mo
 		prev = cp;
 		idx++;
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	out->flags = s->flags & JV_F_MARKUP;
@@ -314,7 +341,7 @@ static int in_chars(const struct jv *chars, uint32_t cp)
 	uint32_t c;
 
 	if (!chars)
-		return jl_isspace(cp);
+		return jinja_lex_isspace(cp);
 	while (b < chars->u.s->len) {
 		b += uni_decode(chars->u.s->data + b, chars->u.s->len - b, &c);
 		if (c == cp)
@@ -323,8 +350,8 @@ static int in_chars(const struct jv *chars, uint32_t cp)
 	return 0;
 }
 
-enum err jstr_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
-		    const struct jv *chars, struct jv *out)
+enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
+			 const struct jv *chars, struct jv *out)
 {
 	const char *p = s->u.s->data;
 	size_t a = 0, z = s->u.s->len, k, i, last;
@@ -333,7 +360,7 @@ enum err jstr_strip(struct je *e, const struct jn *at, const struct jv *s, int w
 	if (chars && chars->k == JV_NONE)
 		chars = NULL;
 	if (chars && chars->k != JV_STR)
-		return je_reject(e, at, "TypeError: strip arg must be None or str");
+		return jinja_eval_reject(e, at, "TypeError: strip arg must be None or str");
 	if (which != 'r')
 		while (a < z && in_chars(chars, (k = uni_decode(p + a, z - a, &cp), cp)))
 			a += k;
@@ -356,7 +383,7 @@ static enum err push_piece(struct je *e, const struct jn *at, struct jv *list, c
 {
 	struct jv piece;
 
-	if (mkstr(e, at, p, n, &piece) || jv_seq_push(e->a, list, piece))
+	if (mkstr(e, at, p, n, &piece) || jinja_value_seq_push(e->a, list, piece))
 		return NOMEM(e, at);
 	return ERR_OK;
 }
@@ -369,7 +396,8 @@ static enum err split_ws(struct je *e, const struct jn *at, const struct jv_str 
 	uint32_t cp;
 
 	while (i < s->len) {
-		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp), jl_isspace(cp)))
+		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp),
+				      jinja_lex_isspace(cp)))
 			i += k;
 		if (i >= s->len)
 			break;
@@ -382,14 +410,15 @@ static enum err split_ws(struct je *e, const struct jn *at, const struct jv_str 
 				while (q > i && ((unsigned char)s->data[q] & 0xC0) == 0x80)
 					q--;
 				uni_decode(s->data + q, end - q, &cp);
-				if (!jl_isspace(cp))
+				if (!jinja_lex_isspace(cp))
 					break;
 				end = q;
 			}
 			return push_piece(e, at, out, s->data + i, end - i);
 		}
 		start = i;
-		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp), !jl_isspace(cp)))
+		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp),
+				      !jinja_lex_isspace(cp)))
 			i += k;
 		if (push_piece(e, at, out, s->data + start, i - start))
 			return e->d->code;
@@ -404,8 +433,8 @@ static enum err split_sep(struct je *e, const struct jn *at, const struct jv_str
 	long hit;
 
 	if (!sep->len)
-		return je_reject(e, at, "ValueError: empty separator");
-	while (maxsplit != 0 && (hit = jstr_find(s, sep, start)) >= 0) {
+		return jinja_eval_reject(e, at, "ValueError: empty separator");
+	while (maxsplit != 0 && (hit = jinja_str_find(s, sep, start)) >= 0) {
 		if (push_piece(e, at, out, s->data + start, (size_t)hit - start))
 			return e->d->code;
 		start = (size_t)hit + sep->len;
@@ -424,8 +453,8 @@ static enum err rsplit_sep(struct je *e, const struct jn *at, const struct jv_st
 	long hit;
 
 	if (!sep->len)
-		return je_reject(e, at, "ValueError: empty separator");
-	if (jv_seq_new(e->a, JV_LIST, 0, &tmp))
+		return jinja_eval_reject(e, at, "ValueError: empty separator");
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, &tmp))
 		return NOMEM(e, at);
 	for (;;) {
 		hit = maxsplit != 0 ? rfind(s, end, sep) : -1;
@@ -441,7 +470,7 @@ static enum err rsplit_sep(struct je *e, const struct jn *at, const struct jv_st
 		return e->d->code;
 	n = tmp.u.l->n;
 	for (i = 0; i < n; i++)
-		if (jv_seq_push(e->a, out, tmp.u.l->v[n - 1 - i]))
+		if (jinja_value_seq_push(e->a, out, tmp.u.l->v[n - 1 - i]))
 			return NOMEM(e, at);
 	return ERR_OK;
 }
@@ -450,25 +479,27 @@ static enum err m_split(struct je *e, const struct jn *at, const struct jv *self
 			const struct je_args *a, int right, struct jv *out)
 {
 	static const char *const names[] = { "sep", "maxsplit", NULL };
-	const struct jv *sep = jb_arg(a, 0, "sep"), *max = jb_arg(a, 1, "maxsplit");
+	const struct jv *sep = jinja_builtin_arg(a, 0, "sep"), *max = jinja_builtin_arg(a, 1,
+											"maxsplit");
 	int64_t maxsplit = -1;
 
-	if (jb_check_args(e, at, "split", a, 2, names))
+	if (jinja_builtin_check_args(e, at, "split", a, 2, names))
 		return e->d->code;
 	if (max) {
 		if (max->k != JV_INT && max->k != JV_BOOL)
-			return je_reject(e, at, "TypeError: maxsplit must be an integer");
+			return jinja_eval_reject(e, at, "TypeError: maxsplit must be an integer");
 		maxsplit = max->u.i < 0 ? -1 : max->u.i;
 	}
-	if (jv_seq_new(e->a, JV_LIST, 0, out))
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
 		return NOMEM(e, at);
 	if (!sep || sep->k == JV_NONE) {
 		if (right && maxsplit >= 0)
-			return je_refuse(e, at, "rsplit on whitespace with maxsplit");
+			return jinja_eval_refuse(e, at, "rsplit on whitespace with maxsplit");
 		return split_ws(e, at, self->u.s, maxsplit, out);
 	}
 	if (sep->k != JV_STR)
-		return je_reject(e, at, "TypeError: must be str or None, not %s", jv_type_name(sep));
+		return jinja_eval_reject(e, at, "TypeError: must be str or None, not %s",
+					 jinja_value_type_name(sep));
 	return right ? rsplit_sep(e, at, self->u.s, sep->u.s, maxsplit, out)
 		     : split_sep(e, at, self->u.s, sep->u.s, maxsplit, out);
 }
@@ -485,32 +516,36 @@ static int affix(const struct jv_str *s, const struct jv_str *x, int end)
 static enum err m_affix(struct je *e, const struct jn *at, const struct jv *self,
 			const struct je_args *a, int end, struct jv *out)
 {
-	const struct jv *x = jb_arg(a, 0, NULL);
+	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
 	size_t i;
 	int r = 0;
 
 	if (a->npos != 1 || a->nkw)
-		return je_refuse(e, at, "startswith/endswith with start or end");
+		return jinja_eval_refuse(e, at, "startswith/endswith with start or end");
 	if (x->k == JV_STR) {
 		r = affix(self->u.s, x->u.s, end);
 	} else if (x->k == JV_TUPLE) {
 		for (i = 0; i < x->u.l->n && !r; i++) {
 			if (x->u.l->v[i].k != JV_STR)
-				return je_reject(e, at, "TypeError: tuple for startswith must only contain str");
+				return jinja_eval_reject(e, at,
+							 "TypeError: tuple for startswith must only contain str");
 			r = affix(self->u.s, x->u.l->v[i].u.s, end);
 		}
 	} else {
-		return je_reject(e, at, "TypeError: startswith first arg must be str or a tuple of str, not %s",
-				 jv_type_name(x));
+		return jinja_eval_reject(e, at,
+					 "TypeError: startswith first arg must be str or a tuple of str, not %s",
+					 jinja_value_type_name(x));
 	}
-	*out = jv_bool(r);
+	*out = jinja_value_bool(r);
 	return ERR_OK;
 }
 
 static enum err m_replace(struct je *e, const struct jn *at, const struct jv *self,
 			  const struct je_args *a, struct jv *out)
 {
-	const struct jv *old = jb_arg(a, 0, NULL), *new = jb_arg(a, 1, NULL), *cnt = jb_arg(a, 2, NULL);
+	const struct jv *old = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *new = jinja_builtin_arg(a, 1, NULL);
+	const struct jv *cnt = jinja_builtin_arg(a, 2, NULL);
 	int64_t count = -1;
 	struct buf o;
 	size_t i = 0;
@@ -518,22 +553,23 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 	enum err r = ERR_OK;
 
 	if (!old || !new || old->k != JV_STR || new->k != JV_STR || a->nkw || a->npos > 3)
-		return je_reject(e, at, "TypeError: replace() arguments must be str");
+		return jinja_eval_reject(e, at, "TypeError: replace() arguments must be str");
 	if (cnt && cnt->k != JV_INT)
-		return je_reject(e, at, "TypeError: replace() count must be an integer");
+		return jinja_eval_reject(e, at, "TypeError: replace() count must be an integer");
 	if (cnt)
 		count = cnt->u.i;
 	if (!old->u.s->len)
-		return je_refuse(e, at, "replace() with an empty old string");
+		return jinja_eval_refuse(e, at, "replace() with an empty old string");
 	buf_init(&o, e->out_max);
-	while (!r && count != 0 && (hit = jstr_find(self->u.s, old->u.s, i)) >= 0) {
+	while (!r && count != 0 && (hit = jinja_str_find(self->u.s, old->u.s, i)) >= 0) {
 		if (buf_append(&o, self->u.s->data + i, (size_t)hit - i) ||
 		    buf_append(&o, new->u.s->data, new->u.s->len))
 			r = NOMEM(e, at);
 		i = (size_t)hit + old->u.s->len;
 		count--;
 	}
-	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) || jv_str_buf(e->a, &o, out)))
+	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) ||
+		   jinja_value_str_buf(e->a, &o, out)))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
@@ -542,35 +578,37 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		       const struct je_args *a, const char *name, struct jv *out)
 {
-	const struct jv *x = jb_arg(a, 0, NULL);
+	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
 	long hit;
 	size_t i, n = 0, from = 0;
 
 	if (a->npos != 1 || a->nkw)
-		return je_refuse(e, at, "%s with start or end", name);
+		return jinja_eval_refuse(e, at, "%s with start or end", name);
 	if (x->k != JV_STR)
-		return je_reject(e, at, "TypeError: must be str, not %s", jv_type_name(x));
+		return jinja_eval_reject(e, at, "TypeError: must be str, not %s",
+					 jinja_value_type_name(x));
 	if (!strcmp(name, "count")) {
 		if (!x->u.s->len) {
-			*out = jv_int((int64_t)self->u.s->ncp + 1);
+			*out = jinja_value_int((int64_t)self->u.s->ncp + 1);
 			return ERR_OK;
 		}
-		while ((hit = jstr_find(self->u.s, x->u.s, from)) >= 0) {
+		while ((hit = jinja_str_find(self->u.s, x->u.s, from)) >= 0) {
 			n++;
 			from = (size_t)hit + x->u.s->len;
 		}
-		*out = jv_int((int64_t)n);
+		*out = jinja_value_int((int64_t)n);
 		return ERR_OK;
 	}
-	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len, x->u.s) : jstr_find(self->u.s, x->u.s, 0);
+	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len,
+				     x->u.s) : jinja_str_find(self->u.s, x->u.s, 0);
 	if (hit < 0 && strstr(name, "index"))
-		return je_reject(e, at, "ValueError: substring not found");
+		return jinja_eval_reject(e, at, "ValueError: substring not found");
 	if (hit >= 0) {
 		for (i = 0, n = 0; i < (size_t)hit; i++)
 			n += ((unsigned char)self->u.s->data[i] & 0xC0) != 0x80;
 		hit = (long)n;
 	}
-	*out = jv_int(hit);
+	*out = jinja_value_int(hit);
 	return ERR_OK;
 }
 
@@ -583,19 +621,20 @@ static enum err m_join(struct je *e, const struct jn *at, const struct jv *self,
 	enum err r = ERR_OK;
 
 	if (a->npos != 1 || a->nkw)
-		return je_reject(e, at, "TypeError: join() takes exactly one argument");
-	if (jb_iterate(e, at, &a->pos[0], &items))
+		return jinja_eval_reject(e, at, "TypeError: join() takes exactly one argument");
+	if (jinja_builtin_iterate(e, at, &a->pos[0], &items))
 		return e->d->code;
 	buf_init(&o, e->out_max);
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		if (items.u.l->v[i].k != JV_STR)
-			r = je_reject(e, at, "TypeError: sequence item %zu: expected str instance, %s found",
-				      i, jv_type_name(&items.u.l->v[i]));
+			r = jinja_eval_reject(e, at,
+					      "TypeError: sequence item %zu: expected str instance, %s found",
+					      i, jinja_value_type_name(&items.u.l->v[i]));
 		else if ((i && buf_append(&o, self->u.s->data, self->u.s->len)) ||
 			 buf_append(&o, items.u.l->v[i].u.s->data, items.u.l->v[i].u.s->len))
 			r = NOMEM(e, at);
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
@@ -611,10 +650,11 @@ static enum err m_class(struct je *e, const struct jn *at, const struct jv *self
 	for (i = 0; i < self->u.s->len; i += k) {
 		k = uni_decode(self->u.s->data + i, self->u.s->len - i, &cp);
 		if (cp >= 0x80 && strcmp(name, "isspace"))
-			return je_refuse(e, at, "str.%s on non-ASCII text", name);
+			return jinja_eval_refuse(e, at, "str.%s on non-ASCII text", name);
 		if (!strcmp(name, "isspace"))
-			all &= jl_isspace(cp);
-		else if (!strcmp(name, "isdigit") || !strcmp(name, "isdecimal") || !strcmp(name, "isnumeric"))
+			all &= jinja_lex_isspace(cp);
+		else if (!strcmp(name, "isdigit") || !strcmp(name, "isdecimal") || !strcmp(name,
+											   "isnumeric"))
 			all &= cp >= '0' && cp <= '9';
 		else if (!strcmp(name, "isalpha"))
 			all &= is_ascii_alpha(cp);
@@ -627,18 +667,18 @@ static enum err m_class(struct je *e, const struct jn *at, const struct jv *self
 	}
 	if (!strcmp(name, "islower") || !strcmp(name, "isupper"))
 		all = all && cased;
-	*out = jv_bool(all);
+	*out = jinja_value_bool(all);
 	return ERR_OK;
 }
 
 static enum err m_removeaffix(struct je *e, const struct jn *at, const struct jv *self,
 			      const struct je_args *a, int end, struct jv *out)
 {
-	const struct jv *x = jb_arg(a, 0, NULL);
+	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
 	const struct jv_str *s = self->u.s;
 
 	if (!x || x->k != JV_STR || a->npos != 1 || a->nkw)
-		return je_reject(e, at, "TypeError: removeprefix() argument must be str");
+		return jinja_eval_reject(e, at, "TypeError: removeprefix() argument must be str");
 	if (!affix(s, x->u.s, end)) {
 		*out = *self;
 		return ERR_OK;
@@ -656,7 +696,7 @@ static enum err m_format(struct je *e, const struct jn *at, const struct jv *sel
 	enum err r = ERR_OK;
 
 	if (a->nkw)
-		return je_refuse(e, at, "str.format with keyword fields");
+		return jinja_eval_refuse(e, at, "str.format with keyword fields");
 	buf_init(&o, e->out_max);
 	for (i = 0; i < f->len && !r; i++) {
 		size_t idx = 0;
@@ -670,19 +710,21 @@ static enum err m_format(struct je *e, const struct jn *at, const struct jv *sel
 			continue;
 		}
 		if (f->data[i] == '}' || i + 1 >= f->len)
-			r = je_refuse(e, at, "this str.format string");
+			r = jinja_eval_refuse(e, at, "this str.format string");
 		else if (f->data[i + 1] == '}')
 			idx = auto_n++, i++;
-		else if (f->data[i + 1] >= '0' && f->data[i + 1] <= '9' && i + 2 < f->len && f->data[i + 2] == '}')
+		else if (f->data[i + 1] >= '0' && f->data[i + 1] <= '9' && i + 2 < f->len &&
+			 f->data[i + 2] == '}')
 			idx = (size_t)(f->data[i + 1] - '0'), i += 2;
 		else
-			r = je_refuse(e, at, "this str.format string");
+			r = jinja_eval_refuse(e, at, "this str.format string");
 		if (!r && idx >= a->npos)
-			r = je_reject(e, at, "IndexError: Replacement index %zu out of range", idx);
+			r = jinja_eval_reject(e, at,
+					      "IndexError: Replacement index %zu out of range", idx);
 		if (!r)
-			r = jb_print(e, at, &a->pos[idx], &o);
+			r = jinja_builtin_print(e, at, &a->pos[idx], &o);
 	}
-	if (!r && jv_str_buf(e->a, &o, out))
+	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
 	return r;
@@ -695,14 +737,14 @@ static enum err m_splitlines(struct je *e, const struct jn *at, const struct jv 
 	size_t i, start = 0;
 
 	if (a->npos || a->nkw)
-		return je_refuse(e, at, "splitlines with keepends");
+		return jinja_eval_refuse(e, at, "splitlines with keepends");
 	for (i = 0; i < s->len; i++) {
 		unsigned char c = (unsigned char)s->data[i];
 
 		if ((c >= 0x0B && c <= 0x0C) || (c >= 0x1C && c <= 0x1E) || c == 0xC2 || c == 0xE2)
-			return je_refuse(e, at, "splitlines on text with rare line breaks");
+			return jinja_eval_refuse(e, at, "splitlines on text with rare line breaks");
 	}
-	if (jv_seq_new(e->a, JV_LIST, 0, out))
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
 		return NOMEM(e, at);
 	for (i = 0; i < s->len; i++) {
 		if (s->data[i] != '\n' && s->data[i] != '\r')
@@ -720,18 +762,18 @@ static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *sel
 			 const char *name, const struct je_args *a, struct jv *out)
 {
 	if (a->npos || a->nkw)
-		return je_reject(e, at, "TypeError: str.%s() takes no arguments", name);
+		return jinja_eval_reject(e, at, "TypeError: str.%s() takes no arguments", name);
 	if (!strcmp(name, "upper") || !strcmp(name, "lower"))
-		return jstr_case(e, at, self, name[0], out);
+		return jinja_str_case(e, at, self, name[0], out);
 	if (!strcmp(name, "title"))
-		return jstr_case(e, at, self, 'T', out);
+		return jinja_str_case(e, at, self, 'T', out);
 	if (!strcmp(name, "capitalize"))
-		return jstr_case(e, at, self, 'c', out);
+		return jinja_str_case(e, at, self, 'c', out);
 	return m_class(e, at, self, name, out);
 }
 
-enum err jstr_method(struct je *e, const struct jn *at, const struct jv *self,
-		     const char *name, const struct je_args *a, struct jv *out)
+enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
+			  const char *name, const struct je_args *a, struct jv *out)
 {
 	static const char *const noargs[] = { "upper", "lower", "title", "capitalize", "isdigit",
 					      "isdecimal", "isnumeric", "isalpha", "isalnum",
@@ -739,7 +781,7 @@ enum err jstr_method(struct je *e, const struct jn *at, const struct jv *self,
 	size_t k;
 
 	if (self->flags & JV_F_MARKUP)
-		return je_refuse(e, at, "str.%s on a Markup string", name);
+		return jinja_eval_refuse(e, at, "str.%s on a Markup string", name);
 	for (k = 0; noargs[k]; k++)
 		if (!strcmp(name, noargs[k]))
 			return m_noargs(e, at, self, name, a, out);
@@ -747,8 +789,10 @@ enum err jstr_method(struct je *e, const struct jn *at, const struct jv *self,
 		return m_split(e, at, self, a, name[0] == 'r', out);
 	if (!strcmp(name, "strip") || !strcmp(name, "lstrip") || !strcmp(name, "rstrip")) {
 		if (a->npos > 1 || a->nkw)
-			return je_reject(e, at, "TypeError: %s expected at most 1 argument", name);
-		return jstr_strip(e, at, self, name[0] == 's' ? 'b' : name[0], jb_arg(a, 0, NULL), out);
+			return jinja_eval_reject(e, at,
+						 "TypeError: %s expected at most 1 argument", name);
+		return jinja_str_strip(e, at, self, name[0] == 's' ? 'b' : name[0],
+				       jinja_builtin_arg(a, 0, NULL), out);
 	}
 	if (!strcmp(name, "startswith") || !strcmp(name, "endswith"))
 		return m_affix(e, at, self, a, name[0] == 'e', out);
@@ -765,5 +809,5 @@ enum err jstr_method(struct je *e, const struct jn *at, const struct jv *self,
 		return m_format(e, at, self, a, out);
 	if (!strcmp(name, "splitlines"))
 		return m_splitlines(e, at, self, a, out);
-	return je_refuse(e, at, "the str method '%s'", name);
+	return jinja_eval_refuse(e, at, "the str method '%s'", name);
 }

@@ -15,30 +15,30 @@
 #include "jinja_eval.h"
 
 /* Byte offset of the first `needle` in `hay` at or after byte `from`, or -1. */
-long jstr_find(const struct jv_str *hay, const struct jv_str *needle, size_t from);
+long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from);
 /* hay[i] (code point index, in range) as a one-character str. */
-enum err jstr_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
-		      struct jv *out);
+enum err jinja_str_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
+			   struct jv *out);
 /* s[a:b:step] with bounds already clamped as slice.indices does. */
-enum err jstr_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
-		    int64_t b, int64_t step, struct jv *out);
+enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
+			 int64_t b, int64_t step, struct jv *out);
 /* list(s): one str per code point. */
-enum err jstr_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out);
+enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out);
 /* markupsafe.escape(str(v)): a Markup str (a Markup input is kept). */
-enum err jstr_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
+enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
 /* fmt % args for %s %r %d %i %% (others refused). */
-enum err jstr_percent(struct je *e, const struct jn *at, const struct jv *fmt,
-		      const struct jv *args, struct jv *out);
+enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
+			   const struct jv *args, struct jv *out);
 /* Case: 'u' upper, 'l' lower, 'c' str.capitalize, 't' jinja's |title,
  * 'T' str.title. The Markup flag is kept. */
-enum err jstr_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
-		   struct jv *out);
+enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
+			struct jv *out);
 /* str.strip / lstrip / rstrip (`which` 'b', 'l', 'r'); chars NULL or None
  * strips whitespace. */
-enum err jstr_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
-		    const struct jv *chars, struct jv *out);
+enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
+			 const struct jv *chars, struct jv *out);
 /* A str method `name` called on `self` with `a`. */
-enum err jstr_method(struct je *e, const struct jn *at, const struct jv *self,
-		     const char *name, const struct je_args *a, struct jv *out);
+enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
+			  const char *name, const struct je_args *a, struct jv *out);
 
 #endif

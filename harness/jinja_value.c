@@ -16,14 +16,14 @@ struct jv_block {
 	_Alignas(16) unsigned char data[];
 };
 
-void jv_arena_init(struct jv_arena *a, size_t max)
+void jinja_value_arena_init(struct jv_arena *a, size_t max)
 {
 	a->head = NULL;
 	a->used = 0;
 	a->max = max;
 }
 
-void jv_arena_release(struct jv_arena *a)
+void jinja_value_arena_release(struct jv_arena *a)
 {
 	struct jv_block *b, *next;
 
@@ -33,10 +33,10 @@ void jv_arena_release(struct jv_arena *a)
 		next = b->next;
 		mem_free(b);
 	}
-	jv_arena_init(a, a->max);
+	jinja_value_arena_init(a, a->max);
 }
 
-void *jv_alloc(struct jv_arena *a, size_t n)
+void *jinja_value_alloc(struct jv_arena *a, size_t n)
 {
 	struct jv_block *b = a->head;
 	size_t need = (n + 15) & ~(size_t)15, cap;
@@ -61,34 +61,34 @@ void *jv_alloc(struct jv_arena *a, size_t n)
 	return p;
 }
 
-struct jv jv_none(void)
+struct jv jinja_value_none(void)
 {
 	struct jv v = { JV_NONE, 0, { 0 } };
 	return v;
 }
 
-struct jv jv_bool(int b)
+struct jv jinja_value_bool(int b)
 {
 	struct jv v = { JV_BOOL, 0, { 0 } };
 	v.u.i = b != 0;
 	return v;
 }
 
-struct jv jv_int(int64_t i)
+struct jv jinja_value_int(int64_t i)
 {
 	struct jv v = { JV_INT, 0, { 0 } };
 	v.u.i = i;
 	return v;
 }
 
-struct jv jv_float(double f)
+struct jv jinja_value_float(double f)
 {
 	struct jv v = { JV_FLOAT, 0, { 0 } };
 	v.u.f = f;
 	return v;
 }
 
-struct jv jv_undef(const char *name)
+struct jv jinja_value_undef(const char *name)
 {
 	struct jv v = { JV_UNDEF, 0, { 0 } };
 	v.u.p = (void *)name;
@@ -104,9 +104,9 @@ static size_t count_cp(const char *s, size_t n)
 	return c;
 }
 
-enum err jv_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out)
+enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out)
 {
-	struct jv_str *p = jv_alloc(a, sizeof(*p) + n + 1);
+	struct jv_str *p = jinja_value_alloc(a, sizeof(*p) + n + 1);
 
 	if (!p)
 		return ERR_NOMEM;
@@ -120,19 +120,19 @@ enum err jv_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out)
 	return ERR_OK;
 }
 
-enum err jv_str_buf(struct jv_arena *a, const struct buf *b, struct jv *out)
+enum err jinja_value_str_buf(struct jv_arena *a, const struct buf *b, struct jv *out)
 {
-	return jv_str_new(a, b->data, b->len, out);
+	return jinja_value_str_new(a, b->data, b->len, out);
 }
 
-enum err jv_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *out)
+enum err jinja_value_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *out)
 {
-	struct jv_seq *l = jv_alloc(a, sizeof(*l));
+	struct jv_seq *l = jinja_value_alloc(a, sizeof(*l));
 
 	if (!l)
 		return ERR_NOMEM;
 	if (cap) {
-		l->v = jv_alloc(a, cap * sizeof(struct jv));
+		l->v = jinja_value_alloc(a, cap * sizeof(struct jv));
 		if (!l->v || cap > SIZE_MAX / sizeof(struct jv))
 			return ERR_NOMEM;
 		l->cap = cap;
@@ -143,13 +143,13 @@ enum err jv_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *o
 	return ERR_OK;
 }
 
-enum err jv_seq_push(struct jv_arena *a, struct jv *seq, struct jv item)
+enum err jinja_value_seq_push(struct jv_arena *a, struct jv *seq, struct jv item)
 {
 	struct jv_seq *l = seq->u.l;
 
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 4;
-		struct jv *v = jv_alloc(a, cap * sizeof(*v));
+		struct jv *v = jinja_value_alloc(a, cap * sizeof(*v));
 
 		if (!v)
 			return ERR_NOMEM;
@@ -162,9 +162,9 @@ enum err jv_seq_push(struct jv_arena *a, struct jv *seq, struct jv item)
 	return ERR_OK;
 }
 
-enum err jv_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out)
+enum err jinja_value_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out)
 {
-	struct jv_dict *d = jv_alloc(a, sizeof(*d));
+	struct jv_dict *d = jinja_value_alloc(a, sizeof(*d));
 
 	if (!d)
 		return ERR_NOMEM;
@@ -174,18 +174,18 @@ enum err jv_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out)
 	return ERR_OK;
 }
 
-struct jv *jv_dict_get(const struct jv *dict, struct jv key)
+struct jv *jinja_value_dict_get(const struct jv *dict, struct jv key)
 {
 	struct jv_dict *d = dict->u.d;
 	size_t i;
 
 	for (i = 0; i < d->n; i++)
-		if (jv_eq(&d->keys[i], &key) == 1)
+		if (jinja_value_eq(&d->keys[i], &key) == 1)
 			return &d->vals[i];
 	return NULL;
 }
 
-struct jv *jv_dict_get_str(const struct jv *dict, const char *s, size_t n)
+struct jv *jinja_value_dict_get_str(const struct jv *dict, const char *s, size_t n)
 {
 	struct jv_dict *d = dict->u.d;
 	size_t i;
@@ -197,10 +197,10 @@ struct jv *jv_dict_get_str(const struct jv *dict, const char *s, size_t n)
 	return NULL;
 }
 
-enum err jv_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct jv val)
+enum err jinja_value_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct jv val)
 {
 	struct jv_dict *d = dict->u.d;
-	struct jv *slot = jv_dict_get(dict, key);
+	struct jv *slot = jinja_value_dict_get(dict, key);
 
 	if (slot) {
 		*slot = val;
@@ -208,8 +208,8 @@ enum err jv_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct 
 	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 4;
-		struct jv *k = jv_alloc(a, cap * sizeof(*k));
-		struct jv *v = jv_alloc(a, cap * sizeof(*v));
+		struct jv *k = jinja_value_alloc(a, cap * sizeof(*k));
+		struct jv *v = jinja_value_alloc(a, cap * sizeof(*v));
 
 		if (!k || !v)
 			return ERR_NOMEM;
@@ -226,7 +226,7 @@ enum err jv_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct 
 	return ERR_OK;
 }
 
-int jv_truthy(const struct jv *v)
+int jinja_value_truthy(const struct jv *v)
 {
 	switch (v->k) {
 	case JV_UNDEF:
@@ -251,22 +251,22 @@ int jv_truthy(const struct jv *v)
 	}
 }
 
-int jv_is_num(const struct jv *v)
+int jinja_value_is_num(const struct jv *v)
 {
 	return v->k == JV_INT || v->k == JV_BOOL || v->k == JV_FLOAT;
 }
 
-int jv_is_str(const struct jv *v)
+int jinja_value_is_str(const struct jv *v)
 {
 	return v->k == JV_STR;
 }
 
-int jv_is_seq(const struct jv *v)
+int jinja_value_is_seq(const struct jv *v)
 {
 	return v->k == JV_LIST || v->k == JV_TUPLE;
 }
 
-int jv_is_map(const struct jv *v)
+int jinja_value_is_map(const struct jv *v)
 {
 	return v->k == JV_DICT;
 }
@@ -301,7 +301,7 @@ static int seq_eq(const struct jv_seq *a, const struct jv_seq *b)
 	if (a->n != b->n)
 		return 0;
 	for (i = 0; i < a->n; i++)
-		if ((r = jv_eq(&a->v[i], &b->v[i])) != 1)
+		if ((r = jinja_value_eq(&a->v[i], &b->v[i])) != 1)
 			return r;
 	return 1;
 }
@@ -314,24 +314,26 @@ static int dict_eq(const struct jv *a, const struct jv *b)
 	if (a->u.d->n != b->u.d->n)
 		return 0;
 	for (i = 0; i < a->u.d->n; i++) {
-		struct jv *o = jv_dict_get(b, a->u.d->keys[i]);
+		struct jv *o = jinja_value_dict_get(b, a->u.d->keys[i]);
 
 		if (!o)
 			return 0;
-		if ((r = jv_eq(&a->u.d->vals[i], o)) != 1)
+		if ((r = jinja_value_eq(&a->u.d->vals[i], o)) != 1)
 			return r;
 	}
 	return 1;
 }
 
-int jv_eq(const struct jv *a, const struct jv *b)
+int jinja_value_eq(const struct jv *a, const struct jv *b)
 {
-	if (jv_is_num(a) && jv_is_num(b))
+	if (jinja_value_is_num(a) && jinja_value_is_num(b))
 		return num_eq(a, b);
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT) {
 		if (a->k == JV_BIGINT && b->k == JV_BIGINT)
 			return !strcmp(a->u.s->data, b->u.s->data);
-		return jv_is_num(a) || jv_is_num(b) ? (a->k == JV_FLOAT || b->k == JV_FLOAT ? -1 : 0) : 0;
+		if (!jinja_value_is_num(a) && !jinja_value_is_num(b))
+			return 0;
+		return a->k == JV_FLOAT || b->k == JV_FLOAT ? -1 : 0;
 	}
 	if (a->k != b->k)
 		return 0;
@@ -354,7 +356,7 @@ int jv_eq(const struct jv *a, const struct jv *b)
 	}
 }
 
-int jv_hashable(const struct jv *v)
+int jinja_value_hashable(const struct jv *v)
 {
 	size_t i;
 
@@ -368,7 +370,7 @@ int jv_hashable(const struct jv *v)
 		return 1;
 	case JV_TUPLE:
 		for (i = 0; i < v->u.l->n; i++)
-			if (!jv_hashable(&v->u.l->v[i]))
+			if (!jinja_value_hashable(&v->u.l->v[i]))
 				return 0;
 		return 1;
 	default:
@@ -376,7 +378,7 @@ int jv_hashable(const struct jv *v)
 	}
 }
 
-const char *jv_type_name(const struct jv *v)
+const char *jinja_value_type_name(const struct jv *v)
 {
 	switch (v->k) {
 	case JV_UNDEF: return "Undefined";
@@ -427,22 +429,22 @@ static enum err read_number(struct jreader *r, struct jv *out)
 	for (i = 0; i < n; i++)
 		is_float |= s[i] == '.' || s[i] == 'e' || s[i] == 'E';
 	if (is_float) {
-		char *copy = jv_alloc(r->a, n + 1);
+		char *copy = jinja_value_alloc(r->a, n + 1);
 
 		if (!copy)
 			return diag_fail(r->d, ERR_NOMEM, "out of memory");
 		memcpy(copy, s, n);
-		*out = jv_float(strtod(copy, NULL));
+		*out = jinja_value_float(strtod(copy, NULL));
 		return ERR_OK;
 	}
 	if (n < 19 || (n == 19 && s[0] != '-' && memcmp(s, "9223372036854775807", 19) <= 0) ||
 	    (n == 20 && s[0] == '-' && memcmp(s + 1, "9223372036854775808", 19) <= 0)) {
 		memcpy(tmp, s, n);
 		tmp[n] = 0;
-		*out = jv_int(strtoll(tmp, NULL, 10));
+		*out = jinja_value_int(strtoll(tmp, NULL, 10));
 		return ERR_OK;
 	}
-	if (jv_str_new(r->a, s, n, out))
+	if (jinja_value_str_new(r->a, s, n, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	out->k = JV_BIGINT;
 	return ERR_OK;
@@ -455,7 +457,7 @@ static enum err read_string(struct jreader *r, struct jv *out)
 
 	if (jscan_string(&r->j, &r->scratch, &s, &n, r->d))
 		return r->d->code;
-	if (jv_str_new(r->a, s, n, out))
+	if (jinja_value_str_new(r->a, s, n, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
@@ -465,13 +467,13 @@ static enum err read_array(struct jreader *r, int depth, struct jv *out)
 	struct jv item;
 	int more;
 
-	if (jv_seq_new(r->a, JV_LIST, 0, out))
+	if (jinja_value_seq_new(r->a, JV_LIST, 0, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	more = jscan_open(&r->j, '[', r->d);
 	while (more == 1) {
 		if (read_value(r, depth + 1, &item))
 			return r->d->code;
-		if (jv_seq_push(r->a, out, item))
+		if (jinja_value_seq_push(r->a, out, item))
 			return diag_fail(r->d, ERR_NOMEM, "out of memory");
 		more = jscan_next(&r->j, ']', r->d);
 	}
@@ -483,14 +485,14 @@ static enum err read_object(struct jreader *r, int depth, struct jv *out)
 	struct jv key, val;
 	int more;
 
-	if (jv_dict_new(r->a, JV_DICT, out))
+	if (jinja_value_dict_new(r->a, JV_DICT, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	more = jscan_open(&r->j, '{', r->d);
 	while (more == 1) {
 		if (read_string(r, &key) || jscan_expect(&r->j, ':', r->d) ||
 		    read_value(r, depth + 1, &val))
 			return r->d->code;
-		if (jv_dict_set(r->a, out, key, val))
+		if (jinja_value_dict_set(r->a, out, key, val))
 			return diag_fail(r->d, ERR_NOMEM, "out of memory");
 		more = jscan_next(&r->j, '}', r->d);
 	}
@@ -506,9 +508,9 @@ static enum err read_word(struct jreader *r, struct jv *out)
 		return r->d->code;
 	s = r->j.s + start;
 	if (*s == 'n')
-		*out = jv_none();
+		*out = jinja_value_none();
 	else
-		*out = jv_bool(*s == 't');
+		*out = jinja_value_bool(*s == 't');
 	return ERR_OK;
 }
 
@@ -541,8 +543,8 @@ static enum err read_value(struct jreader *r, int depth, struct jv *out)
 	}
 }
 
-enum err jv_from_json(struct jv_arena *a, const char *s, size_t len,
-		      const char *name, struct jv *out, struct diag *d)
+enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
+			       const char *name, struct jv *out, struct diag *d)
 {
 	struct jreader r;
 	enum err e;

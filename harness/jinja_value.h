@@ -65,7 +65,10 @@ struct jv_seq {
 	size_t n;        /* items */
 	size_t cap;      /* allocated slots */
 	struct jv *v;    /* items, arena */
-	int consumed;    /* a generator already iterated once */
+	size_t taken;    /* a generator: items already consumed */
+	int raised;      /* a generator: `err` was raised (it is finished) */
+	enum err err;    /* a generator: what its next item after v[n-1] raises */
+	const char *err_msg; /* the message of that failure (arena) */
 };
 
 struct jv_dict {
@@ -94,51 +97,51 @@ struct jv {
 };
 
 /* --- arena --- */
-void jv_arena_init(struct jv_arena *a, size_t max);
-void jv_arena_release(struct jv_arena *a);
+void jinja_value_arena_init(struct jv_arena *a, size_t max);
+void jinja_value_arena_release(struct jv_arena *a);
 /* `n` zeroed bytes, 16-aligned; NULL when out of memory or past the cap. */
-void *jv_alloc(struct jv_arena *a, size_t n);
+void *jinja_value_alloc(struct jv_arena *a, size_t n);
 
 /* --- constructors (NULL-free: on failure they return ERR_NOMEM/ERR_LIMIT) --- */
-struct jv jv_none(void);
-struct jv jv_bool(int b);
-struct jv jv_int(int64_t i);
-struct jv jv_float(double f);
-struct jv jv_undef(const char *name);
+struct jv jinja_value_none(void);
+struct jv jinja_value_bool(int b);
+struct jv jinja_value_int(int64_t i);
+struct jv jinja_value_float(double f);
+struct jv jinja_value_undef(const char *name);
 /* A str of `n` bytes of valid UTF-8 at `s` (copied). */
-enum err jv_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out);
+enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out);
 /* The same, taking the bytes of `b` (copied; `b` is left as is). */
-enum err jv_str_buf(struct jv_arena *a, const struct buf *b, struct jv *out);
+enum err jinja_value_str_buf(struct jv_arena *a, const struct buf *b, struct jv *out);
 /* An empty list or tuple (`k`) with room for `cap` items. */
-enum err jv_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *out);
-enum err jv_seq_push(struct jv_arena *a, struct jv *seq, struct jv item);
-enum err jv_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out);
+enum err jinja_value_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *out);
+enum err jinja_value_seq_push(struct jv_arena *a, struct jv *seq, struct jv item);
+enum err jinja_value_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out);
 /* Python's d[key] = val: an existing key keeps its position. */
-enum err jv_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct jv val);
+enum err jinja_value_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct jv val);
 /* The value for `key`, or NULL. */
-struct jv *jv_dict_get(const struct jv *dict, struct jv key);
-struct jv *jv_dict_get_str(const struct jv *dict, const char *s, size_t n);
+struct jv *jinja_value_dict_get(const struct jv *dict, struct jv key);
+struct jv *jinja_value_dict_get_str(const struct jv *dict, const char *s, size_t n);
 
 /* --- Python semantics --- */
 /* Python truthiness (Undefined false, a generator true). */
-int jv_truthy(const struct jv *v);
+int jinja_value_truthy(const struct jv *v);
 /* Python ==. Returns 1/0; -1 when needle cannot decide (a big integer against
  * a number), which callers refuse. */
-int jv_eq(const struct jv *a, const struct jv *b);
+int jinja_value_eq(const struct jv *a, const struct jv *b);
 /* Whether the value can be a dict key (hashable in Python). */
-int jv_hashable(const struct jv *v);
+int jinja_value_hashable(const struct jv *v);
 /* Python type name for messages ("str", "dict", "NoneType", ...). */
-const char *jv_type_name(const struct jv *v);
+const char *jinja_value_type_name(const struct jv *v);
 /* A number (int, bool, float): 1 and its value as double; else 0. */
-int jv_is_num(const struct jv *v);
-int jv_is_str(const struct jv *v);
-int jv_is_seq(const struct jv *v); /* list or tuple (views included) */
-int jv_is_map(const struct jv *v); /* dict */
+int jinja_value_is_num(const struct jv *v);
+int jinja_value_is_str(const struct jv *v);
+int jinja_value_is_seq(const struct jv *v); /* list or tuple (views included) */
+int jinja_value_is_map(const struct jv *v); /* dict */
 
 /* --- JSON input, as Python's json.loads --- */
 /* Parses one JSON value of `len` bytes at `s` (named `name` in messages) into
  * `*out`, allocated from `a`. */
-enum err jv_from_json(struct jv_arena *a, const char *s, size_t len,
-		      const char *name, struct jv *out, struct diag *d);
+enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
+			       const char *name, struct jv *out, struct diag *d);
 
 #endif

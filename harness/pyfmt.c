@@ -231,6 +231,9 @@ enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
 	enum err e = ERR_OK;
 
 	switch (v->k) {
+	case JV_UNDEF: /* jinja2's Undefined.__repr__ */
+		e = buf_puts(out, "Undefined");
+		break;
 	case JV_NONE:
 		e = buf_puts(out, "None");
 		break;
@@ -256,13 +259,14 @@ enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
 			return repr_view(v, out, d);
 		if (v->flags & (JV_F_GEN | JV_F_RANGE))
 			return diag_fail(d, ERR_UNSUPPORTED, "printing a %s object",
-					 jv_type_name(v));
+					 jinja_value_type_name(v));
 		return repr_seq(v, out, d);
 	case JV_DICT:
 	case JV_NS:
 		return repr_dict(v, out, d);
 	default:
-		return diag_fail(d, ERR_UNSUPPORTED, "printing a %s object", jv_type_name(v));
+		return diag_fail(d, ERR_UNSUPPORTED, "printing a %s object",
+				 jinja_value_type_name(v));
 	}
 	return e ? NOMEM(d) : ERR_OK;
 }
@@ -294,7 +298,8 @@ static enum err json_string(const char *s, size_t n, int ascii, struct buf *out)
 			else if (cp < 0x10000)
 				e = buf_printf(out, "\\u%04x", cp);
 			else
-				e = buf_printf(out, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10),
+				e = buf_printf(out, "\\u%04x\\u%04x",
+					       0xD800 + ((cp - 0x10000) >> 10),
 					       0xDC00 + ((cp - 0x10000) & 0x3FF));
 			i += k;
 			continue;
@@ -365,14 +370,14 @@ static enum err json_key(const struct jv *k, const struct pyfmt_json *o, struct 
 	enum err e;
 
 	if (k->k == JV_STR)
-		return json_string(k->u.s->data, k->u.s->len, o->ensure_ascii, out) ? NOMEM(d)
-										       : ERR_OK;
+		return json_string(k->u.s->data, k->u.s->len, o->ensure_ascii, out) ? NOMEM(d) : ERR_OK;
 	if (k->k == JV_BOOL || k->k == JV_NONE)
 		return json_string(k->k == JV_NONE ? "null" : k->u.i ? "true" : "false",
 				   k->k == JV_NONE ? 4 : k->u.i ? 4 : 5, 0, out) ? NOMEM(d) : ERR_OK;
 	if (k->k != JV_INT && k->k != JV_BIGINT && k->k != JV_FLOAT)
-		return diag_fail(d, ERR_INPUT, "TypeError: keys must be str, int, float, bool or None, not %s",
-				 jv_type_name(k));
+		return diag_fail(d, ERR_INPUT,
+				 "TypeError: keys must be str, int, float, bool or None, not %s",
+				 jinja_value_type_name(k));
 	buf_init(&tmp, out->max);
 	e = json_value(k, o, 0, &tmp, d);
 	if (!e && json_string(tmp.data, tmp.len, 0, out))
@@ -396,7 +401,8 @@ static enum err sorted_order(const struct jv_dict *m, size_t *idx, struct diag *
 
 	for (i = 0; i < m->n; i++) {
 		if (m->keys[i].k != JV_STR)
-			return diag_fail(d, ERR_UNSUPPORTED, "tojson sort_keys with non-string keys");
+			return diag_fail(d, ERR_UNSUPPORTED,
+					 "tojson sort_keys with non-string keys");
 		for (j = i; j > 0 && key_cmp(&m->keys[idx[j - 1]], &m->keys[i]) > 0; j--)
 			idx[j] = idx[j - 1];
 		idx[j] = i;
@@ -451,7 +457,7 @@ static enum err json_value(const struct jv *v, const struct pyfmt_json *o, int l
 {
 	enum err e = ERR_OK;
 
-	if (level > 200)
+	if (level > 1000)
 		return diag_fail(d, ERR_LIMIT, "tojson nested too deeply");
 	switch (v->k) {
 	case JV_NONE:
@@ -477,14 +483,16 @@ static enum err json_value(const struct jv *v, const struct pyfmt_json *o, int l
 	case JV_LIST:
 	case JV_TUPLE:
 		if (v->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
-			return diag_fail(d, ERR_INPUT, "TypeError: Object of type %s is not JSON serializable",
-					 jv_type_name(v));
+			return diag_fail(d, ERR_INPUT,
+					 "TypeError: Object of type %s is not JSON serializable",
+					 jinja_value_type_name(v));
 		return json_seq(v, o, level, out, d);
 	case JV_DICT:
 		return json_dict(v, o, level, out, d);
 	default:
-		return diag_fail(d, ERR_INPUT, "TypeError: Object of type %s is not JSON serializable",
-				 jv_type_name(v));
+		return diag_fail(d, ERR_INPUT,
+				 "TypeError: Object of type %s is not JSON serializable",
+				 jinja_value_type_name(v));
 	}
 	return e ? NOMEM(d) : ERR_OK;
 }

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "json.h"
 #include "mem.h"
 #include "req.h"
 
@@ -81,7 +82,7 @@ static int is_inline(const char *url)
 enum err req_inline_images(const cJSON *messages, const char *base_dir,
 			   cJSON **out, struct diag *d)
 {
-	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part;
+	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part, *inl;
 	struct buf url;
 	enum err e = ERR_OK;
 
@@ -100,9 +101,14 @@ enum err req_inline_images(const cJSON *messages, const char *base_dir,
 				continue;
 			buf_reset(&url);
 			e = data_url(u->valuestring, base_dir, &url, d);
-			if (!e && !cJSON_ReplaceItemInObjectCaseSensitive(
-					  img, "url", cJSON_CreateString(url.data)))
+			if (!e && !(inl = cJSON_CreateString(url.data)))
 				e = diag_fail(d, ERR_NOMEM, "out of memory inlining an image");
+			/* in place, so the body keeps its key order; a failed
+			 * replace leaves `inl` unattached */
+			if (!e && !cJSON_ReplaceItemInObjectCaseSensitive(img, "url", inl)) {
+				cJSON_Delete(inl);
+				e = diag_fail(d, ERR_NOMEM, "out of memory inlining an image");
+			}
 			if (e)
 				goto out;
 		}
@@ -134,14 +140,34 @@ static int has_file_image(const cJSON *messages)
 	return 0;
 }
 
-static int copy_fields(cJSON *body, const cJSON *kase, const char *const *keys)
+static void copy_fields(struct json_build *jb, cJSON *body, const cJSON *kase,
+			const char *const *keys)
 {
 	for (; *keys; keys++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(kase, *keys);
-		if (v && !cJSON_AddItemToObject(body, *keys, cJSON_Duplicate(v, 1)))
-			return 0;
+		if (v)
+			json_add_dup(jb, body, *keys, v);
 	}
-	return 1;
+}
+
+/* Everything of the body but the messages; NULL when out of memory. */
+static cJSON *body_head(const struct suite_case *c, const char *model)
+{
+	struct json_build jb;
+	cJSON *head;
+
+	json_build_init(&jb);
+	head = json_new_obj(&jb);
+	json_add_str(&jb, head, "model", model);
+	json_add_bool(&jb, head, "stream", 1);
+	json_add_bool(&jb, json_add_obj(&jb, head, "stream_options"), "include_usage", 1);
+	copy_fields(&jb, head, c->json, passthrough);
+	if (c->prompt)
+		json_add_str(&jb, head, "prompt", c->prompt);
+	else
+		copy_fields(&jb, head, c->json, chat_only);
+	json_build_end(&jb, &head, "the request", NULL);
+	return head;
 }
 
 /*
@@ -153,7 +179,7 @@ enum err req_build(struct req *r, const struct suite_case *c,
 		   const cJSON *messages, const char *model,
 		   const char *base_dir, struct diag *d)
 {
-	cJSON *head = cJSON_CreateObject(), *inlined = NULL;
+	cJSON *head = body_head(c, model), *inlined = NULL;
 	char *head_txt = NULL, *msgs_txt = NULL;
 	enum err e = ERR_OK;
 	int ok;
@@ -161,13 +187,7 @@ enum err req_build(struct req *r, const struct suite_case *c,
 	buf_reset(&r->body);
 	r->endpoint = c->prompt ? REQ_COMPLETIONS : REQ_CHAT;
 	r->path = c->prompt ? "/v1/completions" : "/v1/chat/completions";
-	ok = head && cJSON_AddStringToObject(head, "model", model) &&
-	     cJSON_AddTrueToObject(head, "stream") &&
-	     cJSON_AddTrueToObject(cJSON_AddObjectToObject(head, "stream_options"),
-				   "include_usage") &&
-	     copy_fields(head, c->json, passthrough) &&
-	     (c->prompt || copy_fields(head, c->json, chat_only)) &&
-	     (!c->prompt || cJSON_AddStringToObject(head, "prompt", c->prompt));
+	ok = head != NULL;
 	if (ok && !c->prompt && messages && has_file_image(messages)) {
 		e = req_inline_images(messages, base_dir, &inlined, d);
 		if (e)

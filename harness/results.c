@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,18 +11,10 @@
 #include "buf.h"
 #include "io.h"
 #include "mem.h"
+#include "record.h"
 #include "results.h"
 
 #define PATHBUF 4096
-
-void results_key(const char *id, long repeat, int has_seed, long seed,
-		 char *out, size_t cap)
-{
-	if (has_seed)
-		snprintf(out, cap, "%s\x1f%ld\x1f%ld", id, repeat, seed);
-	else
-		snprintf(out, cap, "%s\x1f%ld\x1fnull", id, repeat);
-}
 
 static enum err add_key(struct results *r, const char *key, struct diag *d)
 {
@@ -54,34 +45,6 @@ int results_has(const struct results *r, const char *key)
 	return 0;
 }
 
-/* The key of a record, or 0 when it is not a record needle wrote. */
-/* Whether `v` is an integer in the range suite seeds take (|x| < 2^53), which
- * converts to long exactly; converting a larger one would be undefined (found
- * by tests/fuzz/fuzz_results). */
-static int as_long(const cJSON *v, long *out)
-{
-	double x = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
-
-	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
-		return 0;
-	*out = (long)x;
-	return 1;
-}
-
-static int record_key(const cJSON *rec, char *out, size_t cap)
-{
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
-	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(rec, "repeat");
-	const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rec, "seed");
-	long r, sd = 0;
-
-	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
-	    !(cJSON_IsNull(seed) || as_long(seed, &sd)))
-		return 0;
-	results_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
-	return 1;
-}
-
 /* Loads the keys of a journal; cuts off a torn last line. */
 static enum err load(struct results *r, const char *path, struct diag *d)
 {
@@ -96,9 +59,8 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 		char *nl = memchr(b.data + pos, '\n', b.len - pos);
 		size_t end = nl ? (size_t)(nl - b.data) : b.len;
 		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
-		int ok = rec && record_key(rec, key, sizeof(key));
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, "verdict");
-		int pass = cJSON_IsString(v) && !strcmp(v->valuestring, "pass");
+		int ok = rec && record_key_of(rec, key, sizeof(key));
+		int pass = record_passed(rec);
 
 		line++;
 		cJSON_Delete(rec);
@@ -290,7 +252,7 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 	enum err e;
 
 	fix_tree(rec->child);
-	if (!record_key(rec, key, sizeof(key)))
+	if (!record_key_of(rec, key, sizeof(key)))
 		return diag_fail(d, ERR_INTERNAL, "result record without case, repeat or seed");
 	txt = cJSON_PrintUnformatted(rec);
 	if (!txt)
@@ -385,22 +347,6 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);
 	buf_release(&b);
 	return e;
-}
-
-/* Why `rec` (NULL when the line is not JSON) is not a record; NULL if it is. */
-static const char *record_problem(const cJSON *rec)
-{
-	char key[1024];
-
-	if (!rec)
-		return "not JSON";
-	if (!cJSON_IsObject(rec))
-		return "not a JSON object";
-	if (!record_key(rec, key, sizeof(key)))
-		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
-	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rec, "verdict")))
-		return "no \"verdict\" string";
-	return NULL;
 }
 
 enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,

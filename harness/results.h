@@ -8,11 +8,12 @@
  *	                        with a single write() and fsync'd before the next
  *	RUN_DIR/raw/NAME.sse    the raw SSE bytes of each attempt
  *
- * An attempt is keyed by (case id, repeat, seed); the seed is the haystack seed
- * of a recall case, the sampling seed of other cases, or null. On --resume the
- * journal is read back, attempts already recorded are skipped (a failure is
- * never rerun or overwritten), and a torn last line (a crash mid-write) is cut
- * off. A write that fails (full disk, file too large) is rolled back to the last
+ * What a record and the manifest hold is record.h's; this module keeps the
+ * files. An attempt is keyed by (case id, repeat, seed), record_key; the seed
+ * is the haystack seed of a recall case, the sampling seed of other cases, or
+ * null. On --resume the journal is read back, attempts already recorded are
+ * skipped (a failure is never rerun or overwritten), and a torn last line (a
+ * crash mid-write) is cut off. A write that fails (full disk, file too large) is rolled back to the last
  * complete line and reported as ERR_IO; the records before it stay intact.
  */
 #ifndef NEEDLE_RESULTS_H
@@ -49,12 +50,7 @@ enum err results_open(const char *dir, int resume, struct results **out,
 /* Closes the journal and frees the handle. Accepts NULL. */
 void results_free(struct results *r);
 
-/* The attempt key "ID\x1fREPEAT\x1fSEED" (SEED "null" when has_seed is 0),
- * written into `out` (`cap` bytes). */
-void results_key(const char *id, long repeat, int has_seed, long seed,
-		 char *out, size_t cap);
-
-/* Whether an attempt with this key is already recorded. */
+/* Whether an attempt with this key (record_key) is already recorded. */
 int results_has(const struct results *r, const char *key);
 
 /* Appends `rec` (borrowed; must hold "case", "repeat" and "seed") as one line
@@ -94,7 +90,7 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
  * file order, owned by the caller. Read-only: a torn last line (no newline, or
  * not a record, as --resume sees it) is skipped, not cut, and its size is put
  * in *torn_bytes. Any other line that is not JSON, or not an object with
- * "case", "repeat", "seed" and a "verdict" string, is ERR_INPUT naming the
+ * record (record_problem), is ERR_INPUT naming the
  * file, line and reason. ERR_IO when the file cannot be read.
  */
 enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,

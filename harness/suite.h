@@ -12,10 +12,14 @@
  * missing or duplicate id, an unknown kind, a regex that does not compile, all
  * fail with ERR_INPUT and a message naming the file, the JSON path and the
  * reason, e.g. "suites/x.json: cases[2].expect.json: ...". An unknown key that
- * is close to a known one gets "(did you mean 'max_tokens'?)".
+ * is close to a known one gets "(did you mean 'max_tokens'?)". The suite
+ * checks the shape of "expect" where it is written; the rules between its
+ * members (exactly one way to grade, the regex compiles, ...) are expect.h's,
+ * whose parse every case's `expect` is.
  *
  * A loaded suite owns its parsed JSON; every pointer in a `struct suite_case`
- * borrows from it and lives until suite_free.
+ * borrows from it and lives until suite_free (which also releases each
+ * case's `expect`).
  */
 #ifndef NEEDLE_SUITE_H
 #define NEEDLE_SUITE_H
@@ -25,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "expect.h"
 #include "io.h"
 
 #define SUITE_MAX_CASES 100000
@@ -39,15 +44,6 @@ enum suite_kind {
 	SUITE_TOOL_CALL,   /* tool round trip: call, simulated result, answer */
 	SUITE_MULTI_TURN,  /* scripted history in "messages"; graded by "expect" */
 	SUITE_IMAGE_ORDER  /* images in "messages"; graded by "expect" */
-};
-
-/* How a case is graded, from "expect". */
-enum suite_expect {
-	SUITE_EXPECT_NONE = 0, /* transport and audit only */
-	SUITE_EXPECT_JSON,     /* strict: the whole answer is that JSON value */
-	SUITE_EXPECT_REGEX,    /* PCRE2 match of the whole answer */
-	SUITE_EXPECT_CONTAINS, /* every string occurs in the answer */
-	SUITE_EXPECT_TOOL_CALL /* tool name + arguments, then final_contains */
 };
 
 /* Recall options ("recall": {...}); defaults in brackets. */
@@ -72,8 +68,7 @@ struct suite_case {
 	const char *prompt;         /* raw prompt for /v1/completions, or NULL */
 	const cJSON *tools;         /* array or NULL */
 	const cJSON *kwargs;        /* chat_template_kwargs object or NULL */
-	const cJSON *expect;        /* the "expect" object or NULL */
-	enum suite_expect expect_kind;
+	struct expect expect;       /* parsed "expect" (kind EXPECT_NONE without) */
 	long repeat;                /* >= 1 [1] */
 	long usage_tolerance;       /* allowed |usage_delta| [0] */
 	long max_tokens;            /* 0 = not set */

@@ -126,6 +126,8 @@ const char *tok_sha256(const struct tok *t)
 	struct diag d;
 
 	diag_init(&d);
+	if (!t->sha->hex[0] && t->hf)
+		memcpy(t->sha->hex, tok_hf_sha256(t->hf), IO_SHA256_HEX);
 	if (!t->sha->hex[0] && io_sha256_file(t->sha->path, t->sha->hex, &d))
 		t->sha->hex[0] = '\0';
 	return t->sha->hex;

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "buf.h"
 #include "mem.h"
 
 /* Pre-tokens of at most this many units use the linear scan (cache-friendly,
@@ -9,6 +10,12 @@
  * Word::merge_all), so a 1 MB run of one character stays O(n log n). */
 #define LINEAR_MAX 64
 #define NO_RANK UINT32_MAX
+
+/* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
+static size_t utf8_len(unsigned char c)
+{
+	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
 
 /* ---- hashing ---------------------------------------------------------- */
 
@@ -353,6 +360,15 @@ struct bpe {
 	uint32_t *roff, *rlen; /* id -> unit string in vocab.arena; rlen UINT32_MAX = none */
 	size_t nr;             /* entries in roff/rlen */
 	uint32_t last_new;     /* id made by the previous merge, to guess the next */
+	/* byte-level, for the char-level start: the lowest rank of a merge
+	 * with id as its left part whose right part starts with a byte of
+	 * class c (minl[c][id], RIGHT_CLASSES), or as its right part whose left
+	 * part ends with a byte of class c (minr[c][id], LEFT_CLASSES);
+	 * NO_RANK if none. nmin entries each, all in one block at minl[0];
+	 * NULL for other models. */
+	uint32_t *minl[4], *minr[2];
+	size_t nmin;
+	int borrowed;          /* the tables above live in a caller's blob (bpe_from_blob) */
 	/* Loading is batched so that the hash-table misses of consecutive
 	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
 	 * entries wait here, their bytes already in vocab.arena, until the
@@ -442,6 +458,11 @@ void bpe_free(struct bpe *b)
 {
 	if (!b)
 		return;
+	if (b->borrowed) {
+		mem_free(b->unk);
+		mem_free(b);
+		return;
+	}
 	smap_free(&b->vocab);
 	smap_free(&b->raw);
 	mmap_free(&b->merges);
@@ -452,6 +473,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->marena);
 	mem_free(b->roff);
 	mem_free(b->rlen);
+	mem_free(b->minl[0]);
 	mem_free(b);
 }
 
@@ -802,6 +824,74 @@ static enum err merge_flush(struct bpe *b, struct diag *d)
 	return e;
 }
 
+/* Whether token `id` may end where a character ends: its last lead byte
+ * has all its continuation bytes (a token of continuation bytes only may
+ * end a character begun before it). */
+static int ends_char(const struct bpe *b, uint32_t id)
+{
+	const unsigned char *t;
+	size_t n, i;
+
+	if (id >= b->nr || b->rlen[id] == UINT32_MAX)
+		return 0;
+	t = (const unsigned char *)b->vocab.arena + b->roff[id];
+	n = b->rlen[id];
+	for (i = n; i-- > 0;)
+		if ((t[i] & 0xC0) != 0x80)
+			return t[i] < 0x80 || n - i == utf8_len(t[i]);
+	return 1;
+}
+
+/* Class of the byte that starts the right neighbour of a character: ASCII,
+ * the lead byte of a 2-, 3- or 4-byte character (never a continuation). */
+static unsigned right_class(unsigned char c)
+{
+	return c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+}
+
+/* Class of the byte that ends the left neighbour of a character: ASCII or
+ * a continuation byte. */
+static unsigned left_class(unsigned char c)
+{
+	return c >= 0x80;
+}
+
+/* Fills b->minl and b->minr from the final merge table (the last duplicate
+ * pair's rank, as lookups see it), leaving out merges that cannot join two
+ * characters of valid UTF-8: a right part that starts with a continuation
+ * byte, a left part whose last character is incomplete. */
+static enum err build_min(struct bpe *b)
+{
+	size_t i, c, n = b->nr;
+	uint32_t *all = mem_alloc(6 * n * sizeof(*all));
+
+	if (!all)
+		return ERR_NOMEM;
+	memset(all, 0xFF, 6 * n * sizeof(*all));
+	for (c = 0; c < 4; c++)
+		b->minl[c] = all + c * n;
+	for (c = 0; c < 2; c++)
+		b->minr[c] = all + (4 + c) * n;
+	b->nmin = n;
+	for (i = 0; i < b->merges.nslot; i++) {
+		const struct mslot *m = &b->merges.slot[i];
+		uint64_t k = m->key - 1;
+		uint32_t l = (uint32_t)(k >> 32), r = (uint32_t)k;
+		unsigned char first, last;
+
+		if (!m->key || l >= n || r >= n || b->rlen[l] == UINT32_MAX ||
+		    b->rlen[r] == UINT32_MAX || !b->rlen[l] || !b->rlen[r])
+			continue;
+		first = (unsigned char)b->vocab.arena[b->roff[r]];
+		last = (unsigned char)b->vocab.arena[b->roff[l] + b->rlen[l] - 1];
+		if ((first & 0xC0) != 0x80 && m->rank < b->minl[right_class(first)][l])
+			b->minl[right_class(first)][l] = m->rank;
+		if (ends_char(b, l) && m->rank < b->minr[left_class(last)][r])
+			b->minr[left_class(last)][r] = m->rank;
+	}
+	return ERR_OK;
+}
+
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
 	uint32_t id;
@@ -842,6 +932,173 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 					 b->o.unk);
 		b->unk_id = u;
 	}
+	if (b->o.byte_level && b->merges.n && b->nr && build_min(b))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	return ERR_OK;
+}
+
+/* ---- the model as one blob (tok_cache) -------------------------------- */
+
+#define BLOB_MAGIC 0x31424550454c4e4eULL /* "NNLEPEB1" */
+
+/* Counts and scalars, then the arrays in this order, each padded to 8
+ * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
+ * roff, rlen, the minl/minr block. */
+struct blob_head {
+	uint64_t magic, sizes; /* sizes: sizeof sslot, mslot, blob_head */
+	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
+	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len;
+	int64_t unit[256], fallback[256], unk_id;
+	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
+};
+
+static uint64_t blob_sizes(void)
+{
+	return sizeof(struct sslot) | sizeof(struct mslot) << 8 | sizeof(struct blob_head) << 16;
+}
+
+/* The zeros that pad n bytes to a multiple of 8. */
+static enum err blob_pad(struct buf *out, size_t n)
+{
+	static const char zero[8];
+
+	return buf_append(out, zero, (8 - n % 8) % 8) ? ERR_NOMEM : ERR_OK;
+}
+
+static enum err blob_put(struct buf *out, const void *p, size_t n)
+{
+	if (n && buf_append(out, p, n))
+		return ERR_NOMEM;
+	return blob_pad(out, n);
+}
+
+/* Entries of roff/rlen in use: one past the highest id with a string. */
+static size_t ids_used(const struct bpe *b)
+{
+	size_t n = b->nr;
+
+	while (n && b->rlen[n - 1] == UINT32_MAX)
+		n--;
+	return n;
+}
+
+enum err bpe_save(const struct bpe *b, struct buf *out)
+{
+	size_t used = ids_used(b), c;
+	struct blob_head h = {BLOB_MAGIC, blob_sizes(),
+			      b->vocab.n, b->vocab.nslot, b->vocab.alen,
+			      b->raw.n, b->raw.nslot, b->raw.alen,
+			      b->merges.n, b->merges.nslot, b->ntokens, b->nmerges,
+			      used, b->nmin < used ? b->nmin : used,
+			      b->unk ? b->o.unk_len : 0, {0}, {0}, b->unk_id,
+			      (uint64_t)((b->o.byte_level != 0) | (b->o.byte_fallback != 0) << 1 |
+					 (b->o.fuse_unk != 0) << 2 | (b->o.ignore_merges != 0) << 3)};
+
+	memcpy(h.unit, b->unit, sizeof(h.unit));
+	memcpy(h.fallback, b->fallback, sizeof(h.fallback));
+	if (blob_put(out, &h, sizeof(h)) || blob_put(out, b->unk, h.unk_len) ||
+	    blob_put(out, b->vocab.slot, h.vocab_nslot * sizeof(struct sslot)) ||
+	    blob_put(out, b->vocab.arena, h.vocab_alen) ||
+	    blob_put(out, b->raw.slot, h.raw_nslot * sizeof(struct sslot)) ||
+	    blob_put(out, b->raw.arena, h.raw_alen) ||
+	    blob_put(out, b->merges.slot, h.merges_nslot * sizeof(struct mslot)) ||
+	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
+	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)))
+		return ERR_NOMEM;
+	/* the six minl/minr arrays, each cut to the ids in use, back to back */
+	for (c = 0; c < 6 && h.nmin; c++)
+		if (buf_append(out, c < 4 ? b->minl[c] : b->minr[c - 4], h.nmin * sizeof(uint32_t)))
+			return ERR_NOMEM;
+	return blob_pad(out, 6 * h.nmin * sizeof(uint32_t));
+}
+
+/* The next `n` bytes of the blob (8-aligned), or NULL past its end. */
+static const void *blob_take(const char *p, size_t len, size_t *at, uint64_t n)
+{
+	const char *r = p + *at;
+	uint64_t padded = n + (8 - n % 8) % 8;
+
+	if (n > len || padded > len - *at)
+		return NULL;
+	*at += (size_t)padded;
+	return r;
+}
+
+static int pow2_or_zero(uint64_t n)
+{
+	return !(n & (n - 1));
+}
+
+/* Whether the counts of `h` are those of a model this build could have made
+ * (every hash table keeps an empty slot, which ends its probes). */
+static int blob_head_ok(const struct blob_head *h, size_t len)
+{
+	return h->magic == BLOB_MAGIC && h->sizes == blob_sizes() &&
+	       pow2_or_zero(h->vocab_nslot) && pow2_or_zero(h->raw_nslot) &&
+	       pow2_or_zero(h->merges_nslot) && (!h->vocab_nslot || h->vocab_n < h->vocab_nslot) &&
+	       (!h->raw_nslot || h->raw_n < h->raw_nslot) &&
+	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
+	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
+	       h->nr < len && h->nmin <= h->nr && h->unk_len < len;
+}
+
+/* Points the tables of `b` into the blob after the head. */
+static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, size_t len,
+		       size_t at)
+{
+	const char *unk = blob_take(p, len, &at, h->unk_len);
+
+	b->vocab.slot = (struct sslot *)blob_take(p, len, &at, h->vocab_nslot * sizeof(struct sslot));
+	b->vocab.arena = (char *)blob_take(p, len, &at, h->vocab_alen);
+	b->raw.slot = (struct sslot *)blob_take(p, len, &at, h->raw_nslot * sizeof(struct sslot));
+	b->raw.arena = (char *)blob_take(p, len, &at, h->raw_alen);
+	b->merges.slot = (struct mslot *)blob_take(p, len, &at, h->merges_nslot * sizeof(struct mslot));
+	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
+	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
+	b->minl[0] = (uint32_t *)blob_take(p, len, &at, 6 * h->nmin * sizeof(uint32_t));
+	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
+	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || at != len)
+		return 0;
+	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
+		return 0;
+	return 1;
+}
+
+enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
+{
+	const char *p = blob;
+	struct blob_head h;
+	struct bpe *b;
+	size_t c;
+
+	*out = NULL;
+	if (len < sizeof(h) || (uintptr_t)p % 8)
+		return ERR_INPUT;
+	memcpy(&h, p, sizeof(h));
+	if (!blob_head_ok(&h, len) || !(b = mem_calloc(1, sizeof(*b))))
+		return ERR_INPUT;
+	b->borrowed = 1;
+	if (!blob_tables(b, &h, p, len, sizeof(h))) {
+		bpe_free(b);
+		return ERR_INPUT;
+	}
+	b->vocab.n = h.vocab_n, b->vocab.nslot = h.vocab_nslot, b->vocab.alen = h.vocab_alen;
+	b->raw.n = h.raw_n, b->raw.nslot = h.raw_nslot, b->raw.alen = h.raw_alen;
+	b->merges.n = h.merges_n, b->merges.nslot = h.merges_nslot;
+	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr, b->nmin = h.nmin;
+	for (c = 0; h.nmin && c < 4; c++)
+		b->minl[c] = b->minl[0] + c * h.nmin;
+	for (c = 0; h.nmin && c < 2; c++)
+		b->minr[c] = b->minl[0] + (4 + c) * h.nmin;
+	if (!h.nmin)
+		b->minl[0] = NULL;
+	memcpy(b->unit, h.unit, sizeof(h.unit));
+	memcpy(b->fallback, h.fallback, sizeof(h.fallback));
+	b->unk_id = h.unk_id;
+	b->o = (struct bpe_opts){h.opts & 1, h.opts >> 1 & 1, h.opts >> 2 & 1, h.opts >> 3 & 1,
+				 b->unk, b->unk ? h.unk_len : 0};
+	bytelevel_table();
+	*out = b;
 	return ERR_OK;
 }
 
@@ -876,8 +1133,18 @@ struct l0 {
 	uint32_t count;
 };
 
+/* What the char-level start knows of one BMP character (see char_start). */
+struct cinfo {
+	uint32_t id;         /* its token, NO_RANK if it has none */
+	uint32_t lim : 24;   /* 0 = not computed yet; else 1 + the highest rank of its merges */
+	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
+			      * bit 2 + y: before a right neighbour of right_class y */
+};
+#define CINFO_SIZE 0x10000
+
 struct bpe_work {
 	struct l0 l0[L0_SIZE];
+	struct cinfo *ci;      /* CINFO_SIZE entries, made at first use */
 	uint32_t *ids;         /* symbols */
 	struct lsym *lin;      /* linear scan: symbols with their right pair */
 	int32_t *prev, *next;  /* heap: linked symbols */
@@ -905,6 +1172,7 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->next);
 	mem_free(w->alive);
 	mem_free(w->heap);
+	mem_free(w->ci);
 	smap_free(&w->cache);
 	mem_free(w);
 }
@@ -933,11 +1201,6 @@ static enum err grow(struct bpe_work *w, size_t n)
 #undef GROW
 	w->cap = c;
 	return ERR_OK;
-}
-
-static size_t utf8_len(unsigned char c)
-{
-	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
 /* Byte fallback of one unknown unit: the <0xXX> ids of its bytes if all
@@ -1009,18 +1272,33 @@ static inline void pair_rank(const struct bpe *b, struct lsym *l)
 		l[0].rank = NO_RANK;
 }
 
-/* Repeatedly merges the lowest-rank pair, leftmost on ties. */
-static void merge_linear(const struct bpe *b, struct bpe_work *w)
+/* Loads w->ids into the linear scan's symbols with the rank of each pair;
+ * returns the lowest of those ranks (NO_RANK if none). */
+static uint32_t lin_init(const struct bpe *b, struct bpe_work *w)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
+	uint32_t low = NO_RANK;
 
 	for (i = 0; i < n; i++)
 		l[i].id = w->ids[i];
 	for (i = 0; i + 1 < n; i++)
 		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
-	for (i = 0; i + 1 < n; i++)
+	for (i = 0; i + 1 < n; i++) {
 		pair_rank(b, &l[i]);
+		if (l[i].rank < low)
+			low = l[i].rank;
+	}
+	return low;
+}
+
+/* Repeatedly merges the lowest-rank pair, leftmost on ties, from the
+ * symbols lin_init loaded. */
+static void lin_run(const struct bpe *b, struct bpe_work *w)
+{
+	struct lsym *l = w->lin;
+	size_t i, n = w->nsym;
+
 	while (n > 1) {
 		size_t best = 0;
 		uint32_t r = NO_RANK;
@@ -1152,6 +1430,156 @@ static enum err merge_heap(const struct bpe *b, struct bpe_work *w)
 	return e;
 }
 
+/* ---- the char-level start ---------------------------------------------
+ *
+ * A byte-level pre-token starts as bytes, and on CJK text most of its
+ * merges only rebuild its characters. Call character d of a piece "atomic"
+ * when its bytes alone merge into one token T_d by merges of ranks at most
+ * I_d, and every merge that could join a symbol met on the way that starts
+ * d (a prefix, or T_d) to d's actual left neighbour, or one that ends d to
+ * its right neighbour, ranks above I_d (neighbours are told apart by the
+ * class of the adjoining byte: left_class, right_class). Starting the piece
+ * with T_d for every atomic d and bytes elsewhere gives the same tokens as
+ * starting from bytes: run from bytes, an incomplete atomic d always has a
+ * merge of its own (rank <= I_d) ranking below every merge that joins its
+ * symbols to the outside, and every merge that T_d could take part in
+ * ranks above I_d too, so replacing d's fragments by T_d at every moment
+ * turns the byte run, step for step, into the run from the mixed start
+ * (d's own merges become no-ops). A third of the symbols and pair lookups
+ * on CJK; none of it on ASCII pieces, which skip it. */
+
+static int is_ascii(const char *s, size_t n)
+{
+	uint64_t acc = 0, v;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		acc |= v;
+	}
+	for (; i < n; i++)
+		acc |= (unsigned char)s[i];
+	return !(acc & 0x8080808080808080ULL);
+}
+
+/* Lowers cross[] (2 left classes, then 4 right classes) to the ranks of the
+ * merges that may join symbol `id`, bytes [a, z) of a k-byte character, to a
+ * neighbour of each class: as a right part if it starts the character, as
+ * a left part if it ends it (the whole character does both). */
+static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, size_t k,
+			uint32_t cross[6])
+{
+	size_t c;
+
+	if (id >= b->nmin)
+		return;
+	for (c = 0; a == 0 && c < 2; c++)
+		cross[c] = b->minr[c][id] < cross[c] ? b->minr[c][id] : cross[c];
+	for (c = 0; z == k && c < 4; c++)
+		cross[2 + c] = b->minl[c][id] < cross[2 + c] ? b->minl[c][id] : cross[2 + c];
+}
+
+/* Runs BPE on the k bytes of one character alone and records when it is
+ * atomic (struct cinfo). */
+static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
+		      struct cinfo *out)
+{
+	uint32_t sym[4], top = 0, cross[6], rank, nid;
+	size_t at[5], n = k, i, best;
+
+	memset(cross, 0xFF, sizeof(cross));
+	*out = (struct cinfo){NO_RANK, 1, 0};
+	for (i = 0; i < k; i++) {
+		if (b->unit[s[i]] < 0)
+			return;
+		sym[i] = (uint32_t)b->unit[s[i]];
+		at[i] = i;
+		cross_ranks(b, sym[i], i, i + 1, k, cross);
+	}
+	at[k] = k;
+	while (n > 1) {
+		uint32_t r = NO_RANK;
+
+		for (i = best = 0; i + 1 < n; i++)
+			if (mmap_get(&b->merges, sym[i], sym[i + 1], &rank, &nid) && rank < r)
+				r = rank, best = i;
+		if (r == NO_RANK)
+			return;
+		mmap_get(&b->merges, sym[best], sym[best + 1], &rank, &sym[best]);
+		for (i = best + 1; i + 1 < n; i++)
+			sym[i] = sym[i + 1];
+		for (i = best + 1; i < n; i++)
+			at[i] = at[i + 1];
+		n--;
+		top = r > top ? r : top;
+		cross_ranks(b, sym[best], at[best], at[best + 1], k, cross);
+	}
+	if (top >= (1u << 24) - 1)
+		return;
+	out->id = sym[0];
+	out->lim = top + 1;
+	for (i = 0; i < 6; i++)
+		out->ok |= (top < cross[i]) << i;
+}
+
+/* The initial symbols of the piece for the char-level start: T_c for each
+ * character atomic between its neighbours, bytes for the others. Returns
+ * 0 if a byte has no unit (the byte start handles those). */
+static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *piece,
+			size_t n)
+{
+	const unsigned char *s = (const unsigned char *)piece;
+	size_t i = 0, j;
+
+	w->nsym = 0;
+	while (i < n) {
+		size_t k = utf8_len(s[i]);
+		struct cinfo *c = NULL;
+
+		if (k > n - i)
+			return 0;
+		if (k == 2 || k == 3) {
+			uint32_t cp = k == 2 ? (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F)
+					     : (uint32_t)(s[i] & 0x0F) << 12 |
+						       (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+
+			c = &w->ci[cp];
+			if (!c->lim)
+				char_info(b, s + i, k, c);
+		}
+		if (c && c->id != NO_RANK && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
+		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
+			w->ids[w->nsym++] = c->id;
+			i += k;
+			continue;
+		}
+		for (j = 0; j < k; j++, i++) {
+			if (b->unit[s[i]] < 0)
+				return 0;
+			w->ids[w->nsym++] = (uint32_t)b->unit[s[i]];
+		}
+	}
+	return 1;
+}
+
+/* BPE of the piece from the char-level start (*done set), unless a byte
+ * has no unit. */
+static enum err from_chars(const struct bpe *b, struct bpe_work *w, const char *piece,
+			   size_t n, int *done)
+{
+	if (!w->ci && !(w->ci = mem_calloc(CINFO_SIZE, sizeof(*w->ci))))
+		return ERR_NOMEM;
+	if (!char_symbols(b, w, piece, n))
+		return ERR_OK;
+	*done = 1;
+	if (w->nsym <= LINEAR_MAX) {
+		lin_init(b, w);
+		lin_run(b, w);
+		return ERR_OK;
+	}
+	return merge_heap(b, w);
+}
+
 /* Runs the model on one pre-token, leaving the result in w->ids[0..nsym). */
 static enum err run_model(const struct bpe *b, struct bpe_work *w,
 			  const char *piece, size_t n)
@@ -1169,9 +1597,16 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	/* byte fallback can emit 4 ids per unit */
 	if ((e = grow(w, 4 * n + 1)))
 		return e;
+	if (b->minl[0] && !is_ascii(piece, n)) {
+		int done = 0;
+
+		if ((e = from_chars(b, w, piece, n, &done)) || done)
+			return e;
+	}
 	initial_symbols(b, w, piece, n);
 	if (w->nsym <= LINEAR_MAX) {
-		merge_linear(b, w);
+		lin_init(b, w);
+		lin_run(b, w);
 		return ERR_OK;
 	}
 	return merge_heap(b, w);
@@ -1266,4 +1701,9 @@ enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 	memcpy(*ids + *nids, w->ids, w->nsym * sizeof(**ids));
 	*nids += w->nsym;
 	return ERR_OK;
+}
+
+int bpe_byte_level(const struct bpe *b)
+{
+	return b->o.byte_level;
 }

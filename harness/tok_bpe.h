@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "err.h"
 
 /* Pre-tokens longer than this (in bytes) are not cached. */
@@ -69,6 +70,16 @@ enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
  * is copied) and resolves unk and byte fallback tokens. The lookups below
  * are valid after it. */
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d);
+
+/* Appends the finished model `b` to `out` as one blob that bpe_from_blob
+ * takes back on a machine of the same kind (sizes and byte order). */
+enum err bpe_save(const struct bpe *b, struct buf *out);
+/* A model whose tables are the `len` bytes of `blob` (8-aligned), borrowed:
+ * the caller keeps them unchanged until bpe_free. ERR_INPUT (no message)
+ * when the blob is not one bpe_save wrote; ERR_NOMEM. */
+enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out);
+/* Whether the model runs on bytes (fixed at bpe_new). */
+int bpe_byte_level(const struct bpe *b);
 
 /* Vocab id of `tok` as written in tokenizer.json, or -1. */
 long bpe_token_id(const struct bpe *b, const char *tok, size_t n);

@@ -11,9 +11,19 @@
  *   -> post-processor template, only when the caller asks for special tokens.
  *
  * Regexes are Oniguruma patterns rewritten for PCRE2 (uni_rewrite_pattern) and
- * run with the JIT, except the patterns tok_scan.h matches by hand (the
- * environment variable NEEDLE_NO_SCAN=1 turns those off, for tests). Every component or option outside this list is refused at
- * load time with its name (ERR_UNSUPPORTED), as are truncation and padding.
+ * run with the JIT (tok_pat.h, rx.h), except the patterns tok_scan.h matches
+ * by hand (the environment variable NEEDLE_NO_SCAN=1 turns those off, for
+ * tests). Every component or option outside this list is refused at load
+ * time with its name (ERR_UNSUPPORTED), as are truncation and padding.
+ *
+ * Loading keeps a binary copy of the loaded tokenizer in the user's cache
+ * directory, keyed by the JSON's SHA-256, and the next load of the same
+ * bytes reads that instead (tok_cache.h).
+ *
+ * The modules behind this header (sharing tok_hf_impl.h): tok_load.c reads
+ * tokenizer.json and the post-processor, tok_added.c the added tokens,
+ * tok_norm.c the normalizers, tok_pre.c the pre-tokenizers, tok_pat.c their
+ * patterns, tok_bpe.c the model.
  *
  * A loaded tokenizer is read-only; each call builds its own scratch state, so
  * one tokenizer may be shared by threads.
@@ -35,8 +45,12 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 		     struct tok_hf **out, struct diag *d);
 /* Accepts NULL. */
 void tok_hf_free(struct tok_hf *h);
+/* Lower-case hex SHA-256 of the JSON it was loaded from; borrowed. */
+const char *tok_hf_sha256(const struct tok_hf *h);
 
-/* Number of tokens of valid UTF-8 `text`, no special tokens added. */
+/* Number of tokens of valid UTF-8 `text`, no special tokens added. A text
+ * of TOK_SPLIT_MIN bytes or more is counted on every CPU the process may
+ * use, when the tokenizer allows (tok_split.h). */
 enum err tok_hf_count(const struct tok_hf *h, const char *text, size_t len,
 		      size_t *count, struct diag *d);
 /* Token ids of valid UTF-8 `text` appended as in tok_encode; with

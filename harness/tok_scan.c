@@ -6,19 +6,20 @@
 #include "uni.h"
 #include "uni_data.h"
 
-enum { C_L = 1, C_M = 2, C_N = 4, C_P = 8, C_S = 16, C_SP = 32 };
+enum { C_L = 1, C_M = 2, C_N = 4, C_P = 8, C_S = 16, C_SP = 32, C_LL = 64, C_LUT = 128 };
 
 static const struct {
 	enum uni_class_id id;
 	uint8_t bit;
 } class_bits[] = {
 	{UNI_L, C_L}, {UNI_M, C_M}, {UNI_N, C_N}, {UNI_P, C_P}, {UNI_S, C_S},
-	{UNI_ONIG_SPACE, C_SP},
+	{UNI_ONIG_SPACE, C_SP}, {UNI_Ll, C_LL}, {UNI_Lu, C_LUT}, {UNI_Lt, C_LUT},
 };
 #define NBITS (sizeof(class_bits) / sizeof(class_bits[0]))
 
 struct scan_tab {
 	uint8_t bmp[0x10000];
+	int cjk_has_n; /* some code point of U+4000..U+9FFF is \p{N} */
 };
 
 /* DeepSeek V3's pre-tokenizer patterns as JSON-decoded (CR and LF literal). */
@@ -30,8 +31,28 @@ static const char ds_main[] =
 	"[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
 	" ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 
+/* The Split patterns of Qwen2/3 (\p{N}), Llama 3 (\p{N}{1,3}, as cl100k)
+ * and GPT-4o (o200k), JSON-decoded. */
+#define CONTRACTIONS "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+#define CL100K_TAIL " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+static const char qwen_pat[] = CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|" CL100K_TAIL;
+static const char llama3_pat[] =
+	CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|" CL100K_TAIL;
+#define O200K_U "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]"
+#define O200K_L "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]"
+static const char o200k_pat[] =
+	"[^\\r\\n\\p{L}\\p{N}]?" O200K_U "*" O200K_L "+" CONTRACTIONS "?|"
+	"[^\\r\\n\\p{L}\\p{N}]?" O200K_U "+" O200K_L "*" CONTRACTIONS "?|"
+	"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 enum scan_kind scan_kind_of(const char *pat, size_t n)
 {
+	if (n == sizeof(qwen_pat) - 1 && !memcmp(pat, qwen_pat, n))
+		return SCAN_QWEN;
+	if (n == sizeof(llama3_pat) - 1 && !memcmp(pat, llama3_pat, n))
+		return SCAN_LLAMA3;
+	if (n == sizeof(o200k_pat) - 1 && !memcmp(pat, o200k_pat, n))
+		return SCAN_O200K;
 	if (n == sizeof(ds_digits) - 1 && !memcmp(pat, ds_digits, n))
 		return SCAN_DIGITS3;
 	if (n == sizeof(ds_cjk) - 1 && !memcmp(pat, ds_cjk, n))
@@ -57,6 +78,8 @@ enum err scan_tab_new(struct scan_tab **out)
 			for (cp = k->r[i].lo; cp <= k->r[i].hi && cp < 0x10000; cp++)
 				t->bmp[cp] |= class_bits[c].bit;
 	}
+	for (cp = 0x4000; cp <= 0x9FFF; cp++)
+		t->cjk_has_n |= (t->bmp[cp] & C_N) != 0;
 	return ERR_OK;
 }
 
@@ -84,11 +107,15 @@ static inline uint8_t bits_of(const struct scan_tab *t, uint32_t cp)
 /* Decodes the code point at s[i] (valid UTF-8); returns its length. */
 static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
 {
-	unsigned char c = (unsigned char)s[i];
+	const unsigned char *u = (const unsigned char *)s + i;
 
-	if (c < 0x80) {
-		*cp = c;
+	if (u[0] < 0x80) {
+		*cp = u[0];
 		return 1;
+	}
+	if (u[0] >= 0xE0 && u[0] < 0xF0 && i + 3 <= n) {
+		*cp = (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+		return 3;
 	}
 	return uni_decode(s + i, n - i, cp);
 }
@@ -112,8 +139,9 @@ static inline unsigned ascii_letters8(uint64_t v)
 static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t, const char *s, size_t n, size_t i,
 		  uint8_t mask)
 {
-	/* the ASCII members of \p{L} and \p{M} are the letters A-Z a-z */
-	if (mask == (C_L | C_M)) {
+	/* the ASCII members of \p{L} (and of \p{L} with \p{M}) are the
+	 * letters A-Z a-z */
+	if (mask == (C_L | C_M) || mask == C_L) {
 		while (i + 8 <= n) {
 			uint64_t v;
 			unsigned k;
@@ -222,16 +250,226 @@ static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size
 	return 0;
 }
 
-/* First byte at or after i that is an ASCII digit or not ASCII, eight bytes
- * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
- * '0'..'9'). */
-static size_t skip_ascii_nondigits(const char *s, size_t n, size_t i)
+/* ---- cl100k (Qwen, Llama 3) and o200k (GPT-4o) ------------------------ */
+
+static unsigned char fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i]: the match end, or 0. Under (?i)
+ * Oniguruma's s also matches U+017F (long s); no other letter here has a
+ * fold outside ASCII. */
+static size_t contraction(const char *s, size_t n, size_t i)
+{
+	unsigned char a, b;
+
+	if (i + 1 >= n || s[i] != '\'')
+		return 0;
+	a = fold((unsigned char)s[i + 1]);
+	if (a == 's' || a == 't' || a == 'm' || a == 'd')
+		return i + 2;
+	if (i + 2 >= n)
+		return 0;
+	if ((unsigned char)s[i + 1] == 0xC5 && (unsigned char)s[i + 2] == 0xBF)
+		return i + 3;
+	b = fold((unsigned char)s[i + 2]);
+	return (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') ? i + 3 : 0;
+}
+
+/* End of the run of code points none of whose bits meet `mask`, from s[i]. */
+static size_t run_not(const struct scan_tab *t, const char *s, size_t n, size_t i,
+		      uint8_t mask)
+{
+	while (i < n) {
+		uint32_t cp;
+		size_t k = dec(s, n, i, &cp);
+
+		if (bits_of(t, cp) & mask)
+			break;
+		i += k;
+	}
+	return i;
+}
+
+/* \p{N}{1,max} at s[i], s[i] numeric: the match end. */
+static size_t numbers(const struct scan_tab *t, const char *s, size_t n, size_t i,
+		      size_t k, int max)
+{
+	size_t e = i + k;
+	int j;
+
+	for (j = 1; j < max && e < n; j++) {
+		uint32_t cp;
+		size_t k2 = dec(s, n, e, &cp);
+
+		if (!(bits_of(t, cp) & C_N))
+			break;
+		e += k2;
+	}
+	return e;
+}
+
+/* ` ?[^\s\p{L}\p{N}]+` then `[\r\n]*` (with '/' too when `slash`) at s[i],
+ * given that s[i] (or s[i + 1] after a space) is none of \s, L, N. */
+static size_t punct_run(const struct scan_tab *t, const char *s, size_t n, size_t i,
+			int slash)
+{
+	size_t e = run_not(t, s, n, s[i] == ' ' ? i + 1 : i, C_SP | C_L | C_N);
+
+	while (e < n && (s[e] == '\r' || s[e] == '\n' || (slash && s[e] == '/')))
+		e++;
+	return e;
+}
+
+/* The class bits of the code point at s[i] (i < n) and its length. */
+static inline uint8_t bits_at(const struct scan_tab *t, const char *s, size_t n, size_t i,
+			      size_t *k)
+{
+	uint32_t cp;
+
+	*k = dec(s, n, i, &cp);
+	return bits_of(t, cp);
+}
+
+/* Whether bits `b` may start `[^\r\n\p{L}\p{N}]?` (CR and LF tested apart). */
+static int prefix_ok(uint8_t b)
+{
+	return !(b & (C_L | C_N));
+}
+
+/* The cl100k-shaped pattern (Qwen: max_digits 1, Llama 3: 3) at s[i]:
+ * every position starts a match; returns its end. */
+static size_t cl100k_at(const struct scan_tab *t, const char *s, size_t n, size_t i,
+			int max_digits)
+{
+	size_t k0, k1, e;
+	uint8_t b0, b1;
+
+	if (s[i] == '\'' && (e = contraction(s, n, i)))
+		return e;
+	b0 = bits_at(t, s, n, i, &k0);
+	if (b0 & C_L)
+		return run(t, s, n, i + k0, C_L);
+	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
+	if (s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && (b1 & C_L))
+		return run(t, s, n, i + k0, C_L);
+	if (b0 & C_N)
+		return numbers(t, s, n, i, k0, max_digits);
+	if ((s[i] == ' ' && i + 1 < n && !(b1 & (C_SP | C_L | C_N))) ||
+	    !(b0 & (C_SP | C_L | C_N)))
+		return punct_run(t, s, n, i, 0);
+	return spaces(t, s, n, i);
+}
+
+/* o200k's letter classes: U = Lu Lt Lm Lo M, W = Ll Lm Lo M. */
+static int is_u(uint8_t b)
+{
+	return ((b & C_L) && !(b & C_LL)) || (b & C_M);
+}
+
+static int is_w(uint8_t b)
+{
+	return ((b & C_L) && !(b & C_LUT)) || (b & C_M);
+}
+
+/* End of the run of U characters from s[a]; *last_w becomes the start of
+ * the last of them that is also W (Lm, Lo, M). The ASCII members of U are
+ * A-Z, and of W a-z. */
+static size_t u_run(const struct scan_tab *t, const char *s, size_t n, size_t a,
+		    size_t *last_w)
+{
+	size_t k;
+	uint8_t b;
+
+	for (;;) {
+		while (a < n && s[a] >= 'A' && s[a] <= 'Z')
+			a++;
+		if (a >= n || (unsigned char)s[a] < 0x80 || !is_u(b = bits_at(t, s, n, a, &k)))
+			return a;
+		if (is_w(b))
+			*last_w = a;
+		a += k;
+	}
+}
+
+/* End of the run of W characters from s[e]. */
+static size_t w_run(const struct scan_tab *t, const char *s, size_t n, size_t e)
+{
+	size_t k;
+
+	for (;;) {
+		while (e < n && s[e] >= 'a' && s[e] <= 'z')
+			e++;
+		if (e >= n || (unsigned char)s[e] < 0x80 || !is_w(bits_at(t, s, n, e, &k)))
+			return e;
+		e += k;
+	}
+}
+
+/* U*W+ (first) or U+W* (second) from s[j], then an optional contraction:
+ * the match end, or 0. U* gives back characters from its right end until a
+ * W can start (the engine's backtracking). */
+static size_t o200k_word(const struct scan_tab *t, const char *s, size_t n, size_t j,
+			 int second)
+{
+	size_t last_w = n, a = u_run(t, s, n, j, &last_w), e, c, k;
+
+	if (second && a == j)
+		return 0;
+	if (second || (a < n && is_w(bits_at(t, s, n, a, &k)))) {
+		e = w_run(t, s, n, a);
+	} else if (last_w != n) {
+		bits_at(t, s, n, last_w, &k);
+		e = last_w + k;
+	} else {
+		return 0;
+	}
+	return (c = e < n && s[e] == '\'' ? contraction(s, n, e) : 0) ? c : e;
+}
+
+/* GPT-4o's pattern at s[i]: every position starts a match; its end. */
+static size_t o200k_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
+{
+	size_t k0, k1, e;
+	uint8_t b0, b1;
+	int alt, pre;
+
+	b0 = bits_at(t, s, n, i, &k0);
+	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
+	/* a word starts with a letter or a mark, after the prefix or not */
+	pre = s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && (b1 & (C_L | C_M));
+	for (alt = 0; alt < 2 && (pre || (b0 & (C_L | C_M))); alt++) {
+		if (pre && (e = o200k_word(t, s, n, i + k0, alt)))
+			return e;
+		if ((b0 & (C_L | C_M)) && (e = o200k_word(t, s, n, i, alt)))
+			return e;
+	}
+	if (b0 & C_N)
+		return numbers(t, s, n, i, k0, 3);
+	if ((s[i] == ' ' && i + 1 < n && !(b1 & (C_SP | C_L | C_N))) ||
+	    !(b0 & (C_SP | C_L | C_N)))
+		return punct_run(t, s, n, i, 1);
+	return spaces(t, s, n, i);
+}
+
+/* First byte at or after i that is an ASCII digit or not ASCII (other than
+ * a CJK ideograph), eight bytes at a time (SWAR: a byte is flagged when its
+ * high bit is set or it lies in '0'..'9'). */
+static size_t skip_ascii_nondigits(const struct scan_tab *t, const char *s, size_t n,
+				   size_t i)
 {
 	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t v, ge0, le9;
 
-	while (i + 8 <= n) {
-		uint64_t v, ge0, le9;
-
+	for (;;) {
+		/* U+4000..U+9FFF (lead bytes E4..E9) hold no \p{N} (checked
+		 * when the table is built) */
+		while (!t->cjk_has_n && i + 3 <= n && (unsigned char)s[i] >= 0xE4 &&
+		       (unsigned char)s[i] <= 0xE9)
+			i += 3;
+		if (i + 8 > n)
+			break;
 		memcpy(&v, s + i, 8);
 		if (v & high)
 			break;
@@ -268,6 +506,25 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 	}
 }
 
+/* End of the run of [一-龥぀-ゟ゠-ヿ] (U+4E00..U+9FA5, U+3040..U+30FF) from
+ * s[i], read from the UTF-8 bytes: E3 81..83 xx, E4 B8..BF xx, E5..E8 xx xx,
+ * E9 up to BE A5. */
+static size_t cjk_run(const char *s, size_t n, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	while (i + 3 <= n) {
+		unsigned char a = u[i], b = u[i + 1];
+
+		if (!((a >= 0xE5 && a <= 0xE8) || (a == 0xE4 && b >= 0xB8) ||
+		      (a == 0xE3 && b >= 0x81 && b <= 0x83) ||
+		      (a == 0xE9 && (b < 0xBE || (b == 0xBE && u[i + 2] <= 0xA5)))))
+			break;
+		i += 3;
+	}
+	return i;
+}
+
 /* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
 static inline size_t utf8_len(unsigned char c)
 {
@@ -279,6 +536,15 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 {
 	size_t i = at;
 
+	if (kind == SCAN_QWEN || kind == SCAN_LLAMA3 || kind == SCAN_O200K) {
+		/* every position starts a match */
+		if (i >= n)
+			return 0;
+		*ms = i;
+		*me = kind == SCAN_O200K ? o200k_at(t, s, n, i)
+					 : cl100k_at(t, s, n, i, kind == SCAN_QWEN ? 1 : 3);
+		return 1;
+	}
 	if (kind == SCAN_DS_MAIN) {
 		/* nearly every position starts a match: no skipping, no decoding */
 		for (; i < n; i += utf8_len((unsigned char)s[i])) {
@@ -300,7 +566,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		 * (ASCII's only N are 0-9), bytes below the lead byte of U+3040
 		 * for the CJK class */
 		if (kind == SCAN_DIGITS3)
-			i = skip_ascii_nondigits(s, n, i);
+			i = skip_ascii_nondigits(t, s, n, i);
 		else if (kind == SCAN_CJK)
 			i = skip_below_e3(s, n, i);
 		if (i >= n)
@@ -320,19 +586,14 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 			}
 			break;
 		case SCAN_CJK:
-			for (e = i; e < n;) {
-				size_t k2 = dec(s, n, e, &cp);
-
-				if (!((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF)))
-					break;
-				e += k2;
-			}
+			e = cjk_run(s, n, i);
 			if (e == i)
 				e = 0;
 			break;
 		case SCAN_DS_MAIN:
-			e = ds_main_at(t, s, n, i);
-			break;
+		case SCAN_QWEN:
+		case SCAN_LLAMA3:
+		case SCAN_O200K:
 		case SCAN_NONE:
 			return 0;
 		}

@@ -9,10 +9,15 @@
  * long class lists; these scanners look a code point's classes up once in a
  * table (struct scan_tab) and need no backtracking.
  *
- * Patterns covered (DeepSeek V3/V4's three-stage sequence):
- *   SCAN_DIGITS3  \p{N}{1,3}
- *   SCAN_CJK      [一-龥぀-ゟ゠-ヿ]+
+ * Patterns covered:
+ *   SCAN_DIGITS3  \p{N}{1,3}                       (DeepSeek V3/V4's three-stage
+ *   SCAN_CJK      [一-龥぀-ゟ゠-ヿ]+                  sequence)
  *   SCAN_DS_MAIN  the third DeepSeek pattern (letters, punctuation, spaces)
+ *   SCAN_QWEN     Qwen2/3's pattern (cl100k's with \p{N} for \p{N}{1,3})
+ *   SCAN_LLAMA3   Llama 3's pattern (cl100k's)
+ *   SCAN_O200K    GPT-4o's pattern (o200k: case runs, contractions, '/')
+ * Each is tested against PCRE2 on the whole comparison corpus
+ * (tests/tok/compare.js runs every real tokenizer with NEEDLE_NO_SCAN=1 too).
  */
 #ifndef NEEDLE_TOK_SCAN_H
 #define NEEDLE_TOK_SCAN_H
@@ -22,7 +27,8 @@
 
 #include "err.h"
 
-enum scan_kind { SCAN_NONE = 0, SCAN_DIGITS3, SCAN_CJK, SCAN_DS_MAIN };
+enum scan_kind { SCAN_NONE = 0, SCAN_DIGITS3, SCAN_CJK, SCAN_DS_MAIN, SCAN_QWEN, SCAN_LLAMA3,
+		 SCAN_O200K };
 
 /* Class bits of every BMP code point (64 KiB), built from HF's tables;
  * read-only once built. */

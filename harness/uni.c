@@ -2,10 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "mem.h"
+#include "rx.h"
 #include "uni.h"
 #include "uni_data.h"
 
@@ -135,11 +133,9 @@ struct cls {
  * library in use; otherwise every class is written as explicit ranges. */
 static int compact_ok(void)
 {
-	char ver[24];
+	char ver[RX_VERSION_MAX];
 
-	if (pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, NULL) > (int)sizeof ver)
-		return 0;
-	pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, ver);
+	rx_unicode_version(ver);
 	return !strcmp(ver, uni_pcre2_unicode);
 }
 
@@ -1093,6 +1089,12 @@ static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 		if (u < 0xCC) { /* below U+0300: always safe */
 			*prev = i;
 			i += u < 0x80 ? 1 : 2;
+			continue;
+		}
+		if (u >= 0xE4 && u <= 0xE9 && i + 3 <= len) {
+			/* U+4000..U+9FFF (CJK): no unsafe character (test_uni) */
+			*prev = i;
+			i += 3;
 			continue;
 		}
 		n = uni_decode(s + i, len - i, &cp);

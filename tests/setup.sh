@@ -6,13 +6,16 @@
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
+#   sh tests/setup.sh bench-zh OUT   ~2 MB of natural Chinese for `make bench`
+#                              (Debian's fortunes-zh: sayings, Tang and Song
+#                              poems, colour escapes removed), written to OUT
 # Run as root, it installs what is missing with apt-get. Run as another user with
 # something missing, it prints the exact command to run and exits 2.
 set -eu
 
 PACKAGES="build-essential g++ pkg-config libcurl4-openssl-dev libcjson-dev \
 libpcre2-dev libsentencepiece-dev sentencepiece libpng-dev zlib1g-dev \
-libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 tmux"
+libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 fortunes-zh tmux"
 
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -55,10 +58,10 @@ npm_deps() {
 	echo "$want" > "$stamp"
 }
 
-bench_text() {
-	out=$1
+# Installs the Debian packages named in $@ that are missing.
+bench_packages() {
 	need=""
-	for p in fortunes jargon-text; do
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			need="$need $p"
 	done
@@ -71,11 +74,18 @@ bench_text() {
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 	fi
+}
+
+bench_text() {
+	out=$1
+	bench_packages fortunes jargon-text
 	mkdir -p "$(dirname "$out")"
 	# The fortune files proper are those without an extension (.dat/.u8 are
-	# indexes and links); order is fixed so the text is the same everywhere.
+	# indexes and links), less the Chinese ones of fortunes-zh (the Chinese
+	# text); order is fixed so the text is the same everywhere.
 	{
-		for f in $(ls /usr/share/games/fortunes | grep -v '\.' | LC_ALL=C sort); do
+		for f in $(ls /usr/share/games/fortunes | grep -v '\.' |
+			grep -v -x -e chinese -e tang300 -e song100 | LC_ALL=C sort); do
 			cat "/usr/share/games/fortunes/$f"
 		done
 		zcat /usr/share/doc/jargon-text/jargon.txt.gz
@@ -84,6 +94,18 @@ bench_text() {
 			cat "/usr/share/common-licenses/$f"
 		done
 	} | head -c 4500000 > "$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
+# The first 2,000,000 bytes of fortunes-zh, cut back to a whole line so that
+# the text stays valid UTF-8.
+bench_text_zh() {
+	out=$1
+	bench_packages fortunes-zh
+	mkdir -p "$(dirname "$out")"
+	for f in chinese tang300 song100; do
+		cat "/usr/share/games/fortunes/$f"
+	done | sed 's/\x1b\[[^m]*m//g' | head -c 2000000 | sed '$d' > "$out.tmp"
 	mv "$out.tmp" "$out"
 }
 
@@ -103,5 +125,6 @@ system) system ;;
 fuzz) fuzz_deps ;;
 npm) npm_deps ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|fuzz|bench OUT" >&2; exit 2 ;;
+bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
+*) echo "usage: sh tests/setup.sh system|npm|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac

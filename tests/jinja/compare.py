@@ -6,9 +6,11 @@ contexts and compares byte for byte.
 Usage: compare.py RENDER_DRIVER CORPUS.json [MIN_PERCENT]
        compare.py RENDER_DRIVER CORPUS.json MIN_PERCENT --random N SEED
        compare.py RENDER_DRIVER --micro [MIN_PERCENT]
+       compare.py RENDER_DRIVER --exprs MIN_PERCENT N SEED
 CORPUS.json is {NAME: TEMPLATE} (corpus.mjs writes it); duplicate texts are
 rendered once, each with every context below. --micro renders the cases of
-micro.py instead, each with its own context. --random adds N random
+micro.py instead, each with its own context; --exprs N random expressions
+and statements of exprs.py. --random adds N random
 conversations (random roles, text pieces that stress escaping and
 whitespace, tool calls with random JSON arguments) drawn from SEED. Each context below is what vLLM hands the template: string
 content, tool-call arguments parsed into objects, tools as model_dump leaves
@@ -16,8 +18,9 @@ them, tools None when absent, the special tokens. They are JSON text so that
 Python reads 1.0, 1e+20 and 12345678901234567890 as it would from a request.
 
 Prints one line per differing render and a summary; exits 1 when a render
-differs, when needle renders what Python rejects, or when fewer than
-MIN_PERCENT (default 90) of the renders Python completes are identical.
+differs, when needle renders what Python rejects, when fewer than
+MIN_PERCENT (default 90) of the renders Python completes are identical, or
+when jinja_tpl_openai_content disagrees with vLLM's content-format rule.
 """
 import json
 import os
@@ -215,22 +218,25 @@ def corpus_jobs(corpus_path):
     return templates, CONTEXTS, [[t, c] for t in templates for c in CONTEXTS]
 
 
-def micro_jobs():
-    sys.path.insert(0, HERE)
-    import micro
-    names = [c[0] for c in micro.CASES]
+def case_jobs(cases):
+    names = [c[0] for c in cases]
     if len(set(names)) != len(names):
-        sys.exit("micro.py: duplicate case names")
-    templates = {c[0]: c[1] for c in micro.CASES}
-    contexts = {c[0]: c[2] for c in micro.CASES}
+        sys.exit("compare.py: duplicate case names")
+    templates = {c[0]: c[1] for c in cases}
+    contexts = {c[0]: c[2] for c in cases}
     return templates, contexts, [[n, n] for n in names]
 
 
 def main():
     driver = sys.argv[1]
     min_percent = float(sys.argv[3]) if len(sys.argv) > 3 else 90.0
+    sys.path.insert(0, HERE)
     if sys.argv[2] == "--micro":
-        templates, contexts, jobs = micro_jobs()
+        import micro
+        templates, contexts, jobs = case_jobs(micro.CASES)
+    elif sys.argv[2] == "--exprs":
+        import exprs
+        templates, contexts, jobs = case_jobs(exprs.cases(int(sys.argv[4]), int(sys.argv[5])))
     else:
         templates, contexts, jobs = corpus_jobs(sys.argv[2])
         if len(sys.argv) > 5 and sys.argv[4] == "--random":
@@ -253,11 +259,17 @@ def main():
         with open(os.path.join(tmp, "c.json"), encoding="utf-8") as f:
             c = json.load(f)
     counts = {"py_ok": 0, "same": 0, "differ": 0, "refused": 0, "rejected_but_py_ok": 0,
-              "py_raises": 0, "both_reject": 0, "c_renders_py_raises": 0, "c_refuses_py_raises": 0}
+              "py_raises": 0, "py_timeouts": 0, "both_reject": 0, "c_renders_py_raises": 0, "c_refuses_py_raises": 0}
     refusals = {}
+    format_differs = set()
     for (tname, cname), p, n in zip(jobs, py, c):
+        if "openai" in n and n["openai"] != p["openai"] and tname not in format_differs:
+            format_differs.add(tname)
+            print("CONTENT FORMAT %s: python says %s, needle %s" % (tname, p["openai"], n["openai"]))
         where = tname if tname == cname else "%s × %s" % (tname, cname)
-        if "ok" in p:
+        if "timeout" in p:
+            counts["py_timeouts"] += 1
+        elif "ok" in p:
             counts["py_ok"] += 1
             if "ok" in n:
                 if n["ok"] == p["ok"]:
@@ -266,22 +278,28 @@ def main():
                     counts["differ"] += 1
                     i = next((k for k in range(min(len(p["ok"]), len(n["ok"])))
                               if p["ok"][k] != n["ok"][k]), min(len(p["ok"]), len(n["ok"])))
-                    print("DIFFERS %s at %d: python %r needle %r" % (where, i, p["ok"][i - 20:i + 40],
-                                                                    n["ok"][i - 20:i + 40]))
+                    print("DIFFERS %s at %d: python %r needle %r" % (where, i, p["ok"][max(i - 20, 0):i + 40],
+                                                                    n["ok"][max(i - 20, 0):i + 40]))
+                if tname == cname:
+                    print("  template: %r" % templates[tname])
             elif "reject" in n:
                 counts["rejected_but_py_ok"] += 1
                 print("REJECTED %s: %s" % (where, n["reject"]))
+                if tname == cname:
+                    print("  template: %r" % templates[tname])
             else:
                 counts["refused"] += 1
                 key = n["refuse"].split(" (template")[0]
                 refusals[key] = refusals.get(key, 0) + 1
-                if tname == cname:
+                if tname == cname and not tname.startswith("expr"):
                     print("REFUSED %s: %s" % (where, n["refuse"]))
         else:
             counts["py_raises"] += 1
             if "ok" in n:
                 counts["c_renders_py_raises"] += 1
                 print("RENDERS %s where Python raises %s" % (where, p["err"]))
+                if tname == cname:
+                    print("  template: %r" % templates[tname])
             elif "reject" in n:
                 counts["both_reject"] += 1
             else:
@@ -293,10 +311,14 @@ def main():
     print("python completes %d: identical %d (%.1f%%), differ %d, needle refuses %d, needle rejects %d"
           % (counts["py_ok"], counts["same"], pct, counts["differ"], counts["refused"],
              counts["rejected_but_py_ok"]))
-    print("python raises %d: needle rejects %d, refuses %d, renders %d"
+    print("python raises %d: needle rejects %d, refuses %d, renders %d%s"
           % (counts["py_raises"], counts["both_reject"], counts["c_refuses_py_raises"],
-             counts["c_renders_py_raises"]))
-    bad = counts["differ"] or counts["c_renders_py_raises"] or pct < min_percent
+             counts["c_renders_py_raises"],
+             "; python timed out on %d" % counts["py_timeouts"] if counts["py_timeouts"] else ""))
+    n_openai = len({t for (t, _), p in zip(jobs, py) if p["openai"]})
+    print("content format: %d of %d templates \"openai\", needle disagrees on %d"
+          % (n_openai, len(templates), len(format_differs)))
+    bad = counts["differ"] or counts["c_renders_py_raises"] or pct < min_percent or format_differs
     sys.exit(1 if bad else 0)
 
 

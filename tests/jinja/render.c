@@ -8,7 +8,8 @@
  * each context is an object whose members become the template's variables
  * (read from its text, so numbers and key order are Python's). OUT.json gets
  * one entry per job: {"ok": TEXT}, {"reject": MESSAGE} (ERR_INPUT: Python
- * would raise) or {"refuse": MESSAGE} (anything else, chiefly ERR_UNSUPPORTED).
+ * would raise) or {"refuse": MESSAGE} (anything else, chiefly ERR_UNSUPPORTED),
+ * plus "openai": jinja_tpl_openai_content when the template parsed.
  * Exit 0 unless the jobs file itself is unusable (2).
  */
 #include <stdio.h>
@@ -40,6 +41,7 @@ static int parse_date(const char *s, struct tm *tm)
 static cJSON *render_one(const cJSON *tpl, const cJSON *ctxtext, const struct tm *clock)
 {
 	struct jinja_ctx *c = jinja_ctx_new();
+	struct jinja_tpl *t = NULL;
 	struct diag d;
 	struct buf out;
 	cJSON *res = cJSON_CreateObject();
@@ -53,13 +55,18 @@ static cJSON *render_one(const cJSON *tpl, const cJSON *ctxtext, const struct tm
 		jinja_ctx_clock(c, clock);
 		e = jinja_ctx_merge_json(c, ctxtext->valuestring, strlen(ctxtext->valuestring), &d);
 		if (!e)
-			e = jinja_render(tpl->valuestring, strlen(tpl->valuestring), c, &out, &d);
+			e = jinja_tpl_new(tpl->valuestring, strlen(tpl->valuestring), &t, &d);
+		if (!e)
+			e = jinja_tpl_render(t, c, &out, &d);
 	}
 	if (!e)
 		cJSON_AddStringToObject(res, "ok", out.data);
 	else
 		cJSON_AddStringToObject(res, e == ERR_INPUT ? "reject" : "refuse", d.msg);
+	if (t)
+		cJSON_AddNumberToObject(res, "openai", jinja_tpl_openai_content(t));
 	buf_release(&out);
+	jinja_tpl_free(t);
 	jinja_ctx_free(c);
 	return res;
 }

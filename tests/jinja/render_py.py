@@ -11,11 +11,16 @@ JOBS.json: {"date": "YYYY-MM-DDTHH:MM:SS", "templates": {NAME: TEXT},
             "contexts": {NAME: JSON-TEXT}, "jobs": [[TEMPLATE, CONTEXT], ...]}
 Each context is a JSON object of template variables, read with json.loads so
 that numbers and key order are Python's. OUT.json gets one entry per job:
-{"ok": RENDERED} or {"err": "ExceptionType: message"}.
+{"ok": RENDERED}, {"err": "ExceptionType: message"} or {"timeout": ...} (a
+render Python could not finish in 5 s), plus "openai": whether
+vLLM's content-format detection (chat_utils.py _detect_content_format, as
+restated in content_format below) calls the template "openai".
 """
 import datetime
 import json
+import signal
 import sys
+import warnings
 
 import jinja2
 from jinja2 import nodes
@@ -55,7 +60,62 @@ def make_env(now):
     return env
 
 
+def accesses(node, var, key=None):
+    """vLLM's _is_var_or_elems_access."""
+    if isinstance(node, (nodes.Filter, nodes.Test)):
+        return node.node is not None and accesses(node.node, var, key)
+    if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Slice):
+        return accesses(node.node, var, key)
+    if key is None:
+        return isinstance(node, nodes.Name) and node.ctx == "load" and node.name == var
+    if isinstance(node, nodes.Getitem):
+        return (isinstance(node.node, nodes.Name) and node.node.name == var
+                and isinstance(node.arg, nodes.Const) and node.arg.value == key)
+    if isinstance(node, nodes.Getattr):
+        return isinstance(node.node, nodes.Name) and node.node.name == var and node.attr == key
+    return False
+
+
+def loop_targets(root, names, key=None):
+    found = []
+    for loop in root.find_all(nodes.For):
+        if any(accesses(loop.iter, n, key) for n in names):
+            if not isinstance(loop.target, nodes.Name):
+                raise ValueError("tuple target")
+            found.append(loop.target.name)
+    return found
+
+
+def content_format(env, text):
+    """1 when vLLM would hand this template content as a list of parts."""
+    try:
+        root = env.parse(text)
+        names, queue = ["messages"], ["messages"]
+        while queue:
+            var = queue.pop(0)
+            for a in root.find_all(nodes.Assign):
+                if accesses(a.node, var):
+                    if not isinstance(a.target, nodes.Name):
+                        raise ValueError("non-name target")
+                    if a.target.name not in names:
+                        names.append(a.target.name)
+                        queue.append(a.target.name)
+        return int(bool(loop_targets(root, loop_targets(root, names), "content")))
+    except Exception:
+        return 0
+
+
+class Timeout(Exception):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise Timeout("render took more than 5 s")
+
+
 def main():
+    signal.signal(signal.SIGALRM, on_alarm)
+    warnings.filterwarnings("ignore")  # compile-time SyntaxWarnings of odd test expressions
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
     now = datetime.datetime.fromisoformat(spec.get("date", "2024-07-26T12:00:00"))
@@ -63,6 +123,7 @@ def main():
     compiled = {}
     results = []
     for tname, cname in spec["jobs"]:
+        fmt = content_format(env, spec["templates"][tname])
         try:
             if tname not in compiled:
                 try:
@@ -73,9 +134,15 @@ def main():
             if isinstance(t, Exception):
                 raise t
             ctx = json.loads(spec["contexts"][cname])
-            results.append({"ok": t.render(**ctx)})
+            signal.alarm(5)
+            try:
+                results.append({"ok": t.render(**ctx), "openai": fmt})
+            finally:
+                signal.alarm(0)
+        except Timeout as e:
+            results.append({"timeout": str(e), "openai": fmt})
         except Exception as e:
-            results.append({"err": "%s: %s" % (type(e).__name__, e)})
+            results.append({"err": "%s: %s" % (type(e).__name__, e), "openai": fmt})
     with open(sys.argv[2], "w", encoding="utf-8") as f:
         json.dump(results, f, ensure_ascii=False)
 

@@ -176,6 +176,22 @@ function cjk(r, n) {
   return out;
 }
 
+// Natural Chinese: every entry of Debian's fortunes-zh (sayings, Debian tips,
+// Tang and Song poems; tests/setup.sh installs it), colour escapes removed.
+// Common characters and words, where random CJK is mostly rare characters.
+const FORTUNES_ZH = ['chinese', 'tang300', 'song100'].map((f) => '/usr/share/games/fortunes/' + f);
+
+function naturalChinese() {
+  const fs = require('fs');
+  const out = [];
+  for (const f of FORTUNES_ZH) {
+    if (!fs.existsSync(f)) throw new Error(`${f} is missing: run 'sh tests/setup.sh system' as root`);
+    const text = fs.readFileSync(f, 'utf8').replace(/\x1b\[[^m]*m/g, '');
+    for (const entry of text.split('\n%\n')) if (entry.trim()) out.push(entry);
+  }
+  return out;
+}
+
 function corpus(opt) {
   const r = rng(opt.seed || 1);
   const specials = opt.specials || [];
@@ -187,6 +203,7 @@ function corpus(opt) {
   out.push(...cjk(r, opt.cjk || 300));
   for (let i = 0; i < (opt.random || 2000); i++) out.push(randomString(r, specials));
   if (opt.long !== false) out.push(...longRuns());
+  if (opt.natural) out.push(...naturalChinese());
   return out;
 }
 

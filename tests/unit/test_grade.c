@@ -1,5 +1,6 @@
 /* Unit tests of grading: strict JSON (types, fences, prose), regex, contains,
- * recall per depth. */
+ * recall per depth, tool calls (one, several in any order, none allowed), the
+ * final answer of round 2, and the planted-fact annotation. */
 #include <string.h>
 
 #include "grade.h"
@@ -11,21 +12,24 @@
 static int run(const char *expect_json, const char *answer, char *reason,
 	       size_t cap)
 {
-	cJSON *x = cJSON_Parse(expect_json);
+	cJSON *j = cJSON_Parse(expect_json);
+	struct expect x;
 	struct grade g;
 	struct diag d;
 	int ok;
 
 	diag_init(&d);
 	grade_init(&g);
-	CHECK(x != NULL);
-	CHECK(grade_expect(x, answer, strlen(answer), &g, &d) == ERR_OK);
+	CHECK(j != NULL);
+	CHECK(expect_parse(j, &x, &d) == ERR_OK);
+	CHECK(grade_content(&x, answer, strlen(answer), &g, &d) == ERR_OK);
 	ok = g.ok;
 	snprintf(reason, cap, "%s", g.reasons && g.reasons->child
 		 ? g.reasons->child->valuestring : "");
 	CHECK(ok == (g.reasons == NULL || cJSON_GetArraySize(g.reasons) == 0));
 	grade_release(&g);
-	cJSON_Delete(x);
+	expect_release(&x);
+	cJSON_Delete(j);
 	return ok;
 }
 
@@ -164,6 +168,121 @@ static void test_recall(void)
 	recall("[]", 0, none, "expected an object");
 }
 
+/* A chat stream of `n` tool calls named names[i] with arguments args[i],
+ * then content `text`. */
+static void tool_stream(struct stream *st, int n, const char *const *names,
+			const char *const *args, const char *text)
+{
+	char ev[512];
+	struct diag d;
+	int i;
+
+	diag_init(&d);
+	stream_init(st, STREAM_CHAT, 0);
+	for (i = 0; i < n; i++) {
+		cJSON *a = cJSON_CreateString(args[i]);
+		char *q = cJSON_PrintUnformatted(a);
+		snprintf(ev, sizeof(ev), "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
+			 "[{\"index\":%d,\"id\":\"c%d\",\"type\":\"function\",\"function\":"
+			 "{\"name\":\"%s\",\"arguments\":%s}}]}}]}\n\n", i, i, names[i], q);
+		CHECK(stream_feed(st, ev, strlen(ev), 1, &d) == ERR_OK);
+		cJSON_free(q);
+		cJSON_Delete(a);
+	}
+	snprintf(ev, sizeof(ev), "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n"
+		 "data: [DONE]\n\n", text);
+	CHECK(stream_feed(st, ev, strlen(ev), 2, &d) == ERR_OK);
+	stream_end(st, 3);
+}
+
+/* Grades round 1 of `st` against `expect_json`; the first reason in `why`. */
+static int answer(const char *expect_json, const struct stream *st, int nmsg,
+		  char *why, size_t cap)
+{
+	cJSON *j = cJSON_Parse(expect_json);
+	struct expect x;
+	struct grade g;
+	struct diag d;
+	int ok;
+
+	diag_init(&d);
+	grade_init(&g);
+	CHECK(expect_parse(j, &x, &d) == ERR_OK);
+	CHECK(grade_answer(&x, st, nmsg, &g, &d) == ERR_OK);
+	ok = g.ok;
+	snprintf(why, cap, "%s", g.reasons && g.reasons->child ? g.reasons->child->valuestring : "");
+	if (!ok && g.reasons && g.reasons->child && g.reasons->child->next)
+		snprintf(why, cap, "%s | %s", g.reasons->child->valuestring,
+			 g.reasons->child->next->valuestring);
+	grade_release(&g);
+	expect_release(&x);
+	cJSON_Delete(j);
+	return ok;
+}
+
+static void test_tool_calls(void)
+{
+	static const char *const names[] = {"weather", "time"};
+	static const char *const args[] = {"{\"city\":\"Oslo\"}", "{\"tz\":\"UTC\"}"};
+	static const char *const bad[] = {"{\"city\":\"Bergen\"}", "not json"};
+	struct stream st;
+	char why[512];
+
+	tool_stream(&st, 1, names, args, "");
+	CHECK(answer("{\"tool_call\":{\"name\":\"weather\",\"arguments\":{\"city\":\"Oslo\"}}}", &st, 1, why, sizeof(why)));
+	CHECK(answer("{\"tool_call\":{\"name\":\"weather\"}}", &st, 1, why, sizeof(why)));
+	CHECK(!answer("{\"tool_call\":{\"name\":\"time\"}}", &st, 1, why, sizeof(why)));
+	CHECK_STR(why, "tool call: expected name 'time', got 'weather'");
+	CHECK(!answer("{\"no_tool_call\":true,\"contains\":[\"\"]}", &st, 1, why, sizeof(why)));
+	CHECK_STR(why, "unexpected tool call 'weather' (the case allows none)");
+	CHECK(!answer("{\"tool_calls\":[{\"name\":\"weather\"},{\"name\":\"time\"}]}", &st, 1, why, sizeof(why)));
+	CHECK_STR(why, "expected 2 tool calls, got 1 | no tool call matches time()");
+	stream_release(&st);
+	tool_stream(&st, 2, names + 0, args, "");
+	/* any order, each expected call matched to a distinct made call */
+	CHECK(answer("{\"tool_calls\":[{\"name\":\"time\",\"arguments\":{\"tz\":\"UTC\"}},"
+		     "{\"name\":\"weather\",\"arguments\":{\"city\":\"Oslo\"}}]}", &st, 1, why, sizeof(why)));
+	CHECK(!answer("{\"tool_calls\":[{\"name\":\"weather\"},{\"name\":\"weather\"}]}", &st, 1, why, sizeof(why)));
+	CHECK_STR(why, "no tool call matches weather()");
+	stream_release(&st);
+	tool_stream(&st, 1, names, bad, "");
+	CHECK(!answer("{\"tool_call\":{\"name\":\"weather\",\"arguments\":{\"city\":\"Oslo\"}}}", &st, 1, why, sizeof(why)));
+	CHECK(strstr(why, "arguments") && strstr(why, "Bergen"));
+	stream_release(&st);
+	tool_stream(&st, 1, names + 1, bad + 1, "");
+	CHECK(!answer("{\"tool_call\":{\"name\":\"time\",\"arguments\":{}}}", &st, 1, why, sizeof(why)));
+	CHECK_STR(why, "tool call 'time': arguments are not JSON: 'not json'");
+	stream_release(&st);
+}
+
+static void test_final_and_facts(void)
+{
+	cJSON *j = cJSON_Parse("{\"tool_call\":{\"name\":\"f\"},\"final_contains\":[\"17\",\"Oslo\"]}");
+	struct expect x;
+	struct grade g;
+	struct diag d;
+	struct stream st;
+	char why[512];
+
+	diag_init(&d);
+	CHECK(expect_parse(j, &x, &d) == ERR_OK);
+	grade_init(&g);
+	CHECK(grade_final(&x, "It is 17 degrees", &g, &d) == ERR_OK);
+	CHECK(!g.ok);
+	CHECK_STR(g.reasons->child->valuestring, "final answer does not contain \"Oslo\"");
+	CHECK_EQ_LONG(cJSON_GetArraySize(g.reasons), 1);
+	grade_release(&g);
+	expect_release(&x);
+	cJSON_Delete(j);
+	tool_stream(&st, 0, NULL, NULL, "{\\\"a\\\":1,\\\"b\\\":3}");
+	CHECK(!answer("{\"json\":{\"a\":1,\"b\":2},\"recall\":[{\"key\":\"a\",\"message\":0},"
+		      "{\"key\":\"b\",\"message\":2}]}", &st, 7, why, sizeof(why)));
+	CHECK(strstr(why, "fact 'b' was planted at messages[2], 4 messages before the question") != NULL);
+	CHECK(strstr(why, "fact 'a'") == NULL);
+	CHECK(answer("{\"json\":{\"a\":1,\"b\":3},\"recall\":[{\"key\":\"a\",\"message\":0}]}", &st, 7, why, sizeof(why)));
+	stream_release(&st);
+}
+
 int main(void)
 {
 	T_RUN(test_json_strict);
@@ -171,5 +290,7 @@ int main(void)
 	T_RUN(test_regex_check);
 	T_RUN(test_reason_utf8);
 	T_RUN(test_recall);
+	T_RUN(test_tool_calls);
+	T_RUN(test_final_and_facts);
 	return T_DONE();
 }

@@ -98,8 +98,11 @@ static void test_outcomes(void)
 	CHECK(strstr(rendered, "no tools here") != NULL);
 	CHECK_EQ_LONG(render("{% set xs = [] %}{{ xs.append(1) }}", "{}"), ERR_INPUT);
 	CHECK(strstr(rendered, "SecurityError") != NULL);
-	CHECK_EQ_LONG(render("{{ x|frobnicate }}", "{}"), ERR_UNSUPPORTED);
-	CHECK(strstr(rendered, "frobnicate") != NULL);
+	CHECK_EQ_LONG(render("{{ x|frobnicate }}", "{}"), ERR_INPUT);
+	CHECK(strstr(rendered, "no filter named 'frobnicate'") != NULL);
+	CHECK_EQ_LONG(render("{% if x %}{{ x|frobnicate }}{% endif %}ok", "{}"), ERR_OK);
+	CHECK_EQ_LONG(render("{{ 'a b'|wordcount }}", "{}"), ERR_UNSUPPORTED);
+	CHECK(strstr(rendered, "wordcount") != NULL);
 	CHECK_EQ_LONG(render("{% for %}", "{}"), ERR_INPUT);
 	CHECK_EQ_LONG(render("\xff", "{}"), ERR_INPUT);
 }

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "io.h"
+#include "record.h"
 #include "results.h"
 #include "t.h"
 
@@ -88,13 +89,13 @@ static void test_append_and_resume(void)
 		return;
 	CHECK_EQ_LONG(r->torn_bytes, 16);
 	CHECK_EQ_LONG(r->nkeys, 3);
-	results_key("a", 2, 0, 0, key, sizeof(key));
+	record_key("a", 2, 0, 0, key, sizeof(key));
 	CHECK(results_has(r, key));
-	results_key("rec", 1, 1, 7, key, sizeof(key));
+	record_key("rec", 1, 1, 7, key, sizeof(key));
 	CHECK(results_has(r, key));
-	results_key("rec", 1, 1, 8, key, sizeof(key));
+	record_key("rec", 1, 1, 8, key, sizeof(key));
 	CHECK(!results_has(r, key));
-	results_key("b", 1, 0, 0, key, sizeof(key));
+	record_key("b", 1, 0, 0, key, sizeof(key));
 	CHECK(!results_has(r, key));
 	append(r, "b", 1, -1);
 	results_free(r);
@@ -153,7 +154,7 @@ static void test_huge_numbers(void)
 	r = NULL;
 	diag_init(&d);
 	CHECK(results_open(sub, 1, &r, &d) == ERR_OK);
-	results_key("a", 1, 1, 9007199254740991L, key, sizeof(key));
+	record_key("a", 1, 1, 9007199254740991L, key, sizeof(key));
 	CHECK(r && results_has(r, key));
 	results_free(r);
 }

@@ -48,7 +48,7 @@ static void test_valid_and_defaults(void)
 	CHECK_EQ_LONG(s->ncases, 3);
 	CHECK_EQ_LONG(s->cases[0].max_tokens, 64); /* own value wins */
 	CHECK_EQ_LONG(s->cases[0].repeat, 3);      /* default merged */
-	CHECK(s->cases[0].expect_kind == SUITE_EXPECT_JSON);
+	CHECK(s->cases[0].expect.kind == EXPECT_JSON);
 	CHECK(s->cases[0].kwargs != NULL);
 	CHECK(s->cases[1].kind == SUITE_RECALL);
 	CHECK_EQ_LONG(s->cases[1].recall.tokens, 4096);

@@ -211,6 +211,20 @@ static void test_nfc(void)
 		  "\xF0\x91\xA4\xB5\xF0\x91\xA4\xB0");
 	/* 中 and 𜳰 (16.0) are untouched */
 	check_nfc("\xE4\xB8\xAD\xF0\x9C\xB3\xB0", "\xE4\xB8\xAD\xF0\x9C\xB3\xB0");
+	/* a mark after CJK stays (uni_nfc skips U+4000..U+9FFF unchecked) */
+	check_nfc("\xE4\xB8\xAD\xCC\x81x", "\xE4\xB8\xAD\xCC\x81x");
+}
+
+/* uni_nfc passes U+4000..U+9FFF without a table lookup: no character there
+ * may change under NFC or change a neighbour. */
+static void test_nfc_cjk_safe(void)
+{
+	uint32_t cp;
+	size_t bad = 0;
+
+	for (cp = 0x4000; cp <= 0x9FFF; cp++)
+		bad += uni_in_ranges(nfc_unsafe, nfc_unsafe_n, cp) != 0;
+	CHECK_EQ_LONG(bad, 0);
 }
 
 static void test_tables(void)
@@ -760,6 +774,7 @@ int main(int argc, char **argv)
 	form = 0;
 	T_RUN(test_refused);
 	T_RUN(test_nfc);
+	T_RUN(test_nfc_cjk_safe);
 	T_RUN(test_tables);
 	T_RUN(test_forms);
 	T_RUN(test_decode);

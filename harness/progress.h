@@ -1,0 +1,40 @@
+/*
+ * progress — the live progress line of `needle run` on a terminal:
+ *
+ *	12/40  pass 11  fail 1  elapsed 1:05  eta 3:47  slowest json-3#2 0:41
+ *
+ * (done/planned, the counts, the time since the start, the estimated time
+ * left from the mean so far, and the attempt in flight the longest). This
+ * module formats and paces it; only the CLI layer writes it, after "\r\033[K".
+ */
+#ifndef NEEDLE_PROGRESS_H
+#define NEEDLE_PROGRESS_H
+
+#include <stddef.h>
+
+#define PROGRESS_EVERY_MS 250.0 /* at most one line per this */
+
+/* What one line shows. */
+struct progress_state {
+	size_t done, total, pass, fail;
+	double elapsed_s;
+	const char *slow_id;    /* the attempt in flight longest, or NULL */
+	long slow_repeat;
+	double slow_s;
+};
+
+/* The pacing of the line. Zero-initialise. */
+struct progress {
+	double last_ms;
+};
+
+/* Whether a line is due at `now_ms` (always when `force`); marks it shown. */
+int progress_due(struct progress *p, double now_ms, int force);
+
+/* Seconds as "M:SS", or "H:MM:SS" from one hour, rounded. */
+void progress_duration(double s, char *out, size_t cap);
+
+/* The line for `st` (no control characters) into `out` (`cap` bytes). */
+void progress_line(const struct progress_state *st, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,408 @@
+/* record — see record.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "record.h"
+
+void record_key(const char *id, long repeat, int has_seed, long seed,
+		char *out, size_t cap)
+{
+	if (has_seed)
+		snprintf(out, cap, "%s\x1f%ld\x1f%ld", id, repeat, seed);
+	else
+		snprintf(out, cap, "%s\x1f%ld\x1fnull", id, repeat);
+}
+
+/* Whether `v` is an integer in the range suite seeds take (|x| < 2^53), which
+ * converts to long exactly; converting a larger one would be undefined (found
+ * by tests/fuzz/fuzz_results). */
+static int as_long(const cJSON *v, long *out)
+{
+	double x = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+
+	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
+		return 0;
+	*out = (long)x;
+	return 1;
+}
+
+int record_key_of(const cJSON *rec, char *out, size_t cap)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
+	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(rec, "repeat");
+	const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rec, "seed");
+	long r, sd = 0;
+
+	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
+	    !(cJSON_IsNull(seed) || as_long(seed, &sd)))
+		return 0;
+	record_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
+	return 1;
+}
+
+const char *record_problem(const cJSON *rec)
+{
+	char key[1024];
+
+	if (!rec)
+		return "not JSON";
+	if (!cJSON_IsObject(rec))
+		return "not a JSON object";
+	if (!record_key_of(rec, key, sizeof(key)))
+		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rec, "verdict")))
+		return "no \"verdict\" string";
+	return NULL;
+}
+
+int record_passed(const cJSON *rec)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, "verdict");
+
+	return cJSON_IsString(v) && !strcmp(v->valuestring, "pass");
+}
+
+void record_utc_now(char *out, size_t cap)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the attempt record ---- */
+
+static void num_or_null(struct json_build *jb, cJSON *o, const char *k, double v,
+			int present)
+{
+	if (present)
+		json_add_num(jb, o, k, v);
+	else
+		json_add_null(jb, o, k);
+}
+
+static void ms_or_null(struct json_build *jb, cJSON *o, const char *k, double v)
+{
+	num_or_null(jb, o, k, (double)(long long)(v * 1000.0 + 0.5) / 1000.0, v >= 0);
+}
+
+static void str_or_null(struct json_build *jb, cJSON *o, const char *k, const char *s)
+{
+	if (s)
+		json_add_str(jb, o, k, s);
+	else
+		json_add_null(jb, o, k);
+}
+
+static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct stream *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntools; i++) {
+		const struct stream_tool_call *t = &s->tools[i];
+		cJSON *o = json_add_obj(jb, arr, NULL), *fn;
+		json_add_str(jb, o, "id", t->id.data);
+		json_add_str(jb, o, "type", t->type.len ? t->type.data : "function");
+		fn = json_add_obj(jb, o, "function");
+		json_add_str(jb, fn, "name", t->name.data);
+		json_add_str(jb, fn, "arguments", t->arguments.data);
+	}
+}
+
+cJSON *record_tool_calls(const struct stream *s)
+{
+	struct json_build jb;
+	cJSON *arr;
+
+	json_build_init(&jb);
+	arr = json_new_arr(&jb);
+	add_tool_calls(&jb, arr, s);
+	json_build_end(&jb, &arr, "the tool calls", NULL);
+	return arr;
+}
+
+static void add_transport(struct json_build *jb, cJSON *rec,
+			  const struct stream_checks *ck, const char *extra)
+{
+	cJSON *o = json_add_obj(jb, rec, "transport"), *codes, *msgs;
+	size_t i;
+
+	json_add_bool(jb, o, "ok", ck->n == 0);
+	codes = json_add_arr(jb, o, "failures");
+	msgs = json_add_arr(jb, o, "messages");
+	for (i = 0; i < ck->n; i++) {
+		json_add_str(jb, codes, NULL, stream_fail_name(ck->f[i].code));
+		json_add_str(jb, msgs, NULL, ck->f[i].msg);
+	}
+	for (i = 0; extra && *extra && i < ck->n; i++)
+		if (strstr(ck->f[i].msg, extra))
+			extra = NULL; /* already said */
+	if (extra && *extra)
+		json_add_str(jb, msgs, NULL, extra);
+}
+
+static void add_audit(struct json_build *jb, cJSON *rec, const struct audit_result *v)
+{
+	cJSON *o = json_add_obj(jb, rec, "audit");
+
+	json_add_bool(jb, o, "ok", v->ok);
+	json_add_bool(jb, o, "enabled", v->enabled);
+	if (v->skipped)
+		json_add_str(jb, o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
+	num_or_null(jb, o, "local_prompt_tokens", (double)v->local_tokens, v->local_tokens >= 0);
+	num_or_null(jb, o, "server_prompt_tokens", (double)v->server_tokens, v->server_tokens >= 0);
+	num_or_null(jb, o, "usage_delta", (double)v->delta, v->have_delta);
+	json_add_num(jb, o, "tolerance", (double)v->tolerance);
+}
+
+static void add_timing(struct json_build *jb, cJSON *rec, const struct stream *s)
+{
+	struct stream_timing t;
+	cJSON *o = json_add_obj(jb, rec, "timing");
+
+	stream_timing(s, &t);
+	ms_or_null(jb, o, "first_byte_ms", t.first_byte_ms);
+	ms_or_null(jb, o, "ttft_ms", t.ttft_ms);
+	ms_or_null(jb, o, "ttfc_ms", t.ttfc_ms);
+	ms_or_null(jb, o, "e2e_ms", t.e2e_ms);
+	ms_or_null(jb, o, "tpot_ms", t.tpot_ms);
+}
+
+static void add_grade(struct json_build *jb, cJSON *rec, const struct grade *g)
+{
+	cJSON *o = json_add_obj(jb, rec, "grade");
+
+	json_add_bool(jb, o, "ok", g->ok);
+	if (g->reasons)
+		json_add_dup(jb, o, "reasons", g->reasons);
+	else
+		json_add_arr(jb, o, "reasons");
+	if (g->needles)
+		json_add_dup(jb, o, "needles", g->needles);
+}
+
+static void add_recall(struct json_build *jb, cJSON *rec, const struct record_attempt *a)
+{
+	cJSON *o = json_add_obj(jb, rec, "recall"), *dep;
+	int i;
+
+	json_add_int(jb, o, "tokens", a->c->recall.tokens);
+	dep = json_add_arr(jb, o, "depths");
+	for (i = 0; i < a->c->recall.ndepths; i++)
+		json_add_int(jb, dep, NULL, a->c->recall.depths[i]);
+	json_add_str(jb, o, "filler", a->c->recall.filler);
+	json_add_str(jb, o, "prompt_sha256", a->prompt_sha256);
+}
+
+/* The usage object as the server sent it (its compact text re-parsed), or
+ * null. */
+static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
+{
+	cJSON *u = NULL;
+
+	if (s->usage.present && s->usage.json.len &&
+	    json_parse(s->usage.json.data, s->usage.json.len, &u, "usage", NULL) == ERR_NOMEM)
+		json_add_item(jb, o, "usage", NULL); /* records the failure */
+	else if (u)
+		json_add_item(jb, o, "usage", u);
+	else
+		json_add_null(jb, o, "usage");
+}
+
+/* http_status ... tool_calls, request_sha256: what a record and a round
+ * summary both say about a response. */
+static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
+{
+	json_add_int(jb, o, "http_status", a->http_status);
+	add_timing(jb, o, a->st);
+	add_usage(jb, o, a->st);
+	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
+		    ? a->st->finish_reason.data : NULL);
+	json_add_str(jb, o, "content", a->st->content.data);
+	json_add_str(jb, o, "reasoning", a->st->reasoning.data);
+	if (a->tool_calls)
+		json_add_dup(jb, o, "tool_calls", a->tool_calls);
+	else
+		add_tool_calls(jb, json_add_arr(jb, o, "tool_calls"), a->st);
+	json_add_str(jb, o, "request_sha256", a->request_sha256);
+}
+
+static void add_raw(struct json_build *jb, cJSON *o, const char *name)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "raw/%s", name);
+	json_add_str(jb, o, "raw", path);
+}
+
+cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
+{
+	struct json_build jb;
+	cJSON *rec;
+
+	v->transport_ok = a->ck->n == 0;
+	v->audit_ok = a->audit->ok;
+	v->grade_ok = a->g->ok;
+	json_build_init(&jb);
+	rec = json_new_obj(&jb);
+	json_add_str(&jb, rec, "case", a->c->id);
+	json_add_str(&jb, rec, "kind", suite_kind_name(a->c->kind));
+	json_add_int(&jb, rec, "repeat", a->repeat);
+	num_or_null(&jb, rec, "seed", (double)a->seed, a->has_seed);
+	json_add_str(&jb, rec, "verdict", v->transport_ok && v->audit_ok && v->grade_ok
+					  ? "pass" : "fail");
+	add_transport(&jb, rec, a->ck, a->transport_msg);
+	add_audit(&jb, rec, a->audit);
+	add_grade(&jb, rec, a->g);
+	add_response(&jb, rec, a);
+	json_add_str(&jb, rec, "endpoint", a->endpoint);
+	json_add_str(&jb, rec, "model", a->model);
+	json_add_str(&jb, rec, "started_at", a->started_at);
+	add_raw(&jb, rec, a->raw_name);
+	json_add_num(&jb, rec, "response_bytes", (double)a->response_bytes);
+	if (a->c->kind == SUITE_RECALL)
+		add_recall(&jb, rec, a);
+	if (a->round1)
+		json_add_dup(&jb, json_add_arr(&jb, rec, "rounds"), NULL, a->round1);
+	json_build_end(&jb, &rec, "a result record", NULL);
+	return rec;
+}
+
+cJSON *record_round(const struct record_attempt *a)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	add_transport(&jb, o, a->ck, a->transport_msg);
+	add_response(&jb, o, a);
+	add_raw(&jb, o, a->raw_name);
+	json_build_end(&jb, &o, "a round summary", NULL);
+	return o;
+}
+
+/* ---- manifest.json ---- */
+
+static void add_options(struct json_build *jb, cJSON *m, const struct record_options *o)
+{
+	cJSON *j = json_add_obj(jb, m, "options");
+
+	json_add_int(jb, j, "concurrency", o->concurrency);
+	num_or_null(jb, j, "timeout_s", o->timeout, o->timeout > 0);
+	num_or_null(jb, j, "idle_timeout_s", o->idle_timeout, o->idle_timeout > 0);
+	num_or_null(jb, j, "repeat", (double)o->repeat, o->repeat > 0);
+	str_or_null(jb, j, "case", o->case_glob);
+	json_add_bool(jb, j, "resume", o->resume);
+	json_add_str(jb, j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
+	str_or_null(jb, j, "server", o->server);
+}
+
+static void add_locals(struct json_build *jb, cJSON *m, const struct record_manifest *in)
+{
+	cJSON *t;
+
+	if (in->tok) {
+		t = json_add_obj(jb, m, "tokenizer");
+		json_add_str(jb, t, "path", in->tokenizer_path);
+		json_add_str(jb, t, "kind", tok_kind(in->tok));
+		json_add_str(jb, t, "sha256", tok_sha256(in->tok));
+		num_or_null(jb, t, "completions_bos_id", (double)in->bos_id, in->bos_id >= 0);
+	} else {
+		json_add_null(jb, m, "tokenizer");
+	}
+	if (in->tpl) {
+		t = json_add_obj(jb, m, "template");
+		json_add_str(jb, t, "name", tpl_name(in->tpl));
+		json_add_str(jb, t, "sha256", tpl_sha256(in->tpl));
+		json_add_str(jb, t, "source", tpl_source(in->tpl));
+		json_add_str(jb, t, "source_sha256", tpl_source_sha256(in->tpl));
+		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
+		json_add_str(jb, t, "server", tpl_server_name(in->server));
+		json_add_str(jb, t, "server_from", in->server_from);
+	} else {
+		json_add_null(jb, m, "template");
+	}
+}
+
+cJSON *record_manifest_new(struct record_manifest *in)
+{
+	struct json_build jb;
+	cJSON *m, *s, *h;
+	char when[32];
+
+	json_build_init(&jb);
+	m = json_new_obj(&jb);
+	h = json_add_obj(&jb, m, "harness");
+	json_add_str(&jb, h, "name", "needle");
+	json_add_str(&jb, h, "version", NEEDLE_VERSION);
+	s = json_add_obj(&jb, m, "suite");
+	json_add_str(&jb, s, "name", in->suite->name);
+	json_add_str(&jb, s, "path", in->suite->path);
+	json_add_str(&jb, s, "sha256", in->suite->sha256);
+	json_add_int(&jb, s, "cases", (long long)in->suite->ncases);
+	json_add_str(&jb, in->endpoint, "base_url", in->base_url);
+	json_add_item(&jb, m, "endpoint", in->endpoint);
+	in->endpoint = NULL;
+	add_locals(&jb, m, in);
+	add_options(&jb, m, &in->opts);
+	record_utc_now(when, sizeof(when));
+	json_add_str(&jb, m, "started_at", when);
+	json_add_null(&jb, m, "ended_at");
+	json_build_end(&jb, &m, "the manifest", NULL);
+	return m;
+}
+
+/* Replaces member `key` of `o` in place (its position kept) with `item`
+ * (consumed). */
+static enum err replace(cJSON *o, const char *key, cJSON *item, struct diag *d)
+{
+	if (item && cJSON_ReplaceItemInObjectCaseSensitive(o, key, item))
+		return ERR_OK;
+	cJSON_Delete(item);
+	return diag_fail(d, ERR_NOMEM, "out of memory building the manifest");
+}
+
+enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
+			     size_t fail, size_t recorded_before, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *c;
+	char when[32];
+
+	record_utc_now(when, sizeof(when));
+	if (replace(manifest, "ended_at", cJSON_CreateString(when), d))
+		return d->code;
+	json_build_init(&jb);
+	c = json_new_obj(&jb);
+	json_add_int(&jb, c, "planned", (long long)planned);
+	json_add_int(&jb, c, "run", (long long)run);
+	json_add_int(&jb, c, "pass", (long long)pass);
+	json_add_int(&jb, c, "fail", (long long)fail);
+	json_add_int(&jb, c, "recorded_before", (long long)recorded_before);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "attempts");
+	json_add_item(&jb, manifest, "attempts", c);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
+enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
+				const char *dir, struct diag *d)
+{
+	const cJSON *suite = cJSON_GetObjectItemCaseSensitive(manifest, "suite");
+	const cJSON *now = cJSON_GetObjectItemCaseSensitive(suite, "sha256");
+	const cJSON *sha = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(old, "suite"), "sha256");
+
+	if (cJSON_IsString(sha) && cJSON_IsString(now) && strcmp(sha->valuestring, now->valuestring))
+		return diag_fail(d, ERR_USAGE,
+				 "cannot resume '%s': the suite changed since the run started (SHA-256 %.12s..., now %.12s...)",
+				 dir, sha->valuestring, now->valuestring);
+	if (cJSON_GetObjectItemCaseSensitive(old, "started_at"))
+		return replace(manifest, "started_at",
+			       cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d);
+	return ERR_OK;
+}

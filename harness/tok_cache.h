@@ -1,0 +1,56 @@
+/*
+ * tok_cache — a compact binary copy of a loaded tokenizer.json, so that the
+ * next load of the same file takes milliseconds instead of parsing 8-11 MB of
+ * JSON. One file per tokenizer, named by the SHA-256 of its tokenizer.json,
+ * in the user's cache directory ($XDG_CACHE_HOME/needle, else
+ * ~/.cache/needle). NEEDLE_NO_CACHE=1 turns the cache off.
+ *
+ * The file is opaque sections (tok_hf decides what they hold) after a head:
+ * a magic, TOK_CACHE_VERSION, the source's SHA-256, each section's length,
+ * and a checksum of everything after the head. A file that is short, long,
+ * of another version or machine, of another source, or whose checksum does
+ * not match is not used (the caller rebuilds it from the JSON): damage costs
+ * time, never a count. Files are written whole through a temporary file and
+ * renamed (io_write_file), so a reader never sees half a file.
+ */
+#ifndef NEEDLE_TOK_CACHE_H
+#define NEEDLE_TOK_CACHE_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "err.h"
+#include "io.h"
+
+#define TOK_CACHE_VERSION 2
+#define TOK_CACHE_SECTIONS 8 /* at most */
+
+/* An open cache file: sections are views into its read-only mapping, each
+ * 8-byte aligned. */
+struct tok_cache {
+	const char *map;
+	size_t map_len;
+	const char *sect[TOK_CACHE_SECTIONS];
+	size_t len[TOK_CACHE_SECTIONS];
+	size_t n;
+};
+
+/* The cache file of the source with SHA-256 `sha` into `path` (reset
+ * first); 0 when the cache is off or there is no cache directory. */
+int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path);
+
+/* Maps `path` and checks it (see above) against `sha` and `n` expected
+ * sections; 1 with `c` filled (release it with tok_cache_close), else 0 and
+ * nothing to release. */
+int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
+		   struct tok_cache *c);
+/* Unmaps; accepts a zeroed `c`. */
+void tok_cache_close(struct tok_cache *c);
+
+/* Writes the `n` sections (sect[i], len[i] bytes) as the cache file `path`
+ * of source `sha`, creating the directory. ERR_IO names the file. */
+enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
+			 const char *const sect[], const size_t len[], size_t n,
+			 struct diag *d);
+
+#endif

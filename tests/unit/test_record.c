@@ -1,0 +1,140 @@
+/* Unit tests of the record formats: the attempt key and what makes a line a
+ * record, an attempt's record (verdict from transport, audit and grade; tool
+ * calls; round summary), and the manifest (start, end, --resume check). */
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+#include "t.h"
+
+static const char sse[] =
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hi\"}}]}\n\n"
+	"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}\n\n"
+	"data: [DONE]\n\n";
+
+static void test_key(void)
+{
+	char key[64];
+	cJSON *r;
+
+	record_key("a", 2, 0, 0, key, sizeof(key));
+	CHECK(!memcmp(key, "a\x1f" "2\x1fnull", 9));
+	r = cJSON_Parse("{\"case\":\"a\",\"repeat\":2,\"seed\":null,\"verdict\":\"pass\"}");
+	CHECK(record_problem(r) == NULL && record_passed(r));
+	CHECK(record_key_of(r, key, sizeof(key)) && !strcmp(key, "a\x1f" "2\x1fnull"));
+	cJSON_ReplaceItemInObject(r, "seed", cJSON_CreateNumber(1e300));
+	CHECK(!record_key_of(r, key, sizeof(key))); /* no long holds it */
+	CHECK(record_problem(r) != NULL);
+	cJSON_ReplaceItemInObject(r, "seed", cJSON_CreateNumber(7));
+	cJSON_ReplaceItemInObject(r, "verdict", cJSON_CreateNumber(1));
+	CHECK_STR(record_problem(r), "no \"verdict\" string");
+	CHECK(!record_passed(r));
+	cJSON_Delete(r);
+	CHECK_STR(record_problem(NULL), "not JSON");
+}
+
+static struct suite *load(void)
+{
+	static const char txt[] = "{\"suite\":\"t\",\"cases\":[{\"id\":\"a\",\"messages\":"
+		"[{\"role\":\"user\",\"content\":\"x\"}],\"expect\":{\"contains\":[\"hi\"]}}]}";
+	struct suite *s = NULL;
+	struct diag d;
+
+	diag_init(&d);
+	suite_parse("t.json", txt, strlen(txt), &s, &d);
+	return s;
+}
+
+static void test_record(void)
+{
+	struct suite *s = load();
+	struct stream st;
+	struct stream_transport tr = {200, HTTP_FAIL_NONE, ""};
+	struct stream_checks ck;
+	struct audit_result au = {1, 0, 0, 4, 5, 1, 1, 0};
+	struct grade g;
+	struct record_attempt a = {0};
+	struct record_verdict v;
+	struct diag d;
+	cJSON *rec, *round;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	diag_init(&d);
+	stream_init(&st, STREAM_CHAT, 0);
+	CHECK(stream_feed(&st, sse, strlen(sse), 3, &d) == ERR_OK);
+	stream_end(&st, 9);
+	stream_check(&st, &tr, NULL, &ck);
+	grade_init(&g);
+	a.c = &s->cases[0], a.repeat = 1, a.st = &st, a.ck = &ck, a.http_status = 200;
+	a.audit = &au, a.g = &g, a.request_sha256 = "abc", a.endpoint = "/v1/chat/completions";
+	a.model = "m", a.started_at = "2026-01-01T00:00:00Z", a.raw_name = "a-r1.sse";
+	rec = record_new(&a, &v);
+	CHECK(record_problem(rec) == NULL);
+	CHECK_STR(cJSON_GetObjectItem(rec, "verdict")->valuestring, "fail"); /* the audit failed */
+	CHECK(v.transport_ok && !v.audit_ok && v.grade_ok);
+	CHECK_STR(cJSON_GetObjectItem(rec, "raw")->valuestring, "raw/a-r1.sse");
+	CHECK_STR(cJSON_GetObjectItem(rec, "content")->valuestring, "hi");
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "audit"), "usage_delta")->valueint, 1);
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(rec, "seed")));
+	CHECK(cJSON_GetObjectItem(rec, "rounds") == NULL);
+	cJSON_Delete(rec);
+	au.ok = 1;
+	round = record_round(&a);
+	CHECK(cJSON_GetObjectItem(round, "grade") == NULL && cJSON_GetObjectItem(round, "raw"));
+	a.round1 = round;
+	rec = record_new(&a, &v);
+	CHECK_STR(cJSON_GetObjectItem(rec, "verdict")->valuestring, "pass");
+	CHECK_EQ_LONG(cJSON_GetArraySize(cJSON_GetObjectItem(rec, "rounds")), 1);
+	cJSON_Delete(rec);
+	cJSON_Delete(round);
+	stream_release(&st);
+	suite_free(s);
+}
+
+static void test_manifest(void)
+{
+	struct suite *s = load();
+	struct record_manifest m = {0};
+	struct diag d;
+	cJSON *man, *old;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	m.suite = s;
+	m.base_url = "http://h";
+	m.endpoint = cJSON_CreateObject();
+	m.bos_id = -1;
+	m.opts.concurrency = 2;
+	diag_init(&d);
+	man = record_manifest_new(&m);
+	CHECK(man && m.endpoint == NULL);
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "endpoint"), "base_url")->valuestring, "http://h");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(man, "tokenizer")));
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(man, "ended_at")));
+	CHECK(record_manifest_end(man, 3, 2, 1, 1, 0, &d) == ERR_OK);
+	CHECK(cJSON_IsString(cJSON_GetObjectItem(man, "ended_at")));
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "attempts"), "fail")->valueint, 1);
+	old = cJSON_Parse("{\"suite\":{\"sha256\":\"0123456789abcdef\"},\"started_at\":\"then\"}");
+	diag_init(&d);
+	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_USAGE);
+	CHECK(strstr(d.msg, "cannot resume 'dir': the suite changed") != NULL);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(old, "suite"), "sha256", cJSON_CreateString(s->sha256));
+	diag_init(&d);
+	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_OK);
+	CHECK_STR(cJSON_GetObjectItem(man, "started_at")->valuestring, "then");
+	cJSON_Delete(old);
+	cJSON_Delete(man);
+	suite_free(s);
+}
+
+int main(void)
+{
+	T_RUN(test_key);
+	T_RUN(test_record);
+	T_RUN(test_manifest);
+	return T_DONE();
+}

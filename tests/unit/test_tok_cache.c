@@ -1,0 +1,163 @@
+/*
+ * The tokenizer cache (harness/tok_cache.h): a load writes the cache file,
+ * the next load of the same JSON reads it and gives the same ids, and every
+ * kind of damage to the file (a flipped byte, truncation, an extra byte,
+ * another version, an empty file) is noticed: the ids stay the same and the
+ * file is rebuilt. Run from the repository root; also under ASan.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "io.h"
+#include "mem.h"
+#include "tok.h"
+#include "t.h"
+
+static const char *const TEXTS[] = {
+	"Hello world, it's 2024!\n  tabs\tand  spaces ",
+	"\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\xe4\xb8\x96\xe7\x95\x8c \xe3\x81\x93\xe3\x82\x93 123456",
+	"ab cd ef <s> </s> [CLS] x",
+};
+
+static char dir[] = "/tmp/needle-tok-cache-XXXXXX";
+
+/* All ids of TEXTS under `fix`, as one string of numbers; NULL on failure. */
+static char *ids_of(const char *fix)
+{
+	struct tok *t = NULL;
+	struct diag d;
+	struct buf out;
+	size_t i, j;
+
+	diag_init(&d);
+	buf_init(&out, BUF_MAX_DEFAULT);
+	if (tok_load(fix, &t, &d)) {
+		fprintf(stderr, "  load '%s': %s\n", fix, d.msg);
+		buf_release(&out);
+		return NULL;
+	}
+	for (i = 0; i < sizeof(TEXTS) / sizeof(TEXTS[0]); i++) {
+		uint32_t *ids = NULL;
+		size_t n = 0, cap = 0;
+
+		CHECK(tok_encode(t, TEXTS[i], strlen(TEXTS[i]), 1, &ids, &n, &cap, &d) == ERR_OK);
+		for (j = 0; j < n; j++)
+			buf_printf(&out, "%u ", (unsigned)ids[j]);
+		buf_putc(&out, '|');
+		mem_free(ids);
+	}
+	tok_free(t);
+	return out.data; /* handed over: buf's bytes are mem-allocated */
+}
+
+/* The one cache file in dir/needle into `path`; 0 if there is not exactly one. */
+static int cache_file(char *path, size_t cap)
+{
+	char sub[256];
+	DIR *dp;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(sub, sizeof(sub), "%s/needle", dir);
+	if (!(dp = opendir(sub)))
+		return 0;
+	while ((e = readdir(dp)))
+		if (strstr(e->d_name, ".tok") && !strstr(e->d_name, ".tmp"))
+			n++, snprintf(path, cap, "%s/%s", sub, e->d_name);
+	closedir(dp);
+	return n == 1;
+}
+
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* Rewrites the cache file with `how` done to it. */
+static void damage(const char *path, int how)
+{
+	struct buf b;
+	struct diag d;
+	FILE *f;
+
+	diag_init(&d);
+	buf_init(&b, BUF_MAX_DEFAULT);
+	CHECK(io_read_file(path, &b, &d) == ERR_OK);
+	if (how == 0)
+		b.data[b.len / 2] ^= 0x10;          /* a flipped bit in the tables */
+	else if (how == 1)
+		b.len /= 2;                          /* truncated */
+	else if (how == 2)
+		buf_putc(&b, 'x');                   /* one byte too many */
+	else if (how == 3)
+		b.data[8] ^= 1;                      /* another version */
+	else
+		b.len = 0;                           /* empty */
+	f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(fwrite(b.data, 1, b.len, f) == b.len || !b.len);
+		fclose(f);
+	}
+	buf_release(&b);
+}
+
+static void check_fixture(const char *fix)
+{
+	char path[512], *want, *got;
+	ino_t ino;
+	int how;
+
+	setenv("NEEDLE_NO_CACHE", "1", 1);
+	want = ids_of(fix);
+	unsetenv("NEEDLE_NO_CACHE");
+	CHECK(want != NULL);
+	CHECK(!cache_file(path, sizeof(path))); /* nothing written while off */
+	got = ids_of(fix);                      /* miss: builds the file */
+	CHECK(got && want && !strcmp(got, want));
+	mem_free(got);
+	CHECK(cache_file(path, sizeof(path)));
+	ino = inode_of(path);
+	got = ids_of(fix);                      /* hit: the file stays as it is */
+	CHECK(got && want && !strcmp(got, want));
+	CHECK(inode_of(path) == ino);
+	mem_free(got);
+	for (how = 0; how < 5; how++) {
+		damage(path, how);
+		got = ids_of(fix);
+		CHECK(got && want && !strcmp(got, want));
+		CHECK(inode_of(path) != ino);   /* noticed and rebuilt */
+		ino = inode_of(path);
+		mem_free(got);
+	}
+	remove(path);
+	mem_free(want);
+}
+
+static void test_cache(void)
+{
+	char sub[256];
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	check_fixture("fixtures/tokenizers/bytelevel_gpt2.json");
+	check_fixture("fixtures/tokenizers/prepend_replace.json");
+	check_fixture("fixtures/tokenizers/added_tokens.json");
+	check_fixture("fixtures/tokenizers/bert_post.json");
+	snprintf(sub, sizeof(sub), "%s/needle", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	T_RUN(test_cache);
+	return T_DONE();
+}
