@@ -56,8 +56,8 @@ static void show_progress(void *ctx, const struct run *r, int force)
 {
 	struct cli_run *c = ctx;
 	struct run_counts n = run_counts(r);
-	struct progress_state st = {n.done, n.total, n.pass, n.fail, n.weight_done, n.weight_total,
-				    0, NULL, 0, 0};
+	struct progress_state st = {n.done, n.total, n.pass, n.fail, 0, NULL, 0, 0,
+				    n.weight_done, n.weight_total};
 	double now = io_now_ms(), start;
 	char line[256];
 

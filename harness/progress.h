@@ -20,11 +20,11 @@
 /* What one line shows. */
 struct progress_state {
 	size_t done, total, pass, fail;
-	double weight_done, weight_total; /* the ETA's measure; 0, 0: by count */
 	double elapsed_s;
 	const char *slow_id;    /* the attempt in flight longest, or NULL */
 	long slow_repeat;
 	double slow_s;
+	double weight_done, weight_total; /* the ETA's measure; 0, 0: by count */
 };
 
 /* The pacing of the line. Zero-initialise. */
