@@ -16,7 +16,7 @@
 
 static const char examples[] =
 	"  needle diff results/before results/after\n"
-	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate>=0.95'\n"
+	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate >= 0.95'\n"
 	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"  needle diff BASELINE CANDIDATE --gate cutover\n"
@@ -43,7 +43,8 @@ static const char examples[] =
 	"  cutover              the field reports' cutover rule on every load cell:\n"
 	"                       output_tps_ratio>=0.9 ttft_p50_ratio<=1.1\n"
 	"                       ttft_p95_ratio<=1.15 success_rate>=1\n"
-	"A gate without data (no samples, unknown case or depth) fails; a load cell\n"
+	"Blanks around OP are allowed ('pass_rate >= 0.95'). A gate without data (no\n"
+	"samples, unknown case or depth) fails; a load cell\n"
 	"with no valid round in either run fails its gates. A failed gate is named on\n"
 	"stderr with the cells that failed it.\n"
 	"\n"
@@ -132,7 +133,8 @@ int cmd_diff(int argc, char **argv)
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
 		"with their sample counts.",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2};
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2,
+		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, all_ok = 1, status = EXIT_PASS;
 	struct buf out;

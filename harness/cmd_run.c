@@ -17,16 +17,30 @@
 #include "progress.h"
 #include "report.h"
 #include "run.h"
+#include "shipped.h"
 #include "suite.h"
 
 struct cli_run {
 	struct run_opts o;
 	const char *wait_ready;   /* --wait-ready DURATION or NULL */
 	char last_wait[256];      /* what the last readiness poll saw */
+	struct cli_list cases;    /* --case GLOB, repeatable */
 	double t0;
 	int tty;
 	struct progress pace;
+	int argc;              /* the command line, for the resume hint */
+	char **argv;
 };
+
+/* Set by the first SIGINT/SIGTERM; the runner stops at its next poll. A
+ * second one ends the process at once (the handler restores the default). */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	stop_requested = 1;
+	signal(sig, SIG_DFL);
+}
 
 static const char examples[] =
 	"  needle run suites/smoke.json --base-url http://127.0.0.1:8000 --model my-model\n"
@@ -46,7 +60,8 @@ static void show_progress(void *ctx, const struct run *r, int force)
 {
 	struct cli_run *c = ctx;
 	struct run_counts n = run_counts(r);
-	struct progress_state st = {n.done, n.total, n.pass, n.fail, 0, NULL, 0, 0};
+	struct progress_state st = {n.done, n.total, n.pass, n.fail, 0, NULL, 0, 0,
+				    n.weight_done, n.weight_total};
 	double now = io_now_ms(), start;
 	char line[256];
 
@@ -56,6 +71,7 @@ static void show_progress(void *ctx, const struct run *r, int force)
 	if (run_slowest(r, &st.slow_id, &st.slow_repeat, &start))
 		st.slow_s = (now - start) / 1000.0;
 	progress_line(&st, line, sizeof(line));
+	progress_fit(line, progress_columns(STDERR_FILENO));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
@@ -76,17 +92,68 @@ static void summary(const struct cli_run *c, const struct run *r, int status)
 	fprintf(stderr, " in %.1f s; results in %s; exit %d\n", el, run_dir(r), status);
 }
 
-/* DESIGN.md §7: summary.json, summary.md and recall.png are written at the
- * end of every run (report.h). Failing to write them is a warning: the
- * journal is intact and the run's status stands. */
-static void write_report(const char *dir)
+/* DESIGN.md §7: summary.json, summary.md, attempts.csv and recall.png are
+ * written at the end of every run (report.h). Failing to write them is a
+ * warning: the journal is intact and the run's status stands. Returns the
+ * summary (caller owns) or NULL. */
+static cJSON *write_report(const char *dir)
 {
 	struct diag rd;
+	cJSON *s = NULL;
 
 	diag_init(&rd);
-	if (report_write(dir, NULL, &rd))
+	if (report_write(dir, &s, &rd))
 		fprintf(stderr, "warning: %s (results are intact; retry with 'needle report %s')\n",
 			rd.msg, dir);
+	return s;
+}
+
+/* The failing cases with their reasons and the advice (report_terminal),
+ * after the summary line. */
+static void why_lines(const cJSON *s)
+{
+	struct buf b;
+	struct diag wd;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	diag_init(&wd);
+	if (s && !report_terminal(s, &b, &wd))
+		fwrite(b.data, 1, b.len, stderr);
+	buf_release(&b);
+}
+
+/* Prints " ARG", single-quoted for a POSIX shell when it holds anything but
+ * [A-Za-z0-9_./:=@%+,-]. */
+static void shell_arg(const char *a)
+{
+	const char *p;
+
+	if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") ==
+		      strlen(a)) {
+		fprintf(stderr, " %s", a);
+		return;
+	}
+	fputs(" '", stderr);
+	for (p = a; *p; p++)
+		fputs(*p == '\'' ? "'\\''" : (char[2]){*p, 0}, stderr);
+	fputc('\'', stderr);
+}
+
+/* How to finish an interrupted run: the same command with --out and --resume. */
+static void resume_hint(const struct cli_run *c, const struct run *r)
+{
+	struct run_counts n = run_counts(r);
+	int i, has_out = c->o.out != NULL;
+
+	fprintf(stderr, "interrupted: %zu of %zu attempts recorded; to finish the run:\n  needle run",
+		n.done, n.total);
+	for (i = 0; i < c->argc; i++)
+		shell_arg(c->argv[i]);
+	if (!has_out) {
+		fputs(" --out", stderr);
+		shell_arg(run_dir(r));
+	}
+	fprintf(stderr, "%s\n", c->o.resume ? "" : " --resume");
 }
 
 /* The endpoint and the API key from the options and the environment. */
@@ -154,10 +221,17 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	}
 	if (!e) {
 		e = run_go(r, d);
+		cJSON *s = NULL;
 		status = e ? err_exit_status(e) : run_status(r);
+		if (!e && run_counts(r).interrupted && status == EXIT_PASS)
+			status = EXIT_FAIL; /* not everything was checked */
 		if (!e)
-			write_report(run_dir(r));
+			s = write_report(run_dir(r));
 		summary(c, r, status);
+		why_lines(s);
+		if (run_counts(r).interrupted)
+			resume_hint(c, r);
+		cJSON_Delete(s);
 	}
 	if (e && c->tty)
 		fprintf(stderr, "\r\033[K");
@@ -178,9 +252,9 @@ int cmd_run(int argc, char **argv)
 		{"concurrency", 'c', CLI_LONG, "N", "requests in flight at once (default 1)", &c.o.concurrency},
 		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt)", &c.o.timeout},
 		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120)", &c.o.idle_timeout},
-		{"out", 'o', CLI_STR, "DIR", "results folder (default results/SUITE-TIMESTAMP)", &c.o.out},
+		{"out", 'o', CLI_STR, "DIR", "results folder (default results/SUITE-MODEL-TIMESTAMP, new)", &c.o.out},
 		{"resume", 0, CLI_FLAG, NULL, "continue DIR: skip attempts already recorded", &c.o.resume},
-		{"case", 0, CLI_STR, "GLOB", "run only the cases whose id matches (shell glob)", &c.o.case_glob},
+		{"case", 0, CLI_LIST, "GLOB", "run only the cases whose id matches (shell glob; repeatable: any)", &c.cases},
 		{"repeat", 0, CLI_LONG, "N", "run every case N times (overrides the suite's repeat)", &c.o.repeat},
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
@@ -194,21 +268,29 @@ int cmd_run(int argc, char **argv)
 		"judge each response strictly (HTTP 200 alone is never success), audit\n"
 		"usage.prompt_tokens against the local tokenizer, grade the answer, and journal\n"
 		"one record per attempt. A live progress line is shown on a terminal; a summary\n"
-		"line always ends the run on stderr.",
+		"line always ends the run on stderr, followed by one line per failing case\n"
+		"(its reasons and first reason) and what to do when the cause is plain.\n"
+		"SUITE may be a shipped suite's name ('needle suites' lists them). Ctrl-C\n"
+		"stops cleanly: what finished is kept, the report says INCOMPLETE, and the\n"
+		"command to finish the run with --resume is printed.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
 	const char *args[CLI_ARGS_MAX];
-	int nargs, outcome;
+	int nargs, outcome, status;
 	double wait_s;
 	struct diag d;
+	struct buf suite;
 
 	diag_init(&d);
+	buf_init(&suite, BUF_MAX_DEFAULT);
 	c.o.concurrency = 1;
+	c.o.repeat = -1; /* not given */
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN) {
 		if (c.o.concurrency < 1 || c.o.concurrency > RUN_MAX_CONCURRENCY)
 			diag_fail(&d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
-		else if (c.o.repeat < 0 || c.o.repeat > SUITE_MAX_REPEAT)
-			diag_fail(&d, ERR_USAGE, "option '--repeat' wants 1 to %d", SUITE_MAX_REPEAT);
+		else if (c.o.repeat != -1 && (c.o.repeat < 1 || c.o.repeat > SUITE_MAX_REPEAT))
+			diag_fail(&d, ERR_USAGE, "option '--repeat' wants 1 to %d, got %ld",
+				  SUITE_MAX_REPEAT, c.o.repeat);
 		else if (c.o.warmup < 0 || c.o.warmup > 100000)
 			diag_fail(&d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
 		else if (c.wait_ready && probe_parse_duration(c.wait_ready, &wait_s, &d))
@@ -216,12 +298,25 @@ int cmd_run(int argc, char **argv)
 		else if (c.o.server_name && tpl_server_parse(c.o.server_name, &c.o.server, &d))
 			diag_prefix(&d, "option '--server'");
 	}
-	if (d.code)
-		return cli_report("run", &d);
-	if (outcome == CLI_HELP_SHOWN)
-		return EXIT_PASS;
+	if (!d.code && outcome != CLI_HELP_SHOWN)
+		shipped_resolve(args[0], &suite, &d);
+	if (d.code || outcome == CLI_HELP_SHOWN) {
+		buf_release(&suite);
+		return d.code ? cli_report("run", &d) : EXIT_PASS;
+	}
+	if (c.o.repeat == -1)
+		c.o.repeat = 0;
+	c.o.case_globs = c.cases.v;
+	c.o.ncase_globs = c.cases.n;
+	c.o.stop = &stop_requested;
+	c.argc = argc;
+	c.argv = argv;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a write error, not death */
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
 	c.o.server_forced = c.o.server_name != NULL;
-	return run(&c, args[0], &d);
+	status = run(&c, suite.data, &d);
+	buf_release(&suite);
+	return status;
 }

@@ -81,30 +81,39 @@ static enum err parse_op(const char *s, enum diff_op *op, size_t *len)
 	return ERR_USAGE;
 }
 
+/* Whether s[0..n) is blank (spaces and tabs only). */
+static int blank(const char *s, size_t n)
+{
+	return strspn(s, " \t") >= n;
+}
+
 enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 {
-	size_t mlen = strcspn(spec, "<>="), oplen = 0, nlen;
+	const char *m = spec + strspn(spec, " \t"); /* the metric, leading blanks skipped */
+	size_t mlen = strcspn(m, "<>="), mend = mlen, oplen = 0, nlen;
 	const char *at, *numtxt;
 	char *end;
 	int rule;
 
 	memset(g, 0, sizeof(*g));
 	g->spec = spec;
-	if (!strcmp(spec, "no_new_failures")) {
-		snprintf(g->name, sizeof(g->name), "%s", spec);
+	while (mend > 0 && (m[mend - 1] == ' ' || m[mend - 1] == '\t'))
+		mend--;
+	if (!m[mlen] && mend == strlen("no_new_failures") && !strncmp(m, "no_new_failures", mend)) {
+		snprintf(g->name, sizeof(g->name), "no_new_failures");
 		return ERR_OK;
 	}
-	if (!spec[mlen] || parse_op(spec + mlen, &g->op, &oplen))
+	if (!m[mlen] || parse_op(m + mlen, &g->op, &oplen))
 		return diag_fail(d, ERR_USAGE,
 				 "gate '%s' wants METRIC OP NUMBER with OP one of >= <= > < == (or 'no_new_failures')",
 				 spec);
-	at = memchr(spec, '@', mlen);
-	nlen = at ? (size_t)(at - spec) : mlen;
+	at = memchr(m, '@', mend);
+	nlen = at ? (size_t)(at - m) : mend;
 	if (nlen == 0 || nlen >= sizeof(g->name))
 		return diag_fail(d, ERR_USAGE, "gate '%s' has no metric name", spec);
-	memcpy(g->name, spec, nlen);
+	memcpy(g->name, m, nlen);
 	if (at) {
-		size_t alen = mlen - nlen - 1;
+		size_t alen = mend - nlen - 1;
 		if (alen == 0 || alen >= sizeof(g->arg))
 			return diag_fail(d, ERR_USAGE, "gate '%s': the text after '@' is empty or too long", spec);
 		memcpy(g->arg, at + 1, alen);
@@ -123,9 +132,10 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 			return diag_fail(d, ERR_USAGE, "gate '%s': depth '%s' is not a whole percent 0..100",
 					 spec, g->arg);
 	}
-	numtxt = spec + mlen + oplen;
+	numtxt = m + mlen + oplen;
+	numtxt += strspn(numtxt, " \t");
 	g->value = strtod(numtxt, &end);
-	if (!*numtxt || *end || !isfinite(g->value))
+	if (!*numtxt || end == numtxt || !blank(end, strlen(end)) || !isfinite(g->value))
 		return diag_fail(d, ERR_USAGE, "gate '%s': '%s' is not a number", spec, numtxt);
 	return ERR_OK;
 }

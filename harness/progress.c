@@ -1,6 +1,8 @@
 /* progress — see progress.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "progress.h"
 
@@ -28,7 +30,10 @@ void progress_line(const struct progress_state *st, char *out, size_t cap)
 	int n;
 
 	progress_duration(st->elapsed_s, e1, sizeof(e1));
-	if (st->done)
+	if (st->weight_done > 0 && st->weight_total >= st->weight_done)
+		progress_duration(st->elapsed_s / st->weight_done *
+				  (st->weight_total - st->weight_done), e2, sizeof(e2));
+	else if (st->done && st->weight_total <= 0)
 		progress_duration(st->elapsed_s / (double)st->done *
 				  (double)(st->total - st->done), e2, sizeof(e2));
 	else
@@ -40,4 +45,51 @@ void progress_line(const struct progress_state *st, char *out, size_t cap)
 		snprintf(out + n, cap - (size_t)n, "  slowest %.40s#%ld %s", st->slow_id,
 			 st->slow_repeat, e3);
 	}
+}
+
+/* The code point at s (UTF-8, lenient) and its length in bytes. */
+static unsigned long code_point(const unsigned char *s, int *len)
+{
+	unsigned long c = s[0];
+	int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4, i;
+
+	if (n > 1)
+		c &= 0x3Fu >> (n - 1);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80) {
+			n = i;
+			break;
+		}
+		c = (c << 6) | (s[i] & 0x3Fu);
+	}
+	*len = n;
+	return c;
+}
+
+void progress_fit(char *line, int cols)
+{
+	unsigned char *s = (unsigned char *)line;
+	int used = 0, len;
+
+	while (*s) {
+		int w = code_point(s, &len) >= 0x1100 ? 2 : 1;
+		if (used + w > cols - 1)
+			break;
+		used += w;
+		s += len;
+	}
+	*s = '\0';
+}
+
+int progress_columns(int fd)
+{
+	struct winsize ws;
+	const char *env = getenv("COLUMNS");
+	char *end;
+	long n;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	n = env ? strtol(env, &end, 10) : 0;
+	return env && !*end && n > 0 && n < 10000 ? (int)n : 80;
 }

@@ -4,8 +4,11 @@
  *	12/40  pass 11  fail 1  elapsed 1:05  eta 3:47  slowest json-3#2 0:41
  *
  * (done/planned, the counts, the time since the start, the estimated time
- * left from the mean so far, and the attempt in flight the longest). This
- * module formats and paces it; only the CLI layer writes it, after "\r\033[K".
+ * left, and the attempt in flight the longest). The estimate weighs attempts
+ * by their prompt size (run.h's weights), not by count: a 1M-token recall
+ * attempt is not worth one 20-token chat. This module formats, fits and paces
+ * it; only the CLI layer writes it, after "\r\033[K", cut to one column less
+ * than the terminal's width so that it never wraps.
  */
 #ifndef NEEDLE_PROGRESS_H
 #define NEEDLE_PROGRESS_H
@@ -21,6 +24,7 @@ struct progress_state {
 	const char *slow_id;    /* the attempt in flight longest, or NULL */
 	long slow_repeat;
 	double slow_s;
+	double weight_done, weight_total; /* the ETA's measure; 0, 0: by count */
 };
 
 /* The pacing of the line. Zero-initialise. */
@@ -36,5 +40,13 @@ void progress_duration(double s, char *out, size_t cap);
 
 /* The line for `st` (no control characters) into `out` (`cap` bytes). */
 void progress_line(const struct progress_state *st, char *out, size_t cap);
+
+/* Cuts `line` in place to at most `cols` - 1 terminal columns (a UTF-8
+ * character of U+1100 and above counts as two), at a character boundary. */
+void progress_fit(char *line, int cols);
+
+/* The width of the terminal on file descriptor `fd` (TIOCGWINSZ), else
+ * $COLUMNS, else 80. */
+int progress_columns(int fd);
 
 #endif

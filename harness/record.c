@@ -296,7 +296,13 @@ static void add_options(struct json_build *jb, cJSON *m, const struct record_opt
 	num_or_null(jb, j, "timeout_s", o->timeout, o->timeout > 0);
 	num_or_null(jb, j, "idle_timeout_s", o->idle_timeout, o->idle_timeout > 0);
 	num_or_null(jb, j, "repeat", (double)o->repeat, o->repeat > 0);
-	str_or_null(jb, j, "case", o->case_glob);
+	if (o->ncase_globs) {
+		cJSON *c = json_add_arr(jb, j, "case");
+		int i;
+		for (i = 0; i < o->ncase_globs; i++)
+			json_add_str(jb, c, NULL, o->case_globs[i]);
+	} else
+		json_add_null(jb, j, "case");
 	json_add_bool(jb, j, "resume", o->resume);
 	json_add_str(jb, j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
 	str_or_null(jb, j, "server", o->server);

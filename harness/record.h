@@ -95,7 +95,9 @@ cJSON *record_round(const struct record_attempt *a);
 struct record_options {
 	long concurrency, repeat;           /* repeat 0: the suite's */
 	double timeout, idle_timeout;       /* <= 0: the defaults */
-	const char *case_glob, *api_key_env, *server;
+	const char *const *case_globs;      /* --case values, ncase_globs of them */
+	int ncase_globs;
+	const char *api_key_env, *server;
 	int resume;
 };
 

@@ -17,9 +17,13 @@
 #include "mem.h"
 #include "report.h"
 #include "results.h"
+#include "rows.h"
 #include "stats.h"
+#include "why.h"
 
 #define PATHBUF 4096
+#define REPORT_CASES_NAMED 20  /* cases listed per failure reason in summary.md */
+#define REPORT_TERM_REASON 160 /* bytes of a first reason on the terminal */
 
 static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 					  "e2e_ms", "tpot_ms"};
@@ -62,7 +66,7 @@ void report_run_free(struct report_run *r)
 
 struct cell {
 	long depth, tokens;
-	size_t found, total;
+	size_t found, failed, total; /* failed: the attempt failed at transport */
 };
 
 /* TTFT and E2E samples of the recall attempts of one prompt length. */
@@ -111,10 +115,11 @@ static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 	json_add_num(&A->jb, c, "total", 0);
 	json_add_num(&A->jb, c, "pass", 0);
 	json_add_obj(&A->jb, c, "failure_codes");
+	json_add_obj(&A->jb, c, "reasons");
 	return A->jb.code ? NULL : c;
 }
 
-static void add_cell(struct acc *A, long depth, long tokens, int found)
+static void add_cell(struct acc *A, long depth, long tokens, int found, int failed)
 {
 	size_t i;
 
@@ -132,11 +137,12 @@ static void add_cell(struct acc *A, long depth, long tokens, int found)
 			A->cells = nc;
 			A->capcells = cap;
 		}
-		A->cells[i] = (struct cell){depth, tokens, 0, 0};
+		A->cells[i] = (struct cell){depth, tokens, 0, 0, 0};
 		A->ncells++;
 	}
 	A->cells[i].total++;
 	A->cells[i].found += found != 0;
+	A->cells[i].failed += failed != 0;
 }
 
 static struct lenlat *lenlat_of(struct acc *A, long tokens)
@@ -192,13 +198,13 @@ static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 
 			if (dep >= 0)
 				add_cell(A, dep, len,
-					 transport_ok && cJSON_IsTrue(jget(n, "ok")));
+					 transport_ok && cJSON_IsTrue(jget(n, "ok")), !transport_ok);
 		}
 		return;
 	}
 	cJSON_ArrayForEach(n, jget2(rec, "recall", "depths"))
 		if (num_long(n, -1) >= 0)
-			add_cell(A, num_long(n, -1), len, 0);
+			add_cell(A, num_long(n, -1), len, 0, !transport_ok);
 }
 
 static void take_timing(struct acc *A, const cJSON *rec)
@@ -223,6 +229,24 @@ static void take_audit(struct acc *A, const cJSON *rec)
 		A->audit_failed++;
 	if (cJSON_IsNumber(dl) && stats_vec_push(&A->deltas, dl->valuedouble))
 		A->oom = 1;
+}
+
+/* The case's reasons ("STAGE: KEY" -> count) and its first failed
+ * attempt's first reason. */
+static void take_reasons(struct acc *A, cJSON *c, const cJSON *rec)
+{
+	struct why_reason r[WHY_REASONS_MAX];
+	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
+	char key[WHY_TEXT_MAX + 16];
+
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "%s: %s", r[i].stage, r[i].key);
+		bump(A, cJSON_GetObjectItemCaseSensitive(c, "reasons"), key, 1);
+	}
+	if (n && !jget(c, "first_reason")) {
+		snprintf(key, sizeof(key), "%s: %s", r[0].stage, r[0].text);
+		json_add_str(&A->jb, c, "first_reason", key);
+	}
 }
 
 static void take_record(struct acc *A, const cJSON *rec)
@@ -254,6 +278,7 @@ static void take_record(struct acc *A, const cJSON *rec)
 			bump(A, cJSON_GetObjectItemCaseSensitive(c, "failure_codes"),
 			     f->valuestring, 1);
 		}
+	take_reasons(A, c, rec);
 	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_timing(A, rec);
@@ -468,10 +493,13 @@ static void add_recall(struct acc *A)
 	for (i = 0; i < nd; i++)
 		for (j = 0; j < nl; j++)
 			for (k = 0; k < A->ncells; k++)
-				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j])
-					json_add_num(&A->jb, add_count(&A->jb, cells, "depth", dep[i],
-								       A->cells[k].found, A->cells[k].total),
-						     "tokens", (double)len[j]);
+				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
+					cJSON *o = add_count(&A->jb, cells, "depth", dep[i],
+							     A->cells[k].found, A->cells[k].total);
+					json_add_num(&A->jb, o, "tokens", (double)len[j]);
+					json_add_num(&A->jb, o, "transport_failed",
+						     (double)A->cells[k].failed);
+				}
 	add_margin(A, rc, 0, dep, nd);
 	add_margin(A, rc, 1, len, nl);
 	add_length_latency(A, rc, len, nl);
@@ -495,6 +523,17 @@ static void acc_release(struct acc *A)
 	mem_free(A->ll);
 }
 
+/* Whether the manifest says the run stopped before its plan was done: it was
+ * interrupted, or it ran fewer attempts than it planned. */
+static int incomplete(const cJSON *m)
+{
+	const cJSON *a = jget(m, "attempts");
+
+	return cJSON_IsTrue(jget(m, "interrupted")) ||
+	       (cJSON_IsNumber(jget(a, "planned")) && cJSON_IsNumber(jget(a, "run")) &&
+		jget_num(a, "run") < jget_num(a, "planned"));
+}
+
 static void add_totals(struct acc *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
@@ -505,12 +544,16 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
 	add_rate(jb, o, A->pass, A->total);
 	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	json_add_bool(jb, o, "incomplete", incomplete(r->manifest));
 	st = json_add_obj(jb, A->s, "fail_stages");
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);
 	json_add_num(jb, st, "grade", (double)A->stage_grade);
-	cJSON_ArrayForEach(c, A->cases)
+	cJSON_ArrayForEach(c, A->cases) {
 		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
+		if (!jget(c, "first_reason"))
+			json_add_null(jb, c, "first_reason");
+	}
 }
 
 /* "load": the cells of the run's load cases (loadcells.h), when it has any. */
@@ -551,6 +594,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	add_recall(&A);
 	add_latency(&A);
 	add_load(&A, r, d);
+	why_summarise(r->records, r->manifest, r->dir, &A.jb, A.s);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -579,7 +623,7 @@ static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t ca
 			 cJSON_GetArrayItem(w, 1)->valuedouble);
 }
 
-/* "a 3, b 1" for an object of counts; "none" when empty. */
+/* "a (3); b (1)" for an object of counts ('|' escaped); "-" when empty. */
 static enum err counts_text(struct buf *b, const cJSON *o)
 {
 	const cJSON *it;
@@ -587,11 +631,16 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 	int first = 1;
 
 	cJSON_ArrayForEach(it, o) {
-		e = buf_printf(b, "%s%s %.0f", first ? "" : ", ", it->string, it->valuedouble);
+		if (!e && !first)
+			e = buf_puts(b, "; ");
+		if (!e)
+			e = md_cell(b, it->string);
+		if (!e)
+			e = buf_printf(b, " (%.0f)", it->valuedouble);
 		first = 0;
 	}
 	if (first)
-		e = buf_puts(b, "none");
+		e = buf_puts(b, "-");
 	return e;
 }
 
@@ -615,6 +664,10 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
 	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
 		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
+	if (!e && cJSON_IsTrue(jget2(s, "attempts", "incomplete")))
+		e = buf_puts(b, "\n**INCOMPLETE**: the run stopped before all its attempts were made; "
+			     "the numbers below cover only what was recorded. Rerun the same command "
+			     "with --resume to finish it.\n");
 	return e;
 }
 
@@ -631,7 +684,7 @@ static enum err sec_attempts(const cJSON *s, struct buf *b)
 		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
 			       jget_num(a, "torn_bytes_skipped"));
 	if (!e)
-		e = buf_puts(b, "\n| case | kind | passed | failure codes |\n|---|---|---|---|\n");
+		e = buf_puts(b, "\n| case | kind | passed | why it failed (attempts) |\n|---|---|---|---|\n");
 	cJSON_ArrayForEach(c, jget(s, "cases")) {
 		rate_text(c, "pass", rt, sizeof(rt));
 		if (!e)
@@ -641,19 +694,77 @@ static enum err sec_attempts(const cJSON *s, struct buf *b)
 		if (!e)
 			e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
 		if (!e)
-			e = counts_text(b, jget(c, "failure_codes"));
+			e = counts_text(b, jget(c, "reasons"));
 		if (!e)
 			e = buf_puts(b, " |\n");
 	}
 	if (!e)
-		e = buf_puts(b, "\nFailure codes (per attempt): ");
-	if (!e)
-		e = counts_text(b, jget(s, "failure_codes"));
-	if (!e)
-		e = buf_puts(b, "\n\nFinish reasons: ");
+		e = buf_puts(b, "\nFinish reasons: ");
 	if (!e)
 		e = counts_text(b, jget(s, "finish_reasons"));
 	return e ? e : buf_puts(b, "\n");
+}
+
+/* Appends `s` on one line (line breaks as spaces). */
+static enum err one_line(struct buf *b, const char *s)
+{
+	enum err e = ERR_OK;
+
+	for (; !e && *s; s++)
+		e = buf_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+	return e;
+}
+
+static enum err failure_group(struct buf *b, const cJSON *g)
+{
+	const cJSON *ex = jget(g, "example"), *c, *raw = jget(ex, "raw");
+	const char *answer = jget(ex, "answer")->valuestring;
+	char tmp[32];
+	int i = 0, n = cJSON_GetArraySize(jget(g, "cases"));
+	enum err e = buf_printf(b, "\n### %s: ", jget(g, "stage")->valuestring);
+
+	if (!e)
+		e = one_line(b, jget(g, "key")->valuestring);
+	if (!e)
+		e = buf_printf(b, " (%.0f attempts, %d case%s)\n\nCases:", jget_num(g, "count"),
+			       n, n == 1 ? "" : "s");
+	cJSON_ArrayForEach(c, jget(g, "cases"))
+		if (!e && i++ < REPORT_CASES_NAMED)
+			e = buf_printf(b, "%s `%s`", i > 1 ? "," : "", c->valuestring);
+	if (!e && n > REPORT_CASES_NAMED)
+		e = buf_printf(b, " and %d more", n - REPORT_CASES_NAMED);
+	if (!e)
+		e = buf_printf(b, ".\n\nExample: `%s` repeat %s", jget(ex, "case")->valuestring,
+			       md_value(jget(ex, "repeat"), tmp, sizeof(tmp)));
+	if (!e && cJSON_IsNumber(jget(ex, "seed")))
+		e = buf_printf(b, ", seed %.0f", jget_num(ex, "seed"));
+	if (!e)
+		e = buf_puts(b, ": ");
+	if (!e)
+		e = one_line(b, jget(ex, "reason")->valuestring);
+	if (!e)
+		e = buf_puts(b, *answer ? "\n\n> answer: " : "\n\n> answer: (nothing)");
+	if (!e)
+		e = one_line(b, answer);
+	if (!e && cJSON_IsString(raw))
+		e = buf_printf(b, "\n\nRaw stream: `%s`", raw->valuestring);
+	return e ? e : buf_puts(b, "\n");
+}
+
+static enum err sec_failures(const cJSON *s, struct buf *b)
+{
+	const cJSON *g, *adv;
+	enum err e = buf_puts(b, "\n## Failures\n");
+
+	cJSON_ArrayForEach(adv, jget(s, "advice"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(b, "\n**What to do:** %s.\n", adv->valuestring);
+	if (!e && !cJSON_GetArraySize(jget(s, "failures")))
+		e = buf_puts(b, "\nNo attempt failed.\n");
+	cJSON_ArrayForEach(g, jget(s, "failures"))
+		if (!e)
+			e = failure_group(b, g);
+	return e;
 }
 
 static enum err sec_audit(const cJSON *s, struct buf *b)
@@ -718,7 +829,7 @@ static enum err sec_recall(const cJSON *s, struct buf *b)
 
 	if (!cJSON_IsObject(rc))
 		return ERR_OK;
-	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); heatmap in recall.png.\n\n| depth |",
+	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); a needle whose attempt failed at transport counts as not found and is shown as \"no answer\". Heatmap in recall.png.\n\n| depth |",
 		       jget_num(rc, "attempts"));
 	cJSON_ArrayForEach(l, jget(rc, "lengths"))
 		if (!e)
@@ -737,7 +848,10 @@ static enum err sec_recall(const cJSON *s, struct buf *b)
 				if (jget_num(c, "depth") == d->valuedouble &&
 				    jget_num(c, "tokens") == l->valuedouble)
 					hit = c;
-			if (!e)
+			if (!e && hit && jget_num(hit, "transport_failed") > 0)
+				e = buf_printf(b, " %.0f/%.0f (%.0f no answer) |", jget_num(hit, "found"),
+					       jget_num(hit, "total"), jget_num(hit, "transport_failed"));
+			else if (!e)
 				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, "found"), jget_num(hit, "total"))
 					: buf_puts(b, " - |");
 		}
@@ -769,66 +883,73 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
-	static const md_section sections[] = {sec_facts, sec_attempts, sec_audit,
+	static const md_section sections[] = {sec_facts, sec_attempts, sec_failures, sec_audit,
 					      sec_recall, sec_latency, loadcells_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
-static enum err csv_field(struct buf *b, const char *s)
-{
-	enum err e;
+/* ---- terminal ---- */
 
-	if (!strpbrk(s, ",\"\r\n"))
-		return buf_puts(b, s);
-	e = buf_putc(b, '"');
-	for (; !e && *s; s++)
-		e = *s == '"' ? buf_puts(b, "\"\"") : buf_putc(b, *s);
-	return e ? e : buf_putc(b, '"');
+/* Appends `s` on one line, cut to `max` bytes at a character boundary
+ * ("..." marks the cut). */
+static enum err cut_text(struct buf *b, const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+	enum err e = ERR_OK;
+
+	if (n > max)
+		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+			max--;
+	else
+		max = n;
+	for (i = 0; !e && i < max; i++)
+		e = buf_putc(b, s[i] == '\n' || s[i] == '\r' ? ' ' : s[i]);
+	return e || max == n ? e : buf_puts(b, "...");
 }
 
-/* One row: scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi */
-static enum err csv_row(struct buf *b, const char *scope, const char *id,
-			const char *kind, const char *depth, const char *tokens,
-			const cJSON *o, const char *pass_key)
+static enum err term_case(struct buf *b, const cJSON *c)
 {
-	const cJSON *w = jget(o, "wilson95");
-	char tmp[32];
-	enum err e = buf_printf(b, "%s,", scope);
+	const cJSON *fr = jget(c, "first_reason"), *it;
+	double total = jget_num(c, "total"), fail = total - jget_num(c, "pass");
+	enum err e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, "id")->valuestring, fail, total);
+	int first = 1;
 
-	if (!e)
-		e = csv_field(b, id);
-	if (!e)
-		e = buf_printf(b, ",%s,%s,%s,%.0f,%.0f,%s,%.6f,%.6f\n", kind, depth, tokens,
-			       jget_num(o, pass_key), jget_num(o, "total"),
-			       md_value(jget(o, "rate"), tmp, sizeof(tmp)),
-			       cJSON_GetArrayItem(w, 0)->valuedouble,
-			       cJSON_GetArrayItem(w, 1)->valuedouble);
-	return e;
-}
-
-enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d)
-{
-	const cJSON *c;
-	char dep[32], tok[32];
-	enum err e = buf_puts(out, "scope,id,kind,depth,tokens,pass,total,rate,wilson_lo,wilson_hi\n");
-
-	if (!e)
-		e = csv_row(out, "overall", "", "", "", "", jget(summary, "attempts"), "pass");
-	cJSON_ArrayForEach(c, jget(summary, "cases"))
+	cJSON_ArrayForEach(it, jget(c, "reasons")) {
 		if (!e)
-			e = csv_row(out, "case", jget(c, "id")->valuestring,
-				    jget(c, "kind")->valuestring, "", "", c, "pass");
-	cJSON_ArrayForEach(c, jget2(summary, "recall", "cells")) {
-		snprintf(dep, sizeof(dep), "%.0f", jget_num(c, "depth"));
-		snprintf(tok, sizeof(tok), "%.0f", jget_num(c, "tokens"));
-		if (!e)
-			e = csv_row(out, "cell", "", "recall", dep, tok, c, "found");
+			e = buf_printf(b, "%s%s x%.0f", first ? "" : "; ", it->string, it->valuedouble);
+		first = 0;
 	}
+	if (!e)
+		e = buf_puts(b, ")");
+	if (!e && cJSON_IsString(fr))
+		e = buf_puts(b, ": ");
+	if (!e && cJSON_IsString(fr))
+		e = cut_text(b, fr->valuestring, REPORT_TERM_REASON);
+	return e ? e : buf_puts(b, "\n");
+}
+
+enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d)
+{
+	const cJSON *c, *adv;
+	enum err e = ERR_OK;
+	int failing = 0;
+
+	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
+		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
+	cJSON_ArrayForEach(c, jget(summary, "cases"))
+		if (!e && jget_num(c, "pass") < jget_num(c, "total")) {
+			if (!failing++)
+				e = buf_puts(out, "failing cases:\n");
+			if (!e)
+				e = term_case(out, c);
+		}
+	cJSON_ArrayForEach(adv, jget(summary, "advice"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
 	if (e)
-		return diag_fail(d, e, "cannot render the report: %s", err_name(e));
+		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
 	return ERR_OK;
 }
 
@@ -854,11 +975,24 @@ static int axis_index(const double *v, int n, double x)
 	return -1;
 }
 
+/* "MODEL M  RUN R  DATE" from the summary's facts (R: the folder's name). */
+static void heatmap_title(const cJSON *s, char *out, size_t cap)
+{
+	const cJSON *run = jget(s, "run"), *when = jget(run, "started_at");
+	const char *dir = jget(run, "dir")->valuestring, *base = strrchr(dir, '/');
+	char tmp[64];
+
+	base = base && base[1] ? base + 1 : dir;
+	snprintf(out, cap, "MODEL %s  RUN %s  %.10s", md_value(jget(run, "model"), tmp, sizeof(tmp)),
+		 base, cJSON_IsString(when) ? when->valuestring : "DATE UNKNOWN");
+}
+
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 {
 	const cJSON *rc = jget(summary, "recall"), *c;
-	double *dep, *len, *found, *total;
+	double *dep, *len, *found, *total, *failed;
 	struct heatmap h;
+	char title[512];
 	size_t cells;
 	enum err e;
 
@@ -867,12 +1001,13 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 	h.ndepths = cJSON_GetArraySize(jget(rc, "depths"));
 	h.nlengths = cJSON_GetArraySize(jget(rc, "lengths"));
 	cells = (size_t)h.ndepths * (size_t)h.nlengths;
-	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 2 * cells + 1, sizeof(*dep));
+	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 3 * cells + 1, sizeof(*dep));
 	if (!dep)
 		return diag_fail(d, ERR_NOMEM, "out of memory drawing the heatmap");
 	len = dep + h.ndepths;
 	found = len + h.nlengths;
 	total = found + cells;
+	failed = total + cells;
 	fill_axis(jget(rc, "depths"), dep);
 	fill_axis(jget(rc, "lengths"), len);
 	cJSON_ArrayForEach(c, jget(rc, "cells")) {
@@ -881,12 +1016,17 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 		if (i >= 0 && j >= 0) {
 			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "found");
 			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "total");
+			failed[(size_t)i * (size_t)h.nlengths + (size_t)j] =
+				jget_num(c, "transport_failed");
 		}
 	}
 	h.depths = dep;
 	h.lengths = len;
 	h.found = found;
 	h.total = total;
+	h.failed = failed;
+	heatmap_title(summary, title, sizeof(title));
+	h.title = title;
 	e = heatmap_png(&h, png, d);
 	mem_free(dep);
 	return e;
@@ -939,34 +1079,56 @@ static enum err write_set(const char *dir, const struct out_file *f, size_t n,
 	return e;
 }
 
+void report_files_release(struct report_files *f)
+{
+	cJSON_Delete(f->summary);
+	f->summary = NULL;
+	buf_release(&f->json);
+	buf_release(&f->md);
+	buf_release(&f->png);
+	buf_release(&f->csv);
+}
+
+enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
+{
+	enum err e;
+
+	f->summary = NULL;
+	buf_init(&f->json, BUF_MAX_DEFAULT);
+	buf_init(&f->md, BUF_MAX_DEFAULT);
+	buf_init(&f->png, BUF_MAX_DEFAULT);
+	buf_init(&f->csv, BUF_MAX_DEFAULT);
+	if ((e = report_summary(r, &f->summary, d)) ||
+	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
+	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
+	    (e = rows_csv(r->records, r->dir, &f->csv, d)))
+		report_files_release(f);
+	return e;
+}
+
+enum err report_save(const struct report_files *f, const char *dir, struct diag *d)
+{
+	const struct out_file files[] = {{"summary.json", &f->json}, {"summary.md", &f->md},
+					 {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+
+	return write_set(dir, files, f->png.len ? 4 : 3, d);
+}
+
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
 {
 	struct report_run *r = NULL;
-	cJSON *s = NULL;
-	struct buf json, md, png;
+	struct report_files f;
 	enum err e;
 
-	buf_init(&json, BUF_MAX_DEFAULT);
-	buf_init(&md, BUF_MAX_DEFAULT);
-	buf_init(&png, BUF_MAX_DEFAULT);
-	if ((e = report_load(dir, &r, d)) || (e = report_summary(r, &s, d)) ||
-	    (e = json_print(s, JSON_PRETTY | JSON_NEWLINE, &json, "the summary", d)) ||
-	    (e = report_markdown(s, &md, d)) || (e = report_heatmap(s, &png, d)))
-		goto out;
-	{
-		const struct out_file files[] = {
-			{"summary.json", &json}, {"summary.md", &md}, {"recall.png", &png}};
-		e = write_set(dir, files, png.len ? 3 : 2, d);
+	if ((e = report_load(dir, &r, d)))
+		return e;
+	if (!(e = report_render(r, &f, d))) {
+		if (!(e = report_save(&f, dir, d)) && summary_out) {
+			*summary_out = f.summary;
+			f.summary = NULL;
+		}
+		report_files_release(&f);
 	}
-out:
-	if (!e && summary_out) {
-		*summary_out = s;
-		s = NULL;
-	}
-	cJSON_Delete(s);
 	report_run_free(r);
-	buf_release(&json);
-	buf_release(&md);
-	buf_release(&png);
 	return e;
 }

@@ -7,8 +7,9 @@
  * template hashes).
  *
  * The summary is one cJSON object (written as RUN_DIR/summary.json); the
- * Markdown, CSV and the recall heatmap PNG are rendered from it alone, so the
- * three always agree. Records are read with results_read_all (a torn last line
+ * Markdown and the recall heatmap PNG are rendered from it alone, so they
+ * always agree; the per-attempt CSV (rows.h) is the records it was computed
+ * from. Records are read with results_read_all (a torn last line
  * is skipped, as --resume does).
  *
  * Conventions:
@@ -47,22 +48,50 @@ void report_run_free(struct report_run *r);
  * owns. ERR_NOMEM only. */
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d);
 
-/* Renders a summary (borrowed) as Markdown or CSV, appended to `out`. The CSV
- * has one row per scope: "overall", each "case", each recall "cell". */
+/* Renders a summary (borrowed) as Markdown, appended to `out`: the run's
+ * facts (INCOMPLETE when the manifest says the run stopped early), pass
+ * rates with each case's reasons, a Failures section (why.h: advice, then
+ * per reason its count, cases, one example with the answer and the raw
+ * stream's path; "No attempt failed." when none), the audit, recall and
+ * latency. */
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d);
-enum err report_csv(const cJSON *summary, struct buf *out, struct diag *d);
+
+/* Appends the end-of-run lines a terminal shows for a summary (borrowed):
+ * "INCOMPLETE: ..." when the run stopped early; "failing cases:" then one
+ * line per failing case ("  ID: F of N failed (STAGE: KEY xCOUNT; ...): its
+ * first failed attempt's first reason", the reason cut to 160 bytes); then
+ * "what to do: ADVICE" per advice sentence. Nothing when every case passed. */
+enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d);
 
 /* Appends the depth x length recall heatmap of a summary as PNG to `png`
  * (drawn by heatmap.h); appends nothing when the summary has no recall
  * cells. */
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d);
 
-/* Loads RUN_DIR and writes RUN_DIR/summary.json, summary.md and (when the run
- * has recall cells) recall.png: all rendered in memory first, each staged in
- * a temporary file, then all renamed into place, so a failure while
- * rendering or staging (out of memory included) leaves the old files and no
- * new or partial one. On success the summary goes to *summary_out (caller
- * owns) when that is not NULL. */
+#define REPORT_CSV_NAME "attempts.csv" /* the per-attempt table (rows.h) */
+
+/* Everything report writes for a run, rendered in memory. */
+struct report_files {
+	cJSON *summary;                /* owned */
+	struct buf json, md, png, csv; /* summary.json, summary.md, recall.png
+					* (empty without recall cells), the CSV */
+};
+
+/* Renders `r` (borrowed) into `f` (set up here; the caller releases it with
+ * report_files_release on success; on failure nothing is left to free). */
+enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d);
+/* Frees what `f` holds. */
+void report_files_release(struct report_files *f);
+/* Writes f's files into `dir` as a set: each staged in a temporary file,
+ * then all renamed into place, so a failure while staging (a full disk, a
+ * read-only folder) leaves the old files and no new or partial one. ERR_IO
+ * names the file and the reason. */
+enum err report_save(const struct report_files *f, const char *dir, struct diag *d);
+
+/* Loads RUN_DIR, renders it and saves it into RUN_DIR (summary.json,
+ * summary.md, attempts.csv and, when the run has recall cells, recall.png);
+ * a failure (out of memory included) leaves the old files. On success the
+ * summary goes to *summary_out (caller owns) when that is not NULL. */
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d);
 
 #endif

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
@@ -31,6 +33,7 @@
 #include "tpl_model.h"
 
 #define RAW_MAX ((size_t)512 << 20)
+#define RUN_DIR_TRIES 100 /* default folders of one millisecond */
 
 /* One attempt in flight. */
 struct attempt {
@@ -108,7 +111,12 @@ static long repeats_of(const struct run *r, const struct suite_case *c)
 
 static int selected(const struct run *r, const struct suite_case *c)
 {
-	return !r->o->case_glob || !fnmatch(r->o->case_glob, c->id, 0);
+	int i;
+
+	for (i = 0; i < r->o->ncase_globs; i++)
+		if (!fnmatch(r->o->case_globs[i], c->id, 0))
+			return 1;
+	return r->o->ncase_globs == 0;
 }
 
 static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
@@ -153,6 +161,28 @@ static int next_attempt(struct run *r, const struct suite_case **c,
 	return 0;
 }
 
+/* Bytes of the strings in `v`, its keys included (no allocation). */
+static double text_bytes(const cJSON *v)
+{
+	const cJSON *it;
+	double n = v->string ? (double)strlen(v->string) : 0;
+
+	if (cJSON_IsString(v))
+		return n + (double)strlen(v->valuestring);
+	cJSON_ArrayForEach(it, v)
+		n += text_bytes(it);
+	return n;
+}
+
+/* An attempt's weight for the ETA (run.h): about its prompt tokens. */
+static double case_weight(const struct suite_case *c)
+{
+	double prompt = c->kind == SUITE_RECALL ? (double)c->recall.tokens
+						: (c->json ? text_bytes(c->json) / 4 : 0);
+
+	return prompt + RUN_WEIGHT_BASE;
+}
+
 static size_t count_todo(struct run *r)
 {
 	const struct suite_case *c;
@@ -164,13 +194,16 @@ static size_t count_todo(struct run *r)
 
 	int more;
 
+	r->n.weight_total = 0;
 	while ((more = next_attempt(r, &c, &repeat, &has, &seed))) {
 		if (more == 2) {
 			n += (size_t)loadplan_total(&c->load);
+			r->n.weight_total += (double)loadplan_total(&c->load) * case_weight(c);
 			r->ci++;
 			continue;
 		}
 		n++;
+		r->n.weight_total += case_weight(c);
 	}
 	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
@@ -824,8 +857,10 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	}
 	e = rec ? results_append(r->res, rec, d)
 		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
-	if (!e)
+	if (!e) {
 		tally(r, &verdict, ck, dn->status);
+		r->n.weight_done += case_weight(a->c);
+	}
 	cJSON_Delete(rec);
 	return e;
 }
@@ -937,19 +972,24 @@ static int poll_wait(const struct run *r)
 	return left <= 0 ? 0 : left < ms ? (int)ceil(left) : ms;
 }
 
+static int stopped(const struct run *r)
+{
+	return r->o->stop && *r->o->stop;
+}
+
 static enum err loop(struct run *r, struct diag *d)
 {
 	struct http_done dn;
 	enum err e = fill_slots(r, d);
 
-	while (!e && (http_multi_pending(r->multi) || r->lc)) {
+	while (!e && (http_multi_pending(r->multi) || r->lc) && !stopped(r)) {
 		if (http_multi_pending(r->multi))
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
 			arrival_sleep_until_ms(r->wake_ms);
 		/* due open-loop sends go first: journalling (a flush per record)
 		 * must not delay them */
-		if (!e && r->lc)
+		if (!e && r->lc && !stopped(r))
 			e = fill_load(r, d);
 		while (!e && http_multi_next(r->multi, &dn)) {
 			struct attempt *a = dn.user;
@@ -959,13 +999,14 @@ static enum err loop(struct run *r, struct diag *d)
 				loadplan_finished(&r->plan);
 			if (!again || e)
 				drop_slot(r, a);
-			if (!e && r->lc)
+			if (!e && r->lc && !stopped(r))
 				e = fill_load(r, d);
 		}
 		progress(r, 0);
-		if (!e)
+		if (!e && !stopped(r))
 			e = fill_slots(r, d);
 	}
+	r->n.interrupted = stopped(r);
 	return e;
 }
 
@@ -1048,6 +1089,9 @@ enum err run_go(struct run *r, struct diag *d)
 	if (!e)
 		e = record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
 					r->n.prior_pass + r->n.prior_fail, d);
+	/* report.h reads it: the run's summary says INCOMPLETE */
+	if (!e && r->n.interrupted && !cJSON_AddBoolToObject(r->manifest, "interrupted", 1))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e)
 		e = results_write_manifest(r->res, r->manifest, d);
 	return e;
@@ -1077,8 +1121,9 @@ static enum err check_inputs(struct run *r, struct diag *d)
 					 c->load.input_tokens);
 	}
 	if (!n)
-		return diag_fail(d, ERR_USAGE, "no case of '%s' matches '--case %s'",
-				 r->suite->path, r->o->case_glob);
+		return diag_fail(d, ERR_USAGE, "no case of '%s' matches '--case %s'%s",
+				 r->suite->path, r->o->case_globs[0],
+				 r->o->ncase_globs > 1 ? " or the other --case patterns" : "");
 	if (!!r->o->tokenizer != (r->o->template_name || tpl_model_is_dir(r->o->tokenizer)))
 		return diag_fail(d, ERR_USAGE,
 				 "the token audit needs both '--tokenizer' and '--template'");
@@ -1088,21 +1133,58 @@ static enum err check_inputs(struct run *r, struct diag *d)
 static void folders(struct run *r)
 {
 	const char *slash = strrchr(r->suite->path, '/');
-	time_t t = time(NULL);
-	struct tm tm;
-	char stamp[32];
 
 	if (slash)
 		snprintf(r->suite_dir, sizeof(r->suite_dir), "%.*s",
 			 (int)(slash - r->suite->path), r->suite->path);
 	else
 		snprintf(r->suite_dir, sizeof(r->suite_dir), ".");
-	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	if (r->o->out)
+}
+
+/* `s` with every byte outside [A-Za-z0-9._-] as '_', cut to cap - 1. */
+static void safe_name(const char *s, char *out, size_t cap)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < cap; i++)
+		out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+				s[i]) ? s[i] : '_';
+	out[i] = '\0';
+}
+
+/* o->out, else a new folder results/SUITE-MODEL-YYYYMMDDTHHMMSS.mmmZ[-N]
+ * (run.h), created here so that two runs in a loop never share one. */
+static enum err results_dir(struct run *r, struct diag *d)
+{
+	struct timespec ts;
+	struct tm tm;
+	char stamp[32], suite[96], model[96];
+	int i, n;
+	enum err e;
+
+	if (r->o->out) {
 		snprintf(r->dir, sizeof(r->dir), "%s", r->o->out);
-	else
-		snprintf(r->dir, sizeof(r->dir), "results/%s-%s", r->suite->name, stamp);
+		return ERR_OK;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	safe_name(r->suite->name, suite, sizeof(suite));
+	safe_name(r->ep.model, model, sizeof(model));
+	if ((e = io_mkdirs("results", d)))
+		return e;
+	for (i = 1; i <= RUN_DIR_TRIES; i++) {
+		n = snprintf(r->dir, sizeof(r->dir), "results/%s-%s-%s.%03ldZ", suite, model, stamp,
+			     ts.tv_nsec / 1000000);
+		if (i > 1 && n > 0 && (size_t)n < sizeof(r->dir))
+			snprintf(r->dir + n, sizeof(r->dir) - (size_t)n, "-%d", i);
+		if (mkdir(r->dir, 0777) == 0)
+			return ERR_OK;
+		if (errno != EEXIST)
+			return diag_fail(d, ERR_IO, "cannot create '%s': %s", r->dir, strerror(errno));
+	}
+	return diag_fail(d, ERR_IO, "cannot create a results folder: '%s' and %d more exist",
+			 r->dir, RUN_DIR_TRIES - 1);
 }
 
 static enum err load_locals(struct run *r, struct diag *d)
@@ -1148,7 +1230,8 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	m.tpl = r->tpl, m.server = r->ep.server, m.server_from = r->ep.server_source;
 	m.opts.concurrency = r->o->concurrency, m.opts.repeat = r->o->repeat;
 	m.opts.timeout = r->o->timeout, m.opts.idle_timeout = r->o->idle_timeout;
-	m.opts.case_glob = r->o->case_glob, m.opts.api_key_env = r->o->api_key_env;
+	m.opts.case_globs = r->o->case_globs, m.opts.ncase_globs = r->o->ncase_globs;
+	m.opts.api_key_env = r->o->api_key_env;
 	m.opts.server = r->o->server_name, m.opts.resume = r->o->resume;
 	r->ep.json = NULL;
 	if (!(r->manifest = record_manifest_new(&m)))
@@ -1230,6 +1313,8 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 		e = discover(r, d);
 	if (!e)
 		e = check_fit(r, d);
+	if (!e)
+		e = results_dir(r, d);
 	if (!e)
 		e = write_manifest(r, d);
 	r->nslots = slots_needed(r);

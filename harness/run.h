@@ -19,6 +19,7 @@
 #ifndef NEEDLE_RUN_H
 #define NEEDLE_RUN_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -37,7 +38,12 @@ struct run_opts {
 	const char *base_url;          /* required */
 	const char *api_key;           /* bearer token or NULL */
 	const char *api_key_env;       /* where it came from, for messages */
-	const char *model, *tokenizer, *template_name, *out, *case_glob;
+	const char *model, *tokenizer, *template_name, *out;
+	const char *const *case_globs; /* --case: run the cases matching any */
+	int ncase_globs;
+	volatile const sig_atomic_t *stop; /* when it becomes non-zero (a signal),
+					* start nothing new, abandon what is in
+					* flight, and mark the run interrupted */
 	const char *server_name;       /* --server as given */
 	int server_forced;             /* 1: `server` is --server's */
 	enum tpl_server server;
@@ -58,12 +64,20 @@ struct run_counts {
 	size_t fail_transport, fail_audit, fail_grade;
 	size_t refused;                /* connect failures and 401/403 */
 	size_t prior_pass, prior_fail;
+	/* the ETA's measure: an attempt weighs its prompt (recall tokens, else
+	 * the case's bytes / 4) plus RUN_WEIGHT_BASE */
+	double weight_total, weight_done;
+	int interrupted;               /* the stop flag ended the run */
 };
+
+#define RUN_WEIGHT_BASE 64.0
 
 /*
  * Prepares a run of the suite at `suite_path`: loads and checks the suite,
  * the tokenizer and template, discovers the endpoint (endpoint.h), opens the
- * results folder (o->out, else results/SUITE-TIMESTAMP; on --resume it must
+ * results folder (o->out, else results/SUITE-MODEL-TIMESTAMP, the served
+ * model's name made safe and a UTC time to the millisecond, "-2", "-3" ...
+ * added while such a folder exists; on --resume it must
  * hold the same suite) and writes the manifest. ERR_USAGE/ERR_INPUT/ERR_IO
  * for bad input, ERR_ENDPOINT when the endpoint is unusable. The caller frees
  * *out with run_free, also on failure (it may be NULL then).

@@ -1,8 +1,9 @@
 #!/bin/sh
 # make demo: starts the reference server (vLLM dialect, real DeepSeek V3 tokenizer and
-# chat template) on a free loopback port, runs suites/recall-128k.json against it with
-# the same tokenizer and template, prints where the results are and a short summary,
-# stops the server and exits with needle's exit code.
+# chat template) on a free loopback port, runs suites/smoke.json and
+# suites/recall-128k.json against it with the same tokenizer and template, shows
+# needle's own end-of-run summary of each and where its report is (summary.md,
+# attempts.csv, recall.png), stops the server and exits with the worst exit code.
 #   sh tests/demo.sh BUILD_DIR [MODEL]     MODEL: ref-good (default), ref-forgetful, ...
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,28 +17,24 @@ trap 'exit 130' INT TERM
 
 refserver_start --tpot 2 || exit 3
 echo "reference server: $REF_URL (vLLM dialect, DeepSeek V3 tokenizer and chat template, model $model)"
-out="$root/results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
-(set -x; exec "$NEEDLE" run "$(fixture suites/recall-128k.json)" --base-url "$REF_URL/v1" --model "$model" \
-	--tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" --template deepseek-v3 --out "$out")
-rc=$?
+base="results/demo-$(date -u +%Y%m%dT%H%M%SZ)"
+tokenizer=$(fixture hf/deepseek_v3/tokenizer.json)
+worst=0
+for suite in smoke recall-128k; do
+	out="$base/$suite"
+	echo
+	echo "\$ needle run suites/$suite.json --base-url $REF_URL/v1 --model $model \\"
+	echo "      --tokenizer .../deepseek_v3/tokenizer.json --template deepseek-v3 --out $out"
+	rc=0
+	(cd "$root" && exec "$NEEDLE" run "$(fixture suites/$suite.json)" --base-url "$REF_URL/v1" \
+		--model "$model" --tokenizer "$tokenizer" --template deepseek-v3 --out "$out") || rc=$?
+	[ $rc -gt $worst ] && worst=$rc
+	# the recall grid as summary.md has it: needles found by depth and prompt length
+	[ -s "$root/$out/recall.png" ] && awk '/^\| depth \|/ { on = 1 } on && /^$/ { exit } on { print "  " $0 }' "$root/$out/summary.md"
+	for f in summary.md attempts.csv recall.png; do
+		[ -s "$root/$out/$f" ] && echo "  $out/$f"
+	done
+done
 echo
-echo "results: $out"
-node -e '
-const fs = require("fs"), path = require("path");
-const find = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-	e.isDirectory() ? find(path.join(d, e.name)) : e.name === "results.jsonl" ? [path.join(d, e.name)] : []);
-let files = [];
-try { files = find(process.argv[1]); } catch (e) { }
-if (!files.length) { console.log("no results.jsonl written"); process.exit(0); }
-const recs = fs.readFileSync(files[0], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-const pass = recs.filter((r) => r.verdict === "pass").length;
-console.log(`${recs.length} requests: ${pass} passed, ${recs.length - pass} failed`);
-for (const r of recs) {
-	const a = r.audit || {}, t = r.timing || {}, g = r.grade || {};
-	const needles = (g.needles || []).map((n) => `${n.depth}%:${n.ok ? "ok" : "MISSED"}`).join(" ");
-	console.log(`  ${r.case} seed ${r.seed}: ${r.verdict}  prompt ${a.local_prompt_tokens} tokens, usage_delta ${a.usage_delta}, ` +
-		`ttft ${Math.round(t.ttft_ms)} ms, tpot ${t.tpot_ms === null ? "-" : Number(t.tpot_ms).toFixed(1)} ms, e2e ${Math.round(t.e2e_ms)} ms  ${needles}` +
-		((r.transport && r.transport.failures.length) ? `  failures: ${r.transport.failures.join(",")}` : ""));
-}' "$out"
-echo "needle exit code: $rc"
-exit $rc
+echo "needle exit code: $worst"
+exit $worst

@@ -15,7 +15,7 @@ set -eu
 
 PACKAGES="build-essential g++ pkg-config libcurl4-openssl-dev libcjson-dev \
 libpcre2-dev libsentencepiece-dev sentencepiece libpng-dev zlib1g-dev \
-libssl-dev libutf8proc-dev nodejs npm python3-jinja2 fortunes-zh"
+libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 fortunes-zh tmux"
 
 here=$(cd "$(dirname "$0")" && pwd)
 

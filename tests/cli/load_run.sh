@@ -21,18 +21,31 @@ const cells = s.load.cells, near = (x, want, tol) => Math.abs(x - want) <= tol *
 if (!(eval(process.argv[2]))) { console.log("FAIL " + process.argv[3] + ": " + JSON.stringify(cells.map(c => { const o = Object.assign({}, c); delete o.rounds; return o; }))); process.exit(1); }' \
 		"$tmp/$1" "$2" "$3"
 }
+# timed OUT MODEL SUITE EXPR WHAT: wall-clock figures on a shared machine (another
+# process can take the core a server or needle needs): the run counts when one of
+# three tries meets every bound of EXPR; a wrong figure misses all three.
+timed() {
+	for try in 1 2 3; do
+		rm -rf "${tmp:?}/$1"
+		run "$1" "$2" "$3"
+		[ "$rc" = 0 ] || { echo "$1: exit $rc"; cat "$tmp/$1.out"; exit 1; }
+		(check "$1" "$4" "$5") && return 0
+		[ $try = 3 ] || echo "try $try of '$5' missed a bound (machine busy?); running again"
+	done
+	exit 1
+}
 cat >"$tmp/matrix.json" <<'JSON'
 {"suite": "m", "cases": [{"id": "m", "kind": "load", "temperature": 0, "load": {"input_tokens": 1000,
  "output_tokens": 40, "concurrency": [1, 4], "requests": [4, 8], "rounds": 2, "warmup": 1, "seed": 5}}]}
 JSON
 # prefill 10000 tok/s: TTFT 100 ms; TPOT 10 ms at C1, 10 * (1 + 0.1 * 3) = 13 ms at C4;
 # E2E 490 and 607 ms; throughput 40 / 0.49 = 81.6 and 8 * 40 / (2 * 0.607) = 263.6 tok/s
-run a 'ref-good:prefill=10000,tpot=10,batch=10' "$tmp/matrix.json"
-[ "$rc" = 0 ] || { echo "matrix: exit $rc"; cat "$tmp/a.out"; exit 1; }
+timed a 'ref-good:prefill=10000,tpot=10,batch=10' "$tmp/matrix.json" \
+	'near(cells[0].ttft_p50_ms, 100, 0.15) && near(cells[1].ttft_p50_ms, 100, 0.15) &&
+	 near(cells[0].tpot_p95_ms, 10, 0.1) && near(cells[1].tpot_p95_ms, 13, 0.1) &&
+	 near(cells[0].output_tps, 81.6, 0.1) && near(cells[1].output_tps, 263.6, 0.12)' \
+	'TTFT P50 = P / prefill, TPOT with the batch effect, output throughput'
 check a 'cells.length === 2 && cells.every(c => c.rounds_valid === 2 && c.succeeded === c.requests)' 'all rounds valid'
-check a 'near(cells[0].ttft_p50_ms, 100, 0.15) && near(cells[1].ttft_p50_ms, 100, 0.15)' 'TTFT P50 = P / prefill'
-check a 'near(cells[0].tpot_p95_ms, 10, 0.1) && near(cells[1].tpot_p95_ms, 13, 0.1)' 'TPOT with the batch effect'
-check a 'near(cells[0].output_tps, 81.6, 0.1) && near(cells[1].output_tps, 263.6, 0.12)' 'output throughput'
 node "$TESTS/refserver/records.js" "$tmp/a" \
 	'recs.length === 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
 	'one record per request, warm-up marked, exact lengths'
@@ -61,9 +74,9 @@ cat >"$tmp/rate.json" <<'JSON'
  {"id": "c", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 4, "rate": [20], "arrival": "constant", "requests": 40, "rounds": 1, "warmup": 0}},
  {"id": "p", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 4, "rate": [20], "requests": 40, "rounds": 1, "warmup": 0, "slo": {"ttft_ms": 1000}}}]}
 JSON
-run r 'ref-good:tpot=5' "$tmp/rate.json"
-[ "$rc" = 0 ] || { echo "rate: exit $rc"; cat "$tmp/r.out"; exit 1; }
-check r 'near(cells[0].achieved_rate, 20, 0.05) && near(cells[1].achieved_rate, 20, 0.05) && cells[1].slo_attainment === 1 && cells[0].lag_p99_ms < 20' 'achieved rate within 5%'
+timed r 'ref-good:tpot=5' "$tmp/rate.json" \
+	'near(cells[0].achieved_rate, 20, 0.05) && near(cells[1].achieved_rate, 20, 0.05) && cells[1].slo_attainment === 1 && cells[0].lag_p99_ms < 20' \
+	'achieved rate within 5%, scheduling lag P99 under 20 ms'
 # chat: the prompt counts exactly input_tokens with the template (the audit agrees)
 cat >"$tmp/chat.json" <<'JSON'
 {"suite": "c", "cases": [{"id": "c", "kind": "load", "load": {"input_tokens": 700, "output_tokens": 8,

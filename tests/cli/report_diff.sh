@@ -25,7 +25,7 @@ if (!ok) { console.error(JSON.stringify(s)); process.exit(1); }' "$tmp/a" || fai
 "$NEEDLE" report "$tmp/a" --format json | node -e '
 let t = ""; process.stdin.on("data", c => t += c).on("end", () => {
 	const s = JSON.parse(t); process.exit(s.needle_summary === 1 ? 0 : 1); });' || fail "--format json"
-"$NEEDLE" report "$tmp/a" --format csv | head -1 | grep -q '^scope,id,kind,depth,tokens,pass,total,rate' || fail "--format csv"
+"$NEEDLE" report "$tmp/a" --format csv | head -1 | grep -q '^run,model,case,kind,repeat,seed,verdict,' || fail "--format csv"
 rc=0; "$NEEDLE" report "$tmp/a" --format xml 2> "$tmp/err" || rc=$?
 [ $rc = 2 ] && grep -q "'--format'" "$tmp/err" || fail "bad --format: exit $rc"
 

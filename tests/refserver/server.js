@@ -35,6 +35,7 @@ const crypto = require('crypto');
 const { Tokenizer } = require('tokenizers');
 const { Template } = require('@huggingface/jinja');
 const { Engine } = require('./engine');
+const tasks = require('./tasks');
 
 // ---------------------------------------------------------------------------------------
 // Command line
@@ -582,6 +583,10 @@ function think(text, lastUser, behaviour, wantsReasoning, req) {
 	if (needles.length) {
 		content = recallAnswer(text, needles, behaviour);
 		topic = `${needles.length} access code sentence(s)`;
+	}
+	if (content === null) {
+		content = tasks.answer(req, lastUser, behaviour);
+		if (content !== null) topic = 'the task and the data it gives';
 	}
 	if (content === null) {
 		content = arithmetic(lastUser, behaviour);

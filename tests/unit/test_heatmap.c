@@ -49,6 +49,62 @@ static void at(const unsigned char *px, int w, int row, int col, unsigned char o
 	memcpy(out, px + ((size_t)(y + 2) * (size_t)w + (size_t)(x + 2)) * 3, 3);
 }
 
+/* Dark hatch pixels in cell (row, col) of the decoded picture. */
+static int hatched(const unsigned char *px, int w, int row, int col)
+{
+	static const unsigned char dark[3] = {90, 90, 90};
+	unsigned char got[3];
+	int x, y, i, j, n = 0;
+
+	heatmap_cell(row, col, &x, &y);
+	for (j = 0; j < HEATMAP_CELL_H - 2; j++)
+		for (i = 0; i < HEATMAP_CELL_W - 2; i++) {
+			memcpy(got, px + ((size_t)(y + j) * (size_t)w + (size_t)(x + i)) * 3, 3);
+			n += !memcmp(got, dark, 3);
+		}
+	return n;
+}
+
+/* Transport failures are not misses: (10%, 131072) got no answer at all
+ * (3 of 3 failed): hatched, not the red of 0%; (90%, 1000) has one failure
+ * of 2 and 1 found: coloured as 1/1 with a hatched strip. */
+static void test_failed_cells(struct heatmap *h)
+{
+	static const double failed[6] = {0, 0, 3, 1, 0, 0};
+	static const double found2[6] = {4, 1, 0, 1, 2, 0}, total2[6] = {4, 2, 3, 2, 2, 1};
+	struct buf png;
+	struct diag d;
+	png_image img;
+	unsigned char *px = NULL, got[3], want[3];
+
+	h->failed = failed;
+	h->found = found2;
+	h->total = total2;
+	h->title = "MODEL M  RUN R  2026-01-01";
+	buf_init(&png, 1 << 22);
+	diag_init(&d);
+	CHECK(heatmap_png(h, &png, &d) == ERR_OK);
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	CHECK(png_image_begin_read_from_memory(&img, png.data, png.len));
+	img.format = PNG_FORMAT_RGB;
+	px = malloc(PNG_IMAGE_SIZE(img));
+	CHECK(px && png_image_finish_read(&img, NULL, px, 0, NULL));
+	at(px, (int)img.width, 0, 2, got);
+	heatmap_rgb(0, want);
+	CHECK(memcmp(got, want, 3) != 0);
+	CHECK(hatched(px, (int)img.width, 0, 2) > 200);
+	CHECK(hatched(px, (int)img.width, 0, 1) == 0);
+	at(px, (int)img.width, 1, 0, got);
+	heatmap_rgb(1, want);
+	CHECK(!memcmp(got, want, 3));
+	CHECK(hatched(px, (int)img.width, 1, 0) > 20);
+	free(px);
+	buf_release(&png);
+	h->failed = NULL;
+	h->title = NULL;
+}
+
 /* 2 depths x 3 lengths: full, half, none found, and one cell without data. */
 static void test_png(void)
 {
@@ -68,7 +124,8 @@ static void test_png(void)
 	img.version = PNG_IMAGE_VERSION;
 	CHECK(png_image_begin_read_from_memory(&img, png.data, png.len));
 	img.format = PNG_FORMAT_RGB;
-	CHECK(img.width == 420 && img.height == HEATMAP_TOP + 2 * HEATMAP_CELL_H + 16);
+	CHECK(img.width == HEATMAP_MIN_W &&
+	      img.height == HEATMAP_TOP + 2 * HEATMAP_CELL_H + 16 + HEATMAP_LEGEND_H);
 	px = malloc(PNG_IMAGE_SIZE(img));
 	CHECK(px && png_image_finish_read(&img, NULL, px, 0, NULL));
 	at(px, (int)img.width, 0, 0, got);
@@ -84,6 +141,7 @@ static void test_png(void)
 	CHECK(!memcmp(got, grey, 3));
 	free(px);
 	buf_release(&png);
+	test_failed_cells(&h);
 	h.ndepths = HEATMAP_MAX_DEPTHS + 1;
 	buf_init(&png, 1 << 22);
 	diag_init(&d);

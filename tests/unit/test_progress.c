@@ -33,6 +33,34 @@ static void test_line(void)
 	CHECK_STR(b, "10/40  pass 9  fail 1  elapsed 1:05  eta 3:15  slowest json-3#2 0:41");
 	progress_line(&st, b, 12); /* cut, still terminated */
 	CHECK_STR(b, "10/40  pass");
+	/* weighed by prompt size: a quarter of the weight done in 65 s leaves
+	 * 195 s, whatever the count says */
+	st.weight_done = 1000, st.weight_total = 4000;
+	progress_line(&st, b, sizeof(b));
+	CHECK(strstr(b, "  eta 3:15  ") != NULL);
+	st.weight_done = 3000;
+	progress_line(&st, b, sizeof(b));
+	CHECK(strstr(b, "  eta 0:22  ") != NULL);
+}
+
+/* The line is cut to one column less than the terminal, never mid-character;
+ * a wide character counts two. */
+static void test_fit(void)
+{
+	char b[64];
+
+	snprintf(b, sizeof(b), "%s", "0123456789");
+	progress_fit(b, 6);
+	CHECK_STR(b, "01234");
+	snprintf(b, sizeof(b), "%s", "ab\xc3\xa9" "cd");
+	progress_fit(b, 4);
+	CHECK_STR(b, "ab\xc3\xa9");
+	snprintf(b, sizeof(b), "%s", "a\xe6\x97\xa5\xe6\x9c\xac");
+	progress_fit(b, 4);
+	CHECK_STR(b, "a\xe6\x97\xa5");
+	snprintf(b, sizeof(b), "%s", "short");
+	progress_fit(b, 80);
+	CHECK_STR(b, "short");
 }
 
 static void test_pace(void)
@@ -50,6 +78,7 @@ int main(void)
 {
 	T_RUN(test_duration);
 	T_RUN(test_line);
+	T_RUN(test_fit);
 	T_RUN(test_pace);
 	return T_DONE();
 }

@@ -17,6 +17,8 @@
 #include "io.h"
 #include "report.h"
 #include "results.h"
+#include "rows.h"
+#include "why.h"
 #include "t.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
@@ -212,7 +214,12 @@ static void test_gates(void)
 	CHECK(gate(df, "max_abs_usage_delta<=1") == 0);
 	CHECK(gate(df, "recall@70>=0") == 0);       /* no such depth: fails */
 	CHECK(gate(df, "pass_rate@nope>=0") == 0);
-	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "gates")), 17);
+	/* blanks around the parts, as a person types them */
+	CHECK(gate(df, "pass_rate >= 0.6") == 1);
+	CHECK(gate(df, " recall@50 >= 1.0 ") == 0);
+	CHECK(gate(df, "\tflips < 3") == 1);
+	CHECK(gate(df, " no_new_failures ") == 0);
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "gates")), 21);
 	/* bad specs are usage errors */
 	CHECK(gate(df, "pass_rate") == -2);
 	CHECK(gate(df, "pass_rate=>1") == -2);
@@ -223,15 +230,39 @@ static void test_gates(void)
 	CHECK(gate(df, "ttft_p95<=1") == -2);
 	CHECK(gate(df, "pass_rate>=x") == -2);
 	CHECK(gate(df, "pass_rate>=") == -2);
+	CHECK(gate(df, "pass_rate >= ") == -2);
+	CHECK(gate(df, "pass_rate >= 1 2") == -2);
+	CHECK(gate(df, "pass rate >= 1") == -2);
+	CHECK(gate(df, " >= 1") == -2);
 	cJSON_Delete(df);
 }
 
 /* Decodes the heatmap and reads cell colours: rows depth 10/50/90, columns
- * 32K/128K. (50%, 128K) found 0/2 -> red; (10%, 32K) 2/2 -> green;
- * (90%, 128K) 1/2 -> yellow. */
+ * 32000/125K. (50%, 125K) found 0 of 1 answered -> red; (10%, 32000) 2/2
+ * -> green; (90%, 125K) 1 of 1 answered, 1 failed at transport -> green
+ * with a hatched strip. */
 static void pixel(const unsigned char *px, int w, int x, int y, unsigned char out[3])
 {
 	memcpy(out, px + ((size_t)y * (size_t)w + (size_t)x) * 3, 3);
+}
+
+/* Lengths are labelled 128K / 1M when whole multiples of 1024, else in full. */
+static void test_length_labels(void)
+{
+	char t[32];
+
+	heatmap_length_label(131072, t, sizeof(t));
+	CHECK_STR(t, "128K");
+	heatmap_length_label(1048576, t, sizeof(t));
+	CHECK_STR(t, "1M");
+	heatmap_length_label(128000, t, sizeof(t)); /* 125 x 1024: exact */
+	CHECK_STR(t, "125K");
+	heatmap_length_label(100000, t, sizeof(t));
+	CHECK_STR(t, "100000");
+	heatmap_length_label(1536, t, sizeof(t));
+	CHECK_STR(t, "1536");
+	heatmap_length_label(3 * 1048576 / 2, t, sizeof(t));
+	CHECK_STR(t, "1536K");
 }
 
 static void test_heatmap(void)
@@ -262,10 +293,21 @@ static void test_heatmap(void)
 	pixel(px, (int)img.width, x + 3, y + 3, got);
 	heatmap_rgb(1.0, want);
 	CHECK(!memcmp(got, want, 3) && got[1] > got[0] + 50); /* green */
+	/* 90% at 128K: seed 1 found it, seed 2 never connected: 1/1 found
+	 * (green, not the yellow of 1/2) with a hatched strip at the right */
 	heatmap_cell(2, 1, &x, &y);
 	pixel(px, (int)img.width, x + 3, y + 3, got);
-	heatmap_rgb(0.5, want);
-	CHECK(!memcmp(got, want, 3) && got[0] > 200 && got[1] > 200); /* yellow */
+	heatmap_rgb(1.0, want);
+	CHECK(!memcmp(got, want, 3));
+	{
+		int i, j, dark = 0;
+		for (j = 0; j < HEATMAP_CELL_H - 2; j++)
+			for (i = HEATMAP_CELL_W - 14; i < HEATMAP_CELL_W - 2; i++) {
+				pixel(px, (int)img.width, x + i, y + j, got);
+				dark += got[0] == 90 && got[1] == 90 && got[2] == 90;
+			}
+		CHECK(dark > 20);
+	}
 	/* the label "0%" is drawn in the red cell: some pixel is not red */
 	heatmap_cell(1, 1, &x, &y);
 	{
@@ -294,16 +336,135 @@ static void test_render(void)
 	diag_init(&d);
 	CHECK(report_markdown(s, &b, &d) == ERR_OK);
 	CHECK(strstr(b.data, "5/10 (0.500, 95% CI 0.237-0.763)") != NULL);
-	CHECK(strstr(b.data, "| 50% | 2/2 | 0/2 |") != NULL);
+	CHECK(strstr(b.data, "| 50% | 2/2 | 0/2 (1 no answer) |") != NULL);
 	CHECK(strstr(b.data, "| ttft_ms | 9 | 500 | 900 | 900 |") != NULL);
-	buf_reset(&b);
-	CHECK(report_csv(s, &b, &d) == ERR_OK);
-	CHECK(strstr(b.data, "\ncase,json-1,chat,,,1,2,0.5,") != NULL);
-	CHECK(strstr(b.data, "\ncell,,recall,50,128000,0,2,0,") != NULL);
+	/* grade failures are reasons, not "none" */
+	CHECK(strstr(b.data, "| chat-1 | chat | 3/4 (0.750, 95% CI 0.301-0.954) | grade: expected 437, got 438 (1) |") != NULL);
+	CHECK(strstr(b.data, "\n## Failures\n") != NULL);
+	CHECK(strstr(b.data, "### grade: needle at depth 50% (1 attempts, 1 case)") != NULL);
+	CHECK(strstr(b.data, "INCOMPLETE") == NULL);
 	cJSON_ReplaceItemInObjectCaseSensitive(s, "recall", cJSON_CreateNull());
 	buf_reset(&b);
 	CHECK(report_heatmap(s, &b, &d) == ERR_OK && b.len == 0);
 	buf_release(&b);
+	cJSON_Delete(s);
+}
+
+/* Every failed attempt of a is under its reasons: 5 groups of 1, each with
+ * its case and an example; a transport failure is not also a grade one. */
+static void test_failures(void)
+{
+	cJSON *s = summary_of("fixtures/results/a", NULL);
+	const cJSON *f = get(s, "failures"), *g, *c;
+	int n = 0, seen = 0;
+
+	CHECK(cJSON_GetArraySize(f) == 5);
+	cJSON_ArrayForEach(g, f) {
+		n += (int)num(g, "count");
+		CHECK(cJSON_GetArraySize(get(g, "cases")) == 1);
+		CHECK(cJSON_IsString(get(get(g, "example"), "reason")));
+		if (!strcmp(get(g, "key")->valuestring, "connect")) {
+			CHECK_STR(get(g, "stage")->valuestring, "transport");
+			CHECK_STR(cJSON_GetArrayItem(get(g, "cases"), 0)->valuestring, "recall-128k");
+			seen++;
+		}
+		if (!strcmp(get(g, "key")->valuestring, "needle at depth 90%")) {
+			CHECK_STR(get(get(g, "example"), "reason")->valuestring,
+				  "needle at depth 90%: missing key 'P90'");
+			seen++;
+		}
+	}
+	CHECK(n == 5 && seen == 2);
+	CHECK(cJSON_GetArraySize(get(s, "advice")) == 0);
+	c = cJSON_GetArrayItem(get(s, "cases"), 0);
+	CHECK(num(get(c, "reasons"), "grade: expected 437, got 438") == 1);
+	CHECK_STR(get(c, "first_reason")->valuestring, "grade: expected 437, got 438");
+	cJSON_Delete(s);
+}
+
+/* A record failed with HTTP STATUS and MESSAGE for model "x". */
+static cJSON *failed_record(int status, const char *message)
+{
+	char text[512];
+	cJSON *r;
+
+	snprintf(text, sizeof(text),
+		 "{\"case\":\"c\",\"repeat\":1,\"seed\":null,\"verdict\":\"fail\",\"model\":\"x\","
+		 "\"http_status\":%d,\"transport\":{\"ok\":false,\"failures\":[\"http_status\"],"
+		 "\"messages\":[\"%s\"]},\"grade\":{\"ok\":false,\"reasons\":[\"answer is empty\"]}}",
+		 status, message);
+	r = cJSON_Parse(text);
+	CHECK(r != NULL);
+	return r;
+}
+
+/* The advice for the obvious causes: a wrong model, a too-long prompt. */
+static void test_advice(void)
+{
+	const char *m = "{\"endpoint\":{\"models\":[\"served-1\"],\"max_model_len\":4096}}";
+	cJSON *man = cJSON_Parse(m), *recs = cJSON_CreateArray(), *s;
+	struct json_build jb;
+	const cJSON *adv;
+	struct why_reason r[WHY_REASONS_MAX];
+
+	cJSON_AddItemToArray(recs, failed_record(404, "HTTP 404: no model x"));
+	cJSON_AddItemToArray(recs, failed_record(404, "HTTP 404: no model x"));
+	CHECK(why_reasons(cJSON_GetArrayItem(recs, 0), r, WHY_REASONS_MAX) == 1);
+	CHECK_STR(r[0].key, "http_status 404");
+	json_build_init(&jb);
+	s = json_new_obj(&jb);
+	why_summarise(recs, man, "D", &jb, s);
+	CHECK(jb.code == ERR_OK);
+	adv = cJSON_GetArrayItem(get(s, "advice"), 0);
+	CHECK(cJSON_IsString(adv) &&
+	      strstr(adv->valuestring, "every request got HTTP 404: the server serves 'served-1', not 'x'"));
+	CHECK(num(cJSON_GetArrayItem(get(s, "failures"), 0), "count") == 2);
+	cJSON_Delete(s);
+	cJSON_DeleteItemFromArray(recs, 0);
+	cJSON_AddItemToArray(recs, failed_record(400, "HTTP 400: maximum context length is 4096 tokens"));
+	s = json_new_obj(&jb);
+	why_summarise(recs, man, "D", &jb, s);
+	adv = cJSON_GetArrayItem(get(s, "advice"), 0);
+	CHECK(cJSON_IsString(adv) &&
+	      strstr(adv->valuestring, "1 of 2 requests got HTTP 400 context length") &&
+	      strstr(adv->valuestring, "max_model_len 4096") && strstr(adv->valuestring, "--max-model-len"));
+	cJSON_Delete(s);
+	cJSON_Delete(recs);
+	cJSON_Delete(man);
+}
+
+/* The CSV has a header and one CRLF row per attempt; a field with a comma or
+ * quote is quoted with its quotes doubled; JSON Lines has the same rows. */
+static void test_rows(void)
+{
+	struct report_run *r = NULL;
+	cJSON *s = summary_of("fixtures/results/a", &r), *rec;
+	struct buf b;
+	struct diag d;
+	size_t lines = 0, i;
+
+	buf_init(&b, 1 << 20);
+	diag_init(&d);
+	CHECK(rows_csv(r->records, "x/a/", &b, &d) == ERR_OK);
+	for (i = 0; i < b.len; i++)
+		lines += b.data[i] == '\n' && i && b.data[i - 1] == '\r';
+	CHECK(lines == 11);
+	CHECK(strstr(b.data, "run,model,case,kind,repeat,seed,verdict,fail_stage,failure_codes,first_reason,") == b.data);
+	CHECK(strstr(b.data, "\r\na,") != NULL);
+	CHECK(strstr(b.data, ",recall-128k,recall,0,2,fail,transport,connect,connect,") != NULL);
+	CHECK(strstr(b.data, ",\"expected 437, got 438\",") != NULL);
+	rec = cJSON_GetArrayItem(r->records, 3);
+	cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "grade"), "reasons"), 0, cJSON_CreateString("say \"hi\", then"));
+	buf_reset(&b);
+	CHECK(rows_csv(r->records, "a", &b, &d) == ERR_OK);
+	CHECK(strstr(b.data, ",\"say \"\"hi\"\", then\",") != NULL);
+	buf_reset(&b);
+	CHECK(rows_jsonl(r->records, "a", &b, &d) == ERR_OK);
+	for (i = 0, lines = 0; i < b.len; i++)
+		lines += b.data[i] == '\n';
+	CHECK(lines == 10 && b.data[0] == '{' && strstr(b.data, "\"fail_stage\":\"transport\""));
+	buf_release(&b);
+	report_run_free(r);
 	cJSON_Delete(s);
 }
 
@@ -359,7 +520,11 @@ int main(void)
 	T_RUN(test_diff);
 	T_RUN(test_gates);
 	T_RUN(test_heatmap);
+	T_RUN(test_length_labels);
 	T_RUN(test_render);
+	T_RUN(test_failures);
+	T_RUN(test_advice);
+	T_RUN(test_rows);
 	T_RUN(test_write_set);
 	return T_DONE();
 }

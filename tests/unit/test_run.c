@@ -136,10 +136,14 @@ static void write_suite(void)
 
 static void opts(struct run_opts *o, const char *glob, int resume)
 {
+	static const char *globs[1];
+
 	memset(o, 0, sizeof(*o));
 	o->base_url = base;
 	o->out = out;
-	o->case_glob = glob;
+	globs[0] = glob;
+	o->case_globs = globs;
+	o->ncase_globs = glob != NULL;
 	o->concurrency = 2;
 	o->timeout = 10;
 	o->resume = resume;
