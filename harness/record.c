@@ -109,7 +109,7 @@ static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct strea
 		json_add_str(jb, o, "type", t->type.len ? t->type.data : "function");
 		fn = json_add_obj(jb, o, "function");
 		json_add_str(jb, fn, "name", t->name.data);
-		json_add_str(jb, fn, "arguments", t->arguments.data);
+		json_add_strn(jb, fn, "arguments", t->arguments.data, t->arguments.len);
 	}
 }
 
@@ -222,8 +222,8 @@ static void add_response(struct json_build *jb, cJSON *o, const struct record_at
 	add_usage(jb, o, a->st);
 	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
 		    ? a->st->finish_reason.data : NULL);
-	json_add_str(jb, o, "content", a->st->content.data);
-	json_add_str(jb, o, "reasoning", a->st->reasoning.data);
+	json_add_strn(jb, o, "content", a->st->content.data, a->st->content.len);
+	json_add_strn(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
 	if (a->tool_calls)
 		json_add_dup(jb, o, "tool_calls", a->tool_calls);
 	else

@@ -44,7 +44,7 @@ struct attempt {
 	char prompt_sha256[IO_SHA256_HEX]; /* recall: of the rendered prompt */
 	double start_ms;
 	char started_at[32];
-	int feed_failed;
+	int feed_failed;            /* 1: reading stopped; 2: at one of needle's caps */
 	char feed_msg[DIAG_MSG_MAX];
 	int round;                 /* 1; 2 = the answer after a tool result */
 	struct grade g;            /* accumulates over both rounds */
@@ -228,15 +228,22 @@ static int on_data(void *ctx, const char *bytes, size_t n, double now_ms)
 {
 	struct attempt *a = ctx;
 	struct diag d;
+	enum err e;
 
 	if (a->feed_failed)
 		return 1;
 	diag_init(&d);
-	if (buf_append(&a->raw, bytes, n) ||
-	    stream_feed(&a->st, bytes, n, now_ms, &d)) {
-		a->feed_failed = 1;
+	e = buf_append(&a->raw, bytes, n);
+	if (e == ERR_LIMIT) {
+		a->feed_failed = 2; /* needle's cap, not the server's failure */
+		snprintf(a->feed_msg, sizeof(a->feed_msg),
+			 "the response body exceeds needle's cap of %zu bytes", a->raw.max);
+		return 1;
+	}
+	if (e || stream_feed(&a->st, bytes, n, now_ms, &d)) {
+		a->feed_failed = d.code == ERR_LIMIT ? 2 : 1;
 		snprintf(a->feed_msg, sizeof(a->feed_msg), "%s",
-			 d.code ? d.msg : "response larger than needle keeps");
+			 d.code ? d.msg : "out of memory keeping the response");
 		return 1;
 	}
 	return 0;
@@ -408,7 +415,8 @@ static enum err grade_round(struct attempt *a, struct diag *d)
 	const struct stream *s = &a->st;
 
 	if (a->round == 2)
-		return grade_final(&a->c->expect, s->content.data, &a->g, d);
+		return grade_final(&a->c->expect, s->content.data, s->content.len,
+				   &a->g, d);
 	if (a->c->kind == SUITE_RECALL)
 		return grade_recall(a->needles, a->nneedles, s->content.data,
 				    s->content.len, &a->g, d);
@@ -452,7 +460,8 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 			       struct diag *d)
 {
 	struct stream_transport tr = {dn->status, dn->fail, dn->msg};
-	struct stream_expect x = {1, a->c->ignore_eos ? a->c->max_tokens : -1};
+	struct stream_expect x = {1, a->c->ignore_eos ? a->c->max_tokens : -1,
+				  a->c->max_tokens};
 	struct stream_checks ck;
 	char raw_name[256];
 	enum err e;
@@ -461,6 +470,7 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
 		tr.fail = HTTP_FAIL_OTHER;
 		tr.msg = a->feed_msg;
+		tr.too_large = a->feed_failed == 2;
 	}
 	stream_end(&a->st, dn->end_ms);
 	stream_check(&a->st, &tr, &x, &ck);

@@ -267,7 +267,7 @@ static void test_final_and_facts(void)
 	diag_init(&d);
 	CHECK(expect_parse(j, &x, &d) == ERR_OK);
 	grade_init(&g);
-	CHECK(grade_final(&x, "It is 17 degrees", &g, &d) == ERR_OK);
+	CHECK(grade_final(&x, "It is 17 degrees", 16, &g, &d) == ERR_OK);
 	CHECK(!g.ok);
 	CHECK_STR(g.reasons->child->valuestring, "final answer does not contain \"Oslo\"");
 	CHECK_EQ_LONG(cJSON_GetArraySize(g.reasons), 1);

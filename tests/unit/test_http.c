@@ -277,7 +277,7 @@ static void sink_init(struct sink *k, const char *path, int port)
 static void run_one(struct sink *k, struct http_req *r, struct http_done *done,
 		    struct stream_checks *c)
 {
-	struct stream_transport tr;
+	struct stream_transport tr = {0};
 	struct stream_expect x = {1, -1};
 	struct http_multi *m = NULL;
 	struct diag d;
@@ -641,7 +641,7 @@ static void test_many(void)
 	struct http_req r = {0};
 	struct http_done done;
 	struct http_multi *m = NULL;
-	struct stream_transport tr;
+	struct stream_transport tr = {0};
 	struct stream_expect x = {1, -1};
 	struct stream_checks c;
 	struct diag d;

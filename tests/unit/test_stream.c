@@ -73,7 +73,7 @@ static const struct golden goldens[] = {
 	 "The quick brown fox jumps", "", "", "length", 5, 5},
 	{"truncated_json.sse", STREAM_CHAT, 200, 1, -1, "malformed_sse",
 	 "{\"answer\": 437}", "", "", "stop", 31, 6},
-	{"http_400.body", STREAM_CHAT, 400, 1, -1, "http_status", "", "", "", "", -1, -1},
+	{"http_400.body", STREAM_CHAT, 400, 1, -1, "context_overflow", "", "", "", "", -1, -1},
 	{"http_401.body", STREAM_CHAT, 401, 1, -1, "http_status", "", "", "", "", -1, -1},
 	{"http_500.body", STREAM_CHAT, 500, 1, -1, "http_status", "", "", "", "", -1, -1},
 };
@@ -224,7 +224,7 @@ static void test_messages(void)
 	check_message("error_flat.sse", 200, STREAM_F_SSE_ERROR_FRAME,
 		      "longer than the model's context length (32768 tokens)");
 	check_message("error_string.sse", 200, STREAM_F_SSE_ERROR_FRAME, "Unauthorized");
-	check_message("http_400.body", 400, STREAM_F_HTTP_STATUS,
+	check_message("http_400.body", 400, STREAM_F_CONTEXT_OVERFLOW,
 		      "HTTP 400: This model's maximum context length is 32768 tokens.");
 	check_message("http_400_flat.body", 400, STREAM_F_HTTP_STATUS,
 		      "HTTP 400: Messages cannot be empty.");
