@@ -109,16 +109,6 @@ static void test_reason_utf8(void)
 	CHECK(strstr(r, "'You said: \xe4\xbb\x8e\xe4\xb8\x8b\xe9\x9d\xa2')") != NULL);
 }
 
-static void test_regex_check(void)
-{
-	struct diag d;
-
-	diag_init(&d);
-	CHECK(grade_regex_check("a+b", &d) == ERR_OK);
-	CHECK(grade_regex_check("a[", &d) == ERR_INPUT);
-	CHECK(strstr(d.msg, "bad regex at offset 2") != NULL);
-}
-
 static void recall(const char *answer, int want_ok, const int *want_needles,
 		   const char *want_reason)
 {
@@ -287,7 +277,6 @@ int main(void)
 {
 	T_RUN(test_json_strict);
 	T_RUN(test_regex_contains);
-	T_RUN(test_regex_check);
 	T_RUN(test_reason_utf8);
 	T_RUN(test_recall);
 	T_RUN(test_tool_calls);
