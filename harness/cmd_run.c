@@ -95,6 +95,13 @@ static enum err from_env(struct run_opts *o, struct diag *d)
 	if (o->api_key_env && !o->api_key)
 		return diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 				 o->api_key_env);
+	o->cacert_from = "--cacert";
+	if (!o->cacert && (o->cacert = getenv("CURL_CA_BUNDLE")) && *o->cacert)
+		o->cacert_from = "CURL_CA_BUNDLE";
+	else if (!o->cacert && (o->cacert = getenv("SSL_CERT_FILE")) && *o->cacert)
+		o->cacert_from = "SSL_CERT_FILE";
+	if (o->cacert && !*o->cacert)
+		o->cacert = NULL;
 	return ERR_OK;
 }
 
@@ -145,6 +152,8 @@ int cmd_run(int argc, char **argv)
 		{"case", 0, CLI_STR, "GLOB", "run only the cases whose id matches (shell glob)", &c.o.case_glob},
 		{"repeat", 0, CLI_LONG, "N", "run every case N times (overrides the suite's repeat)", &c.o.repeat},
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
+		{"cacert", 0, CLI_STR, "FILE", "trust the CAs in this PEM file for https (default $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system's)", &c.o.cacert},
+		{"insecure", 0, CLI_FLAG, NULL, "do not verify the server's TLS certificate (recorded in the manifest)", &c.o.insecure},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
 	};
 	const struct cli_cmd cmd = {

@@ -64,6 +64,7 @@ struct run {
 	struct results *res;
 	struct http_multi *multi;
 	struct endpoint ep;
+	struct http_tls tls;       /* from o->cacert and o->insecure */
 	struct buf warnings;       /* from loading a model folder (tpl_model.h) */
 	cJSON *manifest;
 	struct run_counts n;
@@ -216,6 +217,7 @@ static void timeouts(const struct run *r, const struct attempt *a,
 	hr->first_byte_s = first;
 	hr->timeout_s = first + maxt * 0.1;
 	hr->idle_s = 120.0;
+	hr->tls = &r->tls;
 	if (r->o->timeout > 0) {
 		hr->timeout_s = r->o->timeout;
 		hr->first_byte_s = r->o->timeout;
@@ -633,6 +635,10 @@ static enum err discover(struct run *r, struct diag *d)
 	eo.timeout = r->o->timeout;
 	eo.server_forced = r->o->server_forced;
 	eo.server = r->o->server;
+	r->tls.cacert = r->o->cacert;
+	r->tls.insecure = r->o->insecure;
+	eo.tls = &r->tls;
+	eo.cacert_from = r->o->cacert_from;
 	e = endpoint_discover(&r->ep, &eo, d);
 	r->audit.server = r->ep.server;
 	return e;

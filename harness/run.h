@@ -45,6 +45,9 @@ struct run_opts {
 	long repeat;                   /* 0: each case's own */
 	double timeout, idle_timeout;  /* <= 0: scaled defaults */
 	int resume;
+	const char *cacert;            /* CA file to trust, or NULL: the system's */
+	const char *cacert_from;       /* "--cacert", "CURL_CA_BUNDLE" or "SSL_CERT_FILE" */
+	int insecure;                  /* --insecure: no TLS verification */
 	int poll_ms;                   /* longest wait between progress calls */
 	run_progress_fn progress;      /* or NULL */
 	void *progress_ctx;
