@@ -37,7 +37,9 @@ int record_key_of(const cJSON *rec, char *out, size_t cap)
 	long r, sd = 0;
 
 	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
-	    !(cJSON_IsNull(seed) || as_long(seed, &sd)))
+	    !(cJSON_IsNull(seed) || as_long(seed, &sd)) ||
+	    strlen(id->valuestring) > RECORD_ID_MAX ||
+	    strlen(id->valuestring) + 64 > cap)
 		return 0;
 	record_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
 	return 1;
@@ -45,7 +47,7 @@ int record_key_of(const cJSON *rec, char *out, size_t cap)
 
 const char *record_problem(const cJSON *rec)
 {
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 
 	if (!rec)
 		return "not JSON";

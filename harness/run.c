@@ -108,7 +108,7 @@ static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
 static int next_attempt(struct run *r, const struct suite_case **c,
 			long *repeat, int *has_seed, long *seed)
 {
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 
 	for (; r->ci < r->suite->ncases; r->ci++, r->ri = 0, r->si = 0) {
 		const struct suite_case *k = &r->suite->cases[r->ci];

@@ -12,6 +12,7 @@
 #include "jget.h"
 #include "json.h"
 #include "mem.h"
+#include "record.h"
 #include "suite.h"
 
 static const char *const case_keys[] = {
@@ -220,11 +221,15 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 {
 	const char *k = v->string;
 
-	if (!strcmp(k, "id"))
-		return cJSON_IsString(v) && *v->valuestring
-			       ? ERR_OK
-			       : jcheck_fail(c, p, "expected a non-empty string, got %s",
-				      jcheck_type(v));
+	if (!strcmp(k, "id")) {
+		if (!cJSON_IsString(v) || !*v->valuestring)
+			return jcheck_fail(c, p, "expected a non-empty string, got %s",
+					   jcheck_type(v));
+		if (strlen(v->valuestring) > RECORD_ID_MAX)
+			return jcheck_fail(c, p, "id of %zu bytes is longer than %d",
+					   strlen(v->valuestring), RECORD_ID_MAX);
+		return ERR_OK;
+	}
 	if (!strcmp(k, "kind")) {
 		const char *hint;
 		if (!cJSON_IsString(v))

@@ -14,7 +14,7 @@ openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj "/CN=127.
 printf 'subjectAltName=IP:127.0.0.1\n' > san.ext
 openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem \
 	-days 2 -extfile san.ext 2>/dev/null
-fake_server "$TESTS/cli/verdict_tls.js" srv.key srv.pem
+fake_server "$TESTS/cli/verdict_server.js" srv.key srv.pem
 case $FAKE_URL in https://*) ;; *) fail "server is not https: $FAKE_URL" ;; esac
 
 cat > suite.json <<'JSON'

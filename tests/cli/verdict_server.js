@@ -1,11 +1,12 @@
-// A loopback HTTPS server for tests/cli/verdict_tls.sh: one served model and a
-// healthy vLLM-style stream answering "ok", over TLS with the key and
-// certificate the test made (its own private CA).
+// A loopback server for tests/cli/verdict_*.sh: one served model "m" and a
+// healthy vLLM-style stream answering "ok"; over TLS with the key and
+// certificate a test made (its own private CA) when they are given.
 //
-//   node verdict_tls.js KEY CERT   prints "verdict_tls listening on https://127.0.0.1:PORT"
+//   node verdict_server.js [KEY CERT]   prints "verdict listening on http(s)://127.0.0.1:PORT"
 'use strict';
 
 const fs = require('fs');
+const http = require('http');
 const https = require('https');
 const fake = require('../lib/fake_server');
 
@@ -16,7 +17,7 @@ const frames = [
 	{ choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
 ];
 
-const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (req, res) => {
+function handler(req, res) {
 	req.resume();
 	req.on('end', () => {
 		if (req.method === 'GET' && req.url === '/v1/models')
@@ -25,7 +26,10 @@ const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFile
 			return fake.play(req, res, { status: 200, headers: { 'content-type': 'text/event-stream' }, body: fake.sse(frames) });
 		return fake.json(res, 404, { detail: 'Not Found' });
 	});
-});
+}
+
+const server = key ? https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, handler)
+	: http.createServer(handler);
 server.listen(0, '127.0.0.1', () => {
-	process.stdout.write(`verdict_tls listening on https://127.0.0.1:${server.address().port}\n`);
+	process.stdout.write(`verdict listening on ${key ? 'https' : 'http'}://127.0.0.1:${server.address().port}\n`);
 });
