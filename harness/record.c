@@ -192,7 +192,7 @@ static void add_recall(struct json_build *jb, cJSON *rec, const struct record_at
 	cJSON *o = json_add_obj(jb, rec, "recall"), *dep;
 	int i;
 
-	json_add_int(jb, o, "tokens", a->c->recall.tokens);
+	json_add_int(jb, o, "tokens", a->recall_tokens);
 	dep = json_add_arr(jb, o, "depths");
 	for (i = 0; i < a->c->recall.ndepths; i++)
 		json_add_int(jb, dep, NULL, a->c->recall.depths[i]);

@@ -56,6 +56,8 @@ struct record_attempt {
 	const char *raw_name;             /* file name under raw/ */
 	size_t response_bytes;
 	const char *prompt_sha256;        /* recall: of the rendered prompt */
+	long recall_tokens;               /* recall: the prompt size asked for
+					     ("tokens": "max" resolved) */
 };
 
 /* How the verdict was reached. */

@@ -42,6 +42,7 @@ struct attempt {
 	int nneedles;
 	struct audit_count count;  /* the local prompt count */
 	char prompt_sha256[IO_SHA256_HEX]; /* recall: of the rendered prompt */
+	long recall_tokens;        /* recall: the prompt size built */
 	double start_ms;
 	char started_at[32];
 	int feed_failed;            /* 1: reading stopped; 2: at one of needle's caps */
@@ -165,6 +166,38 @@ static void keep_needles(struct attempt *a, const struct haystack *h)
 	}
 }
 
+/* The most tokens prompt + max_tokens may take on the server: vLLM allows
+ * prompt + max_tokens <= max_model_len, SGLang only < context_len
+ * (PROTOCOL.md §1.10, §8 1b); -1 when max_model_len is unknown. */
+static long long context_room(const struct run *r)
+{
+	if (r->ep.max_model_len < 0)
+		return -1;
+	return r->ep.max_model_len - (r->ep.server == TPL_SERVER_SGLANG);
+}
+
+/* The prompt size of recall case `c`: its "tokens", or for "max" the
+ * server's room (context_room) minus max_tokens. */
+static enum err recall_tokens(const struct run *r, const struct suite_case *c,
+			      long *out, struct diag *d)
+{
+	long long room;
+
+	*out = c->recall.tokens;
+	if (c->recall.tokens != SUITE_TOKENS_MAX)
+		return ERR_OK;
+	if (context_room(r) < 0)
+		return diag_fail(d, ERR_INPUT, "recall \"tokens\": \"max\" needs the server's "
+				 "max_model_len, and /v1/models did not give one");
+	room = context_room(r) - (c->max_tokens > 0 ? c->max_tokens : 1);
+	if (room < 64)
+		return diag_fail(d, ERR_INPUT, "recall \"tokens\": \"max\": max_model_len %lld "
+				 "leaves %lld prompt tokens after max_tokens (at least 64 needed)",
+				 r->ep.max_model_len, room);
+	*out = (long)room;
+	return ERR_OK;
+}
+
 static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 {
 	const struct suite_recall *rc = &a->c->recall;
@@ -182,7 +215,12 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
-	ho.tokens = rc->tokens;
+	e = recall_tokens(r, a->c, &a->recall_tokens, d);
+	if (e) {
+		diag_prefix(d, "case '%s'", a->c->id);
+		return e;
+	}
+	ho.tokens = a->recall_tokens;
 	ho.seed = (uint64_t)a->seed;
 	for (i = 0; i < rc->ndepths; i++)
 		ho.depths[i] = rc->depths[i];
@@ -291,13 +329,64 @@ static enum err send_attempt(struct run *r, struct attempt *a, struct diag *d)
 	return http_multi_add(r->multi, &hr, d);
 }
 
+static enum err journal(struct run *r, struct attempt *a, const struct http_done *dn,
+			const struct stream_checks *ck, const char *raw_name,
+			struct diag *d);
+
+/* Pre-flight (vLLM's rule, PROTOCOL.md §1.10): whether the local prompt count
+ * plus max_tokens exceeds the server's max_model_len; the reason in `why`.
+ * Without a local count or a max_model_len nothing is known: 0. */
+static int cannot_fit(const struct run *r, const struct attempt *a, char *why,
+		      size_t cap)
+{
+	long long n = context_room(r), p = a->count.local_tokens;
+	long m = a->c->max_tokens;
+
+	if (n < 0 || p < 0 || p + (m > 0 ? m : 1) <= n)
+		return 0;
+	if (m > 0)
+		snprintf(why, cap, "not sent: the prompt (%lld tokens, counted locally) plus "
+			 "max_tokens %ld is %lld tokens, over the server's max_model_len %lld",
+			 p, m, p + m, r->ep.max_model_len);
+	else
+		snprintf(why, cap, "not sent: the prompt (%lld tokens, counted locally) "
+			 "leaves no room in the server's max_model_len %lld", p,
+			 r->ep.max_model_len);
+	return 1;
+}
+
+/* Records attempt `a` as failed with context_overflow without sending it; it
+ * stays in every count. */
+static enum err preflight_fail(struct run *r, struct attempt *a, const char *why,
+			       struct diag *d)
+{
+	struct http_done dn;
+	struct stream_checks ck;
+	char raw_name[256];
+
+	memset(&dn, 0, sizeof(dn));
+	memset(&ck, 0, sizeof(ck));
+	dn.start_ms = dn.end_ms = io_now_ms();
+	dn.first_byte_ms = -1;
+	ck.n = 1;
+	ck.f[0].code = STREAM_F_CONTEXT_OVERFLOW;
+	snprintf(ck.f[0].msg, sizeof(ck.f[0].msg), "%s", why);
+	stream_end(&a->st, dn.end_ms);
+	grade_fail(&a->g, "not graded: the request was not sent");
+	record_utc_now(a->started_at, sizeof(a->started_at));
+	results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name, sizeof(raw_name));
+	return journal(r, a, &dn, &ck, raw_name, d);
+}
+
 /* Prepares and starts one attempt. ERR_INPUT etc. for a case that cannot be
- * built (the run stops: the suite or tokenizer is wrong). */
+ * built (the run stops: the suite or tokenizer is wrong). An attempt that
+ * cannot fit the context is journalled at once and *out stays NULL. */
 static enum err start_attempt(struct run *r, const struct suite_case *c,
 			      long repeat, int has_seed, long seed,
 			      struct attempt **out, struct diag *d)
 {
 	struct attempt *a = mem_calloc(1, sizeof(*a));
+	char why[STREAM_MSG_MAX];
 	enum err e;
 
 	*out = NULL;
@@ -318,6 +407,11 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 			e = audit_count_case(&r->audit, c, c->messages, &a->count, d);
 		if (e)
 			diag_prefix(d, "case '%s'", c->id);
+	}
+	if (!e && cannot_fit(r, a, why, sizeof(why))) {
+		e = preflight_fail(r, a, why, d);
+		attempt_free(a);
+		return e;
 	}
 	if (!e)
 		e = send_attempt(r, a, d);
@@ -350,6 +444,7 @@ static void record_view(const struct run *r, const struct attempt *a,
 	v->raw_name = raw_name;
 	v->response_bytes = a->raw.len;
 	v->prompt_sha256 = a->prompt_sha256;
+	v->recall_tokens = a->recall_tokens;
 }
 
 static void judge_audit(const struct run *r, const struct attempt *a,
@@ -497,18 +592,19 @@ static enum err fill_slots(struct run *r, struct diag *d)
 	size_t i;
 
 	for (i = 0; i < r->nslots; i++) {
-		const struct suite_case *c;
-		long repeat, seed;
-		int has;
-		enum err e;
+		/* an attempt judged before sending (preflight) leaves its slot free */
+		while (!r->slots[i]) {
+			const struct suite_case *c;
+			long repeat, seed;
+			int has;
+			enum err e;
 
-		if (r->slots[i])
-			continue;
-		if (!next_attempt(r, &c, &repeat, &has, &seed))
-			return ERR_OK;
-		e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
-		if (e)
-			return e;
+			if (!next_attempt(r, &c, &repeat, &has, &seed))
+				return ERR_OK;
+			e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
+			if (e)
+				return e;
+		}
 	}
 	return ERR_OK;
 }

@@ -191,7 +191,10 @@ static enum err check_recall(const struct jcheck *c, const cJSON *v,
 	f = cJSON_GetObjectItemCaseSensitive(v, "tokens");
 	if (!f)
 		return jcheck_fail(c, p, "missing 'tokens' (the exact prompt size)");
-	if ((e = jcheck_int(c, f, q, 64, 100000000, NULL)))
+	if (cJSON_IsString(f) && strcmp(f->valuestring, "max"))
+		return jcheck_fail(c, q, "expected an integer or \"max\", got string '%.40s'",
+				   f->valuestring);
+	if (!cJSON_IsString(f) && (e = jcheck_int(c, f, q, 64, 100000000, NULL)))
 		return e;
 	jcheck_join(q, p, "depths");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "depths")) &&
@@ -359,7 +362,8 @@ static void fill_recall(struct suite_recall *r, const cJSON *v)
 {
 	const cJSON *f, *it;
 
-	r->tokens = (long)cJSON_GetObjectItemCaseSensitive(v, "tokens")->valuedouble;
+	f = cJSON_GetObjectItemCaseSensitive(v, "tokens");
+	r->tokens = cJSON_IsString(f) ? SUITE_TOKENS_MAX : (long)f->valuedouble;
 	f = cJSON_GetObjectItemCaseSensitive(v, "depths");
 	if (f) {
 		cJSON_ArrayForEach(it, f)
