@@ -185,7 +185,8 @@ static const struct numlex *lexeme(const struct numtab *t, const cJSON *node)
 static void sort_numbers(struct numtab *t, size_t paired)
 {
 	t->n = paired;
-	qsort(t->v, t->n, sizeof(*t->v), by_node);
+	if (paired)
+		qsort(t->v, t->n, sizeof(*t->v), by_node);
 }
 
 static int integral(double x)

@@ -561,6 +561,9 @@ enum err stream_feed(struct stream *s, const char *bytes, size_t n,
 	s->bytes += n;
 	s->t_now = now_ms;
 	e = sse_feed(&s->sse, bytes, n, on_event, s, NULL);
+	if (s->sse.overlong && !s->too_large[0]) /* needle's cap, not bad framing */
+		snprintf(s->too_large, sizeof(s->too_large),
+			 "an SSE line or event exceeds needle's cap of %zu bytes", s->sse.max);
 	if (s->sse.malformed > before) {
 		if (!s->malformed)
 			snprintf(s->malformed_msg, sizeof(s->malformed_msg), "%s",

@@ -662,6 +662,21 @@ static void test_caps(void)
 	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TOO_LARGE);
 	CHECK(strstr(c.f[0].msg, "the model name exceeds needle's cap of 1024 bytes") != NULL);
 	stream_release(&s);
+	/* one SSE line over the parser's cap: needle's limit, not bad framing */
+	buf_release(&in);
+	buf_init(&in, SSE_MAX_DEFAULT + 4096);
+	buf_puts(&in, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
+	while (in.len < SSE_MAX_DEFAULT + 16 && buf_puts(&in, "xxxxxxxxxxxxxxxx") == ERR_OK)
+		;
+	buf_puts(&in, "\"}}]}\n\n" DONE);
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_feed(&s, in.data, in.len, 1, &d);
+	stream_end(&s, 2);
+	stream_check(&s, NULL, NULL, &c);
+	CHECK_EQ_LONG(c.n, 1);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TOO_LARGE);
+	CHECK(strstr(c.f[0].msg, "an SSE line or event exceeds needle's cap of 16777216 bytes") != NULL);
+	stream_release(&s);
 	buf_release(&in);
 }
 
