@@ -167,6 +167,13 @@ static enum err from_env(struct run_opts *o, struct diag *d)
 	if (o->api_key_env && !o->api_key)
 		return diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 				 o->api_key_env);
+	o->cacert_from = "--cacert";
+	if (!o->cacert && (o->cacert = getenv("CURL_CA_BUNDLE")) && *o->cacert)
+		o->cacert_from = "CURL_CA_BUNDLE";
+	else if (!o->cacert && (o->cacert = getenv("SSL_CERT_FILE")) && *o->cacert)
+		o->cacert_from = "SSL_CERT_FILE";
+	if (o->cacert && !*o->cacert)
+		o->cacert = NULL;
 	return ERR_OK;
 }
 
@@ -186,6 +193,7 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 /* --wait-ready: polls until the endpoint is ready or the time is up. */
 static enum err wait_ready(struct cli_run *c, struct diag *d)
 {
+	struct http_tls tls = {c->o.cacert, c->o.insecure};
 	struct endpoint ep;
 	double secs;
 	enum err e = probe_parse_duration(c->wait_ready, &secs, d);
@@ -194,7 +202,7 @@ static enum err wait_ready(struct cli_run *c, struct diag *d)
 	if (!e)
 		e = endpoint_set_base(&ep, c->o.base_url, d);
 	if (!e)
-		e = probe_wait_ready(ep.base, c->o.api_key, secs, 5, show_wait, c, d);
+		e = probe_wait_ready(ep.base, c->o.api_key, &tls, secs, 5, show_wait, c, d);
 	if (c->tty)
 		fprintf(stderr, "\r\033[K");
 	endpoint_release(&ep);
@@ -257,6 +265,8 @@ int cmd_run(int argc, char **argv)
 		{"case", 0, CLI_LIST, "GLOB", "run only the cases whose id matches (shell glob; repeatable: any)", &c.cases},
 		{"repeat", 0, CLI_LONG, "N", "run every case N times (overrides the suite's repeat)", &c.o.repeat},
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
+		{"cacert", 0, CLI_STR, "FILE", "trust the CAs in this PEM file for https (default $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system's)", &c.o.cacert},
+		{"insecure", 0, CLI_FLAG, NULL, "do not verify the server's TLS certificate (recorded in the manifest)", &c.o.insecure},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
 		{"metrics", 0, CLI_FLAG, NULL, "load cases: scrape the server's /metrics before and after each level (DIR/raw/metrics-*)", &c.o.metrics},
 		{"wait-ready", 0, CLI_STR, "DURATION", "first poll /health and /v1/models until the server answers (e.g. 30m)", &c.wait_ready},

@@ -16,8 +16,6 @@
 #include "results.h"
 #include "stats.h"
 
-#define KEY_MAX 1024
-
 /* ---- gates ---- */
 
 static const char *const timings[] = {"first_byte", "ttft", "ttfc", "e2e", "tpot"};
@@ -180,7 +178,7 @@ static struct keyed *index_of(const cJSON *recs, size_t *n)
 {
 	size_t cap = (size_t)cJSON_GetArraySize(recs), i = 0;
 	struct keyed *k = mem_calloc(cap ? cap : 1, sizeof(*k));
-	char key[KEY_MAX];
+	char key[RECORD_KEY_MAX];
 	const cJSON *r;
 
 	*n = 0;

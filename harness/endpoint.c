@@ -1,6 +1,8 @@
 /* endpoint — see endpoint.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "endpoint.h"
@@ -66,8 +68,8 @@ static enum err get_json(const struct endpoint *ep, const struct endpoint_opts *
 	*status = 0;
 	snprintf(url, sizeof(url), "%s%s", ep->base, path);
 	buf_init(&body, (size_t)16 << 20);
-	e = http_get(url, o->api_key, o->timeout > 0 ? o->timeout : 30, &body, status,
-		     NULL, d);
+	e = http_get(url, o->api_key, o->timeout > 0 ? o->timeout : 30, o->tls, &body,
+		     status, NULL, d);
 	if (!e && *status == 200)
 		*out = cJSON_ParseWithLength(body.data, body.len);
 	if (e == ERR_LIMIT) {
@@ -99,6 +101,12 @@ static const cJSON *only_model(struct endpoint *ep, const cJSON *data, long stat
 		diag_fail(d, ERR_ENDPOINT, "'/v1/models' lists a model without an id");
 		return NULL;
 	}
+	if (strlen(id->valuestring) >= sizeof(ep->model)) {
+		diag_fail(d, ERR_ENDPOINT, "'/v1/models' lists a model name of %zu bytes "
+			  "(needle takes at most %d)", strlen(id->valuestring),
+			  ENDPOINT_MODEL_MAX - 1);
+		return NULL;
+	}
 	snprintf(ep->model, sizeof(ep->model), "%s", id->valuestring);
 	return data->child;
 }
@@ -114,6 +122,10 @@ enum err endpoint_pick_model(struct endpoint *ep, const struct endpoint_opts *o,
 				 "endpoint '%s' refused the request for /v1/models with HTTP %ld (check the API key in $%s)",
 				 ep->base, status, o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
 	if (o->model) {
+		if (strlen(o->model) >= sizeof(ep->model))
+			return diag_fail(d, ERR_USAGE, "--model name of %zu bytes is longer "
+					 "than needle takes (%d)", strlen(o->model),
+					 ENDPOINT_MODEL_MAX - 1);
 		snprintf(ep->model, sizeof(ep->model), "%s", o->model);
 		cJSON_ArrayForEach(m, data) {
 			const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
@@ -194,6 +206,41 @@ static void list_models(struct endpoint *ep, struct json_build *jb,
 	}
 }
 
+/* The CA file must be a readable regular file, checked before any request so
+ * that a typo is a usage error, not an unreachable endpoint. */
+static enum err check_cacert(const struct endpoint_opts *o, struct diag *d)
+{
+	const char *f = o->tls ? o->tls->cacert : NULL;
+	const char *from = o->cacert_from ? o->cacert_from : "--cacert";
+	struct stat st;
+	FILE *fp;
+
+	if (!f)
+		return ERR_OK;
+	if (stat(f, &st))
+		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): not a regular file", f, from);
+	fp = fopen(f, "rb");
+	if (!fp)
+		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, strerror(errno));
+	fclose(fp);
+	return ERR_OK;
+}
+
+static void describe_tls(const struct endpoint_opts *o, struct json_build *jb,
+			 cJSON *t)
+{
+	if (o->tls && o->tls->cacert) {
+		json_add_str(jb, t, "cacert", o->tls->cacert);
+		json_add_str(jb, t, "cacert_from", o->cacert_from ? o->cacert_from : "--cacert");
+	} else {
+		json_add_null(jb, t, "cacert");
+		json_add_null(jb, t, "cacert_from");
+	}
+	json_add_bool(jb, t, "insecure", o->tls && o->tls->insecure);
+}
+
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 			   struct diag *d)
 {
@@ -203,10 +250,14 @@ enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 	enum err e;
 
 	cJSON_Delete(ep->json);
+	ep->json = NULL;
+	if ((e = check_cacert(o, d)))
+		return e;
 	json_build_init(&jb);
 	ep->json = json_new_obj(&jb);
 	if (!ep->json)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
+	describe_tls(o, &jb, json_add_obj(&jb, ep->json, "tls"));
 	if (get_json(ep, o, "/v1/models", &status, &models, d)) {
 		diag_prefix(d, "endpoint unusable");
 		return ERR_ENDPOINT;

@@ -18,9 +18,11 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "http.h"
 #include "tpl.h"
 
 #define ENDPOINT_URL_MAX 2048
+#define ENDPOINT_MODEL_MAX 1024 /* a longer model name is refused, never cut */
 
 /* What discovery needs from the command line. Strings are borrowed. */
 struct endpoint_opts {
@@ -30,11 +32,15 @@ struct endpoint_opts {
 	double timeout;          /* seconds for each GET; <= 0 = 30 */
 	int server_forced;       /* 1: --server chose `server` */
 	enum tpl_server server;  /* the --server value when forced */
+	const struct http_tls *tls; /* NULL: the system's CAs */
+	const char *cacert_from; /* where tls->cacert came from ("--cacert",
+				  * "CURL_CA_BUNDLE", "SSL_CERT_FILE"), for the
+				  * manifest and messages */
 };
 
 struct endpoint {
 	char base[ENDPOINT_URL_MAX]; /* normalised: no trailing "/" or "/v1" */
-	char model[256];             /* the served model requests name */
+	char model[ENDPOINT_MODEL_MAX]; /* the served model requests name */
 	long long max_model_len;     /* -1 when unknown */
 	enum tpl_server server;      /* whose message preparation the audit renders */
 	const char *server_source;   /* "option", "detected" or "default" (static) */
@@ -68,9 +74,11 @@ enum err endpoint_pick_model(struct endpoint *ep, const struct endpoint_opts *o,
  * server.kind_guess (detected), else vLLM (default). */
 void endpoint_choose_server(struct endpoint *ep, const struct endpoint_opts *o);
 
-/* Discovers everything above over HTTP (ep->base set first). ERR_ENDPOINT when
- * the server cannot be reached ("endpoint unusable: ..."), else as
- * endpoint_pick_model; the version probes are best-effort. */
+/* Discovers everything above over HTTP (ep->base set first). ERR_USAGE when
+ * o->tls names a CA file that cannot be read; ERR_ENDPOINT when the server
+ * cannot be reached ("endpoint unusable: ..."), else as endpoint_pick_model;
+ * the version probes are best-effort. ep->json gets "tls" {cacert,
+ * cacert_from, insecure} so the manifest says how the server was trusted. */
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 			   struct diag *d);
 

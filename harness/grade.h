@@ -5,7 +5,9 @@
  * array").
  *
  * The answer is the assembled `content` (the reasoning channel already
- * separated). Surrounding whitespace is trimmed, nothing else:
+ * separated), all of its bytes: a NUL does not end it (contains and regex look
+ * past it; json and recall fail on it, since no expected value holds one).
+ * Surrounding whitespace is trimmed, nothing else:
  *  - json: the whole answer must parse as exactly the expected value, types
  *    included (number vs string vs boolean vs null vs array vs object; exact
  *    key sets, array lengths and order; numbers by value, so 34 == 34.0). A
@@ -68,9 +70,10 @@ enum err grade_content(const struct expect *x, const char *answer, size_t len,
 enum err grade_answer(const struct expect *x, const struct stream *s,
 		      int nmessages, struct grade *g, struct diag *d);
 
-/* Round 2: the final answer must contain every final_contains string. */
-enum err grade_final(const struct expect *x, const char *answer, struct grade *g,
-		     struct diag *d);
+/* Round 2: the final answer (`len` bytes) must contain every final_contains
+ * string. */
+enum err grade_final(const struct expect *x, const char *answer, size_t len,
+		     struct grade *g, struct diag *d);
 
 /* Whether made call `t` has `want`'s name and (when given) arguments, adding
  * the differences to `g` (which may be a scratch grade). */

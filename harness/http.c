@@ -217,8 +217,10 @@ static enum err options(struct xfer *x, const struct http_req *r)
 	SET(CURLOPT_WRITEDATA, (void *)x);
 	SET(CURLOPT_HTTPHEADER, x->headers);
 	SET(CURLOPT_USERAGENT, "needle/" NEEDLE_VERSION);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	SET(CURLOPT_SSL_VERIFYPEER, r->tls && r->tls->insecure ? 0L : 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, r->tls && r->tls->insecure ? 0L : 2L);
+	if (r->tls && r->tls->cacert)
+		SET(CURLOPT_CAINFO, r->tls->cacert);
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	SET(CURLOPT_TCP_KEEPALIVE, 1L); /* minutes of prefill send no bytes */
 	SET(CURLOPT_TIMEOUT_MS, ms(r->timeout_s));
@@ -518,8 +520,8 @@ static int get_data(void *ctx, const char *bytes, size_t n, double now_ms)
 }
 
 enum err http_get(const char *url, const char *api_key, double timeout_s,
-		  struct buf *body, long *status, enum http_fail *fail,
-		  struct diag *d)
+		  const struct http_tls *tls, struct buf *body, long *status,
+		  enum http_fail *fail, struct diag *d)
 {
 	struct http_req r = {0};
 	struct get_ctx g = {body, ERR_OK};
@@ -533,6 +535,7 @@ enum err http_get(const char *url, const char *api_key, double timeout_s,
 	r.url = url;
 	r.api_key = api_key;
 	r.timeout_s = timeout_s;
+	r.tls = tls;
 	r.on_data = get_data;
 	r.ctx = &g;
 	e = http_multi_new(&m, d);

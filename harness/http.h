@@ -68,6 +68,12 @@ typedef int (*http_data_fn)(void *ctx, const char *bytes, size_t n,
 /* One request. Everything is borrowed: the strings and `body` must stay valid
  * until the request has been collected by http_multi_next (or the multi is
  * freed); the struct itself may be reused right after http_multi_add. */
+/* How the server's certificate is checked (https only). Borrowed. */
+struct http_tls {
+	const char *cacert;    /* PEM file of the CAs to trust, or NULL: the system's */
+	int insecure;          /* 1: no peer or host name verification at all */
+};
+
 struct http_req {
 	const char *url;       /* full URL, e.g. "http://127.0.0.1:8000/v1/chat/completions" */
 	const char *body;      /* JSON body for a POST; NULL makes a GET */
@@ -80,6 +86,7 @@ struct http_req {
 	http_data_fn on_data;  /* may be NULL: the body is then discarded */
 	void *ctx;             /* passed to on_data */
 	void *user;            /* returned in http_done, for the caller's bookkeeping */
+	const struct http_tls *tls; /* NULL: verify against the system's CAs */
 };
 
 /* A finished request, filled by http_multi_next. */
@@ -133,10 +140,10 @@ size_t http_multi_running(const struct http_multi *m);
  * whatever its status (`*status`); ERR_ENDPOINT when there was none (`*fail`
  * says why, `d` names the URL and the reason); ERR_LIMIT when the body
  * exceeded the buffer's cap; ERR_NOMEM. `api_key` as in struct http_req.
- * `fail` may be NULL. */
+ * `fail` may be NULL; `tls` as in struct http_req. */
 enum err http_get(const char *url, const char *api_key, double timeout_s,
-		  struct buf *body, long *status, enum http_fail *fail,
-		  struct diag *d);
+		  const struct http_tls *tls, struct buf *body, long *status,
+		  enum http_fail *fail, struct diag *d);
 
 /* Short stable name of a failure kind: "none", "connect", "timeout", "other". */
 const char *http_fail_name(enum http_fail f);

@@ -114,6 +114,64 @@ void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char 
 		put(jb, to, key, cJSON_CreateString(s));
 }
 
+/* `s` (`n` bytes) as a JSON string literal in `out`: quote, backslash and
+ * control bytes escaped, NUL as \u0000. */
+static enum err literal(const char *s, size_t n, struct buf *out)
+{
+	char esc[8];
+	size_t i;
+	enum err e = buf_append(out, "\"", 1);
+
+	for (i = 0; i < n && !e; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\', esc[1] = (char)c;
+			e = buf_append(out, esc, 2);
+		} else if (c < 0x20) {
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			e = buf_append(out, esc, 6);
+		} else {
+			e = buf_append(out, s + i, 1);
+		}
+	}
+	return e ? e : buf_append(out, "\"", 1);
+}
+
+void json_add_strn(struct json_build *jb, cJSON *to, const char *key, const char *s,
+		   size_t n)
+{
+	struct buf b;
+
+	if (!s || !memchr(s, '\0', n)) {
+		json_add_str(jb, to, key, s);
+		return;
+	}
+	if (!can_add(jb, to, key))
+		return;
+	buf_init(&b, BUF_MAX_DEFAULT);
+	if (literal(s, n, &b))
+		fail(jb, ERR_NOMEM, key, NULL);
+	else
+		put(jb, to, key, cJSON_CreateRaw(b.data));
+	buf_release(&b);
+}
+
+size_t json_nul_at(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\0')
+			return i;
+		if (s[i] != '\\' || i + 1 >= n)
+			continue;
+		if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
+			return i;
+		i++; /* an escaped character, maybe a backslash */
+	}
+	return n;
+}
+
 void json_add_num(struct json_build *jb, cJSON *to, const char *key, double v)
 {
 	if (can_add(jb, to, key))

@@ -77,6 +77,11 @@ cJSON *json_new_arr(struct json_build *jb);
  * 15 significant digits when that reads back within its tolerance, so an
  * integer prints exactly only up to 15 digits (below 10^15). */
 void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char *s);
+/* Adds the `n` bytes at `s` as a string, NUL bytes included (escaped as
+ * \u0000: the value is then a raw literal, printed as is); without a NUL it is
+ * json_add_str. */
+void json_add_strn(struct json_build *jb, cJSON *to, const char *key, const char *s,
+		   size_t n);
 void json_add_num(struct json_build *jb, cJSON *to, const char *key, double v);
 void json_add_int(struct json_build *jb, cJSON *to, const char *key, long long v);
 void json_add_bool(struct json_build *jb, cJSON *to, const char *key, int v);
@@ -95,6 +100,11 @@ cJSON *json_add_arr(struct json_build *jb, cJSON *to, const char *key);
  * ERR_INPUT ("cannot parse WHAT: invalid JSON at byte N"), with *out NULL. */
 enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 		    struct diag *d);
+
+/* The offset of the first NUL in JSON text `s` (`n` bytes): a raw NUL byte
+ * or a `\u0000` escape (not `\\u0000`); `n` when there is none. cJSON ends
+ * strings at a NUL, so text with one must be handled before cJSON reads it. */
+size_t json_nul_at(const char *s, size_t n);
 
 /* Appends `v`'s text (see the flags) to `out`. ERR_NOMEM or ERR_LIMIT, with
  * "out of memory printing WHAT" / "WHAT is too large"; `out` is then unchanged. */

@@ -46,8 +46,9 @@ enum err probe_parse_duration(const char *s, double *seconds, struct diag *d)
 }
 
 /* One GET; the status, or 0 with `last` saying why there was none. */
-static long get(const char *base, const char *path, const char *api_key, double timeout_s,
-		struct buf *body, char *last, size_t cap)
+static long get(const char *base, const char *path, const char *api_key,
+		const struct http_tls *tls, double timeout_s, struct buf *body,
+		char *last, size_t cap)
 {
 	char url[4096];
 	struct diag d;
@@ -56,7 +57,7 @@ static long get(const char *base, const char *path, const char *api_key, double 
 	snprintf(url, sizeof(url), "%s%s", base, path);
 	diag_init(&d);
 	buf_reset(body);
-	if (http_get(url, api_key, timeout_s, body, &status, NULL, &d)) {
+	if (http_get(url, api_key, timeout_s, tls, body, &status, NULL, &d)) {
 		snprintf(last, cap, "%s", d.msg);
 		return 0;
 	}
@@ -66,14 +67,15 @@ static long get(const char *base, const char *path, const char *api_key, double 
 }
 
 /* Ready: /health 200 and /v1/models 200 listing a model. */
-static int ready_once(const char *base, const char *api_key, double timeout_s,
+static int ready_once(const char *base, const char *api_key,
+		      const struct http_tls *tls, double timeout_s,
 		      struct buf *body, char *last, size_t cap)
 {
 	cJSON *j;
 	int ok;
 
-	if (get(base, "/health", api_key, timeout_s, body, last, cap) != 200 ||
-	    get(base, "/v1/models", api_key, timeout_s, body, last, cap) != 200)
+	if (get(base, "/health", api_key, tls, timeout_s, body, last, cap) != 200 ||
+	    get(base, "/v1/models", api_key, tls, timeout_s, body, last, cap) != 200)
 		return 0;
 	j = cJSON_ParseWithLength(body->data, body->len);
 	ok = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "data")) > 0;
@@ -83,8 +85,8 @@ static int ready_once(const char *base, const char *api_key, double timeout_s,
 	return ok;
 }
 
-enum err probe_wait_ready(const char *base, const char *api_key, double timeout_s,
-			  double interval_s, probe_progress_fn fn, void *ctx,
+enum err probe_wait_ready(const char *base, const char *api_key,
+			  const struct http_tls *tls, double timeout_s, double interval_s, probe_progress_fn fn, void *ctx,
 			  struct diag *d)
 {
 	double t0 = io_now_ms(), next = t0, deadline = t0 + timeout_s * 1000.0, waited;
@@ -94,7 +96,7 @@ enum err probe_wait_ready(const char *base, const char *api_key, double timeout_
 
 	buf_init(&body, (size_t)16 << 20);
 	for (;;) {
-		ok = ready_once(base, api_key, 10, &body, last, sizeof(last));
+		ok = ready_once(base, api_key, tls, 10, &body, last, sizeof(last));
 		waited = (io_now_ms() - t0) / 1000.0;
 		if (fn)
 			fn(ctx, waited, ok ? "ready" : last);
@@ -110,11 +112,12 @@ enum err probe_wait_ready(const char *base, const char *api_key, double timeout_
 	return ERR_OK;
 }
 
-enum err probe_metrics(const char *base, const char *api_key, double timeout_s,
-		       struct buf *text, struct metrics *out, struct diag *d)
+enum err probe_metrics(const char *base, const char *api_key,
+		       const struct http_tls *tls, double timeout_s, struct buf *text, struct metrics *out, struct diag *d)
 {
 	char last[DIAG_MSG_MAX] = "";
-	long status = get(base, "/metrics", api_key, timeout_s, text, last, sizeof(last));
+	long status = get(base, "/metrics", api_key, tls, timeout_s, text, last,
+			   sizeof(last));
 	enum err e;
 
 	if (status != 200)

@@ -11,6 +11,7 @@
 #define NEEDLE_PROBE_H
 
 #include "buf.h"
+#include "http.h"
 #include "err.h"
 #include "metrics.h"
 
@@ -25,16 +26,16 @@ typedef void (*probe_progress_fn)(void *ctx, double waited_s, const char *last);
 enum err probe_parse_duration(const char *s, double *seconds, struct diag *d);
 
 /* Polls `base` (no trailing "/v1") every `interval_s` until it is ready or
- * `timeout_s` has passed; `fn` (may be NULL) hears of every poll.
+ * `timeout_s` has passed (TLS as `tls` says; NULL: the system's CAs); `fn` (may be NULL) hears of every poll.
  * ERR_ENDPOINT when it never became ready, with what the last poll saw. */
-enum err probe_wait_ready(const char *base, const char *api_key, double timeout_s,
-			  double interval_s, probe_progress_fn fn, void *ctx,
+enum err probe_wait_ready(const char *base, const char *api_key,
+			  const struct http_tls *tls, double timeout_s, double interval_s, probe_progress_fn fn, void *ctx,
 			  struct diag *d);
 
 /* GET base/metrics into `text` (reset first) and parsed into `out` (empty).
  * ERR_ENDPOINT when there is no answer or it is not 200 (SGLang serves
  * /metrics only with --enable-metrics), ERR_INPUT when it does not parse. */
-enum err probe_metrics(const char *base, const char *api_key, double timeout_s,
-		       struct buf *text, struct metrics *out, struct diag *d);
+enum err probe_metrics(const char *base, const char *api_key,
+		       const struct http_tls *tls, double timeout_s, struct buf *text, struct metrics *out, struct diag *d);
 
 #endif

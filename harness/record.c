@@ -37,7 +37,9 @@ int record_key_of(const cJSON *rec, char *out, size_t cap)
 	long r, sd = 0;
 
 	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
-	    !(cJSON_IsNull(seed) || as_long(seed, &sd)))
+	    !(cJSON_IsNull(seed) || as_long(seed, &sd)) ||
+	    strlen(id->valuestring) > RECORD_ID_MAX ||
+	    strlen(id->valuestring) + 44 > cap) /* id, 2 separators, 2 longs, NUL */
 		return 0;
 	record_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
 	return 1;
@@ -45,7 +47,7 @@ int record_key_of(const cJSON *rec, char *out, size_t cap)
 
 const char *record_problem(const cJSON *rec)
 {
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 
 	if (!rec)
 		return "not JSON";
@@ -109,7 +111,7 @@ static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct strea
 		json_add_str(jb, o, "type", t->type.len ? t->type.data : "function");
 		fn = json_add_obj(jb, o, "function");
 		json_add_str(jb, fn, "name", t->name.data);
-		json_add_str(jb, fn, "arguments", t->arguments.data);
+		json_add_strn(jb, fn, "arguments", t->arguments.data, t->arguments.len);
 	}
 }
 
@@ -190,7 +192,7 @@ static void add_recall(struct json_build *jb, cJSON *rec, const struct record_at
 	cJSON *o = json_add_obj(jb, rec, "recall"), *dep;
 	int i;
 
-	json_add_int(jb, o, "tokens", a->c->recall.tokens);
+	json_add_int(jb, o, "tokens", a->recall_tokens);
 	dep = json_add_arr(jb, o, "depths");
 	for (i = 0; i < a->c->recall.ndepths; i++)
 		json_add_int(jb, dep, NULL, a->c->recall.depths[i]);
@@ -222,8 +224,8 @@ static void add_response(struct json_build *jb, cJSON *o, const struct record_at
 	add_usage(jb, o, a->st);
 	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
 		    ? a->st->finish_reason.data : NULL);
-	json_add_str(jb, o, "content", a->st->content.data);
-	json_add_str(jb, o, "reasoning", a->st->reasoning.data);
+	json_add_strn(jb, o, "content", a->st->content.data, a->st->content.len);
+	json_add_strn(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
 	if (a->tool_calls)
 		json_add_dup(jb, o, "tool_calls", a->tool_calls);
 	else

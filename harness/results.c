@@ -64,7 +64,7 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 {
 	struct buf b;
 	size_t pos = 0, line = 0;
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 	enum err e;
 
 	buf_init(&b, BUF_MAX_DEFAULT);
@@ -263,7 +263,7 @@ static void fix_tree(cJSON *v)
 
 enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 {
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 	char *txt;
 	size_t len;
 	off_t keep;

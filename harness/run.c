@@ -51,9 +51,10 @@ struct attempt {
 	int nneedles;
 	struct audit_count count;  /* the local prompt count */
 	char prompt_sha256[IO_SHA256_HEX]; /* recall: of the rendered prompt */
+	long recall_tokens;        /* recall: the prompt size built */
 	double start_ms;
 	char started_at[32];
-	int feed_failed;
+	int feed_failed;            /* 1: reading stopped; 2: at one of needle's caps */
 	char feed_msg[DIAG_MSG_MAX];
 	int round;                 /* 1; 2 = the answer after a tool result */
 	struct grade g;            /* accumulates over both rounds */
@@ -77,6 +78,7 @@ struct run {
 	struct results *res;
 	struct http_multi *multi;
 	struct endpoint ep;
+	struct http_tls tls;       /* from o->cacert and o->insecure */
 	struct buf warnings;       /* from loading a model folder (tpl_model.h) */
 	cJSON *manifest;
 	struct run_counts n;
@@ -135,7 +137,7 @@ static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
 static int next_attempt(struct run *r, const struct suite_case **c,
 			long *repeat, int *has_seed, long *seed)
 {
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 
 	for (; r->ci < r->suite->ncases; r->ci++, r->ri = 0, r->si = 0) {
 		const struct suite_case *k = &r->suite->cases[r->ci];
@@ -229,6 +231,38 @@ static void keep_needles(struct attempt *a, const struct haystack *h)
 	}
 }
 
+/* The most tokens prompt + max_tokens may take on the server: vLLM allows
+ * prompt + max_tokens <= max_model_len, SGLang only < context_len
+ * (PROTOCOL.md §1.10, §8 1b); -1 when max_model_len is unknown. */
+static long long context_room(const struct run *r)
+{
+	if (r->ep.max_model_len < 0)
+		return -1;
+	return r->ep.max_model_len - (r->ep.server == TPL_SERVER_SGLANG);
+}
+
+/* The prompt size of recall case `c`: its "tokens", or for "max" the
+ * server's room (context_room) minus max_tokens. */
+static enum err recall_tokens(const struct run *r, const struct suite_case *c,
+			      long *out, struct diag *d)
+{
+	long long room;
+
+	*out = c->recall.tokens;
+	if (c->recall.tokens != SUITE_TOKENS_MAX)
+		return ERR_OK;
+	if (context_room(r) < 0)
+		return diag_fail(d, ERR_INPUT, "recall \"tokens\": \"max\" needs the server's "
+				 "max_model_len, and /v1/models did not give one");
+	room = context_room(r) - (c->max_tokens > 0 ? c->max_tokens : 1);
+	if (room < 64)
+		return diag_fail(d, ERR_INPUT, "recall \"tokens\": \"max\": max_model_len %lld "
+				 "leaves %lld prompt tokens after max_tokens (at least 64 needed)",
+				 r->ep.max_model_len, room);
+	*out = (long)room;
+	return ERR_OK;
+}
+
 static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 {
 	const struct suite_recall *rc = &a->c->recall;
@@ -246,7 +280,12 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
-	ho.tokens = rc->tokens;
+	e = recall_tokens(r, a->c, &a->recall_tokens, d);
+	if (e) {
+		diag_prefix(d, "case '%s'", a->c->id);
+		return e;
+	}
+	ho.tokens = a->recall_tokens;
 	ho.seed = (uint64_t)a->seed;
 	for (i = 0; i < rc->ndepths; i++)
 		ho.depths[i] = rc->depths[i];
@@ -281,6 +320,7 @@ static void timeouts(const struct run *r, const struct attempt *a,
 	hr->first_byte_s = first;
 	hr->timeout_s = first + maxt * 0.1;
 	hr->idle_s = 120.0;
+	hr->tls = &r->tls;
 	if (r->o->timeout > 0) {
 		hr->timeout_s = r->o->timeout;
 		hr->first_byte_s = r->o->timeout;
@@ -293,15 +333,22 @@ static int on_data(void *ctx, const char *bytes, size_t n, double now_ms)
 {
 	struct attempt *a = ctx;
 	struct diag d;
+	enum err e;
 
 	if (a->feed_failed)
 		return 1;
 	diag_init(&d);
-	if (buf_append(&a->raw, bytes, n) ||
-	    stream_feed(&a->st, bytes, n, now_ms, &d)) {
-		a->feed_failed = 1;
+	e = buf_append(&a->raw, bytes, n);
+	if (e == ERR_LIMIT) {
+		a->feed_failed = 2; /* needle's cap, not the server's failure */
+		snprintf(a->feed_msg, sizeof(a->feed_msg),
+			 "the response body exceeds needle's cap of %zu bytes", a->raw.max);
+		return 1;
+	}
+	if (e || stream_feed(&a->st, bytes, n, now_ms, &d)) {
+		a->feed_failed = d.code == ERR_LIMIT ? 2 : 1;
 		snprintf(a->feed_msg, sizeof(a->feed_msg), "%s",
-			 d.code ? d.msg : "response larger than needle keeps");
+			 d.code ? d.msg : "out of memory keeping the response");
 		return 1;
 	}
 	return 0;
@@ -348,13 +395,64 @@ static enum err send_attempt(struct run *r, struct attempt *a, struct diag *d)
 	return http_multi_add(r->multi, &hr, d);
 }
 
+static enum err journal(struct run *r, struct attempt *a, const struct http_done *dn,
+			const struct stream_checks *ck, const char *raw_name,
+			struct diag *d);
+
+/* Pre-flight (vLLM's rule, PROTOCOL.md §1.10): whether the local prompt count
+ * plus max_tokens exceeds the server's max_model_len; the reason in `why`.
+ * Without a local count or a max_model_len nothing is known: 0. */
+static int cannot_fit(const struct run *r, const struct attempt *a, char *why,
+		      size_t cap)
+{
+	long long n = context_room(r), p = a->count.local_tokens;
+	long m = a->c->max_tokens;
+
+	if (n < 0 || p < 0 || p + (m > 0 ? m : 1) <= n)
+		return 0;
+	if (m > 0)
+		snprintf(why, cap, "not sent: the prompt (%lld tokens, counted locally) plus "
+			 "max_tokens %ld is %lld tokens, over the server's max_model_len %lld",
+			 p, m, p + m, r->ep.max_model_len);
+	else
+		snprintf(why, cap, "not sent: the prompt (%lld tokens, counted locally) "
+			 "leaves no room in the server's max_model_len %lld", p,
+			 r->ep.max_model_len);
+	return 1;
+}
+
+/* Records attempt `a` as failed with context_overflow without sending it; it
+ * stays in every count. */
+static enum err preflight_fail(struct run *r, struct attempt *a, const char *why,
+			       struct diag *d)
+{
+	struct http_done dn;
+	struct stream_checks ck;
+	char raw_name[256];
+
+	memset(&dn, 0, sizeof(dn));
+	memset(&ck, 0, sizeof(ck));
+	dn.start_ms = dn.end_ms = io_now_ms();
+	dn.first_byte_ms = -1;
+	ck.n = 1;
+	ck.f[0].code = STREAM_F_CONTEXT_OVERFLOW;
+	snprintf(ck.f[0].msg, sizeof(ck.f[0].msg), "%s", why);
+	stream_end(&a->st, dn.end_ms);
+	grade_fail(&a->g, "not graded: the request was not sent");
+	record_utc_now(a->started_at, sizeof(a->started_at));
+	results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name, sizeof(raw_name));
+	return journal(r, a, &dn, &ck, raw_name, d);
+}
+
 /* Prepares and starts one attempt. ERR_INPUT etc. for a case that cannot be
- * built (the run stops: the suite or tokenizer is wrong). */
+ * built (the run stops: the suite or tokenizer is wrong). An attempt that
+ * cannot fit the context is journalled at once and *out stays NULL. */
 static enum err start_attempt(struct run *r, const struct suite_case *c,
 			      long repeat, int has_seed, long seed,
 			      struct attempt **out, struct diag *d)
 {
 	struct attempt *a = mem_calloc(1, sizeof(*a));
+	char why[STREAM_MSG_MAX];
 	enum err e;
 
 	*out = NULL;
@@ -375,6 +473,11 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 			e = audit_count_case(&r->audit, c, c->messages, &a->count, d);
 		if (e)
 			diag_prefix(d, "case '%s'", c->id);
+	}
+	if (!e && cannot_fit(r, a, why, sizeof(why))) {
+		e = preflight_fail(r, a, why, d);
+		attempt_free(a);
+		return e;
 	}
 	if (!e)
 		e = send_attempt(r, a, d);
@@ -628,7 +731,7 @@ static enum err scrape(struct run *r, int level, int before, struct diag *d)
 	metrics_init(&m);
 	buf_init(&text, PROBE_METRICS_MAX);
 	diag_init(&sd);
-	se = probe_metrics(r->ep.base, r->o->api_key, 30, &text, &m, &sd);
+	se = probe_metrics(r->ep.base, r->o->api_key, &r->tls, 30, &text, &m, &sd);
 	metrics_name(r, level, before ? "-before.prom" : "-after.prom", name, sizeof(name));
 	if (text.len)
 		e = results_write_raw(r->res, name, text.data, text.len, d);
@@ -756,6 +859,7 @@ static void record_view(const struct run *r, const struct attempt *a,
 	v->raw_name = raw_name;
 	v->response_bytes = a->raw.len;
 	v->prompt_sha256 = a->prompt_sha256;
+	v->recall_tokens = a->recall_tokens;
 }
 
 static void judge_audit(const struct run *r, const struct attempt *a,
@@ -823,7 +927,8 @@ static enum err grade_round(struct attempt *a, struct diag *d)
 	const struct stream *s = &a->st;
 
 	if (a->round == 2)
-		return grade_final(&a->c->expect, s->content.data, &a->g, d);
+		return grade_final(&a->c->expect, s->content.data, s->content.len,
+				   &a->g, d);
 	if (a->c->kind == SUITE_RECALL)
 		return grade_recall(a->needles, a->nneedles, s->content.data,
 				    s->content.len, &a->g, d);
@@ -873,7 +978,8 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 			       struct diag *d)
 {
 	struct stream_transport tr = {dn->status, dn->fail, dn->msg};
-	struct stream_expect x = {1, a->c->ignore_eos ? a->c->max_tokens : -1};
+	struct stream_expect x = {1, a->c->ignore_eos ? a->c->max_tokens : -1,
+				  a->c->max_tokens};
 	struct stream_checks ck;
 	char raw_name[256];
 	enum err e;
@@ -882,6 +988,7 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
 		tr.fail = HTTP_FAIL_OTHER;
 		tr.msg = a->feed_msg;
+		tr.too_large = a->feed_failed == 2;
 	}
 	stream_end(&a->st, dn->end_ms);
 	stream_check(&a->st, &tr, &x, &ck);
@@ -939,6 +1046,8 @@ static enum err fill_slots(struct run *r, struct diag *d)
 		e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
 		if (e)
 			return e;
+		if (!r->slots[i]) /* judged before sending (preflight): fill it again */
+			i--;
 	}
 	return ERR_OK;
 }
@@ -1212,6 +1321,10 @@ static enum err discover(struct run *r, struct diag *d)
 	eo.timeout = r->o->timeout;
 	eo.server_forced = r->o->server_forced;
 	eo.server = r->o->server;
+	r->tls.cacert = r->o->cacert;
+	r->tls.insecure = r->o->insecure;
+	eo.tls = &r->tls;
+	eo.cacert_from = r->o->cacert_from;
 	e = endpoint_discover(&r->ep, &eo, d);
 	r->audit.server = r->ep.server;
 	return e;

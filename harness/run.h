@@ -53,6 +53,9 @@ struct run_opts {
 	int resume;
 	int metrics;                   /* load cases: scrape /metrics around each level */
 	long warmup;                   /* uncounted requests before the suite (0: none) */
+	const char *cacert;            /* CA file to trust, or NULL: the system's */
+	const char *cacert_from;       /* "--cacert", "CURL_CA_BUNDLE" or "SSL_CERT_FILE" */
+	int insecure;                  /* --insecure: no TLS verification */
 	int poll_ms;                   /* longest wait between progress calls */
 	run_progress_fn progress;      /* or NULL */
 	void *progress_ctx;

@@ -163,6 +163,7 @@ static void field(struct feed *f, const char *name, size_t nlen,
 		if (p->data.len + vlen + 1 > p->max) {
 			malformed(f, at, "event data longer than %zu bytes at byte %zu",
 				  p->max, at);
+			p->overlong++;
 			p->event_bad = 1;
 			return;
 		}
@@ -248,6 +249,7 @@ static void overlong(struct feed *f)
 
 	malformed(f, p->line_start, "line longer than %zu bytes at byte %zu",
 		  p->max, p->line_start);
+	p->overlong++;
 	buf_reset(&p->line);
 	p->event_bad = 1;
 	p->event_open = 1;

@@ -90,6 +90,7 @@ struct sse_parser {
 	long retry_ms;        /* last valid "retry" value, -1 when none */
 	size_t malformed;     /* malformations seen (over-long line, invalid UTF-8) */
 	size_t malformed_at;  /* byte offset of the first one */
+	size_t overlong;      /* of them, lines or event data over the cap */
 	char why[SSE_WHY_MAX];/* the first one: "line longer than N bytes at byte X" */
 };
 

@@ -25,9 +25,9 @@ void stream_init(struct stream *s, enum stream_api api, double t_start_ms)
 	buf_init(&s->head, STREAM_HEAD_MAX);
 	buf_init(&s->content, STREAM_TEXT_MAX);
 	buf_init(&s->reasoning, STREAM_TEXT_MAX);
-	buf_init(&s->finish_reason, 256);
-	buf_init(&s->model, 1024);
-	buf_init(&s->usage.json, 64 << 10);
+	buf_init(&s->finish_reason, STREAM_FINISH_MAX);
+	buf_init(&s->model, STREAM_MODEL_MAX);
+	buf_init(&s->usage.json, STREAM_USAGE_MAX);
 	s->usage.prompt_tokens = s->usage.completion_tokens = -1;
 	s->usage.total_tokens = s->usage.reasoning_tokens = -1;
 	s->usage.cached_tokens = -1;
@@ -83,6 +83,39 @@ static void keep(struct stream *s, enum err e)
 {
 	if (e && !s->fatal)
 		s->fatal = e;
+}
+
+/* Stops the parse because the response exceeded the cap on `what`. */
+static void too_large(struct stream *s, const char *what, size_t cap)
+{
+	if (!s->too_large[0])
+		snprintf(s->too_large, sizeof(s->too_large),
+			 "%s exceeds needle's cap of %zu bytes", what, cap);
+	keep(s, ERR_LIMIT);
+}
+
+/* The marker a NUL of the chunk was turned into before cJSON read it (cJSON
+ * strings end at a NUL). 0xFF never occurs in valid UTF-8, and a chunk with
+ * invalid UTF-8 is already malformed. */
+#define NUL_MARK '\xFF'
+
+/* Appends the string `v` of the current chunk to `b` (capped at `cap`, named
+ * `what` when it overflows), turning NUL marks back into NUL bytes. */
+static void put(struct stream *s, struct buf *b, const char *v, const char *what)
+{
+	size_t n = strlen(v), from = b->len, i;
+	enum err e = buf_append(b, v, n);
+
+	if (e == ERR_LIMIT) {
+		too_large(s, what, b->max);
+		return;
+	}
+	keep(s, e);
+	if (e || !s->nul_event)
+		return;
+	for (i = from; i < b->len; i++)
+		if (b->data[i] == NUL_MARK)
+			b->data[i] = '\0';
 }
 
 /* A readable quote of at most EXCERPT bytes of `p`, control bytes as '.'. */
@@ -209,6 +242,7 @@ static long long opt_count(const cJSON *o, const char *key)
 static void usage(struct stream *s, const cJSON *v)
 {
 	struct stream_usage *u = &s->usage;
+	enum err e;
 
 	u->present = 1;
 	u->valid = 0;
@@ -216,7 +250,11 @@ static void usage(struct stream *s, const cJSON *v)
 	u->prompt_tokens = u->completion_tokens = u->total_tokens = -1;
 	u->reasoning_tokens = u->cached_tokens = -1;
 	buf_reset(&u->json);
-	keep(s, json_print(v, 0, &u->json, "the usage", NULL));
+	e = json_print(v, 0, &u->json, "the usage", NULL);
+	if (e == ERR_LIMIT)
+		too_large(s, "the usage object", u->json.max);
+	else
+		keep(s, e);
 	if (!cJSON_IsObject(v)) {
 		snprintf(u->why, sizeof(u->why), "usage is not an object");
 		return;
@@ -259,9 +297,19 @@ static struct stream_tool_call *tool_at(struct stream *s, long index)
 	struct stream_tool_call *t;
 	size_t i, cap;
 
+	if (s->ntools && s->tools[s->ntools - 1].index == index)
+		return &s->tools[s->ntools - 1]; /* the usual case: the same call goes on */
 	for (i = 0; i < s->ntools; i++)
 		if (s->tools[i].index == index)
 			return &s->tools[i];
+	if (s->ntools == STREAM_TOOLS_MAX) {
+		if (!s->too_large[0])
+			snprintf(s->too_large, sizeof(s->too_large),
+				 "more than %d tool calls exceed needle's cap",
+				 STREAM_TOOLS_MAX);
+		keep(s, ERR_LIMIT);
+		return NULL;
+	}
 	if (s->ntools == s->tools_cap) {
 		cap = s->tools_cap ? s->tools_cap * 2 : 4;
 		t = mem_realloc(s->tools, cap * sizeof(*t));
@@ -284,12 +332,13 @@ static struct stream_tool_call *tool_at(struct stream *s, long index)
 /* Sets `b` from a non-empty `v` unless it already holds a value: id, type
  * and name come in the first chunk of a call; later SGLang chunks repeat
  * them as null. Returns 1 when `v` was non-empty. */
-static int first_value(struct stream *s, struct buf *b, const char *v)
+static int first_value(struct stream *s, struct buf *b, const char *v,
+		       const char *what)
 {
 	if (!v || !*v)
 		return 0;
 	if (!b->len)
-		keep(s, buf_puts(b, v));
+		put(s, b, v, what);
 	return 1;
 }
 
@@ -320,15 +369,16 @@ static int tool_deltas(struct stream *s, const cJSON *arr, size_t at)
 		pos++;
 		if (!t)
 			return tok;
-		tok |= first_value(s, &t->id, get_str(s, c, "id", at));
-		first_value(s, &t->type, get_str(s, c, "type", at));
+		tok |= first_value(s, &t->id, get_str(s, c, "id", at), "a tool call's id");
+		first_value(s, &t->type, get_str(s, c, "type", at), "a tool call's type");
 		fn = cJSON_GetObjectItemCaseSensitive(c, "function");
 		if (!cJSON_IsObject(fn))
 			continue;
-		tok |= first_value(s, &t->name, get_str(s, fn, "name", at));
+		tok |= first_value(s, &t->name, get_str(s, fn, "name", at),
+				   "a tool call's name");
 		args = get_str(s, fn, "arguments", at);
 		if (args && *args) {
-			keep(s, buf_puts(&t->arguments, args));
+			put(s, &t->arguments, args, "a tool call's arguments");
 			tok = 1;
 		}
 	}
@@ -361,12 +411,12 @@ static void delta(struct stream *s, const cJSON *d, size_t at)
 	}
 	r = reasoning_of(s, d, at);
 	if (r && *r) {
-		keep(s, buf_puts(&s->reasoning, r));
+		put(s, &s->reasoning, r, "the reasoning");
 		any_tok = 1;
 	}
 	c = get_str(s, d, "content", at);
 	if (c && *c) {
-		keep(s, buf_puts(&s->content, c));
+		put(s, &s->content, c, "the content");
 		content_tok = 1;
 	}
 	if (tool_deltas(s, cJSON_GetObjectItemCaseSensitive(d, "tool_calls"), at))
@@ -393,14 +443,14 @@ static void choice(struct stream *s, const cJSON *ch, size_t at)
 	} else {
 		t = get_str(s, ch, "text", at);
 		if (t && *t) {
-			keep(s, buf_puts(&s->content, t));
+			put(s, &s->content, t, "the text");
 			token(s, 1);
 		}
 	}
 	fr = get_str(s, ch, "finish_reason", at);
 	if (fr) {
 		buf_reset(&s->finish_reason);
-		keep(s, buf_puts(&s->finish_reason, fr));
+		put(s, &s->finish_reason, fr, "finish_reason");
 	}
 }
 
@@ -413,7 +463,7 @@ static void chunk(struct stream *s, const cJSON *j, size_t at)
 
 	m = get_str(s, j, "model", at);
 	if (m && !s->model.len)
-		keep(s, buf_puts(&s->model, m));
+		put(s, &s->model, m, "the model name");
 	if (u && !cJSON_IsNull(u))
 		usage(s, u);
 	if (!ch || cJSON_IsNull(ch))
@@ -426,11 +476,52 @@ static void chunk(struct stream *s, const cJSON *j, size_t at)
 		choice(s, c, at);
 }
 
+/* Copies the chunk `p` into `out` with every NUL (raw, or the escape
+ * `\u0000`) replaced by NUL_MARK, so cJSON keeps the bytes after it. */
+static enum err mark_nuls(const char *p, size_t n, struct buf *out)
+{
+	size_t i;
+	enum err e = ERR_OK;
+
+	for (i = 0; i < n && !e; i++) {
+		if (p[i] == '\0') {
+			e = buf_append(out, "\xFF", 1);
+		} else if (p[i] == '\\' && i + 5 < n && p[i + 1] == 'u' &&
+			   !memcmp(p + i + 2, "0000", 4)) {
+			e = buf_append(out, "\xFF", 1);
+			i += 5;
+		} else if (p[i] == '\\' && i + 1 < n) {
+			e = buf_append(out, p + i, 2);
+			i++;
+		} else {
+			e = buf_append(out, p + i, 1);
+		}
+	}
+	return e;
+}
+
+/* Parses the data of event `ev` into `*j`, NULs marked (see put). */
+static enum err parse_event(struct stream *s, const struct sse_event *ev, cJSON **j)
+{
+	struct buf b;
+	enum err e;
+
+	s->nul_event = json_nul_at(ev->data, ev->data_len) < ev->data_len;
+	if (!s->nul_event)
+		return json_parse(ev->data, ev->data_len, j, "an event", NULL);
+	buf_init(&b, ev->data_len + 1);
+	e = mark_nuls(ev->data, ev->data_len, &b);
+	if (!e)
+		e = json_parse(b.data, b.len, j, "an event", NULL);
+	buf_release(&b);
+	return e;
+}
+
 static int on_event(void *ctx, const struct sse_event *ev)
 {
 	struct stream *s = ctx;
 	char quote[EXCERPT + 4];
-	cJSON *j;
+	cJSON *j = NULL;
 
 	if (s->done) {
 		s->after_done++;
@@ -441,7 +532,7 @@ static int on_event(void *ctx, const struct sse_event *ev)
 		return 0;
 	}
 	s->chunks++;
-	if (json_parse(ev->data, ev->data_len, &j, "an event", NULL) == ERR_NOMEM) {
+	if (parse_event(s, ev, &j) == ERR_NOMEM) {
 		keep(s, ERR_NOMEM); /* our failure, not the server's */
 	} else if (!j || !cJSON_IsObject(j)) {
 		excerpt(ev->data, ev->data_len, quote);
@@ -470,6 +561,9 @@ enum err stream_feed(struct stream *s, const char *bytes, size_t n,
 	s->bytes += n;
 	s->t_now = now_ms;
 	e = sse_feed(&s->sse, bytes, n, on_event, s, NULL);
+	if (s->sse.overlong && !s->too_large[0]) /* needle's cap, not bad framing */
+		snprintf(s->too_large, sizeof(s->too_large),
+			 "an SSE line or event exceeds needle's cap of %zu bytes", s->sse.max);
 	if (s->sse.malformed > before) {
 		if (!s->malformed)
 			snprintf(s->malformed_msg, sizeof(s->malformed_msg), "%s",
@@ -479,8 +573,7 @@ enum err stream_feed(struct stream *s, const char *bytes, size_t n,
 	if (e == ERR_NOMEM || s->fatal == ERR_NOMEM)
 		return diag_fail(d, ERR_NOMEM, "out of memory assembling a stream");
 	if (s->fatal == ERR_LIMIT)
-		return diag_fail(d, ERR_LIMIT,
-				 "streamed output exceeds %zu bytes", STREAM_TEXT_MAX);
+		return diag_fail(d, ERR_LIMIT, "%s", s->too_large);
 	return ERR_OK;
 }
 
@@ -517,7 +610,8 @@ void stream_timing(const struct stream *s, struct stream_timing *t)
 static const char *const fail_names[STREAM_F_COUNT] = {
 	"http_status", "connect", "timeout", "malformed_sse", "sse_error_frame",
 	"no_done", "empty_output", "missing_usage", "bad_usage",
-	"length_mismatch", "reasoning_only",
+	"length_mismatch", "reasoning_only", "aborted", "truncated",
+	"bad_finish_reason", "response_too_large", "context_overflow",
 };
 
 const char *stream_fail_name(enum stream_fail code)
@@ -655,6 +749,34 @@ static int json_error_text(const cJSON *j, char *out, size_t cap)
 	return 1;
 }
 
+/* Has `msg` the lower-case-insensitive phrase `p`? */
+static int has_phrase(const char *msg, size_t len, const char *p)
+{
+	size_t n = strlen(p), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (!strncasecmp(msg + i, p, n))
+			return 1;
+	return 0;
+}
+
+int stream_is_context_error(const char *msg, size_t len)
+{
+	static const char *const phrases[] = {
+		"maximum context length",            /* vLLM (all eras), SGLang */
+		"context length is only",            /* vLLM renderer */
+		"longer than the maximum model length", /* vLLM engine */
+		"longer than the model's context length", /* SGLang input alone */
+		"exceeds model's maximum context length", /* vLLM get_max_tokens */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(phrases) / sizeof(phrases[0]); i++)
+		if (has_phrase(msg, len, phrases[i]))
+			return 1;
+	return 0;
+}
+
 void stream_body_message(const char *body, size_t len, char *out, size_t cap)
 {
 	cJSON *j;
@@ -700,7 +822,10 @@ static int check_transport(const struct stream *s, const struct stream_transport
 	}
 	if (tr->status != 200 && tr->status != 0) {
 		stream_body_message(s->head.data, s->head.len, body, sizeof(body));
-		add(out, STREAM_F_HTTP_STATUS, "HTTP %ld: %s", tr->status, body);
+		if (tr->status == 400 && stream_is_context_error(body, strlen(body)))
+			add(out, STREAM_F_CONTEXT_OVERFLOW, "HTTP 400: %s", body);
+		else
+			add(out, STREAM_F_HTTP_STATUS, "HTTP %ld: %s", tr->status, body);
 		return 1;
 	}
 	if (tr->fail == HTTP_FAIL_TIMEOUT)
@@ -765,6 +890,32 @@ static void check_usage(const struct stream *s, const struct stream_expect *x,
 		    s->finish_reason.len ? s->finish_reason.data : "none");
 }
 
+/* finish_reason (PROTOCOL.md §1.7): stop, tool_calls, function_call end an
+ * answer; length only where the length was fixed; abort and anything else
+ * fail. No finish_reason at all is not judged here. */
+static void check_finish(const struct stream *s, const struct stream_expect *x,
+			 struct stream_checks *out)
+{
+	const char *fr = s->finish_reason.data;
+	long long max = x ? x->max_tokens : 0;
+
+	if (!s->finish_reason.len || !strcmp(fr, "stop") || !strcmp(fr, "tool_calls") ||
+	    !strcmp(fr, "function_call"))
+		return;
+	if (s->finish_reason.len != strlen(fr))
+		add(out, STREAM_F_FINISH_REASON, "finish_reason holds a NUL byte");
+	else if (!strcmp(fr, "abort"))
+		add(out, STREAM_F_ABORTED, "the server aborted the request "
+		    "(finish_reason abort) after %zu bytes of content", s->content.len);
+	else if (!strcmp(fr, "length") && !(x && x->fixed_length >= 0) &&
+		 (s->content.len || s->ntools)) /* else reasoning_only/empty_output */
+		add(out, STREAM_F_TRUNCATED, "the answer was cut at max_tokens "
+		    "(finish_reason length, max_tokens %lld, completion_tokens %lld)",
+		    max, s->usage.completion_tokens);
+	else if (strcmp(fr, "length"))
+		add(out, STREAM_F_FINISH_REASON, "finish_reason '%.200s' is not a normal end", fr);
+}
+
 /* Lists the failures in enum order (insertion sort of at most a dozen). */
 static void sort(struct stream_checks *c)
 {
@@ -787,6 +938,11 @@ void stream_check(const struct stream *s, const struct stream_transport *tr,
 	memset(out, 0, sizeof(*out));
 	if (!tr)
 		tr = &ok;
+	if (s->too_large[0] || tr->too_large) {
+		add(out, STREAM_F_TOO_LARGE, "%s", s->too_large[0] ? s->too_large
+			: tr->msg ? tr->msg : "the response exceeds needle's cap");
+		return;
+	}
 	if (check_transport(s, tr, out))
 		return;
 	if (tr->fail == HTTP_FAIL_TIMEOUT) {
@@ -801,7 +957,10 @@ void stream_check(const struct stream *s, const struct stream_transport *tr,
 		    tr->fail != HTTP_FAIL_NONE && tr->msg ? tr->msg : "");
 	if (s->error_frames)
 		return;
-	check_answer(s, out);
+	if (s->done)
+		check_finish(s, x, out);
+	if (!stream_checks_has(out, STREAM_F_ABORTED))
+		check_answer(s, out); /* an abort explains an empty answer */
 	if (s->done)
 		check_usage(s, x, out);
 	else if (s->usage.present && !s->usage.valid)

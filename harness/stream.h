@@ -26,8 +26,14 @@
  * chunk that adds non-empty reasoning, content (or text) or a tool call (an id,
  * name or arguments); a role-only or empty chunk is never a first token.
  *
+ * Text is kept byte for byte: a `\u0000` escape (or a raw NUL) inside a string
+ * of a chunk is kept as a NUL byte, so content, reasoning and arguments are
+ * (data, len) pairs, never C strings, from the stream to the grade.
+ *
  * Memory: content, reasoning and tool arguments grow in capped bufs; the first
  * STREAM_HEAD_MAX bytes of the body are kept to explain a non-200 response.
+ * Every cap (STREAM_*_MAX) that a response exceeds stops the parse and is
+ * named in `too_large` (judged as response_too_large).
  */
 #ifndef NEEDLE_STREAM_H
 #define NEEDLE_STREAM_H
@@ -42,6 +48,10 @@
 #define STREAM_TEXT_MAX ((size_t)256 << 20) /* cap on content, reasoning, arguments */
 #define STREAM_HEAD_MAX ((size_t)16 << 10)  /* body bytes kept to explain errors */
 #define STREAM_MSG_MAX 512                  /* one failure's message, NUL included */
+#define STREAM_TOOLS_MAX 1024               /* cap on distinct tool calls */
+#define STREAM_FINISH_MAX 256               /* cap on finish_reason */
+#define STREAM_MODEL_MAX 1024               /* cap on `model` */
+#define STREAM_USAGE_MAX ((size_t)64 << 10) /* cap on the usage object's JSON */
 
 enum stream_api {
 	STREAM_CHAT,       /* /v1/chat/completions: choices[].delta */
@@ -119,6 +129,8 @@ struct stream {
 	double t_end;                 /* -1 until stream_end */
 	double t_now;                 /* private: arrival time of the bytes being fed */
 	int fatal;                    /* private: ERR_NOMEM/ERR_LIMIT met in a callback */
+	int nul_event;                /* private: the chunk being read had NUL marks */
+	char too_large[STREAM_MSG_MAX]; /* the cap a response exceeded, "" if none */
 };
 
 /* Failure codes of the transport check, in the order they are listed. */
@@ -135,6 +147,14 @@ enum stream_fail {
 	STREAM_F_BAD_USAGE,      /* total != prompt + completion, negative, non-integer */
 	STREAM_F_LENGTH_MISMATCH,/* completion_tokens != the fixed length asked for */
 	STREAM_F_REASONING_ONLY, /* no content or tool call, only reasoning */
+	STREAM_F_ABORTED,        /* finish_reason "abort" (e.g. a weight reload) */
+	STREAM_F_TRUNCATED,      /* finish_reason "length" on a case that is not
+				  * fixed-length: cut at max_tokens */
+	STREAM_F_FINISH_REASON,  /* any finish_reason other than stop, length,
+				  * tool_calls, function_call, abort */
+	STREAM_F_TOO_LARGE,      /* the response exceeded one of needle's caps */
+	STREAM_F_CONTEXT_OVERFLOW,/* prompt + max_tokens do not fit the model's
+				  * context (a server 400, or needle's pre-flight) */
 	STREAM_F_COUNT
 };
 
@@ -142,6 +162,7 @@ enum stream_fail {
 struct stream_expect {
 	int usage_requested;     /* stream_options.include_usage was sent */
 	long long fixed_length;  /* completion_tokens that must come back; < 0: any */
+	long long max_tokens;    /* max_tokens sent, for messages; 0: not known */
 };
 
 /* How the transfer ended, from the http module (struct http_done). */
@@ -149,6 +170,8 @@ struct stream_transport {
 	long status;             /* HTTP status, 0 when none */
 	enum http_fail fail;     /* HTTP_FAIL_NONE for a complete response */
 	const char *msg;         /* http_done.msg, may be NULL */
+	int too_large;           /* the caller stopped reading: the body exceeded
+				  * its cap (`msg` names it) */
 };
 
 struct stream_failure {
@@ -190,12 +213,19 @@ void stream_timing(const struct stream *s, struct stream_timing *t);
  *   - connect, or a non-200 status: that code alone (the message comes from
  *     the body: a JSON error in either shape, an HTML title/text excerpt,
  *     or "empty body");
+ *   - a cap of needle's exceeded (stream's too_large, or tr->too_large):
+ *     response_too_large alone, naming the cap;
+ *   - a 400 whose message says the context length is exceeded (vLLM's and
+ *     SGLang's wordings): context_overflow instead of http_status;
  *   - timeout: with malformed_sse and sse_error_frame if they also happened;
  *   - a 200 stream: malformed_sse, sse_error_frame, no_done as they happened;
  *     after an error frame nothing else is judged (the server said it failed);
  *     otherwise empty_output or reasoning_only when there is no content and
  *     no tool call; missing_usage (not when the stream was cut: no_done),
- *     bad_usage, length_mismatch (only against valid usage).
+ *     bad_usage, length_mismatch (only against valid usage); then the
+ *     finish_reason: aborted, truncated ("length" when x->fixed_length < 0),
+ *     finish_reason (an unknown or failing value, e.g. content_filter,
+ *     error, repetition); no finish_reason at all is not judged.
  * Another transport failure (reset, cut body) of a 200 response shows as
  * no_done with the transport's message. `x` may be NULL (no expectations). */
 void stream_check(const struct stream *s, const struct stream_transport *tr,
@@ -204,8 +234,14 @@ void stream_check(const struct stream *s, const struct stream_transport *tr,
 /* Whether code `c` is among the failures. */
 int stream_checks_has(const struct stream_checks *c, enum stream_fail code);
 
-/* The stable name of a code: "http_status", "connect", ... "reasoning_only". */
+/* The stable name of a code: "http_status", "connect", ... "reasoning_only",
+ * "aborted", "truncated", "bad_finish_reason", "response_too_large",
+ * "context_overflow". */
 const char *stream_fail_name(enum stream_fail code);
+
+/* Whether an error message (`len` bytes) is a server's "prompt does not fit
+ * the context" refusal (vLLM's and SGLang's wordings, PROTOCOL.md §1.10). */
+int stream_is_context_error(const char *msg, size_t len);
 
 /* Writes a one-line readable message for an error body (`len` bytes, any
  * content) into `out` (`cap` bytes, NUL-terminated, truncated with "..."):

@@ -3,8 +3,10 @@
  * where it is written (so an error in "defaults" names defaults.KEY), then the
  * merged case is checked as a whole (kind-specific required fields).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "expect.h"
 #include "hint.h"
@@ -12,7 +14,9 @@
 #include "jget.h"
 #include "json.h"
 #include "mem.h"
+#include "record.h"
 #include "suite.h"
+#include "tok.h"
 
 static const char *const case_keys[] = {
 	"id", "kind", "description", "messages", "prompt", "tools",
@@ -33,6 +37,55 @@ static const char *const roles[] = {"system", "developer", "user",
 const char *suite_kind_name(enum suite_kind k)
 {
 	return (unsigned)k <= SUITE_LOAD ? kind_names[k] : "?";
+}
+
+/* Whether the first `n` bytes are those of a PNG, JPEG, GIF or WebP file. */
+static int image_magic(const unsigned char *b, size_t n)
+{
+	return (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8)) ||
+	       (n >= 3 && !memcmp(b, "\xff\xd8\xff", 3)) ||
+	       (n >= 6 && (!memcmp(b, "GIF87a", 6) || !memcmp(b, "GIF89a", 6))) ||
+	       (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4));
+}
+
+/* An image given as a file path (relative to the suite's folder, as req.c
+ * reads it) must be a regular file holding a PNG, JPEG, GIF or WebP; data:
+ * and http(s): URLs are the server's to judge. */
+static enum err check_image_file(const struct jcheck *c, const char *q, const char *url)
+{
+	const char *slash = strrchr(c->file, '/');
+	unsigned char head[12];
+	struct buf path;
+	struct stat st;
+	size_t n = 0;
+	FILE *f;
+	enum err e = ERR_OK;
+
+	if (!strncmp(url, "data:", 5) || !strncmp(url, "http://", 7) ||
+	    !strncmp(url, "https://", 8))
+		return ERR_OK;
+	buf_init(&path, 1 << 16);
+	if (url[0] == '/' || !slash)
+		e = buf_puts(&path, url);
+	else
+		e = buf_printf(&path, "%.*s/%s", (int)(slash - c->file), c->file, url);
+	if (e)
+		e = diag_fail(c->d, e, "out of memory reading '%s'", c->file);
+	else if (stat(path.data, &st))
+		e = jcheck_fail(c, q, "image '%s': %s", path.data, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		e = jcheck_fail(c, q, "image '%s' is not a regular file", path.data);
+	else if (!(f = fopen(path.data, "rb")))
+		e = jcheck_fail(c, q, "image '%s': %s", path.data, strerror(errno));
+	else {
+		n = fread(head, 1, sizeof(head), f);
+		fclose(f);
+		if (!image_magic(head, n))
+			e = jcheck_fail(c, q, "image '%s' is not a PNG, JPEG, GIF or WebP file "
+					"(by its first bytes)", path.data);
+	}
+	buf_release(&path);
+	return e;
 }
 
 static enum err check_part(const struct jcheck *c, const cJSON *part,
@@ -62,7 +115,7 @@ static enum err check_part(const struct jcheck *c, const cJSON *part,
 	jcheck_join(q, p, "image_url.url");
 	if (!cJSON_IsString(url) || !*url->valuestring)
 		return jcheck_fail(c, q, "expected the image as a non-empty string (a data: URL or a file path)");
-	return ERR_OK;
+	return check_image_file(c, q, url->valuestring);
 }
 
 static enum err check_message(const struct jcheck *c, const cJSON *m,
@@ -190,7 +243,10 @@ static enum err check_recall(const struct jcheck *c, const cJSON *v,
 	f = cJSON_GetObjectItemCaseSensitive(v, "tokens");
 	if (!f)
 		return jcheck_fail(c, p, "missing 'tokens' (the exact prompt size)");
-	if ((e = jcheck_int(c, f, q, 64, 100000000, NULL)))
+	if (cJSON_IsString(f) && strcmp(f->valuestring, "max"))
+		return jcheck_fail(c, q, "expected an integer or \"max\", got string '%.40s'",
+				   f->valuestring);
+	if (!cJSON_IsString(f) && (e = jcheck_int(c, f, q, 64, 100000000, NULL)))
 		return e;
 	jcheck_join(q, p, "depths");
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "depths")) &&
@@ -220,11 +276,15 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 {
 	const char *k = v->string;
 
-	if (!strcmp(k, "id"))
-		return cJSON_IsString(v) && *v->valuestring
-			       ? ERR_OK
-			       : jcheck_fail(c, p, "expected a non-empty string, got %s",
-				      jcheck_type(v));
+	if (!strcmp(k, "id")) {
+		if (!cJSON_IsString(v) || !*v->valuestring)
+			return jcheck_fail(c, p, "expected a non-empty string, got %s",
+					   jcheck_type(v));
+		if (strlen(v->valuestring) > RECORD_ID_MAX)
+			return jcheck_fail(c, p, "id of %zu bytes is longer than %d",
+					   strlen(v->valuestring), RECORD_ID_MAX);
+		return ERR_OK;
+	}
 	if (!strcmp(k, "kind")) {
 		const char *hint;
 		if (!cJSON_IsString(v))
@@ -356,7 +416,8 @@ static void fill_recall(struct suite_recall *r, const cJSON *v)
 {
 	const cJSON *f, *it;
 
-	r->tokens = (long)cJSON_GetObjectItemCaseSensitive(v, "tokens")->valuedouble;
+	f = cJSON_GetObjectItemCaseSensitive(v, "tokens");
+	r->tokens = cJSON_IsString(f) ? SUITE_TOKENS_MAX : (long)f->valuedouble;
 	f = cJSON_GetObjectItemCaseSensitive(v, "depths");
 	if (f) {
 		cJSON_ArrayForEach(it, f)
@@ -675,6 +736,11 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	}
 	io_sha256_hex(text, len, s->sha256);
+	if ((e = tok_check_utf8(text, len, d))) {
+		diag_prefix(d, "suite '%s'", path);
+		suite_free(s);
+		return e;
+	}
 	/* json_parse tells out of memory from bad text; bad text is parsed
 	 * again below for the line and column of the error */
 	if (json_parse(text, len, &s->root, path, d) == ERR_NOMEM) {

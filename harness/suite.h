@@ -48,9 +48,13 @@ enum suite_kind {
 	SUITE_LOAD         /* generated fixed-length prompts at levels (loadspec.h) */
 };
 
+#define SUITE_TOKENS_MAX (-1L) /* "tokens": "max" */
+
 /* Recall options ("recall": {...}); defaults in brackets. */
 struct suite_recall {
-	long tokens;                 /* exact rendered prompt size (required) */
+	long tokens;                 /* exact rendered prompt size (required), or
+				      * SUITE_TOKENS_MAX ("max"): max_model_len -
+				      * max_tokens, the longest prompt the server takes */
 	int depths[SUITE_MAX_DEPTHS];/* percent [10,50,90] */
 	int ndepths;
 	long seeds[SUITE_MAX_SEEDS]; /* one document per seed [1] */

@@ -1,6 +1,8 @@
 #!/bin/sh
 # End to end (issue 4 acceptance): suites/recall-128k.json against the reference server
-# (vLLM dialect) with the DeepSeek V3 tokenizer.json and the deepseek-v3 template.
+# (vLLM dialect) started with --max-model-len 131072 (a 128K deployment: the
+# 126,976-token prompts plus max_tokens 4,096 fit exactly) with the DeepSeek V3
+# tokenizer.json and the deepseek-v3 template.
 #   ref-good:      every request has usage_delta 0 (needle's local count equals the
 #                  count of the real template + HF tokenizers), all pass, exit 0;
 #   ref-forgetful: the 50% needle fails in every document, 10% and 90% pass, exit 1.
@@ -9,7 +11,7 @@ set -eu
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
 suite=$(fixture suites/recall-128k.json)
 export REF_LOG="$tmp/server.log"
-refserver_start --log "$REF_LOG"
+refserver_start --log "$REF_LOG" --max-model-len 131072
 
 rc=0
 "$NEEDLE" run "$suite" --base-url "$REF_URL/v1" --model ref-good \
@@ -19,14 +21,14 @@ node "$TESTS/refserver/records.js" "$tmp/good" 'recs.length === 3' '3 records (s
 node "$TESTS/refserver/records.js" "$tmp/good" \
 	'recs.every(r => r.verdict === "pass" && r.transport.ok && r.audit.ok && r.grade.ok)' 'all pass'
 node "$TESTS/refserver/records.js" "$tmp/good" \
-	'recs.every(r => r.audit.usage_delta === 0 && r.audit.local_prompt_tokens === 131072 && r.usage.prompt_tokens === 131072)' \
-	'usage_delta 0 and exactly 131072 prompt tokens on every request'
+	'recs.every(r => r.audit.usage_delta === 0 && r.audit.local_prompt_tokens === 126976 && r.usage.prompt_tokens === 126976)' \
+	'usage_delta 0 and exactly 126976 prompt tokens on every request'
 node "$TESTS/refserver/records.js" "$tmp/good" \
 	'JSON.stringify(recs.map(r => r.seed).sort()) === "[1,2,3]"' 'one record per seed'
 # The server's own count (real template + HF tokenizers) for every chat request.
 node "$TESTS/refserver/records.js" "$tmp/good" \
-	'log.filter(l => l.path === "/v1/chat/completions").length === 3 && log.filter(l => l.path === "/v1/chat/completions").every(l => l.prompt_tokens === 131072 && l.stream === true && l.stream_options && l.stream_options.include_usage === true)' \
-	'server saw 3 streaming requests of 131072 tokens with include_usage'
+	'log.filter(l => l.path === "/v1/chat/completions").length === 3 && log.filter(l => l.path === "/v1/chat/completions").every(l => l.prompt_tokens === 126976 && l.stream === true && l.stream_options && l.stream_options.include_usage === true)' \
+	'server saw 3 streaming requests of 126976 tokens with include_usage'
 
 rc=0
 "$NEEDLE" run "$suite" --base-url "$REF_URL/v1" --model ref-forgetful \

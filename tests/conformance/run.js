@@ -129,7 +129,11 @@ function check(sc, res, outDir) {
 	const sent = bodyBytes(sc.response);
 	if ((sc.response.status || 200) === 200) {
 		if (raws.length !== 1) c.push(`expected one file in raw/, found ${raws.length}`);
-		else if (!fs.readFileSync(raws[0]).equals(sent)) {
+		else if (e.rawPrefix) {
+			// needle stopped reading at one of its caps: raw/ holds what it read
+			const have = fs.readFileSync(raws[0]);
+			if (!have.length || !sent.subarray(0, have.length).equals(have)) c.push('raw/ is not a prefix of the bytes sent');
+		} else if (!fs.readFileSync(raws[0]).equals(sent)) {
 			const have = fs.readFileSync(raws[0]);
 			c.push(`raw/ differs from the bytes sent (${have.length} vs ${sent.length} bytes)`);
 		}

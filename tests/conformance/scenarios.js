@@ -20,6 +20,7 @@
 //   usage       {prompt_tokens, completion_tokens, total_tokens} to match
 //   timing(t)   returns a list of complaints about the timing object
 //   maxWallMs   needle's wall time bound
+//   rawPrefix   raw/ may hold only the start of the body (needle stopped at a cap)
 'use strict';
 
 const ID = 'chatcmpl-5f1c0a7e9b2d4c3a8e6f1b0d2c4a6e8f';
@@ -308,9 +309,22 @@ const scenarios = [
 	// ------------------------------------------------------------ HTTP errors
 	{ name: 'http-400-context', desc: 'vLLM 400, nested error (context length)',
 		response: jsonBody(400, { error: { message: "This model's maximum context length is 163840 tokens. However, you requested 64 output tokens and your prompt contains at least 163800 input tokens, for a total of at least 163864 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=163800)", type: 'BadRequestError', param: 'input_tokens', code: 400 } }),
-		expect: transportFail(['http_status'], { http: 400, content: null, grade: false }) },
+		expect: transportFail(['context_overflow'], { http: 400, content: null, grade: false }) },
 	{ name: 'http-400-flat', dialect: 'sglang', desc: 'SGLang 400, flat error object',
 		response: jsonBody(400, { object: 'error', message: 'The input (163900 tokens) is longer than the model\'s context length (163840 tokens).', type: 'BadRequestError', param: null, code: 400 }),
+		expect: transportFail(['context_overflow'], { http: 400, content: null, grade: false }) },
+	{ name: 'http-400-renderer', desc: 'vLLM renderer TokenizeParams 400 (Python json.dumps spacing)',
+		response: { status: 400, headers: { 'content-type': 'application/json' }, length: true,
+			body: ['{"error": {"message": "You passed 163841 input tokens and requested 64 output tokens. However, the model\'s context length is only 163840 tokens, resulting in a maximum input length of 163776 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=163841)", "type": "BadRequestError", "param": "input_tokens", "code": 400}}'] },
+		expect: transportFail(['context_overflow'], { http: 400, content: null, grade: false }) },
+	{ name: 'http-400-vllm-legacy', desc: 'vLLM ~0.10 flat 400: \'max_tokens\' ... is too large (with the trailing None)',
+		response: jsonBody(400, { object: 'error', message: "'max_tokens' or 'max_completion_tokens' is too large: 64. This model's maximum context length is 163840 tokens and your request has 163800 input tokens (64 > 163840 - 163800). None", type: 'BadRequestError', param: null, code: 400 }),
+		expect: transportFail(['context_overflow'], { http: 400, content: null, grade: false }) },
+	{ name: 'http-400-sglang-total', dialect: 'sglang', desc: 'SGLang 400: input plus output over the context',
+		response: jsonBody(400, { object: 'error', message: "Requested token count exceeds the model's maximum context length of 163840 tokens. You requested a total of 163864 tokens: 163800 tokens from the input messages and 64 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.", type: 'BadRequestError', param: null, code: 400 }),
+		expect: transportFail(['context_overflow'], { http: 400, content: null, grade: false }) },
+	{ name: 'http-400-other', desc: 'a 400 that is not about the context stays http_status',
+		response: jsonBody(400, { error: { message: 'Messages cannot be empty.', type: 'BadRequestError', param: null, code: 400 } }),
 		expect: transportFail(['http_status'], { http: 400, content: null, grade: false }) },
 	{ name: 'http-401', desc: 'vLLM --api-key: 401 {"error":"Unauthorized"} on every /v1 path',
 		models: jsonBody(401, { error: 'Unauthorized' }),
@@ -346,6 +360,53 @@ const scenarios = [
 	{ name: 'answer-extra-key', desc: 'a JSON object with an extra key',
 		response: stream('vllm', sse([vrole('m'), vdelta('m', { content: '{"answer": 437, "confidence": 1}' }, 'stop'), vusage('m'), '[DONE]'])),
 		expect: { exit: 1, verdict: 'fail', failures: [], content: '{"answer": 437, "confidence": 1}', grade: false } },
+
+	// ------------------------------------------------------------ finish_reason
+	{ name: 'vllm-abort', desc: 'vLLM aborts the request (weight reload): finish_reason abort after a full answer',
+		response: stream('vllm', sse(vllmEvents('m').map((e) => (e.choices && e.choices[0] && e.choices[0].finish_reason === 'stop'
+			? vdelta('m', e.choices[0].delta, 'abort') : e)))),
+		expect: transportFail(['aborted'], { content: ANSWER, finish: 'abort', grade: true }) },
+	{ name: 'sglang-abort', dialect: 'sglang', desc: 'SGLang graceful abort: a finish chunk with finish_reason abort, usage, [DONE]',
+		response: stream('sglang', sse([sglangEvents('m')[0], sglangEvents('m')[1],
+			Object.assign(shead('m'), { choices: [schoice({ reasoning_content: null }, 'abort', null)] }),
+			Object.assign(shead('m'), { choices: [], usage: { prompt_tokens: 23, total_tokens: 24, completion_tokens: 1, prompt_tokens_details: null, reasoning_tokens: 0 } }),
+			'[DONE]'])),
+		expect: transportFail(['aborted'], { finish: 'abort', grade: false }) },
+	{ name: 'length-cut', desc: 'finish_reason length on a case that is not fixed-length: truncated, even though the answer parsed',
+		response: stream('vllm', sse(vllmEvents('m').map((e) => (e.choices && e.choices[0] && e.choices[0].finish_reason === 'stop'
+			? vdelta('m', e.choices[0].delta, 'length') : e)))),
+		expect: transportFail(['truncated'], { content: ANSWER, finish: 'length', grade: true }) },
+	{ name: 'sglang-length', dialect: 'sglang', desc: 'SGLang separate finish chunk with finish_reason length',
+		response: stream('sglang', sse(sglangEvents('m').map((e) => (e.choices && e.choices[0] && e.choices[0].finish_reason === 'stop'
+			? Object.assign(shead('m'), { choices: [schoice({ reasoning_content: null }, 'length', null)] }) : e)))),
+		expect: transportFail(['truncated'], { content: ANSWER, finish: 'length', grade: true }) },
+	{ name: 'finish-unknown', desc: 'an unknown finish_reason is recorded and fails',
+		response: stream('vllm', sse(vllmEvents('m').map((e) => (e.choices && e.choices[0] && e.choices[0].finish_reason === 'stop'
+			? vdelta('m', e.choices[0].delta, 'repetition') : e)))),
+		expect: transportFail(['bad_finish_reason'], { content: ANSWER, finish: 'repetition', grade: true }) },
+
+	// ------------------------------------------------------------ bytes the grade must see
+	{ name: 'nul-escape-content', desc: 'content with \\u0000 then junk: the whole text is kept and graded',
+		response: stream('vllm', sse([vrole('m'), vdelta('m', { content: ANSWER }), vdelta('m', { content: '\u0000 junk' }, 'stop'), vusage('m'), '[DONE]'])),
+		expect: { exit: 1, verdict: 'fail', failures: [], content: ANSWER + '\u0000 junk', grade: false, http: 200 } },
+	{ name: 'nul-in-reasoning', desc: 'reasoning with a \\u0000 inside is kept whole',
+		response: stream('vllm', sse([vrole('m'), vdelta('m', { reasoning: 'a\u0000b' }), vdelta('m', { content: ANSWER }, 'stop'), vusage('m'), '[DONE]'])),
+		expect: pass({ reasoning: 'a\u0000b' }) },
+	{ name: 'huge-tool-deltas', desc: '3 MB of tool-call deltas, each with a new index: needle\'s cap on tool calls, within the deadline',
+		response: stream('vllm', (() => {
+			const out = [sse([vrole('m')]).join('')];
+			let part = '';
+			for (let i = 0; i < 10000; i++) {
+				part += 'data: ' + JSON.stringify(vdelta('m', { tool_calls: [{ index: i, id: 'call_' + i, type: 'function', function: { name: 'f', arguments: '{}' } }] })) + '\n\n';
+				if (part.length > 65536) { out.push(part); part = ''; }
+			}
+			out.push(part, sse([vusage('m'), '[DONE]']).join(''));
+			return out;
+		})()),
+		expect: transportFail(['response_too_large'], { grade: false, maxWallMs: 7000, rawPrefix: true }) },
+	{ name: 'finish-reason-too-long', desc: 'a 1 KB finish_reason exceeds needle\'s cap: response_too_large, not no_done',
+		response: stream('vllm', sse([vrole('m'), vdelta('m', { content: ANSWER }, 'x'.repeat(1000)), vusage('m'), '[DONE]'])),
+		expect: transportFail(['response_too_large'], { grade: null, rawPrefix: true }) },
 
 	// ------------------------------------------------------------ time
 	{ name: 'slow-first-token', desc: 'role chunk at once, first token after 1.5 s',

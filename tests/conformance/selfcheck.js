@@ -38,9 +38,28 @@ function parseSse(buf) {
 	return events;
 }
 
+// The servers' context-length wordings (PROTOCOL.md §1.10), read independently.
+const CONTEXT = /maximum context length|context length is only|longer than the maximum model length|longer than the model's context length|exceeds model's maximum context length/i;
+
+function httpFailure(status, buf) {
+	let msg = '';
+	try { const j = JSON.parse(buf.toString('utf8')); msg = (j.error && j.error.message) || j.message || ''; } catch (e) { /* not JSON */ }
+	return status === 400 && CONTEXT.test(msg) ? 'context_overflow' : 'http_status';
+}
+
+// finish_reason: stop/tool_calls/function_call end an answer; abort, length (the
+// suite is not fixed-length) and anything else fail.
+function finishFailure(r) {
+	const f = r.finish;
+	if (f === null || ['stop', 'tool_calls', 'function_call'].includes(f)) return null;
+	if (f === 'abort') return 'aborted';
+	if (f === 'length') return r.content ? 'truncated' : null;
+	return 'bad_finish_reason';
+}
+
 function assemble(status, buf, aborted) {
-	const r = { failures: [], content: '', reasoning: '', usage: null };
-	if (status !== 200) { r.failures.push('http_status'); return r; }
+	const r = { failures: [], content: '', reasoning: '', usage: null, finish: null, tools: new Set() };
+	if (status !== 200) { r.failures.push(httpFailure(status, buf)); return r; }
 	if (aborted === 'timeout') r.failures.push('timeout');
 	let done = false;
 	for (const ev of parseSse(buf)) {
@@ -54,14 +73,20 @@ function assemble(status, buf, aborted) {
 			if (typeof d.content === 'string') r.content += d.content;
 			const rs = typeof d.reasoning === 'string' ? d.reasoning : (typeof d.reasoning_content === 'string' ? d.reasoning_content : '');
 			r.reasoning += rs;
+			if (typeof ch.finish_reason === 'string') r.finish = ch.finish_reason;
+			for (const t of d.tool_calls || []) r.tools.add(t.index);
 		}
 	}
+	// needle's caps (README): finish_reason 256 bytes, 1,024 tool calls
+	if ((r.finish && r.finish.length >= 256) || r.tools.size > 1024) { r.failures = ['response_too_large']; return r; }
 	const text = buf.toString('utf8');
 	if (!done && !r.failures.includes('timeout')) r.failures.push('no_done');
 	if (buf.length && !/^\uFEFF?(data|:|event|id|retry|foo)/.test(text)) r.failures.push('malformed_sse');
 	if (!r.usage && !r.failures.includes('sse_error_frame')) r.failures.push('missing_usage');
 	else if (r.usage && r.usage.total_tokens !== r.usage.prompt_tokens + r.usage.completion_tokens) r.failures.push('bad_usage');
-	if (!r.content && !r.failures.includes('http_status')) r.failures.push(r.reasoning ? 'reasoning_only' : 'empty_output');
+	const fin = done ? finishFailure(r) : null;
+	if (fin) r.failures.push(fin);
+	if (!r.content && fin !== 'aborted') r.failures.push(r.reasoning ? 'reasoning_only' : 'empty_output');
 	return r;
 }
 

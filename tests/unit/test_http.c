@@ -277,7 +277,7 @@ static void sink_init(struct sink *k, const char *path, int port)
 static void run_one(struct sink *k, struct http_req *r, struct http_done *done,
 		    struct stream_checks *c)
 {
-	struct stream_transport tr;
+	struct stream_transport tr = {0};
 	struct stream_expect x = {1, -1};
 	struct http_multi *m = NULL;
 	struct diag d;
@@ -597,7 +597,7 @@ static void test_get(void)
 	buf_init(&body, 1 << 20);
 	diag_init(&d);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/headers", server_port);
-	CHECK(http_get(url, NULL, 5, &body, &status, &fail, &d) == ERR_OK);
+	CHECK(http_get(url, NULL, 5, NULL, &body, &status, &fail, &d) == ERR_OK);
 	CHECK_EQ_LONG(status, 200);
 	CHECK_EQ_LONG(fail, HTTP_FAIL_NONE);
 	CHECK(strstr(body.data, "\"max_model_len\":8") != NULL);
@@ -607,17 +607,17 @@ static void test_get(void)
 	buf_release(&body);
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/nothing", server_port);
-	CHECK(http_get(url, NULL, 5, &body, &status, &fail, &d) == ERR_OK);
+	CHECK(http_get(url, NULL, 5, NULL, &body, &status, &fail, &d) == ERR_OK);
 	CHECK_EQ_LONG(status, 404);
 
 	buf_init(&body, 10); /* too small for the answer */
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/headers", server_port);
-	CHECK(http_get(url, NULL, 5, &body, &status, &fail, &d) == ERR_LIMIT);
+	CHECK(http_get(url, NULL, 5, NULL, &body, &status, &fail, &d) == ERR_LIMIT);
 	buf_release(&body);
 
 	diag_init(&d);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/models", closed_port());
-	CHECK(http_get(url, NULL, 5, &body, &status, &fail, &d) == ERR_ENDPOINT);
+	CHECK(http_get(url, NULL, 5, NULL, &body, &status, &fail, &d) == ERR_ENDPOINT);
 	CHECK_EQ_LONG(fail, HTTP_FAIL_CONNECT);
 	CHECK(strstr(d.msg, "refused") != NULL);
 	buf_release(&body);
@@ -641,7 +641,7 @@ static void test_many(void)
 	struct http_req r = {0};
 	struct http_done done;
 	struct http_multi *m = NULL;
-	struct stream_transport tr;
+	struct stream_transport tr = {0};
 	struct stream_expect x = {1, -1};
 	struct stream_checks c;
 	struct diag d;

@@ -63,14 +63,14 @@ static void test_never_ready(void)
 
 	snprintf(base, sizeof(base), "http://127.0.0.1:%d", closed_port());
 	diag_init(&d);
-	CHECK(probe_wait_ready(base, NULL, 0.3, 0.1, count, NULL, &d) == ERR_ENDPOINT);
+	CHECK(probe_wait_ready(base, NULL, NULL, 0.3, 0.1, count, NULL, &d) == ERR_ENDPOINT);
 	CHECK(strstr(d.msg, "was not ready after") != NULL);
 	CHECK(polls >= 2);
 	CHECK(io_now_ms() - t0 >= 300);
 	diag_init(&d);
 	buf_init(&text, PROBE_METRICS_MAX);
 	metrics_init(&m);
-	CHECK(probe_metrics(base, NULL, 2, &text, &m, &d) == ERR_ENDPOINT);
+	CHECK(probe_metrics(base, NULL, NULL, 2, &text, &m, &d) == ERR_ENDPOINT);
 	CHECK(strstr(d.msg, "cannot scrape") != NULL);
 	metrics_release(&m);
 	buf_release(&text);

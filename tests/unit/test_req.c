@@ -11,15 +11,22 @@
 #include "suite.h"
 #include "t.h"
 
-static struct suite *load(const char *text)
+/* Parses suite `text` as if it were the file `path` (its folder is where
+ * image paths are looked up). */
+static struct suite *load_as(const char *path, const char *text)
 {
 	struct suite *s = NULL;
 	struct diag d;
 
 	diag_init(&d);
-	if (suite_parse("t.json", text, strlen(text), &s, &d))
+	if (suite_parse(path, text, strlen(text), &s, &d))
 		fprintf(stderr, "  %s\n", d.msg);
 	return s;
+}
+
+static struct suite *load(const char *text)
+{
+	return load_as("t.json", text);
 }
 
 static void test_chat_body(void)
@@ -95,7 +102,7 @@ static void test_completions_body(void)
 
 static void test_image_inlined(void)
 {
-	char dir[] = "/tmp/needle-test-req-XXXXXX", path[128], text[1024];
+	char dir[] = "/tmp/needle-test-req-XXXXXX", path[128], text[1024], spath[128];
 	const unsigned char png[] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 1};
 	struct suite *s;
 	struct req r;
@@ -116,7 +123,8 @@ static void test_image_inlined(void)
 		 "{\"type\":\"image_url\",\"image_url\":{\"url\":\"cat.png\"}},"
 		 "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}},"
 		 "{\"type\":\"text\",\"text\":\"order?\"}]}],\"expect\":{\"contains\":[\"x\"]}}]}");
-	s = load(text);
+	snprintf(spath, sizeof(spath), "%s/t.json", dir);
+	s = load_as(spath, text);
 	CHECK(s != NULL);
 	if (!s)
 		return;

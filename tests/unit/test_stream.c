@@ -2,6 +2,7 @@
  * transcripts in fixtures/sse/ (both server dialects and their failures), each
  * fed whole, one byte at a time and in random splits. Run from the repository
  * root (make test does), or set NEEDLE_ROOT. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,7 @@ static const struct golden goldens[] = {
 	 "The quick brown fox jumps", "", "", "length", 5, 5},
 	{"truncated_json.sse", STREAM_CHAT, 200, 1, -1, "malformed_sse",
 	 "{\"answer\": 437}", "", "", "stop", 31, 6},
-	{"http_400.body", STREAM_CHAT, 400, 1, -1, "http_status", "", "", "", "", -1, -1},
+	{"http_400.body", STREAM_CHAT, 400, 1, -1, "context_overflow", "", "", "", "", -1, -1},
 	{"http_401.body", STREAM_CHAT, 401, 1, -1, "http_status", "", "", "", "", -1, -1},
 	{"http_500.body", STREAM_CHAT, 500, 1, -1, "http_status", "", "", "", "", -1, -1},
 };
@@ -224,7 +225,7 @@ static void test_messages(void)
 	check_message("error_flat.sse", 200, STREAM_F_SSE_ERROR_FRAME,
 		      "longer than the model's context length (32768 tokens)");
 	check_message("error_string.sse", 200, STREAM_F_SSE_ERROR_FRAME, "Unauthorized");
-	check_message("http_400.body", 400, STREAM_F_HTTP_STATUS,
+	check_message("http_400.body", 400, STREAM_F_CONTEXT_OVERFLOW,
 		      "HTTP 400: This model's maximum context length is 32768 tokens.");
 	check_message("http_400_flat.body", 400, STREAM_F_HTTP_STATUS,
 		      "HTTP 400: Messages cannot be empty.");
@@ -525,8 +526,186 @@ static void test_damaged(void)
 	}
 }
 
+/* Feeds `text` whole as a chat stream and judges it with `x`. */
+static void judge(const char *text, const struct stream_expect *x, struct stream *s,
+		  struct stream_checks *c)
+{
+	struct diag d;
+
+	diag_init(&d);
+	stream_init(s, STREAM_CHAT, 0);
+	stream_feed(s, text, strlen(text), 1, &d);
+	stream_end(s, 2);
+	stream_check(s, NULL, x, c);
+}
+
+#define DELTA(d, fr) "data: {\"choices\":[{\"index\":0,\"delta\":" d ",\"finish_reason\":" fr "}]}\n\n"
+#define USAGE7 "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":7,\"total_tokens\":10}}\n\n"
+#define DONE "data: [DONE]\n\n"
+
+/* A \u0000 escape or a raw NUL does not end the text; "\\u0000" is no NUL. */
+static void test_nul_kept(void)
+{
+	static const char raw[] = DELTA("{\"content\":\"a\0b\"}", "null") DONE;
+	struct stream_expect x = {0, -1, 64};
+	struct stream_checks c;
+	struct stream s;
+	struct diag d;
+
+	judge(DELTA("{\"content\":\"{\\\"answer\\\": 437}\\u0000 junk\",\"reasoning\":\"r\\u0000s\"}", "\"stop\"")
+	      DELTA("{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\\u0000x\"}}]}", "null")
+	      DONE, &x, &s, &c);
+	CHECK_EQ_LONG(c.n, 0);
+	CHECK_EQ_LONG(s.content.len, 21);
+	CHECK(!memcmp(s.content.data, "{\"answer\": 437}\0 junk", 21));
+	CHECK_EQ_LONG(s.reasoning.len, 3);
+	CHECK(!memcmp(s.reasoning.data, "r\0s", 3));
+	CHECK_EQ_LONG(s.ntools, 1);
+	CHECK_EQ_LONG(s.tools[0].arguments.len, 4);
+	stream_release(&s);
+	judge(DELTA("{\"content\":\"a\\\\u0000\"}", "\"stop\"") DONE, &x, &s, &c);
+	CHECK_STR(s.content.data, "a\\u0000");
+	stream_release(&s);
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_feed(&s, raw, sizeof(raw) - 1, 1, &d);
+	stream_end(&s, 2);
+	CHECK_EQ_LONG(s.content.len, 3);
+	CHECK(!memcmp(s.content.data, "a\0b", 3));
+	stream_release(&s);
+}
+
+static void check_finish(const char *fr, long long fixed, const char *want)
+{
+	char text[512];
+	struct stream_expect x = {1, fixed, 7};
+	struct stream_checks c;
+	struct stream s;
+	struct buf got;
+
+	snprintf(text, sizeof(text), "%s%s%s",
+		 fr ? DELTA("{\"content\":\"ok\"}", "\"%s\"") : DELTA("{\"content\":\"ok\"}", "null"),
+		 USAGE7, DONE);
+	if (fr) {
+		char t2[512];
+		snprintf(t2, sizeof(t2), text, fr);
+		memcpy(text, t2, sizeof(text));
+	}
+	judge(text, &x, &s, &c);
+	buf_init(&got, 4096);
+	codes(&c, &got);
+	if (strcmp(got.data, want))
+		fprintf(stderr, "finish_reason %s:\n", fr ? fr : "none");
+	CHECK_STR(got.data, want);
+	CHECK(c.n == 0 || c.f[0].msg[0]);
+	buf_release(&got);
+	stream_release(&s);
+}
+
+static void test_finish_reason(void)
+{
+	check_finish("stop", -1, "");
+	check_finish("tool_calls", -1, "");
+	check_finish(NULL, -1, "");
+	check_finish("length", 7, "");
+	check_finish("length", -1, "truncated");
+	check_finish("abort", -1, "aborted");
+	check_finish("abort", 7, "aborted");
+	check_finish("content_filter", -1, "bad_finish_reason");
+	check_finish("repetition", -1, "bad_finish_reason");
+	check_finish("weird", -1, "bad_finish_reason");
+}
+
+/* An abort before any token is aborted alone, not empty_output too. */
+static void test_abort_empty(void)
+{
+	struct stream_expect x = {1, -1, 7};
+	struct stream_checks c;
+	struct stream s;
+
+	judge(DELTA("{}", "\"abort\"") USAGE7 DONE, &x, &s, &c);
+	CHECK_EQ_LONG(c.n, 1);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_ABORTED);
+	stream_release(&s);
+}
+
+/* needle's caps give response_too_large, naming the cap. */
+static void test_caps(void)
+{
+	struct stream_checks c;
+	struct stream s;
+	struct buf in;
+	struct diag d;
+	enum err e = ERR_OK;
+	int i;
+
+	buf_init(&in, 1 << 24);
+	for (i = 0; i <= STREAM_TOOLS_MAX; i++)
+		CHECK(buf_printf(&in, DELTA("{\"tool_calls\":[{\"index\":%d,\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}", "null"), i) == ERR_OK);
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 0);
+	e = stream_feed(&s, in.data, in.len, 1, &d);
+	CHECK_EQ_LONG(e, ERR_LIMIT);
+	CHECK(strstr(d.msg, "more than 1024 tool calls") != NULL);
+	stream_end(&s, 2);
+	stream_check(&s, NULL, NULL, &c);
+	CHECK_EQ_LONG(c.n, 1);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TOO_LARGE);
+	CHECK_STR(stream_fail_name(c.f[0].code), "response_too_large");
+	stream_release(&s);
+	buf_reset(&in);
+	buf_printf(&in, "data: {\"model\":\"%02000d\",\"choices\":[]}\n\n", 0);
+	stream_init(&s, STREAM_CHAT, 0);
+	CHECK_EQ_LONG(stream_feed(&s, in.data, in.len, 1, &d), ERR_LIMIT);
+	stream_end(&s, 2);
+	stream_check(&s, NULL, NULL, &c);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TOO_LARGE);
+	CHECK(strstr(c.f[0].msg, "the model name exceeds needle's cap of 1024 bytes") != NULL);
+	stream_release(&s);
+	/* one SSE line over the parser's cap: needle's limit, not bad framing */
+	buf_release(&in);
+	buf_init(&in, SSE_MAX_DEFAULT + 4096);
+	buf_puts(&in, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
+	while (in.len < SSE_MAX_DEFAULT + 16 && buf_puts(&in, "xxxxxxxxxxxxxxxx") == ERR_OK)
+		;
+	buf_puts(&in, "\"}}]}\n\n" DONE);
+	stream_init(&s, STREAM_CHAT, 0);
+	stream_feed(&s, in.data, in.len, 1, &d);
+	stream_end(&s, 2);
+	stream_check(&s, NULL, NULL, &c);
+	CHECK_EQ_LONG(c.n, 1);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TOO_LARGE);
+	CHECK(strstr(c.f[0].msg, "an SSE line or event exceeds needle's cap of 16777216 bytes") != NULL);
+	stream_release(&s);
+	buf_release(&in);
+}
+
+/* The servers' context-length texts (PROTOCOL.md §1.10, §8 1b). */
+static void test_context_error(void)
+{
+	static const char *const yes[] = {
+		"This model's maximum context length is 32768 tokens. However, you requested 33000 tokens",
+		"You passed 131073 input tokens and requested 0 output tokens. However, the model's context length is only 131072 tokens",
+		"The decoder prompt (length 9000) is longer than the maximum model length of 8192",
+		"The input (9000 tokens) is longer than the model's context length (8192 tokens).",
+		"Requested token count exceeds the model's maximum context length of 8192 tokens.",
+		"Input length (9000) exceeds model's maximum context length (8192).",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		CHECK(stream_is_context_error(yes[i], strlen(yes[i])));
+	CHECK(!stream_is_context_error("Messages cannot be empty.", 25));
+	CHECK(!stream_is_context_error("The model `x` does not exist.", 29));
+}
+
 int main(void)
 {
+	T_RUN(test_nul_kept);
+	T_RUN(test_finish_reason);
+	T_RUN(test_abort_empty);
+	T_RUN(test_caps);
+	T_RUN(test_context_error);
 	T_RUN(test_goldens);
 	T_RUN(test_messages);
 	T_RUN(test_body_message);

@@ -1,5 +1,8 @@
 /* Unit tests of suite validation: every error names file, JSON path, reason. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "suite.h"
 #include "t.h"
@@ -149,8 +152,101 @@ static void test_missing_file(void)
 	CHECK(s == NULL);
 }
 
+/* "tokens": "max" and what else a recall size may be. */
+static void test_recall_max(void)
+{
+	struct suite *s = NULL;
+	struct diag d;
+
+	CHECK(load("{\"suite\":\"x\",\"cases\":[{\"id\":\"r\",\"kind\":\"recall\","
+		   "\"recall\":{\"tokens\":\"max\"}}]}", &s, &d) == ERR_OK);
+	CHECK(s && s->cases[0].recall.tokens == SUITE_TOKENS_MAX);
+	suite_free(s);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"r\",\"kind\":\"recall\",\"recall\":{\"tokens\":\"most\"}}]}",
+	    "cases[0].recall.tokens", "expected an integer or \"max\", got string 'most'");
+}
+
+/* Invalid UTF-8 anywhere in the file is refused with its byte offset. */
+static void test_invalid_utf8(void)
+{
+	static const char text[] = "{\"suite\":\"x\xff\",\"cases\":[" ARITH "]}";
+	struct suite *s = NULL;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(suite_parse("s.json", text, sizeof(text) - 1, &s, &d) == ERR_INPUT);
+	CHECK(s == NULL);
+	CHECK(strstr(d.msg, "suite 's.json'") != NULL);
+	CHECK(strstr(d.msg, "invalid UTF-8 at byte 11") != NULL);
+}
+
+/* An image file path must name a regular file that is a PNG, JPEG, GIF or
+ * WebP (by its first bytes), relative to the suite's folder. */
+static void test_image_files(void)
+{
+	static const struct { const char *name; const char *bytes; size_t n; int ok; } files[] = {
+		{"a.png", "\x89PNG\r\n\x1a\n\0\0", 10, 1},
+		{"b.jpg", "\xff\xd8\xff\xe0", 4, 1},
+		{"c.gif", "GIF89a..", 8, 1},
+		{"d.webp", "RIFF\x10\0\0\0WEBPVP8 ", 16, 1},
+		{"e.png", "<html>", 6, 0},
+		{"f.png", "", 0, 0},
+	};
+	char dir[] = "/tmp/needle-test-suite-XXXXXX", path[256], spath[256], text[2048];
+	struct suite *s;
+	struct diag d;
+	size_t i;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(spath, sizeof(spath), "%s/s.json", dir);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+		f = fopen(path, "wb");
+		CHECK(f != NULL);
+		if (!f)
+			return;
+		fwrite(files[i].bytes, 1, files[i].n, f);
+		fclose(f);
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]) + 2; i++) {
+		const char *name = i < 6 ? files[i].name : i == 6 ? "missing.png" : ".";
+		snprintf(text, sizeof(text),
+			 "{\"suite\":\"t\",\"cases\":[{\"id\":\"i\",\"kind\":\"image_order\","
+			 "\"messages\":[{\"role\":\"user\",\"content\":["
+			 "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,AAAA\"}},"
+			 "{\"type\":\"image_url\",\"image_url\":{\"url\":\"%s\"}}]}],"
+			 "\"expect\":{\"contains\":[\"x\"]}}]}", name);
+		s = NULL;
+		diag_init(&d);
+		if (i < 6 && files[i].ok) {
+			CHECK(suite_parse(spath, text, strlen(text), &s, &d) == ERR_OK);
+			if (!s)
+				fprintf(stderr, "  %s: %s\n", name, d.msg);
+			suite_free(s);
+			continue;
+		}
+		CHECK(suite_parse(spath, text, strlen(text), &s, &d) == ERR_INPUT);
+		CHECK(strstr(d.msg, "cases[0].messages[0].content[1].image_url.url: image '") != NULL);
+		CHECK(strstr(d.msg, i < 6 ? "is not a PNG, JPEG, GIF or WebP file" :
+				    i == 6 ? "No such file or directory" : "is not a regular file") != NULL);
+		if (i < 6) {
+			snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+			CHECK(strstr(d.msg, path) != NULL);
+		}
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
+	T_RUN(test_recall_max);
+	T_RUN(test_invalid_utf8);
+	T_RUN(test_image_files);
 	T_RUN(test_valid_and_defaults);
 	T_RUN(test_errors);
 	T_RUN(test_escaped_backslash_is_not_nul);

@@ -1,0 +1,51 @@
+#!/bin/sh
+# TLS with a private CA (issue 8 item 13): a loopback HTTPS server whose
+# certificate is signed by a CA made here. Without trust the endpoint is
+# unusable (exit 3); --cacert, $CURL_CA_BUNDLE and $SSL_CERT_FILE each make it
+# pass and are named in the manifest; --insecure is explicit and recorded; a
+# CA file that does not exist is a usage error (exit 2) before any request.
+set -eu
+. "$TESTS/lib/cli.sh"
+
+cd "$tmp"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+	-subj "/CN=needle test CA" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj "/CN=127.0.0.1" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' > san.ext
+openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem \
+	-days 2 -extfile san.ext 2>/dev/null
+fake_server "$TESTS/cli/verdict_server.js" srv.key srv.pem
+case $FAKE_URL in https://*) ;; *) fail "server is not https: $FAKE_URL" ;; esac
+
+cat > suite.json <<'JSON'
+{"suite": "tls", "cases": [{"id": "hello", "kind": "chat", "max_tokens": 8,
+  "messages": [{"role": "user", "content": "Say ok."}], "expect": {"contains": ["ok"]}}]}
+JSON
+
+unset CURL_CA_BUNDLE SSL_CERT_FILE || true
+check_exit 3 "certificate" "$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r0
+
+tls_of() { # DIR KEY -> the manifest's endpoint.tls.KEY as JSON
+	node -e 'const m=JSON.parse(require("fs").readFileSync(process.argv[1]+"/manifest.json","utf8"));
+		process.stdout.write(JSON.stringify(m.endpoint.tls[process.argv[2]]))' "$1" "$2"
+}
+
+check_exit 0 "" "$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r1 --cacert ca.pem
+[ "$(tls_of r1 cacert_from)" = '"--cacert"' ] || fail "cacert_from: $(tls_of r1 cacert_from)"
+[ "$(tls_of r1 insecure)" = false ] || fail "insecure: $(tls_of r1 insecure)"
+
+CURL_CA_BUNDLE=$tmp/ca.pem check_exit 0 "" "$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r2
+[ "$(tls_of r2 cacert_from)" = '"CURL_CA_BUNDLE"' ] || fail "CURL_CA_BUNDLE not used: $(tls_of r2 cacert_from)"
+
+SSL_CERT_FILE=$tmp/ca.pem check_exit 0 "" "$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r3
+[ "$(tls_of r3 cacert_from)" = '"SSL_CERT_FILE"' ] || fail "SSL_CERT_FILE not used: $(tls_of r3 cacert_from)"
+
+check_exit 0 "" "$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r4 --insecure
+[ "$(tls_of r4 insecure)" = true ] || fail "--insecure not in the manifest: $(tls_of r4 insecure)"
+[ "$(tls_of r4 cacert)" = null ] || fail "cacert with --insecure alone: $(tls_of r4 cacert)"
+
+check_exit 2 "CA file '$tmp/nope.pem' (--cacert)" "$NEEDLE" run suite.json --base-url "$FAKE_URL" \
+	--out r5 --cacert "$tmp/nope.pem"
+check_one_line "missing CA file"
+[ ! -e r5 ] || fail "a results folder was made for a missing CA file"
+echo "verdict_tls: ok"
