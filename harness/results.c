@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,33 +17,9 @@
 
 #define PATHBUF 4096
 
-static enum err add_key(struct results *r, const char *key, struct diag *d)
-{
-	char *k;
-
-	if (r->nkeys == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		char **nk = mem_realloc(r->keys, cap * sizeof(*nk));
-		if (!nk)
-			return diag_fail(d, ERR_NOMEM, "out of memory reading results");
-		r->keys = nk;
-		r->cap = cap;
-	}
-	k = mem_strndup(key, strlen(key));
-	if (!k)
-		return diag_fail(d, ERR_NOMEM, "out of memory reading results");
-	r->keys[r->nkeys++] = k;
-	return ERR_OK;
-}
-
 int results_has(const struct results *r, const char *key)
 {
-	size_t i;
-
-	for (i = 0; i < r->nkeys; i++)
-		if (!strcmp(r->keys[i], key))
-			return 1;
-	return 0;
+	return keyset_has(&r->keys, key);
 }
 
 /* Loads the keys of a journal; cuts off a torn last line. */
@@ -51,6 +28,7 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 	struct buf b;
 	size_t pos = 0, line = 0;
 	char key[1024];
+	int added;
 	enum err e;
 
 	buf_init(&b, BUF_MAX_DEFAULT);
@@ -75,8 +53,7 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 			e = diag_fail(d, ERR_INPUT,
 				      "cannot resume from '%s': line %zu is not a needle result record",
 				      path, line);
-		else if (!results_has(r, key)) {
-			e = add_key(r, key, d);
+		else if (!(e = keyset_add(&r->keys, key, &added, d)) && added) {
 			if (pass)
 				r->prior_pass++;
 			else
@@ -98,6 +75,28 @@ static enum err join_path(char *out, const char *dir, const char *name,
 	return ERR_OK;
 }
 
+/* Takes RUN_DIR/.lock for this process (flock: released by the kernel when
+ * the process ends, however it ends). */
+static enum err lock(struct results *r, struct diag *d)
+{
+	char path[PATHBUF];
+	enum err e = join_path(path, r->dir, ".lock", d);
+
+	if (e)
+		return e;
+	r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (r->lock_fd < 0)
+		return diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", r->dir,
+				 strerror(errno));
+	if (flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return ERR_OK;
+	if (errno == EWOULDBLOCK)
+		return diag_fail(d, ERR_USAGE,
+				 "results folder '%s' is in use by another needle run (it holds '%s'); wait for it or pass another --out",
+				 r->dir, path);
+	return diag_fail(d, ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
+}
+
 enum err results_open(const char *dir, int resume, struct results **out,
 		      struct diag *d)
 {
@@ -112,8 +111,10 @@ enum err results_open(const char *dir, int resume, struct results **out,
 		mem_free(r);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
-	r->fd = -1;
-	if ((e = io_mkdirs(dir, d)) || (e = join_path(path, dir, "raw", d)) ||
+	r->fd = r->lock_fd = -1;
+	keyset_init(&r->keys);
+	if ((e = io_mkdirs(dir, d)) || (e = lock(r, d)) ||
+	    (e = join_path(path, dir, "raw", d)) ||
 	    (e = io_mkdirs(path, d)) ||
 	    (e = join_path(path, dir, "results.jsonl", d)))
 		goto out;
@@ -141,15 +142,13 @@ out:
 
 void results_free(struct results *r)
 {
-	size_t i;
-
 	if (!r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
-	for (i = 0; i < r->nkeys; i++)
-		mem_free(r->keys[i]);
-	mem_free(r->keys);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd); /* releases the lock */
+	keyset_release(&r->keys);
 	mem_free(r->dir);
 	mem_free(r);
 }
@@ -170,7 +169,7 @@ static enum err write_line(struct results *r, const char *p, size_t len,
 				(void)fsync(r->fd);
 			return diag_fail(d, ERR_IO,
 					 "cannot write '%s/results.jsonl': %s (the %zu records before it are safe)",
-					 r->dir, strerror(err), r->nkeys);
+					 r->dir, strerror(err), r->keys.n);
 		}
 		done += (size_t)n;
 	}
@@ -266,8 +265,8 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 	else
 		e = write_line(r, txt, len + 1, keep, d);
 	cJSON_free(txt);
-	if (!e && !results_has(r, key))
-		e = add_key(r, key, d);
+	if (!e)
+		e = keyset_add(&r->keys, key, NULL, d);
 	if (!e)
 		r->appended++;
 	return e;

@@ -7,6 +7,9 @@
  *	RUN_DIR/results.jsonl   one JSON record per attempt, one line each, written
  *	                        with a single write() and fsync'd before the next
  *	RUN_DIR/raw/NAME.sse    the raw SSE bytes of each attempt
+ *	RUN_DIR/.lock           held (flock, exclusive) by the one process
+ *	                        writing the folder; the kernel drops it when
+ *	                        that process ends, crash included
  *
  * What a record and the manifest hold is record.h's; this module keeps the
  * files. An attempt is keyed by (case id, repeat, seed), record_key; the seed
@@ -24,14 +27,15 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "keyset.h"
 
 #define RESULTS_LINE_MAX ((size_t)512 << 20) /* one record */
 
 struct results {
 	char *dir;          /* owned copy of RUN_DIR */
 	int fd;             /* results.jsonl, append-only */
-	char **keys;        /* owned keys of recorded attempts */
-	size_t nkeys, cap;
+	int lock_fd;        /* RUN_DIR/.lock, flock'd while open */
+	struct keyset keys; /* keys of recorded attempts */
 	size_t torn_bytes;  /* bytes of a torn last line cut off at open */
 	size_t appended;    /* records appended by this process */
 	size_t prior_pass;  /* records found at open with verdict "pass" */
@@ -39,7 +43,9 @@ struct results {
 };
 
 /*
- * Opens (creating) RUN_DIR, RUN_DIR/raw and RUN_DIR/results.jsonl. Without
+ * Opens (creating) RUN_DIR, RUN_DIR/raw and RUN_DIR/results.jsonl, after
+ * taking RUN_DIR/.lock: a folder another process holds is refused at once
+ * (ERR_USAGE, "in use by another needle run"). Without
  * `resume`, a journal that already holds records is refused (ERR_USAGE: pass
  * --resume or another folder). With `resume`, recorded attempts are loaded and
  * a torn last line is discarded. ERR_IO names the folder when it cannot be

@@ -88,7 +88,7 @@ static void test_append_and_resume(void)
 	if (!r)
 		return;
 	CHECK_EQ_LONG(r->torn_bytes, 16);
-	CHECK_EQ_LONG(r->nkeys, 3);
+	CHECK_EQ_LONG(r->keys.n, 3);
 	record_key("a", 2, 0, 0, key, sizeof(key));
 	CHECK(results_has(r, key));
 	record_key("rec", 1, 1, 7, key, sizeof(key));
@@ -234,6 +234,52 @@ static void test_fix_utf8(void)
 	CHECK_STR(bad, "?? ??? ???? ?");
 }
 
+/* A second open of a folder held by another handle is refused at once; the
+ * lock goes with the handle. */
+static void test_lock(void)
+{
+	char sub[300];
+	struct results *a = NULL, *b = NULL;
+	struct diag d;
+
+	snprintf(sub, sizeof(sub), "%s/locked", dir);
+	diag_init(&d);
+	CHECK(results_open(sub, 0, &a, &d) == ERR_OK);
+	diag_init(&d);
+	CHECK(results_open(sub, 1, &b, &d) == ERR_USAGE);
+	CHECK(b == NULL);
+	CHECK(strstr(d.msg, "in use by another needle run") != NULL);
+	results_free(a);
+	diag_init(&d);
+	CHECK(results_open(sub, 1, &b, &d) == ERR_OK);
+	results_free(b);
+}
+
+/* The key set holds many keys, each once, and finds exactly those. */
+static void test_keyset(void)
+{
+	struct keyset s;
+	struct diag d;
+	char k[64];
+	int i, added, bad = 0;
+
+	keyset_init(&s);
+	diag_init(&d);
+	for (i = 0; i < 20000; i++) {
+		snprintf(k, sizeof(k), "case-%d\x1f" "1\x1f" "null", i % 10000);
+		CHECK(keyset_add(&s, k, &added, &d) == ERR_OK);
+		bad += added != (i < 10000);
+	}
+	CHECK_EQ_LONG(bad, 0);
+	CHECK_EQ_LONG(s.n, 10000);
+	CHECK(keyset_has(&s, "case-9999\x1f" "1\x1f" "null"));
+	CHECK(!keyset_has(&s, "case-10000\x1f" "1\x1f" "null"));
+	CHECK(!keyset_has(&s, ""));
+	keyset_release(&s);
+	CHECK(!keyset_has(&s, "case-1\x1f" "1\x1f" "null"));
+	keyset_release(NULL);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -247,6 +293,8 @@ int main(void)
 	T_RUN(test_unwritable);
 	T_RUN(test_raw_name);
 	T_RUN(test_fix_utf8);
+	T_RUN(test_lock);
+	T_RUN(test_keyset);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	rc = system(cmd);
 	(void)rc;

@@ -1,0 +1,88 @@
+/*
+ * keyset — see keyset.h.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "keyset.h"
+#include "mem.h"
+
+void keyset_init(struct keyset *s)
+{
+	s->slot = NULL;
+	s->cap = 0;
+	s->n = 0;
+}
+
+void keyset_release(struct keyset *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->cap; i++)
+		mem_free(s->slot[i]);
+	mem_free(s->slot);
+	keyset_init(s);
+}
+
+static uint64_t hash(const char *k)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*k)
+		h = (h ^ (unsigned char)*k++) * 0x100000001b3ull;
+	return h;
+}
+
+/* The slot holding `key`, or the empty slot where it would go (cap > 0). */
+static size_t probe(char *const *slot, size_t cap, const char *key)
+{
+	size_t i = (size_t)hash(key) & (cap - 1);
+
+	while (slot[i] && strcmp(slot[i], key))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+int keyset_has(const struct keyset *s, const char *key)
+{
+	return s->cap && s->slot[probe(s->slot, s->cap, key)] != NULL;
+}
+
+static enum err grow(struct keyset *s, struct diag *d)
+{
+	size_t cap = s->cap ? s->cap * 2 : 64, i;
+	char **slot = mem_calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return diag_fail(d, ERR_NOMEM, "out of memory for attempt keys");
+	for (i = 0; i < s->cap; i++)
+		if (s->slot[i])
+			slot[probe(slot, cap, s->slot[i])] = s->slot[i];
+	mem_free(s->slot);
+	s->slot = slot;
+	s->cap = cap;
+	return ERR_OK;
+}
+
+enum err keyset_add(struct keyset *s, const char *key, int *added,
+		    struct diag *d)
+{
+	size_t i;
+	enum err e;
+
+	if (added)
+		*added = 0;
+	if (keyset_has(s, key))
+		return ERR_OK;
+	if ((s->n + 1) * 2 > s->cap && (e = grow(s, d)))
+		return e;
+	i = probe(s->slot, s->cap, key);
+	if (!(s->slot[i] = mem_strndup(key, strlen(key))))
+		return diag_fail(d, ERR_NOMEM, "out of memory for attempt keys");
+	s->n++;
+	if (added)
+		*added = 1;
+	return ERR_OK;
+}
