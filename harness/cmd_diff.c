@@ -32,7 +32,10 @@ static const char examples[] =
 	"  T_pP, T_pP_ratio     B's percentile P (50|90|99) of timing T in ms, or B/A\n"
 	"                       T: first_byte ttft ttfc e2e tpot\n"
 	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
-	"A gate without data (no samples, unknown case or depth) fails.\n"
+	"A gate without data (no samples, unknown depth) fails. Every gate fails\n"
+	"when either run is INCOMPLETE (fewer attempts recorded than its manifest\n"
+	"planned) or no attempt matched, unless --allow-incomplete. A gate on a case\n"
+	"that is in neither run is a usage error (exit 2).\n"
 	"\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
 	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
@@ -42,6 +45,7 @@ static const char examples[] =
 struct diff_opts {
 	const char *format;
 	struct cli_list gates; /* --gate SPEC, in order */
+	int allow_incomplete;
 };
 
 static enum err compare(const char *da, const char *db, const struct diff_opts *o,
@@ -58,8 +62,13 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		e = diff_gate_parse(o->gates.v[i], &g[i], d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
 		e = diff_runs(a, b, &diff, d);
+	for (i = 0; !e && i < o->gates.n; i++)
+		e = diff_gate_check(diff, &g[i], d);
+	if (!e && o->gates.n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
+		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
+			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
 	for (i = 0; !e && i < o->gates.n; i++) {
-		e = diff_gate_eval(diff, &g[i], &ok, d);
+		e = diff_gate_eval(diff, &g[i], o->allow_incomplete, &ok, d);
 		*all_ok &= ok;
 		if (!e && !ok)
 			fprintf(stderr, "gate failed: %s\n", o->gates.v[i]);
@@ -80,13 +89,14 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", {{0}, 0}};
+	struct diff_opts o = {"md", {{0}, 0}, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
+		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes and latency percentiles\n"

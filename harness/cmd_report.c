@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "jget.h"
 #include "json.h"
 #include "report.h"
 
@@ -20,7 +21,9 @@ static const char examples[] =
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
 	"and carry 95% Wilson intervals; latency percentiles are nearest-rank with\n"
-	"their sample counts. A torn last line of results.jsonl is skipped. Exit 0\n"
+	"their sample counts. A torn last line of results.jsonl is skipped. A run\n"
+	"that recorded fewer attempts than its manifest planned is marked\n"
+	"INCOMPLETE: done/planned (summary.md, stderr, summary.json's attempts). Exit 0\n"
 	"when the report was written (failed attempts are reported, not an error;\n"
 	"use 'needle diff --gate' to fail a pipeline); 2 on a bad folder or a\n"
 	"malformed results.jsonl (file, line and reason are named).\n";
@@ -64,8 +67,13 @@ int cmd_report(int argc, char **argv)
 	    strcmp(format, "json") && strcmp(format, "csv"))
 		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json or csv, got '%s'", format);
 	if (!d.code && outcome != CLI_HELP_SHOWN &&
-	    !report_write(args[0], &s, &d) && !render(s, format, &out, &d))
+	    !report_write(args[0], &s, &d) && !render(s, format, &out, &d)) {
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(s, "attempts");
 		fwrite(out.data, 1, out.len, stdout);
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))
+			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'\n",
+				jget_num(a, "planned_done"), jget_num(a, "planned"), args[0]);
+	}
 	if (d.code)
 		status = cli_report("report", &d);
 	cJSON_Delete(s);

@@ -419,6 +419,36 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
 }
 
+/* One side's "INCOMPLETE: done/planned" into `out` when its summary says the
+ * run is incomplete; returns whether it did. */
+static int incomplete(const cJSON *summary, const char *side, char *out, size_t cap)
+{
+	const cJSON *a = jget(summary, "attempts");
+
+	if (!cJSON_IsFalse(jget(a, "complete")))
+		return 0;
+	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded", side,
+		 jget_num(a, "planned_done"), jget_num(a, "planned"));
+	return 1;
+}
+
+/* diff["incomplete"]: why no gate may pass on these runs, or null. */
+static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			   const cJSON *sb, const struct match *m)
+{
+	char a[160] = "", b[160] = "", why[400];
+
+	incomplete(sa, "A", a, sizeof(a));
+	incomplete(sb, "B", b, sizeof(b));
+	if (a[0] || b[0])
+		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
+	else if (!m->matched)
+		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)");
+	else
+		why[0] = '\0';
+	json_add_item(jb, diff, "incomplete", why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
+}
+
 static const cJSON *depth_row(const cJSON *s, double depth)
 {
 	const cJSON *it;
@@ -524,6 +554,7 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 	add_sides(&jb, diff, sa, sb);
 	match_runs(&jb, ka, na, kb, nb, diff, &m);
 	add_overall(&jb, diff, sa, sb, &m);
+	add_incomplete(&jb, diff, sa, sb, &m);
 	add_recall(&jb, diff, sa, sb);
 	add_latency(&jb, diff, sa, sb);
 	json_add_item(&jb, diff, "summary_a", sa);
@@ -646,11 +677,25 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	return 0;
 }
 
-enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
-			struct diag *d)
+enum err diff_gate_check(const cJSON *diff, const struct diff_gate *g,
+			 struct diag *d)
+{
+	const cJSON *c;
+
+	if (strcmp(g->name, "pass_rate") || !g->arg[0] || case_b(diff, g->arg))
+		return ERR_OK;
+	cJSON_ArrayForEach(c, jget2(diff, "summary_a", "cases"))
+		if (!strcmp(jget(c, "id")->valuestring, g->arg))
+			return ERR_OK;
+	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
+}
+
+enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomplete,
+			int *ok, struct diag *d)
 {
 	struct json_build jb;
 	cJSON *o;
+	const cJSON *inc = jget(diff, "incomplete");
 	char why[640] = "";
 	double v = 0;
 	int have;
@@ -667,6 +712,11 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 		*ok = have && holds(v, g->op, g->value);
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
+	}
+	if (cJSON_IsString(inc) && !allow_incomplete) {
+		*ok = 0;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s (--allow-incomplete to gate anyway)",
+			 why[0] ? "; fails: " : "", inc->valuestring);
 	}
 	json_build_init(&jb);
 	o = json_new_obj(&jb);
@@ -717,6 +767,9 @@ static enum err sec_head(const cJSON *diff, struct buf *b)
 				jget2(diff, "b", "dir")->valuestring,
 				cJSON_IsString(mb) ? mb->valuestring : "-");
 
+	if (!e && cJSON_IsString(jget(diff, "incomplete")))
+		e = buf_printf(b, "\n**INCOMPLETE:** %s; no gate passes.\n",
+			       jget(diff, "incomplete")->valuestring);
 	cJSON_ArrayForEach(w, jget(diff, "warnings"))
 		if (!e)
 			e = buf_printf(b, "\n**warning:** %s", w->valuestring);

@@ -389,18 +389,101 @@ enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
+enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *p;
+
+	json_build_init(&jb);
+	p = json_new_obj(&jb);
+	json_add_int(&jb, p, "attempts", cJSON_GetArraySize(keys));
+	json_add_item(&jb, p, "keys", keys);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "planned");
+	json_add_item(&jb, manifest, "planned", p);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
+enum err record_plan_done(const cJSON *manifest, const cJSON *records,
+			  long long *planned, long long *done, struct diag *d)
+{
+	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(manifest, "planned"), "keys");
+	const cJSON *it;
+	struct keyset seen;
+	char key[1024];
+	enum err e = ERR_OK;
+
+	*planned = -1;
+	*done = 0;
+	if (!cJSON_IsArray(keys))
+		return ERR_OK;
+	keyset_init(&seen);
+	cJSON_ArrayForEach(it, records)
+		if (!e && record_key_of(it, key, sizeof(key)))
+			e = keyset_add(&seen, key, NULL, d);
+	*planned = 0;
+	cJSON_ArrayForEach(it, keys) {
+		(*planned)++;
+		*done += cJSON_IsString(it) && keyset_has(&seen, it->valuestring);
+	}
+	keyset_release(&seen);
+	return e;
+}
+
+/* What --resume requires to be unchanged: manifest path, what to call it. */
+static const char *const same_on_resume[][4] = {
+	{"suite", "sha256", NULL, "the suite (SHA-256)"},
+	{"endpoint", "base_url", NULL, "the endpoint"},
+	{"endpoint", "served_model", NULL, "the served model"},
+	{"endpoint", "server", "kind_guess", "the server flavour"},
+	{"tokenizer", "sha256", NULL, "the tokenizer (SHA-256)"},
+	{"template", "sha256", NULL, "the template (SHA-256)"},
+	{"template", "server", NULL, "the server whose message preparation the audit renders"},
+	{"options", "repeat", NULL, "option '--repeat'"},
+	{"options", "case", NULL, "option '--case'"},
+	{"options", "server", NULL, "option '--server'"},
+};
+
+/* The value at path p[0..2] of `m` (NULL when absent). */
+static const cJSON *at_path(const cJSON *m, const char *const *p)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, p[0]);
+	int i;
+
+	for (i = 1; i < 3 && p[i] && v; i++)
+		v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, p[i]) : NULL;
+	return v;
+}
+
+/* `v` as short JSON text ("absent" when NULL). */
+static void short_json(const cJSON *v, char *out, size_t cap)
+{
+	char *t = v ? cJSON_PrintUnformatted(v) : NULL;
+
+	snprintf(out, cap, "%s", v ? (t ? t : "?") : "absent");
+	if (strlen(out) + 1 == cap && cap > 4)
+		memcpy(out + cap - 4, "...", 4);
+	cJSON_free(t);
+}
+
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d)
 {
-	const cJSON *suite = cJSON_GetObjectItemCaseSensitive(manifest, "suite");
-	const cJSON *now = cJSON_GetObjectItemCaseSensitive(suite, "sha256");
-	const cJSON *sha = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(old, "suite"), "sha256");
+	size_t i;
 
-	if (cJSON_IsString(sha) && cJSON_IsString(now) && strcmp(sha->valuestring, now->valuestring))
+	for (i = 0; old && i < sizeof(same_on_resume) / sizeof(same_on_resume[0]); i++) {
+		const char *const *p = same_on_resume[i];
+		const cJSON *was = at_path(old, p), *now = at_path(manifest, p);
+		char a[100], b[100];
+		if (!cJSON_GetObjectItemCaseSensitive(old, p[0]) ||
+		    (was && now && cJSON_Compare(was, now, 1)) || (!was && !now))
+			continue; /* a field an older needle did not write is no change */
+		short_json(was, a, sizeof(a));
+		short_json(now, b, sizeof(b));
 		return diag_fail(d, ERR_USAGE,
-				 "cannot resume '%s': the suite changed since the run started (SHA-256 %.12s..., now %.12s...)",
-				 dir, sha->valuestring, now->valuestring);
+				 "cannot resume '%s': %s changed since the run started (was %s, now %s); resume with the same, or pass another --out",
+				 dir, p[3], a, b);
+	}
 	if (cJSON_GetObjectItemCaseSensitive(old, "started_at"))
 		return replace(manifest, "started_at",
 			       cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d);

@@ -29,6 +29,7 @@
 #include "audit.h"
 #include "err.h"
 #include "grade.h"
+#include "keyset.h"
 #include "stream.h"
 #include "suite.h"
 #include "tok.h"
@@ -122,9 +123,24 @@ cJSON *record_manifest_new(struct record_manifest *m);
  * recorded_before}. ERR_NOMEM. */
 enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
 			     size_t fail, size_t recorded_before, struct diag *d);
-/* On --resume: ERR_USAGE when the folder `dir`'s manifest `old` (NULL when it
- * had none) was started with another suite than `manifest`; else keeps old's
- * started_at in `manifest` (ERR_NOMEM). */
+/* Sets "planned" {attempts, keys}: every attempt this run's options select,
+ * as record_key strings in run order (`keys`, an array of strings, is taken,
+ * also on failure). A run is complete when every planned key has a record.
+ * ERR_NOMEM. */
+enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
+/* How far the journal `records` (an array of records, borrowed) got through
+ * `manifest`'s plan: *planned = its attempts and *done = how many of its keys
+ * have a record; *planned = -1 when the manifest (or NULL) has no plan.
+ * ERR_NOMEM. */
+enum err record_plan_done(const cJSON *manifest, const cJSON *records,
+			  long long *planned, long long *done, struct diag *d);
+/* On --resume: ERR_USAGE, naming the first difference with both values, when
+ * the folder `dir`'s manifest `old` (NULL when it had none) differs from
+ * `manifest` in what makes the same experiment: suite SHA-256, endpoint base
+ * URL, served model, server flavour, tokenizer or template SHA-256, the
+ * server the audit renders as, or an option that changes the attempts
+ * (--repeat, --case, --server); else keeps old's started_at in
+ * `manifest` (ERR_NOMEM). */
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d);
 

@@ -14,6 +14,7 @@
 #include "json.h"
 #include "md.h"
 #include "mem.h"
+#include "record.h"
 #include "report.h"
 #include "results.h"
 #include "stats.h"
@@ -494,6 +495,20 @@ static void acc_release(struct acc *A)
 	mem_free(A->ll);
 }
 
+/* planned, planned_done and complete (null without a plan: record.h). */
+static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
+{
+	long long planned, done;
+
+	if (record_plan_done(r->manifest, r->records, &planned, &done, NULL)) {
+		A->oom = 1;
+		return;
+	}
+	json_add_item(&A->jb, o, "planned", planned < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)planned));
+	json_add_num(&A->jb, o, "planned_done", (double)done);
+	json_add_item(&A->jb, o, "complete", planned < 0 ? cJSON_CreateNull() : cJSON_CreateBool(done == planned));
+}
+
 static void add_totals(struct acc *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
@@ -504,6 +519,7 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
 	add_rate(jb, o, A->pass, A->total);
 	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	add_plan(A, o, r);
 	st = json_add_obj(jb, A->s, "fail_stages");
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);
@@ -592,8 +608,14 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 	const cJSON *run = jget(s, "run");
 	char tmp[64];
 	size_t i;
-	enum err e = buf_printf(b, "# needle report: %s\n\n| fact | value |\n|---|---|\n",
-				jget(run, "dir")->valuestring);
+	const cJSON *a = jget(s, "attempts");
+	enum err e = buf_printf(b, "# needle report: %s\n\n", jget(run, "dir")->valuestring);
+
+	if (!e && cJSON_IsFalse(jget(a, "complete")))
+		e = buf_printf(b, "**INCOMPLETE: %.0f/%.0f** planned attempts recorded; no gate passes on this run.\n\n",
+			       jget_num(a, "planned_done"), jget_num(a, "planned"));
+	if (!e)
+		e = buf_puts(b, "| fact | value |\n|---|---|\n");
 
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		e = buf_printf(b, "| %s | %s |\n", keys[i][0],

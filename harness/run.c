@@ -13,6 +13,7 @@
 #include "haystack.h"
 #include "http.h"
 #include "io.h"
+#include "json.h"
 #include "mem.h"
 #include "record.h"
 #include "req.h"
@@ -142,6 +143,35 @@ static size_t count_todo(struct run *r)
 		n++;
 	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
+}
+
+/* Every attempt the options select, recorded or not, as "planned" in the
+ * manifest (record_manifest_plan). */
+static enum err add_plan(struct run *r, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *keys;
+	char key[1024];
+	size_t ci;
+	long ri, seed;
+	int si, has;
+
+	json_build_init(&jb);
+	keys = json_new_arr(&jb);
+	for (ci = 0; ci < r->suite->ncases && !jb.code; ci++) {
+		const struct suite_case *k = &r->suite->cases[ci];
+		if (!selected(r, k))
+			continue;
+		for (ri = 0; ri < repeats_of(r, k); ri++)
+			for (si = 0; si < seeds_of(k); si++) {
+				key_seed(k, si, &has, &seed);
+				record_key(k->id, ri + 1, has, seed, key, sizeof(key));
+				json_add_str(&jb, keys, NULL, key);
+			}
+	}
+	if (json_build_end(&jb, &keys, "the plan", d))
+		return d->code;
+	return record_manifest_plan(r->manifest, keys, d);
 }
 
 /* ---- preparing one attempt ---- */
@@ -646,6 +676,8 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	r->ep.json = NULL;
 	if (!(r->manifest = record_manifest_new(&m)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if ((e = add_plan(r, d)))
+		return e;
 	if (r->o->resume && !(e = results_read_manifest(r->dir, &old, d)))
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	cJSON_Delete(old);

@@ -187,7 +187,7 @@ static int gate(cJSON *df, const char *spec)
 	diag_init(&d);
 	if (diff_gate_parse(spec, &g, &d))
 		return -2;
-	CHECK(diff_gate_eval(df, &g, &ok, &d) == ERR_OK);
+	CHECK(diff_gate_eval(df, &g, 0, &ok, &d) == ERR_OK);
 	return ok;
 }
 
