@@ -121,8 +121,17 @@ static void test_manifest(void)
 	old = cJSON_Parse("{\"suite\":{\"sha256\":\"0123456789abcdef\"},\"started_at\":\"then\"}");
 	diag_init(&d);
 	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_USAGE);
-	CHECK(strstr(d.msg, "cannot resume 'dir': the suite changed") != NULL);
+	CHECK(strstr(d.msg, "cannot resume 'dir': the suite (SHA-256) changed") != NULL);
+	CHECK(strstr(d.msg, "was \"0123456789abcdef\"") != NULL);
 	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(old, "suite"), "sha256", cJSON_CreateString(s->sha256));
+	/* another served model is another experiment */
+	cJSON_AddItemToObject(old, "endpoint", cJSON_Parse("{\"base_url\":\"http://h\",\"served_model\":\"m-old\"}"));
+	cJSON_AddStringToObject(cJSON_GetObjectItem(man, "endpoint"), "served_model", "m-new");
+	diag_init(&d);
+	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_USAGE);
+	CHECK(strstr(d.msg, "the served model changed since the run started (was \"m-old\", now \"m-new\")") != NULL);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(old, "endpoint"), "served_model", cJSON_CreateString("m-new"));
+	/* a field the old manifest does not have at all is no change */
 	diag_init(&d);
 	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_OK);
 	CHECK_STR(cJSON_GetObjectItem(man, "started_at")->valuestring, "then");
