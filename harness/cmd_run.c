@@ -21,6 +21,7 @@ struct cli_run {
 	double t0;
 	int tty;
 	struct progress pace;
+	struct redact secrets;  /* of o.api_key and o.base_url */
 };
 
 static const char examples[] =
@@ -32,7 +33,9 @@ static const char examples[] =
 	"  needle run suite.json --case 'json-*' --repeat 5 --concurrency 8\n"
 	"\nResults: DIR/manifest.json, DIR/results.jsonl (one record per attempt),\n"
 	"DIR/raw/*.sse (raw response bytes). The API key (OPENAI_API_KEY, or the\n"
-	"variable named by --api-key-env) is sent as a bearer token and never written.\n"
+	"variable named by --api-key-env) is sent as a bearer token and never written:\n"
+	"it and any user:password of the URL are replaced by *** wherever they would\n"
+	"be stored or shown, also when the server echoes them back.\n"
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
@@ -110,6 +113,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(&c->o, d);
+	redact_init(&c->secrets, c->o.api_key, c->o.base_url);
+	c->o.redact = &c->secrets;
 	if (!e) {
 		e = run_open(&c->o, suite_path, &r, d);
 		fputs(run_warnings(r), stderr);
@@ -123,8 +128,10 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	}
 	if (e && c->tty)
 		fprintf(stderr, "\r\033[K");
-	if (e)
+	if (e) {
+		redact_str(&c->secrets, d->msg);
 		status = cli_report("run", d);
+	}
 	run_free(r);
 	return status;
 }

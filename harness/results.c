@@ -228,17 +228,21 @@ size_t results_fix_utf8(char *s)
 	return fixed;
 }
 
-static void fix_tree(cJSON *v)
+static void fix_tree(const struct results *r, cJSON *v)
 {
 	cJSON *it;
 
 	for (it = v; it; it = it->next) {
-		if (it->string)
+		if (it->string) {
 			results_fix_utf8(it->string);
-		if (cJSON_IsString(it))
+			redact_str(r->redact, it->string);
+		}
+		if (cJSON_IsString(it)) {
 			results_fix_utf8(it->valuestring);
+			redact_str(r->redact, it->valuestring);
+		}
 		if (it->child)
-			fix_tree(it->child);
+			fix_tree(r, it->child);
 	}
 }
 
@@ -250,7 +254,7 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 	off_t keep;
 	enum err e;
 
-	fix_tree(rec->child);
+	fix_tree(r, rec->child);
 	if (!record_key_of(rec, key, sizeof(key)))
 		return diag_fail(d, ERR_INTERNAL, "result record without case, repeat or seed");
 	txt = cJSON_PrintUnformatted(rec);
@@ -305,10 +309,22 @@ enum err results_write_raw(struct results *r, const char *name,
 	char path[PATHBUF];
 	int n = snprintf(path, sizeof(path), "%s/raw/%s", r->dir, name);
 
+	struct buf clean;
+	enum err e;
+
 	if (n < 0 || n >= (int)sizeof(path))
 		return diag_fail(d, ERR_USAGE, "path '%s/raw/%s' is too long", r->dir,
 				 name);
-	return io_write_file(path, data, len, d);
+	if (!redact_found(r->redact, data, len))
+		return io_write_file(path, data, len, d);
+	buf_init(&clean, len + 1);
+	e = buf_append(&clean, data, len);
+	if (e)
+		e = diag_fail(d, e, "out of memory writing '%s'", path);
+	else
+		e = io_write_file(path, clean.data, redact_bytes(r->redact, clean.data, len), d);
+	buf_release(&clean);
+	return e;
 }
 
 enum err results_write_manifest(struct results *r, cJSON *manifest,
@@ -318,7 +334,7 @@ enum err results_write_manifest(struct results *r, cJSON *manifest,
 	char *txt;
 	enum err e;
 
-	fix_tree(manifest->child);
+	fix_tree(r, manifest->child);
 	if ((e = join_path(path, r->dir, "manifest.json", d)))
 		return e;
 	txt = cJSON_Print(manifest);

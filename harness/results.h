@@ -28,6 +28,7 @@
 
 #include "err.h"
 #include "keyset.h"
+#include "redact.h"
 
 #define RESULTS_LINE_MAX ((size_t)512 << 20) /* one record */
 
@@ -36,6 +37,8 @@ struct results {
 	int fd;             /* results.jsonl, append-only */
 	int lock_fd;        /* RUN_DIR/.lock, flock'd while open */
 	struct keyset keys; /* keys of recorded attempts */
+	const struct redact *redact; /* borrowed, or NULL: secrets taken out of
+					every record, the manifest and raw/ */
 	size_t torn_bytes;  /* bytes of a torn last line cut off at open */
 	size_t appended;    /* records appended by this process */
 	size_t prior_pass;  /* records found at open with verdict "pass" */
@@ -62,12 +65,13 @@ int results_has(const struct results *r, const char *key);
 /* Appends `rec` (borrowed; must hold "case", "repeat" and "seed") as one line
  * and fsyncs it. The journal is always valid UTF-8 JSON: a byte of a string
  * that is not part of a valid UTF-8 sequence (e.g. text cut mid-character) is
- * replaced by '?' in `rec` itself, in place (the raw bytes keep the original).
+ * replaced by '?' in `rec` itself, in place (the raw bytes keep the original),
+ * and every secret (r->redact) is replaced as redact.h says.
  * On failure nothing of the line remains and ERR_IO says why. */
 enum err results_append(struct results *r, cJSON *rec, struct diag *d);
 
-/* Writes `len` bytes as RUN_DIR/raw/NAME (durably); NAME is a file name made
- * with results_raw_name. */
+/* Writes `len` bytes as RUN_DIR/raw/NAME (durably), secrets (r->redact)
+ * replaced; NAME is a file name made with results_raw_name. */
 enum err results_write_raw(struct results *r, const char *name,
 			   const void *data, size_t len, struct diag *d);
 
@@ -78,7 +82,7 @@ void results_raw_name(const char *id, long repeat, int has_seed, long seed,
 		      char *out, size_t cap);
 
 /* Replaces RUN_DIR/manifest.json with `manifest` (borrowed; strings made
- * valid UTF-8 in place as for results_append). */
+ * valid UTF-8 and secrets replaced in place as for results_append). */
 enum err results_write_manifest(struct results *r, cJSON *manifest,
 				struct diag *d);
 

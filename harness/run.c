@@ -684,6 +684,7 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	if (!e)
 		e = results_open(r->dir, r->o->resume, &r->res, d);
 	if (!e) {
+		r->res->redact = r->o->redact;
 		r->n.prior_pass = r->res->prior_pass;
 		r->n.prior_fail = r->res->prior_fail;
 		e = results_write_manifest(r->res, r->manifest, d);

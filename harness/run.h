@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "redact.h"
 #include "tpl.h"
 
 #define RUN_MAX_CONCURRENCY 1024
@@ -46,6 +47,7 @@ struct run_opts {
 	double timeout, idle_timeout;  /* <= 0: scaled defaults */
 	int resume;
 	int poll_ms;                   /* longest wait between progress calls */
+	const struct redact *redact;   /* secrets kept out of the folder, or NULL */
 	run_progress_fn progress;      /* or NULL */
 	void *progress_ctx;
 };
