@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "mem.h"
 #include "record.h"
 
 void record_key(const char *id, long repeat, int has_seed, long seed,
@@ -215,6 +216,30 @@ static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
 
 /* http_status ... tool_calls, request_sha256: what a record and a round
  * summary both say about a response. */
+/* o[key] = the first RECORD_TEXT_MAX bytes of `text` (`len` bytes), cut at a
+ * UTF-8 character boundary; when cut, o[key "_cut"] = {bytes, kept}. */
+static void add_text(struct json_build *jb, cJSON *o, const char *key,
+		     const char *text, size_t len)
+{
+	size_t kept = RECORD_TEXT_MAX;
+	char *head, cutkey[64];
+	cJSON *c;
+
+	if (len <= RECORD_TEXT_MAX) {
+		json_add_str(jb, o, key, text);
+		return;
+	}
+	while (kept > 0 && ((unsigned char)text[kept] & 0xC0) == 0x80)
+		kept--; /* text[kept] starts the first character left out */
+	head = mem_strndup(text, kept);
+	json_add_item(jb, o, key, head ? cJSON_CreateString(head) : NULL);
+	mem_free(head);
+	snprintf(cutkey, sizeof(cutkey), "%s_cut", key);
+	c = json_add_obj(jb, o, cutkey);
+	json_add_num(jb, c, "bytes", (double)len);
+	json_add_num(jb, c, "kept", (double)kept);
+}
+
 static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
 {
 	json_add_int(jb, o, "http_status", a->http_status);
@@ -222,8 +247,8 @@ static void add_response(struct json_build *jb, cJSON *o, const struct record_at
 	add_usage(jb, o, a->st);
 	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
 		    ? a->st->finish_reason.data : NULL);
-	json_add_str(jb, o, "content", a->st->content.data);
-	json_add_str(jb, o, "reasoning", a->st->reasoning.data);
+	add_text(jb, o, "content", a->st->content.data, a->st->content.len);
+	add_text(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
 	if (a->tool_calls)
 		json_add_dup(jb, o, "tool_calls", a->tool_calls);
 	else

@@ -18,6 +18,11 @@
  * grade all passed.
  *
  * An attempt is keyed by (case id, repeat, seed): record_key.
+ *
+ * A record keeps at most RECORD_TEXT_MAX bytes of content and of reasoning
+ * (cut at a character boundary); a cut text says so in "content_cut" /
+ * "reasoning_cut" {bytes: the whole length, kept}, and the whole answer stays
+ * in raw/ (grading always sees all of it).
  */
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
@@ -34,6 +39,8 @@
 #include "suite.h"
 #include "tok.h"
 #include "tpl.h"
+
+#define RECORD_TEXT_MAX ((size_t)1 << 20) /* bytes of content, of reasoning */
 
 /* What one attempt's record is made of (all borrowed). */
 struct record_attempt {

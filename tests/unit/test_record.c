@@ -58,6 +58,7 @@ static void test_record(void)
 	struct record_verdict v;
 	struct diag d;
 	cJSON *rec, *round;
+	int bad = 0;
 
 	CHECK(s != NULL);
 	if (!s)
@@ -88,6 +89,21 @@ static void test_record(void)
 	rec = record_new(&a, &v);
 	CHECK_STR(cJSON_GetObjectItem(rec, "verdict")->valuestring, "pass");
 	CHECK_EQ_LONG(cJSON_GetArraySize(cJSON_GetObjectItem(rec, "rounds")), 1);
+	CHECK(cJSON_GetObjectItem(rec, "content_cut") == NULL);
+	cJSON_Delete(rec);
+	/* an answer past RECORD_TEXT_MAX is cut at a character boundary, and says so */
+	buf_reset(&st.content);
+	CHECK(buf_append(&st.content, "a", 1) == ERR_OK);
+	while (!bad && st.content.len <= RECORD_TEXT_MAX + 20)
+		bad = buf_append(&st.content, "\xc3\xa9", 2) != ERR_OK;
+	CHECK(!bad);
+	rec = record_new(&a, &v);
+	CHECK_EQ_LONG(strlen(cJSON_GetObjectItem(rec, "content")->valuestring), RECORD_TEXT_MAX - 1);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "content_cut"), "bytes")->valuedouble,
+		      st.content.len);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "content_cut"), "kept")->valuedouble,
+		      RECORD_TEXT_MAX - 1);
+	CHECK(cJSON_GetObjectItem(rec, "reasoning_cut") == NULL);
 	cJSON_Delete(rec);
 	cJSON_Delete(round);
 	stream_release(&st);
