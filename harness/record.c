@@ -428,31 +428,22 @@ enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
-enum err record_plan_done(const cJSON *manifest, const cJSON *records,
-			  long long *planned, long long *done, struct diag *d)
+void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      long long *planned, long long *done)
 {
 	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(manifest, "planned"), "keys");
 	const cJSON *it;
-	struct keyset seen;
-	char key[1024];
-	enum err e = ERR_OK;
 
 	*planned = -1;
 	*done = 0;
 	if (!cJSON_IsArray(keys))
-		return ERR_OK;
-	keyset_init(&seen);
-	cJSON_ArrayForEach(it, records)
-		if (!e && record_key_of(it, key, sizeof(key)))
-			e = keyset_add(&seen, key, NULL, d);
+		return;
 	*planned = 0;
 	cJSON_ArrayForEach(it, keys) {
 		(*planned)++;
-		*done += cJSON_IsString(it) && keyset_has(&seen, it->valuestring);
+		*done += cJSON_IsString(it) && keyset_has(recorded, it->valuestring);
 	}
-	keyset_release(&seen);
-	return e;
 }
 
 /* What --resume requires to be unchanged: manifest path, what to call it. */
@@ -464,8 +455,6 @@ static const char *const same_on_resume[][4] = {
 	{"tokenizer", "sha256", NULL, "the tokenizer (SHA-256)"},
 	{"template", "sha256", NULL, "the template (SHA-256)"},
 	{"template", "server", NULL, "the server whose message preparation the audit renders"},
-	{"options", "repeat", NULL, "option '--repeat'"},
-	{"options", "case", NULL, "option '--case'"},
 	{"options", "server", NULL, "option '--server'"},
 };
 
@@ -491,6 +480,43 @@ static void short_json(const cJSON *v, char *out, size_t cap)
 	cJSON_free(t);
 }
 
+/* The plan of a resumed run: the old plan's keys, then this run's new ones
+ * (a narrower --case never makes a run look complete). */
+static enum err merge_plan(cJSON *manifest, const cJSON *old, struct diag *d)
+{
+	const cJSON *was = at_path(old, (const char *const[]){"planned", "keys", NULL});
+	const cJSON *now = at_path(manifest, (const char *const[]){"planned", "keys", NULL});
+	struct json_build jb;
+	struct keyset seen;
+	cJSON *keys;
+	const cJSON *it;
+	int pass;
+	enum err e = ERR_OK;
+
+	if (!cJSON_IsArray(was) || !cJSON_IsArray(now))
+		return ERR_OK;
+	keyset_init(&seen);
+	json_build_init(&jb);
+	keys = json_new_arr(&jb);
+	for (pass = 0; pass < 2; pass++) {
+		const cJSON *from = pass ? now : was;
+		cJSON_ArrayForEach(it, from) {
+			int added = 0;
+			if (cJSON_IsString(it) && !e && !(e = keyset_add(&seen, it->valuestring, &added, d)) &&
+			    added)
+				json_add_str(&jb, keys, NULL, it->valuestring);
+		}
+	}
+	keyset_release(&seen);
+	if (e) {
+		cJSON_Delete(keys);
+		return e;
+	}
+	if (json_build_end(&jb, &keys, "the plan", d))
+		return d->code;
+	return record_manifest_plan(manifest, keys, d);
+}
+
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d)
 {
@@ -509,8 +535,9 @@ enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				 "cannot resume '%s': %s changed since the run started (was %s, now %s); resume with the same, or pass another --out",
 				 dir, p[3], a, b);
 	}
-	if (cJSON_GetObjectItemCaseSensitive(old, "started_at"))
-		return replace(manifest, "started_at",
-			       cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d);
-	return ERR_OK;
+	if (cJSON_GetObjectItemCaseSensitive(old, "started_at") &&
+	    replace(manifest, "started_at",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d))
+		return d->code;
+	return merge_plan(manifest, old, d);
 }

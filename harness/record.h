@@ -135,19 +135,18 @@ enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t
  * also on failure). A run is complete when every planned key has a record.
  * ERR_NOMEM. */
 enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
-/* How far the journal `records` (an array of records, borrowed) got through
+/* How far a journal whose attempt keys are `recorded` got through
  * `manifest`'s plan: *planned = its attempts and *done = how many of its keys
- * have a record; *planned = -1 when the manifest (or NULL) has no plan.
- * ERR_NOMEM. */
-enum err record_plan_done(const cJSON *manifest, const cJSON *records,
-			  long long *planned, long long *done, struct diag *d);
+ * have a record; *planned = -1 when the manifest (or NULL) has no plan. */
+void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      long long *planned, long long *done);
 /* On --resume: ERR_USAGE, naming the first difference with both values, when
  * the folder `dir`'s manifest `old` (NULL when it had none) differs from
  * `manifest` in what makes the same experiment: suite SHA-256, endpoint base
  * URL, served model, server flavour, tokenizer or template SHA-256, the
- * server the audit renders as, or an option that changes the attempts
- * (--repeat, --case, --server); else keeps old's started_at in
- * `manifest` (ERR_NOMEM). */
+ * server the audit renders as, or --server; else keeps old's started_at and
+ * makes the plan old's keys followed by the new ones of `manifest` (another
+ * --case or --repeat adds attempts, never drops planned ones). ERR_NOMEM. */
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d);
 

@@ -27,9 +27,20 @@ static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 
 /* ---- loading ---- */
 
+/* results_each's callback of report_load: keeps the attempt key. */
+static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct report_run *r = ctx;
+	char key[1024];
+
+	record_key_of(rec, key, sizeof(key));
+	return keyset_add(&r->keys, key, NULL, d);
+}
+
 enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 {
 	struct report_run *r;
+	struct results_scan sc = {0};
 	enum err e;
 
 	*out = NULL;
@@ -38,9 +49,12 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 		mem_free(r);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
+	keyset_init(&r->keys);
 	e = results_read_manifest(dir, &r->manifest, d);
 	if (!e)
-		e = results_read_all(dir, &r->records, &r->torn_bytes, d);
+		e = results_each(dir, load_key, r, &sc, d);
+	r->records = sc.records;
+	r->torn_bytes = sc.torn_bytes;
 	if (e)
 		report_run_free(r);
 	else
@@ -53,7 +67,7 @@ void report_run_free(struct report_run *r)
 	if (!r)
 		return;
 	cJSON_Delete(r->manifest);
-	cJSON_Delete(r->records);
+	keyset_release(&r->keys);
 	mem_free(r->dir);
 	mem_free(r);
 }
@@ -500,10 +514,7 @@ static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
 {
 	long long planned, done;
 
-	if (record_plan_done(r->manifest, r->records, &planned, &done, NULL)) {
-		A->oom = 1;
-		return;
-	}
+	record_plan_done(r->manifest, &r->keys, &planned, &done);
 	json_add_item(&A->jb, o, "planned", planned < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)planned));
 	json_add_num(&A->jb, o, "planned_done", (double)done);
 	json_add_item(&A->jb, o, "complete", planned < 0 ? cJSON_CreateNull() : cJSON_CreateBool(done == planned));
@@ -528,10 +539,22 @@ static void add_totals(struct acc *A, const struct report_run *r)
 		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
 
+/* results_each's callback of report_summary. */
+static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct acc *A = ctx;
+
+	(void)d;
+	/* a failed add may leave a case without its fields: stop at once */
+	if (!A->jb.code && !A->oom)
+		take_record(A, rec);
+	return ERR_OK;
+}
+
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
-	const cJSON *rec;
+	struct results_scan sc;
 	enum err e;
 
 	memset(&A, 0, sizeof(A));
@@ -543,10 +566,11 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	A.cases = json_new_arr(&A.jb);
 	json_add_obj(&A.jb, A.s, "failure_codes");
 	json_add_obj(&A.jb, A.s, "finish_reasons");
-	/* a failed add may leave a case without its fields: stop at once */
-	cJSON_ArrayForEach(rec, r->records)
-		if (!A.jb.code && !A.oom)
-			take_record(&A, rec);
+	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
+		acc_release(&A);
+		cJSON_Delete(A.s);
+		return e;
+	}
 	add_totals(&A, r);
 	json_add_item(&A.jb, A.s, "cases", A.cases);
 	add_audit(&A);

@@ -8,8 +8,9 @@
  *
  * The summary is one cJSON object (written as RUN_DIR/summary.json); the
  * Markdown, CSV and the recall heatmap PNG are rendered from it alone, so the
- * three always agree. Records are read with results_read_all (a torn last line
- * is skipped, as --resume does).
+ * three always agree. Records are read one at a time with results_each (a
+ * torn last line is skipped, as --resume does), never all held: memory stays
+ * bounded by the summary, the attempt keys and the timing samples.
  *
  * Conventions:
  *  - percentiles and pass-rate intervals are stats.h's (nearest-rank; 95%
@@ -27,24 +28,28 @@
 
 #include "buf.h"
 #include "err.h"
+#include "keyset.h"
 
 /* A run folder read back. */
 struct report_run {
 	char *dir;         /* owned copy of RUN_DIR */
 	cJSON *manifest;   /* owned; NULL when the folder has no manifest.json */
-	cJSON *records;    /* owned array of result records, file order */
+	struct keyset keys; /* the attempt keys recorded */
+	size_t records;    /* records in results.jsonl */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
 };
 
-/* Reads RUN_DIR (manifest.json if present, results.jsonl required) into a
- * new run the caller frees with report_run_free. ERR_INPUT for a malformed
- * line (file, line, reason); ERR_IO when results.jsonl cannot be read. */
+/* Reads RUN_DIR's manifest.json if present and checks results.jsonl
+ * (required) line by line, keeping its attempt keys, into a new run the
+ * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
+ * line, reason); ERR_IO when results.jsonl cannot be read. */
 enum err report_load(const char *dir, struct report_run **out, struct diag *d);
 /* Frees the run. Accepts NULL. */
 void report_run_free(struct report_run *r);
 
-/* Builds the summary of `r` (borrowed) as a new cJSON object the caller
- * owns. ERR_NOMEM only. */
+/* Builds the summary of `r` (borrowed), reading its results.jsonl again as a
+ * stream, as a new cJSON object the caller owns. ERR_NOMEM; as report_load
+ * when the journal cannot be read again. */
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d);
 
 /* Renders a summary (borrowed) as Markdown or CSV, appended to `out`. The CSV

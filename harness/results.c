@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -22,47 +23,38 @@ int results_has(const struct results *r, const char *key)
 	return keyset_has(&r->keys, key);
 }
 
-/* Loads the keys of a journal; cuts off a torn last line. */
-static enum err load(struct results *r, const char *path, struct diag *d)
+/* results_each's callback on --resume: keeps the key, counts the verdict. */
+static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
 {
-	struct buf b;
-	size_t pos = 0, line = 0;
+	struct results *r = ctx;
 	char key[1024];
 	int added;
 	enum err e;
 
-	buf_init(&b, BUF_MAX_DEFAULT);
-	e = io_read_file(path, &b, d);
-	while (!e && pos < b.len) {
-		char *nl = memchr(b.data + pos, '\n', b.len - pos);
-		size_t end = nl ? (size_t)(nl - b.data) : b.len;
-		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
-		int ok = rec && record_key_of(rec, key, sizeof(key));
-		int pass = record_passed(rec);
+	record_key_of(rec, key, sizeof(key));
+	if ((e = keyset_add(&r->keys, key, &added, d)) || !added)
+		return e;
+	if (record_passed(rec))
+		r->prior_pass++;
+	else
+		r->prior_fail++;
+	return ERR_OK;
+}
 
-		line++;
-		cJSON_Delete(rec);
-		if (!ok && end + 1 >= b.len) { /* torn or garbled last line */
-			r->torn_bytes = b.len - pos;
-			if (ftruncate(r->fd, (off_t)pos) != 0 || fsync(r->fd) != 0)
-				e = diag_fail(d, ERR_IO, "cannot repair '%s': %s", path,
-					      strerror(errno));
-			break;
-		}
-		if (!ok)
-			e = diag_fail(d, ERR_INPUT,
-				      "cannot resume from '%s': line %zu is not a needle result record",
-				      path, line);
-		else if (!(e = keyset_add(&r->keys, key, &added, d)) && added) {
-			if (pass)
-				r->prior_pass++;
-			else
-				r->prior_fail++;
-		}
-		pos = end + 1;
+/* Loads the keys of a journal; cuts off a torn last line. */
+static enum err load(struct results *r, const char *path, struct diag *d)
+{
+	struct results_scan sc;
+	enum err e = results_each(r->dir, load_one, r, &sc, d);
+
+	if (e) {
+		diag_prefix(d, "cannot resume");
+		return e;
 	}
-	buf_release(&b);
-	return e;
+	r->torn_bytes = sc.torn_bytes;
+	if (sc.torn_bytes && (ftruncate(r->fd, sc.torn_at) != 0 || fsync(r->fd) != 0))
+		return diag_fail(d, ERR_IO, "cannot repair '%s': %s", path, strerror(errno));
+	return ERR_OK;
 }
 
 static enum err join_path(char *out, const char *dir, const char *name,
@@ -364,49 +356,73 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 	return e;
 }
 
-enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
-			  struct diag *d)
+/* Whether the stream is at its end (nothing is consumed). */
+static int at_eof(FILE *f)
+{
+	int c = fgetc(f);
+
+	if (c == EOF)
+		return 1;
+	ungetc(c, f);
+	return 0;
+}
+
+/* One line of the journal (`n` bytes at `line`, `last`: nothing follows):
+ * its record to `fn`, or torn (1 returned) or malformed. */
+static enum err each_line(const char *path, char *line, size_t n, size_t no, int last,
+			  results_fn fn, void *ctx, int *torn, struct diag *d)
+{
+	int nl = n > 0 && line[n - 1] == '\n';
+	cJSON *rec = nl ? cJSON_ParseWithLength(line, n - 1) : NULL;
+	const char *why = nl ? record_problem(rec) : "no newline";
+	enum err e = ERR_OK;
+
+	*torn = 0;
+	if (why && (last || !nl))
+		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
+	else if (why)
+		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
+	else
+		e = fn(ctx, rec, d);
+	cJSON_Delete(rec);
+	return e;
+}
+
+enum err results_each(const char *dir, results_fn fn, void *ctx,
+		      struct results_scan *sc, struct diag *d)
 {
 	char path[PATHBUF];
-	struct buf b;
-	size_t pos = 0, line = 0;
-	cJSON *arr = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int torn = 0;
 	enum err e;
 
-	*out = NULL;
-	*torn_bytes = 0;
+	memset(sc, 0, sizeof(*sc));
 	if ((e = join_path(path, dir, "results.jsonl", d)))
 		return e;
-	buf_init(&b, BUF_MAX_DEFAULT);
-	e = io_read_file(path, &b, d);
-	if (!e && !(arr = cJSON_CreateArray()))
-		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
-	while (!e && pos < b.len) {
-		char *nl = memchr(b.data + pos, '\n', b.len - pos);
-		size_t end = nl ? (size_t)(nl - b.data) : b.len;
-		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
-		const char *why = nl ? record_problem(rec) : "no newline";
-
-		line++;
-		if (why && end + 1 >= b.len) { /* torn last line: as --resume */
-			*torn_bytes = b.len - pos;
-			cJSON_Delete(rec);
+	if (!(f = fopen(path, "r")))
+		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
+		if ((size_t)n > RESULTS_LINE_MAX) {
+			e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",
+				      path, sc->lines + 1, RESULTS_LINE_MAX);
 			break;
 		}
-		if (why) {
-			cJSON_Delete(rec);
-			e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s",
-				      path, line, why);
-		} else if (!cJSON_AddItemToArray(arr, rec)) {
-			cJSON_Delete(rec);
-			e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+		e = each_line(path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
+		if (torn) {
+			sc->torn_bytes = (size_t)n;
+			sc->lines--;
+		} else if (!e) {
+			sc->records++;
+			sc->torn_at += (off_t)n;
 		}
-		pos = end + 1;
 	}
-	buf_release(&b);
-	if (e)
-		cJSON_Delete(arr);
-	else
-		*out = arr;
+	if (!e && ferror(f))
+		e = diag_fail(d, errno == ENOMEM ? ERR_NOMEM : ERR_IO, "cannot read '%s': %s", path,
+			      strerror(errno));
+	free(line);
+	fclose(f);
 	return e;
 }

@@ -23,6 +23,7 @@
 #define NEEDLE_RESULTS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -95,15 +96,28 @@ size_t results_fix_utf8(char *s);
  * caller owns *out. */
 enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
 
+/* Called by results_each with each record in file order (borrowed: freed
+ * after the call); an error stops the walk and is returned. */
+typedef enum err (*results_fn)(void *ctx, const cJSON *rec, struct diag *d);
+
+/* What a walk of the journal saw. */
+struct results_scan {
+	size_t lines;       /* lines that were records */
+	size_t records;     /* records handed to the callback */
+	size_t torn_bytes;  /* size of a torn last line skipped, or 0 */
+	off_t torn_at;      /* its offset (= the bytes of the complete lines) */
+};
+
 /*
- * Reads RUN_DIR/results.jsonl into *out, a new cJSON array of the records in
- * file order, owned by the caller. Read-only: a torn last line (no newline, or
- * not a record, as --resume sees it) is skipped, not cut, and its size is put
- * in *torn_bytes. Any other line that is not JSON, or not an object with
- * record (record_problem), is ERR_INPUT naming the
- * file, line and reason. ERR_IO when the file cannot be read.
+ * Walks RUN_DIR/results.jsonl one line at a time (memory bounded by the
+ * longest line, RESULTS_LINE_MAX), calling `fn` with each record, so a
+ * journal of any size can be read. Read-only: a torn last line (no newline,
+ * or not a record, as --resume sees it) is skipped, not cut, and described in
+ * *sc. Any other line that is not JSON, or not an object with record
+ * (record_problem), is ERR_INPUT naming the file, line and reason. ERR_IO when
+ * the file cannot be read.
  */
-enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
-			  struct diag *d);
+enum err results_each(const char *dir, results_fn fn, void *ctx,
+		      struct results_scan *sc, struct diag *d);
 
 #endif

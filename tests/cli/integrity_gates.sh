@@ -59,8 +59,10 @@ check_exit 0 "" "$NEEDLE" diff "$tmp/a" "$tmp/a" --gate 'pass_rate@mul1>=1'
 check_exit 2 "the served model changed since the run started (was \"ref-good\", now \"ref-prose\")" \
 	run --model ref-prose --out "$tmp/b" --resume
 check_one_line "resume, other model"
-check_exit 2 "option '--repeat' changed" run --model ref-good --out "$tmp/b" --resume --repeat 2
-check_exit 2 "option '--case' changed" run --model ref-good --out "$tmp/b" --resume --case 'mul1'
+# A narrower --case resumes the same experiment but never shrinks the plan.
+check_exit 0 "" run --model ref-good --out "$tmp/b" --resume --case 'mul1'
+[ "$(field "$tmp/b/manifest.json" planned.attempts)" = 4 ] || fail "resume --case shrank the plan"
+check_exit 0 "INCOMPLETE: 2/4" "$NEEDLE" report "$tmp/b"
 check_exit 2 "option '--server' changed" run --model ref-good --out "$tmp/b" --resume --server sglang
 port=${REF_URL##*:}
 refserver_stop

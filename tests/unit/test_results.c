@@ -127,9 +127,9 @@ static void test_garbled_middle_line(void)
 static void test_huge_numbers(void)
 {
 	static const char body[] =
-		"{\"case\":\"a\",\"repeat\":1,\"seed\":9007199254740991}\n"
-		"{\"case\":\"b\",\"repeat\":1e300,\"seed\":null}\n"
-		"{\"case\":\"c\",\"repeat\":1,\"seed\":-1e300}\n";
+		"{\"case\":\"a\",\"repeat\":1,\"seed\":9007199254740991,\"verdict\":\"pass\"}\n"
+		"{\"case\":\"b\",\"repeat\":1e300,\"seed\":null,\"verdict\":\"pass\"}\n"
+		"{\"case\":\"c\",\"repeat\":1,\"seed\":-1e300,\"verdict\":\"pass\"}\n";
 	char sub[300], path[600], key[256];
 	struct results *r = NULL;
 	struct diag d;
@@ -149,7 +149,7 @@ static void test_huge_numbers(void)
 	results_free(r);
 	/* Without the bad lines the big seed is a key like any other. */
 	fd = open(path, O_WRONLY | O_TRUNC);
-	CHECK(write(fd, body, 48) == 48);
+	CHECK(write(fd, body, 65) == 65);
 	close(fd);
 	r = NULL;
 	diag_init(&d);
