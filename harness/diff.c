@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "jget.h"
+#include "keyset.h"
 #include "json.h"
 #include "md.h"
 #include "mem.h"
@@ -291,22 +292,23 @@ static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
 	return o;
 }
 
-/* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass, total}. */
-static void case_tally(struct json_build *jb, cJSON *cases, const char *id, int pa, int pb)
+/* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass,
+ * total}; `by_id` finds a case's object. */
+static void case_tally(struct json_build *jb, cJSON *cases, struct keyset *by_id,
+		       const char *id, int pa, int pb)
 {
 	static const char *const keys[3] = {"total", "a_pass", "b_pass"};
 	const int by[3] = {1, pa, pb};
-	cJSON *c;
+	cJSON *c = keyset_get(by_id, id);
 	int i;
 
-	cJSON_ArrayForEach(c, cases)
-		if (!strcmp(jget(c, "id")->valuestring, id))
-			break;
 	if (!c) {
 		c = json_add_obj(jb, cases, NULL);
 		json_add_str(jb, c, "id", id);
 		for (i = 0; i < 3; i++)
 			json_add_num(jb, c, keys[i], 0);
+		if (!jb->code && keyset_put(by_id, id, c, NULL))
+			jb->code = ERR_NOMEM;
 	}
 	for (i = 0; !jb->code && i < 3; i++)
 		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, keys[i]),
@@ -348,8 +350,10 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 	cJSON *cases = json_add_arr(jb, diff, "cases");
 	cJSON *usage = json_add_arr(jb, diff, "usage_changes");
 	cJSON *onlyb = json_add_arr(jb, diff, "only_b_failed");
+	struct keyset by_id;
 	size_t i;
 
+	keyset_init(&by_id);
 	for (i = 0; !jb->code && i < ib->n; i++) {
 		const struct keyed *ra, *rb = &ib->k[i];
 		if (i && !strcmp(rb->key, ib->k[i - 1].key))
@@ -369,10 +373,11 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, 1));
 		else if (!ra->pass && rb->pass)
 			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, 0));
-		case_tally(jb, cases, rb->id, ra->pass, rb->pass);
+		case_tally(jb, cases, &by_id, rb->id, ra->pass, rb->pass);
 		usage_change(jb, usage, ra, rb);
 		m->prompt_differs += ra->sha[0] && rb->sha[0] && strcmp(ra->sha, rb->sha);
 	}
+	keyset_release(&by_id);
 	for (i = 0; i < ia->n; i++)
 		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key))
 			m->only_a++;

@@ -10,6 +10,7 @@
 void keyset_init(struct keyset *s)
 {
 	s->slot = NULL;
+	s->val = NULL;
 	s->cap = 0;
 	s->n = 0;
 }
@@ -23,6 +24,7 @@ void keyset_release(struct keyset *s)
 	for (i = 0; i < s->cap; i++)
 		mem_free(s->slot[i]);
 	mem_free(s->slot);
+	mem_free(s->val);
 	keyset_init(s);
 }
 
@@ -52,16 +54,25 @@ int keyset_has(const struct keyset *s, const char *key)
 
 static enum err grow(struct keyset *s, struct diag *d)
 {
-	size_t cap = s->cap ? s->cap * 2 : 64, i;
+	size_t cap = s->cap ? s->cap * 2 : 64, i, j;
 	char **slot = mem_calloc(cap, sizeof(*slot));
+	void **val = mem_calloc(cap, sizeof(*val));
 
-	if (!slot)
+	if (!slot || !val) {
+		mem_free(slot);
+		mem_free(val);
 		return diag_fail(d, ERR_NOMEM, "out of memory for attempt keys");
+	}
 	for (i = 0; i < s->cap; i++)
-		if (s->slot[i])
-			slot[probe(slot, cap, s->slot[i])] = s->slot[i];
+		if (s->slot[i]) {
+			j = probe(slot, cap, s->slot[i]);
+			slot[j] = s->slot[i];
+			val[j] = s->val[i];
+		}
 	mem_free(s->slot);
+	mem_free(s->val);
 	s->slot = slot;
+	s->val = val;
 	s->cap = cap;
 	return ERR_OK;
 }
@@ -85,4 +96,23 @@ enum err keyset_add(struct keyset *s, const char *key, int *added,
 	if (added)
 		*added = 1;
 	return ERR_OK;
+}
+
+enum err keyset_put(struct keyset *s, const char *key, void *val, struct diag *d)
+{
+	enum err e = keyset_add(s, key, NULL, d);
+
+	if (!e)
+		s->val[probe(s->slot, s->cap, key)] = val;
+	return e;
+}
+
+void *keyset_get(const struct keyset *s, const char *key)
+{
+	size_t i;
+
+	if (!s->cap)
+		return NULL;
+	i = probe(s->slot, s->cap, key);
+	return s->slot[i] ? s->val[i] : NULL;
 }

@@ -88,6 +88,7 @@ struct lenlat {
 struct acc {
 	cJSON *s;            /* the summary being built */
 	cJSON *cases;        /* array of case objects, first-seen order */
+	struct keyset by_id; /* case id -> its object in `cases` */
 	struct stats_vec timing[NTIMINGS];
 	struct stats_vec deltas;  /* usage_delta samples */
 	struct cell *cells;
@@ -114,12 +115,13 @@ static void bump(struct acc *A, cJSON *o, const char *key, double by)
 
 static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 {
-	cJSON *c;
+	cJSON *c = keyset_get(&A->by_id, id);
 
-	cJSON_ArrayForEach(c, A->cases)
-		if (!strcmp(jget(c, "id")->valuestring, id))
-			return c;
+	if (c)
+		return c;
 	c = json_add_obj(&A->jb, A->cases, NULL);
+	if (c && keyset_put(&A->by_id, id, c, NULL))
+		A->oom = 1;
 	json_add_str(&A->jb, c, "id", id);
 	json_add_str(&A->jb, c, "kind", kind);
 	json_add_num(&A->jb, c, "total", 0);
@@ -507,6 +509,7 @@ static void acc_release(struct acc *A)
 		stats_vec_release(&A->ll[i].e2e);
 	}
 	mem_free(A->ll);
+	keyset_release(&A->by_id);
 }
 
 /* planned, planned_done and complete (null without a plan: record.h). */
