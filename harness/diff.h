@@ -1,6 +1,7 @@
 /*
  * diff — two run folders compared like with like. Attempts are matched by
- * their key (case id, repeat, seed: record_key); only matched attempts are
+ * their key (case id, repeat, seed: record_key), each journal read as a
+ * stream into a compact entry per record; only matched attempts are
  * compared for flips, per-case pass rates and usage-delta changes, and the
  * attempts found in one run only are counted. Recall by depth and latency
  * percentiles come from each run's report summary (all of its attempts), with
