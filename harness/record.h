@@ -3,7 +3,7 @@
  * read here only: the results.jsonl record of one attempt, the round summary
  * of a tool conversation, and manifest.json. results.h keeps the files (the
  * journal's lines, durability, the raw bytes); report and diff read records
- * through results_read_all, which accepts a line only when record_problem
+ * through results_each, which accepts a line only when record_problem
  * does.
  *
  * A record (one JSON object): case, kind, repeat, seed (number or null),

@@ -11,6 +11,7 @@
 #include "heatmap.h"
 #include "io.h"
 #include "jget.h"
+#include "loadcells.h"
 #include "json.h"
 #include "md.h"
 #include "mem.h"
@@ -34,6 +35,10 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	char key[1024];
 
 	record_key_of(rec, key, sizeof(key));
+	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
+	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
+	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
 	return keyset_add(&r->keys, key, NULL, d);
 }
 
@@ -68,6 +73,7 @@ void report_run_free(struct report_run *r)
 		return;
 	cJSON_Delete(r->manifest);
 	keyset_release(&r->keys);
+	cJSON_Delete(r->load_records);
 	mem_free(r->dir);
 	mem_free(r);
 }
@@ -554,6 +560,19 @@ static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
 	return ERR_OK;
 }
 
+/* "load": the cells of the run's load cases (loadcells.h), when it has any. */
+static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
+{
+	cJSON *load = NULL;
+
+	if (A->jb.code || A->oom)
+		return;
+	if (r->load_records && loadcells_build(r->load_records, &load, d))
+		A->oom = 1;
+	else if (load)
+		json_add_item(&A->jb, A->s, "load", load);
+}
+
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
@@ -579,6 +598,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
+	add_load(&A, r, d);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -804,7 +824,7 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
 	static const md_section sections[] = {sec_facts, sec_attempts, sec_audit,
-					      sec_recall, sec_latency};
+					      sec_recall, sec_latency, loadcells_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);

@@ -36,6 +36,8 @@ struct report_run {
 	cJSON *manifest;   /* owned; NULL when the folder has no manifest.json */
 	struct keyset keys; /* the attempt keys recorded */
 	size_t records;    /* records in results.jsonl */
+	cJSON *load_records; /* owned array of the records with "load"
+				(loadcells.h: a load case's rounds), or NULL */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
 };
 

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "io.h"
+#include "json.h"
 #include "mem.h"
 #include "record.h"
 #include "results.h"
@@ -39,6 +40,19 @@ static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
 	else
 		r->prior_fail++;
 	return ERR_OK;
+}
+
+/* Parses one journal line into *rec; text that is no JSON leaves *rec NULL
+ * (the caller judges the line). Only running out of memory is an error. */
+static enum err parse_line(const char *text, size_t len, cJSON **rec,
+			   const char *path, struct diag *d)
+{
+	struct diag scratch;
+
+	diag_init(&scratch);
+	if (json_parse(text, len, rec, "a results line", &scratch) != ERR_NOMEM)
+		return ERR_OK;
+	return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 }
 
 /* Loads the keys of a journal; cuts off a torn last line. */
@@ -350,7 +364,9 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 		return ERR_OK;
 	buf_init(&b, (size_t)64 << 20);
 	e = io_read_file(path, &b, d);
-	if (!e && !(*out = cJSON_ParseWithLength(b.data, b.len)))
+	if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
+		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	else if (!e && !*out)
 		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);
 	buf_release(&b);
 	return e;
@@ -373,11 +389,15 @@ static enum err each_line(const char *path, char *line, size_t n, size_t no, int
 			  results_fn fn, void *ctx, int *torn, struct diag *d)
 {
 	int nl = n > 0 && line[n - 1] == '\n';
-	cJSON *rec = nl ? cJSON_ParseWithLength(line, n - 1) : NULL;
-	const char *why = nl ? record_problem(rec) : "no newline";
+	cJSON *rec = NULL;
+	const char *why;
 	enum err e = ERR_OK;
 
 	*torn = 0;
+	/* Out of memory is no verdict on the line: never cut it for that. */
+	if (nl && (e = parse_line(line, n - 1, &rec, path, d)))
+		return e;
+	why = nl ? record_problem(rec) : "no newline";
 	if (why && (last || !nl))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)
