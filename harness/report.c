@@ -590,6 +590,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	json_add_obj(&A.jb, A.s, "finish_reasons");
 	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
 		acc_release(&A);
+		cJSON_Delete(A.cases); /* not yet in A.s */
 		cJSON_Delete(A.s);
 		return e;
 	}
