@@ -47,6 +47,9 @@ static const char examples[] =
 	"samples, unknown case or depth) fails; a load cell\n"
 	"with no valid round in either run fails its gates. A failed gate is named on\n"
 	"stderr with the cells that failed it.\n"
+	"Every gate fails when either run is INCOMPLETE (fewer attempts recorded\n"
+	"than its manifest planned) or no attempt matched, unless --allow-incomplete.\n"
+	"A gate on a case that is in neither run is a usage error (exit 2).\n"
 	"\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
 	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
@@ -56,6 +59,7 @@ static const char examples[] =
 struct diff_opts {
 	const char *format;
 	struct cli_list gates; /* --gate SPEC, in order */
+	int allow_incomplete;
 };
 
 /* The gates as given, with "cutover" expanded (loadgate.h); returns how many. */
@@ -100,8 +104,13 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		e = diff_gate_parse(spec[i], &g[i], d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
 		e = diff_runs(a, b, &diff, d);
+	for (i = 0; !e && i < n; i++)
+		e = diff_gate_check(diff, &g[i], d);
+	if (!e && n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
+		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
+			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
 	for (i = 0; !e && i < n; i++) {
-		e = diff_gate_eval(diff, &g[i], &ok, d);
+		e = diff_gate_eval(diff, &g[i], o->allow_incomplete, &ok, d);
 		*all_ok &= ok;
 		if (!e && !ok)
 			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
@@ -122,13 +131,14 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", {{0}, 0}};
+	struct diff_opts o = {"md", {{0}, 0}, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
+		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes and latency percentiles\n"

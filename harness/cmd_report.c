@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "jget.h"
 #include "json.h"
 #include "report.h"
 #include "rows.h"
@@ -23,7 +24,9 @@ static const char examples[] =
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
 	"and carry 95% Wilson intervals; latency percentiles are nearest-rank with\n"
-	"their sample counts. The Failures section names, for every transport code\n"
+	"their sample counts. A run that recorded fewer attempts than its manifest\n"
+	"planned is marked INCOMPLETE: done/planned (summary.md, stderr,\n"
+	"summary.json's attempts). The Failures section names, for every transport code\n"
 	"and every audit or grade reason, its count, its cases and one example with\n"
 	"the model's answer and the raw stream's path. The CSV (RFC 4180, one row\n"
 	"per attempt) loads as is into pandas or DuckDB; --format jsonl gives the\n"
@@ -66,10 +69,15 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 		fprintf(stderr, "warning: %s; the report is printed only (--out DIR writes it elsewhere)\n",
 			wd.msg);
 	if (!e && !strcmp(format, "jsonl"))
-		e = rows_jsonl(r->records, r->dir, &jl, d);
+		e = rows_jsonl(r->all, r->dir, &jl, d);
 	if (!e) {
 		const struct buf *b = strcmp(format, "jsonl") ? chosen(&f, format) : &jl;
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary, "attempts");
+
 		fwrite(b->data, 1, b->len, stdout);
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))
+			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'\n",
+				jget_num(a, "planned_done"), jget_num(a, "planned"), dir);
 	}
 	report_files_release(&f);
 out:

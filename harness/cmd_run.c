@@ -30,6 +30,7 @@ struct cli_run {
 	struct progress pace;
 	int argc;              /* the command line, for the resume hint */
 	char **argv;
+	struct redact secrets;  /* of o.api_key and o.base_url */
 };
 
 /* Set by the first SIGINT/SIGTERM; the runner stops at its next poll. A
@@ -51,7 +52,9 @@ static const char examples[] =
 	"  needle run suite.json --case 'json-*' --repeat 5 --concurrency 8\n"
 	"\nResults: DIR/manifest.json, DIR/results.jsonl (one record per attempt),\n"
 	"DIR/raw/*.sse (raw response bytes). The API key (OPENAI_API_KEY, or the\n"
-	"variable named by --api-key-env) is sent as a bearer token and never written.\n"
+	"variable named by --api-key-env) is sent as a bearer token and never written:\n"
+	"it and any user:password of the URL are replaced by *** wherever they would\n"
+	"be stored or shown, also when the server echoes them back.\n"
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
@@ -221,6 +224,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(&c->o, d);
+	redact_init(&c->secrets, c->o.api_key, c->o.base_url);
+	c->o.redact = &c->secrets;
 	if (!e && c->wait_ready)
 		e = wait_ready(c, d);
 	if (!e) {
@@ -243,8 +248,10 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	}
 	if (e && c->tty)
 		fprintf(stderr, "\r\033[K");
-	if (e)
+	if (e) {
+		redact_str(&c->secrets, d->msg);
 		status = cli_report("run", d);
+	}
 	run_free(r);
 	return status;
 }

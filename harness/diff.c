@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "jget.h"
+#include "keyset.h"
 #include "loadgate.h"
 #include "json.h"
 #include "md.h"
@@ -140,10 +141,27 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 
 /* ---- matching ---- */
 
+/* What matching needs of one record, kept instead of its tree so a journal
+ * of any size is compared in bounded memory. */
 struct keyed {
-	char *key;          /* owned */
-	const cJSON *rec;
-	size_t idx; /* position in the journal: equal keys keep file order */
+	char *key;          /* owned record_key */
+	char *id;           /* owned case id */
+	long repeat;
+	int has_seed;
+	double seed;
+	int pass;
+	char *failures;     /* owned JSON of transport.failures (failed only) */
+	char *reason;       /* owned first reason (failed only), or NULL */
+	int has_delta;
+	double delta;       /* audit.usage_delta */
+	char sha[72];       /* recall.prompt_sha256, or "" */
+	size_t idx;         /* position in the journal: equal keys keep file order */
+};
+
+/* The index of one run (grown by results_each's callback). */
+struct index {
+	struct keyed *k;
+	size_t n, cap;
 };
 
 static int cmp_keyed(const void *a, const void *b)
@@ -154,61 +172,108 @@ static int cmp_keyed(const void *a, const void *b)
 	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static void key_of(const cJSON *rec, char *out, size_t cap)
-{
-	const cJSON *seed = jget(rec, "seed");
-
-	record_key(jget(rec, "case")->valuestring, (long)jget_num(rec, "repeat"),
-		    cJSON_IsNumber(seed), cJSON_IsNumber(seed) ? (long)seed->valuedouble : 0,
-		    out, cap);
-}
-
-static void index_free(struct keyed *k, size_t n)
+static void index_free(struct index *ix)
 {
 	size_t i;
 
-	for (i = 0; k && i < n; i++)
-		mem_free(k[i].key);
-	mem_free(k);
-}
-
-/* The records of `recs`, keyed and sorted (equal keys in file order); NULL
- * when out of memory. Free with index_free. */
-static struct keyed *index_of(const cJSON *recs, size_t *n)
-{
-	size_t cap = (size_t)cJSON_GetArraySize(recs), i = 0;
-	struct keyed *k = mem_calloc(cap ? cap : 1, sizeof(*k));
-	char key[RECORD_KEY_MAX];
-	const cJSON *r;
-
-	*n = 0;
-	if (!k)
-		return NULL;
-	cJSON_ArrayForEach(r, recs) {
-		key_of(r, key, sizeof(key));
-		if (!(k[i].key = mem_strndup(key, strlen(key)))) {
-			index_free(k, i);
-			return NULL;
-		}
-		k[i].idx = i;
-		k[i++].rec = r;
+	for (i = 0; i < ix->n; i++) {
+		mem_free(ix->k[i].key);
+		mem_free(ix->k[i].id);
+		mem_free(ix->k[i].failures);
+		mem_free(ix->k[i].reason);
 	}
-	qsort(k, i, sizeof(*k), cmp_keyed);
-	*n = i;
-	return k;
+	mem_free(ix->k);
 }
 
-static const cJSON *find(const struct keyed *k, size_t n, const char *key)
+/* The reason a failed record gives first: its first grade reason, else the
+ * usage audit's numbers; NULL when it gives none. Owned. */
+static char *reason_of(const cJSON *rec)
 {
-	size_t lo = 0, hi = n;
+	const cJSON *r = cJSON_GetArrayItem(jget2(rec, "grade", "reasons"), 0);
+	char msg[128];
+
+	if (cJSON_IsString(r))
+		return mem_strndup(r->valuestring, strlen(r->valuestring));
+	if (!cJSON_IsFalse(jget2(rec, "audit", "ok")))
+		return NULL;
+	snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
+		 jget_num(jget(rec, "audit"), "usage_delta"), jget_num(jget(rec, "audit"), "tolerance"));
+	return mem_strndup(msg, strlen(msg));
+}
+
+/* Fills `k` from `rec`; 0 when out of memory. */
+static int keyed_of(const cJSON *rec, struct keyed *k)
+{
+	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
+	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
+	const char *id = jget(rec, "case")->valuestring;
+	char key[RECORD_KEY_MAX];
+
+	memset(k, 0, sizeof(*k));
+	record_key_of(rec, key, sizeof(key));
+	k->repeat = (long)jget_num(rec, "repeat");
+	k->has_seed = cJSON_IsNumber(seed);
+	k->seed = k->has_seed ? seed->valuedouble : 0;
+	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	k->has_delta = cJSON_IsNumber(dl);
+	k->delta = k->has_delta ? dl->valuedouble : 0;
+	if (cJSON_IsString(sha))
+		snprintf(k->sha, sizeof(k->sha), "%s", sha->valuestring);
+	if (!(k->key = mem_strndup(key, strlen(key))) || !(k->id = mem_strndup(id, strlen(id))))
+		return 0;
+	if (k->pass)
+		return 1;
+	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
+		return 0;
+	k->reason = reason_of(rec);
+	return 1;
+}
+
+/* results_each's callback: one record into the index. */
+static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct index *ix = ctx;
+
+	if (ix->n == ix->cap) {
+		size_t cap = ix->cap ? ix->cap * 2 : 256;
+		struct keyed *nk = mem_realloc(ix->k, cap * sizeof(*nk));
+		if (!nk)
+			return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+		ix->k = nk;
+		ix->cap = cap;
+	}
+	if (!keyed_of(rec, &ix->k[ix->n])) {
+		ix->n++; /* its owned parts are freed with the index */
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	}
+	ix->k[ix->n].idx = ix->n;
+	ix->n++;
+	return ERR_OK;
+}
+
+/* The records of run folder `dir`, keyed and sorted (equal keys in file
+ * order). */
+static enum err index_of(const char *dir, struct index *ix, struct diag *d)
+{
+	struct results_scan sc;
+	enum err e = results_each(dir, index_one, ix, &sc, d);
+
+	if (!e)
+		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	return e;
+}
+
+static const struct keyed *find(const struct index *ix, const char *key)
+{
+	size_t lo = 0, hi = ix->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(k[mid].key, key);
+		int c = strcmp(ix->k[mid].key, key);
 		if (c == 0) {
-			while (mid > 0 && !strcmp(k[mid - 1].key, key))
+			while (mid > 0 && !strcmp(ix->k[mid - 1].key, key))
 				mid--; /* the first recorded wins, as on --resume */
-			return k[mid].rec;
+			return &ix->k[mid];
 		}
 		if (c < 0)
 			lo = mid + 1;
@@ -218,80 +283,65 @@ static const cJSON *find(const struct keyed *k, size_t n, const char *key)
 	return NULL;
 }
 
-static int passed(const cJSON *rec)
-{
-	return !strcmp(jget(rec, "verdict")->valuestring, "pass");
-}
-
-/* A new {case, repeat, seed} object for `rec` (with failures and the first
- * reason taken from `why_from` when that is not NULL); NULL on failure. */
-static cJSON *attempt_ref(struct json_build *jb, const cJSON *rec, const cJSON *why_from)
+/* A new {case, repeat, seed} object for `k` (with its failures and first
+ * reason when `why`); NULL on failure. */
+static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
 {
 	cJSON *o = json_new_obj(jb);
-	const cJSON *r, *f;
 
-	json_add_str(jb, o, "case", jget(rec, "case")->valuestring);
-	json_add_num(jb, o, "repeat", jget_num(rec, "repeat"));
-	json_add_dup(jb, o, "seed", jget(rec, "seed"));
-	if (!why_from)
+	json_add_str(jb, o, "case", k->id);
+	json_add_num(jb, o, "repeat", (double)k->repeat);
+	json_add_item(jb, o, "seed", k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
+	if (!why)
 		return o;
-	if ((f = jget2(why_from, "transport", "failures")))
-		json_add_dup(jb, o, "failures", f);
-	r = cJSON_GetArrayItem(jget2(why_from, "grade", "reasons"), 0);
-	if (cJSON_IsString(r)) {
-		json_add_str(jb, o, "reason", r->valuestring);
-	} else if (cJSON_IsFalse(jget2(why_from, "audit", "ok"))) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
-			 jget_num(jget(why_from, "audit"), "usage_delta"),
-			 jget_num(jget(why_from, "audit"), "tolerance"));
-		json_add_str(jb, o, "reason", msg);
-	} else {
+	if (k->failures)
+		json_add_item(jb, o, "failures", cJSON_Parse(k->failures));
+	if (k->reason)
+		json_add_str(jb, o, "reason", k->reason);
+	else
 		json_add_null(jb, o, "reason");
-	}
 	return o;
 }
 
-/* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass, total}. */
-static void case_tally(struct json_build *jb, cJSON *cases, const char *id, int pa, int pb)
+/* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass,
+ * total}; `by_id` finds a case's object. */
+static void case_tally(struct json_build *jb, cJSON *cases, struct keyset *by_id,
+		       const char *id, int pa, int pb)
 {
 	static const char *const keys[3] = {"total", "a_pass", "b_pass"};
 	const int by[3] = {1, pa, pb};
-	cJSON *c;
+	cJSON *c = keyset_get(by_id, id);
 	int i;
 
-	cJSON_ArrayForEach(c, cases)
-		if (!strcmp(jget(c, "id")->valuestring, id))
-			break;
 	if (!c) {
 		c = json_add_obj(jb, cases, NULL);
 		json_add_str(jb, c, "id", id);
 		for (i = 0; i < 3; i++)
 			json_add_num(jb, c, keys[i], 0);
+		if (!jb->code && keyset_put(by_id, id, c, NULL))
+			jb->code = ERR_NOMEM;
 	}
 	for (i = 0; !jb->code && i < 3; i++)
 		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, keys[i]),
 				     jget_num(c, keys[i]) + by[i]);
 }
 
-/* A copy of `v` when it is a number, else null; NULL on failure. */
-static cJSON *num_or_null(const cJSON *v)
+static cJSON *delta_or_null(const struct keyed *k)
 {
-	return cJSON_IsNumber(v) ? cJSON_Duplicate(v, 0) : cJSON_CreateNull();
+	return k->has_delta ? cJSON_CreateNumber(k->delta) : cJSON_CreateNull();
 }
 
-static void usage_change(struct json_build *jb, cJSON *arr, const cJSON *ra, const cJSON *rb)
+static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *ka,
+			 const struct keyed *kb)
 {
-	const cJSON *da = jget2(ra, "audit", "usage_delta"), *db = jget2(rb, "audit", "usage_delta");
 	cJSON *o;
 
-	if (cJSON_IsNumber(da) && cJSON_IsNumber(db) && da->valuedouble == db->valuedouble)
+	if ((ka->has_delta && kb->has_delta && ka->delta == kb->delta) ||
+	    (!ka->has_delta && !kb->has_delta))
 		return;
-	if (!cJSON_IsNumber(da) && !cJSON_IsNumber(db))
-		return;
-	o = attempt_ref(jb, rb, NULL);
-	json_add_item(jb, o, "a", num_or_null(da));
-	json_add_item(jb, o, "b", num_or_null(db));
+	o = attempt_ref(jb, kb, 0);
+	json_add_item(jb, o, "a", delta_or_null(ka));
+	json_add_item(jb, o, "b", delta_or_null(kb));
 	json_add_item(jb, arr, NULL, o);
 }
 
@@ -300,18 +350,10 @@ struct match {
 	size_t prompt_differs; /* matched recall attempts whose documents differ */
 };
 
-/* Whether two matched recall attempts were sent different documents. */
-static int prompt_differs(const cJSON *ra, const cJSON *rb)
-{
-	const cJSON *pa = jget2(ra, "recall", "prompt_sha256"), *pb = jget2(rb, "recall", "prompt_sha256");
-
-	return cJSON_IsString(pa) && cJSON_IsString(pb) && strcmp(pa->valuestring, pb->valuestring);
-}
-
 /* Walks B's attempts against A's index; fills flips, cases, usage changes.
  * Stops at the first failed add (a case may then lack its fields). */
-static void match_runs(struct json_build *jb, const struct keyed *ka, size_t na,
-		       const struct keyed *kb, size_t nb, cJSON *diff, struct match *m)
+static void match_runs(struct json_build *jb, const struct index *ia,
+		       const struct index *ib, cJSON *diff, struct match *m)
 {
 	cJSON *flips = json_add_obj(jb, diff, "flips");
 	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
@@ -319,36 +361,36 @@ static void match_runs(struct json_build *jb, const struct keyed *ka, size_t na,
 	cJSON *cases = json_add_arr(jb, diff, "cases");
 	cJSON *usage = json_add_arr(jb, diff, "usage_changes");
 	cJSON *onlyb = json_add_arr(jb, diff, "only_b_failed");
+	struct keyset by_id;
 	size_t i;
 
-	for (i = 0; !jb->code && i < nb; i++) {
-		const cJSON *ra, *rb = kb[i].rec;
-		int pa, pb;
-		if (i && !strcmp(kb[i].key, kb[i - 1].key))
+	keyset_init(&by_id);
+	for (i = 0; !jb->code && i < ib->n; i++) {
+		const struct keyed *ra, *rb = &ib->k[i];
+		if (i && !strcmp(rb->key, ib->k[i - 1].key))
 			continue;
-		if (!(ra = find(ka, na, kb[i].key))) {
+		if (!(ra = find(ia, rb->key))) {
 			m->only_b++;
-			if (!passed(rb)) {
+			if (!rb->pass) {
 				m->only_b_failed++;
-				json_add_item(jb, onlyb, NULL, attempt_ref(jb, rb, rb));
+				json_add_item(jb, onlyb, NULL, attempt_ref(jb, rb, 1));
 			}
 			continue;
 		}
-		pa = passed(ra);
-		pb = passed(rb);
 		m->matched++;
-		m->a_pass += pa;
-		m->b_pass += pb;
-		if (pa && !pb)
-			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, rb));
-		else if (!pa && pb)
-			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, NULL));
-		case_tally(jb, cases, jget(rb, "case")->valuestring, pa, pb);
+		m->a_pass += ra->pass;
+		m->b_pass += rb->pass;
+		if (ra->pass && !rb->pass)
+			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, 1));
+		else if (!ra->pass && rb->pass)
+			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, 0));
+		case_tally(jb, cases, &by_id, rb->id, ra->pass, rb->pass);
 		usage_change(jb, usage, ra, rb);
-		m->prompt_differs += prompt_differs(ra, rb);
+		m->prompt_differs += ra->sha[0] && rb->sha[0] && strcmp(ra->sha, rb->sha);
 	}
-	for (i = 0; i < na; i++)
-		if (!(i && !strcmp(ka[i].key, ka[i - 1].key)) && !find(kb, nb, ka[i].key))
+	keyset_release(&by_id);
+	for (i = 0; i < ia->n; i++)
+		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key))
 			m->only_a++;
 }
 
@@ -428,6 +470,36 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	cJSON_ArrayForEach(c, jget(diff, "cases"))
 		add_ab(jb, c, rate3(jb, jget_num(c, "a_pass"), jget_num(c, "total")),
 		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
+}
+
+/* One side's "INCOMPLETE: done/planned" into `out` when its summary says the
+ * run is incomplete; returns whether it did. */
+static int incomplete(const cJSON *summary, const char *side, char *out, size_t cap)
+{
+	const cJSON *a = jget(summary, "attempts");
+
+	if (!cJSON_IsFalse(jget(a, "complete")))
+		return 0;
+	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded", side,
+		 jget_num(a, "planned_done"), jget_num(a, "planned"));
+	return 1;
+}
+
+/* diff["incomplete"]: why no gate may pass on these runs, or null. */
+static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			   const cJSON *sb, const struct match *m)
+{
+	char a[160] = "", b[160] = "", why[400];
+
+	incomplete(sa, "A", a, sizeof(a));
+	incomplete(sb, "B", b, sizeof(b));
+	if (a[0] || b[0])
+		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
+	else if (!m->matched)
+		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)");
+	else
+		why[0] = '\0';
+	json_add_item(jb, diff, "incomplete", why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
 }
 
 static const cJSON *depth_row(const cJSON *s, double depth)
@@ -513,10 +585,9 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 		   cJSON **out, struct diag *d)
 {
 	cJSON *sa = NULL, *sb = NULL, *diff = NULL;
-	struct keyed *ka = NULL, *kb = NULL;
+	struct index ia = {0}, ib = {0};
 	struct json_build jb;
 	struct match m;
-	size_t na = 0, nb = 0;
 	enum err e;
 
 	*out = NULL;
@@ -524,17 +595,14 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 	json_build_init(&jb);
 	if ((e = report_summary(a, &sa, d)) || (e = report_summary(b, &sb, d)))
 		goto out;
-	ka = index_of(a->records, &na);
-	kb = index_of(b->records, &nb);
-	if (!ka || !kb) {
-		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	if ((e = index_of(a->dir, &ia, d)) || (e = index_of(b->dir, &ib, d)))
 		goto out;
-	}
 	diff = json_new_obj(&jb);
 	json_add_num(&jb, diff, "needle_diff", 1);
 	add_sides(&jb, diff, sa, sb);
-	match_runs(&jb, ka, na, kb, nb, diff, &m);
+	match_runs(&jb, &ia, &ib, diff, &m);
 	add_overall(&jb, diff, sa, sb, &m);
+	add_incomplete(&jb, diff, sa, sb, &m);
 	add_recall(&jb, diff, sa, sb);
 	add_latency(&jb, diff, sa, sb);
 	json_add_item(&jb, diff, "summary_a", sa);
@@ -549,8 +617,8 @@ out:
 	cJSON_Delete(sa);
 	cJSON_Delete(sb);
 	cJSON_Delete(diff);
-	index_free(ka, na);
-	index_free(kb, nb);
+	index_free(&ia);
+	index_free(&ib);
 	return e;
 }
 
@@ -657,6 +725,19 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	return 0;
 }
 
+enum err diff_gate_check(const cJSON *diff, const struct diff_gate *g,
+			 struct diag *d)
+{
+	const cJSON *c;
+
+	if (strcmp(g->name, "pass_rate") || !g->arg[0] || case_b(diff, g->arg))
+		return ERR_OK;
+	cJSON_ArrayForEach(c, jget2(diff, "summary_a", "cases"))
+		if (!strcmp(jget(c, "id")->valuestring, g->arg))
+			return ERR_OK;
+	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
+}
+
 /* A load gate (loadgate.h); ttft_p50_ratio and e2e_p50_ratio are also
  * latency gates, and mean the load cells when @ARG names one or a run has
  * any. */
@@ -672,11 +753,12 @@ static int is_load_gate(const cJSON *diff, const struct diff_gate *g)
 	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
 }
 
-enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
-			struct diag *d)
+enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomplete,
+			int *ok, struct diag *d)
 {
 	struct json_build jb;
 	cJSON *o;
+	const cJSON *inc = jget(diff, "incomplete");
 	char why[640] = "";
 	double v = 0;
 	int have;
@@ -696,6 +778,11 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 		*ok = have && diff_holds(v, g->op, g->value);
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
+	}
+	if (cJSON_IsString(inc) && !allow_incomplete) {
+		*ok = 0;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s (--allow-incomplete to gate anyway)",
+			 why[0] ? "; fails: " : "", inc->valuestring);
 	}
 	json_build_init(&jb);
 	o = json_new_obj(&jb);
@@ -746,6 +833,9 @@ static enum err sec_head(const cJSON *diff, struct buf *b)
 				jget2(diff, "b", "dir")->valuestring,
 				cJSON_IsString(mb) ? mb->valuestring : "-");
 
+	if (!e && cJSON_IsString(jget(diff, "incomplete")))
+		e = buf_printf(b, "\n**INCOMPLETE:** %s; no gate passes.\n",
+			       jget(diff, "incomplete")->valuestring);
 	cJSON_ArrayForEach(w, jget(diff, "warnings"))
 		if (!e)
 			e = buf_printf(b, "\n**warning:** %s", w->valuestring);

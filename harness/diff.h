@@ -1,6 +1,7 @@
 /*
  * diff — two run folders compared like with like. Attempts are matched by
- * their key (case id, repeat, seed: record_key); only matched attempts are
+ * their key (case id, repeat, seed: record_key), each journal read as a
+ * stream into a compact entry per record; only matched attempts are
  * compared for flips, per-case pass rates and usage-delta changes, and the
  * attempts found in one run only are counted. Recall by depth and latency
  * percentiles come from each run's report summary (all of its attempts), with
@@ -29,7 +30,11 @@
  *	                     B has
  *
  * A gate whose metric has no data (no samples, a case or depth absent, a
- * ratio over 0) fails, and says so.
+ * ratio over 0) fails, and says so. Every gate fails, with the reason, when
+ * either run is incomplete (fewer attempts recorded than its manifest
+ * planned: record_plan_done) or no attempt matched, unless the caller allows
+ * incomplete runs; a run whose manifest has no plan counts as complete. A
+ * gate on a case that is in neither run is a usage error (diff_gate_check).
  */
 #ifndef NEEDLE_DIFF_H
 #define NEEDLE_DIFF_H
@@ -64,14 +69,22 @@ int diff_holds(double v, enum diff_op op, double want);
 enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d);
 
 /* Compares runs `a` and `b` (borrowed) and returns a new cJSON object (caller
- * owns) holding the comparison. ERR_NOMEM only. */
+ * owns) holding the comparison; its "incomplete" is why no gate may pass (a
+ * run incomplete, no attempt matched) or null. ERR_NOMEM only. */
 enum err diff_runs(const struct report_run *a, const struct report_run *b,
 		   cJSON **out, struct diag *d);
 
+/* ERR_USAGE when gate `g` names a case (pass_rate@CASE) that neither run of
+ * the comparison `diff` has. */
+enum err diff_gate_check(const cJSON *diff, const struct diff_gate *g,
+			 struct diag *d);
+
 /* Evaluates gate `g` on a comparison and appends {"gate", "ok", "value",
- * "detail"} to its "gates" array; *ok = 1 when it holds. ERR_NOMEM only. */
-enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
-			struct diag *d);
+ * "detail"} to its "gates" array; *ok = 1 when it holds (never when
+ * diff["incomplete"] says why not, unless `allow_incomplete`). ERR_NOMEM
+ * only. */
+enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomplete,
+			int *ok, struct diag *d);
 
 /* Renders a comparison (gates included) as Markdown, appended to `out`. */
 enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d);

@@ -1,6 +1,6 @@
 /*
  * jget — lenient reads of a borrowed cJSON document whose shape the reader
- * mostly trusts (a summary it built, a record results_read_all validated):
+ * mostly trusts (a summary it built, a record results_each validated):
  * a missing key or a NULL parent reads as NULL, a missing or non-number
  * value as 0, so a chain of reads needs no check at every step.
  */

@@ -142,8 +142,18 @@ void json_add_strn(struct json_build *jb, cJSON *to, const char *key, const char
 {
 	struct buf b;
 
-	if (!s || !memchr(s, '\0', n)) {
+	if (!s) {
 		json_add_str(jb, to, key, s);
+		return;
+	}
+	if (!memchr(s, '\0', n)) { /* n bytes, which need not end the string */
+		char *head = can_add(jb, to, key) ? mem_strndup(s, n) : NULL;
+
+		if (head)
+			json_add_str(jb, to, key, head);
+		else if (!jb->code)
+			fail(jb, ERR_NOMEM, key, NULL);
+		mem_free(head);
 		return;
 	}
 	if (!can_add(jb, to, key))

@@ -79,7 +79,7 @@ cJSON *json_new_arr(struct json_build *jb);
 void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char *s);
 /* Adds the `n` bytes at `s` as a string, NUL bytes included (escaped as
  * \u0000: the value is then a raw literal, printed as is); without a NUL it is
- * json_add_str. */
+ * json_add_str of those n bytes (s need not end there). */
 void json_add_strn(struct json_build *jb, cJSON *to, const char *key, const char *s,
 		   size_t n);
 void json_add_num(struct json_build *jb, cJSON *to, const char *key, double v);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "mem.h"
 #include "record.h"
 
 void record_key(const char *id, long repeat, int has_seed, long seed,
@@ -217,6 +218,28 @@ static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
 
 /* http_status ... tool_calls, request_sha256: what a record and a round
  * summary both say about a response. */
+/* o[key] = the first RECORD_TEXT_MAX bytes of `text` (`len` bytes), cut at a
+ * UTF-8 character boundary; when cut, o[key "_cut"] = {bytes, kept}. */
+static void add_text(struct json_build *jb, cJSON *o, const char *key,
+		     const char *text, size_t len)
+{
+	size_t kept = RECORD_TEXT_MAX;
+	char cutkey[64];
+	cJSON *c;
+
+	if (len <= RECORD_TEXT_MAX) {
+		json_add_strn(jb, o, key, text, len); /* whole: NUL bytes kept */
+		return;
+	}
+	while (kept > 0 && ((unsigned char)text[kept] & 0xC0) == 0x80)
+		kept--; /* text[kept] starts the first character left out */
+	json_add_strn(jb, o, key, text, kept);
+	snprintf(cutkey, sizeof(cutkey), "%s_cut", key);
+	c = json_add_obj(jb, o, cutkey);
+	json_add_num(jb, c, "bytes", (double)len);
+	json_add_num(jb, c, "kept", (double)kept);
+}
+
 static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
 {
 	json_add_int(jb, o, "http_status", a->http_status);
@@ -224,8 +247,8 @@ static void add_response(struct json_build *jb, cJSON *o, const struct record_at
 	add_usage(jb, o, a->st);
 	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
 		    ? a->st->finish_reason.data : NULL);
-	json_add_strn(jb, o, "content", a->st->content.data, a->st->content.len);
-	json_add_strn(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
+	add_text(jb, o, "content", a->st->content.data, a->st->content.len);
+	add_text(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
 	if (a->tool_calls)
 		json_add_dup(jb, o, "tool_calls", a->tool_calls);
 	else
@@ -397,20 +420,130 @@ enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
+enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *p;
+
+	json_build_init(&jb);
+	p = json_new_obj(&jb);
+	json_add_int(&jb, p, "attempts", cJSON_GetArraySize(keys));
+	json_add_item(&jb, p, "keys", keys);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "planned");
+	json_add_item(&jb, manifest, "planned", p);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
+void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      long long *planned, long long *done)
+{
+	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(manifest, "planned"), "keys");
+	const cJSON *it;
+
+	*planned = -1;
+	*done = 0;
+	if (!cJSON_IsArray(keys))
+		return;
+	*planned = 0;
+	cJSON_ArrayForEach(it, keys) {
+		(*planned)++;
+		*done += cJSON_IsString(it) && keyset_has(recorded, it->valuestring);
+	}
+}
+
+/* What --resume requires to be unchanged: manifest path, what to call it. */
+static const char *const same_on_resume[][4] = {
+	{"suite", "sha256", NULL, "the suite (SHA-256)"},
+	{"endpoint", "base_url", NULL, "the endpoint"},
+	{"endpoint", "served_model", NULL, "the served model"},
+	{"endpoint", "server", "kind_guess", "the server flavour"},
+	{"tokenizer", "sha256", NULL, "the tokenizer (SHA-256)"},
+	{"template", "sha256", NULL, "the template (SHA-256)"},
+	{"template", "server", NULL, "the server whose message preparation the audit renders"},
+	{"options", "server", NULL, "option '--server'"},
+};
+
+/* The value at path p[0..2] of `m` (NULL when absent). */
+static const cJSON *at_path(const cJSON *m, const char *const *p)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, p[0]);
+	int i;
+
+	for (i = 1; i < 3 && p[i] && v; i++)
+		v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, p[i]) : NULL;
+	return v;
+}
+
+/* `v` as short JSON text ("absent" when NULL). */
+static void short_json(const cJSON *v, char *out, size_t cap)
+{
+	char *t = v ? cJSON_PrintUnformatted(v) : NULL;
+
+	snprintf(out, cap, "%s", v ? (t ? t : "?") : "absent");
+	if (strlen(out) + 1 == cap && cap > 4)
+		memcpy(out + cap - 4, "...", 4);
+	cJSON_free(t);
+}
+
+/* The plan of a resumed run: the old plan's keys, then this run's new ones
+ * (a narrower --case never makes a run look complete). */
+static enum err merge_plan(cJSON *manifest, const cJSON *old, struct diag *d)
+{
+	const cJSON *was = at_path(old, (const char *const[]){"planned", "keys", NULL});
+	const cJSON *now = at_path(manifest, (const char *const[]){"planned", "keys", NULL});
+	struct json_build jb;
+	struct keyset seen;
+	cJSON *keys;
+	const cJSON *it;
+	int pass;
+	enum err e = ERR_OK;
+
+	if (!cJSON_IsArray(was) || !cJSON_IsArray(now))
+		return ERR_OK;
+	keyset_init(&seen);
+	json_build_init(&jb);
+	keys = json_new_arr(&jb);
+	for (pass = 0; pass < 2; pass++) {
+		const cJSON *from = pass ? now : was;
+		cJSON_ArrayForEach(it, from) {
+			int added = 0;
+			if (cJSON_IsString(it) && !e && !(e = keyset_add(&seen, it->valuestring, &added, d)) &&
+			    added)
+				json_add_str(&jb, keys, NULL, it->valuestring);
+		}
+	}
+	keyset_release(&seen);
+	if (e) {
+		cJSON_Delete(keys);
+		return e;
+	}
+	if (json_build_end(&jb, &keys, "the plan", d))
+		return d->code;
+	return record_manifest_plan(manifest, keys, d);
+}
+
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d)
 {
-	const cJSON *suite = cJSON_GetObjectItemCaseSensitive(manifest, "suite");
-	const cJSON *now = cJSON_GetObjectItemCaseSensitive(suite, "sha256");
-	const cJSON *sha = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(old, "suite"), "sha256");
+	size_t i;
 
-	if (cJSON_IsString(sha) && cJSON_IsString(now) && strcmp(sha->valuestring, now->valuestring))
+	for (i = 0; old && i < sizeof(same_on_resume) / sizeof(same_on_resume[0]); i++) {
+		const char *const *p = same_on_resume[i];
+		const cJSON *was = at_path(old, p), *now = at_path(manifest, p);
+		char a[100], b[100];
+		if (!cJSON_GetObjectItemCaseSensitive(old, p[0]) ||
+		    (was && now && cJSON_Compare(was, now, 1)) || (!was && !now))
+			continue; /* a field an older needle did not write is no change */
+		short_json(was, a, sizeof(a));
+		short_json(now, b, sizeof(b));
 		return diag_fail(d, ERR_USAGE,
-				 "cannot resume '%s': the suite changed since the run started (SHA-256 %.12s..., now %.12s...)",
-				 dir, sha->valuestring, now->valuestring);
-	if (cJSON_GetObjectItemCaseSensitive(old, "started_at"))
-		return replace(manifest, "started_at",
-			       cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d);
-	return ERR_OK;
+				 "cannot resume '%s': %s changed since the run started (was %s, now %s); resume with the same, or pass another --out",
+				 dir, p[3], a, b);
+	}
+	if (cJSON_GetObjectItemCaseSensitive(old, "started_at") &&
+	    replace(manifest, "started_at",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d))
+		return d->code;
+	return merge_plan(manifest, old, d);
 }

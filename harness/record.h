@@ -3,7 +3,7 @@
  * read here only: the results.jsonl record of one attempt, the round summary
  * of a tool conversation, and manifest.json. results.h keeps the files (the
  * journal's lines, durability, the raw bytes); report and diff read records
- * through results_read_all, which accepts a line only when record_problem
+ * through results_each, which accepts a line only when record_problem
  * does.
  *
  * A record (one JSON object): case, kind, repeat, seed (number or null),
@@ -18,6 +18,11 @@
  * grade all passed.
  *
  * An attempt is keyed by (case id, repeat, seed): record_key.
+ *
+ * A record keeps at most RECORD_TEXT_MAX bytes of content and of reasoning
+ * (cut at a character boundary); a cut text says so in "content_cut" /
+ * "reasoning_cut" {bytes: the whole length, kept}, and the whole answer stays
+ * in raw/ (grading always sees all of it).
  */
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
@@ -29,10 +34,13 @@
 #include "audit.h"
 #include "err.h"
 #include "grade.h"
+#include "keyset.h"
 #include "stream.h"
 #include "suite.h"
 #include "tok.h"
 #include "tpl.h"
+
+#define RECORD_TEXT_MAX ((size_t)1 << 20) /* bytes of content, of reasoning */
 
 /* What one attempt's record is made of (all borrowed). */
 struct record_attempt {
@@ -135,9 +143,23 @@ cJSON *record_manifest_new(struct record_manifest *m);
  * recorded_before}. ERR_NOMEM. */
 enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
 			     size_t fail, size_t recorded_before, struct diag *d);
-/* On --resume: ERR_USAGE when the folder `dir`'s manifest `old` (NULL when it
- * had none) was started with another suite than `manifest`; else keeps old's
- * started_at in `manifest` (ERR_NOMEM). */
+/* Sets "planned" {attempts, keys}: every attempt this run's options select,
+ * as record_key strings in run order (`keys`, an array of strings, is taken,
+ * also on failure). A run is complete when every planned key has a record.
+ * ERR_NOMEM. */
+enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
+/* How far a journal whose attempt keys are `recorded` got through
+ * `manifest`'s plan: *planned = its attempts and *done = how many of its keys
+ * have a record; *planned = -1 when the manifest (or NULL) has no plan. */
+void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      long long *planned, long long *done);
+/* On --resume: ERR_USAGE, naming the first difference with both values, when
+ * the folder `dir`'s manifest `old` (NULL when it had none) differs from
+ * `manifest` in what makes the same experiment: suite SHA-256, endpoint base
+ * URL, served model, server flavour, tokenizer or template SHA-256, the
+ * server the audit renders as, or --server; else keeps old's started_at and
+ * makes the plan old's keys followed by the new ones of `manifest` (another
+ * --case or --repeat adds attempts, never drops planned ones). ERR_NOMEM. */
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				const char *dir, struct diag *d);
 

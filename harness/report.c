@@ -15,6 +15,7 @@
 #include "json.h"
 #include "md.h"
 #include "mem.h"
+#include "record.h"
 #include "report.h"
 #include "results.h"
 #include "rows.h"
@@ -31,9 +32,27 @@ static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 
 /* ---- loading ---- */
 
+/* results_each's callback of report_load: keeps the attempt key. */
+static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct report_run *r = ctx;
+	char key[RECORD_KEY_MAX];
+
+	record_key_of(rec, key, sizeof(key));
+	if ((!r->all && !(r->all = cJSON_CreateArray())) ||
+	    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1)))
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
+	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
+	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	return keyset_add(&r->keys, key, NULL, d);
+}
+
 enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 {
 	struct report_run *r;
+	struct results_scan sc = {0};
 	enum err e;
 
 	*out = NULL;
@@ -42,9 +61,12 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 		mem_free(r);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
+	keyset_init(&r->keys);
 	e = results_read_manifest(dir, &r->manifest, d);
 	if (!e)
-		e = results_read_all(dir, &r->records, &r->torn_bytes, d);
+		e = results_each(dir, load_key, r, &sc, d);
+	r->records = sc.records;
+	r->torn_bytes = sc.torn_bytes;
 	if (e)
 		report_run_free(r);
 	else
@@ -57,7 +79,9 @@ void report_run_free(struct report_run *r)
 	if (!r)
 		return;
 	cJSON_Delete(r->manifest);
-	cJSON_Delete(r->records);
+	keyset_release(&r->keys);
+	cJSON_Delete(r->all);
+	cJSON_Delete(r->load_records);
 	mem_free(r->dir);
 	mem_free(r);
 }
@@ -78,6 +102,7 @@ struct lenlat {
 struct acc {
 	cJSON *s;            /* the summary being built */
 	cJSON *cases;        /* array of case objects, first-seen order */
+	struct keyset by_id; /* case id -> its object in `cases` */
 	struct stats_vec timing[NTIMINGS];
 	struct stats_vec deltas;  /* usage_delta samples */
 	struct cell *cells;
@@ -104,12 +129,13 @@ static void bump(struct acc *A, cJSON *o, const char *key, double by)
 
 static cJSON *case_of(struct acc *A, const char *id, const char *kind)
 {
-	cJSON *c;
+	cJSON *c = keyset_get(&A->by_id, id);
 
-	cJSON_ArrayForEach(c, A->cases)
-		if (!strcmp(jget(c, "id")->valuestring, id))
-			return c;
+	if (c)
+		return c;
 	c = json_add_obj(&A->jb, A->cases, NULL);
+	if (c && keyset_put(&A->by_id, id, c, NULL))
+		A->oom = 1;
 	json_add_str(&A->jb, c, "id", id);
 	json_add_str(&A->jb, c, "kind", kind);
 	json_add_num(&A->jb, c, "total", 0);
@@ -521,6 +547,18 @@ static void acc_release(struct acc *A)
 		stats_vec_release(&A->ll[i].e2e);
 	}
 	mem_free(A->ll);
+	keyset_release(&A->by_id);
+}
+
+/* planned, planned_done and complete (null without a plan: record.h). */
+static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
+{
+	long long planned, done;
+
+	record_plan_done(r->manifest, &r->keys, &planned, &done);
+	json_add_item(&A->jb, o, "planned", planned < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)planned));
+	json_add_num(&A->jb, o, "planned_done", (double)done);
+	json_add_item(&A->jb, o, "complete", planned < 0 ? cJSON_CreateNull() : cJSON_CreateBool(done == planned));
 }
 
 /* Whether the manifest says the run stopped before its plan was done: it was
@@ -545,6 +583,7 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	add_rate(jb, o, A->pass, A->total);
 	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
 	json_add_bool(jb, o, "incomplete", incomplete(r->manifest));
+	add_plan(A, o, r);
 	st = json_add_obj(jb, A->s, "fail_stages");
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);
@@ -556,6 +595,18 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	}
 }
 
+/* results_each's callback of report_summary. */
+static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct acc *A = ctx;
+
+	(void)d;
+	/* a failed add may leave a case without its fields: stop at once */
+	if (!A->jb.code && !A->oom)
+		take_record(A, rec);
+	return ERR_OK;
+}
+
 /* "load": the cells of the run's load cases (loadcells.h), when it has any. */
 static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 {
@@ -563,7 +614,7 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 
 	if (A->jb.code || A->oom)
 		return;
-	if (loadcells_build(r->records, &load, d))
+	if (r->load_records && loadcells_build(r->load_records, &load, d))
 		A->oom = 1;
 	else if (load)
 		json_add_item(&A->jb, A->s, "load", load);
@@ -572,7 +623,7 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
-	const cJSON *rec;
+	struct results_scan sc;
 	enum err e;
 
 	memset(&A, 0, sizeof(A));
@@ -584,17 +635,19 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	A.cases = json_new_arr(&A.jb);
 	json_add_obj(&A.jb, A.s, "failure_codes");
 	json_add_obj(&A.jb, A.s, "finish_reasons");
-	/* a failed add may leave a case without its fields: stop at once */
-	cJSON_ArrayForEach(rec, r->records)
-		if (!A.jb.code && !A.oom)
-			take_record(&A, rec);
+	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
+		acc_release(&A);
+		cJSON_Delete(A.cases); /* not yet in A.s */
+		cJSON_Delete(A.s);
+		return e;
+	}
 	add_totals(&A, r);
 	json_add_item(&A.jb, A.s, "cases", A.cases);
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
 	add_load(&A, r, d);
-	why_summarise(r->records, r->manifest, r->dir, &A.jb, A.s);
+	why_summarise(r->all, r->manifest, r->dir, &A.jb, A.s);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -656,8 +709,14 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 	const cJSON *run = jget(s, "run");
 	char tmp[64];
 	size_t i;
-	enum err e = buf_printf(b, "# needle report: %s\n\n| fact | value |\n|---|---|\n",
-				jget(run, "dir")->valuestring);
+	const cJSON *a = jget(s, "attempts");
+	enum err e = buf_printf(b, "# needle report: %s\n\n", jget(run, "dir")->valuestring);
+
+	if (!e && cJSON_IsFalse(jget(a, "complete")))
+		e = buf_printf(b, "**INCOMPLETE: %.0f/%.0f** planned attempts recorded; no gate passes on this run.\n\n",
+			       jget_num(a, "planned_done"), jget_num(a, "planned"));
+	if (!e)
+		e = buf_puts(b, "| fact | value |\n|---|---|\n");
 
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
@@ -1101,7 +1160,7 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 	if ((e = report_summary(r, &f->summary, d)) ||
 	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
 	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
-	    (e = rows_csv(r->records, r->dir, &f->csv, d)))
+	    (e = rows_csv(r->all, r->dir, &f->csv, d)))
 		report_files_release(f);
 	return e;
 }

@@ -9,8 +9,9 @@
  * The summary is one cJSON object (written as RUN_DIR/summary.json); the
  * Markdown and the recall heatmap PNG are rendered from it alone, so they
  * always agree; the per-attempt CSV (rows.h) is the records it was computed
- * from. Records are read with results_read_all (a torn last line
- * is skipped, as --resume does).
+ * from. Records are read one at a time with results_each (a
+ * torn last line is skipped, as --resume does), kept in `all` for the
+ * Failures section (why.h) and the CSV (rows.h).
  *
  * Conventions:
  *  - percentiles and pass-rate intervals are stats.h's (nearest-rank; 95%
@@ -28,24 +29,32 @@
 
 #include "buf.h"
 #include "err.h"
+#include "keyset.h"
 
 /* A run folder read back. */
 struct report_run {
 	char *dir;         /* owned copy of RUN_DIR */
 	cJSON *manifest;   /* owned; NULL when the folder has no manifest.json */
-	cJSON *records;    /* owned array of result records, file order */
+	struct keyset keys; /* the attempt keys recorded */
+	size_t records;    /* records in results.jsonl */
+	cJSON *all;        /* owned array of every record, for the Failures
+			      section (why.h) and the per-attempt rows (rows.h) */
+	cJSON *load_records; /* owned array of the records with "load"
+				(loadcells.h: a load case's rounds), or NULL */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
 };
 
-/* Reads RUN_DIR (manifest.json if present, results.jsonl required) into a
- * new run the caller frees with report_run_free. ERR_INPUT for a malformed
- * line (file, line, reason); ERR_IO when results.jsonl cannot be read. */
+/* Reads RUN_DIR's manifest.json if present and checks results.jsonl
+ * (required) line by line, keeping its attempt keys, into a new run the
+ * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
+ * line, reason); ERR_IO when results.jsonl cannot be read. */
 enum err report_load(const char *dir, struct report_run **out, struct diag *d);
 /* Frees the run. Accepts NULL. */
 void report_run_free(struct report_run *r);
 
-/* Builds the summary of `r` (borrowed) as a new cJSON object the caller
- * owns. ERR_NOMEM only. */
+/* Builds the summary of `r` (borrowed), reading its results.jsonl again as a
+ * stream, as a new cJSON object the caller owns. ERR_NOMEM; as report_load
+ * when the journal cannot be read again. */
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d);
 
 /* Renders a summary (borrowed) as Markdown, appended to `out`: the run's

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,33 +19,27 @@
 
 #define PATHBUF 4096
 
-static enum err add_key(struct results *r, const char *key, struct diag *d)
-{
-	char *k;
-
-	if (r->nkeys == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		char **nk = mem_realloc(r->keys, cap * sizeof(*nk));
-		if (!nk)
-			return diag_fail(d, ERR_NOMEM, "out of memory reading results");
-		r->keys = nk;
-		r->cap = cap;
-	}
-	k = mem_strndup(key, strlen(key));
-	if (!k)
-		return diag_fail(d, ERR_NOMEM, "out of memory reading results");
-	r->keys[r->nkeys++] = k;
-	return ERR_OK;
-}
-
 int results_has(const struct results *r, const char *key)
 {
-	size_t i;
+	return keyset_has(&r->keys, key);
+}
 
-	for (i = 0; i < r->nkeys; i++)
-		if (!strcmp(r->keys[i], key))
-			return 1;
-	return 0;
+/* results_each's callback on --resume: keeps the key, counts the verdict. */
+static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct results *r = ctx;
+	char key[RECORD_KEY_MAX];
+	int added;
+	enum err e;
+
+	record_key_of(rec, key, sizeof(key));
+	if ((e = keyset_add(&r->keys, key, &added, d)) || !added)
+		return e;
+	if (record_passed(rec))
+		r->prior_pass++;
+	else
+		r->prior_fail++;
+	return ERR_OK;
 }
 
 /* Parses one journal line into *rec; text that is no JSON leaves *rec NULL
@@ -62,48 +58,17 @@ static enum err parse_line(const char *text, size_t len, cJSON **rec,
 /* Loads the keys of a journal; cuts off a torn last line. */
 static enum err load(struct results *r, const char *path, struct diag *d)
 {
-	struct buf b;
-	size_t pos = 0, line = 0;
-	char key[RECORD_KEY_MAX];
-	enum err e;
+	struct results_scan sc;
+	enum err e = results_each(r->dir, load_one, r, &sc, d);
 
-	buf_init(&b, BUF_MAX_DEFAULT);
-	e = io_read_file(path, &b, d);
-	while (!e && pos < b.len) {
-		char *nl = memchr(b.data + pos, '\n', b.len - pos);
-		size_t end = nl ? (size_t)(nl - b.data) : b.len;
-		cJSON *rec = NULL;
-		int ok, pass;
-
-		/* Out of memory is no verdict on the line: never cut it for that. */
-		if (nl && (e = parse_line(b.data + pos, end - pos, &rec, path, d)))
-			break;
-		ok = rec && record_key_of(rec, key, sizeof(key));
-		pass = record_passed(rec);
-		line++;
-		cJSON_Delete(rec);
-		if (!ok && end + 1 >= b.len) { /* torn or garbled last line */
-			r->torn_bytes = b.len - pos;
-			if (ftruncate(r->fd, (off_t)pos) != 0 || fsync(r->fd) != 0)
-				e = diag_fail(d, ERR_IO, "cannot repair '%s': %s", path,
-					      strerror(errno));
-			break;
-		}
-		if (!ok)
-			e = diag_fail(d, ERR_INPUT,
-				      "cannot resume from '%s': line %zu is not a needle result record",
-				      path, line);
-		else if (!results_has(r, key)) {
-			e = add_key(r, key, d);
-			if (pass)
-				r->prior_pass++;
-			else
-				r->prior_fail++;
-		}
-		pos = end + 1;
+	if (e) {
+		diag_prefix(d, "cannot resume");
+		return e;
 	}
-	buf_release(&b);
-	return e;
+	r->torn_bytes = sc.torn_bytes;
+	if (sc.torn_bytes && (ftruncate(r->fd, sc.torn_at) != 0 || fsync(r->fd) != 0))
+		return diag_fail(d, ERR_IO, "cannot repair '%s': %s", path, strerror(errno));
+	return ERR_OK;
 }
 
 static enum err join_path(char *out, const char *dir, const char *name,
@@ -114,6 +79,28 @@ static enum err join_path(char *out, const char *dir, const char *name,
 	if (n < 0 || n >= PATHBUF)
 		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
 	return ERR_OK;
+}
+
+/* Takes RUN_DIR/.lock for this process (flock: released by the kernel when
+ * the process ends, however it ends). */
+static enum err lock(struct results *r, struct diag *d)
+{
+	char path[PATHBUF];
+	enum err e = join_path(path, r->dir, ".lock", d);
+
+	if (e)
+		return e;
+	r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (r->lock_fd < 0)
+		return diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", r->dir,
+				 strerror(errno));
+	if (flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return ERR_OK;
+	if (errno == EWOULDBLOCK)
+		return diag_fail(d, ERR_USAGE,
+				 "results folder '%s' is in use by another needle run (it holds '%s'); wait for it or pass another --out",
+				 r->dir, path);
+	return diag_fail(d, ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
 }
 
 enum err results_open(const char *dir, int resume, struct results **out,
@@ -130,8 +117,10 @@ enum err results_open(const char *dir, int resume, struct results **out,
 		mem_free(r);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
-	r->fd = -1;
-	if ((e = io_mkdirs(dir, d)) || (e = join_path(path, dir, "raw", d)) ||
+	r->fd = r->lock_fd = -1;
+	keyset_init(&r->keys);
+	if ((e = io_mkdirs(dir, d)) || (e = lock(r, d)) ||
+	    (e = join_path(path, dir, "raw", d)) ||
 	    (e = io_mkdirs(path, d)) ||
 	    (e = join_path(path, dir, "results.jsonl", d)))
 		goto out;
@@ -159,15 +148,13 @@ out:
 
 void results_free(struct results *r)
 {
-	size_t i;
-
 	if (!r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
-	for (i = 0; i < r->nkeys; i++)
-		mem_free(r->keys[i]);
-	mem_free(r->keys);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd); /* releases the lock */
+	keyset_release(&r->keys);
 	mem_free(r->dir);
 	mem_free(r);
 }
@@ -188,7 +175,7 @@ static enum err write_line(struct results *r, const char *p, size_t len,
 				(void)fsync(r->fd);
 			return diag_fail(d, ERR_IO,
 					 "cannot write '%s/results.jsonl': %s (the %zu records before it are safe)",
-					 r->dir, strerror(err), r->nkeys);
+					 r->dir, strerror(err), r->keys.n);
 		}
 		done += (size_t)n;
 	}
@@ -247,17 +234,21 @@ size_t results_fix_utf8(char *s)
 	return fixed;
 }
 
-static void fix_tree(cJSON *v)
+static void fix_tree(const struct results *r, cJSON *v)
 {
 	cJSON *it;
 
 	for (it = v; it; it = it->next) {
-		if (it->string)
+		if (it->string) {
 			results_fix_utf8(it->string);
-		if (cJSON_IsString(it))
+			redact_str(r->redact, it->string);
+		}
+		if (cJSON_IsString(it)) {
 			results_fix_utf8(it->valuestring);
+			redact_str(r->redact, it->valuestring);
+		}
 		if (it->child)
-			fix_tree(it->child);
+			fix_tree(r, it->child);
 	}
 }
 
@@ -269,7 +260,7 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 	off_t keep;
 	enum err e;
 
-	fix_tree(rec->child);
+	fix_tree(r, rec->child);
 	if (!record_key_of(rec, key, sizeof(key)))
 		return diag_fail(d, ERR_INTERNAL, "result record without case, repeat or seed");
 	txt = cJSON_PrintUnformatted(rec);
@@ -284,8 +275,8 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 	else
 		e = write_line(r, txt, len + 1, keep, d);
 	cJSON_free(txt);
-	if (!e && !results_has(r, key))
-		e = add_key(r, key, d);
+	if (!e)
+		e = keyset_add(&r->keys, key, NULL, d);
 	if (!e)
 		r->appended++;
 	return e;
@@ -324,10 +315,22 @@ enum err results_write_raw(struct results *r, const char *name,
 	char path[PATHBUF];
 	int n = snprintf(path, sizeof(path), "%s/raw/%s", r->dir, name);
 
+	struct buf clean;
+	enum err e;
+
 	if (n < 0 || n >= (int)sizeof(path))
 		return diag_fail(d, ERR_USAGE, "path '%s/raw/%s' is too long", r->dir,
 				 name);
-	return io_write_file(path, data, len, d);
+	if (!redact_found(r->redact, data, len))
+		return io_write_file(path, data, len, d);
+	buf_init(&clean, len + 1);
+	e = buf_append(&clean, data, len);
+	if (e)
+		e = diag_fail(d, e, "out of memory writing '%s'", path);
+	else
+		e = io_write_file(path, clean.data, redact_bytes(r->redact, clean.data, len), d);
+	buf_release(&clean);
+	return e;
 }
 
 enum err results_write_manifest(struct results *r, cJSON *manifest,
@@ -337,7 +340,7 @@ enum err results_write_manifest(struct results *r, cJSON *manifest,
 	char *txt;
 	enum err e;
 
-	fix_tree(manifest->child);
+	fix_tree(r, manifest->child);
 	if ((e = join_path(path, r->dir, "manifest.json", d)))
 		return e;
 	txt = cJSON_Print(manifest);
@@ -369,52 +372,77 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 	return e;
 }
 
-enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
-			  struct diag *d)
+/* Whether the stream is at its end (nothing is consumed). */
+static int at_eof(FILE *f)
+{
+	int c = fgetc(f);
+
+	if (c == EOF)
+		return 1;
+	ungetc(c, f);
+	return 0;
+}
+
+/* One line of the journal (`n` bytes at `line`, `last`: nothing follows):
+ * its record to `fn`, or torn (1 returned) or malformed. */
+static enum err each_line(const char *path, char *line, size_t n, size_t no, int last,
+			  results_fn fn, void *ctx, int *torn, struct diag *d)
+{
+	int nl = n > 0 && line[n - 1] == '\n';
+	cJSON *rec = NULL;
+	const char *why;
+	enum err e = ERR_OK;
+
+	*torn = 0;
+	/* Out of memory is no verdict on the line: never cut it for that. */
+	if (nl && (e = parse_line(line, n - 1, &rec, path, d)))
+		return e;
+	why = nl ? record_problem(rec) : "no newline";
+	if (why && (last || !nl))
+		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
+	else if (why)
+		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
+	else
+		e = fn(ctx, rec, d);
+	cJSON_Delete(rec);
+	return e;
+}
+
+enum err results_each(const char *dir, results_fn fn, void *ctx,
+		      struct results_scan *sc, struct diag *d)
 {
 	char path[PATHBUF];
-	struct buf b;
-	size_t pos = 0, line = 0;
-	cJSON *arr = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int torn = 0;
 	enum err e;
 
-	*out = NULL;
-	*torn_bytes = 0;
+	memset(sc, 0, sizeof(*sc));
 	if ((e = join_path(path, dir, "results.jsonl", d)))
 		return e;
-	buf_init(&b, BUF_MAX_DEFAULT);
-	e = io_read_file(path, &b, d);
-	if (!e && !(arr = cJSON_CreateArray()))
-		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
-	while (!e && pos < b.len) {
-		char *nl = memchr(b.data + pos, '\n', b.len - pos);
-		size_t end = nl ? (size_t)(nl - b.data) : b.len;
-		cJSON *rec = NULL;
-		const char *why;
-
-		if (nl && (e = parse_line(b.data + pos, end - pos, &rec, path, d)))
-			break;
-		why = nl ? record_problem(rec) : "no newline";
-		line++;
-		if (why && end + 1 >= b.len) { /* torn last line: as --resume */
-			*torn_bytes = b.len - pos;
-			cJSON_Delete(rec);
+	if (!(f = fopen(path, "r")))
+		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
+		if ((size_t)n > RESULTS_LINE_MAX) {
+			e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",
+				      path, sc->lines + 1, RESULTS_LINE_MAX);
 			break;
 		}
-		if (why) {
-			cJSON_Delete(rec);
-			e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s",
-				      path, line, why);
-		} else if (!cJSON_AddItemToArray(arr, rec)) {
-			cJSON_Delete(rec);
-			e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+		e = each_line(path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
+		if (torn) {
+			sc->torn_bytes = (size_t)n;
+			sc->lines--;
+		} else if (!e) {
+			sc->records++;
+			sc->torn_at += (off_t)n;
 		}
-		pos = end + 1;
 	}
-	buf_release(&b);
-	if (e)
-		cJSON_Delete(arr);
-	else
-		*out = arr;
+	if (!e && ferror(f))
+		e = diag_fail(d, errno == ENOMEM ? ERR_NOMEM : ERR_IO, "cannot read '%s': %s", path,
+			      strerror(errno));
+	free(line);
+	fclose(f);
 	return e;
 }

@@ -7,6 +7,9 @@
  *	RUN_DIR/results.jsonl   one JSON record per attempt, one line each, written
  *	                        with a single write() and fsync'd before the next
  *	RUN_DIR/raw/NAME.sse    the raw SSE bytes of each attempt
+ *	RUN_DIR/.lock           held (flock, exclusive) by the one process
+ *	                        writing the folder; the kernel drops it when
+ *	                        that process ends, crash included
  *
  * What a record and the manifest hold is record.h's; this module keeps the
  * files. An attempt is keyed by (case id, repeat, seed), record_key; the seed
@@ -20,18 +23,23 @@
 #define NEEDLE_RESULTS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "keyset.h"
+#include "redact.h"
 
 #define RESULTS_LINE_MAX ((size_t)512 << 20) /* one record */
 
 struct results {
 	char *dir;          /* owned copy of RUN_DIR */
 	int fd;             /* results.jsonl, append-only */
-	char **keys;        /* owned keys of recorded attempts */
-	size_t nkeys, cap;
+	int lock_fd;        /* RUN_DIR/.lock, flock'd while open */
+	struct keyset keys; /* keys of recorded attempts */
+	const struct redact *redact; /* borrowed, or NULL: secrets taken out of
+					every record, the manifest and raw/ */
 	size_t torn_bytes;  /* bytes of a torn last line cut off at open */
 	size_t appended;    /* records appended by this process */
 	size_t prior_pass;  /* records found at open with verdict "pass" */
@@ -39,7 +47,9 @@ struct results {
 };
 
 /*
- * Opens (creating) RUN_DIR, RUN_DIR/raw and RUN_DIR/results.jsonl. Without
+ * Opens (creating) RUN_DIR, RUN_DIR/raw and RUN_DIR/results.jsonl, after
+ * taking RUN_DIR/.lock: a folder another process holds is refused at once
+ * (ERR_USAGE, "in use by another needle run"). Without
  * `resume`, a journal that already holds records is refused (ERR_USAGE: pass
  * --resume or another folder). With `resume`, recorded attempts are loaded and
  * a torn last line is discarded. ERR_IO names the folder when it cannot be
@@ -56,12 +66,13 @@ int results_has(const struct results *r, const char *key);
 /* Appends `rec` (borrowed; must hold "case", "repeat" and "seed") as one line
  * and fsyncs it. The journal is always valid UTF-8 JSON: a byte of a string
  * that is not part of a valid UTF-8 sequence (e.g. text cut mid-character) is
- * replaced by '?' in `rec` itself, in place (the raw bytes keep the original).
+ * replaced by '?' in `rec` itself, in place (the raw bytes keep the original),
+ * and every secret (r->redact) is replaced as redact.h says.
  * On failure nothing of the line remains and ERR_IO says why. */
 enum err results_append(struct results *r, cJSON *rec, struct diag *d);
 
-/* Writes `len` bytes as RUN_DIR/raw/NAME (durably); NAME is a file name made
- * with results_raw_name. */
+/* Writes `len` bytes as RUN_DIR/raw/NAME (durably), secrets (r->redact)
+ * replaced; NAME is a file name made with results_raw_name. */
 enum err results_write_raw(struct results *r, const char *name,
 			   const void *data, size_t len, struct diag *d);
 
@@ -72,7 +83,7 @@ void results_raw_name(const char *id, long repeat, int has_seed, long seed,
 		      char *out, size_t cap);
 
 /* Replaces RUN_DIR/manifest.json with `manifest` (borrowed; strings made
- * valid UTF-8 in place as for results_append). */
+ * valid UTF-8 and secrets replaced in place as for results_append). */
 enum err results_write_manifest(struct results *r, cJSON *manifest,
 				struct diag *d);
 
@@ -85,15 +96,28 @@ size_t results_fix_utf8(char *s);
  * caller owns *out. */
 enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
 
+/* Called by results_each with each record in file order (borrowed: freed
+ * after the call); an error stops the walk and is returned. */
+typedef enum err (*results_fn)(void *ctx, const cJSON *rec, struct diag *d);
+
+/* What a walk of the journal saw. */
+struct results_scan {
+	size_t lines;       /* lines that were records */
+	size_t records;     /* records handed to the callback */
+	size_t torn_bytes;  /* size of a torn last line skipped, or 0 */
+	off_t torn_at;      /* its offset (= the bytes of the complete lines) */
+};
+
 /*
- * Reads RUN_DIR/results.jsonl into *out, a new cJSON array of the records in
- * file order, owned by the caller. Read-only: a torn last line (no newline, or
- * not a record, as --resume sees it) is skipped, not cut, and its size is put
- * in *torn_bytes. Any other line that is not JSON, or not an object with
- * record (record_problem), is ERR_INPUT naming the
- * file, line and reason. ERR_IO when the file cannot be read.
+ * Walks RUN_DIR/results.jsonl one line at a time (memory bounded by the
+ * longest line, RESULTS_LINE_MAX), calling `fn` with each record, so a
+ * journal of any size can be read. Read-only: a torn last line (no newline,
+ * or not a record, as --resume sees it) is skipped, not cut, and described in
+ * *sc. Any other line that is not JSON, or not an object with record
+ * (record_problem), is ERR_INPUT naming the file, line and reason. ERR_IO when
+ * the file cannot be read.
  */
-enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
-			  struct diag *d);
+enum err results_each(const char *dir, results_fn fn, void *ctx,
+		      struct results_scan *sc, struct diag *d);
 
 #endif

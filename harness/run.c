@@ -16,6 +16,7 @@
 #include "haystack.h"
 #include "http.h"
 #include "io.h"
+#include "json.h"
 #include "loadgen.h"
 #include "loadplan.h"
 #include "mem.h"
@@ -209,6 +210,35 @@ static size_t count_todo(struct run *r)
 	}
 	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
+}
+
+/* Every attempt the options select, recorded or not, as "planned" in the
+ * manifest (record_manifest_plan). */
+static enum err add_plan(struct run *r, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *keys;
+	char key[RECORD_KEY_MAX];
+	size_t ci;
+	long ri, seed;
+	int si, has;
+
+	json_build_init(&jb);
+	keys = json_new_arr(&jb);
+	for (ci = 0; ci < r->suite->ncases && !jb.code; ci++) {
+		const struct suite_case *k = &r->suite->cases[ci];
+		if (!selected(r, k))
+			continue;
+		for (ri = 0; ri < repeats_of(r, k); ri++)
+			for (si = 0; si < seeds_of(k); si++) {
+				key_seed(k, si, &has, &seed);
+				record_key(k->id, ri + 1, has, seed, key, sizeof(key));
+				json_add_str(&jb, keys, NULL, key);
+			}
+	}
+	if (json_build_end(&jb, &keys, "the plan", d))
+		return d->code;
+	return record_manifest_plan(r->manifest, keys, d);
 }
 
 /* ---- preparing one attempt ---- */
@@ -770,7 +800,7 @@ static enum err fill_load(struct run *r, struct diag *d)
 {
 	struct loadplan_item it;
 	struct attempt **slot;
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 	double until = 0;
 	enum loadplan_step st;
 	enum err e = ERR_OK;
@@ -1349,12 +1379,15 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	r->ep.json = NULL;
 	if (!(r->manifest = record_manifest_new(&m)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if ((e = add_plan(r, d)))
+		return e;
 	if (r->o->resume && !(e = results_read_manifest(r->dir, &old, d)))
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	cJSON_Delete(old);
 	if (!e)
 		e = results_open(r->dir, r->o->resume, &r->res, d);
 	if (!e) {
+		r->res->redact = r->o->redact;
 		r->n.prior_pass = r->res->prior_pass;
 		r->n.prior_fail = r->res->prior_fail;
 		e = results_write_manifest(r->res, r->manifest, d);

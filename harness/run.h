@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "redact.h"
 #include "tpl.h"
 
 #define RUN_MAX_CONCURRENCY 1024
@@ -57,6 +58,7 @@ struct run_opts {
 	const char *cacert_from;       /* "--cacert", "CURL_CA_BUNDLE" or "SSL_CERT_FILE" */
 	int insecure;                  /* --insecure: no TLS verification */
 	int poll_ms;                   /* longest wait between progress calls */
+	const struct redact *redact;   /* secrets kept out of the folder, or NULL */
 	run_progress_fn progress;      /* or NULL */
 	void *progress_ctx;
 };

@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -156,6 +156,107 @@ section_gen_haystack() {
 section_cost() {
 	echo "== cost: one 1,040,000-token request (needle run vs the reference server)"
 	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/bench_cost.sh" "$build"
+}
+
+# A suite of CASES chat cases x 10 repeats, each answered "ok" by the null server.
+runner_suite() {
+	node -e '
+const n = Number(process.argv[1]), cases = [];
+for (let i = 0; i < n; i++)
+	cases.push({ id: "c" + i, kind: "chat", max_tokens: 8,
+		messages: [{ role: "user", content: "say ok " + i }], expect: { contains: ["ok"] } });
+process.stdout.write(JSON.stringify({ suite: "null" + n, defaults: { repeat: 10 }, cases }));' "$1" >"$2"
+}
+
+# One run of SUITE into OUT (removed first): prints "CPU_US WALL_US RSS_KB".
+runner_once() {
+	rm -rf "$2"
+	t0=$(now_ns)
+	/usr/bin/time -f '%U %S %M' -o "$tmp/runner.time" "$needle" run "$1" --base-url "$SERVE_URL/v1" \
+		--model null --concurrency 64 --timeout 60 --out "$2" >"$tmp/runner.out" 2>&1 ||
+		{ cat "$tmp/runner.out" >&2; return 1; }
+	t1=$(now_ns)
+	awk -v w=$(( (t1 - t0) / 1000 )) '{ printf "%d %d %d\n", ($1 + $2) * 1e6, w, $3 }' "$tmp/runner.time"
+}
+
+# Median of field F (1-based) of the lines of FILE.
+med_field() {
+	awk -v f="$1" '{ print $f }' "$2" | median
+}
+
+# needle run against the loopback null server, 64 streams (issue 14 item 5):
+# CPU per attempt at 40,000 vs 4,000 attempts (bar: growth <= 1.3), the journal
+# on disk vs on tmpfs at 4,000 attempts (bar: attempts/s ratio >= 0.7), peak RSS
+# of the 40,000-attempt run, its end report included (bar: <= 150 MB). Medians
+# of RUNNER_RUNS runs (default 3) each.
+section_runner() {
+	runs=${RUNNER_RUNS:-3}
+	serve node "$root/tests/bench/null_server.js" || return 1
+	runner_suite 400 "$tmp/s4k.json"
+	runner_suite 4000 "$tmp/s40k.json"
+	disk=$build/bench/runner
+	shm=/dev/shm/needle-bench-runner-$$
+	mkdir -p "$disk"
+	: >"$tmp/r4k" && : >"$tmp/r40k" && : >"$tmp/rshm"
+	i=0
+	while [ $i -lt "$runs" ]; do
+		runner_once "$tmp/s4k.json" "$disk/4k" >>"$tmp/r4k" || return 1
+		runner_once "$tmp/s4k.json" "$shm" >>"$tmp/rshm" || return 1
+		runner_once "$tmp/s40k.json" "$disk/40k" >>"$tmp/r40k" || return 1
+		i=$((i + 1))
+	done
+	rm -rf "$shm"
+	c4=$(med_field 1 "$tmp/r4k") c40=$(med_field 1 "$tmp/r40k")
+	w4=$(med_field 2 "$tmp/r4k") wshm=$(med_field 2 "$tmp/rshm")
+	rss=$(med_field 3 "$tmp/r40k")
+	echo "== runner: needle run, null server, 64 streams, journal on $(df -P "$disk" | awk 'NR == 2 { print $1 }') vs tmpfs; medians of $runs runs"
+	echo "CPU per attempt: 4,000 attempts $(awk "BEGIN { printf \"%.0f\", $c4 / 4000 }") us, 40,000 attempts $(awk "BEGIN { printf \"%.0f\", $c40 / 40000 }") us; growth $(awk "BEGIN { printf \"%.2f\", ($c40 / 40000) / ($c4 / 4000) }") (bar <= 1.3)"
+	echo "attempts/s at 4,000: disk $(awk "BEGIN { printf \"%.0f\", 4000 / ($w4 / 1e6) }"), tmpfs $(awk "BEGIN { printf \"%.0f\", 4000 / ($wshm / 1e6) }"); ratio disk/tmpfs $(awk "BEGIN { printf \"%.2f\", $wshm / $w4 }") (bar >= 0.7)"
+	echo "peak RSS of the 40,000-attempt run (end report included): $((rss / 1024)) MB (bar <= 150 MB)"
+	echo "runs (cpu_us wall_us rss_kb): 4k [$(tr '\n' ';' <"$tmp/r4k")] tmpfs [$(tr '\n' ';' <"$tmp/rshm")] 40k [$(tr '\n' ';' <"$tmp/r40k")]"
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	kill "$SERVE_PID" 2>/dev/null || true
+}
+
+# needle report and needle diff of 100,000-record journals (issue 14 item 5:
+# peak RSS <= 100 MB each). The records are copies of a real one (a null-server
+# run): 1,000 cases x 100 repeats, B with every tenth attempt flipped to a
+# failure; then the worst case, 100,000 distinct cases (the summary itself then
+# holds 100,000 case rows).
+section_report_stream() {
+	serve node "$root/tests/bench/null_server.js" || return 1
+	runner_suite 1 "$tmp/one.json"
+	"$needle" run "$tmp/one.json" --base-url "$SERVE_URL/v1" --model null --repeat 1 \
+		--out "$tmp/one" >/dev/null 2>&1 || return 1
+	kill "$SERVE_PID" 2>/dev/null || true
+	report_stream_pair 1000 "1,000 cases x 100 repeats"
+	report_stream_pair 100000 "100,000 distinct cases"
+}
+
+# Two journals of 100,000 records over NCASES case ids, then report and diff.
+report_stream_pair() {
+	ncases=$1
+	for side in a b; do
+		rm -rf "$tmp/big$side"
+		mkdir -p "$tmp/big$side"
+		node -e '
+const fs = require("fs"), [src, dst, flip, nc] = process.argv.slice(1);
+const rec = JSON.parse(fs.readFileSync(src + "/results.jsonl", "utf8").trim());
+const out = fs.createWriteStream(dst + "/results.jsonl");
+for (let i = 0; i < 100000; i++) {
+	rec.case = "c" + (i % Number(nc));
+	rec.repeat = Math.floor(i / Number(nc)) + 1;
+	rec.verdict = flip === "1" && i % 10 === 0 ? "fail" : "pass";
+	out.write(JSON.stringify(rec) + "\n");
+}
+out.end();' "$tmp/one" "$tmp/big$side" "$([ $side = b ] && echo 1 || echo 0)" "$ncases"
+	done
+	bytes=$(wc -c <"$tmp/biga/results.jsonl")
+	/usr/bin/time -f '%M %e' -o "$tmp/rep.time" "$needle" report "$tmp/biga" --format json >/dev/null
+	/usr/bin/time -f '%M %e' -o "$tmp/diff.time" "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >/dev/null
+	echo "== report/diff streaming: 100,000 records, $2 ($bytes bytes of results.jsonl each)"
+	awk '{ printf "needle report: peak RSS %d MB, %.2f s wall (bar <= 100 MB)\n", $1 / 1024, $2 }' "$tmp/rep.time"
+	awk '{ printf "needle diff (two such runs): peak RSS %d MB, %.2f s wall (bar <= 100 MB)\n", $1 / 1024, $2 }' "$tmp/diff.time"
 }
 
 for s in $SECTIONS; do

@@ -15,12 +15,13 @@
 
 #include "results.h"
 
-static char dir[4096], journal[4200], manifest[4200], raw[4200];
+static char dir[4096], journal[4200], manifest[4200], raw[4200], lock[4200];
 
 static void cleanup(void)
 {
 	unlink(journal);
 	unlink(manifest);
+	unlink(lock);
 	rmdir(raw);
 	rmdir(dir);
 }
@@ -52,13 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(journal, sizeof(journal), "%s/results.jsonl", dir);
 		snprintf(manifest, sizeof(manifest), "%s/manifest.json", dir);
 		snprintf(raw, sizeof(raw), "%s/raw", dir);
+		snprintf(lock, sizeof(lock), "%s/.lock", dir);
 		mkdir(dir, 0700);
 		atexit(cleanup);
 	}
 	if (!put(journal, data, size) || !put(manifest, data, size))
 		abort();
 	diag_init(&d);
-	if (!results_open(dir, 1, &r, &d) && r->prior_pass + r->prior_fail != r->nkeys)
+	if (!results_open(dir, 1, &r, &d) && r->prior_pass + r->prior_fail != r->keys.n)
 		abort();
 	results_free(r);
 	diag_init(&d);

@@ -58,6 +58,7 @@ static void test_record(void)
 	struct record_verdict v;
 	struct diag d;
 	cJSON *rec, *round;
+	int bad = 0;
 
 	CHECK(s != NULL);
 	if (!s)
@@ -88,6 +89,21 @@ static void test_record(void)
 	rec = record_new(&a, &v);
 	CHECK_STR(cJSON_GetObjectItem(rec, "verdict")->valuestring, "pass");
 	CHECK_EQ_LONG(cJSON_GetArraySize(cJSON_GetObjectItem(rec, "rounds")), 1);
+	CHECK(cJSON_GetObjectItem(rec, "content_cut") == NULL);
+	cJSON_Delete(rec);
+	/* an answer past RECORD_TEXT_MAX is cut at a character boundary, and says so */
+	buf_reset(&st.content);
+	CHECK(buf_append(&st.content, "a", 1) == ERR_OK);
+	while (!bad && st.content.len <= RECORD_TEXT_MAX + 20)
+		bad = buf_append(&st.content, "\xc3\xa9", 2) != ERR_OK;
+	CHECK(!bad);
+	rec = record_new(&a, &v);
+	CHECK_EQ_LONG(strlen(cJSON_GetObjectItem(rec, "content")->valuestring), RECORD_TEXT_MAX - 1);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "content_cut"), "bytes")->valuedouble,
+		      st.content.len);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "content_cut"), "kept")->valuedouble,
+		      RECORD_TEXT_MAX - 1);
+	CHECK(cJSON_GetObjectItem(rec, "reasoning_cut") == NULL);
 	cJSON_Delete(rec);
 	cJSON_Delete(round);
 	stream_release(&st);
@@ -121,8 +137,17 @@ static void test_manifest(void)
 	old = cJSON_Parse("{\"suite\":{\"sha256\":\"0123456789abcdef\"},\"started_at\":\"then\"}");
 	diag_init(&d);
 	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_USAGE);
-	CHECK(strstr(d.msg, "cannot resume 'dir': the suite changed") != NULL);
+	CHECK(strstr(d.msg, "cannot resume 'dir': the suite (SHA-256) changed") != NULL);
+	CHECK(strstr(d.msg, "was \"0123456789abcdef\"") != NULL);
 	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(old, "suite"), "sha256", cJSON_CreateString(s->sha256));
+	/* another served model is another experiment */
+	cJSON_AddItemToObject(old, "endpoint", cJSON_Parse("{\"base_url\":\"http://h\",\"served_model\":\"m-old\"}"));
+	cJSON_AddStringToObject(cJSON_GetObjectItem(man, "endpoint"), "served_model", "m-new");
+	diag_init(&d);
+	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_USAGE);
+	CHECK(strstr(d.msg, "the served model changed since the run started (was \"m-old\", now \"m-new\")") != NULL);
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(old, "endpoint"), "served_model", cJSON_CreateString("m-new"));
+	/* a field the old manifest does not have at all is no change */
 	diag_init(&d);
 	CHECK(record_manifest_resume(man, old, "dir", &d) == ERR_OK);
 	CHECK_STR(cJSON_GetObjectItem(man, "started_at")->valuestring, "then");

@@ -88,7 +88,7 @@ static void test_append_and_resume(void)
 	if (!r)
 		return;
 	CHECK_EQ_LONG(r->torn_bytes, 16);
-	CHECK_EQ_LONG(r->nkeys, 3);
+	CHECK_EQ_LONG(r->keys.n, 3);
 	record_key("a", 2, 0, 0, key, sizeof(key));
 	CHECK(results_has(r, key));
 	record_key("rec", 1, 1, 7, key, sizeof(key));
@@ -127,9 +127,9 @@ static void test_garbled_middle_line(void)
 static void test_huge_numbers(void)
 {
 	static const char body[] =
-		"{\"case\":\"a\",\"repeat\":1,\"seed\":9007199254740991}\n"
-		"{\"case\":\"b\",\"repeat\":1e300,\"seed\":null}\n"
-		"{\"case\":\"c\",\"repeat\":1,\"seed\":-1e300}\n";
+		"{\"case\":\"a\",\"repeat\":1,\"seed\":9007199254740991,\"verdict\":\"pass\"}\n"
+		"{\"case\":\"b\",\"repeat\":1e300,\"seed\":null,\"verdict\":\"pass\"}\n"
+		"{\"case\":\"c\",\"repeat\":1,\"seed\":-1e300,\"verdict\":\"pass\"}\n";
 	char sub[300], path[600], key[256];
 	struct results *r = NULL;
 	struct diag d;
@@ -149,7 +149,7 @@ static void test_huge_numbers(void)
 	results_free(r);
 	/* Without the bad lines the big seed is a key like any other. */
 	fd = open(path, O_WRONLY | O_TRUNC);
-	CHECK(write(fd, body, 48) == 48);
+	CHECK(write(fd, body, 65) == 65);
 	close(fd);
 	r = NULL;
 	diag_init(&d);
@@ -234,6 +234,52 @@ static void test_fix_utf8(void)
 	CHECK_STR(bad, "?? ??? ???? ?");
 }
 
+/* A second open of a folder held by another handle is refused at once; the
+ * lock goes with the handle. */
+static void test_lock(void)
+{
+	char sub[300];
+	struct results *a = NULL, *b = NULL;
+	struct diag d;
+
+	snprintf(sub, sizeof(sub), "%s/locked", dir);
+	diag_init(&d);
+	CHECK(results_open(sub, 0, &a, &d) == ERR_OK);
+	diag_init(&d);
+	CHECK(results_open(sub, 1, &b, &d) == ERR_USAGE);
+	CHECK(b == NULL);
+	CHECK(strstr(d.msg, "in use by another needle run") != NULL);
+	results_free(a);
+	diag_init(&d);
+	CHECK(results_open(sub, 1, &b, &d) == ERR_OK);
+	results_free(b);
+}
+
+/* The key set holds many keys, each once, and finds exactly those. */
+static void test_keyset(void)
+{
+	struct keyset s;
+	struct diag d;
+	char k[64];
+	int i, added, bad = 0;
+
+	keyset_init(&s);
+	diag_init(&d);
+	for (i = 0; i < 20000; i++) {
+		snprintf(k, sizeof(k), "case-%d\x1f" "1\x1f" "null", i % 10000);
+		CHECK(keyset_add(&s, k, &added, &d) == ERR_OK);
+		bad += added != (i < 10000);
+	}
+	CHECK_EQ_LONG(bad, 0);
+	CHECK_EQ_LONG(s.n, 10000);
+	CHECK(keyset_has(&s, "case-9999\x1f" "1\x1f" "null"));
+	CHECK(!keyset_has(&s, "case-10000\x1f" "1\x1f" "null"));
+	CHECK(!keyset_has(&s, ""));
+	keyset_release(&s);
+	CHECK(!keyset_has(&s, "case-1\x1f" "1\x1f" "null"));
+	keyset_release(NULL);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -247,6 +293,8 @@ int main(void)
 	T_RUN(test_unwritable);
 	T_RUN(test_raw_name);
 	T_RUN(test_fix_utf8);
+	T_RUN(test_lock);
+	T_RUN(test_keyset);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	rc = system(cmd);
 	(void)rc;
