@@ -249,16 +249,23 @@ static void say(struct line *b, const char *fmt, ...)
 }
 
 struct tally {
-	size_t total, transport, same_status, ctx400, audit_fail, same_delta;
+	size_t total, transport, same_status, ctx400, ctx_sent, audit_fail, same_delta;
 	double status, delta;
 	const cJSON *first_fail; /* first transport-failed record */
 	const cJSON *first_ctx;  /* first 400 context-length record */
 };
 
+/* A prompt too long for the server: the code stream.h gives it
+ * (context_overflow: a 400 for context length, or refused before sending by
+ * the pre-flight check), or an HTTP 400 whose message says so. */
 static int is_context_error(const cJSON *rec)
 {
 	const char *m = str_or(cJSON_GetArrayItem(jget2(rec, "transport", "messages"), 0), "");
+	const cJSON *f;
 
+	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
+		if (cJSON_IsString(f) && !strcmp(f->valuestring, "context_overflow"))
+			return 1;
 	return jget_num(rec, "http_status") == 400 &&
 	       (strstr(m, "context length") || strstr(m, "context_length") ||
 		strstr(m, "maximum context") || strstr(m, "max_model_len") ||
@@ -278,6 +285,8 @@ static void count_record(struct tally *t, const cJSON *rec)
 		t->same_status += (cJSON_IsNumber(st) ? st->valuedouble : -1) == t->status;
 		if (is_context_error(rec) && !t->ctx400++)
 			t->first_ctx = rec;
+		if (is_context_error(rec) && jget_num(rec, "http_status") == 400)
+			t->ctx_sent++;
 	} else if (cJSON_IsFalse(jget2(rec, "audit", "ok")) && cJSON_IsNumber(dl)) {
 		if (!t->audit_fail++)
 			t->delta = dl->valuedouble;
@@ -365,7 +374,8 @@ static void advise_context(struct line *b, const struct tally *t, const cJSON *m
 		say(b, "every request");
 	else
 		say(b, "%zu of %zu requests", t->ctx400, t->total);
-	say(b, " got HTTP 400 context length: the prompts are longer than the server "
+	say(b, t->ctx_sent ? " got HTTP 400 context length" : " did not fit the context");
+	say(b, ": the prompts are longer than the server "
 		   "accepts (max_model_len %s); restart it with a larger --max-model-len, or run "
 		   "a suite with shorter prompts", lim);
 }

@@ -50,7 +50,7 @@ grep -q "^\*\*What to do:\*\* every request got HTTP 503: the server is up but n
 refserver_stop
 refserver_start --max-model-len 1024
 run ref-good "$tmp/long"
-grep -q "^\*\*What to do:\*\* 2 of 3 requests got HTTP 400 context length: .*(max_model_len 1024); restart it with a larger --max-model-len" \
+grep -q "^\*\*What to do:\*\* 2 of 3 requests did not fit the context: .*(max_model_len 1024); restart it with a larger --max-model-len" \
 	"$tmp/long/summary.md" || fail "context-length advice: $(grep -A3 '## Failures' "$tmp/long/summary.md")"
 
 # the CSV: a real parser, one row per attempt, the documented columns

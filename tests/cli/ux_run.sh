@@ -53,7 +53,10 @@ case "$hint" in *"--case 'json-*'"*"--resume") ;; *) fail "resume hint: $(cat "$
 n=$(wc -l < "$tmp/cut/results.jsonl")
 [ "$n" -ge 1 ] && [ "$n" -lt 36 ] || fail "$n records after the interrupt"
 eval "set -- $hint"
-"$NEEDLE" "$@" --model ref-good 2> "$tmp/resume.err" || fail "the resume hint did not finish the run: $(cat "$tmp/resume.err")"
+# another model is another experiment: --resume refuses it and names the change
+! "$NEEDLE" "$@" --model ref-good 2> "$tmp/other.err" || fail "resumed against another model"
+grep -q 'the served model changed' "$tmp/other.err" || fail "resume refusal: $(cat "$tmp/other.err")"
+"$NEEDLE" "$@" 2> "$tmp/resume.err" || fail "the resume hint did not finish the run: $(cat "$tmp/resume.err")"
 [ "$(wc -l < "$tmp/cut/results.jsonl")" = 36 ] || fail "resumed run has $(wc -l < "$tmp/cut/results.jsonl") records"
 ! grep -q 'INCOMPLETE' "$tmp/cut/summary.md" || fail "finished run still INCOMPLETE"
 echo "ux_run: shipped name, --case x2, --repeat 0, unique folders, failing cases named, Ctrl-C and resume"
