@@ -13,6 +13,7 @@
 #include "haystack.h"
 #include "http.h"
 #include "io.h"
+#include "jget.h"
 #include "json.h"
 #include "mem.h"
 #include "record.h"
@@ -847,8 +848,8 @@ static enum err manifest_extras(struct run *r, struct diag *d)
 		json_add_num(&jb, r->manifest, "start_at", r->o->start_at);
 	eps = json_add_arr(&jb, r->manifest, "endpoints");
 	for (i = 0; i < r->neps; i++) {
-		const cJSON *ver = r->eps[i].json ? cJSON_GetObjectItemCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(r->eps[i].json, "server"), "version") : NULL;
+		const cJSON *info = i ? r->eps[i].json : jget(r->manifest, "endpoint");
+		const cJSON *ver = jget2(info, "server", "version");
 		endpoint_redact(r->eps[i].base, base, sizeof(base));
 		one = json_new_obj(&jb);
 		json_add_str(&jb, one, "base_url", base);
