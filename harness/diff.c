@@ -224,6 +224,8 @@ static cJSON *attempt_ref(struct json_build *jb, const cJSON *rec, const cJSON *
 	json_add_dup(jb, o, "seed", jget(rec, "seed"));
 	if (!why_from)
 		return o;
+	if (cJSON_IsString(jget(why_from, "base_url")))
+		json_add_str(jb, o, "base_url", jget(why_from, "base_url")->valuestring);
 	if ((f = jget2(why_from, "transport", "failures")))
 		json_add_dup(jb, o, "failures", f);
 	r = cJSON_GetArrayItem(jget2(why_from, "grade", "reasons"), 0);
@@ -491,6 +493,11 @@ static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const
 	warn_if_differs(jb, w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
 	warn_if_differs(jb, w, sa, sb, "template_sha256", "template SHA-256");
 	warn_if_differs(jb, w, sa, sb, "model", "served model");
+	if (jget(sa, "endpoints") && jget(sb, "endpoints")) {
+		u = json_add_obj(jb, diff, "endpoints");
+		json_add_dup(jb, u, "a", jget(sa, "endpoints"));
+		json_add_dup(jb, u, "b", jget(sb, "endpoints"));
+	}
 	u = json_add_obj(jb, diff, "usage");
 	json_add_dup(jb, u, "a_max_abs_delta", jget2(sa, "audit", "max_abs_delta"));
 	json_add_dup(jb, u, "b_max_abs_delta", jget2(sb, "audit", "max_abs_delta"));
@@ -744,6 +751,8 @@ static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 		if (!e)
 			e = buf_printf(b, "- %s repeat %.0f seed %s", jget(it, "case")->valuestring,
 				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t, sizeof(t)));
+		if (!e && cJSON_IsString(jget(it, "base_url")))
+			e = buf_printf(b, " on %s", jget(it, "base_url")->valuestring);
 		cJSON_ArrayForEach(f, jget(it, "failures"))
 			if (!e)
 				e = buf_printf(b, " [%s]", f->valuestring);

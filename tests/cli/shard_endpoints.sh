@@ -49,6 +49,13 @@ node "$TESTS/refserver/records.js" "$tmp/bad" \
 check_exit 0 "" "$NEEDLE" report "$tmp/bad"
 grep -qF "All 3 failures on replica 1 ($BAD)." "$tmp/out" || fail "report does not attribute the failures: $(cat "$tmp/out")"
 grep -qF "| 1 | $BAD | 0/3" "$tmp/out" || fail "per-endpoint row of replica 1: $(cat "$tmp/out")"
+# diff names the replica of each flip.
+check_exit 0 "" "$NEEDLE" run "$(fixture suites/recall-128k.json)" --base-url "$A" --model m \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/good" --repeat 2
+check_exit 1 "" "$NEEDLE" diff "$tmp/good" "$tmp/bad" --gate no_new_failures
+[ "$(grep -c "^- recall-128k repeat . seed . on $BAD \[http_status\]" "$tmp/out")" = 3 ] ||
+	fail "diff does not name the replica of its 3 flips: $(cat "$tmp/out")"
+! grep -q "on $A" "$tmp/out" || fail "diff blames the good replica: $(cat "$tmp/out")"
 
 # Replicas must serve one model; a bad list is one precise message.
 check_exit 2 "endpoint '$OTHER' serves 'other', not 'm' as '$A' does" \
