@@ -80,6 +80,14 @@ static void check_same(struct merge *m, size_t i)
 			problem(m, "'%s' is a foreign shard: %s%s", m->dirs[i], what, "");
 		}
 	}
+	/* the split depends on these: shards of other options hold other attempts */
+	for (k = 0; k < 2; k++) {
+		const char *opt = k ? "repeat" : "case";
+		const cJSON *x = jget2(a, "options", opt), *y = jget2(b, "options", opt);
+		if ((x || y) && !(x && y && cJSON_Compare(x, y, 1)))
+			problem(m, "'%s' is a foreign shard: option '--%s' is not as in '%s'",
+				m->dirs[i], opt, m->dirs[0]);
+	}
 }
 
 /* The shard's index and planned attempts; 0 when its manifest has none. */

@@ -93,6 +93,9 @@ check_exit 2 "shard 2 of 4 is missing" "$NEEDLE" merge "$tmp/m1" "$tmp/s0" "$tmp
 	--template deepseek-v3 --out "$tmp/foreign" --shard 2/4 2>/dev/null
 check_exit 2 "'$tmp/foreign' is a foreign shard: suite SHA-256" \
 	"$NEEDLE" merge "$tmp/m2" "$tmp/s0" "$tmp/s1" "$tmp/foreign" "$tmp/s3"
+run "$tmp/opt" --shard 2/4 --repeat 3 2>/dev/null
+check_exit 2 "'$tmp/opt' is a foreign shard: option '--repeat'" \
+	"$NEEDLE" merge "$tmp/m8" "$tmp/s0" "$tmp/s1" "$tmp/opt" "$tmp/s3"
 check_exit 2 "shard 1 is given twice" "$NEEDLE" merge "$tmp/m3" "$tmp/s0" "$tmp/s1" "$tmp/s1" "$tmp/s2" "$tmp/s3"
 cp -r "$tmp/s3" "$tmp/cut"
 sed -i '$d' "$tmp/cut/results.jsonl"
