@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "cmd.h"
 #include "io.h"
+#include "endpoint.h"
+#include "probe.h"
 #include "progress.h"
 #include "report.h"
 #include "run.h"
@@ -26,6 +28,8 @@ struct cli_run {
 	const char *urls_file;     /* --endpoints FILE */
 	struct buf file;           /* its bytes, which o.base_urls point into */
 	const char *shard_spec, *start_at;
+	const char *wait_ready;   /* --wait-ready DURATION or NULL */
+	char last_wait[256];      /* what the last readiness poll saw */
 	double t0;
 	int tty;
 	struct progress pace;
@@ -150,6 +154,39 @@ static enum err from_env(struct cli_run *c, struct diag *d)
 	return ERR_OK;
 }
 
+/* The readiness line (probe_progress_fn): on a terminal in place, else a
+ * line whenever what the server answers changes. */
+static void show_wait(void *ctx, double waited_s, const char *last)
+{
+	struct cli_run *c = ctx;
+
+	if (c->tty)
+		fprintf(stderr, "\r\033[Kwaiting for the server: %.0f s, %s", waited_s, last);
+	else if (strcmp(last, c->last_wait))
+		fprintf(stderr, "waiting for the server: %.0f s, %s\n", waited_s, last);
+	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
+}
+
+/* --wait-ready: polls until every replica is ready or the time is up. */
+static enum err wait_ready(struct cli_run *c, struct diag *d)
+{
+	struct endpoint ep;
+	double secs;
+	int i;
+	enum err e = probe_parse_duration(c->wait_ready, &secs, d);
+
+	for (i = 0; !e && i < c->o.nbase_urls; i++) {
+		endpoint_init(&ep);
+		e = endpoint_set_base(&ep, c->o.base_urls[i], d);
+		if (!e)
+			e = probe_wait_ready(ep.base, c->o.api_key, secs, 5, show_wait, c, d);
+		endpoint_release(&ep);
+	}
+	if (c->tty)
+		fprintf(stderr, "\r\033[K");
+	return e;
+}
+
 static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 {
 	struct run *r = NULL;
@@ -162,6 +199,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(c, d);
+	if (!e && c->wait_ready)
+		e = wait_ready(c, d);
 	if (!e) {
 		e = run_open(&c->o, suite_path, &r, d);
 		fputs(run_warnings(r), stderr);
@@ -228,6 +267,9 @@ int cmd_run(int argc, char **argv)
 		{"repeat", 0, CLI_LONG, "N", "run every case N times (overrides the suite's repeat)", &c.o.repeat},
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
+		{"metrics", 0, CLI_FLAG, NULL, "load cases: scrape the server's /metrics before and after each level (DIR/raw/metrics-*)", &c.o.metrics},
+		{"wait-ready", 0, CLI_STR, "DURATION", "first poll /health and /v1/models until the server answers (e.g. 30m)", &c.wait_ready},
+		{"warmup", 0, CLI_LONG, "N", "send N uncounted requests of the first case before the suite", &c.o.warmup},
 	};
 	const struct cli_cmd cmd = {
 		"run", "SUITE.json [--base-url URL] [--model NAME] [--tokenizer PATH --template NAME] [--out DIR] [--resume]",
@@ -239,6 +281,7 @@ int cmd_run(int argc, char **argv)
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome;
+	double wait_s;
 	struct diag d;
 
 	diag_init(&d);
@@ -250,6 +293,10 @@ int cmd_run(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
 		else if (c.o.repeat < 0 || c.o.repeat > SUITE_MAX_REPEAT)
 			diag_fail(&d, ERR_USAGE, "option '--repeat' wants 1 to %d", SUITE_MAX_REPEAT);
+		else if (c.o.warmup < 0 || c.o.warmup > 100000)
+			diag_fail(&d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
+		else if (c.wait_ready && probe_parse_duration(c.wait_ready, &wait_s, &d))
+			diag_prefix(&d, "option '--wait-ready'");
 		else if (c.o.server_name && tpl_server_parse(c.o.server_name, &c.o.server, &d))
 			diag_prefix(&d, "option '--server'");
 		else if (c.shard_spec && shard_parse(c.shard_spec, &c.o.shard, &d))
