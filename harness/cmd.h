@@ -22,6 +22,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_templates(int argc, char **argv);
 
 /* The 'gen' subcommands, dispatched by cmd_gen. */

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
 #include "cmd.h"
 #include "io.h"
@@ -18,10 +20,15 @@
 #include "report.h"
 #include "run.h"
 #include "shipped.h"
+#include "shard.h"
 #include "suite.h"
 
 struct cli_run {
 	struct run_opts o;
+	struct cli_list urls;      /* --base-url, repeatable */
+	const char *urls_file;     /* --endpoints FILE */
+	struct buf file;           /* its bytes, which o.base_urls point into */
+	const char *shard_spec, *start_at;
 	const char *wait_ready;   /* --wait-ready DURATION or NULL */
 	char last_wait[256];      /* what the last readiness poll saw */
 	struct cli_list cases;    /* --case GLOB, repeatable */
@@ -50,11 +57,18 @@ static const char examples[] =
 	"  needle run suites/recall-1m.json --tokenizer tokenizer.json \\\n"
 	"      --template deepseek-v3 --out results/r1 --resume\n"
 	"  needle run suite.json --case 'json-*' --repeat 5 --concurrency 8\n"
+	"  needle run suite.json --base-url http://gpu1:8000 --base-url http://gpu2:8000\n"
+	"  needle run suites/recall-grid.json --shard 2/4 --tokenizer DIR --out r/s2\n"
 	"\nResults: DIR/manifest.json, DIR/results.jsonl (one record per attempt),\n"
 	"DIR/raw/*.sse (raw response bytes). The API key (OPENAI_API_KEY, or the\n"
 	"variable named by --api-key-env) is sent as a bearer token and never written:\n"
 	"it and any user:password of the URL are replaced by *** wherever they would\n"
 	"be stored or shown, also when the server echoes them back.\n"
+		"Several --base-url (or --endpoints FILE, one URL a line) are replicas of one\n"
+	"model: attempts go to the least busy, and each record names its replica.\n"
+	"Without --shard, a Slurm array task (SLURM_ARRAY_TASK_ID, _COUNT, _MIN) or a\n"
+	"Kubernetes Indexed Job pod (JOB_COMPLETION_INDEX, with NEEDLE_SHARDS) runs its\n"
+	"own shard; 'needle merge' joins the shard folders.\n"
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
@@ -159,14 +173,51 @@ static void resume_hint(const struct cli_run *c, const struct run *r)
 	fprintf(stderr, "%s\n", c->o.resume ? "" : " --resume");
 }
 
-/* The endpoint and the API key from the options and the environment. */
-static enum err from_env(struct run_opts *o, struct diag *d)
+/* The URLs of --endpoints FILE, one a line ('#' starts a comment). */
+static enum err read_urls(struct cli_run *c, struct diag *d)
 {
+	struct run_opts *o = &c->o;
+	char *p, *line, *end;
+	enum err e = io_read_file(c->urls_file, &c->file, d);
+
+	for (p = c->file.data; !e && p && *p; p = end) {
+		end = p + strcspn(p, "\n");
+		if (*end)
+			*end++ = '\0';
+		line = p + strspn(p, " \t\r");
+		line[strcspn(line, " \t\r#")] = '\0';
+		if (!*line)
+			continue;
+		if (o->nbase_urls == RUN_MAX_ENDPOINTS)
+			return diag_fail(d, ERR_USAGE, "'%s': more than %d endpoints", c->urls_file,
+					 RUN_MAX_ENDPOINTS);
+		o->base_urls[o->nbase_urls++] = line;
+	}
+	if (!e && !o->nbase_urls)
+		e = diag_fail(d, ERR_USAGE, "'%s' lists no endpoint", c->urls_file);
+	return e;
+}
+
+/* The endpoints, the API key and the shard from the options and the
+ * environment. */
+static enum err from_env(struct cli_run *c, struct diag *d)
+{
+	struct run_opts *o = &c->o;
+	const char *env = getenv("OPENAI_BASE_URL");
+	int i;
+	enum err e = ERR_OK;
+
 	o->api_key = getenv(o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
-	if (!o->base_url)
-		o->base_url = getenv("OPENAI_BASE_URL");
-	if (!o->base_url || !*o->base_url)
+	for (i = 0; i < c->urls.n; i++)
+		o->base_urls[o->nbase_urls++] = c->urls.v[i];
+	if (c->urls_file && (e = read_urls(c, d)))
+		return e;
+	if (!o->nbase_urls && env && *env)
+		o->base_urls[o->nbase_urls++] = env;
+	if (!o->nbase_urls)
 		return diag_fail(d, ERR_USAGE, "no endpoint: pass '--base-url URL' or set OPENAI_BASE_URL");
+	if (!c->shard_spec && (e = shard_from_env(&o->shard, d)))
+		return e;
 	if (o->api_key_env && !o->api_key)
 		return diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 				 o->api_key_env);
@@ -193,22 +244,24 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
 }
 
-/* --wait-ready: polls until the endpoint is ready or the time is up. */
+/* --wait-ready: polls until every replica is ready or the time is up. */
 static enum err wait_ready(struct cli_run *c, struct diag *d)
 {
 	struct http_tls tls = {c->o.cacert, c->o.insecure};
 	struct endpoint ep;
 	double secs;
+	int i;
 	enum err e = probe_parse_duration(c->wait_ready, &secs, d);
 
-	endpoint_init(&ep);
-	if (!e)
-		e = endpoint_set_base(&ep, c->o.base_url, d);
-	if (!e)
-		e = probe_wait_ready(ep.base, c->o.api_key, &tls, secs, 5, show_wait, c, d);
+	for (i = 0; !e && i < c->o.nbase_urls; i++) {
+		endpoint_init(&ep);
+		e = endpoint_set_base(&ep, c->o.base_urls[i], d);
+		if (!e)
+			e = probe_wait_ready(ep.base, c->o.api_key, &tls, secs, 5, show_wait, c, d);
+		endpoint_release(&ep);
+	}
 	if (c->tty)
 		fprintf(stderr, "\r\033[K");
-	endpoint_release(&ep);
 	return e;
 }
 
@@ -223,8 +276,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.poll_ms = c->tty ? 250 : 1000;
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
-	e = from_env(&c->o, d);
-	redact_init(&c->secrets, c->o.api_key, c->o.base_url);
+	e = from_env(c, d);
+	redact_init(&c->secrets, c->o.api_key, c->o.nbase_urls ? c->o.base_urls[0] : NULL);
 	c->o.redact = &c->secrets;
 	if (!e && c->wait_ready)
 		e = wait_ready(c, d);
@@ -253,14 +306,44 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 		status = cli_report("run", d);
 	}
 	run_free(r);
+	buf_release(&c->file);
 	return status;
+}
+
+/* --start-at: "YYYY-MM-DDTHH:MM:SSZ" (UTC) or Unix seconds, into
+ * o.start_at. */
+static enum err parse_start(struct cli_run *c, struct diag *d)
+{
+	struct tm tm;
+	char *num_end;
+	double v = strtod(c->start_at, &num_end);
+	int n = 0;
+
+	if (num_end != c->start_at && !*num_end && v > 0) {
+		c->o.start_at = v;
+		return ERR_OK;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(c->start_at, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon,
+		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    c->start_at[n] || tm.tm_mon < 1 || tm.tm_mon > 12)
+		return diag_fail(d, ERR_USAGE,
+				 "option '--start-at' wants YYYY-MM-DDTHH:MM:SSZ or Unix seconds, not '%s'",
+				 c->start_at);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	c->o.start_at = (double)timegm(&tm);
+	return ERR_OK;
 }
 
 int cmd_run(int argc, char **argv)
 {
 	struct cli_run c = {0};
 	const struct cli_opt opts[] = {
-		{"base-url", 0, CLI_STR, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL)", &c.o.base_url},
+		{"base-url", 0, CLI_LIST, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL); repeat for replicas", &c.urls},
+		{"endpoints", 0, CLI_STR, "FILE", "replicas' base URLs, one a line (with or instead of --base-url)", &c.urls_file},
+		{"shard", 0, CLI_STR, "I/N", "run only shard I of N (default: from Slurm or a Kubernetes Indexed Job)", &c.shard_spec},
+		{"start-at", 0, CLI_STR, "TIME", "begin at this UTC instant (YYYY-MM-DDTHH:MM:SSZ or Unix seconds)", &c.start_at},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
 		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},
@@ -301,6 +384,7 @@ int cmd_run(int argc, char **argv)
 	buf_init(&suite, BUF_MAX_DEFAULT);
 	c.o.concurrency = 1;
 	c.o.repeat = -1; /* not given */
+	buf_init(&c.file, 1 << 20);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN) {
 		if (c.o.concurrency < 1 || c.o.concurrency > RUN_MAX_CONCURRENCY)
@@ -314,6 +398,10 @@ int cmd_run(int argc, char **argv)
 			diag_prefix(&d, "option '--wait-ready'");
 		else if (c.o.server_name && tpl_server_parse(c.o.server_name, &c.o.server, &d))
 			diag_prefix(&d, "option '--server'");
+		else if (c.shard_spec && shard_parse(c.shard_spec, &c.o.shard, &d))
+			diag_prefix(&d, "option '--shard'");
+		else if (c.start_at)
+			parse_start(&c, &d);
 	}
 	if (!d.code && outcome != CLI_HELP_SHOWN)
 		shipped_resolve(args[0], &suite, &d);

@@ -152,6 +152,7 @@ struct keyed {
 	int pass;
 	char *failures;     /* owned JSON of transport.failures (failed only) */
 	char *reason;       /* owned first reason (failed only), or NULL */
+	char *base_url;     /* owned replica that served it (failed only), or NULL */
 	int has_delta;
 	double delta;       /* audit.usage_delta */
 	char sha[72];       /* recall.prompt_sha256, or "" */
@@ -181,6 +182,7 @@ static void index_free(struct index *ix)
 		mem_free(ix->k[i].id);
 		mem_free(ix->k[i].failures);
 		mem_free(ix->k[i].reason);
+		mem_free(ix->k[i].base_url);
 	}
 	mem_free(ix->k);
 }
@@ -226,6 +228,10 @@ static int keyed_of(const cJSON *rec, struct keyed *k)
 	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
 		return 0;
 	k->reason = reason_of(rec);
+	if (cJSON_IsString(jget(rec, "base_url")) &&
+	    !(k->base_url = mem_strndup(jget(rec, "base_url")->valuestring,
+					strlen(jget(rec, "base_url")->valuestring))))
+		return 0;
 	return 1;
 }
 
@@ -294,6 +300,8 @@ static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
 	json_add_item(jb, o, "seed", k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
 	if (!why)
 		return o;
+	if (k->base_url)
+		json_add_str(jb, o, "base_url", k->base_url);
 	if (k->failures)
 		json_add_item(jb, o, "failures", cJSON_Parse(k->failures));
 	if (k->reason)
@@ -574,6 +582,11 @@ static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const
 	warn_if_differs(jb, w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
 	warn_if_differs(jb, w, sa, sb, "template_sha256", "template SHA-256");
 	warn_if_differs(jb, w, sa, sb, "model", "served model");
+	if (jget(sa, "endpoints") && jget(sb, "endpoints")) {
+		u = json_add_obj(jb, diff, "endpoints");
+		json_add_dup(jb, u, "a", jget(sa, "endpoints"));
+		json_add_dup(jb, u, "b", jget(sb, "endpoints"));
+	}
 	u = json_add_obj(jb, diff, "usage");
 	json_add_dup(jb, u, "a_max_abs_delta", jget2(sa, "audit", "max_abs_delta"));
 	json_add_dup(jb, u, "b_max_abs_delta", jget2(sb, "audit", "max_abs_delta"));
@@ -863,6 +876,8 @@ static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 		if (!e)
 			e = buf_printf(b, "- %s repeat %.0f seed %s", jget(it, "case")->valuestring,
 				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t, sizeof(t)));
+		if (!e && cJSON_IsString(jget(it, "base_url")))
+			e = buf_printf(b, " on %s", jget(it, "base_url")->valuestring);
 		cJSON_ArrayForEach(f, jget(it, "failures"))
 			if (!e)
 				e = buf_printf(b, " [%s]", f->valuestring);

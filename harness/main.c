@@ -19,6 +19,7 @@ static const struct cmd_entry commands[] = {
 	{"run", cmd_run, "run a suite against an OpenAI-compatible endpoint"},
 	{"report", cmd_report, "summarise a run folder (Markdown, JSON, CSV, heatmap)"},
 	{"diff", cmd_diff, "compare two runs like for like; gates set the exit status"},
+	{"merge", cmd_merge, "join the folders of a sharded run into one"},
 	{"suites", cmd_suites, "list the suites that ship with needle"},
 	{"templates", cmd_templates, "list the built-in chat templates and encoders"},
 };

@@ -14,8 +14,9 @@
  * content, reasoning, tool_calls, request_sha256, endpoint, model,
  * started_at, raw ("raw/NAME.sse"), response_bytes, and for recall cases
  * recall {tokens, depths, filler, prompt_sha256}, for a two-round tool case
- * rounds [round 1's summary]. verdict is "pass" only when transport, audit and
- * grade all passed.
+ * rounds [round 1's summary]; run.c adds "replica" and "base_url" (which of
+ * several --base-url served it). verdict is "pass" only when transport, audit
+ * and grade all passed.
  *
  * An attempt is keyed by (case id, repeat, seed): record_key.
  *

@@ -103,6 +103,7 @@ struct acc {
 	cJSON *s;            /* the summary being built */
 	cJSON *cases;        /* array of case objects, first-seen order */
 	struct keyset by_id; /* case id -> its object in `cases` */
+	cJSON *eps;          /* array of endpoint objects, first-seen order */
 	struct stats_vec timing[NTIMINGS];
 	struct stats_vec deltas;  /* usage_delta samples */
 	struct cell *cells;
@@ -275,6 +276,35 @@ static void take_reasons(struct acc *A, cJSON *c, const cJSON *rec)
 	}
 }
 
+/* Counts `rec` under the replica that served it ("base_url"; records
+ * written before replicas were recorded have none and are not counted). */
+static void take_endpoint(struct acc *A, const cJSON *rec, int pass)
+{
+	const cJSON *url = jget(rec, "base_url"), *f;
+	cJSON *e;
+
+	if (!cJSON_IsString(url))
+		return;
+	cJSON_ArrayForEach(e, A->eps)
+		if (!strcmp(jget(e, "base_url")->valuestring, url->valuestring))
+			break;
+	if (!e) {
+		e = json_add_obj(&A->jb, A->eps, NULL);
+		json_add_str(&A->jb, e, "base_url", url->valuestring);
+		json_add_num(&A->jb, e, "replica", jget_num(rec, "replica"));
+		json_add_num(&A->jb, e, "total", 0);
+		json_add_num(&A->jb, e, "pass", 0);
+		json_add_obj(&A->jb, e, "failure_codes");
+		if (A->jb.code)
+			return;
+	}
+	bump(A, e, "total", 1);
+	bump(A, e, "pass", pass);
+	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
+		if (cJSON_IsString(f))
+			bump(A, cJSON_GetObjectItemCaseSensitive(e, "failure_codes"), f->valuestring, 1);
+}
+
 static void take_record(struct acc *A, const cJSON *rec)
 {
 	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
@@ -307,6 +337,7 @@ static void take_record(struct acc *A, const cJSON *rec)
 	take_reasons(A, c, rec);
 	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
+	take_endpoint(A, rec, pass);
 	take_timing(A, rec);
 	take_audit(A, rec);
 	if (cJSON_IsObject(jget(rec, "recall")))
@@ -593,6 +624,8 @@ static void add_totals(struct acc *A, const struct report_run *r)
 		if (!jget(c, "first_reason"))
 			json_add_null(jb, c, "first_reason");
 	}
+	cJSON_ArrayForEach(c, A->eps)
+		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
 
 /* results_each's callback of report_summary. */
@@ -633,6 +666,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	json_add_num(&A.jb, A.s, "needle_summary", 1);
 	add_run_facts(&A.jb, A.s, r);
 	A.cases = json_new_arr(&A.jb);
+	A.eps = json_new_arr(&A.jb);
 	json_add_obj(&A.jb, A.s, "failure_codes");
 	json_add_obj(&A.jb, A.s, "finish_reasons");
 	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
@@ -643,6 +677,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	}
 	add_totals(&A, r);
 	json_add_item(&A.jb, A.s, "cases", A.cases);
+	json_add_item(&A.jb, A.s, "endpoints", A.eps);
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
@@ -826,6 +861,40 @@ static enum err sec_failures(const cJSON *s, struct buf *b)
 	return e;
 }
 
+/* Per endpoint, when the run used several: where the failures were. */
+static enum err sec_endpoints(const cJSON *s, struct buf *b)
+{
+	const cJSON *eps = jget(s, "endpoints"), *e, *failing = NULL;
+	double fails = jget_num(jget(s, "attempts"), "fail");
+	int nfailing = 0;
+	char rt[128];
+	enum err err;
+
+	if (cJSON_GetArraySize(eps) < 2)
+		return ERR_OK;
+	err = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | passed | failure codes |\n|---|---|---|---|\n");
+	cJSON_ArrayForEach(e, eps) {
+		double f = jget_num(e, "total") - jget_num(e, "pass");
+		if (f > 0)
+			nfailing++, failing = e;
+		rate_text(e, "pass", rt, sizeof(rt));
+		if (!err)
+			err = buf_printf(b, "| %.0f | ", jget_num(e, "replica"));
+		if (!err)
+			err = md_cell(b, jget(e, "base_url")->valuestring);
+		if (!err)
+			err = buf_printf(b, " | %s | ", rt);
+		if (!err)
+			err = counts_text(b, jget(e, "failure_codes"));
+		if (!err)
+			err = buf_puts(b, " |\n");
+	}
+	if (!err && nfailing == 1)
+		err = buf_printf(b, "\nAll %.0f failures on replica %.0f (%s).\n", fails,
+				 jget_num(failing, "replica"), jget(failing, "base_url")->valuestring);
+	return err;
+}
+
 static enum err sec_audit(const cJSON *s, struct buf *b)
 {
 	const cJSON *au = jget(s, "audit"), *it;
@@ -942,8 +1011,9 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
-	static const md_section sections[] = {sec_facts, sec_attempts, sec_failures, sec_audit,
-					      sec_recall, sec_latency, loadcells_markdown};
+	static const md_section sections[] = {sec_facts, sec_attempts, sec_endpoints,
+					      sec_failures, sec_audit, sec_recall, sec_latency,
+					      loadcells_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);

@@ -16,6 +16,7 @@
 #include "haystack.h"
 #include "http.h"
 #include "io.h"
+#include "jget.h"
 #include "json.h"
 #include "loadgen.h"
 #include "loadplan.h"
@@ -26,6 +27,7 @@
 #include "req.h"
 #include "results.h"
 #include "run.h"
+#include "shard.h"
 #include "arrival.h"
 #include "stream.h"
 #include "suite.h"
@@ -46,6 +48,7 @@ struct attempt {
 	struct stream st;
 	struct buf raw;            /* the raw response bytes */
 	char url[ENDPOINT_URL_MAX];
+	int replica;               /* index into run.eps */
 	struct grade_needle needles[HAYSTACK_MAX_NEEDLES];
 	char projects[HAYSTACK_MAX_NEEDLES][64];
 	char codes[HAYSTACK_MAX_NEEDLES][32];
@@ -78,7 +81,10 @@ struct run {
 	struct audit_ctx audit;
 	struct results *res;
 	struct http_multi *multi;
-	struct endpoint ep;
+	struct endpoint eps[RUN_MAX_ENDPOINTS]; /* eps[0] speaks for all */
+	int neps;
+	size_t inflight[RUN_MAX_ENDPOINTS];
+	int turn;                  /* the replica a tie goes to next */
 	struct http_tls tls;       /* from o->cacert and o->insecure */
 	struct buf warnings;       /* from loading a model folder (tpl_model.h) */
 	cJSON *manifest;
@@ -89,6 +95,10 @@ struct run {
 	int si;
 	struct attempt **slots;
 	size_t nslots;
+	/* the shard: mine[first[ci] + ri * seeds + si] for a selected case */
+	size_t *first;
+	unsigned char *mine;
+	size_t in_shard;
 	/* the load case in progress (run.c "load cases") */
 	const struct suite_case *lc;
 	struct loadplan plan;
@@ -150,6 +160,9 @@ static int next_attempt(struct run *r, const struct suite_case **c,
 		}
 		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
 			for (; r->si < seeds_of(k); r->si++) {
+				if (r->mine && !r->mine[r->first[r->ci] +
+							(size_t)r->ri * (size_t)seeds_of(k) + (size_t)r->si])
+					continue;
 				key_seed(k, r->si, has_seed, seed);
 				record_key(k->id, r->ri + 1, *has_seed, *seed, key, sizeof(key));
 				if (results_has(r->res, key))
@@ -266,9 +279,9 @@ static void keep_needles(struct attempt *a, const struct haystack *h)
  * (PROTOCOL.md §1.10, §8 1b); -1 when max_model_len is unknown. */
 static long long context_room(const struct run *r)
 {
-	if (r->ep.max_model_len < 0)
+	if (r->eps[0].max_model_len < 0)
 		return -1;
-	return r->ep.max_model_len - (r->ep.server == TPL_SERVER_SGLANG);
+	return r->eps[0].max_model_len - (r->eps[0].server == TPL_SERVER_SGLANG);
 }
 
 /* The prompt size of recall case `c`: its "tokens", or for "max" the
@@ -288,7 +301,7 @@ static enum err recall_tokens(const struct run *r, const struct suite_case *c,
 	if (room < 64)
 		return diag_fail(d, ERR_INPUT, "recall \"tokens\": \"max\": max_model_len %lld "
 				 "leaves %lld prompt tokens after max_tokens (at least 64 needed)",
-				 r->ep.max_model_len, room);
+				 r->eps[0].max_model_len, room);
 	*out = (long)room;
 	return ERR_OK;
 }
@@ -304,7 +317,7 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 
 	memset(&ho, 0, sizeof(ho));
 	memset(&h, 0, sizeof(h));
-	ro.server = r->ep.server;
+	ro.server = r->eps[0].server;
 	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
 	ho.tok = r->tok;
 	ho.tpl = r->tpl;
@@ -325,7 +338,7 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.distractors = rc->distractors;
 	e = haystack_build(&ho, &h, d);
 	if (!e)
-		e = req_build(&a->req, a->c, h.messages, r->ep.model, r->suite_dir, d);
+		e = req_build(&a->req, a->c, h.messages, r->eps[0].model, r->suite_dir, d);
 	if (!e) {
 		a->count.local_tokens = (long long)h.prompt_tokens;
 		memcpy(a->prompt_sha256, h.prompt_sha256, IO_SHA256_HEX);
@@ -404,7 +417,7 @@ static enum err send_attempt(struct run *r, struct attempt *a, struct diag *d)
 {
 	struct http_req hr;
 
-	snprintf(a->url, sizeof(a->url), "%s%s", r->ep.base, a->req.path);
+	snprintf(a->url, sizeof(a->url), "%s%s", r->eps[a->replica].base, a->req.path);
 	record_utc_now(a->started_at, sizeof(a->started_at));
 	a->start_ms = io_now_ms();
 	stream_release(&a->st);
@@ -443,11 +456,11 @@ static int cannot_fit(const struct run *r, const struct attempt *a, char *why,
 	if (m > 0)
 		snprintf(why, cap, "not sent: the prompt (%lld tokens, counted locally) plus "
 			 "max_tokens %ld is %lld tokens, over the server's max_model_len %lld",
-			 p, m, p + m, r->ep.max_model_len);
+			 p, m, p + m, r->eps[0].max_model_len);
 	else
 		snprintf(why, cap, "not sent: the prompt (%lld tokens, counted locally) "
 			 "leaves no room in the server's max_model_len %lld", p,
-			 r->ep.max_model_len);
+			 r->eps[0].max_model_len);
 	return 1;
 }
 
@@ -474,6 +487,21 @@ static enum err preflight_fail(struct run *r, struct attempt *a, const char *why
 	return journal(r, a, &dn, &ck, raw_name, d);
 }
 
+/* The replica for a new attempt: the fewest requests in flight, ties in
+ * turn. */
+static int pick_replica(struct run *r)
+{
+	int i, k, best = r->turn % r->neps;
+
+	for (i = 1; i < r->neps; i++) {
+		k = (r->turn + i) % r->neps;
+		if (r->inflight[k] < r->inflight[best])
+			best = k;
+	}
+	r->turn = best + 1;
+	return best;
+}
+
 /* Prepares and starts one attempt. ERR_INPUT etc. for a case that cannot be
  * built (the run stops: the suite or tokenizer is wrong). An attempt that
  * cannot fit the context is journalled at once and *out stays NULL. */
@@ -490,6 +518,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	a->c = c, a->repeat = repeat, a->has_seed = has_seed, a->seed = seed;
 	a->round = 1;
+	a->replica = pick_replica(r);
 	grade_init(&a->g);
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
@@ -498,7 +527,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	if (c->kind == SUITE_RECALL) {
 		e = build_recall(r, a, d);
 	} else {
-		e = req_build(&a->req, c, c->messages, r->ep.model, r->suite_dir, d);
+		e = req_build(&a->req, c, c->messages, r->eps[0].model, r->suite_dir, d);
 		if (!e)
 			e = audit_count_case(&r->audit, c, c->messages, &a->count, d);
 		if (e)
@@ -512,6 +541,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	if (!e)
 		e = send_attempt(r, a, d);
 	if (!e) {
+		r->inflight[a->replica]++;
 		*out = a;
 		return ERR_OK;
 	}
@@ -575,7 +605,7 @@ static enum err load_prompt(struct run *r, const struct loadplan_item *it,
 	struct loadgen_opts o = {0};
 	struct tpl_render_opts ro = {0};
 
-	ro.server = r->ep.server;
+	ro.server = r->eps[0].server;
 	o.endpoint = s->endpoint;
 	o.tok = r->tok;
 	o.tpl = r->tpl;
@@ -629,6 +659,7 @@ static enum err start_load(struct run *r, const struct loadplan_item *it,
 	if (!a)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	a->is_load = 1;
+	a->replica = pick_replica(r);
 	a->li = *it;
 	a->lcase = *r->lc;
 	a->lcase.json = r->ljson;
@@ -649,10 +680,12 @@ static enum err start_load(struct run *r, const struct loadplan_item *it,
 		a->lcase.prompt = a->lp.prompt;
 		a->count.local_tokens = (long long)a->lp.tokens;
 		memcpy(a->prompt_sha256, a->lp.sha256, IO_SHA256_HEX);
-		e = req_build(&a->req, &a->lcase, a->lp.messages, r->ep.model, r->suite_dir, d);
+		e = req_build(&a->req, &a->lcase, a->lp.messages, r->eps[0].model, r->suite_dir, d);
 	}
 	if (!e)
 		e = send_attempt(r, a, d);
+	if (!e)
+		r->inflight[a->replica]++;
 	if (e) {
 		diag_prefix(d, "load case '%s'", r->lc->id);
 		attempt_free(a);
@@ -761,7 +794,7 @@ static enum err scrape(struct run *r, int level, int before, struct diag *d)
 	metrics_init(&m);
 	buf_init(&text, PROBE_METRICS_MAX);
 	diag_init(&sd);
-	se = probe_metrics(r->ep.base, r->o->api_key, &r->tls, 30, &text, &m, &sd);
+	se = probe_metrics(r->eps[0].base, r->o->api_key, &r->tls, 30, &text, &m, &sd);
 	metrics_name(r, level, before ? "-before.prom" : "-after.prom", name, sizeof(name));
 	if (text.len)
 		e = results_write_raw(r->res, name, text.data, text.len, d);
@@ -884,7 +917,7 @@ static void record_view(const struct run *r, const struct attempt *a,
 	v->round1 = a->round1;
 	v->request_sha256 = a->req.sha256;
 	v->endpoint = a->req.path;
-	v->model = r->ep.model;
+	v->model = r->eps[0].model;
 	v->started_at = a->started_at;
 	v->raw_name = raw_name;
 	v->response_bytes = a->raw.len;
@@ -943,7 +976,7 @@ static enum err start_round2(struct run *r, struct attempt *a,
 	if (!msgs)
 		e = diag_fail(d, ERR_NOMEM, "out of memory preparing a tool result");
 	if (!e)
-		e = req_build(&a->req, a->c, msgs, r->ep.model, r->suite_dir, d);
+		e = req_build(&a->req, a->c, msgs, r->eps[0].model, r->suite_dir, d);
 	cJSON_Delete(msgs);
 	a->round = 2;
 	if (!e)
@@ -963,6 +996,20 @@ static enum err grade_round(struct attempt *a, struct diag *d)
 		return grade_recall(a->needles, a->nneedles, s->content.data,
 				    s->content.len, &a->g, d);
 	return grade_answer(&a->c->expect, s, cJSON_GetArraySize(a->c->messages), &a->g, d);
+}
+
+/* Adds which replica served `a` to its record: "replica" (its index in
+ * --base-url order) and "base_url" (redacted). ERR_NOMEM. */
+static enum err name_replica(const struct run *r, const struct attempt *a, cJSON *rec)
+{
+	char base[ENDPOINT_URL_MAX];
+	struct json_build jb;
+
+	endpoint_redact(r->eps[a->replica].base, base, sizeof(base));
+	json_build_init(&jb);
+	json_add_int(&jb, rec, "replica", a->replica);
+	json_add_str(&jb, rec, "base_url", base);
+	return json_build_end(&jb, NULL, "a record", NULL);
 }
 
 /* Journals attempt `a`: raw bytes first, then the record (so a record never
@@ -986,6 +1033,8 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	record_view(r, a, dn, ck, &au, raw_name, &v);
 	v.transport_msg = dn->fail ? dn->msg : a->feed_msg;
 	rec = record_new(&v, &verdict);
+	if (rec && name_replica(r, a, rec))
+		cJSON_Delete(rec), rec = NULL;
 	if (rec && a->is_load && !cJSON_AddItemToObject(rec, "load", load_json(a))) {
 		cJSON_Delete(rec);
 		rec = NULL;
@@ -1089,6 +1138,7 @@ static void drop_slot(struct run *r, struct attempt *a)
 	for (i = 0; i < r->nslots; i++)
 		if (r->slots[i] == a)
 			r->slots[i] = NULL;
+	r->inflight[a->replica]--;
 	attempt_free(a);
 }
 
@@ -1149,6 +1199,35 @@ static enum err loop(struct run *r, struct diag *d)
 	return e;
 }
 
+/* --start-at: waits for the common instant, then records how late this
+ * process began ("start_lag_ms"; negative never: a start already past
+ * begins at once and records its lateness). */
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static enum err wait_start(struct run *r, struct diag *d)
+{
+	struct json_build jb;
+	double now = wall_s(), want = r->o->start_at;
+
+	if (want <= 0)
+		return ERR_OK;
+	while (now < want) {
+		double left = want - now;
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		nanosleep(&ts, NULL);
+		now = wall_s();
+	}
+	json_build_init(&jb);
+	json_add_num(&jb, r->manifest, "start_lag_ms", (now - want) * 1000.0);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
 /* ---- --warmup ---- */
 
 /* The warm-up request: the first selected chat or load case as it would be
@@ -1166,13 +1245,13 @@ static enum err warm_body(struct run *r, struct req *q, struct loadgen_prompt *l
 		if (!selected(r, c) || c->kind == SUITE_RECALL)
 			continue;
 		if (c->kind != SUITE_LOAD)
-			return req_build(q, c, c->messages, r->ep.model, r->suite_dir, d);
+			return req_build(q, c, c->messages, r->eps[0].model, r->suite_dir, d);
 		if (load_begin(r, c, d) || load_prompt(r, &it, lp, d))
 			return d->code;
 		k = *c;
 		k.json = r->ljson;
 		k.prompt = lp->prompt;
-		return req_build(q, &k, lp->messages, r->ep.model, r->suite_dir, d);
+		return req_build(q, &k, lp->messages, r->eps[0].model, r->suite_dir, d);
 	}
 	return diag_fail(d, ERR_USAGE, "'--warmup' needs a chat or load case to send (recall cases are not used)");
 }
@@ -1196,7 +1275,7 @@ static enum err warm_up(struct run *r, struct diag *d)
 	cJSON_Delete(r->ljson);
 	r->ljson = NULL;
 	r->lc = NULL;
-	snprintf(url, sizeof(url), "%s%s", r->ep.base, q.path);
+	snprintf(url, sizeof(url), "%s%s", r->eps[0].base, q.path);
 	memset(&hr, 0, sizeof(hr));
 	hr.url = url;
 	hr.body = q.body.data;
@@ -1223,6 +1302,8 @@ enum err run_go(struct run *r, struct diag *d)
 	progress(r, 1);
 	if (r->o->warmup > 0)
 		e = warm_up(r, d);
+	if (!e)
+		e = wait_start(r, d);
 	if (!e)
 		e = loop(r, d);
 	if (!e)
@@ -1309,7 +1390,7 @@ static enum err results_dir(struct run *r, struct diag *d)
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
 	safe_name(r->suite->name, suite, sizeof(suite));
-	safe_name(r->ep.model, model, sizeof(model));
+	safe_name(r->eps[0].model, model, sizeof(model));
 	if ((e = io_mkdirs("results", d)))
 		return e;
 	for (i = 1; i <= RUN_DIR_TRIES; i++) {
@@ -1340,10 +1421,12 @@ static enum err load_locals(struct run *r, struct diag *d)
 	return e;
 }
 
+/* Discovers every replica; they must serve the same model. */
 static enum err discover(struct run *r, struct diag *d)
 {
 	struct endpoint_opts eo = {0};
-	enum err e;
+	enum err e = ERR_OK;
+	int i;
 
 	eo.model = r->o->model;
 	eo.api_key = r->o->api_key;
@@ -1355,9 +1438,183 @@ static enum err discover(struct run *r, struct diag *d)
 	r->tls.insecure = r->o->insecure;
 	eo.tls = &r->tls;
 	eo.cacert_from = r->o->cacert_from;
-	e = endpoint_discover(&r->ep, &eo, d);
-	r->audit.server = r->ep.server;
+	for (i = 0; !e && i < r->neps; i++) {
+		e = endpoint_discover(&r->eps[i], &eo, d);
+		if (!e && strcmp(r->eps[i].model, r->eps[0].model))
+			e = diag_fail(d, ERR_USAGE,
+				      "endpoint '%s' serves '%s', not '%s' as '%s' does: pass '--model NAME'",
+				      r->eps[i].base, r->eps[i].model, r->eps[0].model, r->eps[0].base);
+	}
+	r->audit.server = r->eps[0].server;
 	return e;
+}
+
+/* ---- the shard ---- */
+
+/* Estimated prompt tokens of one attempt of `c` (about 4 bytes a token). */
+static uint64_t weight_of(const struct suite_case *c)
+{
+	char *text;
+	uint64_t n;
+
+	if (c->kind == SUITE_RECALL)
+		return (uint64_t)c->recall.tokens;
+	if (c->prompt)
+		return strlen(c->prompt) / 4 + 1;
+	text = c->messages ? cJSON_PrintUnformatted(c->messages) : NULL;
+	n = text ? strlen(text) / 4 + 1 : 1;
+	cJSON_free(text);
+	return n;
+}
+
+/* Numbers the attempts of the selected cases (r->first) and lists the units
+ * shard.h assigns: a recall case's seed with all its repeats, else one
+ * attempt. `u` and `keys` get room for every attempt. */
+static enum err list_units(struct run *r, struct shard_unit *u, char **keys,
+			   size_t *nunits, struct diag *d)
+{
+	size_t ci, n = 0, at = 0;
+	long ri;
+	int si, has;
+	long seed;
+	char key[1024];
+
+	for (ci = 0; ci < r->suite->ncases; ci++) {
+		const struct suite_case *c = &r->suite->cases[ci];
+		int recall = c->kind == SUITE_RECALL;
+		uint64_t w = weight_of(c);
+		r->first[ci] = at;
+		if (!selected(r, c))
+			continue;
+		at += (size_t)repeats_of(r, c) * (size_t)seeds_of(c);
+		for (ri = 0; ri < (recall ? 1 : repeats_of(r, c)); ri++)
+			for (si = 0; si < seeds_of(c); si++, n++) {
+				key_seed(c, si, &has, &seed);
+				record_key(c->id, ri + 1, has, seed, key, sizeof(key));
+				if (!(keys[n] = mem_strndup(key, strlen(key))))
+					return diag_fail(d, ERR_NOMEM, "out of memory");
+				u[n].key = keys[n];
+				u[n].weight = recall ? w * (uint64_t)repeats_of(r, c) : w;
+			}
+	}
+	*nunits = n;
+	return ERR_OK;
+}
+
+/* Marks the attempts of the units that went to this shard. */
+static void mark_mine(struct run *r, const struct shard_unit *u)
+{
+	size_t ci, n = 0;
+	long ri, rj;
+	int si;
+
+	for (ci = 0; ci < r->suite->ncases; ci++) {
+		const struct suite_case *c = &r->suite->cases[ci];
+		int recall = c->kind == SUITE_RECALL, seeds = seeds_of(c);
+		if (!selected(r, c))
+			continue;
+		for (ri = 0; ri < (recall ? 1 : repeats_of(r, c)); ri++)
+			for (si = 0; si < seeds; si++, n++) {
+				if (u[n].shard != r->o->shard.index)
+					continue;
+				for (rj = recall ? 0 : ri; rj < (recall ? repeats_of(r, c) : ri + 1); rj++) {
+					r->mine[r->first[ci] + (size_t)rj * (size_t)seeds + (size_t)si] = 1;
+					r->in_shard++;
+				}
+			}
+	}
+}
+
+static enum err plan_shard(struct run *r, struct diag *d)
+{
+	size_t ci, total = 0, nunits = 0, i;
+	struct shard_unit *u = NULL;
+	char **keys = NULL;
+	enum err e;
+
+	for (ci = 0; ci < r->suite->ncases; ci++)
+		if (selected(r, &r->suite->cases[ci]) && r->suite->cases[ci].kind == SUITE_LOAD)
+			return diag_fail(d, ERR_USAGE,
+					 "load case '%s' cannot be split into shards yet: run it on its own (--case) without a shard index",
+					 r->suite->cases[ci].id);
+	for (ci = 0; ci < r->suite->ncases; ci++)
+		if (selected(r, &r->suite->cases[ci]))
+			total += (size_t)repeats_of(r, &r->suite->cases[ci]) *
+				 (size_t)seeds_of(&r->suite->cases[ci]);
+	r->first = mem_calloc(r->suite->ncases, sizeof(*r->first));
+	r->mine = mem_calloc(total ? total : 1, 1);
+	u = mem_calloc(total ? total : 1, sizeof(*u));
+	keys = mem_calloc(total ? total : 1, sizeof(*keys));
+	if (!r->first || !r->mine || !u || !keys)
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	else
+		e = list_units(r, u, keys, &nunits, d);
+	if (!e)
+		e = shard_assign(u, nunits, r->o->shard.count, d);
+	if (!e)
+		mark_mine(r, u);
+	for (i = 0; keys && i < total; i++)
+		mem_free(keys[i]);
+	mem_free(keys);
+	mem_free(u);
+	return e;
+}
+
+/* ---- the manifest ---- */
+
+/* The manifest's "shard" {index, count, from, rule, attempts} (null when the
+ * run is whole) and "endpoints" [{base_url, served_model, server_version}],
+ * one per replica. */
+static enum err manifest_extras(struct run *r, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *sh, *eps, *one;
+	char base[ENDPOINT_URL_MAX];
+	int i;
+
+	json_build_init(&jb);
+	if (r->o->shard.count) {
+		sh = json_add_obj(&jb, r->manifest, "shard");
+		json_add_int(&jb, sh, "index", r->o->shard.index);
+		json_add_int(&jb, sh, "count", r->o->shard.count);
+		json_add_str(&jb, sh, "from", r->o->shard.from);
+		json_add_str(&jb, sh, "rule", SHARD_RULE);
+		json_add_int(&jb, sh, "attempts", (long long)r->in_shard);
+	} else {
+		json_add_null(&jb, r->manifest, "shard");
+	}
+	if (r->o->start_at > 0)
+		json_add_num(&jb, r->manifest, "start_at", r->o->start_at);
+	eps = json_add_arr(&jb, r->manifest, "endpoints");
+	for (i = 0; i < r->neps; i++) {
+		const cJSON *info = i ? r->eps[i].json : jget(r->manifest, "endpoint");
+		const cJSON *ver = jget2(info, "server", "version");
+		endpoint_redact(r->eps[i].base, base, sizeof(base));
+		one = json_new_obj(&jb);
+		json_add_str(&jb, one, "base_url", base);
+		json_add_str(&jb, one, "served_model", r->eps[i].model);
+		if (cJSON_IsString(ver))
+			json_add_str(&jb, one, "server_version", ver->valuestring);
+		else
+			json_add_null(&jb, one, "server_version");
+		json_add_item(&jb, eps, NULL, one);
+	}
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
+/* On --resume the folder must hold the same shard. */
+static enum err same_shard(const struct run *r, const cJSON *old, struct diag *d)
+{
+	const cJSON *sh = cJSON_GetObjectItemCaseSensitive(old, "shard");
+	const cJSON *i = cJSON_GetObjectItemCaseSensitive(sh, "index");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(sh, "count");
+	long oi = cJSON_IsNumber(i) ? (long)i->valuedouble : 0;
+	long on = cJSON_IsNumber(n) ? (long)n->valuedouble : 0;
+
+	if (!old || (oi == r->o->shard.index && on == r->o->shard.count))
+		return ERR_OK;
+	return diag_fail(d, ERR_USAGE, "'%s' holds shard %ld/%ld, not %ld/%ld: resume it with the same shard",
+			 r->dir, oi, on, r->o->shard.index, r->o->shard.count);
 }
 
 static enum err write_manifest(struct run *r, struct diag *d)
@@ -1367,22 +1624,24 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	cJSON *old = NULL;
 	enum err e = ERR_OK;
 
-	endpoint_redact(r->ep.base, base, sizeof(base));
-	m.suite = r->suite, m.base_url = base, m.endpoint = r->ep.json;
+	endpoint_redact(r->eps[0].base, base, sizeof(base));
+	m.suite = r->suite, m.base_url = base, m.endpoint = r->eps[0].json;
 	m.tokenizer_path = r->o->tokenizer, m.tok = r->tok, m.bos_id = r->audit.bos_id;
-	m.tpl = r->tpl, m.server = r->ep.server, m.server_from = r->ep.server_source;
+	m.tpl = r->tpl, m.server = r->eps[0].server, m.server_from = r->eps[0].server_source;
 	m.opts.concurrency = r->o->concurrency, m.opts.repeat = r->o->repeat;
 	m.opts.timeout = r->o->timeout, m.opts.idle_timeout = r->o->idle_timeout;
 	m.opts.case_globs = r->o->case_globs, m.opts.ncase_globs = r->o->ncase_globs;
 	m.opts.api_key_env = r->o->api_key_env;
 	m.opts.server = r->o->server_name, m.opts.resume = r->o->resume;
-	r->ep.json = NULL;
+	r->eps[0].json = NULL;
 	if (!(r->manifest = record_manifest_new(&m)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	if ((e = add_plan(r, d)))
+	if ((e = add_plan(r, d)) || (e = manifest_extras(r, d)))
 		return e;
 	if (r->o->resume && !(e = results_read_manifest(r->dir, &old, d)))
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
+	if (!e && r->o->resume)
+		e = same_shard(r, old, d);
 	cJSON_Delete(old);
 	if (!e)
 		e = results_open(r->dir, r->o->resume, &r->res, d);
@@ -1392,6 +1651,19 @@ static enum err write_manifest(struct run *r, struct diag *d)
 		r->n.prior_fail = r->res->prior_fail;
 		e = results_write_manifest(r->res, r->manifest, d);
 	}
+	return e;
+}
+
+static enum err set_bases(struct run *r, struct diag *d)
+{
+	enum err e = ERR_OK;
+	int i;
+
+	r->neps = r->o->nbase_urls;
+	for (i = 0; i < r->neps; i++)
+		endpoint_init(&r->eps[i]);
+	for (i = 0; !e && i < r->neps; i++)
+		e = endpoint_set_base(&r->eps[i], r->o->base_urls[i], d);
 	return e;
 }
 
@@ -1426,7 +1698,7 @@ static enum err check_fit(const struct run *r, struct diag *d)
 		if (r->suite->cases[i].kind != SUITE_LOAD)
 			continue;
 		snprintf(path, sizeof(path), "cases[%zu].load", r->suite->cases[i].index);
-		e = loadspec_check_fit(&r->suite->cases[i].load, (long)r->ep.max_model_len,
+		e = loadspec_check_fit(&r->suite->cases[i].load, (long)r->eps[0].max_model_len,
 				       r->suite->path, path, d);
 	}
 	return e;
@@ -1443,14 +1715,15 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
 	buf_init(&r->warnings, 1 << 20);
-	endpoint_init(&r->ep);
-	e = endpoint_set_base(&r->ep, o->base_url, d);
+	e = set_bases(r, d);
 	if (!e)
 		e = suite_load(suite_path, &r->suite, d);
 	if (!e) {
 		folders(r);
 		e = check_inputs(r, d);
 	}
+	if (!e && o->shard.count)
+		e = plan_shard(r, d);
 	if (!e)
 		e = load_locals(r, d);
 	if (!e)
@@ -1529,7 +1802,10 @@ void run_free(struct run *r)
 	http_multi_free(r->multi);
 	results_free(r->res);
 	cJSON_Delete(r->manifest);
-	endpoint_release(&r->ep);
+	for (i = 0; i < (size_t)r->neps; i++)
+		endpoint_release(&r->eps[i]);
+	mem_free(r->first);
+	mem_free(r->mine);
 	buf_release(&r->warnings);
 	tok_free(r->tok);
 	tpl_free(r->tpl);

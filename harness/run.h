@@ -15,6 +15,13 @@
  * folder (results.h). verdict = pass only if transport, audit (when enabled)
  * and grade all pass; a failure is recorded like a pass and stays in every
  * count.
+ *
+ * Several base URLs are replicas serving one model: each attempt goes to the
+ * replica with the fewest requests in flight (ties in turn), both rounds of a
+ * tool case to the same one, and its record names it ("replica", "base_url").
+ * A shard (shard.h) runs only its own attempts; the manifest records the
+ * shard, the rule and how many attempts it holds, so `needle merge` can tell a
+ * complete shard from a partial one.
  */
 #ifndef NEEDLE_RUN_H
 #define NEEDLE_RUN_H
@@ -24,9 +31,11 @@
 
 #include "err.h"
 #include "redact.h"
+#include "shard.h"
 #include "tpl.h"
 
 #define RUN_MAX_CONCURRENCY 1024
+#define RUN_MAX_ENDPOINTS 32
 
 struct run;
 
@@ -36,7 +45,10 @@ typedef void (*run_progress_fn)(void *ctx, const struct run *r, int force);
 
 /* The options (strings borrowed; NULL when not given). */
 struct run_opts {
-	const char *base_url;          /* required */
+	const char *base_urls[RUN_MAX_ENDPOINTS]; /* replicas of one deployment */
+	int nbase_urls;                /* >= 1 */
+	struct shard shard;            /* count 0: the whole suite */
+	double start_at;               /* Unix seconds to begin at, or 0 */
 	const char *api_key;           /* bearer token or NULL */
 	const char *api_key_env;       /* where it came from, for messages */
 	const char *model, *tokenizer, *template_name, *out;

@@ -71,7 +71,7 @@ static void test_render(void)
 	buf_reset(&b);
 	CHECK(md_render(o, bad, 3, "thing", &b, &d) == ERR_NOMEM);
 	CHECK_STR(b.data, "[v]");
-	CHECK(strstr(d.msg, "cannot render the thing") != NULL);
+	CHECK(strstr(d.msg, "out of memory rendering the thing") != NULL);
 	buf_release(&b);
 	cJSON_Delete(o);
 }

@@ -139,7 +139,8 @@ static void opts(struct run_opts *o, const char *glob, int resume)
 	static const char *globs[1];
 
 	memset(o, 0, sizeof(*o));
-	o->base_url = base;
+	o->base_urls[0] = base;
+	o->nbase_urls = 1;
 	o->out = out;
 	globs[0] = glob;
 	o->case_globs = globs;
@@ -222,12 +223,12 @@ static void test_unreachable(void)
 	struct diag d;
 
 	opts(&o, NULL, 0);
-	o.base_url = "http://127.0.0.1:1";
+	o.base_urls[0] = "http://127.0.0.1:1";
 	diag_init(&d);
 	CHECK(run_open(&o, suite_path, &r, &d) == ERR_ENDPOINT);
 	CHECK(!strncmp(d.msg, "endpoint unusable: ", 19));
 	run_free(r);
-	o.base_url = "ftp://x";
+	o.base_urls[0] = "ftp://x";
 	diag_init(&d);
 	CHECK(run_open(&o, suite_path, &r, &d) == ERR_USAGE);
 	run_free(r);

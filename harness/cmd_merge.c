@@ -1,0 +1,77 @@
+/*
+ * needle merge — joins the folders of a sharded run (needle run --shard, a
+ * Slurm array or a Kubernetes Indexed Job) into one run folder (merge.h), then
+ * writes its report as `needle report` would.
+ */
+#include <stdio.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "cmd.h"
+#include "merge.h"
+#include "report.h"
+
+static const char examples[] =
+	"  needle merge results/grid results/grid-0 results/grid-1 results/grid-2 results/grid-3\n"
+	"  needle merge /shared/merged /shared/shard-*\n"
+	"  needle diff results/grid-whole results/grid --gate no_new_failures\n"
+	"\n"
+	"Every shard must have run the same suite (SHA-256), tokenizer, template,\n"
+	"endpoint, served model and server version; shards 0..N-1 must each be given\n"
+	"once and be complete (each incomplete one is named; resume it, or pass\n"
+	"--allow-partial). An attempt recorded in two shards is an error unless both\n"
+	"records are identical (one is dropped and counted). Records are concatenated,\n"
+	"never averaged. Exit 0 when merged; 2 with the list of missing, foreign or\n"
+	"incomplete shards (nothing is written then).\n";
+
+static void show(const struct merge_stats *st, const char *out)
+{
+	fprintf(stderr, "needle merge: %ld shards, %zu records", st->shards, st->records);
+	if (st->duplicates)
+		fprintf(stderr, ", %zu identical duplicates dropped", st->duplicates);
+	if (st->incomplete)
+		fprintf(stderr, ", %zu incomplete shards (--allow-partial)", st->incomplete);
+	fprintf(stderr, "; merged run in %s\n", out);
+	if (st->max_lag_ms >= 0)
+		fprintf(stderr,
+			"needle merge: shards started within %.0f ms of --start-at; concurrency across shards is a bound (each shard saw only its own requests)\n",
+			st->max_lag_ms);
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	int partial = 0;
+	const struct cli_opt opts[] = {
+		{"allow-partial", 0, CLI_FLAG, NULL, "merge incomplete shards too (they are counted in the manifest)", &partial},
+	};
+	const struct cli_cmd cmd = {
+		"merge", "OUT SHARD_DIR... [--allow-partial]",
+		"Join the run folders of the shards of one run into OUT, a run folder that\n"
+		"'needle report' and 'needle diff --gate' read as if it had run on one\n"
+		"machine: the shards are checked to belong together, their records and raw\n"
+		"response bytes are copied, and OUT's report is written.",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, -1,
+		CLI_EXIT_PASS | CLI_EXIT_USAGE};
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
+	struct merge_stats st;
+	struct buf problems;
+	struct diag d;
+	int status = EXIT_PASS;
+
+	diag_init(&d);
+	buf_init(&problems, 1 << 20);
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (!d.code && outcome != CLI_HELP_SHOWN &&
+	    !merge_shards(args[0], args + 1, (size_t)nargs - 1, partial, &st, &problems, &d) &&
+	    !report_write(args[0], NULL, &d))
+		show(&st, args[0]);
+	if (d.code && problems.len > 0) {
+		fprintf(stderr, "needle merge: the shards do not make one run:\n");
+		fputs(problems.data, stderr);
+	}
+	if (d.code)
+		status = cli_report("merge", &d);
+	buf_release(&problems);
+	return status;
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# Issue 13 acceptance: a recall grid run as 4 shards (indexes from a Kubernetes
+# Indexed Job's JOB_COMPLETION_INDEX/NEEDLE_SHARDS for two, from a Slurm array's
+# SLURM_ARRAY_TASK_* with a non-zero SLURM_ARRAY_TASK_MIN for the others) and merged
+# holds exactly the attempt keys of the same grid run whole, and `needle diff` of the
+# two exits 0 with no flips. A merge missing a shard, holding a shard of another
+# suite, a shard twice or an incomplete shard exits 2 and names it.
+set -eu
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
+refserver_start
+
+grid() { # NAME SEEDS
+	cat > "$tmp/$1.json" <<JSON
+{"suite": "mini-grid", "defaults": {"max_tokens": 256, "temperature": 0},
+ "cases": [
+  {"id": "g-1k", "kind": "recall", "repeat": 2, "recall": {"tokens": 1024, "depths": [0, 50, 100], "seeds": $2, "needles": 3, "filler": "mixed"}},
+  {"id": "g-2k", "kind": "recall", "recall": {"tokens": 2048, "depths": [0, 50, 100], "seeds": $2, "needles": 3, "filler": "mixed"}},
+  {"id": "g-4k", "kind": "recall", "recall": {"tokens": 4096, "depths": [0, 50, 100], "seeds": [1, 2], "needles": 3, "filler": "mixed"}},
+  {"id": "g-8k", "kind": "recall", "recall": {"tokens": 8192, "depths": [0, 50, 100], "seeds": [1], "needles": 3, "filler": "mixed"}}
+ ]}
+JSON
+}
+grid grid '[1, 2, 3]'
+grid other '[4, 5, 6]'
+run() { # OUT [ARG...]
+	_o=$1
+	shift
+	"$NEEDLE" run "$tmp/grid.json" --base-url "$REF_URL/v1" --model ref-good \
+		--tokenizer "$ds" --template deepseek-v3 --out "$_o" "$@"
+}
+keys() { # DIR: the sorted attempt keys, one a line
+	node -e 'const fs = require("fs");
+		const ks = fs.readFileSync(process.argv[1] + "/results.jsonl", "utf8").trim().split("\n")
+			.map((l) => JSON.parse(l)).map((r) => `${r.case} r${r.repeat} s${r.seed}`);
+		console.log(ks.sort().join("\n"));' "$1"
+}
+
+check_exit 0 "" run "$tmp/whole"
+[ "$(keys "$tmp/whole" | wc -l)" = 12 ] || fail "whole run: not 12 attempts: $(keys "$tmp/whole")"
+
+for i in 0 1; do
+	check_exit 0 "" env JOB_COMPLETION_INDEX=$i NEEDLE_SHARDS=4 "$NEEDLE" run "$tmp/grid.json" \
+		--base-url "$REF_URL/v1" --model ref-good --tokenizer "$ds" --template deepseek-v3 --out "$tmp/s$i"
+done
+for id in 3 4; do # sbatch --array=1-4: tasks 3 and 4 are shards 2 and 3
+	check_exit 0 "" env SLURM_ARRAY_TASK_ID=$id SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 \
+		"$NEEDLE" run "$tmp/grid.json" --base-url "$REF_URL/v1" --model ref-good \
+		--tokenizer "$ds" --template deepseek-v3 --out "$tmp/s$((id - 1))"
+done
+node -e 'const fs = require("fs"); const [dir] = process.argv.slice(1);
+	const want = [["kubernetes", 0], ["kubernetes", 1], ["slurm", 2], ["slurm", 3]];
+	want.forEach(([from, i]) => {
+		const m = JSON.parse(fs.readFileSync(`${dir}/s${i}/manifest.json`, "utf8"));
+		const s = m.shard;
+		if (s.index !== i || s.count !== 4 || s.from !== from || s.rule !== "greedy-prompt-tokens-v1")
+			throw new Error(`s${i}: shard ${JSON.stringify(s)}`);
+		const n = fs.readFileSync(`${dir}/s${i}/results.jsonl`, "utf8").trim().split("\n").length;
+		if (n !== s.attempts || n === 0) throw new Error(`s${i}: ${n} records, ${s.attempts} planned`);
+	});' "$tmp" || fail "shard manifests"
+# A recall document's repeats stay in one shard.
+for i in 0 1 2 3; do
+	keys "$tmp/s$i"
+done > "$tmp/all"
+for s in 1 2 3; do
+	n=$(for i in 0 1 2 3; do keys "$tmp/s$i" | grep -q "^g-1k r[12] s$s\$" && echo "$i"; done | wc -l)
+	[ "$n" = 1 ] || fail "the repeats of g-1k seed $s are in $n shards"
+done
+[ "$(sort "$tmp/all" | uniq -d)" = "" ] || fail "an attempt in two shards: $(sort "$tmp/all" | uniq -d)"
+
+check_exit 0 "4 shards, 12 records" "$NEEDLE" merge "$tmp/merged" "$tmp/s3" "$tmp/s1" "$tmp/s0" "$tmp/s2"
+[ "$(keys "$tmp/merged")" = "$(keys "$tmp/whole")" ] || fail "merged keys differ from the whole run's"
+[ -f "$tmp/merged/summary.md" ] || fail "merge wrote no report"
+[ "$(ls "$tmp/merged/raw" | wc -l)" = 12 ] || fail "merged raw/ does not hold 12 files"
+check_exit 0 "" "$NEEDLE" diff "$tmp/whole" "$tmp/merged" --gate no_new_failures --gate flips==0
+grep -q '### pass -> fail: 0' "$tmp/out" || fail "diff shows flips: $(cat "$tmp/out")"
+grep -q 'Only in A: 0; only in B: 0' "$tmp/out" || fail "diff: unmatched attempts: $(cat "$tmp/out")"
+check_exit 0 "" "$NEEDLE" report "$tmp/merged" --format json
+node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8"));
+	if (s.attempts.total !== 12 || s.attempts.pass !== 12) throw new Error(JSON.stringify(s.attempts));' \
+	< "$tmp/out" || fail "merged report"
+
+# A shard is resumable on its own: nothing is run again, the selection is the same.
+check_exit 0 "" env JOB_COMPLETION_INDEX=1 NEEDLE_SHARDS=4 "$NEEDLE" run "$tmp/grid.json" \
+	--base-url "$REF_URL/v1" --model ref-good --tokenizer "$ds" --template deepseek-v3 --out "$tmp/s1" --resume
+grep -q "needle run: 0 attempts" "$tmp/err" || fail "resumed shard ran attempts: $(cat "$tmp/err")"
+check_exit 2 "holds shard 1/4, not 2/4" run "$tmp/s1" --resume --shard 2/4
+
+# Missing, foreign, twice, incomplete: exit 2, each named, nothing written.
+check_exit 2 "shard 2 of 4 is missing" "$NEEDLE" merge "$tmp/m1" "$tmp/s0" "$tmp/s1" "$tmp/s3"
+[ ! -e "$tmp/m1" ] || fail "a refused merge wrote '$tmp/m1'"
+"$NEEDLE" run "$tmp/other.json" --base-url "$REF_URL/v1" --model ref-good --tokenizer "$ds" \
+	--template deepseek-v3 --out "$tmp/foreign" --shard 2/4 2>/dev/null
+check_exit 2 "'$tmp/foreign' is a foreign shard: suite SHA-256" \
+	"$NEEDLE" merge "$tmp/m2" "$tmp/s0" "$tmp/s1" "$tmp/foreign" "$tmp/s3"
+run "$tmp/opt" --shard 2/4 --repeat 3 2>/dev/null
+check_exit 2 "'$tmp/opt' is a foreign shard: option '--repeat'" \
+	"$NEEDLE" merge "$tmp/m8" "$tmp/s0" "$tmp/s1" "$tmp/opt" "$tmp/s3"
+check_exit 2 "shard 1 is given twice" "$NEEDLE" merge "$tmp/m3" "$tmp/s0" "$tmp/s1" "$tmp/s1" "$tmp/s2" "$tmp/s3"
+cp -r "$tmp/s3" "$tmp/cut"
+sed -i '$d' "$tmp/cut/results.jsonl"
+check_exit 2 "'$tmp/cut' is incomplete" "$NEEDLE" merge "$tmp/m4" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/cut"
+check_exit 2 "is not a shard" "$NEEDLE" merge "$tmp/m5" "$tmp/whole" "$tmp/s1"
+check_exit 0 "1 incomplete shards" "$NEEDLE" merge "$tmp/m6" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/cut" --allow-partial
+# An identical copy of a record in two shards is dropped and counted.
+cp -r "$tmp/s2" "$tmp/dup"
+head -1 "$tmp/s3/results.jsonl" >> "$tmp/dup/results.jsonl"
+check_exit 0 "1 identical duplicates dropped" "$NEEDLE" merge "$tmp/m7" "$tmp/s0" "$tmp/s1" "$tmp/dup" "$tmp/s3"
+[ "$(keys "$tmp/m7")" = "$(keys "$tmp/whole")" ] || fail "merge with a duplicate: keys differ"
+check_exit 2 "already holds" "$NEEDLE" merge "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
+echo "4 shards (2 Indexed Job, 2 Slurm) merge to the whole run's 12 keys, diff 0 flips; bad merges exit 2"
