@@ -310,30 +310,26 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	return status;
 }
 
-/* --start-at: "YYYY-MM-DDTHH:MM:SSZ" (UTC) or Unix seconds, into
- * o.start_at. */
-static enum err parse_start(struct cli_run *c, struct diag *d)
+/* The checks of the options cli_parse cannot make, into `d`. */
+static void check_opts(struct cli_run *c, struct diag *d)
 {
-	struct tm tm;
-	char *num_end;
-	double v = strtod(c->start_at, &num_end);
-	int n = 0;
+	double wait_s;
 
-	if (num_end != c->start_at && !*num_end && v > 0) {
-		c->o.start_at = v;
-		return ERR_OK;
-	}
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(c->start_at, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon,
-		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-	    c->start_at[n] || tm.tm_mon < 1 || tm.tm_mon > 12)
-		return diag_fail(d, ERR_USAGE,
-				 "option '--start-at' wants YYYY-MM-DDTHH:MM:SSZ or Unix seconds, not '%s'",
-				 c->start_at);
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	c->o.start_at = (double)timegm(&tm);
-	return ERR_OK;
+	if (c->o.concurrency < 1 || c->o.concurrency > RUN_MAX_CONCURRENCY)
+		diag_fail(d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
+	else if (c->o.repeat != -1 && (c->o.repeat < 1 || c->o.repeat > SUITE_MAX_REPEAT))
+		diag_fail(d, ERR_USAGE, "option '--repeat' wants 1 to %d, got %ld",
+			  SUITE_MAX_REPEAT, c->o.repeat);
+	else if (c->o.warmup < 0 || c->o.warmup > 100000)
+		diag_fail(d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
+	else if (c->wait_ready && probe_parse_duration(c->wait_ready, &wait_s, d))
+		diag_prefix(d, "option '--wait-ready'");
+	else if (c->o.server_name && tpl_server_parse(c->o.server_name, &c->o.server, d))
+		diag_prefix(d, "option '--server'");
+	else if (c->shard_spec && shard_parse(c->shard_spec, &c->o.shard, d))
+		diag_prefix(d, "option '--shard'");
+	else if (c->start_at && shard_parse_time(c->start_at, &c->o.start_at, d))
+		diag_prefix(d, "option '--start-at'");
 }
 
 int cmd_run(int argc, char **argv)
@@ -376,7 +372,6 @@ int cmd_run(int argc, char **argv)
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, status;
-	double wait_s;
 	struct diag d;
 	struct buf suite;
 
@@ -386,23 +381,8 @@ int cmd_run(int argc, char **argv)
 	c.o.repeat = -1; /* not given */
 	buf_init(&c.file, 1 << 20);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
-	if (!d.code && outcome != CLI_HELP_SHOWN) {
-		if (c.o.concurrency < 1 || c.o.concurrency > RUN_MAX_CONCURRENCY)
-			diag_fail(&d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
-		else if (c.o.repeat != -1 && (c.o.repeat < 1 || c.o.repeat > SUITE_MAX_REPEAT))
-			diag_fail(&d, ERR_USAGE, "option '--repeat' wants 1 to %d, got %ld",
-				  SUITE_MAX_REPEAT, c.o.repeat);
-		else if (c.o.warmup < 0 || c.o.warmup > 100000)
-			diag_fail(&d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
-		else if (c.wait_ready && probe_parse_duration(c.wait_ready, &wait_s, &d))
-			diag_prefix(&d, "option '--wait-ready'");
-		else if (c.o.server_name && tpl_server_parse(c.o.server_name, &c.o.server, &d))
-			diag_prefix(&d, "option '--server'");
-		else if (c.shard_spec && shard_parse(c.shard_spec, &c.o.shard, &d))
-			diag_prefix(&d, "option '--shard'");
-		else if (c.start_at)
-			parse_start(&c, &d);
-	}
+	if (!d.code && outcome != CLI_HELP_SHOWN)
+		check_opts(&c, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN)
 		shipped_resolve(args[0], &suite, &d);
 	if (d.code || outcome == CLI_HELP_SHOWN) {

@@ -1,7 +1,9 @@
 /* shard — see shard.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem.h"
 #include "shard.h"
@@ -141,4 +143,27 @@ out:
 	mem_free(order);
 	mem_free(load);
 	return e;
+}
+
+enum err shard_parse_time(const char *s, double *unix_s, struct diag *d)
+{
+	struct tm tm;
+	char *num_end;
+	double v = strtod(s, &num_end);
+	int n = 0;
+
+	if (num_end != s && !*num_end && v > 0) {
+		*unix_s = v;
+		return ERR_OK;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    s[n] || tm.tm_mon < 1 || tm.tm_mon > 12)
+		return diag_fail(d, ERR_USAGE,
+				 "wants YYYY-MM-DDTHH:MM:SSZ or Unix seconds, not '%s'", s);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*unix_s = (double)timegm(&tm);
+	return ERR_OK;
 }

@@ -43,6 +43,10 @@ struct shard_unit {
  * wrong with it. */
 enum err shard_parse(const char *spec, struct shard *s, struct diag *d);
 
+/* A common start instant (--start-at): "YYYY-MM-DDTHH:MM:SSZ" (UTC) or Unix
+ * seconds, into *unix_s. ERR_USAGE naming the accepted forms. */
+enum err shard_parse_time(const char *s, double *unix_s, struct diag *d);
+
 /* The shard from the orchestrator's environment: Slurm's
  * SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN and
  * SLURM_ARRAY_TASK_STEP (index = (ID - MIN) / STEP), or a Kubernetes Indexed
