@@ -121,7 +121,24 @@ static enum err parts_content(struct json_build *jb, cJSON *o, const cJSON *c, s
 	return ERR_OK;
 }
 
-/* tool_calls with each call's arguments replaced by the parsed object. */
+/* A call's arguments for the template: a string that is JSON goes as its own
+ * text (a raw item), so that the interpreter reads 1.0 and big integers as
+ * json.loads does; otherwise what tpl_msg parsed (its {} fallback). */
+static cJSON *args_item(const cJSON *call, const cJSON *parsed)
+{
+	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(call, "function"), "arguments");
+	cJSON *v = NULL;
+
+	if (cJSON_IsString(raw) &&
+	    !json_parse(raw->valuestring, strlen(raw->valuestring), &v, "tool-call arguments", NULL)) {
+		cJSON_Delete(v);
+		return cJSON_CreateRaw(raw->valuestring);
+	}
+	return cJSON_Duplicate(parsed, 1);
+}
+
+/* tool_calls with each call's arguments replaced by the parsed value. */
 static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_msg *m)
 {
 	cJSON *a = json_add_arr(jb, o, "tool_calls");
@@ -140,7 +157,7 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 			cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(call, "function"))
 				if (strcmp(k->string, "arguments"))
 					json_add_dup(jb, f, k->string, k);
-			json_add_dup(jb, f, "arguments", args);
+			json_add_item(jb, f, "arguments", args_item(call, args));
 			break;
 		}
 		args = args ? args->next : NULL;

@@ -3,7 +3,8 @@
  * (jinja.h) with the context vLLM or SGLang builds for it:
  *   messages   the request's messages as the server prepares them: content
  *              null becomes "", tool-call arguments are parsed from their
- *              JSON string into an object (invalid JSON gives {}), a
+ *              JSON string by the interpreter's reader, so 1.0 and big
+ *              integers stay as json.loads reads them (invalid JSON gives {}), a
  *              message's reasoning is given under both "reasoning" and
  *              "reasoning_content"; content as a string (text parts joined,
  *              vLLM "\n", SGLang " ") unless the template loops over a

@@ -147,4 +147,5 @@ def main():
         json.dump(results, f, ensure_ascii=False)
 
 
-main()
+if __name__ == "__main__":
+    main()
