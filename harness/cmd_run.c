@@ -18,6 +18,7 @@
 
 struct cli_run {
 	struct run_opts o;
+	const char *date;            /* --date: the clock of strftime_now (tpl_clock_pin) */
 	double t0;
 	int tty;
 	struct progress pace;
@@ -110,6 +111,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(&c->o, d);
+	if (!e)
+		e = tpl_clock_pin(c->date, d);
 	if (!e) {
 		e = run_open(&c->o, suite_path, &r, d);
 		fputs(run_warnings(r), stderr);
@@ -145,6 +148,7 @@ int cmd_run(int argc, char **argv)
 		{"case", 0, CLI_STR, "GLOB", "run only the cases whose id matches (shell glob)", &c.o.case_glob},
 		{"repeat", 0, CLI_LONG, "N", "run every case N times (overrides the suite's repeat)", &c.o.repeat},
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
+		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now; in the manifest when the template reads it)", &c.date},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
 	};
 	const struct cli_cmd cmd = {

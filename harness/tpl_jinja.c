@@ -87,6 +87,11 @@ enum err tpl_jinja_new(const struct tpl_text *x, const cJSON *specials,
 	return e;
 }
 
+int tpl_jinja_reads(const struct tpl_jinja *j, const char *name)
+{
+	return jinja_tpl_reads(j->t, name);
+}
+
 const char *tpl_jinja_text(const struct tpl_jinja *j)
 {
 	return j->text;

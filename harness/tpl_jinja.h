@@ -58,6 +58,8 @@ struct tpl_jinja_req {
  * answers 400: the message says so), ERR_UNSUPPORTED as listed above. */
 enum err tpl_jinja_render(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
 			  struct buf *out, struct diag *d);
+/* Whether the template loads the name `name` anywhere (jinja_tpl_reads). */
+int tpl_jinja_reads(const struct tpl_jinja *j, const char *name);
 /* The template text (for its special-token markers). Borrowed. */
 const char *tpl_jinja_text(const struct tpl_jinja *j);
 
