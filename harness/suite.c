@@ -663,7 +663,18 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	}
 	io_sha256_hex(text, len, s->sha256);
-	s->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	/* json_parse tells out of memory from bad text; bad text is parsed
+	 * again below for the line and column of the error */
+	if (json_parse(text, len, &s->root, path, d) == ERR_NOMEM) {
+		e = ERR_NOMEM;
+		goto out;
+	}
+	if (s->root) {
+		end = text + len;
+	} else {
+		diag_init(d);
+		s->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	}
 	if (s->root) { /* nothing but whitespace may follow the value */
 		const char *p = end;
 		while (p < text + len && strchr(" \t\r\n", *p) && *p)
