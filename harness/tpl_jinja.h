@@ -10,17 +10,20 @@
  *              vLLM "\n", SGLang " ") unless the template loops over a
  *              message's content ("openai" content format, detected from
  *              the template text: for ... in X.content / X['content']),
- *              then as a list of {"type": "text", "text": ...} parts;
- *   tools      the request's tools as vLLM's model_dump leaves them, or None;
+ *              then as a list of {"type": "text", "text": ...} parts, a
+ *              media part as {"type": "image"} ("audio", "video"), as both
+ *              servers hand them to such a template;
+ *   tools      the request's tools as the server's model_dump leaves them
+ *              (tpl_msg_dump_tool), or None;
  *   documents  None; add_generation_prompt as asked;
  *   the model folder's special tokens (bos_token, eos_token, ...);
  *   chat_template_kwargs with the server's reasoning_effort defaults
  *              (tpl_msg_effort_kwargs) and "reasoning_effort" itself; vLLM
  *              keeps only the names the template reads, SGLang all;
  *   strftime_now on the clock the caller gives (the server's local time).
- * Refused (ERR_UNSUPPORTED), as not pinned down: media content parts;
- * content parts of other types with an "openai"-format template; tools on
- * SGLang (its tool dump for Jinja templates is not verified); a template
+ * Refused (ERR_UNSUPPORTED), as not pinned down: media content parts with
+ * a string-format template (the model's placeholder text is not in the
+ * folder); content parts of other types with an "openai"-format template; a template
  * that reads a special token the folder does not give.
  */
 #ifndef NEEDLE_TPL_JINJA_H

@@ -122,7 +122,7 @@ static enum err turns_tools(const struct tpl_desc *t, const struct tpl_conv *c, 
 		if (!e)
 			e = buf_puts(out, tpl_desc_str(tb, "item_prefix"));
 		if (!e)
-			e = tpl_msg_dump_tool(tool, i++, out, d);
+			e = tpl_msg_dump_tool(tool, i++, TPL_SERVER_VLLM, out, d);
 	}
 	return e ? e : buf_puts(out, tpl_desc_str(tb, "footer"));
 }
