@@ -108,6 +108,9 @@ static enum err resolve_depths(const struct haystack_opts *o, int *depth, int *k
 {
 	int i;
 
+	*k = 0;
+	if (o->plain)
+		return ERR_OK;
 	*k = o->needles ? o->needles : o->ndepths ? o->ndepths : 3;
 	if (*k < 1 || *k > HAYSTACK_MAX_NEEDLES)
 		return diag_fail(d, ERR_INPUT, "needles '%d' is outside 1..%d", *k,
@@ -122,8 +125,10 @@ static enum err resolve_depths(const struct haystack_opts *o, int *depth, int *k
 
 static enum err check_opts(const struct haystack_opts *o, struct diag *d)
 {
-	if (!o->tok || !o->tpl)
+	if (!o->tok || (!o->tpl && !o->raw) || (o->raw && !o->plain))
 		return diag_fail(d, ERR_INTERNAL, "haystack needs a tokenizer and a template");
+	if (o->plain && (o->distractors || o->needles || o->ndepths || o->question))
+		return diag_fail(d, ERR_INTERNAL, "a plain document has no needles or question");
 	if (o->tokens <= 0)
 		return diag_fail(d, ERR_INPUT, "tokens '%ld' must be positive", o->tokens);
 	if (o->distractors < 0 || o->distractors > HAYSTACK_MAX_DISTRACTORS)
@@ -344,8 +349,11 @@ static int cmp_items(const void *a, const void *b)
 static enum err question_text(struct gen *g, struct buf *q)
 {
 	int i, first = 1;
-	enum err e = buf_puts(q, "Requested projects: ");
+	enum err e;
 
+	if (g->o->plain)
+		return ERR_OK;
+	e = buf_puts(q, "Requested projects: ");
 	for (i = 0; i < g->h->nneedles && !e; i++) {
 		if (!g->h->needle[i].asked)
 			continue;
@@ -384,8 +392,12 @@ static enum err render(struct gen *g, const char *doc, size_t len,
 		       struct buf *out, cJSON **keep)
 {
 	cJSON *msgs = NULL;
-	enum err e = make_messages(g, doc, len, &msgs);
+	enum err e;
 
+	if (g->o->raw)
+		return buf_append(out, doc, len) ? diag_fail(g->d, ERR_NOMEM, "out of memory rendering")
+						 : ERR_OK;
+	e = make_messages(g, doc, len, &msgs);
 	if (!e)
 		e = tpl_render_ex(g->o->tpl, msgs, NULL, g->o->kwargs, 1, g->o->render, out, g->d);
 	if (keep && !e)
@@ -397,11 +409,10 @@ static enum err render(struct gen *g, const char *doc, size_t len,
 
 /* Counts the template and question around the document by rendering a
  * sentinel in its place. */
-static enum err measure_template(struct gen *g)
+static enum err measure_rendered(struct gen *g, size_t *pre, size_t *post)
 {
 	struct buf p;
 	const char *at;
-	size_t pre = 0, post = 0;
 	enum err e;
 
 	buf_init(&p, BUF_MAX_DEFAULT);
@@ -414,18 +425,32 @@ static enum err measure_template(struct gen *g)
 			      tpl_name(g->o->tpl));
 		goto out;
 	}
-	e = tok_count(g->o->tok, p.data, (size_t)(at - p.data), &pre, g->d);
+	e = tok_count(g->o->tok, p.data, (size_t)(at - p.data), pre, g->d);
 	if (!e)
 		e = tok_count(g->o->tok, at + strlen(SENTINEL),
-			      p.len - (size_t)(at - p.data) - strlen(SENTINEL), &post, g->d);
+			      p.len - (size_t)(at - p.data) - strlen(SENTINEL), post, g->d);
+out:
+	buf_release(&p);
+	return e;
+}
+
+/* The tokens around the document: the rendered template's, or for a raw
+ * prompt the ones the server adds. */
+static enum err measure_template(struct gen *g)
+{
+	size_t pre = 0, post = 0;
+	enum err e = ERR_OK;
+
+	if (g->o->raw)
+		pre = g->o->raw_extra > 0 ? (size_t)g->o->raw_extra : 0;
+	else
+		e = measure_rendered(g, &pre, &post);
 	g->h->prefix_tokens = pre;
 	g->fixed_tokens = pre + post;
 	if (!e && (long)g->fixed_tokens >= g->o->tokens)
 		e = diag_fail(g->d, ERR_INPUT,
 			      "tokens '%ld' is too small: the template and question alone take %zu",
 			      g->o->tokens, g->fixed_tokens);
-out:
-	buf_release(&p);
 	return e;
 }
 
@@ -923,6 +948,7 @@ static enum err build_exact(struct gen *g, struct buf *prompt)
 		diag_init(&vd);
 		ve = verify(g, &vd);
 		e = count_finish(&job, &n, g->d);
+		n += g->o->raw && g->o->raw_extra > 0 ? (size_t)g->o->raw_extra : 0;
 		g->h->fit_rounds = round;
 		g->h->prompt_tokens = n;
 		if (!e && (long)n == g->o->tokens)

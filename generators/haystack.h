@@ -39,6 +39,14 @@ struct haystack_opts {
 	/* Server flavour and reasoning_effort for rendering (tpl.h), borrowed;
 	 * NULL = vLLM without reasoning_effort. */
 	const struct tpl_render_opts *render;
+	/* Plain documents for load prompts (loadgen.h): no needles, no
+	 * distractors and no question, the filler alone. With `raw` there is
+	 * no template either: the prompt is the document, plus `raw_extra`
+	 * tokens the server adds (the BOS of a /v1/completions prompt); `tpl`
+	 * may then be NULL and `messages` stays NULL. */
+	int plain;
+	int raw;
+	long raw_extra;
 };
 
 struct haystack_needle {

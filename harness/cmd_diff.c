@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "diff.h"
 #include "json.h"
+#include "loadgate.h"
 #include "report.h"
 
 static const char examples[] =
@@ -18,6 +19,7 @@ static const char examples[] =
 	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate>=0.95'\n"
 	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
+	"  needle diff BASELINE CANDIDATE --gate cutover\n"
 	"\n"
 	"Gates (quote them in the shell: '>' redirects):\n"
 	"  GATE   := no_new_failures | METRIC OP NUMBER\n"
@@ -32,7 +34,18 @@ static const char examples[] =
 	"  T_pP, T_pP_ratio     B's percentile P (50|90|99) of timing T in ms, or B/A\n"
 	"                       T: first_byte ttft ttfc e2e tpot\n"
 	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
-	"A gate without data (no samples, unknown case or depth) fails.\n"
+	"Load cells (load cases; @CASE/c32, @CASE/r0.3, @CASE, or every cell):\n"
+	"  output_tps_ratio ttft_p50_ratio ttft_p95_ratio tpot_p95_ratio e2e_p50_ratio\n"
+	"                       B's median over valid rounds / A's, cell by cell\n"
+	"  success_rate slo_attainment goodput_rps achieved_rate output_tps ttft_p50_ms\n"
+	"  ttft_p95_ms tpot_p95_ms e2e_p50_ms lag_p99_ms   B's figure\n"
+	"  (ttft_p50_ratio and e2e_p50_ratio mean the load cells when a run has any)\n"
+	"  cutover              the field reports' cutover rule on every load cell:\n"
+	"                       output_tps_ratio>=0.9 ttft_p50_ratio<=1.1\n"
+	"                       ttft_p95_ratio<=1.15 success_rate>=1\n"
+	"A gate without data (no samples, unknown case or depth) fails; a load cell\n"
+	"with no valid round in either run fails its gates. A failed gate is named on\n"
+	"stderr with the cells that failed it.\n"
 	"\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
 	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
@@ -44,25 +57,53 @@ struct diff_opts {
 	struct cli_list gates; /* --gate SPEC, in order */
 };
 
+/* The gates as given, with "cutover" expanded (loadgate.h); returns how many. */
+static int expand_gates(const struct cli_list *gates, const char **spec)
+{
+	int i, n = 0, k;
+
+	for (i = 0; i < gates->n; i++) {
+		if (strcmp(gates->v[i], "cutover")) {
+			spec[n++] = gates->v[i];
+			continue;
+		}
+		for (k = 0; loadgate_cutover[k]; k++)
+			spec[n++] = loadgate_cutover[k];
+	}
+	return n;
+}
+
+/* The detail of the gate evaluated last. */
+static const char *last_detail(const cJSON *diff)
+{
+	const cJSON *gates = cJSON_GetObjectItemCaseSensitive(diff, "gates");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(gates, cJSON_GetArraySize(gates) - 1), "detail");
+
+	return cJSON_IsString(d) ? d->valuestring : "";
+}
+
 static enum err compare(const char *da, const char *db, const struct diff_opts *o,
 			int *all_ok, struct buf *out, struct diag *d)
 {
-	struct diff_gate g[CLI_LIST_MAX];
+	const char *spec[CLI_LIST_MAX * 4];
+	struct diff_gate g[CLI_LIST_MAX * 4];
 	struct report_run *a = NULL, *b = NULL;
 	cJSON *diff = NULL;
-	int i, ok;
+	int i, n, ok;
 	enum err e = ERR_OK;
 
 	*all_ok = 1;
-	for (i = 0; !e && i < o->gates.n; i++)
-		e = diff_gate_parse(o->gates.v[i], &g[i], d);
+	n = expand_gates(&o->gates, spec);
+	for (i = 0; !e && i < n; i++)
+		e = diff_gate_parse(spec[i], &g[i], d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
 		e = diff_runs(a, b, &diff, d);
-	for (i = 0; !e && i < o->gates.n; i++) {
+	for (i = 0; !e && i < n; i++) {
 		e = diff_gate_eval(diff, &g[i], &ok, d);
 		*all_ok &= ok;
 		if (!e && !ok)
-			fprintf(stderr, "gate failed: %s\n", o->gates.v[i]);
+			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
 	}
 	if (!e) {
 		const cJSON *w;

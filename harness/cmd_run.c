@@ -6,11 +6,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "io.h"
+#include "endpoint.h"
+#include "probe.h"
 #include "progress.h"
 #include "report.h"
 #include "run.h"
@@ -18,7 +21,9 @@
 
 struct cli_run {
 	struct run_opts o;
-	const char *date;            /* --date: the clock of strftime_now (tpl_clock_pin) */
+	const char *wait_ready;   /* --wait-ready DURATION or NULL */
+	char last_wait[256];      /* what the last readiness poll saw */
+	const char *date;         /* --date: the clock of strftime_now (tpl_clock_pin) */
 	double t0;
 	int tty;
 	struct progress pace;
@@ -99,6 +104,37 @@ static enum err from_env(struct run_opts *o, struct diag *d)
 	return ERR_OK;
 }
 
+/* The readiness line (probe_progress_fn): on a terminal in place, else a
+ * line whenever what the server answers changes. */
+static void show_wait(void *ctx, double waited_s, const char *last)
+{
+	struct cli_run *c = ctx;
+
+	if (c->tty)
+		fprintf(stderr, "\r\033[Kwaiting for the server: %.0f s, %s", waited_s, last);
+	else if (strcmp(last, c->last_wait))
+		fprintf(stderr, "waiting for the server: %.0f s, %s\n", waited_s, last);
+	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
+}
+
+/* --wait-ready: polls until the endpoint is ready or the time is up. */
+static enum err wait_ready(struct cli_run *c, struct diag *d)
+{
+	struct endpoint ep;
+	double secs;
+	enum err e = probe_parse_duration(c->wait_ready, &secs, d);
+
+	endpoint_init(&ep);
+	if (!e)
+		e = endpoint_set_base(&ep, c->o.base_url, d);
+	if (!e)
+		e = probe_wait_ready(ep.base, c->o.api_key, secs, 5, show_wait, c, d);
+	if (c->tty)
+		fprintf(stderr, "\r\033[K");
+	endpoint_release(&ep);
+	return e;
+}
+
 static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 {
 	struct run *r = NULL;
@@ -113,6 +149,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	e = from_env(&c->o, d);
 	if (!e)
 		e = tpl_clock_pin(c->date, d);
+	if (!e && c->wait_ready)
+		e = wait_ready(c, d);
 	if (!e) {
 		e = run_open(&c->o, suite_path, &r, d);
 		fputs(run_warnings(r), stderr);
@@ -150,6 +188,9 @@ int cmd_run(int argc, char **argv)
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
 		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now; in the manifest when the template reads it)", &c.date},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
+		{"metrics", 0, CLI_FLAG, NULL, "load cases: scrape the server's /metrics before and after each level (DIR/raw/metrics-*)", &c.o.metrics},
+		{"wait-ready", 0, CLI_STR, "DURATION", "first poll /health and /v1/models until the server answers (e.g. 30m)", &c.wait_ready},
+		{"warmup", 0, CLI_LONG, "N", "send N uncounted requests of the first case before the suite", &c.o.warmup},
 	};
 	const struct cli_cmd cmd = {
 		"run", "SUITE.json [--base-url URL] [--model NAME] [--tokenizer PATH --template NAME] [--out DIR] [--resume]",
@@ -161,6 +202,7 @@ int cmd_run(int argc, char **argv)
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome;
+	double wait_s;
 	struct diag d;
 
 	diag_init(&d);
@@ -171,6 +213,10 @@ int cmd_run(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
 		else if (c.o.repeat < 0 || c.o.repeat > SUITE_MAX_REPEAT)
 			diag_fail(&d, ERR_USAGE, "option '--repeat' wants 1 to %d", SUITE_MAX_REPEAT);
+		else if (c.o.warmup < 0 || c.o.warmup > 100000)
+			diag_fail(&d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
+		else if (c.wait_ready && probe_parse_duration(c.wait_ready, &wait_s, &d))
+			diag_prefix(&d, "option '--wait-ready'");
 		else if (c.o.server_name && tpl_server_parse(c.o.server_name, &c.o.server, &d))
 			diag_prefix(&d, "option '--server'");
 	}

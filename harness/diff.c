@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "jget.h"
+#include "loadgate.h"
 #include "json.h"
 #include "md.h"
 #include "mem.h"
@@ -60,6 +61,8 @@ static int arg_rule(const char *name)
 		return 2;
 	if (!strcmp(name, "recall_delta"))
 		return 1;
+	if (loadgate_known(name))
+		return 2;
 	return timing_gate(name, t, sizeof(t), &p, &r) ? 0 : -1;
 }
 
@@ -114,7 +117,7 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' takes no '@'", spec, g->name);
 	if (rule == 1 && !at)
 		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' wants '@DEPTH'", spec, g->name);
-	if (at && strncmp(g->name, "pass_rate", 10)) {
+	if (at && strncmp(g->name, "pass_rate", 10) && !loadgate_known(g->name)) {
 		long v = strtol(g->arg, &end, 10);
 		if (*end || v < 0 || v > 100)
 			return diag_fail(d, ERR_USAGE, "gate '%s': depth '%s' is not a whole percent 0..100",
@@ -545,7 +548,7 @@ out:
 
 /* ---- gate evaluation ---- */
 
-static int holds(double v, enum diff_op op, double want)
+int diff_holds(double v, enum diff_op op, double want)
 {
 	switch (op) {
 	case DIFF_GE: return v >= want;
@@ -646,6 +649,21 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	return 0;
 }
 
+/* A load gate (loadgate.h); ttft_p50_ratio and e2e_p50_ratio are also
+ * latency gates, and mean the load cells when @ARG names one or a run has
+ * any. */
+static int is_load_gate(const cJSON *diff, const struct diff_gate *g)
+{
+	char t[32];
+	int p, r;
+
+	if (!loadgate_known(g->name))
+		return 0;
+	if (!timing_gate(g->name, t, sizeof(t), &p, &r) || g->arg[0])
+		return 1;
+	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
+}
+
 enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 			struct diag *d)
 {
@@ -662,9 +680,12 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int *ok,
 		*ok = v == 0;
 		snprintf(why, sizeof(why), "%.0f pass->fail flips, %.0f failed attempts only in B", pf, nb);
 		have = 1;
+	} else if (is_load_gate(diff, g)) {
+		have = loadgate_eval(jget2(diff, "summary_a", "load"), jget2(diff, "summary_b", "load"),
+				     g, ok, &v, why, sizeof(why));
 	} else {
 		have = metric(diff, g, &v, why, sizeof(why));
-		*ok = have && holds(v, g->op, g->value);
+		*ok = have && diff_holds(v, g->op, g->value);
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
 	}

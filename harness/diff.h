@@ -55,6 +55,9 @@ struct diff_gate {
 	double value;
 };
 
+/* Whether `v` OP `want` holds. */
+int diff_holds(double v, enum diff_op op, double want);
+
 /* Parses `spec` into `g` (borrowing spec). ERR_USAGE names the gate and what
  * is wrong: unknown metric, missing or unexpected @ARG, bad operator or
  * number. */

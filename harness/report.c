@@ -11,6 +11,7 @@
 #include "heatmap.h"
 #include "io.h"
 #include "jget.h"
+#include "loadcells.h"
 #include "json.h"
 #include "md.h"
 #include "mem.h"
@@ -512,6 +513,19 @@ static void add_totals(struct acc *A, const struct report_run *r)
 		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
 
+/* "load": the cells of the run's load cases (loadcells.h), when it has any. */
+static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
+{
+	cJSON *load = NULL;
+
+	if (A->jb.code || A->oom)
+		return;
+	if (loadcells_build(r->records, &load, d))
+		A->oom = 1;
+	else if (load)
+		json_add_item(&A->jb, A->s, "load", load);
+}
+
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
@@ -536,6 +550,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
+	add_load(&A, r, d);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -755,7 +770,7 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
 	static const md_section sections[] = {sec_facts, sec_attempts, sec_audit,
-					      sec_recall, sec_latency};
+					      sec_recall, sec_latency, loadcells_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "io.h"
+#include "json.h"
 #include "mem.h"
 #include "record.h"
 #include "results.h"
@@ -45,6 +46,19 @@ int results_has(const struct results *r, const char *key)
 	return 0;
 }
 
+/* Parses one journal line into *rec; text that is no JSON leaves *rec NULL
+ * (the caller judges the line). Only running out of memory is an error. */
+static enum err parse_line(const char *text, size_t len, cJSON **rec,
+			   const char *path, struct diag *d)
+{
+	struct diag scratch;
+
+	diag_init(&scratch);
+	if (json_parse(text, len, rec, "a results line", &scratch) != ERR_NOMEM)
+		return ERR_OK;
+	return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+}
+
 /* Loads the keys of a journal; cuts off a torn last line. */
 static enum err load(struct results *r, const char *path, struct diag *d)
 {
@@ -58,10 +72,14 @@ static enum err load(struct results *r, const char *path, struct diag *d)
 	while (!e && pos < b.len) {
 		char *nl = memchr(b.data + pos, '\n', b.len - pos);
 		size_t end = nl ? (size_t)(nl - b.data) : b.len;
-		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
-		int ok = rec && record_key_of(rec, key, sizeof(key));
-		int pass = record_passed(rec);
+		cJSON *rec = NULL;
+		int ok, pass;
 
+		/* Out of memory is no verdict on the line: never cut it for that. */
+		if (nl && (e = parse_line(b.data + pos, end - pos, &rec, path, d)))
+			break;
+		ok = rec && record_key_of(rec, key, sizeof(key));
+		pass = record_passed(rec);
 		line++;
 		cJSON_Delete(rec);
 		if (!ok && end + 1 >= b.len) { /* torn or garbled last line */
@@ -343,7 +361,9 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 		return ERR_OK;
 	buf_init(&b, (size_t)64 << 20);
 	e = io_read_file(path, &b, d);
-	if (!e && !(*out = cJSON_ParseWithLength(b.data, b.len)))
+	if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
+		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	else if (!e && !*out)
 		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);
 	buf_release(&b);
 	return e;
@@ -369,9 +389,12 @@ enum err results_read_all(const char *dir, cJSON **out, size_t *torn_bytes,
 	while (!e && pos < b.len) {
 		char *nl = memchr(b.data + pos, '\n', b.len - pos);
 		size_t end = nl ? (size_t)(nl - b.data) : b.len;
-		cJSON *rec = nl ? cJSON_ParseWithLength(b.data + pos, end - pos) : NULL;
-		const char *why = nl ? record_problem(rec) : "no newline";
+		cJSON *rec = NULL;
+		const char *why;
 
+		if (nl && (e = parse_line(b.data + pos, end - pos, &rec, path, d)))
+			break;
+		why = nl ? record_problem(rec) : "no newline";
 		line++;
 		if (why && end + 1 >= b.len) { /* torn last line: as --resume */
 			*torn_bytes = b.len - pos;

@@ -1,5 +1,6 @@
 /* run — see run.h. */
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,11 +14,16 @@
 #include "haystack.h"
 #include "http.h"
 #include "io.h"
+#include "loadgen.h"
+#include "loadplan.h"
 #include "mem.h"
+#include "metrics.h"
+#include "probe.h"
 #include "record.h"
 #include "req.h"
 #include "results.h"
 #include "run.h"
+#include "arrival.h"
 #include "stream.h"
 #include "suite.h"
 #include "tok.h"
@@ -51,6 +57,10 @@ struct attempt {
 	cJSON *round1;             /* owned summary of round 1 when round == 2 */
 	cJSON *calls1;             /* owned tool calls of round 1 */
 	struct audit_result audit1;/* the audit of round 1 when round == 2 */
+	int is_load;               /* a request of a load case: */
+	struct suite_case lcase;   /* the case as this request sends it */
+	struct loadgen_prompt lp;  /* its generated prompt (owned) */
+	struct loadplan_item li;   /* its level, round, index and due time */
 };
 
 struct run {
@@ -73,6 +83,15 @@ struct run {
 	int si;
 	struct attempt **slots;
 	size_t nslots;
+	/* the load case in progress (run.c "load cases") */
+	const struct suite_case *lc;
+	struct loadplan plan;
+	cJSON *ljson;              /* owned: its fields with the fixed length */
+	struct loadgen_prompt *lprompts; /* owned: the prompts of the round */
+	long nlprompts;
+	struct metrics mbefore;    /* --metrics: the snapshot before the level */
+	int mlevel;                /* its level, -1 = none */
+	double wake_ms;            /* open loop: the next due time, 0 = none */
 };
 
 /* ---- the attempt cursor ---- */
@@ -103,7 +122,8 @@ static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
 	}
 }
 
-/* Advances to the next attempt not yet recorded; 0 when none is left. */
+/* Advances to the next attempt not yet recorded; 0 when none is left, 2 when
+ * the next case is a load case (*c; the cursor stays on it). */
 static int next_attempt(struct run *r, const struct suite_case **c,
 			long *repeat, int *has_seed, long *seed)
 {
@@ -113,6 +133,10 @@ static int next_attempt(struct run *r, const struct suite_case **c,
 		const struct suite_case *k = &r->suite->cases[r->ci];
 		if (!selected(r, k))
 			continue;
+		if (k->kind == SUITE_LOAD) {
+			*c = k;
+			return 2;
+		}
 		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
 			for (; r->si < seeds_of(k); r->si++) {
 				key_seed(k, r->si, has_seed, seed);
@@ -138,8 +162,16 @@ static size_t count_todo(struct run *r)
 	long ri = r->ri;
 	int si = r->si;
 
-	while (next_attempt(r, &c, &repeat, &has, &seed))
+	int more;
+
+	while ((more = next_attempt(r, &c, &repeat, &has, &seed))) {
+		if (more == 2) {
+			n += (size_t)loadplan_total(&c->load);
+			r->ci++;
+			continue;
+		}
 		n++;
+	}
 	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
 }
@@ -250,6 +282,7 @@ static void attempt_free(struct attempt *a)
 	stream_release(&a->st);
 	buf_release(&a->raw);
 	grade_release(&a->g);
+	loadgen_release(&a->lp);
 	cJSON_Delete(a->round1);
 	cJSON_Delete(a->calls1);
 	mem_free(a);
@@ -318,6 +351,355 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	}
 	attempt_free(a);
 	return e;
+}
+
+/* ---- load cases ----
+ *
+ * A load case runs alone: it starts when every attempt before it has ended,
+ * and the cases after it wait for its last request. Its requests come from
+ * loadplan (levels, warm-up, rounds, closed-loop caps, open-loop due times);
+ * each is a fixed-length request with a generated prompt (loadgen.h) and is
+ * judged and journalled like any attempt, with "load" in its record
+ * (loadcells.h). Its key's repeat is the request's place in the case. */
+
+/* The 1-based place of a request in its case: levels in order, each with its
+ * warm-up then its rounds. */
+static long load_seq(const struct loadspec *s, const struct loadplan_item *it)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < it->level; i++)
+		n += loadspec_warmup(s, i) + s->rounds * s->requests[i];
+	if (it->round > 0)
+		n += loadspec_warmup(s, it->level) + (it->round - 1) * s->requests[it->level];
+	return n + it->index + 1;
+}
+
+/* The case's fields as each of its requests sends them: the fixed length
+ * (max_tokens = min_tokens = output_tokens, ignore_eos). */
+static enum err load_begin(struct run *r, const struct suite_case *c, struct diag *d)
+{
+	cJSON *j = cJSON_Duplicate(c->json, 1);
+
+	if (!j)
+		goto nomem;
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "max_tokens");
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "min_tokens");
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "ignore_eos");
+	if (!cJSON_AddNumberToObject(j, "max_tokens", (double)c->load.output_tokens) ||
+	    !cJSON_AddNumberToObject(j, "min_tokens", (double)c->load.output_tokens) ||
+	    !cJSON_AddBoolToObject(j, "ignore_eos", 1))
+		goto nomem;
+	r->ljson = j;
+	r->lc = c;
+	r->wake_ms = 0;
+	r->mlevel = -1;
+	loadplan_init(&r->plan, &c->load, (uint64_t)c->load.seed);
+	return ERR_OK;
+nomem:
+	cJSON_Delete(j);
+	return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
+}
+
+static enum err load_prompt(struct run *r, const struct loadplan_item *it,
+			    struct loadgen_prompt *out, struct diag *d)
+{
+	const struct loadspec *s = &r->lc->load;
+	struct loadgen_opts o = {0};
+	struct tpl_render_opts ro = {0};
+
+	ro.server = r->ep.server;
+	o.endpoint = s->endpoint;
+	o.tok = r->tok;
+	o.tpl = r->tpl;
+	o.kwargs = r->lc->kwargs;
+	o.render = &ro;
+	o.input_tokens = s->input_tokens;
+	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
+	o.filler = s->filler;
+	return loadgen_build(&o, loadgen_seed((uint64_t)s->seed, (unsigned)it->level,
+					      (unsigned)it->round, (unsigned)it->index),
+			     out, d);
+}
+
+static void free_prompts(struct run *r)
+{
+	long i;
+
+	for (i = 0; i < r->nlprompts; i++)
+		loadgen_release(&r->lprompts[i]);
+	mem_free(r->lprompts);
+	r->lprompts = NULL;
+	r->nlprompts = 0;
+}
+
+/* Builds every prompt of the round in `it` (index = its size) before its
+ * clock starts: prompt building never delays a send. */
+static enum err load_prepare(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	struct loadplan_item one = *it;
+	enum err e = ERR_OK;
+
+	free_prompts(r);
+	if (!(r->lprompts = mem_calloc((size_t)it->index, sizeof(*r->lprompts))))
+		return diag_fail(d, ERR_NOMEM, "out of memory preparing load case '%s'", r->lc->id);
+	r->nlprompts = it->index;
+	for (one.index = 0; !e && one.index < it->index; one.index++)
+		e = load_prompt(r, &one, &r->lprompts[one.index], d);
+	if (e)
+		diag_prefix(d, "load case '%s'", r->lc->id);
+	return e;
+}
+
+/* Prepares and starts the request `it` of the load case in progress. */
+static enum err start_load(struct run *r, const struct loadplan_item *it,
+			   struct attempt **out, struct diag *d)
+{
+	struct attempt *a = mem_calloc(1, sizeof(*a));
+	enum err e;
+
+	*out = NULL;
+	if (!a)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	a->is_load = 1;
+	a->li = *it;
+	a->lcase = *r->lc;
+	a->lcase.json = r->ljson;
+	a->lcase.max_tokens = r->lc->load.output_tokens;
+	a->lcase.ignore_eos = 1;
+	a->c = &a->lcase;
+	a->repeat = load_seq(&r->lc->load, it);
+	a->round = 1;
+	grade_init(&a->g);
+	stream_init(&a->st, STREAM_CHAT, io_now_ms());
+	req_init(&a->req);
+	buf_init(&a->raw, RAW_MAX);
+	e = it->index < r->nlprompts ? ERR_OK
+		: diag_fail(d, ERR_INTERNAL, "load request %ld was not prepared", it->index);
+	if (!e) {
+		a->lp = r->lprompts[it->index];
+		memset(&r->lprompts[it->index], 0, sizeof(a->lp));
+		a->lcase.prompt = a->lp.prompt;
+		a->count.local_tokens = (long long)a->lp.tokens;
+		memcpy(a->prompt_sha256, a->lp.sha256, IO_SHA256_HEX);
+		e = req_build(&a->req, &a->lcase, a->lp.messages, r->ep.model, r->suite_dir, d);
+	}
+	if (!e)
+		e = send_attempt(r, a, d);
+	if (e) {
+		diag_prefix(d, "load case '%s'", r->lc->id);
+		attempt_free(a);
+		return e;
+	}
+	*out = a;
+	return ERR_OK;
+}
+
+static struct attempt **free_slot(struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nslots; i++)
+		if (!r->slots[i])
+			return &r->slots[i];
+	return NULL;
+}
+
+/* ---- --metrics: the server's view of each level ---- */
+
+static void view_num(cJSON *o, const char *k, double v)
+{
+	cJSON_AddItemToObject(o, k, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+/* {"dialect", "prompt_tokens", ...} of metrics_view, NaN as null. */
+static cJSON *view_json(const struct metrics_view *v)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "dialect", v->dialect ? cJSON_CreateString(v->dialect) : cJSON_CreateNull());
+	view_num(o, "prompt_tokens", v->prompt_tokens);
+	view_num(o, "generation_tokens", v->generation_tokens);
+	view_num(o, "requests", v->requests);
+	view_num(o, "ttft_mean_s", v->ttft_mean_s);
+	view_num(o, "ttft_p50_s", v->ttft_p50_s);
+	view_num(o, "ttft_p95_s", v->ttft_p95_s);
+	view_num(o, "itl_mean_s", v->itl_mean_s);
+	view_num(o, "itl_p95_s", v->itl_p95_s);
+	view_num(o, "prefix_hits", v->prefix_hits);
+	view_num(o, "prefix_queries", v->prefix_queries);
+	view_num(o, "cache_hit_rate", v->cache_hit_rate);
+	view_num(o, "running", v->running);
+	view_num(o, "waiting", v->waiting);
+	view_num(o, "kv_usage", v->kv_usage);
+	return o;
+}
+
+/* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix. */
+static void metrics_name(const struct run *r, int level, const char *suffix, char *out,
+			 size_t cap)
+{
+	const struct loadspec *s = &r->lc->load;
+
+	if (s->open_loop)
+		snprintf(out, cap, "metrics-%s-r%g%s", r->lc->id, s->rate[level], suffix);
+	else
+		snprintf(out, cap, "metrics-%s-c%ld%s", r->lc->id, s->concurrency[level], suffix);
+}
+
+/* Writes DIR/raw/NAME.json: the delta's view (or why there is none). */
+static enum err metrics_write(struct run *r, int level, const struct metrics *after,
+			      const char *why, struct diag *d)
+{
+	struct metrics delta;
+	struct metrics_view v;
+	struct diag md;
+	char name[512], *txt = NULL;
+	cJSON *o = cJSON_CreateObject();
+	enum err e;
+
+	metrics_init(&delta);
+	diag_init(&md);
+	metrics_name(r, level, ".json", name, sizeof(name));
+	if (o && !why && !metrics_delta(&r->mbefore, after, &delta, &md)) {
+		metrics_view(&delta, after, &v);
+		cJSON_AddItemToObject(o, "server", view_json(&v));
+	} else if (o) {
+		cJSON_AddStringToObject(o, "error", why ? why : md.msg);
+	}
+	txt = o ? cJSON_Print(o) : NULL;
+	e = txt ? results_write_raw(r->res, name, txt, strlen(txt), d)
+		: diag_fail(d, ERR_NOMEM, "out of memory writing '%s'", name);
+	cJSON_free(txt);
+	cJSON_Delete(o);
+	metrics_release(&delta);
+	return e;
+}
+
+/* Scrapes /metrics at the start (`before`) or end of `level`; the snapshot
+ * goes to DIR/raw/metrics-CASE-LEVEL-{before,after}.prom. A server without
+ * /metrics is noted in the level's .json, never a failed run. */
+static enum err scrape(struct run *r, int level, int before, struct diag *d)
+{
+	struct metrics m;
+	struct buf text;
+	struct diag sd;
+	char name[512];
+	enum err e = ERR_OK, se;
+
+	if (!r->o->metrics)
+		return ERR_OK;
+	metrics_init(&m);
+	buf_init(&text, PROBE_METRICS_MAX);
+	diag_init(&sd);
+	se = probe_metrics(r->ep.base, r->o->api_key, 30, &text, &m, &sd);
+	metrics_name(r, level, before ? "-before.prom" : "-after.prom", name, sizeof(name));
+	if (text.len)
+		e = results_write_raw(r->res, name, text.data, text.len, d);
+	if (!e && before) {
+		metrics_release(&r->mbefore);
+		r->mbefore = m;
+		metrics_init(&m);
+		r->mlevel = se ? -1 : level;
+	} else if (!e) {
+		e = metrics_write(r, level, &m, se ? sd.msg : r->mlevel != level ? "no snapshot before the level" : NULL, d);
+		r->mlevel = -1;
+	}
+	metrics_release(&m);
+	buf_release(&text);
+	return e;
+}
+
+/* --metrics around levels: after the previous level when a new one starts
+ * (its warm-up round, else its first), before it at its first counted round. */
+static enum err level_edges(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	int first = it->round == 0 || (it->round == 1 && loadspec_warmup(&r->lc->load, it->level) == 0);
+	enum err e = ERR_OK;
+
+	if (!r->o->metrics)
+		return ERR_OK;
+	if (first && it->level > 0)
+		e = scrape(r, it->level - 1, 0, d);
+	if (!e && it->round == 1)
+		e = scrape(r, it->level, 1, d);
+	return e;
+}
+
+/* Starts what the plan says is due; done with the case when it says so. */
+static enum err fill_load(struct run *r, struct diag *d)
+{
+	struct loadplan_item it;
+	struct attempt **slot;
+	char key[1024];
+	double until = 0;
+	enum loadplan_step st;
+	enum err e = ERR_OK;
+
+	r->wake_ms = 0;
+	while (!e && (slot = free_slot(r))) {
+		st = loadplan_next(&r->plan, io_now_ms(), &it, &until);
+		if (st == LOADPLAN_PREPARE) {
+			e = level_edges(r, &it, d);
+			if (!e)
+				e = load_prepare(r, &it, d);
+			continue;
+		}
+		if (st == LOADPLAN_WAIT)
+			r->wake_ms = until;
+		if (st == LOADPLAN_DONE) {
+			if (r->o->metrics)
+				e = scrape(r, r->lc->load.nlevels - 1, 0, d);
+			free_prompts(r);
+			cJSON_Delete(r->ljson);
+			r->ljson = NULL;
+			r->lc = NULL;
+			r->ci++;
+		}
+		if (st != LOADPLAN_START)
+			break;
+		record_key(r->lc->id, load_seq(&r->lc->load, &it), 0, 0, key, sizeof(key));
+		if (results_has(r->res, key))
+			loadplan_finished(&r->plan); /* recorded before (--resume) */
+		else
+			e = start_load(r, &it, slot, d);
+	}
+	return e;
+}
+
+/* The record's "load" object: the level, place and times on the round's clock. */
+static cJSON *load_json(const struct attempt *a)
+{
+	const struct loadspec *s = &a->c->load;
+	cJSON *o = cJSON_CreateObject(), *slo;
+	int ok = o != NULL;
+
+	if (s->open_loop)
+		ok = ok && cJSON_AddNumberToObject(o, "rate", s->rate[a->li.level]);
+	else
+		ok = ok && cJSON_AddNumberToObject(o, "concurrency", (double)s->concurrency[a->li.level]);
+	ok = ok && cJSON_AddNumberToObject(o, "level", a->li.level) &&
+	     cJSON_AddNumberToObject(o, "round", (double)a->li.round) &&
+	     cJSON_AddNumberToObject(o, "index", (double)a->li.index) &&
+	     cJSON_AddBoolToObject(o, "warmup", a->li.round == 0) &&
+	     cJSON_AddNumberToObject(o, "scheduled_ms", a->li.scheduled_ms - a->li.round_start_ms) &&
+	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
+	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
+	     cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
+	if (ok && (s->slo.ttft_ms > 0 || s->slo.tpot_ms > 0 || s->slo.e2e_ms > 0)) {
+		ok = (slo = cJSON_AddObjectToObject(o, "slo")) != NULL;
+		ok = ok && (!(s->slo.ttft_ms > 0) || cJSON_AddNumberToObject(slo, "ttft_ms", s->slo.ttft_ms));
+		ok = ok && (!(s->slo.tpot_ms > 0) || cJSON_AddNumberToObject(slo, "tpot_ms", s->slo.tpot_ms));
+		ok = ok && (!(s->slo.e2e_ms > 0) || cJSON_AddNumberToObject(slo, "e2e_ms", s->slo.e2e_ms));
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* ---- judging and recording ---- */
@@ -436,6 +818,10 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	record_view(r, a, dn, ck, &au, raw_name, &v);
 	v.transport_msg = dn->fail ? dn->msg : a->feed_msg;
 	rec = record_new(&v, &verdict);
+	if (rec && a->is_load && !cJSON_AddItemToObject(rec, "load", load_json(a))) {
+		cJSON_Delete(rec);
+		rec = NULL;
+	}
 	e = rec ? results_append(r->res, rec, d)
 		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	if (!e)
@@ -480,20 +866,41 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 
 /* ---- the loop ---- */
 
-static enum err fill_slots(struct run *r, struct diag *d)
+static int busy(const struct run *r)
 {
 	size_t i;
 
+	for (i = 0; i < r->nslots; i++)
+		if (r->slots[i])
+			return 1;
+	return 0;
+}
+
+static enum err fill_slots(struct run *r, struct diag *d)
+{
+	size_t i;
+	enum err e;
+
+	if (r->lc && ((e = fill_load(r, d)) || r->lc))
+		return e;
 	for (i = 0; i < r->nslots; i++) {
 		const struct suite_case *c;
 		long repeat, seed;
-		int has;
-		enum err e;
+		int has, next;
 
 		if (r->slots[i])
 			continue;
-		if (!next_attempt(r, &c, &repeat, &has, &seed))
+		next = next_attempt(r, &c, &repeat, &has, &seed);
+		if (!next)
 			return ERR_OK;
+		if (next == 2) { /* a load case: alone, once the slots are empty */
+			if (busy(r))
+				return ERR_OK;
+			if ((e = load_begin(r, c, d)) || (e = fill_load(r, d)) || r->lc)
+				return e;
+			i = (size_t)-1; /* it finished at once (all recorded): go on */
+			continue;
+		}
 		e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
 		if (e)
 			return e;
@@ -517,19 +924,43 @@ static void progress(const struct run *r, int force)
 		r->o->progress(r->o->progress_ctx, r, force);
 }
 
+/* How long to poll: the progress interval, or less when an open-loop
+ * request falls due sooner. */
+static int poll_wait(const struct run *r)
+{
+	int ms = r->o->poll_ms > 0 ? r->o->poll_ms : 1000;
+	double left;
+
+	if (!r->wake_ms)
+		return ms;
+	left = r->wake_ms - io_now_ms();
+	return left <= 0 ? 0 : left < ms ? (int)ceil(left) : ms;
+}
+
 static enum err loop(struct run *r, struct diag *d)
 {
 	struct http_done dn;
 	enum err e = fill_slots(r, d);
 
-	while (!e && http_multi_pending(r->multi)) {
-		e = http_multi_poll(r->multi, r->o->poll_ms > 0 ? r->o->poll_ms : 1000, d);
+	while (!e && (http_multi_pending(r->multi) || r->lc)) {
+		if (http_multi_pending(r->multi))
+			e = http_multi_poll(r->multi, poll_wait(r), d);
+		else
+			arrival_sleep_until_ms(r->wake_ms);
+		/* due open-loop sends go first: journalling (a flush per record)
+		 * must not delay them */
+		if (!e && r->lc)
+			e = fill_load(r, d);
 		while (!e && http_multi_next(r->multi, &dn)) {
 			struct attempt *a = dn.user;
 			int again = 0;
 			e = finish_attempt(r, a, &dn, &again, d);
+			if (a->is_load && !again)
+				loadplan_finished(&r->plan);
 			if (!again || e)
 				drop_slot(r, a);
+			if (!e && r->lc)
+				e = fill_load(r, d);
 		}
 		progress(r, 0);
 		if (!e)
@@ -538,12 +969,82 @@ static enum err loop(struct run *r, struct diag *d)
 	return e;
 }
 
-enum err run_go(struct run *r, struct diag *d)
+/* ---- --warmup ---- */
+
+/* The warm-up request: the first selected chat or load case as it would be
+ * sent (a load case with a prompt of its own seed stream). */
+static enum err warm_body(struct run *r, struct req *q, struct loadgen_prompt *lp,
+			  struct diag *d)
 {
+	size_t i;
+
+	for (i = 0; i < r->suite->ncases; i++) {
+		const struct suite_case *c = &r->suite->cases[i];
+		struct loadplan_item it = {0, 0xffff, 0, 0, 0};
+		struct suite_case k;
+
+		if (!selected(r, c) || c->kind == SUITE_RECALL)
+			continue;
+		if (c->kind != SUITE_LOAD)
+			return req_build(q, c, c->messages, r->ep.model, r->suite_dir, d);
+		if (load_begin(r, c, d) || load_prompt(r, &it, lp, d))
+			return d->code;
+		k = *c;
+		k.json = r->ljson;
+		k.prompt = lp->prompt;
+		return req_build(q, &k, lp->messages, r->ep.model, r->suite_dir, d);
+	}
+	return diag_fail(d, ERR_USAGE, "'--warmup' needs a chat or load case to send (recall cases are not used)");
+}
+
+/* --warmup N: N uncounted requests, up to the slots at once, before anything
+ * is counted (seed 000: the first requests meet JIT compilation); their
+ * outcome is neither judged nor recorded. */
+static enum err warm_up(struct run *r, struct diag *d)
+{
+	struct loadgen_prompt lp;
+	struct http_req hr;
+	struct http_done dn;
+	struct req q;
+	char url[ENDPOINT_URL_MAX];
+	long sent = 0;
 	enum err e;
 
+	memset(&lp, 0, sizeof(lp));
+	req_init(&q);
+	e = warm_body(r, &q, &lp, d);
+	cJSON_Delete(r->ljson);
+	r->ljson = NULL;
+	r->lc = NULL;
+	snprintf(url, sizeof(url), "%s%s", r->ep.base, q.path);
+	memset(&hr, 0, sizeof(hr));
+	hr.url = url;
+	hr.body = q.body.data;
+	hr.body_len = q.body.len;
+	hr.api_key = r->o->api_key;
+	hr.timeout_s = r->o->timeout > 0 ? r->o->timeout : 600;
+	while (!e && (sent < r->o->warmup || http_multi_pending(r->multi))) {
+		while (!e && sent < r->o->warmup && http_multi_pending(r->multi) < r->nslots && ++sent)
+			e = http_multi_add(r->multi, &hr, d);
+		if (!e)
+			e = http_multi_poll(r->multi, 1000, d);
+		while (!e && http_multi_next(r->multi, &dn))
+			;
+	}
+	req_release(&q);
+	loadgen_release(&lp);
+	return e;
+}
+
+enum err run_go(struct run *r, struct diag *d)
+{
+	enum err e = ERR_OK;
+
 	progress(r, 1);
-	e = loop(r, d);
+	if (r->o->warmup > 0)
+		e = warm_up(r, d);
+	if (!e)
+		e = loop(r, d);
 	if (!e)
 		e = record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
 					r->n.prior_pass + r->n.prior_fail, d);
@@ -568,6 +1069,12 @@ static enum err check_inputs(struct run *r, struct diag *d)
 			return diag_fail(d, ERR_USAGE,
 					 "recall case '%s' needs '--tokenizer' and '--template' to build its documents",
 					 c->id);
+		if (c->kind == SUITE_LOAD && (!r->o->tokenizer ||
+		    (c->load.endpoint == LOADGEN_CHAT && !r->o->template_name)))
+			return diag_fail(d, ERR_USAGE,
+					 "load case '%s' needs '--tokenizer'%s to build prompts of exactly %ld tokens",
+					 c->id, c->load.endpoint == LOADGEN_CHAT ? " and '--template'" : "",
+					 c->load.input_tokens);
 	}
 	if (!n)
 		return diag_fail(d, ERR_USAGE, "no case of '%s' matches '--case %s'",
@@ -659,6 +1166,43 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	return e;
 }
 
+/* Slots for --concurrency and for the load levels (an open loop has no cap:
+ * RUN_MAX_CONCURRENCY requests in flight at most). */
+static size_t slots_needed(const struct run *r)
+{
+	size_t n = (size_t)r->o->concurrency, i;
+	int k;
+
+	for (i = 0; r->suite && i < r->suite->ncases; i++) {
+		const struct loadspec *s = &r->suite->cases[i].load;
+
+		if (r->suite->cases[i].kind != SUITE_LOAD)
+			continue;
+		if (s->open_loop && n < RUN_MAX_CONCURRENCY)
+			n = RUN_MAX_CONCURRENCY;
+		for (k = 0; !s->open_loop && k < s->nlevels; k++)
+			n = (size_t)s->concurrency[k] > n ? (size_t)s->concurrency[k] : n;
+	}
+	return n;
+}
+
+/* Load cases must fit the server's context (issue: refused with the path). */
+static enum err check_fit(const struct run *r, struct diag *d)
+{
+	char path[64];
+	size_t i;
+	enum err e = ERR_OK;
+
+	for (i = 0; !e && i < r->suite->ncases; i++) {
+		if (r->suite->cases[i].kind != SUITE_LOAD)
+			continue;
+		snprintf(path, sizeof(path), "cases[%zu].load", r->suite->cases[i].index);
+		e = loadspec_check_fit(&r->suite->cases[i].load, (long)r->ep.max_model_len,
+				       r->suite->path, path, d);
+	}
+	return e;
+}
+
 enum err run_open(const struct run_opts *o, const char *suite_path,
 		  struct run **out, struct diag *d)
 {
@@ -685,8 +1229,10 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!e)
 		e = discover(r, d);
 	if (!e)
+		e = check_fit(r, d);
+	if (!e)
 		e = write_manifest(r, d);
-	r->nslots = (size_t)o->concurrency;
+	r->nslots = slots_needed(r);
 	if (!e && !(r->slots = mem_calloc(r->nslots, sizeof(*r->slots))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e)
@@ -746,6 +1292,9 @@ void run_free(struct run *r)
 	for (i = 0; r->slots && i < r->nslots; i++)
 		attempt_free(r->slots[i]);
 	mem_free(r->slots);
+	metrics_release(&r->mbefore);
+	cJSON_Delete(r->ljson);
+	free_prompts(r);
 	http_multi_free(r->multi);
 	results_free(r->res);
 	cJSON_Delete(r->manifest);

@@ -45,6 +45,8 @@ struct run_opts {
 	long repeat;                   /* 0: each case's own */
 	double timeout, idle_timeout;  /* <= 0: scaled defaults */
 	int resume;
+	int metrics;                   /* load cases: scrape /metrics around each level */
+	long warmup;                   /* uncounted requests before the suite (0: none) */
 	int poll_ms;                   /* longest wait between progress calls */
 	run_progress_fn progress;      /* or NULL */
 	void *progress_ctx;

@@ -42,11 +42,13 @@ void stats_sort(double *v, size_t n)
 		qsort(v, n, sizeof(*v), cmp_double);
 }
 
-/* Nearest rank: the ceil(p/100 * n)-th smallest of sorted v[0..n), n > 0. */
-static double nearest_rank(const double *v, size_t n, double p)
+double stats_nearest_rank(const double *v, size_t n, double p)
 {
 	double r = ceil(p / 100.0 * (double)n - 1e-9);
 	size_t k = r < 1 ? 1 : (size_t)r;
+
+	if (!n)
+		return 0;
 
 	return v[(k > n ? n : k) - 1];
 }
@@ -58,9 +60,9 @@ void stats_percentiles(double *v, size_t n, struct stats_pct *out)
 	if (!n)
 		return;
 	stats_sort(v, n);
-	out->p50 = nearest_rank(v, n, 50);
-	out->p90 = nearest_rank(v, n, 90);
-	out->p99 = nearest_rank(v, n, 99);
+	out->p50 = stats_nearest_rank(v, n, 50);
+	out->p90 = stats_nearest_rank(v, n, 90);
+	out->p99 = stats_nearest_rank(v, n, 99);
 }
 
 void stats_wilson(size_t pass, size_t n, double *lo, double *hi)

@@ -36,6 +36,9 @@ struct stats_pct {
 
 /* Sorts v[0..n) ascending in place. */
 void stats_sort(double *v, size_t n);
+/* The nearest-rank P-th percentile (0 < p <= 100) of sorted v[0..n); 0 when
+ * n = 0. */
+double stats_nearest_rank(const double *v, size_t n, double p);
 /* Sorts v[0..n) in place and fills `out` with its nearest-rank p50/p90/p99. */
 void stats_percentiles(double *v, size_t n, struct stats_pct *out);
 /* The 95% Wilson score interval of pass/n; [0, 1] when n = 0. */

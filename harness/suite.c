@@ -18,21 +18,21 @@ static const char *const case_keys[] = {
 	"id", "kind", "description", "messages", "prompt", "tools",
 	"tool_choice", "temperature", "top_p", "max_tokens", "seed",
 	"ignore_eos", "min_tokens", "repeat", "chat_template_kwargs",
-	"reasoning_effort", "recall", "usage_tolerance", "expect", NULL};
+	"reasoning_effort", "recall", "usage_tolerance", "expect", "load", NULL};
 static const char *const top_keys[] = {"suite", "description", "defaults",
 				       "cases", NULL};
 static const char *const recall_keys[] = {"tokens", "depths", "seeds",
 					  "needles", "filler", "distractors",
 					  NULL};
 static const char *const kind_names[] = {"chat", "recall", "tool_call",
-					 "multi_turn", "image_order", NULL};
+					 "multi_turn", "image_order", "load", NULL};
 static const char *const fillers[] = {"prose", "code", "zh", "mixed", NULL};
 static const char *const roles[] = {"system", "developer", "user",
 				    "assistant", "tool", NULL};
 
 const char *suite_kind_name(enum suite_kind k)
 {
-	return (unsigned)k < 5 ? kind_names[k] : "?";
+	return (unsigned)k <= SUITE_LOAD ? kind_names[k] : "?";
 }
 
 static enum err check_part(const struct jcheck *c, const cJSON *part,
@@ -232,7 +232,7 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 		if (jcheck_in(v->valuestring, kind_names))
 			return ERR_OK;
 		hint = hint_closest(v->valuestring, kind_names);
-		return jcheck_fail(c, p, "unknown kind '%s'%s%s%s (expected chat, recall, tool_call, multi_turn or image_order)",
+		return jcheck_fail(c, p, "unknown kind '%s'%s%s%s (expected chat, recall, tool_call, multi_turn, image_order or load)",
 				   v->valuestring, hint ? " (did you mean '" : "",
 				   hint ? hint : "", hint ? "'?)" : "");
 	}
@@ -274,6 +274,8 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 				   "a string or a number");
 	if (!strcmp(k, "recall"))
 		return check_recall(c, v, p);
+	if (!strcmp(k, "load"))
+		return loadspec_parse(v, c->file, p, NULL, c->d);
 	if (!strcmp(k, "expect"))
 		return expect_check(c, v, p);
 	return jcheck_fail(c, p, "unknown key '%s'", k);
@@ -408,6 +410,8 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 	k->ignore_eos = cJSON_IsTrue(jget(m, "ignore_eos"));
 	if (k->kind == SUITE_RECALL)
 		fill_recall(&k->recall, jget(m, "recall"));
+	if (k->kind == SUITE_LOAD && jget(m, "load")) /* validated where written */
+		(void)loadspec_parse(jget(m, "load"), "", "", &k->load, NULL);
 }
 
 /* The typed "expect" of a merged case (suite_case.expect). */
@@ -425,7 +429,7 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 			   const char *p)
 {
 	const cJSON *min = jget(k->json, "min_tokens");
-	int chatty = k->kind != SUITE_RECALL;
+	int chatty = k->kind != SUITE_RECALL && k->kind != SUITE_LOAD;
 
 	if (chatty && !k->messages && !k->prompt)
 		return jcheck_fail(c, p, "a %s case needs 'messages'%s", suite_kind_name(k->kind),
@@ -446,6 +450,14 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 					   k->recall.needles, k->recall.ndepths);
 	} else if (jget(k->json, "recall")) {
 		return jcheck_fail(c, p, "'recall' is only for recall cases");
+	}
+	if (k->kind == SUITE_LOAD) {
+		if (!jget(k->json, "load"))
+			return jcheck_fail(c, p, "a load case needs 'load' (at least input_tokens, output_tokens, concurrency or rate, requests)");
+		if (k->messages || k->prompt || jget(k->json, "expect"))
+			return jcheck_fail(c, p, "a load case is generated and checked for exact lengths: remove 'messages'/'prompt'/'expect'");
+	} else if (jget(k->json, "load")) {
+		return jcheck_fail(c, p, "'load' is only for load cases");
 	}
 	if (k->kind == SUITE_TOOL_CALL && (!k->tools ||
 	    (k->expect.kind != EXPECT_TOOL_CALLS && !k->expect.no_tool_call)))

@@ -31,6 +31,7 @@
 #include "err.h"
 #include "expect.h"
 #include "io.h"
+#include "loadspec.h"
 
 #define SUITE_MAX_CASES 100000
 #define SUITE_MAX_DEPTHS 16      /* equals HAYSTACK_MAX_NEEDLES */
@@ -43,7 +44,8 @@ enum suite_kind {
 	SUITE_RECALL,      /* generated needle documents; graded per needle */
 	SUITE_TOOL_CALL,   /* tool round trip: call, simulated result, answer */
 	SUITE_MULTI_TURN,  /* scripted history in "messages"; graded by "expect" */
-	SUITE_IMAGE_ORDER  /* images in "messages"; graded by "expect" */
+	SUITE_IMAGE_ORDER, /* images in "messages"; graded by "expect" */
+	SUITE_LOAD         /* generated fixed-length prompts at levels (loadspec.h) */
 };
 
 /* Recall options ("recall": {...}); defaults in brackets. */
@@ -76,6 +78,7 @@ struct suite_case {
 	long seed;                  /* sampling seed when has_seed */
 	int ignore_eos;             /* fixed-length case: completion == max_tokens */
 	struct suite_recall recall; /* kind == SUITE_RECALL only */
+	struct loadspec load;       /* kind == SUITE_LOAD only */
 };
 
 struct suite {

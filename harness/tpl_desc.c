@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "embed.h"
+#include "json.h"
 #include "buf.h"
 #include "mem.h"
 #include "tpl_desc.h"
@@ -312,21 +313,20 @@ static enum err unknown_template(const char *name, struct diag *d)
 static enum err desc_parse(struct tpl_desc *t, const char *bytes, size_t len,
 			   struct diag *d)
 {
-	const char *end = NULL;
+	struct diag scratch;
+	enum err e;
 
 	io_sha256_hex(bytes, len, t->sha);
 	if (tpl_check_nul(bytes, len, t->origin, d))
 		return d ? d->code : ERR_UNSUPPORTED;
-	t->root = cJSON_ParseWithLengthOpts(bytes, len, &end, 0);
-	if (!t->root) {
-		size_t off = end && end >= bytes ? (size_t)(end - bytes) : 0;
-
-		if (!end)
-			off = (size_t)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - bytes : 0);
-		return diag_fail(d, ERR_INPUT,
-				 "cannot load template '%s': invalid JSON near byte %zu",
-				 t->origin, off);
-	}
+	diag_init(&scratch);
+	e = json_parse(bytes, len, &t->root, "template", &scratch);
+	if (e == ERR_NOMEM)
+		return diag_fail(d, e, "cannot load template '%s': out of memory", t->origin);
+	if (e) /* scratch: "cannot parse template: invalid JSON at byte N" */
+		return diag_fail(d, e, "cannot load template '%s': %s", t->origin,
+				 strstr(scratch.msg, "invalid JSON") ?
+				 strstr(scratch.msg, "invalid JSON") : scratch.msg);
 	return check_descriptor(t, d);
 }
 

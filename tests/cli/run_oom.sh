@@ -2,17 +2,19 @@
 # `needle run` under allocation failure (harness/mem.c: NEEDLE_FAIL_ALLOC=N fails the
 # Nth allocation and all after it) against the reference server, in three sweeps:
 #   plain   chat cases (one repeated, one graded wrong), a /v1/completions prompt and a
-#           two-round tool call at --concurrency 2, no audit: every N, under ASan/UBSan
-#           with leak detection when that build exists;
-#   resume  --resume of a folder holding the first 2 of those 5 records: every N, the
-#           same build; the 2 records stay byte for byte;
+#           two-round tool call at --concurrency 2, no audit: under ASan/UBSan with
+#           leak detection when that build exists;
+#   resume  --resume of a folder holding the first 2 of those 5 records, the same
+#           build; the 2 records stay byte for byte;
 #   errframe, http500  a repeated chat case against a server that sends an error frame
-#           mid-stream / answers HTTP 500 (failures recorded): every N, the same build;
+#           mid-stream / answers HTTP 500 (failures recorded), the same build;
 #   audit   a 2,048-token recall case and two audited cases (DeepSeek V3 tokenizer.json
 #           and template), about 5,000 allocations, most of them loading the tokenizer
 #           and generating filler (both swept on their own by oom.sh and
-#           gen_haystack_bad.sh): every N of the first 40 and the last 250, 120 spread
-#           between, with the plain build (ASan would take minutes).
+#           gen_haystack_bad.sh), with the plain build (ASan would take minutes).
+# Each sweep finds the run's allocation count by bisection, then tries every N of
+# the first and last few dozen (hundred, for audit) and an even spread between:
+# cJSON allocates through mem too, so every N of a run is thousands of runs.
 # Every N must end in exit 2 with "out of memory" on stderr, or in the unhindered run's
 # exit with its verdicts (a summary that could not be written is a warning); never a
 # signal or a sanitizer report. Whatever is left in the results folder is whole
@@ -97,20 +99,39 @@ one() {
 	[ -z "$why" ] || echo "$name: NEEDLE_FAIL_ALLOC=$n: $why" | tee -a "$tmp/failures" >&2
 }
 
-# every NAME BIN ARGS...: N = 1, 2, ... until 5 runs in a row need no failing
-# allocation; fails when the first one needs none or N passes 2000.
-every() {
-	name=$1
-	shift
-	n=0 streak=0
-	while [ $streak -lt 5 ]; do
-		n=$((n + 1))
-		[ $n -le 2000 ] || fail "$name: still failing at NEEDLE_FAIL_ALLOC=$n"
-		one "$name" $n "$@"
-		if [ $clean = 1 ]; then streak=$((streak + 1)); else streak=0; fi
-		[ $n -gt 1 ] || [ $clean = 0 ] || fail "$name: the hook is off (NEEDLE_FAIL_ALLOC=1 succeeded)"
+# total NAME BIN ARGS...: how many allocations the run makes (by bisection: the
+# smallest N whose run needs no failing allocation), in $total.
+total() {
+	name=$1 bin=$2
+	shift 2
+	lo=1 hi=200000
+	while [ $((hi - lo)) -gt 1 ]; do
+		mid=$(((lo + hi) / 2))
+		rc=0
+		rm -rf "$tmp/probe"
+		NEEDLE_FAIL_ALLOC=$mid "$bin" "$@" --out "$tmp/probe" > /dev/null 2> "$tmp/probe.err" || rc=$?
+		if [ "$rc" != 2 ] && ! grep -q 'out of memory' "$tmp/probe.err"; then hi=$mid; else lo=$mid; fi
 	done
-	echo "$name: the run makes $((n - 5)) allocations; NEEDLE_FAIL_ALLOC=1..$n tried"
+	total=$hi
+}
+
+# sweep NAME EDGE SPREAD BIN ARGS...: every N of the first and the last EDGE
+# allocations and SPREAD more spread evenly between (every N when that is
+# fewer), and 5 past the total, which must need no failing allocation.
+sweep() {
+	name=$1 edge=$2 spread=$3
+	shift 3
+	total "$name" "$@"
+	[ $total -gt 20 ] || fail "$name: only $total allocations: the hook is off"
+	step=$(((total - 2 * edge) / (spread + 1)))
+	[ $step -ge 1 ] || step=1
+	n=1
+	while [ $n -le $((total + 5)) ]; do
+		one "$name" $n "$@"
+		[ $n -lt $total ] || [ $clean = 1 ] || fail "$name: NEEDLE_FAIL_ALLOC=$n past the total $total still fails"
+		if [ $n -lt $edge ] || [ $n -ge $((total - edge)) ]; then n=$((n + 1)); else n=$((n + step)); fi
+	done
+	echo "$name: $total allocations; N 1..$edge and the last $edge every N, every ${step}th between: clean"
 }
 
 files() { # NAME [KEPT]
@@ -118,13 +139,13 @@ files() { # NAME [KEPT]
 }
 
 baseline plain "$asan" $plain
-every plain "$asan" $plain
+sweep plain 60 60 "$asan" $plain
 files plain
 
 for m in error-frame http-500; do
 	name=$(echo "$m" | tr -d -)
 	baseline "$name" "$asan" run "$tmp/one.json" --base-url "$REF_URL/v1" --model "ref-$m" --timeout 20
-	every "$name" "$asan" run "$tmp/one.json" --base-url "$REF_URL/v1" --model "ref-$m" --timeout 20
+	sweep "$name" 30 30 "$asan" run "$tmp/one.json" --base-url "$REF_URL/v1" --model "ref-$m" --timeout 20
 	files "$name"
 done
 
@@ -139,26 +160,12 @@ rc=0
 [ "$rc" -le 1 ] || fail "resume: unhindered run exit $rc: $(cat "$tmp/resume.base.err")"
 mv "$tmp/resume.base.in" "$tmp/resume.base"
 echo "$rc" > "$tmp/resume.base/exit"
-every resume "$asan" $plain --resume
+sweep resume 60 60 "$asan" $plain --resume
 files resume "$tmp/kept"
 
-# audit: the total by bisection, then the sample
+# audit: most of it is loading the tokenizer and generating filler
 baseline audit "$NEEDLE" $audit
-lo=1 hi=100000
-while [ $((hi - lo)) -gt 1 ]; do
-	mid=$(((lo + hi) / 2))
-	rc=0
-	rm -rf "$tmp/probe"
-	NEEDLE_FAIL_ALLOC=$mid "$NEEDLE" $audit --out "$tmp/probe" > /dev/null 2> "$tmp/probe.err" || rc=$?
-	if [ "$rc" != 2 ] && ! grep -q 'out of memory' "$tmp/probe.err"; then hi=$mid; else lo=$mid; fi
-done
-[ $lo -gt 1000 ] || fail "audit: only $lo allocations: tokenizer or hook not working"
-n=1
-while [ $n -le $((hi + 5)) ]; do
-	one audit $n "$NEEDLE" $audit
-	[ $n -lt $((hi + 1)) ] || [ $clean = 1 ] || fail "audit: NEEDLE_FAIL_ALLOC=$n past the total $hi still fails"
-	if [ $n -lt 40 ] || [ $n -ge $((hi - 250)) ]; then n=$((n + 1)); else n=$((n + (hi - 290) / 120 + 1)); fi
-done
+sweep audit 250 120 "$NEEDLE" $audit
+[ $total -gt 1000 ] || fail "audit: only $total allocations: tokenizer or hook not working"
 files audit
 [ ! -s "$tmp/failures" ] || fail "$(wc -l < "$tmp/failures") runs ended badly (listed above)"
-echo "audit: $hi allocations; N 1..39, every $(((hi - 290) / 120 + 1))th up to $((hi - 250)), then every N, clean"

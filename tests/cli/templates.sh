@@ -38,7 +38,7 @@ out=$("$NEEDLE" count --template "$tmp/good.json" --messages "$tmp/m.json" --pri
 [ "$out" = "<user>hi</><a>" ] || { echo "FAIL good descriptor from a path: '$out'"; fail=1; }
 
 printf '{"name":"t","style":"turns",' > "$tmp/trunc.json"
-expect_error truncated "$tmp/trunc.json" "$tmp/trunc.json" "invalid JSON near byte"
+expect_error truncated "$tmp/trunc.json" "$tmp/trunc.json" "invalid JSON at byte"
 printf '{%s,"colour":"red"}' "$good" > "$tmp/unknown.json"
 expect_error unknown_key "$tmp/unknown.json" "$tmp/unknown.json" '$.colour' "unknown key"
 printf '{%s,"trim_content":"yes"}' "$good" > "$tmp/type.json"

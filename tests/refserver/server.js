@@ -7,6 +7,9 @@
 //        [--host 127.0.0.1] [--max-model-len N] [--served-model-name NAME]
 //        [--api-key KEY] [--reasoning-field reasoning|reasoning_content|both]
 //        [--error-shape nested|flat] [--server-version V] [--tpot MS] [--log FILE]
+//        [--max-num-seqs N] [--kv-cache-tokens N] [--enable-metrics] [--start-delay MS]
+//
+// `--help` prints the options, the timing model and the model-name behaviours.
 //
 // Prints exactly one line on stdout when ready: "refserver listening on http://HOST:PORT"
 // (--port 0 picks a free port).
@@ -33,6 +36,7 @@ const path = require('path');
 const crypto = require('crypto');
 const { Tokenizer } = require('tokenizers');
 const render = require('./render');
+const { Engine } = require('./engine');
 
 // ---------------------------------------------------------------------------------------
 // Command line
@@ -41,15 +45,64 @@ const DEFAULT_TOKENIZER = require('../lib/fixture').fixture('hf/deepseek_v3');
 
 function usage(msg) {
 	process.stderr.write(`refserver: ${msg}\n` +
-		'usage: node server.js --port PORT [--dialect vllm|sglang] [--tokenizer DIR]\n');
+		'usage: node server.js --port PORT [--dialect vllm|sglang] [--tokenizer DIR] (--help for more)\n');
 	process.exit(2);
 }
+
+const HELP = `usage: node tests/refserver/server.js --port PORT [options]
+
+A stand-in for a vLLM or SGLang OpenAI-compatible server (see README.md).
+
+Options:
+  --port PORT               port to listen on (0 picks a free one); required
+  --host H                  address (127.0.0.1)
+  --dialect vllm|sglang     which server to behave as (vllm)
+  --tokenizer DIR|FILE      tokenizer.json (+ tokenizer_config.json) to count with (DeepSeek V3)
+  --chat-template FILE      chat template instead of the tokenizer's
+  --max-model-len N         context length (1048576)
+  --served-model-name NAME  the one model served (default: every ref-* name)
+  --api-key KEY             require "Authorization: Bearer KEY" on /v1 paths
+  --reasoning-field F       reasoning | reasoning_content | both
+  --error-shape S           nested | flat (vLLM nested, SGLang flat)
+  --server-version V        reported by /version or /server_info
+  --tpot MS                 time per output token at batch 1, for every request (0)
+  --max-num-seqs N          requests running at once; more wait in a FIFO queue
+                            (vLLM --max-num-seqs, SGLang --max-running-requests; no limit)
+  --max-running-requests N  the same
+  --kv-cache-tokens N       KV capacity behind the KV-usage gauge (max(max-model-len, 2^20))
+  --enable-metrics          serve /metrics in the SGLang dialect (vLLM always serves it)
+  --start-delay MS          answer 503 on every path for MS ms after start (a booting server)
+  --log FILE                append one JSON line per request
+
+Timing model (model-name options, "ref-good:prefill=20000,tpot=20,batch=5,seqs=8"):
+  prefill=TPS   prompt tokens per second of prefill (0 = instant); prefills run side by side
+  tpot=MS       ms per output token at batch 1 (default --tpot)
+  batch=PCT     each other running request makes a token PCT% slower
+  seqs=N        max_num_seqs for this request (default --max-num-seqs)
+A request waits (FIFO) until fewer than seqs requests hold a slot; it holds its slot
+until its response ends. Then, with P prompt tokens, n output tokens and r requests
+holding slots while it decodes:
+  TTFT = queue wait + P / prefill          (first token at the end of the prefill)
+  TPOT = tpot * (1 + batch/100 * (r - 1))  (each token due that long after the previous)
+  E2E  = TTFT + (n - 1) * TPOT
+Closed loop at concurrency C <= seqs: r = C, so a round of N requests lasts about
+ceil(N / C) * E2E and its output throughput is N * n / that.
+
+Misbehaviour by model name, ref-NAME[:key=value,...]: NAMES.
+Options for any name: delay=MS keepalive=MS tpot=MS field=F reasoning=1,
+empty_every=N (every N-th request of this model name is an empty 200),
+empty_at=K (the K-th one only), and any behaviour flag (e.g. fenced=1).
+
+Endpoints: /v1/models, /v1/chat/completions, /v1/completions, /tokenize, /health,
+/metrics, /version (vLLM), /server_info and /model_info (SGLang).
+`;
 
 function parseArgs(argv) {
 	const o = {
 		port: null, host: '127.0.0.1', dialect: 'vllm', tokenizer: DEFAULT_TOKENIZER,
 		maxModelLen: 1048576, served: null, apiKey: null, reasoningField: null,
 		errorShape: null, serverVersion: null, tpot: 0, log: null, chatTemplate: null,
+		maxNumSeqs: 0, kvCacheTokens: 0, enableMetrics: false, startDelay: 0,
 	};
 	const take = (i) => {
 		if (i + 1 >= argv.length) usage(`option '${argv[i]}' needs a value`);
@@ -57,6 +110,15 @@ function parseArgs(argv) {
 	};
 	for (let i = 0; i < argv.length; i += 2) {
 		const a = argv[i];
+		if (a === '--help') {
+			process.stdout.write(HELP.replace('NAMES', Object.keys(BEHAVIOURS).join(', ')));
+			process.exit(0);
+		}
+		if (a === '--enable-metrics') {
+			o.enableMetrics = true;
+			i--;
+			continue;
+		}
 		const v = take(i);
 		switch (a) {
 		case '--port': o.port = Number(v); break;
@@ -72,6 +134,9 @@ function parseArgs(argv) {
 		case '--server-version': o.serverVersion = v; break;
 		case '--tpot': o.tpot = Number(v); break;
 		case '--log': o.log = v; break;
+		case '--max-num-seqs': case '--max-running-requests': o.maxNumSeqs = Number(v); break;
+		case '--kv-cache-tokens': o.kvCacheTokens = Number(v); break;
+		case '--start-delay': o.startDelay = Number(v); break;
 		default: usage(`unknown option '${a}'`);
 		}
 	}
@@ -81,6 +146,9 @@ function parseArgs(argv) {
 		usage(`unknown dialect '${o.dialect}'`);
 	if (!Number.isInteger(o.maxModelLen) || o.maxModelLen < 1)
 		usage('--max-model-len must be a positive integer');
+	for (const [k, v] of [['--max-num-seqs', o.maxNumSeqs], ['--kv-cache-tokens', o.kvCacheTokens],
+		['--start-delay', o.startDelay], ['--tpot', o.tpot]])
+		if (!Number.isFinite(v) || v < 0) usage(`${k} must be a non-negative number`);
 	if (o.reasoningField === null)
 		o.reasoningField = o.dialect === 'sglang' ? 'reasoning_content' : 'reasoning';
 	if (!['reasoning', 'reasoning_content', 'both'].includes(o.reasoningField))
@@ -135,19 +203,16 @@ function loadModel(o) {
 	};
 }
 
-async function countTokens(model, text, addSpecial) {
-	const enc = await model.tok.encode(text, null, { addSpecialTokens: false });
-	let n = enc.getLength();
+// The prompt's token ids as the server sees them.
+async function encodePrompt(model, text, addSpecial) {
+	const enc = await model.tok.encode(text, null, { addSpecialTokens: !!addSpecial });
+	let ids = enc.getIds();
 	// transformers' LlamaTokenizerFast adds the BOS itself when add_bos_token is set,
 	// whatever tokenizer.json's post-processor says (vLLM /v1/completions,
 	// add_special_tokens defaults to true there).
-	if (addSpecial) {
-		const withSpecial = await model.tok.encode(text, null, { addSpecialTokens: true });
-		n = withSpecial.getLength();
-		const ids = withSpecial.getIds();
-		if (model.cfg.add_bos_token && model.bosId !== null && ids[0] !== model.bosId) n += 1;
-	}
-	return n;
+	if (addSpecial && model.cfg.add_bos_token && model.bosId !== null && ids[0] !== model.bosId)
+		ids = [model.bosId].concat(ids);
+	return ids;
 }
 
 function textOfContent(content, joiner) {
@@ -669,7 +734,7 @@ async function generate(model, said, req, behaviour, promptTokens, maxModelLen) 
 	}
 	for (const p of await tokenPieces(model, said.content)) toks.push({ kind: 'content', text: p });
 	let target = 0;
-	if (ignoreEos && !behaviour.short) target = Math.min(maxTokens, 65536);
+	if (ignoreEos && !behaviour.short) target = Math.min(maxTokens, Math.max(0, room));
 	else if (minTokens > toks.length + 1) target = minTokens - 1;
 	if (target > toks.length) {
 		for (const p of await padPieces(model, target - toks.length)) toks.push({ kind: 'content', text: p });
@@ -887,9 +952,20 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 	// SGLang: include_usage or continuous stats; vLLM: continuous only with include_usage.
 	const wantUsage = !!so.include_usage;
 	const continuous = sg ? !!so.continuous_usage_stats : wantUsage && !!so.continuous_usage_stats;
-	const tpot = b.tpot !== undefined ? b.tpot : o.tpot;
 	const reasoningCount = gen.toks.filter((t) => t.kind === 'reasoning').length;
 	s.start();
+	const job = await o.engine.begin(b, promptTokens, res.arrivalMs);
+	try {
+		await streamTokens(s, o, model, kind, req, b, promptTokens, gen, job, { sg, wantUsage, continuous, reasoningCount });
+	} finally {
+		o.engine.finish(job, s.closed ? null : gen.finish);
+	}
+}
+
+// The chunks of a stream after the headers, each token when the engine says it is due.
+async function streamTokens(s, o, model, kind, req, b, promptTokens, gen, job, f) {
+	const { sg, wantUsage, continuous, reasoningCount } = f;
+	const res = s.res;
 	s.roleChunk(continuous ? usageObj(o, promptTokens, 0, 0, b) : null);
 	if (b.delay) await waitWithKeepalive(s, b.delay, b.keepalive);
 	const visible = gen.toks.filter((t) => t.kind !== 'eos');
@@ -897,6 +973,7 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 	// The token after which a scripted fault happens: the second visible token.
 	const faultAt = Math.min(1, Math.max(0, visible.length - 1));
 	for (let i = 0; i < n && !s.closed; i++) {
+		await o.engine.gate(job, i);
 		const t = gen.toks[i];
 		const last = i === n - 1;
 		const text = b.empty || t.kind === 'eos' ? '' : t.text;
@@ -936,8 +1013,6 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 				return;
 			}
 		}
-		if (tpot) await sleep(tpot);
-		else if (i % 64 === 63) await new Promise((r) => setImmediate(r));
 	}
 	if (s.closed) return;
 	if (sg && kind === 'chat') {
@@ -949,7 +1024,19 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 	s.end();
 }
 
-function nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen) {
+async function nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen) {
+	const job = await o.engine.begin(b, promptTokens, res.arrivalMs);
+	let closed = false;
+	res.on('close', () => { closed = true; });
+	try {
+		for (let i = 0; i < gen.toks.length && !closed; i++) await o.engine.gate(job, i);
+		if (!closed) nonStreamBody(res, o, model, kind, req, b, promptTokens, gen);
+	} finally {
+		o.engine.finish(job, closed ? null : gen.finish);
+	}
+}
+
+function nonStreamBody(res, o, model, kind, req, b, promptTokens, gen) {
 	const sg = o.dialect === 'sglang';
 	const content = b.empty ? '' : gen.toks.filter((t) => t.kind === 'content').map((t) => t.text).join('');
 	const reasoning = gen.toks.filter((t) => t.kind === 'reasoning').map((t) => t.text).join('');
@@ -1074,7 +1161,8 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 			throw new ApiError(400, 'max_tokens must be positive', 'max_tokens');
 	}
 	const addSpecial = kind === 'chat' ? !!req.add_special_tokens : req.add_special_tokens !== false;
-	const promptTokens = await countTokens(model, prompt, addSpecial);
+	const ids = await encodePrompt(model, prompt, addSpecial);
+	const promptTokens = ids.length;
 	logRec.prompt_tokens = promptTokens;
 	logRec.prompt_bytes = Buffer.byteLength(prompt, "utf8");
 	logRec.prompt_sha256 = crypto.createHash('sha256').update(prompt).digest('hex');
@@ -1082,6 +1170,14 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	const M = maxGiven ? Number(req.max_completion_tokens ?? req.max_tokens) : (kind === 'chat' ? 0 : 16);
 	const cerr = contextError(o, promptTokens, M, maxGiven || kind !== 'chat');
 	if (cerr) throw cerr;
+	const minErr = minTokensError(o, req, M, maxGiven);
+	if (minErr) throw minErr;
+	const nth = o.engine.nth(req.model);
+	if ((b.empty_every > 0 && nth % b.empty_every === 0) || (b.empty_at > 0 && nth === b.empty_at)) {
+		b.empty = true;
+		logRec.empty = true;
+	}
+	o.engine.prefix(ids);
 	const kw = req.chat_template_kwargs || {};
 	const wantsReasoning = kind === 'chat' && (b.reasoning || b.reasoningOnly || kw.thinking === true || kw.enable_thinking === true);
 	const said = think(text, lastUser, b, wantsReasoning, kind === 'chat' ? req : null);
@@ -1089,7 +1185,21 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	logRec.completion_tokens = gen.toks.length;
 	logRec.finish_reason = gen.finish;
 	if (req.stream) await streamResponse(res, o, model, kind, req, b, promptTokens, gen);
-	else nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen);
+	else await nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen);
+}
+
+// vLLM SamplingParams and SGLang's sampling checks refuse min_tokens > max_tokens.
+function minTokensError(o, req, M, maxGiven) {
+	const min = req.min_tokens;
+	if (min === undefined || min === null) return null;
+	if (!Number.isInteger(min) || min < 0)
+		return new ApiError(400, `min_tokens must be greater than or equal to 0, got ${min}.`, 'min_tokens');
+	if (maxGiven && min > M) {
+		return o.dialect === 'sglang'
+			? new ApiError(400, `min_new_tokens must be in [0, max_new_tokens(${M})], got ${min}.`)
+			: new ApiError(400, `min_tokens must be less than or equal to max_tokens=${M}, got ${min}.`, 'min_tokens');
+	}
+	return null;
 }
 
 async function handleTokenize(res, o, model, body) {
@@ -1136,6 +1246,7 @@ function modelList(o) {
 
 function makeHandler(o, model, logStream) {
 	return async (req, res) => {
+		res.arrivalMs = Date.now();
 		const url = new URL(req.url, 'http://x');
 		const p = url.pathname;
 		const logRec = { t: new Date().toISOString(), method: req.method, path: p,
@@ -1152,7 +1263,14 @@ function makeHandler(o, model, logStream) {
 			}
 			const body = req.method === 'POST' ? await readBody(req) : Buffer.alloc(0);
 			logRec.body_bytes = body.length;
+			if (Date.now() < o.readyAt) throw new ApiError(503, 'the server is starting');
 			if (req.method === 'GET' && p === '/v1/models') sendJson(res, 200, modelList(o), o);
+			else if (req.method === 'GET' && p === '/metrics' && (o.dialect === 'vllm' || o.enableMetrics)) {
+				const text = o.engine.render(o.served || 'refserver');
+				res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+					'content-length': Buffer.byteLength(text) });
+				res.end(text);
+			}
 			else if (req.method === 'GET' && p === '/health') { res.writeHead(200, { 'content-length': 0 }); res.end(); }
 			else if (req.method === 'GET' && p === '/version' && o.dialect === 'vllm')
 				sendJson(res, 200, { version: o.serverVersion }, o);
@@ -1186,6 +1304,8 @@ function makeHandler(o, model, logStream) {
 function main() {
 	const o = parseArgs(process.argv.slice(2));
 	const model = loadModel(o);
+	o.engine = new Engine(o);
+	o.readyAt = Date.now() + o.startDelay;
 	const logStream = o.log ? fs.createWriteStream(o.log, { flags: 'a' }) : null;
 	const server = http.createServer({ requestTimeout: 0, headersTimeout: 60000, keepAliveTimeout: 5000 },
 		makeHandler(o, model, logStream));

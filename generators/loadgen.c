@@ -1,0 +1,66 @@
+/*
+ * loadgen — exact-length load prompts; see loadgen.h.
+ */
+#include "loadgen.h"
+
+#include <string.h>
+
+#include "haystack.h"
+#include "mem.h"
+#include "prng.h"
+
+uint64_t loadgen_seed(uint64_t case_seed, unsigned level, unsigned round,
+		      unsigned index)
+{
+	uint64_t x = case_seed;
+
+	x = prng_splitmix64(&x) ^ ((uint64_t)level << 40 | (uint64_t)round << 24 | index);
+	return prng_splitmix64(&x);
+}
+
+enum err loadgen_build(const struct loadgen_opts *o, uint64_t seed,
+		       struct loadgen_prompt *out, struct diag *d)
+{
+	struct haystack_opts h;
+	struct haystack hs;
+	enum err e;
+
+	memset(out, 0, sizeof(*out));
+	memset(&h, 0, sizeof(h));
+	if (o->endpoint == LOADGEN_CHAT && !o->tpl)
+		return diag_fail(d, ERR_INPUT, "a chat load prompt needs a chat template (--template)");
+	h.tok = o->tok;
+	h.tpl = o->tpl;
+	h.kwargs = o->kwargs;
+	h.render = o->render;
+	h.tokens = o->input_tokens;
+	h.seed = seed;
+	h.filler = o->filler;
+	h.plain = 1;
+	h.raw = o->endpoint == LOADGEN_COMPLETIONS;
+	h.raw_extra = o->bos_tokens;
+	e = haystack_build(&h, &hs, d);
+	if (!e) {
+		out->tokens = hs.prompt_tokens;
+		memcpy(out->sha256, hs.prompt_sha256, sizeof(out->sha256));
+		if (h.raw) {
+			out->prompt = hs.document;
+			out->prompt_len = hs.document_len;
+			hs.document = NULL;
+		} else {
+			out->messages = hs.messages;
+			hs.messages = NULL;
+		}
+	}
+	haystack_release(&hs);
+	return e;
+}
+
+void loadgen_release(struct loadgen_prompt *p)
+{
+	if (!p)
+		return;
+	mem_free(p->prompt);
+	cJSON_Delete(p->messages);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,69 @@
+/*
+ * loadplan — the order and timing of one load case's requests (loadspec.h), as
+ * a state machine the runner asks "what now?": levels in order; per level an
+ * uncounted warm-up round (round 0, when warmup > 0), then rounds 1..rounds;
+ * a round starts only when the one before it has drained, so rounds never
+ * overlap and each has its own wall time.
+ *
+ * Closed loop (concurrency C): up to C requests of the round in flight; the
+ * next starts as soon as one finishes. Open loop (rate R): request i is due at
+ * the round's start + the i-th arrival of a schedule (arrival.h, seeded per
+ * level and round), with no cap on requests in flight; a request started late
+ * keeps its due time as `scheduled_ms`, so the lag is measured, never hidden.
+ *
+ * Allocates nothing; all times are io_now_ms milliseconds.
+ */
+#ifndef NEEDLE_LOADPLAN_H
+#define NEEDLE_LOADPLAN_H
+
+#include <stdint.h>
+
+#include "loadspec.h"
+#include "arrival.h"
+
+enum loadplan_step {
+	LOADPLAN_PREPARE, /* a round is next: `item` has its level and round, and
+			   * its size in `index`; build its requests now, before
+			   * its clock starts */
+	LOADPLAN_START, /* start the request in `item` now */
+	LOADPLAN_WAIT,  /* open loop: nothing is due before `until_ms` */
+	LOADPLAN_DRAIN, /* wait for a request in flight to finish */
+	LOADPLAN_DONE   /* every round of every level has finished */
+};
+
+struct loadplan_item {
+	int level;             /* index into the spec's levels */
+	long round;            /* 0 = warm-up, counted rounds 1..rounds */
+	long index;            /* 0-based within the round */
+	double scheduled_ms;   /* when it was due (closed loop: now) */
+	double round_start_ms; /* the round's start */
+};
+
+struct loadplan {
+	const struct loadspec *s; /* borrowed */
+	uint64_t seed;
+	int level;
+	long round, next, inflight, total;
+	int prepared;          /* PREPARE was returned for the current round */
+	int started;           /* the current round has started */
+	double t0_ms;          /* its start */
+	struct arrival arr;      /* open loop, this round */
+	double due_ms;         /* open loop: offset of request `next` */
+};
+
+/* Plans `s` (borrowed; validated) with `seed` for the arrival schedules. */
+void loadplan_init(struct loadplan *p, const struct loadspec *s, uint64_t seed);
+
+/* The next step at `now_ms`; fills `item` for START and `until_ms` for WAIT.
+ * After START the caller starts the request and calls loadplan_finished when
+ * it ends (whatever the outcome). */
+enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
+				 struct loadplan_item *item, double *until_ms);
+
+/* One request of the current round has ended. */
+void loadplan_finished(struct loadplan *p);
+
+/* Requests the whole case sends, warm-up included. */
+long loadplan_total(const struct loadspec *s);
+
+#endif

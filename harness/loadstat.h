@@ -1,0 +1,108 @@
+/*
+ * loadstat — the figures of a load test, exactly as the field reports define
+ * them (seed 001 §4, seed 002 §3, issue 10 item 2), as pure functions on
+ * plain structs: requests -> one round -> one cell (case x level or rate).
+ *
+ * Definitions:
+ *  - a request succeeded when it passed every strict check (transport, exact
+ *    lengths, audit): `ok`. A round is valid only when every request in it
+ *    succeeded; an invalid round stays in the cell's request and success
+ *    counts but not in its medians;
+ *  - wall time of a round = latest `done` - earliest `scheduled`; output
+ *    throughput = completion tokens of successful requests / wall time
+ *    (failed requests still occupy the time);
+ *  - TTFT = `first` (first non-empty content; role-only or empty chunks never
+ *    count) - `sent`; TPOT of one request = (`last` - `first`) /
+ *    (completion_tokens - 1), defined for completion_tokens >= 2; E2E = `done`
+ *    - `sent`. Latencies are over successful requests only;
+ *  - percentiles are nearest-rank, as needle's report (stats.h): pP is the
+ *    ceil(P/100 * n)-th smallest sample, so every value is a measured one
+ *    (the median of an even count is the lower middle value);
+ *  - per cell, each figure is the median over valid rounds with its min and
+ *    max and n = valid rounds; a P95 over rounds is the median of per-round
+ *    P95s, never a pooled percentile. SLO attainment and goodput are the
+ *    median over all counted rounds (seed 002 §6 took it over rounds that had
+ *    failures: a failed request already counts as not meeting the SLO);
+ *  - SLO attainment = share of a round's requests that succeeded and met every
+ *    bound that is set (TPOT only where it is defined); goodput = those
+ *    requests / wall time;
+ *  - achieved rate = (n - 1) / (last send - first send) over the round's
+ *    requests (the schedule puts the first arrival at its start); scheduling
+ *    lag = `sent` - `scheduled`, per request, P50/P99/max.
+ *
+ * All times are milliseconds on one monotonic clock; a time < 0 means "never"
+ * (no content arrived).
+ */
+#ifndef NEEDLE_LOADSTAT_H
+#define NEEDLE_LOADSTAT_H
+
+#include <stddef.h>
+
+/* One request as the runner saw it. */
+struct loadstat_req {
+	int ok;                 /* passed every strict check */
+	double scheduled;       /* ms: planned send (closed loop: = sent) */
+	double sent;            /* ms: request written */
+	double first;           /* ms: first non-empty content, < 0 if none */
+	double last;            /* ms: last content, < 0 if none */
+	double done;            /* ms: response complete or failed */
+	long completion_tokens; /* server usage */
+};
+
+/* Bounds; 0 = no bound. */
+struct loadstat_slo {
+	double ttft_ms;
+	double tpot_ms;
+	double e2e_ms;
+};
+
+struct loadstat_round {
+	size_t requests, succeeded;
+	int valid;              /* every request succeeded (and there was one) */
+	double wall_ms;
+	long output_tokens;     /* of successful requests */
+	double output_tps;      /* tokens/s */
+	size_t n_latency;       /* successful requests (TTFT, E2E samples) */
+	size_t n_tpot;          /* of them with completion_tokens >= 2 */
+	double ttft_p50_ms, ttft_p95_ms, ttft_p99_ms;
+	double tpot_p50_ms, tpot_p95_ms;
+	double e2e_p50_ms, e2e_p95_ms;
+	double achieved_rate;   /* requests/s; 0 with fewer than two requests */
+	double lag_p50_ms, lag_p99_ms, lag_max_ms;
+	double slo_attainment;  /* 0..1; 1 when no bound is set and all succeeded */
+	double goodput_rps;
+};
+
+/* A figure over a cell's rounds. */
+struct loadstat_fig {
+	size_t n;               /* rounds it is taken over; 0 = no value */
+	double median, min, max;
+};
+
+struct loadstat_cell {
+	size_t rounds_total, rounds_valid;
+	size_t requests, succeeded; /* summed over all counted rounds */
+	double success_rate;    /* succeeded / requests; 0 when none */
+	struct loadstat_fig output_tps, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms;
+	struct loadstat_fig tpot_p50_ms, tpot_p95_ms, e2e_p50_ms, e2e_p95_ms;
+	struct loadstat_fig achieved_rate, lag_p99_ms;  /* valid rounds */
+	struct loadstat_fig slo_attainment, goodput_rps; /* all rounds */
+	double lag_max_ms;      /* over all rounds */
+};
+
+/* Whether one request met every set bound of `slo` (and succeeded). */
+int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo);
+
+/* Figures of one round of `n` requests (borrowed). `slo` may be NULL (no
+ * bounds). Allocates nothing: the samples are sorted in `scratch`, which must
+ * hold n doubles (borrowed). */
+void loadstat_round(const struct loadstat_req *q, size_t n,
+		    const struct loadstat_slo *slo, double *scratch,
+		    struct loadstat_round *out);
+
+/* Figures of a cell from its `n` counted rounds (warm-up excluded); `scratch`
+ * must hold n doubles (borrowed). */
+void loadstat_cell(const struct loadstat_round *r, size_t n, double *scratch,
+		   struct loadstat_cell *out);
+
+#endif

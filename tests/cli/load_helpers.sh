@@ -1,0 +1,37 @@
+#!/bin/sh
+# End to end, the cutover helpers: --wait-ready polls a booting server (503) until it
+# answers, and gives up with exit 3 on one that never does; --warmup sends uncounted
+# requests first; --metrics stores the server's /metrics around each load level and
+# its view of the level (the warm-up left out; cold prompts: no prefix-cache hits).
+set -eu
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
+cat >"$tmp/s.json" <<'JSON'
+{"suite": "h", "cases": [{"id": "h", "kind": "load", "load": {"input_tokens": 300, "output_tokens": 8,
+ "concurrency": [2], "requests": 4, "rounds": 2, "warmup": 2}}]}
+JSON
+refserver_start --start-delay 1500 --log "$tmp/log"
+rc=0
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model 'ref-good:tpot=1' --tokenizer "$ds" \
+	--template deepseek-v3 --out "$tmp/r" --wait-ready 30s --warmup 3 --metrics >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { echo "helpers: exit $rc"; cat "$tmp/out"; exit 1; }
+grep -q "waiting for the server: .*answered 503" "$tmp/out" || { echo "no readiness progress:"; cat "$tmp/out"; exit 1; }
+n=$(grep -c '"path":"/v1/completions"' "$tmp/log")
+[ "$n" = $((3 + 2 + 8)) ] || { echo "expected 3 warm-up + 2 + 8 requests, the server saw $n"; exit 1; }
+node -e '
+const fs = require("fs"), d = process.argv[1] + "/raw/";
+const v = JSON.parse(fs.readFileSync(d + "metrics-h-c2.json", "utf8")).server;
+if (!(fs.existsSync(d + "metrics-h-c2-before.prom") && fs.existsSync(d + "metrics-h-c2-after.prom") &&
+      v.dialect === "vllm" && v.requests === 8 && v.prompt_tokens === 8 * 300 && v.generation_tokens === 64 &&
+      v.prefix_hits === 0 && v.running === 0)) { console.log("FAIL server view: " + JSON.stringify(v)); process.exit(1); }' "$tmp/r"
+refserver_stop
+refserver_start --start-delay 600000
+rc=0
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --tokenizer "$ds" --template deepseek-v3 \
+	--out "$tmp/never" --wait-ready 1s >"$tmp/never.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || { echo "never ready: exit $rc, expected 3"; cat "$tmp/never.out"; exit 1; }
+grep -q "was not ready after" "$tmp/never.out" || { cat "$tmp/never.out"; exit 1; }
+rc=0
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --wait-ready soon >"$tmp/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "option '--wait-ready': duration 'soon'" "$tmp/bad.out" || { echo "bad duration: exit $rc"; cat "$tmp/bad.out"; exit 1; }
+echo "helpers: --wait-ready waits and gives up, --warmup is uncounted, --metrics stores the server's view"

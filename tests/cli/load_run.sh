@@ -1,0 +1,77 @@
+#!/bin/sh
+# End to end, load cases against the reference server's timing model (README.md
+# there): a closed-loop matrix gives TTFT, TPOT and throughput near the analytic
+# values; one empty 200 marks exactly its round invalid, stays in the success
+# count and leaves the medians to the other rounds; an open loop achieves its rate;
+# chat prompts count exactly; 'needle diff --gate cutover' passes a run against itself and fails (naming the
+# cells) a run whose TPOT is 30% worse.
+set -eu
+. "$TESTS/lib/cli.sh"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
+refserver_start --max-model-len 32768
+run() { # run OUT MODEL SUITE
+	rc=0
+	"$NEEDLE" run "$3" --base-url "$REF_URL" --model "$2" --tokenizer "$ds" \
+		--template deepseek-v3 --out "$tmp/$1" >"$tmp/$1.out" 2>&1 || rc=$?
+}
+check() { # check RUN EXPR WHAT: EXPR over `cells` (summary.json load.cells)
+	node -e '
+const s = JSON.parse(require("fs").readFileSync(process.argv[1] + "/summary.json", "utf8"));
+const cells = s.load.cells, near = (x, want, tol) => Math.abs(x - want) <= tol * want;
+if (!(eval(process.argv[2]))) { console.log("FAIL " + process.argv[3] + ": " + JSON.stringify(cells.map(c => { const o = Object.assign({}, c); delete o.rounds; return o; }))); process.exit(1); }' \
+		"$tmp/$1" "$2" "$3"
+}
+cat >"$tmp/matrix.json" <<'JSON'
+{"suite": "m", "cases": [{"id": "m", "kind": "load", "temperature": 0, "load": {"input_tokens": 1000,
+ "output_tokens": 40, "concurrency": [1, 4], "requests": [4, 8], "rounds": 2, "warmup": 1, "seed": 5}}]}
+JSON
+# prefill 10000 tok/s: TTFT 100 ms; TPOT 10 ms at C1, 10 * (1 + 0.1 * 3) = 13 ms at C4;
+# E2E 490 and 607 ms; throughput 40 / 0.49 = 81.6 and 8 * 40 / (2 * 0.607) = 263.6 tok/s
+run a 'ref-good:prefill=10000,tpot=10,batch=10' "$tmp/matrix.json"
+[ "$rc" = 0 ] || { echo "matrix: exit $rc"; cat "$tmp/a.out"; exit 1; }
+check a 'cells.length === 2 && cells.every(c => c.rounds_valid === 2 && c.succeeded === c.requests)' 'all rounds valid'
+check a 'near(cells[0].ttft_p50_ms, 100, 0.15) && near(cells[1].ttft_p50_ms, 100, 0.15)' 'TTFT P50 = P / prefill'
+check a 'near(cells[0].tpot_p95_ms, 10, 0.1) && near(cells[1].tpot_p95_ms, 13, 0.1)' 'TPOT with the batch effect'
+check a 'near(cells[0].output_tps, 81.6, 0.1) && near(cells[1].output_tps, 263.6, 0.12)' 'output throughput'
+node "$TESTS/refserver/records.js" "$tmp/a" \
+	'recs.length === 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
+	'one record per request, warm-up marked, exact lengths'
+# the same matrix with TPOT 30% worse: the cutover gate fails and names the cells
+run b 'ref-good:prefill=10000,tpot=13,batch=10' "$tmp/matrix.json"
+[ "$rc" = 0 ] || { echo "matrix b: exit $rc"; cat "$tmp/b.out"; exit 1; }
+rc=0
+"$NEEDLE" diff "$tmp/a" "$tmp/a" --gate cutover >/dev/null 2>"$tmp/self.err" || rc=$?
+[ "$rc" = 0 ] || { echo "cutover against itself: exit $rc"; cat "$tmp/self.err"; exit 1; }
+rc=0
+"$NEEDLE" diff "$tmp/a" "$tmp/b" --gate cutover >/dev/null 2>"$tmp/worse.err" || rc=$?
+[ "$rc" = 1 ] || { echo "cutover with TPOT 30% worse: exit $rc, expected 1"; cat "$tmp/worse.err"; exit 1; }
+grep -q "gate failed: output_tps_ratio>=0.9: .*m/c1" "$tmp/worse.err" || { echo "the failing cells are not named:"; cat "$tmp/worse.err"; exit 1; }
+# one empty 200 (the 6th request: round 2): exactly that round is invalid
+cat >"$tmp/one.json" <<'JSON'
+{"suite": "o", "cases": [{"id": "o", "kind": "load", "load": {"input_tokens": 200, "output_tokens": 8,
+ "concurrency": [1], "requests": 4, "rounds": 3, "warmup": 0}}]}
+JSON
+run e 'ref-good:tpot=2,empty_at=6' "$tmp/one.json"
+[ "$rc" = 1 ] || { echo "one empty 200: exit $rc, expected 1"; cat "$tmp/e.out"; exit 1; }
+check e 'cells[0].rounds_valid === 2 && cells[0].succeeded === 11 && cells[0].requests === 12 && cells[0].rounds.map(r => r.valid).join() === "true,false,true" && cells[0].output_tps_max === Math.max(cells[0].rounds[0].output_tps, cells[0].rounds[2].output_tps)' \
+	'the empty 200 invalidates round 2 only and stays in the success count'
+# an open loop at 20 requests/s achieves it (constant and Poisson)
+cat >"$tmp/rate.json" <<'JSON'
+{"suite": "r", "cases": [
+ {"id": "c", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 4, "rate": [20], "arrival": "constant", "requests": 40, "rounds": 1, "warmup": 0}},
+ {"id": "p", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 4, "rate": [20], "requests": 40, "rounds": 1, "warmup": 0, "slo": {"ttft_ms": 1000}}}]}
+JSON
+run r 'ref-good:tpot=5' "$tmp/rate.json"
+[ "$rc" = 0 ] || { echo "rate: exit $rc"; cat "$tmp/r.out"; exit 1; }
+check r 'near(cells[0].achieved_rate, 20, 0.05) && near(cells[1].achieved_rate, 20, 0.05) && cells[1].slo_attainment === 1 && cells[0].lag_p99_ms < 20' 'achieved rate within 5%'
+# chat: the prompt counts exactly input_tokens with the template (the audit agrees)
+cat >"$tmp/chat.json" <<'JSON'
+{"suite": "c", "cases": [{"id": "c", "kind": "load", "load": {"input_tokens": 700, "output_tokens": 8,
+ "endpoint": "chat", "concurrency": [2], "requests": 4, "rounds": 1, "warmup": 0}}]}
+JSON
+run c 'ref-good:tpot=1' "$tmp/chat.json"
+[ "$rc" = 0 ] || { echo "chat: exit $rc"; cat "$tmp/c.out"; exit 1; }
+node "$TESTS/refserver/records.js" "$tmp/c" \
+	'recs.length === 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
+	'chat load prompts of exactly 700 tokens'
+echo "load: analytic TTFT/TPOT/throughput, one empty 200 invalidates one round, rates achieved, cutover gate"

@@ -1,0 +1,141 @@
+/* Unit tests of loadplan: closed-loop levels with warm-up and round barriers,
+ * and open-loop due times that never drift. */
+#include <string.h>
+
+#include "loadplan.h"
+#include "t.h"
+
+/* loadplan_next, answering PREPARE steps (checked for a sane size). */
+static enum loadplan_step next(struct loadplan *p, double now, struct loadplan_item *it,
+			       double *until)
+{
+	enum loadplan_step st;
+
+	while ((st = loadplan_next(p, now, it, until)) == LOADPLAN_PREPARE)
+		CHECK(it->index > 0 && it->index == p->total);
+	return st;
+}
+
+static struct loadspec closed_spec(void)
+{
+	struct loadspec s;
+
+	memset(&s, 0, sizeof(s));
+	s.nlevels = 2;
+	s.concurrency[0] = 1;
+	s.concurrency[1] = 2;
+	s.requests[0] = 2;
+	s.requests[1] = 3;
+	s.rounds = 2;
+	s.warmup = -1;
+	return s;
+}
+
+static void test_closed(void)
+{
+	struct loadspec s = closed_spec();
+	struct loadplan p;
+	struct loadplan_item it;
+	double until;
+	long started = 0, level1_round1 = 0, maxflight = 0, flight = 0;
+	int guard = 0;
+	enum loadplan_step st;
+
+	CHECK_EQ_LONG(loadplan_total(&s), 2 + 2 * 2 + 3 + 2 * 3);
+	loadplan_init(&p, &s, 1);
+	/* level 0 (C1): warm-up request 0, then it must drain before index 1 */
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START);
+	CHECK(it.level == 0 && it.round == 0 && it.index == 0);
+	CHECK(next(&p, 1, &it, &until) == LOADPLAN_DRAIN);
+	loadplan_finished(&p);
+	CHECK(next(&p, 2, &it, &until) == LOADPLAN_START);
+	CHECK(it.round == 0 && it.index == 1);
+	loadplan_finished(&p);
+	CHECK(next(&p, 3, &it, &until) == LOADPLAN_START);
+	CHECK(it.round == 1 && it.index == 0 && it.round_start_ms == 3);
+	loadplan_finished(&p);
+	/* finish everything, finishing the oldest whenever told to drain */
+	started = 3; /* the three above */
+	while ((st = next(&p, 10, &it, &until)) != LOADPLAN_DONE && guard++ < 100) {
+		if (st == LOADPLAN_START) {
+			started++;
+			flight++;
+			if (it.level == 1) {
+				maxflight = flight > maxflight ? flight : maxflight;
+				level1_round1 += it.round == 1;
+			}
+		} else {
+			CHECK(st == LOADPLAN_DRAIN);
+			loadplan_finished(&p);
+			flight--;
+		}
+	}
+	CHECK(st == LOADPLAN_DONE);
+	CHECK_EQ_LONG(started, loadplan_total(&s));
+	CHECK_EQ_LONG(maxflight, 2);    /* C2 held, never more */
+	CHECK_EQ_LONG(level1_round1, 3);
+}
+
+static void test_round_barrier(void)
+{
+	struct loadspec s = closed_spec();
+	struct loadplan p;
+	struct loadplan_item it;
+	double until;
+
+	s.nlevels = 1;
+	s.concurrency[0] = 4;
+	s.requests[0] = 2;
+	s.warmup = 0; /* no warm-up: round 1 first */
+	loadplan_init(&p, &s, 1);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START && it.round == 1);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START && it.index == 1);
+	/* round 1 is fully sent; round 2 waits for it although C4 has room */
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_DRAIN);
+	loadplan_finished(&p);
+	CHECK(next(&p, 0, &it, &until) == LOADPLAN_DRAIN);
+	loadplan_finished(&p);
+	CHECK(next(&p, 50, &it, &until) == LOADPLAN_START);
+	CHECK(it.round == 2 && it.index == 0 && it.round_start_ms == 50);
+}
+
+static void test_open(void)
+{
+	struct loadspec s;
+	struct loadplan p;
+	struct loadplan_item it;
+	double until = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.open_loop = 1;
+	s.arrival = ARRIVAL_CONSTANT;
+	s.nlevels = 1;
+	s.rate[0] = 10; /* one every 100 ms */
+	s.requests[0] = 3;
+	s.rounds = 1;
+	s.warmup = 0;
+	loadplan_init(&p, &s, 7);
+	CHECK(loadplan_next(&p, 990, &it, &until) == LOADPLAN_PREPARE && it.index == 3 && it.round == 1);
+	CHECK(next(&p, 1000, &it, &until) == LOADPLAN_START);
+	CHECK(it.scheduled_ms == 1000 && it.index == 0);
+	CHECK(next(&p, 1040, &it, &until) == LOADPLAN_WAIT && until == 1100);
+	/* late by 30 ms: started now, but due (and recorded) at 1100 */
+	CHECK(next(&p, 1130, &it, &until) == LOADPLAN_START && it.scheduled_ms == 1100);
+	/* the next is still due at 1200: no drift from the late start */
+	CHECK(next(&p, 1131, &it, &until) == LOADPLAN_WAIT && until == 1200);
+	CHECK(next(&p, 1200, &it, &until) == LOADPLAN_START && it.index == 2);
+	/* no cap: three in flight, then drain and done */
+	CHECK(next(&p, 1201, &it, &until) == LOADPLAN_DRAIN);
+	loadplan_finished(&p);
+	loadplan_finished(&p);
+	loadplan_finished(&p);
+	CHECK(next(&p, 1500, &it, &until) == LOADPLAN_DONE);
+}
+
+int main(void)
+{
+	T_RUN(test_closed);
+	T_RUN(test_round_barrier);
+	T_RUN(test_open);
+	return T_DONE();
+}
