@@ -27,25 +27,6 @@ struct count_opts {
 	int json, print_prompt, ids, special, explain;
 };
 
-/* --date YYYY-MM-DD[THH:MM:SS]: the server's local time for strftime_now. */
-static enum err parse_date(const char *s, struct tm *tm, struct diag *d)
-{
-	int n = 0, len = (int)strlen(s);
-
-	memset(tm, 0, sizeof *tm);
-	if ((sscanf(s, "%4d-%2d-%2d%n", &tm->tm_year, &tm->tm_mon, &tm->tm_mday, &n) != 3 || n != 10) ||
-	    (len != 10 && (sscanf(s + 10, "T%2d:%2d:%2d%n", &tm->tm_hour, &tm->tm_min, &tm->tm_sec, &n) != 3 ||
-			   n != 9 || len != 19)) ||
-	    tm->tm_mon < 1 || tm->tm_mon > 12 || tm->tm_mday < 1 || tm->tm_mday > 31 ||
-	    tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60)
-		return diag_fail(d, ERR_USAGE, "option '--date' wants YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, got '%s'", s);
-	tm->tm_year -= 1900;
-	tm->tm_mon -= 1;
-	tm->tm_isdst = -1;
-	mktime(tm); /* fills in the weekday and the day of the year */
-	return ERR_OK;
-}
-
 /* Prints the token ids of `text` on one line (--ids). */
 static enum err print_ids(const struct tok *t, const struct count_opts *o,
 			  const char *text, size_t len, struct diag *d)
@@ -84,7 +65,6 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 	struct buf raw;
 	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
 	struct tpl_render_opts ro = {0};
-	struct tm clock;
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
@@ -93,9 +73,8 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 		diag_prefix(d, "option '--server'");
 		goto out;
 	}
-	if (o->date && (e = parse_date(o->date, &clock, d)))
+	if ((e = tpl_clock_pin(o->date, d)))
 		goto out;
-	ro.clock = o->date ? &clock : NULL;
 	if (o->effort) { /* the request's top-level reasoning_effort, a string */
 		eff = cJSON_CreateString(o->effort);
 		if (!eff) {

@@ -21,7 +21,7 @@
 
 struct gh_opts {
 	const char *tokenizer, *template_name, *seed, *depths, *filler, *out;
-	const char *question, *kwargs;
+	const char *question, *kwargs, *date;
 	long tokens, needles, distractors, ask;
 	int json;
 };
@@ -150,6 +150,8 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 	json_add_str(&jb, x, "sha256", tpl_sha256(tp));
 	json_add_str(&jb, x, "source", tpl_source(tp));
 	json_add_str(&jb, x, "source_sha256", tpl_source_sha256(tp));
+	if (tpl_reads_clock(tp)) /* strftime_now's clock (tpl_clock_pin) */
+		json_add_str(&jb, x, "date", tpl_clock_text());
 	json_add_str(&jb, m, "prompt_sha256", h->prompt_sha256);
 	json_add_int(&jb, m, "prompt_tokens", (long long)h->prompt_tokens);
 	manifest_document(&jb, m, h);
@@ -246,7 +248,9 @@ static enum err run(const struct gh_opts *g, struct haystack_opts *o,
 		struct buf warn;
 
 		buf_init(&warn, 1 << 20);
-		e = tpl_model_load(g->tokenizer, g->template_name, &t, &tp, &warn, d);
+		e = tpl_clock_pin(g->date, d);
+		if (!e)
+			e = tpl_model_load(g->tokenizer, g->template_name, &t, &tp, &warn, d);
 		fputs(warn.len ? warn.data : "", stderr);
 		buf_release(&warn);
 		t1 = io_now_ms();
@@ -315,6 +319,7 @@ int cmd_gen_haystack(int argc, char **argv)
 		{"ask", 0, CLI_LONG, "K", "ask for only K of the needles' projects (default all)", &g.ask},
 		{"question", 0, CLI_STR, "TEXT", "replace the default question", &g.question},
 		{"kwargs", 0, CLI_STR, "JSON", "chat_template_kwargs, e.g. '{\"thinking\":false}'", &g.kwargs},
+		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now; in the manifest when the template reads it)", &g.date},
 		{"json", 0, CLI_FLAG, NULL, "print a one-line JSON summary", &g.json},
 	};
 	const struct cli_cmd cmd = {

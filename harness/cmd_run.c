@@ -32,6 +32,7 @@ struct cli_run {
 	const char *wait_ready;   /* --wait-ready DURATION or NULL */
 	char last_wait[256];      /* what the last readiness poll saw */
 	struct cli_list cases;    /* --case GLOB, repeatable */
+	const char *date;         /* --date: the clock of strftime_now (tpl_clock_pin) */
 	double t0;
 	int tty;
 	struct progress pace;
@@ -173,31 +174,6 @@ static void resume_hint(const struct cli_run *c, const struct run *r)
 	fprintf(stderr, "%s\n", c->o.resume ? "" : " --resume");
 }
 
-/* The URLs of --endpoints FILE, one a line ('#' starts a comment). */
-static enum err read_urls(struct cli_run *c, struct diag *d)
-{
-	struct run_opts *o = &c->o;
-	char *p, *line, *end;
-	enum err e = io_read_file(c->urls_file, &c->file, d);
-
-	for (p = c->file.data; !e && p && *p; p = end) {
-		end = p + strcspn(p, "\n");
-		if (*end)
-			*end++ = '\0';
-		line = p + strspn(p, " \t\r");
-		line[strcspn(line, " \t\r#")] = '\0';
-		if (!*line)
-			continue;
-		if (o->nbase_urls == RUN_MAX_ENDPOINTS)
-			return diag_fail(d, ERR_USAGE, "'%s': more than %d endpoints", c->urls_file,
-					 RUN_MAX_ENDPOINTS);
-		o->base_urls[o->nbase_urls++] = line;
-	}
-	if (!e && !o->nbase_urls)
-		e = diag_fail(d, ERR_USAGE, "'%s' lists no endpoint", c->urls_file);
-	return e;
-}
-
 /* The endpoints, the API key and the shard from the options and the
  * environment. */
 static enum err from_env(struct cli_run *c, struct diag *d)
@@ -210,7 +186,9 @@ static enum err from_env(struct cli_run *c, struct diag *d)
 	o->api_key = getenv(o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
 	for (i = 0; i < c->urls.n; i++)
 		o->base_urls[o->nbase_urls++] = c->urls.v[i];
-	if (c->urls_file && (e = read_urls(c, d)))
+	if (c->urls_file &&
+	    (e = endpoint_read_list(c->urls_file, &c->file, o->base_urls, &o->nbase_urls,
+				    RUN_MAX_ENDPOINTS, d)))
 		return e;
 	if (!o->nbase_urls && env && *env)
 		o->base_urls[o->nbase_urls++] = env;
@@ -279,6 +257,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	e = from_env(c, d);
 	redact_init(&c->secrets, c->o.api_key, c->o.nbase_urls ? c->o.base_urls[0] : NULL);
 	c->o.redact = &c->secrets;
+	if (!e)
+		e = tpl_clock_pin(c->date, d);
 	if (!e && c->wait_ready)
 		e = wait_ready(c, d);
 	if (!e) {
@@ -353,6 +333,7 @@ int cmd_run(int argc, char **argv)
 		{"api-key-env", 0, CLI_STR, "NAME", "environment variable holding the API key (default OPENAI_API_KEY)", &c.o.api_key_env},
 		{"cacert", 0, CLI_STR, "FILE", "trust the CAs in this PEM file for https (default $CURL_CA_BUNDLE, else $SSL_CERT_FILE, else the system's)", &c.o.cacert},
 		{"insecure", 0, CLI_FLAG, NULL, "do not verify the server's TLS certificate (recorded in the manifest)", &c.o.insecure},
+		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now; in the manifest when the template reads it)", &c.date},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
 		{"metrics", 0, CLI_FLAG, NULL, "load cases: scrape the server's /metrics before and after each level (DIR/raw/metrics-*)", &c.o.metrics},
 		{"wait-ready", 0, CLI_STR, "DURATION", "first poll /health and /v1/models until the server answers (e.g. 30m)", &c.wait_ready},

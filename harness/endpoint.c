@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "endpoint.h"
 #include "http.h"
+#include "io.h"
 #include "json.h"
 
 void endpoint_init(struct endpoint *ep)
@@ -275,4 +276,28 @@ enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 	server_version(ep, o, &jb, json_add_obj(&jb, ep->json, "server"));
 	endpoint_choose_server(ep, o);
 	return json_build_end(&jb, &ep->json, "the endpoint's description", d);
+}
+
+enum err endpoint_read_list(const char *path, struct buf *file, const char **urls,
+			    int *n, int max, struct diag *d)
+{
+	char *p, *line, *end;
+	int before = *n;
+	enum err e = io_read_file(path, file, d);
+
+	for (p = file->data; !e && p && *p; p = end) {
+		end = p + strcspn(p, "\n");
+		if (*end)
+			*end++ = '\0';
+		line = p + strspn(p, " \t\r");
+		line[strcspn(line, " \t\r#")] = '\0';
+		if (!*line)
+			continue;
+		if (*n == max)
+			return diag_fail(d, ERR_USAGE, "'%s': more than %d endpoints", path, max);
+		urls[(*n)++] = line;
+	}
+	if (!e && *n == before)
+		e = diag_fail(d, ERR_USAGE, "'%s' lists no endpoint", path);
+	return e;
 }

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "buf.h"
 #include "err.h"
 #include "http.h"
 #include "tpl.h"
@@ -81,5 +82,12 @@ void endpoint_choose_server(struct endpoint *ep, const struct endpoint_opts *o);
  * cacert_from, insecure} so the manifest says how the server was trusted. */
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 			   struct diag *d);
+
+/* Reads a list of base URLs (--endpoints FILE: one a line, blanks around
+ * them and '#' comments ignored) into `file` and appends them to urls[*n]
+ * (pointers into `file`, which must outlive them). ERR_USAGE past `max` URLs
+ * or when the file lists none; ERR_IO when it cannot be read. */
+enum err endpoint_read_list(const char *path, struct buf *file, const char **urls,
+			    int *n, int max, struct diag *d);
 
 #endif

@@ -282,7 +282,7 @@ enum err pyfmt_str(const struct jv *v, struct buf *out, struct diag *d)
 
 /* --- json.dumps --- */
 
-static enum err json_string(const char *s, size_t n, int ascii, struct buf *out)
+enum err pyfmt_json_string(const char *s, size_t n, int ascii, struct buf *out)
 {
 	size_t i = 0, k;
 	enum err e = buf_putc(out, '"');
@@ -370,9 +370,9 @@ static enum err json_key(const struct jv *k, const struct pyfmt_json *o, struct 
 	enum err e;
 
 	if (k->k == JV_STR)
-		return json_string(k->u.s->data, k->u.s->len, o->ensure_ascii, out) ? NOMEM(d) : ERR_OK;
+		return pyfmt_json_string(k->u.s->data, k->u.s->len, o->ensure_ascii, out) ? NOMEM(d) : ERR_OK;
 	if (k->k == JV_BOOL || k->k == JV_NONE)
-		return json_string(k->k == JV_NONE ? "null" : k->u.i ? "true" : "false",
+		return pyfmt_json_string(k->k == JV_NONE ? "null" : k->u.i ? "true" : "false",
 				   k->k == JV_NONE ? 4 : k->u.i ? 4 : 5, 0, out) ? NOMEM(d) : ERR_OK;
 	if (k->k != JV_INT && k->k != JV_BIGINT && k->k != JV_FLOAT)
 		return diag_fail(d, ERR_INPUT,
@@ -380,7 +380,7 @@ static enum err json_key(const struct jv *k, const struct pyfmt_json *o, struct 
 				 jinja_value_type_name(k));
 	buf_init(&tmp, out->max);
 	e = json_value(k, o, 0, &tmp, d);
-	if (!e && json_string(tmp.data, tmp.len, 0, out))
+	if (!e && pyfmt_json_string(tmp.data, tmp.len, 0, out))
 		e = NOMEM(d);
 	buf_release(&tmp);
 	return e;
@@ -478,7 +478,7 @@ static enum err json_value(const struct jv *v, const struct pyfmt_json *o, int l
 			e = pyfmt_float(v->u.f, out);
 		break;
 	case JV_STR:
-		e = json_string(v->u.s->data, v->u.s->len, o->ensure_ascii, out);
+		e = pyfmt_json_string(v->u.s->data, v->u.s->len, o->ensure_ascii, out);
 		break;
 	case JV_LIST:
 	case JV_TUPLE:

@@ -34,6 +34,10 @@ enum err pyfmt_float(double f, struct buf *out);
 enum err pyfmt_str(const struct jv *v, struct buf *out, struct diag *d);
 /* repr(v). */
 enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d);
+/* json.dumps of the string `s` (`n` bytes of UTF-8): the quoted literal,
+ * control characters escaped, non-ASCII raw or, with `ascii`, as \uXXXX
+ * (surrogate pairs above U+FFFF). ERR_NOMEM only. */
+enum err pyfmt_json_string(const char *s, size_t n, int ascii, struct buf *out);
 /* json.dumps(v, ...). */
 enum err pyfmt_json(const struct jv *v, const struct pyfmt_json *o, struct buf *out,
 		    struct diag *d);

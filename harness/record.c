@@ -352,6 +352,8 @@ static void add_locals(struct json_build *jb, cJSON *m, const struct record_mani
 		json_add_str(jb, t, "sha256", tpl_sha256(in->tpl));
 		json_add_str(jb, t, "source", tpl_source(in->tpl));
 		json_add_str(jb, t, "source_sha256", tpl_source_sha256(in->tpl));
+		if (tpl_clock_text() && tpl_reads_clock(in->tpl)) /* strftime_now's clock */
+			json_add_str(jb, t, "date", tpl_clock_text());
 		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
 		json_add_str(jb, t, "server", tpl_server_name(in->server));
 		json_add_str(jb, t, "server_from", in->server_from);

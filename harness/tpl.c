@@ -3,7 +3,9 @@
  * descriptor itself is tpl_desc's, the message preparation tpl_msg's, the
  * renderers tpl_turns's, tpl_ds's and tpl_dsv4's, the model folder tpl_model's.
  */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem.h"
 #include "tpl.h"
@@ -208,6 +210,12 @@ const char *tpl_source_sha256(const struct tpl *t)
 	return t->source_sha;
 }
 
+int tpl_reads_clock(const struct tpl *t)
+{
+	return (t->plain.jinja && tpl_jinja_reads(t->plain.jinja, "strftime_now")) ||
+	       (t->tools.jinja && tpl_jinja_reads(t->tools.jinja, "strftime_now"));
+}
+
 const char *tpl_explain(const struct tpl *t)
 {
 	return t->explain.len ? t->explain.data : "";
@@ -367,6 +375,53 @@ static enum err render_desc(const struct tpl_desc *desc, const cJSON *messages,
 	return e;
 }
 
+/* ---- the clock (tpl_clock_pin) ----------------------------------------- */
+
+static struct tm pinned_tm;
+static int pinned;
+static char clock_iso[24];
+
+static enum err parse_date(const char *s, struct tm *tm, struct diag *d)
+{
+	int n = 0, len = (int)strlen(s);
+
+	memset(tm, 0, sizeof *tm);
+	if ((sscanf(s, "%4d-%2d-%2d%n", &tm->tm_year, &tm->tm_mon, &tm->tm_mday, &n) != 3 || n != 10) ||
+	    (len != 10 && (sscanf(s + 10, "T%2d:%2d:%2d%n", &tm->tm_hour, &tm->tm_min, &tm->tm_sec, &n) != 3 ||
+			   n != 9 || len != 19)) ||
+	    tm->tm_mon < 1 || tm->tm_mon > 12 || tm->tm_mday < 1 || tm->tm_mday > 31 ||
+	    tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60)
+		return diag_fail(d, ERR_USAGE, "option '--date' wants YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, got '%s'", s);
+	tm->tm_year -= 1900;
+	tm->tm_mon -= 1;
+	tm->tm_isdst = -1;
+	mktime(tm); /* fills in the weekday and the day of the year */
+	return ERR_OK;
+}
+
+enum err tpl_clock_pin(const char *date, struct diag *d)
+{
+	struct tm tm;
+	time_t now = time(NULL);
+	enum err e = ERR_OK;
+
+	if (date)
+		e = parse_date(date, &tm, d);
+	else
+		localtime_r(&now, &tm);
+	if (e)
+		return e;
+	pinned_tm = tm;
+	pinned = 1;
+	strftime(clock_iso, sizeof clock_iso, "%Y-%m-%dT%H:%M:%S", &pinned_tm);
+	return ERR_OK;
+}
+
+const char *tpl_clock_text(void)
+{
+	return pinned ? clock_iso : NULL;
+}
+
 enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		       const cJSON *tools, const cJSON *kwargs,
 		       int add_generation_prompt, const struct tpl_render_opts *o,
@@ -385,7 +440,7 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 	if (v->jinja) {
 		struct tpl_jinja_req r = {messages, tools, kwargs, o ? o->reasoning_effort : NULL,
 					  add_generation_prompt, o ? o->server : TPL_SERVER_VLLM,
-					  o ? o->clock : NULL};
+					  pinned ? &pinned_tm : NULL};
 
 		e = tpl_jinja_render(v->jinja, &r, out, d);
 	} else {

@@ -73,10 +73,17 @@ struct tpl_render_opts {
 	 * (tpl_msg_effort_kwargs); against vLLM releases before that, put the
 	 * switch into chat_template_kwargs yourself (PROTOCOL.md §8). */
 	const cJSON *reasoning_effort;
-	/* The server's local time for strftime_now in a model's Jinja template,
-	 * or NULL for now. Borrowed. */
-	const struct tm *clock;
 };
+
+/* The server's local time that strftime_now reads in a model's Jinja
+ * template, one clock per process: `date` is the --date argument
+ * (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS), or NULL for the time of this call.
+ * Commands call it once before rendering; until then renders read the time
+ * at each render. ERR_USAGE names a malformed `date`. */
+enum err tpl_clock_pin(const char *date, struct diag *d);
+/* The pinned clock as "YYYY-MM-DDTHH:MM:SS" (what a manifest records), or
+ * NULL when none is pinned. Borrowed, static. */
+const char *tpl_clock_text(void);
 
 /* tpl_render with the server's own message preparation (`o` may be NULL:
  * vLLM, no reasoning_effort); tpl_msg.h lists what differs per server. With
@@ -99,6 +106,10 @@ const char *tpl_sha256(const struct tpl *t);
  * SHA-256 (what a manifest records). Borrowed. */
 const char *tpl_source(const struct tpl *t);
 const char *tpl_source_sha256(const struct tpl *t);
+/* Whether a render can depend on the clock: a model's Jinja text (either
+ * variant) that reads strftime_now. A manifest records the date only then,
+ * so that the same inputs still give the same manifest. */
+int tpl_reads_clock(const struct tpl *t);
 /* Lines saying which file was used and why (`needle count --explain`).
  * Borrowed, "" when there is nothing to say. */
 const char *tpl_explain(const struct tpl *t);

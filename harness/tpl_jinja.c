@@ -87,6 +87,11 @@ enum err tpl_jinja_new(const struct tpl_text *x, const cJSON *specials,
 	return e;
 }
 
+int tpl_jinja_reads(const struct tpl_jinja *j, const char *name)
+{
+	return jinja_tpl_reads(j->t, name);
+}
+
 const char *tpl_jinja_text(const struct tpl_jinja *j)
 {
 	return j->text;
@@ -94,8 +99,26 @@ const char *tpl_jinja_text(const struct tpl_jinja *j)
 
 /* ---- the context -------------------------------------------------------- */
 
-/* Content as a list of text parts ("openai" format): a string becomes one
- * part, null none, a list keeps its text parts; others are refused. */
+/* The placeholder part an "openai"-format template gets for a media part
+ * (vLLM's wrap_dicts, SGLang's process_content_for_template_format), or
+ * NULL when `part` is not media. */
+static const char *media_kind(const cJSON *part)
+{
+	static const char *const kinds[][2] = {
+		{"image_url", "image"}, {"input_audio", "audio"}, {"audio_url", "audio"},
+		{"video_url", "video"}};
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+	size_t i;
+
+	for (i = 0; cJSON_IsString(type) && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(type->valuestring, kinds[i][0]))
+			return kinds[i][1];
+	return NULL;
+}
+
+/* Content as a list of parts ("openai" format): a string becomes one text
+ * part, null none, a list keeps its text parts and gives each media part as
+ * {"type": "image"} (audio, video); other parts are refused. */
 static enum err parts_content(struct json_build *jb, cJSON *o, const cJSON *c, size_t mi,
 			      struct diag *d)
 {
@@ -111,17 +134,57 @@ static enum err parts_content(struct json_build *jb, cJSON *o, const cJSON *c, s
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
 		const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
 
-		if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") || !cJSON_IsString(text))
-			return diag_fail(d, ERR_UNSUPPORTED, "message %zu: a content part that is not text, with "
-					 "a template that reads content parts, is not reproduced", mi);
 		p = json_add_obj(jb, a, NULL);
+		if (media_kind(part)) {
+			json_add_str(jb, p, "type", media_kind(part));
+			continue;
+		}
+		if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") || !cJSON_IsString(text))
+			return diag_fail(d, ERR_UNSUPPORTED, "message %zu: a content part that is neither text "
+					 "nor media, with a template that reads content parts, is not reproduced", mi);
 		json_add_str(jb, p, "type", "text");
 		json_add_str(jb, p, "text", text->valuestring);
 	}
 	return ERR_OK;
 }
 
-/* tool_calls with each call's arguments replaced by the parsed object. */
+/* The messages without their media parts, for tpl_conv_prepare (which
+ * refuses media: a string-format prompt would need the model's placeholder)
+ * when the template takes parts and gets them from parts_content. */
+static cJSON *without_media(const cJSON *messages)
+{
+	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part, *next;
+
+	cJSON_ArrayForEach(m, copy) {
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+
+		for (part = cJSON_IsArray(c) ? c->child : NULL; part; part = next) {
+			next = part->next;
+			if (media_kind(part))
+				cJSON_Delete(cJSON_DetachItemViaPointer(c, part));
+		}
+	}
+	return copy;
+}
+
+/* A call's arguments for the template: a string that is JSON goes as its own
+ * text (a raw item), so that the interpreter reads 1.0 and big integers as
+ * json.loads does; otherwise what tpl_msg parsed (its {} fallback). */
+static cJSON *args_item(const cJSON *call, const cJSON *parsed)
+{
+	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(call, "function"), "arguments");
+	cJSON *v = NULL;
+
+	if (cJSON_IsString(raw) &&
+	    !json_parse(raw->valuestring, strlen(raw->valuestring), &v, "tool-call arguments", NULL)) {
+		cJSON_Delete(v);
+		return cJSON_CreateRaw(raw->valuestring);
+	}
+	return cJSON_Duplicate(parsed, 1);
+}
+
+/* tool_calls with each call's arguments replaced by the parsed value. */
 static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_msg *m)
 {
 	cJSON *a = json_add_arr(jb, o, "tool_calls");
@@ -140,7 +203,7 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 			cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(call, "function"))
 				if (strcmp(k->string, "arguments"))
 					json_add_dup(jb, f, k->string, k);
-			json_add_dup(jb, f, "arguments", args);
+			json_add_item(jb, f, "arguments", args_item(call, args));
 			break;
 		}
 		args = args ? args->next : NULL;
@@ -180,10 +243,11 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 {
 	struct tpl_conv c = {NULL, 0};
 	struct json_build jb;
-	cJSON *all = NULL;
+	cJSON *all = NULL, *text_only = j->openai ? without_media(r->messages) : NULL;
 	const cJSON *raw;
 	size_t i = 0;
-	enum err e = tpl_conv_prepare(&c, r->messages, r->server, d);
+	enum err e = j->openai && !text_only ? diag_fail(d, ERR_NOMEM, "out of memory")
+		: tpl_conv_prepare(&c, text_only ? text_only : r->messages, r->server, d);
 
 	json_build_init(&jb);
 	if (!e)
@@ -199,6 +263,7 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 	if (!e)
 		e = json_print(all, 0, text, "the messages", d);
 	cJSON_Delete(all);
+	cJSON_Delete(text_only);
 	tpl_conv_release(&c);
 	return e;
 }
@@ -213,7 +278,7 @@ static enum err tools_json(const struct tpl_jinja_req *r, struct buf *text, stru
 		if (!e && i)
 			e = buf_puts(text, ", ");
 		if (!e)
-			e = tpl_msg_dump_tool(tool, i, text, d);
+			e = tpl_msg_dump_tool(tool, i, r->server, text, d);
 		i++;
 	}
 	return e ? e : buf_putc(text, ']');
@@ -294,9 +359,6 @@ enum err tpl_jinja_render(const struct tpl_jinja *j, const struct tpl_jinja_req 
 	time_t t = time(NULL);
 	enum err e;
 
-	if (r->server == TPL_SERVER_SGLANG && cJSON_GetArraySize(r->tools) > 0)
-		return diag_fail(d, ERR_UNSUPPORTED, "tools with a Jinja template on SGLang are not "
-				 "reproduced (its tool dump for templates is not verified)");
 	c = jinja_ctx_new();
 	if (!c)
 		return diag_fail(d, ERR_NOMEM, "out of memory");

@@ -318,21 +318,30 @@ static enum err dump(struct json_build *jb, cJSON *root, int inner, struct buf *
 	return e;
 }
 
-enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, struct buf *out,
-			   struct diag *d)
+enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, enum tpl_server server,
+			   struct buf *out, struct diag *d)
 {
 	static const char *const declared[] = {"type", "function", NULL};
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(tool, "function");
 	struct json_build jb;
 	cJSON *o;
 	enum err e = check_tool(tool, i, d);
 
 	if (e)
 		return e;
+	if (server == TPL_SERVER_SGLANG && (cJSON_GetObjectItemCaseSensitive(tool, "defer_loading") ||
+					    cJSON_GetObjectItemCaseSensitive(f, "defer_loading")))
+		return diag_fail(d, ERR_UNSUPPORTED, "tools[%zu]: 'defer_loading' on SGLang is not reproduced", i);
 	json_build_init(&jb);
 	o = json_new_obj(&jb);
 	json_add_str(&jb, o, "type", "function");
-	vllm_function(&jb, o, cJSON_GetObjectItemCaseSensitive(tool, "function"));
-	put_rest(&jb, o, tool, declared);
+	if (server == TPL_SERVER_SGLANG) {
+		sglang_function(&jb, o, f);
+		json_add_null(&jb, o, "defer_loading");
+	} else {
+		vllm_function(&jb, o, f);
+		put_rest(&jb, o, tool, declared);
+	}
 	return dump(&jb, o, 0, out, d);
 }
 

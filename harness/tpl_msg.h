@@ -70,11 +70,16 @@ void tpl_conv_release(struct tpl_conv *c);
 /* Whether message `m` has role `role`. */
 int tpl_msg_is(const struct tpl_msg *m, const char *role);
 
-/* Appends tools[i] as vLLM's model_dump leaves it, printed with json.dumps
- * (tpl_py.h). ERR_INPUT for a tool that is not {"type": "function",
- * "function": {"name": ...}}. */
-enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, struct buf *out,
-			   struct diag *d);
+/* Appends tools[i] as the server's Tool.model_dump leaves it, printed with
+ * json.dumps (tpl_py.h): vLLM {"type", "function": {"name", "description",
+ * "parameters", other keys}, other keys}; SGLang (serving_chat hands a Jinja
+ * template item.model_dump(), protocol.py's Tool and Function) {"type",
+ * "function": {"description", "name", "parameters", "strict"},
+ * "defer_loading": null}. ERR_INPUT for a tool that is not {"type":
+ * "function", "function": {"name": ...}}; ERR_UNSUPPORTED for a
+ * "defer_loading" on SGLang (it moves between the two objects). */
+enum err tpl_msg_dump_tool(const cJSON *tool, size_t i, enum tpl_server server,
+			   struct buf *out, struct diag *d);
 
 /* Appends the `function` object of tools[i] as the server's model leaves
  * it, printed with json.dumps: vLLM {"name", "description", "parameters",

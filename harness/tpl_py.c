@@ -4,32 +4,58 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pyfmt.h"
 #include "tpl_py.h"
 #include "uni.h"
 
-enum err tpl_py_string(const char *s, struct buf *out)
+/* The number token at `s` (its length to *n): whether cJSON keeps it. */
+static int number_exact(const char *s, size_t *n)
 {
-	enum err e = buf_putc(out, '"');
+	char *end;
+	double x = strtod(s, &end);
+	int integral_lexeme = 1;
+	const char *p;
 
-	for (; !e && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	*n = (size_t)(end - s);
+	if (!*n) {
+		*n = 1;
+		return 1;
+	}
+	for (p = s; p < end; p++)
+		if (*p == '.' || *p == 'e' || *p == 'E')
+			integral_lexeme = 0;
+	if (fabs(x) >= 9007199254740992.0)
+		return !integral_lexeme;
+	return integral_lexeme || x != floor(x);
+}
 
-		switch (c) {
-		case '"': e = buf_puts(out, "\\\""); break;
-		case '\\': e = buf_puts(out, "\\\\"); break;
-		case '\n': e = buf_puts(out, "\\n"); break;
-		case '\r': e = buf_puts(out, "\\r"); break;
-		case '\t': e = buf_puts(out, "\\t"); break;
-		case '\b': e = buf_puts(out, "\\b"); break;
-		case '\f': e = buf_puts(out, "\\f"); break;
-		default:
-			e = c < 0x20 ? buf_printf(out, "\\u%04x", c) : buf_putc(out, (char)c);
+int tpl_py_numbers_exact(const char *s)
+{
+	int in_str = 0;
+	size_t n;
+
+	while (*s) {
+		if (in_str) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				in_str = 0;
+			s++;
+		} else if (*s == '"') {
+			in_str = 1;
+			s++;
+		} else if (*s == '-' || (*s >= '0' && *s <= '9')) {
+			if (!number_exact(s, &n))
+				return 0;
+			s += n;
+		} else {
+			s++;
 		}
 	}
-	return e ? e : buf_putc(out, '"');
+	return 1;
 }
 
 enum err tpl_pyjson(const cJSON *v, struct buf *out)
@@ -44,7 +70,7 @@ enum err tpl_pyjson(const cJSON *v, struct buf *out)
 	if (cJSON_IsFalse(v))
 		return buf_puts(out, "false");
 	if (cJSON_IsString(v))
-		return tpl_py_string(v->valuestring, out);
+		return pyfmt_json_string(v->valuestring, strlen(v->valuestring), 0, out);
 	if (cJSON_IsNumber(v)) {
 		double x = v->valuedouble;
 
@@ -71,7 +97,7 @@ enum err tpl_pyjson(const cJSON *v, struct buf *out)
 		if (!e && c != v->child)
 			e = buf_puts(out, ", ");
 		if (!e)
-			e = tpl_py_string(c->string, out);
+			e = pyfmt_json_string(c->string, strlen(c->string), 0, out);
 		if (!e)
 			e = buf_puts(out, ": ");
 		if (!e)

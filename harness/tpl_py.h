@@ -6,7 +6,8 @@
  * caller's buffer.
  *
  * Known gap: cJSON keeps no number lexeme, so a float written with an
- * integral value (1.0) prints 1 here, 1.0 by Python.
+ * integral value (1.0) prints 1 here, 1.0 by Python (tpl_py_numbers_exact
+ * tells such text apart).
  */
 #ifndef NEEDLE_TPL_PY_H
 #define NEEDLE_TPL_PY_H
@@ -21,9 +22,12 @@
  * ERR_NOMEM only. */
 enum err tpl_pyjson(const cJSON *v, struct buf *out);
 
-/* Appends the JSON string literal of the NUL-terminated `s` as json.dumps
- * writes it (control characters escaped, non-ASCII raw). ERR_NOMEM only. */
-enum err tpl_py_string(const char *s, struct buf *out);
+/* Whether every number in the JSON text `s` (NUL-terminated) survives cJSON:
+ * 0 when one is a float with an integral value (1.0, -0.0, 1e3), which
+ * tpl_pyjson would print as an integer, or an integer of magnitude 2^53 or
+ * more, which a double cannot hold. Callers that print parsed request JSON
+ * (tool-call arguments) refuse such text rather than print it wrong. */
+int tpl_py_numbers_exact(const char *s);
 
 /* Appends `s` without the leading and trailing characters Python's
  * str.isspace() accepts (U+0085, U+001C..U+001F and U+3000 included, U+FEFF

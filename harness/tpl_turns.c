@@ -122,7 +122,7 @@ static enum err turns_tools(const struct tpl_desc *t, const struct tpl_conv *c, 
 		if (!e)
 			e = buf_puts(out, tpl_desc_str(tb, "item_prefix"));
 		if (!e)
-			e = tpl_msg_dump_tool(tool, i++, out, d);
+			e = tpl_msg_dump_tool(tool, i++, TPL_SERVER_VLLM, out, d);
 	}
 	return e ? e : buf_puts(out, tpl_desc_str(tb, "footer"));
 }
@@ -140,6 +140,14 @@ static size_t last_query(const struct tpl_desc *t, const struct tpl_conv *c)
 		      ends_with(c->m[i].content, tpl_desc_str(r, "query_skip_close"))))
 			return i;
 	return c->n - 1;
+}
+
+/* Whether the call's arguments print through cJSON as json.dumps prints them. */
+static int args_exact(const cJSON *f)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(f, "arguments");
+
+	return !cJSON_IsString(a) || tpl_py_numbers_exact(a->valuestring);
 }
 
 static enum err turns_tool_calls(const struct tpl_desc *t, const struct tpl_msg *m,
@@ -163,6 +171,12 @@ static enum err turns_tool_calls(const struct tpl_desc *t, const struct tpl_msg 
 			e = buf_puts(out, tpl_desc_str(tc, "lead"));
 		else if (i > 0)
 			e = buf_puts(out, tpl_desc_str(tc, "separator"));
+		if (!e && !args_exact(f)) {
+			buf_release(&a);
+			return diag_fail(d, ERR_UNSUPPORTED, "tool call %zu: arguments with an integral float "
+					 "(1.0) or an integer beyond 2^53 are not reproduced by a built-in "
+					 "template", i);
+		}
 		if (!e)
 			e = tpl_pyjson(args, &a);
 		kv[0] = "{{name}}";

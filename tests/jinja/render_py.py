@@ -7,6 +7,7 @@ strftime_now globals. {% generation %} is accepted and renders its body, as
 transformers' AssistantTracker does when no assistant mask is asked for.
 
 Usage: render_py.py JOBS.json OUT.json
+       render_py.py --serve
 JOBS.json: {"date": "YYYY-MM-DDTHH:MM:SS", "templates": {NAME: TEXT},
             "contexts": {NAME: JSON-TEXT}, "jobs": [[TEMPLATE, CONTEXT], ...]}
 Each context is a JSON object of template variables, read with json.loads so
@@ -15,6 +16,12 @@ that numbers and key order are Python's. OUT.json gets one entry per job:
 render Python could not finish in 5 s), plus "openai": whether
 vLLM's content-format detection (chat_utils.py _detect_content_format, as
 restated in content_format below) calls the template "openai".
+
+--serve is the reference server's renderer (tests/refserver/render.js): one
+JSON request per line on standard input, {"template": TEXT, "context":
+JSON-TEXT or null, "date": "YYYY-MM-DDTHH:MM:SS" or null (now)}, one answer
+per line on standard output, in order: {"openai": 0|1} with "ok": RENDERED or
+"err": "ExceptionType: message" when a context is given.
 """
 import datetime
 import json
@@ -50,7 +57,7 @@ def make_env(now):
                           separators=separators, sort_keys=sort_keys)
 
     def strftime_now(fmt):
-        return now.strftime(fmt)
+        return (now or datetime.datetime.now()).strftime(fmt)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=[Generation, loopcontrols])
@@ -147,4 +154,31 @@ def main():
         json.dump(results, f, ensure_ascii=False)
 
 
-main()
+def serve():
+    """The request loop of --serve; templates are compiled once per text."""
+    envs, compiled = {}, {}
+    for line in sys.stdin:
+        req = json.loads(line)
+        date = req.get("date")
+        if date not in envs:
+            now = datetime.datetime.fromisoformat(date) if date else None
+            envs[date] = make_env(now)
+        env = envs[date]
+        text = req["template"]
+        answer = {"openai": content_format(env, text)}
+        if req.get("context") is not None:
+            try:
+                if (date, text) not in compiled:
+                    compiled[(date, text)] = env.from_string(text)
+                answer["ok"] = compiled[(date, text)].render(**json.loads(req["context"]))
+            except Exception as e:
+                answer["err"] = "%s: %s" % (type(e).__name__, e)
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main()

@@ -15,8 +15,10 @@
 // (--port 0 picks a free port).
 //
 // Token accounting follows vLLM (PROTOCOL.md §6): the chat template from the tokenizer
-// DIR's tokenizer_config.json is rendered with @huggingface/jinja (add_generation_prompt,
-// tools, reasoning_effort, chat_template_kwargs, the special tokens), and the string is
+// DIR's tokenizer_config.json is rendered with Python jinja2 in transformers' settings
+// (render.js: the tests' oracle, tests/jinja/render_py.py, as a helper process), with the
+// context vLLM builds (add_generation_prompt, tools, reasoning_effort, only the
+// chat_template_kwargs the template reads, the special tokens), and the string is
 // counted with the Hugging Face `tokenizers` binding without added special tokens.
 //
 // The "model" reads the prompt: it finds "access code for project X is CODE" sentences
@@ -33,7 +35,7 @@ const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
 const { Tokenizer } = require('tokenizers');
-const { Template } = require('@huggingface/jinja');
+const render = require('./render');
 const { Engine } = require('./engine');
 const tasks = require('./tasks');
 
@@ -198,10 +200,7 @@ function loadModel(o) {
 	const bosId = special.bos_token ? tok.tokenToId(special.bos_token) : null;
 	return {
 		tok, cfg, special, eosId, bosId, file,
-		template: source ? new Template(source) : null,
-		// vLLM's content-format detection: a template that loops over message content
-		// takes OpenAI-style part lists; any other gets the parts flattened to a string.
-		openaiContent: source ? /for\s+\w+\s+in\s+(message|msg|m)(\[['"]content['"]\]|\.content)/.test(source) : false,
+		template: source,
 	};
 }
 
@@ -232,41 +231,68 @@ function countImages(content) {
 	return content.filter((p) => p && (p.type === 'image_url' || p.type === 'image')).length;
 }
 
-// Messages as the server hands them to the template (vLLM chat_utils): content parts
-// flattened for string-format templates (vLLM joins with "\n", SGLang with " "),
-// reasoning_content renamed to reasoning, tool-call arguments parsed into objects.
-function templateMessages(model, messages, dialect) {
+// Messages as the server hands them to the template (vLLM chat_utils): for a template
+// vLLM's content-format detection calls "openai", content as a list of parts (vLLM: a
+// string becomes one text part, null none, an image part {"type": "image"}); for the
+// others the text parts flattened (vLLM joins with "\n", SGLang with " "), null as "";
+// reasoning
+// given as "reasoning" (vLLM also keeps reasoning_content); tool-call arguments parsed
+// from their JSON string. Returns JSON text: a string argument is spliced in as it
+// was sent, so Python's json.loads sees 1.0 and big integers as written.
+function templateMessages(openai, messages, dialect) {
 	const joiner = dialect === 'sglang' ? ' ' : '\n';
-	return messages.map((m) => {
-		const out = Object.assign({}, m);
-		if (!model.openaiContent && Array.isArray(m.content)) {
+	const raw = [];
+	const out = messages.map((m) => {
+		const o = Object.assign({}, m);
+		if (openai && dialect === 'vllm') {
+			const parts = m.content === null || m.content === undefined ? []
+				: typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+			o.content = Array.isArray(parts) ? parts.map((p) => (p && p.type === 'image_url'
+				? { type: 'image' } : p && p.type === 'text' ? { type: 'text', text: p.text } : p)) : parts;
+		} else if (!openai && Array.isArray(m.content)) {
 			let text = textOfContent(m.content, joiner);
 			const images = countImages(m.content);
 			if (images && dialect === 'vllm') text = '<image>\n'.repeat(images) + text;
-			out.content = text;
+			o.content = text;
 		}
-		if (dialect === 'vllm' && out.reasoning_content !== undefined && out.reasoning === undefined) {
-			out.reasoning = out.reasoning_content;
-			delete out.reasoning_content;
-		}
+		if (dialect === 'vllm' && o.reasoning_content !== undefined && o.reasoning === undefined)
+			o.reasoning = o.reasoning_content;
 		if (Array.isArray(m.tool_calls)) {
-			out.tool_calls = m.tool_calls.map((tc) => {
+			o.tool_calls = m.tool_calls.map((tc) => {
 				const c = JSON.parse(JSON.stringify(tc));
 				if (c.function) {
 					const a = c.function.arguments;
 					if (typeof a === 'string' && a !== '') {
-						try { c.function.arguments = JSON.parse(a); } catch (e) { /* left as text */ }
+						try {
+							JSON.parse(a);
+							c.function.arguments = `\u0000raw${raw.length}\u0000`;
+							raw.push(a);
+						} catch (e) { /* left as text */ }
 					} else if (!a) c.function.arguments = {};
 				}
 				return c;
 			});
 		}
-		if (out.content === undefined) out.content = null;
+		if (o.content === undefined || o.content === null) o.content = dialect === 'vllm' && openai ? [] : '';
+		return o;
+	});
+	return JSON.stringify(out).replace(/"\\u0000raw(\d+)\\u0000"/g, (_, i) => raw[Number(i)]);
+}
+
+// Tools as vLLM's pydantic model_dump leaves them: description and parameters null when
+// absent, declared fields first.
+function dumpTools(tools) {
+	return tools.map((t) => {
+		const f = t.function || {};
+		const fn = Object.assign({ name: f.name, description: f.description ?? null,
+			parameters: f.parameters ?? null }, f);
+		const out = Object.assign({ type: t.type ?? 'function', function: fn }, t);
+		out.function = fn;
 		return out;
 	});
 }
 
-function renderChat(model, req, dialect) {
+async function renderChat(model, req, dialect) {
 	if (!model.template) throw new ApiError(400, 'As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.');
 	const kwargs = req.chat_template_kwargs && typeof req.chat_template_kwargs === 'object'
 		? req.chat_template_kwargs : {};
@@ -274,11 +300,13 @@ function renderChat(model, req, dialect) {
 		if (dialect === 'vllm' && bad in kwargs)
 			throw new ApiError(400, `Found unexpected chat template kwargs from request: ['${bad}']`);
 	}
+	const { openai } = await render.contentFormat(model.template);
+	const hasTools = Array.isArray(req.tools) && req.tools.length;
 	const ctx = Object.assign({}, model.special, {
-		messages: templateMessages(model, req.messages, dialect),
+		messages: null,
 		add_generation_prompt: req.add_generation_prompt === undefined ? true : !!req.add_generation_prompt,
 		continue_final_message: !!req.continue_final_message,
-		tools: Array.isArray(req.tools) && req.tools.length ? req.tools : null,
+		tools: hasTools ? (dialect === 'vllm' ? dumpTools(req.tools) : req.tools) : null,
 		documents: req.documents === undefined ? null : req.documents,
 	});
 	if (req.reasoning_effort !== undefined && req.reasoning_effort !== null) {
@@ -293,11 +321,11 @@ function renderChat(model, req, dialect) {
 		}
 	}
 	Object.assign(ctx, kwargs);
-	try {
-		return model.template.render(ctx);
-	} catch (e) {
-		throw new ApiError(400, `chat template error: ${e.message}`);
-	}
+	const text = JSON.stringify(ctx).replace('"messages":null',
+		`"messages":${templateMessages(openai, req.messages, dialect)}`);
+	const r = await render.render(model.template, text);
+	if (r.err !== undefined) throw new ApiError(400, `chat template error: ${r.err}`);
+	return r.ok;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1122,7 +1150,7 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	if (kind === 'chat') {
 		if (!Array.isArray(req.messages)) throw new ApiError(400, 'Field required: messages', 'messages');
 		if (req.messages.length === 0 && o.dialect === 'sglang') throw new ApiError(400, 'Messages cannot be empty.');
-		prompt = renderChat(model, req, o.dialect);
+		prompt = await renderChat(model, req, o.dialect);
 		text = req.messages.map((m) => textOfContent(m && m.content, '\n')).join('\n');
 		for (const m of req.messages) if (m && m.role === 'user') lastUser = textOfContent(m.content, '\n');
 	} else {
@@ -1186,7 +1214,7 @@ async function handleTokenize(res, o, model, body) {
 	if (Array.isArray(req.messages)) {
 		if (req.add_generation_prompt && req.continue_final_message)
 			throw new ApiError(400, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
-		text = renderChat(model, req, o.dialect);
+		text = await renderChat(model, req, o.dialect);
 		addSpecial = !!req.add_special_tokens;
 	} else if (typeof req.prompt === 'string') {
 		text = req.prompt;

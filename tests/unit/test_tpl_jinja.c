@@ -76,7 +76,14 @@ static void test_messages(void)
 			     NULL, "[{\"role\":\"user\",\"content\":\"s\"},{\"role\":\"user\",\"content\":null}]",
 			     NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_OK);
 	CHECK_STR(b.data, "[s];;");
-	CHECK_EQ_LONG(render("{% for p in message.content %}{% endfor %}", NULL,
+	/* media parts reach such a template as {"type": "image"}; a string-format
+	 * template cannot take them (the model's placeholder is unknown) */
+	CHECK_EQ_LONG(render("{% for m in messages %}{% for p in m.content %}{{ p }};{% endfor %}{% endfor %}", NULL,
+			     "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+			     "{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}]}]",
+			     NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_OK);
+	CHECK_STR(b.data, "{'type': 'text', 'text': 'a'};{'type': 'image'};");
+	CHECK_EQ_LONG(render("{{ messages[0].content }}", NULL,
 			     "[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}]}]",
 			     NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_UNSUPPORTED);
 	buf_release(&b);
@@ -102,11 +109,14 @@ static void test_context(void)
 	CHECK_STR(b.data, "False");
 	CHECK_EQ_LONG(render("{{ thinking }}", NULL, user, NULL, NULL, "none", TPL_SERVER_VLLM, &b, &d), ERR_OK);
 	CHECK_STR(b.data, "");
-	/* refusals: a special token without a tokenizer_config.json, SGLang tools,
+	/* refusals: a special token without a tokenizer_config.json,
 	 * raise_exception (the server's 400), a syntax error */
 	CHECK_EQ_LONG(render("{{ eos_token }}", NULL, user, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_UNSUPPORTED);
 	CHECK(strstr(d.msg, "'eos_token'") != NULL);
-	CHECK_EQ_LONG(render("x", "{}", user, tools, NULL, NULL, TPL_SERVER_SGLANG, &b, &d), ERR_UNSUPPORTED);
+	/* SGLang hands tools as its Tool.model_dump */
+	CHECK_EQ_LONG(render("{{ tools | tojson }}", "{}", user, tools, NULL, NULL, TPL_SERVER_SGLANG, &b, &d), ERR_OK);
+	CHECK_STR(b.data, "[{\"type\": \"function\", \"function\": {\"description\": null, \"name\": \"f\", "
+			  "\"parameters\": null, \"strict\": false}, \"defer_loading\": null}]");
 	CHECK_EQ_LONG(render("{{ raise_exception('no') }}", "{}", user, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d),
 		      ERR_INPUT);
 	CHECK(strstr(d.msg, "t.jinja") && strstr(d.msg, "no"));

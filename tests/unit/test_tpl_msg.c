@@ -105,10 +105,19 @@ static void test_dump_tool(void)
 
 	buf_init(&b, 1 << 12);
 	diag_init(&d);
-	CHECK_EQ_LONG(tpl_msg_dump_tool(t, 0, &b, &d), ERR_OK);
+	CHECK_EQ_LONG(tpl_msg_dump_tool(t, 0, TPL_SERVER_VLLM, &b, &d), ERR_OK);
 	CHECK_STR(b.data, "{\"type\": \"function\", \"function\": {\"name\": \"f\", \"description\": null, "
 			  "\"parameters\": null, \"strict\": true}, \"extra\": 1}");
-	CHECK_EQ_LONG(tpl_msg_dump_tool(bad, 3, &b, &d), ERR_INPUT);
+	/* SGLang: Function's declared order, strict kept, extras dropped. */
+	buf_reset(&b);
+	CHECK_EQ_LONG(tpl_msg_dump_tool(t, 0, TPL_SERVER_SGLANG, &b, &d), ERR_OK);
+	CHECK_STR(b.data, "{\"type\": \"function\", \"function\": {\"description\": null, \"name\": \"f\", "
+			  "\"parameters\": null, \"strict\": true}, \"defer_loading\": null}");
+	cJSON_AddTrueToObject(t, "defer_loading");
+	CHECK_EQ_LONG(tpl_msg_dump_tool(t, 1, TPL_SERVER_SGLANG, &b, &d), ERR_UNSUPPORTED);
+	CHECK(strstr(d.msg, "defer_loading") != NULL);
+	diag_init(&d);
+	CHECK_EQ_LONG(tpl_msg_dump_tool(bad, 3, TPL_SERVER_VLLM, &b, &d), ERR_INPUT);
 	CHECK(strstr(d.msg, "tools[3]") != NULL);
 	buf_release(&b);
 	cJSON_Delete(t);

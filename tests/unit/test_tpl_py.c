@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "pyfmt.h"
 #include "tpl_py.h"
 #include "t.h"
 
@@ -56,13 +57,26 @@ static void test_py_string(void)
 	struct buf b;
 
 	buf_init(&b, 1 << 10);
-	CHECK(tpl_py_string("a\"b\\c\x1f\x7f\xc3\xa9", &b) == ERR_OK);
+	CHECK(pyfmt_json_string("a\"b\\c\x1f\x7f\xc3\xa9", 9, 0, &b) == ERR_OK);
 	CHECK_STR(b.data, "\"a\\\"b\\\\c\\u001f\x7f\xc3\xa9\"");
 	buf_release(&b);
 }
 
 /* str.strip(): U+0085, U+001C..U+001F, U+3000 and U+2029 are whitespace,
  * U+FEFF and U+200B are not; inner whitespace stays. */
+/* Numbers cJSON would print unlike json.dumps are told apart; digits inside
+ * strings and escaped quotes do not confuse the scan. */
+static void test_numbers_exact(void)
+{
+	CHECK(tpl_py_numbers_exact("{\"a\": 1, \"b\": -2.5, \"c\": 1.5e-7, \"d\": 9007199254740991}"));
+	CHECK(tpl_py_numbers_exact("{\"s\": \"1.0 \\\" 12345678901234567890\"}"));
+	CHECK(!tpl_py_numbers_exact("{\"a\": 59.0}"));
+	CHECK(!tpl_py_numbers_exact("[-0.0]"));
+	CHECK(!tpl_py_numbers_exact("[1e3]"));
+	CHECK(!tpl_py_numbers_exact("{\"n\": 12345678901234567890}"));
+	CHECK(tpl_py_numbers_exact("[1e+20]"));
+}
+
 static void test_py_strip(void)
 {
 	static const char *const cases[][2] = {
@@ -90,6 +104,7 @@ int main(void)
 {
 	T_RUN(test_pyjson);
 	T_RUN(test_py_string);
+	T_RUN(test_numbers_exact);
 	T_RUN(test_py_strip);
 	return T_DONE();
 }
