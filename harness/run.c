@@ -707,34 +707,39 @@ static struct attempt **free_slot(struct run *r)
 
 /* ---- --metrics: the server's view of each level ---- */
 
-static void view_num(cJSON *o, const char *k, double v)
+static void view_num(struct json_build *jb, cJSON *o, const char *k, double v)
 {
-	cJSON_AddItemToObject(o, k, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+	if (isfinite(v))
+		json_add_num(jb, o, k, v);
+	else
+		json_add_null(jb, o, k);
 }
 
-/* {"dialect", "prompt_tokens", ...} of metrics_view, NaN as null. */
-static cJSON *view_json(const struct metrics_view *v)
+/* Adds {"dialect", "prompt_tokens", ...} of metrics_view to `to` under
+ * `key`, NaN as null. */
+static void view_json(struct json_build *jb, cJSON *to, const char *key,
+		      const struct metrics_view *v)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_add_obj(jb, to, key);
 
-	if (!o)
-		return NULL;
-	cJSON_AddItemToObject(o, "dialect", v->dialect ? cJSON_CreateString(v->dialect) : cJSON_CreateNull());
-	view_num(o, "prompt_tokens", v->prompt_tokens);
-	view_num(o, "generation_tokens", v->generation_tokens);
-	view_num(o, "requests", v->requests);
-	view_num(o, "ttft_mean_s", v->ttft_mean_s);
-	view_num(o, "ttft_p50_s", v->ttft_p50_s);
-	view_num(o, "ttft_p95_s", v->ttft_p95_s);
-	view_num(o, "itl_mean_s", v->itl_mean_s);
-	view_num(o, "itl_p95_s", v->itl_p95_s);
-	view_num(o, "prefix_hits", v->prefix_hits);
-	view_num(o, "prefix_queries", v->prefix_queries);
-	view_num(o, "cache_hit_rate", v->cache_hit_rate);
-	view_num(o, "running", v->running);
-	view_num(o, "waiting", v->waiting);
-	view_num(o, "kv_usage", v->kv_usage);
-	return o;
+	if (v->dialect)
+		json_add_str(jb, o, "dialect", v->dialect);
+	else
+		json_add_null(jb, o, "dialect");
+	view_num(jb, o, "prompt_tokens", v->prompt_tokens);
+	view_num(jb, o, "generation_tokens", v->generation_tokens);
+	view_num(jb, o, "requests", v->requests);
+	view_num(jb, o, "ttft_mean_s", v->ttft_mean_s);
+	view_num(jb, o, "ttft_p50_s", v->ttft_p50_s);
+	view_num(jb, o, "ttft_p95_s", v->ttft_p95_s);
+	view_num(jb, o, "itl_mean_s", v->itl_mean_s);
+	view_num(jb, o, "itl_p95_s", v->itl_p95_s);
+	view_num(jb, o, "prefix_hits", v->prefix_hits);
+	view_num(jb, o, "prefix_queries", v->prefix_queries);
+	view_num(jb, o, "cache_hit_rate", v->cache_hit_rate);
+	view_num(jb, o, "running", v->running);
+	view_num(jb, o, "waiting", v->waiting);
+	view_num(jb, o, "kv_usage", v->kv_usage);
 }
 
 /* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix. */
@@ -755,24 +760,31 @@ static enum err metrics_write(struct run *r, int level, const struct metrics *af
 {
 	struct metrics delta;
 	struct metrics_view v;
+	struct json_build jb;
 	struct diag md;
-	char name[512], *txt = NULL;
-	cJSON *o = cJSON_CreateObject();
+	struct buf txt;
+	char name[512];
+	cJSON *o;
 	enum err e;
 
 	metrics_init(&delta);
 	diag_init(&md);
+	json_build_init(&jb);
+	buf_init(&txt, BUF_MAX_DEFAULT);
 	metrics_name(r, level, ".json", name, sizeof(name));
-	if (o && !why && !metrics_delta(&r->mbefore, after, &delta, &md)) {
+	o = json_new_obj(&jb);
+	if (!why && !metrics_delta(&r->mbefore, after, &delta, &md)) {
 		metrics_view(&delta, after, &v);
-		cJSON_AddItemToObject(o, "server", view_json(&v));
-	} else if (o) {
-		cJSON_AddStringToObject(o, "error", why ? why : md.msg);
+		view_json(&jb, o, "server", &v);
+	} else {
+		json_add_str(&jb, o, "error", why ? why : md.msg);
 	}
-	txt = o ? cJSON_Print(o) : NULL;
-	e = txt ? results_write_raw(r->res, name, txt, strlen(txt), d)
-		: diag_fail(d, ERR_NOMEM, "out of memory writing '%s'", name);
-	cJSON_free(txt);
+	e = json_build_end(&jb, &o, name, d);
+	if (!e)
+		e = json_print(o, JSON_PRETTY, &txt, name, d);
+	if (!e)
+		e = results_write_raw(r->res, name, txt.data, txt.len, d);
+	buf_release(&txt);
 	cJSON_Delete(o);
 	metrics_release(&delta);
 	return e;
