@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -20,6 +21,7 @@
 #include "metrics.h"
 #include "probe.h"
 #include "record.h"
+#include "recprobe.h"
 #include "req.h"
 #include "results.h"
 #include "run.h"
@@ -61,6 +63,8 @@ struct attempt {
 	struct suite_case lcase;   /* the case as this request sends it */
 	struct loadgen_prompt lp;  /* its generated prompt (owned) */
 	struct loadplan_item li;   /* its level, round, index and due time */
+	int step;                  /* a probing recall case (recprobe.h): its step, */
+	char step_id[300];         /* whose id lcase.id borrows */
 };
 
 struct run {
@@ -92,13 +96,14 @@ struct run {
 	struct metrics mbefore;    /* --metrics: the snapshot before the level */
 	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
+	uint64_t nonce;            /* per run: cache probes send new documents */
 };
 
 /* ---- the attempt cursor ---- */
 
 static int seeds_of(const struct suite_case *c)
 {
-	return c->kind == SUITE_RECALL ? c->recall.nseeds : 1;
+	return c->kind == SUITE_RECALL ? c->recall.nseeds * recprobe_steps(&c->recall) : 1;
 }
 
 static long repeats_of(const struct run *r, const struct suite_case *c)
@@ -115,17 +120,39 @@ static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
 {
 	if (c->kind == SUITE_RECALL) {
 		*has = 1;
-		*seed = c->recall.seeds[si];
+		*seed = c->recall.seeds[si / recprobe_steps(&c->recall)];
 	} else {
 		*has = c->has_seed;
 		*seed = c->seed;
 	}
 }
 
+static int busy(const struct run *r);
+
+/* The step of a recall case at seed index `si` (recprobe.h), 0 otherwise. */
+static int step_of(const struct suite_case *c, int si)
+{
+	return c->kind == SUITE_RECALL ? si % recprobe_steps(&c->recall) : 0;
+}
+
+/* The key of the attempt (case `k`, step, repeat, seed). */
+static void attempt_key(const struct suite_case *k, int step, long repeat,
+			int has_seed, long seed, char *key, size_t cap)
+{
+	char id[300];
+
+	if (k->kind == SUITE_RECALL)
+		recprobe_step_id(k->id, &k->recall, step, id, sizeof(id));
+	else
+		snprintf(id, sizeof(id), "%s", k->id);
+	record_key(id, repeat, has_seed, seed, key, cap);
+}
+
 /* Advances to the next attempt not yet recorded; 0 when none is left, 2 when
- * the next case is a load case (*c; the cursor stays on it). */
+ * the next case is a load case (*c; the cursor stays on it), 3 when the next
+ * attempt must wait for those in flight (a warm cache step). */
 static int next_attempt(struct run *r, const struct suite_case **c,
-			long *repeat, int *has_seed, long *seed)
+			long *repeat, int *has_seed, long *seed, int *step)
 {
 	char key[1024];
 
@@ -140,9 +167,13 @@ static int next_attempt(struct run *r, const struct suite_case **c,
 		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
 			for (; r->si < seeds_of(k); r->si++) {
 				key_seed(k, r->si, has_seed, seed);
-				record_key(k->id, r->ri + 1, *has_seed, *seed, key, sizeof(key));
+				*step = step_of(k, r->si);
+				attempt_key(k, *step, r->ri + 1, *has_seed, *seed, key, sizeof(key));
 				if (results_has(r->res, key))
 					continue;
+				if (k->kind == SUITE_RECALL &&
+				    recprobe_waits(&k->recall, *step) && busy(r))
+					return 3;
 				*c = k;
 				*repeat = r->ri + 1;
 				r->si++;
@@ -157,14 +188,14 @@ static size_t count_todo(struct run *r)
 {
 	const struct suite_case *c;
 	long repeat, seed;
-	int has;
+	int has, step;
 	size_t n = 0, ci = r->ci;
 	long ri = r->ri;
 	int si = r->si;
 
 	int more;
 
-	while ((more = next_attempt(r, &c, &repeat, &has, &seed))) {
+	while ((more = next_attempt(r, &c, &repeat, &has, &seed, &step))) {
 		if (more == 2) {
 			n += (size_t)loadplan_total(&c->load);
 			r->ci++;
@@ -213,8 +244,9 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
-	ho.tokens = rc->tokens;
-	ho.seed = (uint64_t)a->seed;
+	ho.tokens = recprobe_tokens(rc, a->step);
+	ho.seed = recprobe_seed(rc, r->suite->cases[a->c->index].id, a->seed, r->nonce);
+	ho.ask_reversed = recprobe_reversed(rc, a->step);
 	for (i = 0; i < rc->ndepths; i++)
 		ho.depths[i] = rc->depths[i];
 	ho.ndepths = rc->ndepths;
@@ -318,7 +350,7 @@ static enum err send_attempt(struct run *r, struct attempt *a, struct diag *d)
 /* Prepares and starts one attempt. ERR_INPUT etc. for a case that cannot be
  * built (the run stops: the suite or tokenizer is wrong). */
 static enum err start_attempt(struct run *r, const struct suite_case *c,
-			      long repeat, int has_seed, long seed,
+			      long repeat, int has_seed, long seed, int step,
 			      struct attempt **out, struct diag *d)
 {
 	struct attempt *a = mem_calloc(1, sizeof(*a));
@@ -329,6 +361,14 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	a->c = c, a->repeat = repeat, a->has_seed = has_seed, a->seed = seed;
 	a->round = 1;
+	if (c->kind == SUITE_RECALL && recprobe_steps(&c->recall) > 1) {
+		/* the step is a case of its own id */
+		a->step = step;
+		recprobe_step_id(c->id, &c->recall, step, a->step_id, sizeof(a->step_id));
+		a->lcase = *c;
+		a->lcase.id = a->step_id;
+		a->c = &a->lcase;
+	}
 	grade_init(&a->g);
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
@@ -822,6 +862,11 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 		cJSON_Delete(rec);
 		rec = NULL;
 	}
+	if (rec && a->c == &a->lcase && !a->is_load &&
+	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&a->c->recall, a->step, &a->st))) {
+		cJSON_Delete(rec);
+		rec = NULL;
+	}
 	e = rec ? results_append(r->res, rec, d)
 		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	if (!e)
@@ -886,12 +931,12 @@ static enum err fill_slots(struct run *r, struct diag *d)
 	for (i = 0; i < r->nslots; i++) {
 		const struct suite_case *c;
 		long repeat, seed;
-		int has, next;
+		int has, next, step;
 
 		if (r->slots[i])
 			continue;
-		next = next_attempt(r, &c, &repeat, &has, &seed);
-		if (!next)
+		next = next_attempt(r, &c, &repeat, &has, &seed, &step);
+		if (!next || next == 3)
 			return ERR_OK;
 		if (next == 2) { /* a load case: alone, once the slots are empty */
 			if (busy(r))
@@ -901,7 +946,7 @@ static enum err fill_slots(struct run *r, struct diag *d)
 			i = (size_t)-1; /* it finished at once (all recorded): go on */
 			continue;
 		}
-		e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
+		e = start_attempt(r, c, repeat, has, seed, step, &r->slots[i], d);
 		if (e)
 			return e;
 	}
@@ -1213,6 +1258,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!r)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
+	r->nonce = ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0);
 	buf_init(&r->warnings, 1 << 20);
 	endpoint_init(&r->ep);
 	e = endpoint_set_base(&r->ep, o->base_url, d);

@@ -12,6 +12,7 @@
 #include "jget.h"
 #include "json.h"
 #include "mem.h"
+#include "recprobe.h"
 #include "suite.h"
 
 static const char *const case_keys[] = {
@@ -23,7 +24,7 @@ static const char *const top_keys[] = {"suite", "description", "defaults",
 				       "cases", NULL};
 static const char *const recall_keys[] = {"tokens", "depths", "seeds",
 					  "needles", "filler", "distractors",
-					  NULL};
+					  "jitter", "cache", NULL};
 static const char *const kind_names[] = {"chat", "recall", "tool_call",
 					 "multi_turn", "image_order", "load", NULL};
 static const char *const fillers[] = {"prose", "code", "zh", "mixed", NULL};
@@ -172,6 +173,25 @@ static enum err int_array(const struct jcheck *c, const cJSON *f, const char *q,
 	return ERR_OK;
 }
 
+/* The probe options of "recall" (recprobe.h): "jitter" and "cache". */
+static enum err check_probe(const struct jcheck *c, const cJSON *v, const char *p)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(v, "jitter");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "cache");
+	char q[JCHECK_PATH_MAX];
+	enum err e;
+
+	jcheck_join(q, p, "jitter");
+	if (j && (e = jcheck_int(c, j, q, 1, RECPROBE_MAX_JITTER, NULL)))
+		return e;
+	jcheck_join(q, p, "cache");
+	if (k && !cJSON_IsBool(k))
+		return jcheck_fail(c, q, "expected true or false, got %s", jcheck_type(k));
+	if (j && j->valuedouble > 1 && cJSON_IsTrue(k))
+		return jcheck_fail(c, q, "a cache probe has no jitter: use two cases");
+	return ERR_OK;
+}
+
 static enum err check_recall(const struct jcheck *c, const cJSON *v,
 			     const char *p)
 {
@@ -212,7 +232,7 @@ static enum err check_recall(const struct jcheck *c, const cJSON *v,
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "filler")) &&
 	    (!cJSON_IsString(f) || !jcheck_in(f->valuestring, fillers)))
 		return jcheck_fail(c, q, "expected one of 'prose', 'code', 'zh', 'mixed'");
-	return ERR_OK;
+	return check_probe(c, v, p);
 }
 
 static enum err check_field(const struct jcheck *c, const cJSON *v,
@@ -379,6 +399,9 @@ static void fill_recall(struct suite_recall *r, const cJSON *v)
 	r->filler = f ? f->valuestring : "prose";
 	f = cJSON_GetObjectItemCaseSensitive(v, "distractors");
 	r->distractors = f ? (int)f->valuedouble : 0;
+	f = cJSON_GetObjectItemCaseSensitive(v, "jitter");
+	r->jitter = f ? (int)f->valuedouble : 1;
+	r->cache = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "cache"));
 }
 
 /* Fills the typed view of a merged case. */

@@ -58,6 +58,8 @@ struct suite_recall {
 	int needles;                 /* [one per depth] */
 	const char *filler;          /* prose|code|zh|mixed [prose]; borrowed */
 	int distractors;             /* [0] */
+	int jitter;                  /* lengths tokens .. tokens+jitter-1 [1] (recprobe.h) */
+	int cache;                   /* 1: a cache-consistency probe [0] (recprobe.h) */
 };
 
 /* One validated case, defaults merged. Pointers borrow from the suite. */
