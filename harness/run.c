@@ -67,6 +67,13 @@ struct attempt {
 	char step_id[300];         /* whose id lcase.id borrows */
 };
 
+/* A cursor over (case, repeat, seed index). */
+struct cursor {
+	size_t ci;
+	long ri;
+	int si;
+};
+
 struct run {
 	const struct run_opts *o;
 	struct suite *suite;
@@ -81,10 +88,10 @@ struct run {
 	struct buf warnings;       /* from loading a model folder (tpl_model.h) */
 	cJSON *manifest;
 	struct run_counts n;
-	/* cursor over (case, repeat, seed) */
-	size_t ci;
-	long ri;
-	int si;
+	struct cursor cur;         /* the suite's attempts */
+	struct cursor dcur;        /* those of the cases run during load case `dl` */
+	const struct suite_case *dl;
+	long lfinished;            /* requests of the load case `lc` ended so far */
 	struct attempt **slots;
 	size_t nslots;
 	/* the load case in progress (run.c "load cases") */
@@ -148,35 +155,48 @@ static void attempt_key(const struct suite_case *k, int step, long repeat,
 	record_key(id, repeat, has_seed, seed, key, cap);
 }
 
-/* Advances to the next attempt not yet recorded; 0 when none is left, 2 when
- * the next case is a load case (*c; the cursor stays on it), 3 when the next
- * attempt must wait for those in flight (a warm cache step). */
-static int next_attempt(struct run *r, const struct suite_case **c,
-			long *repeat, int *has_seed, long *seed, int *step)
+/* 1 when a cursor skips case `k`: `dl` is the load case whose "during"
+ * cases it walks, NULL for the suite's own cursor (which skips those). */
+static int skips(const struct run *r, const struct suite_case *dl,
+		 const struct suite_case *k)
+{
+	if (!selected(r, k))
+		return 1;
+	if (!dl)
+		return k->during != NULL;
+	return !k->during || strcmp(k->during, dl->id);
+}
+
+/* Advances cursor `u` to the next attempt not yet recorded; 0 when none is
+ * left, 2 when the next case is a load case (*c; the cursor stays on it), 3
+ * when the next attempt must wait for those in flight (a warm cache step). */
+static int next_attempt(struct run *r, struct cursor *u, const struct suite_case *dl,
+			const struct suite_case **c, long *repeat, int *has_seed,
+			long *seed, int *step)
 {
 	char key[1024];
 
-	for (; r->ci < r->suite->ncases; r->ci++, r->ri = 0, r->si = 0) {
-		const struct suite_case *k = &r->suite->cases[r->ci];
-		if (!selected(r, k))
+	for (; u->ci < r->suite->ncases; u->ci++, u->ri = 0, u->si = 0) {
+		const struct suite_case *k = &r->suite->cases[u->ci];
+		if (skips(r, dl, k))
 			continue;
 		if (k->kind == SUITE_LOAD) {
 			*c = k;
 			return 2;
 		}
-		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
-			for (; r->si < seeds_of(k); r->si++) {
-				key_seed(k, r->si, has_seed, seed);
-				*step = step_of(k, r->si);
-				attempt_key(k, *step, r->ri + 1, *has_seed, *seed, key, sizeof(key));
+		for (; u->ri < repeats_of(r, k); u->ri++, u->si = 0) {
+			for (; u->si < seeds_of(k); u->si++) {
+				key_seed(k, u->si, has_seed, seed);
+				*step = step_of(k, u->si);
+				attempt_key(k, *step, u->ri + 1, *has_seed, *seed, key, sizeof(key));
 				if (results_has(r->res, key))
 					continue;
 				if (k->kind == SUITE_RECALL &&
 				    recprobe_waits(&k->recall, *step) && busy(r))
 					return 3;
 				*c = k;
-				*repeat = r->ri + 1;
-				r->si++;
+				*repeat = u->ri + 1;
+				u->si++;
 				return 1;
 			}
 		}
@@ -184,26 +204,24 @@ static int next_attempt(struct run *r, const struct suite_case **c,
 	return 0;
 }
 
-static size_t count_todo(struct run *r)
+/* The attempts left on cursor `u` (a copy) over the cases of `dl` (as
+ * next_attempt), counting each load case with its own "during" cases. */
+static size_t count_todo(struct run *r, struct cursor u, const struct suite_case *dl)
 {
 	const struct suite_case *c;
 	long repeat, seed;
-	int has, step;
-	size_t n = 0, ci = r->ci;
-	long ri = r->ri;
-	int si = r->si;
+	int has, step, more;
+	size_t n = 0;
 
-	int more;
-
-	while ((more = next_attempt(r, &c, &repeat, &has, &seed, &step))) {
+	while ((more = next_attempt(r, &u, dl, &c, &repeat, &has, &seed, &step))) {
 		if (more == 2) {
-			n += (size_t)loadplan_total(&c->load);
-			r->ci++;
+			struct cursor d0 = {0, 0, 0};
+			n += (size_t)loadplan_total(&c->load) + count_todo(r, d0, c);
+			u.ci++;
 			continue;
 		}
 		n++;
 	}
-	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
 }
 
@@ -433,6 +451,9 @@ static enum err load_begin(struct run *r, const struct suite_case *c, struct dia
 		goto nomem;
 	r->ljson = j;
 	r->lc = c;
+	r->dl = c;
+	r->lfinished = 0;
+	memset(&r->dcur, 0, sizeof(r->dcur));
 	r->wake_ms = 0;
 	r->mlevel = -1;
 	loadplan_init(&r->plan, &c->load, (uint64_t)c->load.seed);
@@ -697,7 +718,7 @@ static enum err fill_load(struct run *r, struct diag *d)
 			cJSON_Delete(r->ljson);
 			r->ljson = NULL;
 			r->lc = NULL;
-			r->ci++;
+			r->cur.ci++;
 		}
 		if (st != LOADPLAN_START)
 			break;
@@ -921,13 +942,42 @@ static int busy(const struct run *r)
 	return 0;
 }
 
+/* Starts the attempts of the cases run during load case `dl` once its load
+ * is under way (a first request of it has ended); those left when it ends
+ * run after it. */
+static enum err fill_during(struct run *r, struct diag *d)
+{
+	struct attempt **slot;
+	enum err e = ERR_OK;
+
+	if (!r->dl || (r->lc && r->lfinished < 1))
+		return ERR_OK;
+	while (!e && (slot = free_slot(r))) {
+		const struct suite_case *c;
+		long repeat, seed;
+		int has, step;
+		int next = next_attempt(r, &r->dcur, r->dl, &c, &repeat, &has, &seed, &step);
+
+		if (!next)
+			r->dl = NULL;
+		if (next != 1)
+			break;
+		e = start_attempt(r, c, repeat, has, seed, step, slot, d);
+	}
+	return e;
+}
+
 static enum err fill_slots(struct run *r, struct diag *d)
 {
 	size_t i;
 	enum err e;
 
-	if (r->lc && ((e = fill_load(r, d)) || r->lc))
-		return e;
+	if (r->lc || r->dl) {
+		if (r->lc && (e = fill_load(r, d)))
+			return e;
+		if ((e = fill_during(r, d)) || r->lc || r->dl)
+			return e;
+	}
 	for (i = 0; i < r->nslots; i++) {
 		const struct suite_case *c;
 		long repeat, seed;
@@ -935,13 +985,14 @@ static enum err fill_slots(struct run *r, struct diag *d)
 
 		if (r->slots[i])
 			continue;
-		next = next_attempt(r, &c, &repeat, &has, &seed, &step);
+		next = next_attempt(r, &r->cur, NULL, &c, &repeat, &has, &seed, &step);
 		if (!next || next == 3)
 			return ERR_OK;
 		if (next == 2) { /* a load case: alone, once the slots are empty */
 			if (busy(r))
 				return ERR_OK;
-			if ((e = load_begin(r, c, d)) || (e = fill_load(r, d)) || r->lc)
+			if ((e = load_begin(r, c, d)) || (e = fill_load(r, d)) || r->lc ||
+			    r->dl)
 				return e;
 			i = (size_t)-1; /* it finished at once (all recorded): go on */
 			continue;
@@ -987,7 +1038,7 @@ static enum err loop(struct run *r, struct diag *d)
 	struct http_done dn;
 	enum err e = fill_slots(r, d);
 
-	while (!e && (http_multi_pending(r->multi) || r->lc)) {
+	while (!e && (http_multi_pending(r->multi) || r->lc || r->dl)) {
 		if (http_multi_pending(r->multi))
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
@@ -1000,8 +1051,10 @@ static enum err loop(struct run *r, struct diag *d)
 			struct attempt *a = dn.user;
 			int again = 0;
 			e = finish_attempt(r, a, &dn, &again, d);
-			if (a->is_load && !again)
+			if (a->is_load && !again) {
 				loadplan_finished(&r->plan);
+				r->lfinished++;
+			}
 			if (!again || e)
 				drop_slot(r, a);
 			if (!e && r->lc)
@@ -1216,11 +1269,12 @@ static enum err write_manifest(struct run *r, struct diag *d)
 static size_t slots_needed(const struct run *r)
 {
 	size_t n = (size_t)r->o->concurrency, i;
-	int k;
+	int k, during = 0;
 
 	for (i = 0; r->suite && i < r->suite->ncases; i++) {
 		const struct loadspec *s = &r->suite->cases[i].load;
 
+		during |= r->suite->cases[i].during != NULL;
 		if (r->suite->cases[i].kind != SUITE_LOAD)
 			continue;
 		if (s->open_loop && n < RUN_MAX_CONCURRENCY)
@@ -1228,7 +1282,8 @@ static size_t slots_needed(const struct run *r)
 		for (k = 0; !s->open_loop && k < s->nlevels; k++)
 			n = (size_t)s->concurrency[k] > n ? (size_t)s->concurrency[k] : n;
 	}
-	return n;
+	/* the cases run during a load case have slots of their own */
+	return during ? n + (size_t)r->o->concurrency : n;
 }
 
 /* Load cases must fit the server's context (issue: refused with the path). */
@@ -1282,7 +1337,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!e && !(r->slots = mem_calloc(r->nslots, sizeof(*r->slots))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e)
-		r->n.total = count_todo(r);
+		r->n.total = count_todo(r, r->cur, NULL);
 	return e;
 }
 

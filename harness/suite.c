@@ -19,7 +19,8 @@ static const char *const case_keys[] = {
 	"id", "kind", "description", "messages", "prompt", "tools",
 	"tool_choice", "temperature", "top_p", "max_tokens", "seed",
 	"ignore_eos", "min_tokens", "repeat", "chat_template_kwargs",
-	"reasoning_effort", "recall", "usage_tolerance", "expect", "load", NULL};
+	"reasoning_effort", "recall", "usage_tolerance", "expect", "load",
+	"during", NULL};
 static const char *const top_keys[] = {"suite", "description", "defaults",
 				       "cases", NULL};
 static const char *const recall_keys[] = {"tokens", "depths", "seeds",
@@ -256,7 +257,7 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 				   v->valuestring, hint ? " (did you mean '" : "",
 				   hint ? hint : "", hint ? "'?)" : "");
 	}
-	if (!strcmp(k, "description") || !strcmp(k, "prompt"))
+	if (!strcmp(k, "description") || !strcmp(k, "prompt") || !strcmp(k, "during"))
 		return jcheck_want(c, v, p, cJSON_IsString(v), "a string");
 	if (!strcmp(k, "messages"))
 		return check_messages(c, v, p);
@@ -431,6 +432,7 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 		k->seed = (long)f->valuedouble;
 	}
 	k->ignore_eos = cJSON_IsTrue(jget(m, "ignore_eos"));
+	k->during = (f = jget(m, "during")) ? f->valuestring : NULL;
 	if (k->kind == SUITE_RECALL)
 		fill_recall(&k->recall, jget(m, "recall"));
 	if (k->kind == SUITE_LOAD && jget(m, "load")) /* validated where written */
@@ -546,6 +548,27 @@ static enum err check_top(const struct jcheck *c, const cJSON *root)
 	return ERR_OK;
 }
 
+/* "during" names a load case of the suite, and is not on one. */
+static enum err check_during(const struct jcheck *c, const struct suite *s)
+{
+	size_t i;
+	char p[JCHECK_PATH_MAX], q[JCHECK_PATH_MAX];
+
+	for (i = 0; i < s->ncases; i++) {
+		const struct suite_case *k = &s->cases[i], *l;
+		if (!k->during)
+			continue;
+		jcheck_index(p, "cases", i);
+		jcheck_join(q, p, "during");
+		l = suite_find(s, k->during);
+		if (k->kind == SUITE_LOAD)
+			return jcheck_fail(c, q, "a load case cannot run during another");
+		if (!l || l->kind != SUITE_LOAD)
+			return jcheck_fail(c, q, "'%s' is not a load case of this suite", k->during);
+	}
+	return ERR_OK;
+}
+
 static enum err build_cases(const struct jcheck *c, struct suite *s)
 {
 	const cJSON *defaults = jget(s->root, "defaults"), *it;
@@ -583,7 +606,7 @@ static enum err build_cases(const struct jcheck *c, struct suite *s)
 		    (e = check_case(c, &s->cases[i - 1], p)))
 			return e;
 	}
-	return ERR_OK;
+	return check_during(c, s);
 }
 
 /* ---- strings holding \u0000 -------------------------------------------- */
