@@ -176,3 +176,29 @@ enum err probesum_markdown(const cJSON *summary, struct buf *out)
 		e = cache_md(jget(p, "cache"), out);
 	return e;
 }
+
+int probesum_residue_arg(const char *arg, int *m, int *r)
+{
+	int n = 0;
+
+	if (sscanf(arg, "%d:%d%n", m, r, &n) != 2 || arg[n] || *r < 0 || *r >= *m)
+		return 0;
+	return *m == 2 || *m == 4 || *m == 8;
+}
+
+int probesum_residue(const cJSON *summary, const char *arg, double *v)
+{
+	char key[16], r[24];
+	int m, res;
+	const cJSON *row;
+
+	if (!probesum_residue_arg(arg, &m, &res))
+		return 0;
+	snprintf(key, sizeof(key), "mod%d", m);
+	snprintf(r, sizeof(r), "%d", res);
+	row = jget(jget(jget2(summary, "probes", "residue"), key), r);
+	if (!cJSON_IsObject(row) || !(jget_num(row, "needles") > 0))
+		return 0;
+	*v = jget_num(row, "found") / jget_num(row, "needles");
+	return 1;
+}

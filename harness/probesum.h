@@ -21,4 +21,13 @@ enum err probesum_build(const cJSON *records, cJSON **out, struct diag *d);
  * md_section (md.h). */
 enum err probesum_markdown(const cJSON *summary, struct buf *out);
 
+/* Parses "M:R" into *m, *r: 1 when M is 2, 4 or 8 and 0 <= R < M. */
+int probesum_residue_arg(const char *arg, int *m, int *r);
+
+/* The needle recall (found/needles, 0..1) in summary["probes"] at the prompt
+ * lengths with residue R mod M, `arg` = "M:R" (the diff gate
+ * recall_residue@M:R). 0 when `arg` does not parse or the summary has no
+ * such row. */
+int probesum_residue(const cJSON *summary, const char *arg, double *v);
+
 #endif

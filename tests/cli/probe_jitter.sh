@@ -30,4 +30,17 @@ node "$TESTS/refserver/records.js" "$tmp/residue" \
 for row in '| 4 | 3 | 0/2 | 0/6 |' '| 4 | 0 | 2/2 | 6/6 |' '| 4 | 1 | 2/2 | 6/6 |' '| 4 | 2 | 2/2 | 6/6 |' '| 2 | 1 | 2/4 | 6/12 |' '| 8 | 3 | 0/2 | 0/6 |'; do
 	grep -qF "$row" "$tmp/residue.md" || { echo "residue table lacks '$row'"; sed -n '/residue/,$p' "$tmp/residue.md"; exit 1; }
 done
+# diff gates on a residue: the residue-3 recall of ref-residue is 0, the others 1.
+"$NEEDLE" diff "$tmp/good" "$tmp/residue" --gate 'recall_residue@4:0>=1' >"$tmp/g0.out" 2>&1 ||
+	{ echo "gate recall_residue@4:0>=1 failed"; cat "$tmp/g0.out"; exit 1; }
+rc=0
+"$NEEDLE" diff "$tmp/good" "$tmp/residue" --gate 'recall_residue@4:3>=1' >"$tmp/g3.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { echo "gate recall_residue@4:3>=1: exit $rc, expected 1"; cat "$tmp/g3.out"; exit 1; }
+rc=0
+"$NEEDLE" diff "$tmp/good" "$tmp/residue" --gate 'recall_residue@3:1>=1' >"$tmp/g9.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "residue '3:1' is not M:R" "$tmp/g9.out" ||
+	{ echo "gate on a bad modulus: exit $rc"; cat "$tmp/g9.out"; exit 1; }
+rc=0
+"$NEEDLE" diff "$tmp/good" "$tmp/good" --gate 'recall_residue@4:3>=1' >"$tmp/g8.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { echo "gate recall_residue@4:3 on ref-good: exit $rc"; cat "$tmp/g8.out"; exit 1; }
 echo "recall-jitter: ref-residue fails exactly the 3 mod 4 lengths; the report shows recall by residue"
