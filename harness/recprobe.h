@@ -50,7 +50,8 @@ int recprobe_waits(const struct suite_recall *rc, int step);
 uint64_t recprobe_seed(const struct suite_recall *rc, const char *id,
 		       long seed, uint64_t nonce);
 
-/* The record's "probe" object of `step` after stream `st`, owned, or NULL
+/* The record's "probe" object of `step` (of the case's own options `rc`)
+ * after stream `st`, owned, or NULL
  * (out of memory, or a case of one step). Jitter: {"tokens", "offset",
  * "mod2", "mod4", "mod8"}; cache: {"step", "cached_tokens" (null when the
  * server did not report it), "ttft_ms"}. */

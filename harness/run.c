@@ -262,7 +262,7 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
-	ho.tokens = recprobe_tokens(rc, a->step);
+	ho.tokens = rc->tokens;
 	ho.seed = recprobe_seed(rc, r->suite->cases[a->c->index].id, a->seed, r->nonce);
 	ho.ask_reversed = recprobe_reversed(rc, a->step);
 	for (i = 0; i < rc->ndepths; i++)
@@ -385,6 +385,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 		recprobe_step_id(c->id, &c->recall, step, a->step_id, sizeof(a->step_id));
 		a->lcase = *c;
 		a->lcase.id = a->step_id;
+		a->lcase.recall.tokens = recprobe_tokens(&c->recall, step);
 		a->c = &a->lcase;
 	}
 	grade_init(&a->g);
@@ -884,7 +885,8 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 		rec = NULL;
 	}
 	if (rec && a->c == &a->lcase && !a->is_load &&
-	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&a->c->recall, a->step, &a->st))) {
+	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
+							       a->step, &a->st))) {
 		cJSON_Delete(rec);
 		rec = NULL;
 	}

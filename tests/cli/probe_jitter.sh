@@ -18,7 +18,7 @@ for m in good residue; do
 	[ "$rc" = "$want" ] || { echo "ref-$m: exit $rc, expected $want"; cat "$tmp/$m.out"; exit 1; }
 done
 node "$TESTS/refserver/records.js" "$tmp/good" \
-	'recs.length === 8 && recs.every(r => r.verdict === "pass" && r.usage.prompt_tokens === r.probe.tokens && r.case.endsWith("@" + r.probe.tokens))' \
+	'recs.length === 8 && recs.every(r => r.verdict === "pass" && r.usage.prompt_tokens === r.probe.tokens && r.recall.tokens === r.probe.tokens && r.case.endsWith("@" + r.probe.tokens))' \
 	'ref-good: 8 lengths pass, each at its exact token count'
 node "$TESTS/refserver/records.js" "$tmp/good" \
 	'JSON.stringify(recs.map(r => r.probe.tokens)) === "[32768,32769,32770,32771,131072,131073,131074,131075]"' \
