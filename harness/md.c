@@ -14,7 +14,8 @@ enum err md_render(const cJSON *doc, const md_section *sections, size_t n,
 	for (i = 0; !e && i < n; i++)
 		e = sections[i](doc, out);
 	if (e)
-		return diag_fail(d, e, "cannot render the %s: %s", what, err_name(e));
+		return diag_fail(d, e, "cannot render the %s: %s", what,
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
 	return ERR_OK;
 }
 

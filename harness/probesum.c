@@ -91,6 +91,10 @@ enum err probesum_build(const cJSON *records, cJSON **out, struct diag *d)
 	enum err e;
 
 	*out = NULL;
+	cJSON_ArrayForEach(rec, records)
+		any |= cJSON_IsObject(jget(rec, "probe"));
+	if (!any)
+		return ERR_OK;
 	json_build_init(&jb);
 	s = json_new_obj(&jb);
 	res = json_add_obj(&jb, s, "residue");
@@ -99,15 +103,10 @@ enum err probesum_build(const cJSON *records, cJSON **out, struct diag *d)
 		const cJSON *p = jget(rec, "probe");
 		if (!cJSON_IsObject(p) || jb.code)
 			continue;
-		any = 1;
 		if (jget(p, "step"))
 			take_cache(&jb, steps, rec, p);
 		else
 			take_residue(&jb, res, rec, p);
-	}
-	if (!any) {
-		cJSON_Delete(s);
-		return ERR_OK;
 	}
 	e = json_build_end(&jb, &s, "the probe summary", d);
 	if (!e)
