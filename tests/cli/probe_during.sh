@@ -18,7 +18,9 @@ cat >"$tmp/during.json" <<'JSON'
   {"id": "recall-under-load", "kind": "recall", "during": "hold",
    "recall": {"tokens": 4096, "depths": [10, 50, 90], "needles": 3, "seeds": [1, 2]}}]}
 JSON
-sed 's/"during": "hold",//' "$tmp/during.json" >"$tmp/idle.json"
+# The same recall case alone: no load case at all (the server idle).
+node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); s.cases = s.cases.filter((c) => c.kind !== "load"); delete s.cases[0].during; process.stdout.write(JSON.stringify(s));' \
+	"$tmp/during.json" >"$tmp/idle.json"
 
 run() { # SUITE MODEL OUT EXPECTED-EXIT
 	rc=0
