@@ -355,9 +355,10 @@ static enum err question_text(struct gen *g, struct buf *q)
 		return ERR_OK;
 	e = buf_puts(q, "Requested projects: ");
 	for (i = 0; i < g->h->nneedles && !e; i++) {
-		if (!g->h->needle[i].asked)
+		int k = g->o->ask_reversed ? g->h->nneedles - 1 - i : i;
+		if (!g->h->needle[k].asked)
 			continue;
-		e = buf_printf(q, "%s%s", first ? "" : ", ", g->h->needle[i].project);
+		e = buf_printf(q, "%s%s", first ? "" : ", ", g->h->needle[k].project);
 		first = 0;
 	}
 	if (!e)

@@ -36,6 +36,8 @@ struct haystack_opts {
 	int distractors;        /* near-miss names and unasked codes; 0 = none */
 	int ask;                /* how many projects the question asks for; 0 = all */
 	const char *question;   /* NULL = the default question */
+	int ask_reversed;       /* 1: list the requested projects last first (the same
+				 * document asked differently: recprobe.h) */
 	/* Server flavour and reasoning_effort for rendering (tpl.h), borrowed;
 	 * NULL = vLLM without reasoning_effort. */
 	const struct tpl_render_opts *render;

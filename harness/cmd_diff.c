@@ -30,6 +30,7 @@ static const char examples[] =
 	"  flips                number of pass->fail flips\n"
 	"  recall, recall@D     B's recall overall, or at depth D percent\n"
 	"  recall_delta@D       B minus A at depth D\n"
+	"  recall_residue@M:R   B's recall of jitter lengths = R mod M (M 2|4|8)\n"
 	"  max_abs_usage_delta  B's largest |server prompt_tokens - local count|\n"
 	"  T_pP, T_pP_ratio     B's percentile P (50|90|99) of timing T in ms, or B/A\n"
 	"                       T: first_byte ttft ttfc e2e tpot\n"

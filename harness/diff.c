@@ -12,6 +12,7 @@
 #include "loadgate.h"
 #include "json.h"
 #include "md.h"
+#include "probesum.h"
 #include "mem.h"
 #include "record.h"
 #include "results.h"
@@ -58,7 +59,7 @@ static int arg_rule(const char *name)
 			return 0;
 	if (!strcmp(name, "pass_rate") || !strcmp(name, "recall"))
 		return 2;
-	if (!strcmp(name, "recall_delta"))
+	if (!strcmp(name, "recall_delta") || !strcmp(name, "recall_residue"))
 		return 1;
 	if (loadgate_known(name))
 		return 2;
@@ -125,7 +126,13 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' takes no '@'", spec, g->name);
 	if (rule == 1 && !at)
 		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' wants '@DEPTH'", spec, g->name);
-	if (at && strncmp(g->name, "pass_rate", 10) && !loadgate_known(g->name)) {
+	if (at && !strcmp(g->name, "recall_residue")) {
+		int mod, res;
+		if (!probesum_residue_arg(g->arg, &mod, &res))
+			return diag_fail(d, ERR_USAGE,
+					 "gate '%s': residue '%s' is not M:R with M 2, 4 or 8 and 0 <= R < M",
+					 spec, g->arg);
+	} else if (at && strncmp(g->name, "pass_rate", 10) && !loadgate_known(g->name)) {
 		long v = strtol(g->arg, &end, 10);
 		if (*end || v < 0 || v > 100)
 			return diag_fail(d, ERR_USAGE, "gate '%s': depth '%s' is not a whole percent 0..100",
@@ -721,6 +728,10 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 			*v = x->valuedouble - y->valuedouble;
 			return 1;
 		}
+		x = NULL;
+	} else if (!strcmp(g->name, "recall_residue")) {
+		if (probesum_residue(jget(diff, "summary_b"), g->arg, v))
+			return 1;
 		x = NULL;
 	} else if (timing_gate(g->name, t, sizeof(t), &pct, &ratio)) {
 		char p[8];

@@ -22,6 +22,8 @@
  *	recall               B's recall over all needles (0..1)
  *	recall@DEPTH         B's recall at DEPTH percent
  *	recall_delta@DEPTH   B minus A at DEPTH
+ *	recall_residue@M:R   B's recall at prompt lengths = R mod M (M 2, 4 or
+ *	                     8; jitter cases, probesum.h)
  *	max_abs_usage_delta  B's largest |usage_delta| (tokens)
  *	T_pP                 B's percentile P (50, 90, 99) of timing T (ms)
  *	T_pP_ratio           B's over A's

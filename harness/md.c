@@ -16,7 +16,8 @@ enum err md_render(const cJSON *doc, const md_section *sections, size_t n,
 	if (e == ERR_NOMEM)
 		return diag_fail(d, e, "out of memory rendering the %s", what);
 	if (e)
-		return diag_fail(d, e, "cannot render the %s: %s", what, err_name(e));
+		return diag_fail(d, e, "cannot render the %s: %s", what,
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
 	return ERR_OK;
 }
 

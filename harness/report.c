@@ -14,6 +14,7 @@
 #include "loadcells.h"
 #include "json.h"
 #include "md.h"
+#include "probesum.h"
 #include "mem.h"
 #include "record.h"
 #include "report.h"
@@ -653,6 +654,19 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 		json_add_item(&A->jb, A->s, "load", load);
 }
 
+/* The probing recall steps (probesum.h), when the run has any. */
+static void add_probes(struct acc *A, const struct report_run *r, struct diag *d)
+{
+	cJSON *p = NULL;
+
+	if (A->jb.code || A->oom)
+		return;
+	if (probesum_build(r->all, &p, d))
+		A->oom = 1;
+	else if (p)
+		json_add_item(&A->jb, A->s, "probes", p);
+}
+
 enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 {
 	struct acc A;
@@ -683,6 +697,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	add_latency(&A);
 	add_load(&A, r, d);
 	why_summarise(r->all, r->manifest, r->dir, &A.jb, A.s);
+	add_probes(&A, r, d);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -1013,7 +1028,7 @@ enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
 	static const md_section sections[] = {sec_facts, sec_attempts, sec_endpoints,
 					      sec_failures, sec_audit, sec_recall, sec_latency,
-					      loadcells_markdown};
+					      loadcells_markdown, probesum_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -24,6 +25,7 @@
 #include "metrics.h"
 #include "probe.h"
 #include "record.h"
+#include "recprobe.h"
 #include "req.h"
 #include "results.h"
 #include "run.h"
@@ -69,6 +71,15 @@ struct attempt {
 	struct suite_case lcase;   /* the case as this request sends it */
 	struct loadgen_prompt lp;  /* its generated prompt (owned) */
 	struct loadplan_item li;   /* its level, round, index and due time */
+	int step;                  /* a probing recall case (recprobe.h): its step, */
+	char step_id[300];         /* whose id lcase.id borrows */
+};
+
+/* A cursor over (case, repeat, seed index). */
+struct cursor {
+	size_t ci;
+	long ri;
+	int si;
 };
 
 struct run {
@@ -89,10 +100,10 @@ struct run {
 	struct buf warnings;       /* from loading a model folder (tpl_model.h) */
 	cJSON *manifest;
 	struct run_counts n;
-	/* cursor over (case, repeat, seed) */
-	size_t ci;
-	long ri;
-	int si;
+	struct cursor cur;         /* the suite's attempts */
+	struct cursor dcur;        /* those of the cases run during load case `dl` */
+	const struct suite_case *dl;
+	long lfinished;            /* requests of the load case `lc` ended so far */
 	struct attempt **slots;
 	size_t nslots;
 	/* the shard: mine[first[ci] + ri * seeds + si] for a selected case */
@@ -108,13 +119,14 @@ struct run {
 	struct metrics mbefore;    /* --metrics: the snapshot before the level */
 	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
+	uint64_t nonce;            /* per run: cache probes send new documents */
 };
 
 /* ---- the attempt cursor ---- */
 
 static int seeds_of(const struct suite_case *c)
 {
-	return c->kind == SUITE_RECALL ? c->recall.nseeds : 1;
+	return c->kind == SUITE_RECALL ? c->recall.nseeds * recprobe_steps(&c->recall) : 1;
 }
 
 static long repeats_of(const struct run *r, const struct suite_case *c)
@@ -136,40 +148,79 @@ static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
 {
 	if (c->kind == SUITE_RECALL) {
 		*has = 1;
-		*seed = c->recall.seeds[si];
+		*seed = c->recall.seeds[si / recprobe_steps(&c->recall)];
 	} else {
 		*has = c->has_seed;
 		*seed = c->seed;
 	}
 }
 
-/* Advances to the next attempt not yet recorded; 0 when none is left, 2 when
- * the next case is a load case (*c; the cursor stays on it). */
-static int next_attempt(struct run *r, const struct suite_case **c,
-			long *repeat, int *has_seed, long *seed)
+static int busy(const struct run *r);
+
+/* The step of a recall case at seed index `si` (recprobe.h), 0 otherwise. */
+static int step_of(const struct suite_case *c, int si)
+{
+	return c->kind == SUITE_RECALL ? si % recprobe_steps(&c->recall) : 0;
+}
+
+/* The key of the attempt (case `k`, step, repeat, seed). */
+static void attempt_key(const struct suite_case *k, int step, long repeat,
+			int has_seed, long seed, char *key, size_t cap)
+{
+	char id[RECORD_KEY_MAX];
+
+	if (k->kind == SUITE_RECALL)
+		recprobe_step_id(k->id, &k->recall, step, id, sizeof(id));
+	else
+		snprintf(id, sizeof(id), "%s", k->id);
+	record_key(id, repeat, has_seed, seed, key, cap);
+}
+
+/* 1 when a cursor skips case `k`: `dl` is the load case whose "during"
+ * cases it walks, NULL for the suite's own cursor (which skips those). */
+static int skips(const struct run *r, const struct suite_case *dl,
+		 const struct suite_case *k)
+{
+	if (!selected(r, k))
+		return 1;
+	if (!dl)
+		return k->during != NULL;
+	return !k->during || strcmp(k->during, dl->id);
+}
+
+/* Advances cursor `u` to the next attempt not yet recorded; 0 when none is
+ * left, 2 when the next case is a load case (*c; the cursor stays on it), 3
+ * when the next attempt must wait for those in flight (a warm cache step). */
+static int next_attempt(struct run *r, struct cursor *u, const struct suite_case *dl,
+			const struct suite_case **c, long *repeat, int *has_seed,
+			long *seed, int *step)
 {
 	char key[RECORD_KEY_MAX];
 
-	for (; r->ci < r->suite->ncases; r->ci++, r->ri = 0, r->si = 0) {
-		const struct suite_case *k = &r->suite->cases[r->ci];
-		if (!selected(r, k))
+	for (; u->ci < r->suite->ncases; u->ci++, u->ri = 0, u->si = 0) {
+		const struct suite_case *k = &r->suite->cases[u->ci];
+		if (skips(r, dl, k))
 			continue;
 		if (k->kind == SUITE_LOAD) {
 			*c = k;
 			return 2;
 		}
-		for (; r->ri < repeats_of(r, k); r->ri++, r->si = 0) {
-			for (; r->si < seeds_of(k); r->si++) {
-				if (r->mine && !r->mine[r->first[r->ci] +
-							(size_t)r->ri * (size_t)seeds_of(k) + (size_t)r->si])
+		for (; u->ri < repeats_of(r, k); u->ri++, u->si = 0) {
+			for (; u->si < seeds_of(k); u->si++) {
+				if (r->mine && !r->mine[r->first[u->ci] +
+							(size_t)u->ri * (size_t)seeds_of(k) + (size_t)u->si])
 					continue;
-				key_seed(k, r->si, has_seed, seed);
-				record_key(k->id, r->ri + 1, *has_seed, *seed, key, sizeof(key));
+				key_seed(k, u->si, has_seed, seed);
+				*step = step_of(k, u->si);
+				attempt_key(k, *step, u->ri + 1, *has_seed, *seed, key, sizeof(key));
 				if (results_has(r->res, key))
 					continue;
+				if (k->kind == SUITE_RECALL &&
+				    recprobe_waits(&k->recall, *step) && busy(r))
+					return 3;
 				*c = k;
-				*repeat = r->ri + 1;
-				r->si++;
+				*repeat = u->ri + 1;
+				u->si++;
 				return 1;
 			}
 		}
@@ -199,29 +250,26 @@ static double case_weight(const struct suite_case *c)
 	return prompt + RUN_WEIGHT_BASE;
 }
 
-static size_t count_todo(struct run *r)
+/* The attempts left on cursor `u` (a copy) over the cases of `dl` (as
+ * next_attempt), counting each load case with its own "during" cases. */
+static size_t count_todo(struct run *r, struct cursor u, const struct suite_case *dl)
 {
 	const struct suite_case *c;
 	long repeat, seed;
-	int has;
-	size_t n = 0, ci = r->ci;
-	long ri = r->ri;
-	int si = r->si;
+	int has, step, more;
+	size_t n = 0;
 
-	int more;
-
-	r->n.weight_total = 0;
-	while ((more = next_attempt(r, &c, &repeat, &has, &seed))) {
+	while ((more = next_attempt(r, &u, dl, &c, &repeat, &has, &seed, &step))) {
 		if (more == 2) {
-			n += (size_t)loadplan_total(&c->load);
+			struct cursor d0 = {0, 0, 0};
+			n += (size_t)loadplan_total(&c->load) + count_todo(r, d0, c);
 			r->n.weight_total += (double)loadplan_total(&c->load) * case_weight(c);
-			r->ci++;
+			u.ci++;
 			continue;
 		}
 		n++;
 		r->n.weight_total += case_weight(c);
 	}
-	r->ci = ci, r->ri = ri, r->si = si;
 	return n;
 }
 
@@ -244,8 +292,11 @@ static enum err add_plan(struct run *r, struct diag *d)
 			continue;
 		for (ri = 0; ri < repeats_of(r, k); ri++)
 			for (si = 0; si < seeds_of(k); si++) {
+				if (r->mine && !r->mine[r->first[ci] + (size_t)ri * (size_t)seeds_of(k) +
+							(size_t)si])
+					continue;
 				key_seed(k, si, &has, &seed);
-				record_key(k->id, ri + 1, has, seed, key, sizeof(key));
+				attempt_key(k, step_of(k, si), ri + 1, has, seed, key, sizeof(key));
 				json_add_str(&jb, keys, NULL, key);
 			}
 	}
@@ -329,7 +380,8 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 		return e;
 	}
 	ho.tokens = a->recall_tokens;
-	ho.seed = (uint64_t)a->seed;
+	ho.seed = recprobe_seed(rc, r->suite->cases[a->c->index].id, a->seed, r->nonce);
+	ho.ask_reversed = recprobe_reversed(rc, a->step);
 	for (i = 0; i < rc->ndepths; i++)
 		ho.depths[i] = rc->depths[i];
 	ho.ndepths = rc->ndepths;
@@ -506,7 +558,7 @@ static int pick_replica(struct run *r)
  * built (the run stops: the suite or tokenizer is wrong). An attempt that
  * cannot fit the context is journalled at once and *out stays NULL. */
 static enum err start_attempt(struct run *r, const struct suite_case *c,
-			      long repeat, int has_seed, long seed,
+			      long repeat, int has_seed, long seed, int step,
 			      struct attempt **out, struct diag *d)
 {
 	struct attempt *a = mem_calloc(1, sizeof(*a));
@@ -519,6 +571,15 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	a->c = c, a->repeat = repeat, a->has_seed = has_seed, a->seed = seed;
 	a->round = 1;
 	a->replica = pick_replica(r);
+	if (c->kind == SUITE_RECALL && recprobe_steps(&c->recall) > 1) {
+		/* the step is a case of its own id */
+		a->step = step;
+		recprobe_step_id(c->id, &c->recall, step, a->step_id, sizeof(a->step_id));
+		a->lcase = *c;
+		a->lcase.id = a->step_id;
+		a->lcase.recall.tokens = recprobe_tokens(&c->recall, step);
+		a->c = &a->lcase;
+	}
 	grade_init(&a->g);
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
@@ -589,6 +650,9 @@ static enum err load_begin(struct run *r, const struct suite_case *c, struct dia
 		goto nomem;
 	r->ljson = j;
 	r->lc = c;
+	r->dl = c;
+	r->lfinished = 0;
+	memset(&r->dcur, 0, sizeof(r->dcur));
 	r->wake_ms = 0;
 	r->mlevel = -1;
 	loadplan_init(&r->plan, &c->load, (uint64_t)c->load.seed);
@@ -868,7 +932,7 @@ static enum err fill_load(struct run *r, struct diag *d)
 			cJSON_Delete(r->ljson);
 			r->ljson = NULL;
 			r->lc = NULL;
-			r->ci++;
+			r->cur.ci++;
 		}
 		if (st != LOADPLAN_START)
 			break;
@@ -1051,6 +1115,12 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 		cJSON_Delete(rec);
 		rec = NULL;
 	}
+	if (rec && a->c == &a->lcase && !a->is_load &&
+	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
+							       a->step, &a->st))) {
+		cJSON_Delete(rec);
+		rec = NULL;
+	}
 	e = rec ? results_append(r->res, rec, d)
 		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	if (!e) {
@@ -1109,32 +1179,62 @@ static int busy(const struct run *r)
 	return 0;
 }
 
+/* Starts the attempts of the cases run during load case `dl` once its load
+ * is under way (a first request of it has ended); those left when it ends
+ * run after it. */
+static enum err fill_during(struct run *r, struct diag *d)
+{
+	struct attempt **slot;
+	enum err e = ERR_OK;
+
+	if (!r->dl || (r->lc && r->lfinished < 1))
+		return ERR_OK;
+	while (!e && (slot = free_slot(r))) {
+		const struct suite_case *c;
+		long repeat, seed;
+		int has, step;
+		int next = next_attempt(r, &r->dcur, r->dl, &c, &repeat, &has, &seed, &step);
+
+		if (!next)
+			r->dl = NULL;
+		if (next != 1)
+			break;
+		e = start_attempt(r, c, repeat, has, seed, step, slot, d);
+	}
+	return e;
+}
+
 static enum err fill_slots(struct run *r, struct diag *d)
 {
 	size_t i;
 	enum err e;
 
-	if (r->lc && ((e = fill_load(r, d)) || r->lc))
-		return e;
+	if (r->lc || r->dl) {
+		if (r->lc && (e = fill_load(r, d)))
+			return e;
+		if ((e = fill_during(r, d)) || r->lc || r->dl)
+			return e;
+	}
 	for (i = 0; i < r->nslots; i++) {
 		const struct suite_case *c;
 		long repeat, seed;
-		int has, next;
+		int has, next, step;
 
 		if (r->slots[i])
 			continue;
-		next = next_attempt(r, &c, &repeat, &has, &seed);
-		if (!next)
+		next = next_attempt(r, &r->cur, NULL, &c, &repeat, &has, &seed, &step);
+		if (!next || next == 3)
 			return ERR_OK;
 		if (next == 2) { /* a load case: alone, once the slots are empty */
 			if (busy(r))
 				return ERR_OK;
-			if ((e = load_begin(r, c, d)) || (e = fill_load(r, d)) || r->lc)
+			if ((e = load_begin(r, c, d)) || (e = fill_load(r, d)) || r->lc ||
+			    r->dl)
 				return e;
 			i = (size_t)-1; /* it finished at once (all recorded): go on */
 			continue;
 		}
-		e = start_attempt(r, c, repeat, has, seed, &r->slots[i], d);
+		e = start_attempt(r, c, repeat, has, seed, step, &r->slots[i], d);
 		if (e)
 			return e;
 		if (!r->slots[i]) /* judged before sending (preflight): fill it again */
@@ -1183,7 +1283,7 @@ static enum err loop(struct run *r, struct diag *d)
 	struct http_done dn;
 	enum err e = fill_slots(r, d);
 
-	while (!e && (http_multi_pending(r->multi) || r->lc) && !stopped(r)) {
+	while (!e && (http_multi_pending(r->multi) || r->lc || r->dl) && !stopped(r)) {
 		if (http_multi_pending(r->multi))
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
@@ -1196,8 +1296,10 @@ static enum err loop(struct run *r, struct diag *d)
 			struct attempt *a = dn.user;
 			int again = 0;
 			e = finish_attempt(r, a, &dn, &again, d);
-			if (a->is_load && !again)
+			if (a->is_load && !again) {
 				loadplan_finished(&r->plan);
+				r->lfinished++;
+			}
 			if (!again || e)
 				drop_slot(r, a);
 			if (!e && r->lc && !stopped(r))
@@ -1489,7 +1591,7 @@ static enum err list_units(struct run *r, struct shard_unit *u, char **keys,
 	long ri;
 	int si, has;
 	long seed;
-	char key[1024];
+	char key[RECORD_KEY_MAX];
 
 	for (ci = 0; ci < r->suite->ncases; ci++) {
 		const struct suite_case *c = &r->suite->cases[ci];
@@ -1684,11 +1786,12 @@ static enum err set_bases(struct run *r, struct diag *d)
 static size_t slots_needed(const struct run *r)
 {
 	size_t n = (size_t)r->o->concurrency, i;
-	int k;
+	int k, during = 0;
 
 	for (i = 0; r->suite && i < r->suite->ncases; i++) {
 		const struct loadspec *s = &r->suite->cases[i].load;
 
+		during |= r->suite->cases[i].during != NULL;
 		if (r->suite->cases[i].kind != SUITE_LOAD)
 			continue;
 		if (s->open_loop && n < RUN_MAX_CONCURRENCY)
@@ -1696,7 +1799,8 @@ static size_t slots_needed(const struct run *r)
 		for (k = 0; !s->open_loop && k < s->nlevels; k++)
 			n = (size_t)s->concurrency[k] > n ? (size_t)s->concurrency[k] : n;
 	}
-	return n;
+	/* the cases run during a load case have slots of their own */
+	return during ? n + (size_t)r->o->concurrency : n;
 }
 
 /* Load cases must fit the server's context (issue: refused with the path). */
@@ -1726,6 +1830,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!r)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
+	r->nonce = ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0);
 	buf_init(&r->warnings, 1 << 20);
 	e = set_bases(r, d);
 	if (!e)
@@ -1752,7 +1857,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!e && !(r->slots = mem_calloc(r->nslots, sizeof(*r->slots))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e)
-		r->n.total = count_todo(r);
+		r->n.total = (r->n.weight_total = 0, count_todo(r, r->cur, NULL));
 	return e;
 }
 

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "mem.h"
 #include "record.h"
+#include "recprobe.h"
 #include "suite.h"
 #include "tok.h"
 
@@ -22,12 +23,13 @@ static const char *const case_keys[] = {
 	"id", "kind", "description", "messages", "prompt", "tools",
 	"tool_choice", "temperature", "top_p", "max_tokens", "seed",
 	"ignore_eos", "min_tokens", "repeat", "chat_template_kwargs",
-	"reasoning_effort", "recall", "usage_tolerance", "expect", "load", NULL};
+	"reasoning_effort", "recall", "usage_tolerance", "expect", "load",
+	"during", NULL};
 static const char *const top_keys[] = {"suite", "description", "defaults",
 				       "cases", NULL};
 static const char *const recall_keys[] = {"tokens", "depths", "seeds",
 					  "needles", "filler", "distractors",
-					  NULL};
+					  "jitter", "cache", NULL};
 static const char *const kind_names[] = {"chat", "recall", "tool_call",
 					 "multi_turn", "image_order", "load", NULL};
 static const char *const fillers[] = {"prose", "code", "zh", "mixed", NULL};
@@ -225,6 +227,25 @@ static enum err int_array(const struct jcheck *c, const cJSON *f, const char *q,
 	return ERR_OK;
 }
 
+/* The probe options of "recall" (recprobe.h): "jitter" and "cache". */
+static enum err check_probe(const struct jcheck *c, const cJSON *v, const char *p)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(v, "jitter");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "cache");
+	char q[JCHECK_PATH_MAX];
+	enum err e;
+
+	jcheck_join(q, p, "jitter");
+	if (j && (e = jcheck_int(c, j, q, 1, RECPROBE_MAX_JITTER, NULL)))
+		return e;
+	jcheck_join(q, p, "cache");
+	if (k && !cJSON_IsBool(k))
+		return jcheck_fail(c, q, "expected true or false, got %s", jcheck_type(k));
+	if (j && j->valuedouble > 1 && cJSON_IsTrue(k))
+		return jcheck_fail(c, q, "a cache probe has no jitter: use two cases");
+	return ERR_OK;
+}
+
 static enum err check_recall(const struct jcheck *c, const cJSON *v,
 			     const char *p)
 {
@@ -268,7 +289,7 @@ static enum err check_recall(const struct jcheck *c, const cJSON *v,
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "filler")) &&
 	    (!cJSON_IsString(f) || !jcheck_in(f->valuestring, fillers)))
 		return jcheck_fail(c, q, "expected one of 'prose', 'code', 'zh', 'mixed'");
-	return ERR_OK;
+	return check_probe(c, v, p);
 }
 
 static enum err check_field(const struct jcheck *c, const cJSON *v,
@@ -296,7 +317,7 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 				   v->valuestring, hint ? " (did you mean '" : "",
 				   hint ? hint : "", hint ? "'?)" : "");
 	}
-	if (!strcmp(k, "description") || !strcmp(k, "prompt"))
+	if (!strcmp(k, "description") || !strcmp(k, "prompt") || !strcmp(k, "during"))
 		return jcheck_want(c, v, p, cJSON_IsString(v), "a string");
 	if (!strcmp(k, "messages"))
 		return check_messages(c, v, p);
@@ -440,6 +461,9 @@ static void fill_recall(struct suite_recall *r, const cJSON *v)
 	r->filler = f ? f->valuestring : "prose";
 	f = cJSON_GetObjectItemCaseSensitive(v, "distractors");
 	r->distractors = f ? (int)f->valuedouble : 0;
+	f = cJSON_GetObjectItemCaseSensitive(v, "jitter");
+	r->jitter = f ? (int)f->valuedouble : 1;
+	r->cache = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "cache"));
 }
 
 /* Fills the typed view of a merged case. */
@@ -469,6 +493,7 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 		k->seed = (long)f->valuedouble;
 	}
 	k->ignore_eos = cJSON_IsTrue(jget(m, "ignore_eos"));
+	k->during = (f = jget(m, "during")) ? f->valuestring : NULL;
 	if (k->kind == SUITE_RECALL)
 		fill_recall(&k->recall, jget(m, "recall"));
 	if (k->kind == SUITE_LOAD && jget(m, "load")) /* validated where written */
@@ -584,6 +609,27 @@ static enum err check_top(const struct jcheck *c, const cJSON *root)
 	return ERR_OK;
 }
 
+/* "during" names a load case of the suite, and is not on one. */
+static enum err check_during(const struct jcheck *c, const struct suite *s)
+{
+	size_t i;
+	char p[JCHECK_PATH_MAX], q[JCHECK_PATH_MAX];
+
+	for (i = 0; i < s->ncases; i++) {
+		const struct suite_case *k = &s->cases[i], *l;
+		if (!k->during)
+			continue;
+		jcheck_index(p, "cases", i);
+		jcheck_join(q, p, "during");
+		l = suite_find(s, k->during);
+		if (k->kind == SUITE_LOAD)
+			return jcheck_fail(c, q, "a load case cannot run during another");
+		if (!l || l->kind != SUITE_LOAD)
+			return jcheck_fail(c, q, "'%s' is not a load case of this suite", k->during);
+	}
+	return ERR_OK;
+}
+
 static enum err build_cases(const struct jcheck *c, struct suite *s)
 {
 	const cJSON *defaults = jget(s->root, "defaults"), *it;
@@ -621,7 +667,7 @@ static enum err build_cases(const struct jcheck *c, struct suite *s)
 		    (e = check_case(c, &s->cases[i - 1], p)))
 			return e;
 	}
-	return ERR_OK;
+	return check_during(c, s);
 }
 
 /* ---- strings holding \u0000 -------------------------------------------- */

@@ -62,6 +62,8 @@ struct suite_recall {
 	int needles;                 /* [one per depth] */
 	const char *filler;          /* prose|code|zh|mixed [prose]; borrowed */
 	int distractors;             /* [0] */
+	int jitter;                  /* lengths tokens .. tokens+jitter-1 [1] (recprobe.h) */
+	int cache;                   /* 1: a cache-consistency probe [0] (recprobe.h) */
 };
 
 /* One validated case, defaults merged. Pointers borrow from the suite. */
@@ -81,6 +83,7 @@ struct suite_case {
 	int has_seed;
 	long seed;                  /* sampling seed when has_seed */
 	int ignore_eos;             /* fixed-length case: completion == max_tokens */
+	const char *during;         /* id of the load case it runs under, or NULL */
 	struct suite_recall recall; /* kind == SUITE_RECALL only */
 	struct loadspec load;       /* kind == SUITE_LOAD only */
 };

@@ -104,6 +104,7 @@ class Engine {
 
 	// Counts the prompt's leading full blocks already seen (vLLM hashes each full block
 	// chained to its prefix), then remembers them; nothing is reused, only counted.
+	// Returns the tokens hit (usage.prompt_tokens_details.cached_tokens).
 	prefix(ids) {
 		let h = '';
 		let hit = true;
@@ -117,6 +118,7 @@ class Engine {
 		}
 		this.prefixQueries += ids.length;
 		this.prefixHits += hits;
+		return hits;
 	}
 
 	pump() {

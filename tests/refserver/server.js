@@ -72,6 +72,8 @@ Options:
   --max-running-requests N  the same
   --kv-cache-tokens N       KV capacity behind the KV-usage gauge (max(max-model-len, 2^20))
   --enable-metrics          serve /metrics in the SGLang dialect (vLLM always serves it)
+  --enable-prompt-tokens-details, --enable-cache-report
+                            report usage.prompt_tokens_details.cached_tokens (prefix-cache hits)
   --start-delay MS          answer 503 on every path for MS ms after start (a booting server)
   --log FILE                append one JSON line per request
 
@@ -117,6 +119,11 @@ function parseArgs(argv) {
 		}
 		if (a === '--enable-metrics') {
 			o.enableMetrics = true;
+			i--;
+			continue;
+		}
+		if (a === '--enable-prompt-tokens-details' || a === '--enable-cache-report') {
+			o.cacheReport = true; // vLLM's and SGLang's flag for usage.prompt_tokens_details
 			i--;
 			continue;
 		}
@@ -450,7 +457,7 @@ function recallAnswer(text, needles, behaviour) {
 		list = list.filter((n) => n !== middle);
 	}
 	const obj = {};
-	for (const n of list) obj[n.name] = behaviour.wrong ? mangleCode(n.code) : n.code;
+	for (const n of list) obj[n.name] = behaviour.wrong ? mangleCode(n.code) : behaviour.wrongDigit ? mangleDigit(n.code) : n.code;
 	return JSON.stringify(obj);
 }
 
@@ -660,7 +667,25 @@ const BEHAVIOURS = {
 	'http-503': { status: 503 },
 	html: { html: 502 },                       // a proxy's HTML error page
 	'html-200': { html: 200 },                 // 200 with an HTML page, not SSE
+	'cache-drift': { cacheDrift: true },       // wrong codes when most of the prompt is a cache hit
+	residue: { residue: true },                // a code's last digit wrong when prompt tokens % 4 == 3
+	'load-forget': { loadForget: true },       // misses the middle needle while others are in flight
 };
+
+// The serving-stack bugs needle's probes look for (issue 12), turned into the plain
+// misbehaviours above for this one request: `b` is the request's own copy.
+function probeMisbehave(o, b, promptTokens) {
+	if (b.cacheDrift && b.cachedTokens * 2 > promptTokens) b.wrong = true;
+	if (b.residue && promptTokens % 4 === 3) b.wrongDigit = true;
+	if (b.loadForget && o.engine.running + o.engine.queue.length > 0) b.forgetful = true;
+}
+
+// Replaces the last digit of `code` (a corrupted digit, as in seed 003's residue bug).
+function mangleDigit(code) {
+	const m = /[0-9](?=[^0-9]*$)/.exec(code);
+	if (!m) return mangleCode(code);
+	return code.slice(0, m.index) + String((Number(m[0]) + 1) % 10) + code.slice(m.index + 1);
+}
 
 function parseBehaviour(name) {
 	const m = /^ref-([a-z0-9-]+)(?::(.*))?$/.exec(name || '');
@@ -946,6 +971,7 @@ function usageObj(o, promptTokens, completion, reasoningTokens, b) {
 		u.prompt_tokens_details = null;
 		u.reasoning_tokens = reasoningTokens;
 	}
+	if (o.cacheReport && b.cachedTokens !== undefined) u.prompt_tokens_details = { cached_tokens: b.cachedTokens };
 	return u;
 }
 
@@ -1182,7 +1208,8 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 		b.empty = true;
 		logRec.empty = true;
 	}
-	o.engine.prefix(ids);
+	b.cachedTokens = o.engine.prefix(ids);
+	probeMisbehave(o, b, promptTokens);
 	const kw = req.chat_template_kwargs || {};
 	const wantsReasoning = kind === 'chat' && (b.reasoning || b.reasoningOnly || kw.thinking === true || kw.enable_thinking === true);
 	const said = think(text, lastUser, b, wantsReasoning, kind === 'chat' ? req : null);
