@@ -686,6 +686,7 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
 		acc_release(&A);
 		cJSON_Delete(A.cases); /* not yet in A.s */
+		cJSON_Delete(A.eps);
 		cJSON_Delete(A.s);
 		return e;
 	}
