@@ -24,8 +24,8 @@ node "$TESTS/refserver/records.js" "$tmp/smoke" \
 	"recs.length === 12 && recs.every(r => (r.replica === 0 && r.base_url === '$A') || (r.replica === 1 && r.base_url === '$B'))" \
 	'every record names its replica'
 node "$TESTS/refserver/records.js" "$tmp/smoke" \
-	'recs.filter(r => r.replica === 0).length >= 4 && recs.filter(r => r.replica === 1).length >= 4' \
-	'attempts are spread over both replicas'
+	'recs.some(r => r.replica === 0) && recs.some(r => r.replica === 1)' \
+	'both replicas served attempts (least busy first: the split follows their speed)'
 node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1] + "/manifest.json", "utf8"));
 	const urls = m.endpoints.map((e) => e.base_url + " " + e.served_model + " " + e.server_version);
 	if (urls.join() !== [process.argv[2], process.argv[3]].map((u) => u + " m 0.11.2+refserver").join())
