@@ -231,41 +231,6 @@ static enum err lex_comment(struct lx *l, size_t body)
 	return ERR_OK;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* One escape after a backslash at s[*i] (the char after '\'); writes UTF-8
  * to `o`, returns bytes written or -1 (bad escape) or -2 (unsupported). */
 static int unescape(const char *s, size_t n, size_t *i, char *o)
@@ -289,7 +254,7 @@ static int unescape(const char *s, size_t n, size_t *i, char *o)
 	if (c >= '0' && c <= '7') {
 		for (k = 0; k < 3 && *i < n && s[*i] >= '0' && s[*i] <= '7'; k++)
 			cp = cp * 8 + (uint32_t)(s[(*i)++] - '0');
-		return put_utf8(o, cp);
+		return uni_encode(cp, o);
 	}
 	digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
 	if (!digits) {
@@ -302,7 +267,7 @@ static int unescape(const char *s, size_t n, size_t *i, char *o)
 	}
 	(*i)++;
 	for (k = 0; k < digits; k++) {
-		if (*i >= n || (h = hexval(s[*i])) < 0)
+		if (*i >= n || (h = uni_hexval(s[*i])) < 0)
 			return -1;
 		cp = cp * 16 + (uint32_t)h;
 		(*i)++;
@@ -311,7 +276,7 @@ static int unescape(const char *s, size_t n, size_t *i, char *o)
 		return -1;
 	if (cp >= 0xD800 && cp <= 0xDFFF)
 		return -2;
-	return put_utf8(o, cp);
+	return uni_encode(cp, o);
 }
 
 static enum err lex_string(struct lx *l, size_t start, size_t *end)

@@ -1,4 +1,5 @@
 #include "jscan.h"
+#include "uni.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -139,30 +140,6 @@ static int hex4(const char *p, uint32_t *v)
 	return 0;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xC0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xE0 | cp >> 12);
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | cp >> 18);
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* Decodes the escape at j->pos (just after the backslash) into `o`. */
 static enum err unescape(struct jscan *j, char *o, size_t *n, struct diag *d)
 {
@@ -194,7 +171,7 @@ static enum err unescape(struct jscan *j, char *o, size_t *n, struct diag *d)
 		j->pos += 6;
 	}
 	j->pos += 5;
-	*n = put_utf8(o, cp);
+	*n = uni_encode(cp, o);
 	return ERR_OK;
 }
 

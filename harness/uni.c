@@ -284,7 +284,7 @@ static enum err rw_property(struct rw *w, struct cls *c, size_t at)
 	return cls_add(c, id, neg);
 }
 
-static int hexval(char c)
+int uni_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -295,13 +295,37 @@ static int hexval(char c)
 	return -1;
 }
 
+size_t uni_encode(uint32_t cp, char out[4])
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | cp >> 12);
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | cp >> 18);
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
 /* Reads up to `max` hex digits (exactly `max` when `exact`) at w->i. */
 static int rw_hex(struct rw *w, int max, int exact, uint32_t *cp)
 {
 	int k = 0, v;
 
 	*cp = 0;
-	while (k < max && w->i < w->len && (v = hexval(w->p[w->i])) >= 0) {
+	while (k < max && w->i < w->len && (v = uni_hexval(w->p[w->i])) >= 0) {
 		*cp = *cp * 16 + (uint32_t)v;
 		w->i++;
 		k++;
@@ -1011,28 +1035,8 @@ static size_t recompose(uint32_t *v, size_t n)
 static enum err put_utf8(struct buf *out, uint32_t cp)
 {
 	char b[4];
-	size_t n;
 
-	if (cp < 0x80) {
-		b[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xC0 | cp >> 6);
-		b[1] = (char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xE0 | cp >> 12);
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		b[0] = (char)(0xF0 | cp >> 18);
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	return buf_append(out, b, n);
+	return buf_append(out, b, uni_encode(cp, b));
 }
 
 /* NFC of one chunk s[0..len), which starts at a starter or at the text's
