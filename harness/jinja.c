@@ -290,12 +290,15 @@ static void walk(const struct jn *n, visit_fn fn, struct names *in, struct names
 			walk(lists[k]->v[i], fn, in, out);
 }
 
-/* Assignments from a messages name add their target (in == out). */
-static void visit_assign(const struct jn *n, struct names *in, struct names *out)
+/* A node of kind `kind` whose source reads one of the first `count` names
+ * of `in` adds its target name to `out` (a target that is no plain name
+ * makes the analysis fail). */
+static void follow(const struct jn *n, enum jn_kind kind, size_t count, const struct names *in,
+		   struct names *out)
 {
-	size_t i, count = in->n;
+	size_t i;
 
-	if (n->k != N_SET)
+	if (n->k != kind)
 		return;
 	for (i = 0; i < count; i++)
 		if (accesses(n->b, in->v[i], NULL)) {
@@ -307,21 +310,17 @@ static void visit_assign(const struct jn *n, struct names *in, struct names *out
 		}
 }
 
+/* Assignments from a messages name add their target (in == out: only the
+ * names known before this node count). */
+static void visit_assign(const struct jn *n, struct names *in, struct names *out)
+{
+	follow(n, N_SET, in->n, in, out);
+}
+
 /* Loops over a messages name give message names. */
 static void visit_message_loop(const struct jn *n, struct names *in, struct names *out)
 {
-	size_t i;
-
-	if (n->k != N_FOR)
-		return;
-	for (i = 0; i < in->n; i++)
-		if (accesses(n->b, in->v[i], NULL)) {
-			if (n->a->k != N_NAME)
-				out->failed = 1;
-			else
-				add_name(out, n->a->s);
-			return;
-		}
+	follow(n, N_FOR, in->n, in, out);
 }
 
 /* A loop over a message's content: `out->n` counts them. */
