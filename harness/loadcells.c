@@ -365,5 +365,11 @@ enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 	cJSON_ArrayForEach(c, jget(load, "cells"))
 		if (!e)
 			e = md_row(out, c);
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (cJSON_IsNumber(jget(c, "concurrency")))
+			break;
+	if (!e && c)
+		e = buf_puts(out, "\n[load.png](load.png): output throughput and TTFT P95 against concurrency, "
+			     "each case as multiples of its lowest level (C1).\n");
 	return e;
 }

@@ -12,6 +12,7 @@
 #include "io.h"
 #include "jget.h"
 #include "loadcells.h"
+#include "loadplot.h"
 #include "json.h"
 #include "md.h"
 #include "probesum.h"
@@ -1231,7 +1232,17 @@ void report_files_release(struct report_files *f)
 	buf_release(&f->json);
 	buf_release(&f->md);
 	buf_release(&f->png);
+	buf_release(&f->load_png);
 	buf_release(&f->csv);
+}
+
+/* load.png (loadplot.h), titled as the heatmap. */
+static enum err report_loadplot(const cJSON *summary, struct buf *png, struct diag *d)
+{
+	char title[512];
+
+	heatmap_title(summary, title, sizeof(title));
+	return loadplot_summary(summary, title, png, d);
 }
 
 enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
@@ -1242,10 +1253,12 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 	buf_init(&f->json, BUF_MAX_DEFAULT);
 	buf_init(&f->md, BUF_MAX_DEFAULT);
 	buf_init(&f->png, BUF_MAX_DEFAULT);
+	buf_init(&f->load_png, BUF_MAX_DEFAULT);
 	buf_init(&f->csv, BUF_MAX_DEFAULT);
 	if ((e = report_summary(r, &f->summary, d)) ||
 	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
 	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
+	    (e = report_loadplot(f->summary, &f->load_png, d)) ||
 	    (e = rows_csv(r->all, r->dir, &f->csv, d)))
 		report_files_release(f);
 	return e;
@@ -1253,10 +1266,13 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 
 enum err report_save(const struct report_files *f, const char *dir, struct diag *d)
 {
-	const struct out_file files[] = {{"summary.json", &f->json}, {"summary.md", &f->md},
-					 {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+	struct out_file files[5] = {{"summary.json", &f->json}, {"summary.md", &f->md},
+				    {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+	size_t n = f->png.len ? 4 : 3;
 
-	return write_set(dir, files, f->png.len ? 4 : 3, d);
+	if (f->load_png.len)
+		files[n].name = "load.png", files[n++].b = &f->load_png;
+	return write_set(dir, files, n, d);
 }
 
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
