@@ -32,6 +32,9 @@
  * only. */
 enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
 
+/* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
+void loadcells_name(const cJSON *cell, char *out, size_t cap);
+
 /* Appends the Markdown table of the "load" object of `summary` (borrowed;
  * nothing without one): an md_section (md.h). ERR_NOMEM or ERR_LIMIT. */
 enum err loadcells_markdown(const cJSON *summary, struct buf *out);

@@ -13,6 +13,7 @@
 #include "jget.h"
 #include "loadcells.h"
 #include "loadplot.h"
+#include "loadview.h"
 #include "json.h"
 #include "md.h"
 #include "probesum.h"
@@ -651,6 +652,8 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 		return;
 	if (r->load_records && loadcells_build(r->load_records, &load, d))
 		A->oom = 1;
+	else if (load && loadview_attach(load, r->manifest, r->dir, d))
+		cJSON_Delete(load), A->oom = 1;
 	else if (load)
 		json_add_item(&A->jb, A->s, "load", load);
 }
@@ -1030,7 +1033,7 @@ enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
 	static const md_section sections[] = {sec_facts, sec_attempts, sec_endpoints,
 					      sec_failures, sec_audit, sec_recall, sec_latency,
-					      loadcells_markdown, probesum_markdown};
+					      loadcells_markdown, loadview_markdown, probesum_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);

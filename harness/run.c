@@ -19,6 +19,7 @@
 #include "io.h"
 #include "jget.h"
 #include "json.h"
+#include "loadclient.h"
 #include "loadgen.h"
 #include "loadplan.h"
 #include "mem.h"
@@ -119,6 +120,9 @@ struct run {
 	struct metrics mbefore;    /* --metrics: the snapshot before the level */
 	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
+	struct loadclient_round lround; /* the round's CPU window (loadclient.h) */
+	int lround_on;
+	struct loadclient_mark started; /* run_go's start: the run's CPU share */
 	uint64_t nonce;            /* per run: cache probes send new documents */
 };
 
@@ -678,7 +682,8 @@ static enum err load_prompt(struct run *r, const struct loadplan_item *it,
 	o.input_tokens = s->input_tokens;
 	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
 	o.filler = s->filler;
-	return loadgen_build(&o, loadgen_seed((uint64_t)s->seed, (unsigned)it->level,
+	return loadgen_build(&o, loadgen_seed(loadgen_case_seed((uint64_t)s->seed, r->lc->id),
+					      (unsigned)it->level,
 					      (unsigned)it->round, (unsigned)it->index),
 			     out, d);
 }
@@ -806,16 +811,14 @@ static void view_json(struct json_build *jb, cJSON *to, const char *key,
 	view_num(jb, o, "kv_usage", v->kv_usage);
 }
 
-/* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix. */
+/* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix (metrics.h). */
 static void metrics_name(const struct run *r, int level, const char *suffix, char *out,
 			 size_t cap)
 {
 	const struct loadspec *s = &r->lc->load;
 
-	if (s->open_loop)
-		snprintf(out, cap, "metrics-%s-r%g%s", r->lc->id, s->rate[level], suffix);
-	else
-		snprintf(out, cap, "metrics-%s-c%ld%s", r->lc->id, s->concurrency[level], suffix);
+	metrics_file_name(r->lc->id, s->open_loop,
+			  s->open_loop ? s->rate[level] : (double)s->concurrency[level], suffix, out, cap);
 }
 
 /* Writes DIR/raw/NAME.json: the delta's view (or why there is none). */
@@ -904,6 +907,27 @@ static enum err level_edges(struct run *r, const struct loadplan_item *it, struc
 	return e;
 }
 
+/* Closes the CPU window of the round in progress (loadclient.h), if any, and
+ * with `it` opens one for the round it starts (NULL: the case ended). */
+static enum err round_window(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	const struct loadspec *s = &r->lc->load;
+	enum err e = ERR_OK;
+
+	if (r->lround_on)
+		e = loadclient_note(r->manifest, &r->lround, d);
+	r->lround_on = it != NULL;
+	if (!it)
+		return e;
+	r->lround.case_id = r->lc->id;
+	r->lround.open_loop = s->open_loop;
+	r->lround.level_value = s->open_loop ? s->rate[it->level] : (double)s->concurrency[it->level];
+	r->lround.level = it->level;
+	r->lround.round = it->round;
+	loadclient_now(&r->lround.from);
+	return e;
+}
+
 /* Starts what the plan says is due; done with the case when it says so. */
 static enum err fill_load(struct run *r, struct diag *d)
 {
@@ -918,15 +942,20 @@ static enum err fill_load(struct run *r, struct diag *d)
 	while (!e && (slot = free_slot(r))) {
 		st = loadplan_next(&r->plan, io_now_ms(), &it, &until);
 		if (st == LOADPLAN_PREPARE) {
-			e = level_edges(r, &it, d);
+			e = round_window(r, NULL, d);
+			if (!e)
+				e = level_edges(r, &it, d);
 			if (!e)
 				e = load_prepare(r, &it, d);
+			if (!e)
+				e = round_window(r, &it, d);
 			continue;
 		}
 		if (st == LOADPLAN_WAIT)
 			r->wake_ms = until;
 		if (st == LOADPLAN_DONE) {
-			if (r->o->metrics)
+			e = round_window(r, NULL, d);
+			if (!e && r->o->metrics)
 				e = scrape(r, r->lc->load.nlevels - 1, 0, d);
 			free_prompts(r);
 			cJSON_Delete(r->ljson);
@@ -1413,6 +1442,7 @@ enum err run_go(struct run *r, struct diag *d)
 {
 	enum err e = ERR_OK;
 
+	loadclient_now(&r->started);
 	progress(r, 1);
 	if (r->o->warmup > 0)
 		e = warm_up(r, d);
@@ -1423,6 +1453,8 @@ enum err run_go(struct run *r, struct diag *d)
 	if (!e)
 		e = record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
 					r->n.prior_pass + r->n.prior_fail, d);
+	if (!e)
+		e = loadclient_total(r->manifest, &r->started, d);
 	/* report.h reads it: the run's summary says INCOMPLETE */
 	if (!e && r->n.interrupted && !cJSON_AddBoolToObject(r->manifest, "interrupted", 1))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
