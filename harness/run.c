@@ -72,6 +72,7 @@ struct attempt {
 	struct suite_case lcase;   /* the case as this request sends it */
 	struct loadgen_prompt lp;  /* its generated prompt (owned) */
 	struct loadplan_item li;   /* its level, round, index and due time */
+	int passed;                /* journalled with verdict "pass" */
 	int step;                  /* a probing recall case (recprobe.h): its step, */
 	char step_id[300];         /* whose id lcase.id borrows */
 };
@@ -120,6 +121,7 @@ struct run {
 	struct metrics mbefore;    /* --metrics: the snapshot before the level */
 	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
+	char lstop[STREAM_MSG_MAX]; /* why the load case stopped at its pre-check */
 	struct loadclient_round lround; /* the round's CPU window (loadclient.h) */
 	int lround_on;
 	struct loadclient_mark started; /* run_go's start: the run's CPU share */
@@ -520,10 +522,10 @@ static int cannot_fit(const struct run *r, const struct attempt *a, char *why,
 	return 1;
 }
 
-/* Records attempt `a` as failed with context_overflow without sending it; it
- * stays in every count. */
-static enum err preflight_fail(struct run *r, struct attempt *a, const char *why,
-			       struct diag *d)
+/* Records attempt `a` as failed with `code` (context_overflow, not_sent)
+ * without sending it; it stays in every count. */
+static enum err not_sent(struct run *r, struct attempt *a, enum stream_fail code,
+			 const char *why, struct diag *d)
 {
 	struct http_done dn;
 	struct stream_checks ck;
@@ -534,7 +536,7 @@ static enum err preflight_fail(struct run *r, struct attempt *a, const char *why
 	dn.start_ms = dn.end_ms = io_now_ms();
 	dn.first_byte_ms = -1;
 	ck.n = 1;
-	ck.f[0].code = STREAM_F_CONTEXT_OVERFLOW;
+	ck.f[0].code = code;
 	snprintf(ck.f[0].msg, sizeof(ck.f[0].msg), "%s", why);
 	stream_end(&a->st, dn.end_ms);
 	grade_fail(&a->g, "not graded: the request was not sent");
@@ -599,7 +601,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 			diag_prefix(d, "case '%s'", c->id);
 	}
 	if (!e && cannot_fit(r, a, why, sizeof(why))) {
-		e = preflight_fail(r, a, why, d);
+		e = not_sent(r, a, STREAM_F_CONTEXT_OVERFLOW, why, d);
 		attempt_free(a);
 		return e;
 	}
@@ -623,13 +625,15 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
  * judged and journalled like any attempt, with "load" in its record
  * (loadcells.h). Its key's repeat is the request's place in the case. */
 
-/* The 1-based place of a request in its case: levels in order, each with its
- * warm-up then its rounds. */
+/* The 1-based place of a request in its case: the pre-check, then levels in
+ * order, each with its warm-up then its rounds. */
 static long load_seq(const struct loadspec *s, const struct loadplan_item *it)
 {
-	long n = 0;
+	long n = 1;
 	int i;
 
+	if (it->round == LOADPLAN_PRECHECK)
+		return 1;
 	for (i = 0; i < it->level; i++)
 		n += loadspec_warmup(s, i) + s->rounds * s->requests[i];
 	if (it->round > 0)
@@ -717,16 +721,14 @@ static enum err load_prepare(struct run *r, const struct loadplan_item *it, stru
 	return e;
 }
 
-/* Prepares and starts the request `it` of the load case in progress. */
-static enum err start_load(struct run *r, const struct loadplan_item *it,
-			   struct attempt **out, struct diag *d)
+/* A new attempt for request `it` of the load case in progress (nothing sent),
+ * or NULL when out of memory. */
+static struct attempt *load_attempt(struct run *r, const struct loadplan_item *it)
 {
 	struct attempt *a = mem_calloc(1, sizeof(*a));
-	enum err e;
 
-	*out = NULL;
 	if (!a)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
+		return NULL;
 	a->is_load = 1;
 	a->replica = pick_replica(r);
 	a->li = *it;
@@ -737,10 +739,41 @@ static enum err start_load(struct run *r, const struct loadplan_item *it,
 	a->c = &a->lcase;
 	a->repeat = load_seq(&r->lc->load, it);
 	a->round = 1;
+	a->count.local_tokens = -1;
 	grade_init(&a->g);
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
 	buf_init(&a->raw, RAW_MAX);
+	return a;
+}
+
+/* Records request `it` as not sent: the case stopped at its pre-check. */
+static enum err skip_load(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	struct attempt *a = load_attempt(r, it);
+	char why[STREAM_MSG_MAX];
+	enum err e;
+
+	if (!a)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	a->start_ms = io_now_ms();
+	snprintf(why, sizeof(why), "not sent: load case '%.120s' stopped at its fixed-length pre-check: %.300s",
+		 r->lc->id, r->lstop);
+	e = not_sent(r, a, STREAM_F_NOT_SENT, why, d);
+	attempt_free(a);
+	return e;
+}
+
+/* Prepares and starts the request `it` of the load case in progress. */
+static enum err start_load(struct run *r, const struct loadplan_item *it,
+			   struct attempt **out, struct diag *d)
+{
+	struct attempt *a = load_attempt(r, it);
+	enum err e;
+
+	*out = NULL;
+	if (!a)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
 	e = it->index < r->nlprompts ? ERR_OK
 		: diag_fail(d, ERR_INTERNAL, "load request %ld was not prepared", it->index);
 	if (!e) {
@@ -953,6 +986,12 @@ static enum err fill_load(struct run *r, struct diag *d)
 		}
 		if (st == LOADPLAN_WAIT)
 			r->wake_ms = until;
+		if (st == LOADPLAN_SKIP) {
+			record_key(r->lc->id, load_seq(&r->lc->load, &it), 0, 0, key, sizeof(key));
+			if (!results_has(r->res, key))
+				e = skip_load(r, &it, d);
+			continue;
+		}
 		if (st == LOADPLAN_DONE) {
 			e = round_window(r, NULL, d);
 			if (!e && r->o->metrics)
@@ -989,6 +1028,7 @@ static cJSON *load_json(const struct attempt *a)
 	     cJSON_AddNumberToObject(o, "round", (double)a->li.round) &&
 	     cJSON_AddNumberToObject(o, "index", (double)a->li.index) &&
 	     cJSON_AddBoolToObject(o, "warmup", a->li.round == 0) &&
+	     cJSON_AddBoolToObject(o, "precheck", a->li.round == LOADPLAN_PRECHECK) &&
 	     cJSON_AddNumberToObject(o, "scheduled_ms", a->li.scheduled_ms - a->li.round_start_ms) &&
 	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
 	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
@@ -1152,6 +1192,7 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	}
 	e = rec ? results_append(r->res, rec, d)
 		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
+	a->passed = verdict.transport_ok && verdict.audit_ok && verdict.grade_ok;
 	if (!e) {
 		tally(r, &verdict, ck, dn->status);
 		r->n.weight_done += case_weight(a->c);
@@ -1194,6 +1235,29 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
 	}
 	return e ? e : journal(r, a, dn, &ck, raw_name, d);
+}
+
+/* The pre-check request ended: the case goes on only when it passed every
+ * strict check (exact input and output lengths included); otherwise why. */
+static void precheck_done(struct run *r, const struct attempt *a, const struct http_done *dn)
+{
+	const struct stream_usage *u = &a->st.usage;
+	const struct loadspec *s = &r->lc->load;
+
+	loadplan_precheck(&r->plan, a->passed);
+	if (a->passed)
+		return;
+	if (dn->fail)
+		snprintf(r->lstop, sizeof(r->lstop), "its first request failed at transport: %.400s", dn->msg);
+	else if (u->prompt_tokens != s->input_tokens || u->completion_tokens != s->output_tokens)
+		snprintf(r->lstop, sizeof(r->lstop),
+			 "its first request got prompt_tokens %lld and completion_tokens %lld, "
+			 "not exactly %ld and %ld", u->prompt_tokens, u->completion_tokens,
+			 s->input_tokens, s->output_tokens);
+	else
+		snprintf(r->lstop, sizeof(r->lstop),
+			 "its first request had exactly %ld and %ld tokens but failed a strict check (see its record)",
+			 s->input_tokens, s->output_tokens);
 }
 
 /* ---- the loop ---- */
@@ -1325,6 +1389,8 @@ static enum err loop(struct run *r, struct diag *d)
 			struct attempt *a = dn.user;
 			int again = 0;
 			e = finish_attempt(r, a, &dn, &again, d);
+			if (!e && a->is_load && !again && a->li.round == LOADPLAN_PRECHECK)
+				precheck_done(r, a, &dn);
 			if (a->is_load && !again) {
 				loadplan_finished(&r->plan);
 				r->lfinished++;

@@ -21,7 +21,7 @@ rc=0
 [ "$rc" = 0 ] || { echo "helpers: exit $rc"; cat "$tmp/out"; exit 1; }
 grep -q "waiting for the server: .*answered 503" "$tmp/out" || { echo "no readiness progress:"; cat "$tmp/out"; exit 1; }
 n=$(grep -c '"path":"/v1/completions"' "$tmp/log")
-[ "$n" = $((3 + 2 * (2 + 8))) ] || { echo "expected 3 warm-up + 2 x (2 + 8) requests, the server saw $n"; exit 1; }
+[ "$n" = $((3 + 2 * (1 + 2 + 8))) ] || { echo "expected 3 warm-up + 2 x (1 pre-check + 2 + 8) requests, the server saw $n"; exit 1; }
 node -e '
 const fs = require("fs"), d = process.argv[1] + "/raw/";
 const v = JSON.parse(fs.readFileSync(d + "metrics-h-c2.json", "utf8")).server;

@@ -66,7 +66,7 @@ assert len(zlib.decompress(idat)) == h * (1 + 3 * w), "pixels"
 PY
 grep -q '(load.png)' "$tmp/a/summary.md" || { echo "summary.md does not link load.png"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/a" \
-	'recs.length === 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
+	'recs.length === 1 + 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs[0].load.precheck && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
 	'one record per request, warm-up marked, exact lengths'
 # the same matrix with TPOT 30% worse: the cutover gate fails and names the cells
 run b 'ref-good:prefill=10000,tpot=13,batch=10' "$tmp/matrix.json"
@@ -105,6 +105,6 @@ JSON
 run c 'ref-good:tpot=1' "$tmp/chat.json"
 [ "$rc" = 0 ] || { echo "chat: exit $rc"; cat "$tmp/c.out"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/c" \
-	'recs.length === 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
+	'recs.length === 1 + 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
 	'chat load prompts of exactly 700 tokens'
 echo "load: analytic TTFT/TPOT/throughput, one empty 200 invalidates one round, rates achieved, cutover gate"
