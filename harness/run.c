@@ -620,7 +620,9 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
  *
  * A load case runs alone: it starts when every attempt before it has ended,
  * and the cases after it wait for its last request. Its requests come from
- * loadplan (levels, warm-up, rounds, closed-loop caps, open-loop due times);
+ * loadplan (the pre-check, levels, warm-up, rounds, closed-loop caps,
+ * open-loop due times; after a failed pre-check, requests to record as not
+ * sent);
  * each is a fixed-length request with a generated prompt (loadgen.h) and is
  * judged and journalled like any attempt, with "load" in its record
  * (loadcells.h). Its key's repeat is the request's place in the case. */
