@@ -21,7 +21,7 @@ static const unsigned char palette[][3] = {
 
 /* The panels' shared frame: levels on x, multiples on y. */
 struct frame {
-	double levels[LOADPLOT_MAX_LEVELS];
+	double *levels;    /* owned while drawing */
 	int nlevels;
 	double top, step;  /* y axis: 0..top in steps */
 };
@@ -57,23 +57,24 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* The distinct levels of all cases, ascending. ERR_LIMIT past the maximum. */
+/* The distinct levels of all cases, ascending. ERR_NOMEM. */
 static enum err frame_levels(struct frame *f, const struct loadplot_case *c, int n,
 			     struct diag *d)
 {
+	size_t most = 1;
 	int i, j, k;
 
+	for (i = 0; i < n; i++)
+		most += (size_t)(c[i].n > 0 ? c[i].n : 0);
 	f->nlevels = 0;
+	if (!(f->levels = mem_calloc(most, sizeof(double))))
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing load.png");
 	for (i = 0; i < n; i++)
 		for (j = 0; j < c[i].n; j++) {
 			for (k = 0; k < f->nlevels && f->levels[k] != c[i].concurrency[j]; k++)
 				;
-			if (k < f->nlevels)
-				continue;
-			if (f->nlevels == LOADPLOT_MAX_LEVELS)
-				return diag_fail(d, ERR_LIMIT, "load.png: more than %d concurrency levels",
-						 LOADPLOT_MAX_LEVELS);
-			f->levels[f->nlevels++] = c[i].concurrency[j];
+			if (k == f->nlevels)
+				f->levels[f->nlevels++] = c[i].concurrency[j];
 		}
 	qsort(f->levels, (size_t)f->nlevels, sizeof(double), cmp_double);
 	return ERR_OK;
@@ -200,8 +201,10 @@ enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 		return e;
 	frame_scale(&f, c, n);
 	loadplot_size(n, &w, &h);
-	if ((e = canvas_new(w, h, white, &cv, d)))
+	if ((e = canvas_new(w, h, white, &cv, d))) {
+		mem_free(f.levels);
 		return e;
+	}
 	canvas_text(cv, 12, 12, 2, "LOAD: THROUGHPUT AND TTFT P95 AGAINST CONCURRENCY", black);
 	if (title)
 		canvas_text(cv, 12, 36, 1, title, black);
@@ -216,6 +219,7 @@ enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 	draw_legend(cv, c, n);
 	e = canvas_png(cv, png, d);
 	canvas_free(cv);
+	mem_free(f.levels);
 	return e;
 }
 

@@ -31,7 +31,6 @@
 #define LOADPLOT_BOTTOM 40    /* px below a panel: its x labels */
 #define LOADPLOT_LEGEND_ROW 16 /* px per legend line (one per case) */
 #define LOADPLOT_MAX_CASES 64
-#define LOADPLOT_MAX_LEVELS 64
 
 /* One case's line: n levels (ascending concurrency) with throughput and TTFT
  * P95; a figure < 0 or NaN is missing. All borrowed. */
@@ -47,8 +46,7 @@ struct loadplot_case {
 void loadplot_size(int ncases, int *w, int *h);
 
 /* Draws `n` cases and appends the PNG to `png`; `title` may be NULL.
- * ERR_LIMIT past LOADPLOT_MAX_CASES cases or LOADPLOT_MAX_LEVELS distinct
- * levels, ERR_NOMEM. */
+ * ERR_LIMIT past LOADPLOT_MAX_CASES cases, ERR_NOMEM. */
 enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 		      struct buf *png, struct diag *d);
 
