@@ -1097,6 +1097,9 @@ enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d)
 	cJSON_ArrayForEach(adv, jget(summary, "advice"))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
+	cJSON_ArrayForEach(adv, jget2(summary, "load", "warnings"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(out, "warning: %s\n", adv->valuestring);
 	if (e)
 		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
 	return ERR_OK;

@@ -69,7 +69,9 @@ enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d);
  * "INCOMPLETE: ..." when the run stopped early; "failing cases:" then one
  * line per failing case ("  ID: F of N failed (STAGE: KEY xCOUNT; ...): its
  * first failed attempt's first reason", the reason cut to 160 bytes); then
- * "what to do: ADVICE" per advice sentence. Nothing when every case passed. */
+ * "what to do: ADVICE" per advice sentence; then "warning: ..." per load
+ * warning (loadview.h: the client may have shaped the figures). Nothing when
+ * every case passed and there is no warning. */
 enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d);
 
 /* Appends the depth x length recall heatmap of a summary as PNG to `png`

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "jget.h"
 #include "loadview.h"
+#include "report.h"
 #include "t.h"
 
 static const char cells[] = "{\"cells\": ["
@@ -114,9 +115,25 @@ static void test_bare(void)
 	cJSON_Delete(doc);
 }
 
+/* The end-of-run lines repeat each warning. */
+static void test_terminal(void)
+{
+	cJSON *s = cJSON_Parse("{\"cases\": [], \"load\": {\"warnings\": [\"m/c32: needle used 0.80\"]}}");
+	struct buf out;
+	struct diag d;
+
+	buf_init(&out, 1 << 16);
+	diag_init(&d);
+	CHECK(report_terminal(s, &out, &d) == ERR_OK);
+	CHECK(out.data && !strcmp(out.data, "warning: m/c32: needle used 0.80\n"));
+	buf_release(&out);
+	cJSON_Delete(s);
+}
+
 int main(void)
 {
 	T_RUN(test_attach);
 	T_RUN(test_bare);
+	T_RUN(test_terminal);
 	return T_DONE();
 }
