@@ -38,6 +38,12 @@ struct haystack_opts {
 	const char *question;   /* NULL = the default question */
 	int ask_reversed;       /* 1: list the requested projects last first (the same
 				 * document asked differently: recprobe.h) */
+	const char *preface;    /* text at the very start of the user content, before
+				 * the document (a cache probe's nonce line, recprobe.h),
+				 * counted in `tokens`; NULL = none; not for plain/raw */
+	int code_shift;         /* shifts the final two letters of every code by this
+				 * many places (of 576) and nothing else, so each jitter
+				 * length has codes of its own in the same document */
 	/* Server flavour and reasoning_effort for rendering (tpl.h), borrowed;
 	 * NULL = vLLM without reasoning_effort. */
 	const struct tpl_render_opts *render;

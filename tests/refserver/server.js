@@ -1196,6 +1196,7 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	const promptTokens = ids.length;
 	logRec.prompt_tokens = promptTokens;
 	logRec.prompt_bytes = Buffer.byteLength(prompt, "utf8");
+	logRec.prompt_head = ids.slice(0, 48); // the first tokens: where a cache probe's nonce line is
 	logRec.prompt_sha256 = crypto.createHash('sha256').update(prompt).digest('hex');
 	const maxGiven = (req.max_completion_tokens ?? req.max_tokens) !== undefined && (req.max_completion_tokens ?? req.max_tokens) !== null;
 	const M = maxGiven ? Number(req.max_completion_tokens ?? req.max_tokens) : (kind === 'chat' ? 0 : 16);
