@@ -79,7 +79,7 @@ struct haystack {
 	int ndistractors;
 	char *question;         /* owned: the text after the document */
 	size_t document_tokens; /* sum of the chunk counts (proved by the final count) */
-	size_t prefix_tokens;   /* template tokens before the document */
+	size_t prefix_tokens;   /* template (and preface) tokens before the document */
 	int fit_rounds;         /* full counts made (1 unless a join was not additive) */
 	size_t prompt_tokens;   /* the final full count */
 	char prompt_sha256[IO_SHA256_HEX]; /* of the rendered prompt string */

@@ -10,7 +10,10 @@
  * line no earlier request sent (recprobe_preface): the run's nonce, the
  * session (0, then one more on each --resume) and a tag of the group (case,
  * repeat, seed), placed at the very start of the user content and counted in
- * the exact length. The nonce is drawn once per run folder and kept in the
+ * the exact length. The user content, not a system message: every template
+ * renders it, where some have no system role or replace a default system
+ * prompt; what comes before it is the template's own opening, the same in
+ * every request, so the first tokens that differ are the nonce's. The nonce is drawn once per run folder and kept in the
  * manifest ("cache_probe"), so a resumed run reuses it; run.c journals a
  * group's three records together once its last step ends, so a group an
  * interruption cut is absent and is rerun whole, in a new session, with a
