@@ -93,7 +93,7 @@ cat >"$tmp/resume.json" <<'JSON'
    "recall": {"tokens": 4096, "depths": [10, 50, 90], "needles": 3, "seeds": [1, 2], "cache": true}}]}
 JSON
 : >"$REF_LOG"
-run="$NEEDLE run $tmp/resume.json --base-url $REF_URL/v1 --model ref-slow:delay=800 --tokenizer $ds --template deepseek-v3 --out $tmp/res"
+run="$NEEDLE run $tmp/resume.json --base-url $REF_URL/v1 --model ref-slow:delay=1200 --tokenizer $ds --template deepseek-v3 --out $tmp/res"
 $run >"$tmp/res.out" 2>&1 &
 npid=$!
 track "$npid"
