@@ -93,7 +93,7 @@ static int old_nonce(const cJSON *old, char hex[17], long *session, struct diag 
 	if (!cJSON_IsString(n) || strlen(n->valuestring) != 16 ||
 	    strspn(n->valuestring, "0123456789abcdef") != 16 || !cJSON_IsNumber(k) ||
 	    k->valuedouble < 0 || k->valuedouble > 1e9 || k->valuedouble != (long)k->valuedouble) {
-		diag_fail(d, ERR_INPUT, "manifest \"cache_probe\" is not {\"nonce\": 16 hex digits, "
+		diag_fail(d, ERR_INPUT, "\"cache_probe\" is not {\"nonce\": 16 hex digits, "
 			  "\"session\": a count}");
 		return -1;
 	}

@@ -1848,10 +1848,10 @@ static enum err write_manifest(struct run *r, struct diag *d)
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	if (!e && r->o->resume)
 		e = same_shard(r, old, d);
-	if (!e)
-		e = recprobe_manifest(r->manifest, old, r->suite,
-				      ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0),
-				      r->nonce, d);
+	if (!e && (e = recprobe_manifest(r->manifest, old, r->suite,
+					 ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0),
+					 r->nonce, d)))
+		diag_prefix(d, "%s/manifest.json", r->dir);
 	cJSON_Delete(old);
 	if (!e)
 		e = results_open(r->dir, r->o->resume, &r->res, d);

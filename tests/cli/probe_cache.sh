@@ -121,4 +121,10 @@ node "$TESTS/refserver/records.js" "$tmp/res" \
 		return recs.every(r => r.verdict === "pass") && JSON.stringify(cold.prompt_head) !== JSON.stringify(again.prompt_head) &&
 			again.prompt_tokens === 4096 && recs[3].probe.cached_tokens * 10 < recs[3].usage.prompt_tokens; })()' \
 	'the rerun cold step starts with a new line and is cold'
+# A manifest whose cache_probe is damaged: --resume refuses it, naming the file.
+node -e 'const fs = require("fs"); const m = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); m.cache_probe.nonce = "XYZ"; fs.writeFileSync(process.argv[1], JSON.stringify(m));' "$tmp/res/manifest.json"
+rc=0
+$run --resume >"$tmp/res3.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -qF "res/manifest.json: \"cache_probe\" is not {\"nonce\": 16 hex digits" "$tmp/res3.out" ||
+	{ echo "damaged cache_probe: exit $rc"; cat "$tmp/res3.out"; exit 1; }
 echo "cache-consistency: ref-good passes with cached_tokens; ref-cache-drift fails the warm steps by name; the nonce line is new per run, kept on --resume, a cut group rerun whole"
