@@ -75,6 +75,18 @@ struct attempt {
 	int passed;                /* journalled with verdict "pass" */
 	int step;                  /* a probing recall case (recprobe.h): its step, */
 	char step_id[300];         /* whose id lcase.id borrows */
+	int idle;                  /* a "during" case's attempt started after its
+				    * load case ended: it fails, not under load */
+};
+
+/* A record of a cache group's step waiting for the group's last step (the
+ * group is journalled whole or not at all: recprobe.h). */
+struct held {
+	cJSON *rec;                /* owned */
+	struct record_verdict v;
+	struct stream_checks ck;
+	long status;
+	double weight;
 };
 
 /* A cursor over (case, repeat, seed index). */
@@ -105,7 +117,7 @@ struct run {
 	struct cursor cur;         /* the suite's attempts */
 	struct cursor dcur;        /* those of the cases run during load case `dl` */
 	const struct suite_case *dl;
-	long lfinished;            /* requests of the load case `lc` ended so far */
+	long lfinished;            /* counted requests of `lc` ended so far (not its pre-check) */
 	struct attempt **slots;
 	size_t nslots;
 	/* the shard: mine[first[ci] + ri * seeds + si] for a selected case */
@@ -125,7 +137,9 @@ struct run {
 	struct loadclient_round lround; /* the round's CPU window (loadclient.h) */
 	int lround_on;
 	struct loadclient_mark started; /* run_go's start: the run's CPU share */
-	uint64_t nonce;            /* per run: cache probes send new documents */
+	char nonce[RECPROBE_NONCE_MAX]; /* cache probes' NONCE.SESSION (recprobe.h) */
+	struct held held[RECPROBE_CACHE_STEPS - 1];
+	int nheld;
 };
 
 /* ---- the attempt cursor ---- */
@@ -369,6 +383,7 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	struct haystack_opts ho;
 	struct tpl_render_opts ro = {0};
 	struct haystack h;
+	char preface[128];
 	int i;
 	enum err e;
 
@@ -386,7 +401,11 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 		return e;
 	}
 	ho.tokens = a->recall_tokens;
-	ho.seed = recprobe_seed(rc, r->suite->cases[a->c->index].id, a->seed, r->nonce);
+	recprobe_preface(rc, r->nonce, r->suite->cases[a->c->index].id, a->repeat, a->seed,
+			 preface, sizeof(preface));
+	ho.seed = (uint64_t)a->seed;
+	ho.preface = preface;
+	ho.code_shift = recprobe_code_shift(rc, a->step);
 	ho.ask_reversed = recprobe_reversed(rc, a->step);
 	for (i = 0; i < rc->ndepths; i++)
 		ho.depths[i] = rc->depths[i];
@@ -577,6 +596,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	a->c = c, a->repeat = repeat, a->has_seed = has_seed, a->seed = seed;
 	a->round = 1;
 	a->replica = pick_replica(r);
+	a->idle = c->during && !r->lc; /* fill_during starts these after the load */
 	if (c->kind == SUITE_RECALL && recprobe_steps(&c->recall) > 1) {
 		/* the step is a case of its own id */
 		a->step = step;
@@ -1159,6 +1179,73 @@ static enum err name_replica(const struct run *r, const struct attempt *a, cJSON
 	return json_build_end(&jb, NULL, "a record", NULL);
 }
 
+/* Adds "during" {"load_case", "under_load"} to the record of an attempt of a
+ * case run during a load case. ERR_NOMEM. */
+static enum err during_json(const struct attempt *a, cJSON *rec)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_add_obj(&jb, rec, "during");
+	json_add_str(&jb, o, "load_case", a->c->during);
+	json_add_bool(&jb, o, "under_load", !a->idle);
+	return json_build_end(&jb, NULL, "a record", NULL);
+}
+
+/* Appends record `rec` (taken) and counts it. */
+static enum err append(struct run *r, cJSON *rec, const struct record_verdict *v,
+		       const struct stream_checks *ck, long status, double weight,
+		       struct diag *d)
+{
+	enum err e = results_append(r->res, rec, d);
+
+	if (!e) {
+		tally(r, v, ck, status);
+		r->n.weight_done += weight;
+	}
+	cJSON_Delete(rec);
+	return e;
+}
+
+/* Journals the record `rec` (taken) of attempt `a`, or holds it when `a` is
+ * a cache step before its group's last: then the group's records go in
+ * together, so an interruption leaves none of a group (recprobe.h). */
+static enum err commit(struct run *r, const struct attempt *a, cJSON *rec,
+		       const struct record_verdict *v, const struct stream_checks *ck,
+		       long status, struct diag *d)
+{
+	const struct suite_recall *rc = &a->c->recall;
+	enum err e = ERR_OK;
+	struct held *h;
+	int i;
+
+	if (a->c == &a->lcase && !a->is_load && !recprobe_group_ends(rc, a->step)) {
+		if (r->nheld == RECPROBE_CACHE_STEPS - 1) {
+			cJSON_Delete(rec);
+			return diag_fail(d, ERR_INTERNAL, "a cache group overlaps another");
+		}
+		h = &r->held[r->nheld++];
+		h->rec = rec, h->v = *v, h->ck = *ck, h->status = status;
+		h->weight = case_weight(a->c);
+		return ERR_OK;
+	}
+	for (i = 0; i < r->nheld; i++) {
+		h = &r->held[i];
+		if (!e)
+			e = append(r, h->rec, &h->v, &h->ck, h->status, h->weight, d);
+		else
+			cJSON_Delete(h->rec);
+		h->rec = NULL;
+	}
+	r->nheld = 0;
+	if (e) {
+		cJSON_Delete(rec);
+		return e;
+	}
+	return append(r, rec, v, ck, status, case_weight(a->c), d);
+}
+
 /* Journals attempt `a`: raw bytes first, then the record (so a record never
  * points at missing raw bytes). */
 static enum err journal(struct run *r, struct attempt *a, const struct http_done *dn,
@@ -1186,21 +1273,20 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 		cJSON_Delete(rec);
 		rec = NULL;
 	}
-	if (rec && a->c == &a->lcase && !a->is_load &&
-	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
-							       a->step, &a->st))) {
+	if (rec && a->c->during && during_json(a, rec)) {
 		cJSON_Delete(rec);
 		rec = NULL;
 	}
-	e = rec ? results_append(r->res, rec, d)
-		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
-	a->passed = verdict.transport_ok && verdict.audit_ok && verdict.grade_ok;
-	if (!e) {
-		tally(r, &verdict, ck, dn->status);
-		r->n.weight_done += case_weight(a->c);
+	if (rec && a->c == &a->lcase && !a->is_load &&
+	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
+							       a->step, r->nonce, &a->st))) {
+		cJSON_Delete(rec);
+		rec = NULL;
 	}
-	cJSON_Delete(rec);
-	return e;
+	if (!rec)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing a result");
+	a->passed = verdict.transport_ok && verdict.audit_ok && verdict.grade_ok;
+	return commit(r, a, rec, &verdict, ck, dn->status, d);
 }
 
 /* Judges a finished request of `a`. A tool case whose round 1 passed goes on
@@ -1233,6 +1319,12 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 			return start_round2(r, a, dn, &ck, raw_name, d);
 		}
 		grade_fail(&a->g, "final answer not requested: round 1 failed");
+		if (a->g.nomem)
+			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	}
+	if (!e && a->idle) {
+		grade_fail(&a->g, "not under load: load case '%s' had ended when this attempt started",
+			   a->c->during);
 		if (a->g.nomem)
 			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
 	}
@@ -1275,8 +1367,8 @@ static int busy(const struct run *r)
 }
 
 /* Starts the attempts of the cases run during load case `dl` once its load
- * is under way (a first request of it has ended); those left when it ends
- * run after it. */
+ * is under way (a first request after its pre-check has ended); those left
+ * when it ends run after it. */
 static enum err fill_during(struct run *r, struct diag *d)
 {
 	struct attempt **slot;
@@ -1395,7 +1487,7 @@ static enum err loop(struct run *r, struct diag *d)
 				precheck_done(r, a, &dn);
 			if (a->is_load && !again) {
 				loadplan_finished(&r->plan);
-				r->lfinished++;
+				r->lfinished += a->li.round != LOADPLAN_PRECHECK;
 			}
 			if (!again || e)
 				drop_slot(r, a);
@@ -1856,6 +1948,10 @@ static enum err write_manifest(struct run *r, struct diag *d)
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	if (!e && r->o->resume)
 		e = same_shard(r, old, d);
+	if (!e && (e = recprobe_manifest(r->manifest, old, r->suite,
+					 ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0),
+					 r->nonce, d)))
+		diag_prefix(d, "%s/manifest.json", r->dir);
 	cJSON_Delete(old);
 	if (!e)
 		e = results_open(r->dir, r->o->resume, &r->res, d);
@@ -1903,7 +1999,8 @@ static size_t slots_needed(const struct run *r)
 	return during ? n + (size_t)r->o->concurrency : n;
 }
 
-/* Load cases must fit the server's context (issue: refused with the path). */
+/* Load cases and jitter lengths must fit the server's context (refused with
+ * the path). */
 static enum err check_fit(const struct run *r, struct diag *d)
 {
 	char path[64];
@@ -1911,7 +2008,10 @@ static enum err check_fit(const struct run *r, struct diag *d)
 	enum err e = ERR_OK;
 
 	for (i = 0; !e && i < r->suite->ncases; i++) {
-		if (r->suite->cases[i].kind != SUITE_LOAD)
+		if (selected(r, &r->suite->cases[i]))
+			e = recprobe_check_fit(&r->suite->cases[i], context_room(r),
+					       r->eps[0].max_model_len, r->suite->path, d);
+		if (e || r->suite->cases[i].kind != SUITE_LOAD)
 			continue;
 		snprintf(path, sizeof(path), "cases[%zu].load", r->suite->cases[i].index);
 		e = loadspec_check_fit(&r->suite->cases[i].load, (long)r->eps[0].max_model_len,
@@ -1930,7 +2030,6 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!r)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
-	r->nonce = ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0);
 	buf_init(&r->warnings, 1 << 20);
 	e = set_bases(r, d);
 	if (!e)
@@ -2019,6 +2118,8 @@ void run_free(struct run *r)
 	http_multi_free(r->multi);
 	results_free(r->res);
 	cJSON_Delete(r->manifest);
+	for (i = 0; i < (size_t)r->nheld; i++)
+		cJSON_Delete(r->held[i].rec);
 	for (i = 0; i < (size_t)r->neps; i++)
 		endpoint_release(&r->eps[i]);
 	mem_free(r->first);
