@@ -14,6 +14,7 @@
 #include "tpl_dsv4.h"
 #include "tpl_jinja.h"
 #include "tpl_model.h"
+#include "tpl_py.h"
 #include "tpl_turns.h"
 
 /* One template: a descriptor, or a model's Jinja text (jinja set). */
@@ -422,6 +423,19 @@ const char *tpl_clock_text(void)
 	return pinned ? clock_iso : NULL;
 }
 
+/* One variant's render of request values the server reads as they are. */
+static enum err render_variant(const struct variant *v, const cJSON *messages,
+			       const cJSON *tools, const cJSON *kwargs, int gen,
+			       const struct tpl_render_opts *o, struct buf *out, struct diag *d)
+{
+	struct tpl_jinja_req r = {messages, tools, kwargs, o ? o->reasoning_effort : NULL,
+				  gen, o ? o->server : TPL_SERVER_VLLM, pinned ? &pinned_tm : NULL};
+
+	if (v->jinja)
+		return tpl_jinja_render(v->jinja, &r, out, d);
+	return render_desc(&v->desc, messages, tools, kwargs, gen, o, out, d);
+}
+
 enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		       const cJSON *tools, const cJSON *kwargs,
 		       int add_generation_prompt, const struct tpl_render_opts *o,
@@ -429,6 +443,7 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 {
 	int with_tools = cJSON_GetArraySize(tools) > 0;
 	const struct variant *v = with_tools && t->split ? &t->tools : &t->plain;
+	cJSON *sent[3] = {NULL, NULL, NULL};
 	enum err e;
 
 	if (kwargs && !cJSON_IsObject(kwargs))
@@ -437,15 +452,18 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		return diag_fail(d, ERR_INPUT, "tools: expected an array");
 	if (with_tools && t->tools_refusal)
 		return diag_fail(d, ERR_UNSUPPORTED, "%s", t->tools_refusal);
-	if (v->jinja) {
-		struct tpl_jinja_req r = {messages, tools, kwargs, o ? o->reasoning_effort : NULL,
-					  add_generation_prompt, o ? o->server : TPL_SERVER_VLLM,
-					  pinned ? &pinned_tm : NULL};
-
-		e = tpl_jinja_render(v->jinja, &r, out, d);
-	} else {
-		e = render_desc(&v->desc, messages, tools, kwargs, add_generation_prompt, o, out, d);
-	}
+	/* the template sees json.loads of the body: numbers as printed, keys deduped */
+	e = tpl_py_as_sent(messages, &sent[0], "the messages", d);
+	if (!e)
+		e = tpl_py_as_sent(tools, &sent[1], "the tools", d);
+	if (!e)
+		e = tpl_py_as_sent(kwargs, &sent[2], "chat_template_kwargs", d);
+	if (!e)
+		e = render_variant(v, sent[0] ? sent[0] : messages, sent[1] ? sent[1] : tools,
+				   sent[2] ? sent[2] : kwargs, add_generation_prompt, o, out, d);
+	cJSON_Delete(sent[0]);
+	cJSON_Delete(sent[1]);
+	cJSON_Delete(sent[2]);
 	if (e == ERR_NOMEM && d && !d->code)
 		diag_fail(d, e, "cannot render the prompt: out of memory");
 	else if (e && d && !d->code)

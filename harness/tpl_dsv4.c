@@ -104,6 +104,7 @@ static enum err v41_budget(struct enc *e, const cJSON *eff, struct diag *d)
 	static const struct { const char *name; long budget; } tiers[] = {
 		{"low", 25}, {"high", 50}, {"xhigh", 75}, {"max", 100}};
 	size_t i;
+	double x;
 
 	e->budget = 50;
 	if (!eff || cJSON_IsNull(eff) || (cJSON_IsString(eff) && !strcmp(eff->valuestring, "none"))) {
@@ -111,9 +112,9 @@ static enum err v41_budget(struct enc *e, const cJSON *eff, struct diag *d)
 			e->thinking = 0;
 		return ERR_OK;
 	}
-	if (cJSON_IsNumber(eff) && eff->valuedouble >= 1 && eff->valuedouble <= 100 &&
-	    eff->valuedouble == (double)(long)eff->valuedouble) {
-		e->budget = (long)eff->valuedouble;
+	if (tpl_py_number(eff, &x) && !(cJSON_IsRaw(eff) && strpbrk(eff->valuestring, ".eE")) &&
+	    x >= 1 && x <= 100 && x == (double)(long)x) { /* a Python int */
+		e->budget = (long)x;
 		return ERR_OK;
 	}
 	for (i = 0; cJSON_IsString(eff) && i < sizeof tiers / sizeof tiers[0]; i++)
@@ -455,7 +456,7 @@ static enum err call_args(const cJSON *call, cJSON **owned, const cJSON **args, 
 	*owned = NULL;
 	*args = a;
 	if (cJSON_IsString(a) &&
-	    json_parse(a->valuestring, strlen(a->valuestring), owned, "tool-call arguments", NULL) == ERR_NOMEM)
+	    tpl_py_parse(a->valuestring, strlen(a->valuestring), owned, "tool-call arguments", NULL) == ERR_NOMEM)
 		return diag_fail(d, ERR_NOMEM, "out of memory parsing tool-call arguments");
 	if (cJSON_IsString(a))
 		*args = *owned;

@@ -167,23 +167,6 @@ static cJSON *without_media(const cJSON *messages)
 	return copy;
 }
 
-/* A call's arguments for the template: a string that is JSON goes as its own
- * text (a raw item), so that the interpreter reads 1.0 and big integers as
- * json.loads does; otherwise what tpl_msg parsed (its {} fallback). */
-static cJSON *args_item(const cJSON *call, const cJSON *parsed)
-{
-	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(call, "function"), "arguments");
-	cJSON *v = NULL;
-
-	if (cJSON_IsString(raw) &&
-	    !json_parse(raw->valuestring, strlen(raw->valuestring), &v, "tool-call arguments", NULL)) {
-		cJSON_Delete(v);
-		return cJSON_CreateRaw(raw->valuestring);
-	}
-	return cJSON_Duplicate(parsed, 1);
-}
-
 /* tool_calls with each call's arguments replaced by the parsed value. */
 static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_msg *m)
 {
@@ -192,7 +175,7 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 
 	cJSON_ArrayForEach(call, m->tool_calls) {
 		cJSON *c = json_add_obj(jb, a, NULL), *f;
-		const cJSON *k;
+		const cJSON *k, *fk;
 
 		cJSON_ArrayForEach(k, call) {
 			if (strcmp(k->string, "function")) {
@@ -200,11 +183,10 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 				continue;
 			}
 			f = json_add_obj(jb, c, "function");
-			cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(call, "function"))
-				if (strcmp(k->string, "arguments"))
-					json_add_dup(jb, f, k->string, k);
-			json_add_item(jb, f, "arguments", args_item(call, args));
-			break;
+			cJSON_ArrayForEach(fk, k)
+				if (strcmp(fk->string, "arguments"))
+					json_add_dup(jb, f, fk->string, fk);
+			json_add_dup(jb, f, "arguments", args); /* lexemes kept: tpl_py_parse */
 		}
 		args = args ? args->next : NULL;
 	}

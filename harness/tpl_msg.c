@@ -132,7 +132,7 @@ static void parse_arguments(struct json_build *jb, cJSON *to, const cJSON *a)
 	cJSON *v = NULL;
 
 	if (cJSON_IsString(a) &&
-	    json_parse(a->valuestring, strlen(a->valuestring), &v, "tool-call arguments", NULL) == ERR_NOMEM) {
+	    tpl_py_parse(a->valuestring, strlen(a->valuestring), &v, "tool-call arguments", NULL) == ERR_NOMEM) {
 		json_add_item(jb, to, NULL, NULL); /* records the failure */
 		return;
 	}

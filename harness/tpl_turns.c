@@ -142,14 +142,6 @@ static size_t last_query(const struct tpl_desc *t, const struct tpl_conv *c)
 	return c->n - 1;
 }
 
-/* Whether the call's arguments print through cJSON as json.dumps prints them. */
-static int args_exact(const cJSON *f)
-{
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(f, "arguments");
-
-	return !cJSON_IsString(a) || tpl_py_numbers_exact(a->valuestring);
-}
-
 static enum err turns_tool_calls(const struct tpl_desc *t, const struct tpl_msg *m,
 				 const char *content, struct buf *out, struct diag *d)
 {
@@ -171,12 +163,6 @@ static enum err turns_tool_calls(const struct tpl_desc *t, const struct tpl_msg 
 			e = buf_puts(out, tpl_desc_str(tc, "lead"));
 		else if (i > 0)
 			e = buf_puts(out, tpl_desc_str(tc, "separator"));
-		if (!e && !args_exact(f)) {
-			buf_release(&a);
-			return diag_fail(d, ERR_UNSUPPORTED, "tool call %zu: arguments with an integral float "
-					 "(1.0) or an integer beyond 2^53 are not reproduced by a built-in "
-					 "template", i);
-		}
 		if (!e)
 			e = tpl_pyjson(args, &a);
 		kv[0] = "{{name}}";
