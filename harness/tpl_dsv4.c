@@ -465,15 +465,29 @@ static enum err call_args(const cJSON *call, cJSON **owned, const cJSON **args, 
 	return ERR_OK;
 }
 
+/* A call's arguments as vLLM's copy of the V4 encoder reads them: what
+ * vLLM's message preparation parsed (tpl_msg), printed as parameters when it
+ * is an object; anything else fails in the encoder (.items()). SGLang's
+ * releases differ (an older encoder wraps parsed arguments into one
+ * "arguments" parameter), so SGLang's V4 history is refused. */
+static enum err v4_args(const struct enc *e, const cJSON *parsed, const cJSON **args, struct diag *d)
+{
+	if (e->r->server == TPL_SERVER_SGLANG)
+		return diag_fail(d, ERR_UNSUPPORTED, "template 'deepseek-v4' cannot render tool-call history "
+				 "for SGLang: its releases differ in how the V4 encoder prints parsed arguments "
+				 "(one wrapped 'arguments' parameter, or the parameters)");
+	*args = parsed;
+	if (!cJSON_IsObject(parsed))
+		return reject(d, "the DeepSeek V4 encoder needs tool-call arguments that are a JSON object");
+	return ERR_OK;
+}
+
 static enum err put_calls(const struct enc *e, const struct tpl_msg *m, struct buf *out,
 			  struct diag *d)
 {
-	const cJSON *call;
+	const cJSON *call, *parsed = m->args ? m->args->child : NULL;
 	enum err err;
 
-	if (!e->v41)
-		return diag_fail(d, ERR_UNSUPPORTED, "template 'deepseek-v4' cannot render tool-call history: "
-				 "server releases differ in how the V4 encoder prints parsed arguments");
 	err = buf_puts(out, "\n\n");
 	if (!err)
 		err = put_tag(e, out, 0, "calls_tag");
@@ -488,7 +502,8 @@ static enum err put_calls(const struct enc *e, const struct tpl_msg *m, struct b
 		if (!err && call != m->tool_calls->child)
 			err = buf_putc(out, '\n');
 		if (!err)
-			err = call_args(call, &owned, &args, d);
+			err = e->v41 ? call_args(call, &owned, &args, d) : v4_args(e, parsed, &args, d);
+		parsed = parsed ? parsed->next : NULL;
 		if (!err)
 			err = put_tag(e, out, 0, "invoke_tag");
 		if (!err)
