@@ -322,7 +322,7 @@ static enum err render_style(const struct job *j, struct buf *out, struct diag *
 
 	switch (j->t->style) {
 	case TPL_STYLE_TURNS:
-		return tpl_turns_render(j->t, j->c, j->tools, j->gen, j->thinking, out, d);
+		return tpl_turns_render(j->t, j->c, j->tools, j->server, j->gen, j->thinking, out, d);
 	case TPL_STYLE_DSV3:
 		return tpl_dsv3_render(j->t, j->c, j->gen, out);
 	case TPL_STYLE_DSV31:

@@ -99,7 +99,7 @@ static enum err put_turn_edge(const struct tpl_desc *t, const char *key, const c
 
 /* The tools block; sets *skip_first when it consumed a leading system turn. */
 static enum err turns_tools(const struct tpl_desc *t, const struct tpl_conv *c, const cJSON *tools,
-			    int *skip_first, struct buf *out, struct diag *d)
+			    enum tpl_server server, int *skip_first, struct buf *out, struct diag *d)
 {
 	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(t->root, "tools");
 	const cJSON *tool;
@@ -122,7 +122,7 @@ static enum err turns_tools(const struct tpl_desc *t, const struct tpl_conv *c, 
 		if (!e)
 			e = buf_puts(out, tpl_desc_str(tb, "item_prefix"));
 		if (!e)
-			e = tpl_msg_dump_tool(tool, i++, TPL_SERVER_VLLM, out, d);
+			e = tpl_msg_dump_tool(tool, i++, server, out, d);
 	}
 	return e ? e : buf_puts(out, tpl_desc_str(tb, "footer"));
 }
@@ -249,7 +249,7 @@ static enum err turns_tool_result(const struct tpl_desc *t, const struct tpl_con
 }
 
 enum err tpl_turns_render(const struct tpl_desc *t, const struct tpl_conv *c,
-			  const cJSON *tools, int gen, int thinking,
+			  const cJSON *tools, enum tpl_server server, int gen, int thinking,
 			  struct buf *out, struct diag *d)
 {
 	const cJSON *root = t->root;
@@ -258,7 +258,7 @@ enum err tpl_turns_render(const struct tpl_desc *t, const struct tpl_conv *c,
 	enum err e = buf_puts(out, tpl_desc_str(root, "bos"));
 
 	if (!e)
-		e = turns_tools(t, c, tools, &skip_first, out, d);
+		e = turns_tools(t, c, tools, server, &skip_first, out, d);
 	for (i = skip_first ? 1 : 0; !e && i < c->n; i++) {
 		const struct tpl_msg *m = &c->m[i];
 
