@@ -160,6 +160,8 @@ static void add_audit(struct json_build *jb, cJSON *rec, const struct audit_resu
 	num_or_null(jb, o, "server_prompt_tokens", (double)v->server_tokens, v->server_tokens >= 0);
 	num_or_null(jb, o, "usage_delta", (double)v->delta, v->have_delta);
 	json_add_num(jb, o, "tolerance", (double)v->tolerance);
+	if (v->hint)
+		json_add_str(jb, o, "hint", v->hint);
 }
 
 static void add_timing(struct json_build *jb, cJSON *rec, const struct stream *s)

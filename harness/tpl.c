@@ -31,6 +31,7 @@ struct tpl {
 	char *source;                /* the template text's file, else the descriptor's origin */
 	char source_sha[IO_SHA256_HEX];
 	struct buf explain;
+	unsigned notes;              /* TPL_NOTE_* */
 };
 
 static struct tpl *tpl_new(void)
@@ -128,6 +129,8 @@ static enum err open_named(struct tpl *t, const char *name, const struct tpl_mod
 		return e;
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(t->plain.desc.root, "template_sha256"))
 		same |= !strcmp(s->valuestring, m->plain.sha);
+	if (!same)
+		t->notes |= TPL_NOTE_SHA_DIFFERS;
 	if (!same && buf_printf(warn, "warning: the deployment's template ('%s', sha256 %.12s...) is not "
 				"the text template '%s' was checked against; counts may differ from the "
 				"server's\n", m->plain.path, m->plain.sha, t->plain.desc.name))
@@ -204,6 +207,16 @@ const char *tpl_sha256(const struct tpl *t)
 const char *tpl_source(const struct tpl *t)
 {
 	return t->source;
+}
+
+void tpl_note(struct tpl *t, unsigned note)
+{
+	t->notes |= note;
+}
+
+unsigned tpl_notes(const struct tpl *t)
+{
+	return t->notes;
 }
 
 const char *tpl_source_sha256(const struct tpl *t)
