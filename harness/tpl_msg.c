@@ -105,6 +105,9 @@ static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server serve
 		return ERR_OK;
 	if (cJSON_IsString(c))
 		return buf_puts(b, c->valuestring);
+	if (cJSON_IsRaw(c) && c->valuestring[0] == '"') /* json_add_strn: a NUL inside */
+		return diag_fail(d, ERR_UNSUPPORTED, "message %zu: 'content' holds a NUL character, which "
+				 "needle does not render", mi);
 	if (!cJSON_IsArray(c))
 		return diag_fail(d, ERR_INPUT, "message %zu: 'content' must be a string, an array of parts or null", mi);
 	cJSON_ArrayForEach(part, c) {

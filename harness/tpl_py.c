@@ -199,6 +199,7 @@ static enum err raw_number(const char *lexeme, double x, struct buf *out)
 enum err tpl_pyjson(const cJSON *v, struct buf *out)
 {
 	const cJSON *c;
+	double x;
 	enum err e = ERR_OK;
 
 	if (cJSON_IsNull(v))
@@ -209,8 +210,8 @@ enum err tpl_pyjson(const cJSON *v, struct buf *out)
 		return buf_puts(out, "false");
 	if (cJSON_IsString(v))
 		return pyfmt_json_string(v->valuestring, strlen(v->valuestring), 0, out);
-	if (cJSON_IsRaw(v))
-		return raw_number(v->valuestring, v->valuedouble, out);
+	if (cJSON_IsRaw(v)) /* a lexeme of tpl_py_parse, else json_add_strn's literal */
+		return tpl_py_number(v, &x) ? raw_number(v->valuestring, x, out) : buf_puts(out, v->valuestring);
 	if (cJSON_IsNumber(v)) {
 		if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 9007199254740992.0)
 			return buf_printf(out, "%lld", (long long)v->valuedouble);
