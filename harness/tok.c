@@ -49,6 +49,8 @@ enum err tok_load(const char *path, struct tok **out, struct diag *d)
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	else if (ends_with(path, ".model"))
 		e = spm_load(path, &t->spm, d);
+	else if ((e = tok_hf_load_known(path, &t->hf, d)) || t->hf)
+		; /* from the cache, the JSON unread */
 	else if (io_map_file(path, BUF_MAX_DEFAULT, &map, &map_len)) {
 		e = tok_hf_load(path, map, map_len, &t->hf, d);
 		io_unmap_file(map, map_len);

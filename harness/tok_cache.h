@@ -44,6 +44,19 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path);
  * nothing to release. */
 int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
 		   struct tok_cache *c);
+/* The source index: the SHA-256 of a source file without reading it. An
+ * entry holds the SHA-256 with the file's device, inode, size, mtime and
+ * ctime (nanoseconds); it answers only while all five are unchanged, and
+ * is written only for a file unchanged for 2 s, so that a rewrite within
+ * one tick of the file system's clock cannot go unseen. One small file per
+ * source (src-*.idx beside the cache files), written whole and renamed.
+ *
+ * 1 with `sha` filled when the index knows `src` as it is now, else 0. */
+int tok_cache_known_sha(const char *src, char sha[IO_SHA256_HEX]);
+/* Records that `src` (as it is now) has SHA-256 `sha`, if the cache is on
+ * and the file has settled; failures are silent (the next load hashes). */
+void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX]);
+
 /* Unmaps; accepts a zeroed `c`. */
 void tok_cache_close(struct tok_cache *c);
 
