@@ -143,8 +143,11 @@ static void test_bpe_rules(void)
 	}
 	tok_free(t);
 	t = load(FIX "bpe_no_ignore_merges.json");
-	if (t)
+	if (t) { /* abc is in the vocab but not whole: never counted as 1 */
 		CHECK_EQ_LONG(count(t, "abc"), 2);
+		CHECK_EQ_LONG(count(t, "bc"), 1);
+		CHECK_EQ_LONG(count(t, "abc"), 2);
+	}
 	tok_free(t);
 	t = load(FIX "unknown_dropped.json");
 	if (t) /* vocab {a, b, ...}, no unk: "abxab" drops x */

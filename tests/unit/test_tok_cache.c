@@ -25,6 +25,7 @@ static const char *const TEXTS[] = {
 	"Hello world, it's 2024!\n  tabs\tand  spaces ",
 	"\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\xe4\xb8\x96\xe7\x95\x8c \xe3\x81\x93\xe3\x82\x93 123456",
 	"ab cd ef <s> </s> [CLS] x",
+	"abc", /* bpe_no_ignore_merges: in the vocab, yet 2 tokens (a bc) */
 };
 
 static char dir[] = "/tmp/needle-tok-cache-XXXXXX";
@@ -48,9 +49,13 @@ static char *ids_of(const char *fix)
 		uint32_t *ids = NULL;
 		size_t n = 0, cap = 0;
 
+		size_t c = 0;
+
 		CHECK(tok_encode(t, TEXTS[i], strlen(TEXTS[i]), 1, &ids, &n, &cap, &d) == ERR_OK);
+		CHECK(tok_count(t, TEXTS[i], strlen(TEXTS[i]), &c, &d) == ERR_OK);
 		for (j = 0; j < n; j++)
 			buf_printf(&out, "%u ", (unsigned)ids[j]);
+		buf_printf(&out, "=%zu", c);
 		buf_putc(&out, '|');
 		mem_free(ids);
 	}
@@ -248,6 +253,7 @@ static void test_cache(void)
 	check_fixture("fixtures/tokenizers/prepend_replace.json");
 	check_fixture("fixtures/tokenizers/added_tokens.json");
 	check_fixture("fixtures/tokenizers/bert_post.json");
+	check_fixture("fixtures/tokenizers/bpe_no_ignore_merges.json");
 	test_index();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);
 	rmdir(sub);
