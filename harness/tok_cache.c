@@ -107,7 +107,7 @@ static int cache_dir(struct buf *path)
 
 int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
 {
-	return cache_dir(path) && !buf_printf(path, "/%s.tok", sha);
+	return cache_dir(path) && !buf_printf(path, "/%s-v%d.tok", sha, TOK_CACHE_VERSION);
 }
 
 /* Whether the mapped file is a cache file of `sha` with n sections; fills

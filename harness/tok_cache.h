@@ -1,7 +1,9 @@
 /*
  * tok_cache — a compact binary copy of a loaded tokenizer.json, so that the
  * next load of the same file takes milliseconds instead of parsing 8-11 MB of
- * JSON. One file per tokenizer, named by the SHA-256 of its tokenizer.json,
+ * JSON. One file per tokenizer and format version, named by the SHA-256 of
+ * its tokenizer.json and TOK_CACHE_VERSION (so that builds of different
+ * versions sharing a cache directory do not rebuild each other's files),
  * in the user's cache directory ($XDG_CACHE_HOME/needle, else
  * ~/.cache/needle). NEEDLE_NO_CACHE=1 turns the cache off.
  *
