@@ -208,7 +208,7 @@ static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i
 }
 
 /* Leftmost-first match of the third DeepSeek pattern starting at s[i], or 0. */
-static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
+static inline __attribute__((always_inline)) size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
 {
 	uint32_t c0, c1 = 0;
 	size_t k0, e;
@@ -605,4 +605,39 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		i += k;
 	}
 	return 0;
+}
+
+size_t scan_find_many(enum scan_kind kind, const struct scan_tab *t, const char *s,
+		      size_t n, size_t at, size_t *ms, size_t *me, size_t max)
+{
+	size_t k = 0, i = at, e;
+
+	switch (kind) {
+	case SCAN_QWEN:
+	case SCAN_LLAMA3:
+		for (; k < max && i < n; i = me[k++])
+			ms[k] = i, me[k] = cl100k_at(t, s, n, i, kind == SCAN_QWEN ? 1 : 3);
+		return k;
+	case SCAN_O200K:
+		for (; k < max && i < n; i = me[k++])
+			ms[k] = i, me[k] = o200k_at(t, s, n, i);
+		return k;
+	case SCAN_DS_MAIN:
+		while (k < max && i < n) {
+			if ((e = ds_main_at(t, s, n, i))) {
+				ms[k] = i, me[k++] = e;
+				i = e;
+			} else {
+				i += utf8_len((unsigned char)s[i]);
+			}
+		}
+		return k;
+	case SCAN_DIGITS3:
+	case SCAN_CJK:
+	case SCAN_NONE:
+		break;
+	}
+	for (; k < max && scan_find(kind, t, s, n, i, &ms[k], &me[k]); i = me[k++])
+		;
+	return k;
 }
