@@ -1121,7 +1121,13 @@ static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 			i += 3;
 			continue;
 		}
-		n = uni_decode(s + i, len - i, &cp);
+		if (u >= 0xE0 && u < 0xF0 && i + 3 <= len) { /* decoded inline */
+			cp = (uint32_t)(u & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+			     (s[i + 2] & 0x3F);
+			n = 3;
+		} else {
+			n = uni_decode(s + i, len - i, &cp);
+		}
 		if (nfc_unsafe_cp(cp))
 			break;
 		*prev = i;
