@@ -373,6 +373,12 @@ struct bpe {
 	 * bytes, NULL if not built */
 	uint8_t *whole;
 	size_t nwhole;
+	/* a Bloom filter (one bit per string, by hash_bytes) of the strings
+	 * of those tokens: most pre-tokens that are none of them (long CJK
+	 * runs) are told so without a vocab lookup; nbloom bytes, a power of
+	 * two, NULL with whole */
+	uint8_t *bloom;
+	size_t nbloom;
 	int borrowed;          /* the tables above live in a caller's blob (bpe_from_blob) */
 	/* Loading is batched so that the hash-table misses of consecutive
 	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
@@ -480,6 +486,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->rlen);
 	mem_free(b->minl[0]);
 	mem_free(b->whole);
+	mem_free(b->bloom);
 	mem_free(b);
 }
 
@@ -949,15 +956,15 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* ---- the model as one blob (tok_cache) -------------------------------- */
 
-#define BLOB_MAGIC 0x32424550454c4e4eULL /* "NNLEPEB2" */
+#define BLOB_MAGIC 0x33424550454c4e4eULL /* "NNLEPEB3" */
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * roff, rlen, the minl/minr block, the whole bitmap. */
+ * roff, rlen, the minl/minr block, the whole bitmap, its Bloom filter. */
 struct blob_head {
 	uint64_t magic, sizes; /* sizes: sizeof sslot, mslot, blob_head */
 	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
-	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len, nwhole;
+	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len, nwhole, nbloom;
 	int64_t unit[256], fallback[256], unk_id;
 	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
 };
@@ -1001,7 +1008,8 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 			      b->merges.n, b->merges.nslot, b->ntokens, b->nmerges,
 			      used, b->nmin < used ? b->nmin : used,
 			      b->unk ? b->o.unk_len : 0,
-			      b->nwhole < (used + 7) / 8 ? b->nwhole : (used + 7) / 8, {0}, {0}, b->unk_id,
+			      b->nwhole < (used + 7) / 8 ? b->nwhole : (used + 7) / 8, b->nbloom,
+			      {0}, {0}, b->unk_id,
 			      (uint64_t)((b->o.byte_level != 0) | (b->o.byte_fallback != 0) << 1 |
 					 (b->o.fuse_unk != 0) << 2 | (b->o.ignore_merges != 0) << 3)};
 
@@ -1022,7 +1030,9 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 			return ERR_NOMEM;
 	if (blob_pad(out, 6 * h.nmin * sizeof(uint32_t)))
 		return ERR_NOMEM;
-	return blob_put(out, b->whole, h.nwhole);
+	if (blob_put(out, b->whole, h.nwhole))
+		return ERR_NOMEM;
+	return blob_put(out, b->bloom, h.nbloom);
 }
 
 /* The next `n` bytes of the blob (8-aligned), or NULL past its end. */
@@ -1052,7 +1062,8 @@ static int blob_head_ok(const struct blob_head *h, size_t len)
 	       (!h->raw_nslot || h->raw_n < h->raw_nslot) &&
 	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
 	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
-	       h->nr < len && h->nmin <= h->nr && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8;
+	       h->nr < len && h->nmin <= h->nr && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
+	       pow2_or_zero(h->nbloom) && !h->nwhole == !h->nbloom;
 }
 
 /* Points the tables of `b` into the blob after the head. */
@@ -1070,8 +1081,9 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->minl[0] = (uint32_t *)blob_take(p, len, &at, 6 * h->nmin * sizeof(uint32_t));
 	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
+	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || !b->whole || at != len)
+	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || !b->whole || !b->bloom || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
 		return 0;
@@ -1100,9 +1112,9 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	b->raw.n = h.raw_n, b->raw.nslot = h.raw_nslot, b->raw.alen = h.raw_alen;
 	b->merges.n = h.merges_n, b->merges.nslot = h.merges_nslot;
 	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr, b->nmin = h.nmin;
-	b->nwhole = h.nwhole;
+	b->nwhole = h.nwhole, b->nbloom = h.nbloom;
 	if (!h.nwhole)
-		b->whole = NULL;
+		b->whole = b->bloom = NULL;
 	for (c = 0; h.nmin && c < 4; c++)
 		b->minl[c] = b->minl[0] + c * h.nmin;
 	for (c = 0; h.nmin && c < 2; c++)
@@ -1642,11 +1654,21 @@ static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n
 /* Whether pre-token piece[0..n) (hash_bytes `h`) is a vocab string whose
  * own run of the model gives its token alone: then it counts 1, no merging
  * needed (most distinct English words). */
+/* The bit of hash `h` in a Bloom filter of `nbloom` bytes (a power of two). */
+static inline size_t bloom_bit(uint32_t h, size_t nbloom)
+{
+	return (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ULL) >> 20) & (nbloom * 8 - 1);
+}
+
 static inline int whole_token(const struct bpe *b, const char *piece, size_t n, uint32_t h)
 {
+	size_t bit;
 	uint32_t id;
 
-	return b->whole && smap_get_h(&b->vocab, piece, n, h, &id) && id / 8 < b->nwhole &&
+	if (!b->whole)
+		return 0;
+	bit = bloom_bit(h, b->nbloom);
+	return (b->bloom[bit / 8] >> (bit % 8) & 1) && smap_get_h(&b->vocab, piece, n, h, &id) && id / 8 < b->nwhole &&
 	       (b->whole[id / 8] >> (id % 8) & 1);
 }
 
@@ -1751,8 +1773,32 @@ int bpe_byte_level(const struct bpe *b)
 	return b->o.byte_level;
 }
 
+/* Fills b->bloom from b->whole. */
+static enum err build_bloom(struct bpe *b)
+{
+	size_t id, k = 0, bytes = 8;
+
+	for (id = 0; id < b->nr; id++)
+		k += b->whole[id / 8] >> (id % 8) & 1;
+	while (bytes < k) /* 8 bits per string: about 1 in 9 false positives */
+		bytes *= 2;
+	if (!(b->bloom = mem_calloc(bytes, 1)))
+		return ERR_NOMEM;
+	b->nbloom = bytes;
+	for (id = 0; id < b->nr; id++) {
+		if (b->whole[id / 8] >> (id % 8) & 1) {
+			size_t bit = bloom_bit((uint32_t)hash_bytes(b->vocab.arena + b->roff[id],
+								    b->rlen[id]), bytes);
+
+			b->bloom[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		}
+	}
+	return ERR_OK;
+}
+
 /* Fills b->whole: runs the model on every token's own string (once, when
- * the tokenizer.json is loaded; the cache keeps the result). */
+ * the tokenizer.json is loaded; the cache keeps the result), then its
+ * Bloom filter. */
 static enum err build_whole(struct bpe *b)
 {
 	struct bpe_work *w;
@@ -1772,5 +1818,5 @@ static enum err build_whole(struct bpe *b)
 			b->whole[id / 8] |= (uint8_t)(1u << (id % 8));
 	}
 	bpe_work_free(w);
-	return e;
+	return e ? e : build_bloom(b);
 }
