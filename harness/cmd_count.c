@@ -59,6 +59,26 @@ static const char examples[] =
 	"      --template deepseek-v4.1 --kwargs '{\"thinking\":true}' \\\n"
 	"      --reasoning-effort max --messages prompt.json\n";
 
+/* Reads the JSON array of `kind` ("messages", "tools") from `path` into
+ * `*out` (owned), numbers as Python's json.loads reads them. */
+static enum err read_array(const char *path, const char *kind, struct buf *raw,
+			   cJSON **out, struct diag *d)
+{
+	char what[256];
+	enum err e;
+
+	buf_reset(raw);
+	if ((e = io_read_file(path, raw, d)) || (e = tpl_check_nul(raw->data, raw->len, path, d)))
+		return e;
+	snprintf(what, sizeof what, "%s '%.200s'", kind, path);
+	if ((e = tpl_py_parse(raw->data, raw->len, out, what, d)))
+		return e;
+	if (!cJSON_IsArray(*out))
+		return diag_fail(d, ERR_INPUT, "cannot parse %s '%s': expected a JSON array of %s",
+				 kind, path, kind);
+	return ERR_OK;
+}
+
 /* Renders --messages through the template `t` into `out`. */
 static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 				struct buf *out, struct diag *d)
@@ -66,7 +86,6 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 	struct buf raw;
 	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
 	struct tpl_render_opts ro = {0};
-	char what[256];
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
@@ -85,22 +104,8 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 		}
 		ro.reasoning_effort = eff;
 	}
-	e = io_read_file(o->messages, &raw, d);
-	if (e)
+	if ((e = read_array(o->messages, "messages", &raw, &msgs, d)))
 		goto out;
-	e = tpl_check_nul(raw.data, raw.len, o->messages, d);
-	if (e)
-		goto out;
-	snprintf(what, sizeof what, "messages '%.200s'", o->messages);
-	e = tpl_py_parse(raw.data, raw.len, &msgs, what, d); /* numbers as json.loads reads them */
-	if (e == ERR_NOMEM)
-		goto out;
-	if (!msgs || !cJSON_IsArray(msgs)) {
-		e = diag_fail(d, ERR_INPUT,
-			      "cannot parse messages '%s': expected a JSON array of messages",
-			      o->messages);
-		goto out;
-	}
 	if (o->kwargs) {
 		e = tpl_py_parse(o->kwargs, strlen(o->kwargs), &kw, "option '--kwargs'", NULL);
 		if (e == ERR_NOMEM)
@@ -112,25 +117,8 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 			goto out;
 		}
 	}
-	if (o->tools) {
-		buf_reset(&raw);
-		e = io_read_file(o->tools, &raw, d);
-		if (e)
-			goto out;
-		e = tpl_check_nul(raw.data, raw.len, o->tools, d);
-		if (e)
-			goto out;
-		snprintf(what, sizeof what, "tools '%.200s'", o->tools);
-		e = tpl_py_parse(raw.data, raw.len, &tools, what, d);
-		if (e == ERR_NOMEM)
-			goto out;
-		if (!tools || !cJSON_IsArray(tools)) {
-			e = diag_fail(d, ERR_INPUT,
-				      "cannot parse tools '%s': expected a JSON array of tools",
-				      o->tools);
-			goto out;
-		}
-	}
+	if (o->tools && (e = read_array(o->tools, "tools", &raw, &tools, d)))
+		goto out;
 	e = tpl_render_ex(t, msgs, tools, kw, 1, &ro, out, d);
 	if (e)
 		diag_prefix(d, "%s", o->messages);
