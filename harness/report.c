@@ -33,15 +33,16 @@ static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 
 /* ---- loading ---- */
 
-/* results_each's callback of report_load: keeps the attempt key. */
+/* results_each's callback of report_load: keeps the attempt key (and the
+ * record itself when the run keeps them all, or when it is a load round). */
 static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct report_run *r = ctx;
 	char key[RECORD_KEY_MAX];
 
 	record_key_of(rec, key, sizeof(key));
-	if ((!r->all && !(r->all = cJSON_CreateArray())) ||
-	    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1)))
+	if (r->keep_all && ((!r->all && !(r->all = cJSON_CreateArray())) ||
+			    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
 	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
@@ -50,7 +51,8 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	return keyset_add(&r->keys, key, NULL, d);
 }
 
-enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+static enum err load_run(const char *dir, int keep_all, struct report_run **out,
+			 struct diag *d)
 {
 	struct report_run *r;
 	struct results_scan sc = {0};
@@ -63,6 +65,7 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
 	keyset_init(&r->keys);
+	r->keep_all = keep_all;
 	e = results_read_manifest(dir, &r->manifest, d);
 	if (!e)
 		e = results_each(dir, load_key, r, &sc, d);
@@ -73,6 +76,16 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 	else
 		*out = r;
 	return e;
+}
+
+enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 0, out, d);
+}
+
+enum err report_load_records(const char *dir, struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 1, out, d);
 }
 
 void report_run_free(struct report_run *r)
@@ -114,6 +127,8 @@ struct acc {
 	size_t pass, total, recall_attempts;
 	size_t audit_enabled, audit_failed;
 	size_t stage_transport, stage_audit, stage_grade;
+	struct why_fold *why;   /* the Failures section and the advice */
+	struct probesum probes; /* the probing recall steps */
 	struct json_build jb; /* the summary's adds */
 	int oom;              /* a sample list or cell table could not grow */
 };
@@ -580,6 +595,8 @@ static void acc_release(struct acc *A)
 	}
 	mem_free(A->ll);
 	keyset_release(&A->by_id);
+	why_fold_free(A->why);
+	probesum_release(&A->probes);
 }
 
 /* planned, planned_done and complete (null without a plan: record.h). */
@@ -636,8 +653,12 @@ static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
 
 	(void)d;
 	/* a failed add may leave a case without its fields: stop at once */
-	if (!A->jb.code && !A->oom)
+	if (!A->jb.code && !A->oom) {
 		take_record(A, rec);
+		if (why_fold_take(A->why, rec))
+			A->oom = 1;
+		probesum_take(&A->probes, rec);
+	}
 	return ERR_OK;
 }
 
@@ -655,13 +676,13 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 }
 
 /* The probing recall steps (probesum.h), when the run has any. */
-static void add_probes(struct acc *A, const struct report_run *r, struct diag *d)
+static void add_probes(struct acc *A, struct diag *d)
 {
 	cJSON *p = NULL;
 
 	if (A->jb.code || A->oom)
 		return;
-	if (probesum_build(r->all, &p, d))
+	if (probesum_end(&A->probes, &p, d))
 		A->oom = 1;
 	else if (p)
 		json_add_item(&A->jb, A->s, "probes", p);
@@ -675,7 +696,10 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 
 	memset(&A, 0, sizeof(A));
 	json_build_init(&A.jb);
+	probesum_init(&A.probes);
 	*out = NULL;
+	if (!(A.why = why_fold_new(r->dir)))
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
 	A.s = json_new_obj(&A.jb);
 	json_add_num(&A.jb, A.s, "needle_summary", 1);
 	add_run_facts(&A.jb, A.s, r);
@@ -697,8 +721,8 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 	add_recall(&A);
 	add_latency(&A);
 	add_load(&A, r, d);
-	why_summarise(r->all, r->manifest, r->dir, &A.jb, A.s);
-	add_probes(&A, r, d);
+	why_fold_summarise(A.why, r->manifest, &A.jb, A.s);
+	add_probes(&A, d);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
@@ -1246,7 +1270,7 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 	if ((e = report_summary(r, &f->summary, d)) ||
 	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
 	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
-	    (e = rows_csv(r->all, r->dir, &f->csv, d)))
+	    (e = rows_csv(r->dir, &f->csv, d)))
 		report_files_release(f);
 	return e;
 }

@@ -9,9 +9,11 @@
  * The summary is one cJSON object (written as RUN_DIR/summary.json); the
  * Markdown and the recall heatmap PNG are rendered from it alone, so they
  * always agree; the per-attempt CSV (rows.h) is the records it was computed
- * from. Records are read one at a time with results_each (a
- * torn last line is skipped, as --resume does), kept in `all` for the
- * Failures section (why.h) and the CSV (rows.h).
+ * from. Records are read one at a time with results_each (a torn last line
+ * is skipped, as --resume does) and folded into per-case, per-cell and
+ * per-reason aggregates, never kept: memory grows with the distinct cases,
+ * cells and reasons, not with the records (the load rounds of load cases
+ * excepted, loadcells.h).
  *
  * Conventions:
  *  - percentiles and pass-rate intervals are stats.h's (nearest-rank; 95%
@@ -37,8 +39,9 @@ struct report_run {
 	cJSON *manifest;   /* owned; NULL when the folder has no manifest.json */
 	struct keyset keys; /* the attempt keys recorded */
 	size_t records;    /* records in results.jsonl */
-	cJSON *all;        /* owned array of every record, for the Failures
-			      section (why.h) and the per-attempt rows (rows.h) */
+	int keep_all;      /* loaded by report_load_records */
+	cJSON *all;        /* owned array of every record (report_load_records
+			      only; NULL otherwise) */
 	cJSON *load_records; /* owned array of the records with "load"
 				(loadcells.h: a load case's rounds), or NULL */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
@@ -49,6 +52,9 @@ struct report_run {
  * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
  * line, reason); ERR_IO when results.jsonl cannot be read. */
 enum err report_load(const char *dir, struct report_run **out, struct diag *d);
+/* As report_load, and keeps every record in r->all, for merge.h, which
+ * compares and copies them: its memory grows with the journal. */
+enum err report_load_records(const char *dir, struct report_run **out, struct diag *d);
 /* Frees the run. Accepts NULL. */
 void report_run_free(struct report_run *r);
 

@@ -398,12 +398,31 @@ static cJSON *failed_record(int status, const char *message)
 	return r;
 }
 
+/* The failures and advice of the records of array `recs` (borrowed), folded
+ * one at a time, into a new summary object. */
+static cJSON *why_of(const cJSON *recs, const cJSON *man)
+{
+	struct why_fold *w = why_fold_new("D");
+	struct json_build jb;
+	const cJSON *rec;
+	cJSON *s;
+
+	CHECK(w != NULL);
+	json_build_init(&jb);
+	s = json_new_obj(&jb);
+	cJSON_ArrayForEach(rec, recs)
+		CHECK(why_fold_take(w, rec) == ERR_OK);
+	why_fold_summarise(w, man, &jb, s);
+	CHECK(jb.code == ERR_OK);
+	why_fold_free(w);
+	return s;
+}
+
 /* The advice for the obvious causes: a wrong model, a too-long prompt. */
 static void test_advice(void)
 {
 	const char *m = "{\"endpoint\":{\"models\":[\"served-1\"],\"max_model_len\":4096}}";
 	cJSON *man = cJSON_Parse(m), *recs = cJSON_CreateArray(), *s;
-	struct json_build jb;
 	const cJSON *adv;
 	struct why_reason r[WHY_REASONS_MAX];
 
@@ -411,10 +430,7 @@ static void test_advice(void)
 	cJSON_AddItemToArray(recs, failed_record(404, "HTTP 404: no model x"));
 	CHECK(why_reasons(cJSON_GetArrayItem(recs, 0), r, WHY_REASONS_MAX) == 1);
 	CHECK_STR(r[0].key, "http_status 404");
-	json_build_init(&jb);
-	s = json_new_obj(&jb);
-	why_summarise(recs, man, "D", &jb, s);
-	CHECK(jb.code == ERR_OK);
+	s = why_of(recs, man);
 	adv = cJSON_GetArrayItem(get(s, "advice"), 0);
 	CHECK(cJSON_IsString(adv) &&
 	      strstr(adv->valuestring, "every request got HTTP 404: the server serves 'served-1', not 'x'"));
@@ -422,8 +438,7 @@ static void test_advice(void)
 	cJSON_Delete(s);
 	cJSON_DeleteItemFromArray(recs, 0);
 	cJSON_AddItemToArray(recs, failed_record(400, "HTTP 400: maximum context length is 4096 tokens"));
-	s = json_new_obj(&jb);
-	why_summarise(recs, man, "D", &jb, s);
+	s = why_of(recs, man);
 	adv = cJSON_GetArrayItem(get(s, "advice"), 0);
 	CHECK(cJSON_IsString(adv) &&
 	      strstr(adv->valuestring, "1 of 2 requests got HTTP 400 context length") &&
@@ -433,19 +448,62 @@ static void test_advice(void)
 	cJSON_Delete(man);
 }
 
+/* A new folder under /tmp holding fixtures/results/a's journal, its fourth
+ * record's first grade reason replaced by `reason` when not NULL. */
+static void copy_run_a(char *dir, const char *reason)
+{
+	struct buf b, out;
+	struct diag d;
+	char p[512];
+	size_t at = 0, line = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	buf_init(&b, 1 << 20);
+	buf_init(&out, 1 << 20);
+	diag_init(&d);
+	CHECK(io_read_file("fixtures/results/a/results.jsonl", &b, &d) == ERR_OK);
+	while (at < b.len) {
+		size_t n = strcspn(b.data + at, "\n");
+		cJSON *rec = cJSON_ParseWithLength(b.data + at, n);
+		char *txt;
+		CHECK(rec != NULL);
+		if (reason && ++line == 4)
+			cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(rec, "grade"), "reasons"), 0,
+				cJSON_CreateString(reason));
+		txt = cJSON_PrintUnformatted(rec);
+		CHECK(buf_printf(&out, "%s\n", txt) == ERR_OK);
+		cJSON_free(txt);
+		cJSON_Delete(rec);
+		at += n + 1;
+	}
+	snprintf(p, sizeof(p), "%s/results.jsonl", dir);
+	CHECK(io_write_file(p, out.data, out.len, &d) == ERR_OK);
+	buf_release(&b);
+	buf_release(&out);
+}
+
+static void remove_dir(const char *dir)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK(system(p) == 0);
+}
+
 /* The CSV has a header and one CRLF row per attempt; a field with a comma or
- * quote is quoted with its quotes doubled; JSON Lines has the same rows. */
+ * quote is quoted with its quotes doubled; JSON Lines has the same rows. The
+ * run column is the folder's last component, a trailing '/' ignored. */
 static void test_rows(void)
 {
-	struct report_run *r = NULL;
-	cJSON *s = summary_of("fixtures/results/a", &r), *rec;
+	char dir[] = "/tmp/needle-test-rows-XXXXXX", slash[600];
 	struct buf b;
 	struct diag d;
 	size_t lines = 0, i;
 
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
-	CHECK(rows_csv(r->all, "x/a/", &b, &d) == ERR_OK);
+	CHECK(rows_csv("fixtures/results/a/", &b, &d) == ERR_OK);
 	for (i = 0; i < b.len; i++)
 		lines += b.data[i] == '\n' && i && b.data[i - 1] == '\r';
 	CHECK(lines == 11);
@@ -453,19 +511,20 @@ static void test_rows(void)
 	CHECK(strstr(b.data, "\r\na,") != NULL);
 	CHECK(strstr(b.data, ",recall-128k,recall,0,2,fail,transport,connect,connect,") != NULL);
 	CHECK(strstr(b.data, ",\"expected 437, got 438\",") != NULL);
-	rec = cJSON_GetArrayItem(r->all, 3);
-	cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "grade"), "reasons"), 0, cJSON_CreateString("say \"hi\", then"));
+	copy_run_a(dir, "say \"hi\", then");
+	snprintf(slash, sizeof(slash), "%s/", dir);
 	buf_reset(&b);
-	CHECK(rows_csv(r->all, "a", &b, &d) == ERR_OK);
+	CHECK(rows_csv(slash, &b, &d) == ERR_OK);
 	CHECK(strstr(b.data, ",\"say \"\"hi\"\", then\",") != NULL);
+	CHECK(strstr(b.data, "\r\n") && !strncmp(strstr(b.data, "\r\n") + 2, strrchr(dir, '/') + 1,
+						      strlen(strrchr(dir, '/') + 1)));
 	buf_reset(&b);
-	CHECK(rows_jsonl(r->all, "a", &b, &d) == ERR_OK);
+	CHECK(rows_jsonl(dir, &b, &d) == ERR_OK);
 	for (i = 0, lines = 0; i < b.len; i++)
 		lines += b.data[i] == '\n';
 	CHECK(lines == 10 && b.data[0] == '{' && strstr(b.data, "\"fail_stage\":\"transport\""));
 	buf_release(&b);
-	report_run_free(r);
-	cJSON_Delete(s);
+	remove_dir(dir);
 }
 
 static int exists(const char *dir, const char *name)
