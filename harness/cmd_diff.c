@@ -52,6 +52,8 @@ static const char examples[] =
 	"than its manifest planned) or no attempt matched, unless --allow-incomplete.\n"
 	"A gate on a case that is in neither run is a usage error (exit 2).\n"
 	"\n"
+	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
+	"table gives each replica's pass rate in A and B and the flips it served in B.\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
 	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
 	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"

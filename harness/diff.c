@@ -159,7 +159,7 @@ struct keyed {
 	int pass;
 	char *failures;     /* owned JSON of transport.failures (failed only) */
 	char *reason;       /* owned first reason (failed only), or NULL */
-	char *base_url;     /* owned replica that served it (failed only), or NULL */
+	int ep;             /* the replica that served it: index.eps[ep], or -1 */
 	int has_delta;
 	double delta;       /* audit.usage_delta */
 	char sha[72];       /* recall.prompt_sha256, or "" */
@@ -170,6 +170,8 @@ struct keyed {
 struct index {
 	struct keyed *k;
 	size_t n, cap;
+	char **eps;         /* owned base URLs, first-seen order */
+	size_t neps, capeps;
 };
 
 static int cmp_keyed(const void *a, const void *b)
@@ -189,9 +191,33 @@ static void index_free(struct index *ix)
 		mem_free(ix->k[i].id);
 		mem_free(ix->k[i].failures);
 		mem_free(ix->k[i].reason);
-		mem_free(ix->k[i].base_url);
 	}
 	mem_free(ix->k);
+	for (i = 0; i < ix->neps; i++)
+		mem_free(ix->eps[i]);
+	mem_free(ix->eps);
+}
+
+/* The index of base URL `url` in ix->eps, added when new; -1 when out of
+ * memory. */
+static int endpoint_of(struct index *ix, const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < ix->neps; i++)
+		if (!strcmp(ix->eps[i], url))
+			return (int)i;
+	if (ix->neps == ix->capeps) {
+		size_t cap = ix->capeps ? ix->capeps * 2 : 4;
+		char **n = mem_realloc(ix->eps, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		ix->eps = n;
+		ix->capeps = cap;
+	}
+	if (!(ix->eps[ix->neps] = mem_strndup(url, strlen(url))))
+		return -1;
+	return (int)ix->neps++;
 }
 
 /* The reason a failed record gives first: its first grade reason, else the
@@ -210,8 +236,8 @@ static char *reason_of(const cJSON *rec)
 	return mem_strndup(msg, strlen(msg));
 }
 
-/* Fills `k` from `rec`; 0 when out of memory. */
-static int keyed_of(const cJSON *rec, struct keyed *k)
+/* Fills `k` from `rec` (its replica kept in ix); 0 when out of memory. */
+static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 {
 	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
 	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
@@ -219,6 +245,7 @@ static int keyed_of(const cJSON *rec, struct keyed *k)
 	char key[RECORD_KEY_MAX];
 
 	memset(k, 0, sizeof(*k));
+	k->ep = -1;
 	record_key_of(rec, key, sizeof(key));
 	k->repeat = (long)jget_num(rec, "repeat");
 	k->has_seed = cJSON_IsNumber(seed);
@@ -230,15 +257,14 @@ static int keyed_of(const cJSON *rec, struct keyed *k)
 		snprintf(k->sha, sizeof(k->sha), "%s", sha->valuestring);
 	if (!(k->key = mem_strndup(key, strlen(key))) || !(k->id = mem_strndup(id, strlen(id))))
 		return 0;
+	if (cJSON_IsString(jget(rec, "base_url")) &&
+	    (k->ep = endpoint_of(ix, jget(rec, "base_url")->valuestring)) < 0)
+		return 0;
 	if (k->pass)
 		return 1;
 	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
 		return 0;
 	k->reason = reason_of(rec);
-	if (cJSON_IsString(jget(rec, "base_url")) &&
-	    !(k->base_url = mem_strndup(jget(rec, "base_url")->valuestring,
-					strlen(jget(rec, "base_url")->valuestring))))
-		return 0;
 	return 1;
 }
 
@@ -255,7 +281,7 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 		ix->k = nk;
 		ix->cap = cap;
 	}
-	if (!keyed_of(rec, &ix->k[ix->n])) {
+	if (!keyed_of(ix, rec, &ix->k[ix->n])) {
 		ix->n++; /* its owned parts are freed with the index */
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	}
@@ -298,7 +324,8 @@ static const struct keyed *find(const struct index *ix, const char *key)
 
 /* A new {case, repeat, seed} object for `k` (with its failures and first
  * reason when `why`); NULL on failure. */
-static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
+static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
+			  const struct keyed *k, int why)
 {
 	cJSON *o = json_new_obj(jb);
 
@@ -307,8 +334,8 @@ static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
 	json_add_item(jb, o, "seed", k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
 	if (!why)
 		return o;
-	if (k->base_url)
-		json_add_str(jb, o, "base_url", k->base_url);
+	if (k->ep >= 0)
+		json_add_str(jb, o, "base_url", ix->eps[k->ep]);
 	if (k->failures)
 		json_add_item(jb, o, "failures", cJSON_Parse(k->failures));
 	if (k->reason)
@@ -354,7 +381,7 @@ static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *
 	if ((ka->has_delta && kb->has_delta && ka->delta == kb->delta) ||
 	    (!ka->has_delta && !kb->has_delta))
 		return;
-	o = attempt_ref(jb, kb, 0);
+	o = attempt_ref(jb, NULL, kb, 0);
 	json_add_item(jb, o, "a", delta_or_null(ka));
 	json_add_item(jb, o, "b", delta_or_null(kb));
 	json_add_item(jb, arr, NULL, o);
@@ -363,6 +390,8 @@ static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *
 struct match {
 	size_t matched, a_pass, b_pass, only_a, only_b, only_b_failed;
 	size_t prompt_differs; /* matched recall attempts whose documents differ */
+	size_t *ep_flips;      /* owned: pass->fail, fail->pass flips per replica of
+				  B (2 per index.eps entry of B) */
 };
 
 /* Walks B's attempts against A's index; fills flips, cases, usage changes.
@@ -388,7 +417,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 			m->only_b++;
 			if (!rb->pass) {
 				m->only_b_failed++;
-				json_add_item(jb, onlyb, NULL, attempt_ref(jb, rb, 1));
+				json_add_item(jb, onlyb, NULL, attempt_ref(jb, ib, rb, 1));
 			}
 			continue;
 		}
@@ -396,9 +425,11 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		m->a_pass += ra->pass;
 		m->b_pass += rb->pass;
 		if (ra->pass && !rb->pass)
-			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, 1));
+			json_add_item(jb, pf, NULL, attempt_ref(jb, ib, rb, 1));
 		else if (!ra->pass && rb->pass)
-			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, 0));
+			json_add_item(jb, fp, NULL, attempt_ref(jb, ib, rb, 0));
+		if (ra->pass != rb->pass && rb->ep >= 0)
+			m->ep_flips[2 * (size_t)rb->ep + rb->pass]++;
 		case_tally(jb, cases, &by_id, rb->id, ra->pass, rb->pass);
 		usage_change(jb, usage, ra, rb);
 		m->prompt_differs += ra->sha[0] && rb->sha[0] && strcmp(ra->sha, rb->sha);
@@ -485,6 +516,55 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	cJSON_ArrayForEach(c, jget(diff, "cases"))
 		add_ab(jb, c, rate3(jb, jget_num(c, "a_pass"), jget_num(c, "total")),
 		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
+}
+
+/* The endpoint of summary `s` whose base URL is `url`, or NULL. */
+static const cJSON *endpoint_in(const cJSON *s, const char *url)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, jget(s, "endpoints"))
+		if (!strcmp(jget(e, "base_url")->valuestring, url))
+			return e;
+	return NULL;
+}
+
+static cJSON *endpoint_side(struct json_build *jb, const cJSON *e)
+{
+	return e ? rate3(jb, jget_num(e, "pass"), jget_num(e, "total")) : cJSON_CreateNull();
+}
+
+/* diff["by_endpoint"], when either run used several replicas: per base URL
+ * (A's order, then B's new ones) its replica number (B's, else A's), each
+ * run's pass rate over all its attempts there, and the flips of matched
+ * attempts B's replica served. */
+static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			  const cJSON *sb, const struct index *ib, const struct match *m)
+{
+	const cJSON *sides[2] = {sa, sb}, *e;
+	cJSON *arr, *o;
+	int side;
+	size_t i;
+
+	if (cJSON_GetArraySize(jget(sa, "endpoints")) < 2 &&
+	    cJSON_GetArraySize(jget(sb, "endpoints")) < 2)
+		return;
+	arr = json_add_arr(jb, diff, "by_endpoint");
+	for (side = 0; side < 2; side++)
+		cJSON_ArrayForEach(e, jget(sides[side], "endpoints")) {
+			const char *url = jget(e, "base_url")->valuestring;
+			const cJSON *a = endpoint_in(sa, url), *b = endpoint_in(sb, url);
+			if (side && a)
+				continue;
+			for (i = 0; i < ib->neps && strcmp(ib->eps[i], url); i++)
+				;
+			o = json_add_obj(jb, arr, NULL);
+			json_add_str(jb, o, "base_url", url);
+			json_add_dup(jb, o, "replica", jget(b ? b : a, "replica"));
+			add_ab(jb, o, endpoint_side(jb, a), endpoint_side(jb, b));
+			json_add_num(jb, o, "pass_to_fail", i < ib->neps ? (double)m->ep_flips[2 * i] : 0);
+			json_add_num(jb, o, "fail_to_pass", i < ib->neps ? (double)m->ep_flips[2 * i + 1] : 0);
+		}
 }
 
 /* One side's "INCOMPLETE: done/planned" into `out` when its summary says the
@@ -617,11 +697,16 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 		goto out;
 	if ((e = index_of(a->dir, &ia, d)) || (e = index_of(b->dir, &ib, d)))
 		goto out;
+	if (!(m.ep_flips = mem_calloc(2 * ib.neps + 1, sizeof(*m.ep_flips)))) {
+		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+		goto out;
+	}
 	diff = json_new_obj(&jb);
 	json_add_num(&jb, diff, "needle_diff", 1);
 	add_sides(&jb, diff, sa, sb);
 	match_runs(&jb, &ia, &ib, diff, &m);
 	add_overall(&jb, diff, sa, sb, &m);
+	add_endpoints(&jb, diff, sa, sb, &ib, &m);
 	add_incomplete(&jb, diff, sa, sb, &m);
 	add_recall(&jb, diff, sa, sb);
 	add_latency(&jb, diff, sa, sb);
@@ -639,6 +724,7 @@ out:
 	cJSON_Delete(diff);
 	index_free(&ia);
 	index_free(&ib);
+	mem_free(m.ep_flips);
 	return e;
 }
 
@@ -875,6 +961,45 @@ static enum err sec_head(const cJSON *diff, struct buf *b)
 			  jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
 }
 
+/* Per replica, when either run used several: where the flips were. */
+static enum err sec_endpoints(const cJSON *diff, struct buf *b)
+{
+	const cJSON *arr = jget(diff, "by_endpoint"), *r, *flipped = NULL, *failing = NULL;
+	double flips = 0, fails = 0;
+	int nflipped = 0, nfailing = 0;
+	char t[32], d[32], sa[SIDE_MAX], sb[SIDE_MAX];
+	enum err e;
+
+	if (!cJSON_IsArray(arr))
+		return ERR_OK;
+	e = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | A | B | change | pass -> fail | fail -> pass |\n|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(r, arr) {
+		double pf = jget_num(r, "pass_to_fail");
+		double bf = jget_num(jget(r, "b"), "total") - jget_num(jget(r, "b"), "pass");
+		if (pf > 0)
+			nflipped++, flipped = r, flips += pf;
+		if (cJSON_IsObject(jget(r, "b")) && bf > 0)
+			nfailing++, failing = r, fails += bf;
+		if (!e)
+			e = buf_printf(b, "| %s | ", md_number(jget(r, "replica"), "%.0f", t, sizeof(t)));
+		if (!e)
+			e = md_cell(b, jget(r, "base_url")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s | %s | %s | %.0f | %.0f |\n", side_text(jget(r, "a"), sa),
+				       side_text(jget(r, "b"), sb), md_number(jget(r, "delta"), "%+.3f", d, sizeof(d)),
+				       pf, jget_num(r, "fail_to_pass"));
+	}
+	if (!e && nflipped == 1)
+		e = buf_printf(b, "\nAll %.0f pass -> fail flips on replica %s (%s).\n", flips,
+			       md_number(jget(flipped, "replica"), "%.0f", t, sizeof(t)),
+			       jget(flipped, "base_url")->valuestring);
+	if (!e && nfailing == 1)
+		e = buf_printf(b, "\nAll %.0f failures of B on replica %s (%s).\n", fails,
+			       md_number(jget(failing, "replica"), "%.0f", t, sizeof(t)),
+			       jget(failing, "base_url")->valuestring);
+	return e;
+}
+
 static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 			 const char *title)
 {
@@ -1006,7 +1131,7 @@ static enum err sec_only_b_failed(const cJSON *diff, struct buf *b)
 enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d)
 {
 	static const md_section sections[] = {
-		sec_head, sec_pass_to_fail, sec_fail_to_pass, sec_only_b_failed,
+		sec_head, sec_endpoints, sec_pass_to_fail, sec_fail_to_pass, sec_only_b_failed,
 		sec_cases, sec_recall, sec_usage, sec_latency, sec_gates};
 
 	return md_render(diff, sections, sizeof(sections) / sizeof(sections[0]),
