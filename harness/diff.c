@@ -148,22 +148,20 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 
 /* ---- matching ---- */
 
-/* What matching needs of one record, kept instead of its tree so a journal
- * of any size is compared in bounded memory. */
+/* What matching needs of one record, kept instead of its tree: a few words
+ * per attempt (its texts only when it failed). */
 struct keyed {
-	char *key;          /* owned record_key */
-	char *id;           /* owned case id */
+	char *key;          /* owned: record_key, then a NUL and the case id */
+	const char *id;     /* the case id, inside `key`'s allocation */
 	long repeat;
-	int has_seed;
 	double seed;
-	int pass;
+	double delta;       /* audit.usage_delta */
 	char *failures;     /* owned JSON of transport.failures (failed only) */
 	char *reason;       /* owned first reason (failed only), or NULL */
-	int ep;             /* the replica that served it: index.eps[ep], or -1 */
-	int has_delta;
-	double delta;       /* audit.usage_delta */
-	char sha[72];       /* recall.prompt_sha256, or "" */
+	char *sha;          /* owned recall.prompt_sha256, or NULL */
 	size_t idx;         /* position in the journal: equal keys keep file order */
+	int ep;             /* the replica that served it: index.eps[ep], or -1 */
+	unsigned char has_seed, pass, has_delta;
 };
 
 /* The index of one run (grown by results_each's callback). */
@@ -188,7 +186,7 @@ static void index_free(struct index *ix)
 
 	for (i = 0; i < ix->n; i++) {
 		mem_free(ix->k[i].key);
-		mem_free(ix->k[i].id);
+		mem_free(ix->k[i].sha);
 		mem_free(ix->k[i].failures);
 		mem_free(ix->k[i].reason);
 	}
@@ -253,10 +251,12 @@ static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
 	k->has_delta = cJSON_IsNumber(dl);
 	k->delta = k->has_delta ? dl->valuedouble : 0;
-	if (cJSON_IsString(sha))
-		snprintf(k->sha, sizeof(k->sha), "%s", sha->valuestring);
-	if (!(k->key = mem_strndup(key, strlen(key))) || !(k->id = mem_strndup(id, strlen(id))))
+	if (cJSON_IsString(sha) && !(k->sha = mem_strndup(sha->valuestring, strlen(sha->valuestring))))
 		return 0;
+	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
+		return 0;
+	memcpy(k->key, key, strlen(key) + 1);
+	k->id = memcpy(k->key + strlen(key) + 1, id, strlen(id) + 1);
 	if (cJSON_IsString(jget(rec, "base_url")) &&
 	    (k->ep = endpoint_of(ix, jget(rec, "base_url")->valuestring)) < 0)
 		return 0;
@@ -432,7 +432,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 			m->ep_flips[2 * (size_t)rb->ep + rb->pass]++;
 		case_tally(jb, cases, &by_id, rb->id, ra->pass, rb->pass);
 		usage_change(jb, usage, ra, rb);
-		m->prompt_differs += ra->sha[0] && rb->sha[0] && strcmp(ra->sha, rb->sha);
+		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
 	keyset_release(&by_id);
 	for (i = 0; i < ia->n; i++)
