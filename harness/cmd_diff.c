@@ -97,23 +97,26 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	const char *spec[CLI_LIST_MAX * 4];
 	struct diff_gate g[CLI_LIST_MAX * 4];
 	struct report_run *a = NULL, *b = NULL;
-	cJSON *diff = NULL;
+	struct diff_result res;
+	const cJSON *diff;
 	int i, n, ok;
 	enum err e = ERR_OK;
 
+	memset(&res, 0, sizeof(res));
 	*all_ok = 1;
 	n = expand_gates(&o->gates, spec);
 	for (i = 0; !e && i < n; i++)
 		e = diff_gate_parse(spec[i], &g[i], d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
-		e = diff_runs(a, b, &diff, d);
+		e = diff_runs(a, b, &res, d);
+	diff = res.diff;
 	for (i = 0; !e && i < n; i++)
-		e = diff_gate_check(diff, &g[i], d);
+		e = diff_gate_check(&res, &g[i], d);
 	if (!e && n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
 		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
 			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
 	for (i = 0; !e && i < n; i++) {
-		e = diff_gate_eval(diff, &g[i], o->allow_incomplete, &ok, d);
+		e = diff_gate_eval(&res, &g[i], o->allow_incomplete, &ok, d);
 		*all_ok &= ok;
 		if (!e && !ok)
 			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
@@ -123,10 +126,10 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
 	}
-	if (!e)
-		e = !strcmp(o->format, "json") ? json_print(diff, JSON_PRETTY | JSON_NEWLINE, out, "the comparison", d)
-					       : diff_markdown(diff, out, d);
-	cJSON_Delete(diff);
+	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
+		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
+					       : diff_markdown(&res, out, d);
+	diff_result_release(&res);
 	report_run_free(a);
 	report_run_free(b);
 	return e;

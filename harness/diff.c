@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "jget.h"
+#include "jout.h"
 #include "keyset.h"
 #include "loadgate.h"
 #include "json.h"
@@ -290,12 +291,18 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 	return ERR_OK;
 }
 
-/* The records of run folder `dir`, keyed and sorted (equal keys in file
+/* The records of run `r`'s journal, keyed and sorted (equal keys in file
  * order). */
-static enum err index_of(const char *dir, struct index *ix, struct diag *d)
+static enum err index_of(const struct report_run *r, struct index *ix, struct diag *d)
 {
 	struct results_scan sc;
-	enum err e = results_each(dir, index_one, ix, &sc, d);
+	enum err e;
+
+	/* sized for the records report_load counted: no growth, no slack */
+	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	ix->cap = r->records;
+	e = results_each(r->dir, index_one, ix, &sc, d);
 
 	if (!e)
 		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
@@ -345,27 +352,34 @@ static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
 	return o;
 }
 
-/* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass,
- * total}; `by_id` finds a case's object. */
-static void case_tally(struct json_build *jb, cJSON *cases, struct keyset *by_id,
-		       const char *id, int pa, int pb)
+/* Counts a matched attempt of case `id` in res->cases (first-matched
+ * order); slot[i] is the entry of B's case i, or -1. 0 when out of memory. */
+static int case_tally(struct diff_result *res, long *slot, const char *id, int pa, int pb)
 {
-	static const char *const keys[3] = {"total", "a_pass", "b_pass"};
-	const int by[3] = {1, pa, pb};
-	cJSON *c = keyset_get(by_id, id);
-	int i;
+	const struct casetab_case *c = casetab_find(&res->b.cases, id);
+	struct diff_case *dc;
+	size_t bi;
 
-	if (!c) {
-		c = json_add_obj(jb, cases, NULL);
-		json_add_str(jb, c, "id", id);
-		for (i = 0; i < 3; i++)
-			json_add_num(jb, c, keys[i], 0);
-		if (!jb->code && keyset_put(by_id, id, c, NULL))
-			jb->code = ERR_NOMEM;
+	if (!c)
+		return 1; /* B's summary read the same journal: not reached */
+	bi = (size_t)(c - res->b.cases.c);
+	if (slot[bi] < 0) {
+		if (res->ncases == res->capcases) {
+			size_t cap = res->capcases ? res->capcases * 2 : 16;
+			struct diff_case *n = mem_realloc(res->cases, cap * sizeof(*n));
+			if (!n)
+				return 0;
+			res->cases = n;
+			res->capcases = cap;
+		}
+		res->cases[res->ncases] = (struct diff_case){bi, 0, 0, 0};
+		slot[bi] = (long)res->ncases++;
 	}
-	for (i = 0; !jb->code && i < 3; i++)
-		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, keys[i]),
-				     jget_num(c, keys[i]) + by[i]);
+	dc = &res->cases[slot[bi]];
+	dc->total++;
+	dc->a_pass += (size_t)pa;
+	dc->b_pass += (size_t)pb;
+	return 1;
 }
 
 static cJSON *delta_or_null(const struct keyed *k)
@@ -397,18 +411,23 @@ struct match {
 /* Walks B's attempts against A's index; fills flips, cases, usage changes.
  * Stops at the first failed add (a case may then lack its fields). */
 static void match_runs(struct json_build *jb, const struct index *ia,
-		       const struct index *ib, cJSON *diff, struct match *m)
+		       const struct index *ib, struct diff_result *res, struct match *m)
 {
+	cJSON *diff = res->diff;
 	cJSON *flips = json_add_obj(jb, diff, "flips");
 	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
 	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
-	cJSON *cases = json_add_arr(jb, diff, "cases");
-	cJSON *usage = json_add_arr(jb, diff, "usage_changes");
-	cJSON *onlyb = json_add_arr(jb, diff, "only_b_failed");
-	struct keyset by_id;
+	cJSON *usage, *onlyb;
+	long *slot = mem_alloc((res->b.cases.n + 1) * sizeof(*slot));
 	size_t i;
 
-	keyset_init(&by_id);
+	json_add_arr(jb, diff, "cases"); /* stands for res->cases */
+	usage = json_add_arr(jb, diff, "usage_changes");
+	onlyb = json_add_arr(jb, diff, "only_b_failed");
+	if (!slot && !jb->code)
+		jb->code = ERR_NOMEM;
+	for (i = 0; slot && i < res->b.cases.n; i++)
+		slot[i] = -1;
 	for (i = 0; !jb->code && i < ib->n; i++) {
 		const struct keyed *ra, *rb = &ib->k[i];
 		if (i && !strcmp(rb->key, ib->k[i - 1].key))
@@ -430,11 +449,12 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 			json_add_item(jb, fp, NULL, attempt_ref(jb, ib, rb, 0));
 		if (ra->pass != rb->pass && rb->ep >= 0)
 			m->ep_flips[2 * (size_t)rb->ep + rb->pass]++;
-		case_tally(jb, cases, &by_id, rb->id, ra->pass, rb->pass);
+		if (!case_tally(res, slot, rb->id, ra->pass, rb->pass))
+			jb->code = ERR_NOMEM;
 		usage_change(jb, usage, ra, rb);
 		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
-	keyset_release(&by_id);
+	mem_free(slot);
 	for (i = 0; i < ia->n; i++)
 		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key))
 			m->only_a++;
@@ -491,7 +511,7 @@ static void add_ab(struct json_build *jb, cJSON *o, cJSON *a, cJSON *b)
 static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			const cJSON *sb, const struct match *m)
 {
-	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb, *c;
+	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb;
 	const cJSON *aa = jget(sa, "attempts"), *ab = jget(sb, "attempts");
 
 	json_add_item(jb, o, "a", rate3(jb, jget_num(aa, "pass"), jget_num(aa, "total")));
@@ -513,9 +533,25 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			 m->prompt_differs);
 		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
 	}
-	cJSON_ArrayForEach(c, jget(diff, "cases"))
-		add_ab(jb, c, rate3(jb, jget_num(c, "a_pass"), jget_num(c, "total")),
-		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
+}
+
+/* One case of the comparison as its JSON object: {id, total, a_pass, b_pass,
+ * delta, a, b}; NULL when out of memory. */
+static cJSON *diff_case_json(const struct diff_result *res, size_t i)
+{
+	const struct diff_case *c = &res->cases[i];
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "id", res->b.cases.c[c->b_case].id);
+	json_add_num(&jb, o, "total", (double)c->total);
+	json_add_num(&jb, o, "a_pass", (double)c->a_pass);
+	json_add_num(&jb, o, "b_pass", (double)c->b_pass);
+	add_ab(&jb, o, rate3(&jb, (double)c->a_pass, (double)c->total),
+	       rate3(&jb, (double)c->b_pass, (double)c->total));
+	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
 }
 
 /* The endpoint of summary `s` whose base URL is `url`, or NULL. */
@@ -681,51 +717,85 @@ static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const
 	json_add_num(jb, u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
 }
 
-enum err diff_runs(const struct report_run *a, const struct report_run *b,
-		   cJSON **out, struct diag *d)
+void diff_result_release(struct diff_result *res)
 {
-	cJSON *sa = NULL, *sb = NULL, *diff = NULL;
-	struct index ia = {0}, ib = {0};
+	cJSON_Delete(res->diff);
+	res->diff = NULL;
+	report_sum_release(&res->a);
+	report_sum_release(&res->b);
+	mem_free(res->cases);
+	res->cases = NULL;
+	res->ncases = res->capcases = 0;
+}
+
+/* The comparison of the summaries res->a and res->b, whose trees it takes. */
+static enum err compare(const struct index *ia, const struct index *ib, struct match *m,
+			struct diff_result *res, struct diag *d)
+{
 	struct json_build jb;
+	const cJSON *sa = res->a.s, *sb = res->b.s;
+	cJSON *diff;
+
+	json_build_init(&jb);
+	diff = res->diff = json_new_obj(&jb);
+	json_add_num(&jb, diff, "needle_diff", 1);
+	add_sides(&jb, diff, sa, sb);
+	match_runs(&jb, ia, ib, res, m);
+	add_overall(&jb, diff, sa, sb, m);
+	add_endpoints(&jb, diff, sa, sb, ib, m);
+	add_incomplete(&jb, diff, sa, sb, m);
+	add_recall(&jb, diff, sa, sb);
+	add_latency(&jb, diff, sa, sb);
+	json_add_item(&jb, diff, "summary_a", res->a.s);
+	json_add_item(&jb, diff, "summary_b", res->b.s);
+	res->a.s = res->b.s = NULL;
+	json_add_arr(&jb, diff, "gates");
+	return json_build_end(&jb, &res->diff, "the comparison", d);
+}
+
+enum err diff_runs(const struct report_run *a, const struct report_run *b,
+		   struct diff_result *out, struct diag *d)
+{
+	struct index ia = {0}, ib = {0};
 	struct match m;
 	enum err e;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	memset(&m, 0, sizeof(m));
-	json_build_init(&jb);
-	if ((e = report_summary(a, &sa, d)) || (e = report_summary(b, &sb, d)))
+	if ((e = report_summary(a, &out->a, d)) || (e = report_summary(b, &out->b, d)))
 		goto out;
-	if ((e = index_of(a->dir, &ia, d)) || (e = index_of(b->dir, &ib, d)))
+	if ((e = index_of(a, &ia, d)) || (e = index_of(b, &ib, d)))
 		goto out;
 	if (!(m.ep_flips = mem_calloc(2 * ib.neps + 1, sizeof(*m.ep_flips)))) {
 		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		goto out;
 	}
-	diff = json_new_obj(&jb);
-	json_add_num(&jb, diff, "needle_diff", 1);
-	add_sides(&jb, diff, sa, sb);
-	match_runs(&jb, &ia, &ib, diff, &m);
-	add_overall(&jb, diff, sa, sb, &m);
-	add_endpoints(&jb, diff, sa, sb, &ib, &m);
-	add_incomplete(&jb, diff, sa, sb, &m);
-	add_recall(&jb, diff, sa, sb);
-	add_latency(&jb, diff, sa, sb);
-	json_add_item(&jb, diff, "summary_a", sa);
-	json_add_item(&jb, diff, "summary_b", sb);
-	sa = sb = NULL;
-	json_add_arr(&jb, diff, "gates");
-	if (!(e = json_build_end(&jb, &diff, "the comparison", d))) {
-		*out = diff;
-		diff = NULL;
-	}
+	e = compare(&ia, &ib, &m, out, d);
 out:
-	cJSON_Delete(sa);
-	cJSON_Delete(sb);
-	cJSON_Delete(diff);
+	if (e)
+		diff_result_release(out);
 	index_free(&ia);
 	index_free(&ib);
 	mem_free(m.ep_flips);
 	return e;
+}
+
+static cJSON *case_item(void *ctx, size_t i)
+{
+	return diff_case_json(ctx, i);
+}
+
+enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f,
+			 struct diag *d)
+{
+	const cJSON *diff = res->diff;
+	struct jout_list lists[3] = {
+		{jget(diff, "cases"), res->ncases, case_item, (void *)res},
+		report_cases(&res->a, jget2(diff, "summary_a", "cases")),
+		report_cases(&res->b, jget2(diff, "summary_b", "cases")),
+	};
+
+	return jout_print(diff, lists, 3, 1, out, f, "the comparison", d);
 }
 
 /* ---- gate evaluation ---- */
@@ -740,17 +810,6 @@ int diff_holds(double v, enum diff_op op, double want)
 	case DIFF_EQ: return v == want;
 	}
 	return 0;
-}
-
-/* The case summary of run B for `id`, or NULL. */
-static const cJSON *case_b(const cJSON *diff, const char *id)
-{
-	const cJSON *c;
-
-	cJSON_ArrayForEach(c, jget2(diff, "summary_b", "cases"))
-		if (!strcmp(jget(c, "id")->valuestring, id))
-			return c;
-	return NULL;
 }
 
 static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **row_a)
@@ -783,17 +842,21 @@ static const cJSON *recall_all(const cJSON *diff, double *v)
 
 /* The metric's value into *v; returns 0 with `why` filled when there is no
  * data for it. */
-static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
+static int metric(const struct diff_result *res, const struct diff_gate *g, double *v,
 		  char *why, size_t cap)
 {
+	const cJSON *diff = res->diff;
 	const cJSON *x, *y;
 	char t[32];
 	int pct, ratio;
 
-	if (!strcmp(g->name, "pass_rate")) {
-		x = g->arg[0] ? jget(case_b(diff, g->arg), "rate") : jget2(diff, "summary_b", "attempts");
-		if (!g->arg[0])
-			x = jget(x, "rate");
+	if (!strcmp(g->name, "pass_rate") && g->arg[0]) {
+		const struct casetab_case *c = casetab_find(&res->b.cases, g->arg);
+		if (c && stats_rate((double)c->pass, (double)c->total, v))
+			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "pass_rate")) {
+		x = jget(jget2(diff, "summary_b", "attempts"), "rate");
 	} else if (!strcmp(g->name, "pass_rate_delta")) {
 		x = jget2(diff, "overall", "matched_delta");
 	} else if (!strcmp(g->name, "flips")) {
@@ -835,16 +898,12 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	return 0;
 }
 
-enum err diff_gate_check(const cJSON *diff, const struct diff_gate *g,
+enum err diff_gate_check(const struct diff_result *res, const struct diff_gate *g,
 			 struct diag *d)
 {
-	const cJSON *c;
-
-	if (strcmp(g->name, "pass_rate") || !g->arg[0] || case_b(diff, g->arg))
+	if (strcmp(g->name, "pass_rate") || !g->arg[0] || casetab_find(&res->b.cases, g->arg) ||
+	    casetab_find(&res->a.cases, g->arg))
 		return ERR_OK;
-	cJSON_ArrayForEach(c, jget2(diff, "summary_a", "cases"))
-		if (!strcmp(jget(c, "id")->valuestring, g->arg))
-			return ERR_OK;
 	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
 }
 
@@ -863,9 +922,10 @@ static int is_load_gate(const cJSON *diff, const struct diff_gate *g)
 	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
 }
 
-enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomplete,
-			int *ok, struct diag *d)
+enum err diff_gate_eval(struct diff_result *res, const struct diff_gate *g,
+			int allow_incomplete, int *ok, struct diag *d)
 {
+	cJSON *diff = res->diff;
 	struct json_build jb;
 	cJSON *o;
 	const cJSON *inc = jget(diff, "incomplete");
@@ -884,7 +944,7 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomp
 		have = loadgate_eval(jget2(diff, "summary_a", "load"), jget2(diff, "summary_b", "load"),
 				     g, ok, &v, why, sizeof(why));
 	} else {
-		have = metric(diff, g, &v, why, sizeof(why));
+		have = metric(res, g, &v, why, sizeof(why));
 		*ok = have && diff_holds(v, g->op, g->value);
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
@@ -1027,20 +1087,22 @@ static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 	return e;
 }
 
-static enum err sec_cases(const cJSON *diff, struct buf *b)
+/* The per-case table, its rows made one case at a time. */
+static enum err sec_cases(const struct diff_result *res, struct buf *b)
 {
-	const cJSON *c;
 	enum err e = buf_puts(b, "\n## Per case (matched attempts)\n\n| case | A | B | change |\n|---|---|---|---|\n");
+	size_t i;
 
-	cJSON_ArrayForEach(c, jget(diff, "cases")) {
-		if (!e)
-			e = buf_puts(b, "| ");
+	for (i = 0; !e && i < res->ncases; i++) {
+		cJSON *c = diff_case_json(res, i);
+		e = c ? buf_puts(b, "| ") : ERR_NOMEM;
 		if (!e)
 			e = md_cell(b, jget(c, "id")->valuestring);
 		if (!e)
 			e = buf_puts(b, " |");
 		if (!e)
 			e = ab_cells(b, c);
+		cJSON_Delete(c);
 	}
 	return e;
 }
@@ -1128,12 +1190,15 @@ static enum err sec_only_b_failed(const cJSON *diff, struct buf *b)
 	return flip_list(diff, b, "only_b_failed", "failed, only in B");
 }
 
-enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d)
+enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d)
 {
-	static const md_section sections[] = {
-		sec_head, sec_endpoints, sec_pass_to_fail, sec_fail_to_pass, sec_only_b_failed,
-		sec_cases, sec_recall, sec_usage, sec_latency, sec_gates};
+	static const md_section head[] = {sec_head, sec_endpoints, sec_pass_to_fail,
+					  sec_fail_to_pass, sec_only_b_failed};
+	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_gates};
+	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
 
-	return md_render(diff, sections, sizeof(sections) / sizeof(sections[0]),
-			 "diff", out, d);
+	if (!e && (e = sec_cases(res, out)))
+		return diag_fail(d, e, "cannot render the diff: %s",
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
+	return e ? e : md_render(res->diff, tail, sizeof(tail) / sizeof(tail[0]), "diff", out, d);
 }
