@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "cmd.h"
 #include "diff.h"
-#include "json.h"
 #include "loadgate.h"
 #include "report.h"
 

@@ -9,7 +9,6 @@
 #include "diff.h"
 #include "jget.h"
 #include "jout.h"
-#include "keyset.h"
 #include "loadgate.h"
 #include "json.h"
 #include "md.h"
