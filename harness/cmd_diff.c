@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "cmd.h"
 #include "diff.h"
-#include "json.h"
 #include "loadgate.h"
 #include "report.h"
 
@@ -52,6 +51,8 @@ static const char examples[] =
 	"than its manifest planned) or no attempt matched, unless --allow-incomplete.\n"
 	"A gate on a case that is in neither run is a usage error (exit 2).\n"
 	"\n"
+	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
+	"table gives each replica's pass rate in A and B and the flips it served in B.\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
 	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
 	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"
@@ -95,23 +96,26 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	const char *spec[CLI_LIST_MAX * 4];
 	struct diff_gate g[CLI_LIST_MAX * 4];
 	struct report_run *a = NULL, *b = NULL;
-	cJSON *diff = NULL;
+	struct diff_result res;
+	const cJSON *diff;
 	int i, n, ok;
 	enum err e = ERR_OK;
 
+	memset(&res, 0, sizeof(res));
 	*all_ok = 1;
 	n = expand_gates(&o->gates, spec);
 	for (i = 0; !e && i < n; i++)
 		e = diff_gate_parse(spec[i], &g[i], d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
-		e = diff_runs(a, b, &diff, d);
+		e = diff_runs(a, b, &res, d);
+	diff = res.diff;
 	for (i = 0; !e && i < n; i++)
-		e = diff_gate_check(diff, &g[i], d);
+		e = diff_gate_check(&res, &g[i], d);
 	if (!e && n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
 		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
 			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
 	for (i = 0; !e && i < n; i++) {
-		e = diff_gate_eval(diff, &g[i], o->allow_incomplete, &ok, d);
+		e = diff_gate_eval(&res, &g[i], o->allow_incomplete, &ok, d);
 		*all_ok &= ok;
 		if (!e && !ok)
 			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
@@ -121,10 +125,10 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
 	}
-	if (!e)
-		e = !strcmp(o->format, "json") ? json_print(diff, JSON_PRETTY | JSON_NEWLINE, out, "the comparison", d)
-					       : diff_markdown(diff, out, d);
-	cJSON_Delete(diff);
+	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
+		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
+					       : diff_markdown(&res, out, d);
+	diff_result_release(&res);
 	report_run_free(a);
 	report_run_free(b);
 	return e;

@@ -69,10 +69,10 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 		fprintf(stderr, "warning: %s; the report is printed only (--out DIR writes it elsewhere)\n",
 			wd.msg);
 	if (!e && !strcmp(format, "jsonl"))
-		e = rows_jsonl(r->all, r->dir, &jl, d);
+		e = rows_jsonl(r->dir, &jl, d);
 	if (!e) {
 		const struct buf *b = strcmp(format, "jsonl") ? chosen(&f, format) : &jl;
-		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary, "attempts");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
 
 		fwrite(b->data, 1, b->len, stdout);
 		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))

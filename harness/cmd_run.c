@@ -112,30 +112,28 @@ static void summary(const struct cli_run *c, const struct run *r, int status)
 
 /* DESIGN.md §7: summary.json, summary.md, attempts.csv and recall.png are
  * written at the end of every run (report.h). Failing to write them is a
- * warning: the journal is intact and the run's status stands. Returns the
- * summary (caller owns) or NULL. */
-static cJSON *write_report(const char *dir)
+ * warning: the journal is intact and the run's status stands. Fills *s (the
+ * caller releases it; empty when the report failed). */
+static void write_report(const char *dir, struct report_sum *s)
 {
 	struct diag rd;
-	cJSON *s = NULL;
 
 	diag_init(&rd);
-	if (report_write(dir, &s, &rd))
+	if (report_write(dir, s, &rd))
 		fprintf(stderr, "warning: %s (results are intact; retry with 'needle report %s')\n",
 			rd.msg, dir);
-	return s;
 }
 
 /* The failing cases with their reasons and the advice (report_terminal),
  * after the summary line. */
-static void why_lines(const cJSON *s)
+static void why_lines(const struct report_sum *s)
 {
 	struct buf b;
 	struct diag wd;
 
 	buf_init(&b, BUF_MAX_DEFAULT);
 	diag_init(&wd);
-	if (s && !report_terminal(s, &b, &wd))
+	if (s->s && !report_terminal(s, &b, &wd))
 		fwrite(b.data, 1, b.len, stderr);
 	buf_release(&b);
 }
@@ -267,17 +265,17 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	}
 	if (!e) {
 		e = run_go(r, d);
-		cJSON *s = NULL;
+		struct report_sum s = {NULL, {0}};
 		status = e ? err_exit_status(e) : run_status(r);
 		if (!e && run_counts(r).interrupted && status == EXIT_PASS)
 			status = EXIT_FAIL; /* not everything was checked */
 		if (!e)
-			s = write_report(run_dir(r));
+			write_report(run_dir(r), &s);
 		summary(c, r, status);
-		why_lines(s);
+		why_lines(&s);
 		if (run_counts(r).interrupted)
 			resume_hint(c, r);
-		cJSON_Delete(s);
+		report_sum_release(&s);
 	}
 	if (e && c->tty)
 		fprintf(stderr, "\r\033[K");

@@ -8,7 +8,7 @@
 
 #include "diff.h"
 #include "jget.h"
-#include "keyset.h"
+#include "jout.h"
 #include "loadgate.h"
 #include "json.h"
 #include "md.h"
@@ -148,28 +148,28 @@ enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
 
 /* ---- matching ---- */
 
-/* What matching needs of one record, kept instead of its tree so a journal
- * of any size is compared in bounded memory. */
+/* What matching needs of one record, kept instead of its tree: a few words
+ * per attempt (its texts only when it failed). */
 struct keyed {
-	char *key;          /* owned record_key */
-	char *id;           /* owned case id */
+	char *key;          /* owned: record_key, then a NUL and the case id */
+	const char *id;     /* the case id, inside `key`'s allocation */
 	long repeat;
-	int has_seed;
 	double seed;
-	int pass;
+	double delta;       /* audit.usage_delta */
 	char *failures;     /* owned JSON of transport.failures (failed only) */
 	char *reason;       /* owned first reason (failed only), or NULL */
-	char *base_url;     /* owned replica that served it (failed only), or NULL */
-	int has_delta;
-	double delta;       /* audit.usage_delta */
-	char sha[72];       /* recall.prompt_sha256, or "" */
+	char *sha;          /* owned recall.prompt_sha256, or NULL */
 	size_t idx;         /* position in the journal: equal keys keep file order */
+	int ep;             /* the replica that served it: index.eps[ep], or -1 */
+	unsigned char has_seed, pass, has_delta;
 };
 
 /* The index of one run (grown by results_each's callback). */
 struct index {
 	struct keyed *k;
 	size_t n, cap;
+	char **eps;         /* owned base URLs, first-seen order */
+	size_t neps, capeps;
 };
 
 static int cmp_keyed(const void *a, const void *b)
@@ -186,12 +186,36 @@ static void index_free(struct index *ix)
 
 	for (i = 0; i < ix->n; i++) {
 		mem_free(ix->k[i].key);
-		mem_free(ix->k[i].id);
+		mem_free(ix->k[i].sha);
 		mem_free(ix->k[i].failures);
 		mem_free(ix->k[i].reason);
-		mem_free(ix->k[i].base_url);
 	}
 	mem_free(ix->k);
+	for (i = 0; i < ix->neps; i++)
+		mem_free(ix->eps[i]);
+	mem_free(ix->eps);
+}
+
+/* The index of base URL `url` in ix->eps, added when new; -1 when out of
+ * memory. */
+static int endpoint_of(struct index *ix, const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < ix->neps; i++)
+		if (!strcmp(ix->eps[i], url))
+			return (int)i;
+	if (ix->neps == ix->capeps) {
+		size_t cap = ix->capeps ? ix->capeps * 2 : 4;
+		char **n = mem_realloc(ix->eps, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		ix->eps = n;
+		ix->capeps = cap;
+	}
+	if (!(ix->eps[ix->neps] = mem_strndup(url, strlen(url))))
+		return -1;
+	return (int)ix->neps++;
 }
 
 /* The reason a failed record gives first: its first grade reason, else the
@@ -210,8 +234,8 @@ static char *reason_of(const cJSON *rec)
 	return mem_strndup(msg, strlen(msg));
 }
 
-/* Fills `k` from `rec`; 0 when out of memory. */
-static int keyed_of(const cJSON *rec, struct keyed *k)
+/* Fills `k` from `rec` (its replica kept in ix); 0 when out of memory. */
+static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 {
 	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
 	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
@@ -219,6 +243,7 @@ static int keyed_of(const cJSON *rec, struct keyed *k)
 	char key[RECORD_KEY_MAX];
 
 	memset(k, 0, sizeof(*k));
+	k->ep = -1;
 	record_key_of(rec, key, sizeof(key));
 	k->repeat = (long)jget_num(rec, "repeat");
 	k->has_seed = cJSON_IsNumber(seed);
@@ -226,19 +251,20 @@ static int keyed_of(const cJSON *rec, struct keyed *k)
 	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
 	k->has_delta = cJSON_IsNumber(dl);
 	k->delta = k->has_delta ? dl->valuedouble : 0;
-	if (cJSON_IsString(sha))
-		snprintf(k->sha, sizeof(k->sha), "%s", sha->valuestring);
-	if (!(k->key = mem_strndup(key, strlen(key))) || !(k->id = mem_strndup(id, strlen(id))))
+	if (cJSON_IsString(sha) && !(k->sha = mem_strndup(sha->valuestring, strlen(sha->valuestring))))
+		return 0;
+	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
+		return 0;
+	memcpy(k->key, key, strlen(key) + 1);
+	k->id = memcpy(k->key + strlen(key) + 1, id, strlen(id) + 1);
+	if (cJSON_IsString(jget(rec, "base_url")) &&
+	    (k->ep = endpoint_of(ix, jget(rec, "base_url")->valuestring)) < 0)
 		return 0;
 	if (k->pass)
 		return 1;
 	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
 		return 0;
 	k->reason = reason_of(rec);
-	if (cJSON_IsString(jget(rec, "base_url")) &&
-	    !(k->base_url = mem_strndup(jget(rec, "base_url")->valuestring,
-					strlen(jget(rec, "base_url")->valuestring))))
-		return 0;
 	return 1;
 }
 
@@ -255,7 +281,7 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 		ix->k = nk;
 		ix->cap = cap;
 	}
-	if (!keyed_of(rec, &ix->k[ix->n])) {
+	if (!keyed_of(ix, rec, &ix->k[ix->n])) {
 		ix->n++; /* its owned parts are freed with the index */
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	}
@@ -264,12 +290,18 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 	return ERR_OK;
 }
 
-/* The records of run folder `dir`, keyed and sorted (equal keys in file
+/* The records of run `r`'s journal, keyed and sorted (equal keys in file
  * order). */
-static enum err index_of(const char *dir, struct index *ix, struct diag *d)
+static enum err index_of(const struct report_run *r, struct index *ix, struct diag *d)
 {
 	struct results_scan sc;
-	enum err e = results_each(dir, index_one, ix, &sc, d);
+	enum err e;
+
+	/* sized for the records report_load counted: no growth, no slack */
+	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	ix->cap = r->records;
+	e = results_each(r->dir, index_one, ix, &sc, d);
 
 	if (!e)
 		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
@@ -298,7 +330,8 @@ static const struct keyed *find(const struct index *ix, const char *key)
 
 /* A new {case, repeat, seed} object for `k` (with its failures and first
  * reason when `why`); NULL on failure. */
-static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
+static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
+			  const struct keyed *k, int why)
 {
 	cJSON *o = json_new_obj(jb);
 
@@ -307,8 +340,8 @@ static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
 	json_add_item(jb, o, "seed", k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
 	if (!why)
 		return o;
-	if (k->base_url)
-		json_add_str(jb, o, "base_url", k->base_url);
+	if (k->ep >= 0)
+		json_add_str(jb, o, "base_url", ix->eps[k->ep]);
 	if (k->failures)
 		json_add_item(jb, o, "failures", cJSON_Parse(k->failures));
 	if (k->reason)
@@ -318,27 +351,34 @@ static cJSON *attempt_ref(struct json_build *jb, const struct keyed *k, int why)
 	return o;
 }
 
-/* Per-case counts over matched attempts: cases[i] = {id, a_pass, b_pass,
- * total}; `by_id` finds a case's object. */
-static void case_tally(struct json_build *jb, cJSON *cases, struct keyset *by_id,
-		       const char *id, int pa, int pb)
+/* Counts a matched attempt of case `id` in res->cases (first-matched
+ * order); slot[i] is the entry of B's case i, or -1. 0 when out of memory. */
+static int case_tally(struct diff_result *res, long *slot, const char *id, int pa, int pb)
 {
-	static const char *const keys[3] = {"total", "a_pass", "b_pass"};
-	const int by[3] = {1, pa, pb};
-	cJSON *c = keyset_get(by_id, id);
-	int i;
+	const struct casetab_case *c = casetab_find(&res->b.cases, id);
+	struct diff_case *dc;
+	size_t bi;
 
-	if (!c) {
-		c = json_add_obj(jb, cases, NULL);
-		json_add_str(jb, c, "id", id);
-		for (i = 0; i < 3; i++)
-			json_add_num(jb, c, keys[i], 0);
-		if (!jb->code && keyset_put(by_id, id, c, NULL))
-			jb->code = ERR_NOMEM;
+	if (!c)
+		return 1; /* B's summary read the same journal: not reached */
+	bi = (size_t)(c - res->b.cases.c);
+	if (slot[bi] < 0) {
+		if (res->ncases == res->capcases) {
+			size_t cap = res->capcases ? res->capcases * 2 : 16;
+			struct diff_case *n = mem_realloc(res->cases, cap * sizeof(*n));
+			if (!n)
+				return 0;
+			res->cases = n;
+			res->capcases = cap;
+		}
+		res->cases[res->ncases] = (struct diff_case){bi, 0, 0, 0};
+		slot[bi] = (long)res->ncases++;
 	}
-	for (i = 0; !jb->code && i < 3; i++)
-		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(c, keys[i]),
-				     jget_num(c, keys[i]) + by[i]);
+	dc = &res->cases[slot[bi]];
+	dc->total++;
+	dc->a_pass += (size_t)pa;
+	dc->b_pass += (size_t)pb;
+	return 1;
 }
 
 static cJSON *delta_or_null(const struct keyed *k)
@@ -354,7 +394,7 @@ static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *
 	if ((ka->has_delta && kb->has_delta && ka->delta == kb->delta) ||
 	    (!ka->has_delta && !kb->has_delta))
 		return;
-	o = attempt_ref(jb, kb, 0);
+	o = attempt_ref(jb, NULL, kb, 0);
 	json_add_item(jb, o, "a", delta_or_null(ka));
 	json_add_item(jb, o, "b", delta_or_null(kb));
 	json_add_item(jb, arr, NULL, o);
@@ -363,23 +403,30 @@ static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *
 struct match {
 	size_t matched, a_pass, b_pass, only_a, only_b, only_b_failed;
 	size_t prompt_differs; /* matched recall attempts whose documents differ */
+	size_t *ep_flips;      /* owned: pass->fail, fail->pass flips per replica of
+				  B (2 per index.eps entry of B) */
 };
 
 /* Walks B's attempts against A's index; fills flips, cases, usage changes.
  * Stops at the first failed add (a case may then lack its fields). */
 static void match_runs(struct json_build *jb, const struct index *ia,
-		       const struct index *ib, cJSON *diff, struct match *m)
+		       const struct index *ib, struct diff_result *res, struct match *m)
 {
+	cJSON *diff = res->diff;
 	cJSON *flips = json_add_obj(jb, diff, "flips");
 	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
 	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
-	cJSON *cases = json_add_arr(jb, diff, "cases");
-	cJSON *usage = json_add_arr(jb, diff, "usage_changes");
-	cJSON *onlyb = json_add_arr(jb, diff, "only_b_failed");
-	struct keyset by_id;
+	cJSON *usage, *onlyb;
+	long *slot = mem_alloc((res->b.cases.n + 1) * sizeof(*slot));
 	size_t i;
 
-	keyset_init(&by_id);
+	json_add_arr(jb, diff, "cases"); /* stands for res->cases */
+	usage = json_add_arr(jb, diff, "usage_changes");
+	onlyb = json_add_arr(jb, diff, "only_b_failed");
+	if (!slot && !jb->code)
+		jb->code = ERR_NOMEM;
+	for (i = 0; slot && i < res->b.cases.n; i++)
+		slot[i] = -1;
 	for (i = 0; !jb->code && i < ib->n; i++) {
 		const struct keyed *ra, *rb = &ib->k[i];
 		if (i && !strcmp(rb->key, ib->k[i - 1].key))
@@ -388,7 +435,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 			m->only_b++;
 			if (!rb->pass) {
 				m->only_b_failed++;
-				json_add_item(jb, onlyb, NULL, attempt_ref(jb, rb, 1));
+				json_add_item(jb, onlyb, NULL, attempt_ref(jb, ib, rb, 1));
 			}
 			continue;
 		}
@@ -396,14 +443,17 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		m->a_pass += ra->pass;
 		m->b_pass += rb->pass;
 		if (ra->pass && !rb->pass)
-			json_add_item(jb, pf, NULL, attempt_ref(jb, rb, 1));
+			json_add_item(jb, pf, NULL, attempt_ref(jb, ib, rb, 1));
 		else if (!ra->pass && rb->pass)
-			json_add_item(jb, fp, NULL, attempt_ref(jb, rb, 0));
-		case_tally(jb, cases, &by_id, rb->id, ra->pass, rb->pass);
+			json_add_item(jb, fp, NULL, attempt_ref(jb, ib, rb, 0));
+		if (ra->pass != rb->pass && rb->ep >= 0)
+			m->ep_flips[2 * (size_t)rb->ep + rb->pass]++;
+		if (!case_tally(res, slot, rb->id, ra->pass, rb->pass))
+			jb->code = ERR_NOMEM;
 		usage_change(jb, usage, ra, rb);
-		m->prompt_differs += ra->sha[0] && rb->sha[0] && strcmp(ra->sha, rb->sha);
+		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
-	keyset_release(&by_id);
+	mem_free(slot);
 	for (i = 0; i < ia->n; i++)
 		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key))
 			m->only_a++;
@@ -460,7 +510,7 @@ static void add_ab(struct json_build *jb, cJSON *o, cJSON *a, cJSON *b)
 static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			const cJSON *sb, const struct match *m)
 {
-	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb, *c;
+	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb;
 	const cJSON *aa = jget(sa, "attempts"), *ab = jget(sb, "attempts");
 
 	json_add_item(jb, o, "a", rate3(jb, jget_num(aa, "pass"), jget_num(aa, "total")));
@@ -482,9 +532,74 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			 m->prompt_differs);
 		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
 	}
-	cJSON_ArrayForEach(c, jget(diff, "cases"))
-		add_ab(jb, c, rate3(jb, jget_num(c, "a_pass"), jget_num(c, "total")),
-		       rate3(jb, jget_num(c, "b_pass"), jget_num(c, "total")));
+}
+
+/* One case of the comparison as its JSON object: {id, total, a_pass, b_pass,
+ * delta, a, b}; NULL when out of memory. */
+static cJSON *diff_case_json(const struct diff_result *res, size_t i)
+{
+	const struct diff_case *c = &res->cases[i];
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "id", res->b.cases.c[c->b_case].id);
+	json_add_num(&jb, o, "total", (double)c->total);
+	json_add_num(&jb, o, "a_pass", (double)c->a_pass);
+	json_add_num(&jb, o, "b_pass", (double)c->b_pass);
+	add_ab(&jb, o, rate3(&jb, (double)c->a_pass, (double)c->total),
+	       rate3(&jb, (double)c->b_pass, (double)c->total));
+	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
+}
+
+/* The endpoint of summary `s` whose base URL is `url`, or NULL. */
+static const cJSON *endpoint_in(const cJSON *s, const char *url)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, jget(s, "endpoints"))
+		if (!strcmp(jget(e, "base_url")->valuestring, url))
+			return e;
+	return NULL;
+}
+
+static cJSON *endpoint_side(struct json_build *jb, const cJSON *e)
+{
+	return e ? rate3(jb, jget_num(e, "pass"), jget_num(e, "total")) : cJSON_CreateNull();
+}
+
+/* diff["by_endpoint"], when either run used several replicas: per base URL
+ * (A's order, then B's new ones) its replica number (B's, else A's), each
+ * run's pass rate over all its attempts there, and the flips of matched
+ * attempts B's replica served. */
+static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			  const cJSON *sb, const struct index *ib, const struct match *m)
+{
+	const cJSON *sides[2] = {sa, sb}, *e;
+	cJSON *arr, *o;
+	int side;
+	size_t i;
+
+	if (cJSON_GetArraySize(jget(sa, "endpoints")) < 2 &&
+	    cJSON_GetArraySize(jget(sb, "endpoints")) < 2)
+		return;
+	arr = json_add_arr(jb, diff, "by_endpoint");
+	for (side = 0; side < 2; side++)
+		cJSON_ArrayForEach(e, jget(sides[side], "endpoints")) {
+			const char *url = jget(e, "base_url")->valuestring;
+			const cJSON *a = endpoint_in(sa, url), *b = endpoint_in(sb, url);
+			if (side && a)
+				continue;
+			for (i = 0; i < ib->neps && strcmp(ib->eps[i], url); i++)
+				;
+			o = json_add_obj(jb, arr, NULL);
+			json_add_str(jb, o, "base_url", url);
+			json_add_dup(jb, o, "replica", jget(b ? b : a, "replica"));
+			add_ab(jb, o, endpoint_side(jb, a), endpoint_side(jb, b));
+			json_add_num(jb, o, "pass_to_fail", i < ib->neps ? (double)m->ep_flips[2 * i] : 0);
+			json_add_num(jb, o, "fail_to_pass", i < ib->neps ? (double)m->ep_flips[2 * i + 1] : 0);
+		}
 }
 
 /* One side's "INCOMPLETE: done/planned" into `out` when its summary says the
@@ -601,45 +716,85 @@ static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const
 	json_add_num(jb, u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
 }
 
-enum err diff_runs(const struct report_run *a, const struct report_run *b,
-		   cJSON **out, struct diag *d)
+void diff_result_release(struct diff_result *res)
 {
-	cJSON *sa = NULL, *sb = NULL, *diff = NULL;
-	struct index ia = {0}, ib = {0};
+	cJSON_Delete(res->diff);
+	res->diff = NULL;
+	report_sum_release(&res->a);
+	report_sum_release(&res->b);
+	mem_free(res->cases);
+	res->cases = NULL;
+	res->ncases = res->capcases = 0;
+}
+
+/* The comparison of the summaries res->a and res->b, whose trees it takes. */
+static enum err compare(const struct index *ia, const struct index *ib, struct match *m,
+			struct diff_result *res, struct diag *d)
+{
 	struct json_build jb;
+	const cJSON *sa = res->a.s, *sb = res->b.s;
+	cJSON *diff;
+
+	json_build_init(&jb);
+	diff = res->diff = json_new_obj(&jb);
+	json_add_num(&jb, diff, "needle_diff", 1);
+	add_sides(&jb, diff, sa, sb);
+	match_runs(&jb, ia, ib, res, m);
+	add_overall(&jb, diff, sa, sb, m);
+	add_endpoints(&jb, diff, sa, sb, ib, m);
+	add_incomplete(&jb, diff, sa, sb, m);
+	add_recall(&jb, diff, sa, sb);
+	add_latency(&jb, diff, sa, sb);
+	json_add_item(&jb, diff, "summary_a", res->a.s);
+	json_add_item(&jb, diff, "summary_b", res->b.s);
+	res->a.s = res->b.s = NULL;
+	json_add_arr(&jb, diff, "gates");
+	return json_build_end(&jb, &res->diff, "the comparison", d);
+}
+
+enum err diff_runs(const struct report_run *a, const struct report_run *b,
+		   struct diff_result *out, struct diag *d)
+{
+	struct index ia = {0}, ib = {0};
 	struct match m;
 	enum err e;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	memset(&m, 0, sizeof(m));
-	json_build_init(&jb);
-	if ((e = report_summary(a, &sa, d)) || (e = report_summary(b, &sb, d)))
+	if ((e = report_summary(a, &out->a, d)) || (e = report_summary(b, &out->b, d)))
 		goto out;
-	if ((e = index_of(a->dir, &ia, d)) || (e = index_of(b->dir, &ib, d)))
+	if ((e = index_of(a, &ia, d)) || (e = index_of(b, &ib, d)))
 		goto out;
-	diff = json_new_obj(&jb);
-	json_add_num(&jb, diff, "needle_diff", 1);
-	add_sides(&jb, diff, sa, sb);
-	match_runs(&jb, &ia, &ib, diff, &m);
-	add_overall(&jb, diff, sa, sb, &m);
-	add_incomplete(&jb, diff, sa, sb, &m);
-	add_recall(&jb, diff, sa, sb);
-	add_latency(&jb, diff, sa, sb);
-	json_add_item(&jb, diff, "summary_a", sa);
-	json_add_item(&jb, diff, "summary_b", sb);
-	sa = sb = NULL;
-	json_add_arr(&jb, diff, "gates");
-	if (!(e = json_build_end(&jb, &diff, "the comparison", d))) {
-		*out = diff;
-		diff = NULL;
+	if (!(m.ep_flips = mem_calloc(2 * ib.neps + 1, sizeof(*m.ep_flips)))) {
+		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+		goto out;
 	}
+	e = compare(&ia, &ib, &m, out, d);
 out:
-	cJSON_Delete(sa);
-	cJSON_Delete(sb);
-	cJSON_Delete(diff);
+	if (e)
+		diff_result_release(out);
 	index_free(&ia);
 	index_free(&ib);
+	mem_free(m.ep_flips);
 	return e;
+}
+
+static cJSON *case_item(void *ctx, size_t i)
+{
+	return diff_case_json(ctx, i);
+}
+
+enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f,
+			 struct diag *d)
+{
+	const cJSON *diff = res->diff;
+	struct jout_list lists[3] = {
+		{jget(diff, "cases"), res->ncases, case_item, (void *)res},
+		report_cases(&res->a, jget2(diff, "summary_a", "cases")),
+		report_cases(&res->b, jget2(diff, "summary_b", "cases")),
+	};
+
+	return jout_print(diff, lists, 3, 1, out, f, "the comparison", d);
 }
 
 /* ---- gate evaluation ---- */
@@ -654,17 +809,6 @@ int diff_holds(double v, enum diff_op op, double want)
 	case DIFF_EQ: return v == want;
 	}
 	return 0;
-}
-
-/* The case summary of run B for `id`, or NULL. */
-static const cJSON *case_b(const cJSON *diff, const char *id)
-{
-	const cJSON *c;
-
-	cJSON_ArrayForEach(c, jget2(diff, "summary_b", "cases"))
-		if (!strcmp(jget(c, "id")->valuestring, id))
-			return c;
-	return NULL;
 }
 
 static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **row_a)
@@ -697,17 +841,21 @@ static const cJSON *recall_all(const cJSON *diff, double *v)
 
 /* The metric's value into *v; returns 0 with `why` filled when there is no
  * data for it. */
-static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
+static int metric(const struct diff_result *res, const struct diff_gate *g, double *v,
 		  char *why, size_t cap)
 {
+	const cJSON *diff = res->diff;
 	const cJSON *x, *y;
 	char t[32];
 	int pct, ratio;
 
-	if (!strcmp(g->name, "pass_rate")) {
-		x = g->arg[0] ? jget(case_b(diff, g->arg), "rate") : jget2(diff, "summary_b", "attempts");
-		if (!g->arg[0])
-			x = jget(x, "rate");
+	if (!strcmp(g->name, "pass_rate") && g->arg[0]) {
+		const struct casetab_case *c = casetab_find(&res->b.cases, g->arg);
+		if (c && stats_rate((double)c->pass, (double)c->total, v))
+			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "pass_rate")) {
+		x = jget(jget2(diff, "summary_b", "attempts"), "rate");
 	} else if (!strcmp(g->name, "pass_rate_delta")) {
 		x = jget2(diff, "overall", "matched_delta");
 	} else if (!strcmp(g->name, "flips")) {
@@ -749,16 +897,12 @@ static int metric(const cJSON *diff, const struct diff_gate *g, double *v,
 	return 0;
 }
 
-enum err diff_gate_check(const cJSON *diff, const struct diff_gate *g,
+enum err diff_gate_check(const struct diff_result *res, const struct diff_gate *g,
 			 struct diag *d)
 {
-	const cJSON *c;
-
-	if (strcmp(g->name, "pass_rate") || !g->arg[0] || case_b(diff, g->arg))
+	if (strcmp(g->name, "pass_rate") || !g->arg[0] || casetab_find(&res->b.cases, g->arg) ||
+	    casetab_find(&res->a.cases, g->arg))
 		return ERR_OK;
-	cJSON_ArrayForEach(c, jget2(diff, "summary_a", "cases"))
-		if (!strcmp(jget(c, "id")->valuestring, g->arg))
-			return ERR_OK;
 	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
 }
 
@@ -777,9 +921,10 @@ static int is_load_gate(const cJSON *diff, const struct diff_gate *g)
 	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
 }
 
-enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomplete,
-			int *ok, struct diag *d)
+enum err diff_gate_eval(struct diff_result *res, const struct diff_gate *g,
+			int allow_incomplete, int *ok, struct diag *d)
 {
+	cJSON *diff = res->diff;
 	struct json_build jb;
 	cJSON *o;
 	const cJSON *inc = jget(diff, "incomplete");
@@ -798,7 +943,7 @@ enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomp
 		have = loadgate_eval(jget2(diff, "summary_a", "load"), jget2(diff, "summary_b", "load"),
 				     g, ok, &v, why, sizeof(why));
 	} else {
-		have = metric(diff, g, &v, why, sizeof(why));
+		have = metric(res, g, &v, why, sizeof(why));
 		*ok = have && diff_holds(v, g->op, g->value);
 		if (have)
 			snprintf(why, sizeof(why), "value %.6g", v);
@@ -875,6 +1020,45 @@ static enum err sec_head(const cJSON *diff, struct buf *b)
 			  jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
 }
 
+/* Per replica, when either run used several: where the flips were. */
+static enum err sec_endpoints(const cJSON *diff, struct buf *b)
+{
+	const cJSON *arr = jget(diff, "by_endpoint"), *r, *flipped = NULL, *failing = NULL;
+	double flips = 0, fails = 0;
+	int nflipped = 0, nfailing = 0;
+	char t[32], d[32], sa[SIDE_MAX], sb[SIDE_MAX];
+	enum err e;
+
+	if (!cJSON_IsArray(arr))
+		return ERR_OK;
+	e = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | A | B | change | pass -> fail | fail -> pass |\n|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(r, arr) {
+		double pf = jget_num(r, "pass_to_fail");
+		double bf = jget_num(jget(r, "b"), "total") - jget_num(jget(r, "b"), "pass");
+		if (pf > 0)
+			nflipped++, flipped = r, flips += pf;
+		if (cJSON_IsObject(jget(r, "b")) && bf > 0)
+			nfailing++, failing = r, fails += bf;
+		if (!e)
+			e = buf_printf(b, "| %s | ", md_number(jget(r, "replica"), "%.0f", t, sizeof(t)));
+		if (!e)
+			e = md_cell(b, jget(r, "base_url")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s | %s | %s | %.0f | %.0f |\n", side_text(jget(r, "a"), sa),
+				       side_text(jget(r, "b"), sb), md_number(jget(r, "delta"), "%+.3f", d, sizeof(d)),
+				       pf, jget_num(r, "fail_to_pass"));
+	}
+	if (!e && nflipped == 1)
+		e = buf_printf(b, "\nAll %.0f pass -> fail flips on replica %s (%s).\n", flips,
+			       md_number(jget(flipped, "replica"), "%.0f", t, sizeof(t)),
+			       jget(flipped, "base_url")->valuestring);
+	if (!e && nfailing == 1)
+		e = buf_printf(b, "\nAll %.0f failures of B on replica %s (%s).\n", fails,
+			       md_number(jget(failing, "replica"), "%.0f", t, sizeof(t)),
+			       jget(failing, "base_url")->valuestring);
+	return e;
+}
+
 static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 			 const char *title)
 {
@@ -902,20 +1086,22 @@ static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 	return e;
 }
 
-static enum err sec_cases(const cJSON *diff, struct buf *b)
+/* The per-case table, its rows made one case at a time. */
+static enum err sec_cases(const struct diff_result *res, struct buf *b)
 {
-	const cJSON *c;
 	enum err e = buf_puts(b, "\n## Per case (matched attempts)\n\n| case | A | B | change |\n|---|---|---|---|\n");
+	size_t i;
 
-	cJSON_ArrayForEach(c, jget(diff, "cases")) {
-		if (!e)
-			e = buf_puts(b, "| ");
+	for (i = 0; !e && i < res->ncases; i++) {
+		cJSON *c = diff_case_json(res, i);
+		e = c ? buf_puts(b, "| ") : ERR_NOMEM;
 		if (!e)
 			e = md_cell(b, jget(c, "id")->valuestring);
 		if (!e)
 			e = buf_puts(b, " |");
 		if (!e)
 			e = ab_cells(b, c);
+		cJSON_Delete(c);
 	}
 	return e;
 }
@@ -1003,12 +1189,15 @@ static enum err sec_only_b_failed(const cJSON *diff, struct buf *b)
 	return flip_list(diff, b, "only_b_failed", "failed, only in B");
 }
 
-enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d)
+enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d)
 {
-	static const md_section sections[] = {
-		sec_head, sec_pass_to_fail, sec_fail_to_pass, sec_only_b_failed,
-		sec_cases, sec_recall, sec_usage, sec_latency, sec_gates};
+	static const md_section head[] = {sec_head, sec_endpoints, sec_pass_to_fail,
+					  sec_fail_to_pass, sec_only_b_failed};
+	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_gates};
+	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
 
-	return md_render(diff, sections, sizeof(sections) / sizeof(sections[0]),
-			 "diff", out, d);
+	if (!e && (e = sec_cases(res, out)))
+		return diag_fail(d, e, "cannot render the diff: %s",
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
+	return e ? e : md_render(res->diff, tail, sizeof(tail) / sizeof(tail[0]), "diff", out, d);
 }

@@ -5,7 +5,10 @@
  * compared for flips, per-case pass rates and usage-delta changes, and the
  * attempts found in one run only are counted. Recall by depth and latency
  * percentiles come from each run's report summary (all of its attempts), with
- * their sample counts. A difference in suite SHA-256, tokenizer or template
+ * their sample counts. When either run used several replicas, "by_endpoint"
+ * gives per base URL each run's pass rate over all its attempts there and
+ * the flips of the matched attempts that replica served in B. A difference
+ * in suite SHA-256, tokenizer or template
  * hash, or served model, is a warning: the runs may not be comparable.
  *
  * Gates turn the comparison into an exit status. Grammar:
@@ -42,6 +45,7 @@
 #define NEEDLE_DIFF_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -70,25 +74,53 @@ int diff_holds(double v, enum diff_op op, double want);
  * number. */
 enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d);
 
-/* Compares runs `a` and `b` (borrowed) and returns a new cJSON object (caller
- * owns) holding the comparison; its "incomplete" is why no gate may pass (a
- * run incomplete, no attempt matched) or null. ERR_NOMEM only. */
+/* One case of the comparison: its matched attempts and their passes. */
+struct diff_case {
+	size_t b_case;               /* the case: b.cases.c[b_case] */
+	size_t total, a_pass, b_pass;
+};
+
+/* A comparison. Its per-case parts are kept compact and made JSON objects
+ * one at a time when printed or rendered (diff_print_json, diff_markdown). */
+struct diff_result {
+	cJSON *diff;             /* owned; its "cases", and the "cases" of its
+				    "summary_a" and "summary_b", stand for the
+				    tables below */
+	struct report_sum a, b;  /* owned: each run's cases (a.s and b.s were
+				    moved into diff) */
+	struct diff_case *cases; /* owned: per case over matched attempts, in
+				    order of first match */
+	size_t ncases, capcases;
+};
+
+/* Compares runs `a` and `b` (borrowed) into *out (released with
+ * diff_result_release; on failure nothing is left to free); its diff's
+ * "incomplete" is why no gate may pass (a run incomplete, no attempt
+ * matched) or null. ERR_NOMEM; report_summary's errors. */
 enum err diff_runs(const struct report_run *a, const struct report_run *b,
-		   cJSON **out, struct diag *d);
+		   struct diff_result *out, struct diag *d);
+/* Frees what `res` holds. */
+void diff_result_release(struct diff_result *res);
 
 /* ERR_USAGE when gate `g` names a case (pass_rate@CASE) that neither run of
- * the comparison `diff` has. */
-enum err diff_gate_check(const cJSON *diff, const struct diff_gate *g,
+ * the comparison has. */
+enum err diff_gate_check(const struct diff_result *res, const struct diff_gate *g,
 			 struct diag *d);
 
 /* Evaluates gate `g` on a comparison and appends {"gate", "ok", "value",
  * "detail"} to its "gates" array; *ok = 1 when it holds (never when
  * diff["incomplete"] says why not, unless `allow_incomplete`). ERR_NOMEM
  * only. */
-enum err diff_gate_eval(cJSON *diff, const struct diff_gate *g, int allow_incomplete,
-			int *ok, struct diag *d);
+enum err diff_gate_eval(struct diff_result *res, const struct diff_gate *g,
+			int allow_incomplete, int *ok, struct diag *d);
 
 /* Renders a comparison (gates included) as Markdown, appended to `out`. */
-enum err diff_markdown(const cJSON *diff, struct buf *out, struct diag *d);
+enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d);
+
+/* Appends the comparison as indented JSON (json.h's JSON_PRETTY, a final
+ * newline) to `out`, or, when `f` is not NULL, writes it to f as it is made
+ * (jout.h). ERR_NOMEM, ERR_LIMIT, ERR_IO. */
+enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f,
+			 struct diag *d);
 
 #endif

@@ -378,7 +378,7 @@ static enum err load_all(struct merge *m, struct diag *d)
 	if (!(m->runs = mem_calloc(m->n, sizeof(*m->runs))))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	for (i = 0; !e && i < m->n; i++) {
-		e = report_load(m->dirs[i], &m->runs[i], d);
+		e = report_load_records(m->dirs[i], &m->runs[i], d);
 		if (!e && !m->runs[i]->manifest)
 			e = diag_fail(d, ERR_INPUT, "'%s' has no manifest.json: not a run folder",
 				      m->dirs[i]);

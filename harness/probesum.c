@@ -82,35 +82,45 @@ static void take_cache(struct json_build *jb, cJSON *steps, const cJSON *rec,
 	}
 }
 
-enum err probesum_build(const cJSON *records, cJSON **out, struct diag *d)
+void probesum_init(struct probesum *p)
 {
-	struct json_build jb;
-	cJSON *s, *res, *steps;
-	const cJSON *rec;
-	int any = 0;
+	json_build_init(&p->jb);
+	p->s = NULL;
+}
+
+void probesum_release(struct probesum *p)
+{
+	cJSON_Delete(p->s);
+	p->s = NULL;
+}
+
+void probesum_take(struct probesum *p, const cJSON *rec)
+{
+	const cJSON *pr = jget(rec, "probe");
+
+	if (!cJSON_IsObject(pr) || p->jb.code)
+		return;
+	if (!p->s) {
+		p->s = json_new_obj(&p->jb);
+		json_add_obj(&p->jb, p->s, "residue");
+		json_add_arr(&p->jb, p->s, "cache");
+	}
+	if (jget(pr, "step"))
+		take_cache(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, "cache"), rec, pr);
+	else
+		take_residue(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, "residue"), rec, pr);
+}
+
+enum err probesum_end(struct probesum *p, cJSON **out, struct diag *d)
+{
 	enum err e;
 
 	*out = NULL;
-	cJSON_ArrayForEach(rec, records)
-		any |= cJSON_IsObject(jget(rec, "probe"));
-	if (!any)
+	if (!p->s && !p->jb.code)
 		return ERR_OK;
-	json_build_init(&jb);
-	s = json_new_obj(&jb);
-	res = json_add_obj(&jb, s, "residue");
-	steps = json_add_arr(&jb, s, "cache");
-	cJSON_ArrayForEach(rec, records) {
-		const cJSON *p = jget(rec, "probe");
-		if (!cJSON_IsObject(p) || jb.code)
-			continue;
-		if (jget(p, "step"))
-			take_cache(&jb, steps, rec, p);
-		else
-			take_residue(&jb, res, rec, p);
-	}
-	e = json_build_end(&jb, &s, "the probe summary", d);
-	if (!e)
-		*out = s;
+	e = json_build_end(&p->jb, &p->s, "the probe summary", d);
+	*out = p->s;
+	p->s = NULL;
 	return e;
 }
 

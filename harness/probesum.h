@@ -11,11 +11,26 @@
 
 #include "buf.h"
 #include "err.h"
+#include "json.h"
 
-/* Builds {"residue": {...}, "cache": {...}} from the records (borrowed) into
- * *out (owned), or leaves *out NULL when no record has a "probe" object.
- * ERR_NOMEM only. */
-enum err probesum_build(const cJSON *records, cJSON **out, struct diag *d);
+/* The probe summary being built from a run's records, one at a time. */
+struct probesum {
+	struct json_build jb; /* its adds' sticky error */
+	cJSON *s;             /* owned; NULL until a record has a "probe" */
+};
+
+/* Empties `p`. Allocates nothing. */
+void probesum_init(struct probesum *p);
+/* Frees what `p` holds; it is empty after. */
+void probesum_release(struct probesum *p);
+/* Folds record `rec` (borrowed, not kept) in when it has a "probe" object:
+ * a jitter step into its residue rows, a cache step as a row of its own.
+ * Errors stay in p->jb. */
+void probesum_take(struct probesum *p, const cJSON *rec);
+/* Moves {"residue": {...}, "cache": [...]} into *out (owned), or leaves *out
+ * NULL when no record had a "probe" object; `p` is empty after. ERR_NOMEM
+ * (a failed take's included). */
+enum err probesum_end(struct probesum *p, cJSON **out, struct diag *d);
 
 /* The Markdown sections of summary["probes"] (none when absent); an
  * md_section (md.h). */

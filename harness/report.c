@@ -8,9 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "casetab.h"
 #include "heatmap.h"
 #include "io.h"
 #include "jget.h"
+#include "jout.h"
 #include "loadcells.h"
 #include "loadplot.h"
 #include "loadview.h"
@@ -35,24 +37,27 @@ static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 
 /* ---- loading ---- */
 
-/* results_each's callback of report_load: keeps the attempt key. */
+/* results_each's callback of report_load: keeps the attempt key when the
+ * manifest has a plan to count it against, and the record itself when the
+ * run keeps them all or when it is a load round. */
 static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct report_run *r = ctx;
 	char key[RECORD_KEY_MAX];
 
 	record_key_of(rec, key, sizeof(key));
-	if ((!r->all && !(r->all = cJSON_CreateArray())) ||
-	    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1)))
+	if (r->keep_all && ((!r->all && !(r->all = cJSON_CreateArray())) ||
+			    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
 	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
 	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
-	return keyset_add(&r->keys, key, NULL, d);
+	return r->has_plan ? keyset_add(&r->keys, key, NULL, d) : ERR_OK;
 }
 
-enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+static enum err load_run(const char *dir, int keep_all, struct report_run **out,
+			 struct diag *d)
 {
 	struct report_run *r;
 	struct results_scan sc = {0};
@@ -65,7 +70,9 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
 	keyset_init(&r->keys);
+	r->keep_all = keep_all;
 	e = results_read_manifest(dir, &r->manifest, d);
+	r->has_plan = cJSON_IsArray(jget2(r->manifest, "planned", "keys"));
 	if (!e)
 		e = results_each(dir, load_key, r, &sc, d);
 	r->records = sc.records;
@@ -75,6 +82,16 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 	else
 		*out = r;
 	return e;
+}
+
+enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 0, out, d);
+}
+
+enum err report_load_records(const char *dir, struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 1, out, d);
 }
 
 void report_run_free(struct report_run *r)
@@ -104,8 +121,7 @@ struct lenlat {
 
 struct acc {
 	cJSON *s;            /* the summary being built */
-	cJSON *cases;        /* array of case objects, first-seen order */
-	struct keyset by_id; /* case id -> its object in `cases` */
+	struct casetab ct;   /* the cases, first-seen order */
 	cJSON *eps;          /* array of endpoint objects, first-seen order */
 	struct stats_vec timing[NTIMINGS];
 	struct stats_vec deltas;  /* usage_delta samples */
@@ -116,6 +132,8 @@ struct acc {
 	size_t pass, total, recall_attempts;
 	size_t audit_enabled, audit_failed;
 	size_t stage_transport, stage_audit, stage_grade;
+	struct why_fold *why;   /* the Failures section and the advice */
+	struct probesum probes; /* the probing recall steps */
 	struct json_build jb; /* the summary's adds */
 	int oom;              /* a sample list or cell table could not grow */
 };
@@ -129,24 +147,6 @@ static void bump(struct acc *A, cJSON *o, const char *key, double by)
 		cJSON_SetNumberValue(n, n->valuedouble + by);
 	else
 		json_add_num(&A->jb, o, key, by);
-}
-
-static cJSON *case_of(struct acc *A, const char *id, const char *kind)
-{
-	cJSON *c = keyset_get(&A->by_id, id);
-
-	if (c)
-		return c;
-	c = json_add_obj(&A->jb, A->cases, NULL);
-	if (c && keyset_put(&A->by_id, id, c, NULL))
-		A->oom = 1;
-	json_add_str(&A->jb, c, "id", id);
-	json_add_str(&A->jb, c, "kind", kind);
-	json_add_num(&A->jb, c, "total", 0);
-	json_add_num(&A->jb, c, "pass", 0);
-	json_add_obj(&A->jb, c, "failure_codes");
-	json_add_obj(&A->jb, c, "reasons");
-	return A->jb.code ? NULL : c;
 }
 
 static void add_cell(struct acc *A, long depth, long tokens, int found, int failed)
@@ -263,7 +263,7 @@ static void take_audit(struct acc *A, const cJSON *rec)
 
 /* The case's reasons ("STAGE: KEY" -> count) and its first failed
  * attempt's first reason. */
-static void take_reasons(struct acc *A, cJSON *c, const cJSON *rec)
+static void take_reasons(struct acc *A, struct casetab_case *c, const cJSON *rec)
 {
 	struct why_reason r[WHY_REASONS_MAX];
 	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
@@ -271,11 +271,13 @@ static void take_reasons(struct acc *A, cJSON *c, const cJSON *rec)
 
 	for (i = 0; i < n; i++) {
 		snprintf(key, sizeof(key), "%s: %s", r[i].stage, r[i].key);
-		bump(A, cJSON_GetObjectItemCaseSensitive(c, "reasons"), key, 1);
+		if (casetab_bump(&c->reasons, key, 1))
+			A->oom = 1;
 	}
-	if (n && !jget(c, "first_reason")) {
+	if (n && !c->first_reason) {
 		snprintf(key, sizeof(key), "%s: %s", r[0].stage, r[0].text);
-		json_add_str(&A->jb, c, "first_reason", key);
+		if (!(c->first_reason = mem_strndup(key, strlen(key))))
+			A->oom = 1;
 	}
 }
 
@@ -313,15 +315,17 @@ static void take_record(struct acc *A, const cJSON *rec)
 	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
 	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
 	int tr_ok = !cJSON_IsFalse(jget2(rec, "transport", "ok"));
-	cJSON *c = case_of(A, jget(rec, "case")->valuestring,
-			   cJSON_IsString(kind) ? kind->valuestring : "unknown");
+	struct casetab_case *c = casetab_of(&A->ct, jget(rec, "case")->valuestring,
+					    cJSON_IsString(kind) ? kind->valuestring : "unknown");
 
-	if (!c)
+	if (!c) {
+		A->oom = 1;
 		return;
+	}
 	A->total++;
 	A->pass += pass;
-	bump(A, c, "total", 1);
-	bump(A, c, "pass", pass);
+	c->total++;
+	c->pass += pass;
 	if (!pass) {
 		if (!tr_ok)
 			A->stage_transport++;
@@ -334,8 +338,8 @@ static void take_record(struct acc *A, const cJSON *rec)
 		if (cJSON_IsString(f)) {
 			bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "failure_codes"),
 			     f->valuestring, 1);
-			bump(A, cJSON_GetObjectItemCaseSensitive(c, "failure_codes"),
-			     f->valuestring, 1);
+			if (casetab_bump(&c->codes, f->valuestring, 1))
+				A->oom = 1;
 		}
 	take_reasons(A, c, rec);
 	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
@@ -581,7 +585,8 @@ static void acc_release(struct acc *A)
 		stats_vec_release(&A->ll[i].e2e);
 	}
 	mem_free(A->ll);
-	keyset_release(&A->by_id);
+	why_fold_free(A->why);
+	probesum_release(&A->probes);
 }
 
 /* planned, planned_done and complete (null without a plan: record.h). */
@@ -622,11 +627,6 @@ static void add_totals(struct acc *A, const struct report_run *r)
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);
 	json_add_num(jb, st, "grade", (double)A->stage_grade);
-	cJSON_ArrayForEach(c, A->cases) {
-		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
-		if (!jget(c, "first_reason"))
-			json_add_null(jb, c, "first_reason");
-	}
 	cJSON_ArrayForEach(c, A->eps)
 		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
@@ -638,8 +638,12 @@ static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
 
 	(void)d;
 	/* a failed add may leave a case without its fields: stop at once */
-	if (!A->jb.code && !A->oom)
+	if (!A->jb.code && !A->oom) {
 		take_record(A, rec);
+		if (why_fold_take(A->why, rec))
+			A->oom = 1;
+		probesum_take(&A->probes, rec);
+	}
 	return ERR_OK;
 }
 
@@ -659,19 +663,26 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 }
 
 /* The probing recall steps (probesum.h), when the run has any. */
-static void add_probes(struct acc *A, const struct report_run *r, struct diag *d)
+static void add_probes(struct acc *A, struct diag *d)
 {
 	cJSON *p = NULL;
 
 	if (A->jb.code || A->oom)
 		return;
-	if (probesum_build(r->all, &p, d))
+	if (probesum_end(&A->probes, &p, d))
 		A->oom = 1;
 	else if (p)
 		json_add_item(&A->jb, A->s, "probes", p);
 }
 
-enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
+void report_sum_release(struct report_sum *m)
+{
+	cJSON_Delete(m->s);
+	m->s = NULL;
+	casetab_release(&m->cases);
+}
+
+enum err report_summary(const struct report_run *r, struct report_sum *out, struct diag *d)
 {
 	struct acc A;
 	struct results_scan sc;
@@ -679,40 +690,95 @@ enum err report_summary(const struct report_run *r, cJSON **out, struct diag *d)
 
 	memset(&A, 0, sizeof(A));
 	json_build_init(&A.jb);
-	*out = NULL;
+	probesum_init(&A.probes);
+	casetab_init(&A.ct);
+	out->s = NULL;
+	casetab_init(&out->cases);
+	if (!(A.why = why_fold_new(r->dir)))
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
 	A.s = json_new_obj(&A.jb);
 	json_add_num(&A.jb, A.s, "needle_summary", 1);
 	add_run_facts(&A.jb, A.s, r);
-	A.cases = json_new_arr(&A.jb);
 	A.eps = json_new_arr(&A.jb);
 	json_add_obj(&A.jb, A.s, "failure_codes");
 	json_add_obj(&A.jb, A.s, "finish_reasons");
 	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
 		acc_release(&A);
-		cJSON_Delete(A.cases); /* not yet in A.s */
-		cJSON_Delete(A.eps);
+		casetab_release(&A.ct);
+		cJSON_Delete(A.eps); /* not yet in A.s */
 		cJSON_Delete(A.s);
 		return e;
 	}
 	add_totals(&A, r);
-	json_add_item(&A.jb, A.s, "cases", A.cases);
+	json_add_arr(&A.jb, A.s, "cases"); /* stands for A.ct (report_cases) */
 	json_add_item(&A.jb, A.s, "endpoints", A.eps);
 	add_audit(&A);
 	add_recall(&A);
 	add_latency(&A);
 	add_load(&A, r, d);
-	why_summarise(r->all, r->manifest, r->dir, &A.jb, A.s);
-	add_probes(&A, r, d);
+	why_fold_summarise(A.why, r->manifest, &A.jb, A.s);
+	add_probes(&A, d);
 	acc_release(&A);
 	if (A.oom) {
 		cJSON_Delete(A.s);
+		casetab_release(&A.ct);
 		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
 	}
-	e = json_build_end(&A.jb, &A.s, "the summary", d);
-	if (e)
+	if ((e = json_build_end(&A.jb, &A.s, "the summary", d))) {
+		casetab_release(&A.ct);
 		return e;
-	*out = A.s;
+	}
+	out->s = A.s;
+	out->cases = A.ct;
 	return ERR_OK;
+}
+
+/* Adds the counts `c` to `o` as an object under `key`. */
+static void add_counts(struct json_build *jb, cJSON *o, const char *key,
+		       const struct casetab_counts *c)
+{
+	cJSON *to = json_add_obj(jb, o, key);
+	size_t i;
+
+	for (i = 0; i < c->len; i++)
+		json_add_num(jb, to, c->key[i], c->n[i]);
+}
+
+/* The object of one case, in the order the summary has always had: a
+ * first reason, when there is one, comes before the rate. */
+cJSON *report_case_json(const struct casetab_case *c)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "id", c->id);
+	json_add_str(&jb, o, "kind", c->kind);
+	json_add_num(&jb, o, "total", (double)c->total);
+	json_add_num(&jb, o, "pass", (double)c->pass);
+	add_counts(&jb, o, "failure_codes", &c->codes);
+	add_counts(&jb, o, "reasons", &c->reasons);
+	if (c->first_reason)
+		json_add_str(&jb, o, "first_reason", c->first_reason);
+	add_rate(&jb, o, c->pass, c->total);
+	if (!c->first_reason)
+		json_add_null(&jb, o, "first_reason");
+	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
+}
+
+static cJSON *case_item(void *ctx, size_t i)
+{
+	const struct casetab *t = ctx;
+
+	return report_case_json(&t->c[i]);
+}
+
+struct jout_list report_cases(const struct report_sum *m, const cJSON *at)
+{
+	struct jout_list l = {at, m->cases.n, case_item, (void *)&m->cases};
+
+	return l;
 }
 
 /* ---- rendering helpers ---- */
@@ -787,7 +853,7 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 
 static enum err sec_attempts(const cJSON *s, struct buf *b)
 {
-	const cJSON *a = jget(s, "attempts"), *st = jget(s, "fail_stages"), *c;
+	const cJSON *a = jget(s, "attempts"), *st = jget(s, "fail_stages");
 	char rt[128];
 	enum err e;
 
@@ -797,23 +863,46 @@ static enum err sec_attempts(const cJSON *s, struct buf *b)
 	if (!e && jget_num(a, "torn_bytes_skipped") > 0)
 		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
 			       jget_num(a, "torn_bytes_skipped"));
+	return e ? e : buf_puts(b, "\n| case | kind | passed | why it failed (attempts) |\n|---|---|---|---|\n");
+}
+
+/* One row of the pass-rate table. */
+static enum err case_row(void *ctx, struct buf *b, const cJSON *c)
+{
+	char rt[128];
+	enum err e = buf_puts(b, "| ");
+
+	(void)ctx;
+	rate_text(c, "pass", rt, sizeof(rt));
 	if (!e)
-		e = buf_puts(b, "\n| case | kind | passed | why it failed (attempts) |\n|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(s, "cases")) {
-		rate_text(c, "pass", rt, sizeof(rt));
-		if (!e)
-			e = buf_puts(b, "| ");
-		if (!e)
-			e = md_cell(b, jget(c, "id")->valuestring);
-		if (!e)
-			e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
-		if (!e)
-			e = counts_text(b, jget(c, "reasons"));
-		if (!e)
-			e = buf_puts(b, " |\n");
+		e = md_cell(b, jget(c, "id")->valuestring);
+	if (!e)
+		e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
+	if (!e)
+		e = counts_text(b, jget(c, "reasons"));
+	return e ? e : buf_puts(b, " |\n");
+}
+
+/* Calls `fn` with each case of `m` as its summary object, made one at a
+ * time; stops at the first error. */
+static enum err each_case(const struct report_sum *m, struct buf *b, void *ctx,
+			  enum err (*fn)(void *ctx, struct buf *b, const cJSON *c))
+{
+	enum err e = ERR_OK;
+	size_t i;
+
+	for (i = 0; !e && i < m->cases.n; i++) {
+		cJSON *c = report_case_json(&m->cases.c[i]);
+		e = c ? fn(ctx, b, c) : ERR_NOMEM;
+		cJSON_Delete(c);
 	}
-	if (!e)
-		e = buf_puts(b, "\nFinish reasons: ");
+	return e;
+}
+
+static enum err sec_finish(const cJSON *s, struct buf *b)
+{
+	enum err e = buf_puts(b, "\nFinish reasons: ");
+
 	if (!e)
 		e = counts_text(b, jget(s, "finish_reasons"));
 	return e ? e : buf_puts(b, "\n");
@@ -1029,14 +1118,18 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 	return e;
 }
 
-enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
+enum err report_markdown(const struct report_sum *m, struct buf *out, struct diag *d)
 {
-	static const md_section sections[] = {sec_facts, sec_attempts, sec_endpoints,
-					      sec_failures, sec_audit, sec_recall, sec_latency,
-					      loadcells_markdown, loadview_markdown, probesum_markdown};
+	static const md_section head[] = {sec_facts, sec_attempts};
+	static const md_section tail[] = {sec_finish, sec_endpoints, sec_failures, sec_audit,
+					  sec_recall, sec_latency, loadcells_markdown,
+					  loadview_markdown, probesum_markdown};
+	enum err e = md_render(m->s, head, sizeof(head) / sizeof(head[0]), "report", out, d);
 
-	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
-			 "report", out, d);
+	if (!e && (e = each_case(m, out, NULL, case_row)))
+		return diag_fail(d, e, "cannot render the report: %s",
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
+	return e ? e : md_render(m->s, tail, sizeof(tail) / sizeof(tail[0]), "report", out, d);
 }
 
 /* ---- terminal ---- */
@@ -1058,12 +1151,22 @@ static enum err cut_text(struct buf *b, const char *s, size_t max)
 	return e || max == n ? e : buf_puts(b, "...");
 }
 
-static enum err term_case(struct buf *b, const cJSON *c)
+/* The line of a failing case, "failing cases:" before the first (*ctx
+ * counts them). */
+static enum err term_case(void *ctx, struct buf *b, const cJSON *c)
 {
+	int *failing = ctx;
 	const cJSON *fr = jget(c, "first_reason"), *it;
 	double total = jget_num(c, "total"), fail = total - jget_num(c, "pass");
-	enum err e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, "id")->valuestring, fail, total);
+	enum err e = ERR_OK;
 	int first = 1;
+
+	if (!(fail > 0))
+		return ERR_OK;
+	if (!(*failing)++)
+		e = buf_puts(b, "failing cases:\n");
+	if (!e)
+		e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, "id")->valuestring, fail, total);
 
 	cJSON_ArrayForEach(it, jget(c, "reasons")) {
 		if (!e)
@@ -1079,21 +1182,16 @@ static enum err term_case(struct buf *b, const cJSON *c)
 	return e ? e : buf_puts(b, "\n");
 }
 
-enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d)
+enum err report_terminal(const struct report_sum *m, struct buf *out, struct diag *d)
 {
-	const cJSON *c, *adv;
+	const cJSON *adv, *summary = m->s;
 	enum err e = ERR_OK;
 	int failing = 0;
 
 	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
 		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
-	cJSON_ArrayForEach(c, jget(summary, "cases"))
-		if (!e && jget_num(c, "pass") < jget_num(c, "total")) {
-			if (!failing++)
-				e = buf_puts(out, "failing cases:\n");
-			if (!e)
-				e = term_case(out, c);
-		}
+	if (!e)
+		e = each_case(m, out, &failing, term_case);
 	cJSON_ArrayForEach(adv, jget(summary, "advice"))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
@@ -1233,8 +1331,7 @@ static enum err write_set(const char *dir, const struct out_file *f, size_t n,
 
 void report_files_release(struct report_files *f)
 {
-	cJSON_Delete(f->summary);
-	f->summary = NULL;
+	report_sum_release(&f->summary);
 	buf_release(&f->json);
 	buf_release(&f->md);
 	buf_release(&f->png);
@@ -1253,20 +1350,27 @@ static enum err report_loadplot(const cJSON *summary, struct buf *png, struct di
 
 enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
 {
+	struct jout_list cases;
 	enum err e;
 
-	f->summary = NULL;
+	f->summary.s = NULL;
+	casetab_init(&f->summary.cases);
 	buf_init(&f->json, BUF_MAX_DEFAULT);
 	buf_init(&f->md, BUF_MAX_DEFAULT);
 	buf_init(&f->png, BUF_MAX_DEFAULT);
 	buf_init(&f->load_png, BUF_MAX_DEFAULT);
 	buf_init(&f->csv, BUF_MAX_DEFAULT);
-	if ((e = report_summary(r, &f->summary, d)) ||
-	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
-	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
-	    (e = report_loadplot(f->summary, &f->load_png, d)) ||
-	    (e = rows_csv(r->all, r->dir, &f->csv, d)))
-		report_files_release(f);
+	if ((e = report_summary(r, &f->summary, d)))
+		goto out;
+	cases = report_cases(&f->summary, jget(f->summary.s, "cases"));
+	if ((e = jout_print(f->summary.s, &cases, 1, 1, &f->json, NULL, "the summary", d)) ||
+	    (e = report_markdown(&f->summary, &f->md, d)) ||
+	    (e = report_heatmap(f->summary.s, &f->png, d)) ||
+	    (e = report_loadplot(f->summary.s, &f->load_png, d)) || (e = rows_csv(r->dir, &f->csv, d)))
+		goto out;
+	return ERR_OK;
+out:
+	report_files_release(f);
 	return e;
 }
 
@@ -1281,18 +1385,23 @@ enum err report_save(const struct report_files *f, const char *dir, struct diag 
 	return write_set(dir, files, n, d);
 }
 
-enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)
+enum err report_write(const char *dir, struct report_sum *summary_out, struct diag *d)
 {
 	struct report_run *r = NULL;
 	struct report_files f;
 	enum err e;
 
+	if (summary_out) {
+		summary_out->s = NULL;
+		casetab_init(&summary_out->cases);
+	}
 	if ((e = report_load(dir, &r, d)))
 		return e;
 	if (!(e = report_render(r, &f, d))) {
 		if (!(e = report_save(&f, dir, d)) && summary_out) {
 			*summary_out = f.summary;
-			f.summary = NULL;
+			f.summary.s = NULL;
+			casetab_init(&f.summary.cases);
 		}
 		report_files_release(&f);
 	}

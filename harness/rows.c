@@ -8,6 +8,7 @@
 
 #include "jget.h"
 #include "json.h"
+#include "results.h"
 #include "why.h"
 
 /* Where a column's value comes from: the scalar at record[a][b] (b may be
@@ -148,41 +149,57 @@ static enum err csv_line(struct buf *b, const cJSON *row)
 	return e ? e : buf_puts(b, "\r\n");
 }
 
-static enum err rows_write(const cJSON *records, const char *dir, int csv,
-			   struct buf *out, struct diag *d)
-{
+/* results_each's callback state of rows_write. */
+struct rows_out {
 	struct json_build jb;
-	const cJSON *rec;
+	const char *run;
+	int csv;
+	struct buf *out;
+};
+
+static enum err row_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct rows_out *o = ctx;
+	cJSON *row = row_of(&o->jb, rec, o->run);
+	enum err e;
+
+	if (!row)
+		return o->jb.code;
+	e = o->csv ? csv_line(o->out, row) : json_print(row, JSON_NEWLINE, o->out, "a row", d);
+	cJSON_Delete(row);
+	return e;
+}
+
+static enum err rows_write(const char *dir, int csv, struct buf *out, struct diag *d)
+{
+	struct rows_out o;
+	struct results_scan sc;
 	char run[1024];
 	enum err e = ERR_OK;
 	size_t i;
 
-	json_build_init(&jb);
+	json_build_init(&o.jb);
 	run_name(dir, run, sizeof(run));
+	o.run = run;
+	o.csv = csv;
+	o.out = out;
 	for (i = 0; csv && !e && i < NCOLS; i++)
 		e = buf_printf(out, "%s%s", i ? "," : "", cols[i].name);
 	if (csv && !e)
 		e = buf_puts(out, "\r\n");
-	cJSON_ArrayForEach(rec, records) {
-		cJSON *row;
-		if (e || !(row = row_of(&jb, rec, run)))
-			break;
-		e = csv ? csv_line(out, row) : json_print(row, JSON_NEWLINE, out, "a row", d);
-		cJSON_Delete(row);
-	}
-	if (!e && jb.code)
-		e = jb.code;
+	if (!e)
+		e = results_each(dir, row_one, &o, &sc, d);
 	if (e && (!d || !d->code))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));
 	return e;
 }
 
-enum err rows_csv(const cJSON *records, const char *dir, struct buf *out, struct diag *d)
+enum err rows_csv(const char *dir, struct buf *out, struct diag *d)
 {
-	return rows_write(records, dir, 1, out, d);
+	return rows_write(dir, 1, out, d);
 }
 
-enum err rows_jsonl(const cJSON *records, const char *dir, struct buf *out, struct diag *d)
+enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d)
 {
-	return rows_write(records, dir, 0, out, d);
+	return rows_write(dir, 0, out, d);
 }

@@ -18,16 +18,14 @@
 #ifndef NEEDLE_ROWS_H
 #define NEEDLE_ROWS_H
 
-#include <cjson/cJSON.h>
-
 #include "buf.h"
 #include "err.h"
 
-/* Appends the rows of `records` (borrowed; an array of result records from
- * run folder `dir`) to `out` as CSV with its header row, or as JSON Lines.
- * ERR_NOMEM, ERR_LIMIT (the buffer's cap); `out` may hold a partial table on
- * error. */
-enum err rows_csv(const cJSON *records, const char *dir, struct buf *out, struct diag *d);
-enum err rows_jsonl(const cJSON *records, const char *dir, struct buf *out, struct diag *d);
+/* Appends the rows of run folder `dir`'s records, its journal read as a
+ * stream (results_each: a torn last line skipped), to `out` as CSV with its
+ * header row, or as JSON Lines. ERR_NOMEM, ERR_LIMIT (the buffer's cap);
+ * results_each's errors; `out` may hold a partial table on error. */
+enum err rows_csv(const char *dir, struct buf *out, struct diag *d);
+enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d);
 
 #endif

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "jget.h"
+#include "keyset.h"
+#include "mem.h"
 
 #define MODELS_NAMED 4 /* served model names quoted in the 404 advice */
 
@@ -148,84 +150,122 @@ void why_answer(const cJSON *rec, char *out, size_t cap)
 
 /* ---- the summary's failures ---- */
 
-static cJSON *group_of(struct json_build *jb, cJSON *arr, const struct why_reason *r)
-{
-	cJSON *g;
+/* The attempts that failed for one reason key. */
+struct group {
+	const char *stage;   /* static */
+	char *key;           /* owned */
+	size_t count;
+	struct keyset seen;  /* the case ids listed */
+	cJSON *cases;        /* owned array of ids, first-seen order */
+	cJSON *example;      /* owned: the first such attempt */
+};
 
-	cJSON_ArrayForEach(g, arr)
-		if (!strcmp(jget(g, "stage")->valuestring, r->stage) &&
-		    !strcmp(jget(g, "key")->valuestring, r->key))
-			return g;
-	g = json_add_obj(jb, arr, NULL);
-	json_add_str(jb, g, "stage", r->stage);
-	json_add_str(jb, g, "key", r->key);
-	json_add_num(jb, g, "count", 0);
-	json_add_arr(jb, g, "cases");
-	return jb->code ? NULL : g;
+struct why_fold {
+	char *dir;           /* owned */
+	struct group *g;     /* owned, first-seen order */
+	size_t ng, capg;
+	struct tally *t;     /* owned */
+	int oom;             /* a take failed: the fold is incomplete */
+};
+
+static struct group *group_of(struct why_fold *w, const struct why_reason *r)
+{
+	struct group *g;
+	size_t i;
+
+	for (i = 0; i < w->ng; i++)
+		if (w->g[i].stage == r->stage && !strcmp(w->g[i].key, r->key))
+			return &w->g[i];
+	if (w->ng == w->capg) {
+		size_t cap = w->capg ? w->capg * 2 : 8;
+		struct group *n = mem_realloc(w->g, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		w->g = n;
+		w->capg = cap;
+	}
+	g = &w->g[w->ng];
+	memset(g, 0, sizeof(*g));
+	keyset_init(&g->seen);
+	g->stage = r->stage;
+	if (!(g->key = mem_strndup(r->key, strlen(r->key))) || !(g->cases = cJSON_CreateArray())) {
+		mem_free(g->key);
+		return NULL;
+	}
+	w->ng++;
+	return g;
 }
 
-static void add_example(struct json_build *jb, cJSON *g, const cJSON *rec,
-			const struct why_reason *r, const char *dir)
+static cJSON *example_of(const cJSON *rec, const struct why_reason *r, const char *dir)
 {
-	cJSON *ex = json_add_obj(jb, g, "example");
+	struct json_build jb;
+	cJSON *ex;
 	const cJSON *raw = jget(rec, "raw");
 	char answer[WHY_ANSWER_MAX + 4], path[4096];
 	int n = cJSON_IsString(raw) ? snprintf(path, sizeof(path), "%s/%s", dir, raw->valuestring) : -1;
 
-	json_add_dup(jb, ex, "case", jget(rec, "case"));
-	json_add_dup(jb, ex, "repeat", jget(rec, "repeat"));
-	json_add_dup(jb, ex, "seed", jget(rec, "seed"));
-	json_add_str(jb, ex, "reason", r->text);
+	json_build_init(&jb);
+	ex = json_new_obj(&jb);
+	json_add_dup(&jb, ex, "case", jget(rec, "case"));
+	json_add_dup(&jb, ex, "repeat", jget(rec, "repeat"));
+	json_add_dup(&jb, ex, "seed", jget(rec, "seed"));
+	json_add_str(&jb, ex, "reason", r->text);
 	why_answer(rec, answer, sizeof(answer));
-	json_add_str(jb, ex, "answer", answer);
+	json_add_str(&jb, ex, "answer", answer);
 	if (n > 0 && (size_t)n < sizeof(path))
-		json_add_str(jb, ex, "raw", path);
+		json_add_str(&jb, ex, "raw", path);
 	else
-		json_add_null(jb, ex, "raw");
+		json_add_null(&jb, ex, "raw");
+	return json_build_end(&jb, &ex, "an example", NULL) ? NULL : ex;
 }
 
-static void take(struct json_build *jb, cJSON *arr, const cJSON *rec, const char *dir)
+/* Counts one reason of `rec` under its group; 0 when out of memory. */
+static int take_reason(struct why_fold *w, const cJSON *rec, const struct why_reason *r)
 {
-	struct why_reason r[WHY_REASONS_MAX];
-	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
+	struct group *g = group_of(w, r);
 	const char *id = str_or(jget(rec, "case"), "");
+	int added = 0;
+	cJSON *s;
 
-	for (i = 0; i < n; i++) {
-		cJSON *g = group_of(jb, arr, &r[i]), *c, *cases;
-		int seen = 0;
-		if (!g)
-			return;
-		cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "count"),
-				     jget_num(g, "count") + 1);
-		cases = cJSON_GetObjectItemCaseSensitive(g, "cases");
-		cJSON_ArrayForEach(c, cases)
-			seen |= !strcmp(c->valuestring, id);
-		if (!seen)
-			json_add_str(jb, cases, NULL, id);
-		if (!jget(g, "example"))
-			add_example(jb, g, rec, &r[i], dir);
+	if (!g)
+		return 0;
+	g->count++;
+	if (keyset_add(&g->seen, id, &added, NULL))
+		return 0;
+	if (added && (!(s = cJSON_CreateString(id)) || !cJSON_AddItemToArray(g->cases, s))) {
+		cJSON_Delete(s);
+		return 0;
 	}
+	return g->example || (g->example = example_of(rec, r, w->dir)) != NULL;
 }
 
 /* Stable insertion sort of the groups by count, most first. */
-static void sort_groups(cJSON *arr)
+static void sort_groups(struct group *g, size_t n)
 {
-	cJSON *sorted = cJSON_CreateArray(), *g;
+	size_t i, j;
 
-	if (!sorted)
-		return; /* unsorted is still right */
-	while ((g = cJSON_DetachItemFromArray(arr, 0))) {
-		int i = 0, n = cJSON_GetArraySize(sorted);
-		while (i < n && jget_num(cJSON_GetArrayItem(sorted, i), "count") >= jget_num(g, "count"))
-			i++;
-		if (i == n)
-			cJSON_AddItemToArray(sorted, g);
-		else
-			cJSON_InsertItemInArray(sorted, i, g);
+	for (i = 1; i < n; i++) {
+		struct group x = g[i];
+		for (j = i; j > 0 && g[j - 1].count < x.count; j--)
+			g[j] = g[j - 1];
+		g[j] = x;
 	}
-	while ((g = cJSON_DetachItemFromArray(sorted, 0)))
-		cJSON_AddItemToArray(arr, g);
-	cJSON_Delete(sorted);
+}
+
+static void add_failures(const struct why_fold *w, struct json_build *jb, cJSON *summary)
+{
+	cJSON *arr = json_add_arr(jb, summary, "failures");
+	size_t i;
+
+	for (i = 0; i < w->ng; i++) {
+		const struct group *g = &w->g[i];
+		cJSON *o = json_add_obj(jb, arr, NULL);
+		json_add_str(jb, o, "stage", g->stage);
+		json_add_str(jb, o, "key", g->key);
+		json_add_num(jb, o, "count", (double)g->count);
+		json_add_dup(jb, o, "cases", g->cases);
+		json_add_dup(jb, o, "example", g->example);
+	}
 }
 
 /* ---- advice ---- */
@@ -252,8 +292,7 @@ static void say(struct line *b, const char *fmt, ...)
 struct tally {
 	size_t total, transport, same_status, ctx400, ctx_sent, audit_fail, same_delta;
 	double status, delta;
-	const cJSON *first_fail; /* first transport-failed record */
-	const cJSON *first_ctx;  /* first 400 context-length record */
+	cJSON *first_fail;      /* owned copy of the first transport-failed record */
 };
 
 /* A prompt too long for the server: the code stream.h gives it
@@ -273,19 +312,20 @@ static int is_context_error(const cJSON *rec)
 		strstr(m, "too long"));
 }
 
-static void count_record(struct tally *t, const cJSON *rec)
+/* 0 when out of memory. */
+static int count_record(struct tally *t, const cJSON *rec)
 {
 	const cJSON *st = jget(rec, "http_status"), *dl = jget2(rec, "audit", "usage_delta");
 
 	t->total++;
 	if (cJSON_IsFalse(jget2(rec, "transport", "ok"))) {
 		if (!t->transport++) {
-			t->first_fail = rec;
+			if (!(t->first_fail = cJSON_Duplicate(rec, 1)))
+				return 0;
 			t->status = cJSON_IsNumber(st) ? st->valuedouble : -1;
 		}
 		t->same_status += (cJSON_IsNumber(st) ? st->valuedouble : -1) == t->status;
-		if (is_context_error(rec) && !t->ctx400++)
-			t->first_ctx = rec;
+		t->ctx400 += is_context_error(rec);
 		if (is_context_error(rec) && jget_num(rec, "http_status") == 400)
 			t->ctx_sent++;
 	} else if (cJSON_IsFalse(jget2(rec, "audit", "ok")) && cJSON_IsNumber(dl)) {
@@ -293,6 +333,7 @@ static void count_record(struct tally *t, const cJSON *rec)
 			t->delta = dl->valuedouble;
 		t->same_delta += dl->valuedouble == t->delta;
 	}
+	return 1;
 }
 
 /* "'a', 'b', 'c', 'd' and 3 more" into b. */
@@ -381,45 +422,85 @@ static void advise_context(struct line *b, const struct tally *t, const cJSON *m
 		   "a suite with shorter prompts", lim);
 }
 
-static void add_advice(struct json_build *jb, cJSON *summary, const cJSON *records,
+static void add_advice(struct json_build *jb, cJSON *summary, const struct tally *t,
 		       const cJSON *manifest)
 {
 	cJSON *arr = json_add_arr(jb, summary, "advice");
-	struct tally t;
-	const cJSON *rec;
 	struct line b;
 
-	memset(&t, 0, sizeof(t));
 	b.n = 0;
 	b.s[0] = '\0';
-	cJSON_ArrayForEach(rec, records)
-		count_record(&t, rec);
-	if (t.ctx400)
-		advise_context(&b, &t, manifest);
-	else if (t.total && t.transport == t.total && t.same_status == t.total)
-		advise_transport(&b, &t, manifest);
+	if (t->ctx400)
+		advise_context(&b, t, manifest);
+	else if (t->total && t->transport == t->total && t->same_status == t->total)
+		advise_transport(&b, t, manifest);
 	if (b.n)
 		json_add_str(jb, arr, NULL, b.s);
 	b.n = 0;
 	b.s[0] = '\0';
-	if (t.audit_fail >= 2 && t.same_delta == t.audit_fail && t.delta != 0)
+	if (t->audit_fail >= 2 && t->same_delta == t->audit_fail && t->delta != 0)
 		say(&b, "every failed audit is off by %+.0f tokens: the local tokenizer or "
 			   "chat template differs from the server's; check --tokenizer and --template",
-			   t.delta);
+			   t->delta);
 	if (b.n)
 		json_add_str(jb, arr, NULL, b.s);
 }
 
-void why_summarise(const cJSON *records, const cJSON *manifest, const char *dir,
-		   struct json_build *jb, cJSON *summary)
-{
-	cJSON *arr = json_add_arr(jb, summary, "failures");
-	const cJSON *rec;
+/* ---- the fold ---- */
 
-	cJSON_ArrayForEach(rec, records)
-		if (!jb->code)
-			take(jb, arr, rec, dir);
-	if (!jb->code)
-		sort_groups(arr);
-	add_advice(jb, summary, records, manifest);
+struct why_fold *why_fold_new(const char *dir)
+{
+	struct why_fold *w = mem_calloc(1, sizeof(*w));
+
+	if (!w || !(w->dir = mem_strndup(dir, strlen(dir))) ||
+	    !(w->t = mem_calloc(1, sizeof(*w->t)))) {
+		why_fold_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void why_fold_free(struct why_fold *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->ng; i++) {
+		mem_free(w->g[i].key);
+		keyset_release(&w->g[i].seen);
+		cJSON_Delete(w->g[i].cases);
+		cJSON_Delete(w->g[i].example);
+	}
+	mem_free(w->g);
+	if (w->t)
+		cJSON_Delete(w->t->first_fail);
+	mem_free(w->t);
+	mem_free(w->dir);
+	mem_free(w);
+}
+
+enum err why_fold_take(struct why_fold *w, const cJSON *rec)
+{
+	struct why_reason r[WHY_REASONS_MAX];
+	size_t i, n;
+
+	if (w->oom)
+		return ERR_NOMEM;
+	n = why_reasons(rec, r, WHY_REASONS_MAX);
+	for (i = 0; !w->oom && i < n; i++)
+		w->oom = !take_reason(w, rec, &r[i]);
+	if (!w->oom)
+		w->oom = !count_record(w->t, rec);
+	return w->oom ? ERR_NOMEM : ERR_OK;
+}
+
+void why_fold_summarise(struct why_fold *w, const cJSON *manifest, struct json_build *jb,
+			cJSON *summary)
+{
+	if (w->oom && !jb->code)
+		jb->code = ERR_NOMEM;
+	sort_groups(w->g, w->ng);
+	add_failures(w, jb, summary);
+	add_advice(jb, summary, w->t, manifest);
 }

@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "err.h"
 #include "json.h"
 
 #define WHY_TEXT_MAX 512   /* bytes of a key or reason text, NUL included */
@@ -52,14 +53,28 @@ const char *why_first(const cJSON *rec, char *out, size_t cap);
  * model said nothing. */
 void why_answer(const cJSON *rec, char *out, size_t cap);
 
+/* The failures of a run, folded one record at a time: per reason group its
+ * count, the distinct case ids (first-seen order) and the first attempt as
+ * an example; and what the advice needs. Memory grows with the distinct
+ * (reason, case) pairs, never with the records. */
+struct why_fold;
+
+/* A new empty fold for run folder `dir` (copied; raw paths are DIR/raw);
+ * NULL when out of memory. */
+struct why_fold *why_fold_new(const char *dir);
+/* Frees the fold. Accepts NULL. */
+void why_fold_free(struct why_fold *w);
+/* Folds record `rec` (borrowed, not kept) in. ERR_NOMEM, after which the
+ * fold stays failed. */
+enum err why_fold_take(struct why_fold *w, const cJSON *rec);
 /* Adds to `summary` (a summary under construction in `jb`): "failures", an
  * array of {stage, key, count, cases: [ids, first-seen order], example:
  * {case, repeat, seed, reason, answer, raw}} sorted by count, most first
  * (raw is DIR/ the record's raw path, or null); and "advice", an array of
  * sentences for the causes the records make obvious (empty when none).
- * `records` and `manifest` (may be NULL) are borrowed. Errors stay in `jb`
- * (ERR_NOMEM). */
-void why_summarise(const cJSON *records, const cJSON *manifest, const char *dir,
-		   struct json_build *jb, cJSON *summary);
+ * `manifest` (may be NULL) is borrowed. Sorts the fold's groups. Errors,
+ * a failed take's included, stay in `jb` (ERR_NOMEM). */
+void why_fold_summarise(struct why_fold *w, const cJSON *manifest, struct json_build *jb,
+			cJSON *summary);
 
 #endif

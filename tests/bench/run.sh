@@ -255,11 +255,11 @@ for (let i = 0; i < 100000; i++) {
 out.end();' "$tmp/one" "$tmp/big$side" "$([ $side = b ] && echo 1 || echo 0)" "$ncases"
 	done
 	bytes=$(wc -c <"$tmp/biga/results.jsonl")
-	/usr/bin/time -f '%M %e' -o "$tmp/rep.time" "$needle" report "$tmp/biga" --format json >/dev/null
-	/usr/bin/time -f '%M %e' -o "$tmp/diff.time" "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >/dev/null
+	/usr/bin/time -f '%M %e %U' -o "$tmp/rep.time" "$needle" report "$tmp/biga" --format json >/dev/null
+	/usr/bin/time -f '%M %e %U' -o "$tmp/diff.time" "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >/dev/null
 	echo "== report/diff streaming: 100,000 records, $2 ($bytes bytes of results.jsonl each)"
-	awk '{ printf "needle report: peak RSS %d MB, %.2f s wall (bar <= 100 MB)\n", $1 / 1024, $2 }' "$tmp/rep.time"
-	awk '{ printf "needle diff (two such runs): peak RSS %d MB, %.2f s wall (bar <= 100 MB)\n", $1 / 1024, $2 }' "$tmp/diff.time"
+	awk '{ printf "needle report: peak RSS %d MB, %.2f s wall, %.2f s user CPU (bar <= 100 MB)\n", $1 / 1024, $2, $3 }' "$tmp/rep.time"
+	awk '{ printf "needle diff (two such runs): peak RSS %d MB, %.2f s wall, %.2f s user CPU (bar <= 100 MB)\n", $1 / 1024, $2, $3 }' "$tmp/diff.time"
 }
 
 for s in $SECTIONS; do

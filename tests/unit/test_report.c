@@ -45,20 +45,42 @@ static const cJSON *find_by(const cJSON *arr, const char *k, double v)
 	return NULL;
 }
 
-static cJSON *summary_of(const char *dir, struct report_run **keep)
+/* The summary of `dir` into *m (released by the caller). */
+static void sum_of(const char *dir, struct report_sum *m, struct report_run **keep)
 {
 	struct report_run *r = NULL;
-	cJSON *s = NULL;
 	struct diag d;
 
 	diag_init(&d);
+	m->s = NULL;
+	casetab_init(&m->cases);
 	CHECK(report_load(dir, &r, &d) == ERR_OK);
 	if (r)
-		CHECK(report_summary(r, &s, &d) == ERR_OK);
+		CHECK(report_summary(r, m, &d) == ERR_OK);
 	if (keep)
 		*keep = r;
 	else
 		report_run_free(r);
+}
+
+/* The summary of `dir` as summary.json has it (its text parsed back). */
+static cJSON *summary_of(const char *dir, struct report_run **keep)
+{
+	struct report_sum m;
+	struct jout_list l;
+	struct buf b;
+	struct diag d;
+	cJSON *s = NULL;
+
+	sum_of(dir, &m, keep);
+	buf_init(&b, 1 << 20);
+	diag_init(&d);
+	l = report_cases(&m, get(m.s, "cases"));
+	if (m.s && jout_print(m.s, &l, 1, 1, &b, NULL, "the summary", &d) == ERR_OK)
+		s = cJSON_ParseWithLength(b.data, b.len);
+	CHECK(s != NULL);
+	buf_release(&b);
+	report_sum_release(&m);
 	return s;
 }
 
@@ -126,19 +148,37 @@ static void test_torn_and_bad(void)
 	CHECK(report_load("fixtures/results/none-such", &r, &d) == ERR_IO);
 }
 
-static cJSON *diff_ab(void)
+static void diff_ab(struct diff_result *res)
 {
 	struct report_run *a = NULL, *b = NULL;
-	cJSON *df = NULL;
 	struct diag d;
 
 	diag_init(&d);
+	memset(res, 0, sizeof(*res));
 	CHECK(report_load("fixtures/results/a", &a, &d) == ERR_OK);
 	CHECK(report_load("fixtures/results/b", &b, &d) == ERR_OK);
 	if (a && b)
-		CHECK(diff_runs(a, b, &df, &d) == ERR_OK);
+		CHECK(diff_runs(a, b, res, &d) == ERR_OK);
 	report_run_free(a);
 	report_run_free(b);
+}
+
+/* The comparison of a and b as `needle diff --format json` prints it. */
+static cJSON *diff_json(void)
+{
+	struct diff_result res;
+	struct buf b;
+	struct diag d;
+	cJSON *df = NULL;
+
+	diff_ab(&res);
+	buf_init(&b, 1 << 20);
+	diag_init(&d);
+	if (res.diff && diff_print_json(&res, &b, NULL, &d) == ERR_OK)
+		df = cJSON_ParseWithLength(b.data, b.len);
+	CHECK(df != NULL);
+	buf_release(&b);
+	diff_result_release(&res);
 	return df;
 }
 
@@ -154,7 +194,7 @@ static int has_flip(const cJSON *arr, const char *id, double repeat)
 
 static void test_diff(void)
 {
-	cJSON *df = diff_ab();
+	cJSON *df = diff_json();
 	const cJSON *pf = get(get(df, "flips"), "pass_to_fail");
 	const cJSON *fp = get(get(df, "flips"), "fail_to_pass");
 	const cJSON *o = get(df, "overall"), *it;
@@ -180,7 +220,7 @@ static void test_diff(void)
 	cJSON_Delete(df);
 }
 
-static int gate(cJSON *df, const char *spec)
+static int gate(struct diff_result *df, const char *spec)
 {
 	struct diff_gate g;
 	struct diag d;
@@ -195,8 +235,9 @@ static int gate(cJSON *df, const char *spec)
 
 static void test_gates(void)
 {
-	cJSON *df = diff_ab();
+	struct diff_result res, *df = &res;
 
+	diff_ab(&res);
 	CHECK(gate(df, "no_new_failures") == 0);
 	CHECK(gate(df, "pass_rate>=0.6") == 1);     /* 7/11 = 0.636 */
 	CHECK(gate(df, "pass_rate>=0.7") == 0);
@@ -219,7 +260,7 @@ static void test_gates(void)
 	CHECK(gate(df, " recall@50 >= 1.0 ") == 0);
 	CHECK(gate(df, "\tflips < 3") == 1);
 	CHECK(gate(df, " no_new_failures ") == 0);
-	CHECK_EQ_LONG(cJSON_GetArraySize(get(df, "gates")), 21);
+	CHECK_EQ_LONG(cJSON_GetArraySize(get(df->diff, "gates")), 21);
 	/* bad specs are usage errors */
 	CHECK(gate(df, "pass_rate") == -2);
 	CHECK(gate(df, "pass_rate=>1") == -2);
@@ -234,7 +275,7 @@ static void test_gates(void)
 	CHECK(gate(df, "pass_rate >= 1 2") == -2);
 	CHECK(gate(df, "pass rate >= 1") == -2);
 	CHECK(gate(df, " >= 1") == -2);
-	cJSON_Delete(df);
+	diff_result_release(&res);
 }
 
 /* Decodes the heatmap and reads cell colours: rows depth 10/50/90, columns
@@ -328,13 +369,16 @@ static void test_heatmap(void)
 /* A run without recall draws nothing; Markdown and CSV carry denominators. */
 static void test_render(void)
 {
-	cJSON *s = summary_of("fixtures/results/a", NULL);
+	struct report_sum m;
+	cJSON *s;
 	struct buf b;
 	struct diag d;
 
+	sum_of("fixtures/results/a", &m, NULL);
+	s = m.s;
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
-	CHECK(report_markdown(s, &b, &d) == ERR_OK);
+	CHECK(report_markdown(&m, &b, &d) == ERR_OK);
 	CHECK(strstr(b.data, "5/10 (0.500, 95% CI 0.237-0.763)") != NULL);
 	CHECK(strstr(b.data, "| 50% | 2/2 | 0/2 (1 no answer) |") != NULL);
 	CHECK(strstr(b.data, "| ttft_ms | 9 | 500 | 900 | 900 |") != NULL);
@@ -347,7 +391,7 @@ static void test_render(void)
 	buf_reset(&b);
 	CHECK(report_heatmap(s, &b, &d) == ERR_OK && b.len == 0);
 	buf_release(&b);
-	cJSON_Delete(s);
+	report_sum_release(&m);
 }
 
 /* Every failed attempt of a is under its reasons: 5 groups of 1, each with
@@ -398,12 +442,31 @@ static cJSON *failed_record(int status, const char *message)
 	return r;
 }
 
+/* The failures and advice of the records of array `recs` (borrowed), folded
+ * one at a time, into a new summary object. */
+static cJSON *why_of(const cJSON *recs, const cJSON *man)
+{
+	struct why_fold *w = why_fold_new("D");
+	struct json_build jb;
+	const cJSON *rec;
+	cJSON *s;
+
+	CHECK(w != NULL);
+	json_build_init(&jb);
+	s = json_new_obj(&jb);
+	cJSON_ArrayForEach(rec, recs)
+		CHECK(why_fold_take(w, rec) == ERR_OK);
+	why_fold_summarise(w, man, &jb, s);
+	CHECK(jb.code == ERR_OK);
+	why_fold_free(w);
+	return s;
+}
+
 /* The advice for the obvious causes: a wrong model, a too-long prompt. */
 static void test_advice(void)
 {
 	const char *m = "{\"endpoint\":{\"models\":[\"served-1\"],\"max_model_len\":4096}}";
 	cJSON *man = cJSON_Parse(m), *recs = cJSON_CreateArray(), *s;
-	struct json_build jb;
 	const cJSON *adv;
 	struct why_reason r[WHY_REASONS_MAX];
 
@@ -411,10 +474,7 @@ static void test_advice(void)
 	cJSON_AddItemToArray(recs, failed_record(404, "HTTP 404: no model x"));
 	CHECK(why_reasons(cJSON_GetArrayItem(recs, 0), r, WHY_REASONS_MAX) == 1);
 	CHECK_STR(r[0].key, "http_status 404");
-	json_build_init(&jb);
-	s = json_new_obj(&jb);
-	why_summarise(recs, man, "D", &jb, s);
-	CHECK(jb.code == ERR_OK);
+	s = why_of(recs, man);
 	adv = cJSON_GetArrayItem(get(s, "advice"), 0);
 	CHECK(cJSON_IsString(adv) &&
 	      strstr(adv->valuestring, "every request got HTTP 404: the server serves 'served-1', not 'x'"));
@@ -422,8 +482,7 @@ static void test_advice(void)
 	cJSON_Delete(s);
 	cJSON_DeleteItemFromArray(recs, 0);
 	cJSON_AddItemToArray(recs, failed_record(400, "HTTP 400: maximum context length is 4096 tokens"));
-	s = json_new_obj(&jb);
-	why_summarise(recs, man, "D", &jb, s);
+	s = why_of(recs, man);
 	adv = cJSON_GetArrayItem(get(s, "advice"), 0);
 	CHECK(cJSON_IsString(adv) &&
 	      strstr(adv->valuestring, "1 of 2 requests got HTTP 400 context length") &&
@@ -433,19 +492,62 @@ static void test_advice(void)
 	cJSON_Delete(man);
 }
 
+/* A new folder under /tmp holding fixtures/results/a's journal, its fourth
+ * record's first grade reason replaced by `reason` when not NULL. */
+static void copy_run_a(char *dir, const char *reason)
+{
+	struct buf b, out;
+	struct diag d;
+	char p[512];
+	size_t at = 0, line = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	buf_init(&b, 1 << 20);
+	buf_init(&out, 1 << 20);
+	diag_init(&d);
+	CHECK(io_read_file("fixtures/results/a/results.jsonl", &b, &d) == ERR_OK);
+	while (at < b.len) {
+		size_t n = strcspn(b.data + at, "\n");
+		cJSON *rec = cJSON_ParseWithLength(b.data + at, n);
+		char *txt;
+		CHECK(rec != NULL);
+		if (reason && ++line == 4)
+			cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(rec, "grade"), "reasons"), 0,
+				cJSON_CreateString(reason));
+		txt = cJSON_PrintUnformatted(rec);
+		CHECK(buf_printf(&out, "%s\n", txt) == ERR_OK);
+		cJSON_free(txt);
+		cJSON_Delete(rec);
+		at += n + 1;
+	}
+	snprintf(p, sizeof(p), "%s/results.jsonl", dir);
+	CHECK(io_write_file(p, out.data, out.len, &d) == ERR_OK);
+	buf_release(&b);
+	buf_release(&out);
+}
+
+static void remove_dir(const char *dir)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK(system(p) == 0);
+}
+
 /* The CSV has a header and one CRLF row per attempt; a field with a comma or
- * quote is quoted with its quotes doubled; JSON Lines has the same rows. */
+ * quote is quoted with its quotes doubled; JSON Lines has the same rows. The
+ * run column is the folder's last component, a trailing '/' ignored. */
 static void test_rows(void)
 {
-	struct report_run *r = NULL;
-	cJSON *s = summary_of("fixtures/results/a", &r), *rec;
+	char dir[] = "/tmp/needle-test-rows-XXXXXX", slash[600];
 	struct buf b;
 	struct diag d;
 	size_t lines = 0, i;
 
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
-	CHECK(rows_csv(r->all, "x/a/", &b, &d) == ERR_OK);
+	CHECK(rows_csv("fixtures/results/a/", &b, &d) == ERR_OK);
 	for (i = 0; i < b.len; i++)
 		lines += b.data[i] == '\n' && i && b.data[i - 1] == '\r';
 	CHECK(lines == 11);
@@ -453,19 +555,20 @@ static void test_rows(void)
 	CHECK(strstr(b.data, "\r\na,") != NULL);
 	CHECK(strstr(b.data, ",recall-128k,recall,0,2,fail,transport,connect,connect,") != NULL);
 	CHECK(strstr(b.data, ",\"expected 437, got 438\",") != NULL);
-	rec = cJSON_GetArrayItem(r->all, 3);
-	cJSON_ReplaceItemInArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "grade"), "reasons"), 0, cJSON_CreateString("say \"hi\", then"));
+	copy_run_a(dir, "say \"hi\", then");
+	snprintf(slash, sizeof(slash), "%s/", dir);
 	buf_reset(&b);
-	CHECK(rows_csv(r->all, "a", &b, &d) == ERR_OK);
+	CHECK(rows_csv(slash, &b, &d) == ERR_OK);
 	CHECK(strstr(b.data, ",\"say \"\"hi\"\", then\",") != NULL);
+	CHECK(strstr(b.data, "\r\n") && !strncmp(strstr(b.data, "\r\n") + 2, strrchr(dir, '/') + 1,
+						      strlen(strrchr(dir, '/') + 1)));
 	buf_reset(&b);
-	CHECK(rows_jsonl(r->all, "a", &b, &d) == ERR_OK);
+	CHECK(rows_jsonl(dir, &b, &d) == ERR_OK);
 	for (i = 0, lines = 0; i < b.len; i++)
 		lines += b.data[i] == '\n';
 	CHECK(lines == 10 && b.data[0] == '{' && strstr(b.data, "\"fail_stage\":\"transport\""));
 	buf_release(&b);
-	report_run_free(r);
-	cJSON_Delete(s);
+	remove_dir(dir);
 }
 
 static int exists(const char *dir, const char *name)
@@ -484,7 +587,7 @@ static void test_write_set(void)
 	char dir[] = "/tmp/needle-test-report-XXXXXX", p[512];
 	struct buf b;
 	struct diag d;
-	cJSON *s = NULL;
+	struct report_sum s;
 
 	CHECK(mkdtemp(dir) != NULL);
 	buf_init(&b, 1 << 20);
@@ -502,12 +605,12 @@ static void test_write_set(void)
 	snprintf(p, sizeof(p), "%s/summary.md.staged.%ld", dir, (long)getpid());
 	CHECK(rmdir(p) == 0);
 	diag_init(&d);
-	CHECK(report_write(dir, &s, &d) == ERR_OK && s != NULL);
+	CHECK(report_write(dir, &s, &d) == ERR_OK && s.s != NULL && s.cases.n == 4);
 	CHECK(exists(dir, "summary.json") && exists(dir, "summary.md") && exists(dir, "recall.png"));
 	snprintf(p, sizeof(p), "%s/summary.json", dir);
 	buf_reset(&b);
 	CHECK(io_read_file(p, &b, &d) == ERR_OK && strstr(b.data, "\"needle_summary\":") != NULL);
-	cJSON_Delete(s);
+	report_sum_release(&s);
 	buf_release(&b);
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	CHECK(system(p) == 0);
