@@ -1308,7 +1308,7 @@ static enum err loop(struct run *r, struct diag *d)
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
 			arrival_sleep_until_ms(r->wake_ms);
-		/* due open-loop sends go first: journalling (a flush per record)
+		/* due open-loop sends go first: judging and queueing records
 		 * must not delay them */
 		if (!e && r->lc && !stopped(r))
 			e = fill_load(r, d);
