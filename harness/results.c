@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "io.h"
+#include "journal.h"
 #include "json.h"
 #include "mem.h"
 #include "record.h"
@@ -138,6 +139,8 @@ enum err results_open(const char *dir, int resume, struct results **out,
 	}
 	if (resume)
 		e = load(r, path, d);
+	if (!e)
+		e = journal_open(dir, r->fd, r->keys.n, &r->j, d);
 out:
 	if (e)
 		results_free(r);
@@ -150,6 +153,7 @@ void results_free(struct results *r)
 {
 	if (!r)
 		return;
+	journal_free(r->j); /* writes what is queued */
 	if (r->fd >= 0)
 		close(r->fd);
 	if (r->lock_fd >= 0)
@@ -157,36 +161,6 @@ void results_free(struct results *r)
 	keyset_release(&r->keys);
 	mem_free(r->dir);
 	mem_free(r);
-}
-
-/* Writes all of `p`; on failure cuts the file back to `keep` bytes. */
-static enum err write_line(struct results *r, const char *p, size_t len,
-			   off_t keep, struct diag *d)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(r->fd, p + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? errno : ENOSPC;
-			if (ftruncate(r->fd, keep) == 0)
-				(void)fsync(r->fd);
-			return diag_fail(d, ERR_IO,
-					 "cannot write '%s/results.jsonl': %s (the %zu records before it are safe)",
-					 r->dir, strerror(err), r->keys.n);
-		}
-		done += (size_t)n;
-	}
-	if (fsync(r->fd) != 0) {
-		int err = errno;
-		if (ftruncate(r->fd, keep) == 0)
-			(void)fsync(r->fd);
-		return diag_fail(d, ERR_IO, "cannot sync '%s/results.jsonl': %s",
-				 r->dir, strerror(err));
-	}
-	return ERR_OK;
 }
 
 /* Length of the valid UTF-8 sequence at `p`, or 0. */
@@ -252,13 +226,12 @@ static void fix_tree(const struct results *r, cJSON *v)
 	}
 }
 
-enum err results_append(struct results *r, cJSON *rec, struct diag *d)
+enum err results_queue(struct results *r, cJSON *rec, const void *note, size_t nlen,
+		       struct diag *d)
 {
 	char key[RECORD_KEY_MAX];
 	char *txt;
 	size_t len;
-	off_t keep;
-	enum err e;
 
 	fix_tree(r, rec->child);
 	if (!record_key_of(rec, key, sizeof(key)))
@@ -268,18 +241,40 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 		return diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	len = strlen(txt);
 	txt[len] = '\n'; /* replaces the NUL: the line is written in one piece */
-	keep = lseek(r->fd, 0, SEEK_END);
-	if (keep < 0)
-		e = diag_fail(d, ERR_IO, "cannot write '%s/results.jsonl': %s", r->dir,
-			      strerror(errno));
-	else
-		e = write_line(r, txt, len + 1, keep, d);
-	cJSON_free(txt);
-	if (!e)
-		e = keyset_add(&r->keys, key, NULL, d);
-	if (!e)
-		r->appended++;
-	return e;
+	return journal_line(r->j, txt, len + 1, key, note, nlen, d);
+}
+
+/* results_collect's step for each durable record: its key joins the set. */
+struct collect {
+	struct results *r;
+	results_done_fn fn;
+	void *ctx;
+};
+
+static enum err collect_one(void *ctx, const char *key, const void *note, struct diag *d)
+{
+	struct collect *c = ctx;
+	enum err e = keyset_add(&c->r->keys, key, NULL, d);
+
+	if (e)
+		return e;
+	c->r->appended++;
+	return c->fn ? c->fn(c->ctx, note, d) : ERR_OK;
+}
+
+enum err results_collect(struct results *r, int wait, results_done_fn fn, void *ctx,
+			 struct diag *d)
+{
+	struct collect c = {r, fn, ctx};
+
+	return journal_collect(r->j, wait, collect_one, &c, d);
+}
+
+enum err results_append(struct results *r, cJSON *rec, struct diag *d)
+{
+	enum err e = results_queue(r, rec, NULL, 0, d);
+
+	return e ? e : results_collect(r, 1, NULL, NULL, d);
 }
 
 void results_raw_name(const char *id, long repeat, int has_seed, long seed,
@@ -309,28 +304,30 @@ void results_raw_name(const char *id, long repeat, int has_seed, long seed,
 			 changed ? hex : "", repeat);
 }
 
+enum err results_queue_raw(struct results *r, const char *name, struct buf *data,
+			   struct diag *d)
+{
+	size_t len = data->len;
+	char *p = buf_take(data, NULL);
+
+	if (!p)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing '%s/raw/%s'", r->dir, name);
+	if (redact_found(r->redact, p, len))
+		len = redact_bytes(r->redact, p, len);
+	return journal_raw(r->j, name, p, len, d);
+}
+
 enum err results_write_raw(struct results *r, const char *name,
 			   const void *data, size_t len, struct diag *d)
 {
-	char path[PATHBUF];
-	int n = snprintf(path, sizeof(path), "%s/raw/%s", r->dir, name);
-
-	struct buf clean;
+	struct buf copy;
 	enum err e;
 
-	if (n < 0 || n >= (int)sizeof(path))
-		return diag_fail(d, ERR_USAGE, "path '%s/raw/%s' is too long", r->dir,
-				 name);
-	if (!redact_found(r->redact, data, len))
-		return io_write_file(path, data, len, d);
-	buf_init(&clean, len + 1);
-	e = buf_append(&clean, data, len);
-	if (e)
-		e = diag_fail(d, e, "out of memory writing '%s'", path);
-	else
-		e = io_write_file(path, clean.data, redact_bytes(r->redact, clean.data, len), d);
-	buf_release(&clean);
-	return e;
+	buf_init(&copy, len + 1);
+	if ((e = buf_append(&copy, data, len)))
+		return diag_fail(d, e, "out of memory writing '%s/raw/%s'", r->dir, name);
+	e = results_queue_raw(r, name, &copy, d);
+	return e ? e : results_collect(r, 1, NULL, NULL, d);
 }
 
 enum err results_write_manifest(struct results *r, cJSON *manifest,

@@ -4,8 +4,7 @@
  *
  *	RUN_DIR/manifest.json   what was run, against what (never the API key);
  *	                        replaced atomically (temp file + fsync + rename)
- *	RUN_DIR/results.jsonl   one JSON record per attempt, one line each, written
- *	                        with a single write() and fsync'd before the next
+ *	RUN_DIR/results.jsonl   one JSON record per attempt, one line each
  *	RUN_DIR/raw/NAME.sse    the raw SSE bytes of each attempt
  *	RUN_DIR/.lock           held (flock, exclusive) by the one process
  *	                        writing the folder; the kernel drops it when
@@ -16,8 +15,15 @@
  * is the haystack seed of a recall case, the sampling seed of other cases, or
  * null. On --resume the journal is read back, attempts already recorded are
  * skipped (a failure is never rerun or overwritten), and a torn last line (a
- * crash mid-write) is cut off. A write that fails (full disk, file too large) is rolled back to the last
- * complete line and reported as ERR_IO; the records before it stay intact.
+ * crash mid-write) is cut off.
+ *
+ * Records and raw files are written by a writer thread in batches
+ * (journal.h): results_queue and results_queue_raw hand them over and return,
+ * results_collect hands back each record once it is durable (its raw bytes
+ * synced before it, itself fsync'd), and only then is it recorded here. A
+ * write that fails (full disk, file too large) is rolled back to the last
+ * complete line and reported as ERR_IO naming the file; the records before it
+ * stay intact, and every later call returns the same failure.
  */
 #ifndef NEEDLE_RESULTS_H
 #define NEEDLE_RESULTS_H
@@ -27,7 +33,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "buf.h"
 #include "err.h"
+#include "journal.h"
 #include "keyset.h"
 #include "redact.h"
 
@@ -37,11 +45,12 @@ struct results {
 	char *dir;          /* owned copy of RUN_DIR */
 	int fd;             /* results.jsonl, append-only */
 	int lock_fd;        /* RUN_DIR/.lock, flock'd while open */
+	struct journal *j;  /* the writer of results.jsonl and raw/ */
 	struct keyset keys; /* keys of recorded attempts */
 	const struct redact *redact; /* borrowed, or NULL: secrets taken out of
 					every record, the manifest and raw/ */
 	size_t torn_bytes;  /* bytes of a torn last line cut off at open */
-	size_t appended;    /* records appended by this process */
+	size_t appended;    /* records made durable by this process */
 	size_t prior_pass;  /* records found at open with verdict "pass" */
 	size_t prior_fail;  /* ... with any other verdict */
 };
@@ -57,22 +66,45 @@ struct results {
  */
 enum err results_open(const char *dir, int resume, struct results **out,
 		      struct diag *d);
-/* Closes the journal and frees the handle. Accepts NULL. */
+/* Writes what is still queued (without handing it back), closes the journal
+ * and frees the handle. Accepts NULL. */
 void results_free(struct results *r);
 
 /* Whether an attempt with this key (record_key) is already recorded. */
 int results_has(const struct results *r, const char *key);
 
-/* Appends `rec` (borrowed; must hold "case", "repeat" and "seed") as one line
- * and fsyncs it. The journal is always valid UTF-8 JSON: a byte of a string
- * that is not part of a valid UTF-8 sequence (e.g. text cut mid-character) is
- * replaced by '?' in `rec` itself, in place (the raw bytes keep the original),
- * and every secret (r->redact) is replaced as redact.h says.
- * On failure nothing of the line remains and ERR_IO says why. */
+/* Queues `rec` (borrowed; must hold "case", "repeat" and "seed") as one line,
+ * with a note of `nlen` <= JOURNAL_NOTE_MAX bytes (copied) that
+ * results_collect hands back once the line is durable. The journal is always
+ * valid UTF-8 JSON: a byte of a string that is not part of a valid UTF-8
+ * sequence (e.g. text cut mid-character) is replaced by '?' in `rec` itself,
+ * in place (the raw bytes keep the original), and every secret (r->redact) is
+ * replaced as redact.h says. ERR_NOMEM, or the writer's failure (ERR_IO). */
+enum err results_queue(struct results *r, cJSON *rec, const void *note, size_t nlen,
+		       struct diag *d);
+
+/* Queues the bytes of `data` as RUN_DIR/raw/NAME, secrets (r->redact)
+ * replaced; takes them (`data` is left empty). NAME is a file name made with
+ * results_raw_name. The file is durable before any record queued after it. */
+enum err results_queue_raw(struct results *r, const char *name, struct buf *data,
+			   struct diag *d);
+
+/* Called by results_collect with the note of each record made durable. */
+typedef enum err (*results_done_fn)(void *ctx, const void *note, struct diag *d);
+
+/* Records (keys) every record made durable since the last call and hands its
+ * note to `fn` (may be NULL), in queue order; with `wait`, first waits until
+ * all that is queued is durable. The writer's failure (ERR_IO, naming the
+ * file) is returned once the records durable before it are handed over. */
+enum err results_collect(struct results *r, int wait, results_done_fn fn, void *ctx,
+			 struct diag *d);
+
+/* results_queue and results_collect with `wait` (notes dropped): `rec` is
+ * durable on success. For writers that queue nothing else (merge). */
 enum err results_append(struct results *r, cJSON *rec, struct diag *d);
 
-/* Writes `len` bytes as RUN_DIR/raw/NAME (durably), secrets (r->redact)
- * replaced; NAME is a file name made with results_raw_name. */
+/* results_queue_raw of a copy of `len` bytes at `data`, then waits as
+ * results_append does. */
 enum err results_write_raw(struct results *r, const char *name,
 			   const void *data, size_t len, struct diag *d);
 

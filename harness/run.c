@@ -74,7 +74,7 @@ struct attempt {
 	struct loadplan_item li;   /* its level, round, index and due time */
 	int passed;                /* journalled with verdict "pass" */
 	int step;                  /* a probing recall case (recprobe.h): its step, */
-	char step_id[300];         /* whose id lcase.id borrows */
+	char step_id[RECORD_KEY_MAX]; /* whose id lcase.id borrows */
 	int idle;                  /* a "during" case's attempt started after its
 				    * load case ended: it fails, not under load */
 };
@@ -905,7 +905,7 @@ static enum err metrics_write(struct run *r, int level, const struct metrics *af
 	if (!e)
 		e = json_print(o, JSON_PRETTY, &txt, name, d);
 	if (!e)
-		e = results_write_raw(r->res, name, txt.data, txt.len, d);
+		e = results_queue_raw(r->res, name, &txt, d);
 	buf_release(&txt);
 	cJSON_Delete(o);
 	metrics_release(&delta);
@@ -931,7 +931,7 @@ static enum err scrape(struct run *r, int level, int before, struct diag *d)
 	se = probe_metrics(r->eps[0].base, r->o->api_key, &r->tls, 30, &text, &m, &sd);
 	metrics_name(r, level, before ? "-before.prom" : "-after.prom", name, sizeof(name));
 	if (text.len)
-		e = results_write_raw(r->res, name, text.data, text.len, d);
+		e = results_queue_raw(r->res, name, &text, d);
 	if (!e && before) {
 		metrics_release(&r->mbefore);
 		r->mbefore = m;
@@ -1098,23 +1098,46 @@ static void judge_audit(const struct run *r, const struct attempt *a,
 	audit_judge(&a->count, r->tok && r->tpl, &a->st.usage, a->c->usage_tolerance, out);
 }
 
-static void tally(struct run *r, const struct record_verdict *v,
-		  const struct stream_checks *ck, long status)
-{
-	int pass = v->transport_ok && v->audit_ok && v->grade_ok;
+/* What an attempt adds to the counts once its record is durable: the note
+ * queued with the record (results_collect hands it back). */
+struct done_note {
+	struct record_verdict v;
+	int refused;     /* the server could not be reached or refused the key */
+	double weight;   /* case_weight */
+};
+_Static_assert(sizeof(struct done_note) <= JOURNAL_NOTE_MAX, "a note the journal keeps whole");
 
+static void note_of(const struct record_verdict *v, const struct stream_checks *ck,
+		    long status, double weight, struct done_note *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->v = *v;
+	n->refused = stream_checks_has(ck, STREAM_F_CONNECT) ||
+		     (stream_checks_has(ck, STREAM_F_HTTP_STATUS) && (status == 401 || status == 403));
+	n->weight = weight;
+}
+
+/* results_collect's callback: counts an attempt whose record is durable. */
+static enum err tally(void *ctx, const void *note, struct diag *d)
+{
+	struct run *r = ctx;
+	struct done_note n;
+	const struct record_verdict *v = &n.v;
+
+	(void)d;
+	memcpy(&n, note, sizeof(n));
 	r->n.done++;
-	if (pass) {
+	r->n.weight_done += n.weight;
+	if (v->transport_ok && v->audit_ok && v->grade_ok) {
 		r->n.pass++;
-		return;
+		return ERR_OK;
 	}
 	r->n.fail++;
 	r->n.fail_transport += !v->transport_ok;
 	r->n.fail_audit += v->transport_ok && !v->audit_ok;
 	r->n.fail_grade += v->transport_ok && v->audit_ok && !v->grade_ok;
-	if (stream_checks_has(ck, STREAM_F_CONNECT) ||
-	    (stream_checks_has(ck, STREAM_F_HTTP_STATUS) && (status == 401 || status == 403)))
-		r->n.refused++;
+	r->n.refused += n.refused != 0;
+	return ERR_OK;
 }
 
 /* Keeps what round 1 of a tool case showed, writes its raw bytes, and sends
@@ -1128,12 +1151,9 @@ static enum err start_round2(struct run *r, struct attempt *a,
 	struct record_attempt v;
 	cJSON *msgs = NULL;
 	size_t n = strlen(raw_name);
-	enum err e;
+	enum err e = ERR_OK;
 
 	snprintf(name1, sizeof(name1), "%.*s-round1.sse", (int)(n > 4 ? n - 4 : n), raw_name);
-	e = results_write_raw(r->res, name1, a->raw.data, a->raw.len, d);
-	if (e)
-		return e;
 	judge_audit(r, a, &a->audit1);
 	a->calls1 = record_tool_calls(&a->st);
 	record_view(r, a, dn, ck, &a->audit1, name1, &v);
@@ -1142,6 +1162,8 @@ static enum err start_round2(struct run *r, struct attempt *a,
 		msgs = toolturn_messages(a->c, &a->st, a->calls1);
 	if (!msgs)
 		e = diag_fail(d, ERR_NOMEM, "out of memory preparing a tool result");
+	if (!e)
+		e = results_queue_raw(r->res, name1, &a->raw, d);
 	if (!e)
 		e = req_build(&a->req, a->c, msgs, r->eps[0].model, r->suite_dir, d);
 	cJSON_Delete(msgs);
@@ -1193,17 +1215,16 @@ static enum err during_json(const struct attempt *a, cJSON *rec)
 	return json_build_end(&jb, NULL, "a record", NULL);
 }
 
-/* Appends record `rec` (taken) and counts it. */
+/* Queues record `rec` (taken); it counts once durable (tally). */
 static enum err append(struct run *r, cJSON *rec, const struct record_verdict *v,
 		       const struct stream_checks *ck, long status, double weight,
 		       struct diag *d)
 {
-	enum err e = results_append(r->res, rec, d);
+	struct done_note note;
+	enum err e;
 
-	if (!e) {
-		tally(r, v, ck, status);
-		r->n.weight_done += weight;
-	}
+	note_of(v, ck, status, weight, &note);
+	e = results_queue(r->res, rec, &note, sizeof(note), d);
 	cJSON_Delete(rec);
 	return e;
 }
@@ -1247,7 +1268,7 @@ static enum err commit(struct run *r, const struct attempt *a, cJSON *rec,
 }
 
 /* Journals attempt `a`: raw bytes first, then the record (so a record never
- * points at missing raw bytes). */
+ * points at missing raw bytes); it counts once durable (tally). */
 static enum err journal(struct run *r, struct attempt *a, const struct http_done *dn,
 			const struct stream_checks *ck, const char *raw_name,
 			struct diag *d)
@@ -1256,10 +1277,8 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	struct record_verdict verdict;
 	struct audit_result au;
 	cJSON *rec;
-	enum err e = results_write_raw(r->res, raw_name, a->raw.data, a->raw.len, d);
+	enum err e;
 
-	if (e)
-		return e;
 	if (a->round1)
 		au = a->audit1;
 	else
@@ -1286,6 +1305,10 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	if (!rec)
 		return diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	a->passed = verdict.transport_ok && verdict.audit_ok && verdict.grade_ok;
+	if ((e = results_queue_raw(r->res, raw_name, &a->raw, d))) {
+		cJSON_Delete(rec);
+		return e;
+	}
 	return commit(r, a, rec, &verdict, ck, dn->status, d);
 }
 
@@ -1475,7 +1498,7 @@ static enum err loop(struct run *r, struct diag *d)
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
 			arrival_sleep_until_ms(r->wake_ms);
-		/* due open-loop sends go first: journalling (a flush per record)
+		/* due open-loop sends go first: judging and queueing records
 		 * must not delay them */
 		if (!e && r->lc && !stopped(r))
 			e = fill_load(r, d);
@@ -1494,11 +1517,15 @@ static enum err loop(struct run *r, struct diag *d)
 			if (!e && r->lc && !stopped(r))
 				e = fill_load(r, d);
 		}
+		if (!e)
+			e = results_collect(r->res, 0, tally, r, d);
 		progress(r, 0);
 		if (!e && !stopped(r))
 			e = fill_slots(r, d);
 	}
 	r->n.interrupted = stopped(r);
+	if (!e) /* what finished is durable, and counted, before the end */
+		e = results_collect(r->res, 1, tally, r, d);
 	return e;
 }
 

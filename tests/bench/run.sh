@@ -171,9 +171,8 @@ for (let i = 0; i < n; i++)
 process.stdout.write(JSON.stringify({ suite: "null" + n, defaults: { repeat: 10 }, cases }));' "$1" >"$2"
 }
 
-# One run of SUITE into OUT (removed first): prints "CPU_US WALL_US RSS_KB".
+# One run of SUITE into OUT (a new folder): prints "CPU_US WALL_US RSS_KB".
 runner_once() {
-	rm -rf "$2"
 	t0=$(now_ns)
 	/usr/bin/time -f '%U %S %M' -o "$tmp/runner.time" "$needle" run "$1" --base-url "$SERVE_URL/v1" \
 		--model null --concurrency 64 --timeout 60 --out "$2" >"$tmp/runner.out" 2>&1 ||
@@ -191,28 +190,39 @@ med_field() {
 # CPU per attempt at 40,000 vs 4,000 attempts (bar: growth <= 1.3), the journal
 # on disk vs on tmpfs at 4,000 attempts (bar: attempts/s ratio >= 0.7), peak RSS
 # of the 40,000-attempt run, its end report included (bar: <= 150 MB). Medians
-# of RUNNER_RUNS runs (default 3) each.
+# of RUNNER_RUNS runs (default 3) each. The disk case is a folder of the build
+# tree, which must not be a tmpfs (checked). Every run writes a new folder and
+# all are removed at the end: on ext4, creating files soon after thousands were
+# deleted is slow (the allocator skips recently freed inodes), so removing the
+# previous run's 40,000 raw files just before a run would measure that, not the
+# run.
 section_runner() {
 	runs=${RUNNER_RUNS:-3}
+	disk=$build/bench/runner
+	shm=/dev/shm/needle-bench-runner-$$
+	rm -rf "$disk"
+	mkdir -p "$disk"
+	if [ "$(stat -f -c %T "$disk")" = tmpfs ]; then
+		echo "== runner: skipped: '$disk' is on a tmpfs, not on a disk" >&2
+		return 1
+	fi
+	dev="$(df -P "$disk" | awk 'NR == 2 { print $1 }') ($(stat -f -c %T "$disk"))"
 	serve node "$root/tests/bench/null_server.js" || return 1
 	runner_suite 400 "$tmp/s4k.json"
 	runner_suite 4000 "$tmp/s40k.json"
-	disk=$build/bench/runner
-	shm=/dev/shm/needle-bench-runner-$$
-	mkdir -p "$disk"
 	: >"$tmp/r4k" && : >"$tmp/r40k" && : >"$tmp/rshm"
 	i=0
 	while [ $i -lt "$runs" ]; do
-		runner_once "$tmp/s4k.json" "$disk/4k" >>"$tmp/r4k" || return 1
-		runner_once "$tmp/s4k.json" "$shm" >>"$tmp/rshm" || return 1
-		runner_once "$tmp/s40k.json" "$disk/40k" >>"$tmp/r40k" || return 1
+		runner_once "$tmp/s4k.json" "$disk/4k-$i" >>"$tmp/r4k" || return 1
+		runner_once "$tmp/s4k.json" "$shm/4k-$i" >>"$tmp/rshm" || return 1
+		runner_once "$tmp/s40k.json" "$disk/40k-$i" >>"$tmp/r40k" || return 1
 		i=$((i + 1))
 	done
-	rm -rf "$shm"
+	rm -rf "$shm" "$disk"
 	c4=$(med_field 1 "$tmp/r4k") c40=$(med_field 1 "$tmp/r40k")
 	w4=$(med_field 2 "$tmp/r4k") wshm=$(med_field 2 "$tmp/rshm")
 	rss=$(med_field 3 "$tmp/r40k")
-	echo "== runner: needle run, null server, 64 streams, journal on $(df -P "$disk" | awk 'NR == 2 { print $1 }') vs tmpfs; medians of $runs runs"
+	echo "== runner: needle run, null server, 64 streams, journal on $dev vs tmpfs; medians of $runs runs"
 	echo "CPU per attempt: 4,000 attempts $(awk "BEGIN { printf \"%.0f\", $c4 / 4000 }") us, 40,000 attempts $(awk "BEGIN { printf \"%.0f\", $c40 / 40000 }") us; growth $(awk "BEGIN { printf \"%.2f\", ($c40 / 40000) / ($c4 / 4000) }") (bar <= 1.3)"
 	echo "attempts/s at 4,000: disk $(awk "BEGIN { printf \"%.0f\", 4000 / ($w4 / 1e6) }"), tmpfs $(awk "BEGIN { printf \"%.0f\", 4000 / ($wshm / 1e6) }"); ratio disk/tmpfs $(awk "BEGIN { printf \"%.2f\", $wshm / $w4 }") (bar >= 0.7)"
 	echo "peak RSS of the 40,000-attempt run (end report included): $((rss / 1024)) MB (bar <= 150 MB)"
