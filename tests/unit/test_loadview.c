@@ -118,16 +118,18 @@ static void test_bare(void)
 /* The end-of-run lines repeat each warning. */
 static void test_terminal(void)
 {
-	cJSON *s = cJSON_Parse("{\"cases\": [], \"load\": {\"warnings\": [\"m/c32: needle used 0.80\"]}}");
+	struct report_sum m;
 	struct buf out;
 	struct diag d;
 
+	m.s = cJSON_Parse("{\"cases\": [], \"load\": {\"warnings\": [\"m/c32: needle used 0.80\"]}}");
+	casetab_init(&m.cases);
 	buf_init(&out, 1 << 16);
 	diag_init(&d);
-	CHECK(report_terminal(s, &out, &d) == ERR_OK);
+	CHECK(m.s && report_terminal(&m, &out, &d) == ERR_OK);
 	CHECK(out.data && !strcmp(out.data, "warning: m/c32: needle used 0.80\n"));
 	buf_release(&out);
-	cJSON_Delete(s);
+	report_sum_release(&m);
 }
 
 int main(void)
