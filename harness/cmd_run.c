@@ -308,8 +308,9 @@ static void check_opts(struct cli_run *c, struct diag *d)
 		diag_prefix(d, "option '--server'");
 	else if (c->shard_spec && shard_parse(c->shard_spec, &c->o.shard, d))
 		diag_prefix(d, "option '--shard'");
-	else if (c->start_at && shard_parse_time(c->start_at, &c->o.start_at, d))
-		diag_prefix(d, "option '--start-at'");
+	else if (c->start_at && (shard_parse_time(c->start_at, &c->o.start_at, d) ||
+				 shard_check_start(c->o.start_at, (double)time(NULL), c->o.resume, d)))
+		diag_prefix(d, "option '--start-at' '%s'", c->start_at);
 }
 
 int cmd_run(int argc, char **argv)
@@ -319,7 +320,7 @@ int cmd_run(int argc, char **argv)
 		{"base-url", 0, CLI_LIST, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL); repeat for replicas", &c.urls},
 		{"endpoints", 0, CLI_STR, "FILE", "replicas' base URLs, one a line (with or instead of --base-url)", &c.urls_file},
 		{"shard", 0, CLI_STR, "I/N", "run only shard I of N (default: from Slurm or a Kubernetes Indexed Job)", &c.shard_spec},
-		{"start-at", 0, CLI_STR, "TIME", "begin at this UTC instant (YYYY-MM-DDTHH:MM:SSZ or Unix seconds)", &c.start_at},
+		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds)", &c.start_at},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
 		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},
