@@ -21,6 +21,7 @@
 #include "json.h"
 #include "loadgen.h"
 #include "loadplan.h"
+#include "doccache.h"
 #include "mem.h"
 #include "metrics.h"
 #include "probe.h"
@@ -122,6 +123,7 @@ struct run {
 	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
 	uint64_t nonce;            /* per run: cache probes send new documents */
+	struct doccache docs;      /* recall documents kept for their next repeats */
 };
 
 /* ---- the attempt cursor ---- */
@@ -368,28 +370,27 @@ static enum err recall_tokens(const struct run *r, const struct suite_case *c,
 	return ERR_OK;
 }
 
-static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
+/* The document of `a` (haystack.h): kept from an earlier repeat, or built
+ * now and kept for the repeats after it (doccache.h). *own holds a document
+ * built and not kept. */
+static enum err recall_doc(struct run *r, struct attempt *a, const char *key,
+			   struct haystack *own, const struct haystack **out, struct diag *d)
 {
 	const struct suite_recall *rc = &a->c->recall;
 	struct haystack_opts ho;
 	struct tpl_render_opts ro = {0};
-	struct haystack h;
 	int i;
 	enum err e;
 
+	if ((*out = doccache_get(&r->docs, key)))
+		return ERR_OK;
 	memset(&ho, 0, sizeof(ho));
-	memset(&h, 0, sizeof(h));
 	ro.server = r->eps[0].server;
 	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
 	ho.tok = r->tok;
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
-	e = recall_tokens(r, a->c, &a->recall_tokens, d);
-	if (e) {
-		diag_prefix(d, "case '%s'", a->c->id);
-		return e;
-	}
 	ho.tokens = a->recall_tokens;
 	ho.seed = recprobe_seed(rc, r->suite->cases[a->c->index].id, a->seed, r->nonce);
 	ho.ask_reversed = recprobe_reversed(rc, a->step);
@@ -399,17 +400,39 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.needles = rc->needles;
 	ho.filler = rc->filler;
 	ho.distractors = rc->distractors;
-	e = haystack_build(&ho, &h, d);
+	e = haystack_build(&ho, own, d);
+	if (!e && !(*out = doccache_put(&r->docs, key, own, repeats_of(r, a->c) - a->repeat + 1)))
+		*out = own;
+	return e;
+}
+
+static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
+{
+	const struct haystack *h = NULL;
+	struct haystack own;
+	char key[DOCCACHE_KEY_MAX];
+	enum err e;
+
+	memset(&own, 0, sizeof(own));
+	e = recall_tokens(r, a->c, &a->recall_tokens, d);
+	if (e) {
+		diag_prefix(d, "case '%s'", a->c->id);
+		return e;
+	}
+	snprintf(key, sizeof(key), "%s\x1f%ld\x1f%d\x1f%ld", a->c->id, a->seed, a->step,
+		 a->recall_tokens);
+	e = recall_doc(r, a, key, &own, &h, d);
 	if (!e)
-		e = req_build(&a->req, a->c, h.messages, r->eps[0].model, r->suite_dir, d);
+		e = req_build(&a->req, a->c, h->messages, r->eps[0].model, r->suite_dir, d);
 	if (!e) {
-		a->count.local_tokens = (long long)h.prompt_tokens;
-		memcpy(a->prompt_sha256, h.prompt_sha256, IO_SHA256_HEX);
-		keep_needles(a, &h);
+		a->count.local_tokens = (long long)h->prompt_tokens;
+		memcpy(a->prompt_sha256, h->prompt_sha256, IO_SHA256_HEX);
+		keep_needles(a, h);
 	}
 	if (e)
 		diag_prefix(d, "case '%s' seed %ld", a->c->id, a->seed);
-	haystack_release(&h);
+	doccache_done(&r->docs, key);
+	haystack_release(&own);
 	return e;
 }
 
@@ -1869,6 +1892,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
 	r->nonce = ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0);
+	doccache_init(&r->docs, DOCCACHE_BYTES_DEFAULT);
 	buf_init(&r->warnings, 1 << 20);
 	e = set_bases(r, d);
 	if (!e)
@@ -1962,6 +1986,7 @@ void run_free(struct run *r)
 	mem_free(r->first);
 	mem_free(r->mine);
 	mem_free(r->lshares);
+	doccache_release(&r->docs);
 	buf_release(&r->warnings);
 	tok_free(r->tok);
 	tpl_free(r->tpl);
