@@ -5,10 +5,12 @@
 # the manifest; merged, the cells hold the summed requests and the open loop
 # achieves the target rate. A start already past, a concurrency below the shard
 # count and a merge of shards whose rounds began far apart are refused (exit 2).
+# A load case over two replicas splits its target between them (one schedule).
 set -eu
 . "$TESTS/lib/cli.sh"
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
 refserver_start
+A=$REF_URL
 cat >"$tmp/s.json" <<'JSON'
 {"suite": "sl", "cases": [
  {"id": "open", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 4, "rate": [20], "arrival": "constant", "requests": 40, "rounds": 1, "warmup": 0, "seed": 7}},
@@ -78,4 +80,28 @@ cat >"$tmp/c1.json" <<'JSON'
 JSON
 check_exit 2 "load case 'one': concurrency 1 (level 1) cannot be split over 2 shards" \
 	"$NEEDLE" run "$tmp/c1.json" --base-url "$REF_URL" --tokenizer "$ds" --template deepseek-v3 --shard 1/2 --out "$tmp/c1"
-echo "load cases over 2 shards: parts, seeds, a common start, merged cells at the target; past starts, small levels and skewed shards refused"
+# Two replicas, one load case: one schedule at the target rate, each replica a part.
+refserver_start
+B=$REF_URL
+cat >"$tmp/r.json" <<'JSON'
+{"suite": "rep", "cases": [
+ {"id": "open", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 4, "rate": [20], "arrival": "constant", "requests": 40, "rounds": 1, "warmup": 0}},
+ {"id": "closed", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 32, "concurrency": [4], "requests": 16, "rounds": 1, "warmup": 0}}]}
+JSON
+check_exit 0 "" "$NEEDLE" run "$tmp/r.json" --base-url "$A" --base-url "$B" --model 'ref-good:tpot=5' \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/rep"
+node "$TESTS/refserver/records.js" "$tmp/rep" \
+	'["open", "closed"].every(id => { const n = recs.filter(r => r.case === id && r.replica === 0).length, all = recs.filter(r => r.case === id).length; return n >= 0.3 * all && n <= 0.7 * all; })' \
+	'each replica serves about half of each load case'
+node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1] + "/summary.json", "utf8"));
+	const c = Object.fromEntries(s.load.cells.map((x) => [x.case, x]));
+	if (!(Math.abs(c.open.achieved_rate - 20) <= 2 && c.open.requests === 40 && c.closed.requests === 16))
+		throw new Error(JSON.stringify(s.load.cells.map((x) => [x.case, x.requests, x.achieved_rate])));' \
+	"$tmp/rep" || fail "the replicas together carry the target rate"
+# Closed loop: at most 4 in flight over both replicas together, never 4 on each.
+node "$TESTS/refserver/records.js" "$tmp/rep" \
+	'(() => { const q = recs.filter(r => r.case === "closed" && !r.load.warmup).map(r => [r.load.sent_ms, r.load.sent_ms + r.timing.e2e_ms, r.replica]);
+	  const most = (f) => Math.max(...q.filter(f).map(([t]) => q.filter(f).filter(([s, e]) => s <= t && t < e).length));
+	  return most(() => true) <= 4 && most(x => x[2] === 0) <= 3 && most(x => x[2] === 1) <= 3; })()' \
+	'closed-loop concurrency 4 is split between the replicas'
+echo "load cases over 2 shards: parts, seeds, a common start, merged cells at the target; past starts, small levels and skewed shards refused; over 2 replicas: the target split between them"
