@@ -692,6 +692,8 @@ static enum err load_begin(struct run *r, const struct suite_case *c, struct dia
 	r->wake_ms = 0;
 	r->mlevel = -1;
 	loadplan_init(&r->plan, spec_of(r, c), (uint64_t)spec_of(r, c)->seed);
+	if (r->lshares)
+		loadplan_interleave(&r->plan, (double)r->o->shard.index / (double)r->o->shard.count);
 	return ERR_OK;
 nomem:
 	cJSON_Delete(j);

@@ -62,6 +62,11 @@ node -e 'const fs = require("fs"), dir = process.argv[1];
 		m.merge.load.shards === 2 && m.merge.load.start_skew_ms < 1000 && /bound/.test(m.merge.note);
 	if (!ok) throw new Error(JSON.stringify([s.load.cells.map((x) => { delete x.rounds; return x; }), m.merge]));' \
 	"$tmp/m" || fail "merged cells: summed requests, the target rate achieved"
+# constant arrivals: shard 1 sends half a gap after shard 0, so the merged schedule is even
+node "$TESTS/refserver/records.js" "$tmp/m" \
+	'(() => { const t = recs.filter(r => r.case === "open").map(r => r.load.scheduled_ms).sort((a, b) => a - b);
+	  return t.length === 40 && t.slice(1).every((x, i) => Math.abs(x - t[i] - 50) < 1); })()' \
+	'the two shards interleave into one schedule of 20 requests/s'
 grep -qF "Merged from shards: load cases ran on 2 shards at once" "$tmp/m/summary.md" ||
 	fail "the report does not carry the merge note"
 
