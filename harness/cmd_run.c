@@ -60,6 +60,7 @@ static const char examples[] =
 	"  needle run suite.json --case 'json-*' --repeat 5 --concurrency 8\n"
 	"  needle run suite.json --base-url http://gpu1:8000 --base-url http://gpu2:8000\n"
 	"  needle run suites/recall-grid.json --shard 2/4 --tokenizer DIR --out r/s2\n"
+	"  needle run suites/load-rate.json --shard 1/4 --start-at 2026-12-01T14:00:00Z --tokenizer DIR\n"
 	"\nResults: DIR/manifest.json, DIR/results.jsonl (one record per attempt),\n"
 	"DIR/raw/*.sse (raw response bytes). The API key (OPENAI_API_KEY, or the\n"
 	"variable named by --api-key-env) is sent as a bearer token and never written:\n"
@@ -69,7 +70,9 @@ static const char examples[] =
 	"model: attempts go to the least busy, and each record names its replica.\n"
 	"Without --shard, a Slurm array task (SLURM_ARRAY_TASK_ID, _COUNT, _MIN) or a\n"
 	"Kubernetes Indexed Job pod (JOB_COMPLETION_INDEX, with NEEDLE_SHARDS) runs its\n"
-	"own shard; 'needle merge' joins the shard folders.\n"
+	"own shard; 'needle merge' joins the shard folders. A load case runs on every\n"
+	"shard with its part of the rate or concurrency (rate/N; C/N, the first shards\n"
+	"one more) and a seed of its own; --start-at begins the shards together.\n"
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 

@@ -76,6 +76,7 @@ shard 1 "$tmp/late1" >"$tmp/late1.out" 2>&1 || fail "late shard: $(cat "$tmp/lat
 check_exit 2 "load case 'open' (level 0, round 1): the shards began" "$NEEDLE" merge "$tmp/skew" "$tmp/s0" "$tmp/late1"
 [ ! -e "$tmp/skew/results.jsonl" ] || fail "a refused merge wrote records"
 check_exit 0 "" "$NEEDLE" merge "$tmp/skew" "$tmp/s0" "$tmp/late1" --max-skew 3600
+check_exit 2 "option '--max-skew' wants more than 0" "$NEEDLE" merge "$tmp/skew0" "$tmp/s0" "$tmp/s1" --max-skew 0
 
 # Refused before any request.
 check_exit 2 "option '--start-at' '$((now - 60))': the instant is" shard 0 "$tmp/past" --start-at $((now - 60))
