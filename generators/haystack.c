@@ -138,18 +138,27 @@ static enum err check_opts(const struct haystack_opts *o, struct diag *d)
 		return diag_fail(d, ERR_INPUT, "ask '%d' must not be negative", o->ask);
 	if (o->question && !*o->question)
 		return diag_fail(d, ERR_INPUT, "the question must not be empty");
+	if (o->preface && o->plain)
+		return diag_fail(d, ERR_INTERNAL, "a plain document has no preface");
+	if (o->code_shift < 0)
+		return diag_fail(d, ERR_INTERNAL, "a code shift must not be negative");
 	return ERR_OK;
 }
 
 /* ---- needles ---------------------------------------------------------- */
 
 /* Codes look like "7QX-4821-KB": three of capitals and digits (at least one
- * digit), four digits, two capitals; no 0/O or 1/I look-alikes. */
-static void make_code(struct prng *p, char out[32])
+ * digit), four digits, two capitals; no 0/O or 1/I look-alikes. The final
+ * two capitals are the drawn pair moved `shift` places on (of 24 * 24): the
+ * same draws, so a shift changes nothing else, and a one-to-one map, so
+ * codes that differ stay different. */
+static void make_code(struct prng *p, int shift, char out[32])
 {
 	static const char up[] = "ABCDEFGHJKLMNPQRSTUVWXYZ";
 	static const char mix[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+	const unsigned nup = sizeof(up) - 1;
 	int i, digit = (int)prng_below(p, 3);
+	unsigned pair;
 
 	for (i = 0; i < 3; i++)
 		out[i] = i == digit ? (char)('2' + prng_below(p, 8))
@@ -158,8 +167,10 @@ static void make_code(struct prng *p, char out[32])
 	for (i = 4; i < 8; i++)
 		out[i] = (char)('0' + prng_below(p, 10));
 	out[8] = '-';
-	out[9] = up[prng_below(p, sizeof(up) - 1)];
-	out[10] = up[prng_below(p, sizeof(up) - 1)];
+	pair = (unsigned)prng_below(p, nup) * nup;
+	pair = (pair + (unsigned)prng_below(p, nup) + (unsigned)shift) % (nup * nup);
+	out[9] = up[pair / nup];
+	out[10] = up[pair % nup];
 	out[11] = '\0';
 }
 
@@ -182,7 +193,7 @@ static void new_code(struct gen *g, char out[32])
 	char c[32];
 
 	do
-		make_code(&g->prng, c);
+		make_code(&g->prng, g->o->code_shift, c);
 	while (code_taken(g, c));
 	memcpy(out, c, sizeof(c));
 }
@@ -366,20 +377,22 @@ static enum err question_text(struct gen *g, struct buf *q)
 	return e ? diag_fail(g->d, e, "out of memory writing the question") : ERR_OK;
 }
 
-/* One user message holding `doc` (len bytes) and the question. */
+/* One user message holding the preface, `doc` (len bytes) and the question. */
 static enum err make_messages(struct gen *g, const char *doc, size_t len,
 			      cJSON **out)
 {
 	size_t qlen = strlen(g->h->question);
-	char *content = mem_alloc(len + qlen + 1);
+	size_t plen = g->o->preface ? strlen(g->o->preface) : 0;
+	char *content = mem_alloc(plen + len + qlen + 1);
 	struct json_build jb;
 	cJSON *m;
 
 	*out = NULL;
 	if (!content)
 		return diag_fail(g->d, ERR_NOMEM, "out of memory building the messages");
-	memcpy(content, doc, len);
-	memcpy(content + len, g->h->question, qlen + 1);
+	memcpy(content, g->o->preface ? g->o->preface : "", plen);
+	memcpy(content + plen, doc, len);
+	memcpy(content + plen + len, g->h->question, qlen + 1);
 	json_build_init(&jb);
 	*out = json_new_arr(&jb);
 	m = json_add_obj(&jb, *out, NULL);

@@ -38,6 +38,12 @@ struct haystack_opts {
 	const char *question;   /* NULL = the default question */
 	int ask_reversed;       /* 1: list the requested projects last first (the same
 				 * document asked differently: recprobe.h) */
+	const char *preface;    /* text at the very start of the user content, before
+				 * the document (a cache probe's nonce line, recprobe.h),
+				 * counted in `tokens`; NULL = none; not for plain/raw */
+	int code_shift;         /* shifts the final two letters of every code by this
+				 * many places (of 576) and nothing else, so each jitter
+				 * length has codes of its own in the same document */
 	/* Server flavour and reasoning_effort for rendering (tpl.h), borrowed;
 	 * NULL = vLLM without reasoning_effort. */
 	const struct tpl_render_opts *render;
@@ -73,7 +79,7 @@ struct haystack {
 	int ndistractors;
 	char *question;         /* owned: the text after the document */
 	size_t document_tokens; /* sum of the chunk counts (proved by the final count) */
-	size_t prefix_tokens;   /* template tokens before the document */
+	size_t prefix_tokens;   /* template (and preface) tokens before the document */
 	int fit_rounds;         /* full counts made (1 unless a join was not additive) */
 	size_t prompt_tokens;   /* the final full count */
 	char prompt_sha256[IO_SHA256_HEX]; /* of the rendered prompt string */

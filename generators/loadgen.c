@@ -9,6 +9,16 @@
 #include "mem.h"
 #include "prng.h"
 
+uint64_t loadgen_case_seed(uint64_t seed, const char *case_id)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+
+	for (; *case_id; case_id++)
+		h = (h ^ (unsigned char)*case_id) * 0x100000001b3u;
+	h ^= seed;
+	return prng_splitmix64(&h);
+}
+
 uint64_t loadgen_seed(uint64_t case_seed, unsigned level, unsigned round,
 		      unsigned index)
 {

@@ -7,8 +7,8 @@
  * Invariants:
  * - the prompt depends only on (options, request seed): two runs with the same
  *   seeds send the same bytes;
- * - request seeds (loadgen_seed) differ per case seed, level, round and
- *   index, and each seed starts a fresh filler, so two prompts share no
+ * - request seeds (loadgen_seed) differ per case (seed and id:
+ *   loadgen_case_seed), level, round and index, and each seed starts a fresh filler, so two prompts share no
  *   prefix beyond what the template forces and a first sentence's opening
  *   words (the seeds' "new seed, no prefix reuse" cold cache);
  * - the prompt holds no needle, access code or question: it is filler text
@@ -47,6 +47,11 @@ struct loadgen_prompt {
 	size_t tokens;                  /* the proved count (= input_tokens) */
 	char sha256[IO_SHA256_HEX];     /* of the prompt as counted */
 };
+
+/* A case's seed stream: its "seed" mixed with its id (FNV-1a), so two cases
+ * of a suite with the same seed (the default 1) still send different
+ * prompts: no prefix is shared across cases either. */
+uint64_t loadgen_case_seed(uint64_t seed, const char *case_id);
 
 /* The seed of one request: a mix of the case's seed, the level's index, the
  * round (0 = warm-up, counted rounds from 1) and the request's index. */

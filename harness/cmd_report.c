@@ -1,7 +1,7 @@
 /*
  * needle report — summarise a run folder: writes RUN_DIR/summary.json,
- * summary.md, attempts.csv and (for recall runs) recall.png, and prints one
- * of them (or the attempts as JSON Lines).
+ * summary.md, attempts.csv, recall.png for recall runs and load.png for load
+ * runs, and prints one of them (or the attempts as JSON Lines).
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,7 +100,8 @@ int cmd_report(int argc, char **argv)
 		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
 		"TPOT), finish reasons and the manifest's facts. Writes RUN_DIR/summary.json,\n"
 		"summary.md, attempts.csv and, when the run has recall cases, recall.png (a\n"
-		"depth x length heatmap), then prints the chosen format.",
+		"depth x length heatmap), with load cases load.png (throughput and TTFT P95\n"
+		"against concurrency), then prints the chosen format.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1,
 		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];

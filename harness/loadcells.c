@@ -293,6 +293,17 @@ enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d)
 	return json_build_end(&jb, out, "the load cells", d);
 }
 
+void loadcells_name(const cJSON *c, char *out, size_t cap)
+{
+	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");
+	const char *s = cJSON_IsString(id) ? id->valuestring : "?";
+
+	if (cJSON_IsNumber(rate))
+		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
+	else
+		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, "concurrency"));
+}
+
 /* A figure with its range over rounds when that is not a point ("-" when
  * there is no figure). */
 static enum err put_fig(struct buf *b, const cJSON *cell, const char *name, const char *fmt)
@@ -365,5 +376,11 @@ enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 	cJSON_ArrayForEach(c, jget(load, "cells"))
 		if (!e)
 			e = md_row(out, c);
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (cJSON_IsNumber(jget(c, "concurrency")))
+			break;
+	if (!e && c)
+		e = buf_puts(out, "\n[load.png](load.png): output throughput and TTFT P95 against concurrency, "
+			     "each case as multiples of its lowest level (C1).\n");
 	return e;
 }

@@ -3,10 +3,12 @@
  * per (case, level) of a load case, with the figures of loadstat.h.
  *
  * A load record (record.h) carries "load": {"concurrency": C or "rate": R,
- * "level": i, "round": k (0 = warm-up), "index": j, "scheduled_ms",
+ * "level": i, "round": k (-1 = the pre-check, 0 = warm-up), "index": j,
+ * "precheck", "scheduled_ms",
  * "sent_ms" (both from the round's start), "slo": {...} when set}, and the
  * usual verdict, timing {ttfc_ms, tpot_ms, e2e_ms} and usage
- * {completion_tokens}. Warm-up records are left out of every figure. A
+ * {completion_tokens}. Pre-check and warm-up records are left out of every
+ * figure. A
  * request's first content is sent + ttfc, its last token first + tpot *
  * (completion_tokens - 1), its end sent + e2e.
  *
@@ -31,6 +33,9 @@
  * order of first appearance, or *out = NULL when there are none. ERR_NOMEM
  * only. */
 enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
+
+/* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
+void loadcells_name(const cJSON *cell, char *out, size_t cap);
 
 /* Appends the Markdown table of the "load" object of `summary` (borrowed;
  * nothing without one): an md_section (md.h). ERR_NOMEM or ERR_LIMIT. */

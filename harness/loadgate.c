@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jget.h"
+#include "loadcells.h"
 
 const char *const loadgate_cutover[] = {"output_tps_ratio>=0.9", "ttft_p50_ratio<=1.1",
 					"ttft_p95_ratio<=1.15", "success_rate>=1", NULL};
@@ -49,18 +50,6 @@ int loadgate_known(const char *name)
 	return field_of(name, &r) != NULL;
 }
 
-/* "CASE/c32" or "CASE/r0.3". */
-static void cell_name(const cJSON *c, char *out, size_t cap)
-{
-	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");
-	const char *s = cJSON_IsString(id) ? id->valuestring : "?";
-
-	if (cJSON_IsNumber(rate))
-		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
-	else
-		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, "concurrency"));
-}
-
 /* Whether cell `c` is one that ARG ("", "CASE", "CASE/c32", "CASE/r0.3")
  * picks; levels compare as numbers. */
 static int picked(const cJSON *c, const char *arg)
@@ -91,9 +80,9 @@ static const cJSON *match(const cJSON *load_a, const cJSON *b)
 	char nb[320], na[320];
 	const cJSON *a;
 
-	cell_name(b, nb, sizeof(nb));
+	loadcells_name(b, nb, sizeof(nb));
 	cJSON_ArrayForEach(a, jget(load_a, "cells")) {
-		cell_name(a, na, sizeof(na));
+		loadcells_name(a, na, sizeof(na));
 		if (!strcmp(na, nb))
 			return a;
 	}
@@ -152,7 +141,7 @@ int loadgate_eval(const cJSON *load_a, const cJSON *load_b, const struct diff_ga
 		if (!field || !picked(b, g->arg))
 			continue;
 		cells++;
-		cell_name(b, name, sizeof(name));
+		loadcells_name(b, name, sizeof(name));
 		if (!cell_value(load_a, b, field, ratio, &v, r, sizeof(r))) {
 			bad++;
 			note(why, cap, name, r);

@@ -9,6 +9,8 @@
 
 static long round_size(const struct loadplan *p)
 {
+	if (p->round == LOADPLAN_PRECHECK)
+		return 1;
 	return p->round == 0 ? loadspec_warmup(p->s, p->level) : p->s->requests[p->level];
 }
 
@@ -31,7 +33,7 @@ void loadplan_init(struct loadplan *p, const struct loadspec *s, uint64_t seed)
 	memset(p, 0, sizeof(*p));
 	p->s = s;
 	p->seed = seed;
-	enter(p, 0, 0);
+	enter(p, 0, LOADPLAN_PRECHECK);
 }
 
 long loadplan_total(const struct loadspec *s)
@@ -41,7 +43,7 @@ long loadplan_total(const struct loadspec *s)
 
 	for (i = 0; i < s->nlevels; i++)
 		n += loadspec_warmup(s, i) + s->rounds * s->requests[i];
-	return n;
+	return n + 1;
 }
 
 void loadplan_interleave(struct loadplan *p, double fraction)
@@ -67,7 +69,7 @@ static void begin_round(struct loadplan *p, double now_ms)
 	p->started = 1;
 	p->t0_ms = now_ms;
 	p->due_ms = 0;
-	if (p->s->open_loop) {
+	if (p->s->open_loop && p->round != LOADPLAN_PRECHECK) {
 		(void)arrival_init(&p->arr, p->s->arrival, p->s->rate[p->level],
 				 prng_splitmix64(&x), (size_t)p->total, &ignored);
 		p->due_ms = next_due(p);
@@ -82,9 +84,19 @@ static enum loadplan_step start(struct loadplan *p, double due, struct loadplan_
 	it->scheduled_ms = due;
 	it->round_start_ms = p->t0_ms;
 	p->inflight++;
-	if (p->s->open_loop)
+	if (p->s->open_loop && p->round != LOADPLAN_PRECHECK)
 		p->due_ms = next_due(p);
 	return LOADPLAN_START;
+}
+
+/* The pre-check failed: the next request, not to be sent. */
+static enum loadplan_step skip(struct loadplan *p, double now_ms, struct loadplan_item *it)
+{
+	it->level = p->level;
+	it->round = p->round;
+	it->index = p->next++;
+	it->scheduled_ms = it->round_start_ms = now_ms;
+	return LOADPLAN_SKIP;
 }
 
 enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
@@ -94,12 +106,16 @@ enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 		if (p->next == p->total) {
 			if (p->inflight > 0)
 				return LOADPLAN_DRAIN;
-			if (p->round < p->s->rounds)
+			if (p->round == LOADPLAN_PRECHECK)
+				enter(p, 0, 0);
+			else if (p->round < p->s->rounds)
 				enter(p, p->level, p->round + 1);
 			else
 				enter(p, p->level + 1, 0);
 			continue;
 		}
+		if (p->precheck < 0)
+			return skip(p, now_ms, item);
 		if (!p->prepared) {
 			p->prepared = 1;
 			item->level = p->level;
@@ -110,8 +126,8 @@ enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 		}
 		if (!p->started)
 			begin_round(p, now_ms);
-		if (!p->s->open_loop) {
-			if (p->inflight >= p->s->concurrency[p->level])
+		if (!p->s->open_loop || p->round == LOADPLAN_PRECHECK) {
+			if (p->inflight >= (p->round == LOADPLAN_PRECHECK ? 1 : p->s->concurrency[p->level]))
 				return LOADPLAN_DRAIN;
 			return start(p, now_ms, item);
 		}
@@ -121,6 +137,11 @@ enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 		return LOADPLAN_WAIT;
 	}
 	return LOADPLAN_DONE;
+}
+
+void loadplan_precheck(struct loadplan *p, int ok)
+{
+	p->precheck = ok ? 1 : -1;
 }
 
 void loadplan_finished(struct loadplan *p)

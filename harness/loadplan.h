@@ -1,9 +1,15 @@
 /*
  * loadplan — the order and timing of one load case's requests (loadspec.h), as
- * a state machine the runner asks "what now?": levels in order; per level an
- * uncounted warm-up round (round 0, when warmup > 0), then rounds 1..rounds;
- * a round starts only when the one before it has drained, so rounds never
- * overlap and each has its own wall time.
+ * a state machine the runner asks "what now?": first the fixed-length
+ * pre-check (round LOADPLAN_PRECHECK of level 0: one request alone, the
+ * field reports' "first request: input and output exactly on target"), then
+ * levels in order; per level an uncounted warm-up round (round 0, when
+ * warmup > 0), then rounds 1..rounds; a round starts only when the one before
+ * it has drained, so rounds never overlap and each has its own wall time.
+ *
+ * The runner says how the pre-check went (loadplan_precheck). When it
+ * failed, the case stops: every other request comes back as SKIP, at once
+ * and in order, to be recorded as not sent (the success counts keep them).
  *
  * Closed loop (concurrency C): up to C requests of the round in flight; the
  * next starts as soon as one finishes. Open loop (rate R): request i is due at
@@ -28,12 +34,15 @@ enum loadplan_step {
 	LOADPLAN_START, /* start the request in `item` now */
 	LOADPLAN_WAIT,  /* open loop: nothing is due before `until_ms` */
 	LOADPLAN_DRAIN, /* wait for a request in flight to finish */
+	LOADPLAN_SKIP,  /* the pre-check failed: record `item` as not sent */
 	LOADPLAN_DONE   /* every round of every level has finished */
 };
 
+#define LOADPLAN_PRECHECK (-1L) /* the pre-check's round */
+
 struct loadplan_item {
 	int level;             /* index into the spec's levels */
-	long round;            /* 0 = warm-up, counted rounds 1..rounds */
+	long round;            /* LOADPLAN_PRECHECK, 0 = warm-up, counted 1..rounds */
 	long index;            /* 0-based within the round */
 	double scheduled_ms;   /* when it was due (closed loop: now) */
 	double round_start_ms; /* the round's start */
@@ -46,6 +55,7 @@ struct loadplan {
 	long round, next, inflight, total;
 	int prepared;          /* PREPARE was returned for the current round */
 	int started;           /* the current round has started */
+	int precheck;          /* 0 = not judged yet, 1 = passed, -1 = failed */
 	double t0_ms;          /* its start */
 	struct arrival arr;      /* open loop, this round */
 	double due_ms;         /* open loop: offset of request `next` */
@@ -69,7 +79,11 @@ void loadplan_interleave(struct loadplan *p, double fraction);
 /* One request of the current round has ended. */
 void loadplan_finished(struct loadplan *p);
 
-/* Requests the whole case sends, warm-up included. */
+/* The pre-check request passed every strict check (`ok`) or not; call it
+ * before loadplan_finished for that request. */
+void loadplan_precheck(struct loadplan *p, int ok);
+
+/* Requests the whole case sends, the pre-check and warm-up included. */
 long loadplan_total(const struct loadspec *s);
 
 #endif

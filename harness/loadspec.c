@@ -8,71 +8,80 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jcheck.h"
+
 static const char *const keys[] = {"input_tokens", "output_tokens", "endpoint", "concurrency",
 				   "rate", "arrival", "requests", "rounds", "warmup", "seed",
 				   "filler", "slo", NULL};
 static const char *const slo_keys[] = {"ttft_ms", "tpot_ms", "e2e_ms", NULL};
 
+/* What is being validated: the file (jcheck.h) and the JSON path of "load". */
 struct at {
-	const char *file;
+	struct jcheck c;
 	const char *path;
-	struct diag *d;
 };
+
+/* p = path.key[index] (no index when index < 0; no key when NULL). */
+static const char *at_path(const struct at *a, const char *key, long index,
+			   char p[JCHECK_PATH_MAX])
+{
+	char q[JCHECK_PATH_MAX];
+
+	snprintf(q, sizeof(q), "%s", a->path);
+	if (key)
+		jcheck_join(q, q, key);
+	if (index >= 0)
+		jcheck_index(p, q, (size_t)index);
+	else
+		memcpy(p, q, sizeof(q));
+	return p;
+}
 
 static enum err fail(const struct at *a, const char *key, long index, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* "FILE: PATH.KEY[INDEX]: REASON" (suite.c's shape). */
+/* "FILE: PATH.KEY[INDEX]: REASON" (jcheck_fail's shape). */
 static enum err fail(const struct at *a, const char *key, long index, const char *fmt, ...)
 {
-	char reason[DIAG_MSG_MAX / 2], idx[32] = "";
+	char reason[DIAG_MSG_MAX / 2], p[JCHECK_PATH_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	if (index >= 0)
-		snprintf(idx, sizeof(idx), "[%ld]", index);
-	return diag_fail(a->d, ERR_INPUT, "%s: %s%s%s%s: %s", a->file, a->path, key ? "." : "",
-			 key ? key : "", idx, reason);
+	return jcheck_fail(&a->c, at_path(a, key, index, p), "%s", reason);
 }
 
-static int known(const char *k, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(k, *list))
-			return 1;
-	return 0;
-}
-
+/* Only `list` keys, each once, in object `o` at path.sub. */
 static enum err check_keys(const struct at *a, const cJSON *o, const char *sub,
-			   const char *const *list)
+			   const char *const *list, const char *what)
 {
-	const cJSON *it;
+	char p[JCHECK_PATH_MAX];
+	enum err e;
 
-	cJSON_ArrayForEach(it, o)
-		if (!known(it->string, list))
-			return fail(a, sub, -1, "unknown key '%s'", it->string);
-	return ERR_OK;
+	at_path(a, sub, -1, p);
+	e = jcheck_keys(&a->c, o, p, list, what);
+	return e ? e : jcheck_dupes(&a->c, o, p);
 }
 
 /* An integer in [lo, hi]. */
 static enum err integer(const struct at *a, const cJSON *v, const char *key, long index,
 			double lo, double hi, long *out)
 {
-	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
-		return fail(a, key, index, "expected an integer");
-	if (v->valuedouble < lo || v->valuedouble > hi)
-		return fail(a, key, index, "%.17g is out of range [%.0f, %.0f]", v->valuedouble, lo, hi);
-	*out = (long)v->valuedouble;
-	return ERR_OK;
+	char p[JCHECK_PATH_MAX];
+
+	return jcheck_int(&a->c, v, at_path(a, key, index, p), lo, hi, out);
 }
 
 static enum err positive(const struct at *a, const cJSON *v, const char *key, long index,
 			 double *out)
 {
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-		return fail(a, key, index, "expected a number");
+	char p[JCHECK_PATH_MAX];
+	enum err e = jcheck_want(&a->c, v, at_path(a, key, index, p),
+				 cJSON_IsNumber(v) && isfinite(v->valuedouble), "a number");
+
+	if (e)
+		return e;
 	if (!(v->valuedouble > 0))
 		return fail(a, key, index, "%.17g must be positive", v->valuedouble);
 	*out = v->valuedouble;
@@ -126,7 +135,10 @@ static enum err requests(const struct at *a, const cJSON *v, struct loadspec *s)
 	if (!v)
 		return fail(a, NULL, -1, "missing 'requests' (per level and round)");
 	if (n != 1 && n != s->nlevels)
-		return fail(a, "requests", -1, "expected a number or one per level (%d)", s->nlevels);
+		return n >= 0 ? fail(a, "requests", -1, "expected a number or one per level (%d), got %d",
+				     s->nlevels, n)
+			      : fail(a, "requests", -1, "expected a number or one per level (%d), got %s",
+				     s->nlevels, jcheck_type(v));
 	if (cJSON_IsNumber(v)) {
 		if ((e = integer(a, v, "requests", -1, 1, LOADSPEC_MAX_REQUESTS, &one)))
 			return e;
@@ -155,7 +167,7 @@ static enum err slo(const struct at *a, const cJSON *v, struct loadstat_slo *out
 		return ERR_OK;
 	if (!cJSON_IsObject(v))
 		return fail(a, "slo", -1, "expected an object such as {\"ttft_ms\": 3000, \"tpot_ms\": 50}");
-	if ((e = check_keys(a, v, "slo", slo_keys)))
+	if ((e = check_keys(a, v, "slo", slo_keys, "slo")))
 		return e;
 	for (k = slo_keys; *k; k++, i++) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, *k);
@@ -188,7 +200,7 @@ static enum err strings(const struct at *a, const cJSON *v, struct loadspec *s)
 			return fail(a, "arrival", -1, "expected 'poisson' or 'constant'");
 	}
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "filler"))) {
-		if (!cJSON_IsString(f) || !known(f->valuestring, fillers))
+		if (!cJSON_IsString(f) || !jcheck_in(f->valuestring, fillers))
 			return fail(a, "filler", -1, "expected one of 'prose', 'code', 'zh', 'mixed'");
 		s->filler = f->valuestring;
 	}
@@ -222,7 +234,7 @@ static enum err numbers(const struct at *a, const cJSON *v, struct loadspec *s)
 enum err loadspec_parse(const cJSON *v, const char *file, const char *path,
 			struct loadspec *out, struct diag *d)
 {
-	struct at a = {file, path, d};
+	struct at a = {{file, d}, path};
 	struct loadspec s;
 	enum err e;
 
@@ -234,7 +246,7 @@ enum err loadspec_parse(const cJSON *v, const char *file, const char *path,
 	if (!cJSON_IsObject(v))
 		return fail(&a, NULL, -1, "expected an object (at least input_tokens, output_tokens, "
 				   "concurrency or rate, requests)");
-	if ((e = check_keys(&a, v, NULL, keys)) || (e = numbers(&a, v, &s)) ||
+	if ((e = check_keys(&a, v, NULL, keys, "load")) || (e = numbers(&a, v, &s)) ||
 	    (e = levels(&a, v, &s)) ||
 	    (e = requests(&a, cJSON_GetObjectItemCaseSensitive(v, "requests"), &s)) ||
 	    (e = strings(&a, v, &s)) || (e = slo(&a, cJSON_GetObjectItemCaseSensitive(v, "slo"), &s.slo)))
@@ -254,7 +266,7 @@ long loadspec_warmup(const struct loadspec *s, int i)
 enum err loadspec_check_fit(const struct loadspec *s, long max_model_len,
 			    const char *file, const char *path, struct diag *d)
 {
-	struct at a = {file, path, d};
+	struct at a = {{file, d}, path};
 
 	if (max_model_len > 0 && s->input_tokens + s->output_tokens > max_model_len)
 		return fail(&a, "input_tokens", -1,

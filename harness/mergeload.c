@@ -31,13 +31,14 @@ static int by_round(const void *pa, const void *pb)
 	return (a->shard > b->shard) - (a->shard < b->shard);
 }
 
-/* The round start of a sharded load record, 0 when `rec` is none. */
+/* The round start of a sharded load record of a counted round (the ones the
+ * cells are made of), 0 when `rec` is none. */
 static int start_of(const cJSON *rec, size_t shard, struct start *s)
 {
 	const cJSON *load = jget(rec, "load"), *t = jget(load, "round_started_unix");
 	const cJSON *id = jget(rec, "case");
 
-	if (!cJSON_IsNumber(t) || !cJSON_IsString(id))
+	if (!cJSON_IsNumber(t) || !cJSON_IsString(id) || jget_num(load, "round") < 1)
 		return 0;
 	s->id = id->valuestring;
 	s->level = (long)jget_num(load, "level");

@@ -6,7 +6,8 @@
  * A sharded load record has "load": {"round_started_unix": the wall-clock
  * start of its round on its machine, "scheduled_ms", "sent_ms", ...}. Two
  * checks, each against one tolerance (needle merge --max-skew, 1 s):
- *  - for every (case, level, round) the shards ran, the latest shard's start
+ *  - for every (case, level, counted round) the shards ran (the pre-check and
+ *    warm-up are left out, as from the cells), the latest shard's start
  *    and the earliest's differ by at most the tolerance: else their loads did
  *    not overlap as planned (a late pod, a slow case before the load case, or
  *    a machine's clock off: each start is on its own machine's clock, so keep

@@ -681,3 +681,12 @@ void metrics_view(const struct metrics *delta, const struct metrics *after,
 	out->waiting = pick(after, x->waiting, NULL);
 	out->kv_usage = pick(after, x->kv, x->kv_old);
 }
+
+void metrics_file_name(const char *case_id, int open_loop, double level, const char *suffix,
+		       char *out, size_t cap)
+{
+	if (open_loop)
+		snprintf(out, cap, "metrics-%s-r%g%s", case_id, level, suffix);
+	else
+		snprintf(out, cap, "metrics-%s-c%.0f%s", case_id, level, suffix);
+}

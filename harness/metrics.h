@@ -117,4 +117,10 @@ struct metrics_view {
 void metrics_view(const struct metrics *delta, const struct metrics *after,
 		  struct metrics_view *out);
 
+/* The name of a load level's files in RUN_DIR/raw: "metrics-CASE-c8" or
+ * "metrics-CASE-r0.3" (level: a concurrency, or a rate when `open_loop`)
+ * followed by `suffix` (".json", "-before.prom", "-after.prom"). */
+void metrics_file_name(const char *case_id, int open_loop, double level, const char *suffix,
+		       char *out, size_t cap);
+
 #endif

@@ -39,19 +39,107 @@ int recprobe_waits(const struct suite_recall *rc, int step)
 	return rc->cache && step > 0;
 }
 
-uint64_t recprobe_seed(const struct suite_recall *rc, const char *id,
-		       long seed, uint64_t nonce)
+int recprobe_group_ends(const struct suite_recall *rc, int step)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	if (!rc->cache)
-		return (uint64_t)seed;
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 1099511628211ull;
-	return ((uint64_t)seed ^ nonce ^ h) & 0x1fffffffffffffull;
+	return !rc->cache || step == RECPROBE_CACHE_STEPS - 1;
 }
 
-cJSON *recprobe_json(const struct suite_recall *rc, int step,
+int recprobe_code_shift(const struct suite_recall *rc, int step)
+{
+	return rc->jitter > 1 ? 25 * step : 0;
+}
+
+static uint32_t fnv1a(uint32_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+void recprobe_preface(const struct suite_recall *rc, const char *nonce,
+		      const char *id, long repeat, long seed, char *out, size_t cap)
+{
+	char num[64];
+	uint32_t h;
+
+	if (!rc->cache) {
+		snprintf(out, cap, "%s", "");
+		return;
+	}
+	snprintf(num, sizeof(num), "\x1f%ld\x1f%ld", repeat, seed);
+	h = fnv1a(fnv1a(2166136261u, id), num);
+	snprintf(out, cap, "Run %s, document %08x.\n\n", nonce, (unsigned)h);
+}
+
+static int has_cache(const struct suite *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncases; i++)
+		if (s->cases[i].kind == SUITE_RECALL && s->cases[i].recall.cache)
+			return 1;
+	return 0;
+}
+
+/* The nonce and session of `old`'s "cache_probe"; 0 when it has none. */
+static int old_nonce(const cJSON *old, char hex[17], long *session, struct diag *d)
+{
+	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(old, "cache_probe");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(cp, "nonce");
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(cp, "session");
+
+	if (!cp)
+		return 0;
+	if (!cJSON_IsString(n) || strlen(n->valuestring) != 16 ||
+	    strspn(n->valuestring, "0123456789abcdef") != 16 || !cJSON_IsNumber(k) ||
+	    k->valuedouble < 0 || k->valuedouble > 1e9 || k->valuedouble != (long)k->valuedouble) {
+		diag_fail(d, ERR_INPUT, "\"cache_probe\" is not {\"nonce\": 16 hex digits, "
+			  "\"session\": a count}");
+		return -1;
+	}
+	memcpy(hex, n->valuestring, 17);
+	*session = (long)k->valuedouble + 1;
+	return 1;
+}
+
+enum err recprobe_manifest(cJSON *manifest, const cJSON *old, const struct suite *s,
+			   uint64_t fresh, char *out, struct diag *d)
+{
+	char hex[17];
+	long session = 0;
+	cJSON *o;
+	int got;
+
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)fresh);
+	if ((got = old_nonce(old, hex, &session, d)) < 0)
+		return d->code;
+	snprintf(out, RECPROBE_NONCE_MAX, "%s.%ld", hex, session);
+	if (!has_cache(s))
+		return ERR_OK;
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "cache_probe");
+	if (!(o = cJSON_AddObjectToObject(manifest, "cache_probe")) ||
+	    !cJSON_AddStringToObject(o, "nonce", hex) ||
+	    !cJSON_AddNumberToObject(o, "session", (double)session))
+		return diag_fail(d, ERR_NOMEM, "out of memory writing the manifest");
+	return ERR_OK;
+}
+
+enum err recprobe_check_fit(const struct suite_case *c, long long room,
+			    long long max_model_len, const char *file, struct diag *d)
+{
+	const struct suite_recall *rc = &c->recall;
+	long long top = (long long)rc->tokens + rc->jitter - 1;
+	long m = c->max_tokens > 0 ? c->max_tokens : 1;
+
+	if (c->kind != SUITE_RECALL || rc->jitter < 2 || room < 0 || top + m <= room)
+		return ERR_OK;
+	return diag_fail(d, ERR_INPUT, "%s: cases[%zu].recall.jitter: the longest length, %lld "
+			 "tokens (%ld + %d - 1), plus max_tokens %ld is %lld, over the %lld the "
+			 "server allows (max_model_len %lld)", file, c->index, top, rc->tokens,
+			 rc->jitter, m, top + m, room, max_model_len);
+}
+
+cJSON *recprobe_json(const struct suite_recall *rc, int step, const char *nonce,
 		     const struct stream *st)
 {
 	struct stream_timing t;
@@ -63,6 +151,7 @@ cJSON *recprobe_json(const struct suite_recall *rc, int step,
 	if (rc->cache) {
 		stream_timing(st, &t);
 		ok = cJSON_AddStringToObject(o, "step", cache_steps[step]) &&
+		     cJSON_AddStringToObject(o, "nonce", nonce) &&
 		     (st->usage.cached_tokens >= 0
 			      ? cJSON_AddNumberToObject(o, "cached_tokens", (double)st->usage.cached_tokens)
 			      : cJSON_AddNullToObject(o, "cached_tokens")) &&

@@ -12,6 +12,8 @@
 #include "io.h"
 #include "jget.h"
 #include "loadcells.h"
+#include "loadplot.h"
+#include "loadview.h"
 #include "json.h"
 #include "md.h"
 #include "probesum.h"
@@ -651,6 +653,8 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 		return;
 	if (r->load_records && loadcells_build(r->load_records, &load, d))
 		A->oom = 1;
+	else if (load && loadview_attach(load, r->manifest, r->dir, d))
+		cJSON_Delete(load), A->oom = 1;
 	else if (load)
 		json_add_item(&A->jb, A->s, "load", load);
 }
@@ -1032,7 +1036,7 @@ enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d)
 {
 	static const md_section sections[] = {sec_facts, sec_attempts, sec_endpoints,
 					      sec_failures, sec_audit, sec_recall, sec_latency,
-					      loadcells_markdown, probesum_markdown};
+					      loadcells_markdown, loadview_markdown, probesum_markdown};
 
 	return md_render(summary, sections, sizeof(sections) / sizeof(sections[0]),
 			 "report", out, d);
@@ -1096,6 +1100,9 @@ enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d)
 	cJSON_ArrayForEach(adv, jget(summary, "advice"))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
+	cJSON_ArrayForEach(adv, jget2(summary, "load", "warnings"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(out, "warning: %s\n", adv->valuestring);
 	if (e)
 		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
 	return ERR_OK;
@@ -1234,7 +1241,17 @@ void report_files_release(struct report_files *f)
 	buf_release(&f->json);
 	buf_release(&f->md);
 	buf_release(&f->png);
+	buf_release(&f->load_png);
 	buf_release(&f->csv);
+}
+
+/* load.png (loadplot.h), titled as the heatmap. */
+static enum err report_loadplot(const cJSON *summary, struct buf *png, struct diag *d)
+{
+	char title[512];
+
+	heatmap_title(summary, title, sizeof(title));
+	return loadplot_summary(summary, title, png, d);
 }
 
 enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
@@ -1245,10 +1262,12 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 	buf_init(&f->json, BUF_MAX_DEFAULT);
 	buf_init(&f->md, BUF_MAX_DEFAULT);
 	buf_init(&f->png, BUF_MAX_DEFAULT);
+	buf_init(&f->load_png, BUF_MAX_DEFAULT);
 	buf_init(&f->csv, BUF_MAX_DEFAULT);
 	if ((e = report_summary(r, &f->summary, d)) ||
 	    (e = json_print(f->summary, JSON_PRETTY | JSON_NEWLINE, &f->json, "the summary", d)) ||
 	    (e = report_markdown(f->summary, &f->md, d)) || (e = report_heatmap(f->summary, &f->png, d)) ||
+	    (e = report_loadplot(f->summary, &f->load_png, d)) ||
 	    (e = rows_csv(r->all, r->dir, &f->csv, d)))
 		report_files_release(f);
 	return e;
@@ -1256,10 +1275,13 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 
 enum err report_save(const struct report_files *f, const char *dir, struct diag *d)
 {
-	const struct out_file files[] = {{"summary.json", &f->json}, {"summary.md", &f->md},
-					 {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+	struct out_file files[5] = {{"summary.json", &f->json}, {"summary.md", &f->md},
+				    {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+	size_t n = f->png.len ? 4 : 3;
 
-	return write_set(dir, files, f->png.len ? 4 : 3, d);
+	if (f->load_png.len)
+		files[n].name = "load.png", files[n++].b = &f->load_png;
+	return write_set(dir, files, n, d);
 }
 
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d)

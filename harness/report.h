@@ -69,7 +69,9 @@ enum err report_markdown(const cJSON *summary, struct buf *out, struct diag *d);
  * "INCOMPLETE: ..." when the run stopped early; "failing cases:" then one
  * line per failing case ("  ID: F of N failed (STAGE: KEY xCOUNT; ...): its
  * first failed attempt's first reason", the reason cut to 160 bytes); then
- * "what to do: ADVICE" per advice sentence. Nothing when every case passed. */
+ * "what to do: ADVICE" per advice sentence; then "warning: ..." per load
+ * warning (loadview.h: the client may have shaped the figures). Nothing when
+ * every case passed and there is no warning. */
 enum err report_terminal(const cJSON *summary, struct buf *out, struct diag *d);
 
 /* Appends the depth x length recall heatmap of a summary as PNG to `png`
@@ -84,6 +86,8 @@ struct report_files {
 	cJSON *summary;                /* owned */
 	struct buf json, md, png, csv; /* summary.json, summary.md, recall.png
 					* (empty without recall cells), the CSV */
+	struct buf load_png;           /* load.png (loadplot.h; empty without
+					* closed-loop load cells) */
 };
 
 /* Renders `r` (borrowed) into `f` (set up here; the caller releases it with
@@ -98,7 +102,8 @@ void report_files_release(struct report_files *f);
 enum err report_save(const struct report_files *f, const char *dir, struct diag *d);
 
 /* Loads RUN_DIR, renders it and saves it into RUN_DIR (summary.json,
- * summary.md, attempts.csv and, when the run has recall cells, recall.png);
+ * summary.md, attempts.csv and, when the run has recall cells, recall.png;
+ * with closed-loop load cells, load.png);
  * a failure (out of memory included) leaves the old files. On success the
  * summary goes to *summary_out (caller owns) when that is not NULL. */
 enum err report_write(const char *dir, cJSON **summary_out, struct diag *d);

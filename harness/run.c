@@ -19,6 +19,7 @@
 #include "io.h"
 #include "jget.h"
 #include "json.h"
+#include "loadclient.h"
 #include "loadgen.h"
 #include "loadplan.h"
 #include "doccache.h"
@@ -73,8 +74,21 @@ struct attempt {
 	struct loadgen_prompt lp;  /* its generated prompt (owned) */
 	struct loadplan_item li;   /* its level, round, index and due time */
 	double round_wall_s;       /* sharded: its round's start, Unix seconds */
+	int passed;                /* journalled with verdict "pass" */
 	int step;                  /* a probing recall case (recprobe.h): its step, */
 	char step_id[300];         /* whose id lcase.id borrows */
+	int idle;                  /* a "during" case's attempt started after its
+				    * load case ended: it fails, not under load */
+};
+
+/* A record of a cache group's step waiting for the group's last step (the
+ * group is journalled whole or not at all: recprobe.h). */
+struct held {
+	cJSON *rec;                /* owned */
+	struct record_verdict v;
+	struct stream_checks ck;
+	long status;
+	double weight;
 };
 
 /* A cursor over (case, repeat, seed index). */
@@ -105,7 +119,7 @@ struct run {
 	struct cursor cur;         /* the suite's attempts */
 	struct cursor dcur;        /* those of the cases run during load case `dl` */
 	const struct suite_case *dl;
-	long lfinished;            /* requests of the load case `lc` ended so far */
+	long lfinished;            /* counted requests of `lc` ended so far (not its pre-check) */
 	struct attempt **slots;
 	size_t nslots;
 	/* the shard: mine[first[ci] + ri * seeds + si] for a selected case */
@@ -122,7 +136,13 @@ struct run {
 	struct metrics mbefore;    /* --metrics: the snapshot before the level */
 	int mlevel;                /* its level, -1 = none */
 	double wake_ms;            /* open loop: the next due time, 0 = none */
-	uint64_t nonce;            /* per run: cache probes send new documents */
+	char lstop[STREAM_MSG_MAX]; /* why the load case stopped at its pre-check */
+	struct loadclient_round lround; /* the round's CPU window (loadclient.h) */
+	int lround_on;
+	struct loadclient_mark started; /* run_go's start: the run's CPU share */
+	char nonce[RECPROBE_NONCE_MAX]; /* cache probes' NONCE.SESSION (recprobe.h) */
+	struct held held[RECPROBE_CACHE_STEPS - 1];
+	int nheld;
 	struct doccache docs;      /* recall documents kept for their next repeats */
 };
 
@@ -374,7 +394,8 @@ static enum err recall_tokens(const struct run *r, const struct suite_case *c,
  * now and kept for the repeats after it (doccache.h). *own holds a document
  * built and not kept. */
 static enum err recall_doc(struct run *r, struct attempt *a, const char *key,
-			   struct haystack *own, const struct haystack **out, struct diag *d)
+			   const char *preface, struct haystack *own,
+			   const struct haystack **out, struct diag *d)
 {
 	const struct suite_recall *rc = &a->c->recall;
 	struct haystack_opts ho;
@@ -392,7 +413,9 @@ static enum err recall_doc(struct run *r, struct attempt *a, const char *key,
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
 	ho.tokens = a->recall_tokens;
-	ho.seed = recprobe_seed(rc, r->suite->cases[a->c->index].id, a->seed, r->nonce);
+	ho.seed = (uint64_t)a->seed;
+	ho.preface = preface;
+	ho.code_shift = recprobe_code_shift(rc, a->step);
 	ho.ask_reversed = recprobe_reversed(rc, a->step);
 	for (i = 0; i < rc->ndepths; i++)
 		ho.depths[i] = rc->depths[i];
@@ -401,7 +424,9 @@ static enum err recall_doc(struct run *r, struct attempt *a, const char *key,
 	ho.filler = rc->filler;
 	ho.distractors = rc->distractors;
 	e = haystack_build(&ho, own, d);
-	if (!e && !(*out = doccache_put(&r->docs, key, own, repeats_of(r, a->c) - a->repeat + 1)))
+	/* a cache probe's document is its repeat's own (the preface): kept for none */
+	if (!e && !(*out = doccache_put(&r->docs, key, own,
+					*preface ? 1 : repeats_of(r, a->c) - a->repeat + 1)))
 		*out = own;
 	return e;
 }
@@ -410,7 +435,7 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 {
 	const struct haystack *h = NULL;
 	struct haystack own;
-	char key[DOCCACHE_KEY_MAX];
+	char key[DOCCACHE_KEY_MAX], preface[128];
 	enum err e;
 
 	memset(&own, 0, sizeof(own));
@@ -419,9 +444,12 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 		diag_prefix(d, "case '%s'", a->c->id);
 		return e;
 	}
-	snprintf(key, sizeof(key), "%s\x1f%ld\x1f%d\x1f%ld", a->c->id, a->seed, a->step,
-		 a->recall_tokens);
-	e = recall_doc(r, a, key, &own, &h, d);
+	/* every parameter of the document that differs between attempts */
+	recprobe_preface(&a->c->recall, r->nonce, r->suite->cases[a->c->index].id, a->repeat,
+			 a->seed, preface, sizeof(preface));
+	snprintf(key, sizeof(key), "%s\x1f%ld\x1f%d\x1f%ld\x1f%s", a->c->id, a->seed, a->step,
+		 a->recall_tokens, preface);
+	e = recall_doc(r, a, key, preface, &own, &h, d);
 	if (!e)
 		e = req_build(&a->req, a->c, h->messages, r->eps[0].model, r->suite_dir, d);
 	if (!e) {
@@ -550,10 +578,10 @@ static int cannot_fit(const struct run *r, const struct attempt *a, char *why,
 	return 1;
 }
 
-/* Records attempt `a` as failed with context_overflow without sending it; it
- * stays in every count. */
-static enum err preflight_fail(struct run *r, struct attempt *a, const char *why,
-			       struct diag *d)
+/* Records attempt `a` as failed with `code` (context_overflow, not_sent)
+ * without sending it; it stays in every count. */
+static enum err not_sent(struct run *r, struct attempt *a, enum stream_fail code,
+			 const char *why, struct diag *d)
 {
 	struct http_done dn;
 	struct stream_checks ck;
@@ -564,7 +592,7 @@ static enum err preflight_fail(struct run *r, struct attempt *a, const char *why
 	dn.start_ms = dn.end_ms = io_now_ms();
 	dn.first_byte_ms = -1;
 	ck.n = 1;
-	ck.f[0].code = STREAM_F_CONTEXT_OVERFLOW;
+	ck.f[0].code = code;
 	snprintf(ck.f[0].msg, sizeof(ck.f[0].msg), "%s", why);
 	stream_end(&a->st, dn.end_ms);
 	grade_fail(&a->g, "not graded: the request was not sent");
@@ -605,6 +633,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	a->c = c, a->repeat = repeat, a->has_seed = has_seed, a->seed = seed;
 	a->round = 1;
 	a->replica = pick_replica(r);
+	a->idle = c->during && !r->lc; /* fill_during starts these after the load */
 	if (c->kind == SUITE_RECALL && recprobe_steps(&c->recall) > 1) {
 		/* the step is a case of its own id */
 		a->step = step;
@@ -629,7 +658,7 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 			diag_prefix(d, "case '%s'", c->id);
 	}
 	if (!e && cannot_fit(r, a, why, sizeof(why))) {
-		e = preflight_fail(r, a, why, d);
+		e = not_sent(r, a, STREAM_F_CONTEXT_OVERFLOW, why, d);
 		attempt_free(a);
 		return e;
 	}
@@ -650,18 +679,22 @@ static double wall_s(void);
  *
  * A load case runs alone: it starts when every attempt before it has ended,
  * and the cases after it wait for its last request. Its requests come from
- * loadplan (levels, warm-up, rounds, closed-loop caps, open-loop due times);
+ * loadplan (the pre-check, levels, warm-up, rounds, closed-loop caps,
+ * open-loop due times; after a failed pre-check, requests to record as not
+ * sent);
  * each is a fixed-length request with a generated prompt (loadgen.h) and is
  * judged and journalled like any attempt, with "load" in its record
  * (loadcells.h). Its key's repeat is the request's place in the case. */
 
-/* The 1-based place of a request in its case: levels in order, each with its
- * warm-up then its rounds. */
+/* The 1-based place of a request in its case: the pre-check, then levels in
+ * order, each with its warm-up then its rounds. */
 static long load_seq(const struct loadspec *s, const struct loadplan_item *it)
 {
-	long n = 0;
+	long n = 1;
 	int i;
 
+	if (it->round == LOADPLAN_PRECHECK)
+		return 1;
 	for (i = 0; i < it->level; i++)
 		n += loadspec_warmup(s, i) + s->rounds * s->requests[i];
 	if (it->round > 0)
@@ -716,7 +749,8 @@ static enum err load_prompt(struct run *r, const struct loadplan_item *it,
 	o.input_tokens = s->input_tokens;
 	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
 	o.filler = s->filler;
-	return loadgen_build(&o, loadgen_seed((uint64_t)s->seed, (unsigned)it->level,
+	return loadgen_build(&o, loadgen_seed(loadgen_case_seed((uint64_t)s->seed, r->lc->id),
+					      (unsigned)it->level,
 					      (unsigned)it->round, (unsigned)it->index),
 			     out, d);
 }
@@ -750,16 +784,14 @@ static enum err load_prepare(struct run *r, const struct loadplan_item *it, stru
 	return e;
 }
 
-/* Prepares and starts the request `it` of the load case in progress. */
-static enum err start_load(struct run *r, const struct loadplan_item *it,
-			   struct attempt **out, struct diag *d)
+/* A new attempt for request `it` of the load case in progress (nothing sent),
+ * or NULL when out of memory. */
+static struct attempt *load_attempt(struct run *r, const struct loadplan_item *it)
 {
 	struct attempt *a = mem_calloc(1, sizeof(*a));
-	enum err e;
 
-	*out = NULL;
 	if (!a)
-		return diag_fail(d, ERR_NOMEM, "out of memory");
+		return NULL;
 	a->is_load = 1;
 	a->replica = pick_replica(r);
 	a->li = *it;
@@ -773,10 +805,41 @@ static enum err start_load(struct run *r, const struct loadplan_item *it,
 	a->seed = spec_of(r, r->lc)->seed;
 	a->round_wall_s = wall_s() - (io_now_ms() - it->round_start_ms) / 1000.0;
 	a->round = 1;
+	a->count.local_tokens = -1;
 	grade_init(&a->g);
 	stream_init(&a->st, STREAM_CHAT, io_now_ms());
 	req_init(&a->req);
 	buf_init(&a->raw, RAW_MAX);
+	return a;
+}
+
+/* Records request `it` as not sent: the case stopped at its pre-check. */
+static enum err skip_load(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	struct attempt *a = load_attempt(r, it);
+	char why[STREAM_MSG_MAX];
+	enum err e;
+
+	if (!a)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	a->start_ms = io_now_ms();
+	snprintf(why, sizeof(why), "not sent: load case '%.120s' stopped at its fixed-length pre-check: %.300s",
+		 r->lc->id, r->lstop);
+	e = not_sent(r, a, STREAM_F_NOT_SENT, why, d);
+	attempt_free(a);
+	return e;
+}
+
+/* Prepares and starts the request `it` of the load case in progress. */
+static enum err start_load(struct run *r, const struct loadplan_item *it,
+			   struct attempt **out, struct diag *d)
+{
+	struct attempt *a = load_attempt(r, it);
+	enum err e;
+
+	*out = NULL;
+	if (!a)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
 	e = it->index < r->nlprompts ? ERR_OK
 		: diag_fail(d, ERR_INTERNAL, "load request %ld was not prepared", it->index);
 	if (!e) {
@@ -847,16 +910,14 @@ static void view_json(struct json_build *jb, cJSON *to, const char *key,
 	view_num(jb, o, "kv_usage", v->kv_usage);
 }
 
-/* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix. */
+/* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix (metrics.h). */
 static void metrics_name(const struct run *r, int level, const char *suffix, char *out,
 			 size_t cap)
 {
 	const struct loadspec *s = &r->lc->load;
 
-	if (s->open_loop)
-		snprintf(out, cap, "metrics-%s-r%g%s", r->lc->id, s->rate[level], suffix);
-	else
-		snprintf(out, cap, "metrics-%s-c%ld%s", r->lc->id, s->concurrency[level], suffix);
+	metrics_file_name(r->lc->id, s->open_loop,
+			  s->open_loop ? s->rate[level] : (double)s->concurrency[level], suffix, out, cap);
 }
 
 /* Writes DIR/raw/NAME.json: the delta's view (or why there is none). */
@@ -945,6 +1006,27 @@ static enum err level_edges(struct run *r, const struct loadplan_item *it, struc
 	return e;
 }
 
+/* Closes the CPU window of the round in progress (loadclient.h), if any, and
+ * with `it` opens one for the round it starts (NULL: the case ended). */
+static enum err round_window(struct run *r, const struct loadplan_item *it, struct diag *d)
+{
+	const struct loadspec *s = &r->lc->load;
+	enum err e = ERR_OK;
+
+	if (r->lround_on)
+		e = loadclient_note(r->manifest, &r->lround, d);
+	r->lround_on = it != NULL;
+	if (!it)
+		return e;
+	r->lround.case_id = r->lc->id;
+	r->lround.open_loop = s->open_loop;
+	r->lround.level_value = s->open_loop ? s->rate[it->level] : (double)s->concurrency[it->level];
+	r->lround.level = it->level;
+	r->lround.round = it->round;
+	loadclient_now(&r->lround.from);
+	return e;
+}
+
 /* Starts what the plan says is due; done with the case when it says so. */
 static enum err fill_load(struct run *r, struct diag *d)
 {
@@ -959,15 +1041,26 @@ static enum err fill_load(struct run *r, struct diag *d)
 	while (!e && (slot = free_slot(r))) {
 		st = loadplan_next(&r->plan, io_now_ms(), &it, &until);
 		if (st == LOADPLAN_PREPARE) {
-			e = level_edges(r, &it, d);
+			e = round_window(r, NULL, d);
+			if (!e)
+				e = level_edges(r, &it, d);
 			if (!e)
 				e = load_prepare(r, &it, d);
+			if (!e)
+				e = round_window(r, &it, d);
 			continue;
 		}
 		if (st == LOADPLAN_WAIT)
 			r->wake_ms = until;
+		if (st == LOADPLAN_SKIP) {
+			record_key(r->lc->id, load_seq(&r->lc->load, &it), 0, 0, key, sizeof(key));
+			if (!results_has(r->res, key))
+				e = skip_load(r, &it, d);
+			continue;
+		}
 		if (st == LOADPLAN_DONE) {
-			if (r->o->metrics)
+			e = round_window(r, NULL, d);
+			if (!e && r->o->metrics)
 				e = scrape(r, r->lc->load.nlevels - 1, 0, d);
 			free_prompts(r);
 			cJSON_Delete(r->ljson);
@@ -1002,6 +1095,7 @@ static cJSON *load_json(const struct attempt *a)
 	     cJSON_AddNumberToObject(o, "round", (double)a->li.round) &&
 	     cJSON_AddNumberToObject(o, "index", (double)a->li.index) &&
 	     cJSON_AddBoolToObject(o, "warmup", a->li.round == 0) &&
+	     cJSON_AddBoolToObject(o, "precheck", a->li.round == LOADPLAN_PRECHECK) &&
 	     cJSON_AddNumberToObject(o, "scheduled_ms", a->li.scheduled_ms - a->li.round_start_ms) &&
 	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
 	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
@@ -1132,6 +1226,73 @@ static enum err name_replica(const struct run *r, const struct attempt *a, cJSON
 	return json_build_end(&jb, NULL, "a record", NULL);
 }
 
+/* Adds "during" {"load_case", "under_load"} to the record of an attempt of a
+ * case run during a load case. ERR_NOMEM. */
+static enum err during_json(const struct attempt *a, cJSON *rec)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_add_obj(&jb, rec, "during");
+	json_add_str(&jb, o, "load_case", a->c->during);
+	json_add_bool(&jb, o, "under_load", !a->idle);
+	return json_build_end(&jb, NULL, "a record", NULL);
+}
+
+/* Appends record `rec` (taken) and counts it. */
+static enum err append(struct run *r, cJSON *rec, const struct record_verdict *v,
+		       const struct stream_checks *ck, long status, double weight,
+		       struct diag *d)
+{
+	enum err e = results_append(r->res, rec, d);
+
+	if (!e) {
+		tally(r, v, ck, status);
+		r->n.weight_done += weight;
+	}
+	cJSON_Delete(rec);
+	return e;
+}
+
+/* Journals the record `rec` (taken) of attempt `a`, or holds it when `a` is
+ * a cache step before its group's last: then the group's records go in
+ * together, so an interruption leaves none of a group (recprobe.h). */
+static enum err commit(struct run *r, const struct attempt *a, cJSON *rec,
+		       const struct record_verdict *v, const struct stream_checks *ck,
+		       long status, struct diag *d)
+{
+	const struct suite_recall *rc = &a->c->recall;
+	enum err e = ERR_OK;
+	struct held *h;
+	int i;
+
+	if (a->c == &a->lcase && !a->is_load && !recprobe_group_ends(rc, a->step)) {
+		if (r->nheld == RECPROBE_CACHE_STEPS - 1) {
+			cJSON_Delete(rec);
+			return diag_fail(d, ERR_INTERNAL, "a cache group overlaps another");
+		}
+		h = &r->held[r->nheld++];
+		h->rec = rec, h->v = *v, h->ck = *ck, h->status = status;
+		h->weight = case_weight(a->c);
+		return ERR_OK;
+	}
+	for (i = 0; i < r->nheld; i++) {
+		h = &r->held[i];
+		if (!e)
+			e = append(r, h->rec, &h->v, &h->ck, h->status, h->weight, d);
+		else
+			cJSON_Delete(h->rec);
+		h->rec = NULL;
+	}
+	r->nheld = 0;
+	if (e) {
+		cJSON_Delete(rec);
+		return e;
+	}
+	return append(r, rec, v, ck, status, case_weight(a->c), d);
+}
+
 /* Journals attempt `a`: raw bytes first, then the record (so a record never
  * points at missing raw bytes). */
 static enum err journal(struct run *r, struct attempt *a, const struct http_done *dn,
@@ -1159,20 +1320,20 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 		cJSON_Delete(rec);
 		rec = NULL;
 	}
-	if (rec && a->c == &a->lcase && !a->is_load &&
-	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
-							       a->step, &a->st))) {
+	if (rec && a->c->during && during_json(a, rec)) {
 		cJSON_Delete(rec);
 		rec = NULL;
 	}
-	e = rec ? results_append(r->res, rec, d)
-		: diag_fail(d, ERR_NOMEM, "out of memory writing a result");
-	if (!e) {
-		tally(r, &verdict, ck, dn->status);
-		r->n.weight_done += case_weight(a->c);
+	if (rec && a->c == &a->lcase && !a->is_load &&
+	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
+							       a->step, r->nonce, &a->st))) {
+		cJSON_Delete(rec);
+		rec = NULL;
 	}
-	cJSON_Delete(rec);
-	return e;
+	if (!rec)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing a result");
+	a->passed = verdict.transport_ok && verdict.audit_ok && verdict.grade_ok;
+	return commit(r, a, rec, &verdict, ck, dn->status, d);
 }
 
 /* Judges a finished request of `a`. A tool case whose round 1 passed goes on
@@ -1208,7 +1369,36 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 		if (a->g.nomem)
 			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
 	}
+	if (!e && a->idle) {
+		grade_fail(&a->g, "not under load: load case '%s' had ended when this attempt started",
+			   a->c->during);
+		if (a->g.nomem)
+			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	}
 	return e ? e : journal(r, a, dn, &ck, raw_name, d);
+}
+
+/* The pre-check request ended: the case goes on only when it passed every
+ * strict check (exact input and output lengths included); otherwise why. */
+static void precheck_done(struct run *r, const struct attempt *a, const struct http_done *dn)
+{
+	const struct stream_usage *u = &a->st.usage;
+	const struct loadspec *s = &r->lc->load;
+
+	loadplan_precheck(&r->plan, a->passed);
+	if (a->passed)
+		return;
+	if (dn->fail)
+		snprintf(r->lstop, sizeof(r->lstop), "its first request failed at transport: %.400s", dn->msg);
+	else if (u->prompt_tokens != s->input_tokens || u->completion_tokens != s->output_tokens)
+		snprintf(r->lstop, sizeof(r->lstop),
+			 "its first request got prompt_tokens %lld and completion_tokens %lld, "
+			 "not exactly %ld and %ld", u->prompt_tokens, u->completion_tokens,
+			 s->input_tokens, s->output_tokens);
+	else
+		snprintf(r->lstop, sizeof(r->lstop),
+			 "its first request had exactly %ld and %ld tokens but failed a strict check (see its record)",
+			 s->input_tokens, s->output_tokens);
 }
 
 /* ---- the loop ---- */
@@ -1224,8 +1414,8 @@ static int busy(const struct run *r)
 }
 
 /* Starts the attempts of the cases run during load case `dl` once its load
- * is under way (a first request of it has ended); those left when it ends
- * run after it. */
+ * is under way (a first request after its pre-check has ended); those left
+ * when it ends run after it. */
 static enum err fill_during(struct run *r, struct diag *d)
 {
 	struct attempt **slot;
@@ -1340,9 +1530,11 @@ static enum err loop(struct run *r, struct diag *d)
 			struct attempt *a = dn.user;
 			int again = 0;
 			e = finish_attempt(r, a, &dn, &again, d);
+			if (!e && a->is_load && !again && a->li.round == LOADPLAN_PRECHECK)
+				precheck_done(r, a, &dn);
 			if (a->is_load && !again) {
 				loadplan_finished(&r->plan);
-				r->lfinished++;
+				r->lfinished += a->li.round != LOADPLAN_PRECHECK;
 			}
 			if (!again || e)
 				drop_slot(r, a);
@@ -1457,6 +1649,7 @@ enum err run_go(struct run *r, struct diag *d)
 {
 	enum err e = ERR_OK;
 
+	loadclient_now(&r->started);
 	progress(r, 1);
 	if (r->o->warmup > 0)
 		e = warm_up(r, d);
@@ -1467,6 +1660,8 @@ enum err run_go(struct run *r, struct diag *d)
 	if (!e)
 		e = record_manifest_end(r->manifest, r->n.total, r->n.done, r->n.pass, r->n.fail,
 					r->n.prior_pass + r->n.prior_fail, d);
+	if (!e)
+		e = loadclient_total(r->manifest, &r->started, d);
 	/* report.h reads it: the run's summary says INCOMPLETE */
 	if (!e && r->n.interrupted && !cJSON_AddBoolToObject(r->manifest, "interrupted", 1))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
@@ -1819,6 +2014,10 @@ static enum err write_manifest(struct run *r, struct diag *d)
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	if (!e && r->o->resume)
 		e = same_shard(r, old, d);
+	if (!e && (e = recprobe_manifest(r->manifest, old, r->suite,
+					 ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0),
+					 r->nonce, d)))
+		diag_prefix(d, "%s/manifest.json", r->dir);
 	cJSON_Delete(old);
 	if (!e)
 		e = results_open(r->dir, r->o->resume, &r->res, d);
@@ -1866,7 +2065,8 @@ static size_t slots_needed(const struct run *r)
 	return during ? n + (size_t)r->o->concurrency : n;
 }
 
-/* Load cases must fit the server's context (issue: refused with the path). */
+/* Load cases and jitter lengths must fit the server's context (refused with
+ * the path). */
 static enum err check_fit(const struct run *r, struct diag *d)
 {
 	char path[64];
@@ -1874,7 +2074,10 @@ static enum err check_fit(const struct run *r, struct diag *d)
 	enum err e = ERR_OK;
 
 	for (i = 0; !e && i < r->suite->ncases; i++) {
-		if (r->suite->cases[i].kind != SUITE_LOAD)
+		if (selected(r, &r->suite->cases[i]))
+			e = recprobe_check_fit(&r->suite->cases[i], context_room(r),
+					       r->eps[0].max_model_len, r->suite->path, d);
+		if (e || r->suite->cases[i].kind != SUITE_LOAD)
 			continue;
 		snprintf(path, sizeof(path), "cases[%zu].load", r->suite->cases[i].index);
 		e = loadspec_check_fit(&r->suite->cases[i].load, (long)r->eps[0].max_model_len,
@@ -1893,7 +2096,6 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!r)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
-	r->nonce = ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0);
 	doccache_init(&r->docs, DOCCACHE_BYTES_DEFAULT);
 	buf_init(&r->warnings, 1 << 20);
 	e = set_bases(r, d);
@@ -1983,6 +2185,8 @@ void run_free(struct run *r)
 	http_multi_free(r->multi);
 	results_free(r->res);
 	cJSON_Delete(r->manifest);
+	for (i = 0; i < (size_t)r->nheld; i++)
+		cJSON_Delete(r->held[i].rec);
 	for (i = 0; i < (size_t)r->neps; i++)
 		endpoint_release(&r->eps[i]);
 	mem_free(r->first);

@@ -611,7 +611,7 @@ static const char *const fail_names[STREAM_F_COUNT] = {
 	"http_status", "connect", "timeout", "malformed_sse", "sse_error_frame",
 	"no_done", "empty_output", "missing_usage", "bad_usage",
 	"length_mismatch", "reasoning_only", "aborted", "truncated",
-	"bad_finish_reason", "response_too_large", "context_overflow",
+	"bad_finish_reason", "response_too_large", "context_overflow", "not_sent",
 };
 
 const char *stream_fail_name(enum stream_fail code)

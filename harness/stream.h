@@ -155,6 +155,8 @@ enum stream_fail {
 	STREAM_F_TOO_LARGE,      /* the response exceeded one of needle's caps */
 	STREAM_F_CONTEXT_OVERFLOW,/* prompt + max_tokens do not fit the model's
 				  * context (a server 400, or needle's pre-flight) */
+	STREAM_F_NOT_SENT,       /* never sent: its load case stopped at its
+				  * fixed-length pre-check (loadplan.h) */
 	STREAM_F_COUNT
 };
 

@@ -243,6 +243,10 @@ static enum err check_probe(const struct jcheck *c, const cJSON *v, const char *
 		return jcheck_fail(c, q, "expected true or false, got %s", jcheck_type(k));
 	if (j && j->valuedouble > 1 && cJSON_IsTrue(k))
 		return jcheck_fail(c, q, "a cache probe has no jitter: use two cases");
+	jcheck_join(q, p, "jitter");
+	if (j && j->valuedouble > 1 && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(v, "tokens")))
+		return jcheck_fail(c, q, "jitter needs a number of \"tokens\": with \"max\" the "
+				   "longer lengths would not fit");
 	return ERR_OK;
 }
 

@@ -46,8 +46,27 @@ timed a 'ref-good:prefill=10000,tpot=10,batch=10' "$tmp/matrix.json" \
 	 near(cells[0].output_tps, 81.6, 0.1) && near(cells[1].output_tps, 263.6, 0.12)' \
 	'TTFT P50 = P / prefill, TPOT with the batch effect, output throughput'
 check a 'cells.length === 2 && cells.every(c => c.rounds_valid === 2 && c.succeeded === c.requests)' 'all rounds valid'
+# load.png: a whole PNG (every chunk's CRC, the pixels inflate to h rows of
+# 1 + 3w bytes) of the size loadplot.h gives one case: 952 x (400 + 16)
+python3 - "$tmp/a/load.png" 952 416 <<'PY' || { echo "load.png is not the expected picture"; exit 1; }
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "signature"
+i, idat, ihdr = 8, b"", None
+while i < len(b):
+    n, t = struct.unpack(">I4s", b[i:i + 8])
+    body = b[i + 8:i + 8 + n]
+    assert zlib.crc32(t + body) == struct.unpack(">I", b[i + 8 + n:i + 12 + n])[0], "crc"
+    ihdr = body if t == b"IHDR" else ihdr
+    idat += body if t == b"IDAT" else b""
+    i += 12 + n
+w, h, depth, colour = struct.unpack(">IIBB", ihdr[:10])
+assert (w, h, depth, colour) == (int(sys.argv[2]), int(sys.argv[3]), 8, 2), (w, h, depth, colour)
+assert len(zlib.decompress(idat)) == h * (1 + 3 * w), "pixels"
+PY
+grep -q '(load.png)' "$tmp/a/summary.md" || { echo "summary.md does not link load.png"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/a" \
-	'recs.length === 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
+	'recs.length === 1 + 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs[0].load.precheck && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
 	'one record per request, warm-up marked, exact lengths'
 # the same matrix with TPOT 30% worse: the cutover gate fails and names the cells
 run b 'ref-good:prefill=10000,tpot=13,batch=10' "$tmp/matrix.json"
@@ -77,6 +96,7 @@ JSON
 timed r 'ref-good:tpot=5' "$tmp/rate.json" \
 	'near(cells[0].achieved_rate, 20, 0.05) && near(cells[1].achieved_rate, 20, 0.05) && cells[1].slo_attainment === 1 && cells[0].lag_p99_ms < 20' \
 	'achieved rate within 5%, scheduling lag P99 under 20 ms'
+[ ! -e "$tmp/r/load.png" ] || { echo "a run of rates only has a load.png"; exit 1; }
 # chat: the prompt counts exactly input_tokens with the template (the audit agrees)
 cat >"$tmp/chat.json" <<'JSON'
 {"suite": "c", "cases": [{"id": "c", "kind": "load", "load": {"input_tokens": 700, "output_tokens": 8,
@@ -85,6 +105,6 @@ JSON
 run c 'ref-good:tpot=1' "$tmp/chat.json"
 [ "$rc" = 0 ] || { echo "chat: exit $rc"; cat "$tmp/c.out"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/c" \
-	'recs.length === 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
+	'recs.length === 1 + 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
 	'chat load prompts of exactly 700 tokens'
 echo "load: analytic TTFT/TPOT/throughput, one empty 200 invalidates one round, rates achieved, cutover gate"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Issue 13 item 4: load cases over shards. Two shards started together with
 # --start-at each run their part of an open loop (rate/2, half the requests) and
-# of a closed loop (concurrency 5 as 3 + 2), with seeds of their own recorded in
-# the manifest; merged, the cells hold the summed requests and the open loop
+# of a closed loop (concurrency 5 as 3 + 2), each with its own pre-check request
+# and seeds of its own recorded in the manifest; merged, the cells hold the summed requests and the open loop
 # achieves the target rate. A start already past, a concurrency below the shard
 # count and a merge of shards whose rounds began far apart are refused (exit 2).
 # A load case over two replicas splits its target between them (one schedule).
@@ -41,12 +41,12 @@ node -e 'const fs = require("fs"), dir = process.argv[1];
 		l[0].closed.requests[0] === 5 && l[1].closed.requests[0] === 5 &&
 		l[0].closed.warmup === 1 && l[1].closed.warmup === 1 &&
 		l[0].open.seed !== l[1].open.seed && l[0].open.seed !== 7 &&
-		m[0].shard.attempts === 20 + 1 + 5 * 2 && m[1].shard.attempts === m[0].shard.attempts &&
+		m[0].shard.attempts === 20 + 1 + 5 * 2 + 2 && m[1].shard.attempts === m[0].shard.attempts &&
 		m.every((x) => x.start_at === Number(process.argv[2]) && x.start_lag_ms >= 0 && x.start_lag_ms < 1000);
 	if (!ok) throw new Error(JSON.stringify(m.map((x) => [x.shard, x.start_at, x.start_lag_ms])));' \
 	"$tmp" "$at" || fail "the shards' parts, seeds and start in their manifests"
 node "$TESTS/refserver/records.js" "$tmp/s1" \
-	'recs.length === 31 && recs.every(r => r.seed === recs[0].seed && typeof r.load.round_started_unix === "number") && recs.filter(r => r.case === "closed").every(r => r.load.concurrency === 5)' \
+	'recs.length === 33 && recs.every(r => r.seed === recs[0].seed && typeof r.load.round_started_unix === "number") && recs.filter(r => r.case === "closed").every(r => r.load.concurrency === 5)' \
 	'records carry the shard seed, the round start, and the target level'
 
 check_exit 0 "load cases ran on 2 shards at once" "$NEEDLE" merge "$tmp/m" "$tmp/s0" "$tmp/s1"
@@ -64,7 +64,7 @@ node -e 'const fs = require("fs"), dir = process.argv[1];
 	"$tmp/m" || fail "merged cells: summed requests, the target rate achieved"
 # constant arrivals: shard 1 sends half a gap after shard 0, so the merged schedule is even
 node "$TESTS/refserver/records.js" "$tmp/m" \
-	'(() => { const t = recs.filter(r => r.case === "open").map(r => r.load.scheduled_ms).sort((a, b) => a - b);
+	'(() => { const t = recs.filter(r => r.case === "open" && r.load.round >= 1).map(r => r.load.scheduled_ms).sort((a, b) => a - b);
 	  return t.length === 40 && t.slice(1).every((x, i) => Math.abs(x - t[i] - 50) < 1); })()' \
 	'the two shards interleave into one schedule of 20 requests/s'
 grep -qF "Merged from shards: load cases ran on 2 shards at once" "$tmp/m/summary.md" ||
@@ -106,7 +106,7 @@ node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1] + "/sum
 	"$tmp/rep" || fail "the replicas together carry the target rate"
 # Closed loop: at most 4 in flight over both replicas together, never 4 on each.
 node "$TESTS/refserver/records.js" "$tmp/rep" \
-	'(() => { const q = recs.filter(r => r.case === "closed" && !r.load.warmup).map(r => [r.load.sent_ms, r.load.sent_ms + r.timing.e2e_ms, r.replica]);
+	'(() => { const q = recs.filter(r => r.case === "closed" && r.load.round >= 1).map(r => [r.load.sent_ms, r.load.sent_ms + r.timing.e2e_ms, r.replica]);
 	  const most = (f) => Math.max(...q.filter(f).map(([t]) => q.filter(f).filter(([s, e]) => s <= t && t < e).length));
 	  return most(() => true) <= 4 && most(x => x[2] === 0) <= 3 && most(x => x[2] === 1) <= 3; })()' \
 	'closed-loop concurrency 4 is split between the replicas'

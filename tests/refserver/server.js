@@ -677,7 +677,7 @@ const BEHAVIOURS = {
 function probeMisbehave(o, b, promptTokens) {
 	if (b.cacheDrift && b.cachedTokens * 2 > promptTokens) b.wrong = true;
 	if (b.residue && promptTokens % 4 === 3) b.wrongDigit = true;
-	if (b.loadForget && o.engine.running + o.engine.queue.length > 0) b.forgetful = true;
+	if (b.loadForget && o.inflight > 1) b.forgetful = true; // another request in flight
 }
 
 // Replaces the last digit of `code` (a corrupted digit, as in seed 003's residue bug).
@@ -1150,7 +1150,19 @@ function resolveBehaviour(o, name) {
 	return null;
 }
 
+// Counts the generation requests in flight, from arrival (before tokenizing) to the end
+// of the response, for ref-load-forget: "others in flight" then cannot depend on how far
+// another request's tokenizing or admission got when this one is judged.
 async function handleGenerate(res, o, model, body, kind, logRec) {
+	o.inflight = (o.inflight || 0) + 1;
+	try {
+		return await serveGenerate(res, o, model, body, kind, logRec);
+	} finally {
+		o.inflight--;
+	}
+}
+
+async function serveGenerate(res, o, model, body, kind, logRec) {
 	const req = requireObject(body);
 	if (req.model === undefined) req.model = o.served || (o.dialect === 'sglang' ? 'default' : 'ref-good');
 	const b = resolveBehaviour(o, req.model);
@@ -1196,6 +1208,7 @@ async function handleGenerate(res, o, model, body, kind, logRec) {
 	const promptTokens = ids.length;
 	logRec.prompt_tokens = promptTokens;
 	logRec.prompt_bytes = Buffer.byteLength(prompt, "utf8");
+	logRec.prompt_head = ids.slice(0, 48); // the first tokens: where a cache probe's nonce line is
 	logRec.prompt_sha256 = crypto.createHash('sha256').update(prompt).digest('hex');
 	const maxGiven = (req.max_completion_tokens ?? req.max_tokens) !== undefined && (req.max_completion_tokens ?? req.max_tokens) !== null;
 	const M = maxGiven ? Number(req.max_completion_tokens ?? req.max_tokens) : (kind === 'chat' ? 0 : 16);

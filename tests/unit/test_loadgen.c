@@ -124,6 +124,10 @@ static void test_seeds(void)
 			distinct &= s[i] != s[j];
 	CHECK(distinct);
 	CHECK(loadgen_seed(1, 0, 1, 0) == s[0]);
+	/* two cases of one seed: different streams; the same case: the same */
+	CHECK(loadgen_case_seed(1, "load-1k-128") != loadgen_case_seed(1, "load-1k-512"));
+	CHECK(loadgen_case_seed(1, "a") != loadgen_case_seed(2, "a"));
+	CHECK(loadgen_case_seed(1, "a") == loadgen_case_seed(1, "a"));
 }
 
 static void test_bad(void)

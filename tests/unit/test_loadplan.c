@@ -1,5 +1,6 @@
-/* Unit tests of loadplan: closed-loop levels with warm-up and round barriers,
- * and open-loop due times that never drift. */
+/* Unit tests of loadplan: the pre-check first (alone; a failed one stops the
+ * case), closed-loop levels with warm-up and round barriers, and open-loop
+ * due times that never drift. */
 #include <string.h>
 
 #include "loadplan.h"
@@ -14,6 +15,22 @@ static enum loadplan_step next(struct loadplan *p, double now, struct loadplan_i
 	while ((st = loadplan_next(p, now, it, until)) == LOADPLAN_PREPARE)
 		CHECK(it->index > 0 && it->index == p->total);
 	return st;
+}
+
+/* The pre-check: one request alone, prepared, then nothing until it ends;
+ * `ok` is its verdict. */
+static void precheck(struct loadplan *p, double now, int ok)
+{
+	struct loadplan_item it;
+	double until;
+
+	CHECK(loadplan_next(p, now, &it, &until) == LOADPLAN_PREPARE && it.index == 1 &&
+	      it.level == 0 && it.round == LOADPLAN_PRECHECK);
+	CHECK(loadplan_next(p, now, &it, &until) == LOADPLAN_START && it.round == LOADPLAN_PRECHECK &&
+	      it.index == 0 && it.scheduled_ms == now);
+	CHECK(loadplan_next(p, now, &it, &until) == LOADPLAN_DRAIN);
+	loadplan_precheck(p, ok);
+	loadplan_finished(p);
 }
 
 static struct loadspec closed_spec(void)
@@ -41,8 +58,9 @@ static void test_closed(void)
 	int guard = 0;
 	enum loadplan_step st;
 
-	CHECK_EQ_LONG(loadplan_total(&s), 2 + 2 * 2 + 3 + 2 * 3);
+	CHECK_EQ_LONG(loadplan_total(&s), 1 + 2 + 2 * 2 + 3 + 2 * 3);
 	loadplan_init(&p, &s, 1);
+	precheck(&p, 0, 1);
 	/* level 0 (C1): warm-up request 0, then it must drain before index 1 */
 	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START);
 	CHECK(it.level == 0 && it.round == 0 && it.index == 0);
@@ -55,7 +73,7 @@ static void test_closed(void)
 	CHECK(it.round == 1 && it.index == 0 && it.round_start_ms == 3);
 	loadplan_finished(&p);
 	/* finish everything, finishing the oldest whenever told to drain */
-	started = 3; /* the three above */
+	started = 4; /* the pre-check and the three above */
 	while ((st = next(&p, 10, &it, &until)) != LOADPLAN_DONE && guard++ < 100) {
 		if (st == LOADPLAN_START) {
 			started++;
@@ -88,6 +106,7 @@ static void test_round_barrier(void)
 	s.requests[0] = 2;
 	s.warmup = 0; /* no warm-up: round 1 first */
 	loadplan_init(&p, &s, 1);
+	precheck(&p, 0, 1);
 	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START && it.round == 1);
 	CHECK(next(&p, 0, &it, &until) == LOADPLAN_START && it.index == 1);
 	/* round 1 is fully sent; round 2 waits for it although C4 has room */
@@ -115,6 +134,7 @@ static void test_open(void)
 	s.rounds = 1;
 	s.warmup = 0;
 	loadplan_init(&p, &s, 7);
+	precheck(&p, 900, 1); /* alone, at once: not on the arrival schedule */
 	CHECK(loadplan_next(&p, 990, &it, &until) == LOADPLAN_PREPARE && it.index == 3 && it.round == 1);
 	CHECK(next(&p, 1000, &it, &until) == LOADPLAN_START);
 	CHECK(it.scheduled_ms == 1000 && it.index == 0);
@@ -132,10 +152,35 @@ static void test_open(void)
 	CHECK(next(&p, 1500, &it, &until) == LOADPLAN_DONE);
 }
 
+/* A failed pre-check: every other request of the case is skipped, in order,
+ * nothing is prepared or started, then the case is done. */
+static void test_precheck_failed(void)
+{
+	struct loadspec s = closed_spec();
+	struct loadplan p;
+	struct loadplan_item it;
+	double until;
+	long skipped = 0, last_round = -5;
+	int ordered = 1, guard = 0;
+	enum loadplan_step st;
+
+	loadplan_init(&p, &s, 1);
+	precheck(&p, 0, 0);
+	while ((st = loadplan_next(&p, 5, &it, &until)) == LOADPLAN_SKIP && guard++ < 100) {
+		ordered &= it.round >= last_round || it.level > 0;
+		last_round = it.round;
+		skipped++;
+	}
+	CHECK(st == LOADPLAN_DONE);
+	CHECK(ordered);
+	CHECK_EQ_LONG(skipped, loadplan_total(&s) - 1);
+}
+
 int main(void)
 {
 	T_RUN(test_closed);
 	T_RUN(test_round_barrier);
 	T_RUN(test_open);
+	T_RUN(test_precheck_failed);
 	return T_DONE();
 }

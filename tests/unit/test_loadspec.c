@@ -78,7 +78,15 @@ static void test_bad(void)
 	expect_bad("{" BASE "\"rate\": [1], \"requests\": 5, \"arrival\": \"burst\"}",
 		   "cases[0].load.arrival: expected 'poisson' or 'constant'");
 	expect_bad("{" BASE "\"rate\": [1], \"requests\": 5, \"slo\": {\"ttft\": 3}}",
-		   "cases[0].load.slo: unknown key 'ttft'");
+		   "t.json: cases[0].load.slo.ttft: unknown slo key 'ttft'");
+	expect_bad("{" BASE "\"rate\": [1], \"requests\": 5, \"slo\": {\"tpot_m\": 3}}",
+		   "cases[0].load.slo.tpot_m: unknown slo key 'tpot_m' (did you mean 'tpot_ms'?)");
+	expect_bad("{" BASE "\"concurrency\": [1], \"requests\": 5, \"rounds\": 2, \"rounds\": 3}",
+		   "t.json: cases[0].load.rounds: key 'rounds' appears twice");
+	expect_bad("{" BASE "\"concurrency\": [1], \"requests\": \"8\"}",
+		   "t.json: cases[0].load.requests: expected a number or one per level (1), got string");
+	expect_bad("{" BASE "\"rate\": [\"fast\"], \"requests\": 5}",
+		   "t.json: cases[0].load.rate[0]: expected a number, got string");
 	expect_bad("{" BASE "\"rate\": [1], \"requests\": 5, \"slo\": {\"tpot_ms\": -1}}",
 		   "cases[0].load.slo.tpot_ms: -1 must be positive");
 	expect_bad("{" BASE "\"concurrency\": [1.5], \"requests\": 5}",
@@ -86,7 +94,7 @@ static void test_bad(void)
 	expect_bad("{" BASE "\"concurrency\": [1], \"requests\": 5, \"endpoint\": \"x\"}",
 		   "load.endpoint: expected 'completions' or 'chat'");
 	expect_bad("{" BASE "\"concurrency\": [1], \"requests\": 5, \"bogus\": 1}",
-		   "cases[0].load: unknown key 'bogus'");
+		   "t.json: cases[0].load.bogus: unknown load key 'bogus'");
 	expect_bad("[]", "cases[0].load: expected an object");
 }
 

@@ -9,9 +9,9 @@
 #include "t.h"
 
 /* A shard's records: `n` load requests of case "x" level 0 round 1 begun at
- * `t0`, each `lag_ms` late; plus a warm-up request (never counted for the
- * lag) that is 5 s late. */
-static cJSON *shard_recs(double t0, double lag_ms, int n, int sharded)
+ * `t0`, each `lag_ms` late; plus a warm-up request (never counted) of a round
+ * begun at `warm_t0`, 5 s late. */
+static cJSON *shard_recs(double t0, double warm_t0, double lag_ms, int n, int sharded)
 {
 	cJSON *arr = cJSON_CreateArray();
 	char txt[256];
@@ -21,7 +21,8 @@ static cJSON *shard_recs(double t0, double lag_ms, int n, int sharded)
 		snprintf(txt, sizeof(txt),
 			 "{\"case\": \"x\", \"load\": {\"level\": 0, \"round\": %d, \"scheduled_ms\": %d, \"sent_ms\": %g%s%.3f}}",
 			 i == n ? 0 : 1, i * 100, i * 100 + (i == n ? 5000 : lag_ms),
-			 sharded ? ", \"round_started_unix\": " : ", \"other\": ", t0);
+			 sharded ? ", \"round_started_unix\": " : ", \"other\": ",
+			 i == n ? warm_t0 : t0);
 		cJSON_AddItemToArray(arr, cJSON_Parse(txt));
 	}
 	return arr;
@@ -49,15 +50,16 @@ static void test_check(void)
 	struct buf pr;
 
 	buf_init(&pr, 1 << 16);
-	CHECK(check(shard_recs(1000.0, 2, 50, 1), shard_recs(1000.3, 3, 50, 1), &ml, &pr) == 0);
+	/* the warm-ups began 9 s apart: not counted */
+	CHECK(check(shard_recs(1000.0, 990, 2, 50, 1), shard_recs(1000.3, 999, 3, 50, 1), &ml, &pr) == 0);
 	CHECK(ml.shards == 2);
 	CHECK(ml.skew_ms > 299 && ml.skew_ms < 301);
 	CHECK(ml.lag_p99_ms == 3);
-	CHECK(check(shard_recs(1000.0, 2, 50, 1), shard_recs(1001.5, 2, 50, 1), &ml, &pr) == 1);
-	CHECK(strstr(pr.data, "load case 'x' (level 0, round 0): the shards began 1500 ms apart ('s0' first, 's1' last)") != NULL);
-	CHECK(check(shard_recs(1000.0, 2, 50, 1), shard_recs(1000.0, 1200, 50, 1), &ml, &pr) == 1);
+	CHECK(check(shard_recs(1000.0, 990, 2, 50, 1), shard_recs(1001.5, 990, 2, 50, 1), &ml, &pr) == 1);
+	CHECK(strstr(pr.data, "load case 'x' (level 0, round 1): the shards began 1500 ms apart ('s0' first, 's1' last)") != NULL);
+	CHECK(check(shard_recs(1000.0, 990, 2, 50, 1), shard_recs(1000.0, 990, 1200, 50, 1), &ml, &pr) == 1);
 	CHECK(strstr(pr.data, "'s1': its load requests went out late (scheduling lag P99 1200 ms") != NULL);
-	CHECK(check(shard_recs(1000.0, 2, 50, 0), shard_recs(1900.0, 2, 50, 0), &ml, &pr) == 0);
+	CHECK(check(shard_recs(1000.0, 990, 2, 50, 0), shard_recs(1900.0, 990, 2, 50, 0), &ml, &pr) == 0);
 	CHECK(ml.shards == 0);
 	buf_release(&pr);
 }

@@ -1,0 +1,125 @@
+/*
+ * Unit tests of loadplot: the picture's size, where a case's points land
+ * (normalised to its lowest level), a missing figure, and the summary path
+ * (closed-loop cells only), read back with libpng's simplified API.
+ */
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "loadplot.h"
+#include "t.h"
+
+static unsigned char *decode(const struct buf *png, int *w, int *h)
+{
+	png_image img;
+	unsigned char *px;
+
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&img, png->data, png->len))
+		return NULL;
+	img.format = PNG_FORMAT_RGB;
+	px = malloc(PNG_IMAGE_SIZE(img));
+	if (px && !png_image_finish_read(&img, NULL, px, 0, NULL)) {
+		free(px);
+		return NULL;
+	}
+	*w = (int)img.width;
+	*h = (int)img.height;
+	return px;
+}
+
+static const unsigned char *at(const unsigned char *px, int w, int x, int y)
+{
+	return px + ((size_t)y * (size_t)w + (size_t)x) * 3;
+}
+
+/* The centre of the point at level k of n in `panel`, at `multiple` on a
+ * 0..2 scale (every ratio here is <= 2). */
+static void point(int panel, int k, int n, double multiple, int *x, int *y)
+{
+	*x = panel * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + LOADPLOT_LEFT +
+	     (int)((k + 0.5) * LOADPLOT_PANEL_W / n);
+	*y = LOADPLOT_TOP + LOADPLOT_PANEL_H - (int)lround(multiple / 2 * LOADPLOT_PANEL_H);
+}
+
+/* Case a at C1, C8: throughput 100 -> 150 (1.5X), TTFT P95 200 -> 400 (2X);
+ * case b only at C8, its TTFT missing: b's throughput is 1X at C8 and it has
+ * no TTFT point. */
+static void test_points(void)
+{
+	static const double ca[2] = {1, 8}, ta[2] = {100, 150}, fa[2] = {200, 400};
+	static const double cb[1] = {8}, tb[1] = {50}, fb[1] = {NAN};
+	static const unsigned char orange[3] = {230, 120, 20}, purple[3] = {120, 60, 170};
+	struct loadplot_case c[2] = {{"a", 2, ca, ta, fa}, {"b", 1, cb, tb, fb}};
+	struct buf png;
+	struct diag d;
+	unsigned char *px;
+	int w = 0, h = 0, ww, wh, x, y;
+
+	buf_init(&png, 1 << 22);
+	diag_init(&d);
+	CHECK(loadplot_png(c, 2, "MODEL M  RUN R", &png, &d) == ERR_OK);
+	CHECK(png.len > 8 && !memcmp(png.data, "\x89PNG\r\n\x1a\n", 8));
+	px = decode(&png, &w, &h);
+	CHECK(px != NULL);
+	loadplot_size(2, &ww, &wh);
+	CHECK(w == ww && h == wh);
+	if (px && w == ww && h == wh) {
+		point(0, 0, 2, 1, &x, &y);
+		CHECK(!memcmp(at(px, w, x, y), orange, 3));
+		point(0, 1, 2, 1.5, &x, &y);
+		CHECK(!memcmp(at(px, w, x, y), orange, 3));
+		point(1, 1, 2, 2, &x, &y);
+		CHECK(!memcmp(at(px, w, x + 2, y + 2), orange, 3));
+		point(0, 1, 2, 1, &x, &y);  /* b's throughput at C8: its own 1X */
+		CHECK(!memcmp(at(px, w, x, y), purple, 3));
+		point(1, 1, 2, 1, &x, &y);  /* b has no TTFT: nothing there */
+		CHECK(memcmp(at(px, w, x, y), purple, 3) && memcmp(at(px, w, x, y), orange, 3));
+	}
+	free(px);
+	buf_release(&png);
+}
+
+static void test_summary(void)
+{
+	static const char closed[] = "{\"load\": {\"cells\": ["
+		"{\"case\": \"x\", \"concurrency\": 8, \"output_tps\": 300, \"ttft_p95_ms\": 90},"
+		"{\"case\": \"x\", \"concurrency\": 1, \"output_tps\": 100, \"ttft_p95_ms\": 60},"
+		"{\"case\": \"y\", \"rate\": 0.5, \"output_tps\": 10, \"ttft_p95_ms\": 5}]}}";
+	static const char open[] = "{\"load\": {\"cells\": [{\"case\": \"y\", \"rate\": 0.5, "
+		"\"output_tps\": 10, \"ttft_p95_ms\": 5}]}}";
+	cJSON *s = cJSON_Parse(closed);
+	struct buf png;
+	struct diag d;
+	unsigned char *px;
+	int w = 0, h = 0, ww, wh;
+
+	buf_init(&png, 1 << 22);
+	diag_init(&d);
+	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len > 0);
+	px = decode(&png, &w, &h);
+	loadplot_size(1, &ww, &wh); /* one case: the rate cell is not drawn */
+	CHECK(px && w == ww && h == wh);
+	free(px);
+	cJSON_Delete(s);
+	buf_release(&png);
+	s = cJSON_Parse(open);
+	buf_init(&png, 1 << 22);
+	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len == 0);
+	cJSON_Delete(s);
+	s = cJSON_Parse("{\"cases\": []}");
+	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len == 0);
+	cJSON_Delete(s);
+	buf_release(&png);
+}
+
+int main(void)
+{
+	T_RUN(test_points);
+	T_RUN(test_summary);
+	return T_DONE();
+}
