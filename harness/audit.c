@@ -55,6 +55,22 @@ static int has_images(const cJSON *messages)
 	return yes;
 }
 
+/* Whether a message's content is a list with two or more text parts. */
+static int has_parts(const cJSON *messages)
+{
+	const cJSON *m, *p;
+
+	cJSON_ArrayForEach(m, messages) {
+		int texts = 0;
+
+		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(m, "content"))
+			texts += cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "text"));
+		if (texts >= 2)
+			return 1;
+	}
+	return 0;
+}
+
 /* A raw /v1/completions prompt: add_special_tokens=true (PROTOCOL.md §6). */
 static enum err count_raw(const struct audit_ctx *a, const char *prompt,
 			  struct audit_count *out, struct diag *d)
@@ -80,10 +96,13 @@ enum err audit_count_case(const struct audit_ctx *a, const struct suite_case *c,
 	size_t n = 0;
 	enum err e;
 
+	memset(out, 0, sizeof *out);
 	out->local_tokens = -1;
-	out->skipped = 0;
 	if (!a->tok || !a->tpl)
 		return ERR_OK;
+	out->notes = tpl_notes(a->tpl);
+	out->tools = cJSON_GetArraySize(c->tools) > 0;
+	out->parts = has_parts(messages);
 	if (c->prompt)
 		return count_raw(a, c->prompt, out, d);
 	out->skipped = has_images(messages);
@@ -136,6 +155,27 @@ long long audit_bos_id(const struct tok *t, const char *tokenizer_path)
 	return id;
 }
 
+static const char *hint(const struct audit_count *c, long long delta)
+{
+	if (c->notes & TPL_NOTE_SPECIALS)
+		return "the tokenizer lacks special tokens the template writes (warned at start): "
+		       "--tokenizer and the template are not the same model's";
+	if (c->notes & TPL_NOTE_SHA_DIFFERS)
+		return "the deployment's template is not the text the built-in template was checked "
+		       "against (warned at start): drop --template to render the model folder's own";
+	if (c->parts)
+		return "content parts: vLLM joins text parts with \"\\n\", SGLang with \" \"; check "
+		       "that --server names the deployment's server";
+	if (delta == 1 || delta == -1)
+		return "off by one: a BOS token the template writes and the server's tokenizer adds "
+		       "again (or the reverse)";
+	if (c->tools)
+		return "the request has tools: the server's tool dump or the template's tools block "
+		       "differs from the local render";
+	return "the tokenizer, the chat template or the server's message preparation differs "
+	       "from the local one: check --tokenizer, --template and --server";
+}
+
 void audit_judge(const struct audit_count *count, int counted,
 		 const struct stream_usage *u, long tolerance,
 		 struct audit_result *out)
@@ -154,4 +194,5 @@ void audit_judge(const struct audit_count *count, int counted,
 	/* DESIGN.md §4: image cases record the delta (text tokens counted,
 	 * image tokens not) but cannot fail the audit */
 	out->ok = !out->enabled || (out->have_delta && llabs(out->delta) <= tolerance);
+	out->hint = out->enabled && out->have_delta && !out->ok ? hint(count, out->delta) : NULL;
 }

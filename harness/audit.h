@@ -32,10 +32,14 @@ struct audit_ctx {
 	long long bos_id;        /* from audit_bos_id, or -1 */
 };
 
-/* The local count of one request. */
+/* The local count of one request, with what it saw that can explain a
+ * mismatch (audit_judge's hint). */
 struct audit_count {
 	long long local_tokens;  /* -1 when not counted */
 	int skipped;             /* images: the count has the text only */
+	unsigned notes;          /* the template's TPL_NOTE_* (tpl.h) */
+	int tools;               /* the request has tools */
+	int parts;               /* a message's content has two or more text parts */
 };
 
 /* The audit's judgement of one response. */
@@ -48,6 +52,7 @@ struct audit_result {
 	int have_delta;
 	long long delta;         /* server - local when have_delta */
 	long tolerance;
+	const char *hint;        /* static: the likely cause when the delta fails, else NULL */
 };
 
 /* Renders `messages` (with the request's `tools`, chat_template_kwargs
@@ -76,7 +81,12 @@ enum err audit_count_case(const struct audit_ctx *a, const struct suite_case *c,
 long long audit_bos_id(const struct tok *t, const char *tokenizer_path);
 
 /* Judges `count` against the server's `usage` with `tolerance`; `counted` is
- * 0 when there was no audit. */
+ * 0 when there was no audit. A delta outside the tolerance gets a hint, the
+ * first that applies: the tokenizer lacks the template's special tokens; the
+ * deployment's template is not the descriptor's checked text; content parts
+ * (joined with "\n" by vLLM, " " by SGLang); off by one (a BOS written by the
+ * template and added again, or not); tools (the server's tool dump);
+ * else the tokenizer, template or --server differ. */
 void audit_judge(const struct audit_count *count, int counted,
 		 const struct stream_usage *usage, long tolerance,
 		 struct audit_result *out);

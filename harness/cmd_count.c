@@ -20,6 +20,7 @@
 #include "tok.h"
 #include "tpl.h"
 #include "tpl_model.h"
+#include "tpl_py.h"
 
 struct count_opts {
 	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs, *tools;
@@ -65,6 +66,7 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 	struct buf raw;
 	cJSON *msgs = NULL, *kw = NULL, *tools = NULL, *eff = NULL;
 	struct tpl_render_opts ro = {0};
+	char what[256];
 	enum err e;
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
@@ -89,7 +91,10 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 	e = tpl_check_nul(raw.data, raw.len, o->messages, d);
 	if (e)
 		goto out;
-	msgs = cJSON_ParseWithLength(raw.data, raw.len);
+	snprintf(what, sizeof what, "messages '%.200s'", o->messages);
+	e = tpl_py_parse(raw.data, raw.len, &msgs, what, d); /* numbers as json.loads reads them */
+	if (e == ERR_NOMEM)
+		goto out;
 	if (!msgs || !cJSON_IsArray(msgs)) {
 		e = diag_fail(d, ERR_INPUT,
 			      "cannot parse messages '%s': expected a JSON array of messages",
@@ -97,7 +102,9 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 		goto out;
 	}
 	if (o->kwargs) {
-		kw = cJSON_Parse(o->kwargs);
+		e = tpl_py_parse(o->kwargs, strlen(o->kwargs), &kw, "option '--kwargs'", NULL);
+		if (e == ERR_NOMEM)
+			goto out;
 		if (!kw || !cJSON_IsObject(kw)) {
 			e = diag_fail(d, ERR_USAGE,
 				      "option '--kwargs' wants a JSON object, got '%s'",
@@ -113,7 +120,10 @@ static enum err render_messages(const struct count_opts *o, const struct tpl *t,
 		e = tpl_check_nul(raw.data, raw.len, o->tools, d);
 		if (e)
 			goto out;
-		tools = cJSON_ParseWithLength(raw.data, raw.len);
+		snprintf(what, sizeof what, "tools '%.200s'", o->tools);
+		e = tpl_py_parse(raw.data, raw.len, &tools, what, d);
+		if (e == ERR_NOMEM)
+			goto out;
 		if (!tools || !cJSON_IsArray(tools)) {
 			e = diag_fail(d, ERR_INPUT,
 				      "cannot parse tools '%s': expected a JSON array of tools",

@@ -101,7 +101,31 @@ static void str_or_null(struct json_build *jb, cJSON *o, const char *k, const ch
 		json_add_null(jb, o, k);
 }
 
-static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct stream *s)
+/* o[key] = the first RECORD_TEXT_MAX bytes of `text` (`len` bytes), cut at a
+ * UTF-8 character boundary; when cut, o[key "_cut"] = {bytes, kept}. */
+static void add_text(struct json_build *jb, cJSON *o, const char *key,
+		     const char *text, size_t len)
+{
+	size_t kept = RECORD_TEXT_MAX;
+	char cutkey[64];
+	cJSON *c;
+
+	if (len <= RECORD_TEXT_MAX) {
+		json_add_strn(jb, o, key, text, len); /* whole: NUL bytes kept */
+		return;
+	}
+	while (kept > 0 && ((unsigned char)text[kept] & 0xC0) == 0x80)
+		kept--; /* text[kept] starts the first character left out */
+	json_add_strn(jb, o, key, text, kept);
+	snprintf(cutkey, sizeof(cutkey), "%s_cut", key);
+	c = json_add_obj(jb, o, cutkey);
+	json_add_num(jb, c, "bytes", (double)len);
+	json_add_num(jb, c, "kept", (double)kept);
+}
+
+/* The calls of `s`; `capped`: each arguments text cut as add_text cuts
+ * content (a record), else whole (the round-2 request). */
+static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct stream *s, int capped)
 {
 	size_t i;
 
@@ -112,7 +136,50 @@ static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct strea
 		json_add_str(jb, o, "type", t->type.len ? t->type.data : "function");
 		fn = json_add_obj(jb, o, "function");
 		json_add_str(jb, fn, "name", t->name.data);
-		json_add_strn(jb, fn, "arguments", t->arguments.data, t->arguments.len);
+		if (capped)
+			add_text(jb, fn, "arguments", t->arguments.data, t->arguments.len);
+		else
+			json_add_strn(jb, fn, "arguments", t->arguments.data, t->arguments.len);
+	}
+}
+
+/* fn's members as in `f`, the arguments text cut as add_text cuts content.
+ * Arguments holding a NUL are a raw literal (json_add_strn): one over the
+ * cap is left out ("" kept, arguments_cut says how long it was). */
+static void add_function_capped(struct json_build *jb, cJSON *fn, const cJSON *f)
+{
+	const cJSON *k;
+	cJSON *c;
+
+	cJSON_ArrayForEach(k, f) {
+		size_t n = k->valuestring ? strlen(k->valuestring) : 0;
+
+		if (strcmp(k->string, "arguments") || n <= RECORD_TEXT_MAX) {
+			json_add_dup(jb, fn, k->string, k);
+		} else if (cJSON_IsString(k)) {
+			add_text(jb, fn, "arguments", k->valuestring, n);
+		} else {
+			json_add_str(jb, fn, "arguments", "");
+			c = json_add_obj(jb, fn, "arguments_cut");
+			json_add_num(jb, c, "bytes", (double)n);
+			json_add_num(jb, c, "kept", 0);
+		}
+	}
+}
+
+/* A copy of the calls `calls` (record_tool_calls), arguments capped. */
+static void add_calls_capped(struct json_build *jb, cJSON *arr, const cJSON *calls)
+{
+	const cJSON *call, *k;
+
+	cJSON_ArrayForEach(call, calls) {
+		cJSON *o = json_add_obj(jb, arr, NULL);
+
+		cJSON_ArrayForEach(k, call)
+			if (strcmp(k->string, "function"))
+				json_add_dup(jb, o, k->string, k);
+			else
+				add_function_capped(jb, json_add_obj(jb, o, "function"), k);
 	}
 }
 
@@ -123,7 +190,7 @@ cJSON *record_tool_calls(const struct stream *s)
 
 	json_build_init(&jb);
 	arr = json_new_arr(&jb);
-	add_tool_calls(&jb, arr, s);
+	add_tool_calls(&jb, arr, s, 0);
 	json_build_end(&jb, &arr, "the tool calls", NULL);
 	return arr;
 }
@@ -160,6 +227,8 @@ static void add_audit(struct json_build *jb, cJSON *rec, const struct audit_resu
 	num_or_null(jb, o, "server_prompt_tokens", (double)v->server_tokens, v->server_tokens >= 0);
 	num_or_null(jb, o, "usage_delta", (double)v->delta, v->have_delta);
 	json_add_num(jb, o, "tolerance", (double)v->tolerance);
+	if (v->hint)
+		json_add_str(jb, o, "hint", v->hint);
 }
 
 static void add_timing(struct json_build *jb, cJSON *rec, const struct stream *s)
@@ -218,27 +287,6 @@ static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
 
 /* http_status ... tool_calls, request_sha256: what a record and a round
  * summary both say about a response. */
-/* o[key] = the first RECORD_TEXT_MAX bytes of `text` (`len` bytes), cut at a
- * UTF-8 character boundary; when cut, o[key "_cut"] = {bytes, kept}. */
-static void add_text(struct json_build *jb, cJSON *o, const char *key,
-		     const char *text, size_t len)
-{
-	size_t kept = RECORD_TEXT_MAX;
-	char cutkey[64];
-	cJSON *c;
-
-	if (len <= RECORD_TEXT_MAX) {
-		json_add_strn(jb, o, key, text, len); /* whole: NUL bytes kept */
-		return;
-	}
-	while (kept > 0 && ((unsigned char)text[kept] & 0xC0) == 0x80)
-		kept--; /* text[kept] starts the first character left out */
-	json_add_strn(jb, o, key, text, kept);
-	snprintf(cutkey, sizeof(cutkey), "%s_cut", key);
-	c = json_add_obj(jb, o, cutkey);
-	json_add_num(jb, c, "bytes", (double)len);
-	json_add_num(jb, c, "kept", (double)kept);
-}
 
 static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
 {
@@ -250,9 +298,9 @@ static void add_response(struct json_build *jb, cJSON *o, const struct record_at
 	add_text(jb, o, "content", a->st->content.data, a->st->content.len);
 	add_text(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
 	if (a->tool_calls)
-		json_add_dup(jb, o, "tool_calls", a->tool_calls);
+		add_calls_capped(jb, json_add_arr(jb, o, "tool_calls"), a->tool_calls);
 	else
-		add_tool_calls(jb, json_add_arr(jb, o, "tool_calls"), a->st);
+		add_tool_calls(jb, json_add_arr(jb, o, "tool_calls"), a->st, 1);
 	json_add_str(jb, o, "request_sha256", a->request_sha256);
 }
 

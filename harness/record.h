@@ -20,10 +20,11 @@
  *
  * An attempt is keyed by (case id, repeat, seed): record_key.
  *
- * A record keeps at most RECORD_TEXT_MAX bytes of content and of reasoning
- * (cut at a character boundary); a cut text says so in "content_cut" /
- * "reasoning_cut" {bytes: the whole length, kept}, and the whole answer stays
- * in raw/ (grading always sees all of it).
+ * A record keeps at most RECORD_TEXT_MAX bytes of content, of reasoning and
+ * of each tool call's arguments (cut at a character boundary); a cut text
+ * says so in "content_cut" / "reasoning_cut" / the function's
+ * "arguments_cut" {bytes: the whole length, kept}, and the whole answer stays
+ * in raw/ (grading always sees all of it; round 2 gets the whole arguments).
  */
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
@@ -41,7 +42,7 @@
 #include "tok.h"
 #include "tpl.h"
 
-#define RECORD_TEXT_MAX ((size_t)1 << 20) /* bytes of content, of reasoning */
+#define RECORD_TEXT_MAX ((size_t)1 << 20) /* bytes of content, of reasoning, of arguments */
 
 /* What one attempt's record is made of (all borrowed). */
 struct record_attempt {

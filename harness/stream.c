@@ -846,8 +846,9 @@ static void check_framing(const struct stream *s, struct stream_checks *out)
 		add(out, STREAM_F_MALFORMED_SSE,
 		    "the body is not an event stream: line at byte %zu is not an SSE field",
 		    s->sse.unknown_at);
-	if (s->error_frames)
-		add(out, STREAM_F_SSE_ERROR_FRAME, "%s%s", s->error_msg,
+	if (s->error_frames) /* a context-length refusal in a frame is what a 400 says */
+		add(out, stream_is_context_error(s->error_msg, strlen(s->error_msg))
+			 ? STREAM_F_CONTEXT_OVERFLOW : STREAM_F_SSE_ERROR_FRAME, "%s%s", s->error_msg,
 		    s->error_frames > 1 ? " (and more error frames)" : "");
 }
 

@@ -218,7 +218,8 @@ void stream_timing(const struct stream *s, struct stream_timing *t);
  *   - a cap of needle's exceeded (stream's too_large, or tr->too_large):
  *     response_too_large alone, naming the cap;
  *   - a 400 whose message says the context length is exceeded (vLLM's and
- *     SGLang's wordings): context_overflow instead of http_status;
+ *     SGLang's wordings): context_overflow instead of http_status; so is an
+ *     error frame of a 200 stream that says so, instead of sse_error_frame;
  *   - timeout: with malformed_sse and sse_error_frame if they also happened;
  *   - a 200 stream: malformed_sse, sse_error_frame, no_done as they happened;
  *     after an error frame nothing else is judged (the server said it failed);

@@ -49,6 +49,8 @@ enum err tok_load(const char *path, struct tok **out, struct diag *d)
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	else if (ends_with(path, ".model"))
 		e = spm_load(path, &t->spm, d);
+	else if ((e = tok_hf_load_known(path, &t->hf, d)) || t->hf)
+		; /* from the cache, the JSON unread */
 	else if (io_map_file(path, BUF_MAX_DEFAULT, &map, &map_len)) {
 		e = tok_hf_load(path, map, map_len, &t->hf, d);
 		io_unmap_file(map, map_len);
@@ -138,6 +140,21 @@ const char *tok_kind(const struct tok *t)
 	return t->hf ? "hf-bpe" : "sentencepiece";
 }
 
+/* The end of the run of valid 3-byte characters from s[i] whose lead byte
+ * puts no bound on the second byte (E1..EC, EE..EF: most of CJK), each a
+ * lead then two continuation bytes. */
+static size_t skip_3byte(const unsigned char *s, size_t len, size_t i)
+{
+	while (i + 3 <= len) {
+		uint32_t w = s[i] | (uint32_t)s[i + 1] << 8 | (uint32_t)s[i + 2] << 16;
+
+		if ((w & 0xC0C0F0) != 0x8080E0 || (w & 0x0F) == 0 || (w & 0x0F) == 0x0D)
+			break;
+		i += 3;
+	}
+	return i;
+}
+
 /* RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF. */
 enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
 {
@@ -160,6 +177,12 @@ enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
 		if (c < 0x80) {
 			i++;
 			continue;
+		}
+		if (c >= 0xE1 && c != 0xED && c <= 0xEF) {
+			if ((i = skip_3byte(s, len, i)) >= len)
+				break;
+			if ((c = s[i]) < 0x80)
+				continue;
 		}
 		if (c >= 0xC2 && c <= 0xDF)
 			n = 2;

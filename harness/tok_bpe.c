@@ -368,6 +368,17 @@ struct bpe {
 	 * NULL for other models. */
 	uint32_t *minl[4], *minr[2];
 	size_t nmin;
+	/* bit id set: the model run on token id's own string gives id alone,
+	 * so a pre-token equal to that string counts 1 (whole_token); nwhole
+	 * bytes, NULL if not built */
+	uint8_t *whole;
+	size_t nwhole;
+	/* a Bloom filter (one bit per string, by hash_bytes) of the strings
+	 * of those tokens: most pre-tokens that are none of them (long CJK
+	 * runs) are told so without a vocab lookup; nbloom bytes, a power of
+	 * two, NULL with whole */
+	uint8_t *bloom;
+	size_t nbloom;
 	int borrowed;          /* the tables above live in a caller's blob (bpe_from_blob) */
 	/* Loading is batched so that the hash-table misses of consecutive
 	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
@@ -474,6 +485,8 @@ void bpe_free(struct bpe *b)
 	mem_free(b->roff);
 	mem_free(b->rlen);
 	mem_free(b->minl[0]);
+	mem_free(b->whole);
+	mem_free(b->bloom);
 	mem_free(b);
 }
 
@@ -892,6 +905,8 @@ static enum err build_min(struct bpe *b)
 	return ERR_OK;
 }
 
+static enum err build_whole(struct bpe *b);
+
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
 	uint32_t id;
@@ -934,20 +949,22 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 	}
 	if (b->o.byte_level && b->merges.n && b->nr && build_min(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if (!b->o.ignore_merges && b->nr && build_whole(b))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
 
 /* ---- the model as one blob (tok_cache) -------------------------------- */
 
-#define BLOB_MAGIC 0x31424550454c4e4eULL /* "NNLEPEB1" */
+#define BLOB_MAGIC 0x33424550454c4e4eULL /* "NNLEPEB3" */
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * roff, rlen, the minl/minr block. */
+ * roff, rlen, the minl/minr block, the whole bitmap, its Bloom filter. */
 struct blob_head {
 	uint64_t magic, sizes; /* sizes: sizeof sslot, mslot, blob_head */
 	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
-	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len;
+	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len, nwhole, nbloom;
 	int64_t unit[256], fallback[256], unk_id;
 	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
 };
@@ -990,7 +1007,9 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 			      b->raw.n, b->raw.nslot, b->raw.alen,
 			      b->merges.n, b->merges.nslot, b->ntokens, b->nmerges,
 			      used, b->nmin < used ? b->nmin : used,
-			      b->unk ? b->o.unk_len : 0, {0}, {0}, b->unk_id,
+			      b->unk ? b->o.unk_len : 0,
+			      b->nwhole < (used + 7) / 8 ? b->nwhole : (used + 7) / 8, b->nbloom,
+			      {0}, {0}, b->unk_id,
 			      (uint64_t)((b->o.byte_level != 0) | (b->o.byte_fallback != 0) << 1 |
 					 (b->o.fuse_unk != 0) << 2 | (b->o.ignore_merges != 0) << 3)};
 
@@ -1009,7 +1028,11 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 	for (c = 0; c < 6 && h.nmin; c++)
 		if (buf_append(out, c < 4 ? b->minl[c] : b->minr[c - 4], h.nmin * sizeof(uint32_t)))
 			return ERR_NOMEM;
-	return blob_pad(out, 6 * h.nmin * sizeof(uint32_t));
+	if (blob_pad(out, 6 * h.nmin * sizeof(uint32_t)))
+		return ERR_NOMEM;
+	if (blob_put(out, b->whole, h.nwhole))
+		return ERR_NOMEM;
+	return blob_put(out, b->bloom, h.nbloom);
 }
 
 /* The next `n` bytes of the blob (8-aligned), or NULL past its end. */
@@ -1039,7 +1062,8 @@ static int blob_head_ok(const struct blob_head *h, size_t len)
 	       (!h->raw_nslot || h->raw_n < h->raw_nslot) &&
 	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
 	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
-	       h->nr < len && h->nmin <= h->nr && h->unk_len < len;
+	       h->nr < len && h->nmin <= h->nr && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
+	       pow2_or_zero(h->nbloom) && !h->nwhole == !h->nbloom;
 }
 
 /* Points the tables of `b` into the blob after the head. */
@@ -1056,8 +1080,10 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->minl[0] = (uint32_t *)blob_take(p, len, &at, 6 * h->nmin * sizeof(uint32_t));
+	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
+	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || at != len)
+	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || !b->whole || !b->bloom || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
 		return 0;
@@ -1086,6 +1112,9 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	b->raw.n = h.raw_n, b->raw.nslot = h.raw_nslot, b->raw.alen = h.raw_alen;
 	b->merges.n = h.merges_n, b->merges.nslot = h.merges_nslot;
 	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr, b->nmin = h.nmin;
+	b->nwhole = h.nwhole, b->nbloom = h.nbloom;
+	if (!h.nwhole)
+		b->whole = b->bloom = NULL;
 	for (c = 0; h.nmin && c < 4; c++)
 		b->minl[c] = b->minl[0] + c * h.nmin;
 	for (c = 0; h.nmin && c < 2; c++)
@@ -1622,6 +1651,43 @@ static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n
 	return &w->l0[m >> (64 - L0_BITS)];
 }
 
+/* Whether pre-token piece[0..n) (hash_bytes `h`) is a vocab string whose
+ * own run of the model gives its token alone: then it counts 1, no merging
+ * needed (most distinct English words). */
+/* The bit of hash `h` in a Bloom filter of `nbloom` bytes (a power of two). */
+static inline size_t bloom_bit(uint32_t h, size_t nbloom)
+{
+	return (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ULL) >> 20) & (nbloom * 8 - 1);
+}
+
+static inline int whole_token(const struct bpe *b, const char *piece, size_t n, uint32_t h)
+{
+	size_t bit;
+	uint32_t id;
+
+	if (!b->whole)
+		return 0;
+	bit = bloom_bit(h, b->nbloom);
+	return (b->bloom[bit / 8] >> (bit % 8) & 1) && smap_get_h(&b->vocab, piece, n, h, &id) && id / 8 < b->nwhole &&
+	       (b->whole[id / 8] >> (id % 8) & 1);
+}
+
+/* The count of a pre-token that missed the count cache. */
+static enum err count_miss(const struct bpe *b, struct bpe_work *w, const char *piece,
+			   size_t n, uint32_t h, uint32_t *v)
+{
+	enum err e;
+
+	if (whole_token(b, piece, n, h)) {
+		*v = 1;
+		return ERR_OK;
+	}
+	if ((e = run_model(b, w, piece, n)))
+		return e;
+	*v = (uint32_t)w->nsym;
+	return ERR_OK;
+}
+
 /* bpe_count; `h` is the piece's hash_bytes if it has more than 8 bytes
  * (shorter pieces hash only when the L0 cache misses). */
 static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *piece,
@@ -1650,9 +1716,8 @@ static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *pie
 		}
 		h = (uint32_t)hash_bytes(piece, n);
 		if (!smap_get_h(&w->cache, piece, n, h, &v)) {
-			if ((e = run_model(b, w, piece, n)))
+			if ((e = count_miss(b, w, piece, n, h, &v)))
 				return e;
-			v = (uint32_t)w->nsym;
 			if (w->cache.n < BPE_CACHE_MAX_ENTRIES &&
 			    (e = smap_put_h(&w->cache, piece, n, h, v, NULL)))
 				return e;
@@ -1665,11 +1730,11 @@ static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *pie
 		*count += v;
 		return ERR_OK;
 	}
-	if ((e = run_model(b, w, piece, n)))
+	if ((e = count_miss(b, w, piece, n, h, &v)))
 		return e;
-	*count += w->nsym;
+	*count += v;
 	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
-		return smap_put_h(&w->cache, piece, n, h, (uint32_t)w->nsym, NULL);
+		return smap_put_h(&w->cache, piece, n, h, v, NULL);
 	return ERR_OK;
 }
 
@@ -1706,4 +1771,52 @@ enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 int bpe_byte_level(const struct bpe *b)
 {
 	return b->o.byte_level;
+}
+
+/* Fills b->bloom from b->whole. */
+static enum err build_bloom(struct bpe *b)
+{
+	size_t id, k = 0, bytes = 8;
+
+	for (id = 0; id < b->nr; id++)
+		k += b->whole[id / 8] >> (id % 8) & 1;
+	while (bytes < k) /* 8 bits per string: about 1 in 9 false positives */
+		bytes *= 2;
+	if (!(b->bloom = mem_calloc(bytes, 1)))
+		return ERR_NOMEM;
+	b->nbloom = bytes;
+	for (id = 0; id < b->nr; id++) {
+		if (b->whole[id / 8] >> (id % 8) & 1) {
+			size_t bit = bloom_bit((uint32_t)hash_bytes(b->vocab.arena + b->roff[id],
+								    b->rlen[id]), bytes);
+
+			b->bloom[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		}
+	}
+	return ERR_OK;
+}
+
+/* Fills b->whole: runs the model on every token's own string (once, when
+ * the tokenizer.json is loaded; the cache keeps the result), then its
+ * Bloom filter. */
+static enum err build_whole(struct bpe *b)
+{
+	struct bpe_work *w;
+	size_t id, n = b->nr;
+	enum err e = ERR_OK;
+
+	if (!(b->whole = mem_calloc((n + 7) / 8, 1)))
+		return ERR_NOMEM;
+	b->nwhole = (n + 7) / 8;
+	if (bpe_work_new(&w))
+		return ERR_NOMEM;
+	for (id = 0; id < n && !e; id++) {
+		if (b->rlen[id] == UINT32_MAX || !b->rlen[id])
+			continue;
+		e = run_model(b, w, b->vocab.arena + b->roff[id], b->rlen[id]);
+		if (!e && w->nsym == 1 && w->ids[0] == id)
+			b->whole[id / 8] |= (uint8_t)(1u << (id % 8));
+	}
+	bpe_work_free(w);
+	return e ? e : build_bloom(b);
 }

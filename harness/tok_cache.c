@@ -1,8 +1,13 @@
 #include "tok_cache.h"
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mem.h"
 
@@ -80,7 +85,9 @@ static uint64_t checksum(const char *p, size_t n)
 	return checksum_mul(p, n);
 }
 
-int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
+/* The cache directory into `path` (reset first); 0 when the cache is off
+ * or there is no cache directory. */
+static int cache_dir(struct buf *path)
 {
 	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME"), *off;
 	enum err e;
@@ -90,12 +97,17 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
 	if (off && *off && strcmp(off, "0"))
 		return 0;
 	if (x && x[0] == '/')
-		e = buf_printf(path, "%s/needle/%s.tok", x, sha);
+		e = buf_printf(path, "%s/needle", x);
 	else if (home && home[0] == '/')
-		e = buf_printf(path, "%s/.cache/needle/%s.tok", home, sha);
+		e = buf_printf(path, "%s/.cache/needle", home);
 	else
 		return 0;
 	return !e;
+}
+
+int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
+{
+	return cache_dir(path) && !buf_printf(path, "/%s-v%d.tok", sha, TOK_CACHE_VERSION);
 }
 
 /* Whether the mapped file is a cache file of `sha` with n sections; fills
@@ -191,4 +203,91 @@ enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
 	}
 	buf_release(&b);
 	return e;
+}
+
+/* ---- the source index --------------------------------------------------- */
+
+#define SRC_MAGIC "needle-src 1 "
+#define SETTLED_S 2 /* a source is indexed once unchanged for this long */
+
+/* The index file of the source whose status is `st` into `path`, and the
+ * line it holds when it names `st` (up to the SHA-256) into `line`. */
+static int src_names(const struct stat *st, struct buf *path, char *line, size_t cap)
+{
+	uint64_t key = ((uint64_t)st->st_dev * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)st->st_ino;
+	int n;
+
+	key = (key ^ key >> 31) * 0xBF58476D1CE4E5B9ULL;
+	n = snprintf(line, cap, SRC_MAGIC "%llu %llu %lld %lld.%09ld %lld.%09ld ",
+		     (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+		     (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+		     (long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+		     (long)st->st_ctim.tv_nsec);
+	return n > 0 && (size_t)n < cap && cache_dir(path) &&
+	       !buf_printf(path, "/src-%016llx.idx", (unsigned long long)(key ^ key >> 29));
+}
+
+static int is_hex64(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int tok_cache_known_sha(const char *src, char sha[IO_SHA256_HEX])
+{
+	char want[256], got[256 + 66];
+	struct stat st;
+	struct buf path;
+	size_t w;
+	ssize_t n = -1;
+	int fd;
+
+	buf_init(&path, BUF_MAX_DEFAULT);
+	if (stat(src, &st) || !S_ISREG(st.st_mode) ||
+	    !src_names(&st, &path, want, sizeof(want))) {
+		buf_release(&path);
+		return 0;
+	}
+	if ((fd = open(path.data, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, got, sizeof(got));
+		close(fd);
+	}
+	buf_release(&path);
+	w = strlen(want);
+	if (n != (ssize_t)(w + 65) || memcmp(got, want, w) || !is_hex64(got + w) ||
+	    got[w + 64] != '\n')
+		return 0;
+	memcpy(sha, got + w, 64);
+	sha[64] = '\0';
+	return 1;
+}
+
+void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX])
+{
+	char line[256 + 66];
+	struct stat st;
+	struct buf path;
+	struct diag quiet;
+	time_t now = time(NULL), last;
+	size_t w;
+
+	if (stat(src, &st) || !S_ISREG(st.st_mode))
+		return;
+	last = st.st_mtim.tv_sec > st.st_ctim.tv_sec ? st.st_mtim.tv_sec : st.st_ctim.tv_sec;
+	if (now - last < SETTLED_S)
+		return;
+	buf_init(&path, BUF_MAX_DEFAULT);
+	diag_init(&quiet);
+	if (src_names(&st, &path, line, sizeof(line) - 66)) {
+		w = strlen(line);
+		memcpy(line + w, sha, 64);
+		line[w + 64] = '\n';
+		if (!make_dir(path.data, &quiet))
+			io_write_file(path.data, line, w + 65, &quiet);
+	}
+	buf_release(&path);
 }

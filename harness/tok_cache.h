@@ -1,7 +1,9 @@
 /*
  * tok_cache — a compact binary copy of a loaded tokenizer.json, so that the
  * next load of the same file takes milliseconds instead of parsing 8-11 MB of
- * JSON. One file per tokenizer, named by the SHA-256 of its tokenizer.json,
+ * JSON. One file per tokenizer and format version, named by the SHA-256 of
+ * its tokenizer.json and TOK_CACHE_VERSION (so that builds of different
+ * versions sharing a cache directory do not rebuild each other's files),
  * in the user's cache directory ($XDG_CACHE_HOME/needle, else
  * ~/.cache/needle). NEEDLE_NO_CACHE=1 turns the cache off.
  *
@@ -22,7 +24,7 @@
 #include "err.h"
 #include "io.h"
 
-#define TOK_CACHE_VERSION 2
+#define TOK_CACHE_VERSION 4
 #define TOK_CACHE_SECTIONS 8 /* at most */
 
 /* An open cache file: sections are views into its read-only mapping, each
@@ -44,6 +46,19 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path);
  * nothing to release. */
 int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
 		   struct tok_cache *c);
+/* The source index: the SHA-256 of a source file without reading it. An
+ * entry holds the SHA-256 with the file's device, inode, size, mtime and
+ * ctime (nanoseconds); it answers only while all five are unchanged, and
+ * is written only for a file unchanged for 2 s, so that a rewrite within
+ * one tick of the file system's clock cannot go unseen. One small file per
+ * source (src-*.idx beside the cache files), written whole and renamed.
+ *
+ * 1 with `sha` filled when the index knows `src` as it is now, else 0. */
+int tok_cache_known_sha(const char *src, char sha[IO_SHA256_HEX]);
+/* Records that `src` (as it is now) has SHA-256 `sha`, if the cache is on
+ * and the file has settled; failures are silent (the next load hashes). */
+void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX]);
+
 /* Unmaps; accepts a zeroed `c`. */
 void tok_cache_close(struct tok_cache *c);
 

@@ -202,7 +202,26 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 		to_cache(&l, cpath.data);
 	*out = l.h;
 out:
+	if (*out && cached)
+		tok_cache_remember_sha(path, sha);
 	if (*out) {
+		memcpy((*out)->sha, sha, sizeof(sha));
+		(*out)->split_ok = tok_split_ok(*out);
+	}
+	buf_release(&cpath);
+	return e;
+}
+
+enum err tok_hf_load_known(const char *path, struct tok_hf **out, struct diag *d)
+{
+	char sha[IO_SHA256_HEX];
+	struct buf cpath;
+	enum err e = ERR_OK;
+
+	*out = NULL;
+	buf_init(&cpath, BUF_MAX_DEFAULT);
+	if (tok_cache_known_sha(path, sha) && tok_cache_path(sha, &cpath) &&
+	    !(e = from_cache(path, cpath.data, sha, out, d)) && *out) {
 		memcpy((*out)->sha, sha, sizeof(sha));
 		(*out)->split_ok = tok_split_ok(*out);
 	}

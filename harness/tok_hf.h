@@ -18,7 +18,8 @@
  *
  * Loading keeps a binary copy of the loaded tokenizer in the user's cache
  * directory, keyed by the JSON's SHA-256, and the next load of the same
- * bytes reads that instead (tok_cache.h).
+ * bytes reads that instead (tok_cache.h); a file the cache's source index
+ * knows unchanged is not even read or hashed.
  *
  * The modules behind this header (sharing tok_hf_impl.h): tok_load.c reads
  * tokenizer.json and the post-processor, tok_added.c the added tokens,
@@ -43,6 +44,11 @@ struct tok_hf;
  * call only. The caller frees the result with tok_hf_free. */
 enum err tok_hf_load(const char *path, const char *json, size_t len,
 		     struct tok_hf **out, struct diag *d);
+/* The tokenizer of the file `path` straight from the cache, without reading
+ * the JSON, when the cache's source index knows the file as it is now
+ * (tok_cache.h); ERR_OK with *out NULL otherwise (the caller then reads the
+ * file and calls tok_hf_load). */
+enum err tok_hf_load_known(const char *path, struct tok_hf **out, struct diag *d);
 /* Accepts NULL. */
 void tok_hf_free(struct tok_hf *h);
 /* Lower-case hex SHA-256 of the JSON it was loaded from; borrowed. */

@@ -63,14 +63,16 @@ static enum err scan_split(const struct tok_pat *p, const struct scan_tab *tab,
 			   const char *s, size_t n, int invert,
 			   struct tok_pieces *ps)
 {
-	size_t prev = 0, ms, me;
+	size_t prev = 0, ms[64], me[64], k, j;
 
-	while (scan_find(p->scan, tab, s, n, prev, &ms, &me)) {
-		if (prev != ms && tok_pieces_push(ps, prev, ms, invert))
-			return ERR_NOMEM;
-		if (tok_pieces_push(ps, ms, me, !invert))
-			return ERR_NOMEM;
-		prev = me;
+	while ((k = scan_find_many(p->scan, tab, s, n, prev, ms, me, 64))) {
+		for (j = 0; j < k; j++) {
+			if (prev != ms[j] && tok_pieces_push(ps, prev, ms[j], invert))
+				return ERR_NOMEM;
+			if (tok_pieces_push(ps, ms[j], me[j], !invert))
+				return ERR_NOMEM;
+			prev = me[j];
+		}
 	}
 	if (prev != n && tok_pieces_push(ps, prev, n, invert))
 		return ERR_NOMEM;

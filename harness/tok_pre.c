@@ -107,6 +107,8 @@ static enum err descend(struct tok_run *r, size_t k, const char *s, int first)
 	return ERR_OK;
 }
 
+#define SCAN_BATCH 64 /* matches per scan_find_many call */
+
 static enum err byte_level(struct tok_run *r, size_t k, const char *s, size_t n)
 {
 	const struct tok_pre *p = &r->h->pre[k];
@@ -169,30 +171,42 @@ static int feeds_model(const struct tok_hf *h, size_t k)
 static enum err scan_to_model(struct tok_run *r, const struct tok_pre *p, const char *s,
 			      size_t n, int gaps)
 {
-	const struct bpe *b = r->h->bpe;
-	size_t prev = 0, ms, me;
+	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j;
 	enum err e;
 
-	if (r->count_only) { /* the hot loop of `needle count`: no detour via model() */
-		while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
-			if ((gaps && prev != ms &&
-			     (e = bpe_count(b, r->w, s + prev, ms - prev, &r->count))) ||
-			    (e = bpe_count(b, r->w, s + ms, me - ms, &r->count)))
-				return diag_fail(r->d, e, "out of memory");
-			prev = me;
+	while ((k = scan_find_many(p->re.scan, r->h->tab, s, n, prev, ms, me, SCAN_BATCH))) {
+		for (j = 0; j < k; j++) {
+			if (gaps && prev != ms[j] && (e = tok_run_model(r, s + prev, ms[j] - prev)))
+				return e;
+			if ((e = tok_run_model(r, s + ms[j], me[j] - ms[j])))
+				return e;
+			prev = me[j];
 		}
-		if (gaps && prev != n && (e = bpe_count(b, r->w, s + prev, n - prev, &r->count)))
-			return diag_fail(r->d, e, "out of memory");
-		return ERR_OK;
-	}
-	while (scan_find(p->re.scan, r->h->tab, s, n, prev, &ms, &me)) {
-		if (gaps && prev != ms && (e = tok_run_model(r, s + prev, ms - prev)))
-			return e;
-		if ((e = tok_run_model(r, s + ms, me - ms)))
-			return e;
-		prev = me;
 	}
 	return gaps && prev != n ? tok_run_model(r, s + prev, n - prev) : ERR_OK;
+}
+
+/* scan_to_model for counts, the hot loop of `needle count`: no detour via
+ * tok_run_model. */
+static enum err scan_to_count(struct tok_run *r, const struct tok_pre *p, const char *s,
+			      size_t n, int gaps)
+{
+	const struct bpe *b = r->h->bpe;
+	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j, *c = &r->count;
+	enum err e = ERR_OK;
+
+	while (!e && (k = scan_find_many(p->re.scan, r->h->tab, s, n, prev, ms, me, SCAN_BATCH))) {
+		for (j = 0; j < k && !e; j++) {
+			if (gaps && prev != ms[j])
+				e = bpe_count(b, r->w, s + prev, ms[j] - prev, c);
+			if (!e)
+				e = bpe_count(b, r->w, s + ms[j], me[j] - ms[j], c);
+			prev = me[j];
+		}
+	}
+	if (!e && gaps && prev != n)
+		e = bpe_count(b, r->w, s + prev, n - prev, c);
+	return e ? diag_fail(r->d, e, "out of memory") : ERR_OK;
 }
 
 /* Pre-tokenizer k on piece s[0..n) (non-empty); `first` says the piece
@@ -208,7 +222,8 @@ enum err tok_pre_run(struct tok_run *r, size_t k, const char *s, size_t n, int f
 	case PRE_SPLIT:
 		if (p->re.scan && feeds_model(r->h, k + 1) &&
 		    (p->behavior == B_ISOLATED || (p->behavior == B_REMOVED && p->invert)))
-			return scan_to_model(r, p, s, n, p->behavior == B_ISOLATED);
+			return (r->count_only ? scan_to_count : scan_to_model)(
+				r, p, s, n, p->behavior == B_ISOLATED);
 		if (tok_pat_split(&p->re, r->h->tab, r->m, s, n, p->invert, &r->st[k], r->d))
 			return r->d->code;
 		if (p->behavior == B_ISOLATED && feeds_model(r->h, k + 1)) {

@@ -19,7 +19,6 @@ static const struct {
 
 struct scan_tab {
 	uint8_t bmp[0x10000];
-	int cjk_has_n; /* some code point of U+4000..U+9FFF is \p{N} */
 };
 
 /* DeepSeek V3's pre-tokenizer patterns as JSON-decoded (CR and LF literal). */
@@ -78,8 +77,6 @@ enum err scan_tab_new(struct scan_tab **out)
 			for (cp = k->r[i].lo; cp <= k->r[i].hi && cp < 0x10000; cp++)
 				t->bmp[cp] |= class_bits[c].bit;
 	}
-	for (cp = 0x4000; cp <= 0x9FFF; cp++)
-		t->cjk_has_n |= (t->bmp[cp] & C_N) != 0;
 	return ERR_OK;
 }
 
@@ -208,7 +205,7 @@ static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i
 }
 
 /* Leftmost-first match of the third DeepSeek pattern starting at s[i], or 0. */
-static size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
+static inline __attribute__((always_inline)) size_t ds_main_at(const struct scan_tab *t, const char *s, size_t n, size_t i)
 {
 	uint32_t c0, c1 = 0;
 	size_t k0, e;
@@ -453,38 +450,41 @@ static size_t o200k_at(const struct scan_tab *t, const char *s, size_t n, size_t
 	return spaces(t, s, n, i);
 }
 
-/* First byte at or after i that is an ASCII digit or not ASCII (other than
- * a CJK ideograph), eight bytes at a time (SWAR: a byte is flagged when its
- * high bit is set or it lies in '0'..'9'). */
+/* First byte at or after i that may start \p{N}: an ASCII digit, or a
+ * character other than a 3-byte one outside \p{N} (CJK and its punctuation,
+ * box drawing, fullwidth forms: looked up in the table), eight ASCII bytes
+ * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
+ * '0'..'9'). */
 static size_t skip_ascii_nondigits(const struct scan_tab *t, const char *s, size_t n,
 				   size_t i)
 {
 	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	const unsigned char *u = (const unsigned char *)s;
 	uint64_t v, ge0, le9;
 
 	for (;;) {
-		/* U+4000..U+9FFF (lead bytes E4..E9) hold no \p{N} (checked
-		 * when the table is built) */
-		while (!t->cjk_has_n && i + 3 <= n && (unsigned char)s[i] >= 0xE4 &&
-		       (unsigned char)s[i] <= 0xE9)
+		while (i + 3 <= n && (u[i] & 0xF0) == 0xE0 &&
+		       !(t->bmp[(u[i] & 0x0F) << 12 | (u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)] &
+			 C_N))
 			i += 3;
-		if (i + 8 > n)
-			break;
-		memcpy(&v, s + i, 8);
-		if (v & high)
-			break;
-		/* per byte, no carries since every byte is < 0x80:
-		 * b + (0x80 - '0') has its high bit set iff b >= '0';
-		 * b + (0x80 - ':') has its high bit set iff b >= ':' */
-		ge0 = (v + ones * (0x80 - '0')) & high;
-		le9 = ~(v + ones * (0x80 - ':')) & high;
-		if (ge0 & le9)
-			break;
-		i += 8;
+		if (i + 8 <= n) {
+			/* per byte, no carries since every byte is < 0x80:
+			 * b + (0x80 - '0') has its high bit set iff b >= '0';
+			 * b + (0x80 - ':') has its high bit set iff b >= ':' */
+			memcpy(&v, s + i, 8);
+			ge0 = (v + ones * (0x80 - '0')) & high;
+			le9 = ~(v + ones * (0x80 - ':')) & high;
+			if (!(v & high) && !(ge0 & le9)) {
+				i += 8;
+				continue;
+			}
+		}
+		if (i < n && u[i] < 0x80 && (u[i] < '0' || u[i] > '9')) {
+			i++;
+			continue;
+		}
+		return i;
 	}
-	while (i < n && (unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9'))
-		i++;
-	return i;
 }
 
 /* First byte at or after i that is >= 0xE3 (the lead byte of U+3040..),
@@ -605,4 +605,39 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		i += k;
 	}
 	return 0;
+}
+
+size_t scan_find_many(enum scan_kind kind, const struct scan_tab *t, const char *s,
+		      size_t n, size_t at, size_t *ms, size_t *me, size_t max)
+{
+	size_t k = 0, i = at, e;
+
+	switch (kind) {
+	case SCAN_QWEN:
+	case SCAN_LLAMA3:
+		for (; k < max && i < n; i = me[k++])
+			ms[k] = i, me[k] = cl100k_at(t, s, n, i, kind == SCAN_QWEN ? 1 : 3);
+		return k;
+	case SCAN_O200K:
+		for (; k < max && i < n; i = me[k++])
+			ms[k] = i, me[k] = o200k_at(t, s, n, i);
+		return k;
+	case SCAN_DS_MAIN:
+		while (k < max && i < n) {
+			if ((e = ds_main_at(t, s, n, i))) {
+				ms[k] = i, me[k++] = e;
+				i = e;
+			} else {
+				i += utf8_len((unsigned char)s[i]);
+			}
+		}
+		return k;
+	case SCAN_DIGITS3:
+	case SCAN_CJK:
+	case SCAN_NONE:
+		break;
+	}
+	for (; k < max && scan_find(kind, t, s, n, i, &ms[k], &me[k]); i = me[k++])
+		;
+	return k;
 }

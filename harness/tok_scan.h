@@ -49,4 +49,12 @@ void scan_tab_free(struct scan_tab *t);
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me);
 
+/* Up to `max` (at least 1) consecutive matches of `kind`, the first the
+ * leftmost at or after byte `at`, each the leftmost after the one before
+ * (as repeated scan_find calls give them): match i in [ms[i], me[i]).
+ * Returns how many; 0 when there is none. One call per batch saves the
+ * per-match call of the hot loops. */
+size_t scan_find_many(enum scan_kind kind, const struct scan_tab *t, const char *s,
+		      size_t n, size_t at, size_t *ms, size_t *me, size_t max);
+
 #endif

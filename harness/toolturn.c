@@ -58,15 +58,15 @@ cJSON *toolturn_messages(const struct suite_case *c, const struct stream *st,
 	m = cJSON_Duplicate(c->messages, 1); /* NULL fails the first add */
 	asst = json_add_obj(&jb, m, NULL);
 	json_add_str(&jb, asst, "role", "assistant");
-	if (st->content.len)
-		json_add_str(&jb, asst, "content", st->content.data);
+	if (st->content.len) /* by length: a NUL the model wrote stays (json_add_strn) */
+		json_add_strn(&jb, asst, "content", st->content.data, st->content.len);
 	else
 		json_add_null(&jb, asst, "content");
 	json_add_dup(&jb, asst, "tool_calls", calls);
 	for (i = 0; i < st->ntools; i++) {
 		cJSON *tm = json_add_obj(&jb, m, NULL);
 		json_add_str(&jb, tm, "role", "tool");
-		json_add_str(&jb, tm, "tool_call_id", st->tools[i].id.data);
+		json_add_strn(&jb, tm, "tool_call_id", st->tools[i].id.data, st->tools[i].id.len);
 		add_result(&jb, tm, result_for(&c->expect, &st->tools[i], used));
 	}
 	json_build_end(&jb, &m, "a tool result", NULL);

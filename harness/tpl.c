@@ -14,6 +14,7 @@
 #include "tpl_dsv4.h"
 #include "tpl_jinja.h"
 #include "tpl_model.h"
+#include "tpl_py.h"
 #include "tpl_turns.h"
 
 /* One template: a descriptor, or a model's Jinja text (jinja set). */
@@ -30,6 +31,7 @@ struct tpl {
 	char *source;                /* the template text's file, else the descriptor's origin */
 	char source_sha[IO_SHA256_HEX];
 	struct buf explain;
+	unsigned notes;              /* TPL_NOTE_* */
 };
 
 static struct tpl *tpl_new(void)
@@ -127,6 +129,8 @@ static enum err open_named(struct tpl *t, const char *name, const struct tpl_mod
 		return e;
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(t->plain.desc.root, "template_sha256"))
 		same |= !strcmp(s->valuestring, m->plain.sha);
+	if (!same)
+		t->notes |= TPL_NOTE_SHA_DIFFERS;
 	if (!same && buf_printf(warn, "warning: the deployment's template ('%s', sha256 %.12s...) is not "
 				"the text template '%s' was checked against; counts may differ from the "
 				"server's\n", m->plain.path, m->plain.sha, t->plain.desc.name))
@@ -203,6 +207,16 @@ const char *tpl_sha256(const struct tpl *t)
 const char *tpl_source(const struct tpl *t)
 {
 	return t->source;
+}
+
+void tpl_note(struct tpl *t, unsigned note)
+{
+	t->notes |= note;
+}
+
+unsigned tpl_notes(const struct tpl *t)
+{
+	return t->notes;
 }
 
 const char *tpl_source_sha256(const struct tpl *t)
@@ -321,7 +335,7 @@ static enum err render_style(const struct job *j, struct buf *out, struct diag *
 
 	switch (j->t->style) {
 	case TPL_STYLE_TURNS:
-		return tpl_turns_render(j->t, j->c, j->tools, j->gen, j->thinking, out, d);
+		return tpl_turns_render(j->t, j->c, j->tools, j->server, j->gen, j->thinking, out, d);
 	case TPL_STYLE_DSV3:
 		return tpl_dsv3_render(j->t, j->c, j->gen, out);
 	case TPL_STYLE_DSV31:
@@ -422,6 +436,19 @@ const char *tpl_clock_text(void)
 	return pinned ? clock_iso : NULL;
 }
 
+/* One variant's render of request values the server reads as they are. */
+static enum err render_variant(const struct variant *v, const cJSON *messages,
+			       const cJSON *tools, const cJSON *kwargs, int gen,
+			       const struct tpl_render_opts *o, struct buf *out, struct diag *d)
+{
+	struct tpl_jinja_req r = {messages, tools, kwargs, o ? o->reasoning_effort : NULL,
+				  gen, o ? o->server : TPL_SERVER_VLLM, pinned ? &pinned_tm : NULL};
+
+	if (v->jinja)
+		return tpl_jinja_render(v->jinja, &r, out, d);
+	return render_desc(&v->desc, messages, tools, kwargs, gen, o, out, d);
+}
+
 enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		       const cJSON *tools, const cJSON *kwargs,
 		       int add_generation_prompt, const struct tpl_render_opts *o,
@@ -429,6 +456,7 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 {
 	int with_tools = cJSON_GetArraySize(tools) > 0;
 	const struct variant *v = with_tools && t->split ? &t->tools : &t->plain;
+	cJSON *sent[3] = {NULL, NULL, NULL};
 	enum err e;
 
 	if (kwargs && !cJSON_IsObject(kwargs))
@@ -437,15 +465,18 @@ enum err tpl_render_ex(const struct tpl *t, const cJSON *messages,
 		return diag_fail(d, ERR_INPUT, "tools: expected an array");
 	if (with_tools && t->tools_refusal)
 		return diag_fail(d, ERR_UNSUPPORTED, "%s", t->tools_refusal);
-	if (v->jinja) {
-		struct tpl_jinja_req r = {messages, tools, kwargs, o ? o->reasoning_effort : NULL,
-					  add_generation_prompt, o ? o->server : TPL_SERVER_VLLM,
-					  pinned ? &pinned_tm : NULL};
-
-		e = tpl_jinja_render(v->jinja, &r, out, d);
-	} else {
-		e = render_desc(&v->desc, messages, tools, kwargs, add_generation_prompt, o, out, d);
-	}
+	/* the template sees json.loads of the body: numbers as printed, keys deduped */
+	e = tpl_py_as_sent(messages, &sent[0], "the messages", d);
+	if (!e)
+		e = tpl_py_as_sent(tools, &sent[1], "the tools", d);
+	if (!e)
+		e = tpl_py_as_sent(kwargs, &sent[2], "chat_template_kwargs", d);
+	if (!e)
+		e = render_variant(v, sent[0] ? sent[0] : messages, sent[1] ? sent[1] : tools,
+				   sent[2] ? sent[2] : kwargs, add_generation_prompt, o, out, d);
+	cJSON_Delete(sent[0]);
+	cJSON_Delete(sent[1]);
+	cJSON_Delete(sent[2]);
 	if (e == ERR_NOMEM && d && !d->code)
 		diag_fail(d, e, "cannot render the prompt: out of memory");
 	else if (e && d && !d->code)

@@ -117,4 +117,15 @@ const char *tpl_explain(const struct tpl *t);
  * each followed by a NUL byte, to `out`. ERR_NOMEM only. */
 enum err tpl_special_tokens(const struct tpl *t, struct buf *out);
 
+/* What loading found that can make counts differ from the server's (the
+ * warnings tpl_open and tpl_model_load print), for the audit's hints. */
+enum {
+	TPL_NOTE_SHA_DIFFERS = 1, /* the folder's template is not the descriptor's checked text */
+	TPL_NOTE_SPECIALS = 2     /* the tokenizer lacks special tokens of the template */
+};
+/* Adds `note` (TPL_NOTE_*) to `t`. */
+void tpl_note(struct tpl *t, unsigned note);
+/* The TPL_NOTE_* bits of `t`. */
+unsigned tpl_notes(const struct tpl *t);
+
 #endif

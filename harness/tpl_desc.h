@@ -49,7 +49,8 @@
  *   "tools"       object: the tools block replacing a leading system turn
  *                 when the request has tools: "prefix", then the first
  *                 system message's content + "system_separator" if there is
- *                 one, "header", "item_prefix" + tojson(tool) per tool,
+ *                 one, "header", "item_prefix" + tojson(tool) per tool (the
+ *                 tool as the server dumps it, tpl_msg_dump_tool),
  *                 "footer". Absent: tools are ignored (the template has none).
  *   "tool_calls"  object: assistant tool calls after the content: "lead"
  *                 before the first call when the content is not empty,

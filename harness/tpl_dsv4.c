@@ -104,6 +104,7 @@ static enum err v41_budget(struct enc *e, const cJSON *eff, struct diag *d)
 	static const struct { const char *name; long budget; } tiers[] = {
 		{"low", 25}, {"high", 50}, {"xhigh", 75}, {"max", 100}};
 	size_t i;
+	double x;
 
 	e->budget = 50;
 	if (!eff || cJSON_IsNull(eff) || (cJSON_IsString(eff) && !strcmp(eff->valuestring, "none"))) {
@@ -111,9 +112,9 @@ static enum err v41_budget(struct enc *e, const cJSON *eff, struct diag *d)
 			e->thinking = 0;
 		return ERR_OK;
 	}
-	if (cJSON_IsNumber(eff) && eff->valuedouble >= 1 && eff->valuedouble <= 100 &&
-	    eff->valuedouble == (double)(long)eff->valuedouble) {
-		e->budget = (long)eff->valuedouble;
+	if (tpl_py_number(eff, &x) && !(cJSON_IsRaw(eff) && strpbrk(eff->valuestring, ".eE")) &&
+	    x >= 1 && x <= 100 && x == (double)(long)x) { /* a Python int */
+		e->budget = (long)x;
 		return ERR_OK;
 	}
 	for (i = 0; cJSON_IsString(eff) && i < sizeof tiers / sizeof tiers[0]; i++)
@@ -455,7 +456,7 @@ static enum err call_args(const cJSON *call, cJSON **owned, const cJSON **args, 
 	*owned = NULL;
 	*args = a;
 	if (cJSON_IsString(a) &&
-	    json_parse(a->valuestring, strlen(a->valuestring), owned, "tool-call arguments", NULL) == ERR_NOMEM)
+	    tpl_py_parse(a->valuestring, strlen(a->valuestring), owned, "tool-call arguments", NULL) == ERR_NOMEM)
 		return diag_fail(d, ERR_NOMEM, "out of memory parsing tool-call arguments");
 	if (cJSON_IsString(a))
 		*args = *owned;
@@ -464,15 +465,29 @@ static enum err call_args(const cJSON *call, cJSON **owned, const cJSON **args, 
 	return ERR_OK;
 }
 
+/* A call's arguments as vLLM's copy of the V4 encoder reads them: what
+ * vLLM's message preparation parsed (tpl_msg), printed as parameters when it
+ * is an object; anything else fails in the encoder (.items()). SGLang's
+ * releases differ (an older encoder wraps parsed arguments into one
+ * "arguments" parameter), so SGLang's V4 history is refused. */
+static enum err v4_args(const struct enc *e, const cJSON *parsed, const cJSON **args, struct diag *d)
+{
+	if (e->r->server == TPL_SERVER_SGLANG)
+		return diag_fail(d, ERR_UNSUPPORTED, "template 'deepseek-v4' cannot render tool-call history "
+				 "for SGLang: its releases differ in how the V4 encoder prints parsed arguments "
+				 "(one wrapped 'arguments' parameter, or the parameters)");
+	*args = parsed;
+	if (!cJSON_IsObject(parsed))
+		return reject(d, "the DeepSeek V4 encoder needs tool-call arguments that are a JSON object");
+	return ERR_OK;
+}
+
 static enum err put_calls(const struct enc *e, const struct tpl_msg *m, struct buf *out,
 			  struct diag *d)
 {
-	const cJSON *call;
+	const cJSON *call, *parsed = m->args ? m->args->child : NULL;
 	enum err err;
 
-	if (!e->v41)
-		return diag_fail(d, ERR_UNSUPPORTED, "template 'deepseek-v4' cannot render tool-call history: "
-				 "server releases differ in how the V4 encoder prints parsed arguments");
 	err = buf_puts(out, "\n\n");
 	if (!err)
 		err = put_tag(e, out, 0, "calls_tag");
@@ -487,7 +502,8 @@ static enum err put_calls(const struct enc *e, const struct tpl_msg *m, struct b
 		if (!err && call != m->tool_calls->child)
 			err = buf_putc(out, '\n');
 		if (!err)
-			err = call_args(call, &owned, &args, d);
+			err = e->v41 ? call_args(call, &owned, &args, d) : v4_args(e, parsed, &args, d);
+		parsed = parsed ? parsed->next : NULL;
 		if (!err)
 			err = put_tag(e, out, 0, "invoke_tag");
 		if (!err)

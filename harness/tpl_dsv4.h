@@ -47,9 +47,12 @@
  *          put first when the first message is not one, and tools go to it;
  *          V4.1: tools go to the first message when it is a system message,
  *          else to a new first one. V4: only effort "max" adds text.
- * V4 tool-call history is refused (ERR_UNSUPPORTED): both servers hand the
- * encoder parsed arguments, and releases differ in how the V4 encoder prints
- * them (wrapped as one "arguments" parameter, or as the parameters).
+ * V4 tool-call history: vLLM hands its copy of the encoder the arguments its
+ * message preparation parsed (tpl_msg.h), which it prints as DSML parameters
+ * (string values raw, others json.dumps); arguments that are no object are
+ * rejected. For SGLang it is refused (ERR_UNSUPPORTED): its releases differ in
+ * how the V4 encoder prints parsed arguments (an older encoder wraps them
+ * into one "arguments" parameter, a newer one prints the parameters).
  *
  * Outcomes: ERR_OK; ERR_INPUT when the server would reject the request (the
  * message says so); ERR_UNSUPPORTED for what needle does not reproduce.

@@ -167,23 +167,6 @@ static cJSON *without_media(const cJSON *messages)
 	return copy;
 }
 
-/* A call's arguments for the template: a string that is JSON goes as its own
- * text (a raw item), so that the interpreter reads 1.0 and big integers as
- * json.loads does; otherwise what tpl_msg parsed (its {} fallback). */
-static cJSON *args_item(const cJSON *call, const cJSON *parsed)
-{
-	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(call, "function"), "arguments");
-	cJSON *v = NULL;
-
-	if (cJSON_IsString(raw) &&
-	    !json_parse(raw->valuestring, strlen(raw->valuestring), &v, "tool-call arguments", NULL)) {
-		cJSON_Delete(v);
-		return cJSON_CreateRaw(raw->valuestring);
-	}
-	return cJSON_Duplicate(parsed, 1);
-}
-
 /* tool_calls with each call's arguments replaced by the parsed value. */
 static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_msg *m)
 {
@@ -192,7 +175,7 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 
 	cJSON_ArrayForEach(call, m->tool_calls) {
 		cJSON *c = json_add_obj(jb, a, NULL), *f;
-		const cJSON *k;
+		const cJSON *k, *fk;
 
 		cJSON_ArrayForEach(k, call) {
 			if (strcmp(k->string, "function")) {
@@ -200,11 +183,10 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 				continue;
 			}
 			f = json_add_obj(jb, c, "function");
-			cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(call, "function"))
-				if (strcmp(k->string, "arguments"))
-					json_add_dup(jb, f, k->string, k);
-			json_add_item(jb, f, "arguments", args_item(call, args));
-			break;
+			cJSON_ArrayForEach(fk, k)
+				if (strcmp(fk->string, "arguments"))
+					json_add_dup(jb, f, fk->string, fk);
+			json_add_dup(jb, f, "arguments", args); /* lexemes kept: tpl_py_parse */
 		}
 		args = args ? args->next : NULL;
 	}
@@ -268,7 +250,9 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 	return e;
 }
 
-static enum err tools_json(const struct tpl_jinja_req *r, struct buf *text, struct diag *d)
+/* The tools as the server dumps them; `flat`: only each tool's function
+ * (SGLang's second attempt, see tpl_jinja_render). */
+static enum err tools_json(const struct tpl_jinja_req *r, int flat, struct buf *text, struct diag *d)
 {
 	const cJSON *tool;
 	size_t i = 0;
@@ -278,7 +262,8 @@ static enum err tools_json(const struct tpl_jinja_req *r, struct buf *text, stru
 		if (!e && i)
 			e = buf_puts(text, ", ");
 		if (!e)
-			e = tpl_msg_dump_tool(tool, i, r->server, text, d);
+			e = flat ? tpl_msg_dump_function(tool, i, r->server, text, d)
+				 : tpl_msg_dump_tool(tool, i, r->server, text, d);
 		i++;
 	}
 	return e ? e : buf_putc(text, ']');
@@ -322,7 +307,7 @@ static enum err set_kwargs(const struct tpl_jinja *j, struct jinja_ctx *c,
 }
 
 static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struct tpl_jinja_req *r,
-		     struct diag *d)
+		     int flat, struct diag *d)
 {
 	const cJSON *s;
 	struct buf text;
@@ -334,7 +319,7 @@ static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struc
 		e = jinja_ctx_set_json(c, "messages", text.data, text.len, d);
 	buf_reset(&text);
 	if (!e && cJSON_GetArraySize(r->tools) > 0)
-		e = tools_json(r, &text, d);
+		e = tools_json(r, flat, &text, d);
 	if (!e)
 		e = text.len ? jinja_ctx_set_json(c, "tools", text.data, text.len, d)
 			     : jinja_ctx_set_none(c, "tools", d);
@@ -351,25 +336,47 @@ static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struc
 	return e;
 }
 
-enum err tpl_jinja_render(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
-			  struct buf *out, struct diag *d)
+/* One render; *rendering is set once the context is built (a failure after
+ * that is the template's). */
+static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_req *r, int flat,
+			    int *rendering, struct buf *out, struct diag *d)
 {
-	struct jinja_ctx *c;
+	struct jinja_ctx *c = jinja_ctx_new();
 	struct tm now;
 	time_t t = time(NULL);
 	enum err e;
 
-	c = jinja_ctx_new();
+	*rendering = 0;
 	if (!c)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!r->clock)
 		localtime_r(&t, &now);
 	jinja_ctx_clock(c, r->clock ? r->clock : &now);
-	e = fill(j, c, r, d);
+	e = fill(j, c, r, flat, d);
+	*rendering = !e;
 	if (!e)
 		e = jinja_tpl_render(j->t, c, out, d);
+	jinja_ctx_free(c);
+	return e;
+}
+
+enum err tpl_jinja_render(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
+			  struct buf *out, struct diag *d)
+{
+	size_t keep = out->len;
+	int rendering;
+	enum err e = render_once(j, r, 0, &rendering, out, d);
+
+	/* SGLang's _apply_jinja_template: when the template raises with the
+	 * tools as dumped, it renders again with each tool's function only */
+	if (e == ERR_INPUT && rendering && r->server == TPL_SERVER_SGLANG &&
+	    cJSON_GetArraySize(r->tools) > 0) {
+		buf_truncate(out, keep);
+		if (d)
+			diag_init(d);
+		e = render_once(j, r, 1, &rendering, out, d);
+	}
 	if (e && e != ERR_NOMEM)
 		diag_prefix(d, "template '%s'", j->path);
-	jinja_ctx_free(c);
 	return e;
 }

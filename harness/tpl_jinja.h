@@ -14,7 +14,9 @@
  *              media part as {"type": "image"} ("audio", "video"), as both
  *              servers hand them to such a template;
  *   tools      the request's tools as the server's model_dump leaves them
- *              (tpl_msg_dump_tool), or None;
+ *              (tpl_msg_dump_tool), or None; when the template raises with
+ *              them, SGLang renders again with each tool's function only
+ *              (tpl_msg_dump_function), and so does needle;
  *   documents  None; add_generation_prompt as asked;
  *   the model folder's special tokens (bos_token, eos_token, ...);
  *   chat_template_kwargs with the server's reasoning_effort defaults

@@ -308,7 +308,7 @@ enum err tpl_model_template_file(struct tpl_text *t, const char *path, int tools
 
 /* A warning line for each special token of the template that the tokenizer
  * does not hold as one token. */
-static enum err check_tokens(const struct tpl *t, const struct tok *k, struct buf *warn,
+static enum err check_tokens(struct tpl *t, const struct tok *k, struct buf *warn,
 			     struct diag *d)
 {
 	struct buf marks, missing;
@@ -324,6 +324,8 @@ static enum err check_tokens(const struct tpl *t, const struct tok *k, struct bu
 		if (tok_count(k, s, strlen(s), &n, NULL) || n != 1)
 			e = buf_printf(&missing, "%s'%s'", missing.len ? ", " : "", s);
 	}
+	if (!e && missing.len)
+		tpl_note(t, TPL_NOTE_SPECIALS);
 	if (!e && missing.len)
 		e = buf_printf(warn, "warning: the tokenizer lacks special tokens of template '%s': %s "
 			       "(the counts will not match the server's)\n", tpl_name(t), missing.data);

@@ -105,6 +105,9 @@ static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server serve
 		return ERR_OK;
 	if (cJSON_IsString(c))
 		return buf_puts(b, c->valuestring);
+	if (cJSON_IsRaw(c) && c->valuestring[0] == '"') /* json_add_strn: a NUL inside */
+		return diag_fail(d, ERR_UNSUPPORTED, "message %zu: 'content' holds a NUL character, which "
+				 "needle does not render", mi);
 	if (!cJSON_IsArray(c))
 		return diag_fail(d, ERR_INPUT, "message %zu: 'content' must be a string, an array of parts or null", mi);
 	cJSON_ArrayForEach(part, c) {
@@ -132,7 +135,7 @@ static void parse_arguments(struct json_build *jb, cJSON *to, const cJSON *a)
 	cJSON *v = NULL;
 
 	if (cJSON_IsString(a) &&
-	    json_parse(a->valuestring, strlen(a->valuestring), &v, "tool-call arguments", NULL) == ERR_NOMEM) {
+	    tpl_py_parse(a->valuestring, strlen(a->valuestring), &v, "tool-call arguments", NULL) == ERR_NOMEM) {
 		json_add_item(jb, to, NULL, NULL); /* records the failure */
 		return;
 	}

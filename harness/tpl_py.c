@@ -7,60 +7,199 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "pyfmt.h"
 #include "tpl_py.h"
 #include "uni.h"
 
-/* The number token at `s` (its length to *n): whether cJSON keeps it. */
-static int number_exact(const char *s, size_t *n)
-{
-	char *end;
-	double x = strtod(s, &end);
-	int integral_lexeme = 1;
-	const char *p;
+/* ---- request JSON as json.loads reads it (tpl_py_parse) ----------------- */
 
-	*n = (size_t)(end - s);
-	if (!*n) {
-		*n = 1;
-		return 1;
+/* Where the next number lexeme is looked for. */
+struct lexcur {
+	const char *s;
+	size_t len, pos;
+};
+
+/* Whether the `n` bytes at `s` are a JSON number as json.loads reads one:
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (cJSON also takes "01" and "1."). */
+static int strict_number(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	i += i < n && s[i] == '-';
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9')
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < n && s[i] == '.') {
+		for (k = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == k)
+			return 0;
 	}
-	for (p = s; p < end; p++)
-		if (*p == '.' || *p == 'e' || *p == 'E')
-			integral_lexeme = 0;
-	if (fabs(x) >= 9007199254740992.0)
-		return !integral_lexeme;
-	return integral_lexeme || x != floor(x);
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		i += i < n && (s[i] == '+' || s[i] == '-');
+		for (k = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == k)
+			return 0;
+	}
+	return i == n;
 }
 
-int tpl_py_numbers_exact(const char *s)
+/* The next number token outside strings: its start and length. */
+static int next_lexeme(struct lexcur *c, const char **at, size_t *n)
 {
-	int in_str = 0;
-	size_t n;
+	const char *s = c->s;
+	size_t i = c->pos, j;
 
-	while (*s) {
-		if (in_str) {
-			if (*s == '\\' && s[1])
-				s++;
-			else if (*s == '"')
-				in_str = 0;
-			s++;
-		} else if (*s == '"') {
-			in_str = 1;
-			s++;
-		} else if (*s == '-' || (*s >= '0' && *s <= '9')) {
-			if (!number_exact(s, &n))
-				return 0;
-			s += n;
-		} else {
-			s++;
-		}
+	while (i < c->len && s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
+		if (s[i] == '"')
+			for (i++; i < c->len && s[i] != '"'; i++)
+				i += s[i] == '\\';
+		i++;
 	}
+	if (i >= c->len)
+		return 0;
+	for (j = i; j < c->len && strchr("+-0123456789.eE", s[j]) && s[j]; j++)
+		;
+	*at = s + i;
+	*n = j - i;
+	c->pos = j;
 	return 1;
+}
+
+/* json.loads keeps a repeated key at its first position with its last value. */
+static void dedupe_keys(cJSON *o)
+{
+	cJSON *c, *p, *next;
+
+	for (c = o->child; c; c = next) {
+		next = c->next;
+		for (p = o->child; p != c && strcmp(p->string, c->string); p = p->next)
+			;
+		if (p != c)
+			cJSON_ReplaceItemViaPointer(o, p, cJSON_DetachItemViaPointer(o, c));
+	}
+}
+
+/* Turns every number of `v` into a raw item holding its lexeme (document
+ * order pairs nodes and lexemes), and dedupes keys. */
+static enum err keep_lexemes(cJSON *v, struct lexcur *c, const char *what, struct diag *d)
+{
+	const char *at;
+	size_t n;
+	cJSON *it;
+	enum err e = ERR_OK;
+
+	if (cJSON_IsNumber(v)) {
+		if (!next_lexeme(c, &at, &n))
+			return diag_fail(d, ERR_INTERNAL, "%s: a number without its text", what);
+		if (!strict_number(at, n))
+			return diag_fail(d, ERR_INPUT, "cannot parse %s: '%.*s' at byte %zu is not a JSON "
+					 "number (Python's json.loads rejects it)", what, (int)(n > 40 ? 40 : n),
+					 at, (size_t)(at - c->s));
+		v->valuestring = cJSON_malloc(n + 1);
+		if (!v->valuestring)
+			return diag_fail(d, ERR_NOMEM, "out of memory parsing %s", what);
+		memcpy(v->valuestring, at, n);
+		v->valuestring[n] = 0;
+		v->type = cJSON_Raw;
+		return ERR_OK;
+	}
+	for (it = v->child; it && !e; it = it->next)
+		e = keep_lexemes(it, c, what, d);
+	if (!e && cJSON_IsObject(v))
+		dedupe_keys(v);
+	return e;
+}
+
+enum err tpl_py_parse(const char *text, size_t len, cJSON **out, const char *what,
+		      struct diag *d)
+{
+	struct lexcur c = {text, len, 0};
+	enum err e = json_parse(text, len, out, what, d);
+
+	if (!e)
+		e = keep_lexemes(*out, &c, what, d);
+	if (e) {
+		cJSON_Delete(*out);
+		*out = NULL;
+	}
+	return e;
+}
+
+/* Whether `v` holds anything json.loads would read differently from the
+ * tree: a cJSON number (its lexeme is cJSON's printing) or a repeated key. */
+static int needs_reading(const cJSON *v)
+{
+	const cJSON *c, *p;
+
+	if (cJSON_IsNumber(v))
+		return 1;
+	for (c = v->child; c; c = c->next) {
+		if (needs_reading(c))
+			return 1;
+		for (p = cJSON_IsObject(v) ? v->child : c; p != c; p = p->next)
+			if (!strcmp(p->string, c->string))
+				return 1;
+	}
+	return 0;
+}
+
+enum err tpl_py_as_sent(const cJSON *v, cJSON **owned, const char *what, struct diag *d)
+{
+	char *txt;
+	enum err e;
+
+	*owned = NULL;
+	if (!v || !needs_reading(v))
+		return ERR_OK;
+	txt = cJSON_PrintUnformatted(v);
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "out of memory printing %s", what);
+	e = tpl_py_parse(txt, strlen(txt), owned, what, d);
+	cJSON_free(txt);
+	return e;
+}
+
+int tpl_py_number(const cJSON *v, double *x)
+{
+	if (cJSON_IsNumber(v) || (cJSON_IsRaw(v) && v->valuestring &&
+				  (v->valuestring[0] == '-' || (v->valuestring[0] >= '0' && v->valuestring[0] <= '9')))) {
+		*x = v->valuedouble;
+		return 1;
+	}
+	return 0;
+}
+
+/* json.dumps of a float. */
+static enum err py_float(double x, struct buf *out)
+{
+	if (isnan(x))
+		return buf_puts(out, "NaN");
+	if (isinf(x))
+		return buf_puts(out, x < 0 ? "-Infinity" : "Infinity");
+	return pyfmt_float(x, out);
+}
+
+/* json.dumps(json.loads(lexeme)) for a lexeme kept by tpl_py_parse (worth
+ * `x`): an integer as written ("-0" is int 0), a float as its repr. */
+static enum err raw_number(const char *lexeme, double x, struct buf *out)
+{
+	if (strpbrk(lexeme, ".eE"))
+		return py_float(x, out);
+	return buf_puts(out, strcmp(lexeme, "-0") ? lexeme : "0");
 }
 
 enum err tpl_pyjson(const cJSON *v, struct buf *out)
 {
 	const cJSON *c;
+	double x;
 	enum err e = ERR_OK;
 
 	if (cJSON_IsNull(v))
@@ -71,16 +210,12 @@ enum err tpl_pyjson(const cJSON *v, struct buf *out)
 		return buf_puts(out, "false");
 	if (cJSON_IsString(v))
 		return pyfmt_json_string(v->valuestring, strlen(v->valuestring), 0, out);
+	if (cJSON_IsRaw(v)) /* a lexeme of tpl_py_parse, else json_add_strn's literal */
+		return tpl_py_number(v, &x) ? raw_number(v->valuestring, x, out) : buf_puts(out, v->valuestring);
 	if (cJSON_IsNumber(v)) {
-		double x = v->valuedouble;
-
-		if (x == floor(x) && fabs(x) < 9007199254740992.0)
-			return buf_printf(out, "%lld", (long long)x);
-		if (isnan(x))
-			return buf_puts(out, "NaN");
-		if (isinf(x))
-			return buf_puts(out, x < 0 ? "-Infinity" : "Infinity");
-		return pyfmt_float(x, out);
+		if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 9007199254740992.0)
+			return buf_printf(out, "%lld", (long long)v->valuedouble);
+		return py_float(v->valuedouble, out);
 	}
 	if (cJSON_IsArray(v)) {
 		e = buf_putc(out, '[');

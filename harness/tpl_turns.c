@@ -99,7 +99,7 @@ static enum err put_turn_edge(const struct tpl_desc *t, const char *key, const c
 
 /* The tools block; sets *skip_first when it consumed a leading system turn. */
 static enum err turns_tools(const struct tpl_desc *t, const struct tpl_conv *c, const cJSON *tools,
-			    int *skip_first, struct buf *out, struct diag *d)
+			    enum tpl_server server, int *skip_first, struct buf *out, struct diag *d)
 {
 	const cJSON *tb = cJSON_GetObjectItemCaseSensitive(t->root, "tools");
 	const cJSON *tool;
@@ -122,7 +122,7 @@ static enum err turns_tools(const struct tpl_desc *t, const struct tpl_conv *c, 
 		if (!e)
 			e = buf_puts(out, tpl_desc_str(tb, "item_prefix"));
 		if (!e)
-			e = tpl_msg_dump_tool(tool, i++, TPL_SERVER_VLLM, out, d);
+			e = tpl_msg_dump_tool(tool, i++, server, out, d);
 	}
 	return e ? e : buf_puts(out, tpl_desc_str(tb, "footer"));
 }
@@ -140,14 +140,6 @@ static size_t last_query(const struct tpl_desc *t, const struct tpl_conv *c)
 		      ends_with(c->m[i].content, tpl_desc_str(r, "query_skip_close"))))
 			return i;
 	return c->n - 1;
-}
-
-/* Whether the call's arguments print through cJSON as json.dumps prints them. */
-static int args_exact(const cJSON *f)
-{
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(f, "arguments");
-
-	return !cJSON_IsString(a) || tpl_py_numbers_exact(a->valuestring);
 }
 
 static enum err turns_tool_calls(const struct tpl_desc *t, const struct tpl_msg *m,
@@ -171,12 +163,6 @@ static enum err turns_tool_calls(const struct tpl_desc *t, const struct tpl_msg 
 			e = buf_puts(out, tpl_desc_str(tc, "lead"));
 		else if (i > 0)
 			e = buf_puts(out, tpl_desc_str(tc, "separator"));
-		if (!e && !args_exact(f)) {
-			buf_release(&a);
-			return diag_fail(d, ERR_UNSUPPORTED, "tool call %zu: arguments with an integral float "
-					 "(1.0) or an integer beyond 2^53 are not reproduced by a built-in "
-					 "template", i);
-		}
 		if (!e)
 			e = tpl_pyjson(args, &a);
 		kv[0] = "{{name}}";
@@ -263,7 +249,7 @@ static enum err turns_tool_result(const struct tpl_desc *t, const struct tpl_con
 }
 
 enum err tpl_turns_render(const struct tpl_desc *t, const struct tpl_conv *c,
-			  const cJSON *tools, int gen, int thinking,
+			  const cJSON *tools, enum tpl_server server, int gen, int thinking,
 			  struct buf *out, struct diag *d)
 {
 	const cJSON *root = t->root;
@@ -272,7 +258,7 @@ enum err tpl_turns_render(const struct tpl_desc *t, const struct tpl_conv *c,
 	enum err e = buf_puts(out, tpl_desc_str(root, "bos"));
 
 	if (!e)
-		e = turns_tools(t, c, tools, &skip_first, out, d);
+		e = turns_tools(t, c, tools, server, &skip_first, out, d);
 	for (i = skip_first ? 1 : 0; !e && i < c->n; i++) {
 		const struct tpl_msg *m = &c->m[i];
 

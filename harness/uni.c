@@ -1,4 +1,5 @@
 /* uni — see uni.h. Tables: uni_data.c (generated, see its header). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1063,10 +1064,29 @@ static enum err nfc_chunk(const char *s, size_t len, struct cpv *a,
 	return e;
 }
 
+/* nfc_unsafe for the BMP as one bit per code point (8 KiB), built once
+ * (pthread_once) by the first uni_nfc: a lookup instead of a binary search
+ * over the ranges for every character outside the fast paths of skip_safe
+ * (CJK punctuation, box drawing, fullwidth forms). */
+static uint8_t nfc_unsafe_bmp[0x10000 / 8];
+static pthread_once_t nfc_bmp_once = PTHREAD_ONCE_INIT;
+
+static void nfc_bmp_build(void)
+{
+	size_t i;
+	uint32_t cp;
+
+	for (i = 0; i < nfc_unsafe_n && nfc_unsafe[i].lo < 0x10000; i++)
+		for (cp = nfc_unsafe[i].lo; cp <= nfc_unsafe[i].hi && cp < 0x10000; cp++)
+			nfc_unsafe_bmp[cp >> 3] |= (uint8_t)(1u << (cp & 7));
+}
+
 /* Whether `cp` may change under NFC or change a neighbour. */
 static int nfc_unsafe_cp(uint32_t cp)
 {
-	return cp >= 0x300 && uni_in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
+	if (cp < 0x10000)
+		return cp >= 0x300 && (nfc_unsafe_bmp[cp >> 3] >> (cp & 7) & 1);
+	return uni_in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
 }
 
 /* The index of the first character from s[i] on that NFC may change or that
@@ -1101,7 +1121,13 @@ static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 			i += 3;
 			continue;
 		}
-		n = uni_decode(s + i, len - i, &cp);
+		if (u >= 0xE0 && u < 0xF0 && i + 3 <= len) { /* decoded inline */
+			cp = (uint32_t)(u & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+			     (s[i + 2] & 0x3F);
+			n = 3;
+		} else {
+			n = uni_decode(s + i, len - i, &cp);
+		}
 		if (nfc_unsafe_cp(cp))
 			break;
 		*prev = i;
@@ -1134,6 +1160,7 @@ enum err uni_nfc(const char *s, size_t len, struct buf *out)
 	size_t i = 0, flushed = 0, prev = 0, start, start_len = out->len;
 	enum err e = ERR_OK;
 
+	pthread_once(&nfc_bmp_once, nfc_bmp_build);
 	while (i < len && !e) {
 		i = skip_safe(s, len, i, &prev);
 		if (i == len)

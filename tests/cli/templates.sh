@@ -3,7 +3,8 @@
 # (tests/tpl/compare.mjs), hand-written DeepSeek V3.1/V3.2 prompts and refusals
 # (tests/tpl/handwritten.mjs), the DeepSeek V3.2/V4/V4.1 encoders against an
 # independent Python model of them and of both servers (tests/tpl/ds_compare.py),
-# and malformed descriptors: each must exit 2 with one line naming the file,
+# tools as SGLang hands them to a template, function-only retry included
+# (tests/tpl/sglang_tools.py, against Python jinja2), and malformed descriptors: each must exit 2 with one line naming the file,
 # the JSON path and the reason.
 set -u
 . "$TESTS/lib/cli.sh"
@@ -12,6 +13,7 @@ fail=0
 node "$TESTS/tpl/compare.mjs" "$NEEDLE" || fail=1
 node "$TESTS/tpl/handwritten.mjs" "$NEEDLE" || fail=1
 python3 "$TESTS/tpl/ds_compare.py" "$NEEDLE" || fail=1
+/usr/bin/python3 "$TESTS/tpl/sglang_tools.py" "$NEEDLE" "$TESTS" || fail=1
 
 printf '[{"role":"user","content":"hi"}]' > "$tmp/m.json"
 

@@ -66,7 +66,11 @@ function assemble(status, buf, aborted) {
 		if (ev === '[DONE]') { done = true; continue; }
 		let j;
 		try { j = JSON.parse(ev); } catch (e) { r.failures.push('malformed_sse'); continue; }
-		if (j.error !== undefined) { r.failures.push('sse_error_frame'); continue; }
+		if (j.error !== undefined) { // a frame that says the context is exceeded is what a 400 says
+			const e = j.error, msg = typeof e === 'string' ? e : (e && e.message) || '';
+			r.failures.push(CONTEXT.test(msg) ? 'context_overflow' : 'sse_error_frame');
+			continue;
+		}
 		if (j.usage) r.usage = j.usage;
 		for (const ch of j.choices || []) {
 			const d = ch.delta || {};
@@ -82,7 +86,8 @@ function assemble(status, buf, aborted) {
 	const text = buf.toString('utf8');
 	if (!done && !r.failures.includes('timeout')) r.failures.push('no_done');
 	if (buf.length && !/^\uFEFF?(data|:|event|id|retry|foo)/.test(text)) r.failures.push('malformed_sse');
-	if (!r.usage && !r.failures.includes('sse_error_frame')) r.failures.push('missing_usage');
+	const framed = r.failures.includes('sse_error_frame') || r.failures.includes('context_overflow');
+	if (!r.usage && !framed) r.failures.push('missing_usage');
 	else if (r.usage && r.usage.total_tokens !== r.usage.prompt_tokens + r.usage.completion_tokens) r.failures.push('bad_usage');
 	const fin = done ? finishFailure(r) : null;
 	if (fin) r.failures.push(fin);

@@ -41,6 +41,20 @@ TOOLS = [
         "name": "search", "parameters": {"type": "object", "properties": {
             "query": {"type": "string"}, "limit": {"type": "integer", "default": 10}}}}},
 ]
+TOOLS_TEXT = json.dumps(TOOLS)
+# Tool definitions as a client may write them: floats with integral values,
+# exponents, -0.0, trailing zeros, integers beyond 2^64 and a repeated key,
+# which json.loads reads as written (a float stays a float).
+FLOAT_TOOLS_TEXT = (
+    '[{"type": "function", "function": {"name": "set_level", "description": "Set a level",'
+    ' "parameters": {"type": "object", "properties": {'
+    '"level": {"type": "number", "minimum": 0.0, "maximum": 1e5, "exclusiveMaximum": 1E+5,'
+    ' "default": -0.0, "multipleOf": 1.50, "examples": [2.50, 1e-7, 0.1, -0, 100]},'
+    ' "serial": {"type": "integer", "maximum": 12345678901234567890, "minimum": -98765432109876543210},'
+    ' "mode": {"type": "string", "enum": ["a", "b"], "enum": ["c"]}}, "required": ["level"]}}}]')
+# Templates of the corpus that print tool definitions with tojson must show
+# them, floats and all, byte-identical (28 such templates in the corpus).
+MIN_FLOAT_TOOLS = 15
 SYS = {"role": "system", "content": "You are a helpful assistant."}
 USER = {"role": "user", "content": "What is the weather in Lisbon?"}
 
@@ -58,19 +72,20 @@ def tool(cid, text):
     return {"role": "tool", "tool_call_id": cid, "content": text}
 
 
-# name: (messages as JSON text, tools or None, chat_template_kwargs or None).
-# Kept as text so that 1.0 and big integers reach both sides as written.
+# name: (messages as JSON text, tools as JSON text or None,
+# chat_template_kwargs or None). Kept as text so that 1.0 and big integers
+# reach both sides as written.
 REQUESTS = {
     "system": (json.dumps([SYS, USER]), None, None),
     "multiturn_tools": (json.dumps([
         SYS, USER, asst_calls(call("call_1", "get_weather", '{"city": "Lisbon", "unit": "c"}')),
         tool("call_1", '{"temperature": 21, "sky": "clear"}'),
         {"role": "assistant", "content": "It is 21 C and clear."},
-        {"role": "user", "content": "And in Porto?"}]), TOOLS, None),
+        {"role": "user", "content": "And in Porto?"}]), TOOLS_TEXT, None),
     "parallel_calls": (json.dumps([
         USER, asst_calls(call("a", "get_weather", '{"city": "Lisbon"}'),
                          call("b", "search", '{"query": "Lisbon news", "limit": 3}')),
-        tool("a", "21 C"), tool("b", "no news")]), TOOLS, None),
+        tool("a", "21 C"), tool("b", "no news")]), TOOLS_TEXT, None),
     "reasoning": (json.dumps([
         USER, {"role": "assistant", "content": "Sunny.", "reasoning_content": "The user wants weather."},
         {"role": "user", "content": "Thanks. Tomorrow?"}]), None, None),
@@ -78,21 +93,23 @@ REQUESTS = {
         {"role": "system", "content": "Réponds en français. 日本語も可 — \"quotes\" \\ tab\t"},
         {"role": "user", "content": "Qual é o tempo em São Paulo? 🌧️ \u2028 <|im_start|>"}],
         ensure_ascii=False), None, None),
+    # the call's "function" comes first: the keys after it must reach the template
     "numeric_keys": ('[{"role": "user", "content": "Summarise."},'
-                     ' {"role": "assistant", "content": null, "tool_calls": [{"id": "n1", "type": "function",'
-                     ' "function": {"name": "search", "arguments": "{\\"1\\": \\"one\\", \\"10\\": [2, 3],'
-                     ' \\"query\\": {\\"2\\": null}}"}}]}, {"role": "tool", "tool_call_id": "n1",'
-                     ' "content": "done"}]', TOOLS, None),
+                     ' {"role": "assistant", "content": null, "tool_calls": [{'
+                     '"function": {"name": "search", "arguments": "{\\"1\\": \\"one\\", \\"10\\": [2, 3],'
+                     ' \\"query\\": {\\"2\\": null}}"}, "id": "n1", "type": "function"}]},'
+                     ' {"role": "tool", "tool_call_id": "n1", "content": "done"}]', TOOLS_TEXT, None),
     "floats": ('[{"role": "user", "content": "Convert."}, {"role": "assistant", "content": "",'
                ' "tool_calls": [{"id": "f1", "type": "function", "function": {"name": "get_weather",'
                ' "arguments": "{\\"city\\": \\"Oslo\\", \\"lat\\": 59.0, \\"lon\\": 10.75, \\"scale\\": 1e+20,'
                ' \\"tiny\\": 1.5e-7, \\"neg\\": -0.0}"}}]}, {"role": "tool", "tool_call_id": "f1",'
-               ' "content": "-3.0"}]', TOOLS, None),
+               ' "content": "-3.0"}]', TOOLS_TEXT, None),
     "big_integers": ('[{"role": "user", "content": "Look up order 12345678901234567890."},'
                      ' {"role": "assistant", "content": null, "tool_calls": [{"id": "b1", "type": "function",'
                      ' "function": {"name": "search", "arguments": "{\\"query\\": \\"order\\",'
                      ' \\"limit\\": 12345678901234567890, \\"neg\\": -9007199254740993}"}}]},'
-                     ' {"role": "tool", "tool_call_id": "b1", "content": "found"}]', TOOLS, None),
+                     ' {"role": "tool", "tool_call_id": "b1", "content": "found"}]', TOOLS_TEXT, None),
+    "tool_floats": (json.dumps([SYS, USER]), FLOAT_TOOLS_TEXT, None),
     "developer": (json.dumps([{"role": "developer", "content": "Answer in one word."}, USER]), None, None),
     "thinking_on": (json.dumps([SYS, USER]), None, {"enable_thinking": True, "thinking": True}),
     "thinking_off": (json.dumps([USER, {"role": "assistant", "content": "Sunny."},
@@ -183,7 +200,7 @@ def python_render(env, text, name, specials):
     except Exception as e:
         return {"err": "%s: %s" % (type(e).__name__, e)}
     msgs, tools, kwargs = REQUESTS[name]
-    ctx = prepare(json.loads(msgs), tools, kwargs, render_py.content_format(env, text), variables,
+    ctx = prepare(json.loads(msgs), tools and json.loads(tools), kwargs, render_py.content_format(env, text), variables,
                   specials)
     try:
         return {"ok": t.render(**ctx)}
@@ -196,7 +213,7 @@ def needle_render(needle, folder, name, tmp):
     args = [needle, "count", "--tokenizer", folder, "--messages", os.path.join(tmp, name + ".m.json"),
             "--date", DATE, "--print-prompt"]
     if tools:
-        args += ["--tools", os.path.join(tmp, "tools.json")]
+        args += ["--tools", os.path.join(tmp, name + ".t.json")]
     if kwargs:
         args += ["--kwargs", json.dumps(kwargs)]
     p = subprocess.run(args, capture_output=True, timeout=60)
@@ -213,11 +230,11 @@ def main():
         texts.setdefault(text, name)
     env = render_py.make_env(datetime.datetime.fromisoformat(DATE))
     tmp = tempfile.mkdtemp()
-    for name, (msgs, _, _) in REQUESTS.items():
+    for name, (msgs, tools, _) in REQUESTS.items():
         with open(os.path.join(tmp, name + ".m.json"), "w", encoding="utf-8") as f:
             f.write(msgs)
-    with open(os.path.join(tmp, "tools.json"), "w", encoding="utf-8") as f:
-        json.dump(TOOLS, f)
+        with open(os.path.join(tmp, name + ".t.json"), "w", encoding="utf-8") as f:
+            f.write(tools or "[]")
     jobs = []
     for i, (text, tname) in enumerate(texts.items()):
         folder = os.path.join(tmp, "m%d" % i)
@@ -230,7 +247,7 @@ def main():
             jobs.append((tname, text, folder, rname, special_tokens(config)))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         got = list(pool.map(lambda j: needle_render(needle, j[2], j[3], tmp), jobs))
-    same = refused = differ = wrong = py_ok = 0
+    same = refused = differ = wrong = py_ok = float_tools = 0
     refusals = {}
     for (tname, text, _, rname, specials), (rc, out, err) in zip(jobs, got):
         want = python_render(env, text, rname, specials)
@@ -238,6 +255,7 @@ def main():
             py_ok += 1
         if rc == 0 and "ok" in want and out == want["ok"]:
             same += 1
+            float_tools += rname == "tool_floats" and '"minimum": 0.0' in out
         elif rc == 0:
             differ += 1
             print("DIFFERS %s / %s: %s" % (tname, rname, ("python raised " + want["err"]) if "err" in want
@@ -258,7 +276,9 @@ def main():
     print("%d templates x %d requests = %d renders; Python completes %d; byte-identical %d (%.1f%%); "
           "refused %d; differ %d; bad exit %d" % (len(texts), len(REQUESTS), len(jobs), py_ok, same, pct,
                                                   refused, differ, wrong))
-    sys.exit(1 if differ or wrong or pct < floor else 0)
+    print("%d byte-identical renders print the float tool definitions (at least %d wanted)"
+          % (float_tools, MIN_FLOAT_TOOLS))
+    sys.exit(1 if differ or wrong or pct < floor or float_tools < MIN_FLOAT_TOOLS else 0)
 
 
 main()

@@ -47,6 +47,11 @@ const PITFALLS = [
   // 7. CJK boundaries and number classes
   '\u9FA5\u9FA6\u9FFF', '\u3400\u4e00', 'あいうカタカナ', 'ｶﾀｶﾅ', '\u309F\u30A0\u30FF\u3040',
   '１２３４', '١٢٣٤٥', '①②③④', '\u2160\u2161\u2162', '٣٤x', '12\uFF13\uFF14', '²³¹',
+  // 3-byte numbers amid 3-byte non-numbers (DeepSeek's digit scanner skips
+  // the latter by table): 〇, fullwidth digits, circled and Roman numbers
+  // after CJK, CJK punctuation, box drawing, fullwidth letters
+  '第〇章，共１２３４５页。', '┌──┐│①②│└─┘', '中文\u2160\u2161\u2162\u2163字', 'ＡＢ１２ＣＤ３',
+  '「〇〇七」、１０００元', '表格│１│２│３４５６│', '一二三１２３四五六七八九〇',
   // 8. digit grouping
   '12345678', '1234567', '3.14159', '1,000,000', '0x1F2E3D', '2024-01-01T12:34:56Z',
   // 9. added-token-looking text

@@ -119,6 +119,32 @@ FIXED = [
      "</｜DSML｜ invoke>\n</｜DSML｜ calls><｜end▁of▁sentence｜>"),
 ]
 
+# DeepSeek V4 tool-call history, hand-written from encoding_dsv4.py as vLLM
+# runs it (parsed arguments printed as DSML parameters, floats as json.dumps
+# prints them) and refused for SGLang, whose releases print parsed arguments
+# differently: (name, server, messages, kwargs, prompt or None for exit 2).
+V4_CALL = [U("q"), {"role": "assistant", "content": "", "reasoning_content": "r1",
+                    "tool_calls": [call("x", "get", '{"city": "Oslo", "n": 2, "lat": 59.0, "tags": ["a"]}')]},
+           {"role": "tool", "tool_call_id": "x", "content": "r"}]
+V4_DSML = ("\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get\">\n"
+           "<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n"
+           "<｜DSML｜parameter name=\"n\" string=\"false\">2</｜DSML｜parameter>\n"
+           "<｜DSML｜parameter name=\"lat\" string=\"false\">59.0</｜DSML｜parameter>\n"
+           "<｜DSML｜parameter name=\"tags\" string=\"false\">[\"a\"]</｜DSML｜parameter>\n"
+           "</｜DSML｜invoke>\n</｜DSML｜tool_calls>")
+FIXED_V4 = [
+    ("v4 vllm tool call, chat", "vllm", V4_CALL, {"thinking": False},
+     o.BOS + "<｜User｜>q<｜Assistant｜></think>" + V4_DSML + o.EOS +
+     "<｜User｜><tool_result>r</tool_result><｜Assistant｜></think>"),
+    ("v4 vllm tool call, thinking drops the earlier reasoning", "vllm", V4_CALL, None,
+     o.BOS + "<｜User｜>q<｜Assistant｜></think>" + V4_DSML + o.EOS +
+     "<｜User｜><tool_result>r</tool_result><｜Assistant｜><think>"),
+    ("v4 sglang tool call is refused", "sglang", V4_CALL, {"thinking": False}, None),
+    ("v4 vllm arguments not an object", "vllm",
+     [U("q"), {"role": "assistant", "content": "", "tool_calls": [call("x", "get", "[1, 2]")]}],
+     {"thinking": False}, None),
+]
+
 
 def needle_render(needle, tmp, template, server, messages, tools, kwargs, effort):
     mf = os.path.join(tmp, "m.json")
@@ -176,6 +202,18 @@ def fixed(needle, tmp):
         if mine != want:
             failed += 1
             print("FAIL fixed %s: the oracle gives %r" % (name, mine))
+    for name, server, messages, kwargs, want in FIXED_V4:
+        st, got, err = needle_render(needle, tmp, "deepseek-v4", server, messages, None, kwargs, None)
+        if (st, got) != ((0, want) if want is not None else (2, "")):
+            failed += 1
+            print("FAIL fixed %s: exit %d %s\n  want:   %r\n  needle: %r" % (name, st, err.strip(), want, got))
+        try:
+            mine = o.oracle("deepseek-v4", server, messages, None, kwargs, None)
+        except (o.Rejected, o.Unsupported):
+            mine = None
+        if mine != want:
+            failed += 1
+            print("FAIL fixed %s: the oracle gives %r" % (name, mine))
     return failed
 
 
@@ -185,7 +223,8 @@ def main():
         compared, refused, failed = compare(needle, tmp)
         failed_fixed = fixed(needle, tmp)
     print("%d DeepSeek encoder prompts compared with the oracle, %d refusals agreed, %d failed; "
-          "%d fixed expectations, %d failed" % (compared, refused, failed, len(FIXED), failed_fixed))
+          "%d fixed expectations, %d failed" % (compared, refused, failed, len(FIXED) + len(FIXED_V4),
+                                                failed_fixed))
     sys.exit(1 if failed or failed_fixed else 0)
 
 

@@ -6,7 +6,7 @@ tokenizer modes, SGLang serving_chat). It shares no code with needle's C.
 
 oracle(template, server, messages, tools, kwargs, effort) returns the prompt
 string, or raises Rejected (the server answers 400) or Unsupported (needle
-refuses on purpose: V4 tool-call history).
+refuses on purpose: V4 tool-call history on SGLang).
 """
 import copy
 import json
@@ -260,12 +260,19 @@ class V4:
         return "\n\n" + V4_TEXT[self.v41]["tools"].replace("{{tool_schemas}}", "\n".join(dumps(f) for f in fns))
 
     def calls(self, m):
-        if not self.v41:
-            raise Unsupported("V4 tool-call history")
+        if not self.v41 and self.server == "sglang":
+            raise Unsupported("V4 tool-call history on SGLang (releases differ)")
         invokes = []
         for c in m["tool_calls"]:
             args = c["function"]["arguments"]
-            if isinstance(args, str):
+            if not self.v41:
+                # vLLM's _postprocess_messages parses the string (null, "" or
+                # bad JSON give {}); its V4 encoder copy takes a dict as is
+                try:
+                    args = json.loads(args) if isinstance(args, str) and args else args or {}
+                except ValueError:
+                    args = {}
+            elif isinstance(args, str):
                 try:
                     args = json.loads(args)
                 except ValueError:

@@ -1,5 +1,5 @@
 /* Unit tests of the token audit: the judgement (tolerance, images, missing
- * usage), the local count of a chat case (the rendered prompt, counted) and of
+ * usage) and its hint, the local count of a chat case (the rendered prompt, counted) and of
  * a raw prompt (with the BOS a tokenizer_config.json asks for). Run from the
  * repository root (fixtures/). */
 #include <stdio.h>
@@ -51,6 +51,45 @@ static void test_judge(void)
 	u.prompt_tokens = 99;
 	audit_judge(&c, 0, &u, 0, &v); /* no tokenizer or template */
 	CHECK(!v.enabled && v.ok && !v.have_delta);
+}
+
+/* A failed delta names its likely cause, the most specific first; a pass
+ * or an unjudged count has none. */
+static void test_hint(void)
+{
+	struct audit_result v;
+	struct audit_count c;
+	struct stream_usage u;
+
+	memset(&u, 0, sizeof(u));
+	u.present = 1;
+	u.prompt_tokens = 11;
+	memset(&c, 0, sizeof c);
+	c.local_tokens = 10;
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(!v.ok && v.hint && strstr(v.hint, "off by one") && strstr(v.hint, "BOS"));
+	c.tools = 1;
+	u.prompt_tokens = 30;
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(v.hint && strstr(v.hint, "tools"));
+	c.parts = 1;
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(v.hint && strstr(v.hint, "content parts"));
+	c.notes = TPL_NOTE_SHA_DIFFERS;
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(v.hint && strstr(v.hint, "checked"));
+	c.notes |= TPL_NOTE_SPECIALS;
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(v.hint && strstr(v.hint, "special tokens"));
+	memset(&c, 0, sizeof c);
+	c.local_tokens = 10;
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(v.hint && strstr(v.hint, "--server"));
+	audit_judge(&c, 1, &u, 25, &v); /* within the tolerance */
+	CHECK(v.ok && !v.hint);
+	c.skipped = 1;                  /* images: never judged */
+	audit_judge(&c, 1, &u, 0, &v);
+	CHECK(v.ok && !v.hint);
 }
 
 static struct suite *load(const char *text)
@@ -149,6 +188,7 @@ out:
 int main(void)
 {
 	T_RUN(test_judge);
+	T_RUN(test_hint);
 	T_RUN(test_count_chat);
 	T_RUN(test_count_raw_bos);
 	return T_DONE();

@@ -110,6 +110,69 @@ static void test_record(void)
 	suite_free(s);
 }
 
+static const cJSON *call_fn(const cJSON *calls)
+{
+	return cJSON_GetObjectItem(cJSON_GetArrayItem(calls, 0), "function");
+}
+
+/* Tool-call arguments past RECORD_TEXT_MAX are cut in a record like content
+ * (arguments_cut), whether the record takes them from the stream or from the
+ * round-1 calls; record_tool_calls, which round 2 sends, keeps them whole. */
+static void test_arguments_cap(void)
+{
+	static const char call[] =
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\","
+		"\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"q\\\": \\\"\"}}]}}]}\n\n"
+		"data: [DONE]\n\n";
+	struct suite *s = load();
+	struct stream st;
+	struct stream_checks ck = {0};
+	struct audit_result au = {0};
+	struct grade g;
+	struct record_attempt a = {0};
+	struct record_verdict v;
+	struct diag d;
+	cJSON *rec, *whole;
+	size_t len;
+	int bad = 0;
+
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	diag_init(&d);
+	stream_init(&st, STREAM_CHAT, 0);
+	CHECK(stream_feed(&st, call, strlen(call), 1, &d) == ERR_OK);
+	stream_end(&st, 2);
+	CHECK_EQ_LONG((long)st.ntools, 1);
+	while (!bad && st.ntools && st.tools[0].arguments.len <= RECORD_TEXT_MAX + 20)
+		bad = buf_append(&st.tools[0].arguments, "\xc3\xa9", 2) != ERR_OK;
+	CHECK(!bad);
+	len = st.ntools ? st.tools[0].arguments.len : 0;
+	grade_init(&g);
+	a.c = &s->cases[0], a.repeat = 1, a.st = &st, a.ck = &ck, a.http_status = 200;
+	a.audit = &au, a.g = &g, a.request_sha256 = "abc", a.endpoint = "/v1/chat/completions";
+	a.model = "m", a.started_at = "2026-01-01T00:00:00Z", a.raw_name = "a-r1.sse";
+	whole = record_tool_calls(&st);
+	CHECK_EQ_LONG((long)strlen(cJSON_GetObjectItem(call_fn(whole), "arguments")->valuestring), (long)len);
+	rec = record_new(&a, &v);
+	CHECK(strlen(cJSON_GetObjectItem(call_fn(cJSON_GetObjectItem(rec, "tool_calls")), "arguments")->valuestring)
+	      <= RECORD_TEXT_MAX);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(call_fn(cJSON_GetObjectItem(rec, "tool_calls")),
+							      "arguments_cut"), "bytes")->valuedouble, len);
+	cJSON_Delete(rec);
+	a.tool_calls = whole; /* as run.c passes round 1's calls */
+	rec = record_new(&a, &v);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(call_fn(cJSON_GetObjectItem(rec, "tool_calls")),
+							      "arguments_cut"), "bytes")->valuedouble, len);
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(rec, "tool_calls"), 0), "id")->valuestring,
+		  "c");
+	cJSON_Delete(rec);
+	cJSON_Delete(whole);
+	grade_release(&g);
+	stream_release(&st);
+	suite_free(s);
+}
+
 static void test_manifest(void)
 {
 	struct suite *s = load();
@@ -160,6 +223,7 @@ int main(void)
 {
 	T_RUN(test_key);
 	T_RUN(test_record);
+	T_RUN(test_arguments_cap);
 	T_RUN(test_manifest);
 	return T_DONE();
 }

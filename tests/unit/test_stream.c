@@ -43,7 +43,8 @@ static const struct golden goldens[] = {
 	 "call_0a1b2c3d4e5f6a7b8c9d0e1f|get_time|{\"tz\": \"CET\"}", "tool_calls", 120, 40},
 	{"error_nested.sse", STREAM_CHAT, 200, 1, -1, "sse_error_frame", "{\"ans", "",
 	 "", "", -1, -1},
-	{"error_flat.sse", STREAM_CHAT, 200, 1, -1, "sse_error_frame", "", "", "", "",
+	/* SGLang's context refusal in a frame: context_overflow, as its 400 is */
+	{"error_flat.sse", STREAM_CHAT, 200, 1, -1, "context_overflow", "", "", "", "",
 	 40000, 0},
 	{"error_string.sse", STREAM_CHAT, 200, 1, -1, "sse_error_frame", "", "", "", "",
 	 -1, -1},
@@ -218,11 +219,34 @@ static void check_message(const char *file, long status, enum stream_fail code,
 	buf_release(&in);
 }
 
+/* vLLM's context refusal in an error frame (its nested shape, PROTOCOL.md
+ * §1b) is context_overflow too; another error frame stays sse_error_frame. */
+static void test_context_frame(void)
+{
+	static const char vllm[] =
+		"data: {\"error\": {\"message\": \"You passed 131073 input tokens and requested 0 output "
+		"tokens. However, the model's context length is only 131072 tokens, resulting in a maximum "
+		"input length of 131072 tokens.\", \"type\": \"BadRequestError\", \"param\": null, "
+		"\"code\": 400}}\n\ndata: [DONE]\n\n";
+	struct stream_checks c;
+	struct stream s;
+	struct diag d;
+
+	diag_init(&d);
+	stream_init(&s, STREAM_CHAT, 0);
+	CHECK(stream_feed(&s, vllm, strlen(vllm), 1, &d) == ERR_OK);
+	stream_end(&s, 2);
+	stream_check(&s, NULL, NULL, &c);
+	CHECK(stream_checks_has(&c, STREAM_F_CONTEXT_OVERFLOW));
+	CHECK(!stream_checks_has(&c, STREAM_F_SSE_ERROR_FRAME));
+	stream_release(&s);
+}
+
 static void test_messages(void)
 {
 	check_message("error_nested.sse", 200, STREAM_F_SSE_ERROR_FRAME,
 		      "generation failed: engine core died (type InternalServerError, code 500)");
-	check_message("error_flat.sse", 200, STREAM_F_SSE_ERROR_FRAME,
+	check_message("error_flat.sse", 200, STREAM_F_CONTEXT_OVERFLOW,
 		      "longer than the model's context length (32768 tokens)");
 	check_message("error_string.sse", 200, STREAM_F_SSE_ERROR_FRAME, "Unauthorized");
 	check_message("http_400.body", 400, STREAM_F_CONTEXT_OVERFLOW,
@@ -708,6 +732,7 @@ int main(void)
 	T_RUN(test_context_error);
 	T_RUN(test_goldens);
 	T_RUN(test_messages);
+	T_RUN(test_context_frame);
 	T_RUN(test_body_message);
 	T_RUN(test_transport);
 	T_RUN(test_timing);

@@ -3,7 +3,10 @@
  * the next load of the same JSON reads it and gives the same ids, and every
  * kind of damage to the file (a flipped byte, truncation, an extra byte,
  * another version, an empty file) is noticed: the ids stay the same and the
- * file is rebuilt. Run from the repository root; also under ASan.
+ * file is rebuilt. The source index (a file's SHA-256 without hashing it):
+ * a file is indexed only once settled, and a rewrite in place, of the same
+ * size, is seen at once whether or not the file was indexed. Run from the
+ * repository root; also under ASan.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@ static const char *const TEXTS[] = {
 	"Hello world, it's 2024!\n  tabs\tand  spaces ",
 	"\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\xe4\xb8\x96\xe7\x95\x8c \xe3\x81\x93\xe3\x82\x93 123456",
 	"ab cd ef <s> </s> [CLS] x",
+	"abc", /* bpe_no_ignore_merges: in the vocab, yet 2 tokens (a bc) */
 };
 
 static char dir[] = "/tmp/needle-tok-cache-XXXXXX";
@@ -45,9 +49,13 @@ static char *ids_of(const char *fix)
 		uint32_t *ids = NULL;
 		size_t n = 0, cap = 0;
 
+		size_t c = 0;
+
 		CHECK(tok_encode(t, TEXTS[i], strlen(TEXTS[i]), 1, &ids, &n, &cap, &d) == ERR_OK);
+		CHECK(tok_count(t, TEXTS[i], strlen(TEXTS[i]), &c, &d) == ERR_OK);
 		for (j = 0; j < n; j++)
 			buf_printf(&out, "%u ", (unsigned)ids[j]);
+		buf_printf(&out, "=%zu", c);
 		buf_putc(&out, '|');
 		mem_free(ids);
 	}
@@ -141,6 +149,100 @@ static void check_fixture(const char *fix)
 	mem_free(want);
 }
 
+/* The number of source index files (src-*.idx) in dir/needle. */
+static int index_files(void)
+{
+	char sub[256];
+	DIR *dp;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(sub, sizeof(sub), "%s/needle", dir);
+	if (!(dp = opendir(sub)))
+		return 0;
+	while ((e = readdir(dp)))
+		n += !strncmp(e->d_name, "src-", 4) && strstr(e->d_name, ".idx") &&
+		     !strstr(e->d_name, ".tmp");
+	closedir(dp);
+	return n;
+}
+
+/* Removes every file in dir/needle. */
+static void clear_dir(void)
+{
+	char sub[256], p[512];
+	DIR *dp;
+	struct dirent *e;
+
+	snprintf(sub, sizeof(sub), "%s/needle", dir);
+	if (!(dp = opendir(sub)))
+		return;
+	while ((e = readdir(dp)))
+		if (e->d_name[0] != '.')
+			snprintf(p, sizeof(p), "%s/%s", sub, e->d_name), remove(p);
+	closedir(dp);
+}
+
+/* Writes `len` bytes to `path` in place (same inode). */
+static void rewrite(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "r+b");
+
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(fwrite(data, 1, len, f) == len);
+		fclose(f);
+	}
+}
+
+static void test_index(void)
+{
+	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
+	char src[512], *a, *b, *got, *at;
+	struct buf ja, jb;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&ja, BUF_MAX_DEFAULT);
+	buf_init(&jb, BUF_MAX_DEFAULT);
+	clear_dir();
+	CHECK(io_read_file(fix, &ja, &d) == ERR_OK);
+	/* B: the same size, "<s>" no longer an added token */
+	CHECK(buf_append(&jb, ja.data, ja.len) == 0);
+	at = strstr(jb.data, "\"content\": \"<s>\"");
+	CHECK(at != NULL);
+	if (!at)
+		goto out;
+	at[strlen("\"content\": \"<")] = 'q';
+	snprintf(src, sizeof(src), "%s/src.json", dir);
+	CHECK(io_write_file(src, ja.data, ja.len, &d) == ERR_OK);
+	a = ids_of(src);
+	CHECK(index_files() == 0); /* just written: not settled */
+	rewrite(src, jb.data, jb.len);
+	b = ids_of(src);           /* at once, same size: B's ids */
+	CHECK(a && b && strcmp(a, b) != 0);
+	rewrite(src, ja.data, ja.len);
+	sleep(3);
+	got = ids_of(src);         /* settled: indexed */
+	CHECK(got && a && !strcmp(got, a));
+	CHECK(index_files() == 1);
+	mem_free(got);
+	got = ids_of(src);         /* through the index */
+	CHECK(got && a && !strcmp(got, a));
+	mem_free(got);
+	rewrite(src, jb.data, jb.len);
+	got = ids_of(src);         /* rewritten: the index no longer answers */
+	CHECK(got && b && !strcmp(got, b));
+	mem_free(got);
+	mem_free(a);
+	mem_free(b);
+	remove(src);
+out:
+	clear_dir();
+	buf_release(&ja);
+	buf_release(&jb);
+}
+
 static void test_cache(void)
 {
 	char sub[256];
@@ -151,6 +253,8 @@ static void test_cache(void)
 	check_fixture("fixtures/tokenizers/prepend_replace.json");
 	check_fixture("fixtures/tokenizers/added_tokens.json");
 	check_fixture("fixtures/tokenizers/bert_post.json");
+	check_fixture("fixtures/tokenizers/bpe_no_ignore_merges.json");
+	test_index();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);
 	rmdir(sub);
 	rmdir(dir);

@@ -81,8 +81,40 @@ static void test_results(void)
 	check_turn("{\"tool_call\":{\"name\":\"a\"},\"tool_result\":\"R\"}", "R", "R");
 }
 
+/* Round 1's content goes into round 2 whole: a NUL the model wrote does not
+ * cut it (the request carries it as \u0000). */
+static void test_content_with_nul(void)
+{
+	static const char sse[] =
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ab\\u0000cd\"}}]}\n\n"
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c0\","
+		"\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]}}]}\n\n"
+		"data: [DONE]\n\n";
+	struct suite *s = load("{\"tool_call\":{\"name\":\"a\"},\"tool_result\":\"R\"}");
+	struct stream st;
+	struct diag d;
+	cJSON *calls, *m;
+	char *txt;
+
+	diag_init(&d);
+	stream_init(&st, STREAM_CHAT, 0);
+	CHECK(stream_feed(&st, sse, strlen(sse), 1, &d) == ERR_OK);
+	stream_end(&st, 2);
+	CHECK_EQ_LONG((long)st.content.len, 5);
+	calls = record_tool_calls(&st);
+	m = s ? toolturn_messages(&s->cases[0], &st, calls) : NULL;
+	txt = m ? cJSON_PrintUnformatted(cJSON_GetArrayItem(m, 1)) : NULL;
+	CHECK(txt && strstr(txt, "\"content\":\"ab\\u0000cd\"") != NULL);
+	cJSON_free(txt);
+	cJSON_Delete(m);
+	cJSON_Delete(calls);
+	stream_release(&st);
+	suite_free(s);
+}
+
 int main(void)
 {
 	T_RUN(test_results);
+	T_RUN(test_content_with_nul);
 	return T_DONE();
 }

@@ -1,8 +1,8 @@
 /*
  * test_tpl_dsv4 — the DeepSeek encoders without the CLI: V4.1's effort
  * budgets and refusals, tool results put in call order, consecutive user
- * turns merged, V4's refused tool-call history and rejected low effort on
- * vLLM, V3.2's tools block per server (placement, tool JSON key order). The
+ * turns merged, V4's tool-call history (printed on vLLM, refused on SGLang)
+ * and rejected low effort on vLLM, V3.2's tools block per server (placement, tool JSON key order). The
  * whole matrix against an independent model is tests/tpl/ds_compare.py.
  */
 #include <string.h>
@@ -83,8 +83,14 @@ static void test_v41_merging(void)
 	CHECK(strstr(b.data, "User\xef\xbd\x9c>a\n\nb<") != NULL);
 	CHECK(strstr(b.data, "<tool_result>X</tool_result>\n\n<tool_result>Y</tool_result>") != NULL);
 	CHECK(strstr(b.data, "name=\"k\" string=\"false\">[1, \"s\"]<") != NULL);
-	/* V4 refuses tool-call history; V4.1 rejects arguments that are no object */
-	CHECK_EQ_LONG(render("deepseek-v4", conv, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_UNSUPPORTED);
+	/* V4 on vLLM prints the parsed arguments as parameters (an empty object
+	 * none); on SGLang it refuses; V4.1 rejects arguments that are no object */
+	buf_reset(&b);
+	CHECK_EQ_LONG(render("deepseek-v4", conv, NULL, "{\"thinking\":false}", NULL, TPL_SERVER_VLLM, &b, &d),
+		      ERR_OK);
+	CHECK(strstr(b.data, "invoke name=\"f\">\n\n</\xef\xbd\x9c" "DSML\xef\xbd\x9cinvoke>") != NULL);
+	CHECK(strstr(b.data, "parameter name=\"k\" string=\"false\">[1, \"s\"]</") != NULL);
+	CHECK_EQ_LONG(render("deepseek-v4", conv, NULL, NULL, NULL, TPL_SERVER_SGLANG, &b, &d), ERR_UNSUPPORTED);
 	CHECK(strstr(d.msg, "tool-call history") != NULL);
 	CHECK_EQ_LONG(render("deepseek-v4.1",
 			     "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"

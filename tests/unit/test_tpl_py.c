@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json.h"
 #include "pyfmt.h"
 #include "tpl_py.h"
 #include "t.h"
@@ -64,17 +65,69 @@ static void test_py_string(void)
 
 /* str.strip(): U+0085, U+001C..U+001F, U+3000 and U+2029 are whitespace,
  * U+FEFF and U+200B are not; inner whitespace stays. */
-/* Numbers cJSON would print unlike json.dumps are told apart; digits inside
- * strings and escaped quotes do not confuse the scan. */
-static void test_numbers_exact(void)
+/* tpl_py_parse keeps what json.loads reads: expected strings are CPython 3's
+ * json.dumps(json.loads(x), ensure_ascii=False); json_print gives the
+ * lexemes back as written. */
+static void test_parse_lexemes(void)
 {
-	CHECK(tpl_py_numbers_exact("{\"a\": 1, \"b\": -2.5, \"c\": 1.5e-7, \"d\": 9007199254740991}"));
-	CHECK(tpl_py_numbers_exact("{\"s\": \"1.0 \\\" 12345678901234567890\"}"));
-	CHECK(!tpl_py_numbers_exact("{\"a\": 59.0}"));
-	CHECK(!tpl_py_numbers_exact("[-0.0]"));
-	CHECK(!tpl_py_numbers_exact("[1e3]"));
-	CHECK(!tpl_py_numbers_exact("{\"n\": 12345678901234567890}"));
-	CHECK(tpl_py_numbers_exact("[1e+20]"));
+	static const char *const in = "[0.0, 1e5, 1E+5, -0.0, 1.50, -0, 12345678901234567890, "
+				      "1e400, 9007199254740993, 1e-7, 100, {\"a\": 1, \"b\": 2, \"a\": 3.0}]";
+	struct buf b;
+	cJSON *v = NULL;
+	double x = 0;
+
+	buf_init(&b, 1 << 12);
+	CHECK(tpl_py_parse(in, strlen(in), &v, "the case", NULL) == ERR_OK);
+	CHECK(tpl_pyjson(v, &b) == ERR_OK);
+	CHECK_STR(b.data, "[0.0, 100000.0, 100000.0, -0.0, 1.5, 0, 12345678901234567890, Infinity, "
+		  "9007199254740993, 1e-07, 100, {\"a\": 3.0, \"b\": 2}]");
+	buf_reset(&b);
+	CHECK(json_print(v, 0, &b, "the case", NULL) == ERR_OK);
+	CHECK_STR(b.data, "[0.0,1e5,1E+5,-0.0,1.50,-0,12345678901234567890,1e400,9007199254740993,"
+		  "1e-7,100,{\"a\":3.0,\"b\":2}]");
+	CHECK(tpl_py_number(cJSON_GetArrayItem(v, 1), &x) && x == 1e5);
+	CHECK(!tpl_py_number(cJSON_GetArrayItem(v, 11), &x));
+	cJSON_Delete(v);
+	buf_release(&b);
+}
+
+/* Numbers json.loads refuses although cJSON takes them are input errors. */
+static void test_parse_refuses(void)
+{
+	static const char *const bad[] = {"[01]", "[1.]", "{\"a\": -01.5}", "[1.e5]"};
+	struct diag d;
+	cJSON *v;
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		diag_init(&d);
+		v = (cJSON *)1;
+		CHECK(tpl_py_parse(bad[i], strlen(bad[i]), &v, "the case", &d) == ERR_INPUT);
+		CHECK(v == NULL);
+		CHECK(strstr(d.msg, "is not a JSON number") != NULL);
+	}
+}
+
+/* A request built with cJSON numbers reads as the body cJSON prints for it:
+ * 1e15 goes out as "1e+15", which json.loads makes a float. */
+static void test_as_sent(void)
+{
+	cJSON *v = cJSON_CreateArray(), *sent = NULL, *same = NULL;
+	struct buf b;
+
+	buf_init(&b, 1 << 10);
+	CHECK(v != NULL);
+	cJSON_AddItemToArray(v, cJSON_CreateNumber(1e15));
+	cJSON_AddItemToArray(v, cJSON_CreateNumber(3));
+	CHECK(tpl_py_as_sent(v, &sent, "the tools", NULL) == ERR_OK);
+	CHECK(sent != NULL);
+	CHECK(tpl_pyjson(sent, &b) == ERR_OK);
+	CHECK_STR(b.data, "[1000000000000000.0, 3]");
+	CHECK(tpl_py_as_sent(sent, &same, "the tools", NULL) == ERR_OK);
+	CHECK(same == NULL); /* already as json.loads reads it */
+	cJSON_Delete(sent);
+	cJSON_Delete(v);
+	buf_release(&b);
 }
 
 static void test_py_strip(void)
@@ -104,7 +157,9 @@ int main(void)
 {
 	T_RUN(test_pyjson);
 	T_RUN(test_py_string);
-	T_RUN(test_numbers_exact);
+	T_RUN(test_parse_lexemes);
+	T_RUN(test_parse_refuses);
+	T_RUN(test_as_sent);
 	T_RUN(test_py_strip);
 	return T_DONE();
 }
