@@ -60,6 +60,8 @@ static const char examples[] =
 	"  needle run suite.json --case 'json-*' --repeat 5 --concurrency 8\n"
 	"  needle run suite.json --base-url http://gpu1:8000 --base-url http://gpu2:8000\n"
 	"  needle run suites/recall-grid.json --shard 2/4 --tokenizer DIR --out r/s2\n"
+	"  needle run suites/load-rate.json --shard 1/4 --start-at 2026-12-01T14:00:00Z \\\n"
+	"      --tokenizer DIR --out r/load-1\n"
 	"\nResults: DIR/manifest.json, DIR/results.jsonl (one record per attempt),\n"
 	"DIR/raw/*.sse (raw response bytes). The API key (OPENAI_API_KEY, or the\n"
 	"variable named by --api-key-env) is sent as a bearer token and never written:\n"
@@ -69,7 +71,9 @@ static const char examples[] =
 	"model: attempts go to the least busy, and each record names its replica.\n"
 	"Without --shard, a Slurm array task (SLURM_ARRAY_TASK_ID, _COUNT, _MIN) or a\n"
 	"Kubernetes Indexed Job pod (JOB_COMPLETION_INDEX, with NEEDLE_SHARDS) runs its\n"
-	"own shard; 'needle merge' joins the shard folders.\n"
+	"own shard; 'needle merge' joins the shard folders. A load case runs on every\n"
+	"shard with its part of the rate or concurrency (rate/N; C/N, the first shards\n"
+	"one more) and a seed of its own; --start-at begins the shards together.\n"
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
@@ -306,8 +310,9 @@ static void check_opts(struct cli_run *c, struct diag *d)
 		diag_prefix(d, "option '--server'");
 	else if (c->shard_spec && shard_parse(c->shard_spec, &c->o.shard, d))
 		diag_prefix(d, "option '--shard'");
-	else if (c->start_at && shard_parse_time(c->start_at, &c->o.start_at, d))
-		diag_prefix(d, "option '--start-at'");
+	else if (c->start_at && (shard_parse_time(c->start_at, &c->o.start_at, d) ||
+				 shard_check_start(c->o.start_at, (double)time(NULL), c->o.resume, d)))
+		diag_prefix(d, "option '--start-at' '%s'", c->start_at);
 }
 
 int cmd_run(int argc, char **argv)
@@ -317,7 +322,7 @@ int cmd_run(int argc, char **argv)
 		{"base-url", 0, CLI_LIST, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL); repeat for replicas", &c.urls},
 		{"endpoints", 0, CLI_STR, "FILE", "replicas' base URLs, one a line (with or instead of --base-url)", &c.urls_file},
 		{"shard", 0, CLI_STR, "I/N", "run only shard I of N (default: from Slurm or a Kubernetes Indexed Job)", &c.shard_spec},
-		{"start-at", 0, CLI_STR, "TIME", "begin at this UTC instant (YYYY-MM-DDTHH:MM:SSZ or Unix seconds)", &c.start_at},
+		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds)", &c.start_at},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
 		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},

@@ -46,6 +46,21 @@ long loadplan_total(const struct loadspec *s)
 	return n + 1;
 }
 
+void loadplan_interleave(struct loadplan *p, double fraction)
+{
+	p->shift = fraction;
+}
+
+/* The next due time of the round's schedule, shifted (loadplan_interleave). */
+static double next_due(struct loadplan *p)
+{
+	double at = arrival_next_ms(&p->arr);
+
+	if (p->s->arrival == ARRIVAL_CONSTANT)
+		at += p->shift * 1000.0 / p->s->rate[p->level];
+	return at;
+}
+
 static void begin_round(struct loadplan *p, double now_ms)
 {
 	uint64_t x = p->seed ^ ((uint64_t)p->level << 32 | (uint64_t)p->round);
@@ -57,7 +72,7 @@ static void begin_round(struct loadplan *p, double now_ms)
 	if (p->s->open_loop && p->round != LOADPLAN_PRECHECK) {
 		(void)arrival_init(&p->arr, p->s->arrival, p->s->rate[p->level],
 				 prng_splitmix64(&x), (size_t)p->total, &ignored);
-		p->due_ms = arrival_next_ms(&p->arr);
+		p->due_ms = next_due(p);
 	}
 }
 
@@ -70,7 +85,7 @@ static enum loadplan_step start(struct loadplan *p, double due, struct loadplan_
 	it->round_start_ms = p->t0_ms;
 	p->inflight++;
 	if (p->s->open_loop && p->round != LOADPLAN_PRECHECK)
-		p->due_ms = arrival_next_ms(&p->arr);
+		p->due_ms = next_due(p);
 	return LOADPLAN_START;
 }
 

@@ -59,6 +59,7 @@ struct loadplan {
 	double t0_ms;          /* its start */
 	struct arrival arr;      /* open loop, this round */
 	double due_ms;         /* open loop: offset of request `next` */
+	double shift;          /* constant arrivals: fraction of a gap (loadplan_interleave) */
 };
 
 /* Plans `s` (borrowed; validated) with `seed` for the arrival schedules. */
@@ -69,6 +70,11 @@ void loadplan_init(struct loadplan *p, const struct loadspec *s, uint64_t seed);
  * it ends (whatever the outcome). */
 enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 				 struct loadplan_item *item, double *until_ms);
+
+/* Open loop with constant arrivals: every due time `fraction` (0 <= f < 1)
+ * of a gap later, so that N shards each sending rate/N at fractions i/N
+ * interleave into one even schedule (shard.h). No effect otherwise. */
+void loadplan_interleave(struct loadplan *p, double fraction);
 
 /* One request of the current round has ended. */
 void loadplan_finished(struct loadplan *p);

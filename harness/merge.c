@@ -38,6 +38,22 @@ struct merge {
 	struct merge_stats *st;
 };
 
+/* The load shards' checks (mergeload.h) over every shard's records. */
+static enum err check_load(struct merge *m, struct diag *d)
+{
+	const cJSON **recs = mem_calloc(m->n, sizeof(*recs));
+	size_t i;
+	enum err e;
+
+	if (!recs)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (i = 0; i < m->n; i++)
+		recs[i] = m->runs[i]->all;
+	e = mergeload_check(recs, m->dirs, m->n, &m->st->load, m->problems, &m->nproblems, d);
+	mem_free(recs);
+	return e;
+}
+
 static void problem(struct merge *m, const char *fmt, const char *a, const char *b,
 		    const char *c)
 {
@@ -334,6 +350,7 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 	json_add_int(&jb, o, "incomplete_shards", (long long)m->st->incomplete);
 	json_add_str(&jb, o, "concurrency",
 		     "per shard; across shards the sum of the shards' concurrency is a bound, not a measurement");
+	mergeload_note(&jb, o, &m->st->load);
 	*out = man;
 	return json_build_end(&jb, out, "the merged manifest", d);
 }
@@ -395,6 +412,8 @@ static enum err check(struct merge *m, int allow_partial, struct diag *d)
 		check_same(m, i);
 	for (i = 0; !e && i < m->n; i++)
 		check_complete(m, i, allow_partial);
+	if (!e)
+		e = check_load(m, d);
 	if (!e && !m->nproblems)
 		e = collect(m, d);
 	if (!e && m->nproblems) {
@@ -406,8 +425,8 @@ static enum err check(struct merge *m, int allow_partial, struct diag *d)
 }
 
 enum err merge_shards(const char *out, const char *const *dirs, size_t n,
-		      int allow_partial, struct merge_stats *st, struct buf *problems,
-		      struct diag *d)
+		      int allow_partial, double max_skew_ms, struct merge_stats *st,
+		      struct buf *problems, struct diag *d)
 {
 	struct merge m;
 	size_t i;
@@ -416,6 +435,7 @@ enum err merge_shards(const char *out, const char *const *dirs, size_t n,
 	memset(&m, 0, sizeof(m));
 	memset(st, 0, sizeof(*st));
 	st->max_lag_ms = -1;
+	st->load.tolerance_ms = max_skew_ms;
 	m.dirs = dirs, m.n = n, m.problems = problems, m.st = st;
 	e = load_all(&m, d);
 	if (!e)

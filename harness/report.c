@@ -403,6 +403,7 @@ static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_r
 	fact(jb, o, "harness_version", m, "harness", "version", NULL);
 	fact(jb, o, "started_at", m, "started_at", NULL, NULL);
 	fact(jb, o, "ended_at", m, "ended_at", NULL, NULL);
+	fact(jb, o, "merge_note", m, "merge", "note", NULL);
 	json_add_bool(jb, o, "has_manifest", m != NULL);
 }
 
@@ -842,6 +843,8 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
 			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
+	if (!e && cJSON_IsString(jget(run, "merge_note")))
+		e = buf_printf(b, "\nMerged from shards: %s\n", jget(run, "merge_note")->valuestring);
 	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
 		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
 	if (!e && cJSON_IsTrue(jget2(s, "attempts", "incomplete")))

@@ -22,6 +22,7 @@
 #include "loadclient.h"
 #include "loadgen.h"
 #include "loadplan.h"
+#include "doccache.h"
 #include "mem.h"
 #include "metrics.h"
 #include "probe.h"
@@ -72,6 +73,7 @@ struct attempt {
 	struct suite_case lcase;   /* the case as this request sends it */
 	struct loadgen_prompt lp;  /* its generated prompt (owned) */
 	struct loadplan_item li;   /* its level, round, index and due time */
+	double round_wall_s;       /* sharded: its round's start, Unix seconds */
 	int passed;                /* journalled with verdict "pass" */
 	int step;                  /* a probing recall case (recprobe.h): its step, */
 	char step_id[RECORD_KEY_MAX]; /* whose id lcase.id borrows */
@@ -124,6 +126,7 @@ struct run {
 	size_t *first;
 	unsigned char *mine;
 	size_t in_shard;
+	struct loadspec *lshares;  /* owned, per case: a load case's part of a shard */
 	/* the load case in progress (run.c "load cases") */
 	const struct suite_case *lc;
 	struct loadplan plan;
@@ -140,6 +143,7 @@ struct run {
 	char nonce[RECPROBE_NONCE_MAX]; /* cache probes' NONCE.SESSION (recprobe.h) */
 	struct held held[RECPROBE_CACHE_STEPS - 1];
 	int nheld;
+	struct doccache docs;      /* recall documents kept for their next repeats */
 };
 
 /* ---- the attempt cursor ---- */
@@ -162,6 +166,13 @@ static int selected(const struct run *r, const struct suite_case *c)
 		if (!fnmatch(r->o->case_globs[i], c->id, 0))
 			return 1;
 	return r->o->ncase_globs == 0;
+}
+
+/* The plan of load case `c` this process runs: the case's own, or its part
+ * of a shard (shard_load_share). */
+static const struct loadspec *spec_of(const struct run *r, const struct suite_case *c)
+{
+	return r->lshares ? &r->lshares[c - r->suite->cases] : &c->load;
 }
 
 static void key_seed(const struct suite_case *c, int si, int *has, long *seed)
@@ -282,8 +293,8 @@ static size_t count_todo(struct run *r, struct cursor u, const struct suite_case
 	while ((more = next_attempt(r, &u, dl, &c, &repeat, &has, &seed, &step))) {
 		if (more == 2) {
 			struct cursor d0 = {0, 0, 0};
-			n += (size_t)loadplan_total(&c->load) + count_todo(r, d0, c);
-			r->n.weight_total += (double)loadplan_total(&c->load) * case_weight(c);
+			n += (size_t)loadplan_total(spec_of(r, c)) + count_todo(r, d0, c);
+			r->n.weight_total += (double)loadplan_total(spec_of(r, c)) * case_weight(c);
 			u.ci++;
 			continue;
 		}
@@ -316,6 +327,8 @@ static enum err add_plan(struct run *r, struct diag *d)
 							(size_t)si])
 					continue;
 				key_seed(k, si, &has, &seed);
+				if (k->kind == SUITE_LOAD && r->lshares)
+					has = 1, seed = spec_of(r, k)->seed;
 				attempt_key(k, step_of(k, si), ri + 1, has, seed, key, sizeof(key));
 				json_add_str(&jb, keys, NULL, key);
 			}
@@ -377,32 +390,29 @@ static enum err recall_tokens(const struct run *r, const struct suite_case *c,
 	return ERR_OK;
 }
 
-static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
+/* The document of `a` (haystack.h): kept from an earlier repeat, or built
+ * now and kept for the repeats after it (doccache.h). *own holds a document
+ * built and not kept. */
+static enum err recall_doc(struct run *r, struct attempt *a, const char *key,
+			   const char *preface, struct haystack *own,
+			   const struct haystack **out, struct diag *d)
 {
 	const struct suite_recall *rc = &a->c->recall;
 	struct haystack_opts ho;
 	struct tpl_render_opts ro = {0};
-	struct haystack h;
-	char preface[128];
 	int i;
 	enum err e;
 
+	if ((*out = doccache_get(&r->docs, key)))
+		return ERR_OK;
 	memset(&ho, 0, sizeof(ho));
-	memset(&h, 0, sizeof(h));
 	ro.server = r->eps[0].server;
 	ro.reasoning_effort = cJSON_GetObjectItemCaseSensitive(a->c->json, "reasoning_effort");
 	ho.tok = r->tok;
 	ho.tpl = r->tpl;
 	ho.kwargs = a->c->kwargs;
 	ho.render = &ro;
-	e = recall_tokens(r, a->c, &a->recall_tokens, d);
-	if (e) {
-		diag_prefix(d, "case '%s'", a->c->id);
-		return e;
-	}
 	ho.tokens = a->recall_tokens;
-	recprobe_preface(rc, r->nonce, r->suite->cases[a->c->index].id, a->repeat, a->seed,
-			 preface, sizeof(preface));
 	ho.seed = (uint64_t)a->seed;
 	ho.preface = preface;
 	ho.code_shift = recprobe_code_shift(rc, a->step);
@@ -413,17 +423,44 @@ static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
 	ho.needles = rc->needles;
 	ho.filler = rc->filler;
 	ho.distractors = rc->distractors;
-	e = haystack_build(&ho, &h, d);
+	e = haystack_build(&ho, own, d);
+	/* a cache probe's document is its repeat's own (the preface): kept for none */
+	if (!e && !(*out = doccache_put(&r->docs, key, own,
+					*preface ? 1 : repeats_of(r, a->c) - a->repeat + 1)))
+		*out = own;
+	return e;
+}
+
+static enum err build_recall(struct run *r, struct attempt *a, struct diag *d)
+{
+	const struct haystack *h = NULL;
+	struct haystack own;
+	char key[DOCCACHE_KEY_MAX], preface[128];
+	enum err e;
+
+	memset(&own, 0, sizeof(own));
+	e = recall_tokens(r, a->c, &a->recall_tokens, d);
+	if (e) {
+		diag_prefix(d, "case '%s'", a->c->id);
+		return e;
+	}
+	/* every parameter of the document that differs between attempts */
+	recprobe_preface(&a->c->recall, r->nonce, r->suite->cases[a->c->index].id, a->repeat,
+			 a->seed, preface, sizeof(preface));
+	snprintf(key, sizeof(key), "%s\x1f%ld\x1f%d\x1f%ld\x1f%s", a->c->id, a->seed, a->step,
+		 a->recall_tokens, preface);
+	e = recall_doc(r, a, key, preface, &own, &h, d);
 	if (!e)
-		e = req_build(&a->req, a->c, h.messages, r->eps[0].model, r->suite_dir, d);
+		e = req_build(&a->req, a->c, h->messages, r->eps[0].model, r->suite_dir, d);
 	if (!e) {
-		a->count.local_tokens = (long long)h.prompt_tokens;
-		memcpy(a->prompt_sha256, h.prompt_sha256, IO_SHA256_HEX);
-		keep_needles(a, &h);
+		a->count.local_tokens = (long long)h->prompt_tokens;
+		memcpy(a->prompt_sha256, h->prompt_sha256, IO_SHA256_HEX);
+		keep_needles(a, h);
 	}
 	if (e)
 		diag_prefix(d, "case '%s' seed %ld", a->c->id, a->seed);
-	haystack_release(&h);
+	doccache_done(&r->docs, key);
+	haystack_release(&own);
 	return e;
 }
 
@@ -636,6 +673,8 @@ static enum err start_attempt(struct run *r, const struct suite_case *c,
 	return e;
 }
 
+static double wall_s(void);
+
 /* ---- load cases ----
  *
  * A load case runs alone: it starts when every attempt before it has ended,
@@ -685,7 +724,9 @@ static enum err load_begin(struct run *r, const struct suite_case *c, struct dia
 	memset(&r->dcur, 0, sizeof(r->dcur));
 	r->wake_ms = 0;
 	r->mlevel = -1;
-	loadplan_init(&r->plan, &c->load, (uint64_t)c->load.seed);
+	loadplan_init(&r->plan, spec_of(r, c), (uint64_t)spec_of(r, c)->seed);
+	if (r->lshares)
+		loadplan_interleave(&r->plan, (double)r->o->shard.index / (double)r->o->shard.count);
 	return ERR_OK;
 nomem:
 	cJSON_Delete(j);
@@ -695,7 +736,7 @@ nomem:
 static enum err load_prompt(struct run *r, const struct loadplan_item *it,
 			    struct loadgen_prompt *out, struct diag *d)
 {
-	const struct loadspec *s = &r->lc->load;
+	const struct loadspec *s = spec_of(r, r->lc);
 	struct loadgen_opts o = {0};
 	struct tpl_render_opts ro = {0};
 
@@ -759,7 +800,10 @@ static struct attempt *load_attempt(struct run *r, const struct loadplan_item *i
 	a->lcase.max_tokens = r->lc->load.output_tokens;
 	a->lcase.ignore_eos = 1;
 	a->c = &a->lcase;
-	a->repeat = load_seq(&r->lc->load, it);
+	a->repeat = load_seq(spec_of(r, r->lc), it);
+	a->has_seed = r->lshares != NULL;
+	a->seed = spec_of(r, r->lc)->seed;
+	a->round_wall_s = wall_s() - (io_now_ms() - it->round_start_ms) / 1000.0;
 	a->round = 1;
 	a->count.local_tokens = -1;
 	grade_init(&a->g);
@@ -950,7 +994,7 @@ static enum err scrape(struct run *r, int level, int before, struct diag *d)
  * (its warm-up round, else its first), before it at its first counted round. */
 static enum err level_edges(struct run *r, const struct loadplan_item *it, struct diag *d)
 {
-	int first = it->round == 0 || (it->round == 1 && loadspec_warmup(&r->lc->load, it->level) == 0);
+	int first = it->round == 0 || (it->round == 1 && loadspec_warmup(spec_of(r, r->lc), it->level) == 0);
 	enum err e = ERR_OK;
 
 	if (!r->o->metrics)
@@ -1026,7 +1070,8 @@ static enum err fill_load(struct run *r, struct diag *d)
 		}
 		if (st != LOADPLAN_START)
 			break;
-		record_key(r->lc->id, load_seq(&r->lc->load, &it), 0, 0, key, sizeof(key));
+		record_key(r->lc->id, load_seq(spec_of(r, r->lc), &it), r->lshares != NULL,
+			   spec_of(r, r->lc)->seed, key, sizeof(key));
 		if (results_has(r->res, key))
 			loadplan_finished(&r->plan); /* recorded before (--resume) */
 		else
@@ -1055,6 +1100,8 @@ static cJSON *load_json(const struct attempt *a)
 	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
 	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
 	     cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
+	if (ok && a->has_seed) /* sharded: for needle merge's common-start check */
+		ok = cJSON_AddNumberToObject(o, "round_started_unix", a->round_wall_s) != NULL;
 	if (ok && (s->slo.ttft_ms > 0 || s->slo.tpot_ms > 0 || s->slo.e2e_ms > 0)) {
 		ok = (slo = cJSON_AddObjectToObject(o, "slo")) != NULL;
 		ok = ok && (!(s->slo.ttft_ms > 0) || cJSON_AddNumberToObject(slo, "ttft_ms", s->slo.ttft_ms));
@@ -1817,7 +1864,7 @@ static enum err list_units(struct run *r, struct shard_unit *u, char **keys,
 		int recall = c->kind == SUITE_RECALL;
 		uint64_t w = weight_of(c);
 		r->first[ci] = at;
-		if (!selected(r, c))
+		if (!selected(r, c) || c->kind == SUITE_LOAD)
 			continue;
 		at += (size_t)repeats_of(r, c) * (size_t)seeds_of(c);
 		for (ri = 0; ri < (recall ? 1 : repeats_of(r, c)); ri++)
@@ -1844,7 +1891,7 @@ static void mark_mine(struct run *r, const struct shard_unit *u)
 	for (ci = 0; ci < r->suite->ncases; ci++) {
 		const struct suite_case *c = &r->suite->cases[ci];
 		int recall = c->kind == SUITE_RECALL, seeds = seeds_of(c);
-		if (!selected(r, c))
+		if (!selected(r, c) || c->kind == SUITE_LOAD)
 			continue;
 		for (ri = 0; ri < (recall ? 1 : repeats_of(r, c)); ri++)
 			for (si = 0; si < seeds; si++, n++) {
@@ -1858,6 +1905,25 @@ static void mark_mine(struct run *r, const struct shard_unit *u)
 	}
 }
 
+/* Every selected load case runs on every shard, each with its part of the
+ * rate or concurrency (shard_load_share); its requests count as planned. */
+static enum err share_load(struct run *r, struct diag *d)
+{
+	size_t ci;
+	enum err e = ERR_OK;
+
+	if (!(r->lshares = mem_calloc(r->suite->ncases, sizeof(*r->lshares))))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (ci = 0; !e && ci < r->suite->ncases; ci++) {
+		const struct suite_case *c = &r->suite->cases[ci];
+		if (c->kind != SUITE_LOAD || !selected(r, c))
+			continue;
+		e = shard_load_share(&c->load, &r->o->shard, c->id, &r->lshares[ci], d);
+		r->in_shard += e ? 0 : (size_t)loadplan_total(&r->lshares[ci]);
+	}
+	return e;
+}
+
 static enum err plan_shard(struct run *r, struct diag *d)
 {
 	size_t ci, total = 0, nunits = 0, i;
@@ -1865,11 +1931,6 @@ static enum err plan_shard(struct run *r, struct diag *d)
 	char **keys = NULL;
 	enum err e;
 
-	for (ci = 0; ci < r->suite->ncases; ci++)
-		if (selected(r, &r->suite->cases[ci]) && r->suite->cases[ci].kind == SUITE_LOAD)
-			return diag_fail(d, ERR_USAGE,
-					 "load case '%s' cannot be split into shards yet: run it on its own (--case) without a shard index",
-					 r->suite->cases[ci].id);
 	for (ci = 0; ci < r->suite->ncases; ci++)
 		if (selected(r, &r->suite->cases[ci]))
 			total += (size_t)repeats_of(r, &r->suite->cases[ci]) *
@@ -1886,6 +1947,8 @@ static enum err plan_shard(struct run *r, struct diag *d)
 		e = shard_assign(u, nunits, r->o->shard.count, d);
 	if (!e)
 		mark_mine(r, u);
+	if (!e)
+		e = share_load(r, d);
 	for (i = 0; keys && i < total; i++)
 		mem_free(keys[i]);
 	mem_free(keys);
@@ -1913,6 +1976,9 @@ static enum err manifest_extras(struct run *r, struct diag *d)
 		json_add_str(&jb, sh, "from", r->o->shard.from);
 		json_add_str(&jb, sh, "rule", SHARD_RULE);
 		json_add_int(&jb, sh, "attempts", (long long)r->in_shard);
+		for (i = 0; r->lshares && i < (int)r->suite->ncases; i++)
+			if (r->suite->cases[i].kind == SUITE_LOAD && selected(r, &r->suite->cases[i]))
+				shard_load_json(&jb, sh, r->suite->cases[i].id, &r->lshares[i]);
 	} else {
 		json_add_null(&jb, r->manifest, "shard");
 	}
@@ -2057,6 +2123,7 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 	if (!r)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	r->o = o;
+	doccache_init(&r->docs, DOCCACHE_BYTES_DEFAULT);
 	buf_init(&r->warnings, 1 << 20);
 	e = set_bases(r, d);
 	if (!e)
@@ -2151,6 +2218,8 @@ void run_free(struct run *r)
 		endpoint_release(&r->eps[i]);
 	mem_free(r->first);
 	mem_free(r->mine);
+	mem_free(r->lshares);
+	doccache_release(&r->docs);
 	buf_release(&r->warnings);
 	tok_free(r->tok);
 	tpl_free(r->tpl);

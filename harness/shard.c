@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "mem.h"
+#include "prng.h"
 #include "shard.h"
 
 /* A whole decimal number in [lo, hi]; 0 when `s` is not one. */
@@ -145,25 +146,118 @@ out:
 	return e;
 }
 
+/* After the seconds of an RFC 3339 time: an optional fraction, then "Z" or
+ * "+00:00" / "-00:00" (UTC only). Adds the fraction to *frac; 0 otherwise. */
+static int utc_tail(const char *p, double *frac)
+{
+	char *end;
+
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return 0;
+		*frac = strtod(p, &end);
+		p = end;
+	}
+	return !strcmp(p, "Z") || !strcmp(p, "z") || !strcmp(p, "+00:00") || !strcmp(p, "-00:00");
+}
+
 enum err shard_parse_time(const char *s, double *unix_s, struct diag *d)
 {
 	struct tm tm;
 	char *num_end;
-	double v = strtod(s, &num_end);
+	double v = strtod(s, &num_end), frac = 0;
 	int n = 0;
 
-	if (num_end != s && !*num_end && v > 0) {
+	if (num_end != s && !*num_end && v > 0 && s[0] >= '0' && s[0] <= '9') {
 		*unix_s = v;
 		return ERR_OK;
 	}
 	memset(&tm, 0, sizeof(tm));
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
 		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-	    s[n] || tm.tm_mon < 1 || tm.tm_mon > 12)
+	    !utc_tail(s + n, &frac) || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
 		return diag_fail(d, ERR_USAGE,
-				 "wants YYYY-MM-DDTHH:MM:SSZ or Unix seconds, not '%s'", s);
+				 "wants an RFC 3339 UTC time (YYYY-MM-DDTHH:MM:SS[.fff]Z) or Unix seconds");
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
-	*unix_s = (double)timegm(&tm);
+	*unix_s = (double)timegm(&tm) + frac;
 	return ERR_OK;
+}
+
+enum err shard_check_start(double start_at, double now, int resuming, struct diag *d)
+{
+	if (resuming || start_at >= now - SHARD_START_PAST_S)
+		return ERR_OK;
+	return diag_fail(d, ERR_USAGE,
+			 "the instant is %.0f s in the past (more than %.0f s): every shard waits for a common instant ahead; pick a later one (or add --resume to continue a shard that began then)",
+			 now - start_at, SHARD_START_PAST_S);
+}
+
+/* X split over the shards: X/N each, the first (X mod N) one more. */
+static long part(long x, const struct shard *s)
+{
+	return x / s->count + (x % s->count > s->index);
+}
+
+long shard_load_seed(long seed, const struct shard *s)
+{
+	uint64_t x = (uint64_t)seed ^ ((uint64_t)s->count << 40);
+	uint64_t h = prng_splitmix64(&x);
+
+	/* an odd step is invertible modulo 2^31: distinct indexes, distinct seeds */
+	return (long)((h + (uint64_t)(s->index + 1) * 0x9E3779B1u) & 0x7fffffffu);
+}
+
+enum err shard_load_share(const struct loadspec *all, const struct shard *s, const char *id,
+			  struct loadspec *out, struct diag *d)
+{
+	int i;
+
+	*out = *all;
+	if (s->count <= 0)
+		return ERR_OK;
+	for (i = 0; i < all->nlevels; i++) {
+		if (!all->open_loop && all->concurrency[i] < s->count)
+			return diag_fail(d, ERR_USAGE,
+					 "load case '%s': concurrency %ld (level %d) cannot be split over %ld shards (each needs one request in flight at least): use fewer shards, or run the case on one node (--case) without a shard index",
+					 id, all->concurrency[i], i, s->count);
+		if (all->requests[i] < s->count)
+			return diag_fail(d, ERR_USAGE,
+					 "load case '%s': %ld requests a round (level %d) cannot be split over %ld shards: give at least %ld",
+					 id, all->requests[i], i, s->count, s->count);
+		if (all->open_loop)
+			out->rate[i] = all->rate[i] / (double)s->count;
+		else
+			out->concurrency[i] = part(all->concurrency[i], s);
+		out->requests[i] = part(all->requests[i], s);
+	}
+	if (all->warmup > 0)
+		out->warmup = part(all->warmup, s);
+	out->seed = shard_load_seed(all->seed, s);
+	return ERR_OK;
+}
+
+void shard_load_json(struct json_build *jb, cJSON *shard, const char *id,
+		     const struct loadspec *part)
+{
+	cJSON *arr = cJSON_GetObjectItemCaseSensitive(shard, "load");
+	cJSON *o, *lv, *rq;
+	int i;
+
+	if (!arr)
+		arr = json_add_arr(jb, shard, "load");
+	o = json_add_obj(jb, arr, NULL);
+	json_add_str(jb, o, "case", id);
+	json_add_int(jb, o, "seed", part->seed);
+	lv = json_add_arr(jb, o, part->open_loop ? "rate" : "concurrency");
+	rq = json_add_arr(jb, o, "requests");
+	for (i = 0; i < part->nlevels; i++) {
+		if (part->open_loop)
+			json_add_num(jb, lv, NULL, part->rate[i]);
+		else
+			json_add_int(jb, lv, NULL, part->concurrency[i]);
+		json_add_int(jb, rq, NULL, part->requests[i]);
+	}
+	json_add_int(jb, o, "warmup", part->warmup);
 }

@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "json.h"
+#include "loadspec.h"
 
 #define SHARD_RULE "greedy-prompt-tokens-v1"
 #define SHARD_MAX 100000
@@ -43,9 +45,33 @@ struct shard_unit {
  * wrong with it. */
 enum err shard_parse(const char *spec, struct shard *s, struct diag *d);
 
-/* A common start instant (--start-at): "YYYY-MM-DDTHH:MM:SSZ" (UTC) or Unix
- * seconds, into *unix_s. ERR_USAGE naming the accepted forms. */
+/* A common start instant (--start-at): RFC 3339 in UTC
+ * ("YYYY-MM-DDTHH:MM:SS[.fff](Z|+00:00)") or Unix seconds, into *unix_s.
+ * ERR_USAGE naming the accepted forms. */
 enum err shard_parse_time(const char *s, double *unix_s, struct diag *d);
+
+/* How far in the past a common start may lie: a later shard may begin that
+ * late (its pod started slowly), no later. */
+#define SHARD_START_PAST_S 5.0
+
+/* ERR_USAGE when `start_at` lies more than SHARD_START_PAST_S before `now`
+ * (both Unix seconds), unless `resuming` (a resumed shard began long ago). */
+enum err shard_check_start(double start_at, double now, int resuming, struct diag *d);
+
+/* This shard's part of load case `id`'s plan `all` (validated) when the case
+ * runs on every one of s->count shards at once: open loop rate/N per level;
+ * closed loop concurrency C/N, the first (C mod N) shards one more; each
+ * round's requests and an explicit warm-up split the same way; the seed is
+ * shard_load_seed's. `out` is `all` when the run is whole. ERR_USAGE naming
+ * the case and level when a concurrency or a round's requests are fewer than
+ * N (a shard would get none). */
+enum err shard_load_share(const struct loadspec *all, const struct shard *s, const char *id,
+			  struct loadspec *out, struct diag *d);
+
+/* The seed of shard s->index's load schedules and prompts, from the suite's
+ * `seed`: in [0, 2^31), distinct for every index of one count (so the
+ * shards' attempt keys differ) and unrelated to the others' streams. */
+long shard_load_seed(long seed, const struct shard *s);
 
 /* The shard from the orchestrator's environment: Slurm's
  * SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN and
@@ -58,5 +84,11 @@ enum err shard_from_env(struct shard *s, struct diag *d);
 /* Assigns each of the `n` units to one of `count` shards (the rule above),
  * setting u[i].shard; `u` keeps its order. ERR_NOMEM only. */
 enum err shard_assign(struct shard_unit *u, size_t n, long count, struct diag *d);
+
+/* Appends {case, seed, rate or concurrency [per level], requests [per
+ * level], warmup} of this shard's `part` of load case `id` to the array
+ * "load" of `shard` (the manifest's "shard"), making it when absent. */
+void shard_load_json(struct json_build *jb, cJSON *shard, const char *id,
+		     const struct loadspec *part);
 
 #endif

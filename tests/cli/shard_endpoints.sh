@@ -64,11 +64,15 @@ printf '# nothing\n' > "$tmp/none.txt"
 check_exit 2 "lists no endpoint" "$NEEDLE" run "$smoke" --endpoints "$tmp/none.txt" --out "$tmp/none"
 check_exit 2 "option '--shard'" "$NEEDLE" run "$smoke" --base-url "$A" --shard 4/4
 check_exit 2 "option '--start-at'" "$NEEDLE" run "$smoke" --base-url "$A" --start-at tomorrow
-# --start-at: a common instant already past begins at once and records the lag.
+# --start-at: a common instant ahead is waited for; one already past is refused.
+at=$(($(date +%s) + 2))
 check_exit "0 1" "" "$NEEDLE" run "$smoke" --base-url "$A" --model m --case json-arith-19x23 \
-	--start-at 2026-01-01T00:00:00Z --out "$tmp/late" --shard 0/1
+	--start-at "$at" --out "$tmp/late" --shard 0/1
 node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1] + "/manifest.json", "utf8"));
-	if (m.start_at !== 1767225600 || !(m.start_lag_ms > 0)) throw new Error(m.start_at + " " + m.start_lag_ms);' \
-	"$tmp/late" || fail "start_at and start_lag_ms"
+	if (m.start_at !== Number(process.argv[2]) || !(m.start_lag_ms >= 0 && m.start_lag_ms < 1000) ||
+	    Date.parse(m.started_at) > m.start_at * 1000) throw new Error(m.start_at + " " + m.start_lag_ms);' \
+	"$tmp/late" "$at" || fail "start_at and start_lag_ms"
+check_exit 2 "option '--start-at' '2026-01-01T00:00:00Z': the instant is" "$NEEDLE" run "$smoke" \
+	--base-url "$A" --model m --start-at 2026-01-01T00:00:00Z --out "$tmp/past"
 check_exit 0 "concurrency across shards is a bound" "$NEEDLE" merge "$tmp/late-merged" "$tmp/late"
 echo "two replicas recorded and reported per endpoint; one replica's failures attributed to it"
