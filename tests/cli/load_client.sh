@@ -24,7 +24,7 @@ const rounds = m.load_client.filter(x => x.round === 1);
 const facts = {lag_p99_ms: c.lag_p99_ms, cpu: c.client_cpu_share_max, run: s.client, warnings: s.warnings};
 if (!(c.succeeded === 512 && rounds.length === 1 && rounds[0].concurrency === 256 && rounds[0].wall_ms > 0 &&
       c.client_cpu_share_max === rounds[0].cpu_ms / rounds[0].wall_ms && s.client.cpu_share > 0))
-	{ console.log("FAIL the client figures are not recorded: " + JSON.stringify(facts)); process.exit(2); }
+	{ console.log("FAIL the client figures are not recorded: " + JSON.stringify(facts) + " " + JSON.stringify({succeeded: c.succeeded, rounds: rounds})); process.exit(2); }
 if (!(c.lag_p99_ms < 5 && c.client_cpu_share_max < 0.5 && s.warnings.length === 0))
 	{ console.log("try: " + JSON.stringify(facts)); process.exit(1); }' "$tmp/r" && break || st=$?
 	[ "$st" = 1 ] && [ $try -lt 3 ] || fail "C256: the client was the bottleneck or did not record it"
