@@ -1,14 +1,15 @@
 #!/bin/sh
 # Group commit under load (issue 14 item 5): `needle run` at 64 streams against
 # the null server (every answer at once) is killed with SIGKILL at random
-# moments, three times, each time resumed; then a last --resume finishes it.
+# moments (once the journal holds a random number of lines), three times, each
+# time resumed; then a last --resume finishes it.
 # The journal is written in batches by a writer thread, and an attempt may count
 # as done (the progress line on the terminal) only once its record is durable.
 # After each kill: every attempt the progress line had shown done is in
 # results.jsonl (its complete lines number at least those recorded before plus
 # the largest count shown), no attempt is recorded twice, and every record's raw
 # file holds its response_bytes. At the end: every attempt exactly once, all
-# passing. The delays come from a seed printed on failure (KILL_SEED=N reruns one).
+# passing. The kill points come from a seed printed on failure (KILL_SEED=N reruns one).
 set -eu
 . "$TESTS/lib/cli.sh"
 command -v script >/dev/null || fail "script (util-linux) is missing"
@@ -51,12 +52,20 @@ shown_done() {
 round=0 killed=0 before=0 resume=
 while [ $round -lt 3 ]; do
 	round=$((round + 1))
-	# 0.2 to 1.2 s into the run.
-	delay=$(awk -v s="$seed" -v r="$round" 'BEGIN { srand(s * 7 + r); printf "%.2f", 0.2 + rand() }')
+	# Killed once the journal holds a random number of lines more than before
+	# (a time would miss a run that ends sooner on a fast machine).
+	left=$((total - before))
+	want=$(awk -v s="$seed" -v r="$round" -v b="$before" -v l="$left" \
+		'BEGIN { srand(s * 7 + r); printf "%d", b + 50 + rand() * (l / 2 - 50) }')
 	script -qfec "exec $run $resume" "$tmp/ts$round" >/dev/null 2>&1 &
 	spid=$!
 	track "$spid"
-	sleep "$delay"
+	while kill -0 "$spid" 2>/dev/null; do
+		have=$(cat "$res" 2>/dev/null | wc -l)
+		[ "$have" -lt "$want" ] || break
+		sleep 0.01
+	done
+	delay="$want lines"
 	npid=$(ps -o pid= --ppid "$spid" | tr -d ' ' | head -n 1)
 	if [ -n "$npid" ] && kill -9 "$npid" 2>/dev/null; then
 		killed=$((killed + 1))
@@ -64,10 +73,10 @@ while [ $round -lt 3 ]; do
 	wait "$spid" 2>/dev/null || true
 	shown=$(shown_done "$tmp/ts$round")
 	shown=${shown:-0}
-	now=$(check_journal) || fail "round $round (seed $seed, kill at $delay s): journal check failed"
+	now=$(check_journal) || fail "round $round (seed $seed, kill at $delay): journal check failed"
 	[ "$now" -ge $((before + shown)) ] ||
-		fail "round $round (seed $seed, kill at $delay s): progress showed $shown done, but only $((now - before)) records were added ($before before)"
-	echo "round $round: killed at $delay s, progress showed $shown done, $((now - before)) records added"
+		fail "round $round (seed $seed, kill at $delay): progress showed $shown done, but only $((now - before)) records were added ($before before)"
+	echo "round $round: killed at $delay, progress showed $shown done, $((now - before)) records added"
 	before=$now resume=--resume
 	[ "$now" -lt $total ] || break
 done
