@@ -66,12 +66,10 @@ struct casetab_case *casetab_of(struct casetab *t, const char *id, const char *k
 	if (at)
 		return &t->c[at - 1];
 	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct casetab_case *n = mem_realloc(t->c, cap * sizeof(*n));
+		struct casetab_case *n = mem_grow(t->c, &t->cap, sizeof(*n), 16);
 		if (!n)
 			return NULL;
 		t->c = n;
-		t->cap = cap;
 	}
 	c = &t->c[t->n];
 	memset(c, 0, sizeof(*c));

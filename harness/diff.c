@@ -274,12 +274,10 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 	struct index *ix = ctx;
 
 	if (ix->n == ix->cap) {
-		size_t cap = ix->cap ? ix->cap * 2 : 256;
-		struct keyed *nk = mem_realloc(ix->k, cap * sizeof(*nk));
+		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
 		if (!nk)
 			return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		ix->k = nk;
-		ix->cap = cap;
 	}
 	if (!keyed_of(ix, rec, &ix->k[ix->n])) {
 		ix->n++; /* its owned parts are freed with the index */

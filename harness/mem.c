@@ -66,6 +66,19 @@ void *mem_realloc(void *p, size_t n)
 	return advise_huge(realloc(p, n ? n : 1), n);
 }
 
+void *mem_grow(void *p, size_t *cap, size_t size, size_t first)
+{
+	size_t want = *cap ? *cap * 2 : first;
+	void *q;
+
+	if (*cap > SIZE_MAX / 2 || !size || !want || want > SIZE_MAX / size)
+		return NULL;
+	if (!(q = mem_realloc(p, want * size)))
+		return NULL;
+	*cap = want;
+	return q;
+}
+
 char *mem_strndup(const char *s, size_t n)
 {
 	char *p = mem_alloc(n + 1);

@@ -17,6 +17,13 @@ void *mem_alloc(size_t n);
 void *mem_calloc(size_t n, size_t size);
 /* Resizes `p` (which may be NULL); on failure `p` is left untouched. */
 void *mem_realloc(void *p, size_t n);
+/* Grows the array `p` of `*cap` items of `size` bytes to twice as many
+ * (`first` when it has none): returns the moved array and sets *cap, or NULL
+ * with `p` and *cap untouched (out of memory, or a size that overflows).
+ *	if (v->n == v->cap && !(p = mem_grow(v->item, &v->cap, sizeof(*p), 16)))
+ *		return ERR_NOMEM;
+ *	v->item = p; */
+void *mem_grow(void *p, size_t *cap, size_t size, size_t first);
 /* Copies `n` bytes of `s` and a NUL into new memory the caller owns. */
 char *mem_strndup(const char *s, size_t n);
 /* Accepts NULL. */

@@ -183,12 +183,10 @@ static struct lenlat *lenlat_of(struct acc *A, long tokens)
 		if (A->ll[i].tokens == tokens)
 			return &A->ll[i];
 	if (A->nll == A->capll) {
-		size_t cap = A->capll ? A->capll * 2 : 8;
-		struct lenlat *n = mem_realloc(A->ll, cap * sizeof(*n));
+		struct lenlat *n = mem_grow(A->ll, &A->capll, sizeof(*n), 8);
 		if (!n)
 			return NULL;
 		A->ll = n;
-		A->capll = cap;
 	}
 	memset(&A->ll[A->nll], 0, sizeof(A->ll[0]));
 	A->ll[A->nll].tokens = tokens;

@@ -12,12 +12,10 @@
 enum err stats_vec_push(struct stats_vec *a, double x)
 {
 	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		double *nv = mem_realloc(a->v, cap * sizeof(*nv));
+		double *nv = mem_grow(a->v, &a->cap, sizeof(*nv), 64);
 		if (!nv)
 			return ERR_NOMEM;
 		a->v = nv;
-		a->cap = cap;
 	}
 	a->v[a->n++] = x;
 	return ERR_OK;

@@ -295,7 +295,7 @@ static void token(struct stream *s, int content)
 static struct stream_tool_call *tool_at(struct stream *s, long index)
 {
 	struct stream_tool_call *t;
-	size_t i, cap;
+	size_t i;
 
 	if (s->ntools && s->tools[s->ntools - 1].index == index)
 		return &s->tools[s->ntools - 1]; /* the usual case: the same call goes on */
@@ -311,14 +311,12 @@ static struct stream_tool_call *tool_at(struct stream *s, long index)
 		return NULL;
 	}
 	if (s->ntools == s->tools_cap) {
-		cap = s->tools_cap ? s->tools_cap * 2 : 4;
-		t = mem_realloc(s->tools, cap * sizeof(*t));
+		t = mem_grow(s->tools, &s->tools_cap, sizeof(*t), 4);
 		if (!t) {
 			keep(s, ERR_NOMEM);
 			return NULL;
 		}
 		s->tools = t;
-		s->tools_cap = cap;
 	}
 	t = &s->tools[s->ntools++];
 	t->index = index;

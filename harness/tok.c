@@ -110,13 +110,11 @@ enum err tok_encode(const struct tok *t, const char *text, size_t len,
 	bos = spm_bos_id(t->spm);
 	if (add_special && bos >= 0) {
 		if (*n == *cap) {
-			size_t c = *cap ? *cap * 2 : 256;
-			uint32_t *p = mem_realloc(*ids, c * sizeof(*p));
+			uint32_t *p = mem_grow(*ids, cap, sizeof(*p), 256);
 
 			if (!p)
 				return diag_fail(d, ERR_NOMEM, "out of memory");
 			*ids = p;
-			*cap = c;
 		}
 		(*ids)[(*n)++] = (uint32_t)bos;
 	}

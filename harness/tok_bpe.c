@@ -601,13 +601,11 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 		b->nr = c;
 	}
 	if (b->nptok == b->ptok_cap) {
-		size_t c = b->ptok_cap ? b->ptok_cap * 2 : 4096;
-		struct ptok *p = mem_realloc(b->ptok, c * sizeof(*p));
+		struct ptok *p = mem_grow(b->ptok, &b->ptok_cap, sizeof(*p), 4096);
 
 		if (!p)
 			return diag_fail(d, ERR_NOMEM, "out of memory");
 		b->ptok = p;
-		b->ptok_cap = c;
 	}
 	{
 		struct ptok *p = &b->ptok[b->nptok];
@@ -724,12 +722,9 @@ enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
 	if (b->nptok && vocab_flush(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (b->npm == b->pm_cap) {
-		size_t c = b->pm_cap ? b->pm_cap * 2 : 4096;
-
-		if (!(p = mem_realloc(b->pm, c * sizeof(*p))))
+		if (!(p = mem_grow(b->pm, &b->pm_cap, sizeof(*p), 4096)))
 			return diag_fail(d, ERR_NOMEM, "out of memory");
 		b->pm = p;
-		b->pm_cap = c;
 	}
 	p = &b->pm[b->npm];
 	p->off = (uint32_t)b->malen;
@@ -1368,13 +1363,11 @@ static enum err heap_push(struct bpe_work *w, struct hent h)
 	size_t i;
 
 	if (w->nheap == w->heap_cap) {
-		size_t c = w->heap_cap ? w->heap_cap * 2 : 1024;
-		struct hent *p = mem_realloc(w->heap, c * sizeof(*p));
+		struct hent *p = mem_grow(w->heap, &w->heap_cap, sizeof(*p), 1024);
 
 		if (!p)
 			return ERR_NOMEM;
 		w->heap = p;
-		w->heap_cap = c;
 	}
 	i = w->nheap++;
 	while (i > 0 && hless(&h, &w->heap[(i - 1) / 2])) {

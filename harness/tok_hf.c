@@ -61,13 +61,11 @@ enum err tok_run_emit(struct tok_run *r, uint32_t id)
 		return ERR_OK;
 	}
 	if (*r->nids == *r->cap) {
-		size_t c = *r->cap ? *r->cap * 2 : 256;
-		uint32_t *p = mem_realloc(*r->ids, c * sizeof(*p));
+		uint32_t *p = mem_grow(*r->ids, r->cap, sizeof(*p), 256);
 
 		if (!p)
 			return tok_run_nomem(r);
 		*r->ids = p;
-		*r->cap = c;
 	}
 	(*r->ids)[(*r->nids)++] = id;
 	return ERR_OK;

@@ -47,13 +47,11 @@ void tok_pieces_release(struct tok_pieces *ps)
 enum err tok_pieces_push(struct tok_pieces *ps, size_t a, size_t b, int match)
 {
 	if (ps->n == ps->cap) {
-		size_t c = ps->cap ? ps->cap * 2 : 64;
-		struct tok_item *p = mem_realloc(ps->it, c * sizeof(*p));
+		struct tok_item *p = mem_grow(ps->it, &ps->cap, sizeof(*p), 64);
 
 		if (!p)
 			return ERR_NOMEM;
 		ps->it = p;
-		ps->cap = c;
 	}
 	ps->it[ps->n++] = (struct tok_item){a, b, match};
 	return ERR_OK;

@@ -177,12 +177,10 @@ static struct group *group_of(struct why_fold *w, const struct why_reason *r)
 		if (w->g[i].stage == r->stage && !strcmp(w->g[i].key, r->key))
 			return &w->g[i];
 	if (w->ng == w->capg) {
-		size_t cap = w->capg ? w->capg * 2 : 8;
-		struct group *n = mem_realloc(w->g, cap * sizeof(*n));
+		struct group *n = mem_grow(w->g, &w->capg, sizeof(*n), 8);
 		if (!n)
 			return NULL;
 		w->g = n;
-		w->capg = cap;
 	}
 	g = &w->g[w->ng];
 	memset(g, 0, sizeof(*g));
