@@ -9,28 +9,7 @@
 #include "image.h"
 #include "mem.h"
 #include "t.h"
-
-/* Decodes PNG bytes to RGB with libpng's simplified API. Caller frees. */
-static unsigned char *decode(const struct buf *png, int *w, int *h)
-{
-	png_image img;
-	unsigned char *px;
-
-	memset(&img, 0, sizeof(img));
-	img.version = PNG_IMAGE_VERSION;
-	if (!png_image_begin_read_from_memory(&img, png->data, png->len))
-		return NULL;
-	img.format = PNG_FORMAT_RGB;
-	px = malloc(PNG_IMAGE_SIZE(img));
-	if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL)) {
-		free(px);
-		png_image_free(&img);
-		return NULL;
-	}
-	*w = (int)img.width;
-	*h = (int)img.height;
-	return px;
-}
+#include "tpng.h"
 
 static int pixel_is(const unsigned char *px, int w, int x, int y,
 		    const unsigned char rgb[3])
@@ -75,7 +54,7 @@ static void test_centre_and_corners(void)
 
 			buf_init(&png, 1 << 24);
 			CHECK(image_png(&o, size, &png, NULL) == ERR_OK);
-			px = decode(&png, &w, &h);
+			px = tpng_decode(&png, &w, &h);
 			CHECK(px != NULL);
 			if (px) {
 				CHECK(w == size && h == size);
@@ -116,7 +95,7 @@ static void test_label_ink(void)
 
 		buf_init(&png, 1 << 24);
 		CHECK(image_png(&o, 256, &png, NULL) == ERR_OK);
-		px = decode(&png, &w, &h);
+		px = tpng_decode(&png, &w, &h);
 		CHECK(px != NULL);
 		for (y = 0; px && y < h; y++)
 			for (x = 0; x < w; x++)

@@ -11,26 +11,7 @@
 #include "buf.h"
 #include "loadplot.h"
 #include "t.h"
-
-static unsigned char *decode(const struct buf *png, int *w, int *h)
-{
-	png_image img;
-	unsigned char *px;
-
-	memset(&img, 0, sizeof(img));
-	img.version = PNG_IMAGE_VERSION;
-	if (!png_image_begin_read_from_memory(&img, png->data, png->len))
-		return NULL;
-	img.format = PNG_FORMAT_RGB;
-	px = malloc(PNG_IMAGE_SIZE(img));
-	if (px && !png_image_finish_read(&img, NULL, px, 0, NULL)) {
-		free(px);
-		return NULL;
-	}
-	*w = (int)img.width;
-	*h = (int)img.height;
-	return px;
-}
+#include "tpng.h"
 
 static const unsigned char *at(const unsigned char *px, int w, int x, int y)
 {
@@ -64,7 +45,7 @@ static void test_points(void)
 	diag_init(&d);
 	CHECK(loadplot_png(c, 2, "MODEL M  RUN R", &png, &d) == ERR_OK);
 	CHECK(png.len > 8 && !memcmp(png.data, "\x89PNG\r\n\x1a\n", 8));
-	px = decode(&png, &w, &h);
+	px = tpng_decode(&png, &w, &h);
 	CHECK(px != NULL);
 	loadplot_size(2, &ww, &wh);
 	CHECK(w == ww && h == wh);
@@ -101,7 +82,7 @@ static void test_summary(void)
 	buf_init(&png, 1 << 22);
 	diag_init(&d);
 	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len > 0);
-	px = decode(&png, &w, &h);
+	px = tpng_decode(&png, &w, &h);
 	loadplot_size(1, &ww, &wh); /* one case: the rate cell is not drawn */
 	CHECK(px && w == ww && h == wh);
 	free(px);
