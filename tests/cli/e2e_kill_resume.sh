@@ -57,7 +57,9 @@ while [ $round -lt 3 ]; do
 	left=$((total - before))
 	want=$(awk -v s="$seed" -v r="$round" -v b="$before" -v l="$left" \
 		'BEGIN { srand(s * 7 + r); printf "%d", b + 50 + rand() * (l / 2 - 50) }')
-	script -qfec "exec $run $resume" "$tmp/ts$round" >/dev/null 2>&1 &
+	rm -f "$tmp/pid"
+	# the shell script(1) starts writes its pid, which exec hands to needle
+	script -qfec "echo \$\$ >'$tmp/pid'; exec $run $resume" "$tmp/ts$round" >/dev/null 2>&1 &
 	spid=$!
 	track "$spid"
 	while kill -0 "$spid" 2>/dev/null; do
@@ -66,7 +68,7 @@ while [ $round -lt 3 ]; do
 		sleep 0.01
 	done
 	delay="$want lines"
-	npid=$(ps -o pid= --ppid "$spid" | tr -d ' ' | head -n 1)
+	npid=$(cat "$tmp/pid" 2>/dev/null || true)
 	if [ -n "$npid" ] && kill -9 "$npid" 2>/dev/null; then
 		killed=$((killed + 1))
 	fi
