@@ -164,29 +164,40 @@ static int smap_get(const struct smap *m, const char *k, size_t n, uint32_t *val
 	return smap_get_h(m, k, n, (uint32_t)hash_bytes(k, n), val);
 }
 
+/* Appends k[0..n) to the byte arena *a of *len bytes used and *cap held
+ * (offsets into it stay below UINT32_MAX: ERR_LIMIT beyond). */
+static enum err arena_add(char **a, size_t *len, size_t *cap, const char *k, size_t n)
+{
+	if (n >= UINT32_MAX || *len + n >= UINT32_MAX)
+		return ERR_LIMIT;
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap * 2 : 65536;
+		char *p;
+
+		while (c < *len + n)
+			c *= 2;
+		if (!(p = mem_realloc(*a, c)))
+			return ERR_NOMEM;
+		*a = p;
+		*cap = c;
+	}
+	memcpy(*a + *len, k, n);
+	*len += n;
+	return ERR_OK;
+}
+
 /* Copies k[0..n) to the end of the arena; `*off` gets its offset. */
 static enum err smap_arena_add(struct smap *m, const char *k, size_t n, uint32_t *off)
 {
+	size_t at;
+	enum err e;
+
 	if (!m->alen)
 		m->alen = 1; /* offset 0 marks an empty slot */
-	if (n >= UINT32_MAX || m->alen + n >= UINT32_MAX)
-		return ERR_LIMIT;
-	if (m->alen + n > m->acap) {
-		size_t c = m->acap ? m->acap * 2 : 65536;
-		char *a;
-
-		while (c < m->alen + n)
-			c *= 2;
-		a = mem_realloc(m->arena, c);
-		if (!a)
-			return ERR_NOMEM;
-		m->arena = a;
-		m->acap = c;
-	}
-	memcpy(m->arena + m->alen, k, n);
-	*off = (uint32_t)m->alen;
-	m->alen += n;
-	return ERR_OK;
+	at = m->alen;
+	if (!(e = arena_add(&m->arena, &m->alen, &m->acap, k, n)))
+		*off = (uint32_t)at;
+	return e;
 }
 
 /* The slot count after nslot when one insert at a time fills the table (the
@@ -690,23 +701,7 @@ static int unit_id(const struct bpe *b, const char *u, size_t n, uint32_t guess,
 
 static enum err marena_add(struct bpe *b, const char *k, size_t n)
 {
-	if (b->malen + n >= UINT32_MAX)
-		return ERR_LIMIT;
-	if (b->malen + n > b->macap) {
-		size_t c = b->macap ? b->macap * 2 : 65536;
-		char *a;
-
-		while (c < b->malen + n)
-			c *= 2;
-		a = mem_realloc(b->marena, c);
-		if (!a)
-			return ERR_NOMEM;
-		b->marena = a;
-		b->macap = c;
-	}
-	memcpy(b->marena + b->malen, k, n);
-	b->malen += n;
-	return ERR_OK;
+	return arena_add(&b->marena, &b->malen, &b->macap, k, n);
 }
 
 enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
