@@ -63,8 +63,9 @@ static char *ids_of(const char *fix)
 	return out.data; /* handed over: buf's bytes are mem-allocated */
 }
 
-/* The one cache file in dir/needle into `path`; 0 if there is not exactly one. */
-static int cache_file(char *path, size_t cap)
+/* The files of dir/needle whose names start with `prefix` and hold `part`
+ * (".tmp" files left out); the last one's path into `path` when not NULL. */
+static int files_like(const char *prefix, const char *part, char *path, size_t cap)
 {
 	char sub[256];
 	DIR *dp;
@@ -75,10 +76,20 @@ static int cache_file(char *path, size_t cap)
 	if (!(dp = opendir(sub)))
 		return 0;
 	while ((e = readdir(dp)))
-		if (strstr(e->d_name, ".tok") && !strstr(e->d_name, ".tmp"))
-			n++, snprintf(path, cap, "%s/%s", sub, e->d_name);
+		if (!strncmp(e->d_name, prefix, strlen(prefix)) && strstr(e->d_name, part) &&
+		    !strstr(e->d_name, ".tmp")) {
+			n++;
+			if (path)
+				snprintf(path, cap, "%s/%s", sub, e->d_name);
+		}
 	closedir(dp);
-	return n == 1;
+	return n;
+}
+
+/* The one cache file in dir/needle into `path`; 0 if there is not exactly one. */
+static int cache_file(char *path, size_t cap)
+{
+	return files_like("", ".tok", path, cap) == 1;
 }
 
 static ino_t inode_of(const char *path)
@@ -152,19 +163,7 @@ static void check_fixture(const char *fix)
 /* The number of source index files (src-*.idx) in dir/needle. */
 static int index_files(void)
 {
-	char sub[256];
-	DIR *dp;
-	struct dirent *e;
-	int n = 0;
-
-	snprintf(sub, sizeof(sub), "%s/needle", dir);
-	if (!(dp = opendir(sub)))
-		return 0;
-	while ((e = readdir(dp)))
-		n += !strncmp(e->d_name, "src-", 4) && strstr(e->d_name, ".idx") &&
-		     !strstr(e->d_name, ".tmp");
-	closedir(dp);
-	return n;
+	return files_like("src-", ".idx", NULL, 0);
 }
 
 /* Removes every file in dir/needle. */
