@@ -1142,13 +1142,14 @@ struct hent {
 };
 
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
- * at most 8 bytes (most of them): it stays in the CPU caches, where the
- * big table does not. */
+ * at most L0_KEY bytes (nearly all of them): it stays in the CPU's L2,
+ * where the big table does not. */
 #define L0_BITS 14
 #define L0_SIZE (1u << L0_BITS)
+#define L0_KEY 16
 struct l0 {
-	uint64_t head; /* the key bytes */
-	uint32_t len;  /* 0 = empty */
+	uint64_t head, tail; /* key bytes 0..7 and 8..15, zero-padded */
+	uint32_t len;        /* 0 = empty */
 	uint32_t count;
 };
 
@@ -1629,13 +1630,15 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	return merge_heap(b, w);
 }
 
+/* The L0 slot of piece[0..n) (n <= L0_KEY) and the key it must hold. */
 static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n,
-				 uint64_t *head)
+				 uint64_t *head, uint64_t *tail)
 {
 	uint64_t m;
 
 	*head = load_upto8(piece, n);
-	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL;
+	*tail = n > 8 ? load_upto8(piece + 8, n - 8) : 0;
+	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
 	return &w->l0[m >> (64 - L0_BITS)];
 }
 
@@ -1676,60 +1679,153 @@ static enum err count_miss(const struct bpe *b, struct bpe_work *w, const char *
 	return ERR_OK;
 }
 
-/* bpe_count; `h` is the piece's hash_bytes if it has more than 8 bytes
- * (shorter pieces hash only when the L0 cache misses). */
-static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *piece,
-			size_t n, uint32_t h, size_t *count)
+/* Whether count_miss on a pre-token of hash `h` looks it up in the vocab
+ * (the Bloom filter lets it, or ignore_merges makes it the model's first
+ * step): then the lookup's slot is worth prefetching. */
+static inline int looks_up_vocab(const struct bpe *b, uint32_t h)
 {
-	uint32_t v;
-	enum err e;
+	size_t bit;
 
-	if (n == 1 && b->o.byte_level && b->unit[(unsigned char)piece[0]] >= 0) {
-		*count += 1;
-		return ERR_OK;
-	}
-	if (n > BPE_CACHE_MAX_KEY) {
-		if ((e = run_model(b, w, piece, n)))
-			return e;
-		*count += w->nsym;
-		return ERR_OK;
-	}
-	if (n <= 8) {
-		uint64_t head;
-		struct l0 *z = l0_slot(w, piece, n, &head);
+	if (b->o.ignore_merges)
+		return 1;
+	if (!b->whole)
+		return 0;
+	bit = bloom_bit(h, b->nbloom);
+	return b->bloom[bit / 8] >> (bit % 8) & 1;
+}
 
-		if (z->len == n && z->head == head) {
-			*count += z->count;
-			return ERR_OK;
-		}
-		h = (uint32_t)hash_bytes(piece, n);
-		if (!smap_get_h(&w->cache, piece, n, h, &v)) {
-			if ((e = count_miss(b, w, piece, n, h, &v)))
-				return e;
-			if (w->cache.n < BPE_CACHE_MAX_ENTRIES &&
-			    (e = smap_put_h(&w->cache, piece, n, h, v, NULL)))
-				return e;
-		}
-		*z = (struct l0){head, (uint32_t)n, v};
-		*count += v;
-		return ERR_OK;
+/* The pre-tokens of a batch that bpe_count_many has not counted yet (the
+ * L0 cache missed), and what it knows of each. */
+struct pending {
+	uint16_t j[BPE_SPANS_MAX]; /* index in the batch */
+	uint32_t h[BPE_SPANS_MAX]; /* hash_bytes, once computed */
+	size_t n;
+};
+
+/* Stores count v of pre-token piece[0..n) in the L0 cache if it fits. */
+static void l0_fill(struct bpe_work *w, const char *piece, size_t n, uint32_t v)
+{
+	uint64_t head, tail;
+	struct l0 *z;
+
+	if (n <= L0_KEY) {
+		z = l0_slot(w, piece, n, &head, &tail);
+		*z = (struct l0){head, tail, (uint32_t)n, v};
 	}
-	if (smap_get_h(&w->cache, piece, n, h, &v)) {
-		*count += v;
-		return ERR_OK;
-	}
-	if ((e = count_miss(b, w, piece, n, h, &v)))
-		return e;
-	*count += v;
+}
+
+/* Stores count v of pre-token piece[0..n) (hash h) in the L0 cache and in
+ * the count cache (while it is below its bounds). */
+static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32_t h,
+			 uint32_t v)
+{
+	l0_fill(w, piece, n, v);
 	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
 		return smap_put_h(&w->cache, piece, n, h, v, NULL);
 	return ERR_OK;
 }
 
+/* Stage 1 of bpe_count_many: adds the counts the L0 cache and the
+ * single-byte rule give; the rest goes to `q`, with its count cache slot
+ * prefetched. */
+static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s,
+		     const struct bpe_span *p, size_t k, struct pending *q, size_t *c)
+{
+	struct l0 *z[BPE_SPANS_MAX];
+	uint64_t head[BPE_SPANS_MAX], tail[BPE_SPANS_MAX];
+	size_t i;
+
+	for (i = 0; i < k; i++) /* the slots, prefetched */
+		if (p[i].n <= L0_KEY)
+			__builtin_prefetch(z[i] = l0_slot(w, s + p[i].at, p[i].n, &head[i], &tail[i]));
+	q->n = 0;
+	for (i = 0; i < k; i++) {
+		size_t n = p[i].n;
+
+		if (n == 1 && b->o.byte_level && b->unit[(unsigned char)s[p[i].at]] >= 0)
+			*c += 1;
+		else if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
+			*c += z[i]->count;
+		else
+			q->j[q->n++] = (uint16_t)i;
+	}
+	for (i = 0; i < q->n; i++) {
+		const struct bpe_span *t = &p[q->j[i]];
+
+		q->h[i] = (uint32_t)hash_bytes(s + t->at, t->n);
+		if (w->cache.nslot)
+			__builtin_prefetch(&w->cache.slot[q->h[i] & (w->cache.nslot - 1)]);
+	}
+}
+
+/* Stage 2: counts what the count cache holds and what is too long for it;
+ * keeps in `q` the misses, with their vocab slot prefetched when
+ * count_miss will look there. */
+static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char *s,
+			     const struct bpe_span *p, struct pending *q, size_t *c)
+{
+	size_t i, m = 0;
+	uint32_t v;
+	enum err e;
+
+	for (i = 0; i < q->n; i++) {
+		const char *piece = s + p[q->j[i]].at;
+		size_t n = p[q->j[i]].n;
+
+		if (n > BPE_CACHE_MAX_KEY) {
+			if ((e = run_model(b, w, piece, n)))
+				return e;
+			*c += w->nsym;
+		} else if (smap_get_h(&w->cache, piece, n, q->h[i], &v)) {
+			*c += v;
+			l0_fill(w, piece, n, v);
+		} else {
+			if (looks_up_vocab(b, q->h[i]))
+				__builtin_prefetch(&b->vocab.slot[q->h[i] & (b->vocab.nslot - 1)]);
+			q->j[m] = q->j[i], q->h[m++] = q->h[i];
+		}
+	}
+	q->n = m;
+	return ERR_OK;
+}
+
+/* A batch's pre-tokens go through the caches in stages, each over the
+ * whole batch, so that the cache misses of one stage overlap (every address
+ * is prefetched a stage ahead) instead of stalling one pre-token after
+ * another: the L0 cache, then the count cache, then the model (count_miss)
+ * for the rest. A count is a sum, so the order does not matter; a
+ * pre-token twice among the misses of one batch is counted twice, the
+ * second time overwriting the first's cache entry with the same count. */
+enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s,
+			const struct bpe_span *p, size_t k, size_t *count)
+{
+	struct pending q;
+	size_t i, c = 0;
+	uint32_t v;
+	enum err e = ERR_OK;
+
+	count_l0(b, w, s, p, k, &q, &c);
+	if (q.n)
+		e = count_cached(b, w, s, p, &q, &c);
+	for (i = 0; i < q.n && !e; i++) {
+		const char *piece = s + p[q.j[i]].at;
+		size_t n = p[q.j[i]].n;
+
+		if ((e = count_miss(b, w, piece, n, q.h[i], &v)))
+			break;
+		c += v;
+		e = remember(w, piece, n, q.h[i], v);
+	}
+	*count += c;
+	return e;
+}
+
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count)
 {
-	return count_h(b, w, piece, n, n > 8 ? (uint32_t)hash_bytes(piece, n) : 0, count);
+	struct bpe_span one = {0, n};
+
+	return bpe_count_many(b, w, piece, &one, 1, count);
 }
 
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,

@@ -187,25 +187,27 @@ static enum err scan_to_model(struct tok_run *r, const struct tok_pre *p, const 
 }
 
 /* scan_to_model for counts, the hot loop of `needle count`: no detour via
- * tok_run_model. */
+ * tok_run_model, and the pieces of each batch of matches counted together
+ * (bpe_count_many). */
 static enum err scan_to_count(struct tok_run *r, const struct tok_pre *p, const char *s,
 			      size_t n, int gaps)
 {
 	const struct bpe *b = r->h->bpe;
-	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j, *c = &r->count;
+	struct bpe_span sp[2 * SCAN_BATCH + 1];
+	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j, ns;
 	enum err e = ERR_OK;
 
 	while (!e && (k = scan_find_many(p->re.scan, r->h->tab, s, n, prev, ms, me, SCAN_BATCH))) {
-		for (j = 0; j < k && !e; j++) {
+		for (ns = j = 0; j < k; j++) {
 			if (gaps && prev != ms[j])
-				e = bpe_count(b, r->w, s + prev, ms[j] - prev, c);
-			if (!e)
-				e = bpe_count(b, r->w, s + ms[j], me[j] - ms[j], c);
+				sp[ns++] = (struct bpe_span){prev, ms[j] - prev};
+			sp[ns++] = (struct bpe_span){ms[j], me[j] - ms[j]};
 			prev = me[j];
 		}
+		e = bpe_count_many(b, r->w, s, sp, ns, &r->count);
 	}
 	if (!e && gaps && prev != n)
-		e = bpe_count(b, r->w, s + prev, n - prev, c);
+		e = bpe_count(b, r->w, s + prev, n - prev, &r->count);
 	return e ? diag_fail(r->d, e, "out of memory") : ERR_OK;
 }
 
