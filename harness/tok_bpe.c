@@ -1642,6 +1642,26 @@ static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n
 	return &w->l0[m >> (64 - L0_BITS)];
 }
 
+/* l0_slot of s[at..at + n) where L0_KEY bytes from s + at may be read
+ * (at + L0_KEY <= the text's length): two loads and two masks instead of
+ * load_upto8's branches on n, which pre-token lengths keep mispredicting.
+ * The key is the same bytes zero-padded, so the same as l0_slot's. */
+static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t at, size_t n,
+				      uint64_t *head, uint64_t *tail)
+{
+	static const uint64_t lo[L0_KEY + 1] = {
+		0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
+		0xFFFFFFFFFFFFFF, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+	uint64_t m;
+
+	memcpy(head, s + at, 8);
+	memcpy(tail, s + at + 8, 8);
+	*head &= lo[n];
+	*tail &= n > 8 ? lo[n - 8] : 0;
+	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
+	return &w->l0[m >> (64 - L0_BITS)];
+}
+
 /* Whether pre-token piece[0..n) (hash_bytes `h`) is a vocab string whose
  * own run of the model gives its token alone: then it counts 1, no merging
  * needed (most distinct English words). */
@@ -1728,16 +1748,22 @@ static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32
 /* Stage 1 of bpe_count_many: adds the counts the L0 cache and the
  * single-byte rule give; the rest goes to `q`, with its count cache slot
  * prefetched. */
-static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s,
+static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 		     const struct bpe_span *p, size_t k, struct pending *q, size_t *c)
 {
 	struct l0 *z[BPE_SPANS_MAX];
 	uint64_t head[BPE_SPANS_MAX], tail[BPE_SPANS_MAX];
 	size_t i;
 
-	for (i = 0; i < k; i++) /* the slots, prefetched */
-		if (p[i].n <= L0_KEY)
-			__builtin_prefetch(z[i] = l0_slot(w, s + p[i].at, p[i].n, &head[i], &tail[i]));
+	for (i = 0; i < k; i++) { /* the slots, prefetched */
+		if (p[i].n > L0_KEY)
+			continue;
+		if (p[i].at + L0_KEY <= len)
+			z[i] = l0_slot_wide(w, s, p[i].at, p[i].n, &head[i], &tail[i]);
+		else
+			z[i] = l0_slot(w, s + p[i].at, p[i].n, &head[i], &tail[i]);
+		__builtin_prefetch(z[i]);
+	}
 	q->n = 0;
 	for (i = 0; i < k; i++) {
 		size_t n = p[i].n;
@@ -1796,7 +1822,7 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
  * for the rest. A count is a sum, so the order does not matter; a
  * pre-token twice among the misses of one batch is counted twice, the
  * second time overwriting the first's cache entry with the same count. */
-enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s,
+enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 			const struct bpe_span *p, size_t k, size_t *count)
 {
 	struct pending q;
@@ -1804,7 +1830,7 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s,
 	uint32_t v;
 	enum err e = ERR_OK;
 
-	count_l0(b, w, s, p, k, &q, &c);
+	count_l0(b, w, s, len, p, k, &q, &c);
 	if (q.n)
 		e = count_cached(b, w, s, p, &q, &c);
 	for (i = 0; i < q.n && !e; i++) {
@@ -1825,7 +1851,7 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 {
 	struct bpe_span one = {0, n};
 
-	return bpe_count_many(b, w, piece, &one, 1, count);
+	return bpe_count_many(b, w, piece, n, &one, 1, count);
 }
 
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,

@@ -102,10 +102,11 @@ struct bpe_span {
 	size_t at, n;
 };
 /* The most pre-tokens one bpe_count_many call takes. */
-#define BPE_SPANS_MAX 256
-/* bpe_count of every pre-token of the batch p[0..k) of text s (k at most
- * BPE_SPANS_MAX), faster than one call each: their cache misses overlap. */
-enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s,
+#define BPE_SPANS_MAX 512
+/* bpe_count of every pre-token of the batch p[0..k) of text s[0..len) (k
+ * at most BPE_SPANS_MAX), faster than one call each: their cache misses
+ * overlap. */
+enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 			const struct bpe_span *p, size_t k, size_t *count);
 /* Appends the token ids of pre-token `piece` (grown as in tok_encode). */
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,

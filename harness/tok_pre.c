@@ -107,7 +107,7 @@ static enum err descend(struct tok_run *r, size_t k, const char *s, int first)
 	return ERR_OK;
 }
 
-#define SCAN_BATCH 64 /* matches per scan_find_many call */
+#define SCAN_BATCH 128 /* matches per scan_find_many call */
 
 static enum err byte_level(struct tok_run *r, size_t k, const char *s, size_t n)
 {
@@ -204,7 +204,7 @@ static enum err scan_to_count(struct tok_run *r, const struct tok_pre *p, const 
 			sp[ns++] = (struct bpe_span){ms[j], me[j] - ms[j]};
 			prev = me[j];
 		}
-		e = bpe_count_many(b, r->w, s, sp, ns, &r->count);
+		e = bpe_count_many(b, r->w, s, n, sp, ns, &r->count);
 	}
 	if (!e && gaps && prev != n)
 		e = bpe_count(b, r->w, s + prev, n - prev, &r->count);
