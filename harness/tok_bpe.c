@@ -1719,6 +1719,7 @@ static inline int looks_up_vocab(const struct bpe *b, uint32_t h)
 struct pending {
 	uint16_t j[BPE_SPANS_MAX]; /* index in the batch */
 	uint32_t h[BPE_SPANS_MAX]; /* hash_bytes, once computed */
+	uint8_t vocab[BPE_SPANS_MAX]; /* looks_up_vocab, once the count cache missed */
 	size_t n;
 };
 
@@ -1745,9 +1746,8 @@ static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32
 	return ERR_OK;
 }
 
-/* Stage 1 of bpe_count_many: adds the counts the L0 cache and the
- * single-byte rule give; the rest goes to `q`, with its count cache slot
- * prefetched. */
+/* Stage 1 of bpe_count_many: adds the counts the L0 cache gives; the rest
+ * goes to `q`, with its count cache slot and Bloom filter byte prefetched. */
 static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 		     const struct bpe_span *p, size_t k, struct pending *q, size_t *c)
 {
@@ -1768,9 +1768,7 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 	for (i = 0; i < k; i++) {
 		size_t n = p[i].n;
 
-		if (n == 1 && b->o.byte_level && b->unit[(unsigned char)s[p[i].at]] >= 0)
-			*c += 1;
-		else if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
+		if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
 			*c += z[i]->count;
 		else
 			q->j[q->n++] = (uint16_t)i;
@@ -1781,12 +1779,14 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 		q->h[i] = (uint32_t)hash_bytes(s + t->at, t->n);
 		if (w->cache.nslot)
 			__builtin_prefetch(&w->cache.slot[q->h[i] & (w->cache.nslot - 1)]);
+		if (b->whole)
+			__builtin_prefetch(&b->bloom[bloom_bit(q->h[i], b->nbloom) / 8]);
 	}
 }
 
-/* Stage 2: counts what the count cache holds and what is too long for it;
- * keeps in `q` the misses, with their vocab slot prefetched when
- * count_miss will look there. */
+/* Stage 2: counts single bytes of a byte-level model (each a token), what
+ * the count cache holds and what is too long for it; keeps in `q` the
+ * misses, with their vocab slot prefetched when count_miss will look there. */
 static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char *s,
 			     const struct bpe_span *p, struct pending *q, size_t *c)
 {
@@ -1802,11 +1802,15 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
 			if ((e = run_model(b, w, piece, n)))
 				return e;
 			*c += w->nsym;
+		} else if (n == 1 && b->o.byte_level && b->unit[(unsigned char)*piece] >= 0) {
+			*c += 1;
+			l0_fill(w, piece, n, 1);
 		} else if (smap_get_h(&w->cache, piece, n, q->h[i], &v)) {
 			*c += v;
 			l0_fill(w, piece, n, v);
 		} else {
-			if (looks_up_vocab(b, q->h[i]))
+			q->vocab[m] = (uint8_t)looks_up_vocab(b, q->h[i]);
+			if (q->vocab[m])
 				__builtin_prefetch(&b->vocab.slot[q->h[i] & (b->vocab.nslot - 1)]);
 			q->j[m] = q->j[i], q->h[m++] = q->h[i];
 		}
@@ -1819,28 +1823,35 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
  * whole batch, so that the cache misses of one stage overlap (every address
  * is prefetched a stage ahead) instead of stalling one pre-token after
  * another: the L0 cache, then the count cache, then the model (count_miss)
- * for the rest. A count is a sum, so the order does not matter; a
- * pre-token twice among the misses of one batch is counted twice, the
- * second time overwriting the first's cache entry with the same count. */
+ * for the rest, first those that skip the vocab (their model runs give the
+ * vocab slots of the others time to arrive). A count is a sum, so the
+ * order does not matter; a pre-token twice among the misses of one batch
+ * is counted twice, the second time overwriting the first's cache entry
+ * with the same count. */
 enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 			const struct bpe_span *p, size_t k, size_t *count)
 {
 	struct pending q;
 	size_t i, c = 0;
 	uint32_t v;
+	uint8_t pass;
 	enum err e = ERR_OK;
 
 	count_l0(b, w, s, len, p, k, &q, &c);
 	if (q.n)
 		e = count_cached(b, w, s, p, &q, &c);
-	for (i = 0; i < q.n && !e; i++) {
-		const char *piece = s + p[q.j[i]].at;
-		size_t n = p[q.j[i]].n;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < q.n && !e; i++) {
+			const char *piece = s + p[q.j[i]].at;
+			size_t n = p[q.j[i]].n;
 
-		if ((e = count_miss(b, w, piece, n, q.h[i], &v)))
-			break;
-		c += v;
-		e = remember(w, piece, n, q.h[i], v);
+			if (q.vocab[i] != pass)
+				continue;
+			if ((e = count_miss(b, w, piece, n, q.h[i], &v)))
+				break;
+			c += v;
+			e = remember(w, piece, n, q.h[i], v);
+		}
 	}
 	*count += c;
 	return e;
