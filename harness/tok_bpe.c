@@ -1717,9 +1717,9 @@ static inline int looks_up_vocab(const struct bpe *b, uint32_t h)
 /* The pre-tokens of a batch that bpe_count_many has not counted yet (the
  * L0 cache missed), and what it knows of each. */
 struct pending {
-	uint16_t j[BPE_SPANS_MAX]; /* index in the batch */
-	uint32_t h[BPE_SPANS_MAX]; /* hash_bytes, once computed */
-	uint8_t vocab[BPE_SPANS_MAX]; /* looks_up_vocab, once the count cache missed */
+	uint16_t j[BPE_BATCH_MAX]; /* index in the batch */
+	uint32_t h[BPE_BATCH_MAX]; /* hash_bytes, once computed */
+	uint8_t vocab[BPE_BATCH_MAX]; /* looks_up_vocab, once the count cache missed */
 	size_t n;
 };
 
@@ -1749,24 +1749,24 @@ static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32
 /* Stage 1 of bpe_count_many: adds the counts the L0 cache gives; the rest
  * goes to `q`, with its count cache slot and Bloom filter byte prefetched. */
 static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
-		     const struct bpe_span *p, size_t k, struct pending *q, size_t *c)
+		     const size_t *ms, const size_t *me, size_t k, struct pending *q, size_t *c)
 {
-	struct l0 *z[BPE_SPANS_MAX];
-	uint64_t head[BPE_SPANS_MAX], tail[BPE_SPANS_MAX];
+	struct l0 *z[BPE_BATCH_MAX];
+	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX];
 	size_t i;
 
 	for (i = 0; i < k; i++) { /* the slots, prefetched */
-		if (p[i].n > L0_KEY)
+		if ((me[i] - ms[i]) > L0_KEY)
 			continue;
-		if (p[i].at + L0_KEY <= len)
-			z[i] = l0_slot_wide(w, s, p[i].at, p[i].n, &head[i], &tail[i]);
+		if (ms[i] + L0_KEY <= len)
+			z[i] = l0_slot_wide(w, s, ms[i], (me[i] - ms[i]), &head[i], &tail[i]);
 		else
-			z[i] = l0_slot(w, s + p[i].at, p[i].n, &head[i], &tail[i]);
+			z[i] = l0_slot(w, s + ms[i], (me[i] - ms[i]), &head[i], &tail[i]);
 		__builtin_prefetch(z[i]);
 	}
 	q->n = 0;
 	for (i = 0; i < k; i++) {
-		size_t n = p[i].n;
+		size_t n = (me[i] - ms[i]);
 
 		if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
 			*c += z[i]->count;
@@ -1774,9 +1774,9 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 			q->j[q->n++] = (uint16_t)i;
 	}
 	for (i = 0; i < q->n; i++) {
-		const struct bpe_span *t = &p[q->j[i]];
+		size_t j = q->j[i];
 
-		q->h[i] = (uint32_t)hash_bytes(s + t->at, t->n);
+		q->h[i] = (uint32_t)hash_bytes(s + ms[j], me[j] - ms[j]);
 		if (w->cache.nslot)
 			__builtin_prefetch(&w->cache.slot[q->h[i] & (w->cache.nslot - 1)]);
 		if (b->whole)
@@ -1788,15 +1788,15 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
  * the count cache holds and what is too long for it; keeps in `q` the
  * misses, with their vocab slot prefetched when count_miss will look there. */
 static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char *s,
-			     const struct bpe_span *p, struct pending *q, size_t *c)
+			     const size_t *ms, const size_t *me, struct pending *q, size_t *c)
 {
 	size_t i, m = 0;
 	uint32_t v;
 	enum err e;
 
 	for (i = 0; i < q->n; i++) {
-		const char *piece = s + p[q->j[i]].at;
-		size_t n = p[q->j[i]].n;
+		const char *piece = s + ms[q->j[i]];
+		size_t n = (me[q->j[i]] - ms[q->j[i]]);
 
 		if (n > BPE_CACHE_MAX_KEY) {
 			if ((e = run_model(b, w, piece, n)))
@@ -1829,7 +1829,7 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
  * is counted twice, the second time overwriting the first's cache entry
  * with the same count. */
 enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
-			const struct bpe_span *p, size_t k, size_t *count)
+			const size_t *ms, const size_t *me, size_t k, size_t *count)
 {
 	struct pending q;
 	size_t i, c = 0;
@@ -1837,13 +1837,13 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 	uint8_t pass;
 	enum err e = ERR_OK;
 
-	count_l0(b, w, s, len, p, k, &q, &c);
+	count_l0(b, w, s, len, ms, me, k, &q, &c);
 	if (q.n)
-		e = count_cached(b, w, s, p, &q, &c);
+		e = count_cached(b, w, s, ms, me, &q, &c);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < q.n && !e; i++) {
-			const char *piece = s + p[q.j[i]].at;
-			size_t n = p[q.j[i]].n;
+			const char *piece = s + ms[q.j[i]];
+			size_t n = (me[q.j[i]] - ms[q.j[i]]);
 
 			if (q.vocab[i] != pass)
 				continue;
@@ -1860,9 +1860,9 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count)
 {
-	struct bpe_span one = {0, n};
+	size_t at = 0;
 
-	return bpe_count_many(b, w, piece, n, &one, 1, count);
+	return bpe_count_many(b, w, piece, n, &at, &n, 1, count);
 }
 
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,

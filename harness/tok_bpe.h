@@ -97,17 +97,13 @@ void bpe_work_free(struct bpe_work *w);
  * filling the work's cache. */
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count);
-/* A pre-token of a batch: s[at..at + n) of the batch's text, n > 0. */
-struct bpe_span {
-	size_t at, n;
-};
 /* The most pre-tokens one bpe_count_many call takes. */
-#define BPE_SPANS_MAX 512
-/* bpe_count of every pre-token of the batch p[0..k) of text s[0..len) (k
- * at most BPE_SPANS_MAX), faster than one call each: their cache misses
- * overlap. */
+#define BPE_BATCH_MAX 512
+/* bpe_count of every pre-token s[ms[i]..me[i]) (i < k, non-empty, k at
+ * most BPE_BATCH_MAX) of text s[0..len), as a scanner's matches come
+ * (tok_scan.h), faster than one call each: their cache misses overlap. */
 enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
-			const struct bpe_span *p, size_t k, size_t *count);
+			const size_t *ms, const size_t *me, size_t k, size_t *count);
 /* Appends the token ids of pre-token `piece` (grown as in tok_encode). */
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 		    size_t n, uint32_t **ids, size_t *nids, size_t *cap);

@@ -107,7 +107,8 @@ static enum err descend(struct tok_run *r, size_t k, const char *s, int first)
 	return ERR_OK;
 }
 
-#define SCAN_BATCH 128 /* matches per scan_find_many call */
+#define SCAN_BATCH 256 /* matches per scan_find_many call */
+_Static_assert(SCAN_BATCH <= BPE_BATCH_MAX, "a batch of matches is one bpe_count_many call");
 
 static enum err byte_level(struct tok_run *r, size_t k, const char *s, size_t n)
 {
@@ -187,24 +188,23 @@ static enum err scan_to_model(struct tok_run *r, const struct tok_pre *p, const 
 }
 
 /* scan_to_model for counts, the hot loop of `needle count`: no detour via
- * tok_run_model, and the pieces of each batch of matches counted together
- * (bpe_count_many). */
+ * tok_run_model, and each batch of matches counted together
+ * (bpe_count_many); the gaps (rare: the scanners of cl100k and o200k leave
+ * none) one at a time. */
 static enum err scan_to_count(struct tok_run *r, const struct tok_pre *p, const char *s,
 			      size_t n, int gaps)
 {
 	const struct bpe *b = r->h->bpe;
-	struct bpe_span sp[2 * SCAN_BATCH + 1];
-	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j, ns;
+	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j;
 	enum err e = ERR_OK;
 
 	while (!e && (k = scan_find_many(p->re.scan, r->h->tab, s, n, prev, ms, me, SCAN_BATCH))) {
-		for (ns = j = 0; j < k; j++) {
-			if (gaps && prev != ms[j])
-				sp[ns++] = (struct bpe_span){prev, ms[j] - prev};
-			sp[ns++] = (struct bpe_span){ms[j], me[j] - ms[j]};
-			prev = me[j];
-		}
-		e = bpe_count_many(b, r->w, s, n, sp, ns, &r->count);
+		for (j = 0; gaps && j < k && !e; prev = me[j++])
+			if (prev != ms[j])
+				e = bpe_count(b, r->w, s + prev, ms[j] - prev, &r->count);
+		if (!e)
+			e = bpe_count_many(b, r->w, s, n, ms, me, k, &r->count);
+		prev = me[k - 1];
 	}
 	if (!e && gaps && prev != n)
 		e = bpe_count(b, r->w, s + prev, n - prev, &r->count);

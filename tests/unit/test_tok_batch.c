@@ -76,7 +76,8 @@ static void check_count(const struct tok_hf *h, const char *tok, const char *nam
 }
 
 /* The pieces' own encodings, one model run each. */
-static size_t encoded(const struct bpe *b, const char *s, const struct bpe_span *p, size_t k)
+static size_t encoded(const struct bpe *b, const char *s, const size_t *ms, const size_t *me,
+		      size_t k)
 {
 	struct bpe_work *w = NULL;
 	uint32_t *ids = NULL;
@@ -84,7 +85,7 @@ static size_t encoded(const struct bpe *b, const char *s, const struct bpe_span 
 	enum err e = bpe_work_new(&w);
 
 	for (i = 0; !e && i < k; i++)
-		e = bpe_encode(b, w, s + p[i].at, p[i].n, &ids, &nids, &cap);
+		e = bpe_encode(b, w, s + ms[i], me[i] - ms[i], &ids, &nids, &cap);
 	CHECK(e == ERR_OK);
 	bpe_work_free(w);
 	mem_free(ids);
@@ -95,19 +96,20 @@ static size_t encoded(const struct bpe *b, const char *s, const struct bpe_span 
  * starts) through one work, so later batches meet cached pieces. */
 static void check_batches(const struct bpe *b, const char *tok, const char *s, size_t n)
 {
-	static struct bpe_span p[BPE_SPANS_MAX];
+	static size_t ms[BPE_BATCH_MAX], me[BPE_BATCH_MAX];
 	struct bpe_work *w = NULL;
 	unsigned seed = 7;
 	size_t round, i, k, sum;
 
 	CHECK(bpe_work_new(&w) == ERR_OK);
 	for (round = 0; w && round < 40; round++) {
-		k = 1 + (size_t)rand_r(&seed) % BPE_SPANS_MAX;
+		k = 1 + (size_t)rand_r(&seed) % BPE_BATCH_MAX;
 		for (i = 0; i < k; i++) {
 			size_t at, len;
 
 			if (i && rand_r(&seed) % 4 == 0) { /* a piece again */
-				p[i] = p[(size_t)rand_r(&seed) % i];
+				at = (size_t)rand_r(&seed) % i;
+				ms[i] = ms[at], me[i] = me[at];
 				continue;
 			}
 			len = 1 + (size_t)rand_r(&seed) % (rand_r(&seed) % 8 ? 20 : 400);
@@ -117,14 +119,14 @@ static void check_batches(const struct bpe *b, const char *tok, const char *s, s
 			len = len > n - at ? n - at : len;
 			while (at + len < n && ((unsigned char)s[at + len] & 0xC0) == 0x80)
 				len++;
-			p[i] = (struct bpe_span){at, len};
+			ms[i] = at, me[i] = at + len;
 		}
 		sum = 0;
-		CHECK(bpe_count_many(b, w, s, n, p, k, &sum) == ERR_OK);
-		if (sum != encoded(b, s, p, k))
+		CHECK(bpe_count_many(b, w, s, n, ms, me, k, &sum) == ERR_OK);
+		if (sum != encoded(b, s, ms, me, k))
 			fprintf(stderr, "  %s: batch %zu of %zu pieces: %zu tokens, encoded %zu\n", tok,
-				round, k, sum, encoded(b, s, p, k));
-		CHECK(sum == encoded(b, s, p, k));
+				round, k, sum, encoded(b, s, ms, me, k));
+		CHECK(sum == encoded(b, s, ms, me, k));
 	}
 	bpe_work_free(w);
 }
