@@ -1142,9 +1142,11 @@ struct hent {
 };
 
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
- * at most L0_KEY bytes (nearly all of them): it stays in the CPU's L2,
- * where the big table does not. */
-#define L0_BITS 14
+ * at most L0_KEY bytes (nearly all of them): 2^15 slots of 24 bytes (768
+ * KiB) mostly stay in a 1 MiB L2, where the big table does not. On the
+ * English bench 2^15 slots leave 115K of 1M pieces to the count cache, 2^14
+ * slots 147K (1-2 % slower). */
+#define L0_BITS 15
 #define L0_SIZE (1u << L0_BITS)
 #define L0_KEY 16
 struct l0 {
