@@ -41,7 +41,8 @@ static const char mixed_line[] =
 	"  indented line\twith tabs\n\n\nTriple newline above\r\n"
 	"\xe4\xb8\xad\xe6\x96\x87\xe5\x8f\xa5\xe5\xad\x90\xe3\x80\x82 antidisestablishmentarianism\n"
 	"caf\xc3\xa9 na\xc3\xafve \xce\x95\xce\xbb\xce\xbb\xce\xac\xce\xb4\xce\xb1 \xf0\x9f\x98\x80\n"
-	"URL http://x.org/a/b?q=1&r=2 ---------------------------------------- end\n";
+	"URL http://x.org/a/b?q=1&r=2 ---------------------------------------- end\n"
+	"abc123def 4x4 v2.0.1 \xe4\xb8\xad" "3\xe6\x96\x87 x\xe4\xb8\xad" "x 12345678901\n";
 
 static struct tok_hf *load(const char *path)
 {
