@@ -1142,12 +1142,14 @@ struct hent {
 };
 
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
- * at most L0_KEY bytes (nearly all of them): 2^15 slots of 24 bytes (768
- * KiB) mostly stay in a 1 MiB L2, where the big table does not. On the
- * English bench 2^15 slots leave 115K of 1M pieces to the count cache, 2^14
- * slots 147K (1-2 % slower). */
+ * at most L0_KEY bytes (nearly all of them): at most 2^15 slots of 24 bytes
+ * (768 KiB), which mostly stay in a 1 MiB L2, where the big table does not.
+ * On the English bench 2^15 slots leave 115K of 1M pieces to the count
+ * cache, 2^14 slots 147K (1-2 % slower). It starts at 2^10 slots and grows
+ * with the count cache (l0_size), so that the many short texts gen
+ * haystack counts, one work each, do not each clear 768 KiB. */
+#define L0_MIN_BITS 10
 #define L0_BITS 15
-#define L0_SIZE (1u << L0_BITS)
 #define L0_KEY 16
 struct l0 {
 	uint64_t head, tail; /* key bytes 0..7 and 8..15, zero-padded */
@@ -1165,7 +1167,8 @@ struct cinfo {
 #define CINFO_SIZE 0x10000
 
 struct bpe_work {
-	struct l0 l0[L0_SIZE];
+	struct l0 *l0;         /* 2^l0_bits slots (l0_size), NULL before the first count */
+	unsigned l0_bits;
 	struct cinfo *ci;      /* CINFO_SIZE entries, made at first use */
 	uint32_t *ids;         /* symbols */
 	struct lsym *lin;      /* linear scan: symbols with their right pair */
@@ -1195,6 +1198,7 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->alive);
 	mem_free(w->heap);
 	mem_free(w->ci);
+	mem_free(w->l0);
 	smap_free(&w->cache);
 	mem_free(w);
 }
@@ -1641,7 +1645,7 @@ static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n
 	*head = load_upto8(piece, n);
 	*tail = n > 8 ? load_upto8(piece + 8, n - 8) : 0;
 	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
-	return &w->l0[m >> (64 - L0_BITS)];
+	return &w->l0[m >> (64 - w->l0_bits)];
 }
 
 /* l0_slot of s[at..at + n) where L0_KEY bytes from s + at may be read
@@ -1661,7 +1665,27 @@ static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t 
 	*head &= lo[n];
 	*tail &= n > 8 ? lo[n - 8] : 0;
 	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
-	return &w->l0[m >> (64 - L0_BITS)];
+	return &w->l0[m >> (64 - w->l0_bits)];
+}
+
+/* Makes the L0 cache about twice as big as the count cache, from
+ * 2^L0_MIN_BITS to 2^L0_BITS slots; a new one starts empty (it is only a
+ * cache), so the clearing adds up to about twice the last size. */
+static enum err l0_size(struct bpe_work *w)
+{
+	unsigned bits = L0_MIN_BITS;
+	struct l0 *z;
+
+	while (bits < L0_BITS && ((size_t)1 << bits) < 2 * w->cache.n)
+		bits++;
+	if (w->l0 && bits <= w->l0_bits)
+		return ERR_OK;
+	if (!(z = mem_calloc((size_t)1 << bits, sizeof(*z))))
+		return ERR_NOMEM;
+	mem_free(w->l0);
+	w->l0 = z;
+	w->l0_bits = bits;
+	return ERR_OK;
 }
 
 /* Whether pre-token piece[0..n) (hash_bytes `h`) is a vocab string whose
@@ -1839,6 +1863,9 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 	uint8_t pass;
 	enum err e = ERR_OK;
 
+	if ((!w->l0 || (w->l0_bits < L0_BITS && ((size_t)1 << w->l0_bits) < 2 * w->cache.n)) &&
+	    (e = l0_size(w)))
+		return e;
 	count_l0(b, w, s, len, ms, me, k, &q, &c);
 	if (q.n)
 		e = count_cached(b, w, s, ms, me, &q, &c);
