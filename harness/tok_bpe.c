@@ -1145,10 +1145,11 @@ struct hent {
  * at most L0_KEY bytes (nearly all of them): at most 2^15 slots of 24 bytes
  * (768 KiB), which mostly stay in a 1 MiB L2, where the big table does not.
  * On the English bench 2^15 slots leave 115K of 1M pieces to the count
- * cache, 2^14 slots 147K (1-2 % slower). It starts at 2^10 slots and grows
- * with the count cache (l0_size), so that the many short texts gen
- * haystack counts, one work each, do not each clear 768 KiB. */
-#define L0_MIN_BITS 10
+ * cache, 2^14 slots 147K (1-2 % slower). It starts at 2^12 slots (96 KiB)
+ * and takes its full size once the count cache holds 2^11 pre-tokens
+ * (l0_size), so that the many short texts gen haystack counts, one work
+ * each, do not each clear 768 KiB. */
+#define L0_MIN_BITS 12
 #define L0_BITS 15
 #define L0_KEY 16
 struct l0 {
@@ -1668,16 +1669,14 @@ static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t 
 	return &w->l0[m >> (64 - w->l0_bits)];
 }
 
-/* Makes the L0 cache about twice as big as the count cache, from
- * 2^L0_MIN_BITS to 2^L0_BITS slots; a new one starts empty (it is only a
- * cache), so the clearing adds up to about twice the last size. */
+/* Makes the L0 cache 2^L0_MIN_BITS slots, or 2^L0_BITS once the count
+ * cache holds more than half that many pre-tokens; the new one starts
+ * empty (it is only a cache). */
 static enum err l0_size(struct bpe_work *w)
 {
-	unsigned bits = L0_MIN_BITS;
+	unsigned bits = ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n ? L0_BITS : L0_MIN_BITS;
 	struct l0 *z;
 
-	while (bits < L0_BITS && ((size_t)1 << bits) < 2 * w->cache.n)
-		bits++;
 	if (w->l0 && bits <= w->l0_bits)
 		return ERR_OK;
 	if (!(z = mem_calloc((size_t)1 << bits, sizeof(*z))))
@@ -1863,7 +1862,7 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 	uint8_t pass;
 	enum err e = ERR_OK;
 
-	if ((!w->l0 || (w->l0_bits < L0_BITS && ((size_t)1 << w->l0_bits) < 2 * w->cache.n)) &&
+	if ((!w->l0 || (w->l0_bits < L0_BITS && ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n)) &&
 	    (e = l0_size(w)))
 		return e;
 	count_l0(b, w, s, len, ms, me, k, &q, &c);
