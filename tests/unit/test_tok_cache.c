@@ -19,6 +19,7 @@
 #include "io.h"
 #include "mem.h"
 #include "tok.h"
+#include "tok_cache.h"
 #include "t.h"
 
 static const char *const TEXTS[] = {
@@ -197,13 +198,16 @@ static void rewrite(const char *path, const char *data, size_t len)
 static void test_index(void)
 {
 	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
-	char src[512], *a, *b, *got, *at;
+	char src[512], sha[IO_SHA256_HEX], *a, *b, *got, *at;
+	struct buf cpath;
+	ino_t ino;
 	struct buf ja, jb;
 	struct diag d;
 
 	diag_init(&d);
 	buf_init(&ja, BUF_MAX_DEFAULT);
 	buf_init(&jb, BUF_MAX_DEFAULT);
+	buf_init(&cpath, BUF_MAX_DEFAULT);
 	clear_dir();
 	CHECK(io_read_file(fix, &ja, &d) == ERR_OK);
 	/* B: the same size, "<s>" no longer an added token */
@@ -222,12 +226,22 @@ static void test_index(void)
 	CHECK(a && b && strcmp(a, b) != 0);
 	rewrite(src, ja.data, ja.len);
 	sleep(3);
-	got = ids_of(src);         /* settled: indexed */
+	got = ids_of(src);         /* settled: indexed, and so is its cache file */
 	CHECK(got && a && !strcmp(got, a));
-	CHECK(index_files() == 1);
+	CHECK(index_files() == 2);
 	mem_free(got);
-	got = ids_of(src);         /* through the index */
+	got = ids_of(src);         /* through the index, the cache file not summed */
 	CHECK(got && a && !strcmp(got, a));
+	mem_free(got);
+	/* a cache file known good, then damaged in place: no longer known, so
+	 * summed again, refused and rebuilt */
+	io_sha256_hex(ja.data, ja.len, sha);
+	CHECK(tok_cache_path(sha, &cpath));
+	ino = inode_of(cpath.data);
+	damage(cpath.data, 0);
+	got = ids_of(src);
+	CHECK(got && a && !strcmp(got, a));
+	CHECK(ino && inode_of(cpath.data) != ino);
 	mem_free(got);
 	rewrite(src, jb.data, jb.len);
 	got = ids_of(src);         /* rewritten: the index no longer answers */
@@ -240,6 +254,7 @@ out:
 	clear_dir();
 	buf_release(&ja);
 	buf_release(&jb);
+	buf_release(&cpath);
 }
 
 static void test_cache(void)
