@@ -110,6 +110,30 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
 	return cache_dir(path) && !buf_printf(path, "/%s-v%d.tok", sha, TOK_CACHE_VERSION);
 }
 
+/* Removes the files of source `sha` that older builds wrote in the folder
+ * of `path`: "<sha>-vN.tok" for every N below this version, and the
+ * unversioned "<sha>.tok" of the first ones. Newer versions' files stay, so
+ * that two builds sharing the folder never delete each other's current
+ * file (each writes only on a miss of its own). */
+static void drop_older(const char *path, const char sha[IO_SHA256_HEX])
+{
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) : 0, v;
+	struct buf p;
+
+	if (!slash)
+		return;
+	buf_init(&p, BUF_MAX_DEFAULT);
+	for (v = 0; v <= TOK_CACHE_VERSION; v++) {
+		buf_reset(&p);
+		if (v < TOK_CACHE_VERSION ? buf_printf(&p, "%.*s/%s-v%d.tok", dir, path, sha, v)
+					  : buf_printf(&p, "%.*s/%s.tok", dir, path, sha))
+			break;
+		unlink(p.data);
+	}
+	buf_release(&p);
+}
+
 static int known(const struct stat *st, char sha[IO_SHA256_HEX]);
 static void remember(const struct stat *st, const char sha[IO_SHA256_HEX]);
 
@@ -222,8 +246,8 @@ enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
 	if (!e) {
 		h.sum = checksum(b.data + sizeof(h), (size_t)h.len);
 		memcpy(b.data, &h, sizeof(h));
-		if (!(e = make_dir(path, d)))
-			e = io_write_file(path, b.data, b.len, d);
+		if (!(e = make_dir(path, d)) && !(e = io_write_file(path, b.data, b.len, d)))
+			drop_older(path, sha);
 	}
 	buf_release(&b);
 	return e;

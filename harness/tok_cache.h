@@ -68,7 +68,8 @@ void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX]);
 void tok_cache_close(struct tok_cache *c);
 
 /* Writes the `n` sections (sect[i], len[i] bytes) as the cache file `path`
- * of source `sha`, creating the directory. ERR_IO names the file. */
+ * of source `sha`, creating the directory, then removes the files of `sha`
+ * that older cache versions left beside it. ERR_IO names the file. */
 enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
 			 const char *const sect[], const size_t len[], size_t n,
 			 struct diag *d);

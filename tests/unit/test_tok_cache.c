@@ -257,6 +257,59 @@ out:
 	buf_release(&cpath);
 }
 
+/* An empty file dir/needle/NAME. */
+static void touch_file(const char *name)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/needle/%s", dir, name);
+	f = fopen(p, "wb");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+}
+
+/* Writing a cache file removes its source's files of older cache versions,
+ * and only those. */
+static void test_older_versions(void)
+{
+	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
+	const char *other = "0000000000000000000000000000000000000000000000000000000000000000";
+	char sha[IO_SHA256_HEX], name[128], *got;
+	struct buf json;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&json, BUF_MAX_DEFAULT);
+	clear_dir();
+	CHECK(io_read_file(fix, &json, &d) == ERR_OK);
+	io_sha256_hex(json.data, json.len, sha);
+	got = ids_of(fix); /* makes the folder */
+	mem_free(got);
+	clear_dir();
+	snprintf(name, sizeof(name), "%s.tok", sha);
+	touch_file(name);
+	snprintf(name, sizeof(name), "%s-v1.tok", sha);
+	touch_file(name);
+	snprintf(name, sizeof(name), "%s-v%d.tok", sha, TOK_CACHE_VERSION + 1);
+	touch_file(name);
+	snprintf(name, sizeof(name), "%s-v1.tok", other);
+	touch_file(name);
+	CHECK(files_like(sha, ".tok", NULL, 0) == 3);
+	got = ids_of(fix); /* a miss: writes the current file */
+	CHECK(got != NULL);
+	mem_free(got);
+	snprintf(name, sizeof(name), "-v%d.tok", TOK_CACHE_VERSION);
+	CHECK(files_like(sha, name, NULL, 0) == 1);
+	snprintf(name, sizeof(name), "-v%d.tok", TOK_CACHE_VERSION + 1);
+	CHECK(files_like(sha, name, NULL, 0) == 1);
+	CHECK(files_like(sha, ".tok", NULL, 0) == 2);     /* v1 and unversioned gone */
+	CHECK(files_like(other, "-v1.tok", NULL, 0) == 1); /* another source's stays */
+	clear_dir();
+	buf_release(&json);
+}
+
 static void test_cache(void)
 {
 	char sub[256];
@@ -269,6 +322,7 @@ static void test_cache(void)
 	check_fixture("fixtures/tokenizers/bert_post.json");
 	check_fixture("fixtures/tokenizers/bpe_no_ignore_merges.json");
 	test_index();
+	test_older_versions();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);
 	rmdir(sub);
 	rmdir(dir);
