@@ -1781,17 +1781,17 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 	size_t i;
 
 	for (i = 0; i < k; i++) { /* the slots, prefetched */
-		if ((me[i] - ms[i]) > L0_KEY)
+		if (me[i] - ms[i] > L0_KEY)
 			continue;
 		if (ms[i] + L0_KEY <= len)
-			z[i] = l0_slot_wide(w, s, ms[i], (me[i] - ms[i]), &head[i], &tail[i]);
+			z[i] = l0_slot_wide(w, s, ms[i], me[i] - ms[i], &head[i], &tail[i]);
 		else
-			z[i] = l0_slot(w, s + ms[i], (me[i] - ms[i]), &head[i], &tail[i]);
+			z[i] = l0_slot(w, s + ms[i], me[i] - ms[i], &head[i], &tail[i]);
 		__builtin_prefetch(z[i]);
 	}
 	q->n = 0;
 	for (i = 0; i < k; i++) {
-		size_t n = (me[i] - ms[i]);
+		size_t n = me[i] - ms[i];
 
 		if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
 			*c += z[i]->count;
@@ -1821,7 +1821,7 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
 
 	for (i = 0; i < q->n; i++) {
 		const char *piece = s + ms[q->j[i]];
-		size_t n = (me[q->j[i]] - ms[q->j[i]]);
+		size_t n = me[q->j[i]] - ms[q->j[i]];
 
 		if (n > BPE_CACHE_MAX_KEY) {
 			if ((e = run_model(b, w, piece, n)))
@@ -1835,7 +1835,7 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
 			l0_fill(w, piece, n, v);
 		} else {
 			q->vocab[m] = (uint8_t)looks_up_vocab(b, q->h[i]);
-			if (q->vocab[m])
+			if (q->vocab[m] && b->vocab.nslot)
 				__builtin_prefetch(&b->vocab.slot[q->h[i] & (b->vocab.nslot - 1)]);
 			q->j[m] = q->j[i], q->h[m++] = q->h[i];
 		}
@@ -1871,7 +1871,7 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < q.n && !e; i++) {
 			const char *piece = s + ms[q.j[i]];
-			size_t n = (me[q.j[i]] - ms[q.j[i]]);
+			size_t n = me[q.j[i]] - ms[q.j[i]];
 
 			if (q.vocab[i] != pass)
 				continue;
