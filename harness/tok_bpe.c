@@ -474,6 +474,16 @@ struct pmerge {
 	uint32_t idl, idr, idn;
 };
 
+/* What the char-level start knows of one BMP character (see char_start). */
+struct cinfo {
+	uint32_t id;         /* its token, NO_RANK if it has none */
+	uint32_t lim : 24;   /* 0 = not computed (ASCII, surrogates); else 1 + the
+			      * highest rank of its merges */
+	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
+			      * bit 2 + y: before a right neighbour of right_class y */
+};
+#define CINFO_SIZE 0x10000
+
 struct bpe {
 	struct bpe_opts o;
 	char *unk;             /* owned copy of o.unk */
@@ -493,9 +503,13 @@ struct bpe {
 	 * class c (minl[c][id], RIGHT_CLASSES), or as its right part whose left
 	 * part ends with a byte of class c (minr[c][id], LEFT_CLASSES);
 	 * NO_RANK if none. nmin entries each, all in one block at minl[0];
-	 * NULL for other models. */
+	 * only while `ci` is built, NULL after. */
 	uint32_t *minl[4], *minr[2];
 	size_t nmin;
+	/* byte-level models with merges: the char-level start's facts of every
+	 * BMP character by code point (CINFO_SIZE entries), made at load time
+	 * so that counting only reads them; NULL for other models */
+	struct cinfo *ci;
 	/* bit id set: the model run on token id's own string gives id alone,
 	 * so a pre-token equal to that string counts 1 (whole_token); nwhole
 	 * bytes, NULL if not built */
@@ -613,6 +627,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->roff);
 	mem_free(b->rlen);
 	mem_free(b->minl[0]);
+	mem_free(b->ci);
 	mem_free(b->whole);
 	mem_free(b->bloom);
 	mem_free(b);
@@ -1035,6 +1050,7 @@ static enum err build_min(struct bpe *b)
 }
 
 static enum err build_whole(struct bpe *b);
+static enum err build_chars(struct bpe *b);
 
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
@@ -1076,7 +1092,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 					 b->o.unk);
 		b->unk_id = u;
 	}
-	if (b->o.byte_level && b->merges.n && b->nr && build_min(b))
+	if (b->o.byte_level && b->merges.n && b->nr && (build_min(b) || build_chars(b)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!b->o.ignore_merges && b->nr && build_whole(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
@@ -1085,22 +1101,23 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* ---- the model as one blob (tok_cache) -------------------------------- */
 
-#define BLOB_MAGIC 0x35424550454c4e4eULL /* "NNLEPEB5" */
+#define BLOB_MAGIC 0x36424550454c4e4eULL /* "NNLEPEB6" */
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * the merges' new ids, their Bloom filter, roff, rlen, the minl/minr block, the whole bitmap, its Bloom filter. */
+ * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's table, the whole bitmap, its Bloom filter. */
 struct blob_head {
-	uint64_t magic, sizes; /* sizes: sizeof sslot, a merge slot, blob_head */
+	uint64_t magic, sizes; /* sizes: sizeof sslot, a merge slot, blob_head, cinfo */
 	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
-	uint64_t merges_n, merges_nslot, merges_nrid, merges_delta, merges_nbloom, ntokens, nmerges, nr, nmin, unk_len, nwhole, nbloom;
+	uint64_t merges_n, merges_nslot, merges_nrid, merges_delta, merges_nbloom, ntokens, nmerges, nr, nci, unk_len, nwhole, nbloom;
 	int64_t unit[256], fallback[256], unk_id;
 	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
 };
 
 static uint64_t blob_sizes(void)
 {
-	return sizeof(struct sslot) | sizeof(uint64_t) << 8 | sizeof(struct blob_head) << 16;
+	return sizeof(struct sslot) | sizeof(uint64_t) << 8 | sizeof(struct blob_head) << 16 |
+	       (uint64_t)sizeof(struct cinfo) << 32;
 }
 
 /* The zeros that pad n bytes to a multiple of 8. */
@@ -1130,14 +1147,14 @@ static size_t ids_used(const struct bpe *b)
 
 enum err bpe_save(const struct bpe *b, struct buf *out)
 {
-	size_t used = ids_used(b), c;
+	size_t used = ids_used(b);
 	struct blob_head h = {BLOB_MAGIC, blob_sizes(),
 			      b->vocab.n, b->vocab.nslot, b->vocab.alen,
 			      b->raw.n, b->raw.nslot, b->raw.alen,
 			      b->merges.n, b->merges.nslot, b->merges.nrid, b->merges.delta,
 			      b->merges.nbloom,
 			      b->ntokens, b->nmerges,
-			      used, b->nmin < used ? b->nmin : used,
+			      used, b->ci ? CINFO_SIZE : 0,
 			      b->unk ? b->o.unk_len : 0,
 			      b->nwhole < (used + 7) / 8 ? b->nwhole : (used + 7) / 8, b->nbloom,
 			      {0}, {0}, b->unk_id,
@@ -1157,11 +1174,7 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
 	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)))
 		return ERR_NOMEM;
-	/* the six minl/minr arrays, each cut to the ids in use, back to back */
-	for (c = 0; c < 6 && h.nmin; c++)
-		if (buf_append(out, c < 4 ? b->minl[c] : b->minr[c - 4], h.nmin * sizeof(uint32_t)))
-			return ERR_NOMEM;
-	if (blob_pad(out, 6 * h.nmin * sizeof(uint32_t)))
+	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)))
 		return ERR_NOMEM;
 	if (blob_put(out, b->whole, h.nwhole))
 		return ERR_NOMEM;
@@ -1197,7 +1210,7 @@ static int blob_head_ok(const struct blob_head *h, size_t len)
 	       (!h->raw_nslot || h->raw_n < h->raw_nslot) &&
 	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
 	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
-	       h->nr < len && h->nmin <= h->nr && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
+	       h->nr < len && (!h->nci || h->nci == CINFO_SIZE) && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
 	       pow2_or_zero(h->nbloom) && !h->nwhole == !h->nbloom;
 }
 
@@ -1216,11 +1229,11 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->merges.bloom = (uint64_t *)blob_take(p, len, &at, h->merges_nbloom * sizeof(uint64_t));
 	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
-	b->minl[0] = (uint32_t *)blob_take(p, len, &at, 6 * h->nmin * sizeof(uint32_t));
+	b->ci = (struct cinfo *)blob_take(p, len, &at, h->nci * sizeof(struct cinfo));
 	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
 	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->minl[0] || !b->whole || !b->bloom || at != len)
+	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci || !b->whole || !b->bloom || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
 		return 0;
@@ -1232,7 +1245,6 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	const char *p = blob;
 	struct blob_head h;
 	struct bpe *b;
-	size_t c;
 
 	*out = NULL;
 	if (len < sizeof(h) || (uintptr_t)p % 8)
@@ -1254,16 +1266,12 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 		b->merges.rid = NULL;
 	if (!h.merges_nbloom)
 		b->merges.bloom = NULL;
-	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr, b->nmin = h.nmin;
+	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr;
 	b->nwhole = h.nwhole, b->nbloom = h.nbloom;
 	if (!h.nwhole)
 		b->whole = b->bloom = NULL;
-	for (c = 0; h.nmin && c < 4; c++)
-		b->minl[c] = b->minl[0] + c * h.nmin;
-	for (c = 0; h.nmin && c < 2; c++)
-		b->minr[c] = b->minl[0] + (4 + c) * h.nmin;
-	if (!h.nmin)
-		b->minl[0] = NULL;
+	if (!h.nci)
+		b->ci = NULL;
 	memcpy(b->unit, h.unit, sizeof(h.unit));
 	memcpy(b->fallback, h.fallback, sizeof(h.fallback));
 	b->unk_id = h.unk_id;
@@ -1305,18 +1313,8 @@ struct l0 {
 	uint32_t count;
 };
 
-/* What the char-level start knows of one BMP character (see char_start). */
-struct cinfo {
-	uint32_t id;         /* its token, NO_RANK if it has none */
-	uint32_t lim : 24;   /* 0 = not computed yet; else 1 + the highest rank of its merges */
-	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
-			      * bit 2 + y: before a right neighbour of right_class y */
-};
-#define CINFO_SIZE 0x10000
-
 struct bpe_work {
 	struct l0 l0[L0_SIZE];
-	struct cinfo *ci;      /* CINFO_SIZE entries, made at first use */
 	uint32_t *ids;         /* symbols */
 	struct lsym *lin;      /* linear scan: symbols with their right pair */
 	int32_t *prev, *next;  /* heap: linked symbols */
@@ -1344,7 +1342,6 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->next);
 	mem_free(w->alive);
 	mem_free(w->heap);
-	mem_free(w->ci);
 	smap_free(&w->cache);
 	mem_free(w);
 }
@@ -1695,6 +1692,33 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 		out->ok |= (top < cross[i]) << i;
 }
 
+/* Fills b->ci for every BMP character but the surrogates from b->minl and
+ * b->minr, which it frees. */
+static enum err build_chars(struct bpe *b)
+{
+	uint32_t cp;
+
+	if (!(b->ci = mem_calloc(CINFO_SIZE, sizeof(*b->ci))))
+		return ERR_NOMEM;
+	for (cp = 0x80; cp < CINFO_SIZE; cp++) {
+		unsigned char u[3] = {(unsigned char)(0xC0 | cp >> 6), (unsigned char)(0x80 | (cp & 0x3F))};
+
+		if (cp >= 0xD800 && cp < 0xE000)
+			continue;
+		if (cp >= 0x800) {
+			u[0] = (unsigned char)(0xE0 | cp >> 12);
+			u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+			u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		}
+		char_info(b, u, cp >= 0x800 ? 3 : 2, &b->ci[cp]);
+	}
+	mem_free(b->minl[0]);
+	memset(b->minl, 0, sizeof(b->minl));
+	memset(b->minr, 0, sizeof(b->minr));
+	b->nmin = 0;
+	return ERR_OK;
+}
+
 /* The initial symbols of the piece for the char-level start: T_c for each
  * character atomic between its neighbours, bytes for the others. Returns
  * 0 if a byte has no unit (the byte start handles those). */
@@ -1707,20 +1731,20 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 	w->nsym = 0;
 	while (i < n) {
 		size_t k = utf8_len(s[i]);
-		struct cinfo *c = NULL;
+		const struct cinfo *c = NULL;
 
 		if (k > n - i)
 			return 0;
-		if (k == 2 || k == 3) {
+		if ((k == 2 || k == 3) && (s[i + 1] & 0xC0) == 0x80) {
 			uint32_t cp = k == 2 ? (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F)
 					     : (uint32_t)(s[i] & 0x0F) << 12 |
 						       (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
 
-			c = &w->ci[cp];
-			if (!c->lim)
-				char_info(b, s + i, k, c);
+			/* only a character's shortest form has its facts */
+			if (k == 2 ? cp >= 0x80 : (s[i + 2] & 0xC0) == 0x80 && cp >= 0x800)
+				c = &b->ci[cp];
 		}
-		if (c && c->id != NO_RANK && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
+		if (c && c->lim && c->id != NO_RANK && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
 		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
 			w->ids[w->nsym++] = c->id;
 			i += k;
@@ -1740,8 +1764,6 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 static enum err from_chars(const struct bpe *b, struct bpe_work *w, const char *piece,
 			   size_t n, int *done)
 {
-	if (!w->ci && !(w->ci = mem_calloc(CINFO_SIZE, sizeof(*w->ci))))
-		return ERR_NOMEM;
 	if (!char_symbols(b, w, piece, n))
 		return ERR_OK;
 	*done = 1;
@@ -1770,7 +1792,7 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	/* byte fallback can emit 4 ids per unit */
 	if ((e = grow(w, 4 * n + 1)))
 		return e;
-	if (b->minl[0] && !is_ascii(piece, n)) {
+	if (b->ci && !is_ascii(piece, n)) {
 		int done = 0;
 
 		if ((e = from_chars(b, w, piece, n, &done)) || done)
