@@ -1,6 +1,7 @@
 /*
  * The merge table of harness/tok_bpe.c on models built through its API: a
- * model of 52 letters with merges for about a third of their pairs, new ids
+ * model of 256 letters (U+0100..U+01FF) with merges for about 3 in 7 of
+ * their pairs (the table grows while it is filled), new ids
  * either rank + a constant (the table keeps no id array) or not; every
  * letter pair encodes to its merge or to both letters (the Bloom filter
  * turns none of the merges away), every triple to the merge of lower rank,
@@ -14,17 +15,22 @@
 #include "tok_bpe.h"
 #include "t.h"
 
-#define NL 52
+#define NL 256
 #define ID_MAX 2097150 /* the highest id a merge may join */
 
-static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/* Letter x as UTF-8 in out[0..2). */
+static void letter(size_t x, char *out)
+{
+	out[0] = (char)(0xC4 + (x >> 6));
+	out[1] = (char)(0x80 | (x & 0x3F));
+}
 
 /* rank[x][y]: the merge of letters x, y, or -1; newid[x][y]: its token. */
 static long rank[NL][NL], newid[NL][NL];
 
 static int merged(size_t x, size_t y)
 {
-	return (x * 7 + y * 13 + x * y) % 3 == 0;
+	return (x * 5 + y * 3 + x * y) % 7 < 3;
 }
 
 /* The letter model; `reversed`: new ids count down from the last rank. */
@@ -34,34 +40,41 @@ static struct bpe *build(int reversed)
 	struct diag d;
 	struct bpe *b = NULL;
 	size_t x, y, n = 0, total = 0;
-	char s[2];
+	char s[4], u[2];
 
 	diag_init(&d);
 	CHECK(bpe_new(0, &b, &d) == ERR_OK);
 	for (x = 0; x < NL; x++)
 		for (y = 0; y < NL; y++)
 			total += merged(x, y);
-	for (x = 0; x < NL; x++)
-		CHECK(bpe_add_token(b, &letters[x], 1, (uint32_t)x, &d) == ERR_OK);
+	for (x = 0; x < NL; x++) {
+		letter(x, u);
+		CHECK(bpe_add_token(b, u, 2, (uint32_t)x, &d) == ERR_OK);
+	}
 	for (x = 0; x < NL; x++) {
 		for (y = 0; y < NL; y++) {
 			rank[x][y] = newid[x][y] = -1;
 			if (!merged(x, y))
 				continue;
-			s[0] = letters[x];
-			s[1] = letters[y];
+			letter(x, s);
+			letter(y, s + 2);
 			rank[x][y] = (long)n;
 			newid[x][y] = NL + (long)(reversed ? total - 1 - n : n);
-			CHECK(bpe_add_token(b, s, 2, (uint32_t)newid[x][y], &d) == ERR_OK);
+			CHECK(bpe_add_token(b, s, 4, (uint32_t)newid[x][y], &d) == ERR_OK);
 			n++;
 		}
 	}
-	for (x = 0; x < NL; x++)
-		for (y = 0; y < NL; y++)
+	for (x = 0; x < NL; x++) {
+		for (y = 0; y < NL; y++) {
+			letter(x, s);
+			letter(y, u);
 			if (merged(x, y))
-				CHECK(bpe_add_merge(b, &letters[x], 1, &letters[y], 1, &d) == ERR_OK);
+				CHECK(bpe_add_merge(b, s, 2, u, 2, &d) == ERR_OK);
+		}
+	}
 	CHECK(bpe_finish(b, &o, &d) == ERR_OK);
 	CHECK_EQ_LONG(bpe_merge_count(b), total);
+	CHECK(total > 16384); /* past the first sizes of the table */
 	return b;
 }
 
@@ -86,10 +99,12 @@ static void check_pairs(const struct bpe *b, struct bpe_work *w)
 
 	for (x = 0; x < NL; x++) {
 		for (y = 0; y < NL; y++) {
-			char s[2] = {letters[x], letters[y]};
+			char s[4];
 			long one[1] = {newid[x][y]}, two[2] = {(long)x, (long)y};
 
-			if (rank[x][y] >= 0 ? !encodes(b, w, s, 2, one, 1) : !encodes(b, w, s, 2, two, 2))
+			letter(x, s);
+			letter(y, s + 2);
+			if (rank[x][y] >= 0 ? !encodes(b, w, s, 4, one, 1) : !encodes(b, w, s, 4, two, 2))
 				bad++;
 		}
 	}
@@ -102,10 +117,10 @@ static void check_triples(const struct bpe *b, struct bpe_work *w)
 {
 	size_t x, y, z, bad = 0;
 
-	for (x = 0; x < NL; x += 3) {
+	for (x = 0; x < NL; x += 17) {
 		for (y = 0; y < NL; y++) {
-			for (z = 0; z < NL; z += 2) {
-				char s[3] = {letters[x], letters[y], letters[z]};
+			for (z = 0; z < NL; z += 5) {
+				char s[6];
 				long l = rank[x][y], r = rank[y][z], want[3] = {(long)x, (long)y, (long)z};
 				size_t nw = 3;
 
@@ -117,7 +132,10 @@ static void check_triples(const struct bpe *b, struct bpe_work *w)
 					want[1] = newid[y][z];
 					nw = 2;
 				}
-				if (!encodes(b, w, s, 3, want, nw))
+				letter(x, s);
+				letter(y, s + 2);
+				letter(z, s + 4);
+				if (!encodes(b, w, s, 6, want, nw))
 					bad++;
 			}
 		}
