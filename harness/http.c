@@ -16,8 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
-
+#include "curlapi.h"
 #include "io.h"
 #include "mem.h"
 
@@ -49,7 +48,9 @@ struct http_multi {
 	double next_deadline;        /* earliest first-byte/idle deadline, or < 0 */
 };
 
-static int curl_ready;
+/* libcurl's functions, loaded by the first http_multi_new (curlapi.h):
+ * every other function here runs on a transfer or a client it made. */
+static const struct curlapi *cu;
 
 const char *http_fail_name(enum http_fail f)
 {
@@ -63,15 +64,16 @@ enum err http_multi_new(struct http_multi **out, struct diag *d)
 	struct http_multi *m;
 
 	*out = NULL;
-	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT))
-			return diag_fail(d, ERR_INTERNAL, "cannot initialise libcurl");
-		curl_ready = 1;
+	if (!cu) {
+		enum err e = curlapi_get(&cu, d);
+
+		if (e)
+			return e;
 	}
 	m = mem_calloc(1, sizeof(*m));
 	if (!m)
 		return diag_fail(d, ERR_NOMEM, "out of memory creating an HTTP client");
-	m->multi = curl_multi_init();
+	m->multi = cu->multi_init();
 	if (!m->multi) {
 		mem_free(m);
 		return diag_fail(d, ERR_INTERNAL, "cannot create a libcurl multi handle");
@@ -88,15 +90,15 @@ static void free_headers(struct curl_slist *h)
 
 	for (n = h; n; n = n->next)
 		explicit_bzero(n->data, strlen(n->data));
-	curl_slist_free_all(h);
+	cu->slist_free_all(h);
 }
 
 /* Releases the curl side of a transfer (the record itself stays). */
 static void xfer_cleanup(struct http_multi *m, struct xfer *x)
 {
 	if (x->easy) {
-		curl_multi_remove_handle(m->multi, x->easy);
-		curl_easy_cleanup(x->easy);
+		cu->multi_remove_handle(m->multi, x->easy);
+		cu->easy_cleanup(x->easy);
 		x->easy = NULL;
 	}
 	free_headers(x->headers);
@@ -120,7 +122,7 @@ void http_multi_free(struct http_multi *m)
 		return;
 	list_free(m, m->running);
 	list_free(m, m->done);
-	curl_multi_cleanup(m->multi);
+	cu->multi_cleanup(m->multi);
 	mem_free(m);
 }
 
@@ -171,7 +173,7 @@ static enum err headers(struct xfer *x, const struct http_req *r, struct diag *d
 	int n;
 
 	for (i = 0; r->body && i < 2; i++) {
-		h = curl_slist_append(x->headers, fixed_post[i]);
+		h = cu->slist_append(x->headers, fixed_post[i]);
 		if (!h)
 			return diag_fail(d, ERR_NOMEM, "out of memory building headers");
 		x->headers = h;
@@ -186,7 +188,7 @@ static enum err headers(struct xfer *x, const struct http_req *r, struct diag *d
 		return diag_fail(d, ERR_INPUT, "the API key is longer than %zu bytes",
 				 sizeof(auth) - 32);
 	}
-	h = curl_slist_append(x->headers, auth);
+	h = cu->slist_append(x->headers, auth);
 	explicit_bzero(auth, sizeof(auth));
 	if (!h)
 		return diag_fail(d, ERR_NOMEM, "out of memory building headers");
@@ -208,7 +210,7 @@ static enum err options(struct xfer *x, const struct http_req *r)
 	if (r->timeout_s > 0 && connect_s > r->timeout_s)
 		connect_s = r->timeout_s;
 #define SET(opt, val) \
-	do { if (rc == CURLE_OK) rc = curl_easy_setopt(e, opt, val); } while (0)
+	do { if (rc == CURLE_OK) rc = cu->easy_setopt(e, opt, val); } while (0)
 	SET(CURLOPT_URL, r->url);
 	SET(CURLOPT_PRIVATE, (void *)x);
 	SET(CURLOPT_ERRORBUFFER, x->errbuf);
@@ -259,13 +261,13 @@ enum err http_multi_add(struct http_multi *m, const struct http_req *r,
 	x->first_byte_s = r->first_byte_s;
 	x->idle_s = r->idle_s;
 	x->first_byte = x->last_byte = x->end = -1;
-	x->easy = curl_easy_init();
+	x->easy = cu->easy_init();
 	e = x->easy ? headers(x, r, d) :
 		diag_fail(d, ERR_INTERNAL, "cannot create a libcurl handle");
 	if (!e && options(x, r))
 		e = diag_fail(d, ERR_INTERNAL, "libcurl refused the options for '%s'", r->url);
 	x->start = io_now_ms();
-	if (!e && curl_multi_add_handle(m->multi, x->easy) != CURLM_OK)
+	if (!e && cu->multi_add_handle(m->multi, x->easy) != CURLM_OK)
 		e = diag_fail(d, ERR_INTERNAL, "libcurl refused the request to '%s'", r->url);
 	if (e) {
 		xfer_cleanup(m, x);
@@ -295,8 +297,8 @@ static void finish(struct http_multi *m, struct xfer *x)
 	if (x->easy) {
 		char *ct = NULL;
 
-		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
-		if (curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+		cu->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		if (cu->easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
 			snprintf(x->ctype, sizeof(x->ctype), "%s", ct);
 	}
 	xfer_cleanup(m, x);
@@ -323,7 +325,7 @@ static void xmsg(struct xfer *x, const char *fmt, ...)
 /* curl's own words for the failure: the error buffer, else its strerror. */
 static const char *reason(const struct xfer *x, CURLcode rc)
 {
-	return x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+	return x->errbuf[0] ? x->errbuf : cu->easy_strerror(rc);
 }
 
 /* Translates a CURLcode (the only place that does). A connect failure is one
@@ -337,9 +339,9 @@ static void classify(struct xfer *x, CURLcode rc)
 	if (x->fail != HTTP_FAIL_NONE || rc == CURLE_OK)
 		return;
 	/* for https the connection exists once the TLS handshake is done */
-	curl_easy_getinfo(x->easy, strncasecmp(x->url, "https:", 6) ?
+	cu->easy_getinfo(x->easy, strncasecmp(x->url, "https:", 6) ?
 			  CURLINFO_CONNECT_TIME_T : CURLINFO_APPCONNECT_TIME_T, &connected);
-	curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
+	cu->easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os_errno);
 	switch (rc) {
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
@@ -403,11 +405,11 @@ static void collect_curl(struct http_multi *m)
 	char *priv;
 	int left;
 
-	while ((msg = curl_multi_info_read(m->multi, &left))) {
+	while ((msg = cu->multi_info_read(m->multi, &left))) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		priv = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+		cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
 		x = (struct xfer *)(void *)priv;
 		if (!x)
 			continue;
@@ -451,10 +453,10 @@ enum err http_multi_poll(struct http_multi *m, int timeout_ms, struct diag *d)
 	CURLMcode mc;
 
 	for (;;) {
-		mc = curl_multi_perform(m->multi, &running);
+		mc = cu->multi_perform(m->multi, &running);
 		if (mc != CURLM_OK)
 			return diag_fail(d, ERR_INTERNAL, "libcurl multi failed: %s",
-					 curl_multi_strerror(mc));
+					 cu->multi_strerror(mc));
 		collect_curl(m);
 		now = io_now_ms();
 		enforce_deadlines(m, now);
@@ -463,10 +465,10 @@ enum err http_multi_poll(struct http_multi *m, int timeout_ms, struct diag *d)
 		wait = (int)(until - now) + 1;
 		if (m->next_deadline >= 0 && m->next_deadline - now + 1 < wait)
 			wait = (int)(m->next_deadline - now) + 1;
-		mc = curl_multi_poll(m->multi, NULL, 0, wait, NULL);
+		mc = cu->multi_poll(m->multi, NULL, 0, wait, NULL);
 		if (mc != CURLM_OK)
 			return diag_fail(d, ERR_INTERNAL, "libcurl multi failed: %s",
-					 curl_multi_strerror(mc));
+					 cu->multi_strerror(mc));
 	}
 }
 

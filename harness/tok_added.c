@@ -177,14 +177,16 @@ static enum err trie_add(struct tok_aset *set, const char *s, size_t n, int32_t 
 	if (!set->nnode)
 		memset(set->root, 0xFF, sizeof(set->root));
 	/* worst case n new nodes and edges */
-	{
-		struct tok_tnode *pn = mem_realloc(set->node, (set->nnode + n + 1) * sizeof(*pn));
-		struct tok_tedge *pe;
+	while (set->nnode + n + 1 > set->node_cap) {
+		struct tok_tnode *pn = mem_grow(set->node, &set->node_cap, sizeof(*pn), 256);
 
 		if (!pn)
 			return ERR_NOMEM;
 		set->node = pn;
-		pe = mem_realloc(set->edge, (set->nedge + n + 1) * sizeof(*pe));
+	}
+	while (set->nedge + n + 1 > set->edge_cap) {
+		struct tok_tedge *pe = mem_grow(set->edge, &set->edge_cap, sizeof(*pe), 256);
+
 		if (!pe)
 			return ERR_NOMEM;
 		set->edge = pe;
@@ -312,4 +314,86 @@ out:
 enum err tok_added_run(struct tok_run *r, const char *text, size_t len)
 {
 	return split_added(r, &r->h->raw, 0, text, len, 1);
+}
+
+/* ---- the binary form, for the cache ------------------------------------ */
+
+enum { F_LSTRIP = 1, F_RSTRIP = 2, F_SINGLE_WORD = 4, F_NORMALIZED = 8 };
+
+static enum err put32(struct buf *out, size_t v)
+{
+	uint32_t x = (uint32_t)v;
+
+	return buf_append(out, &x, 4);
+}
+
+enum err tok_added_save(const struct tok_hf *h, struct buf *out)
+{
+	size_t i;
+	enum err e = put32(out, h->nadded);
+
+	for (i = 0; !e && i < h->nadded; i++) {
+		const struct tok_added *a = &h->added[i];
+
+		if ((e = put32(out, a->id)) ||
+		    (e = put32(out, (a->lstrip ? F_LSTRIP : 0) | (a->rstrip ? F_RSTRIP : 0) |
+					    (a->single_word ? F_SINGLE_WORD : 0) |
+					    (a->normalized ? F_NORMALIZED : 0))) ||
+		    (e = put32(out, a->raw_n)) || (e = put32(out, a->n)) ||
+		    (e = buf_append(out, a->raw, a->raw_n)) || (e = buf_append(out, a->s, a->n)))
+			break;
+	}
+	return e;
+}
+
+/* The next 4-byte value of p[0..n) at *at, 0 past the end. */
+static int take32(const char *p, size_t n, size_t *at, uint32_t *v)
+{
+	if (n - *at < 4)
+		return 0;
+	memcpy(v, p + *at, 4);
+	*at += 4;
+	return 1;
+}
+
+/* One token at *at into a (which then owns its strings). */
+static enum err load_one(const char *p, size_t n, size_t *at, struct tok_added *a)
+{
+	uint32_t id, flags, raw_n, len;
+
+	if (!take32(p, n, at, &id) || !take32(p, n, at, &flags) || !take32(p, n, at, &raw_n) ||
+	    !take32(p, n, at, &len) || flags > 15 || !raw_n || raw_n > n - *at ||
+	    len > n - *at - raw_n)
+		return ERR_INPUT;
+	a->id = id;
+	a->lstrip = !!(flags & F_LSTRIP);
+	a->rstrip = !!(flags & F_RSTRIP);
+	a->single_word = !!(flags & F_SINGLE_WORD);
+	a->normalized = !!(flags & F_NORMALIZED);
+	a->raw = mem_strndup(p + *at, raw_n);
+	a->s = mem_strndup(p + *at + raw_n, len);
+	a->raw_n = raw_n;
+	a->n = len;
+	*at += raw_n + len;
+	return a->raw && a->s ? ERR_OK : ERR_NOMEM;
+}
+
+enum err tok_added_load(struct tok_hf *h, const char *p, size_t n)
+{
+	uint32_t count;
+	size_t at = 0, i;
+	enum err e = ERR_OK;
+
+	if (!take32(p, n, &at, &count) || count > n / 16)
+		return ERR_INPUT;
+	if (count && !(h->added = mem_calloc(count, sizeof(*h->added))))
+		return ERR_NOMEM;
+	for (i = 0; !e && i < count; i++) {
+		struct tok_added *a = &h->added[i];
+
+		h->nadded++; /* from here tok_hf_free owns a->raw and a->s */
+		if (!(e = load_one(p, n, &at, a)) && a->n)
+			e = trie_add(a->normalized ? &h->normed : &h->raw, a->s, a->n, (int32_t)i);
+	}
+	return e ? e : at == n ? ERR_OK : ERR_INPUT;
 }

@@ -37,9 +37,9 @@ struct tok_aset {
 	int nfirst;           /* distinct first bytes */
 	unsigned char first;  /* the first byte when nfirst == 1 */
 	struct tok_tnode *node; /* owned */
-	size_t nnode;
+	size_t nnode, node_cap;
 	struct tok_tedge *edge; /* owned */
-	size_t nedge;
+	size_t nedge, edge_cap;
 };
 
 struct tok_load;
@@ -51,6 +51,18 @@ struct cJSON;
 enum err tok_added_parse(struct tok_load *l, const struct cJSON *arr);
 /* Frees what a trie owns. */
 void tok_aset_release(struct tok_aset *set);
+
+struct buf;
+struct tok_hf;
+
+/* The added tokens of `h` as loaded (ids given, contents normalized) in
+ * binary, for the cache (tok_cache.h): a count, then per token its id,
+ * flags, both lengths and both strings. */
+enum err tok_added_save(const struct tok_hf *h, struct buf *out);
+/* Fills h->added and its tries (all empty) from the n bytes tok_added_save
+ * wrote, without the JSON or the normalizers. ERR_INPUT if the bytes do not
+ * fit that form, ERR_NOMEM; what was filled, h owns. */
+enum err tok_added_load(struct tok_hf *h, const char *p, size_t n);
 
 /* Tokenizes non-empty text[0..len) from the top: non-normalized added
  * tokens, then per gap the normalizers, the normalized added tokens and the

@@ -110,10 +110,40 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
 	return cache_dir(path) && !buf_printf(path, "/%s-v%d.tok", sha, TOK_CACHE_VERSION);
 }
 
-/* Whether the mapped file is a cache file of `sha` with n sections; fills
- * the section views. */
-static int check(struct tok_cache *c, const char sha[IO_SHA256_HEX], size_t n)
+/* Removes the files of source `sha` that older builds wrote in the folder
+ * of `path`: "<sha>-vN.tok" for every N below this version, and the
+ * unversioned "<sha>.tok" of the first ones. Newer versions' files stay, so
+ * that two builds sharing the folder never delete each other's current
+ * file (each writes only on a miss of its own). */
+static void drop_older(const char *path, const char sha[IO_SHA256_HEX])
 {
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) : 0, v;
+	struct buf p;
+
+	if (!slash)
+		return;
+	buf_init(&p, BUF_MAX_DEFAULT);
+	for (v = 0; v <= TOK_CACHE_VERSION; v++) {
+		buf_reset(&p);
+		if (v < TOK_CACHE_VERSION ? buf_printf(&p, "%.*s/%s-v%d.tok", dir, path, sha, v)
+					  : buf_printf(&p, "%.*s/%s.tok", dir, path, sha))
+			break;
+		unlink(p.data);
+	}
+	buf_release(&p);
+}
+
+static int known(const struct stat *st, char sha[IO_SHA256_HEX]);
+static void remember(const struct stat *st, const char sha[IO_SHA256_HEX]);
+
+/* Whether the mapped file is a cache file of `sha` with n sections; fills
+ * the section views. `st` is the file's status, taken before it was mapped
+ * and unchanged after. */
+static int check(struct tok_cache *c, const struct stat *st, const char sha[IO_SHA256_HEX],
+		 size_t n)
+{
+	char seen[IO_SHA256_HEX];
 	struct head h;
 	size_t i, at = sizeof(h), total = 0;
 
@@ -131,16 +161,34 @@ static int check(struct tok_cache *c, const char sha[IO_SHA256_HEX], size_t n)
 		at += pad8((size_t)h.sect[i]);
 	}
 	c->n = n;
-	return total == h.len && checksum(c->map + sizeof(h), (size_t)h.len) == h.sum;
+	if (total != h.len)
+		return 0;
+	/* checked whole once and unchanged since (the source index knows it):
+	 * not read whole again, so that a load touches only the pages it uses */
+	if (known(st, seen) && !memcmp(seen, sha, 64))
+		return 1;
+	if (checksum(c->map + sizeof(h), (size_t)h.len) != h.sum)
+		return 0;
+	remember(st, sha);
+	return 1;
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
 int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
 		   struct tok_cache *c)
 {
+	struct stat before, after;
+
 	memset(c, 0, sizeof(*c));
-	if (!io_map_file(path, BUF_MAX_DEFAULT, &c->map, &c->map_len))
+	if (stat(path, &before) || !io_map_file(path, BUF_MAX_DEFAULT, &c->map, &c->map_len))
 		return 0;
-	if (check(c, sha, n))
+	if (!stat(path, &after) && same_file(&before, &after) && check(c, &after, sha, n))
 		return 1;
 	tok_cache_close(c);
 	return 0;
@@ -198,8 +246,8 @@ enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
 	if (!e) {
 		h.sum = checksum(b.data + sizeof(h), (size_t)h.len);
 		memcpy(b.data, &h, sizeof(h));
-		if (!(e = make_dir(path, d)))
-			e = io_write_file(path, b.data, b.len, d);
+		if (!(e = make_dir(path, d)) && !(e = io_write_file(path, b.data, b.len, d)))
+			drop_older(path, sha);
 	}
 	buf_release(&b);
 	return e;
@@ -237,18 +285,17 @@ static int is_hex64(const char *s)
 	return 1;
 }
 
-int tok_cache_known_sha(const char *src, char sha[IO_SHA256_HEX])
+/* tok_cache_known_sha of the file whose status is `st`. */
+static int known(const struct stat *st, char sha[IO_SHA256_HEX])
 {
 	char want[256], got[256 + 66];
-	struct stat st;
 	struct buf path;
 	size_t w;
 	ssize_t n = -1;
 	int fd;
 
 	buf_init(&path, BUF_MAX_DEFAULT);
-	if (stat(src, &st) || !S_ISREG(st.st_mode) ||
-	    !src_names(&st, &path, want, sizeof(want))) {
+	if (!S_ISREG(st->st_mode) || !src_names(st, &path, want, sizeof(want))) {
 		buf_release(&path);
 		return 0;
 	}
@@ -266,23 +313,30 @@ int tok_cache_known_sha(const char *src, char sha[IO_SHA256_HEX])
 	return 1;
 }
 
-void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX])
+int tok_cache_known_sha(const char *src, char sha[IO_SHA256_HEX])
+{
+	struct stat st;
+
+	return !stat(src, &st) && known(&st, sha);
+}
+
+/* tok_cache_remember_sha of the file whose status is `st`. */
+static void remember(const struct stat *st, const char sha[IO_SHA256_HEX])
 {
 	char line[256 + 66];
-	struct stat st;
 	struct buf path;
 	struct diag quiet;
 	time_t now = time(NULL), last;
 	size_t w;
 
-	if (stat(src, &st) || !S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return;
-	last = st.st_mtim.tv_sec > st.st_ctim.tv_sec ? st.st_mtim.tv_sec : st.st_ctim.tv_sec;
+	last = st->st_mtim.tv_sec > st->st_ctim.tv_sec ? st->st_mtim.tv_sec : st->st_ctim.tv_sec;
 	if (now - last < SETTLED_S)
 		return;
 	buf_init(&path, BUF_MAX_DEFAULT);
 	diag_init(&quiet);
-	if (src_names(&st, &path, line, sizeof(line) - 66)) {
+	if (src_names(st, &path, line, sizeof(line) - 66)) {
 		w = strlen(line);
 		memcpy(line + w, sha, 64);
 		line[w + 64] = '\n';
@@ -290,4 +344,12 @@ void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX])
 			io_write_file(path.data, line, w + 65, &quiet);
 	}
 	buf_release(&path);
+}
+
+void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX])
+{
+	struct stat st;
+
+	if (!stat(src, &st))
+		remember(&st, sha);
 }

@@ -155,20 +155,24 @@ static void to_cache(const struct tok_load *l, const char *cpath)
 {
 	const char *sect[TOK_MEMBERS + 1];
 	size_t len[TOK_MEMBERS + 1], i;
-	struct buf blob;
+	struct buf blob, added;
 	struct diag quiet;
 
 	buf_init(&blob, BUF_MAX_DEFAULT);
+	buf_init(&added, BUF_MAX_DEFAULT);
 	diag_init(&quiet);
 	for (i = 0; i < TOK_MEMBERS; i++) {
 		sect[i] = l->member[i];
 		len[i] = l->member[i] ? l->member_len[i] : 0;
 	}
-	if (!bpe_save(l->h->bpe, &blob)) {
+	if (!bpe_save(l->h->bpe, &blob) && !tok_added_save(l->h, &added)) {
+		sect[TOK_ADDED_TOKENS] = added.data;
+		len[TOK_ADDED_TOKENS] = added.len;
 		sect[TOK_MEMBERS] = blob.data;
 		len[TOK_MEMBERS] = blob.len;
 		tok_cache_write(cpath, l->h->sha, sect, len, TOK_MEMBERS + 1, &quiet);
 	}
+	buf_release(&added);
 	buf_release(&blob);
 }
 

@@ -478,7 +478,8 @@ enum err tok_load_json(struct tok_load *l, const char *json, size_t len)
 	return e;
 }
 
-/* Member m of the cache parsed and handed to its reader (absent: nothing). */
+/* Member m of the cache (a JSON one: not the added tokens) parsed and
+ * handed to its reader (absent: nothing). */
 static enum err cached_member(struct tok_load *l, const struct tok_cache *c,
 			      enum tok_member m)
 {
@@ -496,11 +497,8 @@ static enum err cached_member(struct tok_load *l, const struct tok_cache *c,
 	case TOK_PRE_TOKENIZER:
 		e = tok_pre_parse(l, v, 0);
 		break;
-	case TOK_POST_PROCESSOR:
+	default: /* TOK_POST_PROCESSOR */
 		e = add_post(l, v, 0);
-		break;
-	default:
-		e = tok_added_parse(l, v);
 		break;
 	}
 	cJSON_Delete(v);
@@ -523,5 +521,5 @@ enum err tok_load_cached(struct tok_load *l, const struct tok_cache *c)
 	if ((e = cached_member(l, c, TOK_NORMALIZER)) ||
 	    (e = cached_member(l, c, TOK_POST_PROCESSOR)))
 		return e;
-	return cached_member(l, c, TOK_ADDED_TOKENS);
+	return tok_added_load(h, c->sect[TOK_ADDED_TOKENS], c->len[TOK_ADDED_TOKENS]);
 }

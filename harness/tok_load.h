@@ -16,8 +16,9 @@
 struct cJSON;
 struct tok_hf;
 
-/* The top-level members kept as JSON text in the cache (tok_cache.h); the
- * model is kept as bpe_save's blob. */
+/* The top-level members kept in the cache (tok_cache.h): as JSON text, but
+ * the added tokens as tok_added_save wrote them; the model is kept as
+ * bpe_save's blob. */
 enum tok_member { TOK_NORMALIZER, TOK_PRE_TOKENIZER, TOK_POST_PROCESSOR, TOK_ADDED_TOKENS,
 		  TOK_MEMBERS };
 
@@ -37,7 +38,7 @@ struct tok_cache;
 /* Fills l->h (zeroed by the caller) from the len bytes of `json`, borrowed. */
 enum err tok_load_json(struct tok_load *l, const char *json, size_t len);
 /* Fills l->h (zeroed by the caller) from a cache file whose sections are
- * the TOK_MEMBERS members' JSON then the model's blob; the blob stays
+ * the TOK_MEMBERS members then the model's blob; the blob stays
  * borrowed from `c` for the life of the tokenizer. ERR_INPUT (no message
  * needed: the caller loads the JSON instead) when the file does not fit. */
 enum err tok_load_cached(struct tok_load *l, const struct tok_cache *c);

@@ -117,4 +117,15 @@ st=0
 MY_KEY=sk-right-456 "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model ref-good --out "$tmp/k3" \
 	--api-key-env MY_KEY 2> "$tmp/k3.err" || { cat "$tmp/k3.err"; fail "right key"; }
 ! grep -rq 'sk-right-456' "$tmp/k3" || fail "API key written to the results"
+
+# libcurl is loaded by the first request (harness/curlapi.c), not at start:
+# a command without HTTP never maps it, one with HTTP does
+printf 'hello\n' > "$tmp/hello.txt"
+LD_DEBUG=libs "$NEEDLE" count --tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" "$tmp/hello.txt" \
+	> /dev/null 2> "$tmp/ld-count.err" || { cat "$tmp/ld-count.err"; fail "count under LD_DEBUG"; }
+grep -q 'libcjson' "$tmp/ld-count.err" || fail "LD_DEBUG=libs printed nothing: the check below proves nothing"
+! grep -q 'libcurl' "$tmp/ld-count.err" || fail "needle count loaded libcurl"
+LD_DEBUG=libs "$NEEDLE" run "$tmp/suite.json" --base-url "$url" --model ref-good --out "$tmp/ld" \
+	> /dev/null 2> "$tmp/ld-run.err" || { cat "$tmp/ld-run.err"; fail "run under LD_DEBUG"; }
+grep -q 'libcurl.so.4' "$tmp/ld-run.err" || fail "needle run did not load libcurl"
 echo ok

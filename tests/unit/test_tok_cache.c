@@ -19,6 +19,7 @@
 #include "io.h"
 #include "mem.h"
 #include "tok.h"
+#include "tok_cache.h"
 #include "t.h"
 
 static const char *const TEXTS[] = {
@@ -197,13 +198,16 @@ static void rewrite(const char *path, const char *data, size_t len)
 static void test_index(void)
 {
 	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
-	char src[512], *a, *b, *got, *at;
+	char src[512], sha[IO_SHA256_HEX], *a, *b, *got, *at;
+	struct buf cpath;
+	ino_t ino;
 	struct buf ja, jb;
 	struct diag d;
 
 	diag_init(&d);
 	buf_init(&ja, BUF_MAX_DEFAULT);
 	buf_init(&jb, BUF_MAX_DEFAULT);
+	buf_init(&cpath, BUF_MAX_DEFAULT);
 	clear_dir();
 	CHECK(io_read_file(fix, &ja, &d) == ERR_OK);
 	/* B: the same size, "<s>" no longer an added token */
@@ -222,12 +226,22 @@ static void test_index(void)
 	CHECK(a && b && strcmp(a, b) != 0);
 	rewrite(src, ja.data, ja.len);
 	sleep(3);
-	got = ids_of(src);         /* settled: indexed */
+	got = ids_of(src);         /* settled: indexed, and so is its cache file */
 	CHECK(got && a && !strcmp(got, a));
-	CHECK(index_files() == 1);
+	CHECK(index_files() == 2);
 	mem_free(got);
-	got = ids_of(src);         /* through the index */
+	got = ids_of(src);         /* through the index, the cache file not summed */
 	CHECK(got && a && !strcmp(got, a));
+	mem_free(got);
+	/* a cache file known good, then damaged in place: no longer known, so
+	 * summed again, refused and rebuilt */
+	io_sha256_hex(ja.data, ja.len, sha);
+	CHECK(tok_cache_path(sha, &cpath));
+	ino = inode_of(cpath.data);
+	damage(cpath.data, 0);
+	got = ids_of(src);
+	CHECK(got && a && !strcmp(got, a));
+	CHECK(ino && inode_of(cpath.data) != ino);
 	mem_free(got);
 	rewrite(src, jb.data, jb.len);
 	got = ids_of(src);         /* rewritten: the index no longer answers */
@@ -240,6 +254,60 @@ out:
 	clear_dir();
 	buf_release(&ja);
 	buf_release(&jb);
+	buf_release(&cpath);
+}
+
+/* An empty file dir/needle/NAME. */
+static void touch_file(const char *name)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/needle/%s", dir, name);
+	f = fopen(p, "wb");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+}
+
+/* Writing a cache file removes its source's files of older cache versions,
+ * and only those. */
+static void test_older_versions(void)
+{
+	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
+	const char *other = "0000000000000000000000000000000000000000000000000000000000000000";
+	char sha[IO_SHA256_HEX], name[128], *got;
+	struct buf json;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&json, BUF_MAX_DEFAULT);
+	clear_dir();
+	CHECK(io_read_file(fix, &json, &d) == ERR_OK);
+	io_sha256_hex(json.data, json.len, sha);
+	got = ids_of(fix); /* makes the folder */
+	mem_free(got);
+	clear_dir();
+	snprintf(name, sizeof(name), "%s.tok", sha);
+	touch_file(name);
+	snprintf(name, sizeof(name), "%s-v1.tok", sha);
+	touch_file(name);
+	snprintf(name, sizeof(name), "%s-v%d.tok", sha, TOK_CACHE_VERSION + 1);
+	touch_file(name);
+	snprintf(name, sizeof(name), "%s-v1.tok", other);
+	touch_file(name);
+	CHECK(files_like(sha, ".tok", NULL, 0) == 3);
+	got = ids_of(fix); /* a miss: writes the current file */
+	CHECK(got != NULL);
+	mem_free(got);
+	snprintf(name, sizeof(name), "-v%d.tok", TOK_CACHE_VERSION);
+	CHECK(files_like(sha, name, NULL, 0) == 1);
+	snprintf(name, sizeof(name), "-v%d.tok", TOK_CACHE_VERSION + 1);
+	CHECK(files_like(sha, name, NULL, 0) == 1);
+	CHECK(files_like(sha, ".tok", NULL, 0) == 2);     /* v1 and unversioned gone */
+	CHECK(files_like(other, "-v1.tok", NULL, 0) == 1); /* another source's stays */
+	clear_dir();
+	buf_release(&json);
 }
 
 static void test_cache(void)
@@ -254,6 +322,7 @@ static void test_cache(void)
 	check_fixture("fixtures/tokenizers/bert_post.json");
 	check_fixture("fixtures/tokenizers/bpe_no_ignore_merges.json");
 	test_index();
+	test_older_versions();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);
 	rmdir(sub);
 	rmdir(dir);
