@@ -945,9 +945,9 @@ static enum err merge_flush(struct bpe *b, struct diag *d)
 	size_t i;
 	enum err e = ERR_OK;
 
-	if (b->nmerges >= MMAP_RANK_LIMIT)
+	if (b->nmerges > MMAP_RANK_LIMIT)
 		return diag_fail(d, ERR_LIMIT, "too many merges (%zu; at most %u)", b->nmerges,
-				 MMAP_RANK_LIMIT - 1);
+				 MMAP_RANK_LIMIT);
 	for (i = 0; i < b->npm; i++) {
 		struct pmerge *p = &b->pm[i];
 		const char *cat = b->marena + p->off;
