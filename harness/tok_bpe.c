@@ -260,10 +260,10 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
  * merge makes is its rank plus a constant in most tokenizers (each merge
  * adds the next id: DeepSeek V3, Qwen3, GPT-4o), else it is looked up in an
  * array by rank, which only an applied merge reads. On CJK text most
- * pairs looked up are no merge: a blocked Bloom filter of the pairs (16 bits
- * a pair, all of a pair's bits in one 64-bit word, about 1 in 60 false
- * positives), small enough to stay in L2, turns most of those away before
- * they touch the table. */
+ * pairs looked up are no merge: a blocked Bloom filter of the pairs (16 to
+ * 32 bits a pair, a pair's three bits in one 64-bit word: about 1 in 130
+ * false positives at 16; 256 KB for DeepSeek V3) turns most of those away
+ * before they touch the table. */
 #define MMAP_ID_BITS 21
 #define MMAP_RANK_BITS 22
 #define MMAP_ID_LIMIT ((1u << MMAP_ID_BITS) - 1)     /* ids below it */
@@ -474,15 +474,17 @@ struct pmerge {
 	uint32_t idl, idr, idn;
 };
 
-/* What the char-level start knows of one BMP character (see char_start). */
+/* What the char-level start knows of one BMP character (see char_start),
+ * in 4 bytes: the CJK block's stay in L2. */
 struct cinfo {
-	uint32_t id;         /* its token, NO_RANK if it has none */
-	uint32_t lim : 24;   /* 0 = not computed (ASCII, surrogates); else 1 + the
-			      * highest rank of its merges */
+	uint32_t id : 23;    /* its token T (valid if `has`) */
+	uint32_t has : 1;    /* its bytes merge into one token below CINFO_ID_LIMIT
+			      * (0 also for ASCII and surrogates, never filled) */
 	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
 			      * bit 2 + y: before a right neighbour of right_class y */
 };
 #define CINFO_SIZE 0x10000
+#define CINFO_ID_LIMIT (1u << 23)
 
 struct bpe {
 	struct bpe_opts o;
@@ -1101,7 +1103,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* ---- the model as one blob (tok_cache) -------------------------------- */
 
-#define BLOB_MAGIC 0x36424550454c4e4eULL /* "NNLEPEB6" */
+#define BLOB_MAGIC 0x37424550454c4e4eULL /* "NNLEPEB7" */
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
@@ -1658,7 +1660,7 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 	size_t at[5], n = k, i, best;
 
 	memset(cross, 0xFF, sizeof(cross));
-	*out = (struct cinfo){NO_RANK, 1, 0};
+	*out = (struct cinfo){0, 0, 0};
 	for (i = 0; i < k; i++) {
 		if (b->unit[s[i]] < 0)
 			return;
@@ -1684,10 +1686,10 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 		top = r > top ? r : top;
 		cross_ranks(b, sym[best], at[best], at[best + 1], k, cross);
 	}
-	if (top >= (1u << 24) - 1)
+	if (sym[0] >= CINFO_ID_LIMIT)
 		return;
 	out->id = sym[0];
-	out->lim = top + 1;
+	out->has = 1;
 	for (i = 0; i < 6; i++)
 		out->ok |= (top < cross[i]) << i;
 }
@@ -1744,7 +1746,7 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 			if (k == 2 ? cp >= 0x80 : (s[i + 2] & 0xC0) == 0x80 && cp >= 0x800)
 				c = &b->ci[cp];
 		}
-		if (c && c->lim && c->id != NO_RANK && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
+		if (c && c->has && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
 		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
 			w->ids[w->nsym++] = c->id;
 			i += k;
