@@ -254,34 +254,95 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
 
 /* ---- (left id, right id) -> (rank, new id) ---------------------------- */
 
-/* Open addressing; key and value share a 16-byte slot, so a probe touches
- * one cache line. */
-struct mslot {
-	uint64_t key;  /* (left << 32 | right) + 1; 0 = empty */
-	uint32_t rank, id;
-};
+/* Open addressing, one 8-byte word a slot holding both parts and the rank
+ * (MMAP_ID_BITS, MMAP_RANK_BITS): 2 MB for DeepSeek V3's 128K merges, half
+ * what 16-byte slots took, so more of the pairs met stay in L2. The id a
+ * merge makes is its rank plus a constant in most tokenizers (each merge
+ * adds the next id: DeepSeek V3, Qwen3, GPT-4o), else it is looked up in an
+ * array by rank, which only an applied merge reads. On CJK text most
+ * pairs looked up are no merge: a blocked Bloom filter of the pairs (16 to
+ * 32 bits a pair, a pair's three bits in one 64-bit word: about 1 in 130
+ * false positives at 16; 256 KB for DeepSeek V3) turns most of those away
+ * before they touch the table. */
+#define MMAP_ID_BITS 21
+#define MMAP_RANK_BITS 22
+#define MMAP_ID_LIMIT ((1u << MMAP_ID_BITS) - 1)     /* ids below it */
+#define MMAP_RANK_LIMIT ((1u << MMAP_RANK_BITS) - 1) /* ranks below it */
 
 struct mmap {
-	struct mslot *slot;
-	size_t n, nslot;
+	uint64_t *slot;  /* (left << 43 | right << 22 | rank) + 1; 0 = empty */
+	size_t n, nslot; /* nslot: a power of two */
+	uint32_t *rid;   /* rank -> new id, nrid entries; NULL if it is rank + delta */
+	size_t nrid;
+	uint32_t delta;
+	uint64_t *bloom; /* nbloom words (a power of two), NULL until mmap_bloom */
+	size_t nbloom;
 };
 
 static void mmap_free(struct mmap *m)
 {
 	mem_free_big(m->slot, m->nslot * sizeof(*m->slot));
+	mem_free(m->rid);
+	mem_free(m->bloom);
 	memset(m, 0, sizeof(*m));
 }
 
-/* Fibonacci hashing: the top bits of key * 2^64/phi (nslot is a power of
- * two, at least 4096). */
+/* The hashed form of a pair (the slot holds its packed form). */
+static inline uint64_t mmap_key(uint32_t l, uint32_t r)
+{
+	return (uint64_t)l << 32 | r;
+}
+
+/* Fibonacci hashing: the top bits of key * 2^64/phi. */
 static inline size_t mmap_home(uint64_t key, size_t nslot)
 {
 	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(nslot)));
 }
 
+/* The pair of a slot, as it is compared: left << MMAP_ID_BITS | right. */
+static inline uint64_t slot_pair(uint64_t s)
+{
+	return (s - 1) >> MMAP_RANK_BITS;
+}
+
+static inline uint32_t slot_rank(uint64_t s)
+{
+	return (uint32_t)((s - 1) & MMAP_RANK_LIMIT);
+}
+
+/* The Bloom word of key (its index in *word) and the key's three bits in
+ * it. */
+static inline uint64_t bloom_mask(uint64_t key, size_t nbloom, size_t *word)
+{
+	uint64_t h = key * 0xD6E8FEB86659FD93ULL, g = (h ^ h >> 32) * 0x9E3779B97F4A7C15ULL;
+
+	*word = (size_t)(h >> 40) & (nbloom - 1);
+	return 1ULL << (g >> 58) | 1ULL << (g >> 52 & 63) | 1ULL << (g >> 46 & 63);
+}
+
+/* Whether the Bloom filter lets key through (always without one). */
+static inline int mmap_maybe(const struct mmap *m, uint64_t key)
+{
+	size_t w;
+	uint64_t mask;
+
+	if (!m->bloom)
+		return 1;
+	mask = bloom_mask(key, m->nbloom, &w);
+	return (m->bloom[w] & mask) == mask;
+}
+
+/* The hashed key of a filled slot. */
+static inline uint64_t slot_key(uint64_t s)
+{
+	uint64_t p = slot_pair(s);
+
+	return mmap_key((uint32_t)(p >> MMAP_ID_BITS), (uint32_t)(p & MMAP_ID_LIMIT));
+}
+
 static enum err mmap_rehash(struct mmap *m, size_t nslot)
 {
-	struct mslot *k = mem_calloc_big(nslot * sizeof(*k));
+	uint64_t *k = mem_calloc_big(nslot * sizeof(*k));
 	size_t i;
 
 	if (!k)
@@ -289,9 +350,9 @@ static enum err mmap_rehash(struct mmap *m, size_t nslot)
 	for (i = 0; i < m->nslot; i++) {
 		size_t j;
 
-		if (!m->slot[i].key)
+		if (!m->slot[i])
 			continue;
-		for (j = mmap_home(m->slot[i].key, nslot); k[j].key; j = (j + 1) & (nslot - 1))
+		for (j = mmap_home(slot_key(m->slot[i]), nslot); k[j]; j = (j + 1) & (nslot - 1))
 			;
 		k[j] = m->slot[i];
 	}
@@ -301,22 +362,73 @@ static enum err mmap_rehash(struct mmap *m, size_t nslot)
 	return ERR_OK;
 }
 
-static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
-			   uint32_t *rank, uint32_t *id)
+/* Builds the Bloom filter of the pairs in the table (once it is filled). */
+static enum err mmap_bloom(struct mmap *m)
 {
-	uint64_t key = ((uint64_t)l << 32 | r) + 1;
+	size_t i, n = 64;
+
+	while (n * 4 < m->n)
+		n *= 2;
+	mem_free(m->bloom);
+	if (!(m->bloom = mem_calloc(n, sizeof(*m->bloom))))
+		return ERR_NOMEM;
+	m->nbloom = n;
+	for (i = 0; i < m->nslot; i++) {
+		size_t w;
+
+		if (m->slot[i]) {
+			uint64_t mask = bloom_mask(slot_key(m->slot[i]), n, &w);
+
+			m->bloom[w] |= mask;
+		}
+	}
+	return ERR_OK;
+}
+
+/* The rank of merge (l, r) in *rank; 0 if there is none. */
+static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r, uint32_t *rank)
+{
+	uint64_t key = mmap_key(l, r), want = (uint64_t)l << MMAP_ID_BITS | r, s;
 	size_t j;
 
-	if (!m->nslot)
+	if (!m->nslot || l >= MMAP_ID_LIMIT || r >= MMAP_ID_LIMIT || !mmap_maybe(m, key))
 		return 0;
-	for (j = mmap_home(key, m->nslot); m->slot[j].key; j = (j + 1) & (m->nslot - 1)) {
-		if (m->slot[j].key == key) {
-			*rank = m->slot[j].rank;
-			*id = m->slot[j].id;
+	for (j = mmap_home(key, m->nslot); (s = m->slot[j]); j = (j + 1) & (m->nslot - 1)) {
+		if (slot_pair(s) == want) {
+			*rank = slot_rank(s);
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* The id that merge `rank` (one mmap_get gave) makes. */
+static inline uint32_t mmap_id(const struct mmap *m, uint32_t rank)
+{
+	return m->rid ? m->rid[rank] : rank + m->delta;
+}
+
+/* Drops m->rid when the id of every rank in the table is rank + one delta
+ * (ranks overwritten by a later duplicate or left out do not count). */
+static void mmap_uniform(struct mmap *m)
+{
+	size_t i;
+	uint32_t delta = 0, r;
+	int have = 0;
+
+	for (i = 0; i < m->nslot; i++) {
+		if (!m->slot[i])
+			continue;
+		r = slot_rank(m->slot[i]);
+		if (have && m->rid[r] - r != delta)
+			return;
+		delta = m->rid[r] - r;
+		have = 1;
+	}
+	mem_free(m->rid);
+	m->rid = NULL;
+	m->nrid = 0;
+	m->delta = delta;
 }
 
 /* Starts loading the slot where the lookup of (l, r) begins: lookups whose
@@ -324,23 +436,28 @@ static inline int mmap_get(const struct mmap *m, uint32_t l, uint32_t r,
 static inline void mmap_prefetch(const struct mmap *m, uint32_t l, uint32_t r)
 {
 	if (m->nslot)
-		__builtin_prefetch(&m->slot[mmap_home(((uint64_t)l << 32 | r) + 1, m->nslot)]);
+		__builtin_prefetch(&m->slot[mmap_home(mmap_key(l, r), m->nslot)]);
 }
 
+/* Sets (l, r) -> (rank, id), overwriting an earlier rank of the pair; ids
+ * below MMAP_ID_LIMIT, rank below MMAP_RANK_LIMIT and m->nrid. The table
+ * grows at 3/4 full: short probe runs stay within a line or two of 8-byte
+ * slots, and the Bloom filter spares most unsuccessful ones. */
 static enum err mmap_put(struct mmap *m, uint32_t l, uint32_t r, uint32_t rank,
 			 uint32_t id)
 {
-	uint64_t key = ((uint64_t)l << 32 | r) + 1;
+	uint64_t key = mmap_key(l, r), want = (uint64_t)l << MMAP_ID_BITS | r;
 	size_t j;
 
-	if ((m->n + 1) * 2 > m->nslot && mmap_rehash(m, m->nslot ? m->nslot * 2 : 4096))
+	if ((m->n + 1) * 4 > m->nslot * 3 && mmap_rehash(m, m->nslot ? m->nslot * 2 : 4096))
 		return ERR_NOMEM;
-	for (j = mmap_home(key, m->nslot); m->slot[j].key; j = (j + 1) & (m->nslot - 1))
-		if (m->slot[j].key == key)
+	for (j = mmap_home(key, m->nslot); m->slot[j]; j = (j + 1) & (m->nslot - 1))
+		if (slot_pair(m->slot[j]) == want)
 			break;
-	if (!m->slot[j].key)
+	if (!m->slot[j])
 		m->n++;
-	m->slot[j] = (struct mslot){key, rank, id};
+	m->slot[j] = (want << MMAP_RANK_BITS | rank) + 1;
+	m->rid[rank] = id;
 	return ERR_OK;
 }
 
@@ -356,6 +473,18 @@ struct pmerge {
 	uint32_t off, ll, rl, hl, hr, rank; /* l at marena + off, r right after */
 	uint32_t idl, idr, idn;
 };
+
+/* What the char-level start knows of one BMP character (see char_start),
+ * in 4 bytes: the CJK block's stay in L2. */
+struct cinfo {
+	uint32_t id : 23;    /* its token T (valid if `has`) */
+	uint32_t has : 1;    /* its bytes merge into one token below CINFO_ID_LIMIT
+			      * (0 also for ASCII and surrogates, never filled) */
+	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
+			      * bit 2 + y: before a right neighbour of right_class y */
+};
+#define CINFO_SIZE 0x10000
+#define CINFO_ID_LIMIT (1u << 23)
 
 struct bpe {
 	struct bpe_opts o;
@@ -376,9 +505,13 @@ struct bpe {
 	 * class c (minl[c][id], RIGHT_CLASSES), or as its right part whose left
 	 * part ends with a byte of class c (minr[c][id], LEFT_CLASSES);
 	 * NO_RANK if none. nmin entries each, all in one block at minl[0];
-	 * NULL for other models. */
+	 * only while `ci` is built, NULL after. */
 	uint32_t *minl[4], *minr[2];
 	size_t nmin;
+	/* byte-level models with merges: the char-level start's facts of every
+	 * BMP character by code point (CINFO_SIZE entries), made at load time
+	 * so that counting only reads them; NULL for other models */
+	struct cinfo *ci;
 	/* bit id set: the model run on token id's own string gives id alone,
 	 * so a pre-token equal to that string counts 1 (whole_token); nwhole
 	 * bytes, NULL if not built */
@@ -496,6 +629,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->roff);
 	mem_free(b->rlen);
 	mem_free(b->minl[0]);
+	mem_free(b->ci);
 	mem_free(b->whole);
 	mem_free(b->bloom);
 	mem_free(b);
@@ -560,7 +694,7 @@ static enum err reserve(void *p, size_t *cap, size_t want, size_t size, void **o
  * generous averages of real vocabularies. */
 enum err bpe_reserve(struct bpe *b, size_t vocab, size_t merges)
 {
-	size_t vs = pow2_at_least(vocab * 2), ms = pow2_at_least(merges * 2);
+	size_t vs = pow2_at_least(vocab * 2), ms = pow2_at_least(merges / 3 * 4 + 4);
 	void *q;
 
 	if (vs > b->vocab.nslot && smap_rehash(&b->vocab, vs))
@@ -776,15 +910,46 @@ static enum err missing(const struct bpe *b, struct diag *d, size_t rank, const 
 			 rank, raw);
 }
 
-/* Resolves the waiting merges' ids (first pass) and fills the merge table
- * (second pass), in merge order: the first bad merge is the one reported,
- * and the last duplicate pair wins. */
+/* Fills the merge table from the resolved waiting merges, in merge order
+ * (the last duplicate pair wins), then its Bloom filter and new ids. */
+static enum err merge_fill(struct bpe *b)
+{
+	struct mmap *m = &b->merges;
+	size_t i, need = m->n + b->npm + 1, ns = m->nslot ? m->nslot : 4096;
+
+	while (ns * 3 < need * 4)
+		ns *= 2;
+	if (ns > m->nslot && mmap_rehash(m, ns))
+		return ERR_NOMEM;
+	m->nrid = b->nmerges;
+	if (!(m->rid = mem_alloc(b->nmerges * sizeof(*m->rid))))
+		return ERR_NOMEM;
+	memset(m->rid, 0xFF, b->nmerges * sizeof(*m->rid)); /* ranks left out */
+	for (i = 0; i < b->npm; i++) {
+		const struct pmerge *p = &b->pm[i];
+
+		if (i + PREFETCH_AHEAD < b->npm)
+			mmap_prefetch(m, b->pm[i + PREFETCH_AHEAD].idl, b->pm[i + PREFETCH_AHEAD].idr);
+		if (mmap_put(m, p->idl, p->idr, p->rank, p->idn))
+			return ERR_NOMEM;
+	}
+	if (mmap_bloom(m))
+		return ERR_NOMEM;
+	mmap_uniform(m);
+	return ERR_OK;
+}
+
+/* Resolves the waiting merges' ids in merge order (the first bad merge is
+ * the one reported), then fills the merge table. */
 static enum err merge_flush(struct bpe *b, struct diag *d)
 {
 	const struct smap *v = &b->vocab;
-	size_t i, need = (b->merges.n + b->npm + 1) * 2, ns = b->merges.nslot ? b->merges.nslot : 4096;
+	size_t i;
 	enum err e = ERR_OK;
 
+	if (b->nmerges > MMAP_RANK_LIMIT)
+		return diag_fail(d, ERR_LIMIT, "too many merges (%zu; at most %u)", b->nmerges,
+				 MMAP_RANK_LIMIT);
 	for (i = 0; i < b->npm; i++) {
 		struct pmerge *p = &b->pm[i];
 		const char *cat = b->marena + p->off;
@@ -804,20 +969,12 @@ static enum err merge_flush(struct bpe *b, struct diag *d)
 					 "merge %u makes a token that is not in the vocabulary",
 					 p->rank);
 		b->last_new = p->idn;
+		if (p->idl >= MMAP_ID_LIMIT || p->idr >= MMAP_ID_LIMIT)
+			return diag_fail(d, ERR_LIMIT, "merge %u joins token id %u, above %u",
+					 p->rank, p->idl > p->idr ? p->idl : p->idr, MMAP_ID_LIMIT - 1);
 	}
-	while (ns < need)
-		ns *= 2;
-	if (ns > b->merges.nslot && mmap_rehash(&b->merges, ns))
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	for (i = 0; !e && i < b->npm; i++) {
-		const struct pmerge *p = &b->pm[i];
-
-		if (i + PREFETCH_AHEAD < b->npm)
-			mmap_prefetch(&b->merges, b->pm[i + PREFETCH_AHEAD].idl,
-				      b->pm[i + PREFETCH_AHEAD].idr);
-		if (mmap_put(&b->merges, p->idl, p->idr, p->rank, p->idn))
-			e = diag_fail(d, ERR_NOMEM, "out of memory");
-	}
+	if (merge_fill(b))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	b->npm = 0;
 	mem_free(b->pm);
 	mem_free(b->marena);
@@ -877,25 +1034,25 @@ static enum err build_min(struct bpe *b)
 		b->minr[c] = all + (4 + c) * n;
 	b->nmin = n;
 	for (i = 0; i < b->merges.nslot; i++) {
-		const struct mslot *m = &b->merges.slot[i];
-		uint64_t k = m->key - 1;
-		uint32_t l = (uint32_t)(k >> 32), r = (uint32_t)k;
+		uint64_t s = b->merges.slot[i], k = slot_key(s);
+		uint32_t l = (uint32_t)(k >> 32), r = (uint32_t)k, rank = slot_rank(s);
 		unsigned char first, last;
 
-		if (!m->key || l >= n || r >= n || b->rlen[l] == UINT32_MAX ||
+		if (!s || l >= n || r >= n || b->rlen[l] == UINT32_MAX ||
 		    b->rlen[r] == UINT32_MAX || !b->rlen[l] || !b->rlen[r])
 			continue;
 		first = (unsigned char)b->vocab.arena[b->roff[r]];
 		last = (unsigned char)b->vocab.arena[b->roff[l] + b->rlen[l] - 1];
-		if ((first & 0xC0) != 0x80 && m->rank < b->minl[right_class(first)][l])
-			b->minl[right_class(first)][l] = m->rank;
-		if (ends_char(b, l) && m->rank < b->minr[left_class(last)][r])
-			b->minr[left_class(last)][r] = m->rank;
+		if ((first & 0xC0) != 0x80 && rank < b->minl[right_class(first)][l])
+			b->minl[right_class(first)][l] = rank;
+		if (ends_char(b, l) && rank < b->minr[left_class(last)][r])
+			b->minr[left_class(last)][r] = rank;
 	}
 	return ERR_OK;
 }
 
 static enum err build_whole(struct bpe *b);
+static enum err build_chars(struct bpe *b);
 
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
@@ -937,7 +1094,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 					 b->o.unk);
 		b->unk_id = u;
 	}
-	if (b->o.byte_level && b->merges.n && b->nr && build_min(b))
+	if (b->o.byte_level && b->merges.n && b->nr && (build_min(b) || build_chars(b)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!b->o.ignore_merges && b->nr && build_whole(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
@@ -946,22 +1103,23 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* ---- the model as one blob (tok_cache) -------------------------------- */
 
-#define BLOB_MAGIC 0x33424550454c4e4eULL /* "NNLEPEB3" */
+#define BLOB_MAGIC 0x37424550454c4e4eULL /* "NNLEPEB7" */
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * roff, rlen, the minl/minr block, the whole bitmap, its Bloom filter. */
+ * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's table, the whole bitmap, its Bloom filter. */
 struct blob_head {
-	uint64_t magic, sizes; /* sizes: sizeof sslot, mslot, blob_head */
+	uint64_t magic, sizes; /* sizes: sizeof sslot, a merge slot, blob_head, cinfo */
 	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
-	uint64_t merges_n, merges_nslot, ntokens, nmerges, nr, nmin, unk_len, nwhole, nbloom;
+	uint64_t merges_n, merges_nslot, merges_nrid, merges_delta, merges_nbloom, ntokens, nmerges, nr, nci, unk_len, nwhole, nbloom;
 	int64_t unit[256], fallback[256], unk_id;
 	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
 };
 
 static uint64_t blob_sizes(void)
 {
-	return sizeof(struct sslot) | sizeof(struct mslot) << 8 | sizeof(struct blob_head) << 16;
+	return sizeof(struct sslot) | sizeof(uint64_t) << 8 | sizeof(struct blob_head) << 16 |
+	       (uint64_t)sizeof(struct cinfo) << 32;
 }
 
 /* The zeros that pad n bytes to a multiple of 8. */
@@ -991,12 +1149,14 @@ static size_t ids_used(const struct bpe *b)
 
 enum err bpe_save(const struct bpe *b, struct buf *out)
 {
-	size_t used = ids_used(b), c;
+	size_t used = ids_used(b);
 	struct blob_head h = {BLOB_MAGIC, blob_sizes(),
 			      b->vocab.n, b->vocab.nslot, b->vocab.alen,
 			      b->raw.n, b->raw.nslot, b->raw.alen,
-			      b->merges.n, b->merges.nslot, b->ntokens, b->nmerges,
-			      used, b->nmin < used ? b->nmin : used,
+			      b->merges.n, b->merges.nslot, b->merges.nrid, b->merges.delta,
+			      b->merges.nbloom,
+			      b->ntokens, b->nmerges,
+			      used, b->ci ? CINFO_SIZE : 0,
 			      b->unk ? b->o.unk_len : 0,
 			      b->nwhole < (used + 7) / 8 ? b->nwhole : (used + 7) / 8, b->nbloom,
 			      {0}, {0}, b->unk_id,
@@ -1010,15 +1170,13 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 	    blob_put(out, b->vocab.arena, h.vocab_alen) ||
 	    blob_put(out, b->raw.slot, h.raw_nslot * sizeof(struct sslot)) ||
 	    blob_put(out, b->raw.arena, h.raw_alen) ||
-	    blob_put(out, b->merges.slot, h.merges_nslot * sizeof(struct mslot)) ||
+	    blob_put(out, b->merges.slot, h.merges_nslot * sizeof(uint64_t)) ||
+	    blob_put(out, b->merges.rid, h.merges_nrid * sizeof(uint32_t)) ||
+	    blob_put(out, b->merges.bloom, h.merges_nbloom * sizeof(uint64_t)) ||
 	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
 	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)))
 		return ERR_NOMEM;
-	/* the six minl/minr arrays, each cut to the ids in use, back to back */
-	for (c = 0; c < 6 && h.nmin; c++)
-		if (buf_append(out, c < 4 ? b->minl[c] : b->minr[c - 4], h.nmin * sizeof(uint32_t)))
-			return ERR_NOMEM;
-	if (blob_pad(out, 6 * h.nmin * sizeof(uint32_t)))
+	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)))
 		return ERR_NOMEM;
 	if (blob_put(out, b->whole, h.nwhole))
 		return ERR_NOMEM;
@@ -1048,11 +1206,13 @@ static int blob_head_ok(const struct blob_head *h, size_t len)
 {
 	return h->magic == BLOB_MAGIC && h->sizes == blob_sizes() &&
 	       pow2_or_zero(h->vocab_nslot) && pow2_or_zero(h->raw_nslot) &&
-	       pow2_or_zero(h->merges_nslot) && (!h->vocab_nslot || h->vocab_n < h->vocab_nslot) &&
+	       pow2_or_zero(h->merges_nslot) && pow2_or_zero(h->merges_nbloom) &&
+	       h->merges_nbloom < len && (!h->merges_nrid || h->merges_nrid == h->nmerges) &&
+	       h->nmerges < len && (!h->vocab_nslot || h->vocab_n < h->vocab_nslot) &&
 	       (!h->raw_nslot || h->raw_n < h->raw_nslot) &&
 	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
 	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
-	       h->nr < len && h->nmin <= h->nr && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
+	       h->nr < len && (!h->nci || h->nci == CINFO_SIZE) && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
 	       pow2_or_zero(h->nbloom) && !h->nwhole == !h->nbloom;
 }
 
@@ -1066,14 +1226,16 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->vocab.arena = (char *)blob_take(p, len, &at, h->vocab_alen);
 	b->raw.slot = (struct sslot *)blob_take(p, len, &at, h->raw_nslot * sizeof(struct sslot));
 	b->raw.arena = (char *)blob_take(p, len, &at, h->raw_alen);
-	b->merges.slot = (struct mslot *)blob_take(p, len, &at, h->merges_nslot * sizeof(struct mslot));
+	b->merges.slot = (uint64_t *)blob_take(p, len, &at, h->merges_nslot * sizeof(uint64_t));
+	b->merges.rid = (uint32_t *)blob_take(p, len, &at, h->merges_nrid * sizeof(uint32_t));
+	b->merges.bloom = (uint64_t *)blob_take(p, len, &at, h->merges_nbloom * sizeof(uint64_t));
 	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
-	b->minl[0] = (uint32_t *)blob_take(p, len, &at, 6 * h->nmin * sizeof(uint32_t));
+	b->ci = (struct cinfo *)blob_take(p, len, &at, h->nci * sizeof(struct cinfo));
 	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
 	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->roff || !b->rlen || !b->minl[0] || !b->whole || !b->bloom || at != len)
+	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci || !b->whole || !b->bloom || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
 		return 0;
@@ -1085,7 +1247,6 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	const char *p = blob;
 	struct blob_head h;
 	struct bpe *b;
-	size_t c;
 
 	*out = NULL;
 	if (len < sizeof(h) || (uintptr_t)p % 8)
@@ -1101,16 +1262,18 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	b->vocab.n = h.vocab_n, b->vocab.nslot = h.vocab_nslot, b->vocab.alen = h.vocab_alen;
 	b->raw.n = h.raw_n, b->raw.nslot = h.raw_nslot, b->raw.alen = h.raw_alen;
 	b->merges.n = h.merges_n, b->merges.nslot = h.merges_nslot;
-	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr, b->nmin = h.nmin;
+	b->merges.nrid = h.merges_nrid, b->merges.nbloom = h.merges_nbloom;
+	b->merges.delta = (uint32_t)h.merges_delta;
+	if (!h.merges_nrid)
+		b->merges.rid = NULL;
+	if (!h.merges_nbloom)
+		b->merges.bloom = NULL;
+	b->ntokens = h.ntokens, b->nmerges = h.nmerges, b->nr = h.nr;
 	b->nwhole = h.nwhole, b->nbloom = h.nbloom;
 	if (!h.nwhole)
 		b->whole = b->bloom = NULL;
-	for (c = 0; h.nmin && c < 4; c++)
-		b->minl[c] = b->minl[0] + c * h.nmin;
-	for (c = 0; h.nmin && c < 2; c++)
-		b->minr[c] = b->minl[0] + (4 + c) * h.nmin;
-	if (!h.nmin)
-		b->minl[0] = NULL;
+	if (!h.nci)
+		b->ci = NULL;
 	memcpy(b->unit, h.unit, sizeof(h.unit));
 	memcpy(b->fallback, h.fallback, sizeof(h.fallback));
 	b->unk_id = h.unk_id;
@@ -1134,7 +1297,7 @@ size_t bpe_merge_count(const struct bpe *b)
 /* ---- encoding --------------------------------------------------------- */
 
 struct lsym {
-	uint32_t id, rank, nid; /* symbol; rank and result of (this, next) */
+	uint32_t id, rank; /* symbol; rank of (this, next) */
 };
 
 struct hent {
@@ -1158,19 +1321,9 @@ struct l0 {
 	uint32_t count;
 };
 
-/* What the char-level start knows of one BMP character (see char_start). */
-struct cinfo {
-	uint32_t id;         /* its token, NO_RANK if it has none */
-	uint32_t lim : 24;   /* 0 = not computed yet; else 1 + the highest rank of its merges */
-	uint32_t ok : 8;     /* bit x: atomic after a left neighbour of left_class x;
-			      * bit 2 + y: before a right neighbour of right_class y */
-};
-#define CINFO_SIZE 0x10000
-
 struct bpe_work {
 	struct l0 *l0;         /* 2^l0_bits slots (l0_size), NULL before the first count */
 	unsigned l0_bits;
-	struct cinfo *ci;      /* CINFO_SIZE entries, made at first use */
 	uint32_t *ids;         /* symbols */
 	struct lsym *lin;      /* linear scan: symbols with their right pair */
 	int32_t *prev, *next;  /* heap: linked symbols */
@@ -1198,7 +1351,6 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->next);
 	mem_free(w->alive);
 	mem_free(w->heap);
-	mem_free(w->ci);
 	mem_free(w->l0);
 	smap_free(&w->cache);
 	mem_free(w);
@@ -1295,7 +1447,7 @@ static void initial_symbols(const struct bpe *b, struct bpe_work *w,
 
 static inline void pair_rank(const struct bpe *b, struct lsym *l)
 {
-	if (!mmap_get(&b->merges, l[0].id, l[1].id, &l[0].rank, &l[0].nid))
+	if (!mmap_get(&b->merges, l[0].id, l[1].id, &l[0].rank))
 		l[0].rank = NO_RANK;
 }
 
@@ -1338,7 +1490,7 @@ static void lin_run(const struct bpe *b, struct bpe_work *w)
 		}
 		if (r == NO_RANK)
 			break;
-		l[best].id = l[best].nid;
+		l[best].id = mmap_id(&b->merges, r);
 		for (i = best + 1; i + 1 < n; i++)
 			l[i] = l[i + 1];
 		n--;
@@ -1405,11 +1557,11 @@ static struct hent heap_pop(struct bpe_work *w)
 
 static enum err push_pair(const struct bpe *b, struct bpe_work *w, size_t l, size_t r)
 {
-	uint32_t rank, id;
+	uint32_t rank;
 
-	if (!mmap_get(&b->merges, w->ids[l], w->ids[r], &rank, &id))
+	if (!mmap_get(&b->merges, w->ids[l], w->ids[r], &rank))
 		return ERR_OK;
-	return heap_push(w, (struct hent){rank, (uint32_t)l, id});
+	return heap_push(w, (struct hent){rank, (uint32_t)l, mmap_id(&b->merges, rank)});
 }
 
 /* HF's Word::merge_all: a heap of (rank, position); stale entries are
@@ -1430,13 +1582,16 @@ static enum err merge_heap(const struct bpe *b, struct bpe_work *w)
 		e = push_pair(b, w, i, i + 1);
 	while (!e && w->nheap) {
 		struct hent t = heap_pop(w);
-		uint32_t rank, id;
+		uint32_t rank;
 		int32_t nx;
 
 		if (!w->alive[t.pos] || w->next[t.pos] < 0)
 			continue;
 		nx = w->next[t.pos];
-		if (!mmap_get(&b->merges, w->ids[t.pos], w->ids[nx], &rank, &id) || id != t.id)
+		/* HF compares the new ids, not the ranks: an entry pushed for
+		 * another pair at pos that makes the same token still merges */
+		if (!mmap_get(&b->merges, w->ids[t.pos], w->ids[nx], &rank) ||
+		    mmap_id(&b->merges, rank) != t.id)
 			continue;
 		w->ids[t.pos] = t.id;
 		w->alive[nx] = 0;
@@ -1509,11 +1664,11 @@ static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, si
 static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 		      struct cinfo *out)
 {
-	uint32_t sym[4], top = 0, cross[6], rank, nid;
+	uint32_t sym[4], top = 0, cross[6], rank;
 	size_t at[5], n = k, i, best;
 
 	memset(cross, 0xFF, sizeof(cross));
-	*out = (struct cinfo){NO_RANK, 1, 0};
+	*out = (struct cinfo){0, 0, 0};
 	for (i = 0; i < k; i++) {
 		if (b->unit[s[i]] < 0)
 			return;
@@ -1526,11 +1681,11 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 		uint32_t r = NO_RANK;
 
 		for (i = best = 0; i + 1 < n; i++)
-			if (mmap_get(&b->merges, sym[i], sym[i + 1], &rank, &nid) && rank < r)
+			if (mmap_get(&b->merges, sym[i], sym[i + 1], &rank) && rank < r)
 				r = rank, best = i;
 		if (r == NO_RANK)
 			return;
-		mmap_get(&b->merges, sym[best], sym[best + 1], &rank, &sym[best]);
+		sym[best] = mmap_id(&b->merges, r);
 		for (i = best + 1; i + 1 < n; i++)
 			sym[i] = sym[i + 1];
 		for (i = best + 1; i < n; i++)
@@ -1539,12 +1694,39 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 		top = r > top ? r : top;
 		cross_ranks(b, sym[best], at[best], at[best + 1], k, cross);
 	}
-	if (top >= (1u << 24) - 1)
+	if (sym[0] >= CINFO_ID_LIMIT)
 		return;
 	out->id = sym[0];
-	out->lim = top + 1;
+	out->has = 1;
 	for (i = 0; i < 6; i++)
 		out->ok |= (top < cross[i]) << i;
+}
+
+/* Fills b->ci for every BMP character but the surrogates from b->minl and
+ * b->minr, which it frees. */
+static enum err build_chars(struct bpe *b)
+{
+	uint32_t cp;
+
+	if (!(b->ci = mem_calloc(CINFO_SIZE, sizeof(*b->ci))))
+		return ERR_NOMEM;
+	for (cp = 0x80; cp < CINFO_SIZE; cp++) {
+		unsigned char u[3] = {(unsigned char)(0xC0 | cp >> 6), (unsigned char)(0x80 | (cp & 0x3F))};
+
+		if (cp >= 0xD800 && cp < 0xE000)
+			continue;
+		if (cp >= 0x800) {
+			u[0] = (unsigned char)(0xE0 | cp >> 12);
+			u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+			u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		}
+		char_info(b, u, cp >= 0x800 ? 3 : 2, &b->ci[cp]);
+	}
+	mem_free(b->minl[0]);
+	memset(b->minl, 0, sizeof(b->minl));
+	memset(b->minr, 0, sizeof(b->minr));
+	b->nmin = 0;
+	return ERR_OK;
 }
 
 /* The initial symbols of the piece for the char-level start: T_c for each
@@ -1559,20 +1741,20 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 	w->nsym = 0;
 	while (i < n) {
 		size_t k = utf8_len(s[i]);
-		struct cinfo *c = NULL;
+		const struct cinfo *c = NULL;
 
 		if (k > n - i)
 			return 0;
-		if (k == 2 || k == 3) {
+		if ((k == 2 || k == 3) && (s[i + 1] & 0xC0) == 0x80) {
 			uint32_t cp = k == 2 ? (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F)
 					     : (uint32_t)(s[i] & 0x0F) << 12 |
 						       (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
 
-			c = &w->ci[cp];
-			if (!c->lim)
-				char_info(b, s + i, k, c);
+			/* only a character's shortest form has its facts */
+			if (k == 2 ? cp >= 0x80 : (s[i + 2] & 0xC0) == 0x80 && cp >= 0x800)
+				c = &b->ci[cp];
 		}
-		if (c && c->id != NO_RANK && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
+		if (c && c->has && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
 		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
 			w->ids[w->nsym++] = c->id;
 			i += k;
@@ -1592,8 +1774,6 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 static enum err from_chars(const struct bpe *b, struct bpe_work *w, const char *piece,
 			   size_t n, int *done)
 {
-	if (!w->ci && !(w->ci = mem_calloc(CINFO_SIZE, sizeof(*w->ci))))
-		return ERR_NOMEM;
 	if (!char_symbols(b, w, piece, n))
 		return ERR_OK;
 	*done = 1;
@@ -1622,7 +1802,7 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	/* byte fallback can emit 4 ids per unit */
 	if ((e = grow(w, 4 * n + 1)))
 		return e;
-	if (b->minl[0] && !is_ascii(piece, n)) {
+	if (b->ci && !is_ascii(piece, n)) {
 		int done = 0;
 
 		if ((e = from_chars(b, w, piece, n, &done)) || done)

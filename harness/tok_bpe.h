@@ -62,7 +62,9 @@ enum err bpe_add_token(struct bpe *b, const char *tok, size_t n, uint32_t id,
 /* Adds the next merge (rank = number of merges added before). Both parts
  * and their concatenation must be in the vocab: merges are resolved in bulk
  * by bpe_finish, which fails with ERR_INPUT naming the first merge (in
- * order) that misses one, as HF refuses such a file. */
+ * order) that misses one, as HF refuses such a file, and with ERR_LIMIT
+ * (the merge table packs ids and ranks) on more than 4,194,303 merges or a
+ * merge joining a token id above 2,097,150. */
 enum err bpe_add_merge(struct bpe *b, const char *l, size_t nl, const char *r,
 		       size_t nr, struct diag *d);
 /* Call once after the vocab and merges are added: builds the vocab and merge

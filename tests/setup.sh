@@ -1,6 +1,8 @@
 #!/bin/sh
 # The set-up step the Makefile calls.
-#   sh tests/setup.sh system   Debian packages needed to build (and to test)
+#   sh tests/setup.sh system   Debian packages needed to build (and to test:
+#                              the bench corpora's packages too, for
+#                              tests/cli/tok_corpora.sh)
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
 #   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
@@ -15,7 +17,8 @@ set -eu
 
 PACKAGES="build-essential g++ pkg-config libcurl4-openssl-dev libcjson-dev \
 libpcre2-dev libsentencepiece-dev sentencepiece libpng-dev zlib1g-dev \
-libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 fortunes-zh tmux"
+libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 fortunes fortunes-zh \
+jargon-text tmux"
 
 here=$(cd "$(dirname "$0")" && pwd)
 
