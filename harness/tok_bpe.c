@@ -1305,18 +1305,25 @@ struct hent {
 };
 
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
- * at most 8 bytes (most of them): it stays in the CPU caches, where the
- * big table does not. */
-#define L0_BITS 14
-#define L0_SIZE (1u << L0_BITS)
+ * at most L0_KEY bytes (nearly all of them): at most 2^15 slots of 24 bytes
+ * (768 KiB), which mostly stay in a 1 MiB L2, where the big table does not.
+ * On the English bench 2^15 slots leave 115K of 1M pieces to the count
+ * cache, 2^14 slots 147K (1-2 % slower). It starts at 2^12 slots (96 KiB)
+ * and takes its full size once the count cache holds 2^11 pre-tokens
+ * (l0_size), so that the many short texts gen haystack counts, one work
+ * each, do not each clear 768 KiB. */
+#define L0_MIN_BITS 12
+#define L0_BITS 15
+#define L0_KEY 16
 struct l0 {
-	uint64_t head; /* the key bytes */
-	uint32_t len;  /* 0 = empty */
+	uint64_t head, tail; /* key bytes 0..7 and 8..15, zero-padded */
+	uint32_t len;        /* 0 = empty */
 	uint32_t count;
 };
 
 struct bpe_work {
-	struct l0 l0[L0_SIZE];
+	struct l0 *l0;         /* 2^l0_bits slots (l0_size), NULL before the first count */
+	unsigned l0_bits;
 	uint32_t *ids;         /* symbols */
 	struct lsym *lin;      /* linear scan: symbols with their right pair */
 	int32_t *prev, *next;  /* heap: linked symbols */
@@ -1344,6 +1351,7 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->next);
 	mem_free(w->alive);
 	mem_free(w->heap);
+	mem_free(w->l0);
 	smap_free(&w->cache);
 	mem_free(w);
 }
@@ -1809,14 +1817,54 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	return merge_heap(b, w);
 }
 
+/* The L0 slot of piece[0..n) (n <= L0_KEY) and the key it must hold. */
 static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n,
-				 uint64_t *head)
+				 uint64_t *head, uint64_t *tail)
 {
 	uint64_t m;
 
 	*head = load_upto8(piece, n);
-	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL;
-	return &w->l0[m >> (64 - L0_BITS)];
+	*tail = n > 8 ? load_upto8(piece + 8, n - 8) : 0;
+	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
+	return &w->l0[m >> (64 - w->l0_bits)];
+}
+
+/* l0_slot of s[at..at + n) where L0_KEY bytes from s + at may be read
+ * (at + L0_KEY <= the text's length): two loads and two masks instead of
+ * load_upto8's branches on n, which pre-token lengths keep mispredicting.
+ * The key is the same bytes zero-padded, so the same as l0_slot's. */
+static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t at, size_t n,
+				      uint64_t *head, uint64_t *tail)
+{
+	static const uint64_t lo[L0_KEY + 1] = {
+		0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
+		0xFFFFFFFFFFFFFF, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+	uint64_t m;
+
+	memcpy(head, s + at, 8);
+	memcpy(tail, s + at + 8, 8);
+	*head &= lo[n];
+	*tail &= n > 8 ? lo[n - 8] : 0;
+	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
+	return &w->l0[m >> (64 - w->l0_bits)];
+}
+
+/* Makes the L0 cache 2^L0_MIN_BITS slots, or 2^L0_BITS once the count
+ * cache holds more than half that many pre-tokens; the new one starts
+ * empty (it is only a cache). */
+static enum err l0_size(struct bpe_work *w)
+{
+	unsigned bits = ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n ? L0_BITS : L0_MIN_BITS;
+	struct l0 *z;
+
+	if (w->l0 && bits <= w->l0_bits)
+		return ERR_OK;
+	if (!(z = mem_calloc((size_t)1 << bits, sizeof(*z))))
+		return ERR_NOMEM;
+	mem_free(w->l0);
+	w->l0 = z;
+	w->l0_bits = bits;
+	return ERR_OK;
 }
 
 /* Whether pre-token piece[0..n) (hash_bytes `h`) is a vocab string whose
@@ -1856,60 +1904,173 @@ static enum err count_miss(const struct bpe *b, struct bpe_work *w, const char *
 	return ERR_OK;
 }
 
-/* bpe_count; `h` is the piece's hash_bytes if it has more than 8 bytes
- * (shorter pieces hash only when the L0 cache misses). */
-static enum err count_h(const struct bpe *b, struct bpe_work *w, const char *piece,
-			size_t n, uint32_t h, size_t *count)
+/* Whether count_miss on a pre-token of hash `h` looks it up in the vocab
+ * (the Bloom filter lets it, or ignore_merges makes it the model's first
+ * step): then the lookup's slot is worth prefetching. */
+static inline int looks_up_vocab(const struct bpe *b, uint32_t h)
 {
-	uint32_t v;
-	enum err e;
+	size_t bit;
 
-	if (n == 1 && b->o.byte_level && b->unit[(unsigned char)piece[0]] >= 0) {
-		*count += 1;
-		return ERR_OK;
-	}
-	if (n > BPE_CACHE_MAX_KEY) {
-		if ((e = run_model(b, w, piece, n)))
-			return e;
-		*count += w->nsym;
-		return ERR_OK;
-	}
-	if (n <= 8) {
-		uint64_t head;
-		struct l0 *z = l0_slot(w, piece, n, &head);
+	if (b->o.ignore_merges)
+		return 1;
+	if (!b->whole)
+		return 0;
+	bit = bloom_bit(h, b->nbloom);
+	return b->bloom[bit / 8] >> (bit % 8) & 1;
+}
 
-		if (z->len == n && z->head == head) {
-			*count += z->count;
-			return ERR_OK;
-		}
-		h = (uint32_t)hash_bytes(piece, n);
-		if (!smap_get_h(&w->cache, piece, n, h, &v)) {
-			if ((e = count_miss(b, w, piece, n, h, &v)))
-				return e;
-			if (w->cache.n < BPE_CACHE_MAX_ENTRIES &&
-			    (e = smap_put_h(&w->cache, piece, n, h, v, NULL)))
-				return e;
-		}
-		*z = (struct l0){head, (uint32_t)n, v};
-		*count += v;
-		return ERR_OK;
+/* The pre-tokens of a batch that bpe_count_many has not counted yet (the
+ * L0 cache missed), and what it knows of each. */
+struct pending {
+	uint16_t j[BPE_BATCH_MAX]; /* index in the batch */
+	uint32_t h[BPE_BATCH_MAX]; /* hash_bytes, once computed */
+	uint8_t vocab[BPE_BATCH_MAX]; /* looks_up_vocab, once the count cache missed */
+	size_t n;
+};
+
+/* Stores count v of pre-token piece[0..n) in the L0 cache if it fits. */
+static void l0_fill(struct bpe_work *w, const char *piece, size_t n, uint32_t v)
+{
+	uint64_t head, tail;
+	struct l0 *z;
+
+	if (n <= L0_KEY) {
+		z = l0_slot(w, piece, n, &head, &tail);
+		*z = (struct l0){head, tail, (uint32_t)n, v};
 	}
-	if (smap_get_h(&w->cache, piece, n, h, &v)) {
-		*count += v;
-		return ERR_OK;
-	}
-	if ((e = count_miss(b, w, piece, n, h, &v)))
-		return e;
-	*count += v;
+}
+
+/* Stores count v of pre-token piece[0..n) (hash h) in the L0 cache and in
+ * the count cache (while it is below its bounds). */
+static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32_t h,
+			 uint32_t v)
+{
+	l0_fill(w, piece, n, v);
 	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
 		return smap_put_h(&w->cache, piece, n, h, v, NULL);
 	return ERR_OK;
 }
 
+/* Stage 1 of bpe_count_many: adds the counts the L0 cache gives; the rest
+ * goes to `q`, with its count cache slot and Bloom filter byte prefetched. */
+static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
+		     const size_t *ms, const size_t *me, size_t k, struct pending *q, size_t *c)
+{
+	struct l0 *z[BPE_BATCH_MAX];
+	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX];
+	size_t i;
+
+	for (i = 0; i < k; i++) { /* the slots, prefetched */
+		if (me[i] - ms[i] > L0_KEY)
+			continue;
+		if (ms[i] + L0_KEY <= len)
+			z[i] = l0_slot_wide(w, s, ms[i], me[i] - ms[i], &head[i], &tail[i]);
+		else
+			z[i] = l0_slot(w, s + ms[i], me[i] - ms[i], &head[i], &tail[i]);
+		__builtin_prefetch(z[i]);
+	}
+	q->n = 0;
+	for (i = 0; i < k; i++) {
+		size_t n = me[i] - ms[i];
+
+		if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
+			*c += z[i]->count;
+		else
+			q->j[q->n++] = (uint16_t)i;
+	}
+	for (i = 0; i < q->n; i++) {
+		size_t j = q->j[i];
+
+		q->h[i] = (uint32_t)hash_bytes(s + ms[j], me[j] - ms[j]);
+		if (w->cache.nslot)
+			__builtin_prefetch(&w->cache.slot[q->h[i] & (w->cache.nslot - 1)]);
+		if (b->whole)
+			__builtin_prefetch(&b->bloom[bloom_bit(q->h[i], b->nbloom) / 8]);
+	}
+}
+
+/* Stage 2: counts single bytes of a byte-level model (each a token), what
+ * the count cache holds and what is too long for it; keeps in `q` the
+ * misses, with their vocab slot prefetched when count_miss will look there. */
+static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char *s,
+			     const size_t *ms, const size_t *me, struct pending *q, size_t *c)
+{
+	size_t i, m = 0;
+	uint32_t v;
+	enum err e;
+
+	for (i = 0; i < q->n; i++) {
+		const char *piece = s + ms[q->j[i]];
+		size_t n = me[q->j[i]] - ms[q->j[i]];
+
+		if (n > BPE_CACHE_MAX_KEY) {
+			if ((e = run_model(b, w, piece, n)))
+				return e;
+			*c += w->nsym;
+		} else if (n == 1 && b->o.byte_level && b->unit[(unsigned char)*piece] >= 0) {
+			*c += 1;
+			l0_fill(w, piece, n, 1);
+		} else if (smap_get_h(&w->cache, piece, n, q->h[i], &v)) {
+			*c += v;
+			l0_fill(w, piece, n, v);
+		} else {
+			q->vocab[m] = (uint8_t)looks_up_vocab(b, q->h[i]);
+			if (q->vocab[m] && b->vocab.nslot)
+				__builtin_prefetch(&b->vocab.slot[q->h[i] & (b->vocab.nslot - 1)]);
+			q->j[m] = q->j[i], q->h[m++] = q->h[i];
+		}
+	}
+	q->n = m;
+	return ERR_OK;
+}
+
+/* A batch's pre-tokens go through the caches in stages, each over the
+ * whole batch, so that the cache misses of one stage overlap (every address
+ * is prefetched a stage ahead) instead of stalling one pre-token after
+ * another: the L0 cache, then the count cache, then the model (count_miss)
+ * for the rest, first those that skip the vocab (their model runs give the
+ * vocab slots of the others time to arrive). A count is a sum, so the
+ * order does not matter; a pre-token twice among the misses of one batch
+ * is counted twice, the second time overwriting the first's cache entry
+ * with the same count. */
+enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
+			const size_t *ms, const size_t *me, size_t k, size_t *count)
+{
+	struct pending q;
+	size_t i, c = 0;
+	uint32_t v;
+	uint8_t pass;
+	enum err e = ERR_OK;
+
+	if ((!w->l0 || (w->l0_bits < L0_BITS && ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n)) &&
+	    (e = l0_size(w)))
+		return e;
+	count_l0(b, w, s, len, ms, me, k, &q, &c);
+	if (q.n)
+		e = count_cached(b, w, s, ms, me, &q, &c);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < q.n && !e; i++) {
+			const char *piece = s + ms[q.j[i]];
+			size_t n = me[q.j[i]] - ms[q.j[i]];
+
+			if (q.vocab[i] != pass)
+				continue;
+			if ((e = count_miss(b, w, piece, n, q.h[i], &v)))
+				break;
+			c += v;
+			e = remember(w, piece, n, q.h[i], v);
+		}
+	}
+	*count += c;
+	return e;
+}
+
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count)
 {
-	return count_h(b, w, piece, n, n > 8 ? (uint32_t)hash_bytes(piece, n) : 0, count);
+	size_t at = 0;
+
+	return bpe_count_many(b, w, piece, n, &at, &n, 1, count);
 }
 
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,

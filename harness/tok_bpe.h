@@ -99,6 +99,13 @@ void bpe_work_free(struct bpe_work *w);
  * filling the work's cache. */
 enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 		   size_t n, size_t *count);
+/* The most pre-tokens one bpe_count_many call takes. */
+#define BPE_BATCH_MAX 512
+/* bpe_count of every pre-token s[ms[i]..me[i]) (i < k, non-empty, k at
+ * most BPE_BATCH_MAX) of text s[0..len), as a scanner's matches come
+ * (tok_scan.h), faster than one call each: their cache misses overlap. */
+enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
+			const size_t *ms, const size_t *me, size_t k, size_t *count);
 /* Appends the token ids of pre-token `piece` (grown as in tok_encode). */
 enum err bpe_encode(const struct bpe *b, struct bpe_work *w, const char *piece,
 		    size_t n, uint32_t **ids, size_t *nids, size_t *cap);

@@ -107,7 +107,8 @@ static enum err descend(struct tok_run *r, size_t k, const char *s, int first)
 	return ERR_OK;
 }
 
-#define SCAN_BATCH 64 /* matches per scan_find_many call */
+#define SCAN_BATCH 256 /* matches per scan_find_many call */
+_Static_assert(SCAN_BATCH <= BPE_BATCH_MAX, "a batch of matches is one bpe_count_many call");
 
 static enum err byte_level(struct tok_run *r, size_t k, const char *s, size_t n)
 {
@@ -186,26 +187,109 @@ static enum err scan_to_model(struct tok_run *r, const struct tok_pre *p, const 
 	return gaps && prev != n ? tok_run_model(r, s + prev, n - prev) : ERR_OK;
 }
 
-/* scan_to_model for counts, the hot loop of `needle count`: no detour via
- * tok_run_model. */
-static enum err scan_to_count(struct tok_run *r, const struct tok_pre *p, const char *s,
-			      size_t n, int gaps)
+/* Whether stage k is a Split with a hand-written scanner whose pieces are
+ * what scan_to_model takes (Isolated, or Removed with invert). */
+static int scan_split_ok(const struct tok_pre *p)
 {
-	const struct bpe *b = r->h->bpe;
-	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], k, j, *c = &r->count;
+	return p->kind == PRE_SPLIT && p->re.scan &&
+	       (p->behavior == B_ISOLATED || (p->behavior == B_REMOVED && p->invert));
+}
+
+/* Whether stages k.. are such Splits (one or more) and then the model. */
+static int scan_chain_ok(const struct tok_hf *h, size_t k)
+{
+	return k < h->npre && scan_split_ok(&h->pre[k]) &&
+	       (feeds_model(h, k + 1) || scan_chain_ok(h, k + 1));
+}
+
+/* The pieces of a chain of scanner Splits waiting for bpe_count_many:
+ * t[ms[i]..me[i]) (i < k) of the chain's text t[0..n). */
+struct count_batch {
+	const char *t;
+	size_t n, k, ms[SCAN_BATCH], me[SCAN_BATCH];
+};
+
+static enum err batch_flush(struct tok_run *r, struct count_batch *cb)
+{
+	enum err e = bpe_count_many(r->h->bpe, r->w, cb->t, cb->n, cb->ms, cb->me, cb->k,
+				    &r->count);
+
+	cb->k = 0;
+	return e;
+}
+
+/* The last Split p of a chain on t[a..b): its matches scanned straight into
+ * the batch, its gaps (`gaps`: Isolated; rare: the scanners of cl100k and
+ * o200k leave none) counted one at a time. */
+static enum err chain_last(struct tok_run *r, const struct tok_pre *p, struct count_batch *cb,
+			   size_t a, size_t b, int gaps)
+{
+	const char *s = cb->t + a;
+	size_t n = b - a, prev = 0, m, j;
 	enum err e = ERR_OK;
 
-	while (!e && (k = scan_find_many(p->re.scan, r->h->tab, s, n, prev, ms, me, SCAN_BATCH))) {
-		for (j = 0; j < k && !e; j++) {
+	for (;;) {
+		if (cb->k == SCAN_BATCH && (e = batch_flush(r, cb)))
+			return e;
+		m = scan_find_many(p->re.scan, r->h->tab, s, n, prev, cb->ms + cb->k,
+				   cb->me + cb->k, SCAN_BATCH - cb->k);
+		if (!m)
+			break;
+		for (j = cb->k; j < cb->k + m; j++) {
+			if (gaps && prev != cb->ms[j] &&
+			    (e = bpe_count(r->h->bpe, r->w, s + prev, cb->ms[j] - prev, &r->count)))
+				return e;
+			prev = cb->me[j];
+			cb->ms[j] += a, cb->me[j] += a;
+		}
+		cb->k += m;
+	}
+	return gaps && prev != n ? bpe_count(r->h->bpe, r->w, s + prev, n - prev, &r->count)
+				 : ERR_OK;
+}
+
+/* Stages k.. of a chain (scan_chain_ok) on t[a..b) (non-empty), as
+ * tok_pre_run runs them, each piece of stage k its own subject for stage
+ * k + 1; but the pieces of the last stage, from every subject, fill one
+ * batch after another. */
+static enum err chain_run(struct tok_run *r, size_t k, struct count_batch *cb, size_t a,
+			  size_t b)
+{
+	const struct tok_pre *p = &r->h->pre[k];
+	size_t prev = 0, ms[SCAN_BATCH], me[SCAN_BATCH], m, j;
+	int gaps = p->behavior == B_ISOLATED;
+	enum err e = ERR_OK;
+
+	if (feeds_model(r->h, k + 1))
+		return chain_last(r, p, cb, a, b, gaps);
+	while (!e && (m = scan_find_many(p->re.scan, r->h->tab, cb->t + a, b - a, prev, ms, me,
+					 SCAN_BATCH))) {
+		for (j = 0; j < m && !e; prev = me[j++]) {
 			if (gaps && prev != ms[j])
-				e = bpe_count(b, r->w, s + prev, ms[j] - prev, c);
+				e = chain_run(r, k + 1, cb, a + prev, a + ms[j]);
 			if (!e)
-				e = bpe_count(b, r->w, s + ms[j], me[j] - ms[j], c);
-			prev = me[j];
+				e = chain_run(r, k + 1, cb, a + ms[j], a + me[j]);
 		}
 	}
-	if (!e && gaps && prev != n)
-		e = bpe_count(b, r->w, s + prev, n - prev, c);
+	if (!e && gaps && prev != b - a)
+		e = chain_run(r, k + 1, cb, a + prev, b);
+	return e;
+}
+
+/* scan_to_model for counts, the hot loop of `needle count`, for a chain of
+ * one or more scanner Splits (DeepSeek's three, or the one of cl100k and
+ * o200k): no detour via tok_pieces, descend and tok_run_model, and the
+ * pieces counted a full batch at a time (bpe_count_many), however short
+ * the earlier stages' pieces are. */
+static enum err scan_to_count(struct tok_run *r, size_t k, const char *s, size_t n)
+{
+	struct count_batch cb;
+	enum err e;
+
+	cb.t = s, cb.n = n, cb.k = 0;
+	e = chain_run(r, k, &cb, 0, n);
+	if (!e && cb.k)
+		e = batch_flush(r, &cb);
 	return e ? diag_fail(r->d, e, "out of memory") : ERR_OK;
 }
 
@@ -220,10 +304,10 @@ enum err tok_pre_run(struct tok_run *r, size_t k, const char *s, size_t n, int f
 	p = &r->h->pre[k];
 	switch (p->kind) {
 	case PRE_SPLIT:
-		if (p->re.scan && feeds_model(r->h, k + 1) &&
-		    (p->behavior == B_ISOLATED || (p->behavior == B_REMOVED && p->invert)))
-			return (r->count_only ? scan_to_count : scan_to_model)(
-				r, p, s, n, p->behavior == B_ISOLATED);
+		if (r->count_only && scan_chain_ok(r->h, k))
+			return scan_to_count(r, k, s, n);
+		if (scan_split_ok(p) && feeds_model(r->h, k + 1))
+			return scan_to_model(r, p, s, n, p->behavior == B_ISOLATED);
 		if (tok_pat_split(&p->re, r->h->tab, r->m, s, n, p->invert, &r->st[k], r->d))
 			return r->d->code;
 		if (p->behavior == B_ISOLATED && feeds_model(r->h, k + 1)) {

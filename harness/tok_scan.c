@@ -146,8 +146,13 @@ static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t
 			memcpy(&v, s + i, 8);
 			k = ascii_letters8(v);
 			i += k;
-			if (k < 8)
+			if (k < 8) {
+				/* stopped at an ASCII non-letter (in neither
+				 * class) or at a non-ASCII byte */
+				if ((unsigned char)s[i] < 0x80)
+					return i;
 				break;
+			}
 		}
 	}
 	while (i < n) {
@@ -343,6 +348,12 @@ static size_t cl100k_at(const struct scan_tab *t, const char *s, size_t n, size_
 	size_t k0, k1, e;
 	uint8_t b0, b1;
 
+	/* the common cases, ASCII: a letter, or a space then a letter, start
+	 * [^\r\n\p{L}\p{N}]?\p{L}+ (a contraction needs the apostrophe) */
+	if (ascii_alpha((unsigned char)s[i]))
+		return run(t, s, n, i + 1, C_L);
+	if (s[i] == ' ' && i + 1 < n && ascii_alpha((unsigned char)s[i + 1]))
+		return run(t, s, n, i + 2, C_L);
 	if (s[i] == '\'' && (e = contraction(s, n, i)))
 		return e;
 	b0 = bits_at(t, s, n, i, &k0);
