@@ -225,16 +225,15 @@ static enum err chain_last(struct tok_run *r, const struct tok_pre *p, struct co
 			   size_t a, size_t b, int gaps)
 {
 	const char *s = cb->t + a;
-	size_t n = b - a, prev = 0, m, j;
+	size_t n = b - a, prev = 0, m, j, room;
 	enum err e = ERR_OK;
 
 	for (;;) {
 		if (cb->k == SCAN_BATCH && (e = batch_flush(r, cb)))
 			return e;
+		room = SCAN_BATCH - cb->k;
 		m = scan_find_many(p->re.scan, r->h->tab, s, n, prev, cb->ms + cb->k,
-				   cb->me + cb->k, SCAN_BATCH - cb->k);
-		if (!m)
-			break;
+				   cb->me + cb->k, room);
 		for (j = cb->k; j < cb->k + m; j++) {
 			if (gaps && prev != cb->ms[j] &&
 			    (e = bpe_count(r->h->bpe, r->w, s + prev, cb->ms[j] - prev, &r->count)))
@@ -243,9 +242,62 @@ static enum err chain_last(struct tok_run *r, const struct tok_pre *p, struct co
 			cb->ms[j] += a, cb->me[j] += a;
 		}
 		cb->k += m;
+		if (m < room) /* no match left */
+			break;
 	}
 	return gaps && prev != n ? bpe_count(r->h->bpe, r->w, s + prev, n - prev, &r->count)
 				 : ERR_OK;
+}
+
+/* Whether stages k and k + 1 are DeepSeek V3's digits and CJK Splits, both
+ * Isolated, before the chain's last Split (scan_ds_split2 runs the two). */
+static int ds_split2_ok(const struct tok_hf *h, size_t k)
+{
+	const struct tok_pre *p = &h->pre[k];
+
+	return k + 2 < h->npre && p[0].re.scan == SCAN_DIGITS3 && p[0].behavior == B_ISOLATED &&
+	       p[1].kind == PRE_SPLIT && p[1].re.scan == SCAN_CJK && p[1].behavior == B_ISOLATED &&
+	       scan_split_ok(&p[2]) && feeds_model(h, k + 3);
+}
+
+/* Piece t[a..b) into the batch. */
+static enum err batch_add(struct tok_run *r, struct count_batch *cb, size_t a, size_t b)
+{
+	enum err e;
+
+	if (cb->k == SCAN_BATCH && (e = batch_flush(r, cb)))
+		return e;
+	cb->ms[cb->k] = a;
+	cb->me[cb->k++] = b;
+	return ERR_OK;
+}
+
+/* Stages k, k + 1 (ds_split2_ok) and the last of a chain on t[a..b): each
+ * piece of the first two, found in one pass, the last one's subject; but a
+ * digit match goes to the batch whole, since DeepSeek's last pattern
+ * matches nothing in 1-3 \p{N} code points (each of its alternatives needs
+ * a letter, mark, punctuation, symbol or space, categories apart from N),
+ * so leaves it one gap. */
+static enum err chain_ds(struct tok_run *r, size_t k, struct count_batch *cb, size_t a,
+			 size_t b)
+{
+	const struct tok_pre *last = &r->h->pre[k + 2];
+	size_t prev = 0, ms, me;
+	int gaps = last->behavior == B_ISOLATED, kind;
+	enum err e = ERR_OK;
+
+	while (!e && (kind = scan_ds_split2(r->h->tab, cb->t + a, b - a, prev, &ms, &me))) {
+		if (prev != ms)
+			e = chain_last(r, last, cb, a + prev, a + ms, gaps);
+		if (!e && kind == 1 && last->re.scan == SCAN_DS_MAIN && gaps)
+			e = batch_add(r, cb, a + ms, a + me);
+		else if (!e)
+			e = chain_last(r, last, cb, a + ms, a + me, gaps);
+		prev = me;
+	}
+	if (!e && prev != b - a)
+		e = chain_last(r, last, cb, a + prev, b, gaps);
+	return e;
 }
 
 /* Stages k.. of a chain (scan_chain_ok) on t[a..b) (non-empty), as
@@ -262,6 +314,8 @@ static enum err chain_run(struct tok_run *r, size_t k, struct count_batch *cb, s
 
 	if (feeds_model(r->h, k + 1))
 		return chain_last(r, p, cb, a, b, gaps);
+	if (ds_split2_ok(r->h, k))
+		return chain_ds(r, k, cb, a, b);
 	while (!e && (m = scan_find_many(p->re.scan, r->h->tab, cb->t + a, b - a, prev, ms, me,
 					 SCAN_BATCH))) {
 		for (j = 0; j < m && !e; prev = me[j++]) {

@@ -542,6 +542,64 @@ static inline size_t utf8_len(unsigned char c)
 	return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
 }
 
+/* End of \p{N}{1,3} from s[i], the first code point (k bytes) in \p{N}. */
+static size_t digits3(const struct scan_tab *t, const char *s, size_t n, size_t i, size_t k)
+{
+	size_t e = i + k, j;
+	uint32_t cp;
+
+	for (j = 1; j < 3 && e < n; j++) {
+		size_t k2 = dec(s, n, e, &cp);
+
+		if (!(bits_of(t, cp) & C_N))
+			break;
+		e += k2;
+	}
+	return e;
+}
+
+/* The next byte at or after i that is an ASCII digit or not ASCII, eight
+ * bytes at a time (SWAR, as in skip_ascii_nondigits). */
+static size_t skip_ascii_nondigit_bytes(const char *s, size_t n, size_t i)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t v, stop;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		stop = (v & high) | ((v + ones * (0x80 - '0')) & ~(v + ones * (0x80 - ':')) & high);
+		if (stop)
+			return i + (size_t)__builtin_ctzll(stop) / 8;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80 || (s[i] >= '0' && s[i] <= '9'))
+			break;
+	return i;
+}
+
+int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
+		   size_t *ms, size_t *me)
+{
+	size_t i = at, k, e;
+	uint32_t cp;
+
+	while ((i = skip_ascii_nondigit_bytes(s, n, i)) < n) {
+		k = dec(s, n, i, &cp);
+		/* \p{N} first: the digits Split runs before the CJK one (and no
+		 * code point of the CJK class is in \p{N}) */
+		int digits = !!(bits_of(t, cp) & C_N);
+
+		e = digits ? digits3(t, s, n, i, k) : cjk_run(s, n, i);
+		if (e > i) {
+			*ms = i;
+			*me = e;
+			return digits ? 1 : 2;
+		}
+		i += k;
+	}
+	return 0;
+}
+
 int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	      size_t n, size_t at, size_t *ms, size_t *me)
 {
@@ -571,7 +629,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 	}
 	while (i < n) {
 		uint32_t cp;
-		size_t k, e = 0, j;
+		size_t k, e = 0;
 
 		/* skip what cannot start a match: ASCII non-digits for \p{N}
 		 * (ASCII's only N are 0-9), bytes below the lead byte of U+3040
@@ -585,16 +643,8 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		k = dec(s, n, i, &cp);
 		switch (kind) {
 		case SCAN_DIGITS3:
-			if (bits_of(t, cp) & C_N) {
-				e = i + k;
-				for (j = 1; j < 3 && e < n; j++) {
-					size_t k2 = dec(s, n, e, &cp);
-
-					if (!(bits_of(t, cp) & C_N))
-						break;
-					e += k2;
-				}
-			}
+			if (bits_of(t, cp) & C_N)
+				e = digits3(t, s, n, i, k);
 			break;
 		case SCAN_CJK:
 			e = cjk_run(s, n, i);

@@ -52,9 +52,18 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 /* Up to `max` (at least 1) consecutive matches of `kind`, the first the
  * leftmost at or after byte `at`, each the leftmost after the one before
  * (as repeated scan_find calls give them): match i in [ms[i], me[i]).
- * Returns how many; 0 when there is none. One call per batch saves the
- * per-match call of the hot loops. */
+ * Returns how many: fewer than `max` only when no match is left. One call
+ * per batch saves the per-match call of the hot loops. */
 size_t scan_find_many(enum scan_kind kind, const struct scan_tab *t, const char *s,
 		      size_t n, size_t at, size_t *ms, size_t *me, size_t max);
+
+/* DeepSeek V3's first two Splits in one pass, both Isolated: \p{N}{1,3},
+ * then in each of its gaps the CJK class [一-龥぀-ゟ゠-ヿ]+. The next piece
+ * either makes at or after byte `at` of s[0..n) in [*ms, *me): returns 1
+ * for a digit match, 2 for a CJK run (between digit matches), 0 if there is
+ * none. The pieces of the second Split are these and the spans between
+ * them, in text order. */
+int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
+		   size_t *ms, size_t *me);
 
 #endif
