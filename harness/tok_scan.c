@@ -461,40 +461,40 @@ static size_t o200k_at(const struct scan_tab *t, const char *s, size_t n, size_t
 	return spaces(t, s, n, i);
 }
 
+/* The next byte at or after i that is an ASCII digit or not ASCII, eight
+ * bytes at a time (SWAR: no carry crosses a byte below the first with its
+ * high bit set, which is flagged itself). */
+static size_t skip_ascii_nondigit_bytes(const char *s, size_t n, size_t i)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t v, stop;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&v, s + i, 8);
+		stop = (v & high) | ((v + ones * (0x80 - '0')) & ~(v + ones * (0x80 - ':')) & high);
+		if (stop)
+			return i + (size_t)__builtin_ctzll(stop) / 8;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80 || (s[i] >= '0' && s[i] <= '9'))
+			break;
+	return i;
+}
+
 /* First byte at or after i that may start \p{N}: an ASCII digit, or a
  * character other than a 3-byte one outside \p{N} (CJK and its punctuation,
- * box drawing, fullwidth forms: looked up in the table), eight ASCII bytes
- * at a time (SWAR: a byte is flagged when its high bit is set or it lies in
- * '0'..'9'). */
+ * box drawing, fullwidth forms: looked up in the table). */
 static size_t skip_ascii_nondigits(const struct scan_tab *t, const char *s, size_t n,
 				   size_t i)
 {
-	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
 	const unsigned char *u = (const unsigned char *)s;
-	uint64_t v, ge0, le9;
 
 	for (;;) {
-		while (i + 3 <= n && (u[i] & 0xF0) == 0xE0 &&
-		       !(t->bmp[(u[i] & 0x0F) << 12 | (u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)] &
-			 C_N))
-			i += 3;
-		if (i + 8 <= n) {
-			/* per byte, no carries since every byte is < 0x80:
-			 * b + (0x80 - '0') has its high bit set iff b >= '0';
-			 * b + (0x80 - ':') has its high bit set iff b >= ':' */
-			memcpy(&v, s + i, 8);
-			ge0 = (v + ones * (0x80 - '0')) & high;
-			le9 = ~(v + ones * (0x80 - ':')) & high;
-			if (!(v & high) && !(ge0 & le9)) {
-				i += 8;
-				continue;
-			}
-		}
-		if (i < n && u[i] < 0x80 && (u[i] < '0' || u[i] > '9')) {
-			i++;
-			continue;
-		}
-		return i;
+		i = skip_ascii_nondigit_bytes(s, n, i);
+		if (i + 3 > n || (u[i] & 0xF0) != 0xE0 ||
+		    t->bmp[(u[i] & 0x0F) << 12 | (u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)] & C_N)
+			return i;
+		i += 3;
 	}
 }
 
@@ -556,25 +556,6 @@ static size_t digits3(const struct scan_tab *t, const char *s, size_t n, size_t 
 		e += k2;
 	}
 	return e;
-}
-
-/* The next byte at or after i that is an ASCII digit or not ASCII, eight
- * bytes at a time (SWAR, as in skip_ascii_nondigits). */
-static size_t skip_ascii_nondigit_bytes(const char *s, size_t n, size_t i)
-{
-	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-	uint64_t v, stop;
-
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&v, s + i, 8);
-		stop = (v & high) | ((v + ones * (0x80 - '0')) & ~(v + ones * (0x80 - ':')) & high);
-		if (stop)
-			return i + (size_t)__builtin_ctzll(stop) / 8;
-	}
-	for (; i < n; i++)
-		if ((unsigned char)s[i] >= 0x80 || (s[i] >= '0' && s[i] <= '9'))
-			break;
-	return i;
 }
 
 int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
