@@ -9,6 +9,7 @@
  * as tiktoken does below 100 bytes); longer ones the heap (HF's
  * Word::merge_all), so a 1 MB run of one character stays O(n log n). */
 #define LINEAR_MAX 64
+#define PAIR0_SIZE 0x10000
 #define NO_RANK UINT32_MAX
 
 /* Length of the UTF-8 sequence that starts with byte c (valid UTF-8). */
@@ -523,6 +524,11 @@ struct bpe {
 	 * two, NULL with whole */
 	uint8_t *bloom;
 	size_t nbloom;
+	/* byte-level models with merges and a unit for every byte: the rank
+	 * of the merge of units (x, y) at [x << 8 | y], NO_RANK if none
+	 * (PAIR0_SIZE entries, 256 KB), so that a pre-token starting from its
+	 * bytes ranks its first pairs in the L2 cache; NULL for others */
+	uint32_t *pair0;
 	int borrowed;          /* the tables above live in a caller's blob (bpe_from_blob) */
 	/* Loading is batched so that the hash-table misses of consecutive
 	 * entries overlap (prefetched PREFETCH_AHEAD entries early): vocab
@@ -632,6 +638,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->ci);
 	mem_free(b->whole);
 	mem_free(b->bloom);
+	mem_free(b->pair0);
 	mem_free(b);
 }
 
@@ -1054,6 +1061,24 @@ static enum err build_min(struct bpe *b)
 static enum err build_whole(struct bpe *b);
 static enum err build_chars(struct bpe *b);
 
+/* Fills b->pair0 (struct bpe) when every byte has a unit. */
+static enum err build_pair0(struct bpe *b)
+{
+	size_t x, y;
+
+	for (x = 0; x < 256; x++)
+		if (b->unit[x] < 0)
+			return ERR_OK;
+	if (!(b->pair0 = mem_alloc(PAIR0_SIZE * sizeof(*b->pair0))))
+		return ERR_NOMEM;
+	for (x = 0; x < 256; x++)
+		for (y = 0; y < 256; y++)
+			if (!mmap_get(&b->merges, (uint32_t)b->unit[x], (uint32_t)b->unit[y],
+				      &b->pair0[x << 8 | y]))
+				b->pair0[x << 8 | y] = NO_RANK;
+	return ERR_OK;
+}
+
 enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 {
 	uint32_t id;
@@ -1094,7 +1119,8 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 					 b->o.unk);
 		b->unk_id = u;
 	}
-	if (b->o.byte_level && b->merges.n && b->nr && (build_min(b) || build_chars(b)))
+	if (b->o.byte_level && b->merges.n && b->nr &&
+	    (build_min(b) || build_chars(b) || build_pair0(b)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!b->o.ignore_merges && b->nr && build_whole(b))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
@@ -1103,15 +1129,17 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* ---- the model as one blob (tok_cache) -------------------------------- */
 
-#define BLOB_MAGIC 0x37424550454c4e4eULL /* "NNLEPEB7" */
+#define BLOB_MAGIC 0x38424550454c4e4eULL /* "NNLEPEB8" */
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's table, the whole bitmap, its Bloom filter. */
+ * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's table, the whole bitmap, its Bloom filter,
+ * the byte pairs' ranks. */
 struct blob_head {
 	uint64_t magic, sizes; /* sizes: sizeof sslot, a merge slot, blob_head, cinfo */
 	uint64_t vocab_n, vocab_nslot, vocab_alen, raw_n, raw_nslot, raw_alen;
 	uint64_t merges_n, merges_nslot, merges_nrid, merges_delta, merges_nbloom, ntokens, nmerges, nr, nci, unk_len, nwhole, nbloom;
+	uint64_t npair0;
 	int64_t unit[256], fallback[256], unk_id;
 	uint64_t opts; /* bits: byte_level, byte_fallback, fuse_unk, ignore_merges */
 };
@@ -1159,7 +1187,7 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 			      used, b->ci ? CINFO_SIZE : 0,
 			      b->unk ? b->o.unk_len : 0,
 			      b->nwhole < (used + 7) / 8 ? b->nwhole : (used + 7) / 8, b->nbloom,
-			      {0}, {0}, b->unk_id,
+			      b->pair0 ? PAIR0_SIZE : 0, {0}, {0}, b->unk_id,
 			      (uint64_t)((b->o.byte_level != 0) | (b->o.byte_fallback != 0) << 1 |
 					 (b->o.fuse_unk != 0) << 2 | (b->o.ignore_merges != 0) << 3)};
 
@@ -1178,9 +1206,9 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 		return ERR_NOMEM;
 	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)))
 		return ERR_NOMEM;
-	if (blob_put(out, b->whole, h.nwhole))
+	if (blob_put(out, b->whole, h.nwhole) || blob_put(out, b->bloom, h.nbloom))
 		return ERR_NOMEM;
-	return blob_put(out, b->bloom, h.nbloom);
+	return blob_put(out, b->pair0, h.npair0 * sizeof(uint32_t));
 }
 
 /* The next `n` bytes of the blob (8-aligned), or NULL past its end. */
@@ -1213,7 +1241,8 @@ static int blob_head_ok(const struct blob_head *h, size_t len)
 	       (!h->merges_nslot || h->merges_n < h->merges_nslot) && h->vocab_alen < UINT32_MAX &&
 	       h->raw_alen < UINT32_MAX && h->vocab_nslot < len && h->merges_nslot < len &&
 	       h->nr < len && (!h->nci || h->nci == CINFO_SIZE) && h->unk_len < len && h->nwhole <= (h->nr + 7) / 8 &&
-	       pow2_or_zero(h->nbloom) && !h->nwhole == !h->nbloom;
+	       pow2_or_zero(h->nbloom) && !h->nwhole == !h->nbloom &&
+	       (!h->npair0 || (h->npair0 == PAIR0_SIZE && h->nmerges));
 }
 
 /* Points the tables of `b` into the blob after the head. */
@@ -1234,8 +1263,10 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->ci = (struct cinfo *)blob_take(p, len, &at, h->nci * sizeof(struct cinfo));
 	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
 	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
+	b->pair0 = (uint32_t *)blob_take(p, len, &at, h->npair0 * sizeof(uint32_t));
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci || !b->whole || !b->bloom || at != len)
+	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci ||
+	    !b->whole || !b->bloom || !b->pair0 || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
 		return 0;
@@ -1274,6 +1305,8 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 		b->whole = b->bloom = NULL;
 	if (!h.nci)
 		b->ci = NULL;
+	if (!h.npair0)
+		b->pair0 = NULL;
 	memcpy(b->unit, h.unit, sizeof(h.unit));
 	memcpy(b->fallback, h.fallback, sizeof(h.fallback));
 	b->unk_id = h.unk_id;
@@ -1469,6 +1502,19 @@ static uint32_t lin_init(const struct bpe *b, struct bpe_work *w)
 			low = l[i].rank;
 	}
 	return low;
+}
+
+/* lin_init for the symbols of a byte-level pre-token started from its
+ * bytes p[0..nsym), each its unit: the ranks from b->pair0. */
+static void lin_init_bytes(const struct bpe *b, struct bpe_work *w, const unsigned char *p)
+{
+	struct lsym *l = w->lin;
+	size_t i, n = w->nsym;
+
+	for (i = 0; i < n; i++)
+		l[i].id = w->ids[i];
+	for (i = 0; i + 1 < n; i++)
+		l[i].rank = b->pair0[p[i] << 8 | p[i + 1]];
 }
 
 /* Repeatedly merges the lowest-rank pair, leftmost on ties, from the
@@ -1810,7 +1856,10 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	}
 	initial_symbols(b, w, piece, n);
 	if (w->nsym <= LINEAR_MAX) {
-		lin_init(b, w);
+		if (b->pair0) /* then every byte is one symbol, its unit */
+			lin_init_bytes(b, w, (const unsigned char *)piece);
+		else
+			lin_init(b, w);
 		lin_run(b, w);
 		return ERR_OK;
 	}

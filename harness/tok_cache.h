@@ -28,7 +28,7 @@
 #include "err.h"
 #include "io.h"
 
-#define TOK_CACHE_VERSION 6
+#define TOK_CACHE_VERSION 7
 #define TOK_CACHE_SECTIONS 8 /* at most */
 
 /* An open cache file: sections are views into its read-only mapping, each
