@@ -284,12 +284,13 @@ static enum err chain_ds(struct tok_run *r, size_t k, struct count_batch *cb, si
 	const struct tok_pre *last = &r->h->pre[k + 2];
 	size_t prev = 0, ms, me;
 	int gaps = last->behavior == B_ISOLATED, kind;
+	int digits_whole = gaps && last->re.scan == SCAN_DS_MAIN;
 	enum err e = ERR_OK;
 
 	while (!e && (kind = scan_ds_split2(r->h->tab, cb->t + a, b - a, prev, &ms, &me))) {
 		if (prev != ms)
 			e = chain_last(r, last, cb, a + prev, a + ms, gaps);
-		if (!e && kind == 1 && last->re.scan == SCAN_DS_MAIN && gaps)
+		if (!e && kind == 1 && digits_whole)
 			e = batch_add(r, cb, a + ms, a + me);
 		else if (!e)
 			e = chain_last(r, last, cb, a + ms, a + me, gaps);
