@@ -1153,11 +1153,15 @@ static size_t skip_unsafe(const char *s, size_t len, size_t i)
 
 /* Copies the safe stretches verbatim and renormalizes each unsafe stretch
  * together with the (safe, starter) character before it: what follows the
- * stretch is a safe starter, which nothing before it can reach. */
-enum err uni_nfc(const char *s, size_t len, struct buf *out)
+ * stretch is a safe starter, which nothing before it can reach. With `lazy`
+ * nothing is appended until a stretch comes out changed (then the text
+ * before it is, and the stretch renormalized again), so an unchanged text
+ * appends nothing; *changed tells which. */
+static enum err nfc_into(const char *s, size_t len, struct buf *out, int lazy,
+			 int *changed)
 {
 	struct cpv a = {0};
-	size_t i = 0, flushed = 0, prev = 0, start, start_len = out->len;
+	size_t i = 0, flushed = 0, prev = 0, start, mark, start_len = out->len;
 	enum err e = ERR_OK;
 
 	pthread_once(&nfc_bmp_once, nfc_bmp_build);
@@ -1167,17 +1171,46 @@ enum err uni_nfc(const char *s, size_t len, struct buf *out)
 			break;
 		start = prev < i && prev >= flushed ? prev : i;
 		i = skip_unsafe(s, len, i);
-		e = buf_append(out, s + flushed, start - flushed);
+		if (!lazy)
+			e = buf_append(out, s + flushed, start - flushed);
+		mark = out->len;
 		if (!e)
 			e = nfc_chunk(s + start, i - start, &a, out);
+		if (!e && lazy) {
+			int same = out->len - mark == i - start &&
+				   !memcmp(out->data + mark, s + start, i - start);
+
+			buf_truncate(out, mark);
+			if (same) {
+				prev = i;
+				continue;
+			}
+			lazy = 0;
+			e = buf_append(out, s, start);
+			if (!e)
+				e = nfc_chunk(s + start, i - start, &a, out);
+		}
 		flushed = prev = i;
 	}
-	if (!e)
+	if (!e && !lazy)
 		e = buf_append(out, s + flushed, len - flushed);
 	if (e)
 		buf_truncate(out, start_len);
+	*changed = !lazy;
 	mem_free(a.v);
 	return e;
+}
+
+enum err uni_nfc(const char *s, size_t len, struct buf *out)
+{
+	int changed;
+
+	return nfc_into(s, len, out, 0, &changed);
+}
+
+enum err uni_nfc_changed(const char *s, size_t len, struct buf *out, int *changed)
+{
+	return nfc_into(s, len, out, 1, changed);
 }
 
 /* ---- predicates and decoding ------------------------------------------ */
