@@ -78,7 +78,7 @@ int io_map_file(const char *path, size_t max, const char **data, size_t *len)
 		return 0;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    (unsigned long long)st.st_size <= max) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		*len = (size_t)st.st_size;
 	}
 	close(fd);

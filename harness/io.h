@@ -20,8 +20,10 @@ enum err io_read_file(const char *path, struct buf *out, struct diag *d);
  * returns 1 with *data and *len set (the caller releases them with
  * io_unmap_file), else 0 with nothing to release, and the caller reads the
  * file with io_read_file instead, which reports what is wrong. Mapping spares
- * the copy out of the page cache and the page faults of a fresh buffer. The
- * mapping has no NUL after the last byte. */
+ * the copy out of the page cache and the page faults of a fresh buffer. Pages
+ * are mapped as they are first read (not all at once: a tokenizer cache file
+ * is 20-60 MB, of which a short count reads a few). The mapping has no NUL
+ * after the last byte. */
 int io_map_file(const char *path, size_t max, const char **data, size_t *len);
 /* Releases a mapping from io_map_file. */
 void io_unmap_file(const char *data, size_t len);
