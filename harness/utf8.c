@@ -151,6 +151,19 @@ __attribute__((target("avx2"))) static inline __m256i block_errors(__m256i in, _
 	return _mm256_xor_si256(pairs, due);
 }
 
+/* Whether the block before an all-ASCII one left a character open: its
+ * last byte a lead, or its second last E0.. or its third last F0... On such
+ * a block this is all block_errors could find (ASCII after ASCII or after a
+ * finished character is right), at a fifth of the cost. */
+__attribute__((target("avx2"))) static inline __m256i left_open(__m256i prev)
+{
+	const __m256i last_ok = _mm256_setr_epi8(
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0xF0 - 1, 0xE0 - 1, 0xC0 - 1);
+
+	return _mm256_subs_epu8(prev, last_ok);
+}
+
 /* The last partial block is checked with zeros after it: a character cut by
  * the end of the text then meets a NUL where a continuation byte is due,
  * which is an error like any other. */
@@ -162,7 +175,10 @@ __attribute__((target("avx2"))) static int valid_avx2(const unsigned char *s, si
 
 	for (i = 0; i + 32 <= len; i += 32) {
 		in = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
-		err = _mm256_or_si256(err, block_errors(in, prev));
+		if (_mm256_movemask_epi8(in))
+			err = _mm256_or_si256(err, block_errors(in, prev));
+		else
+			err = _mm256_or_si256(err, left_open(prev));
 		prev = in;
 	}
 	if (i < len)
