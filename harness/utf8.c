@@ -101,8 +101,44 @@ enum {
 	BAD_ANY_LOW = BAD_SHORT | BAD_LONG | BAD_CONTS, /* cases no low nibble decides */
 };
 
+/* The three tables, indexed by a nibble. */
+static const unsigned char BY_PREV_HIGH[16] = {
+	BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG,
+	BAD_CONTS, BAD_CONTS, BAD_CONTS, BAD_CONTS,
+	BAD_SHORT | BAD_OVER2, BAD_SHORT, BAD_SHORT | BAD_OVER3 | BAD_SURR,
+	BAD_SHORT | BAD_LARGE | BAD_OVER4,
+};
+static const unsigned char BY_PREV_LOW[16] = {
+	BAD_ANY_LOW | BAD_OVER3 | BAD_OVER2 | BAD_OVER4, BAD_ANY_LOW | BAD_OVER2,
+	BAD_ANY_LOW, BAD_ANY_LOW, BAD_ANY_LOW | BAD_LARGE,
+	BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
+	BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
+	BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
+	BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
+	BAD_ANY_LOW | BAD_LARGE | BAD_OVER4 | BAD_SURR,
+	BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
+};
+static const unsigned char BY_HIGH[16] = {
+	BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT,
+	BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_OVER3 | BAD_OVER4,
+	BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_OVER3 | BAD_LARGE,
+	BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_SURR | BAD_LARGE,
+	BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_SURR | BAD_LARGE,
+	BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT,
+};
+
+/* The largest byte a block may end with at each place and leave no
+ * character open: below F0 third last, below E0 second last, below C0 last. */
+static const unsigned char LAST_OK[32] = {
+	0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+	0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xEF, 0xDF, 0xBF,
+};
+
 /* A 16-entry table in both 128-bit lanes (the shuffle looks up per lane). */
-#define TABLE16(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+__attribute__((target("avx2"))) static inline __m256i table(const unsigned char t[16])
+{
+	return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)t));
+}
 
 /* The bytes of `in` shifted up by `n` (1..3) places, the first `n` taken
  * from the end of `prev` (the block before). */
@@ -115,35 +151,14 @@ enum {
  * continuations where none is due, or a due one missing. */
 __attribute__((target("avx2"))) static inline __m256i block_errors(__m256i in, __m256i prev)
 {
-	const __m256i by_prev_high = TABLE16(
-		BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG, BAD_LONG,
-		BAD_CONTS, BAD_CONTS, BAD_CONTS, BAD_CONTS,
-		BAD_SHORT | BAD_OVER2, BAD_SHORT, BAD_SHORT | BAD_OVER3 | BAD_SURR,
-		BAD_SHORT | BAD_LARGE | BAD_OVER4);
-	const __m256i by_prev_low = TABLE16(
-		BAD_ANY_LOW | BAD_OVER3 | BAD_OVER2 | BAD_OVER4, BAD_ANY_LOW | BAD_OVER2,
-		BAD_ANY_LOW, BAD_ANY_LOW, BAD_ANY_LOW | BAD_LARGE,
-		BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
-		BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
-		BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
-		BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4,
-		BAD_ANY_LOW | BAD_LARGE | BAD_OVER4 | BAD_SURR,
-		BAD_ANY_LOW | BAD_LARGE | BAD_OVER4, BAD_ANY_LOW | BAD_LARGE | BAD_OVER4);
-	const __m256i by_high = TABLE16(
-		BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT,
-		BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_OVER3 | BAD_OVER4,
-		BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_OVER3 | BAD_LARGE,
-		BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_SURR | BAD_LARGE,
-		BAD_LONG | BAD_OVER2 | BAD_CONTS | BAD_SURR | BAD_LARGE,
-		BAD_SHORT, BAD_SHORT, BAD_SHORT, BAD_SHORT);
 	const __m256i nib = _mm256_set1_epi8(0x0F);
 	__m256i p1 = PREV(in, prev, 1), due, pairs;
 
 	pairs = _mm256_and_si256(
 		_mm256_and_si256(
-			_mm256_shuffle_epi8(by_prev_high, _mm256_and_si256(_mm256_srli_epi16(p1, 4), nib)),
-			_mm256_shuffle_epi8(by_prev_low, _mm256_and_si256(p1, nib))),
-		_mm256_shuffle_epi8(by_high, _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
+			_mm256_shuffle_epi8(table(BY_PREV_HIGH), _mm256_and_si256(_mm256_srli_epi16(p1, 4), nib)),
+			_mm256_shuffle_epi8(table(BY_PREV_LOW), _mm256_and_si256(p1, nib))),
+		_mm256_shuffle_epi8(table(BY_HIGH), _mm256_and_si256(_mm256_srli_epi16(in, 4), nib)));
 	/* the top bit is set where the byte two back is >= E0 or three back >= F0 */
 	due = _mm256_or_si256(_mm256_subs_epu8(PREV(in, prev, 2), _mm256_set1_epi8(0xE0 - 0x80)),
 			      _mm256_subs_epu8(PREV(in, prev, 3), _mm256_set1_epi8(0xF0 - 0x80)));
@@ -157,11 +172,7 @@ __attribute__((target("avx2"))) static inline __m256i block_errors(__m256i in, _
  * finished character is right), at a fifth of the cost. */
 __attribute__((target("avx2"))) static inline __m256i left_open(__m256i prev)
 {
-	const __m256i last_ok = _mm256_setr_epi8(
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-		-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0xF0 - 1, 0xE0 - 1, 0xC0 - 1);
-
-	return _mm256_subs_epu8(prev, last_ok);
+	return _mm256_subs_epu8(prev, _mm256_loadu_si256((const __m256i *)(const void *)LAST_OK));
 }
 
 /* The last partial block is checked with zeros after it: a character cut by
