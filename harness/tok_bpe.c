@@ -1908,12 +1908,20 @@ static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t 
 	return l0_home(w, *head, *tail);
 }
 
-/* Makes the L0 cache 2^L0_MIN_BITS slots, or 2^L0_BITS once the count
- * cache holds more than half that many pre-tokens; the new one starts
- * empty (it is only a cache). */
-static enum err l0_size(struct bpe_work *w)
+/* A text of at least this many bytes meets enough distinct pre-tokens
+ * (the English bench: 66K in 4.5 MB, the Chinese one 55K in 2 MB) that its
+ * first count sizes the caches for them at once (work_presize). */
+#define BIG_TEXT ((size_t)1 << 20)
+#define BIG_ARENA ((size_t)2 << 20)
+
+/* Makes the L0 cache 2^L0_MIN_BITS slots, or 2^L0_BITS for a big text or
+ * once the count cache holds more than half that many pre-tokens; the new
+ * one starts empty (it is only a cache). */
+static enum err l0_size(struct bpe_work *w, size_t len)
 {
-	unsigned bits = ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n ? L0_BITS : L0_MIN_BITS;
+	unsigned bits = len >= BIG_TEXT || ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n
+				? L0_BITS
+				: L0_MIN_BITS;
 	struct l0 *z;
 
 	if (w->l0 && bits <= w->l0_bits)
@@ -1923,6 +1931,26 @@ static enum err l0_size(struct bpe_work *w)
 	mem_free(w->l0);
 	w->l0 = z;
 	w->l0_bits = bits;
+	return ERR_OK;
+}
+
+/* Before the first count of a big text: the count cache at the size its
+ * growth would jump to (smap_grown) and its key arena at BIG_ARENA bytes,
+ * so the doublings on the way, their rehashes and copies and the page
+ * faults of each new table are skipped (untouched pages cost nothing). */
+static enum err work_presize(struct bpe_work *w)
+{
+	struct smap *m = &w->cache;
+	char *a;
+
+	if (!m->nslot && smap_rehash(m, smap_grown(SMAP_JUMP_FROM)))
+		return ERR_NOMEM;
+	if (m->acap < BIG_ARENA) {
+		if (!(a = mem_realloc(m->arena, BIG_ARENA)))
+			return ERR_NOMEM;
+		m->arena = a;
+		m->acap = BIG_ARENA;
+	}
 	return ERR_OK;
 }
 
@@ -2101,8 +2129,10 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 	uint8_t pass;
 	enum err e = ERR_OK;
 
+	if (!w->l0 && len >= BIG_TEXT && (e = work_presize(w)))
+		return e;
 	if ((!w->l0 || (w->l0_bits < L0_BITS && ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n)) &&
-	    (e = l0_size(w)))
+	    (e = l0_size(w, len)))
 		return e;
 	count_l0(b, w, s, len, ms, me, k, &q, &c);
 	if (q.n)
