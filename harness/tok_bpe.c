@@ -1900,11 +1900,14 @@ static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t 
 	static const uint64_t lo[L0_KEY + 1] = {
 		0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
 		0xFFFFFFFFFFFFFF, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+	static const uint64_t hi[L0_KEY + 1] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF,
+		0xFFFFFFFFFFFF, 0xFFFFFFFFFFFFFF};
 
 	memcpy(head, s + at, 8);
 	memcpy(tail, s + at + 8, 8);
 	*head &= lo[n];
-	*tail = (n > 8 ? *tail & lo[n - 8] : 0) | (uint64_t)n << L0_LEN_SHIFT;
+	*tail = (*tail & hi[n]) | (uint64_t)n << L0_LEN_SHIFT;
 	return l0_home(w, *head, *tail);
 }
 
@@ -2043,27 +2046,26 @@ static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32
 static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 		     const size_t *ms, const size_t *me, size_t k, struct pending *q, size_t *c)
 {
-	struct l0 *z[BPE_BATCH_MAX];
-	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX];
+	static const struct l0 none; /* for keys too long: tail[i] = ~0 never matches */
+	const struct l0 *z[BPE_BATCH_MAX];
+	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX], hit;
 	size_t i;
 
 	for (i = 0; i < k; i++) { /* the slots, prefetched */
 		if (me[i] - ms[i] > L0_KEY)
-			continue;
-		if (ms[i] + 16 <= len)
+			z[i] = &none, head[i] = 0, tail[i] = ~0ULL;
+		else if (ms[i] + 16 <= len)
 			z[i] = l0_slot_wide(w, s, ms[i], me[i] - ms[i], &head[i], &tail[i]);
 		else
 			z[i] = l0_slot(w, s + ms[i], me[i] - ms[i], &head[i], &tail[i]);
 		__builtin_prefetch(z[i]);
 	}
 	q->n = 0;
-	for (i = 0; i < k; i++) {
-		size_t n = me[i] - ms[i];
-
-		if (n <= L0_KEY && z[i]->head == head[i] && (z[i]->tail & L0_KEY_MASK) == tail[i])
-			*c += z[i]->tail >> L0_COUNT_SHIFT;
-		else
-			q->j[q->n++] = (uint16_t)i;
+	for (i = 0; i < k; i++) { /* no branch on hit or miss, which mispredicts */
+		hit = (z[i]->head == head[i]) & ((z[i]->tail & L0_KEY_MASK) == tail[i]);
+		*c += (z[i]->tail >> L0_COUNT_SHIFT) & (0 - hit);
+		q->j[q->n] = (uint16_t)i;
+		q->n += 1 - hit;
 	}
 	for (i = 0; i < q->n; i++) {
 		size_t j = q->j[i];
