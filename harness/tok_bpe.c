@@ -1873,29 +1873,24 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	return merge_heap(b, w);
 }
 
-/* The L0 slot of key `head`, `tail` (count bits clear). */
-static inline struct l0 *l0_home(struct bpe_work *w, uint64_t head, uint64_t tail)
+/* The L0 slot number of key `head`, `tail` (count bits clear) in a cache
+ * of 2^(64 - shift) slots. */
+static inline size_t l0_index(uint64_t head, uint64_t tail, unsigned shift)
 {
-	uint64_t m = head * 0x9E3779B97F4A7C15ULL + tail * 0xff51afd7ed558ccdULL;
-
-	return &w->l0[m >> (64 - w->l0_bits)];
+	return (size_t)((head * 0x9E3779B97F4A7C15ULL + tail * 0xff51afd7ed558ccdULL) >> shift);
 }
 
-/* The L0 slot of piece[0..n) (n <= L0_KEY) and the key it must hold. */
-static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n,
-				 uint64_t *head, uint64_t *tail)
+/* The L0 key of piece[0..n) (n <= L0_KEY). */
+static inline void l0_key(const char *piece, size_t n, uint64_t *head, uint64_t *tail)
 {
 	*head = load_upto8(piece, n);
 	*tail = (n > 8 ? load_upto8(piece + 8, n - 8) : 0) | (uint64_t)n << L0_LEN_SHIFT;
-	return l0_home(w, *head, *tail);
 }
 
-/* l0_slot of s[at..at + n) where 16 bytes from s + at may be read
- * (at + 16 <= the text's length): two loads and two masks instead of
- * load_upto8's branches on n, which pre-token lengths keep mispredicting.
- * The key is the same bytes zero-padded, so the same as l0_slot's. */
-static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t at, size_t n,
-				      uint64_t *head, uint64_t *tail)
+/* l0_key of p[0..n) where 16 bytes from p may be read: two loads and two
+ * masks instead of load_upto8's branches on n, which pre-token lengths keep
+ * mispredicting. The key is the same bytes zero-padded, so the same. */
+static inline void l0_key_wide(const char *p, size_t n, uint64_t *head, uint64_t *tail)
 {
 	static const uint64_t lo[L0_KEY + 1] = {
 		0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
@@ -1904,11 +1899,10 @@ static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t 
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF,
 		0xFFFFFFFFFFFF, 0xFFFFFFFFFFFFFF};
 
-	memcpy(head, s + at, 8);
-	memcpy(tail, s + at + 8, 8);
+	memcpy(head, p, 8);
+	memcpy(tail, p + 8, 8);
 	*head &= lo[n];
 	*tail = (*tail & hi[n]) | (uint64_t)n << L0_LEN_SHIFT;
-	return l0_home(w, *head, *tail);
 }
 
 /* A text of at least this many bytes meets enough distinct pre-tokens
@@ -2025,7 +2019,8 @@ static void l0_fill(struct bpe_work *w, const char *piece, size_t n, uint32_t v)
 	struct l0 *z;
 
 	if (n <= L0_KEY && v < (1u << (64 - L0_COUNT_SHIFT))) {
-		z = l0_slot(w, piece, n, &head, &tail);
+		l0_key(piece, n, &head, &tail);
+		z = &w->l0[l0_index(head, tail, 64 - w->l0_bits)];
 		*z = (struct l0){head, tail | (uint64_t)v << L0_COUNT_SHIFT};
 	}
 }
@@ -2048,16 +2043,24 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 {
 	static const struct l0 none; /* for keys too long: tail[i] = ~0 never matches */
 	const struct l0 *z[BPE_BATCH_MAX];
-	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX], hit;
+	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX], hit, hd, tl;
+	const struct l0 *l0 = w->l0; /* locals: the stores below may alias w */
+	unsigned shift = 64 - w->l0_bits;
 	size_t i;
 
 	for (i = 0; i < k; i++) { /* the slots, prefetched */
-		if (me[i] - ms[i] > L0_KEY)
+		size_t at = ms[i], n = me[i] - at;
+
+		if (n > L0_KEY) {
 			z[i] = &none, head[i] = 0, tail[i] = ~0ULL;
-		else if (ms[i] + 16 <= len)
-			z[i] = l0_slot_wide(w, s, ms[i], me[i] - ms[i], &head[i], &tail[i]);
+			continue;
+		}
+		if (at + 16 <= len)
+			l0_key_wide(s + at, n, &hd, &tl);
 		else
-			z[i] = l0_slot(w, s + ms[i], me[i] - ms[i], &head[i], &tail[i]);
+			l0_key(s + at, n, &hd, &tl);
+		z[i] = &l0[l0_index(hd, tl, shift)];
+		head[i] = hd, tail[i] = tl;
 		__builtin_prefetch(z[i]);
 	}
 	q->n = 0;
