@@ -1948,6 +1948,8 @@ static enum err l0_size(struct bpe_work *w, size_t len)
 		return ERR_OK;
 	if (!(z = mem_calloc((size_t)1 << bits, sizeof(*z))))
 		return ERR_NOMEM;
+	if (bits == L0_BITS) /* 128 pages: ~250 faults fewer */
+		mem_prefault(z, ((size_t)1 << bits) * sizeof(*z));
 	mem_free(w->l0);
 	w->l0 = z;
 	w->l0_bits = bits;
@@ -1965,8 +1967,11 @@ static enum err work_presize(struct bpe_work *w)
 
 	if (!m->nslot && smap_rehash(m, smap_grown(SMAP_JUMP_FROM)))
 		return ERR_NOMEM;
-	if (!m->n && !w->seen && !(w->seen = mem_calloc(SEEN_BITS / 64, sizeof(*w->seen))))
-		return ERR_NOMEM;
+	if (!m->n && !w->seen) {
+		if (!(w->seen = mem_calloc(SEEN_BITS / 64, sizeof(*w->seen))))
+			return ERR_NOMEM;
+		mem_prefault(w->seen, SEEN_BITS / 8);
+	}
 	if (m->acap < BIG_ARENA) {
 		if (!(a = mem_realloc(m->arena, BIG_ARENA)))
 			return ERR_NOMEM;
