@@ -239,6 +239,12 @@ static inline __attribute__((always_inline)) size_t ds_main_at(const struct scan
 	if (s[i] == '\n' && (i + 1 == n || ((unsigned char)s[i + 1] < 0x80 &&
 					    !(t->bmp[(unsigned char)s[i + 1]] & C_SP))))
 		return i + 1; /* \s*[\r\n]+ (the only alternative for LF) */
+	if ((unsigned char)s[i] < 0x80 && (t->bmp[(unsigned char)s[i]] & C_SP) && i + 1 < n &&
+	    (unsigned char)s[i + 1] < 0x80 && !ascii_alpha((unsigned char)s[i + 1]) &&
+	    !(s[i] == ' ' && ascii_punct((unsigned char)s[i + 1])))
+		/* ASCII space before ASCII that is no letter (the second
+		 * alternative's), nor punctuation after ' ' (the third's) */
+		return spaces(t, s, n, i);
 	k0 = dec(s, n, i, &c0);
 	b0 = bits_of(t, c0);
 
