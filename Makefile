@@ -16,11 +16,13 @@ CXXFLAGS += -std=c++17 $(OPT) $(WARN) $(DEFS) $(INCS) $(SAN)
 LDLIBS   += $(PKGLIBS) -lstdc++ -lm
 
 # Resolved lazily: pkg-config exists only once the set-up step has run.
-# libcurl is compiled against but not linked: harness/curlapi.c loads it at
-# the first HTTP request, so the commands that never use the network do not
-# pay for mapping its libraries.
+# libcurl and OpenSSL are compiled against but not linked: harness/curlapi.c
+# loads libcurl at the first HTTP request and harness/io.c libcrypto at the
+# first SHA-256, so the commands that need neither do not pay for mapping
+# them. The unit tests call OpenSSL themselves and link it.
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKGLIBS   = $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
+PKGLIBS   = $(shell pkg-config --libs $(filter-out libcurl openssl,$(PKGS)) 2>/dev/null)
+SSLLIBS   = $(shell pkg-config --libs openssl 2>/dev/null)
 
 CSRC     := $(wildcard harness/*.c generators/*.c)
 CXXSRC   := $(wildcard harness/*.cc)
@@ -62,7 +64,7 @@ $(BUILD)/needle: $(BUILD)/obj/harness/main.o $(BUILD)/libneedle.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libneedle.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle.a $(LDLIBS) $(SSLLIBS)
 
 # Every layer: unit tests, CLI tests, end-to-end tests against the loopback
 # reference server, then the unit tests again under ASan/UBSan.

@@ -9,7 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
 #include <openssl/evp.h>
+#include <openssl/opensslv.h>
 
 #include "mem.h"
 
@@ -164,12 +169,40 @@ enum err io_mkdirs(const char *path, struct diag *d)
 	return e;
 }
 
+/* libcrypto, loaded by the first digest (see io.h): its one-shot digest
+ * and SHA-256. */
+#define IO_STR(x) #x
+#define IO_SONAME(major) "libcrypto.so." IO_STR(major)
+static int (*evp_digest)(const void *, size_t, unsigned char *, unsigned int *,
+			 const EVP_MD *, ENGINE *);
+static const EVP_MD *evp_sha256;
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+
+static void crypto_load(void)
+{
+	const char *name = IO_SONAME(OPENSSL_VERSION_MAJOR);
+	void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL); /* never closed */
+	const EVP_MD *(*md)(void) = NULL;
+
+	if (lib) {
+		/* POSIX makes a function pointer and void * convertible for dlsym */
+		*(void **)&evp_digest = dlsym(lib, "EVP_Digest");
+		*(void **)&md = dlsym(lib, "EVP_sha256");
+	}
+	if (!lib || !evp_digest || !md || !(evp_sha256 = md())) {
+		fprintf(stderr, "needle: cannot load %s: %s (Debian's package is libssl3)\n", name,
+			lib ? "no EVP_Digest or EVP_sha256" : dlerror());
+		exit(127);
+	}
+}
+
 void io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX])
 {
 	unsigned char md[32];
 	unsigned int n = 0, i;
 
-	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	pthread_once(&crypto_once, crypto_load);
+	evp_digest(data, len, md, &n, evp_sha256, NULL);
 	for (i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	hex[64] = '\0';

@@ -13,7 +13,7 @@ enum err tok_norm_apply(struct tok_run *r, const char *s, size_t n,
 			const char **out, size_t *nout)
 {
 	size_t i, j;
-	int cur = 0;
+	int cur = 0, changed = 1;
 
 	for (i = 0; i < r->h->nnorm; i++) {
 		const struct tok_norm *m = &r->h->norm[i];
@@ -23,7 +23,7 @@ enum err tok_norm_apply(struct tok_run *r, const char *s, size_t n,
 		buf_reset(o);
 		switch (m->kind) {
 		case NORM_NFC:
-			e = uni_nfc(s, n, o);
+			e = uni_nfc_changed(s, n, o, &changed);
 			break;
 		case NORM_PREPEND:
 			if (n)
@@ -44,6 +44,10 @@ enum err tok_norm_apply(struct tok_run *r, const char *s, size_t n,
 		}
 		if (e)
 			return tok_run_nomem(r);
+		if (!changed) { /* NFC left s as it was: no copy */
+			changed = 1;
+			continue;
+		}
 		s = o->data;
 		n = o->len;
 		cur ^= 1;

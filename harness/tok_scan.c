@@ -193,7 +193,15 @@ static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i
 
 	while (w < n) {
 		uint32_t cp;
-		size_t k = dec(s, n, w, &cp);
+		size_t k;
+		uint64_t v;
+
+		if (w + 8 <= n && (memcpy(&v, s + w, 8), v == 0x2020202020202020ULL)) {
+			last_start = w + 7; /* eight spaces (indentation) a step */
+			w += 8;
+			continue;
+		}
+		k = dec(s, n, w, &cp);
 
 		if (!(bits_of(t, cp) & C_SP))
 			break;

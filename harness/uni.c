@@ -2,6 +2,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "mem.h"
 #include "rx.h"
@@ -1082,12 +1085,54 @@ static void nfc_bmp_build(void)
 }
 
 /* Whether `cp` may change under NFC or change a neighbour. */
-static int nfc_unsafe_cp(uint32_t cp)
+static inline int nfc_unsafe_cp(uint32_t cp)
 {
 	if (cp < 0x10000)
 		return cp >= 0x300 && (nfc_unsafe_bmp[cp >> 3] >> (cp & 7) & 1);
 	return uni_in_ranges(nfc_unsafe, nfc_unsafe_n, cp);
 }
+
+#ifdef __SSE2__
+/* From s[i], a character's start with 16 bytes left, past the safe
+ * characters 16 bytes at a time: a block in which no byte is the lead of a
+ * character at or above U+0300 outside U+4000..U+9FFF (the two kinds
+ * skip_safe passes unlooked) is passed whole, a 3-byte character that is
+ * such a lead (CJK punctuation, fullwidth forms) after a lookup. Returns
+ * the first character left to the caller (unsafe, 2 or 4 bytes, or where
+ * fewer than 16 bytes are left) and sets *prev to the start of the last
+ * character before it. Bytes are compared signed after flipping the top
+ * bit (SSE2 has no unsigned compare). */
+static size_t skip_plain(const char *s, size_t len, size_t i, size_t *prev)
+{
+	const __m128i flip = _mm_set1_epi8((char)0x80), below_cc = _mm_set1_epi8(0xCB ^ 0x80),
+		      below_e4 = _mm_set1_epi8(0xE3 ^ 0x80), above_e9 = _mm_set1_epi8(0xE9 ^ 0x80);
+	const unsigned char *u = (const unsigned char *)s;
+	size_t start = i, p;
+
+	while (i + 16 <= len) {
+		__m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + i)), flip);
+		__m128i cjk = _mm_andnot_si128(_mm_cmpgt_epi8(v, above_e9), _mm_cmpgt_epi8(v, below_e4));
+		int m = _mm_movemask_epi8(_mm_andnot_si128(cjk, _mm_cmpgt_epi8(v, below_cc)));
+
+		if (m) {
+			i += (size_t)__builtin_ctz((unsigned)m);
+			if (u[i] < 0xE0 || u[i] >= 0xF0 ||
+			    nfc_unsafe_cp((uint32_t)(u[i] & 0x0F) << 12 |
+					  (uint32_t)(u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)))
+				break;
+			i += 3;
+			continue;
+		}
+		for (i += 16; i < len && (u[i] & 0xC0) == 0x80; i++)
+			;
+	}
+	for (p = i - 1; p > start && (u[p] & 0xC0) == 0x80; p--)
+		;
+	if (i > start)
+		*prev = p;
+	return i;
+}
+#endif
 
 /* The index of the first character from s[i] on that NFC may change or that
  * may change a neighbour (or `len`); *prev becomes the start of the last
@@ -1099,6 +1144,13 @@ static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 
 	while (i < len) {
 		const unsigned char u = (unsigned char)s[i];
+
+#ifdef __SSE2__
+		if (i + 16 <= len && (u < 0xCC || (u >= 0xE4 && u <= 0xE9))) {
+			i = skip_plain(s, len, i, prev);
+			continue;
+		}
+#endif
 
 		if (u < 0x80 && i + 8 <= len) { /* ASCII, 8 bytes at a time */
 			uint64_t x;
@@ -1153,11 +1205,15 @@ static size_t skip_unsafe(const char *s, size_t len, size_t i)
 
 /* Copies the safe stretches verbatim and renormalizes each unsafe stretch
  * together with the (safe, starter) character before it: what follows the
- * stretch is a safe starter, which nothing before it can reach. */
-enum err uni_nfc(const char *s, size_t len, struct buf *out)
+ * stretch is a safe starter, which nothing before it can reach. With `lazy`
+ * nothing is appended until a stretch comes out changed (then the text
+ * before it is, and the stretch renormalized again), so an unchanged text
+ * appends nothing; *changed tells which. */
+static enum err nfc_into(const char *s, size_t len, struct buf *out, int lazy,
+			 int *changed)
 {
 	struct cpv a = {0};
-	size_t i = 0, flushed = 0, prev = 0, start, start_len = out->len;
+	size_t i = 0, flushed = 0, prev = 0, start, mark, start_len = out->len;
 	enum err e = ERR_OK;
 
 	pthread_once(&nfc_bmp_once, nfc_bmp_build);
@@ -1167,17 +1223,46 @@ enum err uni_nfc(const char *s, size_t len, struct buf *out)
 			break;
 		start = prev < i && prev >= flushed ? prev : i;
 		i = skip_unsafe(s, len, i);
-		e = buf_append(out, s + flushed, start - flushed);
+		if (!lazy)
+			e = buf_append(out, s + flushed, start - flushed);
+		mark = out->len;
 		if (!e)
 			e = nfc_chunk(s + start, i - start, &a, out);
+		if (!e && lazy) {
+			int same = out->len - mark == i - start &&
+				   !memcmp(out->data + mark, s + start, i - start);
+
+			buf_truncate(out, mark);
+			if (same) {
+				prev = i;
+				continue;
+			}
+			lazy = 0;
+			e = buf_append(out, s, start);
+			if (!e)
+				e = nfc_chunk(s + start, i - start, &a, out);
+		}
 		flushed = prev = i;
 	}
-	if (!e)
+	if (!e && !lazy)
 		e = buf_append(out, s + flushed, len - flushed);
 	if (e)
 		buf_truncate(out, start_len);
+	*changed = !lazy;
 	mem_free(a.v);
 	return e;
+}
+
+enum err uni_nfc(const char *s, size_t len, struct buf *out)
+{
+	int changed;
+
+	return nfc_into(s, len, out, 0, &changed);
+}
+
+enum err uni_nfc_changed(const char *s, size_t len, struct buf *out, int *changed)
+{
+	return nfc_into(s, len, out, 1, changed);
 }
 
 /* ---- predicates and decoding ------------------------------------------ */

@@ -62,6 +62,11 @@ enum err uni_rewrite_pattern_ranges(const char *pattern, size_t len,
  * are renormalized. ERR_NOMEM or ERR_LIMIT leave `out` as it was. */
 enum err uni_nfc(const char *s, size_t len, struct buf *out);
 
+/* uni_nfc when NFC changes `s` (*changed = 1); when it changes nothing,
+ * appends nothing (*changed = 0), so the caller can use s without a copy.
+ * ERR_NOMEM or ERR_LIMIT leave `out` as it was. */
+enum err uni_nfc_changed(const char *s, size_t len, struct buf *out, int *changed);
+
 /* Per-code-point predicates with the exact sets HF's Rust code uses, probed
  * from the oracle (its Rust std tables are newer than Oniguruma's: U+11DE0
  * is numeric here but not \p{N}). */

@@ -128,4 +128,15 @@ grep -q 'libcjson' "$tmp/ld-count.err" || fail "LD_DEBUG=libs printed nothing: t
 LD_DEBUG=libs "$NEEDLE" run "$tmp/suite.json" --base-url "$url" --model ref-good --out "$tmp/ld" \
 	> /dev/null 2> "$tmp/ld-run.err" || { cat "$tmp/ld-run.err"; fail "run under LD_DEBUG"; }
 grep -q 'libcurl.so.4' "$tmp/ld-run.err" || fail "needle run did not load libcurl"
+# libcrypto is loaded by the first SHA-256 (harness/io.c): a count that
+# must hash its tokenizer.json (a cold cache) maps it, one that finds the
+# tokenizer cached does not
+for k in cold warm; do
+	XDG_CACHE_HOME="$tmp/xdg" LD_DEBUG=libs "$NEEDLE" count \
+		--tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" "$tmp/hello.txt" \
+		> "$tmp/ld-$k.out" 2> "$tmp/ld-$k.err" || { cat "$tmp/ld-$k.err"; fail "count ($k cache)"; }
+done
+cmp -s "$tmp/ld-cold.out" "$tmp/ld-warm.out" || fail "the warm count differs from the cold one"
+grep -q 'libcrypto.so.3' "$tmp/ld-cold.err" || fail "a count that hashed its tokenizer did not load libcrypto"
+! grep -q 'libcrypto' "$tmp/ld-warm.err" || fail "a count of a cached tokenizer loaded libcrypto"
 echo ok

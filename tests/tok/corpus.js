@@ -76,6 +76,8 @@ const CODE = [
   '#!/bin/sh\nset -eu\necho "$HOME" | tr a-z A-Z >/dev/null 2>&1\n',
   'fn main() { println!("{:?}", vec![1u8; 4]); }',
   '    \n        x = 1\n\t\ty = 2\n',
+  '        x', '         \n', '                ', '        \u3000 x', ' '.repeat(17) + 'y',
+  'a        \n\n        b', '\u4e00        \u4e8c', ' '.repeat(23) + '\r\n' + ' '.repeat(8),
   '/* comment */ // line\n#include <stdio.h>\n',
   'a=>b; c->d; e::f; g!=h; i<=j; k>>=1; l&&m||n',
   'https://example.com/path?q=1&r=two#frag',

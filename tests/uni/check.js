@@ -367,6 +367,39 @@ function nfcCorpus(n) {
 	return out;
 }
 
+// Longer strings, as uni_nfc skips them 16 bytes at a time: runs of ASCII,
+// CJK ideographs (U+4000..U+9FFF and their neighbours), kana, fullwidth and
+// CJK punctuation, with marks, decomposed and composed characters placed at
+// every offset of a block.
+function nfcLong(n) {
+	const r = rng(7);
+	const runs = [
+		() => String.fromCodePoint(0x4000 + Math.floor(r() * 0x6000)),
+		() => String.fromCodePoint([0x3FFF, 0xA000, 0x4E00, 0x9FFF][Math.floor(r() * 4)]),
+		() => 'abcdefghijklmnopqrstuvwxyz '[Math.floor(r() * 27)],
+		() => String.fromCodePoint(0x3000 + Math.floor(r() * 0x100)),
+		() => String.fromCodePoint(0xFF00 + Math.floor(r() * 0xF0)),
+		() => ['\u00e9', 'e\u0301', '\u0301', '\u3099', '\u30B3\u3099', '\uAC00\u11A8',
+			'\u1100\u1161', '\u00C5', '\u212B', '\u{1F600}'][Math.floor(r() * 10)],
+	];
+	const out = [];
+	for (let i = 0; i < n; i++) {
+		let s = '';
+		const len = 20 + Math.floor(r() * 300);
+		while (s.length < len) {
+			const kind = Math.floor(r() * runs.length);
+			const k = kind === 5 ? 1 : 1 + Math.floor(r() * 24);
+			for (let j = 0; j < k; j++)
+				s += runs[kind]();
+		}
+		out.push(s);
+	}
+	for (let k = 0; k < 40; k++)
+		out.push('e'.repeat(k) + '\u0301x', '\u4E2D'.repeat(k) + 'e\u0301', '\u4E2D'.repeat(k) + '\u0301',
+			'a\u4E2D'.repeat(k) + '\u30B3\u3099');
+	return out;
+}
+
 function checkNfc(bin) {
 	const nfc = tokenizers.nfcNormalizer();
 	const sets = [];
@@ -378,6 +411,8 @@ function checkNfc(bin) {
 	sets.push(['every scalar value', lines, cps.length]);
 	const seq = nfcCorpus(20000);
 	sets.push(['combining sequences, Hangul, post-9.0 characters', seq, seq.length]);
+	const long = nfcLong(3000);
+	sets.push(['long mixed text (CJK, ASCII, kana, marks at every offset)', long, long.length]);
 	for (const [name, strings, count] of sets) {
 		const input = strings.map((s) => JSON.stringify(s)).join('\n') + '\n';
 		const mine = execFileSync(bin, ['nfc'], { input, maxBuffer: 1 << 28 })

@@ -183,12 +183,28 @@ static void test_refused(void)
 	buf_release(&b);
 }
 
+/* uni_nfc_changed into b, as tok_norm uses it: s itself when nothing
+ * changed (then b must be empty); 0 on failure. */
+static int nfc_lazy(const char *s, size_t n, struct buf *b)
+{
+	int changed = -1;
+
+	if (uni_nfc_changed(s, n, b, &changed))
+		return 0;
+	if (changed)
+		return 1;
+	return b->len == 0 && !buf_append(b, s, n);
+}
+
 static void check_nfc(const char *in, const char *want)
 {
 	struct buf b;
 
 	buf_init(&b, BUF_MAX_DEFAULT);
 	CHECK(uni_nfc(in, strlen(in), &b) == ERR_OK);
+	CHECK_STR(b.data, want);
+	buf_reset(&b);
+	CHECK(nfc_lazy(in, strlen(in), &b));
 	CHECK_STR(b.data, want);
 	buf_release(&b);
 }
@@ -213,6 +229,10 @@ static void test_nfc(void)
 	check_nfc("\xE4\xB8\xAD\xF0\x9C\xB3\xB0", "\xE4\xB8\xAD\xF0\x9C\xB3\xB0");
 	/* a mark after CJK stays (uni_nfc skips U+4000..U+9FFF unchecked) */
 	check_nfc("\xE4\xB8\xAD\xCC\x81x", "\xE4\xB8\xAD\xCC\x81x");
+	/* unsafe stretches NFC keeps, then one it changes (uni_nfc_changed
+	 * appends nothing until that one) */
+	check_nfc("\xE3\x82\xB4x \xCC\x81 e\xCC\x81!", "\xE3\x82\xB4x \xCC\x81 \xC3\xA9!");
+	check_nfc("\xE3\x82\xB4\xCC\x81", "\xE3\x82\xB4\xCC\x81");
 }
 
 /* uni_nfc passes U+4000..U+9FFF without a table lookup: no character there
@@ -554,17 +574,23 @@ static int mode_split(int argc, char **argv)
 static int mode_nfc(void)
 {
 	static char line[1 << 20];
-	struct buf b;
+	struct buf b, lazy;
 
 	buf_init(&b, BUF_MAX_DEFAULT);
+	buf_init(&lazy, BUF_MAX_DEFAULT);
 	while (fgets(line, sizeof line, stdin)) {
 		cJSON *str = cJSON_Parse(line), *o;
 		const char *s = cJSON_GetStringValue(str);
 		char *out;
 
 		buf_reset(&b);
-		if (!s || uni_nfc(s, strlen(s), &b)) {
+		buf_reset(&lazy);
+		if (!s || uni_nfc(s, strlen(s), &b) || !nfc_lazy(s, strlen(s), &lazy)) {
 			fprintf(stderr, "bad line or nfc failure\n");
+			return 1;
+		}
+		if (b.len != lazy.len || memcmp(b.data, lazy.data, b.len)) {
+			fprintf(stderr, "uni_nfc_changed differs from uni_nfc\n");
 			return 1;
 		}
 		o = cJSON_CreateString(b.data);
@@ -575,6 +601,7 @@ static int mode_nfc(void)
 		cJSON_Delete(str);
 	}
 	buf_release(&b);
+	buf_release(&lazy);
 	return 0;
 }
 
