@@ -134,3 +134,20 @@ void mem_free_big(void *p, size_t n)
 	}
 	munmap(p, (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
 }
+
+/* One madvise instead of a read fault (the zero page) then a write fault
+ * per page on first touch; whole pages inside p[0..n) only, so nothing
+ * outside it is written. */
+void mem_prefault(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t a = ((uintptr_t)p + SMALL_PAGE - 1) & ~(SMALL_PAGE - 1);
+	uintptr_t z = ((uintptr_t)p + n) & ~(SMALL_PAGE - 1);
+
+	if (p && z > a)
+		madvise((void *)a, z - a, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}

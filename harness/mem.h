@@ -36,5 +36,9 @@ void mem_free(void *p);
 void *mem_calloc_big(size_t n);
 /* Accepts NULL. */
 void mem_free_big(void *p, size_t n);
+/* Has the kernel back the memory p[0..n) (zero-filled, about to be read
+ * and written at random) with pages now, one call instead of two faults a
+ * page; only a hint: on an older kernel nothing happens. Accepts NULL. */
+void mem_prefault(void *p, size_t n);
 
 #endif

@@ -8,6 +8,7 @@
 #include "mem.h"
 #include "spm.h"
 #include "tok_hf.h"
+#include "utf8.h"
 
 /* The SHA-256 is computed on first use (hashing an 8 MB file is a tenth of
  * a count's time): `sha` lives in memory of its own so that the const
@@ -138,81 +139,11 @@ const char *tok_kind(const struct tok *t)
 	return t->hf ? "hf-bpe" : "sentencepiece";
 }
 
-/* The end of the run of valid 3-byte characters from s[i] whose lead byte
- * puts no bound on the second byte (E1..EC, EE..EF: most of CJK), each a
- * lead then two continuation bytes. */
-static size_t skip_3byte(const unsigned char *s, size_t len, size_t i)
-{
-	while (i + 3 <= len) {
-		uint32_t w = s[i] | (uint32_t)s[i + 1] << 8 | (uint32_t)s[i + 2] << 16;
-
-		if ((w & 0xC0C0F0) != 0x8080E0 || (w & 0x0F) == 0 || (w & 0x0F) == 0x0D)
-			break;
-		i += 3;
-	}
-	return i;
-}
-
-/* RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF. */
+/* The fast check first: the scan that finds the offset runs only on text
+ * that is refused. */
 enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n, k;
-		unsigned lo = 0x80, hi = 0xBF;
-		uint64_t v;
-
-		if (i + 8 <= len) {
-			memcpy(&v, s + i, 8);
-			if (!(v & 0x8080808080808080ULL)) {
-				i += 8;
-				continue;
-			}
-		}
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xE1 && c != 0xED && c <= 0xEF) {
-			if ((i = skip_3byte(s, len, i)) >= len)
-				break;
-			if ((c = s[i]) < 0x80)
-				continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF)
-			n = 2;
-		else if (c >= 0xE0 && c <= 0xEF)
-			n = 3;
-		else if (c >= 0xF0 && c <= 0xF4)
-			n = 4;
-		else
-			goto bad;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F;
-		else if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-		if (i + n > len)
-			goto bad;
-		if (s[i + 1] < lo || s[i + 1] > hi)
-			goto bad_at_next;
-		for (k = 2; k < n; k++) {
-			if ((s[i + k] & 0xC0) != 0x80) {
-				i += k;
-				goto bad;
-			}
-		}
-		i += n;
-	}
-	return ERR_OK;
-bad_at_next:
-	i++;
-bad:
-	return diag_fail(d, ERR_INPUT, "invalid UTF-8 at byte %zu", i);
+	if (utf8_valid(text, len))
+		return ERR_OK;
+	return diag_fail(d, ERR_INPUT, "invalid UTF-8 at byte %zu", utf8_first_bad(text, len));
 }

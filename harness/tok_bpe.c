@@ -1340,20 +1340,27 @@ struct hent {
 };
 
 /* A small direct-mapped cache in front of the count cache for pre-tokens of
- * at most L0_KEY bytes (nearly all of them): at most 2^15 slots of 24 bytes
- * (768 KiB), which mostly stay in a 1 MiB L2, where the big table does not.
- * On the English bench 2^15 slots leave 115K of 1M pieces to the count
- * cache, 2^14 slots 147K (1-2 % slower). It starts at 2^12 slots (96 KiB)
- * and takes its full size once the count cache holds 2^11 pre-tokens
- * (l0_size), so that the many short texts gen haystack counts, one work
- * each, do not each clear 768 KiB. */
+ * at most L0_KEY bytes (nearly all of them): at most 2^15 slots of 16 bytes
+ * (512 KiB), which mostly stay in a 1 MiB L2, where the big table does not.
+ * A slot packs key and count: bytes 0..7 in `head`; bytes 8..14, the length
+ * and the count (4 bits each; a count is at most its key's length, and
+ * l0_fill keeps out any that would not fit) in `tail`. An empty slot (all
+ * zero) holds the empty key with count 0, which is right. On the English
+ * bench (DeepSeek V3, whole process) 24-byte slots of 16-byte keys were 3 %
+ * slower, 2^14 of these slots 2.5 % slower, 2^16 no faster (2^15 leave 115K
+ * of 1M pieces to the count cache, 2^14 147K). It starts at 2^12 slots
+ * (64 KiB) and takes its full size once the count cache holds 2^11
+ * pre-tokens (l0_size), so that the many short texts gen haystack counts,
+ * one work each, do not each clear 512 KiB. */
 #define L0_MIN_BITS 12
 #define L0_BITS 15
-#define L0_KEY 16
+#define L0_KEY 15
+#define L0_LEN_SHIFT 56
+#define L0_COUNT_SHIFT 60
+#define L0_KEY_MASK (((uint64_t)1 << L0_COUNT_SHIFT) - 1)
 struct l0 {
-	uint64_t head, tail; /* key bytes 0..7 and 8..15, zero-padded */
-	uint32_t len;        /* 0 = empty */
-	uint32_t count;
+	uint64_t head; /* key bytes 0..7, zero-padded */
+	uint64_t tail; /* key bytes 8..14 | length << 56 | count << 60 */
 };
 
 struct bpe_work {
@@ -1368,6 +1375,7 @@ struct bpe_work {
 	size_t nheap, heap_cap;
 	size_t nsym;
 	struct smap cache;     /* pre-token bytes -> count */
+	uint64_t *seen;        /* NULL, or SEEN_BITS bits: one set for each key of the cache */
 };
 
 enum err bpe_work_new(struct bpe_work **out)
@@ -1387,6 +1395,7 @@ void bpe_work_free(struct bpe_work *w)
 	mem_free(w->alive);
 	mem_free(w->heap);
 	mem_free(w->l0);
+	mem_free(w->seen);
 	smap_free(&w->cache);
 	mem_free(w);
 }
@@ -1868,53 +1877,112 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	return merge_heap(b, w);
 }
 
-/* The L0 slot of piece[0..n) (n <= L0_KEY) and the key it must hold. */
-static inline struct l0 *l0_slot(struct bpe_work *w, const char *piece, size_t n,
-				 uint64_t *head, uint64_t *tail)
+/* The L0 slot number of key `head`, `tail` (count bits clear) in a cache
+ * of 2^(64 - shift) slots. */
+static inline size_t l0_index(uint64_t head, uint64_t tail, unsigned shift)
 {
-	uint64_t m;
-
-	*head = load_upto8(piece, n);
-	*tail = n > 8 ? load_upto8(piece + 8, n - 8) : 0;
-	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
-	return &w->l0[m >> (64 - w->l0_bits)];
+	return (size_t)((head * 0x9E3779B97F4A7C15ULL + tail * 0xff51afd7ed558ccdULL) >> shift);
 }
 
-/* l0_slot of s[at..at + n) where L0_KEY bytes from s + at may be read
- * (at + L0_KEY <= the text's length): two loads and two masks instead of
- * load_upto8's branches on n, which pre-token lengths keep mispredicting.
- * The key is the same bytes zero-padded, so the same as l0_slot's. */
-static inline struct l0 *l0_slot_wide(struct bpe_work *w, const char *s, size_t at, size_t n,
-				      uint64_t *head, uint64_t *tail)
+/* The L0 key of piece[0..n) (n <= L0_KEY). */
+static inline void l0_key(const char *piece, size_t n, uint64_t *head, uint64_t *tail)
+{
+	*head = load_upto8(piece, n);
+	*tail = (n > 8 ? load_upto8(piece + 8, n - 8) : 0) | (uint64_t)n << L0_LEN_SHIFT;
+}
+
+/* l0_key of p[0..n) where 16 bytes from p may be read: two loads and two
+ * masks instead of load_upto8's branches on n, which pre-token lengths keep
+ * mispredicting. The key is the same bytes zero-padded, so the same. */
+static inline void l0_key_wide(const char *p, size_t n, uint64_t *head, uint64_t *tail)
 {
 	static const uint64_t lo[L0_KEY + 1] = {
 		0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF,
-		0xFFFFFFFFFFFFFF, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
-	uint64_t m;
+		0xFFFFFFFFFFFFFF, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+	static const uint64_t hi[L0_KEY + 1] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF,
+		0xFFFFFFFFFFFF, 0xFFFFFFFFFFFFFF};
 
-	memcpy(head, s + at, 8);
-	memcpy(tail, s + at + 8, 8);
+	memcpy(head, p, 8);
+	memcpy(tail, p + 8, 8);
 	*head &= lo[n];
-	*tail &= n > 8 ? lo[n - 8] : 0;
-	m = (*head ^ n) * 0x9E3779B97F4A7C15ULL + *tail * 0xff51afd7ed558ccdULL;
-	return &w->l0[m >> (64 - w->l0_bits)];
+	*tail = (*tail & hi[n]) | (uint64_t)n << L0_LEN_SHIFT;
 }
 
-/* Makes the L0 cache 2^L0_MIN_BITS slots, or 2^L0_BITS once the count
- * cache holds more than half that many pre-tokens; the new one starts
- * empty (it is only a cache). */
-static enum err l0_size(struct bpe_work *w)
+/* A text of at least this many bytes meets enough distinct pre-tokens
+ * (the English bench: 66K in 4.5 MB, the Chinese one 55K in 2 MB) that its
+ * first count sizes the caches for them at once (work_presize). Measured
+ * on the bench texts' heads, DeepSeek V3: 5 % faster at 600 KB and 1 MB
+ * (what tok_split gives each core of the Chinese bench), the same at 300
+ * KB and, with the bound there, at 150 KB. */
+#define BIG_TEXT ((size_t)1 << 19)
+#define BIG_ARENA ((size_t)2 << 20)
+
+/* Most of what a big text asks the count cache it does not hold (the
+ * English bench, DeepSeek V3: 67K of 123K asks), and each such ask is a
+ * miss of a 3 MiB table. A bit array of 2^19 bits (64 KiB, mostly in L2),
+ * one bit set by the hash of each key the cache holds, answers most of
+ * them (about 7 % false positives at the bench's 40K keys); a clear bit
+ * proves the key absent, since every insert sets its bit. English DeepSeek
+ * count 1 % faster, Chinese the same. */
+#define SEEN_LOG 19
+#define SEEN_BITS ((size_t)1 << SEEN_LOG)
+
+static inline size_t seen_bit(uint32_t h)
 {
-	unsigned bits = ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n ? L0_BITS : L0_MIN_BITS;
+	return h >> (32 - SEEN_LOG);
+}
+
+/* Whether the count cache may hold a key of hash `h`. */
+static inline int seen_may(const struct bpe_work *w, uint32_t h)
+{
+	return !w->seen || (w->seen[seen_bit(h) / 64] >> (seen_bit(h) % 64) & 1);
+}
+
+/* Makes the L0 cache 2^L0_MIN_BITS slots, or 2^L0_BITS for a big text or
+ * once the count cache holds more than half that many pre-tokens; the new
+ * one starts empty (it is only a cache). */
+static enum err l0_size(struct bpe_work *w, size_t len)
+{
+	unsigned bits = len >= BIG_TEXT || ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n
+				? L0_BITS
+				: L0_MIN_BITS;
 	struct l0 *z;
 
 	if (w->l0 && bits <= w->l0_bits)
 		return ERR_OK;
 	if (!(z = mem_calloc((size_t)1 << bits, sizeof(*z))))
 		return ERR_NOMEM;
+	if (bits == L0_BITS) /* 128 pages: ~250 faults fewer */
+		mem_prefault(z, ((size_t)1 << bits) * sizeof(*z));
 	mem_free(w->l0);
 	w->l0 = z;
 	w->l0_bits = bits;
+	return ERR_OK;
+}
+
+/* Before the first count of a big text: the count cache at the size its
+ * growth would jump to (smap_grown) and its key arena at BIG_ARENA bytes,
+ * so the doublings on the way, their rehashes and copies and the page
+ * faults of each new table are skipped (untouched pages cost nothing). */
+static enum err work_presize(struct bpe_work *w)
+{
+	struct smap *m = &w->cache;
+	char *a;
+
+	if (!m->nslot && smap_rehash(m, smap_grown(SMAP_JUMP_FROM)))
+		return ERR_NOMEM;
+	if (!m->n && !w->seen) {
+		if (!(w->seen = mem_calloc(SEEN_BITS / 64, sizeof(*w->seen))))
+			return ERR_NOMEM;
+		mem_prefault(w->seen, SEEN_BITS / 8);
+	}
+	if (m->acap < BIG_ARENA) {
+		if (!(a = mem_realloc(m->arena, BIG_ARENA)))
+			return ERR_NOMEM;
+		m->arena = a;
+		m->acap = BIG_ARENA;
+	}
 	return ERR_OK;
 }
 
@@ -1939,25 +2007,10 @@ static inline int whole_token(const struct bpe *b, const char *piece, size_t n, 
 	       (b->whole[id / 8] >> (id % 8) & 1);
 }
 
-/* The count of a pre-token that missed the count cache. */
-static enum err count_miss(const struct bpe *b, struct bpe_work *w, const char *piece,
-			   size_t n, uint32_t h, uint32_t *v)
-{
-	enum err e;
-
-	if (whole_token(b, piece, n, h)) {
-		*v = 1;
-		return ERR_OK;
-	}
-	if ((e = run_model(b, w, piece, n)))
-		return e;
-	*v = (uint32_t)w->nsym;
-	return ERR_OK;
-}
-
-/* Whether count_miss on a pre-token of hash `h` looks it up in the vocab
- * (the Bloom filter lets it, or ignore_merges makes it the model's first
- * step): then the lookup's slot is worth prefetching. */
+/* Whether a pre-token of hash `h` that missed the count cache is looked up
+ * in the vocab (the Bloom filter lets whole_token do it, or ignore_merges
+ * makes it the model's first step): then the lookup's slot is worth
+ * prefetching. */
 static inline int looks_up_vocab(const struct bpe *b, uint32_t h)
 {
 	size_t bit;
@@ -1985,9 +2038,10 @@ static void l0_fill(struct bpe_work *w, const char *piece, size_t n, uint32_t v)
 	uint64_t head, tail;
 	struct l0 *z;
 
-	if (n <= L0_KEY) {
-		z = l0_slot(w, piece, n, &head, &tail);
-		*z = (struct l0){head, tail, (uint32_t)n, v};
+	if (n <= L0_KEY && v < (1u << (64 - L0_COUNT_SHIFT))) {
+		l0_key(piece, n, &head, &tail);
+		z = &w->l0[l0_index(head, tail, 64 - w->l0_bits)];
+		*z = (struct l0){head, tail | (uint64_t)v << L0_COUNT_SHIFT};
 	}
 }
 
@@ -1997,9 +2051,11 @@ static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32
 			 uint32_t v)
 {
 	l0_fill(w, piece, n, v);
-	if (w->cache.n < BPE_CACHE_MAX_ENTRIES && w->cache.alen < BPE_CACHE_MAX_BYTES)
-		return smap_put_h(&w->cache, piece, n, h, v, NULL);
-	return ERR_OK;
+	if (w->cache.n >= BPE_CACHE_MAX_ENTRIES || w->cache.alen >= BPE_CACHE_MAX_BYTES)
+		return ERR_OK;
+	if (w->seen)
+		w->seen[seen_bit(h) / 64] |= (uint64_t)1 << (seen_bit(h) % 64);
+	return smap_put_h(&w->cache, piece, n, h, v, NULL);
 }
 
 /* Stage 1 of bpe_count_many: adds the counts the L0 cache gives; the rest
@@ -2007,27 +2063,34 @@ static enum err remember(struct bpe_work *w, const char *piece, size_t n, uint32
 static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 		     const size_t *ms, const size_t *me, size_t k, struct pending *q, size_t *c)
 {
-	struct l0 *z[BPE_BATCH_MAX];
-	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX];
+	static const struct l0 none; /* for keys too long: tail[i] = ~0 never matches */
+	const struct l0 *z[BPE_BATCH_MAX];
+	uint64_t head[BPE_BATCH_MAX], tail[BPE_BATCH_MAX], hit, hd, tl;
+	const struct l0 *l0 = w->l0; /* locals: the stores below may alias w */
+	unsigned shift = 64 - w->l0_bits;
 	size_t i;
 
 	for (i = 0; i < k; i++) { /* the slots, prefetched */
-		if (me[i] - ms[i] > L0_KEY)
+		size_t at = ms[i], n = me[i] - at;
+
+		if (n > L0_KEY) {
+			z[i] = &none, head[i] = 0, tail[i] = ~0ULL;
 			continue;
-		if (ms[i] + L0_KEY <= len)
-			z[i] = l0_slot_wide(w, s, ms[i], me[i] - ms[i], &head[i], &tail[i]);
+		}
+		if (at + 16 <= len)
+			l0_key_wide(s + at, n, &hd, &tl);
 		else
-			z[i] = l0_slot(w, s + ms[i], me[i] - ms[i], &head[i], &tail[i]);
+			l0_key(s + at, n, &hd, &tl);
+		z[i] = &l0[l0_index(hd, tl, shift)];
+		head[i] = hd, tail[i] = tl;
 		__builtin_prefetch(z[i]);
 	}
 	q->n = 0;
-	for (i = 0; i < k; i++) {
-		size_t n = me[i] - ms[i];
-
-		if (n <= L0_KEY && z[i]->len == n && z[i]->head == head[i] && z[i]->tail == tail[i])
-			*c += z[i]->count;
-		else
-			q->j[q->n++] = (uint16_t)i;
+	for (i = 0; i < k; i++) { /* no branch on hit or miss, which mispredicts */
+		hit = (z[i]->head == head[i]) & ((z[i]->tail & L0_KEY_MASK) == tail[i]);
+		*c += (z[i]->tail >> L0_COUNT_SHIFT) & (0 - hit);
+		q->j[q->n] = (uint16_t)i;
+		q->n += 1 - hit;
 	}
 	for (i = 0; i < q->n; i++) {
 		size_t j = q->j[i];
@@ -2035,6 +2098,8 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 		q->h[i] = (uint32_t)hash_bytes(s + ms[j], me[j] - ms[j]);
 		if (w->cache.nslot)
 			__builtin_prefetch(&w->cache.slot[q->h[i] & (w->cache.nslot - 1)]);
+		if (w->seen)
+			__builtin_prefetch(&w->seen[seen_bit(q->h[i]) / 64]);
 		if (b->whole)
 			__builtin_prefetch(&b->bloom[bloom_bit(q->h[i], b->nbloom) / 8]);
 	}
@@ -2042,7 +2107,7 @@ static void count_l0(const struct bpe *b, struct bpe_work *w, const char *s, siz
 
 /* Stage 2: counts single bytes of a byte-level model (each a token), what
  * the count cache holds and what is too long for it; keeps in `q` the
- * misses, with their vocab slot prefetched when count_miss will look there. */
+ * misses, with their vocab slot prefetched when they will be looked up there. */
 static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char *s,
 			     const size_t *ms, const size_t *me, struct pending *q, size_t *c)
 {
@@ -2061,7 +2126,7 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
 		} else if (n == 1 && b->o.byte_level && b->unit[(unsigned char)*piece] >= 0) {
 			*c += 1;
 			l0_fill(w, piece, n, 1);
-		} else if (smap_get_h(&w->cache, piece, n, q->h[i], &v)) {
+		} else if (seen_may(w, q->h[i]) && smap_get_h(&w->cache, piece, n, q->h[i], &v)) {
 			*c += v;
 			l0_fill(w, piece, n, v);
 		} else {
@@ -2078,9 +2143,13 @@ static enum err count_cached(const struct bpe *b, struct bpe_work *w, const char
 /* A batch's pre-tokens go through the caches in stages, each over the
  * whole batch, so that the cache misses of one stage overlap (every address
  * is prefetched a stage ahead) instead of stalling one pre-token after
- * another: the L0 cache, then the count cache, then the model (count_miss)
- * for the rest, first those that skip the vocab (their model runs give the
- * vocab slots of the others time to arrive). A count is a sum, so the
+ * another: the L0 cache, then the count cache, then the whole-token check
+ * and the model for the rest, first those that skip the vocab (their model
+ * runs give the vocab slots of the others time to arrive). A whole token
+ * goes to the L0 cache only: its check costs what a count cache lookup
+ * would, and the count cache stays smaller and denser (the English bench:
+ * 40K pre-tokens instead of 66K; DeepSeek count ~2 % faster, Chinese too).
+ * A count is a sum, so the
  * order does not matter; a pre-token twice among the misses of one batch
  * is counted twice, the second time overwriting the first's cache entry
  * with the same count. */
@@ -2093,8 +2162,10 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 	uint8_t pass;
 	enum err e = ERR_OK;
 
+	if (!w->l0 && len >= BIG_TEXT && (e = work_presize(w)))
+		return e;
 	if ((!w->l0 || (w->l0_bits < L0_BITS && ((size_t)1 << L0_MIN_BITS) < 2 * w->cache.n)) &&
-	    (e = l0_size(w)))
+	    (e = l0_size(w, len)))
 		return e;
 	count_l0(b, w, s, len, ms, me, k, &q, &c);
 	if (q.n)
@@ -2106,8 +2177,14 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 
 			if (q.vocab[i] != pass)
 				continue;
-			if ((e = count_miss(b, w, piece, n, q.h[i], &v)))
+			if (pass && whole_token(b, piece, n, q.h[i])) {
+				c++;
+				l0_fill(w, piece, n, 1);
+				continue;
+			}
+			if ((e = run_model(b, w, piece, n)))
 				break;
+			v = (uint32_t)w->nsym;
 			c += v;
 			e = remember(w, piece, n, q.h[i], v);
 		}

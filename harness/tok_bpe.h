@@ -103,7 +103,9 @@ enum err bpe_count(const struct bpe *b, struct bpe_work *w, const char *piece,
 #define BPE_BATCH_MAX 512
 /* bpe_count of every pre-token s[ms[i]..me[i]) (i < k, non-empty, k at
  * most BPE_BATCH_MAX) of text s[0..len), as a scanner's matches come
- * (tok_scan.h), faster than one call each: their cache misses overlap. */
+ * (tok_scan.h), faster than one call each: their cache misses overlap.
+ * The first call on a work with a text of 512 KiB or more sizes its caches
+ * for the many distinct pre-tokens such a text holds. */
 enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, size_t len,
 			const size_t *ms, const size_t *me, size_t k, size_t *count);
 /* Appends the token ids of pre-token `piece` (grown as in tok_encode). */

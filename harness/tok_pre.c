@@ -218,34 +218,47 @@ static enum err batch_flush(struct tok_run *r, struct count_batch *cb)
 	return e;
 }
 
+/* Whether the m matches ms[i]..me[i] follow one another from `at` with no
+ * gap (a loop without branches: nearly every batch has none). */
+static int no_gaps(size_t at, const size_t *ms, const size_t *me, size_t m)
+{
+	size_t j, d = ms[0] ^ at;
+
+	for (j = 1; j < m; j++)
+		d |= ms[j] ^ me[j - 1];
+	return !d;
+}
+
 /* The last Split p of a chain on t[a..b): its matches scanned straight into
- * the batch, its gaps (`gaps`: Isolated; rare: the scanners of cl100k and
- * o200k leave none) counted one at a time. */
+ * the batch (a scanner looks at no byte before the position it starts
+ * from, so scanning t[0..b) from a finds the matches of t[a..b), already
+ * at their offsets in t), its gaps (`gaps`: Isolated; rare: the scanners
+ * of cl100k and o200k leave none) counted one at a time. */
 static enum err chain_last(struct tok_run *r, const struct tok_pre *p, struct count_batch *cb,
 			   size_t a, size_t b, int gaps)
 {
-	const char *s = cb->t + a;
-	size_t n = b - a, prev = 0, m, j, room;
+	size_t prev = a, m, j, room, *ms, *me;
 	enum err e = ERR_OK;
 
 	for (;;) {
 		if (cb->k == SCAN_BATCH && (e = batch_flush(r, cb)))
 			return e;
 		room = SCAN_BATCH - cb->k;
-		m = scan_find_many(p->re.scan, r->h->tab, s, n, prev, cb->ms + cb->k,
-				   cb->me + cb->k, room);
-		for (j = cb->k; j < cb->k + m; j++) {
-			if (gaps && prev != cb->ms[j] &&
-			    (e = bpe_count(r->h->bpe, r->w, s + prev, cb->ms[j] - prev, &r->count)))
-				return e;
-			prev = cb->me[j];
-			cb->ms[j] += a, cb->me[j] += a;
+		ms = cb->ms + cb->k, me = cb->me + cb->k;
+		m = scan_find_many(p->re.scan, r->h->tab, cb->t, b, prev, ms, me, room);
+		if (gaps && m && !no_gaps(prev, ms, me, m)) {
+			for (j = 0; j < m; prev = me[j++])
+				if (prev != ms[j] &&
+				    (e = bpe_count(r->h->bpe, r->w, cb->t + prev, ms[j] - prev, &r->count)))
+					return e;
 		}
+		if (m)
+			prev = me[m - 1];
 		cb->k += m;
 		if (m < room) /* no match left */
 			break;
 	}
-	return gaps && prev != n ? bpe_count(r->h->bpe, r->w, s + prev, n - prev, &r->count)
+	return gaps && prev != b ? bpe_count(r->h->bpe, r->w, cb->t + prev, b - prev, &r->count)
 				 : ERR_OK;
 }
 

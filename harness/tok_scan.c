@@ -230,6 +230,29 @@ static inline __attribute__((always_inline)) size_t ds_main_at(const struct scan
 	if (ascii_alpha((unsigned char)s[i]) ||
 	    (s[i] == ' ' && i + 1 < n && ascii_alpha((unsigned char)s[i + 1])))
 		return run(t, s, n, i + 1, C_L | C_M);
+	if (ascii_punct((unsigned char)s[i])) {
+		/* every ASCII punct is in \p{P} or \p{S}: the first alternative
+		 * if a letter follows, else the third (the second needs a
+		 * letter or mark, or a first character outside P and S) */
+		if (i + 1 < n && ascii_alpha((unsigned char)s[i + 1])) {
+			for (e = i + 2; e < n && ascii_alpha((unsigned char)s[e]); e++)
+				;
+			return e;
+		}
+		e = run(t, s, n, i + 1, C_P | C_S);
+		while (e < n && (s[e] == '\r' || s[e] == '\n'))
+			e++;
+		return e;
+	}
+	if (s[i] == '\n' && (i + 1 == n || ((unsigned char)s[i + 1] < 0x80 &&
+					    !(t->bmp[(unsigned char)s[i + 1]] & C_SP))))
+		return i + 1; /* \s*[\r\n]+ (the only alternative for LF) */
+	if ((unsigned char)s[i] < 0x80 && (t->bmp[(unsigned char)s[i]] & C_SP) && i + 1 < n &&
+	    (unsigned char)s[i + 1] < 0x80 && !ascii_alpha((unsigned char)s[i + 1]) &&
+	    !(s[i] == ' ' && ascii_punct((unsigned char)s[i + 1])))
+		/* ASCII space before ASCII that is no letter (the second
+		 * alternative's), nor punctuation after ' ' (the third's) */
+		return spaces(t, s, n, i);
 	k0 = dec(s, n, i, &c0);
 	b0 = bits_of(t, c0);
 

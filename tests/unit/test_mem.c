@@ -1,6 +1,7 @@
 /*
  * Unit tests of mem_grow: the first size, doubling with the items kept, and
- * the sizes that would overflow (NULL, the array and its capacity untouched).
+ * the sizes that would overflow (NULL, the array and its capacity untouched);
+ * and of mem_prefault: the bytes of the block and those around it unchanged.
  */
 #include <stdint.h>
 
@@ -31,8 +32,29 @@ static void test_grow(void)
 	mem_free(v);
 }
 
+/* mem_prefault on a block that is neither page-aligned nor a whole number
+ * of pages, with bytes written before it, in it and after it. */
+static void test_prefault(void)
+{
+	size_t n = 5 * 4096 + 123, i, bad = 0;
+	unsigned char *p = mem_alloc(n);
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 7 + 1);
+	mem_prefault(p + 100, n - 300);
+	mem_prefault(NULL, 4096);
+	for (i = 0; i < n; i++)
+		bad += p[i] != (unsigned char)(i * 7 + 1);
+	CHECK(bad == 0);
+	mem_free(p);
+}
+
 int main(void)
 {
 	T_RUN(test_grow);
+	T_RUN(test_prefault);
 	return T_DONE();
 }
