@@ -1,5 +1,5 @@
 /* journal — see journal.h. */
-#define _GNU_SOURCE /* syncfs */
+#define _GNU_SOURCE /* syncfs, O_TMPFILE */
 #include "journal.h"
 
 #include <errno.h>
@@ -77,7 +77,38 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* Writes the raw file of `it` as RUN_DIR/raw/NAME (temp file, rename). */
+/* Writes the raw file of `it` as an unnamed file in RUN_DIR/raw (O_TMPFILE)
+ * and links it in as `path`: 0, -1 when that cannot be done here (no
+ * O_TMPFILE on this file system, no /proc to link through, or `path` taken),
+ * else an errno. */
+static int write_linked(const struct journal *j, const struct jitem *it, const char *path)
+{
+#ifdef O_TMPFILE
+	char raw[PATHBUF], proc[64];
+	int fd, err;
+
+	snprintf(raw, sizeof(raw), "%s/raw", j->dir);
+	if ((fd = open(raw, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666)) < 0)
+		return -1;
+	err = write_all(fd, it->data, it->len);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!err && linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0)
+		err = errno == EEXIST || errno == ENOENT ? -1 : errno;
+	if (close(fd) != 0 && !err)
+		err = errno;
+	return err;
+#else
+	(void)j, (void)it, (void)path;
+	return -1;
+#endif
+}
+
+/* Writes the raw file of `it` as RUN_DIR/raw/NAME, which appears whole or not
+ * at all: unnamed, then linked in (write_linked: one directory entry made,
+ * where a temp file renamed into place makes two changes, which on the
+ * bench's ext4 is a third of a raw file's cost), else through a temp file
+ * renamed over it (which also replaces a file of that name left by an
+ * attempt run again). */
 static enum err write_raw(struct journal *j, const struct jitem *it, struct diag *d)
 {
 	char path[PATHBUF], tmp[PATHBUF + 32];
@@ -85,6 +116,10 @@ static enum err write_raw(struct journal *j, const struct jitem *it, struct diag
 
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return diag_fail(d, ERR_USAGE, "path '%s/raw/%s' is too long", j->dir, it->name);
+	if ((err = write_linked(j, it, path)) >= 0)
+		return err ? diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(err))
+			   : ERR_OK;
+	err = 0;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)

@@ -3,8 +3,10 @@
  * records and raw files from a bounded queue, off the thread that runs the
  * requests, and makes them durable in batches (group commit):
  *
- *	1. every raw file queued so far is written (temp file, then renamed
- *	   into RUN_DIR/raw/NAME), and one syncfs(2) makes them all durable;
+ *	1. every raw file queued so far is written, appearing whole or not at
+ *	   all as RUN_DIR/raw/NAME (an unnamed O_TMPFILE file linked in, else a
+ *	   temp file renamed into place), and one syncfs(2) makes them all
+ *	   durable;
  *	2. then every record line queued so far is appended to results.jsonl
  *	   (writev) and one fdatasync(2) makes them all durable;
  *	3. only then are those records handed back (journal_collect): the

@@ -1,6 +1,7 @@
 /* Unit tests of the journal's writer thread: order kept through batches,
  * records handed back only once written, a bounded queue, sticky failures
  * that name the file and keep the records before them. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -60,6 +61,8 @@ static enum err in_order(void *ctx, const char *key, const void *note, struct di
 	return ERR_OK;
 }
 
+static long raw_files(const char *path);
+
 static void test_order(void)
 {
 	char sub[300], line[64], name[64], path[600];
@@ -100,11 +103,58 @@ static void test_order(void)
 	CHECK_STR(b.data, "{\"n\":999}\n");
 	buf_release(&b);
 	close(fd);
+	snprintf(path, sizeof(path), "%s/raw", sub);
+	CHECK_EQ_LONG(raw_files(path), 1000); /* the raw files and nothing else */
 }
 
-/* The writer stalled (its first raw file's temp path is a FIFO nobody reads
- * yet): puts wait once JOURNAL_QUEUE_BYTES are queued, and go on when it
- * drains. */
+/* The entries of directory `path` but . and .., -1 if it cannot be read;
+ * a temp file left behind counts too. */
+static long raw_files(const char *path)
+{
+	DIR *dp = opendir(path);
+	struct dirent *de;
+	long n = 0;
+
+	if (!dp)
+		return -1;
+	while ((de = readdir(dp)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(dp);
+	return n;
+}
+
+/* A raw file of a name already there (an attempt run again) replaces it. */
+static void test_raw_replaced(void)
+{
+	char sub[300], path[600];
+	struct journal *j = NULL;
+	struct diag d;
+	struct buf b;
+	int fd = folder(dir, "again", sub, sizeof(sub)), old;
+
+	diag_init(&d);
+	snprintf(path, sizeof(path), "%s/raw/x.sse", sub);
+	old = open(path, O_WRONLY | O_CREAT, 0600);
+	CHECK(old >= 0 && write(old, "the first try, longer", 21) == 21);
+	close(old);
+	CHECK(fd >= 0 && journal_open(sub, fd, 0, &j, &d) == ERR_OK);
+	if (!j)
+		return;
+	CHECK(journal_raw(j, "x.sse", dup_text("again"), 5, &d) == ERR_OK);
+	CHECK(journal_collect(j, 1, NULL, NULL, &d) == ERR_OK);
+	journal_free(j);
+	buf_init(&b, 1 << 20);
+	CHECK(io_read_file(path, &b, &d) == ERR_OK);
+	CHECK_STR(b.data, "again");
+	buf_release(&b);
+	snprintf(path, sizeof(path), "%s/raw", sub);
+	CHECK_EQ_LONG(raw_files(path), 1);
+	close(fd);
+}
+
+/* The writer stalled (its first raw file replaces one already there, so it
+ * goes through a temp path, which is a FIFO nobody reads yet): puts wait
+ * once JOURNAL_QUEUE_BYTES are queued, and go on when it drains. */
 struct stall {
 	char fifo[600];
 	_Atomic long puts;   /* puts returned so far */
@@ -143,6 +193,8 @@ static void test_bounded(void)
 	int fd = folder(dir, "bound", sub, sizeof(sub));
 
 	memset(&st, 0, sizeof(st));
+	snprintf(st.fifo, sizeof(st.fifo), "%s/raw/stall.sse", sub);
+	close(open(st.fifo, O_WRONLY | O_CREAT, 0600));
 	snprintf(st.fifo, sizeof(st.fifo), "%s/raw/stall.sse.tmp.%ld", sub, (long)getpid());
 	CHECK(mkfifo(st.fifo, 0600) == 0);
 	diag_init(&d);
@@ -251,6 +303,7 @@ int main(void)
 
 	snprintf(dir, sizeof(dir), "/tmp/needle-test-journal-%d", (int)getpid());
 	T_RUN(test_order);
+	T_RUN(test_raw_replaced);
 	T_RUN(test_bounded);
 	T_RUN(test_line_fails);
 	T_RUN(test_raw_fails);
