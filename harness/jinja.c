@@ -9,7 +9,7 @@
 #include "jinja_parse.h"
 #include "jinja_value.h"
 #include "mem.h"
-#include "uni.h"
+#include "utf8.h"
 
 struct jinja_ctx {
 	struct jv_arena a;
@@ -86,36 +86,12 @@ enum err jinja_ctx_merge_json(struct jinja_ctx *c, const char *json, size_t len,
 	return ERR_OK;
 }
 
-static int valid_utf8(const char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
-			   : (c & 0xF8) == 0xF0 ? 4 : 0;
-		uint32_t cp;
-
-		if (!k || i + k > n || (k > 1 && c < 0xC2))
-			return 0;
-		for (size_t j = 1; j < k; j++)
-			if (((unsigned char)s[i + j] & 0xC0) != 0x80)
-				return 0;
-		uni_decode(s + i, k, &cp);
-		if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-		    (cp >= 0xD800 && cp <= 0xDFFF))
-			return 0;
-		i += k;
-	}
-	return 1;
-}
-
 enum err jinja_ctx_set_str(struct jinja_ctx *c, const char *name, const char *s, size_t n,
 			   struct diag *d)
 {
 	struct jv v;
 
-	if (!valid_utf8(s, n))
+	if (!utf8_valid(s, n))
 		return diag_fail(d, ERR_INPUT, "template variable '%s' is not valid UTF-8", name);
 	if (jinja_value_str_new(&c->a, s, n, &v))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
@@ -148,7 +124,7 @@ enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, stru
 	struct jl_tokens toks;
 
 	*out = NULL;
-	if (!valid_utf8(src, len))
+	if (!utf8_valid(src, len))
 		return diag_fail(d, ERR_INPUT, "the template is not valid UTF-8");
 	if (!(t = mem_calloc(1, sizeof(*t))))
 		return diag_fail(d, ERR_NOMEM, "out of memory");

@@ -105,6 +105,13 @@ static void test_outcomes(void)
 	CHECK(strstr(rendered, "wordcount") != NULL);
 	CHECK_EQ_LONG(render("{% for %}", "{}"), ERR_INPUT);
 	CHECK_EQ_LONG(render("\xff", "{}"), ERR_INPUT);
+	/* RFC 3629 (utf8_valid): an overlong, a surrogate, past U+10FFFF, a cut
+	 * sequence are refused; CJK and 4-byte characters are text */
+	CHECK_EQ_LONG(render("a\xc0\x80", "{}"), ERR_INPUT);
+	CHECK_EQ_LONG(render("a\xed\xa0\x80", "{}"), ERR_INPUT);
+	CHECK_EQ_LONG(render("a\xf4\x90\x80\x80", "{}"), ERR_INPUT);
+	CHECK_EQ_LONG(render("a\xe4\xb8", "{}"), ERR_INPUT);
+	CHECK_EQ_LONG(render("\xe4\xb8\xad \xf0\x9f\x98\x80", "{}"), ERR_OK);
 }
 
 /* A failed render leaves the caller's buffer as it was; a render appends. */
