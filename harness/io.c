@@ -1,17 +1,16 @@
 #include "io.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdlib.h>
 
 #include <openssl/evp.h>
 #include <openssl/opensslv.h>
