@@ -10,25 +10,26 @@ PKGS     := libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 DEFS     := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DNEEDLE_VERSION='"$(VERSION)"'
-INCS     := -Iharness -Igenerators
+INCS     := -Iharness -I.
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(DEFS) $(INCS) $(SAN)
 CXXFLAGS += -std=c++17 $(OPT) $(WARN) $(DEFS) $(INCS) $(SAN)
 LDLIBS   += $(PKGLIBS) -lstdc++ -lm
 
 # Resolved lazily: pkg-config exists only once the set-up step has run.
-# libcurl and OpenSSL are compiled against but not linked: harness/curlapi.c
-# loads libcurl at the first HTTP request and harness/io.c libcrypto at the
+# libcurl and OpenSSL are compiled against but not linked: harness/net/curlapi.c
+# loads libcurl at the first HTTP request and harness/base/io.c libcrypto at the
 # first SHA-256, so the commands that need neither do not pay for mapping
 # them. The unit tests call OpenSSL themselves and link it.
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(filter-out libcurl openssl,$(PKGS)) 2>/dev/null)
 SSLLIBS   = $(shell pkg-config --libs openssl 2>/dev/null)
 
-CSRC     := $(wildcard harness/*.c generators/*.c)
-CXXSRC   := $(wildcard harness/*.cc)
+CSRC     := $(wildcard harness/*/*.c generators/*.c)
+CXXSRC   := $(wildcard harness/*/*.cc)
 OBJ      := $(CSRC:%.c=$(BUILD)/obj/%.o) $(CXXSRC:%.cc=$(BUILD)/obj/%.o) \
             $(BUILD)/obj/gen/embedded.o
-LIBOBJ   := $(filter-out $(BUILD)/obj/harness/main.o,$(OBJ))
+LIBOBJ   := $(filter-out $(BUILD)/obj/harness/cli/%,$(OBJ))
+CLIOBJ   := $(filter $(BUILD)/obj/harness/cli/%,$(OBJ))
 EMBEDDED := $(wildcard fixtures/templates/* generators/data/*)
 UNITSRC  := $(wildcard tests/unit/test_*.c)
 UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -60,11 +61,18 @@ $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 
 $(BUILD)/libneedle.a: $(LIBOBJ)
 	rm -f $@ && ar rcs $@ $^
-$(BUILD)/needle: $(BUILD)/obj/harness/main.o $(BUILD)/libneedle.a
+$(BUILD)/needle: $(CLIOBJ) $(BUILD)/libneedle.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/libneedle-cli.a: $(filter-out $(BUILD)/obj/harness/cli/main.o,$(CLIOBJ))
+	rm -f $@ && ar rcs $@ $^
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libneedle.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle.a $(LDLIBS) $(SSLLIBS)
+# The tool's own parts (option tables, the live line) are tested beside the
+# library, not in it.
+$(BUILD)/tests/test_cli $(BUILD)/tests/test_progress: $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libneedle-cli.a $(BUILD)/libneedle.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle-cli.a $(BUILD)/libneedle.a $(LDLIBS) $(SSLLIBS)
 
 # Every layer: unit tests, CLI tests, end-to-end tests against the loopback
 # reference server, then the unit tests again under ASan/UBSan.
@@ -96,7 +104,7 @@ demo: all deps-test
 	sh tests/demo.sh $(BUILD)
 
 # The binary, the shipped suites (where the installed binary looks for them,
-# harness/shipped.h), the manual page and shell completion, the last two
+# harness/cli/shipped.h), the manual page and shell completion, the last two
 # rendered by the binary from its own option tables.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/needle/suites \

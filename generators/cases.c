@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "image.h"
-#include "json.h"
-#include "mem.h"
+#include "base/json.h"
+#include "base/mem.h"
 #include "prng.h"
 
 #define TEXT_MAX ((size_t)1 << 20) /* any one prompt or JSON text */

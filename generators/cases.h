@@ -7,7 +7,7 @@
  *
  * Every case is a plain suite case ("id", "kind", "messages", sampling fields,
  * "expect"); what each "expect" member means and how it is graded is
- * harness/expect.h's. What the generator emits per kind:
+ * harness/run/expect.h's. What the generator emits per kind:
  *
  * kind "chat" (the 12 strict-JSON tasks): {"json": VALUE}. Each task states
  *   every key and its type in the prompt, so "items" is asked for as an
@@ -51,7 +51,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Which kinds to generate; bits for cases_suite. */
 enum {

@@ -10,8 +10,8 @@
 
 #include <string.h>
 
-#include "embed.h"
-#include "mem.h"
+#include "base/embed.h"
+#include "base/mem.h"
 
 enum part_type { PART_LIT, PART_REF, PART_BIND, PART_VAR };
 

@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 #include "prng.h"
 
 enum filler_kind { FILLER_PROSE, FILLER_CODE, FILLER_ZH, FILLER_MIXED };

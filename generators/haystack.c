@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "filler.h"
-#include "json.h"
-#include "mem.h"
+#include "base/json.h"
+#include "base/mem.h"
 #include "prng.h"
 
 #define MIN_SEG 12        /* smallest non-empty filler segment, in tokens */

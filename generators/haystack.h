@@ -12,10 +12,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
-#include "io.h"
-#include "tok.h"
-#include "tpl.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "tok/tok.h"
+#include "tpl/tpl.h"
 
 #define HAYSTACK_MAX_NEEDLES 16
 #define HAYSTACK_MAX_DISTRACTORS 64

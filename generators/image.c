@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "canvas.h"
+#include "base/canvas.h"
 #include "prng.h"
 
 /* Geometry runs on a grid of 1/8 pixel: supersamples sit at odd coordinates

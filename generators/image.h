@@ -7,7 +7,7 @@
  *
  * Determinism: geometry is integer arithmetic on a 1/8-pixel grid (vertex
  * tables are literals, no libm), anti-aliasing is a fixed 4x4 supersample, and
- * the picture is drawn on a canvas (harness/canvas.h: its font and its PNG
+ * the picture is drawn on a canvas (harness/base/canvas.h: its font and its PNG
  * writer, fixed zlib settings and no time chunk), so the same object and size
  * give the same bytes for a given zlib build.
  */
@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
-#include "json.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
 
 #define IMAGE_SIZE_MIN 32      /* pixels per side */
 #define IMAGE_SIZE_MAX 1024

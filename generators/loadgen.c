@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "haystack.h"
-#include "mem.h"
+#include "base/mem.h"
 #include "prng.h"
 
 uint64_t loadgen_case_seed(uint64_t seed, const char *case_id)

@@ -22,10 +22,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
-#include "io.h"
-#include "tok.h"
-#include "tpl.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "tok/tok.h"
+#include "tpl/tpl.h"
 
 enum loadgen_endpoint { LOADGEN_COMPLETIONS, LOADGEN_CHAT };
 

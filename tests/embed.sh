@@ -1,10 +1,10 @@
 #!/bin/sh
 # Writes C source that embeds the given files: tests/embed.sh PREFIX=DIR... > out.c
 # Each argument is NAME_PREFIX=DIRECTORY; every regular file in DIRECTORY becomes
-# an entry "NAME_PREFIX/FILE" of embed_table (see harness/embed.h).
+# an entry "NAME_PREFIX/FILE" of embed_table (see harness/base/embed.h).
 set -eu
 echo '#include <stddef.h>'
-echo '#include "embed.h"'
+echo '#include "base/embed.h"'
 n=0
 names=""
 for spec in "$@"; do

@@ -13,7 +13,7 @@ passed=0
 failed=0
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
-# The tokenizer cache (harness/tok_cache.h) of this run only: tests never
+# The tokenizer cache (harness/tok/tok_cache.h) of this run only: tests never
 # write into the user's own cache folder.
 XDG_CACHE_HOME=$log/cache
 export XDG_CACHE_HOME

@@ -44,7 +44,7 @@ count_cmp() {
 	bytes=$(wc -c < "$text")
 	# the steady state a user sees: the first load writes the tokenizer's
 	# cache file, which is summed whole until it has settled (2 s), then
-	# recorded as checked (harness/tok_cache.h)
+	# recorded as checked (harness/tok/tok_cache.h)
 	count=$("$needle" count --tokenizer "$tok" "$text")
 	sleep 2.1
 	"$needle" count --tokenizer "$tok" "$text" > /dev/null

@@ -16,9 +16,9 @@ keep=${FUZZ_KEEP:-$BUILD/fuzz-crashes}
 pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"
 san="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=c11 -O1 -g -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
--D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$ROOT/harness -I$ROOT/generators
+-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$ROOT/harness -I$ROOT
 $(pkg-config --cflags $pkgs)"
-# libcurl is loaded at run time (harness/curlapi.c), never linked
+# libcurl is loaded at run time (harness/net/curlapi.c), never linked
 libs="$(pkg-config --libs ${pkgs#libcurl }) -lstdc++ -lm"
 
 failed=0

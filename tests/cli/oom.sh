@@ -1,5 +1,5 @@
 #!/bin/sh
-# Out of memory at every allocation (SQLite-style fault injection, harness/mem.c:
+# Out of memory at every allocation (SQLite-style fault injection, harness/base/mem.c:
 # NEEDLE_FAIL_ALLOC=N fails the Nth allocation and all after it), under the
 # ASan/UBSan build with leak detection, for real commands: `count` on two
 # small tokenizers, `gen image`, `gen cases`. For every N the command must

@@ -118,7 +118,7 @@ MY_KEY=sk-right-456 "$NEEDLE" run "$tmp/suite.json" --base-url "$kurl" --model r
 	--api-key-env MY_KEY 2> "$tmp/k3.err" || { cat "$tmp/k3.err"; fail "right key"; }
 ! grep -rq 'sk-right-456' "$tmp/k3" || fail "API key written to the results"
 
-# libcurl is loaded by the first request (harness/curlapi.c), not at start:
+# libcurl is loaded by the first request (harness/net/curlapi.c), not at start:
 # a command without HTTP never maps it, one with HTTP does
 printf 'hello\n' > "$tmp/hello.txt"
 LD_DEBUG=libs "$NEEDLE" count --tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" "$tmp/hello.txt" \
@@ -128,7 +128,7 @@ grep -q 'libcjson' "$tmp/ld-count.err" || fail "LD_DEBUG=libs printed nothing: t
 LD_DEBUG=libs "$NEEDLE" run "$tmp/suite.json" --base-url "$url" --model ref-good --out "$tmp/ld" \
 	> /dev/null 2> "$tmp/ld-run.err" || { cat "$tmp/ld-run.err"; fail "run under LD_DEBUG"; }
 grep -q 'libcurl.so.4' "$tmp/ld-run.err" || fail "needle run did not load libcurl"
-# libcrypto is loaded by the first SHA-256 (harness/io.c): a count that
+# libcrypto is loaded by the first SHA-256 (harness/base/io.c): a count that
 # must hash its tokenizer.json (a cold cache) maps it, one that finds the
 # tokenizer cached does not
 for k in cold warm; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `needle run` under allocation failure (harness/mem.c: NEEDLE_FAIL_ALLOC=N fails the
+# `needle run` under allocation failure (harness/base/mem.c: NEEDLE_FAIL_ALLOC=N fails the
 # Nth allocation and all after it) against the reference server, in three sweeps:
 #   plain   chat cases (one repeated, one graded wrong), a /v1/completions prompt and a
 #           two-round tool call at --concurrency 2, no audit: under ASan/UBSan with

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The HF Unicode layer (harness/uni.c) against the oracle, `tokenizers` 0.23.2:
+# The HF Unicode layer (harness/tok/uni.c) against the oracle, `tokenizers` 0.23.2:
 # every character class code point by code point (as the rewritten patterns
 # match under PCRE2, and the rust_* predicates), the real tokenizers' Split
 # patterns on a 3,000-string fuzz corpus, Oniguruma syntax in 33 patterns and

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "prng.h"
+#include "generators/prng.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv); /* tests/fuzz/init.c */

@@ -1,5 +1,5 @@
 /*
- * fuzz_jinja — the Jinja interpreter (harness/jinja.h): the input is a
+ * fuzz_jinja — the Jinja interpreter (harness/jinja/jinja.h): the input is a
  * template (up to a first NUL byte) and, after it, a JSON object of extra
  * variables; the template is lexed, parsed and rendered with a fixed
  * conversation (system, user, assistant with reasoning and a parsed tool
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jinja.h"
+#include "jinja/jinja.h"
 
 static const char messages[] =
 	"[{\"role\":\"system\",\"content\":\"Be brief.\"},"

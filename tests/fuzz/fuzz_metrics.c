@@ -1,5 +1,5 @@
 /*
- * fuzz_metrics — the Prometheus text parser (harness/metrics.h) on arbitrary
+ * fuzz_metrics — the Prometheus text parser (harness/net/metrics.h) on arbitrary
  * bytes.
  *
  * Besides memory errors, it checks the table's contract: keys are sorted and
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "metrics.h"
+#include "base/buf.h"
+#include "net/metrics.h"
 
 static void check_canonical(const struct metrics_sample *s)
 {

@@ -1,5 +1,5 @@
 /*
- * fuzz_results — the results reader (harness/results.h): arbitrary bytes as
+ * fuzz_results — the results reader (harness/run/results.h): arbitrary bytes as
  * RUN_DIR/results.jsonl opened with --resume (records loaded, a torn last line
  * cut off) and as RUN_DIR/manifest.json read back. The run folder is one
  * per process under $TMPDIR, /dev/shm or /tmp. After a resume that succeeded,
@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "results.h"
+#include "run/results.h"
 
 static char dir[4096], journal[4200], manifest[4200], raw[4200], lock[4200];
 

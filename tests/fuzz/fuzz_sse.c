@@ -1,5 +1,5 @@
 /*
- * fuzz_sse — the SSE parser (harness/sse.h) on arbitrary bytes.
+ * fuzz_sse — the SSE parser (harness/net/sse.h) on arbitrary bytes.
  *
  * Besides memory errors, it checks the parser's contract that bytes may come
  * in any split: the input is parsed whole and again one byte at a time, and
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io.h"
-#include "sse.h"
+#include "base/io.h"
+#include "net/sse.h"
 
 /* A running SHA-256 would be heavier than needed: the events are kept as one
  * byte string per parse and compared. */

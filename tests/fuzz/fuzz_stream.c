@@ -1,5 +1,5 @@
 /*
- * fuzz_stream — the stream assembler (harness/stream.h) on arbitrary response
+ * fuzz_stream — the stream assembler (harness/net/stream.h) on arbitrary response
  * bodies: SSE framing, JSON chunks, deltas, tool calls, usage, error frames.
  *
  * The body is assembled as a chat stream fed whole and as a completions stream
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "net/stream.h"
 
 static void assemble(struct stream *s, enum stream_api api, const uint8_t *data,
 		     size_t size, size_t step)

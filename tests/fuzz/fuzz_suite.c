@@ -1,12 +1,12 @@
 /*
- * fuzz_suite — the suite parser (harness/suite.h) on arbitrary suite text
+ * fuzz_suite — the suite parser (harness/run/suite.h) on arbitrary suite text
  * through its from-memory entry, suite_parse. A suite that parses must find
  * each of its cases by id.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "suite.h"
+#include "run/suite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

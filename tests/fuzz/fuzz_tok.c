@@ -1,5 +1,5 @@
 /*
- * fuzz_tok — the tokenizer.json loader (harness/tok.h, tok_hf.c): arbitrary
+ * fuzz_tok — the tokenizer.json loader (harness/tok/tok.h, tok_hf.c): arbitrary
  * bytes as a tokenizer file. A tokenizer that loads encodes a fixed text that
  * touches every pre-tokenizer class (letters, digits, spaces, newlines,
  * punctuation, CJK, an emoji, a combining accent) plus the first bytes of the
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
+#include "base/mem.h"
 #include "tmpfile.h"
-#include "tok.h"
+#include "tok/tok.h"
 
 static const char text[] =
 	"Hello, world! It's 2024-06-01 at 12:30.\n\n  indented\ttab "

@@ -1,5 +1,5 @@
 /*
- * fuzz_tpl — the chat-template descriptor loader (harness/tpl.h): arbitrary
+ * fuzz_tpl — the chat-template descriptor loader (harness/tpl/tpl.h): arbitrary
  * descriptor bytes through tpl_load, and every descriptor that loads renders a
  * fixed conversation (system, user, assistant with reasoning and a tool call,
  * tool result, user) with and without tools, kwargs and generation prompt.
@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "tmpfile.h"
-#include "tpl.h"
+#include "tpl/tpl.h"
 
 static const char conversation[] =
 	"[{\"role\":\"system\",\"content\":\"Be brief.\"},"

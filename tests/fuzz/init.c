@@ -3,7 +3,7 @@
  * LLVMFuzzerInitialize before the first input, and driver.c does the same.
  * It points cJSON at mem's allocator (json_init), as needle's main does.
  */
-#include "json.h"
+#include "base/json.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 

@@ -19,7 +19,7 @@ for name in $names; do
 	# shellcheck disable=SC2046
 	clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-		-I"$root/harness" -I"$root/generators" $(pkg-config --cflags $pkgs) \
+		-I"$root/harness" -I"$root" $(pkg-config --cflags $pkgs) \
 		-o "$build/bin/$name" "$here/init.c" "$here/fuzz_$name.c" "$build/libneedle.a" \
 		$(pkg-config --libs $pkgs) -lstdc++ -lm
 	mkdir -p "$build/corpus/$name"

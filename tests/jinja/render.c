@@ -1,5 +1,5 @@
 /*
- * render — the test driver of the jinja interpreter (harness/jinja.h), the C
+ * render — the test driver of the jinja interpreter (harness/jinja/jinja.h), the C
  * side of the oracle comparison (tests/jinja/compare.py).
  *
  * Usage: render JOBS.json OUT.json
@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "io.h"
-#include "jinja.h"
+#include "base/io.h"
+#include "jinja/jinja.h"
 
 static int parse_date(const char *s, struct tm *tm)
 {

@@ -29,7 +29,7 @@ function shorten(s) {
   return j.length > 300 ? j.slice(0, 200) + `... (${s.length} chars)` : j;
 }
 
-// needle keeps a binary copy of each loaded tokenizer (harness/tok_cache.h):
+// needle keeps a binary copy of each loaded tokenizer (harness/tok/tok_cache.h):
 // the first needle run of each tokenizer below loads the JSON and writes the
 // copy, the later ones read it, so both paths are compared.
 process.env.XDG_CACHE_HOME = tmp;

@@ -1,8 +1,8 @@
-// Generates the character-class part of harness/uni_data.c by probing the HF
+// Generates the character-class part of harness/tok/uni_data.c by probing the HF
 // oracle, `tokenizers` 0.23.2 (tests/node_modules), over every Unicode scalar
 // value. Run once, by hand, and commit the output; the build never runs it:
 //   node tests/uni/gen_classes.js > build/uni_classes.inc
-// (tests/uni/gen_data.sh glues this and gen_nfc.pl into harness/uni_data.c).
+// (tests/uni/gen_data.sh glues this and gen_nfc.pl into harness/tok/uni_data.c).
 // Probes, all on the string of every scalar value U+0000..U+10FFFF in order:
 //   - Oniguruma classes (what Split patterns see): a Split pre-tokenizer with
 //     pattern {"Regex": "\\p{X}"} and behaviour Removed; the scalars left in

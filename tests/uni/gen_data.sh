@@ -1,11 +1,11 @@
 #!/bin/sh
-# Regenerates harness/uni_data.c from the HF oracle (tests/node_modules,
+# Regenerates harness/tok/uni_data.c from the HF oracle (tests/node_modules,
 # tokenizers 0.23.2) and perl's Unicode database. Run by hand, once per oracle
 # version (about a minute); the build never runs it, the output is committed.
-#   sh tests/uni/gen_data.sh > harness/uni_data.c
+#   sh tests/uni/gen_data.sh > harness/tok/uni_data.c
 # then, with the library rebuilt (`make`), the PCRE2 spellings (see there):
-#   cc -std=c11 -Iharness tests/uni/gen_pcre2.c build/obj/harness/uni_data.o \
-#      -lpcre2-8 -o build/gen_pcre2 && build/gen_pcre2 > harness/uni_pcre2.c
+#   cc -std=c11 -Iharness tests/uni/gen_pcre2.c build/obj/harness/tok/uni_data.o \
+#      -lpcre2-8 -o build/gen_pcre2 && build/gen_pcre2 > harness/tok/uni_pcre2.c
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 cat <<'HEAD'

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# Generates the NFC part of harness/uni_data.c: Unicode 9.0 canonical
+# Generates the NFC part of harness/tok/uni_data.c: Unicode 9.0 canonical
 # normalization data, as frozen in unicode-normalization-alignments 0.1.12
 # (the crate behind HF tokenizers' NFC). Run once, by hand, and commit the
 # output; the build never runs it:

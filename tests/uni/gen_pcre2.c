@@ -1,13 +1,13 @@
 /*
- * Generates harness/uni_pcre2.c: for the PCRE2 library it runs against, what
+ * Generates harness/tok/uni_pcre2.c: for the PCRE2 library it runs against, what
  * each HF class (uni_data.c) adds to PCRE2's own spelling of it, so that the
  * rewriter can emit the fast `[\p{L}<additions>]` instead of hundreds of
  * explicit ranges. A spelling is kept only if PCRE2's set is a subset of
  * HF's (no existing character changed category); the rewriter uses the file
  * only when the running PCRE2 reports the same Unicode version. Run by hand
  * after gen_data.sh, with the library built (`make`):
- *   cc -std=c11 -Iharness tests/uni/gen_pcre2.c build/obj/harness/uni_data.o \
- *      -lpcre2-8 -o build/gen_pcre2 && build/gen_pcre2 > harness/uni_pcre2.c
+ *   cc -std=c11 -Iharness tests/uni/gen_pcre2.c build/obj/harness/tok/uni_data.o \
+ *      -lpcre2-8 -o build/gen_pcre2 && build/gen_pcre2 > harness/tok/uni_pcre2.c
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "uni_data.h"
+#include "tok/uni_data.h"
 
 /* PCRE2 spelling of each class id, as class members; NULL = none. */
 static const char *spelling(int id)

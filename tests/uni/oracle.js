@@ -1,5 +1,5 @@
 // The HF oracle's probes, shared by check.js (the test) and gen_classes.js (the
-// generator of harness/uni_data.c's classes): each answers, for the code points
+// generator of harness/tok/uni_data.c's classes): each answers, for the code points
 // `cps` (an array of scalar values), which of them are in a class, as a
 // Uint8Array indexed by code point.
 //   tokenizer(pre, added)    an empty BPE tokenizer with that pre-tokenizer and

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "base/json.h"
 
 static int t_checks, t_failures;
 

@@ -2,8 +2,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "io.h"
-#include "arrival.h"
+#include "base/io.h"
+#include "load/arrival.h"
 #include "t.h"
 
 #define N 20000

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "io.h"
+#include "run/audit.h"
+#include "base/io.h"
 #include "t.h"
 
 #define TOKJSON "fixtures/tokenizers/bytelevel_gpt2.json"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "canvas.h"
+#include "base/buf.h"
+#include "base/canvas.h"
 #include "t.h"
 
 static const unsigned char white[3] = {255, 255, 255}, ink[3] = {0, 0, 0};

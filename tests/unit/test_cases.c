@@ -8,8 +8,8 @@
 #include <openssl/evp.h>
 #include <utf8proc.h>
 
-#include "cases.h"
-#include "image.h"
+#include "generators/cases.h"
+#include "generators/image.h"
 #include "t.h"
 
 static cJSON *suite_of(uint64_t seed, unsigned kinds)

@@ -1,13 +1,12 @@
-/* Unit tests of the core modules: buf, err/diag, cli, io. */
+/* Unit tests of the core modules: buf, err/diag, io. */
 #include <stdlib.h>
 
 #include <openssl/evp.h>
 
-#include "buf.h"
-#include "cli.h"
-#include "err.h"
-#include "io.h"
-#include "mem.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
 #include "t.h"
 
 static void test_buf_grow_and_cap(void)
@@ -143,71 +142,6 @@ static void test_diag_sticky(void)
 	CHECK_EQ_LONG(err_exit_status(ERR_INPUT), 2);
 }
 
-static void test_cli(void)
-{
-	const char *name = NULL;
-	long n = 0;
-	int flag = 0, nargs, outcome;
-	const char *args[8];
-	struct cli_opt opts[] = {
-		{"name", 'n', CLI_STR, "NAME", "a name", &name},
-		{"count", 0, CLI_LONG, "N", "a number", &n},
-		{"json", 0, CLI_FLAG, NULL, "a flag", &flag},
-	};
-	struct cli_cmd cmd = {"x", "[FILE]", "Test.", opts, 3, NULL, 0, 1};
-	char *ok[] = {"--count=12", "file", "-n", "abc", "--json"};
-	char *bad[] = {"--count", "12x"};
-	char *unknown[] = {"--nope"};
-	char *help[] = {"--help"};
-	struct buf h;
-	struct diag d;
-
-	buf_init(&h, 1 << 16);
-	diag_init(&d);
-	CHECK(cli_parse(&cmd, 5, ok, args, &nargs, &outcome, &h, &d) == ERR_OK);
-	CHECK(n == 12 && flag == 1 && nargs == 1);
-	CHECK_STR(name, "abc");
-	CHECK_STR(args[0], "file");
-	CHECK(cli_parse(&cmd, 2, bad, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
-	CHECK(strstr(d.msg, "'--count' wants an integer") != NULL);
-	diag_init(&d);
-	CHECK(cli_parse(&cmd, 1, unknown, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
-	CHECK_STR(d.msg, "unknown option '--nope'");
-	diag_init(&d);
-	CHECK(cli_parse(&cmd, 1, help, args, &nargs, &outcome, &h, &d) == ERR_OK);
-	CHECK(outcome == CLI_HELP_SHOWN);
-	CHECK(strstr(h.data, "--count N") && strstr(h.data, "Exit status"));
-	buf_release(&h);
-}
-
-static void test_cli_list(void)
-{
-	struct cli_list gates = {{0}, 0};
-	struct cli_opt opts[] = {
-		{"gate", 'g', CLI_LIST, "SPEC", "repeatable", &gates},
-	};
-	struct cli_cmd cmd = {"x", "", "Test.", opts, 1, NULL, 0, 0};
-	char *ok[] = {"--gate", "a>=1", "-g", "b", "--gate=c"};
-	char *many[CLI_LIST_MAX + 1];
-	const char *args[CLI_LIST_MAX + 1];
-	int nargs, outcome, i;
-	struct buf h;
-	struct diag d;
-
-	buf_init(&h, 1 << 16);
-	diag_init(&d);
-	CHECK(cli_parse(&cmd, 5, ok, args, &nargs, &outcome, &h, &d) == ERR_OK);
-	CHECK_EQ_LONG(gates.n, 3);
-	CHECK_STR(gates.v[0], "a>=1");
-	CHECK_STR(gates.v[2], "c");
-	gates.n = 0;
-	for (i = 0; i <= CLI_LIST_MAX; i++)
-		many[i] = "--gate=x";
-	CHECK(cli_parse(&cmd, CLI_LIST_MAX + 1, many, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
-	CHECK(strstr(d.msg, "given more than") != NULL);
-	buf_release(&h);
-}
-
 static void test_io_sha256(void)
 {
 	char hex[IO_SHA256_HEX];
@@ -236,8 +170,6 @@ int main(void)
 	T_RUN(test_buf_base64);
 	T_RUN(test_buf_base64_openssl);
 	T_RUN(test_diag_sticky);
-	T_RUN(test_cli);
-	T_RUN(test_cli_list);
 	T_RUN(test_io_sha256);
 	T_RUN(test_io_missing);
 	return T_DONE();

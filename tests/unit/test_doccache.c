@@ -3,8 +3,8 @@
  * nothing (the caller keeps its document). */
 #include <string.h>
 
-#include "doccache.h"
-#include "mem.h"
+#include "run/doccache.h"
+#include "base/mem.h"
 #include "t.h"
 
 static void doc(struct haystack *h, size_t len)

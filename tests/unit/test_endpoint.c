@@ -3,7 +3,7 @@
  * message preparation the audit renders. */
 #include <string.h>
 
-#include "endpoint.h"
+#include "net/endpoint.h"
 #include "t.h"
 
 static void test_base(void)

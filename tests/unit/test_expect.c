@@ -3,7 +3,7 @@
  * validation (shapes, the rules between members) with its paths. */
 #include <string.h>
 
-#include "expect.h"
+#include "run/expect.h"
 #include "t.h"
 
 static cJSON *parsed; /* the last object parse() read: x borrows from it */

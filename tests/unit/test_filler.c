@@ -2,10 +2,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "filler.h"
-#include "mem.h"
-#include "prng.h"
+#include "base/buf.h"
+#include "generators/filler.h"
+#include "base/mem.h"
+#include "generators/prng.h"
 #include "t.h"
 
 /* Reference values computed with an independent implementation of

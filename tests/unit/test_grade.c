@@ -4,10 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
-#include "grade.h"
-#include "results.h"
+#include "run/grade.h"
+#include "run/results.h"
 #include "t.h"
 
 /* Grades `answer` against the expect object in `expect_json`; returns ok and

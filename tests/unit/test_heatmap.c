@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "heatmap.h"
+#include "base/buf.h"
+#include "report/heatmap.h"
 #include "t.h"
 
 /* Red at 0, yellow at 0.5, green at 1; outside [0, 1] clamps. */

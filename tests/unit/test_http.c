@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "http.h"
-#include "io.h"
-#include "stream.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "net/http.h"
+#include "base/io.h"
+#include "net/stream.h"
 #include "t.h"
 
 /* ---- the scripted loopback server ---------------------------------------- */

@@ -5,9 +5,9 @@
 
 #include <openssl/evp.h>
 
-#include "buf.h"
-#include "image.h"
-#include "mem.h"
+#include "base/buf.h"
+#include "generators/image.h"
+#include "base/mem.h"
 #include "t.h"
 #include "tpng.h"
 

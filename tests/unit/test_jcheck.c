@@ -3,7 +3,7 @@
  * ranges, string arrays, and the "FILE: PATH: REASON" shape. */
 #include <string.h>
 
-#include "jcheck.h"
+#include "base/jcheck.h"
 #include "t.h"
 
 static void test_paths(void)

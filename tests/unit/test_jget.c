@@ -3,7 +3,7 @@
  */
 #include <cjson/cJSON.h>
 
-#include "jget.h"
+#include "base/jget.h"
 #include "t.h"
 
 static void test_reads(void)

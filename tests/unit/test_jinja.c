@@ -7,9 +7,9 @@
  */
 #include <string.h>
 
-#include "jinja.h"
-#include "jinja_value.h"
-#include "pyfmt.h"
+#include "jinja/jinja.h"
+#include "jinja/jinja_value.h"
+#include "jinja/pyfmt.h"
 #include "t.h"
 
 static char rendered[4096];

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "io.h"
-#include "journal.h"
-#include "mem.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "run/journal.h"
+#include "base/mem.h"
 #include "t.h"
 
 static char dir[256];

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jout.h"
+#include "base/jout.h"
 #include "t.h"
 
 static const char doc[] =

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "json.h"
-#include "mem.h"
+#include "base/io.h"
+#include "base/json.h"
+#include "base/mem.h"
 #include "t.h"
 
 /* The value every builder test makes, and its compact text. */

@@ -2,10 +2,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "buf.h"
-#include "jget.h"
-#include "json.h"
-#include "loadcells.h"
+#include "base/buf.h"
+#include "base/jget.h"
+#include "base/json.h"
+#include "load/loadcells.h"
 #include "t.h"
 
 #define REC(verdict, round, index, sent, ttfc, tpot, e2e, n)                          \

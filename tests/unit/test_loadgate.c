@@ -3,9 +3,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "diff.h"
-#include "json.h"
-#include "loadgate.h"
+#include "report/diff.h"
+#include "base/json.h"
+#include "report/loadgate.h"
 #include "t.h"
 
 static const char run_a[] = "{\"cells\": ["

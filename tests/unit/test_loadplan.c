@@ -3,7 +3,7 @@
  * due times that never drift. */
 #include <string.h>
 
-#include "loadplan.h"
+#include "load/loadplan.h"
 #include "t.h"
 
 /* loadplan_next, answering PREPARE steps (checked for a sane size). */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "loadplot.h"
+#include "base/buf.h"
+#include "load/loadplot.h"
 #include "t.h"
 #include "tpng.h"
 

@@ -3,8 +3,8 @@
  * repository root. */
 #include <string.h>
 
-#include "loadspec.h"
-#include "suite.h"
+#include "load/loadspec.h"
+#include "run/suite.h"
 #include "t.h"
 
 static void test_shipped(void)

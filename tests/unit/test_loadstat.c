@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "loadstat.h"
-#include "stats.h"
+#include "load/loadstat.h"
+#include "base/stats.h"
 #include "t.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)

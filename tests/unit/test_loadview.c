@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "jget.h"
-#include "loadview.h"
-#include "report.h"
+#include "base/buf.h"
+#include "base/jget.h"
+#include "load/loadview.h"
+#include "report/report.h"
 #include "t.h"
 
 static const char cells[] = "{\"cells\": ["

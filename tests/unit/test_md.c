@@ -6,8 +6,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "buf.h"
-#include "md.h"
+#include "base/buf.h"
+#include "base/md.h"
 #include "t.h"
 
 static void test_cell(void)

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "mem.h"
+#include "base/mem.h"
 #include "t.h"
 
 static void test_grow(void)

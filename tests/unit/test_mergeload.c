@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mergeload.h"
+#include "report/mergeload.h"
 #include "t.h"
 
 /* A shard's records: `n` load requests of case "x" level 0 round 1 begun at

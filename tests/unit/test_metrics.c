@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "net/metrics.h"
 #include "t.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "probe.h"
+#include "base/io.h"
+#include "net/probe.h"
 #include "t.h"
 
 static void test_duration(void)

@@ -2,7 +2,7 @@
  * attempt in flight, the estimate, and the pacing. */
 #include <string.h>
 
-#include "progress.h"
+#include "cli/progress.h"
 #include "t.h"
 
 static void test_duration(void)

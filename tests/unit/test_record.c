@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record.h"
+#include "run/record.h"
 #include "t.h"
 
 static const char sse[] =

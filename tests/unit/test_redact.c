@@ -3,7 +3,7 @@
  * for alone; text without secrets is left as it was. */
 #include <string.h>
 
-#include "redact.h"
+#include "base/redact.h"
 #include "t.h"
 
 static void test_key_and_url(void)

@@ -11,14 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "diff.h"
-#include "heatmap.h"
-#include "io.h"
-#include "report.h"
-#include "results.h"
-#include "rows.h"
-#include "why.h"
+#include "base/buf.h"
+#include "report/diff.h"
+#include "report/heatmap.h"
+#include "base/io.h"
+#include "report/report.h"
+#include "run/results.h"
+#include "report/rows.h"
+#include "report/why.h"
 #include "t.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)

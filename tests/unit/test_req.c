@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "req.h"
-#include "suite.h"
+#include "base/io.h"
+#include "run/req.h"
+#include "run/suite.h"
 #include "t.h"
 
 /* Parses suite `text` as if it were the file `path` (its folder is where

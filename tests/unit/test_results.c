@@ -7,10 +7,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "io.h"
-#include "record.h"
-#include "results.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "run/record.h"
+#include "run/results.h"
 #include "t.h"
 
 static char dir[256];

@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "results.h"
-#include "run.h"
+#include "base/io.h"
+#include "run/results.h"
+#include "run/run.h"
 #include "t.h"
 
 static int lfd = -1, port;

@@ -2,7 +2,7 @@
  * subject matching, leftmost search from an offset, match errors. */
 #include <string.h>
 
-#include "rx.h"
+#include "base/rx.h"
 #include "t.h"
 
 /* Whether `pat` (compiled with `flags`) finds a match in `s` from `from`;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shard.h"
+#include "run/shard.h"
 #include "t.h"
 
 static void clear_env(void)

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "spm.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tok/spm.h"
 #include "t.h"
 
 #define CORPUS "fixtures/spm/corpus.txt"

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "err.h"
-#include "sse.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "net/sse.h"
 #include "t.h"
 
 #define S(lit) lit, sizeof(lit) - 1

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "stats.h"
+#include "base/stats.h"
 #include "t.h"
 
 /* Nearest rank on 1..100 and on small n. */

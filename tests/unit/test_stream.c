@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "err.h"
-#include "io.h"
-#include "stream.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "net/stream.h"
 #include "t.h"
 
 struct golden {

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "suite.h"
+#include "run/suite.h"
 #include "t.h"
 
 /* Parses `text` as "s.json"; returns the error code, message in `d`. */

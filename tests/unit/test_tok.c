@@ -7,14 +7,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "err.h"
-#include "io.h"
-#include "jscan.h"
-#include "mem.h"
-#include "tok.h"
-#include "tok_bpe.h"
-#include "tok_hf.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/jscan.h"
+#include "base/mem.h"
+#include "tok/tok.h"
+#include "tok/tok_bpe.h"
+#include "tok/tok_hf.h"
 #include "t.h"
 
 #define FIX "fixtures/tokenizers/"

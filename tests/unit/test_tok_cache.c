@@ -1,5 +1,5 @@
 /*
- * The tokenizer cache (harness/tok_cache.h): a load writes the cache file,
+ * The tokenizer cache (harness/tok/tok_cache.h): a load writes the cache file,
  * the next load of the same JSON reads it and gives the same ids, and every
  * kind of damage to the file (a flipped byte, truncation, an extra byte,
  * another version, an empty file) is noticed: the ids stay the same and the
@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "tok.h"
-#include "tok_cache.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tok/tok.h"
+#include "tok/tok_cache.h"
 #include "t.h"
 
 static const char *const TEXTS[] = {

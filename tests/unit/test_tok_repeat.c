@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "io.h"
-#include "tok.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "tok/tok.h"
 #include "t.h"
 
 #define FIX "fixtures/tokenizers/prepend_replace.json"

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "tok_scan.h"
-#include "uni.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tok/tok_scan.h"
+#include "tok/uni.h"
 #include "t.h"
 
 static struct scan_tab *tab;

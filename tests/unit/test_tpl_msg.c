@@ -7,9 +7,9 @@
  */
 #include <string.h>
 
-#include "buf.h"
-#include "mem.h"
-#include "tpl_msg.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "tpl/tpl_msg.h"
 #include "t.h"
 
 static const char convo[] =

@@ -5,10 +5,10 @@
  */
 #include <string.h>
 
-#include "buf.h"
-#include "json.h"
-#include "pyfmt.h"
-#include "tpl_py.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "jinja/pyfmt.h"
+#include "tpl/tpl_py.h"
 #include "t.h"
 
 /* Expected strings are what CPython 3's json.dumps(x, ensure_ascii=False)

@@ -26,11 +26,11 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "buf.h"
-#include "io.h"
-#include "mem.h"
-#include "uni.h"
-#include "uni_data.h"
+#include "base/buf.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "tok/uni.h"
+#include "tok/uni_data.h"
 #include "t.h"
 
 /* Which rewrite compile() uses: 0 uni_rewrite_pattern, 1 the _ranges form,

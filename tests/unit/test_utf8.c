@@ -13,11 +13,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "err.h"
-#include "io.h"
-#include "prng.h"
-#include "utf8.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "generators/prng.h"
+#include "base/utf8.h"
 #include "t.h"
 
 static const char *const CORPORA[] = {"build/bench/english.txt", "build/bench/chinese.txt",

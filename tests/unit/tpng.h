@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 
 /* The pixels of `png` as RGB rows (malloc'd, the caller frees) and its size
  * in *w, *h; NULL when libpng cannot read it. */

@@ -1,0 +1,173 @@
+/*
+ * needle diff — compare two run folders like with like and gate on the result.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/buf.h"
+#include "cli.h"
+#include "cmd.h"
+#include "report/diff.h"
+#include "report/loadgate.h"
+#include "report/report.h"
+
+static const char examples[] =
+	"  needle diff results/before results/after\n"
+	"  needle diff OLD NEW --gate no_new_failures --gate 'pass_rate >= 0.95'\n"
+	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
+	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
+	"  needle diff BASELINE CANDIDATE --gate cutover\n"
+	"\n"
+	"Gates (quote them in the shell: '>' redirects):\n"
+	"  GATE   := no_new_failures | METRIC OP NUMBER\n"
+	"  METRIC := NAME | NAME@ARG      OP := >= <= > < ==\n"
+	"  pass_rate            B's overall pass rate, 0..1 (all of B's attempts)\n"
+	"  pass_rate@CASE       B's pass rate of case CASE\n"
+	"  pass_rate_delta      B minus A over matched attempts (same case, repeat, seed)\n"
+	"  flips                number of pass->fail flips\n"
+	"  recall, recall@D     B's recall overall, or at depth D percent\n"
+	"  recall_delta@D       B minus A at depth D\n"
+	"  recall_residue@M:R   B's recall of jitter lengths = R mod M (M 2|4|8)\n"
+	"  max_abs_usage_delta  B's largest |server prompt_tokens - local count|\n"
+	"  T_pP, T_pP_ratio     B's percentile P (50|90|99) of timing T in ms, or B/A\n"
+	"                       T: first_byte ttft ttfc e2e tpot\n"
+	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
+	"Load cells (load cases; @CASE/c32, @CASE/r0.3, @CASE, or every cell):\n"
+	"  output_tps_ratio ttft_p50_ratio ttft_p95_ratio tpot_p95_ratio e2e_p50_ratio\n"
+	"                       B's median over valid rounds / A's, cell by cell\n"
+	"  success_rate slo_attainment goodput_rps achieved_rate output_tps ttft_p50_ms\n"
+	"  ttft_p95_ms tpot_p95_ms e2e_p50_ms lag_p99_ms   B's figure\n"
+	"  (ttft_p50_ratio and e2e_p50_ratio mean the load cells when a run has any)\n"
+	"  cutover              the field reports' cutover rule on every load cell:\n"
+	"                       output_tps_ratio>=0.9 ttft_p50_ratio<=1.1\n"
+	"                       ttft_p95_ratio<=1.15 success_rate>=1\n"
+	"Blanks around OP are allowed ('pass_rate >= 0.95'). A gate without data (no\n"
+	"samples, unknown case or depth) fails; a load cell\n"
+	"with no valid round in either run fails its gates. A failed gate is named on\n"
+	"stderr with the cells that failed it.\n"
+	"Every gate fails when either run is INCOMPLETE (fewer attempts recorded\n"
+	"than its manifest planned) or no attempt matched, unless --allow-incomplete.\n"
+	"A gate on a case that is in neither run is a usage error (exit 2).\n"
+	"\n"
+	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
+	"table gives each replica's pass rate in A and B and the flips it served in B.\n"
+	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
+	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
+	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"
+	"torn last line is skipped as --resume does).\n";
+
+struct diff_opts {
+	const char *format;
+	struct cli_list gates; /* --gate SPEC, in order */
+	int allow_incomplete;
+};
+
+/* The gates as given, with "cutover" expanded (loadgate.h); returns how many. */
+static int expand_gates(const struct cli_list *gates, const char **spec)
+{
+	int i, n = 0, k;
+
+	for (i = 0; i < gates->n; i++) {
+		if (strcmp(gates->v[i], "cutover")) {
+			spec[n++] = gates->v[i];
+			continue;
+		}
+		for (k = 0; loadgate_cutover[k]; k++)
+			spec[n++] = loadgate_cutover[k];
+	}
+	return n;
+}
+
+/* The detail of the gate evaluated last. */
+static const char *last_detail(const cJSON *diff)
+{
+	const cJSON *gates = cJSON_GetObjectItemCaseSensitive(diff, "gates");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(gates, cJSON_GetArraySize(gates) - 1), "detail");
+
+	return cJSON_IsString(d) ? d->valuestring : "";
+}
+
+static enum err compare(const char *da, const char *db, const struct diff_opts *o,
+			int *all_ok, struct buf *out, struct diag *d)
+{
+	const char *spec[CLI_LIST_MAX * 4];
+	struct diff_gate g[CLI_LIST_MAX * 4];
+	struct report_run *a = NULL, *b = NULL;
+	struct diff_result res;
+	const cJSON *diff;
+	int i, n, ok;
+	enum err e = ERR_OK;
+
+	memset(&res, 0, sizeof(res));
+	*all_ok = 1;
+	n = expand_gates(&o->gates, spec);
+	for (i = 0; !e && i < n; i++)
+		e = diff_gate_parse(spec[i], &g[i], d);
+	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
+		e = diff_runs(a, b, &res, d);
+	diff = res.diff;
+	for (i = 0; !e && i < n; i++)
+		e = diff_gate_check(&res, &g[i], d);
+	if (!e && n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
+		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
+			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
+	for (i = 0; !e && i < n; i++) {
+		e = diff_gate_eval(&res, &g[i], o->allow_incomplete, &ok, d);
+		*all_ok &= ok;
+		if (!e && !ok)
+			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
+	}
+	if (!e) {
+		const cJSON *w;
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
+			fprintf(stderr, "warning: %s\n", w->valuestring);
+	}
+	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
+		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
+					       : diff_markdown(&res, out, d);
+	diff_result_release(&res);
+	report_run_free(a);
+	report_run_free(b);
+	return e;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_opts o = {"md", {{0}, 0}, 0};
+	const struct cli_opt opts[] = {
+		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
+		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
+		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
+	};
+	const struct cli_cmd cmd = {
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete]",
+		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
+		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
+		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
+		"with their sample counts.",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2,
+		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE};
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome, all_ok = 1, status = EXIT_PASS;
+	struct buf out;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&out, BUF_MAX_DEFAULT);
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(o.format, "md") &&
+	    strcmp(o.format, "json"))
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md or json, got '%s'", o.format);
+	if (!d.code && outcome != CLI_HELP_SHOWN &&
+	    !compare(args[0], args[1], &o, &all_ok, &out, &d)) {
+		fwrite(out.data, 1, out.len, stdout);
+		status = all_ok ? EXIT_PASS : EXIT_FAIL;
+	}
+	if (d.code)
+		status = cli_report("diff", &d);
+	buf_release(&out);
+	return status;
+}

@@ -1,0 +1,167 @@
+/*
+ * needle help / man / completion, and the dispatch every command table
+ * shares. Each command renders its own section from its option table
+ * (`CMD --help=man`, `CMD --help=words`), so the manual and the completion
+ * never drift from the parser.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "base/err.h"
+#include "base/hint.h"
+
+#ifndef NEEDLE_VERSION
+#define NEEDLE_VERSION "0.0.0-dev"
+#endif
+
+/* Most entries a command table may have (for "did you mean"). */
+#define CMD_TABLE_MAX 32
+
+int cmd_dispatch(const struct cmd_entry *cmds, size_t n, const char *what,
+		 const char *try, const char *name, int argc, char **argv)
+{
+	const char *names[CMD_TABLE_MAX + 1], *near;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(name, cmds[i].name))
+			return cmds[i].fn(argc, argv);
+	for (i = 0; i < n && i < CMD_TABLE_MAX; i++)
+		names[i] = cmds[i].name;
+	names[i] = NULL;
+	near = hint_closest(name, names);
+	if (near)
+		fprintf(stderr, "error: unknown %s '%s' (did you mean '%s'?)\n", what,
+			name, near);
+	else
+		fprintf(stderr, "error: unknown %s '%s'\n", what, name);
+	fprintf(stderr, "try '%s'\n", try);
+	return EXIT_USAGE;
+}
+
+int cmd_help(const struct cmd_entry *cmds, size_t n, int argc, char **argv)
+{
+	char help[] = "--help";
+	char *args[3] = {NULL, help, NULL};
+
+	if (argc == 0 || argc > 2) {
+		fprintf(stderr, "error: usage: needle help [COMMAND [KIND]]\n");
+		return EXIT_USAGE;
+	}
+	if (argc == 1)
+		return cmd_dispatch(cmds, n, "command", "needle --help", argv[0], 1,
+				    args + 1);
+	/* needle help gen haystack == needle gen haystack --help */
+	args[0] = argv[1];
+	return cmd_dispatch(cmds, n, "command", "needle --help", argv[0], 2, args);
+}
+
+static const char man_head[] =
+	".TH NEEDLE 1 \"\" \"needle " NEEDLE_VERSION "\" \"User Commands\"\n"
+	".SH NAME\n"
+	"needle \\- recall, smoke and load checks for vLLM and SGLang deployments\n"
+	".SH SYNOPSIS\n"
+	".B needle\n"
+	".I COMMAND\n"
+	"[\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n"
+	".SH DESCRIPTION\n"
+	"needle decides whether a served model can take traffic: it checks recall\n"
+	"from prompts of an exact token length, functional smoke tests and the\n"
+	"server's token accounting against the deployment's own tokenizer and chat\n"
+	"template, and diffs runs with gates that set the exit status. Every\n"
+	"request goes through the OpenAI\\-compatible streaming endpoints; HTTP 200\n"
+	"alone is never success.\n"
+	".SH COMMANDS\n";
+
+static const char man_tail[] =
+	".SH ENVIRONMENT\n"
+	".TP\n.B OPENAI_BASE_URL\nthe endpoint when \\-\\-base\\-url is not given\n"
+	".TP\n.B OPENAI_API_KEY\nthe API key, sent as a bearer token and never written\n"
+	".TP\n.B NEEDLE_SUITES_DIR\nwhere the shipped suites are (default: next to the binary)\n"
+	".SH EXIT STATUS\n"
+	".TP\n.B 0\nall passed\n"
+	".TP\n.B 1\nsomething failed a check or a gate\n"
+	".TP\n.B 2\nusage or input error\n"
+	".TP\n.B 3\nthe endpoint could not be used at all\n";
+
+int cmd_man(const struct cmd_entry *cmds, size_t n, int argc, char **argv)
+{
+	char man[] = "--help=man";
+	char *args[2] = {man, NULL};
+	size_t i;
+	int st = EXIT_PASS;
+
+	(void)argv;
+	if (argc) {
+		fprintf(stderr, "error: usage: needle man\n");
+		return EXIT_USAGE;
+	}
+	fputs(man_head, stdout);
+	for (i = 0; i < n && st == EXIT_PASS; i++) {
+		fflush(stdout);
+		st = cmds[i].fn(1, args);
+	}
+	fputs(man_tail, stdout);
+	return fflush(stdout) ? EXIT_USAGE : st;
+}
+
+static const char bash_completion[] =
+	"# bash completion for needle (from 'needle completion bash')\n"
+	"_needle() {\n"
+	"\tlocal cur=${COMP_WORDS[COMP_CWORD]} bin=${COMP_WORDS[0]} words\n"
+	"\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+	"\t\twords=$(\"$bin\" --help=words 2>/dev/null)\n"
+	"\telif [ \"${COMP_WORDS[1]}\" = gen ] && [ \"$COMP_CWORD\" -eq 2 ]; then\n"
+	"\t\twords=$(\"$bin\" gen --help=words 2>/dev/null)\n"
+	"\telif [ \"${COMP_WORDS[1]}\" = help ]; then\n"
+	"\t\twords=$(\"$bin\" --help=words 2>/dev/null)\n"
+	"\telif [ \"${cur#-}\" != \"$cur\" ]; then\n"
+	"\t\tif [ \"${COMP_WORDS[1]}\" = gen ]; then\n"
+	"\t\t\twords=$(\"$bin\" gen \"${COMP_WORDS[2]}\" --help=words 2>/dev/null)\n"
+	"\t\telse\n"
+	"\t\t\twords=$(\"$bin\" \"${COMP_WORDS[1]}\" --help=words 2>/dev/null)\n"
+	"\t\tfi\n"
+	"\telse\n"
+	"\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n"
+	"\t\treturn\n"
+	"\tfi\n"
+	"\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+	"}\n"
+	"complete -o filenames -F _needle needle\n";
+
+static const char zsh_completion[] =
+	"#compdef needle\n"
+	"# zsh completion for needle (from 'needle completion zsh')\n"
+	"_needle() {\n"
+	"\tlocal -a cands\n"
+	"\tif (( CURRENT == 2 )); then\n"
+	"\t\tcands=(${(f)\"$($words[1] --help=words 2>/dev/null)\"})\n"
+	"\telif [[ $words[2] == gen ]] && (( CURRENT == 3 )); then\n"
+	"\t\tcands=(${(f)\"$($words[1] gen --help=words 2>/dev/null)\"})\n"
+	"\telif [[ $PREFIX == -* && $words[2] == gen ]]; then\n"
+	"\t\tcands=(${(f)\"$($words[1] gen $words[3] --help=words 2>/dev/null)\"})\n"
+	"\telif [[ $PREFIX == -* ]]; then\n"
+	"\t\tcands=(${(f)\"$($words[1] $words[2] --help=words 2>/dev/null)\"})\n"
+	"\telse\n"
+	"\t\t_files\n"
+	"\t\treturn\n"
+	"\tfi\n"
+	"\tcompadd -a cands\n"
+	"}\n"
+	"_needle \"$@\"\n";
+
+int cmd_completion(int argc, char **argv)
+{
+	if (argc == 1 && !strcmp(argv[0], "bash")) {
+		fputs(bash_completion, stdout);
+		return EXIT_PASS;
+	}
+	if (argc == 1 && !strcmp(argv[0], "zsh")) {
+		fputs(zsh_completion, stdout);
+		return EXIT_PASS;
+	}
+	fprintf(stderr, "error: usage: needle completion bash|zsh\n");
+	return EXIT_USAGE;
+}

@@ -1,0 +1,124 @@
+/*
+ * needle report — summarise a run folder: writes RUN_DIR/summary.json,
+ * summary.md, attempts.csv, recall.png for recall runs and load.png for load
+ * runs, and prints one of them (or the attempts as JSON Lines).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/buf.h"
+#include "cli.h"
+#include "cmd.h"
+#include "base/jget.h"
+#include "base/json.h"
+#include "report/report.h"
+#include "report/rows.h"
+
+static const char examples[] =
+	"  needle report results/smoke-ref-good-20260101T120000.123Z\n"
+	"  needle report results/recall-1m --format json | jq .recall.by_depth\n"
+	"  needle report RUN_DIR --format csv > run.csv\n"
+	"  needle report /read-only/run --out /tmp/report\n"
+	"\n"
+	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
+	"and carry 95% Wilson intervals; latency percentiles are nearest-rank with\n"
+	"their sample counts. A run that recorded fewer attempts than its manifest\n"
+	"planned is marked INCOMPLETE: done/planned (summary.md, stderr,\n"
+	"summary.json's attempts). The Failures section names, for every transport code\n"
+	"and every audit or grade reason, its count, its cases and one example with\n"
+	"the model's answer and the raw stream's path. The CSV (RFC 4180, one row\n"
+	"per attempt) loads as is into pandas or DuckDB; --format jsonl gives the\n"
+	"same rows as JSON Lines. A torn last line of results.jsonl is skipped.\n"
+	"When RUN_DIR cannot be written, the report is printed and a warning says\n"
+	"so (--out DIR writes the files there). Exit 0 when the report was made\n"
+	"(failed attempts are reported, not an error; use 'needle diff --gate' to\n"
+	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
+	"line and reason are named), or when --out cannot be written.\n";
+
+static const char *const formats[] = {"md", "json", "csv", "jsonl"};
+
+static const struct buf *chosen(const struct report_files *f, const char *format)
+{
+	if (!strcmp(format, "md"))
+		return &f->md;
+	if (!strcmp(format, "csv"))
+		return &f->csv;
+	return &f->json;
+}
+
+/* Loads, renders and saves; prints the chosen format. A folder that cannot
+ * be written (no --out) is a warning: the report still goes to stdout. */
+static enum err report(const char *dir, const char *out_dir, const char *format,
+		       struct diag *d)
+{
+	struct report_run *r = NULL;
+	struct report_files f;
+	struct buf jl;
+	struct diag wd;
+	enum err e;
+
+	buf_init(&jl, BUF_MAX_DEFAULT);
+	diag_init(&wd);
+	if ((e = report_load(dir, &r, d)) || (e = report_render(r, &f, d)))
+		goto out;
+	if (out_dir)
+		e = report_save(&f, out_dir, d);
+	else if (report_save(&f, dir, &wd))
+		fprintf(stderr, "warning: %s; the report is printed only (--out DIR writes it elsewhere)\n",
+			wd.msg);
+	if (!e && !strcmp(format, "jsonl"))
+		e = rows_jsonl(r->dir, &jl, d);
+	if (!e) {
+		const struct buf *b = strcmp(format, "jsonl") ? chosen(&f, format) : &jl;
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
+
+		fwrite(b->data, 1, b->len, stdout);
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))
+			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'\n",
+				jget_num(a, "planned_done"), jget_num(a, "planned"), dir);
+	}
+	report_files_release(&f);
+out:
+	buf_release(&jl);
+	report_run_free(r);
+	return e;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	const char *format = "md", *out_dir = NULL;
+	const struct cli_opt opts[] = {
+		{"format", 'f', CLI_STR, "md|json|csv|jsonl", "what to print on stdout (default md): the summary as Markdown or JSON, or one row per attempt as CSV or JSON Lines; the files are written regardless", &format},
+		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
+	};
+	const struct cli_cmd cmd = {
+		"report", "RUN_DIR [--format md|json|csv|jsonl] [--out DIR]",
+		"Summarise the run in RUN_DIR: pass rates per case and overall, why attempts\n"
+		"failed, the usage audit (usage_delta distribution, max |delta|), recall by\n"
+		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
+		"TPOT), finish reasons and the manifest's facts. Writes RUN_DIR/summary.json,\n"
+		"summary.md, attempts.csv and, when the run has recall cases, recall.png (a\n"
+		"depth x length heatmap), with load cases load.png (throughput and TTFT P95\n"
+		"against concurrency), then prints the chosen format.",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1,
+		CLI_EXIT_PASS | CLI_EXIT_USAGE};
+	const char *args[CLI_ARGS_MAX];
+	int nargs, outcome;
+	size_t i;
+	struct diag d;
+
+	diag_init(&d);
+	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
+	if (outcome == CLI_HELP_SHOWN)
+		return EXIT_PASS;
+	for (i = 0; !d.code && i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(format, formats[i]))
+			break;
+	if (!d.code && i == sizeof(formats) / sizeof(formats[0]))
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv or jsonl, got '%s'", format);
+	if (!d.code)
+		report(args[0], out_dir, format, &d);
+	return d.code ? cli_report("report", &d) : EXIT_PASS;
+}

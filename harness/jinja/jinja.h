@@ -1,0 +1,151 @@
+/*
+ * jinja — renders a model's own chat template (a Jinja text) byte for byte as
+ * vLLM and SGLang do: Python jinja2 3.1 in transformers'
+ * ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+ * extensions=[AssistantTracker, loopcontrols]) with transformers' globals
+ * (utils/chat_template_utils.py):
+ *   - tojson(x, ensure_ascii=False, indent=None, separators=None,
+ *     sort_keys=False) is json.dumps with those arguments (no HTML escaping);
+ *   - raise_exception(msg) raises (the server answers 400);
+ *   - strftime_now(fmt) formats the clock the caller pinned (jinja_ctx_clock);
+ *   - {% generation %}...{% endgeneration %} renders its body.
+ * Values print as Python prints them (None, True, 1.0, ['a', 1], {'k': None}),
+ * strings are sequences of code points, scoping is Jinja's (a for body is a
+ * fresh scope each iteration, `if` is not a scope, macros are closures).
+ *
+ * Three outcomes, never a fourth:
+ *   ERR_OK          the prompt Python would render, exactly;
+ *   ERR_INPUT       Python would raise, so the server rejects the request
+ *                   (message "the server would reject this request: ..."):
+ *                   template syntax errors, TypeError ('a' + 1), sandbox
+ *                   refusals (list.append), UndefinedError (an attribute of an
+ *                   undefined value), raise_exception;
+ *   ERR_UNSUPPORTED the template does something outside the implemented
+ *                   subset (message names the construct); never a guess.
+ * Every message ends with the template position: "(template line L, column C)".
+ * Nesting deeper than JINJA_MAX_DEPTH is ERR_UNSUPPORTED too (Python fails
+ * with RecursionError about there). ERR_NOMEM and ERR_LIMIT (the output cap
+ * of `out`, JINJA_MAX_STEPS, the value memory cap) may also occur. CLI
+ * mapping: all of these exit 2.
+ *
+ * transformers passes messages, tools and documents (None when absent, so
+ * `tools is defined` is true), add_generation_prompt, the tokenizer's special
+ * tokens (bos_token, eos_token, ...) and the chat_template_kwargs; the caller
+ * sets each. Internals: jinja_lex (tokens), jinja_parse (syntax tree),
+ * jinja_value (values, arena, JSON input), jinja_eval (scopes, statements),
+ * jinja_builtin (operators, tests, methods, globals), jinja_filter, jinja_str
+ * (str methods), pyfmt (Python's str/repr/json.dumps).
+ *
+ * The context holds the template's variables. Build it from JSON text, not
+ * from cJSON: numbers keep their lexeme class as Python's json.loads sees them
+ * (1 is an int, 1.0 a float printed "1.0", 12345678901234567890 stays exact),
+ * keys keep request order, a duplicate key keeps its first position and last
+ * value. So a caller that prepares messages as the server does (vLLM parses
+ * tool-call arguments with json.loads) should splice the argument string into
+ * the JSON text it passes, not round-trip it through cJSON.
+ *
+ *	struct jinja_ctx *c = jinja_ctx_new();
+ *	jinja_ctx_set_json(c, "messages", msgs, msgs_len, &d);
+ *	jinja_ctx_set_json(c, "tools", "null", 4, &d);   (transformers passes None)
+ *	jinja_ctx_set_bool(c, "add_generation_prompt", 1, &d);
+ *	jinja_ctx_set_str(c, "bos_token", "<s>", 3, &d);
+ *	jinja_ctx_merge_json(c, kwargs, kwargs_len, &d);  (chat_template_kwargs)
+ *	jinja_ctx_clock(c, &tm);
+ *	err = jinja_render(tpl, tpl_len, c, &out, &d);
+ *	jinja_ctx_free(c);
+ *
+ * Not thread-safe per object; distinct objects are independent.
+ */
+#ifndef NEEDLE_JINJA_H
+#define NEEDLE_JINJA_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
+/* Evaluation steps one render may take (a loop over 1M messages is far below). */
+#define JINJA_MAX_STEPS 50000000
+/* Nesting of macro calls and of expressions (Python's recursion limit is 1000). */
+#define JINJA_MAX_DEPTH 1000
+/* Bytes of values one render or one context may allocate. */
+#define JINJA_MAX_MEMORY ((size_t)1 << 30)
+
+struct jinja_ctx;
+struct jinja_tpl;
+
+/* --- context ---------------------------------------------------------- */
+
+/* A new empty context (no variables, clock 1970-01-01T00:00:00); the caller
+ * owns it. NULL when out of memory. */
+struct jinja_ctx *jinja_ctx_new(void);
+/* Frees the context and every value it holds. Accepts NULL. */
+void jinja_ctx_free(struct jinja_ctx *c);
+
+/* Sets variable `name` (NUL-terminated, copied) to the JSON value in `json`
+ * (`len` bytes, copied), read as Python's json.loads reads it. A variable set
+ * twice keeps the last value. ERR_INPUT names the JSON position when the text
+ * is not one JSON value or holds a lone surrogate (which Python would keep);
+ * ERR_UNSUPPORTED for the NaN and Infinity tokens Python accepts. */
+enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name,
+			    const char *json, size_t len, struct diag *d);
+/* Sets every member of the JSON object `json` as a variable (the request's
+ * chat_template_kwargs, or transformers' **kwargs). ERR_INPUT if it is not an
+ * object. */
+enum err jinja_ctx_merge_json(struct jinja_ctx *c, const char *json, size_t len,
+			      struct diag *d);
+/* Sets `name` to the string `s` (`n` bytes of UTF-8, copied; ERR_INPUT if
+ * invalid UTF-8), to a bool, or to None. */
+enum err jinja_ctx_set_str(struct jinja_ctx *c, const char *name, const char *s,
+			   size_t n, struct diag *d);
+enum err jinja_ctx_set_bool(struct jinja_ctx *c, const char *name, int v,
+			    struct diag *d);
+enum err jinja_ctx_set_none(struct jinja_ctx *c, const char *name, struct diag *d);
+/* Pins the clock strftime_now reads: `tm` is the server's local broken-down
+ * time (copied). strftime_now formats it as Python's datetime.strftime does
+ * for a naive datetime in the C locale: %f gives "000000", %z and %Z "". */
+void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm);
+
+/* Caps the bytes of values one render with this context may allocate
+ * (default JINJA_MAX_MEMORY); past it a render fails with ERR_LIMIT. */
+void jinja_ctx_memory(struct jinja_ctx *c, size_t max);
+
+/* --- templates --------------------------------------------------------- */
+
+/* Parses the template text `src` (`len` bytes, UTF-8; copied) into `*out`,
+ * which the caller owns. ERR_INPUT: a syntax error Python also reports
+ * (message "the server would reject this request: ..." with line and
+ * column); ERR_UNSUPPORTED: a statement outside the subset (include, extends,
+ * import, recursive loops, ...), named with its line. `*out` is NULL on failure. */
+enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out,
+		       struct diag *d);
+/* Frees a template. Accepts NULL. */
+void jinja_tpl_free(struct jinja_tpl *t);
+/* Appends the rendering of `t` with the variables of `c` to `out`. On any
+ * failure `out` is restored to its length at entry. The template and the
+ * context are only read, so one of each can serve many renders. */
+enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
+			  struct buf *out, struct diag *d);
+/* Whether the template loads the name `name` anywhere. vLLM passes a
+ * chat_template_kwargs entry only when jinja2.meta.find_undeclared_variables
+ * lists it; this answer is a superset of that (it also counts loads that a
+ * macro parameter or an earlier `set` shadows), which renders the same: a
+ * variable only ever read where it is shadowed has no effect. */
+int jinja_tpl_reads(const struct jinja_tpl *t, const char *name);
+
+/* vLLM's chat-template content-format detection (chat_utils.py
+ * _detect_content_format), on this template's syntax tree: 1 ("openai":
+ * the server hands each message's content as a list of parts) when some for
+ * loop iterates the `content` of a message, where a message is the target of
+ * a loop over `messages` or over a name `set` from it (through filters, tests
+ * and slices, followed transitively); 0 ("string") otherwise, and also where
+ * vLLM's own detection fails (a loop over messages with a tuple target, a
+ * namespace attribute set from messages) and falls back to "string". */
+int jinja_tpl_openai_content(const struct jinja_tpl *t);
+
+/* jinja_tpl_new + jinja_tpl_render + jinja_tpl_free. */
+enum err jinja_render(const char *src, size_t len, const struct jinja_ctx *c,
+		      struct buf *out, struct diag *d);
+
+#endif

@@ -1,0 +1,813 @@
+/* jinja_str — see jinja_str.h. Follows CPython 3.11 Objects/unicodeobject.c
+ * and Objects/stringlib (split, strip, replace, find), markupsafe 2.1. */
+#include "jinja_str.h"
+
+#include <string.h>
+
+#include <utf8proc.h>
+
+#include "jinja_builtin.h"
+#include "jinja_lex.h"
+#include "pyfmt.h"
+#include "tok/uni.h"
+
+#define NOMEM(e, at) jinja_eval_nomem(e, at)
+
+static size_t cp_offset(const struct jv_str *s, size_t i)
+{
+	size_t b = 0;
+
+	while (i && b < s->len) {
+		b++;
+		while (b < s->len && ((unsigned char)s->data[b] & 0xC0) == 0x80)
+			b++;
+		i--;
+	}
+	return b;
+}
+
+static size_t cp_len(const char *p, size_t n)
+{
+	size_t k = 1;
+
+	while (k < n && ((unsigned char)p[k] & 0xC0) == 0x80)
+		k++;
+	return k;
+}
+
+static enum err mkstr(struct je *e, const struct jn *at, const char *p, size_t n,
+		      struct jv *out)
+{
+	return jinja_value_str_new(e->a, p, n, out) ? NOMEM(e, at) : ERR_OK;
+}
+
+long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from)
+{
+	size_t i;
+
+	if (needle->len > hay->len)
+		return -1;
+	for (i = from; i + needle->len <= hay->len; i++)
+		if (!memcmp(hay->data + i, needle->data, needle->len))
+			return (long)i;
+	return -1;
+}
+
+/* The last `needle` within the first `len` bytes of `hay`, or -1. */
+static long rfind(const struct jv_str *hay, size_t len, const struct jv_str *needle)
+{
+	size_t i;
+
+	if (needle->len > len)
+		return -1;
+	for (i = len - needle->len + 1; i-- > 0;)
+		if (!memcmp(hay->data + i, needle->data, needle->len))
+			return (long)i;
+	return -1;
+}
+
+enum err jinja_str_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
+			   struct jv *out)
+{
+	size_t b = cp_offset(s->u.s, i);
+
+	return mkstr(e, at, s->u.s->data + b, cp_len(s->u.s->data + b, s->u.s->len - b), out);
+}
+
+enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
+			 int64_t b, int64_t step, struct jv *out)
+{
+	struct buf o;
+	int64_t i;
+	enum err r = ERR_OK;
+
+	if (step == 1) {
+		size_t x, y;
+
+		if (b <= a)
+			return mkstr(e, at, "", 0, out);
+		x = cp_offset(s->u.s, (size_t)a);
+		y = cp_offset(s->u.s, (size_t)b);
+		return mkstr(e, at, s->u.s->data + x, y - x, out);
+	}
+	buf_init(&o, e->out_max);
+	for (i = a; !r && (step > 0 ? i < b : i > b); i += step) {
+		size_t x = cp_offset(s->u.s, (size_t)i);
+
+		if (buf_append(&o, s->u.s->data + x, cp_len(s->u.s->data + x, s->u.s->len - x)))
+			r = NOMEM(e, at);
+	}
+	if (!r && jinja_value_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out)
+{
+	size_t b, k;
+	struct jv c;
+
+	if (jinja_value_seq_new(e->a, JV_LIST, s->u.s->ncp, out))
+		return NOMEM(e, at);
+	for (b = 0; b < s->u.s->len; b += k) {
+		k = cp_len(s->u.s->data + b, s->u.s->len - b);
+		if (mkstr(e, at, s->u.s->data + b, k, &c) || jinja_value_seq_push(e->a, out, c))
+			return NOMEM(e, at);
+	}
+	return ERR_OK;
+}
+
+enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
+{
+	struct jv s;
+	struct buf o;
+	size_t i;
+	enum err r = ERR_OK;
+
+	if (v->k == JV_STR && (v->flags & JV_F_MARKUP)) {
+		*out = *v;
+		return ERR_OK;
+	}
+	if (jinja_builtin_str_of(e, at, v, &s))
+		return e->d->code;
+	buf_init(&o, e->out_max);
+	for (i = 0; i < s.u.s->len && !r; i++) {
+		char c = s.u.s->data[i];
+		const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;"
+				  : c == '"' ? "&#34;" : c == '\'' ? "&#39;" : NULL;
+
+		if (rep ? buf_puts(&o, rep) : buf_putc(&o, c))
+			r = NOMEM(e, at);
+	}
+	if (!r && jinja_value_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	out->flags = JV_F_MARKUP;
+	return r;
+}
+
+/* One %-conversion of `arg`. */
+static enum err percent_one(struct je *e, const struct jn *at, char conv, const struct jv *arg,
+			    struct buf *o)
+{
+	struct diag pd;
+
+	if (conv == 's')
+		return jinja_builtin_print(e, at, arg, o);
+	if (conv == 'r') {
+		diag_init(&pd);
+		if (pyfmt_repr(arg, o, &pd))
+			return jinja_eval_refuse(e, at, "%s", pd.msg);
+		return ERR_OK;
+	}
+	if (arg->k == JV_INT || arg->k == JV_BOOL)
+		return buf_printf(o, "%lld", (long long)arg->u.i) ? NOMEM(e, at) : ERR_OK;
+	if (arg->k == JV_FLOAT) {
+		if (arg->u.f != arg->u.f || arg->u.f > 9e18 || arg->u.f < -9e18)
+			return jinja_eval_refuse(e, at, "%%d of this float");
+		return buf_printf(o, "%lld", (long long)arg->u.f) ? NOMEM(e, at) : ERR_OK;
+	}
+	return jinja_eval_reject(e, at,
+				 "TypeError: %%%c format: a real number is required, not %s", conv,
+				 jinja_value_type_name(arg));
+}
+
+static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_str *f,
+			     const struct jv *items, size_t n, struct buf *o)
+{
+	size_t i, used = 0;
+
+	for (i = 0; i < f->len; i++) {
+		char c = f->data[i];
+
+		if (c != '%') {
+			if (buf_putc(o, c))
+				return NOMEM(e, at);
+			continue;
+		}
+		if (++i >= f->len)
+			return jinja_eval_reject(e, at, "ValueError: incomplete format");
+		c = f->data[i];
+		if (c == '%') {
+			if (buf_putc(o, '%'))
+				return NOMEM(e, at);
+			continue;
+		}
+		if (!strchr("srdi", c))
+			return jinja_eval_refuse(e, at, "the %%-format conversion '%c'", c);
+		if (used >= n)
+			return jinja_eval_reject(e, at,
+						 "TypeError: not enough arguments for format string");
+		if (percent_one(e, at, c, &items[used++], o))
+			return e->d->code;
+	}
+	if (used < n)
+		return jinja_eval_reject(e, at,
+					 "TypeError: not all arguments converted during string formatting");
+	return ERR_OK;
+}
+
+enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
+			   const struct jv *args, struct jv *out)
+{
+	struct buf o;
+	enum err r;
+	int tuple = args->k == JV_TUPLE;
+
+	if (fmt->flags & JV_F_MARKUP)
+		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
+	if (args->k == JV_DICT)
+		return jinja_eval_refuse(e, at, "%% formatting with a mapping");
+	buf_init(&o, e->out_max);
+	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1,
+			 &o);
+	if (!r && jinja_value_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+/* --- case --- */
+
+/* A code point whose Python case mapping utf8proc's simple mapping does not
+ * give (SpecialCasing.txt, final sigma) or may not know. */
+static int case_unsafe(uint32_t cp, int upper)
+{
+	if (utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CN)
+		return 1;
+	if (!upper)
+		return cp == 0x130 || cp == 0x3A3;
+	return cp == 0x149 || cp == 0x1F0 || cp == 0x390 || cp == 0x3B0 ||
+	       cp == 0x587 || (cp >= 0x1E96 && cp <= 0x1E9A) || (cp >= 0x1F50 && cp <= 0x1F56) ||
+	       (cp >= 0x1F80 && cp <= 0x1FFF) || (cp >= 0xFB13 && cp <= 0xFB17);
+}
+
+static int is_ascii_alpha(uint32_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static enum err put_cp(struct buf *o, uint32_t cp)
+{
+	char tmp[4];
+	utf8proc_ssize_t n = utf8proc_encode_char((utf8proc_int32_t)cp, (utf8proc_uint8_t *)tmp);
+
+	return buf_append(o, tmp, (size_t)n);
+}
+
+/* Full case mappings (SpecialCasing.txt) that needle reproduces: German
+ * sharp s and the Latin ligatures upward, dotted capital I downward. */
+static const char *special_case(uint32_t cp, int upper)
+{
+	static const struct {
+		uint32_t cp;
+		const char *up;
+	} table[] = { { 0xDF, "SS" },    { 0xFB00, "FF" }, { 0xFB01, "FI" }, { 0xFB02, "FL" },
+		      { 0xFB03, "FFI" }, { 0xFB04, "FFL" }, { 0xFB05, "ST" }, { 0xFB06, "ST" } };
+	size_t k;
+
+	if (!upper)
+		return cp == 0x130 ? "i\xcc\x87" : NULL;
+	for (k = 0; k < sizeof(table) / sizeof(table[0]); k++)
+		if (table[k].cp == cp)
+			return table[k].up;
+	return NULL;
+}
+
+static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper, struct buf *o)
+{
+	const char *full = special_case(cp, upper);
+
+	if (cp < 0x80) {
+		if (upper && cp >= 'a' && cp <= 'z')
+			cp -= 32;
+		else if (!upper && cp >= 'A' && cp <= 'Z')
+			cp += 32;
+		return buf_putc(o, (char)cp) ? NOMEM(e, at) : ERR_OK;
+	}
+	if (full)
+		return buf_puts(o, full) ? NOMEM(e, at) : ERR_OK;
+	if (case_unsafe(cp, upper))
+		return jinja_eval_refuse(e, at, "changing the case of U+%04X", cp);
+	cp = (uint32_t)(upper ? utf8proc_toupper((utf8proc_int32_t)cp)
+			: utf8proc_tolower((utf8proc_int32_t)cp));
+	return put_cp(o, cp) ? NOMEM(e, at) : ERR_OK;
+}
+
+/* Whether a word starts at this code point for mode 'c', 't' or 'T'. */
+static int starts_word(int mode, size_t idx, uint32_t prev, int prev_cased)
+{
+	if (mode == 'c')
+		return idx == 0;
+	if (mode == 't')
+		return idx == 0 || strchr("-({[<", (int)prev) || jinja_lex_isspace(prev);
+	return !prev_cased;
+}
+
+enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
+			struct jv *out)
+{
+	struct buf o;
+	size_t b = 0, idx = 0;
+	uint32_t cp, prev = 0;
+	int prev_cased = 0, upper;
+	enum err r = ERR_OK;
+
+	buf_init(&o, e->out_max);
+	while (!r && b < s->u.s->len) {
+		b += uni_decode(s->u.s->data + b, s->u.s->len - b, &cp);
+		if (mode != 'u' && mode != 'l' && cp >= 0x80)
+			r = jinja_eval_refuse(e, at, "title or capitalize of non-ASCII text");
+		upper = mode == 'u' || (mode != 'l' && starts_word(mode, idx, prev, prev_cased));
+		if (!r)
+			r = map_cp(e, at, cp, upper, &o);
+		prev_cased = is_ascii_alpha(cp);
+		prev = cp;
+		idx++;
+	}
+	if (!r && jinja_value_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	out->flags = s->flags & JV_F_MARKUP;
+	return r;
+}
+
+/* --- strip / split --- */
+
+static int in_chars(const struct jv *chars, uint32_t cp)
+{
+	size_t b = 0;
+	uint32_t c;
+
+	if (!chars)
+		return jinja_lex_isspace(cp);
+	while (b < chars->u.s->len) {
+		b += uni_decode(chars->u.s->data + b, chars->u.s->len - b, &c);
+		if (c == cp)
+			return 1;
+	}
+	return 0;
+}
+
+enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
+			 const struct jv *chars, struct jv *out)
+{
+	const char *p = s->u.s->data;
+	size_t a = 0, z = s->u.s->len, k, i, last;
+	uint32_t cp;
+
+	if (chars && chars->k == JV_NONE)
+		chars = NULL;
+	if (chars && chars->k != JV_STR)
+		return jinja_eval_reject(e, at, "TypeError: strip arg must be None or str");
+	if (which != 'r')
+		while (a < z && in_chars(chars, (k = uni_decode(p + a, z - a, &cp), cp)))
+			a += k;
+	if (which != 'l') {
+		for (i = a, last = a; i < z; i += k) {
+			k = uni_decode(p + i, z - i, &cp);
+			if (!in_chars(chars, cp))
+				last = i + k;
+		}
+		z = last;
+	}
+	if (mkstr(e, at, p + a, z - a, out))
+		return e->d->code;
+	out->flags = s->flags & JV_F_MARKUP;
+	return ERR_OK;
+}
+
+static enum err push_piece(struct je *e, const struct jn *at, struct jv *list, const char *p,
+			   size_t n)
+{
+	struct jv piece;
+
+	if (mkstr(e, at, p, n, &piece) || jinja_value_seq_push(e->a, list, piece))
+		return NOMEM(e, at);
+	return ERR_OK;
+}
+
+/* str.split() without a separator: runs of whitespace, ends trimmed. */
+static enum err split_ws(struct je *e, const struct jn *at, const struct jv_str *s,
+			 int64_t maxsplit, struct jv *out)
+{
+	size_t i = 0, start, k;
+	uint32_t cp;
+
+	while (i < s->len) {
+		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp),
+				      jinja_lex_isspace(cp)))
+			i += k;
+		if (i >= s->len)
+			break;
+		if (maxsplit-- == 0) {
+			size_t end = s->len;
+
+			while (end > i) {
+				size_t q = end - 1;
+
+				while (q > i && ((unsigned char)s->data[q] & 0xC0) == 0x80)
+					q--;
+				uni_decode(s->data + q, end - q, &cp);
+				if (!jinja_lex_isspace(cp))
+					break;
+				end = q;
+			}
+			return push_piece(e, at, out, s->data + i, end - i);
+		}
+		start = i;
+		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp),
+				      !jinja_lex_isspace(cp)))
+			i += k;
+		if (push_piece(e, at, out, s->data + start, i - start))
+			return e->d->code;
+	}
+	return ERR_OK;
+}
+
+static enum err split_sep(struct je *e, const struct jn *at, const struct jv_str *s,
+			  const struct jv_str *sep, int64_t maxsplit, struct jv *out)
+{
+	size_t start = 0;
+	long hit;
+
+	if (!sep->len)
+		return jinja_eval_reject(e, at, "ValueError: empty separator");
+	while (maxsplit != 0 && (hit = jinja_str_find(s, sep, start)) >= 0) {
+		if (push_piece(e, at, out, s->data + start, (size_t)hit - start))
+			return e->d->code;
+		start = (size_t)hit + sep->len;
+		if (maxsplit > 0)
+			maxsplit--;
+	}
+	return push_piece(e, at, out, s->data + start, s->len - start);
+}
+
+/* str.rsplit: refused with a whitespace separator and maxsplit (rare). */
+static enum err rsplit_sep(struct je *e, const struct jn *at, const struct jv_str *s,
+			   const struct jv_str *sep, int64_t maxsplit, struct jv *out)
+{
+	struct jv tmp;
+	size_t end = s->len, i, n;
+	long hit;
+
+	if (!sep->len)
+		return jinja_eval_reject(e, at, "ValueError: empty separator");
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, &tmp))
+		return NOMEM(e, at);
+	for (;;) {
+		hit = maxsplit != 0 ? rfind(s, end, sep) : -1;
+		if (hit < 0)
+			break;
+		if (push_piece(e, at, &tmp, s->data + hit + sep->len, end - (size_t)hit - sep->len))
+			return e->d->code;
+		end = (size_t)hit;
+		if (maxsplit > 0)
+			maxsplit--;
+	}
+	if (push_piece(e, at, &tmp, s->data, end))
+		return e->d->code;
+	n = tmp.u.l->n;
+	for (i = 0; i < n; i++)
+		if (jinja_value_seq_push(e->a, out, tmp.u.l->v[n - 1 - i]))
+			return NOMEM(e, at);
+	return ERR_OK;
+}
+
+static enum err m_split(struct je *e, const struct jn *at, const struct jv *self,
+			const struct je_args *a, int right, struct jv *out)
+{
+	static const char *const names[] = { "sep", "maxsplit", NULL };
+	const struct jv *sep = jinja_builtin_arg(a, 0, "sep"), *max = jinja_builtin_arg(a, 1,
+											"maxsplit");
+	int64_t maxsplit = -1;
+
+	if (jinja_builtin_check_args(e, at, "split", a, 2, names))
+		return e->d->code;
+	if (max) {
+		if (max->k != JV_INT && max->k != JV_BOOL)
+			return jinja_eval_reject(e, at, "TypeError: maxsplit must be an integer");
+		maxsplit = max->u.i < 0 ? -1 : max->u.i;
+	}
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
+		return NOMEM(e, at);
+	if (!sep || sep->k == JV_NONE) {
+		if (right && maxsplit >= 0)
+			return jinja_eval_refuse(e, at, "rsplit on whitespace with maxsplit");
+		return split_ws(e, at, self->u.s, maxsplit, out);
+	}
+	if (sep->k != JV_STR)
+		return jinja_eval_reject(e, at, "TypeError: must be str or None, not %s",
+					 jinja_value_type_name(sep));
+	return right ? rsplit_sep(e, at, self->u.s, sep->u.s, maxsplit, out)
+		     : split_sep(e, at, self->u.s, sep->u.s, maxsplit, out);
+}
+
+/* --- other methods --- */
+
+static int affix(const struct jv_str *s, const struct jv_str *x, int end)
+{
+	if (x->len > s->len)
+		return 0;
+	return !memcmp(s->data + (end ? s->len - x->len : 0), x->data, x->len);
+}
+
+static enum err m_affix(struct je *e, const struct jn *at, const struct jv *self,
+			const struct je_args *a, int end, struct jv *out)
+{
+	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	size_t i;
+	int r = 0;
+
+	if (a->npos != 1 || a->nkw)
+		return jinja_eval_refuse(e, at, "startswith/endswith with start or end");
+	if (x->k == JV_STR) {
+		r = affix(self->u.s, x->u.s, end);
+	} else if (x->k == JV_TUPLE) {
+		for (i = 0; i < x->u.l->n && !r; i++) {
+			if (x->u.l->v[i].k != JV_STR)
+				return jinja_eval_reject(e, at,
+							 "TypeError: tuple for startswith must only contain str");
+			r = affix(self->u.s, x->u.l->v[i].u.s, end);
+		}
+	} else {
+		return jinja_eval_reject(e, at,
+					 "TypeError: startswith first arg must be str or a tuple of str, not %s",
+					 jinja_value_type_name(x));
+	}
+	*out = jinja_value_bool(r);
+	return ERR_OK;
+}
+
+static enum err m_replace(struct je *e, const struct jn *at, const struct jv *self,
+			  const struct je_args *a, struct jv *out)
+{
+	const struct jv *old = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *new = jinja_builtin_arg(a, 1, NULL);
+	const struct jv *cnt = jinja_builtin_arg(a, 2, NULL);
+	int64_t count = -1;
+	struct buf o;
+	size_t i = 0;
+	long hit;
+	enum err r = ERR_OK;
+
+	if (!old || !new || old->k != JV_STR || new->k != JV_STR || a->nkw || a->npos > 3)
+		return jinja_eval_reject(e, at, "TypeError: replace() arguments must be str");
+	if (cnt && cnt->k != JV_INT)
+		return jinja_eval_reject(e, at, "TypeError: replace() count must be an integer");
+	if (cnt)
+		count = cnt->u.i;
+	if (!old->u.s->len)
+		return jinja_eval_refuse(e, at, "replace() with an empty old string");
+	buf_init(&o, e->out_max);
+	while (!r && count != 0 && (hit = jinja_str_find(self->u.s, old->u.s, i)) >= 0) {
+		if (buf_append(&o, self->u.s->data + i, (size_t)hit - i) ||
+		    buf_append(&o, new->u.s->data, new->u.s->len))
+			r = NOMEM(e, at);
+		i = (size_t)hit + old->u.s->len;
+		count--;
+	}
+	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) ||
+		   jinja_value_str_buf(e->a, &o, out)))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
+		       const struct je_args *a, const char *name, struct jv *out)
+{
+	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	long hit;
+	size_t i, n = 0, from = 0;
+
+	if (a->npos != 1 || a->nkw)
+		return jinja_eval_refuse(e, at, "%s with start or end", name);
+	if (x->k != JV_STR)
+		return jinja_eval_reject(e, at, "TypeError: must be str, not %s",
+					 jinja_value_type_name(x));
+	if (!strcmp(name, "count")) {
+		if (!x->u.s->len) {
+			*out = jinja_value_int((int64_t)self->u.s->ncp + 1);
+			return ERR_OK;
+		}
+		while ((hit = jinja_str_find(self->u.s, x->u.s, from)) >= 0) {
+			n++;
+			from = (size_t)hit + x->u.s->len;
+		}
+		*out = jinja_value_int((int64_t)n);
+		return ERR_OK;
+	}
+	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len,
+				     x->u.s) : jinja_str_find(self->u.s, x->u.s, 0);
+	if (hit < 0 && strstr(name, "index"))
+		return jinja_eval_reject(e, at, "ValueError: substring not found");
+	if (hit >= 0) {
+		for (i = 0, n = 0; i < (size_t)hit; i++)
+			n += ((unsigned char)self->u.s->data[i] & 0xC0) != 0x80;
+		hit = (long)n;
+	}
+	*out = jinja_value_int(hit);
+	return ERR_OK;
+}
+
+static enum err m_join(struct je *e, const struct jn *at, const struct jv *self,
+		       const struct je_args *a, struct jv *out)
+{
+	struct jv items;
+	struct buf o;
+	size_t i;
+	enum err r = ERR_OK;
+
+	if (a->npos != 1 || a->nkw)
+		return jinja_eval_reject(e, at, "TypeError: join() takes exactly one argument");
+	if (jinja_builtin_iterate(e, at, &a->pos[0], &items))
+		return e->d->code;
+	buf_init(&o, e->out_max);
+	for (i = 0; i < items.u.l->n && !r; i++) {
+		if (items.u.l->v[i].k != JV_STR)
+			r = jinja_eval_reject(e, at,
+					      "TypeError: sequence item %zu: expected str instance, %s found",
+					      i, jinja_value_type_name(&items.u.l->v[i]));
+		else if ((i && buf_append(&o, self->u.s->data, self->u.s->len)) ||
+			 buf_append(&o, items.u.l->v[i].u.s->data, items.u.l->v[i].u.s->len))
+			r = NOMEM(e, at);
+	}
+	if (!r && jinja_value_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+static enum err m_class(struct je *e, const struct jn *at, const struct jv *self,
+			const char *name, struct jv *out)
+{
+	size_t i, k;
+	uint32_t cp;
+	int all = self->u.s->len > 0, cased = 0;
+
+	for (i = 0; i < self->u.s->len; i += k) {
+		k = uni_decode(self->u.s->data + i, self->u.s->len - i, &cp);
+		if (cp >= 0x80 && strcmp(name, "isspace"))
+			return jinja_eval_refuse(e, at, "str.%s on non-ASCII text", name);
+		if (!strcmp(name, "isspace"))
+			all &= jinja_lex_isspace(cp);
+		else if (!strcmp(name, "isdigit") || !strcmp(name, "isdecimal") || !strcmp(name,
+											   "isnumeric"))
+			all &= cp >= '0' && cp <= '9';
+		else if (!strcmp(name, "isalpha"))
+			all &= is_ascii_alpha(cp);
+		else if (!strcmp(name, "isalnum"))
+			all &= is_ascii_alpha(cp) || (cp >= '0' && cp <= '9');
+		else if (!strcmp(name, "islower"))
+			all &= !(cp >= 'A' && cp <= 'Z'), cased |= cp >= 'a' && cp <= 'z';
+		else
+			all &= !(cp >= 'a' && cp <= 'z'), cased |= cp >= 'A' && cp <= 'Z';
+	}
+	if (!strcmp(name, "islower") || !strcmp(name, "isupper"))
+		all = all && cased;
+	*out = jinja_value_bool(all);
+	return ERR_OK;
+}
+
+static enum err m_removeaffix(struct je *e, const struct jn *at, const struct jv *self,
+			      const struct je_args *a, int end, struct jv *out)
+{
+	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	const struct jv_str *s = self->u.s;
+
+	if (!x || x->k != JV_STR || a->npos != 1 || a->nkw)
+		return jinja_eval_reject(e, at, "TypeError: removeprefix() argument must be str");
+	if (!affix(s, x->u.s, end)) {
+		*out = *self;
+		return ERR_OK;
+	}
+	return mkstr(e, at, s->data + (end ? 0 : x->u.s->len), s->len - x->u.s->len, out);
+}
+
+/* str.format with "{}" / "{N}" fields and no conversions or specs. */
+static enum err m_format(struct je *e, const struct jn *at, const struct jv *self,
+			 const struct je_args *a, struct jv *out)
+{
+	const struct jv_str *f = self->u.s;
+	struct buf o;
+	size_t i, auto_n = 0;
+	enum err r = ERR_OK;
+
+	if (a->nkw)
+		return jinja_eval_refuse(e, at, "str.format with keyword fields");
+	buf_init(&o, e->out_max);
+	for (i = 0; i < f->len && !r; i++) {
+		size_t idx = 0;
+
+		if (f->data[i] != '{' && f->data[i] != '}') {
+			r = buf_putc(&o, f->data[i]) ? NOMEM(e, at) : ERR_OK;
+			continue;
+		}
+		if (i + 1 < f->len && f->data[i + 1] == f->data[i]) {
+			r = buf_putc(&o, f->data[i++]) ? NOMEM(e, at) : ERR_OK;
+			continue;
+		}
+		if (f->data[i] == '}' || i + 1 >= f->len)
+			r = jinja_eval_refuse(e, at, "this str.format string");
+		else if (f->data[i + 1] == '}')
+			idx = auto_n++, i++;
+		else if (f->data[i + 1] >= '0' && f->data[i + 1] <= '9' && i + 2 < f->len &&
+			 f->data[i + 2] == '}')
+			idx = (size_t)(f->data[i + 1] - '0'), i += 2;
+		else
+			r = jinja_eval_refuse(e, at, "this str.format string");
+		if (!r && idx >= a->npos)
+			r = jinja_eval_reject(e, at,
+					      "IndexError: Replacement index %zu out of range", idx);
+		if (!r)
+			r = jinja_builtin_print(e, at, &a->pos[idx], &o);
+	}
+	if (!r && jinja_value_str_buf(e->a, &o, out))
+		r = NOMEM(e, at);
+	buf_release(&o);
+	return r;
+}
+
+static enum err m_splitlines(struct je *e, const struct jn *at, const struct jv *self,
+			     const struct je_args *a, struct jv *out)
+{
+	const struct jv_str *s = self->u.s;
+	size_t i, start = 0;
+
+	if (a->npos || a->nkw)
+		return jinja_eval_refuse(e, at, "splitlines with keepends");
+	for (i = 0; i < s->len; i++) {
+		unsigned char c = (unsigned char)s->data[i];
+
+		if ((c >= 0x0B && c <= 0x0C) || (c >= 0x1C && c <= 0x1E) || c == 0xC2 || c == 0xE2)
+			return jinja_eval_refuse(e, at, "splitlines on text with rare line breaks");
+	}
+	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
+		return NOMEM(e, at);
+	for (i = 0; i < s->len; i++) {
+		if (s->data[i] != '\n' && s->data[i] != '\r')
+			continue;
+		if (push_piece(e, at, out, s->data + start, i - start))
+			return e->d->code;
+		if (s->data[i] == '\r' && i + 1 < s->len && s->data[i + 1] == '\n')
+			i++;
+		start = i + 1;
+	}
+	return start < s->len ? push_piece(e, at, out, s->data + start, s->len - start) : ERR_OK;
+}
+
+static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *self,
+			 const char *name, const struct je_args *a, struct jv *out)
+{
+	if (a->npos || a->nkw)
+		return jinja_eval_reject(e, at, "TypeError: str.%s() takes no arguments", name);
+	if (!strcmp(name, "upper") || !strcmp(name, "lower"))
+		return jinja_str_case(e, at, self, name[0], out);
+	if (!strcmp(name, "title"))
+		return jinja_str_case(e, at, self, 'T', out);
+	if (!strcmp(name, "capitalize"))
+		return jinja_str_case(e, at, self, 'c', out);
+	return m_class(e, at, self, name, out);
+}
+
+enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
+			  const char *name, const struct je_args *a, struct jv *out)
+{
+	static const char *const noargs[] = { "upper", "lower", "title", "capitalize", "isdigit",
+					      "isdecimal", "isnumeric", "isalpha", "isalnum",
+					      "isspace", "islower", "isupper", NULL };
+	size_t k;
+
+	if (self->flags & JV_F_MARKUP)
+		return jinja_eval_refuse(e, at, "str.%s on a Markup string", name);
+	for (k = 0; noargs[k]; k++)
+		if (!strcmp(name, noargs[k]))
+			return m_noargs(e, at, self, name, a, out);
+	if (!strcmp(name, "split") || !strcmp(name, "rsplit"))
+		return m_split(e, at, self, a, name[0] == 'r', out);
+	if (!strcmp(name, "strip") || !strcmp(name, "lstrip") || !strcmp(name, "rstrip")) {
+		if (a->npos > 1 || a->nkw)
+			return jinja_eval_reject(e, at,
+						 "TypeError: %s expected at most 1 argument", name);
+		return jinja_str_strip(e, at, self, name[0] == 's' ? 'b' : name[0],
+				       jinja_builtin_arg(a, 0, NULL), out);
+	}
+	if (!strcmp(name, "startswith") || !strcmp(name, "endswith"))
+		return m_affix(e, at, self, a, name[0] == 'e', out);
+	if (!strcmp(name, "removeprefix") || !strcmp(name, "removesuffix"))
+		return m_removeaffix(e, at, self, a, name[6] == 's', out);
+	if (!strcmp(name, "replace"))
+		return m_replace(e, at, self, a, out);
+	if (!strcmp(name, "find") || !strcmp(name, "rfind") || !strcmp(name, "index") ||
+	    !strcmp(name, "rindex") || !strcmp(name, "count"))
+		return m_find(e, at, self, a, name, out);
+	if (!strcmp(name, "join"))
+		return m_join(e, at, self, a, out);
+	if (!strcmp(name, "format"))
+		return m_format(e, at, self, a, out);
+	if (!strcmp(name, "splitlines"))
+		return m_splitlines(e, at, self, a, out);
+	return jinja_eval_refuse(e, at, "the str method '%s'", name);
+}

@@ -1,0 +1,147 @@
+/*
+ * jinja_value — the Python values a chat template computes with, and the
+ * arena they live in (internal to the jinja modules; see jinja.h).
+ *
+ * A `struct jv` is a small tagged union copied by value. Strings, sequences
+ * and dicts point into an arena: nothing is freed before the arena is, so
+ * values may share parts freely. Values are immutable once built (the sandbox
+ * forbids mutation), except a namespace's dict, which `set ns.x` rewrites.
+ *
+ * Python types: None, bool, int (int64; larger integers from JSON keep their
+ * decimal digits and may only be printed or compared for identity of
+ * digits), float (double), str (UTF-8, code points), list, tuple, dict (any
+ * hashable keys, insertion order), plus Jinja's Undefined (carrying the name
+ * it was looked up by, for messages), namespace, macros, callables and the
+ * loop object.
+ */
+#ifndef NEEDLE_JINJA_VALUE_H
+#define NEEDLE_JINJA_VALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
+struct jv_arena {
+	struct jv_block *head; /* owned chain of blocks, newest first */
+	size_t used;           /* bytes handed out, all blocks */
+	size_t max;            /* cap on `used`, fixed at init */
+};
+
+enum jv_kind {
+	JV_UNDEF,  /* u.s: name looked up (may be NULL) */
+	JV_NONE,
+	JV_BOOL,   /* u.i: 0 or 1 */
+	JV_INT,    /* u.i */
+	JV_BIGINT, /* u.s: decimal digits, optional '-' */
+	JV_FLOAT,  /* u.f */
+	JV_STR,    /* u.s */
+	JV_LIST,   /* u.l; flags JV_F_VIEW / JV_F_GEN / JV_F_RANGE */
+	JV_TUPLE,  /* u.l */
+	JV_DICT,   /* u.d */
+	JV_NS,     /* u.d: the namespace's attributes (mutable) */
+	JV_MACRO,  /* u.p: the evaluator's macro */
+	JV_FUNC,   /* u.fn: a global function or a bound method */
+	JV_LOOP    /* u.p: the evaluator's loop state */
+};
+
+/* flags */
+#define JV_F_MARKUP 1u /* str: markupsafe.Markup (from |safe or |e) */
+#define JV_F_VIEW 2u   /* list: a dict view (dict_items, dict_keys, ...) */
+#define JV_F_GEN 4u    /* list: a generator (no len, always true, one pass) */
+#define JV_F_RANGE 8u  /* list: a range object */
+#define JV_F_KEYS 16u  /* view: dict_keys */
+#define JV_F_VALUES 32u /* view: dict_values */
+#define JV_F_ITEMS 64u /* view: dict_items */
+
+struct jv_str {
+	size_t len;  /* bytes */
+	size_t ncp;  /* code points */
+	char data[]; /* len bytes + NUL */
+};
+
+struct jv_seq {
+	size_t n;        /* items */
+	size_t cap;      /* allocated slots */
+	struct jv *v;    /* items, arena */
+	size_t taken;    /* a generator: items already consumed */
+	int raised;      /* a generator: `err` was raised (it is finished) */
+	enum err err;    /* a generator: what its next item after v[n-1] raises */
+	const char *err_msg; /* the message of that failure (arena) */
+};
+
+struct jv_dict {
+	size_t n, cap;
+	struct jv *keys, *vals; /* arena, parallel, insertion order */
+};
+
+struct jv_fn {
+	int id;              /* builtin function / method number (jinja_builtin) */
+	const char *name;    /* for messages */
+	struct jv *self;     /* bound receiver, or NULL */
+};
+
+struct jv {
+	enum jv_kind k;
+	unsigned flags;
+	union {
+		int64_t i;
+		double f;
+		struct jv_str *s;
+		struct jv_seq *l;
+		struct jv_dict *d;
+		struct jv_fn *fn;
+		void *p;
+	} u;
+};
+
+/* --- arena --- */
+void jinja_value_arena_init(struct jv_arena *a, size_t max);
+void jinja_value_arena_release(struct jv_arena *a);
+/* `n` zeroed bytes, 16-aligned; NULL when out of memory or past the cap. */
+void *jinja_value_alloc(struct jv_arena *a, size_t n);
+
+/* --- constructors (NULL-free: on failure they return ERR_NOMEM/ERR_LIMIT) --- */
+struct jv jinja_value_none(void);
+struct jv jinja_value_bool(int b);
+struct jv jinja_value_int(int64_t i);
+struct jv jinja_value_float(double f);
+struct jv jinja_value_undef(const char *name);
+/* A str of `n` bytes of valid UTF-8 at `s` (copied). */
+enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out);
+/* The same, taking the bytes of `b` (copied; `b` is left as is). */
+enum err jinja_value_str_buf(struct jv_arena *a, const struct buf *b, struct jv *out);
+/* An empty list or tuple (`k`) with room for `cap` items. */
+enum err jinja_value_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *out);
+enum err jinja_value_seq_push(struct jv_arena *a, struct jv *seq, struct jv item);
+enum err jinja_value_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out);
+/* Python's d[key] = val: an existing key keeps its position. */
+enum err jinja_value_dict_set(struct jv_arena *a, struct jv *dict, struct jv key, struct jv val);
+/* The value for `key`, or NULL. */
+struct jv *jinja_value_dict_get(const struct jv *dict, struct jv key);
+struct jv *jinja_value_dict_get_str(const struct jv *dict, const char *s, size_t n);
+
+/* --- Python semantics --- */
+/* Python truthiness (Undefined false, a generator true). */
+int jinja_value_truthy(const struct jv *v);
+/* Python ==. Returns 1/0; -1 when needle cannot decide (a big integer against
+ * a number), which callers refuse. */
+int jinja_value_eq(const struct jv *a, const struct jv *b);
+/* Whether the value can be a dict key (hashable in Python). */
+int jinja_value_hashable(const struct jv *v);
+/* Python type name for messages ("str", "dict", "NoneType", ...). */
+const char *jinja_value_type_name(const struct jv *v);
+/* A number (int, bool, float): 1 and its value as double; else 0. */
+int jinja_value_is_num(const struct jv *v);
+int jinja_value_is_str(const struct jv *v);
+int jinja_value_is_seq(const struct jv *v); /* list or tuple (views included) */
+int jinja_value_is_map(const struct jv *v); /* dict */
+
+/* --- JSON input, as Python's json.loads --- */
+/* Parses one JSON value of `len` bytes at `s` (named `name` in messages) into
+ * `*out`, allocated from `a`. */
+enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
+			       const char *name, struct jv *out, struct diag *d);
+
+#endif

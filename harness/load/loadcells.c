@@ -1,0 +1,386 @@
+/*
+ * loadcells — load cells of a run summary; see loadcells.h.
+ */
+#include "loadcells.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jget.h"
+#include "base/json.h"
+#include "loadstat.h"
+#include "base/md.h"
+#include "base/mem.h"
+
+struct rnd {
+	long round;
+	struct loadstat_req *q; /* owned */
+	size_t n, cap;
+};
+
+struct cell {
+	const char *id;         /* borrowed from a record */
+	long level;
+	const cJSON *first;     /* the first record's "load", for the level's value */
+	struct loadstat_slo slo;
+	int has_slo;
+	struct rnd *r;          /* owned */
+	size_t nr, capr;
+};
+
+struct acc {
+	struct cell *c;         /* owned */
+	size_t n, cap;
+};
+
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? 2 * *cap : 8;
+	void *q;
+
+	if (n < *cap)
+		return p;
+	q = mem_realloc(p, c * size);
+	if (q)
+		*cap = c;
+	return q;
+}
+
+static double ms(const cJSON *o, const char *k, double otherwise)
+{
+	const cJSON *v = jget(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : otherwise;
+}
+
+/* The request's times on its round's clock (loadcells.h). */
+static struct loadstat_req request_of(const cJSON *rec, const cJSON *load)
+{
+	const cJSON *t = jget(rec, "timing");
+	struct loadstat_req q;
+	double ttfc = ms(t, "ttfc_ms", -1), tpot = ms(t, "tpot_ms", -1);
+
+	q.ok = cJSON_IsString(jget(rec, "verdict")) && !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	q.sent = ms(load, "sent_ms", 0);
+	q.scheduled = ms(load, "scheduled_ms", q.sent);
+	q.completion_tokens = (long)ms(jget(rec, "usage"), "completion_tokens", 0);
+	q.first = ttfc >= 0 ? q.sent + ttfc : -1;
+	q.last = q.first < 0 ? -1 : tpot >= 0 && q.completion_tokens >= 2
+		? q.first + tpot * (double)(q.completion_tokens - 1) : q.first;
+	q.done = q.sent + ms(t, "e2e_ms", 0);
+	return q;
+}
+
+static struct cell *find_cell(struct acc *a, const char *id, long level, const cJSON *load)
+{
+	const cJSON *slo = jget(load, "slo");
+	struct cell *c;
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->c[i].level == level && !strcmp(a->c[i].id, id))
+			return &a->c[i];
+	if (!(c = grow(a->c, &a->cap, a->n, sizeof(*c))))
+		return NULL;
+	a->c = c;
+	c = &a->c[a->n++];
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	c->level = level;
+	c->first = load;
+	c->has_slo = cJSON_IsObject(slo);
+	c->slo.ttft_ms = jget_num(slo, "ttft_ms");
+	c->slo.tpot_ms = jget_num(slo, "tpot_ms");
+	c->slo.e2e_ms = jget_num(slo, "e2e_ms");
+	return c;
+}
+
+static struct rnd *find_round(struct cell *c, long round)
+{
+	struct rnd *r;
+	size_t i;
+
+	for (i = 0; i < c->nr; i++)
+		if (c->r[i].round == round)
+			return &c->r[i];
+	if (!(r = grow(c->r, &c->capr, c->nr, sizeof(*r))))
+		return NULL;
+	c->r = r;
+	r = &c->r[c->nr++];
+	memset(r, 0, sizeof(*r));
+	r->round = round;
+	return r;
+}
+
+static int add(struct acc *a, const cJSON *rec)
+{
+	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case");
+	struct loadstat_req *q;
+	struct cell *c;
+	struct rnd *r;
+	long round = (long)jget_num(load, "round");
+
+	if (!cJSON_IsObject(load) || !cJSON_IsString(id) || round < 1)
+		return 1;
+	if (!(c = find_cell(a, id->valuestring, (long)jget_num(load, "level"), load)) ||
+	    !(r = find_round(c, round)) || !(q = grow(r->q, &r->cap, r->n, sizeof(*q))))
+		return 0;
+	r->q = q;
+	r->q[r->n++] = request_of(rec, load);
+	return 1;
+}
+
+static void acc_free(struct acc *a)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->n; i++) {
+		for (j = 0; j < a->c[i].nr; j++)
+			mem_free(a->c[i].r[j].q);
+		mem_free(a->c[i].r);
+	}
+	mem_free(a->c);
+}
+
+static int by_round(const void *x, const void *y)
+{
+	long a = ((const struct rnd *)x)->round, b = ((const struct rnd *)y)->round;
+
+	return (a > b) - (a < b);
+}
+
+static void add_fig(struct json_build *jb, cJSON *o, const char *name,
+		    const struct loadstat_fig *f)
+{
+	char k[64];
+
+	if (!f->n) {
+		json_add_null(jb, o, name);
+		return;
+	}
+	json_add_num(jb, o, name, f->median);
+	snprintf(k, sizeof(k), "%s_min", name);
+	json_add_num(jb, o, k, f->min);
+	snprintf(k, sizeof(k), "%s_max", name);
+	json_add_num(jb, o, k, f->max);
+}
+
+static void add_round(struct json_build *jb, cJSON *arr, long round,
+		      const struct loadstat_round *r, int open)
+{
+	cJSON *o = json_add_obj(jb, arr, NULL);
+
+	json_add_int(jb, o, "round", round);
+	json_add_bool(jb, o, "valid", r->valid);
+	json_add_int(jb, o, "requests", (long long)r->requests);
+	json_add_int(jb, o, "succeeded", (long long)r->succeeded);
+	json_add_num(jb, o, "wall_ms", r->wall_ms);
+	json_add_num(jb, o, "output_tps", r->output_tps);
+	json_add_num(jb, o, "ttft_p50_ms", r->ttft_p50_ms);
+	json_add_num(jb, o, "ttft_p95_ms", r->ttft_p95_ms);
+	json_add_num(jb, o, "tpot_p95_ms", r->tpot_p95_ms);
+	json_add_num(jb, o, "e2e_p50_ms", r->e2e_p50_ms);
+	if (open) {
+		json_add_num(jb, o, "achieved_rate", r->achieved_rate);
+		json_add_num(jb, o, "slo_attainment", r->slo_attainment);
+	}
+	json_add_num(jb, o, "lag_p99_ms", r->lag_p99_ms);
+}
+
+/* The level's value as the records give it: "concurrency" or "rate". */
+static void add_level(struct json_build *jb, cJSON *o, const struct cell *c, int *open)
+{
+	const cJSON *rate = jget(c->first, "rate");
+
+	json_add_str(jb, o, "case", c->id);
+	*open = cJSON_IsNumber(rate);
+	if (*open)
+		json_add_num(jb, o, "rate", rate->valuedouble);
+	else
+		json_add_int(jb, o, "concurrency", (long long)jget_num(c->first, "concurrency"));
+}
+
+static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_cell *s,
+			int open, int has_slo)
+{
+	json_add_int(jb, o, "rounds_total", (long long)s->rounds_total);
+	json_add_int(jb, o, "rounds_valid", (long long)s->rounds_valid);
+	json_add_int(jb, o, "requests", (long long)s->requests);
+	json_add_int(jb, o, "succeeded", (long long)s->succeeded);
+	json_add_num(jb, o, "success_rate", s->success_rate);
+	add_fig(jb, o, "output_tps", &s->output_tps);
+	add_fig(jb, o, "ttft_p50_ms", &s->ttft_p50_ms);
+	add_fig(jb, o, "ttft_p95_ms", &s->ttft_p95_ms);
+	add_fig(jb, o, "ttft_p99_ms", &s->ttft_p99_ms);
+	add_fig(jb, o, "tpot_p50_ms", &s->tpot_p50_ms);
+	add_fig(jb, o, "tpot_p95_ms", &s->tpot_p95_ms);
+	add_fig(jb, o, "e2e_p50_ms", &s->e2e_p50_ms);
+	add_fig(jb, o, "e2e_p95_ms", &s->e2e_p95_ms);
+	if (open)
+		add_fig(jb, o, "achieved_rate", &s->achieved_rate);
+	if (open || has_slo) {
+		add_fig(jb, o, "slo_attainment", &s->slo_attainment);
+		add_fig(jb, o, "goodput_rps", &s->goodput_rps);
+	}
+	add_fig(jb, o, "lag_p99_ms", &s->lag_p99_ms);
+	json_add_num(jb, o, "lag_max_ms", s->lag_max_ms);
+}
+
+static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, struct diag *d)
+{
+	struct loadstat_round *rs = mem_calloc(c->nr ? c->nr : 1, sizeof(*rs));
+	double *scratch = NULL;
+	struct loadstat_cell s;
+	size_t i, most = c->nr;
+	cJSON *o, *arr;
+	int open;
+
+	for (i = 0; i < c->nr; i++)
+		most = c->r[i].n > most ? c->r[i].n : most;
+	scratch = mem_calloc(most ? most : 1, sizeof(*scratch));
+	if (!rs || !scratch) {
+		mem_free(rs);
+		mem_free(scratch);
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+	}
+	qsort(c->r, c->nr, sizeof(*c->r), by_round);
+	o = json_add_obj(jb, cells, NULL);
+	add_level(jb, o, c, &open);
+	for (i = 0; i < c->nr; i++)
+		loadstat_round(c->r[i].q, c->r[i].n, c->has_slo ? &c->slo : NULL, scratch, &rs[i]);
+	loadstat_cell(rs, c->nr, scratch, &s);
+	add_figures(jb, o, &s, open, c->has_slo);
+	arr = json_add_arr(jb, o, "rounds");
+	for (i = 0; i < c->nr; i++)
+		add_round(jb, arr, c->r[i].round, &rs[i], open);
+	mem_free(rs);
+	mem_free(scratch);
+	return ERR_OK;
+}
+
+enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d)
+{
+	struct acc a = {0};
+	struct json_build jb;
+	const cJSON *rec;
+	cJSON *cells;
+	size_t i;
+	enum err e = ERR_OK;
+
+	*out = NULL;
+	cJSON_ArrayForEach(rec, records)
+		if (!add(&a, rec)) {
+			acc_free(&a);
+			return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+		}
+	if (!a.n) {
+		acc_free(&a);
+		return ERR_OK;
+	}
+	json_build_init(&jb);
+	*out = json_new_obj(&jb);
+	cells = json_add_arr(&jb, *out, "cells");
+	for (i = 0; i < a.n && !e; i++)
+		e = add_cell(&jb, cells, &a.c[i], d);
+	acc_free(&a);
+	if (e) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		return e;
+	}
+	return json_build_end(&jb, out, "the load cells", d);
+}
+
+void loadcells_name(const cJSON *c, char *out, size_t cap)
+{
+	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");
+	const char *s = cJSON_IsString(id) ? id->valuestring : "?";
+
+	if (cJSON_IsNumber(rate))
+		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
+	else
+		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, "concurrency"));
+}
+
+/* A figure with its range over rounds when that is not a point ("-" when
+ * there is no figure). */
+static enum err put_fig(struct buf *b, const cJSON *cell, const char *name, const char *fmt)
+{
+	char kmin[64], kmax[64];
+	const cJSON *v = jget(cell, name);
+	double lo, hi;
+
+	if (!cJSON_IsNumber(v))
+		return buf_puts(b, " - |");
+	snprintf(kmin, sizeof(kmin), "%s_min", name);
+	snprintf(kmax, sizeof(kmax), "%s_max", name);
+	lo = jget_num(cell, kmin);
+	hi = jget_num(cell, kmax);
+	if (buf_putc(b, ' ') || buf_printf(b, fmt, v->valuedouble))
+		return ERR_NOMEM;
+	if (lo != hi && (buf_puts(b, " (") || buf_printf(b, fmt, lo) || buf_putc(b, '-') ||
+			 buf_printf(b, fmt, hi) || buf_putc(b, ')')))
+		return ERR_NOMEM;
+	return buf_puts(b, " |");
+}
+
+static enum err md_row(struct buf *b, const cJSON *c)
+{
+	const cJSON *rate = jget(c, "rate");
+	enum err e;
+
+	e = buf_puts(b, "| ");
+	if (!e)
+		e = md_cell(b, cJSON_IsString(jget(c, "case")) ? jget(c, "case")->valuestring : "?");
+	if (!e && cJSON_IsNumber(rate))
+		e = buf_printf(b, " | r%g |", rate->valuedouble);
+	else if (!e)
+		e = buf_printf(b, " | c%.0f |", jget_num(c, "concurrency"));
+	if (!e)
+		e = buf_printf(b, " %.0f/%.0f | %.0f/%.0f |", jget_num(c, "rounds_valid"),
+			       jget_num(c, "rounds_total"), jget_num(c, "succeeded"), jget_num(c, "requests"));
+	if (!e)
+		e = put_fig(b, c, "output_tps", "%.1f");
+	if (!e)
+		e = put_fig(b, c, "ttft_p50_ms", "%.0f");
+	if (!e)
+		e = put_fig(b, c, "ttft_p95_ms", "%.0f");
+	if (!e)
+		e = put_fig(b, c, "tpot_p95_ms", "%.1f");
+	if (!e)
+		e = put_fig(b, c, "e2e_p50_ms", "%.0f");
+	if (!e)
+		e = put_fig(b, c, "achieved_rate", "%.3f");
+	if (!e)
+		e = put_fig(b, c, "slo_attainment", "%.3f");
+	if (!e)
+		e = put_fig(b, c, "lag_p99_ms", "%.1f");
+	return e ? e : buf_puts(b, "\n");
+}
+
+enum err loadcells_markdown(const cJSON *summary, struct buf *out)
+{
+	const cJSON *c, *load = jget(summary, "load");
+	enum err e;
+
+	if (!load)
+		return ERR_OK;
+	e = buf_puts(out, "\n## Load\n\nMedians over valid rounds (min-max over them); a round is valid only "
+		     "when every request passed. TTFT to the first non-empty content; TPOT per request "
+		     "(last - first token) / (tokens - 1).\n\n"
+		     "| case | level | valid rounds | succeeded | output tok/s | TTFT P50 ms | TTFT P95 ms "
+		     "| TPOT P95 ms | E2E P50 ms | achieved req/s | SLO attainment | lag P99 ms |\n"
+		     "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (!e)
+			e = md_row(out, c);
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (cJSON_IsNumber(jget(c, "concurrency")))
+			break;
+	if (!e && c)
+		e = buf_puts(out, "\n[load.png](load.png): output throughput and TTFT P95 against concurrency, "
+			     "each case as multiples of its lowest level (C1).\n");
+	return e;
+}

@@ -1,0 +1,44 @@
+/*
+ * loadcells — the "load" part of a run's summary, from its records: one cell
+ * per (case, level) of a load case, with the figures of loadstat.h.
+ *
+ * A load record (record.h) carries "load": {"concurrency": C or "rate": R,
+ * "level": i, "round": k (-1 = the pre-check, 0 = warm-up), "index": j,
+ * "precheck", "scheduled_ms",
+ * "sent_ms" (both from the round's start), "slo": {...} when set}, and the
+ * usual verdict, timing {ttfc_ms, tpot_ms, e2e_ms} and usage
+ * {completion_tokens}. Pre-check and warm-up records are left out of every
+ * figure. A
+ * request's first content is sent + ttfc, its last token first + tpot *
+ * (completion_tokens - 1), its end sent + e2e.
+ *
+ * A cell: case, concurrency or rate, rounds_total, rounds_valid, requests,
+ * succeeded (both over the counted rounds), success_rate, and each figure as
+ * its median over valid rounds with _min and _max (null without a valid
+ * round): output_tps, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms, tpot_p50_ms,
+ * tpot_p95_ms, e2e_p50_ms, e2e_p95_ms, achieved_rate, lag_p99_ms; over all
+ * rounds slo_attainment and goodput_rps (with an SLO); lag_max_ms; and
+ * "rounds": [{round, valid, requests, succeeded, output_tps, ttft_p50_ms,
+ * ttft_p95_ms, tpot_p95_ms, e2e_p50_ms, achieved_rate, lag_p99_ms}].
+ */
+#ifndef NEEDLE_LOADCELLS_H
+#define NEEDLE_LOADCELLS_H
+
+#include <cjson/cJSON.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+
+/* {"cells": [...]} for the load records of `records` (a borrowed array), in
+ * order of first appearance, or *out = NULL when there are none. ERR_NOMEM
+ * only. */
+enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
+
+/* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
+void loadcells_name(const cJSON *cell, char *out, size_t cap);
+
+/* Appends the Markdown table of the "load" object of `summary` (borrowed;
+ * nothing without one): an md_section (md.h). ERR_NOMEM or ERR_LIMIT. */
+enum err loadcells_markdown(const cJSON *summary, struct buf *out);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * loadclient — what the client itself cost during a load test, so a report
+ * can tell whether needle, not the server, limited the figures (issue 10
+ * item 7): the process's CPU time (getrusage user + system) against wall
+ * time, per counted or warm-up round of a load case and over the whole run,
+ * kept in the manifest:
+ *
+ *	"load_client": [{"case", "concurrency" or "rate", "level", "round",
+ *	                 "cpu_ms", "wall_ms"}, ...]      one per round
+ *	"client": {"cpu_ms", "wall_ms", "cpu_share"}     the whole run
+ *
+ * A round's window opens once its prompts are built (building them is not
+ * the round's work) and closes when the next round's preparation begins or
+ * the case ends; cpu_ms / wall_ms is the share of one core the client used.
+ */
+#ifndef NEEDLE_LOADCLIENT_H
+#define NEEDLE_LOADCLIENT_H
+
+#include <cjson/cJSON.h>
+
+#include "base/err.h"
+
+/* An instant: monotonic wall time and the process's CPU time, in ms. */
+struct loadclient_mark {
+	double wall_ms, cpu_ms;
+};
+
+/* The current instant into `m`. */
+void loadclient_now(struct loadclient_mark *m);
+
+/* One round of a load case: which, and since when. */
+struct loadclient_round {
+	const char *case_id;   /* borrowed */
+	int open_loop;         /* level is a rate, else a concurrency */
+	double level_value;    /* the concurrency or rate */
+	int level;             /* its index in the case */
+	long round;            /* 0 = warm-up */
+	struct loadclient_mark from;
+};
+
+/* Appends the round from r->from to now to the manifest's "load_client"
+ * (created when missing). ERR_NOMEM. */
+enum err loadclient_note(cJSON *manifest, const struct loadclient_round *r, struct diag *d);
+
+/* Sets the manifest's "client" to the run from `from` to now. ERR_NOMEM. */
+enum err loadclient_total(cJSON *manifest, const struct loadclient_mark *from,
+			  struct diag *d);
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * loadplot — see loadplot.h.
+ */
+#include "loadplot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/canvas.h"
+#include "base/jget.h"
+#include "base/mem.h"
+
+static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255},
+			   grid[3] = {225, 225, 225}, axis[3] = {120, 120, 120};
+static const unsigned char palette[][3] = {
+	{230, 120, 20}, {120, 60, 170}, {40, 110, 200}, {40, 150, 70},
+	{200, 40, 40}, {0, 140, 140}, {140, 90, 40}, {60, 60, 60}};
+#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+
+/* The panels' shared frame: levels on x, multiples on y. */
+struct frame {
+	double *levels;    /* owned while drawing */
+	int nlevels;
+	double top, step;  /* y axis: 0..top in steps */
+};
+
+void loadplot_size(int ncases, int *w, int *h)
+{
+	*w = 2 * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + 24;
+	*h = LOADPLOT_TOP + LOADPLOT_PANEL_H + LOADPLOT_BOTTOM + 16 +
+	     (ncases > 0 ? ncases : 0) * LOADPLOT_LEGEND_ROW;
+}
+
+static int missing(double v)
+{
+	return !(v > 0) || !isfinite(v);
+}
+
+/* v[i] over the figure of the lowest level that has one; NaN if none. */
+static double ratio(const double *v, int n, int i)
+{
+	int b;
+
+	for (b = 0; b < n && missing(v[b]); b++)
+		;
+	if (b == n || missing(v[i]))
+		return NAN;
+	return v[i] / v[b];
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The distinct levels of all cases, ascending. ERR_NOMEM. */
+static enum err frame_levels(struct frame *f, const struct loadplot_case *c, int n,
+			     struct diag *d)
+{
+	size_t most = 1;
+	int i, j, k;
+
+	for (i = 0; i < n; i++)
+		most += (size_t)(c[i].n > 0 ? c[i].n : 0);
+	f->nlevels = 0;
+	if (!(f->levels = mem_calloc(most, sizeof(double))))
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing load.png");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < c[i].n; j++) {
+			for (k = 0; k < f->nlevels && f->levels[k] != c[i].concurrency[j]; k++)
+				;
+			if (k == f->nlevels)
+				f->levels[f->nlevels++] = c[i].concurrency[j];
+		}
+	qsort(f->levels, (size_t)f->nlevels, sizeof(double), cmp_double);
+	return ERR_OK;
+}
+
+/* The y scale: at least 0..2, in a step of 0.5 or 1, 2 or 5 times a power
+ * of ten, the smallest that gives at most 6 grid lines above 0. */
+static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
+{
+	static const double steps[] = {1, 2, 5};
+	double most = 2, p;
+	int i, j, k;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < c[i].n; j++) {
+			double a = ratio(c[i].tps, c[i].n, j), b = ratio(c[i].ttft_p95, c[i].n, j);
+			most = a > most ? a : most;
+			most = b > most ? b : most;
+		}
+	f->step = 0.5;
+	for (p = 1; most / f->step > 6 && p < 1e300; p *= 10)
+		for (k = 0; k < 3 && most / f->step > 6; k++)
+			f->step = steps[k] * p;
+	f->top = ceil(most / f->step) * f->step;
+}
+
+static int px_x(const struct frame *f, int panel, double level)
+{
+	int k;
+
+	for (k = 0; k < f->nlevels && f->levels[k] != level; k++)
+		;
+	return panel * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + LOADPLOT_LEFT +
+	       (int)((k + 0.5) * LOADPLOT_PANEL_W / f->nlevels);
+}
+
+static int px_y(const struct frame *f, double v)
+{
+	return LOADPLOT_TOP + LOADPLOT_PANEL_H - (int)lround(v / f->top * LOADPLOT_PANEL_H);
+}
+
+/* A line two pixels thick from (x0, y0) to (x1, y1). */
+static void line(struct canvas *cv, int x0, int y0, int x1, int y1, const unsigned char rgb[3])
+{
+	int dx = abs(x1 - x0), dy = abs(y1 - y0), steps = dx > dy ? dx : dy, i;
+
+	for (i = 0; i <= steps; i++) {
+		double t = steps ? (double)i / steps : 0;
+		canvas_fill_rect(cv, (int)lround(x0 + t * (x1 - x0)), (int)lround(y0 + t * (y1 - y0)),
+				 2, 2, rgb);
+	}
+}
+
+static void draw_panel(struct canvas *cv, const struct frame *f, int panel, const char *name)
+{
+	int x0 = panel * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + LOADPLOT_LEFT, k;
+	char t[32];
+	double v;
+
+	canvas_text(cv, x0, LOADPLOT_TOP - 20, 1, name, black);
+	for (v = 0; v <= f->top + f->step / 2; v += f->step) {
+		int y = px_y(f, v);
+		canvas_fill_rect(cv, x0, y, LOADPLOT_PANEL_W, 1, v == 0 ? axis : grid);
+		snprintf(t, sizeof(t), "%gX", v);
+		canvas_text(cv, x0 - 8 - canvas_text_width(t, 1), y - 3, 1, t, black);
+	}
+	canvas_fill_rect(cv, x0, LOADPLOT_TOP, 1, LOADPLOT_PANEL_H, axis);
+	for (k = 0; k < f->nlevels; k++) {
+		int x = px_x(f, panel, f->levels[k]);
+		snprintf(t, sizeof(t), "C%g", f->levels[k]);
+		canvas_fill_rect(cv, x, LOADPLOT_TOP + LOADPLOT_PANEL_H, 1, 4, axis);
+		canvas_text(cv, x - canvas_text_width(t, 1) / 2, LOADPLOT_TOP + LOADPLOT_PANEL_H + 8, 1, t,
+			    black);
+	}
+	canvas_text(cv, x0 + (LOADPLOT_PANEL_W - canvas_text_width("CONCURRENCY", 1)) / 2,
+		    LOADPLOT_TOP + LOADPLOT_PANEL_H + 22, 1, "CONCURRENCY", axis);
+}
+
+/* One case's line in one panel: v are its figures. */
+static void draw_series(struct canvas *cv, const struct frame *f, int panel,
+			const struct loadplot_case *c, const double *v, const unsigned char rgb[3])
+{
+	int j, px = 0, py = 0, have = 0;
+
+	for (j = 0; j < c->n; j++) {
+		double r = ratio(v, c->n, j);
+		int x = px_x(f, panel, c->concurrency[j]), y;
+
+		if (!isfinite(r)) {
+			have = 0;
+			continue;
+		}
+		y = px_y(f, r);
+		if (have)
+			line(cv, px, py, x, y, rgb);
+		canvas_fill_rect(cv, x - 3, y - 3, 7, 7, rgb);
+		px = x, py = y, have = 1;
+	}
+}
+
+static void draw_legend(struct canvas *cv, const struct loadplot_case *c, int n)
+{
+	int top = LOADPLOT_TOP + LOADPLOT_PANEL_H + LOADPLOT_BOTTOM + 8, i;
+
+	for (i = 0; i < n; i++) {
+		const unsigned char *rgb = palette[(size_t)i % NPALETTE];
+		int y = top + i * LOADPLOT_LEGEND_ROW;
+		canvas_fill_rect(cv, LOADPLOT_LEFT, y, 20, 9, rgb);
+		canvas_text(cv, LOADPLOT_LEFT + 28, y + 1, 1, c[i].name ? c[i].name : "?", black);
+	}
+}
+
+enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
+		      struct buf *png, struct diag *d)
+{
+	struct frame f;
+	struct canvas *cv = NULL;
+	int w, h, i;
+	enum err e;
+
+	if (n > LOADPLOT_MAX_CASES)
+		return diag_fail(d, ERR_LIMIT, "load.png: more than %d load cases", LOADPLOT_MAX_CASES);
+	if ((e = frame_levels(&f, c, n, d)))
+		return e;
+	frame_scale(&f, c, n);
+	loadplot_size(n, &w, &h);
+	if ((e = canvas_new(w, h, white, &cv, d))) {
+		mem_free(f.levels);
+		return e;
+	}
+	canvas_text(cv, 12, 12, 2, "LOAD: THROUGHPUT AND TTFT P95 AGAINST CONCURRENCY", black);
+	if (title)
+		canvas_text(cv, 12, 36, 1, title, black);
+	canvas_text(cv, 12, 52, 1, "EACH LINE AS MULTIPLES OF ITS CASE AT ITS LOWEST LEVEL (1X = C1 IN A C1 MATRIX)",
+		    black);
+	draw_panel(cv, &f, 0, "OUTPUT THROUGHPUT (TOK/S)");
+	draw_panel(cv, &f, 1, "TTFT P95");
+	for (i = 0; i < n; i++) {
+		draw_series(cv, &f, 0, &c[i], c[i].tps, palette[(size_t)i % NPALETTE]);
+		draw_series(cv, &f, 1, &c[i], c[i].ttft_p95, palette[(size_t)i % NPALETTE]);
+	}
+	draw_legend(cv, c, n);
+	e = canvas_png(cv, png, d);
+	canvas_free(cv);
+	mem_free(f.levels);
+	return e;
+}
+
+/* ---- from a summary ---- */
+
+static double fig(const cJSON *cell, const char *k)
+{
+	const cJSON *v = jget(cell, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+struct pt {
+	int ci;            /* the case's place in order of first appearance */
+	double c, tps, ttft;
+};
+
+static int by_case_level(const void *x, const void *y)
+{
+	const struct pt *a = x, *b = y;
+
+	if (a->ci != b->ci)
+		return (a->ci > b->ci) - (a->ci < b->ci);
+	return (a->c > b->c) - (a->c < b->c);
+}
+
+/* The closed-loop cells of `cells` as points (*np of them, at most the
+ * first LOADPLOT_MAX_CASES cases), sorted by case then level; names[i] is
+ * case i's id (borrowed). Returns the number of cases. */
+static int gather(const cJSON *cells, struct pt *p, size_t *np, const char **names)
+{
+	const cJSON *cell;
+	int n = 0, i;
+
+	*np = 0;
+	cJSON_ArrayForEach(cell, cells) {
+		const cJSON *id = jget(cell, "case");
+		if (!cJSON_IsString(id) || !cJSON_IsNumber(jget(cell, "concurrency")))
+			continue;
+		for (i = 0; i < n && strcmp(names[i], id->valuestring); i++)
+			;
+		if (i == LOADPLOT_MAX_CASES)
+			continue;
+		if (i == n)
+			names[n++] = id->valuestring;
+		p[*np].ci = i;
+		p[*np].c = jget_num(cell, "concurrency");
+		p[*np].tps = fig(cell, "output_tps");
+		p[(*np)++].ttft = fig(cell, "ttft_p95_ms");
+	}
+	qsort(p, *np, sizeof(*p), by_case_level);
+	return n;
+}
+
+/* Splits the sorted points into each case's three arrays in nums (3 * np:
+ * levels, then throughputs, then TTFT P95s). */
+static void split(const struct pt *p, size_t np, const char **names, int n,
+		  struct loadplot_case *cs, double *nums)
+{
+	size_t k = 0, m;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		for (m = 0; k + m < np && p[k + m].ci == i; m++) {
+			nums[k + m] = p[k + m].c;
+			nums[np + k + m] = p[k + m].tps;
+			nums[2 * np + k + m] = p[k + m].ttft;
+		}
+		cs[i].name = names[i];
+		cs[i].n = (int)m;
+		cs[i].concurrency = nums + k;
+		cs[i].tps = nums + np + k;
+		cs[i].ttft_p95 = nums + 2 * np + k;
+		k += m;
+	}
+}
+
+enum err loadplot_summary(const cJSON *summary, const char *title, struct buf *png,
+			  struct diag *d)
+{
+	const cJSON *cells = jget(jget(summary, "load"), "cells");
+	size_t ncells = (size_t)cJSON_GetArraySize(cells), np;
+	const char *names[LOADPLOT_MAX_CASES];
+	struct loadplot_case cs[LOADPLOT_MAX_CASES];
+	struct pt *p;
+	double *nums;
+	int n;
+	enum err e;
+
+	if (!ncells)
+		return ERR_OK;
+	p = mem_calloc(ncells, sizeof(*p));
+	nums = mem_calloc(3 * ncells, sizeof(*nums));
+	if (!p || !nums) {
+		mem_free(p);
+		mem_free(nums);
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing load.png");
+	}
+	n = gather(cells, p, &np, names);
+	split(p, np, names, n, cs, nums);
+	e = n ? loadplot_png(cs, n, title, png, d) : ERR_OK;
+	mem_free(p);
+	mem_free(nums);
+	return e;
+}

@@ -1,0 +1,230 @@
+/*
+ * loadview — the server's and the client's side of load cells; see
+ * loadview.h.
+ */
+#include "loadview.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/io.h"
+#include "base/jget.h"
+#include "base/json.h"
+#include "loadcells.h"
+#include "base/md.h"
+#include "net/metrics.h"
+
+#define LOADVIEW_FILE_MAX ((size_t)1 << 20) /* a level's view file, bytes */
+
+/* Whether manifest round `m` belongs to cell `c`: same case and level. */
+static int same_level(const cJSON *m, const cJSON *c)
+{
+	const cJSON *a = jget(m, "case"), *b = jget(c, "case");
+	const cJSON *ra = jget(m, "rate"), *rb = jget(c, "rate");
+
+	if (!cJSON_IsString(a) || !cJSON_IsString(b) || strcmp(a->valuestring, b->valuestring))
+		return 0;
+	if (cJSON_IsNumber(rb))
+		return cJSON_IsNumber(ra) && ra->valuedouble == rb->valuedouble;
+	return !ra && jget_num(m, "concurrency") == jget_num(c, "concurrency");
+}
+
+/* "client_cpu_share" and "client_cpu_share_max" over the cell's counted
+ * rounds in the manifest's "load_client". */
+static void add_client(struct json_build *jb, cJSON *cell, const cJSON *rounds)
+{
+	const cJSON *m;
+	double cpu = 0, wall = 0, most = 0;
+	int n = 0;
+
+	cJSON_ArrayForEach(m, rounds) {
+		double w = jget_num(m, "wall_ms"), u = jget_num(m, "cpu_ms");
+		if (jget_num(m, "round") < 1 || !same_level(m, cell) || !(w > 0))
+			continue;
+		cpu += u, wall += w, n++;
+		most = u / w > most ? u / w : most;
+	}
+	if (!n)
+		return;
+	json_add_num(jb, cell, "client_cpu_share", cpu / wall);
+	json_add_num(jb, cell, "client_cpu_share_max", most);
+}
+
+/* "server": the level's view file as run wrote it, or why there is none.
+ * ERR_NOMEM only (then `d` says so). */
+static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, struct diag *d)
+{
+	const cJSON *id = jget(cell, "case"), *rate = jget(cell, "rate");
+	char name[512], path[4096];
+	struct buf text;
+	struct diag fd;
+	cJSON *v = NULL, *o;
+
+	if (!cJSON_IsString(id))
+		return ERR_OK;
+	metrics_file_name(id->valuestring, cJSON_IsNumber(rate),
+			  cJSON_IsNumber(rate) ? rate->valuedouble : jget_num(cell, "concurrency"),
+			  ".json", name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/raw/%s", dir, name);
+	if (access(path, F_OK) != 0)
+		return ERR_OK;
+	buf_init(&text, LOADVIEW_FILE_MAX);
+	diag_init(&fd);
+	if (!io_read_file(path, &text, &fd))
+		(void)json_parse(text.data, text.len, &v, name, &fd);
+	buf_release(&text);
+	if (fd.code == ERR_NOMEM)
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	if (v && cJSON_IsObject(jget(v, "server"))) {
+		json_add_dup(jb, cell, "server", jget(v, "server"));
+	} else {
+		o = json_add_obj(jb, cell, "server");
+		json_add_str(jb, o, "error", v && cJSON_IsString(jget(v, "error"))
+			     ? jget(v, "error")->valuestring : fd.code ? fd.msg : "no server view");
+	}
+	cJSON_Delete(v);
+	return ERR_OK;
+}
+
+/* The cell's warnings (loadview.h) appended to `warn`. */
+static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
+{
+	const cJSON *r;
+	double cpu = jget_num(cell, "client_cpu_share_max"), lag = 0;
+	char name[300], text[1024];
+
+	loadcells_name(cell, name, sizeof(name));
+	if (cpu > LOADVIEW_CPU_WARN) {
+		snprintf(text, sizeof(text),
+			 "%s: needle used %.2f of a CPU core in its busiest round (over %.2f): "
+			 "output throughput and TTFT may be limited by the client, not the server",
+			 name, cpu, LOADVIEW_CPU_WARN);
+		json_add_str(jb, warn, NULL, text);
+	}
+	cJSON_ArrayForEach(r, jget(cell, "rounds"))
+		lag = jget_num(r, "lag_p99_ms") > lag ? jget_num(r, "lag_p99_ms") : lag;
+	if (lag > LOADVIEW_LAG_WARN_MS) {
+		snprintf(text, sizeof(text),
+			 "%s: requests were sent late, scheduling lag P99 %.1f ms in its worst round (over %.0f ms): "
+			 "the server did not get the planned arrivals, so achieved rate, TTFT and SLO attainment "
+			 "describe a gentler load than asked for",
+			 name, lag, LOADVIEW_LAG_WARN_MS);
+		json_add_str(jb, warn, NULL, text);
+	}
+}
+
+enum err loadview_attach(cJSON *load, const cJSON *manifest, const char *dir,
+			 struct diag *d)
+{
+	const cJSON *rounds = jget(manifest, "load_client");
+	struct json_build jb;
+	cJSON *cell, *warn;
+	enum err e;
+
+	json_build_init(&jb);
+	cJSON_ArrayForEach(cell, jget(load, "cells")) {
+		add_client(&jb, cell, rounds);
+		if ((e = add_server(&jb, cell, dir, d)))
+			return e;
+	}
+	if (cJSON_IsObject(jget(manifest, "client")))
+		json_add_dup(&jb, load, "client", jget(manifest, "client"));
+	warn = json_add_arr(&jb, load, "warnings");
+	cJSON_ArrayForEach(cell, jget(load, "cells"))
+		add_warnings(&jb, warn, cell);
+	return json_build_end(&jb, NULL, "the load cells", d);
+}
+
+/* ---- Markdown ---- */
+
+/* A view figure in `scale` units ("-" when absent or null). */
+static const char *num(const cJSON *o, const char *k, double scale, const char *fmt,
+		       char *tmp, size_t cap)
+{
+	const cJSON *v = jget(o, k);
+
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return "-";
+	snprintf(tmp, cap, fmt, v->valuedouble * scale);
+	return tmp;
+}
+
+static enum err server_row(struct buf *b, const cJSON *c)
+{
+	const cJSON *s = jget(c, "server");
+	char name[300], t[14][32];
+	enum err e;
+
+	loadcells_name(c, name, sizeof(name));
+	e = buf_puts(b, "| ");
+	if (!e)
+		e = md_cell(b, name);
+	if (!e && cJSON_IsString(jget(s, "error"))) {
+		e = buf_puts(b, " | no server view: ");
+		if (!e)
+			e = md_cell(b, jget(s, "error")->valuestring);
+		return e ? e : buf_puts(b, " | | | | | | | | | |\n");
+	}
+	return e ? e : buf_printf(b, " | %s / %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s |\n",
+			  num(s, "requests", 1, "%.0f", t[0], 32), num(c, "requests", 1, "%.0f", t[1], 32),
+			  num(s, "prompt_tokens", 1, "%.0f", t[2], 32),
+			  num(s, "generation_tokens", 1, "%.0f", t[3], 32),
+			  num(s, "ttft_p50_s", 1000, "%.0f", t[4], 32), num(c, "ttft_p50_ms", 1, "%.0f", t[5], 32),
+			  num(s, "ttft_p95_s", 1000, "%.0f", t[6], 32), num(c, "ttft_p95_ms", 1, "%.0f", t[7], 32),
+			  num(s, "itl_p95_s", 1000, "%.1f", t[8], 32), num(c, "tpot_p95_ms", 1, "%.1f", t[9], 32),
+			  num(s, "running", 1, "%.0f", t[10], 32), num(s, "waiting", 1, "%.0f", t[11], 32),
+			  num(s, "kv_usage", 100, "%.1f%%", t[12], 32),
+			  num(s, "prefix_hits", 1, "%.0f", t[13], 32));
+}
+
+static enum err server_table(struct buf *b, const cJSON *load)
+{
+	const cJSON *c;
+	enum err e;
+
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (jget(c, "server"))
+			break;
+	if (!c)
+		return ERR_OK;
+	e = buf_puts(b, "\n### Server view (--metrics)\n\nThe server's own figures for each level's counted rounds "
+		     "(its /metrics before and after; TTFT and inter-token latency interpolated in its "
+		     "histogram buckets), beside needle's.\n\n"
+		     "| cell | requests server / needle | prompt tokens | generation tokens "
+		     "| TTFT P50 ms server / needle | TTFT P95 ms server / needle | ITL P95 ms / needle TPOT P95 ms "
+		     "| running after | waiting after | KV cache usage | prefix-cache hit tokens |\n"
+		     "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (!e && jget(c, "server"))
+			e = server_row(b, c);
+	return e;
+}
+
+static enum err client_lines(struct buf *b, const cJSON *load)
+{
+	const cJSON *cl = jget(load, "client"), *w;
+	enum err e = ERR_OK;
+
+	if (cJSON_IsObject(cl))
+		e = buf_printf(b, "\nClient: needle used %.2f s of CPU in %.2f s (%.3f of a core) over the whole run.\n",
+			       jget_num(cl, "cpu_ms") / 1000, jget_num(cl, "wall_ms") / 1000,
+			       jget_num(cl, "cpu_share"));
+	cJSON_ArrayForEach(w, jget(load, "warnings"))
+		if (!e && cJSON_IsString(w) && !(e = buf_puts(b, "\n**Warning:** ")) &&
+		    !(e = md_cell(b, w->valuestring)))
+			e = buf_puts(b, "\n");
+	return e;
+}
+
+enum err loadview_markdown(const cJSON *summary, struct buf *out)
+{
+	const cJSON *load = jget(summary, "load");
+	enum err e;
+
+	if (!load)
+		return ERR_OK;
+	e = server_table(out, load);
+	return e ? e : client_lines(out, load);
+}

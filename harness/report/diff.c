@@ -1,0 +1,1201 @@
+/*
+ * diff — see diff.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "base/jget.h"
+#include "base/jout.h"
+#include "loadgate.h"
+#include "base/json.h"
+#include "base/md.h"
+#include "probesum.h"
+#include "base/mem.h"
+#include "run/record.h"
+#include "run/results.h"
+#include "base/stats.h"
+
+/* ---- gates ---- */
+
+static const char *const timings[] = {"first_byte", "ttft", "ttfc", "e2e", "tpot"};
+
+/* Whether `name` is a timing gate "T_pP" or "T_pP_ratio". */
+static int timing_gate(const char *name, char *timing, size_t cap, int *pct,
+		       int *ratio)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(timings) / sizeof(timings[0]); i++) {
+		n = strlen(timings[i]);
+		if (strncmp(name, timings[i], n) || strncmp(name + n, "_p", 2))
+			continue;
+		name += n + 2;
+		if (!strncmp(name, "50", 2) || !strncmp(name, "90", 2) || !strncmp(name, "99", 2)) {
+			*pct = (name[0] - '0') * 10 + (name[1] - '0');
+			*ratio = !strcmp(name + 2, "_ratio");
+			if (name[2] && !*ratio)
+				return 0;
+			snprintf(timing, cap, "%s_ms", timings[i]);
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* 0: no @ARG allowed; 1: required; 2: optional. -1: unknown metric. */
+static int arg_rule(const char *name)
+{
+	static const char *const plain[] = {"pass_rate_delta", "flips", "max_abs_usage_delta"};
+	char t[32];
+	int p, r;
+	size_t i;
+
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (!strcmp(name, plain[i]))
+			return 0;
+	if (!strcmp(name, "pass_rate") || !strcmp(name, "recall"))
+		return 2;
+	if (!strcmp(name, "recall_delta") || !strcmp(name, "recall_residue"))
+		return 1;
+	if (loadgate_known(name))
+		return 2;
+	return timing_gate(name, t, sizeof(t), &p, &r) ? 0 : -1;
+}
+
+static enum err parse_op(const char *s, enum diff_op *op, size_t *len)
+{
+	static const struct { const char *t; enum diff_op op; } ops[] = {
+		{">=", DIFF_GE}, {"<=", DIFF_LE}, {"==", DIFF_EQ}, {">", DIFF_GT}, {"<", DIFF_LT}};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(s, ops[i].t, strlen(ops[i].t))) {
+			*op = ops[i].op;
+			*len = strlen(ops[i].t);
+			return ERR_OK;
+		}
+	return ERR_USAGE;
+}
+
+/* Whether s[0..n) is blank (spaces and tabs only). */
+static int blank(const char *s, size_t n)
+{
+	return strspn(s, " \t") >= n;
+}
+
+enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
+{
+	const char *m = spec + strspn(spec, " \t"); /* the metric, leading blanks skipped */
+	size_t mlen = strcspn(m, "<>="), mend = mlen, oplen = 0, nlen;
+	const char *at, *numtxt;
+	char *end;
+	int rule;
+
+	memset(g, 0, sizeof(*g));
+	g->spec = spec;
+	while (mend > 0 && (m[mend - 1] == ' ' || m[mend - 1] == '\t'))
+		mend--;
+	if (!m[mlen] && mend == strlen("no_new_failures") && !strncmp(m, "no_new_failures", mend)) {
+		snprintf(g->name, sizeof(g->name), "no_new_failures");
+		return ERR_OK;
+	}
+	if (!m[mlen] || parse_op(m + mlen, &g->op, &oplen))
+		return diag_fail(d, ERR_USAGE,
+				 "gate '%s' wants METRIC OP NUMBER with OP one of >= <= > < == (or 'no_new_failures')",
+				 spec);
+	at = memchr(m, '@', mend);
+	nlen = at ? (size_t)(at - m) : mend;
+	if (nlen == 0 || nlen >= sizeof(g->name))
+		return diag_fail(d, ERR_USAGE, "gate '%s' has no metric name", spec);
+	memcpy(g->name, m, nlen);
+	if (at) {
+		size_t alen = mend - nlen - 1;
+		if (alen == 0 || alen >= sizeof(g->arg))
+			return diag_fail(d, ERR_USAGE, "gate '%s': the text after '@' is empty or too long", spec);
+		memcpy(g->arg, at + 1, alen);
+	}
+	rule = arg_rule(g->name);
+	if (rule < 0)
+		return diag_fail(d, ERR_USAGE,
+				 "gate '%s': unknown metric '%s' (see 'needle diff --help')", spec, g->name);
+	if (rule == 0 && at)
+		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' takes no '@'", spec, g->name);
+	if (rule == 1 && !at)
+		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' wants '@DEPTH'", spec, g->name);
+	if (at && !strcmp(g->name, "recall_residue")) {
+		int mod, res;
+		if (!probesum_residue_arg(g->arg, &mod, &res))
+			return diag_fail(d, ERR_USAGE,
+					 "gate '%s': residue '%s' is not M:R with M 2, 4 or 8 and 0 <= R < M",
+					 spec, g->arg);
+	} else if (at && strncmp(g->name, "pass_rate", 10) && !loadgate_known(g->name)) {
+		long v = strtol(g->arg, &end, 10);
+		if (*end || v < 0 || v > 100)
+			return diag_fail(d, ERR_USAGE, "gate '%s': depth '%s' is not a whole percent 0..100",
+					 spec, g->arg);
+	}
+	numtxt = m + mlen + oplen;
+	numtxt += strspn(numtxt, " \t");
+	g->value = strtod(numtxt, &end);
+	if (!*numtxt || end == numtxt || !blank(end, strlen(end)) || !isfinite(g->value))
+		return diag_fail(d, ERR_USAGE, "gate '%s': '%s' is not a number", spec, numtxt);
+	return ERR_OK;
+}
+
+/* ---- matching ---- */
+
+/* What matching needs of one record, kept instead of its tree: a few words
+ * per attempt (its texts only when it failed). */
+struct keyed {
+	char *key;          /* owned: record_key, then a NUL and the case id */
+	const char *id;     /* the case id, inside `key`'s allocation */
+	long repeat;
+	double seed;
+	double delta;       /* audit.usage_delta */
+	char *failures;     /* owned JSON of transport.failures (failed only) */
+	char *reason;       /* owned first reason (failed only), or NULL */
+	char *sha;          /* owned recall.prompt_sha256, or NULL */
+	size_t idx;         /* position in the journal: equal keys keep file order */
+	int ep;             /* the replica that served it: index.eps[ep], or -1 */
+	unsigned char has_seed, pass, has_delta;
+};
+
+/* The index of one run (grown by results_each's callback). */
+struct index {
+	struct keyed *k;
+	size_t n, cap;
+	char **eps;         /* owned base URLs, first-seen order */
+	size_t neps, capeps;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void index_free(struct index *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n; i++) {
+		mem_free(ix->k[i].key);
+		mem_free(ix->k[i].sha);
+		mem_free(ix->k[i].failures);
+		mem_free(ix->k[i].reason);
+	}
+	mem_free(ix->k);
+	for (i = 0; i < ix->neps; i++)
+		mem_free(ix->eps[i]);
+	mem_free(ix->eps);
+}
+
+/* The index of base URL `url` in ix->eps, added when new; -1 when out of
+ * memory. */
+static int endpoint_of(struct index *ix, const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < ix->neps; i++)
+		if (!strcmp(ix->eps[i], url))
+			return (int)i;
+	if (ix->neps == ix->capeps) {
+		size_t cap = ix->capeps ? ix->capeps * 2 : 4;
+		char **n = mem_realloc(ix->eps, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		ix->eps = n;
+		ix->capeps = cap;
+	}
+	if (!(ix->eps[ix->neps] = mem_strndup(url, strlen(url))))
+		return -1;
+	return (int)ix->neps++;
+}
+
+/* The reason a failed record gives first: its first grade reason, else the
+ * usage audit's numbers; NULL when it gives none. Owned. */
+static char *reason_of(const cJSON *rec)
+{
+	const cJSON *r = cJSON_GetArrayItem(jget2(rec, "grade", "reasons"), 0);
+	char msg[128];
+
+	if (cJSON_IsString(r))
+		return mem_strndup(r->valuestring, strlen(r->valuestring));
+	if (!cJSON_IsFalse(jget2(rec, "audit", "ok")))
+		return NULL;
+	snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
+		 jget_num(jget(rec, "audit"), "usage_delta"), jget_num(jget(rec, "audit"), "tolerance"));
+	return mem_strndup(msg, strlen(msg));
+}
+
+/* Fills `k` from `rec` (its replica kept in ix); 0 when out of memory. */
+static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
+{
+	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
+	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
+	const char *id = jget(rec, "case")->valuestring;
+	char key[RECORD_KEY_MAX];
+
+	memset(k, 0, sizeof(*k));
+	k->ep = -1;
+	record_key_of(rec, key, sizeof(key));
+	k->repeat = (long)jget_num(rec, "repeat");
+	k->has_seed = cJSON_IsNumber(seed);
+	k->seed = k->has_seed ? seed->valuedouble : 0;
+	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	k->has_delta = cJSON_IsNumber(dl);
+	k->delta = k->has_delta ? dl->valuedouble : 0;
+	if (cJSON_IsString(sha) && !(k->sha = mem_strndup(sha->valuestring, strlen(sha->valuestring))))
+		return 0;
+	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
+		return 0;
+	memcpy(k->key, key, strlen(key) + 1);
+	k->id = memcpy(k->key + strlen(key) + 1, id, strlen(id) + 1);
+	if (cJSON_IsString(jget(rec, "base_url")) &&
+	    (k->ep = endpoint_of(ix, jget(rec, "base_url")->valuestring)) < 0)
+		return 0;
+	if (k->pass)
+		return 1;
+	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
+		return 0;
+	k->reason = reason_of(rec);
+	return 1;
+}
+
+/* results_each's callback: one record into the index. */
+static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct index *ix = ctx;
+
+	if (ix->n == ix->cap) {
+		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
+		if (!nk)
+			return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+		ix->k = nk;
+	}
+	if (!keyed_of(ix, rec, &ix->k[ix->n])) {
+		ix->n++; /* its owned parts are freed with the index */
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	}
+	ix->k[ix->n].idx = ix->n;
+	ix->n++;
+	return ERR_OK;
+}
+
+/* The records of run `r`'s journal, keyed and sorted (equal keys in file
+ * order). */
+static enum err index_of(const struct report_run *r, struct index *ix, struct diag *d)
+{
+	struct results_scan sc;
+	enum err e;
+
+	/* sized for the records report_load counted: no growth, no slack */
+	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	ix->cap = r->records;
+	e = results_each(r->dir, index_one, ix, &sc, d);
+
+	if (!e)
+		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	return e;
+}
+
+static const struct keyed *find(const struct index *ix, const char *key)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(ix->k[mid].key, key);
+		if (c == 0) {
+			while (mid > 0 && !strcmp(ix->k[mid - 1].key, key))
+				mid--; /* the first recorded wins, as on --resume */
+			return &ix->k[mid];
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* A new {case, repeat, seed} object for `k` (with its failures and first
+ * reason when `why`); NULL on failure. */
+static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
+			  const struct keyed *k, int why)
+{
+	cJSON *o = json_new_obj(jb);
+
+	json_add_str(jb, o, "case", k->id);
+	json_add_num(jb, o, "repeat", (double)k->repeat);
+	json_add_item(jb, o, "seed", k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
+	if (!why)
+		return o;
+	if (k->ep >= 0)
+		json_add_str(jb, o, "base_url", ix->eps[k->ep]);
+	if (k->failures)
+		json_add_item(jb, o, "failures", cJSON_Parse(k->failures));
+	if (k->reason)
+		json_add_str(jb, o, "reason", k->reason);
+	else
+		json_add_null(jb, o, "reason");
+	return o;
+}
+
+/* Counts a matched attempt of case `id` in res->cases (first-matched
+ * order); slot[i] is the entry of B's case i, or -1. 0 when out of memory. */
+static int case_tally(struct diff_result *res, long *slot, const char *id, int pa, int pb)
+{
+	const struct casetab_case *c = casetab_find(&res->b.cases, id);
+	struct diff_case *dc;
+	size_t bi;
+
+	if (!c)
+		return 1; /* B's summary read the same journal: not reached */
+	bi = (size_t)(c - res->b.cases.c);
+	if (slot[bi] < 0) {
+		if (res->ncases == res->capcases) {
+			size_t cap = res->capcases ? res->capcases * 2 : 16;
+			struct diff_case *n = mem_realloc(res->cases, cap * sizeof(*n));
+			if (!n)
+				return 0;
+			res->cases = n;
+			res->capcases = cap;
+		}
+		res->cases[res->ncases] = (struct diff_case){bi, 0, 0, 0};
+		slot[bi] = (long)res->ncases++;
+	}
+	dc = &res->cases[slot[bi]];
+	dc->total++;
+	dc->a_pass += (size_t)pa;
+	dc->b_pass += (size_t)pb;
+	return 1;
+}
+
+static cJSON *delta_or_null(const struct keyed *k)
+{
+	return k->has_delta ? cJSON_CreateNumber(k->delta) : cJSON_CreateNull();
+}
+
+static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *ka,
+			 const struct keyed *kb)
+{
+	cJSON *o;
+
+	if ((ka->has_delta && kb->has_delta && ka->delta == kb->delta) ||
+	    (!ka->has_delta && !kb->has_delta))
+		return;
+	o = attempt_ref(jb, NULL, kb, 0);
+	json_add_item(jb, o, "a", delta_or_null(ka));
+	json_add_item(jb, o, "b", delta_or_null(kb));
+	json_add_item(jb, arr, NULL, o);
+}
+
+struct match {
+	size_t matched, a_pass, b_pass, only_a, only_b, only_b_failed;
+	size_t prompt_differs; /* matched recall attempts whose documents differ */
+	size_t *ep_flips;      /* owned: pass->fail, fail->pass flips per replica of
+				  B (2 per index.eps entry of B) */
+};
+
+/* Walks B's attempts against A's index; fills flips, cases, usage changes.
+ * Stops at the first failed add (a case may then lack its fields). */
+static void match_runs(struct json_build *jb, const struct index *ia,
+		       const struct index *ib, struct diff_result *res, struct match *m)
+{
+	cJSON *diff = res->diff;
+	cJSON *flips = json_add_obj(jb, diff, "flips");
+	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
+	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
+	cJSON *usage, *onlyb;
+	long *slot = mem_alloc((res->b.cases.n + 1) * sizeof(*slot));
+	size_t i;
+
+	json_add_arr(jb, diff, "cases"); /* stands for res->cases */
+	usage = json_add_arr(jb, diff, "usage_changes");
+	onlyb = json_add_arr(jb, diff, "only_b_failed");
+	if (!slot && !jb->code)
+		jb->code = ERR_NOMEM;
+	for (i = 0; slot && i < res->b.cases.n; i++)
+		slot[i] = -1;
+	for (i = 0; !jb->code && i < ib->n; i++) {
+		const struct keyed *ra, *rb = &ib->k[i];
+		if (i && !strcmp(rb->key, ib->k[i - 1].key))
+			continue;
+		if (!(ra = find(ia, rb->key))) {
+			m->only_b++;
+			if (!rb->pass) {
+				m->only_b_failed++;
+				json_add_item(jb, onlyb, NULL, attempt_ref(jb, ib, rb, 1));
+			}
+			continue;
+		}
+		m->matched++;
+		m->a_pass += ra->pass;
+		m->b_pass += rb->pass;
+		if (ra->pass && !rb->pass)
+			json_add_item(jb, pf, NULL, attempt_ref(jb, ib, rb, 1));
+		else if (!ra->pass && rb->pass)
+			json_add_item(jb, fp, NULL, attempt_ref(jb, ib, rb, 0));
+		if (ra->pass != rb->pass && rb->ep >= 0)
+			m->ep_flips[2 * (size_t)rb->ep + rb->pass]++;
+		if (!case_tally(res, slot, rb->id, ra->pass, rb->pass))
+			jb->code = ERR_NOMEM;
+		usage_change(jb, usage, ra, rb);
+		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
+	}
+	mem_free(slot);
+	for (i = 0; i < ia->n; i++)
+		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key))
+			m->only_a++;
+}
+
+/* ---- the comparison ---- */
+
+static void warn_if_differs(struct json_build *jb, cJSON *warn, const cJSON *sa,
+			    const cJSON *sb, const char *key, const char *what)
+{
+	const cJSON *a = jget2(sa, "run", key), *b = jget2(sb, "run", key);
+	char msg[400];
+
+	if (!cJSON_IsString(a) && !cJSON_IsString(b))
+		return;
+	if (cJSON_IsString(a) && cJSON_IsString(b) && !strcmp(a->valuestring, b->valuestring))
+		return;
+	snprintf(msg, sizeof(msg), "%s differs: '%.80s' in A, '%.80s' in B", what,
+		 cJSON_IsString(a) ? a->valuestring : "(none)",
+		 cJSON_IsString(b) ? b->valuestring : "(none)");
+	json_add_str(jb, warn, NULL, msg);
+}
+
+/* A new {pass, total, rate} object (rate null without a total); NULL on failure. */
+static cJSON *rate3(struct json_build *jb, double pass, double total)
+{
+	cJSON *o = json_new_obj(jb);
+	double rate;
+
+	json_add_num(jb, o, "pass", pass);
+	json_add_num(jb, o, "total", total);
+	json_add_item(jb, o, "rate", stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
+								    : cJSON_CreateNull());
+	return o;
+}
+
+/* A new number b.rate - a.rate, or null when either is missing; NULL on failure. */
+static cJSON *delta_of(const cJSON *a, const cJSON *b)
+{
+	const cJSON *ra = jget(a, "rate"), *rb = jget(b, "rate");
+
+	return cJSON_IsNumber(ra) && cJSON_IsNumber(rb)
+		? cJSON_CreateNumber(rb->valuedouble - ra->valuedouble) : cJSON_CreateNull();
+}
+
+/* Adds {delta, a, b} to `o`, consuming a and b. */
+static void add_ab(struct json_build *jb, cJSON *o, cJSON *a, cJSON *b)
+{
+	json_add_item(jb, o, "delta", delta_of(a, b));
+	json_add_item(jb, o, "a", a);
+	json_add_item(jb, o, "b", b);
+}
+
+static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			const cJSON *sb, const struct match *m)
+{
+	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb;
+	const cJSON *aa = jget(sa, "attempts"), *ab = jget(sb, "attempts");
+
+	json_add_item(jb, o, "a", rate3(jb, jget_num(aa, "pass"), jget_num(aa, "total")));
+	json_add_item(jb, o, "b", rate3(jb, jget_num(ab, "pass"), jget_num(ab, "total")));
+	ma = rate3(jb, (double)m->a_pass, (double)m->matched);
+	mb = rate3(jb, (double)m->b_pass, (double)m->matched);
+	json_add_item(jb, o, "matched_delta", delta_of(ma, mb));
+	json_add_item(jb, o, "matched_a", ma);
+	json_add_item(jb, o, "matched_b", mb);
+	json_add_num(jb, o, "matched", (double)m->matched);
+	json_add_num(jb, o, "only_a", (double)m->only_a);
+	json_add_num(jb, o, "only_b", (double)m->only_b);
+	json_add_num(jb, o, "only_b_failed", (double)m->only_b_failed);
+	json_add_num(jb, o, "recall_prompt_differs", (double)m->prompt_differs);
+	if (m->prompt_differs) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256): not like for like",
+			 m->prompt_differs);
+		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
+	}
+}
+
+/* One case of the comparison as its JSON object: {id, total, a_pass, b_pass,
+ * delta, a, b}; NULL when out of memory. */
+static cJSON *diff_case_json(const struct diff_result *res, size_t i)
+{
+	const struct diff_case *c = &res->cases[i];
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "id", res->b.cases.c[c->b_case].id);
+	json_add_num(&jb, o, "total", (double)c->total);
+	json_add_num(&jb, o, "a_pass", (double)c->a_pass);
+	json_add_num(&jb, o, "b_pass", (double)c->b_pass);
+	add_ab(&jb, o, rate3(&jb, (double)c->a_pass, (double)c->total),
+	       rate3(&jb, (double)c->b_pass, (double)c->total));
+	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
+}
+
+/* The endpoint of summary `s` whose base URL is `url`, or NULL. */
+static const cJSON *endpoint_in(const cJSON *s, const char *url)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, jget(s, "endpoints"))
+		if (!strcmp(jget(e, "base_url")->valuestring, url))
+			return e;
+	return NULL;
+}
+
+static cJSON *endpoint_side(struct json_build *jb, const cJSON *e)
+{
+	return e ? rate3(jb, jget_num(e, "pass"), jget_num(e, "total")) : cJSON_CreateNull();
+}
+
+/* diff["by_endpoint"], when either run used several replicas: per base URL
+ * (A's order, then B's new ones) its replica number (B's, else A's), each
+ * run's pass rate over all its attempts there, and the flips of matched
+ * attempts B's replica served. */
+static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			  const cJSON *sb, const struct index *ib, const struct match *m)
+{
+	const cJSON *sides[2] = {sa, sb}, *e;
+	cJSON *arr, *o;
+	int side;
+	size_t i;
+
+	if (cJSON_GetArraySize(jget(sa, "endpoints")) < 2 &&
+	    cJSON_GetArraySize(jget(sb, "endpoints")) < 2)
+		return;
+	arr = json_add_arr(jb, diff, "by_endpoint");
+	for (side = 0; side < 2; side++)
+		cJSON_ArrayForEach(e, jget(sides[side], "endpoints")) {
+			const char *url = jget(e, "base_url")->valuestring;
+			const cJSON *a = endpoint_in(sa, url), *b = endpoint_in(sb, url);
+			if (side && a)
+				continue;
+			for (i = 0; i < ib->neps && strcmp(ib->eps[i], url); i++)
+				;
+			o = json_add_obj(jb, arr, NULL);
+			json_add_str(jb, o, "base_url", url);
+			json_add_dup(jb, o, "replica", jget(b ? b : a, "replica"));
+			add_ab(jb, o, endpoint_side(jb, a), endpoint_side(jb, b));
+			json_add_num(jb, o, "pass_to_fail", i < ib->neps ? (double)m->ep_flips[2 * i] : 0);
+			json_add_num(jb, o, "fail_to_pass", i < ib->neps ? (double)m->ep_flips[2 * i + 1] : 0);
+		}
+}
+
+/* One side's "INCOMPLETE: done/planned" into `out` when its summary says the
+ * run is incomplete; returns whether it did. */
+static int incomplete(const cJSON *summary, const char *side, char *out, size_t cap)
+{
+	const cJSON *a = jget(summary, "attempts");
+
+	if (!cJSON_IsFalse(jget(a, "complete")))
+		return 0;
+	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded", side,
+		 jget_num(a, "planned_done"), jget_num(a, "planned"));
+	return 1;
+}
+
+/* diff["incomplete"]: why no gate may pass on these runs, or null. */
+static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			   const cJSON *sb, const struct match *m)
+{
+	char a[160] = "", b[160] = "", why[400];
+
+	incomplete(sa, "A", a, sizeof(a));
+	incomplete(sb, "B", b, sizeof(b));
+	if (a[0] || b[0])
+		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
+	else if (!m->matched)
+		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)");
+	else
+		why[0] = '\0';
+	json_add_item(jb, diff, "incomplete", why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
+}
+
+static const cJSON *depth_row(const cJSON *s, double depth)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, jget2(s, "recall", "by_depth"))
+		if (jget_num(it, "depth") == depth)
+			return it;
+	return NULL;
+}
+
+static cJSON *recall_side(struct json_build *jb, const cJSON *row)
+{
+	return row ? rate3(jb, jget_num(row, "found"), jget_num(row, "total")) : cJSON_CreateNull();
+}
+
+static void add_recall(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
+{
+	cJSON *arr = json_add_arr(jb, diff, "recall_by_depth"), *o;
+	const cJSON *it;
+	const cJSON *sides[2] = {sa, sb};
+	int s;
+
+	for (s = 0; s < 2; s++)
+		cJSON_ArrayForEach(it, jget2(sides[s], "recall", "by_depth")) {
+			double dep = jget_num(it, "depth");
+			const cJSON *have;
+			int dup = 0;
+			cJSON_ArrayForEach(have, arr)
+				dup |= jget_num(have, "depth") == dep;
+			if (dup)
+				continue;
+			o = json_add_obj(jb, arr, NULL);
+			json_add_num(jb, o, "depth", dep);
+			add_ab(jb, o, recall_side(jb, depth_row(sa, dep)),
+			       recall_side(jb, depth_row(sb, dep)));
+		}
+}
+
+static void add_latency(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
+{
+	static const char *const ps[] = {"p50", "p90", "p99"};
+	cJSON *lat = json_add_obj(jb, diff, "latency"), *o, *ratio;
+	const cJSON *it;
+	size_t i;
+
+	cJSON_ArrayForEach(it, jget(sb, "latency")) {
+		const cJSON *a = jget2(sa, "latency", it->string);
+		o = json_add_obj(jb, lat, it->string);
+		json_add_item(jb, o, "a", a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
+		json_add_dup(jb, o, "b", it);
+		ratio = json_add_obj(jb, o, "ratio");
+		for (i = 0; i < 3; i++) {
+			const cJSON *va = jget(a, ps[i]), *vb = jget(it, ps[i]);
+			double r;
+			json_add_item(jb, ratio, ps[i],
+				      cJSON_IsNumber(va) && cJSON_IsNumber(vb) &&
+				      stats_ratio(vb->valuedouble, va->valuedouble, &r)
+					      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
+		}
+	}
+}
+
+static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
+{
+	cJSON *w = json_add_arr(jb, diff, "warnings"), *u;
+
+	json_add_dup(jb, diff, "a", jget(sa, "run"));
+	json_add_dup(jb, diff, "b", jget(sb, "run"));
+	warn_if_differs(jb, w, sa, sb, "suite_sha256", "suite SHA-256");
+	warn_if_differs(jb, w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
+	warn_if_differs(jb, w, sa, sb, "template_sha256", "template SHA-256");
+	warn_if_differs(jb, w, sa, sb, "model", "served model");
+	if (jget(sa, "endpoints") && jget(sb, "endpoints")) {
+		u = json_add_obj(jb, diff, "endpoints");
+		json_add_dup(jb, u, "a", jget(sa, "endpoints"));
+		json_add_dup(jb, u, "b", jget(sb, "endpoints"));
+	}
+	u = json_add_obj(jb, diff, "usage");
+	json_add_dup(jb, u, "a_max_abs_delta", jget2(sa, "audit", "max_abs_delta"));
+	json_add_dup(jb, u, "b_max_abs_delta", jget2(sb, "audit", "max_abs_delta"));
+	json_add_num(jb, u, "a_samples", jget_num(jget(sa, "audit"), "samples"));
+	json_add_num(jb, u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
+}
+
+void diff_result_release(struct diff_result *res)
+{
+	cJSON_Delete(res->diff);
+	res->diff = NULL;
+	report_sum_release(&res->a);
+	report_sum_release(&res->b);
+	mem_free(res->cases);
+	res->cases = NULL;
+	res->ncases = res->capcases = 0;
+}
+
+/* The comparison of the summaries res->a and res->b, whose trees it takes. */
+static enum err compare(const struct index *ia, const struct index *ib, struct match *m,
+			struct diff_result *res, struct diag *d)
+{
+	struct json_build jb;
+	const cJSON *sa = res->a.s, *sb = res->b.s;
+	cJSON *diff;
+
+	json_build_init(&jb);
+	diff = res->diff = json_new_obj(&jb);
+	json_add_num(&jb, diff, "needle_diff", 1);
+	add_sides(&jb, diff, sa, sb);
+	match_runs(&jb, ia, ib, res, m);
+	add_overall(&jb, diff, sa, sb, m);
+	add_endpoints(&jb, diff, sa, sb, ib, m);
+	add_incomplete(&jb, diff, sa, sb, m);
+	add_recall(&jb, diff, sa, sb);
+	add_latency(&jb, diff, sa, sb);
+	json_add_item(&jb, diff, "summary_a", res->a.s);
+	json_add_item(&jb, diff, "summary_b", res->b.s);
+	res->a.s = res->b.s = NULL;
+	json_add_arr(&jb, diff, "gates");
+	return json_build_end(&jb, &res->diff, "the comparison", d);
+}
+
+enum err diff_runs(const struct report_run *a, const struct report_run *b,
+		   struct diff_result *out, struct diag *d)
+{
+	struct index ia = {0}, ib = {0};
+	struct match m;
+	enum err e;
+
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	if ((e = report_summary(a, &out->a, d)) || (e = report_summary(b, &out->b, d)))
+		goto out;
+	if ((e = index_of(a, &ia, d)) || (e = index_of(b, &ib, d)))
+		goto out;
+	if (!(m.ep_flips = mem_calloc(2 * ib.neps + 1, sizeof(*m.ep_flips)))) {
+		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+		goto out;
+	}
+	e = compare(&ia, &ib, &m, out, d);
+out:
+	if (e)
+		diff_result_release(out);
+	index_free(&ia);
+	index_free(&ib);
+	mem_free(m.ep_flips);
+	return e;
+}
+
+static cJSON *case_item(void *ctx, size_t i)
+{
+	return diff_case_json(ctx, i);
+}
+
+enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f,
+			 struct diag *d)
+{
+	const cJSON *diff = res->diff;
+	struct jout_list lists[3] = {
+		{jget(diff, "cases"), res->ncases, case_item, (void *)res},
+		report_cases(&res->a, jget2(diff, "summary_a", "cases")),
+		report_cases(&res->b, jget2(diff, "summary_b", "cases")),
+	};
+
+	return jout_print(diff, lists, 3, 1, out, f, "the comparison", d);
+}
+
+/* ---- gate evaluation ---- */
+
+int diff_holds(double v, enum diff_op op, double want)
+{
+	switch (op) {
+	case DIFF_GE: return v >= want;
+	case DIFF_LE: return v <= want;
+	case DIFF_GT: return v > want;
+	case DIFF_LT: return v < want;
+	case DIFF_EQ: return v == want;
+	}
+	return 0;
+}
+
+static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **row_a)
+{
+	const cJSON *it;
+	double dep = strtod(arg, NULL);
+
+	*row_a = NULL;
+	cJSON_ArrayForEach(it, jget(diff, "recall_by_depth"))
+		if (jget_num(it, "depth") == dep) {
+			*row_a = jget(it, "a");
+			return jget(it, "b");
+		}
+	return NULL;
+}
+
+/* Overall recall of B: found/total over every needle. */
+static const cJSON *recall_all(const cJSON *diff, double *v)
+{
+	const cJSON *it, *cells = jget2(jget(diff, "summary_b"), "recall", "by_depth");
+	double f = 0, t = 0;
+
+	cJSON_ArrayForEach(it, cells) {
+		f += jget_num(it, "found");
+		t += jget_num(it, "total");
+	}
+	*v = t > 0 ? f / t : 0;
+	return t > 0 ? cells : NULL;
+}
+
+/* The metric's value into *v; returns 0 with `why` filled when there is no
+ * data for it. */
+static int metric(const struct diff_result *res, const struct diff_gate *g, double *v,
+		  char *why, size_t cap)
+{
+	const cJSON *diff = res->diff;
+	const cJSON *x, *y;
+	char t[32];
+	int pct, ratio;
+
+	if (!strcmp(g->name, "pass_rate") && g->arg[0]) {
+		const struct casetab_case *c = casetab_find(&res->b.cases, g->arg);
+		if (c && stats_rate((double)c->pass, (double)c->total, v))
+			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "pass_rate")) {
+		x = jget(jget2(diff, "summary_b", "attempts"), "rate");
+	} else if (!strcmp(g->name, "pass_rate_delta")) {
+		x = jget2(diff, "overall", "matched_delta");
+	} else if (!strcmp(g->name, "flips")) {
+		*v = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
+		return 1;
+	} else if (!strcmp(g->name, "max_abs_usage_delta")) {
+		x = jget2(diff, "usage", "b_max_abs_delta");
+	} else if (!strcmp(g->name, "recall") && !g->arg[0]) {
+		if (recall_all(diff, v))
+			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "recall")) {
+		x = jget(recall_b(diff, g->arg, &y), "rate");
+	} else if (!strcmp(g->name, "recall_delta")) {
+		x = jget(recall_b(diff, g->arg, &y), "rate");
+		y = jget(y, "rate");
+		if (cJSON_IsNumber(x) && cJSON_IsNumber(y)) {
+			*v = x->valuedouble - y->valuedouble;
+			return 1;
+		}
+		x = NULL;
+	} else if (!strcmp(g->name, "recall_residue")) {
+		if (probesum_residue(jget(diff, "summary_b"), g->arg, v))
+			return 1;
+		x = NULL;
+	} else if (timing_gate(g->name, t, sizeof(t), &pct, &ratio)) {
+		char p[8];
+		snprintf(p, sizeof(p), "p%d", pct);
+		x = jget(jget2(jget(diff, "latency"), t, ratio ? "ratio" : "b"), p);
+	} else {
+		x = NULL;
+	}
+	if (cJSON_IsNumber(x)) {
+		*v = x->valuedouble;
+		return 1;
+	}
+	snprintf(why, cap, "no data for '%s%s%s' in these runs", g->name,
+		 g->arg[0] ? "@" : "", g->arg);
+	return 0;
+}
+
+enum err diff_gate_check(const struct diff_result *res, const struct diff_gate *g,
+			 struct diag *d)
+{
+	if (strcmp(g->name, "pass_rate") || !g->arg[0] || casetab_find(&res->b.cases, g->arg) ||
+	    casetab_find(&res->a.cases, g->arg))
+		return ERR_OK;
+	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
+}
+
+/* A load gate (loadgate.h); ttft_p50_ratio and e2e_p50_ratio are also
+ * latency gates, and mean the load cells when @ARG names one or a run has
+ * any. */
+static int is_load_gate(const cJSON *diff, const struct diff_gate *g)
+{
+	char t[32];
+	int p, r;
+
+	if (!loadgate_known(g->name))
+		return 0;
+	if (!timing_gate(g->name, t, sizeof(t), &p, &r) || g->arg[0])
+		return 1;
+	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
+}
+
+enum err diff_gate_eval(struct diff_result *res, const struct diff_gate *g,
+			int allow_incomplete, int *ok, struct diag *d)
+{
+	cJSON *diff = res->diff;
+	struct json_build jb;
+	cJSON *o;
+	const cJSON *inc = jget(diff, "incomplete");
+	char why[640] = "";
+	double v = 0;
+	int have;
+
+	if (!strcmp(g->name, "no_new_failures")) {
+		double pf = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
+		double nb = jget_num(jget(diff, "overall"), "only_b_failed");
+		v = pf + nb;
+		*ok = v == 0;
+		snprintf(why, sizeof(why), "%.0f pass->fail flips, %.0f failed attempts only in B", pf, nb);
+		have = 1;
+	} else if (is_load_gate(diff, g)) {
+		have = loadgate_eval(jget2(diff, "summary_a", "load"), jget2(diff, "summary_b", "load"),
+				     g, ok, &v, why, sizeof(why));
+	} else {
+		have = metric(res, g, &v, why, sizeof(why));
+		*ok = have && diff_holds(v, g->op, g->value);
+		if (have)
+			snprintf(why, sizeof(why), "value %.6g", v);
+	}
+	if (cJSON_IsString(inc) && !allow_incomplete) {
+		*ok = 0;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s (--allow-incomplete to gate anyway)",
+			 why[0] ? "; fails: " : "", inc->valuestring);
+	}
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "gate", g->spec);
+	json_add_bool(&jb, o, "ok", *ok);
+	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+	json_add_str(&jb, o, "detail", why);
+	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
+	return json_build_end(&jb, NULL, "a gate's result", d);
+}
+
+/* ---- Markdown ---- */
+
+#define SIDE_MAX 112 /* "pass/total (rate)" of three md_number texts */
+
+/* "17/20 (0.850)" for a {pass or found, total, rate} object; "-" for none. */
+static const char *side_text(const cJSON *r, char out[SIDE_MAX])
+{
+	const cJSON *p = jget(r, "pass") ? jget(r, "pass") : jget(r, "found");
+	char t1[32], t2[32], t3[32];
+
+	if (!cJSON_IsObject(r))
+		return "-";
+	snprintf(out, SIDE_MAX, "%s/%s (%s)", md_number(p, "%.0f", t1, sizeof(t1)),
+		 md_number(jget(r, "total"), "%.0f", t2, sizeof(t2)),
+		 md_number(jget(r, "rate"), "%.3f", t3, sizeof(t3)));
+	return out;
+}
+
+/* The " A | B | change |" cells of a row with "a", "b" and "delta". */
+static enum err ab_cells(struct buf *b, const cJSON *row)
+{
+	char sa[SIDE_MAX], sb[SIDE_MAX], t[32];
+
+	return buf_printf(b, " %s | %s | %s |\n", side_text(jget(row, "a"), sa),
+			  side_text(jget(row, "b"), sb),
+			  md_number(jget(row, "delta"), "%+.3f", t, sizeof(t)));
+}
+
+static enum err sec_head(const cJSON *diff, struct buf *b)
+{
+	const cJSON *w, *o = jget(diff, "overall"), *ma = jget2(diff, "a", "model"),
+		       *mb = jget2(diff, "b", "model");
+	char s1[SIDE_MAX], s2[SIDE_MAX], s3[SIDE_MAX], s4[SIDE_MAX], t[32];
+	enum err e = buf_printf(b, "# needle diff\n\nA: %s (model %s)\nB: %s (model %s)\n",
+				jget2(diff, "a", "dir")->valuestring,
+				cJSON_IsString(ma) ? ma->valuestring : "-",
+				jget2(diff, "b", "dir")->valuestring,
+				cJSON_IsString(mb) ? mb->valuestring : "-");
+
+	if (!e && cJSON_IsString(jget(diff, "incomplete")))
+		e = buf_printf(b, "\n**INCOMPLETE:** %s; no gate passes.\n",
+			       jget(diff, "incomplete")->valuestring);
+	cJSON_ArrayForEach(w, jget(diff, "warnings"))
+		if (!e)
+			e = buf_printf(b, "\n**warning:** %s", w->valuestring);
+	if (e)
+		return e;
+	return buf_printf(b, "\n\n## Pass rate\n\nAll attempts: A %s, B %s.\n"
+			  "Matched (same case, repeat, seed): %.0f attempts, A %s, B %s, change %s. "
+			  "Only in A: %.0f; only in B: %.0f (%.0f failed).\n",
+			  side_text(jget(o, "a"), s1), side_text(jget(o, "b"), s2),
+			  jget_num(o, "matched"), side_text(jget(o, "matched_a"), s3),
+			  side_text(jget(o, "matched_b"), s4),
+			  md_number(jget(o, "matched_delta"), "%+.3f", t, sizeof(t)),
+			  jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
+}
+
+/* Per replica, when either run used several: where the flips were. */
+static enum err sec_endpoints(const cJSON *diff, struct buf *b)
+{
+	const cJSON *arr = jget(diff, "by_endpoint"), *r, *flipped = NULL, *failing = NULL;
+	double flips = 0, fails = 0;
+	int nflipped = 0, nfailing = 0;
+	char t[32], d[32], sa[SIDE_MAX], sb[SIDE_MAX];
+	enum err e;
+
+	if (!cJSON_IsArray(arr))
+		return ERR_OK;
+	e = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | A | B | change | pass -> fail | fail -> pass |\n|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(r, arr) {
+		double pf = jget_num(r, "pass_to_fail");
+		double bf = jget_num(jget(r, "b"), "total") - jget_num(jget(r, "b"), "pass");
+		if (pf > 0)
+			nflipped++, flipped = r, flips += pf;
+		if (cJSON_IsObject(jget(r, "b")) && bf > 0)
+			nfailing++, failing = r, fails += bf;
+		if (!e)
+			e = buf_printf(b, "| %s | ", md_number(jget(r, "replica"), "%.0f", t, sizeof(t)));
+		if (!e)
+			e = md_cell(b, jget(r, "base_url")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s | %s | %s | %.0f | %.0f |\n", side_text(jget(r, "a"), sa),
+				       side_text(jget(r, "b"), sb), md_number(jget(r, "delta"), "%+.3f", d, sizeof(d)),
+				       pf, jget_num(r, "fail_to_pass"));
+	}
+	if (!e && nflipped == 1)
+		e = buf_printf(b, "\nAll %.0f pass -> fail flips on replica %s (%s).\n", flips,
+			       md_number(jget(flipped, "replica"), "%.0f", t, sizeof(t)),
+			       jget(flipped, "base_url")->valuestring);
+	if (!e && nfailing == 1)
+		e = buf_printf(b, "\nAll %.0f failures of B on replica %s (%s).\n", fails,
+			       md_number(jget(failing, "replica"), "%.0f", t, sizeof(t)),
+			       jget(failing, "base_url")->valuestring);
+	return e;
+}
+
+static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
+			 const char *title)
+{
+	const cJSON *arr = strcmp(key, "only_b_failed") ? jget2(diff, "flips", key)
+							: jget(diff, key), *it, *f;
+	char t[32];
+	enum err e = buf_printf(b, "\n### %s: %d\n\n", title, cJSON_GetArraySize(arr));
+
+	cJSON_ArrayForEach(it, arr) {
+		if (!e)
+			e = buf_printf(b, "- %s repeat %.0f seed %s", jget(it, "case")->valuestring,
+				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t, sizeof(t)));
+		if (!e && cJSON_IsString(jget(it, "base_url")))
+			e = buf_printf(b, " on %s", jget(it, "base_url")->valuestring);
+		cJSON_ArrayForEach(f, jget(it, "failures"))
+			if (!e)
+				e = buf_printf(b, " [%s]", f->valuestring);
+		if (!e && cJSON_IsString(jget(it, "reason")))
+			e = buf_puts(b, ": ");
+		if (!e && cJSON_IsString(jget(it, "reason")))
+			e = md_cell(b, jget(it, "reason")->valuestring);
+		if (!e)
+			e = buf_puts(b, "\n");
+	}
+	return e;
+}
+
+/* The per-case table, its rows made one case at a time. */
+static enum err sec_cases(const struct diff_result *res, struct buf *b)
+{
+	enum err e = buf_puts(b, "\n## Per case (matched attempts)\n\n| case | A | B | change |\n|---|---|---|---|\n");
+	size_t i;
+
+	for (i = 0; !e && i < res->ncases; i++) {
+		cJSON *c = diff_case_json(res, i);
+		e = c ? buf_puts(b, "| ") : ERR_NOMEM;
+		if (!e)
+			e = md_cell(b, jget(c, "id")->valuestring);
+		if (!e)
+			e = buf_puts(b, " |");
+		if (!e)
+			e = ab_cells(b, c);
+		cJSON_Delete(c);
+	}
+	return e;
+}
+
+static enum err sec_recall(const cJSON *diff, struct buf *b)
+{
+	const cJSON *r;
+	enum err e;
+
+	if (!cJSON_GetArraySize(jget(diff, "recall_by_depth")))
+		return ERR_OK;
+	e = buf_puts(b, "\n## Recall by depth\n\n| depth | A | B | change |\n|---|---|---|---|\n");
+	cJSON_ArrayForEach(r, jget(diff, "recall_by_depth")) {
+		if (!e)
+			e = buf_printf(b, "| %.0f%% |", jget_num(r, "depth"));
+		if (!e)
+			e = ab_cells(b, r);
+	}
+	return e;
+}
+
+static enum err sec_usage(const cJSON *diff, struct buf *b)
+{
+	const cJSON *u = jget(diff, "usage"), *it;
+	char t1[32], t2[32], t3[32];
+	enum err e = buf_printf(b, "\n## Usage audit\n\nmax |usage_delta|: A %s (%.0f samples), B %s (%.0f samples). Changed deltas on matched attempts: %d.\n",
+				md_number(jget(u, "a_max_abs_delta"), "%.0f", t1, sizeof(t1)), jget_num(u, "a_samples"),
+				md_number(jget(u, "b_max_abs_delta"), "%.0f", t2, sizeof(t2)), jget_num(u, "b_samples"),
+				cJSON_GetArraySize(jget(diff, "usage_changes")));
+
+	cJSON_ArrayForEach(it, jget(diff, "usage_changes"))
+		if (!e)
+			e = buf_printf(b, "- %s repeat %.0f seed %s: %s -> %s\n", jget(it, "case")->valuestring,
+				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t3, sizeof(t3)),
+				       md_number(jget(it, "a"), "%+.0f", t1, sizeof(t1)),
+				       md_number(jget(it, "b"), "%+.0f", t2, sizeof(t2)));
+	return e;
+}
+
+static enum err sec_latency(const cJSON *diff, struct buf *b)
+{
+	static const char *const ps[] = {"p50", "p90", "p99"};
+	const cJSON *it;
+	char t1[32], t2[32], t3[32];
+	size_t i;
+	enum err e = buf_puts(b, "\n## Latency (ms, nearest rank)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(it, jget(diff, "latency"))
+		for (i = 0; !e && i < 3; i++)
+			e = buf_printf(b, "| %s | %.0f | %.0f | %s | %s | %s | %s |\n", it->string,
+				       jget_num(jget(it, "a"), "n"), jget_num(jget(it, "b"), "n"), ps[i],
+				       md_number(jget2(it, "a", ps[i]), "%.1f", t1, sizeof(t1)),
+				       md_number(jget2(it, "b", ps[i]), "%.1f", t2, sizeof(t2)),
+				       md_number(jget2(it, "ratio", ps[i]), "%.3f", t3, sizeof(t3)));
+	return e;
+}
+
+static enum err sec_gates(const cJSON *diff, struct buf *b)
+{
+	const cJSON *g;
+	enum err e = ERR_OK;
+
+	if (!cJSON_GetArraySize(jget(diff, "gates")))
+		return ERR_OK;
+	e = buf_puts(b, "\n## Gates\n\n");
+	cJSON_ArrayForEach(g, jget(diff, "gates"))
+		if (!e)
+			e = buf_printf(b, "- %s `%s`: %s\n", cJSON_IsTrue(jget(g, "ok")) ? "PASS" : "FAIL",
+				       jget(g, "gate")->valuestring, jget(g, "detail")->valuestring);
+	return e;
+}
+
+static enum err sec_pass_to_fail(const cJSON *diff, struct buf *b)
+{
+	return flip_list(diff, b, "pass_to_fail", "pass -> fail");
+}
+
+static enum err sec_fail_to_pass(const cJSON *diff, struct buf *b)
+{
+	return flip_list(diff, b, "fail_to_pass", "fail -> pass");
+}
+
+static enum err sec_only_b_failed(const cJSON *diff, struct buf *b)
+{
+	return flip_list(diff, b, "only_b_failed", "failed, only in B");
+}
+
+enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d)
+{
+	static const md_section head[] = {sec_head, sec_endpoints, sec_pass_to_fail,
+					  sec_fail_to_pass, sec_only_b_failed};
+	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_gates};
+	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
+
+	if (!e && (e = sec_cases(res, out)))
+		return diag_fail(d, e, "cannot render the diff: %s",
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
+	return e ? e : md_render(res->diff, tail, sizeof(tail) / sizeof(tail[0]), "diff", out, d);
+}

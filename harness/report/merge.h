@@ -1,0 +1,55 @@
+/*
+ * merge — joins the folders of a run split into shards (`needle run --shard`,
+ * shard.h) into one run folder that report and diff read as if it had run on
+ * one machine. Nothing is recomputed: the raw records and raw/ files are
+ * concatenated, so every percentile is taken over all attempts later, never
+ * averaged.
+ *
+ * The shards must belong together: the same suite (SHA-256), tokenizer and
+ * template (SHA-256), endpoint base URL, served model and server version as
+ * the first one named; shard indexes 0..N-1 each exactly once, all of one
+ * count N; each shard complete (its manifest ended and holds as many attempt
+ * keys as its shard planned) unless partial ones are allowed. An attempt key
+ * recorded in two shards is a problem, unless the two records are identical:
+ * then one is dropped and counted. With a --start-at run (a common start) the
+ * merge records each shard's start lag; concurrency across shards then only
+ * adds up to a bound, as the shards never saw each other's requests. Shards
+ * that ran load cases together must have started each round together and
+ * kept to their schedules (mergeload.h).
+ */
+#ifndef NEEDLE_MERGE_H
+#define NEEDLE_MERGE_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "mergeload.h"
+
+/* What a merge did. */
+struct merge_stats {
+	long shards;            /* N */
+	size_t records;         /* written */
+	size_t duplicates;      /* identical records dropped */
+	size_t incomplete;      /* shards merged though incomplete (allowed) */
+	double max_lag_ms;      /* largest start lag; -1 without --start-at */
+	struct mergeload load;  /* the load shards' checks (mergeload.h) */
+};
+
+/*
+ * Checks the `n` shard folders `dirs` and writes the merged run to `out`
+ * (created; it must not hold a journal yet): manifest.json (the first shard's,
+ * with "shard" {merged, count, rule}, "shards" [{dir, index, from,
+ * started_at, ended_at, start_lag_ms, attempts, records}], "attempts" summed
+ * and "merge" {duplicates_dropped, concurrency, and for load shards load and
+ * note: mergeload.h, with `max_skew_ms` its tolerance}), results.jsonl and raw/.
+ * When the shards do not belong together, `problems` gets one line per
+ * problem, naming the folder or the missing index, and ERR_INPUT is returned
+ * with the first of them; nothing is written then. ERR_IO/ERR_INPUT for a
+ * folder that cannot be read; ERR_USAGE when `out` already holds records.
+ */
+enum err merge_shards(const char *out, const char *const *dirs, size_t n,
+		      int allow_partial, double max_skew_ms, struct merge_stats *st,
+		      struct buf *problems, struct diag *d);
+
+#endif

@@ -1,0 +1,213 @@
+/* probesum — see probesum.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/jget.h"
+#include "base/json.h"
+#include "base/md.h"
+#include "probesum.h"
+
+static const int moduli[] = {2, 4, 8};
+
+/* Adds `by` to o[key] (created at 0). */
+static void bump(struct json_build *jb, cJSON *o, const char *key, double by)
+{
+	cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (n)
+		cJSON_SetNumberValue(n, n->valuedouble + by);
+	else
+		json_add_num(jb, o, key, by);
+}
+
+/* Counts one jitter record into its residue row of every modulus. */
+static void take_residue(struct json_build *jb, cJSON *res, const cJSON *rec,
+			 const cJSON *probe)
+{
+	const cJSON *n;
+	double found = 0, total = 0;
+	size_t i;
+	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+
+	cJSON_ArrayForEach(n, jget2(rec, "grade", "needles")) {
+		total++;
+		found += cJSON_IsTrue(jget(n, "ok"));
+	}
+	for (i = 0; i < sizeof(moduli) / sizeof(moduli[0]); i++) {
+		char key[16], r[24];
+		const cJSON *t = jget(probe, "tokens");
+		cJSON *m = cJSON_GetObjectItemCaseSensitive(res, (snprintf(key, sizeof(key), "mod%d", moduli[i]), key));
+		cJSON *row;
+
+		if (!cJSON_IsNumber(t))
+			return;
+		if (!m)
+			m = json_add_obj(jb, res, key);
+		snprintf(r, sizeof(r), "%ld", (long)t->valuedouble % moduli[i]);
+		if (!m || !(row = cJSON_GetObjectItemCaseSensitive(m, r)))
+			row = json_add_obj(jb, m, r);
+		if (!row)
+			return;
+		bump(jb, row, "attempts", 1);
+		bump(jb, row, "passed", pass);
+		bump(jb, row, "needles", total);
+		bump(jb, row, "found", found);
+	}
+}
+
+/* One cache step: case, verdict, cached_tokens, ttft_ms and the needles it
+ * got wrong ("Project: expected X, got Y"). */
+static void take_cache(struct json_build *jb, cJSON *steps, const cJSON *rec,
+		       const cJSON *probe)
+{
+	cJSON *o = json_add_obj(jb, steps, NULL), *wrong;
+	const cJSON *n;
+
+	if (!o)
+		return;
+	json_add_dup(jb, o, "case", jget(rec, "case"));
+	json_add_dup(jb, o, "verdict", jget(rec, "verdict"));
+	json_add_dup(jb, o, "cached_tokens", jget(probe, "cached_tokens"));
+	json_add_dup(jb, o, "ttft_ms", jget(probe, "ttft_ms"));
+	wrong = json_add_arr(jb, o, "wrong");
+	cJSON_ArrayForEach(n, jget2(rec, "grade", "needles")) {
+		char line[256], tmp[2][64];
+		if (cJSON_IsTrue(jget(n, "ok")))
+			continue;
+		snprintf(line, sizeof(line), "%s: expected %s, got %s",
+			 md_value(jget(n, "project"), tmp[0], sizeof(tmp[0])),
+			 md_value(jget(n, "expected"), tmp[1], sizeof(tmp[1])),
+			 cJSON_IsString(jget(n, "got")) ? jget(n, "got")->valuestring : "nothing");
+		json_add_str(jb, wrong, NULL, line);
+	}
+}
+
+void probesum_init(struct probesum *p)
+{
+	json_build_init(&p->jb);
+	p->s = NULL;
+}
+
+void probesum_release(struct probesum *p)
+{
+	cJSON_Delete(p->s);
+	p->s = NULL;
+}
+
+void probesum_take(struct probesum *p, const cJSON *rec)
+{
+	const cJSON *pr = jget(rec, "probe");
+
+	if (!cJSON_IsObject(pr) || p->jb.code)
+		return;
+	if (!p->s) {
+		p->s = json_new_obj(&p->jb);
+		json_add_obj(&p->jb, p->s, "residue");
+		json_add_arr(&p->jb, p->s, "cache");
+	}
+	if (jget(pr, "step"))
+		take_cache(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, "cache"), rec, pr);
+	else
+		take_residue(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, "residue"), rec, pr);
+}
+
+enum err probesum_end(struct probesum *p, cJSON **out, struct diag *d)
+{
+	enum err e;
+
+	*out = NULL;
+	if (!p->s && !p->jb.code)
+		return ERR_OK;
+	e = json_build_end(&p->jb, &p->s, "the probe summary", d);
+	*out = p->s;
+	p->s = NULL;
+	return e;
+}
+
+static enum err residue_md(const cJSON *res, struct buf *b)
+{
+	const cJSON *m, *row;
+	enum err e = buf_puts(b, "\n## Recall by length residue\n\n"
+			      "Jitter steps by prompt tokens mod 2, 4 and 8: a residue that fails "
+			      "while the others pass is a length-dependent serving bug.\n\n"
+			      "| modulus | residue | attempts passed | needles found |\n|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(m, res)
+		cJSON_ArrayForEach(row, m) {
+			char t[4][32];
+			if (!e)
+				e = buf_printf(b, "| %s | %s | %s/%s | %s/%s |\n", m->string + 3, row->string,
+					       md_number(jget(row, "passed"), "%.0f", t[0], 32),
+					       md_number(jget(row, "attempts"), "%.0f", t[1], 32),
+					       md_number(jget(row, "found"), "%.0f", t[2], 32),
+					       md_number(jget(row, "needles"), "%.0f", t[3], 32));
+		}
+	return e;
+}
+
+static enum err cache_md(const cJSON *steps, struct buf *b)
+{
+	const cJSON *st, *w;
+	int absent = 0;
+	enum err e = buf_puts(b, "\n## Prefix-cache consistency\n\n"
+			      "| step | verdict | cached_tokens | TTFT ms | wrong needles |\n|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(st, steps) {
+		char t[3][64];
+		absent |= !cJSON_IsNumber(jget(st, "cached_tokens"));
+		e = e ? e : buf_puts(b, "| ");
+		e = e ? e : md_cell(b, md_value(jget(st, "case"), t[0], 64));
+		e = e ? e : buf_printf(b, " | %s | %s | %s | ", md_value(jget(st, "verdict"), t[1], 64),
+				       md_number(jget(st, "cached_tokens"), "%.0f", t[2], 64),
+				       md_number(jget(st, "ttft_ms"), "%.0f", t[0], 64));
+		cJSON_ArrayForEach(w, jget(st, "wrong"))
+			e = e ? e : buf_printf(b, "%s%s", w == jget(st, "wrong")->child ? "" : "; ",
+					       w->valuestring);
+		e = e ? e : buf_puts(b, " |\n");
+	}
+	if (!e && absent)
+		e = buf_puts(b, "\nThe server did not report usage.prompt_tokens_details.cached_tokens: "
+			     "vLLM reports it with --enable-prompt-tokens-details, SGLang with "
+			     "--enable-cache-report.\n");
+	return e;
+}
+
+enum err probesum_markdown(const cJSON *summary, struct buf *out)
+{
+	const cJSON *p = jget(summary, "probes");
+	enum err e = ERR_OK;
+
+	if (!cJSON_IsObject(p))
+		return ERR_OK;
+	if (jget(p, "residue") && jget(p, "residue")->child)
+		e = residue_md(jget(p, "residue"), out);
+	if (!e && cJSON_GetArraySize(jget(p, "cache")) > 0)
+		e = cache_md(jget(p, "cache"), out);
+	return e;
+}
+
+int probesum_residue_arg(const char *arg, int *m, int *r)
+{
+	int n = 0;
+
+	if (sscanf(arg, "%d:%d%n", m, r, &n) != 2 || arg[n] || *r < 0 || *r >= *m)
+		return 0;
+	return *m == 2 || *m == 4 || *m == 8;
+}
+
+int probesum_residue(const cJSON *summary, const char *arg, double *v)
+{
+	char key[16], r[24];
+	int m, res;
+	const cJSON *row;
+
+	if (!probesum_residue_arg(arg, &m, &res))
+		return 0;
+	snprintf(key, sizeof(key), "mod%d", m);
+	snprintf(r, sizeof(r), "%d", res);
+	row = jget(jget(jget2(summary, "probes", "residue"), key), r);
+	if (!cJSON_IsObject(row) || !(jget_num(row, "needles") > 0))
+		return 0;
+	*v = jget_num(row, "found") / jget_num(row, "needles");
+	return 1;
+}

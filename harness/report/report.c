@@ -1,0 +1,1411 @@
+/*
+ * report — see report.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "casetab.h"
+#include "heatmap.h"
+#include "base/io.h"
+#include "base/jget.h"
+#include "base/jout.h"
+#include "load/loadcells.h"
+#include "load/loadplot.h"
+#include "load/loadview.h"
+#include "base/json.h"
+#include "base/md.h"
+#include "probesum.h"
+#include "base/mem.h"
+#include "run/record.h"
+#include "report.h"
+#include "run/results.h"
+#include "rows.h"
+#include "base/stats.h"
+#include "why.h"
+
+#define PATHBUF 4096
+#define REPORT_CASES_NAMED 20  /* cases listed per failure reason in summary.md */
+#define REPORT_TERM_REASON 160 /* bytes of a first reason on the terminal */
+
+static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
+					  "e2e_ms", "tpot_ms"};
+#define NTIMINGS (sizeof(timing_keys) / sizeof(timing_keys[0]))
+
+/* ---- loading ---- */
+
+/* results_each's callback of report_load: keeps the attempt key when the
+ * manifest has a plan to count it against, and the record itself when the
+ * run keeps them all or when it is a load round. */
+static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct report_run *r = ctx;
+	char key[RECORD_KEY_MAX];
+
+	record_key_of(rec, key, sizeof(key));
+	if (r->keep_all && ((!r->all && !(r->all = cJSON_CreateArray())) ||
+			    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1))))
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
+	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
+	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	return r->has_plan ? keyset_add(&r->keys, key, NULL, d) : ERR_OK;
+}
+
+static enum err load_run(const char *dir, int keep_all, struct report_run **out,
+			 struct diag *d)
+{
+	struct report_run *r;
+	struct results_scan sc = {0};
+	enum err e;
+
+	*out = NULL;
+	r = mem_calloc(1, sizeof(*r));
+	if (!r || !(r->dir = mem_strndup(dir, strlen(dir)))) {
+		mem_free(r);
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	keyset_init(&r->keys);
+	r->keep_all = keep_all;
+	e = results_read_manifest(dir, &r->manifest, d);
+	r->has_plan = cJSON_IsArray(jget2(r->manifest, "planned", "keys"));
+	if (!e)
+		e = results_each(dir, load_key, r, &sc, d);
+	r->records = sc.records;
+	r->torn_bytes = sc.torn_bytes;
+	if (e)
+		report_run_free(r);
+	else
+		*out = r;
+	return e;
+}
+
+enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 0, out, d);
+}
+
+enum err report_load_records(const char *dir, struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 1, out, d);
+}
+
+void report_run_free(struct report_run *r)
+{
+	if (!r)
+		return;
+	cJSON_Delete(r->manifest);
+	keyset_release(&r->keys);
+	cJSON_Delete(r->all);
+	cJSON_Delete(r->load_records);
+	mem_free(r->dir);
+	mem_free(r);
+}
+
+/* ---- summary ---- */
+
+struct cell {
+	long depth, tokens;
+	size_t found, failed, total; /* failed: the attempt failed at transport */
+};
+
+/* TTFT and E2E samples of the recall attempts of one prompt length. */
+struct lenlat {
+	long tokens;
+	struct stats_vec ttft, e2e;
+};
+
+struct acc {
+	cJSON *s;            /* the summary being built */
+	struct casetab ct;   /* the cases, first-seen order */
+	cJSON *eps;          /* array of endpoint objects, first-seen order */
+	struct stats_vec timing[NTIMINGS];
+	struct stats_vec deltas;  /* usage_delta samples */
+	struct cell *cells;
+	struct lenlat *ll;   /* recall timings per prompt length */
+	size_t nll, capll;
+	size_t ncells, capcells;
+	size_t pass, total, recall_attempts;
+	size_t audit_enabled, audit_failed;
+	size_t stage_transport, stage_audit, stage_grade;
+	struct why_fold *why;   /* the Failures section and the advice */
+	struct probesum probes; /* the probing recall steps */
+	struct json_build jb; /* the summary's adds */
+	int oom;              /* a sample list or cell table could not grow */
+};
+
+/* Adds `by` to the number at o[key], creating it at 0. */
+static void bump(struct acc *A, cJSON *o, const char *key, double by)
+{
+	cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (n)
+		cJSON_SetNumberValue(n, n->valuedouble + by);
+	else
+		json_add_num(&A->jb, o, key, by);
+}
+
+static void add_cell(struct acc *A, long depth, long tokens, int found, int failed)
+{
+	size_t i;
+
+	for (i = 0; i < A->ncells; i++)
+		if (A->cells[i].depth == depth && A->cells[i].tokens == tokens)
+			break;
+	if (i == A->ncells) {
+		if (A->ncells == A->capcells) {
+			size_t cap = A->capcells ? A->capcells * 2 : 16;
+			struct cell *nc = mem_realloc(A->cells, cap * sizeof(*nc));
+			if (!nc) {
+				A->oom = 1;
+				return;
+			}
+			A->cells = nc;
+			A->capcells = cap;
+		}
+		A->cells[i] = (struct cell){depth, tokens, 0, 0, 0};
+		A->ncells++;
+	}
+	A->cells[i].total++;
+	A->cells[i].found += found != 0;
+	A->cells[i].failed += failed != 0;
+}
+
+static struct lenlat *lenlat_of(struct acc *A, long tokens)
+{
+	size_t i;
+
+	for (i = 0; i < A->nll; i++)
+		if (A->ll[i].tokens == tokens)
+			return &A->ll[i];
+	if (A->nll == A->capll) {
+		struct lenlat *n = mem_grow(A->ll, &A->capll, sizeof(*n), 8);
+		if (!n)
+			return NULL;
+		A->ll = n;
+	}
+	memset(&A->ll[A->nll], 0, sizeof(A->ll[0]));
+	A->ll[A->nll].tokens = tokens;
+	return &A->ll[A->nll++];
+}
+
+static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
+{
+	const cJSON *t = jget2(rec, "timing", "ttft_ms"), *e = jget2(rec, "timing", "e2e_ms");
+	struct lenlat *l = lenlat_of(A, tokens);
+
+	if (!l || (cJSON_IsNumber(t) && stats_vec_push(&l->ttft, t->valuedouble)) ||
+	    (cJSON_IsNumber(e) && stats_vec_push(&l->e2e, e->valuedouble)))
+		A->oom = 1;
+}
+
+/* A JSON number as a long, or `dflt` when it is not a number or does not fit
+ * (results files are input: "1e300" must not reach an undefined cast). */
+static long num_long(const cJSON *v, long dflt)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= -9e15 && v->valuedouble <= 9e15))
+		return dflt;
+	return (long)v->valuedouble;
+}
+
+static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
+{
+	const cJSON *tokens = jget2(rec, "recall", "tokens");
+	const cJSON *needles = jget2(rec, "grade", "needles"), *n;
+	long len = num_long(tokens, 0);
+
+	A->recall_attempts++;
+	take_recall_timing(A, rec, len);
+	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
+		cJSON_ArrayForEach(n, needles) {
+			long dep = num_long(jget(n, "depth"), -1);
+
+			if (dep >= 0)
+				add_cell(A, dep, len,
+					 transport_ok && cJSON_IsTrue(jget(n, "ok")), !transport_ok);
+		}
+		return;
+	}
+	cJSON_ArrayForEach(n, jget2(rec, "recall", "depths"))
+		if (num_long(n, -1) >= 0)
+			add_cell(A, num_long(n, -1), len, 0, !transport_ok);
+}
+
+static void take_timing(struct acc *A, const cJSON *rec)
+{
+	size_t i;
+
+	for (i = 0; i < NTIMINGS; i++) {
+		const cJSON *t = jget2(rec, "timing", timing_keys[i]);
+		if (cJSON_IsNumber(t) && stats_vec_push(&A->timing[i], t->valuedouble))
+			A->oom = 1;
+	}
+}
+
+static void take_audit(struct acc *A, const cJSON *rec)
+{
+	const cJSON *au = jget(rec, "audit");
+	const cJSON *dl = jget(au, "usage_delta");
+
+	if (cJSON_IsTrue(jget(au, "enabled")))
+		A->audit_enabled++;
+	if (cJSON_IsFalse(jget(au, "ok")))
+		A->audit_failed++;
+	if (cJSON_IsNumber(dl) && stats_vec_push(&A->deltas, dl->valuedouble))
+		A->oom = 1;
+}
+
+/* The case's reasons ("STAGE: KEY" -> count) and its first failed
+ * attempt's first reason. */
+static void take_reasons(struct acc *A, struct casetab_case *c, const cJSON *rec)
+{
+	struct why_reason r[WHY_REASONS_MAX];
+	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
+	char key[WHY_TEXT_MAX + 16];
+
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "%s: %s", r[i].stage, r[i].key);
+		if (casetab_bump(&c->reasons, key, 1))
+			A->oom = 1;
+	}
+	if (n && !c->first_reason) {
+		snprintf(key, sizeof(key), "%s: %s", r[0].stage, r[0].text);
+		if (!(c->first_reason = mem_strndup(key, strlen(key))))
+			A->oom = 1;
+	}
+}
+
+/* Counts `rec` under the replica that served it ("base_url"; records
+ * written before replicas were recorded have none and are not counted). */
+static void take_endpoint(struct acc *A, const cJSON *rec, int pass)
+{
+	const cJSON *url = jget(rec, "base_url"), *f;
+	cJSON *e;
+
+	if (!cJSON_IsString(url))
+		return;
+	cJSON_ArrayForEach(e, A->eps)
+		if (!strcmp(jget(e, "base_url")->valuestring, url->valuestring))
+			break;
+	if (!e) {
+		e = json_add_obj(&A->jb, A->eps, NULL);
+		json_add_str(&A->jb, e, "base_url", url->valuestring);
+		json_add_num(&A->jb, e, "replica", jget_num(rec, "replica"));
+		json_add_num(&A->jb, e, "total", 0);
+		json_add_num(&A->jb, e, "pass", 0);
+		json_add_obj(&A->jb, e, "failure_codes");
+		if (A->jb.code)
+			return;
+	}
+	bump(A, e, "total", 1);
+	bump(A, e, "pass", pass);
+	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
+		if (cJSON_IsString(f))
+			bump(A, cJSON_GetObjectItemCaseSensitive(e, "failure_codes"), f->valuestring, 1);
+}
+
+static void take_record(struct acc *A, const cJSON *rec)
+{
+	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
+	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	int tr_ok = !cJSON_IsFalse(jget2(rec, "transport", "ok"));
+	struct casetab_case *c = casetab_of(&A->ct, jget(rec, "case")->valuestring,
+					    cJSON_IsString(kind) ? kind->valuestring : "unknown");
+
+	if (!c) {
+		A->oom = 1;
+		return;
+	}
+	A->total++;
+	A->pass += pass;
+	c->total++;
+	c->pass += pass;
+	if (!pass) {
+		if (!tr_ok)
+			A->stage_transport++;
+		else if (cJSON_IsFalse(jget2(rec, "audit", "ok")))
+			A->stage_audit++;
+		else
+			A->stage_grade++;
+	}
+	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
+		if (cJSON_IsString(f)) {
+			bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "failure_codes"),
+			     f->valuestring, 1);
+			if (casetab_bump(&c->codes, f->valuestring, 1))
+				A->oom = 1;
+		}
+	take_reasons(A, c, rec);
+	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
+	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
+	take_endpoint(A, rec, pass);
+	take_timing(A, rec);
+	take_audit(A, rec);
+	if (cJSON_IsObject(jget(rec, "recall")))
+		take_recall(A, rec, tr_ok);
+}
+
+/* Adds "rate" (null without attempts) and "wilson95" [lo, hi] to `o`. */
+static void add_rate(struct json_build *jb, cJSON *o, size_t pass, size_t n)
+{
+	double lo, hi, rate;
+	cJSON *w;
+
+	stats_wilson(pass, n, &lo, &hi);
+	json_add_item(jb, o, "rate", stats_rate((double)pass, (double)n, &rate)
+				     ? cJSON_CreateNumber(rate) : cJSON_CreateNull());
+	w = json_add_arr(jb, o, "wilson95");
+	json_add_num(jb, w, NULL, lo);
+	json_add_num(jb, w, NULL, hi);
+}
+
+/* Copies the scalar at m[a][b][c] (b, c may be NULL) into o[key]; null when
+ * absent or not a scalar. */
+static void fact(struct json_build *jb, cJSON *o, const char *key, const cJSON *m,
+		 const char *a, const char *b, const char *c)
+{
+	const cJSON *v = jget(m, a);
+
+	if (b)
+		v = jget(v, b);
+	if (c)
+		v = jget(v, c);
+	if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
+		json_add_dup(jb, o, key, v);
+	else
+		json_add_null(jb, o, key);
+}
+
+static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_run *r)
+{
+	cJSON *o = json_add_obj(jb, s, "run");
+	const cJSON *m = r->manifest;
+
+	json_add_str(jb, o, "dir", r->dir);
+	fact(jb, o, "model", m, "endpoint", "served_model", NULL);
+	fact(jb, o, "max_model_len", m, "endpoint", "max_model_len", NULL);
+	fact(jb, o, "base_url", m, "endpoint", "base_url", NULL);
+	fact(jb, o, "server_version", m, "endpoint", "server", "version");
+	fact(jb, o, "server_kind", m, "endpoint", "server", "kind_guess");
+	fact(jb, o, "suite", m, "suite", "name", NULL);
+	fact(jb, o, "suite_path", m, "suite", "path", NULL);
+	fact(jb, o, "suite_sha256", m, "suite", "sha256", NULL);
+	fact(jb, o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
+	fact(jb, o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
+	fact(jb, o, "template", m, "template", "name", NULL);
+	fact(jb, o, "template_sha256", m, "template", "sha256", NULL);
+	fact(jb, o, "harness_version", m, "harness", "version", NULL);
+	fact(jb, o, "started_at", m, "started_at", NULL, NULL);
+	fact(jb, o, "ended_at", m, "ended_at", NULL, NULL);
+	fact(jb, o, "merge_note", m, "merge", "note", NULL);
+	json_add_bool(jb, o, "has_manifest", m != NULL);
+}
+
+/* Adds to[key] = {n, p50, p90, p99} of the samples (sorting them). */
+static void add_pct(struct json_build *jb, cJSON *to, const char *key, struct stats_vec *v)
+{
+	static const char *const names[3] = {"p50", "p90", "p99"};
+	struct stats_pct p;
+	cJSON *o = json_add_obj(jb, to, key);
+	const double *val[3] = {&p.p50, &p.p90, &p.p99};
+	int i;
+
+	stats_percentiles(v->v, v->n, &p);
+	json_add_num(jb, o, "n", (double)p.n);
+	for (i = 0; i < 3; i++)
+		if (p.n)
+			json_add_num(jb, o, names[i], *val[i]);
+		else
+			json_add_null(jb, o, names[i]);
+}
+
+/* recall.latency_by_length, in the order of `len` (ascending). */
+static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t nl)
+{
+	cJSON *arr = json_add_arr(&A->jb, rc, "latency_by_length");
+	size_t i, j;
+
+	for (j = 0; j < nl; j++)
+		for (i = 0; i < A->nll; i++)
+			if (A->ll[i].tokens == len[j]) {
+				cJSON *o = json_add_obj(&A->jb, arr, NULL);
+				json_add_num(&A->jb, o, "tokens", (double)len[j]);
+				add_pct(&A->jb, o, "ttft_ms", &A->ll[i].ttft);
+				add_pct(&A->jb, o, "e2e_ms", &A->ll[i].e2e);
+			}
+}
+
+static void add_latency(struct acc *A)
+{
+	cJSON *lat = json_add_obj(&A->jb, A->s, "latency");
+	size_t i;
+
+	for (i = 0; i < NTIMINGS; i++)
+		add_pct(&A->jb, lat, timing_keys[i], &A->timing[i]);
+}
+
+static void add_audit(struct acc *A)
+{
+	struct json_build *jb = &A->jb;
+	cJSON *o = json_add_obj(jb, A->s, "audit"), *dist;
+	double maxabs = 0;
+	size_t i, j;
+
+	json_add_num(jb, o, "enabled", (double)A->audit_enabled);
+	json_add_num(jb, o, "failed", (double)A->audit_failed);
+	json_add_num(jb, o, "samples", (double)A->deltas.n);
+	stats_sort(A->deltas.v, A->deltas.n);
+	dist = json_add_arr(jb, o, "deltas");
+	for (i = 0; i < A->deltas.n; i = j) {
+		cJSON *b = json_add_obj(jb, dist, NULL);
+		for (j = i; j < A->deltas.n && A->deltas.v[j] == A->deltas.v[i]; j++)
+			;
+		json_add_num(jb, b, "delta", A->deltas.v[i]);
+		json_add_num(jb, b, "count", (double)(j - i));
+		if (fabs(A->deltas.v[i]) > maxabs)
+			maxabs = fabs(A->deltas.v[i]);
+	}
+	json_add_item(jb, o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
+							  : cJSON_CreateNull());
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The distinct depths (which = 0) or lengths (1) of the cells, ascending. */
+static size_t axis(const struct acc *A, int which, long *out)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < A->ncells; i++) {
+		long v = which ? A->cells[i].tokens : A->cells[i].depth;
+		for (j = 0; j < n && out[j] != v; j++)
+			;
+		if (j == n)
+			out[n++] = v;
+	}
+	qsort(out, n, sizeof(*out), cmp_long);
+	return n;
+}
+
+/* Appends {key: v, found, total, rate, wilson95} to array `to`; returns it. */
+static cJSON *add_count(struct json_build *jb, cJSON *to, const char *key, long v,
+			size_t found, size_t total)
+{
+	cJSON *o = json_add_obj(jb, to, NULL);
+
+	json_add_num(jb, o, key, (double)v);
+	json_add_num(jb, o, "found", (double)found);
+	json_add_num(jb, o, "total", (double)total);
+	add_rate(jb, o, found, total);
+	return o;
+}
+
+/* by = 0: per depth; 1: per length. */
+static void add_margin(struct acc *A, cJSON *rc, int by, const long *vals, size_t n)
+{
+	cJSON *arr = json_add_arr(&A->jb, rc, by ? "by_length" : "by_depth");
+	size_t i, k;
+
+	for (k = 0; k < n; k++) {
+		size_t f = 0, t = 0;
+		for (i = 0; i < A->ncells; i++)
+			if ((by ? A->cells[i].tokens : A->cells[i].depth) == vals[k]) {
+				f += A->cells[i].found;
+				t += A->cells[i].total;
+			}
+		add_count(&A->jb, arr, by ? "tokens" : "depth", vals[k], f, t);
+	}
+}
+
+static void add_recall(struct acc *A)
+{
+	long *dep = NULL, *len = NULL;
+	cJSON *rc, *cells, *da, *la;
+	size_t nd, nl, i, j, k;
+
+	if (!A->ncells) {
+		json_add_null(&A->jb, A->s, "recall");
+		return;
+	}
+	dep = mem_alloc(A->ncells * sizeof(long));
+	len = mem_alloc(A->ncells * sizeof(long));
+	if (!dep || !len) {
+		A->oom = 1;
+		goto out;
+	}
+	nd = axis(A, 0, dep);
+	nl = axis(A, 1, len);
+	rc = json_add_obj(&A->jb, A->s, "recall");
+	json_add_num(&A->jb, rc, "attempts", (double)A->recall_attempts);
+	da = json_add_arr(&A->jb, rc, "depths");
+	la = json_add_arr(&A->jb, rc, "lengths");
+	for (i = 0; i < nd; i++)
+		json_add_num(&A->jb, da, NULL, (double)dep[i]);
+	for (j = 0; j < nl; j++)
+		json_add_num(&A->jb, la, NULL, (double)len[j]);
+	cells = json_add_arr(&A->jb, rc, "cells");
+	for (i = 0; i < nd; i++)
+		for (j = 0; j < nl; j++)
+			for (k = 0; k < A->ncells; k++)
+				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
+					cJSON *o = add_count(&A->jb, cells, "depth", dep[i],
+							     A->cells[k].found, A->cells[k].total);
+					json_add_num(&A->jb, o, "tokens", (double)len[j]);
+					json_add_num(&A->jb, o, "transport_failed",
+						     (double)A->cells[k].failed);
+				}
+	add_margin(A, rc, 0, dep, nd);
+	add_margin(A, rc, 1, len, nl);
+	add_length_latency(A, rc, len, nl);
+out:
+	mem_free(dep);
+	mem_free(len);
+}
+
+static void acc_release(struct acc *A)
+{
+	size_t i;
+
+	for (i = 0; i < NTIMINGS; i++)
+		stats_vec_release(&A->timing[i]);
+	stats_vec_release(&A->deltas);
+	mem_free(A->cells);
+	for (i = 0; i < A->nll; i++) {
+		stats_vec_release(&A->ll[i].ttft);
+		stats_vec_release(&A->ll[i].e2e);
+	}
+	mem_free(A->ll);
+	why_fold_free(A->why);
+	probesum_release(&A->probes);
+}
+
+/* planned, planned_done and complete (null without a plan: record.h). */
+static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
+{
+	long long planned, done;
+
+	record_plan_done(r->manifest, &r->keys, &planned, &done);
+	json_add_item(&A->jb, o, "planned", planned < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)planned));
+	json_add_num(&A->jb, o, "planned_done", (double)done);
+	json_add_item(&A->jb, o, "complete", planned < 0 ? cJSON_CreateNull() : cJSON_CreateBool(done == planned));
+}
+
+/* Whether the manifest says the run stopped before its plan was done: it was
+ * interrupted, or it ran fewer attempts than it planned. */
+static int incomplete(const cJSON *m)
+{
+	const cJSON *a = jget(m, "attempts");
+
+	return cJSON_IsTrue(jget(m, "interrupted")) ||
+	       (cJSON_IsNumber(jget(a, "planned")) && cJSON_IsNumber(jget(a, "run")) &&
+		jget_num(a, "run") < jget_num(a, "planned"));
+}
+
+static void add_totals(struct acc *A, const struct report_run *r)
+{
+	struct json_build *jb = &A->jb;
+	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
+
+	json_add_num(jb, o, "total", (double)A->total);
+	json_add_num(jb, o, "pass", (double)A->pass);
+	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
+	add_rate(jb, o, A->pass, A->total);
+	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	json_add_bool(jb, o, "incomplete", incomplete(r->manifest));
+	add_plan(A, o, r);
+	st = json_add_obj(jb, A->s, "fail_stages");
+	json_add_num(jb, st, "transport", (double)A->stage_transport);
+	json_add_num(jb, st, "audit", (double)A->stage_audit);
+	json_add_num(jb, st, "grade", (double)A->stage_grade);
+	cJSON_ArrayForEach(c, A->eps)
+		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
+}
+
+/* results_each's callback of report_summary. */
+static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct acc *A = ctx;
+
+	(void)d;
+	/* a failed add may leave a case without its fields: stop at once */
+	if (!A->jb.code && !A->oom) {
+		take_record(A, rec);
+		if (why_fold_take(A->why, rec))
+			A->oom = 1;
+		probesum_take(&A->probes, rec);
+	}
+	return ERR_OK;
+}
+
+/* "load": the cells of the run's load cases (loadcells.h), when it has any. */
+static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
+{
+	cJSON *load = NULL;
+
+	if (A->jb.code || A->oom)
+		return;
+	if (r->load_records && loadcells_build(r->load_records, &load, d))
+		A->oom = 1;
+	else if (load && loadview_attach(load, r->manifest, r->dir, d))
+		cJSON_Delete(load), A->oom = 1;
+	else if (load)
+		json_add_item(&A->jb, A->s, "load", load);
+}
+
+/* The probing recall steps (probesum.h), when the run has any. */
+static void add_probes(struct acc *A, struct diag *d)
+{
+	cJSON *p = NULL;
+
+	if (A->jb.code || A->oom)
+		return;
+	if (probesum_end(&A->probes, &p, d))
+		A->oom = 1;
+	else if (p)
+		json_add_item(&A->jb, A->s, "probes", p);
+}
+
+void report_sum_release(struct report_sum *m)
+{
+	cJSON_Delete(m->s);
+	m->s = NULL;
+	casetab_release(&m->cases);
+}
+
+enum err report_summary(const struct report_run *r, struct report_sum *out, struct diag *d)
+{
+	struct acc A;
+	struct results_scan sc;
+	enum err e;
+
+	memset(&A, 0, sizeof(A));
+	json_build_init(&A.jb);
+	probesum_init(&A.probes);
+	casetab_init(&A.ct);
+	out->s = NULL;
+	casetab_init(&out->cases);
+	if (!(A.why = why_fold_new(r->dir)))
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
+	A.s = json_new_obj(&A.jb);
+	json_add_num(&A.jb, A.s, "needle_summary", 1);
+	add_run_facts(&A.jb, A.s, r);
+	A.eps = json_new_arr(&A.jb);
+	json_add_obj(&A.jb, A.s, "failure_codes");
+	json_add_obj(&A.jb, A.s, "finish_reasons");
+	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
+		acc_release(&A);
+		casetab_release(&A.ct);
+		cJSON_Delete(A.eps); /* not yet in A.s */
+		cJSON_Delete(A.s);
+		return e;
+	}
+	add_totals(&A, r);
+	json_add_arr(&A.jb, A.s, "cases"); /* stands for A.ct (report_cases) */
+	json_add_item(&A.jb, A.s, "endpoints", A.eps);
+	add_audit(&A);
+	add_recall(&A);
+	add_latency(&A);
+	add_load(&A, r, d);
+	why_fold_summarise(A.why, r->manifest, &A.jb, A.s);
+	add_probes(&A, d);
+	acc_release(&A);
+	if (A.oom) {
+		cJSON_Delete(A.s);
+		casetab_release(&A.ct);
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
+	}
+	if ((e = json_build_end(&A.jb, &A.s, "the summary", d))) {
+		casetab_release(&A.ct);
+		return e;
+	}
+	out->s = A.s;
+	out->cases = A.ct;
+	return ERR_OK;
+}
+
+/* Adds the counts `c` to `o` as an object under `key`. */
+static void add_counts(struct json_build *jb, cJSON *o, const char *key,
+		       const struct casetab_counts *c)
+{
+	cJSON *to = json_add_obj(jb, o, key);
+	size_t i;
+
+	for (i = 0; i < c->len; i++)
+		json_add_num(jb, to, c->key[i], c->n[i]);
+}
+
+/* The object of one case, in the order the summary has always had: a
+ * first reason, when there is one, comes before the rate. */
+cJSON *report_case_json(const struct casetab_case *c)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "id", c->id);
+	json_add_str(&jb, o, "kind", c->kind);
+	json_add_num(&jb, o, "total", (double)c->total);
+	json_add_num(&jb, o, "pass", (double)c->pass);
+	add_counts(&jb, o, "failure_codes", &c->codes);
+	add_counts(&jb, o, "reasons", &c->reasons);
+	if (c->first_reason)
+		json_add_str(&jb, o, "first_reason", c->first_reason);
+	add_rate(&jb, o, c->pass, c->total);
+	if (!c->first_reason)
+		json_add_null(&jb, o, "first_reason");
+	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
+}
+
+static cJSON *case_item(void *ctx, size_t i)
+{
+	const struct casetab *t = ctx;
+
+	return report_case_json(&t->c[i]);
+}
+
+struct jout_list report_cases(const struct report_sum *m, const cJSON *at)
+{
+	struct jout_list l = {at, m->cases.n, case_item, (void *)&m->cases};
+
+	return l;
+}
+
+/* ---- rendering helpers ---- */
+
+/* "17/20 (0.850, 95% CI 0.640-0.948)" or "0/0". */
+static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t cap)
+{
+	const cJSON *w = jget(o, "wilson95");
+	size_t p = (size_t)jget_num(o, pass_key), n = (size_t)jget_num(o, "total");
+
+	if (!n)
+		snprintf(out, cap, "0/0");
+	else
+		snprintf(out, cap, "%zu/%zu (%.3f, 95%% CI %.3f-%.3f)", p, n,
+			 (double)p / (double)n, cJSON_GetArrayItem(w, 0)->valuedouble,
+			 cJSON_GetArrayItem(w, 1)->valuedouble);
+}
+
+/* "a (3); b (1)" for an object of counts ('|' escaped); "-" when empty. */
+static enum err counts_text(struct buf *b, const cJSON *o)
+{
+	const cJSON *it;
+	enum err e = ERR_OK;
+	int first = 1;
+
+	cJSON_ArrayForEach(it, o) {
+		if (!e && !first)
+			e = buf_puts(b, "; ");
+		if (!e)
+			e = md_cell(b, it->string);
+		if (!e)
+			e = buf_printf(b, " (%.0f)", it->valuedouble);
+		first = 0;
+	}
+	if (first)
+		e = buf_puts(b, "-");
+	return e;
+}
+
+static enum err sec_facts(const cJSON *s, struct buf *b)
+{
+	static const char *const keys[][2] = {
+		{"model", "model"}, {"max_model_len", "max_model_len"},
+		{"server", "server_version"}, {"server kind", "server_kind"},
+		{"endpoint", "base_url"}, {"suite", "suite"}, {"suite SHA-256", "suite_sha256"},
+		{"tokenizer", "tokenizer_kind"}, {"tokenizer SHA-256", "tokenizer_sha256"},
+		{"template", "template"}, {"template SHA-256", "template_sha256"},
+		{"needle", "harness_version"}, {"started", "started_at"}, {"ended", "ended_at"}};
+	const cJSON *run = jget(s, "run");
+	char tmp[64];
+	size_t i;
+	const cJSON *a = jget(s, "attempts");
+	enum err e = buf_printf(b, "# needle report: %s\n\n", jget(run, "dir")->valuestring);
+
+	if (!e && cJSON_IsFalse(jget(a, "complete")))
+		e = buf_printf(b, "**INCOMPLETE: %.0f/%.0f** planned attempts recorded; no gate passes on this run.\n\n",
+			       jget_num(a, "planned_done"), jget_num(a, "planned"));
+	if (!e)
+		e = buf_puts(b, "| fact | value |\n|---|---|\n");
+
+	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
+		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
+			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
+	if (!e && cJSON_IsString(jget(run, "merge_note")))
+		e = buf_printf(b, "\nMerged from shards: %s\n", jget(run, "merge_note")->valuestring);
+	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
+		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
+	if (!e && cJSON_IsTrue(jget2(s, "attempts", "incomplete")))
+		e = buf_puts(b, "\n**INCOMPLETE**: the run stopped before all its attempts were made; "
+			     "the numbers below cover only what was recorded. Rerun the same command "
+			     "with --resume to finish it.\n");
+	return e;
+}
+
+static enum err sec_attempts(const cJSON *s, struct buf *b)
+{
+	const cJSON *a = jget(s, "attempts"), *st = jget(s, "fail_stages");
+	char rt[128];
+	enum err e;
+
+	rate_text(a, "pass", rt, sizeof(rt));
+	e = buf_printf(b, "\n## Pass rate\n\nOverall: **%s** passed. Failed at transport %.0f, audit %.0f, grade %.0f.\n",
+		       rt, jget_num(st, "transport"), jget_num(st, "audit"), jget_num(st, "grade"));
+	if (!e && jget_num(a, "torn_bytes_skipped") > 0)
+		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
+			       jget_num(a, "torn_bytes_skipped"));
+	return e ? e : buf_puts(b, "\n| case | kind | passed | why it failed (attempts) |\n|---|---|---|---|\n");
+}
+
+/* One row of the pass-rate table. */
+static enum err case_row(void *ctx, struct buf *b, const cJSON *c)
+{
+	char rt[128];
+	enum err e = buf_puts(b, "| ");
+
+	(void)ctx;
+	rate_text(c, "pass", rt, sizeof(rt));
+	if (!e)
+		e = md_cell(b, jget(c, "id")->valuestring);
+	if (!e)
+		e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
+	if (!e)
+		e = counts_text(b, jget(c, "reasons"));
+	return e ? e : buf_puts(b, " |\n");
+}
+
+/* Calls `fn` with each case of `m` as its summary object, made one at a
+ * time; stops at the first error. */
+static enum err each_case(const struct report_sum *m, struct buf *b, void *ctx,
+			  enum err (*fn)(void *ctx, struct buf *b, const cJSON *c))
+{
+	enum err e = ERR_OK;
+	size_t i;
+
+	for (i = 0; !e && i < m->cases.n; i++) {
+		cJSON *c = report_case_json(&m->cases.c[i]);
+		e = c ? fn(ctx, b, c) : ERR_NOMEM;
+		cJSON_Delete(c);
+	}
+	return e;
+}
+
+static enum err sec_finish(const cJSON *s, struct buf *b)
+{
+	enum err e = buf_puts(b, "\nFinish reasons: ");
+
+	if (!e)
+		e = counts_text(b, jget(s, "finish_reasons"));
+	return e ? e : buf_puts(b, "\n");
+}
+
+/* Appends `s` on one line (line breaks as spaces). */
+static enum err one_line(struct buf *b, const char *s)
+{
+	enum err e = ERR_OK;
+
+	for (; !e && *s; s++)
+		e = buf_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+	return e;
+}
+
+static enum err failure_group(struct buf *b, const cJSON *g)
+{
+	const cJSON *ex = jget(g, "example"), *c, *raw = jget(ex, "raw");
+	const char *answer = jget(ex, "answer")->valuestring;
+	char tmp[32];
+	int i = 0, n = cJSON_GetArraySize(jget(g, "cases"));
+	enum err e = buf_printf(b, "\n### %s: ", jget(g, "stage")->valuestring);
+
+	if (!e)
+		e = one_line(b, jget(g, "key")->valuestring);
+	if (!e)
+		e = buf_printf(b, " (%.0f attempts, %d case%s)\n\nCases:", jget_num(g, "count"),
+			       n, n == 1 ? "" : "s");
+	cJSON_ArrayForEach(c, jget(g, "cases"))
+		if (!e && i++ < REPORT_CASES_NAMED)
+			e = buf_printf(b, "%s `%s`", i > 1 ? "," : "", c->valuestring);
+	if (!e && n > REPORT_CASES_NAMED)
+		e = buf_printf(b, " and %d more", n - REPORT_CASES_NAMED);
+	if (!e)
+		e = buf_printf(b, ".\n\nExample: `%s` repeat %s", jget(ex, "case")->valuestring,
+			       md_value(jget(ex, "repeat"), tmp, sizeof(tmp)));
+	if (!e && cJSON_IsNumber(jget(ex, "seed")))
+		e = buf_printf(b, ", seed %.0f", jget_num(ex, "seed"));
+	if (!e)
+		e = buf_puts(b, ": ");
+	if (!e)
+		e = one_line(b, jget(ex, "reason")->valuestring);
+	if (!e)
+		e = buf_puts(b, *answer ? "\n\n> answer: " : "\n\n> answer: (nothing)");
+	if (!e)
+		e = one_line(b, answer);
+	if (!e && cJSON_IsString(raw))
+		e = buf_printf(b, "\n\nRaw stream: `%s`", raw->valuestring);
+	return e ? e : buf_puts(b, "\n");
+}
+
+static enum err sec_failures(const cJSON *s, struct buf *b)
+{
+	const cJSON *g, *adv;
+	enum err e = buf_puts(b, "\n## Failures\n");
+
+	cJSON_ArrayForEach(adv, jget(s, "advice"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(b, "\n**What to do:** %s.\n", adv->valuestring);
+	if (!e && !cJSON_GetArraySize(jget(s, "failures")))
+		e = buf_puts(b, "\nNo attempt failed.\n");
+	cJSON_ArrayForEach(g, jget(s, "failures"))
+		if (!e)
+			e = failure_group(b, g);
+	return e;
+}
+
+/* Per endpoint, when the run used several: where the failures were. */
+static enum err sec_endpoints(const cJSON *s, struct buf *b)
+{
+	const cJSON *eps = jget(s, "endpoints"), *e, *failing = NULL;
+	double fails = jget_num(jget(s, "attempts"), "fail");
+	int nfailing = 0;
+	char rt[128];
+	enum err err;
+
+	if (cJSON_GetArraySize(eps) < 2)
+		return ERR_OK;
+	err = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | passed | failure codes |\n|---|---|---|---|\n");
+	cJSON_ArrayForEach(e, eps) {
+		double f = jget_num(e, "total") - jget_num(e, "pass");
+		if (f > 0)
+			nfailing++, failing = e;
+		rate_text(e, "pass", rt, sizeof(rt));
+		if (!err)
+			err = buf_printf(b, "| %.0f | ", jget_num(e, "replica"));
+		if (!err)
+			err = md_cell(b, jget(e, "base_url")->valuestring);
+		if (!err)
+			err = buf_printf(b, " | %s | ", rt);
+		if (!err)
+			err = counts_text(b, jget(e, "failure_codes"));
+		if (!err)
+			err = buf_puts(b, " |\n");
+	}
+	if (!err && nfailing == 1)
+		err = buf_printf(b, "\nAll %.0f failures on replica %.0f (%s).\n", fails,
+				 jget_num(failing, "replica"), jget(failing, "base_url")->valuestring);
+	return err;
+}
+
+static enum err sec_audit(const cJSON *s, struct buf *b)
+{
+	const cJSON *au = jget(s, "audit"), *it;
+	char tmp[64];
+	enum err e;
+	int first = 1;
+
+	e = buf_printf(b, "\n## Usage audit\n\n%.0f attempts audited, %.0f failed the audit; "
+		       "%.0f usage deltas (server prompt_tokens - local count), max |delta| %s.\n",
+		       jget_num(au, "enabled"), jget_num(au, "failed"), jget_num(au, "samples"),
+		       md_value(jget(au, "max_abs_delta"), tmp, sizeof(tmp)));
+	if (!e && cJSON_GetArraySize(jget(au, "deltas")))
+		e = buf_puts(b, "\nDelta distribution: ");
+	cJSON_ArrayForEach(it, jget(au, "deltas")) {
+		if (!e)
+			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", jget_num(it, "delta"),
+				       jget_num(it, "count"));
+		first = 0;
+	}
+	return e || first ? e : buf_puts(b, "\n");
+}
+
+static enum err margin_table(struct buf *b, const cJSON *arr, const char *key,
+			  const char *title, const char *unit)
+{
+	const cJSON *it;
+	char rt[128];
+	enum err e = buf_printf(b, "\n| %s | found |\n|---|---|\n", title);
+
+	cJSON_ArrayForEach(it, arr) {
+		rate_text(it, "found", rt, sizeof(rt));
+		if (!e)
+			e = buf_printf(b, "| %.0f%s | %s |\n", jget_num(it, key), unit, rt);
+	}
+	return e;
+}
+
+static enum err length_latency_table(struct buf *b, const cJSON *arr)
+{
+	const cJSON *it;
+	char t1[32], t2[32], t3[32], t4[32];
+	enum err e = buf_puts(b, "\n| prompt tokens | TTFT n | TTFT p50 ms | TTFT p90 ms | E2E n | E2E p50 ms | E2E p90 ms |\n|---|---|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(it, arr)
+		if (!e)
+			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", jget_num(it, "tokens"),
+				       jget_num(jget(it, "ttft_ms"), "n"),
+				       md_value(jget2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
+				       md_value(jget2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
+				       jget_num(jget(it, "e2e_ms"), "n"),
+				       md_value(jget2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
+				       md_value(jget2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
+	return e;
+}
+
+static enum err sec_recall(const cJSON *s, struct buf *b)
+{
+	const cJSON *rc = jget(s, "recall"), *d, *l, *c;
+	enum err e;
+
+	if (!cJSON_IsObject(rc))
+		return ERR_OK;
+	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); a needle whose attempt failed at transport counts as not found and is shown as \"no answer\". Heatmap in recall.png.\n\n| depth |",
+		       jget_num(rc, "attempts"));
+	cJSON_ArrayForEach(l, jget(rc, "lengths"))
+		if (!e)
+			e = buf_printf(b, " %.0f |", l->valuedouble);
+	if (!e)
+		e = buf_puts(b, "\n|---|");
+	cJSON_ArrayForEach(l, jget(rc, "lengths"))
+		if (!e)
+			e = buf_puts(b, "---|");
+	cJSON_ArrayForEach(d, jget(rc, "depths")) {
+		if (!e)
+			e = buf_printf(b, "\n| %.0f%% |", d->valuedouble);
+		cJSON_ArrayForEach(l, jget(rc, "lengths")) {
+			const cJSON *hit = NULL;
+			cJSON_ArrayForEach(c, jget(rc, "cells"))
+				if (jget_num(c, "depth") == d->valuedouble &&
+				    jget_num(c, "tokens") == l->valuedouble)
+					hit = c;
+			if (!e && hit && jget_num(hit, "transport_failed") > 0)
+				e = buf_printf(b, " %.0f/%.0f (%.0f no answer) |", jget_num(hit, "found"),
+					       jget_num(hit, "total"), jget_num(hit, "transport_failed"));
+			else if (!e)
+				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, "found"), jget_num(hit, "total"))
+					: buf_puts(b, " - |");
+		}
+	}
+	if (!e)
+		e = buf_puts(b, "\n");
+	if (!e)
+		e = margin_table(b, jget(rc, "by_depth"), "depth", "depth", "%");
+	if (!e)
+		e = margin_table(b, jget(rc, "by_length"), "tokens", "prompt tokens", "");
+	return e ? e : length_latency_table(b, jget(rc, "latency_by_length"));
+}
+
+static enum err sec_latency(const cJSON *s, struct buf *b)
+{
+	const cJSON *it;
+	char t50[32], t90[32], t99[32];
+	enum err e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
+
+	cJSON_ArrayForEach(it, jget(s, "latency")) {
+		if (!e)
+			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, jget_num(it, "n"),
+				       md_value(jget(it, "p50"), t50, sizeof(t50)),
+				       md_value(jget(it, "p90"), t90, sizeof(t90)),
+				       md_value(jget(it, "p99"), t99, sizeof(t99)));
+	}
+	return e;
+}
+
+enum err report_markdown(const struct report_sum *m, struct buf *out, struct diag *d)
+{
+	static const md_section head[] = {sec_facts, sec_attempts};
+	static const md_section tail[] = {sec_finish, sec_endpoints, sec_failures, sec_audit,
+					  sec_recall, sec_latency, loadcells_markdown,
+					  loadview_markdown, probesum_markdown};
+	enum err e = md_render(m->s, head, sizeof(head) / sizeof(head[0]), "report", out, d);
+
+	if (!e && (e = each_case(m, out, NULL, case_row)))
+		return diag_fail(d, e, "cannot render the report: %s",
+				 e == ERR_NOMEM ? "out of memory" : err_name(e));
+	return e ? e : md_render(m->s, tail, sizeof(tail) / sizeof(tail[0]), "report", out, d);
+}
+
+/* ---- terminal ---- */
+
+/* Appends `s` on one line, cut to `max` bytes at a character boundary
+ * ("..." marks the cut). */
+static enum err cut_text(struct buf *b, const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+	enum err e = ERR_OK;
+
+	if (n > max)
+		while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+			max--;
+	else
+		max = n;
+	for (i = 0; !e && i < max; i++)
+		e = buf_putc(b, s[i] == '\n' || s[i] == '\r' ? ' ' : s[i]);
+	return e || max == n ? e : buf_puts(b, "...");
+}
+
+/* The line of a failing case, "failing cases:" before the first (*ctx
+ * counts them). */
+static enum err term_case(void *ctx, struct buf *b, const cJSON *c)
+{
+	int *failing = ctx;
+	const cJSON *fr = jget(c, "first_reason"), *it;
+	double total = jget_num(c, "total"), fail = total - jget_num(c, "pass");
+	enum err e = ERR_OK;
+	int first = 1;
+
+	if (!(fail > 0))
+		return ERR_OK;
+	if (!(*failing)++)
+		e = buf_puts(b, "failing cases:\n");
+	if (!e)
+		e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, "id")->valuestring, fail, total);
+
+	cJSON_ArrayForEach(it, jget(c, "reasons")) {
+		if (!e)
+			e = buf_printf(b, "%s%s x%.0f", first ? "" : "; ", it->string, it->valuedouble);
+		first = 0;
+	}
+	if (!e)
+		e = buf_puts(b, ")");
+	if (!e && cJSON_IsString(fr))
+		e = buf_puts(b, ": ");
+	if (!e && cJSON_IsString(fr))
+		e = cut_text(b, fr->valuestring, REPORT_TERM_REASON);
+	return e ? e : buf_puts(b, "\n");
+}
+
+enum err report_terminal(const struct report_sum *m, struct buf *out, struct diag *d)
+{
+	const cJSON *adv, *summary = m->s;
+	enum err e = ERR_OK;
+	int failing = 0;
+
+	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
+		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
+	if (!e)
+		e = each_case(m, out, &failing, term_case);
+	cJSON_ArrayForEach(adv, jget(summary, "advice"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
+	cJSON_ArrayForEach(adv, jget2(summary, "load", "warnings"))
+		if (!e && cJSON_IsString(adv))
+			e = buf_printf(out, "warning: %s\n", adv->valuestring);
+	if (e)
+		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
+	return ERR_OK;
+}
+
+/* ---- heatmap ---- */
+
+/* Copies the numbers of an array into v[0..). */
+static void fill_axis(const cJSON *arr, double *v)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, arr)
+		*v++ = it->valuedouble;
+}
+
+/* The index of `x` in v[0..n), or -1. */
+static int axis_index(const double *v, int n, double x)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return i;
+	return -1;
+}
+
+/* "MODEL M  RUN R  DATE" from the summary's facts (R: the folder's name). */
+static void heatmap_title(const cJSON *s, char *out, size_t cap)
+{
+	const cJSON *run = jget(s, "run"), *when = jget(run, "started_at");
+	const char *dir = jget(run, "dir")->valuestring, *base = strrchr(dir, '/');
+	char tmp[64];
+
+	base = base && base[1] ? base + 1 : dir;
+	snprintf(out, cap, "MODEL %s  RUN %s  %.10s", md_value(jget(run, "model"), tmp, sizeof(tmp)),
+		 base, cJSON_IsString(when) ? when->valuestring : "DATE UNKNOWN");
+}
+
+enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
+{
+	const cJSON *rc = jget(summary, "recall"), *c;
+	double *dep, *len, *found, *total, *failed;
+	struct heatmap h;
+	char title[512];
+	size_t cells;
+	enum err e;
+
+	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(jget(rc, "cells")))
+		return ERR_OK;
+	h.ndepths = cJSON_GetArraySize(jget(rc, "depths"));
+	h.nlengths = cJSON_GetArraySize(jget(rc, "lengths"));
+	cells = (size_t)h.ndepths * (size_t)h.nlengths;
+	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 3 * cells + 1, sizeof(*dep));
+	if (!dep)
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing the heatmap");
+	len = dep + h.ndepths;
+	found = len + h.nlengths;
+	total = found + cells;
+	failed = total + cells;
+	fill_axis(jget(rc, "depths"), dep);
+	fill_axis(jget(rc, "lengths"), len);
+	cJSON_ArrayForEach(c, jget(rc, "cells")) {
+		int i = axis_index(dep, h.ndepths, jget_num(c, "depth"));
+		int j = axis_index(len, h.nlengths, jget_num(c, "tokens"));
+		if (i >= 0 && j >= 0) {
+			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "found");
+			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "total");
+			failed[(size_t)i * (size_t)h.nlengths + (size_t)j] =
+				jget_num(c, "transport_failed");
+		}
+	}
+	h.depths = dep;
+	h.lengths = len;
+	h.found = found;
+	h.total = total;
+	h.failed = failed;
+	heatmap_title(summary, title, sizeof(title));
+	h.title = title;
+	e = heatmap_png(&h, png, d);
+	mem_free(dep);
+	return e;
+}
+
+/* ---- files ---- */
+
+/* DIR/NAME followed by `suffix` into path[0..PATHBUF). */
+static enum err path_in(const char *dir, const char *name, const char *suffix,
+			char path[PATHBUF], struct diag *d)
+{
+	int n = snprintf(path, PATHBUF, "%s/%s%s", dir, name, suffix);
+
+	if (n < 0 || n >= PATHBUF)
+		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
+	return ERR_OK;
+}
+
+struct out_file {
+	const char *name;
+	const struct buf *b;
+};
+
+/* Writes the files as a set: each is staged as DIR/NAME.staged.PID (itself
+ * written whole by io_write_file), then all are renamed into place. A failure
+ * while staging (out of memory, a full disk) removes what was staged and
+ * leaves the old files as they were; only a failed rename(2) can leave the
+ * set half replaced, each file still whole. */
+static enum err write_set(const char *dir, const struct out_file *f, size_t n,
+			  struct diag *d)
+{
+	char suffix[32], staged[PATHBUF], path[PATHBUF];
+	size_t i, done = 0;
+	enum err e = ERR_OK;
+
+	snprintf(suffix, sizeof(suffix), ".staged.%ld", (long)getpid());
+	for (; !e && done < n; done++) /* counts the failed one: io cleans up its own */
+		if (!(e = path_in(dir, f[done].name, suffix, staged, d)))
+			e = io_write_file(staged, f[done].b->data, f[done].b->len, d);
+	for (i = 0; !e && i < n; i++) {
+		if ((e = path_in(dir, f[i].name, suffix, staged, d)) ||
+		    (e = path_in(dir, f[i].name, "", path, d)))
+			break;
+		if (rename(staged, path) != 0)
+			e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	}
+	for (i = 0; e && i < done; i++)
+		if (!path_in(dir, f[i].name, suffix, staged, NULL))
+			unlink(staged);
+	return e;
+}
+
+void report_files_release(struct report_files *f)
+{
+	report_sum_release(&f->summary);
+	buf_release(&f->json);
+	buf_release(&f->md);
+	buf_release(&f->png);
+	buf_release(&f->load_png);
+	buf_release(&f->csv);
+}
+
+/* load.png (loadplot.h), titled as the heatmap. */
+static enum err report_loadplot(const cJSON *summary, struct buf *png, struct diag *d)
+{
+	char title[512];
+
+	heatmap_title(summary, title, sizeof(title));
+	return loadplot_summary(summary, title, png, d);
+}
+
+enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
+{
+	struct jout_list cases;
+	enum err e;
+
+	f->summary.s = NULL;
+	casetab_init(&f->summary.cases);
+	buf_init(&f->json, BUF_MAX_DEFAULT);
+	buf_init(&f->md, BUF_MAX_DEFAULT);
+	buf_init(&f->png, BUF_MAX_DEFAULT);
+	buf_init(&f->load_png, BUF_MAX_DEFAULT);
+	buf_init(&f->csv, BUF_MAX_DEFAULT);
+	if ((e = report_summary(r, &f->summary, d)))
+		goto out;
+	cases = report_cases(&f->summary, jget(f->summary.s, "cases"));
+	if ((e = jout_print(f->summary.s, &cases, 1, 1, &f->json, NULL, "the summary", d)) ||
+	    (e = report_markdown(&f->summary, &f->md, d)) ||
+	    (e = report_heatmap(f->summary.s, &f->png, d)) ||
+	    (e = report_loadplot(f->summary.s, &f->load_png, d)) || (e = rows_csv(r->dir, &f->csv, d)))
+		goto out;
+	return ERR_OK;
+out:
+	report_files_release(f);
+	return e;
+}
+
+enum err report_save(const struct report_files *f, const char *dir, struct diag *d)
+{
+	struct out_file files[5] = {{"summary.json", &f->json}, {"summary.md", &f->md},
+				    {REPORT_CSV_NAME, &f->csv}, {"recall.png", &f->png}};
+	size_t n = f->png.len ? 4 : 3;
+
+	if (f->load_png.len)
+		files[n].name = "load.png", files[n++].b = &f->load_png;
+	return write_set(dir, files, n, d);
+}
+
+enum err report_write(const char *dir, struct report_sum *summary_out, struct diag *d)
+{
+	struct report_run *r = NULL;
+	struct report_files f;
+	enum err e;
+
+	if (summary_out) {
+		summary_out->s = NULL;
+		casetab_init(&summary_out->cases);
+	}
+	if ((e = report_load(dir, &r, d)))
+		return e;
+	if (!(e = report_render(r, &f, d))) {
+		if (!(e = report_save(&f, dir, d)) && summary_out) {
+			*summary_out = f.summary;
+			f.summary.s = NULL;
+			casetab_init(&f.summary.cases);
+		}
+		report_files_release(&f);
+	}
+	report_run_free(r);
+	return e;
+}

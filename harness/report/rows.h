@@ -1,0 +1,31 @@
+/*
+ * rows — a run's attempts as a tidy table, one row per recorded attempt and
+ * one column per fact, for pandas, DuckDB or a spreadsheet: CSV (RFC 4180:
+ * comma-separated, CRLF line ends, a field quoted when it holds a comma,
+ * quote or line break, quotes doubled; a header row; an absent value is an
+ * empty field) or JSON Lines (one compact object per line, the same keys in
+ * the same order, absent values null). Aggregates stay in summary.json
+ * (report.h); these rows are what it was computed from.
+ *
+ * Columns, in order: run (the run folder's last path component), model,
+ * case, kind, repeat, seed, verdict, fail_stage (transport, audit, grade or
+ * empty), failure_codes (the transport codes, ';'-separated), first_reason
+ * (why.h), usage_delta, local_prompt_tokens, prompt_tokens,
+ * completion_tokens, http_status, finish_reason, first_byte_ms, ttft_ms,
+ * ttfc_ms, e2e_ms, tpot_ms, recall_tokens, recall_depths (';'-separated),
+ * started_at, raw (the raw stream's path inside the run folder).
+ */
+#ifndef NEEDLE_ROWS_H
+#define NEEDLE_ROWS_H
+
+#include "base/buf.h"
+#include "base/err.h"
+
+/* Appends the rows of run folder `dir`'s records, its journal read as a
+ * stream (results_each: a torn last line skipped), to `out` as CSV with its
+ * header row, or as JSON Lines. ERR_NOMEM, ERR_LIMIT (the buffer's cap);
+ * results_each's errors; `out` may hold a partial table on error. */
+enum err rows_csv(const char *dir, struct buf *out, struct diag *d);
+enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d);
+
+#endif

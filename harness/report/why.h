@@ -1,0 +1,80 @@
+/*
+ * why — the reasons attempts failed, in words a person can act on: each
+ * failed result record (results.h) is read into its reasons, like reasons of
+ * many attempts are grouped under one key, and a run whose failures share an
+ * obvious cause (every request got HTTP 404, every prompt was too long for
+ * the server, the token counts are all off by the same amount) gets one
+ * sentence of advice. report.c builds the summary's "failures" and "advice"
+ * from these; the CSV's first_reason column and run's end-of-run lines are
+ * the same text.
+ *
+ * Conventions:
+ *  - an attempt that failed at transport has only its transport reasons (its
+ *    empty answer failing the grade is a consequence, not a cause); one whose
+ *    transport was clean has its audit reason, if any, then its grade reasons;
+ *  - keys: a transport failure code ("http_status 404" with its status), an
+ *    audit check ("usage_delta outside tolerance", "no usage reported"), a
+ *    grade reason cut before its per-attempt detail (the first " (" or, when
+ *    at least 8 characters precede it, the first ": "), so "needle at depth
+ *    50%: ..." groups by depth and "answer is not JSON (parse error ...)"
+ *    groups as one.
+ */
+#ifndef NEEDLE_WHY_H
+#define NEEDLE_WHY_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/err.h"
+#include "base/json.h"
+
+#define WHY_TEXT_MAX 512   /* bytes of a key or reason text, NUL included */
+#define WHY_REASONS_MAX 8  /* reasons kept per attempt */
+#define WHY_ANSWER_MAX 160 /* bytes of an answer quoted as an example */
+
+/* One reason an attempt failed. */
+struct why_reason {
+	const char *stage;      /* "transport", "audit" or "grade" (static) */
+	char key[WHY_TEXT_MAX]; /* what groups like reasons across attempts */
+	char text[WHY_TEXT_MAX];/* this attempt's full reason */
+};
+
+/* Fills out[0..max) with the reasons record `rec` (borrowed) failed and
+ * returns how many; 0 for a pass. A failed attempt with no stated reason
+ * gets one ("verdict 'X' with no reason recorded"). */
+size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max);
+/* The stage of `rec`'s first reason ("transport", "audit", "grade") and its
+ * text into out[0..cap); "" both for a pass. Returns the stage. */
+const char *why_first(const cJSON *rec, char *out, size_t cap);
+/* The model's answer in `rec` for quoting: its content, else its tool calls
+ * as compact JSON, else its reasoning, cut to WHY_ANSWER_MAX bytes at a
+ * character boundary ("..." marks the cut), into out[0..cap); "" when the
+ * model said nothing. */
+void why_answer(const cJSON *rec, char *out, size_t cap);
+
+/* The failures of a run, folded one record at a time: per reason group its
+ * count, the distinct case ids (first-seen order) and the first attempt as
+ * an example; and what the advice needs. Memory grows with the distinct
+ * (reason, case) pairs, never with the records. */
+struct why_fold;
+
+/* A new empty fold for run folder `dir` (copied; raw paths are DIR/raw);
+ * NULL when out of memory. */
+struct why_fold *why_fold_new(const char *dir);
+/* Frees the fold. Accepts NULL. */
+void why_fold_free(struct why_fold *w);
+/* Folds record `rec` (borrowed, not kept) in. ERR_NOMEM, after which the
+ * fold stays failed. */
+enum err why_fold_take(struct why_fold *w, const cJSON *rec);
+/* Adds to `summary` (a summary under construction in `jb`): "failures", an
+ * array of {stage, key, count, cases: [ids, first-seen order], example:
+ * {case, repeat, seed, reason, answer, raw}} sorted by count, most first
+ * (raw is DIR/ the record's raw path, or null); and "advice", an array of
+ * sentences for the causes the records make obvious (empty when none).
+ * `manifest` (may be NULL) is borrowed. Sorts the fold's groups. Errors,
+ * a failed take's included, stay in `jb` (ERR_NOMEM). */
+void why_fold_summarise(struct why_fold *w, const cJSON *manifest, struct json_build *jb,
+			cJSON *summary);
+
+#endif

@@ -1,0 +1,599 @@
+/* record — see record.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/json.h"
+#include "base/mem.h"
+#include "record.h"
+
+void record_key(const char *id, long repeat, int has_seed, long seed,
+		char *out, size_t cap)
+{
+	if (has_seed)
+		snprintf(out, cap, "%s\x1f%ld\x1f%ld", id, repeat, seed);
+	else
+		snprintf(out, cap, "%s\x1f%ld\x1fnull", id, repeat);
+}
+
+/* Whether `v` is an integer in the range suite seeds take (|x| < 2^53), which
+ * converts to long exactly; converting a larger one would be undefined (found
+ * by tests/fuzz/fuzz_results). */
+static int as_long(const cJSON *v, long *out)
+{
+	double x = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+
+	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
+		return 0;
+	*out = (long)x;
+	return 1;
+}
+
+int record_key_of(const cJSON *rec, char *out, size_t cap)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
+	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(rec, "repeat");
+	const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rec, "seed");
+	long r, sd = 0;
+
+	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
+	    !(cJSON_IsNull(seed) || as_long(seed, &sd)) ||
+	    strlen(id->valuestring) > RECORD_ID_MAX ||
+	    strlen(id->valuestring) + 44 > cap) /* id, 2 separators, 2 longs, NUL */
+		return 0;
+	record_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
+	return 1;
+}
+
+const char *record_problem(const cJSON *rec)
+{
+	char key[RECORD_KEY_MAX];
+
+	if (!rec)
+		return "not JSON";
+	if (!cJSON_IsObject(rec))
+		return "not a JSON object";
+	if (!record_key_of(rec, key, sizeof(key)))
+		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rec, "verdict")))
+		return "no \"verdict\" string";
+	return NULL;
+}
+
+int record_passed(const cJSON *rec)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, "verdict");
+
+	return cJSON_IsString(v) && !strcmp(v->valuestring, "pass");
+}
+
+void record_utc_now(char *out, size_t cap)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the attempt record ---- */
+
+static void num_or_null(struct json_build *jb, cJSON *o, const char *k, double v,
+			int present)
+{
+	if (present)
+		json_add_num(jb, o, k, v);
+	else
+		json_add_null(jb, o, k);
+}
+
+static void ms_or_null(struct json_build *jb, cJSON *o, const char *k, double v)
+{
+	num_or_null(jb, o, k, (double)(long long)(v * 1000.0 + 0.5) / 1000.0, v >= 0);
+}
+
+static void str_or_null(struct json_build *jb, cJSON *o, const char *k, const char *s)
+{
+	if (s)
+		json_add_str(jb, o, k, s);
+	else
+		json_add_null(jb, o, k);
+}
+
+/* o[key] = the first RECORD_TEXT_MAX bytes of `text` (`len` bytes), cut at a
+ * UTF-8 character boundary; when cut, o[key "_cut"] = {bytes, kept}. */
+static void add_text(struct json_build *jb, cJSON *o, const char *key,
+		     const char *text, size_t len)
+{
+	size_t kept = RECORD_TEXT_MAX;
+	char cutkey[64];
+	cJSON *c;
+
+	if (len <= RECORD_TEXT_MAX) {
+		json_add_strn(jb, o, key, text, len); /* whole: NUL bytes kept */
+		return;
+	}
+	while (kept > 0 && ((unsigned char)text[kept] & 0xC0) == 0x80)
+		kept--; /* text[kept] starts the first character left out */
+	json_add_strn(jb, o, key, text, kept);
+	snprintf(cutkey, sizeof(cutkey), "%s_cut", key);
+	c = json_add_obj(jb, o, cutkey);
+	json_add_num(jb, c, "bytes", (double)len);
+	json_add_num(jb, c, "kept", (double)kept);
+}
+
+/* The calls of `s`; `capped`: each arguments text cut as add_text cuts
+ * content (a record), else whole (the round-2 request). */
+static void add_tool_calls(struct json_build *jb, cJSON *arr, const struct stream *s, int capped)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntools; i++) {
+		const struct stream_tool_call *t = &s->tools[i];
+		cJSON *o = json_add_obj(jb, arr, NULL), *fn;
+		json_add_str(jb, o, "id", t->id.data);
+		json_add_str(jb, o, "type", t->type.len ? t->type.data : "function");
+		fn = json_add_obj(jb, o, "function");
+		json_add_str(jb, fn, "name", t->name.data);
+		if (capped)
+			add_text(jb, fn, "arguments", t->arguments.data, t->arguments.len);
+		else
+			json_add_strn(jb, fn, "arguments", t->arguments.data, t->arguments.len);
+	}
+}
+
+/* fn's members as in `f`, the arguments text cut as add_text cuts content.
+ * Arguments holding a NUL are a raw literal (json_add_strn): one over the
+ * cap is left out ("" kept, arguments_cut says how long it was). */
+static void add_function_capped(struct json_build *jb, cJSON *fn, const cJSON *f)
+{
+	const cJSON *k;
+	cJSON *c;
+
+	cJSON_ArrayForEach(k, f) {
+		size_t n = k->valuestring ? strlen(k->valuestring) : 0;
+
+		if (strcmp(k->string, "arguments") || n <= RECORD_TEXT_MAX) {
+			json_add_dup(jb, fn, k->string, k);
+		} else if (cJSON_IsString(k)) {
+			add_text(jb, fn, "arguments", k->valuestring, n);
+		} else {
+			json_add_str(jb, fn, "arguments", "");
+			c = json_add_obj(jb, fn, "arguments_cut");
+			json_add_num(jb, c, "bytes", (double)n);
+			json_add_num(jb, c, "kept", 0);
+		}
+	}
+}
+
+/* A copy of the calls `calls` (record_tool_calls), arguments capped. */
+static void add_calls_capped(struct json_build *jb, cJSON *arr, const cJSON *calls)
+{
+	const cJSON *call, *k;
+
+	cJSON_ArrayForEach(call, calls) {
+		cJSON *o = json_add_obj(jb, arr, NULL);
+
+		cJSON_ArrayForEach(k, call)
+			if (strcmp(k->string, "function"))
+				json_add_dup(jb, o, k->string, k);
+			else
+				add_function_capped(jb, json_add_obj(jb, o, "function"), k);
+	}
+}
+
+cJSON *record_tool_calls(const struct stream *s)
+{
+	struct json_build jb;
+	cJSON *arr;
+
+	json_build_init(&jb);
+	arr = json_new_arr(&jb);
+	add_tool_calls(&jb, arr, s, 0);
+	json_build_end(&jb, &arr, "the tool calls", NULL);
+	return arr;
+}
+
+static void add_transport(struct json_build *jb, cJSON *rec,
+			  const struct stream_checks *ck, const char *extra)
+{
+	cJSON *o = json_add_obj(jb, rec, "transport"), *codes, *msgs;
+	size_t i;
+
+	json_add_bool(jb, o, "ok", ck->n == 0);
+	codes = json_add_arr(jb, o, "failures");
+	msgs = json_add_arr(jb, o, "messages");
+	for (i = 0; i < ck->n; i++) {
+		json_add_str(jb, codes, NULL, stream_fail_name(ck->f[i].code));
+		json_add_str(jb, msgs, NULL, ck->f[i].msg);
+	}
+	for (i = 0; extra && *extra && i < ck->n; i++)
+		if (strstr(ck->f[i].msg, extra))
+			extra = NULL; /* already said */
+	if (extra && *extra)
+		json_add_str(jb, msgs, NULL, extra);
+}
+
+static void add_audit(struct json_build *jb, cJSON *rec, const struct audit_result *v)
+{
+	cJSON *o = json_add_obj(jb, rec, "audit");
+
+	json_add_bool(jb, o, "ok", v->ok);
+	json_add_bool(jb, o, "enabled", v->enabled);
+	if (v->skipped)
+		json_add_str(jb, o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
+	num_or_null(jb, o, "local_prompt_tokens", (double)v->local_tokens, v->local_tokens >= 0);
+	num_or_null(jb, o, "server_prompt_tokens", (double)v->server_tokens, v->server_tokens >= 0);
+	num_or_null(jb, o, "usage_delta", (double)v->delta, v->have_delta);
+	json_add_num(jb, o, "tolerance", (double)v->tolerance);
+	if (v->hint)
+		json_add_str(jb, o, "hint", v->hint);
+}
+
+static void add_timing(struct json_build *jb, cJSON *rec, const struct stream *s)
+{
+	struct stream_timing t;
+	cJSON *o = json_add_obj(jb, rec, "timing");
+
+	stream_timing(s, &t);
+	ms_or_null(jb, o, "first_byte_ms", t.first_byte_ms);
+	ms_or_null(jb, o, "ttft_ms", t.ttft_ms);
+	ms_or_null(jb, o, "ttfc_ms", t.ttfc_ms);
+	ms_or_null(jb, o, "e2e_ms", t.e2e_ms);
+	ms_or_null(jb, o, "tpot_ms", t.tpot_ms);
+}
+
+static void add_grade(struct json_build *jb, cJSON *rec, const struct grade *g)
+{
+	cJSON *o = json_add_obj(jb, rec, "grade");
+
+	json_add_bool(jb, o, "ok", g->ok);
+	if (g->reasons)
+		json_add_dup(jb, o, "reasons", g->reasons);
+	else
+		json_add_arr(jb, o, "reasons");
+	if (g->needles)
+		json_add_dup(jb, o, "needles", g->needles);
+}
+
+static void add_recall(struct json_build *jb, cJSON *rec, const struct record_attempt *a)
+{
+	cJSON *o = json_add_obj(jb, rec, "recall"), *dep;
+	int i;
+
+	json_add_int(jb, o, "tokens", a->recall_tokens);
+	dep = json_add_arr(jb, o, "depths");
+	for (i = 0; i < a->c->recall.ndepths; i++)
+		json_add_int(jb, dep, NULL, a->c->recall.depths[i]);
+	json_add_str(jb, o, "filler", a->c->recall.filler);
+	json_add_str(jb, o, "prompt_sha256", a->prompt_sha256);
+}
+
+/* The usage object as the server sent it (its compact text re-parsed), or
+ * null. */
+static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
+{
+	cJSON *u = NULL;
+
+	if (s->usage.present && s->usage.json.len &&
+	    json_parse(s->usage.json.data, s->usage.json.len, &u, "usage", NULL) == ERR_NOMEM)
+		json_add_item(jb, o, "usage", NULL); /* records the failure */
+	else if (u)
+		json_add_item(jb, o, "usage", u);
+	else
+		json_add_null(jb, o, "usage");
+}
+
+/* http_status ... tool_calls, request_sha256: what a record and a round
+ * summary both say about a response. */
+
+static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
+{
+	json_add_int(jb, o, "http_status", a->http_status);
+	add_timing(jb, o, a->st);
+	add_usage(jb, o, a->st);
+	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
+		    ? a->st->finish_reason.data : NULL);
+	add_text(jb, o, "content", a->st->content.data, a->st->content.len);
+	add_text(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
+	if (a->tool_calls)
+		add_calls_capped(jb, json_add_arr(jb, o, "tool_calls"), a->tool_calls);
+	else
+		add_tool_calls(jb, json_add_arr(jb, o, "tool_calls"), a->st, 1);
+	json_add_str(jb, o, "request_sha256", a->request_sha256);
+}
+
+static void add_raw(struct json_build *jb, cJSON *o, const char *name)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "raw/%s", name);
+	json_add_str(jb, o, "raw", path);
+}
+
+cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
+{
+	struct json_build jb;
+	cJSON *rec;
+
+	v->transport_ok = a->ck->n == 0;
+	v->audit_ok = a->audit->ok;
+	v->grade_ok = a->g->ok;
+	json_build_init(&jb);
+	rec = json_new_obj(&jb);
+	json_add_str(&jb, rec, "case", a->c->id);
+	json_add_str(&jb, rec, "kind", suite_kind_name(a->c->kind));
+	json_add_int(&jb, rec, "repeat", a->repeat);
+	num_or_null(&jb, rec, "seed", (double)a->seed, a->has_seed);
+	json_add_str(&jb, rec, "verdict", v->transport_ok && v->audit_ok && v->grade_ok
+					  ? "pass" : "fail");
+	add_transport(&jb, rec, a->ck, a->transport_msg);
+	add_audit(&jb, rec, a->audit);
+	add_grade(&jb, rec, a->g);
+	add_response(&jb, rec, a);
+	json_add_str(&jb, rec, "endpoint", a->endpoint);
+	json_add_str(&jb, rec, "model", a->model);
+	json_add_str(&jb, rec, "started_at", a->started_at);
+	add_raw(&jb, rec, a->raw_name);
+	json_add_num(&jb, rec, "response_bytes", (double)a->response_bytes);
+	if (a->c->kind == SUITE_RECALL)
+		add_recall(&jb, rec, a);
+	if (a->round1)
+		json_add_dup(&jb, json_add_arr(&jb, rec, "rounds"), NULL, a->round1);
+	json_build_end(&jb, &rec, "a result record", NULL);
+	return rec;
+}
+
+cJSON *record_round(const struct record_attempt *a)
+{
+	struct json_build jb;
+	cJSON *o;
+
+	json_build_init(&jb);
+	o = json_new_obj(&jb);
+	add_transport(&jb, o, a->ck, a->transport_msg);
+	add_response(&jb, o, a);
+	add_raw(&jb, o, a->raw_name);
+	json_build_end(&jb, &o, "a round summary", NULL);
+	return o;
+}
+
+/* ---- manifest.json ---- */
+
+static void add_options(struct json_build *jb, cJSON *m, const struct record_options *o)
+{
+	cJSON *j = json_add_obj(jb, m, "options");
+
+	json_add_int(jb, j, "concurrency", o->concurrency);
+	num_or_null(jb, j, "timeout_s", o->timeout, o->timeout > 0);
+	num_or_null(jb, j, "idle_timeout_s", o->idle_timeout, o->idle_timeout > 0);
+	num_or_null(jb, j, "repeat", (double)o->repeat, o->repeat > 0);
+	if (o->ncase_globs) {
+		cJSON *c = json_add_arr(jb, j, "case");
+		int i;
+		for (i = 0; i < o->ncase_globs; i++)
+			json_add_str(jb, c, NULL, o->case_globs[i]);
+	} else
+		json_add_null(jb, j, "case");
+	json_add_bool(jb, j, "resume", o->resume);
+	json_add_str(jb, j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
+	str_or_null(jb, j, "server", o->server);
+}
+
+static void add_locals(struct json_build *jb, cJSON *m, const struct record_manifest *in)
+{
+	cJSON *t;
+
+	if (in->tok) {
+		t = json_add_obj(jb, m, "tokenizer");
+		json_add_str(jb, t, "path", in->tokenizer_path);
+		json_add_str(jb, t, "kind", tok_kind(in->tok));
+		json_add_str(jb, t, "sha256", tok_sha256(in->tok));
+		num_or_null(jb, t, "completions_bos_id", (double)in->bos_id, in->bos_id >= 0);
+	} else {
+		json_add_null(jb, m, "tokenizer");
+	}
+	if (in->tpl) {
+		t = json_add_obj(jb, m, "template");
+		json_add_str(jb, t, "name", tpl_name(in->tpl));
+		json_add_str(jb, t, "sha256", tpl_sha256(in->tpl));
+		json_add_str(jb, t, "source", tpl_source(in->tpl));
+		json_add_str(jb, t, "source_sha256", tpl_source_sha256(in->tpl));
+		if (tpl_clock_text() && tpl_reads_clock(in->tpl)) /* strftime_now's clock */
+			json_add_str(jb, t, "date", tpl_clock_text());
+		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
+		json_add_str(jb, t, "server", tpl_server_name(in->server));
+		json_add_str(jb, t, "server_from", in->server_from);
+	} else {
+		json_add_null(jb, m, "template");
+	}
+}
+
+cJSON *record_manifest_new(struct record_manifest *in)
+{
+	struct json_build jb;
+	cJSON *m, *s, *h;
+	char when[32];
+
+	json_build_init(&jb);
+	m = json_new_obj(&jb);
+	h = json_add_obj(&jb, m, "harness");
+	json_add_str(&jb, h, "name", "needle");
+	json_add_str(&jb, h, "version", NEEDLE_VERSION);
+	s = json_add_obj(&jb, m, "suite");
+	json_add_str(&jb, s, "name", in->suite->name);
+	json_add_str(&jb, s, "path", in->suite->path);
+	json_add_str(&jb, s, "sha256", in->suite->sha256);
+	json_add_int(&jb, s, "cases", (long long)in->suite->ncases);
+	json_add_str(&jb, in->endpoint, "base_url", in->base_url);
+	json_add_item(&jb, m, "endpoint", in->endpoint);
+	in->endpoint = NULL;
+	add_locals(&jb, m, in);
+	add_options(&jb, m, &in->opts);
+	record_utc_now(when, sizeof(when));
+	json_add_str(&jb, m, "started_at", when);
+	json_add_null(&jb, m, "ended_at");
+	json_build_end(&jb, &m, "the manifest", NULL);
+	return m;
+}
+
+/* Replaces member `key` of `o` in place (its position kept) with `item`
+ * (consumed). */
+static enum err replace(cJSON *o, const char *key, cJSON *item, struct diag *d)
+{
+	if (item && cJSON_ReplaceItemInObjectCaseSensitive(o, key, item))
+		return ERR_OK;
+	cJSON_Delete(item);
+	return diag_fail(d, ERR_NOMEM, "out of memory building the manifest");
+}
+
+enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
+			     size_t fail, size_t recorded_before, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *c;
+	char when[32];
+
+	record_utc_now(when, sizeof(when));
+	if (replace(manifest, "ended_at", cJSON_CreateString(when), d))
+		return d->code;
+	json_build_init(&jb);
+	c = json_new_obj(&jb);
+	json_add_int(&jb, c, "planned", (long long)planned);
+	json_add_int(&jb, c, "run", (long long)run);
+	json_add_int(&jb, c, "pass", (long long)pass);
+	json_add_int(&jb, c, "fail", (long long)fail);
+	json_add_int(&jb, c, "recorded_before", (long long)recorded_before);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "attempts");
+	json_add_item(&jb, manifest, "attempts", c);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
+enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *p;
+
+	json_build_init(&jb);
+	p = json_new_obj(&jb);
+	json_add_int(&jb, p, "attempts", cJSON_GetArraySize(keys));
+	json_add_item(&jb, p, "keys", keys);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "planned");
+	json_add_item(&jb, manifest, "planned", p);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
+void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      long long *planned, long long *done)
+{
+	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(manifest, "planned"), "keys");
+	const cJSON *it;
+
+	*planned = -1;
+	*done = 0;
+	if (!cJSON_IsArray(keys))
+		return;
+	*planned = 0;
+	cJSON_ArrayForEach(it, keys) {
+		(*planned)++;
+		*done += cJSON_IsString(it) && keyset_has(recorded, it->valuestring);
+	}
+}
+
+/* What --resume requires to be unchanged: manifest path, what to call it. */
+static const char *const same_on_resume[][4] = {
+	{"suite", "sha256", NULL, "the suite (SHA-256)"},
+	{"endpoint", "base_url", NULL, "the endpoint"},
+	{"endpoint", "served_model", NULL, "the served model"},
+	{"endpoint", "server", "kind_guess", "the server flavour"},
+	{"tokenizer", "sha256", NULL, "the tokenizer (SHA-256)"},
+	{"template", "sha256", NULL, "the template (SHA-256)"},
+	{"template", "server", NULL, "the server whose message preparation the audit renders"},
+	{"options", "server", NULL, "option '--server'"},
+};
+
+/* The value at path p[0..2] of `m` (NULL when absent). */
+static const cJSON *at_path(const cJSON *m, const char *const *p)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, p[0]);
+	int i;
+
+	for (i = 1; i < 3 && p[i] && v; i++)
+		v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, p[i]) : NULL;
+	return v;
+}
+
+/* `v` as short JSON text ("absent" when NULL). */
+static void short_json(const cJSON *v, char *out, size_t cap)
+{
+	char *t = v ? cJSON_PrintUnformatted(v) : NULL;
+
+	snprintf(out, cap, "%s", v ? (t ? t : "?") : "absent");
+	if (strlen(out) + 1 == cap && cap > 4)
+		memcpy(out + cap - 4, "...", 4);
+	cJSON_free(t);
+}
+
+/* The plan of a resumed run: the old plan's keys, then this run's new ones
+ * (a narrower --case never makes a run look complete). */
+static enum err merge_plan(cJSON *manifest, const cJSON *old, struct diag *d)
+{
+	const cJSON *was = at_path(old, (const char *const[]){"planned", "keys", NULL});
+	const cJSON *now = at_path(manifest, (const char *const[]){"planned", "keys", NULL});
+	struct json_build jb;
+	struct keyset seen;
+	cJSON *keys;
+	const cJSON *it;
+	int pass;
+	enum err e = ERR_OK;
+
+	if (!cJSON_IsArray(was) || !cJSON_IsArray(now))
+		return ERR_OK;
+	keyset_init(&seen);
+	json_build_init(&jb);
+	keys = json_new_arr(&jb);
+	for (pass = 0; pass < 2; pass++) {
+		const cJSON *from = pass ? now : was;
+		cJSON_ArrayForEach(it, from) {
+			int added = 0;
+			if (cJSON_IsString(it) && !e && !(e = keyset_add(&seen, it->valuestring, &added, d)) &&
+			    added)
+				json_add_str(&jb, keys, NULL, it->valuestring);
+		}
+	}
+	keyset_release(&seen);
+	if (e) {
+		cJSON_Delete(keys);
+		return e;
+	}
+	if (json_build_end(&jb, &keys, "the plan", d))
+		return d->code;
+	return record_manifest_plan(manifest, keys, d);
+}
+
+enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
+				const char *dir, struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; old && i < sizeof(same_on_resume) / sizeof(same_on_resume[0]); i++) {
+		const char *const *p = same_on_resume[i];
+		const cJSON *was = at_path(old, p), *now = at_path(manifest, p);
+		char a[100], b[100];
+		if (!cJSON_GetObjectItemCaseSensitive(old, p[0]) ||
+		    (was && now && cJSON_Compare(was, now, 1)) || (!was && !now))
+			continue; /* a field an older needle did not write is no change */
+		short_json(was, a, sizeof(a));
+		short_json(now, b, sizeof(b));
+		return diag_fail(d, ERR_USAGE,
+				 "cannot resume '%s': %s changed since the run started (was %s, now %s); resume with the same, or pass another --out",
+				 dir, p[3], a, b);
+	}
+	if (cJSON_GetObjectItemCaseSensitive(old, "started_at") &&
+	    replace(manifest, "started_at",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d))
+		return d->code;
+	return merge_plan(manifest, old, d);
+}

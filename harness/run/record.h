@@ -1,0 +1,168 @@
+/*
+ * record — the formats of a run folder's contents (DESIGN.md §7), written and
+ * read here only: the results.jsonl record of one attempt, the round summary
+ * of a tool conversation, and manifest.json. results.h keeps the files (the
+ * journal's lines, durability, the raw bytes); report and diff read records
+ * through results_each, which accepts a line only when record_problem
+ * does.
+ *
+ * A record (one JSON object): case, kind, repeat, seed (number or null),
+ * verdict ("pass" or "fail"), transport {ok, failures, messages}, audit {ok,
+ * enabled, [note], local_prompt_tokens, server_prompt_tokens, usage_delta,
+ * tolerance}, grade {ok, reasons, [needles]}, http_status, timing
+ * {first_byte_ms, ttft_ms, ttfc_ms, e2e_ms, tpot_ms}, usage, finish_reason,
+ * content, reasoning, tool_calls, request_sha256, endpoint, model,
+ * started_at, raw ("raw/NAME.sse"), response_bytes, and for recall cases
+ * recall {tokens, depths, filler, prompt_sha256}, for a two-round tool case
+ * rounds [round 1's summary]; run.c adds "replica" and "base_url" (which of
+ * several --base-url served it). verdict is "pass" only when transport, audit
+ * and grade all passed.
+ *
+ * An attempt is keyed by (case id, repeat, seed): record_key.
+ *
+ * A record keeps at most RECORD_TEXT_MAX bytes of content, of reasoning and
+ * of each tool call's arguments (cut at a character boundary); a cut text
+ * says so in "content_cut" / "reasoning_cut" / the function's
+ * "arguments_cut" {bytes: the whole length, kept}, and the whole answer stays
+ * in raw/ (grading always sees all of it; round 2 gets the whole arguments).
+ */
+#ifndef NEEDLE_RECORD_H
+#define NEEDLE_RECORD_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "audit.h"
+#include "base/err.h"
+#include "grade.h"
+#include "base/keyset.h"
+#include "net/stream.h"
+#include "suite.h"
+#include "tok/tok.h"
+#include "tpl/tpl.h"
+
+#define RECORD_TEXT_MAX ((size_t)1 << 20) /* bytes of content, of reasoning, of arguments */
+
+/* What one attempt's record is made of (all borrowed). */
+struct record_attempt {
+	const struct suite_case *c;
+	long repeat;
+	int has_seed;
+	long seed;
+	const struct stream *st;          /* the (last round's) response */
+	const struct stream_checks *ck;   /* its transport checks */
+	const char *transport_msg;        /* said under transport.messages
+					     unless a check said it; or NULL */
+	long http_status;
+	const struct audit_result *audit;
+	const struct grade *g;            /* NULL in a round summary */
+	const cJSON *tool_calls;          /* NULL: the calls of `st` */
+	const cJSON *round1;              /* round 1's summary, or NULL */
+	const char *request_sha256;
+	const char *endpoint;             /* request path */
+	const char *model;
+	const char *started_at;
+	const char *raw_name;             /* file name under raw/ */
+	size_t response_bytes;
+	const char *prompt_sha256;        /* recall: of the rendered prompt */
+	long recall_tokens;               /* recall: the prompt size asked for
+					     ("tokens": "max" resolved) */
+};
+
+/* How the verdict was reached. */
+struct record_verdict {
+	int transport_ok, audit_ok, grade_ok;
+};
+
+/* The longest case id in bytes (suite.c refuses longer ones), and a buffer
+ * that holds any attempt key whole: ids are never cut, so two ids that differ
+ * only in their last byte are two cases. */
+#define RECORD_ID_MAX 4096
+#define RECORD_KEY_MAX (RECORD_ID_MAX + 64)
+
+/* The attempt key "ID\x1fREPEAT\x1fSEED" (SEED "null" when has_seed is 0),
+ * written into `out` (`cap` bytes, RECORD_KEY_MAX holds any key of an id of
+ * at most RECORD_ID_MAX bytes). */
+void record_key(const char *id, long repeat, int has_seed, long seed,
+		char *out, size_t cap);
+/* The key of parsed record `rec` into `out`; 0 when "case", "repeat" or
+ * "seed" is missing or not a string, an integer below 2^53, a number or null,
+ * when the case id is longer than RECORD_ID_MAX, or when the key does not fit
+ * in `cap`. */
+int record_key_of(const cJSON *rec, char *out, size_t cap);
+/* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no
+ * \"verdict\" string"; NULL when it is one. */
+const char *record_problem(const cJSON *rec);
+/* Whether record `rec` has verdict "pass". */
+int record_passed(const cJSON *rec);
+
+/* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", the form of every
+ * timestamp in a run folder. */
+void record_utc_now(char *out, size_t cap);
+
+/* The tool calls of `s` as the API shapes them: [{id, type, function: {name,
+ * arguments}}]. Caller owns; NULL when out of memory. */
+cJSON *record_tool_calls(const struct stream *s);
+/* The record of a finished attempt (a->g set); fills *v. Caller owns; NULL
+ * when out of memory. */
+cJSON *record_new(const struct record_attempt *a, struct record_verdict *v);
+/* The summary of round 1 of a tool conversation (a->g unused): transport,
+ * http_status, timing, usage, finish_reason, content, reasoning, tool_calls,
+ * request_sha256, raw. Caller owns. */
+cJSON *record_round(const struct record_attempt *a);
+
+/* The options a manifest records (strings borrowed, NULL when not given). */
+struct record_options {
+	long concurrency, repeat;           /* repeat 0: the suite's */
+	double timeout, idle_timeout;       /* <= 0: the defaults */
+	const char *const *case_globs;      /* --case values, ncase_globs of them */
+	int ncase_globs;
+	const char *api_key_env, *server;
+	int resume;
+};
+
+/* What a manifest is made of. */
+struct record_manifest {
+	const struct suite *suite;
+	const char *base_url;          /* already redacted (endpoint_redact) */
+	cJSON *endpoint;               /* taken: endpoint.h's json; base_url added */
+	const char *tokenizer_path;
+	const struct tok *tok;         /* NULL: "tokenizer": null */
+	long long bos_id;              /* -1: null */
+	const struct tpl *tpl;         /* NULL: "template": null */
+	enum tpl_server server;        /* how the audit prepared messages */
+	const char *server_from;
+	struct record_options opts;
+};
+
+/* manifest.json at the start of a run: harness, suite, endpoint, tokenizer,
+ * template, options, started_at, ended_at (null). Takes m->endpoint (also on
+ * failure). Caller owns; NULL when out of memory. Built through json.h, as is
+ * every record: a value returned has every field. */
+cJSON *record_manifest_new(struct record_manifest *m);
+/* Sets ended_at (now) and "attempts" {planned, run, pass, fail,
+ * recorded_before}. ERR_NOMEM. */
+enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
+			     size_t fail, size_t recorded_before, struct diag *d);
+/* Sets "planned" {attempts, keys}: every attempt this run's options select,
+ * as record_key strings in run order (`keys`, an array of strings, is taken,
+ * also on failure). A run is complete when every planned key has a record.
+ * ERR_NOMEM. */
+enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
+/* How far a journal whose attempt keys are `recorded` got through
+ * `manifest`'s plan: *planned = its attempts and *done = how many of its keys
+ * have a record; *planned = -1 when the manifest (or NULL) has no plan. */
+void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      long long *planned, long long *done);
+/* On --resume: ERR_USAGE, naming the first difference with both values, when
+ * the folder `dir`'s manifest `old` (NULL when it had none) differs from
+ * `manifest` in what makes the same experiment: suite SHA-256, endpoint base
+ * URL, served model, server flavour, tokenizer or template SHA-256, the
+ * server the audit renders as, or --server; else keeps old's started_at and
+ * makes the plan old's keys followed by the new ones of `manifest` (another
+ * --case or --repeat adds attempts, never drops planned ones). ERR_NOMEM. */
+enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
+				const char *dir, struct diag *d);
+
+#endif

@@ -1,0 +1,445 @@
+/*
+ * results — see results.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/io.h"
+#include "journal.h"
+#include "base/json.h"
+#include "base/mem.h"
+#include "record.h"
+#include "results.h"
+
+#define PATHBUF 4096
+
+int results_has(const struct results *r, const char *key)
+{
+	return keyset_has(&r->keys, key);
+}
+
+/* results_each's callback on --resume: keeps the key, counts the verdict. */
+static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct results *r = ctx;
+	char key[RECORD_KEY_MAX];
+	int added;
+	enum err e;
+
+	record_key_of(rec, key, sizeof(key));
+	if ((e = keyset_add(&r->keys, key, &added, d)) || !added)
+		return e;
+	if (record_passed(rec))
+		r->prior_pass++;
+	else
+		r->prior_fail++;
+	return ERR_OK;
+}
+
+/* Parses one journal line into *rec; text that is no JSON leaves *rec NULL
+ * (the caller judges the line). Only running out of memory is an error. */
+static enum err parse_line(const char *text, size_t len, cJSON **rec,
+			   const char *path, struct diag *d)
+{
+	struct diag scratch;
+
+	diag_init(&scratch);
+	if (json_parse(text, len, rec, "a results line", &scratch) != ERR_NOMEM)
+		return ERR_OK;
+	return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+}
+
+/* Loads the keys of a journal; cuts off a torn last line. */
+static enum err load(struct results *r, const char *path, struct diag *d)
+{
+	struct results_scan sc;
+	enum err e = results_each(r->dir, load_one, r, &sc, d);
+
+	if (e) {
+		diag_prefix(d, "cannot resume");
+		return e;
+	}
+	r->torn_bytes = sc.torn_bytes;
+	if (sc.torn_bytes && (ftruncate(r->fd, sc.torn_at) != 0 || fsync(r->fd) != 0))
+		return diag_fail(d, ERR_IO, "cannot repair '%s': %s", path, strerror(errno));
+	return ERR_OK;
+}
+
+static enum err join_path(char *out, const char *dir, const char *name,
+			  struct diag *d)
+{
+	int n = snprintf(out, PATHBUF, "%s/%s", dir, name);
+
+	if (n < 0 || n >= PATHBUF)
+		return diag_fail(d, ERR_USAGE, "path '%s/%s' is too long", dir, name);
+	return ERR_OK;
+}
+
+/* Takes RUN_DIR/.lock for this process (flock: released by the kernel when
+ * the process ends, however it ends). */
+static enum err lock(struct results *r, struct diag *d)
+{
+	char path[PATHBUF];
+	enum err e = join_path(path, r->dir, ".lock", d);
+
+	if (e)
+		return e;
+	r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (r->lock_fd < 0)
+		return diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", r->dir,
+				 strerror(errno));
+	if (flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return ERR_OK;
+	if (errno == EWOULDBLOCK)
+		return diag_fail(d, ERR_USAGE,
+				 "results folder '%s' is in use by another needle run (it holds '%s'); wait for it or pass another --out",
+				 r->dir, path);
+	return diag_fail(d, ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
+}
+
+enum err results_open(const char *dir, int resume, struct results **out,
+		      struct diag *d)
+{
+	char path[PATHBUF];
+	struct results *r;
+	struct stat st;
+	enum err e;
+
+	*out = NULL;
+	r = mem_calloc(1, sizeof(*r));
+	if (!r || !(r->dir = mem_strndup(dir, strlen(dir)))) {
+		mem_free(r);
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	r->fd = r->lock_fd = -1;
+	keyset_init(&r->keys);
+	if ((e = io_mkdirs(dir, d)) || (e = lock(r, d)) ||
+	    (e = join_path(path, dir, "raw", d)) ||
+	    (e = io_mkdirs(path, d)) ||
+	    (e = join_path(path, dir, "results.jsonl", d)))
+		goto out;
+	r->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	if (r->fd < 0) {
+		e = diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", dir,
+			      strerror(errno));
+		goto out;
+	}
+	if (!resume && fstat(r->fd, &st) == 0 && st.st_size > 0) {
+		e = diag_fail(d, ERR_USAGE,
+			      "results folder '%s' already holds results; pass --resume to continue it, or another --out",
+			      dir);
+		goto out;
+	}
+	if (resume)
+		e = load(r, path, d);
+	if (!e)
+		e = journal_open(dir, r->fd, r->keys.n, &r->j, d);
+out:
+	if (e)
+		results_free(r);
+	else
+		*out = r;
+	return e;
+}
+
+void results_free(struct results *r)
+{
+	if (!r)
+		return;
+	journal_free(r->j); /* writes what is queued */
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd); /* releases the lock */
+	keyset_release(&r->keys);
+	mem_free(r->dir);
+	mem_free(r);
+}
+
+/* Length of the valid UTF-8 sequence at `p`, or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned long v;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2, v = c & 0x1F;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3, v = c & 0x0F;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4, v = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80) /* also stops at the NUL */
+			return 0;
+		v = v << 6 | (p[i] & 0x3F);
+	}
+	if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10FFFF)) ||
+	    (v >= 0xD800 && v <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+size_t results_fix_utf8(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t fixed = 0;
+
+	while (p && *p) {
+		size_t n = utf8_len(p);
+		if (!n) {
+			*p++ = '?';
+			fixed++;
+		} else {
+			p += n;
+		}
+	}
+	return fixed;
+}
+
+static void fix_tree(const struct results *r, cJSON *v)
+{
+	cJSON *it;
+
+	for (it = v; it; it = it->next) {
+		if (it->string) {
+			results_fix_utf8(it->string);
+			redact_str(r->redact, it->string);
+		}
+		if (cJSON_IsString(it)) {
+			results_fix_utf8(it->valuestring);
+			redact_str(r->redact, it->valuestring);
+		}
+		if (it->child)
+			fix_tree(r, it->child);
+	}
+}
+
+enum err results_queue(struct results *r, cJSON *rec, const void *note, size_t nlen,
+		       struct diag *d)
+{
+	char key[RECORD_KEY_MAX];
+	char *txt;
+	size_t len;
+
+	fix_tree(r, rec->child);
+	if (!record_key_of(rec, key, sizeof(key)))
+		return diag_fail(d, ERR_INTERNAL, "result record without case, repeat or seed");
+	txt = cJSON_PrintUnformatted(rec);
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing a result");
+	len = strlen(txt);
+	txt[len] = '\n'; /* replaces the NUL: the line is written in one piece */
+	return journal_line(r->j, txt, len + 1, key, note, nlen, d);
+}
+
+/* results_collect's step for each durable record: its key joins the set. */
+struct collect {
+	struct results *r;
+	results_done_fn fn;
+	void *ctx;
+};
+
+static enum err collect_one(void *ctx, const char *key, const void *note, struct diag *d)
+{
+	struct collect *c = ctx;
+	enum err e = keyset_add(&c->r->keys, key, NULL, d);
+
+	if (e)
+		return e;
+	c->r->appended++;
+	return c->fn ? c->fn(c->ctx, note, d) : ERR_OK;
+}
+
+enum err results_collect(struct results *r, int wait, results_done_fn fn, void *ctx,
+			 struct diag *d)
+{
+	struct collect c = {r, fn, ctx};
+
+	return journal_collect(r->j, wait, collect_one, &c, d);
+}
+
+enum err results_append(struct results *r, cJSON *rec, struct diag *d)
+{
+	enum err e = results_queue(r, rec, NULL, 0, d);
+
+	return e ? e : results_collect(r, 1, NULL, NULL, d);
+}
+
+void results_raw_name(const char *id, long repeat, int has_seed, long seed,
+		      char *out, size_t cap)
+{
+	char safe[128], hex[IO_SHA256_HEX];
+	size_t i, n = 0;
+	int changed = 0;
+
+	for (i = 0; id[i] && n + 1 < sizeof(safe); i++) {
+		char c = id[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+			 (c == '.' && i > 0);
+		safe[n++] = ok ? c : '_';
+		changed |= !ok;
+	}
+	changed |= id[i] != '\0';
+	safe[n] = '\0';
+	io_sha256_hex(id, strlen(id), hex);
+	hex[8] = '\0';
+	if (has_seed)
+		snprintf(out, cap, "%s%s%s-r%ld-s%ld.sse", safe, changed ? "-" : "",
+			 changed ? hex : "", repeat, seed);
+	else
+		snprintf(out, cap, "%s%s%s-r%ld.sse", safe, changed ? "-" : "",
+			 changed ? hex : "", repeat);
+}
+
+enum err results_queue_raw(struct results *r, const char *name, struct buf *data,
+			   struct diag *d)
+{
+	size_t len = data->len;
+	char *p = buf_take(data, NULL);
+
+	if (!p)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing '%s/raw/%s'", r->dir, name);
+	if (redact_found(r->redact, p, len))
+		len = redact_bytes(r->redact, p, len);
+	return journal_raw(r->j, name, p, len, d);
+}
+
+enum err results_write_raw(struct results *r, const char *name,
+			   const void *data, size_t len, struct diag *d)
+{
+	struct buf copy;
+	enum err e;
+
+	buf_init(&copy, len + 1);
+	if ((e = buf_append(&copy, data, len)))
+		return diag_fail(d, e, "out of memory writing '%s/raw/%s'", r->dir, name);
+	e = results_queue_raw(r, name, &copy, d);
+	return e ? e : results_collect(r, 1, NULL, NULL, d);
+}
+
+enum err results_write_manifest(struct results *r, cJSON *manifest,
+				struct diag *d)
+{
+	char path[PATHBUF];
+	char *txt;
+	enum err e;
+
+	fix_tree(r, manifest->child);
+	if ((e = join_path(path, r->dir, "manifest.json", d)))
+		return e;
+	txt = cJSON_Print(manifest);
+	if (!txt)
+		return diag_fail(d, ERR_NOMEM, "out of memory writing the manifest");
+	e = io_write_file(path, txt, strlen(txt), d);
+	cJSON_free(txt);
+	return e;
+}
+
+enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
+{
+	char path[PATHBUF];
+	struct buf b;
+	enum err e;
+
+	*out = NULL;
+	if ((e = join_path(path, dir, "manifest.json", d)))
+		return e;
+	if (access(path, F_OK) != 0)
+		return ERR_OK;
+	buf_init(&b, (size_t)64 << 20);
+	e = io_read_file(path, &b, d);
+	if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
+		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	else if (!e && !*out)
+		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);
+	buf_release(&b);
+	return e;
+}
+
+/* Whether the stream is at its end (nothing is consumed). */
+static int at_eof(FILE *f)
+{
+	int c = fgetc(f);
+
+	if (c == EOF)
+		return 1;
+	ungetc(c, f);
+	return 0;
+}
+
+/* One line of the journal (`n` bytes at `line`, `last`: nothing follows):
+ * its record to `fn`, or torn (1 returned) or malformed. */
+static enum err each_line(const char *path, char *line, size_t n, size_t no, int last,
+			  results_fn fn, void *ctx, int *torn, struct diag *d)
+{
+	int nl = n > 0 && line[n - 1] == '\n';
+	cJSON *rec = NULL;
+	const char *why;
+	enum err e = ERR_OK;
+
+	*torn = 0;
+	/* Out of memory is no verdict on the line: never cut it for that. */
+	if (nl && (e = parse_line(line, n - 1, &rec, path, d)))
+		return e;
+	why = nl ? record_problem(rec) : "no newline";
+	if (why && (last || !nl))
+		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
+	else if (why)
+		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
+	else
+		e = fn(ctx, rec, d);
+	cJSON_Delete(rec);
+	return e;
+}
+
+enum err results_each(const char *dir, results_fn fn, void *ctx,
+		      struct results_scan *sc, struct diag *d)
+{
+	char path[PATHBUF];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int torn = 0;
+	enum err e;
+
+	memset(sc, 0, sizeof(*sc));
+	if ((e = join_path(path, dir, "results.jsonl", d)))
+		return e;
+	if (!(f = fopen(path, "r")))
+		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
+		if ((size_t)n > RESULTS_LINE_MAX) {
+			e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",
+				      path, sc->lines + 1, RESULTS_LINE_MAX);
+			break;
+		}
+		e = each_line(path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
+		if (torn) {
+			sc->torn_bytes = (size_t)n;
+			sc->lines--;
+		} else if (!e) {
+			sc->records++;
+			sc->torn_at += (off_t)n;
+		}
+	}
+	if (!e && ferror(f))
+		e = diag_fail(d, errno == ENOMEM ? ERR_NOMEM : ERR_IO, "cannot read '%s': %s", path,
+			      strerror(errno));
+	free(line);
+	fclose(f);
+	return e;
+}

@@ -1,0 +1,382 @@
+/*
+ * tpl_jinja — a model's Jinja template with the server's context (see
+ * tpl_jinja.h).
+ */
+#include <regex.h>
+#include <string.h>
+#include <time.h>
+
+#include "jinja/jinja.h"
+#include "base/json.h"
+#include "base/mem.h"
+#include "tpl_jinja.h"
+
+struct tpl_jinja {
+	struct jinja_tpl *t;
+	char *text, *path;
+	cJSON *specials;   /* owned copy, or NULL without a tokenizer_config.json */
+	int openai;        /* the template loops over a message's content */
+};
+
+static const char *const special_names[] = {
+	"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+	"mask_token", "additional_special_tokens"};
+
+/* vLLM's content-format detection, from the text: a for loop over X.content
+ * or X['content'] means the template wants a list of parts. */
+static int loops_over_content(const char *text)
+{
+	regex_t re;
+	int hit;
+
+	if (regcomp(&re, "for[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]+in[[:space:]]+[A-Za-z_][A-Za-z0-9_]*"
+		    "(\\.content([^A-Za-z0-9_]|$)|\\[[[:space:]]*['\"]content['\"][[:space:]]*\\])",
+		    REG_EXTENDED | REG_NOSUB))
+		return 1; /* cannot tell: the stricter answer refuses parts */
+	hit = !regexec(&re, text, 0, NULL, 0);
+	regfree(&re);
+	return hit;
+}
+
+void tpl_jinja_free(struct tpl_jinja *j)
+{
+	if (!j)
+		return;
+	jinja_tpl_free(j->t);
+	mem_free(j->text);
+	mem_free(j->path);
+	cJSON_Delete(j->specials);
+	mem_free(j);
+}
+
+static enum err check_specials(const struct tpl_jinja *j, struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; !j->specials && i < sizeof special_names / sizeof special_names[0]; i++)
+		if (jinja_tpl_reads(j->t, special_names[i]))
+			return diag_fail(d, ERR_UNSUPPORTED, "template '%s' reads '%s', and without the "
+					 "model's tokenizer_config.json its value is unknown: pass the model "
+					 "folder as --tokenizer", j->path, special_names[i]);
+	return ERR_OK;
+}
+
+enum err tpl_jinja_new(const struct tpl_text *x, const cJSON *specials,
+		       struct tpl_jinja **out, struct diag *d)
+{
+	struct tpl_jinja *j = mem_calloc(1, sizeof *j);
+	enum err e = ERR_OK;
+
+	*out = NULL;
+	if (!j)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	j->text = mem_strndup(x->text, x->len);
+	j->path = mem_strndup(x->path, strlen(x->path));
+	j->specials = specials ? cJSON_Duplicate(specials, 1) : NULL;
+	if (!j->text || !j->path || (specials && !j->specials))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	if (!e && (e = jinja_tpl_new(x->text, x->len, &j->t, d)))
+		diag_prefix(d, "template '%s'", x->path);
+	if (!e)
+		e = check_specials(j, d);
+	j->openai = !e && loops_over_content(j->text);
+	if (e)
+		tpl_jinja_free(j);
+	else
+		*out = j;
+	return e;
+}
+
+int tpl_jinja_reads(const struct tpl_jinja *j, const char *name)
+{
+	return jinja_tpl_reads(j->t, name);
+}
+
+const char *tpl_jinja_text(const struct tpl_jinja *j)
+{
+	return j->text;
+}
+
+/* ---- the context -------------------------------------------------------- */
+
+/* The placeholder part an "openai"-format template gets for a media part
+ * (vLLM's wrap_dicts, SGLang's process_content_for_template_format), or
+ * NULL when `part` is not media. */
+static const char *media_kind(const cJSON *part)
+{
+	static const char *const kinds[][2] = {
+		{"image_url", "image"}, {"input_audio", "audio"}, {"audio_url", "audio"},
+		{"video_url", "video"}};
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+	size_t i;
+
+	for (i = 0; cJSON_IsString(type) && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(type->valuestring, kinds[i][0]))
+			return kinds[i][1];
+	return NULL;
+}
+
+/* Content as a list of parts ("openai" format): a string becomes one text
+ * part, null none, a list keeps its text parts and gives each media part as
+ * {"type": "image"} (audio, video); other parts are refused. */
+static enum err parts_content(struct json_build *jb, cJSON *o, const cJSON *c, size_t mi,
+			      struct diag *d)
+{
+	cJSON *a = json_add_arr(jb, o, "content"), *p;
+	const cJSON *part;
+
+	if (cJSON_IsString(c)) {
+		p = json_add_obj(jb, a, NULL);
+		json_add_str(jb, p, "type", "text");
+		json_add_str(jb, p, "text", c->valuestring);
+	}
+	cJSON_ArrayForEach(part, (cJSON_IsArray(c) ? c : NULL)) {
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+		const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+
+		p = json_add_obj(jb, a, NULL);
+		if (media_kind(part)) {
+			json_add_str(jb, p, "type", media_kind(part));
+			continue;
+		}
+		if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") || !cJSON_IsString(text))
+			return diag_fail(d, ERR_UNSUPPORTED, "message %zu: a content part that is neither text "
+					 "nor media, with a template that reads content parts, is not reproduced", mi);
+		json_add_str(jb, p, "type", "text");
+		json_add_str(jb, p, "text", text->valuestring);
+	}
+	return ERR_OK;
+}
+
+/* The messages without their media parts, for tpl_conv_prepare (which
+ * refuses media: a string-format prompt would need the model's placeholder)
+ * when the template takes parts and gets them from parts_content. */
+static cJSON *without_media(const cJSON *messages)
+{
+	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part, *next;
+
+	cJSON_ArrayForEach(m, copy) {
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+
+		for (part = cJSON_IsArray(c) ? c->child : NULL; part; part = next) {
+			next = part->next;
+			if (media_kind(part))
+				cJSON_Delete(cJSON_DetachItemViaPointer(c, part));
+		}
+	}
+	return copy;
+}
+
+/* tool_calls with each call's arguments replaced by the parsed value. */
+static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_msg *m)
+{
+	cJSON *a = json_add_arr(jb, o, "tool_calls");
+	const cJSON *call, *args = m->args ? m->args->child : NULL;
+
+	cJSON_ArrayForEach(call, m->tool_calls) {
+		cJSON *c = json_add_obj(jb, a, NULL), *f;
+		const cJSON *k, *fk;
+
+		cJSON_ArrayForEach(k, call) {
+			if (strcmp(k->string, "function")) {
+				json_add_dup(jb, c, k->string, k);
+				continue;
+			}
+			f = json_add_obj(jb, c, "function");
+			cJSON_ArrayForEach(fk, k)
+				if (strcmp(fk->string, "arguments"))
+					json_add_dup(jb, f, fk->string, fk);
+			json_add_dup(jb, f, "arguments", args); /* lexemes kept: tpl_py_parse */
+		}
+		args = args ? args->next : NULL;
+	}
+}
+
+static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJSON *to,
+			    const cJSON *raw, const struct tpl_msg *m, size_t mi, struct diag *d)
+{
+	cJSON *o = json_add_obj(jb, to, NULL);
+	const cJSON *k;
+	enum err e = ERR_OK;
+
+	cJSON_ArrayForEach(k, raw) {
+		if (!strcmp(k->string, "content"))
+			e = j->openai ? parts_content(jb, o, k, mi, d)
+				      : (json_add_str(jb, o, "content", m->content), ERR_OK);
+		else if (!strcmp(k->string, "tool_calls") && m->tool_calls)
+			calls_with_args(jb, o, m);
+		else if (strcmp(k->string, "tool_calls") && strcmp(k->string, "reasoning") &&
+			 strcmp(k->string, "reasoning_content"))
+			json_add_dup(jb, o, k->string, k);
+		if (e)
+			return e;
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(raw, "content"))
+		e = j->openai ? parts_content(jb, o, NULL, mi, d) : (json_add_str(jb, o, "content", ""), ERR_OK);
+	if (m->reasoning) {
+		json_add_str(jb, o, "reasoning", m->reasoning);
+		json_add_str(jb, o, "reasoning_content", m->reasoning);
+	}
+	return e;
+}
+
+static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
+			      struct buf *text, struct diag *d)
+{
+	struct tpl_conv c = {NULL, 0};
+	struct json_build jb;
+	cJSON *all = NULL, *text_only = j->openai ? without_media(r->messages) : NULL;
+	const cJSON *raw;
+	size_t i = 0;
+	enum err e = j->openai && !text_only ? diag_fail(d, ERR_NOMEM, "out of memory")
+		: tpl_conv_prepare(&c, text_only ? text_only : r->messages, r->server, d);
+
+	json_build_init(&jb);
+	if (!e)
+		all = json_new_arr(&jb);
+	cJSON_ArrayForEach(raw, (e ? NULL : r->messages)) {
+		e = one_message(j, &jb, all, raw, &c.m[i], i, d);
+		if (e)
+			break;
+		i++;
+	}
+	if (!e)
+		e = json_build_end(&jb, &all, "the messages", d);
+	if (!e)
+		e = json_print(all, 0, text, "the messages", d);
+	cJSON_Delete(all);
+	cJSON_Delete(text_only);
+	tpl_conv_release(&c);
+	return e;
+}
+
+/* The tools as the server dumps them; `flat`: only each tool's function
+ * (SGLang's second attempt, see tpl_jinja_render). */
+static enum err tools_json(const struct tpl_jinja_req *r, int flat, struct buf *text, struct diag *d)
+{
+	const cJSON *tool;
+	size_t i = 0;
+	enum err e = buf_putc(text, '[');
+
+	cJSON_ArrayForEach(tool, r->tools) {
+		if (!e && i)
+			e = buf_puts(text, ", ");
+		if (!e)
+			e = flat ? tpl_msg_dump_function(tool, i, r->server, text, d)
+				 : tpl_msg_dump_tool(tool, i, r->server, text, d);
+		i++;
+	}
+	return e ? e : buf_putc(text, ']');
+}
+
+/* Sets `name` to the JSON value `v`. */
+static enum err set_value(struct jinja_ctx *c, const char *name, const cJSON *v, struct diag *d)
+{
+	struct buf b;
+	enum err e;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	e = json_print(v, 0, &b, name, d);
+	if (!e)
+		e = jinja_ctx_set_json(c, name, b.data, b.len, d);
+	buf_release(&b);
+	return e;
+}
+
+/* chat_template_kwargs as the server passes them (tpl_jinja.h). */
+static enum err set_kwargs(const struct tpl_jinja *j, struct jinja_ctx *c,
+			   const struct tpl_jinja_req *r, struct diag *d)
+{
+	cJSON *owned = NULL;
+	const cJSON *kw, *k;
+	enum err e = tpl_msg_effort_kwargs(r->kwargs, r->server, r->effort, &owned, d);
+
+	kw = owned ? owned : r->kwargs;
+	if (!e && (cJSON_GetObjectItemCaseSensitive(kw, "chat_template") ||
+		   cJSON_GetObjectItemCaseSensitive(kw, "tokenize")))
+		e = diag_fail(d, ERR_INPUT, "the server would reject this request: chat_template_kwargs "
+			      "may not set 'chat_template' or 'tokenize'");
+	if (!e && r->effort && !cJSON_IsNull(r->effort) && !cJSON_GetObjectItemCaseSensitive(kw, "reasoning_effort") &&
+	    (r->server == TPL_SERVER_SGLANG || jinja_tpl_reads(j->t, "reasoning_effort")))
+		e = set_value(c, "reasoning_effort", r->effort, d);
+	cJSON_ArrayForEach(k, (e ? NULL : kw))
+		if (!e && (r->server == TPL_SERVER_SGLANG || jinja_tpl_reads(j->t, k->string)))
+			e = set_value(c, k->string, k, d);
+	cJSON_Delete(owned);
+	return e;
+}
+
+static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struct tpl_jinja_req *r,
+		     int flat, struct diag *d)
+{
+	const cJSON *s;
+	struct buf text;
+	enum err e;
+
+	buf_init(&text, BUF_MAX_DEFAULT);
+	e = messages_json(j, r, &text, d);
+	if (!e)
+		e = jinja_ctx_set_json(c, "messages", text.data, text.len, d);
+	buf_reset(&text);
+	if (!e && cJSON_GetArraySize(r->tools) > 0)
+		e = tools_json(r, flat, &text, d);
+	if (!e)
+		e = text.len ? jinja_ctx_set_json(c, "tools", text.data, text.len, d)
+			     : jinja_ctx_set_none(c, "tools", d);
+	if (!e)
+		e = jinja_ctx_set_none(c, "documents", d);
+	if (!e)
+		e = jinja_ctx_set_bool(c, "add_generation_prompt", r->gen, d);
+	cJSON_ArrayForEach(s, (e ? NULL : j->specials))
+		if (!e)
+			e = set_value(c, s->string, s, d);
+	if (!e)
+		e = set_kwargs(j, c, r, d);
+	buf_release(&text);
+	return e;
+}
+
+/* One render; *rendering is set once the context is built (a failure after
+ * that is the template's). */
+static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_req *r, int flat,
+			    int *rendering, struct buf *out, struct diag *d)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct tm now;
+	time_t t = time(NULL);
+	enum err e;
+
+	*rendering = 0;
+	if (!c)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if (!r->clock)
+		localtime_r(&t, &now);
+	jinja_ctx_clock(c, r->clock ? r->clock : &now);
+	e = fill(j, c, r, flat, d);
+	*rendering = !e;
+	if (!e)
+		e = jinja_tpl_render(j->t, c, out, d);
+	jinja_ctx_free(c);
+	return e;
+}
+
+enum err tpl_jinja_render(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
+			  struct buf *out, struct diag *d)
+{
+	size_t keep = out->len;
+	int rendering;
+	enum err e = render_once(j, r, 0, &rendering, out, d);
+
+	/* SGLang's _apply_jinja_template: when the template raises with the
+	 * tools as dumped, it renders again with each tool's function only */
+	if (e == ERR_INPUT && rendering && r->server == TPL_SERVER_SGLANG &&
+	    cJSON_GetArraySize(r->tools) > 0) {
+		buf_truncate(out, keep);
+		if (d)
+			diag_init(d);
+		e = render_once(j, r, 1, &rendering, out, d);
+	}
+	if (e && e != ERR_NOMEM)
+		diag_prefix(d, "template '%s'", j->path);
+	return e;
+}
