@@ -1,5 +1,5 @@
 #include "jscan.h"
-#include "tok/uni.h"
+#include "utf8.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -124,18 +124,11 @@ static int hex4(const char *p, uint32_t *v)
 
 	*v = 0;
 	for (i = 0; i < 4; i++) {
-		char c = p[i];
-		uint32_t x;
+		int x = utf8_hexval((unsigned char)p[i]);
 
-		if (c >= '0' && c <= '9')
-			x = (uint32_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			x = (uint32_t)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			x = (uint32_t)(c - 'A' + 10);
-		else
+		if (x < 0)
 			return -1;
-		*v = *v << 4 | x;
+		*v = *v << 4 | (uint32_t)x;
 	}
 	return 0;
 }
@@ -171,7 +164,7 @@ static enum err unescape(struct jscan *j, char *o, size_t *n, struct diag *d)
 		j->pos += 6;
 	}
 	j->pos += 5;
-	*n = uni_encode(cp, o);
+	*n = utf8_encode(cp, o);
 	return ERR_OK;
 }
 

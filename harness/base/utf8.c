@@ -27,7 +27,9 @@ static size_t skip_3byte(const unsigned char *s, size_t len, size_t i)
 	return i;
 }
 
-size_t utf8_first_bad(const char *text, size_t len)
+/* utf8_first_bad, with the offset of the broken character's first byte in
+ * *lead. */
+static size_t first_bad(const char *text, size_t len, size_t *lead)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	size_t i = 0;
@@ -62,7 +64,7 @@ size_t utf8_first_bad(const char *text, size_t len)
 		else if (c >= 0xF0 && c <= 0xF4)
 			n = 4;
 		else
-			return i;
+			break;
 		if (c == 0xE0)
 			lo = 0xA0;
 		else if (c == 0xED)
@@ -71,6 +73,7 @@ size_t utf8_first_bad(const char *text, size_t len)
 			lo = 0x90;
 		else if (c == 0xF4)
 			hi = 0x8F;
+		*lead = i;
 		if (i + n > len)
 			return i;
 		if (s[i + 1] < lo || s[i + 1] > hi)
@@ -81,7 +84,23 @@ size_t utf8_first_bad(const char *text, size_t len)
 		}
 		i += n;
 	}
-	return len;
+	*lead = i;
+	return i;
+}
+
+size_t utf8_first_bad(const char *s, size_t len)
+{
+	size_t lead;
+
+	return first_bad(s, len, &lead);
+}
+
+size_t utf8_first_bad_char(const char *s, size_t len)
+{
+	size_t lead;
+
+	first_bad(s, len, &lead);
+	return lead;
 }
 
 #ifdef UTF8_AVX2
@@ -209,6 +228,15 @@ int utf8_valid(const char *s, size_t len)
 	return utf8_first_bad(s, len) == len;
 }
 
+/* The fast check first: the scan that finds the offset runs only on text
+ * that is refused. */
+enum err utf8_check(const char *s, size_t len, struct diag *d)
+{
+	if (utf8_valid(s, len))
+		return ERR_OK;
+	return diag_fail(d, ERR_INPUT, "invalid UTF-8 at byte %zu", utf8_first_bad(s, len));
+}
+
 const char *utf8_path(void)
 {
 #ifdef UTF8_AVX2
@@ -216,4 +244,53 @@ const char *utf8_path(void)
 		return "avx2";
 #endif
 	return "scalar";
+}
+
+size_t utf8_decode(const char *s, size_t len, uint32_t *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = u[0] < 0x80 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4;
+	size_t i;
+
+	if (n > len)
+		n = len;
+	*cp = n == 1 ? u[0] : (uint32_t)(u[0] & (0x7F >> n));
+	for (i = 1; i < n; i++)
+		*cp = (*cp << 6) | (u[i] & 0x3F);
+	return n;
+}
+
+int utf8_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t utf8_encode(uint32_t cp, char out[4])
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xE0 | cp >> 12);
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (char)(0xF0 | cp >> 18);
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
 }

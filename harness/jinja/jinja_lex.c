@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "tok/uni.h"
 
 #define MAX_NEST 256
@@ -100,7 +101,7 @@ static size_t ws_run(const char *s, size_t i, size_t n)
 			i++;
 			continue;
 		}
-		k = uni_decode(s + i, n - i, &cp);
+		k = utf8_decode(s + i, n - i, &cp);
 		if (!jinja_lex_isspace(cp))
 			break;
 		i += k;
@@ -115,7 +116,7 @@ static size_t rstrip_len(const char *s, size_t n)
 	uint32_t cp;
 
 	while (i < n) {
-		k = (unsigned char)s[i] < 0x80 ? 1 : uni_decode(s + i, n - i, &cp);
+		k = (unsigned char)s[i] < 0x80 ? 1 : utf8_decode(s + i, n - i, &cp);
 		if (k == 1)
 			cp = (unsigned char)s[i];
 		i += k;
@@ -254,7 +255,7 @@ static int unescape(const char *s, size_t n, size_t *i, char *o)
 	if (c >= '0' && c <= '7') {
 		for (k = 0; k < 3 && *i < n && s[*i] >= '0' && s[*i] <= '7'; k++)
 			cp = cp * 8 + (uint32_t)(s[(*i)++] - '0');
-		return uni_encode(cp, o);
+		return utf8_encode(cp, o);
 	}
 	digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
 	if (!digits) {
@@ -267,7 +268,7 @@ static int unescape(const char *s, size_t n, size_t *i, char *o)
 	}
 	(*i)++;
 	for (k = 0; k < digits; k++) {
-		if (*i >= n || (h = uni_hexval(s[*i])) < 0)
+		if (*i >= n || (h = utf8_hexval(s[*i])) < 0)
 			return -1;
 		cp = cp * 16 + (uint32_t)h;
 		(*i)++;
@@ -276,7 +277,7 @@ static int unescape(const char *s, size_t n, size_t *i, char *o)
 		return -1;
 	if (cp >= 0xD800 && cp <= 0xDFFF)
 		return -2;
-	return uni_encode(cp, o);
+	return utf8_encode(cp, o);
 }
 
 static enum err lex_string(struct lx *l, size_t start, size_t *end)

@@ -9,7 +9,7 @@
 #include "jinja_builtin.h"
 #include "jinja_lex.h"
 #include "pyfmt.h"
-#include "tok/uni.h"
+#include "base/utf8.h"
 
 #define NOMEM(e, at) jinja_eval_nomem(e, at)
 
@@ -316,7 +316,7 @@ enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, i
 
 	buf_init(&o, e->out_max);
 	while (!r && b < s->u.s->len) {
-		b += uni_decode(s->u.s->data + b, s->u.s->len - b, &cp);
+		b += utf8_decode(s->u.s->data + b, s->u.s->len - b, &cp);
 		if (mode != 'u' && mode != 'l' && cp >= 0x80)
 			r = jinja_eval_refuse(e, at, "title or capitalize of non-ASCII text");
 		upper = mode == 'u' || (mode != 'l' && starts_word(mode, idx, prev, prev_cased));
@@ -343,7 +343,7 @@ static int in_chars(const struct jv *chars, uint32_t cp)
 	if (!chars)
 		return jinja_lex_isspace(cp);
 	while (b < chars->u.s->len) {
-		b += uni_decode(chars->u.s->data + b, chars->u.s->len - b, &c);
+		b += utf8_decode(chars->u.s->data + b, chars->u.s->len - b, &c);
 		if (c == cp)
 			return 1;
 	}
@@ -362,11 +362,11 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 	if (chars && chars->k != JV_STR)
 		return jinja_eval_reject(e, at, "TypeError: strip arg must be None or str");
 	if (which != 'r')
-		while (a < z && in_chars(chars, (k = uni_decode(p + a, z - a, &cp), cp)))
+		while (a < z && in_chars(chars, (k = utf8_decode(p + a, z - a, &cp), cp)))
 			a += k;
 	if (which != 'l') {
 		for (i = a, last = a; i < z; i += k) {
-			k = uni_decode(p + i, z - i, &cp);
+			k = utf8_decode(p + i, z - i, &cp);
 			if (!in_chars(chars, cp))
 				last = i + k;
 		}
@@ -396,7 +396,7 @@ static enum err split_ws(struct je *e, const struct jn *at, const struct jv_str 
 	uint32_t cp;
 
 	while (i < s->len) {
-		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp),
+		while (i < s->len && (k = utf8_decode(s->data + i, s->len - i, &cp),
 				      jinja_lex_isspace(cp)))
 			i += k;
 		if (i >= s->len)
@@ -409,7 +409,7 @@ static enum err split_ws(struct je *e, const struct jn *at, const struct jv_str 
 
 				while (q > i && ((unsigned char)s->data[q] & 0xC0) == 0x80)
 					q--;
-				uni_decode(s->data + q, end - q, &cp);
+				utf8_decode(s->data + q, end - q, &cp);
 				if (!jinja_lex_isspace(cp))
 					break;
 				end = q;
@@ -417,7 +417,7 @@ static enum err split_ws(struct je *e, const struct jn *at, const struct jv_str 
 			return push_piece(e, at, out, s->data + i, end - i);
 		}
 		start = i;
-		while (i < s->len && (k = uni_decode(s->data + i, s->len - i, &cp),
+		while (i < s->len && (k = utf8_decode(s->data + i, s->len - i, &cp),
 				      !jinja_lex_isspace(cp)))
 			i += k;
 		if (push_piece(e, at, out, s->data + start, i - start))
@@ -648,7 +648,7 @@ static enum err m_class(struct je *e, const struct jn *at, const struct jv *self
 	int all = self->u.s->len > 0, cased = 0;
 
 	for (i = 0; i < self->u.s->len; i += k) {
-		k = uni_decode(self->u.s->data + i, self->u.s->len - i, &cp);
+		k = utf8_decode(self->u.s->data + i, self->u.s->len - i, &cp);
 		if (cp >= 0x80 && strcmp(name, "isspace"))
 			return jinja_eval_refuse(e, at, "str.%s on non-ASCII text", name);
 		if (!strcmp(name, "isspace"))

@@ -11,7 +11,7 @@
 #include <utf8proc.h>
 
 #include "base/mem.h"
-#include "tok/uni.h"
+#include "base/utf8.h"
 
 #define NOMEM(d) diag_fail(d, ERR_NOMEM, "out of memory")
 
@@ -137,7 +137,7 @@ static enum err repr_char(const char *s, size_t n, size_t *i, char quote,
 			return repr_escape(c, out);
 		return buf_putc(out, (char)c);
 	}
-	k = uni_decode(s + *i, n - *i, &cp);
+	k = utf8_decode(s + *i, n - *i, &cp);
 	p = printable(cp);
 	if (p < 0)
 		return diag_fail(d, ERR_UNSUPPORTED,
@@ -292,7 +292,7 @@ enum err pyfmt_json_string(const char *s, size_t n, int ascii, struct buf *out)
 		unsigned char c = (unsigned char)s[i];
 
 		if (c >= 0x80) {
-			k = uni_decode(s + i, n - i, &cp);
+			k = utf8_decode(s + i, n - i, &cp);
 			if (!ascii)
 				e = buf_append(out, s + i, k);
 			else if (cp < 0x10000)

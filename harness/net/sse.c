@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 enum {
 	S_BOM,      /* sniffing the leading bytes for EF BB BF */
 	S_LINE,     /* at or inside a line */
@@ -74,42 +76,6 @@ static void malformed(struct feed *f, size_t at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->why, sizeof(p->why), fmt, ap);
 	va_end(ap);
-}
-
-/* Offset of the first byte that is not valid UTF-8 (RFC 3629: no overlongs,
- * no surrogates, nothing above U+10FFFF), or `n` when all of it is valid. A
- * sequence cut by the end of the view is invalid: a line never splits one,
- * because CR and LF cannot occur inside a multi-byte sequence. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t n)
-{
-	size_t i = 0, k, len;
-	unsigned c;
-
-	while (i < n) {
-		c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF)
-			len = 2;
-		else if (c >= 0xE0 && c <= 0xEF)
-			len = 3;
-		else if (c >= 0xF0 && c <= 0xF4)
-			len = 4;
-		else
-			return i;
-		if (n - i < len)
-			return i;
-		for (k = 1; k < len; k++)
-			if ((s[i + k] & 0xC0) != 0x80)
-				return i;
-		if ((c == 0xE0 && s[i + 1] < 0xA0) || (c == 0xED && s[i + 1] > 0x9F) ||
-		    (c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] > 0x8F))
-			return i;
-		i += len;
-	}
-	return n;
 }
 
 static void reset_event(struct sse_parser *p)
@@ -208,7 +174,9 @@ static void line(struct feed *f, const char *s, size_t n, size_t at)
 		dispatch(f, at);
 		return;
 	}
-	bad = utf8_invalid_at((const unsigned char *)s, n);
+	/* a character cut by the line's end is invalid: CR and LF never occur
+	 * inside one, so no line splits a valid character */
+	bad = utf8_first_bad_char(s, n);
 	if (bad < n)
 		malformed(f, at + bad, "invalid UTF-8 at byte %zu", at + bad);
 	if (s[0] == ':') {

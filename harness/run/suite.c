@@ -14,10 +14,10 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "base/mem.h"
+#include "base/utf8.h"
 #include "record.h"
 #include "recprobe.h"
 #include "suite.h"
-#include "tok/tok.h"
 
 static const char *const case_keys[] = {
 	"id", "kind", "description", "messages", "prompt", "tools",
@@ -786,7 +786,7 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	}
 	io_sha256_hex(text, len, s->sha256);
-	if ((e = tok_check_utf8(text, len, d))) {
+	if ((e = utf8_check(text, len, d))) {
 		diag_prefix(d, "suite '%s'", path);
 		suite_free(s);
 		return e;

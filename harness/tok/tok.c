@@ -84,7 +84,7 @@ enum err tok_count(const struct tok *t, const char *text, size_t len,
 {
 	uint32_t *ids = NULL;
 	size_t n = 0, cap = 0;
-	enum err e = tok_check_utf8(text, len, d);
+	enum err e = utf8_check(text, len, d);
 
 	*count = 0;
 	if (e)
@@ -101,7 +101,7 @@ enum err tok_encode(const struct tok *t, const char *text, size_t len,
 		    int add_special, uint32_t **ids, size_t *n, size_t *cap,
 		    struct diag *d)
 {
-	enum err e = tok_check_utf8(text, len, d);
+	enum err e = utf8_check(text, len, d);
 	int bos;
 
 	if (e)
@@ -137,13 +137,4 @@ const char *tok_sha256(const struct tok *t)
 const char *tok_kind(const struct tok *t)
 {
 	return t->hf ? "hf-bpe" : "sentencepiece";
-}
-
-/* The fast check first: the scan that finds the offset runs only on text
- * that is refused. */
-enum err tok_check_utf8(const char *text, size_t len, struct diag *d)
-{
-	if (utf8_valid(text, len))
-		return ERR_OK;
-	return diag_fail(d, ERR_INPUT, "invalid UTF-8 at byte %zu", utf8_first_bad(text, len));
 }

@@ -49,8 +49,4 @@ const char *tok_sha256(const struct tok *t);
 /* "hf-bpe" or "sentencepiece". */
 const char *tok_kind(const struct tok *t);
 
-/* Checks that `len` bytes are valid UTF-8 (no surrogates, no overlongs, at
- * most U+10FFFF). On failure returns ERR_INPUT naming the byte offset. */
-enum err tok_check_utf8(const char *text, size_t len, struct diag *d);
-
 #endif

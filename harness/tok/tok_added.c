@@ -8,6 +8,7 @@
 #include "tok_hf_impl.h"
 #include "tok_load.h"
 #include "uni.h"
+#include "base/utf8.h"
 
 /* Longest added token of `set` starting at s[i]; returns its end, 0 if none. */
 static size_t longest_at(const struct tok_aset *set, const char *s, size_t n, size_t i,
@@ -45,7 +46,7 @@ static int word_before(const char *s, size_t i)
 		k--;
 	if (k > 0)
 		k--;
-	uni_decode(s + k, i - k, &cp);
+	utf8_decode(s + k, i - k, &cp);
 	return uni_is_word(cp);
 }
 
@@ -55,7 +56,7 @@ static int word_after(const char *s, size_t n, size_t i)
 
 	if (i >= n)
 		return 0;
-	uni_decode(s + i, n - i, &cp);
+	utf8_decode(s + i, n - i, &cp);
 	return uni_is_word(cp);
 }
 
@@ -72,7 +73,7 @@ static size_t space_before(const char *s, size_t i)
 			k--;
 		if (k > 0)
 			k--;
-		uni_decode(s + k, i - k, &cp);
+		utf8_decode(s + k, i - k, &cp);
 		if (!uni_is_space(cp))
 			return i;
 		i = k;
@@ -84,7 +85,7 @@ static size_t space_after(const char *s, size_t n, size_t i)
 {
 	while (i < n) {
 		uint32_t cp;
-		size_t k = uni_decode(s + i, n - i, &cp);
+		size_t k = utf8_decode(s + i, n - i, &cp);
 
 		if (!uni_is_space(cp))
 			break;

@@ -8,6 +8,7 @@
 #include "tok_hf_impl.h"
 #include "tok_load.h"
 #include "uni.h"
+#include "base/utf8.h"
 
 /* The GPT-2 pattern of ByteLevel with use_regex (pre_tokenizers/byte_level.rs). */
 static const char gpt2_pattern[] =
@@ -21,7 +22,7 @@ static enum err digit_items(struct tok_run *r, const char *s, size_t n, struct t
 	st->n = 0;
 	while (i < n) {
 		uint32_t cp;
-		size_t k = uni_decode(s + i, n - i, &cp);
+		size_t k = utf8_decode(s + i, n - i, &cp);
 
 		if (uni_is_numeric(cp)) {
 			if (last < i && tok_pieces_push(st, last, i, 0))

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/utf8.h"
 #include "uni.h"
 #include "uni_data.h"
 
@@ -114,7 +115,7 @@ static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
 		*cp = (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
 		return 3;
 	}
-	return uni_decode(s + i, n - i, cp);
+	return utf8_decode(s + i, n - i, cp);
 }
 
 /* Number of leading ASCII letters in the 8 bytes v (little-endian), by

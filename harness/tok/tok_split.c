@@ -8,6 +8,7 @@
 
 #include "tok_hf_impl.h"
 #include "uni.h"
+#include "base/utf8.h"
 
 static int stage_ok(const struct tok_pre *p)
 {
@@ -53,7 +54,7 @@ static int ends_nonspace(const char *s, size_t e)
 	if (a == 0)
 		return 0;
 	a--;
-	uni_decode(s + a, e - a, &cp);
+	utf8_decode(s + a, e - a, &cp);
 	return !uni_is_space(cp);
 }
 

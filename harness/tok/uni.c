@@ -8,6 +8,7 @@
 
 #include "base/mem.h"
 #include "base/rx.h"
+#include "base/utf8.h"
 #include "uni.h"
 #include "uni_data.h"
 
@@ -288,48 +289,13 @@ static enum err rw_property(struct rw *w, struct cls *c, size_t at)
 	return cls_add(c, id, neg);
 }
 
-int uni_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-size_t uni_encode(uint32_t cp, char out[4])
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xC0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xE0 | cp >> 12);
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	out[0] = (char)(0xF0 | cp >> 18);
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-	out[3] = (char)(0x80 | (cp & 0x3F));
-	return 4;
-}
-
 /* Reads up to `max` hex digits (exactly `max` when `exact`) at w->i. */
 static int rw_hex(struct rw *w, int max, int exact, uint32_t *cp)
 {
 	int k = 0, v;
 
 	*cp = 0;
-	while (k < max && w->i < w->len && (v = uni_hexval(w->p[w->i])) >= 0) {
+	while (k < max && w->i < w->len && (v = utf8_hexval(w->p[w->i])) >= 0) {
 		*cp = *cp * 16 + (uint32_t)v;
 		w->i++;
 		k++;
@@ -380,7 +346,7 @@ static int rw_char_escape(struct rw *w, uint32_t *cp, enum err *e, size_t at)
 		return 1;
 	default:
 		if ((unsigned char)c >= 0x80) {
-			w->i += uni_decode(w->p + w->i, w->len - w->i, cp);
+			w->i += utf8_decode(w->p + w->i, w->len - w->i, cp);
 			return 1;
 		}
 		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
@@ -501,7 +467,7 @@ static int rw_class_atom(struct rw *w, struct cls *cl, uint32_t *cp,
 
 	*e = ERR_OK;
 	if (w->p[w->i] != '\\') {
-		w->i += uni_decode(w->p + w->i, w->len - w->i, cp);
+		w->i += utf8_decode(w->p + w->i, w->len - w->i, cp);
 		return 1;
 	}
 	w->i++;
@@ -799,7 +765,7 @@ static enum err rw_step(struct rw *w)
 		/* PCRE2 10.42 folds case with Unicode 14 data, Oniguruma with 16 */
 		if ((unsigned char)c >= 0x80 && w->caseless)
 			return rw_refuse(w, w->i, "non-ASCII literal under (?i)");
-		n = uni_decode(w->p + w->i, w->len - w->i, &cp);
+		n = utf8_decode(w->p + w->i, w->len - w->i, &cp);
 		w->i += n;
 		return buf_append(w->out, w->p + w->i - n, n);
 	}
@@ -1040,7 +1006,7 @@ static enum err put_utf8(struct buf *out, uint32_t cp)
 {
 	char b[4];
 
-	return buf_append(out, b, uni_encode(cp, b));
+	return buf_append(out, b, utf8_encode(cp, b));
 }
 
 /* NFC of one chunk s[0..len), which starts at a starter or at the text's
@@ -1054,7 +1020,7 @@ static enum err nfc_chunk(const char *s, size_t len, struct cpv *a,
 
 	a->n = 0;
 	while (i < len && !e) {
-		i += uni_decode(s + i, len - i, &cp);
+		i += utf8_decode(s + i, len - i, &cp);
 		e = decompose_into(a, cp);
 	}
 	if (e)
@@ -1178,7 +1144,7 @@ static size_t skip_safe(const char *s, size_t len, size_t i, size_t *prev)
 			     (s[i + 2] & 0x3F);
 			n = 3;
 		} else {
-			n = uni_decode(s + i, len - i, &cp);
+			n = utf8_decode(s + i, len - i, &cp);
 		}
 		if (nfc_unsafe_cp(cp))
 			break;
@@ -1195,7 +1161,7 @@ static size_t skip_unsafe(const char *s, size_t len, size_t i)
 	size_t n;
 
 	while (i < len) {
-		n = uni_decode(s + i, len - i, &cp);
+		n = utf8_decode(s + i, len - i, &cp);
 		if (!nfc_unsafe_cp(cp))
 			break;
 		i += n;
@@ -1287,18 +1253,4 @@ int uni_is_numeric(uint32_t cp)
 	if (cp < 0x80)
 		return cp >= '0' && cp <= '9';
 	return in_class(UNI_RUST_NUMERIC, cp);
-}
-
-size_t uni_decode(const char *s, size_t len, uint32_t *cp)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = u[0] < 0x80 ? 1 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : 4;
-	size_t i;
-
-	if (n > len)
-		n = len;
-	*cp = n == 1 ? u[0] : (uint32_t)(u[0] & (0x7F >> n));
-	for (i = 1; i < n; i++)
-		*cp = (*cp << 6) | (u[i] & 0x3F);
-	return n;
 }

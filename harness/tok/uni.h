@@ -79,15 +79,4 @@ int uni_is_numeric(uint32_t cp); /* char::is_numeric: the Digits pre-tokenizer *
 struct uni_range;
 int uni_in_ranges(const struct uni_range *r, size_t n, uint32_t cp);
 
-/* Decodes one code point of valid UTF-8 at `s` (at most `len` bytes);
- * returns its length in bytes. */
-size_t uni_decode(const char *s, size_t len, uint32_t *cp);
-
-/* Writes scalar value `cp` (at most 0x10FFFF, not a surrogate: the caller
- * checks) as UTF-8 into `out`; returns its length, 1 to 4. */
-size_t uni_encode(uint32_t cp, char out[4]);
-
-/* The value of hex digit `c` (either case), or -1. */
-int uni_hexval(int c);
-
 #endif

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/utf8.h"
 #include "jinja/pyfmt.h"
 #include "tpl_py.h"
-#include "tok/uni.h"
 
 /* ---- request JSON as json.loads reads it (tpl_py_parse) ----------------- */
 
@@ -253,10 +253,10 @@ enum err tpl_py_strip(const char *s, struct buf *out)
 	size_t len = strlen(s), a = 0, b, n, i, last_end = 0;
 	uint32_t cp;
 
-	while (a < len && (n = uni_decode(s + a, len - a, &cp)) && is_py_space(cp))
+	while (a < len && (n = utf8_decode(s + a, len - a, &cp)) && is_py_space(cp))
 		a += n;
 	for (i = a; i < len; i += n) {
-		n = uni_decode(s + i, len - i, &cp);
+		n = utf8_decode(s + i, len - i, &cp);
 		if (!is_py_space(cp))
 			last_end = i + n;
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/utf8.h"
 #include "tmpfile.h"
 #include "tok/tok.h"
 
@@ -49,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strcmp(tok_kind(t), "hf-bpe"))
 			abort();
 		encode(t, text, sizeof(text) - 1);
-		if (!tok_check_utf8((const char *)data, prefix, &d))
+		if (!utf8_check((const char *)data, prefix, &d))
 			encode(t, (const char *)data, prefix);
 	}
 	tok_free(t);

@@ -1,4 +1,4 @@
-/* Unit tests of the tokenizer internals: UTF-8 validation, the JSON scanner,
+/* Unit tests of the tokenizer internals: the JSON scanner,
  * BPE behaviours pinned by small fixtures (TOKENIZERS.md §2.5, verified
  * against the oracle by tests/tok/compare.js), every truncation of a
  * tokenizer.json failing cleanly, and long runs staying fast. Run from the
@@ -18,70 +18,6 @@
 #include "t.h"
 
 #define FIX "fixtures/tokenizers/"
-
-static void test_utf8(void)
-{
-	struct diag d;
-	static const struct {
-		const char *s;
-		long bad; /* offset of the first bad byte, -1 if valid */
-	} cases[] = {
-		{"", -1}, {"abc", -1}, {"h\xc3\xa9llo", -1}, {"\xf0\x9f\x99\x82", -1},
-		{"\xf4\x8f\xbf\xbf", -1}, {"0123456789abcdef\xe4\xb8\x80", -1},
-		{"ab\xff", 2}, {"\xc0\x80", 0}, {"\xc1\xbf", 0}, {"a\xe0\x80\x80", 2},
-		{"a\xed\xa0\x80", 2}, {"\xf4\x90\x80\x80", 1}, {"\xf5\x80\x80\x80", 0},
-		{"abc\xe4\xb8", 3}, {"\xe4\x41\x80", 1}, {"0123456789abcdef\x80", 16},
-		{"\xf0\x9f\x99", 0}, {"x\xf0\x9f\x41\x82", 3},
-		/* after a run of CJK (the 3-byte fast path) */
-		{"\xe4\xb8\x80\xe4\xb8\x80\xe4\x41\x80", 7}, {"\xe4\xb8\x80\xed\xa0\x80", 4},
-		{"\xe4\xb8\x80\xe0\x80\x80", 4}, {"\xe4\xb8\x80\xe4\xb8", 3},
-		{"\xe4\xb8\x80\xed\x9f\xbf", -1}, {"\xe4\xb8\x80\xe4\xb8\x41", 5},
-		{"\xe4\xb8\x80" "a\xef\xbc\x8c\xf0\x9f\x99\x82", -1}, {"\xe4\xb8\x80\xff", 3},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum err e;
-		char want[64];
-
-		diag_init(&d);
-		e = tok_check_utf8(cases[i].s, strlen(cases[i].s), &d);
-		if (cases[i].bad < 0) {
-			CHECK_EQ_LONG(e, ERR_OK);
-			continue;
-		}
-		CHECK_EQ_LONG(e, ERR_INPUT);
-		snprintf(want, sizeof(want), "invalid UTF-8 at byte %ld", cases[i].bad);
-		CHECK_STR(d.msg, want);
-	}
-}
-
-/* Every 3-byte sequence with a lead E0..EF, between two CJK characters,
- * against RFC 3629's table: valid, or refused at its second or third byte. */
-static void test_utf8_3byte(void)
-{
-	unsigned lead, b1, b2, bad = 0;
-	char s[9] = "\xe4\xb8\x80...\xe4\xb8\x80", want[64];
-	struct diag d;
-
-	for (lead = 0xE0; lead <= 0xEF; lead++) {
-		unsigned lo = lead == 0xE0 ? 0xA0 : 0x80, hi = lead == 0xED ? 0x9F : 0xBF;
-
-		for (b1 = 0; b1 < 256; b1++) {
-			for (b2 = 0; b2 < 256; b2++) {
-				long at = b1 < lo || b1 > hi ? 4 : (b2 & 0xC0) != 0x80 ? 5 : -1;
-				enum err e;
-
-				s[3] = (char)lead, s[4] = (char)b1, s[5] = (char)b2;
-				diag_init(&d);
-				e = tok_check_utf8(s, sizeof(s), &d);
-				snprintf(want, sizeof(want), "invalid UTF-8 at byte %ld", at);
-				bad += at < 0 ? e != ERR_OK : e != ERR_INPUT || strcmp(d.msg, want);
-			}
-		}
-	}
-	CHECK_EQ_LONG(bad, 0);
-}
 
 static void test_jscan(void)
 {
@@ -288,8 +224,6 @@ static void test_all_dropped(void)
 int main(void)
 {
 	T_RUN(test_all_dropped);
-	T_RUN(test_utf8);
-	T_RUN(test_utf8_3byte);
 	T_RUN(test_jscan);
 	T_RUN(test_bytelevel_table);
 	T_RUN(test_bpe_rules);

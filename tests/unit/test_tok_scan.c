@@ -15,7 +15,7 @@
 #include "base/io.h"
 #include "base/mem.h"
 #include "tok/tok_scan.h"
-#include "tok/uni.h"
+#include "base/utf8.h"
 #include "t.h"
 
 static struct scan_tab *tab;
@@ -124,7 +124,7 @@ static void test_bmp(void)
 	}
 	buf_init(&text, BUF_MAX_DEFAULT);
 	for (i = 0; i < n; i++) {
-		buf_append(&text, u, uni_encode(cps[i], u));
+		buf_append(&text, u, utf8_encode(cps[i], u));
 		buf_printf(&text, "%s", after[(unsigned)rand() % 4]);
 	}
 	CHECK(same(text.data, text.len));

@@ -29,6 +29,7 @@
 #include "base/buf.h"
 #include "base/io.h"
 #include "base/mem.h"
+#include "base/utf8.h"
 #include "tok/uni.h"
 #include "tok/uni_data.h"
 #include "t.h"
@@ -299,13 +300,13 @@ static void test_decode(void)
 {
 	uint32_t cp;
 
-	CHECK_EQ_LONG(uni_decode("a", 1, &cp), 1);
+	CHECK_EQ_LONG(utf8_decode("a", 1, &cp), 1);
 	CHECK_EQ_LONG(cp, 'a');
-	CHECK_EQ_LONG(uni_decode("\xC3\xA9", 2, &cp), 2);
+	CHECK_EQ_LONG(utf8_decode("\xC3\xA9", 2, &cp), 2);
 	CHECK_EQ_LONG(cp, 0xE9);
-	CHECK_EQ_LONG(uni_decode("\xE4\xB8\xAD", 3, &cp), 3);
+	CHECK_EQ_LONG(utf8_decode("\xE4\xB8\xAD", 3, &cp), 3);
 	CHECK_EQ_LONG(cp, 0x4E2D);
-	CHECK_EQ_LONG(uni_decode("\xF0\x9F\x98\x80", 4, &cp), 4);
+	CHECK_EQ_LONG(utf8_decode("\xF0\x9F\x98\x80", 4, &cp), 4);
 	CHECK_EQ_LONG(cp, 0x1F600);
 }
 
@@ -389,10 +390,10 @@ static int class_runs(const char *pat, const struct buf *all, struct buf *out)
 	while ((rc = pcre2_match(re, (PCRE2_SPTR)all->data, all->len, pos,
 				 pos ? PCRE2_NO_UTF_CHECK : 0, md, NULL)) > 0) {
 		ov = pcre2_get_ovector_pointer(md);
-		uni_decode(all->data + ov[0], all->len - ov[0], &lo);
+		utf8_decode(all->data + ov[0], all->len - ov[0], &lo);
 		for (pos = ov[1] - 1; (all->data[pos] & 0xC0) == 0x80; pos--)
 			;
-		uni_decode(all->data + pos, all->len - pos, &hi);
+		utf8_decode(all->data + pos, all->len - pos, &hi);
 		buf_printf(out, " %X-%X", (unsigned)lo, (unsigned)hi);
 		pos = ov[1];
 	}
@@ -513,7 +514,7 @@ static void split_piece(pcre2_code *re, pcre2_match_data *md, const char *s,
 			last = ov[0];
 			if (ov[0] >= len)
 				break;
-			pos = ov[0] + uni_decode(s + ov[0], len - ov[0], &cp);
+			pos = ov[0] + utf8_decode(s + ov[0], len - ov[0], &cp);
 		}
 	}
 	if (last < len) {

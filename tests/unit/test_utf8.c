@@ -4,7 +4,8 @@
  * bytes that start them (later bytes from one of each class the vector
  * tables tell apart), placed at every offset of a 32-byte block, in the
  * middle of a text and cut by its end; on mutated real and random text; on
- * the bench corpora. Run from the repository root.
+ * the bench corpora; utf8_check's message, the broken character's start
+ * (utf8_first_bad_char) and the codec. Run from the repository root.
  *
  * `test_utf8 bench [FILE...]` prints each path's speed on the files (default
  * the bench corpora) instead: a benchmark, not a test. */
@@ -320,6 +321,117 @@ static int bench(int argc, char **argv)
 	return 0;
 }
 
+static void test_check(void)
+{
+	struct diag d;
+	static const struct {
+		const char *s;
+		long bad; /* offset of the first bad byte, -1 if valid */
+	} cases[] = {
+		{"", -1}, {"abc", -1}, {"h\xc3\xa9llo", -1}, {"\xf0\x9f\x99\x82", -1},
+		{"\xf4\x8f\xbf\xbf", -1}, {"0123456789abcdef\xe4\xb8\x80", -1},
+		{"ab\xff", 2}, {"\xc0\x80", 0}, {"\xc1\xbf", 0}, {"a\xe0\x80\x80", 2},
+		{"a\xed\xa0\x80", 2}, {"\xf4\x90\x80\x80", 1}, {"\xf5\x80\x80\x80", 0},
+		{"abc\xe4\xb8", 3}, {"\xe4\x41\x80", 1}, {"0123456789abcdef\x80", 16},
+		{"\xf0\x9f\x99", 0}, {"x\xf0\x9f\x41\x82", 3},
+		/* after a run of CJK (the 3-byte fast path) */
+		{"\xe4\xb8\x80\xe4\xb8\x80\xe4\x41\x80", 7}, {"\xe4\xb8\x80\xed\xa0\x80", 4},
+		{"\xe4\xb8\x80\xe0\x80\x80", 4}, {"\xe4\xb8\x80\xe4\xb8", 3},
+		{"\xe4\xb8\x80\xed\x9f\xbf", -1}, {"\xe4\xb8\x80\xe4\xb8\x41", 5},
+		{"\xe4\xb8\x80" "a\xef\xbc\x8c\xf0\x9f\x99\x82", -1}, {"\xe4\xb8\x80\xff", 3},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum err e;
+		char want[64];
+
+		diag_init(&d);
+		e = utf8_check(cases[i].s, strlen(cases[i].s), &d);
+		if (cases[i].bad < 0) {
+			CHECK_EQ_LONG(e, ERR_OK);
+			continue;
+		}
+		CHECK_EQ_LONG(e, ERR_INPUT);
+		snprintf(want, sizeof(want), "invalid UTF-8 at byte %ld", cases[i].bad);
+		CHECK_STR(d.msg, want);
+	}
+}
+
+/* Every 3-byte sequence with a lead E0..EF, between two CJK characters,
+ * against RFC 3629's table: valid, or refused at its second or third byte. */
+static void test_check_3byte(void)
+{
+	unsigned lead, b1, b2, bad = 0;
+	char s[9] = "\xe4\xb8\x80...\xe4\xb8\x80", want[64];
+	struct diag d;
+
+	for (lead = 0xE0; lead <= 0xEF; lead++) {
+		unsigned lo = lead == 0xE0 ? 0xA0 : 0x80, hi = lead == 0xED ? 0x9F : 0xBF;
+
+		for (b1 = 0; b1 < 256; b1++) {
+			for (b2 = 0; b2 < 256; b2++) {
+				long at = b1 < lo || b1 > hi ? 4 : (b2 & 0xC0) != 0x80 ? 5 : -1;
+				enum err e;
+
+				s[3] = (char)lead, s[4] = (char)b1, s[5] = (char)b2;
+				diag_init(&d);
+				e = utf8_check(s, sizeof(s), &d);
+				snprintf(want, sizeof(want), "invalid UTF-8 at byte %ld", at);
+				bad += at < 0 ? e != ERR_OK : e != ERR_INPUT || strcmp(d.msg, want);
+			}
+		}
+	}
+	CHECK_EQ_LONG(bad, 0);
+}
+
+/* The start of the broken character: the byte utf8_first_bad names, or the
+ * lead before it inside the same character, never a finished one. */
+static void test_first_bad_char(void)
+{
+	static const struct {
+		const char *s;
+		size_t bad, start;
+	} cases[] = {
+		{"abc", 3, 3}, {"a\x80z", 1, 1}, {"\xC0\xAF", 0, 0},
+		{"ab\xED\xA0\x80", 3, 2}, {"\xEF\xBBx", 2, 0}, {"\xE4\xB8", 0, 0},
+		{"\xC3\xA9\x80", 2, 2}, {"x\xF0\x9F\x41\x82", 3, 1},
+		{"\xF4\x8F\xBF\xBF\x80", 4, 4}, {"\xE4\xB8\x80\xE4\x41\x80", 4, 3},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].s);
+
+		CHECK_EQ_LONG(utf8_first_bad(cases[i].s, n), cases[i].bad);
+		CHECK_EQ_LONG(utf8_first_bad_char(cases[i].s, n), cases[i].start);
+	}
+}
+
+/* Every scalar value encodes to what the scan accepts and decodes back; hex
+ * digits in either case. */
+static void test_codec(void)
+{
+	uint32_t cp, back;
+	size_t n, bad = 0;
+	char out[4];
+
+	for (cp = 0; cp <= 0x10FFFF; cp++) {
+		if (cp >= 0xD800 && cp <= 0xDFFF)
+			continue;
+		n = utf8_encode(cp, out);
+		bad += n != (cp < 0x80 ? 1u : cp < 0x800 ? 2u : cp < 0x10000 ? 3u : 4u);
+		bad += utf8_first_bad(out, n) != n;
+		bad += utf8_decode(out, n, &back) != n || back != cp;
+	}
+	CHECK_EQ_LONG(bad, 0);
+	CHECK_EQ_LONG(utf8_hexval('0'), 0);
+	CHECK_EQ_LONG(utf8_hexval('f'), 15);
+	CHECK_EQ_LONG(utf8_hexval('A'), 10);
+	CHECK_EQ_LONG(utf8_hexval('g'), -1);
+	CHECK_EQ_LONG(utf8_hexval(-80), -1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "bench"))
@@ -328,5 +440,9 @@ int main(int argc, char **argv)
 	T_RUN(test_sequences);
 	T_RUN(test_fuzz);
 	T_RUN(test_corpora);
+	T_RUN(test_check);
+	T_RUN(test_check_3byte);
+	T_RUN(test_first_bad_char);
+	T_RUN(test_codec);
 	return T_DONE();
 }
