@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,4 +228,19 @@ double io_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void io_sleep_until_ms(double at_ms)
+{
+	struct timespec ts;
+	double sec = floor(at_ms / 1000.0);
+
+	if (!(at_ms > 0))
+		return;
+	ts.tv_sec = (time_t)sec;
+	ts.tv_nsec = (long)((at_ms - sec * 1000.0) * 1e6);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }

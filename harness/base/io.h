@@ -51,4 +51,9 @@ enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],
 /* Monotonic clock in milliseconds, for timings. */
 double io_now_ms(void);
 
+/* Sleeps until CLOCK_MONOTONIC reaches `at_ms` (the clock of io_now_ms),
+ * with an absolute-time sleep, so that a schedule of wake-ups does not
+ * drift; returns at once if it has passed. */
+void io_sleep_until_ms(double at_ms);
+
 #endif

@@ -3,10 +3,8 @@
  */
 #include "arrival.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 enum err arrival_parse(const char *name, enum arrival_kind *out,
 			     struct diag *d)
@@ -71,19 +69,4 @@ double arrival_next_ms(struct arrival *s)
 	s->next_ms += gap(&s->prng) * s->scale * 1000.0 / s->rate;
 	s->index++;
 	return at;
-}
-
-void arrival_sleep_until_ms(double at_ms)
-{
-	struct timespec ts;
-	double sec = floor(at_ms / 1000.0);
-
-	if (!(at_ms > 0))
-		return;
-	ts.tv_sec = (time_t)sec;
-	ts.tv_nsec = (long)((at_ms - sec * 1000.0) * 1e6);
-	if (ts.tv_nsec >= 1000000000L)
-		ts.tv_nsec = 999999999L;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
 }

@@ -13,7 +13,6 @@
 
 #include "http.h"
 #include "base/io.h"
-#include "load/arrival.h"
 
 enum err probe_parse_duration(const char *s, double *seconds, struct diag *d)
 {
@@ -103,7 +102,7 @@ enum err probe_wait_ready(const char *base, const char *api_key,
 		if (ok || io_now_ms() >= deadline)
 			break;
 		next += interval_s * 1000.0;
-		arrival_sleep_until_ms(next < deadline ? next : deadline);
+		io_sleep_until_ms(next < deadline ? next : deadline);
 	}
 	buf_release(&body);
 	if (!ok)

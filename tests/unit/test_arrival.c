@@ -106,11 +106,11 @@ static void test_sleep(void)
 	diag_init(&d);
 	CHECK(!arrival_init(&s, ARRIVAL_CONSTANT, 200, 1, 0, &d));
 	for (i = 0; i < 10; i++)
-		arrival_sleep_until_ms(t0 + arrival_next_ms(&s));
+		io_sleep_until_ms(t0 + arrival_next_ms(&s));
 	t1 = io_now_ms();
 	/* the tenth arrival is at 45 ms: never early */
 	CHECK(t1 - t0 >= 45);
-	arrival_sleep_until_ms(t0); /* in the past: returns at once */
+	io_sleep_until_ms(t0); /* in the past: returns at once */
 	CHECK(io_now_ms() - t1 < 20);
 }
 
