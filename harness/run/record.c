@@ -39,7 +39,7 @@ int record_key_of(const cJSON *rec, char *out, size_t cap)
 
 	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
 	    !(cJSON_IsNull(seed) || as_long(seed, &sd)) ||
-	    strlen(id->valuestring) > RECORD_ID_MAX ||
+	    strlen(id->valuestring) > SUITE_ID_MAX ||
 	    strlen(id->valuestring) + 44 > cap) /* id, 2 separators, 2 longs, NUL */
 		return 0;
 	record_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);

@@ -75,20 +75,19 @@ struct record_verdict {
 	int transport_ok, audit_ok, grade_ok;
 };
 
-/* The longest case id in bytes (suite.c refuses longer ones), and a buffer
- * that holds any attempt key whole: ids are never cut, so two ids that differ
- * only in their last byte are two cases. */
-#define RECORD_ID_MAX 4096
-#define RECORD_KEY_MAX (RECORD_ID_MAX + 64)
+/* A buffer that holds any attempt key whole: ids (at most SUITE_ID_MAX
+ * bytes, suite.h) are never cut, so two ids that differ only in their last
+ * byte are two cases. */
+#define RECORD_KEY_MAX (SUITE_ID_MAX + 64)
 
 /* The attempt key "ID\x1fREPEAT\x1fSEED" (SEED "null" when has_seed is 0),
  * written into `out` (`cap` bytes, RECORD_KEY_MAX holds any key of an id of
- * at most RECORD_ID_MAX bytes). */
+ * at most SUITE_ID_MAX bytes). */
 void record_key(const char *id, long repeat, int has_seed, long seed,
 		char *out, size_t cap);
 /* The key of parsed record `rec` into `out`; 0 when "case", "repeat" or
  * "seed" is missing or not a string, an integer below 2^53, a number or null,
- * when the case id is longer than RECORD_ID_MAX, or when the key does not fit
+ * when the case id is longer than SUITE_ID_MAX, or when the key does not fit
  * in `cap`. */
 int record_key_of(const cJSON *rec, char *out, size_t cap);
 /* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no

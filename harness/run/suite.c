@@ -15,7 +15,6 @@
 #include "base/json.h"
 #include "base/mem.h"
 #include "base/utf8.h"
-#include "record.h"
 #include "recprobe.h"
 #include "suite.h"
 
@@ -305,9 +304,9 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 		if (!cJSON_IsString(v) || !*v->valuestring)
 			return jcheck_fail(c, p, "expected a non-empty string, got %s",
 					   jcheck_type(v));
-		if (strlen(v->valuestring) > RECORD_ID_MAX)
+		if (strlen(v->valuestring) > SUITE_ID_MAX)
 			return jcheck_fail(c, p, "id of %zu bytes is longer than %d",
-					   strlen(v->valuestring), RECORD_ID_MAX);
+					   strlen(v->valuestring), SUITE_ID_MAX);
 		return ERR_OK;
 	}
 	if (!strcmp(k, "kind")) {

@@ -38,6 +38,7 @@
 #define SUITE_MAX_SEEDS 1000
 #define SUITE_MAX_REPEAT 100000
 #define SUITE_MAX_BYTES ((size_t)1 << 30)
+#define SUITE_ID_MAX 4096 /* bytes of a case id: longer ones are refused */
 
 enum suite_kind {
 	SUITE_CHAT = 0,    /* one request; graded by "expect" */
