@@ -995,8 +995,9 @@ enum err haystack_build(const struct haystack_opts *o, struct haystack *out,
 		e = build_exact(&g, &prompt);
 	if (!e)
 		e = expected_answer(out, d);
+	if (!e)
+		e = io_sha256_hex(prompt.data, prompt.len, out->prompt_sha256, d);
 	if (!e) {
-		io_sha256_hex(prompt.data, prompt.len, out->prompt_sha256);
 		out->document_tokens = g.tokens;
 		out->document = buf_take(&g.doc, &out->document_len);
 		if (!out->document)

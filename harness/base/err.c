@@ -50,6 +50,7 @@ const char *err_name(enum err code)
 	case ERR_UNSUPPORTED: return "unsupported";
 	case ERR_ENDPOINT: return "endpoint";
 	case ERR_INTERNAL: return "internal";
+	case ERR_LOADER: return "loader";
 	}
 	return "unknown";
 }
@@ -59,6 +60,7 @@ int err_exit_status(enum err code)
 	switch (code) {
 	case ERR_OK: return EXIT_PASS;
 	case ERR_ENDPOINT: return EXIT_ENDPOINT;
+	case ERR_LOADER: return EXIT_LOADER;
 	case ERR_USAGE:
 	case ERR_NOMEM:
 	case ERR_LIMIT:

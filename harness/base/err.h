@@ -23,7 +23,8 @@ enum err {
 	ERR_INPUT,       /* malformed input: flag, suite, tokenizer, text, stream */
 	ERR_UNSUPPORTED, /* well-formed input that needle does not implement */
 	ERR_ENDPOINT,    /* the endpoint could not be used at all */
-	ERR_INTERNAL     /* a bug: an invariant did not hold */
+	ERR_INTERNAL,    /* a bug: an invariant did not hold */
+	ERR_LOADER       /* a library loaded at run time (libcrypto) is missing */
 };
 
 /* Exit statuses documented in every --help. */
@@ -31,7 +32,9 @@ enum {
 	EXIT_PASS = 0,    /* all passed */
 	EXIT_FAIL = 1,    /* something failed a check or a gate */
 	EXIT_USAGE = 2,   /* usage or input error */
-	EXIT_ENDPOINT = 3 /* the endpoint could not be used at all */
+	EXIT_ENDPOINT = 3, /* the endpoint could not be used at all */
+	EXIT_LOADER = 127  /* ERR_LOADER: the dynamic loader's status for a missing
+			    * library, which it would have been had it been linked */
 };
 
 #define DIAG_MSG_MAX 1024

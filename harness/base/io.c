@@ -177,6 +177,7 @@ static int (*evp_digest)(const void *, size_t, unsigned char *, unsigned int *,
 			 const EVP_MD *, ENGINE *);
 static const EVP_MD *evp_sha256;
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+static char crypto_why[DIAG_MSG_MAX]; /* why it could not be loaded, or "" */
 
 static void crypto_load(void)
 {
@@ -189,23 +190,27 @@ static void crypto_load(void)
 		*(void **)&evp_digest = dlsym(lib, "EVP_Digest");
 		*(void **)&md = dlsym(lib, "EVP_sha256");
 	}
-	if (!lib || !evp_digest || !md || !(evp_sha256 = md())) {
-		fprintf(stderr, "needle: cannot load %s: %s (Debian's package is libssl3)\n", name,
-			lib ? "no EVP_Digest or EVP_sha256" : dlerror());
-		exit(127);
-	}
+	if (!lib || !evp_digest || !md || !(evp_sha256 = md()))
+		snprintf(crypto_why, sizeof(crypto_why),
+			 "cannot load %s: %s (Debian's package is libssl3)", name,
+			 lib ? "no EVP_Digest or EVP_sha256" : dlerror());
 }
 
-void io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX])
+enum err io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX],
+		       struct diag *d)
 {
 	unsigned char md[32];
 	unsigned int n = 0, i;
 
 	pthread_once(&crypto_once, crypto_load);
+	hex[0] = '\0';
+	if (crypto_why[0])
+		return diag_fail(d, ERR_LOADER, "%s", crypto_why);
 	evp_digest(data, len, md, &n, evp_sha256, NULL);
 	for (i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	hex[64] = '\0';
+	return ERR_OK;
 }
 
 enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],
@@ -217,7 +222,7 @@ enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],
 	buf_init(&b, BUF_MAX_DEFAULT);
 	e = io_read_file(path, &b, d);
 	if (!e)
-		io_sha256_hex(b.data, b.len, hex);
+		e = io_sha256_hex(b.data, b.len, hex, d);
 	buf_release(&b);
 	return e;
 }

@@ -40,11 +40,16 @@ enum err io_mkdirs(const char *path, struct diag *d);
 /* Lower-case hex SHA-256 of `len` bytes into `hex` (IO_SHA256_HEX bytes).
  * libcrypto is loaded by the first call, not at start (mapping it is about
  * 0.7 ms of every process, and a count whose tokenizer is cached never
- * hashes); if it cannot be, the process ends with a message and status 127,
- * as the dynamic loader ends one that misses a library it was linked with. */
-void io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX]);
+ * hashes). If it cannot be, this and every later call return ERR_LOADER
+ * ("cannot load libcrypto.so.3: REASON (Debian's package is libssl3)", the
+ * tool ends with status 127 as the dynamic loader ends a process that misses
+ * a library it was linked with) and leave `hex` empty; once one call has
+ * succeeded, none fails. */
+enum err io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX],
+		       struct diag *d);
 
-/* SHA-256 of a file's contents; ERR_IO names the file. */
+/* SHA-256 of a file's contents; ERR_IO names the file, ERR_LOADER as
+ * io_sha256_hex. */
 enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],
 			struct diag *d);
 

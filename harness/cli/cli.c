@@ -397,7 +397,9 @@ enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 
 int cli_report(const char *cmd_name, const struct diag *d)
 {
-	fprintf(stderr, "error: %s\n", d->msg[0] ? d->msg : err_name(d->code));
+	/* a missing library reads as the dynamic loader's complaint would */
+	fprintf(stderr, "%s: %s\n", d->code == ERR_LOADER ? "needle" : "error",
+		d->msg[0] ? d->msg : err_name(d->code));
 	if (d->code == ERR_USAGE && cmd_name)
 		fprintf(stderr, "try 'needle %s --help'\n", cmd_name);
 	return err_exit_status(d->code);

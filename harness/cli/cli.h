@@ -102,8 +102,9 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 		  struct buf *out);
 
-/* Prints "error: MSG" and "try 'needle NAME --help'" to stderr; returns the
- * exit status for `d->code`. For the CLI layer only. */
+/* Prints "error: MSG" ("needle: MSG" for ERR_LOADER) and, for ERR_USAGE, "try
+ * 'needle NAME --help'" to stderr; returns the exit status for `d->code`
+ * (err_exit_status: 127 for ERR_LOADER). For the CLI layer only. */
 int cli_report(const char *cmd_name, const struct diag *d);
 
 #endif

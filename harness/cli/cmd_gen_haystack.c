@@ -109,12 +109,11 @@ static void manifest_options(struct json_build *jb, cJSON *m, const struct hayst
 		json_add_dup(jb, opt, "chat_template_kwargs", o->kwargs);
 }
 
-static void manifest_document(struct json_build *jb, cJSON *m, const struct haystack *h)
+static void manifest_document(struct json_build *jb, cJSON *m, const struct haystack *h,
+			      const char *doc_sha)
 {
 	cJSON *x = json_add_obj(jb, m, "document");
-	char doc_sha[IO_SHA256_HEX];
 
-	io_sha256_hex(h->document, h->document_len, doc_sha);
 	json_add_str(jb, x, "sha256", doc_sha);
 	json_add_int(jb, x, "bytes", (long long)h->document_len);
 	json_add_int(jb, x, "tokens", (long long)h->document_tokens);
@@ -128,10 +127,13 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 			 const struct haystack *h, const struct tok *t,
 			 const struct tpl *tp, cJSON **out, struct diag *d)
 {
+	char doc_sha[IO_SHA256_HEX];
 	struct json_build jb;
 	cJSON *m, *a, *x;
 	int i;
 
+	if (io_sha256_hex(h->document, h->document_len, doc_sha, d))
+		return d->code;
 	json_build_init(&jb);
 	m = json_new_obj(&jb);
 	json_add_str(&jb, m, "generator", "needle gen haystack " NEEDLE_VERSION);
@@ -154,7 +156,7 @@ static enum err manifest(const struct gh_opts *g, const struct haystack_opts *o,
 		json_add_str(&jb, x, "date", tpl_clock_text());
 	json_add_str(&jb, m, "prompt_sha256", h->prompt_sha256);
 	json_add_int(&jb, m, "prompt_tokens", (long long)h->prompt_tokens);
-	manifest_document(&jb, m, h);
+	manifest_document(&jb, m, h, doc_sha);
 	json_add_str(&jb, m, "question", h->question);
 	a = json_add_arr(&jb, m, "needles");
 	for (i = 0; i < h->nneedles; i++)

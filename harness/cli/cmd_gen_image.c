@@ -54,9 +54,10 @@ static enum err write_one(const struct image_opts *o,
 	e = image_png(obj, (int)o->size, &png, d);
 	if (!e)
 		e = io_write_file(path, png.data, png.len, d);
+	if (!e)
+		e = io_sha256_hex(png.data, png.len, sha, d);
 	if (e)
 		goto out;
-	io_sha256_hex(png.data, png.len, sha);
 	json_build_init(&jb);
 	entry = image_object_json(&jb, images, NULL, obj, (int)o->size);
 	json_add_str(&jb, entry, "file", name);

@@ -217,7 +217,7 @@ enum err req_build(struct req *r, const struct suite_case *c,
 	if (e)
 		diag_fail(d, e, "out of memory building the request for '%s'", c->id);
 	else
-		io_sha256_hex(r->body.data, r->body.len, r->sha256);
+		e = io_sha256_hex(r->body.data, r->body.len, r->sha256, d);
 out:
 	cJSON_free(head_txt);
 	cJSON_free(msgs_txt);

@@ -277,8 +277,8 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 	return e ? e : results_collect(r, 1, NULL, NULL, d);
 }
 
-void results_raw_name(const char *id, long repeat, int has_seed, long seed,
-		      char *out, size_t cap)
+enum err results_raw_name(const char *id, long repeat, int has_seed, long seed,
+			  char *out, size_t cap)
 {
 	char safe[128], hex[IO_SHA256_HEX];
 	size_t i, n = 0;
@@ -294,7 +294,10 @@ void results_raw_name(const char *id, long repeat, int has_seed, long seed,
 	}
 	changed |= id[i] != '\0';
 	safe[n] = '\0';
-	io_sha256_hex(id, strlen(id), hex);
+	if (io_sha256_hex(id, strlen(id), hex, NULL)) {
+		out[0] = '\0';
+		return ERR_LOADER;
+	}
 	hex[8] = '\0';
 	if (has_seed)
 		snprintf(out, cap, "%s%s%s-r%ld-s%ld.sse", safe, changed ? "-" : "",
@@ -302,6 +305,7 @@ void results_raw_name(const char *id, long repeat, int has_seed, long seed,
 	else
 		snprintf(out, cap, "%s%s%s-r%ld.sse", safe, changed ? "-" : "",
 			 changed ? hex : "", repeat);
+	return ERR_OK;
 }
 
 enum err results_queue_raw(struct results *r, const char *name, struct buf *data,

@@ -784,7 +784,10 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		mem_free(s);
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	}
-	io_sha256_hex(text, len, s->sha256);
+	if ((e = io_sha256_hex(text, len, s->sha256, d))) {
+		suite_free(s);
+		return e;
+	}
 	if ((e = utf8_check(text, len, d))) {
 		diag_prefix(d, "suite '%s'", path);
 		suite_free(s);

@@ -182,12 +182,13 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 	struct tok_load l = {path, NULL, d, {0}, {0}};
 	char sha[IO_SHA256_HEX];
 	struct buf cpath;
-	int cached;
+	int cached = 0;
 	enum err e;
 
 	*out = NULL;
 	buf_init(&cpath, BUF_MAX_DEFAULT);
-	io_sha256_hex(json, len, sha);
+	if ((e = io_sha256_hex(json, len, sha, d)))
+		goto out;
 	cached = tok_cache_path(sha, &cpath);
 	if (cached && ((e = from_cache(path, cpath.data, sha, out, d)) || *out))
 		goto out;

@@ -316,7 +316,8 @@ static enum err desc_parse(struct tpl_desc *t, const char *bytes, size_t len,
 	struct diag scratch;
 	enum err e;
 
-	io_sha256_hex(bytes, len, t->sha);
+	if ((e = io_sha256_hex(bytes, len, t->sha, d)))
+		return e;
 	if (tpl_check_nul(bytes, len, t->origin, d))
 		return d ? d->code : ERR_UNSUPPORTED;
 	diag_init(&scratch);

@@ -59,8 +59,7 @@ static enum err set_text(struct tpl_text *t, const char *path, const char *text,
 		tpl_text_release(t);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
-	io_sha256_hex(t->text, t->len, t->sha);
-	return ERR_OK;
+	return io_sha256_hex(t->text, t->len, t->sha, d);
 }
 
 /* Parses the JSON object in file `path` into *root. */

@@ -139,4 +139,17 @@ done
 cmp -s "$tmp/ld-cold.out" "$tmp/ld-warm.out" || fail "the warm count differs from the cold one"
 grep -q 'libcrypto.so.3' "$tmp/ld-cold.err" || fail "a count that hashed its tokenizer did not load libcrypto"
 ! grep -q 'libcrypto' "$tmp/ld-warm.err" || fail "a count of a cached tokenizer loaded libcrypto"
+# a libcrypto.so.3 without EVP_Digest ends the first digest the way the
+# dynamic loader ends a process that misses a library: one line, status 127
+mkdir -p "$tmp/nossl"
+echo 'int needle_no_evp;' > "$tmp/nossl/x.c"
+${CC:-cc} -shared -fPIC -o "$tmp/nossl/libcrypto.so.3" "$tmp/nossl/x.c"
+st=0
+LD_LIBRARY_PATH="$tmp/nossl" XDG_CACHE_HOME="$tmp/xdg-nossl" "$NEEDLE" count \
+	--tokenizer "$(fixture hf/deepseek_v3/tokenizer.json)" "$tmp/hello.txt" \
+	> "$tmp/nossl.out" 2> "$tmp/nossl.err" || st=$?
+[ "$st" = 127 ] || { cat "$tmp/nossl.err"; fail "a missing EVP_Digest: exit $st, expected 127"; }
+[ "$(cat "$tmp/nossl.err")" = "needle: cannot load libcrypto.so.3: no EVP_Digest or EVP_sha256 (Debian's package is libssl3)" ] ||
+	fail "a missing EVP_Digest: $(cat "$tmp/nossl.err")"
+[ ! -s "$tmp/nossl.out" ] || fail "a count that could not hash printed a count"
 echo ok

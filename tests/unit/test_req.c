@@ -67,7 +67,7 @@ static void test_chat_body(void)
 	CHECK(cJSON_GetObjectItem(b, "expect") == NULL);
 	CHECK(cJSON_GetObjectItem(b, "id") == NULL);
 	CHECK(cJSON_GetObjectItem(b, "repeat") == NULL);
-	io_sha256_hex(r.body.data, r.body.len, hex);
+	CHECK(!io_sha256_hex(r.body.data, r.body.len, hex, NULL));
 	CHECK_STR(r.sha256, hex);
 	cJSON_Delete(b);
 	req_release(&r);
