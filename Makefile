@@ -59,7 +59,20 @@ $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# Only the tool (harness/cli/) prints or exits: the library is not built while
+# one of its objects references a symbol that writes to the terminal or ends
+# the process (fortified builds call the __*_chk twins; gcc turns a printf of
+# a constant into puts or putchar). Writing to a FILE the caller passes in
+# (fwrite, fputs) is the caller's choice and allowed.
+LIBBANNED := printf vprintf fprintf vfprintf puts putchar exit _exit _Exit \
+             stdout stderr __printf_chk __vprintf_chk __fprintf_chk __vfprintf_chk \
+             _ZSt4cout _ZSt4cerr
 $(BUILD)/libneedle.a: $(LIBOBJ)
+	@nm -uA $^ | awk -v banned="$(LIBBANNED)" \
+		'BEGIN { n = split(banned, b, " "); for (i = 1; i <= n; i++) ban[b[i]] = 1 } \
+		 ($$NF in ban) { sub(/:$$/, "", $$1); bad = 1; \
+			print "error: library object " $$1 " references " $$NF ": only harness/cli/ prints or exits" } \
+		 END { exit bad }' >&2
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/needle: $(CLIOBJ) $(BUILD)/libneedle.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
