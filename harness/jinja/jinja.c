@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "jinja_eval.h"
+#include "jinja_int.h"
 #include "jinja_lex.h"
 #include "jinja_parse.h"
 #include "jinja_value.h"

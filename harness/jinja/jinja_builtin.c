@@ -1,14 +1,13 @@
-/* jinja_builtin — see jinja_builtin.h. Operators follow CPython 3.11
+/* jinja_builtin — see jinja_int.h. Operators follow CPython 3.11
  * (Objects/abstract.c, longobject.c, floatobject.c), attribute and item
  * access jinja2/environment.py getattr/getitem under sandbox.py, tests
  * jinja2/tests.py, globals jinja2/defaults.py and transformers. */
-#include "jinja_builtin.h"
+#include "jinja_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "jinja_str.h"
 #include "pyfmt.h"
 
 #define NOMEM(e, at) jinja_eval_nomem(e, at)

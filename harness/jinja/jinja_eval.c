@@ -1,14 +1,12 @@
-/* jinja_eval — see jinja_eval.h. The control flow follows jinja2's
+/* jinja_eval — see jinja_int.h. The control flow follows jinja2's
  * compiler.py: what the generated Python would do, node by node. */
-#include "jinja_eval.h"
+#include "jinja_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "jinja.h"
-#include "jinja_builtin.h"
-#include "jinja_filter.h"
 #include "base/mem.h"
 
 enum flow { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE };

@@ -1,15 +1,13 @@
-/* jinja_filter — see jinja_filter.h. Each filter follows the function of the
+/* jinja_filter — see jinja_int.h. Each filter follows the function of the
  * same name in jinja2/filters.py (3.1); generators (map, select, items, ...)
  * are lists flagged JV_F_GEN so that len() and printing fail as in Python. */
-#include "jinja_filter.h"
+#include "jinja_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "jinja_builtin.h"
-#include "jinja_str.h"
 #include "pyfmt.h"
 
 #define NOMEM(e, at) jinja_eval_nomem(e, at)

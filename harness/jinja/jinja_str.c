@@ -1,12 +1,11 @@
-/* jinja_str — see jinja_str.h. Follows CPython 3.11 Objects/unicodeobject.c
+/* jinja_str — see jinja_int.h. Follows CPython 3.11 Objects/unicodeobject.c
  * and Objects/stringlib (split, strip, replace, find), markupsafe 2.1. */
-#include "jinja_str.h"
+#include "jinja_int.h"
 
 #include <string.h>
 
 #include <utf8proc.h>
 
-#include "jinja_builtin.h"
 #include "jinja_lex.h"
 #include "pyfmt.h"
 #include "base/utf8.h"

@@ -1,0 +1,192 @@
+/*
+ * jinja_int — what the evaluator's four files (jinja_eval, jinja_builtin,
+ * jinja_filter, jinja_str) share: they call each other in a circle, so one
+ * private header declares them all. Only jinja/ (and its unit tests) include
+ * it; the public entry points are jinja.h and pyfmt.h. The parser's headers
+ * (jinja_lex.h, jinja_parse.h) and the values (jinja_value.h, which pyfmt.h
+ * speaks) stay apart: nothing in them calls back.
+ */
+#ifndef NEEDLE_JINJA_INT_H
+#define NEEDLE_JINJA_INT_H
+
+#include <time.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "jinja_parse.h"
+#include "jinja_value.h"
+
+/*
+ * jinja_eval — walks a parsed template (jinja_parse.h) with Jinja's scoping
+ * and Python's value semantics, writing the output; and the state the
+ * built-ins (below) share with it.
+ *
+ * Scopes: the template body is one frame; each iteration of a for loop gets a
+ * fresh child frame (so `set` inside a loop never leaks and a name read
+ * before its `set` in the body sees the outer value); `if` is no scope; a
+ * macro call gets a child of the frame the macro was defined in (a closure,
+ * reading current values). Lookup goes up the frames, then the context
+ * variables, then the globals (namespace, range, dict, raise_exception,
+ * strftime_now).
+ */
+
+struct je {
+	struct jv_arena *a;     /* values of this render */
+	const struct jv *vars;  /* the context's variables (a dict), borrowed */
+	struct tm clock;        /* strftime_now's time */
+	struct diag *d;
+	unsigned long steps;    /* evaluations so far, against JINJA_MAX_STEPS */
+	int depth;              /* nesting, against JINJA_MAX_DEPTH */
+	size_t out_max;         /* cap for every output buffer */
+};
+
+/* Call arguments, evaluated. */
+struct je_args {
+	struct jv *pos;
+	size_t npos;
+	const char **kwn; /* names */
+	struct jv *kwv;
+	size_t nkw;
+};
+
+/* Fails with ERR_INPUT, "the server would reject this request: WHAT
+ * (template line L, column C)" for what Python raises at `n`. */
+enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Fails with ERR_UNSUPPORTED, "unsupported in template: WHAT (template line
+ * L, column C)". */
+enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* ERR_NOMEM, or ERR_LIMIT when the failure was a cap (output buffer or
+ * value arena) rather than exhausted memory, at `n`. */
+enum err jinja_eval_nomem(struct je *e, const struct jn *n);
+
+/* Calls a macro value with evaluated arguments; `caller` is the call block's
+ * caller macro or NULL. The result is a str. */
+enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
+			       const struct je_args *args, const struct jv *caller, struct jv *out);
+/* An attribute of the loop object (`loop.index`, ...). */
+enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
+			      const char *name, struct jv *out);
+
+/* Renders the template body `root` into `out`. */
+enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out);
+
+
+/*
+ * jinja_builtin — the operators, filters, tests, string/dict/list methods
+ * and global functions of jinja2 3.1 under transformers'
+ * ImmutableSandboxedEnvironment, as Python computes them.
+ *
+ * Every function evaluates at node `at` (for messages) and follows the
+ * three outcomes of jinja.h: a value, a rejection (Python raises: TypeError,
+ * SecurityError for list.append and other mutators, UndefinedError,
+ * ZeroDivisionError, raise_exception), or a refusal (outside the subset).
+ */
+/* Binary operators: '+', '-', '*', '/', 'f' (//), '%', 'p' (**), '~'. */
+enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const struct jv *a,
+			     const struct jv *b, struct jv *out);
+/* Unary minus (neg != 0) or plus. */
+enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const struct jv *a,
+			     struct jv *out);
+/* Comparisons: op 'e' ==, 'n' !=, '<', '>', 'l' <=, 'g' >=, 'i' in, 'I' not in. */
+enum err jinja_builtin_compare(struct je *e, const struct jn *at, int op, const struct jv *a,
+			       const struct jv *b, int *result);
+/* Jinja's getattr (obj.name): a method, else an item, else Undefined. */
+enum err jinja_builtin_getattr(struct je *e, const struct jn *at, const struct jv *obj,
+			       const char *name, struct jv *out);
+/* Jinja's getitem (obj[key]): an item, else an attribute, else Undefined. */
+enum err jinja_builtin_getitem(struct je *e, const struct jn *at, const struct jv *obj,
+			       const struct jv *key, struct jv *out);
+/* obj[start:stop:step] (each may be NULL). */
+enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv *obj,
+			     const struct jv *start, const struct jv *stop, const struct jv *step,
+			     struct jv *out);
+/* A global function by name (namespace, range, dict, raise_exception,
+ * strftime_now, ...): 1 with `*out` set, else 0. */
+int jinja_builtin_global(const char *name, struct jv *out);
+/* Calls a JV_FUNC value (a global or a bound method). */
+enum err jinja_builtin_call(struct je *e, const struct jn *at, const struct jv *fn,
+			    const struct je_args *args, struct jv *out);
+/* The test `name` on `in`. */
+enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
+			    const struct jv *in,
+			    const struct je_args *args, int *result);
+/* The items a for loop visits over `v` (a list view; dicts give keys, strings
+ * code points); Undefined gives none, non-iterables reject. */
+enum err jinja_builtin_iterate(struct je *e, const struct jn *at, const struct jv *v,
+			       struct jv *out);
+/* str(v) appended to `out`, as {{ v }} prints it. */
+enum err jinja_builtin_print(struct je *e, const struct jn *at, const struct jv *v,
+			     struct buf *out);
+/* str(v) as a value (a str is returned as is, Markup included). */
+enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv *v,
+			      struct jv *out);
+/* json.dumps(v, options) as a str value. */
+struct pyfmt_json;
+enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
+			    const struct pyfmt_json *o, struct jv *out);
+/* Python's ordering: *c = -1, 0 or 1; TypeError (rejected) when unorderable. */
+enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
+			     const struct jv *b,
+			     int *c);
+/* `item in container`. */
+enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct jv *item,
+				const struct jv *container, int *r);
+/* The argument at position `i` or keyword `name`, or NULL. */
+const struct jv *jinja_builtin_arg(const struct je_args *a, size_t i, const char *name);
+/* Refuses arguments beyond `npos` positional ones and keywords not in the
+ * NULL-terminated `names` (Python would raise TypeError: rejected). */
+enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char *what,
+				  const struct je_args *a, size_t npos, const char *const *names);
+
+
+/*
+ * jinja_filter — jinja2 3.1's filters (filters.py) as templates use them,
+ * with transformers' tojson (json.dumps(x, ensure_ascii=False, indent=None,
+ * separators=None, sort_keys=False)). Filters outside the subset are refused by name.
+ */
+/* Applies the filter `name` to `in` with `args`, at node `at`. */
+enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *args, struct jv *out);
+
+
+/*
+ * jinja_str — Python str semantics for the jinja modules: code-point
+ * indexing and slicing, the str methods templates call (split, strip,
+ * startswith, replace, ...), case mapping, markupsafe escaping and
+ * printf-style `%` formatting.
+ *
+ * Case mapping and character classes outside ASCII use utf8proc's tables
+ * only where they cannot differ from CPython's (full case mappings such as
+ * 'ß'.upper() == 'SS', final sigma, characters unassigned in utf8proc's
+ * Unicode version): there the call is refused.
+ */
+/* Byte offset of the first `needle` in `hay` at or after byte `from`, or -1. */
+long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from);
+/* hay[i] (code point index, in range) as a one-character str. */
+enum err jinja_str_char_at(struct je *e, const struct jn *at, const struct jv *s, size_t i,
+			   struct jv *out);
+/* s[a:b:step] with bounds already clamped as slice.indices does. */
+enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, int64_t a,
+			 int64_t b, int64_t step, struct jv *out);
+/* list(s): one str per code point. */
+enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out);
+/* markupsafe.escape(str(v)): a Markup str (a Markup input is kept). */
+enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
+/* fmt % args for %s %r %d %i %% (others refused). */
+enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
+			   const struct jv *args, struct jv *out);
+/* Case: 'u' upper, 'l' lower, 'c' str.capitalize, 't' jinja's |title,
+ * 'T' str.title. The Markup flag is kept. */
+enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
+			struct jv *out);
+/* str.strip / lstrip / rstrip (`which` 'b', 'l', 'r'); chars NULL or None
+ * strips whitespace. */
+enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
+			 const struct jv *chars, struct jv *out);
+/* A str method `name` called on `self` with `a`. */
+enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
+			  const char *name, const struct je_args *a, struct jv *out);
+
+#endif
