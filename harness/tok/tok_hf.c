@@ -3,9 +3,8 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "tok_hf_impl.h"
+#include "tok_int.h"
 #include "tok_cache.h"
-#include "tok_load.h"
 #include "tok_split.h"
 
 enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)

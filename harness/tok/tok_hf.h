@@ -21,7 +21,7 @@
  * bytes reads that instead (tok_cache.h); a file the cache's source index
  * knows unchanged is not even read or hashed.
  *
- * The modules behind this header (sharing tok_hf_impl.h): tok_load.c reads
+ * The modules behind this header (sharing tok_int.h): tok_load.c reads
  * tokenizer.json and the post-processor, tok_added.c the added tokens,
  * tok_norm.c the normalizers, tok_pre.c the pre-tokenizers, tok_pat.c their
  * patterns, tok_bpe.c the model.

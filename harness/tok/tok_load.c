@@ -1,4 +1,5 @@
-#include "tok_load.h"
+/* tok_load — reading tokenizer.json into a tok_hf; see tok_int.h. */
+#include "tok_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,6 @@
 #include "base/json.h"
 #include "base/mem.h"
 #include "tok_cache.h"
-#include "tok_hf_impl.h"
 
 enum err tok_load_unsupported(struct tok_load *l, const char *what, const char *name)
 {

@@ -5,8 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/mem.h"
-#include "tok_hf_impl.h"
-#include "tok_load.h"
+#include "tok_int.h"
 #include "uni.h"
 
 enum err tok_norm_apply(struct tok_run *r, const char *s, size_t n,

@@ -5,8 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "tok_hf_impl.h"
-#include "tok_load.h"
+#include "tok_int.h"
 #include "uni.h"
 #include "base/utf8.h"
 

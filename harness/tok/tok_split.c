@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tok_hf_impl.h"
+#include "tok_int.h"
 #include "uni.h"
 #include "base/utf8.h"
 

