@@ -20,7 +20,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "http.h"
-#include "tpl/tpl.h"
+#include "tpl/tpl_server.h"
 
 #define ENDPOINT_URL_MAX 2048
 #define ENDPOINT_MODEL_MAX 1024 /* a longer model name is refused, never cut */

@@ -8,22 +8,6 @@
 #include "tpl_msg.h"
 #include "tpl_py.h"
 
-const char *tpl_server_name(enum tpl_server s)
-{
-	return s == TPL_SERVER_SGLANG ? "sglang" : "vllm";
-}
-
-enum err tpl_server_parse(const char *name, enum tpl_server *out, struct diag *d)
-{
-	if (!strcmp(name, "vllm"))
-		*out = TPL_SERVER_VLLM;
-	else if (!strcmp(name, "sglang"))
-		*out = TPL_SERVER_SGLANG;
-	else
-		return diag_fail(d, ERR_USAGE, "unknown server '%s': expected vllm or sglang", name);
-	return ERR_OK;
-}
-
 enum err tpl_check_nul(const char *json, size_t len, const char *what,
 		       struct diag *d)
 {

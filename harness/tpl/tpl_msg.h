@@ -33,16 +33,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-
-/* Which server's request handling a render reproduces; the zero value is
- * vLLM. */
-enum tpl_server { TPL_SERVER_VLLM = 0, TPL_SERVER_SGLANG = 1 };
-
-/* "vllm" or "sglang". */
-const char *tpl_server_name(enum tpl_server s);
-/* Parses "vllm" or "sglang"; ERR_USAGE names the accepted values. */
-enum err tpl_server_parse(const char *name, enum tpl_server *out,
-			  struct diag *d);
+#include "tpl_server.h"
 
 /* One message as the server leaves it. */
 struct tpl_msg {
