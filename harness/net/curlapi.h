@@ -9,7 +9,8 @@
  * build's libcurl4-openssl-dev names (libcurl.so.4) once, with every
  * function http.c calls, and hands out the same table from then on.
  * Not thread-safe on the first call (http.c calls it from the thread that
- * makes the client, before any transfer).
+ * makes the client, before any transfer). Private to net/: only http.c
+ * includes this header.
  */
 #ifndef NEEDLE_CURLAPI_H
 #define NEEDLE_CURLAPI_H

@@ -1,5 +1,7 @@
 /*
  * sse — an incremental parser for server-sent events (text/event-stream).
+ * Private to net/: only stream.c feeds it (stream.h embeds the parser in
+ * struct stream) and the unit and fuzz tests include this header.
  *
  * Follows the parsing rules of the WHATWG HTML standard, section "Server-sent
  * events", "Interpreting an event stream": bytes may arrive in any split (one
