@@ -602,7 +602,8 @@ enum err cases_json_task(uint64_t seed, int i, struct cases_task *t,
 	return e;
 }
 
-enum err cases_add_json_tasks(uint64_t seed, cJSON *cases, struct diag *d)
+/* Appends the JSON tasks to the JSON array `cases`, which takes them. */
+static enum err cases_add_json_tasks(uint64_t seed, cJSON *cases, struct diag *d)
 {
 	struct gen g;
 	int i;
@@ -824,7 +825,8 @@ static void tool_none_case(struct gen *g, cJSON *cases)
 	json_add_item(&g->jb, cases, NULL, c);
 }
 
-enum err cases_add_tool_calls(uint64_t seed, cJSON *cases, struct diag *d)
+/* Appends the tool-call cases to the JSON array `cases`, which takes them. */
+static enum err cases_add_tool_calls(uint64_t seed, cJSON *cases, struct diag *d)
 {
 	struct gen g;
 	int city[3];
@@ -966,7 +968,8 @@ static void mt_zh_correction(struct gen *g, cJSON *cases)
 			   "{\"key\":\"manager\",\"message\":2}]"));
 }
 
-enum err cases_add_multi_turn(uint64_t seed, cJSON *cases, struct diag *d)
+/* Appends the multi-turn cases to the JSON array `cases`, which takes them. */
+static enum err cases_add_multi_turn(uint64_t seed, cJSON *cases, struct diag *d)
 {
 	struct gen g;
 
@@ -1077,7 +1080,8 @@ out:
 	return e;
 }
 
-enum err cases_add_image_order(uint64_t seed, cJSON *cases, struct diag *d)
+/* Appends the image-order cases (ERR_INTERNAL if an image cannot be drawn) to the JSON array `cases`, which takes them. */
+static enum err cases_add_image_order(uint64_t seed, cJSON *cases, struct diag *d)
 {
 	struct image_object o[4];
 	struct gen g;

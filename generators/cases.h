@@ -101,16 +101,6 @@ int cases_types_match(const cJSON *value, const cJSON *types, char *why,
 		      size_t n);
 
 /*
- * Appends the cases of one kind to the JSON array `cases`. Ownership of what
- * is appended passes to `cases`. ERR_NOMEM; ERR_INTERNAL if an image cannot
- * be drawn.
- */
-enum err cases_add_json_tasks(uint64_t seed, cJSON *cases, struct diag *d);
-enum err cases_add_tool_calls(uint64_t seed, cJSON *cases, struct diag *d);
-enum err cases_add_multi_turn(uint64_t seed, cJSON *cases, struct diag *d);
-enum err cases_add_image_order(uint64_t seed, cJSON *cases, struct diag *d);
-
-/*
  * A new, complete suite object {"suite", "description", "defaults", "cases"}
  * with the kinds in `kinds`, owned by the caller (cJSON_Delete). `name` and
  * `description` are copied.

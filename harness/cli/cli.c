@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Renders the help of `cmd` into `out` in `format`. */
+static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
+			 struct buf *out);
+
 static const struct {
 	unsigned bit;
 	const char *line;
@@ -381,8 +385,8 @@ static enum err help_words(const struct cli_cmd *cmd, struct buf *out)
 	return e;
 }
 
-enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
-		  struct buf *out)
+static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
+			 struct buf *out)
 {
 	switch (format) {
 	case CLI_HELP_MAN:

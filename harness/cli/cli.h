@@ -98,10 +98,6 @@ enum err cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 	      const char **args, int *nargs, struct diag *d);
 
-/* Renders the help of `cmd` into `out` in `format`. */
-enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
-		  struct buf *out);
-
 /* Prints "error: MSG" ("needle: MSG" for ERR_LOADER) and, for ERR_USAGE, "try
  * 'needle NAME --help'" to stderr; returns the exit status for `d->code`
  * (err_exit_status: 127 for ERR_LOADER). For the CLI layer only. */

@@ -9,6 +9,11 @@
 #include "jinja.h"
 #include "base/mem.h"
 
+/* Calls a macro value with evaluated arguments; `caller` is the call block's
+ * caller macro or NULL. The result is a str. */
+static enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
+				      const struct je_args *args, const struct jv *caller, struct jv *out);
+
 enum flow { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE };
 
 struct frame {
@@ -678,8 +683,8 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 	return ERR_OK;
 }
 
-enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
-			       const struct je_args *args, const struct jv *caller, struct jv *out)
+static enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
+				      const struct je_args *args, const struct jv *caller, struct jv *out)
 {
 	const struct macro *m = macro->u.p;
 	struct frame *f;

@@ -61,17 +61,12 @@ enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ..
  * value arena) rather than exhausted memory, at `n`. */
 enum err jinja_eval_nomem(struct je *e, const struct jn *n);
 
-/* Calls a macro value with evaluated arguments; `caller` is the call block's
- * caller macro or NULL. The result is a str. */
-enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const struct jv *macro,
-			       const struct je_args *args, const struct jv *caller, struct jv *out);
 /* An attribute of the loop object (`loop.index`, ...). */
 enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
 			      const char *name, struct jv *out);
 
 /* Renders the template body `root` into `out`. */
 enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out);
-
 
 /*
  * jinja_builtin — the operators, filters, tests, string/dict/list methods
@@ -140,7 +135,6 @@ const struct jv *jinja_builtin_arg(const struct je_args *a, size_t i, const char
 enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char *what,
 				  const struct je_args *a, size_t npos, const char *const *names);
 
-
 /*
  * jinja_filter — jinja2 3.1's filters (filters.py) as templates use them,
  * with transformers' tojson (json.dumps(x, ensure_ascii=False, indent=None,
@@ -149,7 +143,6 @@ enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char 
 /* Applies the filter `name` to `in` with `args`, at node `at`. */
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 		      const struct je_args *args, struct jv *out);
-
 
 /*
  * jinja_str — Python str semantics for the jinja modules: code-point

@@ -256,19 +256,9 @@ int jinja_value_is_num(const struct jv *v)
 	return v->k == JV_INT || v->k == JV_BOOL || v->k == JV_FLOAT;
 }
 
-int jinja_value_is_str(const struct jv *v)
-{
-	return v->k == JV_STR;
-}
-
 int jinja_value_is_seq(const struct jv *v)
 {
 	return v->k == JV_LIST || v->k == JV_TUPLE;
-}
-
-int jinja_value_is_map(const struct jv *v)
-{
-	return v->k == JV_DICT;
 }
 
 static double num_of(const struct jv *v)

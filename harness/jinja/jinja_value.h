@@ -134,9 +134,7 @@ int jinja_value_hashable(const struct jv *v);
 const char *jinja_value_type_name(const struct jv *v);
 /* A number (int, bool, float): 1 and its value as double; else 0. */
 int jinja_value_is_num(const struct jv *v);
-int jinja_value_is_str(const struct jv *v);
 int jinja_value_is_seq(const struct jv *v); /* list or tuple (views included) */
-int jinja_value_is_map(const struct jv *v); /* dict */
 
 /* --- JSON input, as Python's json.loads --- */
 /* Parses one JSON value of `len` bytes at `s` (named `name` in messages) into

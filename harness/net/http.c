@@ -44,7 +44,7 @@ struct http_multi {
 	CURLM *multi;
 	struct xfer *running;        /* doubly linked */
 	struct xfer *done, *done_tail; /* finished, not yet collected (FIFO) */
-	size_t pending, finished;
+	size_t pending;
 	double next_deadline;        /* earliest first-byte/idle deadline, or < 0 */
 };
 
@@ -307,7 +307,6 @@ static void finish(struct http_multi *m, struct xfer *x)
 	else
 		m->done = x;
 	m->done_tail = x;
-	m->finished++;
 }
 
 static void xmsg(struct xfer *x, const char *fmt, ...)
@@ -493,18 +492,12 @@ int http_multi_next(struct http_multi *m, struct http_done *out)
 	out->bytes = x->bytes;
 	mem_free(x);
 	m->pending--;
-	m->finished--;
 	return 1;
 }
 
 size_t http_multi_pending(const struct http_multi *m)
 {
 	return m->pending;
-}
-
-size_t http_multi_running(const struct http_multi *m)
-{
-	return m->pending - m->finished;
 }
 
 struct get_ctx {

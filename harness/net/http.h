@@ -132,9 +132,6 @@ int http_multi_next(struct http_multi *m, struct http_done *out);
 /* Requests added and not yet collected by http_multi_next. */
 size_t http_multi_pending(const struct http_multi *m);
 
-/* Requests still transferring (pending minus finished-but-uncollected). */
-size_t http_multi_running(const struct http_multi *m);
-
 /* Blocking GET of `url` (for /v1/models, /version), body appended to `body`
  * (its cap bounds the size). Returns ERR_OK when a complete response arrived,
  * whatever its status (`*status`); ERR_ENDPOINT when there was none (`*fail`

@@ -743,9 +743,11 @@ static void add_counts(struct json_build *jb, cJSON *o, const char *key,
 		json_add_num(jb, to, c->key[i], c->n[i]);
 }
 
-/* The object of one case, in the order the summary has always had: a
- * first reason, when there is one, comes before the rate. */
-cJSON *report_case_json(const struct casetab_case *c)
+/* One case as summary.json shows it: a new object the caller owns {id, kind,
+ * total, pass, failure_codes, reasons, [first_reason,] rate, wilson95}, in
+ * the order the summary has always had (a first reason, when there is one,
+ * comes before the rate); NULL when out of memory. */
+static cJSON *report_case_json(const struct casetab_case *c)
 {
 	struct json_build jb;
 	cJSON *o;

@@ -78,10 +78,6 @@ struct report_sum {
 enum err report_summary(const struct report_run *r, struct report_sum *out, struct diag *d);
 /* Frees what `m` holds; it is empty after. */
 void report_sum_release(struct report_sum *m);
-/* One case as summary.json shows it: a new object the caller owns {id,
- * kind, total, pass, failure_codes, reasons, [first_reason,] rate, wilson95
- * [, first_reason: null]}; NULL when out of memory. */
-cJSON *report_case_json(const struct casetab_case *c);
 /* The jout list (jout.h) printing m's cases in place of the array `at`
  * (m->s's "cases", or the same array where m->s was moved); it borrows `m`. */
 struct jout_list report_cases(const struct report_sum *m, const cJSON *at);

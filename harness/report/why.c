@@ -129,7 +129,11 @@ const char *why_first(const cJSON *rec, char *out, size_t cap)
 	return r[0].stage;
 }
 
-void why_answer(const cJSON *rec, char *out, size_t cap)
+/* The model's answer in `rec` for quoting: its content, else its tool calls
+ * as compact JSON, else its reasoning, cut to WHY_ANSWER_MAX bytes at a
+ * character boundary ("..." marks the cut), into out[0..cap); "" when the
+ * model said nothing. */
+static void why_answer(const cJSON *rec, char *out, size_t cap)
 {
 	const char *s = str_or(jget(rec, "content"), "");
 	char *calls = NULL;

@@ -47,11 +47,6 @@ size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max);
 /* The stage of `rec`'s first reason ("transport", "audit", "grade") and its
  * text into out[0..cap); "" both for a pass. Returns the stage. */
 const char *why_first(const cJSON *rec, char *out, size_t cap);
-/* The model's answer in `rec` for quoting: its content, else its tool calls
- * as compact JSON, else its reasoning, cut to WHY_ANSWER_MAX bytes at a
- * character boundary ("..." marks the cut), into out[0..cap); "" when the
- * model said nothing. */
-void why_answer(const cJSON *rec, char *out, size_t cap);
 
 /* The failures of a run, folded one record at a time: per reason group its
  * count, the distinct case ids (first-seen order) and the first attempt as

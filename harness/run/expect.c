@@ -7,7 +7,8 @@
 #include "base/mem.h"
 #include "base/rx.h"
 
-void expect_init(struct expect *x)
+/* Empties `x` (kind EXPECT_NONE). Allocates nothing. */
+static void expect_init(struct expect *x)
 {
 	memset(x, 0, sizeof(*x));
 }

@@ -86,8 +86,6 @@ struct expect {
 	int round2;                      /* a second round follows a passing first */
 };
 
-/* Empties `x` (kind EXPECT_NONE). Allocates nothing. */
-void expect_init(struct expect *x);
 /* Frees the arrays and re-initialises. Accepts NULL. */
 void expect_release(struct expect *x);
 

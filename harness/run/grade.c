@@ -345,8 +345,11 @@ static int equal_at(const cJSON *want, const cJSON *got, const char *path,
 	return 1;
 }
 
-int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
-		     struct grade *g)
+/* Compares a parsed value with the expected one, types included, adding a
+ * reason per difference under `path` ("" for the root). Returns 1 if equal.
+ * Used for tool-call arguments. */
+static int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
+			    struct grade *g)
 {
 	return equal_at(expected, got, path ? path : "", NULL, g);
 }

@@ -86,12 +86,6 @@ enum err grade_recall(const struct grade_needle *needles, int n,
 		      const char *answer, size_t len, struct grade *g,
 		      struct diag *d);
 
-/* Compares a parsed value with the expected one, types included, adding a
- * reason per difference under `path` ("" for the root). Returns 1 if equal.
- * Used for tool-call arguments. */
-int grade_json_equal(const cJSON *expected, const cJSON *got, const char *path,
-		     struct grade *g);
-
 /* Adds a failure reason (formatted) and clears g->ok; sets g->nomem when the
  * reason cannot be kept. */
 void grade_fail(struct grade *g, const char *fmt, ...)

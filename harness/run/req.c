@@ -79,8 +79,10 @@ static int is_inline(const char *url)
 	       !strncmp(url, "https://", 8);
 }
 
-enum err req_inline_images(const cJSON *messages, const char *base_dir,
-			   cJSON **out, struct diag *d)
+/* Copies `messages` with every file image inlined as a data URL. The caller
+ * owns the result (cJSON_Delete). */
+static enum err req_inline_images(const cJSON *messages, const char *base_dir,
+				  cJSON **out, struct diag *d)
 {
 	cJSON *copy = cJSON_Duplicate(messages, 1), *m, *part, *inl;
 	struct buf url;

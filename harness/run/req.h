@@ -48,9 +48,4 @@ enum err req_build(struct req *r, const struct suite_case *c,
 		   const cJSON *messages, const char *model,
 		   const char *base_dir, struct diag *d);
 
-/* Copies `messages` with every file image inlined as a data URL. The caller
- * owns the result (cJSON_Delete). */
-enum err req_inline_images(const cJSON *messages, const char *base_dir,
-			   cJSON **out, struct diag *d);
-
 #endif
