@@ -59,21 +59,33 @@ static long load_seq(const struct loadspec *s, const struct loadplan_item *it)
 	return n + it->index + 1;
 }
 
-/* The case's fields as each of its requests sends them: the fixed length
- * (max_tokens = min_tokens = output_tokens, ignore_eos). */
-enum err run_load_begin(struct run *r, const struct suite_case *c, struct diag *d)
+/* The fields of load case `c` as each of its requests sends them (owned by
+ * the caller): the fixed length (max_tokens = min_tokens = output_tokens,
+ * ignore_eos). NULL when out of memory. */
+static cJSON *fixed_json(const struct suite_case *c)
 {
 	cJSON *j = cJSON_Duplicate(c->json, 1);
 
 	if (!j)
-		goto nomem;
+		return NULL;
 	cJSON_DeleteItemFromObjectCaseSensitive(j, "max_tokens");
 	cJSON_DeleteItemFromObjectCaseSensitive(j, "min_tokens");
 	cJSON_DeleteItemFromObjectCaseSensitive(j, "ignore_eos");
 	if (!cJSON_AddNumberToObject(j, "max_tokens", (double)c->load.output_tokens) ||
 	    !cJSON_AddNumberToObject(j, "min_tokens", (double)c->load.output_tokens) ||
-	    !cJSON_AddBoolToObject(j, "ignore_eos", 1))
-		goto nomem;
+	    !cJSON_AddBoolToObject(j, "ignore_eos", 1)) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+enum err run_load_begin(struct run *r, const struct suite_case *c, struct diag *d)
+{
+	cJSON *j = fixed_json(c);
+
+	if (!j)
+		return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
 	r->load.json = j;
 	r->load.c = c;
 	r->load.during = c;
@@ -85,15 +97,14 @@ enum err run_load_begin(struct run *r, const struct suite_case *c, struct diag *
 	if (r->load.shares)
 		loadplan_interleave(&r->load.plan, (double)r->o->shard.index / (double)r->o->shard.count);
 	return ERR_OK;
-nomem:
-	cJSON_Delete(j);
-	return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
 }
 
-static enum err load_prompt(struct run *r, const struct loadplan_item *it,
-			    struct loadgen_prompt *out, struct diag *d)
+/* The generated prompt of request `it` of load case `c`. */
+static enum err load_prompt(struct run *r, const struct suite_case *c,
+			    const struct loadplan_item *it, struct loadgen_prompt *out,
+			    struct diag *d)
 {
-	const struct loadspec *s = run_load_spec(r, r->load.c);
+	const struct loadspec *s = run_load_spec(r, c);
 	struct loadgen_opts o = {0};
 	struct tpl_render_opts ro = {0};
 
@@ -101,12 +112,12 @@ static enum err load_prompt(struct run *r, const struct loadplan_item *it,
 	o.endpoint = s->endpoint;
 	o.tok = r->tok;
 	o.tpl = r->tpl;
-	o.kwargs = r->load.c->kwargs;
+	o.kwargs = c->kwargs;
 	o.render = &ro;
 	o.input_tokens = s->input_tokens;
 	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
 	o.filler = s->filler;
-	return loadgen_build(&o, loadgen_seed(loadgen_case_seed((uint64_t)s->seed, r->load.c->id),
+	return loadgen_build(&o, loadgen_seed(loadgen_case_seed((uint64_t)s->seed, c->id),
 					      (unsigned)it->level,
 					      (unsigned)it->round, (unsigned)it->index),
 			     out, d);
@@ -135,7 +146,7 @@ static enum err load_prepare(struct run *r, const struct loadplan_item *it, stru
 		return diag_fail(d, ERR_NOMEM, "out of memory preparing load case '%s'", r->load.c->id);
 	r->load.nprompts = it->index;
 	for (one.index = 0; !e && one.index < it->index; one.index++)
-		e = load_prompt(r, &one, &r->load.prompts[one.index], d);
+		e = load_prompt(r, r->load.c, &one, &r->load.prompts[one.index], d);
 	if (e)
 		diag_prefix(d, "load case '%s'", r->load.c->id);
 	return e;
@@ -499,11 +510,14 @@ void run_load_release(struct run_load *l)
 /* ---- --warmup ---- */
 
 /* The warm-up request: the first selected chat or load case as it would be
- * sent (a load case with a prompt of its own seed stream). */
+ * sent (a load case with a prompt of its own seed stream); it leaves r->load
+ * as it was. */
 static enum err warm_body(struct run *r, struct req *q, struct loadgen_prompt *lp,
 			  struct diag *d)
 {
 	size_t i;
+	cJSON *j;
+	enum err e;
 
 	for (i = 0; i < r->suite->ncases; i++) {
 		const struct suite_case *c = &r->suite->cases[i];
@@ -514,12 +528,16 @@ static enum err warm_body(struct run *r, struct req *q, struct loadgen_prompt *l
 			continue;
 		if (c->kind != SUITE_LOAD)
 			return req_build(q, c, c->messages, r->eps[0].model, r->suite_dir, d);
-		if (run_load_begin(r, c, d) || load_prompt(r, &it, lp, d))
-			return d->code;
+		if (!(j = fixed_json(c)))
+			return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
 		k = *c;
-		k.json = r->load.json;
+		k.json = j;
+		e = load_prompt(r, c, &it, lp, d);
 		k.prompt = lp->prompt;
-		return req_build(q, &k, lp->messages, r->eps[0].model, r->suite_dir, d);
+		if (!e)
+			e = req_build(q, &k, lp->messages, r->eps[0].model, r->suite_dir, d);
+		cJSON_Delete(j);
+		return e;
 	}
 	return diag_fail(d, ERR_USAGE, "'--warmup' needs a chat or load case to send (recall cases are not used)");
 }
@@ -539,9 +557,6 @@ enum err run_warm_up(struct run *r, struct diag *d)
 	memset(&lp, 0, sizeof(lp));
 	req_init(&q);
 	e = warm_body(r, &q, &lp, d);
-	cJSON_Delete(r->load.json);
-	r->load.json = NULL;
-	r->load.c = NULL;
 	snprintf(url, sizeof(url), "%s%s", r->eps[0].base, q.path);
 	memset(&hr, 0, sizeof(hr));
 	hr.url = url;
