@@ -58,6 +58,16 @@ node "$TESTS/refserver/records.js" "$tmp/good" \
 	'recs.filter(r => r.kind === "recall").length === 2 && recs.filter(r => r.kind === "recall").every(r => r.verdict === "pass" && r.during.under_load === true)' \
 	'ref-good: the recall case passes under load'
 
+# --warmup's uncounted request is the load case's, yet the load case has not begun:
+# its "during" cases still wait for the load to be under way.
+rc=0
+"$NEEDLE" run "$tmp/during.json" --base-url "$REF_URL/v1" --model ref-good --concurrency 2 --warmup 1 \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/warm" >"$tmp/warm.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { echo "ref-good warm: exit $rc, expected 0"; cat "$tmp/warm.out"; exit 1; }
+node "$TESTS/refserver/records.js" "$tmp/warm" \
+	'recs.filter(r => r.kind === "recall").length === 2 && recs.filter(r => r.kind === "recall").every(r => r.verdict === "pass" && r.during.under_load === true)' \
+	'--warmup: the recall case still runs under load'
+
 # One load request: when it has ended, the load is over, so the recall attempts (which
 # wait for the first one after the pre-check to end) are never under load, and fail as such.
 node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); Object.assign(s.cases[0].load, { concurrency: [1], requests: [1], rounds: 1, warmup: 0 }); process.stdout.write(JSON.stringify(s));' \
