@@ -96,9 +96,9 @@ __attribute__((unused)) static const char *t_fixture(const char *name)
 		len = snprintf(paths[n], T_FIXTURE_PATH_MAX, "%s%s%s%s", root, sep,
 			       strncmp(name, "suites/", 7) ? "fixtures/" : "", name);
 	}
-	while (len > 1 && paths[n][len - 1] == '/')
+	while (len > 1 && len < T_FIXTURE_PATH_MAX && paths[n][len - 1] == '/')
 		paths[n][--len] = '\0';
-	if (len >= T_FIXTURE_PATH_MAX || access(paths[n], F_OK)) {
+	if (len < 0 || len >= T_FIXTURE_PATH_MAX || access(paths[n], F_OK)) {
 		fprintf(stderr, "FAIL: fixture '%s' not found at '%s': %s\n", name, paths[n],
 			hf ? "install the npm test packages with 'make deps-test'"
 			   : "run the test from the repository root or set NEEDLE_ROOT");
