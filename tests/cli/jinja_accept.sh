@@ -10,14 +10,12 @@
 # byte-identical, the rest refused with exit 2; tool definitions with floats
 # (0.0, 1e5, -0.0, 1.50, big integers) must print as json.loads reads them.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-root=$(cd "$TESTS/.." && pwd)
+. "$TESTS/lib/cli.sh"
+gpt2=$(fixture tokenizers/bytelevel_gpt2.json)
 
 /usr/bin/python3 -c 'import jinja2' 2>/dev/null ||
-	{ echo "FAIL: /usr/bin/python3 has no jinja2 (run: sh tests/setup.sh system as root)" >&2; exit 1; }
+	fail "/usr/bin/python3 has no jinja2 (run: sh tests/setup.sh system as root)"
 node "$TESTS/jinja/corpus.mjs" "$tmp/corpus.json" 2> /dev/null
-/usr/bin/python3 "$TESTS/jinja/accept.py" "$NEEDLE" "$tmp/corpus.json" \
-	"$root/fixtures/tokenizers/bytelevel_gpt2.json" 90 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+/usr/bin/python3 "$TESTS/jinja/accept.py" "$NEEDLE" "$tmp/corpus.json" "$gpt2" 90 > "$tmp/out" ||
+	fail "accept.py: $(cat "$tmp/out")"
 tail -2 "$tmp/out"

@@ -15,27 +15,27 @@
 #   3. renders 400 random expressions and statements (tests/jinja/exprs.py,
 #      seed 1): none may differ or render where Python raises.
 set -eu
-: "${BUILD:?}" "${TESTS:?}"
-root=$(cd "$TESTS/.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$TESTS/lib/cli.sh"
 
 /usr/bin/python3 -c 'import jinja2' 2>/dev/null ||
-	{ echo "FAIL: /usr/bin/python3 has no jinja2 (run: sh tests/setup.sh system as root)" >&2; exit 1; }
+	fail "/usr/bin/python3 has no jinja2 (run: sh tests/setup.sh system as root)"
 pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"
 # shellcheck disable=SC2046
 ${CC:-cc} -std=c11 -O1 -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-	-I"$root/harness" $(pkg-config --cflags $pkgs) -o "$tmp/render" "$TESTS/jinja/render.c" \
+	-I"$ROOT/harness" $(pkg-config --cflags $pkgs) -o "$tmp/render" "$TESTS/jinja/render.c" \
 	"$BUILD/libneedle.a" $(pkg-config --libs $pkgs) -lstdc++ -lm
 node "$TESTS/jinja/corpus.mjs" "$tmp/corpus.json"
 n=$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$tmp/corpus.json")
-[ "$n" -ge 95 ] || { echo "FAIL: only $n templates in the npm corpus" >&2; exit 1; }
+[ "$n" -ge 95 ] || fail "only $n templates in the npm corpus"
 echo "corpus:"
-/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" "$tmp/corpus.json" 90 --random 40 7 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" "$tmp/corpus.json" 90 --random 40 7 > "$tmp/out" ||
+	fail "corpus: $(cat "$tmp/out")"
 tail -4 "$tmp/out"
 echo "micro-cases:"
-/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --micro 90 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --micro 90 > "$tmp/out" ||
+	fail "micro-cases: $(cat "$tmp/out")"
 tail -4 "$tmp/out"
 echo "random expressions:"
-/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --exprs 0 400 1 > "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --exprs 0 400 1 > "$tmp/out" ||
+	fail "random expressions: $(cat "$tmp/out")"
 tail -4 "$tmp/out"

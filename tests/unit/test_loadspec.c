@@ -14,7 +14,7 @@ static void test_shipped(void)
 	const struct loadspec *l;
 
 	diag_init(&d);
-	CHECK(suite_load("suites/load-matrix.json", &s, &d) == ERR_OK);
+	CHECK(suite_load(t_fixture("suites/load-matrix.json"), &s, &d) == ERR_OK);
 	if (d.code)
 		fprintf(stderr, "%s\n", d.msg);
 	CHECK(s && s->ncases == 4);
@@ -32,7 +32,7 @@ static void test_shipped(void)
 	}
 	suite_free(s);
 	s = NULL;
-	CHECK(suite_load("suites/load-rate.json", &s, &d) == ERR_OK);
+	CHECK(suite_load(t_fixture("suites/load-rate.json"), &s, &d) == ERR_OK);
 	if (s && s->ncases == 1) {
 		l = &s->cases[0].load;
 		CHECK(l->open_loop && l->nlevels == 3 && l->rate[1] == 0.48);

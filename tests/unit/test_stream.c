@@ -1,7 +1,7 @@
 /* Unit tests of the stream assembler and the transport check, over the golden
  * transcripts in fixtures/sse/ (both server dialects and their failures), each
  * fed whole, one byte at a time and in random splits. Run from the repository
- * root (make test does), or set NEEDLE_ROOT. */
+ * root (make test does), or set NEEDLE_ROOT (t_fixture). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,18 +90,15 @@ static size_t rng(size_t n)
 
 static int load(const char *name, struct buf *out)
 {
-	const char *root = getenv("NEEDLE_ROOT");
-	struct buf path;
+	char fix[256];
 	struct diag d;
 	int e;
 
-	buf_init(&path, 4096);
 	diag_init(&d);
-	buf_printf(&path, "%s%sfixtures/sse/%s", root ? root : "", root ? "/" : "", name);
-	e = io_read_file(path.data, out, &d);
+	snprintf(fix, sizeof(fix), "sse/%s", name);
+	e = io_read_file(t_fixture(fix), out, &d);
 	if (e)
 		fprintf(stderr, "%s\n", d.msg);
-	buf_release(&path);
 	return e;
 }
 

@@ -17,7 +17,6 @@
 #include "tok/tok_hf.h"
 #include "t.h"
 
-#define FIX "fixtures/tokenizers/"
 
 static void test_jscan(void)
 {
@@ -99,29 +98,29 @@ static struct tok *load(const char *path)
 /* Behaviours TOKENIZERS.md §2.5 reports as verified against HF. */
 static void test_bpe_rules(void)
 {
-	struct tok *t = load(FIX "bpe_duplicate_merges.json");
+	struct tok *t = load(t_fixture("tokenizers/bpe_duplicate_merges.json"));
 
 	if (t) /* merges [a b], [b a], [a b]: the last [a b] ranks below [b a] */
 		CHECK_EQ_LONG(count(t, "aba"), 2);
 	tok_free(t);
-	t = load(FIX "bpe_ignore_merges.json");
+	t = load(t_fixture("tokenizers/bpe_ignore_merges.json"));
 	if (t) { /* vocab has abc, merges only b c */
 		CHECK_EQ_LONG(count(t, "abc"), 1);
 		CHECK_EQ_LONG(count(t, "abcabc"), 4); /* not whole: a bc a bc */
 	}
 	tok_free(t);
-	t = load(FIX "bpe_no_ignore_merges.json");
+	t = load(t_fixture("tokenizers/bpe_no_ignore_merges.json"));
 	if (t) { /* abc is in the vocab but not whole: never counted as 1 */
 		CHECK_EQ_LONG(count(t, "abc"), 2);
 		CHECK_EQ_LONG(count(t, "bc"), 1);
 		CHECK_EQ_LONG(count(t, "abc"), 2);
 	}
 	tok_free(t);
-	t = load(FIX "unknown_dropped.json");
+	t = load(t_fixture("tokenizers/unknown_dropped.json"));
 	if (t) /* vocab {a, b, ...}, no unk: "abxab" drops x */
 		CHECK_EQ_LONG(count(t, "abxab"), 2);
 	tok_free(t);
-	t = load(FIX "bpe_ties.json");
+	t = load(t_fixture("tokenizers/bpe_ties.json"));
 	if (t) { /* merges a+a, aa+a, aa+aa; a+a leftmost first */
 		CHECK_EQ_LONG(count(t, "aaa"), 1);
 		CHECK_EQ_LONG(count(t, "aaaaa"), 2); /* aa aa a -> aa aaa */
@@ -138,7 +137,7 @@ static void test_truncations(void)
 
 	buf_init(&raw, BUF_MAX_DEFAULT);
 	diag_init(&d);
-	CHECK(!io_read_file(FIX "added_tokens.json", &raw, &d));
+	CHECK(!io_read_file(t_fixture("tokenizers/added_tokens.json"), &raw, &d));
 	step = raw.len / 400 + 1;
 	for (cut = 0; cut < raw.len; cut += step) {
 		struct tok_hf *h = NULL;
@@ -160,7 +159,7 @@ static void test_truncations(void)
 /* A 1 MB run of one character is linear, not quadratic, in BPE. */
 static void test_long_runs(void)
 {
-	struct tok *t = load(FIX "bpe_ties.json");
+	struct tok *t = load(t_fixture("tokenizers/bpe_ties.json"));
 	size_t n = 1 << 20, got = 0;
 	char *s = mem_alloc(n + 1);
 	struct diag d;
@@ -183,7 +182,7 @@ out:
 
 static void test_ids_and_specials(void)
 {
-	struct tok *t = load(FIX "bytelevel_gpt2.json");
+	struct tok *t = load(t_fixture("tokenizers/bytelevel_gpt2.json"));
 	uint32_t *ids = NULL;
 	size_t n = 0, cap = 0, plain;
 	struct diag d;
@@ -206,7 +205,7 @@ static void test_ids_and_specials(void)
 /* A text whose every character is unknown and dropped encodes to no ids. */
 static void test_all_dropped(void)
 {
-	struct tok *t = load(FIX "unknown_dropped.json");
+	struct tok *t = load(t_fixture("tokenizers/unknown_dropped.json"));
 	uint32_t *ids = NULL;
 	size_t n = 0, cap = 0;
 	struct diag d;

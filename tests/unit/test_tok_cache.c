@@ -197,7 +197,7 @@ static void rewrite(const char *path, const char *data, size_t len)
 
 static void test_index(void)
 {
-	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
+	const char *fix = t_fixture("tokenizers/bytelevel_gpt2.json");
 	char src[512], sha[IO_SHA256_HEX], *a, *b, *got, *at;
 	struct buf cpath;
 	ino_t ino;
@@ -274,7 +274,7 @@ static void touch_file(const char *name)
  * and only those. */
 static void test_older_versions(void)
 {
-	const char *fix = "fixtures/tokenizers/bytelevel_gpt2.json";
+	const char *fix = t_fixture("tokenizers/bytelevel_gpt2.json");
 	const char *other = "0000000000000000000000000000000000000000000000000000000000000000";
 	char sha[IO_SHA256_HEX], name[128], *got;
 	struct buf json;
@@ -316,11 +316,11 @@ static void test_cache(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	setenv("XDG_CACHE_HOME", dir, 1);
-	check_fixture("fixtures/tokenizers/bytelevel_gpt2.json");
-	check_fixture("fixtures/tokenizers/prepend_replace.json");
-	check_fixture("fixtures/tokenizers/added_tokens.json");
-	check_fixture("fixtures/tokenizers/bert_post.json");
-	check_fixture("fixtures/tokenizers/bpe_no_ignore_merges.json");
+	check_fixture(t_fixture("tokenizers/bytelevel_gpt2.json"));
+	check_fixture(t_fixture("tokenizers/prepend_replace.json"));
+	check_fixture(t_fixture("tokenizers/added_tokens.json"));
+	check_fixture(t_fixture("tokenizers/bert_post.json"));
+	check_fixture(t_fixture("tokenizers/bpe_no_ignore_merges.json"));
 	test_index();
 	test_older_versions();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);

@@ -14,7 +14,7 @@
 #include "tok/tok.h"
 #include "t.h"
 
-#define FIX "fixtures/tokenizers/prepend_replace.json"
+#define FIX t_fixture("tokenizers/prepend_replace.json")
 
 /* FIX with `extra` inserted before its first "key": member. */
 static int write_variant(const char *key, const char *extra, const char *path)

