@@ -265,6 +265,17 @@ static struct jn *parse_test(struct ps *p, struct jn *input)
 	return n;
 }
 
+/* `callee(...)`: a call node over `callee`, the arguments parsed. */
+static struct jn *parse_call(struct ps *p, struct jn *callee)
+{
+	struct jn *c = node(p, N_CALL, cur(p));
+
+	if (!c || parse_call_args(p, c))
+		return NULL;
+	c->a = callee;
+	return c;
+}
+
 static struct jn *parse_filter_expr(struct ps *p, struct jn *n)
 {
 	while (n) {
@@ -273,12 +284,7 @@ static struct jn *parse_filter_expr(struct ps *p, struct jn *n)
 		} else if (is_name(cur(p), "is")) {
 			n = parse_test(p, n);
 		} else if (is_op(cur(p), "(")) {
-			struct jn *c = node(p, N_CALL, cur(p));
-
-			if (!c || parse_call_args(p, c))
-				return NULL;
-			c->a = n;
-			n = c;
+			n = parse_call(p, n);
 		} else {
 			break;
 		}
@@ -360,12 +366,7 @@ static struct jn *parse_postfix(struct ps *p, struct jn *n)
 		if (is_op(cur(p), ".") || is_op(cur(p), "[")) {
 			n = parse_subscript(p, n);
 		} else if (is_op(cur(p), "(")) {
-			struct jn *c = node(p, N_CALL, cur(p));
-
-			if (!c || parse_call_args(p, c))
-				return NULL;
-			c->a = n;
-			n = c;
+			n = parse_call(p, n);
 		} else {
 			break;
 		}

@@ -18,34 +18,17 @@
 #  - a run of 10 or more lines repeated inside the function bodies of
 #    harness/ and generators/ (comments and blank lines left out, whitespace
 #    collapsed), once per pair of functions.
-# Each violation has a key (the word after "FAIL:" or "known:"). The keys in
-# STRUCTURE_KNOWN (separated by white space; default: the list below) are
-# reported as "known" and do not fail; a known key that no longer occurs is
-# reported as "fixed". Needs python3.
+# Each violation has a key, the word after "FAIL:". Needs python3.
 set -eu
 . "$TESTS/lib/cli.sh"
 
-# The violations of the tree when the folders were made, fixed on other
-# branches. This list must shrink to empty: remove a key once it is fixed;
-# never add one.
-known_default='
-cycle:base->tok
-cycle:net->load
-dup:harness/jinja/jinja_parse.c:parse_filter_expr+harness/jinja/jinja_parse.c:parse_postfix
-include:harness/base/jscan.c->tok/uni.h
-include:harness/net/probe.c->load/arrival.h
-length:harness/run/run.c
-'
-known=${STRUCTURE_KNOWN-$known_default}
-
 command -v python3 > /dev/null || fail "structure: python3 is needed"
-KNOWN=$known python3 - "$ROOT" > "$tmp/out" <<'PY' || st=$?
+python3 - "$ROOT" > "$tmp/out" <<'PY' || st=$?
 import os
 import re
 import sys
 
 root = sys.argv[1]
-known = set(os.environ.get('KNOWN', '').split())
 ORDER = [['cli'], ['report'], ['run'], ['load'], ['generators', 'net'], ['tpl'], ['jinja'],
          ['tok'], ['base']]
 RANK = {f: i for i, group in enumerate(ORDER) for f in group}
@@ -223,17 +206,10 @@ def check_functions(files):
 files = sources()
 check_includes(files)
 check_functions(files)
-failed = 0
 for key in sorted(found):
-    if key in known:
-        print('known: %s: %s' % (key, found[key]))
-    else:
-        failed += 1
-        print('FAIL: %s: %s' % (key, found[key]))
-for key in sorted(known - set(found)):
-    print('fixed: %s no longer occurs: remove it from STRUCTURE_KNOWN' % key)
-print('structure: %d violations, %d of them known' % (len(found), len(found) - failed))
-sys.exit(1 if failed else 0)
+    print('FAIL: %s: %s' % (key, found[key]))
+print('structure: %d violations' % len(found))
+sys.exit(1 if found else 0)
 PY
 cat "$tmp/out"
-[ "${st:-0}" = 0 ] || fail "structure: $(grep -c '^FAIL: ' "$tmp/out") violations not known (above)"
+[ "${st:-0}" = 0 ] || fail "structure: $(grep -c '^FAIL: ' "$tmp/out") violations (above)"

@@ -17,7 +17,6 @@
 #include "tok/tok_hf.h"
 #include "t.h"
 
-
 static void test_jscan(void)
 {
 	const char *doc = "{\"a\\u00e9\\ud83d\\ude42\\n\": [1, 2.5e3, true, null, {\"x\": \"\"}],\n \"b\": 42}";
