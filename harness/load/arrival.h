@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "base/io.h"
 #include "generators/prng.h"
 
 enum arrival_kind { ARRIVAL_POISSON, ARRIVAL_CONSTANT };
@@ -53,12 +52,5 @@ enum err arrival_init(struct arrival *s, enum arrival_kind kind, double rate,
 
 /* The offset (ms from the schedule's start) of the next arrival. */
 double arrival_next_ms(struct arrival *s);
-
-/* io_sleep_until_ms under its former name, for run.c until its split calls
- * io_sleep_until_ms itself. */
-static inline void arrival_sleep_until_ms(double at_ms)
-{
-	io_sleep_until_ms(at_ms);
-}
 
 #endif

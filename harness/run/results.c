@@ -278,7 +278,7 @@ enum err results_append(struct results *r, cJSON *rec, struct diag *d)
 }
 
 enum err results_raw_name(const char *id, long repeat, int has_seed, long seed,
-			  char *out, size_t cap)
+			  char *out, size_t cap, struct diag *d)
 {
 	char safe[128], hex[IO_SHA256_HEX];
 	size_t i, n = 0;
@@ -294,7 +294,7 @@ enum err results_raw_name(const char *id, long repeat, int has_seed, long seed,
 	}
 	changed |= id[i] != '\0';
 	safe[n] = '\0';
-	if (io_sha256_hex(id, strlen(id), hex, NULL)) {
+	if (io_sha256_hex(id, strlen(id), hex, d)) {
 		out[0] = '\0';
 		return ERR_LOADER;
 	}

@@ -114,7 +114,7 @@ enum err results_write_raw(struct results *r, const char *name,
  * be computed (io_sha256_hex: never once a digest has succeeded, as the
  * suite's has by the time a run names raw files). */
 enum err results_raw_name(const char *id, long repeat, int has_seed, long seed,
-			  char *out, size_t cap);
+			  char *out, size_t cap, struct diag *d);
 
 /* Replaces RUN_DIR/manifest.json with `manifest` (borrowed; strings made
  * valid UTF-8 and secrets replaced in place as for results_append). */

@@ -418,6 +418,7 @@ enum err run_not_sent(struct run *r, struct attempt *a, enum stream_fail code,
 	struct http_done dn;
 	struct stream_checks ck;
 	char raw_name[256];
+	enum err e;
 
 	memset(&dn, 0, sizeof(dn));
 	memset(&ck, 0, sizeof(ck));
@@ -429,7 +430,9 @@ enum err run_not_sent(struct run *r, struct attempt *a, enum stream_fail code,
 	stream_end(&a->st, dn.end_ms);
 	grade_fail(&a->g, "not graded: the request was not sent");
 	record_utc_now(a->started_at, sizeof(a->started_at));
-	results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name, sizeof(raw_name));
+	if ((e = results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name,
+				  sizeof(raw_name), d)))
+		return e;
 	return journal(r, a, &dn, &ck, raw_name, d);
 }
 
@@ -790,7 +793,9 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 	}
 	stream_end(&a->st, dn->end_ms);
 	stream_check(&a->st, &tr, &x, &ck);
-	results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name, sizeof(raw_name));
+	if ((e = results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name,
+				  sizeof(raw_name), d)))
+		return e;
 	e = grade_round(a, d);
 	if (!e && a->round == 1 && a->c->expect.round2) {
 		if (ck.n == 0 && a->g.ok) {
@@ -920,7 +925,7 @@ static enum err loop(struct run *r, struct diag *d)
 		if (http_multi_pending(r->multi))
 			e = http_multi_poll(r->multi, poll_wait(r), d);
 		else
-			arrival_sleep_until_ms(r->load.wake_ms);
+			io_sleep_until_ms(r->load.wake_ms);
 		/* due open-loop sends go first: judging and queueing records
 		 * must not delay them */
 		if (!e && r->load.c && !stopped(r))

@@ -213,9 +213,9 @@ static void test_raw_name(void)
 {
 	char a[256], b[256];
 
-	CHECK(!results_raw_name("arith", 2, 0, 0, a, sizeof(a)));
+	CHECK(!results_raw_name("arith", 2, 0, 0, a, sizeof(a), NULL));
 	CHECK_STR(a, "arith-r2.sse");
-	CHECK(!results_raw_name("x/../y", 1, 1, 3, b, sizeof(b)));
+	CHECK(!results_raw_name("x/../y", 1, 1, 3, b, sizeof(b), NULL));
 	CHECK(strchr(b, '/') == NULL);
 	CHECK(strstr(b, "-r1-s3.sse") != NULL);
 }
