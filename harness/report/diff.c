@@ -605,11 +605,13 @@ static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
 static int incomplete(const cJSON *summary, const char *side, char *out, size_t cap)
 {
 	const cJSON *a = jget(summary, "attempts");
+	char note[160];
 
 	if (!cJSON_IsFalse(jget(a, "complete")))
 		return 0;
-	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded", side,
-		 jget_num(a, "planned_done"), jget_num(a, "planned"));
+	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded%s", side,
+		 jget_num(a, "planned_done"), jget_num(a, "planned"),
+		 report_plan_note(a, note, sizeof(note)));
 	return 1;
 }
 
@@ -617,7 +619,7 @@ static int incomplete(const cJSON *summary, const char *side, char *out, size_t 
 static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			   const cJSON *sb, const struct match *m)
 {
-	char a[160] = "", b[160] = "", why[400];
+	char a[320] = "", b[320] = "", why[700];
 
 	incomplete(sa, "A", a, sizeof(a));
 	incomplete(sb, "B", b, sizeof(b));

@@ -321,14 +321,17 @@ static enum err add_plan(struct run *r, struct diag *d)
 		const struct suite_case *k = &r->suite->cases[ci];
 		if (!selected(r, k))
 			continue;
-		for (ri = 0; ri < repeats_of(r, k); ri++)
+		/* a load case: each of its requests (load_seq numbers them) */
+		for (ri = 1; k->kind == SUITE_LOAD && ri <= loadplan_total(spec_of(r, k)); ri++) {
+			record_key(k->id, ri, r->lshares != NULL, spec_of(r, k)->seed, key, sizeof(key));
+			json_add_str(&jb, keys, NULL, key);
+		}
+		for (ri = 0; k->kind != SUITE_LOAD && ri < repeats_of(r, k); ri++)
 			for (si = 0; si < seeds_of(k); si++) {
 				if (r->mine && !r->mine[r->first[ci] + (size_t)ri * (size_t)seeds_of(k) +
 							(size_t)si])
 					continue;
 				key_seed(k, si, &has, &seed);
-				if (k->kind == SUITE_LOAD && r->lshares)
-					has = 1, seed = spec_of(r, k)->seed;
 				attempt_key(k, step_of(k, si), ri + 1, has, seed, key, sizeof(key));
 				json_add_str(&jb, keys, NULL, key);
 			}
