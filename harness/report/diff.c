@@ -15,6 +15,7 @@
 #include "probesum.h"
 #include "base/mem.h"
 #include "run/record.h"
+#include "run/recprobe.h"
 #include "run/results.h"
 #include "base/stats.h"
 
@@ -239,8 +240,8 @@ static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 {
 	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
 	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
-	const char *id = jget(rec, "case")->valuestring;
-	char key[RECORD_KEY_MAX];
+	const char *id = jget(rec, "case")->valuestring, *doc;
+	char key[RECORD_KEY_MAX], probe[RECPROBE_DOC_ID];
 
 	memset(k, 0, sizeof(*k));
 	k->ep = -1;
@@ -251,7 +252,10 @@ static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
 	k->has_delta = cJSON_IsNumber(dl);
 	k->delta = k->has_delta ? dl->valuedouble : 0;
-	if (cJSON_IsString(sha) && !(k->sha = mem_strndup(sha->valuestring, strlen(sha->valuestring))))
+	/* a cache-probe step's prompt holds its run's nonce: compare its document */
+	doc = recprobe_document_id(rec, probe) ? (probe[0] ? probe : NULL)
+					      : (cJSON_IsString(sha) ? sha->valuestring : NULL);
+	if (doc && !(k->sha = mem_strndup(doc, strlen(doc))))
 		return 0;
 	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
 		return 0;
@@ -526,7 +530,7 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	if (m->prompt_differs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
-			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256): not like for like",
+			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256, or a cache-probe step's needles: its nonce differs by design): not like for like",
 			 m->prompt_differs);
 		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
 	}
