@@ -54,9 +54,12 @@ static const char examples[] =
 	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
 	"table gives each replica's pass rate in A and B and the flips it served in B.\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
-	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
-	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"
-	"torn last line is skipped as --resume does).\n";
+	"served model. When attempts that passed the usage audit in A fail it in B,\n"
+	"'what to do:' says whether the server changed (A matched with the same\n"
+	"tokenizer and template) or B's --tokenizer/--template did.\n"
+	"Exit 0 when every gate holds (or none is given), 1 when a gate fails, 2 on\n"
+	"bad input (a malformed results.jsonl is named with its line; a torn last\n"
+	"line is skipped as --resume does).\n";
 
 struct diff_opts {
 	const char *format;
@@ -124,6 +127,8 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		const cJSON *w;
 		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "advice"))
+			fprintf(stderr, "what to do: %s\n", w->valuestring);
 	}
 	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
 		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
