@@ -145,10 +145,10 @@ cJSON *record_manifest_new(struct record_manifest *m);
  * recorded_before}. ERR_NOMEM. */
 enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
 			     size_t fail, size_t recorded_before, struct diag *d);
-/* The plan's format, "planned"."version": 2, every request of a load case is
- * an attempt with a key of its own (pre-check, warm-up and counted rounds);
- * absent (manifests of needle before it), a load case is one key, the
- * request its pre-check sent, whatever else it sent. */
+/* "planned"."version" of the plans this needle writes: every request of a
+ * load case (pre-check, warm-up and counted rounds) is an attempt with a key
+ * of its own. A plan without a version (an older needle's) has one key per
+ * load case, the one its pre-check's record has. */
 #define RECORD_PLAN_VERSION 2
 
 /* Sets "planned" {version, attempts, keys}: every attempt this run's options
