@@ -3,8 +3,10 @@
  */
 #include "canvas.h"
 
+#include <math.h>
 #include <png.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mem.h"
@@ -208,6 +210,37 @@ void canvas_fill_rect(struct canvas *c, int x, int y, int w, int h,
 	for (j = y0; j < y1; j++)
 		for (i = x0; i < x1; i++)
 			memcpy(c->px + ((size_t)j * (size_t)c->w + (size_t)i) * 3, rgb, 3);
+}
+
+void canvas_line(struct canvas *c, int x0, int y0, int x1, int y1, int thick,
+		 const unsigned char rgb[3])
+{
+	int dx = abs(x1 - x0), dy = abs(y1 - y0), steps = dx > dy ? dx : dy, i;
+
+	for (i = 0; i <= steps; i++) {
+		double t = steps ? (double)i / steps : 0;
+		canvas_fill_rect(c, (int)lround(x0 + t * (x1 - x0)), (int)lround(y0 + t * (y1 - y0)),
+				 thick, thick, rgb);
+	}
+}
+
+void canvas_scale(double most, int lines, double *step, double *top)
+{
+	static const double mult[] = {1, 2, 5};
+	double p = pow(10, floor(log10(most / lines)));
+	int k = 0;
+
+	if (!(most > 0) || !isfinite(most) || lines < 1) {
+		*step = 1;
+		*top = 1;
+		return;
+	}
+	while (most / (mult[k] * p) > lines) {
+		if (++k == 3)
+			k = 0, p *= 10;
+	}
+	*step = mult[k] * p;
+	*top = ceil(most / *step) * *step;
 }
 
 int canvas_text_width(const char *text, int scale)

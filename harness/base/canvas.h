@@ -34,6 +34,14 @@ void canvas_free(struct canvas *c);
 /* Fills the rectangle (clipped) with `rgb`. */
 void canvas_fill_rect(struct canvas *c, int x, int y, int w, int h,
 		      const unsigned char rgb[3]);
+/* A line `thick` pixels square at each step from (x0, y0) to (x1, y1),
+ * clipped like every drawing. */
+void canvas_line(struct canvas *c, int x0, int y0, int x1, int y1, int thick,
+		 const unsigned char rgb[3]);
+/* A chart axis from 0 for values up to `most` (> 0): *step, the smallest
+ * of 1, 2 or 5 times a power of ten that gives at most `lines` grid lines
+ * above 0, and *top, the first multiple of it at or above `most`. */
+void canvas_scale(double most, int lines, double *step, double *top);
 /* Whether the font has a glyph for `c` (lower case counts as upper). */
 int canvas_has_glyph(char c);
 /* Draws `text` with its top left at (x, y), each font dot `scale` pixels

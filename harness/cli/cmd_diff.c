@@ -7,9 +7,11 @@
 #include <cjson/cJSON.h>
 
 #include "base/buf.h"
+#include "base/io.h"
 #include "cli.h"
 #include "cmd.h"
 #include "report/diff.h"
+#include "report/diffplot.h"
 #include "report/loadgate.h"
 #include "report/report.h"
 
@@ -19,6 +21,7 @@ static const char examples[] =
 	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"  needle diff BASELINE CANDIDATE --gate cutover\n"
+	"  needle diff BASELINE CANDIDATE --plot cutover.png\n"
 	"\n"
 	"Gates (quote them in the shell: '>' redirects):\n"
 	"  GATE   := no_new_failures | METRIC OP NUMBER\n"
@@ -54,12 +57,16 @@ static const char examples[] =
 	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
 	"table gives each replica's pass rate in A and B and the flips it served in B.\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
-	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
-	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"
-	"torn last line is skipped as --resume does).\n";
+	"served model. When attempts that passed the usage audit in A fail it in B,\n"
+	"'what to do:' says whether the server changed (A matched with the same\n"
+	"tokenizer and template) or B's --tokenizer/--template did.\n"
+	"Exit 0 when every gate holds (or none is given), 1 when a gate fails, 2 on\n"
+	"bad input (a malformed results.jsonl is named with its line; a torn last\n"
+	"line is skipped as --resume does).\n";
 
 struct diff_opts {
 	const char *format;
+	const char *plot;      /* --plot FILE, or NULL */
 	struct cli_list gates; /* --gate SPEC, in order */
 	int allow_incomplete;
 };
@@ -88,6 +95,38 @@ static const char *last_detail(const cJSON *diff)
 		cJSON_GetArrayItem(gates, cJSON_GetArraySize(gates) - 1), "detail");
 
 	return cJSON_IsString(d) ? d->valuestring : "";
+}
+
+/* "DIR (model M)" of one side of the comparison, into out[cap]. */
+static const char *run_name(const cJSON *side, char *out, size_t cap)
+{
+	const cJSON *dir = cJSON_GetObjectItemCaseSensitive(side, "dir");
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(side, "model");
+
+	snprintf(out, cap, "%s%s%s%s", cJSON_IsString(dir) ? dir->valuestring : "-",
+		 cJSON_IsString(model) ? " (model " : "", cJSON_IsString(model) ? model->valuestring : "",
+		 cJSON_IsString(model) ? ")" : "");
+	return out;
+}
+
+/* --plot FILE: the picture of the comparison's load cells (diffplot.h);
+ * without any, a warning and no file. */
+static enum err write_plot(const cJSON *diff, const char *path, struct diag *d)
+{
+	char na[512], nb[512];
+	struct buf png;
+	enum err e;
+
+	buf_init(&png, BUF_MAX_DEFAULT);
+	e = diffplot_png(cJSON_GetObjectItemCaseSensitive(diff, "load"),
+			 run_name(cJSON_GetObjectItemCaseSensitive(diff, "a"), na, sizeof(na)),
+			 run_name(cJSON_GetObjectItemCaseSensitive(diff, "b"), nb, sizeof(nb)), &png, d);
+	if (!e && png.len)
+		e = io_write_file(path, png.data, png.len, d);
+	else if (!e)
+		fprintf(stderr, "warning: no load cell in either run: '%s' not written\n", path);
+	buf_release(&png);
+	return e;
 }
 
 static enum err compare(const char *da, const char *db, const struct diff_opts *o,
@@ -124,7 +163,11 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		const cJSON *w;
 		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "advice"))
+			fprintf(stderr, "what to do: %s\n", w->valuestring);
 	}
+	if (!e && o->plot)
+		e = write_plot(diff, o->plot, d);
 	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
 		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
 					       : diff_markdown(&res, out, d);
@@ -136,14 +179,15 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", {{0}, 0}, 0};
+	struct diff_opts o = {"md", NULL, {{0}, 0}, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
+		{"plot", 0, CLI_STR, "FILE", "draw both runs' load cells into FILE (PNG): throughput, TTFT P50 and P95 per level, min-max over rounds, one scale", &o.plot},
 		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--plot FILE] [--allow-incomplete]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes and latency percentiles\n"

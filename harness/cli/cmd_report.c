@@ -73,11 +73,13 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 	if (!e) {
 		const struct buf *b = strcmp(format, "jsonl") ? chosen(&f, format) : &jl;
 		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
+		char note[160];
 
 		fwrite(b->data, 1, b->len, stdout);
 		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))
-			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'\n",
-				jget_num(a, "planned_done"), jget_num(a, "planned"), dir);
+			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'%s\n",
+				jget_num(a, "planned_done"), jget_num(a, "planned"), dir,
+				report_plan_note(a, note, sizeof(note)));
 	}
 	report_files_release(&f);
 out:

@@ -80,13 +80,12 @@ static enum err frame_levels(struct frame *f, const struct loadplot_case *c, int
 	return ERR_OK;
 }
 
-/* The y scale: at least 0..2, in a step of 0.5 or 1, 2 or 5 times a power
- * of ten, the smallest that gives at most 6 grid lines above 0. */
+/* The y scale: at least 0..2, with at most 6 grid lines above 0
+ * (canvas_scale). */
 static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
 {
-	static const double steps[] = {1, 2, 5};
-	double most = 2, p;
-	int i, j, k;
+	double most = 2;
+	int i, j;
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < c[i].n; j++) {
@@ -94,11 +93,7 @@ static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
 			most = a > most ? a : most;
 			most = b > most ? b : most;
 		}
-	f->step = 0.5;
-	for (p = 1; most / f->step > 6 && p < 1e300; p *= 10)
-		for (k = 0; k < 3 && most / f->step > 6; k++)
-			f->step = steps[k] * p;
-	f->top = ceil(most / f->step) * f->step;
+	canvas_scale(most, 6, &f->step, &f->top);
 }
 
 static int px_x(const struct frame *f, int panel, double level)
@@ -114,18 +109,6 @@ static int px_x(const struct frame *f, int panel, double level)
 static int px_y(const struct frame *f, double v)
 {
 	return LOADPLOT_TOP + LOADPLOT_PANEL_H - (int)lround(v / f->top * LOADPLOT_PANEL_H);
-}
-
-/* A line two pixels thick from (x0, y0) to (x1, y1). */
-static void line(struct canvas *cv, int x0, int y0, int x1, int y1, const unsigned char rgb[3])
-{
-	int dx = abs(x1 - x0), dy = abs(y1 - y0), steps = dx > dy ? dx : dy, i;
-
-	for (i = 0; i <= steps; i++) {
-		double t = steps ? (double)i / steps : 0;
-		canvas_fill_rect(cv, (int)lround(x0 + t * (x1 - x0)), (int)lround(y0 + t * (y1 - y0)),
-				 2, 2, rgb);
-	}
 }
 
 static void draw_panel(struct canvas *cv, const struct frame *f, int panel, const char *name)
@@ -169,7 +152,7 @@ static void draw_series(struct canvas *cv, const struct frame *f, int panel,
 		}
 		y = px_y(f, r);
 		if (have)
-			line(cv, px, py, x, y, rgb);
+			canvas_line(cv, px, py, x, y, 2, rgb);
 		canvas_fill_rect(cv, x - 3, y - 3, 7, 7, rgb);
 		px = x, py = y, have = 1;
 	}

@@ -13,8 +13,10 @@
 #include "base/json.h"
 #include "base/md.h"
 #include "probesum.h"
+#include "why.h"
 #include "base/mem.h"
 #include "run/record.h"
+#include "run/recprobe.h"
 #include "run/results.h"
 #include "base/stats.h"
 
@@ -162,6 +164,7 @@ struct keyed {
 	size_t idx;         /* position in the journal: equal keys keep file order */
 	int ep;             /* the replica that served it: index.eps[ep], or -1 */
 	unsigned char has_seed, pass, has_delta;
+	unsigned char audit; /* the usage audit: 0 not judged, 1 passed, 2 failed */
 };
 
 /* The index of one run (grown by results_each's callback). */
@@ -239,8 +242,8 @@ static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 {
 	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
 	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
-	const char *id = jget(rec, "case")->valuestring;
-	char key[RECORD_KEY_MAX];
+	const char *id = jget(rec, "case")->valuestring, *doc;
+	char key[RECORD_KEY_MAX], probe[RECPROBE_DOC_ID];
 
 	memset(k, 0, sizeof(*k));
 	k->ep = -1;
@@ -251,7 +254,12 @@ static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
 	k->has_delta = cJSON_IsNumber(dl);
 	k->delta = k->has_delta ? dl->valuedouble : 0;
-	if (cJSON_IsString(sha) && !(k->sha = mem_strndup(sha->valuestring, strlen(sha->valuestring))))
+	k->audit = cJSON_IsTrue(jget2(rec, "audit", "enabled"))
+		? (cJSON_IsTrue(jget2(rec, "audit", "ok")) ? 1 : 2) : 0;
+	/* a cache-probe step's prompt holds its run's nonce: compare its document */
+	doc = recprobe_document_id(rec, probe) ? (probe[0] ? probe : NULL)
+					      : (cJSON_IsString(sha) ? sha->valuestring : NULL);
+	if (doc && !(k->sha = mem_strndup(doc, strlen(doc))))
 		return 0;
 	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
 		return 0;
@@ -401,6 +409,9 @@ static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *
 struct match {
 	size_t matched, a_pass, b_pass, only_a, only_b, only_b_failed;
 	size_t prompt_differs; /* matched recall attempts whose documents differ */
+	size_t audit_broke;    /* matched attempts that passed the audit in A, not in B */
+	size_t audit_same;     /* of them, those off by audit_delta */
+	double audit_delta;    /* the first one's usage_delta in B */
 	size_t *ep_flips;      /* owned: pass->fail, fail->pass flips per replica of
 				  B (2 per index.eps entry of B) */
 };
@@ -449,6 +460,10 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		if (!case_tally(res, slot, rb->id, ra->pass, rb->pass))
 			jb->code = ERR_NOMEM;
 		usage_change(jb, usage, ra, rb);
+		if (ra->audit == 1 && rb->audit == 2) {
+			m->audit_delta = m->audit_broke++ ? m->audit_delta : rb->delta;
+			m->audit_same += rb->delta == m->audit_delta;
+		}
 		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
 	mem_free(slot);
@@ -526,10 +541,27 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	if (m->prompt_differs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
-			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256): not like for like",
+			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256, or a cache-probe step's needles: its nonce differs by design): not like for like",
 			 m->prompt_differs);
 		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
 	}
+}
+
+/* diff["advice"]: what to do about what broke between A and B (why.h). */
+static void add_advice(struct json_build *jb, cJSON *diff, const cJSON *sa,
+		       const cJSON *sb, const struct match *m)
+{
+	cJSON *arr = json_add_arr(jb, diff, "advice");
+	const cJSON *ta = jget2(sa, "run", "tokenizer_sha256"), *tb = jget2(sb, "run", "tokenizer_sha256");
+	const cJSON *pa = jget2(sa, "run", "template_sha256"), *pb = jget2(sb, "run", "template_sha256");
+	char msg[512];
+
+	why_audit_diff(m->audit_broke, m->audit_delta, m->audit_same == m->audit_broke,
+		       cJSON_IsString(ta) && cJSON_IsString(tb) && !strcmp(ta->valuestring, tb->valuestring) &&
+		       cJSON_IsString(pa) && cJSON_IsString(pb) && !strcmp(pa->valuestring, pb->valuestring),
+		       msg, sizeof(msg));
+	if (msg[0])
+		json_add_str(jb, arr, NULL, msg);
 }
 
 /* One case of the comparison as its JSON object: {id, total, a_pass, b_pass,
@@ -605,11 +637,13 @@ static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
 static int incomplete(const cJSON *summary, const char *side, char *out, size_t cap)
 {
 	const cJSON *a = jget(summary, "attempts");
+	char note[160];
 
 	if (!cJSON_IsFalse(jget(a, "complete")))
 		return 0;
-	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded", side,
-		 jget_num(a, "planned_done"), jget_num(a, "planned"));
+	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded%s", side,
+		 jget_num(a, "planned_done"), jget_num(a, "planned"),
+		 report_plan_note(a, note, sizeof(note)));
 	return 1;
 }
 
@@ -617,7 +651,7 @@ static int incomplete(const cJSON *summary, const char *side, char *out, size_t 
 static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			   const cJSON *sb, const struct match *m)
 {
-	char a[160] = "", b[160] = "", why[400];
+	char a[320] = "", b[320] = "", why[700];
 
 	incomplete(sa, "A", a, sizeof(a));
 	incomplete(sb, "B", b, sizeof(b));
@@ -739,6 +773,7 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 	add_sides(&jb, diff, sa, sb);
 	match_runs(&jb, ia, ib, res, m);
 	add_overall(&jb, diff, sa, sb, m);
+	add_advice(&jb, diff, sa, sb, m);
 	add_endpoints(&jb, diff, sa, sb, ib, m);
 	add_incomplete(&jb, diff, sa, sb, m);
 	add_recall(&jb, diff, sa, sb);
@@ -1136,6 +1171,9 @@ static enum err sec_usage(const cJSON *diff, struct buf *b)
 				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t3, sizeof(t3)),
 				       md_number(jget(it, "a"), "%+.0f", t1, sizeof(t1)),
 				       md_number(jget(it, "b"), "%+.0f", t2, sizeof(t2)));
+	cJSON_ArrayForEach(it, jget(diff, "advice"))
+		if (!e)
+			e = buf_printf(b, "\n**What to do:** %s\n", it->valuestring);
 	return e;
 }
 

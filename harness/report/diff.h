@@ -10,6 +10,9 @@
  * the flips of the matched attempts that replica served in B. A difference
  * in suite SHA-256, tokenizer or template
  * hash, or served model, is a warning: the runs may not be comparable.
+ * "advice" says what to do about what broke between them: matched attempts
+ * that passed the usage audit in A and fail it in B point at the server when
+ * both runs used the same tokenizer and template (why_audit_diff).
  *
  * Gates turn the comparison into an exit status. Grammar:
  *

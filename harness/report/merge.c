@@ -10,6 +10,7 @@
 #include "base/io.h"
 #include "base/jget.h"
 #include "base/json.h"
+#include "base/keyset.h"
 #include "base/mem.h"
 #include "merge.h"
 #include "run/record.h"
@@ -314,6 +315,52 @@ static cJSON *shard_entry(struct json_build *jb, struct merge *m, size_t i)
 	return o;
 }
 
+/* The merged run's plan: every shard's planned keys, in index order, once
+ * each (record_manifest_plan); older than RECORD_PLAN_VERSION when any
+ * shard's is, and none when a shard has none (its part is unknown). */
+static enum err union_plan(struct merge *m, cJSON *man, struct diag *d)
+{
+	struct json_build jb;
+	struct keyset seen;
+	cJSON *keys;
+	const cJSON *k;
+	size_t i;
+	long want;
+	int old = 0, added;
+	enum err e = ERR_OK;
+
+	for (i = 0; i < m->n; i++)
+		if (!cJSON_IsArray(jget2(m->runs[i]->manifest, "planned", "keys"))) {
+			cJSON_DeleteItemFromObjectCaseSensitive(man, "planned");
+			return ERR_OK;
+		}
+	keyset_init(&seen);
+	json_build_init(&jb);
+	keys = json_new_arr(&jb);
+	for (want = 0; want < m->count; want++)
+		for (i = 0; i < m->n; i++) {
+			const cJSON *plan = jget(m->runs[i]->manifest, "planned");
+			if (index_of(m, i) != want)
+				continue;
+			old |= jget_num(plan, "version") < RECORD_PLAN_VERSION;
+			cJSON_ArrayForEach(k, jget(plan, "keys"))
+				if (cJSON_IsString(k) && !e &&
+				    !(e = keyset_add(&seen, k->valuestring, &added, d)) && added)
+					json_add_str(&jb, keys, NULL, k->valuestring);
+		}
+	keyset_release(&seen);
+	if (e) {
+		cJSON_Delete(keys);
+		return e;
+	}
+	if (json_build_end(&jb, &keys, "the merged plan", d) || record_manifest_plan(man, keys, d))
+		return d->code;
+	if (old)
+		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(man, "planned"),
+						       "version");
+	return ERR_OK;
+}
+
 /* The merged manifest: the first shard's, with the merge's facts. */
 static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 				cJSON **out, struct diag *d)
@@ -352,7 +399,9 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 		     "per shard; across shards the sum of the shards' concurrency is a bound, not a measurement");
 	mergeload_note(&jb, o, &m->st->load);
 	*out = man;
-	return json_build_end(&jb, out, "the merged manifest", d);
+	if (json_build_end(&jb, out, "the merged manifest", d))
+		return d->code;
+	return union_plan(m, man, d);
 }
 
 /* Writes the records of every shard, in index order, raw files first. */

@@ -39,7 +39,8 @@ struct merge_stats {
 /*
  * Checks the `n` shard folders `dirs` and writes the merged run to `out`
  * (created; it must not hold a journal yet): manifest.json (the first shard's,
- * with "shard" {merged, count, rule}, "shards" [{dir, index, from,
+ * with "planned" the union of the shards' plans, so a merge of an incomplete
+ * shard is an incomplete run; "shard" {merged, count, rule}, "shards" [{dir, index, from,
  * started_at, ended_at, start_lag_ms, attempts, records}], "attempts" summed
  * and "merge" {duplicates_dropped, concurrency, and for load shards load and
  * note: mergeload.h, with `max_skew_ms` its tolerance}), results.jsonl and raw/.

@@ -588,15 +588,32 @@ static void acc_release(struct acc *A)
 	probesum_release(&A->probes);
 }
 
-/* planned, planned_done and complete (null without a plan: record.h). */
+/* planned, planned_done and complete (null without a plan: record.h), and
+ * planned_note when an older plan counts each load case of the run as one
+ * attempt. */
 static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
 {
-	long long planned, done;
+	struct record_plan_count pc;
 
-	record_plan_done(r->manifest, &r->keys, &planned, &done);
-	json_add_item(&A->jb, o, "planned", planned < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)planned));
-	json_add_num(&A->jb, o, "planned_done", (double)done);
-	json_add_item(&A->jb, o, "complete", planned < 0 ? cJSON_CreateNull() : cJSON_CreateBool(done == planned));
+	record_plan_done(r->manifest, &r->keys, &pc);
+	json_add_item(&A->jb, o, "planned", pc.planned < 0 ? cJSON_CreateNull()
+							   : cJSON_CreateNumber((double)pc.planned));
+	json_add_num(&A->jb, o, "planned_done", (double)pc.done);
+	json_add_item(&A->jb, o, "complete", pc.planned < 0 ? cJSON_CreateNull()
+							    : cJSON_CreateBool(pc.done == pc.planned));
+	if (pc.planned >= 0 && pc.per_case && r->load_records)
+		json_add_str(&A->jb, o, "planned_note",
+			     "a load case counts as one attempt in this plan: its manifest.json "
+			     "predates plans that list every load request");
+}
+
+const char *report_plan_note(const cJSON *a, char *out, size_t cap)
+{
+	const cJSON *note = jget(a, "planned_note");
+
+	snprintf(out, cap, "%s%s%s", cJSON_IsString(note) ? " (" : "",
+		 cJSON_IsString(note) ? note->valuestring : "", cJSON_IsString(note) ? ")" : "");
+	return out;
 }
 
 /* Whether the manifest says the run stopped before its plan was done: it was
@@ -829,14 +846,15 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 		{"template", "template"}, {"template SHA-256", "template_sha256"},
 		{"needle", "harness_version"}, {"started", "started_at"}, {"ended", "ended_at"}};
 	const cJSON *run = jget(s, "run");
-	char tmp[64];
+	char tmp[64], note[160];
 	size_t i;
 	const cJSON *a = jget(s, "attempts");
 	enum err e = buf_printf(b, "# needle report: %s\n\n", jget(run, "dir")->valuestring);
 
 	if (!e && cJSON_IsFalse(jget(a, "complete")))
-		e = buf_printf(b, "**INCOMPLETE: %.0f/%.0f** planned attempts recorded; no gate passes on this run.\n\n",
-			       jget_num(a, "planned_done"), jget_num(a, "planned"));
+		e = buf_printf(b, "**INCOMPLETE: %.0f/%.0f** planned attempts recorded%s; no gate passes on this run.\n\n",
+			       jget_num(a, "planned_done"), jget_num(a, "planned"),
+			       report_plan_note(a, note, sizeof(note)));
 	if (!e)
 		e = buf_puts(b, "| fact | value |\n|---|---|\n");
 

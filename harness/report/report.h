@@ -90,6 +90,12 @@ struct jout_list report_cases(const struct report_sum *m, const cJSON *at);
  * latency. */
 enum err report_markdown(const struct report_sum *summary, struct buf *out, struct diag *d);
 
+/* What follows "DONE/PLANNED planned attempts recorded" for a summary's
+ * "attempts" `a` (borrowed): " (NOTE)" when it has a "planned_note" (an
+ * older plan counts a load case as one attempt), else "", in out[cap];
+ * returns out. */
+const char *report_plan_note(const cJSON *a, char *out, size_t cap);
+
 /* Appends the end-of-run lines a terminal shows for a summary (borrowed):
  * "INCOMPLETE: ..." when the run stopped early; "failing cases:" then one
  * line per failing case ("  ID: F of N failed (STAGE: KEY xCOUNT; ...): its

@@ -448,6 +448,28 @@ static void add_advice(struct json_build *jb, cJSON *summary, const struct tally
 		json_add_str(jb, arr, NULL, b.s);
 }
 
+void why_audit_diff(size_t n, double delta, int same_delta, int same_files,
+		    char *out, size_t cap)
+{
+	char off[64];
+
+	if (!n) {
+		snprintf(out, cap, "%s", "");
+		return;
+	}
+	snprintf(off, sizeof(off), same_delta ? "usage_delta %+.0f on every one" : "usage_delta %+.0f first",
+		 delta);
+	if (same_files)
+		snprintf(out, cap, "%zu attempts that passed the usage audit in A fail it in B (%s) with "
+			 "the same tokenizer and chat template (SHA-256 equal in both manifests): the server "
+			 "changed its tokenizer, chat template or usage counting; the local --tokenizer and "
+			 "--template are not the cause", n, off);
+	else
+		snprintf(out, cap, "%zu attempts that passed the usage audit in A fail it in B (%s), and B "
+			 "used another tokenizer or chat template than A (SHA-256): check B's --tokenizer and "
+			 "--template against the deployment", n, off);
+}
+
 /* ---- the fold ---- */
 
 struct why_fold *why_fold_new(const char *dir)

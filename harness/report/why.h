@@ -72,4 +72,15 @@ enum err why_fold_take(struct why_fold *w, const cJSON *rec);
 void why_fold_summarise(struct why_fold *w, const cJSON *manifest, struct json_build *jb,
 			cJSON *summary);
 
+/* What a comparison of two runs says about a usage audit that broke: `n`
+ * matched attempts passed the audit in the baseline A and fail it in the
+ * candidate B (`delta` the first one's usage_delta, `same_delta` whether
+ * all n were off by it). With `same_files` (A and B used the same tokenizer
+ * and template: equal SHA-256 in both manifests) the local files cannot be
+ * the cause, and the advice says the server changed (its tokenizer, chat
+ * template or usage counting); else it points at B's --tokenizer and
+ * --template. Into out[cap]; "" when n is 0. */
+void why_audit_diff(size_t n, double delta, int same_delta, int same_files,
+		    char *out, size_t cap);
+
 #endif

@@ -477,6 +477,7 @@ enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
 
 	json_build_init(&jb);
 	p = json_new_obj(&jb);
+	json_add_int(&jb, p, "version", RECORD_PLAN_VERSION);
 	json_add_int(&jb, p, "attempts", cJSON_GetArraySize(keys));
 	json_add_item(&jb, p, "keys", keys);
 	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "planned");
@@ -485,20 +486,23 @@ enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
 }
 
 void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
-		      long long *planned, long long *done)
+		      struct record_plan_count *out)
 {
-	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(manifest, "planned"), "keys");
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(manifest, "planned");
+	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(plan, "keys");
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(plan, "version");
 	const cJSON *it;
 
-	*planned = -1;
-	*done = 0;
+	out->planned = -1;
+	out->done = 0;
+	out->per_case = 0;
 	if (!cJSON_IsArray(keys))
 		return;
-	*planned = 0;
+	out->per_case = !cJSON_IsNumber(ver) || ver->valuedouble < RECORD_PLAN_VERSION;
+	out->planned = 0;
 	cJSON_ArrayForEach(it, keys) {
-		(*planned)++;
-		*done += cJSON_IsString(it) && keyset_has(recorded, it->valuestring);
+		out->planned++;
+		out->done += cJSON_IsString(it) && keyset_has(recorded, it->valuestring);
 	}
 }
 

@@ -144,16 +144,29 @@ cJSON *record_manifest_new(struct record_manifest *m);
  * recorded_before}. ERR_NOMEM. */
 enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t pass,
 			     size_t fail, size_t recorded_before, struct diag *d);
-/* Sets "planned" {attempts, keys}: every attempt this run's options select,
- * as record_key strings in run order (`keys`, an array of strings, is taken,
- * also on failure). A run is complete when every planned key has a record.
- * ERR_NOMEM. */
+/* "planned"."version" of the plans this needle writes: every request of a
+ * load case (pre-check, warm-up and counted rounds) is an attempt with a key
+ * of its own. A plan without a version (an older needle's) has one key per
+ * load case, the one its pre-check's record has. */
+#define RECORD_PLAN_VERSION 2
+
+/* Sets "planned" {version, attempts, keys}: every attempt this run's options
+ * select, as record_key strings in run order (`keys`, an array of strings,
+ * is taken, also on failure). A run is complete when every planned key has
+ * a record. ERR_NOMEM. */
 enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
-/* How far a journal whose attempt keys are `recorded` got through
- * `manifest`'s plan: *planned = its attempts and *done = how many of its keys
- * have a record; *planned = -1 when the manifest (or NULL) has no plan. */
+
+/* How far a journal got through its manifest's plan. */
+struct record_plan_count {
+	long long planned;  /* attempts planned; -1: the manifest has no plan */
+	long long done;     /* of them, those with a record */
+	int per_case;       /* the plan predates RECORD_PLAN_VERSION: a load
+			       case counts as one attempt in both figures */
+};
+/* Counts `manifest`'s plan (NULL: none) against the attempt keys
+ * `recorded` into *out. */
 void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
-		      long long *planned, long long *done);
+		      struct record_plan_count *out);
 /* On --resume: ERR_USAGE, naming the first difference with both values, when
  * the folder `dir`'s manifest `old` (NULL when it had none) differs from
  * `manifest` in what makes the same experiment: suite SHA-256, endpoint base

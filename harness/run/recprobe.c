@@ -56,6 +56,53 @@ static uint32_t fnv1a(uint32_t h, const char *s)
 	return h;
 }
 
+/* FNV-1a, 64 bits, of `s` and a NUL after it (so "ab","c" is not "a","bc"),
+ * continuing from `h`. */
+static uint64_t fnv64(uint64_t h, const char *s)
+{
+	do
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	while (*s++);
+	return h;
+}
+
+/* fnv64 of the JSON text of `v` (a number as "%.17g", a string as is). */
+static uint64_t fnv64_json(uint64_t h, const cJSON *v)
+{
+	char num[32];
+
+	if (cJSON_IsString(v))
+		return fnv64(h, v->valuestring);
+	snprintf(num, sizeof(num), "%.17g", cJSON_IsNumber(v) ? v->valuedouble : -1.0);
+	return fnv64(h, num);
+}
+
+int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID])
+{
+	const cJSON *recall = cJSON_GetObjectItemCaseSensitive(rec, "recall"), *it;
+	const cJSON *needles = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(rec, "grade"), "needles");
+	uint64_t h = 14695981039346656037u;
+
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(rec, "probe"), "nonce")))
+		return 0;
+	out[0] = '\0';
+	if (!cJSON_GetArraySize(needles))
+		return 1;
+	h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(recall, "tokens"));
+	h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(recall, "filler"));
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(recall, "depths"))
+		h = fnv64_json(h, it);
+	cJSON_ArrayForEach(it, needles) {
+		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "depth"));
+		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "project"));
+		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "expected"));
+	}
+	snprintf(out, RECPROBE_DOC_ID, "%016llx", (unsigned long long)h);
+	return 1;
+}
+
 void recprobe_preface(const struct suite_recall *rc, const char *nonce,
 		      const char *id, long repeat, long seed, char *out, size_t cap)
 {

@@ -83,6 +83,17 @@ void recprobe_preface(const struct suite_recall *rc, const char *nonce,
 enum err recprobe_manifest(cJSON *manifest, const cJSON *old, const struct suite *s,
 			   uint64_t fresh, char *out, struct diag *d);
 
+/* The identity of a cache-probe step's document, its nonce left out, for
+ * comparing runs: recall.prompt_sha256 differs in every run by design (the
+ * nonce line, and the filler re-fitted around it), while what the document
+ * is made of does not: recall {tokens, depths, filler} and each needle
+ * asked (grade.needles: depth, project, expected code). Returns 0 when
+ * record `rec` is no cache-probe step (no "probe"."nonce"); else 1, with
+ * out[RECPROBE_DOC_ID] 16 hex digits of their FNV-1a hash, or "" when the
+ * record does not list its needles (a step stopped before grading). */
+#define RECPROBE_DOC_ID 17
+int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID]);
+
 /* Refuses (ERR_INPUT, "FILE: cases[N].recall.jitter: ...") a jitter case
  * whose longest length plus max_tokens exceeds `room`, the tokens the server
  * allows (prompt + max_tokens); room < 0 (unknown) accepts it. */

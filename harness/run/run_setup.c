@@ -335,14 +335,18 @@ static enum err add_plan(struct run *r, struct diag *d)
 		const struct suite_case *k = &r->suite->cases[ci];
 		if (!run_selected(r, k))
 			continue;
-		for (ri = 0; ri < run_repeats(r, k); ri++)
+		/* a load case: each of its requests (load_seq numbers them) */
+		for (ri = 1; k->kind == SUITE_LOAD && ri <= loadplan_total(run_load_spec(r, k)); ri++) {
+			record_key(k->id, ri, r->load.shares != NULL, run_load_spec(r, k)->seed, key,
+				   sizeof(key));
+			json_add_str(&jb, keys, NULL, key);
+		}
+		for (ri = 0; k->kind != SUITE_LOAD && ri < run_repeats(r, k); ri++)
 			for (si = 0; si < run_seeds(k); si++) {
 				if (r->mine && !r->mine[r->first[ci] + (size_t)ri * (size_t)run_seeds(k) +
 							(size_t)si])
 					continue;
 				run_key_seed(k, si, &has, &seed);
-				if (k->kind == SUITE_LOAD && r->load.shares)
-					has = 1, seed = run_load_spec(r, k)->seed;
 				run_attempt_key(k, run_step(k, si), ri + 1, has, seed, key, sizeof(key));
 				json_add_str(&jb, keys, NULL, key);
 			}

@@ -83,6 +83,24 @@ node "$TESTS/refserver/records.js" "$tmp/n1" \
 node "$TESTS/refserver/records.js" "$tmp/n2" \
 	'recs.every(r => r.probe.step === "cold" ? r.probe.cached_tokens * 10 < r.usage.prompt_tokens : r.probe.cached_tokens * 10 > r.usage.prompt_tokens * 9)' \
 	'the second run is cold again despite the first'
+# needle diff of the two runs (issue 21): their prompts differ by the nonce, by design,
+# so no "different documents" warning; a document made otherwise (another filler)
+# is still one.
+node -e 'const fs = require("fs"), sha = (d) => fs.readFileSync(d + "/results.jsonl", "utf8").trim()
+		.split("\n").map((l) => JSON.parse(l).recall.prompt_sha256);
+	const a = sha(process.argv[1]), b = sha(process.argv[2]);
+	if (a.length !== 3 || a.some((x, i) => x === b[i])) throw new Error(JSON.stringify([a, b]));' \
+	"$tmp/n1" "$tmp/n2" || fail "the prompt SHA-256 of a step is the same in two runs"
+"$NEEDLE" diff "$tmp/n1" "$tmp/n2" --gate no_new_failures >"$tmp/d12.md" 2>"$tmp/d12.err" ||
+	fail "diff of two runs of cache-32k: exit $?: $(cat "$tmp/d12.err")"
+! grep -q "different documents" "$tmp/d12.md" "$tmp/d12.err" || fail "the nonce is reported as different documents: $(cat "$tmp/d12.err")"
+node -e 'const fs = require("fs"); const s = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+	s.cases[0].recall.filler = "zh"; fs.writeFileSync(process.argv[2], JSON.stringify(s));' "$suite" "$tmp/zh.json"
+"$NEEDLE" run "$tmp/zh.json" --base-url "$REF_URL/v1" --model ref-good --case cache-32k \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/zh" >"$tmp/zh.out" 2>&1 || { echo "zh: failed"; cat "$tmp/zh.out"; exit 1; }
+"$NEEDLE" diff "$tmp/n1" "$tmp/zh" >"$tmp/dzh.md" 2>"$tmp/dzh.err" || fail "diff n1 zh: exit $?"
+grep -q "warning: 3 matched recall attempts were sent different documents" "$tmp/dzh.err" ||
+	fail "another filler is not reported as different documents: $(cat "$tmp/dzh.err")"
 
 # Resume: killed while the second group (seed 2) is half done, its steps are not
 # journalled; --resume keeps the nonce, reruns that group whole in session 1, and its

@@ -102,6 +102,18 @@ sed -i '$d' "$tmp/cut/results.jsonl"
 check_exit 2 "'$tmp/cut' is incomplete" "$NEEDLE" merge "$tmp/m4" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/cut"
 check_exit 2 "is not a shard" "$NEEDLE" merge "$tmp/m5" "$tmp/whole" "$tmp/s1"
 check_exit 0 "1 incomplete shards" "$NEEDLE" merge "$tmp/m6" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/cut" --allow-partial
+# The merged plan is every shard's (issue 21): the whole run's 12 keys, so the merge
+# of a cut shard is INCOMPLETE, and a gate fails on it.
+node -e 'const fs = require("fs"), [dir] = process.argv.slice(1);
+	const plan = (d) => JSON.parse(fs.readFileSync(`${dir}/${d}/manifest.json`, "utf8")).planned;
+	const whole = plan("whole"), merged = plan("merged");
+	if (merged.version !== 2 || merged.attempts !== 12 ||
+	    JSON.stringify([...merged.keys].sort()) !== JSON.stringify([...whole.keys].sort()))
+		throw new Error("merged plan: " + JSON.stringify(merged));' "$tmp" || fail "the merged plan is not the union of the shards' plans"
+check_exit 0 "INCOMPLETE: 11/12 planned attempts recorded" "$NEEDLE" report "$tmp/m6"
+check_exit 1 "run B is INCOMPLETE: 11/12 planned attempts recorded" "$NEEDLE" diff "$tmp/whole" "$tmp/m6" --gate no_new_failures
+check_exit 0 "" "$NEEDLE" report "$tmp/merged"
+! grep -q INCOMPLETE "$tmp/out" "$tmp/err" || fail "the full merge is INCOMPLETE: $(cat "$tmp/err")"
 # An identical copy of a record in two shards is dropped and counted.
 cp -r "$tmp/s2" "$tmp/dup"
 head -1 "$tmp/s3/results.jsonl" >> "$tmp/dup/results.jsonl"

@@ -2,6 +2,7 @@
  * Unit tests of canvas: sizes, clipped rectangles, the font's dot counts and
  * the PNG it writes, read back with libpng's simplified API.
  */
+#include <math.h>
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,34 @@ static void test_clip(void)
 	canvas_free(c);
 }
 
+/* A line covers its ends and the pixels between, clipped; a scale has at
+ * most the grid lines asked for, in 1-2-5 steps, and covers the values. */
+static void test_line_scale(void)
+{
+	static const unsigned char red[3] = {255, 0, 0};
+	struct canvas *c = NULL;
+	double step, top;
+
+	CHECK(canvas_new(10, 10, white, &c, NULL) == ERR_OK && c);
+	canvas_line(c, 0, 0, 9, 0, 1, red);
+	CHECK_EQ_LONG(count_rgb(c, red), 10);
+	canvas_line(c, 0, 0, 9, 9, 1, red); /* the diagonal: 9 more (0,0 is drawn) */
+	CHECK_EQ_LONG(count_rgb(c, red), 19);
+	canvas_line(c, -20, 5, 30, 5, 2, red); /* rows 5 and 6 across, clipped */
+	CHECK_EQ_LONG(count_rgb(c, red), 19 + 20 - 2);
+	canvas_free(c);
+	canvas_scale(2, 6, &step, &top);
+	CHECK(step == 0.5 && top == 2);
+	canvas_scale(7, 6, &step, &top);
+	CHECK(step == 2 && top == 8);
+	canvas_scale(1234, 5, &step, &top);
+	CHECK(step == 500 && top == 1500);
+	canvas_scale(0.37, 4, &step, &top);
+	CHECK(fabs(step - 0.1) < 1e-12 && fabs(top - 0.4) < 1e-12);
+	canvas_scale(0, 6, &step, &top);
+	CHECK(step == 1 && top == 1);
+}
+
 /* The PNG reads back pixel for pixel; a buffer too small leaves it as it was. */
 static void test_png(void)
 {
@@ -103,6 +132,7 @@ int main(void)
 {
 	T_RUN(test_text);
 	T_RUN(test_clip);
+	T_RUN(test_line_scale);
 	T_RUN(test_png);
 	return T_DONE();
 }

@@ -219,11 +219,46 @@ static void test_manifest(void)
 	suite_free(s);
 }
 
+/* A plan counts its keys against the recorded ones; one without "version"
+ * (written before every load request had a key) says it counts load cases
+ * once. */
+static void test_plan(void)
+{
+	struct keyset rec;
+	struct record_plan_count pc;
+	struct diag d;
+	cJSON *man = cJSON_CreateObject(), *keys = cJSON_CreateArray();
+	char k[RECORD_KEY_MAX];
+	long i;
+
+	keyset_init(&rec);
+	diag_init(&d);
+	record_plan_done(man, &rec, &pc);
+	CHECK(pc.planned == -1 && pc.done == 0 && !pc.per_case);
+	for (i = 1; i <= 5; i++) {
+		record_key("ld", i, 0, 0, k, sizeof(k));
+		cJSON_AddItemToArray(keys, cJSON_CreateString(k));
+		if (i <= 3)
+			CHECK(keyset_add(&rec, k, NULL, &d) == ERR_OK);
+	}
+	CHECK(record_manifest_plan(man, keys, &d) == ERR_OK);
+	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "planned"), "version")->valueint,
+		      RECORD_PLAN_VERSION);
+	record_plan_done(man, &rec, &pc);
+	CHECK(pc.planned == 5 && pc.done == 3 && !pc.per_case);
+	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(man, "planned"), "version");
+	record_plan_done(man, &rec, &pc);
+	CHECK(pc.planned == 5 && pc.done == 3 && pc.per_case);
+	keyset_release(&rec);
+	cJSON_Delete(man);
+}
+
 int main(void)
 {
 	T_RUN(test_key);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
 	T_RUN(test_manifest);
+	T_RUN(test_plan);
 	return T_DONE();
 }

@@ -266,6 +266,50 @@ static void test_haystack_options(void)
 	haystack_release(&c);
 }
 
+/* The document id of a cache-probe record with `nonce`, `filler` and, when
+ * `code` is not NULL, two needles (the first with that code). */
+static void document_id(const char *nonce, const char *filler, const char *code,
+			char out[RECPROBE_DOC_ID])
+{
+	char text[1024], nd[256] = "";
+	cJSON *r;
+
+	if (code)
+		snprintf(nd, sizeof(nd),
+			 ",\"needles\":[{\"depth\":10,\"project\":\"Aster\",\"expected\":\"%s\"},"
+			 "{\"depth\":90,\"project\":\"Birch\",\"expected\":\"QX-4471-ZZ\"}]", code);
+	snprintf(text, sizeof(text),
+		 "{\"case\":\"c/cold\",\"probe\":{\"step\":\"cold\",\"nonce\":\"%s\"},"
+		 "\"recall\":{\"tokens\":4096,\"depths\":[10,90],\"filler\":\"%s\",\"prompt_sha256\":\"%s\"},"
+		 "\"grade\":{\"ok\":true%s}}", nonce, filler, nonce, nd);
+	r = cJSON_Parse(text);
+	out[0] = 'x';
+	CHECK(r && recprobe_document_id(r, out) == 1);
+	cJSON_Delete(r);
+}
+
+/* A cache-probe step's document identity leaves its nonce out and keeps
+ * what the document is made of. */
+static void test_document_id(void)
+{
+	char a[RECPROBE_DOC_ID], b[RECPROBE_DOC_ID];
+	cJSON *r;
+
+	document_id("00aa.0", "prose", "AB-1234-CD", a);
+	CHECK(strlen(a) == 16);
+	document_id("ff11.3", "prose", "AB-1234-CD", b);
+	CHECK_STR(a, b); /* another nonce (and so another prompt): the same document */
+	document_id("00aa.0", "zh", "AB-1234-CD", b);
+	CHECK(strcmp(a, b) != 0);
+	document_id("00aa.0", "prose", "AB-1234-CE", b);
+	CHECK(strcmp(a, b) != 0);
+	document_id("00aa.0", "prose", NULL, b);
+	CHECK_STR(b, ""); /* no needles recorded: nothing to compare */
+	r = cJSON_Parse("{\"case\":\"r\",\"recall\":{\"tokens\":4096,\"prompt_sha256\":\"x\"}}");
+	CHECK(r && recprobe_document_id(r, a) == 0);
+	cJSON_Delete(r);
+}
+
 int main(void)
 {
 	struct diag d;
@@ -275,6 +319,7 @@ int main(void)
 	T_RUN(test_keys_refused);
 	T_RUN(test_steps);
 	T_RUN(test_preface);
+	T_RUN(test_document_id);
 	T_RUN(test_manifest);
 	T_RUN(test_fit);
 	if (tok_load(t_fixture("hf/qwen3/tokenizer.json"), &tk, &d) || tpl_load("qwen3", &tp, &d)) {
