@@ -48,31 +48,6 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
-static double ms(const cJSON *o, const char *k, double otherwise)
-{
-	const cJSON *v = jget(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : otherwise;
-}
-
-/* The request's times on its round's clock (loadcells.h). */
-static struct loadstat_req request_of(const cJSON *rec, const cJSON *load)
-{
-	const cJSON *t = jget(rec, "timing");
-	struct loadstat_req q;
-	double ttfc = ms(t, "ttfc_ms", -1), tpot = ms(t, "tpot_ms", -1);
-
-	q.ok = cJSON_IsString(jget(rec, "verdict")) && !strcmp(jget(rec, "verdict")->valuestring, "pass");
-	q.sent = ms(load, "sent_ms", 0);
-	q.scheduled = ms(load, "scheduled_ms", q.sent);
-	q.completion_tokens = (long)ms(jget(rec, "usage"), "completion_tokens", 0);
-	q.first = ttfc >= 0 ? q.sent + ttfc : -1;
-	q.last = q.first < 0 ? -1 : tpot >= 0 && q.completion_tokens >= 2
-		? q.first + tpot * (double)(q.completion_tokens - 1) : q.first;
-	q.done = q.sent + ms(t, "e2e_ms", 0);
-	return q;
-}
-
 static struct cell *find_cell(struct acc *a, const char *id, long level, const cJSON *load)
 {
 	const cJSON *slo = jget(load, "slo");
@@ -117,18 +92,18 @@ static struct rnd *find_round(struct cell *c, long round)
 static int add(struct acc *a, const cJSON *rec)
 {
 	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case");
-	struct loadstat_req *q;
+	struct loadstat_req one, *q;
 	struct cell *c;
 	struct rnd *r;
-	long round = (long)jget_num(load, "round");
 
-	if (!cJSON_IsObject(load) || !cJSON_IsString(id) || round < 1)
+	if (!cJSON_IsString(id) || !loadstat_request(rec, &one))
 		return 1;
 	if (!(c = find_cell(a, id->valuestring, (long)jget_num(load, "level"), load)) ||
-	    !(r = find_round(c, round)) || !(q = grow(r->q, &r->cap, r->n, sizeof(*q))))
+	    !(r = find_round(c, (long)jget_num(load, "round"))) ||
+	    !(q = grow(r->q, &r->cap, r->n, sizeof(*q))))
 		return 0;
 	r->q = q;
-	r->q[r->n++] = request_of(rec, load);
+	r->q[r->n++] = one;
 	return 1;
 }
 
@@ -180,6 +155,7 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
 	json_add_num(jb, o, "output_tps", r->output_tps);
 	json_add_num(jb, o, "ttft_p50_ms", r->ttft_p50_ms);
 	json_add_num(jb, o, "ttft_p95_ms", r->ttft_p95_ms);
+	json_add_num(jb, o, "ttfc_p50_ms", r->ttfc_p50_ms);
 	json_add_num(jb, o, "tpot_p95_ms", r->tpot_p95_ms);
 	json_add_num(jb, o, "e2e_p50_ms", r->e2e_p50_ms);
 	if (open) {
@@ -214,6 +190,8 @@ static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_c
 	add_fig(jb, o, "ttft_p50_ms", &s->ttft_p50_ms);
 	add_fig(jb, o, "ttft_p95_ms", &s->ttft_p95_ms);
 	add_fig(jb, o, "ttft_p99_ms", &s->ttft_p99_ms);
+	add_fig(jb, o, "ttfc_p50_ms", &s->ttfc_p50_ms);
+	add_fig(jb, o, "ttfc_p95_ms", &s->ttfc_p95_ms);
 	add_fig(jb, o, "tpot_p50_ms", &s->tpot_p50_ms);
 	add_fig(jb, o, "tpot_p95_ms", &s->tpot_p95_ms);
 	add_fig(jb, o, "e2e_p50_ms", &s->e2e_p50_ms);
@@ -352,6 +330,8 @@ static enum err md_row(struct buf *b, const cJSON *c)
 	if (!e)
 		e = put_fig(b, c, "e2e_p50_ms", "%.0f");
 	if (!e)
+		e = put_fig(b, c, "ttfc_p50_ms", "%.0f");
+	if (!e)
 		e = put_fig(b, c, "achieved_rate", "%.3f");
 	if (!e)
 		e = put_fig(b, c, "slo_attainment", "%.3f");
@@ -368,11 +348,12 @@ enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 	if (!load)
 		return ERR_OK;
 	e = buf_puts(out, "\n## Load\n\nMedians over valid rounds (min-max over them); a round is valid only "
-		     "when every request passed. TTFT to the first non-empty content; TPOT per request "
-		     "(last - first token) / (tokens - 1).\n\n"
+		     "when every request passed. TTFT to the first non-empty generated fragment, reasoning "
+		     "included; TPOT per request (last - first fragment) / (tokens - 1); TTFC to the first "
+		     "content or tool call.\n\n"
 		     "| case | level | valid rounds | succeeded | output tok/s | TTFT P50 ms | TTFT P95 ms "
-		     "| TPOT P95 ms | E2E P50 ms | achieved req/s | SLO attainment | lag P99 ms |\n"
-		     "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		     "| TPOT P95 ms | E2E P50 ms | TTFC P50 ms | achieved req/s | SLO attainment | lag P99 ms |\n"
+		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(c, jget(load, "cells"))
 		if (!e)
 			e = md_row(out, c);

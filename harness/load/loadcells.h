@@ -4,22 +4,23 @@
  *
  * A load record (record.h) carries "load": {"concurrency": C or "rate": R,
  * "level": i, "round": k (-1 = the pre-check, 0 = warm-up), "index": j,
- * "precheck", "scheduled_ms",
- * "sent_ms" (both from the round's start), "slo": {...} when set}, and the
- * usual verdict, timing {ttfc_ms, tpot_ms, e2e_ms} and usage
- * {completion_tokens}. Pre-check and warm-up records are left out of every
- * figure. A
- * request's first content is sent + ttfc, its last token first + tpot *
- * (completion_tokens - 1), its end sent + e2e.
+ * "precheck", "scheduled_ms", "sent_ms" (both from the round's start), "slo":
+ * {...} when set}, and the usual verdict, timing {ttft_ms, ttfc_ms, tpot_ms,
+ * e2e_ms} and usage {completion_tokens}; loadstat_request (loadstat.h) reads
+ * each counted request from it, and pre-check and warm-up records are left out
+ * of every figure. TTFT is the field reports' (seed 002 §3 and §7): to the
+ * first non-empty generated fragment, reasoning included; TPOT runs from that
+ * same fragment to the last one, so TTFT + (n - 1) x TPOT never exceeds E2E;
+ * TTFC, to the first content or tool call, is its own figure.
  *
  * A cell: case, concurrency or rate, rounds_total, rounds_valid, requests,
  * succeeded (both over the counted rounds), success_rate, and each figure as
  * its median over valid rounds with _min and _max (null without a valid
- * round): output_tps, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms, tpot_p50_ms,
- * tpot_p95_ms, e2e_p50_ms, e2e_p95_ms, achieved_rate, lag_p99_ms; over all
- * rounds slo_attainment and goodput_rps (with an SLO); lag_max_ms; and
+ * round): output_tps, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms, ttfc_p50_ms,
+ * ttfc_p95_ms, tpot_p50_ms, tpot_p95_ms, e2e_p50_ms, e2e_p95_ms,
+ * achieved_rate, lag_p99_ms; over all rounds slo_attainment and goodput_rps (with an SLO); lag_max_ms; and
  * "rounds": [{round, valid, requests, succeeded, output_tps, ttft_p50_ms,
- * ttft_p95_ms, tpot_p95_ms, e2e_p50_ms, achieved_rate, lag_p99_ms}].
+ * ttft_p95_ms, ttfc_p50_ms, tpot_p95_ms, e2e_p50_ms, achieved_rate, lag_p99_ms}].
  */
 #ifndef NEEDLE_LOADCELLS_H
 #define NEEDLE_LOADCELLS_H

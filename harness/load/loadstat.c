@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jget.h"
 #include "base/stats.h"
 
 /* The nearest-rank P-th percentile of v[0..n), which it sorts (stats.h). */
@@ -26,6 +27,36 @@ static double tpot_ms(const struct loadstat_req *q)
 	return (q->last - q->first) / (double)(q->completion_tokens - 1);
 }
 
+static double ms_of(const cJSON *o, const char *k, double otherwise)
+{
+	const cJSON *v = jget(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : otherwise;
+}
+
+int loadstat_request(const cJSON *record, struct loadstat_req *out)
+{
+	const cJSON *load = jget(record, "load"), *t = jget(record, "timing");
+	const cJSON *verdict = jget(record, "verdict");
+	double ttft = ms_of(t, "ttft_ms", -1), ttfc = ms_of(t, "ttfc_ms", -1);
+	double tpot = ms_of(t, "tpot_ms", -1);
+	struct loadstat_req q;
+
+	if (!cJSON_IsObject(load) || jget_num(load, "round") < 1)
+		return 0;
+	q.ok = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "pass");
+	q.sent = ms_of(load, "sent_ms", 0);
+	q.scheduled = ms_of(load, "scheduled_ms", q.sent);
+	q.completion_tokens = (long)ms_of(jget(record, "usage"), "completion_tokens", 0);
+	q.first = ttft >= 0 ? q.sent + ttft : -1;
+	q.first_content = ttfc >= 0 ? q.sent + ttfc : -1;
+	q.last = q.first < 0 ? -1 : tpot >= 0 && q.completion_tokens >= 2
+		? q.first + tpot * (double)(q.completion_tokens - 1) : q.first;
+	q.done = q.sent + ms_of(t, "e2e_ms", 0);
+	*out = q;
+	return 1;
+}
+
 int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo)
 {
 	if (!q->ok || q->first < 0)
@@ -41,7 +72,7 @@ int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo)
 	return 1;
 }
 
-enum sample { S_TTFT, S_TPOT, S_E2E, S_LAG };
+enum sample { S_TTFT, S_TTFC, S_TPOT, S_E2E, S_LAG };
 
 /* Fills `v` with one sample kind of the round; returns how many. */
 static size_t samples(const struct loadstat_req *q, size_t n, enum sample k, double *v)
@@ -55,6 +86,8 @@ static size_t samples(const struct loadstat_req *q, size_t n, enum sample k, dou
 			v[m++] = tpot_ms(&q[i]);
 		else if (k == S_TTFT && q[i].ok && q[i].first >= 0)
 			v[m++] = q[i].first - q[i].sent;
+		else if (k == S_TTFC && q[i].ok && q[i].first_content >= 0)
+			v[m++] = q[i].first_content - q[i].sent;
 		else if (k == S_E2E && q[i].ok)
 			v[m++] = q[i].done - q[i].sent;
 	}
@@ -105,6 +138,9 @@ void loadstat_round(const struct loadstat_req *q, size_t n,
 	out->ttft_p50_ms = pct(scratch, m, 50);
 	out->ttft_p95_ms = pct(scratch, m, 95);
 	out->ttft_p99_ms = pct(scratch, m, 99);
+	m = out->n_ttfc = samples(q, n, S_TTFC, scratch);
+	out->ttfc_p50_ms = pct(scratch, m, 50);
+	out->ttfc_p95_ms = pct(scratch, m, 95);
 	m = out->n_tpot = samples(q, n, S_TPOT, scratch);
 	out->tpot_p50_ms = pct(scratch, m, 50);
 	out->tpot_p95_ms = pct(scratch, m, 95);
@@ -158,6 +194,8 @@ void loadstat_cell(const struct loadstat_round *r, size_t n, double *scratch,
 	FIG(ttft_p50_ms, 1);
 	FIG(ttft_p95_ms, 1);
 	FIG(ttft_p99_ms, 1);
+	FIG(ttfc_p50_ms, 1);
+	FIG(ttfc_p95_ms, 1);
 	FIG(tpot_p50_ms, 1);
 	FIG(tpot_p95_ms, 1);
 	FIG(e2e_p50_ms, 1);

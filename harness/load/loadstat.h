@@ -1,7 +1,10 @@
 /*
  * loadstat — the figures of a load test, exactly as the field reports define
- * them (seed 001 §4, seed 002 §3, issue 10 item 2), as pure functions on
- * plain structs: requests -> one round -> one cell (case x level or rate).
+ * them (seed 001 §4, seed 002 §3 and §7, issue 10 item 2, issue 21 item 5),
+ * as pure functions on plain structs: requests -> one round -> one cell
+ * (case x level or rate). One reader, loadstat_request, turns a load record
+ * into a request, so that every consumer (the summary's cells, the gates)
+ * times a request the same way.
  *
  * Definitions:
  *  - a request succeeded when it passed every strict check (transport, exact
@@ -11,10 +14,16 @@
  *  - wall time of a round = latest `done` - earliest `scheduled`; output
  *    throughput = completion tokens of successful requests / wall time
  *    (failed requests still occupy the time);
- *  - TTFT = `first` (first non-empty content; role-only or empty chunks never
- *    count) - `sent`; TPOT of one request = (`last` - `first`) /
- *    (completion_tokens - 1), defined for completion_tokens >= 2; E2E = `done`
- *    - `sent`. Latencies are over successful requests only;
+ *  - TTFT = `first` - `sent`, `first` being the first non-empty generated
+ *    fragment of any kind, reasoning included (seed 002 §3: "第一个非空输出片
+ *    段", §7: "可能包含推理内容"; role-only or empty chunks never count). TTFC
+ *    = `first_content` - `sent`, to the first content or tool-call fragment,
+ *    is kept as its own figure: on a thinking stream it is TTFT plus the
+ *    reasoning. TPOT of one request = (`last` - `first`) / (completion_tokens
+ *    - 1), from the same first fragment to the last, defined for
+ *    completion_tokens >= 2, so TTFT + (n - 1) x TPOT is the last fragment's
+ *    time, at most E2E; E2E = `done` - `sent`. Latencies are over successful
+ *    requests only;
  *  - percentiles are nearest-rank, as needle's report (stats.h): pP is the
  *    ceil(P/100 * n)-th smallest sample, so every value is a measured one
  *    (the median of an even count is the lower middle value);
@@ -40,13 +49,18 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 /* One request as the runner saw it. */
 struct loadstat_req {
 	int ok;                 /* passed every strict check */
 	double scheduled;       /* ms: planned send (closed loop: = sent) */
 	double sent;            /* ms: request written */
-	double first;           /* ms: first non-empty content, < 0 if none */
-	double last;            /* ms: last content, < 0 if none */
+	double first;           /* ms: first non-empty fragment (reasoning, content
+				 * or tool call), < 0 if none */
+	double first_content;   /* ms: first content or tool-call fragment, < 0
+				 * if none */
+	double last;            /* ms: last fragment, < 0 if none */
 	double done;            /* ms: response complete or failed */
 	long completion_tokens; /* server usage */
 };
@@ -67,6 +81,8 @@ struct loadstat_round {
 	size_t n_latency;       /* successful requests (TTFT, E2E samples) */
 	size_t n_tpot;          /* of them with completion_tokens >= 2 */
 	double ttft_p50_ms, ttft_p95_ms, ttft_p99_ms;
+	size_t n_ttfc;          /* of them with a content or tool-call fragment */
+	double ttfc_p50_ms, ttfc_p95_ms;
 	double tpot_p50_ms, tpot_p95_ms;
 	double e2e_p50_ms, e2e_p95_ms;
 	double achieved_rate;   /* requests/s; 0 with fewer than two requests */
@@ -86,11 +102,23 @@ struct loadstat_cell {
 	size_t requests, succeeded; /* summed over all counted rounds */
 	double success_rate;    /* succeeded / requests; 0 when none */
 	struct loadstat_fig output_tps, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms;
+	struct loadstat_fig ttfc_p50_ms, ttfc_p95_ms;
 	struct loadstat_fig tpot_p50_ms, tpot_p95_ms, e2e_p50_ms, e2e_p95_ms;
 	struct loadstat_fig achieved_rate, lag_p99_ms;  /* valid rounds */
 	struct loadstat_fig slo_attainment, goodput_rps; /* all rounds */
 	double lag_max_ms;      /* over all rounds */
 };
+
+/* Reads one request of a load record (record.h: "load" {round, sent_ms,
+ * scheduled_ms}, verdict, timing {ttft_ms, ttfc_ms, tpot_ms, e2e_ms}, usage
+ * {completion_tokens}) onto its round's clock: first = sent + ttft_ms, the
+ * first fragment of any kind; first_content = sent + ttfc_ms; last = first +
+ * tpot_ms x (completion_tokens - 1), the last fragment (tpot_ms is timed from
+ * the same first fragment, stream.h); done = sent + e2e_ms; ok = verdict
+ * "pass". Returns 1 and fills `out` for a counted request (round >= 1); 0 for
+ * a pre-check (round -1), a warm-up (round 0) or a record that is not a load
+ * request, leaving `out` alone. `record` is borrowed. */
+int loadstat_request(const cJSON *record, struct loadstat_req *out);
 
 /* Whether one request met every set bound of `slo` (and succeeded). */
 int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo);

@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream gate_rates"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -164,6 +164,13 @@ section_gen_haystack() {
 section_cost() {
 	echo "== cost: one 1,040,000-token request (needle run vs the reference server)"
 	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/bench_cost.sh" "$build"
+}
+
+# The cutover gate's false-alarm rate on A/A pairs and its detection rate on 10%,
+# 15% and 25% regressions, against the noisy reference server
+# (tests/bench/gate_rates.sh; GATE_PAIRS pairs per row, default 6).
+section_gate_rates() {
+	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/gate_rates.sh" "$build"
 }
 
 # A suite of CASES chat cases x 10 repeats, each answered "ok" by the null server.

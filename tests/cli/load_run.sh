@@ -107,4 +107,26 @@ run c 'ref-good:tpot=1' "$tmp/chat.json"
 node "$TESTS/refserver/records.js" "$tmp/c" \
 	'recs.length === 1 + 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
 	'chat load prompts of exactly 700 tokens'
-echo "load: analytic TTFT/TPOT/throughput, one empty 200 invalidates one round, rates achieved, cutover gate"
+# a thinking stream (ref-reasoning: reasoning first, then content): the cell's TTFT
+# is the first fragment, reasoning included (seed 002 §7), its TPOT runs from there
+# so TTFT + 39 x TPOT = E2E per request, and TTFC, the first content, comes later
+cat >"$tmp/think.json" <<'JSON'
+{"suite": "t", "cases": [{"id": "t", "kind": "load", "load": {"input_tokens": 300, "output_tokens": 40,
+ "endpoint": "chat", "concurrency": [2], "requests": 4, "rounds": 1, "warmup": 0}}]}
+JSON
+run t 'ref-reasoning:tpot=10' "$tmp/think.json"
+[ "$rc" = 0 ] || { echo "thinking stream: exit $rc"; cat "$tmp/t.out"; exit 1; }
+node -e '
+const fs = require("fs"), d = process.argv[1];
+const q = fs.readFileSync(d + "/results.jsonl", "utf8").split("\n").filter(Boolean).map(JSON.parse)
+	.filter(r => r.load.round === 1), t = q.map(r => r.timing);
+const p50 = (v) => v.slice().sort((a, b) => a - b)[Math.ceil(v.length / 2) - 1], eq = (a, b) => Math.abs(a - b) < 1e-6;
+const cell = JSON.parse(fs.readFileSync(d + "/summary.json", "utf8")).load.cells[0];
+if (!(q.length === 4 && t.every(x => x.ttfc_ms - x.ttft_ms > 50 && Math.abs(x.ttft_ms + 39 * x.tpot_ms - x.e2e_ms) <= 3) &&
+      eq(cell.ttft_p50_ms, p50(t.map(x => x.ttft_ms))) && eq(cell.ttfc_p50_ms, p50(t.map(x => x.ttfc_ms))) &&
+      eq(cell.tpot_p50_ms, p50(t.map(x => x.tpot_ms))) && cell.ttfc_p50_ms > cell.ttft_p50_ms + 50)) {
+	console.log("FAIL a thinking stream: TTFT to the first fragment, TTFT + 39 x TPOT = E2E, TTFC its own figure: " +
+		JSON.stringify({ t, cell: { ttft: cell.ttft_p50_ms, ttfc: cell.ttfc_p50_ms, tpot: cell.tpot_p50_ms } }));
+	process.exit(1);
+}' "$tmp/t"
+echo "load: analytic TTFT/TPOT/throughput, one empty 200 invalidates one round, rates achieved, cutover gate, TTFT on a thinking stream"

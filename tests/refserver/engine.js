@@ -1,6 +1,8 @@
 // The reference server's engine: a timing model that makes load-test figures analytic,
-// a scheduler with max_num_seqs and a FIFO waiting queue, a prefix cache that only
-// counts, and the Prometheus /metrics of each dialect. See README.md "Timing model".
+// a noise model on top of it (per-request jitter, slow drift, rare stalls, a regression
+// of chosen size, seeded), a scheduler with max_num_seqs and a FIFO waiting queue, a
+// prefix cache that only counts, and the Prometheus /metrics of each dialect. See
+// README.md "Timing model" and "Noise".
 'use strict';
 
 const crypto = require('crypto');
@@ -65,6 +67,23 @@ function pyFloat(v) {
 	return String(v);
 }
 
+// A seeded uniform generator in [0, 1) (mulberry32): the noise is reproducible per seed.
+function rng(seed) {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6D2B79F5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+// A standard normal draw (Box-Muller) from the uniform generator `u`.
+function normal(u) {
+	return Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u());
+}
+
 class Engine {
 	constructor(o) {
 		this.o = o;
@@ -74,6 +93,8 @@ class Engine {
 		this.kvCapacity = o.kvCacheTokens || Math.max(o.maxModelLen, 1 << 20);
 		this.blocks = new Set(); // chained hashes of full prompt blocks seen
 		this.seen = new Map();   // generation requests per model name
+		this.rngs = new Map();   // the noise's generator per model name
+		this.t0 = Date.now();    // the drift's clock starts with the server
 		this.promptTokens = 0;
 		this.generationTokens = 0;
 		this.prefixQueries = 0;
@@ -92,7 +113,37 @@ class Engine {
 			tpot: num(b.tpot, this.o.tpot),                    // ms per token at batch 1
 			batch: num(b.batch) / 100,                         // TPOT growth per extra sequence
 			seqs: num(b.seqs, this.o.maxNumSeqs) || Infinity,  // max_num_seqs
+			jitterPrefill: num(b.jitter_prefill, b.jitter),    // lognormal sigma of the prefill
+			jitterTpot: num(b.jitter_tpot, b.jitter),          // lognormal sigma of TPOT
+			drift: num(b.drift) / 100,                         // peak slowdown of the drift
+			driftPeriod: (num(b.drift_period) || 60) * 1000,   // ms of one drift cycle
+			stallP: num(b.stall_p),                            // share of requests that stall
+			stallMs: num(b.stall_ms) || 1000,                  // length of a stall
+			slower: 1 + num(b.slower) / 100,                   // a regression: every time x this
 		};
+	}
+
+	// The request's draws from its model name's seeded generator (README.md "Noise"):
+	// a lognormal factor (median 1) on its prefill and one on its per-token time, and
+	// whether and before which of its n tokens it stalls.
+	noise(model, b, t, n) {
+		if (!this.rngs.has(model)) this.rngs.set(model, rng(num(b.seed) || 1));
+		const u = this.rngs.get(model);
+		const f = {
+			prefill: Math.exp(t.jitterPrefill * normal(u)),
+			tpot: Math.exp(t.jitterTpot * normal(u)),
+			stallAt: -1,
+		};
+		if (u() < t.stallP) f.stallAt = Math.floor(u() * Math.max(1, n));
+		return f;
+	}
+
+	// Every time is this much longer at `now` (ms): the drift, a slowdown of up to
+	// `drift` that rises and falls once per `driftPeriod` of wall time, and the
+	// regression `slower`.
+	pace(t, now) {
+		const s = Math.sin(Math.PI * (now - this.t0) / t.driftPeriod);
+		return (1 + t.drift * s * s) * t.slower;
 	}
 
 	// The 1-based number of this generation request among those for `model`.
@@ -128,15 +179,16 @@ class Engine {
 		}
 	}
 
-	// Starts a request that arrived at `arrival` (ms): waits for a slot, then for its
-	// prefill, which ends P / prefill after the later of its arrival and its admission
-	// (the server's own parsing and tokenizing count as prefill time, as in a real
-	// server's TTFT). Returns the job that paces its tokens (gate) and ends it
-	// (finish); finish must run exactly once.
-	async begin(b, promptTokens, arrival) {
+	// Starts a request for `model` (its name, options included) that arrived at
+	// `arrival` (ms) and will generate `n` tokens: waits for a slot, then for its
+	// prefill, which ends P / prefill (times the noise) after the later of its arrival
+	// and its admission (the server's own parsing and tokenizing count as prefill time,
+	// as in a real server's TTFT). Returns the job that paces its tokens (gate) and
+	// ends it (finish); finish must run exactly once.
+	async begin(model, b, promptTokens, arrival, n) {
 		const t = this.timing(b);
-		const job = { t, arrival: arrival || Date.now(), prompt: promptTokens, generated: 0, last: 0,
-			sched: 0, ended: false };
+		const job = { t, f: this.noise(model, b, t, n), arrival: arrival || Date.now(), prompt: promptTokens,
+			generated: 0, last: 0, sched: 0, ended: false };
 		let granted = 0;
 		const slot = new Promise((resolve) => {
 			this.queue.push({ limit: t.seqs, resolve: () => { granted = Date.now(); resolve(); } });
@@ -146,19 +198,24 @@ class Engine {
 		await slot;
 		job.admitted = waited ? granted : job.arrival;
 		this.kvTokens += promptTokens;
-		const wait = t.prefill > 0 ? job.admitted + promptTokens * 1000 / t.prefill - Date.now() : 0;
+		const wait = t.prefill > 0 ? job.admitted + promptTokens * 1000 / t.prefill * job.f.prefill *
+			this.pace(t, job.admitted) - Date.now() : 0;
 		if (wait > 0) await sleep(wait);
 		return job;
 	}
 
 	// Waits until token i (0-based) is due: the first at once (the end of the prefill),
-	// each next one TPOT * (1 + batch * (running - 1)) after the previous one's due time,
-	// so timer lateness never accumulates.
+	// each next one TPOT * (1 + batch * (running - 1)) (times the noise) after the
+	// previous one's due time, so timer lateness never accumulates; a stall drawn for
+	// token i comes before it.
 	async gate(job, i) {
+		const stall = i === job.f.stallAt ? job.t.stallMs : 0;
 		if (i === 0) {
+			if (stall) await sleep(stall);
 			job.sched = Date.now();
 		} else {
-			job.sched += job.t.tpot * (1 + job.t.batch * Math.max(0, this.running - 1));
+			job.sched += stall + job.t.tpot * (1 + job.t.batch * Math.max(0, this.running - 1)) *
+				job.f.tpot * this.pace(job.t, job.sched);
 			const wait = job.sched - Date.now();
 			if (wait > 0) await sleep(wait);
 			else if (i % 64 === 0) await new Promise((r) => setImmediate(r));

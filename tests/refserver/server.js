@@ -91,6 +91,17 @@ holding slots while it decodes:
 Closed loop at concurrency C <= seqs: r = C, so a round of N requests lasts about
 ceil(N / C) * E2E and its output throughput is N * n / that.
 
+Noise on the timing model (model-name options too; README.md "Noise"):
+  jitter=S          lognormal sigma, per request, of its prefill time and of its TPOT
+  jitter_prefill=S, jitter_tpot=S   each alone (default: jitter)
+  drift=PCT         a slow drift: every time up to PCT% longer, rising and falling
+  drift_period=SEC  once per SEC of wall time since the server started (60)
+  stall_p=P         the share of requests that stall once, before a random token
+  stall_ms=MS       how long a stall lasts (1000)
+  slower=PCT        a regression: every prefill and token time PCT% longer
+  seed=N            the noise's seed (1); one generator per model name, so a name
+                    repeats its draws on a new server and continues them on the same
+
 Misbehaviour by model name, ref-NAME[:key=value,...]: NAMES.
 Options for any name: delay=MS keepalive=MS tpot=MS field=F reasoning=1,
 empty_every=N (every N-th request of this model name is an empty 200),
@@ -985,7 +996,7 @@ async function streamResponse(res, o, model, kind, req, b, promptTokens, gen) {
 	const continuous = sg ? !!so.continuous_usage_stats : wantUsage && !!so.continuous_usage_stats;
 	const reasoningCount = gen.toks.filter((t) => t.kind === 'reasoning').length;
 	s.start();
-	const job = await o.engine.begin(b, promptTokens, res.arrivalMs);
+	const job = await o.engine.begin(req.model, b, promptTokens, res.arrivalMs, gen.toks.length);
 	try {
 		await streamTokens(s, o, model, kind, req, b, promptTokens, gen, job, { sg, wantUsage, continuous, reasoningCount });
 	} finally {
@@ -1056,7 +1067,7 @@ async function streamTokens(s, o, model, kind, req, b, promptTokens, gen, job, f
 }
 
 async function nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen) {
-	const job = await o.engine.begin(b, promptTokens, res.arrivalMs);
+	const job = await o.engine.begin(req.model, b, promptTokens, res.arrivalMs, gen.toks.length);
 	let closed = false;
 	res.on('close', () => { closed = true; });
 	try {

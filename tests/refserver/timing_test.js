@@ -1,13 +1,16 @@
 // Checks of the reference server's timing model and /metrics (no needle involved): TTFT,
 // TPOT and E2E against the analytic values of README.md "Timing model", queueing
-// behind max_num_seqs, exact completion_tokens with ignore_eos / min_tokens, the empty
-// 200 one in N, metrics in both dialects, and a booting server's 503.
+// behind max_num_seqs, the noise model (README.md "Noise": its draws, seeded; a
+// regression and a stall over HTTP), exact completion_tokens with ignore_eos /
+// min_tokens, the empty 200 one in N, metrics in both dialects, and a booting
+// server's 503.
 //   node tests/refserver/timing_test.js
 'use strict';
 
 const http = require('http');
 const path = require('path');
 const { spawn } = require('child_process');
+const { Engine } = require('./engine');
 
 let failures = 0;
 function check(cond, what) {
@@ -104,6 +107,46 @@ async function timing(port) {
 	near(ttft[3], e2e + p, 80, 'seqs=2: so does the fourth');
 }
 
+// The noise's draws, straight from the engine: lognormal factors with the asked sigma
+// and median 1, the asked share of stalls, reproducible per seed and model name, and
+// the drift and regression factors at known times.
+function draws() {
+	const mk = () => new Engine({ dialect: 'vllm', maxModelLen: 1 << 20 });
+	const b = { jitter: '0.3', stall_p: '0.1', seed: 7 };
+	const e = mk();
+	const t = e.timing(b);
+	const f = [];
+	for (let i = 0; i < 4000; i++) f.push(e.noise('m', b, t, 100));
+	const logs = f.map((x) => Math.log(x.prefill));
+	const mean = logs.reduce((a, x) => a + x, 0) / logs.length;
+	const sd = Math.sqrt(logs.reduce((a, x) => a + (x - mean) ** 2, 0) / (logs.length - 1));
+	check(Math.abs(mean) < 0.02 && Math.abs(sd - 0.3) < 0.02, `jitter=0.3: log prefill factor mean ${mean.toFixed(3)}, sd ${sd.toFixed(3)}`);
+	const share = f.filter((x) => x.stallAt >= 0).length / f.length;
+	check(Math.abs(share - 0.1) < 0.015 && f.every((x) => x.stallAt < 100), `stall_p=0.1: ${share} of requests stall`);
+	const again = mk();
+	const same = again.noise('m', b, t, 100);
+	const other = mk().noise('m', Object.assign({}, b, { seed: 8 }), t, 100);
+	check(same.prefill === f[0].prefill && same.tpot === f[0].tpot && other.prefill !== same.prefill,
+		'the same seed and name repeat their draws on a new server; another seed does not');
+	check(again.noise('m2', b, t, 100).prefill !== again.noise('m', b, t, 100).prefill, 'one generator per model name');
+	const d = e.timing({ drift: 20, drift_period: 60, slower: 25 });
+	near(e.pace(d, e.t0), 1.25, 1e-9, 'pace at the start: the regression alone');
+	near(e.pace(d, e.t0 + 30000), 1.25 * 1.2, 1e-9, 'pace at half a drift period: +20% and the regression');
+	near(e.pace(e.timing({}), e.t0 + 12345), 1, 0, 'no noise asked: no change');
+}
+
+// Over HTTP: slower=50 makes TTFT and TPOT 1.5 times longer; stall_p=1 adds one
+// stall_ms pause to every request.
+async function noisy(port) {
+	const base = 'ref-good:prefill=9000,tpot=10';
+	const one = await stream(port, { model: base, prompt: PROMPT, max_tokens: 20, ignore_eos: true });
+	const slow = await stream(port, { model: base + ',slower=50', prompt: PROMPT, max_tokens: 20, ignore_eos: true });
+	near(slow.times[0], 1.5 * one.times[0], 40, 'slower=50: TTFT');
+	near((slow.times[19] - slow.times[0]) / 19, 15, 3, 'slower=50: TPOT');
+	const st = await stream(port, { model: base + ',stall_p=1,stall_ms=300', prompt: PROMPT, max_tokens: 20, ignore_eos: true });
+	near(st.end - one.end, 300, 60, 'stall_p=1,stall_ms=300: one 300 ms stall');
+}
+
 async function exact(port) {
 	for (const [body, want] of [
 		[{ max_tokens: 300, ignore_eos: true }, 300],
@@ -182,6 +225,8 @@ async function main() {
 	const plain = await startServer(['--dialect', 'sglang']);
 	try {
 		await timed(() => timing(v.port));
+		draws();
+		await timed(() => noisy(v.port));
 		await exact(v.port);
 		await metrics(v.port, s.port, plain.port);
 		await booting();

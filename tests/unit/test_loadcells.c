@@ -6,13 +6,17 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "load/loadcells.h"
+#include "load/loadstat.h"
 #include "t.h"
 
+/* A load record; without reasoning its first fragment is its first content */
 #define REC(verdict, round, index, sent, ttfc, tpot, e2e, n)                          \
+	RECR(verdict, round, index, sent, ttfc, ttfc, tpot, e2e, n)
+#define RECR(verdict, round, index, sent, ttft, ttfc, tpot, e2e, n)                   \
 	"{\"case\":\"m\",\"verdict\":\"" verdict "\",\"load\":{\"concurrency\":2,"      \
 	"\"level\":1,\"round\":" #round ",\"index\":" #index ",\"scheduled_ms\":" #sent \
-	",\"sent_ms\":" #sent "},\"timing\":{\"ttfc_ms\":" #ttfc ",\"tpot_ms\":" #tpot  \
-	",\"e2e_ms\":" #e2e "},\"usage\":{\"completion_tokens\":" #n "}}"
+	",\"sent_ms\":" #sent "},\"timing\":{\"ttft_ms\":" #ttft ",\"ttfc_ms\":" #ttfc   \
+	",\"tpot_ms\":" #tpot ",\"e2e_ms\":" #e2e "},\"usage\":{\"completion_tokens\":" #n "}}"
 
 static const char records[] = "["
 	REC("pass", 0, 0, 0, 5000, 10, 9000, 10) ","  /* warm-up: left out */
@@ -59,10 +63,40 @@ static void test_cells(void)
 		CHECK(loadcells_markdown(summary, &md) == ERR_OK);
 		cJSON_Delete(summary);
 	}
-	CHECK(strstr(md.data, "| m | c2 | 1/2 | 3/4 | 50.0 | 100 | 200 | 20.0 | 200 |") != NULL);
+	CHECK(strstr(md.data, "| m | c2 | 1/2 | 3/4 | 50.0 | 100 | 200 | 20.0 | 200 | 100 |") != NULL);
 	if (!strstr(md.data, "| m | c2 |"))
 		fprintf(stderr, "%s\n", md.data);
 	buf_release(&md);
+	cJSON_Delete(load);
+	cJSON_Delete(recs);
+}
+
+/* A thinking stream (issue 21 item 5): reasoning from 301 ms, content from
+ * 801 ms, 8 tokens 100 ms apart from the first fragment. The cell's TTFT is
+ * the first fragment, TTFT + 7 x TPOT = E2E, TTFC the first content; the
+ * reader skips the pre-check and keeps each request's own clock. */
+static void test_reasoning(void)
+{
+	static const char recs_text[] = "["
+		RECR("pass", -1, 0, 0, 5, 9, 1, 20, 8) ","
+		RECR("pass", 1, 0, 50, 301, 801, 100, 1001, 8) "]";
+	cJSON *recs = cJSON_Parse(recs_text), *load = NULL;
+	struct loadstat_req q;
+	const cJSON *c;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(recs != NULL);
+	CHECK(!loadstat_request(cJSON_GetArrayItem(recs, 0), &q));
+	CHECK(loadstat_request(cJSON_GetArrayItem(recs, 1), &q));
+	CHECK(q.ok && NEAR(q.sent, 50) && NEAR(q.first, 351) && NEAR(q.first_content, 851));
+	CHECK(NEAR(q.last, 1051) && NEAR(q.done, 1051) && q.completion_tokens == 8);
+	CHECK(loadcells_build(recs, &load, &d) == ERR_OK);
+	c = cJSON_GetArrayItem(jget(load, "cells"), 0);
+	CHECK(NEAR(jget_num(c, "ttft_p50_ms"), 301));
+	CHECK(NEAR(jget_num(c, "ttfc_p50_ms"), 801));
+	CHECK(NEAR(jget_num(c, "ttft_p50_ms") + 7 * jget_num(c, "tpot_p50_ms"), jget_num(c, "e2e_p50_ms")));
+	CHECK(NEAR(jget_num(cJSON_GetArrayItem(jget(c, "rounds"), 0), "ttfc_p50_ms"), 801));
 	cJSON_Delete(load);
 	cJSON_Delete(recs);
 }
@@ -81,6 +115,7 @@ int main(void)
 {
 	json_init();
 	T_RUN(test_cells);
+	T_RUN(test_reasoning);
 	T_RUN(test_none);
 	return T_DONE();
 }

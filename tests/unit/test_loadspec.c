@@ -43,6 +43,43 @@ static void test_shipped(void)
 	suite_free(s);
 }
 
+/* The cutover suite: the field reports' load matrix sized for a gate (32, 128
+ * and 128 requests per round at C1, C8 and C32), after everything else, and
+ * recall at the longest prompt the deployment takes. */
+static void test_cutover(void)
+{
+	static const long shapes[4][2] = {{1024, 128}, {8192, 128}, {1024, 512}, {24576, 128}};
+	struct suite *s = NULL;
+	struct diag d;
+	size_t i, nload = 0, first = 0;
+
+	diag_init(&d);
+	CHECK(suite_load("suites/cutover.json", &s, &d) == ERR_OK);
+	if (d.code)
+		fprintf(stderr, "%s\n", d.msg);
+	for (i = 0; s && i < s->ncases; i++) {
+		const struct loadspec *l = &s->cases[i].load;
+
+		if (!strcmp(s->cases[i].id, "cutover-recall-max"))
+			CHECK(s->cases[i].recall.tokens == SUITE_TOKENS_MAX);
+		if (s->cases[i].kind != SUITE_LOAD)
+			continue;
+		if (nload++ == 0)
+			first = i;
+		if (nload > 4)
+			continue;
+		CHECK_EQ_LONG(l->input_tokens, shapes[nload - 1][0]);
+		CHECK_EQ_LONG(l->output_tokens, shapes[nload - 1][1]);
+		CHECK(!l->open_loop && l->nlevels == 3 && l->concurrency[0] == 1 &&
+		      l->concurrency[1] == 8 && l->concurrency[2] == 32);
+		CHECK(l->requests[0] == 32 && l->requests[1] == 128 && l->requests[2] == 128);
+		CHECK_EQ_LONG(l->rounds, 3);
+	}
+	CHECK_EQ_LONG(nload, 4);
+	CHECK(s && first == s->ncases - 4); /* the load matrix comes last */
+	suite_free(s);
+}
+
 static void expect_bad(const char *load, const char *msg)
 {
 	char text[2048];
@@ -135,6 +172,7 @@ static void test_case_rules(void)
 int main(void)
 {
 	T_RUN(test_shipped);
+	T_RUN(test_cutover);
 	T_RUN(test_bad);
 	T_RUN(test_case_rules);
 	return T_DONE();

@@ -8,12 +8,12 @@
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
-/* ok, scheduled, sent, first, last, done, completion_tokens */
+/* ok, scheduled, sent, first, first_content, last, done, completion_tokens */
 static const struct loadstat_req closed[] = {
-	{1, 0, 0, 100, 190, 195, 10},
-	{1, 0, 0, 200, 380, 400, 10},
-	{1, 0, 0, 300, 570, 600, 10},
-	{0, 0, 0, -1, -1, 1000, 0}, /* an empty 200: failed, occupies the time */
+	{1, 0, 0, 100, 100, 190, 195, 10},
+	{1, 0, 0, 200, 200, 380, 400, 10},
+	{1, 0, 0, 300, 300, 570, 600, 10},
+	{0, 0, 0, -1, -1, -1, 1000, 0}, /* an empty 200: failed, occupies the time */
 };
 
 /* The definition the figures rest on (stats.h): nearest rank, the lower
@@ -61,10 +61,10 @@ static void test_round_closed(void)
 static void test_round_open(void)
 {
 	struct loadstat_req q[4] = {
-		{1, 0, 1, 51, 51, 60, 1},
-		{1, 1000, 1002, 1052, 1100, 1110, 3},
-		{1, 2000, 2000, 2050, 2050, 2060, 1},
-		{1, 3000, 3010, 3060, 3060, 3070, 1},
+		{1, 0, 1, 51, 51, 51, 60, 1},
+		{1, 1000, 1002, 1052, 1052, 1100, 1110, 3},
+		{1, 2000, 2000, 2050, 2050, 2050, 2060, 1},
+		{1, 3000, 3010, 3060, 3060, 3060, 3070, 1},
 	};
 	struct loadstat_slo slo = {0, 20, 0};
 	struct loadstat_round r;
@@ -82,9 +82,34 @@ static void test_round_open(void)
 	CHECK(NEAR(r.wall_ms, 3070));
 }
 
+/* A thinking stream (issue 21 item 5): the first fragment is reasoning at 301
+ * ms, the first content at 801 ms, 8 tokens, the last at 1001 ms. TTFT is the
+ * first fragment; TPOT runs from it, so TTFT + 7 x TPOT is the last fragment;
+ * TTFC keeps the first content. */
+static void test_round_reasoning(void)
+{
+	const struct loadstat_req q[] = {
+		{1, 0, 0, 301, 801, 1001, 1005, 8},
+		{1, 0, 0, 320, -1, 1020, 1030, 8}, /* fragments but no content: no TTFC sample */
+	};
+	struct loadstat_round r;
+	double scratch[2];
+
+	loadstat_round(q, 1, NULL, scratch, &r);
+	CHECK(NEAR(r.ttft_p50_ms, 301));
+	CHECK(NEAR(r.ttfc_p50_ms, 801));
+	CHECK(NEAR(r.tpot_p50_ms, 100));
+	CHECK(r.ttft_p50_ms + 7 * r.tpot_p50_ms <= r.e2e_p50_ms);
+	loadstat_round(q, 2, NULL, scratch, &r);
+	CHECK_EQ_LONG(r.n_latency, 2);
+	CHECK_EQ_LONG(r.n_ttfc, 1); /* no content fragment: no TTFC sample */
+	CHECK(NEAR(r.ttfc_p95_ms, 801));
+	CHECK(NEAR(r.ttft_p95_ms, 320));
+}
+
 static void test_meets(void)
 {
-	struct loadstat_req q = {1, 0, 10, 110, 200, 210, 10};
+	struct loadstat_req q = {1, 0, 10, 110, 110, 200, 210, 10};
 	struct loadstat_slo ttft = {100, 0, 0}, tight = {99.9, 0, 0}, e2e = {0, 0, 199};
 
 	CHECK(loadstat_meets(&q, &ttft));
@@ -148,6 +173,7 @@ int main(void)
 	T_RUN(test_percentile);
 	T_RUN(test_round_closed);
 	T_RUN(test_round_open);
+	T_RUN(test_round_reasoning);
 	T_RUN(test_meets);
 	T_RUN(test_cell);
 	return T_DONE();
