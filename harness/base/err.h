@@ -31,7 +31,9 @@ enum {
 	EXIT_PASS = 0,    /* all passed */
 	EXIT_FAIL = 1,    /* something failed a check or a gate */
 	EXIT_USAGE = 2,   /* usage or input error */
-	EXIT_ENDPOINT = 3 /* the endpoint could not be used at all */
+	EXIT_ENDPOINT = 3, /* the endpoint could not be used at all */
+	EXIT_UNDERPOWERED = 4 /* needle diff: nothing failed, but a gate could
+				 not tell a regression from the runs' noise */
 };
 
 #define DIAG_MSG_MAX 1024

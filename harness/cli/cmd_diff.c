@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "report/diff.h"
-#include "report/loadgate.h"
+#include "report/gate.h"
 #include "report/report.h"
 
 static const char examples[] =
@@ -36,48 +36,61 @@ static const char examples[] =
 	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
 	"Load cells (load cases; @CASE/c32, @CASE/r0.3, @CASE, or every cell):\n"
 	"  output_tps_ratio ttft_p50_ratio ttft_p95_ratio tpot_p95_ratio e2e_p50_ratio\n"
-	"                       B's median over valid rounds / A's, cell by cell\n"
+	"  goodput_ratio        B's median over valid rounds / A's, cell by cell,\n"
+	"                       judged against both runs' noise (README: the method)\n"
 	"  success_rate slo_attainment goodput_rps achieved_rate output_tps ttft_p50_ms\n"
 	"  ttft_p95_ms tpot_p95_ms e2e_p50_ms lag_p99_ms   B's figure\n"
 	"  (ttft_p50_ratio and e2e_p50_ratio mean the load cells when a run has any)\n"
 	"  cutover              the field reports' cutover rule on every load cell:\n"
 	"                       output_tps_ratio>=0.9 ttft_p50_ratio<=1.1\n"
-	"                       ttft_p95_ratio<=1.15 success_rate>=1\n"
+	"                       ttft_p95_ratio<=1.15 success_rate>=1, and on cells\n"
+	"                       with an SLO goodput_ratio>=0.9 slo_attainment>0\n"
+	"A ratio gate fails a cell only when the threshold is crossed and the 95%\n"
+	"interval of B/A excludes 1 (hierarchical bootstrap over rounds and requests;\n"
+	"Welch's t over rounds for throughput and goodput) and the difference is\n"
+	"above its floor (1 ms TTFT/E2E, 0.1 ms TPOT, 1 tok/s, 0.01 req/s). A cell\n"
+	"that did not fail but could not have shown a regression of the threshold's\n"
+	"size is UNDERPOWERED: the output gives the smallest change the runs could\n"
+	"detect and how many rounds or requests would settle it.\n"
 	"Blanks around OP are allowed ('pass_rate >= 0.95'). A gate without data (no\n"
-	"samples, unknown case or depth) fails; a load cell\n"
-	"with no valid round in either run fails its gates. A failed gate is named on\n"
-	"stderr with the cells that failed it.\n"
+	"samples, unknown case or depth) fails; a load cell with no valid round in\n"
+	"either run fails its gates. A failed or underpowered gate is named on\n"
+	"stderr with its cells.\n"
 	"Every gate fails when either run is INCOMPLETE (fewer attempts recorded\n"
-	"than its manifest planned) or no attempt matched, unless --allow-incomplete.\n"
+	"than its manifest planned) or no attempt matched, unless --allow-incomplete,\n"
+	"and when B lacks attempts or load cells that A has, unless --allow-missing.\n"
 	"A gate on a case that is in neither run is a usage error (exit 2).\n"
 	"\n"
 	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
 	"table gives each replica's pass rate in A and B and the flips it served in B.\n"
 	"Warns when the runs differ in suite SHA-256, tokenizer or template hash, or\n"
-	"served model. Exit 0 when every gate holds (or none is given), 1 when a gate\n"
-	"fails, 2 on bad input (a malformed results.jsonl is named with its line; a\n"
-	"torn last line is skipped as --resume does).\n";
+	"served model. Exit 0 when every gate passes (or none is given), 1 when a gate\n"
+	"fails, 4 when none failed but one is underpowered, 2 on bad input (a\n"
+	"malformed results.jsonl is named with its line; a torn last line is skipped\n"
+	"as --resume does).\n";
 
 struct diff_opts {
 	const char *format;
 	struct cli_list gates; /* --gate SPEC, in order */
-	int allow_incomplete;
+	int allow_incomplete, allow_missing;
 };
 
-/* The gates as given, with "cutover" expanded (loadgate.h); returns how many. */
-static int expand_gates(const struct cli_list *gates, const char **spec)
-{
-	int i, n = 0, k;
+#define GATES_MAX (CLI_LIST_MAX * GATE_CUTOVER_N)
 
-	for (i = 0; i < gates->n; i++) {
-		if (strcmp(gates->v[i], "cutover")) {
-			spec[n++] = gates->v[i];
-			continue;
-		}
-		for (k = 0; loadgate_cutover[k]; k++)
-			spec[n++] = loadgate_cutover[k];
+/* The gates as given, with "cutover" expanded (gate.h); *n of them. */
+static enum err parse_gates(const struct cli_list *specs, struct gate *g, size_t *n,
+			    struct diag *d)
+{
+	size_t k;
+	int i;
+	enum err e = ERR_OK;
+
+	*n = 0;
+	for (i = 0; !e && i < specs->n; i++) {
+		e = gate_expand(specs->v[i], g + *n, GATES_MAX - *n, &k, d);
+		*n += k;
 	}
-	return n;
+	return e;
 }
 
 /* The detail of the gate evaluated last. */
@@ -90,39 +103,61 @@ static const char *last_detail(const cJSON *diff)
 	return cJSON_IsString(d) ? d->valuestring : "";
 }
 
-static enum err compare(const char *da, const char *db, const struct diff_opts *o,
-			int *all_ok, struct buf *out, struct diag *d)
+/* Why every gate fails (diff[key]) on stderr, or a warning when allowed. */
+static void say_like_for_like(const cJSON *diff, const char *key, int allowed)
 {
-	const char *spec[CLI_LIST_MAX * 4];
-	struct diff_gate g[CLI_LIST_MAX * 4];
-	struct report_run *a = NULL, *b = NULL;
-	struct diff_result res;
-	const cJSON *diff;
-	int i, n, ok;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(diff, key);
+
+	if (cJSON_IsString(s))
+		fprintf(stderr, "%s: %s\n", allowed ? "warning" : "every gate fails", s->valuestring);
+}
+
+/* Judges the gates on the comparison; *worst is the worst verdict. */
+static enum err judge(struct diff_result *res, const struct gate *g, size_t n,
+		      const struct diff_opts *o, enum gate_verdict *worst, struct diag *d)
+{
+	unsigned flags = (o->allow_incomplete ? GATE_ALLOW_INCOMPLETE : 0u) |
+			 (o->allow_missing ? GATE_ALLOW_MISSING : 0u);
+	enum gate_verdict v;
+	size_t i;
 	enum err e = ERR_OK;
 
-	memset(&res, 0, sizeof(res));
-	*all_ok = 1;
-	n = expand_gates(&o->gates, spec);
+	*worst = GATE_PASS;
 	for (i = 0; !e && i < n; i++)
-		e = diff_gate_parse(spec[i], &g[i], d);
+		e = gate_check(res, &g[i], d);
+	if (!e && n) {
+		say_like_for_like(res->diff, "incomplete", o->allow_incomplete);
+		say_like_for_like(res->diff, "missing", o->allow_missing);
+	}
+	for (i = 0; !e && i < n; i++) {
+		e = gate_eval(res, &g[i], flags, &v, d);
+		*worst = v > *worst ? v : *worst;
+		if (!e && v != GATE_PASS)
+			fprintf(stderr, "gate %s: %s: %s\n", v == GATE_FAIL ? "failed" : "underpowered",
+				g[i].spec, last_detail(res->diff));
+	}
+	return e;
+}
+
+static enum err compare(const char *da, const char *db, const struct diff_opts *o,
+			enum gate_verdict *worst, struct buf *out, struct diag *d)
+{
+	static struct gate g[GATES_MAX];
+	struct report_run *a = NULL, *b = NULL;
+	struct diff_result res;
+	size_t n = 0;
+	enum err e;
+
+	memset(&res, 0, sizeof(res));
+	*worst = GATE_PASS;
+	e = parse_gates(&o->gates, g, &n, d);
 	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
 		e = diff_runs(a, b, &res, d);
-	diff = res.diff;
-	for (i = 0; !e && i < n; i++)
-		e = diff_gate_check(&res, &g[i], d);
-	if (!e && n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
-		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
-			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
-	for (i = 0; !e && i < n; i++) {
-		e = diff_gate_eval(&res, &g[i], o->allow_incomplete, &ok, d);
-		*all_ok &= ok;
-		if (!e && !ok)
-			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
-	}
+	if (!e)
+		e = judge(&res, g, n, o, worst, d);
 	if (!e) {
 		const cJSON *w;
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
 	}
 	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
@@ -136,22 +171,24 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", {{0}, 0}, 0};
+	struct diff_opts o = {"md", {{0}, 0}, 0, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
 		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
+		{"allow-missing", 0, CLI_FLAG, NULL, "gate even when B lacks attempts or load cells A has (a narrower run on purpose)", &o.allow_missing},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete] [--allow-missing]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
-		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
-		"with their sample counts.",
+		"and overall, recall by depth, usage-delta changes, latency percentiles\n"
+		"with their sample counts, and each load cell of both runs side by side.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2,
-		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE};
+		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE | CLI_EXIT_UNDERPOWERED};
 	const char *args[CLI_ARGS_MAX];
-	int nargs, outcome, all_ok = 1, status = EXIT_PASS;
+	int nargs, outcome, status = EXIT_PASS;
+	enum gate_verdict worst = GATE_PASS;
 	struct buf out;
 	struct diag d;
 
@@ -162,9 +199,10 @@ int cmd_diff(int argc, char **argv)
 	    strcmp(o.format, "json"))
 		diag_fail(&d, ERR_USAGE, "option '--format' wants md or json, got '%s'", o.format);
 	if (!d.code && outcome != CLI_HELP_SHOWN &&
-	    !compare(args[0], args[1], &o, &all_ok, &out, &d)) {
+	    !compare(args[0], args[1], &o, &worst, &out, &d)) {
 		fwrite(out.data, 1, out.len, stdout);
-		status = all_ok ? EXIT_PASS : EXIT_FAIL;
+		status = worst == GATE_FAIL ? EXIT_FAIL : worst == GATE_UNDERPOWERED ? EXIT_UNDERPOWERED
+										 : EXIT_PASS;
 	}
 	if (d.code)
 		status = cli_report("diff", &d);

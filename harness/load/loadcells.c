@@ -55,10 +55,9 @@ static double ms(const cJSON *o, const char *k, double otherwise)
 	return cJSON_IsNumber(v) ? v->valuedouble : otherwise;
 }
 
-/* The request's times on its round's clock (loadcells.h). */
-static struct loadstat_req request_of(const cJSON *rec, const cJSON *load)
+struct loadstat_req loadcells_request(const cJSON *rec)
 {
-	const cJSON *t = jget(rec, "timing");
+	const cJSON *t = jget(rec, "timing"), *load = jget(rec, "load");
 	struct loadstat_req q;
 	double ttfc = ms(t, "ttfc_ms", -1), tpot = ms(t, "tpot_ms", -1);
 
@@ -128,7 +127,7 @@ static int add(struct acc *a, const cJSON *rec)
 	    !(r = find_round(c, round)) || !(q = grow(r->q, &r->cap, r->n, sizeof(*q))))
 		return 0;
 	r->q = q;
-	r->q[r->n++] = request_of(rec, load);
+	r->q[r->n++] = loadcells_request(rec);
 	return 1;
 }
 
@@ -168,7 +167,7 @@ static void add_fig(struct json_build *jb, cJSON *o, const char *name,
 }
 
 static void add_round(struct json_build *jb, cJSON *arr, long round,
-		      const struct loadstat_round *r, int open)
+		      const struct loadstat_round *r, int open, int has_slo)
 {
 	cJSON *o = json_add_obj(jb, arr, NULL);
 
@@ -182,9 +181,11 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
 	json_add_num(jb, o, "ttft_p95_ms", r->ttft_p95_ms);
 	json_add_num(jb, o, "tpot_p95_ms", r->tpot_p95_ms);
 	json_add_num(jb, o, "e2e_p50_ms", r->e2e_p50_ms);
-	if (open) {
+	if (open)
 		json_add_num(jb, o, "achieved_rate", r->achieved_rate);
+	if (open || has_slo) {
 		json_add_num(jb, o, "slo_attainment", r->slo_attainment);
+		json_add_num(jb, o, "goodput_rps", r->goodput_rps);
 	}
 	json_add_num(jb, o, "lag_p99_ms", r->lag_p99_ms);
 }
@@ -254,7 +255,7 @@ static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, st
 	add_figures(jb, o, &s, open, c->has_slo);
 	arr = json_add_arr(jb, o, "rounds");
 	for (i = 0; i < c->nr; i++)
-		add_round(jb, arr, c->r[i].round, &rs[i], open);
+		add_round(jb, arr, c->r[i].round, &rs[i], open, c->has_slo);
 	mem_free(rs);
 	mem_free(scratch);
 	return ERR_OK;
@@ -293,6 +294,84 @@ enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d)
 	return json_build_end(&jb, out, "the load cells", d);
 }
 
+/* One request of a cell: its round, whether it succeeded, its sample. */
+struct tagged {
+	long round;
+	int ok, has;
+	double v;
+};
+
+static int by_tag_round(const void *x, const void *y)
+{
+	long a = ((const struct tagged *)x)->round, b = ((const struct tagged *)y)->round;
+
+	return (a > b) - (a < b);
+}
+
+/* Whether load record `rec` is a counted request of cell `cell`. */
+static int in_cell(const cJSON *rec, const cJSON *cell)
+{
+	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case"), *rate = jget(load, "rate");
+	const cJSON *want = jget(cell, "rate");
+
+	if (!cJSON_IsObject(load) || !cJSON_IsString(id) || jget_num(load, "round") < 1 ||
+	    strcmp(id->valuestring, jget(cell, "case")->valuestring))
+		return 0;
+	if (cJSON_IsNumber(want))
+		return cJSON_IsNumber(rate) && rate->valuedouble == want->valuedouble;
+	return !cJSON_IsNumber(rate) && jget_num(load, "concurrency") == jget_num(cell, "concurrency");
+}
+
+/* The valid rounds of t[0..n) (sorted by round) into `out`. */
+static int fill_rounds(const struct tagged *t, size_t n, struct loadci_set *out)
+{
+	size_t i = 0, j, k;
+	int valid;
+
+	while (i < n) {
+		for (j = i, valid = 1; j < n && t[j].round == t[i].round; j++)
+			valid &= t[j].ok;
+		for (k = i; valid && k < j; k++)
+			if (t[k].has && !loadci_set_add(out, t[k].v))
+				return 0;
+		if (!loadci_set_end_round(out))
+			return 0;
+		i = j;
+	}
+	return 1;
+}
+
+enum err loadcells_samples(const cJSON *records, const cJSON *cell, enum loadstat_kind k,
+			   struct loadci_set *out, struct diag *d)
+{
+	struct tagged *t = NULL, *nt;
+	struct loadstat_req q;
+	const cJSON *rec;
+	size_t n = 0, cap = 0;
+	int ok = 1;
+
+	loadci_set_reset(out);
+	cJSON_ArrayForEach(rec, records) {
+		if (!in_cell(rec, cell))
+			continue;
+		if (!(nt = grow(t, &cap, n, sizeof(*t)))) {
+			ok = 0;
+			break;
+		}
+		t = nt;
+		q = loadcells_request(rec);
+		t[n].round = (long)jget_num(jget(rec, "load"), "round");
+		t[n].ok = q.ok;
+		t[n].has = loadstat_sample(&q, k, &t[n].v);
+		n++;
+	}
+	if (ok && n)
+		qsort(t, n, sizeof(*t), by_tag_round);
+	ok = ok && fill_rounds(t, n, out);
+	mem_free(t);
+	return ok ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory reading load samples");
+}
+
 void loadcells_name(const cJSON *c, char *out, size_t cap)
 {
 	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");
@@ -302,6 +381,19 @@ void loadcells_name(const cJSON *c, char *out, size_t cap)
 		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
 	else
 		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, "concurrency"));
+}
+
+cJSON *loadcells_find(const cJSON *cells, const char *name)
+{
+	char n[320];
+	cJSON *c;
+
+	cJSON_ArrayForEach(c, cells) {
+		loadcells_name(c, n, sizeof(n));
+		if (!strcmp(n, name))
+			return c;
+	}
+	return NULL;
 }
 
 /* A figure with its range over rounds when that is not a point ("-" when

@@ -343,7 +343,8 @@ static void take_record(struct acc *A, const cJSON *rec)
 	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_endpoint(A, rec, pass);
-	take_timing(A, rec);
+	if (!cJSON_IsObject(jget(rec, "load"))) /* a load request counts in its cell only */
+		take_timing(A, rec);
 	take_audit(A, rec);
 	if (cJSON_IsObject(jget(rec, "recall")))
 		take_recall(A, rec, tr_ok);

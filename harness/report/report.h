@@ -2,7 +2,8 @@
  * report — what a run folder says, in numbers a person can check: pass rates
  * with their denominators (every recorded attempt counts; a transport failure
  * is a failure, never dropped), failure codes, the usage audit, recall by depth
- * and prompt length, latency percentiles with sample counts, finish reasons
+ * and prompt length, latency percentiles with sample counts (of the attempts
+ * that are not load requests: those count in their load cell), finish reasons
  * and the manifest's facts (model, max_model_len, server version, tokenizer and
  * template hashes).
  *
