@@ -127,7 +127,8 @@ static enum err judge(struct diff_result *res, const struct gate *g, size_t n,
 		e = gate_check(res, &g[i], d);
 	if (!e && n) {
 		say_like_for_like(res->diff, "incomplete", o->allow_incomplete);
-		say_like_for_like(res->diff, "missing", o->allow_missing);
+		say_like_for_like(res->diff, "missing", o->allow_missing ||
+				  (o->allow_incomplete && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(res->diff, "incomplete"))));
 	}
 	for (i = 0; !e && i < n; i++) {
 		e = gate_eval(res, &g[i], flags, &v, d);
