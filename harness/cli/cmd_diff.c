@@ -19,6 +19,7 @@ static const char examples[] =
 	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"  needle diff BASELINE CANDIDATE --gate cutover\n"
+	"  needle diff BASELINE CANDIDATE --case 'json-arith*' --gate no_new_failures\n"
 	"\n"
 	"Gates (quote them in the shell: '>' redirects):\n"
 	"  GATE   := no_new_failures | METRIC OP NUMBER\n"
@@ -58,7 +59,8 @@ static const char examples[] =
 	"stderr with its cells.\n"
 	"Every gate fails when either run is INCOMPLETE (fewer attempts recorded\n"
 	"than its manifest planned) or no attempt matched, unless --allow-incomplete,\n"
-	"and when B lacks attempts or load cells that A has, unless --allow-missing.\n"
+	"and when B lacks attempts or load cells that A has, unless --allow-missing\n"
+	"(or --case narrows both runs to the cases B was meant to run).\n"
 	"A gate on a case that is in neither run is a usage error (exit 2).\n"
 	"\n"
 	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
@@ -72,6 +74,7 @@ static const char examples[] =
 struct diff_opts {
 	const char *format;
 	struct cli_list gates; /* --gate SPEC, in order */
+	struct cli_list cases; /* --case GLOB: compare only these cases */
 	int allow_incomplete, allow_missing;
 };
 
@@ -152,7 +155,8 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	memset(&res, 0, sizeof(res));
 	*worst = GATE_PASS;
 	e = parse_gates(&o->gates, g, &n, d);
-	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
+	if (!e && !(e = report_load_cases(da, (const char *const *)o->cases.v, (size_t)o->cases.n, &a, d)) &&
+	    !(e = report_load_cases(db, (const char *const *)o->cases.v, (size_t)o->cases.n, &b, d)))
 		e = diff_runs(a, b, &res, d);
 	if (!e)
 		e = judge(&res, g, n, o, worst, d);
@@ -172,15 +176,16 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", {{0}, 0}, 0, 0};
+	struct diff_opts o = {"md", {{0}, 0}, {{0}, 0}, 0, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
 		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
+		{"case", 0, CLI_LIST, "GLOB", "compare only the cases whose id matches, in both runs (shell glob; repeatable: any)", &o.cases},
 		{"allow-missing", 0, CLI_FLAG, NULL, "gate even when B lacks attempts or load cells A has (a narrower run on purpose)", &o.allow_missing},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--allow-incomplete] [--allow-missing]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--case GLOB]... [--allow-incomplete] [--allow-missing]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes, latency percentiles\n"

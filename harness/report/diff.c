@@ -43,6 +43,7 @@ struct index {
 	size_t n, cap;
 	char **eps;         /* owned base URLs, first-seen order */
 	size_t neps, capeps;
+	const struct report_run *run; /* borrowed: its records' run (report_keeps) */
 };
 
 static int cmp_keyed(const void *a, const void *b)
@@ -147,6 +148,8 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct index *ix = ctx;
 
+	if (!report_keeps(ix->run, rec))
+		return ERR_OK;
 	if (ix->n == ix->cap) {
 		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
 		if (!nk)
@@ -169,6 +172,7 @@ static enum err index_of(const struct report_run *r, struct index *ix, struct di
 	struct results_scan sc;
 	enum err e;
 
+	ix->run = r;
 	/* sized for the records report_load counted: no growth, no slack */
 	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
@@ -542,10 +546,12 @@ static size_t cells_lacking(const cJSON *load, const cJSON *other, char *out, si
 		if (loadcells_find(jget(other, "cells"), name))
 			continue;
 		len = strlen(out);
-		if (len + strlen(name) + 8 < cap)
-			snprintf(out + len, cap - len, "%s%s", n ? ", " : "", name);
-		else if (len + 6 < cap && !strstr(out, "..."))
+		if (len + strlen(name) + 8 < cap) {
+			if (snprintf(out + len, cap - len, "%s%s", n ? ", " : "", name) < 0)
+				out[len] = '\0';
+		} else if (len + 6 < cap && !strstr(out, "...")) {
 			snprintf(out + len, cap - len, ", ...");
+		}
 		n++;
 	}
 	return n;

@@ -654,7 +654,7 @@ static void like_for_like(const cJSON *diff, unsigned flags, enum gate_verdict *
 {
 	static const struct { const char *key, *flag; unsigned bit; } checks[] = {
 		{"incomplete", "--allow-incomplete", GATE_ALLOW_INCOMPLETE},
-		{"missing", "--allow-missing", GATE_ALLOW_MISSING},
+		{"missing", "--case or --allow-missing", GATE_ALLOW_MISSING},
 	};
 	const cJSON *s;
 	size_t i, n;

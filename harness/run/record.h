@@ -150,11 +150,16 @@ enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t
  * also on failure). A run is complete when every planned key has a record.
  * ERR_NOMEM. */
 enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
+/* Whether case `id` is selected by `globs` (shell globs, fnmatch(3); any
+ * one may match); nglobs = 0 selects every case. */
+int record_case_selected(const char *const *globs, size_t nglobs, const char *id);
 /* How far a journal whose attempt keys are `recorded` got through
- * `manifest`'s plan: *planned = its attempts and *done = how many of its keys
- * have a record; *planned = -1 when the manifest (or NULL) has no plan. */
+ * `manifest`'s plan, over the cases `globs` selects (record_case_selected):
+ * *planned = its attempts and *done = how many of its keys have a record;
+ * *planned = -1 when the manifest (or NULL) has no plan. */
 void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
-		      long long *planned, long long *done);
+		      const char *const *globs, size_t nglobs, long long *planned,
+		      long long *done);
 /* On --resume: ERR_USAGE, naming the first difference with both values, when
  * the folder `dir`'s manifest `old` (NULL when it had none) differs from
  * `manifest` in what makes the same experiment: suite SHA-256, endpoint base

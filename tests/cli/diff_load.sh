@@ -4,8 +4,9 @@
 # verdict); the cutover gate on the same server twice raises no failure, on a
 # candidate 25% slower (TTFT and tokens) fails (exit 1); one round cannot
 # vouch for a threshold (underpowered, exit 4); a candidate that ran one of
-# two load cases fails every gate unless --allow-missing; a rate level where
-# no request met its SLO fails the cutover.
+# two load cases (or 3 of smoke's attempts) fails every gate unless --case
+# narrows both runs or --allow-missing; a rate level where no request met its
+# SLO fails the cutover.
 set -eu
 . "$TESTS/lib/cli.sh"
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
@@ -48,7 +49,7 @@ const ok = d.load.length === 2 && d.load.every(e => typeof e.case === "string" &
 	e.verdict !== null) && d.load[0].verdict === "fail" &&
 	d.load[0].gates.find(g => g.gate === "ttft_p50_ratio<=1.1" && g.verdict === "fail" && g.ci_low > 1 && g.threshold === 1.1) &&
 	d.gates.find(g => g.gate === "ttft_p50_ratio<=1.1" && g.verdict === "fail" && !g.ok) &&
-	!("ttft_ms" in d.latency);
+	d.latency.ttft_ms.a.n === 0 && d.latency.ttft_ms.b.n === 0;
 if (!ok) { console.log("FAIL diff --format json load entries: " + JSON.stringify(d.load)); process.exit(1); }' "$tmp/out"
 # one round: no spread to judge a per-round figure by
 cat >"$tmp/one.json" <<'JSON'
@@ -65,6 +66,19 @@ check_exit 1 "every gate fails: B lacks 1 of A's load cells (q/c1)" "$NEEDLE" di
 check_exit 1 "gate failed: pass_rate>=0" "$NEEDLE" diff "$tmp/a" "$tmp/half" --gate 'pass_rate>=0'
 check_exit "0 4" "" "$NEEDLE" diff "$tmp/a" "$tmp/half" --gate cutover --allow-missing
 ! grep -q "gate failed" "$tmp/err" || { echo "--allow-missing: a gate failed"; cat "$tmp/err"; exit 1; }
+check_exit "0 4" "" "$NEEDLE" diff "$tmp/a" "$tmp/half" --gate cutover --case p
+! grep -q "gate failed\|every gate fails" "$tmp/err" || { echo "--case p: a gate failed"; cat "$tmp/err"; exit 1; }
+grep -q "^| p | c1 |" "$tmp/out" && ! grep -q "^| q | c1 |" "$tmp/out" || { echo "--case p compared q:"; cat "$tmp/out"; exit 1; }
+# the same for attempts: 3 of smoke's json-arith attempts are not the baseline
+"$NEEDLE" run smoke --base-url "$REF_URL" --model ref-good --out "$tmp/smoke" >"$tmp/smoke.out" 2>&1 ||
+	{ echo "smoke run failed"; cat "$tmp/smoke.out"; exit 1; }
+"$NEEDLE" run smoke --base-url "$REF_URL" --model ref-good --case 'json-arith*' --out "$tmp/arith" >"$tmp/arith.out" 2>&1 ||
+	{ echo "json-arith run failed"; cat "$tmp/arith.out"; exit 1; }
+check_exit 1 "every gate fails: B lacks" "$NEEDLE" diff "$tmp/smoke" "$tmp/arith" --gate no_new_failures --gate 'pass_rate>=1'
+grep -q "gate failed: pass_rate>=1: value 1; fails: B lacks [0-9]* of A's attempts (cases " "$tmp/err" ||
+	{ echo "the lacking attempts are not named:"; cat "$tmp/err"; exit 1; }
+check_exit 0 "" "$NEEDLE" diff "$tmp/smoke" "$tmp/arith" --case 'json-arith*' --gate no_new_failures --gate 'pass_rate>=1'
+check_exit 0 "" "$NEEDLE" diff "$tmp/smoke" "$tmp/arith" --allow-missing --gate no_new_failures
 # a rate level whose SLO no request met: the cutover fails on it
 cat >"$tmp/slo.json" <<'JSON'
 {"suite": "slo", "cases": [{"id": "r", "kind": "load", "temperature": 0, "load": {"input_tokens": 400,
@@ -72,4 +86,4 @@ cat >"$tmp/slo.json" <<'JSON'
 JSON
 run slo 'ref-good:prefill=10000,tpot=1' "$tmp/slo.json"
 check_exit 1 "gate failed: slo_attainment>0: r/r20" "$NEEDLE" diff "$tmp/slo" "$tmp/slo" --gate cutover
-echo "diff on load runs: per-cell table and JSON, A/A no failure, 25% slower fails, underpowered exits 4, missing cells and 0% SLO attainment fail"
+echo "diff on load runs: per-cell table and JSON, A/A no failure, 25% slower fails, underpowered exits 4, missing cells or attempts fail unless --case or --allow-missing, 0% SLO attainment fails"
