@@ -4,8 +4,8 @@
  * stream into a compact entry per record; only matched attempts are
  * compared for flips, per-case pass rates and usage-delta changes, and the
  * attempts found in one run only are counted. Recall by depth and latency
- * percentiles come from each run's report summary (all of its attempts), with
- * their sample counts. When either run used several replicas, "by_endpoint"
+ * percentiles come from each run's report summary (all of its attempts but
+ * load requests), with their sample counts. When either run used several replicas, "by_endpoint"
  * gives per base URL each run's pass rate over all its attempts there and
  * the flips of the matched attempts that replica served in B. A difference
  * in suite SHA-256, tokenizer or template
