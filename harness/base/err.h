@@ -33,6 +33,8 @@ enum {
 	EXIT_FAIL = 1,    /* something failed a check or a gate */
 	EXIT_USAGE = 2,   /* usage or input error */
 	EXIT_ENDPOINT = 3, /* the endpoint could not be used at all */
+	EXIT_UNDERPOWERED = 4, /* needle diff: nothing failed, but a gate could
+				  not tell a regression from the runs' noise */
 	EXIT_LOADER = 127  /* ERR_LOADER: the dynamic loader's status for a missing
 			    * library, which it would have been had it been linked */
 };

@@ -20,6 +20,8 @@ static const struct {
 	{CLI_EXIT_FAIL, "  1  something failed a check or a gate\n"},
 	{CLI_EXIT_USAGE, "  2  usage or input error (bad flag, bad file, unreadable tokenizer)\n"},
 	{CLI_EXIT_ENDPOINT, "  3  the endpoint could not be used at all\n"},
+	{CLI_EXIT_UNDERPOWERED, "  4  nothing failed, but a gate was underpowered: the runs were too\n"
+				"     noisy or too small to tell a regression of its size from noise\n"},
 };
 
 static const struct cli_opt *find_long(const struct cli_cmd *cmd,

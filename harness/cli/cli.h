@@ -47,7 +47,8 @@ enum {
 	CLI_EXIT_PASS = 1 << 0,     /* 0: all passed */
 	CLI_EXIT_FAIL = 1 << 1,     /* 1: a check or a gate failed */
 	CLI_EXIT_USAGE = 1 << 2,    /* 2: usage or input error */
-	CLI_EXIT_ENDPOINT = 1 << 3  /* 3: the endpoint could not be used */
+	CLI_EXIT_ENDPOINT = 1 << 3, /* 3: the endpoint could not be used */
+	CLI_EXIT_UNDERPOWERED = 1 << 4 /* 4: nothing failed, a gate underpowered */
 };
 
 /* Help is rendered to fit this many columns (long option text wraps). */

@@ -12,7 +12,7 @@
 #include "cmd.h"
 #include "report/diff.h"
 #include "report/diffplot.h"
-#include "report/loadgate.h"
+#include "report/gate.h"
 #include "report/report.h"
 
 static const char examples[] =
@@ -22,6 +22,7 @@ static const char examples[] =
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"  needle diff BASELINE CANDIDATE --gate cutover\n"
 	"  needle diff BASELINE CANDIDATE --plot cutover.png\n"
+	"  needle diff BASELINE CANDIDATE --case 'json-arith*' --gate no_new_failures\n"
 	"\n"
 	"Gates (quote them in the shell: '>' redirects):\n"
 	"  GATE   := no_new_failures | METRIC OP NUMBER\n"
@@ -39,19 +40,30 @@ static const char examples[] =
 	"  no_new_failures      no pass->fail flip and no failed attempt only B has\n"
 	"Load cells (load cases; @CASE/c32, @CASE/r0.3, @CASE, or every cell):\n"
 	"  output_tps_ratio ttft_p50_ratio ttft_p95_ratio tpot_p95_ratio e2e_p50_ratio\n"
-	"                       B's median over valid rounds / A's, cell by cell\n"
+	"  goodput_ratio        B's median over valid rounds / A's, cell by cell,\n"
+	"                       judged against both runs' noise (README: the method)\n"
 	"  success_rate slo_attainment goodput_rps achieved_rate output_tps ttft_p50_ms\n"
 	"  ttft_p95_ms tpot_p95_ms e2e_p50_ms lag_p99_ms   B's figure\n"
 	"  (ttft_p50_ratio and e2e_p50_ratio mean the load cells when a run has any)\n"
 	"  cutover              the field reports' cutover rule on every load cell:\n"
 	"                       output_tps_ratio>=0.9 ttft_p50_ratio<=1.1\n"
-	"                       ttft_p95_ratio<=1.15 success_rate>=1\n"
+	"                       ttft_p95_ratio<=1.15 success_rate>=1, and on cells\n"
+	"                       with an SLO goodput_ratio>=0.9 slo_attainment>0\n"
+	"A ratio gate fails a cell only when the threshold is crossed and the 95%\n"
+	"interval of B/A excludes 1 (hierarchical bootstrap over rounds and requests;\n"
+	"Welch's t over rounds for throughput and goodput) and the difference is\n"
+	"above its floor (1 ms TTFT/E2E, 0.1 ms TPOT, 1 tok/s, 0.01 req/s). A cell\n"
+	"that did not fail but could not have shown a regression of the threshold's\n"
+	"size is UNDERPOWERED: the output gives the smallest change the runs could\n"
+	"detect and how many rounds or requests would settle it.\n"
 	"Blanks around OP are allowed ('pass_rate >= 0.95'). A gate without data (no\n"
-	"samples, unknown case or depth) fails; a load cell\n"
-	"with no valid round in either run fails its gates. A failed gate is named on\n"
-	"stderr with the cells that failed it.\n"
+	"samples, unknown case or depth) fails; a load cell with no valid round in\n"
+	"either run fails its gates. A failed or underpowered gate is named on\n"
+	"stderr with its cells.\n"
 	"Every gate fails when either run is INCOMPLETE (fewer attempts recorded\n"
-	"than its manifest planned) or no attempt matched, unless --allow-incomplete.\n"
+	"than its manifest planned) or no attempt matched, unless --allow-incomplete,\n"
+	"and when B lacks attempts or load cells that A has, unless --allow-missing\n"
+	"(or --case narrows both runs to the cases B was meant to run).\n"
 	"A gate on a case that is in neither run is a usage error (exit 2).\n"
 	"\n"
 	"When either run used several replicas (--base-url repeated), a per-endpoint\n"
@@ -60,31 +72,35 @@ static const char examples[] =
 	"served model. When attempts that passed the usage audit in A fail it in B,\n"
 	"'what to do:' says whether the server changed (A matched with the same\n"
 	"tokenizer and template) or B's --tokenizer/--template did.\n"
-	"Exit 0 when every gate holds (or none is given), 1 when a gate fails, 2 on\n"
-	"bad input (a malformed results.jsonl is named with its line; a torn last\n"
-	"line is skipped as --resume does).\n";
+	"Exit 0 when every gate passes (or none is given), 1 when a gate fails, 4\n"
+	"when none failed but one is underpowered, 2 on bad input (a malformed\n"
+	"results.jsonl is named with its line; a torn last line is skipped as\n"
+	"--resume does).\n";
 
 struct diff_opts {
 	const char *format;
 	const char *plot;      /* --plot FILE, or NULL */
 	struct cli_list gates; /* --gate SPEC, in order */
-	int allow_incomplete;
+	struct cli_list cases; /* --case GLOB: compare only these cases */
+	int allow_incomplete, allow_missing;
 };
 
-/* The gates as given, with "cutover" expanded (loadgate.h); returns how many. */
-static int expand_gates(const struct cli_list *gates, const char **spec)
-{
-	int i, n = 0, k;
+#define GATES_MAX (CLI_LIST_MAX * GATE_CUTOVER_N)
 
-	for (i = 0; i < gates->n; i++) {
-		if (strcmp(gates->v[i], "cutover")) {
-			spec[n++] = gates->v[i];
-			continue;
-		}
-		for (k = 0; loadgate_cutover[k]; k++)
-			spec[n++] = loadgate_cutover[k];
+/* The gates as given, with "cutover" expanded (gate.h); *n of them. */
+static enum err parse_gates(const struct cli_list *specs, struct gate *g, size_t *n,
+			    struct diag *d)
+{
+	size_t k;
+	int i;
+	enum err e = ERR_OK;
+
+	*n = 0;
+	for (i = 0; !e && i < specs->n; i++) {
+		e = gate_expand(specs->v[i], g + *n, GATES_MAX - *n, &k, d);
+		*n += k;
 	}
-	return n;
+	return e;
 }
 
 /* The detail of the gate evaluated last. */
@@ -129,45 +145,69 @@ static enum err write_plot(const cJSON *diff, const char *path, struct diag *d)
 	return e;
 }
 
-static enum err compare(const char *da, const char *db, const struct diff_opts *o,
-			int *all_ok, struct buf *out, struct diag *d)
+/* Why every gate fails (diff[key]) on stderr, or a warning when allowed. */
+static void say_like_for_like(const cJSON *diff, const char *key, int allowed)
 {
-	const char *spec[CLI_LIST_MAX * 4];
-	struct diff_gate g[CLI_LIST_MAX * 4];
-	struct report_run *a = NULL, *b = NULL;
-	struct diff_result res;
-	const cJSON *diff;
-	int i, n, ok;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(diff, key);
+
+	if (cJSON_IsString(s))
+		fprintf(stderr, "%s: %s\n", allowed ? "warning" : "every gate fails", s->valuestring);
+}
+
+/* Judges the gates on the comparison; *worst is the worst verdict. */
+static enum err judge(struct diff_result *res, const struct gate *g, size_t n,
+		      const struct diff_opts *o, enum gate_verdict *worst, struct diag *d)
+{
+	unsigned flags = (o->allow_incomplete ? GATE_ALLOW_INCOMPLETE : 0u) |
+			 (o->allow_missing ? GATE_ALLOW_MISSING : 0u);
+	enum gate_verdict v;
+	size_t i;
 	enum err e = ERR_OK;
 
-	memset(&res, 0, sizeof(res));
-	*all_ok = 1;
-	n = expand_gates(&o->gates, spec);
+	*worst = GATE_PASS;
 	for (i = 0; !e && i < n; i++)
-		e = diff_gate_parse(spec[i], &g[i], d);
-	if (!e && !(e = report_load(da, &a, d)) && !(e = report_load(db, &b, d)))
-		e = diff_runs(a, b, &res, d);
-	diff = res.diff;
-	for (i = 0; !e && i < n; i++)
-		e = diff_gate_check(&res, &g[i], d);
-	if (!e && n && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(diff, "incomplete")))
-		fprintf(stderr, "%s: %s\n", o->allow_incomplete ? "warning" : "every gate fails",
-			cJSON_GetObjectItemCaseSensitive(diff, "incomplete")->valuestring);
-	for (i = 0; !e && i < n; i++) {
-		e = diff_gate_eval(&res, &g[i], o->allow_incomplete, &ok, d);
-		*all_ok &= ok;
-		if (!e && !ok)
-			fprintf(stderr, "gate failed: %s: %s\n", spec[i], last_detail(diff));
+		e = gate_check(res, &g[i], d);
+	if (!e && n) {
+		say_like_for_like(res->diff, "incomplete", o->allow_incomplete);
+		say_like_for_like(res->diff, "missing", o->allow_missing ||
+				  (o->allow_incomplete && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(res->diff, "incomplete"))));
 	}
+	for (i = 0; !e && i < n; i++) {
+		e = gate_eval(res, &g[i], flags, &v, d);
+		*worst = v > *worst ? v : *worst;
+		if (!e && v != GATE_PASS)
+			fprintf(stderr, "gate %s: %s: %s\n", v == GATE_FAIL ? "failed" : "underpowered",
+				g[i].spec, last_detail(res->diff));
+	}
+	return e;
+}
+
+static enum err compare(const char *da, const char *db, const struct diff_opts *o,
+			enum gate_verdict *worst, struct buf *out, struct diag *d)
+{
+	static struct gate g[GATES_MAX];
+	struct report_run *a = NULL, *b = NULL;
+	struct diff_result res;
+	size_t n = 0;
+	enum err e;
+
+	memset(&res, 0, sizeof(res));
+	*worst = GATE_PASS;
+	e = parse_gates(&o->gates, g, &n, d);
+	if (!e && !(e = report_load_cases(da, (const char *const *)o->cases.v, (size_t)o->cases.n, &a, d)) &&
+	    !(e = report_load_cases(db, (const char *const *)o->cases.v, (size_t)o->cases.n, &b, d)))
+		e = diff_runs(a, b, &res, d);
+	if (!e)
+		e = judge(&res, g, n, o, worst, d);
 	if (!e) {
 		const cJSON *w;
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "warnings"))
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "warnings"))
 			fprintf(stderr, "warning: %s\n", w->valuestring);
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(diff, "advice"))
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "advice"))
 			fprintf(stderr, "what to do: %s\n", w->valuestring);
 	}
 	if (!e && o->plot)
-		e = write_plot(diff, o->plot, d);
+		e = write_plot(res.diff, o->plot, d);
 	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
 		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
 					       : diff_markdown(&res, out, d);
@@ -179,23 +219,26 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {"md", NULL, {{0}, 0}, 0};
+	struct diff_opts o = {"md", NULL, {{0}, 0}, {{0}, 0}, 0, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
 		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
 		{"plot", 0, CLI_STR, "FILE", "draw both runs' load cells into FILE (PNG): throughput, TTFT P50 and P95 per level, min-max over rounds, one scale", &o.plot},
 		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
+		{"case", 0, CLI_LIST, "GLOB", "compare only the cases whose id matches, in both runs (shell glob; repeatable: any)", &o.cases},
+		{"allow-missing", 0, CLI_FLAG, NULL, "gate even when B lacks attempts or load cells A has (a narrower run on purpose)", &o.allow_missing},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--plot FILE] [--allow-incomplete]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--plot FILE] [--case GLOB]... [--allow-incomplete] [--allow-missing]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
-		"and overall, recall by depth, usage-delta changes and latency percentiles\n"
-		"with their sample counts.",
+		"and overall, recall by depth, usage-delta changes, latency percentiles\n"
+		"with their sample counts, and each load cell of both runs side by side.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, 2,
-		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE};
+		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE | CLI_EXIT_UNDERPOWERED};
 	const char *args[CLI_ARGS_MAX];
-	int nargs, outcome, all_ok = 1, status = EXIT_PASS;
+	int nargs, outcome, status = EXIT_PASS;
+	enum gate_verdict worst = GATE_PASS;
 	struct buf out;
 	struct diag d;
 
@@ -206,9 +249,10 @@ int cmd_diff(int argc, char **argv)
 	    strcmp(o.format, "json"))
 		diag_fail(&d, ERR_USAGE, "option '--format' wants md or json, got '%s'", o.format);
 	if (!d.code && outcome != CLI_HELP_SHOWN &&
-	    !compare(args[0], args[1], &o, &all_ok, &out, &d)) {
+	    !compare(args[0], args[1], &o, &worst, &out, &d)) {
 		fwrite(out.data, 1, out.len, stdout);
-		status = all_ok ? EXIT_PASS : EXIT_FAIL;
+		status = worst == GATE_FAIL ? EXIT_FAIL : worst == GATE_UNDERPOWERED ? EXIT_UNDERPOWERED
+										 : EXIT_PASS;
 	}
 	if (d.code)
 		status = cli_report("diff", &d);

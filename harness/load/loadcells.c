@@ -143,7 +143,7 @@ static void add_fig(struct json_build *jb, cJSON *o, const char *name,
 }
 
 static void add_round(struct json_build *jb, cJSON *arr, long round,
-		      const struct loadstat_round *r, int open)
+		      const struct loadstat_round *r, int open, int has_slo)
 {
 	cJSON *o = json_add_obj(jb, arr, NULL);
 
@@ -158,9 +158,11 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
 	json_add_num(jb, o, "ttfc_p50_ms", r->ttfc_p50_ms);
 	json_add_num(jb, o, "tpot_p95_ms", r->tpot_p95_ms);
 	json_add_num(jb, o, "e2e_p50_ms", r->e2e_p50_ms);
-	if (open) {
+	if (open)
 		json_add_num(jb, o, "achieved_rate", r->achieved_rate);
+	if (open || has_slo) {
 		json_add_num(jb, o, "slo_attainment", r->slo_attainment);
+		json_add_num(jb, o, "goodput_rps", r->goodput_rps);
 	}
 	json_add_num(jb, o, "lag_p99_ms", r->lag_p99_ms);
 }
@@ -232,7 +234,7 @@ static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, st
 	add_figures(jb, o, &s, open, c->has_slo);
 	arr = json_add_arr(jb, o, "rounds");
 	for (i = 0; i < c->nr; i++)
-		add_round(jb, arr, c->r[i].round, &rs[i], open);
+		add_round(jb, arr, c->r[i].round, &rs[i], open, c->has_slo);
 	mem_free(rs);
 	mem_free(scratch);
 	return ERR_OK;
@@ -271,6 +273,83 @@ enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d)
 	return json_build_end(&jb, out, "the load cells", d);
 }
 
+/* One request of a cell: its round, whether it succeeded, its sample. */
+struct tagged {
+	long round;
+	int ok, has;
+	double v;
+};
+
+static int by_tag_round(const void *x, const void *y)
+{
+	long a = ((const struct tagged *)x)->round, b = ((const struct tagged *)y)->round;
+
+	return (a > b) - (a < b);
+}
+
+/* Whether load record `rec` is a counted request of cell `cell`. */
+static int in_cell(const cJSON *rec, const cJSON *cell)
+{
+	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case"), *rate = jget(load, "rate");
+	const cJSON *want = jget(cell, "rate");
+
+	if (!cJSON_IsObject(load) || !cJSON_IsString(id) || jget_num(load, "round") < 1 ||
+	    strcmp(id->valuestring, jget(cell, "case")->valuestring))
+		return 0;
+	if (cJSON_IsNumber(want))
+		return cJSON_IsNumber(rate) && rate->valuedouble == want->valuedouble;
+	return !cJSON_IsNumber(rate) && jget_num(load, "concurrency") == jget_num(cell, "concurrency");
+}
+
+/* The valid rounds of t[0..n) (sorted by round) into `out`. */
+static int fill_rounds(const struct tagged *t, size_t n, struct loadci_set *out)
+{
+	size_t i = 0, j, k;
+	int valid;
+
+	while (i < n) {
+		for (j = i, valid = 1; j < n && t[j].round == t[i].round; j++)
+			valid &= t[j].ok;
+		for (k = i; valid && k < j; k++)
+			if (t[k].has && !loadci_set_add(out, t[k].v))
+				return 0;
+		if (!loadci_set_end_round(out))
+			return 0;
+		i = j;
+	}
+	return 1;
+}
+
+enum err loadcells_samples(const cJSON *records, const cJSON *cell, enum loadstat_kind k,
+			   struct loadci_set *out, struct diag *d)
+{
+	struct tagged *t = NULL, *nt;
+	struct loadstat_req q;
+	const cJSON *rec;
+	size_t n = 0, cap = 0;
+	int ok = 1;
+
+	loadci_set_reset(out);
+	cJSON_ArrayForEach(rec, records) {
+		if (!in_cell(rec, cell) || !loadstat_request(rec, &q))
+			continue;
+		if (!(nt = grow(t, &cap, n, sizeof(*t)))) {
+			ok = 0;
+			break;
+		}
+		t = nt;
+		t[n].round = (long)jget_num(jget(rec, "load"), "round");
+		t[n].ok = q.ok;
+		t[n].has = loadstat_sample(&q, k, &t[n].v);
+		n++;
+	}
+	if (ok && n)
+		qsort(t, n, sizeof(*t), by_tag_round);
+	ok = ok && fill_rounds(t, n, out);
+	mem_free(t);
+	return ok ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory reading load samples");
+}
+
 void loadcells_name(const cJSON *c, char *out, size_t cap)
 {
 	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");
@@ -280,6 +359,19 @@ void loadcells_name(const cJSON *c, char *out, size_t cap)
 		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
 	else
 		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, "concurrency"));
+}
+
+cJSON *loadcells_find(const cJSON *cells, const char *name)
+{
+	char n[320];
+	cJSON *c;
+
+	cJSON_ArrayForEach(c, cells) {
+		loadcells_name(c, n, sizeof(n));
+		if (!strcmp(n, name))
+			return c;
+	}
+	return NULL;
 }
 
 /* A figure with its range over rounds when that is not a point ("-" when

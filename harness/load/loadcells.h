@@ -20,7 +20,8 @@
  * ttfc_p95_ms, tpot_p50_ms, tpot_p95_ms, e2e_p50_ms, e2e_p95_ms,
  * achieved_rate, lag_p99_ms; over all rounds slo_attainment and goodput_rps (with an SLO); lag_max_ms; and
  * "rounds": [{round, valid, requests, succeeded, output_tps, ttft_p50_ms,
- * ttft_p95_ms, ttfc_p50_ms, tpot_p95_ms, e2e_p50_ms, achieved_rate, lag_p99_ms}].
+ * ttft_p95_ms, ttfc_p50_ms, tpot_p95_ms, e2e_p50_ms, achieved_rate (rates),
+ * slo_attainment and goodput_rps (rates, or with an SLO), lag_p99_ms}].
  */
 #ifndef NEEDLE_LOADCELLS_H
 #define NEEDLE_LOADCELLS_H
@@ -29,14 +30,28 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "loadci.h"
+#include "loadstat.h"
 
 /* {"cells": [...]} for the load records of `records` (a borrowed array), in
  * order of first appearance, or *out = NULL when there are none. ERR_NOMEM
  * only. */
 enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
 
+/* Fills `out` (reset first) with the samples of kind `k` of cell `cell`'s
+ * requests in `records` (both borrowed): the records of its case and level
+ * value (concurrency or rate, whatever the level's index or shard), one
+ * group per valid round. ERR_NOMEM only. */
+enum err loadcells_samples(const cJSON *records, const cJSON *cell, enum loadstat_kind k,
+			   struct loadci_set *out, struct diag *d);
+
 /* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
 void loadcells_name(const cJSON *cell, char *out, size_t cap);
+
+/* The object of array `cells` (borrowed: load cells, or anything with their
+ * case and level fields) whose name is `name`, or NULL. As strchr, the
+ * result points into `cells`. */
+cJSON *loadcells_find(const cJSON *cells, const char *name);
 
 /* Appends the Markdown table of the "load" object of `summary` (borrowed;
  * nothing without one): an md_section (md.h). ERR_NOMEM or ERR_LIMIT. */

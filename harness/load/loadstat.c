@@ -72,25 +72,35 @@ int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo)
 	return 1;
 }
 
-enum sample { S_TTFT, S_TTFC, S_TPOT, S_E2E, S_LAG };
+int loadstat_sample(const struct loadstat_req *q, enum loadstat_kind k, double *v)
+{
+	switch (k) {
+	case LOADSTAT_LAG:
+		*v = q->sent - q->scheduled;
+		return 1;
+	case LOADSTAT_TPOT:
+		*v = has_tpot(q) ? tpot_ms(q) : 0;
+		return has_tpot(q);
+	case LOADSTAT_TTFT:
+		*v = q->first - q->sent;
+		return q->ok && q->first >= 0;
+	case LOADSTAT_TTFC:
+		*v = q->first_content - q->sent;
+		return q->ok && q->first_content >= 0;
+	case LOADSTAT_E2E:
+		*v = q->done - q->sent;
+		return q->ok;
+	}
+	return 0;
+}
 
 /* Fills `v` with one sample kind of the round; returns how many. */
-static size_t samples(const struct loadstat_req *q, size_t n, enum sample k, double *v)
+static size_t samples(const struct loadstat_req *q, size_t n, enum loadstat_kind k, double *v)
 {
 	size_t i, m = 0;
 
-	for (i = 0; i < n; i++) {
-		if (k == S_LAG)
-			v[m++] = q[i].sent - q[i].scheduled;
-		else if (k == S_TPOT && has_tpot(&q[i]))
-			v[m++] = tpot_ms(&q[i]);
-		else if (k == S_TTFT && q[i].ok && q[i].first >= 0)
-			v[m++] = q[i].first - q[i].sent;
-		else if (k == S_TTFC && q[i].ok && q[i].first_content >= 0)
-			v[m++] = q[i].first_content - q[i].sent;
-		else if (k == S_E2E && q[i].ok)
-			v[m++] = q[i].done - q[i].sent;
-	}
+	for (i = 0; i < n; i++)
+		m += (size_t)loadstat_sample(&q[i], k, &v[m]);
 	return m;
 }
 
@@ -134,20 +144,20 @@ void loadstat_round(const struct loadstat_req *q, size_t n,
 	if (!n)
 		return;
 	round_totals(q, n, slo, out);
-	m = out->n_latency = samples(q, n, S_TTFT, scratch);
+	m = out->n_latency = samples(q, n, LOADSTAT_TTFT, scratch);
 	out->ttft_p50_ms = pct(scratch, m, 50);
 	out->ttft_p95_ms = pct(scratch, m, 95);
 	out->ttft_p99_ms = pct(scratch, m, 99);
-	m = out->n_ttfc = samples(q, n, S_TTFC, scratch);
+	m = out->n_ttfc = samples(q, n, LOADSTAT_TTFC, scratch);
 	out->ttfc_p50_ms = pct(scratch, m, 50);
 	out->ttfc_p95_ms = pct(scratch, m, 95);
-	m = out->n_tpot = samples(q, n, S_TPOT, scratch);
+	m = out->n_tpot = samples(q, n, LOADSTAT_TPOT, scratch);
 	out->tpot_p50_ms = pct(scratch, m, 50);
 	out->tpot_p95_ms = pct(scratch, m, 95);
-	m = samples(q, n, S_E2E, scratch);
+	m = samples(q, n, LOADSTAT_E2E, scratch);
 	out->e2e_p50_ms = pct(scratch, m, 50);
 	out->e2e_p95_ms = pct(scratch, m, 95);
-	m = samples(q, n, S_LAG, scratch);
+	m = samples(q, n, LOADSTAT_LAG, scratch);
 	out->lag_p50_ms = pct(scratch, m, 50);
 	out->lag_p99_ms = pct(scratch, m, 99);
 	out->lag_max_ms = pct(scratch, m, 100);

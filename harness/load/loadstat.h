@@ -120,6 +120,20 @@ struct loadstat_cell {
  * request, leaving `out` alone. `record` is borrowed. */
 int loadstat_request(const cJSON *record, struct loadstat_req *out);
 
+/* The per-request figures, as defined above. */
+enum loadstat_kind {
+	LOADSTAT_TTFT,          /* first - sent, of a successful request with a fragment */
+	LOADSTAT_TTFC,          /* first_content - sent, of a successful request with content */
+	LOADSTAT_TPOT,          /* (last - first) / (tokens - 1), tokens >= 2 */
+	LOADSTAT_E2E,           /* done - sent, of a successful request */
+	LOADSTAT_LAG            /* sent - scheduled, of every request */
+};
+
+/* Request `q`'s figure of kind `k` into *v; 0 when it has none (a failed
+ * request has no latency; TPOT wants two tokens). The one place a figure is
+ * taken from a request: cells and gates (loadci.h) read it here. */
+int loadstat_sample(const struct loadstat_req *q, enum loadstat_kind k, double *v);
+
 /* Whether one request met every set bound of `slo` (and succeeded). */
 int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo);
 

@@ -9,7 +9,7 @@
 #include "diff.h"
 #include "base/jget.h"
 #include "base/jout.h"
-#include "loadgate.h"
+#include "load/loadcells.h"
 #include "base/json.h"
 #include "base/md.h"
 #include "probesum.h"
@@ -19,134 +19,6 @@
 #include "run/recprobe.h"
 #include "run/results.h"
 #include "base/stats.h"
-
-/* ---- gates ---- */
-
-static const char *const timings[] = {"first_byte", "ttft", "ttfc", "e2e", "tpot"};
-
-/* Whether `name` is a timing gate "T_pP" or "T_pP_ratio". */
-static int timing_gate(const char *name, char *timing, size_t cap, int *pct,
-		       int *ratio)
-{
-	size_t i, n;
-
-	for (i = 0; i < sizeof(timings) / sizeof(timings[0]); i++) {
-		n = strlen(timings[i]);
-		if (strncmp(name, timings[i], n) || strncmp(name + n, "_p", 2))
-			continue;
-		name += n + 2;
-		if (!strncmp(name, "50", 2) || !strncmp(name, "90", 2) || !strncmp(name, "99", 2)) {
-			*pct = (name[0] - '0') * 10 + (name[1] - '0');
-			*ratio = !strcmp(name + 2, "_ratio");
-			if (name[2] && !*ratio)
-				return 0;
-			snprintf(timing, cap, "%s_ms", timings[i]);
-			return 1;
-		}
-		return 0;
-	}
-	return 0;
-}
-
-/* 0: no @ARG allowed; 1: required; 2: optional. -1: unknown metric. */
-static int arg_rule(const char *name)
-{
-	static const char *const plain[] = {"pass_rate_delta", "flips", "max_abs_usage_delta"};
-	char t[32];
-	int p, r;
-	size_t i;
-
-	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (!strcmp(name, plain[i]))
-			return 0;
-	if (!strcmp(name, "pass_rate") || !strcmp(name, "recall"))
-		return 2;
-	if (!strcmp(name, "recall_delta") || !strcmp(name, "recall_residue"))
-		return 1;
-	if (loadgate_known(name))
-		return 2;
-	return timing_gate(name, t, sizeof(t), &p, &r) ? 0 : -1;
-}
-
-static enum err parse_op(const char *s, enum diff_op *op, size_t *len)
-{
-	static const struct { const char *t; enum diff_op op; } ops[] = {
-		{">=", DIFF_GE}, {"<=", DIFF_LE}, {"==", DIFF_EQ}, {">", DIFF_GT}, {"<", DIFF_LT}};
-	size_t i;
-
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strncmp(s, ops[i].t, strlen(ops[i].t))) {
-			*op = ops[i].op;
-			*len = strlen(ops[i].t);
-			return ERR_OK;
-		}
-	return ERR_USAGE;
-}
-
-/* Whether s[0..n) is blank (spaces and tabs only). */
-static int blank(const char *s, size_t n)
-{
-	return strspn(s, " \t") >= n;
-}
-
-enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d)
-{
-	const char *m = spec + strspn(spec, " \t"); /* the metric, leading blanks skipped */
-	size_t mlen = strcspn(m, "<>="), mend = mlen, oplen = 0, nlen;
-	const char *at, *numtxt;
-	char *end;
-	int rule;
-
-	memset(g, 0, sizeof(*g));
-	g->spec = spec;
-	while (mend > 0 && (m[mend - 1] == ' ' || m[mend - 1] == '\t'))
-		mend--;
-	if (!m[mlen] && mend == strlen("no_new_failures") && !strncmp(m, "no_new_failures", mend)) {
-		snprintf(g->name, sizeof(g->name), "no_new_failures");
-		return ERR_OK;
-	}
-	if (!m[mlen] || parse_op(m + mlen, &g->op, &oplen))
-		return diag_fail(d, ERR_USAGE,
-				 "gate '%s' wants METRIC OP NUMBER with OP one of >= <= > < == (or 'no_new_failures')",
-				 spec);
-	at = memchr(m, '@', mend);
-	nlen = at ? (size_t)(at - m) : mend;
-	if (nlen == 0 || nlen >= sizeof(g->name))
-		return diag_fail(d, ERR_USAGE, "gate '%s' has no metric name", spec);
-	memcpy(g->name, m, nlen);
-	if (at) {
-		size_t alen = mend - nlen - 1;
-		if (alen == 0 || alen >= sizeof(g->arg))
-			return diag_fail(d, ERR_USAGE, "gate '%s': the text after '@' is empty or too long", spec);
-		memcpy(g->arg, at + 1, alen);
-	}
-	rule = arg_rule(g->name);
-	if (rule < 0)
-		return diag_fail(d, ERR_USAGE,
-				 "gate '%s': unknown metric '%s' (see 'needle diff --help')", spec, g->name);
-	if (rule == 0 && at)
-		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' takes no '@'", spec, g->name);
-	if (rule == 1 && !at)
-		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' wants '@DEPTH'", spec, g->name);
-	if (at && !strcmp(g->name, "recall_residue")) {
-		int mod, res;
-		if (!probesum_residue_arg(g->arg, &mod, &res))
-			return diag_fail(d, ERR_USAGE,
-					 "gate '%s': residue '%s' is not M:R with M 2, 4 or 8 and 0 <= R < M",
-					 spec, g->arg);
-	} else if (at && strncmp(g->name, "pass_rate", 10) && !loadgate_known(g->name)) {
-		long v = strtol(g->arg, &end, 10);
-		if (*end || v < 0 || v > 100)
-			return diag_fail(d, ERR_USAGE, "gate '%s': depth '%s' is not a whole percent 0..100",
-					 spec, g->arg);
-	}
-	numtxt = m + mlen + oplen;
-	numtxt += strspn(numtxt, " \t");
-	g->value = strtod(numtxt, &end);
-	if (!*numtxt || end == numtxt || !blank(end, strlen(end)) || !isfinite(g->value))
-		return diag_fail(d, ERR_USAGE, "gate '%s': '%s' is not a number", spec, numtxt);
-	return ERR_OK;
-}
 
 /* ---- matching ---- */
 
@@ -165,6 +37,7 @@ struct keyed {
 	int ep;             /* the replica that served it: index.eps[ep], or -1 */
 	unsigned char has_seed, pass, has_delta;
 	unsigned char audit; /* the usage audit: 0 not judged, 1 passed, 2 failed */
+	unsigned char is_load; /* a load request: compared per cell, not here */
 };
 
 /* The index of one run (grown by results_each's callback). */
@@ -173,6 +46,7 @@ struct index {
 	size_t n, cap;
 	char **eps;         /* owned base URLs, first-seen order */
 	size_t neps, capeps;
+	const struct report_run *run; /* borrowed: its records' run (report_keeps) */
 };
 
 static int cmp_keyed(const void *a, const void *b)
@@ -252,6 +126,7 @@ static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
 	k->has_seed = cJSON_IsNumber(seed);
 	k->seed = k->has_seed ? seed->valuedouble : 0;
 	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	k->is_load = cJSON_IsObject(jget(rec, "load"));
 	k->has_delta = cJSON_IsNumber(dl);
 	k->delta = k->has_delta ? dl->valuedouble : 0;
 	k->audit = cJSON_IsTrue(jget2(rec, "audit", "enabled"))
@@ -281,6 +156,8 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct index *ix = ctx;
 
+	if (!report_keeps(ix->run, rec))
+		return ERR_OK;
 	if (ix->n == ix->cap) {
 		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
 		if (!nk)
@@ -303,6 +180,7 @@ static enum err index_of(const struct report_run *r, struct index *ix, struct di
 	struct results_scan sc;
 	enum err e;
 
+	ix->run = r;
 	/* sized for the records report_load counted: no growth, no slack */
 	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
@@ -412,9 +290,30 @@ struct match {
 	size_t audit_broke;    /* matched attempts that passed the audit in A, not in B */
 	size_t audit_same;     /* of them, those off by audit_delta */
 	double audit_delta;    /* the first one's usage_delta in B */
+	size_t lacking;        /* of only_a, those that are not load requests */
+	char lacking_ids[200]; /* the first of their case ids, ", "-separated */
+	int lacking_cut;       /* more case ids than lacking_ids holds */
 	size_t *ep_flips;      /* owned: pass->fail, fail->pass flips per replica of
 				  B (2 per index.eps entry of B) */
 };
+
+/* Counts an attempt of case `id` that A has and B lacks, naming the case
+ * while there is room. */
+static void lacking(struct match *m, const char *id)
+{
+	size_t n = strlen(m->lacking_ids), k = strlen(id);
+	const char *at = m->lacking_ids;
+
+	m->lacking++;
+	while ((at = strstr(at, id)) && !((at == m->lacking_ids || at[-1] == ' ') &&
+					   (at[k] == ',' || !at[k])))
+		at += k;
+	if (!at && n + k + 8 >= sizeof(m->lacking_ids))
+		m->lacking_cut = 1;
+	if (at || n + k + 8 >= sizeof(m->lacking_ids))
+		return;
+	snprintf(m->lacking_ids + n, sizeof(m->lacking_ids) - n, "%s%s", n ? ", " : "", id);
+}
 
 /* Walks B's attempts against A's index; fills flips, cases, usage changes.
  * Stops at the first failed add (a case may then lack its fields). */
@@ -468,8 +367,11 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 	}
 	mem_free(slot);
 	for (i = 0; i < ia->n; i++)
-		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key))
+		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key)) {
 			m->only_a++;
+			if (!ia->k[i].is_load)
+				lacking(m, ia->k[i].id);
+		}
 }
 
 /* ---- the comparison ---- */
@@ -657,11 +559,131 @@ static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	incomplete(sb, "B", b, sizeof(b));
 	if (a[0] || b[0])
 		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
-	else if (!m->matched)
+	else if (!m->matched && !(jget(sa, "load") && jget(sb, "load")))
 		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)");
 	else
 		why[0] = '\0';
 	json_add_item(jb, diff, "incomplete", why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
+}
+
+/* The cells of load object `load` that `other` lacks, as "x/c32, y/r0.3"
+ * into out; returns how many. */
+static size_t cells_lacking(const cJSON *load, const cJSON *other, char *out, size_t cap)
+{
+	const cJSON *c;
+	char name[320];
+	size_t n = 0, len;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(c, jget(load, "cells")) {
+		loadcells_name(c, name, sizeof(name));
+		if (loadcells_find(jget(other, "cells"), name))
+			continue;
+		len = strlen(out);
+		if (len + strlen(name) + 8 < cap) {
+			if (snprintf(out + len, cap - len, "%s%s", n ? ", " : "", name) < 0)
+				out[len] = '\0';
+		} else if (len + 6 < cap && !strstr(out, "...")) {
+			snprintf(out + len, cap - len, ", ...");
+		}
+		n++;
+	}
+	return n;
+}
+
+/* diff["missing"]: what A has that B lacks (attempts other than load
+ * requests, load cells), or null. */
+static void add_missing(struct json_build *jb, cJSON *diff, const cJSON *sa,
+			const cJSON *sb, const struct match *m)
+{
+	char cells[240], what[700] = "";
+	size_t nc = cells_lacking(jget(sa, "load"), jget(sb, "load"), cells, sizeof(cells));
+
+	if (m->lacking)
+		snprintf(what, sizeof(what), "B lacks %zu of A's attempts (case%s %s%s)", m->lacking,
+			 strchr(m->lacking_ids, ',') ? "s" : "", m->lacking_ids, m->lacking_cut ? ", ..." : "");
+	if (nc)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%sB lacks %zu of A's load cells (%s)",
+			 what[0] ? "; " : "", nc, cells);
+	json_add_item(jb, diff, "missing", what[0] ? cJSON_CreateString(what) : cJSON_CreateNull());
+}
+
+/* One run's figures of a load cell, or null without the cell. */
+static cJSON *load_side(struct json_build *jb, const cJSON *c)
+{
+	static const char *const plain[] = {"rounds_valid", "requests", "success_rate"};
+	static const char *const figs[] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms", "tpot_p95_ms"};
+	static const char *const ends[] = {"", "_min", "_max"};
+	const cJSON *v;
+	char k[64];
+	size_t i, j;
+	cJSON *o;
+
+	if (!c)
+		return cJSON_CreateNull();
+	o = json_new_obj(jb);
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		json_add_num(jb, o, plain[i], jget_num(c, plain[i]));
+	for (i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+		for (j = 0; j < 3; j++) {
+			snprintf(k, sizeof(k), "%s%s", figs[i], ends[j]);
+			v = jget(c, k);
+			json_add_item(jb, o, k, cJSON_IsNumber(v) ? cJSON_CreateNumber(v->valuedouble)
+								  : cJSON_CreateNull());
+		}
+	return o;
+}
+
+/* One entry of diff["load"] for cell `c` of either run. */
+static void load_entry(struct json_build *jb, cJSON *arr, const cJSON *c, const cJSON *la,
+		       const cJSON *lb)
+{
+	static const char *const figs[] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms", "tpot_p95_ms"};
+	char name[320];
+	const cJSON *a, *b, *rate = jget(c, "rate");
+	cJSON *o = json_add_obj(jb, arr, NULL), *ratio;
+	double r;
+	size_t i;
+
+	loadcells_name(c, name, sizeof(name));
+	a = loadcells_find(jget(la, "cells"), name);
+	b = loadcells_find(jget(lb, "cells"), name);
+	json_add_dup(jb, o, "case", jget(c, "case"));
+	json_add_str(jb, o, "level", strrchr(name, '/') + 1);
+	if (cJSON_IsNumber(rate))
+		json_add_num(jb, o, "rate", rate->valuedouble);
+	else
+		json_add_num(jb, o, "concurrency", jget_num(c, "concurrency"));
+	json_add_item(jb, o, "a", load_side(jb, a));
+	json_add_item(jb, o, "b", load_side(jb, b));
+	ratio = json_add_obj(jb, o, "ratio");
+	for (i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+		json_add_item(jb, ratio, figs[i],
+			      cJSON_IsNumber(jget(a, figs[i])) && cJSON_IsNumber(jget(b, figs[i])) &&
+			      stats_ratio(jget_num(b, figs[i]), jget_num(a, figs[i]), &r)
+				      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
+	json_add_arr(jb, o, "gates");
+	json_add_null(jb, o, "verdict");
+}
+
+/* diff["load"], when either run has load cells: A's cells, then B's new
+ * ones. */
+static void add_load(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
+{
+	const cJSON *la = jget(sa, "load"), *lb = jget(sb, "load"), *c;
+	char name[320];
+	cJSON *arr;
+
+	if (!la && !lb)
+		return;
+	arr = json_add_arr(jb, diff, "load");
+	cJSON_ArrayForEach(c, jget(la, "cells"))
+		load_entry(jb, arr, c, la, lb);
+	cJSON_ArrayForEach(c, jget(lb, "cells")) {
+		loadcells_name(c, name, sizeof(name));
+		if (!loadcells_find(jget(la, "cells"), name))
+			load_entry(jb, arr, c, la, lb);
+	}
 }
 
 static const cJSON *depth_row(const cJSON *s, double depth)
@@ -776,6 +798,8 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 	add_advice(&jb, diff, sa, sb, m);
 	add_endpoints(&jb, diff, sa, sb, ib, m);
 	add_incomplete(&jb, diff, sa, sb, m);
+	add_missing(&jb, diff, sa, sb, m);
+	add_load(&jb, diff, sa, sb);
 	add_recall(&jb, diff, sa, sb);
 	add_latency(&jb, diff, sa, sb);
 	json_add_item(&jb, diff, "summary_a", res->a.s);
@@ -802,6 +826,8 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		goto out;
 	}
+	out->records_a = a->load_records;
+	out->records_b = b->load_records;
 	e = compare(&ia, &ib, &m, out, d);
 out:
 	if (e)
@@ -828,172 +854,6 @@ enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f
 	};
 
 	return jout_print(diff, lists, 3, 1, out, f, "the comparison", d);
-}
-
-/* ---- gate evaluation ---- */
-
-int diff_holds(double v, enum diff_op op, double want)
-{
-	switch (op) {
-	case DIFF_GE: return v >= want;
-	case DIFF_LE: return v <= want;
-	case DIFF_GT: return v > want;
-	case DIFF_LT: return v < want;
-	case DIFF_EQ: return v == want;
-	}
-	return 0;
-}
-
-static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **row_a)
-{
-	const cJSON *it;
-	double dep = strtod(arg, NULL);
-
-	*row_a = NULL;
-	cJSON_ArrayForEach(it, jget(diff, "recall_by_depth"))
-		if (jget_num(it, "depth") == dep) {
-			*row_a = jget(it, "a");
-			return jget(it, "b");
-		}
-	return NULL;
-}
-
-/* Overall recall of B: found/total over every needle. */
-static const cJSON *recall_all(const cJSON *diff, double *v)
-{
-	const cJSON *it, *cells = jget2(jget(diff, "summary_b"), "recall", "by_depth");
-	double f = 0, t = 0;
-
-	cJSON_ArrayForEach(it, cells) {
-		f += jget_num(it, "found");
-		t += jget_num(it, "total");
-	}
-	*v = t > 0 ? f / t : 0;
-	return t > 0 ? cells : NULL;
-}
-
-/* The metric's value into *v; returns 0 with `why` filled when there is no
- * data for it. */
-static int metric(const struct diff_result *res, const struct diff_gate *g, double *v,
-		  char *why, size_t cap)
-{
-	const cJSON *diff = res->diff;
-	const cJSON *x, *y;
-	char t[32];
-	int pct, ratio;
-
-	if (!strcmp(g->name, "pass_rate") && g->arg[0]) {
-		const struct casetab_case *c = casetab_find(&res->b.cases, g->arg);
-		if (c && stats_rate((double)c->pass, (double)c->total, v))
-			return 1;
-		x = NULL;
-	} else if (!strcmp(g->name, "pass_rate")) {
-		x = jget(jget2(diff, "summary_b", "attempts"), "rate");
-	} else if (!strcmp(g->name, "pass_rate_delta")) {
-		x = jget2(diff, "overall", "matched_delta");
-	} else if (!strcmp(g->name, "flips")) {
-		*v = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
-		return 1;
-	} else if (!strcmp(g->name, "max_abs_usage_delta")) {
-		x = jget2(diff, "usage", "b_max_abs_delta");
-	} else if (!strcmp(g->name, "recall") && !g->arg[0]) {
-		if (recall_all(diff, v))
-			return 1;
-		x = NULL;
-	} else if (!strcmp(g->name, "recall")) {
-		x = jget(recall_b(diff, g->arg, &y), "rate");
-	} else if (!strcmp(g->name, "recall_delta")) {
-		x = jget(recall_b(diff, g->arg, &y), "rate");
-		y = jget(y, "rate");
-		if (cJSON_IsNumber(x) && cJSON_IsNumber(y)) {
-			*v = x->valuedouble - y->valuedouble;
-			return 1;
-		}
-		x = NULL;
-	} else if (!strcmp(g->name, "recall_residue")) {
-		if (probesum_residue(jget(diff, "summary_b"), g->arg, v))
-			return 1;
-		x = NULL;
-	} else if (timing_gate(g->name, t, sizeof(t), &pct, &ratio)) {
-		char p[8];
-		snprintf(p, sizeof(p), "p%d", pct);
-		x = jget(jget2(jget(diff, "latency"), t, ratio ? "ratio" : "b"), p);
-	} else {
-		x = NULL;
-	}
-	if (cJSON_IsNumber(x)) {
-		*v = x->valuedouble;
-		return 1;
-	}
-	snprintf(why, cap, "no data for '%s%s%s' in these runs", g->name,
-		 g->arg[0] ? "@" : "", g->arg);
-	return 0;
-}
-
-enum err diff_gate_check(const struct diff_result *res, const struct diff_gate *g,
-			 struct diag *d)
-{
-	if (strcmp(g->name, "pass_rate") || !g->arg[0] || casetab_find(&res->b.cases, g->arg) ||
-	    casetab_find(&res->a.cases, g->arg))
-		return ERR_OK;
-	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
-}
-
-/* A load gate (loadgate.h); ttft_p50_ratio and e2e_p50_ratio are also
- * latency gates, and mean the load cells when @ARG names one or a run has
- * any. */
-static int is_load_gate(const cJSON *diff, const struct diff_gate *g)
-{
-	char t[32];
-	int p, r;
-
-	if (!loadgate_known(g->name))
-		return 0;
-	if (!timing_gate(g->name, t, sizeof(t), &p, &r) || g->arg[0])
-		return 1;
-	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
-}
-
-enum err diff_gate_eval(struct diff_result *res, const struct diff_gate *g,
-			int allow_incomplete, int *ok, struct diag *d)
-{
-	cJSON *diff = res->diff;
-	struct json_build jb;
-	cJSON *o;
-	const cJSON *inc = jget(diff, "incomplete");
-	char why[640] = "";
-	double v = 0;
-	int have;
-
-	if (!strcmp(g->name, "no_new_failures")) {
-		double pf = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
-		double nb = jget_num(jget(diff, "overall"), "only_b_failed");
-		v = pf + nb;
-		*ok = v == 0;
-		snprintf(why, sizeof(why), "%.0f pass->fail flips, %.0f failed attempts only in B", pf, nb);
-		have = 1;
-	} else if (is_load_gate(diff, g)) {
-		have = loadgate_eval(jget2(diff, "summary_a", "load"), jget2(diff, "summary_b", "load"),
-				     g, ok, &v, why, sizeof(why));
-	} else {
-		have = metric(res, g, &v, why, sizeof(why));
-		*ok = have && diff_holds(v, g->op, g->value);
-		if (have)
-			snprintf(why, sizeof(why), "value %.6g", v);
-	}
-	if (cJSON_IsString(inc) && !allow_incomplete) {
-		*ok = 0;
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s (--allow-incomplete to gate anyway)",
-			 why[0] ? "; fails: " : "", inc->valuestring);
-	}
-	json_build_init(&jb);
-	o = json_new_obj(&jb);
-	json_add_str(&jb, o, "gate", g->spec);
-	json_add_bool(&jb, o, "ok", *ok);
-	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-	json_add_str(&jb, o, "detail", why);
-	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
-	return json_build_end(&jb, NULL, "a gate's result", d);
 }
 
 /* ---- Markdown ---- */
@@ -1038,6 +898,9 @@ static enum err sec_head(const cJSON *diff, struct buf *b)
 	if (!e && cJSON_IsString(jget(diff, "incomplete")))
 		e = buf_printf(b, "\n**INCOMPLETE:** %s; no gate passes.\n",
 			       jget(diff, "incomplete")->valuestring);
+	if (!e && cJSON_IsString(jget(diff, "missing")))
+		e = buf_printf(b, "\n**MISSING:** %s; no gate passes unless narrowed on purpose.\n",
+			       jget(diff, "missing")->valuestring);
 	cJSON_ArrayForEach(w, jget(diff, "warnings"))
 		if (!e)
 			e = buf_printf(b, "\n**warning:** %s", w->valuestring);
@@ -1183,7 +1046,7 @@ static enum err sec_latency(const cJSON *diff, struct buf *b)
 	const cJSON *it;
 	char t1[32], t2[32], t3[32];
 	size_t i;
-	enum err e = buf_puts(b, "\n## Latency (ms, nearest rank)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
+	enum err e = buf_puts(b, "\n## Latency (ms, nearest rank; load requests are in their cells)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
 
 	cJSON_ArrayForEach(it, jget(diff, "latency"))
 		for (i = 0; !e && i < 3; i++)
@@ -1192,6 +1055,86 @@ static enum err sec_latency(const cJSON *diff, struct buf *b)
 				       md_number(jget2(it, "a", ps[i]), "%.1f", t1, sizeof(t1)),
 				       md_number(jget2(it, "b", ps[i]), "%.1f", t2, sizeof(t2)),
 				       md_number(jget2(it, "ratio", ps[i]), "%.3f", t3, sizeof(t3)));
+	return e;
+}
+
+/* "PASS", "FAIL", "UNDERPOWERED"; "-" when no gate judged. */
+static const char *verdict_text(const cJSON *v)
+{
+	if (!cJSON_IsString(v))
+		return "-";
+	return !strcmp(v->valuestring, "fail") ? "FAIL"
+	       : !strcmp(v->valuestring, "underpowered") ? "UNDERPOWERED" : "PASS";
+}
+
+/* " A | B | B/A |" of one figure of a load entry. */
+static enum err load_fig(struct buf *b, const cJSON *en, const char *fig, const char *fmt)
+{
+	char t1[32], t2[32], t3[32];
+
+	return buf_printf(b, " %s | %s | %s |", md_number(jget2(en, "a", fig), fmt, t1, sizeof(t1)),
+			  md_number(jget2(en, "b", fig), fmt, t2, sizeof(t2)),
+			  md_number(jget2(en, "ratio", fig), "%.3f", t3, sizeof(t3)));
+}
+
+/* The verdict cell: the verdict, then each gate that did not pass with its
+ * value, threshold and interval or advice. */
+static enum err load_verdict(struct buf *b, const cJSON *en)
+{
+	const cJSON *g;
+	char t1[32], t2[32], t3[32], t4[32];
+	enum err e = buf_printf(b, " %s", verdict_text(jget(en, "verdict")));
+
+	cJSON_ArrayForEach(g, jget(en, "gates")) {
+		if (e || !strcmp(jget(g, "verdict")->valuestring, "pass"))
+			continue;
+		e = buf_printf(b, "; `%s` %s (threshold %s, 95%% CI %s-%s): ", jget(g, "gate")->valuestring,
+			       md_number(jget(g, "value"), "%.3f", t1, sizeof(t1)),
+			       md_number(jget(g, "threshold"), "%g", t2, sizeof(t2)),
+			       md_number(jget(g, "ci_low"), "%.3f", t3, sizeof(t3)),
+			       md_number(jget(g, "ci_high"), "%.3f", t4, sizeof(t4)));
+		if (!e)
+			e = md_cell(b, jget(g, "advice")->valuestring);
+	}
+	return e ? e : buf_puts(b, " |\n");
+}
+
+/* Every load cell of either run, side by side, with its verdict. */
+static enum err sec_load(const cJSON *diff, struct buf *b)
+{
+	const cJSON *en;
+	char t1[32], t2[32];
+	enum err e;
+
+	if (!cJSON_GetArraySize(jget(diff, "load")))
+		return ERR_OK;
+	e = buf_puts(b, "\n## Load cells (A | B | B/A; medians over valid rounds)\n\n"
+		     "| case | level | valid rounds A/B | output tok/s A | B | B/A | TTFT P50 ms A | B | B/A "
+		     "| TTFT P95 ms A | B | B/A | TPOT P95 ms A | B | B/A | success A | B | verdict |\n"
+		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(en, jget(diff, "load")) {
+		if (!e)
+			e = buf_puts(b, "| ");
+		if (!e)
+			e = md_cell(b, jget(en, "case")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s | %s/%s |", jget(en, "level")->valuestring,
+				       md_number(jget2(en, "a", "rounds_valid"), "%.0f", t1, sizeof(t1)),
+				       md_number(jget2(en, "b", "rounds_valid"), "%.0f", t2, sizeof(t2)));
+		if (!e)
+			e = load_fig(b, en, "output_tps", "%.1f");
+		if (!e)
+			e = load_fig(b, en, "ttft_p50_ms", "%.1f");
+		if (!e)
+			e = load_fig(b, en, "ttft_p95_ms", "%.1f");
+		if (!e)
+			e = load_fig(b, en, "tpot_p95_ms", "%.2f");
+		if (!e)
+			e = buf_printf(b, " %s | %s |", md_number(jget2(en, "a", "success_rate"), "%.3f", t1, sizeof(t1)),
+				       md_number(jget2(en, "b", "success_rate"), "%.3f", t2, sizeof(t2)));
+		if (!e)
+			e = load_verdict(b, en);
+	}
 	return e;
 }
 
@@ -1205,7 +1148,7 @@ static enum err sec_gates(const cJSON *diff, struct buf *b)
 	e = buf_puts(b, "\n## Gates\n\n");
 	cJSON_ArrayForEach(g, jget(diff, "gates"))
 		if (!e)
-			e = buf_printf(b, "- %s `%s`: %s\n", cJSON_IsTrue(jget(g, "ok")) ? "PASS" : "FAIL",
+			e = buf_printf(b, "- %s `%s`: %s\n", verdict_text(jget(g, "verdict")),
 				       jget(g, "gate")->valuestring, jget(g, "detail")->valuestring);
 	return e;
 }
@@ -1229,7 +1172,7 @@ enum err diff_markdown(const struct diff_result *res, struct buf *out, struct di
 {
 	static const md_section head[] = {sec_head, sec_endpoints, sec_pass_to_fail,
 					  sec_fail_to_pass, sec_only_b_failed};
-	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_gates};
+	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_load, sec_gates};
 	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
 
 	if (!e && (e = sec_cases(res, out)))

@@ -4,8 +4,8 @@
  * stream into a compact entry per record; only matched attempts are
  * compared for flips, per-case pass rates and usage-delta changes, and the
  * attempts found in one run only are counted. Recall by depth and latency
- * percentiles come from each run's report summary (all of its attempts), with
- * their sample counts. When either run used several replicas, "by_endpoint"
+ * percentiles come from each run's report summary (all of its attempts but
+ * load requests), with their sample counts. When either run used several replicas, "by_endpoint"
  * gives per base URL each run's pass rate over all its attempts there and
  * the flips of the matched attempts that replica served in B. A difference
  * in suite SHA-256, tokenizer or template
@@ -14,35 +14,22 @@
  * that passed the usage audit in A and fail it in B point at the server when
  * both runs used the same tokenizer and template (why_audit_diff).
  *
- * Gates turn the comparison into an exit status. Grammar:
+ * Load cases are compared per cell (case x level, matched by the level's
+ * concurrency or rate, whatever the shard or level index): "load" holds one
+ * entry per cell of either run, {case, level ("c32", "r0.3"), concurrency or
+ * rate, a, b (each run's rounds_valid, requests, success_rate and output_tps,
+ * ttft_p50_ms, ttft_p95_ms, tpot_p95_ms with _min and _max over rounds; null
+ * for a run without the cell), ratio (B/A of those four), gates (filled by
+ * gate.h, empty until then), verdict (null until a gate judges the cell)}.
+ * The latency table is over the attempts that are not load requests: those
+ * belong to their cell.
  *
- *	GATE   := "no_new_failures" | METRIC OP NUMBER
- *	METRIC := NAME | NAME "@" ARG
- *	OP     := ">=" | "<=" | ">" | "<" | "=="
- *
- * Metrics (absolute ones are read from run B, the new run):
- *	pass_rate            B's overall pass rate (0..1, all attempts)
- *	pass_rate@CASE       B's pass rate of one case id
- *	pass_rate_delta      B minus A over the matched attempts
- *	flips                number of pass->fail flips
- *	recall               B's recall over all needles (0..1)
- *	recall@DEPTH         B's recall at DEPTH percent
- *	recall_delta@DEPTH   B minus A at DEPTH
- *	recall_residue@M:R   B's recall at prompt lengths = R mod M (M 2, 4 or
- *	                     8; jitter cases, probesum.h)
- *	max_abs_usage_delta  B's largest |usage_delta| (tokens)
- *	T_pP                 B's percentile P (50, 90, 99) of timing T (ms)
- *	T_pP_ratio           B's over A's
- *	(T: first_byte, ttft, ttfc, e2e, tpot)
- *	no_new_failures      no pass->fail flip and no failed attempt that only
- *	                     B has
- *
- * A gate whose metric has no data (no samples, a case or depth absent, a
- * ratio over 0) fails, and says so. Every gate fails, with the reason, when
- * either run is incomplete (fewer attempts recorded than its manifest
- * planned: record_plan_done) or no attempt matched, unless the caller allows
- * incomplete runs; a run whose manifest has no plan counts as complete. A
- * gate on a case that is in neither run is a usage error (diff_gate_check).
+ * Like for like: diff["incomplete"] says why no gate may pass (a run
+ * incomplete: fewer attempts recorded than its manifest planned,
+ * record_plan_done; or no attempt matched) and diff["missing"] what A has
+ * that B lacks (attempts other than load requests, load cells), each a
+ * string or null. Gates (gate.h) read the comparison and write their
+ * verdicts into it.
  */
 #ifndef NEEDLE_DIFF_H
 #define NEEDLE_DIFF_H
@@ -55,27 +42,6 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "report.h"
-
-#define DIFF_GATE_ARG_MAX 256 /* bytes of a gate's @ARG */
-
-enum diff_op { DIFF_GE, DIFF_LE, DIFF_GT, DIFF_LT, DIFF_EQ };
-
-/* A parsed gate; `spec` is borrowed from the caller. */
-struct diff_gate {
-	const char *spec;              /* as given */
-	char name[32];                 /* metric name without @ARG */
-	char arg[DIFF_GATE_ARG_MAX];   /* "" when none */
-	enum diff_op op;
-	double value;
-};
-
-/* Whether `v` OP `want` holds. */
-int diff_holds(double v, enum diff_op op, double want);
-
-/* Parses `spec` into `g` (borrowing spec). ERR_USAGE names the gate and what
- * is wrong: unknown metric, missing or unexpected @ARG, bad operator or
- * number. */
-enum err diff_gate_parse(const char *spec, struct diff_gate *g, struct diag *d);
 
 /* One case of the comparison: its matched attempts and their passes. */
 struct diff_case {
@@ -93,29 +59,19 @@ struct diff_result {
 				    moved into diff) */
 	struct diff_case *cases; /* owned: per case over matched attempts, in
 				    order of first match */
+	const cJSON *records_a, *records_b; /* borrowed from the runs
+				    (report_run.load_records): their load
+				    requests, for gates on per-request figures */
 	size_t ncases, capcases;
 };
 
-/* Compares runs `a` and `b` (borrowed) into *out (released with
- * diff_result_release; on failure nothing is left to free); its diff's
- * "incomplete" is why no gate may pass (a run incomplete, no attempt
- * matched) or null. ERR_NOMEM; report_summary's errors. */
+/* Compares runs `a` and `b` (borrowed, and kept borrowed by *out: they must
+ * outlive it) into *out (released with diff_result_release; on failure
+ * nothing is left to free). ERR_NOMEM; report_summary's errors. */
 enum err diff_runs(const struct report_run *a, const struct report_run *b,
 		   struct diff_result *out, struct diag *d);
 /* Frees what `res` holds. */
 void diff_result_release(struct diff_result *res);
-
-/* ERR_USAGE when gate `g` names a case (pass_rate@CASE) that neither run of
- * the comparison has. */
-enum err diff_gate_check(const struct diff_result *res, const struct diff_gate *g,
-			 struct diag *d);
-
-/* Evaluates gate `g` on a comparison and appends {"gate", "ok", "value",
- * "detail"} to its "gates" array; *ok = 1 when it holds (never when
- * diff["incomplete"] says why not, unless `allow_incomplete`). ERR_NOMEM
- * only. */
-enum err diff_gate_eval(struct diff_result *res, const struct diff_gate *g,
-			int allow_incomplete, int *ok, struct diag *d);
 
 /* Renders a comparison (gates included) as Markdown, appended to `out`. */
 enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d);

@@ -45,6 +45,8 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	struct report_run *r = ctx;
 	char key[RECORD_KEY_MAX];
 
+	if (!report_keeps(r, rec))
+		return ERR_OK;
 	record_key_of(rec, key, sizeof(key));
 	if (r->keep_all && ((!r->all && !(r->all = cJSON_CreateArray())) ||
 			    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1))))
@@ -56,8 +58,15 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	return r->has_plan ? keyset_add(&r->keys, key, NULL, d) : ERR_OK;
 }
 
-static enum err load_run(const char *dir, int keep_all, struct report_run **out,
-			 struct diag *d)
+int report_keeps(const struct report_run *r, const cJSON *rec)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
+
+	return !r->nglobs || (cJSON_IsString(id) && record_case_selected(r->globs, r->nglobs, id->valuestring));
+}
+
+static enum err load_run(const char *dir, int keep_all, const char *const *globs,
+			 size_t nglobs, struct report_run **out, struct diag *d)
 {
 	struct report_run *r;
 	struct results_scan sc = {0};
@@ -71,6 +80,8 @@ static enum err load_run(const char *dir, int keep_all, struct report_run **out,
 	}
 	keyset_init(&r->keys);
 	r->keep_all = keep_all;
+	r->globs = globs;
+	r->nglobs = nglobs;
 	e = results_read_manifest(dir, &r->manifest, d);
 	r->has_plan = cJSON_IsArray(jget2(r->manifest, "planned", "keys"));
 	if (!e)
@@ -86,12 +97,18 @@ static enum err load_run(const char *dir, int keep_all, struct report_run **out,
 
 enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 {
-	return load_run(dir, 0, out, d);
+	return load_run(dir, 0, NULL, 0, out, d);
+}
+
+enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
+			   struct report_run **out, struct diag *d)
+{
+	return load_run(dir, 0, globs, nglobs, out, d);
 }
 
 enum err report_load_records(const char *dir, struct report_run **out, struct diag *d)
 {
-	return load_run(dir, 1, out, d);
+	return load_run(dir, 1, NULL, 0, out, d);
 }
 
 void report_run_free(struct report_run *r)
@@ -136,6 +153,7 @@ struct acc {
 	struct probesum probes; /* the probing recall steps */
 	struct json_build jb; /* the summary's adds */
 	int oom;              /* a sample list or cell table could not grow */
+	const struct report_run *run; /* borrowed: the run summarised */
 };
 
 /* Adds `by` to the number at o[key], creating it at 0. */
@@ -343,7 +361,8 @@ static void take_record(struct acc *A, const cJSON *rec)
 	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
 	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_endpoint(A, rec, pass);
-	take_timing(A, rec);
+	if (!cJSON_IsObject(jget(rec, "load"))) /* a load request counts in its cell only */
+		take_timing(A, rec);
 	take_audit(A, rec);
 	if (cJSON_IsObject(jget(rec, "recall")))
 		take_recall(A, rec, tr_ok);
@@ -595,7 +614,7 @@ static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
 {
 	struct record_plan_count pc;
 
-	record_plan_done(r->manifest, &r->keys, &pc);
+	record_plan_done(r->manifest, &r->keys, r->globs, r->nglobs, &pc);
 	json_add_item(&A->jb, o, "planned", pc.planned < 0 ? cJSON_CreateNull()
 							   : cJSON_CreateNumber((double)pc.planned));
 	json_add_num(&A->jb, o, "planned_done", (double)pc.done);
@@ -654,7 +673,7 @@ static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
 
 	(void)d;
 	/* a failed add may leave a case without its fields: stop at once */
-	if (!A->jb.code && !A->oom) {
+	if (!A->jb.code && !A->oom && report_keeps(A->run, rec)) {
 		take_record(A, rec);
 		if (why_fold_take(A->why, rec))
 			A->oom = 1;
@@ -705,6 +724,7 @@ enum err report_summary(const struct report_run *r, struct report_sum *out, stru
 	enum err e;
 
 	memset(&A, 0, sizeof(A));
+	A.run = r;
 	json_build_init(&A.jb);
 	probesum_init(&A.probes);
 	casetab_init(&A.ct);

@@ -2,7 +2,8 @@
  * report — what a run folder says, in numbers a person can check: pass rates
  * with their denominators (every recorded attempt counts; a transport failure
  * is a failure, never dropped), failure codes, the usage audit, recall by depth
- * and prompt length, latency percentiles with sample counts, finish reasons
+ * and prompt length, latency percentiles with sample counts (of the attempts
+ * that are not load requests: those count in their load cell), finish reasons
  * and the manifest's facts (model, max_model_len, server version, tokenizer and
  * template hashes).
  *
@@ -49,6 +50,9 @@ struct report_run {
 	cJSON *load_records; /* owned array of the records with "load"
 				(loadcells.h: a load case's rounds), or NULL */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
+	const char *const *globs; /* borrowed: the case ids kept (shell globs,
+				     report_load_cases; nglobs = 0: every case) */
+	size_t nglobs;
 };
 
 /* Reads RUN_DIR's manifest.json if present and checks results.jsonl
@@ -56,6 +60,15 @@ struct report_run {
  * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
  * line, reason); ERR_IO when results.jsonl cannot be read. */
 enum err report_load(const char *dir, struct report_run **out, struct diag *d);
+/* As report_load, keeping only the records of the cases `globs` selects
+ * (record_case_selected; borrowed, they must outlive the run) and counting
+ * the manifest's plan over those cases only: a narrower comparison on
+ * purpose (needle diff --case). Every reader of the run (report_summary,
+ * diff) sees only those records. */
+enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
+			   struct report_run **out, struct diag *d);
+/* Whether run `r` keeps record `rec` (its case is selected). */
+int report_keeps(const struct report_run *r, const cJSON *rec);
 /* As report_load, and keeps every record in r->all, for merge.h, which
  * compares and copies them: its memory grows with the journal. */
 enum err report_load_records(const char *dir, struct report_run **out, struct diag *d);

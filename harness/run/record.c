@@ -1,4 +1,5 @@
 /* record — see record.h. */
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -485,7 +486,31 @@ enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
+int record_case_selected(const char *const *globs, size_t nglobs, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < nglobs; i++)
+		if (!fnmatch(globs[i], id, 0))
+			return 1;
+	return nglobs == 0;
+}
+
+/* Whether planned key `key` (record_key) is of a case `globs` selects. */
+static int key_selected(const char *key, const char *const *globs, size_t nglobs)
+{
+	char id[RECORD_KEY_MAX];
+	size_t n = strcspn(key, "\x1f");
+
+	if (n >= sizeof(id))
+		return 0;
+	memcpy(id, key, n);
+	id[n] = '\0';
+	return record_case_selected(globs, nglobs, id);
+}
+
 void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      const char *const *globs, size_t nglobs,
 		      struct record_plan_count *out)
 {
 	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(manifest, "planned");
@@ -501,6 +526,8 @@ void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
 	out->per_case = !cJSON_IsNumber(ver) || ver->valuedouble < RECORD_PLAN_VERSION;
 	out->planned = 0;
 	cJSON_ArrayForEach(it, keys) {
+		if (nglobs && (!cJSON_IsString(it) || !key_selected(it->valuestring, globs, nglobs)))
+			continue;
 		out->planned++;
 		out->done += cJSON_IsString(it) && keyset_has(recorded, it->valuestring);
 	}

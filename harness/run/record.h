@@ -156,6 +156,10 @@ enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t
  * a record. ERR_NOMEM. */
 enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d);
 
+/* Whether case `id` is selected by `globs` (shell globs, fnmatch(3); any
+ * one may match); nglobs = 0 selects every case. */
+int record_case_selected(const char *const *globs, size_t nglobs, const char *id);
+
 /* How far a journal got through its manifest's plan. */
 struct record_plan_count {
 	long long planned;  /* attempts planned; -1: the manifest has no plan */
@@ -164,8 +168,10 @@ struct record_plan_count {
 			       case counts as one attempt in both figures */
 };
 /* Counts `manifest`'s plan (NULL: none) against the attempt keys
- * `recorded` into *out. */
+ * `recorded` into *out, over the cases `globs` selects
+ * (record_case_selected; nglobs = 0: all). */
 void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
+		      const char *const *globs, size_t nglobs,
 		      struct record_plan_count *out);
 /* On --resume: ERR_USAGE, naming the first difference with both values, when
  * the folder `dir`'s manifest `old` (NULL when it had none) differs from

@@ -73,7 +73,10 @@ run b 'ref-good:prefill=10000,tpot=13,batch=10' "$tmp/matrix.json"
 [ "$rc" = 0 ] || { echo "matrix b: exit $rc"; cat "$tmp/b.out"; exit 1; }
 rc=0
 "$NEEDLE" diff "$tmp/a" "$tmp/a" --gate cutover >/dev/null 2>"$tmp/self.err" || rc=$?
-[ "$rc" = 0 ] || { echo "cutover against itself: exit $rc"; cat "$tmp/self.err"; exit 1; }
+# against itself nothing fails; 2 rounds of 4 and 8 requests may be too few
+# to vouch for a 10% threshold on a busy machine: underpowered (4), never 1
+{ [ "$rc" = 0 ] || [ "$rc" = 4 ]; } && ! grep -q "gate failed" "$tmp/self.err" ||
+	{ echo "cutover against itself: exit $rc"; cat "$tmp/self.err"; exit 1; }
 rc=0
 "$NEEDLE" diff "$tmp/a" "$tmp/b" --gate cutover >/dev/null 2>"$tmp/worse.err" || rc=$?
 [ "$rc" = 1 ] || { echo "cutover with TPOT 30% worse: exit $rc, expected 1"; cat "$tmp/worse.err"; exit 1; }

@@ -233,7 +233,7 @@ static void test_plan(void)
 
 	keyset_init(&rec);
 	diag_init(&d);
-	record_plan_done(man, &rec, &pc);
+	record_plan_done(man, &rec, NULL, 0, &pc);
 	CHECK(pc.planned == -1 && pc.done == 0 && !pc.per_case);
 	for (i = 1; i <= 5; i++) {
 		record_key("ld", i, 0, 0, k, sizeof(k));
@@ -244,10 +244,10 @@ static void test_plan(void)
 	CHECK(record_manifest_plan(man, keys, &d) == ERR_OK);
 	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(man, "planned"), "version")->valueint,
 		      RECORD_PLAN_VERSION);
-	record_plan_done(man, &rec, &pc);
+	record_plan_done(man, &rec, NULL, 0, &pc);
 	CHECK(pc.planned == 5 && pc.done == 3 && !pc.per_case);
 	cJSON_DeleteItemFromObject(cJSON_GetObjectItem(man, "planned"), "version");
-	record_plan_done(man, &rec, &pc);
+	record_plan_done(man, &rec, NULL, 0, &pc);
 	CHECK(pc.planned == 5 && pc.done == 3 && pc.per_case);
 	keyset_release(&rec);
 	cJSON_Delete(man);

@@ -1,0 +1,716 @@
+/*
+ * gate — gates on a comparison; see gate.h.
+ */
+#include "gate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jget.h"
+#include "base/json.h"
+#include "casetab.h"
+#include "load/loadcells.h"
+#include "probesum.h"
+#include "base/stats.h"
+
+/* ---- gates ---- */
+
+static const char *const timings[] = {"first_byte", "ttft", "ttfc", "e2e", "tpot"};
+
+/* Whether `name` is a timing gate "T_pP" or "T_pP_ratio". */
+static int timing_gate(const char *name, char *timing, size_t cap, int *pct,
+		       int *ratio)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(timings) / sizeof(timings[0]); i++) {
+		n = strlen(timings[i]);
+		if (strncmp(name, timings[i], n) || strncmp(name + n, "_p", 2))
+			continue;
+		name += n + 2;
+		if (!strncmp(name, "50", 2) || !strncmp(name, "90", 2) || !strncmp(name, "99", 2)) {
+			*pct = (name[0] - '0') * 10 + (name[1] - '0');
+			*ratio = !strcmp(name + 2, "_ratio");
+			if (name[2] && !*ratio)
+				return 0;
+			snprintf(timing, cap, "%s_ms", timings[i]);
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* 0: no @ARG allowed; 1: required; 2: optional. -1: unknown metric. */
+static int arg_rule(const char *name)
+{
+	static const char *const plain[] = {"pass_rate_delta", "flips", "max_abs_usage_delta"};
+	char t[32];
+	int p, r;
+	size_t i;
+
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (!strcmp(name, plain[i]))
+			return 0;
+	if (!strcmp(name, "pass_rate") || !strcmp(name, "recall"))
+		return 2;
+	if (!strcmp(name, "recall_delta") || !strcmp(name, "recall_residue"))
+		return 1;
+	if (gate_is_load(name))
+		return 2;
+	return timing_gate(name, t, sizeof(t), &p, &r) ? 0 : -1;
+}
+
+static enum err parse_op(const char *s, enum gate_op *op, size_t *len)
+{
+	static const struct { const char *t; enum gate_op op; } ops[] = {
+		{">=", GATE_GE}, {"<=", GATE_LE}, {"==", GATE_EQ}, {">", GATE_GT}, {"<", GATE_LT}};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(s, ops[i].t, strlen(ops[i].t))) {
+			*op = ops[i].op;
+			*len = strlen(ops[i].t);
+			return ERR_OK;
+		}
+	return ERR_USAGE;
+}
+
+/* Whether s[0..n) is blank (spaces and tabs only). */
+static int blank(const char *s, size_t n)
+{
+	return strspn(s, " \t") >= n;
+}
+
+enum err gate_parse(const char *spec, struct gate *g, struct diag *d)
+{
+	const char *m = spec + strspn(spec, " \t"); /* the metric, leading blanks skipped */
+	size_t mlen = strcspn(m, "<>="), mend = mlen, oplen = 0, nlen;
+	const char *at, *numtxt;
+	char *end;
+	int rule;
+
+	memset(g, 0, sizeof(*g));
+	g->spec = spec;
+	while (mend > 0 && (m[mend - 1] == ' ' || m[mend - 1] == '\t'))
+		mend--;
+	if (!m[mlen] && mend == strlen("no_new_failures") && !strncmp(m, "no_new_failures", mend)) {
+		snprintf(g->name, sizeof(g->name), "no_new_failures");
+		return ERR_OK;
+	}
+	if (!m[mlen] || parse_op(m + mlen, &g->op, &oplen))
+		return diag_fail(d, ERR_USAGE,
+				 "gate '%s' wants METRIC OP NUMBER with OP one of >= <= > < == (or 'no_new_failures')",
+				 spec);
+	at = memchr(m, '@', mend);
+	nlen = at ? (size_t)(at - m) : mend;
+	if (nlen == 0 || nlen >= sizeof(g->name))
+		return diag_fail(d, ERR_USAGE, "gate '%s' has no metric name", spec);
+	memcpy(g->name, m, nlen);
+	if (at) {
+		size_t alen = mend - nlen - 1;
+		if (alen == 0 || alen >= sizeof(g->arg))
+			return diag_fail(d, ERR_USAGE, "gate '%s': the text after '@' is empty or too long", spec);
+		memcpy(g->arg, at + 1, alen);
+	}
+	rule = arg_rule(g->name);
+	if (rule < 0)
+		return diag_fail(d, ERR_USAGE,
+				 "gate '%s': unknown metric '%s' (see 'needle diff --help')", spec, g->name);
+	if (rule == 0 && at)
+		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' takes no '@'", spec, g->name);
+	if (rule == 1 && !at)
+		return diag_fail(d, ERR_USAGE, "gate '%s': metric '%s' wants '@DEPTH'", spec, g->name);
+	if (at && !strcmp(g->name, "recall_residue")) {
+		int mod, res;
+		if (!probesum_residue_arg(g->arg, &mod, &res))
+			return diag_fail(d, ERR_USAGE,
+					 "gate '%s': residue '%s' is not M:R with M 2, 4 or 8 and 0 <= R < M",
+					 spec, g->arg);
+	} else if (at && strncmp(g->name, "pass_rate", 10) && !gate_is_load(g->name)) {
+		long v = strtol(g->arg, &end, 10);
+		if (*end || v < 0 || v > 100)
+			return diag_fail(d, ERR_USAGE, "gate '%s': depth '%s' is not a whole percent 0..100",
+					 spec, g->arg);
+	}
+	numtxt = m + mlen + oplen;
+	numtxt += strspn(numtxt, " \t");
+	g->value = strtod(numtxt, &end);
+	if (!*numtxt || end == numtxt || !blank(end, strlen(end)) || !isfinite(g->value))
+		return diag_fail(d, ERR_USAGE, "gate '%s': '%s' is not a number", spec, numtxt);
+	return ERR_OK;
+}
+
+/* ---- gate evaluation ---- */
+
+int gate_holds(double v, enum gate_op op, double want)
+{
+	switch (op) {
+	case GATE_GE: return v >= want;
+	case GATE_LE: return v <= want;
+	case GATE_GT: return v > want;
+	case GATE_LT: return v < want;
+	case GATE_EQ: return v == want;
+	}
+	return 0;
+}
+
+static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **row_a)
+{
+	const cJSON *it;
+	double dep = strtod(arg, NULL);
+
+	*row_a = NULL;
+	cJSON_ArrayForEach(it, jget(diff, "recall_by_depth"))
+		if (jget_num(it, "depth") == dep) {
+			*row_a = jget(it, "a");
+			return jget(it, "b");
+		}
+	return NULL;
+}
+
+/* Overall recall of B: found/total over every needle. */
+static const cJSON *recall_all(const cJSON *diff, double *v)
+{
+	const cJSON *it, *cells = jget2(jget(diff, "summary_b"), "recall", "by_depth");
+	double f = 0, t = 0;
+
+	cJSON_ArrayForEach(it, cells) {
+		f += jget_num(it, "found");
+		t += jget_num(it, "total");
+	}
+	*v = t > 0 ? f / t : 0;
+	return t > 0 ? cells : NULL;
+}
+
+/* The metric's value into *v; returns 0 with `why` filled when there is no
+ * data for it. */
+static int metric(const struct diff_result *res, const struct gate *g, double *v,
+		  char *why, size_t cap)
+{
+	const cJSON *diff = res->diff;
+	const cJSON *x, *y;
+	char t[32];
+	int pct, ratio;
+
+	if (!strcmp(g->name, "pass_rate") && g->arg[0]) {
+		const struct casetab_case *c = casetab_find(&res->b.cases, g->arg);
+		if (c && stats_rate((double)c->pass, (double)c->total, v))
+			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "pass_rate")) {
+		x = jget(jget2(diff, "summary_b", "attempts"), "rate");
+	} else if (!strcmp(g->name, "pass_rate_delta")) {
+		x = jget2(diff, "overall", "matched_delta");
+	} else if (!strcmp(g->name, "flips")) {
+		*v = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
+		return 1;
+	} else if (!strcmp(g->name, "max_abs_usage_delta")) {
+		x = jget2(diff, "usage", "b_max_abs_delta");
+	} else if (!strcmp(g->name, "recall") && !g->arg[0]) {
+		if (recall_all(diff, v))
+			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "recall")) {
+		x = jget(recall_b(diff, g->arg, &y), "rate");
+	} else if (!strcmp(g->name, "recall_delta")) {
+		x = jget(recall_b(diff, g->arg, &y), "rate");
+		y = jget(y, "rate");
+		if (cJSON_IsNumber(x) && cJSON_IsNumber(y)) {
+			*v = x->valuedouble - y->valuedouble;
+			return 1;
+		}
+		x = NULL;
+	} else if (!strcmp(g->name, "recall_residue")) {
+		if (probesum_residue(jget(diff, "summary_b"), g->arg, v))
+			return 1;
+		x = NULL;
+	} else if (timing_gate(g->name, t, sizeof(t), &pct, &ratio)) {
+		char p[8];
+		snprintf(p, sizeof(p), "p%d", pct);
+		x = jget(jget2(jget(diff, "latency"), t, ratio ? "ratio" : "b"), p);
+	} else {
+		x = NULL;
+	}
+	if (cJSON_IsNumber(x)) {
+		*v = x->valuedouble;
+		return 1;
+	}
+	snprintf(why, cap, "no data for '%s%s%s' in these runs", g->name,
+		 g->arg[0] ? "@" : "", g->arg);
+	return 0;
+}
+
+enum err gate_check(const struct diff_result *res, const struct gate *g,
+			 struct diag *d)
+{
+	if (strcmp(g->name, "pass_rate") || !g->arg[0] || casetab_find(&res->b.cases, g->arg) ||
+	    casetab_find(&res->a.cases, g->arg))
+		return ERR_OK;
+	return diag_fail(d, ERR_USAGE, "gate '%s': case '%s' is in neither run", g->spec, g->arg);
+}
+
+/* ---- load cells ---- */
+
+/* A ratio gate: the figure it reads, the request figure behind it (a
+ * percentile of per-request samples) or none (one value per round, from the
+ * cell's "rounds": valid ones, or all for the SLO figures, as loadstat.h),
+ * and its absolute floor. TPOT's floor is finer than TTFT's: it is a
+ * per-token time of 5-50 ms where 1 ms is already 2-20%. */
+static const struct ratio_rule {
+	const char *gate, *field;
+	int per_request;
+	enum loadstat_kind kind;
+	double pct, floor;
+	const char *unit;
+	int all_rounds;
+} ratios[] = {
+	{"output_tps_ratio", "output_tps", 0, LOADSTAT_TTFT, 0, 1.0, "tok/s", 0},
+	{"goodput_ratio", "goodput_rps", 0, LOADSTAT_TTFT, 0, 0.01, "req/s", 1},
+	{"ttft_p50_ratio", "ttft_p50_ms", 1, LOADSTAT_TTFT, 50, 1.0, "ms", 0},
+	{"ttft_p95_ratio", "ttft_p95_ms", 1, LOADSTAT_TTFT, 95, 1.0, "ms", 0},
+	{"tpot_p95_ratio", "tpot_p95_ms", 1, LOADSTAT_TPOT, 95, 0.1, "ms", 0},
+	{"e2e_p50_ratio", "e2e_p50_ms", 1, LOADSTAT_E2E, 50, 1.0, "ms", 0},
+};
+static const char *const absolutes[] = {"success_rate", "slo_attainment", "goodput_rps",
+					"achieved_rate", "output_tps", "ttft_p50_ms",
+					"ttft_p95_ms", "tpot_p95_ms", "e2e_p50_ms", "lag_p99_ms"};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct { const char *spec; int slo_only; } cutover[GATE_CUTOVER_N] = {
+	{"output_tps_ratio>=0.9", 0}, {"ttft_p50_ratio<=1.1", 0}, {"ttft_p95_ratio<=1.15", 0},
+	{"success_rate>=1", 0}, {"goodput_ratio>=0.9", 1}, {"slo_attainment>0", 1},
+};
+
+/* The ratio rule of gate `name`, or NULL. */
+static const struct ratio_rule *ratio_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(ratios); i++)
+		if (!strcmp(name, ratios[i].gate))
+			return &ratios[i];
+	return NULL;
+}
+
+int gate_is_load(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(absolutes); i++)
+		if (!strcmp(name, absolutes[i]))
+			return 1;
+	return ratio_of(name) != NULL;
+}
+
+const char *gate_verdict_name(enum gate_verdict v)
+{
+	return v == GATE_FAIL ? "fail" : v == GATE_UNDERPOWERED ? "underpowered" : "pass";
+}
+
+enum err gate_expand(const char *spec, struct gate *out, size_t cap, size_t *n,
+		     struct diag *d)
+{
+	size_t i;
+	enum err e;
+
+	*n = 0;
+	if (strcmp(spec, "cutover"))
+		return cap < 1 ? diag_fail(d, ERR_LIMIT, "too many gates") : (*n = 1, gate_parse(spec, out, d));
+	if (cap < GATE_CUTOVER_N)
+		return diag_fail(d, ERR_LIMIT, "too many gates");
+	for (i = 0; i < GATE_CUTOVER_N; i++) {
+		if ((e = gate_parse(cutover[i].spec, &out[i], d)))
+			return e;
+		out[i].slo_only = cutover[i].slo_only;
+	}
+	*n = GATE_CUTOVER_N;
+	return ERR_OK;
+}
+
+/* Whether cell `c` is one that ARG ("", "CASE", "CASE/c32", "CASE/r0.3")
+ * picks; levels compare as numbers. */
+static int picked(const cJSON *c, const char *arg)
+{
+	const cJSON *id = jget(c, "case"), *rate = jget(c, "rate");
+	const char *slash = strrchr(arg, '/');
+	size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
+	double want;
+	char *end;
+
+	if (!*arg)
+		return 1;
+	if (!cJSON_IsString(id) || strlen(id->valuestring) != n || strncmp(id->valuestring, arg, n))
+		return 0;
+	if (!slash)
+		return 1;
+	want = strtod(slash + 2, &end);
+	if (end == slash + 2 || *end)
+		return 0;
+	if (slash[1] == 'c')
+		return !cJSON_IsNumber(rate) && jget_num(c, "concurrency") == want;
+	return slash[1] == 'r' && cJSON_IsNumber(rate) && rate->valuedouble == want;
+}
+
+/* What judging one gate on the load cells needs. */
+struct load_ctx {
+	const cJSON *load_a;           /* runs' "load" (summaries), borrowed */
+	const cJSON *records_a, *records_b; /* runs' load records, borrowed */
+	cJSON *entries;                /* diff["load"], or NULL */
+	const struct gate *g;
+	struct loadci_set sa, sb;      /* owned scratch */
+	struct json_build *jb;
+};
+
+/* A per-round figure of cell `c` into `s`: one value per round. */
+static int round_values(const cJSON *c, const struct ratio_rule *r, struct loadci_set *s)
+{
+	const cJSON *rd, *v;
+
+	loadci_set_reset(s);
+	cJSON_ArrayForEach(rd, jget(c, "rounds")) {
+		v = jget(rd, r->field);
+		if (!cJSON_IsNumber(v) || (!r->all_rounds && !cJSON_IsTrue(jget(rd, "valid"))))
+			continue;
+		if (!loadci_set_add(s, v->valuedouble) || !loadci_set_end_round(s))
+			return 0;
+	}
+	return 1;
+}
+
+/* Both runs' samples of rule `r` for cells a and b into x->sa, x->sb. */
+static enum err samples_of(struct load_ctx *x, const cJSON *a, const cJSON *b,
+			   const struct ratio_rule *r, struct diag *d)
+{
+	enum err e;
+
+	if (r->per_request) {
+		if ((e = loadcells_samples(x->records_a, a, r->kind, &x->sa, d)))
+			return e;
+		return loadcells_samples(x->records_b, b, r->kind, &x->sb, d);
+	}
+	if (!round_values(a, r, &x->sa) || !round_values(b, r, &x->sb))
+		return diag_fail(d, ERR_NOMEM, "out of memory judging load cells");
+	return ERR_OK;
+}
+
+/* The largest max/min over rounds of `field` in cells a and b: how much the
+ * rounds disagree. */
+static double round_spread(const cJSON *a, const cJSON *b, const char *field)
+{
+	const cJSON *cells[2] = {a, b};
+	char kmin[64], kmax[64];
+	double most = 1, lo, hi;
+	int i;
+
+	snprintf(kmin, sizeof(kmin), "%s_min", field);
+	snprintf(kmax, sizeof(kmax), "%s_max", field);
+	for (i = 0; i < 2; i++) {
+		lo = jget_num(cells[i], kmin);
+		hi = jget_num(cells[i], kmax);
+		if (lo > 0 && hi / lo > most)
+			most = hi / lo;
+	}
+	return most;
+}
+
+/* One cell's judgement under one gate. */
+struct cell_out {
+	enum gate_verdict v;
+	int have;                  /* value is set */
+	double value, lo, hi, mde; /* lo, hi, mde: NAN for a point judgement */
+	char advice[320];
+};
+
+/* What would settle an underpowered cell: rounds when they disagree (or the
+ * figure is one per round), else requests per round. */
+static void settle(const struct loadci_result *q, const struct ratio_rule *r, const struct gate *g,
+		   const cJSON *a, const cJSON *b, char *out, size_t cap)
+{
+	double rounds = fmin(jget_num(a, "rounds_valid"), jget_num(b, "rounds_valid"));
+	double total = fmin(jget_num(a, "rounds_total"), jget_num(b, "rounds_total"));
+	double reqs = fmin(jget_num(a, "requests"), jget_num(b, "requests")) / (total > 0 ? total : 1);
+	double margin = fabs(g->value - 1) * 100;
+
+	if (q->one_round)
+		snprintf(out, cap, "one valid round in a run, no spread to judge by: run 3 rounds or more");
+	else if (!r->per_request || round_spread(a, b, r->field) - 1 > margin / 100)
+		snprintf(out, cap, "could only detect a change of %.0f%% (threshold %.0f%%): about %.0f valid rounds "
+			 "would settle it (now %.0f)", q->mde * 100, margin, ceil(rounds * q->more), rounds);
+	else
+		snprintf(out, cap, "could only detect a change of %.0f%% (threshold %.0f%%): about %.0f requests "
+			 "per round would settle it (now %.0f)", q->mde * 100, margin, ceil(reqs * q->more), reqs);
+}
+
+/* Judges ratio rule `r` on cells a and b into *o. */
+static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
+			    const struct ratio_rule *r, struct cell_out *o, struct diag *d)
+{
+	struct loadci_rule rule = {r->pct, x->g->value, x->g->op == GATE_LE || x->g->op == GATE_LT,
+				   r->floor, 0};
+	struct loadci_result q;
+	char name[320], seed[400];
+	enum err e;
+
+	loadcells_name(b, name, sizeof(name));
+	snprintf(seed, sizeof(seed), "%s %s", name, r->gate);
+	rule.seed = loadci_seed(seed);
+	if ((e = samples_of(x, a, b, r, d)))
+		return e;
+	if (!loadci_judge(&x->sa, &x->sb, &rule, &q)) {
+		snprintf(o->advice, sizeof(o->advice), "no %s", r->field);
+		return ERR_OK;
+	}
+	o->have = 1;
+	o->value = q.ratio;
+	o->lo = q.lo, o->hi = q.hi, o->mde = q.mde;
+	o->v = q.verdict == LOADCI_FAIL ? GATE_FAIL : q.verdict == LOADCI_UNDERPOWERED ? GATE_UNDERPOWERED : GATE_PASS;
+	if (x->g->op == GATE_EQ)
+		o->v = gate_holds(q.ratio, x->g->op, x->g->value) ? GATE_PASS : GATE_FAIL;
+	if (o->v == GATE_UNDERPOWERED)
+		settle(&q, r, x->g, a, b, o->advice, sizeof(o->advice));
+	else if (q.floored)
+		snprintf(o->advice, sizeof(o->advice), "%.4g -> %.4g %s: within the %g %s floor, never a regression",
+			 q.a, q.b, r->unit, r->floor, r->unit);
+	else
+		snprintf(o->advice, sizeof(o->advice), "B/A %.3f, 95%% interval %.3f-%.3f%s", q.ratio, q.lo, q.hi,
+			 o->v == GATE_FAIL ? ": beyond the threshold and the noise" : "");
+	return ERR_OK;
+}
+
+/* Judges gate x->g on B's cell `b` into *o. */
+static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *o, struct diag *d)
+{
+	const struct ratio_rule *r = ratio_of(x->g->name);
+	const cJSON *a, *f;
+	char name[320];
+
+	memset(o, 0, sizeof(*o));
+	o->v = GATE_FAIL;
+	o->lo = o->hi = o->mde = NAN;
+	loadcells_name(b, name, sizeof(name));
+	a = loadcells_find(jget(x->load_a, "cells"), name);
+	if (jget_num(b, "rounds_valid") < 1 || (a && jget_num(a, "rounds_valid") < 1)) {
+		snprintf(o->advice, sizeof(o->advice), "invalid in %s (no valid round)",
+			 jget_num(b, "rounds_valid") < 1 ? "B" : "A");
+		return ERR_OK;
+	}
+	if (r && !a) {
+		snprintf(o->advice, sizeof(o->advice), "not in A");
+		return ERR_OK;
+	}
+	if (r)
+		return judge_ratio(x, a, b, r, o, d);
+	f = jget(b, x->g->name);
+	if (!cJSON_IsNumber(f)) {
+		snprintf(o->advice, sizeof(o->advice), "no %s", x->g->name);
+		return ERR_OK;
+	}
+	o->have = 1;
+	o->value = f->valuedouble;
+	o->v = gate_holds(o->value, x->g->op, x->g->value) ? GATE_PASS : GATE_FAIL;
+	snprintf(o->advice, sizeof(o->advice), "B's %s %.6g", x->g->name, o->value);
+	return ERR_OK;
+}
+
+static cJSON *finite_or_null(double v)
+{
+	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+/* Appends the judgement to the load entry of cell `name`, whose verdict
+ * becomes the worst so far. */
+static void to_entry(struct load_ctx *x, const char *name, const struct cell_out *o)
+{
+	cJSON *en = loadcells_find(x->entries, name), *gs, *it, *vd;
+	enum gate_verdict worst = o->v;
+
+	if (!en || !(gs = cJSON_GetObjectItemCaseSensitive(en, "gates")))
+		return;
+	it = json_add_obj(x->jb, gs, NULL);
+	json_add_str(x->jb, it, "gate", x->g->spec);
+	json_add_str(x->jb, it, "verdict", gate_verdict_name(o->v));
+	json_add_item(x->jb, it, "value", o->have ? finite_or_null(o->value) : cJSON_CreateNull());
+	json_add_num(x->jb, it, "threshold", x->g->value);
+	json_add_item(x->jb, it, "ci_low", finite_or_null(o->lo));
+	json_add_item(x->jb, it, "ci_high", finite_or_null(o->hi));
+	json_add_item(x->jb, it, "mde", finite_or_null(o->mde));
+	json_add_str(x->jb, it, "advice", o->advice);
+	vd = cJSON_GetObjectItemCaseSensitive(en, "verdict");
+	if (cJSON_IsString(vd) && !strcmp(vd->valuestring, "fail"))
+		worst = GATE_FAIL;
+	else if (cJSON_IsString(vd) && !strcmp(vd->valuestring, "underpowered") && worst == GATE_PASS)
+		worst = GATE_UNDERPOWERED;
+	cJSON_DeleteItemFromObjectCaseSensitive(en, "verdict");
+	json_add_str(x->jb, en, "verdict", gate_verdict_name(worst));
+}
+
+/* Whether `v` is worse than `w` for this operator. */
+static int worse(double v, double w, enum gate_op op)
+{
+	return op == GATE_GE || op == GATE_GT ? v < w : op == GATE_EQ ? v != w : v > w;
+}
+
+static void note(char *why, size_t cap, const char *cell, const char *what)
+{
+	size_t n = strlen(why);
+
+	if (n + 4 < cap && snprintf(why + n, cap - n, "%s%s %s", n ? "; " : "", cell, what) < 0)
+		why[n] = '\0';
+}
+
+/* Tallies of one gate over its cells. */
+struct tally {
+	int cells, bad, weak, floored, have;
+	char fails[640], weaks[640];
+};
+
+static void tally_cell(struct tally *t, const struct gate *g, const char *name,
+		       const struct cell_out *o, double *value)
+{
+	char r[400];
+
+	t->cells++;
+	if (o->have && (!t->have || worse(o->value, *value, g->op)))
+		*value = o->value;
+	t->have |= o->have;
+	t->floored += !!strstr(o->advice, "floor");
+	if (o->v == GATE_FAIL) {
+		t->bad++;
+		if (!o->have)
+			snprintf(r, sizeof(r), "%s", o->advice);
+		else if (isfinite(o->lo))
+			snprintf(r, sizeof(r), "%.6g [%.3g-%.3g]", o->value, o->lo, o->hi);
+		else
+			snprintf(r, sizeof(r), "%.6g", o->value);
+		note(t->fails, sizeof(t->fails), name, r);
+	} else if (o->v == GATE_UNDERPOWERED) {
+		t->weak++;
+		snprintf(r, sizeof(r), "underpowered: %s", o->advice);
+		note(t->weaks, sizeof(t->weaks), name, r);
+	}
+}
+
+/* Judges load gate `g` on every cell it picks: *v, *value (the worst cell's,
+ * when any had one), *have and the detail in `why`. */
+static enum err load_gate(struct diff_result *res, struct json_build *jb, const struct gate *g,
+			  enum gate_verdict *v, double *value, int *have, char *why, size_t cap,
+			  struct diag *d)
+{
+	struct load_ctx x = {jget2(res->diff, "summary_a", "load"), res->records_a, res->records_b,
+			     cJSON_GetObjectItemCaseSensitive(res->diff, "load"), g, {0}, {0}, jb};
+	const cJSON *b;
+	struct cell_out o;
+	struct tally t;
+	char name[320];
+	enum err e = ERR_OK;
+
+	memset(&t, 0, sizeof(t));
+	cJSON_ArrayForEach(b, jget(jget2(res->diff, "summary_b", "load"), "cells")) {
+		if (!picked(b, g->arg) || (g->slo_only && !cJSON_IsNumber(jget(b, "slo_attainment"))))
+			continue;
+		if ((e = judge_cell(&x, b, &o, d)))
+			break;
+		loadcells_name(b, name, sizeof(name));
+		to_entry(&x, name, &o);
+		tally_cell(&t, g, name, &o, value);
+	}
+	loadci_set_release(&x.sa);
+	loadci_set_release(&x.sb);
+	*have = t.have;
+	*v = t.bad || (!t.cells && !g->slo_only) ? GATE_FAIL : t.weak ? GATE_UNDERPOWERED : GATE_PASS;
+	if (!t.cells)
+		snprintf(why, cap, g->slo_only ? "no load cell has an SLO attainment figure" : "no load cell matches '%s'",
+			 g->arg[0] ? g->arg : "(any)");
+	else if (t.bad)
+		snprintf(why, cap, "%s", t.fails);
+	else if (t.weak)
+		snprintf(why, cap, "%s", t.weaks);
+	else
+		snprintf(why, cap, "%d cell%s, worst %.6g%s", t.cells, t.cells == 1 ? "" : "s", *value,
+			 t.floored ? " (differences within the absolute floor never count)" : "");
+	return e;
+}
+
+/* A load gate; ttft_p50_ratio and e2e_p50_ratio are also latency gates, and
+ * mean the load cells when @ARG names one or a run has any. */
+static int is_load_gate(const cJSON *diff, const struct gate *g)
+{
+	char t[32];
+	int p, r;
+
+	if (!gate_is_load(g->name))
+		return 0;
+	if (!timing_gate(g->name, t, sizeof(t), &p, &r) || g->arg[0])
+		return 1;
+	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
+}
+
+/* Appends why every gate fails: an incomplete run, or B lacking what A has. */
+static void like_for_like(const cJSON *diff, unsigned flags, enum gate_verdict *v, char *why, size_t cap)
+{
+	static const struct { const char *key, *flag; unsigned bit; } checks[] = {
+		{"incomplete", "--allow-incomplete", GATE_ALLOW_INCOMPLETE},
+		{"missing", "--case or --allow-missing", GATE_ALLOW_MISSING},
+	};
+	const cJSON *s;
+	size_t i, n;
+
+	for (i = 0; i < COUNT(checks); i++) {
+		s = jget(diff, checks[i].key);
+		if (!cJSON_IsString(s) || (flags & checks[i].bit))
+			continue;
+		if (i == 1 && (flags & GATE_ALLOW_INCOMPLETE) && cJSON_IsString(jget(diff, "incomplete")))
+			continue; /* an incomplete run, allowed: what it lacks is why */
+		*v = GATE_FAIL;
+		n = strlen(why);
+		snprintf(why + n, cap - n, "%s%s (%s to gate anyway)", why[0] ? "; fails: " : "",
+			 s->valuestring, checks[i].flag);
+	}
+}
+
+enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags,
+		   enum gate_verdict *v, struct diag *d)
+{
+	cJSON *diff = res->diff;
+	struct json_build jb;
+	cJSON *o;
+	char why[1400] = "";
+	double val = 0;
+	int have, ok;
+	enum err e = ERR_OK;
+
+	json_build_init(&jb);
+	if (!strcmp(g->name, "no_new_failures")) {
+		double pf = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
+		double nb = jget_num(jget(diff, "overall"), "only_b_failed");
+		val = pf + nb;
+		*v = val == 0 ? GATE_PASS : GATE_FAIL;
+		snprintf(why, sizeof(why), "%.0f pass->fail flips, %.0f failed attempts only in B", pf, nb);
+		have = 1;
+	} else if (is_load_gate(diff, g)) {
+		e = load_gate(res, &jb, g, v, &val, &have, why, sizeof(why), d);
+	} else {
+		have = metric(res, g, &val, why, sizeof(why));
+		*v = have && gate_holds(val, g->op, g->value) ? GATE_PASS : GATE_FAIL;
+		if (have)
+			snprintf(why, sizeof(why), "value %.6g", val);
+	}
+	like_for_like(diff, flags, v, why, sizeof(why));
+	ok = *v == GATE_PASS;
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, "gate", g->spec);
+	json_add_bool(&jb, o, "ok", ok);
+	json_add_str(&jb, o, "verdict", gate_verdict_name(*v));
+	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(val) : cJSON_CreateNull());
+	json_add_str(&jb, o, "detail", why);
+	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
+	if (e) {
+		json_build_end(&jb, NULL, "a gate's result", NULL);
+		return e;
+	}
+	return json_build_end(&jb, NULL, "a gate's result", d);
+}

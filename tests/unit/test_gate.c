@@ -1,0 +1,286 @@
+/* Unit tests of gates on load cells: the noise-aware statistics (loadci.h)
+ * on known inputs, and gate_eval on cells built from load records: ratios
+ * cell by cell, cell picking, invalid and missing cells, the cutover rule,
+ * the verdicts written into the load entries. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "load/loadcells.h"
+#include "load/loadci.h"
+#include "report/diff.h"
+#include "report/gate.h"
+#include "t.h"
+
+/* A set of `rounds` rounds of n samples each: base + step * j, and the last
+ * `stalls` samples of round 0 replaced by `stall`. */
+static void fill(struct loadci_set *s, size_t rounds, size_t n, double base, double step,
+		 size_t stalls, double stall)
+{
+	size_t r, j;
+
+	loadci_set_reset(s);
+	for (r = 0; r < rounds; r++) {
+		for (j = 0; j < n; j++)
+			CHECK(loadci_set_add(s, r == 0 && j >= n - stalls ? stall : base + step * (double)j));
+		CHECK(loadci_set_end_round(s));
+	}
+}
+
+static void test_statistics(void)
+{
+	struct loadci_set a = {0}, b = {0};
+	struct loadci_rule p50 = {50, 1.1, 1, 1.0, 7}, p95 = {95, 1.15, 1, 1.0, 7};
+	struct loadci_rule tps = {0, 0.9, 0, 1.0, 7};
+	struct loadci_result q, q2;
+
+	/* identical samples pass, with an interval around 1 */
+	fill(&a, 3, 64, 100, 0.5, 0, 0);
+	fill(&b, 3, 64, 100, 0.5, 0, 0);
+	CHECK(loadci_judge(&a, &b, &p50, &q) && q.verdict == LOADCI_PASS);
+	CHECK(q.ratio == 1 && q.lo <= 1 && q.hi >= 1 && q.mde < 0.1);
+	/* a clear 25% shift with tight samples fails: the interval excludes 1 */
+	fill(&b, 3, 64, 125, 0.625, 0, 0);
+	CHECK(loadci_judge(&a, &b, &p50, &q) && q.verdict == LOADCI_FAIL);
+	CHECK(fabs(q.ratio - 1.25) < 0.01 && q.lo > 1.15 && q.hi < 1.35);
+	/* the seeded bootstrap gives the same answer twice */
+	CHECK(loadci_judge(&a, &b, &p50, &q2) && q2.lo == q.lo && q2.hi == q.hi && q2.mde == q.mde);
+	/* two stalls in 32 requests: the P95 point is 3x, but the runs cannot
+	 * tell it from noise: underpowered, not failed, with a large MDE */
+	fill(&a, 1, 32, 100, 1, 0, 0);
+	fill(&b, 1, 32, 100, 1, 2, 400);
+	CHECK(loadci_judge(&a, &b, &p95, &q) && q.ratio > 2);
+	CHECK(q.verdict == LOADCI_UNDERPOWERED && q.lo <= 1 && q.mde > 0.15 && q.more > 1);
+	/* 6 -> 7 ms, every sample: +17% and certain, but within the 1 ms floor */
+	fill(&a, 3, 16, 6, 0, 0, 0);
+	fill(&b, 3, 16, 7, 0, 0, 0);
+	CHECK(loadci_judge(&a, &b, &p50, &q) && q.verdict == LOADCI_PASS && q.floored);
+	CHECK(fabs(q.ratio - 7.0 / 6.0) < 1e-9);
+	/* ... and 6 -> 8 ms is beyond it */
+	fill(&b, 3, 16, 8, 0, 0, 0);
+	CHECK(loadci_judge(&a, &b, &p50, &q) && q.verdict == LOADCI_FAIL && !q.floored);
+	/* per-round throughput: rounds that agree, 30% down, fail (Welch) */
+	fill(&a, 3, 1, 1000, 0, 0, 0);
+	a.v[1] = 1010, b.n = 0;
+	fill(&b, 3, 1, 700, 0, 0, 0);
+	b.v[2] = 705;
+	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_FAIL && q.hi < 0.8);
+	/* rounds that disagree (+-30%) at 5% down: underpowered, more rounds */
+	b.v[0] = 650, b.v[1] = 950, b.v[2] = 1300;
+	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_UNDERPOWERED && q.more > 1);
+	/* one round in a run: no spread, underpowered whatever the point says */
+	fill(&b, 1, 1, 500, 0, 0, 0);
+	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_UNDERPOWERED && q.one_round);
+	/* a collapse to 0 fails */
+	fill(&b, 3, 1, 0, 0, 0, 0);
+	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_FAIL);
+	/* no sample, or A at 0: no judgement */
+	loadci_set_reset(&b);
+	CHECK(!loadci_judge(&a, &b, &tps, &q));
+	CHECK(!loadci_judge(&b, &a, &tps, &q));
+	CHECK(loadci_seed("m/c1 ttft_p50_ratio") != loadci_seed("m/c4 ttft_p50_ratio"));
+	loadci_set_release(&a);
+	loadci_set_release(&b);
+}
+
+/* A level of a load run: `rounds` rounds of `n` requests at concurrency c
+ * (rate r when r > 0), TTFT ttft + jit ms * j, 40 tokens at `tpot` ms, sent
+ * `gap` ms apart; request `bad` (over the whole level, -1 = none) fails. */
+struct level { const char *id; int c; double r; int rounds, n; double ttft, jit, tpot, gap; int bad; };
+
+static void add_level(cJSON *recs, const struct level *l, int level)
+{
+	int k, j, i = 0;
+	char buf[512];
+
+	for (k = 1; k <= l->rounds; k++)
+		for (j = 0; j < l->n; j++, i++) {
+			double t = l->ttft + l->jit * j, sent = l->gap * j;
+			double e2e = t + l->tpot * 39;
+			snprintf(buf, sizeof(buf),
+				 "{\"case\":\"%s\",\"repeat\":%d,\"seed\":null,\"verdict\":\"%s\",\"load\":{%s%g,"
+				 "\"level\":%d,\"round\":%d,\"index\":%d,\"sent_ms\":%g,\"scheduled_ms\":%g},"
+				 "\"timing\":{\"ttft_ms\":%g,\"ttfc_ms\":%g,\"tpot_ms\":%g,\"e2e_ms\":%g},"
+				 "\"usage\":{\"completion_tokens\":40}}",
+				 l->id, i, i == l->bad ? "fail" : "pass", l->r > 0 ? "\"rate\":" : "\"concurrency\":",
+				 l->r > 0 ? l->r : l->c, level, k, j, sent, sent, t, t, l->tpot, e2e);
+			cJSON_AddItemToArray(recs, cJSON_Parse(buf));
+		}
+}
+
+/* A comparison of A and B as gate_eval reads it: the summaries' "load",
+ * the records, and one entry per cell of B in "load". */
+struct cmp {
+	struct diff_result res;
+	cJSON *ra, *rb;
+};
+
+static void cmp_make(struct cmp *c, const struct level *a, size_t na, const struct level *b,
+		     size_t nb)
+{
+	cJSON *la = NULL, *lb = NULL, *sa, *sb, *entries, *cell;
+	struct diag d;
+	size_t i;
+
+	diag_init(&d);
+	memset(c, 0, sizeof(*c));
+	c->ra = cJSON_CreateArray();
+	c->rb = cJSON_CreateArray();
+	for (i = 0; i < na; i++)
+		add_level(c->ra, &a[i], (int)i);
+	for (i = 0; i < nb; i++)
+		add_level(c->rb, &b[i], (int)i);
+	CHECK(loadcells_build(c->ra, &la, &d) == ERR_OK && la);
+	CHECK(loadcells_build(c->rb, &lb, &d) == ERR_OK && lb);
+	c->res.diff = cJSON_CreateObject();
+	sa = cJSON_AddObjectToObject(c->res.diff, "summary_a");
+	sb = cJSON_AddObjectToObject(c->res.diff, "summary_b");
+	cJSON_AddItemToObject(sa, "load", la);
+	cJSON_AddItemToObject(sb, "load", lb);
+	entries = cJSON_AddArrayToObject(c->res.diff, "load");
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItem(lb, "cells")) {
+		cJSON *en = cJSON_Duplicate(cell, 1);
+		cJSON_AddItemToObject(en, "gates", cJSON_CreateArray());
+		cJSON_AddNullToObject(en, "verdict");
+		cJSON_AddItemToArray(entries, en);
+	}
+	cJSON_AddArrayToObject(c->res.diff, "gates");
+	c->res.records_a = c->ra;
+	c->res.records_b = c->rb;
+}
+
+static void cmp_free(struct cmp *c)
+{
+	cJSON_Delete(c->res.diff);
+	cJSON_Delete(c->ra);
+	cJSON_Delete(c->rb);
+}
+
+/* The verdict of `spec` on the comparison, its value and detail. */
+static enum gate_verdict eval(struct cmp *c, const char *spec, double *v, const char **why)
+{
+	struct gate g[GATE_CUTOVER_N];
+	enum gate_verdict out = GATE_PASS, one;
+	const cJSON *last;
+	struct diag d;
+	size_t i, n = 0;
+
+	diag_init(&d);
+	CHECK(gate_expand(spec, g, GATE_CUTOVER_N, &n, &d) == ERR_OK && n >= 1);
+	for (i = 0; i < n; i++) {
+		CHECK(gate_eval(&c->res, &g[i], 0, &one, &d) == ERR_OK);
+		out = one > out ? one : out;
+	}
+	last = cJSON_GetArrayItem(cJSON_GetObjectItem(c->res.diff, "gates"), -1 + cJSON_GetArraySize(cJSON_GetObjectItem(c->res.diff, "gates")));
+	*v = cJSON_IsNumber(cJSON_GetObjectItem(last, "value")) ? cJSON_GetObjectItem(last, "value")->valuedouble : NAN;
+	*why = cJSON_GetObjectItem(last, "detail")->valuestring;
+	return out;
+}
+
+static const char *entry_verdict(struct cmp *c, const char *name)
+{
+	const cJSON *en = loadcells_find(cJSON_GetObjectItem(c->res.diff, "load"), name);
+
+	return cJSON_IsString(cJSON_GetObjectItem(en, "verdict")) ? cJSON_GetObjectItem(en, "verdict")->valuestring : "";
+}
+
+static void test_gates(void)
+{
+	/* A: m at C1 and C32, r at 0.3 req/s; B: C32 30% slower tokens (fewer
+	 * tokens/s), r lost a round to a failed request */
+	const struct level a[] = {{"m", 1, 0, 3, 32, 100, 0.5, 10, 20, -1}, {"m", 32, 0, 3, 32, 400, 0.5, 20, 5, -1},
+				  {"r", 0, 0.3, 3, 16, 50, 0.5, 5, 3000, -1}};
+	const struct level b[] = {{"m", 1, 0, 3, 32, 100, 0.5, 10, 20, -1}, {"m", 32, 0, 3, 32, 400, 0.5, 29, 5, -1},
+				  {"r", 0, 0.3, 3, 16, 50, 0.5, 5, 3000, 20}};
+	struct cmp c;
+	const char *why;
+	double v = 0;
+
+	cmp_make(&c, a, 3, b, 3);
+	CHECK(eval(&c, "output_tps_ratio@m/c1>=0.9", &v, &why) == GATE_PASS && fabs(v - 1) < 1e-9);
+	CHECK(eval(&c, "output_tps_ratio@m/c32>=0.9", &v, &why) == GATE_FAIL && v < 0.85);
+	CHECK(strstr(why, "m/c32 0.") != NULL);
+	/* no @: every cell; the worst is reported, the failing cell named */
+	CHECK(eval(&c, "output_tps_ratio>=0.9", &v, &why) == GATE_FAIL && v < 0.85);
+	CHECK(strstr(why, "m/c32") && !strstr(why, "m/c1"));
+	CHECK(!strcmp(entry_verdict(&c, "m/c32"), "fail") && !strcmp(entry_verdict(&c, "m/c1"), "pass"));
+	CHECK(eval(&c, "ttft_p95_ratio@m<=1.15", &v, &why) == GATE_PASS && fabs(v - 1) < 1e-9);
+	CHECK(eval(&c, "success_rate@r/r0.30>=1", &v, &why) == GATE_FAIL); /* 0.30 is 0.3 */
+	CHECK(eval(&c, "slo_attainment@r/r0.3>=0.9", &v, &why) == GATE_PASS && v > 0.9);
+	CHECK(eval(&c, "output_tps@nope>=1", &v, &why) == GATE_FAIL && strstr(why, "no load cell matches 'nope'"));
+	cmp_free(&c);
+	/* the same run against itself passes the cutover rule, SLO gates included */
+	cmp_make(&c, a, 3, a, 3);
+	CHECK(eval(&c, "cutover", &v, &why) == GATE_PASS);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(c.res.diff, "gates")) == GATE_CUTOVER_N);
+	cmp_free(&c);
+	/* a cell with no valid round fails its gates, whatever the figures say */
+	{
+		const struct level bad[] = {{"m", 1, 0, 1, 8, 100, 0.5, 10, 20, 3}};
+		cmp_make(&c, a, 1, bad, 1);
+		CHECK(eval(&c, "output_tps_ratio@m/c1>=0.9", &v, &why) == GATE_FAIL && strstr(why, "invalid in B"));
+		cmp_free(&c);
+	}
+	/* a cell of B that A lacks fails ratio gates */
+	cmp_make(&c, a, 1, a, 2);
+	CHECK(eval(&c, "output_tps_ratio>=0.9", &v, &why) == GATE_FAIL && strstr(why, "m/c32 not in A"));
+	cmp_free(&c);
+}
+
+static void test_noise(void)
+{
+	/* TTFT 6 -> 7 ms: within the floor, the cutover's TTFT gates pass and say so */
+	const struct level a[] = {{"m", 1, 0, 3, 32, 6, 0, 10, 20, -1}};
+	const struct level b[] = {{"m", 1, 0, 3, 32, 7, 0, 10, 20, -1}};
+	/* 8 requests a round: the P95 is a round's maximum */
+	const struct level a8[] = {{"m", 4, 0, 1, 8, 100, 0.5, 10, 20, -1}};
+	const struct level b8[] = {{"m", 4, 0, 1, 8, 110, 0.5, 10, 20, -1}};
+	const cJSON *g;
+	struct cmp c;
+	const char *why;
+	double v = 0;
+
+	cmp_make(&c, a, 1, b, 1);
+	CHECK(eval(&c, "ttft_p50_ratio<=1.1", &v, &why) == GATE_PASS && v > 1.1);
+	CHECK(strstr(why, "floor") != NULL);
+	g = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c.res.diff, "load"), 0), "gates"), 0);
+	CHECK(g && strstr(cJSON_GetObjectItem(g, "advice")->valuestring, "floor"));
+	cmp_free(&c);
+	/* one round of 8: throughput cannot be judged, underpowered with advice */
+	cmp_make(&c, a8, 1, b8, 1);
+	CHECK(eval(&c, "output_tps_ratio>=0.9", &v, &why) == GATE_UNDERPOWERED);
+	CHECK(strstr(why, "underpowered") && strstr(why, "rounds"));
+	CHECK(!strcmp(entry_verdict(&c, "m/c4"), "underpowered"));
+	g = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c.res.diff, "load"), 0), "gates"), 0);
+	CHECK(g && !strcmp(cJSON_GetObjectItem(g, "verdict")->valuestring, "underpowered") &&
+	      cJSON_IsNull(cJSON_GetObjectItem(g, "mde")));
+	cmp_free(&c);
+}
+
+static void test_parse(void)
+{
+	struct gate g[GATE_CUTOVER_N];
+	struct diag d;
+	size_t n;
+
+	diag_init(&d);
+	CHECK(gate_parse("ttft_p95_ratio<=1.15", &g[0], &d) == ERR_OK);
+	CHECK(gate_parse("output_tps_ratio@load-1k-128/c32>=0.9", &g[0], &d) == ERR_OK &&
+	      !strcmp(g[0].arg, "load-1k-128/c32"));
+	CHECK(gate_parse("ttft_p50_ratio<=1.2", &g[0], &d) == ERR_OK); /* also a latency gate */
+	CHECK(gate_is_load("success_rate") && gate_is_load("goodput_ratio") && !gate_is_load("pass_rate"));
+	CHECK(gate_expand("cutover", g, GATE_CUTOVER_N, &n, &d) == ERR_OK && n == GATE_CUTOVER_N);
+	CHECK(!g[0].slo_only && g[GATE_CUTOVER_N - 1].slo_only);
+	CHECK(gate_expand("cutover", g, 2, &n, &d) == ERR_LIMIT);
+}
+
+int main(void)
+{
+	json_init();
+	T_RUN(test_statistics);
+	T_RUN(test_gates);
+	T_RUN(test_noise);
+	T_RUN(test_parse);
+	return T_DONE();
+}
