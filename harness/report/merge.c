@@ -302,7 +302,10 @@ static cJSON *shard_entry(struct json_build *jb, struct merge *m, size_t i)
 	json_add_int(jb, o, "index", index_of(m, i));
 	json_add_dup(jb, o, "from", jget2(man, "shard", "from"));
 	json_add_dup(jb, o, "started_at", jget(man, "started_at"));
-	json_add_dup(jb, o, "ended_at", jget(man, "ended_at"));
+	if (jget(man, "ended_at"))
+		json_add_dup(jb, o, "ended_at", jget(man, "ended_at"));
+	else /* cut before its end, merged with --allow-partial */
+		json_add_null(jb, o, "ended_at");
 	if (cJSON_IsNumber(lag)) {
 		json_add_num(jb, o, "start_lag_ms", lag->valuedouble);
 		if (lag->valuedouble > m->st->max_lag_ms)
