@@ -5,6 +5,9 @@ CXX      ?= g++
 PREFIX   ?= /usr/local
 BUILD    ?= build
 VERSION  := 0.1.0
+# The build's identity: the commit it was built from (`git describe`, "-dirty"
+# with uncommitted changes), or the version number outside a git checkout.
+DESCRIBE := $(or $(shell git describe --always --dirty 2>/dev/null),$(VERSION))
 
 PKGS     := libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc
 OPT      ?= -O2 -g
@@ -27,7 +30,7 @@ SSLLIBS   = $(shell pkg-config --libs openssl 2>/dev/null)
 CSRC     := $(wildcard harness/*/*.c generators/*.c)
 CXXSRC   := $(wildcard harness/*/*.cc)
 OBJ      := $(CSRC:%.c=$(BUILD)/obj/%.o) $(CXXSRC:%.cc=$(BUILD)/obj/%.o) \
-            $(BUILD)/obj/gen/embedded.o
+            $(BUILD)/obj/gen/embedded.o $(BUILD)/obj/gen/version.o
 LIBOBJ   := $(filter-out $(BUILD)/obj/harness/cli/%,$(OBJ))
 CLIOBJ   := $(filter $(BUILD)/obj/harness/cli/%,$(OBJ))
 EMBEDDED := $(wildcard fixtures/templates/* generators/data/*)
@@ -35,7 +38,7 @@ UNITSRC  := $(wildcard tests/unit/test_*.c)
 UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPSTAMP := $(BUILD)/.deps-system
 
-.PHONY: all test bench install clean deps deps-test asan demo fuzz
+.PHONY: all test bench install clean deps deps-test asan demo fuzz FORCE
 all: $(BUILD)/needle
 
 # The set-up step: installs Debian packages (as root) or says what to run.
@@ -45,6 +48,7 @@ $(DEPSTAMP): tests/setup.sh
 deps: $(DEPSTAMP)
 deps-test: $(DEPSTAMP)
 	sh tests/setup.sh npm
+	sh tests/setup.sh py $(BUILD)/venv-py
 
 $(BUILD)/obj/%.o: %.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
@@ -56,6 +60,15 @@ $(BUILD)/gen/embedded.c: tests/embed.sh $(EMBEDDED)
 	@mkdir -p $(@D)
 	sh tests/embed.sh templates=fixtures/templates data=generators/data > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+# Rewritten only when the commit changed, so a build of the same tree relinks
+# nothing (base/version.h).
+$(BUILD)/gen/version.c: FORCE
+	@mkdir -p $(@D)
+	@printf 'const char version_describe[] = "%s";\n' '$(DESCRIBE)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/obj/gen/version.o: $(BUILD)/gen/version.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 

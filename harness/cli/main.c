@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "base/err.h"
 #include "base/json.h"
+#include "base/version.h"
 
 #ifndef NEEDLE_VERSION
 #define NEEDLE_VERSION "0.0.0-dev"
@@ -39,7 +40,8 @@ static void usage(FILE *out)
 		"print shell completion for bash or zsh");
 	fprintf(out,
 		"\nRun 'needle help COMMAND' (or 'needle COMMAND --help') for its options\n"
-		"and examples; 'needle --version' prints the version.\n"
+		"and examples; 'needle --version' prints the version and the commit it was\n"
+		"built from (git describe).\n"
 		"\nExit status:\n"
 		"  0  all passed\n"
 		"  1  something failed a check or a gate\n"
@@ -68,7 +70,10 @@ int main(int argc, char **argv)
 		return EXIT_PASS;
 	}
 	if (!strcmp(a, "--version")) {
-		printf("needle %s\n", NEEDLE_VERSION);
+		if (strcmp(version_describe, NEEDLE_VERSION))
+			printf("needle %s (%s)\n", NEEDLE_VERSION, version_describe);
+		else
+			printf("needle %s\n", NEEDLE_VERSION);
 		return EXIT_PASS;
 	}
 	if (!strcmp(a, "help"))
