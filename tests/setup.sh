@@ -4,6 +4,8 @@
 #                              the bench corpora's packages too, for
 #                              tests/cli/tok_corpora.sh)
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
+#   sh tests/setup.sh py VENV  a Python venv at VENV with the pinned pandas and
+#                              DuckDB the report tests load attempts.csv with
 #   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
@@ -17,7 +19,7 @@ set -eu
 
 PACKAGES="build-essential g++ pkg-config libcurl4-openssl-dev libcjson-dev \
 libpcre2-dev libsentencepiece-dev sentencepiece libpng-dev zlib1g-dev \
-libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 fortunes fortunes-zh \
+libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 python3-venv fortunes fortunes-zh \
 jargon-text tmux"
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,6 +61,20 @@ npm_deps() {
 	echo "needle: installing the test's npm packages into tests/node_modules" >&2
 	(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2)
 	echo "$want" > "$stamp"
+}
+
+# The consumers of attempts.csv and the JSON Lines rows, pinned (their type
+# inference is what the test checks); the stamp holds the pins, so a venv of
+# other pins is made again.
+PY_PINS="pandas==2.2.3 numpy==2.4.6 duckdb==1.1.3"
+py_deps() {
+	venv=$1
+	[ -f "$venv/.needle-stamp" ] && [ "$(cat "$venv/.needle-stamp")" = "$PY_PINS" ] && return 0
+	echo "needle: installing $PY_PINS into $venv" >&2
+	rm -rf "$venv"
+	/usr/bin/python3 -m venv "$venv"
+	nice -n 10 "$venv/bin/pip" install -q --disable-pip-version-check $PY_PINS >&2
+	echo "$PY_PINS" > "$venv/.needle-stamp"
 }
 
 # Installs the Debian packages named in $@ that are missing.
@@ -127,7 +143,8 @@ case "${1:-}" in
 system) system ;;
 fuzz) fuzz_deps ;;
 npm) npm_deps ;;
+py) py_deps "${2:?usage: sh tests/setup.sh py VENV}" ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|py VENV|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac

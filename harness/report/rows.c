@@ -3,6 +3,7 @@
  */
 #include "rows.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,27 +12,44 @@
 #include "run/results.h"
 #include "why.h"
 
+/* A column's type: how an absent value and a whole number are written. */
+enum col_type {
+	COL_TEXT, /* CSV: "-" when absent or empty (JSON Lines: "" or null) */
+	COL_INT,  /* a whole number; an empty field / null when absent */
+	COL_REAL, /* always with a decimal point ("12.0"), so its SQL type is a
+		     float whatever the values */
+	COL_BOOL  /* true / false */
+};
+
 /* Where a column's value comes from: the scalar at record[a][b] (b may be
  * NULL), or a derived value (a NULL). */
 struct col {
 	const char *name, *a, *b;
+	enum col_type t;
 };
 
 static const struct col cols[] = {
-	{"run", NULL, NULL}, {"model", "model", NULL}, {"case", "case", NULL},
-	{"kind", "kind", NULL}, {"repeat", "repeat", NULL}, {"seed", "seed", NULL},
-	{"verdict", "verdict", NULL}, {"fail_stage", NULL, NULL},
-	{"failure_codes", NULL, NULL}, {"first_reason", NULL, NULL},
-	{"usage_delta", "audit", "usage_delta"},
-	{"local_prompt_tokens", "audit", "local_prompt_tokens"},
-	{"prompt_tokens", "usage", "prompt_tokens"},
-	{"completion_tokens", "usage", "completion_tokens"},
-	{"http_status", "http_status", NULL}, {"finish_reason", "finish_reason", NULL},
-	{"first_byte_ms", "timing", "first_byte_ms"}, {"ttft_ms", "timing", "ttft_ms"},
-	{"ttfc_ms", "timing", "ttfc_ms"}, {"e2e_ms", "timing", "e2e_ms"},
-	{"tpot_ms", "timing", "tpot_ms"}, {"recall_tokens", "recall", "tokens"},
-	{"recall_depths", NULL, NULL}, {"started_at", "started_at", NULL},
-	{"raw", "raw", NULL}};
+	{"run", NULL, NULL, COL_TEXT}, {"model", "model", NULL, COL_TEXT},
+	{"case", "case", NULL, COL_TEXT}, {"kind", "kind", NULL, COL_TEXT},
+	{"repeat", "repeat", NULL, COL_INT}, {"seed", "seed", NULL, COL_INT},
+	{"verdict", "verdict", NULL, COL_TEXT}, {"fail_stage", NULL, NULL, COL_TEXT},
+	{"failure_codes", NULL, NULL, COL_TEXT}, {"first_reason", NULL, NULL, COL_TEXT},
+	{"usage_delta", "audit", "usage_delta", COL_INT},
+	{"local_prompt_tokens", "audit", "local_prompt_tokens", COL_INT},
+	{"prompt_tokens", "usage", "prompt_tokens", COL_INT},
+	{"completion_tokens", "usage", "completion_tokens", COL_INT},
+	{"http_status", "http_status", NULL, COL_INT},
+	{"finish_reason", "finish_reason", NULL, COL_TEXT},
+	{"first_byte_ms", "timing", "first_byte_ms", COL_REAL},
+	{"ttft_ms", "timing", "ttft_ms", COL_REAL}, {"ttfc_ms", "timing", "ttfc_ms", COL_REAL},
+	{"e2e_ms", "timing", "e2e_ms", COL_REAL}, {"tpot_ms", "timing", "tpot_ms", COL_REAL},
+	{"recall_tokens", "recall", "tokens", COL_INT}, {"recall_depths", NULL, NULL, COL_TEXT},
+	{"started_at", "started_at", NULL, COL_TEXT}, {"raw", "raw", NULL, COL_TEXT},
+	{"run_id", NULL, NULL, COL_TEXT}, {"case_id", "case", NULL, COL_TEXT},
+	{"level", "load", "level", COL_INT}, {"round", "load", "round", COL_INT},
+	{"warmup", NULL, NULL, COL_BOOL}, {"precheck", NULL, NULL, COL_BOOL},
+	{"concurrency", "load", "concurrency", COL_INT}, {"rate", "load", "rate", COL_REAL},
+	{"started_unix_ms", "started_unix_ms", NULL, COL_INT}};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 
 /* The strings of array `arr` joined with ';' (numbers as integers). */
@@ -64,14 +82,25 @@ static void run_name(const char *dir, char *out, size_t cap)
 	snprintf(out, cap, "%.*s", (int)(dir + n - s), s);
 }
 
+/* What every row of one run shares. */
+struct rows_run {
+	char name[1024];   /* the folder's last path component */
+	const char *id;    /* the manifest's run_id, or NULL */
+};
+
 static void add_derived(struct json_build *jb, cJSON *row, const struct col *c,
-			const cJSON *rec, const char *run)
+			const cJSON *rec, const struct rows_run *run)
 {
 	char text[WHY_TEXT_MAX];
 	const char *stage;
 
 	if (!strcmp(c->name, "run"))
-		json_add_str(jb, row, c->name, run);
+		json_add_str(jb, row, c->name, run->name);
+	else if (!strcmp(c->name, "run_id"))
+		json_add_item(jb, row, c->name, run->id ? cJSON_CreateString(run->id)
+							: cJSON_CreateNull());
+	else if (c->t == COL_BOOL) /* warmup, precheck: false outside a load case */
+		json_add_bool(jb, row, c->name, cJSON_IsTrue(jget2(rec, "load", c->name)));
 	else if (!strcmp(c->name, "failure_codes")) {
 		join(jget2(rec, "transport", "failures"), text, sizeof(text));
 		json_add_str(jb, row, c->name, text);
@@ -85,8 +114,24 @@ static void add_derived(struct json_build *jb, cJSON *row, const struct col *c,
 	}
 }
 
+/* A number with a decimal point or an exponent ("12.0", "0.5", "1e+300"):
+ * cJSON would print a whole value as "12". */
+static void add_real(struct json_build *jb, cJSON *row, const char *name, double v)
+{
+	char text[40];
+
+	if (!isfinite(v)) {
+		json_add_null(jb, row, name);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.15g", v);
+	if (!strpbrk(text, ".e"))
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), ".0");
+	json_add_item(jb, row, name, cJSON_CreateRaw(text));
+}
+
 /* The row of one record as a new object (NULL on ERR_NOMEM, in jb). */
-static cJSON *row_of(struct json_build *jb, const cJSON *rec, const char *run)
+static cJSON *row_of(struct json_build *jb, const cJSON *rec, const struct rows_run *run)
 {
 	cJSON *row = json_new_obj(jb);
 	size_t i;
@@ -97,7 +142,9 @@ static cJSON *row_of(struct json_build *jb, const cJSON *rec, const char *run)
 			add_derived(jb, row, &cols[i], rec, run);
 		else if (cols[i].b)
 			v = jget(v, cols[i].b);
-		if (cols[i].a && v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
+		if (cols[i].a && v && cols[i].t == COL_REAL && cJSON_IsNumber(v))
+			add_real(jb, row, cols[i].name, v->valuedouble);
+		else if (cols[i].a && v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
 			json_add_dup(jb, row, cols[i].name, v);
 		else if (cols[i].a)
 			json_add_null(jb, row, cols[i].name);
@@ -122,12 +169,17 @@ static enum err csv_field(struct buf *b, const char *s)
 	return e ? e : buf_putc(b, '"');
 }
 
-static enum err csv_value(struct buf *b, const cJSON *v)
+/* Column c's value v: an absent or empty text is "-" (an empty field in
+ * every row would make pandas read the column as float64). */
+static enum err csv_value(struct buf *b, const struct col *c, const cJSON *v)
 {
-	if (cJSON_IsString(v))
+	if (cJSON_IsString(v) && v->valuestring[0])
 		return csv_field(b, v->valuestring);
-	if (cJSON_IsNumber(v))
-		return buf_printf(b, "%.15g", v->valuedouble);
+	if (c->t == COL_TEXT)
+		return buf_putc(b, '-');
+	if (cJSON_IsRaw(v) || cJSON_IsNumber(v))
+		return cJSON_IsRaw(v) ? buf_puts(b, v->valuestring)
+				      : buf_printf(b, "%.15g", v->valuedouble);
 	if (cJSON_IsBool(v))
 		return buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
 	return ERR_OK; /* null: an empty field */
@@ -137,14 +189,14 @@ static enum err csv_line(struct buf *b, const cJSON *row)
 {
 	const cJSON *v;
 	enum err e = ERR_OK;
-	int first = 1;
+	size_t i = 0;
 
 	cJSON_ArrayForEach(v, row) {
-		if (!e && !first)
+		if (!e && i)
 			e = buf_putc(b, ',');
 		if (!e)
-			e = csv_value(b, v);
-		first = 0;
+			e = csv_value(b, &cols[i], v);
+		i++;
 	}
 	return e ? e : buf_puts(b, "\r\n");
 }
@@ -152,7 +204,7 @@ static enum err csv_line(struct buf *b, const cJSON *row)
 /* results_each's callback state of rows_write. */
 struct rows_out {
 	struct json_build jb;
-	const char *run;
+	const struct rows_run *run;
 	int csv;
 	struct buf *out;
 };
@@ -174,13 +226,16 @@ static enum err rows_write(const char *dir, int csv, struct buf *out, struct dia
 {
 	struct rows_out o;
 	struct results_scan sc;
-	char run[1024];
-	enum err e = ERR_OK;
+	struct rows_run run;
+	cJSON *manifest = NULL;
+	enum err e;
 	size_t i;
 
 	json_build_init(&o.jb);
-	run_name(dir, run, sizeof(run));
-	o.run = run;
+	run_name(dir, run.name, sizeof(run.name));
+	e = results_read_manifest(dir, &manifest, d);
+	run.id = cJSON_GetStringValue(jget(manifest, "run_id"));
+	o.run = &run;
 	o.csv = csv;
 	o.out = out;
 	for (i = 0; csv && !e && i < NCOLS; i++)
@@ -189,6 +244,7 @@ static enum err rows_write(const char *dir, int csv, struct buf *out, struct dia
 		e = buf_puts(out, "\r\n");
 	if (!e)
 		e = results_each(dir, row_one, &o, &sc, d);
+	cJSON_Delete(manifest);
 	if (e && (!d || !d->code))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));
 	return e;

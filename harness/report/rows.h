@@ -13,7 +13,19 @@
  * (why.h), usage_delta, local_prompt_tokens, prompt_tokens,
  * completion_tokens, http_status, finish_reason, first_byte_ms, ttft_ms,
  * ttfc_ms, e2e_ms, tpot_ms, recall_tokens, recall_depths (';'-separated),
- * started_at, raw (the raw stream's path inside the run folder).
+ * started_at, raw (the raw stream's path inside the run folder), then
+ * run_id (the manifest's: one run, whatever its folder is called; empty for
+ * a run of a needle before it), case_id (case again, under a name that is
+ * not an SQL keyword), level, round (-1 the pre-check, 0 a warm-up, 1... a
+ * counted round), warmup, precheck (false outside a load case), concurrency
+ * or rate (of the level), started_unix_ms (the start in ms since the Unix
+ * epoch; empty for an older record).
+ *
+ * Types hold whatever the values, so pandas and DuckDB type a column the
+ * same for every run: the timing columns and rate always have a decimal
+ * point ("12.0"); warmup and precheck are true or false; in the CSV an
+ * absent or empty text is "-" (a column empty in every row of a clean run
+ * would load as float64), while JSON Lines keeps "" and null.
  */
 #ifndef NEEDLE_ROWS_H
 #define NEEDLE_ROWS_H

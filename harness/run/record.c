@@ -3,10 +3,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/json.h"
 #include "base/mem.h"
+#include "base/version.h"
 #include "record.h"
 
 void record_key(const char *id, long repeat, int has_seed, long seed,
@@ -76,6 +79,39 @@ void record_utc_now(char *out, size_t cap)
 
 	gmtime_r(&t, &tm);
 	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+long long record_unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void record_run_id(char out[RECORD_RUN_ID_LEN + 1])
+{
+	unsigned char b[16];
+	struct timespec ts;
+	unsigned long long x;
+	size_t i, n = 0;
+
+	if (getrandom(b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
+		/* no entropy yet (early boot): the clock and the process, mixed by
+		 * Knuth's MMIX linear congruential step */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = ((unsigned long long)ts.tv_sec * 1000000000u + (unsigned long long)ts.tv_nsec) ^
+		    (unsigned long long)getpid() << 40;
+		for (i = 0; i < sizeof(b); i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			b[i] = (unsigned char)(x >> 56);
+		}
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* RFC 9562 version 4 */
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* its variant */
+	for (i = 0; i < sizeof(b); i++)
+		n += (size_t)snprintf(out + n, RECORD_RUN_ID_LEN + 1 - n, "%s%02x",
+				      i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b[i]);
 }
 
 /* ---- the attempt record ---- */
@@ -336,6 +372,7 @@ cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 	json_add_str(&jb, rec, "endpoint", a->endpoint);
 	json_add_str(&jb, rec, "model", a->model);
 	json_add_str(&jb, rec, "started_at", a->started_at);
+	json_add_int(&jb, rec, "started_unix_ms", a->started_unix_ms);
 	add_raw(&jb, rec, a->raw_name);
 	json_add_num(&jb, rec, "response_bytes", (double)a->response_bytes);
 	if (a->c->kind == SUITE_RECALL)
@@ -415,13 +452,16 @@ cJSON *record_manifest_new(struct record_manifest *in)
 {
 	struct json_build jb;
 	cJSON *m, *s, *h;
-	char when[32];
+	char when[32], id[RECORD_RUN_ID_LEN + 1];
 
 	json_build_init(&jb);
 	m = json_new_obj(&jb);
 	h = json_add_obj(&jb, m, "harness");
 	json_add_str(&jb, h, "name", "needle");
 	json_add_str(&jb, h, "version", NEEDLE_VERSION);
+	json_add_str(&jb, h, "commit", version_describe);
+	record_run_id(id);
+	json_add_str(&jb, m, "run_id", id);
 	s = json_add_obj(&jb, m, "suite");
 	json_add_str(&jb, s, "name", in->suite->name);
 	json_add_str(&jb, s, "path", in->suite->path);
@@ -625,6 +665,10 @@ enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 	if (cJSON_GetObjectItemCaseSensitive(old, "started_at") &&
 	    replace(manifest, "started_at",
 		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d))
+		return d->code;
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(old, "run_id")) &&
+	    replace(manifest, "run_id",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "run_id"), 1), d))
 		return d->code;
 	return merge_plan(manifest, old, d);
 }

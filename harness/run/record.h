@@ -12,7 +12,8 @@
  * tolerance}, grade {ok, reasons, [needles]}, http_status, timing
  * {first_byte_ms, ttft_ms, ttfc_ms, e2e_ms, tpot_ms}, usage, finish_reason,
  * content, reasoning, tool_calls, request_sha256, endpoint, model,
- * started_at, raw ("raw/NAME.sse"), response_bytes, and for recall cases
+ * started_at, started_unix_ms (the same moment to the millisecond: the
+ * Unix epoch's, CLOCK_REALTIME), raw ("raw/NAME.sse"), response_bytes, and for recall cases
  * recall {tokens, depths, filler, prompt_sha256}, for a two-round tool case
  * rounds [round 1's summary]; run.c adds "replica" and "base_url" (which of
  * several --base-url served it). verdict is "pass" only when transport, audit
@@ -63,6 +64,7 @@ struct record_attempt {
 	const char *endpoint;             /* request path */
 	const char *model;
 	const char *started_at;
+	long long started_unix_ms;        /* the same moment, ms since the epoch */
 	const char *raw_name;             /* file name under raw/ */
 	size_t response_bytes;
 	const char *prompt_sha256;        /* recall: of the rendered prompt */
@@ -100,6 +102,16 @@ int record_passed(const cJSON *rec);
  * timestamp in a run folder. */
 void record_utc_now(char *out, size_t cap);
 
+/* The current time in ms since the Unix epoch (CLOCK_REALTIME). */
+long long record_unix_ms(void);
+
+/* A run id names one run everywhere its rows go (two runs in folders of the
+ * same name stay apart in one query): a random UUID (RFC 9562 version 4),
+ * 36 characters, lower-case hex. */
+#define RECORD_RUN_ID_LEN 36
+/* A new run id into out (RECORD_RUN_ID_LEN + 1 bytes). */
+void record_run_id(char out[RECORD_RUN_ID_LEN + 1]);
+
 /* The tool calls of `s` as the API shapes them: [{id, type, function: {name,
  * arguments}}]. Caller owns; NULL when out of memory. */
 cJSON *record_tool_calls(const struct stream *s);
@@ -135,8 +147,9 @@ struct record_manifest {
 	struct record_options opts;
 };
 
-/* manifest.json at the start of a run: harness, suite, endpoint, tokenizer,
- * template, options, started_at, ended_at (null). Takes m->endpoint (also on
+/* manifest.json at the start of a run: harness {name, version, commit (the
+ * build's git describe, version.h)}, run_id (record_run_id), suite, endpoint,
+ * tokenizer, template, options, started_at, ended_at (null). Takes m->endpoint (also on
  * failure). Caller owns; NULL when out of memory. Built through json.h, as is
  * every record: a value returned has every field. */
 cJSON *record_manifest_new(struct record_manifest *m);
@@ -178,6 +191,7 @@ void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
  * `manifest` in what makes the same experiment: suite SHA-256, endpoint base
  * URL, served model, server flavour, tokenizer or template SHA-256, the
  * server the audit renders as, or --server; else keeps old's started_at and
+ * run_id (a resumed run is the same run) and
  * makes the plan old's keys followed by the new ones of `manifest` (another
  * --case or --repeat adds attempts, never drops planned ones). ERR_NOMEM. */
 enum err record_manifest_resume(cJSON *manifest, const cJSON *old,

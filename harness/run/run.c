@@ -367,6 +367,7 @@ enum err run_send(struct run *r, struct attempt *a, struct diag *d)
 
 	snprintf(a->url, sizeof(a->url), "%s%s", r->eps[a->replica].base, a->req.path);
 	record_utc_now(a->started_at, sizeof(a->started_at));
+	a->started_unix_ms = record_unix_ms();
 	a->start_ms = io_now_ms();
 	stream_release(&a->st);
 	stream_init(&a->st, a->req.endpoint == REQ_COMPLETIONS ? STREAM_COMPLETIONS
@@ -430,6 +431,7 @@ enum err run_not_sent(struct run *r, struct attempt *a, enum stream_fail code,
 	stream_end(&a->st, dn.end_ms);
 	grade_fail(&a->g, "not graded: the request was not sent");
 	record_utc_now(a->started_at, sizeof(a->started_at));
+	a->started_unix_ms = record_unix_ms();
 	if ((e = results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name,
 				  sizeof(raw_name), d)))
 		return e;
@@ -545,6 +547,7 @@ static void record_view(const struct run *r, const struct attempt *a,
 	v->endpoint = a->req.path;
 	v->model = r->eps[0].model;
 	v->started_at = a->started_at;
+	v->started_unix_ms = a->started_unix_ms;
 	v->raw_name = raw_name;
 	v->response_bytes = a->raw.len;
 	v->prompt_sha256 = a->prompt_sha256;

@@ -63,6 +63,7 @@ struct attempt {
 	long recall_tokens;        /* recall: the prompt size built */
 	double start_ms;
 	char started_at[32];
+	long long started_unix_ms;
 	int feed_failed;            /* 1: reading stopped; 2: at one of needle's caps */
 	char feed_msg[DIAG_MSG_MAX];
 	int round;                 /* 1; 2 = the answer after a tool result */

@@ -60,7 +60,8 @@ cmp -s "$tmp/stdout.csv" "$tmp/wrong/attempts.csv" || fail "--format csv differs
 import csv, json, sys
 cols = ("run,model,case,kind,repeat,seed,verdict,fail_stage,failure_codes,first_reason,usage_delta,"
         "local_prompt_tokens,prompt_tokens,completion_tokens,http_status,finish_reason,first_byte_ms,"
-        "ttft_ms,ttfc_ms,e2e_ms,tpot_ms,recall_tokens,recall_depths,started_at,raw").split(",")
+        "ttft_ms,ttfc_ms,e2e_ms,tpot_ms,recall_tokens,recall_depths,started_at,raw,run_id,case_id,"
+        "level,round,warmup,precheck,concurrency,rate,started_unix_ms").split(",")
 for d in sys.argv[1:]:
     recs = [json.loads(l) for l in open(d + "/results.jsonl")]
     with open(d + "/attempts.csv", newline="") as f:
@@ -75,6 +76,9 @@ for d in sys.argv[1:]:
         assert row["seed"] == ("" if rec["seed"] is None else str(rec["seed"])), row
         assert row["e2e_ms"] != "" and float(row["e2e_ms"]) == rec["timing"]["e2e_ms"], row
         assert row["run"] == d.rsplit("/", 1)[1], row
+        assert row["run_id"] == json.load(open(d + "/manifest.json"))["run_id"], row
+        assert row["case_id"] == row["case"] and row["warmup"] == row["precheck"] == "false", row
+        assert int(row["started_unix_ms"]) == rec["started_unix_ms"], row
     if d.endswith("wrong"):
         assert all(x["fail_stage"] == "transport" and x["failure_codes"] == "http_status" and
                    x["http_status"] == "404" and "404" in x["first_reason"] for x in body), body[0]

@@ -1,0 +1,84 @@
+#!/bin/sh
+# The report's outputs read by the tools that consume them: one run against
+# the reference server (a chat case that passes, one that fails, a load case
+# with its pre-check, a warm-up and two levels), then attempts.csv and the
+# JSON Lines rows loaded by pinned pandas and DuckDB (tests/setup.sh py):
+# every request has its level, round, warm-up and pre-check, text columns
+# load as text, ratios as floats, run_id is the manifest's; --version and the
+# manifest name the commit.
+set -eu
+. "$TESTS/lib/cli.sh"
+py=$BUILD/venv-py/bin/python
+[ -x "$py" ] || fail "no pandas/DuckDB venv at $BUILD/venv-py: run 'sh tests/setup.sh py $BUILD/venv-py' (make deps-test does)"
+ds=$(fixture hf/deepseek_v3/tokenizer.json)
+refserver_start --max-model-len 32768
+cat >"$tmp/s.json" <<'JSON'
+{"suite": "consumers", "cases": [
+ {"id": "arith", "kind": "chat", "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}],
+  "repeat": 2, "expect": {"json": {"answer": 437}}},
+ {"id": "wrong", "kind": "chat", "messages": [{"role": "user", "content": "Compute 19 * 23. Reply with only a JSON object {\"answer\": <integer>}."}],
+  "expect": {"json": {"answer": 438}}},
+ {"id": "m", "kind": "load", "temperature": 0, "load": {"input_tokens": 200, "output_tokens": 8,
+  "concurrency": [1, 2], "requests": [2, 4], "rounds": 1, "warmup": 1, "seed": 5}}]}
+JSON
+rc=0
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model 'ref-good:prefill=100000,tpot=1' \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/smoke" >"$tmp/run.out" 2>&1 || rc=$?
+[ $rc = 1 ] || { cat "$tmp/run.out"; fail "run: exit $rc (want 1: case 'wrong' fails)"; }
+"$NEEDLE" report "$tmp/smoke" --format jsonl >"$tmp/rows.jsonl"
+
+# the commit: --version and the manifest say the same git describe
+v=$("$NEEDLE" --version)
+case "$v" in "needle "*) ;; *) fail "--version: '$v'" ;; esac
+if want=$(git -C "$ROOT" describe --always --dirty 2>/dev/null); then
+	[ "$v" = "needle $(echo "$v" | sed 's/^needle \([^ ]*\).*/\1/') ($want)" ] ||
+		fail "--version '$v' does not name the commit '$want'"
+fi
+
+"$py" - "$tmp/smoke" "$tmp/rows.jsonl" "$v" <<'PY' || fail "pandas/DuckDB read the rows wrongly"
+import json, sys
+import duckdb, pandas as pd
+d, jl, version = sys.argv[1:]
+man = json.load(open(d + "/manifest.json"))
+assert version.endswith("(%s)" % man["harness"]["commit"]) or version == "needle " + man["harness"]["commit"], (version, man["harness"])
+recs = [json.loads(l) for l in open(d + "/results.jsonl")]
+df = pd.read_csv(d + "/attempts.csv")
+assert len(df) == len(recs) == 2 + 1 + 1 + 2 + 2 + 4, len(df)
+for c in ("run", "model", "case", "kind", "verdict", "fail_stage", "failure_codes", "first_reason",
+          "finish_reason", "recall_depths", "started_at", "raw", "run_id", "case_id"):
+    assert df[c].dtype == object, (c, df[c].dtype)
+for c in ("first_byte_ms", "ttft_ms", "ttfc_ms", "e2e_ms", "tpot_ms"):
+    assert df[c].dtype == "float64", (c, df[c].dtype)
+assert df["warmup"].dtype == bool and df["precheck"].dtype == bool
+assert (df["run_id"] == man["run_id"]).all() and len(man["run_id"]) == 36
+assert (df["case_id"] == df["case"]).all()
+load = df[df["kind"] == "load"]
+assert sorted(load["round"].tolist()) == [-1, 0, 0, 1, 1, 1, 1, 1, 1], load["round"].tolist()
+assert (load["precheck"] == (load["round"] == -1)).all() and (load["warmup"] == (load["round"] == 0)).all()
+counted = load[load["round"] >= 1].groupby("level").size().to_dict()
+assert counted == {0: 2, 1: 4}, counted
+assert load.groupby("level")["concurrency"].first().to_dict() == {0: 1, 1: 2}
+for row, rec in zip(df.itertuples(), recs):
+    assert row.started_unix_ms == rec["started_unix_ms"]
+    assert rec["started_at"].startswith(pd.Timestamp(row.started_unix_ms, unit="ms").strftime("%Y-%m-%dT%H:%M"))
+assert df.loc[df["case"] == "wrong", "fail_stage"].tolist() == ["grade"]
+assert (df.loc[df["verdict"] == "pass", "fail_stage"] == "-").all()
+
+con = duckdb.connect()
+for name, rel in (("csv", con.read_csv(d + "/attempts.csv")), ("jsonl", con.read_json(jl))):
+    types = dict(zip(rel.columns, (str(t) for t in rel.types)))
+    for c in ("fail_stage", "failure_codes", "first_reason", "case_id", "verdict"):
+        assert types[c] == "VARCHAR", (name, c, types[c])
+    assert types["run_id"] in ("VARCHAR", "UUID"), (name, types["run_id"])
+    for c in ("ttft_ms", "e2e_ms", "tpot_ms", "first_byte_ms"):
+        assert types[c] == "DOUBLE", (name, c, types[c])
+    assert types["warmup"] == types["precheck"] == "BOOLEAN", (name, types)
+    rel.create_view("t_" + name)
+    got = con.sql("select level, count(*) from t_%s where not warmup and not precheck and level is not null "
+                  "group by level order by level" % name).fetchall()
+    assert got == [(0, 2), (1, 4)], (name, got)
+    assert con.sql("select count(distinct run_id) from t_" + name).fetchone() == (1,)
+    assert con.sql("select case_id from t_%s where verdict = 'fail'" % name).fetchall() == [("wrong",)]
+print("rows ok")
+PY
+echo "report_consumers: rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"
