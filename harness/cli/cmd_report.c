@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "base/jget.h"
 #include "base/json.h"
+#include "report/junit.h"
 #include "report/report.h"
 #include "report/rows.h"
 
@@ -20,6 +21,7 @@ static const char examples[] =
 	"  needle report results/smoke-ref-good-20260101T120000.123Z\n"
 	"  needle report results/recall-1m --format json | jq .recall.by_depth\n"
 	"  needle report RUN_DIR --format csv > run.csv\n"
+	"  needle report RUN_DIR --format junit > needle-junit.xml\n"
 	"  needle report /read-only/run --out /tmp/report\n"
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
@@ -37,8 +39,9 @@ static const char examples[] =
 	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
 	"line and reason are named), or when --out cannot be written.\n";
 
-static const char *const formats[] = {"md", "json", "csv", "jsonl"};
+static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit"};
 
+/* The files report writes, by format. */
 static const struct buf *chosen(const struct report_files *f, const char *format)
 {
 	if (!strcmp(format, "md"))
@@ -48,6 +51,20 @@ static const struct buf *chosen(const struct report_files *f, const char *format
 	return &f->json;
 }
 
+/* A format that is printed only, not one of the files: into `out`; 0 when
+ * `format` is one of the files. */
+static int printed_only(const char *format, const struct report_run *r, struct buf *out,
+			enum err *e, struct diag *d)
+{
+	if (!strcmp(format, "jsonl"))
+		*e = rows_jsonl(r->dir, out, d);
+	else if (!strcmp(format, "junit"))
+		*e = junit_write(r->dir, out, d);
+	else
+		return 0;
+	return 1;
+}
+
 /* Loads, renders and saves; prints the chosen format. A folder that cannot
  * be written (no --out) is a warning: the report still goes to stdout. */
 static enum err report(const char *dir, const char *out_dir, const char *format,
@@ -55,11 +72,12 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 {
 	struct report_run *r = NULL;
 	struct report_files f;
-	struct buf jl;
+	struct buf only;
+	const struct buf *b = &only;
 	struct diag wd;
 	enum err e;
 
-	buf_init(&jl, BUF_MAX_DEFAULT);
+	buf_init(&only, BUF_MAX_DEFAULT);
 	diag_init(&wd);
 	if ((e = report_load(dir, &r, d)) || (e = report_render(r, &f, d)))
 		goto out;
@@ -68,10 +86,9 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 	else if (report_save(&f, dir, &wd))
 		fprintf(stderr, "warning: %s; the report is printed only (--out DIR writes it elsewhere)\n",
 			wd.msg);
-	if (!e && !strcmp(format, "jsonl"))
-		e = rows_jsonl(r->dir, &jl, d);
+	if (!e && !printed_only(format, r, &only, &e, d))
+		b = chosen(&f, format);
 	if (!e) {
-		const struct buf *b = strcmp(format, "jsonl") ? chosen(&f, format) : &jl;
 		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
 		char note[160];
 
@@ -83,7 +100,7 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 	}
 	report_files_release(&f);
 out:
-	buf_release(&jl);
+	buf_release(&only);
 	report_run_free(r);
 	return e;
 }
@@ -92,11 +109,11 @@ int cmd_report(int argc, char **argv)
 {
 	const char *format = "md", *out_dir = NULL;
 	const struct cli_opt opts[] = {
-		{"format", 'f', CLI_STR, "md|json|csv|jsonl", "what to print on stdout (default md): the summary as Markdown or JSON, or one row per attempt as CSV or JSON Lines; the files are written regardless", &format},
+		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, or a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one); the files are written regardless", &format},
 		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
 	};
 	const struct cli_cmd cmd = {
-		"report", "RUN_DIR [--format md|json|csv|jsonl] [--out DIR]",
+		"report", "RUN_DIR [--format md|json|csv|jsonl|junit] [--out DIR]",
 		"Summarise the run in RUN_DIR: pass rates per case and overall, why attempts\n"
 		"failed, the usage audit (usage_delta distribution, max |delta|), recall by\n"
 		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
@@ -119,7 +136,7 @@ int cmd_report(int argc, char **argv)
 		if (!strcmp(format, formats[i]))
 			break;
 	if (!d.code && i == sizeof(formats) / sizeof(formats[0]))
-		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv or jsonl, got '%s'", format);
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl or junit, got '%s'", format);
 	if (!d.code)
 		report(args[0], out_dir, format, &d);
 	return d.code ? cli_report("report", &d) : EXIT_PASS;

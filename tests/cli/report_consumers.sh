@@ -81,4 +81,34 @@ for name, rel in (("csv", con.read_csv(d + "/attempts.csv")), ("jsonl", con.read
     assert con.sql("select case_id from t_%s where verdict = 'fail'" % name).fetchall() == [("wrong",)]
 print("rows ok")
 PY
-echo "report_consumers: rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"
+# JUnit: Python's XML parser, the schema's shape, one testcase per attempt,
+# the run's failures with their reasons
+"$NEEDLE" report "$tmp/smoke" --format junit >"$tmp/junit.xml"
+/usr/bin/python3 - "$tmp/smoke" "$tmp/junit.xml" <<'PY' || fail "junit: $(head -c 1500 "$tmp/junit.xml")"
+import json, sys
+import xml.etree.ElementTree as ET
+d, path = sys.argv[1:]
+recs = [json.loads(l) for l in open(d + "/results.jsonl")]
+man = json.load(open(d + "/manifest.json"))
+root = ET.parse(path).getroot()
+assert root.tag == "testsuites" and [c.tag for c in root] == ["testsuite"], root
+ts = root[0]
+assert [c.tag for c in ts][0] == "properties" and all(c.tag == "testcase" for c in ts[1:])
+props = {p.get("name"): p.get("value") for p in ts.find("properties")}
+assert props["run_id"] == man["run_id"] and props["harness_commit"] == man["harness"]["commit"], props
+cases = ts.findall("testcase")
+assert len(cases) == len(recs) and int(ts.get("tests")) == int(root.get("tests")) == len(recs)
+assert len({(c.get("classname"), c.get("name")) for c in cases}) == len(cases), "testcase names repeat"
+failed = [c for c in cases if c.find("failure") is not None]
+want = [r for r in recs if r["verdict"] == "fail"]
+assert int(ts.get("failures")) == len(failed) == len(want) == 1, (ts.get("failures"), len(failed), len(want))
+f = failed[0].find("failure")
+assert failed[0].get("classname") == "consumers.wrong" and f.get("type") == "grade"
+assert f.get("message") == want[0]["grade"]["reasons"][0] and want[0]["grade"]["reasons"][0] in f.text, f.attrib
+for c in cases:
+    assert all(x.tag == "failure" for x in c) and float(c.get("time")) >= 0
+    assert set(c.attrib) == {"classname", "name", "time"}
+assert sum(" pre-check" in c.get("name") for c in cases) == 1
+PY
+
+echo "report_consumers: JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"

@@ -1,0 +1,22 @@
+/*
+ * xml — text made safe inside XML 1.0 and HTML: the one escaper of the
+ * JUnit report and the HTML page. The input is UTF-8 (a run folder's strings
+ * are made valid when written, results.h); the characters XML 1.0 forbids
+ * (C0 controls but tab, line feed and carriage return) and DEL (which HTML
+ * forbids) become '?', so a stray byte from a model's answer never makes the
+ * file unreadable.
+ */
+#ifndef NEEDLE_XML_H
+#define NEEDLE_XML_H
+
+#include "buf.h"
+#include "err.h"
+
+/* Appends `s` as element text: & < > escaped, forbidden characters '?'. */
+enum err xml_text(struct buf *out, const char *s);
+/* Appends `s` for a double-quoted attribute value: also " and ', and tab,
+ * line feed and carriage return as character references (an attribute's
+ * white space is otherwise normalised to spaces by the parser). */
+enum err xml_attr(struct buf *out, const char *s);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * junit — see junit.h.
+ */
+#include "junit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/jget.h"
+#include "base/xml.h"
+#include "run/record.h"
+#include "run/results.h"
+#include "why.h"
+
+/* What the walk of the journal gathers: the testcases, then the totals the
+ * enclosing elements carry. */
+struct junit_walk {
+	const char *suite;
+	struct buf cases;
+	size_t tests, failures;
+	double seconds;
+};
+
+/* The testcase name of `rec`: the attempt key in words (junit.h). */
+static void case_name(const cJSON *rec, char *out, size_t cap)
+{
+	const cJSON *seed = jget(rec, "seed"), *load = jget(rec, "load");
+	int n;
+
+	n = snprintf(out, cap, "%s repeat %.0f", cJSON_GetStringValue(jget(rec, "case")),
+		     jget_num(rec, "repeat"));
+	if (n >= 0 && (size_t)n < cap && cJSON_IsNumber(seed))
+		n += snprintf(out + n, cap - (size_t)n, " seed %.0f", seed->valuedouble);
+	if (n < 0 || (size_t)n >= cap || !load)
+		return;
+	if (cJSON_IsTrue(jget(load, "precheck")))
+		snprintf(out + n, cap - (size_t)n, " level %.0f pre-check", jget_num(load, "level"));
+	else if (cJSON_IsTrue(jget(load, "warmup")))
+		snprintf(out + n, cap - (size_t)n, " level %.0f warm-up request %.0f",
+			 jget_num(load, "level"), jget_num(load, "index"));
+	else
+		snprintf(out + n, cap - (size_t)n, " level %.0f round %.0f request %.0f",
+			 jget_num(load, "level"), jget_num(load, "round"), jget_num(load, "index"));
+}
+
+static enum err failure(struct buf *b, const cJSON *rec)
+{
+	struct why_reason r[WHY_REASONS_MAX];
+	size_t n = why_reasons(rec, r, WHY_REASONS_MAX), i;
+	const char *raw = cJSON_GetStringValue(jget(rec, "raw"));
+	enum err e;
+
+	if ((e = buf_puts(b, "\n      <failure message=\"")) || (e = xml_attr(b, r[0].text)) ||
+	    (e = buf_puts(b, "\" type=\"")) || (e = xml_attr(b, r[0].stage)) ||
+	    (e = buf_puts(b, "\">")))
+		return e;
+	for (i = 0; !e && i < n; i++)
+		if (!(e = buf_printf(b, "%s: ", r[i].stage)) && !(e = xml_text(b, r[i].text)))
+			e = buf_putc(b, '\n');
+	if (!e && raw && !(e = buf_puts(b, "raw stream: ")) && !(e = xml_text(b, raw)))
+		e = buf_putc(b, '\n');
+	return e ? e : buf_puts(b, "</failure>\n    ");
+}
+
+static enum err testcase(void *ctx, const cJSON *rec, struct diag *d)
+{
+	struct junit_walk *w = ctx;
+	struct buf *b = &w->cases;
+	char name[WHY_TEXT_MAX];
+	double s = jget_num(jget(rec, "timing"), "e2e_ms") / 1000;
+	int pass = record_passed(rec);
+	enum err e;
+
+	(void)d;
+	s = s > 0 ? s : 0;
+	case_name(rec, name, sizeof(name));
+	w->tests++;
+	w->failures += !pass;
+	w->seconds += s;
+	if ((e = buf_puts(b, "    <testcase classname=\"")) || (e = xml_attr(b, w->suite)) ||
+	    (e = buf_putc(b, '.')) || (e = xml_attr(b, cJSON_GetStringValue(jget(rec, "case")))) ||
+	    (e = buf_puts(b, "\" name=\"")) || (e = xml_attr(b, name)) ||
+	    (e = buf_printf(b, "\" time=\"%.3f\">", s)))
+		return e;
+	if (!pass && (e = failure(b, rec)))
+		return e;
+	return buf_puts(b, "</testcase>\n");
+}
+
+static enum err property(struct buf *b, const char *name, const char *value)
+{
+	enum err e;
+
+	if (!value)
+		return ERR_OK;
+	if ((e = buf_printf(b, "      <property name=\"%s\" value=\"", name)) || (e = xml_attr(b, value)))
+		return e;
+	return buf_puts(b, "\"/>\n");
+}
+
+/* The document around the testcases the walk gathered. */
+static enum err document(const struct junit_walk *w, const cJSON *m, const char *dir,
+			 struct buf *out)
+{
+	char when[32];
+	const char *started = cJSON_GetStringValue(jget(m, "started_at"));
+	enum err e;
+
+	/* the schema's timestamp is a local date-time without a zone: UTC's */
+	snprintf(when, sizeof(when), "%.19s", started ? started : "");
+	if ((e = buf_printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			    "<testsuites name=\"needle\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n"
+			    "  <testsuite name=\"", w->tests, w->failures, w->seconds)) ||
+	    (e = xml_attr(out, w->suite)) ||
+	    (e = buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\"%s%s%s time=\"%.3f\">\n"
+			    "    <properties>\n", w->tests, w->failures, started ? " timestamp=\"" : "",
+			    started ? when : "", started ? "\"" : "", w->seconds)) ||
+	    (e = property(out, "run_id", cJSON_GetStringValue(jget(m, "run_id")))) ||
+	    (e = property(out, "model", cJSON_GetStringValue(jget2(m, "endpoint", "served_model")))) ||
+	    (e = property(out, "base_url", cJSON_GetStringValue(jget2(m, "endpoint", "base_url")))) ||
+	    (e = property(out, "harness_commit", cJSON_GetStringValue(jget2(m, "harness", "commit")))) ||
+	    (e = property(out, "run_dir", dir)) || (e = buf_puts(out, "    </properties>\n")) ||
+	    (e = buf_append(out, w->cases.data, w->cases.len)))
+		return e;
+	return buf_puts(out, "  </testsuite>\n</testsuites>\n");
+}
+
+enum err junit_write(const char *dir, struct buf *out, struct diag *d)
+{
+	struct junit_walk w;
+	struct results_scan sc;
+	cJSON *m = NULL;
+	enum err e;
+
+	memset(&w, 0, sizeof(w));
+	buf_init(&w.cases, out->max);
+	if (!(e = results_read_manifest(dir, &m, d))) {
+		w.suite = cJSON_GetStringValue(jget2(m, "suite", "name"));
+		w.suite = w.suite ? w.suite : "needle";
+		e = results_each(dir, testcase, &w, &sc, d);
+	}
+	if (!e)
+		e = document(&w, m, dir, out);
+	if (e && (!d || !d->code))
+		diag_fail(d, e, "cannot write the JUnit report of '%s': %s", dir, err_name(e));
+	buf_release(&w.cases);
+	cJSON_Delete(m);
+	return e;
+}
