@@ -49,6 +49,7 @@ deps: $(DEPSTAMP)
 deps-test: $(DEPSTAMP)
 	sh tests/setup.sh npm
 	sh tests/setup.sh py $(BUILD)/venv-py
+	sh tests/setup.sh consumers
 
 $(BUILD)/obj/%.o: %.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
@@ -130,7 +131,7 @@ demo: all deps-test
 	sh tests/demo.sh $(BUILD)
 
 # The binary, the shipped suites (where the installed binary looks for them,
-# harness/cli/shipped.h), the manual page and shell completion, the last two
+# harness/cli/shipped.h), the Grafana dashboard, the manual page and shell completion, the last two
 # rendered by the binary from its own option tables.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/needle/suites \
@@ -139,6 +140,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 755 $(BUILD)/needle $(DESTDIR)$(PREFIX)/bin/needle
 	install -m 644 suites/*.json $(DESTDIR)$(PREFIX)/share/needle/suites/
+	install -d $(DESTDIR)$(PREFIX)/share/needle/dashboards
+	install -m 644 dashboards/*.json $(DESTDIR)$(PREFIX)/share/needle/dashboards/
 	$(BUILD)/needle man > $(DESTDIR)$(PREFIX)/share/man/man1/needle.1
 	$(BUILD)/needle completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/needle
 	$(BUILD)/needle completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_needle

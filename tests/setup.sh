@@ -6,6 +6,9 @@
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
 #   sh tests/setup.sh py VENV  a Python venv at VENV with the pinned pandas and
 #                              DuckDB the report tests load attempts.csv with
+#   sh tests/setup.sh consumers   Debian's prometheus (promtool checks the
+#                              Prometheus text) and chromium (a headless
+#                              screenshot of the HTML report)
 #   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
@@ -78,7 +81,7 @@ py_deps() {
 }
 
 # Installs the Debian packages named in $@ that are missing.
-bench_packages() {
+need_packages() {
 	need=""
 	for p in "$@"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -86,7 +89,7 @@ bench_packages() {
 	done
 	if [ -n "$need" ]; then
 		if [ "$(id -u)" != 0 ]; then
-			echo "needle: the benchmark text needs Debian packages; run as root:" >&2
+			echo "needle: missing Debian packages; run as root:" >&2
 			echo "  apt-get update && apt-get install -y$need" >&2
 			exit 2
 		fi
@@ -97,7 +100,7 @@ bench_packages() {
 
 bench_text() {
 	out=$1
-	bench_packages fortunes jargon-text
+	need_packages fortunes jargon-text
 	mkdir -p "$(dirname "$out")"
 	# The fortune files proper are those without an extension (.dat/.u8 are
 	# indexes and links), less the Chinese ones of fortunes-zh (the Chinese
@@ -120,7 +123,7 @@ bench_text() {
 # the text stays valid UTF-8.
 bench_text_zh() {
 	out=$1
-	bench_packages fortunes-zh
+	need_packages fortunes-zh
 	mkdir -p "$(dirname "$out")"
 	for f in chinese tang300 song100; do
 		cat "/usr/share/games/fortunes/$f"
@@ -144,7 +147,8 @@ system) system ;;
 fuzz) fuzz_deps ;;
 npm) npm_deps ;;
 py) py_deps "${2:?usage: sh tests/setup.sh py VENV}" ;;
+consumers) need_packages prometheus chromium ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|py VENV|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac

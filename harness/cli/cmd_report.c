@@ -14,6 +14,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "report/junit.h"
+#include "report/prom.h"
 #include "report/report.h"
 #include "report/rows.h"
 
@@ -22,6 +23,7 @@ static const char examples[] =
 	"  needle report results/recall-1m --format json | jq .recall.by_depth\n"
 	"  needle report RUN_DIR --format csv > run.csv\n"
 	"  needle report RUN_DIR --format junit > needle-junit.xml\n"
+	"  needle report RUN_DIR --format prom > /var/lib/node_exporter/textfile/needle.prom\n"
 	"  needle report /read-only/run --out /tmp/report\n"
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
@@ -39,7 +41,7 @@ static const char examples[] =
 	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
 	"line and reason are named), or when --out cannot be written.\n";
 
-static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit"};
+static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit", "prom"};
 
 /* The files report writes, by format. */
 static const struct buf *chosen(const struct report_files *f, const char *format)
@@ -53,10 +55,12 @@ static const struct buf *chosen(const struct report_files *f, const char *format
 
 /* A format that is printed only, not one of the files: into `out`; 0 when
  * `format` is one of the files. */
-static int printed_only(const char *format, const struct report_run *r, struct buf *out,
-			enum err *e, struct diag *d)
+static int printed_only(const char *format, const struct report_run *r,
+			const struct report_files *f, struct buf *out, enum err *e, struct diag *d)
 {
-	if (!strcmp(format, "jsonl"))
+	if (!strcmp(format, "prom"))
+		*e = prom_write(&f->summary, out, d);
+	else if (!strcmp(format, "jsonl"))
 		*e = rows_jsonl(r->dir, out, d);
 	else if (!strcmp(format, "junit"))
 		*e = junit_write(r->dir, out, d);
@@ -86,7 +90,7 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 	else if (report_save(&f, dir, &wd))
 		fprintf(stderr, "warning: %s; the report is printed only (--out DIR writes it elsewhere)\n",
 			wd.msg);
-	if (!e && !printed_only(format, r, &only, &e, d))
+	if (!e && !printed_only(format, r, &f, &only, &e, d))
 		b = chosen(&f, format);
 	if (!e) {
 		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
@@ -109,11 +113,11 @@ int cmd_report(int argc, char **argv)
 {
 	const char *format = "md", *out_dir = NULL;
 	const struct cli_opt opts[] = {
-		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, or a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one); the files are written regardless", &format},
+		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one) or Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model); the files are written regardless", &format},
 		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
 	};
 	const struct cli_cmd cmd = {
-		"report", "RUN_DIR [--format md|json|csv|jsonl|junit] [--out DIR]",
+		"report", "RUN_DIR [--format md|json|csv|jsonl|junit|prom] [--out DIR]",
 		"Summarise the run in RUN_DIR: pass rates per case and overall, why attempts\n"
 		"failed, the usage audit (usage_delta distribution, max |delta|), recall by\n"
 		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
@@ -136,7 +140,7 @@ int cmd_report(int argc, char **argv)
 		if (!strcmp(format, formats[i]))
 			break;
 	if (!d.code && i == sizeof(formats) / sizeof(formats[0]))
-		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl or junit, got '%s'", format);
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl, junit or prom, got '%s'", format);
 	if (!d.code)
 		report(args[0], out_dir, format, &d);
 	return d.code ? cli_report("report", &d) : EXIT_PASS;

@@ -418,6 +418,8 @@ static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_r
 	fact(jb, o, "template", m, "template", "name", NULL);
 	fact(jb, o, "template_sha256", m, "template", "sha256", NULL);
 	fact(jb, o, "harness_version", m, "harness", "version", NULL);
+	fact(jb, o, "harness_commit", m, "harness", "commit", NULL);
+	fact(jb, o, "run_id", m, "run_id", NULL, NULL);
 	fact(jb, o, "started_at", m, "started_at", NULL, NULL);
 	fact(jb, o, "ended_at", m, "ended_at", NULL, NULL);
 	fact(jb, o, "merge_note", m, "merge", "note", NULL);
@@ -864,7 +866,8 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 		{"endpoint", "base_url"}, {"suite", "suite"}, {"suite SHA-256", "suite_sha256"},
 		{"tokenizer", "tokenizer_kind"}, {"tokenizer SHA-256", "tokenizer_sha256"},
 		{"template", "template"}, {"template SHA-256", "template_sha256"},
-		{"needle", "harness_version"}, {"started", "started_at"}, {"ended", "ended_at"}};
+		{"needle", "harness_version"}, {"needle commit", "harness_commit"},
+		{"run id", "run_id"}, {"started", "started_at"}, {"ended", "ended_at"}};
 	const cJSON *run = jget(s, "run");
 	char tmp[64], note[160];
 	size_t i;

@@ -111,4 +111,48 @@ for c in cases:
 assert sum(" pre-check" in c.get("name") for c in cases) == 1
 PY
 
-echo "report_consumers: JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"
+# Prometheus: promtool accepts the text; the pass ratio is the records'; the
+# load levels are there; the shipped Grafana dashboard has the shape Grafana
+# imports and queries only metrics needle writes
+command -v promtool >/dev/null || fail "no promtool: run 'sh tests/setup.sh consumers' (make deps-test does)"
+"$NEEDLE" report "$tmp/smoke" --format prom >"$tmp/m.prom"
+promtool check metrics <"$tmp/m.prom" >"$tmp/promtool.out" 2>&1 || fail "promtool: $(cat "$tmp/promtool.out")"
+/usr/bin/python3 - "$tmp/smoke" "$tmp/m.prom" "$ROOT/dashboards/grafana-needle.json" <<'PY' || fail "prom: $(head -c 1500 "$tmp/m.prom")"
+import json, re, sys
+d, path, dash_path = sys.argv[1:]
+recs = [json.loads(l) for l in open(d + "/results.jsonl")]
+man = json.load(open(d + "/manifest.json"))
+samples = {}
+for line in open(path):
+    if line.startswith("#"):
+        continue
+    m = re.fullmatch(r'([a-z0-9_]+)\{(.*)\} (\S+)\n', line)
+    assert m, line
+    labels = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+    samples.setdefault(m.group(1), []).append((labels, float(m.group(3))))
+for name, rows in samples.items():
+    for labels, _ in rows:
+        assert labels["run_id"] == man["run_id"] and labels["suite"] == "consumers" and labels["run"] == "smoke", labels
+        assert labels["model"] == man["endpoint"]["served_model"], labels
+(ratio,) = [v for _, v in samples["needle_pass_ratio"]]
+assert abs(ratio - sum(r["verdict"] == "pass" for r in recs) / len(recs)) < 1e-12, ratio
+tput = {l["concurrency"]: v for l, v in samples["needle_load_output_throughput_tokens_per_second"]}
+assert set(tput) == {"1", "2"} and all(v > 0 for v in tput.values()), tput
+assert {l["case"]: v for l, v in samples["needle_case_pass_ratio"]} == {"arith": 1, "wrong": 0, "m": 1}
+dash = json.load(open(dash_path))
+assert isinstance(dash["title"], str) and isinstance(dash["uid"], str) and isinstance(dash["schemaVersion"], int)
+names = {v["name"] for v in dash["templating"]["list"]}
+ids = [p["id"] for p in dash["panels"]]
+assert len(ids) == len(set(ids)) and dash["panels"]
+used = set()
+for p in dash["panels"]:
+    assert p["type"] in ("timeseries", "stat", "table", "gauge", "barchart"), p["type"]
+    assert set(p["gridPos"]) == {"x", "y", "w", "h"} and p["gridPos"]["x"] + p["gridPos"]["w"] <= 24
+    assert p["datasource"]["type"] == "prometheus" and p["targets"]
+    for t in p["targets"]:
+        used |= set(re.findall(r"needle_[a-z0-9_]+", t["expr"]))
+        assert set(re.findall(r"\$(\w+)", t["expr"])) <= names, t["expr"]
+assert used and used <= set(samples), used - set(samples)
+PY
+
+echo "report_consumers: promtool accepts the metrics, the dashboard reads them; JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"

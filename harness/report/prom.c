@@ -1,0 +1,222 @@
+/*
+ * prom — see prom.h.
+ */
+#include "prom.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/jget.h"
+
+/* The labels every sample of the run carries, text ready to print. */
+struct prom_out {
+	struct buf *b;
+	char run[1400];
+	enum err e;
+};
+
+/* Appends `s` as a label value: backslash, quote and line feed escaped. */
+static void label_value(struct buf *b, const char *s, enum err *e)
+{
+	for (; !*e && s && *s; s++)
+		*e = *s == '\\' ? buf_puts(b, "\\\\") : *s == '"' ? buf_puts(b, "\\\"")
+			: *s == '\n' ? buf_puts(b, "\\n") : buf_putc(b, *s);
+}
+
+/* The family's header: HELP and TYPE. */
+static void family(struct prom_out *o, const char *name, const char *help)
+{
+	if (!o->e)
+		o->e = buf_printf(o->b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* One sample: NAME{run labels[,k="v"...]} VALUE; `kv` holds pairs, NULL
+ * ended; a pair whose value is NULL is left out. */
+static void sample(struct prom_out *o, const char *name, double v, const char *const *kv)
+{
+	if (o->e || !isfinite(v))
+		return;
+	o->e = buf_printf(o->b, "%s{%s", name, o->run);
+	for (; !o->e && kv && kv[0]; kv += 2) {
+		if (!kv[1])
+			continue;
+		o->e = buf_printf(o->b, ",%s=\"", kv[0]);
+		label_value(o->b, kv[1], &o->e);
+		if (!o->e)
+			o->e = buf_putc(o->b, '"');
+	}
+	if (!o->e)
+		o->e = buf_printf(o->b, "} %.15g\n", v);
+}
+
+/* The run labels from the summary's facts into o->run. */
+static void run_labels(struct prom_out *o, const cJSON *run)
+{
+	static const char *const keys[][2] = {
+		{"run", "dir"}, {"run_id", "run_id"}, {"suite", "suite"}, {"model", "model"}};
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, sizeof(o->run) - 1);
+	for (i = 0; !o->e && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = cJSON_GetStringValue(jget(run, keys[i][1]));
+		if (v && i == 0 && strrchr(v, '/') && strrchr(v, '/')[1])
+			v = strrchr(v, '/') + 1;
+		o->e = buf_printf(&b, "%s%s=\"", i ? "," : "", keys[i][0]);
+		label_value(&b, v ? v : "", &o->e);
+		if (!o->e)
+			o->e = buf_putc(&b, '"');
+	}
+	snprintf(o->run, sizeof(o->run), "%s", b.data);
+	buf_release(&b);
+}
+
+/* "YYYY-MM-DDTHH:MM:SSZ" as seconds since the epoch; NAN otherwise. */
+static double utc_seconds(const cJSON *v)
+{
+	const char *s = cJSON_GetStringValue(v);
+	struct tm tm;
+	char z = 0;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+			 &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 || z != 'Z')
+		return NAN;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (double)timegm(&tm);
+}
+
+static double num_or_nan(const cJSON *v)
+{
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void run_metrics(struct prom_out *o, const cJSON *s)
+{
+	const cJSON *run = jget(s, "run"), *a = jget(s, "attempts");
+	const char *info[] = {"needle_commit", cJSON_GetStringValue(jget(run, "harness_commit")),
+			      "server_version", cJSON_GetStringValue(jget(run, "server_version")),
+			      "server_kind", cJSON_GetStringValue(jget(run, "server_kind")), NULL};
+	static const char *const pass[] = {"verdict", "pass", NULL}, *const fail[] = {"verdict", "fail", NULL};
+	static const char *const stages[] = {"transport", "audit", "grade"};
+	size_t i;
+
+	family(o, "needle_info", "The run's build and server; always 1.");
+	sample(o, "needle_info", 1, info);
+	family(o, "needle_run_start_timestamp_seconds", "When the run started (Unix time).");
+	sample(o, "needle_run_start_timestamp_seconds", utc_seconds(jget(run, "started_at")), NULL);
+	family(o, "needle_run_end_timestamp_seconds", "When the run ended (Unix time).");
+	sample(o, "needle_run_end_timestamp_seconds", utc_seconds(jget(run, "ended_at")), NULL);
+	family(o, "needle_attempts", "Attempts recorded, by verdict.");
+	sample(o, "needle_attempts", jget_num(a, "pass"), pass);
+	sample(o, "needle_attempts", jget_num(a, "fail"), fail);
+	family(o, "needle_pass_ratio", "Passed attempts over all recorded attempts.");
+	sample(o, "needle_pass_ratio", num_or_nan(jget(a, "rate")), NULL);
+	family(o, "needle_pass_ratio_lower", "Lower bound of the pass ratio's 95% Wilson interval.");
+	sample(o, "needle_pass_ratio_lower", num_or_nan(cJSON_GetArrayItem(jget(a, "wilson95"), 0)), NULL);
+	family(o, "needle_pass_ratio_upper", "Upper bound of the pass ratio's 95% Wilson interval.");
+	sample(o, "needle_pass_ratio_upper", num_or_nan(cJSON_GetArrayItem(jget(a, "wilson95"), 1)), NULL);
+	family(o, "needle_failed_attempts", "Failed attempts by the stage of their first reason.");
+	for (i = 0; i < 3; i++) {
+		const char *kv[] = {"stage", stages[i], NULL};
+		sample(o, "needle_failed_attempts", jget_num(jget(s, "fail_stages"), stages[i]), kv);
+	}
+}
+
+static void case_metrics(struct prom_out *o, const struct casetab *t)
+{
+	size_t i;
+
+	family(o, "needle_case_attempts", "Attempts recorded of one case.");
+	for (i = 0; i < t->n; i++) {
+		const char *kv[] = {"case", t->c[i].id, "kind", t->c[i].kind, NULL};
+		sample(o, "needle_case_attempts", (double)t->c[i].total, kv);
+	}
+	family(o, "needle_case_pass_ratio", "Passed attempts over recorded attempts of one case.");
+	for (i = 0; i < t->n; i++) {
+		const char *kv[] = {"case", t->c[i].id, "kind", t->c[i].kind, NULL};
+		if (t->c[i].total)
+			sample(o, "needle_case_pass_ratio", (double)t->c[i].pass / (double)t->c[i].total, kv);
+	}
+}
+
+static void latency_metrics(struct prom_out *o, const cJSON *lat)
+{
+	static const char *const figs[][2] = {{"ttft", "ttft_ms"}, {"ttfc", "ttfc_ms"},
+		{"e2e", "e2e_ms"}, {"tpot", "tpot_ms"}, {"first_byte", "first_byte_ms"}};
+	static const char *const q[][2] = {{"50", "p50"}, {"90", "p90"}, {"99", "p99"}};
+	size_t i, j;
+
+	family(o, "needle_latency_seconds",
+	       "Latency percentiles (nearest rank) of the attempts that are not load requests.");
+	for (i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+		for (j = 0; j < 3; j++) {
+			const char *kv[] = {"figure", figs[i][0], "percentile", q[j][0], NULL};
+			sample(o, "needle_latency_seconds",
+			       num_or_nan(jget(jget(lat, figs[i][1]), q[j][1])) / 1000, kv);
+		}
+}
+
+/* A load family: the summary cell's key, scaled (ms to s), at a percentile
+ * (the label's value) or NULL. */
+struct load_fig {
+	const char *name, *help, *key, *percentile;
+	double scale;
+};
+
+static const struct load_fig load_figs[] = {
+	{"needle_load_requests", "Requests of the level's counted rounds.", "requests", NULL, 1},
+	{"needle_load_success_ratio", "Requests that passed every check over the level's requests.",
+	 "success_rate", NULL, 1},
+	{"needle_load_output_throughput_tokens_per_second",
+	 "Completion tokens of successful requests over the round's wall time (median over valid rounds).",
+	 "output_tps", NULL, 1},
+	{"needle_load_ttft_seconds", "Time to first token (median over valid rounds of the per-round percentile).",
+	 "ttft_p50_ms", "50", 1e-3},
+	{"needle_load_ttft_seconds", NULL, "ttft_p95_ms", "95", 1e-3},
+	{"needle_load_ttft_seconds", NULL, "ttft_p99_ms", "99", 1e-3},
+	{"needle_load_tpot_seconds", "Time per output token after the first (median over valid rounds of the per-round percentile).",
+	 "tpot_p50_ms", "50", 1e-3},
+	{"needle_load_tpot_seconds", NULL, "tpot_p95_ms", "95", 1e-3},
+	{"needle_load_e2e_seconds", "Request latency, sent to done (median over valid rounds of the per-round percentile).",
+	 "e2e_p50_ms", "50", 1e-3},
+	{"needle_load_e2e_seconds", NULL, "e2e_p95_ms", "95", 1e-3}};
+
+/* A family's samples, one per level (cell). */
+static void load_family(struct prom_out *o, const struct load_fig *f, const cJSON *cells)
+{
+	const cJSON *c;
+	char level[32];
+
+	if (f->help)
+		family(o, f->name, f->help);
+	cJSON_ArrayForEach(c, cells) {
+		const cJSON *rate = jget(c, "rate");
+		const char *kv[] = {"case", cJSON_GetStringValue(jget(c, "case")),
+				    rate ? "rate" : "concurrency", level, "percentile", f->percentile, NULL};
+		snprintf(level, sizeof(level), "%.15g", rate ? rate->valuedouble : jget_num(c, "concurrency"));
+		sample(o, f->name, num_or_nan(jget(c, f->key)) * f->scale, kv);
+	}
+}
+
+enum err prom_write(const struct report_sum *m, struct buf *out, struct diag *d)
+{
+	struct prom_out o;
+	const cJSON *cells = jget(jget(m->s, "load"), "cells");
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	o.b = out;
+	run_labels(&o, jget(m->s, "run"));
+	run_metrics(&o, m->s);
+	case_metrics(&o, &m->cases);
+	latency_metrics(&o, jget(m->s, "latency"));
+	for (i = 0; cJSON_GetArraySize(cells) > 0 && i < sizeof(load_figs) / sizeof(load_figs[0]); i++)
+		load_family(&o, &load_figs[i], cells);
+	if (o.e)
+		return diag_fail(d, o.e, "cannot write the Prometheus metrics: %s", err_name(o.e));
+	return ERR_OK;
+}
