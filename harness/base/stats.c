@@ -51,6 +51,37 @@ double stats_nearest_rank(const double *v, size_t n, double p)
 	return v[(k > n ? n : k) - 1];
 }
 
+double stats_linear(const double *v, size_t n, double p)
+{
+	double h, f;
+	size_t k;
+
+	if (!n)
+		return 0;
+	h = p / 100.0 * (double)(n - 1);
+	k = (size_t)floor(h);
+	if (k + 1 >= n)
+		return v[n - 1];
+	f = h - (double)k;
+	return v[k] + f * (v[k + 1] - v[k]);
+}
+
+void stats_moments(const double *v, size_t n, double *mean, double *sd)
+{
+	double sum = 0, sq = 0;
+	size_t i;
+
+	*mean = *sd = 0;
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	*mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		sq += (v[i] - *mean) * (v[i] - *mean);
+	*sd = sqrt(sq / (double)n);
+}
+
 void stats_percentiles(double *v, size_t n, struct stats_pct *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -39,6 +39,14 @@ void stats_sort(double *v, size_t n);
 /* The nearest-rank P-th percentile (0 < p <= 100) of sorted v[0..n); 0 when
  * n = 0. */
 double stats_nearest_rank(const double *v, size_t n, double p);
+/* The P-th percentile (0 <= p <= 100) of sorted v[0..n) as numpy's default
+ * (method "linear") computes it, for exports that promise numpy's numbers
+ * (vllm bench serve's): the value at rank h = p/100 x (n - 1), interpolated
+ * between the samples either side; 0 when n = 0. */
+double stats_linear(const double *v, size_t n, double p);
+/* The mean and the population standard deviation (numpy's np.std, ddof 0)
+ * of v[0..n); both 0 when n = 0. */
+void stats_moments(const double *v, size_t n, double *mean, double *sd);
 /* Sorts v[0..n) in place and fills `out` with its nearest-rank p50/p90/p99. */
 void stats_percentiles(double *v, size_t n, struct stats_pct *out);
 /* The 95% Wilson score interval of pass/n; [0, 1] when n = 0. */

@@ -17,6 +17,7 @@
 #include "report/prom.h"
 #include "report/report.h"
 #include "report/rows.h"
+#include "report/vbench.h"
 
 static const char examples[] =
 	"  needle report results/smoke-ref-good-20260101T120000.123Z\n"
@@ -24,6 +25,7 @@ static const char examples[] =
 	"  needle report RUN_DIR --format csv > run.csv\n"
 	"  needle report RUN_DIR --format junit > needle-junit.xml\n"
 	"  needle report RUN_DIR --format prom > /var/lib/node_exporter/textfile/needle.prom\n"
+	"  needle report RUN_DIR --format vllm-bench | jq .output_throughput\n"
 	"  needle report /read-only/run --out /tmp/report\n"
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
@@ -41,7 +43,7 @@ static const char examples[] =
 	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
 	"line and reason are named), or when --out cannot be written.\n";
 
-static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit", "prom"};
+static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit", "prom", "vllm-bench"};
 
 /* The files report writes, by format. */
 static const struct buf *chosen(const struct report_files *f, const char *format)
@@ -64,6 +66,8 @@ static int printed_only(const char *format, const struct report_run *r,
 		*e = rows_jsonl(r->dir, out, d);
 	else if (!strcmp(format, "junit"))
 		*e = junit_write(r->dir, out, d);
+	else if (!strcmp(format, "vllm-bench"))
+		*e = vbench_write(r->dir, out, d);
 	else
 		return 0;
 	return 1;
@@ -113,11 +117,11 @@ int cmd_report(int argc, char **argv)
 {
 	const char *format = "md", *out_dir = NULL;
 	const struct cli_opt opts[] = {
-		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one) or Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model); the files are written regardless", &format},
+		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom|vllm-bench", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model) or one line per load level in vllm bench serve's result keys; the files are written regardless", &format},
 		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
 	};
 	const struct cli_cmd cmd = {
-		"report", "RUN_DIR [--format md|json|csv|jsonl|junit|prom] [--out DIR]",
+		"report", "RUN_DIR [--format md|json|csv|jsonl|junit|prom|vllm-bench] [--out DIR]",
 		"Summarise the run in RUN_DIR: pass rates per case and overall, why attempts\n"
 		"failed, the usage audit (usage_delta distribution, max |delta|), recall by\n"
 		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
@@ -140,7 +144,7 @@ int cmd_report(int argc, char **argv)
 		if (!strcmp(format, formats[i]))
 			break;
 	if (!d.code && i == sizeof(formats) / sizeof(formats[0]))
-		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl, junit or prom, got '%s'", format);
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl, junit, prom or vllm-bench, got '%s'", format);
 	if (!d.code)
 		report(args[0], out_dir, format, &d);
 	return d.code ? cli_report("report", &d) : EXIT_PASS;

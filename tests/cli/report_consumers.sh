@@ -155,4 +155,50 @@ for p in dash["panels"]:
 assert used and used <= set(samples), used - set(samples)
 PY
 
-echo "report_consumers: promtool accepts the metrics, the dashboard reads them; JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"
+# vllm-bench: vllm bench serve's keys for every load level, the figures as
+# numpy computes them from the records (serve.py's calculate_metrics)
+"$NEEDLE" report "$tmp/smoke" --format vllm-bench >"$tmp/vb.jsonl"
+"$py" - "$tmp/smoke" "$tmp/vb.jsonl" <<'PY' || fail "vllm-bench: $(head -c 1500 "$tmp/vb.jsonl")"
+import json, sys
+import numpy as np
+d, path = sys.argv[1:]
+recs = [json.loads(l) for l in open(d + "/results.jsonl")]
+rows = [json.loads(l) for l in open(path)]
+keys = ["date", "endpoint_type", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
+        "max_concurrency", "duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
+        "request_throughput", "request_goodput", "output_throughput", "total_token_throughput"]
+for m in ("ttft", "tpot", "itl", "e2el"):
+    keys += ["mean_%s_ms" % m, "median_%s_ms" % m, "std_%s_ms" % m] + ["p%d_%s_ms" % (p, m) for p in (50, 90, 95, 99)]
+assert [(r["needle_case"], r["needle_level"], r["max_concurrency"]) for r in rows] == [("m", 0, 1), ("m", 1, 2)], rows
+def close(a, b):
+    assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), (a, b)
+for row in rows:
+    assert all(k in row for k in keys), [k for k in keys if k not in row]
+    assert row["request_rate"] == "inf" and row["endpoint_type"] == "openai" and row["mean_itl_ms"] is None
+    reqs = [r for r in recs if "load" in r and r["load"]["level"] == row["needle_level"] and r["load"]["round"] >= 1]
+    ok = [r for r in reqs if r["verdict"] == "pass"]
+    assert row["num_prompts"] == len(reqs) and row["completed"] == len(ok) and row["failed"] == len(reqs) - len(ok)
+    dur = 0
+    for rnd in {r["load"]["round"] for r in reqs}:
+        rr = [r for r in reqs if r["load"]["round"] == rnd]
+        dur += max(r["load"]["sent_ms"] + r["timing"]["e2e_ms"] for r in rr) - min(r["load"]["scheduled_ms"] for r in rr)
+    close(row["duration"], dur / 1000)
+    out = sum(r["usage"]["completion_tokens"] for r in ok)
+    inp = sum(r["usage"]["prompt_tokens"] for r in ok)
+    assert row["total_output_tokens"] == out and row["total_input_tokens"] == inp
+    close(row["output_throughput"], out / (dur / 1000))
+    close(row["total_token_throughput"], (inp + out) / (dur / 1000))
+    close(row["request_throughput"], len(ok) / (dur / 1000))
+    ttft = np.array([r["timing"]["ttft_ms"] for r in ok])
+    e2e = np.array([r["timing"]["e2e_ms"] for r in ok])
+    tpot = np.array([(r["timing"]["e2e_ms"] - r["timing"]["ttft_ms"]) / (r["usage"]["completion_tokens"] - 1)
+                     for r in ok if r["usage"]["completion_tokens"] > 1])
+    for name, v in (("ttft", ttft), ("tpot", tpot), ("e2el", e2e)):
+        close(row["mean_%s_ms" % name], np.mean(v))
+        close(row["median_%s_ms" % name], np.median(v))
+        close(row["std_%s_ms" % name], np.std(v))
+        for p in (50, 90, 95, 99):
+            close(row["p%d_%s_ms" % (p, name)], np.percentile(v, p))
+PY
+
+echo "report_consumers: vllm-bench keys for every level, numpy's figures; promtool accepts the metrics, the dashboard reads them; JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"

@@ -29,6 +29,24 @@ static void test_percentiles(void)
 }
 
 /* Wilson 95%: 5/10 is 0.2366..0.7634; 0/0 says nothing. */
+/* numpy's np.percentile (method "linear"), np.mean and np.std on known
+ * samples: np.percentile([1, 2, 4, 10], 50) = 3.0, ..., 90 = 8.2, 99 = 9.82;
+ * np.std = 3.491060010942235. */
+static void test_linear(void)
+{
+	double v[] = {1, 2, 4, 10}, one = 7, mean, sd;
+
+	CHECK(fabs(stats_linear(v, 4, 50) - 3.0) < 1e-12);
+	CHECK(fabs(stats_linear(v, 4, 90) - 8.2) < 1e-12);
+	CHECK(fabs(stats_linear(v, 4, 99) - 9.82) < 1e-12);
+	CHECK(stats_linear(v, 4, 0) == 1 && stats_linear(v, 4, 100) == 10);
+	CHECK(stats_linear(&one, 1, 95) == 7 && stats_linear(v, 0, 50) == 0);
+	stats_moments(v, 4, &mean, &sd);
+	CHECK(mean == 4.25 && fabs(sd - 3.491060010942235) < 1e-12);
+	stats_moments(v, 0, &mean, &sd);
+	CHECK(mean == 0 && sd == 0);
+}
+
 static void test_wilson(void)
 {
 	double lo, hi;
@@ -79,6 +97,7 @@ static void test_vec(void)
 int main(void)
 {
 	T_RUN(test_percentiles);
+	T_RUN(test_linear);
 	T_RUN(test_wilson);
 	T_RUN(test_rate_ratio);
 	T_RUN(test_vec);
