@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "base/jget.h"
 #include "base/json.h"
+#include "report/html.h"
 #include "report/junit.h"
 #include "report/prom.h"
 #include "report/report.h"
@@ -26,6 +27,7 @@ static const char examples[] =
 	"  needle report RUN_DIR --format junit > needle-junit.xml\n"
 	"  needle report RUN_DIR --format prom > /var/lib/node_exporter/textfile/needle.prom\n"
 	"  needle report RUN_DIR --format vllm-bench | jq .output_throughput\n"
+	"  needle report RUN_DIR --format html > report.html\n"
 	"  needle report /read-only/run --out /tmp/report\n"
 	"\n"
 	"Pass rates count every recorded attempt (failures stay in the denominator)\n"
@@ -43,7 +45,7 @@ static const char examples[] =
 	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
 	"line and reason are named), or when --out cannot be written.\n";
 
-static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit", "prom", "vllm-bench"};
+static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit", "prom", "vllm-bench", "html"};
 
 /* The files report writes, by format. */
 static const struct buf *chosen(const struct report_files *f, const char *format)
@@ -62,6 +64,8 @@ static int printed_only(const char *format, const struct report_run *r,
 {
 	if (!strcmp(format, "prom"))
 		*e = prom_write(&f->summary, out, d);
+	else if (!strcmp(format, "html"))
+		*e = html_write(f, out, d);
 	else if (!strcmp(format, "jsonl"))
 		*e = rows_jsonl(r->dir, out, d);
 	else if (!strcmp(format, "junit"))
@@ -117,11 +121,11 @@ int cmd_report(int argc, char **argv)
 {
 	const char *format = "md", *out_dir = NULL;
 	const struct cli_opt opts[] = {
-		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom|vllm-bench", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model) or one line per load level in vllm bench serve's result keys; the files are written regardless", &format},
+		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom|vllm-bench|html", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model) one line per load level in vllm bench serve's result keys, or one self-contained HTML page (tables, pictures inline); the files are written regardless", &format},
 		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
 	};
 	const struct cli_cmd cmd = {
-		"report", "RUN_DIR [--format md|json|csv|jsonl|junit|prom|vllm-bench] [--out DIR]",
+		"report", "RUN_DIR [--format md|json|csv|jsonl|junit|prom|vllm-bench|html] [--out DIR]",
 		"Summarise the run in RUN_DIR: pass rates per case and overall, why attempts\n"
 		"failed, the usage audit (usage_delta distribution, max |delta|), recall by\n"
 		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
@@ -144,7 +148,7 @@ int cmd_report(int argc, char **argv)
 		if (!strcmp(format, formats[i]))
 			break;
 	if (!d.code && i == sizeof(formats) / sizeof(formats[0]))
-		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl, junit, prom or vllm-bench, got '%s'", format);
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl, junit, prom, vllm-bench or html, got '%s'", format);
 	if (!d.code)
 		report(args[0], out_dir, format, &d);
 	return d.code ? cli_report("report", &d) : EXIT_PASS;

@@ -201,4 +201,52 @@ for row in rows:
             close(row["p%d_%s_ms" % (p, name)], np.percentile(v, p))
 PY
 
-echo "report_consumers: vllm-bench keys for every level, numpy's figures; promtool accepts the metrics, the dashboard reads them; JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"
+# HTML: one page with tables and the pictures inline, referring to nothing
+# outside itself; headless Chromium renders it to a screenshot
+"$NEEDLE" report "$tmp/smoke" --format html >"$tmp/report.html"
+/usr/bin/python3 - "$tmp/smoke" "$tmp/report.html" <<'PY' || fail "html: $(head -c 1500 "$tmp/report.html")"
+import base64, re, sys
+from html.parser import HTMLParser
+d, path = sys.argv[1:]
+page = open(path, encoding="utf-8").read()
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.refs, self.imgs = [], [], []
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        for k, v in attrs:
+            if k in ("src", "href", "action", "srcset", "poster", "data", "formaction", "background"):
+                self.refs.append((tag, k, v))
+            if tag == "img" and k == "src":
+                self.imgs.append(v)
+p = Page()
+p.feed(page)
+p.close()
+assert not {"script", "link", "iframe", "object", "embed", "base"} & set(p.tags), set(p.tags)
+assert all(v.startswith("data:") for _, k, v in p.refs if k != "href") and \
+    all(v.startswith("#") for _, k, v in p.refs if k == "href"), p.refs
+assert not re.search(r"url\(|@import", page), "a stylesheet reference"
+assert p.tags.count("table") >= 4, p.tags.count("table")
+assert len(p.imgs) == 1 and p.imgs[0].startswith("data:image/png;base64,"), [i[:40] for i in p.imgs]
+assert base64.b64decode(p.imgs[0].split(",", 1)[1]) == open(d + "/load.png", "rb").read(), "the inline picture is not load.png"
+assert "wrong" in page and "expected integer 438" in page
+PY
+command -v chromium >/dev/null || fail "no chromium: run 'sh tests/setup.sh consumers' (make deps-test does)"
+rc=0
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+	--disable-extensions --disable-sync --no-first-run --host-resolver-rules='MAP * ~NOTFOUND' \
+	--user-data-dir="$tmp/chromium" --window-size=1280,2400 --screenshot="$tmp/shot.png" \
+	"file://$tmp/report.html" >"$tmp/chromium.out" 2>&1 || rc=$?
+[ $rc = 0 ] || fail "chromium: exit $rc: $(tail -5 "$tmp/chromium.out")"
+/usr/bin/python3 - "$tmp/shot.png" <<'PY' || fail "the screenshot is not a rendered page"
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n"
+w, h = struct.unpack(">II", b[16:24])
+assert (w, h) == (1280, 2400), (w, h)
+# a blank page compresses to a few kB; tables, text and the picture do not
+assert len(b) > 40000, len(b)
+PY
+
+echo "report_consumers: HTML self-contained and rendered by Chromium; vllm-bench keys for every level, numpy's figures; promtool accepts the metrics, the dashboard reads them; JUnit parses with one testcase per attempt and the run's failures; rows typed and grouped for pandas and DuckDB; --version and the manifest name the commit"
