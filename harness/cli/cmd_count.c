@@ -19,12 +19,14 @@
 #include "base/mem.h"
 #include "tok/tok.h"
 #include "tpl/tpl.h"
+#include "tpl/tpl_hub.h"
 #include "tpl/tpl_model.h"
 #include "tpl/tpl_py.h"
 
 struct count_opts {
 	const char *tokenizer, *template_name, *messages, *jsonl, *kwargs, *tools;
 	const char *server, *effort, *date;
+	const char *revision;      /* of a --tokenizer ORG/NAME */
 	int json, print_prompt, ids, special, explain;
 };
 
@@ -55,6 +57,7 @@ static const char examples[] =
 	"  needle count --tokenizer tokenizer.json --template qwen3 --server sglang \\\n"
 	"      --reasoning-effort none --messages prompt.json\n"
 	"  needle count --tokenizer ~/models/Qwen3-8B --messages prompt.json --explain\n"
+	"  HF_HOME=/data/hf needle count --tokenizer deepseek-ai/DeepSeek-V3 notes.txt\n"
 	"  needle count --tokenizer ~/models/DeepSeek-V4.1-Flash \\\n"
 	"      --template deepseek-v4.1 --kwargs '{\"thinking\":true}' \\\n"
 	"      --reasoning-effort max --messages prompt.json\n";
@@ -261,7 +264,8 @@ int cmd_count(int argc, char **argv)
 {
 	struct count_opts o = {0};
 	const struct cli_opt opts[] = {
-		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, sentencepiece .model, or a model folder (required)", &o.tokenizer},
+		{"tokenizer", 't', CLI_STR, "PATH|DIR|ORG/NAME", "tokenizer.json, sentencepiece .model, a model folder, or a model id in the local Hugging Face cache (required)", &o.tokenizer},
+		{"revision", 0, CLI_STR, "REV", "with --tokenizer ORG/NAME: the branch, tag or commit in the cache (default main)", &o.revision},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for --messages: a built-in name (needle templates), a .jinja file or tokenizer_config.json; default: the model folder's", &o.template_name},
 		{"explain", 0, CLI_FLAG, NULL, "say on standard error which template file is used and why", &o.explain},
 		{"messages", 0, CLI_STR, "FILE", "count the chat prompt rendered from a JSON messages array", &o.messages},
@@ -277,18 +281,21 @@ int cmd_count(int argc, char **argv)
 		{"add-special", 0, CLI_FLAG, NULL, "with --ids: apply the post-processor template (BOS/EOS)", &o.special},
 	};
 	const struct cli_cmd cmd = {
-		"count", "--tokenizer PATH|DIR [[--template NAME] --messages FILE | --jsonl FILE | FILE|-]",
+		"count", "--tokenizer PATH|DIR|ORG/NAME [[--template NAME] --messages FILE | --jsonl FILE | FILE|-]",
 		"Count tokens exactly as the server's tokenizer does, with no special tokens\n"
 		"added. Reads FILE, or standard input for '-' or no FILE.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1,
 		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, st;
+	char *hub = NULL;
 	struct diag d;
 
 	diag_init(&d);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
-	if (outcome == CLI_RUN) {
+	if (outcome == CLI_RUN && !tpl_hub_resolve(o.tokenizer, o.revision, &hub, &d) && hub)
+		o.tokenizer = hub;
+	if (outcome == CLI_RUN && !d.code) {
 		if (!o.tokenizer && !o.print_prompt) {
 			diag_fail(&d, ERR_USAGE, "option '--tokenizer' is required");
 		} else if (o.messages && !o.template_name && !tpl_model_is_dir(o.tokenizer)) {
@@ -301,10 +308,11 @@ int cmd_count(int argc, char **argv)
 			diag_fail(&d, ERR_USAGE, "options '--server', '--reasoning-effort' and '--date' need '--messages'");
 		}
 	}
-	if (d.code)
-		return cli_report("count", &d);
-	if (outcome == CLI_HELP_SHOWN)
-		return EXIT_PASS;
+	if (d.code || outcome == CLI_HELP_SHOWN) {
+		mem_free(hub);
+		return d.code ? cli_report("count", &d) : EXIT_PASS;
+	}
 	st = run(&o, nargs ? args[0] : "-", &d);
+	mem_free(hub);
 	return st;
 }

@@ -25,7 +25,7 @@ static const char examples[] =
 	"  needle report results/recall-1m --format json | jq .recall.by_depth\n"
 	"  needle report RUN_DIR --format csv > run.csv\n"
 	"  needle report RUN_DIR --format junit > needle-junit.xml\n"
-	"  needle report RUN_DIR --format prom > /var/lib/node_exporter/textfile/needle.prom\n"
+	"  needle report RUN_DIR --format prom > textfile-dir/needle.prom\n"
 	"  needle report RUN_DIR --format vllm-bench | jq .output_throughput\n"
 	"  needle report RUN_DIR --format html > report.html\n"
 	"  needle report /read-only/run --out /tmp/report\n"

@@ -14,12 +14,14 @@
 #include "cli.h"
 #include "cmd.h"
 #include "base/io.h"
+#include "base/mem.h"
 #include "net/endpoint.h"
 #include "net/probe.h"
 #include "progress.h"
 #include "report/report.h"
 #include "run/run.h"
 #include "shipped.h"
+#include "tpl/tpl_hub.h"
 #include "run/shard.h"
 #include "run/suite.h"
 
@@ -33,6 +35,8 @@ struct cli_run {
 	char last_wait[256];      /* what the last readiness poll saw */
 	struct cli_list cases;    /* --case GLOB, repeatable */
 	const char *date;         /* --date: the clock of strftime_now (tpl_clock_pin) */
+	const char *revision;     /* --revision of a --tokenizer ORG/NAME */
+	char *hub_path;           /* owned: that model's folder in the HF cache */
 	double t0;
 	int tty;
 	struct progress pace;
@@ -313,6 +317,8 @@ static void check_opts(struct cli_run *c, struct diag *d)
 	else if (c->start_at && (shard_parse_time(c->start_at, &c->o.start_at, d) ||
 				 shard_check_start(c->o.start_at, (double)time(NULL), c->o.resume, d)))
 		diag_prefix(d, "option '--start-at' '%s'", c->start_at);
+	else if (!tpl_hub_resolve(c->o.tokenizer, c->revision, &c->hub_path, d) && c->hub_path)
+		c->o.tokenizer = c->hub_path;
 }
 
 int cmd_run(int argc, char **argv)
@@ -324,7 +330,8 @@ int cmd_run(int argc, char **argv)
 		{"shard", 0, CLI_STR, "I/N", "run only shard I of N (default: from Slurm or a Kubernetes Indexed Job)", &c.shard_spec},
 		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds)", &c.start_at},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
-		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
+		{"tokenizer", 't', CLI_STR, "PATH|DIR|ORG/NAME", "tokenizer.json, .model, a model folder or a model id in the local Hugging Face cache: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
+		{"revision", 0, CLI_STR, "REV", "with --tokenizer ORG/NAME: the branch, tag or commit in the cache (default main)", &c.revision},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},
 		{"concurrency", 'c', CLI_LONG, "N", "requests in flight at once (default 1)", &c.o.concurrency},
 		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt)", &c.o.timeout},
@@ -387,5 +394,6 @@ int cmd_run(int argc, char **argv)
 	c.o.server_forced = c.o.server_name != NULL;
 	status = run(&c, suite.data, &d);
 	buf_release(&suite);
+	mem_free(c.hub_path);
 	return status;
 }
