@@ -478,6 +478,20 @@ double metrics_sum(const struct metrics *m, const char *name, size_t *count)
 	return sum;
 }
 
+double metrics_max(const struct metrics *m, const char *name, size_t *count)
+{
+	size_t i, k = 0, len = strlen(name);
+	double max = NAN;
+
+	for (i = 0; i < m->n; i++)
+		if (has_name(&m->s[i], name, len)) {
+			max = k++ ? fmax(max, m->s[i].value) : m->s[i].value;
+		}
+	if (count)
+		*count = k;
+	return max;
+}
+
 static enum err copy_sample(struct metrics *out, const struct metrics_sample *s,
 			    double value, struct diag *d)
 {
@@ -623,6 +637,23 @@ static double pick(const struct metrics *m, const char *name, const char *alt)
 	return k ? v : NAN;
 }
 
+/* A gauge that is a share of one engine's capacity (KV cache usage, a hit
+ * rate): the mean over its label sets, one per engine (vLLM's `engine`,
+ * SGLang's `dp_rank`), never their sum (4 engines at 0.5 are 0.5, not 2);
+ * the largest into *max, the label sets into *n. NaN when absent. */
+static double ratio_mean(const struct metrics *m, const char *name, const char *alt,
+			 double *max, double *n)
+{
+	size_t k = 0;
+	double sum = name ? metrics_sum(m, name, &k) : 0;
+
+	if (!k && alt)
+		name = alt, sum = metrics_sum(m, alt, &k);
+	*n = (double)k;
+	*max = k ? metrics_max(m, name, NULL) : NAN;
+	return k ? sum / (double)k : NAN;
+}
+
 static double hist_mean(const struct metrics *m, const char *family, double *count)
 {
 	char name[256];
@@ -653,12 +684,15 @@ void metrics_view(const struct metrics *delta, const struct metrics *after,
 {
 	const struct dialect *x = find_dialect(after);
 	char itl[128];
+	double n;
 
 	out->dialect = NULL;
 	out->prompt_tokens = out->generation_tokens = out->requests = NAN;
 	out->ttft_mean_s = out->ttft_p50_s = out->ttft_p95_s = NAN;
 	out->itl_mean_s = out->itl_p95_s = out->prefix_hits = out->prefix_queries = NAN;
 	out->cache_hit_rate = out->running = out->waiting = out->kv_usage = NAN;
+	out->cache_hit_rate_max = out->kv_usage_max = NAN;
+	out->engines = 0;
 	if (!x)
 		return;
 	out->dialect = x->name;
@@ -675,11 +709,14 @@ void metrics_view(const struct metrics *delta, const struct metrics *after,
 	out->itl_p95_s = metrics_quantile(delta, itl, 0.95);
 	out->prefix_hits = pick(delta, x->hits, NULL);
 	out->prefix_queries = x->queries ? pick(delta, x->queries, NULL) : NAN;
-	out->cache_hit_rate = x->hit_rate ? pick(after, x->hit_rate, NULL)
-		: out->prefix_queries > 0 ? out->prefix_hits / out->prefix_queries : NAN;
+	if (x->hit_rate)
+		out->cache_hit_rate = ratio_mean(after, x->hit_rate, NULL, &out->cache_hit_rate_max, &n);
+	else
+		out->cache_hit_rate = out->cache_hit_rate_max =
+			out->prefix_queries > 0 ? out->prefix_hits / out->prefix_queries : NAN;
 	out->running = pick(after, x->running, NULL);
 	out->waiting = pick(after, x->waiting, NULL);
-	out->kv_usage = pick(after, x->kv, x->kv_old);
+	out->kv_usage = ratio_mean(after, x->kv, x->kv_old, &out->kv_usage_max, &out->engines);
 }
 
 void metrics_file_name(const char *case_id, int open_loop, double level, const char *suffix,

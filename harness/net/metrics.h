@@ -85,6 +85,10 @@ int metrics_label(const struct metrics_sample *s, const char *label, char *out,
  * many samples there were. 0 when none. */
 double metrics_sum(const struct metrics *m, const char *name, size_t *count);
 
+/* The largest value of `name` over its label sets; `*count` (may be NULL)
+ * as for metrics_sum. NaN when none. */
+double metrics_max(const struct metrics *m, const char *name, size_t *count);
+
 /* `out` (empty) = what happened between `before` and `after`: counters,
  * histogram and summary samples become after - before (after alone when the
  * key is new or the value went down: the server restarted), gauges and
@@ -101,7 +105,13 @@ double metrics_quantile(const struct metrics *m, const char *family, double q);
 /* The server's own view of a load level, in the names of its dialect (vLLM
  * `vllm:*` or SGLang `sglang:*`, found from the samples); a figure the server
  * does not expose is NaN. Counters and histograms come from a delta, gauges
- * from the snapshot after. */
+ * from the snapshot after. A server with several engines (vLLM data parallel:
+ * label `engine`; SGLang DP attention: `dp_rank`) exposes one sample per
+ * engine: counters, histograms and the running and waiting counts are summed
+ * over them (the server's totals); a gauge that is a share of one engine's
+ * capacity (KV cache usage, SGLang's cache hit rate) is averaged over them,
+ * its largest kept beside it (4 engines at 0.5 KV usage are 0.5, max 0.5;
+ * never 2). */
 struct metrics_view {
 	const char *dialect;           /* "vllm", "sglang" or NULL; static */
 	double prompt_tokens, generation_tokens;     /* counter deltas */
@@ -109,9 +119,13 @@ struct metrics_view {
 	double ttft_mean_s, ttft_p50_s, ttft_p95_s;  /* from the TTFT histogram */
 	double itl_mean_s, itl_p95_s;  /* inter-token latency histogram */
 	double prefix_hits, prefix_queries;          /* tokens (vLLM) */
-	double cache_hit_rate;         /* SGLang gauge; vLLM hits / queries */
-	double running, waiting;       /* gauges after */
-	double kv_usage;               /* 0..1, gauge after */
+	double cache_hit_rate;         /* SGLang gauge (mean over engines); vLLM
+					  hits / queries */
+	double cache_hit_rate_max;     /* its largest engine's (vLLM: the same) */
+	double running, waiting;       /* gauges after, summed over engines */
+	double kv_usage;               /* 0..1, gauge after, mean over engines */
+	double kv_usage_max;           /* 0..1, its largest engine's */
+	double engines;                /* label sets of the KV usage gauge */
 };
 
 void metrics_view(const struct metrics *delta, const struct metrics *after,

@@ -256,9 +256,12 @@ static void view_json(struct json_build *jb, cJSON *to, const char *key,
 	view_num(jb, o, "prefix_hits", v->prefix_hits);
 	view_num(jb, o, "prefix_queries", v->prefix_queries);
 	view_num(jb, o, "cache_hit_rate", v->cache_hit_rate);
+	view_num(jb, o, "cache_hit_rate_max", v->cache_hit_rate_max);
 	view_num(jb, o, "running", v->running);
 	view_num(jb, o, "waiting", v->waiting);
 	view_num(jb, o, "kv_usage", v->kv_usage);
+	view_num(jb, o, "kv_usage_max", v->kv_usage_max);
+	view_num(jb, o, "engines", v->engines);
 }
 
 /* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix (metrics.h). */

@@ -151,6 +151,50 @@ static void test_vllm(void)
 	metrics_release(&delta);
 }
 
+/* Several engines: vLLM data parallel (label engine) and SGLang DP attention
+ * (label dp_rank) expose one sample per engine. Counters and the running
+ * count are summed; a share of one engine's capacity is averaged, its
+ * largest kept (issue 25.5: 4 engines at 0.5 KV usage are not 200%). */
+static void test_engines(void)
+{
+	static const char vllm_dp[] =
+		"# TYPE vllm:kv_cache_usage_perc gauge\n"
+		"vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n"
+		"vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.5\n"
+		"vllm:kv_cache_usage_perc{engine=\"2\",model_name=\"m\"} 0.5\n"
+		"vllm:kv_cache_usage_perc{engine=\"3\",model_name=\"m\"} 0.5\n"
+		"# TYPE vllm:num_requests_running gauge\n"
+		"vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3\n"
+		"vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 5\n"
+		"# TYPE vllm:prompt_tokens counter\n"
+		"vllm:prompt_tokens_total{engine=\"0\",model_name=\"m\"} 100\n"
+		"vllm:prompt_tokens_total{engine=\"1\",model_name=\"m\"} 300\n";
+	static const char sglang_dp[] =
+		"# TYPE sglang:token_usage gauge\n"
+		"sglang:token_usage{dp_rank=\"0\",model_name=\"d\"} 0.6\n"
+		"sglang:token_usage{dp_rank=\"1\",model_name=\"d\"} 0.6\n"
+		"sglang:token_usage{dp_rank=\"2\",model_name=\"d\"} 0.6\n"
+		"sglang:token_usage{dp_rank=\"3\",model_name=\"d\"} 0.9\n"
+		"# TYPE sglang:cache_hit_rate gauge\n"
+		"sglang:cache_hit_rate{dp_rank=\"0\",model_name=\"d\"} 0.2\n"
+		"sglang:cache_hit_rate{dp_rank=\"1\",model_name=\"d\"} 0.4\n";
+	struct metrics m;
+	struct metrics_view v;
+
+	parse_ok(&m, vllm_dp);
+	metrics_view(&m, &m, &v);
+	CHECK(NEAR(v.kv_usage, 0.5) && NEAR(v.kv_usage_max, 0.5) && NEAR(v.engines, 4));
+	CHECK(NEAR(v.running, 8) && NEAR(v.prompt_tokens, 400));
+	CHECK(NEAR(metrics_max(&m, "vllm:num_requests_running", NULL), 5));
+	metrics_release(&m);
+	parse_ok(&m, sglang_dp);
+	metrics_view(&m, &m, &v);
+	CHECK(NEAR(v.kv_usage, 0.675) && NEAR(v.kv_usage_max, 0.9) && NEAR(v.engines, 4));
+	CHECK(NEAR(v.cache_hit_rate, 0.3) && NEAR(v.cache_hit_rate_max, 0.4));
+	CHECK(isnan(metrics_max(&m, "sglang:absent", NULL)));
+	metrics_release(&m);
+}
+
 static void test_sglang(void)
 {
 	struct metrics m;
@@ -237,6 +281,7 @@ int main(void)
 {
 	T_RUN(test_vllm);
 	T_RUN(test_sglang);
+	T_RUN(test_engines);
 	T_RUN(test_format);
 	T_RUN(test_bad);
 	return T_DONE();
