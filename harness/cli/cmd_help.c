@@ -50,6 +50,16 @@ int cmd_help(const struct cmd_entry *cmds, size_t n, int argc, char **argv)
 		fprintf(stderr, "error: usage: needle help [COMMAND [KIND]]\n");
 		return EXIT_USAGE;
 	}
+	if (argc == 1 && !strcmp(argv[0], "man")) {
+		printf("usage: needle man\n\nPrint the manual page, needle(1), rendered from the commands' own\n"
+		       "option tables (read it with: needle man | man -l -).\n");
+		return EXIT_PASS;
+	}
+	if (argc == 1 && !strcmp(argv[0], "completion")) {
+		printf("usage: needle completion bash|zsh\n\nPrint shell completion for bash or zsh, rendered from the commands'\n"
+		       "option tables (e.g. needle completion bash > /etc/bash_completion.d/needle).\n");
+		return EXIT_PASS;
+	}
 	if (argc == 1)
 		return cmd_dispatch(cmds, n, "command", "needle --help", argv[0], 1,
 				    args + 1);
@@ -80,6 +90,19 @@ static const char man_tail[] =
 	".TP\n.B OPENAI_BASE_URL\nthe endpoint when \\-\\-base\\-url is not given\n"
 	".TP\n.B OPENAI_API_KEY\nthe API key, sent as a bearer token and never written\n"
 	".TP\n.B NEEDLE_SUITES_DIR\nwhere the shipped suites are (default: next to the binary)\n"
+	".TP\n.B CURL_CA_BUNDLE\\fR, \\fBSSL_CERT_FILE\nthe CA file for https when \\-\\-cacert is not given, in that order\n"
+	".TP\n.B HF_HUB_CACHE\\fR, \\fBHF_HOME\nthe Hugging Face cache a \\-\\-tokenizer ORG/NAME is read from (HF_HUB_CACHE, else\n"
+	"HF_HOME/hub, else XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub); offline\n"
+	".TP\n.B XDG_CACHE_HOME\\fR, \\fBHOME\nthe tokenizer cache is XDG_CACHE_HOME/needle (else ~/.cache/needle)\n"
+	".TP\n.B NEEDLE_NO_CACHE\nset (not 0): do not read or write the tokenizer cache\n"
+	".TP\n.B NEEDLE_PROGRESS_SECONDS\nthe interval of the run's progress line when standard error is not a\n"
+	"terminal (default 30)\n"
+	".TP\n.B SLURM_ARRAY_TASK_ID\\fR, \\fBSLURM_ARRAY_TASK_COUNT\\fR, \\fBSLURM_ARRAY_TASK_MIN\\fR, \\fBSLURM_ARRAY_TASK_STEP\n"
+	"the shard of a Slurm job array when \\-\\-shard is not given\n"
+	".TP\n.B JOB_COMPLETION_INDEX\\fR, \\fBNEEDLE_SHARDS\nthe shard of a Kubernetes Indexed Job and the shard count\n"
+	".TP\n.B COLUMNS\nthe width of the progress line when the terminal does not say\n"
+	".TP\n.B NEEDLE_NO_SCAN\nset: count with PCRE2 pre-tokenizer patterns, not the hand-written scanners (for comparison)\n"
+	".TP\n.B NEEDLE_FAIL_ALLOC\nN: fail the Nth allocation (the tests' out-of-memory mode)\n"
 	".SH EXIT STATUS\n"
 	".TP\n.B 0\nall passed\n"
 	".TP\n.B 1\nsomething failed a check or a gate\n"

@@ -81,7 +81,9 @@ static const char examples[] =
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
-/* The progress line (run_progress_fn), on a terminal only. */
+/* The progress line (run_progress_fn): in place on a terminal; else a whole
+ * line at the slower pace run() set (progress.h), none forced (the first
+ * would say nothing yet, the last comes before the summary line). */
 static void show_progress(void *ctx, const struct run *r, int force)
 {
 	struct cli_run *c = ctx;
@@ -91,12 +93,16 @@ static void show_progress(void *ctx, const struct run *r, int force)
 	double now = io_now_ms(), start;
 	char line[256];
 
-	if (!c->tty || !progress_due(&c->pace, now, force))
+	if ((!c->tty && force) || !progress_due(&c->pace, now, force))
 		return;
 	st.elapsed_s = (now - c->t0) / 1000.0;
 	if (run_slowest(r, &st.slow_id, &st.slow_repeat, &start))
 		st.slow_s = (now - start) / 1000.0;
 	progress_line(&st, line, sizeof(line));
+	if (!c->tty) {
+		fprintf(stderr, "needle run: %s\n", line);
+		return;
+	}
 	progress_fit(line, progress_columns(STDERR_FILENO));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
@@ -258,6 +264,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->t0 = io_now_ms();
 	c->tty = isatty(STDERR_FILENO);
 	c->o.poll_ms = c->tty ? 250 : 1000;
+	c->pace.every_ms = c->tty ? 0 : progress_log_every_ms();
+	c->pace.last_ms = c->tty ? 0 : c->t0;
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(c, d);

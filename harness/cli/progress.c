@@ -8,10 +8,21 @@
 
 int progress_due(struct progress *p, double now_ms, int force)
 {
-	if (!force && now_ms - p->last_ms < PROGRESS_EVERY_MS)
+	if (!force && now_ms - p->last_ms < (p->every_ms > 0 ? p->every_ms : PROGRESS_EVERY_MS))
 		return 0;
 	p->last_ms = now_ms;
 	return 1;
+}
+
+double progress_log_every_ms(void)
+{
+	const char *env = getenv("NEEDLE_PROGRESS_SECONDS");
+	char *end;
+	double s = env ? strtod(env, &end) : 0;
+
+	if (!env || end == env || *end || !(s >= 0.1 && s <= 86400))
+		s = PROGRESS_LOG_EVERY_S;
+	return s * 1000;
 }
 
 void progress_duration(double s, char *out, size_t cap)

@@ -9,6 +9,10 @@
  * attempt is not worth one 20-token chat. This module formats, fits and paces
  * it; only the CLI layer writes it, after "\r\033[K", cut to one column less
  * than the terminal's width so that it never wraps.
+ *
+ * Off a terminal (a CI log, `> log 2>&1`) the same line is written whole,
+ * once every PROGRESS_LOG_EVERY_S seconds (NEEDLE_PROGRESS_SECONDS sets
+ * another), so a long run shows it is alive without flooding the log.
  */
 #ifndef NEEDLE_PROGRESS_H
 #define NEEDLE_PROGRESS_H
@@ -16,6 +20,7 @@
 #include <stddef.h>
 
 #define PROGRESS_EVERY_MS 250.0 /* at most one line per this */
+#define PROGRESS_LOG_EVERY_S 30.0 /* off a terminal: one line per this */
 
 /* What one line shows. */
 struct progress_state {
@@ -30,10 +35,16 @@ struct progress_state {
 /* The pacing of the line. Zero-initialise. */
 struct progress {
 	double last_ms;
+	double every_ms;        /* 0: PROGRESS_EVERY_MS */
 };
 
-/* Whether a line is due at `now_ms` (always when `force`); marks it shown. */
+/* Whether a line is due at `now_ms` (always when `force`): `every_ms` (or
+ * PROGRESS_EVERY_MS) since the last; marks it shown. */
 int progress_due(struct progress *p, double now_ms, int force);
+
+/* The interval of the line off a terminal, in ms: NEEDLE_PROGRESS_SECONDS
+ * when it is a number from 0.1 to 86400, else PROGRESS_LOG_EVERY_S. */
+double progress_log_every_ms(void);
 
 /* Seconds as "M:SS", or "H:MM:SS" from one hour, rounded. */
 void progress_duration(double s, char *out, size_t cap);

@@ -80,4 +80,19 @@ grep -q '^  smoke  *25 cases' "$tmp/suites" || fail "'needle suites' lists smoke
 NEEDLE_SUITES_DIR="$tmp/none" "$NEEDLE" suites 2> "$tmp/err" && fail "a missing NEEDLE_SUITES_DIR is an error"
 grep -q "NEEDLE_SUITES_DIR '$tmp/none' is not a folder" "$tmp/err" || fail "missing NEEDLE_SUITES_DIR message"
 [ -s "$ROOT/LICENSE" ] || fail "no LICENSE"
+[ -s "$tmp/inst/share/needle/dashboards/grafana-needle.json" ] || fail "make install did not install the Grafana dashboard"
+
+# 'needle help man' and 'needle help completion' answer like any command's help
+"$NEEDLE" help man > "$tmp/out" || fail "needle help man: exit $?"
+grep -q '^usage: needle man$' "$tmp/out" || fail "needle help man: $(cat "$tmp/out")"
+"$NEEDLE" help completion > "$tmp/out" || fail "needle help completion: exit $?"
+grep -q '^usage: needle completion bash|zsh$' "$tmp/out" || fail "needle help completion: $(cat "$tmp/out")"
+# the man page names every environment variable the code reads
+"$NEEDLE" man > "$tmp/man"
+sed -n '/^\.SH ENVIRONMENT/,/^\.SH EXIT STATUS/p' "$tmp/man" | sed 's/\\f[BRI]/ /g' > "$tmp/env"
+vars=$(grep -rhoE 'getenv\("[A-Z_]+"\)' "$ROOT/harness" | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+[ -n "$vars" ] || fail "no getenv found in harness/"
+for v in $vars; do
+	grep -q "\b$v\b" "$tmp/env" || fail "the man page's ENVIRONMENT does not name $v"
+done
 echo "cli_help: ok"
