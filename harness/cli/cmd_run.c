@@ -35,8 +35,7 @@ struct cli_run {
 	char last_wait[256];      /* what the last readiness poll saw */
 	struct cli_list cases;    /* --case GLOB, repeatable */
 	const char *date;         /* --date: the clock of strftime_now (tpl_clock_pin) */
-	const char *revision;     /* --revision of a --tokenizer ORG/NAME */
-	char *hub_path;           /* owned: that model's folder in the HF cache */
+	const char *revision; char *hub_path; /* --revision; owned: its HF cache folder */
 	double t0;
 	int tty;
 	struct progress pace;
@@ -81,9 +80,8 @@ static const char examples[] =
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
-/* The progress line (run_progress_fn): in place on a terminal; else a whole
- * line at the slower pace run() set (progress.h), none forced (the first
- * would say nothing yet, the last comes before the summary line). */
+/* The progress line (run_progress_fn): in place on a terminal; else whole
+ * lines at the slower pace run() set (progress.h), none forced. */
 static void show_progress(void *ctx, const struct run *r, int force)
 {
 	struct cli_run *c = ctx;
@@ -99,13 +97,9 @@ static void show_progress(void *ctx, const struct run *r, int force)
 	if (run_slowest(r, &st.slow_id, &st.slow_repeat, &start))
 		st.slow_s = (now - start) / 1000.0;
 	progress_line(&st, line, sizeof(line));
-	if (!c->tty) {
-		fprintf(stderr, "needle run: %s\n", line);
-		return;
-	}
-	progress_fit(line, progress_columns(STDERR_FILENO));
-	fprintf(stderr, "\r\033[K%s", line);
-	fflush(stderr);
+	if (c->tty)
+		progress_fit(line, progress_columns(STDERR_FILENO));
+	fprintf(stderr, c->tty ? "\r\033[K%s" : "needle run: %s\n", line); /* unbuffered */
 }
 
 static void summary(const struct cli_run *c, const struct run *r, int status)
@@ -264,8 +258,7 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->t0 = io_now_ms();
 	c->tty = isatty(STDERR_FILENO);
 	c->o.poll_ms = c->tty ? 250 : 1000;
-	c->pace.every_ms = c->tty ? 0 : progress_log_every_ms();
-	c->pace.last_ms = c->tty ? 0 : c->t0;
+	progress_start(&c->pace, c->tty, c->t0);
 	c->o.progress = show_progress;
 	c->o.progress_ctx = c;
 	e = from_env(c, d);

@@ -14,6 +14,12 @@ int progress_due(struct progress *p, double now_ms, int force)
 	return 1;
 }
 
+void progress_start(struct progress *p, int tty, double now_ms)
+{
+	p->every_ms = tty ? 0 : progress_log_every_ms();
+	p->last_ms = tty ? 0 : now_ms;
+}
+
 double progress_log_every_ms(void)
 {
 	const char *env = getenv("NEEDLE_PROGRESS_SECONDS");

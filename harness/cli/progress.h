@@ -38,6 +38,11 @@ struct progress {
 	double every_ms;        /* 0: PROGRESS_EVERY_MS */
 };
 
+/* Sets `p` up for a run that starts at `now_ms`: on a terminal (`tty`) a
+ * line every PROGRESS_EVERY_MS from the start; else the first after
+ * progress_log_every_ms, and so on. */
+void progress_start(struct progress *p, int tty, double now_ms);
+
 /* Whether a line is due at `now_ms` (always when `force`): `every_ms` (or
  * PROGRESS_EVERY_MS) since the last; marks it shown. */
 int progress_due(struct progress *p, double now_ms, int force);
