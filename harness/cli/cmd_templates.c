@@ -6,9 +6,11 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
+#include "progress.h"
 #include "base/embed.h"
 #include "tpl/tpl_desc.h"
 
@@ -18,6 +20,30 @@ static const char *kind_of(const struct tpl_desc *t)
 {
 	return t->style == TPL_STYLE_DSV32 || t->style == TPL_STYLE_DSV4 ||
 	       t->style == TPL_STYLE_DSV41 ? "encoder" : "descriptor";
+}
+
+/* Prints `text` from column `indent` (the cursor is there), its words
+ * wrapped before column `width` (a word longer than a line stands alone),
+ * continuation lines indented as much; ends the line. */
+static void wrap(const char *text, int indent, int width)
+{
+	int col = indent;
+	size_t n;
+
+	for (; *text; text += n) {
+		while (*text == ' ')
+			text++;
+		n = strcspn(text, " ");
+		if (!n)
+			break;
+		if (col > indent && col + 1 + (int)n > width) {
+			printf("\n%*s", indent, "");
+			col = indent;
+		}
+		printf(" %.*s", (int)n, text);
+		col += 1 + (int)n;
+	}
+	putchar('\n');
 }
 
 static void print_one(const struct tpl_desc *t, int json, int first)
@@ -33,10 +59,12 @@ static void print_one(const struct tpl_desc *t, int json, int first)
 		printf("]}");
 		return;
 	}
-	printf("%-14s %-10s %s\n", t->name, kind_of(t), tpl_desc_str(t->root, "description"));
+	printf("%-14s %-10s", t->name, kind_of(t));
+	wrap(tpl_desc_str(t->root, "description"), 25, progress_columns(STDOUT_FILENO) - 1);
+	if (shas && shas->child)
+		printf("  checked against the template texts of\n");
 	cJSON_ArrayForEach(s, shas)
-		printf("%-14s %-10s checked against the template text with sha256 %s\n", "", "",
-		       s->valuestring);
+		printf("  sha256 %s\n", s->valuestring);
 }
 
 static enum err list(int json, struct diag *d)

@@ -178,6 +178,8 @@ for n in chatml deepseek-v3 deepseek-v3.1 deepseek-v3.2 deepseek-v4 deepseek-v4.
 	grep -q "^$n " "$tmp/list" || fail "templates lacks $n"
 done
 grep -q "sha256 $(text_of qwen3 | sha256sum | cut -c1-64)" "$tmp/list" || fail "templates lacks qwen3's text hash"
+long=$(env -u COLUMNS "$NEEDLE" templates | awk 'length($0) > 79' | head -1)
+[ -z "$long" ] || fail "templates prints a line past 80 columns: $long"
 "$NEEDLE" templates --json | node -e 'const a = JSON.parse(require("fs").readFileSync(0, "utf8"));
 	if (a.length !== 8 || !a.some((t) => t.name === "deepseek-v4.1" && t.kind === "encoder")) process.exit(1)' ||
 	fail "templates --json"
