@@ -4,7 +4,9 @@
  * recall heatmap (heatmap.c) are both drawn here and written by canvas_png.
  *
  * The font has A-Z (lower case drawn as upper), 0-9, space and
- * - % . / : = ( ) < >; canvas_text draws any other character as '-'.
+ * - % . / : = ( ) < > , _ + ' ! ? * # [ ] ; @ (a model id such as
+ * ref-good:prefill=20000,tpot=5 prints as written); canvas_text draws any
+ * other character as '-'.
  * Coordinates are pixels from the top left; all drawing is clipped to the
  * canvas. The PNG is 8-bit RGB, no interlace, zlib level 9 and no time
  * chunk, so the same pixels give the same bytes for a given zlib build.

@@ -44,6 +44,11 @@ static void test_text(void)
 	CHECK_EQ_LONG(canvas_text(c, 0, 0, 1, "~", ink), 5);
 	CHECK_EQ_LONG(count_rgb(c, ink), 5); /* the '-' glyph: one row of five */
 	CHECK(canvas_has_glyph('a') && canvas_has_glyph('%') && !canvas_has_glyph('~'));
+	/* a model id's punctuation has glyphs of its own, not '-' (issue 25.7) */
+	CHECK(canvas_has_glyph(',') && canvas_has_glyph('_') && canvas_has_glyph('+'));
+	canvas_fill_rect(c, 0, 0, 40, 20, white);
+	canvas_text(c, 0, 0, 1, ",_+", ink);
+	CHECK_EQ_LONG(count_rgb(c, ink), 4 + 5 + 9);
 	canvas_free(c);
 	canvas_free(NULL);
 }
