@@ -19,11 +19,12 @@ static const unsigned char palette[][3] = {
 	{200, 40, 40}, {0, 140, 140}, {140, 90, 40}, {60, 60, 60}};
 #define NPALETTE (sizeof(palette) / sizeof(palette[0]))
 
-/* The panels' shared frame: levels on x, multiples on y. */
+/* The panels' frame: levels on x (shared), multiples on y (per panel). */
 struct frame {
 	double *levels;    /* owned while drawing */
 	int nlevels;
-	double top, step;  /* y axis: 0..top in steps */
+	double top[2], step[2]; /* each panel's y axis: 0..top in steps */
+	int values;        /* label each point with its figure (few cases) */
 };
 
 void loadplot_size(int ncases, int *w, int *h)
@@ -80,20 +81,22 @@ static enum err frame_levels(struct frame *f, const struct loadplot_case *c, int
 	return ERR_OK;
 }
 
-/* The y scale: at least 0..2, with at most 6 grid lines above 0
- * (canvas_scale). */
+/* Each panel's y scale: at least 0..2, with at most 6 grid lines above 0
+ * (canvas_scale), so TTFT growing 300 times does not flatten throughput. */
 static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
 {
-	double most = 2;
+	double most[2] = {2, 2};
 	int i, j;
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < c[i].n; j++) {
 			double a = ratio(c[i].tps, c[i].n, j), b = ratio(c[i].ttft_p95, c[i].n, j);
-			most = a > most ? a : most;
-			most = b > most ? b : most;
+			most[0] = a > most[0] ? a : most[0];
+			most[1] = b > most[1] ? b : most[1];
 		}
-	canvas_scale(most, 6, &f->step, &f->top);
+	canvas_scale(most[0], 6, &f->step[0], &f->top[0]);
+	canvas_scale(most[1], 6, &f->step[1], &f->top[1]);
+	f->values = n <= LOADPLOT_VALUES_MAX;
 }
 
 static int px_x(const struct frame *f, int panel, double level)
@@ -106,9 +109,9 @@ static int px_x(const struct frame *f, int panel, double level)
 	       (int)((k + 0.5) * LOADPLOT_PANEL_W / f->nlevels);
 }
 
-static int px_y(const struct frame *f, double v)
+static int px_y(const struct frame *f, int panel, double v)
 {
-	return LOADPLOT_TOP + LOADPLOT_PANEL_H - (int)lround(v / f->top * LOADPLOT_PANEL_H);
+	return LOADPLOT_TOP + LOADPLOT_PANEL_H - (int)lround(v / f->top[panel] * LOADPLOT_PANEL_H);
 }
 
 static void draw_panel(struct canvas *cv, const struct frame *f, int panel, const char *name)
@@ -118,8 +121,8 @@ static void draw_panel(struct canvas *cv, const struct frame *f, int panel, cons
 	double v;
 
 	canvas_text(cv, x0, LOADPLOT_TOP - 20, 1, name, black);
-	for (v = 0; v <= f->top + f->step / 2; v += f->step) {
-		int y = px_y(f, v);
+	for (v = 0; v <= f->top[panel] + f->step[panel] / 2; v += f->step[panel]) {
+		int y = px_y(f, panel, v);
 		canvas_fill_rect(cv, x0, y, LOADPLOT_PANEL_W, 1, v == 0 ? axis : grid);
 		snprintf(t, sizeof(t), "%gX", v);
 		canvas_text(cv, x0 - 8 - canvas_text_width(t, 1), y - 3, 1, t, black);
@@ -136,6 +139,15 @@ static void draw_panel(struct canvas *cv, const struct frame *f, int panel, cons
 		    LOADPLOT_TOP + LOADPLOT_PANEL_H + 22, 1, "CONCURRENCY", axis);
 }
 
+/* A point's figure in its unit ("677 TOK/S", "7.6 MS") above it. */
+static void draw_value(struct canvas *cv, int panel, int x, int y, double v)
+{
+	char t[32];
+
+	snprintf(t, sizeof(t), panel ? (v < 10 ? "%.1f MS" : "%.0f MS") : "%.0f TOK/S", v);
+	canvas_text(cv, x - canvas_text_width(t, 1) / 2, y - 14, 1, t, black);
+}
+
 /* One case's line in one panel: v are its figures. */
 static void draw_series(struct canvas *cv, const struct frame *f, int panel,
 			const struct loadplot_case *c, const double *v, const unsigned char rgb[3])
@@ -150,10 +162,12 @@ static void draw_series(struct canvas *cv, const struct frame *f, int panel,
 			have = 0;
 			continue;
 		}
-		y = px_y(f, r);
+		y = px_y(f, panel, r);
 		if (have)
 			canvas_line(cv, px, py, x, y, 2, rgb);
 		canvas_fill_rect(cv, x - 3, y - 3, 7, 7, rgb);
+		if (f->values)
+			draw_value(cv, panel, x, y, v[j]);
 		px = x, py = y, have = 1;
 	}
 }
@@ -191,7 +205,7 @@ enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 	canvas_text(cv, 12, 12, 2, "LOAD: THROUGHPUT AND TTFT P95 AGAINST CONCURRENCY", black);
 	if (title)
 		canvas_text(cv, 12, 36, 1, title, black);
-	canvas_text(cv, 12, 52, 1, "EACH LINE AS MULTIPLES OF ITS CASE AT ITS LOWEST LEVEL (1X = C1 IN A C1 MATRIX)",
+	canvas_text(cv, 12, 52, 1, "EACH LINE AS MULTIPLES OF ITS CASE AT ITS LOWEST LEVEL (1X = C1 IN A C1 MATRIX); EACH PANEL ITS OWN SCALE",
 		    black);
 	draw_panel(cv, &f, 0, "OUTPUT THROUGHPUT (TOK/S)");
 	draw_panel(cv, &f, 1, "TTFT P95");

@@ -2,10 +2,12 @@
  * loadplot — the load picture (load.png): how output throughput and TTFT P95
  * grow with concurrency, each normalised to the case's lowest level (C1 in
  * the field reports' matrices, seed 002 §4: "both at 1x at C1, no second
- * axis"). Two panels side by side share one y scale of multiples ("1X",
- * "2X", ...): left throughput, right TTFT P95; in each, one line per case in
- * its own colour, a square at every level with a figure; a level without a
- * figure (no valid round) breaks the line. The x axis has the distinct
+ * axis"). Two panels side by side, each with its own y scale of multiples
+ * ("1X", "2X", ...; a TTFT that grows 300 times would flatten throughput on a
+ * shared one): left throughput, right TTFT P95; in each, one line per case in
+ * its own colour, a square at every level with a figure, labelled with the
+ * figure itself (tok/s, ms) when there are at most LOADPLOT_VALUES_MAX
+ * cases; a level without a figure (no valid round) breaks the line. The x axis has the distinct
  * concurrency levels of all cases, equally spaced, ascending ("C1", "C8",
  * "C32"). A legend under the panels names each case's colour.
  *
@@ -31,6 +33,7 @@
 #define LOADPLOT_BOTTOM 40    /* px below a panel: its x labels */
 #define LOADPLOT_LEGEND_ROW 16 /* px per legend line (one per case) */
 #define LOADPLOT_MAX_CASES 64
+#define LOADPLOT_VALUES_MAX 2 /* cases whose points carry their figures */
 
 /* One case's line: n levels (ascending concurrency) with throughput and TTFT
  * P95; a figure < 0 or NaN is missing. All borrowed. */

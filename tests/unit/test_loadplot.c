@@ -65,6 +65,34 @@ static void test_points(void)
 	buf_release(&png);
 }
 
+/* Each panel has its own scale (issue 25.7): TTFT growing 300 times
+ * (0..300X) leaves throughput's 2X at the top of its own 0..2 panel, not
+ * flat at the bottom of a shared 0..300 one. */
+static void test_own_scale(void)
+{
+	static const double cc[2] = {1, 64}, tc[2] = {100, 200}, fc[2] = {10, 3000};
+	static const unsigned char orange[3] = {230, 120, 20};
+	struct loadplot_case c[1] = {{"c", 2, cc, tc, fc}};
+	struct buf png;
+	struct diag d;
+	unsigned char *px;
+	int w = 0, h = 0, x, y;
+
+	buf_init(&png, 1 << 22);
+	diag_init(&d);
+	CHECK(loadplot_png(c, 1, NULL, &png, &d) == ERR_OK);
+	px = tpng_decode(&png, &w, &h);
+	CHECK(px != NULL);
+	if (px) {
+		point(0, 1, 2, 2, &x, &y); /* throughput 2X at the top of 0..2 */
+		CHECK(!memcmp(at(px, w, x, y + 2), orange, 3));
+		point(1, 1, 2, 2, &x, &y); /* TTFT 300X: the top of its 0..300 panel */
+		CHECK(!memcmp(at(px, w, x, y + 2), orange, 3));
+	}
+	free(px);
+	buf_release(&png);
+}
+
 static void test_summary(void)
 {
 	static const char closed[] = "{\"load\": {\"cells\": ["
@@ -101,6 +129,7 @@ static void test_summary(void)
 int main(void)
 {
 	T_RUN(test_points);
+	T_RUN(test_own_scale);
 	T_RUN(test_summary);
 	return T_DONE();
 }
