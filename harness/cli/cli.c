@@ -231,11 +231,8 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 	return e ? -1 : outcome;
 }
 
-/* Appends the words of `text` from column `col`, wrapping before
- * CLI_HELP_WIDTH onto new lines that start at column `indent`. A word longer
- * than a line stands alone on its own. */
-static enum err wrap(struct buf *out, const char *text, size_t col,
-		     size_t indent)
+enum err cli_wrap(struct buf *out, const char *text, size_t col, size_t indent,
+		  size_t width)
 {
 	enum err e = ERR_OK;
 	const char *p = text;
@@ -243,7 +240,7 @@ static enum err wrap(struct buf *out, const char *text, size_t col,
 	while (!e && *p) {
 		size_t n = strcspn(p, " ");
 
-		if (col > indent && col + 1 + n > CLI_HELP_WIDTH) {
+		if (col > indent && col + 1 + n > width) {
 			e = buf_printf(out, "\n%*s", (int)indent, "");
 			col = indent;
 		} else if (col > indent) {
@@ -281,7 +278,7 @@ static enum err help_opt(struct buf *out, const char *left, const char *help)
 	} else {
 		e = buf_printf(out, "  %-*s ", LEFT, left);
 	}
-	return e ? e : wrap(out, help, HELP_COL, HELP_COL);
+	return e ? e : cli_wrap(out, help, HELP_COL, HELP_COL, CLI_HELP_WIDTH);
 }
 
 static unsigned exits_of(const struct cli_cmd *cmd)
@@ -298,7 +295,7 @@ static enum err help_text(const struct cli_cmd *cmd, struct buf *out)
 
 	e = buf_printf(out, "usage: needle %s ", cmd->name);
 	if (!e)
-		e = wrap(out, cmd->usage, usage_col, usage_col);
+		e = cli_wrap(out, cmd->usage, usage_col, usage_col, CLI_HELP_WIDTH);
 	if (!e)
 		e = buf_printf(out, "\n%s\n\nOptions:\n", cmd->summary);
 	for (i = 0; !e && i < cmd->nopts; i++) {

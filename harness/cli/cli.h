@@ -99,6 +99,12 @@ enum err cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 	      const char **args, int *nargs, struct diag *d);
 
+/* Appends the words of `text` from column `col`, wrapping before column
+ * `width` onto new lines that start at column `indent`, then a line feed. A
+ * word longer than a line stands alone on its own. ERR_NOMEM, ERR_LIMIT. */
+enum err cli_wrap(struct buf *out, const char *text, size_t col, size_t indent,
+		  size_t width);
+
 /* Prints "error: MSG" ("needle: MSG" for ERR_LOADER) and, for ERR_USAGE, "try
  * 'needle NAME --help'" to stderr; returns the exit status for `d->code`
  * (err_exit_status: 127 for ERR_LOADER). For the CLI layer only. */

@@ -22,33 +22,10 @@ static const char *kind_of(const struct tpl_desc *t)
 	       t->style == TPL_STYLE_DSV41 ? "encoder" : "descriptor";
 }
 
-/* Prints `text` from column `indent` (the cursor is there), its words
- * wrapped before column `width` (a word longer than a line stands alone),
- * continuation lines indented as much; ends the line. */
-static void wrap(const char *text, int indent, int width)
-{
-	int col = indent;
-	size_t n;
-
-	for (; *text; text += n) {
-		while (*text == ' ')
-			text++;
-		n = strcspn(text, " ");
-		if (!n)
-			break;
-		if (col > indent && col + 1 + (int)n > width) {
-			printf("\n%*s", indent, "");
-			col = indent;
-		}
-		printf(" %.*s", (int)n, text);
-		col += 1 + (int)n;
-	}
-	putchar('\n');
-}
-
 static void print_one(const struct tpl_desc *t, int json, int first)
 {
 	const cJSON *shas = cJSON_GetObjectItemCaseSensitive(t->root, "template_sha256"), *s;
+	struct buf line;
 
 	if (json) {
 		printf("%s{\"name\":\"%s\",\"kind\":\"%s\",\"style\":\"%s\",\"template_sha256\":[",
@@ -59,8 +36,12 @@ static void print_one(const struct tpl_desc *t, int json, int first)
 		printf("]}");
 		return;
 	}
-	printf("%-14s %-10s", t->name, kind_of(t));
-	wrap(tpl_desc_str(t->root, "description"), 25, progress_columns(STDOUT_FILENO) - 1);
+	buf_init(&line, 1 << 16);
+	if (!buf_printf(&line, "%-14s %-10s ", t->name, kind_of(t)))
+		cli_wrap(&line, tpl_desc_str(t->root, "description"), 26, 26,
+			 (size_t)progress_columns(STDOUT_FILENO) - 1);
+	fputs(line.data, stdout);
+	buf_release(&line);
 	if (shas && shas->child)
 		printf("  checked against the template texts of\n");
 	cJSON_ArrayForEach(s, shas)
