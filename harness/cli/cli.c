@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "config.h"
 
 #include "base/hint.h"
 
@@ -221,6 +222,8 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 		diag_fail(d, ERR_USAGE, "too many arguments");
 		return -1;
 	}
+	if (config_args(cmd, &argc, &argv, d))
+		return -1;
 	buf_init(&help, 1 << 16);
 	e = cli_parse(cmd, argc, argv, args, nargs, &outcome, &help, d);
 	if (e && outcome == CLI_HELP_SHOWN)

@@ -90,6 +90,8 @@ static const char man_tail[] =
 	".TP\n.B OPENAI_BASE_URL\nthe endpoint when \\-\\-base\\-url is not given\n"
 	".TP\n.B OPENAI_API_KEY\nthe API key, sent as a bearer token and never written\n"
 	".TP\n.B NEEDLE_SUITES_DIR\nwhere the shipped suites are (default: next to the binary)\n"
+	".TP\n.B NEEDLE_CONFIG\\fR, \\fBXDG_CONFIG_HOME\nthe config file of default options: NEEDLE_CONFIG, else ./needle.json, else\n"
+	"XDG_CONFIG_HOME/needle/config.json, else ~/.config/needle/config.json (the command line wins)\n"
 	".TP\n.B CURL_CA_BUNDLE\\fR, \\fBSSL_CERT_FILE\nthe CA file for https when \\-\\-cacert is not given, in that order\n"
 	".TP\n.B HF_HUB_CACHE\\fR, \\fBHF_HOME\nthe Hugging Face cache a \\-\\-tokenizer ORG/NAME is read from (HF_HUB_CACHE, else\n"
 	"HF_HOME/hub, else XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub); offline\n"
