@@ -25,6 +25,12 @@ rc=0
 "$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model 'ref-good:prefill=100000,tpot=1' \
 	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/smoke" >"$tmp/run.out" 2>&1 || rc=$?
 [ $rc = 1 ] || { cat "$tmp/run.out"; fail "run: exit $rc (want 1: case 'wrong' fails)"; }
+id_of() { node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).run_id)' "$1"; }
+id=$(id_of "$tmp/smoke/manifest.json")
+# a resumed run is the same run: its run_id stays
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model 'ref-good:prefill=100000,tpot=1' \
+	--tokenizer "$ds" --template deepseek-v3 --out "$tmp/smoke" --resume >"$tmp/resume.out" 2>&1 || true
+[ "$(id_of "$tmp/smoke/manifest.json")" = "$id" ] || fail "--resume changed the run_id: $(cat "$tmp/resume.out")"
 "$NEEDLE" report "$tmp/smoke" --format jsonl >"$tmp/rows.jsonl"
 
 # the commit: --version and the manifest say the same git describe
