@@ -72,14 +72,14 @@ static enum err sec_facts(struct buf *b, const cJSON *s)
 static enum err sec_attempts(struct buf *b, const cJSON *s)
 {
 	const cJSON *a = jget(s, "attempts"), *w = jget(a, "wilson95");
+	const cJSON *lo = cJSON_GetArrayItem(w, 0), *hi = cJSON_GetArrayItem(w, 1);
 	enum err e;
 
 	e = buf_printf(b, "<h2>Attempts</h2>\n<p class=\"%s\">%.0f of %.0f passed",
 		       jget_num(a, "fail") > 0 ? "bad" : "good", jget_num(a, "pass"), jget_num(a, "total"));
-	if (!e && cJSON_IsNumber(jget(a, "rate")))
+	if (!e && cJSON_IsNumber(jget(a, "rate")) && cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
 		e = buf_printf(b, " (%.1f%%, 95%% interval %.1f%% to %.1f%%)", 100 * jget_num(a, "rate"),
-			       100 * cJSON_GetArrayItem(w, 0)->valuedouble,
-			       100 * cJSON_GetArrayItem(w, 1)->valuedouble);
+			       100 * lo->valuedouble, 100 * hi->valuedouble);
 	if (!e && cJSON_IsFalse(jget(a, "complete")))
 		e = buf_printf(b, "; <strong>INCOMPLETE: %.0f/%.0f planned attempts recorded</strong>",
 			       jget_num(a, "planned_done"), jget_num(a, "planned"));
