@@ -79,9 +79,11 @@ static enum err take(void *ctx, const cJSON *rec, struct diag *d)
 				      jget_num(slo, "e2e_ms")};
 	struct vb_level *l;
 	struct vb_req *r, *p;
+	struct loadstat_req q;
 
 	(void)d;
-	if (!load || !cJSON_IsString(jget(rec, "case")) || jget_num(load, "round") < 1)
+	if (!load || !cJSON_IsString(jget(rec, "case")) || jget_num(load, "round") < 1 ||
+	    !loadstat_request(rec, &q))
 		return ERR_OK;
 	if (!(l = level_of(w, rec, load)))
 		return ERR_NOMEM;
@@ -92,8 +94,7 @@ static enum err take(void *ctx, const cJSON *rec, struct diag *d)
 	}
 	r = &l->r[l->n];
 	memset(r, 0, sizeof(*r));
-	if (!loadstat_request(rec, &r->q))
-		return ERR_OK;
+	r->q = q;
 	l->n++;
 	r->round = (long)jget_num(load, "round");
 	r->prompt_tokens = jget_num(jget(rec, "usage"), "prompt_tokens");
