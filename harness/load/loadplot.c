@@ -51,6 +51,17 @@ static double ratio(const double *v, int n, int i)
 	return v[i] / v[b];
 }
 
+/* bound[i] (a min or a max) over the lowest level's median of `v`; NaN
+ * when either is missing or there is no bound. */
+static double ratio_of(const double *bound, const double *v, int n, int i)
+{
+	double base = ratio(v, n, i);
+
+	if (!bound || missing(bound[i]) || !isfinite(base))
+		return NAN;
+	return bound[i] / (v[i] / base);
+}
+
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -90,7 +101,9 @@ static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < c[i].n; j++) {
-			double a = ratio(c[i].tps, c[i].n, j), b = ratio(c[i].ttft_p95, c[i].n, j);
+			double a = fmax(ratio(c[i].tps, c[i].n, j), ratio_of(c[i].tps_max, c[i].tps, c[i].n, j));
+			double b = fmax(ratio(c[i].ttft_p95, c[i].n, j),
+					ratio_of(c[i].ttft_max, c[i].ttft_p95, c[i].n, j));
 			most[0] = a > most[0] ? a : most[0];
 			most[1] = b > most[1] ? b : most[1];
 		}
@@ -148,9 +161,11 @@ static void draw_value(struct canvas *cv, int panel, int x, int y, double v)
 	canvas_text(cv, x - canvas_text_width(t, 1) / 2, y - 14, 1, t, black);
 }
 
-/* One case's line in one panel: v are its figures. */
+/* One case's line in one panel: v are its figures, lo and hi their min and
+ * max over rounds (or NULL). */
 static void draw_series(struct canvas *cv, const struct frame *f, int panel,
-			const struct loadplot_case *c, const double *v, const unsigned char rgb[3])
+			const struct loadplot_case *c, const double *v, const double *lo,
+			const double *hi, const unsigned char rgb[3])
 {
 	int j, px = 0, py = 0, have = 0;
 
@@ -163,6 +178,16 @@ static void draw_series(struct canvas *cv, const struct frame *f, int panel,
 			continue;
 		}
 		y = px_y(f, panel, r);
+		if (isfinite(ratio_of(lo, v, c->n, j)) && isfinite(ratio_of(hi, v, c->n, j))) {
+			int y0 = px_y(f, panel, ratio_of(hi, v, c->n, j));
+			int y1 = px_y(f, panel, ratio_of(lo, v, c->n, j));
+			if (y1 > y0 + 1) /* rounds apart by at least a pixel */
+				canvas_fill_rect(cv, x - 1, y0, 3, y1 - y0 + 1, rgb);
+			if (y1 > y0 + 1) {
+				canvas_fill_rect(cv, x - 5, y0, 11, 1, rgb);
+				canvas_fill_rect(cv, x - 5, y1, 11, 1, rgb);
+			}
+		}
 		if (have)
 			canvas_line(cv, px, py, x, y, 2, rgb);
 		canvas_fill_rect(cv, x - 3, y - 3, 7, 7, rgb);
@@ -210,8 +235,10 @@ enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 	draw_panel(cv, &f, 0, "OUTPUT THROUGHPUT (TOK/S)");
 	draw_panel(cv, &f, 1, "TTFT P95");
 	for (i = 0; i < n; i++) {
-		draw_series(cv, &f, 0, &c[i], c[i].tps, palette[(size_t)i % NPALETTE]);
-		draw_series(cv, &f, 1, &c[i], c[i].ttft_p95, palette[(size_t)i % NPALETTE]);
+		draw_series(cv, &f, 0, &c[i], c[i].tps, c[i].tps_min, c[i].tps_max,
+			    palette[(size_t)i % NPALETTE]);
+		draw_series(cv, &f, 1, &c[i], c[i].ttft_p95, c[i].ttft_min, c[i].ttft_max,
+			    palette[(size_t)i % NPALETTE]);
 	}
 	draw_legend(cv, c, n);
 	e = canvas_png(cv, png, d);
@@ -229,9 +256,14 @@ static double fig(const cJSON *cell, const char *k)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* A level's figures: its concurrency, then NFIGS figures. */
+#define NFIGS 6
+static const char *const fig_keys[NFIGS] = {"output_tps", "ttft_p95_ms", "output_tps_min",
+					    "output_tps_max", "ttft_p95_ms_min", "ttft_p95_ms_max"};
+
 struct pt {
 	int ci;            /* the case's place in order of first appearance */
-	double c, tps, ttft;
+	double c, f[NFIGS]; /* concurrency; figures in fig_keys' order */
 };
 
 static int by_case_level(const void *x, const void *y)
@@ -249,7 +281,7 @@ static int by_case_level(const void *x, const void *y)
 static int gather(const cJSON *cells, struct pt *p, size_t *np, const char **names)
 {
 	const cJSON *cell;
-	int n = 0, i;
+	int n = 0, i, k;
 
 	*np = 0;
 	cJSON_ArrayForEach(cell, cells) {
@@ -264,32 +296,32 @@ static int gather(const cJSON *cells, struct pt *p, size_t *np, const char **nam
 			names[n++] = id->valuestring;
 		p[*np].ci = i;
 		p[*np].c = jget_num(cell, "concurrency");
-		p[*np].tps = fig(cell, "output_tps");
-		p[(*np)++].ttft = fig(cell, "ttft_p95_ms");
+		for (k = 0; k < NFIGS; k++)
+			p[*np].f[k] = fig(cell, fig_keys[k]);
+		(*np)++;
 	}
 	qsort(p, *np, sizeof(*p), by_case_level);
 	return n;
 }
 
-/* Splits the sorted points into each case's three arrays in nums (3 * np:
- * levels, then throughputs, then TTFT P95s). */
+/* Splits the sorted points into each case's arrays in nums ((1 + NFIGS) *
+ * np: levels, then each figure of fig_keys). */
 static void split(const struct pt *p, size_t np, const char **names, int n,
 		  struct loadplot_case *cs, double *nums)
 {
+	const double *a[1 + NFIGS];
 	size_t k = 0, m;
-	int i;
+	int i, j;
 
 	for (i = 0; i < n; i++) {
 		for (m = 0; k + m < np && p[k + m].ci == i; m++) {
 			nums[k + m] = p[k + m].c;
-			nums[np + k + m] = p[k + m].tps;
-			nums[2 * np + k + m] = p[k + m].ttft;
+			for (j = 0; j < NFIGS; j++)
+				nums[(size_t)(j + 1) * np + k + m] = p[k + m].f[j];
 		}
-		cs[i].name = names[i];
-		cs[i].n = (int)m;
-		cs[i].concurrency = nums + k;
-		cs[i].tps = nums + np + k;
-		cs[i].ttft_p95 = nums + 2 * np + k;
+		for (j = 0; j <= NFIGS; j++)
+			a[j] = nums + (size_t)j * np + k;
+		cs[i] = (struct loadplot_case){names[i], (int)m, a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
 		k += m;
 	}
 }
@@ -309,7 +341,7 @@ enum err loadplot_summary(const cJSON *summary, const char *title, struct buf *p
 	if (!ncells)
 		return ERR_OK;
 	p = mem_calloc(ncells, sizeof(*p));
-	nums = mem_calloc(3 * ncells, sizeof(*nums));
+	nums = mem_calloc((1 + NFIGS) * ncells, sizeof(*nums));
 	if (!p || !nums) {
 		mem_free(p);
 		mem_free(nums);

@@ -7,7 +7,8 @@
  * shared one): left throughput, right TTFT P95; in each, one line per case in
  * its own colour, a square at every level with a figure, labelled with the
  * figure itself (tok/s, ms) when there are at most LOADPLOT_VALUES_MAX
- * cases; a level without a figure (no valid round) breaks the line. The x axis has the distinct
+ * cases, and a bar from the level's min to its max over rounds where there
+ * is one; a level without a figure (no valid round) breaks the line. The x axis has the distinct
  * concurrency levels of all cases, equally spaced, ascending ("C1", "C8",
  * "C32"). A legend under the panels names each case's colour.
  *
@@ -36,13 +37,17 @@
 #define LOADPLOT_VALUES_MAX 2 /* cases whose points carry their figures */
 
 /* One case's line: n levels (ascending concurrency) with throughput and TTFT
- * P95; a figure < 0 or NaN is missing. All borrowed. */
+ * P95 (the median over rounds); a figure < 0 or NaN is missing. The min and
+ * max over rounds, when not NULL, are drawn as a bar through each point. All
+ * borrowed. */
 struct loadplot_case {
 	const char *name;
 	int n;
 	const double *concurrency;
 	const double *tps;
 	const double *ttft_p95;
+	const double *tps_min, *tps_max;   /* or NULL */
+	const double *ttft_min, *ttft_max; /* or NULL */
 };
 
 /* The picture's width and height in pixels for `ncases` cases. */

@@ -93,6 +93,41 @@ static void test_own_scale(void)
 	buf_release(&png);
 }
 
+/* The min-max bar over rounds: at C8 throughput 150 (1.5X) whose rounds
+ * ranged 120..180 (1.2X..1.8X) has ink at 1.7X above the point and at 1.3X
+ * below it, none at 1.9X; the same case without bounds has none at 1.7X. */
+static void test_bars(void)
+{
+	static const double cc[2] = {1, 8}, tc[2] = {100, 150}, fc[2] = {10, 20};
+	static const double lo[2] = {100, 120}, hi[2] = {100, 180};
+	static const unsigned char orange[3] = {230, 120, 20};
+	struct loadplot_case c[1] = {{"c", 2, cc, tc, fc, lo, hi, NULL, NULL}};
+	struct buf png;
+	struct diag d;
+	unsigned char *px;
+	int w = 0, h = 0, x, y, pass;
+
+	diag_init(&d);
+	for (pass = 0; pass < 2; pass++) {
+		buf_init(&png, 1 << 22);
+		if (pass)
+			c[0].tps_min = c[0].tps_max = NULL;
+		CHECK(loadplot_png(c, 1, NULL, &png, &d) == ERR_OK);
+		px = tpng_decode(&png, &w, &h);
+		CHECK(px != NULL);
+		if (px) {
+			point(0, 1, 2, 1.7, &x, &y);
+			CHECK(!memcmp(at(px, w, x, y), orange, 3) == !pass);
+			point(0, 1, 2, 1.3, &x, &y);
+			CHECK(!memcmp(at(px, w, x, y), orange, 3) == !pass);
+			point(0, 1, 2, 1.9, &x, &y);
+			CHECK(memcmp(at(px, w, x, y), orange, 3));
+		}
+		free(px);
+		buf_release(&png);
+	}
+}
+
 static void test_summary(void)
 {
 	static const char closed[] = "{\"load\": {\"cells\": ["
@@ -130,6 +165,7 @@ int main(void)
 {
 	T_RUN(test_points);
 	T_RUN(test_own_scale);
+	T_RUN(test_bars);
 	T_RUN(test_summary);
 	return T_DONE();
 }
