@@ -38,7 +38,10 @@ static const char examples[] =
 	"and every audit or grade reason, its count, its cases and one example with\n"
 	"the model's answer and the raw stream's path. The CSV (RFC 4180, one row\n"
 	"per attempt) loads as is into pandas or DuckDB; --format jsonl gives the\n"
-	"same rows as JSON Lines. A torn last line of results.jsonl is skipped.\n"
+	"same rows as JSON Lines. The other formats, for CI (junit), Prometheus\n"
+	"and Grafana (prom), vllm bench serve's scripts (vllm-bench) and a browser\n"
+	"(html), are described in docs/outputs.md. A torn last line of\n"
+	"results.jsonl is skipped.\n"
 	"When RUN_DIR cannot be written, the report is printed and a warning says\n"
 	"so (--out DIR writes the files there). Exit 0 when the report was made\n"
 	"(failed attempts are reported, not an error; use 'needle diff --gate' to\n"
@@ -121,7 +124,7 @@ int cmd_report(int argc, char **argv)
 {
 	const char *format = "md", *out_dir = NULL;
 	const struct cli_opt opts[] = {
-		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom|vllm-bench|html", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model) one line per load level in vllm bench serve's result keys, or one self-contained HTML page (tables, pictures inline); the files are written regardless", &format},
+		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom|vllm-bench|html", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model), one line per load level in vllm bench serve's result keys, or one self-contained HTML page (tables, pictures inline); the files are written regardless", &format},
 		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
 	};
 	const struct cli_cmd cmd = {
