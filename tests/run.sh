@@ -17,6 +17,9 @@ trap 'rm -rf "$log"' EXIT
 # write into the user's own cache folder.
 XDG_CACHE_HOME=$log/cache
 export XDG_CACHE_HOME
+# Nor read the user's config file (harness/cli/config.h): an empty folder.
+XDG_CONFIG_HOME=$log/config
+export XDG_CONFIG_HOME
 
 run() {
 	name=$1

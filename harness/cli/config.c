@@ -38,9 +38,8 @@ static int find_path(char *out, size_t cap)
 		return snprintf(out, cap, "%s", v) < (int)cap;
 	if (snprintf(out, cap, "needle.json") < (int)cap && is_file(out))
 		return 1;
-	if ((v = getenv("XDG_CONFIG_HOME")) && *v &&
-	    snprintf(out, cap, "%s/needle/config.json", v) < (int)cap && is_file(out))
-		return 1;
+	if ((v = getenv("XDG_CONFIG_HOME")) && *v) /* set, it is the only place (XDG) */
+		return snprintf(out, cap, "%s/needle/config.json", v) < (int)cap && is_file(out);
 	return (v = getenv("HOME")) && *v &&
 	       snprintf(out, cap, "%s/.config/needle/config.json", v) < (int)cap && is_file(out);
 }

@@ -2,8 +2,9 @@
  * config — the flags a team retypes on every command (endpoint, model,
  * tokenizer, template, ...) read from a JSON file, so `needle run smoke`
  * needs no more. The file is the first of: $NEEDLE_CONFIG (which must
- * exist), ./needle.json, $XDG_CONFIG_HOME/needle/config.json,
- * ~/.config/needle/config.json. It is one JSON object (parsed by cJSON):
+ * exist), ./needle.json, $XDG_CONFIG_HOME/needle/config.json, else (no
+ * XDG_CONFIG_HOME) ~/.config/needle/config.json. It is one JSON object
+ * (parsed by cJSON):
  *
  *	{"base-url": "http://gpu-01:8000", "tokenizer": "deepseek-ai/DeepSeek-V3",
  *	 "template": "deepseek-v3", "run": {"concurrency": 8}}
