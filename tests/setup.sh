@@ -5,6 +5,9 @@
 #                              tests/cli/tok_corpora.sh)
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
 #   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
+#   sh tests/setup.sh slurm    Slurm and MUNGE (Debian's slurm-wlm, munge) for
+#                              `make test-slurm` (tests/cli/slurm.sh), which starts
+#                              its own single-node cluster on loopback
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
@@ -61,8 +64,11 @@ npm_deps() {
 	echo "$want" > "$stamp"
 }
 
-# Installs the Debian packages named in $@ that are missing.
-bench_packages() {
+# Installs the Debian packages named after WHAT (what needs them) that are
+# missing.
+need_packages() {
+	what=$1
+	shift
 	need=""
 	for p in "$@"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -70,18 +76,19 @@ bench_packages() {
 	done
 	if [ -n "$need" ]; then
 		if [ "$(id -u)" != 0 ]; then
-			echo "needle: the benchmark text needs Debian packages; run as root:" >&2
+			echo "needle: $what needs Debian packages; run as root:" >&2
 			echo "  apt-get update && apt-get install -y$need" >&2
 			exit 2
 		fi
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+			$need >/dev/null
 	fi
 }
 
 bench_text() {
 	out=$1
-	bench_packages fortunes jargon-text
+	need_packages "the benchmark text" fortunes jargon-text
 	mkdir -p "$(dirname "$out")"
 	# The fortune files proper are those without an extension (.dat/.u8 are
 	# indexes and links), less the Chinese ones of fortunes-zh (the Chinese
@@ -104,7 +111,7 @@ bench_text() {
 # the text stays valid UTF-8.
 bench_text_zh() {
 	out=$1
-	bench_packages fortunes-zh
+	need_packages "the benchmark text" fortunes-zh
 	mkdir -p "$(dirname "$out")"
 	for f in chinese tang300 song100; do
 		cat "/usr/share/games/fortunes/$f"
@@ -126,8 +133,9 @@ fuzz_deps() {
 case "${1:-}" in
 system) system ;;
 fuzz) fuzz_deps ;;
+slurm) need_packages "the Slurm test" slurm-wlm munge ;;
 npm) npm_deps ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|fuzz|slurm|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac
