@@ -14,6 +14,9 @@
 #include "mergeread.h"
 #include "run/record.h"
 #include "run/results.h"
+#include "run/shard.h"
+
+#define MERGE_ATTEMPTS_MAX 9007199254740991L /* 2^53 - 1 */
 
 /* Where an attempt key was first recorded. */
 struct loc {
@@ -28,8 +31,8 @@ struct span {
 	size_t len;
 };
 
-/* One shard folder. */
-struct shard {
+/* One shard folder as read. */
+struct part {
 	struct mergeread rd;
 	size_t kept;         /* records not dropped as duplicates */
 	size_t pass;         /* of them, verdict "pass" */
@@ -41,7 +44,7 @@ struct shard {
 struct merge {
 	const char *const *dirs;
 	size_t n;
-	struct shard *sh;
+	struct part *sh;
 	size_t cur;          /* the shard being read */
 	long count;
 	struct keyset keys;  /* attempt key -> owned struct loc */
@@ -126,13 +129,13 @@ static int shard_of(const struct merge *m, size_t i, long *index, long *count,
 		    size_t *planned)
 {
 	const cJSON *sh = jget(m->sh[i].rd.manifest, "shard");
+	long n = 0;
 
-	if (!cJSON_IsObject(sh) || !cJSON_IsNumber(jget(sh, "index")) ||
-	    !cJSON_IsNumber(jget(sh, "count")))
+	if (!jget_whole(sh, "index", -SHARD_MAX, SHARD_MAX, index) ||
+	    !jget_whole(sh, "count", 1, SHARD_MAX, count))
 		return 0;
-	*index = (long)jget_num(sh, "index");
-	*count = (long)jget_num(sh, "count");
-	*planned = (size_t)jget_num(sh, "attempts");
+	jget_whole(sh, "attempts", 0, MERGE_ATTEMPTS_MAX, &n);
+	*planned = (size_t)n;
 	return 1;
 }
 
@@ -235,7 +238,7 @@ static enum err same_record(struct merge *m, const struct loc *first,
 static enum err again(struct merge *m, const struct loc *first, struct mergeread_rec *rec,
 		      struct diag *d)
 {
-	struct shard *s = &m->sh[m->cur];
+	struct part *s = &m->sh[m->cur];
 	struct span *p;
 	int same;
 	enum err e = same_record(m, first, rec, &same, d);
@@ -265,7 +268,7 @@ static enum err again(struct merge *m, const struct loc *first, struct mergeread
 static enum err on_record(void *ctx, struct mergeread_rec *rec, struct diag *d)
 {
 	struct merge *m = ctx;
-	struct shard *s = &m->sh[m->cur];
+	struct part *s = &m->sh[m->cur];
 	struct loc *first = keyset_get(&m->keys, rec->key);
 	enum err e;
 
@@ -297,7 +300,7 @@ static enum err read_all(struct merge *m, struct diag *d)
 	for (m->cur = 0; m->cur < m->n; m->cur++)
 		m->sh[m->cur].rd.fd = -1;
 	for (m->cur = 0; !e && m->cur < m->n; m->cur++) {
-		struct shard *s = &m->sh[m->cur];
+		struct part *s = &m->sh[m->cur];
 		if (!(s->load = cJSON_CreateArray()))
 			return diag_fail(d, ERR_NOMEM, "out of memory");
 		e = mergeread_open(&s->rd, m->dirs[m->cur], d);
@@ -320,6 +323,16 @@ static long index_of(const struct merge *m, size_t i)
 
 	shard_of(m, i, &index, &count, &planned);
 	return index;
+}
+
+/* The attempts shard folder `i` planned. */
+static size_t planned_of(const struct merge *m, size_t i)
+{
+	long index, count;
+	size_t planned = 0;
+
+	shard_of(m, i, &index, &count, &planned);
+	return planned;
 }
 
 /* The earliest and latest of a string timestamp over the shards. */
@@ -357,7 +370,7 @@ static cJSON *shard_entry(struct json_build *jb, struct merge *m, size_t i)
 	} else {
 		json_add_null(jb, o, "start_lag_ms");
 	}
-	json_add_int(jb, o, "attempts", (long long)jget_num(jget(man, "shard"), "attempts"));
+	json_add_int(jb, o, "attempts", (long long)planned_of(m, i));
 	json_add_int(jb, o, "records", (long long)m->sh[i].kept);
 	return o;
 }
@@ -452,7 +465,7 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 }
 
 /* Copies shard `s`'s journal but its dropped duplicates. */
-static enum err copy_records(struct mergeout *w, const struct shard *s, struct diag *d)
+static enum err copy_records(struct mergeout *w, const struct part *s, struct diag *d)
 {
 	off_t at = 0;
 	size_t k;
@@ -478,7 +491,7 @@ static enum err write_out(struct merge *m, const char *out, struct diag *d)
 		for (i = 0; !e && i < m->n; i++) {
 			if (index_of(m, i) != want)
 				continue;
-			planned += (size_t)jget_num(jget(m->sh[i].rd.manifest, "shard"), "attempts");
+			planned += planned_of(m, i);
 			if (!(e = mergeout_raw(&w, m->dirs[i], d)))
 				e = copy_records(&w, &m->sh[i], d);
 			m->st->records += m->sh[i].kept;

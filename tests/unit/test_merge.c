@@ -367,6 +367,10 @@ static void test_hostile(void)
 	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
 	CHECK_STR(d.msg, "'s0/manifest.json' is a symbolic link: a shard's files are never followed");
 	CHECK(access("out/results.jsonl", F_OK) != 0);
+	/* numbers no integer holds are no shard index (a cast would be undefined) */
+	put("s1", "manifest.json", "{\"shard\":{\"index\":1e300,\"count\":2,\"attempts\":-1e300}}");
+	CHECK_EQ_LONG(merge("out", "s1", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(pr.data, "'s1' is not a shard: its manifest has no \"shard\" index and count\n");
 	buf_release(&pr);
 	clear();
 }
