@@ -120,7 +120,23 @@ static enum err copy_fd(struct mergeout *w, int in, off_t off, off_t len, const 
 	return ERR_OK;
 }
 
-/* Copies SHARD/raw/NAME (`in`, opened at raw/ `dirfd`) to OUT/raw/NAME. */
+/* Links the open file `in` as OUT/raw/NAME, replacing an earlier one (the
+ * descriptor's file, not a name that may have been swapped since its fstat);
+ * 0 when it cannot be (another filesystem, no /proc, a file of another user
+ * under protected_hardlinks) and it is to be copied. */
+static int link_raw(struct mergeout *w, int in, const char *name)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
+	if (linkat(AT_FDCWD, proc, w->rawfd, name, AT_SYMLINK_FOLLOW) == 0)
+		return 1;
+	return errno == EEXIST && unlinkat(w->rawfd, name, 0) == 0 &&
+	       linkat(AT_FDCWD, proc, w->rawfd, name, AT_SYMLINK_FOLLOW) == 0;
+}
+
+/* Puts SHARD/raw/NAME (at raw/ `dirfd`) in OUT/raw/NAME: a hard link, else a
+ * copy. */
 static enum err copy_raw(struct mergeout *w, int dirfd, const char *shard, const char *name,
 			 struct diag *d)
 {
@@ -138,6 +154,11 @@ static enum err copy_raw(struct mergeout *w, int dirfd, const char *shard, const
 		return diag_fail(d, ERR_LIMIT, "'%s' is larger than %lld bytes", from,
 				 (long long)MERGEOUT_RAW_MAX);
 	}
+	if (link_raw(w, in, name)) {
+		close(in);
+		return ERR_OK;
+	}
+	w->copied++;
 	to = openat(w->rawfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (to < 0)
 		e = fail_io("write", w->out, there, d);
@@ -192,8 +213,10 @@ enum err mergeout_commit(struct mergeout *w, const cJSON *manifest, struct diag 
 {
 	char path[4096];
 
-	/* one sync for every raw file and the journal (as journal.h's batches) */
-	if (syncfs(w->tmpfd) != 0 || fdatasync(w->tmpfd) != 0)
+	/* one sync for every raw file copied (as journal.h's batches); links
+	 * wrote no data: syncing raw/ makes them durable without flushing what
+	 * others have written to the filesystem */
+	if ((w->copied ? syncfs(w->tmpfd) : fsync(w->rawfd)) != 0 || fdatasync(w->tmpfd) != 0)
 		return fail_io("write", w->out, TMP_NAME, d);
 	if (close(w->tmpfd) != 0) {
 		w->tmpfd = -1;

@@ -1,9 +1,12 @@
 /*
  * mergeout — writes the merged run folder for merge.h, durable with one sync:
  * the records are copied as bytes (never parsed again) into a temporary
- * OUT/.results.jsonl.merge, each shard's raw/ files into OUT/raw/ (a name
- * already written by an earlier shard of this merge is kept), then one
- * syncfs(2) makes them all durable, the temporary journal is renamed to
+ * OUT/.results.jsonl.merge, each shard's raw/ files put in OUT/raw/ (a name
+ * already written by an earlier shard of this merge is kept) as hard links
+ * when the shard is on the same filesystem (a raw file is never written
+ * again once its record is journaled; a link writes no data), else as
+ * copies, then one sync makes them all durable (syncfs(2) when a file was
+ * copied, else raw/ itself), the temporary journal is renamed to
  * OUT/results.jsonl, the folder synced, and the manifest replaced (temp file,
  * fsync, rename). A merge cut short leaves the folder as it was but for raw/
  * files and the temporary journal, and is re-run with --force.
@@ -11,7 +14,8 @@
  * OUT is held with OUT/.lock (flock) as a run holds its folder, so a merge
  * and a run never write one folder at once. A shard's raw/ is read without
  * following anything (mergeread_regular; raw/ itself must not be a symbolic
- * link); every file is copied up to the size fstat gave when it was opened.
+ * link); the file linked is the one opened and checked, and a copy stops at
+ * the size fstat gave when it was opened.
  */
 #ifndef NEEDLE_MERGEOUT_H
 #define NEEDLE_MERGEOUT_H
@@ -34,6 +38,7 @@ struct mergeout {
 	int lockfd;         /* OUT/.lock, flock'd */
 	int tmpfd;          /* OUT/.results.jsonl.merge; -1 once renamed */
 	struct keyset raws; /* raw/ names written by this merge */
+	size_t copied;      /* of them, copied rather than linked */
 	struct buf copy;    /* bytes in flight */
 };
 
@@ -47,9 +52,10 @@ enum err mergeout_check(const char *out, int force, struct diag *d);
  * holds it) and opens the temporary journal. The caller calls
  * mergeout_close, failure or not. */
 enum err mergeout_open(struct mergeout *w, const char *out, struct diag *d);
-/* Copies every regular file of SHARD/raw/ not yet written (names beginning
- * with '.' are left out); ERR_INPUT names a symbolic link, FIFO or device
- * there; ERR_LIMIT past MERGEOUT_RAW_MAX. A shard without raw/ has none. */
+/* Links or copies every regular file of SHARD/raw/ not yet written (names
+ * beginning with '.' are left out); ERR_INPUT names a symbolic link, FIFO or
+ * device there; ERR_LIMIT past MERGEOUT_RAW_MAX. A shard without raw/ has
+ * none. */
 enum err mergeout_raw(struct mergeout *w, const char *shard, struct diag *d);
 /* Appends bytes [from, to) of shard `r`'s journal to the merged one. */
 enum err mergeout_span(struct mergeout *w, const struct mergeread *r, off_t from, off_t to,

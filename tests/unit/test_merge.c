@@ -6,7 +6,11 @@
  * not a shard, index twice, missing or out of range, incomplete, recorded
  * differently, load rounds begun apart), each a problem line with the exact
  * message, ERR_INPUT with the first, and nothing written; an unreadable
- * folder; an output folder that holds records already. */
+ * folder; an output folder that holds records already; a hostile shard (a
+ * symbolic link or FIFO as its journal, manifest, raw/ or a raw/ file, a
+ * shard index no integer holds), each refused by name; --force into an
+ * earlier merge, never into a run; raw/ files linked on the shard's
+ * filesystem and copied onto another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +386,8 @@ static void test_force(void)
 	struct man m0 = {0, 1, 2, "2026-01-01T00:09:00Z", NULL, NULL};
 	struct merge_opts o = {0, 1, 1000};
 	const char *dirs[1] = {"s0"};
+	char shm[128], path[256];
+	struct stat a, b;
 	struct merge_stats st;
 	struct buf pr;
 	struct diag d;
@@ -398,6 +404,19 @@ static void test_force(void)
 	check_file("out/results.jsonl", REC("a", 0, "pass") REC("a", 1, "fail"));
 	check_file("out/raw/a-r1.sse", "data: [DONE]\n\n");
 	CHECK(access("out/.results.jsonl.merge", F_OK) != 0);
+	/* raw/ files are hard links on the shard's filesystem, copies elsewhere */
+	CHECK(stat("s0/raw/a-r1.sse", &a) == 0 && stat("out/raw/a-r1.sse", &b) == 0);
+	CHECK(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	snprintf(shm, sizeof(shm), "/dev/shm/needle-test-merge-%ld", (long)getpid());
+	if (stat("/dev/shm", &b) == 0 && b.st_dev != a.st_dev) {
+		diag_init(&d);
+		CHECK_EQ_LONG(merge_shards(shm, dirs, 1, &o, &st, &pr, &d), ERR_OK);
+		snprintf(path, sizeof(path), "%s/raw/a-r1.sse", shm);
+		check_file(path, "data: [DONE]\n\n");
+		CHECK(stat(path, &b) == 0 && b.st_ino != a.st_ino);
+		snprintf(path, sizeof(path), "rm -rf %s", shm);
+		CHECK(system(path) == 0);
+	}
 	diag_init(&d);
 	CHECK_EQ_LONG(merge_shards("s0", dirs, 1, &o, &st, &pr, &d), ERR_USAGE);
 	CHECK_STR(d.msg, "results folder 's0' holds a run that is not a merge: --force replaces only a merged run");
