@@ -6,7 +6,7 @@
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
 #   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
 #   sh tests/setup.sh slurm    Slurm and MUNGE (Debian's slurm-wlm, munge) for
-#                              `make test-slurm` (tests/cli/slurm.sh), which starts
+#                              `make test` (tests/cli/slurm.sh), which starts
 #                              its own single-node cluster on loopback
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
