@@ -63,8 +63,9 @@ int cmd_merge(int argc, char **argv)
 		"merge", "OUT SHARD_DIR... [--allow-partial] [--force] [--max-skew SEC]",
 		"Join the run folders of the shards of one run into OUT, a run folder that\n"
 		"'needle report' and 'needle diff --gate' read as if it had run on one\n"
-		"machine: the shards are checked to belong together, their records and raw\n"
-		"response bytes are copied, and OUT's report is written.",
+		"machine: the shards are checked to belong together, their records copied\n"
+		"and raw response files linked (copied across filesystems), and OUT's\n"
+		"report is written.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 2, -1,
 		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	struct merge_opts mo;
