@@ -38,7 +38,7 @@ UNITSRC  := $(wildcard tests/unit/test_*.c)
 UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPSTAMP := $(BUILD)/.deps-system
 
-.PHONY: all test bench install clean deps deps-test asan demo fuzz FORCE
+.PHONY: all test bench install clean deps deps-test deps-slurm asan demo fuzz FORCE
 all: $(BUILD)/needle
 
 # The set-up step: installs Debian packages (as root) or says what to run.
@@ -50,6 +50,9 @@ deps-test: $(DEPSTAMP)
 	sh tests/setup.sh npm
 	sh tests/setup.sh py $(BUILD)/venv-py
 	sh tests/setup.sh consumers
+# Slurm and MUNGE for tests/cli/slurm.sh (a private single-node cluster).
+deps-slurm: $(DEPSTAMP)
+	sh tests/setup.sh slurm
 
 $(BUILD)/obj/%.o: %.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
@@ -102,8 +105,9 @@ $(BUILD)/tests/test_cli $(BUILD)/tests/test_progress: $(BUILD)/tests/test_%: tes
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle-cli.a $(BUILD)/libneedle.a $(LDLIBS) $(SSLLIBS)
 
 # Every layer: unit tests, CLI tests, end-to-end tests against the loopback
-# reference server, then the unit tests again under ASan/UBSan.
-test: all $(UNITBIN) deps-test asan
+# reference server (and a private Slurm), then the unit tests again under
+# ASan/UBSan.
+test: all $(UNITBIN) deps-test deps-slurm asan
 	sh tests/run.sh $(BUILD) $(BUILD)/asan
 
 # The sub-make shares this build's set-up stamp, so `make -j` never runs two

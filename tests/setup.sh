@@ -10,6 +10,9 @@
 #                              Prometheus text) and chromium (a headless
 #                              screenshot of the HTML report)
 #   sh tests/setup.sh fuzz     clang (libFuzzer) for `make fuzz`
+#   sh tests/setup.sh slurm    Slurm and MUNGE (Debian's slurm-wlm, munge) for
+#                              `make test` (tests/cli/slurm.sh), which starts
+#                              its own single-node cluster on loopback
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
@@ -80,8 +83,11 @@ py_deps() {
 	echo "$PY_PINS" > "$venv/.needle-stamp"
 }
 
-# Installs the Debian packages named in $@ that are missing.
+# Installs the Debian packages named after WHAT (what needs them) that are
+# missing.
 need_packages() {
+	what=$1
+	shift
 	need=""
 	for p in "$@"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -89,18 +95,19 @@ need_packages() {
 	done
 	if [ -n "$need" ]; then
 		if [ "$(id -u)" != 0 ]; then
-			echo "needle: missing Debian packages; run as root:" >&2
+			echo "needle: $what needs Debian packages; run as root:" >&2
 			echo "  apt-get update && apt-get install -y$need" >&2
 			exit 2
 		fi
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+			$need >/dev/null
 	fi
 }
 
 bench_text() {
 	out=$1
-	need_packages fortunes jargon-text
+	need_packages "the benchmark text" fortunes jargon-text
 	mkdir -p "$(dirname "$out")"
 	# The fortune files proper are those without an extension (.dat/.u8 are
 	# indexes and links), less the Chinese ones of fortunes-zh (the Chinese
@@ -123,7 +130,7 @@ bench_text() {
 # the text stays valid UTF-8.
 bench_text_zh() {
 	out=$1
-	need_packages fortunes-zh
+	need_packages "the benchmark text" fortunes-zh
 	mkdir -p "$(dirname "$out")"
 	for f in chinese tang300 song100; do
 		cat "/usr/share/games/fortunes/$f"
@@ -145,10 +152,11 @@ fuzz_deps() {
 case "${1:-}" in
 system) system ;;
 fuzz) fuzz_deps ;;
+slurm) need_packages "the Slurm test" slurm-wlm munge ;;
 npm) npm_deps ;;
 py) py_deps "${2:?usage: sh tests/setup.sh py VENV}" ;;
-consumers) need_packages prometheus chromium ;;
+consumers) need_packages "the output consumers' tests" prometheus chromium ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|bench OUT|bench-zh OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|slurm|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac

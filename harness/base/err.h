@@ -35,6 +35,8 @@ enum {
 	EXIT_ENDPOINT = 3, /* the endpoint could not be used at all */
 	EXIT_UNDERPOWERED = 4, /* needle diff: nothing failed, but a gate could
 				  not tell a regression from the runs' noise */
+	EXIT_INTERRUPTED = 5, /* needle run: stopped by SIGINT/SIGTERM before
+				 its end (a scheduler retries it: --resume) */
 	EXIT_LOADER = 127  /* ERR_LOADER: the dynamic loader's status for a missing
 			    * library, which it would have been had it been linked */
 };

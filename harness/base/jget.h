@@ -15,5 +15,9 @@ const cJSON *jget(const cJSON *o, const char *k);
 const cJSON *jget2(const cJSON *o, const char *a, const char *b);
 /* The number at o[k], or 0 when it is missing or not a number. */
 double jget_num(const cJSON *o, const char *k);
+/* Whether o[k] is a whole number from `lo` to `hi`, then stored in *out (a
+ * document from elsewhere: a cast of 1e300 to an integer is undefined).
+ * |lo| and |hi| at most 2^53. */
+int jget_whole(const cJSON *o, const char *k, long lo, long hi, long *out);
 
 #endif

@@ -23,6 +23,8 @@ static const struct {
 	{CLI_EXIT_ENDPOINT, "  3  the endpoint could not be used at all\n"},
 	{CLI_EXIT_UNDERPOWERED, "  4  nothing failed, but a gate was underpowered: the runs were too\n"
 				"     noisy or too small to tell a regression of its size from noise\n"},
+	{CLI_EXIT_INTERRUPTED, "  5  interrupted by SIGINT or SIGTERM before the end: what finished is\n"
+			       "     kept; the same command with --resume finishes it (retry on 5)\n"},
 };
 
 static const struct cli_opt *find_long(const struct cli_cmd *cmd,

@@ -48,7 +48,8 @@ enum {
 	CLI_EXIT_FAIL = 1 << 1,     /* 1: a check or a gate failed */
 	CLI_EXIT_USAGE = 1 << 2,    /* 2: usage or input error */
 	CLI_EXIT_ENDPOINT = 1 << 3, /* 3: the endpoint could not be used */
-	CLI_EXIT_UNDERPOWERED = 1 << 4 /* 4: nothing failed, a gate underpowered */
+	CLI_EXIT_UNDERPOWERED = 1 << 4, /* 4: nothing failed, a gate underpowered */
+	CLI_EXIT_INTERRUPTED = 1 << 5  /* 5: a run stopped by SIGINT/SIGTERM */
 };
 
 /* Help is rendered to fit this many columns (long option text wraps). */

@@ -276,8 +276,8 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 		e = run_go(r, d);
 		struct report_sum s = {NULL, {0}};
 		status = e ? err_exit_status(e) : run_status(r);
-		if (!e && run_counts(r).interrupted && status == EXIT_PASS)
-			status = EXIT_FAIL; /* not everything was checked */
+		if (!e && run_counts(r).interrupted)
+			status = EXIT_INTERRUPTED; /* not everything was checked: retry it */
 		if (!e)
 			write_report(run_dir(r), &s);
 		summary(c, r, status);
@@ -360,8 +360,10 @@ int cmd_run(int argc, char **argv)
 		"(its reasons and first reason) and what to do when the cause is plain.\n"
 		"SUITE may be a shipped suite's name ('needle suites' lists them). Ctrl-C\n"
 		"stops cleanly: what finished is kept, the report says INCOMPLETE, and the\n"
-		"command to finish the run with --resume is printed.",
-		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1};
+		"command to finish the run with --resume is printed (exit 5, whatever\n"
+		"had failed: a scheduler retries it).",
+		opts, sizeof(opts) / sizeof(opts[0]), examples, 1, 1,
+		CLI_EXIT_PASS | CLI_EXIT_FAIL | CLI_EXIT_USAGE | CLI_EXIT_ENDPOINT | CLI_EXIT_INTERRUPTED};
 	const char *args[CLI_ARGS_MAX];
 	int nargs, outcome, status;
 	struct diag d;

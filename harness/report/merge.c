@@ -1,45 +1,62 @@
 /* merge — see merge.h. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-#include "base/io.h"
 #include "base/jget.h"
 #include "base/json.h"
 #include "base/keyset.h"
 #include "base/mem.h"
 #include "merge.h"
+#include "mergeout.h"
+#include "mergeread.h"
 #include "run/record.h"
-#include "report.h"
 #include "run/results.h"
 #include "run/shard.h"
 
-#define KEY_MAX 1024
+#define MERGE_ATTEMPTS_MAX 9007199254740991L /* 2^53 - 1 */
 
-/* One record of some shard, for finding keys recorded twice. */
-struct entry {
-	char *key;           /* owned */
-	const cJSON *rec;    /* borrowed from its shard */
+/* Where an attempt key was first recorded. */
+struct loc {
 	size_t shard;        /* position in dirs */
+	off_t off;           /* of its line in that shard's journal */
+	size_t len;
+};
+
+/* A duplicate line left out of the merged journal. */
+struct span {
+	off_t off;
+	size_t len;
+};
+
+/* One shard folder as read. */
+struct part {
+	struct mergeread rd;
+	size_t kept;         /* records not dropped as duplicates */
+	size_t pass;         /* of them, verdict "pass" */
+	cJSON *load;         /* owned array of its load records */
+	struct span *drop;   /* owned, in file order */
+	size_t ndrop, capdrop;
 };
 
 struct merge {
 	const char *const *dirs;
 	size_t n;
-	struct report_run **runs;
+	struct part *sh;
+	size_t cur;          /* the shard being read */
 	long count;
-	struct entry *ents;
-	size_t nents;
+	struct keyset keys;  /* attempt key -> owned struct loc */
+	struct buf a, b;     /* a first record read again, to compare */
 	struct buf *problems;
 	size_t nproblems;
+	struct buf differ;   /* attempts recorded differently (listed last) */
+	size_t ndiffer;
 	struct merge_stats *st;
 };
 
-/* The load shards' checks (mergeload.h) over every shard's records. */
+/* The load shards' checks (mergeload.h) over every shard's load records. */
 static enum err check_load(struct merge *m, struct diag *d)
 {
 	const cJSON **recs = mem_calloc(m->n, sizeof(*recs));
@@ -49,7 +66,7 @@ static enum err check_load(struct merge *m, struct diag *d)
 	if (!recs)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	for (i = 0; i < m->n; i++)
-		recs[i] = m->runs[i]->all;
+		recs[i] = m->sh[i].load;
 	e = mergeload_check(recs, m->dirs, m->n, &m->st->load, m->problems, &m->nproblems, d);
 	mem_free(recs);
 	return e;
@@ -84,7 +101,7 @@ static void check_same(struct merge *m, size_t i)
 		{"endpoint", "served_model", NULL, "served model"},
 		{"endpoint", "server", "version", "server version"},
 	};
-	const cJSON *a = m->runs[0]->manifest, *b = m->runs[i]->manifest;
+	const cJSON *a = m->sh[0].rd.manifest, *b = m->sh[i].rd.manifest;
 	size_t k;
 	char what[256];
 
@@ -111,14 +128,14 @@ static void check_same(struct merge *m, size_t i)
 static int shard_of(const struct merge *m, size_t i, long *index, long *count,
 		    size_t *planned)
 {
-	const cJSON *sh = jget(m->runs[i]->manifest, "shard");
+	const cJSON *sh = jget(m->sh[i].rd.manifest, "shard");
+	long n = 0;
 
-	if (!cJSON_IsObject(sh) || !cJSON_IsNumber(jget(sh, "index")) ||
-	    !cJSON_IsNumber(jget(sh, "count")))
+	if (!jget_whole(sh, "index", -SHARD_MAX, SHARD_MAX, index) ||
+	    !jget_whole(sh, "count", 1, SHARD_MAX, count))
 		return 0;
-	*index = (long)jget_num(sh, "index");
-	*count = (long)jget_num(sh, "count");
-	*planned = (size_t)jget_num(sh, "attempts");
+	jget_whole(sh, "attempts", 0, MERGE_ATTEMPTS_MAX, &n);
+	*planned = (size_t)n;
 	return 1;
 }
 
@@ -169,15 +186,15 @@ static enum err check_indexes(struct merge *m, struct diag *d)
 static void check_complete(struct merge *m, size_t i, int allow_partial)
 {
 	long index, count;
-	size_t planned, have = (size_t)cJSON_GetArraySize(m->runs[i]->all);
+	size_t planned, have = m->sh[i].rd.records;
 	char msg[128];
 
 	if (!shard_of(m, i, &index, &count, &planned))
 		return;
-	if (have >= planned && cJSON_IsString(jget(m->runs[i]->manifest, "ended_at")))
+	if (have >= planned && cJSON_IsString(jget(m->sh[i].rd.manifest, "ended_at")))
 		return;
 	snprintf(msg, sizeof(msg), "%zu of %zu attempts recorded%s", have, planned,
-		 cJSON_IsString(jget(m->runs[i]->manifest, "ended_at")) ? "" : ", never ended");
+		 cJSON_IsString(jget(m->sh[i].rd.manifest, "ended_at")) ? "" : ", never ended");
 	if (allow_partial) {
 		m->st->incomplete++;
 		return;
@@ -186,87 +203,117 @@ static void check_complete(struct merge *m, size_t i, int allow_partial)
 		m->dirs[i], msg, m->dirs[i]);
 }
 
-static int by_key(const void *pa, const void *pb)
-{
-	const struct entry *a = pa, *b = pb;
-	int c = strcmp(a->key, b->key);
+/* ---- reading ---- */
 
-	return c ? c : (a->shard > b->shard) - (a->shard < b->shard);
+/* Whether record `rec` is the one first recorded at `first`: the same bytes,
+ * or failing that the same JSON. */
+static enum err same_record(struct merge *m, const struct loc *first,
+			    const struct mergeread_rec *rec, int *same, struct diag *d)
+{
+	cJSON *x = NULL, *y = NULL;
+	enum err e = mergeread_pread(&m->sh[first->shard].rd, first->off, first->len, &m->a, d);
+
+	*same = 0;
+	if (e)
+		return e;
+	if (m->a.len == rec->len && !memcmp(m->a.data, rec->line, rec->len)) {
+		*same = 1;
+		return ERR_OK;
+	}
+	buf_reset(&m->b);
+	if (buf_append(&m->b, rec->line, rec->len))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	x = cJSON_ParseWithLength(m->a.data, m->a.len);
+	y = cJSON_ParseWithLength(m->b.data, m->b.len);
+	if (!x || !y)
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	*same = !e && cJSON_Compare(x, y, 1);
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+	return e;
 }
 
-/* Lists every record by key; marks identical repeats (rec = NULL) and
- * reports different ones. */
-static enum err collect(struct merge *m, struct diag *d)
+/* A key recorded again: dropped when identical, else a problem (listed after
+ * the others, as it means something only for shards that belong together). */
+static enum err again(struct merge *m, const struct loc *first, struct mergeread_rec *rec,
+		      struct diag *d)
 {
-	size_t i, total = 0, k = 0, first;
-	const cJSON *rec;
-	char key[KEY_MAX];
+	struct part *s = &m->sh[m->cur];
+	struct span *p;
+	int same;
+	enum err e = same_record(m, first, rec, &same, d);
+	char id[RECORD_KEY_MAX];
 
-	for (i = 0; i < m->n; i++)
-		total += (size_t)cJSON_GetArraySize(m->runs[i]->all);
-	if (!(m->ents = mem_calloc(total ? total : 1, sizeof(*m->ents))))
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	for (i = 0; i < m->n; i++)
-		cJSON_ArrayForEach(rec, m->runs[i]->all) {
-			record_key_of(rec, key, sizeof(key));
-			if (!(m->ents[k].key = mem_strndup(key, strlen(key))))
+	if (e)
+		return e;
+	if (same) {
+		if (s->ndrop == s->capdrop) {
+			if (!(p = mem_grow(s->drop, &s->capdrop, sizeof(*p), 16)))
 				return diag_fail(d, ERR_NOMEM, "out of memory");
-			m->ents[k].rec = rec;
-			m->ents[k++].shard = i;
-			m->nents = k;
+			s->drop = p;
 		}
-	qsort(m->ents, m->nents, sizeof(*m->ents), by_key);
-	for (k = 1, first = 0; k < m->nents; k++) {
-		struct entry *a = &m->ents[first], *b = &m->ents[k];
-		if (strcmp(a->key, b->key)) {
-			first = k;
-			continue;
-		}
-		if (cJSON_Compare(a->rec, b->rec, 1)) {
-			cJSON_Delete(cJSON_DetachItemViaPointer(m->runs[b->shard]->all,
-								(cJSON *)b->rec));
-			b->rec = NULL;
-			m->st->duplicates++;
-			continue;
-		}
-		key[strcspn(strcpy(key, a->key), "\x1f")] = '\0';
-		problem(m, "attempt of case '%s' is recorded differently in '%s' and '%s'", key,
-			m->dirs[a->shard], m->dirs[b->shard]);
+		s->drop[s->ndrop++] = (struct span){rec->off, rec->len};
+		m->st->duplicates++;
+		return ERR_OK;
 	}
+	snprintf(id, sizeof(id), "%s", rec->key);
+	id[strcspn(id, "\x1f")] = '\0';
+	m->ndiffer++;
+	buf_printf(&m->differ, "attempt of case '%s' is recorded differently in '%s' and '%s'\n", id,
+		   m->dirs[first->shard], m->dirs[m->cur]);
 	return ERR_OK;
 }
 
-/* ---- writing ---- */
-
-/* Copies every file of SHARD/raw/ not yet in OUT/raw/. */
-static enum err copy_raw(struct results *res, const char *dir, struct diag *d)
+/* Each record of the shard being read: its key kept with where it is. */
+static enum err on_record(void *ctx, struct mergeread_rec *rec, struct diag *d)
 {
-	char path[4096], there[4096];
-	struct dirent *de;
-	struct buf b;
-	DIR *dp;
+	struct merge *m = ctx;
+	struct part *s = &m->sh[m->cur];
+	struct loc *first = keyset_get(&m->keys, rec->key);
+	enum err e;
+
+	if (rec->load) {
+		cJSON_AddItemToArray(s->load, rec->load);
+		rec->load = NULL;
+	}
+	if (first)
+		return again(m, first, rec, d);
+	if (!(first = mem_alloc(sizeof(*first))))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	*first = (struct loc){m->cur, rec->off, rec->len};
+	if ((e = keyset_put(&m->keys, rec->key, first, d))) {
+		mem_free(first);
+		return e;
+	}
+	s->kept++;
+	s->pass += (size_t)rec->passed;
+	return ERR_OK;
+}
+
+/* Opens and reads every shard folder, in the order given. */
+static enum err read_all(struct merge *m, struct diag *d)
+{
 	enum err e = ERR_OK;
 
-	snprintf(path, sizeof(path), "%s/raw", dir);
-	if (!(dp = opendir(path)))
-		return ERR_OK;
-	buf_init(&b, (size_t)1 << 30);
-	while (!e && (de = readdir(dp))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(there, sizeof(there), "%s/raw/%s", res->dir, de->d_name);
-		if (access(there, F_OK) == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/raw/%s", dir, de->d_name);
-		buf_reset(&b);
-		e = io_read_file(path, &b, d);
+	if (!(m->sh = mem_calloc(m->n, sizeof(*m->sh))))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (m->cur = 0; m->cur < m->n; m->cur++)
+		m->sh[m->cur].rd.fd = -1;
+	for (m->cur = 0; !e && m->cur < m->n; m->cur++) {
+		struct part *s = &m->sh[m->cur];
+		if (!(s->load = cJSON_CreateArray()))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		e = mergeread_open(&s->rd, m->dirs[m->cur], d);
 		if (!e)
-			e = results_write_raw(res, de->d_name, b.data, b.len, d);
+			e = mergeread_scan(&s->rd, on_record, m, d);
+		if (!e && !s->rd.manifest)
+			e = diag_fail(d, ERR_INPUT, "'%s' has no manifest.json: not a run folder",
+				      m->dirs[m->cur]);
 	}
-	closedir(dp);
-	buf_release(&b);
 	return e;
 }
+
+/* ---- writing ---- */
 
 /* The index of shard folder `i` (checked before). */
 static long index_of(const struct merge *m, size_t i)
@@ -278,6 +325,16 @@ static long index_of(const struct merge *m, size_t i)
 	return index;
 }
 
+/* The attempts shard folder `i` planned. */
+static size_t planned_of(const struct merge *m, size_t i)
+{
+	long index, count;
+	size_t planned = 0;
+
+	shard_of(m, i, &index, &count, &planned);
+	return planned;
+}
+
 /* The earliest and latest of a string timestamp over the shards. */
 static const char *bound(const struct merge *m, const char *key, int latest)
 {
@@ -285,7 +342,7 @@ static const char *bound(const struct merge *m, const char *key, int latest)
 	size_t i;
 
 	for (i = 0; i < m->n; i++) {
-		const cJSON *v = jget(m->runs[i]->manifest, key);
+		const cJSON *v = jget(m->sh[i].rd.manifest, key);
 		if (cJSON_IsString(v) && (!best || (strcmp(v->valuestring, best) > 0) == latest))
 			best = v->valuestring;
 	}
@@ -295,7 +352,7 @@ static const char *bound(const struct merge *m, const char *key, int latest)
 /* One entry of "shards" for shard folder `i`. */
 static cJSON *shard_entry(struct json_build *jb, struct merge *m, size_t i)
 {
-	const cJSON *man = m->runs[i]->manifest, *lag = jget(man, "start_lag_ms");
+	const cJSON *man = m->sh[i].rd.manifest, *lag = jget(man, "start_lag_ms");
 	cJSON *o = json_new_obj(jb);
 
 	json_add_str(jb, o, "dir", m->dirs[i]);
@@ -313,8 +370,8 @@ static cJSON *shard_entry(struct json_build *jb, struct merge *m, size_t i)
 	} else {
 		json_add_null(jb, o, "start_lag_ms");
 	}
-	json_add_int(jb, o, "attempts", (long long)jget_num(jget(man, "shard"), "attempts"));
-	json_add_int(jb, o, "records", cJSON_GetArraySize(m->runs[i]->all));
+	json_add_int(jb, o, "attempts", (long long)planned_of(m, i));
+	json_add_int(jb, o, "records", (long long)m->sh[i].kept);
 	return o;
 }
 
@@ -333,7 +390,7 @@ static enum err union_plan(struct merge *m, cJSON *man, struct diag *d)
 	enum err e = ERR_OK;
 
 	for (i = 0; i < m->n; i++)
-		if (!cJSON_IsArray(jget2(m->runs[i]->manifest, "planned", "keys"))) {
+		if (!cJSON_IsArray(jget2(m->sh[i].rd.manifest, "planned", "keys"))) {
 			cJSON_DeleteItemFromObjectCaseSensitive(man, "planned");
 			return ERR_OK;
 		}
@@ -342,7 +399,7 @@ static enum err union_plan(struct merge *m, cJSON *man, struct diag *d)
 	keys = json_new_arr(&jb);
 	for (want = 0; want < m->count; want++)
 		for (i = 0; i < m->n; i++) {
-			const cJSON *plan = jget(m->runs[i]->manifest, "planned");
+			const cJSON *plan = jget(m->sh[i].rd.manifest, "planned");
 			if (index_of(m, i) != want)
 				continue;
 			old |= jget_num(plan, "version") < RECORD_PLAN_VERSION;
@@ -369,7 +426,7 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 				cJSON **out, struct diag *d)
 {
 	struct json_build jb;
-	cJSON *man = cJSON_Duplicate(m->runs[0]->manifest, 1), *o, *arr;
+	cJSON *man = cJSON_Duplicate(m->sh[0].rd.manifest, 1), *o, *arr;
 	size_t i;
 
 	json_build_init(&jb);
@@ -385,7 +442,7 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 	o = json_add_obj(&jb, man, "shard");
 	json_add_bool(&jb, o, "merged", 1);
 	json_add_int(&jb, o, "count", m->count);
-	json_add_dup(&jb, o, "rule", jget2(m->runs[0]->manifest, "shard", "rule"));
+	json_add_dup(&jb, o, "rule", jget2(m->sh[0].rd.manifest, "shard", "rule"));
 	arr = json_add_arr(&jb, man, "shards");
 	for (i = 0; i < m->n; i++)
 		json_add_item(&jb, arr, NULL, shard_entry(&jb, m, i));
@@ -407,51 +464,45 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 	return union_plan(m, man, d);
 }
 
+/* Copies shard `s`'s journal but its dropped duplicates. */
+static enum err copy_records(struct mergeout *w, const struct part *s, struct diag *d)
+{
+	off_t at = 0;
+	size_t k;
+	enum err e = ERR_OK;
+
+	for (k = 0; !e && k < s->ndrop; k++) {
+		e = mergeout_span(w, &s->rd, at, s->drop[k].off, d);
+		at = s->drop[k].off + (off_t)s->drop[k].len;
+	}
+	return e ? e : mergeout_span(w, &s->rd, at, s->rd.end, d);
+}
+
 /* Writes the records of every shard, in index order, raw files first. */
 static enum err write_out(struct merge *m, const char *out, struct diag *d)
 {
-	struct results *res = NULL;
-	cJSON *man = NULL, *rec;
+	struct mergeout w;
+	cJSON *man = NULL;
 	size_t i, pass = 0, planned = 0;
 	long want;
-	enum err e = results_open(out, 0, &res, d);
+	enum err e = mergeout_open(&w, out, d);
 
 	for (want = 0; !e && want < m->count; want++)
 		for (i = 0; !e && i < m->n; i++) {
 			if (index_of(m, i) != want)
 				continue;
-			planned += (size_t)jget_num(jget(m->runs[i]->manifest, "shard"), "attempts");
-			e = copy_raw(res, m->dirs[i], d);
-			cJSON_ArrayForEach(rec, m->runs[i]->all) {
-				if (e)
-					break;
-				e = results_append(res, rec, d);
-				m->st->records += !e;
-				pass += !e && record_passed(rec);
-			}
+			planned += planned_of(m, i);
+			if (!(e = mergeout_raw(&w, m->dirs[i], d)))
+				e = copy_records(&w, &m->sh[i], d);
+			m->st->records += m->sh[i].kept;
+			pass += m->sh[i].pass;
 		}
 	if (!e)
 		e = merged_manifest(m, pass, planned, &man, d);
 	if (!e)
-		e = results_write_manifest(res, man, d);
+		e = mergeout_commit(&w, man, d);
 	cJSON_Delete(man);
-	results_free(res);
-	return e;
-}
-
-static enum err load_all(struct merge *m, struct diag *d)
-{
-	size_t i;
-	enum err e = ERR_OK;
-
-	if (!(m->runs = mem_calloc(m->n, sizeof(*m->runs))))
-		return diag_fail(d, ERR_NOMEM, "out of memory");
-	for (i = 0; !e && i < m->n; i++) {
-		e = report_load_records(m->dirs[i], &m->runs[i], d);
-		if (!e && !m->runs[i]->manifest)
-			e = diag_fail(d, ERR_INPUT, "'%s' has no manifest.json: not a run folder",
-				      m->dirs[i]);
-	}
+	mergeout_close(&w);
 	return e;
 }
 
@@ -466,8 +517,10 @@ static enum err check(struct merge *m, int allow_partial, struct diag *d)
 		check_complete(m, i, allow_partial);
 	if (!e)
 		e = check_load(m, d);
-	if (!e && !m->nproblems)
-		e = collect(m, d);
+	if (!e && !m->nproblems && m->ndiffer) {
+		m->nproblems = m->ndiffer;
+		buf_append(m->problems, m->differ.data, m->differ.len);
+	}
 	if (!e && m->nproblems) {
 		size_t first = strcspn(m->problems->data, "\n");
 		e = diag_fail(d, ERR_INPUT, "%.*s%s", (int)first, m->problems->data,
@@ -476,30 +529,48 @@ static enum err check(struct merge *m, int allow_partial, struct diag *d)
 	return e;
 }
 
+static void merge_release(struct merge *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->keys.cap; i++)
+		mem_free(m->keys.val[i]);
+	keyset_release(&m->keys);
+	for (i = 0; m->sh && i < m->n; i++) {
+		mergeread_close(&m->sh[i].rd);
+		cJSON_Delete(m->sh[i].load);
+		mem_free(m->sh[i].drop);
+	}
+	mem_free(m->sh);
+	buf_release(&m->a);
+	buf_release(&m->b);
+	buf_release(&m->differ);
+}
+
 enum err merge_shards(const char *out, const char *const *dirs, size_t n,
-		      int allow_partial, double max_skew_ms, struct merge_stats *st,
+		      const struct merge_opts *o, struct merge_stats *st,
 		      struct buf *problems, struct diag *d)
 {
 	struct merge m;
-	size_t i;
 	enum err e;
 
 	memset(&m, 0, sizeof(m));
 	memset(st, 0, sizeof(*st));
 	st->max_lag_ms = -1;
-	st->load.tolerance_ms = max_skew_ms;
+	st->load.tolerance_ms = o->max_skew_ms;
 	m.dirs = dirs, m.n = n, m.problems = problems, m.st = st;
-	e = load_all(&m, d);
+	keyset_init(&m.keys);
+	buf_init(&m.a, RESULTS_LINE_MAX);
+	buf_init(&m.b, RESULTS_LINE_MAX);
+	buf_init(&m.differ, (size_t)1 << 20);
+	e = mergeout_check(out, o->force, d);
 	if (!e)
-		e = check(&m, allow_partial, d);
+		e = read_all(&m, d);
+	if (!e)
+		e = check(&m, o->allow_partial, d);
 	st->shards = m.count;
 	if (!e)
 		e = write_out(&m, out, d);
-	for (i = 0; i < m.nents; i++)
-		mem_free(m.ents[i].key);
-	mem_free(m.ents);
-	for (i = 0; m.runs && i < n; i++)
-		report_run_free(m.runs[i]);
-	mem_free(m.runs);
+	merge_release(&m);
 	return e;
 }

@@ -1,8 +1,8 @@
 /*
  * merge — joins the folders of a run split into shards (`needle run --shard`,
  * shard.h) into one run folder that report and diff read as if it had run on
- * one machine. Nothing is recomputed: the raw records and raw/ files are
- * concatenated, so every percentile is taken over all attempts later, never
+ * one machine. Nothing is recomputed: the record lines and raw/ files are
+ * copied byte for byte, so every percentile is taken over all attempts later, never
  * averaged.
  *
  * The shards must belong together: the same suite (SHA-256), tokenizer and
@@ -36,21 +36,39 @@ struct merge_stats {
 	struct mergeload load;  /* the load shards' checks (mergeload.h) */
 };
 
+/* How to merge. */
+struct merge_opts {
+	int allow_partial;      /* merge incomplete shards too (counted) */
+	int force;              /* OUT may hold a merged run: it is replaced */
+	double max_skew_ms;     /* the load shards' tolerance (mergeload.h) */
+};
+
 /*
  * Checks the `n` shard folders `dirs` and writes the merged run to `out`
- * (created; it must not hold a journal yet): manifest.json (the first shard's,
+ * (created; it must not hold a journal yet, unless o->force and what it
+ * holds is a merge: mergeout.h): manifest.json (the first shard's,
  * with "planned" the union of the shards' plans, so a merge of an incomplete
  * shard is an incomplete run; "shard" {merged, count, rule}, "shards" [{dir, index, from,
  * started_at, ended_at, start_lag_ms, attempts, records}], "attempts" summed
  * and "merge" {duplicates_dropped, concurrency, and for load shards load and
  * note: mergeload.h, with `max_skew_ms` its tolerance}), results.jsonl and raw/.
+ *
+ * The shards are untrusted (mergeread.h: nothing followed, every size
+ * bounded) and read as a stream: each record is checked by its key and copied
+ * as bytes, never held as a tree, so memory follows the number of attempt
+ * keys (one set of them, with where each was first recorded), not the size
+ * of the records; the output is made durable with one sync (mergeout.h).
+ * Each shard's journal stays open (one descriptor per shard) until the end.
+ *
  * When the shards do not belong together, `problems` gets one line per
  * problem, naming the folder or the missing index, and ERR_INPUT is returned
  * with the first of them; nothing is written then. ERR_IO/ERR_INPUT for a
- * folder that cannot be read; ERR_USAGE when `out` already holds records.
+ * folder that cannot be read or holds a symbolic link, FIFO or device where a
+ * file should be; ERR_USAGE when `out` already holds records (and, with
+ * force, when they are not a merge's).
  */
 enum err merge_shards(const char *out, const char *const *dirs, size_t n,
-		      int allow_partial, double max_skew_ms, struct merge_stats *st,
+		      const struct merge_opts *o, struct merge_stats *st,
 		      struct buf *problems, struct diag *d);
 
 #endif

@@ -9,6 +9,8 @@
 #include "mergeload.h"
 #include "base/stats.h"
 
+#define MERGELOAD_INDEX_MAX 1000000000L /* of a level or round read from a shard */
+
 /* The start of one round on one shard. */
 struct start {
 	const char *id;       /* borrowed from the record */
@@ -38,11 +40,11 @@ static int start_of(const cJSON *rec, size_t shard, struct start *s)
 	const cJSON *load = jget(rec, "load"), *t = jget(load, "round_started_unix");
 	const cJSON *id = jget(rec, "case");
 
-	if (!cJSON_IsNumber(t) || !cJSON_IsString(id) || jget_num(load, "round") < 1)
+	if (!cJSON_IsNumber(t) || !cJSON_IsString(id) ||
+	    !jget_whole(load, "round", 1, MERGELOAD_INDEX_MAX, &s->round) ||
+	    !jget_whole(load, "level", 0, MERGELOAD_INDEX_MAX, &s->level))
 		return 0;
 	s->id = id->valuestring;
-	s->level = (long)jget_num(load, "level");
-	s->round = (long)jget_num(load, "round");
 	s->shard = shard;
 	s->t = t->valuedouble;
 	return 1;

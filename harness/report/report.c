@@ -38,8 +38,8 @@ static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 /* ---- loading ---- */
 
 /* results_each's callback of report_load: keeps the attempt key when the
- * manifest has a plan to count it against, and the record itself when the
- * run keeps them all or when it is a load round. */
+ * manifest has a plan to count it against, and the record itself when it
+ * is a load round. */
 static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct report_run *r = ctx;
@@ -48,9 +48,6 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	if (!report_keeps(r, rec))
 		return ERR_OK;
 	record_key_of(rec, key, sizeof(key));
-	if (r->keep_all && ((!r->all && !(r->all = cJSON_CreateArray())) ||
-			    !cJSON_AddItemToArray(r->all, cJSON_Duplicate(rec, 1))))
-		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
 	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
 	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
@@ -65,7 +62,7 @@ int report_keeps(const struct report_run *r, const cJSON *rec)
 	return !r->nglobs || (cJSON_IsString(id) && record_case_selected(r->globs, r->nglobs, id->valuestring));
 }
 
-static enum err load_run(const char *dir, int keep_all, const char *const *globs,
+static enum err load_run(const char *dir, const char *const *globs,
 			 size_t nglobs, struct report_run **out, struct diag *d)
 {
 	struct report_run *r;
@@ -79,7 +76,6 @@ static enum err load_run(const char *dir, int keep_all, const char *const *globs
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
 	keyset_init(&r->keys);
-	r->keep_all = keep_all;
 	r->globs = globs;
 	r->nglobs = nglobs;
 	e = results_read_manifest(dir, &r->manifest, d);
@@ -97,18 +93,13 @@ static enum err load_run(const char *dir, int keep_all, const char *const *globs
 
 enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 {
-	return load_run(dir, 0, NULL, 0, out, d);
+	return load_run(dir, NULL, 0, out, d);
 }
 
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
 			   struct report_run **out, struct diag *d)
 {
-	return load_run(dir, 0, globs, nglobs, out, d);
-}
-
-enum err report_load_records(const char *dir, struct report_run **out, struct diag *d)
-{
-	return load_run(dir, 1, NULL, 0, out, d);
+	return load_run(dir, globs, nglobs, out, d);
 }
 
 void report_run_free(struct report_run *r)
@@ -117,7 +108,6 @@ void report_run_free(struct report_run *r)
 		return;
 	cJSON_Delete(r->manifest);
 	keyset_release(&r->keys);
-	cJSON_Delete(r->all);
 	cJSON_Delete(r->load_records);
 	mem_free(r->dir);
 	mem_free(r);

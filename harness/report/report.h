@@ -44,9 +44,6 @@ struct report_run {
 	struct keyset keys; /* the attempt keys recorded (only with a plan:
 			       they are counted against it, record_plan_done) */
 	size_t records;    /* records in results.jsonl */
-	int keep_all;      /* loaded by report_load_records */
-	cJSON *all;        /* owned array of every record (report_load_records
-			      only; NULL otherwise) */
 	cJSON *load_records; /* owned array of the records with "load"
 				(loadcells.h: a load case's rounds), or NULL */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
@@ -69,9 +66,6 @@ enum err report_load_cases(const char *dir, const char *const *globs, size_t ngl
 			   struct report_run **out, struct diag *d);
 /* Whether run `r` keeps record `rec` (its case is selected). */
 int report_keeps(const struct report_run *r, const cJSON *rec);
-/* As report_load, and keeps every record in r->all, for merge.h, which
- * compares and copies them: its memory grows with the journal. */
-enum err report_load_records(const char *dir, struct report_run **out, struct diag *d);
 /* Frees the run. Accepts NULL. */
 void report_run_free(struct report_run *r);
 

@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream gate_rates"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream merge gate_rates"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -282,6 +282,58 @@ out.end();' "$tmp/one" "$tmp/big$side" "$([ $side = b ] && echo 1 || echo 0)" "$
 	echo "== report/diff streaming: 100,000 records, $2 ($bytes bytes of results.jsonl each)"
 	awk '{ printf "needle report: peak RSS %d MB, %.2f s wall, %.2f s user CPU (bar <= 100 MB)\n", $1 / 1024, $2, $3 }' "$tmp/rep.time"
 	awk '{ printf "needle diff (two such runs): peak RSS %d MB, %.2f s wall, %.2f s user CPU (bar <= 100 MB)\n", $1 / 1024, $2, $3 }' "$tmp/diff.time"
+}
+
+# needle merge of two shards of 50,000 records each (issue 24 item 7: at most
+# 2x the time of needle report of the merged run, peak RSS < 150 MB), written
+# to the build folder's disk (not tmpfs: one fdatasync per record was the
+# old cost there). The records are copies of a real one (a null-server run of
+# shard 0/1), each with its raw/ file; the manifests are that run's with the
+# shard's index, count and plan.
+section_merge() {
+	serve node "$root/tests/bench/null_server.js" || return 1
+	runner_suite 1 "$tmp/m1.json"
+	"$needle" run "$tmp/m1.json" --base-url "$SERVE_URL/v1" --model null --repeat 1 \
+		--shard 0/1 --out "$tmp/m1" >/dev/null 2>&1 || return 1
+	kill "$SERVE_PID" 2>/dev/null || true
+	disk=$build/bench/merge
+	rm -rf "$disk"
+	mkdir -p "$disk"
+	for i in 0 1; do
+		node -e '
+const fs = require("fs"), [src, dst, idx] = process.argv.slice(1), n = 50000;
+const rec = JSON.parse(fs.readFileSync(src + "/results.jsonl", "utf8").split("\n")[0]);
+const man = JSON.parse(fs.readFileSync(src + "/manifest.json", "utf8"));
+const raw = fs.readFileSync(src + "/" + rec.raw);
+fs.mkdirSync(dst + "/raw", { recursive: true });
+const out = fs.openSync(dst + "/results.jsonl", "w"), keys = [];
+let text = "";
+for (let i = 0; i < n; i++) {
+	rec.case = "c" + (Number(idx) * n + i);
+	rec.verdict = i % 10 === 0 ? "fail" : "pass";
+	rec.raw = "raw/" + rec.case + "-r1.sse";
+	keys.push(rec.case + "\u001f1\u001fnull");
+	fs.writeFileSync(dst + "/" + rec.raw, raw);
+	text += JSON.stringify(rec) + "\n";
+	if (text.length > 1 << 20) { fs.writeSync(out, text); text = ""; }
+}
+fs.writeSync(out, text);
+fs.closeSync(out);
+Object.assign(man.shard, { index: Number(idx), count: 2, attempts: n });
+Object.assign(man.planned, { attempts: n, keys });
+fs.writeFileSync(dst + "/manifest.json", JSON.stringify(man));' "$tmp/m1" "$disk/s$i" "$i" || return 1
+	done
+	sync
+	/usr/bin/time -f '%M %e %U %S' -o "$tmp/merge.time" "$needle" merge "$disk/merged" "$disk/s0" "$disk/s1" \
+		>/dev/null 2>"$tmp/merge.err" || { cat "$tmp/merge.err" >&2; return 1; }
+	/usr/bin/time -f '%M %e %U %S' -o "$tmp/mrep.time" "$needle" report "$disk/merged" >/dev/null 2>&1
+	dev="$(df -P "$disk" | awk 'NR == 2 { print $1 }') ($(stat -f -c %T "$disk"))"
+	echo "== merge: 2 shards x 50,000 records (each with its raw/ file) on $dev"
+	awk '{ printf "needle merge (its report included): peak RSS %d MB (bar < 150 MB), %.2f s wall, %.2f s user, %.2f s sys\n", $1 / 1024, $2, $3, $4 }' "$tmp/merge.time"
+	awk '{ printf "needle report of the merged run: peak RSS %d MB, %.2f s wall\n", $1 / 1024, $2 }' "$tmp/mrep.time"
+	paste "$tmp/merge.time" "$tmp/mrep.time" |
+		awk '{ printf "ratio merge/report wall: %.2f (bar <= 2)\n", $2 / ($6 > 0.01 ? $6 : 0.01) }'
+	rm -rf "$disk"
 }
 
 for s in $SECTIONS; do

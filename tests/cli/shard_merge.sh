@@ -120,4 +120,32 @@ head -1 "$tmp/s3/results.jsonl" >> "$tmp/dup/results.jsonl"
 check_exit 0 "1 identical duplicates dropped" "$NEEDLE" merge "$tmp/m7" "$tmp/s0" "$tmp/s1" "$tmp/dup" "$tmp/s3"
 [ "$(keys "$tmp/m7")" = "$(keys "$tmp/whole")" ] || fail "merge with a duplicate: keys differ"
 check_exit 2 "already holds" "$NEEDLE" merge "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
-echo "4 shards (2 Indexed Job, 2 Slurm) merge to the whole run's 12 keys, diff 0 flips; bad merges exit 2"
+# A retried merge job: --force merges again into a merged folder, never into a run.
+check_exit 0 "4 shards, 12 records" "$NEEDLE" merge --force "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
+[ "$(keys "$tmp/merged")" = "$(keys "$tmp/whole")" ] || fail "merge --force: keys differ"
+check_exit 2 "holds a run that is not a merge" "$NEEDLE" merge --force "$tmp/whole" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
+# Three of the twelve attempts missing (issue 24.1): the merge with --allow-partial
+# is INCOMPLETE in its report and summary.json, and the gate fails saying so.
+for i in 0 1 2; do
+	cp -r "$tmp/s$i" "$tmp/p$i"
+	sed -i '$d' "$tmp/p$i/results.jsonl"
+done
+check_exit 0 "3 incomplete shards" "$NEEDLE" merge "$tmp/m9" "$tmp/p0" "$tmp/p1" "$tmp/p2" "$tmp/s3" --allow-partial
+check_exit 0 "INCOMPLETE: 9/12 planned attempts recorded" "$NEEDLE" report "$tmp/m9"
+node -e 'const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).attempts;
+	if (a.complete !== false || a.incomplete !== true || a.planned !== 12 || a.planned_done !== 9 || a.total !== 9)
+		throw new Error(JSON.stringify(a));' \
+	"$tmp/m9/summary.json" || fail "summary.json of a merge missing 3 of 12 attempts"
+check_exit 1 "run B is INCOMPLETE: 9/12 planned attempts recorded" "$NEEDLE" diff "$tmp/whole" "$tmp/m9" --gate no_new_failures
+# A shard from another machine is never followed (issue 22.4): a link or FIFO in
+# its raw/ is refused by name at once, and nothing outside the shard is read.
+cp -r "$tmp/s0" "$tmp/evil"
+victim=$(ls "$tmp/evil/raw" | head -1)
+rm "$tmp/evil/raw/$victim"
+ln -s /etc/passwd "$tmp/evil/raw/$victim"
+check_exit 2 "'$tmp/evil/raw/$victim' is a symbolic link" "$NEEDLE" merge "$tmp/m10" "$tmp/evil" "$tmp/s1" "$tmp/s2" "$tmp/s3"
+! grep -rqs '^root:' "$tmp/m10" || fail "merge copied a file outside the shard"
+rm "$tmp/evil/raw/$victim"
+mkfifo "$tmp/evil/raw/$victim"
+check_exit 2 "is not a regular file" timeout 20 "$NEEDLE" merge "$tmp/m11" "$tmp/evil" "$tmp/s1" "$tmp/s2" "$tmp/s3"
+echo "4 shards (2 Indexed Job, 2 Slurm) merge to the whole run's 12 keys, diff 0 flips; bad merges exit 2; --force re-merges; 3 of 12 missing is INCOMPLETE and gated; links and FIFOs refused"

@@ -45,7 +45,7 @@ pid=$!
 sleep 2.5
 kill -INT $pid
 rc=0; wait $pid || rc=$?
-[ $rc = 1 ] || fail "interrupted run: exit $rc: $(cat "$tmp/cut.err")"
+[ $rc = 5 ] || fail "interrupted run: exit $rc: $(cat "$tmp/cut.err")"
 grep -q '^INCOMPLETE: ' "$tmp/cut.err" || fail "no INCOMPLETE line: $(cat "$tmp/cut.err")"
 grep -q '^\*\*INCOMPLETE\*\*' "$tmp/cut/summary.md" || fail "summary.md not INCOMPLETE"
 hint=$(sed -n 's/^  needle run /run /p' "$tmp/cut.err")

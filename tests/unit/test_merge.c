@@ -6,10 +6,15 @@
  * not a shard, index twice, missing or out of range, incomplete, recorded
  * differently, load rounds begun apart), each a problem line with the exact
  * message, ERR_INPUT with the first, and nothing written; an unreadable
- * folder; an output folder that holds records already. */
+ * folder; an output folder that holds records already; a hostile shard (a
+ * symbolic link or FIFO as its journal, manifest, raw/ or a raw/ file, a
+ * shard index no integer holds), each refused by name; --force into an
+ * earlier merge, never into a run; raw/ files linked on the shard's
+ * filesystem and copied onto another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -90,10 +95,11 @@ static enum err merge(const char *out, const char *a, const char *b, int partial
 		      double skew, struct merge_stats *st, struct buf *pr, struct diag *d)
 {
 	const char *dirs[2] = {a, b};
+	struct merge_opts o = {partial, 0, skew};
 
 	diag_init(d);
 	buf_reset(pr);
-	return merge_shards(out, dirs, b ? 2 : 1, partial, skew, st, pr, d);
+	return merge_shards(out, dirs, b ? 2 : 1, &o, st, pr, d);
 }
 
 static cJSON *read_json(const char *path)
@@ -166,7 +172,7 @@ static void test_merged(void)
 	cJSON_Delete(man);
 	/* a folder that holds records already */
 	CHECK_EQ_LONG(merge("out", "s0", "s1", 0, 1000, &st, &pr, &d), ERR_USAGE);
-	CHECK_STR(d.msg, "results folder 'out' already holds results; pass --resume to continue it, or another --out");
+	CHECK_STR(d.msg, "results folder 'out' already holds results; pass --force to merge into it again, or another OUT");
 	check_file("out/results.jsonl", REC("c", 0, "pass") REC("c", 1, "fail") REC("d", 0, "pass"));
 	buf_release(&pr);
 	clear();
@@ -329,6 +335,95 @@ static void test_bad_folders(void)
 	clear();
 }
 
+/* A shard from another machine is never followed: a symbolic link or FIFO
+ * in its raw/, raw/ itself a link, its journal or manifest a link: each is
+ * refused by name, nothing outside it is read, and nothing is written. */
+static void test_hostile(void)
+{
+	struct man m0 = {0, 1, 1, "2026-01-01T00:09:00Z", NULL, NULL};
+	struct merge_stats st;
+	struct buf pr;
+	struct diag d;
+
+	buf_init(&pr, 1 << 16);
+	shard("s0", &m0, REC("a", 0, "pass"));
+	put("s1", "secret", "outside");
+	CHECK(mkdir("s0/raw", 0700) == 0);
+	CHECK(symlink("../../s1/secret", "s0/raw/a-r0.sse") == 0 || !"symlink");
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(d.msg, "'s0/raw/a-r0.sse' is a symbolic link: a shard's files are never followed");
+	CHECK(access("out/results.jsonl", F_OK) != 0 && access("out/raw/a-r0.sse", F_OK) != 0);
+	CHECK(unlink("s0/raw/a-r0.sse") == 0 && mkfifo("s0/raw/a-r0.sse", 0600) == 0);
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(d.msg, "'s0/raw/a-r0.sse' is not a regular file: a FIFO, device or folder is never read");
+	CHECK(system("rm -rf s0/raw out") == 0 && symlink("../s1", "s0/raw") == 0);
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(d.msg, "'s0/raw' is not a folder (a symbolic link is never followed)");
+	CHECK(unlink("s0/raw") == 0 && rename("s0/results.jsonl", "s1/results.jsonl") == 0);
+	CHECK(symlink("../s1/results.jsonl", "s0/results.jsonl") == 0);
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(d.msg, "'s0/results.jsonl' is a symbolic link: a shard's files are never followed");
+	CHECK(unlink("s0/results.jsonl") == 0 && mkfifo("s0/results.jsonl", 0600) == 0);
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(d.msg, "'s0/results.jsonl' is not a regular file: a FIFO, device or folder is never read");
+	CHECK(rename("s0/manifest.json", "s1/manifest.json") == 0 &&
+	      symlink("/dev/zero", "s0/manifest.json") == 0);
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(d.msg, "'s0/manifest.json' is a symbolic link: a shard's files are never followed");
+	CHECK(access("out/results.jsonl", F_OK) != 0);
+	/* numbers no integer holds are no shard index (a cast would be undefined) */
+	put("s1", "manifest.json", "{\"shard\":{\"index\":1e300,\"count\":2,\"attempts\":-1e300}}");
+	CHECK_EQ_LONG(merge("out", "s1", NULL, 0, 1000, &st, &pr, &d), ERR_INPUT);
+	CHECK_STR(pr.data, "'s1' is not a shard: its manifest has no \"shard\" index and count\n");
+	buf_release(&pr);
+	clear();
+}
+
+/* --force merges again into a folder that holds a merge (a retried merge
+ * job), replacing it; never into one that holds a run. */
+static void test_force(void)
+{
+	struct man m0 = {0, 1, 2, "2026-01-01T00:09:00Z", NULL, NULL};
+	struct merge_opts o = {0, 1, 1000};
+	const char *dirs[1] = {"s0"};
+	char shm[128], path[256];
+	struct stat a, b;
+	struct merge_stats st;
+	struct buf pr;
+	struct diag d;
+
+	buf_init(&pr, 1 << 16);
+	shard("s0", &m0, REC("a", 0, "pass"));
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 1, 1000, &st, &pr, &d), ERR_OK);
+	put("s0", "results.jsonl", REC("a", 0, "pass") REC("a", 1, "fail"));
+	put("s0/raw", "a-r1.sse", "data: [DONE]\n\n");
+	CHECK_EQ_LONG(merge("out", "s0", NULL, 0, 1000, &st, &pr, &d), ERR_USAGE);
+	diag_init(&d);
+	CHECK_EQ_LONG(merge_shards("out", dirs, 1, &o, &st, &pr, &d), ERR_OK);
+	CHECK(st.records == 2 && st.incomplete == 0);
+	check_file("out/results.jsonl", REC("a", 0, "pass") REC("a", 1, "fail"));
+	check_file("out/raw/a-r1.sse", "data: [DONE]\n\n");
+	CHECK(access("out/.results.jsonl.merge", F_OK) != 0);
+	/* raw/ files are hard links on the shard's filesystem, copies elsewhere */
+	CHECK(stat("s0/raw/a-r1.sse", &a) == 0 && stat("out/raw/a-r1.sse", &b) == 0);
+	CHECK(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	snprintf(shm, sizeof(shm), "/dev/shm/needle-test-merge-%ld", (long)getpid());
+	if (stat("/dev/shm", &b) == 0 && b.st_dev != a.st_dev) {
+		diag_init(&d);
+		CHECK_EQ_LONG(merge_shards(shm, dirs, 1, &o, &st, &pr, &d), ERR_OK);
+		snprintf(path, sizeof(path), "%s/raw/a-r1.sse", shm);
+		check_file(path, "data: [DONE]\n\n");
+		CHECK(stat(path, &b) == 0 && b.st_ino != a.st_ino);
+		snprintf(path, sizeof(path), "rm -rf %s", shm);
+		CHECK(system(path) == 0);
+	}
+	diag_init(&d);
+	CHECK_EQ_LONG(merge_shards("s0", dirs, 1, &o, &st, &pr, &d), ERR_USAGE);
+	CHECK_STR(d.msg, "results folder 's0' holds a run that is not a merge: --force replaces only a merged run");
+	buf_release(&pr);
+	clear();
+}
+
 int main(void)
 {
 	char here[4096];
@@ -343,6 +438,8 @@ int main(void)
 	T_RUN(test_partial);
 	T_RUN(test_load);
 	T_RUN(test_bad_folders);
+	T_RUN(test_hostile);
+	T_RUN(test_force);
 	if (chdir(here) || rmdir(top))
 		CHECK(!"temporary folder left behind");
 	return T_DONE();
