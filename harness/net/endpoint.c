@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "endpoint.h"
@@ -213,20 +213,17 @@ static enum err check_cacert(const struct endpoint_opts *o, struct diag *d)
 {
 	const char *f = o->tls ? o->tls->cacert : NULL;
 	const char *from = o->cacert_from ? o->cacert_from : "--cacert";
-	struct stat st;
-	FILE *fp;
+	struct diag q;
+	int fd;
 
 	if (!f)
 		return ERR_OK;
-	if (stat(f, &st))
-		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): not a regular file", f, from);
-	fp = fopen(f, "rb");
-	if (!fp)
-		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, strerror(errno));
-	fclose(fp);
-	return ERR_OK;
+	diag_init(&q);
+	if ((fd = io_open_regular(f, 0, NULL, &q)) >= 0) {
+		close(fd);
+		return ERR_OK;
+	}
+	return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, io_reason(q.msg));
 }
 
 static void describe_tls(const struct endpoint_opts *o, struct json_build *jb,

@@ -347,6 +347,9 @@ enum err tpl_model_load(const char *tokenizer_arg, const char *template_arg,
 		memset(&m, 0, sizeof m);
 	if (!e && tok && tokenizer_arg)
 		e = tok_load(dir ? m.tokenizer : tokenizer_arg, &k, d);
+	if (!e && k && *tok_cache_distrust() &&
+	    buf_printf(warn, "warning: %s\n", tok_cache_distrust()))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e && tpl && (template_arg || dir))
 		e = tpl_open(template_arg, dir ? &m : NULL, &t, warn, d);
 	if (!e && k && t)
