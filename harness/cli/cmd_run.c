@@ -77,6 +77,20 @@ static const char examples[] =
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
+/* What a run waits for before its first request (run_wait_fn). */
+static void show_start_wait(void *ctx, double until_s, double now_s)
+{
+	struct cli_run *c = ctx;
+	time_t t = (time_t)until_s;
+	struct tm tm;
+	char at[32];
+
+	gmtime_r(&t, &tm);
+	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(stderr, "needle: waiting for the common start %s (--start-at '%s'), %.0f s from now, "
+		"before the first request\n", at, c->start_at, until_s - now_s);
+}
+
 /* The progress line (run_progress_fn), on a terminal only. */
 static void show_progress(void *ctx, const struct run *r, int force)
 {
@@ -255,6 +269,7 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->tty = isatty(STDERR_FILENO);
 	c->o.poll_ms = c->tty ? 250 : 1000;
 	c->o.progress = show_progress;
+	c->o.waiting = show_start_wait;
 	c->o.progress_ctx = c;
 	e = from_env(c, d);
 	redact_init(&c->secrets, c->o.api_key, c->o.nbase_urls ? c->o.base_urls[0] : NULL);
@@ -322,7 +337,7 @@ int cmd_run(int argc, char **argv)
 		{"base-url", 0, CLI_LIST, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL); repeat for replicas", &c.urls},
 		{"endpoints", 0, CLI_STR, "FILE", "replicas' base URLs, one a line (with or instead of --base-url)", &c.urls_file},
 		{"shard", 0, CLI_STR, "I/N", "run only shard I of N (default: from Slurm or a Kubernetes Indexed Job)", &c.shard_spec},
-		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds)", &c.start_at},
+		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds; at most a day ahead)", &c.start_at},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
 		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},

@@ -534,7 +534,9 @@ double run_wall_s(void)
 }
 
 /* Negative never: a start already past begins at once and records its
- * lateness. */
+ * lateness. The instant is at most SHARD_START_AHEAD_S ahead (checked when
+ * parsed); the wait is slept a second at a time so that the stop flag ends
+ * it. */
 enum err run_wait_start(struct run *r, struct diag *d)
 {
 	struct json_build jb;
@@ -542,9 +544,14 @@ enum err run_wait_start(struct run *r, struct diag *d)
 
 	if (want <= 0)
 		return ERR_OK;
-	while (now < want) {
-		double left = want - now;
-		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+	if (want - now > 1 && r->o->waiting)
+		r->o->waiting(r->o->progress_ctx, want, now);
+	while (now < want && !(r->o->stop && *r->o->stop)) {
+		double left = want - now < 1 ? want - now : 1;
+		struct timespec ts = {0, (long)(left * 1e9)};
+
+		if (left >= 1)
+			ts.tv_sec = 1, ts.tv_nsec = 0;
 		nanosleep(&ts, NULL);
 		now = run_wall_s();
 	}
