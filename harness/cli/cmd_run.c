@@ -190,6 +190,11 @@ static void resume_hint(const struct cli_run *c, const struct run *r)
 	fprintf(stderr, "%s\n", c->o.resume ? "" : " --resume");
 }
 
+static int nonempty(const char *s)
+{
+	return s && *s;
+}
+
 /* The endpoints, the API key and the shard from the options and the
  * environment. */
 static enum err from_env(struct cli_run *c, struct diag *d)
@@ -215,13 +220,15 @@ static enum err from_env(struct cli_run *c, struct diag *d)
 	if (o->api_key_env && !o->api_key)
 		return diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 				 o->api_key_env);
+	/* as curl's tool reads them; a variable set empty counts as unset */
 	o->cacert_from = "--cacert";
-	if (!o->cacert && (o->cacert = getenv("CURL_CA_BUNDLE")) && *o->cacert)
-		o->cacert_from = "CURL_CA_BUNDLE";
-	else if (!o->cacert && (o->cacert = getenv("SSL_CERT_FILE")) && *o->cacert)
-		o->cacert_from = "SSL_CERT_FILE";
+	if (!o->cacert && nonempty(getenv("CURL_CA_BUNDLE")))
+		o->cacert = getenv("CURL_CA_BUNDLE"), o->cacert_from = "CURL_CA_BUNDLE";
+	else if (!o->cacert && nonempty(getenv("SSL_CERT_FILE")))
+		o->cacert = getenv("SSL_CERT_FILE"), o->cacert_from = "SSL_CERT_FILE";
 	if (o->cacert && !*o->cacert)
 		o->cacert = NULL;
+	o->capath = nonempty(getenv("SSL_CERT_DIR")) ? getenv("SSL_CERT_DIR") : NULL;
 	return ERR_OK;
 }
 
@@ -241,7 +248,7 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 /* --wait-ready: polls until every replica is ready or the time is up. */
 static enum err wait_ready(struct cli_run *c, struct diag *d)
 {
-	struct http_tls tls = {c->o.cacert, c->o.insecure};
+	struct http_tls tls = {c->o.cacert, c->o.insecure, c->o.capath};
 	struct endpoint ep;
 	double secs;
 	int i;
@@ -319,6 +326,11 @@ static void check_opts(struct cli_run *c, struct diag *d)
 			  SUITE_MAX_REPEAT, c->o.repeat);
 	else if (c->o.warmup < 0 || c->o.warmup > 100000)
 		diag_fail(d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
+	else if (c->o.timeout > HTTP_TIMEOUT_MAX_S || c->o.idle_timeout > HTTP_TIMEOUT_MAX_S)
+		diag_fail(d, ERR_USAGE, "option '--%s' wants at most %.0f seconds (a week), got %g",
+			  c->o.timeout > HTTP_TIMEOUT_MAX_S ? "timeout" : "idle-timeout",
+			  HTTP_TIMEOUT_MAX_S, c->o.timeout > HTTP_TIMEOUT_MAX_S ? c->o.timeout
+										: c->o.idle_timeout);
 	else if (c->wait_ready && probe_parse_duration(c->wait_ready, &wait_s, d))
 		diag_prefix(d, "option '--wait-ready'");
 	else if (c->o.server_name && tpl_server_parse(c->o.server_name, &c->o.server, d))
@@ -342,8 +354,8 @@ int cmd_run(int argc, char **argv)
 		{"tokenizer", 't', CLI_STR, "PATH|DIR", "tokenizer.json, .model or a model folder: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},
 		{"concurrency", 'c', CLI_LONG, "N", "requests in flight at once (default 1)", &c.o.concurrency},
-		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt)", &c.o.timeout},
-		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120)", &c.o.idle_timeout},
+		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt; at most 604800, a week)", &c.o.timeout},
+		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120; at most 604800)", &c.o.idle_timeout},
 		{"out", 'o', CLI_STR, "DIR", "results folder (default results/SUITE-MODEL-TIMESTAMP, new)", &c.o.out},
 		{"resume", 0, CLI_FLAG, NULL, "continue DIR: skip attempts already recorded", &c.o.resume},
 		{"case", 0, CLI_LIST, "GLOB", "run only the cases whose id matches (shell glob; repeatable: any)", &c.cases},

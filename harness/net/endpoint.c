@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -207,15 +208,23 @@ static void list_models(struct endpoint *ep, struct json_build *jb,
 	}
 }
 
-/* The CA file must be a readable regular file, checked before any request so
- * that a typo is a usage error, not an unreachable endpoint. */
+/* The CA file must be a readable regular file (io_open_regular: a FIFO or
+ * device is refused, not read) and the CA folder a folder, checked before
+ * any request so that a typo is a usage error, not an unreachable endpoint. */
 static enum err check_cacert(const struct endpoint_opts *o, struct diag *d)
 {
 	const char *f = o->tls ? o->tls->cacert : NULL;
 	const char *from = o->cacert_from ? o->cacert_from : "--cacert";
 	struct diag q;
+	struct stat st;
 	int fd;
 
+	if (o->tls && o->tls->capath && stat(o->tls->capath, &st))
+		return diag_fail(d, ERR_USAGE, "CA folder '%s' (SSL_CERT_DIR): %s", o->tls->capath,
+				 strerror(errno));
+	if (o->tls && o->tls->capath && !S_ISDIR(st.st_mode))
+		return diag_fail(d, ERR_USAGE, "CA folder '%s' (SSL_CERT_DIR): not a folder",
+				 o->tls->capath);
 	if (!f)
 		return ERR_OK;
 	diag_init(&q);
@@ -237,6 +246,10 @@ static void describe_tls(const struct endpoint_opts *o, struct json_build *jb,
 		json_add_null(jb, t, "cacert_from");
 	}
 	json_add_bool(jb, t, "insecure", o->tls && o->tls->insecure);
+	if (o->tls && o->tls->capath)
+		json_add_str(jb, t, "capath", o->tls->capath);
+	else
+		json_add_null(jb, t, "capath");
 }
 
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,

@@ -72,6 +72,7 @@ struct run_opts {
 	long warmup;                   /* uncounted requests before the suite (0: none) */
 	const char *cacert;            /* CA file to trust, or NULL: the system's */
 	const char *cacert_from;       /* "--cacert", "CURL_CA_BUNDLE" or "SSL_CERT_FILE" */
+	const char *capath;            /* $SSL_CERT_DIR: more CAs to trust, or NULL */
 	int insecure;                  /* --insecure: no TLS verification */
 	int poll_ms;                   /* longest wait between progress calls */
 	const struct redact *redact;   /* secrets kept out of the folder, or NULL */

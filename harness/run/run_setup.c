@@ -139,6 +139,7 @@ static enum err discover(struct run *r, struct diag *d)
 	eo.server = r->o->server;
 	r->tls.cacert = r->o->cacert;
 	r->tls.insecure = r->o->insecure;
+	r->tls.capath = r->o->capath;
 	eo.tls = &r->tls;
 	eo.cacert_from = r->o->cacert_from;
 	for (i = 0; !e && i < r->neps; i++) {
