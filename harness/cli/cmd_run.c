@@ -80,15 +80,11 @@ static const char examples[] =
 /* What a run waits for before its first request (run_wait_fn). */
 static void show_start_wait(void *ctx, double until_s, double now_s)
 {
-	struct cli_run *c = ctx;
-	time_t t = (time_t)until_s;
-	struct tm tm;
 	char at[32];
 
-	gmtime_r(&t, &tm);
-	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	progress_utc(until_s, at, sizeof(at));
 	fprintf(stderr, "needle: waiting for the common start %s (--start-at '%s'), %.0f s from now, "
-		"before the first request\n", at, c->start_at, until_s - now_s);
+		"before the first request\n", at, ((struct cli_run *)ctx)->start_at, until_s - now_s);
 }
 
 /* The progress line (run_progress_fn), on a terminal only. */
@@ -190,11 +186,6 @@ static void resume_hint(const struct cli_run *c, const struct run *r)
 	fprintf(stderr, "%s\n", c->o.resume ? "" : " --resume");
 }
 
-static int nonempty(const char *s)
-{
-	return s && *s;
-}
-
 /* The endpoints, the API key and the shard from the options and the
  * environment. */
 static enum err from_env(struct cli_run *c, struct diag *d)
@@ -220,15 +211,7 @@ static enum err from_env(struct cli_run *c, struct diag *d)
 	if (o->api_key_env && !o->api_key)
 		return diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 				 o->api_key_env);
-	/* as curl's tool reads them; a variable set empty counts as unset */
-	o->cacert_from = "--cacert";
-	if (!o->cacert && nonempty(getenv("CURL_CA_BUNDLE")))
-		o->cacert = getenv("CURL_CA_BUNDLE"), o->cacert_from = "CURL_CA_BUNDLE";
-	else if (!o->cacert && nonempty(getenv("SSL_CERT_FILE")))
-		o->cacert = getenv("SSL_CERT_FILE"), o->cacert_from = "SSL_CERT_FILE";
-	if (o->cacert && !*o->cacert)
-		o->cacert = NULL;
-	o->capath = nonempty(getenv("SSL_CERT_DIR")) ? getenv("SSL_CERT_DIR") : NULL;
+	endpoint_ca_env(&o->cacert, &o->cacert_from, &o->capath);
 	return ERR_OK;
 }
 
@@ -327,10 +310,8 @@ static void check_opts(struct cli_run *c, struct diag *d)
 	else if (c->o.warmup < 0 || c->o.warmup > 100000)
 		diag_fail(d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
 	else if (c->o.timeout > HTTP_TIMEOUT_MAX_S || c->o.idle_timeout > HTTP_TIMEOUT_MAX_S)
-		diag_fail(d, ERR_USAGE, "option '--%s' wants at most %.0f seconds (a week), got %g",
-			  c->o.timeout > HTTP_TIMEOUT_MAX_S ? "timeout" : "idle-timeout",
-			  HTTP_TIMEOUT_MAX_S, c->o.timeout > HTTP_TIMEOUT_MAX_S ? c->o.timeout
-										: c->o.idle_timeout);
+		diag_fail(d, ERR_USAGE, "option '--%s' wants at most %.0f seconds (a week)",
+			  c->o.timeout > HTTP_TIMEOUT_MAX_S ? "timeout" : "idle-timeout", HTTP_TIMEOUT_MAX_S);
 	else if (c->wait_ready && probe_parse_duration(c->wait_ready, &wait_s, d))
 		diag_prefix(d, "option '--wait-ready'");
 	else if (c->o.server_name && tpl_server_parse(c->o.server_name, &c->o.server, d))

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "progress.h"
 
@@ -12,6 +13,15 @@ int progress_due(struct progress *p, double now_ms, int force)
 		return 0;
 	p->last_ms = now_ms;
 	return 1;
+}
+
+void progress_utc(double s, char *out, size_t cap)
+{
+	time_t t = (time_t)s;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, cap, "%.0f", s);
 }
 
 void progress_duration(double s, char *out, size_t cap)

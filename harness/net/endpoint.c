@@ -1,6 +1,7 @@
 /* endpoint — see endpoint.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -286,6 +287,25 @@ enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 	server_version(ep, o, &jb, json_add_obj(&jb, ep->json, "server"));
 	endpoint_choose_server(ep, o);
 	return json_build_end(&jb, &ep->json, "the endpoint's description", d);
+}
+
+static const char *env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+void endpoint_ca_env(const char **cacert, const char **from, const char **capath)
+{
+	if (*cacert && !**cacert)
+		*cacert = NULL;
+	*from = "--cacert";
+	if (!*cacert && (*cacert = env_set("CURL_CA_BUNDLE")))
+		*from = "CURL_CA_BUNDLE";
+	else if (!*cacert && (*cacert = env_set("SSL_CERT_FILE")))
+		*from = "SSL_CERT_FILE";
+	*capath = env_set("SSL_CERT_DIR");
 }
 
 enum err endpoint_read_list(const char *path, struct buf *file, const char **urls,
