@@ -189,6 +189,8 @@ enum err shard_parse_time(const char *s, double *unix_s, struct diag *d)
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	*unix_s = (double)timegm(&tm) + frac;
+	if (!(*unix_s > 0)) /* before 1970, or timegm's -1 */
+		return diag_fail(d, ERR_USAGE, "wants a time after 1970-01-01T00:00:00Z");
 	return ERR_OK;
 }
 
