@@ -20,11 +20,14 @@ int tpl_model_is_dir(const char *path)
 	return path && !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-static int is_file(const char *path)
+/* Whether the folder has something under `path`: it is then read, and a
+ * FIFO, device or folder there is refused with a message (io_open_regular),
+ * not skipped as if absent nor waited on. */
+static int present(const char *path)
 {
 	struct stat st;
 
-	return !stat(path, &st) && S_ISREG(st.st_mode);
+	return !stat(path, &st);
 }
 
 static char *join(const char *dir, const char *name)
@@ -221,7 +224,7 @@ static enum err find_tokenizer(struct tpl_model *m, struct diag *d)
 
 		if (!p)
 			return diag_fail(d, ERR_NOMEM, "out of memory");
-		if (is_file(p)) {
+		if (present(p)) {
 			m->tokenizer = p;
 			return ERR_OK;
 		}
@@ -239,14 +242,14 @@ static enum err folder_templates(struct tpl_model *m, struct diag *d)
 	char *cfg = join(m->dir, "tokenizer_config.json");
 	enum err e = jinja && proc && cfg ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory");
 
-	if (!e && is_file(jinja))
+	if (!e && present(jinja))
 		e = file_text(jinja, &m->tools, "the tokenizer's template file (transformers prefers it to "
 			      "tokenizer_config.json's chat_template)", d);
-	if (!e && is_file(proc))
+	if (!e && present(proc))
 		e = processor_template(proc, &m->plain, d);
 	if (!e && !m->plain.text && m->tools.text)
 		e = set_text(&m->plain, m->tools.path, m->tools.text, m->tools.why, d);
-	if (!e && is_file(cfg))
+	if (!e && present(cfg))
 		e = read_config(m, cfg, d);
 	mem_free(jinja);
 	mem_free(proc);

@@ -7,8 +7,8 @@
 #   a NUL byte: exit 2 with its offset;
 #   FIFOs, devices and links to /dev/zero wherever a file is read (suite,
 #   tokenizer, template, endpoints file, results.jsonl, manifest.json, a
-#   suite's image, the tokenizer cache file and its index): refused, or for
-#   the cache bypassed, with the count unchanged;
+#   suite's image, a model folder's files, the tokenizer cache file and its
+#   index): refused, or for the cache bypassed, with the count unchanged;
 #   a tokenizer cache folder others may write: not used, a warning, the same
 #   count;
 #   an HTTP/0.9 or "HTTP/1.1 abc OK" reply: a server that answered
@@ -79,6 +79,13 @@ cp -r "$(fixture results/a)" "$tmp/rm"
 rm -f "$tmp/rm/manifest.json"
 mkfifo "$tmp/rm/manifest.json"
 check_exit 2 "cannot read '$tmp/rm/manifest.json': not a regular file (a FIFO)" $T "$NEEDLE" report "$tmp/rm"
+
+# a model folder whose tokenizer_config.json is a FIFO: read, refused, not skipped
+mkdir "$tmp/model"
+cp "$(fixture hf/qwen3/tokenizer.json)" "$tmp/model/"
+mkfifo "$tmp/model/tokenizer_config.json"
+check_exit 2 "cannot read '$tmp/model/tokenizer_config.json': not a regular file (a FIFO)" \
+	$T "$NEEDLE" count --tokenizer "$tmp/model" --messages "$tmp/text"
 
 # --- the tokenizer cache ---------------------------------------------------------
 cache=$tmp/xdg/needle
