@@ -139,4 +139,17 @@ for t in 1e300 9.3e15; do
 		--base-url http://127.0.0.1:9 --idle-timeout "$t" --out "$tmp/r"
 done
 
-echo "hostile_files: suite typos and NUL bytes, FIFOs and devices, the cache's trust, non-HTTP replies, far timeouts"
+# --- an empty results.jsonl ---------------------------------------------------
+mkdir "$tmp/e1" "$tmp/e2"
+: > "$tmp/e1/results.jsonl"
+: > "$tmp/e2/results.jsonl"
+check_exit 0 "" $T "$NEEDLE" diff "$tmp/e1" "$tmp/e2"
+grep -q "INCOMPLETE:.*neither run has a record (empty results.jsonl)" "$tmp/out" ||
+	fail "diff of empty runs: $(cat "$tmp/out")"
+! grep -q "runtime error\|AddressSanitizer" "$tmp/err" || fail "diff of empty runs: $(cat "$tmp/err")"
+check_exit 1 "every gate fails: no attempt of B matched one of A (same case, repeat, seed): A has no record" \
+	$T "$NEEDLE" diff "$tmp/e1" "$(fixture results/a)" --gate no_new_failures
+check_exit 0 "" $T "$NEEDLE" report "$tmp/e1"
+! grep -q "runtime error\|AddressSanitizer" "$tmp/err" || fail "report of an empty run: $(cat "$tmp/err")"
+
+echo "hostile_files: suite typos and NUL bytes, FIFOs and devices, the cache's trust, non-HTTP replies, far timeouts, empty journals"
