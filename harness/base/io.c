@@ -57,7 +57,7 @@ int io_open_regular(const char *path, unsigned flags, struct stat *st,
 		    struct diag *d)
 {
 	struct stat mine;
-	const char *why = NULL;
+	const char *why = NULL, *verb = flags & IO_READWRITE ? "open" : "read";
 	int fd, fl;
 
 	if (!st)
@@ -65,10 +65,12 @@ int io_open_regular(const char *path, unsigned flags, struct stat *st,
 	memset(st, 0, sizeof(*st));
 	/* O_NONBLOCK: opening a FIFO for reading waits for a writer, a
 	 * device may wait for a carrier; neither is a file to read */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
-			((flags & IO_NOFOLLOW) ? O_NOFOLLOW : 0));
+	fd = open(path, O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+			((flags & IO_NOFOLLOW) ? O_NOFOLLOW : 0) |
+			((flags & IO_READWRITE) ? O_RDWR | O_CREAT : O_RDONLY) |
+			((flags & IO_APPEND) ? O_APPEND : 0), 0666);
 	if (fd < 0) {
-		diag_fail(d, ERR_IO, "cannot read '%s': %s", path,
+		diag_fail(d, ERR_IO, "cannot %s '%s': %s", verb, path,
 			  errno == ELOOP && (flags & IO_NOFOLLOW)
 				  ? "a symbolic link (not followed here)" : strerror(errno));
 		return -1;
@@ -81,7 +83,7 @@ int io_open_regular(const char *path, unsigned flags, struct stat *st,
 		 fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1)
 		why = strerror(errno);
 	if (why) {
-		diag_fail(d, ERR_IO, "cannot read '%s': %s", path, why);
+		diag_fail(d, ERR_IO, "cannot %s '%s': %s", verb, path, why);
 		close(fd);
 		return -1;
 	}

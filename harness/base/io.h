@@ -20,11 +20,17 @@
  * tokenizer in a hub's snapshot folder, whose files are links into blobs/)
  * follow links; what they reach must still be a regular file. */
 #define IO_NOFOLLOW 1u
+/* Opened read-write, created (0666 less the umask) when missing: a run
+ * folder's journal and lock; messages then say "cannot open". */
+#define IO_READWRITE 2u
+/* With IO_READWRITE: every write appends. */
+#define IO_APPEND 4u
 
-/* Opens `path` read-only (O_CLOEXEC) when it is a regular file, without ever
- * blocking on what is not: the open is O_NONBLOCK (a FIFO waits for a writer,
- * a terminal or modem line for a carrier), the file is checked with fstat on
- * the same descriptor (never stat-then-open), then O_NONBLOCK is cleared. A
+/* Opens `path` read-only (O_CLOEXEC; or as the flags say) when it is a
+ * regular file, without ever blocking on what is not: the open is
+ * O_NONBLOCK (a FIFO waits for a writer, a terminal or modem line for a
+ * carrier), the file is checked with fstat on the same descriptor (never
+ * stat-then-open), then O_NONBLOCK is cleared. A
  * directory, FIFO, device or socket (a link to /dev/zero too) is refused
  * before a byte is read. Returns the descriptor, the caller's to close, with
  * `st` (may be NULL) filled; or -1 with ERR_IO "cannot read 'PATH': REASON"

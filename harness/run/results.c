@@ -91,10 +91,9 @@ static enum err lock(struct results *r, struct diag *d)
 
 	if (e)
 		return e;
-	r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	r->lock_fd = io_open_regular(path, IO_READWRITE | IO_NOFOLLOW, NULL, d);
 	if (r->lock_fd < 0)
-		return diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", r->dir,
-				 strerror(errno));
+		return ERR_IO;
 	if (flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0)
 		return ERR_OK;
 	if (errno == EWOULDBLOCK)
@@ -125,10 +124,9 @@ enum err results_open(const char *dir, int resume, struct results **out,
 	    (e = io_mkdirs(path, d)) ||
 	    (e = join_path(path, dir, "results.jsonl", d)))
 		goto out;
-	r->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	r->fd = io_open_regular(path, IO_READWRITE | IO_APPEND | IO_NOFOLLOW, NULL, d);
 	if (r->fd < 0) {
-		e = diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", dir,
-			      strerror(errno));
+		e = ERR_IO;
 		goto out;
 	}
 	if (!resume && fstat(r->fd, &st) == 0 && st.st_size > 0) {

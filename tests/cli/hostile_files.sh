@@ -75,6 +75,17 @@ check_exit 2 "cannot read '$tmp/ra/results.jsonl': not a regular file (a FIFO)" 
 rm "$tmp/ra/results.jsonl"
 ln -s /dev/zero "$tmp/ra/results.jsonl"
 check_exit 2 "cannot read '$tmp/ra/results.jsonl': a symbolic link (not followed here)" $T "$NEEDLE" report "$tmp/ra"
+# --resume into a folder whose journal is a FIFO, or whose lock links out
+serve node "$TESTS/cli/raw_server.js" 09
+mkdir "$tmp/rj"
+mkfifo "$tmp/rj/results.jsonl"
+check_exit 2 "cannot open '$tmp/rj/results.jsonl': not a regular file (a FIFO)" $T "$NEEDLE" run \
+	"$(fixture suites/smoke.json)" --base-url "$SERVE_URL" --out "$tmp/rj" --resume
+rm -f "$tmp/rj/results.jsonl" "$tmp/rj/.lock"
+ln -s "$tmp/outside" "$tmp/rj/.lock"
+check_exit 2 "cannot open '$tmp/rj/.lock': a symbolic link (not followed here)" $T "$NEEDLE" run \
+	"$(fixture suites/smoke.json)" --base-url "$SERVE_URL" --out "$tmp/rj"
+[ ! -e "$tmp/outside" ] || fail "the lock's link was followed: '$tmp/outside' was created"
 cp -r "$(fixture results/a)" "$tmp/rm"
 rm -f "$tmp/rm/manifest.json"
 mkfifo "$tmp/rm/manifest.json"
