@@ -41,7 +41,64 @@ static enum err read_fd(int fd, const char *path, struct buf *out,
 	}
 }
 
-enum err io_read_file(const char *path, struct buf *out, struct diag *d)
+/* What a non-regular file is, for the message. */
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "not a regular file (a directory)"
+	       : S_ISFIFO(m) ? "not a regular file (a FIFO)"
+	       : S_ISCHR(m) ? "not a regular file (a character device)"
+	       : S_ISBLK(m) ? "not a regular file (a block device)"
+	       : S_ISSOCK(m) ? "not a regular file (a socket)"
+	       : S_ISLNK(m) ? "not a regular file (a symbolic link)"
+	       : "not a regular file";
+}
+
+int io_open_regular(const char *path, unsigned flags, struct stat *st,
+		    struct diag *d)
+{
+	struct stat mine;
+	const char *why = NULL, *verb = flags & IO_READWRITE ? "open" : "read";
+	int fd, fl;
+
+	if (!st)
+		st = &mine;
+	memset(st, 0, sizeof(*st));
+	/* O_NONBLOCK: opening a FIFO for reading waits for a writer, a
+	 * device may wait for a carrier; neither is a file to read */
+	fd = open(path, O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+			((flags & IO_NOFOLLOW) ? O_NOFOLLOW : 0) |
+			((flags & IO_READWRITE) ? O_RDWR | O_CREAT : O_RDONLY) |
+			((flags & IO_APPEND) ? O_APPEND : 0), 0666);
+	if (fd < 0) {
+		diag_fail(d, ERR_IO, "cannot %s '%s': %s", verb, path,
+			  errno == ELOOP && (flags & IO_NOFOLLOW)
+				  ? "a symbolic link (not followed here)" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) != 0)
+		why = strerror(errno), st->st_mode = 0;
+	else if (!S_ISREG(st->st_mode))
+		why = file_kind(st->st_mode);
+	else if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+		 fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1)
+		why = strerror(errno);
+	if (why) {
+		diag_fail(d, ERR_IO, "cannot %s '%s': %s", verb, path, why);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const char *io_reason(const char *msg)
+{
+	const char *p = strrchr(msg, ':');
+
+	return p && p[1] == ' ' ? p + 2 : msg;
+}
+
+enum err io_read_input(const char *path, unsigned flags, struct buf *out,
+		       struct diag *d)
 {
 	struct stat st;
 	enum err e;
@@ -49,16 +106,9 @@ enum err io_read_file(const char *path, struct buf *out, struct diag *d)
 
 	if (!strcmp(path, "-"))
 		return read_fd(0, "<stdin>", out, d);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path,
-				 strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		return diag_fail(d, ERR_IO, "cannot read '%s': is a directory", path);
-	}
-	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-	    buf_reserve(out, (size_t)st.st_size + 1) == ERR_NOMEM) {
+	if ((fd = io_open_regular(path, flags, &st, d)) < 0)
+		return ERR_IO;
+	if (st.st_size > 0 && buf_reserve(out, (size_t)st.st_size + 1) == ERR_NOMEM) {
 		close(fd);
 		return diag_fail(d, ERR_NOMEM, "cannot read '%s': out of memory", path);
 	}
@@ -67,16 +117,21 @@ enum err io_read_file(const char *path, struct buf *out, struct diag *d)
 	return e;
 }
 
-int io_map_file(const char *path, size_t max, const char **data, size_t *len)
+enum err io_read_file(const char *path, struct buf *out, struct diag *d)
+{
+	return io_read_input(path, 0, out, d);
+}
+
+int io_map_file(const char *path, unsigned flags, size_t max, const char **data,
+		size_t *len)
 {
 	struct stat st;
 	void *p = MAP_FAILED;
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	int fd = strcmp(path, "-") ? io_open_regular(path, flags, &st, NULL) : -1;
 
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (unsigned long long)st.st_size <= max) {
+	if (st.st_size > 0 && (unsigned long long)st.st_size <= max) {
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		*len = (size_t)st.st_size;
 	}
@@ -112,6 +167,12 @@ static enum err write_all(int fd, const char *path, const char *p, size_t len,
 enum err io_write_file(const char *path, const void *data, size_t len,
 		       struct diag *d)
 {
+	return io_write_file_mode(path, data, len, 0666, d);
+}
+
+enum err io_write_file_mode(const char *path, const void *data, size_t len,
+			    unsigned mode, struct diag *d)
+{
 	struct buf tmp;
 	enum err e;
 	int fd;
@@ -123,7 +184,7 @@ enum err io_write_file(const char *path, const void *data, size_t len,
 		return diag_fail(d, e, "cannot write '%s': %s", path,
 				 e == ERR_NOMEM ? "out of memory" : "path too long");
 	}
-	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
 	if (fd < 0) {
 		e = diag_fail(d, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 		goto out;

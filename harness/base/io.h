@@ -6,25 +6,63 @@
 #define NEEDLE_IO_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "err.h"
 
 #define IO_SHA256_HEX 65 /* 64 hex digits + NUL */
 
-/* Appends the whole of `path` (or stdin for "-") to `out`. ERR_IO names the
- * file and the reason; ERR_LIMIT when it exceeds the buffer's cap. */
+/* Flags of io_open_regular and the reads built on it. IO_NOFOLLOW refuses a
+ * symbolic link as the last component of the path: for files needle itself
+ * wrote in a folder someone else may have written (a cache, a run folder),
+ * where a link could point at anything. Inputs a user names (a suite, a
+ * tokenizer in a hub's snapshot folder, whose files are links into blobs/)
+ * follow links; what they reach must still be a regular file. */
+#define IO_NOFOLLOW 1u
+/* Opened read-write, created (0666 less the umask) when missing: a run
+ * folder's journal and lock; messages then say "cannot open". */
+#define IO_READWRITE 2u
+/* With IO_READWRITE: every write appends. */
+#define IO_APPEND 4u
+
+/* Opens `path` read-only (O_CLOEXEC; or as the flags say) when it is a
+ * regular file, without ever blocking on what is not: the open is
+ * O_NONBLOCK (a FIFO waits for a writer, a terminal or modem line for a
+ * carrier), the file is checked with fstat on the same descriptor (never
+ * stat-then-open), then O_NONBLOCK is cleared. A
+ * directory, FIFO, device or socket (a link to /dev/zero too) is refused
+ * before a byte is read. Returns the descriptor, the caller's to close, with
+ * `st` (may be NULL) filled; or -1 with ERR_IO "cannot read 'PATH': REASON"
+ * ("not a regular file (a FIFO)" and the like, "a symbolic link (not
+ * followed here)", strerror) in `d` (may be NULL), and `st` zeroed when the
+ * open failed or holding the status of what was refused. */
+int io_open_regular(const char *path, unsigned flags, struct stat *st,
+		    struct diag *d);
+
+/* The REASON of an io_open_regular message "cannot read 'PATH': REASON"
+ * (borrowed from `msg`), for a caller that words its own message. */
+const char *io_reason(const char *msg);
+
+/* Appends the whole of the regular file `path` (io_open_regular, with
+ * `flags`), or of stdin for "-", to `out`. ERR_IO names the file and the
+ * reason; ERR_LIMIT when it exceeds the buffer's cap. */
+enum err io_read_input(const char *path, unsigned flags, struct buf *out,
+		       struct diag *d);
+
+/* io_read_input with no flags: a link is followed to a regular file. */
 enum err io_read_file(const char *path, struct buf *out, struct diag *d);
 
-/* Maps the regular file `path` read-only when it holds 1 to `max` bytes:
- * returns 1 with *data and *len set (the caller releases them with
- * io_unmap_file), else 0 with nothing to release, and the caller reads the
- * file with io_read_file instead, which reports what is wrong. Mapping spares
- * the copy out of the page cache and the page faults of a fresh buffer. Pages
- * are mapped as they are first read (not all at once: a tokenizer cache file
- * is 20-60 MB, of which a short count reads a few). The mapping has no NUL
- * after the last byte. */
-int io_map_file(const char *path, size_t max, const char **data, size_t *len);
+/* Maps the regular file `path` (io_open_regular, with `flags`) read-only
+ * when it holds 1 to `max` bytes: returns 1 with *data and *len set (the
+ * caller releases them with io_unmap_file), else 0 with nothing to release,
+ * and the caller reads the file with io_read_input instead, which reports
+ * what is wrong. Mapping spares the copy out of the page cache and the page
+ * faults of a fresh buffer. Pages are mapped as they are first read (not all
+ * at once: a tokenizer cache file is 20-60 MB, of which a short count reads
+ * a few). The mapping has no NUL after the last byte. */
+int io_map_file(const char *path, unsigned flags, size_t max, const char **data,
+		size_t *len);
 /* Releases a mapping from io_map_file. */
 void io_unmap_file(const char *data, size_t len);
 
@@ -32,6 +70,10 @@ void io_unmap_file(const char *data, size_t len);
  * fsync'd and renamed into place, so a reader never sees a half-written file. */
 enum err io_write_file(const char *path, const void *data, size_t len,
 		       struct diag *d);
+/* io_write_file creating the file with `mode` (less the umask) instead of
+ * 0666: 0600 for what only its owner may read or write. */
+enum err io_write_file_mode(const char *path, const void *data, size_t len,
+			    unsigned mode, struct diag *d);
 
 /* Creates directory `path` and its parents (mode 0777 & ~umask); an existing
  * directory is fine. */

@@ -182,6 +182,24 @@ size_t json_nul_at(const char *s, size_t n)
 	return n;
 }
 
+size_t json_control_at(const char *s, size_t n)
+{
+	size_t i;
+	int in = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"')
+			in = !in;
+		else if (in && c == '\\')
+			i++;
+		else if (in && c && c < 0x20)
+			return i;
+	}
+	return n;
+}
+
 void json_add_num(struct json_build *jb, cJSON *to, const char *key, double v)
 {
 	if (can_add(jb, to, key))

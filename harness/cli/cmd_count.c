@@ -217,7 +217,7 @@ static int run(const struct count_opts *o, const char *file, struct diag *d)
 		goto out;
 	if (o->messages)
 		e = render_messages(o, tp, &text, d);
-	else if (!o->jsonl && io_map_file(file, BUF_MAX_DEFAULT, &map, &len))
+	else if (!o->jsonl && io_map_file(file, 0, BUF_MAX_DEFAULT, &map, &len))
 		data = map;
 	else if (!o->jsonl)
 		e = io_read_file(file, &text, d);

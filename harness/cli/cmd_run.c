@@ -80,6 +80,16 @@ static const char examples[] =
 	"Default timeouts scale with the prompt: first byte 60 s + 0.5 s per 1000\n"
 	"prompt tokens; whole request that plus 0.1 s per max_tokens; idle 120 s.\n";
 
+/* What a run waits for before its first request (run_wait_fn). */
+static void show_start_wait(void *ctx, double until_s, double now_s)
+{
+	char at[32];
+
+	progress_utc(until_s, at, sizeof(at));
+	fprintf(stderr, "needle: waiting for the common start %s (--start-at '%s'), %.0f s from now, "
+		"before the first request\n", at, ((struct cli_run *)ctx)->start_at, until_s - now_s);
+}
+
 /* The progress line (run_progress_fn): in place on a terminal; else whole
  * lines at the slower pace run() set (progress.h), none forced. */
 static void show_progress(void *ctx, const struct run *r, int force)
@@ -205,13 +215,7 @@ static enum err from_env(struct cli_run *c, struct diag *d)
 	if (o->api_key_env && !o->api_key)
 		return diag_fail(d, ERR_USAGE, "environment variable '%s' (from --api-key-env) is not set",
 				 o->api_key_env);
-	o->cacert_from = "--cacert";
-	if (!o->cacert && (o->cacert = getenv("CURL_CA_BUNDLE")) && *o->cacert)
-		o->cacert_from = "CURL_CA_BUNDLE";
-	else if (!o->cacert && (o->cacert = getenv("SSL_CERT_FILE")) && *o->cacert)
-		o->cacert_from = "SSL_CERT_FILE";
-	if (o->cacert && !*o->cacert)
-		o->cacert = NULL;
+	endpoint_ca_env(&o->cacert, &o->cacert_from, &o->capath);
 	return ERR_OK;
 }
 
@@ -231,7 +235,7 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 /* --wait-ready: polls until every replica is ready or the time is up. */
 static enum err wait_ready(struct cli_run *c, struct diag *d)
 {
-	struct http_tls tls = {c->o.cacert, c->o.insecure};
+	struct http_tls tls = {c->o.cacert, c->o.insecure, c->o.capath};
 	struct endpoint ep;
 	double secs;
 	int i;
@@ -260,6 +264,7 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	c->o.poll_ms = c->tty ? 250 : 1000;
 	progress_start(&c->pace, c->tty, c->t0);
 	c->o.progress = show_progress;
+	c->o.waiting = show_start_wait;
 	c->o.progress_ctx = c;
 	e = from_env(c, d);
 	redact_init(&c->secrets, c->o.api_key, c->o.nbase_urls ? c->o.base_urls[0] : NULL);
@@ -309,6 +314,9 @@ static void check_opts(struct cli_run *c, struct diag *d)
 			  SUITE_MAX_REPEAT, c->o.repeat);
 	else if (c->o.warmup < 0 || c->o.warmup > 100000)
 		diag_fail(d, ERR_USAGE, "option '--warmup' wants 0 to 100000 requests");
+	else if (c->o.timeout > HTTP_TIMEOUT_MAX_S || c->o.idle_timeout > HTTP_TIMEOUT_MAX_S)
+		diag_fail(d, ERR_USAGE, "option '--%s' wants at most %.0f seconds (a week)",
+			  c->o.timeout > HTTP_TIMEOUT_MAX_S ? "timeout" : "idle-timeout", HTTP_TIMEOUT_MAX_S);
 	else if (c->wait_ready && probe_parse_duration(c->wait_ready, &wait_s, d))
 		diag_prefix(d, "option '--wait-ready'");
 	else if (c->o.server_name && tpl_server_parse(c->o.server_name, &c->o.server, d))
@@ -329,14 +337,14 @@ int cmd_run(int argc, char **argv)
 		{"base-url", 0, CLI_LIST, "URL", "endpoint, e.g. http://127.0.0.1:8000 (default $OPENAI_BASE_URL); repeat for replicas", &c.urls},
 		{"endpoints", 0, CLI_STR, "FILE", "replicas' base URLs, one a line (with or instead of --base-url)", &c.urls_file},
 		{"shard", 0, CLI_STR, "I/N", "run only shard I of N (default: from Slurm or a Kubernetes Indexed Job)", &c.shard_spec},
-		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds)", &c.start_at},
+		{"start-at", 0, CLI_STR, "TIME", "wait for this common instant before the first request (RFC 3339 UTC, e.g. 2026-12-01T14:00:00Z, or Unix seconds; at most a day ahead)", &c.start_at},
 		{"model", 'm', CLI_STR, "NAME", "served model name (default: the only one /v1/models lists)", &c.o.model},
 		{"tokenizer", 't', CLI_STR, "PATH|DIR|ORG/NAME", "tokenizer.json, .model, a model folder or a model id in the local Hugging Face cache: audit usage.prompt_tokens; needed for recall", &c.o.tokenizer},
 		{"revision", 0, CLI_STR, "REV", "with --tokenizer ORG/NAME: the branch, tag or commit in the cache (default main)", &c.revision},
 		{"template", 0, CLI_STR, "NAME|PATH", "chat template for the audit and recall documents (deepseek-v3, ..., a .jinja file; default: the model folder's)", &c.o.template_name},
 		{"concurrency", 'c', CLI_LONG, "N", "requests in flight at once (default 1)", &c.o.concurrency},
-		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt)", &c.o.timeout},
-		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120)", &c.o.idle_timeout},
+		{"timeout", 0, CLI_DOUBLE, "SEC", "whole-request and first-byte timeout (default scales with the prompt; at most 604800, a week)", &c.o.timeout},
+		{"idle-timeout", 0, CLI_DOUBLE, "SEC", "longest gap between response bytes (default 120; at most 604800)", &c.o.idle_timeout},
 		{"out", 'o', CLI_STR, "DIR", "results folder (default results/SUITE-MODEL-TIMESTAMP, new)", &c.o.out},
 		{"resume", 0, CLI_FLAG, NULL, "continue DIR: skip attempts already recorded", &c.o.resume},
 		{"case", 0, CLI_LIST, "GLOB", "run only the cases whose id matches (shell glob; repeatable: any)", &c.cases},

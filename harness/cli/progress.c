@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "progress.h"
 
@@ -29,6 +30,15 @@ double progress_log_every_ms(void)
 	if (!env || end == env || *end || !(s >= 0.1 && s <= 86400))
 		s = PROGRESS_LOG_EVERY_S;
 	return s * 1000;
+}
+
+void progress_utc(double s, char *out, size_t cap)
+{
+	time_t t = (time_t)s;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, cap, "%.0f", s);
 }
 
 void progress_duration(double s, char *out, size_t cap)

@@ -54,6 +54,10 @@ double progress_log_every_ms(void);
 /* Seconds as "M:SS", or "H:MM:SS" from one hour, rounded. */
 void progress_duration(double s, char *out, size_t cap);
 
+/* Unix seconds `s` as RFC 3339 UTC to the second ("2026-12-01T14:00:00Z")
+ * into `out` (`cap` bytes, 21 are enough). */
+void progress_utc(double s, char *out, size_t cap);
+
 /* The line for `st` (no control characters) into `out` (`cap` bytes). */
 void progress_line(const struct progress_state *st, char *out, size_t cap);
 

@@ -1,8 +1,10 @@
 /* endpoint — see endpoint.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "endpoint.h"
@@ -207,26 +209,31 @@ static void list_models(struct endpoint *ep, struct json_build *jb,
 	}
 }
 
-/* The CA file must be a readable regular file, checked before any request so
- * that a typo is a usage error, not an unreachable endpoint. */
+/* The CA file must be a readable regular file (io_open_regular: a FIFO or
+ * device is refused, not read) and the CA folder a folder, checked before
+ * any request so that a typo is a usage error, not an unreachable endpoint. */
 static enum err check_cacert(const struct endpoint_opts *o, struct diag *d)
 {
 	const char *f = o->tls ? o->tls->cacert : NULL;
 	const char *from = o->cacert_from ? o->cacert_from : "--cacert";
+	struct diag q;
 	struct stat st;
-	FILE *fp;
+	int fd;
 
+	if (o->tls && o->tls->capath && stat(o->tls->capath, &st))
+		return diag_fail(d, ERR_USAGE, "CA folder '%s' (SSL_CERT_DIR): %s", o->tls->capath,
+				 strerror(errno));
+	if (o->tls && o->tls->capath && !S_ISDIR(st.st_mode))
+		return diag_fail(d, ERR_USAGE, "CA folder '%s' (SSL_CERT_DIR): not a folder",
+				 o->tls->capath);
 	if (!f)
 		return ERR_OK;
-	if (stat(f, &st))
-		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): not a regular file", f, from);
-	fp = fopen(f, "rb");
-	if (!fp)
-		return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, strerror(errno));
-	fclose(fp);
-	return ERR_OK;
+	diag_init(&q);
+	if ((fd = io_open_regular(f, 0, NULL, &q)) >= 0) {
+		close(fd);
+		return ERR_OK;
+	}
+	return diag_fail(d, ERR_USAGE, "CA file '%s' (%s): %s", f, from, io_reason(q.msg));
 }
 
 static void describe_tls(const struct endpoint_opts *o, struct json_build *jb,
@@ -240,6 +247,10 @@ static void describe_tls(const struct endpoint_opts *o, struct json_build *jb,
 		json_add_null(jb, t, "cacert_from");
 	}
 	json_add_bool(jb, t, "insecure", o->tls && o->tls->insecure);
+	if (o->tls && o->tls->capath)
+		json_add_str(jb, t, "capath", o->tls->capath);
+	else
+		json_add_null(jb, t, "capath");
 }
 
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
@@ -276,6 +287,25 @@ enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 	server_version(ep, o, &jb, json_add_obj(&jb, ep->json, "server"));
 	endpoint_choose_server(ep, o);
 	return json_build_end(&jb, &ep->json, "the endpoint's description", d);
+}
+
+static const char *env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+void endpoint_ca_env(const char **cacert, const char **from, const char **capath)
+{
+	if (*cacert && !**cacert)
+		*cacert = NULL;
+	*from = "--cacert";
+	if (!*cacert && (*cacert = env_set("CURL_CA_BUNDLE")))
+		*from = "CURL_CA_BUNDLE";
+	else if (!*cacert && (*cacert = env_set("SSL_CERT_FILE")))
+		*from = "SSL_CERT_FILE";
+	*capath = env_set("SSL_CERT_DIR");
 }
 
 enum err endpoint_read_list(const char *path, struct buf *file, const char **urls,

@@ -83,6 +83,13 @@ void endpoint_choose_server(struct endpoint *ep, const struct endpoint_opts *o);
 enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 			   struct diag *d);
 
+/* The CAs to trust from the environment, as curl's tool reads it: when
+ * *cacert is NULL or "" (no --cacert), $CURL_CA_BUNDLE, else $SSL_CERT_FILE,
+ * else NULL, with *from naming the variable ("--cacert" when *cacert was
+ * given); *capath from $SSL_CERT_DIR, else NULL. A variable set empty counts
+ * as unset. The strings are the environment's. */
+void endpoint_ca_env(const char **cacert, const char **from, const char **capath);
+
 /* Reads a list of base URLs (--endpoints FILE: one a line, blanks around
  * them and '#' comments ignored) into `file` and appends them to urls[*n]
  * (pointers into `file`, which must outlive them). ERR_USAGE past `max` URLs

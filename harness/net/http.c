@@ -198,7 +198,9 @@ static enum err headers(struct xfer *x, const struct http_req *r, struct diag *d
 
 static long ms(double s)
 {
-	return s > 0 ? (long)(s * 1000 + 0.5) : 0;
+	if (!(s > 0)) /* NaN too */
+		return 0;
+	return (long)((s < HTTP_TIMEOUT_MAX_S ? s : HTTP_TIMEOUT_MAX_S) * 1000 + 0.5);
 }
 
 static enum err options(struct xfer *x, const struct http_req *r)
@@ -223,6 +225,8 @@ static enum err options(struct xfer *x, const struct http_req *r)
 	SET(CURLOPT_SSL_VERIFYHOST, r->tls && r->tls->insecure ? 0L : 2L);
 	if (r->tls && r->tls->cacert)
 		SET(CURLOPT_CAINFO, r->tls->cacert);
+	if (r->tls && r->tls->capath)
+		SET(CURLOPT_CAPATH, r->tls->capath);
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	SET(CURLOPT_TCP_KEEPALIVE, 1L); /* minutes of prefill send no bytes */
 	SET(CURLOPT_TIMEOUT_MS, ms(r->timeout_s));
@@ -327,6 +331,14 @@ static const char *reason(const struct xfer *x, CURLcode rc)
 	return x->errbuf[0] ? x->errbuf : cu->easy_strerror(rc);
 }
 
+/* Whether the request went out: a server then answered, whatever it said. */
+static int sent_request(const struct xfer *x)
+{
+	long sent = 0;
+
+	return cu->easy_getinfo(x->easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent > 0;
+}
+
 /* Translates a CURLcode (the only place that does). A connect failure is one
  * that happened before a connection existed: refused, unreachable, DNS,
  * proxy, TLS handshake or certificate, or a timeout while connecting. */
@@ -374,8 +386,15 @@ static void classify(struct xfer *x, CURLcode rc)
 		x->fail = HTTP_FAIL_CONNECT;
 		xmsg(x, "TLS with '%s' failed: %s", x->url, reason(x, rc));
 		return;
+	case CURLE_UNSUPPORTED_PROTOCOL: /* also an HTTP/0.9 or "HTTP/1.1 abc" reply */
+	case CURLE_WEIRD_SERVER_REPLY:
+		if (sent_request(x)) {
+			x->fail = HTTP_FAIL_OTHER;
+			xmsg(x, "'%s' answered with no HTTP response: %s", x->url, reason(x, rc));
+			return;
+		}
+		/* fall through - the URL's scheme, refused before any connection */
 	case CURLE_URL_MALFORMAT:
-	case CURLE_UNSUPPORTED_PROTOCOL:
 		x->fail = HTTP_FAIL_CONNECT;
 		xmsg(x, "cannot use URL '%s': %s", x->url, reason(x, rc));
 		return;

@@ -46,6 +46,9 @@
 
 #define HTTP_MSG_MAX 256
 #define HTTP_CTYPE_MAX 128
+/* The longest timeout a request takes (a week): a longer one (1e300 s) is
+ * taken as this, so that its milliseconds fit curl's long. */
+#define HTTP_TIMEOUT_MAX_S 604800.0
 
 /* Why a request did not produce a complete HTTP response. */
 enum http_fail {
@@ -55,7 +58,10 @@ enum http_fail {
 	HTTP_FAIL_TIMEOUT,  /* connected, then the total, first-byte or idle
 			     * timeout fired */
 	HTTP_FAIL_OTHER     /* anything else: reset, closed mid-body, nothing
-			     * received, aborted by the data callback */
+			     * received, a reply that is no HTTP response
+			     * (HTTP/0.9, a malformed status line: the server
+			     * answered, so not CONNECT), aborted by the data
+			     * callback */
 };
 
 /* Receives `n` response-body bytes (borrowed for the call) that arrived at
@@ -72,6 +78,8 @@ typedef int (*http_data_fn)(void *ctx, const char *bytes, size_t n,
 struct http_tls {
 	const char *cacert;    /* PEM file of the CAs to trust, or NULL: the system's */
 	int insecure;          /* 1: no peer or host name verification at all */
+	const char *capath;    /* a folder of CA files named by their hashes
+				* (c_rehash, $SSL_CERT_DIR) trusted as well, or NULL */
 };
 
 struct http_req {

@@ -520,6 +520,7 @@ static int on_event(void *ctx, const struct sse_event *ev)
 	struct stream *s = ctx;
 	char quote[EXCERPT + 4];
 	cJSON *j = NULL;
+	size_t at;
 
 	if (s->done) {
 		s->after_done++;
@@ -530,7 +531,12 @@ static int on_event(void *ctx, const struct sse_event *ev)
 		return 0;
 	}
 	s->chunks++;
-	if (parse_event(s, ev, &j) == ERR_NOMEM) {
+	if ((at = json_control_at(ev->data, ev->data_len)) < ev->data_len) {
+		excerpt(ev->data, ev->data_len, quote);
+		malformed(s, "event at byte %zu has a raw control byte 0x%02x inside a string "
+			  "(JSON text escapes it: RFC 8259 section 7): '%s'",
+			  ev->offset, (unsigned)(unsigned char)ev->data[at], quote);
+	} else if (parse_event(s, ev, &j) == ERR_NOMEM) {
 		keep(s, ERR_NOMEM); /* our failure, not the server's */
 	} else if (!j || !cJSON_IsObject(j)) {
 		excerpt(ev->data, ev->data_len, quote);

@@ -187,7 +187,7 @@ static enum err index_of(const struct report_run *r, struct index *ix, struct di
 	ix->cap = r->records;
 	e = results_each(r->dir, index_one, ix, &sc, d);
 
-	if (!e)
+	if (!e && ix->n) /* an empty journal has no array to sort (ix->k NULL) */
 		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
 	return e;
 }
@@ -560,7 +560,10 @@ static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	if (a[0] || b[0])
 		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
 	else if (!m->matched && !(jget(sa, "load") && jget(sb, "load")))
-		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)");
+		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)%s",
+			 !m->only_a && !m->only_b ? ": neither run has a record (empty results.jsonl)"
+			 : !m->only_a ? ": A has no record (an empty results.jsonl)"
+			 : !m->only_b ? ": B has no record (an empty results.jsonl)" : "");
 	else
 		why[0] = '\0';
 	json_add_item(jb, diff, "incomplete", why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());

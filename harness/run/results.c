@@ -91,10 +91,9 @@ static enum err lock(struct results *r, struct diag *d)
 
 	if (e)
 		return e;
-	r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	r->lock_fd = io_open_regular(path, IO_READWRITE | IO_NOFOLLOW, NULL, d);
 	if (r->lock_fd < 0)
-		return diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", r->dir,
-				 strerror(errno));
+		return ERR_IO;
 	if (flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0)
 		return ERR_OK;
 	if (errno == EWOULDBLOCK)
@@ -125,10 +124,9 @@ enum err results_open(const char *dir, int resume, struct results **out,
 	    (e = io_mkdirs(path, d)) ||
 	    (e = join_path(path, dir, "results.jsonl", d)))
 		goto out;
-	r->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	r->fd = io_open_regular(path, IO_READWRITE | IO_APPEND | IO_NOFOLLOW, NULL, d);
 	if (r->fd < 0) {
-		e = diag_fail(d, ERR_IO, "cannot write results folder '%s': %s", dir,
-			      strerror(errno));
+		e = ERR_IO;
 		goto out;
 	}
 	if (!resume && fstat(r->fd, &st) == 0 && st.st_size > 0) {
@@ -364,7 +362,7 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 	if (access(path, F_OK) != 0)
 		return ERR_OK;
 	buf_init(&b, (size_t)64 << 20);
-	e = io_read_file(path, &b, d);
+	e = io_read_input(path, IO_NOFOLLOW, &b, d);
 	if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
 		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	else if (!e && !*out)
@@ -417,14 +415,18 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 	size_t cap = 0;
 	ssize_t n;
 	FILE *f;
-	int torn = 0;
+	int torn = 0, fd;
 	enum err e;
 
 	memset(sc, 0, sizeof(*sc));
 	if ((e = join_path(path, dir, "results.jsonl", d)))
 		return e;
-	if (!(f = fopen(path, "r")))
+	if ((fd = io_open_regular(path, IO_NOFOLLOW, NULL, d)) < 0)
+		return ERR_IO;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
 		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	}
 	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
 		if ((size_t)n > RESULTS_LINE_MAX) {
 			e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",

@@ -43,6 +43,10 @@ struct run;
  * first): the place for a progress line. */
 typedef void (*run_progress_fn)(void *ctx, const struct run *r, int force);
 
+/* Called once before a wait of more than a second for the common start
+ * (--start-at): until when and the time now, both Unix seconds. */
+typedef void (*run_wait_fn)(void *ctx, double until_s, double now_s);
+
 /* The options (strings borrowed; NULL when not given). */
 struct run_opts {
 	const char *base_urls[RUN_MAX_ENDPOINTS]; /* replicas of one deployment */
@@ -68,10 +72,12 @@ struct run_opts {
 	long warmup;                   /* uncounted requests before the suite (0: none) */
 	const char *cacert;            /* CA file to trust, or NULL: the system's */
 	const char *cacert_from;       /* "--cacert", "CURL_CA_BUNDLE" or "SSL_CERT_FILE" */
+	const char *capath;            /* $SSL_CERT_DIR: more CAs to trust, or NULL */
 	int insecure;                  /* --insecure: no TLS verification */
 	int poll_ms;                   /* longest wait between progress calls */
 	const struct redact *redact;   /* secrets kept out of the folder, or NULL */
 	run_progress_fn progress;      /* or NULL */
+	run_wait_fn waiting;           /* or NULL; called with progress_ctx */
 	void *progress_ctx;
 };
 

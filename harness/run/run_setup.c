@@ -139,6 +139,7 @@ static enum err discover(struct run *r, struct diag *d)
 	eo.server = r->o->server;
 	r->tls.cacert = r->o->cacert;
 	r->tls.insecure = r->o->insecure;
+	r->tls.capath = r->o->capath;
 	eo.tls = &r->tls;
 	eo.cacert_from = r->o->cacert_from;
 	for (i = 0; !e && i < r->neps; i++) {
@@ -534,7 +535,9 @@ double run_wall_s(void)
 }
 
 /* Negative never: a start already past begins at once and records its
- * lateness. */
+ * lateness. The instant is at most SHARD_START_AHEAD_S ahead (checked when
+ * parsed); the wait is slept a second at a time so that the stop flag ends
+ * it. */
 enum err run_wait_start(struct run *r, struct diag *d)
 {
 	struct json_build jb;
@@ -542,9 +545,14 @@ enum err run_wait_start(struct run *r, struct diag *d)
 
 	if (want <= 0)
 		return ERR_OK;
-	while (now < want) {
-		double left = want - now;
-		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+	if (want - now > 1 && r->o->waiting)
+		r->o->waiting(r->o->progress_ctx, want, now);
+	while (now < want && !(r->o->stop && *r->o->stop)) {
+		double left = want - now < 1 ? want - now : 1;
+		struct timespec ts = {0, (long)(left * 1e9)};
+
+		if (left >= 1)
+			ts.tv_sec = 1, ts.tv_nsec = 0;
 		nanosleep(&ts, NULL);
 		now = run_wall_s();
 	}

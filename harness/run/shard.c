@@ -146,6 +146,10 @@ out:
 	return e;
 }
 
+/* Unix seconds beyond any --start-at a day ahead could name, and within
+ * what a double holds to the microsecond and time_t converts exactly. */
+#define SHARD_TIME_MAX 1e11
+
 /* After the seconds of an RFC 3339 time: an optional fraction, then "Z" or
  * "+00:00" / "-00:00" (UTC only). Adds the fraction to *frac; 0 otherwise. */
 static int utc_tail(const char *p, double *frac)
@@ -169,6 +173,9 @@ enum err shard_parse_time(const char *s, double *unix_s, struct diag *d)
 	int n = 0;
 
 	if (num_end != s && !*num_end && v > 0 && s[0] >= '0' && s[0] <= '9') {
+		if (!(v < SHARD_TIME_MAX)) /* inf from "1e999" too */
+			return diag_fail(d, ERR_USAGE, "Unix seconds must be below %.0f (the year 5138)",
+					 SHARD_TIME_MAX);
 		*unix_s = v;
 		return ERR_OK;
 	}
@@ -182,11 +189,18 @@ enum err shard_parse_time(const char *s, double *unix_s, struct diag *d)
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	*unix_s = (double)timegm(&tm) + frac;
+	if (!(*unix_s > 0)) /* before 1970, or timegm's -1 */
+		return diag_fail(d, ERR_USAGE, "wants a time after 1970-01-01T00:00:00Z");
 	return ERR_OK;
 }
 
 enum err shard_check_start(double start_at, double now, int resuming, struct diag *d)
 {
+	if (!(start_at - now <= SHARD_START_AHEAD_S)) /* NaN too */
+		return diag_fail(d, ERR_USAGE,
+				 "the instant is %.0f s ahead, more than %.0f s (a day): every shard waits "
+				 "for it before its first request; pick one within a day",
+				 start_at - now, SHARD_START_AHEAD_S);
 	if (resuming || start_at >= now - SHARD_START_PAST_S)
 		return ERR_OK;
 	return diag_fail(d, ERR_USAGE,

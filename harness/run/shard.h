@@ -46,16 +46,22 @@ struct shard_unit {
 enum err shard_parse(const char *spec, struct shard *s, struct diag *d);
 
 /* A common start instant (--start-at): RFC 3339 in UTC
- * ("YYYY-MM-DDTHH:MM:SS[.fff](Z|+00:00)") or Unix seconds, into *unix_s.
- * ERR_USAGE naming the accepted forms. */
+ * ("YYYY-MM-DDTHH:MM:SS[.fff](Z|+00:00)") or Unix seconds (finite, below
+ * 1e11: the year 5138), into *unix_s. ERR_USAGE naming the accepted forms. */
 enum err shard_parse_time(const char *s, double *unix_s, struct diag *d);
 
 /* How far in the past a common start may lie: a later shard may begin that
  * late (its pod started slowly), no later. */
 #define SHARD_START_PAST_S 5.0
 
+/* How far ahead a common start may lie: a day. Shards are started for a
+ * start minutes ahead; one further out is a typo (a year, 1e300) that would
+ * wait silently for ever. */
+#define SHARD_START_AHEAD_S 86400.0
+
 /* ERR_USAGE when `start_at` lies more than SHARD_START_PAST_S before `now`
- * (both Unix seconds), unless `resuming` (a resumed shard began long ago). */
+ * (both Unix seconds), unless `resuming` (a resumed shard began long ago),
+ * or more than SHARD_START_AHEAD_S after it. */
 enum err shard_check_start(double start_at, double now, int resuming, struct diag *d);
 
 /* This shard's part of load case `id`'s plan `all` (validated) when the case

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "expect.h"
 #include "base/hint.h"
+#include "base/io.h"
 #include "base/jcheck.h"
 #include "base/jget.h"
 #include "base/json.h"
@@ -57,9 +59,10 @@ static enum err check_image_file(const struct jcheck *c, const char *q, const ch
 	const char *slash = strrchr(c->file, '/');
 	unsigned char head[12];
 	struct buf path;
+	struct diag why;
 	struct stat st;
-	size_t n = 0;
-	FILE *f;
+	ssize_t n = 0;
+	int fd;
 	enum err e = ERR_OK;
 
 	if (!strncmp(url, "data:", 5) || !strncmp(url, "http://", 7) ||
@@ -72,16 +75,13 @@ static enum err check_image_file(const struct jcheck *c, const char *q, const ch
 		e = buf_printf(&path, "%.*s/%s", (int)(slash - c->file), c->file, url);
 	if (e)
 		e = diag_fail(c->d, e, "out of memory reading '%s'", c->file);
-	else if (stat(path.data, &st))
-		e = jcheck_fail(c, q, "image '%s': %s", path.data, strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		e = jcheck_fail(c, q, "image '%s' is not a regular file", path.data);
-	else if (!(f = fopen(path.data, "rb")))
-		e = jcheck_fail(c, q, "image '%s': %s", path.data, strerror(errno));
+	else if (diag_init(&why), (fd = io_open_regular(path.data, 0, &st, &why)) < 0)
+		e = jcheck_fail(c, q, st.st_mode ? "image '%s' is %s" : "image '%s': %s", path.data,
+				io_reason(why.msg));
 	else {
-		n = fread(head, 1, sizeof(head), f);
-		fclose(f);
-		if (!image_magic(head, n))
+		n = read(fd, head, sizeof(head));
+		close(fd);
+		if (n < 0 || !image_magic(head, (size_t)n))
 			e = jcheck_fail(c, q, "image '%s' is not a PNG, JPEG, GIF or WebP file "
 					"(by its first bytes)", path.data);
 	}
@@ -436,12 +436,14 @@ static int has_role(const cJSON *messages, const char *role)
 	return 0;
 }
 
+/* `v` was checked where it was written, or is NULL (a recall case without
+ * "recall", which check_case then refuses): every field may be absent. */
 static void fill_recall(struct suite_recall *r, const cJSON *v)
 {
 	const cJSON *f, *it;
 
 	f = cJSON_GetObjectItemCaseSensitive(v, "tokens");
-	r->tokens = cJSON_IsString(f) ? SUITE_TOKENS_MAX : (long)f->valuedouble;
+	r->tokens = cJSON_IsString(f) ? SUITE_TOKENS_MAX : f ? (long)f->valuedouble : 0;
 	f = cJSON_GetObjectItemCaseSensitive(v, "depths");
 	if (f) {
 		cJSON_ArrayForEach(it, f)
@@ -774,7 +776,7 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		     struct suite **out, struct diag *d)
 {
 	struct jcheck c = {path, d};
-	const char *end = NULL;
+	const char *end = NULL, *nul;
 	struct suite *s;
 	enum err e;
 
@@ -792,6 +794,14 @@ enum err suite_parse(const char *path, const char *text, size_t len,
 		diag_prefix(d, "suite '%s'", path);
 		suite_free(s);
 		return e;
+	}
+	if ((nul = memchr(text, '\0', len))) { /* JSON text has none (RFC 8259 §2) */
+		size_t line, col;
+
+		line_col(text, (size_t)(nul - text), &line, &col);
+		e = jcheck_fail(&c, NULL, "a NUL byte at offset %zu (line %zu, column %zu): "
+				"a suite is JSON text", (size_t)(nul - text), line, col);
+		goto out;
 	}
 	/* json_parse tells out of memory from bad text; bad text is parsed
 	 * again below for the line and column of the error */

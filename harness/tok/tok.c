@@ -52,7 +52,7 @@ enum err tok_load(const char *path, struct tok **out, struct diag *d)
 		e = spm_load(path, &t->spm, d);
 	else if ((e = tok_hf_load_known(path, &t->hf, d)) || t->hf)
 		; /* from the cache, the JSON unread */
-	else if (io_map_file(path, BUF_MAX_DEFAULT, &map, &map_len)) {
+	else if (io_map_file(path, 0, BUF_MAX_DEFAULT, &map, &map_len)) {
 		e = tok_hf_load(path, map, map_len, &t->hf, d);
 		io_unmap_file(map, map_len);
 	} else if (!(e = io_read_file(path, &raw, d))) {

@@ -46,6 +46,11 @@ enum err tok_encode(const struct tok *t, const char *text, size_t len,
  * first call (which is therefore not thread-safe), "" if the file can no
  * longer be read. Borrowed. */
 const char *tok_sha256(const struct tok *t);
+
+/* Why the tokenizer cache folder was not used by this process (it is not
+ * the user's own, or group or others may write it: see tok_cache.h), as one
+ * sentence for a warning; "" when it was used or is off. */
+const char *tok_cache_distrust(void);
 /* "hf-bpe" or "sentencepiece". */
 const char *tok_kind(const struct tok *t);
 

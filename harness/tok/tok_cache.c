@@ -1,5 +1,6 @@
 #include "tok_cache.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ struct head {
 	char sha[64];
 	uint64_t len;                      /* bytes after the head */
 	uint64_t sum;                      /* checksum of those bytes */
+	uint64_t src_len, src_sum;         /* the source's size and checksum */
 	uint64_t sect[TOK_CACHE_SECTIONS]; /* each section's length, unpadded */
 };
 
@@ -85,8 +87,45 @@ static uint64_t checksum(const char *p, size_t n)
 	return checksum_mul(p, n);
 }
 
-/* The cache directory into `path` (reset first); 0 when the cache is off
- * or there is no cache directory. */
+/* Why this process does not use the cache folder, or "" (tok.h). */
+static char distrust[DIAG_MSG_MAX];
+
+const char *tok_cache_distrust(void)
+{
+	return distrust;
+}
+
+/* Whether a cache file or folder with status `st` is one only this user can
+ * have written: owned by the effective user, not writable by group or others
+ * (what ssh asks of ~/.ssh). */
+static int private_to_me(const struct stat *st)
+{
+	return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* Whether the cache folder `dir` may be trusted: missing (it is created
+ * 0700), or a folder private to this user; else the reason is kept for
+ * tok_cache_distrust. */
+static int dir_trusted(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0)
+		return 1;
+	if (S_ISDIR(st.st_mode) && private_to_me(&st))
+		return 1;
+	if (!distrust[0])
+		snprintf(distrust, sizeof(distrust),
+			 "the tokenizer cache folder '%s' %s: not used (tokenizers load from "
+			 "their files; make it yours with mode 0700, or set NEEDLE_NO_CACHE=1)",
+			 dir, !S_ISDIR(st.st_mode) ? "is not a folder"
+			      : st.st_uid != geteuid() ? "belongs to another user"
+						       : "is writable by group or others");
+	return 0;
+}
+
+/* The cache directory into `path` (reset first); 0 when the cache is off,
+ * there is no cache directory, or it cannot be trusted (dir_trusted). */
 static int cache_dir(struct buf *path)
 {
 	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME"), *off;
@@ -102,7 +141,7 @@ static int cache_dir(struct buf *path)
 		e = buf_printf(path, "%s/.cache/needle", home);
 	else
 		return 0;
-	return !e;
+	return !e && dir_trusted(path->data);
 }
 
 int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path)
@@ -137,11 +176,39 @@ static void drop_older(const char *path, const char sha[IO_SHA256_HEX])
 static int known(const struct stat *st, char sha[IO_SHA256_HEX]);
 static void remember(const struct stat *st, const char sha[IO_SHA256_HEX]);
 
+/* The checksum of a source's bytes, padded with zeros to a multiple of 8. */
+static uint64_t source_sum(const char *p, size_t n)
+{
+	char tail[8] = {0};
+	size_t whole = n / 8 * 8;
+
+	memcpy(tail, p + whole, n - whole);
+	return checksum(p, whole) ^ (checksum(tail, 8) * 0xBF58476D1CE4E5B9ULL);
+}
+
+/* Whether the source file `src` holds the bytes the cache file of head `h`
+ * was built from: a source index entry is a claim about a file (another
+ * process may have written it), so the bytes it names are summed (about a
+ * millisecond for a 10 MB tokenizer.json in the page cache, where SHA-256
+ * is ten) before the cache file is used for them. */
+static int same_source(const struct head *h, const char *src)
+{
+	const char *map;
+	size_t len;
+	int same;
+
+	if (!io_map_file(src, 0, BUF_MAX_DEFAULT, &map, &len))
+		return 0;
+	same = len == h->src_len && source_sum(map, len) == h->src_sum;
+	io_unmap_file(map, len);
+	return same;
+}
+
 /* Whether the mapped file is a cache file of `sha` with n sections; fills
  * the section views. `st` is the file's status, taken before it was mapped
  * and unchanged after. */
 static int check(struct tok_cache *c, const struct stat *st, const char sha[IO_SHA256_HEX],
-		 size_t n)
+		 size_t n, const char *src)
 {
 	char seen[IO_SHA256_HEX];
 	struct head h;
@@ -161,7 +228,7 @@ static int check(struct tok_cache *c, const struct stat *st, const char sha[IO_S
 		at += pad8((size_t)h.sect[i]);
 	}
 	c->n = n;
-	if (total != h.len)
+	if (total != h.len || (src && !same_source(&h, src)))
 		return 0;
 	/* checked whole once and unchanged since (the source index knows it):
 	 * not read whole again, so that a load touches only the pages it uses */
@@ -181,14 +248,15 @@ static int same_file(const struct stat *a, const struct stat *b)
 }
 
 int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
-		   struct tok_cache *c)
+		   const char *src, struct tok_cache *c)
 {
 	struct stat before, after;
 
 	memset(c, 0, sizeof(*c));
-	if (stat(path, &before) || !io_map_file(path, BUF_MAX_DEFAULT, &c->map, &c->map_len))
+	if (lstat(path, &before) || !private_to_me(&before) ||
+	    !io_map_file(path, IO_NOFOLLOW, BUF_MAX_DEFAULT, &c->map, &c->map_len))
 		return 0;
-	if (!stat(path, &after) && same_file(&before, &after) && check(c, &after, sha, n))
+	if (!lstat(path, &after) && same_file(&before, &after) && check(c, &after, sha, n, src))
 		return 1;
 	tok_cache_close(c);
 	return 0;
@@ -201,25 +269,33 @@ void tok_cache_close(struct tok_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* The directory part of `path` created. */
+/* The directory part of `path` created, the cache folder itself 0700 (its
+ * parents as io_mkdirs makes them). */
 static enum err make_dir(const char *path, struct diag *d)
 {
-	const char *slash = strrchr(path, '/');
+	const char *slash = strrchr(path, '/'), *up;
 	char *dir;
-	enum err e;
+	enum err e = ERR_OK;
 
 	if (!slash || slash == path)
 		return ERR_OK;
 	if (!(dir = mem_strndup(path, (size_t)(slash - path))))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	e = io_mkdirs(dir, d);
+	up = strrchr(dir, '/');
+	if (up && up != dir) {
+		dir[up - dir] = '\0';
+		e = io_mkdirs(dir, d);
+		dir[up - dir] = '/';
+	}
+	if (!e && mkdir(dir, 0700) != 0 && errno != EEXIST)
+		e = diag_fail(d, ERR_IO, "cannot create directory '%s': %s", dir, strerror(errno));
 	mem_free(dir);
 	return e;
 }
 
 enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
-			 const char *const sect[], const size_t len[], size_t n,
-			 struct diag *d)
+			 const char *src, size_t src_len, const char *const sect[],
+			 const size_t len[], size_t n, struct diag *d)
 {
 	static const char zero[8];
 	struct head h;
@@ -234,6 +310,8 @@ enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
 	h.version = TOK_CACHE_VERSION;
 	h.nsect = (uint32_t)n;
 	memcpy(h.sha, sha, 64);
+	h.src_len = src_len;
+	h.src_sum = source_sum(src, src_len);
 	buf_init(&b, BUF_MAX_DEFAULT);
 	for (i = 0; i < n; i++)
 		h.len += pad8(len[i]), h.sect[i] = len[i];
@@ -246,7 +324,8 @@ enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
 	if (!e) {
 		h.sum = checksum(b.data + sizeof(h), (size_t)h.len);
 		memcpy(b.data, &h, sizeof(h));
-		if (!(e = make_dir(path, d)) && !(e = io_write_file(path, b.data, b.len, d)))
+		if (!(e = make_dir(path, d)) &&
+		    !(e = io_write_file_mode(path, b.data, b.len, 0600, d)))
 			drop_older(path, sha);
 	}
 	buf_release(&b);
@@ -290,6 +369,7 @@ static int known(const struct stat *st, char sha[IO_SHA256_HEX])
 {
 	char want[256], got[256 + 66];
 	struct buf path;
+	struct stat ist;
 	size_t w;
 	ssize_t n = -1;
 	int fd;
@@ -299,8 +379,9 @@ static int known(const struct stat *st, char sha[IO_SHA256_HEX])
 		buf_release(&path);
 		return 0;
 	}
-	if ((fd = open(path.data, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, got, sizeof(got));
+	if ((fd = io_open_regular(path.data, IO_NOFOLLOW, &ist, NULL)) >= 0) {
+		if (private_to_me(&ist))
+			n = read(fd, got, sizeof(got));
 		close(fd);
 	}
 	buf_release(&path);
@@ -341,7 +422,7 @@ static void remember(const struct stat *st, const char sha[IO_SHA256_HEX])
 		memcpy(line + w, sha, 64);
 		line[w + 64] = '\n';
 		if (!make_dir(path.data, &quiet))
-			io_write_file(path.data, line, w + 65, &quiet);
+			io_write_file_mode(path.data, line, w + 65, 0600, &quiet);
 	}
 	buf_release(&path);
 }

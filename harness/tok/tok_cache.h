@@ -7,6 +7,16 @@
  * in the user's cache directory ($XDG_CACHE_HOME/needle, else
  * ~/.cache/needle). NEEDLE_NO_CACHE=1 turns the cache off.
  *
+ * Trust: a count never depends on what another user can write. The folder
+ * is created 0700 and files 0600; a folder not owned by the user or
+ * writable by group or others is not used at all (tok_cache_distrust says
+ * why, and tokenizers load from their files), a cache or index file that is
+ * not the user's own and private, or is a link, FIFO or device, is ignored
+ * and rebuilt. A cache file is named by its source's SHA-256 and holds it,
+ * with the source's size and checksum: a source index entry (below) that
+ * names another source's cache file is caught by those and the tokenizer is
+ * loaded from its file.
+ *
  * The file is opaque sections (tok_hf decides what they hold) after a head:
  * a magic, TOK_CACHE_VERSION, the source's SHA-256, each section's length,
  * and a checksum of everything after the head. A file that is short, long,
@@ -28,7 +38,7 @@
 #include "base/err.h"
 #include "base/io.h"
 
-#define TOK_CACHE_VERSION 7
+#define TOK_CACHE_VERSION 8
 #define TOK_CACHE_SECTIONS 8 /* at most */
 
 /* An open cache file: sections are views into its read-only mapping, each
@@ -47,9 +57,11 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path);
 
 /* Maps `path` and checks it (see above) against `sha` and `n` expected
  * sections; 1 with `c` filled (release it with tok_cache_close), else 0 and
- * nothing to release. */
+ * nothing to release. With `src` (a source file whose SHA-256 `sha` came
+ * from the source index, not from its bytes), the file is used only when
+ * `src` has the size and checksum of the bytes it was built from. */
 int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
-		   struct tok_cache *c);
+		   const char *src, struct tok_cache *c);
 /* The source index: the SHA-256 of a source file without reading it (of a
  * cache file: the SHA-256 of its source, once its checksum passed). An
  * entry holds the SHA-256 with the file's device, inode, size, mtime and
@@ -68,10 +80,11 @@ void tok_cache_remember_sha(const char *src, const char sha[IO_SHA256_HEX]);
 void tok_cache_close(struct tok_cache *c);
 
 /* Writes the `n` sections (sect[i], len[i] bytes) as the cache file `path`
- * of source `sha`, creating the directory, then removes the files of `sha`
- * that older cache versions left beside it. ERR_IO names the file. */
+ * (mode 0600) of source `sha`, whose bytes are `src` (`src_len`), creating
+ * the folder (0700), then removes the files of `sha` that older cache
+ * versions left beside it. ERR_IO names the file. */
 enum err tok_cache_write(const char *path, const char sha[IO_SHA256_HEX],
-			 const char *const sect[], const size_t len[], size_t n,
-			 struct diag *d);
+			 const char *src, size_t src_len, const char *const sect[],
+			 const size_t len[], size_t n, struct diag *d);
 
 #endif

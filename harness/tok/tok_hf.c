@@ -120,10 +120,12 @@ enum err tok_hf_encode(const struct tok_hf *h, const char *text, size_t len,
 	return e;
 }
 
-/* A tokenizer from the cache file at `path`, or NULL (ERR_OK) when the file
- * is missing or unusable. */
+/* A tokenizer from the cache file at `cpath`, or NULL (ERR_OK) when the file
+ * is missing or unusable. `src` is the source file to check the cache file
+ * against when `sha` came from the source index (tok_cache_open), NULL when
+ * it was just computed from the source's bytes. */
 static enum err from_cache(const char *path, const char *cpath, const char *sha,
-			   struct tok_hf **out, struct diag *d)
+			   const char *src, struct tok_hf **out, struct diag *d)
 {
 	struct tok_load l = {path, NULL, d, {0}, {0}};
 	struct tok_cache c;
@@ -131,7 +133,7 @@ static enum err from_cache(const char *path, const char *cpath, const char *sha,
 	enum err e;
 
 	*out = NULL;
-	if (!tok_cache_open(cpath, sha, TOK_MEMBERS + 1, &c))
+	if (!tok_cache_open(cpath, sha, TOK_MEMBERS + 1, src, &c))
 		return ERR_OK;
 	if (!(l.h = mem_calloc(1, sizeof(*l.h)))) {
 		tok_cache_close(&c);
@@ -148,9 +150,10 @@ static enum err from_cache(const char *path, const char *cpath, const char *sha,
 	return ERR_OK;
 }
 
-/* Writes the cache file of a tokenizer just loaded from its JSON; a failure
- * only costs the next load its speed. */
-static void to_cache(const struct tok_load *l, const char *cpath)
+/* Writes the cache file of a tokenizer just loaded from its JSON (`json`,
+ * `len` bytes); a failure only costs the next load its speed. */
+static void to_cache(const struct tok_load *l, const char *json, size_t len_json,
+		     const char *cpath)
 {
 	const char *sect[TOK_MEMBERS + 1];
 	size_t len[TOK_MEMBERS + 1], i;
@@ -169,7 +172,8 @@ static void to_cache(const struct tok_load *l, const char *cpath)
 		len[TOK_ADDED_TOKENS] = added.len;
 		sect[TOK_MEMBERS] = blob.data;
 		len[TOK_MEMBERS] = blob.len;
-		tok_cache_write(cpath, l->h->sha, sect, len, TOK_MEMBERS + 1, &quiet);
+		tok_cache_write(cpath, l->h->sha, json, len_json, sect, len, TOK_MEMBERS + 1,
+				&quiet);
 	}
 	buf_release(&added);
 	buf_release(&blob);
@@ -189,7 +193,7 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 	if ((e = io_sha256_hex(json, len, sha, d)))
 		goto out;
 	cached = tok_cache_path(sha, &cpath);
-	if (cached && ((e = from_cache(path, cpath.data, sha, out, d)) || *out))
+	if (cached && ((e = from_cache(path, cpath.data, sha, NULL, out, d)) || *out))
 		goto out;
 	if (!(l.h = mem_calloc(1, sizeof(*l.h)))) {
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
@@ -201,7 +205,7 @@ enum err tok_hf_load(const char *path, const char *json, size_t len,
 		goto out;
 	}
 	if (cached)
-		to_cache(&l, cpath.data);
+		to_cache(&l, json, len, cpath.data);
 	*out = l.h;
 out:
 	if (*out && cached)
@@ -223,7 +227,7 @@ enum err tok_hf_load_known(const char *path, struct tok_hf **out, struct diag *d
 	*out = NULL;
 	buf_init(&cpath, BUF_MAX_DEFAULT);
 	if (tok_cache_known_sha(path, sha) && tok_cache_path(sha, &cpath) &&
-	    !(e = from_cache(path, cpath.data, sha, out, d)) && *out) {
+	    !(e = from_cache(path, cpath.data, sha, path, out, d)) && *out) {
 		memcpy((*out)->sha, sha, sizeof(sha));
 		(*out)->split_ok = tok_split_ok(*out);
 	}

@@ -20,11 +20,14 @@ int tpl_model_is_dir(const char *path)
 	return path && !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-static int is_file(const char *path)
+/* Whether the folder has something under `path`: it is then read, and a
+ * FIFO, device or folder there is refused with a message (io_open_regular),
+ * not skipped as if absent nor waited on. */
+static int present(const char *path)
 {
 	struct stat st;
 
-	return !stat(path, &st) && S_ISREG(st.st_mode);
+	return !stat(path, &st);
 }
 
 static char *join(const char *dir, const char *name)
@@ -221,7 +224,7 @@ static enum err find_tokenizer(struct tpl_model *m, struct diag *d)
 
 		if (!p)
 			return diag_fail(d, ERR_NOMEM, "out of memory");
-		if (is_file(p)) {
+		if (present(p)) {
 			m->tokenizer = p;
 			return ERR_OK;
 		}
@@ -239,14 +242,14 @@ static enum err folder_templates(struct tpl_model *m, struct diag *d)
 	char *cfg = join(m->dir, "tokenizer_config.json");
 	enum err e = jinja && proc && cfg ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory");
 
-	if (!e && is_file(jinja))
+	if (!e && present(jinja))
 		e = file_text(jinja, &m->tools, "the tokenizer's template file (transformers prefers it to "
 			      "tokenizer_config.json's chat_template)", d);
-	if (!e && is_file(proc))
+	if (!e && present(proc))
 		e = processor_template(proc, &m->plain, d);
 	if (!e && !m->plain.text && m->tools.text)
 		e = set_text(&m->plain, m->tools.path, m->tools.text, m->tools.why, d);
-	if (!e && is_file(cfg))
+	if (!e && present(cfg))
 		e = read_config(m, cfg, d);
 	mem_free(jinja);
 	mem_free(proc);
@@ -347,6 +350,9 @@ enum err tpl_model_load(const char *tokenizer_arg, const char *template_arg,
 		memset(&m, 0, sizeof m);
 	if (!e && tok && tokenizer_arg)
 		e = tok_load(dir ? m.tokenizer : tokenizer_arg, &k, d);
+	if (!e && k && *tok_cache_distrust() &&
+	    buf_printf(warn, "warning: %s\n", tok_cache_distrust()))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e && tpl && (template_arg || dir))
 		e = tpl_open(template_arg, dir ? &m : NULL, &t, warn, d);
 	if (!e && k && t)

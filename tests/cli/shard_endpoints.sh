@@ -64,10 +64,21 @@ printf '# nothing\n' > "$tmp/none.txt"
 check_exit 2 "lists no endpoint" "$NEEDLE" run "$smoke" --endpoints "$tmp/none.txt" --out "$tmp/none"
 check_exit 2 "option '--shard'" "$NEEDLE" run "$smoke" --base-url "$A" --shard 4/4
 check_exit 2 "option '--start-at'" "$NEEDLE" run "$smoke" --base-url "$A" --start-at tomorrow
-# --start-at: a common instant ahead is waited for; one already past is refused.
-at=$(($(date +%s) + 2))
-check_exit "0 1" "" "$NEEDLE" run "$smoke" --base-url "$A" --model m --case json-arith-19x23 \
+# --start-at: a common instant ahead is waited for (saying until when); one
+# already past, more than a day ahead, or beyond any date is refused.
+at=$(($(date +%s) + 3))
+check_exit "0 1" "waiting for the common start $(date -u -d "@$at" +%Y-%m-%dT%H:%M:%SZ) (--start-at '$at')" \
+	"$NEEDLE" run "$smoke" --base-url "$A" --model m --case json-arith-19x23 \
 	--start-at "$at" --out "$tmp/late" --shard 0/1
+check_exit 2 "option '--start-at' '9999-12-31T23:59:59Z': the instant is" "$NEEDLE" run "$smoke" \
+	--base-url "$A" --model m --start-at 9999-12-31T23:59:59Z --out "$tmp/far"
+grep -q "more than 86400 s (a day)" "$tmp/err" || fail "no bound named: $(cat "$tmp/err")"
+check_one_line "a start in the year 9999"
+for t in 1e300 9.3e15 1e999; do
+	check_exit 2 "option '--start-at' '$t': Unix seconds must be below" "$NEEDLE" run "$smoke" \
+		--base-url "$A" --model m --start-at "$t" --out "$tmp/far"
+done
+[ ! -e "$tmp/far" ] || fail "a results folder was made for a refused --start-at"
 node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1] + "/manifest.json", "utf8"));
 	if (m.start_at !== Number(process.argv[2]) || !(m.start_lag_ms >= 0 && m.start_lag_ms < 1000) ||
 	    Date.parse(m.started_at) > m.start_at * 1000) throw new Error(m.start_at + " " + m.start_lag_ms);' \

@@ -2,8 +2,10 @@
 # TLS with a private CA (issue 8 item 13): a loopback HTTPS server whose
 # certificate is signed by a CA made here. Without trust the endpoint is
 # unusable (exit 3); --cacert, $CURL_CA_BUNDLE and $SSL_CERT_FILE each make it
-# pass and are named in the manifest; --insecure is explicit and recorded; a
-# CA file that does not exist is a usage error (exit 2) before any request.
+# pass and are named in the manifest (SSL_CERT_FILE also behind an empty
+# CURL_CA_BUNDLE), as does $SSL_CERT_DIR; --insecure is explicit and recorded;
+# a CA file or folder that does not exist, or a FIFO, is a usage error (exit 2)
+# before any request.
 set -eu
 . "$TESTS/lib/cli.sh"
 
@@ -48,4 +50,22 @@ check_exit 2 "CA file '$tmp/nope.pem' (--cacert)" "$NEEDLE" run suite.json --bas
 	--out r5 --cacert "$tmp/nope.pem"
 check_one_line "missing CA file"
 [ ! -e r5 ] || fail "a results folder was made for a missing CA file"
+# SSL_CERT_FILE behind a CURL_CA_BUNDLE set empty (unset, as curl reads it);
+# SSL_CERT_DIR, a folder of CAs named by their hashes, trusted and recorded
+CURL_CA_BUNDLE= SSL_CERT_FILE=$tmp/ca.pem check_exit 0 "" "$NEEDLE" run suite.json \
+	--base-url "$FAKE_URL" --out r6
+[ "$(tls_of r6 cacert_from)" = '"SSL_CERT_FILE"' ] || fail "SSL_CERT_FILE behind an empty CURL_CA_BUNDLE: $(tls_of r6 cacert_from)"
+mkdir cadir
+cp ca.pem "cadir/$(openssl x509 -hash -noout -in ca.pem).0"
+SSL_CERT_DIR=$tmp/cadir check_exit 0 "" "$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r7
+[ "$(tls_of r7 capath)" = "\"$tmp/cadir\"" ] || fail "SSL_CERT_DIR not recorded: $(tls_of r7 capath)"
+[ "$(tls_of r7 cacert)" = null ] || fail "cacert with SSL_CERT_DIR alone: $(tls_of r7 cacert)"
+SSL_CERT_DIR=$tmp/nodir check_exit 2 "CA folder '$tmp/nodir' (SSL_CERT_DIR): No such file" \
+	"$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r8
+check_one_line "missing CA folder"
+# a CA "file" that is a FIFO is refused, not read (the run would hang)
+mkfifo ca.fifo
+SSL_CERT_FILE=$tmp/ca.fifo check_exit 2 "CA file '$tmp/ca.fifo' (SSL_CERT_FILE): not a regular file (a FIFO)" \
+	"$NEEDLE" run suite.json --base-url "$FAKE_URL" --out r9
+[ ! -e r8 ] && [ ! -e r9 ] || fail "a results folder was made for a bad CA file or folder"
 echo "verdict_tls: ok"

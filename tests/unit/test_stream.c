@@ -596,6 +596,46 @@ static void test_nul_kept(void)
 	stream_release(&s);
 }
 
+/* A raw control byte inside a string is not JSON text (RFC 8259 section 7):
+ * malformed_sse, with the byte named; the same byte escaped, or a raw tab
+ * between tokens, is fine. */
+static void test_raw_control(void)
+{
+	static const char *const bad[] = {
+		DELTA("{\"content\":\"a\x01" "b\"}", "\"stop\"") DONE,
+		DELTA("{\"content\":\"tab\there\"}", "\"stop\"") DONE,
+		DELTA("{\"content\":\"x\x1f\"}", "\"stop\"") DONE,
+		/* two data lines: the line break lands inside the string */
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\ndata: b\"},"
+		"\"finish_reason\":\"stop\"}]}\n\n" DONE,
+	};
+	static const char *const byte[] = {"0x01", "0x09", "0x1f", "0x0a"};
+	struct stream_expect x = {0, -1, 64};
+	struct stream_checks c;
+	struct stream s;
+	struct buf got;
+	size_t i;
+
+	buf_init(&got, 4096);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		judge(bad[i], &x, &s, &c);
+		buf_reset(&got);
+		codes(&c, &got);
+		CHECK(strstr(got.data, "malformed_sse") != NULL);
+		CHECK(strstr(s.malformed_msg, "raw control byte") != NULL);
+		CHECK(strstr(s.malformed_msg, byte[i]) != NULL);
+		stream_release(&s);
+	}
+	judge(DELTA("{\"content\":\"a\\u0001\\tb\"}", "\"stop\"") "data:\t{\"choices\":[],\"usage\":"
+	      "{\"prompt_tokens\":3,\t\"completion_tokens\":1,\"total_tokens\":4}}\n\n" DONE, &x, &s, &c);
+	buf_reset(&got);
+	codes(&c, &got);
+	CHECK(strstr(got.data, "malformed_sse") == NULL);
+	CHECK_EQ_LONG(s.content.len, 4);
+	stream_release(&s);
+	buf_release(&got);
+}
+
 static void check_finish(const char *fr, long long fixed, const char *want)
 {
 	char text[512];
@@ -723,6 +763,7 @@ static void test_context_error(void)
 int main(void)
 {
 	T_RUN(test_nul_kept);
+	T_RUN(test_raw_control);
 	T_RUN(test_finish_reason);
 	T_RUN(test_abort_empty);
 	T_RUN(test_caps);

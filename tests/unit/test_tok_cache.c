@@ -5,7 +5,9 @@
  * another version, an empty file) is noticed: the ids stay the same and the
  * file is rebuilt. The source index (a file's SHA-256 without hashing it):
  * a file is indexed only once settled, and a rewrite in place, of the same
- * size, is seen at once whether or not the file was indexed. Run from the
+ * size, is seen at once whether or not the file was indexed. Trust: an index
+ * forged to name another cached tokenizer changes no count; the folder is
+ * 0700, files 0600, and what others may write is not used. Run from the
  * repository root; also under ASan.
  */
 #include <dirent.h>
@@ -310,6 +312,134 @@ static void test_older_versions(void)
 	buf_release(&json);
 }
 
+/* Copies fixture `fix` to dir/NAME; its SHA-256 into `sha`. */
+static void copy_fixture(const char *fix, const char *name, char *path, size_t cap,
+			 char sha[IO_SHA256_HEX])
+{
+	struct buf b;
+	struct diag d;
+
+	diag_init(&d);
+	buf_init(&b, BUF_MAX_DEFAULT);
+	snprintf(path, cap, "%s/%s", dir, name);
+	CHECK(io_read_file(t_fixture(fix), &b, &d) == ERR_OK);
+	CHECK(io_write_file(path, b.data, b.len, &d) == ERR_OK);
+	CHECK(!io_sha256_hex(b.data, b.len, sha, NULL));
+	buf_release(&b);
+}
+
+/* Rewrites, in place, the source index file that names `from` to name `to`;
+ * returns how many it rewrote. */
+static int forge_index(const char from[IO_SHA256_HEX], const char to[IO_SHA256_HEX])
+{
+	char sub[256], p[512];
+	struct buf b;
+	struct diag d;
+	struct dirent *e;
+	DIR *dp;
+	char *at;
+	int n = 0;
+
+	snprintf(sub, sizeof(sub), "%s/needle", dir);
+	if (!(dp = opendir(sub)))
+		return 0;
+	buf_init(&b, BUF_MAX_DEFAULT);
+	while ((e = readdir(dp))) {
+		if (strncmp(e->d_name, "src-", 4))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", sub, e->d_name);
+		diag_init(&d);
+		buf_reset(&b);
+		if (!io_read_file(p, &b, &d) && (at = strstr(b.data, from))) {
+			memcpy(at, to, 64);
+			rewrite(p, b.data, b.len);
+			n++;
+		}
+	}
+	closedir(dp);
+	buf_release(&b);
+	return n;
+}
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_mode & 07777;
+}
+
+/* The issue's forgery: the source index of tokenizer A rewritten to name
+ * the cached tokenizer B. The index then claims B's SHA-256 for A, and the
+ * cache file of B is whole and checksummed, yet A's ids come out: the cache
+ * file's record of its source's size and checksum does not match A. */
+static void test_forged_index(void)
+{
+	char a[512], b[512], sha_a[IO_SHA256_HEX], sha_b[IO_SHA256_HEX], seen[IO_SHA256_HEX];
+	char *want_a, *want_b, *got;
+
+	clear_dir();
+	copy_fixture("tokenizers/bytelevel_gpt2.json", "a.json", a, sizeof(a), sha_a);
+	copy_fixture("tokenizers/added_tokens.json", "b.json", b, sizeof(b), sha_b);
+	sleep(3); /* settled: both get indexed */
+	want_a = ids_of(a);
+	want_b = ids_of(b);
+	CHECK(want_a && want_b && strcmp(want_a, want_b) != 0);
+	CHECK(tok_cache_known_sha(a, seen) && !strcmp(seen, sha_a));
+	CHECK(forge_index(sha_a, sha_b) == 1);
+	CHECK(tok_cache_known_sha(a, seen) && !strcmp(seen, sha_b)); /* the forgery took */
+	got = ids_of(a);
+	CHECK(got && want_a && !strcmp(got, want_a));
+	mem_free(got);
+	got = ids_of(b);
+	CHECK(got && want_b && !strcmp(got, want_b));
+	mem_free(got);
+	mem_free(want_a);
+	mem_free(want_b);
+	remove(a);
+	remove(b);
+	clear_dir();
+}
+
+/* The folder is made 0700 and files 0600; a cache file others may write is
+ * not read but rebuilt; a folder others may write is not used at all, with
+ * the reason for a warning, and the ids stay right. Last: the reason is
+ * kept for the rest of the process. */
+static void test_modes(void)
+{
+	const char *fix = t_fixture("tokenizers/bytelevel_gpt2.json");
+	char sub[256], path[512], *want, *got;
+	ino_t ino;
+
+	clear_dir();
+	snprintf(sub, sizeof(sub), "%s/needle", dir);
+	rmdir(sub);
+	setenv("NEEDLE_NO_CACHE", "1", 1);
+	want = ids_of(fix);
+	unsetenv("NEEDLE_NO_CACHE");
+	got = ids_of(fix);
+	CHECK(got && want && !strcmp(got, want));
+	mem_free(got);
+	CHECK(mode_of(sub) == 0700);
+	CHECK(cache_file(path, sizeof(path)) && mode_of(path) == 0600);
+	ino = inode_of(path);
+	CHECK(chmod(path, 0666) == 0);
+	got = ids_of(fix);
+	CHECK(got && want && !strcmp(got, want));
+	CHECK(inode_of(path) != ino && mode_of(path) == 0600); /* not trusted: rebuilt */
+	mem_free(got);
+	clear_dir();
+	CHECK(*tok_cache_distrust() == '\0');
+	CHECK(chmod(sub, 0777) == 0);
+	got = ids_of(fix);
+	CHECK(got && want && !strcmp(got, want));
+	CHECK(!cache_file(path, sizeof(path))); /* not used: nothing written */
+	CHECK(strstr(tok_cache_distrust(), "is writable by group or others") != NULL);
+	CHECK(strstr(tok_cache_distrust(), sub) != NULL);
+	CHECK(chmod(sub, 0700) == 0);
+	mem_free(got);
+	mem_free(want);
+}
+
 static void test_cache(void)
 {
 	char sub[256];
@@ -323,6 +453,8 @@ static void test_cache(void)
 	check_fixture(t_fixture("tokenizers/bpe_no_ignore_merges.json"));
 	test_index();
 	test_older_versions();
+	test_forged_index();
+	test_modes();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);
 	rmdir(sub);
 	rmdir(dir);
