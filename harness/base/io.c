@@ -56,23 +56,31 @@ static const char *file_kind(mode_t m)
 int io_open_regular(const char *path, unsigned flags, struct stat *st,
 		    struct diag *d)
 {
+	return io_openat_regular(AT_FDCWD, path, path, flags, st, d);
+}
+
+int io_openat_regular(int dirfd, const char *name, const char *path, unsigned flags,
+		      struct stat *st, struct diag *d)
+{
 	struct stat mine;
 	const char *why = NULL, *verb = flags & IO_READWRITE ? "open" : "read";
-	int fd, fl;
+	int fd, fl, no;
 
 	if (!st)
 		st = &mine;
 	memset(st, 0, sizeof(*st));
 	/* O_NONBLOCK: opening a FIFO for reading waits for a writer, a
 	 * device may wait for a carrier; neither is a file to read */
-	fd = open(path, O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+	fd = openat(dirfd, name, O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
 			((flags & IO_NOFOLLOW) ? O_NOFOLLOW : 0) |
 			((flags & IO_READWRITE) ? O_RDWR | O_CREAT : O_RDONLY) |
 			((flags & IO_APPEND) ? O_APPEND : 0), 0666);
 	if (fd < 0) {
+		no = errno;
 		diag_fail(d, ERR_IO, "cannot %s '%s': %s", verb, path,
-			  errno == ELOOP && (flags & IO_NOFOLLOW)
-				  ? "a symbolic link (not followed here)" : strerror(errno));
+			  no == ELOOP && (flags & IO_NOFOLLOW)
+				  ? "a symbolic link (not followed here)" : strerror(no));
+		errno = no;
 		return -1;
 	}
 	if (fstat(fd, st) != 0)
@@ -85,6 +93,7 @@ int io_open_regular(const char *path, unsigned flags, struct stat *st,
 	if (why) {
 		diag_fail(d, ERR_IO, "cannot %s '%s': %s", verb, path, why);
 		close(fd);
+		errno = EINVAL;
 		return -1;
 	}
 	return fd;

@@ -39,6 +39,12 @@
  * open failed or holding the status of what was refused. */
 int io_open_regular(const char *path, unsigned flags, struct stat *st,
 		    struct diag *d);
+/* io_open_regular of `name` relative to the folder open as `dirfd`
+ * (AT_FDCWD: the working folder), with `path` the name messages give. On
+ * failure errno is the open's (ENOENT: nothing there), or EINVAL for what was
+ * opened but refused. */
+int io_openat_regular(int dirfd, const char *name, const char *path, unsigned flags,
+		      struct stat *st, struct diag *d);
 
 /* The REASON of an io_open_regular message "cannot read 'PATH': REASON"
  * (borrowed from `msg`), for a caller that words its own message. */

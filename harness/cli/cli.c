@@ -412,3 +412,18 @@ int cli_report(const char *cmd_name, const struct diag *d)
 		fprintf(stderr, "try 'needle %s --help'\n", cmd_name);
 	return err_exit_status(d->code);
 }
+
+void cli_shell_arg(const char *a)
+{
+	const char *p;
+
+	if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") ==
+		      strlen(a)) {
+		fprintf(stderr, " %s", a);
+		return;
+	}
+	fputs(" '", stderr);
+	for (p = a; *p; p++)
+		fputs(*p == '\'' ? "'\\''" : (char[2]){*p, 0}, stderr);
+	fputc('\'', stderr);
+}

@@ -156,23 +156,6 @@ static void why_lines(const struct report_sum *s)
 	buf_release(&b);
 }
 
-/* Prints " ARG", single-quoted for a POSIX shell when it holds anything but
- * [A-Za-z0-9_./:=@%+,-]. */
-static void shell_arg(const char *a)
-{
-	const char *p;
-
-	if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,-") ==
-		      strlen(a)) {
-		fprintf(stderr, " %s", a);
-		return;
-	}
-	fputs(" '", stderr);
-	for (p = a; *p; p++)
-		fputs(*p == '\'' ? "'\\''" : (char[2]){*p, 0}, stderr);
-	fputc('\'', stderr);
-}
-
 /* How to finish an interrupted run: the same command with --out and --resume. */
 static void resume_hint(const struct cli_run *c, const struct run *r)
 {
@@ -182,10 +165,10 @@ static void resume_hint(const struct cli_run *c, const struct run *r)
 	fprintf(stderr, "interrupted: %zu of %zu attempts recorded; to finish the run:\n  needle run",
 		n.done, n.total);
 	for (i = 0; i < c->argc; i++)
-		shell_arg(c->argv[i]);
+		cli_shell_arg(c->argv[i]);
 	if (!has_out) {
 		fputs(" --out", stderr);
-		shell_arg(run_dir(r));
+		cli_shell_arg(run_dir(r));
 	}
 	fprintf(stderr, "%s\n", c->o.resume ? "" : " --resume");
 }

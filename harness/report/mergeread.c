@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/io.h"
 #include "base/jscan.h"
 #include "base/json.h"
 #include "base/utf8.h"
@@ -18,26 +19,15 @@
 int mergeread_regular(int dirfd, const char *name, const char *path, struct stat *st,
 		      struct diag *d)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	int why;
+	struct diag why;
+	int fd, no;
 
-	if (fd < 0) {
-		why = errno;
-		if (why == ELOOP)
-			diag_fail(d, ERR_INPUT, "'%s' is a symbolic link: a shard's files are never followed",
-				  path);
-		else
-			diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(why));
-		errno = why;
-		return -1;
-	}
-	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+	diag_init(&why);
+	if ((fd = io_openat_regular(dirfd, name, path, IO_NOFOLLOW, st, &why)) >= 0)
 		return fd;
-	why = errno;
-	close(fd);
-	diag_fail(d, ERR_INPUT, "'%s' is not a regular file: a FIFO, device or folder is never read",
-		  path);
-	errno = why ? why : EINVAL;
+	no = errno;
+	diag_fail(d, no == ENOENT ? ERR_IO : ERR_INPUT, "%s", why.msg);
+	errno = no;
 	return -1;
 }
 

@@ -76,8 +76,10 @@ enum err mergeread_pread(const struct mergeread *r, off_t off, size_t len,
 /* Opens `path` for reading only when it is a regular file, without following
  * a symbolic link in its last component and without blocking on a FIFO;
  * *st gets its fstat. Returns the descriptor, or -1 with `d` filled: ERR_IO
- * "cannot read 'PATH': REASON" (ENOENT included: the caller may test errno
- * == ENOENT), ERR_INPUT "'PATH' is a symbolic link|not a regular file: ...". */
+ * "cannot read 'PATH': REASON" when nothing is there (errno ENOENT: the
+ * caller may test it), else ERR_INPUT with io_openat_regular's message
+ * ("cannot read 'PATH': a symbolic link (not followed here)", "... not a
+ * regular file (a FIFO)", or the open's reason). */
 int mergeread_regular(int dirfd, const char *name, const char *path, struct stat *st,
 		      struct diag *d);
 
