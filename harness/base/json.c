@@ -194,7 +194,7 @@ size_t json_control_at(const char *s, size_t n)
 			in = !in;
 		else if (in && c == '\\')
 			i++;
-		else if (in && c && c < 0x20)
+		else if (in && c < 0x20)
 			return i;
 	}
 	return n;

@@ -106,9 +106,10 @@ enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
  * strings at a NUL, so text with one must be handled before cJSON reads it. */
 size_t json_nul_at(const char *s, size_t n);
 
-/* The offset of the first raw control byte U+0001..U+001F inside a string
+/* The offset of the first raw control byte U+0000..U+001F inside a string
  * of JSON text `s` (`n` bytes), which RFC 8259 §7 requires escaped and
- * cJSON takes as it is; `n` when there is none. A raw NUL is json_nul_at's. */
+ * cJSON takes as it is (a raw NUL it takes as the string's end); `n` when
+ * there is none. */
 size_t json_control_at(const char *s, size_t n);
 
 /* Appends `v`'s text (see the flags) to `out`. ERR_NOMEM or ERR_LIMIT, with
