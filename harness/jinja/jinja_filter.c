@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -151,7 +152,7 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		r = jinja_builtin_str_of(e, at, sep, &sepstr);
 	if (r)
 		return e->d->code ? e->d->code : NOMEM(e, at);
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		v = items.u.l->v[i];
 		if (attr && attr_get(e, at, &items.u.l->v[i], attr, &v))
@@ -604,7 +605,11 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 		if (jinja_str_method(e, at, &s, "splitlines", &none, &lines))
 			return e->d->code;
 	}
-	buf_init(&o, e->out_max);
+	if (width > (SIZE_MAX - s.u.s->len) / (lines.u.l->n + 1))
+		return jinja_eval_room(e, at, SIZE_MAX);
+	if (jinja_eval_room(e, at, width * (lines.u.l->n + 1) + s.u.s->len))
+		return e->d->code;
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < width && first && jinja_value_truthy(first); i++)
 		r = buf_putc(&o, ' ') ? NOMEM(e, at) : ERR_OK;
 	for (i = 0; i < lines.u.l->n && !r; i++) {
@@ -751,8 +756,8 @@ static int gen_filter(struct je *e, const struct jn *at, const char *name, const
 	return 1;
 }
 
-enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		      const struct je_args *a, struct jv *out)
+static enum err dispatch(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
 {
 	struct jv res = { JV_UNDEF, 0, { 0 } };
 	enum err r;
@@ -794,4 +799,13 @@ enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const
 	if (!strcmp(name, "abs"))
 		return f_abs(e, at, in, out);
 	return jinja_eval_refuse(e, at, "the filter '%s'", name);
+}
+
+/* Charges what the filter reads before it runs and what it made after. */
+enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *a, struct jv *out)
+{
+	if (jinja_eval_work(e, at, jinja_eval_units(in, a)) || dispatch(e, at, name, in, a, out))
+		return e->d->code;
+	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
 }

@@ -1,5 +1,6 @@
 /* jinja_str — see jinja_int.h. Follows CPython 3.11 Objects/unicodeobject.c
  * and Objects/stringlib (split, strip, replace, find), markupsafe 2.1. */
+#define _GNU_SOURCE /* memmem, memrchr */
 #include "jinja_int.h"
 
 #include <string.h>
@@ -42,26 +43,30 @@ static enum err mkstr(struct je *e, const struct jn *at, const char *p, size_t n
 
 long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from)
 {
-	size_t i;
+	const char *p;
 
-	if (needle->len > hay->len)
+	if (from > hay->len || needle->len > hay->len - from)
 		return -1;
-	for (i = from; i + needle->len <= hay->len; i++)
-		if (!memcmp(hay->data + i, needle->data, needle->len))
-			return (long)i;
-	return -1;
+	p = memmem(hay->data + from, hay->len - from, needle->data, needle->len);
+	return p ? (long)(p - hay->data) : -1;
 }
 
 /* The last `needle` within the first `len` bytes of `hay`, or -1. */
 static long rfind(const struct jv_str *hay, size_t len, const struct jv_str *needle)
 {
-	size_t i;
+	const char *p;
+	size_t end;
 
 	if (needle->len > len)
 		return -1;
-	for (i = len - needle->len + 1; i-- > 0;)
-		if (!memcmp(hay->data + i, needle->data, needle->len))
-			return (long)i;
+	if (!needle->len)
+		return (long)len;
+	for (end = len - needle->len + 1; end > 0; end = (size_t)(p - hay->data)) {
+		if (!(p = memrchr(hay->data, needle->data[0], end)))
+			return -1;
+		if (!memcmp(p, needle->data, needle->len))
+			return (long)(p - hay->data);
+	}
 	return -1;
 }
 
@@ -89,7 +94,7 @@ enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, 
 		y = cp_offset(s->u.s, (size_t)b);
 		return mkstr(e, at, s->u.s->data + x, y - x, out);
 	}
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = a; !r && (step > 0 ? i < b : i > b); i += step) {
 		size_t x = cp_offset(s->u.s, (size_t)i);
 
@@ -130,7 +135,7 @@ enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v,
 	}
 	if (jinja_builtin_str_of(e, at, v, &s))
 		return e->d->code;
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < s.u.s->len && !r; i++) {
 		char c = s.u.s->data[i];
 		const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;"
@@ -218,7 +223,7 @@ enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *f
 		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
 	if (args->k == JV_DICT)
 		return jinja_eval_refuse(e, at, "%% formatting with a mapping");
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1,
 			 &o);
 	if (!r && jinja_value_str_buf(e->a, &o, out))
@@ -313,7 +318,7 @@ enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, i
 	int prev_cased = 0, upper;
 	enum err r = ERR_OK;
 
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	while (!r && b < s->u.s->len) {
 		b += utf8_decode(s->u.s->data + b, s->u.s->len - b, &cp);
 		if (mode != 'u' && mode != 'l' && cp >= 0x80)
@@ -559,13 +564,15 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 		count = cnt->u.i;
 	if (!old->u.s->len)
 		return jinja_eval_refuse(e, at, "replace() with an empty old string");
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	while (!r && count != 0 && (hit = jinja_str_find(self->u.s, old->u.s, i)) >= 0) {
 		if (buf_append(&o, self->u.s->data + i, (size_t)hit - i) ||
 		    buf_append(&o, new->u.s->data, new->u.s->len))
 			r = NOMEM(e, at);
 		i = (size_t)hit + old->u.s->len;
 		count--;
+		if (jinja_eval_work(e, at, JV_WORK_ITEM))
+			r = e->d->code;
 	}
 	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) ||
 		   jinja_value_str_buf(e->a, &o, out)))
@@ -596,7 +603,7 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 			from = (size_t)hit + x->u.s->len;
 		}
 		*out = jinja_value_int((int64_t)n);
-		return ERR_OK;
+		return jinja_eval_work(e, at, n * JV_WORK_ITEM);
 	}
 	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len,
 				     x->u.s) : jinja_str_find(self->u.s, x->u.s, 0);
@@ -623,7 +630,7 @@ static enum err m_join(struct je *e, const struct jn *at, const struct jv *self,
 		return jinja_eval_reject(e, at, "TypeError: join() takes exactly one argument");
 	if (jinja_builtin_iterate(e, at, &a->pos[0], &items))
 		return e->d->code;
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		if (items.u.l->v[i].k != JV_STR)
 			r = jinja_eval_reject(e, at,
@@ -696,7 +703,7 @@ static enum err m_format(struct je *e, const struct jn *at, const struct jv *sel
 
 	if (a->nkw)
 		return jinja_eval_refuse(e, at, "str.format with keyword fields");
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < f->len && !r; i++) {
 		size_t idx = 0;
 
@@ -771,8 +778,8 @@ static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *sel
 	return m_class(e, at, self, name, out);
 }
 
-enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
-			  const char *name, const struct je_args *a, struct jv *out)
+static enum err dispatch(struct je *e, const struct jn *at, const struct jv *self,
+			 const char *name, const struct je_args *a, struct jv *out)
 {
 	static const char *const noargs[] = { "upper", "lower", "title", "capitalize", "isdigit",
 					      "isdecimal", "isnumeric", "isalpha", "isalnum",
@@ -809,4 +816,13 @@ enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *se
 	if (!strcmp(name, "splitlines"))
 		return m_splitlines(e, at, self, a, out);
 	return jinja_eval_refuse(e, at, "the str method '%s'", name);
+}
+
+/* Charges what the method reads before it runs and what it made after. */
+enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
+			  const char *name, const struct je_args *a, struct jv *out)
+{
+	if (jinja_eval_work(e, at, jinja_eval_units(self, a)) || dispatch(e, at, self, name, a, out))
+		return e->d->code;
+	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
 }

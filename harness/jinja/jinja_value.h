@@ -23,6 +23,19 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+/* Containers nested deeper than this are refused by every walk over a value
+ * (==, <, in, sort, unique, repr, str, tojson). CPython's recursion limit is
+ * 1000: jinja2 3.1 on CPython 3.11 raises RecursionError from 990 nested
+ * lists for tojson and from 994 for printing or comparing (measured), so
+ * refusing past 989 never renders what Python refuses. */
+#define JV_MAX_DEPTH 989
+/* Work units (jinja_int.h, the render's budget) of one item a builtin
+ * visits, makes or finds (a compared item, a split piece, a replaced match):
+ * about what scanning 256 bytes costs. */
+#define JV_WORK_ITEM 256
+/* jinja_value_eq's answer for a walk past JV_MAX_DEPTH. */
+#define JV_EQ_DEEP (-2)
+
 struct jv_arena {
 	struct jv_block *head; /* owned chain of blocks, newest first */
 	size_t used;           /* bytes handed out, all blocks */
@@ -126,9 +139,15 @@ struct jv *jinja_value_dict_get_str(const struct jv *dict, const char *s, size_t
 /* Python truthiness (Undefined false, a generator true). */
 int jinja_value_truthy(const struct jv *v);
 /* Python ==. Returns 1/0; -1 when needle cannot decide (a big integer against
- * a number), which callers refuse. */
+ * a number), which callers refuse; JV_EQ_DEEP when the walk would go deeper
+ * than JV_MAX_DEPTH containers (Python raises RecursionError). The same
+ * container object equals itself at once, as in CPython. */
 int jinja_value_eq(const struct jv *a, const struct jv *b);
-/* Whether the value can be a dict key (hashable in Python). */
+/* The same, adding to `*work` the work units (bytes, JV_WORK_ITEM per item)
+ * it spent (the render's budget counts them). */
+int jinja_value_eq_work(const struct jv *a, const struct jv *b, size_t *work);
+/* Whether the value can be a dict key (hashable in Python); a tuple nested
+ * deeper than JV_MAX_DEPTH counts as not hashable. */
 int jinja_value_hashable(const struct jv *v);
 /* Python type name for messages ("str", "dict", "NoneType", ...). */
 const char *jinja_value_type_name(const struct jv *v);
