@@ -71,8 +71,11 @@
 /*
  * Budgets. Each one refuses the render with ERR_LIMIT and a message ending
  * with the template position; the CLI exits 2. All are far above what a real
- * chat template needs: a 1,000-message conversation of 1.2M tokens rendered
- * through a model's own template takes well under 1% of each.
+ * chat template needs: a 1,000-message conversation of 1.2M tokens (4.6 MB
+ * of prompt) rendered through Qwen3's own template takes 48,000 steps, 260M
+ * units of work (1.5% of the budget), 10 MB of values and 0.2 s; through
+ * Llama 3's or Command R7B's, 22,000 to 34,000 steps, 10M units, 14 MB and
+ * under 1 s.
  */
 /* Evaluation steps one render may take (one per expression or statement
  * evaluated; a loop over 1M messages is far below). */
@@ -80,8 +83,8 @@
 /* Units of work inside builtins one render may do: one unit per byte a
  * builtin scans, copies or writes (`in`, .count(), .replace(), .find(),
  * split, join, comparisons, sort, string repetition, indent, ...) and per
- * item it visits. 4 GiB: seconds of work at most. */
-#define JINJA_MAX_WORK ((size_t)1 << 32)
+ * item it visits (JV_WORK_ITEM). 16 Gi units: seconds of work at most. */
+#define JINJA_MAX_WORK ((size_t)1 << 34)
 /* Wall-clock seconds one render may take (jinja_ctx_time changes it). */
 #define JINJA_MAX_SECONDS 60.0
 /* Nesting of statements, expressions and macro calls at run time. */

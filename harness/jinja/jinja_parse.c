@@ -79,13 +79,29 @@ static int enter(struct ps *p, const struct jl_token *t, int frames, const char 
 	return -1;
 }
 
+/* A failed allocation of `n` bytes at the current token: the template's
+ * memory cap (ERR_LIMIT, with the position) or exhausted memory. */
+static void nomem(struct ps *p, size_t n)
+{
+	if (p->d->code)
+		return;
+	char what[96];
+
+	if (!jinja_value_arena_full(p->a, n)) {
+		diag_fail(p->d, ERR_NOMEM, "out of memory");
+		return;
+	}
+	snprintf(what, sizeof(what), "the parsed template would take more than %zu bytes",
+		 p->a->max);
+	fail_at(p, cur(p), ERR_LIMIT, what, NULL);
+}
+
 static struct jn *node(struct ps *p, enum jn_kind k, const struct jl_token *at)
 {
 	struct jn *n = jinja_value_alloc(p->a, sizeof(*n));
 
 	if (!n) {
-		if (!p->d->code)
-			diag_fail(p->d, ERR_NOMEM, "out of memory");
+		nomem(p, sizeof(*n));
 		return NULL;
 	}
 	n->k = k;
@@ -101,7 +117,7 @@ static int push(struct ps *p, struct jn_list *l, struct jn *x)
 		struct jn **v = jinja_value_alloc(p->a, cap * sizeof(*v));
 
 		if (!v) {
-			diag_fail(p->d, ERR_NOMEM, "out of memory");
+			nomem(p, cap * sizeof(*v));
 			return -1;
 		}
 		if (l->n)
@@ -166,7 +182,7 @@ static const char *tok_str(struct ps *p, const struct jl_token *t)
 	char *s = jinja_value_alloc(p->a, t->n + 1);
 
 	if (!s) {
-		diag_fail(p->d, ERR_NOMEM, "out of memory");
+		nomem(p, t->n + 1);
 		return NULL;
 	}
 	memcpy(s, t->s, t->n);
@@ -404,7 +420,7 @@ static struct jn *parse_string(struct ps *p, const struct jl_token *t)
 		next(p);
 	}
 	if (n && jinja_value_str_buf(p->a, &b, &n->v)) {
-		diag_fail(p->d, ERR_NOMEM, "out of memory");
+		nomem(p, b.len + 1);
 		n = NULL;
 	}
 	buf_release(&b);

@@ -571,7 +571,7 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 			r = NOMEM(e, at);
 		i = (size_t)hit + old->u.s->len;
 		count--;
-		if (jinja_eval_work(e, at, JV_WORK_ITEM))
+		if (jinja_eval_work(e, at, JV_WORK_MATCH))
 			r = e->d->code;
 	}
 	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) ||
@@ -603,7 +603,7 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 			from = (size_t)hit + x->u.s->len;
 		}
 		*out = jinja_value_int((int64_t)n);
-		return jinja_eval_work(e, at, n * JV_WORK_ITEM);
+		return jinja_eval_work(e, at, n * JV_WORK_MATCH);
 	}
 	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len,
 				     x->u.s) : jinja_str_find(self->u.s, x->u.s, 0);

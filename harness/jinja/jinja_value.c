@@ -36,6 +36,11 @@ void jinja_value_arena_release(struct jv_arena *a)
 	jinja_value_arena_init(a, a->max);
 }
 
+int jinja_value_arena_full(const struct jv_arena *a, size_t n)
+{
+	return n > a->max - a->used || ((n + 15) & ~(size_t)15) > a->max - a->used;
+}
+
 void *jinja_value_alloc(struct jv_arena *a, size_t n)
 {
 	struct jv_block *b = a->head;

@@ -30,9 +30,12 @@
  * refusing past 989 never renders what Python refuses. */
 #define JV_MAX_DEPTH 989
 /* Work units (jinja_int.h, the render's budget) of one item a builtin
- * visits, makes or finds (a compared item, a split piece, a replaced match):
+ * visits or makes (a compared item, a split piece):
  * about what scanning 256 bytes costs. */
 #define JV_WORK_ITEM 256
+/* Work units of one match str.count or str.replace finds (a search restarts
+ * there; measured at about 1,000 scanned bytes' time). */
+#define JV_WORK_MATCH 1024
 /* jinja_value_eq's answer for a walk past JV_MAX_DEPTH. */
 #define JV_EQ_DEEP (-2)
 
@@ -114,6 +117,9 @@ void jinja_value_arena_init(struct jv_arena *a, size_t max);
 void jinja_value_arena_release(struct jv_arena *a);
 /* `n` zeroed bytes, 16-aligned; NULL when out of memory or past the cap. */
 void *jinja_value_alloc(struct jv_arena *a, size_t n);
+/* Whether `n` more bytes would pass the arena's cap (so a failed
+ * jinja_value_alloc of `n` was the cap, not exhausted memory). */
+int jinja_value_arena_full(const struct jv_arena *a, size_t n);
 
 /* --- constructors (NULL-free: on failure they return ERR_NOMEM/ERR_LIMIT) --- */
 struct jv jinja_value_none(void);
