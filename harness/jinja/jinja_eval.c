@@ -592,7 +592,8 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 
 		if (!it)
 			return jinja_eval_nomem(e, n);
-		if (assign(e, it, n->a, l->items->v[l->i]) || frame_set(e, it, n, "loop", lv))
+		if (step(e, n) || assign(e, it, n->a, l->items->v[l->i]) ||
+		    frame_set(e, it, n, "loop", lv))
 			return e->d->code;
 		flow = FLOW_NORMAL;
 		if (exec_list(e, it, &n->l1, out, &flow))
