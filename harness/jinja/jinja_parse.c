@@ -569,17 +569,42 @@ static struct jn *parse_math2(struct ps *p)
 	}
 }
 
+/* Operands lo..hi-1 of a `~` chain joined as a balanced tree: jinja2's
+ * Concat is one flat node (a chain of 20,000 compiles), and `~` is
+ * associative, so the tree stays log2(n) deep. ops->v[i] is the `~` node
+ * between operands i and i+1, already made. */
+static struct jn *concat_tree(const struct jn_list *args, const struct jn_list *ops, size_t lo,
+			      size_t hi)
+{
+	size_t mid = lo + (hi - lo) / 2;
+	struct jn *n;
+
+	if (hi - lo == 1)
+		return args->v[lo];
+	n = ops->v[mid - 1];
+	n->a = concat_tree(args, ops, lo, mid);
+	n->b = concat_tree(args, ops, mid, hi);
+	return n;
+}
+
 static struct jn *parse_concat(struct ps *p)
 {
-	struct jn *l = parse_math2(p);
+	struct jn_list args = { NULL, 0, 0 }, ops = { NULL, 0, 0 };
+	struct jn *x = parse_math2(p), *op;
 
-	while (l && is_op(cur(p), "~")) {
-		const struct jl_token *t = cur(p);
-
+	if (!x || !is_op(cur(p), "~"))
+		return x;
+	if (push(p, &args, x))
+		return NULL;
+	while (is_op(cur(p), "~")) {
+		if (!(op = node(p, N_BINOP, cur(p))))
+			return NULL;
+		op->op = '~';
 		next(p);
-		l = binop(p, t, '~', l, parse_math2(p));
+		if (!(x = parse_math2(p)) || push(p, &ops, op) || push(p, &args, x))
+			return NULL;
 	}
-	return l;
+	return concat_tree(&args, &ops, 0, args.n);
 }
 
 static struct jn *parse_math1(struct ps *p)
