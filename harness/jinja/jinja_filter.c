@@ -801,11 +801,14 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 	return jinja_eval_refuse(e, at, "the filter '%s'", name);
 }
 
-/* Charges what the filter reads before it runs and what it made after. */
+/* Charges the str a filter scans before it runs and what it made after (a
+ * container's items are charged as they are compared or copied: |length of
+ * a list is free, as in Python). */
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 		      const struct je_args *a, struct jv *out)
 {
-	if (jinja_eval_work(e, at, jinja_eval_units(in, a)) || dispatch(e, at, name, in, a, out))
+	if (jinja_eval_work(e, at, in->k == JV_STR ? in->u.s->len : 0) ||
+	    dispatch(e, at, name, in, a, out))
 		return e->d->code;
 	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
 }
