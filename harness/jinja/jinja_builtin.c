@@ -109,6 +109,8 @@ static enum err concat_seq(struct je *e, const struct jn *at, const struct jv *a
 
 	if ((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
 		return type_error2(e, at, "+", a, b);
+	if (jinja_eval_work(e, at, (a->u.l->n + b->u.l->n) * JV_WORK_ITEM))
+		return e->d->code;
 	if (jinja_value_seq_new(e->a, a->k, a->u.l->n + b->u.l->n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < a->u.l->n; i++)
@@ -131,6 +133,9 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 	if (markup && !(a->flags & JV_F_MARKUP) && jinja_str_escape(e, at, a, &x))
 		return e->d->code;
 	if (markup && !(b->flags & JV_F_MARKUP) && jinja_str_escape(e, at, b, &y))
+		return e->d->code;
+	if (jinja_eval_room(e, at, x.u.s->len + y.u.s->len) ||
+	    jinja_eval_work(e, at, x.u.s->len + y.u.s->len))
 		return e->d->code;
 	buf_init(&s, jinja_eval_buf_cap(e));
 	if (buf_append(&s, x.u.s->data, x.u.s->len) || buf_append(&s, y.u.s->data, y.u.s->len) ||
@@ -334,6 +339,8 @@ static enum err concat_tilde(struct je *e, const struct jn *at, const struct jv 
 	r = jinja_builtin_print(e, at, a, &s);
 	if (!r)
 		r = jinja_builtin_print(e, at, b, &s);
+	if (!r)
+		r = jinja_eval_work(e, at, s.len);
 	if (!r && jinja_value_str_buf(e->a, &s, out))
 		r = NOMEM(e, at);
 	buf_release(&s);
