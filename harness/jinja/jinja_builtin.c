@@ -152,13 +152,36 @@ static size_t seq_bytes(const struct jv *v)
 	return v->k == JV_STR ? v->u.s->len : v->u.l->n * sizeof(struct jv);
 }
 
+/* str * n, copying what is already made (log2(n) copies). */
+static enum err repeat_str(struct je *e, const struct jn *at, const struct jv *str, size_t n,
+			   struct jv *out)
+{
+	size_t len = str->u.s->len, total = len * n, done, more;
+	struct buf s;
+	enum err r = ERR_OK;
+
+	buf_init(&s, jinja_eval_buf_cap(e));
+	if (total && buf_reserve(&s, total)) {
+		r = NOMEM(e, at);
+	} else if (total) {
+		memcpy(s.data, str->u.s->data, len);
+		for (done = len; done < total; done += more) {
+			more = done < total - done ? done : total - done;
+			memcpy(s.data + done, s.data, more);
+		}
+		buf_commit(&s, total);
+	}
+	if (!r && jinja_value_str_buf(e->a, &s, out))
+		r = NOMEM(e, at);
+	buf_release(&s);
+	out->flags = str->flags & JV_F_MARKUP;
+	return r;
+}
+
 static enum err repeat(struct je *e, const struct jn *at, const struct jv *seq, int64_t n,
 		       struct jv *out)
 {
-	struct buf s;
-	int64_t i;
-	size_t k;
-	enum err r = ERR_OK;
+	size_t i, items;
 
 	if (n < 0)
 		n = 0;
@@ -167,25 +190,16 @@ static enum err repeat(struct je *e, const struct jn *at, const struct jv *seq, 
 	if (jinja_eval_room(e, at, seq_bytes(seq) * (size_t)n) ||
 	    jinja_eval_work(e, at, seq_bytes(seq) * (size_t)n))
 		return e->d->code;
-	if (seq->k == JV_STR) {
-		buf_init(&s, jinja_eval_buf_cap(e));
-		for (i = 0; i < n && !r; i++)
-			if (buf_append(&s, seq->u.s->data, seq->u.s->len))
-				r = NOMEM(e, at);
-		if (!r && jinja_value_str_buf(e->a, &s, out))
-			r = NOMEM(e, at);
-		buf_release(&s);
-		out->flags = seq->flags & JV_F_MARKUP;
-		return r;
-	}
+	if (seq->k == JV_STR)
+		return repeat_str(e, at, seq, (size_t)n, out);
 	if (seq->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
 		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for *");
-	if (jinja_value_seq_new(e->a, seq->k, 0, out))
+	items = seq->u.l->n * (size_t)n;
+	if (jinja_value_seq_new(e->a, seq->k, items, out))
 		return NOMEM(e, at);
-	for (i = 0; i < n; i++)
-		for (k = 0; k < seq->u.l->n; k++)
-			if (jinja_value_seq_push(e->a, out, seq->u.l->v[k]))
-				return NOMEM(e, at);
+	for (i = 0; i < items; i++)
+		out->u.l->v[i] = seq->u.l->v[i % seq->u.l->n];
+	out->u.l->n = items;
 	return ERR_OK;
 }
 
