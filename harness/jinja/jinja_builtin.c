@@ -491,6 +491,8 @@ static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
 enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
 			     const struct jv *b, int *c)
 {
+	if (jinja_eval_work(e, at, JV_WORK_ITEM))
+		return e->d->code;
 	return order_at(e, at, a, b, c, 0);
 }
 

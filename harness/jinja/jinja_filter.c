@@ -401,6 +401,34 @@ static enum err f_sort(struct je *e, const struct jn *at, const struct jv *in,
 	return ERR_OK;
 }
 
+/* jinja2's do_min / do_max: the first smallest (largest) item by key, as
+ * Python's min and max keep it; an empty sequence gives Undefined. */
+static enum err f_minmax(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, int max, struct jv *out)
+{
+	static const char *const names[] = { "case_sensitive", "attribute", NULL };
+	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *attr = jinja_builtin_arg(a, 1, names[1]);
+	struct jv items, best = { JV_UNDEF, 0, { 0 } }, key;
+	size_t i;
+	int c = 0;
+
+	if (jinja_builtin_check_args(e, at, max ? "max" : "min", a, 2, names) ||
+	    jinja_builtin_iterate(e, at, in, &items))
+		return e->d->code;
+	*out = jinja_value_undef(NULL);
+	for (i = 0; i < items.u.l->n; i++) {
+		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jinja_value_truthy(cs), &key) ||
+		    (i && jinja_builtin_order(e, at, &key, &best, &c)))
+			return e->d->code;
+		if (!i || (max ? c > 0 : c < 0)) {
+			best = key;
+			*out = items.u.l->v[i];
+		}
+	}
+	return ERR_OK;
+}
+
 static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
@@ -788,6 +816,8 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 		return f_sort(e, at, in, a, name[0] == 'd', out);
 	if (!strcmp(name, "reverse"))
 		return f_reverse(e, at, in, out);
+	if (!strcmp(name, "min") || !strcmp(name, "max"))
+		return f_minmax(e, at, in, a, name[1] == 'a', out);
 	if (!strcmp(name, "int") || !strcmp(name, "float"))
 		return f_int(e, at, in, a, name[0] == 'f', out);
 	if (!strcmp(name, "indent"))
