@@ -581,40 +581,94 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 	return r;
 }
 
+/* str.find's optional start and end (positional, int or None), adjusted as
+ * CPython's ADJUST_INDICES does, as code point offsets into *lo, *hi. */
+static enum err find_bounds(struct je *e, const struct jn *at, const struct jv *self,
+			    const struct je_args *a, const char *name, int64_t *lo, int64_t *hi)
+{
+	int64_t n = (int64_t)self->u.s->ncp, v[2] = { 0, n };
+	size_t k;
+
+	if (a->nkw)
+		return jinja_eval_reject(e, at, "TypeError: %s() takes no keyword arguments", name);
+	if (a->npos < 1 || a->npos > 3)
+		return jinja_eval_reject(e, at, "TypeError: %s expected 1 to 3 arguments", name);
+	for (k = 1; k < a->npos; k++) {
+		const struct jv *x = &a->pos[k];
+
+		if (x->k == JV_NONE)
+			continue;
+		if (x->k != JV_INT && x->k != JV_BOOL)
+			return jinja_eval_reject(e, at, "TypeError: slice indices must be integers or "
+						 "None or have an __index__ method");
+		v[k - 1] = x->u.i;
+	}
+	if (v[1] > n)
+		v[1] = n;
+	for (k = 0; k < 2; k++)
+		if (v[k] < 0 && (v[k] += n) < 0)
+			v[k] = 0;
+	*lo = v[0];
+	*hi = v[1];
+	return ERR_OK;
+}
+
+/* The code point index of byte offset `b` of `s`. */
+static int64_t cp_index(const struct jv_str *s, size_t b)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < b; i++)
+		n += ((unsigned char)s->data[i] & 0xC0) != 0x80;
+	return (int64_t)n;
+}
+
+/* The first `needle` in bytes [from, to) of `s`, or -1. */
+static long find_in(const struct jv_str *s, size_t from, size_t to, const struct jv_str *needle)
+{
+	const char *p = memmem(s->data + from, to - from, needle->data, needle->len);
+
+	return p ? (long)(p - s->data) : -1;
+}
+
+/* str.count, find, rfind, index and rindex, with start and end. */
 static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		       const struct je_args *a, const char *name, struct jv *out)
 {
 	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	int64_t lo = 0, hi = 0;
 	long hit;
-	size_t i, n = 0, from = 0;
+	size_t n = 0, blo, bhi;
 
-	if (a->npos != 1 || a->nkw)
-		return jinja_eval_refuse(e, at, "%s with start or end", name);
+	if (find_bounds(e, at, self, a, name, &lo, &hi))
+		return e->d->code;
 	if (x->k != JV_STR)
 		return jinja_eval_reject(e, at, "TypeError: must be str, not %s",
 					 jinja_value_type_name(x));
+	if (hi - lo < (int64_t)x->u.s->ncp) {
+		if (strstr(name, "index"))
+			return jinja_eval_reject(e, at, "ValueError: substring not found");
+		*out = jinja_value_int(name[0] == 'c' ? 0 : -1);
+		return ERR_OK;
+	}
+	if (!strcmp(name, "count") && !x->u.s->len) {
+		*out = jinja_value_int(hi - lo + 1);
+		return ERR_OK;
+	}
+	blo = cp_offset(self->u.s, (size_t)lo);
+	bhi = cp_offset(self->u.s, (size_t)hi);
 	if (!strcmp(name, "count")) {
-		if (!x->u.s->len) {
-			*out = jinja_value_int((int64_t)self->u.s->ncp + 1);
-			return ERR_OK;
-		}
-		while ((hit = jinja_str_find(self->u.s, x->u.s, from)) >= 0) {
-			n++;
-			from = (size_t)hit + x->u.s->len;
-		}
+		for (; (hit = find_in(self->u.s, blo, bhi, x->u.s)) >= 0; n++)
+			blo = (size_t)hit + x->u.s->len;
 		*out = jinja_value_int((int64_t)n);
 		return jinja_eval_work(e, at, n * JV_WORK_MATCH);
 	}
-	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len,
-				     x->u.s) : jinja_str_find(self->u.s, x->u.s, 0);
+	hit = name[0] == 'r' ? rfind(self->u.s, bhi, x->u.s) : find_in(self->u.s, blo, bhi, x->u.s);
+	if (hit < (long)blo)
+		hit = -1;
 	if (hit < 0 && strstr(name, "index"))
 		return jinja_eval_reject(e, at, "ValueError: substring not found");
-	if (hit >= 0) {
-		for (i = 0, n = 0; i < (size_t)hit; i++)
-			n += ((unsigned char)self->u.s->data[i] & 0xC0) != 0x80;
-		hit = (long)n;
-	}
-	*out = jinja_value_int(hit);
+	*out = jinja_value_int(hit < 0 ? -1 : cp_index(self->u.s, (size_t)hit));
 	return ERR_OK;
 }
 
