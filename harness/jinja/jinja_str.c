@@ -655,8 +655,8 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		*out = jinja_value_int(hi - lo + 1);
 		return ERR_OK;
 	}
-	blo = cp_offset(self->u.s, (size_t)lo);
-	bhi = cp_offset(self->u.s, (size_t)hi);
+	blo = lo ? cp_offset(self->u.s, (size_t)lo) : 0;
+	bhi = hi < (int64_t)self->u.s->ncp ? cp_offset(self->u.s, (size_t)hi) : self->u.s->len;
 	if (!strcmp(name, "count")) {
 		for (; (hit = find_in(self->u.s, blo, bhi, x->u.s)) >= 0; n++)
 			blo = (size_t)hit + x->u.s->len;
