@@ -223,6 +223,8 @@ enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *f
 		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
 	if (args->k == JV_DICT)
 		return jinja_eval_refuse(e, at, "%% formatting with a mapping");
+	if (jinja_eval_work(e, at, fmt->u.s->len))
+		return e->d->code;
 	buf_init(&o, jinja_eval_buf_cap(e));
 	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1,
 			 &o);
