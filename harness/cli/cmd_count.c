@@ -283,7 +283,12 @@ int cmd_count(int argc, char **argv)
 	const struct cli_cmd cmd = {
 		"count", "--tokenizer PATH|DIR|ORG/NAME [[--template NAME] --messages FILE | --jsonl FILE | FILE|-]",
 		"Count tokens exactly as the server's tokenizer does, with no special tokens\n"
-		"added. Reads FILE, or standard input for '-' or no FILE.",
+		"added. Reads FILE, or standard input for '-' or no FILE.\n"
+		"A template no built-in name reproduces runs in needle's Jinja interpreter\n"
+		"under fixed limits (nesting as deep as Python compiles and runs it, 50M\n"
+		"steps, 16 Gi units of work in builtins, 512 MiB of values, a 256 MiB parsed\n"
+		"template, 60 s; README, Chat templates and model folders): past one, exit\n"
+		"2 with the template line and column.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1,
 		CLI_EXIT_PASS | CLI_EXIT_USAGE};
 	const char *args[CLI_ARGS_MAX];

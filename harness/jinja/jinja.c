@@ -16,6 +16,7 @@ struct jinja_ctx {
 	struct jv vars; /* dict: name -> value */
 	struct tm clock;
 	size_t mem_max; /* cap of one render's arena */
+	double seconds; /* wall-clock cap of one render */
 };
 
 struct jinja_tpl {
@@ -38,6 +39,7 @@ struct jinja_ctx *jinja_ctx_new(void)
 	c->clock.tm_mday = 1;
 	c->clock.tm_wday = 4;
 	c->mem_max = JINJA_MAX_MEMORY;
+	c->seconds = JINJA_MAX_SECONDS;
 	return c;
 }
 
@@ -118,6 +120,11 @@ void jinja_ctx_memory(struct jinja_ctx *c, size_t max)
 	c->mem_max = max;
 }
 
+void jinja_ctx_time(struct jinja_ctx *c, double seconds)
+{
+	c->seconds = seconds;
+}
+
 enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, struct diag *d)
 {
 	struct jinja_tpl *t;
@@ -128,7 +135,7 @@ enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, stru
 		return diag_fail(d, ERR_INPUT, "the template is not valid UTF-8");
 	if (!(t = mem_calloc(1, sizeof(*t))))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	jinja_value_arena_init(&t->a, JINJA_MAX_MEMORY);
+	jinja_value_arena_init(&t->a, JINJA_MAX_TEMPLATE_MEMORY);
 	if (jinja_lex(&t->a, src, len, &toks, d) || jinja_parse(&t->a, &toks, &t->root, d)) {
 		jinja_tpl_free(t);
 		return d->code;
@@ -160,6 +167,14 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 	e.clock = c->clock;
 	e.d = d;
 	e.out_max = out->max;
+	e.seconds = c->seconds;
+	clock_gettime(CLOCK_MONOTONIC, &e.deadline);
+	e.deadline.tv_sec += (time_t)c->seconds;
+	e.deadline.tv_nsec += (long)((c->seconds - (double)(time_t)c->seconds) * 1e9);
+	if (e.deadline.tv_nsec >= 1000000000L) {
+		e.deadline.tv_sec++;
+		e.deadline.tv_nsec -= 1000000000L;
+	}
 	r = jinja_eval_render(&e, t->root, out);
 	if (r)
 		buf_truncate(out, start);

@@ -23,10 +23,13 @@
  *   ERR_UNSUPPORTED the template does something outside the implemented
  *                   subset (message names the construct); never a guess.
  * Every message ends with the template position: "(template line L, column C)".
- * Nesting deeper than JINJA_MAX_DEPTH is ERR_UNSUPPORTED too (Python fails
- * with RecursionError about there). ERR_NOMEM and ERR_LIMIT (the output cap
- * of `out`, JINJA_MAX_STEPS, the value memory cap) may also occur. CLI
- * mapping: all of these exit 2.
+ * Nesting past what CPython can compile or run (RecursionError, "too many
+ * nested parentheses", "too many statically nested blocks", measured with
+ * jinja2 3.1 on CPython 3.11: see jinja_parse.h and JV_MAX_DEPTH in
+ * jinja_value.h) is ERR_UNSUPPORTED or ERR_LIMIT, with its position: never a
+ * crash, never a render Python refuses. ERR_NOMEM and ERR_LIMIT (the output
+ * cap of `out` and the budgets below) may also occur. CLI mapping: all of
+ * these exit 2.
  *
  * transformers passes messages, tools and documents (None when absent, so
  * `tools is defined` is true), add_generation_prompt, the tokenizer's special
@@ -65,12 +68,36 @@
 #include "base/buf.h"
 #include "base/err.h"
 
-/* Evaluation steps one render may take (a loop over 1M messages is far below). */
+/*
+ * Budgets. Each one refuses the render with ERR_LIMIT and a message ending
+ * with the template position; the CLI exits 2. All are far above what a real
+ * chat template needs: a 1,000-message conversation of 1.2M tokens (4.6 MB
+ * of prompt) rendered through Qwen3's, Llama 3's or Command R7B's own
+ * template takes at most 50,000 steps (0.1%), 10M units of work (0.06%),
+ * 14 MB of values (3%) and under 1 s.
+ */
+/* Evaluation steps one render may take (one per expression or statement
+ * evaluated; a loop over 1M messages is far below). */
 #define JINJA_MAX_STEPS 50000000
-/* Nesting of macro calls and of expressions (Python's recursion limit is 1000). */
+/* Units of work inside builtins one render may do: one unit per byte a
+ * builtin scans, copies or writes (`in`, .count(), .replace(), .find(),
+ * split, join, comparisons, sort, string repetition, indent, ...) and per
+ * item it visits (JV_WORK_ITEM). 16 Gi units: seconds of work at most. */
+#define JINJA_MAX_WORK ((size_t)1 << 34)
+/* Wall-clock seconds one render may take (jinja_ctx_time changes it). */
+#define JINJA_MAX_SECONDS 60.0
+/* Nesting of statements, expressions and macro calls at run time. */
 #define JINJA_MAX_DEPTH 1000
-/* Bytes of values one render or one context may allocate. */
-#define JINJA_MAX_MEMORY ((size_t)1 << 30)
+/* Macro calls under way at once: jinja2 3.1 on CPython 3.11 raises
+ * RecursionError at 199 (measured with a macro calling itself). */
+#define JINJA_MAX_CALLS 198
+/* Bytes of values one render or one context may allocate; a builtin about
+ * to make a value past what is left refuses before allocating
+ * ("a" * 10**10, indent(10**9)). The output buffer has its own cap. */
+#define JINJA_MAX_MEMORY ((size_t)512 << 20)
+/* Bytes a parsed template may take (its syntax tree and decoded text): a
+ * real chat template of 30 KB takes about 2 MB. */
+#define JINJA_MAX_TEMPLATE_MEMORY ((size_t)256 << 20)
 
 struct jinja_ctx;
 struct jinja_tpl;
@@ -110,6 +137,9 @@ void jinja_ctx_clock(struct jinja_ctx *c, const struct tm *tm);
 /* Caps the bytes of values one render with this context may allocate
  * (default JINJA_MAX_MEMORY); past it a render fails with ERR_LIMIT. */
 void jinja_ctx_memory(struct jinja_ctx *c, size_t max);
+/* Caps the wall-clock seconds of one render with this context (default
+ * JINJA_MAX_SECONDS); past it a render fails with ERR_LIMIT. */
+void jinja_ctx_time(struct jinja_ctx *c, double seconds);
 
 /* --- templates --------------------------------------------------------- */
 

@@ -22,7 +22,8 @@ static enum err pyfmt_fail(struct je *e, const struct jn *at, const struct diag 
 	if (pd->code == ERR_INPUT)
 		return jinja_eval_reject(e, at, "%s", pd->msg);
 	if (pd->code == ERR_LIMIT)
-		return diag_fail(e->d, ERR_LIMIT, "%s (template line %u)", pd->msg, at->line);
+		return diag_fail(e->d, ERR_LIMIT, "%s (template line %u, column %u)", pd->msg,
+				 at->line, at->col);
 	return NOMEM(e, at);
 }
 
@@ -45,7 +46,7 @@ enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv
 		*out = *v;
 		return ERR_OK;
 	}
-	buf_init(&b, e->out_max);
+	buf_init(&b, jinja_eval_buf_cap(e));
 	r = jinja_builtin_print(e, at, v, &b);
 	if (!r && jinja_value_str_buf(e->a, &b, out))
 		r = NOMEM(e, at);
@@ -61,7 +62,7 @@ enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *
 	enum err r = ERR_OK;
 
 	diag_init(&pd);
-	buf_init(&b, e->out_max);
+	buf_init(&b, jinja_eval_buf_cap(e));
 	if (pyfmt_json(v, o, &b, &pd))
 		r = pyfmt_fail(e, at, &pd);
 	else if (jinja_value_str_buf(e->a, &b, out))
@@ -108,6 +109,8 @@ static enum err concat_seq(struct je *e, const struct jn *at, const struct jv *a
 
 	if ((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
 		return type_error2(e, at, "+", a, b);
+	if (jinja_eval_work(e, at, (a->u.l->n + b->u.l->n) * JV_WORK_ITEM))
+		return e->d->code;
 	if (jinja_value_seq_new(e->a, a->k, a->u.l->n + b->u.l->n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < a->u.l->n; i++)
@@ -131,7 +134,10 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 		return e->d->code;
 	if (markup && !(b->flags & JV_F_MARKUP) && jinja_str_escape(e, at, b, &y))
 		return e->d->code;
-	buf_init(&s, e->out_max);
+	if (jinja_eval_room(e, at, x.u.s->len + y.u.s->len) ||
+	    jinja_eval_work(e, at, x.u.s->len + y.u.s->len))
+		return e->d->code;
+	buf_init(&s, jinja_eval_buf_cap(e));
 	if (buf_append(&s, x.u.s->data, x.u.s->len) || buf_append(&s, y.u.s->data, y.u.s->len) ||
 	    jinja_value_str_buf(e->a, &s, out))
 		r = NOMEM(e, at);
@@ -140,35 +146,60 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 	return r;
 }
 
+/* The bytes a str or sequence value takes (a sequence: its item slots). */
+static size_t seq_bytes(const struct jv *v)
+{
+	return v->k == JV_STR ? v->u.s->len : v->u.l->n * sizeof(struct jv);
+}
+
+/* str * n, copying what is already made (log2(n) copies). */
+static enum err repeat_str(struct je *e, const struct jn *at, const struct jv *str, size_t n,
+			   struct jv *out)
+{
+	size_t len = str->u.s->len, total = len * n, done, more;
+	struct buf s;
+	enum err r = ERR_OK;
+
+	buf_init(&s, jinja_eval_buf_cap(e));
+	if (total && buf_reserve(&s, total)) {
+		r = NOMEM(e, at);
+	} else if (total) {
+		memcpy(s.data, str->u.s->data, len);
+		for (done = len; done < total; done += more) {
+			more = done < total - done ? done : total - done;
+			memcpy(s.data + done, s.data, more);
+		}
+		buf_commit(&s, total);
+	}
+	if (!r && jinja_value_str_buf(e->a, &s, out))
+		r = NOMEM(e, at);
+	buf_release(&s);
+	out->flags = str->flags & JV_F_MARKUP;
+	return r;
+}
+
 static enum err repeat(struct je *e, const struct jn *at, const struct jv *seq, int64_t n,
 		       struct jv *out)
 {
-	struct buf s;
-	int64_t i;
-	size_t k;
-	enum err r = ERR_OK;
+	size_t i, items;
 
 	if (n < 0)
 		n = 0;
-	if (seq->k == JV_STR) {
-		buf_init(&s, e->out_max);
-		for (i = 0; i < n && !r; i++)
-			if (buf_append(&s, seq->u.s->data, seq->u.s->len))
-				r = NOMEM(e, at);
-		if (!r && jinja_value_str_buf(e->a, &s, out))
-			r = NOMEM(e, at);
-		buf_release(&s);
-		out->flags = seq->flags & JV_F_MARKUP;
-		return r;
-	}
+	if (n && seq_bytes(seq) > SIZE_MAX / (uint64_t)n)
+		return jinja_eval_room(e, at, SIZE_MAX);
+	if (jinja_eval_room(e, at, seq_bytes(seq) * (size_t)n) ||
+	    jinja_eval_work(e, at, seq_bytes(seq) * (size_t)n))
+		return e->d->code;
+	if (seq->k == JV_STR)
+		return repeat_str(e, at, seq, (size_t)n, out);
 	if (seq->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
 		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for *");
-	if (jinja_value_seq_new(e->a, seq->k, 0, out))
+	items = seq->u.l->n * (size_t)n;
+	if (jinja_value_seq_new(e->a, seq->k, items, out))
 		return NOMEM(e, at);
-	for (i = 0; i < n; i++)
-		for (k = 0; k < seq->u.l->n; k++)
-			if (jinja_value_seq_push(e->a, out, seq->u.l->v[k]))
-				return NOMEM(e, at);
+	for (i = 0; i < items; i++)
+		out->u.l->v[i] = seq->u.l->v[i % seq->u.l->n];
+	out->u.l->n = items;
 	return ERR_OK;
 }
 
@@ -318,10 +349,12 @@ static enum err concat_tilde(struct je *e, const struct jn *at, const struct jv 
 	struct buf s;
 	enum err r;
 
-	buf_init(&s, e->out_max);
+	buf_init(&s, jinja_eval_buf_cap(e));
 	r = jinja_builtin_print(e, at, a, &s);
 	if (!r)
 		r = jinja_builtin_print(e, at, b, &s);
+	if (!r)
+		r = jinja_eval_work(e, at, s.len);
 	if (!r && jinja_value_str_buf(e->a, &s, out))
 		r = NOMEM(e, at);
 	buf_release(&s);
@@ -382,14 +415,51 @@ static int str_cmp(const struct jv_str *a, const struct jv_str *b)
 	return (a->len > b->len) - (a->len < b->len);
 }
 
-/* Python's ordering of a and b into *c (-1, 0, 1); ERR_* when unorderable. */
-enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
-			     const struct jv *b,
-			     int *c)
+/* a == b into *r, its work charged; refused when needle cannot decide or
+ * the values nest past JV_MAX_DEPTH. */
+static enum err value_eq(struct je *e, const struct jn *at, const struct jv *a,
+			 const struct jv *b, int *r)
+{
+	size_t work = 0;
+
+	*r = jinja_value_eq_work(a, b, &work);
+	if (jinja_eval_work(e, at, work))
+		return e->d->code;
+	if (*r == JV_EQ_DEEP)
+		return jinja_eval_refuse(e, at, "comparing values nested deeper than %d (Python "
+					 "raises RecursionError)", JV_MAX_DEPTH);
+	if (*r < 0)
+		return jinja_eval_refuse(e, at, "comparing these values");
+	return ERR_OK;
+}
+
+static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
+			 const struct jv *b, int *c, int depth);
+
+/* Lists and tuples: the first items that differ decide, else the lengths. */
+static enum err order_seq(struct je *e, const struct jn *at, const struct jv *a,
+			  const struct jv *b, int *c, int depth)
 {
 	size_t i;
 	int eq;
 
+	if (depth >= JV_MAX_DEPTH)
+		return jinja_eval_refuse(e, at, "comparing values nested deeper than %d (Python "
+					 "raises RecursionError)", JV_MAX_DEPTH);
+	for (i = 0; i < a->u.l->n && i < b->u.l->n; i++) {
+		if (value_eq(e, at, &a->u.l->v[i], &b->u.l->v[i], &eq))
+			return e->d->code;
+		if (!eq)
+			return order_at(e, at, &a->u.l->v[i], &b->u.l->v[i], c, depth + 1);
+	}
+	*c = (a->u.l->n > b->u.l->n) - (a->u.l->n < b->u.l->n);
+	return ERR_OK;
+}
+
+/* Python's ordering of a and b into *c (-1, 0, 1); ERR_* when unorderable. */
+static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
+			 const struct jv *b, int *c, int depth)
+{
 	if (a->k == JV_UNDEF || b->k == JV_UNDEF)
 		return undefined_error(e, at, a->k == JV_UNDEF ? a : b);
 	if (jinja_value_is_num(a) && jinja_value_is_num(b)) {
@@ -406,24 +476,24 @@ enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv 
 	}
 	if (a->k == JV_STR && b->k == JV_STR) {
 		*c = str_cmp(a->u.s, b->u.s);
-		return ERR_OK;
+		return jinja_eval_work(e, at, a->u.s->len < b->u.s->len ? a->u.s->len : b->u.s->len);
 	}
 	if (jinja_value_is_seq(a) && a->k == b->k &&
-	    !((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW))) {
-		for (i = 0; i < a->u.l->n && i < b->u.l->n; i++) {
-			if ((eq = jinja_value_eq(&a->u.l->v[i], &b->u.l->v[i])) < 0)
-				return jinja_eval_refuse(e, at, "comparing these values");
-			if (!eq)
-				return jinja_builtin_order(e, at, &a->u.l->v[i], &b->u.l->v[i], c);
-		}
-		*c = (a->u.l->n > b->u.l->n) - (a->u.l->n < b->u.l->n);
-		return ERR_OK;
-	}
+	    !((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW)))
+		return order_seq(e, at, a, b, c, depth);
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT)
 		return jinja_eval_refuse(e, at, "comparing an integer beyond 64 bits");
 	return jinja_eval_reject(e, at,
 				 "TypeError: '<' not supported between instances of '%s' and '%s'",
 				 jinja_value_type_name(a), jinja_value_type_name(b));
+}
+
+enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
+			     const struct jv *b, int *c)
+{
+	if (jinja_eval_work(e, at, JV_WORK_ITEM))
+		return e->d->code;
+	return order_at(e, at, a, b, c, 0);
 }
 
 enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct jv *item,
@@ -439,7 +509,7 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 						 "TypeError: 'in <string>' requires string as left "
 						 "operand, not %s", jinja_value_type_name(item));
 		*r = jinja_str_find(container->u.s, item->u.s, 0) >= 0;
-		return ERR_OK;
+		return jinja_eval_work(e, at, container->u.s->len);
 	}
 	if (container->k == JV_DICT || container->k == JV_NS) {
 		if (container->k == JV_NS)
@@ -449,7 +519,7 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
 						 jinja_value_type_name(item));
 		*r = jinja_value_dict_get(container, *item) != NULL;
-		return ERR_OK;
+		return jinja_eval_work(e, at, container->u.d->n);
 	}
 	if (container->k == JV_UNDEF)
 		return ERR_OK;
@@ -459,8 +529,8 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 	if (container->flags & (JV_F_GEN | JV_F_VIEW))
 		return jinja_eval_refuse(e, at, "'in' on a %s", jinja_value_type_name(container));
 	for (i = 0; i < container->u.l->n && !*r; i++) {
-		if ((eq = jinja_value_eq(item, &container->u.l->v[i])) < 0)
-			return jinja_eval_refuse(e, at, "comparing these values");
+		if (value_eq(e, at, item, &container->u.l->v[i], &eq))
+			return e->d->code;
 		*r = eq;
 	}
 	return ERR_OK;
@@ -474,8 +544,8 @@ enum err jinja_builtin_compare(struct je *e, const struct jn *at, int op, const 
 	switch (op) {
 	case 'e':
 	case 'n':
-		if ((c = jinja_value_eq(a, b)) < 0)
-			return jinja_eval_refuse(e, at, "comparing these values");
+		if (value_eq(e, at, a, b, &c))
+			return e->d->code;
 		*result = op == 'e' ? c : !c;
 		return ERR_OK;
 	case 'i':
@@ -1062,8 +1132,8 @@ static enum err list_method(struct je *e, const struct jn *at, const struct jv *
 		if (a->npos != 1 || a->nkw)
 			return jinja_eval_refuse(e, at, "list.%s with these arguments", name);
 		for (i = 0; i < self->u.l->n; i++) {
-			if ((eq = jinja_value_eq(&self->u.l->v[i], &a->pos[0])) < 0)
-				return jinja_eval_refuse(e, at, "comparing these values");
+			if (value_eq(e, at, &self->u.l->v[i], &a->pos[0], &eq))
+				return e->d->code;
 			if (eq && name[0] == 'i') {
 				*out = jinja_value_int((int64_t)i);
 				return ERR_OK;

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "jinja.h"
 #include "base/mem.h"
@@ -57,6 +58,91 @@ enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ..
 	return r;
 }
 
+enum err jinja_eval_limit(struct je *e, const struct jn *n, const char *fmt, ...)
+{
+	va_list ap;
+	enum err r;
+
+	va_start(ap, fmt);
+	r = vfail(e, n, ERR_LIMIT, "", fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int past_deadline(const struct je *e)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > e->deadline.tv_sec ||
+	       (now.tv_sec == e->deadline.tv_sec && now.tv_nsec > e->deadline.tv_nsec);
+}
+
+static enum err over_time(struct je *e, const struct jn *n)
+{
+	return jinja_eval_limit(e, n, "rendering the template took longer than %g seconds",
+				e->seconds);
+}
+
+/* One evaluation step: the step budget, and the clock every 4096 steps. */
+static enum err step(struct je *e, const struct jn *n)
+{
+	if (++e->steps > JINJA_MAX_STEPS)
+		return jinja_eval_limit(e, n, "rendering the template took more than %d steps",
+					JINJA_MAX_STEPS);
+	if (!(e->steps & 4095) && past_deadline(e))
+		return over_time(e, n);
+	return ERR_OK;
+}
+
+enum err jinja_eval_work(struct je *e, const struct jn *n, size_t units)
+{
+	size_t before = e->work;
+
+	if (units > JINJA_MAX_WORK - e->work)
+		return jinja_eval_limit(e, n, "rendering the template took more than %llu units "
+					"of work in builtins", (unsigned long long)JINJA_MAX_WORK);
+	e->work += units;
+	if ((before >> 20) != (e->work >> 20) && past_deadline(e))
+		return over_time(e, n);
+	return ERR_OK;
+}
+
+static size_t units_of(const struct jv *v)
+{
+	if (v->k == JV_STR || v->k == JV_BIGINT)
+		return v->u.s->len + 1;
+	if (v->k == JV_LIST || v->k == JV_TUPLE)
+		return v->u.l->n * JV_WORK_ITEM + 1;
+	if (v->k == JV_DICT || v->k == JV_NS)
+		return v->u.d->n * JV_WORK_ITEM + 1;
+	return 1;
+}
+
+size_t jinja_eval_units(const struct jv *v, const struct je_args *a)
+{
+	size_t n = units_of(v), i;
+
+	for (i = 0; a && i < a->npos; i++)
+		n += units_of(&a->pos[i]);
+	for (i = 0; a && i < a->nkw; i++)
+		n += units_of(&a->kwv[i]);
+	return n;
+}
+
+size_t jinja_eval_buf_cap(const struct je *e)
+{
+	return e->a->max - e->a->used;
+}
+
+enum err jinja_eval_room(struct je *e, const struct jn *n, size_t units)
+{
+	if (units > jinja_eval_buf_cap(e))
+		return jinja_eval_limit(e, n, "the template's values would exceed the cap of %zu "
+					"bytes", e->a->max);
+	return ERR_OK;
+}
+
 enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 {
 	va_list ap;
@@ -78,9 +164,10 @@ enum err jinja_eval_nomem(struct je *e, const struct jn *n)
 	mem_free(probe);
 	if (probe)
 		return diag_fail(e->d, ERR_LIMIT, "the template's output or values exceed the caps "
-				 "(%zu bytes of output, %zu of values) (template line %u)",
-				 e->out_max, e->a->max, n ? n->line : 0);
-	return diag_fail(e->d, ERR_NOMEM, "out of memory (template line %u)", n ? n->line : 0);
+				 "(%zu bytes of output, %zu of values) (template line %u, column %u)",
+				 e->out_max, e->a->max, n ? n->line : 0, n ? n->col : 0);
+	return diag_fail(e->d, ERR_NOMEM, "out of memory (template line %u, column %u)",
+			 n ? n->line : 0, n ? n->col : 0);
 }
 
 /* --- names --- */
@@ -305,6 +392,9 @@ static enum err eval_node(struct je *e, struct frame *f, const struct jn *n, str
 		return ERR_OK;
 	case N_NAME:
 		*out = lookup(e, f, n);
+		if (out->k == JV_UNDEF && !strcmp(n->s, "self"))
+			return jinja_eval_refuse(e, n, "'self' (jinja2's template reference, printed "
+						 "\"<TemplateReference None>\")");
 		return ERR_OK;
 	case N_GETATTR:
 		if (eval(e, f, n->a, &a))
@@ -357,10 +447,8 @@ static enum err eval(struct je *e, struct frame *f, const struct jn *n, struct j
 {
 	enum err r;
 
-	if (++e->steps > JINJA_MAX_STEPS)
-		return diag_fail(e->d, ERR_LIMIT,
-				 "template took more than %d steps (template line %u)",
-				 JINJA_MAX_STEPS, n->line);
+	if (step(e, n))
+		return e->d->code;
 	if (++e->depth > JINJA_MAX_DEPTH)
 		return jinja_eval_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
 	r = eval_node(e, f, n, out);
@@ -427,7 +515,7 @@ static enum err render_to_str(struct je *e, struct frame *f, const struct jn *at
 	enum flow flow = FLOW_NORMAL;
 	enum err r;
 
-	buf_init(&b, e->out_max);
+	buf_init(&b, jinja_eval_buf_cap(e));
 	r = exec_list(e, f, body, &b, &flow);
 	if (!r && jinja_value_str_buf(e->a, &b, out))
 		r = jinja_eval_nomem(e, at);
@@ -449,9 +537,15 @@ static enum err exec_if(struct je *e, struct frame *f, const struct jn *n, struc
 {
 	struct jv c;
 
-	if (eval(e, f, n->a, &c))
-		return e->d->code;
-	return exec_list(e, f, jinja_value_truthy(&c) ? &n->l1 : &n->l2, out, flow);
+	for (;;) {
+		if (eval(e, f, n->a, &c))
+			return e->d->code;
+		if (jinja_value_truthy(&c))
+			return exec_list(e, f, &n->l1, out, flow);
+		if (n->l2.n != 1 || n->l2.v[0]->op != 'e')
+			return exec_list(e, f, &n->l2, out, flow);
+		n = n->l2.v[0]; /* an elif: no deeper than its if */
+	}
 }
 
 /* The items a loop visits: the iterable, filtered by the loop's `if`. */
@@ -498,7 +592,8 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 
 		if (!it)
 			return jinja_eval_nomem(e, n);
-		if (assign(e, it, n->a, l->items->v[l->i]) || frame_set(e, it, n, "loop", lv))
+		if (step(e, n) || assign(e, it, n->a, l->items->v[l->i]) ||
+		    frame_set(e, it, n, "loop", lv))
 			return e->d->code;
 		flow = FLOW_NORMAL;
 		if (exec_list(e, it, &n->l1, out, &flow))
@@ -634,9 +729,8 @@ static enum err exec_list(struct je *e, struct frame *f, const struct jn_list *l
 		return jinja_eval_refuse(e, l->n ? l->v[0] : NULL, "nesting deeper than %d",
 					 JINJA_MAX_DEPTH);
 	for (i = 0; i < l->n && *flow == FLOW_NORMAL; i++) {
-		if (++e->steps > JINJA_MAX_STEPS)
-			return diag_fail(e->d, ERR_LIMIT, "template took more than %d steps",
-					 JINJA_MAX_STEPS);
+		if (step(e, l->v[i]))
+			return e->d->code;
 		if (exec_stmt(e, f, l->v[i], out, flow))
 			return e->d->code;
 	}
@@ -691,9 +785,9 @@ static enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const s
 
 	if (caller && !m->uses_caller)
 		return jinja_eval_refuse(e, at, "a call block whose macro does not read caller");
-	if (++e->depth > JINJA_MAX_DEPTH)
-		return jinja_eval_refuse(e, at, "macro calls nested deeper than %d",
-					 JINJA_MAX_DEPTH);
+	if (++e->calls > JINJA_MAX_CALLS)
+		return jinja_eval_refuse(e, at, "macro calls nested deeper than %d (Python raises "
+					 "RecursionError)", JINJA_MAX_CALLS);
 	if (!(f = frame_new(e, m->closure)))
 		return jinja_eval_nomem(e, at);
 	if (bind_params(e, at, m, f, args))
@@ -703,7 +797,7 @@ static enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const s
 		return e->d->code;
 	if (render_to_str(e, f, at, &m->def->l3, out))
 		return e->d->code;
-	e->depth--;
+	e->calls--;
 	return ERR_OK;
 }
 

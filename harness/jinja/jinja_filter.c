@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -151,7 +152,7 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		r = jinja_builtin_str_of(e, at, sep, &sepstr);
 	if (r)
 		return e->d->code ? e->d->code : NOMEM(e, at);
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		v = items.u.l->v[i];
 		if (attr && attr_get(e, at, &items.u.l->v[i], attr, &v))
@@ -400,6 +401,34 @@ static enum err f_sort(struct je *e, const struct jn *at, const struct jv *in,
 	return ERR_OK;
 }
 
+/* jinja2's do_min / do_max: the first smallest (largest) item by key, as
+ * Python's min and max keep it; an empty sequence gives Undefined. */
+static enum err f_minmax(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, int max, struct jv *out)
+{
+	static const char *const names[] = { "case_sensitive", "attribute", NULL };
+	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]);
+	const struct jv *attr = jinja_builtin_arg(a, 1, names[1]);
+	struct jv items, best = { JV_UNDEF, 0, { 0 } }, key;
+	size_t i;
+	int c = 0;
+
+	if (jinja_builtin_check_args(e, at, max ? "max" : "min", a, 2, names) ||
+	    jinja_builtin_iterate(e, at, in, &items))
+		return e->d->code;
+	*out = jinja_value_undef(NULL);
+	for (i = 0; i < items.u.l->n; i++) {
+		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jinja_value_truthy(cs), &key) ||
+		    (i && jinja_builtin_order(e, at, &key, &best, &c)))
+			return e->d->code;
+		if (!i || (max ? c > 0 : c < 0)) {
+			best = key;
+			*out = items.u.l->v[i];
+		}
+	}
+	return ERR_OK;
+}
+
 static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
@@ -604,7 +633,11 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 		if (jinja_str_method(e, at, &s, "splitlines", &none, &lines))
 			return e->d->code;
 	}
-	buf_init(&o, e->out_max);
+	if (width > (SIZE_MAX - s.u.s->len) / (lines.u.l->n + 1))
+		return jinja_eval_room(e, at, SIZE_MAX);
+	if (jinja_eval_room(e, at, width * (lines.u.l->n + 1) + s.u.s->len))
+		return e->d->code;
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < width && first && jinja_value_truthy(first); i++)
 		r = buf_putc(&o, ' ') ? NOMEM(e, at) : ERR_OK;
 	for (i = 0; i < lines.u.l->n && !r; i++) {
@@ -751,8 +784,8 @@ static int gen_filter(struct je *e, const struct jn *at, const char *name, const
 	return 1;
 }
 
-enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
-		      const struct je_args *a, struct jv *out)
+static enum err dispatch(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
 {
 	struct jv res = { JV_UNDEF, 0, { 0 } };
 	enum err r;
@@ -783,6 +816,8 @@ enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const
 		return f_sort(e, at, in, a, name[0] == 'd', out);
 	if (!strcmp(name, "reverse"))
 		return f_reverse(e, at, in, out);
+	if (!strcmp(name, "min") || !strcmp(name, "max"))
+		return f_minmax(e, at, in, a, name[1] == 'a', out);
 	if (!strcmp(name, "int") || !strcmp(name, "float"))
 		return f_int(e, at, in, a, name[0] == 'f', out);
 	if (!strcmp(name, "indent"))
@@ -794,4 +829,16 @@ enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const
 	if (!strcmp(name, "abs"))
 		return f_abs(e, at, in, out);
 	return jinja_eval_refuse(e, at, "the filter '%s'", name);
+}
+
+/* Charges the str a filter scans before it runs and what it made after (a
+ * container's items are charged as they are compared or copied: |length of
+ * a list is free, as in Python). */
+enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
+		      const struct je_args *a, struct jv *out)
+{
+	if (jinja_eval_work(e, at, in->k == JV_STR ? in->u.s->len : 0) ||
+	    dispatch(e, at, name, in, a, out))
+		return e->d->code;
+	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
 }

@@ -36,7 +36,11 @@ struct je {
 	struct tm clock;        /* strftime_now's time */
 	struct diag *d;
 	unsigned long steps;    /* evaluations so far, against JINJA_MAX_STEPS */
+	size_t work;            /* units of builtin work so far, against JINJA_MAX_WORK */
+	struct timespec deadline; /* CLOCK_MONOTONIC time the render must end by */
+	double seconds;         /* the time limit that deadline came from */
 	int depth;              /* nesting, against JINJA_MAX_DEPTH */
+	int calls;              /* macro calls under way, against JINJA_MAX_CALLS */
 	size_t out_max;         /* cap for every output buffer */
 };
 
@@ -57,6 +61,25 @@ enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ..
  * L, column C)". */
 enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Fails with ERR_LIMIT, "WHAT (template line L, column C)": a budget of
+ * jinja.h (steps, work, time, memory) ran out at `n`. */
+enum err jinja_eval_limit(struct je *e, const struct jn *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Charges `units` of work done inside a builtin at `n` (one unit per byte
+ * scanned or written, JV_WORK_ITEM per item visited, made or found) against JINJA_MAX_WORK,
+ * and checks the wall clock: ERR_LIMIT past either. */
+enum err jinja_eval_work(struct je *e, const struct jn *n, size_t units);
+/* The work units of looking at `v` once (a str's bytes, JV_WORK_ITEM per
+ * item of a container, 1 for anything else), plus those of the arguments
+ * `a` (may be NULL). */
+size_t jinja_eval_units(const struct jv *v, const struct je_args *a);
+/* The cap of a buffer that builds one value: the value memory still free
+ * (the value is copied there). */
+size_t jinja_eval_buf_cap(const struct je *e);
+/* Whether `units` more bytes fit in the value memory still free (a builtin
+ * about to make a value that large asks first, so that "a" * 10**10 is
+ * refused before anything is allocated): ERR_LIMIT at `n` if not. */
+enum err jinja_eval_room(struct je *e, const struct jn *n, size_t units);
 /* ERR_NOMEM, or ERR_LIMIT when the failure was a cap (output buffer or
  * value arena) rather than exhausted memory, at `n`. */
 enum err jinja_eval_nomem(struct je *e, const struct jn *n);

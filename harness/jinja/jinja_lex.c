@@ -3,6 +3,7 @@
  * balancing stack that lets `}}` close a dict inside `{{ }}`. */
 #include "jinja_lex.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,19 @@ static enum err fail(struct lx *l, size_t pos, enum err code, const char *what)
 			 what, line, col);
 }
 
+/* A failed allocation of `n` bytes at `pos`: the template's memory cap
+ * (ERR_LIMIT, with the position) or exhausted memory. */
+static enum err nomem(struct lx *l, size_t pos, size_t n)
+{
+	char what[96];
+
+	if (!jinja_value_arena_full(l->a, n))
+		return diag_fail(l->d, ERR_NOMEM, "out of memory");
+	snprintf(what, sizeof(what), "the parsed template would take more than %zu bytes",
+		 l->a->max);
+	return fail(l, pos, ERR_LIMIT, what);
+}
+
 static enum err emit(struct lx *l, enum jl_type t, size_t pos, const char *s, size_t n,
 		     struct jl_token **tok)
 {
@@ -71,7 +85,7 @@ static enum err emit(struct lx *l, enum jl_type t, size_t pos, const char *s, si
 		struct jl_token *v = jinja_value_alloc(l->a, cap * sizeof(*v));
 
 		if (!v)
-			return diag_fail(l->d, ERR_NOMEM, "out of memory");
+			return nomem(l, pos, cap * sizeof(*v));
 		if (o->n)
 			memcpy(v, o->v, o->n * sizeof(*v));
 		o->v = v;
@@ -295,7 +309,7 @@ static enum err lex_string(struct lx *l, size_t start, size_t *end)
 	*end = i + 1;
 	o = jinja_value_alloc(l->a, i - start + 1);
 	if (!o)
-		return diag_fail(l->d, ERR_NOMEM, "out of memory");
+		return nomem(l, start, i - start + 1);
 	for (i = start + 1; i < *end - 1;) {
 		if (l->s[i] != '\\') {
 			o[n++] = l->s[i++];

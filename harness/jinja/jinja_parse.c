@@ -6,7 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_NEST 200
+/* jinja2's parser.py recurses about 14 Python frames deep per parenthesis
+ * and 13 per list or dict bracket, 5 per nested block and 1 per unary
+ * operator; past about 975 frames CPython 3.11 raises RecursionError (a
+ * template with 70 nested parentheses, or 75 nested lists, fails; 69 and 74
+ * render). The parser charges the same weights against this cap. */
+#define MAX_PARSE_FRAMES 975
 
 struct ps {
 	struct jv_arena *a;
@@ -14,7 +19,7 @@ struct ps {
 	size_t n, i;
 	struct diag *d;
 	int loops; /* enclosing for loops in the current macro */
-	int depth;
+	int depth; /* parser.py frames of the nesting so far, against MAX_PARSE_FRAMES */
 };
 
 static struct jn *parse_expr(struct ps *p, int condexpr);
@@ -63,13 +68,40 @@ static struct jn *syntax(struct ps *p, const char *what)
 	return fail_at(p, cur(p), ERR_INPUT, what, NULL);
 }
 
+/* Enters a construct that costs `frames` of parser.py recursion at `t`;
+ * `what` names it in the refusal. */
+static int enter(struct ps *p, const struct jl_token *t, int frames, const char *what)
+{
+	p->depth += frames;
+	if (p->depth <= MAX_PARSE_FRAMES)
+		return 0;
+	fail_at(p, t, ERR_LIMIT, what, "(Python raises RecursionError)");
+	return -1;
+}
+
+/* A failed allocation of `n` bytes at the current token: the template's
+ * memory cap (ERR_LIMIT, with the position) or exhausted memory. */
+static void nomem(struct ps *p, size_t n)
+{
+	if (p->d->code)
+		return;
+	char what[96];
+
+	if (!jinja_value_arena_full(p->a, n)) {
+		diag_fail(p->d, ERR_NOMEM, "out of memory");
+		return;
+	}
+	snprintf(what, sizeof(what), "the parsed template would take more than %zu bytes",
+		 p->a->max);
+	fail_at(p, cur(p), ERR_LIMIT, what, NULL);
+}
+
 static struct jn *node(struct ps *p, enum jn_kind k, const struct jl_token *at)
 {
 	struct jn *n = jinja_value_alloc(p->a, sizeof(*n));
 
 	if (!n) {
-		if (!p->d->code)
-			diag_fail(p->d, ERR_NOMEM, "out of memory");
+		nomem(p, sizeof(*n));
 		return NULL;
 	}
 	n->k = k;
@@ -85,7 +117,7 @@ static int push(struct ps *p, struct jn_list *l, struct jn *x)
 		struct jn **v = jinja_value_alloc(p->a, cap * sizeof(*v));
 
 		if (!v) {
-			diag_fail(p->d, ERR_NOMEM, "out of memory");
+			nomem(p, cap * sizeof(*v));
 			return -1;
 		}
 		if (l->n)
@@ -150,7 +182,7 @@ static const char *tok_str(struct ps *p, const struct jl_token *t)
 	char *s = jinja_value_alloc(p->a, t->n + 1);
 
 	if (!s) {
-		diag_fail(p->d, ERR_NOMEM, "out of memory");
+		nomem(p, t->n + 1);
 		return NULL;
 	}
 	memcpy(s, t->s, t->n);
@@ -388,7 +420,7 @@ static struct jn *parse_string(struct ps *p, const struct jl_token *t)
 		next(p);
 	}
 	if (n && jinja_value_str_buf(p->a, &b, &n->v)) {
-		diag_fail(p->d, ERR_NOMEM, "out of memory");
+		nomem(p, b.len + 1);
 		n = NULL;
 	}
 	buf_release(&b);
@@ -441,10 +473,11 @@ static struct jn *parse_list_or_dict(struct ps *p, int dict)
 static struct jn *parse_primary(struct ps *p)
 {
 	const struct jl_token *t = cur(p);
+	int frames = is_op(t, "(") ? 14 : is_op(t, "[") || is_op(t, "{") ? 13 : 0;
 	struct jn *n;
 
-	if (++p->depth > MAX_NEST)
-		return fail_at(p, t, ERR_LIMIT, "expression nested too deeply", NULL);
+	if (enter(p, t, frames, "expression nested too deeply"))
+		return NULL;
 	switch (t->t) {
 	case JL_NAME:
 		n = parse_const_name(p, t);
@@ -471,7 +504,7 @@ static struct jn *parse_primary(struct ps *p)
 				   t->t == JL_EOF ? "unexpected end of template" : "unexpected token");
 		}
 	}
-	p->depth--;
+	p->depth -= frames;
 	return n;
 }
 
@@ -482,8 +515,8 @@ static struct jn *parse_unary(struct ps *p, int with_filter)
 
 	if (is_op(t, "-") || is_op(t, "+")) {
 		next(p);
-		if (++p->depth > MAX_NEST)
-			return fail_at(p, t, ERR_LIMIT, "expression nested too deeply", NULL);
+		if (enter(p, t, 1, "expression nested too deeply"))
+			return NULL;
 		if (!(n = node(p, is_op(t, "-") ? N_NEG : N_POS, t)) || !(n->a = parse_unary(p, 0)))
 			return NULL;
 		p->depth--;
@@ -536,17 +569,42 @@ static struct jn *parse_math2(struct ps *p)
 	}
 }
 
+/* Operands lo..hi-1 of a `~` chain joined as a balanced tree: jinja2's
+ * Concat is one flat node (a chain of 20,000 compiles), and `~` is
+ * associative, so the tree stays log2(n) deep. ops->v[i] is the `~` node
+ * between operands i and i+1, already made. */
+static struct jn *concat_tree(const struct jn_list *args, const struct jn_list *ops, size_t lo,
+			      size_t hi)
+{
+	size_t mid = lo + (hi - lo) / 2;
+	struct jn *n;
+
+	if (hi - lo == 1)
+		return args->v[lo];
+	n = ops->v[mid - 1];
+	n->a = concat_tree(args, ops, lo, mid);
+	n->b = concat_tree(args, ops, mid, hi);
+	return n;
+}
+
 static struct jn *parse_concat(struct ps *p)
 {
-	struct jn *l = parse_math2(p);
+	struct jn_list args = { NULL, 0, 0 }, ops = { NULL, 0, 0 };
+	struct jn *x = parse_math2(p), *op;
 
-	while (l && is_op(cur(p), "~")) {
-		const struct jl_token *t = cur(p);
-
+	if (!x || !is_op(cur(p), "~"))
+		return x;
+	if (push(p, &args, x))
+		return NULL;
+	while (is_op(cur(p), "~")) {
+		if (!(op = node(p, N_BINOP, cur(p))))
+			return NULL;
+		op->op = '~';
 		next(p);
-		l = binop(p, t, '~', l, parse_math2(p));
+		if (!(x = parse_math2(p)) || push(p, &ops, op) || push(p, &args, x))
+			return NULL;
 	}
-	return l;
+	return concat_tree(&args, &ops, 0, args.n);
 }
 
 static struct jn *parse_math1(struct ps *p)
@@ -612,8 +670,8 @@ static struct jn *parse_not(struct ps *p)
 	if (!is_name(t, "not"))
 		return parse_compare(p);
 	next(p);
-	if (++p->depth > MAX_NEST)
-		return fail_at(p, t, ERR_LIMIT, "expression nested too deeply", NULL);
+	if (enter(p, t, 1, "expression nested too deeply"))
+		return NULL;
 	if (!(n = node(p, N_NOT, t)) || !(n->a = parse_not(p)))
 		return NULL;
 	p->depth--;
@@ -814,6 +872,7 @@ static struct jn *parse_if(struct ps *p, const struct jl_token *t)
 	for (;;) {
 		if (!(n = node(p, N_IF, t)) || !(n->a = parse_tuple(p, 0, 0, NULL, 0)))
 			return NULL;
+		n->op = prev ? 'e' : 0;
 		if (prev && push(p, &prev->l2, n))
 			return NULL;
 		if (!top)
@@ -999,10 +1058,8 @@ static int parse_body(struct ps *p, const char *const *ends, struct jn_list *bod
 {
 	struct jn *n;
 
-	if (++p->depth > MAX_NEST) {
-		fail_at(p, cur(p), ERR_LIMIT, "blocks nested too deeply", NULL);
+	if (enter(p, cur(p), 5, "blocks nested too deeply"))
 		return -1;
-	}
 	for (;;) {
 		const struct jl_token *t = cur(p);
 
@@ -1035,7 +1092,7 @@ static int parse_body(struct ps *p, const char *const *ends, struct jn_list *bod
 			return -1;
 		}
 	}
-	p->depth--;
+	p->depth -= 5;
 	return 0;
 }
 
@@ -1114,6 +1171,133 @@ static enum err check_node(const struct jn *n, int soft, struct diag *d)
 	return ERR_OK;
 }
 
+/* --- what CPython can compile ---
+ *
+ * Limits of compiling a template, measured with jinja2 3.1 on CPython 3.11
+ * (a template past one fails to compile, so the server answers 400 whether or
+ * not the construct would run):
+ *   - compiler.py's visitor recursion, in half frames: 6 per filter, 4 per
+ *     other expression node, 2 per name or constant, 3 per if or for, 4 per
+ *     print or set, and 6 more for the expression an if, for or set
+ *     evaluates. A print of 327 chained filters or 490 chained binary
+ *     operators compiles, 328 and 491 raise RecursionError; 324 filters
+ *     inside five nested ifs or loops compile, 325 do not.
+ *   - nested parentheses in the generated line: one per attribute or item
+ *     access (a chain of 198 fails with "too many nested parentheses");
+ *   - indentation: one level per block statement (99 nested ifs fail with
+ *     "too many levels of indentation");
+ *   - statically nested loops: 21 nested for loops in one macro or in the
+ *     template body fail ("too many statically nested blocks");
+ *   - CPython's compiler recursion: an if with 2,978 elifs fails.
+ * Past any of these needle refuses (ERR_LIMIT) at the node that crosses it,
+ * so every walk over the tree recurses at most MAX_HALF_FRAMES / 2 deep. */
+#define MAX_HALF_FRAMES 1968
+#define MAX_PARENS 197
+#define MAX_INDENT 98
+#define MAX_LOOPS 20
+#define MAX_ELIFS 2970
+
+struct nest {
+	int half_frames, parens, indent, loops;
+};
+
+static int half_frames(const struct jn *n)
+{
+	switch (n->k) {
+	case N_FILTER:
+		return 6;
+	case N_CONST:
+	case N_NAME:
+	case N_DATA:
+	case N_KWARG:
+	case N_CMPOP:
+	case N_BREAK:
+	case N_CONTINUE:
+		return 2;
+	case N_IF:
+	case N_FOR:
+		return 3;
+	case N_MACRO:
+	case N_BODY:
+		return 0;
+	default:
+		return 4;
+	}
+}
+
+static int is_block(const struct jn *n)
+{
+	return n->k == N_IF || n->k == N_FOR || n->k == N_MACRO || n->k == N_CALLBLOCK ||
+	       n->k == N_FILTERBLOCK || n->k == N_SETBLOCK;
+}
+
+static enum err depth_node(const struct jn *n, struct nest k, struct diag *d);
+
+static enum err depth_list(const struct jn_list *l, struct nest k, struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (depth_node(l->v[i], k, d))
+			return d->code;
+	return ERR_OK;
+}
+
+static enum err too_deep(const struct jn *n, const char *what, struct diag *d)
+{
+	return diag_fail(d, ERR_LIMIT, "unsupported in template: %s (Python cannot compile it) "
+			 "(template line %u, column %u)", what, n->line, n->col);
+}
+
+/* An if and its elifs, one after the other (an elif is no deeper than its if). */
+static enum err depth_if(const struct jn *n, struct nest k, struct diag *d)
+{
+	struct nest cond = k;
+	int elifs = 0;
+
+	cond.half_frames += 6;
+	for (;;) {
+		if (depth_node(n->a, cond, d) || depth_list(&n->l1, k, d))
+			return d->code;
+		if (n->l2.n != 1 || n->l2.v[0]->op != 'e')
+			return depth_list(&n->l2, k, d);
+		n = n->l2.v[0];
+		if (++elifs > MAX_ELIFS)
+			return too_deep(n, "an if with more than 2970 elifs", d);
+	}
+}
+
+/* Checks the limits above on the tree under `n`, entered with `k`. */
+static enum err depth_node(const struct jn *n, struct nest k, struct diag *d)
+{
+	struct nest cond;
+
+	if (!n)
+		return ERR_OK;
+	k.half_frames += half_frames(n);
+	k.parens += n->k == N_GETATTR || n->k == N_GETITEM || n->k == N_SLICE;
+	k.indent += is_block(n);
+	k.loops = n->k == N_MACRO || n->k == N_CALLBLOCK ? 0 : k.loops + (n->k == N_FOR);
+	if (k.half_frames > MAX_HALF_FRAMES)
+		return too_deep(n, "an expression nested too deeply", d);
+	if (k.parens > MAX_PARENS)
+		return too_deep(n, "more than 197 nested attribute or item accesses", d);
+	if (k.indent > MAX_INDENT)
+		return too_deep(n, "blocks nested more than 98 deep", d);
+	if (k.loops > MAX_LOOPS)
+		return too_deep(n, "for loops nested more than 20 deep", d);
+	if (n->k == N_IF)
+		return depth_if(n, k, d);
+	cond = k;
+	if (n->k == N_FOR || n->k == N_SET)
+		cond.half_frames += 6;
+	if (depth_node(n->a, k, d) || depth_node(n->b, cond, d) || depth_node(n->c, k, d) ||
+	    depth_node(n->d, k, d) || depth_list(&n->l1, k, d) || depth_list(&n->l2, k, d) ||
+	    depth_list(&n->l3, k, d))
+		return d->code;
+	return ERR_OK;
+}
+
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
 		     struct diag *d)
 {
@@ -1130,7 +1314,7 @@ enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn
 		return d->code;
 	if (parse_body(&p, NULL, &r->l1))
 		return d->code ? d->code : diag_fail(d, ERR_INTERNAL, "template parse failed");
-	if (check_list(&r->l1, 0, d))
+	if (depth_node(r, (struct nest){ 0, 0, 0, 0 }, d) || check_list(&r->l1, 0, d))
 		return d->code;
 	*root = r;
 	return ERR_OK;

@@ -42,7 +42,8 @@ enum jn_kind {
 	/* statements */
 	N_DATA,    /* s */
 	N_OUTPUT,  /* a printed */
-	N_IF,      /* if a: l1 else l2 */
+	N_IF,      /* if a: l1 else l2; op 'e' for an elif (the only item of its
+		    * parent's l2) */
 	N_FOR,     /* for a in b [if c]: l1 else l2 */
 	N_SET,     /* a (target) = b */
 	N_SETBLOCK, /* a (target) = render(l1) | filters c (chain on NULL) */

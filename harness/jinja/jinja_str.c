@@ -1,5 +1,6 @@
 /* jinja_str — see jinja_int.h. Follows CPython 3.11 Objects/unicodeobject.c
  * and Objects/stringlib (split, strip, replace, find), markupsafe 2.1. */
+#define _GNU_SOURCE /* memmem, memrchr */
 #include "jinja_int.h"
 
 #include <string.h>
@@ -42,26 +43,30 @@ static enum err mkstr(struct je *e, const struct jn *at, const char *p, size_t n
 
 long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from)
 {
-	size_t i;
+	const char *p;
 
-	if (needle->len > hay->len)
+	if (from > hay->len || needle->len > hay->len - from)
 		return -1;
-	for (i = from; i + needle->len <= hay->len; i++)
-		if (!memcmp(hay->data + i, needle->data, needle->len))
-			return (long)i;
-	return -1;
+	p = memmem(hay->data + from, hay->len - from, needle->data, needle->len);
+	return p ? (long)(p - hay->data) : -1;
 }
 
 /* The last `needle` within the first `len` bytes of `hay`, or -1. */
 static long rfind(const struct jv_str *hay, size_t len, const struct jv_str *needle)
 {
-	size_t i;
+	const char *p;
+	size_t end;
 
 	if (needle->len > len)
 		return -1;
-	for (i = len - needle->len + 1; i-- > 0;)
-		if (!memcmp(hay->data + i, needle->data, needle->len))
-			return (long)i;
+	if (!needle->len)
+		return (long)len;
+	for (end = len - needle->len + 1; end > 0; end = (size_t)(p - hay->data)) {
+		if (!(p = memrchr(hay->data, needle->data[0], end)))
+			return -1;
+		if (!memcmp(p, needle->data, needle->len))
+			return (long)(p - hay->data);
+	}
 	return -1;
 }
 
@@ -89,7 +94,7 @@ enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, 
 		y = cp_offset(s->u.s, (size_t)b);
 		return mkstr(e, at, s->u.s->data + x, y - x, out);
 	}
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = a; !r && (step > 0 ? i < b : i > b); i += step) {
 		size_t x = cp_offset(s->u.s, (size_t)i);
 
@@ -130,7 +135,7 @@ enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v,
 	}
 	if (jinja_builtin_str_of(e, at, v, &s))
 		return e->d->code;
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < s.u.s->len && !r; i++) {
 		char c = s.u.s->data[i];
 		const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;"
@@ -218,7 +223,9 @@ enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *f
 		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
 	if (args->k == JV_DICT)
 		return jinja_eval_refuse(e, at, "%% formatting with a mapping");
-	buf_init(&o, e->out_max);
+	if (jinja_eval_work(e, at, fmt->u.s->len))
+		return e->d->code;
+	buf_init(&o, jinja_eval_buf_cap(e));
 	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1,
 			 &o);
 	if (!r && jinja_value_str_buf(e->a, &o, out))
@@ -313,7 +320,7 @@ enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, i
 	int prev_cased = 0, upper;
 	enum err r = ERR_OK;
 
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	while (!r && b < s->u.s->len) {
 		b += utf8_decode(s->u.s->data + b, s->u.s->len - b, &cp);
 		if (mode != 'u' && mode != 'l' && cp >= 0x80)
@@ -559,13 +566,15 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 		count = cnt->u.i;
 	if (!old->u.s->len)
 		return jinja_eval_refuse(e, at, "replace() with an empty old string");
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	while (!r && count != 0 && (hit = jinja_str_find(self->u.s, old->u.s, i)) >= 0) {
 		if (buf_append(&o, self->u.s->data + i, (size_t)hit - i) ||
 		    buf_append(&o, new->u.s->data, new->u.s->len))
 			r = NOMEM(e, at);
 		i = (size_t)hit + old->u.s->len;
 		count--;
+		if (jinja_eval_work(e, at, JV_WORK_MATCH))
+			r = e->d->code;
 	}
 	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) ||
 		   jinja_value_str_buf(e->a, &o, out)))
@@ -574,40 +583,94 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 	return r;
 }
 
+/* str.find's optional start and end (positional, int or None), adjusted as
+ * CPython's ADJUST_INDICES does, as code point offsets into *lo, *hi. */
+static enum err find_bounds(struct je *e, const struct jn *at, const struct jv *self,
+			    const struct je_args *a, const char *name, int64_t *lo, int64_t *hi)
+{
+	int64_t n = (int64_t)self->u.s->ncp, v[2] = { 0, n };
+	size_t k;
+
+	if (a->nkw)
+		return jinja_eval_reject(e, at, "TypeError: %s() takes no keyword arguments", name);
+	if (a->npos < 1 || a->npos > 3)
+		return jinja_eval_reject(e, at, "TypeError: %s expected 1 to 3 arguments", name);
+	for (k = 1; k < a->npos; k++) {
+		const struct jv *x = &a->pos[k];
+
+		if (x->k == JV_NONE)
+			continue;
+		if (x->k != JV_INT && x->k != JV_BOOL)
+			return jinja_eval_reject(e, at, "TypeError: slice indices must be integers or "
+						 "None or have an __index__ method");
+		v[k - 1] = x->u.i;
+	}
+	if (v[1] > n)
+		v[1] = n;
+	for (k = 0; k < 2; k++)
+		if (v[k] < 0 && (v[k] += n) < 0)
+			v[k] = 0;
+	*lo = v[0];
+	*hi = v[1];
+	return ERR_OK;
+}
+
+/* The code point index of byte offset `b` of `s`. */
+static int64_t cp_index(const struct jv_str *s, size_t b)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < b; i++)
+		n += ((unsigned char)s->data[i] & 0xC0) != 0x80;
+	return (int64_t)n;
+}
+
+/* The first `needle` in bytes [from, to) of `s`, or -1. */
+static long find_in(const struct jv_str *s, size_t from, size_t to, const struct jv_str *needle)
+{
+	const char *p = memmem(s->data + from, to - from, needle->data, needle->len);
+
+	return p ? (long)(p - s->data) : -1;
+}
+
+/* str.count, find, rfind, index and rindex, with start and end. */
 static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		       const struct je_args *a, const char *name, struct jv *out)
 {
 	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	int64_t lo = 0, hi = 0;
 	long hit;
-	size_t i, n = 0, from = 0;
+	size_t n = 0, blo, bhi;
 
-	if (a->npos != 1 || a->nkw)
-		return jinja_eval_refuse(e, at, "%s with start or end", name);
+	if (find_bounds(e, at, self, a, name, &lo, &hi))
+		return e->d->code;
 	if (x->k != JV_STR)
 		return jinja_eval_reject(e, at, "TypeError: must be str, not %s",
 					 jinja_value_type_name(x));
-	if (!strcmp(name, "count")) {
-		if (!x->u.s->len) {
-			*out = jinja_value_int((int64_t)self->u.s->ncp + 1);
-			return ERR_OK;
-		}
-		while ((hit = jinja_str_find(self->u.s, x->u.s, from)) >= 0) {
-			n++;
-			from = (size_t)hit + x->u.s->len;
-		}
-		*out = jinja_value_int((int64_t)n);
+	if (hi - lo < (int64_t)x->u.s->ncp) {
+		if (strstr(name, "index"))
+			return jinja_eval_reject(e, at, "ValueError: substring not found");
+		*out = jinja_value_int(name[0] == 'c' ? 0 : -1);
 		return ERR_OK;
 	}
-	hit = name[0] == 'r' ? rfind(self->u.s, self->u.s->len,
-				     x->u.s) : jinja_str_find(self->u.s, x->u.s, 0);
+	if (!strcmp(name, "count") && !x->u.s->len) {
+		*out = jinja_value_int(hi - lo + 1);
+		return ERR_OK;
+	}
+	blo = lo ? cp_offset(self->u.s, (size_t)lo) : 0;
+	bhi = hi < (int64_t)self->u.s->ncp ? cp_offset(self->u.s, (size_t)hi) : self->u.s->len;
+	if (!strcmp(name, "count")) {
+		for (; (hit = find_in(self->u.s, blo, bhi, x->u.s)) >= 0; n++)
+			blo = (size_t)hit + x->u.s->len;
+		*out = jinja_value_int((int64_t)n);
+		return jinja_eval_work(e, at, n * JV_WORK_MATCH);
+	}
+	hit = name[0] == 'r' ? rfind(self->u.s, bhi, x->u.s) : find_in(self->u.s, blo, bhi, x->u.s);
+	if (hit < (long)blo)
+		hit = -1;
 	if (hit < 0 && strstr(name, "index"))
 		return jinja_eval_reject(e, at, "ValueError: substring not found");
-	if (hit >= 0) {
-		for (i = 0, n = 0; i < (size_t)hit; i++)
-			n += ((unsigned char)self->u.s->data[i] & 0xC0) != 0x80;
-		hit = (long)n;
-	}
-	*out = jinja_value_int(hit);
+	*out = jinja_value_int(hit < 0 ? -1 : cp_index(self->u.s, (size_t)hit));
 	return ERR_OK;
 }
 
@@ -623,7 +686,7 @@ static enum err m_join(struct je *e, const struct jn *at, const struct jv *self,
 		return jinja_eval_reject(e, at, "TypeError: join() takes exactly one argument");
 	if (jinja_builtin_iterate(e, at, &a->pos[0], &items))
 		return e->d->code;
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		if (items.u.l->v[i].k != JV_STR)
 			r = jinja_eval_reject(e, at,
@@ -696,7 +759,7 @@ static enum err m_format(struct je *e, const struct jn *at, const struct jv *sel
 
 	if (a->nkw)
 		return jinja_eval_refuse(e, at, "str.format with keyword fields");
-	buf_init(&o, e->out_max);
+	buf_init(&o, jinja_eval_buf_cap(e));
 	for (i = 0; i < f->len && !r; i++) {
 		size_t idx = 0;
 
@@ -771,8 +834,8 @@ static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *sel
 	return m_class(e, at, self, name, out);
 }
 
-enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
-			  const char *name, const struct je_args *a, struct jv *out)
+static enum err dispatch(struct je *e, const struct jn *at, const struct jv *self,
+			 const char *name, const struct je_args *a, struct jv *out)
 {
 	static const char *const noargs[] = { "upper", "lower", "title", "capitalize", "isdigit",
 					      "isdecimal", "isnumeric", "isalpha", "isalnum",
@@ -809,4 +872,13 @@ enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *se
 	if (!strcmp(name, "splitlines"))
 		return m_splitlines(e, at, self, a, out);
 	return jinja_eval_refuse(e, at, "the str method '%s'", name);
+}
+
+/* Charges what the method reads before it runs and what it made after. */
+enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
+			  const char *name, const struct je_args *a, struct jv *out)
+{
+	if (jinja_eval_work(e, at, jinja_eval_units(self, a)) || dispatch(e, at, self, name, a, out))
+		return e->d->code;
+	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
 }

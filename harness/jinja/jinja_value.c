@@ -36,6 +36,11 @@ void jinja_value_arena_release(struct jv_arena *a)
 	jinja_value_arena_init(a, a->max);
 }
 
+int jinja_value_arena_full(const struct jv_arena *a, size_t n)
+{
+	return n > a->max - a->used || ((n + 15) & ~(size_t)15) > a->max - a->used;
+}
+
 void *jinja_value_alloc(struct jv_arena *a, size_t n)
 {
 	struct jv_block *b = a->head;
@@ -95,13 +100,20 @@ struct jv jinja_value_undef(const char *name)
 	return v;
 }
 
+/* Code points of `n` bytes of valid UTF-8: the bytes that are not
+ * continuation bytes (10xxxxxx), counted eight at a time. */
 static size_t count_cp(const char *s, size_t n)
 {
-	size_t i, c = 0;
+	size_t i = 0, cont = 0;
+	uint64_t w;
 
-	for (i = 0; i < n; i++)
-		c += ((unsigned char)s[i] & 0xC0) != 0x80;
-	return c;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		cont += (size_t)__builtin_popcountll(w & ~(w << 1) & 0x8080808080808080ULL);
+	}
+	for (; i < n; i++)
+		cont += ((unsigned char)s[i] & 0xC0) == 0x80;
+	return n - cont;
 }
 
 enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out)
@@ -283,7 +295,9 @@ static int num_eq(const struct jv *a, const struct jv *b)
 	}
 }
 
-static int seq_eq(const struct jv_seq *a, const struct jv_seq *b)
+static int eq_at(const struct jv *a, const struct jv *b, int depth, size_t *work);
+
+static int seq_eq(const struct jv_seq *a, const struct jv_seq *b, int depth, size_t *work)
 {
 	size_t i;
 	int r;
@@ -291,12 +305,12 @@ static int seq_eq(const struct jv_seq *a, const struct jv_seq *b)
 	if (a->n != b->n)
 		return 0;
 	for (i = 0; i < a->n; i++)
-		if ((r = jinja_value_eq(&a->v[i], &b->v[i])) != 1)
+		if ((r = eq_at(&a->v[i], &b->v[i], depth, work)) != 1)
 			return r;
 	return 1;
 }
 
-static int dict_eq(const struct jv *a, const struct jv *b)
+static int dict_eq(const struct jv *a, const struct jv *b, int depth, size_t *work)
 {
 	size_t i;
 	int r;
@@ -306,16 +320,20 @@ static int dict_eq(const struct jv *a, const struct jv *b)
 	for (i = 0; i < a->u.d->n; i++) {
 		struct jv *o = jinja_value_dict_get(b, a->u.d->keys[i]);
 
+		*work += b->u.d->n * JV_WORK_ITEM;
 		if (!o)
 			return 0;
-		if ((r = jinja_value_eq(&a->u.d->vals[i], o)) != 1)
+		if ((r = eq_at(&a->u.d->vals[i], o, depth, work)) != 1)
 			return r;
 	}
 	return 1;
 }
 
-int jinja_value_eq(const struct jv *a, const struct jv *b)
+/* Containers recurse; the same container object is equal to itself without a
+ * look inside (CPython's PyObject_RichCompareBool tests identity first). */
+static int eq_at(const struct jv *a, const struct jv *b, int depth, size_t *work)
 {
+	*work += JV_WORK_ITEM;
 	if (jinja_value_is_num(a) && jinja_value_is_num(b))
 		return num_eq(a, b);
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT) {
@@ -332,21 +350,42 @@ int jinja_value_eq(const struct jv *a, const struct jv *b)
 	case JV_NONE:
 		return 1;
 	case JV_STR:
+		*work += a->u.s->len;
 		return a->u.s->len == b->u.s->len &&
 		       !memcmp(a->u.s->data, b->u.s->data, a->u.s->len);
 	case JV_LIST:
 	case JV_TUPLE:
+		if (a->u.l == b->u.l && a->flags == b->flags)
+			return 1;
 		if ((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
-			return a->u.l == b->u.l ? 1 : -1;
-		return seq_eq(a->u.l, b->u.l);
+			return -1;
+		if (depth >= JV_MAX_DEPTH)
+			return JV_EQ_DEEP;
+		return seq_eq(a->u.l, b->u.l, depth + 1, work);
 	case JV_DICT:
-		return dict_eq(a, b);
+		if (a->u.d == b->u.d)
+			return 1;
+		if (depth >= JV_MAX_DEPTH)
+			return JV_EQ_DEEP;
+		return dict_eq(a, b, depth + 1, work);
 	default:
 		return a->u.p == b->u.p;
 	}
 }
 
-int jinja_value_hashable(const struct jv *v)
+int jinja_value_eq(const struct jv *a, const struct jv *b)
+{
+	size_t work = 0;
+
+	return eq_at(a, b, 0, &work);
+}
+
+int jinja_value_eq_work(const struct jv *a, const struct jv *b, size_t *work)
+{
+	return eq_at(a, b, 0, work);
+}
+
+static int hashable_at(const struct jv *v, int depth)
 {
 	size_t i;
 
@@ -359,13 +398,20 @@ int jinja_value_hashable(const struct jv *v)
 	case JV_STR:
 		return 1;
 	case JV_TUPLE:
+		if (depth >= JV_MAX_DEPTH)
+			return 0;
 		for (i = 0; i < v->u.l->n; i++)
-			if (!jinja_value_hashable(&v->u.l->v[i]))
+			if (!hashable_at(&v->u.l->v[i], depth + 1))
 				return 0;
 		return 1;
 	default:
 		return 0;
 	}
+}
+
+int jinja_value_hashable(const struct jv *v)
+{
+	return hashable_at(v, 0);
 }
 
 const char *jinja_value_type_name(const struct jv *v)

@@ -23,6 +23,22 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+/* Containers nested deeper than this are refused by every walk over a value
+ * (==, <, in, sort, unique, repr, str, tojson). CPython's recursion limit is
+ * 1000: jinja2 3.1 on CPython 3.11 raises RecursionError from 990 nested
+ * lists for tojson and from 994 for printing or comparing (measured), so
+ * refusing past 989 never renders what Python refuses. */
+#define JV_MAX_DEPTH 989
+/* Work units (jinja_int.h, the render's budget) of one item a builtin
+ * visits or makes (a compared item, a split piece):
+ * about what scanning 256 bytes costs. */
+#define JV_WORK_ITEM 256
+/* Work units of one match str.count or str.replace finds (a search restarts
+ * there; measured at about 1,000 scanned bytes' time). */
+#define JV_WORK_MATCH 1024
+/* jinja_value_eq's answer for a walk past JV_MAX_DEPTH. */
+#define JV_EQ_DEEP (-2)
+
 struct jv_arena {
 	struct jv_block *head; /* owned chain of blocks, newest first */
 	size_t used;           /* bytes handed out, all blocks */
@@ -101,6 +117,9 @@ void jinja_value_arena_init(struct jv_arena *a, size_t max);
 void jinja_value_arena_release(struct jv_arena *a);
 /* `n` zeroed bytes, 16-aligned; NULL when out of memory or past the cap. */
 void *jinja_value_alloc(struct jv_arena *a, size_t n);
+/* Whether `n` more bytes would pass the arena's cap (so a failed
+ * jinja_value_alloc of `n` was the cap, not exhausted memory). */
+int jinja_value_arena_full(const struct jv_arena *a, size_t n);
 
 /* --- constructors (NULL-free: on failure they return ERR_NOMEM/ERR_LIMIT) --- */
 struct jv jinja_value_none(void);
@@ -126,9 +145,15 @@ struct jv *jinja_value_dict_get_str(const struct jv *dict, const char *s, size_t
 /* Python truthiness (Undefined false, a generator true). */
 int jinja_value_truthy(const struct jv *v);
 /* Python ==. Returns 1/0; -1 when needle cannot decide (a big integer against
- * a number), which callers refuse. */
+ * a number), which callers refuse; JV_EQ_DEEP when the walk would go deeper
+ * than JV_MAX_DEPTH containers (Python raises RecursionError). The same
+ * container object equals itself at once, as in CPython. */
 int jinja_value_eq(const struct jv *a, const struct jv *b);
-/* Whether the value can be a dict key (hashable in Python). */
+/* The same, adding to `*work` the work units (bytes, JV_WORK_ITEM per item)
+ * it spent (the render's budget counts them). */
+int jinja_value_eq_work(const struct jv *a, const struct jv *b, size_t *work);
+/* Whether the value can be a dict key (hashable in Python); a tuple nested
+ * deeper than JV_MAX_DEPTH counts as not hashable. */
 int jinja_value_hashable(const struct jv *v);
 /* Python type name for messages ("str", "dict", "NoneType", ...). */
 const char *jinja_value_type_name(const struct jv *v);

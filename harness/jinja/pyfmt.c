@@ -168,7 +168,9 @@ static enum err repr_string(const struct jv_str *str, struct buf *out, struct di
 	return buf_putc(out, quote) ? NOMEM(d) : ERR_OK;
 }
 
-static enum err repr_seq(const struct jv *v, struct buf *out, struct diag *d)
+static enum err repr_at(const struct jv *v, int level, struct buf *out, struct diag *d);
+
+static enum err repr_seq(const struct jv *v, int level, struct buf *out, struct diag *d)
 {
 	const struct jv_seq *l = v->u.l;
 	int tuple = v->k == JV_TUPLE;
@@ -179,7 +181,7 @@ static enum err repr_seq(const struct jv *v, struct buf *out, struct diag *d)
 	for (i = 0; i < l->n; i++) {
 		if (i && buf_puts(out, ", "))
 			return NOMEM(d);
-		if (pyfmt_repr(&l->v[i], out, d))
+		if (repr_at(&l->v[i], level, out, d))
 			return d->code;
 	}
 	if (tuple && l->n == 1 && buf_putc(out, ','))
@@ -188,7 +190,7 @@ static enum err repr_seq(const struct jv *v, struct buf *out, struct diag *d)
 }
 
 /* dict_keys(['a']), dict_values([1]), dict_items([('a', 1)]). */
-static enum err repr_view(const struct jv *v, struct buf *out, struct diag *d)
+static enum err repr_view(const struct jv *v, int level, struct buf *out, struct diag *d)
 {
 	struct jv list = *v;
 	const char *name = v->flags & JV_F_KEYS ? "dict_keys" : v->flags & JV_F_VALUES ? "dict_values"
@@ -197,12 +199,12 @@ static enum err repr_view(const struct jv *v, struct buf *out, struct diag *d)
 	list.flags = 0;
 	if (buf_printf(out, "%s(", name))
 		return NOMEM(d);
-	if (repr_seq(&list, out, d))
+	if (repr_seq(&list, level, out, d))
 		return d->code;
 	return buf_putc(out, ')') ? NOMEM(d) : ERR_OK;
 }
 
-static enum err repr_dict(const struct jv *v, struct buf *out, struct diag *d)
+static enum err repr_dict(const struct jv *v, int level, struct buf *out, struct diag *d)
 {
 	const struct jv_dict *m = v->u.d;
 	size_t i;
@@ -214,11 +216,11 @@ static enum err repr_dict(const struct jv *v, struct buf *out, struct diag *d)
 	for (i = 0; i < m->n; i++) {
 		if (i && buf_puts(out, ", "))
 			return NOMEM(d);
-		if (pyfmt_repr(&m->keys[i], out, d))
+		if (repr_at(&m->keys[i], level, out, d))
 			return d->code;
 		if (buf_puts(out, ": "))
 			return NOMEM(d);
-		if (pyfmt_repr(&m->vals[i], out, d))
+		if (repr_at(&m->vals[i], level, out, d))
 			return d->code;
 	}
 	if (buf_putc(out, '}') || (v->k == JV_NS && buf_putc(out, '>')))
@@ -226,10 +228,14 @@ static enum err repr_dict(const struct jv *v, struct buf *out, struct diag *d)
 	return ERR_OK;
 }
 
-enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
+/* repr(v) inside `level` containers. */
+static enum err repr_at(const struct jv *v, int level, struct buf *out, struct diag *d)
 {
 	enum err e = ERR_OK;
 
+	if (level > JV_MAX_DEPTH)
+		return diag_fail(d, ERR_UNSUPPORTED, "printing values nested deeper than %d "
+				 "(Python raises RecursionError)", JV_MAX_DEPTH);
 	switch (v->k) {
 	case JV_UNDEF: /* jinja2's Undefined.__repr__ */
 		e = buf_puts(out, "Undefined");
@@ -256,19 +262,24 @@ enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
 	case JV_LIST:
 	case JV_TUPLE:
 		if (v->flags & JV_F_VIEW)
-			return repr_view(v, out, d);
+			return repr_view(v, level + 1, out, d);
 		if (v->flags & (JV_F_GEN | JV_F_RANGE))
 			return diag_fail(d, ERR_UNSUPPORTED, "printing a %s object",
 					 jinja_value_type_name(v));
-		return repr_seq(v, out, d);
+		return repr_seq(v, level + 1, out, d);
 	case JV_DICT:
 	case JV_NS:
-		return repr_dict(v, out, d);
+		return repr_dict(v, level + 1, out, d);
 	default:
 		return diag_fail(d, ERR_UNSUPPORTED, "printing a %s object",
 				 jinja_value_type_name(v));
 	}
 	return e ? NOMEM(d) : ERR_OK;
+}
+
+enum err pyfmt_repr(const struct jv *v, struct buf *out, struct diag *d)
+{
+	return repr_at(v, 0, out, d);
 }
 
 enum err pyfmt_str(const struct jv *v, struct buf *out, struct diag *d)
@@ -457,8 +468,9 @@ static enum err json_value(const struct jv *v, const struct pyfmt_json *o, int l
 {
 	enum err e = ERR_OK;
 
-	if (level > 1000)
-		return diag_fail(d, ERR_LIMIT, "tojson nested too deeply");
+	if (level > JV_MAX_DEPTH)
+		return diag_fail(d, ERR_UNSUPPORTED, "tojson of values nested deeper than %d "
+				 "(Python raises RecursionError)", JV_MAX_DEPTH);
 	switch (v->k) {
 	case JV_NONE:
 		e = buf_puts(out, "null");

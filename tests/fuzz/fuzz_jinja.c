@@ -4,9 +4,15 @@
  * variables; the template is lexed, parsed and rendered with a fixed
  * conversation (system, user, assistant with reasoning and a parsed tool
  * call, tool result, user with content parts), tools, special tokens and the
- * extra variables, under small output and memory caps. Refusals and
- * rejections are expected; memory errors, crashes and a failed render that
- * leaves bytes in the output are not.
+ * extra variables, with the default step and work budgets, 256 MiB of values,
+ * 16 MiB of output and a quarter second of wall clock (so that a hostile
+ * seed that runs into no other budget ends that fast under the sanitizers,
+ * leaving `make test`'s short replay time to mutate). The seeds include
+ * hostile ones (hostile-*.jinja): values nested past JV_MAX_DEPTH, chains of
+ * filters, operators and elifs past what CPython compiles, deep blocks and
+ * loops, huge repetitions and indents, scans that exhaust the work budget,
+ * and every builtin. Refusals and rejections are expected; memory errors,
+ * crashes and a failed render that leaves bytes in the output are not.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,8 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!c)
 		abort();
 	diag_init(&d);
-	buf_init(&out, (size_t)1 << 20);
-	jinja_ctx_memory(c, (size_t)64 << 20);
+	buf_init(&out, (size_t)16 << 20);
+	jinja_ctx_memory(c, (size_t)256 << 20);
+	jinja_ctx_time(c, 0.25);
 	jinja_ctx_clock(c, &tm);
 	if (jinja_ctx_set_json(c, "messages", messages, sizeof(messages) - 1, &d) ||
 	    jinja_ctx_set_json(c, "tools", tools, sizeof(tools) - 1, &d) ||

@@ -189,6 +189,12 @@ CASES = [
     ("dictsort", "{% for k, v in d|dictsort %}{{ k }}{{ v }}{% endfor %}|{{ d|dictsort(reverse=true) }}", "{\"d\": {\"b\": 1, \"a\": 2, \"C\": 3}}"),
     ("reverse", "{{ 'abc'|reverse }}|{{ [1, 2]|reverse|list }}|{% for x in [1, 2]|reverse %}{{ x }}{% endfor %}", "{}"),
     ("sort-mixed", "{{ [1, 'a']|sort }}", "{}"),
+    ("min-max", "{{ [3, 1, 2]|min }}|{{ [3, 1, 2]|max }}|{{ ['b', 'A', 'c']|min }}|{{ ['b', 'A', 'C']|max }}|{{ ['b', 'A', 'c']|min(case_sensitive=true) }}|{{ 'bca'|max }}|{{ xs|min(attribute='n') }}|{{ xs|max(attribute='n') }}|{{ [1, 1.0]|max }}|{{ [1.0, 1]|min }}|{{ []|min is defined }}|{{ {'b': 1, 'a': 2}|max }}", "{\"xs\": [{\"n\": 2, \"k\": 1}, {\"n\": 1}, {\"n\": 2, \"k\": 2}]}"),
+    ("min-mixed", "{{ [1, 'a']|min }}", "{}"),
+    ("find-start-end", "{% set s = 'abcabcé€abc' %}{{ s.find('b', 2) }}|{{ s.find('b', 2, 4) }}|{{ s.find('b', -4) }}|{{ s.find('b', 2, -3) }}|{{ s.rfind('b', 0, 5) }}|{{ s.rfind('abc', 1) }}|{{ s.rfind('b', 0, -20) }}|{{ s.count('b', 1) }}|{{ s.count('b', 2, 5) }}|{{ s.count('', 3, 5) }}|{{ s.count('', 20) }}|{{ s.find('', 20) }}|{{ s.find('', 3) }}|{{ s.rfind('', 2, 4) }}|{{ s.index('c', None, 4) }}|{{ s.rindex('a', 0, None) }}|{{ s.find('€', 7) }}|{{ s.find('b', 200) }}|{{ s.find('c', true) }}", "{}"),
+    ("find-index-missing", "{{ 'abc'.index('a', 1) }}", "{}"),
+    ("find-keyword", "{{ 'abc'.find('a', start=1) }}", "{}"),
+    ("find-bad-bound", "{{ 'abc'.find('a', '1') }}", "{}"),
     # methods
     ("get-method", "{{ d.get('a') }}|{{ d.get('z', 'dz') }}|{{ d.get('z') }}", "{\"d\": {\"a\": 1}}"),
     ("items-keys-values", "{{ d.items()|list }}|{{ d.keys()|list }}|{{ d.values()|list }}|{{ d.items()|length }}|{{ d.keys()|first }}", "{\"d\": {\"a\": 1, \"b\": 2}}"),

@@ -205,6 +205,59 @@ static void test_memory_cap(void)
 	jinja_ctx_free(c);
 }
 
+/* The wall clock: a render past jinja_ctx_time ends with ERR_LIMIT at the
+ * statement it was running, long before its step budget. */
+static void test_time_cap(void)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct diag d;
+	struct buf out;
+	const char *tpl = "{% for i in range(100000) %}{% for j in range(100000) %}"
+			  "{% endfor %}{% endfor %}";
+	struct timespec a, b;
+
+	diag_init(&d);
+	buf_init(&out, 1024);
+	jinja_ctx_time(c, 0.05);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK_EQ_LONG(jinja_render(tpl, strlen(tpl), c, &out, &d), ERR_LIMIT);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECK(strstr(d.msg, "took longer than 0.05 seconds (template line 1, column ") != NULL);
+	CHECK((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 < 2.0);
+	CHECK_EQ_LONG((long)out.len, 0);
+	buf_release(&out);
+	jinja_ctx_free(c);
+}
+
+/* Compile limits measured on CPython: the last length Python compiles
+ * renders, one more is refused at the node that crosses the limit. */
+static void test_compile_limits(void)
+{
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct diag d;
+	struct buf t, out;
+	int i;
+
+	buf_init(&t, 1 << 20);
+	buf_init(&out, 1 << 20);
+	CHECK_EQ_LONG(buf_puts(&t, "{{ 1"), ERR_OK);
+	for (i = 0; i < 327; i++)
+		CHECK_EQ_LONG(buf_puts(&t, "|string"), ERR_OK);
+	CHECK_EQ_LONG(buf_puts(&t, " }}"), ERR_OK);
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_render(t.data, t.len, c, &out, &d), ERR_OK);
+	CHECK_STR(out.data, "1");
+	buf_truncate(&t, t.len - 3);
+	CHECK_EQ_LONG(buf_puts(&t, "|string }}"), ERR_OK);
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_render(t.data, t.len, c, &out, &d), ERR_LIMIT);
+	CHECK(strstr(d.msg, "an expression nested too deeply (Python cannot compile it) "
+			    "(template line 1, column 6)") != NULL);
+	buf_release(&t);
+	buf_release(&out);
+	jinja_ctx_free(c);
+}
+
 int main(void)
 {
 	T_RUN(test_float_repr);
@@ -215,5 +268,7 @@ int main(void)
 	T_RUN(test_context);
 	T_RUN(test_reads);
 	T_RUN(test_memory_cap);
+	T_RUN(test_time_cap);
+	T_RUN(test_compile_limits);
 	return T_DONE();
 }
