@@ -89,7 +89,8 @@ static cJSON *node(struct jtree *t, struct jscan *j, int type, struct diag *d)
 	return n;
 }
 
-/* A JSON string at j->pos, decoded and NUL-terminated in the blocks. */
+/* A JSON string at j->pos, decoded and NUL-terminated: in place of its
+ * closing quote when it has no escape, else copied into the blocks. */
 static char *string(struct jtree *t, struct jscan *j, struct diag *d)
 {
 	const char *s;
@@ -98,6 +99,11 @@ static char *string(struct jtree *t, struct jscan *j, struct diag *d)
 
 	if (jscan_string(j, &t->scratch, &s, &n, d))
 		return NULL;
+	if (s != t->scratch.data) {
+		out = (char *)(uintptr_t)s; /* a view into the caller's text */
+		out[n] = '\0';
+		return out;
+	}
 	if (!(out = take(t, n + 1))) {
 		nomem(j, d);
 		return NULL;
@@ -218,7 +224,7 @@ static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d)
 	return n;
 }
 
-enum err jtree_parse(struct jtree *t, const char *text, size_t len, const char *name,
+enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,
 		     cJSON **out, struct diag *d)
 {
 	struct jscan j;

@@ -7,7 +7,8 @@
  * number with strtod; cJSON_Delete frees them one by one. A journal line of
  * 800 bytes holds some 40 nodes, so parsing and freeing cost more than the
  * report that reads them. jtree takes the nodes and strings from blocks it
- * keeps between documents (no allocation once they are large enough),
+ * keeps between documents (no allocation once they are large enough) or
+ * leaves a string without escapes where it is, ended in place,
  * converts a number of up to 15 significant digits and a decimal exponent of
  * at most 22 exactly with one multiplication or division (the correctly
  * rounded result strtod gives; longer numbers go to strtod), and drops the
@@ -50,11 +51,13 @@ void jtree_init(struct jtree *t);
 void jtree_release(struct jtree *t);
 
 /* Parses `len` bytes of `text` (named `name` in messages) into *out, a tree
- * owned by `t` that stays valid until the next jtree_parse or
- * jtree_release. ERR_INPUT with jscan's message (file, line, column, byte,
+ * owned by `t` that stays valid until the next jtree_parse or jtree_release,
+ * and while `text` does: a string without escapes is not copied but ended
+ * in place, its closing quote overwritten by a NUL (so `text` is no longer
+ * JSON after the call, whatever its outcome). ERR_INPUT with jscan's message (file, line, column, byte,
  * reason) when it is not one JSON value; ERR_NOMEM. *out is NULL on error;
  * `d` may be NULL. */
-enum err jtree_parse(struct jtree *t, const char *text, size_t len, const char *name,
+enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,
 		     cJSON **out, struct diag *d);
 
 #endif

@@ -47,7 +47,7 @@ static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
 /* Parses one journal line into *rec (owned by `t`); text that is no JSON
  * leaves *rec NULL (the caller judges the line). Only running out of memory
  * is an error. */
-static enum err parse_line(struct jtree *t, const char *text, size_t len, cJSON **rec,
+static enum err parse_line(struct jtree *t, char *text, size_t len, cJSON **rec,
 			   const char *path, struct diag *d)
 {
 	if (jtree_parse(t, text, len, "a results line", rec, NULL) != ERR_NOMEM)
