@@ -809,7 +809,7 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 	return json_build_end(&jb, &res->diff, "the comparison", d);
 }
 
-enum err diff_runs(const struct report_run *a, const struct report_run *b,
+enum err diff_runs(struct report_run *a, struct report_run *b,
 		   struct diff_result *out, struct diag *d)
 {
 	struct index ia = {0}, ib = {0};

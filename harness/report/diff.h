@@ -68,7 +68,7 @@ struct diff_result {
 /* Compares runs `a` and `b` (borrowed, and kept borrowed by *out: they must
  * outlive it) into *out (released with diff_result_release; on failure
  * nothing is left to free). ERR_NOMEM; report_summary's errors. */
-enum err diff_runs(const struct report_run *a, const struct report_run *b,
+enum err diff_runs(struct report_run *a, struct report_run *b,
 		   struct diff_result *out, struct diag *d);
 /* Frees what `res` holds. */
 void diff_result_release(struct diff_result *res);

@@ -37,6 +37,9 @@
 #include "base/keyset.h"
 
 /* A run folder read back. */
+struct report_fold;
+struct rows_writer;
+
 struct report_run {
 	char *dir;         /* owned copy of RUN_DIR */
 	cJSON *manifest;   /* owned; NULL when the folder has no manifest.json */
@@ -53,6 +56,13 @@ struct report_run {
 	const char *const *globs; /* borrowed: the case ids kept (shell globs,
 				     report_load_cases; nglobs = 0: every case) */
 	size_t nglobs;
+	struct report_fold *fold; /* owned: the summary folded while loading
+				     (report_load, report_load_cases) until
+				     report_summary takes it; NULL after */
+	struct rows_writer *rows; /* owned: the CSV rows' writer while loading
+				     (report_load only), else NULL */
+	struct buf csv;    /* the CSV rows (rows.h) folded while loading,
+			      until report_render takes them */
 };
 
 /* Reads RUN_DIR's manifest.json if present and checks results.jsonl
@@ -84,11 +94,12 @@ struct report_sum {
 	struct casetab cases; /* owned */
 };
 
-/* Builds the summary of `r` (borrowed), reading its results.jsonl again as a
- * stream, into *out (the caller releases it with report_sum_release; on
- * failure nothing is left to free). ERR_NOMEM; as report_load when the
- * journal cannot be read again. */
-enum err report_summary(const struct report_run *r, struct report_sum *out, struct diag *d);
+/* Hands over the summary of `r` (borrowed) folded while report_load or
+ * report_load_cases read its journal (one pass for the keys, the summary
+ * and the rows), into *out (the caller releases it with report_sum_release;
+ * on failure nothing is left to free). Once per run: ERR_INTERNAL when it
+ * was taken already, or `r` was loaded by report_load_records. ERR_NOMEM. */
+enum err report_summary(struct report_run *r, struct report_sum *out, struct diag *d);
 /* Frees what `m` holds; it is empty after. */
 void report_sum_release(struct report_sum *m);
 /* The jout list (jout.h) printing m's cases in place of the array `at`
@@ -134,9 +145,10 @@ struct report_files {
 					* closed-loop load cells) */
 };
 
-/* Renders `r` (borrowed) into `f` (set up here; the caller releases it with
+/* Renders `r` (borrowed; loaded by report_load, whose summary and rows it
+ * takes) into `f` (set up here; the caller releases it with
  * report_files_release on success; on failure nothing is left to free). */
-enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d);
+enum err report_render(struct report_run *r, struct report_files *f, struct diag *d);
 /* Frees what `f` holds. */
 void report_files_release(struct report_files *f);
 /* Writes f's files into `dir` as a set: each staged in a temporary file,

@@ -64,42 +64,52 @@ static void run_name(const char *dir, char *out, size_t cap)
 	snprintf(out, cap, "%.*s", (int)(dir + n - s), s);
 }
 
-static void add_derived(struct json_build *jb, cJSON *row, const struct col *c,
-			const cJSON *rec, const char *run)
+/* A derived column's text for `rec` (in text[cap] or static), or NULL for
+ * null. */
+static const char *derived(const struct col *c, const cJSON *rec, const char *run,
+			   char *text, size_t cap)
 {
-	char text[WHY_TEXT_MAX];
 	const char *stage;
 
 	if (!strcmp(c->name, "run"))
-		json_add_str(jb, row, c->name, run);
-	else if (!strcmp(c->name, "failure_codes")) {
-		join(jget2(rec, "transport", "failures"), text, sizeof(text));
-		json_add_str(jb, row, c->name, text);
-	} else if (!strcmp(c->name, "recall_depths")) {
-		join(jget2(rec, "recall", "depths"), text, sizeof(text));
-		json_add_item(jb, row, c->name, jget(rec, "recall") ? cJSON_CreateString(text)
-								    : cJSON_CreateNull());
-	} else {
-		stage = why_first(rec, text, sizeof(text));
-		json_add_str(jb, row, c->name, !strcmp(c->name, "fail_stage") ? stage : text);
+		return run;
+	if (!strcmp(c->name, "failure_codes")) {
+		join(jget2(rec, "transport", "failures"), text, cap);
+		return text;
 	}
+	if (!strcmp(c->name, "recall_depths")) {
+		join(jget2(rec, "recall", "depths"), text, cap);
+		return jget(rec, "recall") ? text : NULL;
+	}
+	stage = why_first(rec, text, cap);
+	return !strcmp(c->name, "fail_stage") ? stage : text;
+}
+
+/* Column `c`'s scalar in `rec`, or NULL (absent, or an object or array). */
+static const cJSON *scalar(const struct col *c, const cJSON *rec)
+{
+	const cJSON *v = jget(rec, c->a);
+
+	if (c->b)
+		v = jget(v, c->b);
+	return v && !cJSON_IsObject(v) && !cJSON_IsArray(v) ? v : NULL;
 }
 
 /* The row of one record as a new object (NULL on ERR_NOMEM, in jb). */
 static cJSON *row_of(struct json_build *jb, const cJSON *rec, const char *run)
 {
 	cJSON *row = json_new_obj(jb);
+	char text[WHY_TEXT_MAX];
+	const char *t;
+	const cJSON *v;
 	size_t i;
 
 	for (i = 0; row && i < NCOLS; i++) {
-		const cJSON *v = cols[i].a ? jget(rec, cols[i].a) : NULL;
-		if (!cols[i].a)
-			add_derived(jb, row, &cols[i], rec, run);
-		else if (cols[i].b)
-			v = jget(v, cols[i].b);
-		if (cols[i].a && v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
+		if (!cols[i].a && (t = derived(&cols[i], rec, run, text, sizeof(text))))
+			json_add_str(jb, row, cols[i].name, t);
+		else if (cols[i].a && (v = scalar(&cols[i], rec)))
 			json_add_dup(jb, row, cols[i].name, v);
-		else if (cols[i].a)
+		else
 			json_add_null(jb, row, cols[i].name);
 	}
 	if (jb->code) {
@@ -124,71 +134,78 @@ static enum err csv_field(struct buf *b, const char *s)
 
 static enum err csv_value(struct buf *b, const cJSON *v)
 {
+	char num[JSON_G15_MAX];
+
 	if (cJSON_IsString(v))
 		return csv_field(b, v->valuestring);
 	if (cJSON_IsNumber(v))
-		return buf_printf(b, "%.15g", v->valuedouble);
+		return buf_append(b, num, json_g15(v->valuedouble, num));
 	if (cJSON_IsBool(v))
 		return buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
 	return ERR_OK; /* null: an empty field */
 }
 
-static enum err csv_line(struct buf *b, const cJSON *row)
+/* The CSV line of one record, written from it cell by cell. */
+static enum err csv_line(struct buf *b, const cJSON *rec, const char *run)
 {
-	const cJSON *v;
+	char text[WHY_TEXT_MAX];
+	const char *t;
 	enum err e = ERR_OK;
-	int first = 1;
+	size_t i;
 
-	cJSON_ArrayForEach(v, row) {
-		if (!e && !first)
+	for (i = 0; !e && i < NCOLS; i++) {
+		if (i)
 			e = buf_putc(b, ',');
-		if (!e)
-			e = csv_value(b, v);
-		first = 0;
+		if (!e && !cols[i].a && (t = derived(&cols[i], rec, run, text, sizeof(text))))
+			e = csv_field(b, t);
+		else if (!e && cols[i].a)
+			e = csv_value(b, scalar(&cols[i], rec));
 	}
 	return e ? e : buf_puts(b, "\r\n");
 }
 
-/* results_each's callback state of rows_write. */
-struct rows_out {
-	struct json_build jb;
-	const char *run;
-	int csv;
-	struct buf *out;
-};
-
-static enum err row_one(void *ctx, const cJSON *rec, struct diag *d)
+enum err rows_begin(struct rows_writer *w, const char *dir, int csv, struct buf *out)
 {
-	struct rows_out *o = ctx;
-	cJSON *row = row_of(&o->jb, rec, o->run);
+	enum err e = ERR_OK;
+	size_t i;
+
+	json_build_init(&w->jb);
+	run_name(dir, w->run, sizeof(w->run));
+	w->csv = csv;
+	w->out = out;
+	for (i = 0; csv && !e && i < NCOLS; i++)
+		e = buf_printf(out, "%s%s", i ? "," : "", cols[i].name);
+	return csv && !e ? buf_puts(out, "\r\n") : e;
+}
+
+enum err rows_take(struct rows_writer *w, const cJSON *rec, struct diag *d)
+{
+	cJSON *row;
 	enum err e;
 
-	if (!row)
-		return o->jb.code;
-	e = o->csv ? csv_line(o->out, row) : json_print(row, JSON_NEWLINE, o->out, "a row", d);
+	if (w->csv)
+		return csv_line(w->out, rec, w->run);
+	if (!(row = row_of(&w->jb, rec, w->run)))
+		return w->jb.code;
+	e = json_print(row, JSON_NEWLINE, w->out, "a row", d);
 	cJSON_Delete(row);
 	return e;
 }
 
+/* results_each's callback of rows_write. */
+static enum err row_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	return rows_take(ctx, rec, d);
+}
+
 static enum err rows_write(const char *dir, int csv, struct buf *out, struct diag *d)
 {
-	struct rows_out o;
+	struct rows_writer w;
 	struct results_scan sc;
-	char run[1024];
-	enum err e = ERR_OK;
-	size_t i;
+	enum err e = rows_begin(&w, dir, csv, out);
 
-	json_build_init(&o.jb);
-	run_name(dir, run, sizeof(run));
-	o.run = run;
-	o.csv = csv;
-	o.out = out;
-	for (i = 0; csv && !e && i < NCOLS; i++)
-		e = buf_printf(out, "%s%s", i ? "," : "", cols[i].name);
-	if (csv && !e)
-		e = buf_puts(out, "\r\n");
 	if (!e)
-		e = results_each(dir, row_one, &o, &sc, d);
+		e = results_each(dir, row_one, &w, &sc, d);
 	if (e && (!d || !d->code))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));
 	return e;
