@@ -89,14 +89,33 @@ static cJSON *node(struct jtree *t, struct jscan *j, int type, struct diag *d)
 	return n;
 }
 
+/* The byte at j->pos, or -1 at the end: the fast paths below read what
+ * compact JSON (a journal line) holds there, and leave anything else
+ * (whitespace, escapes, exponents, errors) to jscan. */
+static int at(const struct jscan *j)
+{
+	return j->pos < j->len ? (unsigned char)j->s[j->pos] : -1;
+}
+
 /* A JSON string at j->pos, decoded and NUL-terminated: in place of its
  * closing quote when it has no escape, else copied into the blocks. */
 static char *string(struct jtree *t, struct jscan *j, struct diag *d)
 {
 	const char *s;
-	size_t n;
+	size_t n, p = j->pos + 1;
 	char *out;
 
+	if (at(j) == '"') {
+		while (p < j->len && (unsigned char)j->s[p] >= 0x20 && j->s[p] != '"' &&
+		       j->s[p] != '\\')
+			p++;
+		if (p < j->len && j->s[p] == '"') {
+			out = (char *)(uintptr_t)(j->s + j->pos + 1);
+			out[p - j->pos - 1] = '\0';
+			j->pos = p + 1;
+			return out;
+		}
+	}
 	if (jscan_string(j, &t->scratch, &s, &n, d))
 		return NULL;
 	if (s != t->scratch.data) {
@@ -143,14 +162,48 @@ static double number(struct jtree *t, const char *s, size_t n)
 	return strtod(t->scratch.data, NULL);
 }
 
+/* The end of a plain number ([-]digits[.digits]) at j->pos followed by a
+ * byte that may follow a value, or 0 (then jscan_skip judges it). */
+static size_t plain_number(const struct jscan *j)
+{
+	const char *s = j->s;
+	size_t p = j->pos + (s[j->pos] == '-'), d0 = p;
+
+	while (p < j->len && s[p] >= '0' && s[p] <= '9')
+		p++;
+	if (p == d0)
+		return 0;
+	if (p < j->len && s[p] == '.') {
+		d0 = ++p;
+		while (p < j->len && s[p] >= '0' && s[p] <= '9')
+			p++;
+		if (p == d0)
+			return 0;
+	}
+	return p == j->len || s[p] == ',' || s[p] == '}' || s[p] == ']' ? p : 0;
+}
+
+/* Whether word `w` (true, false, null) is at j->pos; consumed if so. */
+static int word(struct jscan *j, const char *w, size_t n)
+{
+	if (j->len - j->pos < n || memcmp(j->s + j->pos, w, n))
+		return 0;
+	j->pos += n;
+	return 1;
+}
+
 /* A scalar (number, true, false, null) at j->pos. */
 static cJSON *scalar(struct jtree *t, struct jscan *j, struct diag *d)
 {
-	size_t start;
+	size_t start = j->pos, end = at(j) >= 0 ? plain_number(j) : 0;
 	cJSON *n;
 	char c;
 
-	if (jscan_skip(j, &start, d))
+	if (end)
+		j->pos = end;
+	else if (word(j, "true", 4) || word(j, "false", 5) || word(j, "null", 4))
+		;
+	else if (jscan_skip(j, &start, d))
 		return NULL;
 	c = j->s[start];
 	if (c == 't' || c == 'f')
@@ -183,11 +236,15 @@ static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
 	while (more > 0) {
 		char *key = NULL;
 
-		if (c == '{' && jscan_peek(j) != '"') {
+		if (c == '{' && at(j) != '"' && jscan_peek(j) != '"') {
 			jscan_fail(j, d, "expected a member name");
 			return NULL;
 		}
-		if (c == '{' && (!(key = string(t, j, d)) || jscan_expect(j, ':', d)))
+		if (c == '{' && !(key = string(t, j, d)))
+			return NULL;
+		if (c == '{' && at(j) == ':')
+			j->pos++;
+		else if (c == '{' && jscan_expect(j, ':', d))
 			return NULL;
 		if (!(it = value(t, j, depth + 1, d)))
 			return NULL;
@@ -197,7 +254,10 @@ static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
 		else
 			n->child = it;
 		last = it;
-		more = jscan_next(j, c == '{' ? '}' : ']', d);
+		if (at(j) == ',')
+			j->pos++, more = 1;
+		else
+			more = jscan_next(j, c == '{' ? '}' : ']', d);
 	}
 	if (more < 0)
 		return NULL;
@@ -208,8 +268,11 @@ static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
 
 static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d)
 {
-	int c = jscan_peek(j);
+	int c = at(j);
 	cJSON *n;
+
+	if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+		c = jscan_peek(j);
 
 	if (depth > JSCAN_MAX_DEPTH) {
 		jscan_fail(j, d, "nested too deeply");
