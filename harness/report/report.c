@@ -63,6 +63,8 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 		return e;
 	if (r->rows && (e = rows_take(r->rows, rec, d)))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", r->dir, err_name(e));
+	if (r->also.take && (e = r->also.take(r->also.ctx, rec, d)))
+		return e;
 	return r->has_plan ? keyset_add(&r->keys, key, NULL, d) : ERR_OK;
 }
 
@@ -79,7 +81,8 @@ static enum err fold_begin(struct report_run *r, struct diag *d);
 enum { FOLD_SUMMARY = 1, FOLD_ROWS = 2 };
 
 static enum err load_run(const char *dir, int keep_all, int folds, const char *const *globs,
-			 size_t nglobs, struct report_run **out, struct diag *d)
+			 size_t nglobs, const struct report_also *also, struct report_run **out,
+			 struct diag *d)
 {
 	struct report_run *r;
 	struct results_scan sc = {0};
@@ -87,7 +90,13 @@ static enum err load_run(const char *dir, int keep_all, int folds, const char *c
 
 	*out = NULL;
 	r = mem_calloc(1, sizeof(*r));
+	if (r && also)
+		r->also = *also;
+	else if (also && also->drop)
+		also->drop(also->ctx);
 	if (!r || !(r->dir = mem_strndup(dir, strlen(dir)))) {
+		if (r && r->also.drop)
+			r->also.drop(r->also.ctx);
 		mem_free(r);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
@@ -117,18 +126,19 @@ static enum err load_run(const char *dir, int keep_all, int folds, const char *c
 
 enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 {
-	return load_run(dir, 0, FOLD_SUMMARY | FOLD_ROWS, NULL, 0, out, d);
+	return load_run(dir, 0, FOLD_SUMMARY | FOLD_ROWS, NULL, 0, NULL, out, d);
 }
 
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
-			   struct report_run **out, struct diag *d)
+			   const struct report_also *also, struct report_run **out,
+			   struct diag *d)
 {
-	return load_run(dir, 0, FOLD_SUMMARY, globs, nglobs, out, d);
+	return load_run(dir, 0, FOLD_SUMMARY, globs, nglobs, also, out, d);
 }
 
 enum err report_load_records(const char *dir, struct report_run **out, struct diag *d)
 {
-	return load_run(dir, 1, 0, NULL, 0, out, d);
+	return load_run(dir, 1, 0, NULL, 0, NULL, out, d);
 }
 
 static void fold_free(struct report_fold *F);
@@ -144,6 +154,8 @@ void report_run_free(struct report_run *r)
 	fold_free(r->fold);
 	mem_free(r->rows);
 	buf_release(&r->csv);
+	if (r->also.drop)
+		r->also.drop(r->also.ctx);
 	mem_free(r->dir);
 	mem_free(r);
 }

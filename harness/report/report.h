@@ -35,10 +35,20 @@
 #include "base/err.h"
 #include "base/jout.h"
 #include "base/keyset.h"
+#include "run/results.h"
 
 /* A run folder read back. */
 struct report_fold;
 struct rows_writer;
+
+/* Another reader folded into a load's one pass over the journal (diff.h's
+ * index): `take` is handed each record the run keeps; `ctx` belongs to the
+ * run from the load on, and `drop` (may be NULL) frees it with the run. */
+struct report_also {
+	results_fn take;
+	void *ctx;
+	void (*drop)(void *ctx);
+};
 
 struct report_run {
 	char *dir;         /* owned copy of RUN_DIR */
@@ -63,6 +73,8 @@ struct report_run {
 				     (report_load only), else NULL */
 	struct buf csv;    /* the CSV rows (rows.h) folded while loading,
 			      until report_render takes them */
+	struct report_also also; /* report_load_cases's other reader, or zeroed;
+				    its reader may take `ctx` (then NULL) */
 };
 
 /* Reads RUN_DIR's manifest.json if present and checks results.jsonl
@@ -70,13 +82,16 @@ struct report_run {
  * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
  * line, reason); ERR_IO when results.jsonl cannot be read. */
 enum err report_load(const char *dir, struct report_run **out, struct diag *d);
-/* As report_load, keeping only the records of the cases `globs` selects
- * (record_case_selected; borrowed, they must outlive the run) and counting
- * the manifest's plan over those cases only: a narrower comparison on
- * purpose (needle diff --case). Every reader of the run (report_summary,
- * diff) sees only those records. */
+/* As report_load without the rows, keeping only the records of the cases
+ * `globs` selects (record_case_selected; borrowed, they must outlive the
+ * run; nglobs 0: every case) and counting the manifest's plan over those
+ * cases only: a narrower comparison on purpose (needle diff --case). Every
+ * reader of the run (report_summary, diff) sees only those records. `also`
+ * (copied; may be NULL) is folded into the same pass; its ctx is dropped
+ * with the run, also when the load fails. */
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
-			   struct report_run **out, struct diag *d);
+			   const struct report_also *also, struct report_run **out,
+			   struct diag *d);
 /* Whether run `r` keeps record `rec` (its case is selected). */
 int report_keeps(const struct report_run *r, const cJSON *rec);
 /* As report_load, and keeps every record in r->all, for merge.h, which
