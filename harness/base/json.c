@@ -334,7 +334,7 @@ size_t json_g15(double v, char *out)
 		out[n] = '\0';
 		return n;
 	}
-	if (v == v && v != 0 && (n = g15_fixed(v, out)))
+	if (isfinite(v) && v != 0 && (n = g15_fixed(v, out)))
 		return n;
 	len = snprintf(out, JSON_G15_MAX, "%.15g", v);
 	return len > 0 ? (size_t)len : 0;
