@@ -675,6 +675,21 @@ void filler_free(struct filler *f)
 	mem_free(f);
 }
 
+void filler_reseed(struct filler *f, uint64_t seed, uint64_t stream)
+{
+	prng_init(&f->prng, seed, stream);
+	if (f->seen)
+		memset(f->seen, 0, f->capseen * sizeof(*f->seen));
+	f->nseen = 0;
+	memset(f->bind, 0, sizeof(f->bind));
+	buf_reset(&f->scratch);
+}
+
+enum filler_kind filler_kind_of(const struct filler *f)
+{
+	return f->kind;
+}
+
 size_t filler_nprojects(const struct filler *f)
 {
 	return f->nprojects;

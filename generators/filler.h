@@ -51,6 +51,12 @@ enum err filler_new(enum filler_kind kind, uint64_t seed, uint64_t stream,
 		    struct filler **out, struct diag *d);
 /* Accepts NULL. */
 void filler_free(struct filler *f);
+/* Makes `f` emit what a new filler of its kind with (seed, stream) would,
+ * keeping its loaded grammars (filler_new's cost): the PRNG restarted, no
+ * unit seen, no binding. Allocates nothing. */
+void filler_reseed(struct filler *f, uint64_t seed, uint64_t stream);
+/* The kind `f` was created with. */
+enum filler_kind filler_kind_of(const struct filler *f);
 
 /* Appends one paragraph (a run of sentences, or one function for code) that
  * ends with "\n\n". For FILLER_MIXED the language is drawn per paragraph. */

@@ -27,6 +27,12 @@
 #define BULK_RESERVE 96   /* whole paragraphs leave at least this much */
 #define BATCH_MAX 16384   /* tokens counted in one call at most */
 #define PAIR_MIN 2048     /* smallest batch worth counting on a second thread */
+#define THREAD_MIN_BYTES ((size_t)64 << 10) /* smallest prompt whose final count
+					      * runs on a thread: below it, starting
+					      * one (a stack and a malloc arena
+					      * mapped and unmapped) costs more than
+					      * the check it overlaps, and a load
+					      * case builds a prompt per request */
 #define TAIL_SENTENCES 6  /* sentences in a tail paragraph at most */
 #define MISSES 64         /* sentences tried before closing a tail paragraph */
 #define FIRST_MISSES 400  /* sentences tried to hit a small remainder exactly */
@@ -659,17 +665,17 @@ static void *count_job_main(void *arg)
 	return NULL;
 }
 
-/* Starts counting on a thread, or counts right here if no thread can start;
- * the result is the same either way. */
+/* Starts counting on a thread when `thread` says so, else (or if no thread
+ * can start) counts right here; the result is the same either way. */
 static void count_start(struct count_job *j, const struct tok *t,
-			const char *text, size_t len)
+			const char *text, size_t len, int thread)
 {
 	j->tok = t;
 	j->text = text;
 	j->len = len;
 	j->count = 0;
 	diag_init(&j->d);
-	j->started = pthread_create(&j->thread, NULL, count_job_main, j) == 0;
+	j->started = thread && pthread_create(&j->thread, NULL, count_job_main, j) == 0;
 	if (!j->started)
 		count_job_main(j);
 }
@@ -708,7 +714,7 @@ static enum err batch_pair(struct gen *g, long want, long *r, int *kept)
 		e = generate(g, want);
 	if (e)
 		return e;
-	count_start(&job, g->o->tok, g->doc.data + m0, m1 - m0);
+	count_start(&job, g->o->tok, g->doc.data + m0, m1 - m0, 1);
 	e = count_from(g, m1, &cb);
 	if (count_finish(&job, &ca, g->d) && !e)
 		e = g->d->code;
@@ -915,7 +921,13 @@ static enum err setup(struct gen *g, const struct haystack_opts *o)
 	if (e)
 		return e;
 	prng_init(&g->prng, o->seed, 0);
-	e = filler_new(kind, o->seed, 1, &g->f, g->d);
+	if (o->reuse && filler_kind_of(o->reuse) == kind)
+		filler_reseed(g->f = o->reuse, o->seed, 1);
+	else if (o->reuse)
+		e = diag_fail(g->d, ERR_INTERNAL, "the filler kept is not a '%s' filler",
+			      filler_kind_name(kind));
+	else
+		e = filler_new(kind, o->seed, 1, &g->f, g->d);
 	if (!e)
 		e = pick_needles(g, depth, k);
 	if (!e)
@@ -958,7 +970,8 @@ static enum err build_exact(struct gen *g, struct buf *prompt)
 			e = render(g, g->doc.data, g->doc.len, prompt, &g->h->messages);
 		if (e)
 			return e;
-		count_start(&job, g->o->tok, prompt->data, prompt->len);
+		count_start(&job, g->o->tok, prompt->data, prompt->len,
+			    prompt->len >= THREAD_MIN_BYTES);
 		diag_init(&vd);
 		ve = verify(g, &vd);
 		e = count_finish(&job, &n, g->d);
@@ -1006,7 +1019,8 @@ enum err haystack_build(const struct haystack_opts *o, struct haystack *out,
 	buf_release(&prompt);
 	buf_release(&g.doc);
 	mem_free(g.chunks);
-	filler_free(g.f);
+	if (g.f != o->reuse)
+		filler_free(g.f);
 	return e;
 }
 

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+struct filler;
+
 #include "base/err.h"
 #include "base/io.h"
 #include "tok/tok.h"
@@ -55,6 +57,10 @@ struct haystack_opts {
 	int plain;
 	int raw;
 	long raw_extra;
+	/* Borrowed, or NULL: a filler of the kind `filler` names (filler.h),
+	 * reseeded for this build instead of one loaded per build; the prompt
+	 * is the same either way (loadgen.h keeps one per load case). */
+	struct filler *reuse;
 };
 
 struct haystack_needle {

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "filler.h"
 #include "haystack.h"
 #include "base/mem.h"
 #include "prng.h"
@@ -28,6 +29,28 @@ uint64_t loadgen_seed(uint64_t case_seed, unsigned level, unsigned round,
 	return prng_splitmix64(&x);
 }
 
+/* The cache's filler for kind `name` (made, or remade for another kind);
+ * NULL in *out without a cache. */
+static enum err cached_filler(struct loadgen_cache *c, const char *name, struct filler **out,
+			      struct diag *d)
+{
+	enum filler_kind kind = FILLER_PROSE;
+	enum err e;
+
+	*out = NULL;
+	if (!c)
+		return ERR_OK;
+	if (name && (e = filler_kind_parse(name, &kind, d)))
+		return e;
+	if (c->filler && filler_kind_of(c->filler) != kind)
+		loadgen_cache_release(c);
+	/* the seed is set by each build (filler_reseed) */
+	if (!c->filler && (e = filler_new(kind, 0, 1, &c->filler, d)))
+		return e;
+	*out = c->filler;
+	return ERR_OK;
+}
+
 enum err loadgen_build(const struct loadgen_opts *o, uint64_t seed,
 		       struct loadgen_prompt *out, struct diag *d)
 {
@@ -39,6 +62,8 @@ enum err loadgen_build(const struct loadgen_opts *o, uint64_t seed,
 	memset(&h, 0, sizeof(h));
 	if (o->endpoint == LOADGEN_CHAT && !o->tpl)
 		return diag_fail(d, ERR_INPUT, "a chat load prompt needs a chat template (--template)");
+	if ((e = cached_filler(o->cache, o->filler, &h.reuse, d)))
+		return e;
 	h.tok = o->tok;
 	h.tpl = o->tpl;
 	h.kwargs = o->kwargs;
@@ -64,6 +89,14 @@ enum err loadgen_build(const struct loadgen_opts *o, uint64_t seed,
 	}
 	haystack_release(&hs);
 	return e;
+}
+
+void loadgen_cache_release(struct loadgen_cache *c)
+{
+	if (!c)
+		return;
+	filler_free(c->filler);
+	c->filler = NULL;
 }
 
 void loadgen_release(struct loadgen_prompt *p)

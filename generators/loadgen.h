@@ -22,12 +22,21 @@
 
 #include <cjson/cJSON.h>
 
+struct filler;
+
 #include "base/err.h"
 #include "base/io.h"
 #include "tok/tok.h"
 #include "tpl/tpl.h"
 
 enum loadgen_endpoint { LOADGEN_COMPLETIONS, LOADGEN_CHAT };
+
+/* What loadgen_build keeps between the prompts of one load case: the filler
+ * with its grammars loaded, reseeded per prompt (a prompt is the same bytes
+ * with or without it). Zero it to start; free it with loadgen_cache_release. */
+struct loadgen_cache {
+	struct filler *filler; /* owned, or NULL before the first build */
+};
 
 struct loadgen_opts {
 	enum loadgen_endpoint endpoint;
@@ -38,6 +47,7 @@ struct loadgen_opts {
 	long input_tokens;              /* usage.prompt_tokens to hit */
 	long bos_tokens;                /* completions: tokens the server adds (0 or 1) */
 	const char *filler;             /* "prose" (NULL), "code", "zh", "mixed" */
+	struct loadgen_cache *cache;    /* borrowed, or NULL: nothing kept */
 };
 
 struct loadgen_prompt {
@@ -65,5 +75,7 @@ enum err loadgen_build(const struct loadgen_opts *o, uint64_t seed,
 		       struct loadgen_prompt *out, struct diag *d);
 /* Frees what `p` owns and zeroes it. Accepts NULL. */
 void loadgen_release(struct loadgen_prompt *p);
+/* Frees what `c` keeps; it is empty after. Accepts NULL. */
+void loadgen_cache_release(struct loadgen_cache *c);
 
 #endif

@@ -1,6 +1,7 @@
 #include "json.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "io.h"
@@ -269,6 +270,92 @@ enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 	cJSON_Delete(*out);
 	*out = NULL;
 	return diag_fail(d, ERR_INPUT, "cannot parse %s: invalid JSON at byte %zu", what, at);
+}
+
+/* The decimal digits of `u` into out (no sign, no NUL); returns how many. */
+static size_t digits(unsigned long long u, char *out)
+{
+	char tmp[24];
+	size_t k = 0, n = 0;
+
+	do
+		tmp[k++] = (char)('0' + u % 10);
+	while ((u /= 10));
+	while (k)
+		out[n++] = tmp[--k];
+	return n;
+}
+
+/* "%.15g" of a finite non-zero `v` with 1e-4 <= |v| < 1e15 when its 15
+ * significant digits can be had exactly from one rounded product: `v` times
+ * a power of ten (exact up to 10^22) is rounded once, off by at most 1/16
+ * from the exact product below 2^50, so its nearest integer is the correctly
+ * rounded digits unless the product lies near a half (then 0, for printf).
+ * Fixed notation, trailing zeros of the fraction dropped, as %g does. */
+static size_t g15_fixed(double v, char *out)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18};
+	double a = fabs(v), x, f;
+	int e = (int)floor(log10(a)), k;
+	unsigned long long m;
+	char dg[24];
+	size_t n = 0, i, nd;
+
+	if (e < -4 || e > 14)
+		return 0;
+	if (a < p10[e < 0 ? 0 : e] && e >= 0)
+		e--; /* log10 rounded up to a power of ten */
+	k = 14 - e;
+	if (k < 0 || k > 18)
+		return 0;
+	x = a * p10[k];
+	if (x < 1e14 || x >= 1e15)
+		return 0;
+	f = x - floor(x);
+	if (f >= 0.4375 && f <= 0.5625)
+		return 0;
+	m = (unsigned long long)floor(x) + (f >= 0.5);
+	if (m >= 1000000000000000ULL)
+		return 0; /* rounded up to a new digit: rare, left to printf */
+	nd = digits(m, dg);
+	while (nd > 1 && dg[nd - 1] == '0' && (int)nd > e + 1)
+		nd--;
+	if (v < 0)
+		out[n++] = '-';
+	if (e < 0) {
+		out[n++] = '0';
+		out[n++] = '.';
+		for (i = 0; i < (size_t)(-e - 1); i++)
+			out[n++] = '0';
+	}
+	for (i = 0; i < nd; i++) {
+		if (e >= 0 && i == (size_t)e + 1)
+			out[n++] = '.';
+		out[n++] = dg[i];
+	}
+	out[n] = '\0';
+	return n;
+}
+
+size_t json_g15(double v, char *out)
+{
+	size_t n = 0;
+	int len;
+
+	if (v == v && v > -1e15 && v < 1e15 && v == (double)(long long)v &&
+	    !(v == 0 && signbit(v))) {
+		if (v < 0)
+			out[n++] = '-';
+		n += digits((unsigned long long)(v < 0 ? -v : v), out + n);
+		out[n] = '\0';
+		return n;
+	}
+	if (isfinite(v) && v != 0 && (n = g15_fixed(v, out)))
+		return n;
+	len = snprintf(out, JSON_G15_MAX, "%.15g", v);
+	return len > 0 ? (size_t)len : 0;
 }
 
 /* cJSON's text for `v`, owned by the caller (cJSON_free), or NULL. */

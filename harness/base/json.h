@@ -112,6 +112,13 @@ size_t json_nul_at(const char *s, size_t n);
  * there is none. */
 size_t json_control_at(const char *s, size_t n);
 
+#define JSON_G15_MAX 32 /* bytes of json_g15's text, NUL included */
+
+/* `v` as printf's "%.15g" writes it, into out[JSON_G15_MAX]; returns its
+ * length. An integer below 10^15 in magnitude is written without printf
+ * (the common case of a table of counts and statuses). */
+size_t json_g15(double v, char *out);
+
 /* Appends `v`'s text (see the flags) to `out`. ERR_NOMEM or ERR_LIMIT, with
  * "out of memory printing WHAT" / "WHAT is too large"; `out` is then unchanged. */
 enum err json_print(const cJSON *v, unsigned flags, struct buf *out, const char *what,

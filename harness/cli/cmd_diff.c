@@ -194,8 +194,8 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	memset(&res, 0, sizeof(res));
 	*worst = GATE_PASS;
 	e = parse_gates(&o->gates, g, &n, d);
-	if (!e && !(e = report_load_cases(da, (const char *const *)o->cases.v, (size_t)o->cases.n, &a, d)) &&
-	    !(e = report_load_cases(db, (const char *const *)o->cases.v, (size_t)o->cases.n, &b, d)))
+	if (!e && !(e = diff_load(da, (const char *const *)o->cases.v, (size_t)o->cases.n, &a, d)) &&
+	    !(e = diff_load(db, (const char *const *)o->cases.v, (size_t)o->cases.n, &b, d)))
 		e = diff_runs(a, b, &res, d);
 	if (!e)
 		e = judge(&res, g, n, o, worst, d);

@@ -156,8 +156,8 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct index *ix = ctx;
 
-	if (!report_keeps(ix->run, rec))
-		return ERR_OK;
+	if (ix->run && !report_keeps(ix->run, rec))
+		return ERR_OK; /* diff_load's pass hands over kept records only */
 	if (ix->n == ix->cap) {
 		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
 		if (!nk)
@@ -190,6 +190,40 @@ static enum err index_of(const struct report_run *r, struct index *ix, struct di
 	if (!e && ix->n) /* an empty journal has no array to sort (ix->k NULL) */
 		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
 	return e;
+}
+
+/* report_also's drop of diff_load's index. */
+static void index_drop(void *ctx)
+{
+	if (ctx)
+		index_free(ctx);
+	mem_free(ctx);
+}
+
+enum err diff_load(const char *dir, const char *const *globs, size_t nglobs,
+		   struct report_run **out, struct diag *d)
+{
+	struct report_also also = {index_one, mem_calloc(1, sizeof(struct index)), index_drop};
+
+	*out = NULL;
+	if (!also.ctx)
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	return report_load_cases(dir, globs, nglobs, &also, out, d);
+}
+
+/* Run r's index: the one diff_load built while loading (taken from the
+ * run), else built by reading its journal again; sorted. */
+static enum err index_take(struct report_run *r, struct index *ix, struct diag *d)
+{
+	struct index *built = r->also.take == index_one ? r->also.ctx : NULL;
+
+	if (!built)
+		return index_of(r, ix, d);
+	*ix = *built;
+	mem_free(built);
+	r->also.ctx = NULL;
+	qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	return ERR_OK;
 }
 
 static const struct keyed *find(const struct index *ix, const char *key)
@@ -812,7 +846,7 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 	return json_build_end(&jb, &res->diff, "the comparison", d);
 }
 
-enum err diff_runs(const struct report_run *a, const struct report_run *b,
+enum err diff_runs(struct report_run *a, struct report_run *b,
 		   struct diff_result *out, struct diag *d)
 {
 	struct index ia = {0}, ib = {0};
@@ -823,7 +857,7 @@ enum err diff_runs(const struct report_run *a, const struct report_run *b,
 	memset(&m, 0, sizeof(m));
 	if ((e = report_summary(a, &out->a, d)) || (e = report_summary(b, &out->b, d)))
 		goto out;
-	if ((e = index_of(a, &ia, d)) || (e = index_of(b, &ib, d)))
+	if ((e = index_take(a, &ia, d)) || (e = index_take(b, &ib, d)))
 		goto out;
 	if (!(m.ep_flips = mem_calloc(2 * ib.neps + 1, sizeof(*m.ep_flips)))) {
 		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");

@@ -65,10 +65,18 @@ struct diff_result {
 	size_t ncases, capcases;
 };
 
+/* Loads run folder `dir` for a comparison: report_load_cases (`globs` as
+ * there) with the index of its records diff_runs compares built in the same
+ * pass, so each journal is read once. The caller frees the run with
+ * report_run_free. Errors as report_load_cases. */
+enum err diff_load(const char *dir, const char *const *globs, size_t nglobs,
+		   struct report_run **out, struct diag *d);
+
 /* Compares runs `a` and `b` (borrowed, and kept borrowed by *out: they must
- * outlive it) into *out (released with diff_result_release; on failure
+ * outlive it; loaded by diff_load, else their journals are read again for
+ * the index) into *out (released with diff_result_release; on failure
  * nothing is left to free). ERR_NOMEM; report_summary's errors. */
-enum err diff_runs(const struct report_run *a, const struct report_run *b,
+enum err diff_runs(struct report_run *a, struct report_run *b,
 		   struct diff_result *out, struct diag *d);
 /* Frees what `res` holds. */
 void diff_result_release(struct diff_result *res);

@@ -37,13 +37,17 @@ static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 
 /* ---- loading ---- */
 
+static enum err fold_take(struct report_fold *F, const cJSON *rec, struct diag *d);
+
 /* results_each's callback of report_load: keeps the attempt key when the
  * manifest has a plan to count it against, and the record itself when it
- * is a load round. */
+ * is a load round; folds it into the summary and the rows when the run is
+ * loaded for them. */
 static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 {
 	struct report_run *r = ctx;
 	char key[RECORD_KEY_MAX];
+	enum err e;
 
 	if (!report_keeps(r, rec))
 		return ERR_OK;
@@ -52,6 +56,12 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
 	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	if (r->fold && (e = fold_take(r->fold, rec, d)))
+		return e;
+	if (r->rows && (e = rows_take(r->rows, rec, d)))
+		return diag_fail(d, e, "cannot write the attempts of '%s': %s", r->dir, err_name(e));
+	if (r->also.take && (e = r->also.take(r->also.ctx, rec, d)))
+		return e;
 	return r->has_plan ? keyset_add(&r->keys, key, NULL, d) : ERR_OK;
 }
 
@@ -62,8 +72,14 @@ int report_keeps(const struct report_run *r, const cJSON *rec)
 	return !r->nglobs || (cJSON_IsString(id) && record_case_selected(r->globs, r->nglobs, id->valuestring));
 }
 
-static enum err load_run(const char *dir, const char *const *globs,
-			 size_t nglobs, struct report_run **out, struct diag *d)
+static enum err fold_begin(struct report_run *r, struct diag *d);
+
+/* What a load folds in its one pass over the journal besides the keys. */
+enum { FOLD_SUMMARY = 1, FOLD_ROWS = 2 };
+
+static enum err load_run(const char *dir, int folds, const char *const *globs,
+			 size_t nglobs, const struct report_also *also, struct report_run **out,
+			 struct diag *d)
 {
 	struct report_run *r;
 	struct results_scan sc = {0};
@@ -71,15 +87,28 @@ static enum err load_run(const char *dir, const char *const *globs,
 
 	*out = NULL;
 	r = mem_calloc(1, sizeof(*r));
+	if (r && also)
+		r->also = *also;
+	else if (also && also->drop)
+		also->drop(also->ctx);
 	if (!r || !(r->dir = mem_strndup(dir, strlen(dir)))) {
+		if (r && r->also.drop)
+			r->also.drop(r->also.ctx);
 		mem_free(r);
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	}
 	keyset_init(&r->keys);
+	buf_init(&r->csv, BUF_MAX_DEFAULT);
 	r->globs = globs;
 	r->nglobs = nglobs;
 	e = results_read_manifest(dir, &r->manifest, d);
 	r->has_plan = cJSON_IsArray(jget2(r->manifest, "planned", "keys"));
+	if (!e && (folds & FOLD_SUMMARY))
+		e = fold_begin(r, d);
+	if (!e && (folds & FOLD_ROWS) && !(r->rows = mem_alloc(sizeof(*r->rows))))
+		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", dir);
+	if (!e && r->rows && (e = rows_begin(r->rows, dir, cJSON_GetStringValue(jget(r->manifest, "run_id")), 1, &r->csv)))
+		e = diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));
 	if (!e)
 		e = results_each(dir, load_key, r, &sc, d);
 	r->records = sc.records;
@@ -93,14 +122,17 @@ static enum err load_run(const char *dir, const char *const *globs,
 
 enum err report_load(const char *dir, struct report_run **out, struct diag *d)
 {
-	return load_run(dir, NULL, 0, out, d);
+	return load_run(dir, FOLD_SUMMARY | FOLD_ROWS, NULL, 0, NULL, out, d);
 }
 
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
-			   struct report_run **out, struct diag *d)
+			   const struct report_also *also, struct report_run **out,
+			   struct diag *d)
 {
-	return load_run(dir, globs, nglobs, out, d);
+	return load_run(dir, FOLD_SUMMARY, globs, nglobs, also, out, d);
 }
+
+static void fold_free(struct report_fold *F);
 
 void report_run_free(struct report_run *r)
 {
@@ -109,6 +141,11 @@ void report_run_free(struct report_run *r)
 	cJSON_Delete(r->manifest);
 	keyset_release(&r->keys);
 	cJSON_Delete(r->load_records);
+	fold_free(r->fold);
+	mem_free(r->rows);
+	buf_release(&r->csv);
+	if (r->also.drop)
+		r->also.drop(r->also.ctx);
 	mem_free(r->dir);
 	mem_free(r);
 }
@@ -126,7 +163,7 @@ struct lenlat {
 	struct stats_vec ttft, e2e;
 };
 
-struct acc {
+struct report_fold {
 	cJSON *s;            /* the summary being built */
 	struct casetab ct;   /* the cases, first-seen order */
 	cJSON *eps;          /* array of endpoint objects, first-seen order */
@@ -147,7 +184,7 @@ struct acc {
 };
 
 /* Adds `by` to the number at o[key], creating it at 0. */
-static void bump(struct acc *A, cJSON *o, const char *key, double by)
+static void bump(struct report_fold *A, cJSON *o, const char *key, double by)
 {
 	cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
 
@@ -157,7 +194,7 @@ static void bump(struct acc *A, cJSON *o, const char *key, double by)
 		json_add_num(&A->jb, o, key, by);
 }
 
-static void add_cell(struct acc *A, long depth, long tokens, int found, int failed)
+static void add_cell(struct report_fold *A, long depth, long tokens, int found, int failed)
 {
 	size_t i;
 
@@ -183,7 +220,7 @@ static void add_cell(struct acc *A, long depth, long tokens, int found, int fail
 	A->cells[i].failed += failed != 0;
 }
 
-static struct lenlat *lenlat_of(struct acc *A, long tokens)
+static struct lenlat *lenlat_of(struct report_fold *A, long tokens)
 {
 	size_t i;
 
@@ -201,7 +238,7 @@ static struct lenlat *lenlat_of(struct acc *A, long tokens)
 	return &A->ll[A->nll++];
 }
 
-static void take_recall_timing(struct acc *A, const cJSON *rec, long tokens)
+static void take_recall_timing(struct report_fold *A, const cJSON *rec, long tokens)
 {
 	const cJSON *t = jget2(rec, "timing", "ttft_ms"), *e = jget2(rec, "timing", "e2e_ms");
 	struct lenlat *l = lenlat_of(A, tokens);
@@ -220,7 +257,7 @@ static long num_long(const cJSON *v, long dflt)
 	return (long)v->valuedouble;
 }
 
-static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
+static void take_recall(struct report_fold *A, const cJSON *rec, int transport_ok)
 {
 	const cJSON *tokens = jget2(rec, "recall", "tokens");
 	const cJSON *needles = jget2(rec, "grade", "needles"), *n;
@@ -243,7 +280,7 @@ static void take_recall(struct acc *A, const cJSON *rec, int transport_ok)
 			add_cell(A, num_long(n, -1), len, 0, !transport_ok);
 }
 
-static void take_timing(struct acc *A, const cJSON *rec)
+static void take_timing(struct report_fold *A, const cJSON *rec)
 {
 	size_t i;
 
@@ -254,7 +291,7 @@ static void take_timing(struct acc *A, const cJSON *rec)
 	}
 }
 
-static void take_audit(struct acc *A, const cJSON *rec)
+static void take_audit(struct report_fold *A, const cJSON *rec)
 {
 	const cJSON *au = jget(rec, "audit");
 	const cJSON *dl = jget(au, "usage_delta");
@@ -269,7 +306,7 @@ static void take_audit(struct acc *A, const cJSON *rec)
 
 /* The case's reasons ("STAGE: KEY" -> count) and its first failed
  * attempt's first reason. */
-static void take_reasons(struct acc *A, struct casetab_case *c, const cJSON *rec)
+static void take_reasons(struct report_fold *A, struct casetab_case *c, const cJSON *rec)
 {
 	struct why_reason r[WHY_REASONS_MAX];
 	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
@@ -289,7 +326,7 @@ static void take_reasons(struct acc *A, struct casetab_case *c, const cJSON *rec
 
 /* Counts `rec` under the replica that served it ("base_url"; records
  * written before replicas were recorded have none and are not counted). */
-static void take_endpoint(struct acc *A, const cJSON *rec, int pass)
+static void take_endpoint(struct report_fold *A, const cJSON *rec, int pass)
 {
 	const cJSON *url = jget(rec, "base_url"), *f;
 	cJSON *e;
@@ -316,7 +353,7 @@ static void take_endpoint(struct acc *A, const cJSON *rec, int pass)
 			bump(A, cJSON_GetObjectItemCaseSensitive(e, "failure_codes"), f->valuestring, 1);
 }
 
-static void take_record(struct acc *A, const cJSON *rec)
+static void take_record(struct report_fold *A, const cJSON *rec)
 {
 	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
 	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
@@ -435,7 +472,7 @@ static void add_pct(struct json_build *jb, cJSON *to, const char *key, struct st
 }
 
 /* recall.latency_by_length, in the order of `len` (ascending). */
-static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t nl)
+static void add_length_latency(struct report_fold *A, cJSON *rc, const long *len, size_t nl)
 {
 	cJSON *arr = json_add_arr(&A->jb, rc, "latency_by_length");
 	size_t i, j;
@@ -450,7 +487,7 @@ static void add_length_latency(struct acc *A, cJSON *rc, const long *len, size_t
 			}
 }
 
-static void add_latency(struct acc *A)
+static void add_latency(struct report_fold *A)
 {
 	cJSON *lat = json_add_obj(&A->jb, A->s, "latency");
 	size_t i;
@@ -459,7 +496,7 @@ static void add_latency(struct acc *A)
 		add_pct(&A->jb, lat, timing_keys[i], &A->timing[i]);
 }
 
-static void add_audit(struct acc *A)
+static void add_audit(struct report_fold *A)
 {
 	struct json_build *jb = &A->jb;
 	cJSON *o = json_add_obj(jb, A->s, "audit"), *dist;
@@ -492,7 +529,7 @@ static int cmp_long(const void *a, const void *b)
 }
 
 /* The distinct depths (which = 0) or lengths (1) of the cells, ascending. */
-static size_t axis(const struct acc *A, int which, long *out)
+static size_t axis(const struct report_fold *A, int which, long *out)
 {
 	size_t i, j, n = 0;
 
@@ -521,7 +558,7 @@ static cJSON *add_count(struct json_build *jb, cJSON *to, const char *key, long 
 }
 
 /* by = 0: per depth; 1: per length. */
-static void add_margin(struct acc *A, cJSON *rc, int by, const long *vals, size_t n)
+static void add_margin(struct report_fold *A, cJSON *rc, int by, const long *vals, size_t n)
 {
 	cJSON *arr = json_add_arr(&A->jb, rc, by ? "by_length" : "by_depth");
 	size_t i, k;
@@ -537,7 +574,7 @@ static void add_margin(struct acc *A, cJSON *rc, int by, const long *vals, size_
 	}
 }
 
-static void add_recall(struct acc *A)
+static void add_recall(struct report_fold *A)
 {
 	long *dep = NULL, *len = NULL;
 	cJSON *rc, *cells, *da, *la;
@@ -582,7 +619,7 @@ out:
 	mem_free(len);
 }
 
-static void acc_release(struct acc *A)
+static void acc_release(struct report_fold *A)
 {
 	size_t i;
 
@@ -602,7 +639,7 @@ static void acc_release(struct acc *A)
 /* planned, planned_done and complete (null without a plan: record.h), and
  * planned_note when an older plan counts each load case of the run as one
  * attempt. */
-static void add_plan(struct acc *A, cJSON *o, const struct report_run *r)
+static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r)
 {
 	struct record_plan_count pc;
 
@@ -638,7 +675,7 @@ static int incomplete(const cJSON *m)
 		jget_num(a, "run") < jget_num(a, "planned"));
 }
 
-static void add_totals(struct acc *A, const struct report_run *r)
+static void add_totals(struct report_fold *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
 	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
@@ -658,14 +695,12 @@ static void add_totals(struct acc *A, const struct report_run *r)
 		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
 }
 
-/* results_each's callback of report_summary. */
-static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
+/* One record into the summary being folded. */
+static enum err fold_take(struct report_fold *A, const cJSON *rec, struct diag *d)
 {
-	struct acc *A = ctx;
-
 	(void)d;
 	/* a failed add may leave a case without its fields: stop at once */
-	if (!A->jb.code && !A->oom && report_keeps(A->run, rec)) {
+	if (!A->jb.code && !A->oom) {
 		take_record(A, rec);
 		if (why_fold_take(A->why, rec))
 			A->oom = 1;
@@ -675,7 +710,7 @@ static enum err take_one(void *ctx, const cJSON *rec, struct diag *d)
 }
 
 /* "load": the cells of the run's load cases (loadcells.h), when it has any. */
-static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
+static void add_load(struct report_fold *A, const struct report_run *r, struct diag *d)
 {
 	cJSON *load = NULL;
 
@@ -690,7 +725,7 @@ static void add_load(struct acc *A, const struct report_run *r, struct diag *d)
 }
 
 /* The probing recall steps (probesum.h), when the run has any. */
-static void add_probes(struct acc *A, struct diag *d)
+static void add_probes(struct report_fold *A, struct diag *d)
 {
 	cJSON *p = NULL;
 
@@ -709,56 +744,74 @@ void report_sum_release(struct report_sum *m)
 	casetab_release(&m->cases);
 }
 
-enum err report_summary(const struct report_run *r, struct report_sum *out, struct diag *d)
+/* Sets up the summary of `r` for its records to be folded in (r->fold).
+ * ERR_NOMEM. */
+static enum err fold_begin(struct report_run *r, struct diag *d)
 {
-	struct acc A;
-	struct results_scan sc;
+	struct report_fold *A = mem_calloc(1, sizeof(*A));
+
+	if (!A || !(A->why = why_fold_new(r->dir))) {
+		mem_free(A);
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
+	}
+	A->run = r;
+	json_build_init(&A->jb);
+	probesum_init(&A->probes);
+	casetab_init(&A->ct);
+	A->s = json_new_obj(&A->jb);
+	json_add_num(&A->jb, A->s, "needle_summary", 1);
+	add_run_facts(&A->jb, A->s, r);
+	A->eps = json_new_arr(&A->jb);
+	json_add_obj(&A->jb, A->s, "failure_codes");
+	json_add_obj(&A->jb, A->s, "finish_reasons");
+	r->fold = A;
+	return ERR_OK;
+}
+
+/* Frees a fold not taken by report_summary. Accepts NULL. */
+static void fold_free(struct report_fold *A)
+{
+	if (!A)
+		return;
+	acc_release(A);
+	casetab_release(&A->ct);
+	cJSON_Delete(A->eps); /* not yet in A->s */
+	cJSON_Delete(A->s);
+	mem_free(A);
+}
+
+enum err report_summary(struct report_run *r, struct report_sum *out, struct diag *d)
+{
+	struct report_fold *A = r->fold;
 	enum err e;
 
-	memset(&A, 0, sizeof(A));
-	A.run = r;
-	json_build_init(&A.jb);
-	probesum_init(&A.probes);
-	casetab_init(&A.ct);
 	out->s = NULL;
 	casetab_init(&out->cases);
-	if (!(A.why = why_fold_new(r->dir)))
-		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
-	A.s = json_new_obj(&A.jb);
-	json_add_num(&A.jb, A.s, "needle_summary", 1);
-	add_run_facts(&A.jb, A.s, r);
-	A.eps = json_new_arr(&A.jb);
-	json_add_obj(&A.jb, A.s, "failure_codes");
-	json_add_obj(&A.jb, A.s, "finish_reasons");
-	if ((e = results_each(r->dir, take_one, &A, &sc, d))) {
-		acc_release(&A);
-		casetab_release(&A.ct);
-		cJSON_Delete(A.eps); /* not yet in A.s */
-		cJSON_Delete(A.s);
-		return e;
+	if (!A)
+		return diag_fail(d, ERR_INTERNAL, "the summary of '%s' was taken already", r->dir);
+	r->fold = NULL;
+	add_totals(A, r);
+	json_add_arr(&A->jb, A->s, "cases"); /* stands for A->ct (report_cases) */
+	json_add_item(&A->jb, A->s, "endpoints", A->eps);
+	add_audit(A);
+	add_recall(A);
+	add_latency(A);
+	add_load(A, r, d);
+	why_fold_summarise(A->why, r->manifest, &A->jb, A->s);
+	add_probes(A, d);
+	acc_release(A);
+	if (A->oom) {
+		e = diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
+	} else if (!(e = json_build_end(&A->jb, &A->s, "the summary", d))) {
+		out->s = A->s;
+		out->cases = A->ct;
+		casetab_init(&A->ct);
+		A->s = NULL;
 	}
-	add_totals(&A, r);
-	json_add_arr(&A.jb, A.s, "cases"); /* stands for A.ct (report_cases) */
-	json_add_item(&A.jb, A.s, "endpoints", A.eps);
-	add_audit(&A);
-	add_recall(&A);
-	add_latency(&A);
-	add_load(&A, r, d);
-	why_fold_summarise(A.why, r->manifest, &A.jb, A.s);
-	add_probes(&A, d);
-	acc_release(&A);
-	if (A.oom) {
-		cJSON_Delete(A.s);
-		casetab_release(&A.ct);
-		return diag_fail(d, ERR_NOMEM, "out of memory summarising '%s'", r->dir);
-	}
-	if ((e = json_build_end(&A.jb, &A.s, "the summary", d))) {
-		casetab_release(&A.ct);
-		return e;
-	}
-	out->s = A.s;
-	out->cases = A.ct;
-	return ERR_OK;
+	cJSON_Delete(A->s);
+	casetab_release(&A->ct);
+	mem_free(A);
+	return e;
 }
 
 /* Adds the counts `c` to `o` as an object under `key`. */
@@ -1382,7 +1435,7 @@ static enum err report_loadplot(const cJSON *summary, struct buf *png, struct di
 	return loadplot_summary(summary, title, png, d);
 }
 
-enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d)
+enum err report_render(struct report_run *r, struct report_files *f, struct diag *d)
 {
 	struct jout_list cases;
 	enum err e;
@@ -1396,11 +1449,13 @@ enum err report_render(const struct report_run *r, struct report_files *f, struc
 	buf_init(&f->csv, BUF_MAX_DEFAULT);
 	if ((e = report_summary(r, &f->summary, d)))
 		goto out;
+	f->csv = r->csv; /* the rows folded while loading */
+	buf_init(&r->csv, BUF_MAX_DEFAULT);
 	cases = report_cases(&f->summary, jget(f->summary.s, "cases"));
 	if ((e = jout_print(f->summary.s, &cases, 1, 1, &f->json, NULL, "the summary", d)) ||
 	    (e = report_markdown(&f->summary, &f->md, d)) ||
 	    (e = report_heatmap(f->summary.s, &f->png, d)) ||
-	    (e = report_loadplot(f->summary.s, &f->load_png, d)) || (e = rows_csv(r->dir, &f->csv, d)))
+	    (e = report_loadplot(f->summary.s, &f->load_png, d)))
 		goto out;
 	return ERR_OK;
 out:

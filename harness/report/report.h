@@ -35,8 +35,21 @@
 #include "base/err.h"
 #include "base/jout.h"
 #include "base/keyset.h"
+#include "run/results.h"
 
 /* A run folder read back. */
+struct report_fold;
+struct rows_writer;
+
+/* Another reader folded into a load's one pass over the journal (diff.h's
+ * index): `take` is handed each record the run keeps; `ctx` belongs to the
+ * run from the load on, and `drop` (may be NULL) frees it with the run. */
+struct report_also {
+	results_fn take;
+	void *ctx;
+	void (*drop)(void *ctx);
+};
+
 struct report_run {
 	char *dir;         /* owned copy of RUN_DIR */
 	cJSON *manifest;   /* owned; NULL when the folder has no manifest.json */
@@ -50,6 +63,15 @@ struct report_run {
 	const char *const *globs; /* borrowed: the case ids kept (shell globs,
 				     report_load_cases; nglobs = 0: every case) */
 	size_t nglobs;
+	struct report_fold *fold; /* owned: the summary folded while loading
+				     (report_load, report_load_cases) until
+				     report_summary takes it; NULL after */
+	struct rows_writer *rows; /* owned: the CSV rows' writer while loading
+				     (report_load only), else NULL */
+	struct buf csv;    /* the CSV rows (rows.h) folded while loading,
+			      until report_render takes them */
+	struct report_also also; /* report_load_cases's other reader, or zeroed;
+				    its reader may take `ctx` (then NULL) */
 };
 
 /* Reads RUN_DIR's manifest.json if present and checks results.jsonl
@@ -57,13 +79,16 @@ struct report_run {
  * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
  * line, reason); ERR_IO when results.jsonl cannot be read. */
 enum err report_load(const char *dir, struct report_run **out, struct diag *d);
-/* As report_load, keeping only the records of the cases `globs` selects
- * (record_case_selected; borrowed, they must outlive the run) and counting
- * the manifest's plan over those cases only: a narrower comparison on
- * purpose (needle diff --case). Every reader of the run (report_summary,
- * diff) sees only those records. */
+/* As report_load without the rows, keeping only the records of the cases
+ * `globs` selects (record_case_selected; borrowed, they must outlive the
+ * run; nglobs 0: every case) and counting the manifest's plan over those
+ * cases only: a narrower comparison on purpose (needle diff --case). Every
+ * reader of the run (report_summary, diff) sees only those records. `also`
+ * (copied; may be NULL) is folded into the same pass; its ctx is dropped
+ * with the run, also when the load fails. */
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
-			   struct report_run **out, struct diag *d);
+			   const struct report_also *also, struct report_run **out,
+			   struct diag *d);
 /* Whether run `r` keeps record `rec` (its case is selected). */
 int report_keeps(const struct report_run *r, const cJSON *rec);
 /* Frees the run. Accepts NULL. */
@@ -78,11 +103,12 @@ struct report_sum {
 	struct casetab cases; /* owned */
 };
 
-/* Builds the summary of `r` (borrowed), reading its results.jsonl again as a
- * stream, into *out (the caller releases it with report_sum_release; on
- * failure nothing is left to free). ERR_NOMEM; as report_load when the
- * journal cannot be read again. */
-enum err report_summary(const struct report_run *r, struct report_sum *out, struct diag *d);
+/* Hands over the summary of `r` (borrowed) folded while report_load or
+ * report_load_cases read its journal (one pass for the keys, the summary
+ * and the rows), into *out (the caller releases it with report_sum_release;
+ * on failure nothing is left to free). Once per run: ERR_INTERNAL when it
+ * was taken already. ERR_NOMEM. */
+enum err report_summary(struct report_run *r, struct report_sum *out, struct diag *d);
 /* Frees what `m` holds; it is empty after. */
 void report_sum_release(struct report_sum *m);
 /* The jout list (jout.h) printing m's cases in place of the array `at`
@@ -128,9 +154,10 @@ struct report_files {
 					* closed-loop load cells) */
 };
 
-/* Renders `r` (borrowed) into `f` (set up here; the caller releases it with
+/* Renders `r` (borrowed; loaded by report_load, whose summary and rows it
+ * takes) into `f` (set up here; the caller releases it with
  * report_files_release on success; on failure nothing is left to free). */
-enum err report_render(const struct report_run *r, struct report_files *f, struct diag *d);
+enum err report_render(struct report_run *r, struct report_files *f, struct diag *d);
 /* Frees what `f` holds. */
 void report_files_release(struct report_files *f);
 /* Writes f's files into `dir` as a set: each staged in a temporary file,

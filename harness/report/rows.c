@@ -82,72 +82,76 @@ static void run_name(const char *dir, char *out, size_t cap)
 	snprintf(out, cap, "%.*s", (int)(dir + n - s), s);
 }
 
-/* What every row of one run shares. */
-struct rows_run {
-	char name[1024];   /* the folder's last path component */
-	const char *id;    /* the manifest's run_id, or NULL */
-};
-
-static void add_derived(struct json_build *jb, cJSON *row, const struct col *c,
-			const cJSON *rec, const struct rows_run *run)
+/* A derived column's text for `rec` (in text[cap], static or `w`'s), or
+ * NULL for null. */
+static const char *derived(const struct col *c, const cJSON *rec,
+			   const struct rows_writer *w, char *text, size_t cap)
 {
-	char text[WHY_TEXT_MAX];
 	const char *stage;
 
 	if (!strcmp(c->name, "run"))
-		json_add_str(jb, row, c->name, run->name);
-	else if (!strcmp(c->name, "run_id"))
-		json_add_item(jb, row, c->name, run->id ? cJSON_CreateString(run->id)
-							: cJSON_CreateNull());
-	else if (c->t == COL_BOOL) /* warmup, precheck: false outside a load case */
-		json_add_bool(jb, row, c->name, cJSON_IsTrue(jget2(rec, "load", c->name)));
-	else if (!strcmp(c->name, "failure_codes")) {
-		join(jget2(rec, "transport", "failures"), text, sizeof(text));
-		json_add_str(jb, row, c->name, text);
-	} else if (!strcmp(c->name, "recall_depths")) {
-		join(jget2(rec, "recall", "depths"), text, sizeof(text));
-		json_add_item(jb, row, c->name, jget(rec, "recall") ? cJSON_CreateString(text)
-								    : cJSON_CreateNull());
-	} else {
-		stage = why_first(rec, text, sizeof(text));
-		json_add_str(jb, row, c->name, !strcmp(c->name, "fail_stage") ? stage : text);
+		return w->run;
+	if (!strcmp(c->name, "run_id"))
+		return w->run_id;
+	if (c->t == COL_BOOL) /* warmup, precheck: false outside a load case */
+		return cJSON_IsTrue(jget2(rec, "load", c->name)) ? "true" : "false";
+	if (!strcmp(c->name, "failure_codes")) {
+		join(jget2(rec, "transport", "failures"), text, cap);
+		return text;
 	}
+	if (!strcmp(c->name, "recall_depths")) {
+		join(jget2(rec, "recall", "depths"), text, cap);
+		return jget(rec, "recall") ? text : NULL;
+	}
+	stage = why_first(rec, text, cap);
+	return !strcmp(c->name, "fail_stage") ? stage : text;
 }
 
-/* A number with a decimal point or an exponent ("12.0", "0.5", "1e+300"):
- * cJSON would print a whole value as "12". */
-static void add_real(struct json_build *jb, cJSON *row, const char *name, double v)
+/* Column `c`'s scalar in `rec`, or NULL (absent, or an object or array). */
+static const cJSON *scalar(const struct col *c, const cJSON *rec)
 {
-	char text[40];
+	const cJSON *v = jget(rec, c->a);
 
-	if (!isfinite(v)) {
-		json_add_null(jb, row, name);
-		return;
-	}
-	snprintf(text, sizeof(text), "%.15g", v);
-	if (!strpbrk(text, ".e"))
-		snprintf(text + strlen(text), sizeof(text) - strlen(text), ".0");
-	json_add_item(jb, row, name, cJSON_CreateRaw(text));
+	if (c->b)
+		v = jget(v, c->b);
+	return v && !cJSON_IsObject(v) && !cJSON_IsArray(v) ? v : NULL;
+}
+
+/* A COL_REAL number's text with a decimal point or an exponent ("12.0",
+ * "0.5", "1e+300"), so its SQL type is a float whatever the values; into
+ * out[JSON_G15_MAX + 2]. */
+static size_t real_text(double v, char *out)
+{
+	size_t n = json_g15(v, out);
+
+	if (isfinite(v) && !strpbrk(out, ".e"))
+		n += (size_t)snprintf(out + n, 3, ".0");
+	return n;
 }
 
 /* The row of one record as a new object (NULL on ERR_NOMEM, in jb). */
-static cJSON *row_of(struct json_build *jb, const cJSON *rec, const struct rows_run *run)
+static cJSON *row_of(struct json_build *jb, const cJSON *rec, const struct rows_writer *w)
 {
 	cJSON *row = json_new_obj(jb);
+	char text[WHY_TEXT_MAX], num[JSON_G15_MAX + 2];
+	const char *t;
+	const cJSON *v;
 	size_t i;
 
 	for (i = 0; row && i < NCOLS; i++) {
-		const cJSON *v = cols[i].a ? jget(rec, cols[i].a) : NULL;
-		if (!cols[i].a)
-			add_derived(jb, row, &cols[i], rec, run);
-		else if (cols[i].b)
-			v = jget(v, cols[i].b);
-		if (cols[i].a && v && cols[i].t == COL_REAL && cJSON_IsNumber(v))
-			add_real(jb, row, cols[i].name, v->valuedouble);
-		else if (cols[i].a && v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
-			json_add_dup(jb, row, cols[i].name, v);
-		else if (cols[i].a)
-			json_add_null(jb, row, cols[i].name);
+		const char *name = cols[i].name;
+
+		if (!cols[i].a && (t = derived(&cols[i], rec, w, text, sizeof(text))))
+			json_add_item(jb, row, name, cols[i].t == COL_BOOL ? cJSON_CreateBool(*t == 't')
+									 : cJSON_CreateString(t));
+		else if (cols[i].a && (v = scalar(&cols[i], rec)) && cols[i].t == COL_REAL &&
+			 cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+			real_text(v->valuedouble, num);
+			json_add_item(jb, row, name, cJSON_CreateRaw(num));
+		} else if (cols[i].a && v)
+			json_add_dup(jb, row, name, v);
+		else
+			json_add_null(jb, row, name);
 	}
 	if (jb->code) {
 		cJSON_Delete(row);
@@ -173,77 +177,88 @@ static enum err csv_field(struct buf *b, const char *s)
  * every row would make pandas read the column as float64). */
 static enum err csv_value(struct buf *b, const struct col *c, const cJSON *v)
 {
+	char num[JSON_G15_MAX + 2];
+
 	if (cJSON_IsString(v) && v->valuestring[0])
 		return csv_field(b, v->valuestring);
 	if (c->t == COL_TEXT)
 		return buf_putc(b, '-');
-	if (cJSON_IsRaw(v) || cJSON_IsNumber(v))
-		return cJSON_IsRaw(v) ? buf_puts(b, v->valuestring)
-				      : buf_printf(b, "%.15g", v->valuedouble);
+	if (cJSON_IsNumber(v))
+		return buf_append(b, num, c->t == COL_REAL ? real_text(v->valuedouble, num)
+							   : json_g15(v->valuedouble, num));
 	if (cJSON_IsBool(v))
 		return buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
 	return ERR_OK; /* null: an empty field */
 }
 
-static enum err csv_line(struct buf *b, const cJSON *row)
+/* The CSV line of one record, written from it cell by cell. */
+static enum err csv_line(struct buf *b, const cJSON *rec, const struct rows_writer *w)
 {
-	const cJSON *v;
+	char text[WHY_TEXT_MAX];
+	const char *t;
 	enum err e = ERR_OK;
-	size_t i = 0;
+	size_t i;
 
-	cJSON_ArrayForEach(v, row) {
-		if (!e && i)
+	for (i = 0; !e && i < NCOLS; i++) {
+		if (i)
 			e = buf_putc(b, ',');
-		if (!e)
-			e = csv_value(b, &cols[i], v);
-		i++;
+		if (!e && !cols[i].a && (t = derived(&cols[i], rec, w, text, sizeof(text))) && *t)
+			e = csv_field(b, t);
+		else if (!e && !cols[i].a)
+			e = cols[i].t == COL_TEXT ? buf_putc(b, '-') : ERR_OK;
+		else if (!e)
+			e = csv_value(b, &cols[i], scalar(&cols[i], rec));
 	}
 	return e ? e : buf_puts(b, "\r\n");
 }
 
-/* results_each's callback state of rows_write. */
-struct rows_out {
-	struct json_build jb;
-	const struct rows_run *run;
-	int csv;
-	struct buf *out;
-};
-
-static enum err row_one(void *ctx, const cJSON *rec, struct diag *d)
+enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, int csv,
+		    struct buf *out)
 {
-	struct rows_out *o = ctx;
-	cJSON *row = row_of(&o->jb, rec, o->run);
+	enum err e = ERR_OK;
+	size_t i;
+
+	json_build_init(&w->jb);
+	run_name(dir, w->run, sizeof(w->run));
+	w->run_id = run_id;
+	w->csv = csv;
+	w->out = out;
+	for (i = 0; csv && !e && i < NCOLS; i++)
+		e = buf_printf(out, "%s%s", i ? "," : "", cols[i].name);
+	return csv && !e ? buf_puts(out, "\r\n") : e;
+}
+
+enum err rows_take(struct rows_writer *w, const cJSON *rec, struct diag *d)
+{
+	cJSON *row;
 	enum err e;
 
-	if (!row)
-		return o->jb.code;
-	e = o->csv ? csv_line(o->out, row) : json_print(row, JSON_NEWLINE, o->out, "a row", d);
+	if (w->csv)
+		return csv_line(w->out, rec, w);
+	if (!(row = row_of(&w->jb, rec, w)))
+		return w->jb.code;
+	e = json_print(row, JSON_NEWLINE, w->out, "a row", d);
 	cJSON_Delete(row);
 	return e;
 }
 
+/* results_each's callback of rows_write. */
+static enum err row_one(void *ctx, const cJSON *rec, struct diag *d)
+{
+	return rows_take(ctx, rec, d);
+}
+
 static enum err rows_write(const char *dir, int csv, struct buf *out, struct diag *d)
 {
-	struct rows_out o;
+	struct rows_writer w;
 	struct results_scan sc;
-	struct rows_run run;
 	cJSON *manifest = NULL;
-	enum err e;
-	size_t i;
+	enum err e = results_read_manifest(dir, &manifest, d);
 
-	json_build_init(&o.jb);
-	run_name(dir, run.name, sizeof(run.name));
-	e = results_read_manifest(dir, &manifest, d);
-	run.id = cJSON_GetStringValue(jget(manifest, "run_id"));
-	o.run = &run;
-	o.csv = csv;
-	o.out = out;
-	for (i = 0; csv && !e && i < NCOLS; i++)
-		e = buf_printf(out, "%s%s", i ? "," : "", cols[i].name);
-	if (csv && !e)
-		e = buf_puts(out, "\r\n");
 	if (!e)
-		e = results_each(dir, row_one, &o, &sc, d);
+		e = rows_begin(&w, dir, cJSON_GetStringValue(jget(manifest, "run_id")), csv, out);
+	if (!e)
+		e = results_each(dir, row_one, &w, &sc, d);
 	cJSON_Delete(manifest);
 	if (e && (!d || !d->code))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));

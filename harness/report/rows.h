@@ -30,8 +30,11 @@
 #ifndef NEEDLE_ROWS_H
 #define NEEDLE_ROWS_H
 
+#include <cjson/cJSON.h>
+
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/json.h"
 
 /* Appends the rows of run folder `dir`'s records, its journal read as a
  * stream (results_each: a torn last line skipped), to `out` as CSV with its
@@ -39,5 +42,21 @@
  * results_each's errors; `out` may hold a partial table on error. */
 enum err rows_csv(const char *dir, struct buf *out, struct diag *d);
 enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d);
+
+/* The same tables for a reader that walks the journal itself (report.h reads
+ * it once for the summary and the rows): rows_begin sets up `w` for run
+ * folder `dir` with the manifest's `run_id` (may be NULL; borrowed, as
+ * `out`: both must outlive `w`) and, for CSV, appends the header row to
+ * `out`; rows_take appends record `rec`'s row. Errors as rows_csv. */
+struct rows_writer {
+	struct json_build jb; /* a row's adds */
+	char run[1024];       /* the run column: the folder's last component */
+	const char *run_id;   /* borrowed, or NULL */
+	int csv;              /* CSV, else JSON Lines */
+	struct buf *out;      /* borrowed */
+};
+enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, int csv,
+		    struct buf *out);
+enum err rows_take(struct rows_writer *w, const cJSON *rec, struct diag *d);
 
 #endif

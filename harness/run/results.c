@@ -14,6 +14,7 @@
 #include "base/io.h"
 #include "journal.h"
 #include "base/json.h"
+#include "base/jtree.h"
 #include "base/mem.h"
 #include "record.h"
 #include "results.h"
@@ -43,15 +44,13 @@ static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
 	return ERR_OK;
 }
 
-/* Parses one journal line into *rec; text that is no JSON leaves *rec NULL
- * (the caller judges the line). Only running out of memory is an error. */
-static enum err parse_line(const char *text, size_t len, cJSON **rec,
+/* Parses one journal line into *rec (owned by `t`); text that is no JSON
+ * leaves *rec NULL (the caller judges the line). Only running out of memory
+ * is an error. */
+static enum err parse_line(struct jtree *t, char *text, size_t len, cJSON **rec,
 			   const char *path, struct diag *d)
 {
-	struct diag scratch;
-
-	diag_init(&scratch);
-	if (json_parse(text, len, rec, "a results line", &scratch) != ERR_NOMEM)
+	if (jtree_parse(t, text, len, "a results line", rec, NULL) != ERR_NOMEM)
 		return ERR_OK;
 	return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 }
@@ -384,8 +383,9 @@ static int at_eof(FILE *f)
 
 /* One line of the journal (`n` bytes at `line`, `last`: nothing follows):
  * its record to `fn`, or torn (1 returned) or malformed. */
-static enum err each_line(const char *path, char *line, size_t n, size_t no, int last,
-			  results_fn fn, void *ctx, int *torn, struct diag *d)
+static enum err each_line(struct jtree *t, const char *path, char *line, size_t n,
+			  size_t no, int last, results_fn fn, void *ctx, int *torn,
+			  struct diag *d)
 {
 	int nl = n > 0 && line[n - 1] == '\n';
 	cJSON *rec = NULL;
@@ -394,7 +394,7 @@ static enum err each_line(const char *path, char *line, size_t n, size_t no, int
 
 	*torn = 0;
 	/* Out of memory is no verdict on the line: never cut it for that. */
-	if (nl && (e = parse_line(line, n - 1, &rec, path, d)))
+	if (nl && (e = parse_line(t, line, n - 1, &rec, path, d)))
 		return e;
 	why = nl ? record_problem(rec) : "no newline";
 	if (why && (last || !nl))
@@ -403,7 +403,6 @@ static enum err each_line(const char *path, char *line, size_t n, size_t no, int
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
 	else
 		e = fn(ctx, rec, d);
-	cJSON_Delete(rec);
 	return e;
 }
 
@@ -416,6 +415,7 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 	ssize_t n;
 	FILE *f;
 	int torn = 0, fd;
+	struct jtree t;
 	enum err e;
 
 	memset(sc, 0, sizeof(*sc));
@@ -427,13 +427,14 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 		close(fd);
 		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
 	}
+	jtree_init(&t);
 	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
 		if ((size_t)n > RESULTS_LINE_MAX) {
 			e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",
 				      path, sc->lines + 1, RESULTS_LINE_MAX);
 			break;
 		}
-		e = each_line(path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
+		e = each_line(&t, path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
 		if (torn) {
 			sc->torn_bytes = (size_t)n;
 			sc->lines--;
@@ -447,5 +448,6 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 			      strerror(errno));
 	free(line);
 	fclose(f);
+	jtree_release(&t);
 	return e;
 }

@@ -110,6 +110,7 @@ struct run_load {
 	struct loadplan plan;      /* its requests (loadplan.h) */
 	cJSON *json;               /* owned: its fields with the fixed length */
 	struct loadgen_prompt *prompts; /* owned: the prompts of the round */
+	struct loadgen_cache gen;  /* owned: what building them keeps (loadgen.h) */
 	long nprompts;
 	long finished;             /* counted requests of `c` ended so far, not
 				    * its pre-check (run.c reads) */

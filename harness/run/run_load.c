@@ -117,6 +117,7 @@ static enum err load_prompt(struct run *r, const struct suite_case *c,
 	o.input_tokens = s->input_tokens;
 	o.bos_tokens = r->audit.bos_id >= 0 ? 1 : 0;
 	o.filler = s->filler;
+	o.cache = &r->load.gen;
 	return loadgen_build(&o, loadgen_seed(loadgen_case_seed((uint64_t)s->seed, c->id),
 					      (unsigned)it->level,
 					      (unsigned)it->round, (unsigned)it->index),
@@ -503,6 +504,7 @@ void run_load_ended(struct run *r, const struct attempt *a,
 void run_load_release(struct run_load *l)
 {
 	free_prompts(l);
+	loadgen_cache_release(&l->gen);
 	cJSON_Delete(l->json);
 	l->json = NULL;
 	metrics_release(&l->before);

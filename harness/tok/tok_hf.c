@@ -1,5 +1,7 @@
 #include "tok_hf.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/mem.h"
@@ -7,8 +9,25 @@
 #include "tok_cache.h"
 #include "tok_split.h"
 
+/* h->spare, written after loading: the tokenizer is heap memory, never
+ * defined const, so the cast is sound. */
+static _Atomic(struct tok_spare *) *spare_of(const struct tok_hf *h)
+{
+	return &((struct tok_hf *)(uintptr_t)h)->spare;
+}
+
+static void spare_free(struct tok_spare *s)
+{
+	if (!s)
+		return;
+	bpe_work_free(s->w);
+	rx_match_free(s->m);
+	mem_free(s);
+}
+
 enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
 {
+	struct tok_spare *s = atomic_exchange(spare_of(h), NULL);
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -18,6 +37,12 @@ enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
 		buf_init(&r->norm[i], BUF_MAX_DEFAULT);
 	for (i = 0; i <= TOK_PRE_MAX; i++)
 		tok_pieces_init(&r->st[i]);
+	if (s) {
+		r->w = s->w;
+		r->m = s->m;
+		mem_free(s);
+		return ERR_OK;
+	}
 	if (rx_match_new(&r->m, d))
 		return d->code;
 	if (bpe_work_new(&r->w))
@@ -27,12 +52,20 @@ enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
 
 void tok_run_release(struct tok_run *r)
 {
+	struct tok_spare *s = r->w && r->m ? mem_alloc(sizeof(*s)) : NULL, *none = NULL;
 	size_t i;
 
 	for (i = 0; i < 2; i++)
 		buf_release(&r->norm[i]);
 	for (i = 0; i <= TOK_PRE_MAX; i++)
 		tok_pieces_release(&r->st[i]);
+	if (s) {
+		s->w = r->w;
+		s->m = r->m;
+		if (atomic_compare_exchange_strong(spare_of(r->h), &none, s))
+			return;
+		mem_free(s);
+	}
 	rx_match_free(r->m);
 	bpe_work_free(r->w);
 }
@@ -261,5 +294,6 @@ void tok_hf_free(struct tok_hf *h)
 	tok_aset_release(&h->raw);
 	tok_aset_release(&h->normed);
 	tok_cache_close(&h->cache);
+	spare_free(atomic_exchange(&h->spare, NULL));
 	mem_free(h);
 }

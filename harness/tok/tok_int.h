@@ -81,7 +81,15 @@ enum err tok_load_compile(struct tok_load *l, const char *pat, size_t n, int lit
 enum err tok_load_pattern(struct tok_load *l, const struct cJSON *p, struct tok_pat *out);
 
 
-/* A loaded tokenizer; read-only after tok_hf_load. Every pointer is owned. */
+/* The scratch a tok_run maps and clears (the BPE work with its count
+ * caches, the PCRE2 match state with its JIT stack), kept between runs. */
+struct tok_spare {
+	struct bpe_work *w;
+	struct rx_match *m;
+};
+
+/* A loaded tokenizer; read-only after tok_hf_load but for `spare`. Every
+ * pointer is owned. */
 struct tok_hf {
 	struct bpe *bpe;
 	struct tok_pre pre[TOK_PRE_MAX];
@@ -98,6 +106,13 @@ struct tok_hf {
 	struct tok_cache cache; /* the cache file bpe borrows its tables from, or zeroed */
 	char sha[IO_SHA256_HEX]; /* of the tokenizer.json */
 	int split_ok;         /* tok_split_ok: large texts are counted in parts */
+	/* One run's scratch, parked by tok_run_release and taken by
+	 * tok_run_init, so a caller counting many short texts (a load case
+	 * builds a prompt per request, each counted several times) maps and
+	 * clears it once, not per call; a count cache warmed by other texts
+	 * gives the same counts. Atomic: threads sharing the tokenizer each
+	 * take it or make their own, and park it only into an empty slot. */
+	_Atomic(struct tok_spare *) spare;
 };
 
 /* The scratch of one count or encode call (one thread). Output goes either

@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream merge gate_rates"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream journal_cpu load_client merge gate_rates"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -334,6 +334,116 @@ fs.writeFileSync(dst + "/manifest.json", JSON.stringify(man));' "$tmp/m1" "$disk
 	paste "$tmp/merge.time" "$tmp/mrep.time" |
 		awk '{ printf "ratio merge/report wall: %.2f (bar <= 2)\n", $2 / ($6 > 0.01 ? $6 : 0.01) }'
 	rm -rf "$disk"
+# CPU seconds (user + system) of one command, its output discarded.
+cpu_of() {
+	/usr/bin/time -f '%U %S' -o "$tmp/cpu.time" "$@" >/dev/null 2>&1 || return 1
+	awk '{ printf "%.3f\n", $1 + $2 }' "$tmp/cpu.time"
+}
+
+# needle report and needle diff against Python json.loads of the same lines
+# (issue 26 item 1: report at least 5x less CPU than the parse alone; 1M
+# records in a few seconds), side by side, A B A B, JOURNAL_RUNS (default 5)
+# runs each; the journals are report_stream's (copies of a real null-server
+# record, 1,000 cases x 100 repeats, B with every tenth attempt failed).
+section_journal_cpu() {
+	runs=${JOURNAL_RUNS:-5}
+	serve node "$root/tests/bench/null_server.js" || return 1
+	runner_suite 1 "$tmp/one.json"
+	"$needle" run "$tmp/one.json" --base-url "$SERVE_URL/v1" --model null --repeat 1 \
+		--out "$tmp/one" >/dev/null 2>&1 || return 1
+	kill "$SERVE_PID" 2>/dev/null || true
+	journal_pair 100000 1000
+	py=$root/tests/bench/py_loads.py
+	: >"$tmp/jr" && : >"$tmp/jp" && : >"$tmp/jd" && : >"$tmp/jpd"
+	i=0
+	while [ $i -lt "$runs" ]; do
+		cpu_of $PIN "$needle" report "$tmp/biga" --format json >>"$tmp/jr" || return 1
+		cpu_of $PIN python3 "$py" "$tmp/biga/results.jsonl" >>"$tmp/jp" || return 1
+		cpu_of $PIN "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >>"$tmp/jd" || true
+		cpu_of $PIN python3 "$py" "$tmp/biga/results.jsonl" "$tmp/bigb/results.jsonl" >>"$tmp/jpd" || return 1
+		i=$((i + 1))
+	done
+	r=$(median <"$tmp/jr") p=$(median <"$tmp/jp") dd=$(median <"$tmp/jd") pd=$(median <"$tmp/jpd")
+	echo "== journal CPU: 100,000 records ($(wc -c <"$tmp/biga/results.jsonl") bytes), medians of $runs runs side by side (A B A B)${PIN:+, pinned: $PIN}"
+	echo "needle report: $r s CPU; python json.loads of the lines: $p s; ratio $(awk "BEGIN { printf \"%.1f\", $p / $r }")x (bar >= 5x)"
+	echo "needle diff of two: $dd s CPU; python json.loads of both: $pd s; ratio $(awk "BEGIN { printf \"%.1f\", $pd / $dd }")x (bar >= 5x)"
+	echo "runs (s): report [$(tr '\n' ' ' <"$tmp/jr")] python [$(tr '\n' ' ' <"$tmp/jp")] diff [$(tr '\n' ' ' <"$tmp/jd")] python x2 [$(tr '\n' ' ' <"$tmp/jpd")]"
+	journal_pair 1000000 1000
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/r1m.time" "$needle" report "$tmp/biga" --format json >/dev/null
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/d1m.time" "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >/dev/null || true
+	awk '{ printf "1,000,000 records: needle report %.2f s wall, %.2f s CPU, peak RSS %d MB\n", $1, $2 + $3, $4 / 1024 }' "$tmp/r1m.time"
+	awk '{ printf "1,000,000 records x 2: needle diff %.2f s wall, %.2f s CPU, peak RSS %d MB\n", $1, $2 + $3, $4 / 1024 }' "$tmp/d1m.time"
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	rm -rf "$tmp/biga" "$tmp/bigb"
+}
+
+# Journals A and B of N records over NCASES case ids in $tmp/biga and
+# $tmp/bigb, copies of the record in $tmp/one (B: every tenth one failed).
+journal_pair() {
+	for side in a b; do
+		rm -rf "$tmp/big$side"
+		mkdir -p "$tmp/big$side"
+		node -e '
+const fs = require("fs"), [src, dst, flip, nc, n] = process.argv.slice(1);
+const rec = JSON.parse(fs.readFileSync(src + "/results.jsonl", "utf8").trim());
+const out = fs.createWriteStream(dst + "/results.jsonl");
+let i = 0;
+(function more() {
+	for (; i < Number(n); i++) {
+		rec.case = "c" + (i % Number(nc));
+		rec.repeat = Math.floor(i / Number(nc)) + 1;
+		rec.verdict = flip === "1" && i % 10 === 0 ? "fail" : "pass";
+		if (!out.write(JSON.stringify(rec) + "\n")) return out.once("drain", () => { i++; more(); });
+	}
+	out.end();
+})();' "$tmp/one" "$tmp/big$side" "$([ $side = b ] && echo 1 || echo 0)" "$2" "$1"
+	done
+}
+
+# The whole needle run of 4,096 closed-loop requests at C64 (64 prompt tokens
+# exact, 16 output tokens) against the null server, against a vllm-bench-style
+# Python client sending the same requests (tests/bench/py_client.py, aiohttp;
+# issue 26 item 3: needle's whole process at most the client's CPU), A B A B,
+# LOADCLIENT_RUNS (default 3) runs each. needle's run folder is on a tmpfs
+# (the client is measured, not the disk's syncs; the runner section measures
+# the journal on disk); its send lag P99 and requests per second of its own
+# CPU are quoted from the summary.
+section_load_client() {
+	runs=${LOADCLIENT_RUNS:-3}
+	if ! python3 -c 'import aiohttp' 2>/dev/null; then
+		echo "== load client: skipped: the Python client needs aiohttp (pip install aiohttp)"
+		return 0
+	fi
+	tok=$(fixture hf/deepseek_v3/tokenizer.json)
+	serve node "$root/tests/bench/null_server.js" --prompt-tokens 64 || return 1
+	cat >"$tmp/lc.json" <<'JSON'
+{"suite": "lc", "cases": [{"id": "c64", "kind": "load", "load": {"input_tokens": 64, "output_tokens": 16,
+ "concurrency": [64], "requests": 4096, "rounds": 1, "warmup": 0}}]}
+JSON
+	shm=/dev/shm/needle-bench-lc-$$
+	: >"$tmp/ln" && : >"$tmp/lp"
+	i=0
+	while [ $i -lt "$runs" ]; do
+		rm -rf "$shm"
+		cpu_of $PIN "$needle" run "$tmp/lc.json" --base-url "$SERVE_URL/v1" --model null \
+			--tokenizer "$tok" --template deepseek-v3 --out "$shm" >>"$tmp/ln" || return 1
+		$PIN python3 "$root/tests/bench/py_client.py" "$SERVE_URL/v1" null 4096 64 48 16 >"$tmp/py.json" || return 1
+		node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+if (r.ok !== r.requests) process.exit(1); console.log(r.cpu_s.toFixed(3));' "$tmp/py.json" >>"$tmp/lp" || return 1
+		i=$((i + 1))
+	done
+	n=$(median <"$tmp/ln") p=$(median <"$tmp/lp")
+	facts=$(node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1] + "/summary.json", "utf8")).load;
+const c = s.cells[0];
+console.log(`${c.succeeded} succeeded, send lag P99 ${c.lag_p99_ms.toFixed(2)} ms (bar < 10 ms), ` +
+	`${(c.requests / (s.client.cpu_ms / 1000)).toFixed(0)} requests per second of needle CPU (bar > 1000)`);' "$shm")
+	rm -rf "$shm"
+	kill "$SERVE_PID" 2>/dev/null || true
+	echo "== load client: 4,096 requests at C64 against the null server, whole processes, medians of $runs runs side by side (A B A B)${PIN:+, pinned: $PIN}"
+	echo "needle run: $n s CPU ($(awk "BEGIN { printf \"%.0f\", $n * 1e6 / 4096 }") us per request); python aiohttp client: $p s ($(awk "BEGIN { printf \"%.0f\", $p * 1e6 / 4096 }") us per request); ratio python/needle $(awk "BEGIN { printf \"%.2f\", $p / $n }")x (bar >= 1)"
+	echo "last needle run: $facts"
+	echo "runs (s): needle [$(tr '\n' ' ' <"$tmp/ln")] python [$(tr '\n' ' ' <"$tmp/lp")]"
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 }
 
 for s in $SECTIONS; do

@@ -1,6 +1,9 @@
 /* Unit tests of json: the checked builder, parsing, printing. `test_json oom`
  * is the failed-allocation mode driven by tests/cli/json_oom.sh. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/io.h"
@@ -254,6 +257,57 @@ static int mode_oom(void)
 	return rc;
 }
 
+/* json_g15 writes what printf's "%.15g" writes, for the values a journal
+ * holds (milliseconds with three decimals, counts) and for random doubles of
+ * every magnitude, halves, powers of ten and the edges of its fast paths. */
+static void g15_is(double v)
+{
+	char want[64], got[JSON_G15_MAX];
+	size_t n = json_g15(v, got);
+
+	snprintf(want, sizeof(want), "%.15g", v);
+	if (strcmp(got, want) || n != strlen(want))
+		fprintf(stderr, "json_g15(%.17g): '%s', printf '%s'\n", v, got, want);
+	CHECK(!strcmp(got, want) && n == strlen(want));
+}
+
+static void test_g15(void)
+{
+	static const double fixed[] = {0, -0.0, 1, -1, 0.5, 2.5, 0.1, 0.0001, 0.00009999,
+				       0.000123456789012345, 1e14, 1e15, -1e15, 999999999999999.0,
+				       999999999999999.9, 123456789012345.6, 1e-5, 1e300, -1e-300,
+				       1.0 / 3, 2.0 / 3, 2.082, 2.127, 1e22, 0.30000000000000004,
+				       9.9999999999999995, 99.999999999999986, 1e-4, 5e-5};
+	unsigned long long x = 88172645463325252ULL;
+	double v;
+	size_t i;
+	int k;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		g15_is(fixed[i]);
+	g15_is(strtod("nan", NULL));
+	g15_is(strtod("inf", NULL));
+	g15_is(-strtod("inf", NULL));
+	for (i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (i % 4) {
+		case 0: /* a journal's milliseconds: "%.3f" of a time */
+			v = (double)(x % 100000000) / 1000;
+			break;
+		case 1: /* any bits of a double */
+			memcpy(&v, &x, sizeof(v));
+			break;
+		case 2: /* magnitudes 1e-6 .. 1e16 */
+			k = (int)(x % 23) - 6;
+			v = (double)(x >> 11) / 9007199254740992.0 * pow(10, k);
+			break;
+		default: /* exact halves of the 15th digit */
+			v = ((double)(x % 1000000000000000ULL) + 0.5) / pow(10, (double)(x % 16));
+		}
+		g15_is(i % 8 < 4 ? v : -v);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "oom"))
@@ -266,5 +320,6 @@ int main(int argc, char **argv)
 	T_RUN(test_parse);
 	T_RUN(test_print);
 	T_RUN(test_write_file);
+	T_RUN(test_g15);
 	return T_DONE();
 }

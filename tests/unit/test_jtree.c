@@ -1,0 +1,179 @@
+/* Unit tests of jtree: the tree it builds is the tree cJSON_Parse builds
+ * (values, member order, numbers to the bit, decoded strings, the first
+ * child's prev), blocks are kept and reused across documents of any size,
+ * strings are ended in place, and what is not one JSON value is refused with
+ * jscan's message. */
+#include <math.h>
+#include <stdint.h>
+
+#include "base/jtree.h"
+#include "base/mem.h"
+#include "t.h"
+
+/* Whether trees `a` (jtree) and `b` (cJSON) hold the same values, numbers
+ * compared bit for bit, and `a` links its children as cJSON does. */
+static int same(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x, *y;
+
+	if ((a->type & 0xFF) != (b->type & 0xFF) || (!a->string) != (!b->string) ||
+	    (a->string && strcmp(a->string, b->string)))
+		return 0;
+	if (cJSON_IsNumber(a))
+		return !memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) &&
+		       a->valueint == b->valueint;
+	if (cJSON_IsString(a))
+		return !strcmp(a->valuestring, b->valuestring);
+	for (x = a->child, y = b->child; x && y; x = x->next, y = y->next)
+		if (!same(x, y))
+			return 0;
+	if (x || y)
+		return 0;
+	for (x = a->child; x && x->next; x = x->next)
+		;
+	return !a->child || a->child->prev == x; /* the first child's prev is the last */
+}
+
+/* Parses `text` both ways and compares. */
+static void agrees(struct jtree *t, const char *text)
+{
+	char *copy = mem_strndup(text, strlen(text));
+	cJSON *want = cJSON_Parse(text), *got = NULL;
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(copy && want);
+	if (!copy || !want)
+		goto out;
+	CHECK(jtree_parse(t, copy, strlen(copy), "a test", &got, &d) == ERR_OK);
+	if (got && !same(got, want))
+		fprintf(stderr, "jtree differs from cJSON on: %.200s\n", text);
+	CHECK(got && same(got, want));
+out:
+	cJSON_Delete(want);
+	mem_free(copy);
+}
+
+static void test_like_cjson(void)
+{
+	static const char *const docs[] = {
+		"{\"case\":\"c0\",\"kind\":\"chat\",\"repeat\":1,\"seed\":null,\"verdict\":\"pass\","
+		"\"transport\":{\"ok\":true,\"failures\":[],\"messages\":[]},"
+		"\"timing\":{\"first_byte_ms\":2.082,\"ttft_ms\":2.082,\"e2e_ms\":2.127,\"tpot_ms\":null},"
+		"\"usage\":{\"prompt_tokens\":5},\"content\":\"ok\",\"raw\":\"raw/c0-r1.sse\"}",
+		" [ 1 , -0 , 0.5 , -2.5e-3 , 1E+2 , 123456789012345678901234567890 , 9007199254740993 ,"
+		" 2147483648 , -2147483649 , 1e400 , 0.1 , 3.141592653589793 , 1e-22 , 12345678901234.5 ] ",
+		"{\"s\":\"tab\\there \\\"quoted\\\" \\\\ \\/ \\u00e9 \\ud83d\\ude00 \\u4e2d\",\"e\":\"\",\"a\":[[],{},[{}]]}",
+		"{\"dup\":1,\"dup\":2,\"\":true,\"f\":false}",
+		"\"just a string\"", "42", "null", "true",
+	};
+	struct jtree t;
+	size_t i;
+
+	jtree_init(&t);
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		agrees(&t, docs[i]);
+	jtree_release(&t);
+}
+
+/* Numbers of every shape: the fast path and strtod give the same bits. */
+static void test_numbers(void)
+{
+	unsigned long long x = 0x9E3779B97F4A7C15ULL;
+	char text[64];
+	struct jtree t;
+	int i;
+
+	jtree_init(&t);
+	for (i = 0; i < 20000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (i % 4) {
+		case 0:
+			snprintf(text, sizeof(text), "%llu.%03llu", x % 100000, (x >> 20) % 1000);
+			break;
+		case 1:
+			snprintf(text, sizeof(text), "-0.%0*llu", (int)(x % 20) + 1, (x >> 8) % 1000000007);
+			break;
+		case 2:
+			snprintf(text, sizeof(text), "%llu", x >> (x % 64));
+			break;
+		default:
+			snprintf(text, sizeof(text), "%.17g", (double)(x >> 11) * pow(10, (double)(x % 40) - 20));
+		}
+		agrees(&t, text);
+	}
+	jtree_release(&t);
+}
+
+/* A document larger than a block, then small ones: the blocks are kept and
+ * the trees stay right; a string without escapes is ended in place. */
+static void test_blocks_and_in_place(void)
+{
+	struct buf big;
+	struct jtree t;
+	cJSON *v = NULL;
+	char small[] = "{\"k\":\"view\",\"e\":\"a\\nb\"}";
+	struct diag d;
+	int i;
+
+	buf_init(&big, BUF_MAX_DEFAULT);
+	CHECK(buf_putc(&big, '[') == ERR_OK);
+	for (i = 0; i < 20000; i++)
+		CHECK(buf_printf(&big, "%s{\"n\":%d,\"s\":\"x%d\"}", i ? "," : "", i, i) == ERR_OK);
+	CHECK(buf_putc(&big, ']') == ERR_OK);
+	jtree_init(&t);
+	agrees(&t, big.data);
+	agrees(&t, "[1,2,3]");
+	agrees(&t, big.data);
+	diag_init(&d);
+	CHECK(jtree_parse(&t, small, strlen(small), "a test", &v, &d) == ERR_OK);
+	CHECK(v && !strcmp(cJSON_GetObjectItem(v, "k")->valuestring, "view"));
+	CHECK(v && cJSON_GetObjectItem(v, "k")->valuestring == small + 6);
+	CHECK(v && !strcmp(cJSON_GetObjectItem(v, "e")->valuestring, "a\nb"));
+	jtree_release(&t);
+	buf_release(&big);
+}
+
+static void refused(const char *text, const char *why)
+{
+	char *copy = mem_strndup(text, strlen(text));
+	struct jtree t;
+	cJSON *v = (cJSON *)1;
+	struct diag d;
+
+	diag_init(&d);
+	jtree_init(&t);
+	CHECK(jtree_parse(&t, copy, strlen(copy), "a test", &v, &d) == ERR_INPUT);
+	CHECK(v == NULL);
+	if (!strstr(d.msg, why))
+		fprintf(stderr, "'%s': %s\n", text, d.msg);
+	CHECK(strstr(d.msg, "cannot parse 'a test': line 1, column") && strstr(d.msg, why));
+	CHECK(jtree_parse(&t, copy, strlen(copy), "a test", &v, NULL) == ERR_INPUT);
+	jtree_release(&t);
+	mem_free(copy);
+}
+
+static void test_refused(void)
+{
+	refused("", "expected a value");
+	refused("{", "expected a member name");
+	refused("[1,]", "expected a value");
+	refused("{\"a\" 1}", "expected ':'");
+	refused("{\"a\":1", "expected ',' or '}'");
+	refused("tru", "expected a value");
+	refused("\"\\x\"", "bad escape");
+	refused("\"\\ud800\"", "lone high surrogate");
+	refused("\"a\tb\"", "control character");
+	refused("1 2", "expected the end after the value");
+	refused("[1.]", "bad number");
+	refused("{\"a\":1}}", "expected the end after the value");
+}
+
+int main(void)
+{
+	T_RUN(test_like_cjson);
+	T_RUN(test_numbers);
+	T_RUN(test_blocks_and_in_place);
+	T_RUN(test_refused);
+	return T_DONE();
+}
