@@ -1,0 +1,197 @@
+// The assertions and small helpers of tests/vllm/run.sh (make test-vllm), one
+// subcommand each; an assertion that fails throws (exit 1, "FAIL: ..." on
+// stderr), a helper prints what run.sh needs on stdout.
+//   audit RUN                 every attempt: transport checks passed, audit
+//                             enabled with usage_delta 0
+//   own-template RUN CONFIG   the run rendered from CONFIG's chat_template (no
+//                             --template): the manifest names it and its SHA-256
+//   cache RUN                 warm cache steps report cached_tokens > 0
+//   load RUN                  every load cell valid, and per level the server's
+//                             /metrics prompt and generation tokens equal the
+//                             sums of needle's records of that level
+//   boundary RUN FIT          the FIT-token recall attempt was sent and passed
+//                             transport and audit; the FIT+1 one was not sent,
+//                             by the max_model_len pre-flight
+//   killed RUN                the attempt cut by the server's death failed
+//                             transport (not a grade, not an audit)
+//   bos RUN_BOS RUN_NOBOS     /v1/completions: the BOS-adding tokenizer's
+//                             server count is one more than without the BOS
+//   versions RUNS_DIR         every run folder's manifest names the real vLLM
+//                             version (/version), at least 3 of them
+//   smoke-suite SMOKE.json    prints the smoke suite for random weights
+//   boundary-suite FIT MAX    prints a recall suite at FIT and FIT+1 tokens
+//   long-suite                prints a one-case suite that streams for a while
+//   chat-body PROMPT MODEL MAX  prints a chat request body of gen haystack's
+//                             prompt.json
+//   wait-running URL SEC      waits until vLLM's /metrics shows a request running
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const http = require('http');
+
+const records = (run) => fs.readFileSync(path.join(run, 'results.jsonl'), 'utf8')
+	.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const manifest = (run) => JSON.parse(fs.readFileSync(path.join(run, 'manifest.json'), 'utf8'));
+const need = (ok, msg) => { if (!ok) throw new Error(msg); };
+const brief = (r) => JSON.stringify({ transport: r.transport, audit: r.audit, http: r.http_status });
+
+function audit(run) {
+	const rs = records(run);
+	need(rs.length > 0, `${run}: no records`);
+	for (const r of rs) {
+		need(r.transport && r.transport.ok, `${run}: ${r.case}: transport failed: ${brief(r)}`);
+		need(r.audit && r.audit.enabled && r.audit.usage_delta === 0,
+			`${run}: ${r.case}: audit not enabled with delta 0: ${brief(r)}`);
+	}
+	console.log(`${path.basename(run)}: ${rs.length} attempts, transport ok and audit delta 0 on all`);
+}
+
+function ownTemplate(run, config) {
+	const m = manifest(run);
+	const text = JSON.parse(fs.readFileSync(config, 'utf8')).chat_template;
+	const sha = crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+	need(m.template && path.resolve(m.template.source) === path.resolve(config) && m.template.source_sha256 === sha,
+		`${run}: not rendered from ${config}: ${JSON.stringify(m.template)}`);
+	need(!(m.options && m.options.template), `${run}: --template was given`);
+}
+
+function cache(run) {
+	const warm = records(run).filter((r) => r.probe && r.probe.step !== 'cold');
+	need(warm.length >= 2, `${run}: ${warm.length} warm steps`);
+	for (const r of warm)
+		need(r.probe.cached_tokens > 0, `${run}: ${r.case}: cached_tokens ${r.probe.cached_tokens}`);
+	console.log(`cache: warm steps cached_tokens ${warm.map((r) => r.probe.cached_tokens).join(', ')}`);
+}
+
+// Each level's /metrics window (run_load.c: before its first counted round,
+// after its last) holds exactly its counted rounds' requests.
+function load(run) {
+	const s = JSON.parse(fs.readFileSync(path.join(run, 'summary.json'), 'utf8'));
+	const cells = (s.load && s.load.cells) || [];
+	need(cells.length > 0, `${run}: no load cells`);
+	const rs = records(run).filter((r) => r.load && r.load.round >= 1);
+	for (const c of cells) {
+		need(c.rounds_valid === c.rounds_total && c.rounds_total > 0,
+			`${run}: ${c.case} level ${c.concurrency ?? c.rate}: ${c.rounds_valid}/${c.rounds_total} valid rounds`);
+		const level = c.concurrency !== undefined ? `c${c.concurrency}` : `r${c.rate}`;
+		const mine = rs.filter((r) => r.case === c.case &&
+			(c.concurrency !== undefined ? r.load.concurrency === c.concurrency : r.load.rate === c.rate));
+		const p = mine.reduce((a, r) => a + r.usage.prompt_tokens, 0);
+		const g = mine.reduce((a, r) => a + r.usage.completion_tokens, 0);
+		const f = path.join(run, 'raw', `metrics-${c.case}-${level}.json`);
+		const v = JSON.parse(fs.readFileSync(f, 'utf8')).server;
+		need(v, `${f}: no server view: ${fs.readFileSync(f, 'utf8')}`);
+		need(v.prompt_tokens === p && v.generation_tokens === g && v.requests === mine.length,
+			`${f}: server prompt ${v.prompt_tokens} generation ${v.generation_tokens} requests ` +
+			`${v.requests}, needle ${p} ${g} ${mine.length}`);
+		console.log(`${path.basename(run)} ${level}: valid ${c.rounds_valid}/${c.rounds_total}, ` +
+			`/metrics = needle: ${mine.length} requests, ${p} prompt, ${g} generation tokens`);
+	}
+}
+
+function boundary(run, fit) {
+	const rs = records(run);
+	const at = (n) => rs.find((r) => r.recall && r.recall.tokens === n);
+	const a = at(fit), b = at(fit + 1);
+	need(a && a.transport.ok && a.audit.usage_delta === 0 && a.usage.prompt_tokens === fit,
+		`${run}: ${fit} tokens: ${a && brief(a)}`);
+	need(b && !b.transport.ok && b.transport.failures.includes('not_sent') &&
+		/max_model_len/.test(b.transport.messages.join(' ')), `${run}: ${fit + 1} tokens: ${b && brief(b)}`);
+}
+
+function killed(run) {
+	const rs = records(run);
+	need(rs.length === 1, `${run}: ${rs.length} records`);
+	const r = rs[0];
+	need(!r.transport.ok && r.transport.failures.length > 0, `${run}: transport passed: ${brief(r)}`);
+	console.log(`killed: transport failed with ${r.transport.failures.join(', ')}: ${r.transport.messages[0]}`);
+}
+
+function bos(runBos, runPlain) {
+	const count = (run, id) => records(run).find((r) => r.case === id).usage.prompt_tokens;
+	const a = records(runBos).find((r) => r.case === 'completions');
+	need(a.endpoint === '/v1/completions' && a.audit.usage_delta === 0, `${runBos}: ${brief(a)}`);
+	const tok = manifest(runBos).tokenizer;
+	console.log(`completions: prompt_tokens ${count(runBos, 'completions')} with the BOS ` +
+		`(${JSON.stringify(tok && tok.path || tok)}), ${count(runPlain, 'completions')} without; audit delta 0 on both`);
+}
+
+function versions(dir) {
+	const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'manifest.json')));
+	const seen = new Set();
+	for (const d of runs) {
+		const s = manifest(path.join(dir, d)).endpoint.server || {};
+		need(typeof s.version === 'string' && /^\d+\.\d+/.test(s.version) && s.version_from === '/version',
+			`${d}: manifest names no vLLM version: ${JSON.stringify(s)}`);
+		seen.add(s.version);
+	}
+	need(runs.length >= 3, `${dir}: ${runs.length} run folders`);
+	console.log(`versions: ${runs.length} run folders, vLLM ${[...seen].join(', ')}`);
+}
+
+// Random weights never end a turn: every request is fixed-length
+// (ignore_eos, a short max_tokens), so finish_reason "length" is expected, and
+// image cases are left out (the toy model is text-only; vLLM refuses images).
+function smokeSuite(file) {
+	const s = JSON.parse(fs.readFileSync(file, 'utf8'));
+	const image = (c) => c.kind === 'image_order' || JSON.stringify(c.messages || []).includes('"image_url"');
+	s.suite = 'vllm-smoke';
+	s.defaults = Object.assign({}, s.defaults, { max_tokens: 16, ignore_eos: true });
+	s.cases = s.cases.filter((c) => !image(c)).map((c) => {
+		const o = Object.assign({}, c);
+		delete o.max_tokens;
+		return o;
+	});
+	console.log(JSON.stringify(s));
+}
+
+function boundarySuite(fit, max) {
+	const c = (n) => ({ id: `recall-${n}`, kind: 'recall', recall: { tokens: n, depths: [50], seeds: [1] } });
+	console.log(JSON.stringify({ suite: 'vllm-boundary', defaults: { max_tokens: max, ignore_eos: true,
+		temperature: 0 }, cases: [c(fit), c(fit + 1)] }));
+}
+
+function longSuite() {
+	console.log(JSON.stringify({ suite: 'vllm-killed', cases: [{ id: 'long', max_tokens: 3000,
+		ignore_eos: true, messages: [{ role: 'user', content: 'Count to a million.' }] }] }));
+}
+
+function chatBody(prompt, model, max) {
+	const messages = JSON.parse(fs.readFileSync(prompt, 'utf8'));
+	console.log(JSON.stringify({ model, messages: messages.messages || messages, max_tokens: max }));
+}
+
+function waitRunning(url, sec) {
+	const until = Date.now() + sec * 1000;
+	const poll = () => http.get(url + '/metrics', (res) => {
+		let body = '';
+		res.on('data', (b) => { body += b; });
+		res.on('end', () => {
+			const m = /^vllm:num_requests_running\{[^}]*\} ([0-9.e+]+)/m.exec(body);
+			if (m && Number(m[1]) >= 1) return;
+			retry();
+		});
+	}).on('error', retry);
+	const retry = () => {
+		if (Date.now() > until) {
+			process.stderr.write(`FAIL: no request running on ${url} after ${sec} s\n`);
+			process.exit(1);
+		}
+		setTimeout(poll, 100);
+	};
+	poll();
+}
+
+const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, versions,
+	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
+	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
+	'chat-body': (p, m, max) => chatBody(p, m, Number(max)), 'wait-running': (u, s) => waitRunning(u, Number(s)) };
+const [cmd, ...args] = process.argv.slice(2);
+try {
+	if (!cmds[cmd]) throw new Error(`unknown check '${cmd}'`);
+	cmds[cmd](...args);
+} catch (e) {
+	process.stderr.write(`FAIL: ${e.message}\n`);
+	process.exit(1);
+}

@@ -1,0 +1,141 @@
+#!/bin/sh
+# make test-vllm: needle against the real vLLM (the CPU build, random
+# weights from --load-format dummy) on loopback, with tiny model folders built
+# from the tests' Qwen3 and DeepSeek V3 tokenizers (tests/vllm/model.sh).
+# Random weights answer nonsense, so answers are not graded here; what must
+# hold is what needle checks about the server: every attempt's transport
+# checks, the token audit (usage_delta 0, from the folder's own template),
+# cached_tokens on warm cache steps, valid load cells, /metrics token counts
+# equal to needle's, the max_model_len boundary, a server killed mid-stream
+# and a restart under --wait-ready. Run folders stay in BUILD/vllm/runs.
+#   env TESTS=tests BUILD=build NEEDLE=build/needle sh tests/vllm/run.sh
+set -eu
+. "$TESTS/lib/cli.sh"
+
+VENV=$BUILD/venv-vllm
+OUT=$BUILD/vllm
+RUNS=$OUT/runs
+MML=4096 # --max-model-len
+sh "$TESTS/setup.sh" vllm "$VENV"
+rm -rf "$RUNS"
+mkdir -p "$RUNS"
+for m in qwen3 deepseek_v3; do
+	sh "$TESTS/vllm/model.sh" "$m" "$OUT/model-$m"
+done
+CHECK="node $TESTS/vllm/check.js"
+
+# vllm_start NAME [PORT]: serves model folder OUT/model-NAME on PORT, else a
+# free loopback port (URL, VLLM_PID; its own process group, so that the engine core it forks
+# stops with it); the log is OUT/serve-NAME.log (appended).
+vllm_start() {
+	PORT=${2:-$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}
+	URL=http://127.0.0.1:$PORT
+	echo "== vllm serve $1 on $URL $(date -u +%T)" >> "$OUT/serve-$1.log"
+	VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=1 \
+	VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 \
+		setsid "$VENV/bin/vllm" serve "$OUT/model-$1" --served-model-name "tiny-$1" \
+		--load-format dummy --enable-prefix-caching --enable-prompt-tokens-details \
+		--max-model-len "$MML" --host 127.0.0.1 --port "$PORT" \
+		>> "$OUT/serve-$1.log" 2>&1 &
+	VLLM_PID=$!
+	track "$VLLM_PID"
+}
+
+# vllm_stop [SIGNAL]: stops the server's whole process group and waits.
+vllm_stop() {
+	kill "-${1:-TERM}" -- "-$VLLM_PID" 2>/dev/null || true
+	wait "$VLLM_PID" 2>/dev/null || true
+}
+
+# run NAME SUITE [needle run options]: runs SUITE into RUNS/NAME against URL
+# with the model folder as the tokenizer (no --template: the folder's own),
+# waiting for the server; exit 0 or 1 (graded answers may fail) is fine.
+run() {
+	name=$1 suite=$2
+	shift 2
+	st=0
+	"$NEEDLE" run "$suite" --base-url "$URL/v1" --tokenizer "$FOLDER" --out "$RUNS/$name" \
+		--wait-ready 10m "$@" 2> "$tmp/err" || st=$?
+	[ "$st" -le 1 ] || { cat "$tmp/err" >&2; fail "$name: needle run exit $st"; }
+	tail -n 1 "$tmp/err" | sed "s|^|$name: |"
+}
+
+# --- Qwen3: the smoke suite, recall, cache, load, the rendering cases -------
+FOLDER=$OUT/model-qwen3
+vllm_start qwen3
+$CHECK smoke-suite "$ROOT/suites/smoke.json" > "$tmp/smoke.json"
+run smoke "$tmp/smoke.json"
+$CHECK audit "$RUNS/smoke"
+run render "$TESTS/vllm/render.json"
+$CHECK audit "$RUNS/render"
+$CHECK own-template "$RUNS/render" "$FOLDER/tokenizer_config.json"
+run recall "$TESTS/vllm/recall.json"
+$CHECK audit "$RUNS/recall"
+run cache "$TESTS/vllm/cache.json"
+$CHECK audit "$RUNS/cache"
+$CHECK cache "$RUNS/cache"
+run load "$TESTS/vllm/load.json" --metrics
+$CHECK load "$RUNS/load"
+run rate "$TESTS/vllm/rate.json" --metrics
+$CHECK load "$RUNS/rate"
+
+# The max_model_len boundary: a prompt of MML - max_tokens tokens is sent and
+# served; one token more is refused by needle's pre-flight, and vLLM answers
+# that same prompt with HTTP 400.
+fit=$((MML - 16))
+$CHECK boundary-suite "$fit" 16 > "$tmp/boundary.json"
+run boundary "$tmp/boundary.json"
+$CHECK boundary "$RUNS/boundary" "$fit"
+for n in "$fit" $((fit + 1)); do
+	"$NEEDLE" gen haystack --tokenizer "$FOLDER" --tokens "$n" --seed 1 --out "$tmp/hay$n" 2> "$tmp/err" ||
+		{ cat "$tmp/err" >&2; fail "gen haystack $n"; }
+	$CHECK chat-body "$tmp/hay$n/prompt.json" tiny-qwen3 16 > "$tmp/body$n.json"
+	curl -sS -o "$tmp/resp$n.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary "@$tmp/body$n.json" "$URL/v1/chat/completions" > "$tmp/code$n"
+done
+[ "$(cat "$tmp/code$fit")" = 200 ] || fail "vLLM refused $fit + 16 tokens: $(cat "$tmp/resp$fit.json")"
+[ "$(cat "$tmp/code$((fit + 1))")" = 400 ] ||
+	fail "vLLM took $((fit + 1)) + 16 tokens: $(cat "$tmp/code$((fit + 1))") $(cat "$tmp/resp$((fit + 1)).json")"
+grep -q "$((fit + 1)) input tokens" "$tmp/resp$((fit + 1)).json" ||
+	fail "vLLM's 400 does not count $((fit + 1)) input tokens: $(cat "$tmp/resp$((fit + 1)).json")"
+echo "boundary: $fit + 16 = $MML sent and served; $((fit + 1)) refused by needle and by vLLM (400)"
+
+# A server killed mid-stream: the attempt in flight fails transport, by name.
+$CHECK long-suite > "$tmp/long.json"
+st=0
+"$NEEDLE" run "$tmp/long.json" --base-url "$URL/v1" --tokenizer "$FOLDER" --out "$RUNS/killed" \
+	2> "$tmp/killed.err" &
+npid=$!
+track "$npid"
+$CHECK wait-running "$URL" 120
+vllm_stop KILL
+wait "$npid" || st=$?
+[ "$st" = 1 ] || fail "killed server: needle run exit $st, expected 1: $(cat "$tmp/killed.err")"
+$CHECK killed "$RUNS/killed"
+
+# Its restart: needle waits (--wait-ready) for the server started after it.
+"$NEEDLE" run "$TESTS/vllm/render.json" --case system --base-url "$URL/v1" --tokenizer "$FOLDER" \
+	--out "$RUNS/restart" --wait-ready 10m 2> "$tmp/restart.err" &
+npid=$!
+track "$npid"
+sleep 2
+kill -0 "$npid" 2>/dev/null || fail "needle run did not wait for the server: $(cat "$tmp/restart.err")"
+vllm_start qwen3 "$PORT"
+st=0
+wait "$npid" || st=$?
+[ "$st" -le 1 ] || fail "restart: needle run exit $st: $(cat "$tmp/restart.err")"
+$CHECK audit "$RUNS/restart"
+echo "restart: needle waited for the restarted server and ran"
+vllm_stop
+
+# --- DeepSeek V3's tokenizer and template: /v1/completions with the BOS -----
+FOLDER=$OUT/model-deepseek_v3
+vllm_start deepseek_v3
+run render-dsv3 "$TESTS/vllm/render.json"
+$CHECK audit "$RUNS/render-dsv3"
+$CHECK own-template "$RUNS/render-dsv3" "$FOLDER/tokenizer_config.json"
+$CHECK bos "$RUNS/render-dsv3" "$RUNS/render"
+vllm_stop
+
+$CHECK versions "$RUNS"
+echo "test-vllm: passed"
