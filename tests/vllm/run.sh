@@ -33,7 +33,7 @@ vllm_start() {
 	echo "== vllm serve $1 on $URL $(date -u +%T)" >> "$OUT/serve-$1.log"
 	VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=1 \
 	VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 \
-		setsid "$VENV/bin/vllm" serve "$OUT/model-$1" --served-model-name "tiny-$1" \
+		setsid "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" serve "$OUT/model-$1" --served-model-name "tiny-$1" \
 		--load-format dummy --enable-prefix-caching --enable-prompt-tokens-details \
 		--max-model-len "$MML" --host 127.0.0.1 --port "$PORT" \
 		>> "$OUT/serve-$1.log" 2>&1 &
@@ -41,9 +41,18 @@ vllm_start() {
 	track "$VLLM_PID"
 }
 
-# vllm_stop [SIGNAL]: stops the server's whole process group and waits.
+# vllm_stop [KILL]: stops the server's whole process group (SIGTERM, then
+# SIGKILL after 60 s; at once with KILL) and waits for it.
 vllm_stop() {
-	kill "-${1:-TERM}" -- "-$VLLM_PID" 2>/dev/null || true
+	if [ "${1:-}" != KILL ]; then
+		kill -TERM -- "-$VLLM_PID" 2>/dev/null || true
+		_i=0
+		while [ $_i -lt 600 ] && kill -0 -- "-$VLLM_PID" 2>/dev/null; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+	fi
+	kill -KILL -- "-$VLLM_PID" 2>/dev/null || true
 	wait "$VLLM_PID" 2>/dev/null || true
 }
 
