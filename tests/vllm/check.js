@@ -12,6 +12,10 @@
 //   boundary RUN FIT          the FIT-token recall attempt was sent and passed
 //                             transport and audit; the FIT+1 one was not sent,
 //                             by the max_model_len pre-flight
+//   served CODE RESP P C      vLLM's answer: 200, P prompt and C completion tokens
+//   refused CODE RESP TEXT    vLLM's answer: 400 whose message holds TEXT
+//   context-cut RUN           needle named vLLM's shortened max_tokens
+//                             (truncated / length_mismatch, "context limit")
 //   killed RUN                the attempt cut by the server's death failed
 //                             transport (not a grade, not an audit)
 //   bos RUN_BOS RUN_NOBOS     /v1/completions: the BOS-adding tokenizer's
@@ -21,6 +25,7 @@
 //   smoke-suite SMOKE.json    prints the smoke suite for random weights
 //   boundary-suite FIT MAX    prints a recall suite at FIT and FIT+1 tokens
 //   long-suite                prints a one-case suite that streams for a while
+//   near-suite PROMPT         prints the near-full cases of gen haystack's prompt.json
 //   chat-body PROMPT MODEL MAX  prints a chat request body of gen haystack's
 //                             prompt.json
 //   wait-running URL SEC      waits until vLLM's /metrics shows a request running
@@ -96,8 +101,43 @@ function boundary(run, fit) {
 	const a = at(fit), b = at(fit + 1);
 	need(a && a.transport.ok && a.audit.usage_delta === 0 && a.usage.prompt_tokens === fit,
 		`${run}: ${fit} tokens: ${a && brief(a)}`);
-	need(b && !b.transport.ok && b.transport.failures.includes('not_sent') &&
+	need(b && !b.transport.ok && b.transport.failures.includes('context_overflow') && b.http_status === 0 &&
 		/max_model_len/.test(b.transport.messages.join(' ')), `${run}: ${fit + 1} tokens: ${b && brief(b)}`);
+}
+
+// vLLM's answer to a request run.sh posted itself (curl): served with
+// `completion` tokens for a `prompt`-token prompt, or refused with 400 and
+// `text` in its message.
+function served(codeFile, respFile, prompt, completion) {
+	const code = fs.readFileSync(codeFile, 'utf8').trim(), body = fs.readFileSync(respFile, 'utf8');
+	const u = code === '200' && JSON.parse(body).usage;
+	need(u && u.prompt_tokens === Number(prompt) && u.completion_tokens === Number(completion),
+		`${prompt} prompt tokens: expected 200 with ${completion} completion tokens, got ${code} ${body.slice(0, 300)}`);
+}
+
+function refused(codeFile, respFile, text) {
+	const code = fs.readFileSync(codeFile, 'utf8').trim(), body = fs.readFileSync(respFile, 'utf8');
+	need(code === '400' && JSON.parse(body).error.message.includes(text),
+		`expected 400 with '${text}', got ${code} ${body.slice(0, 300)}`);
+}
+
+// The near-full request (a prompt one token under max_model_len, max_tokens
+// 16), free and fixed-length, sent by needle without a tokenizer (no pre-flight).
+function nearSuite(prompt) {
+	const m = JSON.parse(fs.readFileSync(prompt, 'utf8'));
+	const messages = m.messages || m;
+	console.log(JSON.stringify({ suite: 'vllm-near-full', defaults: { max_tokens: 16, temperature: 0 },
+		cases: [{ id: 'near-full', messages }, { id: 'near-full-fixed', ignore_eos: true, messages }] }));
+}
+
+function contextCut(run) {
+	const rs = records(run);
+	const want = { 'near-full': 'truncated', 'near-full-fixed': 'length_mismatch' };
+	for (const [id, code] of Object.entries(want)) {
+		const r = rs.find((x) => x.case === id);
+		need(r && r.transport.failures.includes(code) && /context limit/.test(r.transport.messages.join(' ')) &&
+			r.usage.completion_tokens === 1, `${run}: ${id}: ${r && brief(r)}`);
+	}
 }
 
 function killed(run) {
@@ -184,6 +224,7 @@ function waitRunning(url, sec) {
 }
 
 const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, versions,
+	served, refused, 'near-suite': nearSuite, 'context-cut': contextCut,
 	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
 	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
 	'chat-body': (p, m, max) => chatBody(p, m, Number(max)), 'wait-running': (u, s) => waitRunning(u, Number(s)) };

@@ -31,10 +31,17 @@ vllm_start() {
 	PORT=${2:-$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}
 	URL=http://127.0.0.1:$PORT
 	echo "== vllm serve $1 on $URL $(date -u +%T)" >> "$OUT/serve-$1.log"
+	# Tool requests need a tool-call parser (else HTTP 400 '"auto" tool
+	# choice requires --enable-auto-tool-choice and --tool-call-parser').
+	case $1 in
+	qwen3) parser=hermes ;;
+	deepseek_v3) parser=deepseek_v3 ;;
+	esac
 	VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=1 \
-	VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 \
+	VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 VLLM_CACHE_ROOT="$OUT/cache" \
 		setsid "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" serve "$OUT/model-$1" --served-model-name "tiny-$1" \
 		--load-format dummy --enable-prefix-caching --enable-prompt-tokens-details \
+		--enable-auto-tool-choice --tool-call-parser "$parser" \
 		--max-model-len "$MML" --host 127.0.0.1 --port "$PORT" \
 		>> "$OUT/serve-$1.log" 2>&1 &
 	VLLM_PID=$!
@@ -88,26 +95,37 @@ $CHECK load "$RUNS/load"
 run rate "$TESTS/vllm/rate.json" --metrics
 $CHECK load "$RUNS/rate"
 
-# The max_model_len boundary: a prompt of MML - max_tokens tokens is sent and
-# served; one token more is refused by needle's pre-flight, and vLLM answers
-# that same prompt with HTTP 400.
+# The max_model_len boundary. needle's pre-flight sends a prompt of MML - 16
+# tokens with max_tokens 16 (served, audit delta 0) and refuses one token more.
+# vLLM 0.32 refuses only prompt >= MML (HTTP 400) and serves a shorter prompt
+# with max_tokens cut to MML - prompt; needle, sent such a request without
+# its pre-flight (no --tokenizer), names the cut (stream.c context_cut).
 fit=$((MML - 16))
 $CHECK boundary-suite "$fit" 16 > "$tmp/boundary.json"
 run boundary "$tmp/boundary.json"
 $CHECK boundary "$RUNS/boundary" "$fit"
-for n in "$fit" $((fit + 1)); do
-	"$NEEDLE" gen haystack --tokenizer "$FOLDER" --tokens "$n" --seed 1 --out "$tmp/hay$n" 2> "$tmp/err" ||
-		{ cat "$tmp/err" >&2; fail "gen haystack $n"; }
-	$CHECK chat-body "$tmp/hay$n/prompt.json" tiny-qwen3 16 > "$tmp/body$n.json"
-	curl -sS -o "$tmp/resp$n.json" -w '%{http_code}' -H 'Content-Type: application/json' \
-		--data-binary "@$tmp/body$n.json" "$URL/v1/chat/completions" > "$tmp/code$n"
+# post N: gen haystack's N-token prompt with max_tokens 16, straight to vLLM;
+# the status in $tmp/code$N, the body in $tmp/resp$N.json.
+post() {
+	"$NEEDLE" gen haystack --tokenizer "$FOLDER" --tokens "$1" --seed 1 --out "$tmp/hay$1" 2> "$tmp/err" ||
+		{ cat "$tmp/err" >&2; fail "gen haystack $1"; }
+	$CHECK chat-body "$tmp/hay$1/prompt.json" tiny-qwen3 16 > "$tmp/body$1.json"
+	curl -sS -o "$tmp/resp$1.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary "@$tmp/body$1.json" "$URL/v1/chat/completions" > "$tmp/code$1"
+}
+for n in $((fit + 1)) $((MML - 1)) "$MML" $((MML + 1)); do
+	post "$n"
 done
-[ "$(cat "$tmp/code$fit")" = 200 ] || fail "vLLM refused $fit + 16 tokens: $(cat "$tmp/resp$fit.json")"
-[ "$(cat "$tmp/code$((fit + 1))")" = 400 ] ||
-	fail "vLLM took $((fit + 1)) + 16 tokens: $(cat "$tmp/code$((fit + 1))") $(cat "$tmp/resp$((fit + 1)).json")"
-grep -q "$((fit + 1)) input tokens" "$tmp/resp$((fit + 1)).json" ||
-	fail "vLLM's 400 does not count $((fit + 1)) input tokens: $(cat "$tmp/resp$((fit + 1)).json")"
-echo "boundary: $fit + 16 = $MML sent and served; $((fit + 1)) refused by needle and by vLLM (400)"
+$CHECK served "$tmp/code$((fit + 1))" "$tmp/resp$((fit + 1)).json" $((fit + 1)) 15
+$CHECK served "$tmp/code$((MML - 1))" "$tmp/resp$((MML - 1)).json" $((MML - 1)) 1
+$CHECK refused "$tmp/code$MML" "$tmp/resp$MML.json" 'max_tokens must be at least 1'
+$CHECK refused "$tmp/code$((MML + 1))" "$tmp/resp$((MML + 1)).json" "contains at least $((MML + 1)) input tokens"
+$CHECK near-suite "$tmp/hay$((MML - 1))/prompt.json" > "$tmp/near.json"
+st=0
+"$NEEDLE" run "$tmp/near.json" --base-url "$URL/v1" --out "$RUNS/near-full" 2> "$tmp/err" || st=$?
+[ "$st" = 1 ] || { cat "$tmp/err" >&2; fail "near-full: needle run exit $st, expected 1"; }
+$CHECK context-cut "$RUNS/near-full"
+echo "boundary: needle sends $fit + 16 and refuses $((fit + 1)); vLLM serves up to $((MML - 1)) (max_tokens cut) and answers 400 from $MML"
 
 # A server killed mid-stream: the attempt in flight fails transport, by name.
 $CHECK long-suite > "$tmp/long.json"
