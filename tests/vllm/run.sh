@@ -12,56 +12,13 @@
 set -eu
 . "$TESTS/lib/cli.sh"
 
-VENV=$BUILD/venv-vllm
-OUT=$BUILD/vllm
+. "$TESTS/vllm/lib.sh"
+
 RUNS=$OUT/runs
-MML=4096 # --max-model-len
-sh "$TESTS/setup.sh" vllm "$VENV"
+vllm_setup
 rm -rf "$RUNS"
 mkdir -p "$RUNS"
-for m in qwen3 deepseek_v3; do
-	sh "$TESTS/vllm/model.sh" "$m" "$OUT/model-$m"
-done
 CHECK="node $TESTS/vllm/check.js"
-
-# vllm_start NAME [PORT]: serves model folder OUT/model-NAME on PORT, else a
-# free loopback port (URL, VLLM_PID; its own process group, so that the engine core it forks
-# stops with it); the log is OUT/serve-NAME.log (appended).
-vllm_start() {
-	PORT=${2:-$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}
-	URL=http://127.0.0.1:$PORT
-	echo "== vllm serve $1 on $URL $(date -u +%T)" >> "$OUT/serve-$1.log"
-	# Tool requests need a tool-call parser (else HTTP 400 '"auto" tool
-	# choice requires --enable-auto-tool-choice and --tool-call-parser').
-	case $1 in
-	qwen3) parser=hermes ;;
-	deepseek_v3) parser=deepseek_v3 ;;
-	esac
-	VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=1 \
-	VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 VLLM_CACHE_ROOT="$OUT/cache" \
-		setsid "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" serve "$OUT/model-$1" --served-model-name "tiny-$1" \
-		--load-format dummy --enable-prefix-caching --enable-prompt-tokens-details \
-		--enable-auto-tool-choice --tool-call-parser "$parser" \
-		--max-model-len "$MML" --host 127.0.0.1 --port "$PORT" \
-		>> "$OUT/serve-$1.log" 2>&1 &
-	VLLM_PID=$!
-	track "$VLLM_PID"
-}
-
-# vllm_stop [KILL]: stops the server's whole process group (SIGTERM, then
-# SIGKILL after 60 s; at once with KILL) and waits for it.
-vllm_stop() {
-	if [ "${1:-}" != KILL ]; then
-		kill -TERM -- "-$VLLM_PID" 2>/dev/null || true
-		_i=0
-		while [ $_i -lt 600 ] && kill -0 -- "-$VLLM_PID" 2>/dev/null; do
-			sleep 0.1
-			_i=$((_i + 1))
-		done
-	fi
-	kill -KILL -- "-$VLLM_PID" 2>/dev/null || true
-	wait "$VLLM_PID" 2>/dev/null || true
-}
 
 # run NAME SUITE [needle run options]: runs SUITE into RUNS/NAME against URL
 # with the model folder as the tokenizer (no --template: the folder's own),
@@ -73,7 +30,7 @@ run() {
 	"$NEEDLE" run "$suite" --base-url "$URL/v1" --tokenizer "$FOLDER" --out "$RUNS/$name" \
 		--wait-ready 10m "$@" 2> "$tmp/err" || st=$?
 	[ "$st" -le 1 ] || { cat "$tmp/err" >&2; fail "$name: needle run exit $st"; }
-	tail -n 1 "$tmp/err" | sed "s|^|$name: |"
+	grep '^needle run: ' "$tmp/err" | sed "s|^|$name: |"
 }
 
 # --- Qwen3: the smoke suite, recall, cache, load, the rendering cases -------
@@ -107,7 +64,7 @@ $CHECK boundary "$RUNS/boundary" "$fit"
 # post N: gen haystack's N-token prompt with max_tokens 16, straight to vLLM;
 # the status in $tmp/code$N, the body in $tmp/resp$N.json.
 post() {
-	"$NEEDLE" gen haystack --tokenizer "$FOLDER" --tokens "$1" --seed 1 --out "$tmp/hay$1" 2> "$tmp/err" ||
+	"$NEEDLE" gen haystack --tokenizer "$FOLDER" --tokens "$1" --seed 1 --out "$tmp/hay$1" > /dev/null 2> "$tmp/err" ||
 		{ cat "$tmp/err" >&2; fail "gen haystack $1"; }
 	$CHECK chat-body "$tmp/hay$1/prompt.json" tiny-qwen3 16 > "$tmp/body$1.json"
 	curl -sS -o "$tmp/resp$1.json" -w '%{http_code}' -H 'Content-Type: application/json' \
