@@ -112,13 +112,16 @@ $CHECK audit "$RUNS/restart"
 echo "restart: needle waited for the restarted server and ran"
 vllm_stop
 
-# --- DeepSeek V3's tokenizer and template: /v1/completions with the BOS -----
+# --- DeepSeek V3's architecture, tokenizer and template -------------------
 FOLDER=$OUT/model-deepseek_v3
 vllm_start deepseek_v3
 run render-dsv3 "$TESTS/vllm/render.json"
-$CHECK audit "$RUNS/render-dsv3"
+$CHECK audit "$RUNS/render-dsv3" tool-history completions completions-special
 $CHECK own-template "$RUNS/render-dsv3" "$FOLDER/tokenizer_config.json"
-$CHECK bos "$RUNS/render-dsv3" "$RUNS/render"
+$CHECK tool-history "$RUNS/render-dsv3"
+curl -sS -o "$tmp/tokenize.json" -H 'Content-Type: application/json' \
+	-d '{"model": "tiny-deepseek_v3", "prompt": "The capital of Norway is"}' "$URL/tokenize"
+$CHECK bos "$RUNS/render-dsv3" "$RUNS/render" "$tmp/tokenize.json" 0
 vllm_stop
 
 $CHECK versions "$RUNS"
