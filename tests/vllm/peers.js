@@ -32,6 +32,7 @@ const cpuOf = (f) => read(f).trim().split(/\s+/).map(Number).reduce((x, y) => x 
 const recs = read('needle/results.jsonl').trim().split('\n').map((l) => JSON.parse(l));
 const cells = JSON.parse(read('needle/summary.json')).load.cells;
 const needleCpu = cpuOf('needle.time') * 1000 / recs.length;
+const startup = cpuOf('vllm-startup.time'); // the bench client's --help: imports alone
 
 const out = ['# needle and vllm bench serve against one vLLM', '',
 	`vLLM ${JSON.parse(read('needle/manifest.json')).endpoint.server.version}, ` +
@@ -40,7 +41,9 @@ const out = ['# needle and vllm bench serve against one vLLM', '',
 	'vllm bench: one pooled run of as many requests, percentiles interpolated (numpy). ' +
 	'"server" is vLLM\'s own /metrics over exactly those requests (histogram means); ' +
 	'"error" is the client\'s mean minus the server\'s. CPU: user + system of the client ' +
-	'process, start-up included, per request it sent (needle: its pre-checks and warm-ups counted too).', ''];
+	'process, start-up included, per request it sent (needle: its pre-checks and warm-ups counted too); ' +
+	`the bench client's start-up alone (its --help) takes ${num(startup * 1000, 0)} ms of CPU, ` +
+	'about all of its CPU at these request counts.', ''];
 for (const c of cells) {
 	const lv = c.concurrency;
 	const mine = recs.filter((r) => r.load && r.load.round >= 1 && r.load.concurrency === lv);

@@ -54,5 +54,7 @@ for level in 1:8 2:8 4:16; do
 	scrape "$P/vllm-c$c-after.prom"
 done
 vllm_stop
+# The bench client's start-up alone (imports, argument parsing): its CPU with --help.
+cpu vllm-startup "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" bench serve --help > /dev/null
 node "$TESTS/vllm/peers.js" "$P" > "$P/peers.md"
 cat "$P/peers.md"
