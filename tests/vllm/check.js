@@ -20,7 +20,6 @@
 //                             transport (not a grade, not an audit)
 //   bos RUN_BOS RUN_NOBOS TOKENIZE BOS_ID  /v1/completions: vLLM adds no BOS
 //                             where needle counts one (delta -1), /tokenize agrees
-//   tool-history RUN          DeepSeek V3's template and a tool-call history: 400
 //   versions RUNS_DIR         every run folder's manifest names the real vLLM
 //                             version (/version), at least 3 of them
 //   smoke-suite SMOKE.json    prints the smoke suite for random weights
@@ -172,16 +171,6 @@ function bos(runBos, runPlain, tokenize, bosId) {
 		`add_bos_token asks for); Qwen3 (no BOS) delta 0`);
 }
 
-// A tool-call history with the DeepSeek V3 template: vLLM parses the calls'
-// arguments into objects, and the template concatenates them as strings
-// (PROTOCOL.md §8, 1e): HTTP 400, which needle reports as such.
-function toolHistory(run) {
-	const r = records(run).find((x) => x.case === 'tool-history');
-	need(r && r.http_status === 400 && r.transport.failures.includes('http_status') &&
-		/concatenate|str/.test(r.transport.messages.join(' ')), `${run}: tool-history: ${r && brief(r)}`);
-	console.log(`tool-history on DeepSeek V3's template: ${r.transport.messages[0].slice(0, 160)}`);
-}
-
 function versions(dir) {
 	const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'manifest.json')));
 	const seen = new Set();
@@ -249,7 +238,6 @@ function waitRunning(url, sec) {
 }
 
 const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, versions,
-	'tool-history': toolHistory,
 	served, refused, 'near-suite': nearSuite, 'context-cut': contextCut,
 	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
 	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
