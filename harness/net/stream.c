@@ -873,6 +873,19 @@ static void check_answer(const struct stream *s, struct stream_checks *out)
 		    "completion_tokens %lld)", s->chunks, fr, s->usage.completion_tokens);
 }
 
+/* finish_reason length with fewer completion tokens than the `max` asked
+ * for: the server ended the answer at its context limit. vLLM 0.32 serves a
+ * prompt shorter than max_model_len with max_tokens cut to what is left
+ * (vllm/entrypoints/serve/utils/api_utils.py get_max_tokens) where older
+ * releases answered HTTP 400 (PROTOCOL.md §1.10). */
+#define CONTEXT_CUT ": the server's context limit; vLLM shortens max_tokens to " \
+		    "max_model_len - prompt_tokens instead of refusing"
+static int context_cut(const struct stream *s, long long max)
+{
+	return s->finish_reason.len && !strcmp(s->finish_reason.data, "length") &&
+	       s->usage.valid && max > 0 && s->usage.completion_tokens < max;
+}
+
 static void check_usage(const struct stream *s, const struct stream_expect *x,
 			struct stream_checks *out)
 {
@@ -890,9 +903,10 @@ static void check_usage(const struct stream *s, const struct stream_expect *x,
 	}
 	if (x && x->fixed_length >= 0 && u->completion_tokens != x->fixed_length)
 		add(out, STREAM_F_LENGTH_MISMATCH,
-		    "completion_tokens %lld, expected %lld (finish_reason %s)",
+		    "completion_tokens %lld, expected %lld (finish_reason %s%s)",
 		    u->completion_tokens, x->fixed_length,
-		    s->finish_reason.len ? s->finish_reason.data : "none");
+		    s->finish_reason.len ? s->finish_reason.data : "none",
+		    context_cut(s, x->fixed_length) ? CONTEXT_CUT : "");
 }
 
 /* finish_reason (PROTOCOL.md §1.7): stop, tool_calls, function_call end an
@@ -914,9 +928,10 @@ static void check_finish(const struct stream *s, const struct stream_expect *x,
 		    "(finish_reason abort) after %zu bytes of content", s->content.len);
 	else if (!strcmp(fr, "length") && !(x && x->fixed_length >= 0) &&
 		 (s->content.len || s->ntools)) /* else reasoning_only/empty_output */
-		add(out, STREAM_F_TRUNCATED, "the answer was cut at max_tokens "
-		    "(finish_reason length, max_tokens %lld, completion_tokens %lld)",
-		    max, s->usage.completion_tokens);
+		add(out, STREAM_F_TRUNCATED, "the answer was cut %s "
+		    "(finish_reason length, max_tokens %lld, completion_tokens %lld%s)",
+		    context_cut(s, max) ? "short of max_tokens" : "at max_tokens",
+		    max, s->usage.completion_tokens, context_cut(s, max) ? CONTEXT_CUT : "");
 	else if (strcmp(fr, "length"))
 		add(out, STREAM_F_FINISH_REASON, "finish_reason '%.200s' is not a normal end", fr);
 }

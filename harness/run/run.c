@@ -391,9 +391,13 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 			const struct stream_checks *ck, const char *raw_name,
 			struct diag *d);
 
-/* Pre-flight (vLLM's rule, PROTOCOL.md §1.10): whether the local prompt count
- * plus max_tokens exceeds the server's max_model_len; the reason in `why`.
- * Without a local count or a max_model_len nothing is known: 0. */
+/* Pre-flight (PROTOCOL.md §1.10): whether the local prompt count plus
+ * max_tokens exceeds the server's max_model_len; the reason in `why`. Older
+ * vLLM and SGLang answer such a request with HTTP 400; vLLM 0.32 refuses only
+ * prompt >= max_model_len and serves the rest with max_tokens shortened
+ * (make test-vllm measures both), so the attempt is not sent either way: its
+ * answer would not have the max_tokens the case asks for. Without a local
+ * count or a max_model_len nothing is known: 0. */
 static int cannot_fit(const struct run *r, const struct attempt *a, char *why,
 		      size_t cap)
 {

@@ -690,6 +690,31 @@ static void test_abort_empty(void)
 	stream_release(&s);
 }
 
+/* finish_reason length with fewer tokens than asked: vLLM 0.32 shortened
+ * max_tokens to what its context left; the message says so instead of "cut
+ * at max_tokens" (and a fixed-length case's length_mismatch too). */
+static void test_context_cut(void)
+{
+	struct stream_expect free16 = {1, -1, 16}, fixed16 = {1, 16, 16}, free7 = {1, -1, 7};
+	struct stream_checks c;
+	struct stream s;
+
+	judge(DELTA("{\"content\":\"ok\"}", "\"length\"") USAGE7 DONE, &free16, &s, &c);
+	CHECK_EQ_LONG(c.n, 1);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TRUNCATED);
+	CHECK(strstr(c.f[0].msg, "cut short of max_tokens") && strstr(c.f[0].msg, "context limit"));
+	stream_release(&s);
+	judge(DELTA("{\"content\":\"ok\"}", "\"length\"") USAGE7 DONE, &fixed16, &s, &c);
+	CHECK_EQ_LONG(c.n, 1);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_LENGTH_MISMATCH);
+	CHECK(strstr(c.f[0].msg, "expected 16") && strstr(c.f[0].msg, "context limit"));
+	stream_release(&s);
+	judge(DELTA("{\"content\":\"ok\"}", "\"length\"") USAGE7 DONE, &free7, &s, &c);
+	CHECK_EQ_LONG(c.f[0].code, STREAM_F_TRUNCATED);
+	CHECK(strstr(c.f[0].msg, "cut at max_tokens") && !strstr(c.f[0].msg, "context limit"));
+	stream_release(&s);
+}
+
 /* needle's caps give response_too_large, naming the cap. */
 static void test_caps(void)
 {
@@ -766,6 +791,7 @@ int main(void)
 	T_RUN(test_raw_control);
 	T_RUN(test_finish_reason);
 	T_RUN(test_abort_empty);
+	T_RUN(test_context_cut);
 	T_RUN(test_caps);
 	T_RUN(test_context_error);
 	T_RUN(test_goldens);

@@ -1,0 +1,252 @@
+// The assertions and small helpers of tests/vllm/run.sh (make test-vllm), one
+// subcommand each; an assertion that fails throws (exit 1, "FAIL: ..." on
+// stderr), a helper prints what run.sh needs on stdout.
+//   audit RUN [ID...]         every attempt (but those of cases ID): transport
+//                             checks passed, audit enabled with usage_delta 0
+//   own-template RUN CONFIG   the run rendered from CONFIG's chat_template (no
+//                             --template): the manifest names it and its SHA-256
+//   cache RUN                 warm cache steps report cached_tokens > 0
+//   load RUN                  every load cell valid, and per level the server's
+//                             /metrics prompt and generation tokens equal the
+//                             sums of needle's records of that level
+//   boundary RUN FIT          the FIT-token recall attempt was sent and passed
+//                             transport and audit; the FIT+1 one was not sent,
+//                             by the max_model_len pre-flight
+//   served CODE RESP P C      vLLM's answer: 200, P prompt and C completion tokens
+//   refused CODE RESP TEXT    vLLM's answer: 400 whose message holds TEXT
+//   context-cut RUN           needle named vLLM's shortened max_tokens
+//                             (truncated / length_mismatch, "context limit")
+//   killed RUN                the attempt cut by the server's death failed
+//                             transport (not a grade, not an audit)
+//   bos RUN_BOS RUN_NOBOS TOKENIZE BOS_ID  /v1/completions: vLLM adds no BOS
+//                             where needle counts one (delta -1), /tokenize agrees
+//   versions RUNS_DIR         every run folder's manifest names the real vLLM
+//                             version (/version), at least 3 of them
+//   smoke-suite SMOKE.json    prints the smoke suite for random weights
+//   boundary-suite FIT MAX    prints a recall suite at FIT and FIT+1 tokens
+//   long-suite                prints a one-case suite that streams for a while
+//   near-suite PROMPT         prints the near-full cases of gen haystack's prompt.json
+//   chat-body PROMPT MODEL MAX  prints a chat request body of gen haystack's
+//                             prompt.json
+//   wait-running URL SEC      waits until vLLM's /metrics shows a request running
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+const http = require('http');
+
+const records = (run) => fs.readFileSync(path.join(run, 'results.jsonl'), 'utf8')
+	.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const manifest = (run) => JSON.parse(fs.readFileSync(path.join(run, 'manifest.json'), 'utf8'));
+const need = (ok, msg) => { if (!ok) throw new Error(msg); };
+const brief = (r) => JSON.stringify({ transport: r.transport, audit: r.audit, http: r.http_status });
+
+function audit(run, ...except) {
+	const rs = records(run).filter((r) => !except.includes(r.case));
+	need(rs.length > 0, `${run}: no records`);
+	for (const r of rs) {
+		need(r.transport && r.transport.ok, `${run}: ${r.case}: transport failed: ${brief(r)}`);
+		need(r.audit && r.audit.enabled && r.audit.usage_delta === 0,
+			`${run}: ${r.case}: audit not enabled with delta 0: ${brief(r)}`);
+	}
+	console.log(`${path.basename(run)}: ${rs.length} attempts, transport ok and audit delta 0 on all` +
+		(except.length ? ` but ${except.join(', ')} (checked on their own)` : ''));
+}
+
+function ownTemplate(run, config) {
+	const m = manifest(run);
+	const text = JSON.parse(fs.readFileSync(config, 'utf8')).chat_template;
+	const sha = crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+	need(m.template && path.resolve(m.template.source) === path.resolve(config) && m.template.source_sha256 === sha,
+		`${run}: not rendered from ${config}: ${JSON.stringify(m.template)}`);
+	need(!(m.options && m.options.template), `${run}: --template was given`);
+}
+
+function cache(run) {
+	const warm = records(run).filter((r) => r.probe && r.probe.step !== 'cold');
+	need(warm.length >= 2, `${run}: ${warm.length} warm steps`);
+	for (const r of warm)
+		need(r.probe.cached_tokens > 0, `${run}: ${r.case}: cached_tokens ${r.probe.cached_tokens}`);
+	console.log(`cache: warm steps cached_tokens ${warm.map((r) => r.probe.cached_tokens).join(', ')}`);
+}
+
+// Each level's /metrics window (run_load.c: before its first counted round,
+// after its last) holds exactly its counted rounds' requests.
+function load(run) {
+	const s = JSON.parse(fs.readFileSync(path.join(run, 'summary.json'), 'utf8'));
+	const cells = (s.load && s.load.cells) || [];
+	need(cells.length > 0, `${run}: no load cells`);
+	const rs = records(run).filter((r) => r.load && r.load.round >= 1);
+	for (const c of cells) {
+		need(c.rounds_valid === c.rounds_total && c.rounds_total > 0,
+			`${run}: ${c.case} level ${c.concurrency ?? c.rate}: ${c.rounds_valid}/${c.rounds_total} valid rounds`);
+		const level = c.concurrency !== undefined ? `c${c.concurrency}` : `r${c.rate}`;
+		const mine = rs.filter((r) => r.case === c.case &&
+			(c.concurrency !== undefined ? r.load.concurrency === c.concurrency : r.load.rate === c.rate));
+		const p = mine.reduce((a, r) => a + r.usage.prompt_tokens, 0);
+		const g = mine.reduce((a, r) => a + r.usage.completion_tokens, 0);
+		const f = path.join(run, 'raw', `metrics-${c.case}-${level}.json`);
+		const v = JSON.parse(fs.readFileSync(f, 'utf8')).server;
+		need(v, `${f}: no server view: ${fs.readFileSync(f, 'utf8')}`);
+		need(v.prompt_tokens === p && v.generation_tokens === g && v.requests === mine.length,
+			`${f}: server prompt ${v.prompt_tokens} generation ${v.generation_tokens} requests ` +
+			`${v.requests}, needle ${p} ${g} ${mine.length}`);
+		console.log(`${path.basename(run)} ${level}: valid ${c.rounds_valid}/${c.rounds_total}, ` +
+			`/metrics = needle: ${mine.length} requests, ${p} prompt, ${g} generation tokens`);
+	}
+}
+
+function boundary(run, fit) {
+	const rs = records(run);
+	const at = (n) => rs.find((r) => r.recall && r.recall.tokens === n);
+	const a = at(fit), b = at(fit + 1);
+	need(a && a.transport.ok && a.audit.usage_delta === 0 && a.usage.prompt_tokens === fit,
+		`${run}: ${fit} tokens: ${a && brief(a)}`);
+	need(b && !b.transport.ok && b.transport.failures.includes('context_overflow') && b.http_status === 0 &&
+		/max_model_len/.test(b.transport.messages.join(' ')), `${run}: ${fit + 1} tokens: ${b && brief(b)}`);
+}
+
+// vLLM's answer to a request run.sh posted itself (curl): served with
+// `completion` tokens for a `prompt`-token prompt, or refused with 400 and
+// `text` in its message.
+function served(codeFile, respFile, prompt, completion) {
+	const code = fs.readFileSync(codeFile, 'utf8').trim(), body = fs.readFileSync(respFile, 'utf8');
+	const u = code === '200' && JSON.parse(body).usage;
+	need(u && u.prompt_tokens === Number(prompt) && u.completion_tokens === Number(completion),
+		`${prompt} prompt tokens: expected 200 with ${completion} completion tokens, got ${code} ${body.slice(0, 300)}`);
+}
+
+function refused(codeFile, respFile, text) {
+	const code = fs.readFileSync(codeFile, 'utf8').trim(), body = fs.readFileSync(respFile, 'utf8');
+	need(code === '400' && JSON.parse(body).error.message.includes(text),
+		`expected 400 with '${text}', got ${code} ${body.slice(0, 300)}`);
+}
+
+// The near-full request (a prompt one token under max_model_len, max_tokens
+// 16), free and fixed-length, sent by needle without a tokenizer (no pre-flight).
+function nearSuite(prompt) {
+	const m = JSON.parse(fs.readFileSync(prompt, 'utf8'));
+	const messages = m.messages || m;
+	console.log(JSON.stringify({ suite: 'vllm-near-full', defaults: { max_tokens: 16, temperature: 0 },
+		cases: [{ id: 'near-full', messages }, { id: 'near-full-fixed', ignore_eos: true, messages }] }));
+}
+
+function contextCut(run) {
+	const rs = records(run);
+	const want = { 'near-full': 'truncated', 'near-full-fixed': 'length_mismatch' };
+	for (const [id, code] of Object.entries(want)) {
+		const r = rs.find((x) => x.case === id);
+		need(r && r.transport.failures.includes(code) && /context limit/.test(r.transport.messages.join(' ')) &&
+			r.usage.completion_tokens === 1, `${run}: ${id}: ${r && brief(r)}`);
+	}
+}
+
+function killed(run) {
+	const rs = records(run);
+	need(rs.length === 1, `${run}: ${rs.length} records`);
+	const r = rs[0];
+	need(!r.transport.ok && r.transport.failures.length > 0, `${run}: transport passed: ${brief(r)}`);
+	console.log(`killed: transport failed with ${r.transport.failures.join(', ')}: ${r.transport.messages[0]}`);
+}
+
+// /v1/completions and the BOS. needle counts the BOS that add_bos_token in
+// tokenizer_config.json asks for (DeepSeek V3: true); vLLM 0.32 with
+// transformers 5.19 does not add it, so its count is one lower (delta -1):
+// TOKENIZE is vLLM's /tokenize of the same prompt, which must show no BOS
+// (id BOS_ID). Qwen3 (no BOS) counts alike (delta 0).
+function bos(runBos, runPlain, tokenize, bosId) {
+	const t = JSON.parse(fs.readFileSync(tokenize, 'utf8'));
+	for (const id of ['completions', 'completions-special']) {
+		const a = records(runBos).find((r) => r.case === id);
+		need(a && a.endpoint === '/v1/completions' && a.transport.ok && a.audit.usage_delta === -1,
+			`${runBos}: ${id}: expected vLLM one token under needle's count (no BOS): ${a && brief(a)}`);
+		const b = records(runPlain).find((r) => r.case === id);
+		need(b && b.audit.usage_delta === 0, `${runPlain}: ${id}: ${b && brief(b)}`);
+	}
+	const a = records(runBos).find((r) => r.case === 'completions');
+	need(t.count === a.usage.prompt_tokens && t.tokens[0] !== Number(bosId),
+		`${tokenize}: ${JSON.stringify(t)}, completions prompt_tokens ${a.usage.prompt_tokens}`);
+	console.log(`completions: the DeepSeek V3 prompt is ${a.usage.prompt_tokens} tokens on vLLM ` +
+		`(no BOS; /tokenize agrees), ${a.audit.local_prompt_tokens} counted by needle (with the BOS ` +
+		`add_bos_token asks for); Qwen3 (no BOS) delta 0`);
+}
+
+function versions(dir) {
+	const runs = fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'manifest.json')));
+	const seen = new Set();
+	for (const d of runs) {
+		const s = manifest(path.join(dir, d)).endpoint.server || {};
+		need(typeof s.version === 'string' && /^\d+\.\d+/.test(s.version) && s.version_from === '/version',
+			`${d}: manifest names no vLLM version: ${JSON.stringify(s)}`);
+		seen.add(s.version);
+	}
+	need(runs.length >= 3, `${dir}: ${runs.length} run folders`);
+	console.log(`versions: ${runs.length} run folders, vLLM ${[...seen].join(', ')}`);
+}
+
+// Random weights never end a turn: every request is fixed-length
+// (ignore_eos, a short max_tokens), so finish_reason "length" is expected, and
+// image cases are left out (the toy model is text-only; vLLM refuses images).
+function smokeSuite(file) {
+	const s = JSON.parse(fs.readFileSync(file, 'utf8'));
+	const image = (c) => c.kind === 'image_order' || JSON.stringify(c.messages || []).includes('"image_url"');
+	s.suite = 'vllm-smoke';
+	s.defaults = Object.assign({}, s.defaults, { max_tokens: 16, ignore_eos: true });
+	s.cases = s.cases.filter((c) => !image(c)).map((c) => {
+		const o = Object.assign({}, c);
+		delete o.max_tokens;
+		return o;
+	});
+	console.log(JSON.stringify(s));
+}
+
+function boundarySuite(fit, max) {
+	const c = (n) => ({ id: `recall-${n}`, kind: 'recall', recall: { tokens: n, depths: [50], seeds: [1] } });
+	console.log(JSON.stringify({ suite: 'vllm-boundary', defaults: { max_tokens: max, ignore_eos: true,
+		temperature: 0 }, cases: [c(fit), c(fit + 1)] }));
+}
+
+function longSuite() {
+	console.log(JSON.stringify({ suite: 'vllm-killed', cases: [{ id: 'long', max_tokens: 3000,
+		ignore_eos: true, messages: [{ role: 'user', content: 'Count to a million.' }] }] }));
+}
+
+function chatBody(prompt, model, max) {
+	const messages = JSON.parse(fs.readFileSync(prompt, 'utf8'));
+	console.log(JSON.stringify({ model, messages: messages.messages || messages, max_tokens: max }));
+}
+
+function waitRunning(url, sec) {
+	const until = Date.now() + sec * 1000;
+	const poll = () => http.get(url + '/metrics', (res) => {
+		let body = '';
+		res.on('data', (b) => { body += b; });
+		res.on('end', () => {
+			const m = /^vllm:num_requests_running\{[^}]*\} ([0-9.e+]+)/m.exec(body);
+			if (m && Number(m[1]) >= 1) return;
+			retry();
+		});
+	}).on('error', retry);
+	const retry = () => {
+		if (Date.now() > until) {
+			process.stderr.write(`FAIL: no request running on ${url} after ${sec} s\n`);
+			process.exit(1);
+		}
+		setTimeout(poll, 100);
+	};
+	poll();
+}
+
+const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, versions,
+	served, refused, 'near-suite': nearSuite, 'context-cut': contextCut,
+	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
+	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
+	'chat-body': (p, m, max) => chatBody(p, m, Number(max)), 'wait-running': (u, s) => waitRunning(u, Number(s)) };
+const [cmd, ...args] = process.argv.slice(2);
+try {
+	if (!cmds[cmd]) throw new Error(`unknown check '${cmd}'`);
+	cmds[cmd](...args);
+} catch (e) {
+	process.stderr.write(`FAIL: ${e.message}\n`);
+	process.exit(1);
+}

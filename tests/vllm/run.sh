@@ -1,0 +1,127 @@
+#!/bin/sh
+# make test-vllm: needle against the real vLLM (the CPU build, random
+# weights from --load-format dummy) on loopback, with tiny model folders built
+# from the tests' Qwen3 and DeepSeek V3 tokenizers (tests/vllm/model.sh).
+# Random weights answer nonsense, so answers are not graded here; what must
+# hold is what needle checks about the server: every attempt's transport
+# checks, the token audit (usage_delta 0, from the folder's own template),
+# cached_tokens on warm cache steps, valid load cells, /metrics token counts
+# equal to needle's, the max_model_len boundary, a server killed mid-stream
+# and a restart under --wait-ready. Run folders stay in BUILD/vllm/runs.
+#   env TESTS=tests BUILD=build NEEDLE=build/needle sh tests/vllm/run.sh
+set -eu
+. "$TESTS/lib/cli.sh"
+
+. "$TESTS/vllm/lib.sh"
+
+RUNS=$OUT/runs
+vllm_setup
+rm -rf "$RUNS"
+mkdir -p "$RUNS"
+CHECK="node $TESTS/vllm/check.js"
+
+# run NAME SUITE [needle run options]: runs SUITE into RUNS/NAME against URL
+# with the model folder as the tokenizer (no --template: the folder's own),
+# waiting for the server; exit 0 or 1 (graded answers may fail) is fine.
+run() {
+	name=$1 suite=$2
+	shift 2
+	st=0
+	"$NEEDLE" run "$suite" --base-url "$URL/v1" --tokenizer "$FOLDER" --out "$RUNS/$name" \
+		--wait-ready 10m "$@" 2> "$tmp/err" || st=$?
+	[ "$st" -le 1 ] || { cat "$tmp/err" >&2; fail "$name: needle run exit $st"; }
+	grep '^needle run: ' "$tmp/err" | sed "s|^|$name: |"
+}
+
+# --- Qwen3: the smoke suite, recall, cache, load, the rendering cases -------
+FOLDER=$OUT/model-qwen3
+vllm_start qwen3
+$CHECK smoke-suite "$ROOT/suites/smoke.json" > "$tmp/smoke.json"
+run smoke "$tmp/smoke.json"
+$CHECK audit "$RUNS/smoke"
+run render "$TESTS/vllm/render.json"
+$CHECK audit "$RUNS/render"
+$CHECK own-template "$RUNS/render" "$FOLDER/tokenizer_config.json"
+run recall "$TESTS/vllm/recall.json"
+$CHECK audit "$RUNS/recall"
+run cache "$TESTS/vllm/cache.json"
+$CHECK audit "$RUNS/cache"
+$CHECK cache "$RUNS/cache"
+run load "$TESTS/vllm/load.json" --metrics
+$CHECK load "$RUNS/load"
+run rate "$TESTS/vllm/rate.json" --metrics
+$CHECK load "$RUNS/rate"
+
+# The max_model_len boundary. needle's pre-flight sends a prompt of MML - 16
+# tokens with max_tokens 16 (served, audit delta 0) and refuses one token more.
+# vLLM 0.32 refuses only prompt >= MML (HTTP 400) and serves a shorter prompt
+# with max_tokens cut to MML - prompt; needle, sent such a request without
+# its pre-flight (no --tokenizer), names the cut (stream.c context_cut).
+fit=$((MML - 16))
+$CHECK boundary-suite "$fit" 16 > "$tmp/boundary.json"
+run boundary "$tmp/boundary.json"
+$CHECK boundary "$RUNS/boundary" "$fit"
+# post N: gen haystack's N-token prompt with max_tokens 16, straight to vLLM;
+# the status in $tmp/code$N, the body in $tmp/resp$N.json.
+post() {
+	"$NEEDLE" gen haystack --tokenizer "$FOLDER" --tokens "$1" --seed 1 --out "$tmp/hay$1" > /dev/null 2> "$tmp/err" ||
+		{ cat "$tmp/err" >&2; fail "gen haystack $1"; }
+	$CHECK chat-body "$tmp/hay$1/prompt.json" tiny-qwen3 16 > "$tmp/body$1.json"
+	curl -sS -o "$tmp/resp$1.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary "@$tmp/body$1.json" "$URL/v1/chat/completions" > "$tmp/code$1"
+}
+for n in $((fit + 1)) $((MML - 1)) "$MML" $((MML + 1)); do
+	post "$n"
+done
+$CHECK served "$tmp/code$((fit + 1))" "$tmp/resp$((fit + 1)).json" $((fit + 1)) 15
+$CHECK served "$tmp/code$((MML - 1))" "$tmp/resp$((MML - 1)).json" $((MML - 1)) 1
+$CHECK refused "$tmp/code$MML" "$tmp/resp$MML.json" 'max_tokens must be at least 1'
+$CHECK refused "$tmp/code$((MML + 1))" "$tmp/resp$((MML + 1)).json" "contains at least $((MML + 1)) input tokens"
+$CHECK near-suite "$tmp/hay$((MML - 1))/prompt.json" > "$tmp/near.json"
+st=0
+"$NEEDLE" run "$tmp/near.json" --base-url "$URL/v1" --out "$RUNS/near-full" 2> "$tmp/err" || st=$?
+[ "$st" = 1 ] || { cat "$tmp/err" >&2; fail "near-full: needle run exit $st, expected 1"; }
+$CHECK context-cut "$RUNS/near-full"
+echo "boundary: needle sends $fit + 16 and refuses $((fit + 1)); vLLM serves up to $((MML - 1)) (max_tokens cut) and answers 400 from $MML"
+
+# A server killed mid-stream: the attempt in flight fails transport, by name.
+$CHECK long-suite > "$tmp/long.json"
+st=0
+"$NEEDLE" run "$tmp/long.json" --base-url "$URL/v1" --tokenizer "$FOLDER" --out "$RUNS/killed" \
+	2> "$tmp/killed.err" &
+npid=$!
+track "$npid"
+$CHECK wait-running "$URL" 120
+vllm_stop KILL
+wait "$npid" || st=$?
+[ "$st" = 1 ] || fail "killed server: needle run exit $st, expected 1: $(cat "$tmp/killed.err")"
+$CHECK killed "$RUNS/killed"
+
+# Its restart: needle waits (--wait-ready) for the server started after it.
+"$NEEDLE" run "$TESTS/vllm/render.json" --case system --base-url "$URL/v1" --tokenizer "$FOLDER" \
+	--out "$RUNS/restart" --wait-ready 10m 2> "$tmp/restart.err" &
+npid=$!
+track "$npid"
+sleep 2
+kill -0 "$npid" 2>/dev/null || fail "needle run did not wait for the server: $(cat "$tmp/restart.err")"
+vllm_start qwen3 "$PORT"
+st=0
+wait "$npid" || st=$?
+[ "$st" -le 1 ] || fail "restart: needle run exit $st: $(cat "$tmp/restart.err")"
+$CHECK audit "$RUNS/restart"
+echo "restart: needle waited for the restarted server and ran"
+vllm_stop
+
+# --- DeepSeek V3's architecture, tokenizer and template -------------------
+FOLDER=$OUT/model-deepseek_v3
+vllm_start deepseek_v3
+run render-dsv3 "$TESTS/vllm/render.json"
+$CHECK audit "$RUNS/render-dsv3" completions completions-special
+$CHECK own-template "$RUNS/render-dsv3" "$FOLDER/tokenizer_config.json"
+curl -sS -o "$tmp/tokenize.json" -H 'Content-Type: application/json' \
+	-d '{"model": "tiny-deepseek_v3", "prompt": "The capital of Norway is"}' "$URL/tokenize"
+$CHECK bos "$RUNS/render-dsv3" "$RUNS/render" "$tmp/tokenize.json" 0
+vllm_stop
+
+$CHECK versions "$RUNS"
+echo "test-vllm: passed"
