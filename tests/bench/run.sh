@@ -260,22 +260,7 @@ section_report_stream() {
 
 # Two journals of 100,000 records over NCASES case ids, then report and diff.
 report_stream_pair() {
-	ncases=$1
-	for side in a b; do
-		rm -rf "$tmp/big$side"
-		mkdir -p "$tmp/big$side"
-		node -e '
-const fs = require("fs"), [src, dst, flip, nc] = process.argv.slice(1);
-const rec = JSON.parse(fs.readFileSync(src + "/results.jsonl", "utf8").trim());
-const out = fs.createWriteStream(dst + "/results.jsonl");
-for (let i = 0; i < 100000; i++) {
-	rec.case = "c" + (i % Number(nc));
-	rec.repeat = Math.floor(i / Number(nc)) + 1;
-	rec.verdict = flip === "1" && i % 10 === 0 ? "fail" : "pass";
-	out.write(JSON.stringify(rec) + "\n");
-}
-out.end();' "$tmp/one" "$tmp/big$side" "$([ $side = b ] && echo 1 || echo 0)" "$ncases"
-	done
+	journal_pair 100000 "$1"
 	bytes=$(wc -c <"$tmp/biga/results.jsonl")
 	/usr/bin/time -f '%M %e %U' -o "$tmp/rep.time" "$needle" report "$tmp/biga" --format json >/dev/null
 	/usr/bin/time -f '%M %e %U' -o "$tmp/diff.time" "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >/dev/null
@@ -334,6 +319,8 @@ fs.writeFileSync(dst + "/manifest.json", JSON.stringify(man));' "$tmp/m1" "$disk
 	paste "$tmp/merge.time" "$tmp/mrep.time" |
 		awk '{ printf "ratio merge/report wall: %.2f (bar <= 2)\n", $2 / ($6 > 0.01 ? $6 : 0.01) }'
 	rm -rf "$disk"
+}
+
 # CPU seconds (user + system) of one command, its output discarded.
 cpu_of() {
 	/usr/bin/time -f '%U %S' -o "$tmp/cpu.time" "$@" >/dev/null 2>&1 || return 1
