@@ -6,6 +6,7 @@
 #   sh tests/setup.sh npm      npm packages the tests need, into tests/node_modules
 #   sh tests/setup.sh py VENV  a Python venv at VENV with the pinned pandas and
 #                              DuckDB the report tests load attempts.csv with
+#                              (and aiohttp, the bench's Python load client)
 #   sh tests/setup.sh consumers   Debian's prometheus (promtool checks the
 #                              Prometheus text) and chromium (a headless
 #                              screenshot of the HTML report)
@@ -73,9 +74,10 @@ npm_deps() {
 }
 
 # The consumers of attempts.csv and the JSON Lines rows, pinned (their type
-# inference is what the test checks); the stamp holds the pins, so a venv of
+# inference is what the test checks), and aiohttp for the bench's
+# vllm-bench-style reference client; the stamp holds the pins, so a venv of
 # other pins is made again.
-PY_PINS="pandas==2.2.3 numpy==2.4.6 duckdb==1.1.3"
+PY_PINS="pandas==2.2.3 numpy==2.4.6 duckdb==1.1.3 aiohttp==3.14.5"
 py_deps() {
 	venv=$1
 	[ -f "$venv/.needle-stamp" ] && [ "$(cat "$venv/.needle-stamp")" = "$PY_PINS" ] && return 0

@@ -397,8 +397,9 @@ let i = 0;
 # CPU are quoted from the summary.
 section_load_client() {
 	runs=${LOADCLIENT_RUNS:-3}
-	if ! python3 -c 'import aiohttp' 2>/dev/null; then
-		echo "== load client: skipped: the Python client needs aiohttp (pip install aiohttp)"
+	py=$build/venv-py/bin/python # aiohttp, pinned (sh tests/setup.sh py; make bench does)
+	if ! "$py" -c 'import aiohttp' 2>/dev/null; then
+		echo "== load client: skipped: no aiohttp in $build/venv-py (sh tests/setup.sh py $build/venv-py)"
 		return 0
 	fi
 	tok=$(fixture hf/deepseek_v3/tokenizer.json)
@@ -414,7 +415,7 @@ JSON
 		rm -rf "$shm"
 		cpu_of $PIN "$needle" run "$tmp/lc.json" --base-url "$SERVE_URL/v1" --model null \
 			--tokenizer "$tok" --template deepseek-v3 --out "$shm" >>"$tmp/ln" || return 1
-		$PIN python3 "$root/tests/bench/py_client.py" "$SERVE_URL/v1" null 4096 64 48 16 >"$tmp/py.json" || return 1
+		$PIN "$py" "$root/tests/bench/py_client.py" "$SERVE_URL/v1" null 4096 64 48 16 >"$tmp/py.json" || return 1
 		node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 if (r.ok !== r.requests) process.exit(1); console.log(r.cpu_s.toFixed(3));' "$tmp/py.json" >>"$tmp/lp" || return 1
 		i=$((i + 1))
