@@ -43,7 +43,7 @@ got=$(env HF_HUB_CACHE="$tmp/hub" "$NEEDLE" count --tokenizer test-org/tiny-mode
 [ "$got" = "$want2" ] || fail "--revision COMMIT: $got, the folder counts $want2"
 # the chat template comes from the snapshot too (a model folder)
 env HF_HUB_CACHE="$tmp/hub" "$NEEDLE" count --tokenizer test-org/tiny-model --explain \
-	--messages /dev/stdin <<'JSON' >"$tmp/out" 2>"$tmp/err" || fail "--messages from the cache: $(cat "$tmp/err")"
+	--messages - <<'JSON' >"$tmp/out" 2>"$tmp/err" || fail "--messages from the cache: $(cat "$tmp/err")"
 [{"role": "user", "content": "hi"}]
 JSON
 grep -q "$c1" "$tmp/err" || fail "--explain does not name the snapshot's template: $(cat "$tmp/err")"
