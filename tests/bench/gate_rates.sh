@@ -20,13 +20,7 @@ pairs=${GATE_PAIRS:-6}
 noise=${GATE_NOISE:-prefill=20000,tpot=4,batch=10,seqs=8,jitter=0.1,drift=5,drift_period=60,stall_p=0.01,stall_ms=300}
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
 suite=${GATE_SUITE:-$tmp/suite.json}
-[ -n "${GATE_SUITE:-}" ] || node -e '
-const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const cases = s.cases.filter(c => c.kind === "load").slice(0, 2);
-for (const c of cases)
-	Object.assign(c.load, { input_tokens: c.load.input_tokens / 4, output_tokens: 32, concurrency: [1, 8],
-		requests: [8, 32], rounds: 3, warmup: 1 });
-process.stdout.write(JSON.stringify({ suite: "cutover-bench", cases }));' "$(fixture suites/cutover.json)" >"$suite"
+[ -n "${GATE_SUITE:-}" ] || cutover_small cutover-bench 32 8 32 >"$suite"
 
 # run OUT MODEL: one run of the suite against the current server; 1 when it failed
 run() {

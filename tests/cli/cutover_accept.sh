@@ -14,13 +14,7 @@
 set -eu
 . "$TESTS/lib/cli.sh"
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
-node -e '
-const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const cases = s.cases.filter(c => c.kind === "load").slice(0, 2);
-for (const c of cases)
-	Object.assign(c.load, { input_tokens: c.load.input_tokens / 4, output_tokens: 24, concurrency: [1, 8],
-		requests: [6, 16], rounds: 3, warmup: 1 });
-process.stdout.write(JSON.stringify({ suite: "cutover-small", cases }));' "$(fixture suites/cutover.json)" >"$tmp/s.json"
+cutover_small cutover-small 24 6 16 >"$tmp/s.json"
 refserver_start --max-model-len 32768
 noisy='ref-good:prefill=20000,tpot=3,batch=10,seqs=8,jitter=0.1,drift=5,drift_period=20,stall_p=0.01,stall_ms=150'
 run() { # run OUT MODEL [ARG...]: one run of the small matrix

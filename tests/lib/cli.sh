@@ -119,3 +119,17 @@ check_one_line() {
 check_no_stdout() {
 	[ ! -s "$tmp/out" ] || fail "$1: printed to stdout: $(cat "$tmp/out")"
 }
+
+# cutover_small NAME OUTPUT_TOKENS REQUESTS_C1 REQUESTS_C8 > FILE: the first
+# two load cases of the shipped cutover suite shrunk for a loopback server
+# (a quarter of the prompt, C1 and C8, three rounds after a warm-up).
+cutover_small() {
+	node -e '
+const [file, name, out, r1, r8] = process.argv.slice(1);
+const s = JSON.parse(require("fs").readFileSync(file, "utf8"));
+const cases = s.cases.filter(c => c.kind === "load").slice(0, 2);
+for (const c of cases)
+	Object.assign(c.load, { input_tokens: c.load.input_tokens / 4, output_tokens: Number(out),
+		concurrency: [1, 8], requests: [Number(r1), Number(r8)], rounds: 3, warmup: 1 });
+process.stdout.write(JSON.stringify({ suite: name, cases }));' "$(fixture suites/cutover.json)" "$@"
+}
