@@ -126,8 +126,7 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 			   const struct jv *b, struct jv *out)
 {
 	struct jv x = *a, y = *b;
-	struct buf s;
-	enum err r = ERR_OK;
+	char *bytes;
 	unsigned markup = (a->flags | b->flags) & JV_F_MARKUP;
 
 	if (markup && !(a->flags & JV_F_MARKUP) && jinja_str_escape(e, at, a, &x))
@@ -137,13 +136,12 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 	if (jinja_eval_room(e, at, x.u.s->len + y.u.s->len) ||
 	    jinja_eval_work(e, at, x.u.s->len + y.u.s->len))
 		return e->d->code;
-	buf_init(&s, jinja_eval_buf_cap(e));
-	if (buf_append(&s, x.u.s->data, x.u.s->len) || buf_append(&s, y.u.s->data, y.u.s->len) ||
-	    jinja_value_str_buf(e->a, &s, out))
-		r = NOMEM(e, at);
-	buf_release(&s);
+	if (jinja_value_str_room(e->a, x.u.s->len + y.u.s->len, &bytes, out))
+		return NOMEM(e, at);
+	memcpy(bytes, x.u.s->data, x.u.s->len);
+	memcpy(bytes + x.u.s->len, y.u.s->data, y.u.s->len);
 	out->flags = markup;
-	return r;
+	return ERR_OK;
 }
 
 /* The bytes a str or sequence value takes (a sequence: its item slots). */
@@ -673,7 +671,7 @@ static int py_item(struct je *e, const struct jn *at, const struct jv *obj, cons
 	}
 	if ((obj->k == JV_STR || jinja_value_is_seq(obj)) && is_intlike(key) &&
 	    !(obj->flags & (JV_F_GEN | JV_F_VIEW))) {
-		n = obj->k == JV_STR ? (int64_t)obj->u.s->ncp : (int64_t)obj->u.l->n;
+		n = obj->k == JV_STR ? (int64_t)jinja_value_str_ncp(obj->u.s) : (int64_t)obj->u.l->n;
 		i = key->u.i < 0 ? key->u.i + n : key->u.i;
 		if (i < 0 || i >= n)
 			return 0;
@@ -706,17 +704,18 @@ enum err jinja_builtin_getattr(struct je *e, const struct jn *at, const struct j
 			       const char *name,
 			       struct jv *out)
 {
-	struct jv key;
+	struct jv *v;
 	enum err r;
 
 	if (check_safe_name(e, at, obj, name))
 		return e->d->code;
 	if (py_attr(e, at, obj, name, out, &r))
 		return r;
-	if (jinja_value_str_new(e->a, name, strlen(name), &key))
-		return NOMEM(e, at);
-	if (py_item(e, at, obj, &key, out, &r))
-		return r;
+	/* obj[name]: only a dict has an item under a str key (py_item) */
+	if (obj->k == JV_DICT && (v = jinja_value_dict_get_str(obj, name, strlen(name)))) {
+		*out = *v;
+		return ERR_OK;
+	}
 	*out = jinja_value_undef(name);
 	return ERR_OK;
 }
@@ -785,7 +784,7 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 		if (!(st = step->u.i))
 			return jinja_eval_reject(e, at, "ValueError: slice step cannot be zero");
 	}
-	n = obj->k == JV_STR ? (int64_t)obj->u.s->ncp : (int64_t)obj->u.l->n;
+	n = obj->k == JV_STR ? (int64_t)jinja_value_str_ncp(obj->u.s) : (int64_t)obj->u.l->n;
 	if (slice_bound(e, at, start, n, st, 1, &a) || slice_bound(e, at, stop, n, st, 0, &b))
 		return e->d->code;
 	if (obj->k == JV_STR) {

@@ -17,9 +17,21 @@ static enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const s
 
 enum flow { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE };
 
+/* A name bound in a frame: `name` is the template's own NUL-terminated
+ * text (a node's s, in the template's arena) or a static string. */
+struct binding {
+	const char *name;
+	size_t len;
+	struct jv v;
+};
+
+#define FRAME_INLINE 4 /* a loop body binds its target and `loop`, often a set or two */
+
 struct frame {
 	struct frame *parent;
-	struct jv vars; /* dict */
+	struct binding *b; /* `inl`, or arena once more names are bound */
+	size_t n, cap;
+	struct binding inl[FRAME_INLINE];
 };
 
 struct macro {
@@ -176,20 +188,47 @@ static struct frame *frame_new(struct je *e, struct frame *parent)
 {
 	struct frame *f = jinja_value_alloc(e->a, sizeof(*f));
 
-	if (!f || jinja_value_dict_new(e->a, JV_DICT, &f->vars))
+	if (!f)
 		return NULL;
 	f->parent = parent;
+	f->b = f->inl;
+	f->cap = FRAME_INLINE;
 	return f;
 }
 
+static struct jv *frame_get(const struct frame *f, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->b[i].name == name ||
+		    (f->b[i].len == len && !memcmp(f->b[i].name, name, len)))
+			return &f->b[i].v;
+	return NULL;
+}
+
+/* Binds `name` (the template's text or a static string: not copied). */
 static enum err frame_set(struct je *e, struct frame *f, const struct jn *at, const char *name,
 			  struct jv v)
 {
-	struct jv key;
+	size_t len = strlen(name);
+	struct jv *slot = frame_get(f, name, len);
+	struct binding *b;
 
-	if (jinja_value_str_new(e->a, name, strlen(name), &key) ||
-	    jinja_value_dict_set(e->a, &f->vars, key, v))
-		return jinja_eval_nomem(e, at);
+	if (slot) {
+		*slot = v;
+		return ERR_OK;
+	}
+	if (f->n == f->cap) {
+		if (!(b = jinja_value_alloc(e->a, 2 * f->cap * sizeof(*b))))
+			return jinja_eval_nomem(e, at);
+		memcpy(b, f->b, f->n * sizeof(*b));
+		f->b = b;
+		f->cap *= 2;
+	}
+	f->b[f->n].name = name;
+	f->b[f->n].len = len;
+	f->b[f->n++].v = v;
 	return ERR_OK;
 }
 
@@ -198,7 +237,7 @@ static struct jv lookup(struct je *e, struct frame *f, const struct jn *n)
 	struct jv *v, g;
 
 	for (; f; f = f->parent)
-		if ((v = jinja_value_dict_get_str(&f->vars, n->s, n->sn)))
+		if ((v = frame_get(f, n->s, n->sn)))
 			return *v;
 	if ((v = jinja_value_dict_get_str(e->vars, n->s, n->sn)))
 		return *v;

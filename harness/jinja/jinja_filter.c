@@ -75,7 +75,7 @@ static enum err f_length(struct je *e, const struct jn *at, const struct jv *in,
 		*out = jinja_value_int(0);
 		return ERR_OK;
 	case JV_STR:
-		*out = jinja_value_int((int64_t)in->u.s->ncp);
+		*out = jinja_value_int((int64_t)jinja_value_str_ncp(in->u.s));
 		return ERR_OK;
 	case JV_LIST:
 	case JV_TUPLE:
@@ -467,7 +467,7 @@ static enum err f_reverse(struct je *e, const struct jn *at, const struct jv *in
 	size_t i, n;
 
 	if (in->k == JV_STR)
-		return jinja_str_slice(e, at, in, (int64_t)in->u.s->ncp - 1, -1, -1, out);
+		return jinja_str_slice(e, at, in, (int64_t)jinja_value_str_ncp(in->u.s) - 1, -1, -1, out);
 	if (jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	n = items.u.l->n;

@@ -112,7 +112,7 @@ enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, 
 	size_t b, k;
 	struct jv c;
 
-	if (jinja_value_seq_new(e->a, JV_LIST, s->u.s->ncp, out))
+	if (jinja_value_seq_new(e->a, JV_LIST, jinja_value_str_ncp(s->u.s), out))
 		return NOMEM(e, at);
 	for (b = 0; b < s->u.s->len; b += k) {
 		k = cp_len(s->u.s->data + b, s->u.s->len - b);
@@ -588,7 +588,7 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 static enum err find_bounds(struct je *e, const struct jn *at, const struct jv *self,
 			    const struct je_args *a, const char *name, int64_t *lo, int64_t *hi)
 {
-	int64_t n = (int64_t)self->u.s->ncp, v[2] = { 0, n };
+	int64_t n = (int64_t)jinja_value_str_ncp(self->u.s), v[2] = { 0, n };
 	size_t k;
 
 	if (a->nkw)
@@ -647,7 +647,7 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 	if (x->k != JV_STR)
 		return jinja_eval_reject(e, at, "TypeError: must be str, not %s",
 					 jinja_value_type_name(x));
-	if (hi - lo < (int64_t)x->u.s->ncp) {
+	if (hi - lo < (int64_t)jinja_value_str_ncp(x->u.s)) {
 		if (strstr(name, "index"))
 			return jinja_eval_reject(e, at, "ValueError: substring not found");
 		*out = jinja_value_int(name[0] == 'c' ? 0 : -1);
@@ -658,7 +658,7 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		return ERR_OK;
 	}
 	blo = lo ? cp_offset(self->u.s, (size_t)lo) : 0;
-	bhi = hi < (int64_t)self->u.s->ncp ? cp_offset(self->u.s, (size_t)hi) : self->u.s->len;
+	bhi = hi < (int64_t)jinja_value_str_ncp(self->u.s) ? cp_offset(self->u.s, (size_t)hi) : self->u.s->len;
 	if (!strcmp(name, "count")) {
 		for (; (hit = find_in(self->u.s, blo, bhi, x->u.s)) >= 0; n++)
 			blo = (size_t)hit + x->u.s->len;

@@ -41,7 +41,8 @@ int jinja_value_arena_full(const struct jv_arena *a, size_t n)
 	return n > a->max - a->used || ((n + 15) & ~(size_t)15) > a->max - a->used;
 }
 
-void *jinja_value_alloc(struct jv_arena *a, size_t n)
+/* `n` bytes, 16-aligned, not zeroed; NULL when out of memory or past the cap. */
+static void *arena_take(struct jv_arena *a, size_t n)
 {
 	struct jv_block *b = a->head;
 	size_t need = (n + 15) & ~(size_t)15, cap;
@@ -62,7 +63,15 @@ void *jinja_value_alloc(struct jv_arena *a, size_t n)
 	p = b->data + b->used;
 	b->used += need;
 	a->used += need;
-	memset(p, 0, n);
+	return p;
+}
+
+void *jinja_value_alloc(struct jv_arena *a, size_t n)
+{
+	void *p = arena_take(a, n);
+
+	if (p)
+		memset(p, 0, n);
 	return p;
 }
 
@@ -101,7 +110,8 @@ struct jv jinja_value_undef(const char *name)
 }
 
 /* Code points of `n` bytes of valid UTF-8: the bytes that are not
- * continuation bytes (10xxxxxx), counted eight at a time. */
+ * continuation bytes (10xxxxxx), counted eight at a time (the flags of a
+ * word summed by one multiplication: no popcount instruction is assumed). */
 static size_t count_cp(const char *s, size_t n)
 {
 	size_t i = 0, cont = 0;
@@ -109,26 +119,61 @@ static size_t count_cp(const char *s, size_t n)
 
 	for (; i + 8 <= n; i += 8) {
 		memcpy(&w, s + i, 8);
-		cont += (size_t)__builtin_popcountll(w & ~(w << 1) & 0x8080808080808080ULL);
+		w = (w & ~(w << 1) & 0x8080808080808080ULL) >> 7;
+		cont += (size_t)((w * 0x0101010101010101ULL) >> 56);
 	}
 	for (; i < n; i++)
 		cont += ((unsigned char)s[i] & 0xC0) == 0x80;
 	return n - cont;
 }
 
-enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out)
+size_t jinja_value_str_ncp(const struct jv_str *s)
 {
-	struct jv_str *p = jinja_value_alloc(a, sizeof(*p) + n + 1);
+	if (s->ncp == JV_NCP_UNKNOWN)
+		((struct jv_str *)s)->ncp = count_cp(s->data, s->len);
+	return s->ncp;
+}
 
-	if (!p)
-		return ERR_NOMEM;
-	if (n)
-		memcpy(p->data, s, n);
+static void str_set(struct jv_str *p, const char *data, size_t n, struct jv *out)
+{
 	p->len = n;
-	p->ncp = count_cp(s, n);
+	p->ncp = JV_NCP_UNKNOWN;
+	p->data = data;
 	out->k = JV_STR;
 	out->flags = 0;
 	out->u.s = p;
+}
+
+enum err jinja_value_str_room(struct jv_arena *a, size_t n, char **bytes, struct jv *out)
+{
+	struct jv_str *p;
+
+	if (n > SIZE_MAX - sizeof(*p) - 1 || !(p = arena_take(a, sizeof(*p) + n + 1)))
+		return ERR_NOMEM;
+	*bytes = (char *)(p + 1);
+	(*bytes)[n] = 0;
+	str_set(p, *bytes, n, out);
+	return ERR_OK;
+}
+
+enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out)
+{
+	char *bytes;
+
+	if (jinja_value_str_room(a, n, &bytes, out))
+		return ERR_NOMEM;
+	if (n)
+		memcpy(bytes, s, n);
+	return ERR_OK;
+}
+
+enum err jinja_value_str_view(struct jv_arena *a, const char *s, size_t n, struct jv *out)
+{
+	struct jv_str *p = arena_take(a, sizeof(*p));
+
+	if (!p)
+		return ERR_NOMEM;
+	str_set(p, s, n, out);
 	return ERR_OK;
 }
 
@@ -444,6 +489,7 @@ const char *jinja_value_type_name(const struct jv *v)
 
 struct jreader {
 	struct jscan j;
+	char *copy;   /* the text, copied into `a`: strings are views into it */
 	struct jv_arena *a;
 	struct buf scratch;
 	struct diag *d;
@@ -493,6 +539,14 @@ static enum err read_string(struct jreader *r, struct jv *out)
 
 	if (jscan_string(&r->j, &r->scratch, &s, &n, r->d))
 		return r->d->code;
+	if (s >= r->j.s && s < r->j.s + r->j.len) { /* no escapes: s[n] is the quote */
+		char *view = r->copy + (s - r->j.s);
+
+		view[n] = 0;
+		if (jinja_value_str_view(r->a, view, n, out))
+			return diag_fail(r->d, ERR_NOMEM, "out of memory");
+		return ERR_OK;
+	}
 	if (jinja_value_str_new(r->a, s, n, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
@@ -586,6 +640,11 @@ enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
 	enum err e;
 
 	jscan_init(&r.j, s, len, name);
+	r.copy = len < SIZE_MAX ? arena_take(a, len + 1) : NULL;
+	if (!r.copy)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	memcpy(r.copy, s, len);
+	r.copy[len] = 0;
 	r.a = a;
 	r.d = d;
 	buf_init(&r.scratch, BUF_MAX_DEFAULT);

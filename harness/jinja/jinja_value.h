@@ -7,6 +7,15 @@
  * values may share parts freely. Values are immutable once built (the sandbox
  * forbids mutation), except a namespace's dict, which `set ns.x` rewrites.
  *
+ * A str's bytes need not follow its header: a view (jinja_value_str_view)
+ * points at bytes that already exist and outlive it (a template's names and
+ * literals in the template's arena, the strings of a context's JSON text in
+ * the copy the context keeps), so reading a context or binding a name copies
+ * nothing. Every str's bytes end with a NUL all the same. A str's code points
+ * are counted the first time a builtin asks (jinja_value_str_ncp: len,
+ * indexing, slicing, center, ...), not when it is made; most strings of a
+ * chat template are only printed and compared.
+ *
  * Python types: None, bool, int (int64; larger integers from JSON keep their
  * decimal digits and may only be printed or compared for identity of
  * digits), float (double), str (UTF-8, code points), list, tuple, dict (any
@@ -71,10 +80,15 @@ enum jv_kind {
 #define JV_F_VALUES 32u /* view: dict_values */
 #define JV_F_ITEMS 64u /* view: dict_items */
 
+/* jv_str.ncp before jinja_value_str_ncp has counted them. */
+#define JV_NCP_UNKNOWN SIZE_MAX
+
 struct jv_str {
-	size_t len;  /* bytes */
-	size_t ncp;  /* code points */
-	char data[]; /* len bytes + NUL */
+	size_t len;       /* bytes */
+	size_t ncp;       /* code points, or JV_NCP_UNKNOWN: a cache that
+			   * jinja_value_str_ncp fills (read it through that) */
+	const char *data; /* len bytes of valid UTF-8 + NUL: right after this
+			   * header, or (a view) in an arena that outlives it */
 };
 
 struct jv_seq {
@@ -131,6 +145,18 @@ struct jv jinja_value_undef(const char *name);
 enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out);
 /* The same, taking the bytes of `b` (copied; `b` is left as is). */
 enum err jinja_value_str_buf(struct jv_arena *a, const struct buf *b, struct jv *out);
+/* A str of the `n` bytes at `s`, not copied: `s` must hold valid UTF-8
+ * followed by a NUL (s[n] == 0) and outlive every use of the value (the
+ * template's arena, a context's arena, or `a` itself). Only the header is
+ * allocated from `a`. */
+enum err jinja_value_str_view(struct jv_arena *a, const char *s, size_t n, struct jv *out);
+/* An uninitialised str of `n` bytes in `a` for the caller to fill at once
+ * (`*bytes`, NUL already at [n]) before any other use of the value: so a
+ * concatenation is written once, in place. */
+enum err jinja_value_str_room(struct jv_arena *a, size_t n, char **bytes, struct jv *out);
+/* The code points of `s`, counted on the first call (one pass over its
+ * bytes) and cached in the header from then on. */
+size_t jinja_value_str_ncp(const struct jv_str *s);
 /* An empty list or tuple (`k`) with room for `cap` items. */
 enum err jinja_value_seq_new(struct jv_arena *a, enum jv_kind k, size_t cap, struct jv *out);
 enum err jinja_value_seq_push(struct jv_arena *a, struct jv *seq, struct jv item);
@@ -163,7 +189,9 @@ int jinja_value_is_seq(const struct jv *v); /* list or tuple (views included) */
 
 /* --- JSON input, as Python's json.loads --- */
 /* Parses one JSON value of `len` bytes at `s` (named `name` in messages) into
- * `*out`, allocated from `a`. */
+ * `*out`, allocated from `a`. The text is copied into `a` once and every
+ * string without escapes is a view into that copy (its closing quote
+ * overwritten with the NUL); a string with escapes is decoded and copied. */
 enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
 			       const char *name, struct jv *out, struct diag *d);
 
