@@ -72,6 +72,16 @@ enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name, const char *j
 	return set_var(c, name, strlen(name), v, d);
 }
 
+enum err jinja_ctx_set_cjson(struct jinja_ctx *c, const char *name, const cJSON *v,
+			     struct diag *d)
+{
+	struct jv val;
+
+	if (jinja_value_from_cjson(&c->a, v, name, &val, d))
+		return d->code;
+	return set_var(c, name, strlen(name), val, d);
+}
+
 enum err jinja_ctx_merge_json(struct jinja_ctx *c, const char *json, size_t len,
 			      struct diag *d)
 {

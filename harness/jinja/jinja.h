@@ -39,16 +39,18 @@
  * jinja_builtin (operators, tests, methods, globals), jinja_filter, jinja_str
  * (str methods), pyfmt (Python's str/repr/json.dumps).
  *
- * The context holds the template's variables. Build it from JSON text, not
- * from cJSON: numbers keep their lexeme class as Python's json.loads sees them
- * (1 is an int, 1.0 a float printed "1.0", 12345678901234567890 stays exact),
- * keys keep request order, a duplicate key keeps its first position and last
- * value. So a caller that prepares messages as the server does (vLLM parses
- * tool-call arguments with json.loads) should splice the argument string into
- * the JSON text it passes, not round-trip it through cJSON.
+ * The context holds the template's variables. Build it from JSON text, or
+ * from a cJSON tree whose numbers are kept as their lexemes (tpl_py_parse's
+ * cJSON_Raw items), not from plain cJSON numbers: numbers keep their lexeme
+ * class as Python's json.loads sees them (1 is an int, 1.0 a float printed
+ * "1.0", 12345678901234567890 stays exact), keys keep request order, a
+ * duplicate key keeps its first position and last value. So a caller that
+ * prepares messages as the server does (vLLM parses tool-call arguments with
+ * json.loads) should splice the argument lexemes into what it passes, not
+ * round-trip them through cJSON numbers.
  *
  *	struct jinja_ctx *c = jinja_ctx_new();
- *	jinja_ctx_set_json(c, "messages", msgs, msgs_len, &d);
+ *	jinja_ctx_set_json(c, "messages", msgs, msgs_len, &d);  (or _cjson)
  *	jinja_ctx_set_json(c, "tools", "null", 4, &d);   (transformers passes None)
  *	jinja_ctx_set_bool(c, "add_generation_prompt", 1, &d);
  *	jinja_ctx_set_str(c, "bos_token", "<s>", 3, &d);
@@ -64,6 +66,8 @@
 
 #include <stddef.h>
 #include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -117,6 +121,14 @@ void jinja_ctx_free(struct jinja_ctx *c);
  * ERR_UNSUPPORTED for the NaN and Infinity tokens Python accepts. */
 enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name,
 			    const char *json, size_t len, struct diag *d);
+/* The same from a cJSON tree `v`, borrowed: its strings are not copied, so
+ * `v` must stay unchanged until the context is freed. Numbers keep their
+ * lexeme class when `v` holds them as cJSON_Raw lexemes (as tpl/'s
+ * tpl_py_parse reads a request); a cJSON number reads as the text cJSON
+ * prints for it. The value is the one jinja_ctx_set_json would set from the
+ * text cJSON prints for `v`, without printing and reading it again. */
+enum err jinja_ctx_set_cjson(struct jinja_ctx *c, const char *name, const cJSON *v,
+			     struct diag *d);
 /* Sets every member of the JSON object `json` as a variable (the request's
  * chat_template_kwargs, or transformers' **kwargs). ERR_INPUT if it is not an
  * object. */

@@ -654,3 +654,71 @@ enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
 	buf_release(&r.scratch);
 	return e;
 }
+
+static enum err cjson_value(struct jv_arena *a, const cJSON *v, int depth, const char *name,
+			    struct jv *out, struct diag *d);
+
+static enum err cjson_container(struct jv_arena *a, const cJSON *v, int depth, const char *name,
+				struct jv *out, struct diag *d)
+{
+	const cJSON *c;
+	struct jv key, val;
+	int obj = cJSON_IsObject(v);
+
+	if (obj ? jinja_value_dict_new(a, JV_DICT, out)
+		: jinja_value_seq_new(a, JV_LIST, (size_t)cJSON_GetArraySize(v), out))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (c = v->child; c; c = c->next) {
+		if (cjson_value(a, c, depth + 1, name, &val, d))
+			return d->code;
+		if (obj ? jinja_value_str_view(a, c->string, strlen(c->string), &key) ||
+			  jinja_value_dict_set(a, out, key, val)
+			: jinja_value_seq_push(a, out, val))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	return ERR_OK;
+}
+
+/* A number: the JSON text it stands for, read as jinja_value_from_json reads it. */
+static enum err cjson_number(struct jv_arena *a, const cJSON *v, const char *name,
+			     struct jv *out, struct diag *d)
+{
+	char *text = cJSON_IsRaw(v) ? v->valuestring : cJSON_PrintUnformatted(v);
+	enum err e;
+
+	if (!text)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	e = jinja_value_from_json(a, text, strlen(text), name, out, d);
+	if (text != v->valuestring)
+		cJSON_free(text);
+	return e;
+}
+
+static enum err cjson_value(struct jv_arena *a, const cJSON *v, int depth, const char *name,
+			    struct jv *out, struct diag *d)
+{
+	if (depth >= JSCAN_MAX_DEPTH)
+		return diag_fail(d, ERR_INPUT, "cannot parse '%s': nested too deeply (more than %d "
+				 "levels)", name, JSCAN_MAX_DEPTH);
+	if (cJSON_IsNull(v)) {
+		*out = jinja_value_none();
+	} else if (cJSON_IsBool(v)) {
+		*out = jinja_value_bool(cJSON_IsTrue(v));
+	} else if (cJSON_IsString(v)) {
+		if (jinja_value_str_view(a, v->valuestring, strlen(v->valuestring), out))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+	} else if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) {
+		return cjson_number(a, v, name, out, d);
+	} else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+		return cjson_container(a, v, depth, name, out, d);
+	} else {
+		return diag_fail(d, ERR_INTERNAL, "'%s': a cJSON item of no JSON type", name);
+	}
+	return ERR_OK;
+}
+
+enum err jinja_value_from_cjson(struct jv_arena *a, const cJSON *v, const char *name,
+				struct jv *out, struct diag *d)
+{
+	return cjson_value(a, v, 0, name, out, d);
+}

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/buf.h"
 #include "base/err.h"
 
@@ -194,5 +196,14 @@ int jinja_value_is_seq(const struct jv *v); /* list or tuple (views included) */
  * overwritten with the NUL); a string with escapes is decoded and copied. */
 enum err jinja_value_from_json(struct jv_arena *a, const char *s, size_t len,
 			       const char *name, struct jv *out, struct diag *d);
+
+/* The same from a cJSON tree `v` (borrowed: its strings and keys become
+ * views, so `v` must outlive every use of `*out`). A number kept as its
+ * lexeme (a cJSON_Raw item, as tpl_py_parse leaves it) reads as that JSON
+ * text; a cJSON number as the text cJSON prints for it; so the values are
+ * those of jinja_value_from_json on the text cJSON would print for `v`.
+ * ERR_INPUT past JSCAN_MAX_DEPTH levels of nesting. */
+enum err jinja_value_from_cjson(struct jv_arena *a, const cJSON *v, const char *name,
+				struct jv *out, struct diag *d);
 
 #endif

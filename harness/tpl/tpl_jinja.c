@@ -220,8 +220,10 @@ static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJ
 	return e;
 }
 
+/* The messages as the server prepares them, into *out (owned; NULL on
+ * failure). */
 static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
-			      struct buf *text, struct diag *d)
+			      cJSON **out, struct diag *d)
 {
 	struct tpl_conv c = {NULL, 0};
 	struct json_build jb;
@@ -242,9 +244,9 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 	}
 	if (!e)
 		e = json_build_end(&jb, &all, "the messages", d);
-	if (!e)
-		e = json_print(all, 0, text, "the messages", d);
-	cJSON_Delete(all);
+	if (e)
+		cJSON_Delete(all);
+	*out = e ? NULL : all;
 	cJSON_Delete(text_only);
 	tpl_conv_release(&c);
 	return e;
@@ -306,18 +308,18 @@ static enum err set_kwargs(const struct tpl_jinja *j, struct jinja_ctx *c,
 	return e;
 }
 
+/* The context; *msgs (owned, NULL on failure) holds the messages' strings,
+ * which the context borrows. */
 static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struct tpl_jinja_req *r,
-		     int flat, struct diag *d)
+		     int flat, cJSON **msgs, struct diag *d)
 {
 	const cJSON *s;
 	struct buf text;
-	enum err e;
+	enum err e = messages_json(j, r, msgs, d);
 
 	buf_init(&text, BUF_MAX_DEFAULT);
-	e = messages_json(j, r, &text, d);
 	if (!e)
-		e = jinja_ctx_set_json(c, "messages", text.data, text.len, d);
-	buf_reset(&text);
+		e = jinja_ctx_set_cjson(c, "messages", *msgs, d);
 	if (!e && cJSON_GetArraySize(r->tools) > 0)
 		e = tools_json(r, flat, &text, d);
 	if (!e)
@@ -342,6 +344,7 @@ static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_re
 			    int *rendering, struct buf *out, struct diag *d)
 {
 	struct jinja_ctx *c = jinja_ctx_new();
+	cJSON *msgs = NULL;
 	struct tm now;
 	time_t t = time(NULL);
 	enum err e;
@@ -352,11 +355,12 @@ static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_re
 	if (!r->clock)
 		localtime_r(&t, &now);
 	jinja_ctx_clock(c, r->clock ? r->clock : &now);
-	e = fill(j, c, r, flat, d);
+	e = fill(j, c, r, flat, &msgs, d);
 	*rendering = !e;
 	if (!e)
 		e = jinja_tpl_render(j->t, c, out, d);
 	jinja_ctx_free(c);
+	cJSON_Delete(msgs);
 	return e;
 }
 
