@@ -585,10 +585,12 @@ static const char *const iter_attrs[] = { "send", "throw", "close", "gi_code", "
 					  "gi_running", "gi_yieldfrom", "mapping", "isdisjoint",
 					  "start", "stop", "step", "count", "index", NULL };
 
+/* Whether `s` is in the NULL-terminated list `l` (the first byte compared
+ * inline: obj.attr on a message asks the method lists at every access). */
 static int in_list(const char *const *l, const char *s)
 {
 	for (; *l; l++)
-		if (!strcmp(*l, s))
+		if (**l == *s && !strcmp(*l, s))
 			return 1;
 	return 0;
 }

@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack cost runner report_stream journal_cpu load_client merge gate_rates"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack jinja cost runner report_stream journal_cpu load_client merge gate_rates"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -157,6 +157,56 @@ section_gen_haystack() {
 	echo "wall: median of $runs runs: $(awk "BEGIN { printf \"%.3f\", $us / 1e6 }") s ($times us); target <= 1 s, aim 0.5 s"
 	echo "cpu of one run: $cpu; peak RSS $rss; load 1-min $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo n/a)"
 	echo "needle's own summary: $summary"
+}
+
+# needle's Jinja interpreter against Python jinja2 (Debian's python3-jinja2
+# through /usr/bin/python3, transformers' settings), issue 26 item 2: Qwen3's
+# own template with a comment added (so no built-in renderer recognises it
+# and the interpreter runs), conversations cut from the bench's English text
+# (tests/bench/jinja_cmp.py gen). needle count --template --messages (the
+# whole process: tokenizer load, reading, preparation, render and count)
+# against jinja2's render alone of the template compiled once, as
+# transformers caches it, side by side in one loop (jinja_cmp.py cmp,
+# JINJA_RUNS rounds, default 7); then Python's whole process (import, read,
+# compile, one render), medians of 3. Bar: needle's whole process below
+# jinja2's render at 4,000 messages.
+section_jinja() {
+	english_text
+	runs=${JINJA_RUNS:-7}
+	tok=$(fixture hf/qwen3/tokenizer.json)
+	py=$root/tests/bench/jinja_cmp.py
+	/usr/bin/python3 -c 'import json, sys
+sys.stdout.write(json.load(open(sys.argv[1]))["chat_template"] + "{# bench: not the built-in text #}")' \
+		"$(fixture hf/qwen3/tokenizer_config.json)" >"$tmp/qwen3c.jinja"
+	for shape in "4000 300 chat-sized" "1000 4500 long" "4000 4500 long"; do
+		set -- $shape
+		/usr/bin/python3 "$py" gen "$1" "$2" "$text" "$tmp/conv.json"
+		"$needle" count --tokenizer "$tok" "$text" >/dev/null # the tokenizer's cache settled
+		$PIN /usr/bin/python3 "$py" cmp "$runs" "$needle" "$tok" "$tmp/qwen3c.jinja" "$tmp/conv.json" \
+			>"$tmp/jc.json" || return 1
+		: >"$tmp/jpw"
+		for i in 1 2 3; do
+			cpu_of $PIN /usr/bin/python3 "$py" render "$tmp/qwen3c.jinja" "$tmp/conv.json" >>"$tmp/jpw" ||
+				return 1
+		done
+		node -e '
+const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const med = (v) => { const s = [...v].sort((a, b) => a - b), m = s.length >> 1;
+	return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const n = med(r.needle_cpu_s), j = med(r.jinja2_render_cpu_s), w = med(r.jinja2_render_wall_s);
+const [msgs, mean, kind, pin, pyw] = process.argv.slice(2);
+console.log(`== jinja: Qwen3 template + comment, ${msgs} ${kind} messages (mean ${mean} characters), ` +
+	`${r.bytes} bytes of prompt, ${r.tokens} tokens; needle prompt identical to jinja2: ${r.identical}; ` +
+	`medians of ${r.needle_cpu_s.length} runs side by side${pin ? ", pinned: " + pin : ""}`);
+console.log(`needle count --template --messages (whole process, render + count): ${n.toFixed(3)} s CPU; ` +
+	`jinja2 render alone (compiled once, in-process): ${j.toFixed(3)} s CPU (${w.toFixed(3)} s wall); ` +
+	`ratio jinja2-render/needle-whole ${(j / n).toFixed(2)}x (bar > 1 at 4,000 messages)`);
+console.log(`python whole process (import, read, compile, one render; median of 3): ${pyw} s CPU; ` +
+	`ratio ${(Number(pyw) / n).toFixed(2)}x`);
+console.log(`runs (s): needle [${r.needle_cpu_s.join(" ")}] jinja2 render [${r.jinja2_render_cpu_s.join(" ")}]`);
+if (!r.identical) process.exit(1);' "$tmp/jc.json" "$1" "$2" "$3" "$PIN" "$(median <"$tmp/jpw")" || return 1
+	done
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 }
 
 # needle run on one 1,040,000-token recall request against the reference server:
