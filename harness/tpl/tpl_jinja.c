@@ -202,7 +202,8 @@ static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJ
 	cJSON_ArrayForEach(k, raw) {
 		if (!strcmp(k->string, "content"))
 			e = j->openai ? parts_content(jb, o, k, mi, d)
-				      : (json_add_str(jb, o, "content", m->content), ERR_OK);
+				      : (json_add_item(jb, o, "content", cJSON_CreateStringReference(m->content)),
+					 ERR_OK);
 		else if (!strcmp(k->string, "tool_calls") && m->tool_calls)
 			calls_with_args(jb, o, m);
 		else if (strcmp(k->string, "tool_calls") && strcmp(k->string, "reasoning") &&
@@ -213,7 +214,7 @@ static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJ
 	}
 	if (!cJSON_GetObjectItemCaseSensitive(raw, "content"))
 		e = j->openai ? parts_content(jb, o, NULL, mi, d) : (json_add_str(jb, o, "content", ""), ERR_OK);
-	if (m->reasoning) {
+	if (m->reasoning) { /* copied: it may be borrowed from messages_json's text_only */
 		json_add_str(jb, o, "reasoning", m->reasoning);
 		json_add_str(jb, o, "reasoning_content", m->reasoning);
 	}
@@ -221,23 +222,23 @@ static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJ
 }
 
 /* The messages as the server prepares them, into *out (owned; NULL on
- * failure). */
+ * failure), whose contents are references to `c`'s flattened texts: `c`
+ * (the caller releases it) must outlive *out. */
 static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
-			      cJSON **out, struct diag *d)
+			      struct tpl_conv *c, cJSON **out, struct diag *d)
 {
-	struct tpl_conv c = {NULL, 0};
 	struct json_build jb;
 	cJSON *all = NULL, *text_only = j->openai ? without_media(r->messages) : NULL;
 	const cJSON *raw;
 	size_t i = 0;
 	enum err e = j->openai && !text_only ? diag_fail(d, ERR_NOMEM, "out of memory")
-		: tpl_conv_prepare(&c, text_only ? text_only : r->messages, r->server, d);
+		: tpl_conv_prepare(c, text_only ? text_only : r->messages, r->server, d);
 
 	json_build_init(&jb);
 	if (!e)
 		all = json_new_arr(&jb);
 	cJSON_ArrayForEach(raw, (e ? NULL : r->messages)) {
-		e = one_message(j, &jb, all, raw, &c.m[i], i, d);
+		e = one_message(j, &jb, all, raw, &c->m[i], i, d);
 		if (e)
 			break;
 		i++;
@@ -248,7 +249,6 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 		cJSON_Delete(all);
 	*out = e ? NULL : all;
 	cJSON_Delete(text_only);
-	tpl_conv_release(&c);
 	return e;
 }
 
@@ -308,14 +308,14 @@ static enum err set_kwargs(const struct tpl_jinja *j, struct jinja_ctx *c,
 	return e;
 }
 
-/* The context; *msgs (owned, NULL on failure) holds the messages' strings,
- * which the context borrows. */
+/* The context; *msgs (owned, NULL on failure) and `conv` (the caller
+ * releases it) hold the messages' strings, which the context borrows. */
 static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struct tpl_jinja_req *r,
-		     int flat, cJSON **msgs, struct diag *d)
+		     int flat, struct tpl_conv *conv, cJSON **msgs, struct diag *d)
 {
 	const cJSON *s;
 	struct buf text;
-	enum err e = messages_json(j, r, msgs, d);
+	enum err e = messages_json(j, r, conv, msgs, d);
 
 	buf_init(&text, BUF_MAX_DEFAULT);
 	if (!e)
@@ -345,6 +345,7 @@ static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_re
 {
 	struct jinja_ctx *c = jinja_ctx_new();
 	cJSON *msgs = NULL;
+	struct tpl_conv conv = {NULL, 0};
 	struct tm now;
 	time_t t = time(NULL);
 	enum err e;
@@ -355,12 +356,13 @@ static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_re
 	if (!r->clock)
 		localtime_r(&t, &now);
 	jinja_ctx_clock(c, r->clock ? r->clock : &now);
-	e = fill(j, c, r, flat, &msgs, d);
+	e = fill(j, c, r, flat, &conv, &msgs, d);
 	*rendering = !e;
 	if (!e)
 		e = jinja_tpl_render(j->t, c, out, d);
 	jinja_ctx_free(c);
 	cJSON_Delete(msgs);
+	tpl_conv_release(&conv);
 	return e;
 }
 
