@@ -562,10 +562,117 @@ static enum err render_to_str(struct je *e, struct frame *f, const struct jn *at
 	return r;
 }
 
+/*
+ * {{ a + b + ... }}: while every operand is a plain str (no Markup), the
+ * sum is printed operand by operand instead of made, each operand read
+ * once. Every step, nesting level, unit of work, value-room check and byte
+ * of value memory that making the partial sums takes is charged all the
+ * same, in the same order (jinja_value_arena_charge), so budgets and caps
+ * end where they would; the first other operand makes the sum so far (its
+ * charge refunded, then allocated) and the rest is evaluated as usual.
+ */
+#define CAT_MAX 16 /* operands of a chain printed piece by piece */
+
+struct cat {
+	struct jv piece[CAT_MAX]; /* the operands so far, while `plain` */
+	size_t n;                 /* of them */
+	size_t len;               /* their bytes */
+	int plain;                /* the sum so far is the pieces, not made */
+	struct jv v;              /* the sum so far, once !plain */
+};
+
+static int is_cat(const struct jn *n)
+{
+	return n->k == N_BINOP && n->op == '+';
+}
+
+static int plain_str(const struct jv *v)
+{
+	return v->k == JV_STR && !(v->flags & JV_F_MARKUP);
+}
+
+/* The sum of the pieces as a value; the last partial sum's charge becomes
+ * its allocation. */
+static enum err cat_make(struct je *e, const struct jn *at, struct cat *c)
+{
+	char *p;
+	size_t i;
+
+	c->plain = 0;
+	if (c->n == 1) {
+		c->v = c->piece[0];
+		return ERR_OK;
+	}
+	jinja_value_arena_refund(e->a, jinja_value_str_size(c->len));
+	if (jinja_value_str_room(e->a, c->len, &p, &c->v))
+		return jinja_eval_nomem(e, at);
+	for (i = 0; i < c->n; p += c->piece[i].u.s->len, i++)
+		memcpy(p, c->piece[i].u.s->data, c->piece[i].u.s->len);
+	return ERR_OK;
+}
+
+/* What eval(x) does for the '+' node `x`, into `c`. */
+static enum err cat_eval(struct je *e, struct frame *f, const struct jn *x, struct cat *c)
+{
+	struct jv r, sum;
+
+	if (step(e, x))
+		return e->d->code;
+	if (++e->depth > JINJA_MAX_DEPTH)
+		return jinja_eval_refuse(e, x, "nesting deeper than %d", JINJA_MAX_DEPTH);
+	if (is_cat(x->a) ? cat_eval(e, f, x->a, c) : eval(e, f, x->a, &c->piece[0]))
+		return e->d->code;
+	if (!is_cat(x->a)) {
+		c->n = 1;
+		c->plain = plain_str(&c->piece[0]);
+		c->len = c->plain ? c->piece[0].u.s->len : 0;
+		c->v = c->piece[0];
+	}
+	if (eval(e, f, x->b, &r))
+		return e->d->code;
+	if (c->plain && plain_str(&r)) { /* concat_str's charges, nothing made */
+		if (jinja_eval_room(e, x, c->len + r.u.s->len) ||
+		    jinja_eval_work(e, x, c->len + r.u.s->len))
+			return e->d->code;
+		if (jinja_value_arena_charge(e->a, jinja_value_str_size(c->len + r.u.s->len)))
+			return jinja_eval_nomem(e, x);
+		c->piece[c->n++] = r;
+		c->len += r.u.s->len;
+	} else {
+		if ((c->plain && cat_make(e, x, c)) ||
+		    jinja_builtin_binop(e, x, '+', &c->v, &r, &sum))
+			return e->d->code;
+		c->v = sum;
+	}
+	e->depth--;
+	return ERR_OK;
+}
+
+static size_t cat_length(const struct jn *n)
+{
+	size_t k = 1;
+
+	for (; is_cat(n); n = n->a)
+		k++;
+	return k;
+}
+
 static enum err exec_output(struct je *e, struct frame *f, const struct jn *n, struct buf *out)
 {
 	struct jv v;
+	struct cat c;
+	size_t i;
 
+	if (is_cat(n->a) && cat_length(n->a) <= CAT_MAX) {
+		if (cat_eval(e, f, n->a, &c))
+			return e->d->code;
+		if (!c.plain)
+			return jinja_builtin_print(e, n, &c.v, out);
+		for (i = 0; i < c.n; i++)
+			if (buf_append(out, c.piece[i].u.s->data, c.piece[i].u.s->len))
+				return jinja_eval_nomem(e, n);
+		return ERR_OK;
+	}
 	if (eval(e, f, n->a, &v))
 		return e->d->code;
 	return jinja_builtin_print(e, n, &v, out);

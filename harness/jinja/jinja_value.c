@@ -41,6 +41,26 @@ int jinja_value_arena_full(const struct jv_arena *a, size_t n)
 	return n > a->max - a->used || ((n + 15) & ~(size_t)15) > a->max - a->used;
 }
 
+enum err jinja_value_arena_charge(struct jv_arena *a, size_t n)
+{
+	size_t need = (n + 15) & ~(size_t)15;
+
+	if (need < n || need > a->max - a->used)
+		return ERR_NOMEM;
+	a->used += need;
+	return ERR_OK;
+}
+
+void jinja_value_arena_refund(struct jv_arena *a, size_t n)
+{
+	a->used -= (n + 15) & ~(size_t)15;
+}
+
+size_t jinja_value_str_size(size_t n)
+{
+	return sizeof(struct jv_str) + n + 1;
+}
+
 /* `n` bytes, 16-aligned, not zeroed; NULL when out of memory or past the cap. */
 static void *arena_take(struct jv_arena *a, size_t n)
 {
@@ -148,7 +168,7 @@ enum err jinja_value_str_room(struct jv_arena *a, size_t n, char **bytes, struct
 {
 	struct jv_str *p;
 
-	if (n > SIZE_MAX - sizeof(*p) - 1 || !(p = arena_take(a, sizeof(*p) + n + 1)))
+	if (n > SIZE_MAX - sizeof(*p) - 1 || !(p = arena_take(a, jinja_value_str_size(n))))
 		return ERR_NOMEM;
 	*bytes = (char *)(p + 1);
 	(*bytes)[n] = 0;

@@ -136,6 +136,15 @@ void *jinja_value_alloc(struct jv_arena *a, size_t n);
 /* Whether `n` more bytes would pass the arena's cap (so a failed
  * jinja_value_alloc of `n` was the cap, not exhausted memory). */
 int jinja_value_arena_full(const struct jv_arena *a, size_t n);
+/* Counts `n` bytes against the cap as jinja_value_alloc(a, n) would, and
+ * allocates nothing: a value the evaluator prints piece by piece instead of
+ * making is charged as if made, so the cap stays exact. ERR_NOMEM past the
+ * cap (as that allocation would fail). */
+enum err jinja_value_arena_charge(struct jv_arena *a, size_t n);
+/* Undoes jinja_value_arena_charge(a, n) (the value is then made after all). */
+void jinja_value_arena_refund(struct jv_arena *a, size_t n);
+/* The arena bytes jinja_value_str_new takes for a str of `n` bytes. */
+size_t jinja_value_str_size(size_t n);
 
 /* --- constructors (NULL-free: on failure they return ERR_NOMEM/ERR_LIMIT) --- */
 struct jv jinja_value_none(void);
