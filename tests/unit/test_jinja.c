@@ -86,6 +86,50 @@ static void test_json_keys(void)
 	CHECK_EQ_LONG(render("x", "[1]"), ERR_INPUT);
 }
 
+/* A context variable from a cJSON tree reads as the text cJSON prints for
+ * it: lexemes kept as cJSON_Raw keep their class, cJSON numbers read as
+ * printed, strings (escapes decoded) and keys borrowed in order. */
+static void test_cjson_context(void)
+{
+	const char *tpl = "{{ m|tojson }}|{{ m.r is float }}|{{ m.n is integer }}|{{ m.s|length }}";
+	cJSON *m = cJSON_CreateObject();
+	struct jinja_ctx *c = jinja_ctx_new();
+	struct diag d;
+	struct buf out;
+	int i;
+
+	cJSON_AddItemToObject(m, "r", cJSON_CreateRaw("1.0"));
+	cJSON_AddItemToObject(m, "n", cJSON_CreateNumber(2));
+	cJSON_AddItemToObject(m, "f", cJSON_CreateNumber(2.5));
+	cJSON_AddItemToObject(m, "big", cJSON_CreateRaw("12345678901234567890"));
+	cJSON_AddItemToObject(m, "s", cJSON_CreateString("a\"\n\u00e9"));
+	cJSON_AddItemToObject(m, "l", cJSON_CreateArray());
+	cJSON_AddItemToArray(cJSON_GetObjectItem(m, "l"), cJSON_CreateNull());
+	cJSON_AddItemToArray(cJSON_GetObjectItem(m, "l"), cJSON_CreateTrue());
+	diag_init(&d);
+	buf_init(&out, 1 << 16);
+	CHECK_EQ_LONG(jinja_ctx_set_cjson(c, "m", m, &d), ERR_OK);
+	CHECK_EQ_LONG(jinja_render(tpl, strlen(tpl), c, &out, &d), ERR_OK);
+	CHECK_STR(out.data, "{\"r\": 1.0, \"n\": 2, \"f\": 2.5, \"big\": 12345678901234567890, "
+		  "\"s\": \"a\\\"\\n\u00e9\", \"l\": [null, true]}|True|True|4");
+	jinja_ctx_free(c);
+	cJSON_Delete(m);
+	m = cJSON_CreateArray(); /* nested past JSCAN_MAX_DEPTH: refused like the text */
+	for (i = 0; i < 300; i++) {
+		cJSON *in = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(in, m);
+		m = in;
+	}
+	c = jinja_ctx_new();
+	diag_init(&d);
+	CHECK_EQ_LONG(jinja_ctx_set_cjson(c, "m", m, &d), ERR_INPUT);
+	CHECK(strstr(d.msg, "cannot parse 'm': nested too deeply") != NULL);
+	jinja_ctx_free(c);
+	cJSON_Delete(m);
+	buf_release(&out);
+}
+
 static void test_outcomes(void)
 {
 	CHECK_EQ_LONG(render("a\n{{ 'x' + 1 }}", "{}"), ERR_INPUT);
@@ -323,6 +367,7 @@ int main(void)
 	T_RUN(test_float_repr);
 	T_RUN(test_json_numbers);
 	T_RUN(test_json_keys);
+	T_RUN(test_cjson_context);
 	T_RUN(test_outcomes);
 	T_RUN(test_buffer);
 	T_RUN(test_context);
