@@ -5,6 +5,7 @@
  * pydantic's model_dump leaves it, reasoning_effort folded into kwargs per
  * server, server names, and the \u0000 guard.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "base/buf.h"
@@ -184,6 +185,58 @@ static void test_check_nul(void)
 	CHECK_EQ_LONG(tpl_check_nul(outside, strlen(outside), "m.json", &d), ERR_OK);
 }
 
+/* The check as a plain byte loop: the byte offset of the first \\u0000
+ * escape inside a string, or -1. */
+static long nul_escape_at(const char *s, size_t n)
+{
+	int in = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"')
+			in = !in;
+		else if (in && s[i] == '\\' && i + 1 < n) {
+			if (s[i + 1] == 'u' && i + 5 < n && !memcmp(s + i + 2, "0000", 4))
+				return (long)i;
+			i++;
+		}
+	}
+	return -1;
+}
+
+/* tpl_check_nul scans eight bytes at a time: random texts of quotes,
+ * backslashes, 'u', '0' and other bytes (every alignment and length up to
+ * 40, bytes above 0x7f included) give the byte loop's answer. */
+static void test_check_nul_random(void)
+{
+	static const char pool[] = "\"\\u000ax\x80\xff\"\\";
+	char s[48], want[64];
+	uint64_t x = 88172645463325252ULL;
+	size_t n, i;
+	int k, agree = 0;
+	long at;
+	struct diag d;
+
+	for (k = 0; k < 20000; k++) {
+		n = (size_t)k % 41;
+		for (i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			s[i] = pool[x % (sizeof(pool) - 1)];
+		}
+		diag_init(&d);
+		at = nul_escape_at(s, n);
+		if (at < 0) {
+			agree += tpl_check_nul(s, n, "r", &d) == ERR_OK;
+		} else {
+			snprintf(want, sizeof want, "at byte %ld,", at);
+			agree += tpl_check_nul(s, n, "r", &d) == ERR_UNSUPPORTED && strstr(d.msg, want);
+		}
+	}
+	CHECK_EQ_LONG(agree, 20000);
+}
+
 int main(void)
 {
 	T_RUN(test_prepare_vllm);
@@ -193,5 +246,6 @@ int main(void)
 	T_RUN(test_effort_kwargs);
 	T_RUN(test_server_names);
 	T_RUN(test_check_nul);
+	T_RUN(test_check_nul_random);
 	return T_DONE();
 }
