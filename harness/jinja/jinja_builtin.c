@@ -377,7 +377,7 @@ enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const st
 	if (op == '*' && is_intlike(a) && (b->k == JV_STR || jinja_value_is_seq(b)))
 		return repeat(e, at, b, a->u.i, out);
 	if (op == '%' && a->k == JV_STR)
-		return jinja_str_percent(e, at, a, b, out);
+		return jinja_fmt_percent(e, at, a, b, out);
 	return type_error2(e, at, op_text(op), a, b);
 }
 

@@ -170,8 +170,7 @@ enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const
 /*
  * jinja_str — Python str semantics for the jinja modules: code-point
  * indexing and slicing, the str methods templates call (split, strip,
- * startswith, replace, ...), case mapping, markupsafe escaping and
- * printf-style `%` formatting.
+ * startswith, replace, ...), case mapping and markupsafe escaping.
  *
  * Case mapping and character classes outside ASCII use utf8proc's tables
  * only where they cannot differ from CPython's (full case mappings such as
@@ -190,9 +189,6 @@ enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, 
 enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out);
 /* markupsafe.escape(str(v)): a Markup str (a Markup input is kept). */
 enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
-/* fmt % args for %s %r %d %i %% (others refused). */
-enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
-			   const struct jv *args, struct jv *out);
 /* Case: 'u' upper, 'l' lower, 'c' str.capitalize, 't' jinja's |title,
  * 'T' str.title. The Markup flag is kept. */
 enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
@@ -204,5 +200,30 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 /* A str method `name` called on `self` with `a`. */
 enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
 			  const char *name, const struct je_args *a, struct jv *out);
+
+/*
+ * jinja_fmt — Python 3.11's two string formatters as templates use them:
+ * printf-style `fmt % args` (flags - + space # 0, width and precision, '*'
+ * taking them from the arguments, %(key) from a dict; conversions s r a d i
+ * u o x X e E f F g G c %) and str.format (auto, numbered and keyword
+ * fields, !r !s !a, the format-spec mini-language: fill, align, sign, z, #,
+ * 0, width, ',' and '_' grouping, precision, types s d b c o x X e E f F g
+ * G %). Floats print as CPython's correctly rounded dtoa does.
+ *
+ * Python's errors (a missing argument, an unknown conversion, a spec a type
+ * does not take) are rejections with Python's message; refused: the
+ * locale's 'n', fields with attributes or indexes ({0.x}, {0[1]}), nested
+ * fields in a spec, '%' with flags, zero padding with a grouping separator,
+ * big integers outside base 10, widths and precisions beyond 10**8 and a
+ * Markup format string. Widths and precisions are checked against the value
+ * memory before anything is written.
+ */
+/* fmt % args (args: a tuple of arguments, a dict for %(key), else the one
+ * argument). */
+enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *fmt,
+			   const struct jv *args, struct jv *out);
+/* self.format(*args, **kwargs). */
+enum err jinja_fmt_format(struct je *e, const struct jn *at, const struct jv *self,
+			  const struct je_args *a, struct jv *out);
 
 #endif
