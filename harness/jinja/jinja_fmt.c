@@ -734,7 +734,8 @@ static enum err format_value(struct je *e, const struct jn *at, const struct jv 
 
 /* The argument a field names (`n` bytes at `p`: empty, an index or a
  * keyword), numbering empty names automatically; *mode is 'a' or 'm' once
- * set. */
+ * set. The sandbox formats with string.Formatter (Lib/string.py), whose
+ * messages these are (one for either switch of numbering). */
 static enum err field_arg(struct je *e, const struct jn *at, const char *p, size_t n,
 			  const struct je_args *a, size_t *auto_n, int *mode, const struct jv **v)
 {
@@ -754,16 +755,13 @@ static enum err field_arg(struct je *e, const struct jn *at, const char *p, size
 		return ERR_OK;
 	}
 	if (*mode && *mode != (n ? 'm' : 'a'))
-		return jinja_eval_reject(e, at, n ? "ValueError: cannot switch from automatic field "
-					 "numbering to manual field specification"
-					 : "ValueError: cannot switch from manual field specification to "
-					 "automatic field numbering");
+		return jinja_eval_reject(e, at, "ValueError: cannot switch from manual field "
+					 "specification to automatic field numbering");
 	*mode = n ? 'm' : 'a';
 	if (!n)
 		idx = (*auto_n)++;
 	if (idx >= a->npos)
-		return jinja_eval_reject(e, at, "IndexError: Replacement index %zu out of range for "
-					 "positional args tuple", idx);
+		return jinja_eval_reject(e, at, "IndexError: tuple index out of range");
 	*v = &a->pos[idx];
 	return ERR_OK;
 }
