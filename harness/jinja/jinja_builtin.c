@@ -211,7 +211,7 @@ static double as_double(const struct jv *v)
 static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, int64_t y,
 			  struct jv *out)
 {
-	int64_t r = 0, m;
+	int64_t r = 0, m, y0 = y;
 	int ovf = 0;
 
 	switch (op) {
@@ -248,8 +248,11 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 			ovf = __builtin_mul_overflow(r, x, &r);
 		break;
 	}
-	if (ovf)
-		return jinja_eval_refuse(e, at, "an integer result beyond 64 bits");
+	if (ovf) {
+		struct jv a = jinja_value_int(x), b = jinja_value_int(y0);
+
+		return jinja_bigint_arith(e, at, op, &a, &b, out);
+	}
 	*out = jinja_value_int(r);
 	return ERR_OK;
 }
@@ -366,6 +369,9 @@ enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const st
 {
 	if (op == '~')
 		return concat_tilde(e, at, a, b, out);
+	if ((a->k == JV_BIGINT || b->k == JV_BIGINT) && (is_intlike(a) || a->k == JV_BIGINT) &&
+	    (is_intlike(b) || b->k == JV_BIGINT))
+		return jinja_bigint_arith(e, at, op, a, b, out);
 	if (jinja_value_is_num(a) && jinja_value_is_num(b))
 		return num_arith(e, at, op, a, b, out);
 	if (op == '+' && a->k == JV_STR && b->k == JV_STR)
@@ -384,10 +390,10 @@ enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const st
 enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const struct jv *a,
 			     struct jv *out)
 {
-	if (is_intlike(a)) {
-		if (neg && a->u.i == INT64_MIN)
-			return jinja_eval_refuse(e, at, "an integer result beyond 64 bits");
-		*out = jinja_value_int(neg ? -a->u.i : a->u.i);
+	if (is_intlike(a) || a->k == JV_BIGINT) {
+		if (neg)
+			return jinja_bigint_neg(e, at, a, out);
+		*out = a->k == JV_BIGINT ? *a : jinja_value_int(a->u.i);
 		return ERR_OK;
 	}
 	if (a->k == JV_FLOAT) {
@@ -396,8 +402,6 @@ enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const s
 	}
 	if (a->k == JV_UNDEF)
 		return undefined_error(e, at, a);
-	if (a->k == JV_BIGINT)
-		return jinja_eval_refuse(e, at, "arithmetic on an integer beyond 64 bits");
 	return jinja_eval_reject(e, at, "TypeError: bad operand type for unary %c: '%s'",
 				 neg ? '-' : '+',
 				 jinja_value_type_name(a));
@@ -462,6 +466,11 @@ static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
 {
 	if (a->k == JV_UNDEF || b->k == JV_UNDEF)
 		return undefined_error(e, at, a->k == JV_UNDEF ? a : b);
+	if ((a->k == JV_BIGINT || b->k == JV_BIGINT) && (is_intlike(a) || a->k == JV_BIGINT) &&
+	    (is_intlike(b) || b->k == JV_BIGINT)) {
+		*c = jinja_bigint_cmp(a, b);
+		return ERR_OK;
+	}
 	if (jinja_value_is_num(a) && jinja_value_is_num(b)) {
 		if (is_intlike(a) && is_intlike(b))
 			*c = (a->u.i > b->u.i) - (a->u.i < b->u.i);

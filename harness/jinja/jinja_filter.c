@@ -562,6 +562,15 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 		*out = to_float ? jinja_value_float((double)in->u.i) : jinja_value_int(in->u.i);
 		return ERR_OK;
 	}
+	if (in->k == JV_BIGINT && !to_float) {
+		*out = *in;
+		return ERR_OK;
+	}
+	if (in->k == JV_BIGINT) {
+		*out = jinja_value_float(strtod(in->u.s->data, NULL));
+		return isinf(out->u.f) ? jinja_eval_reject(e, at, "OverflowError: int too large to "
+							   "convert to float") : ERR_OK;
+	}
 	if (in->k == JV_FLOAT) {
 		f = in->u.f;
 		ok = 2;
@@ -570,6 +579,8 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 			if ((unsigned char)in->u.s->data[k] >= 0x80 || !in->u.s->data[k])
 				return jinja_eval_refuse(e, at, "int or float of non-ASCII text");
 		ok = to_float ? 0 : py_int_text(in->u.s->data, &i);
+		if (ok < 0 && (jinja_bigint_parse(e, at, in->u.s->data, out, &ok) || ok))
+			return e->d->code;
 		if (!ok)
 			ok = py_float_text(in->u.s->data, &f) == 1 ? 2 : ok;
 		if (ok < 0)

@@ -107,7 +107,7 @@ static enum err group_digits(struct buf *b, size_t n, char sep, size_t every)
 /* --- integers --- */
 
 /* The magnitude of an int value in `base` into `b`; *neg its sign.
- * ERR_UNSUPPORTED for a big integer (decimal digits) outside base 10. */
+ * ERR_UNSUPPORTED for a big integer outside base 10 (jinja_bigint_digits). */
 static enum err int_digits(const struct jv *v, int base, int upper, struct buf *b, int *neg)
 {
 	char tmp[72];
@@ -150,11 +150,11 @@ static enum err put_int(struct je *e, const struct jn *at, const struct spec *s,
 	buf_init(&b, jinja_eval_buf_cap(e));
 	buf_init(&d, jinja_eval_buf_cap(e));
 	r = int_digits(v, base, s->type == 'X', &d, &neg);
-	if (r == ERR_UNSUPPORTED) {
+	if (r == ERR_UNSUPPORTED && jinja_bigint_digits(e, at, v, base, s->type == 'X', &d, &neg)) {
 		buf_release(&d);
-		return jinja_eval_refuse(e, at, "formatting an integer beyond 64 bits in base %d",
-					 base);
+		return e->d->code;
 	}
+	r = r == ERR_UNSUPPORTED ? ERR_OK : r;
 	while (!r && s->prec > 0 && b.len + d.len < (size_t)s->prec)
 		r = buf_putc(&b, '0');
 	if (!r)
@@ -355,7 +355,9 @@ struct pct {
 	const struct jv *items; /* the positional arguments */
 	size_t n, used;
 	const struct jv *map;   /* the mapping (a dict argument), or NULL */
-	int keyed;              /* some conversion named a key */
+	int lenient;            /* the argument has __getitem__ (CPython's
+				 * PyMapping_Check: a dict, list or range): unused
+				 * arguments are no error */
 };
 
 static enum err next_arg(struct je *e, const struct jn *at, struct pct *p, const struct jv **v)
@@ -380,9 +382,11 @@ static enum err pct_key(struct je *e, const struct jn *at, const struct jv_str *
 	}
 	if (*i >= f->len)
 		return jinja_eval_reject(e, at, "ValueError: incomplete format key");
+	if (!p->map && p->lenient)
+		return jinja_eval_reject(e, at, "TypeError: %s indices must be integers or slices, "
+					 "not str", jinja_value_type_name(p->items));
 	if (!p->map)
 		return jinja_eval_reject(e, at, "TypeError: format requires a mapping");
-	p->keyed = 1;
 	*v = jinja_value_dict_get_str(p->map, f->data + start, *i - start);
 	++*i;
 	if (!*v)
@@ -536,7 +540,7 @@ static enum err pct_loop(struct je *e, const struct jn *at, const struct jv_str 
 		if (pct_conv(e, at, f, &i, p, o))
 			return e->d->code;
 	}
-	if (p->used < p->n && !p->map)
+	if (p->used < p->n && !p->lenient)
 		return jinja_eval_reject(e, at,
 					 "TypeError: not all arguments converted during string formatting");
 	return ERR_OK;
@@ -546,6 +550,7 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 			   const struct jv *args, struct jv *out)
 {
 	struct pct p = { args, 1, 0, NULL, 0 };
+	unsigned noitem = JV_F_GEN | JV_F_VIEW;
 	struct buf o;
 	enum err r;
 
@@ -557,6 +562,7 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 	} else if (args->k == JV_DICT) {
 		p.map = args;
 	}
+	p.lenient = args->k == JV_DICT || (args->k == JV_LIST && !(args->flags & noitem));
 	if (jinja_eval_work(e, at, fmt->u.s->len))
 		return e->d->code;
 	buf_init(&o, jinja_eval_buf_cap(e));

@@ -202,6 +202,37 @@ enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *se
 			  const char *name, const struct je_args *a, struct jv *out);
 
 /*
+ * jinja_bigint — Python ints beyond 64 bits: a JV_BIGINT holds the decimal
+ * digits of a value outside int64 (canonical: no leading zeros, '-' for a
+ * negative one), so equality and hashing compare the text, and every result
+ * that fits 64 bits is a JV_INT again. Arithmetic runs on OpenSSL's BIGNUM
+ * (libcrypto loaded at the first big operation; ERR_LOADER when it cannot
+ * be). A result of more than JV_BIGINT_MAX_DIGITS digits is refused: Python
+ * 3.11 computes it but prints none (ValueError: Exceeds the limit (4300
+ * digits) for integer string conversion), and a template has no use for
+ * one it cannot print; its size is estimated before anything is computed,
+ * a power's checked against the value memory first (2**10**10 is ERR_LIMIT,
+ * 2**10**9 refused, neither allocated).
+ */
+/* a op b for ints (int, bool or big) where one is big or the 64-bit result
+ * overflowed: op '+', '-', '*', 'f' (//), '%' (floor, as Python), 'p' (**,
+ * exponent 0..2**63-1); '/' is refused. */
+enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const struct jv *a,
+			    const struct jv *b, struct jv *out);
+/* -a for an int or big int (-(2**63) becomes big). */
+enum err jinja_bigint_neg(struct je *e, const struct jn *at, const struct jv *a, struct jv *out);
+/* Python's ordering of two ints (int, bool or big): -1, 0 or 1. */
+int jinja_bigint_cmp(const struct jv *a, const struct jv *b);
+/* int(s) for the text `s` of an integer beyond 64 bits (whitespace, sign,
+ * digits with single underscores between them): *parsed 1 with `out` the
+ * big int, or 0 when `s` is no such literal (Python's ValueError). */
+enum err jinja_bigint_parse(struct je *e, const struct jn *at, const char *s, struct jv *out,
+			    int *parsed);
+/* The magnitude of an int value in base 2, 8 or 16 into `out`; *neg its sign. */
+enum err jinja_bigint_digits(struct je *e, const struct jn *at, const struct jv *v, int base,
+			     int upper, struct buf *out, int *neg);
+
+/*
  * jinja_fmt — Python 3.11's two string formatters as templates use them:
  * printf-style `fmt % args` (flags - + space # 0, width and precision, '*'
  * taking them from the arguments, %(key) from a dict; conversions s r a d i
@@ -214,7 +245,7 @@ enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *se
  * does not take) are rejections with Python's message; refused: the
  * locale's 'n', fields with attributes or indexes ({0.x}, {0[1]}), nested
  * fields in a spec, '%' with flags, zero padding with a grouping separator,
- * big integers outside base 10, widths and precisions beyond 10**8 and a
+ * widths and precisions beyond 10**8 and a
  * Markup format string. Widths and precisions are checked against the value
  * memory before anything is written.
  */
