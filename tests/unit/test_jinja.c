@@ -72,7 +72,12 @@ static void test_json_numbers(void)
 	CHECK_EQ_LONG(render("{{ x|tojson }}", "{\"x\": [9223372036854775807, -9223372036854775808, 9223372036854775808]}"),
 		      ERR_OK);
 	CHECK_STR(rendered, "[9223372036854775807, -9223372036854775808, 9223372036854775808]");
-	CHECK_EQ_LONG(render("{{ n + 1 }}", "{\"n\": 99999999999999999999}"), ERR_UNSUPPORTED);
+	/* big integers compute (jinja_bigint), back to int64 where they fit */
+	CHECK_EQ_LONG(render("{{ n + 1 }}|{{ n - n + 1 }}|{{ -n // 7 }}", "{\"n\": 99999999999999999999}"),
+		      ERR_OK);
+	CHECK_STR(rendered, "100000000000000000000|1|-14285714285714285715");
+	CHECK_EQ_LONG(render("{{ n / 3 }}", "{\"n\": 99999999999999999999}"), ERR_UNSUPPORTED);
+	CHECK_EQ_LONG(render("{{ n + 0.5 }}", "{\"n\": 99999999999999999999}"), ERR_UNSUPPORTED);
 }
 
 static void test_json_keys(void)
