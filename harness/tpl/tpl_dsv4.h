@@ -66,9 +66,10 @@
  * vLLM's version stored at 21f4c25c has it: with add_generation_prompt the
  * assistant token and think tag also follow a final assistant or system
  * message (`is_last and role in ["system", "assistant"]`), and without it
- * nothing follows the last message. No release notes or tags were found to
- * say which vLLM release first ships it, and the renderer is not told the
- * server's version, so on vLLM a V4.1 request whose prompt the two differ
+ * nothing follows the last message. The PR came after v0.26.0 (release
+ * notes of early September 2026), so no release up to that one has it; no
+ * release notes or tags were found to say which release first ships it, and
+ * the renderer is not told the server's version, so on vLLM a V4.1 request whose prompt the two differ
  * on (one ending with an assistant message or a lone system message, or
  * sent without a generation prompt where one would follow) is refused
  * (ERR_UNSUPPORTED naming both); everything else renders, the two agreeing.
