@@ -1,7 +1,7 @@
 /*
- * jinja_int — what the evaluator's four files (jinja_eval, jinja_builtin,
- * jinja_filter, jinja_str) share: they call each other in a circle, so one
- * private header declares them all. Only jinja/ (and its unit tests) include
+ * jinja_int — what the evaluator's files (jinja_eval, jinja_builtin,
+ * jinja_filter, jinja_str, jinja_fmt, jinja_bigint) share: they call each
+ * other in a circle, so one private header declares them all. Only jinja/ (and its unit tests) include
  * it; the public entry points are jinja.h and pyfmt.h. The parser's headers
  * (jinja_lex.h, jinja_parse.h) and the values (jinja_value.h, which pyfmt.h
  * speaks) stay apart: nothing in them calls back.
