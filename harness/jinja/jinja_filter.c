@@ -795,6 +795,32 @@ static int gen_filter(struct je *e, const struct jn *at, const char *name, const
 	return 1;
 }
 
+/* jinja2's do_format: soft_str(value) % (kwargs or args), the keywords as a
+ * dict. */
+static enum err f_format(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
+{
+	struct jv s, args, key;
+	size_t i;
+
+	if (a->npos && a->nkw)
+		return jinja_eval_reject(e, at, "FilterArgumentError: can't handle positional and "
+					 "keyword arguments at the same time");
+	if (jinja_builtin_str_of(e, at, in, &s))
+		return e->d->code;
+	if (a->nkw ? jinja_value_dict_new(e->a, JV_DICT, &args)
+	    : jinja_value_seq_new(e->a, JV_TUPLE, a->npos, &args))
+		return jinja_eval_nomem(e, at);
+	for (i = 0; i < a->nkw; i++)
+		if (jinja_value_str_new(e->a, a->kwn[i], strlen(a->kwn[i]), &key) ||
+		    jinja_value_dict_set(e->a, &args, key, a->kwv[i]))
+			return jinja_eval_nomem(e, at);
+	for (i = 0; i < a->npos; i++)
+		if (jinja_value_seq_push(e->a, &args, a->pos[i]))
+			return jinja_eval_nomem(e, at);
+	return jinja_fmt_percent(e, at, &s, &args, out);
+}
+
 static enum err dispatch(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
@@ -839,6 +865,8 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 		return f_replace(e, at, in, a, out);
 	if (!strcmp(name, "abs"))
 		return f_abs(e, at, in, out);
+	if (!strcmp(name, "format"))
+		return f_format(e, at, in, a, out);
 	return jinja_eval_refuse(e, at, "the filter '%s'", name);
 }
 

@@ -337,7 +337,7 @@ static enum err put_char(struct je *e, const struct jn *at, const struct spec *s
 	char u[4];
 	size_t n;
 
-	if (v->k == JV_STR && v->u.s->ncp == 1 && s->type != 'C')
+	if (v->k == JV_STR && v->u.s->ncp == 1)
 		return put_padded(o, s, "", v->u.s->data, v->u.s->len) ? NOMEM(e, at) : ERR_OK;
 	if (v->k != JV_INT && v->k != JV_BOOL)
 		return jinja_eval_reject(e, at, "TypeError: %%c requires int or char");
@@ -556,6 +556,8 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 
 	if (fmt->flags & JV_F_MARKUP)
 		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
+	if (memchr(fmt->u.s->data, 0, fmt->u.s->len))
+		return jinja_eval_refuse(e, at, "a format string with a NUL character");
 	if (args->k == JV_TUPLE) {
 		p.items = args->u.l->v;
 		p.n = args->u.l->n;
@@ -830,6 +832,8 @@ enum err jinja_fmt_format(struct je *e, const struct jn *at, const struct jv *se
 	int mode = 0;
 	enum err r = ERR_OK;
 
+	if (memchr(f->data, 0, f->len))
+		return jinja_eval_refuse(e, at, "a format string with a NUL character");
 	buf_init(&o, jinja_eval_buf_cap(e));
 	while (i < f->len && !r) {
 		char c = f->data[i++];

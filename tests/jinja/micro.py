@@ -149,6 +149,8 @@ CASES = [
     ("str-percent-nonfinite", "{{ '%05f|%+.1e|%G' % (inf, -inf, nan_s|float) }}", "{\"inf\": 1e999, \"nan_s\": \"nan\"}"),
     ("str-percent-list-arg", "{{ 'abc' % [1] }}|{{ '%s' % [1] }}|{{ 'x' % range(2) }}", "{}"),
     ("str-percent-list-key", "{{ '%(a)s' % [1] }}", "{}"),
+    ("filter-format", "{{ '%s-%05.1f'|format('a', 2.25) }}|{{ '%(x)s!'|format(x=1) }}|{{ u|format }}|{{ 7|format }}|{{ '%%'|format }}", "{}"),
+    ("filter-format-both", "{{ '%s'|format(1, x=2) }}", "{}"),
     ("str-percent-missing-key", "{{ '%(a)s' % {'b': 1} }}", "{}"),
     ("str-percent-bad-conv", "{{ '%q' % 1 }}", "{}"),
     ("str-percent-no-mapping", "{{ '%(a)s' % (1,) }}", "{}"),
