@@ -736,6 +736,8 @@ static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, st
 	}
 	if (in->k == JV_INT || in->k == JV_BOOL)
 		return jinja_builtin_unary(e, at, in->u.i < 0, in, out);
+	if (in->k == JV_BIGINT)
+		return jinja_builtin_unary(e, at, in->u.s->data[0] == '-', in, out);
 	return jinja_eval_reject(e, at, "TypeError: bad operand type for abs(): '%s'",
 				 jinja_value_type_name(in));
 }
