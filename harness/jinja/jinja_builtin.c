@@ -208,6 +208,23 @@ static double as_double(const struct jv *v)
 	return v->k == JV_FLOAT ? v->u.f : (double)v->u.i;
 }
 
+/* x ** y for y >= 0 by squaring (1 ** 10**18 at once, as in Python): 1 when
+ * the result leaves int64 (a square that overflows with bits of y left
+ * means the result does, |x| being at least 2 then). */
+static int pow_i64(int64_t x, int64_t y, int64_t *r)
+{
+	int64_t acc = 1, base = x;
+
+	for (; y; y >>= 1) {
+		if ((y & 1) && __builtin_mul_overflow(acc, base, &acc))
+			return 1;
+		if (y > 1 && __builtin_mul_overflow(base, base, &base))
+			return 1;
+	}
+	*r = acc;
+	return 0;
+}
+
 static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, int64_t y,
 			  struct jv *out)
 {
@@ -244,8 +261,7 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 			*out = jinja_value_float(pow((double)x, (double)y));
 			return ERR_OK;
 		}
-		for (r = 1; y-- > 0 && !ovf;)
-			ovf = __builtin_mul_overflow(r, x, &r);
+		ovf = pow_i64(x, y, &r);
 		break;
 	}
 	if (ovf) {
