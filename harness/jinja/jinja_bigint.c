@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ static struct {
 	int (*is_negative)(const BIGNUM *);
 	void (*set_negative)(BIGNUM *, int);
 	const BIGNUM *(*value_one)(void);
+	int (*lshift)(BIGNUM *, const BIGNUM *, int);
+	BN_ULONG (*get_word)(const BIGNUM *);
 } bn;
 static pthread_once_t bn_once = PTHREAD_ONCE_INIT;
 static struct diag bn_diag; /* why the functions could not be had, or code 0 */
@@ -47,7 +50,8 @@ static void bn_load(void)
 	static const char *const names[] = {
 		"BN_new", "BN_free", "BN_CTX_new", "BN_CTX_free", "BN_dec2bn", "BN_bn2dec",
 		"CRYPTO_free", "BN_add", "BN_sub", "BN_mul", "BN_div", "BN_exp", "BN_num_bits",
-		"BN_is_bit_set", "BN_is_zero", "BN_is_negative", "BN_set_negative", "BN_value_one"
+		"BN_is_bit_set", "BN_is_zero", "BN_is_negative", "BN_set_negative", "BN_value_one",
+		"BN_lshift", "BN_get_word"
 	};
 	void **slot = (void **)&bn; /* the struct is the names' pointers, in order */
 	size_t i;
@@ -181,6 +185,49 @@ out:
 	return r;
 }
 
+/* a / b rounded once, as CPython's long_true_divide: a quotient of 62 or 63
+ * bits whose lowest bit is set when a remainder is left (so that the one
+ * rounding to 53 bits, converting it to double, sees every bit below), then
+ * scaled by a power of two, exactly. A result that could be subnormal (and
+ * so rounded twice) is refused. */
+static enum err big_truediv(struct je *e, const struct jn *at, const struct jv *a,
+			    const struct jv *b, struct jv *out)
+{
+	struct big g;
+	int neg, shift;
+	double q;
+	enum err r;
+
+	if ((r = big_init(e, at, a, b, &g)))
+		goto out;
+	if (bn.is_zero(g.b)) {
+		r = jinja_eval_reject(e, at, "ZeroDivisionError: division by zero");
+		goto out;
+	}
+	neg = bn.is_negative(g.a) != bn.is_negative(g.b);
+	bn.set_negative(g.a, 0);
+	bn.set_negative(g.b, 0);
+	shift = bn.num_bits(g.a) - bn.num_bits(g.b) - 62;
+	if (!bn.is_zero(g.a) && shift + 62 < -1020) {
+		r = jinja_eval_refuse(e, at, "a true division of integers below 2**-1020");
+		goto out;
+	}
+	if (!(shift > 0 ? bn.lshift(g.b, g.b, shift) : bn.lshift(g.a, g.a, -shift)) ||
+	    !bn.div(g.r, g.m, g.a, g.b, g.ctx)) {
+		r = jinja_eval_nomem(e, at);
+		goto out;
+	}
+	q = ldexp((double)(bn.get_word(g.r) | !bn.is_zero(g.m)), shift);
+	if (isinf(q))
+		r = jinja_eval_reject(e, at, "OverflowError: integer division result too large for "
+				      "a float");
+	else
+		*out = jinja_value_float(neg ? -q : q);
+out:
+	big_release(&g);
+	return r;
+}
+
 enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const struct jv *a,
 			    const struct jv *b, struct jv *out)
 {
@@ -189,7 +236,7 @@ enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const str
 	int ok;
 
 	if (op == '/')
-		return jinja_eval_refuse(e, at, "true division of integers beyond 64 bits");
+		return big_truediv(e, at, a, b, out);
 	if (op == 'p')
 		return big_pow(e, at, a, b, out);
 	if (jinja_eval_work(e, at, digits_of(a) * digits_of(b) / 16 + digits_of(a) + digits_of(b)))

@@ -339,7 +339,7 @@ static enum err num_arith(struct je *e, const struct jn *at, int op, const struc
 		if (!b->u.i)
 			return jinja_eval_reject(e, at, "ZeroDivisionError: division by zero");
 		if (fabs((double)a->u.i) > exact || fabs((double)b->u.i) > exact)
-			return jinja_eval_refuse(e, at, "true division of integers beyond 2**53");
+			return jinja_bigint_arith(e, at, '/', a, b, out);
 		*out = jinja_value_float((double)a->u.i / (double)b->u.i);
 		return ERR_OK;
 	}

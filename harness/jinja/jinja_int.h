@@ -216,7 +216,8 @@ enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *se
  */
 /* a op b for ints (int, bool or big) where one is big or the 64-bit result
  * overflowed: op '+', '-', '*', 'f' (//), '%' (floor, as Python), 'p' (**,
- * exponent 0..2**63-1); '/' is refused. */
+ * exponent 0..2**63-1), '/' (a float, rounded once as Python's; refused
+ * below 2**-1020, where it could be subnormal). */
 enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const struct jv *a,
 			    const struct jv *b, struct jv *out);
 /* -a for an int or big int (-(2**63) becomes big). */

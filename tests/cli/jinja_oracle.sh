@@ -14,9 +14,10 @@
 #      trap, under the same rules (error parity included);
 #   3. renders 400 random expressions and statements (tests/jinja/exprs.py,
 #      seed 1): none may differ or render where Python raises;
-#   4. renders 1,000 random % and str.format cases (tests/jinja/fmtcases.py,
-#      seed 1): none may differ or render where Python raises, and at least
-#      80% of those Python completes must be identical (the rest refused).
+#   4. renders 1,000 random % and str.format cases and integer operations
+#      across the 64-bit edge (tests/jinja/fmtcases.py, seed 1): none may
+#      differ or render where Python raises, and at least 80% of those
+#      Python completes must be identical (the rest refused).
 set -eu
 . "$TESTS/lib/cli.sh"
 

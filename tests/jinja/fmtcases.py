@@ -2,7 +2,8 @@
 printf-style `%` (flags, width, precision, '*', %(key)) and str.format
 (auto, numbered and keyword fields, conversions, the format-spec
 mini-language), over ints, big ints, floats that round at every digit,
-strings, None, lists and Undefined. Each case is (name, template, context)
+strings, None, lists and Undefined; and of integer arithmetic across the
+64-bit edge (+ - * // % / ** and comparisons on ints of 1 to 200 digits). Each case is (name, template, context)
 as in micro.py; Python jinja2 decides what is right (compare.py --fmts)."""
 import json
 import random
@@ -69,10 +70,29 @@ def fmt_case(rng):
     return "{{ %r.format(%s) }}" % (text, ", ".join(pos + kw))
 
 
+def big_int(rng):
+    n = rng.randrange(1, 10 ** rng.choice([1, 2, 5, 18, 19, 20, 30, 60, 200]))
+    n = rng.choice([n, n, n, 0, 2 ** 63, 2 ** 63 - 1, 2 ** 64])
+    return -n if rng.random() < 0.4 else n
+
+
+def big_case(rng):
+    a, b = big_int(rng), big_int(rng)
+    op = rng.choice(["+", "-", "*", "//", "%", "/", "**", "<", "==", ">="])
+    if op == "**":
+        a, b = rng.choice([a, rng.randrange(-1000, 1000)]), rng.randrange(0, 70)
+    # a literal, or the context's json.loads int when beyond 64 bits
+    left = "(%d)" % a if abs(a) < 2 ** 63 or rng.random() < 0.5 else "n"
+    return "{{ %s %s (%d) }}" % (left, op, b), json.dumps({"n": a})
+
+
 def cases(n, seed):
     rng = random.Random(seed)
     out = []
     for i in range(n):
-        text = pct_case(rng) if i % 2 == 0 else fmt_case(rng)
-        out.append(("fmt%d" % i, text, CONTEXT))
+        if i % 3 == 2:
+            text, context = big_case(rng)
+        else:
+            text, context = pct_case(rng) if i % 3 == 0 else fmt_case(rng), CONTEXT
+        out.append(("fmt%d" % i, text, context))
     return out
