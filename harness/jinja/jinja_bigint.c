@@ -333,6 +333,15 @@ out:
 	return r;
 }
 
+/* Whether p[0] is a digit or an underscore between two digits (s: the
+ * text's start). */
+static int digit_at(const char *s, const char *p)
+{
+	if (*p >= '0' && *p <= '9')
+		return 1;
+	return *p == '_' && p > s && p[-1] >= '0' && p[-1] <= '9' && p[1] >= '0' && p[1] <= '9';
+}
+
 enum err jinja_bigint_parse(struct je *e, const struct jn *at, const char *s, struct jv *out,
 			    int *parsed)
 {
@@ -344,13 +353,16 @@ enum err jinja_bigint_parse(struct je *e, const struct jn *at, const char *s, st
 	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
 		p++;
 	buf_init(&b, jinja_eval_buf_cap(e));
-	if ((*p == '-' && buf_putc(&b, '-')) || (*p == '+' || *p == '-' ? !++p : 0))
+	if (*p == '-' && buf_putc(&b, '-'))
 		r = jinja_eval_nomem(e, at);
-	for (; !r && ((*p >= '0' && *p <= '9') || (*p == '_' && p[-1] >= '0' && p[-1] <= '9' &&
-						    p[1] >= '0' && p[1] <= '9')); p++)
-		if (*p != '_' && !(*p == '0' && b.len == (size_t)(b.data[0] == '-')) &&
-		    buf_putc(&b, *p))
+	if (*p == '+' || *p == '-')
+		p++;
+	for (; !r && digit_at(s, p); p++) {
+		int leading = *p == '0' && b.len == (size_t)(b.data[0] == '-');
+
+		if (*p != '_' && !leading && buf_putc(&b, *p))
 			r = jinja_eval_nomem(e, at);
+	}
 	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
 		p++;
 	if (!r && !*p && b.len - (size_t)(b.data[0] == '-') > JV_BIGINT_MAX_DIGITS)
