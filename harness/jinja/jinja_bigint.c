@@ -45,20 +45,31 @@ static struct {
 static pthread_once_t bn_once = PTHREAD_ONCE_INIT;
 static struct diag bn_diag; /* why the functions could not be had, or code 0 */
 
+/* Each function's name and where its address goes (POSIX makes a function
+ * pointer and void * convertible for dlsym, as io.c relies on). */
+#define BN_SYM(field, name) { name, (void **)&bn.field }
+
 static void bn_load(void)
 {
-	static const char *const names[] = {
-		"BN_new", "BN_free", "BN_CTX_new", "BN_CTX_free", "BN_dec2bn", "BN_bn2dec",
-		"CRYPTO_free", "BN_add", "BN_sub", "BN_mul", "BN_div", "BN_exp", "BN_num_bits",
-		"BN_is_bit_set", "BN_is_zero", "BN_is_negative", "BN_set_negative", "BN_value_one",
-		"BN_lshift", "BN_get_word"
+	static const struct {
+		const char *name;
+		void **slot;
+	} syms[] = {
+		BN_SYM(bn_new, "BN_new"), BN_SYM(bn_free, "BN_free"),
+		BN_SYM(ctx_new, "BN_CTX_new"), BN_SYM(ctx_free, "BN_CTX_free"),
+		BN_SYM(dec2bn, "BN_dec2bn"), BN_SYM(bn2dec, "BN_bn2dec"),
+		BN_SYM(crypto_free, "CRYPTO_free"), BN_SYM(add, "BN_add"), BN_SYM(sub, "BN_sub"),
+		BN_SYM(mul, "BN_mul"), BN_SYM(div, "BN_div"), BN_SYM(exp, "BN_exp"),
+		BN_SYM(num_bits, "BN_num_bits"), BN_SYM(is_bit_set, "BN_is_bit_set"),
+		BN_SYM(is_zero, "BN_is_zero"), BN_SYM(is_negative, "BN_is_negative"),
+		BN_SYM(set_negative, "BN_set_negative"), BN_SYM(value_one, "BN_value_one"),
+		BN_SYM(lshift, "BN_lshift"), BN_SYM(get_word, "BN_get_word"),
 	};
-	void **slot = (void **)&bn; /* the struct is the names' pointers, in order */
 	size_t i;
 
 	diag_init(&bn_diag);
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!(slot[i] = io_crypto_sym(names[i], &bn_diag)))
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!(*syms[i].slot = io_crypto_sym(syms[i].name, &bn_diag)))
 			return;
 }
 
@@ -89,7 +100,8 @@ static int to_bn(const struct jv *v, BIGNUM **out)
 	return bn.dec2bn(out, tmp) > 0;
 }
 
-/* The operands of `op` as BIGNUMs, after loading libcrypto. */
+/* `a` and `b` (may be NULL) as BIGNUMs, with room for the results, after
+ * loading libcrypto. */
 static enum err big_init(struct je *e, const struct jn *at, const struct jv *a,
 			 const struct jv *b, struct big *g)
 {
@@ -103,6 +115,12 @@ static enum err big_init(struct je *e, const struct jn *at, const struct jv *a,
 	return ERR_OK;
 }
 
+static enum err refuse_digits(struct je *e, const struct jn *at)
+{
+	return jinja_eval_refuse(e, at, "an integer of more than %d digits (Python 3.11 prints "
+				 "none)", JV_BIGINT_MAX_DIGITS);
+}
+
 /* A value of `x`: an int when it fits 64 bits, else JV_BIGINT digits. */
 static enum err from_bn(struct je *e, const struct jn *at, const BIGNUM *x, struct jv *out)
 {
@@ -111,14 +129,12 @@ static enum err from_bn(struct je *e, const struct jn *at, const BIGNUM *x, stru
 	enum err r = ERR_OK;
 
 	if (bn.num_bits(x) > BIG_MAX_BITS)
-		return jinja_eval_refuse(e, at, "an integer of more than %d digits (Python 3.11 "
-					 "prints none)", JV_BIGINT_MAX_DIGITS);
+		return refuse_digits(e, at);
 	if (!(dig = bn.bn2dec(x)))
 		return jinja_eval_nomem(e, at);
 	n = strlen(dig);
 	if (n - (dig[0] == '-') > JV_BIGINT_MAX_DIGITS)
-		r = jinja_eval_refuse(e, at, "an integer of more than %d digits (Python 3.11 "
-				      "prints none)", JV_BIGINT_MAX_DIGITS);
+		r = refuse_digits(e, at);
 	else if (bn.num_bits(x) < 64 || (bn.num_bits(x) == 64 && !strcmp(dig,
 									   "-9223372036854775808")))
 		*out = jinja_value_int(strtoll(dig, NULL, 10));
@@ -139,12 +155,6 @@ static int floor_divmod(struct big *g)
 	if (bn.is_zero(g->m) || bn.is_negative(g->m) == bn.is_negative(g->b))
 		return 1;
 	return bn.sub(g->r, g->r, bn.value_one()) && bn.add(g->m, g->m, g->b);
-}
-
-static enum err refuse_digits(struct je *e, const struct jn *at)
-{
-	return jinja_eval_refuse(e, at, "an integer of more than %d digits (Python 3.11 prints "
-				 "none)", JV_BIGINT_MAX_DIGITS);
 }
 
 /* Decimal digits of an int value (a 64-bit one counts 20). */
