@@ -245,13 +245,14 @@ enum err io_mkdirs(const char *path, struct diag *d)
 static int (*evp_digest)(const void *, size_t, unsigned char *, unsigned int *,
 			 const EVP_MD *, ENGINE *);
 static const EVP_MD *evp_sha256;
+static void *crypto_lib; /* the loaded library, for io_crypto_sym */
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
 static char crypto_why[DIAG_MSG_MAX]; /* why it could not be loaded, or "" */
 
 static void crypto_load(void)
 {
 	const char *name = IO_SONAME(OPENSSL_VERSION_MAJOR);
-	void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL); /* never closed */
+	void *lib = crypto_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL); /* never closed */
 	const EVP_MD *(*md)(void) = NULL;
 
 	if (lib) {
@@ -280,6 +281,21 @@ enum err io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX],
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	hex[64] = '\0';
 	return ERR_OK;
+}
+
+void *io_crypto_sym(const char *name, struct diag *d)
+{
+	void *f;
+
+	pthread_once(&crypto_once, crypto_load);
+	if (crypto_why[0]) {
+		diag_fail(d, ERR_LOADER, "%s", crypto_why);
+		return NULL;
+	}
+	if (!(f = dlsym(crypto_lib, name)))
+		diag_fail(d, ERR_LOADER, "cannot load %s: no %s (Debian's package is libssl3)",
+			  IO_SONAME(OPENSSL_VERSION_MAJOR), name);
+	return f;
 }
 
 enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],

@@ -96,6 +96,11 @@ enum err io_mkdirs(const char *path, struct diag *d);
 enum err io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX],
 		       struct diag *d);
 
+/* The address of the libcrypto function `name` (for a caller that casts it
+ * to the function's type), loading the library as io_sha256_hex does; NULL
+ * with ERR_LOADER in `d` when the library or the function is missing. */
+void *io_crypto_sym(const char *name, struct diag *d);
+
 /* SHA-256 of a file's contents; ERR_IO names the file, ERR_LOADER as
  * io_sha256_hex. */
 enum err io_sha256_file(const char *path, char hex[IO_SHA256_HEX],

@@ -29,7 +29,8 @@
  * jinja_value.h) is ERR_UNSUPPORTED or ERR_LIMIT, with its position: never a
  * crash, never a render Python refuses. ERR_NOMEM and ERR_LIMIT (the output
  * cap of `out` and the budgets below) may also occur. CLI mapping: all of
- * these exit 2.
+ * these exit 2. An integer outside 64 bits computes on libcrypto's BIGNUM,
+ * loaded then (jinja_bigint): when it cannot be, ERR_LOADER (io.h).
  *
  * transformers passes messages, tools and documents (None when absent, so
  * `tools is defined` is true), add_generation_prompt, the tokenizer's special
@@ -37,7 +38,8 @@
  * sets each. Internals: jinja_lex (tokens), jinja_parse (syntax tree),
  * jinja_value (values, arena, JSON input), jinja_eval (scopes, statements),
  * jinja_builtin (operators, tests, methods, globals), jinja_filter, jinja_str
- * (str methods), pyfmt (Python's str/repr/json.dumps).
+ * (str methods), jinja_fmt (`%` and str.format), jinja_bigint (integers
+ * beyond 64 bits), pyfmt (Python's str/repr/json.dumps).
  *
  * The context holds the template's variables. Build it from JSON text, or
  * from a cJSON tree whose numbers are kept as their lexemes (tpl_py_parse's

@@ -206,10 +206,27 @@ static double as_double(const struct jv *v)
 	return v->k == JV_FLOAT ? v->u.f : (double)v->u.i;
 }
 
+/* x ** y for y >= 0 by squaring (1 ** 10**18 at once, as in Python): 1 when
+ * the result leaves int64 (a square that overflows with bits of y left
+ * means the result does, |x| being at least 2 then). */
+static int pow_i64(int64_t x, int64_t y, int64_t *r)
+{
+	int64_t acc = 1, base = x;
+
+	for (; y; y >>= 1) {
+		if ((y & 1) && __builtin_mul_overflow(acc, base, &acc))
+			return 1;
+		if (y > 1 && __builtin_mul_overflow(base, base, &base))
+			return 1;
+	}
+	*r = acc;
+	return 0;
+}
+
 static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, int64_t y,
 			  struct jv *out)
 {
-	int64_t r = 0, m;
+	int64_t r = 0, m, y0 = y;
 	int ovf = 0;
 
 	switch (op) {
@@ -242,12 +259,14 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 			*out = jinja_value_float(pow((double)x, (double)y));
 			return ERR_OK;
 		}
-		for (r = 1; y-- > 0 && !ovf;)
-			ovf = __builtin_mul_overflow(r, x, &r);
+		ovf = pow_i64(x, y, &r);
 		break;
 	}
-	if (ovf)
-		return jinja_eval_refuse(e, at, "an integer result beyond 64 bits");
+	if (ovf) {
+		struct jv a = jinja_value_int(x), b = jinja_value_int(y0);
+
+		return jinja_bigint_arith(e, at, op, &a, &b, out);
+	}
 	*out = jinja_value_int(r);
 	return ERR_OK;
 }
@@ -318,7 +337,7 @@ static enum err num_arith(struct je *e, const struct jn *at, int op, const struc
 		if (!b->u.i)
 			return jinja_eval_reject(e, at, "ZeroDivisionError: division by zero");
 		if (fabs((double)a->u.i) > exact || fabs((double)b->u.i) > exact)
-			return jinja_eval_refuse(e, at, "true division of integers beyond 2**53");
+			return jinja_bigint_arith(e, at, '/', a, b, out);
 		*out = jinja_value_float((double)a->u.i / (double)b->u.i);
 		return ERR_OK;
 	}
@@ -364,6 +383,9 @@ enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const st
 {
 	if (op == '~')
 		return concat_tilde(e, at, a, b, out);
+	if ((a->k == JV_BIGINT || b->k == JV_BIGINT) && (is_intlike(a) || a->k == JV_BIGINT) &&
+	    (is_intlike(b) || b->k == JV_BIGINT))
+		return jinja_bigint_arith(e, at, op, a, b, out);
 	if (jinja_value_is_num(a) && jinja_value_is_num(b))
 		return num_arith(e, at, op, a, b, out);
 	if (op == '+' && a->k == JV_STR && b->k == JV_STR)
@@ -375,17 +397,17 @@ enum err jinja_builtin_binop(struct je *e, const struct jn *at, int op, const st
 	if (op == '*' && is_intlike(a) && (b->k == JV_STR || jinja_value_is_seq(b)))
 		return repeat(e, at, b, a->u.i, out);
 	if (op == '%' && a->k == JV_STR)
-		return jinja_str_percent(e, at, a, b, out);
+		return jinja_fmt_percent(e, at, a, b, out);
 	return type_error2(e, at, op_text(op), a, b);
 }
 
 enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const struct jv *a,
 			     struct jv *out)
 {
-	if (is_intlike(a)) {
-		if (neg && a->u.i == INT64_MIN)
-			return jinja_eval_refuse(e, at, "an integer result beyond 64 bits");
-		*out = jinja_value_int(neg ? -a->u.i : a->u.i);
+	if (is_intlike(a) || a->k == JV_BIGINT) {
+		if (neg)
+			return jinja_bigint_neg(e, at, a, out);
+		*out = a->k == JV_BIGINT ? *a : jinja_value_int(a->u.i);
 		return ERR_OK;
 	}
 	if (a->k == JV_FLOAT) {
@@ -394,8 +416,6 @@ enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const s
 	}
 	if (a->k == JV_UNDEF)
 		return undefined_error(e, at, a);
-	if (a->k == JV_BIGINT)
-		return jinja_eval_refuse(e, at, "arithmetic on an integer beyond 64 bits");
 	return jinja_eval_reject(e, at, "TypeError: bad operand type for unary %c: '%s'",
 				 neg ? '-' : '+',
 				 jinja_value_type_name(a));
@@ -460,6 +480,11 @@ static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
 {
 	if (a->k == JV_UNDEF || b->k == JV_UNDEF)
 		return undefined_error(e, at, a->k == JV_UNDEF ? a : b);
+	if ((a->k == JV_BIGINT || b->k == JV_BIGINT) && (is_intlike(a) || a->k == JV_BIGINT) &&
+	    (is_intlike(b) || b->k == JV_BIGINT)) {
+		*c = jinja_bigint_cmp(a, b);
+		return ERR_OK;
+	}
 	if (jinja_value_is_num(a) && jinja_value_is_num(b)) {
 		if (is_intlike(a) && is_intlike(b))
 			*c = (a->u.i > b->u.i) - (a->u.i < b->u.i);

@@ -562,6 +562,15 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 		*out = to_float ? jinja_value_float((double)in->u.i) : jinja_value_int(in->u.i);
 		return ERR_OK;
 	}
+	if (in->k == JV_BIGINT && !to_float) {
+		*out = *in;
+		return ERR_OK;
+	}
+	if (in->k == JV_BIGINT) {
+		*out = jinja_value_float(strtod(in->u.s->data, NULL));
+		return isinf(out->u.f) ? jinja_eval_reject(e, at, "OverflowError: int too large to "
+							   "convert to float") : ERR_OK;
+	}
 	if (in->k == JV_FLOAT) {
 		f = in->u.f;
 		ok = 2;
@@ -570,6 +579,8 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 			if ((unsigned char)in->u.s->data[k] >= 0x80 || !in->u.s->data[k])
 				return jinja_eval_refuse(e, at, "int or float of non-ASCII text");
 		ok = to_float ? 0 : py_int_text(in->u.s->data, &i);
+		if (ok < 0 && (jinja_bigint_parse(e, at, in->u.s->data, out, &ok) || ok))
+			return e->d->code;
 		if (!ok)
 			ok = py_float_text(in->u.s->data, &f) == 1 ? 2 : ok;
 		if (ok < 0)
@@ -725,6 +736,8 @@ static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, st
 	}
 	if (in->k == JV_INT || in->k == JV_BOOL)
 		return jinja_builtin_unary(e, at, in->u.i < 0, in, out);
+	if (in->k == JV_BIGINT)
+		return jinja_builtin_unary(e, at, in->u.s->data[0] == '-', in, out);
 	return jinja_eval_reject(e, at, "TypeError: bad operand type for abs(): '%s'",
 				 jinja_value_type_name(in));
 }
@@ -784,6 +797,32 @@ static int gen_filter(struct je *e, const struct jn *at, const char *name, const
 	return 1;
 }
 
+/* jinja2's do_format: soft_str(value) % (kwargs or args), the keywords as a
+ * dict. */
+static enum err f_format(struct je *e, const struct jn *at, const struct jv *in,
+			 const struct je_args *a, struct jv *out)
+{
+	struct jv s, args, key;
+	size_t i;
+
+	if (a->npos && a->nkw)
+		return jinja_eval_reject(e, at, "FilterArgumentError: can't handle positional and "
+					 "keyword arguments at the same time");
+	if (jinja_builtin_str_of(e, at, in, &s))
+		return e->d->code;
+	if (a->nkw ? jinja_value_dict_new(e->a, JV_DICT, &args)
+	    : jinja_value_seq_new(e->a, JV_TUPLE, a->npos, &args))
+		return jinja_eval_nomem(e, at);
+	for (i = 0; i < a->nkw; i++)
+		if (jinja_value_str_new(e->a, a->kwn[i], strlen(a->kwn[i]), &key) ||
+		    jinja_value_dict_set(e->a, &args, key, a->kwv[i]))
+			return jinja_eval_nomem(e, at);
+	for (i = 0; i < a->npos; i++)
+		if (jinja_value_seq_push(e->a, &args, a->pos[i]))
+			return jinja_eval_nomem(e, at);
+	return jinja_fmt_percent(e, at, &s, &args, out);
+}
+
 static enum err dispatch(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
@@ -828,6 +867,8 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 		return f_replace(e, at, in, a, out);
 	if (!strcmp(name, "abs"))
 		return f_abs(e, at, in, out);
+	if (!strcmp(name, "format"))
+		return f_format(e, at, in, a, out);
 	return jinja_eval_refuse(e, at, "the filter '%s'", name);
 }
 

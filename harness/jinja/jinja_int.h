@@ -1,7 +1,7 @@
 /*
- * jinja_int — what the evaluator's four files (jinja_eval, jinja_builtin,
- * jinja_filter, jinja_str) share: they call each other in a circle, so one
- * private header declares them all. Only jinja/ (and its unit tests) include
+ * jinja_int — what the evaluator's files (jinja_eval, jinja_builtin,
+ * jinja_filter, jinja_str, jinja_fmt, jinja_bigint) share: they call each
+ * other in a circle, so one private header declares them all. Only jinja/ (and its unit tests) include
  * it; the public entry points are jinja.h and pyfmt.h. The parser's headers
  * (jinja_lex.h, jinja_parse.h) and the values (jinja_value.h, which pyfmt.h
  * speaks) stay apart: nothing in them calls back.
@@ -170,8 +170,7 @@ enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const
 /*
  * jinja_str — Python str semantics for the jinja modules: code-point
  * indexing and slicing, the str methods templates call (split, strip,
- * startswith, replace, ...), case mapping, markupsafe escaping and
- * printf-style `%` formatting.
+ * startswith, replace, ...), case mapping and markupsafe escaping.
  *
  * Case mapping and character classes outside ASCII use utf8proc's tables
  * only where they cannot differ from CPython's (full case mappings such as
@@ -190,9 +189,6 @@ enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, 
 enum err jinja_str_chars(struct je *e, const struct jn *at, const struct jv *s, struct jv *out);
 /* markupsafe.escape(str(v)): a Markup str (a Markup input is kept). */
 enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
-/* fmt % args for %s %r %d %i %% (others refused). */
-enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
-			   const struct jv *args, struct jv *out);
 /* Case: 'u' upper, 'l' lower, 'c' str.capitalize, 't' jinja's |title,
  * 'T' str.title. The Markup flag is kept. */
 enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, int mode,
@@ -204,5 +200,62 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 /* A str method `name` called on `self` with `a`. */
 enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
 			  const char *name, const struct je_args *a, struct jv *out);
+
+/*
+ * jinja_bigint — Python ints beyond 64 bits: a JV_BIGINT holds the decimal
+ * digits of a value outside int64 (canonical: no leading zeros, '-' for a
+ * negative one), so equality and hashing compare the text, and every result
+ * that fits 64 bits is a JV_INT again. Arithmetic runs on OpenSSL's BIGNUM
+ * (libcrypto loaded at the first big operation; ERR_LOADER when it cannot
+ * be). A result of more than JV_BIGINT_MAX_DIGITS digits is refused: Python
+ * 3.11 computes it but prints none (ValueError: Exceeds the limit (4300
+ * digits) for integer string conversion), and a template has no use for
+ * one it cannot print; its size is estimated before anything is computed,
+ * a power's checked against the value memory first (2**10**10 is ERR_LIMIT,
+ * 2**10**9 refused, neither allocated).
+ */
+/* a op b for ints (int, bool or big) where one is big or the 64-bit result
+ * overflowed: op '+', '-', '*', 'f' (//), '%' (floor, as Python), 'p' (**,
+ * exponent 0..2**63-1), '/' (a float, rounded once as Python's; refused
+ * below 2**-1020, where it could be subnormal). */
+enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const struct jv *a,
+			    const struct jv *b, struct jv *out);
+/* -a for an int or big int (-(2**63) becomes big). */
+enum err jinja_bigint_neg(struct je *e, const struct jn *at, const struct jv *a, struct jv *out);
+/* Python's ordering of two ints (int, bool or big): -1, 0 or 1. */
+int jinja_bigint_cmp(const struct jv *a, const struct jv *b);
+/* int(s) for the text `s` of an integer beyond 64 bits (whitespace, sign,
+ * digits with single underscores between them): *parsed 1 with `out` the
+ * big int, or 0 when `s` is no such literal (Python's ValueError). */
+enum err jinja_bigint_parse(struct je *e, const struct jn *at, const char *s, struct jv *out,
+			    int *parsed);
+/* The magnitude of an int value in base 2, 8 or 16 into `out`; *neg its sign. */
+enum err jinja_bigint_digits(struct je *e, const struct jn *at, const struct jv *v, int base,
+			     int upper, struct buf *out, int *neg);
+
+/*
+ * jinja_fmt — Python 3.11's two string formatters as templates use them:
+ * printf-style `fmt % args` (flags - + space # 0, width and precision, '*'
+ * taking them from the arguments, %(key) from a dict; conversions s r a d i
+ * u o x X e E f F g G c %) and str.format (auto, numbered and keyword
+ * fields, !r !s !a, the format-spec mini-language: fill, align, sign, z, #,
+ * 0, width, ',' and '_' grouping, precision, types s d b c o x X e E f F g
+ * G %). Floats print as CPython's correctly rounded dtoa does.
+ *
+ * Python's errors (a missing argument, an unknown conversion, a spec a type
+ * does not take) are rejections with Python's message; refused: the
+ * locale's 'n', fields with attributes or indexes ({0.x}, {0[1]}), nested
+ * fields in a spec, '%' with flags, zero padding with a grouping separator,
+ * widths and precisions beyond 10**8 and a
+ * Markup format string. Widths and precisions are checked against the value
+ * memory before anything is written.
+ */
+/* fmt % args (args: a tuple of arguments, a dict for %(key), else the one
+ * argument). */
+enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *fmt,
+			   const struct jv *args, struct jv *out);
+/* self.format(*args, **kwargs). */
+enum err jinja_fmt_format(struct je *e, const struct jn *at, const struct jv *self,
+			  const struct je_args *a, struct jv *out);
 
 #endif

@@ -382,12 +382,12 @@ static enum err lex_number(struct lx *l, size_t start, size_t *end)
 		if (l->s[i] != '_' && n + 1 < sizeof(tmp))
 			tmp[n++] = l->s[i];
 	tmp[n] = 0;
-	if (n >= 19 && !f)
-		return fail(l, start, ERR_UNSUPPORTED, "an integer literal beyond 64 bits");
 	if (emit(l, f ? JL_FLOAT : JL_INT, start, l->s + start, stop - start, &t))
 		return l->d->code;
 	if (f)
 		t->f = strtod(tmp, NULL);
+	else if (n > 19 || (n == 19 && strcmp(tmp, "9223372036854775807") > 0))
+		t->big = 1;
 	else
 		t->i = strtoll(tmp, NULL, 10);
 	*end = stop;

@@ -41,6 +41,7 @@ struct jl_token {
 	size_t n;
 	int64_t i;
 	double f;
+	int big;            /* JL_INT beyond 64 bits: `i` unset, the value is the text */
 	unsigned line, col; /* 1-based, in the template */
 };
 

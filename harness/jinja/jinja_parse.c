@@ -427,6 +427,33 @@ static struct jn *parse_string(struct ps *p, const struct jl_token *t)
 	return n;
 }
 
+/* An integer literal beyond 64 bits: a JV_BIGINT of its digits (jinja2's
+ * lexer allows no leading zero before other digits). */
+static struct jn *parse_big(struct ps *p, const struct jl_token *t)
+{
+	struct buf b;
+	struct jn *n = node(p, N_CONST, t);
+	size_t i;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	for (i = 0; n && i < t->n; i++)
+		if (t->s[i] != '_' && buf_putc(&b, t->s[i])) {
+			diag_fail(p->d, ERR_NOMEM, "out of memory");
+			n = NULL;
+		}
+	if (n && b.len > JV_BIGINT_MAX_DIGITS)
+		n = fail_at(p, t, ERR_UNSUPPORTED, "an integer literal of more than 4300 digits (Python raises ValueError)",
+			    NULL);
+	if (n && jinja_value_str_buf(p->a, &b, &n->v)) {
+		nomem(p, b.len + 1);
+		n = NULL;
+	}
+	if (n)
+		n->v.k = JV_BIGINT;
+	buf_release(&b);
+	return n;
+}
+
 static struct jn *parse_const_name(struct ps *p, const struct jl_token *t)
 {
 	struct jn *n;
@@ -488,7 +515,9 @@ static struct jn *parse_primary(struct ps *p)
 	case JL_INT:
 	case JL_FLOAT:
 		next(p);
-		if ((n = node(p, N_CONST, t)))
+		if (t->big)
+			n = parse_big(p, t);
+		else if ((n = node(p, N_CONST, t)))
 			n->v = t->t == JL_INT ? jinja_value_int(t->i) : jinja_value_float(t->f);
 		break;
 	default:

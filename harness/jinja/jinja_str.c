@@ -151,89 +151,6 @@ enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v,
 	return r;
 }
 
-/* One %-conversion of `arg`. */
-static enum err percent_one(struct je *e, const struct jn *at, char conv, const struct jv *arg,
-			    struct buf *o)
-{
-	struct diag pd;
-
-	if (conv == 's')
-		return jinja_builtin_print(e, at, arg, o);
-	if (conv == 'r') {
-		diag_init(&pd);
-		if (pyfmt_repr(arg, o, &pd))
-			return jinja_eval_refuse(e, at, "%s", pd.msg);
-		return ERR_OK;
-	}
-	if (arg->k == JV_INT || arg->k == JV_BOOL)
-		return buf_printf(o, "%lld", (long long)arg->u.i) ? NOMEM(e, at) : ERR_OK;
-	if (arg->k == JV_FLOAT) {
-		if (arg->u.f != arg->u.f || arg->u.f > 9e18 || arg->u.f < -9e18)
-			return jinja_eval_refuse(e, at, "%%d of this float");
-		return buf_printf(o, "%lld", (long long)arg->u.f) ? NOMEM(e, at) : ERR_OK;
-	}
-	return jinja_eval_reject(e, at,
-				 "TypeError: %%%c format: a real number is required, not %s", conv,
-				 jinja_value_type_name(arg));
-}
-
-static enum err percent_loop(struct je *e, const struct jn *at, const struct jv_str *f,
-			     const struct jv *items, size_t n, struct buf *o)
-{
-	size_t i, used = 0;
-
-	for (i = 0; i < f->len; i++) {
-		char c = f->data[i];
-
-		if (c != '%') {
-			if (buf_putc(o, c))
-				return NOMEM(e, at);
-			continue;
-		}
-		if (++i >= f->len)
-			return jinja_eval_reject(e, at, "ValueError: incomplete format");
-		c = f->data[i];
-		if (c == '%') {
-			if (buf_putc(o, '%'))
-				return NOMEM(e, at);
-			continue;
-		}
-		if (!strchr("srdi", c))
-			return jinja_eval_refuse(e, at, "the %%-format conversion '%c'", c);
-		if (used >= n)
-			return jinja_eval_reject(e, at,
-						 "TypeError: not enough arguments for format string");
-		if (percent_one(e, at, c, &items[used++], o))
-			return e->d->code;
-	}
-	if (used < n)
-		return jinja_eval_reject(e, at,
-					 "TypeError: not all arguments converted during string formatting");
-	return ERR_OK;
-}
-
-enum err jinja_str_percent(struct je *e, const struct jn *at, const struct jv *fmt,
-			   const struct jv *args, struct jv *out)
-{
-	struct buf o;
-	enum err r;
-	int tuple = args->k == JV_TUPLE;
-
-	if (fmt->flags & JV_F_MARKUP)
-		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
-	if (args->k == JV_DICT)
-		return jinja_eval_refuse(e, at, "%% formatting with a mapping");
-	if (jinja_eval_work(e, at, fmt->u.s->len))
-		return e->d->code;
-	buf_init(&o, jinja_eval_buf_cap(e));
-	r = percent_loop(e, at, fmt->u.s, tuple ? args->u.l->v : args, tuple ? args->u.l->n : 1,
-			 &o);
-	if (!r && jinja_value_str_buf(e->a, &o, out))
-		r = NOMEM(e, at);
-	buf_release(&o);
-	return r;
-}
-
 /* --- case --- */
 
 /* A code point whose Python case mapping utf8proc's simple mapping does not
@@ -748,50 +665,6 @@ static enum err m_removeaffix(struct je *e, const struct jn *at, const struct jv
 	return mkstr(e, at, s->data + (end ? 0 : x->u.s->len), s->len - x->u.s->len, out);
 }
 
-/* str.format with "{}" / "{N}" fields and no conversions or specs. */
-static enum err m_format(struct je *e, const struct jn *at, const struct jv *self,
-			 const struct je_args *a, struct jv *out)
-{
-	const struct jv_str *f = self->u.s;
-	struct buf o;
-	size_t i, auto_n = 0;
-	enum err r = ERR_OK;
-
-	if (a->nkw)
-		return jinja_eval_refuse(e, at, "str.format with keyword fields");
-	buf_init(&o, jinja_eval_buf_cap(e));
-	for (i = 0; i < f->len && !r; i++) {
-		size_t idx = 0;
-
-		if (f->data[i] != '{' && f->data[i] != '}') {
-			r = buf_putc(&o, f->data[i]) ? NOMEM(e, at) : ERR_OK;
-			continue;
-		}
-		if (i + 1 < f->len && f->data[i + 1] == f->data[i]) {
-			r = buf_putc(&o, f->data[i++]) ? NOMEM(e, at) : ERR_OK;
-			continue;
-		}
-		if (f->data[i] == '}' || i + 1 >= f->len)
-			r = jinja_eval_refuse(e, at, "this str.format string");
-		else if (f->data[i + 1] == '}')
-			idx = auto_n++, i++;
-		else if (f->data[i + 1] >= '0' && f->data[i + 1] <= '9' && i + 2 < f->len &&
-			 f->data[i + 2] == '}')
-			idx = (size_t)(f->data[i + 1] - '0'), i += 2;
-		else
-			r = jinja_eval_refuse(e, at, "this str.format string");
-		if (!r && idx >= a->npos)
-			r = jinja_eval_reject(e, at,
-					      "IndexError: Replacement index %zu out of range", idx);
-		if (!r)
-			r = jinja_builtin_print(e, at, &a->pos[idx], &o);
-	}
-	if (!r && jinja_value_str_buf(e->a, &o, out))
-		r = NOMEM(e, at);
-	buf_release(&o);
-	return r;
-}
-
 static enum err m_splitlines(struct je *e, const struct jn *at, const struct jv *self,
 			     const struct je_args *a, struct jv *out)
 {
@@ -868,7 +741,7 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 	if (!strcmp(name, "join"))
 		return m_join(e, at, self, a, out);
 	if (!strcmp(name, "format"))
-		return m_format(e, at, self, a, out);
+		return jinja_fmt_format(e, at, self, a, out);
 	if (!strcmp(name, "splitlines"))
 		return m_splitlines(e, at, self, a, out);
 	return jinja_eval_refuse(e, at, "the str method '%s'", name);

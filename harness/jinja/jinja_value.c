@@ -546,6 +546,10 @@ static enum err read_number(struct jreader *r, struct jv *out)
 		*out = jinja_value_int(strtoll(tmp, NULL, 10));
 		return ERR_OK;
 	}
+	if (n - (s[0] == '-') > JV_BIGINT_MAX_DIGITS)
+		return diag_fail(r->d, ERR_UNSUPPORTED, "'%s': an integer of more than %d digits "
+				 "(Python's json.loads raises ValueError)", r->j.name,
+				 JV_BIGINT_MAX_DIGITS);
 	if (jinja_value_str_new(r->a, s, n, out))
 		return diag_fail(r->d, ERR_NOMEM, "out of memory");
 	out->k = JV_BIGINT;

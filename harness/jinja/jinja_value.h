@@ -16,9 +16,10 @@
  * indexing, slicing, center, ...), not when it is made; most strings of a
  * chat template are only printed and compared.
  *
- * Python types: None, bool, int (int64; larger integers from JSON keep their
- * decimal digits and may only be printed or compared for identity of
- * digits), float (double), str (UTF-8, code points), list, tuple, dict (any
+ * Python types: None, bool, int (int64; an integer outside int64, from JSON,
+ * a literal or arithmetic (jinja_bigint in jinja_int.h), is a JV_BIGINT of
+ * its canonical decimal digits, so that == and hashing compare the text),
+ * float (double), str (UTF-8, code points), list, tuple, dict (any
  * hashable keys, insertion order), plus Jinja's Undefined (carrying the name
  * it was looked up by, for messages), namespace, macros, callables and the
  * loop object.
@@ -47,6 +48,9 @@
 /* Work units of one match str.count or str.replace finds (a search restarts
  * there; measured at about 1,000 scanned bytes' time). */
 #define JV_WORK_MATCH 1024
+/* Digits of the largest JV_BIGINT: CPython 3.11 converts no int of more
+ * to or from text (sys.int_info.default_max_str_digits). */
+#define JV_BIGINT_MAX_DIGITS 4300
 /* jinja_value_eq's answer for a walk past JV_MAX_DEPTH. */
 #define JV_EQ_DEEP (-2)
 
@@ -61,7 +65,7 @@ enum jv_kind {
 	JV_NONE,
 	JV_BOOL,   /* u.i: 0 or 1 */
 	JV_INT,    /* u.i */
-	JV_BIGINT, /* u.s: decimal digits, optional '-' */
+	JV_BIGINT, /* u.s: decimal digits, optional '-', outside int64 */
 	JV_FLOAT,  /* u.f */
 	JV_STR,    /* u.s */
 	JV_LIST,   /* u.l; flags JV_F_VIEW / JV_F_GEN / JV_F_RANGE */

@@ -331,7 +331,8 @@ struct job {
 
 static enum err render_style(const struct job *j, struct buf *out, struct diag *d)
 {
-	struct tpl_dsv4_req r = {j->c, j->messages, j->tools, j->kwargs, j->effort, j->server};
+	struct tpl_dsv4_req r = {j->c, j->messages, j->tools, j->kwargs, j->effort, j->server,
+				 j->gen};
 
 	switch (j->t->style) {
 	case TPL_STYLE_TURNS:

@@ -614,6 +614,29 @@ static enum err put_transition(const struct enc *e, size_t i, struct buf *out, s
 	return err ? err : buf_puts(out, str(e, open ? "think_open" : "think_close"));
 }
 
+/* vLLM's V4.1 encoders before and after PR 57882 (tpl_dsv4.h): refused
+ * where they end this prompt differently (after the messages are written,
+ * so that what both releases reject is rejected). */
+static enum err v41_vllm_releases(const struct enc *e, struct diag *d)
+{
+	const struct unit *u = &e->u[e->nu - 1];
+	int before = u->task || counts_as_user(e, e->nu - 1);
+	int after = e->r->gen && (before || role_is(u, "assistant") || role_is(u, "system"));
+
+	if (!e->v41 || e->r->server != TPL_SERVER_VLLM || before == after)
+		return ERR_OK;
+	if (e->r->gen)
+		return diag_fail(d, ERR_UNSUPPORTED, "a DeepSeek V4.1 conversation that ends with "
+				 "%s %s message on vLLM: its encoder adds no generation prompt after "
+				 "it up to main at 8ec00ec2, and the assistant token and a think tag "
+				 "from PR 57882 on (main at 21f4c25c); the server's release is not "
+				 "known here", role_is(u, "assistant") ? "an" : "a lone", u->role);
+	return diag_fail(d, ERR_UNSUPPORTED, "a DeepSeek V4.1 request without a generation "
+			 "prompt on vLLM: its encoder ignores add_generation_prompt up to main at "
+			 "8ec00ec2 and leaves the final assistant token and think tag out from PR "
+			 "57882 on (main at 21f4c25c); the server's release is not known here");
+}
+
 static enum err put_unit(const struct enc *e, size_t i, struct buf *out, struct diag *d)
 {
 	const struct unit *u = &e->u[i];
@@ -675,6 +698,8 @@ enum err tpl_dsv4_render(const struct tpl_desc *t, const struct tpl_dsv4_req *r,
 	}
 	for (i = 0; !err && i < e.nu; i++)
 		err = put_unit(&e, i, out, d);
+	if (!err && e.nu)
+		err = v41_vllm_releases(&e, d);
 	for (i = 0; e.flat && i < r->conv->n; i++)
 		mem_free(e.flat[i]);
 	mem_free(e.flat);

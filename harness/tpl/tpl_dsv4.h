@@ -54,6 +54,28 @@
  * how the V4 encoder prints parsed arguments (an older encoder wraps them
  * into one "arguments" parameter, a newer one prints the parameters).
  *
+ * The end of the prompt, and vLLM's releases. The encoders as DeepSeek ship
+ * them take no add_generation_prompt: the assistant token and think tag
+ * follow the last message only when it is a user, developer or (V4.1) later
+ * system message, or carries a task; after a final assistant message (or a
+ * V4.1 conversation of one system message) nothing follows. SGLang's copy
+ * (encoding_dsv41.py, as stored at commits 0e43c224 and 85f8105f) is that
+ * encoder, and vLLM's deepseek_v41_encoding.py was until PR 57882 ("Honor
+ * generation controls in the DeepSeek V4.1 tokenizer", opened 2026-09-21
+ * against main at 8ec00ec2; the version stored at 6394ab4d has not got it).
+ * vLLM's version stored at 21f4c25c has it: with add_generation_prompt the
+ * assistant token and think tag also follow a final assistant or system
+ * message (`is_last and role in ["system", "assistant"]`), and without it
+ * nothing follows the last message. The PR came after v0.26.0 (release
+ * notes of early September 2026), so no release up to that one has it; no
+ * release notes or tags were found to say which release first ships it, and
+ * the renderer is not told the server's version, so on vLLM a V4.1 request whose prompt the two differ
+ * on (one ending with an assistant message or a lone system message, or
+ * sent without a generation prompt where one would follow) is refused
+ * (ERR_UNSUPPORTED naming both); everything else renders, the two agreeing.
+ * SGLang ignores add_generation_prompt, as its encoder does. (vLLM's V4
+ * encoder has the same open question, PR 46257; it renders as before.)
+ *
  * Outcomes: ERR_OK; ERR_INPUT when the server would reject the request (the
  * message says so); ERR_UNSUPPORTED for what needle does not reproduce.
  */
@@ -75,6 +97,7 @@ struct tpl_dsv4_req {
 	const cJSON *kwargs;          /* chat_template_kwargs after tpl_msg_effort_kwargs, or NULL */
 	const cJSON *effort;          /* the request's reasoning_effort, or NULL */
 	enum tpl_server server;
+	int gen;                      /* add_generation_prompt */
 };
 
 /* Appends the prompt of `r` under descriptor `t` (style deepseek-v4 or

@@ -100,8 +100,9 @@ rendered loops_ok "x" 5 100
 gen macro "'{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(100000) }}'"
 refused macro "macro calls nested deeper than 198" "1, column 35" 5 100
 
-# 3. Budgets: work inside builtins, value memory checked before allocating,
-# the parsed template's memory.
+# 3. Budgets: work inside builtins, value memory checked before allocating
+# (a big integer's power too, before it is computed), the parsed template's
+# memory.
 gen scan_in "'{% set s = \"a\" * 10000000 %}{% for i in range(100000) %}{% if \"b\" in s %}x{% endif %}{% endfor %}'"
 refused scan_in "units of work in builtins" "1, column 63" 20 200
 gen scan_count "'{% set s = \"a\" * 10000000 %}{% for i in range(100000) %}{{ s.count(\"b\") }}{% endfor %}'"
@@ -110,6 +111,10 @@ gen mult "'{{ \"a\" * 10**10 }}'"
 refused mult "values would exceed the cap of 536870912 bytes" "1, column 8" 2 100
 gen indent "'{{ \"a\" | indent(10**9, true) }}'"
 refused indent "values would exceed the cap of 536870912 bytes" "1, column 10" 2 100
+gen pow_huge "'{{ 2 ** (10 ** 10) }}'"
+refused pow_huge "values would exceed the cap of 536870912 bytes" "1, column 6" 2 100
+gen pow_big "'{{ 2 ** (10 ** 9) }}'"
+refused pow_big "an integer of more than 4300 digits" "1, column 6" 2 100
 gen tags "'{{ x }}' * 1000000"
 refused tags "the parsed template would take more than 268435456 bytes" "1, column 4893356" 20 400
 

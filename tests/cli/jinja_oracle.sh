@@ -13,7 +13,11 @@
 #   2. renders the micro-cases of tests/jinja/micro.py, one per construct and
 #      trap, under the same rules (error parity included);
 #   3. renders 400 random expressions and statements (tests/jinja/exprs.py,
-#      seed 1): none may differ or render where Python raises.
+#      seed 1): none may differ or render where Python raises;
+#   4. renders 1,000 random % and str.format cases and integer operations
+#      across the 64-bit edge (tests/jinja/fmtcases.py, seed 1): none may
+#      differ or render where Python raises, and at least 80% of those
+#      Python completes must be identical (the rest refused).
 set -eu
 . "$TESTS/lib/cli.sh"
 
@@ -38,4 +42,8 @@ tail -4 "$tmp/out"
 echo "random expressions:"
 /usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --exprs 0 400 1 > "$tmp/out" ||
 	fail "random expressions: $(cat "$tmp/out")"
+tail -4 "$tmp/out"
+echo "random formats:"
+/usr/bin/python3 "$TESTS/jinja/compare.py" "$tmp/render" --fmts 80 1000 1 > "$tmp/out" ||
+	fail "random formats: $(cat "$tmp/out")"
 tail -4 "$tmp/out"

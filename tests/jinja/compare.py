@@ -7,10 +7,12 @@ Usage: compare.py RENDER_DRIVER CORPUS.json [MIN_PERCENT]
        compare.py RENDER_DRIVER CORPUS.json MIN_PERCENT --random N SEED
        compare.py RENDER_DRIVER --micro [MIN_PERCENT]
        compare.py RENDER_DRIVER --exprs MIN_PERCENT N SEED
+       compare.py RENDER_DRIVER --fmts MIN_PERCENT N SEED
 CORPUS.json is {NAME: TEMPLATE} (corpus.mjs writes it); duplicate texts are
 rendered once, each with every context below. --micro renders the cases of
 micro.py instead, each with its own context; --exprs N random expressions
-and statements of exprs.py. --random adds N random
+and statements of exprs.py; --fmts N random % and str.format cases of
+fmtcases.py. --random adds N random
 conversations (random roles, text pieces that stress escaping and
 whitespace, tool calls with random JSON arguments) drawn from SEED. Each context below is what vLLM hands the template: string
 content, tool-call arguments parsed into objects, tools as model_dump leaves
@@ -237,6 +239,9 @@ def main():
     elif sys.argv[2] == "--exprs":
         import exprs
         templates, contexts, jobs = case_jobs(exprs.cases(int(sys.argv[4]), int(sys.argv[5])))
+    elif sys.argv[2] == "--fmts":
+        import fmtcases
+        templates, contexts, jobs = case_jobs(fmtcases.cases(int(sys.argv[4]), int(sys.argv[5])))
     else:
         templates, contexts, jobs = corpus_jobs(sys.argv[2])
         if len(sys.argv) > 5 and sys.argv[4] == "--random":

@@ -6,7 +6,8 @@ tokenizer modes, SGLang serving_chat). It shares no code with needle's C.
 
 oracle(template, server, messages, tools, kwargs, effort) returns the prompt
 string, or raises Rejected (the server answers 400) or Unsupported (needle
-refuses on purpose: V4 tool-call history on SGLang).
+refuses on purpose: V4 tool-call history on SGLang, V4.1 prompts that end
+with an assistant or a lone system message on vLLM).
 """
 import copy
 import json
@@ -349,7 +350,16 @@ class V4:
                 elif m["role"] == "assistant":
                     kept.append({k: v for k, v in m.items() if k != "reasoning_content"})
             msgs = kept
-        return BOS + "".join(self.message(msgs, i, thinking, drop, effort) for i in range(len(msgs)))
+        out = BOS + "".join(self.message(msgs, i, thinking, drop, effort) for i in range(len(msgs)))
+        # vLLM's V4.1 encoder since PR 57882 (main at 21f4c25c; not at
+        # 8ec00ec2) adds the generation prompt after a final assistant
+        # message or a lone system message too; needle cannot tell the
+        # server's release, so it refuses there
+        last = msgs[-1] if msgs else {}
+        if self.v41 and self.server == "vllm" and last.get("task") is None and (
+                last.get("role") == "assistant" or (last.get("role") == "system" and len(msgs) == 1)):
+            raise Unsupported("vLLM's V4.1 releases end this prompt differently")
+        return out
 
 
 V41_BUDGET = {"low": 25, "high": 50, "xhigh": 75, "max": 100}

@@ -63,6 +63,22 @@ static void test_float_repr(void)
 	CHECK_STR(float_repr(1.0 / 0.0), "inf");
 }
 
+/* json.loads converts no integer of more than 4300 digits (CPython 3.11's
+ * int_max_str_digits); 4300 still pass. */
+static void test_json_digit_limit(void)
+{
+	char ctx[4400] = "{\"n\": ";
+	size_t k = strlen(ctx);
+
+	memset(ctx + k, '9', 4300);
+	memcpy(ctx + k + 4300, "}", 2);
+	CHECK_EQ_LONG(render("{{ n|string|length }}", ctx), ERR_OK);
+	CHECK_STR(rendered, "4300");
+	memcpy(ctx + k + 4300, "9}", 3);
+	CHECK_EQ_LONG(render("x", ctx), ERR_UNSUPPORTED);
+	CHECK(strstr(rendered, "more than 4300 digits") != NULL);
+}
+
 static void test_json_numbers(void)
 {
 	CHECK_EQ_LONG(render("{{ a }}|{{ b }}|{{ c }}|{{ d }}|{{ e }}",
@@ -72,7 +88,15 @@ static void test_json_numbers(void)
 	CHECK_EQ_LONG(render("{{ x|tojson }}", "{\"x\": [9223372036854775807, -9223372036854775808, 9223372036854775808]}"),
 		      ERR_OK);
 	CHECK_STR(rendered, "[9223372036854775807, -9223372036854775808, 9223372036854775808]");
-	CHECK_EQ_LONG(render("{{ n + 1 }}", "{\"n\": 99999999999999999999}"), ERR_UNSUPPORTED);
+	/* big integers compute (jinja_bigint), back to int64 where they fit */
+	CHECK_EQ_LONG(render("{{ n + 1 }}|{{ n - n + 1 }}|{{ -n // 7 }}", "{\"n\": 99999999999999999999}"),
+		      ERR_OK);
+	CHECK_STR(rendered, "100000000000000000000|1|-14285714285714285715");
+	CHECK_EQ_LONG(render("{{ n / 3 }}", "{\"n\": 99999999999999999999}"), ERR_OK);
+	CHECK_STR(rendered, "3.333333333333333e+19");
+	CHECK_EQ_LONG(render("{{ 1 / 3**700 }}", "{}"), ERR_UNSUPPORTED);
+	CHECK_EQ_LONG(render("{{ n + 0.5 }}", "{\"n\": 99999999999999999999}"), ERR_UNSUPPORTED);
+	test_json_digit_limit();
 }
 
 static void test_json_keys(void)

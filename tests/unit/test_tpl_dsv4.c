@@ -1,6 +1,6 @@
 /*
  * test_tpl_dsv4 — the DeepSeek encoders without the CLI: V4.1's effort
- * budgets and refusals, tool results put in call order, consecutive user
+ * budgets and refusals, the prompt ends vLLM's V4.1 releases differ on, tool results put in call order, consecutive user
  * turns merged, V4's tool-call history (printed on vLLM, refused on SGLang)
  * and rejected low effort on vLLM, V3.2's tools block per server (placement, tool JSON key order). The
  * whole matrix against an independent model is tests/tpl/ds_compare.py.
@@ -12,10 +12,14 @@
 #include "t.h"
 
 #define BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
 
-/* Renders; returns the error and leaves the prompt (or "") in `b`. */
-static enum err render(const char *name, const char *msgs, const char *tools, const char *kwargs,
-		       const char *effort, enum tpl_server server, struct buf *b, struct diag *d)
+/* Renders with add_generation_prompt `gen`; returns the error and leaves
+ * the prompt (or "") in `b`. */
+static enum err render_gen(const char *name, const char *msgs, const char *tools,
+			   const char *kwargs, const char *effort, enum tpl_server server, int gen,
+			   struct buf *b, struct diag *d)
 {
 	struct tpl *t = NULL;
 	struct tpl_render_opts o = {0};
@@ -29,7 +33,7 @@ static enum err render(const char *name, const char *msgs, const char *tools, co
 	o.reasoning_effort = eff;
 	e = tpl_load(name, &t, d);
 	if (!e)
-		e = tpl_render_ex(t, m, tl, kw, 1, &o, b, d);
+		e = tpl_render_ex(t, m, tl, kw, gen, &o, b, d);
 	if (e)
 		buf_reset(b);
 	tpl_free(t);
@@ -38,6 +42,58 @@ static enum err render(const char *name, const char *msgs, const char *tools, co
 	cJSON_Delete(kw);
 	cJSON_Delete(eff);
 	return e;
+}
+
+static enum err render(const char *name, const char *msgs, const char *tools, const char *kwargs,
+		       const char *effort, enum tpl_server server, struct buf *b, struct diag *d)
+{
+	return render_gen(name, msgs, tools, kwargs, effort, server, 1, b, d);
+}
+
+static int ends_with(const struct buf *b, const char *s)
+{
+	return b->len >= strlen(s) && !strcmp(b->data + b->len - strlen(s), s);
+}
+
+/* vLLM's V4.1 encoder before PR 57882 (main at 8ec00ec2) and after it (main
+ * at 21f4c25c) end some prompts differently: refused there, naming both;
+ * where they agree, and on SGLang, rendered. */
+static void test_v41_releases(void)
+{
+	static const char asst[] = "[{\"role\":\"user\",\"content\":\"q\"},"
+				   "{\"role\":\"assistant\",\"content\":\"a\"}]";
+	static const char sys[] = "[{\"role\":\"system\",\"content\":\"s\"}]";
+	static const char mid_sys[] = "[{\"role\":\"user\",\"content\":\"q\"},"
+				      "{\"role\":\"system\",\"content\":\"s\"}]";
+	static const char user[] = "[{\"role\":\"user\",\"content\":\"q\"}]";
+	struct buf b;
+	struct diag d;
+
+	buf_init(&b, 1 << 20);
+	CHECK_EQ_LONG(render("deepseek-v4.1", asst, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d),
+		      ERR_UNSUPPORTED);
+	CHECK(strstr(d.msg, "ends with an assistant message") && strstr(d.msg, "PR 57882") &&
+	      strstr(d.msg, "8ec00ec2") && strstr(d.msg, "21f4c25c"));
+	CHECK_EQ_LONG(render("deepseek-v4.1", sys, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d),
+		      ERR_UNSUPPORTED);
+	CHECK(strstr(d.msg, "a lone system message") != NULL);
+	CHECK_EQ_LONG(render_gen("deepseek-v4.1", user, NULL, NULL, NULL, TPL_SERVER_VLLM, 0, &b, &d),
+		      ERR_UNSUPPORTED);
+	CHECK(strstr(d.msg, "without a generation prompt") != NULL);
+	/* both releases: nothing after a final assistant turn without a
+	 * generation prompt; the assistant token after a later system message */
+	CHECK_EQ_LONG(render_gen("deepseek-v4.1", asst, NULL, NULL, NULL, TPL_SERVER_VLLM, 0, &b, &d),
+		      ERR_OK);
+	CHECK(ends_with(&b, "a" EOS));
+	CHECK_EQ_LONG(render("deepseek-v4.1", mid_sys, NULL, NULL, NULL, TPL_SERVER_VLLM, &b, &d), ERR_OK);
+	CHECK(ends_with(&b, "s" ASSISTANT "<think>"));
+	/* SGLang's encoder takes no add_generation_prompt */
+	CHECK_EQ_LONG(render("deepseek-v4.1", asst, NULL, NULL, NULL, TPL_SERVER_SGLANG, &b, &d), ERR_OK);
+	CHECK(ends_with(&b, "a" EOS));
+	CHECK_EQ_LONG(render_gen("deepseek-v4.1", user, NULL, NULL, NULL, TPL_SERVER_SGLANG, 0, &b, &d),
+		      ERR_OK);
+	CHECK(ends_with(&b, "q" ASSISTANT "</think>"));
+	buf_release(&b);
 }
 
 static void test_v41_effort(void)
@@ -139,6 +195,7 @@ static void test_v32_tools(void)
 int main(void)
 {
 	T_RUN(test_v41_effort);
+	T_RUN(test_v41_releases);
 	T_RUN(test_v41_merging);
 	T_RUN(test_v4_effort);
 	T_RUN(test_v32_tools);
