@@ -118,6 +118,32 @@ static const unsigned char stop[256] = {
 	['"'] = 1, ['\\'] = 1,
 };
 
+const char *jscan_plain_end(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = ones * 0x80;
+	uint64_t v, q, b, m;
+
+	/* a zero byte of x sets the high bit of its byte in (x - ones) & ~x, and
+	 * a byte below 0x20 (under 0x80) that of (v - 0x20 * ones) & ~v; a borrow
+	 * carries only out of such a byte, so the lowest flag is a stop byte */
+	for (; end - p >= 8; p += 8) {
+		memcpy(&v, p, 8);
+		q = v ^ ones * '"';
+		b = v ^ ones * '\\';
+		m = ((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v);
+		if (m & high) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return p + (__builtin_ctzll(m & high) >> 3);
+#else
+			break;
+#endif
+		}
+	}
+	while (p < end && !stop[(unsigned char)*p])
+		p++;
+	return p;
+}
+
 static int hex4(const char *p, uint32_t *v)
 {
 	int i;
@@ -178,8 +204,7 @@ static enum err scan_string(struct jscan *j, struct buf *out, struct diag *d)
 		char esc[4];
 		size_t n = 0;
 
-		while (p < end && !stop[(unsigned char)*p])
-			p++;
+		p = jscan_plain_end(p, end);
 		run = (size_t)(p - (j->s + j->pos));
 		if (out && run && buf_append(out, j->s + j->pos, run))
 			return diag_fail(d, ERR_NOMEM, "cannot parse '%s': out of memory", j->name);
@@ -211,8 +236,7 @@ enum err jscan_string(struct jscan *j, struct buf *scratch, const char **out,
 	start = j->pos;
 	p = j->s + start;
 	end = j->s + j->len;
-	while (p < end && !stop[(unsigned char)*p])
-		p++;
+	p = jscan_plain_end(p, end);
 	if (p < end && *p == '"') {
 		*out = j->s + start;
 		*n = (size_t)(p - *out);

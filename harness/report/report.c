@@ -52,7 +52,7 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 	if (!report_keeps(r, rec))
 		return ERR_OK;
 	record_key_of(rec, key, sizeof(key));
-	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
+	if (jget(rec, "load") &&
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
 	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
@@ -67,7 +67,7 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 
 int report_keeps(const struct report_run *r, const cJSON *rec)
 {
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
+	const cJSON *id = jget(rec, "case");
 
 	return !r->nglobs || (cJSON_IsString(id) && record_case_selected(r->globs, r->nglobs, id->valuestring));
 }
