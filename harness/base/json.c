@@ -275,14 +275,26 @@ enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 /* The decimal digits of `u` into out (no sign, no NUL); returns how many. */
 static size_t digits(unsigned long long u, char *out)
 {
-	char tmp[24];
-	size_t k = 0, n = 0;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	char tmp[24], *p = tmp + sizeof(tmp);
+	size_t n;
 
-	do
-		tmp[k++] = (char)('0' + u % 10);
-	while ((u /= 10));
-	while (k)
-		out[n++] = tmp[--k];
+	/* two digits a division, written from the end */
+	for (; u >= 100; u /= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (u % 100), 2);
+	}
+	if (u >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * u, 2);
+	} else {
+		*--p = (char)('0' + u);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(out, p, n);
 	return n;
 }
 

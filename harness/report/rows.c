@@ -129,8 +129,10 @@ static size_t real_text(double v, char *out)
 {
 	size_t n = json_g15(v, out);
 
-	if (isfinite(v) && !strpbrk(out, ".e"))
-		n += (size_t)snprintf(out + n, 3, ".0");
+	if (isfinite(v) && !strpbrk(out, ".e")) {
+		memcpy(out + n, ".0", 3);
+		n += 2;
+	}
 	return n;
 }
 
