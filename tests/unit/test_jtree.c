@@ -223,10 +223,36 @@ static void test_root_indexed(void)
 	jtree_release(&t);
 }
 
+/* An object of more members than the index holds is walked: every member
+ * still found. */
+static void test_wide_root(void)
+{
+	struct buf text;
+	struct jtree t;
+	cJSON *v = NULL;
+	char name[16];
+	int i, found = 0;
+
+	buf_init(&text, 1 << 20);
+	jtree_init(&t);
+	for (i = 0; i < 300; i++)
+		CHECK(buf_printf(&text, "%s\"m%d\":%d", i ? "," : "{", i, i) == ERR_OK);
+	CHECK(buf_putc(&text, '}') == ERR_OK);
+	CHECK(jtree_parse(&t, text.data, text.len, "a test", &v, NULL) == ERR_OK);
+	for (i = 0; v && i < 300; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		found += jget_num(v, name) == i && jget(v, name);
+	}
+	CHECK(found == 300 && !jget(v, "m300"));
+	jtree_release(&t);
+	buf_release(&text);
+}
+
 int main(void)
 {
 	T_RUN(test_string_stops);
 	T_RUN(test_root_indexed);
+	T_RUN(test_wide_root);
 	T_RUN(test_like_cjson);
 	T_RUN(test_numbers);
 	T_RUN(test_blocks_and_in_place);
