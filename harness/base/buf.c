@@ -103,7 +103,11 @@ enum err buf_puts(struct buf *b, const char *s)
 
 enum err buf_putc(struct buf *b, char c)
 {
-	return buf_append(b, &c, 1);
+	if (b->len + 2 > b->cap) /* no room for it and the NUL: grow (cap <= max + 1) */
+		return buf_append(b, &c, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+	return ERR_OK;
 }
 
 enum err buf_vprintf(struct buf *b, const char *fmt, va_list ap)

@@ -41,6 +41,10 @@ int jscan_next(struct jscan *j, char close, struct diag *d);
  * one element, 0 if it is empty (and already closed), -1 on error. */
 int jscan_open(struct jscan *j, char open, struct diag *d);
 
+/* The first byte in [p, end) that ends the plain part of a string (a '"',
+ * a '\\' or a control byte below 0x20), or `end`: eight bytes a step. */
+const char *jscan_plain_end(const char *p, const char *end);
+
 /* Reads a string. Without escapes `*out` is a view into the document;
  * otherwise the decoded bytes are put in `scratch` (reset first) and `*out`
  * points there. \u escapes (surrogate pairs included) become UTF-8; a lone

@@ -275,14 +275,26 @@ enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 /* The decimal digits of `u` into out (no sign, no NUL); returns how many. */
 static size_t digits(unsigned long long u, char *out)
 {
-	char tmp[24];
-	size_t k = 0, n = 0;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	char tmp[24], *p = tmp + sizeof(tmp);
+	size_t n;
 
-	do
-		tmp[k++] = (char)('0' + u % 10);
-	while ((u /= 10));
-	while (k)
-		out[n++] = tmp[--k];
+	/* two digits a division, written from the end */
+	for (; u >= 100; u /= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (u % 100), 2);
+	}
+	if (u >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * u, 2);
+	} else {
+		*--p = (char)('0' + u);
+	}
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(out, p, n);
 	return n;
 }
 
@@ -297,16 +309,24 @@ static size_t g15_fixed(double v, char *out)
 	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				     1e16, 1e17, 1e18};
+	static const double n10[] = {1e-1, 1e-2, 1e-3, 1e-4};
 	double a = fabs(v), x, f;
-	int e = (int)floor(log10(a)), k;
+	int e = 0, k;
 	unsigned long long m;
 	char dg[24];
 	size_t n = 0, i, nd;
 
+	/* the decimal exponent by comparisons (log10 costs more than the rest);
+	 * one off by the rounding of 1e-k is caught by the range of x below */
+	if (a >= 1) {
+		while (e < 15 && a >= p10[e + 1])
+			e++;
+	} else {
+		while (e > -5 && a < (e ? n10[-e - 1] : 1))
+			e--;
+	}
 	if (e < -4 || e > 14)
 		return 0;
-	if (a < p10[e < 0 ? 0 : e] && e >= 0)
-		e--; /* log10 rounded up to a power of ten */
 	k = 14 - e;
 	if (k < 0 || k > 18)
 		return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jget.h"
 #include "jscan.h"
 #include "mem.h"
 
@@ -23,12 +24,14 @@ void jtree_init(struct jtree *t)
 	t->first = t->cur = NULL;
 	t->used = 0;
 	buf_init(&t->scratch, BUF_MAX_DEFAULT);
+	t->root = NULL;
 }
 
 void jtree_release(struct jtree *t)
 {
 	struct jtree_block *b = t->first, *next;
 
+	jget_forget(t->root);
 	for (; b; b = next) {
 		next = b->next;
 		mem_free(b);
@@ -106,9 +109,7 @@ static char *string(struct jtree *t, struct jscan *j, struct diag *d)
 	char *out;
 
 	if (at(j) == '"') {
-		while (p < j->len && (unsigned char)j->s[p] >= 0x20 && j->s[p] != '"' &&
-		       j->s[p] != '\\')
-			p++;
+		p = (size_t)(jscan_plain_end(j->s + p, j->s + j->len) - j->s);
 		if (p < j->len && j->s[p] == '"') {
 			out = (char *)(uintptr_t)(j->s + j->pos + 1);
 			out[p - j->pos - 1] = '\0';
@@ -297,6 +298,8 @@ enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,
 		diag_init(&local);
 		d = &local;
 	}
+	jget_forget(t->root);
+	t->root = NULL;
 	t->cur = t->first;
 	t->used = 0;
 	jscan_init(&j, text, len, name);
@@ -305,5 +308,8 @@ enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,
 		*out = NULL;
 		return jscan_fail(&j, d, "expected the end after the value");
 	}
-	return *out ? ERR_OK : d->code;
+	if (!*out)
+		return d->code;
+	jget_index(t->root = *out);
+	return ERR_OK;
 }

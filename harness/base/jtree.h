@@ -21,6 +21,10 @@
  * there, as cJSON's does), valueint saturated as cJSON sets it. It must never
  * be given to cJSON_Delete or modified: it belongs to the jtree.
  *
+ * The root of the last tree parsed is indexed for jget (jget.h: jget_index)
+ * until the next jtree_parse or jtree_release, so a reader's lookups of its
+ * members do not walk them.
+ *
  * Validation is jscan's: RFC 8259 JSON, one value with only whitespace
  * around it; depth at most JSCAN_MAX_DEPTH.
  */
@@ -43,6 +47,7 @@ struct jtree {
 	struct jtree_block *cur;   /* the block being filled */
 	size_t used;               /* bytes of `cur` handed out */
 	struct buf scratch;        /* a string with escapes, decoded */
+	const cJSON *root;         /* the tree parsed last (indexed), or NULL */
 };
 
 /* Empties `t`. Allocates nothing. */

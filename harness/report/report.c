@@ -51,8 +51,7 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 
 	if (!report_keeps(r, rec))
 		return ERR_OK;
-	record_key_of(rec, key, sizeof(key));
-	if (cJSON_GetObjectItemCaseSensitive(rec, "load") &&
+	if (jget(rec, "load") &&
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
 	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
@@ -62,12 +61,15 @@ static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", r->dir, err_name(e));
 	if (r->also.take && (e = r->also.take(r->also.ctx, rec, d)))
 		return e;
-	return r->has_plan ? keyset_add(&r->keys, key, NULL, d) : ERR_OK;
+	if (!r->has_plan)
+		return ERR_OK;
+	record_key_of(rec, key, sizeof(key));
+	return keyset_add(&r->keys, key, NULL, d);
 }
 
 int report_keeps(const struct report_run *r, const cJSON *rec)
 {
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(rec, "case");
+	const cJSON *id = jget(rec, "case");
 
 	return !r->nglobs || (cJSON_IsString(id) && record_case_selected(r->globs, r->nglobs, id->valuestring));
 }
@@ -282,10 +284,11 @@ static void take_recall(struct report_fold *A, const cJSON *rec, int transport_o
 
 static void take_timing(struct report_fold *A, const cJSON *rec)
 {
+	const cJSON *timing = jget(rec, "timing");
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++) {
-		const cJSON *t = jget2(rec, "timing", timing_keys[i]);
+		const cJSON *t = jget(timing, timing_keys[i]);
 		if (cJSON_IsNumber(t) && stats_vec_push(&A->timing[i], t->valuedouble))
 			A->oom = 1;
 	}

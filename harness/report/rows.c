@@ -107,13 +107,18 @@ static const char *derived(const struct col *c, const cJSON *rec,
 	return !strcmp(c->name, "fail_stage") ? stage : text;
 }
 
-/* Column `c`'s scalar in `rec`, or NULL (absent, or an object or array). */
-static const cJSON *scalar(const struct col *c, const cJSON *rec)
+/* Column `c`'s scalar in `rec`, or NULL (absent, or an object or array).
+ * `*last` is the column read before (NULL for none) and `*up` its rec[a]:
+ * the columns of one object are neighbours, looked up in `rec` once. */
+static const cJSON *scalar(const struct col *c, const cJSON *rec, const struct col **last,
+			   const cJSON **up)
 {
-	const cJSON *v = jget(rec, c->a);
+	const cJSON *v;
 
-	if (c->b)
-		v = jget(v, c->b);
+	if (!*last || (*last)->a != c->a)
+		*up = jget(rec, c->a);
+	*last = c;
+	v = c->b ? jget(*up, c->b) : *up;
 	return v && !cJSON_IsObject(v) && !cJSON_IsArray(v) ? v : NULL;
 }
 
@@ -124,8 +129,10 @@ static size_t real_text(double v, char *out)
 {
 	size_t n = json_g15(v, out);
 
-	if (isfinite(v) && !strpbrk(out, ".e"))
-		n += (size_t)snprintf(out + n, 3, ".0");
+	if (isfinite(v) && !strpbrk(out, ".e")) {
+		memcpy(out + n, ".0", 3);
+		n += 2;
+	}
 	return n;
 }
 
@@ -135,7 +142,8 @@ static cJSON *row_of(struct json_build *jb, const cJSON *rec, const struct rows_
 	cJSON *row = json_new_obj(jb);
 	char text[WHY_TEXT_MAX], num[JSON_G15_MAX + 2];
 	const char *t;
-	const cJSON *v;
+	const cJSON *v, *up = NULL;
+	const struct col *last = NULL;
 	size_t i;
 
 	for (i = 0; row && i < NCOLS; i++) {
@@ -144,7 +152,7 @@ static cJSON *row_of(struct json_build *jb, const cJSON *rec, const struct rows_
 		if (!cols[i].a && (t = derived(&cols[i], rec, w, text, sizeof(text))))
 			json_add_item(jb, row, name, cols[i].t == COL_BOOL ? cJSON_CreateBool(*t == 't')
 									 : cJSON_CreateString(t));
-		else if (cols[i].a && (v = scalar(&cols[i], rec)) && cols[i].t == COL_REAL &&
+		else if (cols[i].a && (v = scalar(&cols[i], rec, &last, &up)) && cols[i].t == COL_REAL &&
 			 cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
 			real_text(v->valuedouble, num);
 			json_add_item(jb, row, name, cJSON_CreateRaw(num));
@@ -196,6 +204,8 @@ static enum err csv_line(struct buf *b, const cJSON *rec, const struct rows_writ
 {
 	char text[WHY_TEXT_MAX];
 	const char *t;
+	const struct col *last = NULL;
+	const cJSON *up = NULL;
 	enum err e = ERR_OK;
 	size_t i;
 
@@ -207,7 +217,7 @@ static enum err csv_line(struct buf *b, const cJSON *rec, const struct rows_writ
 		else if (!e && !cols[i].a)
 			e = cols[i].t == COL_TEXT ? buf_putc(b, '-') : ERR_OK;
 		else if (!e)
-			e = csv_value(b, &cols[i], scalar(&cols[i], rec));
+			e = csv_value(b, &cols[i], scalar(&cols[i], rec, &last, &up));
 	}
 	return e ? e : buf_puts(b, "\r\n");
 }

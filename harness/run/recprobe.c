@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/jget.h"
 #include "recprobe.h"
 
 static const char *const cache_steps[RECPROBE_CACHE_STEPS] = {"cold", "warm", "warm-reordered"};
@@ -79,13 +80,11 @@ static uint64_t fnv64_json(uint64_t h, const cJSON *v)
 
 int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID])
 {
-	const cJSON *recall = cJSON_GetObjectItemCaseSensitive(rec, "recall"), *it;
-	const cJSON *needles = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(rec, "grade"), "needles");
+	const cJSON *recall = jget(rec, "recall"), *it;
+	const cJSON *needles = jget2(rec, "grade", "needles");
 	uint64_t h = 14695981039346656037u;
 
-	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(rec, "probe"), "nonce")))
+	if (!cJSON_IsString(jget2(rec, "probe", "nonce")))
 		return 0;
 	out[0] = '\0';
 	if (!cJSON_GetArraySize(needles))

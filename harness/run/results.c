@@ -427,6 +427,9 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 		close(fd);
 		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
 	}
+	/* reads of a megabyte, not of stdio's 4 KB: a journal of 100,000
+	 * records is 20,000 calls fewer */
+	setvbuf(f, NULL, _IOFBF, (size_t)1 << 20);
 	jtree_init(&t);
 	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
 		if ((size_t)n > RESULTS_LINE_MAX) {

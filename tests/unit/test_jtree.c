@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "base/jget.h"
 #include "base/jtree.h"
 #include "base/mem.h"
 #include "t.h"
@@ -169,8 +170,89 @@ static void test_refused(void)
 	refused("{\"a\":1}}", "expected the end after the value");
 }
 
+/* Strings whose escape, quote or control byte falls at every offset of the
+ * eight-byte steps of the scan: decoded as cJSON decodes them, or refused. */
+static void test_string_stops(void)
+{
+	static const char *const stops[] = {"\\n", "\\\"", "\\u00e9", "\"", "\x01", "\x1f"};
+	struct jtree t;
+	char text[96], pad[40];
+	size_t i, k;
+
+	jtree_init(&t);
+	for (i = 0; i < 24; i++)
+		for (k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
+			memset(pad, 'a', i);
+			pad[i] = '\0';
+			snprintf(text, sizeof(text), "[\"%s%s\xc3\xa9\x7f b\"]", pad, stops[k]);
+			if (k < 3) {
+				agrees(&t, text);
+			} else {
+				cJSON *v;
+				struct diag d;
+
+				diag_init(&d);
+				CHECK(jtree_parse(&t, text, strlen(text), "a test", &v, &d) == ERR_INPUT);
+			}
+		}
+	jtree_release(&t);
+}
+
+/* The root of the tree parsed last is indexed for jget: every member found
+ * (the first of duplicate names), absent names not; forgotten at the next
+ * parse. */
+static void test_root_indexed(void)
+{
+	char a[] = "{\"repeat\":1,\"reasoning\":2,\"request\":3,\"r\":4,\"\":5,"
+		   "\"started_at\":6,\"started_unix_ms\":7,\"repeat\":8,\"o\":{\"x\":9}}";
+	char b[] = "{\"x\":1}";
+	static const char *const names[] = {"repeat", "reasoning", "request", "r", "", "started_at",
+					    "started_unix_ms"};
+	struct jtree t;
+	cJSON *v, *w;
+	size_t i;
+
+	jtree_init(&t);
+	CHECK(jtree_parse(&t, a, strlen(a), "a test", &v, NULL) == ERR_OK);
+	for (i = 0; v && i < sizeof(names) / sizeof(names[0]); i++)
+		CHECK(jget(v, names[i]) && jget(v, names[i])->valuedouble == (double)(i + 1));
+	CHECK(v && !jget(v, "repeats") && !jget(v, "rep") && !jget(v, "x") && !jget(v, "started"));
+	CHECK(v && jget2(v, "o", "x") && jget2(v, "o", "x")->valuedouble == 9);
+	CHECK(jtree_parse(&t, b, strlen(b), "a test", &w, NULL) == ERR_OK);
+	CHECK(w && jget_num(w, "x") == 1);
+	jtree_release(&t);
+}
+
+/* An object of more members than the index holds is walked: every member
+ * still found. */
+static void test_wide_root(void)
+{
+	struct buf text;
+	struct jtree t;
+	cJSON *v = NULL;
+	char name[16];
+	int i, found = 0;
+
+	buf_init(&text, 1 << 20);
+	jtree_init(&t);
+	for (i = 0; i < 300; i++)
+		CHECK(buf_printf(&text, "%s\"m%d\":%d", i ? "," : "{", i, i) == ERR_OK);
+	CHECK(buf_putc(&text, '}') == ERR_OK);
+	CHECK(jtree_parse(&t, text.data, text.len, "a test", &v, NULL) == ERR_OK);
+	for (i = 0; v && i < 300; i++) {
+		snprintf(name, sizeof(name), "m%d", i);
+		found += jget_num(v, name) == i && jget(v, name);
+	}
+	CHECK(found == 300 && !jget(v, "m300"));
+	jtree_release(&t);
+	buf_release(&text);
+}
+
 int main(void)
 {
+	T_RUN(test_string_stops);
+	T_RUN(test_root_indexed);
+	T_RUN(test_wide_root);
 	T_RUN(test_like_cjson);
 	T_RUN(test_numbers);
 	T_RUN(test_blocks_and_in_place);

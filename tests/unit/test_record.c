@@ -253,9 +253,31 @@ static void test_plan(void)
 	cJSON_Delete(man);
 }
 
+/* record_key writes what "%s\x1f%ld\x1f%ld" (or "null") writes, for
+ * negative, large and capped keys alike. */
+static void test_key_like_printf(void)
+{
+	static const long nums[] = {0, 1, -1, 9, 10, 99, 123456789, -987654321, 999999999999999L,
+				    1000000000000000L, -1000000000000000L, 9007199254740991L};
+	char got[RECORD_KEY_MAX], want[RECORD_KEY_MAX];
+	size_t i, j, cap;
+
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		for (j = 0; j < sizeof(nums) / sizeof(nums[0]); j++)
+			for (cap = 8; cap <= sizeof(got); cap += sizeof(got) - 8) {
+				record_key("case-7", nums[i], 1, nums[j], got, cap);
+				snprintf(want, cap, "%s\x1f%ld\x1f%ld", "case-7", nums[i], nums[j]);
+				CHECK(!strcmp(got, want));
+				record_key("case-7", nums[i], 0, nums[j], got, cap);
+				snprintf(want, cap, "%s\x1f%ld\x1fnull", "case-7", nums[i]);
+				CHECK(!strcmp(got, want));
+			}
+}
+
 int main(void)
 {
 	T_RUN(test_key);
+	T_RUN(test_key_like_printf);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
 	T_RUN(test_manifest);
