@@ -29,6 +29,7 @@ enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
 {
 	struct tok_spare *s = atomic_exchange(spare_of(h), NULL);
 	size_t i;
+	enum err e;
 
 	memset(r, 0, sizeof(*r));
 	r->h = h;
@@ -43,8 +44,8 @@ enum err tok_run_init(struct tok_run *r, const struct tok_hf *h, struct diag *d)
 		mem_free(s);
 		return ERR_OK;
 	}
-	if (rx_match_new(&r->m, d))
-		return d->code;
+	if ((e = rx_match_new(&r->m, d)))
+		return e; /* d may be NULL: tpl_model counts a special token without one */
 	if (bpe_work_new(&r->w))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
