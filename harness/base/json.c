@@ -310,6 +310,7 @@ static size_t g15_fixed(double v, char *out)
 				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				     1e16, 1e17, 1e18};
 	static const double n10[] = {1e-1, 1e-2, 1e-3, 1e-4};
+	static const unsigned long long drop[] = {100000000, 10000, 100, 10};
 	double a = fabs(v), x, f;
 	int e = 0, k;
 	unsigned long long m;
@@ -339,9 +340,15 @@ static size_t g15_fixed(double v, char *out)
 	m = (unsigned long long)floor(x) + (f >= 0.5);
 	if (m >= 1000000000000000ULL)
 		return 0; /* rounded up to a new digit: rare, left to printf */
-	nd = digits(m, dg);
-	while (nd > 1 && dg[nd - 1] == '0' && (int)nd > e + 1)
-		nd--;
+	/* the fraction's trailing zeros dropped from m, 8, 4, 2 and 1 at a time
+	 * (at most 14 of them), keeping the e + 1 digits before the point */
+	nd = 15;
+	for (i = 0; i < 4; i++)
+		if (m % drop[i] == 0 && (int)nd - (8 >> i) > e) {
+			m /= drop[i];
+			nd -= (size_t)(8 >> i);
+		}
+	digits(m, dg);
 	if (v < 0)
 		out[n++] = '-';
 	if (e < 0) {
