@@ -142,8 +142,10 @@ static void cells(const struct rows_writer *w, const cJSON *rec, struct row *r)
 	r->stage = NULL;
 	memset(r->v, 0, sizeof(r->v));
 	for (m = rec->child; m; m = m->next) {
+		/* names of a chain share their first byte: the second compared
+		 * inline first (a member's name has one, or its NUL) */
 		for (i = m->string ? w->head[(unsigned char)m->string[0]] : 0; i; i = w->next[i])
-			if (!strcmp(cols[i - 1].a, m->string))
+			if (cols[i - 1].a[1] == m->string[1] && !strcmp(cols[i - 1].a, m->string))
 				break;
 		if (!i || (seen >> i & 1))
 			continue;
@@ -203,10 +205,11 @@ static cJSON *row_of(struct json_build *jb, struct row *r, const struct rows_wri
 /* A CSV field: quoted when it holds a comma, quote or line break. */
 static enum err csv_field(struct buf *b, const char *s)
 {
+	size_t n = strcspn(s, ",\"\r\n");
 	enum err e;
 
-	if (!strpbrk(s, ",\"\r\n"))
-		return buf_puts(b, s);
+	if (!s[n])
+		return buf_append(b, s, n);
 	e = buf_putc(b, '"');
 	for (; !e && *s; s++)
 		e = *s == '"' ? buf_puts(b, "\"\"") : buf_putc(b, *s);
