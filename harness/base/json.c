@@ -366,6 +366,39 @@ static size_t g15_fixed(double v, char *out)
 	return n;
 }
 
+/* A number of at most three decimals (a journal's milliseconds): when
+ * m = |v| * 1000 is whole, below 10^15, and m / 1000 (rounded once) is |v|
+ * again, v is the double nearest the decimal m / 1000, of at most 15
+ * significant digits, which "%.15g" writes as it is (DBL_DIG): its integer
+ * part, then the fraction's digits without trailing zeros. 0 otherwise. */
+static size_t g15_milli(double v, char *out)
+{
+	double a = fabs(v), x = a * 1000;
+	unsigned long long m;
+	unsigned r;
+	size_t n = 0;
+
+	if (!(x < 1e15) || x != floor(x))
+		return 0;
+	m = (unsigned long long)x;
+	if ((double)m / 1000 != a)
+		return 0;
+	if (v < 0)
+		out[n++] = '-';
+	n += digits(m / 1000, out + n);
+	if ((r = (unsigned)(m % 1000))) {
+		out[n++] = '.';
+		out[n++] = (char)('0' + r / 100);
+		if (r % 100) {
+			out[n++] = (char)('0' + r / 10 % 10);
+			if (r % 10)
+				out[n++] = (char)('0' + r % 10);
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
 size_t json_g15(double v, char *out)
 {
 	size_t n = 0;
@@ -379,7 +412,7 @@ size_t json_g15(double v, char *out)
 		out[n] = '\0';
 		return n;
 	}
-	if (isfinite(v) && v != 0 && (n = g15_fixed(v, out)))
+	if (isfinite(v) && v != 0 && ((n = g15_milli(v, out)) || (n = g15_fixed(v, out))))
 		return n;
 	len = snprintf(out, JSON_G15_MAX, "%.15g", v);
 	return len > 0 ? (size_t)len : 0;
