@@ -86,9 +86,15 @@ void buf_commit(struct buf *b, size_t n)
 
 enum err buf_append(struct buf *b, const void *p, size_t n)
 {
-	enum err e = buf_reserve(b, n);
+	enum err e;
 
-	if (e)
+	if (n < b->cap - b->len) { /* room for it and the NUL (cap <= max + 1) */
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+		return ERR_OK;
+	}
+	if ((e = buf_reserve(b, n)))
 		return e;
 	if (n)
 		memcpy(b->data + b->len, p, n);

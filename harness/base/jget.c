@@ -27,17 +27,13 @@ static unsigned slot(const char *k)
 	return h & (SLOTS - 1);
 }
 
-/* Whether names `s` and `k` are equal, compared inline (they differ in their
- * first bytes, where a call to strcmp costs more than the compare). */
+/* Whether names `s` and `k` are equal: their first bytes compared inline
+ * (most names differ there, where a call to strcmp costs more than the
+ * compare), the rest by strcmp (a matching name is read whole, some 10 bytes,
+ * faster by its vector compares than a byte at a time). */
 static int same(const char *s, const char *k)
 {
-	size_t i = 0;
-
-	if (s[0] != k[0])
-		return 0;
-	while (k[i] && s[i] == k[i])
-		i++;
-	return s[i] == k[i];
+	return s[0] == k[0] && (!s[0] || !strcmp(s + 1, k + 1));
 }
 
 void jget_index(const cJSON *o)

@@ -310,6 +310,7 @@ static size_t g15_fixed(double v, char *out)
 				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				     1e16, 1e17, 1e18};
 	static const double n10[] = {1e-1, 1e-2, 1e-3, 1e-4};
+	static const unsigned long long drop[] = {100000000, 10000, 100, 10};
 	double a = fabs(v), x, f;
 	int e = 0, k;
 	unsigned long long m;
@@ -339,9 +340,15 @@ static size_t g15_fixed(double v, char *out)
 	m = (unsigned long long)floor(x) + (f >= 0.5);
 	if (m >= 1000000000000000ULL)
 		return 0; /* rounded up to a new digit: rare, left to printf */
-	nd = digits(m, dg);
-	while (nd > 1 && dg[nd - 1] == '0' && (int)nd > e + 1)
-		nd--;
+	/* the fraction's trailing zeros dropped from m, 8, 4, 2 and 1 at a time
+	 * (at most 14 of them), keeping the e + 1 digits before the point */
+	nd = 15;
+	for (i = 0; i < 4; i++)
+		if (m % drop[i] == 0 && (int)nd - (8 >> i) > e) {
+			m /= drop[i];
+			nd -= (size_t)(8 >> i);
+		}
+	digits(m, dg);
 	if (v < 0)
 		out[n++] = '-';
 	if (e < 0) {
@@ -354,6 +361,39 @@ static size_t g15_fixed(double v, char *out)
 		if (e >= 0 && i == (size_t)e + 1)
 			out[n++] = '.';
 		out[n++] = dg[i];
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* A number of at most three decimals (a journal's milliseconds): when
+ * m = |v| * 1000 is whole, below 10^15, and m / 1000 (rounded once) is |v|
+ * again, v is the double nearest the decimal m / 1000, of at most 15
+ * significant digits, which "%.15g" writes as it is (DBL_DIG): its integer
+ * part, then the fraction's digits without trailing zeros. 0 otherwise. */
+static size_t g15_milli(double v, char *out)
+{
+	double a = fabs(v), x = a * 1000;
+	unsigned long long m;
+	unsigned r;
+	size_t n = 0;
+
+	if (!(x < 1e15) || x != floor(x))
+		return 0;
+	m = (unsigned long long)x;
+	if ((double)m / 1000 != a)
+		return 0;
+	if (v < 0)
+		out[n++] = '-';
+	n += digits(m / 1000, out + n);
+	if ((r = (unsigned)(m % 1000))) {
+		out[n++] = '.';
+		out[n++] = (char)('0' + r / 100);
+		if (r % 100) {
+			out[n++] = (char)('0' + r / 10 % 10);
+			if (r % 10)
+				out[n++] = (char)('0' + r % 10);
+		}
 	}
 	out[n] = '\0';
 	return n;
@@ -372,7 +412,7 @@ size_t json_g15(double v, char *out)
 		out[n] = '\0';
 		return n;
 	}
-	if (isfinite(v) && v != 0 && (n = g15_fixed(v, out)))
+	if (isfinite(v) && v != 0 && ((n = g15_milli(v, out)) || (n = g15_fixed(v, out))))
 		return n;
 	len = snprintf(out, JSON_G15_MAX, "%.15g", v);
 	return len > 0 ? (size_t)len : 0;

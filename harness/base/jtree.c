@@ -226,6 +226,32 @@ static cJSON *scalar(struct jtree *t, struct jscan *j, struct diag *d)
 
 static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d);
 
+/* A string (`c` is '"') or a scalar at j->pos. */
+static cJSON *leaf(struct jtree *t, struct jscan *j, int c, struct diag *d)
+{
+	cJSON *n;
+
+	if (c != '"')
+		return scalar(t, j, d);
+	if (!(n = node(t, j, cJSON_String, d)) || !(n->valuestring = string(t, j, d)))
+		return NULL;
+	return n;
+}
+
+/* A member's or element's value at depth `depth`: a string or a scalar
+ * starting right at j->pos (no whitespace) taken here, as value() would take
+ * it, without its call; anything else (containers, whitespace, too deep)
+ * is value()'s. */
+static cJSON *member(struct jtree *t, struct jscan *j, int depth, struct diag *d)
+{
+	int c = at(j);
+
+	if (depth <= JSCAN_MAX_DEPTH &&
+	    (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n'))
+		return leaf(t, j, c, d);
+	return value(t, j, depth, d);
+}
+
 /* An object or array (`c` its opening byte) at j->pos, members in order;
  * the first child's prev is the last, as cJSON keeps it. */
 static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
@@ -247,7 +273,7 @@ static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
 			j->pos++;
 		else if (c == '{' && jscan_expect(j, ':', d))
 			return NULL;
-		if (!(it = value(t, j, depth + 1, d)))
+		if (!(it = member(t, j, depth + 1, d)))
 			return NULL;
 		it->string = key;
 		if (last)
@@ -270,7 +296,6 @@ static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
 static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d)
 {
 	int c = at(j);
-	cJSON *n;
 
 	if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
 		c = jscan_peek(j);
@@ -281,11 +306,7 @@ static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d)
 	}
 	if (c == '{' || c == '[')
 		return container(t, j, (char)c, depth, d);
-	if (c != '"')
-		return scalar(t, j, d);
-	if (!(n = node(t, j, cJSON_String, d)) || !(n->valuestring = string(t, j, d)))
-		return NULL;
-	return n;
+	return leaf(t, j, c, d);
 }
 
 enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,

@@ -169,6 +169,7 @@ struct report_fold {
 	cJSON *s;            /* the summary being built */
 	struct casetab ct;   /* the cases, first-seen order */
 	cJSON *eps;          /* array of endpoint objects, first-seen order */
+	cJSON *codes, *finish; /* the summary's failure_codes, finish_reasons */
 	struct stats_vec timing[NTIMINGS];
 	struct stats_vec deltas;  /* usage_delta samples */
 	struct cell *cells;
@@ -382,14 +383,12 @@ static void take_record(struct report_fold *A, const cJSON *rec)
 	}
 	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
 		if (cJSON_IsString(f)) {
-			bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "failure_codes"),
-			     f->valuestring, 1);
+			bump(A, A->codes, f->valuestring, 1);
 			if (casetab_bump(&c->codes, f->valuestring, 1))
 				A->oom = 1;
 		}
 	take_reasons(A, c, rec);
-	bump(A, cJSON_GetObjectItemCaseSensitive(A->s, "finish_reasons"),
-	     cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
+	bump(A, A->finish, cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
 	take_endpoint(A, rec, pass);
 	if (!cJSON_IsObject(jget(rec, "load"))) /* a load request counts in its cell only */
 		take_timing(A, rec);
@@ -765,8 +764,8 @@ static enum err fold_begin(struct report_run *r, struct diag *d)
 	json_add_num(&A->jb, A->s, "needle_summary", 1);
 	add_run_facts(&A->jb, A->s, r);
 	A->eps = json_new_arr(&A->jb);
-	json_add_obj(&A->jb, A->s, "failure_codes");
-	json_add_obj(&A->jb, A->s, "finish_reasons");
+	A->codes = json_add_obj(&A->jb, A->s, "failure_codes");
+	A->finish = json_add_obj(&A->jb, A->s, "finish_reasons");
 	r->fold = A;
 	return ERR_OK;
 }

@@ -48,8 +48,12 @@ enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d);
  * folder `dir` with the manifest's `run_id` (may be NULL; borrowed, as
  * `out`: both must outlive `w`) and, for CSV, appends the header row to
  * `out`; rows_take appends record `rec`'s row. Errors as rows_csv. */
+#define ROWS_NCOLS 34 /* the columns above */
+
 struct rows_writer {
 	struct json_build jb; /* a row's adds */
+	unsigned char head[256], next[ROWS_NCOLS + 1], same[ROWS_NCOLS + 1]; /* the
+				 columns read from a record, chained by name */
 	char run[1024];       /* the run column: the folder's last component */
 	const char *run_id;   /* borrowed, or NULL */
 	int csv;              /* CSV, else JSON Lines */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "base/jget.h"
+#include "base/jscan.h"
 #include "base/jtree.h"
 #include "base/mem.h"
 #include "t.h"
@@ -170,6 +171,40 @@ static void test_refused(void)
 	refused("{\"a\":1}}", "expected the end after the value");
 }
 
+/* JSCAN_MAX_DEPTH arrays around a number or a string are read; one more is
+ * refused where the innermost value starts, whatever that value is. */
+static void test_depth(void)
+{
+	static const char *const inner[] = {"1", "\"s\"", "true", "[]", "{}"};
+	char text[2 * JSCAN_MAX_DEPTH + 16], want[32];
+	struct jtree t;
+	size_t i, k;
+
+	jtree_init(&t);
+	for (i = 0; i < sizeof(inner) / sizeof(inner[0]); i++) {
+		for (k = JSCAN_MAX_DEPTH; k <= JSCAN_MAX_DEPTH + 1; k++) {
+			size_t n = 0, m;
+
+			for (m = 0; m < k; m++)
+				text[n++] = '[';
+			n += (size_t)sprintf(text + n, "%s", inner[i]);
+			for (m = 0; m < k; m++)
+				text[n++] = ']';
+			text[n] = '\0';
+			if (k == JSCAN_MAX_DEPTH && i < 3) {
+				agrees(&t, text);
+				continue;
+			}
+			if (k == JSCAN_MAX_DEPTH)
+				continue; /* a container inside is one level deeper */
+			snprintf(want, sizeof(want), "column %zu", k + 1);
+			refused(text, want);
+			refused(text, "nested too deeply");
+		}
+	}
+	jtree_release(&t);
+}
+
 /* Strings whose escape, quote or control byte falls at every offset of the
  * eight-byte steps of the scan: decoded as cJSON decodes them, or refused. */
 static void test_string_stops(void)
@@ -257,5 +292,6 @@ int main(void)
 	T_RUN(test_numbers);
 	T_RUN(test_blocks_and_in_place);
 	T_RUN(test_refused);
+	T_RUN(test_depth);
 	return T_DONE();
 }

@@ -28,6 +28,38 @@ static void test_percentiles(void)
 	CHECK_EQ_LONG(p.n, 0);
 }
 
+/* stats_sort against a stable reference (insertion), bit for bit: sizes
+ * around the merge widths, many ties, 0 and -0 (equal, their order kept). */
+static void test_sort(void)
+{
+	static const size_t sizes[] = {0, 1, 2, 15, 16, 17, 31, 33, 100, 257, 5000};
+	static double v[5000], ref[5000];
+	unsigned seed = 12345;
+	size_t s, i, j, bad;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+
+		for (i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			v[i] = (seed >> 16) % 7 == 0 ? ((seed >> 8) & 1 ? 0.0 : -0.0)
+						     : (double)((seed >> 16) % 50) - 25;
+			ref[i] = v[i];
+		}
+		for (i = 1; i < n; i++) {
+			double x = ref[i];
+
+			for (j = i; j > 0 && x < ref[j - 1]; j--)
+				ref[j] = ref[j - 1];
+			ref[j] = x;
+		}
+		stats_sort(v, n);
+		for (bad = i = 0; i < n; i++)
+			bad += v[i] != ref[i] || signbit(v[i]) != signbit(ref[i]);
+		CHECK_EQ_LONG(bad, 0);
+	}
+}
+
 /* Wilson 95%: 5/10 is 0.2366..0.7634; 0/0 says nothing. */
 /* numpy's np.percentile (method "linear"), np.mean and np.std on known
  * samples: np.percentile([1, 2, 4, 10], 50) = 3.0, ..., 90 = 8.2, 99 = 9.82;
@@ -97,6 +129,7 @@ static void test_vec(void)
 int main(void)
 {
 	T_RUN(test_percentiles);
+	T_RUN(test_sort);
 	T_RUN(test_linear);
 	T_RUN(test_wilson);
 	T_RUN(test_rate_ratio);
