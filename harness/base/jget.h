@@ -21,6 +21,14 @@ double jget_num(const cJSON *o, const char *k);
  * |lo| and |hi| at most 2^53. */
 int jget_whole(const cJSON *o, const char *k, long lo, long hi, long *out);
 
+/* The cJSON type of `v` (cJSON_Invalid for NULL): cJSON_IsX(v) is
+ * jget_type(v) == cJSON_X, read without a call into the library (a report's
+ * row tests some 90 cells a record). */
+static inline int jget_type(const cJSON *v)
+{
+	return v ? v->type & 0xFF : cJSON_Invalid;
+}
+
 /* Indexes the members of object `o` by their names for this thread's jget
  * calls on `o`, until the next jget_index or jget_forget of `o` (one object
  * at a time: a journal reader's record, looked up some 200 times, where a

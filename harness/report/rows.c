@@ -154,7 +154,8 @@ static void cells(const struct rows_writer *w, const cJSON *rec, struct row *r)
 		seen |= 1ull << i;
 		for (j = i; j; j = w->same[j]) {
 			v = cols[j - 1].b ? jget(m, cols[j - 1].b) : m;
-			r->v[j - 1] = v && !cJSON_IsObject(v) && !cJSON_IsArray(v) ? v : NULL;
+			r->v[j - 1] = jget_type(v) == cJSON_Object || jget_type(v) == cJSON_Array
+					      ? NULL : v;
 		}
 	}
 }
@@ -223,16 +224,17 @@ static enum err csv_field(struct buf *b, const char *s)
 static enum err csv_value(struct buf *b, const struct col *c, const cJSON *v)
 {
 	char num[JSON_G15_MAX + 2];
+	int type = jget_type(v);
 
-	if (cJSON_IsString(v) && v->valuestring[0])
+	if (type == cJSON_String && v->valuestring[0])
 		return csv_field(b, v->valuestring);
 	if (c->t == COL_TEXT)
 		return buf_putc(b, '-');
-	if (cJSON_IsNumber(v))
+	if (type == cJSON_Number)
 		return buf_append(b, num, c->t == COL_REAL ? real_text(v->valuedouble, num)
 							   : json_g15(v->valuedouble, num));
-	if (cJSON_IsBool(v))
-		return buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
+	if (type == cJSON_True || type == cJSON_False)
+		return buf_puts(b, type == cJSON_True ? "true" : "false");
 	return ERR_OK; /* null: an empty field */
 }
 

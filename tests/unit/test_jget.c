@@ -1,5 +1,6 @@
 /*
- * Unit tests of jget: present, missing and mistyped keys, and NULL parents.
+ * Unit tests of jget: present, missing and mistyped keys, and NULL parents;
+ * jget_type against the library's type tests.
  */
 #include <cjson/cJSON.h>
 
@@ -22,8 +23,37 @@ static void test_reads(void)
 	cJSON_Delete(o);
 }
 
+/* jget_type agrees with the library's cJSON_IsX on every kind of value, a
+ * reference and NULL. */
+static void test_type(void)
+{
+	cJSON *o = cJSON_Parse("{\"o\": {}, \"a\": [], \"s\": \"x\", \"n\": 1, \"t\": true, "
+			       "\"f\": false, \"z\": null}");
+	cJSON *ref = cJSON_CreateStringReference("r");
+	static const char *const keys[] = {"o", "a", "s", "n", "t", "f", "z"};
+	size_t i;
+
+	CHECK(o != NULL && ref != NULL);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *v = jget(o, keys[i]);
+		int t = jget_type(v);
+
+		CHECK(v != NULL);
+		CHECK((t == cJSON_Object) == !!cJSON_IsObject(v) && (t == cJSON_Array) == !!cJSON_IsArray(v));
+		CHECK((t == cJSON_String) == !!cJSON_IsString(v) && (t == cJSON_Number) == !!cJSON_IsNumber(v));
+		CHECK((t == cJSON_True) == !!cJSON_IsTrue(v) && (t == cJSON_False) == !!cJSON_IsFalse(v));
+		CHECK((t == cJSON_NULL) == !!cJSON_IsNull(v));
+	}
+	CHECK(jget_type(jget(o, "s")) == cJSON_String && jget_type(jget(o, "t")) == cJSON_True);
+	CHECK(jget_type(ref) == cJSON_String && cJSON_IsString(ref)); /* the flag bits masked */
+	CHECK(jget_type(NULL) == cJSON_Invalid && jget_type(jget(o, "zz")) == cJSON_Invalid);
+	cJSON_Delete(ref);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	T_RUN(test_reads);
+	T_RUN(test_type);
 	return T_DONE();
 }
