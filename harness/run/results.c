@@ -47,12 +47,27 @@ static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
 /* Parses one journal line into *rec (owned by `t`); text that is no JSON
  * leaves *rec NULL (the caller judges the line). Only running out of memory
  * is an error. */
+#define LINE_NAME "a results line"
+
+/* Parses a journal line into *rec (NULL when it is not JSON, its position and
+ * reason then in `bad`, e.g. "column 17 (byte 16): expected ':'"). Only out of
+ * memory is an error: a line that is not JSON may be a torn last line. */
 static enum err parse_line(struct jtree *t, char *text, size_t len, cJSON **rec,
-			   const char *path, struct diag *d)
+			   char *bad, size_t cap, const char *path, struct diag *d)
 {
-	if (jtree_parse(t, text, len, "a results line", rec, NULL) != ERR_NOMEM)
-		return ERR_OK;
-	return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	/* the scanner's message, less its name and line: a line is one line */
+	static const char lead[] = "cannot parse '" LINE_NAME "': line 1, ";
+	struct diag pd;
+	enum err e;
+
+	diag_init(&pd);
+	e = jtree_parse(t, text, len, LINE_NAME, rec, &pd);
+	if (e == ERR_NOMEM)
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	if (e)
+		snprintf(bad, cap, "not JSON: %s",
+			 strncmp(pd.msg, lead, sizeof(lead) - 1) ? pd.msg : pd.msg + sizeof(lead) - 1);
+	return ERR_OK;
 }
 
 /* Loads the keys of a journal; cuts off a torn last line. */
@@ -389,14 +404,15 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 {
 	int nl = n > 0 && line[n - 1] == '\n';
 	cJSON *rec = NULL;
+	char bad[DIAG_MSG_MAX + 16]; /* "not JSON: " and the scanner's message */
 	const char *why;
 	enum err e = ERR_OK;
 
 	*torn = 0;
 	/* Out of memory is no verdict on the line: never cut it for that. */
-	if (nl && (e = parse_line(t, line, n - 1, &rec, path, d)))
+	if (nl && (e = parse_line(t, line, n - 1, &rec, bad, sizeof(bad), path, d)))
 		return e;
-	why = nl ? record_problem(rec) : "no newline";
+	why = !nl ? "no newline" : rec ? record_problem(rec) : bad;
 	if (why && (last || !nl))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)

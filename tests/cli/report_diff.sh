@@ -59,7 +59,7 @@ for bad in 'speed>=1' 'pass_rate' 'recall@x>=1' 'ttft_p95<=1' 'pass_rate>=abc'; 
 	grep -q "gate '$bad'" "$tmp/err" || fail "gate '$bad' not named: $(cat "$tmp/err")"
 done
 rc=0; "$NEEDLE" diff "$tmp/a" "$tmp/garbled" --gate no_new_failures > /dev/null 2> "$tmp/err" || rc=$?
-[ $rc = 2 ] && grep -q "garbled/results.jsonl' line 2: not JSON" "$tmp/err" || fail "garbled: exit $rc"
+[ $rc = 2 ] && grep -q "garbled/results.jsonl' line 2: not JSON: column 20 (byte 19): expected a member name" "$tmp/err" || fail "garbled: exit $rc"
 rc=0; "$NEEDLE" diff "$tmp/a" > /dev/null 2>&1 || rc=$?
 [ $rc = 2 ] || fail "one folder: exit $rc"
 "$NEEDLE" diff "$tmp/a" "$tmp/b" --format json 2>/dev/null | node -e '

@@ -119,7 +119,7 @@ static void test_garbled_middle_line(void)
 	close(fd);
 	r = NULL;
 	CHECK(results_open(sub, 1, &r, &d) == ERR_INPUT);
-	CHECK(strstr(d.msg, "line 1") != NULL);
+	CHECK(strstr(d.msg, "line 1: not JSON: column 1 (byte 0): ") != NULL);
 }
 
 /* A repeat or seed that no long can hold is not a needle record (converting
