@@ -4,10 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <emmintrin.h>
-#endif
-
 void jscan_init(struct jscan *j, const char *s, size_t len, const char *name)
 {
 	j->s = s;
@@ -114,55 +110,6 @@ int jscan_next(struct jscan *j, char close, struct diag *d)
 	jscan_fail(j, d, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
 	return -1;
 }
-
-/* Bytes that end the plain part of a string: '"', '\\' and controls. */
-static const unsigned char stop[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-};
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* SSE2 (every x86-64): sixteen bytes a step; a byte is a stop when it is
- * '"', '\\' or at most 0x1F (max(byte, 0x1F) == 0x1F, unsigned). */
-const char *jscan_plain_end(const char *p, const char *end)
-{
-	const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8(0x1F);
-
-	for (; end - p >= 16; p += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
-					 _mm_cmpeq_epi8(_mm_max_epu8(v, c), c));
-		int bits = _mm_movemask_epi8(m);
-
-		if (bits)
-			return p + __builtin_ctz((unsigned)bits);
-	}
-	while (p < end && !stop[(unsigned char)*p])
-		p++;
-	return p;
-}
-#else
-const char *jscan_plain_end(const char *p, const char *end)
-{
-	const uint64_t ones = 0x0101010101010101ULL, high = ones * 0x80;
-	uint64_t v, q, b;
-
-	/* a zero byte of x sets the high bit of its byte in (x - ones) & ~x, and
-	 * a byte below 0x20 (under 0x80) that of (v - 0x20 * ones) & ~v: a flag
-	 * in any byte means a stop byte in the eight, then found one by one */
-	for (; end - p >= 8; p += 8) {
-		memcpy(&v, p, 8);
-		q = v ^ ones * '"';
-		b = v ^ ones * '\\';
-		if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v)) & high)
-			break;
-	}
-	while (p < end && !stop[(unsigned char)*p])
-		p++;
-	return p;
-}
-#endif
 
 static int hex4(const char *p, uint32_t *v)
 {

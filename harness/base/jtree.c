@@ -1,5 +1,13 @@
 /*
  * jtree — see jtree.h.
+ *
+ * One loop builds the tree, the open containers on a stack of its own (no
+ * call per level). What compact JSON (a journal line) holds is read inline:
+ * names followed by ':', punctuation, strings without escapes, plain
+ * numbers, true, false and null. Anything else (whitespace, escapes,
+ * exponents, long numbers, errors) goes to the jscan call that read it
+ * before, at the same position, so the tree and every message are the same
+ * whichever path read a byte.
  */
 #include "jtree.h"
 
@@ -22,7 +30,7 @@ struct jtree_block {
 void jtree_init(struct jtree *t)
 {
 	t->first = t->cur = NULL;
-	t->used = 0;
+	t->avail = t->limit = NULL;
 	buf_init(&t->scratch, BUF_MAX_DEFAULT);
 	t->root = NULL;
 }
@@ -40,38 +48,55 @@ void jtree_release(struct jtree *t)
 	jtree_init(t);
 }
 
+/* Makes `b` the block being filled. */
+static void use(struct jtree *t, struct jtree_block *b)
+{
+	t->cur = b;
+	t->avail = b ? b->data : NULL;
+	t->limit = b ? b->data + b->cap : NULL;
+}
+
+/* take() when the current block has no room for `want` bytes: the next kept
+ * block large enough, else a new one added at the end of the chain. */
+static void *take_next(struct jtree *t, size_t want)
+{
+	struct jtree_block *b;
+	size_t cap = want > JTREE_BLOCK ? want : JTREE_BLOCK;
+	char *p;
+
+	while (t->cur && t->cur->next && t->cur->next->cap < want)
+		t->cur = t->cur->next;
+	if (t->cur && t->cur->next) {
+		use(t, t->cur->next);
+	} else {
+		if (!(b = mem_alloc(sizeof(*b) + cap)))
+			return NULL;
+		b->cap = cap;
+		b->next = NULL;
+		if (t->cur)
+			t->cur->next = b;
+		else
+			t->first = b;
+		use(t, b);
+	}
+	p = t->avail;
+	t->avail += want;
+	return p;
+}
+
 /* `n` bytes from the blocks (aligned for any object), a new block added after
  * the current one when none of those after it has room; NULL when out of
  * memory. */
-static void *take(struct jtree *t, size_t n)
+static inline void *take(struct jtree *t, size_t n)
 {
-	struct jtree_block *b;
 	size_t want = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-	void *p;
+	char *p = t->avail;
 
-	if (t->cur && t->cur->cap - t->used >= want) {
-		p = t->cur->data + t->used;
-		t->used += want;
-		return p;
-	}
-	while (t->cur && t->cur->next) {
-		t->cur = t->cur->next;
-		t->used = 0;
-		if (t->cur->cap >= want)
-			return take(t, n);
-	}
-	b = mem_alloc(sizeof(*b) + (want > JTREE_BLOCK ? want : JTREE_BLOCK));
-	if (!b)
-		return NULL;
-	b->cap = want > JTREE_BLOCK ? want : JTREE_BLOCK;
-	b->next = NULL;
-	if (t->cur)
-		t->cur->next = b;
-	else
-		t->first = b;
-	t->cur = b;
-	t->used = 0;
-	return take(t, n);
+	/* as integers: no block yet is avail == limit == NULL */
+	if ((uintptr_t)t->limit - (uintptr_t)p < want)
+		return take_next(t, want);
+	t->avail = p + want;
+	return p;
 }
 
 static enum err nomem(struct jscan *j, struct diag *d)
@@ -79,7 +104,7 @@ static enum err nomem(struct jscan *j, struct diag *d)
 	return diag_fail(d, ERR_NOMEM, "cannot parse '%s': out of memory", j->name);
 }
 
-static cJSON *node(struct jtree *t, struct jscan *j, int type, struct diag *d)
+static inline cJSON *node(struct jtree *t, struct jscan *j, int type, struct diag *d)
 {
 	cJSON *n = take(t, sizeof(*n));
 
@@ -92,119 +117,181 @@ static cJSON *node(struct jtree *t, struct jscan *j, int type, struct diag *d)
 	return n;
 }
 
-/* The byte at j->pos, or -1 at the end: the fast paths below read what
- * compact JSON (a journal line) holds there, and leave anything else
- * (whitespace, escapes, exponents, errors) to jscan. */
+/* The text, writable: jtree_parse was given it so. */
+static char *text(const struct jscan *j)
+{
+	return (char *)(uintptr_t)j->s;
+}
+
+/* The byte at j->pos, or -1 at the end. */
 static int at(const struct jscan *j)
 {
 	return j->pos < j->len ? (unsigned char)j->s[j->pos] : -1;
 }
 
-/* A JSON string at j->pos, decoded and NUL-terminated: in place of its
- * closing quote when it has no escape, else copied into the blocks. */
-static char *string(struct jtree *t, struct jscan *j, struct diag *d)
-{
-	const char *s;
-	size_t n, p = j->pos + 1;
-	char *out;
+/* The parse loop's position, kept apart from `j` (whose address the calls
+ * into jscan take) so that it stays in registers: j->pos is set from it
+ * before such a call (to_jscan) and it from j->pos after (from_jscan). */
+struct cur {
+	char *p;   /* the next byte */
+	char *end; /* the end of the text */
+};
 
-	if (at(j) == '"') {
-		p = (size_t)(jscan_plain_end(j->s + p, j->s + j->len) - j->s);
-		if (p < j->len && j->s[p] == '"') {
-			out = (char *)(uintptr_t)(j->s + j->pos + 1);
-			out[p - j->pos - 1] = '\0';
-			j->pos = p + 1;
-			return out;
-		}
-	}
-	if (jscan_string(j, &t->scratch, &s, &n, d))
+static inline void to_jscan(struct jscan *j, const struct cur *c)
+{
+	j->pos = (size_t)(c->p - j->s);
+}
+
+static inline void from_jscan(const struct jscan *j, struct cur *c)
+{
+	c->p = text(j) + j->pos;
+}
+
+/* The byte at c->p after any whitespace (skipped), or -1 at the end:
+ * jscan_peek's, called only when the byte is at most ' '. */
+static inline int peek(struct jscan *j, struct cur *c)
+{
+	int b;
+
+	if (c->p < c->end && (b = (unsigned char)*c->p) > ' ')
+		return b;
+	to_jscan(j, c);
+	b = jscan_peek(j);
+	from_jscan(j, c);
+	return b;
+}
+
+/* string() of a string with an escape or an error: jscan_string's
+ * decoding, copied into the blocks. */
+static char *escaped(struct jtree *t, struct jscan *j, struct diag *d)
+{
+	const char *v;
+	size_t n;
+	char *q;
+
+	if (jscan_string(j, &t->scratch, &v, &n, d))
 		return NULL;
-	if (s != t->scratch.data) {
-		out = (char *)(uintptr_t)s; /* a view into the caller's text */
-		out[n] = '\0';
-		return out;
-	}
-	if (!(out = take(t, n + 1))) {
+	if (!(q = take(t, n + 1))) {
 		nomem(j, d);
 		return NULL;
 	}
-	memcpy(out, s, n);
-	out[n] = '\0';
-	return out;
+	memcpy(q, v, n);
+	q[n] = '\0';
+	return q;
 }
 
-/* The value of a JSON number's `n` bytes at `s` (already validated). */
-static double number(struct jtree *t, const char *s, size_t n)
+/* A JSON string at c->p (its opening quote), decoded and NUL-terminated:
+ * in place of its closing quote when it has no escape, else escaped()'s. */
+static inline char *string(struct jtree *t, struct jscan *j, struct cur *c, struct diag *d)
 {
-	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-	const char *p = s, *end = s + n;
-	uint64_t m = 0;
-	int sig = 0, e = 0, neg = p < end && *p == '-';
-	double v;
+	char *v = c->p + 1, *q = (char *)(uintptr_t)jscan_plain_end(v, c->end);
 
-	for (p += neg; p < end && *p >= '0' && *p <= '9'; p++)
-		if (m || *p != '0')
-			m = m * 10 + (uint64_t)(*p - '0'), sig++;
-	if (p < end && *p == '.')
-		for (p++; p < end && *p >= '0' && *p <= '9'; p++, e--)
-			if (m || *p != '0')
-				m = m * 10 + (uint64_t)(*p - '0'), sig++;
-	if (p == end && sig <= 15 && e >= -22) {
-		/* Clinger's fast path: m and 10^-e are exact, so one division
-		 * rounds once, as strtod does */
-		v = e ? (double)m / p10[-e] : (double)m;
-		return neg ? -v : v;
+	if (q == c->end || *q != '"') {
+		to_jscan(j, c);
+		v = escaped(t, j, d);
+		from_jscan(j, c);
+		return v;
 	}
-	buf_reset(&t->scratch);
-	if (buf_append(&t->scratch, s, n))
-		return strtod("nan", NULL); /* unreachable: a number is far below the cap */
-	return strtod(t->scratch.data, NULL);
+	*q = '\0';
+	c->p = q + 1;
+	return v;
 }
 
-/* The end of a plain number ([-]digits[.digits]) at j->pos followed by a
- * byte that may follow a value, or 0 (then jscan_skip judges it). */
-static size_t plain_number(const struct jscan *j)
+/* name() of a name with whitespace around it, an escape or an error. */
+static char *name_slow(struct jtree *t, struct jscan *j, struct diag *d)
 {
-	const char *s = j->s;
-	size_t p = j->pos + (s[j->pos] == '-'), d0 = p;
+	struct cur c;
+	char *p;
 
-	while (p < j->len && s[p] >= '0' && s[p] <= '9')
-		p++;
+	if (at(j) != '"' && jscan_peek(j) != '"') {
+		jscan_fail(j, d, "expected a member name");
+		return NULL;
+	}
+	c.p = text(j) + j->pos;
+	c.end = text(j) + j->len;
+	if (!(p = string(t, j, &c, d)))
+		return NULL;
+	to_jscan(j, &c);
+	if (at(j) == ':')
+		j->pos++;
+	else if (jscan_expect(j, ':', d))
+		return NULL;
+	return p;
+}
+
+/* A member's name at c->p and the ':' after it (whitespace around both
+ * allowed); NULL with `d` filled. */
+static inline char *name(struct jtree *t, struct jscan *j, struct cur *c, struct diag *d)
+{
+	char *p = c->p, *q;
+
+	if (p < c->end && *p == '"') {
+		q = (char *)(uintptr_t)jscan_plain_end(p + 1, c->end);
+		if (c->end - q >= 2 && !memcmp(q, "\":", 2)) {
+			*q = '\0';
+			c->p = q + 2;
+			return p + 1;
+		}
+	}
+	to_jscan(j, c);
+	p = name_slow(t, j, d);
+	from_jscan(j, c);
+	return p;
+}
+
+/* Sets number node `n` to `v`, valueint saturated as cJSON sets it. */
+static inline void set_number(cJSON *n, double v)
+{
+	n->valuedouble = v;
+	if (v >= INT_MAX)
+		n->valueint = INT_MAX;
+	else if (v <= (double)INT_MIN)
+		n->valueint = INT_MIN;
+	else
+		n->valueint = (int)v;
+}
+
+/* Whether a plain number ([-]digits[.digits], no exponent after it) of at
+ * most 15 digits is at c->p; then *v is its value and *end the byte after
+ * it. m and 10^f (f fraction digits) are exact doubles, so m / 10^f rounds
+ * once, to strtod's correctly rounded result (Clinger's fast path); other
+ * numbers are strtod's (scalar()). */
+static inline int plain_number(const struct cur *c, char **end, double *v)
+{
+	static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+	const char *p = c->p, *e = c->end, *d0, *f0 = NULL;
+	uint64_t m = 0;
+	int neg = *p == '-';
+
+	for (d0 = p += neg; p < e && (unsigned)(*p - '0') < 10; p++)
+		m = m * 10 + (uint64_t)(*p - '0');
 	if (p == d0)
 		return 0;
-	if (p < j->len && s[p] == '.') {
-		d0 = ++p;
-		while (p < j->len && s[p] >= '0' && s[p] <= '9')
-			p++;
-		if (p == d0)
+	if (p < e && *p == '.') {
+		for (f0 = ++p; p < e && (unsigned)(*p - '0') < 10; p++)
+			m = m * 10 + (uint64_t)(*p - '0');
+		if (p == f0)
 			return 0;
 	}
-	return p == j->len || s[p] == ',' || s[p] == '}' || s[p] == ']' ? p : 0;
-}
-
-/* Whether word `w` (true, false, null) is at j->pos; consumed if so. */
-static int word(struct jscan *j, const char *w, size_t n)
-{
-	if (j->len - j->pos < n || memcmp(j->s + j->pos, w, n))
+	if (p - d0 - (f0 != NULL) > 15 || (p < e && (*p == 'e' || *p == 'E')))
 		return 0;
-	j->pos += n;
+	*v = f0 ? (double)m / p10[p - f0] : (double)m;
+	if (neg)
+		*v = -*v;
+	*end = (char *)(uintptr_t)p;
 	return 1;
 }
 
-/* A scalar (number, true, false, null) at j->pos. */
+/* A number, true, false or null at j->pos that the inline paths did not
+ * read, or what jscan_skip refuses there. */
 static cJSON *scalar(struct jtree *t, struct jscan *j, struct diag *d)
 {
-	size_t start = j->pos, end = at(j) >= 0 ? plain_number(j) : 0;
+	size_t start;
 	cJSON *n;
 	char c;
 
-	if (end)
-		j->pos = end;
-	else if (word(j, "true", 4) || word(j, "false", 5) || word(j, "null", 4))
-		;
-	else if (jscan_skip(j, &start, d))
+	if (jscan_skip(j, &start, d))
 		return NULL;
 	c = j->s[start];
 	if (c == 't' || c == 'f')
@@ -213,100 +300,160 @@ static cJSON *scalar(struct jtree *t, struct jscan *j, struct diag *d)
 		return node(t, j, cJSON_NULL, d);
 	if (!(n = node(t, j, cJSON_Number, d)))
 		return NULL;
-	n->valuedouble = number(t, j->s + start, j->pos - start);
-	/* as cJSON sets it */
-	if (n->valuedouble >= INT_MAX)
-		n->valueint = INT_MAX;
-	else if (n->valuedouble <= (double)INT_MIN)
-		n->valueint = INT_MIN;
-	else
-		n->valueint = (int)n->valuedouble;
+	buf_reset(&t->scratch);
+	if (buf_append(&t->scratch, j->s + start, j->pos - start)) {
+		nomem(j, d); /* unreachable: a number is far below the cap */
+		return NULL;
+	}
+	set_number(n, strtod(t->scratch.data, NULL));
 	return n;
 }
 
-static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d);
+/* Whether word `w` (true, false, null) is at c->p; consumed if so. */
+static inline int word(struct cur *c, const char *w, size_t n)
+{
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, w, n))
+		return 0;
+	c->p += n;
+	return 1;
+}
 
-/* A string (`c` is '"') or a scalar at j->pos. */
-static cJSON *leaf(struct jtree *t, struct jscan *j, int c, struct diag *d)
+/* A value other than an object or array at c->p, its first byte `b`. */
+static inline cJSON *leaf(struct jtree *t, struct jscan *j, struct cur *c, int b,
+			  struct diag *d)
 {
 	cJSON *n;
+	char *end;
+	double v;
 
-	if (c != '"')
-		return scalar(t, j, d);
-	if (!(n = node(t, j, cJSON_String, d)) || !(n->valuestring = string(t, j, d)))
-		return NULL;
+	if (b == '"') {
+		if (!(n = node(t, j, cJSON_String, d)) || !(n->valuestring = string(t, j, c, d)))
+			return NULL;
+		return n;
+	}
+	if ((b == '-' || (b >= '0' && b <= '9')) && plain_number(c, &end, &v)) {
+		if (!(n = node(t, j, cJSON_Number, d)))
+			return NULL;
+		c->p = end;
+		set_number(n, v);
+		return n;
+	}
+	if ((b == 't' && word(c, "true", 4)) || (b == 'f' && word(c, "false", 5)))
+		return node(t, j, b == 't' ? cJSON_True : cJSON_False, d);
+	if (b == 'n' && word(c, "null", 4))
+		return node(t, j, cJSON_NULL, d);
+	to_jscan(j, c);
+	n = scalar(t, j, d);
+	from_jscan(j, c);
 	return n;
 }
 
-/* A member's or element's value at depth `depth`: a string or a scalar
- * starting right at j->pos (no whitespace) taken here, as value() would take
- * it, without its call; anything else (containers, whitespace, too deep)
- * is value()'s. */
-static cJSON *member(struct jtree *t, struct jscan *j, int depth, struct diag *d)
-{
-	int c = at(j);
+/* An open object or array: its last member so far, where the next member
+ * is linked (its child, then the last member's next) and its closing byte. */
+struct level {
+	cJSON *node;
+	cJSON *last;
+	cJSON **tail;
+	int close;
+};
 
-	if (depth <= JSCAN_MAX_DEPTH &&
-	    (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n'))
-		return leaf(t, j, c, d);
-	return value(t, j, depth, d);
+/* Adds `it`, named `key` (NULL in an array), after the last member of `l`
+ * (the first's prev is set when `l` closes). */
+static inline void append(struct level *l, cJSON *it, char *key)
+{
+	it->string = key;
+	it->prev = l->last;
+	*l->tail = it;
+	l->tail = &it->next;
+	l->last = it;
 }
 
-/* An object or array (`c` its opening byte) at j->pos, members in order;
- * the first child's prev is the last, as cJSON keeps it. */
-static cJSON *container(struct jtree *t, struct jscan *j, char c, int depth,
-			struct diag *d)
+/* After the opening byte of container `l` at c->p: consumes it and returns
+ * 1 when an element follows, 0 when the container is empty (its closing
+ * byte consumed too). */
+static inline int open_container(struct jscan *j, struct cur *c, const struct level *l)
 {
-	cJSON *n = node(t, j, c == '{' ? cJSON_Object : cJSON_Array, d), *last = NULL, *it;
-	int more = n ? jscan_open(j, c, d) : -1;
+	c->p++;
+	if (peek(j, c) != l->close)
+		return 1;
+	c->p++;
+	return 0;
+}
 
-	while (more > 0) {
-		char *key = NULL;
+/* After a value: consumes ',' (and in an object the next name, put in *key)
+ * and returns 1, or closes containers (the first child's prev is the last,
+ * as cJSON keeps it) until one has a next element (1) or only st[0] is left
+ * (0); -1 with `d` filled. *lp is the innermost open level. */
+static inline int after(struct jtree *t, struct jscan *j, struct cur *c, struct level *st,
+			struct level **lp, char **key, struct diag *d)
+{
+	struct level *l;
+	int b, more;
 
-		if (c == '{' && at(j) != '"' && jscan_peek(j) != '"') {
-			jscan_fail(j, d, "expected a member name");
+	for (l = *lp; l > st; l--) {
+		b = c->p < c->end ? (unsigned char)*c->p : -1;
+		if (b == ',' || b == l->close) {
+			c->p++;
+			more = b == ',';
+		} else {
+			to_jscan(j, c);
+			more = jscan_next(j, (char)l->close, d);
+			from_jscan(j, c);
+			if (more < 0)
+				return -1;
+		}
+		if (more) {
+			*lp = l;
+			*key = NULL;
+			return l->close == ']' || (*key = name(t, j, c, d)) ? 1 : -1;
+		}
+		if (l->node->child)
+			l->node->child->prev = l->last;
+	}
+	*lp = l;
+	return 0;
+}
+
+/* The value at j->pos, or NULL with `d` filled; j->pos after it. st[0]
+ * holds the value as a container's member, so that every value is
+ * appended alike. */
+static cJSON *parse(struct jtree *t, struct jscan *j, struct diag *d)
+{
+	struct level st[JSCAN_MAX_DEPTH + 2], *l = st; /* st[k]: the container at depth k - 1 */
+	const struct level *deepest = st + JSCAN_MAX_DEPTH; /* a value's depth is l - st */
+	struct cur c = {text(j) + j->pos, text(j) + j->len};
+	cJSON holder = {0}, *v;
+	char *key = NULL;
+	int b, more;
+
+	*l = (struct level){&holder, NULL, &holder.child, -1};
+	do {
+		b = peek(j, &c);
+		if (l > deepest) {
+			to_jscan(j, &c);
+			jscan_fail(j, d, "nested too deeply");
 			return NULL;
 		}
-		if (c == '{' && !(key = string(t, j, d)))
-			return NULL;
-		if (c == '{' && at(j) == ':')
-			j->pos++;
-		else if (c == '{' && jscan_expect(j, ':', d))
-			return NULL;
-		if (!(it = member(t, j, depth + 1, d)))
-			return NULL;
-		it->string = key;
-		if (last)
-			last->next = it, it->prev = last;
-		else
-			n->child = it;
-		last = it;
-		if (at(j) == ',')
-			j->pos++, more = 1;
-		else
-			more = jscan_next(j, c == '{' ? '}' : ']', d);
-	}
-	if (more < 0)
-		return NULL;
-	if (n->child)
-		n->child->prev = last;
-	return n;
-}
-
-static cJSON *value(struct jtree *t, struct jscan *j, int depth, struct diag *d)
-{
-	int c = at(j);
-
-	if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-		c = jscan_peek(j);
-
-	if (depth > JSCAN_MAX_DEPTH) {
-		jscan_fail(j, d, "nested too deeply");
-		return NULL;
-	}
-	if (c == '{' || c == '[')
-		return container(t, j, (char)c, depth, d);
-	return leaf(t, j, c, d);
+		if ((b | 0x20) != '{') { /* neither '{' nor '[' (0x5B) */
+			if (!(v = leaf(t, j, &c, b, d)))
+				return NULL;
+			append(l, v, key);
+		} else {
+			if (!(v = node(t, j, b == '{' ? cJSON_Object : cJSON_Array, d)))
+				return NULL;
+			append(l, v, key);
+			*++l = (struct level){v, NULL, &v->child, b == '{' ? '}' : ']'};
+			key = NULL;
+			if (open_container(j, &c, l)) {
+				more = b == '[' || (key = name(t, j, &c, d)) ? 1 : -1;
+				continue;
+			}
+			l--;
+		}
+		more = after(t, j, &c, st, &l, &key, d);
+	} while (more > 0);
+	to_jscan(j, &c);
+	return more < 0 ? NULL : holder.child;
 }
 
 enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,
@@ -321,10 +468,9 @@ enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,
 	}
 	jget_forget(t->root);
 	t->root = NULL;
-	t->cur = t->first;
-	t->used = 0;
+	use(t, t->first);
 	jscan_init(&j, text, len, name);
-	*out = value(t, &j, 0, d);
+	*out = parse(t, &j, d);
 	if (*out && jscan_peek(&j) >= 0) {
 		*out = NULL;
 		return jscan_fail(&j, d, "expected the end after the value");

@@ -9,10 +9,11 @@
  * report that reads them. jtree takes the nodes and strings from blocks it
  * keeps between documents (no allocation once they are large enough) or
  * leaves a string without escapes where it is, ended in place,
- * converts a number of up to 15 significant digits and a decimal exponent of
- * at most 22 exactly with one multiplication or division (the correctly
- * rounded result strtod gives; longer numbers go to strtod), and drops the
- * whole tree at the next jtree_parse.
+ * converts a number without exponent of up to 15 digits exactly with one
+ * division (the correctly rounded result strtod gives; other numbers go to
+ * strtod), and drops the whole tree at the next jtree_parse. Compact JSON
+ * (a journal line of 800 bytes) costs some 6,300 instructions: names,
+ * punctuation, plain strings and numbers are read inline by one loop.
  *
  * The tree is an ordinary cJSON tree for every reader (cJSON_GetObjectItem,
  * cJSON_ArrayForEach, cJSON_Duplicate, cJSON_Print): members in document order
@@ -45,7 +46,8 @@ struct jtree_block;
 struct jtree {
 	struct jtree_block *first; /* owned chain of blocks, kept across parses */
 	struct jtree_block *cur;   /* the block being filled */
-	size_t used;               /* bytes of `cur` handed out */
+	char *avail;               /* its first byte not handed out, or NULL */
+	char *limit;               /* its end, or NULL */
 	struct buf scratch;        /* a string with escapes, decoded */
 	const cJSON *root;         /* the tree parsed last (indexed), or NULL */
 };

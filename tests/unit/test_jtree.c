@@ -283,6 +283,115 @@ static void test_wide_root(void)
 	buf_release(&text);
 }
 
+/* The exact message of each refusal, wherever the inline paths hand the
+ * byte to jscan: after a name, a ',' or a value, in a name, in a number,
+ * across lines. */
+static void test_messages(void)
+{
+	static const char *const cases[][2] = {
+		{"{\"a\":1,}", "line 1, column 8 (byte 7): expected a member name"},
+		{"{\"a\" :1,\"b\":}", "line 1, column 13 (byte 12): expected a value"},
+		{"{\"a\":1 \"b\":2}", "line 1, column 8 (byte 7): expected ',' or '}'"},
+		{"[1,2 3]", "line 1, column 6 (byte 5): expected ',' or ']'"},
+		{"{\"a\":[1,{\"b\":tru}]}", "line 1, column 14 (byte 13): expected a value"},
+		{"{\"k\\q\":1}", "line 1, column 5 (byte 4): bad escape in a string"},
+		{"{\"k\x01\":1}", "line 1, column 4 (byte 3): control character in a string"},
+		{"{\"a\":\"\\ud800\"}", "line 1, column 8 (byte 7): lone high surrogate in a string"},
+		{"{\"a\":\"\\udc00x\"}", "line 1, column 8 (byte 7): lone low surrogate in a string"},
+		{"{\"a\":-}", "line 1, column 7 (byte 6): bad number"},
+		{"{\"a\":1.}", "line 1, column 8 (byte 7): bad number"},
+		{"{\"a\":1e}", "line 1, column 8 (byte 7): bad number"},
+		{"{\"a\":01x}", "line 1, column 8 (byte 7): expected ',' or '}'"},
+		{"{\"a\":1}\n{", "line 2, column 1 (byte 8): expected the end after the value"},
+		{" \n {\"a\":\n1,\n\"b\"\n}", "line 5, column 1 (byte 16): expected ':'"},
+		{"{\"a\"", "line 1, column 5 (byte 4): unexpected end of file, expected ':'"},
+		{"{\"a\":\"x", "line 1, column 8 (byte 7): unexpected end of file, inside a string"},
+		{"[\"\\u12\"]", "line 1, column 4 (byte 3): bad \\u escape in a string"},
+		{"{1:2}", "line 1, column 2 (byte 1): expected a member name"},
+		{"{\"a\":1} x", "line 1, column 9 (byte 8): expected the end after the value"},
+		{"{\"a\":nul}", "line 1, column 6 (byte 5): expected a value"},
+		{"{\"a\":truex}", "line 1, column 10 (byte 9): expected ',' or '}'"},
+	};
+	char text[64], want[160];
+	struct jtree t;
+	cJSON *v;
+	struct diag d;
+	size_t i;
+
+	jtree_init(&t);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s", cases[i][0]);
+		snprintf(want, sizeof(want), "cannot parse 'a test': %s", cases[i][1]);
+		diag_init(&d);
+		CHECK(jtree_parse(&t, text, strlen(text), "a test", &v, &d) == ERR_INPUT);
+		if (strcmp(d.msg, want))
+			fprintf(stderr, "'%s': got '%s', want '%s'\n", cases[i][0], d.msg, want);
+		CHECK(!strcmp(d.msg, want));
+	}
+	jtree_release(&t);
+}
+
+/* Names read inline or by jscan: bytes from 0x80 up, escapes, quotes and
+ * control bytes at every offset of a 16-byte step, whitespace around the
+ * ':', a name ending the text. */
+static void test_names(void)
+{
+	static const char *const stops[] = {"", "\\n", "\\\"", "\\u00e9", "\xc3\xa9\xff\x80", "\x7f"};
+	struct jtree t;
+	char text[128], pad[40];
+	size_t i, k;
+
+	jtree_init(&t);
+	for (i = 0; i < 34; i++)
+		for (k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
+			memset(pad, 'k', i);
+			pad[i] = '\0';
+			snprintf(text, sizeof(text), "{\"%s%s\":%zu,\"%s\" : \"v\",\"x\"\t:\n[]}", pad,
+				 stops[k], i, stops[k]);
+			agrees(&t, text);
+		}
+	agrees(&t, "{\"\xe4\xb8\xad\xe6\x96\x87\":\"\xf0\x9f\x98\x80\",\"\\u4e2d\":1}");
+	refused("{\"a\"", "unexpected end of file, expected ':'");
+	refused("{\"a\x1f\":1}", "control character in a string");
+	jtree_release(&t);
+}
+
+/* Numbers at each edge of the inline conversion (15 digits, with or without
+ * a fraction, leading zeros, -0, an exponent after them, a number ending
+ * the text or followed by whitespace): the bits strtod gives. */
+static void test_number_edges(void)
+{
+	static const char *const nums[] = {
+		"0", "-0", "-0.0", "00", "007.50", "123456789012345", "1234567890123456",
+		"999999999999999", "9999999999999999", "12345678901234.5", "1234567890123.45",
+		"0.00000000000001", "0.000000000000001", "0.0000000000000001", "-99999999999999.9",
+		"1796185612298", "3.402", "2147483647", "2147483648", "-2147483648", "-2147483649",
+		"1e5", "1E5", "2.5e-3", "1e400", "-1e400", "123456789012345678901234567890",
+		"0.1", "0.7", "9007199254740993", "4.35", "1.7976931348623157e308",
+	};
+	static const char *const around[] = {"%s", "[%s]", "{\"n\":%s}", "[ %s ]", "[%s\n,%s]"};
+	char text[160], copy[160];
+	struct jtree t;
+	size_t i, k;
+
+	jtree_init(&t);
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		double want = strtod(nums[i], NULL);
+
+		for (k = 0; k < sizeof(around) / sizeof(around[0]); k++) {
+			const cJSON *v = NULL, *n;
+
+			snprintf(text, sizeof(text), around[k], nums[i], nums[i]);
+			agrees(&t, text);
+			memcpy(copy, text, strlen(text) + 1);
+			CHECK(jtree_parse(&t, copy, strlen(copy), "a test", (cJSON **)&v, NULL) == ERR_OK);
+			n = !v ? NULL : cJSON_IsObject(v) ? v->child : cJSON_IsArray(v) ? v->child : v;
+			CHECK(n && cJSON_IsNumber(n) && !memcmp(&n->valuedouble, &want, sizeof(want)));
+		}
+	}
+	jtree_release(&t);
+}
+
 int main(void)
 {
 	T_RUN(test_string_stops);
@@ -293,5 +402,8 @@ int main(void)
 	T_RUN(test_blocks_and_in_place);
 	T_RUN(test_refused);
 	T_RUN(test_depth);
+	T_RUN(test_messages);
+	T_RUN(test_names);
+	T_RUN(test_number_edges);
 	return T_DONE();
 }
