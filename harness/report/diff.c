@@ -97,66 +97,67 @@ static int endpoint_of(struct index *ix, const char *url)
 
 /* The reason a failed record gives first: its first grade reason, else the
  * usage audit's numbers; NULL when it gives none. Owned. */
-static char *reason_of(const cJSON *rec)
+static char *reason_of(const struct record_view *v)
 {
-	const cJSON *r = cJSON_GetArrayItem(jget2(rec, "grade", "reasons"), 0);
+	const cJSON *r = cJSON_GetArrayItem(v->f[RF_GR_REASONS], 0);
 	char msg[128];
 
 	if (cJSON_IsString(r))
 		return mem_strndup(r->valuestring, strlen(r->valuestring));
-	if (!cJSON_IsFalse(jget2(rec, "audit", "ok")))
+	if (!cJSON_IsFalse(v->f[RF_AU_OK]))
 		return NULL;
 	snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
-		 jget_num(jget(rec, "audit"), "usage_delta"), jget_num(jget(rec, "audit"), "tolerance"));
+		 jget_numv(v->f[RF_AU_USAGE_DELTA]), jget_numv(v->f[RF_AU_TOLERANCE]));
 	return mem_strndup(msg, strlen(msg));
 }
 
-/* Fills `k` from `rec` (its replica kept in ix); 0 when out of memory. */
-static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
+/* Fills `k` from the record `v` views (its replica kept in ix); 0 when out
+ * of memory. */
+static int keyed_of(struct index *ix, const struct record_view *v, struct keyed *k)
 {
-	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
-	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
-	const char *id = jget(rec, "case")->valuestring, *doc;
+	const cJSON *seed = v->f[RF_SEED], *dl = v->f[RF_AU_USAGE_DELTA];
+	const cJSON *sha = v->f[RF_RE_PROMPT_SHA256], *f, *url = v->f[RF_BASE_URL];
+	const char *id = v->f[RF_CASE]->valuestring, *doc;
 	char key[RECORD_KEY_MAX], probe[RECPROBE_DOC_ID];
 
 	memset(k, 0, sizeof(*k));
 	k->ep = -1;
-	record_key_of(rec, key, sizeof(key));
-	k->repeat = (long)jget_num(rec, "repeat");
-	k->has_seed = cJSON_IsNumber(seed);
+	record_view_key(v, key, sizeof(key));
+	k->repeat = (long)jget_numv(v->f[RF_REPEAT]);
+	k->has_seed = jget_type(seed) == cJSON_Number;
 	k->seed = k->has_seed ? seed->valuedouble : 0;
-	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
-	k->is_load = cJSON_IsObject(jget(rec, "load"));
-	k->has_delta = cJSON_IsNumber(dl);
+	k->pass = !strcmp(v->f[RF_VERDICT]->valuestring, "pass");
+	k->is_load = jget_type(v->f[RF_LOAD]) == cJSON_Object;
+	k->has_delta = jget_type(dl) == cJSON_Number;
 	k->delta = k->has_delta ? dl->valuedouble : 0;
-	k->audit = cJSON_IsTrue(jget2(rec, "audit", "enabled"))
-		? (cJSON_IsTrue(jget2(rec, "audit", "ok")) ? 1 : 2) : 0;
+	k->audit = jget_type(v->f[RF_AU_ENABLED]) == cJSON_True
+		? (jget_type(v->f[RF_AU_OK]) == cJSON_True ? 1 : 2) : 0;
 	/* a cache-probe step's prompt holds its run's nonce: compare its document */
-	doc = recprobe_document_id(rec, probe) ? (probe[0] ? probe : NULL)
-					      : (cJSON_IsString(sha) ? sha->valuestring : NULL);
+	doc = v->f[RF_PROBE] && recprobe_document_id(v->rec, probe)
+		? (probe[0] ? probe : NULL)
+		: (jget_type(sha) == cJSON_String ? sha->valuestring : NULL);
 	if (doc && !(k->sha = mem_strndup(doc, strlen(doc))))
 		return 0;
 	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
 		return 0;
 	memcpy(k->key, key, strlen(key) + 1);
 	k->id = memcpy(k->key + strlen(key) + 1, id, strlen(id) + 1);
-	if (cJSON_IsString(jget(rec, "base_url")) &&
-	    (k->ep = endpoint_of(ix, jget(rec, "base_url")->valuestring)) < 0)
+	if (jget_type(url) == cJSON_String && (k->ep = endpoint_of(ix, url->valuestring)) < 0)
 		return 0;
 	if (k->pass)
 		return 1;
-	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
+	if ((f = v->f[RF_TR_FAILURES]) && !(k->failures = cJSON_PrintUnformatted(f)))
 		return 0;
-	k->reason = reason_of(rec);
+	k->reason = reason_of(v);
 	return 1;
 }
 
 /* results_each's callback: one record into the index. */
-static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
+static enum err index_one(void *ctx, const struct record_view *v, struct diag *d)
 {
 	struct index *ix = ctx;
 
-	if (ix->run && !report_keeps(ix->run, rec))
+	if (ix->run && !report_keeps(ix->run, v))
 		return ERR_OK; /* diff_load's pass hands over kept records only */
 	if (ix->n == ix->cap) {
 		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
@@ -164,7 +165,7 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 			return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		ix->k = nk;
 	}
-	if (!keyed_of(ix, rec, &ix->k[ix->n])) {
+	if (!keyed_of(ix, v, &ix->k[ix->n])) {
 		ix->n++; /* its owned parts are freed with the index */
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	}

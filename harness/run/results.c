@@ -27,17 +27,17 @@ int results_has(const struct results *r, const char *key)
 }
 
 /* results_each's callback on --resume: keeps the key, counts the verdict. */
-static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
+static enum err load_one(void *ctx, const struct record_view *v, struct diag *d)
 {
 	struct results *r = ctx;
 	char key[RECORD_KEY_MAX];
 	int added;
 	enum err e;
 
-	record_key_of(rec, key, sizeof(key));
+	record_view_key(v, key, sizeof(key));
 	if ((e = keyset_add(&r->keys, key, &added, d)) || !added)
 		return e;
-	if (record_passed(rec))
+	if (record_passed(v->rec))
 		r->prior_pass++;
 	else
 		r->prior_fail++;
@@ -389,6 +389,7 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 {
 	int nl = n > 0 && line[n - 1] == '\n';
 	cJSON *rec = NULL;
+	struct record_view v;
 	const char *why;
 	enum err e = ERR_OK;
 
@@ -396,13 +397,14 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 	/* Out of memory is no verdict on the line: never cut it for that. */
 	if (nl && (e = parse_line(t, line, n - 1, &rec, path, d)))
 		return e;
-	why = nl ? record_problem(rec) : "no newline";
+	record_view_of(rec, &v);
+	why = nl ? record_view_problem(&v) : "no newline";
 	if (why && (last || !nl))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
 	else
-		e = fn(ctx, rec, d);
+		e = fn(ctx, &v, d);
 	return e;
 }
 
