@@ -126,7 +126,7 @@ static int keyed_of(struct index *ix, const struct record_view *v, struct keyed 
 	k->repeat = (long)jget_numv(v->f[RF_REPEAT]);
 	k->has_seed = jget_type(seed) == cJSON_Number;
 	k->seed = k->has_seed ? seed->valuedouble : 0;
-	k->pass = !strcmp(v->f[RF_VERDICT]->valuestring, "pass");
+	k->pass = record_view_passed(v);
 	k->is_load = jget_type(v->f[RF_LOAD]) == cJSON_Object;
 	k->has_delta = jget_type(dl) == cJSON_Number;
 	k->delta = k->has_delta ? dl->valuedouble : 0;

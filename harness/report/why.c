@@ -15,7 +15,7 @@
 
 static const char *str_or(const cJSON *v, const char *dflt)
 {
-	return cJSON_IsString(v) ? v->valuestring : dflt;
+	return jget_type(v) == cJSON_String ? v->valuestring : dflt;
 }
 
 /* Copies s into out[0..cap), cut at a UTF-8 character boundary when long. */
@@ -88,12 +88,13 @@ static void audit_reason(const struct record_view *v, struct why_reason *r)
 
 size_t why_reasons(const struct record_view *v, struct why_reason *out, size_t max)
 {
-	const char *verdict = str_or(v->f[RF_VERDICT], "");
+	const char *verdict;
 	const cJSON *g;
 	size_t n = 0;
 
-	if (!strcmp(verdict, "pass") || !max)
+	if (record_view_passed(v) || !max)
 		return 0;
+	verdict = str_or(v->f[RF_VERDICT], "");
 	if (jget_type(v->f[RF_TR_OK]) == cJSON_False)
 		n = transport_reasons(v, out, max);
 	else {

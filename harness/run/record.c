@@ -45,7 +45,8 @@ static int as_long(const cJSON *v, long *out)
 {
 	double x = jget_type(v) == cJSON_Number ? v->valuedouble : 0.5;
 
-	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
+	/* the range first (NaN fails it): only then is the cast defined */
+	if (!(x >= -9007199254740991.0 && x <= 9007199254740991.0) || x != (double)(long)x)
 		return 0;
 	*out = (long)x;
 	return 1;
@@ -204,18 +205,28 @@ void record_view_of(const cJSON *rec, struct record_view *v)
 	}
 }
 
-int record_view_key(const struct record_view *v, char *out, size_t cap)
+/* Whether the record `v` views has a key (record_key_of) that fits in
+ * `cap` bytes; its repeat and seed (0 for null) into *r and *sd. */
+static int key_parts(const struct record_view *v, size_t cap, long *r, long *sd)
 {
 	const cJSON *id = v->f[RF_CASE], *seed = v->f[RF_SEED];
-	long r, sd = 0;
 	size_t n;
 
-	if (jget_type(id) != cJSON_String || !as_long(v->f[RF_REPEAT], &r) ||
-	    !(jget_type(seed) == cJSON_NULL || as_long(seed, &sd)) ||
-	    (n = strlen(id->valuestring)) > SUITE_ID_MAX ||
-	    n + 44 > cap) /* id, 2 separators, 2 longs, NUL */
+	*sd = 0;
+	return jget_type(id) == cJSON_String && as_long(v->f[RF_REPEAT], r) &&
+	       (jget_type(seed) == cJSON_NULL || as_long(seed, sd)) &&
+	       (n = strlen(id->valuestring)) <= SUITE_ID_MAX &&
+	       n + 44 <= cap; /* id, 2 separators, 2 longs, NUL */
+}
+
+int record_view_key(const struct record_view *v, char *out, size_t cap)
+{
+	long r, sd;
+
+	if (!key_parts(v, cap, &r, &sd))
 		return 0;
-	record_key(id->valuestring, r, jget_type(seed) != cJSON_NULL, sd, out, cap);
+	record_key(v->f[RF_CASE]->valuestring, r, jget_type(v->f[RF_SEED]) != cJSON_NULL, sd,
+		   out, cap);
 	return 1;
 }
 
@@ -229,13 +240,13 @@ int record_key_of(const cJSON *rec, char *out, size_t cap)
 
 const char *record_view_problem(const struct record_view *v)
 {
-	char key[RECORD_KEY_MAX];
+	long r, sd;
 
 	if (!v->rec)
 		return "not JSON";
 	if (!cJSON_IsObject(v->rec))
 		return "not a JSON object";
-	if (!record_view_key(v, key, sizeof(key)))
+	if (!key_parts(v, RECORD_KEY_MAX, &r, &sd))
 		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
 	if (jget_type(v->f[RF_VERDICT]) != cJSON_String)
 		return "no \"verdict\" string";

@@ -125,6 +125,15 @@ struct record_view {
 /* Fills *v from record `rec` (borrowed; may be NULL or not an object: then
  * every member is NULL). */
 void record_view_of(const cJSON *rec, struct record_view *v);
+/* Whether the record `v` views has verdict "pass" (read inline: every
+ * reader asks it of every record). */
+static inline int record_view_passed(const struct record_view *v)
+{
+	const cJSON *s = v->f[RF_VERDICT];
+	const char *p = s && (s->type & 0xFF) == cJSON_String ? s->valuestring : "";
+
+	return p[0] == 'p' && p[1] == 'a' && p[2] == 's' && p[3] == 's' && !p[4];
+}
 /* record_key_of and record_problem of the record `v` views. */
 int record_view_key(const struct record_view *v, char *out, size_t cap);
 const char *record_view_problem(const struct record_view *v);
