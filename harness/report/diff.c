@@ -25,8 +25,10 @@
 /* What matching needs of one record, kept instead of its tree: a few words
  * per attempt (its texts only when it failed). */
 struct keyed {
-	char *key;          /* owned: record_key, then a NUL and the case id */
-	const char *id;     /* the case id, inside `key`'s allocation */
+	const char *key;    /* record_key, then a NUL and the case id, in
+			       index.keys at key_at (set once indexed) */
+	const char *id;     /* the case id, after `key` */
+	size_t key_at;
 	long repeat;
 	double seed;
 	double delta;       /* audit.usage_delta */
@@ -44,6 +46,8 @@ struct keyed {
 struct index {
 	struct keyed *k;
 	size_t n, cap;
+	struct buf keys;    /* every attempt's key and case id: one allocation
+			       where one each cost more than the rest */
 	char **eps;         /* owned base URLs, first-seen order */
 	size_t neps, capeps;
 	const struct report_run *run; /* borrowed: its records' run (report_keeps) */
@@ -61,8 +65,8 @@ static void index_free(struct index *ix)
 {
 	size_t i;
 
+	buf_release(&ix->keys);
 	for (i = 0; i < ix->n; i++) {
-		mem_free(ix->k[i].key);
 		mem_free(ix->k[i].sha);
 		mem_free(ix->k[i].failures);
 		mem_free(ix->k[i].reason);
@@ -138,10 +142,9 @@ static int keyed_of(struct index *ix, const struct record_view *v, struct keyed 
 		: (jget_type(sha) == cJSON_String ? sha->valuestring : NULL);
 	if (doc && !(k->sha = mem_strndup(doc, strlen(doc))))
 		return 0;
-	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
+	k->key_at = ix->keys.len;
+	if (buf_append(&ix->keys, key, strlen(key) + 1) || buf_append(&ix->keys, id, strlen(id) + 1))
 		return 0;
-	memcpy(k->key, key, strlen(key) + 1);
-	k->id = memcpy(k->key + strlen(key) + 1, id, strlen(id) + 1);
 	if (jget_type(url) == cJSON_String && (k->ep = endpoint_of(ix, url->valuestring)) < 0)
 		return 0;
 	if (k->pass)
@@ -174,8 +177,21 @@ static enum err index_one(void *ctx, const struct record_view *v, struct diag *d
 	return ERR_OK;
 }
 
-/* The records of run `r`'s journal, keyed and sorted (equal keys in file
- * order). */
+/* Points the attempts at their keys (index.keys no longer grows) and sorts
+ * them (equal keys in file order). */
+static void index_sort(struct index *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n; i++) {
+		ix->k[i].key = ix->keys.data + ix->k[i].key_at;
+		ix->k[i].id = ix->k[i].key + strlen(ix->k[i].key) + 1;
+	}
+	if (ix->n) /* an empty journal has no array to sort (ix->k NULL) */
+		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+}
+
+/* The records of run `r`'s journal, keyed and sorted. */
 static enum err index_of(const struct report_run *r, struct index *ix, struct diag *d)
 {
 	struct results_scan sc;
@@ -186,10 +202,10 @@ static enum err index_of(const struct report_run *r, struct index *ix, struct di
 	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	ix->cap = r->records;
+	buf_init(&ix->keys, BUF_MAX_DEFAULT);
 	e = results_each(r->dir, index_one, ix, &sc, d);
-
-	if (!e && ix->n) /* an empty journal has no array to sort (ix->k NULL) */
-		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	if (!e)
+		index_sort(ix);
 	return e;
 }
 
@@ -209,6 +225,7 @@ enum err diff_load(const char *dir, const char *const *globs, size_t nglobs,
 	*out = NULL;
 	if (!also.ctx)
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	buf_init(&((struct index *)also.ctx)->keys, BUF_MAX_DEFAULT);
 	return report_load_cases(dir, globs, nglobs, &also, out, d);
 }
 
@@ -223,28 +240,21 @@ static enum err index_take(struct report_run *r, struct index *ix, struct diag *
 	*ix = *built;
 	mem_free(built);
 	r->also.ctx = NULL;
-	qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	index_sort(ix);
 	return ERR_OK;
 }
 
-static const struct keyed *find(const struct index *ix, const char *key)
+/* The first attempt of `ix` keyed `key`, or NULL: a walk from *at, which
+ * only moves forward (keys asked in increasing order, as both indexes are
+ * sorted: one walk of each matches them, where a search per key cost some
+ * 14 compares). */
+static const struct keyed *find(const struct index *ix, size_t *at, const char *key)
 {
-	size_t lo = 0, hi = ix->n;
+	int c = 1;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(ix->k[mid].key, key);
-		if (c == 0) {
-			while (mid > 0 && !strcmp(ix->k[mid - 1].key, key))
-				mid--; /* the first recorded wins, as on --resume */
-			return &ix->k[mid];
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	while (*at < ix->n && (c = strcmp(ix->k[*at].key, key)) < 0)
+		++*at;
+	return *at < ix->n && !c ? &ix->k[*at] : NULL;
 }
 
 /* A new {case, repeat, seed} object for `k` (with its failures and first
@@ -361,7 +371,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
 	cJSON *usage, *onlyb;
 	long *slot = mem_alloc((res->b.cases.n + 1) * sizeof(*slot));
-	size_t i;
+	size_t i, at = 0;
 
 	json_add_arr(jb, diff, "cases"); /* stands for res->cases */
 	usage = json_add_arr(jb, diff, "usage_changes");
@@ -374,7 +384,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		const struct keyed *ra, *rb = &ib->k[i];
 		if (i && !strcmp(rb->key, ib->k[i - 1].key))
 			continue;
-		if (!(ra = find(ia, rb->key))) {
+		if (!(ra = find(ia, &at, rb->key))) {
 			m->only_b++;
 			if (!rb->pass) {
 				m->only_b_failed++;
@@ -401,8 +411,8 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
 	mem_free(slot);
-	for (i = 0; i < ia->n; i++)
-		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key)) {
+	for (i = 0, at = 0; i < ia->n; i++)
+		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, &at, ia->k[i].key)) {
 			m->only_a++;
 			if (!ia->k[i].is_load)
 				lacking(m, ia->k[i].id);
