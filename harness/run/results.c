@@ -381,10 +381,11 @@ static int at_eof(FILE *f)
 	return 0;
 }
 
-/* One line of the journal (`n` bytes at `line`, `last`: nothing follows):
- * its record to `fn`, or torn (1 returned) or malformed. */
+/* One line of the journal (`n` bytes at `line`, read from `f`, which is at
+ * its end when the line is the last: asked only of a line that is no
+ * record): its record to `fn`, or torn (1 returned) or malformed. */
 static enum err each_line(struct jtree *t, const char *path, char *line, size_t n,
-			  size_t no, int last, results_fn fn, void *ctx, int *torn,
+			  size_t no, FILE *f, results_fn fn, void *ctx, int *torn,
 			  struct diag *d)
 {
 	int nl = n > 0 && line[n - 1] == '\n';
@@ -399,7 +400,7 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 		return e;
 	record_view_of(rec, &v);
 	why = nl ? record_view_problem(&v) : "no newline";
-	if (why && (last || !nl))
+	if (why && (!nl || at_eof(f)))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
@@ -439,7 +440,7 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 				      path, sc->lines + 1, RESULTS_LINE_MAX);
 			break;
 		}
-		e = each_line(&t, path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
+		e = each_line(&t, path, line, (size_t)n, ++sc->lines, f, fn, ctx, &torn, d);
 		if (torn) {
 			sc->torn_bytes = (size_t)n;
 			sc->lines--;
