@@ -264,7 +264,7 @@ static void put_quoted(struct line *l, const char *s)
 
 /* Field `s`: quoted when it holds a comma, quote or line break. Copied a
  * run at a time while it needs no quotes (most fields are a few bytes). */
-static void put_text(struct line *l, const char *s)
+static inline void put_text(struct line *l, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t start = (size_t)(l->w - l->b->data), k;
@@ -321,7 +321,9 @@ static enum err csv_line(struct buf *b, struct row *r, const struct rows_writer 
 	const char *t;
 	size_t i;
 
-	for (i = 0; !l.e && i < NCOLS; i++) {
+	/* after a failed reserve the line is dropped: what is written is not
+	 * counted */
+	for (i = 0; i < NCOLS; i++) {
 		if (i)
 			put_byte(&l, ',');
 		if (cols[i].from == FROM_RECORD)
