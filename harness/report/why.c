@@ -135,14 +135,14 @@ const char *why_first(const struct record_view *v, char *out, size_t cap)
  * when the model said nothing. */
 static void why_answer(const struct record_view *v, char *out, size_t cap)
 {
-	const char *s = str_or(v->f[RF_CONTENT], "");
+	const char *s = str_or(jget(v->rec, "content"), "");
 	char *calls = NULL;
 	size_t n;
 
-	if (!*s && cJSON_GetArraySize(v->f[RF_TOOL_CALLS]) > 0)
-		s = calls = cJSON_PrintUnformatted(v->f[RF_TOOL_CALLS]);
+	if (!*s && cJSON_GetArraySize(jget(v->rec, "tool_calls")) > 0)
+		s = calls = cJSON_PrintUnformatted(jget(v->rec, "tool_calls"));
 	if (!s || !*s)
-		s = str_or(v->f[RF_REASONING], "");
+		s = str_or(jget(v->rec, "reasoning"), "");
 	n = strlen(s);
 	if (cap > WHY_ANSWER_MAX + 4)
 		cap = WHY_ANSWER_MAX + 4;

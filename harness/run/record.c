@@ -64,7 +64,7 @@ static int top_field(const char *s)
 	switch (s[0]) {
 	case 'a': return NAME(s, "audit", RF_AUDIT);
 	case 'b': return NAME(s, "base_url", RF_BASE_URL);
-	case 'c': return s[1] == 'a' ? NAME(s, "case", RF_CASE) : NAME(s, "content", RF_CONTENT);
+	case 'c': return s[1] == 'a' ? NAME(s, "case", RF_CASE) : -1;
 	case 'f': return NAME(s, "finish_reason", RF_FINISH_REASON);
 	case 'g': return NAME(s, "grade", RF_GRADE);
 	case 'h': return NAME(s, "http_status", RF_HTTP_STATUS);
@@ -77,7 +77,6 @@ static int top_field(const char *s)
 			return -1;
 		switch (s[2]) {
 		case 'w': return NAME(s, "raw", RF_RAW);
-		case 'a': return NAME(s, "reasoning", RF_REASONING);
 		case 'c': return NAME(s, "recall", RF_RECALL);
 		case 'p': return s[3] == 'e' ? NAME(s, "repeat", RF_REPEAT)
 					     : NAME(s, "replica", RF_REPLICA);
@@ -90,8 +89,7 @@ static int top_field(const char *s)
 						: NAME(s, "started_unix_ms", RF_STARTED_UNIX_MS);
 	case 't':
 		return s[1] == 'r' ? NAME(s, "transport", RF_TRANSPORT)
-		       : s[1] == 'i' ? NAME(s, "timing", RF_TIMING)
-				     : NAME(s, "tool_calls", RF_TOOL_CALLS);
+		       : s[1] == 'i' ? NAME(s, "timing", RF_TIMING) : -1;
 	case 'u': return NAME(s, "usage", RF_USAGE);
 	case 'v': return NAME(s, "verdict", RF_VERDICT);
 	default: return -1;

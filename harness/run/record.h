@@ -96,11 +96,13 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
  * the record's members and of those of its objects transport, audit, grade,
  * timing, usage, recall and load, the first of duplicate names winning (as
  * jget reads them). A reader of a journal of millions of records reads these
- * (a report consults some 60 a record) instead of looking names up. */
+ * (a report consults some 60 a record) instead of looking names up; what
+ * only a few records are read for (the answer quoted of a failure) is
+ * looked up in view.rec. */
 enum record_field {
 	RF_CASE, RF_KIND, RF_REPEAT, RF_SEED, RF_VERDICT, RF_TRANSPORT, RF_AUDIT,
-	RF_GRADE, RF_HTTP_STATUS, RF_TIMING, RF_USAGE, RF_FINISH_REASON, RF_CONTENT,
-	RF_REASONING, RF_TOOL_CALLS, RF_MODEL, RF_STARTED_AT, RF_STARTED_UNIX_MS,
+	RF_GRADE, RF_HTTP_STATUS, RF_TIMING, RF_USAGE, RF_FINISH_REASON,
+	RF_MODEL, RF_STARTED_AT, RF_STARTED_UNIX_MS,
 	RF_RAW, RF_RECALL, RF_LOAD, RF_PROBE, RF_REPLICA, RF_BASE_URL,
 	RF_TR_OK, RF_TR_FAILURES, RF_TR_MESSAGES,                   /* transport. */
 	RF_AU_OK, RF_AU_ENABLED, RF_AU_USAGE_DELTA, RF_AU_LOCAL_PROMPT_TOKENS,
