@@ -11,7 +11,8 @@
 /* The members of one object, chained by slot, each chain in document order
  * (member i at m[i], the next in its chain at next[i], 0 ending it). */
 struct index {
-	const cJSON *obj; /* the object indexed, or NULL */
+	const cJSON *obj;  /* the object indexed, or NULL */
+	const cJSON *lazy; /* the object to index at its first jget, or NULL */
 	unsigned char head[SLOTS], next[MEMBERS + 1];
 	const cJSON *m[MEMBERS + 1];
 };
@@ -36,12 +37,12 @@ static int same(const char *s, const char *k)
 	return s[0] == k[0] && (!s[0] || !strcmp(s + 1, k + 1));
 }
 
-void jget_index(const cJSON *o)
+/* Indexes `o` now (jget_index deferred it). */
+static void build(const cJSON *o)
 {
 	const cJSON *c;
 	size_t n = 0;
 
-	hot.obj = NULL;
 	if (!cJSON_IsObject(o) || !o->child)
 		return;
 	memset(hot.head, 0, sizeof(hot.head));
@@ -61,10 +62,18 @@ void jget_index(const cJSON *o)
 	hot.obj = o;
 }
 
+void jget_index(const cJSON *o)
+{
+	hot.obj = NULL;
+	hot.lazy = o;
+}
+
 void jget_forget(const cJSON *o)
 {
 	if (o && hot.obj == o)
 		hot.obj = NULL;
+	if (o && hot.lazy == o)
+		hot.lazy = NULL;
 }
 
 const cJSON *jget(const cJSON *o, const char *k)
@@ -74,6 +83,10 @@ const cJSON *jget(const cJSON *o, const char *k)
 
 	if (!o || !k)
 		return NULL;
+	if (o == hot.lazy) {
+		hot.lazy = NULL;
+		build(o);
+	}
 	if (o == hot.obj) {
 		for (i = hot.head[slot(k)]; i; i = hot.next[i])
 			if (same(hot.m[i]->string, k))
@@ -95,9 +108,7 @@ const cJSON *jget2(const cJSON *o, const char *a, const char *b)
 
 double jget_num(const cJSON *o, const char *k)
 {
-	const cJSON *v = jget(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+	return jget_numv(jget(o, k));
 }
 
 int jget_whole(const cJSON *o, const char *k, long lo, long hi, long *out)

@@ -29,12 +29,21 @@ static inline int jget_type(const cJSON *v)
 	return v ? v->type & 0xFF : cJSON_Invalid;
 }
 
+/* The number `v`, or 0 when it is NULL or not a number (jget_num of a value
+ * already found). */
+static inline double jget_numv(const cJSON *v)
+{
+	return jget_type(v) == cJSON_Number ? v->valuedouble : 0;
+}
+
 /* Indexes the members of object `o` by their names for this thread's jget
  * calls on `o`, until the next jget_index or jget_forget of `o` (one object
  * at a time: a journal reader's record, looked up some 200 times, where a
- * walk of its 25 members cost more than the rest of the report). `o` must not
- * be modified or freed while it is indexed. An object of more than 255
- * members, or NULL, is not indexed (jget walks it). */
+ * walk of its 25 members cost more than the rest of the report). The index
+ * is built by the first jget of `o`: a reader that looks up no name of it
+ * (record.h's view) pays nothing. `o` must not be modified or freed while
+ * it is indexed. An object of more than 255 members, or NULL, is not indexed
+ * (jget walks it). */
 void jget_index(const cJSON *o);
 /* Forgets the index of `o` if it is the indexed object. */
 void jget_forget(const cJSON *o);

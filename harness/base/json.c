@@ -279,22 +279,22 @@ static size_t digits(unsigned long long u, char *out)
 				    "25262728293031323334353637383940414243444546474849"
 				    "50515253545556575859606162636465666768697071727374"
 				    "75767778798081828384858687888990919293949596979899";
-	char tmp[24], *p = tmp + sizeof(tmp);
-	size_t n;
+	unsigned long long t;
+	size_t n = 1, i;
 
-	/* two digits a division, written from the end */
-	for (; u >= 100; u /= 100) {
-		p -= 2;
-		memcpy(p, pairs + 2 * (u % 100), 2);
+	/* counted first, then two digits a division written from the end in
+	 * place (a report writes some ten numbers a record) */
+	for (t = u; t >= 100; t /= 100)
+		n += 2;
+	n += t >= 10;
+	for (i = n; u >= 100; u /= 100) {
+		i -= 2;
+		memcpy(out + i, pairs + 2 * (u % 100), 2);
 	}
-	if (u >= 10) {
-		p -= 2;
-		memcpy(p, pairs + 2 * u, 2);
-	} else {
-		*--p = (char)('0' + u);
-	}
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	memcpy(out, p, n);
+	if (u >= 10)
+		memcpy(out, pairs + 2 * u, 2);
+	else
+		out[0] = (char)('0' + u);
 	return n;
 }
 
@@ -378,9 +378,9 @@ static size_t g15_milli(double v, char *out)
 	unsigned r;
 	size_t n = 0;
 
-	if (!(x < 1e15) || x != floor(x))
+	/* 0 <= x < 1e15: whole when its conversion is exact (no call to floor) */
+	if (!(x < 1e15) || x != (double)(m = (unsigned long long)x))
 		return 0;
-	m = (unsigned long long)x;
 	if ((double)m / 1000 != a)
 		return 0;
 	if (v < 0)

@@ -25,8 +25,10 @@
 /* What matching needs of one record, kept instead of its tree: a few words
  * per attempt (its texts only when it failed). */
 struct keyed {
-	char *key;          /* owned: record_key, then a NUL and the case id */
-	const char *id;     /* the case id, inside `key`'s allocation */
+	const char *key;    /* record_key, then a NUL and the case id, in
+			       index.keys at key_at (set once indexed) */
+	const char *id;     /* the case id, after `key` */
+	size_t key_at;
 	long repeat;
 	double seed;
 	double delta;       /* audit.usage_delta */
@@ -44,6 +46,8 @@ struct keyed {
 struct index {
 	struct keyed *k;
 	size_t n, cap;
+	struct buf keys;    /* every attempt's key and case id: one allocation
+			       where one each cost more than the rest */
 	char **eps;         /* owned base URLs, first-seen order */
 	size_t neps, capeps;
 	const struct report_run *run; /* borrowed: its records' run (report_keeps) */
@@ -61,8 +65,8 @@ static void index_free(struct index *ix)
 {
 	size_t i;
 
+	buf_release(&ix->keys);
 	for (i = 0; i < ix->n; i++) {
-		mem_free(ix->k[i].key);
 		mem_free(ix->k[i].sha);
 		mem_free(ix->k[i].failures);
 		mem_free(ix->k[i].reason);
@@ -97,66 +101,66 @@ static int endpoint_of(struct index *ix, const char *url)
 
 /* The reason a failed record gives first: its first grade reason, else the
  * usage audit's numbers; NULL when it gives none. Owned. */
-static char *reason_of(const cJSON *rec)
+static char *reason_of(const struct record_view *v)
 {
-	const cJSON *r = cJSON_GetArrayItem(jget2(rec, "grade", "reasons"), 0);
+	const cJSON *r = cJSON_GetArrayItem(v->f[RF_GR_REASONS], 0);
 	char msg[128];
 
 	if (cJSON_IsString(r))
 		return mem_strndup(r->valuestring, strlen(r->valuestring));
-	if (!cJSON_IsFalse(jget2(rec, "audit", "ok")))
+	if (!cJSON_IsFalse(v->f[RF_AU_OK]))
 		return NULL;
 	snprintf(msg, sizeof(msg), "usage audit: usage_delta %.0f, tolerance %.0f",
-		 jget_num(jget(rec, "audit"), "usage_delta"), jget_num(jget(rec, "audit"), "tolerance"));
+		 jget_numv(v->f[RF_AU_USAGE_DELTA]), jget_numv(v->f[RF_AU_TOLERANCE]));
 	return mem_strndup(msg, strlen(msg));
 }
 
-/* Fills `k` from `rec` (its replica kept in ix); 0 when out of memory. */
-static int keyed_of(struct index *ix, const cJSON *rec, struct keyed *k)
+/* Fills `k` from the record `v` views (its replica kept in ix); 0 when out
+ * of memory. */
+static int keyed_of(struct index *ix, const struct record_view *v, struct keyed *k)
 {
-	const cJSON *seed = jget(rec, "seed"), *dl = jget2(rec, "audit", "usage_delta");
-	const cJSON *sha = jget2(rec, "recall", "prompt_sha256"), *f;
-	const char *id = jget(rec, "case")->valuestring, *doc;
+	const cJSON *seed = v->f[RF_SEED], *dl = v->f[RF_AU_USAGE_DELTA];
+	const cJSON *sha = v->f[RF_RE_PROMPT_SHA256], *f, *url = v->f[RF_BASE_URL];
+	const char *id = v->f[RF_CASE]->valuestring, *doc;
 	char key[RECORD_KEY_MAX], probe[RECPROBE_DOC_ID];
 
 	memset(k, 0, sizeof(*k));
 	k->ep = -1;
-	record_key_of(rec, key, sizeof(key));
-	k->repeat = (long)jget_num(rec, "repeat");
-	k->has_seed = cJSON_IsNumber(seed);
+	record_view_key(v, key, sizeof(key));
+	k->repeat = (long)jget_numv(v->f[RF_REPEAT]);
+	k->has_seed = jget_type(seed) == cJSON_Number;
 	k->seed = k->has_seed ? seed->valuedouble : 0;
-	k->pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
-	k->is_load = cJSON_IsObject(jget(rec, "load"));
-	k->has_delta = cJSON_IsNumber(dl);
+	k->pass = record_view_passed(v);
+	k->is_load = jget_type(v->f[RF_LOAD]) == cJSON_Object;
+	k->has_delta = jget_type(dl) == cJSON_Number;
 	k->delta = k->has_delta ? dl->valuedouble : 0;
-	k->audit = cJSON_IsTrue(jget2(rec, "audit", "enabled"))
-		? (cJSON_IsTrue(jget2(rec, "audit", "ok")) ? 1 : 2) : 0;
+	k->audit = jget_type(v->f[RF_AU_ENABLED]) == cJSON_True
+		? (jget_type(v->f[RF_AU_OK]) == cJSON_True ? 1 : 2) : 0;
 	/* a cache-probe step's prompt holds its run's nonce: compare its document */
-	doc = recprobe_document_id(rec, probe) ? (probe[0] ? probe : NULL)
-					      : (cJSON_IsString(sha) ? sha->valuestring : NULL);
+	doc = v->f[RF_PROBE] && recprobe_document_id(v->rec, probe)
+		? (probe[0] ? probe : NULL)
+		: (jget_type(sha) == cJSON_String ? sha->valuestring : NULL);
 	if (doc && !(k->sha = mem_strndup(doc, strlen(doc))))
 		return 0;
-	if (!(k->key = mem_alloc(strlen(key) + strlen(id) + 2)))
+	k->key_at = ix->keys.len;
+	if (buf_append(&ix->keys, key, strlen(key) + 1) || buf_append(&ix->keys, id, strlen(id) + 1))
 		return 0;
-	memcpy(k->key, key, strlen(key) + 1);
-	k->id = memcpy(k->key + strlen(key) + 1, id, strlen(id) + 1);
-	if (cJSON_IsString(jget(rec, "base_url")) &&
-	    (k->ep = endpoint_of(ix, jget(rec, "base_url")->valuestring)) < 0)
+	if (jget_type(url) == cJSON_String && (k->ep = endpoint_of(ix, url->valuestring)) < 0)
 		return 0;
 	if (k->pass)
 		return 1;
-	if ((f = jget2(rec, "transport", "failures")) && !(k->failures = cJSON_PrintUnformatted(f)))
+	if ((f = v->f[RF_TR_FAILURES]) && !(k->failures = cJSON_PrintUnformatted(f)))
 		return 0;
-	k->reason = reason_of(rec);
+	k->reason = reason_of(v);
 	return 1;
 }
 
 /* results_each's callback: one record into the index. */
-static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
+static enum err index_one(void *ctx, const struct record_view *v, struct diag *d)
 {
 	struct index *ix = ctx;
 
-	if (ix->run && !report_keeps(ix->run, rec))
+	if (ix->run && !report_keeps(ix->run, v))
 		return ERR_OK; /* diff_load's pass hands over kept records only */
 	if (ix->n == ix->cap) {
 		struct keyed *nk = mem_grow(ix->k, &ix->cap, sizeof(*nk), 256);
@@ -164,7 +168,7 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 			return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		ix->k = nk;
 	}
-	if (!keyed_of(ix, rec, &ix->k[ix->n])) {
+	if (!keyed_of(ix, v, &ix->k[ix->n])) {
 		ix->n++; /* its owned parts are freed with the index */
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	}
@@ -173,8 +177,21 @@ static enum err index_one(void *ctx, const cJSON *rec, struct diag *d)
 	return ERR_OK;
 }
 
-/* The records of run `r`'s journal, keyed and sorted (equal keys in file
- * order). */
+/* Points the attempts at their keys (index.keys no longer grows) and sorts
+ * them (equal keys in file order). */
+static void index_sort(struct index *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n; i++) {
+		ix->k[i].key = ix->keys.data + ix->k[i].key_at;
+		ix->k[i].id = ix->k[i].key + strlen(ix->k[i].key) + 1;
+	}
+	if (ix->n) /* an empty journal has no array to sort (ix->k NULL) */
+		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+}
+
+/* The records of run `r`'s journal, keyed and sorted. */
 static enum err index_of(const struct report_run *r, struct index *ix, struct diag *d)
 {
 	struct results_scan sc;
@@ -185,10 +202,10 @@ static enum err index_of(const struct report_run *r, struct index *ix, struct di
 	if (r->records && !(ix->k = mem_alloc(r->records * sizeof(*ix->k))))
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	ix->cap = r->records;
+	buf_init(&ix->keys, BUF_MAX_DEFAULT);
 	e = results_each(r->dir, index_one, ix, &sc, d);
-
-	if (!e && ix->n) /* an empty journal has no array to sort (ix->k NULL) */
-		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	if (!e)
+		index_sort(ix);
 	return e;
 }
 
@@ -208,6 +225,7 @@ enum err diff_load(const char *dir, const char *const *globs, size_t nglobs,
 	*out = NULL;
 	if (!also.ctx)
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	buf_init(&((struct index *)also.ctx)->keys, BUF_MAX_DEFAULT);
 	return report_load_cases(dir, globs, nglobs, &also, out, d);
 }
 
@@ -222,28 +240,21 @@ static enum err index_take(struct report_run *r, struct index *ix, struct diag *
 	*ix = *built;
 	mem_free(built);
 	r->also.ctx = NULL;
-	qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+	index_sort(ix);
 	return ERR_OK;
 }
 
-static const struct keyed *find(const struct index *ix, const char *key)
+/* The first attempt of `ix` keyed `key`, or NULL: a walk from *at, which
+ * only moves forward (keys asked in increasing order, as both indexes are
+ * sorted: one walk of each matches them, where a search per key cost some
+ * 14 compares). */
+static const struct keyed *find(const struct index *ix, size_t *at, const char *key)
 {
-	size_t lo = 0, hi = ix->n;
+	int c = 1;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(ix->k[mid].key, key);
-		if (c == 0) {
-			while (mid > 0 && !strcmp(ix->k[mid - 1].key, key))
-				mid--; /* the first recorded wins, as on --resume */
-			return &ix->k[mid];
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	while (*at < ix->n && (c = strcmp(ix->k[*at].key, key)) < 0)
+		++*at;
+	return *at < ix->n && !c ? &ix->k[*at] : NULL;
 }
 
 /* A new {case, repeat, seed} object for `k` (with its failures and first
@@ -360,7 +371,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
 	cJSON *usage, *onlyb;
 	long *slot = mem_alloc((res->b.cases.n + 1) * sizeof(*slot));
-	size_t i;
+	size_t i, at = 0;
 
 	json_add_arr(jb, diff, "cases"); /* stands for res->cases */
 	usage = json_add_arr(jb, diff, "usage_changes");
@@ -373,7 +384,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		const struct keyed *ra, *rb = &ib->k[i];
 		if (i && !strcmp(rb->key, ib->k[i - 1].key))
 			continue;
-		if (!(ra = find(ia, rb->key))) {
+		if (!(ra = find(ia, &at, rb->key))) {
 			m->only_b++;
 			if (!rb->pass) {
 				m->only_b_failed++;
@@ -400,8 +411,8 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
 	mem_free(slot);
-	for (i = 0; i < ia->n; i++)
-		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, ia->k[i].key)) {
+	for (i = 0, at = 0; i < ia->n; i++)
+		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, &at, ia->k[i].key)) {
 			m->only_a++;
 			if (!ia->k[i].is_load)
 				lacking(m, ia->k[i].id);

@@ -45,11 +45,11 @@ static void case_name(const cJSON *rec, char *out, size_t cap)
 			 jget_num(load, "level"), jget_num(load, "round"), jget_num(load, "index"));
 }
 
-static enum err failure(struct buf *b, const cJSON *rec)
+static enum err failure(struct buf *b, const struct record_view *v)
 {
 	struct why_reason r[WHY_REASONS_MAX];
-	size_t n = why_reasons(rec, r, WHY_REASONS_MAX), i;
-	const char *raw = cJSON_GetStringValue(jget(rec, "raw"));
+	size_t n = why_reasons(v, r, WHY_REASONS_MAX), i;
+	const char *raw = cJSON_GetStringValue(v->f[RF_RAW]);
 	enum err e;
 
 	if ((e = buf_puts(b, "\n      <failure message=\"")) || (e = xml_attr(b, r[0].text)) ||
@@ -64,8 +64,9 @@ static enum err failure(struct buf *b, const cJSON *rec)
 	return e ? e : buf_puts(b, "</failure>\n    ");
 }
 
-static enum err testcase(void *ctx, const cJSON *rec, struct diag *d)
+static enum err testcase(void *ctx, const struct record_view *v, struct diag *d)
 {
+	const cJSON *rec = v->rec;
 	struct junit_walk *w = ctx;
 	struct buf *b = &w->cases;
 	char name[WHY_TEXT_MAX];
@@ -84,7 +85,7 @@ static enum err testcase(void *ctx, const cJSON *rec, struct diag *d)
 	    (e = buf_puts(b, "\" name=\"")) || (e = xml_attr(b, name)) ||
 	    (e = buf_printf(b, "\" time=\"%.3f\">", s)))
 		return e;
-	if (!pass && (e = failure(b, rec)))
+	if (!pass && (e = failure(b, v)))
 		return e;
 	return buf_puts(b, "</testcase>\n");
 }

@@ -94,9 +94,9 @@ void probesum_release(struct probesum *p)
 	p->s = NULL;
 }
 
-void probesum_take(struct probesum *p, const cJSON *rec)
+void probesum_take(struct probesum *p, const struct record_view *v)
 {
-	const cJSON *pr = jget(rec, "probe");
+	const cJSON *pr = v->f[RF_PROBE], *rec = v->rec;
 
 	if (!cJSON_IsObject(pr) || p->jb.code)
 		return;

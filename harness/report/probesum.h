@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/json.h"
+#include "run/record.h"
 
 /* The probe summary being built from a run's records, one at a time. */
 struct probesum {
@@ -23,10 +24,10 @@ struct probesum {
 void probesum_init(struct probesum *p);
 /* Frees what `p` holds; it is empty after. */
 void probesum_release(struct probesum *p);
-/* Folds record `rec` (borrowed, not kept) in when it has a "probe" object:
- * a jitter step into its residue rows, a cache step as a row of its own.
- * Errors stay in p->jb. */
-void probesum_take(struct probesum *p, const cJSON *rec);
+/* Folds the record `v` views (borrowed, not kept) in when it has a "probe"
+ * object: a jitter step into its residue rows, a cache step as a row of its
+ * own. Errors stay in p->jb. */
+void probesum_take(struct probesum *p, const struct record_view *v);
 /* Moves {"residue": {...}, "cache": [...]} into *out (owned), or leaves *out
  * NULL when no record had a "probe" object; `p` is empty after. ERR_NOMEM
  * (a failed take's included). */

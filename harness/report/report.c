@@ -32,47 +32,50 @@
 #define REPORT_CASES_NAMED 20  /* cases listed per failure reason in summary.md */
 #define REPORT_TERM_REASON 160 /* bytes of a first reason on the terminal */
 
+/* The timing members in the summary's order ("latency"), from RF_TI_FIRST_BYTE_MS. */
 static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
 					  "e2e_ms", "tpot_ms"};
 #define NTIMINGS (sizeof(timing_keys) / sizeof(timing_keys[0]))
+_Static_assert(RF_TI_TPOT_MS - RF_TI_FIRST_BYTE_MS + 1 == NTIMINGS, "record.h's timing fields");
 
 /* ---- loading ---- */
 
-static enum err fold_take(struct report_fold *F, const cJSON *rec, struct diag *d);
+static enum err fold_take(struct report_fold *F, const struct record_view *v, struct diag *d);
 
 /* results_each's callback of report_load: keeps the attempt key when the
  * manifest has a plan to count it against, and the record itself when it
  * is a load round; folds it into the summary and the rows when the run is
  * loaded for them. */
-static enum err load_key(void *ctx, const cJSON *rec, struct diag *d)
+static enum err load_key(void *ctx, const struct record_view *v, struct diag *d)
 {
 	struct report_run *r = ctx;
 	char key[RECORD_KEY_MAX];
 	enum err e;
 
-	if (!report_keeps(r, rec))
+	if (!report_keeps(r, v))
 		return ERR_OK;
-	if (jget(rec, "load") &&
+	if (v->f[RF_LOAD] &&
 	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
-	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(rec, 1))))
+	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(v->rec, 1))))
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
-	if (r->fold && (e = fold_take(r->fold, rec, d)))
+	if (r->fold && (e = fold_take(r->fold, v, d)))
 		return e;
-	if (r->rows && (e = rows_take(r->rows, rec, d)))
+	if (r->rows && (e = rows_take(r->rows, v, d)))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", r->dir, err_name(e));
-	if (r->also.take && (e = r->also.take(r->also.ctx, rec, d)))
+	if (r->also.take && (e = r->also.take(r->also.ctx, v, d)))
 		return e;
 	if (!r->has_plan)
 		return ERR_OK;
-	record_key_of(rec, key, sizeof(key));
+	record_view_key(v, key, sizeof(key));
 	return keyset_add(&r->keys, key, NULL, d);
 }
 
-int report_keeps(const struct report_run *r, const cJSON *rec)
+int report_keeps(const struct report_run *r, const struct record_view *v)
 {
-	const cJSON *id = jget(rec, "case");
+	const cJSON *id = v->f[RF_CASE];
 
-	return !r->nglobs || (cJSON_IsString(id) && record_case_selected(r->globs, r->nglobs, id->valuestring));
+	return !r->nglobs || (jget_type(id) == cJSON_String &&
+			      record_case_selected(r->globs, r->nglobs, id->valuestring));
 }
 
 static enum err fold_begin(struct report_run *r, struct diag *d);
@@ -244,9 +247,9 @@ static struct lenlat *lenlat_of(struct report_fold *A, long tokens)
 	return &A->ll[A->nll++];
 }
 
-static void take_recall_timing(struct report_fold *A, const cJSON *rec, long tokens)
+static void take_recall_timing(struct report_fold *A, const struct record_view *v, long tokens)
 {
-	const cJSON *t = jget2(rec, "timing", "ttft_ms"), *e = jget2(rec, "timing", "e2e_ms");
+	const cJSON *t = v->f[RF_TI_TTFT_MS], *e = v->f[RF_TI_E2E_MS];
 	struct lenlat *l = lenlat_of(A, tokens);
 
 	if (!l || (cJSON_IsNumber(t) && stats_vec_push(&l->ttft, t->valuedouble)) ||
@@ -263,14 +266,13 @@ static long num_long(const cJSON *v, long dflt)
 	return (long)v->valuedouble;
 }
 
-static void take_recall(struct report_fold *A, const cJSON *rec, int transport_ok)
+static void take_recall(struct report_fold *A, const struct record_view *v, int transport_ok)
 {
-	const cJSON *tokens = jget2(rec, "recall", "tokens");
-	const cJSON *needles = jget2(rec, "grade", "needles"), *n;
-	long len = num_long(tokens, 0);
+	const cJSON *needles = v->f[RF_GR_NEEDLES], *n;
+	long len = num_long(v->f[RF_RE_TOKENS], 0);
 
 	A->recall_attempts++;
-	take_recall_timing(A, rec, len);
+	take_recall_timing(A, v, len);
 	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
 		cJSON_ArrayForEach(n, needles) {
 			long dep = num_long(jget(n, "depth"), -1);
@@ -281,42 +283,39 @@ static void take_recall(struct report_fold *A, const cJSON *rec, int transport_o
 		}
 		return;
 	}
-	cJSON_ArrayForEach(n, jget2(rec, "recall", "depths"))
+	cJSON_ArrayForEach(n, v->f[RF_RE_DEPTHS])
 		if (num_long(n, -1) >= 0)
 			add_cell(A, num_long(n, -1), len, 0, !transport_ok);
 }
 
-static void take_timing(struct report_fold *A, const cJSON *rec)
+static void take_timing(struct report_fold *A, const struct record_view *v)
 {
-	const cJSON *timing = jget(rec, "timing");
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++) {
-		const cJSON *t = jget(timing, timing_keys[i]);
-		if (cJSON_IsNumber(t) && stats_vec_push(&A->timing[i], t->valuedouble))
+		const cJSON *t = v->f[RF_TI_FIRST_BYTE_MS + i];
+		if (jget_type(t) == cJSON_Number && stats_vec_push(&A->timing[i], t->valuedouble))
 			A->oom = 1;
 	}
 }
 
-static void take_audit(struct report_fold *A, const cJSON *rec)
+static void take_audit(struct report_fold *A, const struct record_view *v)
 {
-	const cJSON *au = jget(rec, "audit");
-	const cJSON *dl = jget(au, "usage_delta");
+	const cJSON *dl = v->f[RF_AU_USAGE_DELTA];
 
-	if (cJSON_IsTrue(jget(au, "enabled")))
-		A->audit_enabled++;
-	if (cJSON_IsFalse(jget(au, "ok")))
-		A->audit_failed++;
-	if (cJSON_IsNumber(dl) && stats_vec_push(&A->deltas, dl->valuedouble))
+	A->audit_enabled += jget_type(v->f[RF_AU_ENABLED]) == cJSON_True;
+	A->audit_failed += jget_type(v->f[RF_AU_OK]) == cJSON_False;
+	if (jget_type(dl) == cJSON_Number && stats_vec_push(&A->deltas, dl->valuedouble))
 		A->oom = 1;
 }
 
 /* The case's reasons ("STAGE: KEY" -> count) and its first failed
  * attempt's first reason. */
-static void take_reasons(struct report_fold *A, struct casetab_case *c, const cJSON *rec)
+static void take_reasons(struct report_fold *A, struct casetab_case *c,
+			 const struct record_view *v)
 {
 	struct why_reason r[WHY_REASONS_MAX];
-	size_t i, n = why_reasons(rec, r, WHY_REASONS_MAX);
+	size_t i, n = why_reasons(v, r, WHY_REASONS_MAX);
 	char key[WHY_TEXT_MAX + 16];
 
 	for (i = 0; i < n; i++) {
@@ -333,40 +332,45 @@ static void take_reasons(struct report_fold *A, struct casetab_case *c, const cJ
 
 /* Counts `rec` under the replica that served it ("base_url"; records
  * written before replicas were recorded have none and are not counted). */
-static void take_endpoint(struct report_fold *A, const cJSON *rec, int pass)
+static void take_endpoint(struct report_fold *A, const struct record_view *v, int pass)
 {
-	const cJSON *url = jget(rec, "base_url"), *f;
-	cJSON *e;
+	const cJSON *url = v->f[RF_BASE_URL], *f;
+	cJSON *e, *total;
 
-	if (!cJSON_IsString(url))
+	if (jget_type(url) != cJSON_String)
 		return;
+	/* an endpoint's members while folding, in the order made below:
+	 * base_url, replica, total, pass, failure_codes (read by position: a
+	 * lookup by name cost more than the count) */
 	cJSON_ArrayForEach(e, A->eps)
-		if (!strcmp(jget(e, "base_url")->valuestring, url->valuestring))
+		if (!strcmp(e->child->valuestring, url->valuestring))
 			break;
 	if (!e) {
 		e = json_add_obj(&A->jb, A->eps, NULL);
 		json_add_str(&A->jb, e, "base_url", url->valuestring);
-		json_add_num(&A->jb, e, "replica", jget_num(rec, "replica"));
+		json_add_num(&A->jb, e, "replica", jget_numv(v->f[RF_REPLICA]));
 		json_add_num(&A->jb, e, "total", 0);
 		json_add_num(&A->jb, e, "pass", 0);
 		json_add_obj(&A->jb, e, "failure_codes");
 		if (A->jb.code)
 			return;
 	}
-	bump(A, e, "total", 1);
-	bump(A, e, "pass", pass);
-	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
-		if (cJSON_IsString(f))
-			bump(A, cJSON_GetObjectItemCaseSensitive(e, "failure_codes"), f->valuestring, 1);
+	total = e->child->next->next;
+	cJSON_SetNumberValue(total, total->valuedouble + 1);
+	cJSON_SetNumberValue(total->next, total->next->valuedouble + pass);
+	cJSON_ArrayForEach(f, v->f[RF_TR_FAILURES])
+		if (jget_type(f) == cJSON_String)
+			bump(A, total->next->next, f->valuestring, 1);
 }
 
-static void take_record(struct report_fold *A, const cJSON *rec)
+static void take_record(struct report_fold *A, const struct record_view *v)
 {
-	const cJSON *kind = jget(rec, "kind"), *fr = jget(rec, "finish_reason"), *f;
-	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
-	int tr_ok = !cJSON_IsFalse(jget2(rec, "transport", "ok"));
-	struct casetab_case *c = casetab_of(&A->ct, jget(rec, "case")->valuestring,
-					    cJSON_IsString(kind) ? kind->valuestring : "unknown");
+	const cJSON *kind = v->f[RF_KIND], *fr = v->f[RF_FINISH_REASON], *f;
+	int pass = record_view_passed(v);
+	int tr_ok = jget_type(v->f[RF_TR_OK]) != cJSON_False;
+	struct casetab_case *c = casetab_of(&A->ct, v->f[RF_CASE]->valuestring,
+					    jget_type(kind) == cJSON_String ? kind->valuestring
+									    : "unknown");
 
 	if (!c) {
 		A->oom = 1;
@@ -379,25 +383,25 @@ static void take_record(struct report_fold *A, const cJSON *rec)
 	if (!pass) {
 		if (!tr_ok)
 			A->stage_transport++;
-		else if (cJSON_IsFalse(jget2(rec, "audit", "ok")))
+		else if (jget_type(v->f[RF_AU_OK]) == cJSON_False)
 			A->stage_audit++;
 		else
 			A->stage_grade++;
 	}
-	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
+	cJSON_ArrayForEach(f, v->f[RF_TR_FAILURES])
 		if (cJSON_IsString(f)) {
 			bump(A, A->codes, f->valuestring, 1);
 			if (casetab_bump(&c->codes, f->valuestring, 1))
 				A->oom = 1;
 		}
-	take_reasons(A, c, rec);
-	bump(A, A->finish, cJSON_IsString(fr) ? fr->valuestring : "(none)", 1);
-	take_endpoint(A, rec, pass);
-	if (!cJSON_IsObject(jget(rec, "load"))) /* a load request counts in its cell only */
-		take_timing(A, rec);
-	take_audit(A, rec);
-	if (cJSON_IsObject(jget(rec, "recall")))
-		take_recall(A, rec, tr_ok);
+	take_reasons(A, c, v);
+	bump(A, A->finish, jget_type(fr) == cJSON_String ? fr->valuestring : "(none)", 1);
+	take_endpoint(A, v, pass);
+	if (jget_type(v->f[RF_LOAD]) != cJSON_Object) /* a load request counts in its cell only */
+		take_timing(A, v);
+	take_audit(A, v);
+	if (jget_type(v->f[RF_RECALL]) == cJSON_Object)
+		take_recall(A, v, tr_ok);
 }
 
 /* Adds "rate" (null without attempts) and "wilson95" [lo, hi] to `o`. */
@@ -701,15 +705,15 @@ static void add_totals(struct report_fold *A, const struct report_run *r)
 }
 
 /* One record into the summary being folded. */
-static enum err fold_take(struct report_fold *A, const cJSON *rec, struct diag *d)
+static enum err fold_take(struct report_fold *A, const struct record_view *v, struct diag *d)
 {
 	(void)d;
 	/* a failed add may leave a case without its fields: stop at once */
 	if (!A->jb.code && !A->oom) {
-		take_record(A, rec);
-		if (why_fold_take(A->why, rec))
+		take_record(A, v);
+		if (why_fold_take(A->why, v))
 			A->oom = 1;
-		probesum_take(&A->probes, rec);
+		probesum_take(&A->probes, v);
 	}
 	return ERR_OK;
 }

@@ -89,8 +89,8 @@ enum err report_load(const char *dir, struct report_run **out, struct diag *d);
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
 			   const struct report_also *also, struct report_run **out,
 			   struct diag *d);
-/* Whether run `r` keeps record `rec` (its case is selected). */
-int report_keeps(const struct report_run *r, const cJSON *rec);
+/* Whether run `r` keeps the record `v` views (its case is selected). */
+int report_keeps(const struct report_run *r, const struct record_view *v);
 /* Frees the run. Accepts NULL. */
 void report_run_free(struct report_run *r);
 

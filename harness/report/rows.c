@@ -9,6 +9,7 @@
 
 #include "base/jget.h"
 #include "base/json.h"
+#include "run/record.h"
 #include "run/results.h"
 #include "why.h"
 
@@ -21,46 +22,50 @@ enum col_type {
 	COL_BOOL  /* true / false */
 };
 
-/* What a derived column (one whose `a` is NULL) is made from. */
+/* What a column is made from. */
 enum col_from {
-	FROM_RECORD, /* not derived: record[a][b] */
+	FROM_RECORD, /* the record's scalar at `field` */
 	FROM_RUN, FROM_RUN_ID,
-	FROM_LOAD,   /* the flag record.load[name] */
-	FROM_CODES, FROM_DEPTHS, FROM_STAGE, FROM_REASON
+	FROM_LOAD,   /* the flag at `field` (record.load[name]) */
+	FROM_CODES, FROM_DEPTHS, /* the array at `field`, joined */
+	FROM_STAGE, FROM_REASON
 };
 
-/* Where a column's value comes from: the scalar at record[a][b] (b may be
- * NULL), or a derived value (a NULL, made as `from` says). */
+/* Where a column's value comes from: the scalar of the record's `field`
+ * (record.h; an object or an array reads as absent), or a derived value
+ * (made as `from` says, of `field` where it names one). */
 struct col {
-	const char *name, *a, *b;
+	const char *name;
+	short field;
 	enum col_type t;
 	enum col_from from;
 };
 
 static const struct col cols[] = {
-	{"run", NULL, NULL, COL_TEXT, FROM_RUN}, {"model", "model", NULL, COL_TEXT},
-	{"case", "case", NULL, COL_TEXT}, {"kind", "kind", NULL, COL_TEXT},
-	{"repeat", "repeat", NULL, COL_INT}, {"seed", "seed", NULL, COL_INT},
-	{"verdict", "verdict", NULL, COL_TEXT}, {"fail_stage", NULL, NULL, COL_TEXT, FROM_STAGE},
-	{"failure_codes", NULL, NULL, COL_TEXT, FROM_CODES},
-	{"first_reason", NULL, NULL, COL_TEXT, FROM_REASON},
-	{"usage_delta", "audit", "usage_delta", COL_INT},
-	{"local_prompt_tokens", "audit", "local_prompt_tokens", COL_INT},
-	{"prompt_tokens", "usage", "prompt_tokens", COL_INT},
-	{"completion_tokens", "usage", "completion_tokens", COL_INT},
-	{"http_status", "http_status", NULL, COL_INT},
-	{"finish_reason", "finish_reason", NULL, COL_TEXT},
-	{"first_byte_ms", "timing", "first_byte_ms", COL_REAL},
-	{"ttft_ms", "timing", "ttft_ms", COL_REAL}, {"ttfc_ms", "timing", "ttfc_ms", COL_REAL},
-	{"e2e_ms", "timing", "e2e_ms", COL_REAL}, {"tpot_ms", "timing", "tpot_ms", COL_REAL},
-	{"recall_tokens", "recall", "tokens", COL_INT},
-	{"recall_depths", NULL, NULL, COL_TEXT, FROM_DEPTHS},
-	{"started_at", "started_at", NULL, COL_TEXT}, {"raw", "raw", NULL, COL_TEXT},
-	{"run_id", NULL, NULL, COL_TEXT, FROM_RUN_ID}, {"case_id", "case", NULL, COL_TEXT},
-	{"level", "load", "level", COL_INT}, {"round", "load", "round", COL_INT},
-	{"warmup", NULL, NULL, COL_BOOL, FROM_LOAD}, {"precheck", NULL, NULL, COL_BOOL, FROM_LOAD},
-	{"concurrency", "load", "concurrency", COL_INT}, {"rate", "load", "rate", COL_REAL},
-	{"started_unix_ms", "started_unix_ms", NULL, COL_INT}};
+	{"run", -1, COL_TEXT, FROM_RUN}, {"model", RF_MODEL, COL_TEXT},
+	{"case", RF_CASE, COL_TEXT}, {"kind", RF_KIND, COL_TEXT},
+	{"repeat", RF_REPEAT, COL_INT}, {"seed", RF_SEED, COL_INT},
+	{"verdict", RF_VERDICT, COL_TEXT}, {"fail_stage", -1, COL_TEXT, FROM_STAGE},
+	{"failure_codes", RF_TR_FAILURES, COL_TEXT, FROM_CODES},
+	{"first_reason", -1, COL_TEXT, FROM_REASON},
+	{"usage_delta", RF_AU_USAGE_DELTA, COL_INT},
+	{"local_prompt_tokens", RF_AU_LOCAL_PROMPT_TOKENS, COL_INT},
+	{"prompt_tokens", RF_US_PROMPT_TOKENS, COL_INT},
+	{"completion_tokens", RF_US_COMPLETION_TOKENS, COL_INT},
+	{"http_status", RF_HTTP_STATUS, COL_INT},
+	{"finish_reason", RF_FINISH_REASON, COL_TEXT},
+	{"first_byte_ms", RF_TI_FIRST_BYTE_MS, COL_REAL}, {"ttft_ms", RF_TI_TTFT_MS, COL_REAL},
+	{"ttfc_ms", RF_TI_TTFC_MS, COL_REAL}, {"e2e_ms", RF_TI_E2E_MS, COL_REAL},
+	{"tpot_ms", RF_TI_TPOT_MS, COL_REAL},
+	{"recall_tokens", RF_RE_TOKENS, COL_INT},
+	{"recall_depths", RF_RE_DEPTHS, COL_TEXT, FROM_DEPTHS},
+	{"started_at", RF_STARTED_AT, COL_TEXT}, {"raw", RF_RAW, COL_TEXT},
+	{"run_id", -1, COL_TEXT, FROM_RUN_ID}, {"case_id", RF_CASE, COL_TEXT},
+	{"level", RF_LO_LEVEL, COL_INT}, {"round", RF_LO_ROUND, COL_INT},
+	{"warmup", RF_LO_WARMUP, COL_BOOL, FROM_LOAD},
+	{"precheck", RF_LO_PRECHECK, COL_BOOL, FROM_LOAD},
+	{"concurrency", RF_LO_CONCURRENCY, COL_INT}, {"rate", RF_LO_RATE, COL_REAL},
+	{"started_unix_ms", RF_STARTED_UNIX_MS, COL_INT}};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 _Static_assert(NCOLS == ROWS_NCOLS, "rows.h counts the columns");
 
@@ -94,12 +99,10 @@ static void run_name(const char *dir, char *out, size_t cap)
 	snprintf(out, cap, "%.*s", (int)(dir + n - s), s);
 }
 
-/* A row being written: its record, the scalars of the columns read from it
- * (cells) and its first reason (why_first, read once for fail_stage and
- * first_reason). */
+/* A row being written: its record and its first reason (why_first, read
+ * once for fail_stage and first_reason). */
 struct row {
-	const cJSON *rec;
-	const cJSON *v[NCOLS];
+	const struct record_view *v;
 	const char *stage; /* NULL until read */
 	char reason[WHY_TEXT_MAX];
 };
@@ -115,49 +118,39 @@ static const char *derived(const struct col *c, struct row *r, const struct rows
 	case FROM_RUN_ID:
 		return w->run_id;
 	case FROM_LOAD: /* warmup, precheck: false outside a load case */
-		return cJSON_IsTrue(jget2(r->rec, "load", c->name)) ? "true" : "false";
+		return jget_type(r->v->f[c->field]) == cJSON_True ? "true" : "false";
 	case FROM_CODES:
-		join(jget2(r->rec, "transport", "failures"), text, cap);
+		join(r->v->f[c->field], text, cap);
 		return text;
 	case FROM_DEPTHS:
-		join(jget2(r->rec, "recall", "depths"), text, cap);
-		return jget(r->rec, "recall") ? text : NULL;
+		join(r->v->f[c->field], text, cap);
+		return r->v->f[RF_RECALL] ? text : NULL;
 	default:
 		break;
 	}
 	if (!r->stage)
-		r->stage = why_first(r->rec, r->reason, sizeof(r->reason));
+		r->stage = why_first(r->v, r->reason, sizeof(r->reason));
 	return c->from == FROM_STAGE ? r->stage : r->reason;
 }
 
-/* Fills r->v[i] with column i's scalar in `rec` (record[a][b]), or NULL
- * (absent, an object or an array, or a derived column): one walk of the
- * record's members, each object a column reads from walked once, the first
- * of duplicate names winning as jget reads them. */
-static void cells(const struct rows_writer *w, const cJSON *rec, struct row *r)
+/* Column c's scalar in the row's record, or NULL (absent, an object or an
+ * array). */
+static const cJSON *cell(const struct col *c, const struct row *r)
 {
-	const cJSON *m, *v;
-	unsigned long long seen = 0;
-	unsigned i, j;
+	const cJSON *v = r->v->f[c->field];
+	int t = jget_type(v);
 
-	r->rec = rec;
-	r->stage = NULL;
-	memset(r->v, 0, sizeof(r->v));
-	for (m = rec->child; m; m = m->next) {
-		/* names of a chain share their first byte: the second compared
-		 * inline first (a member's name has one, or its NUL) */
-		for (i = m->string ? w->head[(unsigned char)m->string[0]] : 0; i; i = w->next[i])
-			if (cols[i - 1].a[1] == m->string[1] && !strcmp(cols[i - 1].a, m->string))
-				break;
-		if (!i || (seen >> i & 1))
-			continue;
-		seen |= 1ull << i;
-		for (j = i; j; j = w->same[j]) {
-			v = cols[j - 1].b ? jget(m, cols[j - 1].b) : m;
-			r->v[j - 1] = jget_type(v) == cJSON_Object || jget_type(v) == cJSON_Array
-					      ? NULL : v;
-		}
-	}
+	return t == cJSON_Object || t == cJSON_Array ? NULL : v;
+}
+
+/* Whether the `n` bytes of a number's text at `s` have a decimal point or
+ * an exponent. */
+static int has_point(const char *s, size_t n)
+{
+	while (n-- > 0)
+		if (s[n] == '.' || s[n] == 'e')
+			return 1;
+	return 0;
 }
 
 /* A COL_REAL number's text with a decimal point or an exponent ("12.0",
@@ -167,7 +160,7 @@ static size_t real_text(double v, char *out)
 {
 	size_t n = json_g15(v, out);
 
-	if (isfinite(v) && !strpbrk(out, ".e")) {
+	if (isfinite(v) && !has_point(out, n)) {
 		memcpy(out + n, ".0", 3);
 		n += 2;
 	}
@@ -185,15 +178,16 @@ static cJSON *row_of(struct json_build *jb, struct row *r, const struct rows_wri
 
 	for (i = 0; row && i < NCOLS; i++) {
 		const char *name = cols[i].name;
+		int rec = cols[i].from == FROM_RECORD;
 
-		if (!cols[i].a && (t = derived(&cols[i], r, w, text, sizeof(text))))
+		if (!rec && (t = derived(&cols[i], r, w, text, sizeof(text))))
 			json_add_item(jb, row, name, cols[i].t == COL_BOOL ? cJSON_CreateBool(*t == 't')
 									 : cJSON_CreateString(t));
-		else if (cols[i].a && (v = r->v[i]) && cols[i].t == COL_REAL &&
+		else if (rec && (v = cell(&cols[i], r)) && cols[i].t == COL_REAL &&
 			 cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
 			real_text(v->valuedouble, num);
 			json_add_item(jb, row, name, cJSON_CreateRaw(num));
-		} else if (cols[i].a && v)
+		} else if (rec && v)
 			json_add_dup(jb, row, name, v);
 		else
 			json_add_null(jb, row, name);
@@ -205,82 +199,144 @@ static cJSON *row_of(struct json_build *jb, struct row *r, const struct rows_wri
 	return row;
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break. */
-static enum err csv_field(struct buf *b, const char *s)
-{
-	size_t n = strcspn(s, ",\"\r\n");
-	enum err e;
+/* A CSV line written in place after the output's last byte (buf_reserve's
+ * room) and counted once at its end: an append a field, or a byte, cost
+ * more than the fields (a line is some 150 bytes of 34 fields). */
+struct line {
+	struct buf *b;
+	char *w;    /* where the next byte goes, past b->data + b->len */
+	char *end;  /* the end of the room reserved */
+	enum err e; /* the first failed reserve: the line is dropped */
+};
 
-	if (!s[n])
-		return buf_append(b, s, n);
-	e = buf_putc(b, '"');
-	for (; !e && *s; s++)
-		e = *s == '"' ? buf_puts(b, "\"\"") : buf_putc(b, *s);
-	return e ? e : buf_putc(b, '"');
+#define LINE_ROOM 256 /* bytes reserved at a time */
+
+/* room's slow path: reserves `n` more bytes (and some slack) past the line
+ * written. */
+static char *grow(struct line *l, size_t n)
+{
+	size_t at = (size_t)(l->w - (l->b->data + l->b->len)), want = at + n + LINE_ROOM;
+
+	if (want > l->b->max - l->b->len) /* no slack past the cap */
+		want = at + n;
+	if (l->e || (l->e = buf_reserve(l->b, want)))
+		return NULL;
+	l->w = l->b->data + l->b->len + at;
+	l->end = l->w - at + buf_avail(l->b);
+	return l->w;
+}
+
+/* Where `n` more bytes of the line go (l->w), or NULL when the room cannot
+ * grow (l->e set). */
+static inline char *room(struct line *l, size_t n)
+{
+	return (size_t)(l->end - l->w) >= n ? l->w : grow(l, n);
+}
+
+/* One byte. */
+static inline void put_byte(struct line *l, char c)
+{
+	if (room(l, 1))
+		*l->w++ = c;
+}
+
+/* The bytes that end a run of a CSV field's text: its NUL, and those it is
+ * quoted for. */
+static const unsigned char csv_stop[256] = {[0] = 1, [','] = 1, ['"'] = 1, ['\r'] = 1,
+					    ['\n'] = 1};
+
+/* Field `s` quoted, its quotes doubled. */
+static void put_quoted(struct line *l, const char *s)
+{
+	char *w = room(l, 2 * strlen(s) + 2);
+
+	if (!w)
+		return;
+	*w++ = '"';
+	for (; *s; s++) {
+		if (*s == '"')
+			*w++ = '"';
+		*w++ = *s;
+	}
+	*w++ = '"';
+	l->w = w;
+}
+
+/* Field `s`: quoted when it holds a comma, quote or line break. Copied a
+ * run at a time while it needs no quotes (most fields are a few bytes). */
+static inline void put_text(struct line *l, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t start = (size_t)(l->w - l->b->data), k;
+	char *w;
+
+	do {
+		if (!(w = room(l, LINE_ROOM)))
+			return;
+		for (k = 0; k < LINE_ROOM && !csv_stop[p[k]]; k++)
+			w[k] = (char)p[k];
+		l->w += k;
+		p += k;
+	} while (k == LINE_ROOM);
+	if (*p) {
+		l->w = l->b->data + start;
+		put_quoted(l, s);
+	}
+}
+
+/* `n` bytes at `s`. */
+static void put(struct line *l, const char *s, size_t n)
+{
+	char *w = room(l, n);
+
+	if (w) {
+		memcpy(w, s, n);
+		l->w += n;
+	}
 }
 
 /* Column c's value v: an absent or empty text is "-" (an empty field in
  * every row would make pandas read the column as float64). */
-static enum err csv_value(struct buf *b, const struct col *c, const cJSON *v)
+static void put_value(struct line *l, const struct col *c, const cJSON *v)
 {
-	char num[JSON_G15_MAX + 2];
 	int type = jget_type(v);
+	char *w;
 
 	if (type == cJSON_String && v->valuestring[0])
-		return csv_field(b, v->valuestring);
-	if (c->t == COL_TEXT)
-		return buf_putc(b, '-');
-	if (type == cJSON_Number)
-		return buf_append(b, num, c->t == COL_REAL ? real_text(v->valuedouble, num)
-							   : json_g15(v->valuedouble, num));
-	if (type == cJSON_True || type == cJSON_False)
-		return buf_puts(b, type == cJSON_True ? "true" : "false");
-	return ERR_OK; /* null: an empty field */
+		put_text(l, v->valuestring);
+	else if (c->t == COL_TEXT)
+		put_byte(l, '-');
+	else if (type == cJSON_Number && (w = room(l, JSON_G15_MAX + 2)))
+		l->w += c->t == COL_REAL ? real_text(v->valuedouble, w) : json_g15(v->valuedouble, w);
+	else if (type == cJSON_True || type == cJSON_False)
+		put(l, type == cJSON_True ? "true" : "false", type == cJSON_True ? 4 : 5);
+	/* null: an empty field */
 }
 
 /* The CSV line of one record, written from it cell by cell. */
 static enum err csv_line(struct buf *b, struct row *r, const struct rows_writer *w)
 {
+	struct line l = {b, b->data + b->len, b->data + b->len + buf_avail(b), ERR_OK};
 	char text[WHY_TEXT_MAX];
 	const char *t;
-	enum err e = ERR_OK;
 	size_t i;
 
-	for (i = 0; !e && i < NCOLS; i++) {
+	/* after a failed reserve the line is dropped: what is written is not
+	 * counted */
+	for (i = 0; i < NCOLS; i++) {
 		if (i)
-			e = buf_putc(b, ',');
-		if (!e && !cols[i].a && (t = derived(&cols[i], r, w, text, sizeof(text))) && *t)
-			e = csv_field(b, t);
-		else if (!e && !cols[i].a)
-			e = cols[i].t == COL_TEXT ? buf_putc(b, '-') : ERR_OK;
-		else if (!e)
-			e = csv_value(b, &cols[i], r->v[i]);
+			put_byte(&l, ',');
+		if (cols[i].from == FROM_RECORD)
+			put_value(&l, &cols[i], cell(&cols[i], r));
+		else if ((t = derived(&cols[i], r, w, text, sizeof(text))) && *t)
+			put_text(&l, t);
+		else if (cols[i].t == COL_TEXT)
+			put_byte(&l, '-');
 	}
-	return e ? e : buf_puts(b, "\r\n");
-}
-
-/* The column chains of cells (column i as i + 1, 0 ending a chain): the
- * first column of each parent name a chained from head[] by the name's first
- * byte, and every column to the next one of the same name (same[]). */
-static void chain(struct rows_writer *w)
-{
-	size_t i, k;
-
-	memset(w->head, 0, sizeof(w->head));
-	for (i = NCOLS; i-- > 0;) {
-		w->same[i + 1] = 0;
-		for (k = i + 1; cols[i].a && k < NCOLS; k++)
-			if (cols[k].a && !strcmp(cols[k].a, cols[i].a)) {
-				w->same[i + 1] = (unsigned char)(k + 1);
-				break;
-			}
-		for (k = 0; cols[i].a && k < i && (!cols[k].a || strcmp(cols[k].a, cols[i].a)); k++)
-			;
-		if (!cols[i].a || k < i)
-			continue;
-		w->next[i + 1] = w->head[(unsigned char)cols[i].a[0]];
-		w->head[(unsigned char)cols[i].a[0]] = (unsigned char)(i + 1);
-	}
+	put(&l, "\r\n", 2);
+	if (!l.e)
+		buf_commit(b, (size_t)(l.w - (b->data + b->len)));
+	return l.e;
 }
 
 enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, int csv,
@@ -290,7 +346,6 @@ enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, 
 	size_t i;
 
 	json_build_init(&w->jb);
-	chain(w);
 	run_name(dir, w->run, sizeof(w->run));
 	w->run_id = run_id;
 	w->csv = csv;
@@ -300,13 +355,14 @@ enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, 
 	return csv && !e ? buf_puts(out, "\r\n") : e;
 }
 
-enum err rows_take(struct rows_writer *w, const cJSON *rec, struct diag *d)
+enum err rows_take(struct rows_writer *w, const struct record_view *v, struct diag *d)
 {
 	struct row r;
 	cJSON *row;
 	enum err e;
 
-	cells(w, rec, &r);
+	r.v = v;
+	r.stage = NULL; /* r.reason is written with it */
 	if (w->csv)
 		return csv_line(w->out, &r, w);
 	if (!(row = row_of(&w->jb, &r, w)))
@@ -317,9 +373,9 @@ enum err rows_take(struct rows_writer *w, const cJSON *rec, struct diag *d)
 }
 
 /* results_each's callback of rows_write. */
-static enum err row_one(void *ctx, const cJSON *rec, struct diag *d)
+static enum err row_one(void *ctx, const struct record_view *v, struct diag *d)
 {
-	return rows_take(ctx, rec, d);
+	return rows_take(ctx, v, d);
 }
 
 static enum err rows_write(const char *dir, int csv, struct buf *out, struct diag *d)

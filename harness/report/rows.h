@@ -36,6 +36,8 @@
 #include "base/err.h"
 #include "base/json.h"
 
+struct record_view; /* run/record.h */
+
 /* Appends the rows of run folder `dir`'s records, its journal read as a
  * stream (results_each: a torn last line skipped), to `out` as CSV with its
  * header row, or as JSON Lines. ERR_NOMEM, ERR_LIMIT (the buffer's cap);
@@ -47,13 +49,12 @@ enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d);
  * it once for the summary and the rows): rows_begin sets up `w` for run
  * folder `dir` with the manifest's `run_id` (may be NULL; borrowed, as
  * `out`: both must outlive `w`) and, for CSV, appends the header row to
- * `out`; rows_take appends record `rec`'s row. Errors as rows_csv. */
+ * `out`; rows_take appends the row of the record `v` views. Errors as
+ * rows_csv. */
 #define ROWS_NCOLS 34 /* the columns above */
 
 struct rows_writer {
 	struct json_build jb; /* a row's adds */
-	unsigned char head[256], next[ROWS_NCOLS + 1], same[ROWS_NCOLS + 1]; /* the
-				 columns read from a record, chained by name */
 	char run[1024];       /* the run column: the folder's last component */
 	const char *run_id;   /* borrowed, or NULL */
 	int csv;              /* CSV, else JSON Lines */
@@ -61,6 +62,6 @@ struct rows_writer {
 };
 enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, int csv,
 		    struct buf *out);
-enum err rows_take(struct rows_writer *w, const cJSON *rec, struct diag *d);
+enum err rows_take(struct rows_writer *w, const struct record_view *v, struct diag *d);
 
 #endif

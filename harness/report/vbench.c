@@ -14,6 +14,7 @@
 #include "base/mem.h"
 #include "base/stats.h"
 #include "load/loadstat.h"
+#include "run/record.h"
 #include "run/results.h"
 
 /* One counted request of a level. */
@@ -71,8 +72,9 @@ static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const cJSO
 	return l;
 }
 
-static enum err take(void *ctx, const cJSON *rec, struct diag *d)
+static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 {
+	const cJSON *rec = v->rec;
 	struct vb_walk *w = ctx;
 	const cJSON *load = jget(rec, "load"), *slo = jget(load, "slo");
 	struct loadstat_slo bounds = {jget_num(slo, "ttft_ms"), jget_num(slo, "tpot_ms"),

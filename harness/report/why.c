@@ -15,7 +15,7 @@
 
 static const char *str_or(const cJSON *v, const char *dflt)
 {
-	return cJSON_IsString(v) ? v->valuestring : dflt;
+	return jget_type(v) == cJSON_String ? v->valuestring : dflt;
 }
 
 /* Copies s into out[0..cap), cut at a UTF-8 character boundary when long. */
@@ -43,13 +43,13 @@ static void grade_key(const char *reason, char *out, size_t cap)
 	copy_cut(out, cap, reason, n);
 }
 
-static size_t transport_reasons(const cJSON *rec, struct why_reason *out, size_t max)
+static size_t transport_reasons(const struct record_view *v, struct why_reason *out, size_t max)
 {
-	const cJSON *f, *msgs = jget2(rec, "transport", "messages");
-	const cJSON *st = jget(rec, "http_status");
+	const cJSON *f, *msgs = v->f[RF_TR_MESSAGES];
+	const cJSON *st = v->f[RF_HTTP_STATUS];
 	size_t n = 0;
 
-	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures")) {
+	cJSON_ArrayForEach(f, v->f[RF_TR_FAILURES]) {
 		const char *code = str_or(f, "unknown");
 		const cJSON *m = cJSON_GetArrayItem(msgs, (int)n);
 		if (n == max)
@@ -66,41 +66,41 @@ static size_t transport_reasons(const cJSON *rec, struct why_reason *out, size_t
 	return n;
 }
 
-static void audit_reason(const cJSON *rec, struct why_reason *r)
+static void audit_reason(const struct record_view *v, struct why_reason *r)
 {
-	const cJSON *au = jget(rec, "audit");
-	const cJSON *dl = jget(au, "usage_delta");
+	const cJSON *dl = v->f[RF_AU_USAGE_DELTA], *hint = v->f[RF_AU_HINT];
 
 	r->stage = "audit";
 	if (!cJSON_IsNumber(dl)) {
 		snprintf(r->key, sizeof(r->key), "no usage reported");
 		snprintf(r->text, sizeof(r->text),
 			 "the server reported no prompt_tokens (local count %.0f)",
-			 jget_num(au, "local_prompt_tokens"));
+			 jget_numv(v->f[RF_AU_LOCAL_PROMPT_TOKENS]));
 		return;
 	}
 	snprintf(r->key, sizeof(r->key), "usage_delta outside tolerance");
 	snprintf(r->text, sizeof(r->text),
 		 "usage_delta %+.0f (server %.0f prompt tokens, local %.0f, tolerance %.0f)%s%s",
-		 dl->valuedouble, jget_num(au, "server_prompt_tokens"),
-		 jget_num(au, "local_prompt_tokens"), jget_num(au, "tolerance"),
-		 jget(au, "hint") ? "; likely cause: " : "", str_or(jget(au, "hint"), ""));
+		 dl->valuedouble, jget_numv(v->f[RF_AU_SERVER_PROMPT_TOKENS]),
+		 jget_numv(v->f[RF_AU_LOCAL_PROMPT_TOKENS]), jget_numv(v->f[RF_AU_TOLERANCE]),
+		 hint ? "; likely cause: " : "", str_or(hint, ""));
 }
 
-size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max)
+size_t why_reasons(const struct record_view *v, struct why_reason *out, size_t max)
 {
-	const char *verdict = str_or(jget(rec, "verdict"), "");
+	const char *verdict;
 	const cJSON *g;
 	size_t n = 0;
 
-	if (!strcmp(verdict, "pass") || !max)
+	if (record_view_passed(v) || !max)
 		return 0;
-	if (cJSON_IsFalse(jget2(rec, "transport", "ok")))
-		n = transport_reasons(rec, out, max);
+	verdict = str_or(v->f[RF_VERDICT], "");
+	if (jget_type(v->f[RF_TR_OK]) == cJSON_False)
+		n = transport_reasons(v, out, max);
 	else {
-		if (cJSON_IsFalse(jget2(rec, "audit", "ok")))
-			audit_reason(rec, &out[n++]);
-		cJSON_ArrayForEach(g, jget2(rec, "grade", "reasons"))
+		if (jget_type(v->f[RF_AU_OK]) == cJSON_False)
+			audit_reason(v, &out[n++]);
+		cJSON_ArrayForEach(g, v->f[RF_GR_REASONS])
 			if (cJSON_IsString(g) && n < max) {
 				out[n].stage = "grade";
 				grade_key(g->valuestring, out[n].key, sizeof(out[n].key));
@@ -109,7 +109,7 @@ size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max)
 			}
 	}
 	if (!n) {
-		out[0].stage = cJSON_IsFalse(jget2(rec, "transport", "ok")) ? "transport" : "grade";
+		out[0].stage = jget_type(v->f[RF_TR_OK]) == cJSON_False ? "transport" : "grade";
 		snprintf(out[0].key, sizeof(out[0].key), "verdict '%s' with no reason recorded", verdict);
 		snprintf(out[0].text, sizeof(out[0].text), "%s", out[0].key);
 		n = 1;
@@ -117,11 +117,11 @@ size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max)
 	return n;
 }
 
-const char *why_first(const cJSON *rec, char *out, size_t cap)
+const char *why_first(const struct record_view *v, char *out, size_t cap)
 {
 	struct why_reason r[1];
 
-	if (!why_reasons(rec, r, 1)) {
+	if (!why_reasons(v, r, 1)) {
 		out[0] = '\0';
 		return "";
 	}
@@ -129,20 +129,20 @@ const char *why_first(const cJSON *rec, char *out, size_t cap)
 	return r[0].stage;
 }
 
-/* The model's answer in `rec` for quoting: its content, else its tool calls
- * as compact JSON, else its reasoning, cut to WHY_ANSWER_MAX bytes at a
- * character boundary ("..." marks the cut), into out[0..cap); "" when the
- * model said nothing. */
-static void why_answer(const cJSON *rec, char *out, size_t cap)
+/* The model's answer in the record `v` views for quoting: its content, else
+ * its tool calls as compact JSON, else its reasoning, cut to WHY_ANSWER_MAX
+ * bytes at a character boundary ("..." marks the cut), into out[0..cap); ""
+ * when the model said nothing. */
+static void why_answer(const struct record_view *v, char *out, size_t cap)
 {
-	const char *s = str_or(jget(rec, "content"), "");
+	const char *s = str_or(jget(v->rec, "content"), "");
 	char *calls = NULL;
 	size_t n;
 
-	if (!*s && cJSON_GetArraySize(jget(rec, "tool_calls")) > 0)
-		s = calls = cJSON_PrintUnformatted(jget(rec, "tool_calls"));
+	if (!*s && cJSON_GetArraySize(jget(v->rec, "tool_calls")) > 0)
+		s = calls = cJSON_PrintUnformatted(jget(v->rec, "tool_calls"));
 	if (!s || !*s)
-		s = str_or(jget(rec, "reasoning"), "");
+		s = str_or(jget(v->rec, "reasoning"), "");
 	n = strlen(s);
 	if (cap > WHY_ANSWER_MAX + 4)
 		cap = WHY_ANSWER_MAX + 4;
@@ -198,21 +198,22 @@ static struct group *group_of(struct why_fold *w, const struct why_reason *r)
 	return g;
 }
 
-static cJSON *example_of(const cJSON *rec, const struct why_reason *r, const char *dir)
+static cJSON *example_of(const struct record_view *v, const struct why_reason *r,
+			 const char *dir)
 {
 	struct json_build jb;
 	cJSON *ex;
-	const cJSON *raw = jget(rec, "raw");
+	const cJSON *raw = v->f[RF_RAW];
 	char answer[WHY_ANSWER_MAX + 4], path[4096];
 	int n = cJSON_IsString(raw) ? snprintf(path, sizeof(path), "%s/%s", dir, raw->valuestring) : -1;
 
 	json_build_init(&jb);
 	ex = json_new_obj(&jb);
-	json_add_dup(&jb, ex, "case", jget(rec, "case"));
-	json_add_dup(&jb, ex, "repeat", jget(rec, "repeat"));
-	json_add_dup(&jb, ex, "seed", jget(rec, "seed"));
+	json_add_dup(&jb, ex, "case", v->f[RF_CASE]);
+	json_add_dup(&jb, ex, "repeat", v->f[RF_REPEAT]);
+	json_add_dup(&jb, ex, "seed", v->f[RF_SEED]);
 	json_add_str(&jb, ex, "reason", r->text);
-	why_answer(rec, answer, sizeof(answer));
+	why_answer(v, answer, sizeof(answer));
 	json_add_str(&jb, ex, "answer", answer);
 	if (n > 0 && (size_t)n < sizeof(path))
 		json_add_str(&jb, ex, "raw", path);
@@ -221,11 +222,13 @@ static cJSON *example_of(const cJSON *rec, const struct why_reason *r, const cha
 	return json_build_end(&jb, &ex, "an example", NULL) ? NULL : ex;
 }
 
-/* Counts one reason of `rec` under its group; 0 when out of memory. */
-static int take_reason(struct why_fold *w, const cJSON *rec, const struct why_reason *r)
+/* Counts one reason of the record `v` views under its group; 0 when out of
+ * memory. */
+static int take_reason(struct why_fold *w, const struct record_view *v,
+		       const struct why_reason *r)
 {
 	struct group *g = group_of(w, r);
-	const char *id = str_or(jget(rec, "case"), "");
+	const char *id = str_or(v->f[RF_CASE], "");
 	int added = 0;
 	cJSON *s;
 
@@ -238,7 +241,7 @@ static int take_reason(struct why_fold *w, const cJSON *rec, const struct why_re
 		cJSON_Delete(s);
 		return 0;
 	}
-	return g->example || (g->example = example_of(rec, r, w->dir)) != NULL;
+	return g->example || (g->example = example_of(v, r, w->dir)) != NULL;
 }
 
 /* Stable insertion sort of the groups by count, most first. */
@@ -300,37 +303,38 @@ struct tally {
 /* A prompt too long for the server: the code stream.h gives it
  * (context_overflow: a 400 for context length, or refused before sending by
  * the pre-flight check), or an HTTP 400 whose message says so. */
-static int is_context_error(const cJSON *rec)
+static int is_context_error(const struct record_view *v)
 {
-	const char *m = str_or(cJSON_GetArrayItem(jget2(rec, "transport", "messages"), 0), "");
+	const char *m = str_or(cJSON_GetArrayItem(v->f[RF_TR_MESSAGES], 0), "");
 	const cJSON *f;
 
-	cJSON_ArrayForEach(f, jget2(rec, "transport", "failures"))
+	cJSON_ArrayForEach(f, v->f[RF_TR_FAILURES])
 		if (cJSON_IsString(f) && !strcmp(f->valuestring, "context_overflow"))
 			return 1;
-	return jget_num(rec, "http_status") == 400 &&
+	return jget_numv(v->f[RF_HTTP_STATUS]) == 400 &&
 	       (strstr(m, "context length") || strstr(m, "context_length") ||
 		strstr(m, "maximum context") || strstr(m, "max_model_len") ||
 		strstr(m, "too long"));
 }
 
 /* 0 when out of memory. */
-static int count_record(struct tally *t, const cJSON *rec)
+static int count_record(struct tally *t, const struct record_view *v)
 {
-	const cJSON *st = jget(rec, "http_status"), *dl = jget2(rec, "audit", "usage_delta");
+	const cJSON *st = v->f[RF_HTTP_STATUS], *dl = v->f[RF_AU_USAGE_DELTA];
+	int number = jget_type(st) == cJSON_Number;
 
 	t->total++;
-	if (cJSON_IsFalse(jget2(rec, "transport", "ok"))) {
+	if (jget_type(v->f[RF_TR_OK]) == cJSON_False) {
 		if (!t->transport++) {
-			if (!(t->first_fail = cJSON_Duplicate(rec, 1)))
+			if (!(t->first_fail = cJSON_Duplicate(v->rec, 1)))
 				return 0;
-			t->status = cJSON_IsNumber(st) ? st->valuedouble : -1;
+			t->status = number ? st->valuedouble : -1;
 		}
-		t->same_status += (cJSON_IsNumber(st) ? st->valuedouble : -1) == t->status;
-		t->ctx400 += is_context_error(rec);
-		if (is_context_error(rec) && jget_num(rec, "http_status") == 400)
+		t->same_status += (number ? st->valuedouble : -1) == t->status;
+		t->ctx400 += is_context_error(v);
+		if (is_context_error(v) && jget_numv(st) == 400)
 			t->ctx_sent++;
-	} else if (cJSON_IsFalse(jget2(rec, "audit", "ok")) && cJSON_IsNumber(dl)) {
+	} else if (jget_type(v->f[RF_AU_OK]) == cJSON_False && jget_type(dl) == cJSON_Number) {
 		if (!t->audit_fail++)
 			t->delta = dl->valuedouble;
 		t->same_delta += dl->valuedouble == t->delta;
@@ -504,18 +508,18 @@ void why_fold_free(struct why_fold *w)
 	mem_free(w);
 }
 
-enum err why_fold_take(struct why_fold *w, const cJSON *rec)
+enum err why_fold_take(struct why_fold *w, const struct record_view *v)
 {
 	struct why_reason r[WHY_REASONS_MAX];
 	size_t i, n;
 
 	if (w->oom)
 		return ERR_NOMEM;
-	n = why_reasons(rec, r, WHY_REASONS_MAX);
+	n = why_reasons(v, r, WHY_REASONS_MAX);
 	for (i = 0; !w->oom && i < n; i++)
-		w->oom = !take_reason(w, rec, &r[i]);
+		w->oom = !take_reason(w, v, &r[i]);
 	if (!w->oom)
-		w->oom = !count_record(w->t, rec);
+		w->oom = !count_record(w->t, v);
 	return w->oom ? ERR_NOMEM : ERR_OK;
 }
 

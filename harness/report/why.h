@@ -28,6 +28,7 @@
 
 #include "base/err.h"
 #include "base/json.h"
+#include "run/record.h"
 
 #define WHY_TEXT_MAX 512   /* bytes of a key or reason text, NUL included */
 #define WHY_REASONS_MAX 8  /* reasons kept per attempt */
@@ -40,13 +41,14 @@ struct why_reason {
 	char text[WHY_TEXT_MAX];/* this attempt's full reason */
 };
 
-/* Fills out[0..max) with the reasons record `rec` (borrowed) failed and
- * returns how many; 0 for a pass. A failed attempt with no stated reason
+/* Fills out[0..max) with the reasons the record `v` views (borrowed) failed
+ * and returns how many; 0 for a pass. A failed attempt with no stated reason
  * gets one ("verdict 'X' with no reason recorded"). */
-size_t why_reasons(const cJSON *rec, struct why_reason *out, size_t max);
-/* The stage of `rec`'s first reason ("transport", "audit", "grade") and its
- * text into out[0..cap); "" both for a pass. Returns the stage. */
-const char *why_first(const cJSON *rec, char *out, size_t cap);
+size_t why_reasons(const struct record_view *v, struct why_reason *out, size_t max);
+/* The stage of the first reason of the record `v` views ("transport",
+ * "audit", "grade") and its text into out[0..cap); "" both for a pass.
+ * Returns the stage. */
+const char *why_first(const struct record_view *v, char *out, size_t cap);
 
 /* The failures of a run, folded one record at a time: per reason group its
  * count, the distinct case ids (first-seen order) and the first attempt as
@@ -59,9 +61,9 @@ struct why_fold;
 struct why_fold *why_fold_new(const char *dir);
 /* Frees the fold. Accepts NULL. */
 void why_fold_free(struct why_fold *w);
-/* Folds record `rec` (borrowed, not kept) in. ERR_NOMEM, after which the
- * fold stays failed. */
-enum err why_fold_take(struct why_fold *w, const cJSON *rec);
+/* Folds the record `v` views (borrowed, not kept) in. ERR_NOMEM, after
+ * which the fold stays failed. */
+enum err why_fold_take(struct why_fold *w, const struct record_view *v);
 /* Adds to `summary` (a summary under construction in `jb`): "failures", an
  * array of {stage, key, count, cases: [ids, first-seen order], example:
  * {case, repeat, seed, reason, answer, raw}} sorted by count, most first

@@ -43,43 +43,220 @@ void record_key(const char *id, long repeat, int has_seed, long seed,
  * by tests/fuzz/fuzz_results). */
 static int as_long(const cJSON *v, long *out)
 {
-	double x = cJSON_IsNumber(v) ? v->valuedouble : 0.5;
+	double x = jget_type(v) == cJSON_Number ? v->valuedouble : 0.5;
 
-	if (x != floor(x) || x < -9007199254740991.0 || x > 9007199254740991.0)
+	/* the range first (NaN fails it): only then is the cast defined */
+	if (!(x >= -9007199254740991.0 && x <= 9007199254740991.0) || x != (double)(long)x)
 		return 0;
 	*out = (long)x;
 	return 1;
 }
 
+/* The fields of a record's members and of its objects' members: each
+ * function maps a name to its field, or -1 when no reader consults it, by a
+ * switch on its first bytes (read only up to its NUL) to the one name it can
+ * be, then one compare of the rest. A journal's reader maps every member of
+ * every record: some 45 names a record. */
+#define NAME(s, lit, f) (!strcmp((s) + 1, (lit) + 1) ? (f) : -1)
+
+static int top_field(const char *s)
+{
+	switch (s[0]) {
+	case 'a': return NAME(s, "audit", RF_AUDIT);
+	case 'b': return NAME(s, "base_url", RF_BASE_URL);
+	case 'c': return s[1] == 'a' ? NAME(s, "case", RF_CASE) : -1;
+	case 'f': return NAME(s, "finish_reason", RF_FINISH_REASON);
+	case 'g': return NAME(s, "grade", RF_GRADE);
+	case 'h': return NAME(s, "http_status", RF_HTTP_STATUS);
+	case 'k': return NAME(s, "kind", RF_KIND);
+	case 'l': return NAME(s, "load", RF_LOAD);
+	case 'm': return NAME(s, "model", RF_MODEL);
+	case 'p': return NAME(s, "probe", RF_PROBE);
+	case 'r':
+		if (!s[1])
+			return -1;
+		switch (s[2]) {
+		case 'w': return NAME(s, "raw", RF_RAW);
+		case 'c': return NAME(s, "recall", RF_RECALL);
+		case 'p': return s[3] == 'e' ? NAME(s, "repeat", RF_REPEAT)
+					     : NAME(s, "replica", RF_REPLICA);
+		default: return -1;
+		}
+	case 's':
+		if (s[1] == 'e')
+			return NAME(s, "seed", RF_SEED);
+		return !strcmp(s, "started_at") ? RF_STARTED_AT
+						: NAME(s, "started_unix_ms", RF_STARTED_UNIX_MS);
+	case 't':
+		return s[1] == 'r' ? NAME(s, "transport", RF_TRANSPORT)
+		       : s[1] == 'i' ? NAME(s, "timing", RF_TIMING) : -1;
+	case 'u': return NAME(s, "usage", RF_USAGE);
+	case 'v': return NAME(s, "verdict", RF_VERDICT);
+	default: return -1;
+	}
+}
+
+static int transport_field(const char *s)
+{
+	switch (s[0]) {
+	case 'o': return NAME(s, "ok", RF_TR_OK);
+	case 'f': return NAME(s, "failures", RF_TR_FAILURES);
+	case 'm': return NAME(s, "messages", RF_TR_MESSAGES);
+	default: return -1;
+	}
+}
+
+static int audit_field(const char *s)
+{
+	switch (s[0]) {
+	case 'o': return NAME(s, "ok", RF_AU_OK);
+	case 'e': return NAME(s, "enabled", RF_AU_ENABLED);
+	case 'l': return NAME(s, "local_prompt_tokens", RF_AU_LOCAL_PROMPT_TOKENS);
+	case 's': return NAME(s, "server_prompt_tokens", RF_AU_SERVER_PROMPT_TOKENS);
+	case 'u': return NAME(s, "usage_delta", RF_AU_USAGE_DELTA);
+	case 't': return NAME(s, "tolerance", RF_AU_TOLERANCE);
+	case 'h': return NAME(s, "hint", RF_AU_HINT);
+	default: return -1;
+	}
+}
+
+static int grade_field(const char *s)
+{
+	return s[0] == 'r' ? NAME(s, "reasons", RF_GR_REASONS)
+	       : s[0] == 'n' ? NAME(s, "needles", RF_GR_NEEDLES) : -1;
+}
+
+static int timing_field(const char *s)
+{
+	switch (s[0]) {
+	case 'f': return NAME(s, "first_byte_ms", RF_TI_FIRST_BYTE_MS);
+	case 'e': return NAME(s, "e2e_ms", RF_TI_E2E_MS);
+	case 't':
+		if (s[1] == 'p')
+			return NAME(s, "tpot_ms", RF_TI_TPOT_MS);
+		if (s[1] != 't' || s[2] != 'f')
+			return -1;
+		return s[3] == 't' ? NAME(s, "ttft_ms", RF_TI_TTFT_MS) : NAME(s, "ttfc_ms", RF_TI_TTFC_MS);
+	default: return -1;
+	}
+}
+
+static int usage_field(const char *s)
+{
+	return s[0] == 'p' ? NAME(s, "prompt_tokens", RF_US_PROMPT_TOKENS)
+	       : s[0] == 'c' ? NAME(s, "completion_tokens", RF_US_COMPLETION_TOKENS) : -1;
+}
+
+static int recall_field(const char *s)
+{
+	switch (s[0]) {
+	case 't': return NAME(s, "tokens", RF_RE_TOKENS);
+	case 'd': return NAME(s, "depths", RF_RE_DEPTHS);
+	case 'p': return NAME(s, "prompt_sha256", RF_RE_PROMPT_SHA256);
+	default: return -1;
+	}
+}
+
+static int load_field(const char *s)
+{
+	switch (s[0]) {
+	case 'l': return NAME(s, "level", RF_LO_LEVEL);
+	case 'r': return s[1] == 'o' ? NAME(s, "round", RF_LO_ROUND) : NAME(s, "rate", RF_LO_RATE);
+	case 'w': return NAME(s, "warmup", RF_LO_WARMUP);
+	case 'p': return NAME(s, "precheck", RF_LO_PRECHECK);
+	case 'c': return NAME(s, "concurrency", RF_LO_CONCURRENCY);
+	default: return -1;
+	}
+}
+
+/* The members of object `o` that `field` maps into v->f, the first of
+ * duplicate names winning. */
+static void view_sub(const cJSON *o, int (*field)(const char *), struct record_view *v)
+{
+	const cJSON *m;
+	int k;
+
+	for (m = o->child; m; m = m->next)
+		if (m->string && (k = field(m->string)) >= 0 && !v->f[k])
+			v->f[k] = m;
+}
+
+void record_view_of(const cJSON *rec, struct record_view *v)
+{
+	static int (*const subs[RF_TR_OK])(const char *) = {
+		[RF_TRANSPORT] = transport_field, [RF_AUDIT] = audit_field,
+		[RF_GRADE] = grade_field, [RF_TIMING] = timing_field, [RF_USAGE] = usage_field,
+		[RF_RECALL] = recall_field, [RF_LOAD] = load_field};
+	const cJSON *m;
+	int k;
+
+	memset(v, 0, sizeof(*v));
+	v->rec = rec;
+	if (jget_type(rec) != cJSON_Object)
+		return;
+	for (m = rec->child; m; m = m->next) {
+		if (!m->string || (k = top_field(m->string)) < 0 || v->f[k])
+			continue;
+		v->f[k] = m;
+		if (subs[k] && jget_type(m) == cJSON_Object)
+			view_sub(m, subs[k], v);
+	}
+}
+
+/* Whether the record `v` views has a key (record_key_of) that fits in
+ * `cap` bytes; its repeat and seed (0 for null) into *r and *sd. */
+static int key_parts(const struct record_view *v, size_t cap, long *r, long *sd)
+{
+	const cJSON *id = v->f[RF_CASE], *seed = v->f[RF_SEED];
+	size_t n;
+
+	*sd = 0;
+	return jget_type(id) == cJSON_String && as_long(v->f[RF_REPEAT], r) &&
+	       (jget_type(seed) == cJSON_NULL || as_long(seed, sd)) &&
+	       (n = strlen(id->valuestring)) <= SUITE_ID_MAX &&
+	       n + 44 <= cap; /* id, 2 separators, 2 longs, NUL */
+}
+
+int record_view_key(const struct record_view *v, char *out, size_t cap)
+{
+	long r, sd;
+
+	if (!key_parts(v, cap, &r, &sd))
+		return 0;
+	record_key(v->f[RF_CASE]->valuestring, r, jget_type(v->f[RF_SEED]) != cJSON_NULL, sd,
+		   out, cap);
+	return 1;
+}
+
 int record_key_of(const cJSON *rec, char *out, size_t cap)
 {
-	const cJSON *id = jget(rec, "case");
-	const cJSON *rep = jget(rec, "repeat");
-	const cJSON *seed = jget(rec, "seed");
-	long r, sd = 0;
+	struct record_view v;
 
-	if (!cJSON_IsString(id) || !as_long(rep, &r) ||
-	    !(cJSON_IsNull(seed) || as_long(seed, &sd)) ||
-	    strlen(id->valuestring) > SUITE_ID_MAX ||
-	    strlen(id->valuestring) + 44 > cap) /* id, 2 separators, 2 longs, NUL */
-		return 0;
-	record_key(id->valuestring, r, !cJSON_IsNull(seed), sd, out, cap);
-	return 1;
+	record_view_of(rec, &v);
+	return record_view_key(&v, out, cap);
+}
+
+const char *record_view_problem(const struct record_view *v)
+{
+	long r, sd;
+
+	if (!v->rec)
+		return "not JSON";
+	if (!cJSON_IsObject(v->rec))
+		return "not a JSON object";
+	if (!key_parts(v, RECORD_KEY_MAX, &r, &sd))
+		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
+	if (jget_type(v->f[RF_VERDICT]) != cJSON_String)
+		return "no \"verdict\" string";
+	return NULL;
 }
 
 const char *record_problem(const cJSON *rec)
 {
-	char key[RECORD_KEY_MAX];
+	struct record_view v;
 
-	if (!rec)
-		return "not JSON";
-	if (!cJSON_IsObject(rec))
-		return "not a JSON object";
-	if (!record_key_of(rec, key, sizeof(key)))
-		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
-	if (!cJSON_IsString(jget(rec, "verdict")))
-		return "no \"verdict\" string";
-	return NULL;
+	record_view_of(rec, &v);
+	return record_view_problem(&v);
 }
 
 int record_passed(const cJSON *rec)

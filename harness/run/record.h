@@ -92,6 +92,54 @@ void record_key(const char *id, long repeat, int has_seed, long seed,
  * when the case id is longer than SUITE_ID_MAX, or when the key does not fit
  * in `cap`. */
 int record_key_of(const cJSON *rec, char *out, size_t cap);
+/* The members of a record its readers consult, each found once: one walk of
+ * the record's members and of those of its objects transport, audit, grade,
+ * timing, usage, recall and load, the first of duplicate names winning (as
+ * jget reads them). A reader of a journal of millions of records reads these
+ * (a report consults some 60 a record) instead of looking names up; what
+ * only a few records are read for (the answer quoted of a failure) is
+ * looked up in view.rec. */
+enum record_field {
+	RF_CASE, RF_KIND, RF_REPEAT, RF_SEED, RF_VERDICT, RF_TRANSPORT, RF_AUDIT,
+	RF_GRADE, RF_HTTP_STATUS, RF_TIMING, RF_USAGE, RF_FINISH_REASON,
+	RF_MODEL, RF_STARTED_AT, RF_STARTED_UNIX_MS,
+	RF_RAW, RF_RECALL, RF_LOAD, RF_PROBE, RF_REPLICA, RF_BASE_URL,
+	RF_TR_OK, RF_TR_FAILURES, RF_TR_MESSAGES,                   /* transport. */
+	RF_AU_OK, RF_AU_ENABLED, RF_AU_USAGE_DELTA, RF_AU_LOCAL_PROMPT_TOKENS,
+	RF_AU_SERVER_PROMPT_TOKENS, RF_AU_TOLERANCE, RF_AU_HINT,  /* audit. */
+	RF_GR_REASONS, RF_GR_NEEDLES,                               /* grade. */
+	RF_TI_FIRST_BYTE_MS, RF_TI_TTFT_MS, RF_TI_TTFC_MS, RF_TI_E2E_MS,
+	RF_TI_TPOT_MS,                                              /* timing. */
+	RF_US_PROMPT_TOKENS, RF_US_COMPLETION_TOKENS,               /* usage. */
+	RF_RE_TOKENS, RF_RE_DEPTHS, RF_RE_PROMPT_SHA256,            /* recall. */
+	RF_LO_LEVEL, RF_LO_ROUND, RF_LO_WARMUP, RF_LO_PRECHECK,
+	RF_LO_CONCURRENCY, RF_LO_RATE,                              /* load. */
+	RF_COUNT
+};
+
+/* One record as its readers see it (all borrowed from `rec`). */
+struct record_view {
+	const cJSON *rec;          /* the record */
+	const cJSON *f[RF_COUNT];  /* each member, or NULL when absent (an
+				      object's members when it is one) */
+};
+
+/* Fills *v from record `rec` (borrowed; may be NULL or not an object: then
+ * every member is NULL). */
+void record_view_of(const cJSON *rec, struct record_view *v);
+/* Whether the record `v` views has verdict "pass" (read inline: every
+ * reader asks it of every record). */
+static inline int record_view_passed(const struct record_view *v)
+{
+	const cJSON *s = v->f[RF_VERDICT];
+	const char *p = s && (s->type & 0xFF) == cJSON_String ? s->valuestring : "";
+
+	return p[0] == 'p' && p[1] == 'a' && p[2] == 's' && p[3] == 's' && !p[4];
+}
+/* record_key_of and record_problem of the record `v` views. */
+int record_view_key(const struct record_view *v, char *out, size_t cap);
+const char *record_view_problem(const struct record_view *v);
+
 /* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no
  * \"verdict\" string"; NULL when it is one. */
 const char *record_problem(const cJSON *rec);

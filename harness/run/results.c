@@ -27,17 +27,17 @@ int results_has(const struct results *r, const char *key)
 }
 
 /* results_each's callback on --resume: keeps the key, counts the verdict. */
-static enum err load_one(void *ctx, const cJSON *rec, struct diag *d)
+static enum err load_one(void *ctx, const struct record_view *v, struct diag *d)
 {
 	struct results *r = ctx;
 	char key[RECORD_KEY_MAX];
 	int added;
 	enum err e;
 
-	record_key_of(rec, key, sizeof(key));
+	record_view_key(v, key, sizeof(key));
 	if ((e = keyset_add(&r->keys, key, &added, d)) || !added)
 		return e;
-	if (record_passed(rec))
+	if (record_passed(v->rec))
 		r->prior_pass++;
 	else
 		r->prior_fail++;
@@ -396,15 +396,17 @@ static int at_eof(FILE *f)
 	return 0;
 }
 
-/* One line of the journal (`n` bytes at `line`, `last`: nothing follows):
- * its record to `fn`, or torn (1 returned) or malformed. */
+/* One line of the journal (`n` bytes at `line`, read from `f`, which is at
+ * its end when the line is the last: asked only of a line that is no
+ * record): its record to `fn`, or torn (1 returned) or malformed. */
 static enum err each_line(struct jtree *t, const char *path, char *line, size_t n,
-			  size_t no, int last, results_fn fn, void *ctx, int *torn,
+			  size_t no, FILE *f, results_fn fn, void *ctx, int *torn,
 			  struct diag *d)
 {
 	int nl = n > 0 && line[n - 1] == '\n';
 	cJSON *rec = NULL;
 	char bad[DIAG_MSG_MAX + 16]; /* "not JSON: " and the scanner's message */
+	struct record_view v;
 	const char *why;
 	enum err e = ERR_OK;
 
@@ -412,13 +414,14 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 	/* Out of memory is no verdict on the line: never cut it for that. */
 	if (nl && (e = parse_line(t, line, n - 1, &rec, bad, sizeof(bad), path, d)))
 		return e;
-	why = !nl ? "no newline" : rec ? record_problem(rec) : bad;
-	if (why && (last || !nl))
+	record_view_of(rec, &v);
+	why = !nl ? "no newline" : rec ? record_view_problem(&v) : bad;
+	if (why && (!nl || at_eof(f)))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
 	else
-		e = fn(ctx, rec, d);
+		e = fn(ctx, &v, d);
 	return e;
 }
 
@@ -453,7 +456,7 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 				      path, sc->lines + 1, RESULTS_LINE_MAX);
 			break;
 		}
-		e = each_line(&t, path, line, (size_t)n, ++sc->lines, at_eof(f), fn, ctx, &torn, d);
+		e = each_line(&t, path, line, (size_t)n, ++sc->lines, f, fn, ctx, &torn, d);
 		if (torn) {
 			sc->torn_bytes = (size_t)n;
 			sc->lines--;

@@ -39,6 +39,8 @@
 #include "base/keyset.h"
 #include "base/redact.h"
 
+struct record_view; /* record.h */
+
 #define RESULTS_LINE_MAX ((size_t)512 << 20) /* one record */
 
 struct results {
@@ -130,9 +132,10 @@ size_t results_fix_utf8(char *s);
  * caller owns *out. */
 enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
 
-/* Called by results_each with each record in file order (borrowed: freed
- * after the call); an error stops the walk and is returned. */
-typedef enum err (*results_fn)(void *ctx, const cJSON *rec, struct diag *d);
+/* Called by results_each with each record in file order, viewed
+ * (record_view_of; the view and its record are borrowed, freed after the
+ * call); an error stops the walk and is returned. */
+typedef enum err (*results_fn)(void *ctx, const struct record_view *v, struct diag *d);
 
 /* What a walk of the journal saw. */
 struct results_scan {

@@ -1,6 +1,6 @@
 /*
  * Unit tests of jget: present, missing and mistyped keys, and NULL parents;
- * jget_type against the library's type tests.
+ * jget_type against the library's type tests; an indexed object.
  */
 #include <cjson/cJSON.h>
 
@@ -51,9 +51,35 @@ static void test_type(void)
 	cJSON_Delete(o);
 }
 
+/* An indexed object reads as a walked one: the first of duplicate names,
+ * absent names, the index built at its first jget (none after a forget),
+ * another object beside it, and jget_numv of a value found. */
+static void test_index(void)
+{
+	cJSON *o = cJSON_Parse("{\"ab\": 1, \"ab\": 2, \"abc\": 3, \"b\": 4, \"\": 5}");
+	cJSON *p = cJSON_Parse("{\"ab\": 7}");
+
+	CHECK(o != NULL && p != NULL);
+	jget_index(o);
+	jget_forget(o); /* before any lookup: nothing is built */
+	CHECK(jget_num(o, "ab") == 1 && jget_num(o, "abc") == 3);
+	jget_index(o);
+	CHECK(jget_num(o, "ab") == 1 && jget_num(o, "abc") == 3 && jget_num(o, "b") == 4);
+	CHECK(jget_num(o, "") == 5 && jget(o, "a") == NULL && jget(o, "abcd") == NULL);
+	CHECK(jget_num(p, "ab") == 7); /* another object is walked */
+	jget_index(p);
+	CHECK(jget_num(o, "ab") == 1 && jget_num(p, "ab") == 7);
+	jget_forget(p);
+	CHECK(jget_num(p, "ab") == 7 && jget(p, "b") == NULL);
+	CHECK(jget_numv(jget(o, "b")) == 4 && jget_numv(NULL) == 0 && jget_numv(p) == 0);
+	cJSON_Delete(p);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	T_RUN(test_reads);
 	T_RUN(test_type);
+	T_RUN(test_index);
 	return T_DONE();
 }

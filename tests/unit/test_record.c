@@ -34,6 +34,46 @@ static void test_key(void)
 	CHECK_STR(record_problem(NULL), "not JSON");
 }
 
+/* The view of a record: every member a reader consults, the first of
+ * duplicate names winning, an object's members only when the first of its
+ * name is an object, nothing of a record that is not an object. */
+static void test_view(void)
+{
+	struct record_view v;
+	cJSON *r = cJSON_Parse("{\"x\":{\"case\":\"no\"},\"case\":\"a\",\"case\":\"b\","
+			       "\"timing\":{\"ttft_ms\":1,\"ttft_ms\":2,\"e2e_ms\":\"s\"},"
+			       "\"audit\":\"x\",\"audit\":{\"ok\":false},"
+			       "\"load\":{\"rate\":2.5,\"round\":0},\"repeat\":3,"
+			       "\"replica\":1,\"reasoning\":\"r\",\"raw\":\"w\",\"recall\":null,"
+			       "\"started_unix_ms\":5,\"started_at\":\"t\",\"seed\":null,"
+			       "\"verdict\":\"pass\",\"caseX\":1,\"c\":2,\"\":3,\"content\":\"x\","
+			       "\"tool_calls\":[],\"r\":1,\"t\":2,\"ti\":3}");
+	char key[64];
+
+	record_view_of(r, &v);
+	CHECK(v.rec == r);
+	CHECK_STR(v.f[RF_CASE]->valuestring, "a");
+	CHECK(v.f[RF_TI_TTFT_MS]->valuedouble == 1 && cJSON_IsString(v.f[RF_TI_E2E_MS]));
+	CHECK(cJSON_IsString(v.f[RF_AUDIT]) && !v.f[RF_AU_OK]);
+	CHECK(v.f[RF_LO_RATE]->valuedouble == 2.5 && v.f[RF_LO_ROUND]->valuedouble == 0);
+	CHECK(v.f[RF_REPEAT]->valuedouble == 3 && v.f[RF_REPLICA]->valuedouble == 1);
+	CHECK_STR(v.f[RF_RAW]->valuestring, "w");
+	CHECK(cJSON_IsNull(v.f[RF_RECALL]) && !v.f[RF_RE_TOKENS]);
+	CHECK(v.f[RF_STARTED_UNIX_MS]->valuedouble == 5 && cJSON_IsNull(v.f[RF_SEED]));
+	CHECK_STR(v.f[RF_STARTED_AT]->valuestring, "t");
+	CHECK(!v.f[RF_TRANSPORT] && !v.f[RF_TR_OK] && !v.f[RF_KIND] && !v.f[RF_PROBE]);
+	CHECK(record_view_problem(&v) == NULL);
+	CHECK(record_view_key(&v, key, sizeof(key)) && !strcmp(key, "a\x1f" "3\x1fnull"));
+	cJSON_Delete(r);
+	r = cJSON_Parse("[{\"case\":\"a\"}]");
+	record_view_of(r, &v);
+	CHECK(!v.f[RF_CASE]);
+	CHECK_STR(record_view_problem(&v), "not a JSON object");
+	cJSON_Delete(r);
+	record_view_of(NULL, &v);
+	CHECK_STR(record_view_problem(&v), "not JSON");
+}
+
 static struct suite *load(void)
 {
 	static const char txt[] = "{\"suite\":\"t\",\"cases\":[{\"id\":\"a\",\"messages\":"
@@ -278,6 +318,7 @@ int main(void)
 {
 	T_RUN(test_key);
 	T_RUN(test_key_like_printf);
+	T_RUN(test_view);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
 	T_RUN(test_manifest);

@@ -454,13 +454,16 @@ static cJSON *why_of(const cJSON *recs, const cJSON *man)
 	struct why_fold *w = why_fold_new("D");
 	struct json_build jb;
 	const cJSON *rec;
+	struct record_view v;
 	cJSON *s;
 
 	CHECK(w != NULL);
 	json_build_init(&jb);
 	s = json_new_obj(&jb);
-	cJSON_ArrayForEach(rec, recs)
-		CHECK(why_fold_take(w, rec) == ERR_OK);
+	cJSON_ArrayForEach(rec, recs) {
+		record_view_of(rec, &v);
+		CHECK(why_fold_take(w, &v) == ERR_OK);
+	}
 	why_fold_summarise(w, man, &jb, s);
 	CHECK(jb.code == ERR_OK);
 	why_fold_free(w);
@@ -474,10 +477,12 @@ static void test_advice(void)
 	cJSON *man = cJSON_Parse(m), *recs = cJSON_CreateArray(), *s;
 	const cJSON *adv;
 	struct why_reason r[WHY_REASONS_MAX];
+	struct record_view v;
 
 	cJSON_AddItemToArray(recs, failed_record(404, "HTTP 404: no model x"));
 	cJSON_AddItemToArray(recs, failed_record(404, "HTTP 404: no model x"));
-	CHECK(why_reasons(cJSON_GetArrayItem(recs, 0), r, WHY_REASONS_MAX) == 1);
+	record_view_of(cJSON_GetArrayItem(recs, 0), &v);
+	CHECK(why_reasons(&v, r, WHY_REASONS_MAX) == 1);
 	CHECK_STR(r[0].key, "http_status 404");
 	s = why_of(recs, man);
 	adv = cJSON_GetArrayItem(get(s, "advice"), 0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/io.h"
+#include "run/record.h"
 #include "run/results.h"
 #include "run/run.h"
 #include "t.h"
@@ -153,8 +154,9 @@ static void opts(struct run_opts *o, const char *glob, int resume)
 }
 
 /* results_each's callback: a copy of each record into the array `ctx`. */
-static enum err collect(void *ctx, const cJSON *rec, struct diag *d)
+static enum err collect(void *ctx, const struct record_view *v, struct diag *d)
 {
+	const cJSON *rec = v->rec;
 	(void)d;
 	cJSON_AddItemToArray(ctx, cJSON_Duplicate(rec, 1));
 	return ERR_OK;
