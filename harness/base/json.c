@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "jdoc.h"
 #include "mem.h"
 
 /* Allocations cJSON asked for and did not get, in this thread: a parse that
@@ -258,7 +259,12 @@ enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 	unsigned long before = alloc_failures;
 	const char *end = NULL;
 	size_t at;
+	enum err e = jdoc_parse(text, len, out);
 
+	if (e == ERR_NOMEM)
+		return diag_fail(d, ERR_NOMEM, "out of memory parsing %s", what);
+	if (!e)
+		return ERR_OK;
 	*out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!*out && alloc_failures != before)
 		return diag_fail(d, ERR_NOMEM, "out of memory parsing %s", what);

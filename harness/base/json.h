@@ -96,8 +96,10 @@ cJSON *json_add_obj(struct json_build *jb, cJSON *to, const char *key);
 cJSON *json_add_arr(struct json_build *jb, cJSON *to, const char *key);
 
 /* Parses `len` bytes of `text` (no NUL needed) into a value the caller owns;
- * only whitespace may follow it. ERR_NOMEM ("out of memory parsing WHAT") or
- * ERR_INPUT ("cannot parse WHAT: invalid JSON at byte N"), with *out NULL. */
+ * only whitespace may follow it. The tree is cJSON's reading of the text,
+ * built by jdoc when it can (jdoc.h), else by cJSON. ERR_NOMEM ("out of
+ * memory parsing WHAT") or ERR_INPUT ("cannot parse WHAT: invalid JSON at
+ * byte N", cJSON's position), with *out NULL. */
 enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 		    struct diag *d);
 
