@@ -1,6 +1,7 @@
 /*
  * tpl_msg — the servers' message preparation (see tpl_msg.h).
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdint.h>
 #include <string.h>
 
@@ -37,6 +38,11 @@ enum err tpl_check_nul(const char *json, size_t len, const char *what,
 	int in_str = 0;
 	size_t i = 0;
 
+	/* without the six bytes anywhere there is nothing to find, and memmem
+	 * reads a file of message text many times faster than the walk below,
+	 * which stops at every escape (every newline of the text) */
+	if (!memmem(json, len, "\\u0000", 6))
+		return ERR_OK;
 	while ((i = quote_or_backslash(json, i, len)) < len) {
 		if (json[i] == '"') {
 			in_str = !in_str;
