@@ -248,7 +248,7 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 	if (e)
 		cJSON_Delete(all);
 	*out = e ? NULL : all;
-	cJSON_Delete(text_only);
+	c->source = text_only; /* the conversation borrows its strings */
 	return e;
 }
 

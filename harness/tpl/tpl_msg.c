@@ -103,9 +103,9 @@ static const char *sglang_part_text(const cJSON *part)
 	return NULL;
 }
 
-/* Content as the server hands it to a string-content template: vLLM joins
- * the text parts with "\n" and refuses media here, SGLang joins "text" parts
- * with " " and drops the rest. */
+/* Content that is not one string as the server hands it to a string-content
+ * template: vLLM joins the text parts with "\n" and refuses media here,
+ * SGLang joins "text" parts with " " and drops the rest; null is "". */
 static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server server,
 				struct buf *b, struct diag *d)
 {
@@ -117,8 +117,6 @@ static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server serve
 
 	if (!c || cJSON_IsNull(c))
 		return ERR_OK;
-	if (cJSON_IsString(c))
-		return buf_puts(b, c->valuestring);
 	if (cJSON_IsRaw(c) && c->valuestring[0] == '"') /* json_add_strn: a NUL inside */
 		return diag_fail(d, ERR_UNSUPPORTED, "message %zu: 'content' holds a NUL character, which "
 				 "needle does not render", mi);
@@ -192,18 +190,20 @@ static enum err prepare_msg(struct tpl_msg *m, const cJSON *j, size_t mi,
 			    enum tpl_server server, struct diag *d)
 {
 	const cJSON *role = cJSON_GetObjectItemCaseSensitive(j, "role");
-	const cJSON *r;
+	const cJSON *r, *c;
 	struct buf b;
-	enum err e;
+	enum err e = ERR_OK;
 
 	if (!cJSON_IsObject(j) || !cJSON_IsString(role))
 		return diag_fail(d, ERR_INPUT, "message %zu: expected an object with a string 'role'", mi);
 	m->role = role->valuestring;
+	c = cJSON_GetObjectItemCaseSensitive(j, "content");
 	buf_init(&b, BUF_MAX_DEFAULT);
-	e = flatten_content(cJSON_GetObjectItemCaseSensitive(j, "content"), mi, server, &b, d);
-	if (!e) {
-		m->content = buf_take(&b, NULL);
-		if (!m->content)
+	if (cJSON_IsString(c)) { /* the common case, not copied */
+		m->content = c->valuestring;
+	} else if (!(e = flatten_content(c, mi, server, &b, d))) {
+		m->content = m->owned = buf_take(&b, NULL);
+		if (!m->owned)
 			e = diag_fail(d, ERR_NOMEM, "out of memory");
 	}
 	buf_release(&b);
@@ -221,12 +221,14 @@ void tpl_conv_release(struct tpl_conv *c)
 	size_t i;
 
 	for (i = 0; c->m && i < c->n; i++) {
-		mem_free(c->m[i].content);
+		mem_free(c->m[i].owned);
 		cJSON_Delete(c->m[i].args);
 	}
 	mem_free(c->m);
+	cJSON_Delete(c->source);
 	c->m = NULL;
 	c->n = 0;
+	c->source = NULL;
 }
 
 enum err tpl_conv_prepare(struct tpl_conv *c, const cJSON *messages,
