@@ -116,6 +116,23 @@ void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char 
 		put(jb, to, key, cJSON_CreateString(s));
 }
 
+void json_add_str_ref(struct json_build *jb, cJSON *to, const char *key, const char *s)
+{
+	cJSON *item;
+
+	if (!can_add(jb, to, key))
+		return;
+	if (!s) {
+		fail(jb, ERR_INTERNAL, key, "a NULL string");
+		return;
+	}
+	item = cJSON_CreateStringReference(s);
+	if (item && (key ? cJSON_AddItemToObjectCS(to, key, item) : cJSON_AddItemToArray(to, item)))
+		return;
+	cJSON_Delete(item);
+	fail(jb, ERR_NOMEM, key, NULL);
+}
+
 /* `s` (`n` bytes) as a JSON string literal in `out`: quote, backslash and
  * control bytes escaped, NUL as \u0000. */
 static enum err literal(const char *s, size_t n, struct buf *out)
