@@ -238,6 +238,8 @@ CASES = [
     ("split-maxsplit", "{{ s.split('</think>', 1)|length }}|{{ s.split('</think>')[-1] }}|{{ s.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') }}", "{\"s\": \"<think>\\nr\\n</think>a</think>b\"}"),
     ("strip-chars", "{{ 'xxaxx'.strip('x') }}|{{ 'xxaxx'.lstrip('x') }}|{{ 'xxaxx'.rstrip('x') }}|[{{ '  a  '.lstrip() }}]|[{{ '  a  '.rstrip() }}]|{{ '\\n\\na\\n'.strip('\\n') }}", "{}"),
     ("strip-multibyte", "[{{ u.rstrip('\U0001f600 ') }}]|[{{ u.strip('c\U0001f600 ') }}]|[{{ '\u00e9\u00e9\u65e5\u00e9'.rstrip('\u00e9') }}]|[{{ '\u00e9\u00e9'.rstrip('\u00e9') }}]|[{{ '\u65e5\u672c'.strip('\u672c\u65e5') }}]|[{{ u.lstrip('ca') }}]|[{{ u.strip('x') }}]|[{{ (u ~ '\u3000').rstrip() }}]", "{\"u\": \"caf\\u00e9 \\ud83d\\ude00\"}"),
+    ("loop-scope-fresh", "{% for x in [1, 2, 3] %}{% if x == 1 %}{% set y = 'a' %}{% endif %}[{{ y is defined }}{{ x }}]{% for z in [x] %}{% set w = z %}{% endfor %}{{ w is defined }}{% endfor %}", "{}"),
+    ("loop-macro-in-body", "{% for x in [1, 2] %}{% macro m(p) %}{{ p }}{{ x }}{% endmacro %}{{ m('a') }}{% set y = x %}{% endfor %}|{% for x in [3] %}{{ y is defined }}{% endfor %}", "{}"),
     ("str-misc", "{{ 'abc'.rfind('c') }}|{{ 'a😀c'.find('c') }}|{{ '12'.isdigit() }}{{ 'ab'.isalpha() }}{{ ' '.isspace() }}{{ 'Ab'.islower() }}|{{ '-'.join(['a', 'b']) }}|{{ 'a\\nb\\r\\nc'.splitlines() }}|{{ 'abc'.removeprefix('a') }}{{ 'abc'.removesuffix('c') }}|{{ 'hello world'.capitalize() }}", "{}"),
     ("str-index-missing", "{{ 'abc'.index('z') }}", "{}"),
     ("join-nonstr", "{{ ','.join([1, 2]) }}", "{}"),
