@@ -728,7 +728,7 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 	if (self->flags & JV_F_MARKUP)
 		return jinja_eval_refuse(e, at, "str.%s on a Markup string", name);
 	for (k = 0; noargs[k]; k++)
-		if (!strcmp(name, noargs[k]))
+		if (noargs[k][0] == name[0] && !strcmp(name, noargs[k]))
 			return m_noargs(e, at, self, name, a, out);
 	if (!strcmp(name, "split") || !strcmp(name, "rsplit"))
 		return m_split(e, at, self, a, name[0] == 'r', out);
