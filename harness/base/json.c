@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "jdoc.h"
 #include "mem.h"
 
 /* Allocations cJSON asked for and did not get, in this thread: a parse that
@@ -113,6 +114,23 @@ void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char 
 		fail(jb, ERR_INTERNAL, key, "a NULL string");
 	else
 		put(jb, to, key, cJSON_CreateString(s));
+}
+
+void json_add_str_ref(struct json_build *jb, cJSON *to, const char *key, const char *s)
+{
+	cJSON *item;
+
+	if (!can_add(jb, to, key))
+		return;
+	if (!s) {
+		fail(jb, ERR_INTERNAL, key, "a NULL string");
+		return;
+	}
+	item = cJSON_CreateStringReference(s);
+	if (item && (key ? cJSON_AddItemToObjectCS(to, key, item) : cJSON_AddItemToArray(to, item)))
+		return;
+	cJSON_Delete(item);
+	fail(jb, ERR_NOMEM, key, NULL);
 }
 
 /* `s` (`n` bytes) as a JSON string literal in `out`: quote, backslash and
@@ -258,7 +276,12 @@ enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 	unsigned long before = alloc_failures;
 	const char *end = NULL;
 	size_t at;
+	enum err e = jdoc_parse(text, len, out);
 
+	if (e == ERR_NOMEM)
+		return diag_fail(d, ERR_NOMEM, "out of memory parsing %s", what);
+	if (!e)
+		return ERR_OK;
 	*out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!*out && alloc_failures != before)
 		return diag_fail(d, ERR_NOMEM, "out of memory parsing %s", what);

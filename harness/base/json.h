@@ -77,6 +77,9 @@ cJSON *json_new_arr(struct json_build *jb);
  * 15 significant digits when that reads back within its tolerance, so an
  * integer prints exactly only up to 15 digits (below 10^15). */
 void json_add_str(struct json_build *jb, cJSON *to, const char *key, const char *s);
+/* Adds the string `s` without copying it or `key` (a reference, the key
+ * borrowed): both must outlive `to`, whose cJSON_Delete frees neither. */
+void json_add_str_ref(struct json_build *jb, cJSON *to, const char *key, const char *s);
 /* Adds the `n` bytes at `s` as a string, NUL bytes included (escaped as
  * \u0000: the value is then a raw literal, printed as is); without a NUL it is
  * json_add_str of those n bytes (s need not end there). */
@@ -96,8 +99,10 @@ cJSON *json_add_obj(struct json_build *jb, cJSON *to, const char *key);
 cJSON *json_add_arr(struct json_build *jb, cJSON *to, const char *key);
 
 /* Parses `len` bytes of `text` (no NUL needed) into a value the caller owns;
- * only whitespace may follow it. ERR_NOMEM ("out of memory parsing WHAT") or
- * ERR_INPUT ("cannot parse WHAT: invalid JSON at byte N"), with *out NULL. */
+ * only whitespace may follow it. The tree is cJSON's reading of the text,
+ * built by jdoc when it can (jdoc.h), else by cJSON. ERR_NOMEM ("out of
+ * memory parsing WHAT") or ERR_INPUT ("cannot parse WHAT: invalid JSON at
+ * byte N", cJSON's position), with *out NULL. */
 enum err json_parse(const char *text, size_t len, cJSON **out, const char *what,
 		    struct diag *d);
 

@@ -725,6 +725,7 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 {
 	struct jv items, lv = { JV_LOOP, 0, { 0 } };
 	struct loop *l = jinja_value_alloc(e->a, sizeof(*l));
+	struct frame *it = NULL;
 	enum flow flow = FLOW_NORMAL;
 
 	if (!l)
@@ -734,10 +735,15 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 	l->items = items.u.l;
 	lv.u.p = l;
 	for (l->i = 0; l->i < l->items->n; l->i++) {
-		struct frame *it = frame_new(e, f);
-
-		if (!it)
+		/* each iteration starts from no bindings; its frame is made anew
+		 * only when a macro of the body may have kept the last one */
+		if (it && !n->keeps_frame) {
+			it->n = 0;
+			it->b = it->inl;
+			it->cap = FRAME_INLINE;
+		} else if (!(it = frame_new(e, f))) {
 			return jinja_eval_nomem(e, n);
+		}
 		if (step(e, n) || assign(e, it, n->a, l->items->v[l->i]) ||
 		    frame_set(e, it, n, "loop", lv))
 			return e->d->code;

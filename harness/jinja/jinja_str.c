@@ -277,7 +277,7 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 			 const struct jv *chars, struct jv *out)
 {
 	const char *p = s->u.s->data;
-	size_t a = 0, z = s->u.s->len, k, i, last;
+	size_t a = 0, z = s->u.s->len, k, i;
 	uint32_t cp;
 
 	if (chars && chars->k == JV_NONE)
@@ -287,26 +287,36 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 	if (which != 'r')
 		while (a < z && in_chars(chars, (k = utf8_decode(p + a, z - a, &cp), cp)))
 			a += k;
-	if (which != 'l') {
-		for (i = a, last = a; i < z; i += k) {
-			k = utf8_decode(p + i, z - i, &cp);
+	if (which != 'l') /* from the end, a character at a time (a str is valid UTF-8) */
+		for (i = z; i > a; z = i) {
+			for (i--; i > a && ((unsigned char)p[i] & 0xC0) == 0x80; i--)
+				;
+			utf8_decode(p + i, z - i, &cp);
 			if (!in_chars(chars, cp))
-				last = i + k;
+				break;
 		}
-		z = last;
+	if (a == 0 && z == s->u.s->len) {
+		*out = *s; /* nothing stripped: the str itself, as CPython returns it */
+		return ERR_OK;
 	}
-	if (mkstr(e, at, p + a, z - a, out))
-		return e->d->code;
+	/* a tail ends where the str does, at its NUL: a view of its bytes */
+	if (p[z] ? jinja_value_str_new(e->a, p + a, z - a, out)
+		 : jinja_value_str_view(e->a, p + a, z - a, out))
+		return NOMEM(e, at);
 	out->flags = s->flags & JV_F_MARKUP;
 	return ERR_OK;
 }
 
+/* Appends to `list` the str of the `n` bytes at `p`, a piece of a str: a
+ * piece that ends at a NUL (its str's end) is a view of those bytes, which
+ * live as long as the str's, not a copy. */
 static enum err push_piece(struct je *e, const struct jn *at, struct jv *list, const char *p,
 			   size_t n)
 {
 	struct jv piece;
 
-	if (mkstr(e, at, p, n, &piece) || jinja_value_seq_push(e->a, list, piece))
+	if ((p[n] ? jinja_value_str_new(e->a, p, n, &piece) : jinja_value_str_view(e->a, p, n, &piece)) ||
+	    jinja_value_seq_push(e->a, list, piece))
 		return NOMEM(e, at);
 	return ERR_OK;
 }
@@ -718,7 +728,7 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 	if (self->flags & JV_F_MARKUP)
 		return jinja_eval_refuse(e, at, "str.%s on a Markup string", name);
 	for (k = 0; noargs[k]; k++)
-		if (!strcmp(name, noargs[k]))
+		if (noargs[k][0] == name[0] && !strcmp(name, noargs[k]))
 			return m_noargs(e, at, self, name, a, out);
 	if (!strcmp(name, "split") || !strcmp(name, "rsplit"))
 		return m_split(e, at, self, a, name[0] == 'r', out);

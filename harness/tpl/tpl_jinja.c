@@ -200,14 +200,17 @@ static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJ
 	enum err e = ERR_OK;
 
 	cJSON_ArrayForEach(k, raw) {
+		int kept = strcmp(k->string, "tool_calls") && strcmp(k->string, "reasoning") &&
+			   strcmp(k->string, "reasoning_content");
+
 		if (!strcmp(k->string, "content"))
 			e = j->openai ? parts_content(jb, o, k, mi, d)
-				      : (json_add_item(jb, o, "content", cJSON_CreateStringReference(m->content)),
-					 ERR_OK);
+				      : (json_add_str_ref(jb, o, "content", m->content), ERR_OK);
 		else if (!strcmp(k->string, "tool_calls") && m->tool_calls)
 			calls_with_args(jb, o, m);
-		else if (strcmp(k->string, "tool_calls") && strcmp(k->string, "reasoning") &&
-			 strcmp(k->string, "reasoning_content"))
+		else if (kept && cJSON_IsString(k))
+			json_add_str_ref(jb, o, k->string, k->valuestring);
+		else if (kept)
 			json_add_dup(jb, o, k->string, k);
 		if (e)
 			return e;
@@ -222,8 +225,9 @@ static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJ
 }
 
 /* The messages as the server prepares them, into *out (owned; NULL on
- * failure), whose contents are references to `c`'s flattened texts: `c`
- * (the caller releases it) must outlive *out. */
+ * failure), whose contents are references to `c`'s flattened texts and
+ * other strings (and their names) references to the request's: `c` (the
+ * caller releases it) and the request must outlive *out. */
 static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
 			      struct tpl_conv *c, cJSON **out, struct diag *d)
 {
@@ -248,7 +252,7 @@ static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_
 	if (e)
 		cJSON_Delete(all);
 	*out = e ? NULL : all;
-	cJSON_Delete(text_only);
+	c->source = text_only; /* the conversation borrows its strings */
 	return e;
 }
 

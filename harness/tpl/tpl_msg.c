@@ -1,8 +1,13 @@
 /*
  * tpl_msg — the servers' message preparation (see tpl_msg.h).
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
 
 #include "base/json.h"
 #include "base/mem.h"
@@ -31,12 +36,48 @@ static size_t quote_or_backslash(const char *s, size_t i, size_t len)
 	return i;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Whether the six bytes \u0000 occur in s[0..len): sixteen positions a
+ * step find each backslash followed by 'u' (SSE2, every x86-64), rare in
+ * JSON text, then the four zeros are compared. */
+static int has_u0000(const char *s, size_t len)
+{
+	const __m128i b = _mm_set1_epi8('\\'), u = _mm_set1_epi8('u');
+	size_t i = 0;
+
+	for (; i + 17 <= len; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 1));
+		unsigned bits = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x, b),
+									   _mm_cmpeq_epi8(y, u)));
+
+		for (; bits; bits &= bits - 1) {
+			size_t at = i + (size_t)__builtin_ctz(bits);
+
+			if (at + 6 <= len && !memcmp(s + at + 2, "0000", 4))
+				return 1;
+		}
+	}
+	return i < len && memmem(s + i, len - i, "\\u0000", 6) != NULL;
+}
+#else
+static int has_u0000(const char *s, size_t len)
+{
+	return memmem(s, len, "\\u0000", 6) != NULL;
+}
+#endif
+
 enum err tpl_check_nul(const char *json, size_t len, const char *what,
 		       struct diag *d)
 {
 	int in_str = 0;
 	size_t i = 0;
 
+	/* without the six bytes anywhere there is nothing to find, and that
+	 * is read many times faster than the walk below, which stops at every
+	 * escape (every newline of the text) */
+	if (!has_u0000(json, len))
+		return ERR_OK;
 	while ((i = quote_or_backslash(json, i, len)) < len) {
 		if (json[i] == '"') {
 			in_str = !in_str;
@@ -97,9 +138,9 @@ static const char *sglang_part_text(const cJSON *part)
 	return NULL;
 }
 
-/* Content as the server hands it to a string-content template: vLLM joins
- * the text parts with "\n" and refuses media here, SGLang joins "text" parts
- * with " " and drops the rest. */
+/* Content that is not one string as the server hands it to a string-content
+ * template: vLLM joins the text parts with "\n" and refuses media here,
+ * SGLang joins "text" parts with " " and drops the rest; null is "". */
 static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server server,
 				struct buf *b, struct diag *d)
 {
@@ -111,8 +152,6 @@ static enum err flatten_content(const cJSON *c, size_t mi, enum tpl_server serve
 
 	if (!c || cJSON_IsNull(c))
 		return ERR_OK;
-	if (cJSON_IsString(c))
-		return buf_puts(b, c->valuestring);
 	if (cJSON_IsRaw(c) && c->valuestring[0] == '"') /* json_add_strn: a NUL inside */
 		return diag_fail(d, ERR_UNSUPPORTED, "message %zu: 'content' holds a NUL character, which "
 				 "needle does not render", mi);
@@ -186,18 +225,20 @@ static enum err prepare_msg(struct tpl_msg *m, const cJSON *j, size_t mi,
 			    enum tpl_server server, struct diag *d)
 {
 	const cJSON *role = cJSON_GetObjectItemCaseSensitive(j, "role");
-	const cJSON *r;
+	const cJSON *r, *c;
 	struct buf b;
-	enum err e;
+	enum err e = ERR_OK;
 
 	if (!cJSON_IsObject(j) || !cJSON_IsString(role))
 		return diag_fail(d, ERR_INPUT, "message %zu: expected an object with a string 'role'", mi);
 	m->role = role->valuestring;
+	c = cJSON_GetObjectItemCaseSensitive(j, "content");
 	buf_init(&b, BUF_MAX_DEFAULT);
-	e = flatten_content(cJSON_GetObjectItemCaseSensitive(j, "content"), mi, server, &b, d);
-	if (!e) {
-		m->content = buf_take(&b, NULL);
-		if (!m->content)
+	if (cJSON_IsString(c)) { /* the common case, not copied */
+		m->content = c->valuestring;
+	} else if (!(e = flatten_content(c, mi, server, &b, d))) {
+		m->content = m->owned = buf_take(&b, NULL);
+		if (!m->owned)
 			e = diag_fail(d, ERR_NOMEM, "out of memory");
 	}
 	buf_release(&b);
@@ -215,12 +256,14 @@ void tpl_conv_release(struct tpl_conv *c)
 	size_t i;
 
 	for (i = 0; c->m && i < c->n; i++) {
-		mem_free(c->m[i].content);
+		mem_free(c->m[i].owned);
 		cJSON_Delete(c->m[i].args);
 	}
 	mem_free(c->m);
+	cJSON_Delete(c->source);
 	c->m = NULL;
 	c->n = 0;
+	c->source = NULL;
 }
 
 enum err tpl_conv_prepare(struct tpl_conv *c, const cJSON *messages,

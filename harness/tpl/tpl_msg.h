@@ -38,7 +38,9 @@
 /* One message as the server leaves it. */
 struct tpl_msg {
 	const char *role;          /* borrowed from the request */
-	char *content;             /* owned, flattened text ("" for none) */
+	const char *content;       /* flattened text ("" for none): borrowed from the
+				    * request when it is one string, else `owned` */
+	char *owned;               /* owned joined text of parts, or NULL */
 	const char *reasoning;     /* borrowed, or NULL */
 	const cJSON *tool_calls;   /* borrowed non-empty array, or NULL */
 	cJSON *args;               /* owned array: parsed arguments per call */
@@ -48,9 +50,13 @@ struct tpl_msg {
 struct tpl_conv {
 	struct tpl_msg *m;
 	size_t n;
+	cJSON *source;             /* owned messages the `m` borrow from, or NULL
+				    * (tpl_conv_release deletes it) */
 };
 
-/* Prepares `messages` (a borrowed JSON array) as `server` does into `c`.
+/* Prepares `messages` (a borrowed JSON array, which must outlive `c`: the
+ * messages borrow its strings; or one the caller hands to c->source) as
+ * `server` does into `c`.
  * ERR_INPUT names the message (and part or call) that is malformed;
  * ERR_UNSUPPORTED a media part vLLM would hand a processor. `c` must be
  * released with tpl_conv_release even on failure. */

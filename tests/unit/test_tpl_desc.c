@@ -20,6 +20,24 @@
 static const char *const shipped[] = {"chatml", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",
 				      "deepseek-v4", "deepseek-v4.1", "llama3", "qwen3"};
 
+/* Every hash `t` lists is written plainly in its text `raw` (what
+ * tpl_desc_find_sha looks for before it parses a descriptor) and finds `t`. */
+static void check_shas_found(const struct tpl_desc *t, const char *raw)
+{
+	const cJSON *s;
+
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(t->root, "template_sha256")) {
+		struct tpl_desc u;
+		int found = 0;
+
+		CHECK(strstr(raw, s->valuestring) != NULL);
+		CHECK_EQ_LONG(tpl_desc_find_sha(&u, s->valuestring, &found, NULL), ERR_OK);
+		CHECK(found && !strcmp(u.name, t->name));
+		if (found)
+			tpl_desc_release(&u);
+	}
+}
+
 static void test_shipped(void)
 {
 	static const enum tpl_style styles[] = {TPL_STYLE_TURNS, TPL_STYLE_DSV3, TPL_STYLE_DSV31,
@@ -46,6 +64,7 @@ static void test_shipped(void)
 		CHECK_STR(t.name, shipped[i]);
 		CHECK_STR(t.origin, key);
 		CHECK_EQ_LONG(t.style, styles[i]);
+		check_shas_found(&t, (const char *)f->data);
 		tpl_desc_release(&t);
 		CHECK(t.root == NULL);
 	}

@@ -237,8 +237,26 @@ static void test_check_nul_random(void)
 	CHECK_EQ_LONG(agree, 20000);
 }
 
+/* Past other escapes a \u0000 is still found at its byte; a cut before
+ * it, or an escaped backslash before "u0000", passes. */
+static void test_check_nul_after_escapes(void)
+{
+	static const char nul[] = "[{\"content\":\"line\\none \\\"q\\\" \\u0000 x\"}]";
+	static const char esc[] = "[{\"content\":\"a\\\\u0000 b\\n\"}]";
+	struct diag d;
+
+	diag_init(&d);
+	CHECK(tpl_check_nul(nul, strlen(nul), "m.json", &d) == ERR_UNSUPPORTED);
+	CHECK_STR(d.msg, "cannot use 'm.json': a string holds \\u0000 at byte 29, which needle's "
+		  "JSON parser would cut short");
+	CHECK(tpl_check_nul(esc, strlen(esc), "m.json", NULL) == ERR_OK);
+	CHECK(tpl_check_nul(esc, 14, "m.json", NULL) == ERR_OK);
+	CHECK(tpl_check_nul("\"\\u0000\"", 8, "m.json", NULL) == ERR_UNSUPPORTED);
+}
+
 int main(void)
 {
+	T_RUN(test_check_nul_after_escapes);
 	T_RUN(test_prepare_vllm);
 	T_RUN(test_prepare_sglang_and_media);
 	T_RUN(test_prepare_errors);
