@@ -22,7 +22,7 @@ LDLIBS   += $(PKGLIBS) -lstdc++ -lm
 # Resolved lazily: pkg-config exists only once the set-up step has run.
 # libcurl and OpenSSL are compiled against but not linked: harness/net/curlapi.c
 # loads libcurl at the first HTTP request and harness/base/io.c libcrypto at the
-# first SHA-256 of more than 64 KiB (or the first template integer beyond 64 bits, jinja_bigint),
+# first SHA-256 (or the first template integer beyond 64 bits, jinja_bigint),
 # so the commands that need neither do not pay for mapping them. The unit tests call OpenSSL themselves and link it.
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS   = $(shell pkg-config --libs $(filter-out libcurl openssl,$(PKGS)) 2>/dev/null)

@@ -16,7 +16,6 @@
 #include <openssl/opensslv.h>
 
 #include "mem.h"
-#include "sha256.h"
 
 static enum err read_fd(int fd, const char *path, struct buf *out,
 			struct diag *d)
@@ -270,19 +269,15 @@ static void crypto_load(void)
 enum err io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX],
 		       struct diag *d)
 {
-	unsigned char md[SHA256_BYTES];
+	unsigned char md[32];
 	unsigned int n = 0, i;
 
+	pthread_once(&crypto_once, crypto_load);
 	hex[0] = '\0';
-	if (len <= IO_SHA256_INPROC) {
-		sha256_digest(data, len, md);
-	} else {
-		pthread_once(&crypto_once, crypto_load);
-		if (crypto_why[0])
-			return diag_fail(d, ERR_LOADER, "%s", crypto_why);
-		evp_digest(data, len, md, &n, evp_sha256, NULL);
-	}
-	for (i = 0; i < SHA256_BYTES; i++)
+	if (crypto_why[0])
+		return diag_fail(d, ERR_LOADER, "%s", crypto_why);
+	evp_digest(data, len, md, &n, evp_sha256, NULL);
+	for (i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	hex[64] = '\0';
 	return ERR_OK;

@@ -12,9 +12,6 @@
 #include "err.h"
 
 #define IO_SHA256_HEX 65 /* 64 hex digits + NUL */
-/* The largest input io_sha256_hex hashes without libcrypto: hashing it in
- * C (about 0.3 ms) costs less than loading the library. */
-#define IO_SHA256_INPROC ((size_t)64 << 10)
 
 /* Flags of io_open_regular and the reads built on it. IO_NOFOLLOW refuses a
  * symbolic link as the last component of the path: for files needle itself
@@ -89,15 +86,13 @@ enum err io_write_file_mode(const char *path, const void *data, size_t len,
 enum err io_mkdirs(const char *path, struct diag *d);
 
 /* Lower-case hex SHA-256 of `len` bytes into `hex` (IO_SHA256_HEX bytes).
- * At most IO_SHA256_INPROC bytes (a template, a descriptor, a suite, a case
- * id) are hashed in-process (sha256.h) and never fail. A larger input goes to
- * libcrypto, loaded by the first such call, not at start (mapping it is about
- * 0.7 ms of every process, its first digest some 3 ms more, and a count whose
- * tokenizer is cached hashes nothing larger). If it cannot be, this and every
- * later call of a larger input return ERR_LOADER ("cannot load
- * libcrypto.so.3: REASON (Debian's package is libssl3)", the tool ends with
- * status 127 as the dynamic loader ends a process that misses a library it
- * was linked with) and leave `hex` empty; once one has succeeded, none fails. */
+ * libcrypto is loaded by the first call, not at start (mapping it is about
+ * 0.7 ms of every process, and a count whose tokenizer is cached never
+ * hashes). If it cannot be, this and every later call return ERR_LOADER
+ * ("cannot load libcrypto.so.3: REASON (Debian's package is libssl3)", the
+ * tool ends with status 127 as the dynamic loader ends a process that misses
+ * a library it was linked with) and leave `hex` empty; once one call has
+ * succeeded, none fails. */
 enum err io_sha256_hex(const void *data, size_t len, char hex[IO_SHA256_HEX],
 		       struct diag *d);
 

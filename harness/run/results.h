@@ -113,7 +113,8 @@ enum err results_write_raw(struct results *r, const char *name,
 /* A file name for an attempt's raw bytes: the case id with characters outside
  * [A-Za-z0-9._-] replaced (plus a hash of the id when any were), then
  * "-rREPEAT[-sSEED].sse". ERR_LOADER, with `out` empty, when the hash cannot
- * be computed (io_sha256_hex: never for an id, which is hashed in-process). */
+ * be computed (io_sha256_hex: never once a digest has succeeded, as the
+ * suite's has by the time a run names raw files). */
 enum err results_raw_name(const char *id, long repeat, int has_seed, long seed,
 			  char *out, size_t cap, struct diag *d);
 

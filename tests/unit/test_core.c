@@ -1,5 +1,4 @@
 /* Unit tests of the core modules: buf, err/diag, io. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include <openssl/evp.h>
@@ -151,33 +150,6 @@ static void test_io_sha256(void)
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-/* Every padding case (lengths 0..300: the tail in one block or two) and
- * lengths either side of IO_SHA256_INPROC (in-process below, libcrypto
- * above) give OpenSSL's SHA256 digest. */
-static void test_io_sha256_openssl(void)
-{
-	static const size_t around[] = {IO_SHA256_INPROC - 65, IO_SHA256_INPROC - 1,
-					IO_SHA256_INPROC, IO_SHA256_INPROC + 1, IO_SHA256_INPROC + 55};
-	unsigned char *in = mem_alloc(IO_SHA256_INPROC + 64), md[32];
-	char hex[IO_SHA256_HEX], ref[IO_SHA256_HEX];
-	unsigned x = 54321, m;
-	size_t n, i;
-
-	CHECK(in != NULL);
-	for (n = 0; in && n < IO_SHA256_INPROC + 64; n++)
-		in[n] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
-	for (n = 0; in && n <= 300 + sizeof(around) / sizeof(*around); n++) {
-		size_t len = n <= 300 ? n : around[n - 301];
-
-		CHECK(EVP_Digest(in, len, md, &m, EVP_sha256(), NULL) == 1);
-		for (i = 0; i < 32; i++)
-			snprintf(ref + 2 * i, 3, "%02x", md[i]);
-		CHECK(!io_sha256_hex(in, len, hex, NULL));
-		CHECK_STR(hex, ref);
-	}
-	mem_free(in);
-}
-
 static void test_io_missing(void)
 {
 	struct buf b;
@@ -199,7 +171,6 @@ int main(void)
 	T_RUN(test_buf_base64_openssl);
 	T_RUN(test_diag_sticky);
 	T_RUN(test_io_sha256);
-	T_RUN(test_io_sha256_openssl);
 	T_RUN(test_io_missing);
 	return T_DONE();
 }
