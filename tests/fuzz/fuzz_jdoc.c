@@ -14,23 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/jdoc.h"
-
-static int same_tree(const cJSON *a, const cJSON *b)
-{
-	const cJSON *x, *y, *px = NULL;
-
-	if (a->type != b->type || a->valueint != b->valueint ||
-	    memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) ||
-	    !a->valuestring != !b->valuestring || !a->string != !b->string ||
-	    (a->valuestring && strcmp(a->valuestring, b->valuestring)) ||
-	    (a->string && strcmp(a->string, b->string)))
-		return 0;
-	for (x = a->child, y = b->child; x && y; px = x, x = x->next, y = y->next)
-		if ((x != a->child && x->prev != px) || !same_tree(x, y))
-			return 0;
-	return !x && !y && (!a->child || (a->child->prev == px && b->child->prev &&
-					  !b->child->prev->next));
-}
+#include "tests/unit/jsame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

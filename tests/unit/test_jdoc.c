@@ -6,28 +6,8 @@
 
 #include "base/buf.h"
 #include "base/jdoc.h"
+#include "jsame.h"
 #include "t.h"
-
-/* Whether trees `a` and `b` are the same node for node: types, valueint,
- * valuedouble bit for bit, strings, keys, and the sibling links (each
- * child's prev, the first child's prev at the last). */
-static int same_tree(const cJSON *a, const cJSON *b)
-{
-	const cJSON *x, *y, *px = NULL;
-
-	if (a->type != b->type || a->valueint != b->valueint ||
-	    memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) ||
-	    !a->valuestring != !b->valuestring || !a->string != !b->string ||
-	    (a->valuestring && strcmp(a->valuestring, b->valuestring)) ||
-	    (a->string && strcmp(a->string, b->string)))
-		return 0;
-	for (x = a->child, y = b->child; x && y; px = x, x = x->next, y = y->next)
-		if ((x != a->child && x->prev != px) || (y != b->child && !y->prev) || !same_tree(x, y))
-			return 0;
-	if (x || y)
-		return 0;
-	return !a->child || (a->child->prev == px && b->child->prev && !b->child->prev->next);
-}
 
 /* jdoc reads `text` as cJSON does (1), or leaves it to cJSON (0); -1 when
  * it reads what cJSON refuses or reads otherwise. */
