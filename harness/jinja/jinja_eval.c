@@ -31,6 +31,9 @@ struct frame {
 	struct frame *parent;
 	struct binding *b; /* `inl`, or arena once more names are bound */
 	size_t n, cap;
+	int ended;         /* a loop's frame whose loop is over: jinja2 has set
+			    * its names to its `missing` marker, which a macro
+			    * kept from the body then reads */
 	struct binding inl[FRAME_INLINE];
 };
 
@@ -232,18 +235,29 @@ static enum err frame_set(struct je *e, struct frame *f, const struct jn *at, co
 	return ERR_OK;
 }
 
-static struct jv lookup(struct je *e, struct frame *f, const struct jn *n)
+/* The value of the name `n` seen from `f`. A macro made in a loop's body
+ * and called after the loop reads through that loop's ended frame, where
+ * jinja2 gives `missing` (printed as such for the loop's target), an
+ * undefined or the outer value by rules of its compiler: refused. */
+static enum err lookup(struct je *e, struct frame *f, const struct jn *n, struct jv *out)
 {
-	struct jv *v, g;
+	struct jv *v;
 
-	for (; f; f = f->parent)
-		if ((v = frame_get(f, n->s, n->sn)))
-			return *v;
+	for (; f; f = f->parent) {
+		if (f->ended)
+			return jinja_eval_refuse(e, n, "'%s' read by a macro or call block of a "
+						 "for loop's body after that loop ended (jinja2 "
+						 "reads the loop's names as missing)", n->s);
+		if ((v = frame_get(f, n->s, n->sn))) {
+			*out = *v;
+			return ERR_OK;
+		}
+	}
 	if ((v = jinja_value_dict_get_str(e->vars, n->s, n->sn)))
-		return *v;
-	if (jinja_builtin_global(n->s, &g))
-		return g;
-	return jinja_value_undef(n->s);
+		*out = *v;
+	else if (!jinja_builtin_global(n->s, out))
+		*out = jinja_value_undef(n->s);
+	return ERR_OK;
 }
 
 /* --- expressions --- */
@@ -430,7 +444,8 @@ static enum err eval_node(struct je *e, struct frame *f, const struct jn *n, str
 		*out = n->v;
 		return ERR_OK;
 	case N_NAME:
-		*out = lookup(e, f, n);
+		if (lookup(e, f, n, out))
+			return e->d->code;
 		if (out->k == JV_UNDEF && !strcmp(n->s, "self"))
 			return jinja_eval_refuse(e, n, "'self' (jinja2's template reference, printed "
 						 "\"<TemplateReference None>\")");
@@ -524,7 +539,8 @@ static enum err assign(struct je *e, struct frame *f, const struct jn *target, s
 	if (target->k == N_NAME)
 		return frame_set(e, f, target, target->s, v);
 	if (target->k == N_GETATTR) {
-		ns = lookup(e, f, target->a);
+		if (lookup(e, f, target->a, &ns))
+			return e->d->code;
 		if (ns.k != JV_NS)
 			return jinja_eval_reject(e, target,
 						 "TemplateRuntimeError: cannot assign attribute on "
@@ -735,9 +751,10 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 	l->items = items.u.l;
 	lv.u.p = l;
 	for (l->i = 0; l->i < l->items->n; l->i++) {
-		/* each iteration starts from no bindings; its frame is made anew
-		 * only when a macro of the body may have kept the last one */
-		if (it && !n->keeps_frame) {
+		/* one frame for every iteration, as jinja2's loop variables are
+		 * one Python local: a macro made in an earlier iteration reads
+		 * the current one's names. Each starts from no bindings. */
+		if (it) {
 			it->n = 0;
 			it->b = it->inl;
 			it->cap = FRAME_INLINE;
@@ -753,6 +770,10 @@ static enum err exec_for(struct je *e, struct frame *f, const struct jn *n, stru
 		if (flow == FLOW_BREAK)
 			break;
 	}
+	if (it)
+		it->ended = 1;
+	if (l->i == l->items->n && l->i)
+		l->i--; /* a loop object kept past its loop stays on the last item */
 	if (!l->items->n && n->l2.n)
 		return exec_list(e, f, &n->l2, out, &flow);
 	return ERR_OK;

@@ -21,13 +21,15 @@
  * and Python's value semantics, writing the output; and the state the
  * built-ins (below) share with it.
  *
- * Scopes: the template body is one frame; each iteration of a for loop gets a
- * fresh child frame (so `set` inside a loop never leaks and a name read
- * before its `set` in the body sees the outer value); `if` is no scope; a
- * macro call gets a child of the frame the macro was defined in (a closure,
- * reading current values). Lookup goes up the frames, then the context
- * variables, then the globals (namespace, range, dict, raise_exception,
- * strftime_now).
+ * Scopes: the template body is one frame; a for loop gets one child frame,
+ * emptied at the start of each iteration (so `set` inside a loop never leaks
+ * and a name read before its `set` in the body sees the outer value); `if` is
+ * no scope; a macro call gets a child of the frame the macro was defined in
+ * (a closure, reading current values: a macro made in one iteration and
+ * called in a later one sees the later one's names, as in jinja2; one
+ * reading through its loop's frame after the loop ended is refused). Lookup
+ * goes up the frames, then the context variables, then the globals
+ * (namespace, range, dict, raise_exception, strftime_now).
  */
 
 struct je {

@@ -1327,29 +1327,6 @@ static enum err depth_node(const struct jn *n, struct nest k, struct diag *d)
 	return ERR_OK;
 }
 
-/* Whether `n` is or holds a macro or call block (a closure over the frame
- * it runs in); sets keeps_frame on each loop below. Nesting is bounded by
- * depth_node's check. */
-static int mark_closures(struct jn *n)
-{
-	struct jn *const kids[] = {n->a, n->b, n->c, n->d};
-	struct jn_list *const lists[] = {&n->l1, &n->l2, &n->l3};
-	int any = n->k == N_MACRO || n->k == N_CALLBLOCK, body = 0, m;
-	size_t i, k;
-
-	for (k = 0; k < 4; k++)
-		any |= kids[k] && mark_closures(kids[k]);
-	for (k = 0; k < 3; k++)
-		for (i = 0; i < lists[k]->n; i++) {
-			m = lists[k]->v[i] && mark_closures(lists[k]->v[i]);
-			any |= m;
-			body |= k == 0 && m;
-		}
-	if (n->k == N_FOR)
-		n->keeps_frame = body;
-	return any;
-}
-
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
 		     struct diag *d)
 {
@@ -1368,7 +1345,6 @@ enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn
 		return d->code ? d->code : diag_fail(d, ERR_INTERNAL, "template parse failed");
 	if (depth_node(r, (struct nest){ 0, 0, 0, 0 }, d) || check_list(&r->l1, 0, d))
 		return d->code;
-	mark_closures(r);
 	*root = r;
 	return ERR_OK;
 }

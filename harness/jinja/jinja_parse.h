@@ -70,8 +70,6 @@ struct jn {
 	const char *s; /* NUL-terminated name or data */
 	size_t sn;
 	struct jv v;
-	int keeps_frame; /* N_FOR: its body defines a macro or call block, whose
-			  * closure may keep an iteration's frame */
 };
 
 /* Parses the tokens into a N_BODY root at `*root`. */

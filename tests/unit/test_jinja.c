@@ -182,6 +182,28 @@ static void test_outcomes(void)
 	CHECK_EQ_LONG(render("\xe4\xb8\xad \xf0\x9f\x98\x80", "{}"), ERR_OK);
 }
 
+/* A macro made in a loop's body reads the loop's one frame: the current
+ * iteration's names while the loop runs (jinja2's names are one Python
+ * local), a refusal at the reading name once the loop has ended. */
+static void test_loop_closures(void)
+{
+	const char *keep = "{% set ns = namespace(f=none) %}{% for x in [1, 2, 3] %}"
+			   "{% if x == 1 %}{% macro m() %}[{{ x }}{{ loop.index }}]{% endmacro %}"
+			   "{% set ns.f = m %}{% endif %}{{ ns.f() }}{% endfor %}";
+
+	CHECK_EQ_LONG(render(keep, "{}"), ERR_OK);
+	CHECK_STR(rendered, "[11][22][33]");
+	CHECK_EQ_LONG(render("{% set ns = namespace(f=none) %}{% for x in [1] %}\n"
+			     "{% macro m(p) %}{{ p }}\n{{ x }}{% endmacro %}{% set ns.f = m %}"
+			     "{% endfor %}{{ ns.f(1) }}", "{}"), ERR_UNSUPPORTED);
+	CHECK(strstr(rendered, "'x' read by a macro") != NULL);
+	CHECK(strstr(rendered, "template line 3, column 4") != NULL);
+	CHECK_EQ_LONG(render("{% set ns = namespace(f=none) %}{% for x in [1] %}{% macro m(x) %}"
+			     "{{ x }}{% endmacro %}{% set ns.f = m %}{% endfor %}{{ ns.f(7) }}", "{}"),
+		      ERR_OK);
+	CHECK_STR(rendered, "7");
+}
+
 /* A failed render leaves the caller's buffer as it was; a render appends. */
 static void test_buffer(void)
 {
@@ -393,6 +415,7 @@ int main(void)
 	T_RUN(test_json_keys);
 	T_RUN(test_cjson_context);
 	T_RUN(test_outcomes);
+	T_RUN(test_loop_closures);
 	T_RUN(test_buffer);
 	T_RUN(test_context);
 	T_RUN(test_reads);
