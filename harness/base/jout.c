@@ -2,9 +2,13 @@
  * jout — see jout.h.
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jout.h"
+#include "json.h"
 
 #define JOUT_CHUNK ((size_t)64 << 10)
 
@@ -41,32 +45,61 @@ static void tabs(struct jw *w, int depth)
 		put(w, t, depth < 8 ? (size_t)depth : 8);
 }
 
-/* cJSON's text `s` of a value at depth 0, indented to `depth`. */
-static void put_indented(struct jw *w, const char *s, int depth)
+/* cJSON's text of a string (print_string_ptr): quote, backslash and the
+ * control bytes escaped (\b \f \n \r \t by name, others as \u00xx), every
+ * other byte as it is; NULL as "". Plain runs are put whole. */
+static void put_string(struct jw *w, const char *s)
 {
-	const char *nl;
+	static const char hex[] = "0123456789abcdef";
+	const char *run;
+	char esc[6] = {'\\', 'u', '0', '0'};
 
-	while ((nl = strchr(s, '\n'))) {
-		put(w, s, (size_t)(nl - s) + 1);
-		tabs(w, depth);
-		s = nl + 1;
+	put(w, "\"", 1);
+	for (run = s; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		const char *name;
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		put(w, run, (size_t)(s - run));
+		run = s + 1;
+		name = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
+		     : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+		if (name) {
+			put(w, name, 2);
+			continue;
+		}
+		esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
+		put(w, esc, 6);
 	}
-	put(w, s, strlen(s));
+	if (s)
+		put(w, run, (size_t)(s - run));
+	put(w, "\"", 1);
 }
 
-/* cJSON's text of `v`, indented to `depth`. */
-static void put_cjson(struct jw *w, const cJSON *v, int depth)
+/* cJSON's text of a number (print_number): null when not finite, else
+ * "%1.15g" when it reads back within cJSON's tolerance (DBL_EPSILON
+ * relative), else "%1.17g" (cJSON 1.7.15 has no "%d" case: -0 prints -0). */
+static void put_number(struct jw *w, const cJSON *v)
 {
-	char *txt;
+	char txt[JSON_G15_MAX];
+	double d = v->valuedouble, back, big;
+	size_t n;
+	int len;
 
-	if (w->e)
-		return;
-	if (!(txt = cJSON_Print(v))) {
-		w->e = ERR_NOMEM;
+	if (isnan(d) || isinf(d)) {
+		put(w, "null", 4);
 		return;
 	}
-	put_indented(w, txt, depth);
-	cJSON_free(txt);
+	n = json_g15(d, txt);
+	back = strtod(txt, NULL);
+	big = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
+	if (fabs(back - d) <= big * DBL_EPSILON) {
+		put(w, txt, n);
+		return;
+	}
+	len = snprintf(txt, sizeof(txt), "%1.17g", d);
+	put(w, txt, len > 0 ? (size_t)len : 0);
 }
 
 static const struct jout_list *list_of(const struct jw *w, const cJSON *v)
@@ -78,6 +111,8 @@ static const struct jout_list *list_of(const struct jw *w, const cJSON *v)
 			return &w->lists[i];
 	return NULL;
 }
+
+static void put_value(struct jw *w, const cJSON *v, int depth);
 
 static void put_list(struct jw *w, const struct jout_list *l, int depth)
 {
@@ -92,49 +127,85 @@ static void put_list(struct jw *w, const struct jout_list *l, int depth)
 		}
 		if (i)
 			put(w, ", ", 2);
-		put_cjson(w, it, depth + 1);
+		put_value(w, it, depth + 1);
 		cJSON_Delete(it);
 	}
 	put(w, "]", 1);
 }
 
-/* An object member's key, escaped as cJSON escapes a string. */
-static void put_key(struct jw *w, const char *key)
+/* An array at `depth`: its items on one line, at depth + 1 (print_array). */
+static void put_array(struct jw *w, const cJSON *v, int depth)
 {
-	cJSON *s = cJSON_CreateString(key);
-	char *txt = s ? cJSON_PrintUnformatted(s) : NULL;
-
-	if (!txt && !w->e)
-		w->e = ERR_NOMEM;
-	if (txt)
-		put(w, txt, strlen(txt));
-	cJSON_free(txt);
-	cJSON_Delete(s);
-}
-
-static void put_value(struct jw *w, const cJSON *v, int depth)
-{
-	const struct jout_list *l = list_of(w, v);
 	const cJSON *c;
 
-	if (l) {
-		put_list(w, l, depth);
-		return;
+	put(w, "[", 1);
+	for (c = v->child; c && !w->e; c = c->next) {
+		put_value(w, c, depth + 1);
+		if (c->next)
+			put(w, ", ", 2);
 	}
-	if (!cJSON_IsObject(v)) {
-		put_cjson(w, v, depth);
-		return;
-	}
+	put(w, "]", 1);
+}
+
+/* An object at `depth`: a member a line at depth + 1, closed at `depth`. */
+static void put_object(struct jw *w, const cJSON *v, int depth)
+{
+	const cJSON *c;
+
 	put(w, "{\n", 2);
 	for (c = v->child; c && !w->e; c = c->next) {
 		tabs(w, depth + 1);
-		put_key(w, c->string ? c->string : "");
+		put_string(w, c->string);
 		put(w, ":\t", 2);
 		put_value(w, c, depth + 1);
 		put(w, c->next ? ",\n" : "\n", c->next ? 2 : 1);
 	}
 	tabs(w, depth);
 	put(w, "}", 1);
+}
+
+/* `v` at `depth` as cJSON_Print's print_value; a raw value without text or
+ * an invalid type fails as cJSON's print does (ERR_NOMEM). */
+static void put_value(struct jw *w, const cJSON *v, int depth)
+{
+	const struct jout_list *l;
+
+	if (w->e)
+		return;
+	switch (v->type & 0xFF) {
+	case cJSON_NULL:
+		put(w, "null", 4);
+		break;
+	case cJSON_False:
+		put(w, "false", 5);
+		break;
+	case cJSON_True:
+		put(w, "true", 4);
+		break;
+	case cJSON_Number:
+		put_number(w, v);
+		break;
+	case cJSON_String:
+		put_string(w, v->valuestring);
+		break;
+	case cJSON_Raw:
+		if (v->valuestring)
+			put(w, v->valuestring, strlen(v->valuestring));
+		else
+			w->e = ERR_NOMEM;
+		break;
+	case cJSON_Array:
+		if ((l = list_of(w, v)))
+			put_list(w, l, depth);
+		else
+			put_array(w, v, depth);
+		break;
+	case cJSON_Object:
+		put_object(w, v, depth);
+		break;
+	default:
+		w->e = ERR_NOMEM;
+	}
 }
 
 enum err jout_print(const cJSON *v, const struct jout_list *lists, size_t nlists,

@@ -5,9 +5,9 @@
  * file as it is made. A summary or a comparison of 100,000 cases is so
  * printed without holding its cases as a tree or its text whole.
  *
- * Objects are walked here; every other value (an item of a list included) is
- * printed by cJSON and indented to its depth: cJSON escapes every control
- * character in strings, so each line break of its text is structural.
+ * Every value is printed here, as cJSON 1.7.15's print_value does: numbers
+ * with "%1.15g" (json_g15) unless that reads back off, then "%1.17g";
+ * strings escaped as print_string_ptr escapes them; raw values as they are.
  */
 #ifndef NEEDLE_JOUT_H
 #define NEEDLE_JOUT_H

@@ -2,6 +2,7 @@
  * Unit tests of jout: its text is cJSON_Print's byte for byte, with a list
  * printed in place of its array, into a buffer or through a file.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,104 @@ static void test_same_as_cjson(void)
 	free(got);
 	cJSON_free(want);
 	cJSON_Delete(v);
+}
+
+/* A small xorshift, fixed seed: the random trees are the same every run. */
+static unsigned long long rnd(void)
+{
+	static unsigned long long x = 0x9e3779b97f4a7c15ULL;
+
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	return x;
+}
+
+/* A number hard to print: edges of int and of %.15g, -0, subnormals, NaN,
+ * infinities, or any double at all (random bits). */
+static double hard_number(void)
+{
+	static const double edge[] = {
+		0, -0.0, 1e-7, 1e21, 0.1, 1.0 / 3, 9007199254740993.0, 1e308, 4.9e-324,
+		2.2250738585072014e-308, 2147483647.0, 2147483648.0, -2147483648.0,
+		-2147483649.0, 1e15, 999999999999999.0, 1e15 + 1, 123456789012345678.0,
+		-1e300, 0.30000000000000004, 1e-300, 5e-324 * 3, 2.5, -7,
+	};
+	unsigned long long r = rnd(), bits = rnd();
+	double v;
+
+	if (r % 4)
+		return edge[r / 4 % (sizeof(edge) / sizeof(edge[0]))];
+	if (r / 4 % 8 == 0)
+		return r / 32 % 2 ? NAN : (r / 64 % 2 ? INFINITY : -INFINITY);
+	memcpy(&v, &bits, sizeof(v));
+	return v != v ? (double)(long long)bits / 1000 : v; /* NaN made above */
+}
+
+/* A string of quotes, backslashes, control bytes, DEL, UTF-8 and plain text. */
+static void hard_string(char *s, size_t cap)
+{
+	static const char *piece[] = {"\"", "\\", "\b", "\f", "\n", "\r", "\t", "\x01", "\x1f",
+				      "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "/",
+				      "plain text ", "\xff", "\x1b[0m", "u0000"};
+	size_t n = rnd() % 8, len = 0;
+
+	s[0] = '\0';
+	while (n--) {
+		const char *p = piece[rnd() % (sizeof(piece) / sizeof(piece[0]))];
+		if (len + strlen(p) + 1 > cap)
+			break;
+		memcpy(s + len, p, strlen(p) + 1);
+		len += strlen(p);
+	}
+}
+
+/* A random value: scalars at any depth, arrays and objects above `depth` 0. */
+static cJSON *hard_tree(int depth)
+{
+	char s[64], key[64];
+	unsigned kind = (unsigned)(rnd() % (depth > 0 ? 9 : 6));
+	cJSON *v;
+	size_t n;
+
+	hard_string(s, sizeof(s));
+	switch (kind) {
+	case 0: return cJSON_CreateNull();
+	case 1: return cJSON_CreateBool(rnd() % 2);
+	case 2: return cJSON_CreateString(s);
+	case 3: return cJSON_CreateRaw("[1,\"raw\"]");
+	case 4:
+	case 5: return cJSON_CreateNumber(hard_number());
+	case 6: v = cJSON_CreateArray(); break;
+	default: v = cJSON_CreateObject();
+	}
+	for (n = rnd() % 5; n > 0; n--) {
+		if (kind == 6) {
+			cJSON_AddItemToArray(v, hard_tree(depth - 1));
+			continue;
+		}
+		hard_string(key, sizeof(key));
+		cJSON_AddItemToObject(v, key, hard_tree(depth - 1));
+	}
+	return v;
+}
+
+/* Random trees of hard numbers and strings print as cJSON_Print prints them. */
+static void test_random_trees(void)
+{
+	int i, same = 0;
+
+	for (i = 0; i < 3000; i++) {
+		cJSON *v = hard_tree(1 + i % 4);
+		char *want = cJSON_Print(v), *got = print(v, NULL, 0);
+
+		if (!strcmp(got, want))
+			same++;
+		else
+			CHECK_STR(got, want);
+		free(got);
+		cJSON_free(want);
+		cJSON_Delete(v);
+	}
+	CHECK(same == 3000);
 }
 
 static cJSON *item(void *ctx, size_t i)
@@ -149,6 +248,7 @@ static void test_nomem(void)
 int main(void)
 {
 	T_RUN(test_same_as_cjson);
+	T_RUN(test_random_trees);
 	T_RUN(test_list);
 	T_RUN(test_file);
 	T_RUN(test_nomem);
