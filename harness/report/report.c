@@ -114,7 +114,8 @@ static enum err load_run(const char *dir, int folds, const char *const *globs,
 	if (!e && (folds & FOLD_ROWS) && !(r->rows = mem_alloc(sizeof(*r->rows))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", dir);
 	if (!e && r->rows && (e = rows_begin(r->rows, dir, cJSON_GetStringValue(jget(r->manifest, "run_id")), 1, &r->csv)))
-		e = diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));
+		e = diag_fail(d, e, "cannot write the attempts of '%s': %s", dir,
+			      e == ERR_NOMEM ? "out of memory" : err_name(e));
 	if (!e)
 		e = results_each(dir, load_key, r, &sc, d);
 	r->records = sc.records;
