@@ -1,54 +1,48 @@
 /*
- * loadci — whether a load figure of run B is worse than run A's beyond what
- * the two runs' noise explains: the verdict of one noise-aware gate on one
- * cell (pass, fail or underpowered), with the interval of the ratio B/A, the
- * smallest change the runs could have detected and how much more data would
- * settle an underpowered cell. Pure functions on plain arrays.
+ * loadci — whether a load figure of run B is no worse than run A's by more
+ * than a threshold: the non-inferiority verdict of one gate on one cell
+ * (pass, fail or underpowered), with the interval of the ratio B/A, and the
+ * estimate a run makes of its own precision while it runs (self-sizing).
+ * Pure functions on plain arrays; docs/statistics.md says why each choice.
  *
- * The point estimate is the cell's own figure (loadstat.h): per valid round
- * the nearest-rank percentile P of its request samples (or the round's
- * value), then the median over rounds; the ratio is B's over A's.
+ * A run's estimate of a figure, in log units, and its variance:
+ *  - figures measured per request (TTFT P50/P95, TPOT P95, E2E P50): the
+ *    percentile P of the run's valid requests pooled over its valid rounds,
+ *    interpolated between samples (numpy's "linear"); pooling puts a P95 of
+ *    a few hundred requests in the tail rather than on a rare slow mode that
+ *    a 32-request round's P95 lands on one round in four. Its variance is the
+ *    delete-one-round jackknife: rounds are the unit that drift and slow
+ *    phases move together, so their disagreement is the noise a second run
+ *    would see. (A round's requests share the server's state; treating them
+ *    as independent is what made one quiet run look precise.)
+ *  - figures measured per round (output throughput, goodput): the mean of
+ *    the rounds' logs, its variance s^2 / rounds.
+ * Degrees of freedom: rounds - 1. One round: no spread, an unknown variance.
  *
- * The interval, 95%, two-sided:
- *  - figures measured per request (TTFT P50/P95, TPOT P95, E2E P50): a
- *    hierarchical bootstrap. Each of LOADCI_RESAMPLES resamples draws each
- *    run's rounds with replacement, then each drawn round's requests with
- *    replacement, and recomputes the median over rounds of the per-round
- *    percentile; the interval is the 2.5% and 97.5% points of the resampled
- *    ratios. The percentile of a resample of n sorted samples is drawn
- *    directly: its rank-k order statistic is x[floor(n * U)] with U ~
- *    Beta(k, n + 1 - k) (the k-th smallest of n uniforms), which is the same
- *    law as drawing n indices and sorting them, at O(1) per round;
- *  - figures measured per round (output throughput, goodput): Welch's t
- *    interval of the difference of the mean log values (unequal variances,
- *    Welch-Satterthwaite degrees of freedom), exponentiated. With one round
- *    in either run there is no spread to judge by: underpowered (the field
- *    reports screen on one round and conclude on several). A round at 0 (no
- *    token, no request within the SLO) has no logarithm: the ratio is then
- *    judged as a point, so a collapse to 0 fails.
- * The generator is seeded from `seed` (loadci_seed of the cell and gate), so
- * one comparison always gives the same verdict.
+ * The comparison: d = log B - log A, se = sqrt(var A + var B), Welch's
+ * degrees of freedom, and the 90% two-sided interval d -/+ t(0.95, df) se
+ * (each bound one-sided 95%). For a rule "ratio <= T" (latency, T > 1) or
+ * ">= T" (throughput, T < 1):
+ *  - pass: the whole interval is on the good side of T (the change is shown
+ *    to be within the threshold), or a change of T's size is itself within
+ *    the absolute floor (A |T - 1| <= floor: 6 -> 7 ms never counts);
+ *  - fail: the whole interval is beyond T (the change is shown to exceed
+ *    the threshold, not merely 1) and |B - A| is above the floor;
+ *  - underpowered: the interval holds T.
+ * A per-round figure that is 0 in some round has no logarithm: it is judged
+ * as a point (the medians' ratio), so a collapse to 0 fails.
  *
- * The verdict, for a rule "ratio <= T" (latency, T > 1) or ">= T"
- * (throughput, T < 1):
- *  - fail: the point ratio crosses T, the interval excludes 1, and |B - A|
- *    is above the rule's absolute floor (so 6 -> 7 ms never fails);
- *  - underpowered: not a fail, and the interval's half-width (in log
- *    units) is wider than |log T|, i.e. a regression of T's size could have
- *    hidden in the noise, unless such a regression is itself within the
- *    floor (A * |T - 1| <= floor);
- *  - pass otherwise.
- * The minimum detectable effect is exp(half-width) - 1 (a ratio that far
- * from 1 would just exclude 1); `more` = (half-width / |log T|)^2 is the
- * factor of data that brings it to T (a half-width shrinks as 1/sqrt(n)).
+ * The point ratio shown with a verdict is exp(d), the estimator's; the
+ * cell's headline figures (medians over rounds, loadstat.h) stay as they are.
  */
 #ifndef NEEDLE_LOADCI_H
 #define NEEDLE_LOADCI_H
 
 #include <stddef.h>
-#include <stdint.h>
 
-#define LOADCI_RESAMPLES 2000 /* bootstrap resamples per cell and figure */
+/* The power at which a run sizes itself: a run stops adding rounds when a
+ * like run would show "no worse than T" at ratio 1 with this probability. */
+#define LOADCI_POWER 0.9
 
 /* One run's samples of one figure in one cell: valid rounds only. */
 struct loadci_set {
@@ -57,28 +51,51 @@ struct loadci_set {
 	size_t *start;          /* owned: round i is v[start[i] .. start[i + 1]) */
 	size_t rounds;          /* valid rounds */
 	size_t n, cap, capr;    /* samples held and room (v, start) */
+	double *pool;           /* owned scratch: the pooled samples, sorted */
+	size_t *tag;            /* owned scratch: round of pool[i] */
+	size_t cappool;
 };
 
 enum loadci_verdict { LOADCI_PASS, LOADCI_FAIL, LOADCI_UNDERPOWERED };
 
+/* What dominates a run's noise of one figure (for advice). */
+enum loadci_noise {
+	LOADCI_NOISE_ROUNDS,    /* rounds disagree beyond their own sampling
+				   (drift, slow phases): more rounds */
+	LOADCI_NOISE_REQUESTS,  /* each round's own sampling: more requests */
+	LOADCI_NOISE_MODE       /* the percentile sits on a rare slow mode */
+};
+
+/* One run's estimate of one figure. */
+struct loadci_est {
+	double log;             /* log of the figure */
+	double var;             /* its variance (INFINITY with one round) */
+	double df;              /* rounds - 1 */
+	size_t rounds;
+	enum loadci_noise noise;
+	int zero;               /* a per-round figure is 0 in some round */
+};
+
 struct loadci_rule {
-	double pct;             /* percentile of a round's requests (50, 95); 0 =
-				   one value per round (v holds it) */
+	double pct;             /* percentile of the requests (50, 95); 0 = one
+				   value per round (v holds it) */
 	double threshold;       /* T: the ratio B/A may reach */
 	int up_is_bad;          /* 1: fails above T (latency); 0: below (throughput) */
 	double floor;           /* |B - A| at or under it never fails (figure's unit) */
-	uint64_t seed;
 };
 
 struct loadci_result {
 	enum loadci_verdict verdict;
-	double a, b;            /* point figures */
+	double a, b;            /* the runs' figures as estimated (exp of log) */
 	double ratio;           /* b / a */
-	double lo, hi;          /* 95% interval of the ratio */
-	double mde;             /* minimum detectable effect, relative (0.12 = 12%) */
-	double more;            /* data factor that would make mde = |T - 1|-ish */
-	int floored;            /* crossed the threshold within the floor */
-	int one_round;          /* a per-round figure with a single round in a run */
+	double lo, hi;          /* 90% interval of the ratio (one-sided 95% bounds) */
+	double mde;             /* the interval's half-width, relative (0.12 = 12%) */
+	double more;            /* data factor (both runs) that would decide it;
+				   INFINITY when no amount of data would */
+	int floored;            /* a threshold-sized change is within the floor,
+				   or the difference is */
+	int one_round;          /* a run has a single valid round */
+	enum loadci_noise noise;/* what dominates (the noisier run's) */
 };
 
 /* Empties `s` (keeps its memory). */
@@ -90,14 +107,27 @@ int loadci_set_add(struct loadci_set *s, double v);
 /* Closes the open round: sorts it, and keeps it when it has a sample. 0 when
  * out of memory. */
 int loadci_set_end_round(struct loadci_set *s);
+/* Drops the open round's samples. */
+void loadci_set_drop_round(struct loadci_set *s);
 
-/* A seed for the cell and gate named by `text` (FNV-1a of its bytes). */
-uint64_t loadci_seed(const char *text);
+/* The run's estimate of the figure `pct` (0: one value per round) of `s`
+ * into *out. 0 when `s` has no round, or out of memory (the pooled scratch);
+ * a figure at or below 0 gives log -INFINITY. */
+int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out);
+
+/* The one-sided 95% point of Student's t with `df` degrees of freedom
+ * (rounded down: the wider bound). */
+double loadci_t95(double df);
+
+/* Whether a run with estimate `e`, compared with a like run, would show a
+ * ratio of 1 to be within threshold T at LOADCI_POWER: (t95 + z) x
+ * sqrt(2 var) <= |log T|. */
+int loadci_settled(const struct loadci_est *e, double threshold);
 
 /* Judges B against A under `rule`. Both sets need a round with a sample and
- * A's point figure must be above 0 (the caller says why otherwise); returns 0
- * when not. Allocates nothing. */
-int loadci_judge(const struct loadci_set *a, const struct loadci_set *b,
+ * A's figure must be above 0 (the caller says why otherwise); returns 0 when
+ * not, or out of memory. */
+int loadci_judge(struct loadci_set *a, struct loadci_set *b,
 		 const struct loadci_rule *rule, struct loadci_result *out);
 
 #endif

@@ -35,6 +35,8 @@ enum loadplan_step {
 	LOADPLAN_WAIT,  /* open loop: nothing is due before `until_ms` */
 	LOADPLAN_DRAIN, /* wait for a request in flight to finish */
 	LOADPLAN_SKIP,  /* the pre-check failed: record `item` as not sent */
+	LOADPLAN_BLOCK, /* a block of rounds has ended and another may follow:
+			 * call loadplan_more for each level that wants one */
 	LOADPLAN_DONE   /* every round of every level has finished */
 };
 
@@ -60,6 +62,10 @@ struct loadplan {
 	struct arrival arr;      /* open loop, this round */
 	double due_ms;         /* open loop: offset of request `next` */
 	double shift;          /* constant arrivals: fraction of a gap (loadplan_interleave) */
+	int asked;             /* BLOCK was returned for the current round */
+	int level_major;       /* levels one after another (loadplan_level_major) */
+	unsigned char want[LOADSPEC_MAX_LEVELS]; /* levels that get rounds past `rounds` */
+	long ran[LOADSPEC_MAX_LEVELS]; /* the last counted round each level began */
 };
 
 /* Plans `s` (borrowed; validated) with `seed` for the arrival schedules. */
@@ -83,7 +89,20 @@ void loadplan_finished(struct loadplan *p);
  * before loadplan_finished for that request. */
 void loadplan_precheck(struct loadplan *p, int ok);
 
-/* Requests the whole case sends, the pre-check and warm-up included. */
+/* Levels one after another instead of blocks; call before the first step. */
+void loadplan_level_major(struct loadplan *p);
+
+/* Whether level `level` gets the next block's round (after BLOCK; levels
+ * not named get none). */
+void loadplan_more(struct loadplan *p, int level, int more);
+
+/* Requests the whole case may send, the pre-check, warm-up and every round up
+ * to max_rounds included. */
 long loadplan_total(const struct loadspec *s);
+
+/* The 1-based place of request `index` of round `round` of level `level` in
+ * its case, as if every level ran every round: the pre-check, the warm-ups,
+ * then block after block. It never depends on how many rounds ran. */
+long loadplan_seq(const struct loadspec *s, int level, long round, long index);
 
 #endif

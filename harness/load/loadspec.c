@@ -11,9 +11,11 @@
 #include "base/jcheck.h"
 
 static const char *const keys[] = {"input_tokens", "output_tokens", "endpoint", "concurrency",
-				   "rate", "arrival", "requests", "rounds", "warmup", "seed",
-				   "filler", "slo", NULL};
+				   "rate", "arrival", "requests", "rounds", "max_rounds",
+				   "budget_minutes", "detect", "warmup", "seed", "filler", "slo",
+				   NULL};
 static const char *const slo_keys[] = {"ttft_ms", "tpot_ms", "e2e_ms", NULL};
+static const char *const detect_keys[] = {"output_tps", "ttft_p50", "ttft_p95", NULL};
 
 /* What is being validated: the file (jcheck.h) and the JSON path of "load". */
 struct at {
@@ -180,6 +182,35 @@ static enum err slo(const struct at *a, const cJSON *v, struct loadstat_slo *out
 	return ERR_OK;
 }
 
+/* "detect": the changes in percent a run sizes itself to tell apart. */
+static enum err detect(const struct at *a, const cJSON *v, struct loadspec *s)
+{
+	double *field[] = {&s->detect.output_tps, &s->detect.ttft_p50, &s->detect.ttft_p95};
+	const char *const *k;
+	enum err e;
+	int i = 0;
+
+	if (!v)
+		return ERR_OK;
+	if (!cJSON_IsObject(v))
+		return fail(a, "detect", -1, "expected an object such as {\"output_tps\": 10, \"ttft_p50\": 10, "
+				   "\"ttft_p95\": 15} (percent)");
+	if ((e = check_keys(a, v, "detect", detect_keys, "detect")))
+		return e;
+	for (k = detect_keys; *k; k++, i++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, *k);
+		char key[32];
+
+		snprintf(key, sizeof(key), "detect.%s", *k);
+		if (f && (e = positive(a, f, key, -1, field[i])))
+			return e;
+		if (f && *field[i] >= 100)
+			return fail(a, key, -1, "%.17g%% is not a change a run can size itself for (below 100)",
+				    *field[i]);
+	}
+	return ERR_OK;
+}
+
 static enum err strings(const struct at *a, const cJSON *v, struct loadspec *s)
 {
 	const cJSON *f;
@@ -222,6 +253,16 @@ static enum err numbers(const struct at *a, const cJSON *v, struct loadspec *s)
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "rounds")) &&
 	    (e = integer(a, f, "rounds", -1, 1, LOADSPEC_MAX_ROUNDS, &s->rounds)))
 		return e;
+	s->max_rounds = s->rounds;
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "max_rounds")) &&
+	    (e = integer(a, f, "max_rounds", -1, 1, LOADSPEC_MAX_ROUNDS, &s->max_rounds)))
+		return e;
+	if (s->max_rounds < s->rounds)
+		return fail(a, "max_rounds", -1, "%ld is below \"rounds\" (%ld): the rounds always run",
+			    s->max_rounds, s->rounds);
+	if ((f = cJSON_GetObjectItemCaseSensitive(v, "budget_minutes")) &&
+	    (e = positive(a, f, "budget_minutes", -1, &s->budget_minutes)))
+		return e;
 	if ((f = cJSON_GetObjectItemCaseSensitive(v, "warmup")) &&
 	    (e = integer(a, f, "warmup", -1, 0, LOADSPEC_MAX_REQUESTS, &s->warmup)))
 		return e;
@@ -240,6 +281,9 @@ enum err loadspec_parse(const cJSON *v, const char *file, const char *path,
 
 	memset(&s, 0, sizeof(s));
 	s.rounds = 3;
+	s.detect.output_tps = 10;
+	s.detect.ttft_p50 = 10;
+	s.detect.ttft_p95 = 15;
 	s.warmup = -1;
 	s.seed = 1;
 	s.filler = "prose";
@@ -249,7 +293,8 @@ enum err loadspec_parse(const cJSON *v, const char *file, const char *path,
 	if ((e = check_keys(&a, v, NULL, keys, "load")) || (e = numbers(&a, v, &s)) ||
 	    (e = levels(&a, v, &s)) ||
 	    (e = requests(&a, cJSON_GetObjectItemCaseSensitive(v, "requests"), &s)) ||
-	    (e = strings(&a, v, &s)) || (e = slo(&a, cJSON_GetObjectItemCaseSensitive(v, "slo"), &s.slo)))
+	    (e = strings(&a, v, &s)) || (e = slo(&a, cJSON_GetObjectItemCaseSensitive(v, "slo"), &s.slo)) ||
+	    (e = detect(&a, cJSON_GetObjectItemCaseSensitive(v, "detect"), &s)))
 		return e;
 	if (out)
 		*out = s;

@@ -9,8 +9,16 @@
  *	         "arrival": "poisson" | "constant",            [poisson; rates only]
  *	         "requests": 16 | [8, 16, 64],                 (per level, per round)
  *	         "rounds": 3, "warmup": N,        [3; one round's worth per level]
+ *	         "max_rounds": 12, "budget_minutes": 20,       [rounds; none]
+ *	         "detect": {"output_tps": 10, "ttft_p50": 10, "ttft_p95": 15},
  *	         "seed": 1, "filler": "prose",                 [1; prose]
  *	         "slo": {"ttft_ms": 3000, "tpot_ms": 50, "e2e_ms": 0}}
+ *
+ * Self-sizing: with "max_rounds" above "rounds", a level gets a further
+ * round, one block at a time, until its own noise says a like run could
+ * tell a change of each "detect" size (percent, the cutover rule's by
+ * default) from none (loadci_settled), or it has "max_rounds" counted rounds,
+ * or the case has run "budget_minutes" (see loadplan.h).
  *
  * Exactly one of concurrency and rate. Every number is checked where it is
  * written; a bad one fails with ERR_INPUT as "FILE: JSON.PATH: reason". The
@@ -40,7 +48,12 @@ struct loadspec {
 	double rate[LOADSPEC_MAX_LEVELS];       /* requests/s */
 	int nlevels;
 	long requests[LOADSPEC_MAX_LEVELS];     /* per level, one round */
-	long rounds;
+	long rounds;                            /* counted rounds, at least */
+	long max_rounds;                        /* at most (self-sizing); >= rounds */
+	double budget_minutes;                  /* wall bound of the case; 0 = none */
+	struct {
+		double output_tps, ttft_p50, ttft_p95; /* percent */
+	} detect;
 	long warmup;                            /* per level; -1 = one round's worth */
 	enum arrival_kind arrival;
 	long seed;

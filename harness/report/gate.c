@@ -397,52 +397,78 @@ static enum err samples_of(struct load_ctx *x, const cJSON *a, const cJSON *b,
 	return ERR_OK;
 }
 
-/* The largest max/min over rounds of `field` in cells a and b: how much the
- * rounds disagree. */
-static double round_spread(const cJSON *a, const cJSON *b, const char *field)
-{
-	const cJSON *cells[2] = {a, b};
-	char kmin[64], kmax[64];
-	double most = 1, lo, hi;
-	int i;
-
-	snprintf(kmin, sizeof(kmin), "%s_min", field);
-	snprintf(kmax, sizeof(kmax), "%s_max", field);
-	for (i = 0; i < 2; i++) {
-		lo = jget_num(cells[i], kmin);
-		hi = jget_num(cells[i], kmax);
-		if (lo > 0 && hi / lo > most)
-			most = hi / lo;
-	}
-	return most;
-}
-
 /* One cell's judgement under one gate. */
 struct cell_out {
 	enum gate_verdict v;
 	int have;                  /* value is set */
 	double value, lo, hi, mde; /* lo, hi, mde: NAN for a point judgement */
-	char advice[320];
+	char advice[400];
 };
 
-/* What would settle an underpowered cell: rounds when they disagree (or the
- * figure is one per round), else requests per round. */
+#define SETTLE_ROUNDS_MAX 30 /* rounds a run beyond which advice says "cannot" */
+
+/* The mean wall seconds of the rounds of cells a and b (0 when unknown). */
+static double round_seconds(const cJSON *a, const cJSON *b)
+{
+	const cJSON *cells[2] = {a, b}, *rd;
+	double sum = 0;
+	int i, n = 0;
+
+	for (i = 0; i < 2; i++)
+		cJSON_ArrayForEach(rd, jget(cells[i], "rounds")) {
+			if (jget_num(rd, "wall_ms") > 0) {
+				sum += jget_num(rd, "wall_ms") / 1000;
+				n++;
+			}
+		}
+	return n ? sum / n : 0;
+}
+
+/* "about 3 min" for `s` seconds. */
+static void minutes(double s, char *out, size_t cap)
+{
+	if (s < 90)
+		snprintf(out, cap, "about %.0f s", ceil(s));
+	else
+		snprintf(out, cap, "about %.0f min", ceil(s / 60));
+}
+
+/* What would settle an underpowered cell, in rounds or requests and in
+ * minutes at the measured pace, and what dominates its noise; or that it
+ * cannot be judged within SETTLE_ROUNDS_MAX rounds, and why. */
 static void settle(const struct loadci_result *q, const struct ratio_rule *r, const struct gate *g,
 		   const cJSON *a, const cJSON *b, char *out, size_t cap)
 {
 	double rounds = fmin(jget_num(a, "rounds_valid"), jget_num(b, "rounds_valid"));
 	double total = fmin(jget_num(a, "rounds_total"), jget_num(b, "rounds_total"));
 	double reqs = fmin(jget_num(a, "requests"), jget_num(b, "requests")) / (total > 0 ? total : 1);
-	double margin = fabs(g->value - 1) * 100;
+	double sec = round_seconds(a, b), need = ceil(rounds * q->more);
+	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
+			  : q->noise == LOADCI_NOISE_REQUESTS ? "each round has too few requests for this percentile"
+							      : "the rounds disagree (drift or slow phases)";
+	char head[200], t[40];
 
-	if (q->one_round)
-		snprintf(out, cap, "one valid round in a run, no spread to judge by: run 3 rounds or more");
-	else if (!r->per_request || round_spread(a, b, r->field) - 1 > margin / 100)
-		snprintf(out, cap, "could only detect a change of %.0f%% (threshold %.0f%%): about %.0f valid rounds "
-			 "would settle it (now %.0f)", q->mde * 100, margin, ceil(rounds * q->more), rounds);
-	else
-		snprintf(out, cap, "could only detect a change of %.0f%% (threshold %.0f%%): about %.0f requests "
-			 "per round would settle it (now %.0f)", q->mde * 100, margin, ceil(reqs * q->more), reqs);
+	snprintf(head, sizeof(head), "B/A %.3f, 90%% interval %.3f-%.3f holds the threshold %g", q->ratio, q->lo,
+		 q->hi, g->value);
+	if (q->one_round) {
+		minutes(2 * sec, t, sizeof(t));
+		snprintf(out, cap, "%s: one valid round in a run, no spread to judge by: 3 rounds or more in each run "
+			 "(%s more at %.2g s a round)", head, t, sec);
+	} else if (!isfinite(need) || need > SETTLE_ROUNDS_MAX) {
+		snprintf(out, cap, "%s: cannot be settled within %d rounds a run on this server: %s%s", head,
+			 SETTLE_ROUNDS_MAX, why,
+			 fabs(log(q->ratio) - log(g->value)) < log(1 + q->mde) / 2
+				 ? "; the change is about the threshold's size"
+				 : "");
+	} else if (q->noise == LOADCI_NOISE_REQUESTS && r->per_request) {
+		minutes((need - rounds) * sec, t, sizeof(t));
+		snprintf(out, cap, "%s: %s: about %.0f requests a round in each run would settle it (now %.0f; "
+			 "or %.0f rounds, %s more a run)", head, why, ceil(reqs * q->more), reqs, need, t);
+	} else {
+		minutes((need - rounds) * sec, t, sizeof(t));
+		snprintf(out, cap, "%s: %s: about %.0f valid rounds in each run would settle it (now %.0f; %s "
+			 "more a run at %.2g s a round)", head, why, need, rounds, t, sec);
+	}
 }
 
 /* Judges ratio rule `r` on cells a and b into *o. */
@@ -450,14 +476,10 @@ static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
 			    const struct ratio_rule *r, struct cell_out *o, struct diag *d)
 {
 	struct loadci_rule rule = {r->pct, x->g->value, x->g->op == GATE_LE || x->g->op == GATE_LT,
-				   r->floor, 0};
+				   r->floor};
 	struct loadci_result q;
-	char name[320], seed[400];
 	enum err e;
 
-	loadcells_name(b, name, sizeof(name));
-	snprintf(seed, sizeof(seed), "%s %s", name, r->gate);
-	rule.seed = loadci_seed(seed);
 	if ((e = samples_of(x, a, b, r, d)))
 		return e;
 	if (!loadci_judge(&x->sa, &x->sb, &rule, &q)) {
@@ -473,11 +495,11 @@ static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
 	if (o->v == GATE_UNDERPOWERED)
 		settle(&q, r, x->g, a, b, o->advice, sizeof(o->advice));
 	else if (q.floored)
-		snprintf(o->advice, sizeof(o->advice), "%.4g -> %.4g %s: within the %g %s floor, never a regression",
-			 q.a, q.b, r->unit, r->floor, r->unit);
+		snprintf(o->advice, sizeof(o->advice), "%.4g -> %.4g %s: a change of the threshold's size is within "
+			 "the %g %s floor, never a regression", q.a, q.b, r->unit, r->floor, r->unit);
 	else
-		snprintf(o->advice, sizeof(o->advice), "B/A %.3f, 95%% interval %.3f-%.3f%s", q.ratio, q.lo, q.hi,
-			 o->v == GATE_FAIL ? ": beyond the threshold and the noise" : "");
+		snprintf(o->advice, sizeof(o->advice), "B/A %.3f, 90%% interval %.3f-%.3f%s", q.ratio, q.lo, q.hi,
+			 o->v == GATE_FAIL ? ": wholly beyond the threshold" : ": wholly within the threshold");
 	return ERR_OK;
 }
 
@@ -565,13 +587,13 @@ static void note(char *why, size_t cap, const char *cell, const char *what)
 /* Tallies of one gate over its cells. */
 struct tally {
 	int cells, bad, weak, floored, have;
-	char fails[640], weaks[640];
+	char fails[1600], weaks[1600];
 };
 
 static void tally_cell(struct tally *t, const struct gate *g, const char *name,
 		       const struct cell_out *o, double *value)
 {
-	char r[400];
+	char r[440];
 
 	t->cells++;
 	if (o->have && (!t->have || worse(o->value, *value, g->op)))
@@ -678,7 +700,7 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 	cJSON *diff = res->diff;
 	struct json_build jb;
 	cJSON *o;
-	char why[1400] = "";
+	char why[1800] = "";
 	double val = 0;
 	int have, ok;
 	enum err e = ERR_OK;

@@ -39,15 +39,17 @@
  *	ttft_p50_ms, ttft_p95_ms, tpot_p95_ms, e2e_p50_ms, lag_p99_ms
  *	                     B's figure, judged as a point
  * "@CASE/c32" or "@CASE/r0.3" picks one cell, "@CASE" every level of a case,
- * no "@" every load cell of B. Ratio gates are noise-aware: a cell fails
- * only when its point ratio crosses the threshold and the 95% interval of
- * the ratio excludes 1 and the difference is above the absolute floor (1 ms
- * for TTFT and E2E, 0.1 ms for TPOT, 1 tok/s, 0.01 req/s); it is
- * underpowered when it did not fail but a threshold-sized regression could
- * have hidden in the runs' noise. A gate fails when any cell it picks
- * fails, or it picks none, or a picked cell is missing from A (ratios) or has
- * no valid round in either run; else it is underpowered when any cell is;
- * else it passes. The failing cells are named in the detail.
+ * no "@" every load cell of B. Ratio gates ask whether B is no worse than A
+ * by more than the threshold (loadci.h): a cell passes when the 90%
+ * interval of the ratio lies wholly on the good side of the threshold,
+ * fails when it lies wholly beyond it and the difference is above the
+ * absolute floor (1 ms for TTFT and E2E, 0.1 ms for TPOT, 1 tok/s, 0.01
+ * req/s), and is underpowered when it holds the threshold — with advice in
+ * rounds or requests and minutes at the cells' measured pace, and what
+ * dominates the noise. A gate fails when any cell it picks fails, or it
+ * picks none, or a picked cell is missing from A (ratios) or has no valid
+ * round in either run; else it is underpowered when any cell is; else it
+ * passes. The failing cells are named in the detail.
  *
  * `cutover` (gate_expand) stands for output_tps_ratio>=0.9,
  * ttft_p50_ratio<=1.1, ttft_p95_ratio<=1.15, success_rate>=1 on every cell,
@@ -123,7 +125,8 @@ enum err gate_check(const struct diff_result *res, const struct gate *g, struct 
 /* Judges gate `g` on a comparison (GATE_ALLOW_* `flags`) into *v, appends
  * {"gate", "ok", "verdict", "value", "detail"} to its "gates" array and, for
  * a load gate, one {"gate", "verdict", "value", "threshold", "ci_low",
- * "ci_high", "mde", "advice"} to the "gates" of each load entry it judged,
+ * "ci_high" (the 90% interval), "mde" (its half-width, relative), "advice"}
+ * to the "gates" of each load entry it judged,
  * whose "verdict" becomes the worst so far. ERR_NOMEM only. */
 enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags,
 		   enum gate_verdict *v, struct diag *d);

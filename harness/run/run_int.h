@@ -32,6 +32,7 @@
 #include "grade.h"
 #include "load/loadclient.h"
 #include "load/loadplan.h"
+#include "load/loadsize.h"
 #include "net/endpoint.h"
 #include "net/http.h"
 #include "net/metrics.h"
@@ -108,6 +109,7 @@ struct run_load {
 				    * shard (shard_load_share); NULL: the run is whole */
 	const struct suite_case *c; /* the load case in progress, or NULL (run.c reads) */
 	struct loadplan plan;      /* its requests (loadplan.h) */
+	struct loadsize size;      /* its self-sizing (loadsize.h) */
 	cJSON *json;               /* owned: its fields with the fixed length */
 	struct loadgen_prompt *prompts; /* owned: the prompts of the round */
 	struct loadgen_cache gen;  /* owned: what building them keeps (loadgen.h) */

@@ -15,7 +15,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/jget.h"
 #include "base/json.h"
+#include "base/keyset.h"
 #include "base/mem.h"
 #include "net/probe.h"
 #include "run_int.h"
@@ -38,25 +40,17 @@ enum err run_load_share(struct run *r, struct diag *d)
 		if (c->kind != SUITE_LOAD || !run_selected(r, c))
 			continue;
 		e = shard_load_share(&c->load, &r->o->shard, c->id, &r->load.shares[ci], d);
+		/* the shards of a split run keep one plan: no self-sizing */
+		r->load.shares[ci].max_rounds = r->load.shares[ci].rounds;
 		r->in_shard += e ? 0 : (size_t)loadplan_total(&r->load.shares[ci]);
 	}
 	return e;
 }
 
-/* The 1-based place of a request in its case: the pre-check, then levels in
- * order, each with its warm-up then its rounds. */
+/* The 1-based place of request `it` in its case (loadplan_seq). */
 static long load_seq(const struct loadspec *s, const struct loadplan_item *it)
 {
-	long n = 1;
-	int i;
-
-	if (it->round == LOADPLAN_PRECHECK)
-		return 1;
-	for (i = 0; i < it->level; i++)
-		n += loadspec_warmup(s, i) + s->rounds * s->requests[i];
-	if (it->round > 0)
-		n += loadspec_warmup(s, it->level) + (it->round - 1) * s->requests[it->level];
-	return n + it->index + 1;
+	return loadplan_seq(s, it->level, it->round, it->index);
 }
 
 /* The fields of load case `c` as each of its requests sends them (owned by
@@ -83,6 +77,7 @@ static cJSON *fixed_json(const struct suite_case *c)
 enum err run_load_begin(struct run *r, const struct suite_case *c, struct diag *d)
 {
 	cJSON *j = fixed_json(c);
+	const cJSON *e;
 
 	if (!j)
 		return diag_fail(d, ERR_NOMEM, "out of memory starting load case '%s'", c->id);
@@ -94,6 +89,12 @@ enum err run_load_begin(struct run *r, const struct suite_case *c, struct diag *
 	r->load.wake_ms = 0;
 	r->load.mlevel = -1;
 	loadplan_init(&r->load.plan, run_load_spec(r, c), (uint64_t)run_load_spec(r, c)->seed);
+	if (r->o->metrics) /* a level's /metrics window: its rounds back to back */
+		loadplan_level_major(&r->load.plan);
+	loadsize_init(&r->load.size, run_load_spec(r, c), io_now_ms());
+	cJSON_ArrayForEach(e, jget(r->manifest, "load_sizing"))
+		if (cJSON_IsString(jget(e, "case")) && !strcmp(jget(e, "case")->valuestring, c->id))
+			loadsize_preset(&r->load.size, (int)jget_num(e, "level"), (long)jget_num(e, "rounds"));
 	if (r->load.shares)
 		loadplan_interleave(&r->load.plan, (double)r->o->shard.index / (double)r->o->shard.count);
 	return ERR_OK;
@@ -382,6 +383,83 @@ static enum err round_window(struct run *r, const struct loadplan_item *it, stru
 	return e;
 }
 
+/* The keys of the rounds of the case in progress that self-sizing did not
+ * run, into `drop`. */
+static enum err unneeded(struct run *r, struct keyset *drop, struct diag *d)
+{
+	const struct loadspec *s = run_load_spec(r, r->load.c);
+	char key[RECORD_KEY_MAX];
+	long rd, ix;
+	int li, added;
+	enum err e = ERR_OK;
+
+	for (li = 0; !e && li < s->nlevels; li++)
+		for (rd = r->load.plan.ran[li] + 1; !e && rd <= s->max_rounds; rd++)
+			for (ix = 0; !e && ix < s->requests[li]; ix++) {
+				record_key(r->load.c->id, loadplan_seq(s, li, rd, ix), r->load.shares != NULL,
+					   s->seed, key, sizeof(key));
+				e = keyset_add(drop, key, &added, d);
+			}
+	return e;
+}
+
+/* The case in progress ended: the manifest's "load_sizing" says per level
+ * how many counted rounds ran and why they stopped (loadsize.h), and the
+ * rounds it did not need leave the plan, so that a run that stopped early
+ * is complete. A later process of the run (--resume) runs as many. */
+static enum err sizing_note(struct run *r, struct diag *d)
+{
+	const struct loadspec *s = run_load_spec(r, r->load.c);
+	const cJSON *k, *keys = jget2(r->manifest, "planned", "keys");
+	cJSON *arr = (cJSON *)jget(r->manifest, "load_sizing"), *o, *kept;
+	struct json_build jb;
+	struct keyset drop;
+	int i, n;
+	enum err e;
+
+	loadsize_end(&r->load.size, &r->load.plan);
+	json_build_init(&jb);
+	if (!arr)
+		arr = json_add_arr(&jb, r->manifest, "load_sizing");
+	for (n = cJSON_GetArraySize(arr), i = n - 1; arr && i >= 0; i--) {
+		const cJSON *c = jget(cJSON_GetArrayItem(arr, i), "case");
+		if (cJSON_IsString(c) && !strcmp(c->valuestring, r->load.c->id))
+			cJSON_DeleteItemFromArray(arr, i);
+	}
+	for (i = 0; arr && i < s->nlevels; i++) {
+		o = json_add_obj(&jb, arr, NULL);
+		json_add_str(&jb, o, "case", r->load.c->id);
+		json_add_int(&jb, o, "level", i);
+		if (s->open_loop)
+			json_add_num(&jb, o, "rate", s->rate[i]);
+		else
+			json_add_int(&jb, o, "concurrency", s->concurrency[i]);
+		json_add_int(&jb, o, "rounds", r->load.plan.ran[i]);
+		json_add_int(&jb, o, "min_rounds", s->rounds);
+		json_add_int(&jb, o, "max_rounds", s->max_rounds);
+		json_add_str(&jb, o, "stopped", loadsize_stop_name(r->load.size.lv[i].stop));
+	}
+	if (json_build_end(&jb, NULL, "the manifest", d))
+		return d->code;
+	if (!cJSON_IsArray(keys) || s->max_rounds <= s->rounds)
+		return ERR_OK;
+	keyset_init(&drop);
+	json_build_init(&jb);
+	kept = json_new_arr(&jb);
+	if (!(e = unneeded(r, &drop, d)))
+		cJSON_ArrayForEach(k, keys)
+			if (cJSON_IsString(k) && !keyset_has(&drop, k->valuestring))
+				json_add_str(&jb, kept, NULL, k->valuestring);
+	keyset_release(&drop);
+	if (e) {
+		cJSON_Delete(kept);
+		return e;
+	}
+	if (json_build_end(&jb, &kept, "the plan", d))
+		return d->code;
+	return record_manifest_plan(r->manifest, kept, d);
+}
+
 enum err run_load_fill(struct run *r, struct diag *d)
 {
 	struct loadplan_item it;
@@ -406,6 +484,11 @@ enum err run_load_fill(struct run *r, struct diag *d)
 		}
 		if (st == LOADPLAN_WAIT)
 			r->load.wake_ms = until;
+		if (st == LOADPLAN_BLOCK) {
+			if (!loadsize_block(&r->load.size, &r->load.plan, io_now_ms()))
+				e = diag_fail(d, ERR_NOMEM, "out of memory sizing load case '%s'", r->load.c->id);
+			continue;
+		}
 		if (st == LOADPLAN_SKIP) {
 			record_key(r->load.c->id, load_seq(&r->load.c->load, &it), 0, 0, key, sizeof(key));
 			if (!results_has(r->res, key))
@@ -416,6 +499,8 @@ enum err run_load_fill(struct run *r, struct diag *d)
 			e = round_window(r, NULL, d);
 			if (!e && r->o->metrics)
 				e = scrape(r, r->load.c->load.nlevels - 1, 0, d);
+			if (!e)
+				e = sizing_note(r, d);
 			free_prompts(&r->load);
 			cJSON_Delete(r->load.json);
 			r->load.json = NULL;
@@ -495,8 +580,16 @@ static void precheck_done(struct run *r, const struct attempt *a, const struct h
 void run_load_ended(struct run *r, const struct attempt *a,
 		    const struct http_done *dn, int judged)
 {
+	struct stream_timing t;
+
 	if (judged && a->li.round == LOADPLAN_PRECHECK)
 		precheck_done(r, a, dn);
+	if (judged && a->li.round > 0) {
+		stream_timing(&a->st, &t);
+		/* out of memory here only leaves a round out of the sizing */
+		(void)loadsize_request(&r->load.size, a->li.level, a->li.round, a->li.round_start_ms, a->passed,
+				       t.ttft_ms, (long)a->st.usage.completion_tokens, io_now_ms());
+	}
 	loadplan_finished(&r->load.plan);
 	r->load.finished += a->li.round != LOADPLAN_PRECHECK;
 }
@@ -508,6 +601,7 @@ void run_load_release(struct run_load *l)
 	cJSON_Delete(l->json);
 	l->json = NULL;
 	metrics_release(&l->before);
+	loadsize_release(&l->size);
 	mem_free(l->shares);
 	l->shares = NULL;
 }

@@ -336,7 +336,9 @@ static enum err add_plan(struct run *r, struct diag *d)
 		const struct suite_case *k = &r->suite->cases[ci];
 		if (!run_selected(r, k))
 			continue;
-		/* a load case: each of its requests (load_seq numbers them) */
+		/* a load case: each request it may send (loadplan_seq numbers
+		 * them); rounds that self-sizing did not need leave the plan when
+		 * the case ends (run_load_sizing) */
 		for (ri = 1; k->kind == SUITE_LOAD && ri <= loadplan_total(run_load_spec(r, k)); ri++) {
 			record_key(k->id, ri, r->load.shares != NULL, run_load_spec(r, k)->seed, key,
 				   sizeof(key));
@@ -440,6 +442,9 @@ static enum err write_manifest(struct run *r, struct diag *d)
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	if (!e && r->o->resume)
 		e = same_shard(r, old, d);
+	if (!e && jget(old, "load_sizing") &&
+	    !cJSON_AddItemToObject(r->manifest, "load_sizing", cJSON_Duplicate(jget(old, "load_sizing"), 1)))
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e && (e = recprobe_manifest(r->manifest, old, r->suite,
 					 ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0),
 					 r->nonce, d)))

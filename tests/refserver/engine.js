@@ -120,6 +120,9 @@ class Engine {
 			stallP: num(b.stall_p),                            // share of requests that stall
 			stallMs: num(b.stall_ms) || 1000,                  // length of a stall
 			slower: 1 + num(b.slower) / 100,                   // a regression: every time x this
+			phase: num(b.phase) / 100,                         // slowdown in a slow phase
+			phasePeriod: (num(b.phase_period) || 20) * 1000,   // ms of one phase cycle
+			phaseShare: Math.min(1, num(b.phase_share, 0.25)), // slow share of each cycle
 		};
 	}
 
@@ -139,11 +142,20 @@ class Engine {
 	}
 
 	// Every time is this much longer at `now` (ms): the drift, a slowdown of up to
-	// `drift` that rises and falls once per `driftPeriod` of wall time, and the
-	// regression `slower`.
+	// `drift` that rises and falls once per `driftPeriod` of wall time; a slow phase,
+	// `phase` longer for `phaseShare` of each `phasePeriod`, at a place in the cycle
+	// drawn anew for each cycle (a neighbour's job, not a sine); and the regression
+	// `slower`.
 	pace(t, now) {
 		const s = Math.sin(Math.PI * (now - this.t0) / t.driftPeriod);
-		return (1 + t.drift * s * s) * t.slower;
+		let p = 1;
+		if (t.phase) {
+			const cycle = Math.floor((now - this.t0) / t.phasePeriod);
+			const at = (now - this.t0) / t.phasePeriod - cycle;
+			const from = rng(cycle + 7919)() * (1 - t.phaseShare);
+			if (at >= from && at < from + t.phaseShare) p = 1 + t.phase;
+		}
+		return (1 + t.drift * s * s) * p * t.slower;
 	}
 
 	// The 1-based number of this generation request among those for `model`.

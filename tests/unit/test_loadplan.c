@@ -69,8 +69,9 @@ static void test_closed(void)
 	CHECK(next(&p, 2, &it, &until) == LOADPLAN_START);
 	CHECK(it.round == 0 && it.index == 1);
 	loadplan_finished(&p);
+	/* then level 1's warm-up: every warm-up before the first block */
 	CHECK(next(&p, 3, &it, &until) == LOADPLAN_START);
-	CHECK(it.round == 1 && it.index == 0 && it.round_start_ms == 3);
+	CHECK(it.level == 1 && it.round == 0 && it.index == 0 && it.round_start_ms == 3);
 	loadplan_finished(&p);
 	/* finish everything, finishing the oldest whenever told to drain */
 	started = 4; /* the pre-check and the three above */
@@ -92,6 +93,101 @@ static void test_closed(void)
 	CHECK_EQ_LONG(started, loadplan_total(&s));
 	CHECK_EQ_LONG(maxflight, 2);    /* C2 held, never more */
 	CHECK_EQ_LONG(level1_round1, 3);
+}
+
+/* Blocks: round k of every level before round k + 1 of any; past `rounds`,
+ * BLOCK asks which levels go on, and only those run; a request's place
+ * (loadplan_seq) is unique and within loadplan_total whatever ran. */
+static void test_blocks(void)
+{
+	struct loadspec s = closed_spec();
+	struct loadplan p;
+	struct loadplan_item it;
+	double until;
+	char seen[64] = {0};
+	long order[16][2], n = 0, seq, blocks = 0;
+	int guard = 0;
+	enum loadplan_step st;
+
+	s.warmup = 0;
+	s.max_rounds = 4;
+	CHECK_EQ_LONG(loadplan_total(&s), 1 + 4 * (2 + 3));
+	loadplan_init(&p, &s, 1);
+	precheck(&p, 0, 1);
+	while ((st = loadplan_next(&p, 10, &it, &until)) != LOADPLAN_DONE && guard++ < 200) {
+		if (st == LOADPLAN_PREPARE) {
+			if (n < 16) {
+				order[n][0] = it.level;
+				order[n][1] = it.round;
+			}
+			n++;
+		} else if (st == LOADPLAN_START) {
+			seq = loadplan_seq(&s, it.level, it.round, it.index);
+			CHECK(seq > 1 && seq <= loadplan_total(&s) && !seen[seq]);
+			if (seq > 1 && seq < 64)
+				seen[seq] = 1;
+		} else if (st == LOADPLAN_DRAIN) {
+			loadplan_finished(&p);
+		} else {
+			CHECK(st == LOADPLAN_BLOCK);
+			blocks++;
+			/* after round 2 level 1 wants one more; after round 3 none */
+			loadplan_more(&p, 1, blocks == 1);
+			loadplan_more(&p, 0, 0);
+		}
+	}
+	CHECK(st == LOADPLAN_DONE);
+	CHECK_EQ_LONG(blocks, 2);
+	/* L0R1 L1R1 L0R2 L1R2 L1R3 */
+	CHECK_EQ_LONG(n, 5);
+	CHECK(order[0][0] == 0 && order[0][1] == 1 && order[1][0] == 1 && order[1][1] == 1);
+	CHECK(order[2][0] == 0 && order[2][1] == 2 && order[3][0] == 1 && order[3][1] == 2);
+	CHECK(order[4][0] == 1 && order[4][1] == 3);
+	CHECK_EQ_LONG(p.ran[0], 2);
+	CHECK_EQ_LONG(p.ran[1], 3);
+	/* the place of round 3 of level 1 does not depend on level 0 stopping */
+	CHECK_EQ_LONG(loadplan_seq(&s, 1, 3, 0), 1 + 2 * 5 + 2 + 1);
+}
+
+/* Level-major (--metrics): each level's rounds back to back, BLOCK after
+ * each of its rounds from `rounds` on. */
+static void test_level_major(void)
+{
+	struct loadspec s = closed_spec();
+	struct loadplan p;
+	struct loadplan_item it;
+	double until;
+	long order[16][2], n = 0, blocks = 0;
+	int guard = 0;
+	enum loadplan_step st;
+
+	s.warmup = 0;
+	s.max_rounds = 3;
+	loadplan_init(&p, &s, 1);
+	loadplan_level_major(&p);
+	precheck(&p, 0, 1);
+	while ((st = loadplan_next(&p, 10, &it, &until)) != LOADPLAN_DONE && guard++ < 200) {
+		if (st == LOADPLAN_PREPARE) {
+			if (n < 16) {
+				order[n][0] = it.level;
+				order[n][1] = it.round;
+			}
+			n++;
+		} else if (st == LOADPLAN_DRAIN) {
+			loadplan_finished(&p);
+		} else if (st == LOADPLAN_BLOCK) {
+			blocks++;
+			/* level 0 goes on to 3, level 1 stops at 2 */
+			loadplan_more(&p, p.level, p.level == 0);
+		}
+	}
+	CHECK(st == LOADPLAN_DONE);
+	/* L0R1 L0R2 L0R3 L1R1 L1R2; BLOCK after L0R2 and L1R2 */
+	CHECK_EQ_LONG(n, 5);
+	CHECK_EQ_LONG(blocks, 2);
+	CHECK(order[0][0] == 0 && order[0][1] == 1 && order[1][0] == 0 && order[1][1] == 2);
+	CHECK(order[2][0] == 0 && order[2][1] == 3 && order[3][0] == 1 && order[3][1] == 1);
+	CHECK(order[4][0] == 1 && order[4][1] == 2);
 }
 
 static void test_round_barrier(void)
@@ -179,6 +275,8 @@ static void test_precheck_failed(void)
 int main(void)
 {
 	T_RUN(test_closed);
+	T_RUN(test_blocks);
+	T_RUN(test_level_major);
 	T_RUN(test_round_barrier);
 	T_RUN(test_open);
 	T_RUN(test_precheck_failed);
