@@ -23,7 +23,7 @@ long fungate_case_repeats(long ka, long kb, long n, double a, double b, size_t f
 {
 	long m, sa, sb;
 
-	if (n <= 0 || kb * 1.0 / (double)n >= ka * 1.0 / (double)n)
+	if (n <= 0 || kb >= ka)
 		return 0;
 	for (m = n + 1; m <= FUNGATE_REPEATS_MAX; m++) {
 		sa = lround((double)ka * (double)m / (double)n);
