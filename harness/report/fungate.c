@@ -145,7 +145,8 @@ static void list_cases(const struct diff_result *res, const struct sampled *s,
 		    res->b.cases.c[res->cases[s->at[i]].b_case].id, s->ka[i], s->tot[i], s->kb[i],
 		    s->tot[i], s->p[i], s->adj[i]);
 		if (cv == GATE_UNDERPOWERED && m)
-			say(out->why, sizeof(out->why), ", about %ld repeats would settle it", m);
+			say(out->why, sizeof(out->why), ", about %ld repeats of it in each run would settle it (now %ld)",
+			    m, s->tot[i]);
 		else if (cv == GATE_UNDERPOWERED)
 			say(out->why, sizeof(out->why), ", %d repeats would not settle it: a difference this "
 			    "small is within sampling", FUNGATE_REPEATS_MAX);
