@@ -178,3 +178,105 @@ int stats_ratio(double b, double a, double *ratio)
 	*ratio = b / a;
 	return 1;
 }
+
+/* ---- tests on pass counts ---- */
+
+static double lchoose(double n, double k)
+{
+	return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+}
+
+static double lbeta(double a, double b)
+{
+	return lgamma(a) + lgamma(b) - lgamma(a + b);
+}
+
+double stats_betabinom_cdf(long k, long n, double a, double b)
+{
+	double s = 0, base = lbeta(a, b);
+	long j;
+
+	if (k < 0)
+		return 0;
+	if (k >= n)
+		return 1;
+	for (j = 0; j <= k; j++)
+		s += exp(lchoose((double)n, (double)j) + lbeta(j + a, n - j + b) - base);
+	return s < 1 ? s : 1;
+}
+
+double stats_fisher_midp_less(long kb, long nb, long ka, long na)
+{
+	long K = ka + kb, N = na + nb, x, lo = K - na > 0 ? K - na : 0;
+	double s = 0, all = lchoose((double)N, (double)nb), px;
+
+	if (nb <= 0 || na <= 0)
+		return 1;
+	for (x = lo; x <= kb; x++) {
+		px = exp(lchoose((double)K, (double)x) + lchoose((double)(N - K), (double)(nb - x)) - all);
+		s += x < kb ? px : px / 2;
+	}
+	return s < 1 ? s : 1;
+}
+
+double stats_norm_cdf(double z)
+{
+	return 0.5 * erfc(-z / sqrt(2.0));
+}
+
+struct ranked {
+	double p;
+	size_t i;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	return x->p < y->p ? -1 : x->p > y->p ? 1 : (x->i > y->i) - (x->i < y->i);
+}
+
+enum err stats_holm(const double *p, size_t n, double *adj)
+{
+	struct ranked *r;
+	double run = 0, v;
+	size_t i;
+
+	if (!n)
+		return ERR_OK;
+	if (!(r = mem_alloc(n * sizeof(*r))))
+		return ERR_NOMEM;
+	for (i = 0; i < n; i++)
+		r[i] = (struct ranked){p[i], i};
+	qsort(r, n, sizeof(*r), cmp_ranked);
+	for (i = 0; i < n; i++) {
+		v = (double)(n - i) * r[i].p;
+		run = v > run ? v : run;
+		adj[r[i].i] = run < 1 ? run : 1;
+	}
+	mem_free(r);
+	return ERR_OK;
+}
+
+void stats_beta_fit(const long *k, const long *n, size_t c, double floor, double *a, double *b)
+{
+	double K = 0, N = 0, m, var = 0, between, hi, conc;
+	size_t i;
+
+	for (i = 0; i < c; i++)
+		K += (double)k[i], N += (double)n[i];
+	m = (K + 0.5) / (N + 1);
+	hi = N > floor ? N : floor;
+	conc = hi;
+	if (c >= 2) {
+		for (i = 0; i < c; i++)
+			var += ((double)k[i] / (double)n[i] - m) * ((double)k[i] / (double)n[i] - m);
+		between = var / (double)(c - 1) - m * (1 - m) / (N / (double)c);
+		if (between > 0) {
+			conc = m * (1 - m) / between - 1;
+			conc = conc < floor ? floor : conc > hi ? hi : conc;
+		}
+	}
+	*a = m * conc;
+	*b = (1 - m) * conc;
+}

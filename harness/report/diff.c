@@ -40,6 +40,10 @@ struct keyed {
 	unsigned char has_seed, pass, has_delta;
 	unsigned char audit; /* the usage audit: 0 not judged, 1 passed, 2 failed */
 	unsigned char is_load; /* a load request: compared per cell, not here */
+	unsigned char sampled; /* sent at temperature > 0: a sample of a pass rate */
+	unsigned char hard;    /* failed in transport or the usage audit: never
+				  a sample's failure */
+	unsigned char is_recall;
 };
 
 /* The index of one run (grown by results_each's callback). */
@@ -132,6 +136,8 @@ static int keyed_of(struct index *ix, const struct record_view *v, struct keyed 
 	k->seed = k->has_seed ? seed->valuedouble : 0;
 	k->pass = record_view_passed(v);
 	k->is_load = jget_type(v->f[RF_LOAD]) == cJSON_Object;
+	k->sampled = jget_type(v->f[RF_TEMPERATURE]) == cJSON_Number && v->f[RF_TEMPERATURE]->valuedouble > 0;
+	k->is_recall = jget_type(v->f[RF_KIND]) == cJSON_String && !strcmp(v->f[RF_KIND]->valuestring, "recall");
 	k->has_delta = jget_type(dl) == cJSON_Number;
 	k->delta = k->has_delta ? dl->valuedouble : 0;
 	k->audit = jget_type(v->f[RF_AU_ENABLED]) == cJSON_True
@@ -149,6 +155,7 @@ static int keyed_of(struct index *ix, const struct record_view *v, struct keyed 
 		return 0;
 	if (k->pass)
 		return 1;
+	k->hard = jget_type(v->f[RF_TR_OK]) == cJSON_False || k->audit == 2;
 	if ((f = v->f[RF_TR_FAILURES]) && !(k->failures = cJSON_PrintUnformatted(f)))
 		return 0;
 	k->reason = reason_of(v);
@@ -282,8 +289,11 @@ static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
 
 /* Counts a matched attempt of case `id` in res->cases (first-matched
  * order); slot[i] is the entry of B's case i, or -1. 0 when out of memory. */
-static int case_tally(struct diff_result *res, long *slot, const char *id, int pa, int pb)
+static int case_tally(struct diff_result *res, long *slot, const struct keyed *ka,
+		      const struct keyed *kb)
 {
+	const char *id = kb->id;
+	int pa = ka->pass, pb = kb->pass;
 	const struct casetab_case *c = casetab_find(&res->b.cases, id);
 	struct diff_case *dc;
 	size_t bi;
@@ -300,13 +310,18 @@ static int case_tally(struct diff_result *res, long *slot, const char *id, int p
 			res->cases = n;
 			res->capcases = cap;
 		}
-		res->cases[res->ncases] = (struct diff_case){bi, 0, 0, 0};
+		res->cases[res->ncases] = (struct diff_case){bi, 0, 0, 0, 0, 0, 0};
 		slot[bi] = (long)res->ncases++;
 	}
 	dc = &res->cases[slot[bi]];
 	dc->total++;
 	dc->a_pass += (size_t)pa;
 	dc->b_pass += (size_t)pb;
+	if (ka->sampled && kb->sampled && !ka->hard && !kb->hard) {
+		dc->s_total++;
+		dc->s_a_pass += (size_t)pa;
+		dc->s_b_pass += (size_t)pb;
+	}
 	return 1;
 }
 
@@ -340,7 +355,20 @@ struct match {
 	int lacking_cut;       /* more case ids than lacking_ids holds */
 	size_t *ep_flips;      /* owned: pass->fail, fail->pass flips per replica of
 				  B (2 per index.eps entry of B) */
+	size_t recall, recall_sampled; /* recall attempts of both runs; of them,
+				  those sent at temperature > 0 */
 };
+
+/* Counts the recall attempts of `ix` into m. */
+static void recall_count(const struct index *ix, struct match *m)
+{
+	size_t i;
+
+	for (i = 0; i < ix->n; i++) {
+		m->recall += ix->k[i].is_recall;
+		m->recall_sampled += ix->k[i].is_recall && ix->k[i].sampled;
+	}
+}
 
 /* Counts an attempt of case `id` that A has and B lacks, naming the case
  * while there is room. */
@@ -395,13 +423,17 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		m->matched++;
 		m->a_pass += ra->pass;
 		m->b_pass += rb->pass;
-		if (ra->pass && !rb->pass)
-			json_add_item(jb, pf, NULL, attempt_ref(jb, ib, rb, 1));
+		if (ra->pass && !rb->pass) {
+			cJSON *flip = attempt_ref(jb, ib, rb, 1);
+			if (ra->sampled && rb->sampled && !rb->hard)
+				json_add_bool(jb, flip, "sampled", 1);
+			json_add_item(jb, pf, NULL, flip);
+		}
 		else if (!ra->pass && rb->pass)
 			json_add_item(jb, fp, NULL, attempt_ref(jb, ib, rb, 0));
 		if (ra->pass != rb->pass && rb->ep >= 0)
 			m->ep_flips[2 * (size_t)rb->ep + rb->pass]++;
-		if (!case_tally(res, slot, rb->id, ra->pass, rb->pass))
+		if (!case_tally(res, slot, ra, rb))
 			jb->code = ERR_NOMEM;
 		usage_change(jb, usage, ra, rb);
 		if (ra->audit == 1 && rb->audit == 2) {
@@ -411,6 +443,8 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
 	}
 	mem_free(slot);
+	recall_count(ia, m);
+	recall_count(ib, m);
 	for (i = 0, at = 0; i < ia->n; i++)
 		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, &at, ia->k[i].key)) {
 			m->only_a++;
@@ -485,6 +519,7 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	json_add_num(jb, o, "only_b", (double)m->only_b);
 	json_add_num(jb, o, "only_b_failed", (double)m->only_b_failed);
 	json_add_num(jb, o, "recall_prompt_differs", (double)m->prompt_differs);
+	json_add_bool(jb, o, "recall_sampled", m->recall && m->recall == m->recall_sampled);
 	if (m->prompt_differs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
@@ -527,6 +562,12 @@ static cJSON *diff_case_json(const struct diff_result *res, size_t i)
 	json_add_num(&jb, o, "b_pass", (double)c->b_pass);
 	add_ab(&jb, o, rate3(&jb, (double)c->a_pass, (double)c->total),
 	       rate3(&jb, (double)c->b_pass, (double)c->total));
+	if (c->s_total) {
+		cJSON *sm = json_add_obj(&jb, o, "sampled");
+		json_add_num(&jb, sm, "total", (double)c->s_total);
+		json_add_num(&jb, sm, "a_pass", (double)c->s_a_pass);
+		json_add_num(&jb, sm, "b_pass", (double)c->s_b_pass);
+	}
 	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
 }
 

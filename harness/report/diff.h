@@ -24,6 +24,14 @@
  * The latency table is over the attempts that are not load requests: those
  * belong to their cell.
  *
+ * Samples (record.h's "temperature"): a pass->fail flip whose attempts were
+ * both sent at temperature > 0 and whose failure in B is the grade's (not
+ * transport, not the usage audit) is marked "sampled": true; each case
+ * (diff_case, "sampled" {total, a_pass, b_pass} in its JSON) counts those
+ * pairs, and overall.recall_sampled says whether every recall attempt of
+ * both runs was sent at temperature > 0. The functional gates judge them
+ * against sampling noise (fungate.h).
+ *
  * Like for like: diff["incomplete"] says why no gate may pass (a run
  * incomplete: fewer attempts recorded than its manifest planned,
  * record_plan_done; or no attempt matched) and diff["missing"] what A has
@@ -43,10 +51,13 @@
 #include "base/err.h"
 #include "report.h"
 
-/* One case of the comparison: its matched attempts and their passes. */
+/* One case of the comparison: its matched attempts and their passes; of
+ * them, the samples: pairs sent at temperature > 0 in both runs where
+ * neither failed in transport or the usage audit (fungate.h). */
 struct diff_case {
 	size_t b_case;               /* the case: b.cases.c[b_case] */
 	size_t total, a_pass, b_pass;
+	size_t s_total, s_a_pass, s_b_pass;
 };
 
 /* A comparison. Its per-case parts are kept compact and made JSON objects

@@ -11,6 +11,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "casetab.h"
+#include "fungate.h"
 #include "load/loadcells.h"
 #include "probesum.h"
 #include "base/stats.h"
@@ -699,20 +700,18 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 {
 	cJSON *diff = res->diff;
 	struct json_build jb;
-	cJSON *o;
+	struct fungate_out fo;
+	cJSON *o, *cases = NULL;
 	char why[1800] = "";
 	double val = 0;
 	int have, ok;
 	enum err e = ERR_OK;
 
 	json_build_init(&jb);
-	if (!strcmp(g->name, "no_new_failures")) {
-		double pf = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
-		double nb = jget_num(jget(diff, "overall"), "only_b_failed");
-		val = pf + nb;
-		*v = val == 0 ? GATE_PASS : GATE_FAIL;
-		snprintf(why, sizeof(why), "%.0f pass->fail flips, %.0f failed attempts only in B", pf, nb);
-		have = 1;
+	if (fungate_judges(res, g)) {
+		e = fungate_eval(res, g, &fo, d);
+		*v = fo.v, val = fo.value, have = 1, cases = fo.cases;
+		snprintf(why, sizeof(why), "%s", fo.why);
 	} else if (is_load_gate(diff, g)) {
 		e = load_gate(res, &jb, g, v, &val, &have, why, sizeof(why), d);
 	} else {
@@ -729,6 +728,8 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 	json_add_str(&jb, o, "verdict", gate_verdict_name(*v));
 	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(val) : cJSON_CreateNull());
 	json_add_str(&jb, o, "detail", why);
+	if (cases)
+		json_add_item(&jb, o, "cases", cases);
 	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
 	if (e) {
 		json_build_end(&jb, NULL, "a gate's result", NULL);

@@ -27,6 +27,11 @@
  *	(T: first_byte, ttft, ttfc, e2e, tpot)
  *	no_new_failures      no pass->fail flip and no failed attempt that only
  *	                     B has
+ * no_new_failures, and pass_rate_delta and recall_delta@DEPTH when their
+ * attempts were sent at temperature > 0, are judged against sampling noise
+ * (fungate.h): pass, fail or underpowered, the cases that did not pass in the
+ * gate's "cases"; what is not sampling (transport, usage audit, temperature
+ * 0 or unset, failures only B has) stays a hard fail.
  *
  * Load cells (loadcells.h), the cutover decision of the field reports (seed
  * 000: at each level, output throughput down at most 10%, TTFT P50 up at most
@@ -123,7 +128,8 @@ int gate_is_load(const char *name);
 enum err gate_check(const struct diff_result *res, const struct gate *g, struct diag *d);
 
 /* Judges gate `g` on a comparison (GATE_ALLOW_* `flags`) into *v, appends
- * {"gate", "ok", "verdict", "value", "detail"} to its "gates" array and, for
+ * {"gate", "ok", "verdict", "value", "detail"} (and "cases" for a functional
+ * gate with cases that did not pass, fungate.h) to its "gates" array and, for
  * a load gate, one {"gate", "verdict", "value", "threshold", "ci_low",
  * "ci_high" (the 90% interval), "mde" (its half-width, relative), "advice"}
  * to the "gates" of each load entry it judged,

@@ -89,7 +89,8 @@ static int top_field(const char *s)
 						: NAME(s, "started_unix_ms", RF_STARTED_UNIX_MS);
 	case 't':
 		return s[1] == 'r' ? NAME(s, "transport", RF_TRANSPORT)
-		       : s[1] == 'i' ? NAME(s, "timing", RF_TIMING) : -1;
+		       : s[1] == 'i' ? NAME(s, "timing", RF_TIMING)
+		       : s[1] == 'e' ? NAME(s, "temperature", RF_TEMPERATURE) : -1;
 	case 'u': return NAME(s, "usage", RF_USAGE);
 	case 'v': return NAME(s, "verdict", RF_VERDICT);
 	default: return -1;
@@ -546,6 +547,7 @@ static void add_raw(struct json_build *jb, cJSON *o, const char *name)
 cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 {
 	struct json_build jb;
+	const cJSON *temp;
 	cJSON *rec;
 
 	v->transport_ok = a->ck->n == 0;
@@ -571,6 +573,9 @@ cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 	json_add_num(&jb, rec, "response_bytes", (double)a->response_bytes);
 	if (a->c->kind == SUITE_RECALL)
 		add_recall(&jb, rec, a);
+	temp = cJSON_GetObjectItemCaseSensitive(a->c->json, "temperature");
+	json_add_item(&jb, rec, "temperature", cJSON_IsNumber(temp) ? cJSON_CreateNumber(temp->valuedouble)
+								    : cJSON_CreateNull());
 	if (a->round1)
 		json_add_dup(&jb, json_add_arr(&jb, rec, "rounds"), NULL, a->round1);
 	json_build_end(&jb, &rec, "a result record", NULL);

@@ -15,7 +15,10 @@
  * started_at, started_unix_ms (the same moment to the millisecond: the
  * Unix epoch's, CLOCK_REALTIME), raw ("raw/NAME.sse"), response_bytes, and for recall cases
  * recall {tokens, depths, filler, prompt_sha256}, for a two-round tool case
- * rounds [round 1's summary]; run.c adds "replica" and "base_url" (which of
+ * rounds [round 1's summary], and temperature (the case's sampling
+ * temperature as sent, or null when the request left it to the server:
+ * diff's functional gates judge attempts at temperature > 0 as samples of a
+ * pass rate, fungate.h); run.c adds "replica" and "base_url" (which of
  * several --base-url served it). verdict is "pass" only when transport, audit
  * and grade all passed.
  *
@@ -103,7 +106,7 @@ enum record_field {
 	RF_CASE, RF_KIND, RF_REPEAT, RF_SEED, RF_VERDICT, RF_TRANSPORT, RF_AUDIT,
 	RF_GRADE, RF_HTTP_STATUS, RF_TIMING, RF_USAGE, RF_FINISH_REASON,
 	RF_MODEL, RF_STARTED_AT, RF_STARTED_UNIX_MS,
-	RF_RAW, RF_RECALL, RF_LOAD, RF_PROBE, RF_REPLICA, RF_BASE_URL,
+	RF_RAW, RF_RECALL, RF_LOAD, RF_PROBE, RF_REPLICA, RF_BASE_URL, RF_TEMPERATURE,
 	RF_TR_OK, RF_TR_FAILURES, RF_TR_MESSAGES,                   /* transport. */
 	RF_AU_OK, RF_AU_ENABLED, RF_AU_USAGE_DELTA, RF_AU_LOCAL_PROMPT_TOKENS,
 	RF_AU_SERVER_PROMPT_TOKENS, RF_AU_TOLERANCE, RF_AU_HINT,  /* audit. */

@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack jinja cost runner report_stream journal_cpu load_client merge gate_rates"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack jinja cost runner report_stream journal_cpu load_client merge gate_rates fungate_rates"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -221,6 +221,11 @@ section_cost() {
 # (tests/bench/gate_rates.sh; GATE_PAIRS pairs per row, default 6).
 section_gate_rates() {
 	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/gate_rates.sh" "$build"
+}
+
+# The functional gate's A/A and detection rates (docs/statistics.md, "The functional gates").
+section_fungate_rates() {
+	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/fungate_rates.sh" "$build"
 }
 
 # A suite of CASES chat cases x 10 repeats, each answered "ok" by the null server.

@@ -105,7 +105,9 @@ Noise on the timing model (model-name options too; README.md "Noise"):
 Misbehaviour by model name, ref-NAME[:key=value,...]: NAMES.
 Options for any name: delay=MS keepalive=MS tpot=MS field=F reasoning=1,
 empty_every=N (every N-th request of this model name is an empty 200),
-empty_at=K (the K-th one only), and any behaviour flag (e.g. fenced=1).
+empty_at=K (the K-th one only), wrong_p=P (each answer wrong with probability P,
+seeded by wrong_seed=N), wrong_case=TEXT (every answer to a prompt containing TEXT
+wrong), and any behaviour flag (e.g. fenced=1).
 
 Endpoints: /v1/models, /v1/chat/completions, /v1/completions, /tokenize, /health,
 /metrics, /version (vLLM), /server_info and /model_info (SGLang).
@@ -691,6 +693,31 @@ function probeMisbehave(o, b, promptTokens) {
 	if (b.loadForget && o.inflight > 1) b.forgetful = true; // another request in flight
 }
 
+// Sampled wrong answers (a model at temperature > 0 that errs now and then):
+// wrong_p=P makes each generation request's answer wrong with probability P, drawn from
+// one generator per model name seeded by wrong_seed=N (1), so a name repeats its draws
+// on a new server and continues them on the same; wrong_case=TEXT makes every answer
+// to a prompt containing TEXT wrong (one task always wrong).
+const wrongDraws = new Map();
+function sampledWrong(name, b, text) {
+	if (b.wrong_case !== undefined && text.includes(String(b.wrong_case))) b.wrong = true;
+	const p = Number(b.wrong_p);
+	if (!(p > 0)) return;
+	let st = wrongDraws.get(name);
+	if (st === undefined) { // the seed mixed with the name: two names draw apart
+		st = Math.imul((Number(b.wrong_seed) || 1) >>> 0, 0x9E3779B1) >>> 0;
+		for (const ch of String(name)) st = Math.imul(st ^ ch.codePointAt(0), 0x01000193) >>> 0;
+	}
+	// mulberry32: a 32-bit state, one draw per request
+	st = (st + 0x6D2B79F5) >>> 0;
+	wrongDraws.set(name, st);
+	let t = st;
+	t = Math.imul(t ^ (t >>> 15), t | 1);
+	t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+	const u = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	if (u < p) b.wrong = true;
+}
+
 // Replaces the last digit of `code` (a corrupted digit, as in seed 003's residue bug).
 function mangleDigit(code) {
 	const m = /[0-9](?=[^0-9]*$)/.exec(code);
@@ -1234,6 +1261,7 @@ async function serveGenerate(res, o, model, body, kind, logRec) {
 	}
 	b.cachedTokens = o.engine.prefix(ids);
 	probeMisbehave(o, b, promptTokens);
+	sampledWrong(req.model, b, text);
 	const kw = req.chat_template_kwargs || {};
 	const wantsReasoning = kind === 'chat' && (b.reasoning || b.reasoningOnly || kw.thinking === true || kw.enable_thinking === true);
 	const said = think(text, lastUser, b, wantsReasoning, kind === 'chat' ? req : null);

@@ -1,6 +1,7 @@
 /*
  * Unit tests of stats: nearest-rank percentiles, Wilson intervals, undefined
- * rates and ratios, and the growable sample list.
+ * rates and ratios, the growable sample list, and the tests on pass counts
+ * (beta-binomial, Fisher's mid-p, Holm, the beta fit).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -126,6 +127,52 @@ static void test_vec(void)
 	CHECK(a.v == NULL && a.n == 0 && a.cap == 0);
 }
 
+#define NEAR(x, want, tol) (fabs((x) - (want)) <= (tol))
+
+/* The tests on pass counts against exact references: rationals worked out
+ * with Python's fractions (integer Beta parameters make every term
+ * rational; Fisher's terms are ratios of binomial coefficients), a Simpson
+ * integral of the beta-binomial with fractional parameters, and Fisher's
+ * tea-tasting table (3 of 4 against 1 of 4: plain one-sided p 17/70, mid-p
+ * 9/70). */
+static void test_count_tests(void)
+{
+	double p[4] = {0.01, 0.04, 0.03, 0.005}, adj[4], a, b;
+	long k1[4] = {3, 3, 3, 3}, k2[4] = {0, 3, 0, 3}, n3[4] = {3, 3, 3, 3};
+	long k3[6] = {12, 14, 16, 18, 13, 17}, n20[6] = {20, 20, 20, 20, 20, 20};
+
+	CHECK(NEAR(stats_betabinom_cdf(1, 3, 2, 3), 22.0 / 35, 1e-12));
+	CHECK(NEAR(stats_betabinom_cdf(0, 3, 9, 1), 1.0 / 220, 1e-14));
+	CHECK(NEAR(stats_betabinom_cdf(4, 10, 3, 2), 40.0 / 143, 1e-12));
+	CHECK(NEAR(stats_betabinom_cdf(2, 5, 2.5, 1.5), 0.3291015625, 1e-9));
+	CHECK(stats_betabinom_cdf(-1, 3, 2, 3) == 0 && stats_betabinom_cdf(3, 3, 2, 3) == 1);
+	CHECK(NEAR(stats_fisher_midp_less(1, 4, 3, 4), 9.0 / 70, 1e-12));
+	CHECK(NEAR(stats_fisher_midp_less(0, 3, 3, 3), 1.0 / 40, 1e-12));
+	CHECK(NEAR(stats_fisher_midp_less(18, 36, 32, 36), 0.00018617229360149996, 1e-15));
+	CHECK(NEAR(stats_fisher_midp_less(30, 36, 30, 36), 0.5, 1e-12));
+	CHECK(stats_fisher_midp_less(1, 0, 3, 4) == 1);
+	CHECK(NEAR(stats_norm_cdf(-1.96), 0.024997895148220428, 1e-12));
+	CHECK(NEAR(stats_norm_cdf(0), 0.5, 1e-15));
+	/* Holm by hand: sorted 0.005 x4, 0.01 x3, 0.03 x2, 0.04 x1 (kept at
+	 * the running maximum 0.06) */
+	CHECK(stats_holm(p, 4, adj) == ERR_OK);
+	CHECK(NEAR(adj[0], 0.03, 1e-15) && NEAR(adj[1], 0.06, 1e-15) && NEAR(adj[2], 0.06, 1e-15) &&
+	      NEAR(adj[3], 0.02, 1e-15));
+	CHECK(stats_holm(p, 0, adj) == ERR_OK);
+	/* rates that spread no more than sampling: the upper bound, sum n */
+	stats_beta_fit(k1, n3, 4, 8, &a, &b);
+	CHECK(NEAR(a + b, 12, 1e-12) && NEAR(a, 12 * 12.5 / 13, 1e-12));
+	/* a spread beyond it: the floor */
+	stats_beta_fit(k2, n3, 4, 8, &a, &b);
+	CHECK(NEAR(a, 4, 1e-12) && NEAR(b, 4, 1e-12));
+	/* in between: the moments */
+	stats_beta_fit(k3, n20, 6, 8, &a, &b);
+	CHECK(NEAR(a, 30.048490513340056, 1e-9) && NEAR(b, 10.126839344274828, 1e-9));
+	/* one case: the upper bound */
+	stats_beta_fit(k1, n3, 1, 8, &a, &b);
+	CHECK(NEAR(a + b, 8, 1e-12));
+}
+
 int main(void)
 {
 	T_RUN(test_percentiles);
@@ -134,5 +181,6 @@ int main(void)
 	T_RUN(test_wilson);
 	T_RUN(test_rate_ratio);
 	T_RUN(test_vec);
+	T_RUN(test_count_tests);
 	return T_DONE();
 }
