@@ -196,16 +196,19 @@ static enum err verdict_case(struct junit_gates *w, const char *cls, const char 
 static enum err cell_case(struct junit_gates *w, const char *spec, const cJSON *en, const cJSON *it,
 			  int *worst)
 {
-	char name[320], body[640], t[4][32];
+	char name[320], body[640], iv[80], t[2][32];
 	const char *advice = cJSON_GetStringValue(jget(it, "advice"));
+	const cJSON *lo = jget(it, "ci_low"), *hi = jget(it, "ci_high");
 
 	snprintf(name, sizeof(name), "%.200s/%.100s", cJSON_GetStringValue(jget(en, "case")),
 		 cJSON_IsString(jget(en, "level")) ? jget(en, "level")->valuestring : "-");
-	snprintf(body, sizeof(body), "value %s, 95%% interval %s-%s, threshold %s: %.500s",
-		 md_number(jget(it, "value"), "%.4g", t[0], sizeof(t[0])),
-		 md_number(jget(it, "ci_low"), "%.4g", t[1], sizeof(t[1])),
-		 md_number(jget(it, "ci_high"), "%.4g", t[2], sizeof(t[2])),
-		 md_number(jget(it, "threshold"), "%g", t[3], sizeof(t[3])), advice ? advice : "");
+	if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
+		snprintf(iv, sizeof(iv), "95%% interval %.4g-%.4g", lo->valuedouble, hi->valuedouble);
+	else
+		snprintf(iv, sizeof(iv), "no interval");
+	snprintf(body, sizeof(body), "value %s, %s, threshold %s: %.500s",
+		 md_number(jget(it, "value"), "%.4g", t[0], sizeof(t[0])), iv,
+		 md_number(jget(it, "threshold"), "%g", t[1], sizeof(t[1])), advice ? advice : "");
 	*worst = rank(jget(it, "verdict")) > *worst ? rank(jget(it, "verdict")) : *worst;
 	return verdict_case(w, spec, name, jget(it, "verdict"), advice, body);
 }
