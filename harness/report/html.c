@@ -215,7 +215,7 @@ static const char style[] =
 	"body{font-family:sans-serif;margin:2em;color:#222;max-width:1200px}"
 	"table{border-collapse:collapse;margin:0.5em 0 1.5em}"
 	"th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left;vertical-align:top}"
-	"th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
 	".good{color:#176a1b}.bad{color:#a4161a}.weak{color:#8a6d00}tr.bad td:first-child{font-weight:bold}"
 	"p.verdict{font-size:1.3em;font-weight:bold}"
 	"img{max-width:100%;border:1px solid #ddd}";
