@@ -258,17 +258,22 @@ static const char *verdict_class(const cJSON *v)
 {
 	const char *s = cJSON_GetStringValue(v);
 
-	return !s ? "" : !strcmp(s, "fail") ? "bad" : !strcmp(s, "underpowered") ? "weak" : "good";
+	return !s ? "" : !strcmp(s, "fail") ? "bad" : !strcmp(s, "underpowered") ? "weak"
+	       : !strcmp(s, "pass") ? "good" : "";
 }
 
-/* A cell with verdict `v` in capitals, in its colour. */
+/* A cell with verdict `v` in capitals, in its colour; a verdict of another
+ * name as it is. */
 static enum err verdict_cell(struct buf *b, const cJSON *v)
 {
 	const char *s = cJSON_GetStringValue(v);
+	enum err e = buf_printf(b, "<td class=\"%s\">", verdict_class(v));
 
-	return buf_printf(b, "<td class=\"%s\">%s</td>", verdict_class(v),
-			  !s ? "-" : !strcmp(s, "fail") ? "FAIL" : !strcmp(s, "underpowered") ? "UNDERPOWERED"
-											 : "PASS");
+	if (!e && s && (!strcmp(s, "fail") || !strcmp(s, "underpowered") || !strcmp(s, "pass")))
+		e = buf_puts(b, !strcmp(s, "fail") ? "FAIL" : !strcmp(s, "pass") ? "PASS" : "UNDERPOWERED");
+	else if (!e)
+		e = text(b, s);
+	return e ? e : buf_puts(b, "</td>");
 }
 
 /* diff[key], when a string: why every gate fails unless allowed. */
