@@ -13,6 +13,8 @@
 #include "report/diff.h"
 #include "report/diffplot.h"
 #include "report/gate.h"
+#include "report/html.h"
+#include "report/junit.h"
 #include "report/report.h"
 
 static const char examples[] =
@@ -21,6 +23,8 @@ static const char examples[] =
 	"  needle diff OLD NEW --gate 'recall@50>=1.0' --gate 'ttft_p50_ratio<=1.2'\n"
 	"  needle diff OLD NEW --format json | jq '.flips.pass_to_fail'\n"
 	"  needle diff BASELINE CANDIDATE --gate cutover\n"
+	"  needle diff BASELINE CANDIDATE --gate cutover --format html > decision.html\n"
+	"  needle diff BASELINE CANDIDATE --gate cutover --format junit > diff-junit.xml\n"
 	"  needle diff BASELINE CANDIDATE --plot cutover.png\n"
 	"  needle diff BASELINE CANDIDATE --case 'json-arith*' --gate no_new_failures\n"
 	"\n"
@@ -216,8 +220,10 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 	if (!e && o->plot)
 		e = write_plot(res.diff, o->plot, d);
 	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
-		e = !strcmp(o->format, "json") ? diff_print_json(&res, out, stdout, d)
-					       : diff_markdown(&res, out, d);
+		e = !strcmp(o->format, "json")    ? diff_print_json(&res, out, stdout, d)
+		    : !strcmp(o->format, "html")  ? html_diff_write(res.diff, out, d)
+		    : !strcmp(o->format, "junit") ? junit_diff_write(res.diff, out, d)
+						  : diff_markdown(&res, out, d);
 	diff_result_release(&res);
 	report_run_free(a);
 	report_run_free(b);
@@ -229,14 +235,14 @@ int cmd_diff(int argc, char **argv)
 	struct diff_opts o = {"md", NULL, {{0}, 0}, {{0}, 0}, 0, 0};
 	const struct cli_opt opts[] = {
 		{"gate", 'g', CLI_LIST, "SPEC", "a condition run B must meet; repeatable (see Gates below)", &o.gates},
-		{"format", 'f', CLI_STR, "md|json", "output format (default md)", &o.format},
+		{"format", 'f', CLI_STR, "md|json|html|junit", "output format (default md): the comparison as Markdown or JSON, one self-contained HTML page of the decision (the verdict, the cells with both runs, each cell's interval against its threshold, a picture of it), or JUnit XML for CI (a testcase per load cell and gate, per gate for the others; fail a failure, underpowered skipped)", &o.format},
 		{"plot", 0, CLI_STR, "FILE", "draw both runs' load cells into FILE (PNG): throughput, TTFT P50 and P95 per level, min-max over rounds, one scale", &o.plot},
 		{"allow-incomplete", 0, CLI_FLAG, NULL, "gate even when a run is incomplete or no attempt matched", &o.allow_incomplete},
 		{"case", 0, CLI_LIST, "GLOB", "compare only the cases whose id matches, in both runs (shell glob; repeatable: any)", &o.cases},
 		{"allow-missing", 0, CLI_FLAG, NULL, "gate even when B lacks attempts or load cells A has (a narrower run on purpose)", &o.allow_missing},
 	};
 	const struct cli_cmd cmd = {
-		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json] [--plot FILE] [--case GLOB]... [--allow-incomplete] [--allow-missing]",
+		"diff", "RUN_A RUN_B [--gate SPEC]... [--format md|json|html|junit] [--plot FILE] [--case GLOB]... [--allow-incomplete] [--allow-missing]",
 		"Compare run B (new) with run A (old), attempt by attempt (same case id,\n"
 		"repeat and seed): pass->fail and fail->pass flips, pass-rate change per case\n"
 		"and overall, recall by depth, usage-delta changes, latency percentiles\n"
@@ -252,9 +258,9 @@ int cmd_diff(int argc, char **argv)
 	diag_init(&d);
 	buf_init(&out, BUF_MAX_DEFAULT);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
-	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(o.format, "md") &&
-	    strcmp(o.format, "json"))
-		diag_fail(&d, ERR_USAGE, "option '--format' wants md or json, got '%s'", o.format);
+	if (!d.code && outcome != CLI_HELP_SHOWN && strcmp(o.format, "md") && strcmp(o.format, "json") &&
+	    strcmp(o.format, "html") && strcmp(o.format, "junit"))
+		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, html or junit, got '%s'", o.format);
 	if (!d.code && outcome != CLI_HELP_SHOWN &&
 	    !compare(args[0], args[1], &o, &worst, &out, &d)) {
 		fwrite(out.data, 1, out.len, stdout);

@@ -11,11 +11,14 @@
 #include "base/canvas.h"
 #include "base/jget.h"
 #include "base/mem.h"
+#include "gate.h"
 
 const unsigned char diffplot_rgb_a[3] = {40, 110, 200}, diffplot_rgb_b[3] = {230, 120, 20};
 const unsigned char diffplot_rgb_fail[3] = {210, 30, 30}, diffplot_rgb_underpowered[3] = {190, 150, 0};
+const unsigned char diffplot_rgb_pass[3] = {30, 140, 50};
 static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255},
-			   grid[3] = {225, 225, 225}, axis[3] = {120, 120, 120};
+			   grid[3] = {225, 225, 225}, axis[3] = {120, 120, 120},
+			   beyond[3] = {252, 230, 230};
 
 static const char *const figs[DIFFPLOT_PANELS] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms"};
 static const char *const titles[DIFFPLOT_PANELS] = {"OUTPUT THROUGHPUT (TOK/S)", "TTFT P50 (MS)",
@@ -133,8 +136,8 @@ static int px_y(const struct panel *pn, double v)
 	return pn->y0 - (int)lround(v / pn->top * DIFFPLOT_PANEL_H);
 }
 
-/* The level's label colour: its verdict's. */
-static const unsigned char *verdict_rgb(const cJSON *e)
+/* The colour of the "verdict" of `e`: `pass` for pass or none. */
+static const unsigned char *verdict_colour(const cJSON *e, const unsigned char *pass)
 {
 	const cJSON *v = jget(e, "verdict");
 
@@ -142,7 +145,13 @@ static const unsigned char *verdict_rgb(const cJSON *e)
 		return diffplot_rgb_fail;
 	if (cJSON_IsString(v) && !strcmp(v->valuestring, "underpowered"))
 		return diffplot_rgb_underpowered;
-	return black;
+	return cJSON_IsString(v) && !strcmp(v->valuestring, "pass") ? pass : black;
+}
+
+/* The level's label colour: its verdict's. */
+static const unsigned char *verdict_rgb(const cJSON *e)
+{
+	return verdict_colour(e, black);
 }
 
 /* The frame of a panel: grid, y labels, title, and each level's tick and
@@ -256,5 +265,235 @@ enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
 	canvas_free(cv);
 	for (i = 0; i < DIFFPLOT_MAX_CASES; i++)
 		mem_free(cs[i].lv);
+	return e;
+}
+
+/* ---- the decision picture ---- */
+
+/* One gate's panel: its spec, the operator and its x scale. */
+struct dpanel {
+	const char *gate;   /* borrowed */
+	int ratio, parsed;  /* a *_ratio metric; gate_parse took the spec */
+	enum gate_op op;
+	double lo, hi, step;
+	int x0, y0;         /* plotting area: left edge, top of the first row */
+};
+
+/* The decision's panels and rows, gathered from the entries. */
+struct decision {
+	struct dpanel p[DIFFPLOT_DEC_PANELS];
+	const cJSON *row[DIFFPLOT_DEC_ROWS];
+	int np, nr;
+};
+
+/* The item of gate `gate` in entry `en`, or NULL. */
+static const cJSON *item_of(const cJSON *en, const char *gate)
+{
+	const cJSON *it, *g;
+
+	cJSON_ArrayForEach(it, jget(en, "gates"))
+		if (cJSON_IsString(g = jget(it, "gate")) && !strcmp(g->valuestring, gate))
+			return it;
+	return NULL;
+}
+
+/* A number of `o`, NaN when missing or not finite; a ratio's clipped to
+ * 0..DIFFPLOT_DEC_RATIO_MAX. */
+static double dnum(const cJSON *o, const char *k, int ratio)
+{
+	const cJSON *v = jget(o, k);
+	double x = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
+
+	if (ratio && !isnan(x))
+		x = x < 0 ? 0 : x > DIFFPLOT_DEC_RATIO_MAX ? DIFFPLOT_DEC_RATIO_MAX : x;
+	return x;
+}
+
+/* Panel p's scale over every number its items hold. */
+static void dec_scale(const struct decision *dc, struct dpanel *p)
+{
+	static const char *const keys[] = {"value", "ci_low", "ci_high", "threshold"};
+	double lo = p->ratio ? 1 : INFINITY, hi = p->ratio ? 1 : -INFINITY, x, span;
+	const cJSON *it;
+	int r;
+	size_t k;
+
+	for (r = 0; r < dc->nr; r++)
+		for (k = 0; (it = item_of(dc->row[r], p->gate)) && k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!isnan(x = dnum(it, keys[k], p->ratio))) {
+				lo = x < lo ? x : lo;
+				hi = x > hi ? x : hi;
+			}
+	if (lo > hi)
+		lo = 0, hi = 1;
+	span = hi - lo > 0 ? hi - lo : (fabs(hi) > 0 ? fabs(hi) * 0.2 : 1);
+	canvas_scale(span * 1.16, 4, &p->step, &x);
+	p->lo = floor((lo - span * 0.08) / p->step) * p->step;
+	p->hi = ceil((hi + span * 0.08) / p->step) * p->step;
+	if (p->lo < 0 && lo >= 0) /* no negative axis for figures that are not */
+		p->lo = 0;
+}
+
+/* The panels (gates in first-appearance order) and rows of `load`. */
+static void dec_gather(const cJSON *load, struct decision *dc)
+{
+	const cJSON *en, *it, *g;
+	struct gate pg;
+	int i;
+
+	memset(dc, 0, sizeof(*dc));
+	memset(&pg, 0, sizeof(pg));
+	cJSON_ArrayForEach(en, load) {
+		if (!cJSON_IsString(jget(en, "case")) || dc->nr == DIFFPLOT_DEC_ROWS)
+			continue;
+		dc->row[dc->nr++] = en;
+		cJSON_ArrayForEach(it, jget(en, "gates")) {
+			if (!cJSON_IsString(g = jget(it, "gate")) || dc->np == DIFFPLOT_DEC_PANELS)
+				continue;
+			for (i = 0; i < dc->np && strcmp(dc->p[i].gate, g->valuestring); i++)
+				;
+			if (i < dc->np)
+				continue;
+			dc->p[i].gate = g->valuestring;
+			dc->p[i].parsed = !gate_parse(g->valuestring, &pg, NULL);
+			dc->p[i].op = pg.op;
+			dc->p[i].ratio = dc->p[i].parsed && strlen(pg.name) > 6 &&
+					 !strcmp(pg.name + strlen(pg.name) - 6, "_ratio");
+			dc->np++;
+		}
+	}
+	for (i = 0; i < dc->np; i++)
+		dec_scale(dc, &dc->p[i]);
+}
+
+void diffplot_decision_size(int npanels, int nrows, int *w, int *h)
+{
+	int cols = npanels < DIFFPLOT_DEC_COLS ? npanels : DIFFPLOT_DEC_COLS;
+	int bands = (npanels + DIFFPLOT_DEC_COLS - 1) / DIFFPLOT_DEC_COLS;
+
+	*w = DIFFPLOT_DEC_LABEL + (cols > 0 ? cols : 0) * (DIFFPLOT_DEC_W + DIFFPLOT_DEC_GAP) + 12;
+	*h = DIFFPLOT_DEC_TOP + (bands > 0 ? bands : 0) *
+	     (DIFFPLOT_DEC_HEAD + nrows * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_FOOT) + 8;
+}
+
+/* x of value v in panel p, held inside the panel. */
+static int dec_x(const struct dpanel *p, double v)
+{
+	double f = (v - p->lo) / (p->hi - p->lo);
+
+	f = f < 0 ? 0 : f > 1 ? 1 : f;
+	return p->x0 + (int)lround(f * (DIFFPLOT_DEC_W - 1));
+}
+
+/* Panel p's frame: title, tint beyond the threshold, grid and x labels, the
+ * line at 1 and the threshold's; nr rows high. */
+static void dec_frame(struct canvas *cv, const struct dpanel *p, const cJSON *thr_item, int nr)
+{
+	int hgt = nr * DIFFPLOT_DEC_ROW, x, xt;
+	double thr = dnum(thr_item, "threshold", 0), v;
+	char t[48];
+
+	snprintf(t, sizeof(t), "%.40s", p->gate);
+	canvas_text(cv, p->x0, p->y0 - DIFFPLOT_DEC_HEAD + 8, 1, t, black);
+	if (!isnan(thr) && p->parsed && p->op != GATE_EQ) {
+		xt = dec_x(p, thr);
+		if (p->op == GATE_GE || p->op == GATE_GT)
+			canvas_fill_rect(cv, p->x0, p->y0, xt - p->x0, hgt, beyond);
+		else
+			canvas_fill_rect(cv, xt, p->y0, p->x0 + DIFFPLOT_DEC_W - xt, hgt, beyond);
+	}
+	for (v = p->lo; v <= p->hi + p->step / 2; v += p->step) {
+		x = dec_x(p, v);
+		canvas_fill_rect(cv, x, p->y0, 1, hgt, grid);
+		canvas_fill_rect(cv, x, p->y0 + hgt, 1, 4, axis);
+		snprintf(t, sizeof(t), "%g", fabs(v) < p->step / 1e6 ? 0 : v);
+		canvas_text(cv, x - canvas_text_width(t, 1) / 2, p->y0 + hgt + 8, 1, t, black);
+	}
+	canvas_fill_rect(cv, p->x0, p->y0 + hgt, DIFFPLOT_DEC_W, 1, axis);
+	if (p->ratio)
+		canvas_fill_rect(cv, dec_x(p, 1), p->y0, 1, hgt, axis);
+	if (!isnan(thr))
+		canvas_fill_rect(cv, dec_x(p, thr), p->y0, 2, hgt, black);
+}
+
+/* Row r's mark in panel p: the interval as a bar, the value as a square. */
+static void dec_mark(struct canvas *cv, const struct dpanel *p, const cJSON *it, int r)
+{
+	const unsigned char *rgb = verdict_colour(it, diffplot_rgb_pass);
+	double v = dnum(it, "value", p->ratio), lo = dnum(it, "ci_low", p->ratio),
+	       hi = dnum(it, "ci_high", p->ratio);
+	int y = p->y0 + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2;
+
+	if (!isnan(lo) && !isnan(hi) && hi >= lo)
+		canvas_fill_rect(cv, dec_x(p, lo), y - 1, dec_x(p, hi) - dec_x(p, lo) + 1, 3, rgb);
+	if (isnan(v))
+		canvas_fill_rect(cv, p->x0, y - 1, 12, 3, rgb);
+	else
+		canvas_fill_rect(cv, dec_x(p, v) - 3, y - 3, 7, 7, rgb);
+}
+
+static void dec_legend(struct canvas *cv, const char *name_a, const char *name_b)
+{
+	char t[400];
+	int x = 12;
+
+	canvas_text(cv, 12, 12, 2, "NEEDLE DIFF: THE DECISION, CELL BY CELL AND GATE BY GATE", black);
+	snprintf(t, sizeof(t), "A (BASELINE): %.300s", name_a ? name_a : "-");
+	canvas_text(cv, 12, 38, 1, t, black);
+	snprintf(t, sizeof(t), "B (CANDIDATE): %.300s", name_b ? name_b : "-");
+	canvas_text(cv, 12, 50, 1, t, black);
+	canvas_text(cv, 12, 66, 1, "SQUARE: B/A (B'S FIGURE FOR A GATE THAT IS NOT A RATIO). BAR: ITS 95% "
+		    "INTERVAL. BLACK LINE: THE THRESHOLD, TINTED BEYOND IT. GREY LINE: 1.", axis);
+	x += canvas_text(cv, x, 80, 1, "PASS  ", diffplot_rgb_pass);
+	x += canvas_text(cv, x, 80, 1, "UNDERPOWERED  ", diffplot_rgb_underpowered);
+	canvas_text(cv, x, 80, 1, "FAIL", diffplot_rgb_fail);
+}
+
+/* Band k: its panels, with the row labels at its left. */
+static void dec_band(struct canvas *cv, struct decision *dc, int k)
+{
+	int band_h = DIFFPLOT_DEC_HEAD + dc->nr * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_FOOT;
+	int y0 = DIFFPLOT_DEC_TOP + k * band_h + DIFFPLOT_DEC_HEAD, r, i;
+	const cJSON *it, *thr;
+	char t[48];
+
+	for (r = 0; r < dc->nr; r++) {
+		snprintf(t, sizeof(t), "%.18s/%.8s", cJSON_GetStringValue(jget(dc->row[r], "case")),
+			 cJSON_IsString(jget(dc->row[r], "level")) ? jget(dc->row[r], "level")->valuestring : "-");
+		canvas_text(cv, 12, y0 + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2 - 3, 1, t,
+			    verdict_rgb(dc->row[r]));
+	}
+	for (i = k * DIFFPLOT_DEC_COLS; i < dc->np && i < (k + 1) * DIFFPLOT_DEC_COLS; i++) {
+		struct dpanel *p = &dc->p[i];
+		p->x0 = DIFFPLOT_DEC_LABEL + (i % DIFFPLOT_DEC_COLS) * (DIFFPLOT_DEC_W + DIFFPLOT_DEC_GAP);
+		p->y0 = y0;
+		for (r = 0, thr = NULL; r < dc->nr && !thr; r++)
+			thr = item_of(dc->row[r], p->gate);
+		dec_frame(cv, p, thr, dc->nr);
+		for (r = 0; r < dc->nr; r++)
+			if ((it = item_of(dc->row[r], p->gate)))
+				dec_mark(cv, p, it, r);
+	}
+}
+
+enum err diffplot_decision_png(const cJSON *load, const char *name_a, const char *name_b,
+			       struct buf *png, struct diag *d)
+{
+	struct decision dc;
+	struct canvas *cv = NULL;
+	int w, h, k;
+	enum err e;
+
+	dec_gather(load, &dc);
+	if (!dc.np)
+		return ERR_OK;
+	diffplot_decision_size(dc.np, dc.nr, &w, &h);
+	if ((e = canvas_new(w, h, white, &cv, d)))
+		return e;
+	dec_legend(cv, name_a, name_b);
+	for (k = 0; k * DIFFPLOT_DEC_COLS < dc.np; k++)
+		dec_band(cv, &dc, k);
+	e = canvas_png(cv, png, d);
+	canvas_free(cv);
 	return e;
 }

@@ -22,6 +22,25 @@
  * that is missing or not a number is not drawn. Past DIFFPLOT_MAX_CASES
  * cases the first ones are drawn. It knows nothing of files: the caller
  * writes the bytes.
+ *
+ * The decision picture (diffplot_decision_png, the one `needle diff --format
+ * html` shows) draws what the gates concluded rather than the levels: one
+ * panel per gate that judged a load cell (its spec as the title, in the
+ * order the entries' "gates" first name it; DIFFPLOT_DEC_COLS panels a band,
+ * more bands below), one row per load entry (labelled "CASE/LEVEL" in the
+ * entry's verdict colour, the same rows in every band). In a row, the
+ * entry's item of that gate: a square at its "value" (B/A for a ratio gate,
+ * B's figure for another) and a bar from "ci_low" to "ci_high" when both are
+ * numbers, coloured by the item's "verdict" (pass green, underpowered amber,
+ * fail red); "value" null is a short bar at the left edge in its colour. Each
+ * panel has a black vertical line at the item's "threshold", the side beyond
+ * it tinted (the side where the gate's operator, gate_parse, does not hold),
+ * and for a ratio gate (a metric named *_ratio) a grey line at 1. The x scale
+ * spans every value, interval end, threshold and 1 of the panel, a ratio's
+ * clipped to 0..DIFFPLOT_DEC_RATIO_MAX, padded and rounded to 1-2-5 steps;
+ * marks beyond it stop at the panel's edge. Other members of an item are
+ * ignored. Entries past DIFFPLOT_DEC_ROWS and gates past
+ * DIFFPLOT_DEC_PANELS are left out.
  */
 #ifndef NEEDLE_DIFFPLOT_H
 #define NEEDLE_DIFFPLOT_H
@@ -42,9 +61,22 @@
 #define DIFFPLOT_PANELS 3
 #define DIFFPLOT_MAX_CASES 16
 
+#define DIFFPLOT_DEC_TOP 100    /* px above the first band: title and legend */
+#define DIFFPLOT_DEC_LABEL 168  /* px of the row labels left of each band */
+#define DIFFPLOT_DEC_W 240      /* px, one decision panel's plotting width */
+#define DIFFPLOT_DEC_GAP 28     /* px right of each decision panel */
+#define DIFFPLOT_DEC_COLS 3     /* decision panels per band */
+#define DIFFPLOT_DEC_HEAD 28    /* px above a band's rows: the panels' titles */
+#define DIFFPLOT_DEC_ROW 18     /* px per load entry */
+#define DIFFPLOT_DEC_FOOT 28    /* px below a band's rows: the x labels */
+#define DIFFPLOT_DEC_PANELS 9
+#define DIFFPLOT_DEC_ROWS 96
+#define DIFFPLOT_DEC_RATIO_MAX 3.0
+
 /* The runs' colours (A left of each tick, B right) and the verdicts'. */
 extern const unsigned char diffplot_rgb_a[3], diffplot_rgb_b[3];
 extern const unsigned char diffplot_rgb_fail[3], diffplot_rgb_underpowered[3];
+extern const unsigned char diffplot_rgb_pass[3];
 
 /* The picture's width and height in pixels for `ncases` cases. Row r's
  * panel p spans x from p * (DIFFPLOT_LEFT + DIFFPLOT_PANEL_W) + DIFFPLOT_LEFT,
@@ -58,5 +90,23 @@ void diffplot_size(int ncases, int *w, int *h);
  * entry names a case. ERR_NOMEM, ERR_LIMIT (the buffer's cap). */
 enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
 		      struct buf *png, struct diag *d);
+
+/* The decision picture's size for `npanels` gates and `nrows` entries:
+ * bands = ceil(npanels / DIFFPLOT_DEC_COLS), w = DIFFPLOT_DEC_LABEL +
+ * min(npanels, DIFFPLOT_DEC_COLS) * (DIFFPLOT_DEC_W + DIFFPLOT_DEC_GAP) + 12,
+ * h = DIFFPLOT_DEC_TOP + bands * (DIFFPLOT_DEC_HEAD + nrows * DIFFPLOT_DEC_ROW
+ * + DIFFPLOT_DEC_FOOT) + 8. Panel p's plotting area starts at x =
+ * DIFFPLOT_DEC_LABEL + (p % DIFFPLOT_DEC_COLS) * (DIFFPLOT_DEC_W +
+ * DIFFPLOT_DEC_GAP); row r of band k is centred at y = DIFFPLOT_DEC_TOP + k *
+ * (band height) + DIFFPLOT_DEC_HEAD + r * DIFFPLOT_DEC_ROW +
+ * DIFFPLOT_DEC_ROW / 2. */
+void diffplot_decision_size(int npanels, int nrows, int *w, int *h);
+
+/* Draws the decision of the entries of `load` (borrowed; diff.h, with the
+ * gates' items gate.h writes) and appends the PNG to `png`; the legend names
+ * the runs. Appends nothing when no entry has a gate's item. ERR_NOMEM,
+ * ERR_LIMIT. */
+enum err diffplot_decision_png(const cJSON *load, const char *name_a, const char *name_b,
+			       struct buf *png, struct diag *d);
 
 #endif

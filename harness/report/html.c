@@ -9,6 +9,7 @@
 #include "base/jget.h"
 #include "base/md.h"
 #include "base/xml.h"
+#include "diffplot.h"
 
 /* Appends `s` as escaped text; "-" when NULL. */
 static enum err text(struct buf *b, const char *s)
@@ -214,17 +215,28 @@ static const char style[] =
 	"body{font-family:sans-serif;margin:2em;color:#222;max-width:1200px}"
 	"table{border-collapse:collapse;margin:0.5em 0 1.5em}"
 	"th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left;vertical-align:top}"
-	"th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-	".good{color:#176a1b}.bad{color:#a4161a}tr.bad td:first-child{font-weight:bold}"
+	"th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+	".good{color:#176a1b}.bad{color:#a4161a}.weak{color:#8a6d00}tr.bad td:first-child{font-weight:bold}"
+	"p.verdict{font-size:1.3em;font-weight:bold}"
 	"img{max-width:100%;border:1px solid #ddd}";
+
+/* The page's head, its title `title` (escaped): the policy that keeps it
+ * self-contained, the style. */
+static enum err page_open(struct buf *b, const char *title)
+{
+	enum err e = buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+			      "<meta http-equiv=\"Content-Security-Policy\" content=\"" HTML_CSP "\">\n<title>");
+
+	e = e ? e : text(b, title);
+	return e ? e : buf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+}
 
 enum err html_write(const struct report_files *f, struct buf *out, struct diag *d)
 {
 	const cJSON *s = f->summary.s;
 	enum err e;
 
-	e = buf_printf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		       "<title>needle report</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+	e = page_open(out, "needle report");
 	e = e ? e : sec_facts(out, s);
 	e = e ? e : sec_attempts(out, s);
 	e = e ? e : sec_cases(out, &f->summary.cases);
@@ -236,5 +248,301 @@ enum err html_write(const struct report_files *f, struct buf *out, struct diag *
 	e = e ? e : buf_puts(out, "</body>\n</html>\n");
 	if (e)
 		return diag_fail(d, e, "cannot write the HTML report: %s", err_name(e));
+	return ERR_OK;
+}
+
+/* ---- the comparison's page ---- */
+
+/* The class of a verdict string: good, weak or bad ("" for none). */
+static const char *verdict_class(const cJSON *v)
+{
+	const char *s = cJSON_GetStringValue(v);
+
+	return !s ? "" : !strcmp(s, "fail") ? "bad" : !strcmp(s, "underpowered") ? "weak"
+	       : !strcmp(s, "pass") ? "good" : "";
+}
+
+/* A cell with verdict `v` in capitals, in its colour; a verdict of another
+ * name as it is. */
+static enum err verdict_cell(struct buf *b, const cJSON *v)
+{
+	const char *s = cJSON_GetStringValue(v);
+	enum err e = buf_printf(b, "<td class=\"%s\">", verdict_class(v));
+
+	if (!e && s && (!strcmp(s, "fail") || !strcmp(s, "underpowered") || !strcmp(s, "pass")))
+		e = buf_puts(b, !strcmp(s, "fail") ? "FAIL" : !strcmp(s, "pass") ? "PASS" : "UNDERPOWERED");
+	else if (!e)
+		e = text(b, s);
+	return e ? e : buf_puts(b, "</td>");
+}
+
+/* diff[key], when a string: why every gate fails unless allowed. */
+static enum err like_for_like(struct buf *b, const cJSON *diff, const char *key, const char *label)
+{
+	const char *s = cJSON_GetStringValue(jget(diff, key));
+	enum err e;
+
+	if (!s)
+		return ERR_OK;
+	e = buf_printf(b, "<p class=\"bad\">%s: ", label);
+	e = e ? e : text(b, s);
+	return e ? e : buf_puts(b, "</p>\n");
+}
+
+/* The verdict first: the worst gate's, and how many of each. */
+static enum err diff_verdict(struct buf *b, const cJSON *diff)
+{
+	const cJSON *g, *v;
+	int n = 0, fail = 0, weak = 0;
+	enum err e;
+
+	cJSON_ArrayForEach(g, jget(diff, "gates")) {
+		v = jget(g, "verdict");
+		n++;
+		fail += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
+		weak += cJSON_IsString(v) && !strcmp(v->valuestring, "underpowered");
+	}
+	e = buf_printf(b, "<h1>needle diff: %s</h1>\n", !n ? "NO GATE" : fail ? "FAIL" : weak ? "UNDERPOWERED" : "PASS");
+	if (!e && !n)
+		e = buf_puts(b, "<p class=\"verdict\">No gate was given: a comparison without a decision "
+			     "(<code>--gate</code> makes one).</p>\n");
+	else if (!e)
+		e = buf_printf(b, "<p class=\"verdict %s\">%s: %d of %d gates passed, %d failed, %d underpowered%s.</p>\n",
+			       fail ? "bad" : weak ? "weak" : "good", fail ? "FAIL" : weak ? "UNDERPOWERED" : "PASS",
+			       n - fail - weak, n, fail, weak,
+			       fail ? "" : weak ? ": nothing failed, but the runs cannot vouch for every threshold" : "");
+	e = e ? e : like_for_like(b, diff, "incomplete", "INCOMPLETE");
+	return e ? e : like_for_like(b, diff, "missing", "MISSING");
+}
+
+/* The two runs side by side. */
+static enum err diff_runs_table(struct buf *b, const cJSON *diff)
+{
+	static const char *const keys[][2] = {
+		{"folder", "dir"}, {"model", "model"}, {"server", "server_version"}, {"endpoint", "base_url"},
+		{"suite", "suite"}, {"tokenizer", "tokenizer_kind"}, {"template", "template"},
+		{"run id", "run_id"}, {"started", "started_at"}};
+	static const char *const names[] = {"", "A (baseline)", "B (candidate)"};
+	enum err e = head_row(b, names, 3);
+	size_t i;
+
+	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!(e = buf_puts(b, "<tr><th>")) && !(e = text(b, keys[i][0])) && !(e = buf_puts(b, "</th>")) &&
+		    !(e = cell(b, jget2(diff, "a", keys[i][1]))) && !(e = cell(b, jget2(diff, "b", keys[i][1]))))
+			e = buf_puts(b, "</tr>\n");
+	return e ? e : buf_puts(b, "</table>\n");
+}
+
+static enum err diff_gates(struct buf *b, const cJSON *diff)
+{
+	static const char *const names[] = {"verdict", "gate", "value", "detail"};
+	const cJSON *g;
+	enum err e;
+
+	if (!cJSON_GetArraySize(jget(diff, "gates")))
+		return ERR_OK;
+	e = buf_puts(b, "<h2>Gates</h2>\n");
+	e = e ? e : head_row(b, names, 4);
+	cJSON_ArrayForEach(g, jget(diff, "gates")) {
+		e = e ? e : buf_puts(b, "<tr>");
+		e = e ? e : verdict_cell(b, jget(g, "verdict"));
+		e = e ? e : cell(b, jget(g, "gate"));
+		e = e ? e : num_cell(b, jget(g, "value"), "%.4g");
+		e = e ? e : cell(b, jget(g, "detail"));
+		e = e ? e : buf_puts(b, "</tr>\n");
+	}
+	return e ? e : buf_puts(b, "</table>\n");
+}
+
+/* One figure of a load entry: A, B and B/A cells. */
+static enum err diff_fig(struct buf *b, const cJSON *en, const char *fig, const char *fmt)
+{
+	enum err e = num_cell(b, jget2(en, "a", fig), fmt);
+
+	e = e ? e : num_cell(b, jget2(en, "b", fig), fmt);
+	return e ? e : num_cell(b, jget2(en, "ratio", fig), "%.3f");
+}
+
+/* Every load cell of either run with both runs' figures. */
+static enum err diff_cells(struct buf *b, const cJSON *diff)
+{
+	static const char *const names[] = {
+		"case", "level", "valid rounds A/B", "output tok/s A", "B", "B/A", "TTFT P50 ms A", "B", "B/A",
+		"TTFT P95 ms A", "B", "B/A", "TPOT P95 ms A", "B", "B/A", "success A", "B", "verdict"};
+	const cJSON *en;
+	enum err e;
+
+	e = buf_puts(b, "<h2>Load cells</h2>\n<p>Medians over valid rounds; B/A the ratio of the medians.</p>\n");
+	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
+	cJSON_ArrayForEach(en, jget(diff, "load")) {
+		e = e ? e : buf_puts(b, "<tr>");
+		e = e ? e : cell(b, jget(en, "case"));
+		e = e ? e : cell(b, jget(en, "level"));
+		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td>", jget_num(jget(en, "a"), "rounds_valid"),
+				       jget_num(jget(en, "b"), "rounds_valid"));
+		e = e ? e : diff_fig(b, en, "output_tps", "%.1f");
+		e = e ? e : diff_fig(b, en, "ttft_p50_ms", "%.1f");
+		e = e ? e : diff_fig(b, en, "ttft_p95_ms", "%.1f");
+		e = e ? e : diff_fig(b, en, "tpot_p95_ms", "%.2f");
+		e = e ? e : num_cell(b, jget2(en, "a", "success_rate"), "%.3f");
+		e = e ? e : num_cell(b, jget2(en, "b", "success_rate"), "%.3f");
+		e = e ? e : verdict_cell(b, jget(en, "verdict"));
+		e = e ? e : buf_puts(b, "</tr>\n");
+	}
+	return e ? e : buf_puts(b, "</table>\n");
+}
+
+/* The members of a gate's item beyond the ones named here, "name value". */
+static enum err item_more(struct buf *b, const cJSON *it)
+{
+	static const char *const known[] = {"gate", "verdict", "value", "threshold", "ci_low", "ci_high", "mde",
+					    "advice"};
+	const cJSON *m;
+	char tmp[64];
+	size_t i;
+	int first = 1;
+	enum err e = buf_puts(b, "<td>");
+
+	cJSON_ArrayForEach(m, it) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(m->string, known[i]); i++)
+			;
+		if (e || i < sizeof(known) / sizeof(known[0]) || cJSON_IsObject(m) || cJSON_IsArray(m))
+			continue;
+		e = buf_puts(b, first ? "" : "; ");
+		e = e ? e : text(b, m->string);
+		e = e ? e : buf_putc(b, ' ');
+		e = e ? e : text(b, md_value(m, tmp, sizeof(tmp)));
+		first = 0;
+	}
+	return e ? e : buf_puts(b, "</td>");
+}
+
+/* One row of the per-cell verdicts: gate item `it` of entry `en`. */
+static enum err item_row(struct buf *b, const cJSON *en, const cJSON *it)
+{
+	const cJSON *lo = jget(it, "ci_low"), *hi = jget(it, "ci_high"), *mde = jget(it, "mde");
+	enum err e = buf_puts(b, "<tr><td>");
+
+	e = e ? e : text(b, cJSON_GetStringValue(jget(en, "case")));
+	e = e ? e : buf_putc(b, '/');
+	e = e ? e : text(b, cJSON_GetStringValue(jget(en, "level")));
+	e = e ? e : buf_puts(b, "</td>");
+	e = e ? e : cell(b, jget(it, "gate"));
+	e = e ? e : verdict_cell(b, jget(it, "verdict"));
+	e = e ? e : num_cell(b, jget(it, "value"), "%.3f");
+	if (!e && cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
+		e = buf_printf(b, "<td class=\"n\">%.3f&#8211;%.3f</td>", lo->valuedouble, hi->valuedouble);
+	else if (!e)
+		e = buf_puts(b, "<td class=\"n\">-</td>");
+	e = e ? e : num_cell(b, jget(it, "threshold"), "%g");
+	if (!e && cJSON_IsNumber(mde))
+		e = buf_printf(b, "<td class=\"n\">%.1f%%</td>", 100 * mde->valuedouble);
+	else if (!e)
+		e = buf_puts(b, "<td class=\"n\">-</td>");
+	e = e ? e : cell(b, jget(it, "advice"));
+	e = e ? e : item_more(b, it);
+	return e ? e : buf_puts(b, "</tr>\n");
+}
+
+/* Per cell and gate: the value with its interval against the threshold. */
+static enum err diff_items(struct buf *b, const cJSON *diff)
+{
+	static const char *const names[] = {"cell", "gate", "verdict", "B/A or B", "95% interval", "threshold",
+					    "smallest detectable change", "advice", "more"};
+	const cJSON *en, *it;
+	int n = 0;
+	enum err e = ERR_OK;
+
+	cJSON_ArrayForEach(en, jget(diff, "load"))
+		n += cJSON_GetArraySize(jget(en, "gates"));
+	if (!n)
+		return ERR_OK;
+	e = buf_puts(b, "<h2>Verdicts by cell and gate</h2>\n<p>A ratio gate's value is B/A with its 95% "
+		     "interval; another gate's is B's figure. A cell fails when the evidence puts it beyond "
+		     "the threshold; it is underpowered when a change of the threshold's size could have hidden "
+		     "in the noise.</p>\n");
+	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
+	cJSON_ArrayForEach(en, jget(diff, "load"))
+		cJSON_ArrayForEach(it, jget(en, "gates"))
+			e = e ? e : item_row(b, en, it);
+	return e ? e : buf_puts(b, "</table>\n");
+}
+
+/* The attempts: pass rates, and the attempts that newly failed. */
+static enum err diff_attempts(struct buf *b, const cJSON *diff)
+{
+	const cJSON *o = jget(diff, "overall"), *it;
+	enum err e;
+
+	e = buf_printf(b, "<h2>Attempts</h2>\n<p>A passed %.0f of %.0f, B %.0f of %.0f; %.0f matched "
+		       "(same case, repeat, seed), %.0f only in A, %.0f only in B (%.0f of them failed); "
+		       "%d pass&#8594;fail, %d fail&#8594;pass.</p>\n",
+		       jget_num(jget(o, "a"), "pass"), jget_num(jget(o, "a"), "total"), jget_num(jget(o, "b"), "pass"),
+		       jget_num(jget(o, "b"), "total"), jget_num(o, "matched"), jget_num(o, "only_a"),
+		       jget_num(o, "only_b"), jget_num(o, "only_b_failed"),
+		       cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail")),
+		       cJSON_GetArraySize(jget2(diff, "flips", "fail_to_pass")));
+	cJSON_ArrayForEach(it, jget2(diff, "flips", "pass_to_fail")) {
+		e = e ? e : buf_puts(b, "<p class=\"bad\">pass&#8594;fail: ");
+		e = e ? e : text(b, cJSON_GetStringValue(jget(it, "case")));
+		e = e ? e : buf_printf(b, " repeat %.0f: ", jget_num(it, "repeat"));
+		e = e ? e : text(b, cJSON_GetStringValue(jget(it, "reason")));
+		e = e ? e : buf_puts(b, "</p>\n");
+	}
+	return e;
+}
+
+/* The warnings and what to do. */
+static enum err diff_notes(struct buf *b, const cJSON *diff)
+{
+	const cJSON *w;
+	enum err e = ERR_OK;
+
+	cJSON_ArrayForEach(w, jget(diff, "warnings"))
+		if (!e && !(e = buf_puts(b, "<p class=\"weak\">Warning: ")) && !(e = text(b, cJSON_GetStringValue(w))))
+			e = buf_puts(b, "</p>\n");
+	cJSON_ArrayForEach(w, jget(diff, "advice"))
+		if (!e && !(e = buf_puts(b, "<p class=\"bad\">What to do: ")) && !(e = text(b, cJSON_GetStringValue(w))))
+			e = buf_puts(b, "</p>\n");
+	return e;
+}
+
+/* "DIR (model M)" of one side. */
+static const char *side_name(const cJSON *diff, const char *side, char *out, size_t cap)
+{
+	const char *dir = cJSON_GetStringValue(jget2(diff, side, "dir"));
+	const char *model = cJSON_GetStringValue(jget2(diff, side, "model"));
+
+	snprintf(out, cap, "%s%s%s%s", dir ? dir : "-", model ? " (model " : "", model ? model : "",
+		 model ? ")" : "");
+	return out;
+}
+
+enum err html_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
+{
+	char na[512], nb[512];
+	struct buf png;
+	enum err e;
+
+	buf_init(&png, out->max);
+	e = diffplot_decision_png(jget(diff, "load"), side_name(diff, "a", na, sizeof(na)),
+				  side_name(diff, "b", nb, sizeof(nb)), &png, d);
+	if (e) {
+		buf_release(&png);
+		return e;
+	}
+	e = page_open(out, "needle diff");
+	e = e ? e : diff_verdict(out, diff);
+	e = e ? e : diff_runs_table(out, diff);
+	e = e ? e : diff_notes(out, diff);
+	e = e ? e : diff_gates(out, diff);
+	e = e || !cJSON_GetArraySize(jget(diff, "load")) ? e : diff_cells(out, diff);
+	e = e ? e : diff_items(out, diff);
+	e = e ? e : picture(out, "The decision: each cell's value and interval against the gate's threshold", &png);
+	e = e ? e : diff_attempts(out, diff);
+	e = e ? e : buf_puts(out, "</body>\n</html>\n");
+	buf_release(&png);
+	if (e)
+		return diag_fail(d, e, "cannot write the HTML page of the comparison: %s", err_name(e));
 	return ERR_OK;
 }

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/jget.h"
+#include "base/md.h"
 #include "base/xml.h"
 #include "run/record.h"
 #include "run/results.h"
@@ -149,4 +150,139 @@ enum err junit_write(const char *dir, struct buf *out, struct diag *d)
 	buf_release(&w.cases);
 	cJSON_Delete(m);
 	return e;
+}
+
+/* ---- a comparison's verdicts ---- */
+
+/* What the walk of the gates gathers. */
+struct junit_gates {
+	struct buf cases;
+	size_t tests, failures, skipped;
+};
+
+/* 0 pass, 1 underpowered, 2 fail (a verdict not read as such is a fail). */
+static int rank(const cJSON *verdict)
+{
+	const char *v = cJSON_GetStringValue(verdict);
+
+	return v && !strcmp(v, "pass") ? 0 : v && !strcmp(v, "underpowered") ? 1 : 2;
+}
+
+/* One testcase: classname `cls`, name `name`, and by verdict nothing, a
+ * <skipped> or a <failure> with `message` and the text `body`. */
+static enum err verdict_case(struct junit_gates *w, const char *cls, const char *name,
+			     const cJSON *verdict, const char *message, const char *body)
+{
+	struct buf *b = &w->cases;
+	int r = rank(verdict);
+	enum err e;
+
+	w->tests++;
+	w->failures += r == 2;
+	w->skipped += r == 1;
+	if ((e = buf_puts(b, "    <testcase classname=\"")) || (e = xml_attr(b, cls)) ||
+	    (e = buf_puts(b, "\" name=\"")) || (e = xml_attr(b, name)) || (e = buf_puts(b, "\" time=\"0\">")))
+		return e;
+	if (r && ((e = buf_puts(b, r == 2 ? "\n      <failure message=\"" : "\n      <skipped message=\"")) ||
+		  (e = xml_attr(b, message ? message : "")) ||
+		  (e = buf_puts(b, r == 2 ? "\" type=\"fail\">" : "\">")) || (e = xml_text(b, body)) ||
+		  (e = buf_puts(b, r == 2 ? "</failure>\n    " : "</skipped>\n    "))))
+		return e;
+	return buf_puts(b, "</testcase>\n");
+}
+
+/* The testcase of gate item `it` of load entry `en`; its verdict rank into
+ * *worst when worse. */
+static enum err cell_case(struct junit_gates *w, const char *spec, const cJSON *en, const cJSON *it,
+			  int *worst)
+{
+	char name[320], body[640], iv[80], t[2][32];
+	const char *advice = cJSON_GetStringValue(jget(it, "advice"));
+	const cJSON *lo = jget(it, "ci_low"), *hi = jget(it, "ci_high");
+
+	snprintf(name, sizeof(name), "%.200s/%.100s", cJSON_GetStringValue(jget(en, "case")),
+		 cJSON_IsString(jget(en, "level")) ? jget(en, "level")->valuestring : "-");
+	if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
+		snprintf(iv, sizeof(iv), "95%% interval %.4g-%.4g", lo->valuedouble, hi->valuedouble);
+	else
+		snprintf(iv, sizeof(iv), "no interval");
+	snprintf(body, sizeof(body), "value %s, %s, threshold %s: %.500s",
+		 md_number(jget(it, "value"), "%.4g", t[0], sizeof(t[0])), iv,
+		 md_number(jget(it, "threshold"), "%g", t[1], sizeof(t[1])), advice ? advice : "");
+	*worst = rank(jget(it, "verdict")) > *worst ? rank(jget(it, "verdict")) : *worst;
+	return verdict_case(w, spec, name, jget(it, "verdict"), advice, body);
+}
+
+/* Gate `g`'s testcases: one per load cell it judged, and one for the gate
+ * itself when it judged none or its verdict is worse than its cells'. */
+static enum err gate_cases(struct junit_gates *w, const cJSON *diff, const cJSON *g)
+{
+	const char *spec = cJSON_GetStringValue(jget(g, "gate")), *detail;
+	const cJSON *en, *it;
+	int worst = 0, cells = 0;
+	enum err e = ERR_OK;
+
+	spec = spec ? spec : "-";
+	cJSON_ArrayForEach(en, jget(diff, "load"))
+		cJSON_ArrayForEach(it, jget(en, "gates"))
+			if (!e && cJSON_IsString(jget(it, "gate")) && !strcmp(jget(it, "gate")->valuestring, spec)) {
+				cells++;
+				e = cell_case(w, spec, en, it, &worst);
+			}
+	if (e || (cells && rank(jget(g, "verdict")) <= worst))
+		return e;
+	detail = cJSON_GetStringValue(jget(g, "detail"));
+	return verdict_case(w, "diff", spec, jget(g, "verdict"), detail, detail ? detail : "");
+}
+
+/* Whether a gate before `g` in `gates` has the same spec (a gate given
+ * twice wrote its items twice: one set of testcases). */
+static int seen(const cJSON *gates, const cJSON *g)
+{
+	const cJSON *p;
+	const char *spec = cJSON_GetStringValue(jget(g, "gate"));
+
+	for (p = gates ? gates->child : NULL; p && p != g; p = p->next)
+		if (spec && cJSON_GetStringValue(jget(p, "gate")) && !strcmp(spec, jget(p, "gate")->valuestring))
+			return 1;
+	return 0;
+}
+
+/* The document around the gates' testcases. */
+static enum err gates_document(const struct junit_gates *w, const cJSON *diff, struct buf *out)
+{
+	enum err e;
+
+	if ((e = buf_printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			    "<testsuites name=\"needle diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"0\">\n"
+			    "  <testsuite name=\"needle diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
+			    "time=\"0\">\n    <properties>\n", w->tests, w->failures, w->tests, w->failures, w->skipped)) ||
+	    (e = property(out, "a_dir", cJSON_GetStringValue(jget2(diff, "a", "dir")))) ||
+	    (e = property(out, "b_dir", cJSON_GetStringValue(jget2(diff, "b", "dir")))) ||
+	    (e = property(out, "a_model", cJSON_GetStringValue(jget2(diff, "a", "model")))) ||
+	    (e = property(out, "b_model", cJSON_GetStringValue(jget2(diff, "b", "model")))) ||
+	    (e = property(out, "a_run_id", cJSON_GetStringValue(jget2(diff, "a", "run_id")))) ||
+	    (e = property(out, "b_run_id", cJSON_GetStringValue(jget2(diff, "b", "run_id")))) ||
+	    (e = buf_puts(out, "    </properties>\n")) || (e = buf_append(out, w->cases.data, w->cases.len)))
+		return e;
+	return buf_puts(out, "  </testsuite>\n</testsuites>\n");
+}
+
+enum err junit_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
+{
+	struct junit_gates w;
+	const cJSON *g;
+	enum err e = ERR_OK;
+
+	memset(&w, 0, sizeof(w));
+	buf_init(&w.cases, out->max);
+	cJSON_ArrayForEach(g, jget(diff, "gates"))
+		if (!e && !seen(jget(diff, "gates"), g))
+			e = gate_cases(&w, diff, g);
+	if (!e)
+		e = gates_document(&w, diff, out);
+	buf_release(&w.cases);
+	if (e)
+		return diag_fail(d, e, "cannot write the JUnit report of the comparison: %s", err_name(e));
+	return ERR_OK;
 }

@@ -1,6 +1,6 @@
 /*
- * junit — a run as a JUnit XML report, the test-report format CI systems
- * render (GitLab's unit test reports, Jenkins' junit step, GitHub actions
+ * junit — a run, or a comparison's verdicts, as a JUnit XML report, the
+ * test-report format CI systems render (GitLab's unit test reports, Jenkins' junit step, GitHub actions
  * that publish test results): one <testcase> per recorded attempt, a
  * <failure> for each attempt that failed, with its first reason as the
  * message, its stage as the type and every reason in the text.
@@ -16,9 +16,32 @@
  * pre-check or warm-up request of a load case is a testcase like any other
  * attempt: the run judged it. Times: the testsuite's is the sum of its
  * testcases' (attempts overlap, so it is not the wall time).
+ *
+ * A comparison's verdicts (junit_diff_write, `needle diff --format junit`):
+ * <testsuites name="needle diff" tests failures errors="0" time="0"> holds
+ * one <testsuite name="needle diff" tests failures errors="0" skipped
+ * time="0"> whose <properties> are a_dir, b_dir, a_model, b_model, a_run_id
+ * and b_run_id. Per gate (diff["gates"], in order; a spec given twice
+ * counts once): one testcase per load cell it judged, classname the gate's
+ * spec and name "CASE/LEVEL", from the cell's item (gate.h); and one
+ * testcase classname "diff", name the spec, for the gate as a whole when it
+ * judged no load cell (every gate that is not a load gate, and a load gate
+ * that picked none) or when its verdict is worse than all its cells' (every
+ * gate fails on an incomplete run or when B lacks what A has). A pass is an
+ * empty testcase; a fail has a <failure type="fail"> whose message is the
+ * advice (a cell) or the detail (a gate) and whose text adds the value, the
+ * interval and the threshold; an underpowered verdict is a <skipped> with
+ * the same message and text. Skipped, not failed: an underpowered cell is
+ * one the runs could not judge either way, which is what a CI system's
+ * "skipped" means, and it keeps apart from real regressions in every CI
+ * view; `needle diff` still exits 4 for it, so a pipeline that must not let
+ * it through fails the job on the exit status. Times are 0: a comparison
+ * measures nothing itself.
  */
 #ifndef NEEDLE_JUNIT_H
 #define NEEDLE_JUNIT_H
+
+#include <cjson/cJSON.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -28,5 +51,11 @@
  * to `out`. ERR_NOMEM, ERR_LIMIT; results_each's and the manifest's
  * errors. `out` may hold a partial document on error. */
 enum err junit_write(const char *dir, struct buf *out, struct diag *d);
+
+/* Appends the JUnit XML of comparison `diff` (borrowed: diff_result.diff,
+ * after the gates) to `out`. ERR_NOMEM, ERR_LIMIT ("cannot write the JUnit
+ * report of the comparison: ..."); `out` may hold a partial document on
+ * error. */
+enum err junit_diff_write(const cJSON *diff, struct buf *out, struct diag *d);
 
 #endif

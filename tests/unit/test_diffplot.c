@@ -3,7 +3,9 @@
  * back, and each run's marks looked for where the header says they are:
  * A left of a level's tick and B right of it, bars spanning min to max on
  * one scale for both runs, verdicts colouring level labels, the legend
- * naming both runs.
+ * naming both runs. The decision picture: each cell's value and interval
+ * in its verdict's colour on the right side of its gate's threshold line,
+ * the side beyond the threshold tinted, panels wrapped into bands.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -193,9 +195,111 @@ static void test_empty(void)
 	cJSON_Delete(none);
 }
 
+/* Four cells, four gates (two bands): output_tps_ratio>=0.9 passes at 1.0,
+ * fails at 0.5, is underpowered at 0.95 over a wide interval, and has no
+ * value on the fourth cell; items carry members the picture ignores. */
+static const char decision_json[] =
+	"[{\"case\":\"p\",\"level\":\"c1\",\"verdict\":\"pass\",\"gates\":["
+	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"pass\",\"value\":1.0,\"threshold\":0.9,"
+	"   \"ci_low\":0.95,\"ci_high\":1.05,\"mde\":0.05,\"advice\":\"x\",\"rounds\":6,\"stopped\":\"power\"},"
+	"  {\"gate\":\"ttft_p50_ratio<=1.1\",\"verdict\":\"pass\",\"value\":1.02,\"threshold\":1.1,"
+	"   \"ci_low\":0.98,\"ci_high\":1.06,\"mde\":0.05,\"advice\":\"x\"},"
+	"  {\"gate\":\"success_rate>=1\",\"verdict\":\"pass\",\"value\":1,\"threshold\":1,"
+	"   \"ci_low\":null,\"ci_high\":null,\"mde\":null,\"advice\":\"x\"},"
+	"  {\"gate\":\"ttft_p95_ratio<=1.15\",\"verdict\":\"pass\",\"value\":1.0,\"threshold\":1.15,"
+	"   \"ci_low\":0.9,\"ci_high\":1.1,\"mde\":0.1,\"advice\":\"x\"}]},"
+	" {\"case\":\"p\",\"level\":\"c8\",\"verdict\":\"fail\",\"gates\":["
+	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"fail\",\"value\":0.5,\"threshold\":0.9,"
+	"   \"ci_low\":0.4,\"ci_high\":0.6,\"mde\":0.1,\"advice\":\"x\"}]},"
+	" {\"case\":\"q\",\"level\":\"r0.3\",\"verdict\":\"underpowered\",\"gates\":["
+	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"underpowered\",\"value\":0.95,\"threshold\":0.9,"
+	"   \"ci_low\":0.7,\"ci_high\":1.2,\"mde\":0.3,\"advice\":\"x\"}]},"
+	" {\"case\":\"q\",\"level\":\"c2\",\"verdict\":\"fail\",\"gates\":["
+	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"fail\",\"value\":null,\"threshold\":0.9,"
+	"   \"ci_low\":null,\"ci_high\":null,\"mde\":null,\"advice\":\"no output_tps\"}]}]";
+
+/* The centre of row r of band k. */
+static int dec_row_y(int k, int r)
+{
+	int band = DIFFPLOT_DEC_HEAD + 4 * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_FOOT;
+
+	return DIFFPLOT_DEC_TOP + k * band + DIFFPLOT_DEC_HEAD + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2;
+}
+
+/* Mean x of colour rgb on line y between x0 and x0 + w; -1 when none. */
+static double mean_x(const struct pic *p, int x0, int w, int y, const unsigned char rgb[3])
+{
+	double sum = 0;
+	int x, n = 0;
+
+	for (x = x0; x < x0 + w; x++)
+		if (is(p, x, y, rgb))
+			sum += x, n++;
+	return n ? sum / n : -1;
+}
+
+static void check_decision(const struct pic *p)
+{
+	static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255};
+	int x0 = DIFFPLOT_DEC_LABEL, w = DIFFPLOT_DEC_W, gap = dec_row_y(0, 0) - DIFFPLOT_DEC_ROW / 2 + 1;
+	double thr = mean_x(p, x0, w, gap, black), pass = mean_x(p, x0, w, dec_row_y(0, 0), diffplot_rgb_pass);
+	double fail = mean_x(p, x0, w, dec_row_y(0, 1), diffplot_rgb_fail);
+	int top = 0, bottom = 0;
+
+	/* the threshold between the failed and the passed cell; 0 at the left
+	 * edge, so the passed value (1.0) is twice as far as the failed (0.5) */
+	CHECK(thr > 0 && fail > 0 && pass > thr && thr > fail);
+	CHECK(fabs((pass - x0) / (fail - x0) - 2) < 0.05);
+	CHECK(mean_x(p, x0, w, dec_row_y(0, 1), diffplot_rgb_pass) < 0);
+	/* the underpowered interval, 0.7 to 1.2, is a third of the 0..1.5 axis */
+	CHECK(count(p, x0, dec_row_y(0, 2), w, 1, diffplot_rgb_underpowered) > w / 3 - 6);
+	CHECK(count(p, x0, dec_row_y(0, 2), w, 1, diffplot_rgb_fail) == 0);
+	/* no value: a short red bar at the left edge */
+	CHECK(count(p, x0, dec_row_y(0, 3), 12, 1, diffplot_rgb_fail) == 12);
+	/* >= gate: tinted left of its threshold, white right of it */
+	CHECK(!is(p, x0 + 2, gap, white) && !is(p, x0 + 2, gap, black) && is(p, x0 + w - 3, gap, white));
+	/* <= gate (TTFT P50, panel 1): tinted right of its threshold */
+	CHECK(is(p, x0 + w + DIFFPLOT_DEC_GAP + 2, gap, white) && !is(p, x0 + 2 * w + DIFFPLOT_DEC_GAP - 3, gap, white));
+	/* the fourth gate wraps into the second band, its first row green */
+	CHECK(count(p, x0, dec_row_y(1, 0), w, 1, diffplot_rgb_pass) > 7);
+	CHECK(count(p, x0, dec_row_y(1, 1), w, 1, diffplot_rgb_pass) == 0);
+	/* row labels in the cells' verdict colours */
+	CHECK(extent(p, 14, dec_row_y(0, 1) - 4, dec_row_y(0, 1) + 4, diffplot_rgb_fail, &top, &bottom));
+	CHECK(count(p, 0, dec_row_y(0, 2) - 4, x0 - 20, 9, diffplot_rgb_underpowered) > 0);
+}
+
+static void test_decision(void)
+{
+	cJSON *load = cJSON_Parse(decision_json), *bare = cJSON_Parse("[{\"case\":\"p\",\"gates\":[]}]");
+	struct buf png;
+	struct diag d;
+	struct pic p;
+	int w, h;
+
+	buf_init(&png, 1 << 24);
+	diag_init(&d);
+	CHECK(load && bare);
+	CHECK(diffplot_decision_png(load, "a", "b", &png, &d) == ERR_OK);
+	CHECK(png.len > 8 && (p.px = tpng_decode(&png, &p.w, &p.h)) != NULL);
+	diffplot_decision_size(4, 4, &w, &h);
+	CHECK(w == DIFFPLOT_DEC_LABEL + 3 * (DIFFPLOT_DEC_W + DIFFPLOT_DEC_GAP) + 12);
+	if (png.len > 8 && p.px && p.w == w && p.h == h)
+		check_decision(&p);
+	else
+		CHECK(0);
+	if (png.len > 8)
+		free(p.px);
+	png.len = 0;
+	CHECK(diffplot_decision_png(bare, "a", "b", &png, &d) == ERR_OK && png.len == 0);
+	buf_release(&png);
+	cJSON_Delete(load);
+	cJSON_Delete(bare);
+}
+
 int main(void)
 {
 	T_RUN(test_picture);
 	T_RUN(test_empty);
+	T_RUN(test_decision);
 	return T_DONE();
 }
