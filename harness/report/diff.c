@@ -1177,7 +1177,7 @@ static enum err load_verdict(struct buf *b, const cJSON *en)
 	cJSON_ArrayForEach(g, jget(en, "gates")) {
 		if (e || !strcmp(jget(g, "verdict")->valuestring, "pass"))
 			continue;
-		e = buf_printf(b, "; `%s` %s (threshold %s, 95%% CI %s-%s): ", jget(g, "gate")->valuestring,
+		e = buf_printf(b, "; `%s` %s (threshold %s, 90%% interval %s-%s): ", jget(g, "gate")->valuestring,
 			       md_number(jget(g, "value"), "%.3f", t1, sizeof(t1)),
 			       md_number(jget(g, "threshold"), "%g", t2, sizeof(t2)),
 			       md_number(jget(g, "ci_low"), "%.3f", t3, sizeof(t3)),

@@ -442,7 +442,7 @@ static void dec_legend(struct canvas *cv, const char *name_a, const char *name_b
 	canvas_text(cv, 12, 38, 1, t, black);
 	snprintf(t, sizeof(t), "B (CANDIDATE): %.300s", name_b ? name_b : "-");
 	canvas_text(cv, 12, 50, 1, t, black);
-	canvas_text(cv, 12, 66, 1, "SQUARE: B/A (B'S FIGURE FOR A GATE THAT IS NOT A RATIO). BAR: ITS 95% "
+	canvas_text(cv, 12, 66, 1, "SQUARE: B/A (B'S FIGURE FOR A GATE THAT IS NOT A RATIO). BAR: ITS 90% "
 		    "INTERVAL. BLACK LINE: THE THRESHOLD, TINTED BEYOND IT. GREY LINE: 1.", axis);
 	x += canvas_text(cv, x, 80, 1, "PASS  ", diffplot_rgb_pass);
 	x += canvas_text(cv, x, 80, 1, "UNDERPOWERED  ", diffplot_rgb_underpowered);

@@ -453,8 +453,8 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 		 q->hi, g->value);
 	if (q->one_round) {
 		minutes(2 * sec, t, sizeof(t));
-		snprintf(out, cap, "%s: one valid round in a run, no spread to judge by: 3 rounds or more in each run "
-			 "(%s more at %.2g s a round)", head, t, sec);
+		snprintf(out, cap, "B/A %.3f on one valid round in a run, no spread to judge by: 3 rounds or more in "
+			 "each run (%s more at %.2g s a round)", q->ratio, t, sec);
 	} else if (!isfinite(need) || need > SETTLE_ROUNDS_MAX) {
 		snprintf(out, cap, "%s: cannot be settled within %d rounds a run on this server: %s%s", head,
 			 SETTLE_ROUNDS_MAX, why,

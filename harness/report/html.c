@@ -447,7 +447,7 @@ static enum err item_row(struct buf *b, const cJSON *en, const cJSON *it)
 /* Per cell and gate: the value with its interval against the threshold. */
 static enum err diff_items(struct buf *b, const cJSON *diff)
 {
-	static const char *const names[] = {"cell", "gate", "verdict", "B/A or B", "95% interval", "threshold",
+	static const char *const names[] = {"cell", "gate", "verdict", "B/A or B", "90% interval", "threshold",
 					    "smallest detectable change", "advice", "more"};
 	const cJSON *en, *it;
 	int n = 0;
@@ -457,10 +457,10 @@ static enum err diff_items(struct buf *b, const cJSON *diff)
 		n += cJSON_GetArraySize(jget(en, "gates"));
 	if (!n)
 		return ERR_OK;
-	e = buf_puts(b, "<h2>Verdicts by cell and gate</h2>\n<p>A ratio gate's value is B/A with its 95% "
-		     "interval; another gate's is B's figure. A cell fails when the evidence puts it beyond "
-		     "the threshold; it is underpowered when a change of the threshold's size could have hidden "
-		     "in the noise.</p>\n");
+	e = buf_puts(b, "<h2>Verdicts by cell and gate</h2>\n<p>A ratio gate's value is B/A with its 90% "
+		     "interval; another gate's is B's figure. A cell passes when the whole interval is within "
+		     "the threshold, fails when the whole interval is beyond it, and is underpowered when the "
+		     "interval holds the threshold.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
 	cJSON_ArrayForEach(en, jget(diff, "load"))
 		cJSON_ArrayForEach(it, jget(en, "gates"))

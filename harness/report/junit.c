@@ -203,7 +203,7 @@ static enum err cell_case(struct junit_gates *w, const char *spec, const cJSON *
 	snprintf(name, sizeof(name), "%.200s/%.100s", cJSON_GetStringValue(jget(en, "case")),
 		 cJSON_IsString(jget(en, "level")) ? jget(en, "level")->valuestring : "-");
 	if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
-		snprintf(iv, sizeof(iv), "95%% interval %.4g-%.4g", lo->valuedouble, hi->valuedouble);
+		snprintf(iv, sizeof(iv), "90%% interval %.4g-%.4g", lo->valuedouble, hi->valuedouble);
 	else
 		snprintf(iv, sizeof(iv), "no interval");
 	snprintf(body, sizeof(body), "value %s, %s, threshold %s: %.500s",
