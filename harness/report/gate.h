@@ -28,8 +28,8 @@
  *	no_new_failures      no pass->fail flip and no failed attempt that only
  *	                     B has
  *
- * Load cells (loadcells.h), the cutover decision of the field reports (seed
- * 000: at each level, output throughput down at most 10%, TTFT P50 up at most
+ * Load cells (loadcells.h), the cutover decision (docs/cutover.md "The cutover";
+ * at each level, output throughput down at most 10%, TTFT P50 up at most
  * 10% and P95 at most 15%, and 100% success):
  *	output_tps_ratio, ttft_p50_ratio, ttft_p95_ratio, tpot_p95_ratio,
  *	e2e_p50_ratio, goodput_ratio
