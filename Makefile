@@ -1,5 +1,5 @@
-# needle — see README.md. Targets: all (build/needle), test, bench, install, clean,
-# test-vllm, bench-peers.
+# needle — see README.md. Targets: all (build/needle), check, test, bench, install,
+# clean, test-vllm, bench-peers.
 
 CC       ?= cc
 CXX      ?= g++
@@ -34,12 +34,12 @@ OBJ      := $(CSRC:%.c=$(BUILD)/obj/%.o) $(CXXSRC:%.cc=$(BUILD)/obj/%.o) \
             $(BUILD)/obj/gen/embedded.o $(BUILD)/obj/gen/version.o
 LIBOBJ   := $(filter-out $(BUILD)/obj/harness/cli/%,$(OBJ))
 CLIOBJ   := $(filter $(BUILD)/obj/harness/cli/%,$(OBJ))
-EMBEDDED := $(wildcard fixtures/templates/* generators/data/*)
+EMBEDDED := $(wildcard fixtures/templates/* generators/data/* docs/*.md)
 UNITSRC  := $(wildcard tests/unit/test_*.c)
 UNITBIN  := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPSTAMP := $(BUILD)/.deps-system
 
-.PHONY: all test bench install clean deps deps-test deps-slurm asan demo fuzz test-vllm bench-peers FORCE
+.PHONY: all check test bench install clean deps deps-test deps-slurm asan demo fuzz test-vllm bench-peers FORCE
 all: $(BUILD)/needle
 
 # The set-up step: installs Debian packages (as root) or says what to run.
@@ -63,7 +63,7 @@ $(BUILD)/obj/%.o: %.cc | $(DEPSTAMP)
 	$(CXX) $(CXXFLAGS) $(PKGCFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/gen/embedded.c: tests/embed.sh $(EMBEDDED)
 	@mkdir -p $(@D)
-	sh tests/embed.sh templates=fixtures/templates data=generators/data > $@.tmp && mv $@.tmp $@
+	sh tests/embed.sh templates=fixtures/templates data=generators/data docs=docs > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/gen/embedded.o: $(BUILD)/gen/embedded.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -105,6 +105,11 @@ $(BUILD)/tests/test_cli $(BUILD)/tests/test_progress: $(BUILD)/tests/test_%: tes
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKGCFLAGS) -Itests/unit -o $@ $< $(BUILD)/libneedle-cli.a $(BUILD)/libneedle.a $(LDLIBS) $(SSLLIBS)
 
+# The quick layer (docs/testing.md): the unit tests and the CLI tests not
+# marked "# slow:", with what `make demo` installs and nothing more.
+check: all $(UNITBIN) deps-test
+	sh tests/run.sh --fast $(BUILD)
+
 # Every layer: unit tests, CLI tests, end-to-end tests against the loopback
 # reference server (and a private Slurm), then the unit tests again under
 # ASan/UBSan.
@@ -136,8 +141,8 @@ demo: all deps-test
 	sh tests/demo.sh $(BUILD)
 
 # needle against the real vLLM (its CPU build, random weights) on loopback,
-# installed into $(BUILD)/venv-vllm on first use (README, "Against the real
-# vLLM"); bench-peers puts the peers' bench clients beside needle on the same
+# installed into $(BUILD)/venv-vllm on first use (docs/vllm.md);
+# bench-peers puts the peers' bench clients beside needle on the same
 # server. Neither is part of `make test`.
 test-vllm: all deps-test
 	env NEEDLE=$(abspath $(BUILD))/needle BUILD=$(abspath $(BUILD)) TESTS=$(CURDIR)/tests \

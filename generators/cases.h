@@ -11,8 +11,8 @@
  *
  * kind "chat" (the 12 strict-JSON tasks): {"json": VALUE}. Each task states
  *   every key and its type in the prompt, so "items" is asked for as an
- *   integer count and cannot be read as a list (seed 002 §6: the three
- *   "failures" there were an ambiguous prompt, not the model). Sampling:
+ *   integer count and cannot be read as a list (docs/cutover.md "Where the
+ *   rule comes from": the failures reported were an ambiguous prompt). Sampling:
  *   temperature 1.0, top_p 1.0, repeat 3, reasoning_effort "low".
  *
  * kind "tool_call": the request carries "tools"; the model must call them.
@@ -35,7 +35,7 @@
  *   (PNG data URLs from generators/image.h) followed by one text part; the
  *   text speaks of "the first image" and "the second image", never of
  *   interleaved labels, because vLLM moves image placeholders of string-content
- *   templates to the front (PROTOCOL.md §4).
+ *   templates to the front (docs/protocol.md "Message content").
  *   {"json": {"first": {"colour": C, "shape": S[, "number": N]}, "second":
  *   {...}}, "image_order": {"objects": ["red circle", "blue square"], "twin":
  *   ID}}: "objects" lists what the images show, in request order; "twin" is

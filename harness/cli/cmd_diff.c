@@ -52,7 +52,7 @@ static const char examples[] =
 	"Load cells (load cases; @CASE/c32, @CASE/r0.3, @CASE, or every cell):\n"
 	"  output_tps_ratio ttft_p50_ratio ttft_p95_ratio tpot_p95_ratio e2e_p50_ratio\n"
 	"  goodput_ratio        B's median over valid rounds / A's, cell by cell,\n"
-	"                       judged against both runs' noise (README: the method)\n"
+	"                       judged against both runs' noise (docs/statistics.md)\n"
 	"  success_rate slo_attainment goodput_rps achieved_rate output_tps ttft_p50_ms\n"
 	"  ttft_p95_ms tpot_p95_ms e2e_p50_ms lag_p99_ms   B's figure\n"
 	"  (ttft_p50_ratio and e2e_p50_ratio mean the load cells when a run has any)\n"

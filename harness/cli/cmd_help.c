@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "topics.h"
 #include "base/err.h"
 #include "base/hint.h"
 
@@ -46,10 +47,22 @@ int cmd_help(const struct cmd_entry *cmds, size_t n, int argc, char **argv)
 	char help[] = "--help";
 	char *args[3] = {NULL, help, NULL};
 
+	size_t i;
+
 	if (argc == 0 || argc > 2) {
-		fprintf(stderr, "error: usage: needle help [COMMAND [KIND]]\n");
+		fprintf(stderr, "error: usage: needle help [COMMAND [KIND] | TOPIC]\n");
 		return EXIT_USAGE;
 	}
+	if (argc == 1 && !strcmp(argv[0], "topics")) {
+		printf("Topics of 'needle help TOPIC' (the pages of the documentation, docs/):\n\n");
+		topics_list(stdout);
+		return EXIT_PASS;
+	}
+	/* A name that is no command may be a topic (topics.h). */
+	for (i = 0; i < n && strcmp(argv[0], cmds[i].name); i++)
+		;
+	if (argc == 1 && i == n && !topics_print(argv[0], stdout))
+		return EXIT_PASS;
 	if (argc == 1 && !strcmp(argv[0], "man")) {
 		printf("usage: needle man\n\nPrint the manual page, needle(1), rendered from the commands' own\n"
 		       "option tables (read it with: needle man | man -l -).\n");
@@ -104,12 +117,12 @@ static const char man_tail[] =
 	".TP\n.B JOB_COMPLETION_INDEX\\fR, \\fBNEEDLE_SHARDS\nthe shard of a Kubernetes Indexed Job and the shard count\n"
 	".TP\n.B COLUMNS\nthe width of the progress line when the terminal does not say\n"
 	".TP\n.B NEEDLE_NO_SCAN\nset: count with PCRE2 pre-tokenizer patterns, not the hand-written scanners (for comparison)\n"
-	".TP\n.B NEEDLE_FAIL_ALLOC\nN: fail the Nth allocation (the tests' out-of-memory mode)\n"
-	".SH EXIT STATUS\n"
-	".TP\n.B 0\nall passed\n"
-	".TP\n.B 1\nsomething failed a check or a gate\n"
-	".TP\n.B 2\nusage or input error\n"
-	".TP\n.B 3\nthe endpoint could not be used at all\n";
+	".TP\n.B NEEDLE_FAIL_ALLOC\nN: fail the Nth allocation (the tests' out-of-memory mode)\n";
+
+static const char man_see_also[] =
+	".SH SEE ALSO\n"
+	"\\fBneedle help topics\\fR lists the pages of the documentation (docs/ in the\n"
+	"source); \\fBneedle help TOPIC\\fR prints one.\n";
 
 int cmd_man(const struct cmd_entry *cmds, size_t n, int argc, char **argv)
 {
@@ -129,6 +142,14 @@ int cmd_man(const struct cmd_entry *cmds, size_t n, int argc, char **argv)
 		st = cmds[i].fn(1, args);
 	}
 	fputs(man_tail, stdout);
+	/* Rendered from docs/cutover.md "Exit statuses", as `needle help
+	 * exit-status` prints it. */
+	fputs(".SH EXIT STATUS\n", stdout);
+	if (topics_man_exit_status(stdout)) {
+		fprintf(stderr, "error: the embedded docs/cutover.md has no exit statuses\n");
+		return EXIT_USAGE;
+	}
+	fputs(man_see_also, stdout);
 	return fflush(stdout) ? EXIT_USAGE : st;
 }
 

@@ -128,7 +128,7 @@ static void summary(const struct cli_run *c, const struct run *r, int status)
 	fprintf(stderr, " in %.1f s; results in %s; exit %d\n", el, run_dir(r), status);
 }
 
-/* DESIGN.md §7: summary.json, summary.md, attempts.csv and recall.png are
+/* docs/runs.md "The files of a run folder": summary.json, summary.md, attempts.csv and recall.png are
  * written at the end of every run (report.h). Failing to write them is a
  * warning: the journal is intact and the run's status stands. Fills *s (the
  * caller releases it; empty when the report failed). */

@@ -41,7 +41,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\nRun 'needle help COMMAND' (or 'needle COMMAND --help') for its options\n"
 		"and examples; 'needle --version' prints the version and the commit it was\n"
-		"built from (git describe).\n"
+		"built from (git describe); 'needle help topics' lists the pages of the\n"
+		"manual (docs/), 'needle help TOPIC' prints one.\n"
 		"\nExit status:\n"
 		"  0  all passed\n"
 		"  1  something failed a check or a gate\n"

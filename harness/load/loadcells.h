@@ -8,7 +8,7 @@
  * {...} when set}, and the usual verdict, timing {ttft_ms, ttfc_ms, tpot_ms,
  * e2e_ms} and usage {completion_tokens}; loadstat_request (loadstat.h) reads
  * each counted request from it, and pre-check and warm-up records are left out
- * of every figure. TTFT is the field reports' (seed 002 §3 and §7): to the
+ * of every figure. TTFT is the field reports' (docs/cutover.md "Where the rule comes from"): to the
  * first non-empty generated fragment, reasoning included; TPOT runs from that
  * same fragment to the last one, so TTFT + (n - 1) x TPOT never exceeds E2E;
  * TTFC, to the first content or tool call, is its own figure.

@@ -1,8 +1,8 @@
 /*
  * loadplot — the load picture (load.png): how output throughput and TTFT P95
  * grow with concurrency, each normalised to the case's lowest level (C1 in
- * the field reports' matrices, seed 002 §4: "both at 1x at C1, no second
- * axis"). Two panels side by side, each with its own y scale of multiples
+ * the field reports' matrices, both at 1x at C1 with no second axis:
+ * docs/cutover.md "Where the rule comes from"). Two panels side by side, each with its own y scale of multiples
  * ("1X", "2X", ...; a TTFT that grows 300 times would flatten throughput on a
  * shared one): left throughput, right TTFT P95; in each, one line per case in
  * its own colour, a square at every level with a figure, labelled with the

@@ -1,6 +1,6 @@
 /*
  * loadspec — the "load" object of a load case in a suite file, validated and
- * typed (README.md, "Suite files"):
+ * typed (docs/suite-files.md "Load cases"):
  *
  *	"load": {"input_tokens": 1024, "output_tokens": 128,
  *	         "endpoint": "completions" | "chat",            [completions]

@@ -1,6 +1,6 @@
 /*
  * loadstat — the figures of a load test, exactly as the field reports define
- * them (seed 001 §4, seed 002 §3 and §7, issue 10 item 2, issue 21 item 5),
+ * them (docs/cutover.md "Where the rule comes from"; docs/runs.md "Load cells"),
  * as pure functions on plain structs: requests -> one round -> one cell
  * (case x level or rate). One reader, loadstat_request, turns a load record
  * into a request, so that every consumer (the summary's cells, the gates)
@@ -15,8 +15,8 @@
  *    throughput = completion tokens of successful requests / wall time
  *    (failed requests still occupy the time);
  *  - TTFT = `first` - `sent`, `first` being the first non-empty generated
- *    fragment of any kind, reasoning included (seed 002 §3: "第一个非空输出片
- *    段", §7: "可能包含推理内容"; role-only or empty chunks never count). TTFC
+ *    fragment of any kind, reasoning included (docs/cutover.md "Where the rule comes
+ *    from"; role-only or empty chunks never count). TTFC
  *    = `first_content` - `sent`, to the first content or tool-call fragment,
  *    is kept as its own figure: on a thinking stream it is TTFT plus the
  *    reasoning. TPOT of one request = (`last` - `first`) / (completion_tokens
@@ -31,9 +31,9 @@
  *    max and n = valid rounds; a P95 over rounds is the median of per-round
  *    P95s, never a pooled percentile. SLO attainment and goodput are the
  *    median over all counted rounds, invalid ones included: a failed request
- *    already counts as not meeting the SLO (issue 10 item 1), and seed 001
- *    §6 gives 88.5% as the median of three rounds that each had a failure
- *    (199/200, 198/200, 199/200), which valid rounds alone could not give;
+ *    already counts as not meeting the SLO, and the field reports give 88.5%
+ *    as the median of three rounds that each had a failure (docs/cutover.md
+ *    "Where the rule comes from"), which valid rounds alone could not give;
  *  - SLO attainment = share of a round's requests that succeeded and met every
  *    bound that is set (TPOT only where it is defined); goodput = those
  *    requests / wall time;

@@ -148,7 +148,7 @@ enum err endpoint_pick_model(struct endpoint *ep, const struct endpoint_opts *o,
 
 /* vLLM: GET /version {"version"}; SGLang: GET /server_info {"version"}, or
  * on builds before about December 2025 only its older name /get_server_info
- * (PROTOCOL.md §5). The first that answers with a version wins. */
+ * (docs/protocol.md "Readiness and detection"). The first that answers with a version wins. */
 static void server_version(const struct endpoint *ep, const struct endpoint_opts *o,
 			   struct json_build *jb, cJSON *server)
 {

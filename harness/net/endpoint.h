@@ -1,6 +1,6 @@
 /*
  * endpoint — what needle learns about the server before the first attempt
- * (PROTOCOL.md §5): the base URL, the served model and its max_model_len from
+ * (docs/protocol.md "Readiness and detection"): the base URL, the served model and its max_model_len from
  * GET /v1/models, the server's version from GET /version (vLLM) or GET
  * /server_info (SGLang), and from that the server whose message preparation
  * the token audit renders (tpl.h, tpl_render_ex).

@@ -1,11 +1,12 @@
 /*
  * probe — what the cutover helpers ask a server outside the suite: whether it
- * is ready yet (a first start takes 13-29 minutes, seed 000), and its
+ * is ready yet (a first start can take half an hour: docs/cutover.md
+ * "Where the rule comes from"), and its
  * Prometheus /metrics (metrics.h) before and after each load level.
  *
  * Ready means GET /health answers 200 and GET /v1/models answers 200 with at
  * least one model: vLLM serves neither before its engine is up; SGLang
- * answers 503 while starting (PROTOCOL.md §5).
+ * answers 503 while starting (docs/protocol.md "Readiness and detection").
  */
 #ifndef NEEDLE_PROBE_H
 #define NEEDLE_PROBE_H

@@ -1,6 +1,6 @@
 /*
  * stream — chunk assembly and the transport check. See stream.h; the chunk
- * shapes are those of PROTOCOL.md §1.2-§1.9 and §2.1 (vLLM
+ * shapes are those of docs/protocol.md "Chat streams" and following (vLLM
  * chat_completion/serving.py, completion/serving.py; SGLang serving_chat.py,
  * serving_completions.py, sse_utils.py).
  */
@@ -166,7 +166,7 @@ static void error_text(const cJSON *o, char *out, size_t cap)
 		snprintf(out, cap, "%s", msg);
 }
 
-/* vLLM/SGLang in-stream errors (PROTOCOL.md §1.9): {"error":{...}} nested,
+/* vLLM/SGLang in-stream errors (docs/protocol.md "Errors inside a stream"): {"error":{...}} nested,
  * {"object":"error",...} flat, {"error":"Unauthorized"} a string. Returns 1
  * when `j` is an error frame. */
 static int error_frame(struct stream *s, const cJSON *j)
@@ -238,7 +238,7 @@ static long long opt_count(const cJSON *o, const char *key)
 }
 
 /* vLLM: prompt/completion/total + optional *_details; SGLang adds a
- * top-level reasoning_tokens (PROTOCOL.md §1.8). The last usage wins. */
+ * top-level reasoning_tokens (docs/protocol.md "Usage"). The last usage wins. */
 static void usage(struct stream *s, const cJSON *v)
 {
 	struct stream_usage *u = &s->usage;
@@ -341,7 +341,7 @@ static int first_value(struct stream *s, struct buf *b, const char *v,
 }
 
 /* delta.tool_calls: [{index, id?, type?, function:{name?, arguments?}}]
- * (PROTOCOL.md §1.6). Returns 1 when a call got a non-empty piece. */
+ * (docs/protocol.md "Tool-call deltas"). Returns 1 when a call got a non-empty piece. */
 static int tool_deltas(struct stream *s, const cJSON *arr, size_t at)
 {
 	const cJSON *c, *fn, *ix;
@@ -384,7 +384,7 @@ static int tool_deltas(struct stream *s, const cJSON *arr, size_t at)
 }
 
 /* Reasoning: `reasoning` first, `reasoning_content` only when that is null or
- * absent (PROTOCOL.md §1.5), so transitional vLLM is not doubled. */
+ * absent (docs/protocol.md "Reasoning fields"), so transitional vLLM is not doubled. */
 static const char *reasoning_of(struct stream *s, const cJSON *d, size_t at)
 {
 	const char *r;
@@ -732,7 +732,7 @@ static void html_text(const char *b, size_t n, char *out, size_t cap)
 	finish_text(out, k);
 }
 
-/* A JSON error body in any of the servers' shapes (PROTOCOL.md §1.10), or
+/* A JSON error body in any of the servers' shapes (docs/protocol.md "Error bodies"), or
  * FastAPI's {"detail": ...}. Returns 0 when `j` is none of them. */
 static int json_error_text(const cJSON *j, char *out, size_t cap)
 {
@@ -877,7 +877,7 @@ static void check_answer(const struct stream *s, struct stream_checks *out)
  * for: the server ended the answer at its context limit. vLLM 0.32 serves a
  * prompt shorter than max_model_len with max_tokens cut to what is left
  * (vllm/entrypoints/serve/utils/api_utils.py get_max_tokens) where older
- * releases answered HTTP 400 (PROTOCOL.md §1.10). */
+ * releases answered HTTP 400 (docs/protocol.md "Context-length refusals"). */
 #define CONTEXT_CUT ": the server's context limit; vLLM shortens max_tokens to " \
 		    "max_model_len - prompt_tokens instead of refusing"
 static int context_cut(const struct stream *s, long long max)
@@ -909,7 +909,7 @@ static void check_usage(const struct stream *s, const struct stream_expect *x,
 		    context_cut(s, x->fixed_length) ? CONTEXT_CUT : "");
 }
 
-/* finish_reason (PROTOCOL.md §1.7): stop, tool_calls, function_call end an
+/* finish_reason (docs/protocol.md "Finish reasons"): stop, tool_calls, function_call end an
  * answer; length only where the length was fixed; abort and anything else
  * fail. No finish_reason at all is not judged here. */
 static void check_finish(const struct stream *s, const struct stream_expect *x,

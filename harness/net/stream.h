@@ -3,7 +3,7 @@
  * /v1/completions from its raw bytes, and judges it (the transport check).
  *
  * Bytes go through the sse parser; each `data:` event is one JSON chunk. Both
- * server dialects are understood (PROTOCOL.md §0-§2.1):
+ * server dialects are understood (docs/protocol.md "Chat streams"):
  *   - reasoning: `delta.reasoning` (vLLM >= ~0.11.2) is read first, the legacy
  *     `delta.reasoning_content` (vLLM <= 0.11, SGLang) only when `reasoning`
  *     is null or absent, so transitional vLLM builds that send both are not
@@ -243,7 +243,7 @@ int stream_checks_has(const struct stream_checks *c, enum stream_fail code);
 const char *stream_fail_name(enum stream_fail code);
 
 /* Whether an error message (`len` bytes) is a server's "prompt does not fit
- * the context" refusal (vLLM's and SGLang's wordings, PROTOCOL.md §1.10). */
+ * the context" refusal (vLLM's and SGLang's wordings, docs/protocol.md "Context-length refusals"). */
 int stream_is_context_error(const char *msg, size_t len);
 
 /* Writes a one-line readable message for an error body (`len` bytes, any

@@ -33,8 +33,8 @@
  * gate's "cases"; what is not sampling (transport, usage audit, temperature
  * 0 or unset, failures only B has) stays a hard fail.
  *
- * Load cells (loadcells.h), the cutover decision of the field reports (seed
- * 000: at each level, output throughput down at most 10%, TTFT P50 up at most
+ * Load cells (loadcells.h), the cutover decision (docs/cutover.md "The cutover";
+ * at each level, output throughput down at most 10%, TTFT P50 up at most
  * 10% and P95 at most 15%, and 100% success):
  *	output_tps_ratio, ttft_p50_ratio, ttft_p95_ratio, tpot_p95_ratio,
  *	e2e_p50_ratio, goodput_ratio

@@ -10,7 +10,7 @@
 #include "tpl/tpl_model.h"
 
 /* Template kwargs as the server sees them: the request's
- * chat_template_kwargs plus reasoning_effort (PROTOCOL.md §3). The caller
+ * chat_template_kwargs plus reasoning_effort (docs/protocol.md "Thinking switches"). The caller
  * owns the result (NULL when there are none, or out of memory). */
 static cJSON *server_kwargs(const cJSON *kwargs, const cJSON *effort, int *nomem)
 {
@@ -71,7 +71,7 @@ static int has_parts(const cJSON *messages)
 	return 0;
 }
 
-/* A raw /v1/completions prompt: add_special_tokens=true (PROTOCOL.md §6). */
+/* A raw /v1/completions prompt: add_special_tokens=true (docs/protocol.md "Prompt token accounting"). */
 static enum err count_raw(const struct audit_ctx *a, const char *prompt,
 			  struct audit_count *out, struct diag *d)
 {
@@ -191,7 +191,7 @@ void audit_judge(const struct audit_count *count, int counted,
 	out->have_delta = counted && have_server;
 	out->delta = out->have_delta ? u->prompt_tokens - count->local_tokens : 0;
 	out->tolerance = tolerance;
-	/* DESIGN.md §4: image cases record the delta (text tokens counted,
+	/* docs/runs.md "Verdicts and the usage audit": image cases record the delta (text tokens counted,
 	 * image tokens not) but cannot fail the audit */
 	out->ok = !out->enabled || (out->have_delta && llabs(out->delta) <= tolerance);
 	out->hint = out->enabled && out->have_delta && !out->ok ? hint(count, out->delta) : NULL;

@@ -1,10 +1,10 @@
 /*
- * audit — the token audit (DESIGN.md §4): count locally what the server will
+ * audit — the token audit (docs/runs.md "Verdicts and the usage audit"): count locally what the server will
  * tokenize and compare it with the usage.prompt_tokens the server reported.
  *
  * The local count is of the prompt the server builds: chat messages rendered
  * through the chat template as the server prepares them (tpl_render_ex;
- * add_special_tokens=false, PROTOCOL.md §6), or a raw /v1/completions prompt
+ * add_special_tokens=false, docs/protocol.md "Prompt token accounting"), or a raw /v1/completions prompt
  * encoded with add_special_tokens=true (plus the BOS transformers' Llama-style
  * fast tokenizers add themselves, audit_bos_id).
  *
@@ -58,7 +58,7 @@ struct audit_result {
 /* Renders `messages` (with the request's `tools`, chat_template_kwargs
  * `kwargs` and top-level `reasoning_effort`, each borrowed or NULL) into the
  * prompt string `server` builds: reasoning_effort is passed into the template
- * as a kwarg unless `kwargs` has one, as vLLM and SGLang do (PROTOCOL.md §3),
+ * as a kwarg unless `kwargs` has one, as vLLM and SGLang do (docs/protocol.md "Thinking switches"),
  * generation prompt included. Appends to `out`. */
 enum err audit_render(const struct tpl *t, enum tpl_server server,
 		      const cJSON *messages, const cJSON *tools,

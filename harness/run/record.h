@@ -1,5 +1,5 @@
 /*
- * record — the formats of a run folder's contents (DESIGN.md §7), written and
+ * record — the formats of a run folder's contents (docs/runs.md "The files of a run folder"), written and
  * read here only: the results.jsonl record of one attempt, the round summary
  * of a tool conversation, and manifest.json. results.h keeps the files (the
  * journal's lines, durability, the raw bytes); report and diff read records

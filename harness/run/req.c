@@ -7,12 +7,12 @@
 #include "base/mem.h"
 #include "req.h"
 
-/* Case fields copied into the body unchanged when present (PROTOCOL.md §2.2:
+/* Case fields copied into the body unchanged when present (docs/protocol.md "Request fields passed through":
  * vLLM and SGLang both accept these on chat and completions). */
 static const char *const passthrough[] = {
 	"temperature", "top_p", "max_tokens", "seed", "ignore_eos", "min_tokens",
 	NULL};
-/* Chat-only extras (PROTOCOL.md §3). */
+/* Chat-only extras (docs/protocol.md "Thinking switches"). */
 static const char *const chat_only[] = {"chat_template_kwargs",
 					"reasoning_effort", "tools",
 					"tool_choice", NULL};

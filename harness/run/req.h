@@ -3,10 +3,10 @@
  *
  * Chat cases go to /v1/chat/completions, raw "prompt" cases to
  * /v1/completions. Every body streams with usage: "stream": true and
- * "stream_options": {"include_usage": true} (PROTOCOL.md §1.8: the usage
+ * "stream_options": {"include_usage": true} (docs/protocol.md "Usage": the usage
  * chunk with empty choices arrives just before [DONE]). The sampling fields and
  * the vLLM/SGLang extras (ignore_eos, min_tokens, chat_template_kwargs,
- * reasoning_effort; PROTOCOL.md §2.2, §3) are passed through unchanged when the
+ * reasoning_effort; docs/protocol.md "Request fields passed through") are passed through unchanged when the
  * case sets them; nothing else is added, so server defaults stay in force.
  *
  * Images: an image_url whose url is not a data:/http(s): URL is read as a file

@@ -1,5 +1,5 @@
 /*
- * results — the run folder (DESIGN.md §7), written so that a crash loses
+ * results — the run folder (docs/runs.md "The files of a run folder"), written so that a crash loses
  * nothing that had finished:
  *
  *	RUN_DIR/manifest.json   what was run, against what (never the API key);

@@ -391,7 +391,7 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 			const struct stream_checks *ck, const char *raw_name,
 			struct diag *d);
 
-/* Pre-flight (PROTOCOL.md §1.10): whether the local prompt count plus
+/* Pre-flight (docs/protocol.md "Context-length refusals"): whether the local prompt count plus
  * max_tokens exceeds the server's max_model_len; the reason in `why`. Older
  * vLLM and SGLang answer such a request with HTTP 400; vLLM 0.32 refuses only
  * prompt >= max_model_len and serves the rest with max_tokens shortened

@@ -1,5 +1,5 @@
 /*
- * run — the engine of `needle run` (DESIGN.md §4, §7): sends a suite's cases
+ * run — the engine of `needle run` (docs/runs.md "The files of a run folder"): sends a suite's cases
  * to an OpenAI-compatible endpoint, judges every streamed response, and
  * journals one record per attempt. It prints nothing: the caller sees progress
  * through a callback and the outcome through run_counts and run_status.

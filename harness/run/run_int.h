@@ -179,7 +179,7 @@ void run_attempt_key(const struct suite_case *k, int step, long repeat,
 		     int has_seed, long seed, char *key, size_t cap);
 /* The most tokens prompt + max_tokens may take on the server: vLLM allows
  * prompt + max_tokens <= max_model_len, SGLang only < context_len
- * (PROTOCOL.md §1.10, §8 1b); -1 when max_model_len is unknown. */
+ * (docs/protocol.md "Context-length refusals"); -1 when max_model_len is unknown. */
 long long run_context_room(const struct run *r);
 /* Sets r->n.total and r->n.weight_total to the attempts not yet recorded. */
 void run_count_todo(struct run *r);

@@ -641,7 +641,7 @@ static enum err warm_body(struct run *r, struct req *q, struct loadgen_prompt *l
 	return diag_fail(d, ERR_USAGE, "'--warmup' needs a chat or load case to send (recall cases are not used)");
 }
 
-/* Up to the slots at once (seed 000: the first requests meet JIT
+/* Up to the slots at once (docs/cutover.md "Where the rule comes from": JIT
  * compilation); their outcome is neither judged nor recorded. */
 enum err run_warm_up(struct run *r, struct diag *d)
 {

@@ -6,7 +6,7 @@
  *
  * Every case field may also appear in "defaults" (except "id"); a case's own
  * value replaces the default whole (objects such as chat_template_kwargs are
- * not merged key by key). The full schema is in README.md, "Suite files".
+ * not merged key by key). The full schema is in docs/suite-files.md.
  *
  * Validation is strict: an unknown key, a wrong type, a value out of range, a
  * missing or duplicate id, an unknown kind, a regex that does not compile, all

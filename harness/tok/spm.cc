@@ -130,8 +130,8 @@ static enum err spm_append(const std::vector<int> &v, uint32_t **ids, size_t *n,
 	return ERR_OK;
 }
 
-// One Encode over the whole text. TOKENIZERS.md §5: sentencepiece 0.1.97's
-// Encode grows super-linearly (4 MB: 4.6 s BPE, 1.4 s unigram), but splitting
+// One Encode over the whole text (docs/tokenizers.md "sentencepiece"):
+// sentencepiece's Encode grows super-linearly, but splitting
 // the text changes counts for identity-normalised models with no whitespace
 // collapsing, so needle keeps whole-text encoding: exact first, fast second.
 extern "C" enum err spm_encode(const struct spm *s, const char *text, size_t len,

@@ -8,7 +8,7 @@
  * strings outside that table can never be produced from bytes and are left
  * out of the byte vocabulary. Other models run on UTF-8 characters.
  *
- * Semantics (TOKENIZERS.md §2.5): merge rank = index in the merges list, the
+ * Semantics (docs/tokenizers.md "BPE merges"): merge rank = index in the merges list, the
  * last duplicate pair wins; lowest rank first, ties leftmost; ignore_merges
  * emits a whole pre-token found in the vocab; unknown units become byte
  * fallback tokens <0xXX>, else unk (fused if fuse_unk), else are dropped.

@@ -1,6 +1,6 @@
 /*
  * tok_hf — a Hugging Face tokenizer.json, counted and encoded exactly as
- * `tokenizers` 0.23 does (TOKENIZERS.md §2):
+ * `tokenizers` 0.23 does (docs/tokenizers.md "How a count is made"):
  *
  *   added tokens (non-normalized, on the raw text, leftmost-longest)
  *   -> normalizer per remaining segment (NFC, Prepend, Replace, Sequence)

@@ -285,7 +285,7 @@ enum err tpl_special_tokens(const struct tpl *t, struct buf *out)
 }
 
 /* Resolves the thinking switch from kwargs per the descriptor's "thinking".
- * SGLang's V3.2 encoder path reads kwargs "thinking" only (PROTOCOL.md §7). */
+ * SGLang's V3.2 encoder path reads kwargs "thinking" only (docs/protocol.md "DeepSeek encoders"). */
 static enum err thinking_mode(const struct tpl_desc *t, const cJSON *kwargs,
 			      enum tpl_server server, int *on, struct diag *d)
 {

@@ -71,7 +71,7 @@ struct tpl_render_opts {
 	/* The request's top-level reasoning_effort (borrowed JSON value), or
 	 * NULL. It sets thinking defaults the way the server does
 	 * (tpl_msg_effort_kwargs); against vLLM releases before that, put the
-	 * switch into chat_template_kwargs yourself (PROTOCOL.md §8). */
+	 * switch into chat_template_kwargs yourself (docs/protocol.md "Release differences"). */
 	const cJSON *reasoning_effort;
 };
 
@@ -88,7 +88,7 @@ const char *tpl_clock_text(void);
 /* tpl_render with the server's own message preparation (`o` may be NULL:
  * vLLM, no reasoning_effort); tpl_msg.h lists what differs per server. With
  * TPL_SERVER_SGLANG and style "deepseek-v3.2" (encoding_dsv32 as SGLang
- * runs it, PROTOCOL.md §7), thinking is read from kwargs "thinking" only
+ * runs it, docs/protocol.md "DeepSeek encoders"), thinking is read from kwargs "thinking" only
  * (default off, i.e. SGLANG_DEFAULT_THINKING unset), and drop_thinking is
  * always on; the empty system message SGLang inserts first renders as
  * nothing. */

@@ -127,7 +127,7 @@ static enum err part_text(const cJSON *part, size_t mi, size_t pi,
 }
 
 /* SGLang process_content_for_template_format (string-content templates):
- * the "text" of parts typed "text", nothing else (PROTOCOL.md §4). */
+ * the "text" of parts typed "text", nothing else (docs/protocol.md "Message content"). */
 static const char *sglang_part_text(const cJSON *part)
 {
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");

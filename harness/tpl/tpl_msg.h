@@ -19,7 +19,7 @@
  *     if absent), other keys}, other keys} (tpl_msg_dump_tool).
  * SGLang (TPL_SERVER_SGLANG) joins only "text" parts, with " ", and drops
  * every other part (images included) instead of refusing it
- * (process_content_for_template_format, PROTOCOL.md §4). It also rejects
+ * (process_content_for_template_format, docs/protocol.md "Message content"). It also rejects
  * tool-call arguments that are not a JSON object (400) and, unless
  * continue_final_message, renders a trailing assistant message as a user
  * message; neither is reproduced (the first is a 400, not a count).
@@ -92,7 +92,7 @@ enum err tpl_msg_dump_function(const cJSON *tool, size_t i, enum tpl_server serv
  *   SGLang (ChatCompletionRequest.normalize_reasoning_inputs): "thinking"
  *   and "enable_thinking" = (effort != "none");
  *   vLLM: "enable_thinking" = (effort != "none"), as vLLM main does; older
- *   releases (v0.11.2) do not (PROTOCOL.md §3, §8).
+ *   releases (v0.11.2) do not (docs/protocol.md "Thinking switches").
  * *owned is a new object the caller deletes, or NULL when `kwargs` is to be
  * used as is. ERR_NOMEM only. */
 enum err tpl_msg_effort_kwargs(const cJSON *kwargs, enum tpl_server server,

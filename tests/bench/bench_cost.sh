@@ -3,7 +3,7 @@
 # most 128 MB + 4x the prompt bytes (tokenizer included) and its CPU time (user + sys)
 # under 10% of the wall time. The reference server stands in for the GPU server; it
 # waits PREFILL_MS (default 30000) before the first token, as a real 1M-token prefill
-# takes minutes (seed 002 §7: ~97 s to the first token), so the wall time is that of a
+# takes minutes (about 97 s to the first token: docs/cutover.md "Where the rule comes from"), so the wall time is that of a
 # realistic request and needle's CPU is what it spends building, sending, auditing,
 # and waiting. Measured with GNU time (/usr/bin/time) when present, else /proc polling.
 #   sh tests/bench/bench_cost.sh BUILD_DIR      env PREFILL_MS, TOKENS (default 1040000),

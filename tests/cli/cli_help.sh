@@ -95,4 +95,21 @@ vars=$(grep -rhoE 'getenv\("[A-Z_]+"\)' "$ROOT/harness" | sed 's/getenv("\(.*\)"
 for v in $vars; do
 	grep -q "\b$v\b" "$tmp/env" || fail "the man page's ENVIRONMENT does not name $v"
 done
+# help topics are the pages of docs/, byte for byte (harness/cli/topics.h), and
+# the manual's exit statuses are docs/cutover.md's list, item for item
+"$NEEDLE" help topics > "$tmp/topics" || fail "needle help topics: exit $?"
+for f in "$ROOT"/docs/*.md; do
+	t=$(basename "$f" .md)
+	grep -q "^$t " "$tmp/topics" || fail "needle help topics lacks $t: $(cat "$tmp/topics")"
+	"$NEEDLE" help "$t" > "$tmp/page" || fail "needle help $t: exit $?"
+	cmp -s "$tmp/page" "$f" || fail "needle help $t is not docs/$t.md"
+done
+"$NEEDLE" help exit-status > "$tmp/out" || fail "needle help exit-status: exit $?"
+want=$(sed -n '/^## Exit statuses/,/^## /p' "$ROOT/docs/cutover.md" | grep -c '^- `[0-9]`')
+[ "$want" -ge 5 ] || fail "docs/cutover.md lists $want exit statuses"
+[ "$(grep -c '^- `[0-9]`' "$tmp/out")" = "$want" ] || fail "needle help exit-status: $(cat "$tmp/out")"
+got=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH SEE ALSO/p' "$tmp/man" | grep -c '^\.B [0-9]$')
+[ "$got" = "$want" ] || fail "the man page has $got exit statuses, docs/cutover.md $want"
+grep -q '^\.B 4$' "$tmp/man" || fail "the man page lacks exit status 4"
+expect_usage "unknown command 'cutoverr'" "$NEEDLE" help cutoverr
 echo "cli_help: ok"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: 48 scripted server behaviours
 # Held-out conformance (issue 4 acceptance): 48 scripted server behaviours replayed on
 # loopback through `needle run SUITE --base-url URL --model NAME --out DIR --timeout 5`,
 # checking exit code, verdict, failure codes, content, reasoning, timings and raw/.

@@ -3,7 +3,7 @@
 # Qwen3 / DeepSeek V3 Jinja with each server's message preparation
 # (tests/tpl/server_flavour.mjs); the DeepSeek V3.2 encoder as SGLang runs it reads
 # only kwargs "thinking" and always drops pre-query developer turns in thinking mode
-# (PROTOCOL.md §7); bad --server values and --jsonl strings holding \u0000 are
+# (docs/protocol.md "DeepSeek encoders"); bad --server values and --jsonl strings holding \u0000 are
 # refused with exit 2 and one clear line.
 set -eu
 . "$TESTS/lib/cli.sh"

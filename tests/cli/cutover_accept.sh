@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: pairs of noisy load runs
 # Acceptance of the cutover decision (issue 21), end to end against the reference
 # server with its noise model (tests/refserver/README.md "Noise": per-request jitter,
 # drift, rare stalls) on the load matrix of suites/cutover.json sized down (its first

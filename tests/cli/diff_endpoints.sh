@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: runs over two replicas
 # Issue 13 item 3, diff side: when either run used several replicas, needle diff
 # breaks the comparison down per endpoint (attempts and pass rate in A and B,
 # the flips of the attempts each replica of B served), so failures on one

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: load runs of the reference server's timing model
 # needle diff on load runs of the reference server: every load cell of both
 # runs side by side in Markdown and JSON (a/b with _min/_max, ratios, gates,
 # verdict); the cutover gate on the same server twice raises no failure, on a

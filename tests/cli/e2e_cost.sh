@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: a 1,040,000-token recall request
 # Cost (issue 4 acceptance), as a test: one 1,040,000-token recall request through
 # `needle run` against the reference server; needle's peak RSS <= 128 MB + 4x the
 # prompt bytes and its CPU time < 10% of the wall time. The server waits 2 s before

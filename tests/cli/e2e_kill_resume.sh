@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: a run killed and resumed many times under load
 # Group commit under load (issue 14 item 5): `needle run` at 64 streams against
 # the null server (every answer at once) is killed with SIGKILL at random
 # moments (once the journal holds a random number of lines), three times, each

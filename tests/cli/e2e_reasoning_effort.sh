@@ -1,6 +1,6 @@
 #!/bin/sh
 # SGLang turns reasoning_effort into the template kwargs thinking and
-# enable_thinking = (effort != "none") unless the request set them (PROTOCOL.md §3,
+# enable_thinking = (effort != "none") unless the request set them (docs/protocol.md "Thinking switches",
 # ChatCompletionRequest.normalize_reasoning_inputs). With the Qwen3 template and
 # reasoning_effort "none" the server renders the empty think block; needle's audit
 # must too (usage_delta 0), and an explicit enable_thinking must win over the effort.
@@ -26,7 +26,7 @@ node "$TESTS/refserver/records.js" "$tmp/sglang" 'recs.find(r => r.case === "non
 	'sglang: reasoning_effort "none" rendered with enable_thinking false'
 node "$TESTS/refserver/records.js" "$tmp/sglang" 'recs.find(r => r.case === "explicit").audit.usage_delta === 0 && recs.find(r => r.case === "explicit").verdict === "pass"' \
 	'sglang: explicit enable_thinking true wins over reasoning_effort "none"'
-# vLLM main derives enable_thinking alone (PROTOCOL.md section 3); the audit agrees.
+# vLLM main derives enable_thinking alone (docs/protocol.md "Thinking switches"); the audit agrees.
 run vllm
 node "$TESTS/refserver/records.js" "$tmp/vllm" 'recs.length === 2 && recs.every(r => r.audit.usage_delta === 0 && r.verdict === "pass")' \
 	'vllm: reasoning_effort "none" rendered with enable_thinking false, explicit kwargs win'

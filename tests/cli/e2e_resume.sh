@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: runs killed and resumed
 # Crash safety (issue 4 acceptance): SIGKILL `needle run` mid-run against a slow
 # reference server, then rerun with --resume. Every (case, repeat) of the suite
 # (repeats from the suite's defaults) must be recorded exactly once, none lost and

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Audit with content given as text parts: vLLM joins them with "\n", SGLang with " "
-# (PROTOCOL.md §4). needle renders as the detected server does (manifest
+# (docs/protocol.md "Message content"). needle renders as the detected server does (manifest
 # template.server, server_from "detected"), so a correct server of either dialect
 # gives usage_delta 0. Forcing the other dialect with --server gives the one-token
 # difference, which shows the option is used (server_from "option"), and the

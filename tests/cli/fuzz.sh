@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: replays every fuzz target against the ASan build
 # Fuzz targets under ASan/UBSan, bounded: each tests/fuzz/fuzz_NAME.c is linked
 # with the plain driver (tests/fuzz/driver.c) and the sanitizer build of the
 # library ($BUILD/asan/libneedle.a, made by `make test`), then replays its seed
@@ -10,7 +11,7 @@
 set -eu
 . "$TESTS/lib/cli.sh"
 lib=$BUILD/asan/libneedle.a
-[ -f "$lib" ] || fail "$lib missing (run 'make asan' or 'make test')"
+need "the ASan build $lib" "make asan" test -f "$lib"
 keep=${FUZZ_KEEP:-$BUILD/fuzz-crashes}
 
 pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"

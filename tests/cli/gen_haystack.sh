@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: documents of exact length through the real tokenizers
 # needle gen haystack acceptance: the rendered prompt is exactly N tokens when
 # prompt.json goes through the real chat template (Jinja) and the HF tokenizers
 # library; each code is in the document exactly once at its depth (+-2%); the

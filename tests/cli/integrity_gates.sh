@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: runs interrupted and resumed
 # Issue 8 items 3, 4, 5: an incomplete run never passes a gate; --resume continues
 # the same experiment or refuses, naming the difference; one writer per results
 # folder. Against the loopback reference server.

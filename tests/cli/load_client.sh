@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: 512 requests at concurrency 256
 # Issue 10 acceptance, the client is never the bottleneck: 512 fixed-length requests at
 # concurrency 256 against the reference server (each response 16 tokens 50 ms apart):
 # needle's recorded scheduling lag P99 stays under 5 ms and its own CPU (the manifest's

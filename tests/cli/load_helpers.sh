@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: a booting server waited for
 # End to end, the cutover helpers: --wait-ready polls a booting server (503) until it
 # answers, and gives up with exit 3 on one that never does; --warmup sends uncounted
 # requests first; --metrics stores the server's /metrics around each load level and

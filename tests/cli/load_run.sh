@@ -1,6 +1,7 @@
 #!/bin/sh
-# End to end, load cases against the reference server's timing model (README.md
-# there): a closed-loop matrix gives TTFT, TPOT and throughput near the analytic
+# slow: load matrices against the timing model
+# End to end, load cases against the reference server's timing model (tests/refserver/README.md
+# "Timing model"): a closed-loop matrix gives TTFT, TPOT and throughput near the analytic
 # values; one empty 200 marks exactly its round invalid, stays in the success
 # count and leaves the medians to the other rounds; an open loop achieves its rate;
 # chat prompts count exactly; 'needle diff --gate cutover' passes a run against itself and fails (naming the
@@ -111,7 +112,7 @@ node "$TESTS/refserver/records.js" "$tmp/c" \
 	'recs.length === 1 + 4 && recs.every(r => r.usage.prompt_tokens === 700 && r.audit.usage_delta === 0 && r.endpoint === "/v1/chat/completions")' \
 	'chat load prompts of exactly 700 tokens'
 # a thinking stream (ref-reasoning: reasoning first, then content): the cell's TTFT
-# is the first fragment, reasoning included (seed 002 §7), its TPOT runs from there
+# is the first fragment, reasoning included (docs/cutover.md "Where the rule comes from"), its TPOT runs from there
 # so TTFT + 39 x TPOT = E2E per request, and TTFC, the first content, comes later
 cat >"$tmp/think.json" <<'JSON'
 {"suite": "t", "cases": [{"id": "t", "kind": "load", "load": {"input_tokens": 300, "output_tokens": 40,

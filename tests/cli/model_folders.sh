@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: the smoke suite and recall per model folder
 # Model folders (--tokenizer DIR) and template files (--template F.jinja or
 # tokenizer_config.json): the template is the folder's own, chosen in vLLM's
 # order (the processor's chat_template.json only without tools;

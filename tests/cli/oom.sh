@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: fails each allocation in turn
 # Out of memory at every allocation (SQLite-style fault injection, harness/base/mem.c:
 # NEEDLE_FAIL_ALLOC=N fails the Nth allocation and all after it), under the
 # ASan/UBSan build with leak detection, for real commands: `count` on two

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: 128K-token documents, cold and warm
 # Issue 12 acceptance, prefix-cache consistency: suites/cache-consistency.json (32K and
 # 128K, each cold, warm, warm-reordered) against the reference server.
 #   ref-good (with --enable-prompt-tokens-details): all 6 steps pass, cached_tokens is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: recall under a load case
 # Issue 12 acceptance, recall under load: a recall case with "during": LOAD runs while
 # the load case holds the server at concurrency 4.
 #   ref-load-forget (loses the middle needle while other requests are in flight): the

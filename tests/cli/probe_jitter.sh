@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: 32K and 128K documents at four lengths
 # Issue 12 acceptance, length jitter: suites/recall-jitter.json's 32K and 128K cases
 # (4 exact lengths each; the 1M case is left to real deployments) against
 #   ref-good: all pass at every length, each length with codes of its own (their

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: Chromium, promtool, pandas and DuckDB read the outputs
 # The report's outputs read by the tools that consume them: one run against
 # the reference server (a chat case that passes, one that fails, a load case
 # with its pre-check, a warm-up and two levels), then attempts.csv and the
@@ -9,7 +10,9 @@
 set -eu
 . "$TESTS/lib/cli.sh"
 py=$BUILD/venv-py/bin/python
-[ -x "$py" ] || fail "no pandas/DuckDB venv at $BUILD/venv-py: run 'sh tests/setup.sh py $BUILD/venv-py' (make deps-test does)"
+need "the pandas/DuckDB venv at $BUILD/venv-py" "make deps-test" test -x "$py"
+need promtool "make deps-test, as root" command -v promtool
+need chromium "make deps-test, as root" command -v chromium
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
 refserver_start --max-model-len 32768
 cat >"$tmp/s.json" <<'JSON'
@@ -120,7 +123,6 @@ PY
 # Prometheus: promtool accepts the text; the pass ratio is the records'; the
 # load levels are there; the shipped Grafana dashboard has the shape Grafana
 # imports and queries only metrics needle writes
-command -v promtool >/dev/null || fail "no promtool: run 'sh tests/setup.sh consumers' (make deps-test does)"
 "$NEEDLE" report "$tmp/smoke" --format prom >"$tmp/m.prom"
 promtool check metrics <"$tmp/m.prom" >"$tmp/promtool.out" 2>&1 || fail "promtool: $(cat "$tmp/promtool.out")"
 /usr/bin/python3 - "$tmp/smoke" "$tmp/m.prom" "$ROOT/dashboards/grafana-needle.json" <<'PY' || fail "prom: $(head -c 1500 "$tmp/m.prom")"
@@ -238,7 +240,6 @@ assert len(p.imgs) == 1 and p.imgs[0].startswith("data:image/png;base64,"), [i[:
 assert base64.b64decode(p.imgs[0].split(",", 1)[1]) == open(d + "/load.png", "rb").read(), "the inline picture is not load.png"
 assert "wrong" in page and "expected integer 438" in page
 PY
-command -v chromium >/dev/null || fail "no chromium: run 'sh tests/setup.sh consumers' (make deps-test does)"
 rc=0
 timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
 	--disable-extensions --disable-sync --no-first-run --host-resolver-rules='MAP * ~NOTFOUND' \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: fails each allocation in turn
 # 'needle report' and 'needle diff' under allocation failure: the Nth
 # allocation and all later ones fail (NEEDLE_FAIL_ALLOC), for every N until
 # the command needs no failing allocation (past N = 150 the step is 3%

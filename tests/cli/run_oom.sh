@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: fails each allocation in turn
 # `needle run` under allocation failure (harness/base/mem.c: NEEDLE_FAIL_ALLOC=N fails the
 # Nth allocation and all after it) against the reference server, in three sweeps:
 #   plain   chat cases (one repeated, one graded wrong), a /v1/completions prompt and a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: runs over two replicas
 # Issue 13 acceptance: one run over two reference-server replicas. A smoke run
 # records both replicas (each record names its own) and the report breaks the
 # results down per endpoint. Failures injected on one replica (it does not

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: load shards started together
 # Issue 13 item 4: load cases over shards. Two shards started together with
 # --start-at each run their part of an open loop (rate/2, half the requests) and
 # of a closed loop (concurrency 5 as 3 + 2), each with its own pre-check request

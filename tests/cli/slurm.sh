@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: starts a private Slurm cluster
 # Issue 24: docs/cluster.md's Slurm recipe, as written there, on a private
 # single-node Slurm started here (munged, slurmctld and slurmd on loopback,
 # with their own key, socket, ports and state folder; proctrack/linuxproc,
@@ -17,7 +18,7 @@ set -eu
 . "$TESTS/lib/cli.sh"
 . "$TESTS/lib/recipe.sh"
 for p in munged slurmctld slurmd sbatch srun scontrol; do
-	command -v $p >/dev/null 2>&1 || fail "$p is missing: run 'sh tests/setup.sh slurm' as root"
+	need "Slurm and MUNGE ($p)" "make deps-slurm, as root" command -v $p
 done
 [ "$(basename "$NEEDLE")" = needle ] || fail "NEEDLE must be a binary named needle: $NEEDLE"
 PATH=$(cd "$(dirname "$NEEDLE")" && pwd):$PATH

@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: every template against the real Jinja, in Node
 # Chat templates: needle's rendered prompts against the real Jinja templates
 # (tests/tpl/compare.mjs), hand-written DeepSeek V3.1/V3.2 prompts and refusals
 # (tests/tpl/handwritten.mjs), the DeepSeek V3.2/V4/V4.1 encoders against an

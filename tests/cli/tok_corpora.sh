@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: 6.5 MB of text through four tokenizers, twice
 # needle count equals the official `tokenizers` binding's count on the two
 # bench corpora (~4.5 MB of English, ~2 MB of Chinese; tests/setup.sh bench
 # and bench-zh, kept in $BUILD/bench) for the four real tokenizers, loaded

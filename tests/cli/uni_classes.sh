@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: every code point against the oracle
 # The HF Unicode layer (harness/tok/uni.c) against the oracle, `tokenizers` 0.23.2:
 # every character class code point by code point (as the rewritten patterns
 # match under PCRE2, and the rust_* predicates), the real tokenizers' Split

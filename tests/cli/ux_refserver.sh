@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: the smoke suite against every reference model
 # The reference server passes its own smoke test: as ref-good it answers every
 # shipped smoke case (the strict-JSON tasks, tools, multi-turn memory in
 # English and Chinese, pictures read from their PNG bytes); ref-wrong gets the

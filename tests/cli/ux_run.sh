@@ -1,4 +1,5 @@
 #!/bin/sh
+# slow: runs against slow reference models
 # The runner's command line a person expects: 'needle run smoke' finds the
 # shipped suite; --case repeats (any pattern); --repeat 0 is refused; default
 # results folders carry the model and never collide in a loop; the end of a

@@ -1,6 +1,6 @@
 #!/bin/sh
 # An SGLang build with only /get_server_info (releases before about December
-# 2025, some gateways; PROTOCOL.md §8 1c): no /version, no /server_info. It is
+# 2025, some gateways; docs/protocol.md "Readiness and detection"): no /version, no /server_info. It is
 # detected as SGLang with its version, and the manifest says where from.
 set -eu
 . "$TESTS/lib/cli.sh"

@@ -1,7 +1,7 @@
 // Conformance runner: replays every scenario of scenarios.js on loopback through
 //   needle run SUITE --base-url http://127.0.0.1:PORT/NAME/v1 --model NAME --out DIR --timeout 5
 // with the one-case suite below, and checks needle's exit code and its results.jsonl
-// record (DESIGN.md §7): verdict, transport failures, content, reasoning, grade,
+// record (docs/runs.md "The files of a run folder"): verdict, transport failures, content, reasoning, grade,
 // http_status, finish_reason, usage, timings, and that raw/ holds the bytes sent.
 //
 //   node tests/conformance/run.js --needle build/needle [--only NAME[,NAME]] [--jobs N] [--keep]

@@ -2,7 +2,7 @@
 // `needle run` must record for each, for the one-case suite in run.js (case "arith":
 // "Compute 19 * 23 ...", expect {"answer": 437}, max_tokens 64).
 //
-// Frame shapes follow PROTOCOL.md: vLLM §1.2/§1.4 (role chunk, finish_reason on the last
+// Frame shapes follow docs/protocol.md "Chat streams": vLLM (role chunk, finish_reason on the last
 // delta, usage chunk with choices [], exclude_unset deltas), SGLang §1.3/§1.4 (always
 // present reasoning_content, a separate finish chunk with matched_stop, per-chunk created,
 // usage with reasoning_tokens), errors §1.9/§1.10, reasoning field names §1.5.
@@ -259,7 +259,7 @@ const scenarios = [
 		expect: pass({ reasoning: REASONING }) },
 
 	// ------------------------------------------------------------ broken streams
-	{ name: 'empty-200', desc: 'HTTP 200, [DONE] and usage (128 tokens) but no text (seed 001 §7)',
+	{ name: 'empty-200', desc: 'HTTP 200, [DONE] and usage (128 tokens) but no text (a failure: docs/cutover.md "Where the rule comes from")',
 		response: stream('vllm', sse([vrole('m')].concat(Array.from({ length: 5 }, () => vdelta('m', { content: '' })),
 			[vdelta('m', { content: '' }, 'stop'), vusage('m', { prompt_tokens: 23, total_tokens: 151, completion_tokens: 128 }), '[DONE]']))),
 		expect: transportFail(['empty_output'], { content: null, reasoning: null, http: 200, grade: false }) },

@@ -38,7 +38,7 @@ function parseSse(buf) {
 	return events;
 }
 
-// The servers' context-length wordings (PROTOCOL.md §1.10), read independently.
+// The servers' context-length wordings (docs/protocol.md "Context-length refusals"), read independently.
 const CONTEXT = /maximum context length|context length is only|longer than the maximum model length|longer than the model's context length|exceeds model's maximum context length/i;
 
 function httpFailure(status, buf) {
@@ -81,7 +81,7 @@ function assemble(status, buf, aborted) {
 			for (const t of d.tool_calls || []) r.tools.add(t.index);
 		}
 	}
-	// needle's caps (README): finish_reason 256 bytes, 1,024 tool calls
+	// needle's caps (docs/runs.md "Transport failure codes"): finish_reason 256 bytes, 1,024 tool calls
 	if ((r.finish && r.finish.length >= 256) || r.tools.size > 1024) { r.failures = ['response_too_large']; return r; }
 	const text = buf.toString('utf8');
 	if (!done && !r.failures.includes('timeout')) r.failures.push('no_done');

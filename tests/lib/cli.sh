@@ -23,6 +23,11 @@
 #                              holds WANT; sets st
 #   check_one_line WHAT        $tmp/err is one line besides a "try ..." hint
 #   check_no_stdout WHAT       $tmp/out is empty
+#   need WHAT HOW CHECK...     runs CHECK (e.g. command -v chromium); when it
+#                              fails, prints "skip: needs WHAT (HOW)" and exits
+#                              77, which tests/run.sh counts as skipped (as
+#                              failed under CI=true). For optional tools only:
+#                              what `make demo` installs is required, not needed
 : "${TESTS:?TESTS must name the tests directory}"
 ROOT=$(cd "$TESTS/.." && pwd)
 TESTS=$ROOT/tests
@@ -110,6 +115,14 @@ check_exit() {
 	esac
 	[ -z "$_want" ] || grep -qF -- "$_want" "$tmp/err" ||
 		fail "$*: stderr lacks '$_want': $(cat "$tmp/err")"
+}
+
+need() {
+	_what=$1 _how=$2
+	shift 2
+	"$@" > /dev/null 2>&1 && return 0
+	echo "skip: needs $_what ($_how)"
+	exit 77
 }
 
 check_one_line() {

@@ -1,5 +1,5 @@
 // Self-test of the reference server (no needle involved): starts server.js in both
-// dialects and checks the protocol facts the end-to-end tests rely on (PROTOCOL.md):
+// dialects and checks the protocol facts the end-to-end tests rely on (docs/protocol.md):
 // prompt_tokens equal to an independent render + count with the same libraries, the
 // context-length boundary (prompt + max_tokens <= max_model_len), chunk order in each
 // dialect, error shapes, the API key, the needle-reading model, and a multi-MB body.

@@ -14,7 +14,7 @@
 // Prints exactly one line on stdout when ready: "refserver listening on http://HOST:PORT"
 // (--port 0 picks a free port).
 //
-// Token accounting follows vLLM (PROTOCOL.md §6): the chat template from the tokenizer
+// Token accounting follows vLLM (docs/protocol.md "Prompt token accounting"): the chat template from the tokenizer
 // DIR's tokenizer_config.json is rendered with Python jinja2 in transformers' settings
 // (render.js: the tests' oracle, tests/jinja/render_py.py, as a helper process), with the
 // context vLLM builds (add_generation_prompt, tools, reasoning_effort, only the
@@ -332,7 +332,7 @@ async function renderChat(model, req, dialect) {
 	if (req.reasoning_effort !== undefined && req.reasoning_effort !== null) {
 		ctx.reasoning_effort = req.reasoning_effort;
 		// SGLang's normalize_reasoning_inputs sets both toggles; vLLM main sets
-		// enable_thinking only (PROTOCOL.md section 3). Explicit kwargs win below.
+		// enable_thinking only (docs/protocol.md "Thinking switches"). Explicit kwargs win below.
 		if (dialect === 'sglang') {
 			ctx.thinking = req.reasoning_effort !== 'none';
 			ctx.enable_thinking = ctx.thinking;
@@ -718,7 +718,7 @@ function sampledWrong(name, b, text) {
 	if (u < p) b.wrong = true;
 }
 
-// Replaces the last digit of `code` (a corrupted digit, as in seed 003's residue bug).
+// Replaces the last digit of `code` (a corrupted digit, as in the residue fault of docs/cutover.md "Where the rule comes from").
 function mangleDigit(code) {
 	const m = /[0-9](?=[^0-9]*$)/.exec(code);
 	if (!m) return mangleCode(code);

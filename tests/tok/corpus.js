@@ -1,4 +1,4 @@
-// The comparison corpus: every pitfall of TOKENIZERS.md §7, random Unicode
+// The comparison corpus: every pitfall of docs/tokenizers.md "Pitfalls checked against the reference", random Unicode
 // from all planes (Unicode 15/16/17 additions included), CJK, code, long runs
 // and text containing a tokenizer's special tokens. Deterministic (seeded).
 //

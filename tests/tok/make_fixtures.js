@@ -1,5 +1,5 @@
 // Writes the hand-made tokenizer.json fixtures of fixtures/tokenizers/, each
-// pinning one behaviour of TOKENIZERS.md §2, and cases.json (strings aimed at
+// pinning one behaviour of docs/tokenizers.md "How a count is made", and cases.json (strings aimed at
 // each). Run once; the output is committed. compare.js checks every fixture
 // against the `tokenizers` binding.
 //   node tests/tok/make_fixtures.js

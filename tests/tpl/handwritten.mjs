@@ -1,5 +1,5 @@
 // Hand-written expectations for the formats with no Jinja shipped in the npm
-// packages (DeepSeek V3.1 and V3.2, from PROTOCOL.md §7 and the encoders it
+// packages (DeepSeek V3.1 and V3.2, from docs/protocol.md "DeepSeek encoders" and the encoders it
 // cites), plus messages that must be refused with exit 2 and a clear message.
 // Usage: node tests/tpl/handwritten.mjs NEEDLE_BINARY
 import { execFileSync, spawnSync } from 'node:child_process';

@@ -1,6 +1,6 @@
 // needle count --server vllm|sglang [--reasoning-effort E] against the REAL Qwen3 and
 // DeepSeek V3 Jinja templates (@huggingface/jinja), with the messages and kwargs
-// prepared the way each server prepares them (PROTOCOL.md §3, §4):
+// prepared the way each server prepares them (docs/protocol.md "Thinking switches", "Message content"):
 //   vLLM: text parts joined with "\n"; reasoning_effort sets enable_thinking
 //         (vLLM main) unless chat_template_kwargs has it;
 //   SGLang: only "text" parts, joined with " ", other parts dropped;

@@ -148,7 +148,7 @@ function rng(seed) {
 }
 
 const POOLS = [
-	// whitespace pitfalls (TOKENIZERS.md §7.1)
+	// whitespace pitfalls (docs/tokenizers.md "Pitfalls checked against the reference")
 	[' ', '  ', '\t', '\n', '\r', '\r\n', '\n\n', '\u000B', '\u000C', '\u0085',
 		'\u00A0', '\u1680', '\u2000', '\u200A', '\u2028', '\u2029', '\u202F',
 		'\u205F', '\u3000', '\u180E', '\u200B', '\uFEFF', '\u001C', '\u001D',

@@ -73,7 +73,7 @@ static const char vllm_b[] =
 	"vllm:inter_token_latency_seconds_count{engine=\"0\",model_name=\"m\"} 1270.0\n"
 	"vllm:inter_token_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 25.4\n";
 
-/* SGLang's collector (docs/references/production_metrics.md shape). */
+/* SGLang's collector (the shape its production metrics documentation shows). */
 static const char sglang[] =
 	"# HELP sglang:prompt_tokens_total Number of prefill tokens processed.\n"
 	"# TYPE sglang:prompt_tokens_total counter\n"

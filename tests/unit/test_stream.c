@@ -216,7 +216,7 @@ static void check_message(const char *file, long status, enum stream_fail code,
 	buf_release(&in);
 }
 
-/* vLLM's context refusal in an error frame (its nested shape, PROTOCOL.md
+/* vLLM's context refusal in an error frame (its nested shape, docs/protocol.md
  * §1b) is context_overflow too; another error frame stays sse_error_frame. */
 static void test_context_frame(void)
 {
@@ -766,7 +766,7 @@ static void test_caps(void)
 	buf_release(&in);
 }
 
-/* The servers' context-length texts (PROTOCOL.md §1.10, §8 1b). */
+/* The servers' context-length texts (docs/protocol.md "Context-length refusals"). */
 static void test_context_error(void)
 {
 	static const char *const yes[] = {

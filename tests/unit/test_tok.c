@@ -1,5 +1,5 @@
 /* Unit tests of the tokenizer internals: the JSON scanner,
- * BPE behaviours pinned by small fixtures (TOKENIZERS.md §2.5, verified
+ * BPE behaviours pinned by small fixtures (docs/tokenizers.md "BPE merges", verified
  * against the oracle by tests/tok/compare.js), every truncation of a
  * tokenizer.json failing cleanly, and long runs staying fast. Run from the
  * repository root (fixtures/tokenizers). Also built with ASan/UBSan. */
@@ -94,7 +94,7 @@ static struct tok *load(const char *path)
 	return t;
 }
 
-/* Behaviours TOKENIZERS.md §2.5 reports as verified against HF. */
+/* Behaviours docs/tokenizers.md "BPE merges" describes as verified against HF. */
 static void test_bpe_rules(void)
 {
 	struct tok *t = load(t_fixture("tokenizers/bpe_duplicate_merges.json"));
