@@ -350,6 +350,34 @@ enum err loadcells_samples(const cJSON *records, const cJSON *cell, enum loadsta
 	return ok ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory reading load samples");
 }
 
+enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d)
+{
+	const cJSON *e, *rate, *id, *stop;
+	cJSON *c, *o;
+	struct json_build jb;
+
+	json_build_init(&jb);
+	cJSON_ArrayForEach(c, jget(load, "cells")) {
+		cJSON_ArrayForEach(e, jget(manifest, "load_sizing")) {
+			rate = jget(e, "rate");
+			id = jget(e, "case");
+			stop = jget(e, "stopped");
+			if (!cJSON_IsString(id) || !cJSON_IsString(stop) || !cJSON_IsString(jget(c, "case")) ||
+			    strcmp(id->valuestring, jget(c, "case")->valuestring) ||
+			    (cJSON_IsNumber(rate) ? jget_num(c, "rate") != rate->valuedouble
+						  : jget_num(c, "concurrency") != jget_num(e, "concurrency")))
+				continue;
+			o = json_add_obj(&jb, c, "sizing");
+			json_add_int(&jb, o, "min_rounds", (long long)jget_num(e, "min_rounds"));
+			json_add_int(&jb, o, "max_rounds", (long long)jget_num(e, "max_rounds"));
+			json_add_int(&jb, o, "rounds", (long long)jget_num(e, "rounds"));
+			json_add_str(&jb, o, "stopped", stop->valuestring);
+			break;
+		}
+	}
+	return json_build_end(&jb, NULL, "the load cells", d);
+}
+
 void loadcells_name(const cJSON *c, char *out, size_t cap)
 {
 	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");

@@ -38,6 +38,12 @@
  * only. */
 enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
 
+/* Adds to each cell of `load` (loadcells_build's) how its rounds were sized,
+ * from the manifest's "load_sizing" (loadsize.h): "sizing" {"min_rounds",
+ * "max_rounds", "rounds", "stopped"}; a cell without an entry (a run from
+ * before self-sizing, a shard) gets none. ERR_NOMEM only. */
+enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d);
+
 /* Fills `out` (reset first) with the samples of kind `k` of cell `cell`'s
  * requests in `records` (both borrowed): the records of its case and level
  * value (concurrency or rate, whatever the level's index or shard), one

@@ -2,10 +2,23 @@
  * loadplan — the order and timing of one load case's requests (loadspec.h), as
  * a state machine the runner asks "what now?": first the fixed-length
  * pre-check (round LOADPLAN_PRECHECK of level 0: one request alone, the
- * field reports' "first request: input and output exactly on target"), then
- * levels in order; per level an uncounted warm-up round (round 0, when
- * warmup > 0), then rounds 1..rounds; a round starts only when the one before
- * it has drained, so rounds never overlap and each has its own wall time.
+ * field reports' "first request: input and output exactly on target",
+ * docs/cutover.md "Where the rule comes from"), then every level's uncounted
+ * warm-up round (round 0, when warmup > 0), levels in order, then the counted
+ * rounds in blocks: block k is round k of every level, levels in order. A
+ * cell's rounds are thus spread over the whole case, so that their
+ * disagreement shows what drifts with time and what a second run would see
+ * (loadci.h). A round starts only when the one before it has drained, so
+ * rounds never overlap and each has its own wall time.
+ *
+ * Self-sizing (loadsize.h): after each block from `rounds` on, while blocks
+ * up to `max_rounds` remain, the plan stops at LOADPLAN_BLOCK; the runner then
+ * says with loadplan_more which levels get round k + 1 (none: the case ends).
+ * After a failed pre-check no block is offered: `rounds` rounds are skipped.
+ *
+ * Level-major order (loadplan_level_major, for --metrics, whose /metrics
+ * window is one level): the pre-check, then per level its warm-up and its
+ * rounds back to back; BLOCK then follows each of its rounds from `rounds` on.
  *
  * The runner says how the pre-check went (loadplan_precheck). When it
  * failed, the case stops: every other request comes back as SKIP, at once

@@ -265,6 +265,20 @@ static int recall_delta(const struct diff_result *res, const char *arg, struct d
 
 	if (!cJSON_IsTrue(jget2(res->diff, "overall", "recall_sampled")))
 		return 0;
+	if (!*arg) { /* every needle */
+		double ka = 0, na = 0, kb = 0, nb = 0;
+		cJSON_ArrayForEach(it, jget(res->diff, "recall_by_depth")) {
+			a = jget(it, "a"), b = jget(it, "b");
+			ka += jget_num(a, "pass"), na += jget_num(a, "total");
+			kb += jget_num(b, "pass"), nb += jget_num(b, "total");
+		}
+		if (na <= 0 || nb <= 0)
+			return 0;
+		x->D = kb / nb - ka / na;
+		x->sd = sqrt(ac_var(ka, na, kb, nb));
+		x->per = 0;
+		return 1;
+	}
 	cJSON_ArrayForEach(it, jget(res->diff, "recall_by_depth")) {
 		if (jget_num(it, "depth") != dep)
 			continue;

@@ -55,9 +55,9 @@ static int arg_rule(const char *name)
 	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
 		if (!strcmp(name, plain[i]))
 			return 0;
-	if (!strcmp(name, "pass_rate") || !strcmp(name, "recall"))
+	if (!strcmp(name, "pass_rate") || !strcmp(name, "recall") || !strcmp(name, "recall_delta"))
 		return 2;
-	if (!strcmp(name, "recall_delta") || !strcmp(name, "recall_residue"))
+	if (!strcmp(name, "recall_residue"))
 		return 1;
 	if (gate_is_load(name))
 		return 2;
@@ -172,10 +172,11 @@ static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **r
 	return NULL;
 }
 
-/* Overall recall of B: found/total over every needle. */
-static const cJSON *recall_all(const cJSON *diff, double *v)
+/* Overall recall of run `which` ("summary_a", "summary_b"): found/total
+ * over every needle. */
+static const cJSON *recall_all(const cJSON *diff, const char *which, double *v)
 {
-	const cJSON *it, *cells = jget2(jget(diff, "summary_b"), "recall", "by_depth");
+	const cJSON *it, *cells = jget2(jget(diff, which), "recall", "by_depth");
 	double f = 0, t = 0;
 
 	cJSON_ArrayForEach(it, cells) {
@@ -211,8 +212,15 @@ static int metric(const struct diff_result *res, const struct gate *g, double *v
 	} else if (!strcmp(g->name, "max_abs_usage_delta")) {
 		x = jget2(diff, "usage", "b_max_abs_delta");
 	} else if (!strcmp(g->name, "recall") && !g->arg[0]) {
-		if (recall_all(diff, v))
+		if (recall_all(diff, "summary_b", v))
 			return 1;
+		x = NULL;
+	} else if (!strcmp(g->name, "recall_delta") && !g->arg[0]) {
+		double ra;
+		if (recall_all(diff, "summary_b", v) && recall_all(diff, "summary_a", &ra)) {
+			*v -= ra;
+			return 1;
+		}
 		x = NULL;
 	} else if (!strcmp(g->name, "recall")) {
 		x = jget(recall_b(diff, g->arg, &y), "rate");
@@ -284,6 +292,7 @@ static const char *const absolutes[] = {"success_rate", "slo_attainment", "goodp
 static const struct { const char *spec; int slo_only; } cutover[GATE_CUTOVER_N] = {
 	{"output_tps_ratio>=0.9", 0}, {"ttft_p50_ratio<=1.1", 0}, {"ttft_p95_ratio<=1.15", 0},
 	{"success_rate>=1", 0}, {"goodput_ratio>=0.9", 1}, {"slo_attainment>0", 1},
+	{"no_new_failures", 0}, {"recall_delta>=0", 0},
 };
 
 /* The ratio rule of gate `name`, or NULL. */
@@ -327,6 +336,7 @@ enum err gate_expand(const char *spec, struct gate *out, size_t cap, size_t *n,
 		if ((e = gate_parse(cutover[i].spec, &out[i], d)))
 			return e;
 		out[i].slo_only = cutover[i].slo_only;
+		out[i].cutover = 1;
 	}
 	*n = GATE_CUTOVER_N;
 	return ERR_OK;
@@ -403,7 +413,7 @@ struct cell_out {
 	enum gate_verdict v;
 	int have;                  /* value is set */
 	double value, lo, hi, mde; /* lo, hi, mde: NAN for a point judgement */
-	char advice[400];
+	char advice[640];
 };
 
 #define SETTLE_ROUNDS_MAX 30 /* rounds a run beyond which advice says "cannot" */
@@ -447,7 +457,16 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
 			  : q->noise == LOADCI_NOISE_REQUESTS ? "each round has too few requests for this percentile"
 							      : "the rounds disagree (drift or slow phases)";
-	char head[200], t[40];
+	char head[160], t[40], runs[160];
+
+	/* each run precise to within half the threshold: what is left is the
+	 * runs' own difference, about the threshold's size */
+	if (isfinite(q->lo) && isfinite(q->hi) && q->lo > 0 &&
+	    log(q->hi / q->lo) / 2 < fabs(log(g->value)) / 2) {
+		snprintf(runs, sizeof(runs), "the runs disagree by %+.0f%%, about the threshold's size (each is "
+			 "precise to about %.0f%%)", (q->ratio - 1) * 100, (sqrt(q->hi / q->lo) - 1) * 100);
+		why = runs;
+	}
 
 	snprintf(head, sizeof(head), "B/A %.3f, 90%% interval %.3f-%.3f holds the threshold %g", q->ratio, q->lo,
 		 q->hi, g->value);
@@ -456,11 +475,8 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 		snprintf(out, cap, "B/A %.3f on one valid round in a run, no spread to judge by: 3 rounds or more in "
 			 "each run (%s more at %.2g s a round)", q->ratio, t, sec);
 	} else if (!isfinite(need) || need > SETTLE_ROUNDS_MAX) {
-		snprintf(out, cap, "%s: cannot be settled within %d rounds a run on this server: %s%s", head,
-			 SETTLE_ROUNDS_MAX, why,
-			 fabs(log(q->ratio) - log(g->value)) < log(1 + q->mde) / 2
-				 ? "; the change is about the threshold's size"
-				 : "");
+		snprintf(out, cap, "%s: cannot be settled within %d rounds a run on this server: %s", head,
+			 SETTLE_ROUNDS_MAX, why);
 	} else if (q->noise == LOADCI_NOISE_REQUESTS && r->per_request) {
 		minutes((need - rounds) * sec, t, sizeof(t));
 		snprintf(out, cap, "%s: %s: about %.0f requests a round in each run would settle it (now %.0f; "
@@ -588,13 +604,13 @@ static void note(char *why, size_t cap, const char *cell, const char *what)
 /* Tallies of one gate over its cells. */
 struct tally {
 	int cells, bad, weak, floored, have;
-	char fails[1600], weaks[1600];
+	char fails[2400], weaks[2400];
 };
 
 static void tally_cell(struct tally *t, const struct gate *g, const char *name,
 		       const struct cell_out *o, double *value)
 {
-	char r[440];
+	char r[700];
 
 	t->cells++;
 	if (o->have && (!t->have || worse(o->value, *value, g->op)))
@@ -672,6 +688,17 @@ static int is_load_gate(const cJSON *diff, const struct gate *g)
 	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
 }
 
+/* Whether a gate of `cutover` has anything to judge: load gates when a run
+ * has load cells, recall_delta when a run has recall; the rest always. */
+static int applies(const cJSON *diff, const struct gate *g)
+{
+	if (gate_is_load(g->name))
+		return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
+	if (!strcmp(g->name, "recall_delta"))
+		return cJSON_GetArraySize(jget(diff, "recall_by_depth")) > 0;
+	return 1;
+}
+
 /* Appends why every gate fails: an incomplete run, or B lacking what A has. */
 static void like_for_like(const cJSON *diff, unsigned flags, enum gate_verdict *v, char *why, size_t cap)
 {
@@ -702,13 +729,17 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 	struct json_build jb;
 	struct fungate_out fo;
 	cJSON *o, *cases = NULL;
-	char why[1800] = "";
+	char why[2600] = "";
 	double val = 0;
 	int have, ok;
 	enum err e = ERR_OK;
 
 	json_build_init(&jb);
-	if (fungate_judges(res, g)) {
+	if (g->cutover && !applies(diff, g)) {
+		*v = GATE_PASS, have = 0;
+		snprintf(why, sizeof(why), "%s", is_load_gate(diff, g) || gate_is_load(g->name)
+							 ? "no load case in either run" : "no recall case in either run");
+	} else if (fungate_judges(res, g)) {
 		e = fungate_eval(res, g, &fo, d);
 		*v = fo.v, val = fo.value, have = 1, cases = fo.cases;
 		snprintf(why, sizeof(why), "%s", fo.why);

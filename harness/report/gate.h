@@ -18,7 +18,7 @@
  *	flips                number of pass->fail flips
  *	recall               B's recall over all needles (0..1)
  *	recall@DEPTH         B's recall at DEPTH percent
- *	recall_delta@DEPTH   B minus A at DEPTH
+ *	recall_delta@DEPTH   B minus A at DEPTH; without @DEPTH, over every needle
  *	recall_residue@M:R   B's recall at prompt lengths = R mod M (M 2, 4 or
  *	                     8; jitter cases, probesum.h)
  *	max_abs_usage_delta  B's largest |usage_delta| (tokens)
@@ -61,7 +61,10 @@
  * and, on the cells that have an SLO attainment figure (rate levels, or an
  * SLO set), goodput_ratio>=0.9 and slo_attainment>0: a candidate whose
  * goodput collapses where the baseline met its SLO fails, and a cell where
- * no request met the SLO cannot vouch for anything.
+ * no request met the SLO cannot vouch for anything; then no_new_failures and
+ * recall_delta>=0 (fungate.h: beyond sampling when sampled). A part that
+ * neither run has (no load case, no recall) passes and says so, so that runs
+ * without load cases are judged on the rest.
  *
  * Like for like: every gate fails, with the reason, when either run is
  * incomplete or no attempt matched (diff["incomplete"]), unless
@@ -79,7 +82,7 @@
 #include "diff.h"
 
 #define GATE_ARG_MAX 256 /* bytes of a gate's @ARG */
-#define GATE_CUTOVER_N 6 /* gates `cutover` stands for */
+#define GATE_CUTOVER_N 8 /* gates `cutover` stands for */
 
 enum gate_op { GATE_GE, GATE_LE, GATE_GT, GATE_LT, GATE_EQ };
 
@@ -99,6 +102,9 @@ struct gate {
 	char arg[GATE_ARG_MAX];        /* "" when none */
 	enum gate_op op;
 	double value;
+	int cutover;                   /* one of `cutover`'s: with nothing to judge
+					  in either run (no load case, no recall), it
+					  passes and says so */
 	int slo_only;                  /* cutover's SLO gates: only the cells with
 					  an SLO attainment figure; none is fine */
 };

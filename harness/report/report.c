@@ -728,7 +728,7 @@ static void add_load(struct report_fold *A, const struct report_run *r, struct d
 		return;
 	if (r->load_records && loadcells_build(r->load_records, &load, d))
 		A->oom = 1;
-	else if (load && loadview_attach(load, r->manifest, r->dir, d))
+	else if (load && (loadview_attach(load, r->manifest, r->dir, d) || loadcells_sizing(load, r->manifest, d)))
 		cJSON_Delete(load), A->oom = 1;
 	else if (load)
 		json_add_item(&A->jb, A->s, "load", load);

@@ -19,7 +19,7 @@ TESTS=${TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS/lib/cli.sh"
 NEEDLE=${NEEDLE:-$ROOT/${1:-build}/needle}
 pairs=${GATE_PAIRS:-20}
-noise=${GATE_NOISE:-prefill=20000,tpot=1,batch=10,seqs=8,jitter=0.1,drift=10,drift_period=2,phase=30,phase_period=20,phase_share=0.25,stall_p=0.03,stall_ms=100}
+noise=${GATE_NOISE:-prefill=10000,tpot=2,batch=10,seqs=8,jitter=0.1,drift=10,drift_period=2,phase=30,phase_period=20,phase_share=0.25,stall_p=0.03,stall_ms=100}
 kinds=${GATE_KINDS:-"aa:0 r10:10 r15:15 r25:25"}
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
 suite=${GATE_SUITE:-$tmp/suite.json}

@@ -123,6 +123,7 @@ class Engine {
 			phase: num(b.phase) / 100,                         // slowdown in a slow phase
 			phasePeriod: (num(b.phase_period) || 20) * 1000,   // ms of one phase cycle
 			phaseShare: Math.min(1, num(b.phase_share, 0.25)), // slow share of each cycle
+			phaseSeed: num(b.seed) || 1,                       // where in each cycle: per seed
 		};
 	}
 
@@ -152,7 +153,7 @@ class Engine {
 		if (t.phase) {
 			const cycle = Math.floor((now - this.t0) / t.phasePeriod);
 			const at = (now - this.t0) / t.phasePeriod - cycle;
-			const from = rng(cycle + 7919)() * (1 - t.phaseShare);
+			const from = rng(cycle * 7919 + t.phaseSeed)() * (1 - t.phaseShare);
 			if (at >= from && at < from + t.phaseShare) p = 1 + t.phase;
 		}
 		return (1 + t.drift * s * s) * p * t.slower;

@@ -321,7 +321,9 @@ static void test_parse(void)
 	CHECK(gate_parse("ttft_p50_ratio<=1.2", &g[0], &d) == ERR_OK); /* also a latency gate */
 	CHECK(gate_is_load("success_rate") && gate_is_load("goodput_ratio") && !gate_is_load("pass_rate"));
 	CHECK(gate_expand("cutover", g, GATE_CUTOVER_N, &n, &d) == ERR_OK && n == GATE_CUTOVER_N);
-	CHECK(!g[0].slo_only && g[GATE_CUTOVER_N - 1].slo_only);
+	CHECK(!g[0].slo_only && g[5].slo_only && g[0].cutover && g[7].cutover);
+	CHECK(!strcmp(g[6].name, "no_new_failures") && !strcmp(g[7].name, "recall_delta") && !g[7].arg[0]);
+	CHECK(gate_parse("recall_delta>=0", &g[0], &d) == ERR_OK && !g[0].cutover);
 	CHECK(gate_expand("cutover", g, 2, &n, &d) == ERR_LIMIT);
 }
 
