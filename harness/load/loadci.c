@@ -27,7 +27,6 @@ void loadci_set_release(struct loadci_set *s)
 	mem_free(s->v);
 	mem_free(s->start);
 	mem_free(s->pool);
-	mem_free(s->tag);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -73,74 +72,19 @@ void loadci_set_drop_round(struct loadci_set *s)
 		s->n = s->start[s->rounds];
 }
 
-double loadci_t95(double df)
-{
-	static const double t[] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860,
-				   1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746,
-				   1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711,
-				   1.708, 1.706, 1.703, 1.701, 1.699, 1.697};
-	size_t k = df < 1 ? 1 : (size_t)df;
-
-	if (k <= sizeof(t) / sizeof(t[0]))
-		return t[k - 1];
-	return k < 40 ? 1.697 : k < 60 ? 1.684 : k < 120 ? 1.671 : 1.658;
-}
-
-/* The pooled samples of every round, sorted, with their rounds: s->pool and
- * s->tag. 0 when out of memory. */
+/* Every round's samples pooled and sorted into s->pool. 0 when out of
+ * memory. */
 static int pool(struct loadci_set *s)
 {
-	size_t i, j, k, *at;
-
 	if (s->n > s->cappool) {
 		mem_free(s->pool);
-		mem_free(s->tag);
-		s->pool = mem_alloc(s->n * sizeof(*s->pool));
-		s->tag = mem_alloc(s->n * sizeof(*s->tag));
-		s->cappool = s->pool && s->tag ? s->n : 0;
-		if (!s->cappool)
+		s->cappool = (s->pool = mem_alloc(s->n * sizeof(*s->pool))) ? s->n : 0;
+		if (!s->pool)
 			return 0;
 	}
-	if (!(at = mem_alloc(s->rounds * sizeof(*at))))
-		return 0;
-	for (i = 0; i < s->rounds; i++)
-		at[i] = s->start[i];
-	/* a merge of the sorted rounds: the smallest head each time */
-	for (k = 0; k < s->n; k++) {
-		j = s->rounds;
-		for (i = 0; i < s->rounds; i++)
-			if (at[i] < s->start[i + 1] && (j == s->rounds || s->v[at[i]] < s->v[at[j]]))
-				j = i;
-		s->pool[k] = s->v[at[j]];
-		s->tag[k] = j;
-		at[j]++;
-	}
-	mem_free(at);
+	memcpy(s->pool, s->v, s->n * sizeof(*s->pool));
+	stats_sort(s->pool, s->n);
 	return 1;
-}
-
-/* The linear percentile `pct` of the pooled samples without round `skip`
- * (s->rounds: none). */
-static double pooled_pct(const struct loadci_set *s, double pct, size_t skip)
-{
-	size_t n = s->n - (skip < s->rounds ? s->start[skip + 1] - s->start[skip] : 0);
-	size_t i, k, seen = 0;
-	double h, lo = 0;
-
-	if (!n)
-		return 0;
-	h = pct / 100.0 * (double)(n - 1);
-	k = (size_t)floor(h);
-	for (i = 0; i < s->n; i++) {
-		if (s->tag[i] == skip)
-			continue;
-		if (seen == k)
-			lo = s->pool[i];
-		if (seen == k + 1)
-			return lo + (h - (double)k) * (s->pool[i] - lo);
-		seen++;
-	}
-	return lo;
 }
 
 /* The linear percentile of every other sample of sorted round r, from
@@ -160,12 +104,12 @@ static double half_pct(const struct loadci_set *s, size_t r, size_t first, doubl
 	return v[first + 2 * k] + (h - (double)k) * (v[first + 2 * (k + 1)] - v[first + 2 * k]);
 }
 
-/* What dominates a per-request figure's noise: a slow mode under P, the
- * rounds' disagreement against what their halves say of their own sampling,
- * or that sampling. */
+/* What dominates a per-request figure's noise (s->pool filled): a slow mode
+ * under P, the rounds' disagreement against what their halves say of their
+ * own sampling, or that sampling. */
 static enum loadci_noise noise_of(const struct loadci_set *s, double pct)
 {
-	double below = pooled_pct(s, pct - MODE_STEP, s->rounds), at = pooled_pct(s, pct, s->rounds);
+	double below = stats_linear(s->pool, s->n, pct - MODE_STEP), at = stats_linear(s->pool, s->n, pct);
 	double sum = 0, ss = 0, within = 0, x, o, e;
 	size_t i, halves = 0;
 
@@ -190,74 +134,140 @@ static enum loadci_noise noise_of(const struct loadci_set *s, double pct)
 	return x > 2 * within / (double)halves ? LOADCI_NOISE_ROUNDS : LOADCI_NOISE_REQUESTS;
 }
 
+/* The per-round figures of `s` as logarithms into y[0..rounds): a round's
+ * percentile `pct` of its requests (numpy's "linear"), or its one value;
+ * *zero when one is 0 or less (its log is left at -INFINITY). */
+static void round_logs(const struct loadci_set *s, double pct, double *y, int *zero)
+{
+	size_t i, n;
+	double x;
+
+	*zero = 0;
+	for (i = 0; i < s->rounds; i++) {
+		n = s->start[i + 1] - s->start[i];
+		x = pct > 0 ? stats_linear(s->v + s->start[i], n, pct) : s->v[s->start[i]];
+		*zero |= !(x > 0);
+		y[i] = x > 0 ? log(x) : -INFINITY;
+	}
+}
+
+size_t loadci_mw_rank(size_t m, size_t n, double alpha)
+{
+	double *c, total = 0, cum = 0, mean, sd;
+	size_t i, u, deg = 0, k = 0, top = m * n;
+
+	if (!m || !n)
+		return 0;
+	if (top > LOADCI_MW_EXACT) {
+		/* the normal approximation with a continuity correction */
+		mean = (double)top / 2;
+		sd = sqrt((double)top * (double)(m + n + 1) / 12);
+		u = (size_t)fmax(0, floor(mean - 1.6448536269514722 * sd - 0.5));
+		return u + 1 > top ? top : u + 1;
+	}
+	if (!(c = mem_calloc(top + 1, sizeof(*c))))
+		return 0;
+	/* the counts of U: the coefficients of the Gaussian binomial [m + n, m]
+	 * in q, built as the product over i of (1 - q^(n + i)) / (1 - q^i) */
+	c[0] = 1;
+	for (i = 1; i <= m; i++) {
+		deg += n;
+		for (u = deg; u >= n + i && u <= deg; u--)
+			c[u] -= c[u - n - i];
+		for (u = i; u <= deg; u++)
+			c[u] += c[u - i];
+	}
+	for (u = 0; u <= top; u++)
+		total += c[u];
+	for (u = 0; u <= top; u++) {
+		cum += c[u];
+		if (cum / total > alpha * (1 + 1e-12))
+			break;
+		k = u + 1;
+	}
+	mem_free(c);
+	return k;
+}
+
+/* The 90% interval of the shift between sorted differences D[0..mn) of m
+ * and n values: [D(k), D(mn + 1 - k)]; infinite when m and n are too few. */
+static void mw_interval(const double *D, size_t m, size_t n, double *lo, double *hi)
+{
+	size_t k = loadci_mw_rank(m, n, 0.05);
+
+	*lo = k ? D[k - 1] : -INFINITY;
+	*hi = k ? D[m * n - k] : INFINITY;
+}
+
+/* The median of sorted x[0..n). */
+static double median(const double *x, size_t n)
+{
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* The pairwise differences y_b[j] - y_a[i], sorted, into a new array. */
+static double *differences(const double *ya, size_t m, const double *yb, size_t n)
+{
+	double *D = mem_alloc(m * n * sizeof(*D));
+	size_t i, j;
+
+	if (!D)
+		return NULL;
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++)
+			D[i * n + j] = yb[j] - ya[i];
+	stats_sort(D, m * n);
+	return D;
+}
+
 int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 {
-	double sum = 0, ss = 0, x, *jk;
-	size_t i, r = s->rounds;
+	size_t r = s->rounds;
+	double *y, *D = NULL, lo, hi;
+	int ok;
 
 	memset(out, 0, sizeof(*out));
-	if (!r)
+	if (!r || !(y = mem_alloc(r * sizeof(*y))))
 		return 0;
 	out->rounds = r;
-	out->df = (double)r - 1;
+	round_logs(s, pct, y, &out->zero);
+	stats_sort(y, r);
+	out->log = median(y, r);
 	out->noise = LOADCI_NOISE_ROUNDS;
-	if (pct <= 0) {
-		for (i = 0; i < r; i++) {
-			x = s->v[s->start[i]];
-			if (!(x > 0)) {
-				out->zero = 1;
-				x = 0;
-			} else {
-				x = log(x);
-			}
-			sum += x;
-			ss += x * x;
+	out->half = INFINITY;
+	ok = pct <= 0 || pool(s);
+	if (ok && pct > 0)
+		out->noise = noise_of(s, pct);
+	if (ok && r >= 2 && !out->zero) {
+		/* the run against itself: the interval a like run would give */
+		ok = (D = differences(y, r, y, r)) != NULL;
+		if (ok) {
+			mw_interval(D, r, r, &lo, &hi);
+			out->half = (hi - lo) / 2;
 		}
-		out->log = out->zero ? -INFINITY : sum / (double)r;
-		out->var = r < 2 ? INFINITY : fmax(0, ss - sum * sum / (double)r) / (double)(r - 1) / (double)r;
-		return 1;
 	}
-	if (!pool(s))
-		return 0;
-	x = pooled_pct(s, pct, r);
-	out->log = x > 0 ? log(x) : -INFINITY;
-	out->noise = noise_of(s, pct);
-	if (r < 2 || !(x > 0)) {
-		out->var = INFINITY;
-		return 1;
-	}
-	if (!(jk = mem_alloc(r * sizeof(*jk))))
-		return 0;
-	for (i = 0; i < r; i++) {
-		x = pooled_pct(s, pct, i);
-		jk[i] = x > 0 ? log(x) : out->log;
-		sum += jk[i];
-	}
-	for (i = 0; i < r; i++)
-		ss += (jk[i] - sum / (double)r) * (jk[i] - sum / (double)r);
-	mem_free(jk);
-	out->var = ss * (double)(r - 1) / (double)r;
-	return 1;
+	mem_free(D);
+	mem_free(y);
+	return ok;
 }
 
 int loadci_settled(const struct loadci_est *e, double threshold)
 {
-	return isfinite(e->var) &&
-	       (loadci_t95(2 * e->df) + POWER_Z) * sqrt(2 * e->var) <= fabs(log(threshold));
+	return isfinite(e->half) && e->half * (1 + POWER_Z / 1.6448536269514722) <= fabs(log(threshold));
 }
 
-/* The verdict from d and its half-width (log units) and the rule. */
-static void decide(const struct loadci_rule *rule, double d, double hw, struct loadci_result *out)
+/* The verdict from the shift d, its interval [lo, hi] (log units) and the
+ * rule. */
+static void decide(const struct loadci_rule *rule, double d, double lo, double hi, struct loadci_result *out)
 {
-	double lt = log(rule->threshold), room;
+	double lt = log(rule->threshold), hw = (hi - lo) / 2, room;
 	int beyond, within, small = out->a * fabs(rule->threshold - 1) <= rule->floor;
 
-	out->lo = exp(d - hw);
-	out->hi = exp(d + hw);
+	out->lo = exp(lo);
+	out->hi = exp(hi);
 	out->mde = isfinite(hw) ? exp(hw) - 1 : INFINITY;
-	/* the side of T the interval is on */
-	beyond = rule->up_is_bad ? d - hw > lt : d + hw < lt;
-	within = rule->up_is_bad ? d + hw < lt : d - hw > lt;
+	beyond = rule->up_is_bad ? lo > lt : hi < lt;
+	within = rule->up_is_bad ? hi < lt : lo > lt;
 	room = fabs(lt) - (rule->up_is_bad ? d : -d); /* from d to T, on the good side */
 	out->more = isfinite(hw) && hw > 0 && room != 0 ? (hw / room) * (hw / room) : INFINITY;
 	if (beyond && !out->one_round) {
@@ -276,31 +286,39 @@ int loadci_judge(struct loadci_set *a, struct loadci_set *b,
 		 const struct loadci_rule *rule, struct loadci_result *out)
 {
 	struct loadci_est ea, eb;
-	double se, df, hw, d;
+	double *ya = NULL, *yb = NULL, *D = NULL, d, lo, hi;
+	size_t m = a->rounds, n = b->rounds;
+	int za, zb, ok = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!loadci_estimate(a, rule->pct, &ea) || !loadci_estimate(b, rule->pct, &eb) ||
-	    !isfinite(ea.log))
+	if (!m || !n || !loadci_estimate(a, rule->pct, &ea) || !loadci_estimate(b, rule->pct, &eb) ||
+	    !isfinite(ea.log) || ea.zero)
 		return 0;
 	out->a = exp(ea.log);
 	out->b = exp(eb.log);
-	out->ratio = out->b / out->a;
-	out->noise = ea.var > eb.var ? ea.noise : eb.noise;
-	out->one_round = ea.rounds < 2 || eb.rounds < 2;
-	if (!isfinite(eb.log)) {
+	out->noise = ea.half > eb.half ? ea.noise : eb.noise;
+	out->one_round = m < 2 || n < 2;
+	if (!(ya = mem_alloc(m * sizeof(*ya))) || !(yb = mem_alloc(n * sizeof(*yb))))
+		goto out;
+	round_logs(a, rule->pct, ya, &za);
+	round_logs(b, rule->pct, yb, &zb);
+	if (zb) {
 		/* B collapsed to 0 in some round: judged as a point */
-		d = log(out->ratio > 0 ? out->ratio : 1e-300);
-		hw = 0;
+		out->ratio = out->b / out->a;
+		d = lo = hi = log(out->ratio > 0 ? out->ratio : 1e-300);
 		out->one_round = 0;
 	} else {
-		d = eb.log - ea.log;
-		se = sqrt(ea.var + eb.var);
-		df = ea.var + eb.var > 0 && isfinite(se)
-			     ? (ea.var + eb.var) * (ea.var + eb.var) /
-				       (ea.var * ea.var / fmax(ea.df, 1) + eb.var * eb.var / fmax(eb.df, 1))
-			     : ea.df + eb.df;
-		hw = isfinite(se) ? loadci_t95(df) * se : INFINITY;
+		if (!(D = differences(ya, m, yb, n)))
+			goto out;
+		d = median(D, m * n);
+		mw_interval(D, m, n, &lo, &hi);
+		out->ratio = exp(d);
 	}
-	decide(rule, d, hw, out);
-	return 1;
+	decide(rule, d, lo, hi, out);
+	ok = 1;
+out:
+	mem_free(D);
+	mem_free(ya);
+	mem_free(yb);
+	return ok;
 }

@@ -3,37 +3,40 @@
  * than a threshold: the non-inferiority verdict of one gate on one cell
  * (pass, fail or underpowered), with the interval of the ratio B/A, and the
  * estimate a run makes of its own precision while it runs (self-sizing).
- * Pure functions on plain arrays; docs/statistics.md says why each choice.
+ * Pure functions on plain arrays; docs/statistics.md "The load gate" says
+ * why each choice.
  *
- * A run's estimate of a figure, in log units, and its variance:
- *  - figures measured per request (TTFT P50/P95, TPOT P95, E2E P50): the
- *    percentile P of the run's valid requests pooled over its valid rounds,
- *    interpolated between samples (numpy's "linear"); pooling puts a P95 of
- *    a few hundred requests in the tail rather than on a rare slow mode that
- *    a 32-request round's P95 lands on one round in four. Its variance is the
- *    delete-one-round jackknife: rounds are the unit that drift and slow
- *    phases move together, so their disagreement is the noise a second run
- *    would see. (A round's requests share the server's state; treating them
- *    as independent is what made one quiet run look precise.)
- *  - figures measured per round (output throughput, goodput): the mean of
- *    the rounds' logs, its variance s^2 / rounds.
- * Degrees of freedom: rounds - 1. One round: no spread, an unknown variance.
+ * The unit is the round: a round's requests share the server's state (a
+ * drift, a slow phase, a warm cache), so rounds, not requests, are what
+ * move together, and their disagreement is the noise a second run sees.
+ * Per run and figure, each valid round gives one value: a percentile of its
+ * requests (TTFT P50/P95, TPOT P95, E2E P50; numpy's "linear", between
+ * samples) or its own figure (output throughput, goodput).
  *
- * The comparison: d = log B - log A, se = sqrt(var A + var B), Welch's
- * degrees of freedom, and the 90% two-sided interval d -/+ t(0.95, df) se
- * (each bound one-sided 95%). For a rule "ratio <= T" (latency, T > 1) or
- * ">= T" (throughput, T < 1):
+ * The comparison is the Hodges-Lehmann shift of the logarithms: d = the
+ * median of the m x n differences log b_j - log a_i, B/A = exp(d); its 90%
+ * interval is [D(k), D(mn + 1 - k)] of the sorted differences, k from the
+ * exact null distribution of the Mann-Whitney U (the normal approximation
+ * beyond LOADCI_MW_EXACT pairs), each bound one-sided 95%. It assumes only
+ * that the rounds of a run are exchangeable, not normal: a slow phase that
+ * catches a quarter of the rounds, or a P95 that sits on a stall mode one
+ * round in four, moves a few differences, not the median of them. With 3
+ * rounds against 3 the interval is the range of the differences; with 2 it
+ * is unbounded.
+ *
+ * The verdict, for a rule "ratio <= T" (latency, T > 1) or ">= T"
+ * (throughput, T < 1):
  *  - pass: the whole interval is on the good side of T (the change is shown
  *    to be within the threshold), or a change of T's size is itself within
  *    the absolute floor (A |T - 1| <= floor: 6 -> 7 ms never counts);
  *  - fail: the whole interval is beyond T (the change is shown to exceed
  *    the threshold, not merely 1) and |B - A| is above the floor;
  *  - underpowered: the interval holds T.
- * A per-round figure that is 0 in some round has no logarithm: it is judged
- * as a point (the medians' ratio), so a collapse to 0 fails.
+ * A per-round figure that is 0 in some round of B has no logarithm: it is
+ * judged as a point (the medians' ratio), so a collapse to 0 fails.
  *
- * The point ratio shown with a verdict is exp(d), the estimator's; the
- * cell's headline figures (medians over rounds, loadstat.h) stay as they are.
+ * A run's own precision (self-sizing, loadsize.h) is the half-width of the
+ * interval of the run against itself: what a like run would give.
  */
 #ifndef NEEDLE_LOADCI_H
 #define NEEDLE_LOADCI_H
@@ -43,6 +46,8 @@
 /* The power at which a run sizes itself: a run stops adding rounds when a
  * like run would show "no worse than T" at ratio 1 with this probability. */
 #define LOADCI_POWER 0.9
+/* Pairs (m x n rounds) up to which the Mann-Whitney U is counted exactly. */
+#define LOADCI_MW_EXACT 10000
 
 /* One run's samples of one figure in one cell: valid rounds only. */
 struct loadci_set {
@@ -52,7 +57,6 @@ struct loadci_set {
 	size_t rounds;          /* valid rounds */
 	size_t n, cap, capr;    /* samples held and room (v, start) */
 	double *pool;           /* owned scratch: the pooled samples, sorted */
-	size_t *tag;            /* owned scratch: round of pool[i] */
 	size_t cappool;
 };
 
@@ -68,9 +72,9 @@ enum loadci_noise {
 
 /* One run's estimate of one figure. */
 struct loadci_est {
-	double log;             /* log of the figure */
-	double var;             /* its variance (INFINITY with one round) */
-	double df;              /* rounds - 1 */
+	double log;             /* the median of its rounds' logs */
+	double half;            /* the half-width (log) of its interval against
+				   itself; INFINITY with too few rounds */
 	size_t rounds;
 	enum loadci_noise noise;
 	int zero;               /* a per-round figure is 0 in some round */
@@ -86,8 +90,8 @@ struct loadci_rule {
 
 struct loadci_result {
 	enum loadci_verdict verdict;
-	double a, b;            /* the runs' figures as estimated (exp of log) */
-	double ratio;           /* b / a */
+	double a, b;            /* the runs' medians over rounds */
+	double ratio;           /* exp of the Hodges-Lehmann shift */
 	double lo, hi;          /* 90% interval of the ratio (one-sided 95% bounds) */
 	double mde;             /* the interval's half-width, relative (0.12 = 12%) */
 	double more;            /* data factor (both runs) that would decide it;
@@ -111,17 +115,19 @@ int loadci_set_end_round(struct loadci_set *s);
 void loadci_set_drop_round(struct loadci_set *s);
 
 /* The run's estimate of the figure `pct` (0: one value per round) of `s`
- * into *out. 0 when `s` has no round, or out of memory (the pooled scratch);
- * a figure at or below 0 gives log -INFINITY. */
+ * into *out: the median of its rounds' logs, its precision and what
+ * dominates its noise. 0 when `s` has no round, or out of memory; a round
+ * at or below 0 sets `zero`. */
 int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out);
 
-/* The one-sided 95% point of Student's t with `df` degrees of freedom
- * (rounded down: the wider bound). */
-double loadci_t95(double df);
+/* k of the 1 - 2 alpha interval of a shift between m and n values: the
+ * largest k with P(U <= k - 1) <= alpha under the null; 0 when even U = 0
+ * is likelier than alpha (no bounded interval), or out of memory. */
+size_t loadci_mw_rank(size_t m, size_t n, double alpha);
 
 /* Whether a run with estimate `e`, compared with a like run, would show a
- * ratio of 1 to be within threshold T at LOADCI_POWER: (t95 + z) x
- * sqrt(2 var) <= |log T|. */
+ * ratio of 1 to be within threshold T at LOADCI_POWER: the half-width times
+ * (1 + z(power) / z(0.95)) <= |log T|. */
 int loadci_settled(const struct loadci_est *e, double threshold);
 
 /* Judges B against A under `rule`. Both sets need a round with a sample and

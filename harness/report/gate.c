@@ -474,6 +474,10 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 		minutes(2 * sec, t, sizeof(t));
 		snprintf(out, cap, "B/A %.3f on one valid round in a run, no spread to judge by: 3 rounds or more in "
 			 "each run (%s more at %.2g s a round)", q->ratio, t, sec);
+	} else if (!isfinite(q->mde)) {
+		minutes((3 - rounds) * sec, t, sizeof(t));
+		snprintf(out, cap, "B/A %.3f on %.0f valid rounds in a run, too few to bound an interval: 3 rounds or "
+			 "more in each run (%s more at %.2g s a round)", q->ratio, rounds, t, sec);
 	} else if (!isfinite(need) || need > SETTLE_ROUNDS_MAX) {
 		snprintf(out, cap, "%s: cannot be settled within %d rounds a run on this server: %s", head,
 			 SETTLE_ROUNDS_MAX, why);

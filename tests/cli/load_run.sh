@@ -37,7 +37,7 @@ timed() {
 }
 cat >"$tmp/matrix.json" <<'JSON'
 {"suite": "m", "cases": [{"id": "m", "kind": "load", "temperature": 0, "load": {"input_tokens": 1000,
- "output_tokens": 40, "concurrency": [1, 4], "requests": [4, 8], "rounds": 2, "warmup": 1, "seed": 5}}]}
+ "output_tokens": 40, "concurrency": [1, 4], "requests": [4, 8], "rounds": 3, "warmup": 1, "seed": 5}}]}
 JSON
 # prefill 10000 tok/s: TTFT 100 ms; TPOT 10 ms at C1, 10 * (1 + 0.1 * 3) = 13 ms at C4;
 # E2E 490 and 607 ms; throughput 40 / 0.49 = 81.6 and 8 * 40 / (2 * 0.607) = 263.6 tok/s
@@ -46,7 +46,7 @@ timed a 'ref-good:prefill=10000,tpot=10,batch=10' "$tmp/matrix.json" \
 	 near(cells[0].tpot_p95_ms, 10, 0.1) && near(cells[1].tpot_p95_ms, 13, 0.1) &&
 	 near(cells[0].output_tps, 81.6, 0.1) && near(cells[1].output_tps, 263.6, 0.12)' \
 	'TTFT P50 = P / prefill, TPOT with the batch effect, output throughput'
-check a 'cells.length === 2 && cells.every(c => c.rounds_valid === 2 && c.succeeded === c.requests)' 'all rounds valid'
+check a 'cells.length === 2 && cells.every(c => c.rounds_valid === 3 && c.succeeded === c.requests)' 'all rounds valid'
 # load.png: a whole PNG (every chunk's CRC, the pixels inflate to h rows of
 # 1 + 3w bytes) of the size loadplot.h gives one case: 952 x (400 + 16)
 python3 - "$tmp/a/load.png" 952 416 <<'PY' || { echo "load.png is not the expected picture"; exit 1; }
@@ -67,14 +67,14 @@ assert len(zlib.decompress(idat)) == h * (1 + 3 * w), "pixels"
 PY
 grep -q '(load.png)' "$tmp/a/summary.md" || { echo "summary.md does not link load.png"; exit 1; }
 node "$TESTS/refserver/records.js" "$tmp/a" \
-	'recs.length === 1 + 2 + 8 + 16 && recs.filter(r => r.load.warmup).length === 2 && recs[0].load.precheck && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
+	'recs.length === 1 + 2 + 12 + 24 && recs.filter(r => r.load.warmup).length === 2 && recs[0].load.precheck && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
 	'one record per request, warm-up marked, exact lengths'
 # the same matrix with TPOT 30% worse: the cutover gate fails and names the cells
 run b 'ref-good:prefill=10000,tpot=13,batch=10' "$tmp/matrix.json"
 [ "$rc" = 0 ] || { echo "matrix b: exit $rc"; cat "$tmp/b.out"; exit 1; }
 rc=0
 "$NEEDLE" diff "$tmp/a" "$tmp/a" --gate cutover >/dev/null 2>"$tmp/self.err" || rc=$?
-# against itself nothing fails; 2 rounds of 4 and 8 requests may be too few
+# against itself nothing fails; 3 rounds of 4 and 8 requests may be too few
 # to vouch for a 10% threshold on a busy machine: underpowered (4), never 1
 { [ "$rc" = 0 ] || [ "$rc" = 4 ]; } && ! grep -q "gate failed" "$tmp/self.err" ||
 	{ echo "cutover against itself: exit $rc"; cat "$tmp/self.err"; exit 1; }
