@@ -4,6 +4,7 @@
 #include "base/hint.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,10 @@
 /* Renders the help of `cmd` into `out` in `format`. */
 static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 			 struct buf *out);
+
+/* Every command's --config (config.h takes it out of argv). */
+static const char config_help[] =
+	"read default options from this JSON file (default: ./needle.json, else the XDG one); a named file may also set the endpoint, key and TLS options (docs/security.md)";
 
 static const struct {
 	unsigned bit;
@@ -66,7 +71,7 @@ static enum err set_value(const struct cli_opt *o, const char *v,
 
 		errno = 0;
 		x = strtol(v, &end, 10);
-		if (errno || end == v || *end)
+		if (errno || end == v || *end || x == LONG_MIN) /* LONG_MIN: "not given" */
 			return diag_fail(d, ERR_USAGE,
 					 "option '--%s' wants an integer, got '%s'",
 					 o->name, v);
@@ -308,6 +313,8 @@ static enum err help_text(const struct cli_cmd *cmd, struct buf *out)
 		e = help_opt(out, left, cmd->opts[i].help);
 	}
 	if (!e)
+		e = help_opt(out, "    --config FILE", config_help);
+	if (!e)
 		e = help_opt(out, "-h, --help", "show this help");
 	if (!e && cmd->examples)
 		e = buf_printf(out, "\nExamples:\n%s", cmd->examples);
@@ -373,6 +380,10 @@ static enum err help_man(const struct cli_cmd *cmd, struct buf *out)
 		if (!e)
 			e = man_line(out, "", o->help, "\n");
 	}
+	if (!e)
+		e = man_line(out, ".TP\n.B ", "--config FILE", "\n");
+	if (!e)
+		e = man_line(out, "", config_help, "\n");
 	if (!e && cmd->examples)
 		e = man_line(out, ".PP\nExamples:\n.nf\n.RS\n", cmd->examples,
 			     ".RE\n.fi\n");
@@ -381,7 +392,7 @@ static enum err help_man(const struct cli_cmd *cmd, struct buf *out)
 
 static enum err help_words(const struct cli_cmd *cmd, struct buf *out)
 {
-	enum err e = buf_puts(out, "--help\n");
+	enum err e = buf_puts(out, "--help\n--config\n");
 	size_t i;
 
 	for (i = 0; !e && i < cmd->nopts; i++)
@@ -406,8 +417,20 @@ static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 int cli_report(const char *cmd_name, const struct diag *d)
 {
 	/* a missing library reads as the dynamic loader's complaint would */
-	fprintf(stderr, "%s: %s\n", d->code == ERR_LOADER ? "needle" : "error",
-		d->msg[0] ? d->msg : err_name(d->code));
+	const char *m = d->msg, *file = NULL;
+	size_t n = 0;
+
+	/* "option '--NAME' ..." of a value the config file gave: its file and key */
+	if (!strncmp(m, "option '--", 10)) {
+		n = strcspn(m + 10, "'");
+		file = m[10 + n] ? config_blame(m + 10, n) : NULL;
+	}
+	if (file)
+		fprintf(stderr, "error: config '%s': key '%.*s'%s\n", file, (int)n, m + 10,
+			m + 11 + n);
+	else
+		fprintf(stderr, "%s: %s\n", d->code == ERR_LOADER ? "needle" : "error",
+			m[0] ? m : err_name(d->code));
 	if (d->code == ERR_USAGE && cmd_name)
 		fprintf(stderr, "try 'needle %s --help'\n", cmd_name);
 	return err_exit_status(d->code);

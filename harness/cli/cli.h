@@ -106,8 +106,9 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 enum err cli_wrap(struct buf *out, const char *text, size_t col, size_t indent,
 		  size_t width);
 
-/* Prints "error: MSG" ("needle: MSG" for ERR_LOADER) and, for ERR_USAGE, "try
- * 'needle NAME --help'" to stderr; returns the exit status for `d->code`
+/* Prints "error: MSG" ("needle: MSG" for ERR_LOADER; "error: config 'FILE':
+ * key 'NAME' ..." for an "option '--NAME' ..." whose value the config file
+ * gave, config.h) and, for ERR_USAGE, "try 'needle NAME --help'" to stderr; returns the exit status for `d->code`
  * (err_exit_status: 127 for ERR_LOADER). For the CLI layer only. */
 int cli_report(const char *cmd_name, const struct diag *d);
 

@@ -3,6 +3,7 @@
  * option table, the endpoint and API key from the environment, the live
  * progress line and the summary on stderr, and the exit status.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "base/buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "config.h"
 #include "base/io.h"
 #include "base/mem.h"
 #include "net/endpoint.h"
@@ -285,14 +287,13 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	return status;
 }
 
-/* The checks of the options cli_parse cannot make, into `d`. */
 static void check_opts(struct cli_run *c, struct diag *d)
 {
 	double wait_s;
 
 	if (c->o.concurrency < 1 || c->o.concurrency > RUN_MAX_CONCURRENCY)
 		diag_fail(d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
-	else if (c->o.repeat != -1 && (c->o.repeat < 1 || c->o.repeat > SUITE_MAX_REPEAT))
+	else if (c->o.repeat != LONG_MIN && (c->o.repeat < 1 || c->o.repeat > SUITE_MAX_REPEAT))
 		diag_fail(d, ERR_USAGE, "option '--repeat' wants 1 to %d, got %ld",
 			  SUITE_MAX_REPEAT, c->o.repeat);
 	else if (c->o.warmup < 0 || c->o.warmup > 100000)
@@ -309,7 +310,8 @@ static void check_opts(struct cli_run *c, struct diag *d)
 	else if (c->start_at && (shard_parse_time(c->start_at, &c->o.start_at, d) ||
 				 shard_check_start(c->o.start_at, (double)time(NULL), c->o.resume, d)))
 		diag_prefix(d, "option '--start-at' '%s'", c->start_at);
-	else if (!tpl_hub_resolve(c->o.tokenizer, c->revision, &c->hub_path, d) && c->hub_path)
+	else if (!tpl_hub_resolve(c->o.tokenizer, c->revision, &c->hub_path, d) &&
+		 (config_origin(&c->o.origin, c->o.tokenizer, c->hub_path), c->hub_path))
 		c->o.tokenizer = c->hub_path;
 }
 
@@ -363,7 +365,7 @@ int cmd_run(int argc, char **argv)
 	diag_init(&d);
 	buf_init(&suite, BUF_MAX_DEFAULT);
 	c.o.concurrency = 1;
-	c.o.repeat = -1; /* not given */
+	c.o.repeat = LONG_MIN; /* not given */
 	buf_init(&c.file, 1 << 20);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN)
@@ -374,7 +376,7 @@ int cmd_run(int argc, char **argv)
 		buf_release(&suite);
 		return d.code ? cli_report("run", &d) : EXIT_PASS;
 	}
-	if (c.o.repeat == -1)
+	if (c.o.repeat == LONG_MIN)
 		c.o.repeat = 0;
 	c.o.case_globs = c.cases.v;
 	c.o.ncase_globs = c.cases.n;

@@ -181,6 +181,18 @@ struct record_options {
 	int resume;
 };
 
+/* Where a run's settings came from besides its command line (strings
+ * borrowed, NULL when not given). */
+struct record_origin {
+	const char *config_path;        /* the config file used (config.h), or NULL */
+	const char *config_sha256;      /* its SHA-256 */
+	int config_named;               /* 1: --config or NEEDLE_CONFIG named it */
+	const char *const *config_keys; /* the options it set, nconfig_keys of them */
+	int nconfig_keys;
+	const char *tokenizer_id;       /* --tokenizer when it has a model id's shape */
+	const char *tokenizer_from;     /* then "local folder" or "hugging face cache" */
+};
+
 /* What a manifest is made of. */
 struct record_manifest {
 	const struct suite *suite;
@@ -193,11 +205,13 @@ struct record_manifest {
 	enum tpl_server server;        /* how the audit prepared messages */
 	const char *server_from;
 	struct record_options opts;
+	struct record_origin origin;
 };
 
 /* manifest.json at the start of a run: harness {name, version, commit (the
  * build's git describe, version.h)}, run_id (record_run_id), suite, endpoint,
- * tokenizer, template, options, started_at, ended_at (null). Takes m->endpoint (also on
+ * tokenizer (with "id" and "from" for a model id), template, options, config
+ * ({path, sha256, named, keys} or null), started_at, ended_at (null). Takes m->endpoint (also on
  * failure). Caller owns; NULL when out of memory. Built through json.h, as is
  * every record: a value returned has every field. */
 cJSON *record_manifest_new(struct record_manifest *m);

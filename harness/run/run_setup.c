@@ -431,6 +431,7 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	m.opts.case_globs = r->o->case_globs, m.opts.ncase_globs = r->o->ncase_globs;
 	m.opts.api_key_env = r->o->api_key_env;
 	m.opts.server = r->o->server_name, m.opts.resume = r->o->resume;
+	m.origin = r->o->origin;
 	r->eps[0].json = NULL;
 	if (!(r->manifest = record_manifest_new(&m)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
