@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "config.h"
 
+#include "base/ctl.h"
 #include "base/hint.h"
 
 #include <errno.h>
@@ -426,14 +427,26 @@ int cli_report(const char *cmd_name, const struct diag *d)
 		file = m[10 + n] ? config_blame(m + 10, n) : NULL;
 	}
 	if (file)
-		fprintf(stderr, "error: config '%s': key '%.*s'%s\n", file, (int)n, m + 10,
-			m + 11 + n);
+		fprintf(stderr, "error: config '%s': key '%.*s'", file, (int)n, m + 10);
 	else
-		fprintf(stderr, "%s: %s\n", d->code == ERR_LOADER ? "needle" : "error",
-			m[0] ? m : err_name(d->code));
+		fprintf(stderr, "%s: ", d->code == ERR_LOADER ? "needle" : "error");
+	cli_quote(stderr, file ? m + 11 + n : m[0] ? m : err_name(d->code));
+	fputc('\n', stderr);
 	if (d->code == ERR_USAGE && cmd_name)
 		fprintf(stderr, "try 'needle %s --help'\n", cmd_name);
 	return err_exit_status(d->code);
+}
+
+void cli_quote(FILE *f, const char *s)
+{
+	struct buf b;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	if (ctl_escape(&b, s, strlen(s)))
+		fputs("(text not shown: out of memory)", f);
+	else
+		fwrite(b.data, 1, b.len, f);
+	buf_release(&b);
 }
 
 void cli_shell_arg(const char *a)

@@ -112,6 +112,10 @@ enum err cli_wrap(struct buf *out, const char *text, size_t col, size_t indent,
  * (err_exit_status: 127 for ERR_LOADER). For the CLI layer only. */
 int cli_report(const char *cmd_name, const struct diag *d);
 
+/* Prints `s` to `f` with its control characters escaped (base/ctl.h): for
+ * any text a server, a record or a file chose. */
+void cli_quote(FILE *f, const char *s);
+
 /* Prints " ARG" to stderr, single-quoted for a POSIX shell when it holds
  * anything but [A-Za-z0-9_./:=@%+,-] (a command line to copy and run). */
 void cli_shell_arg(const char *a);

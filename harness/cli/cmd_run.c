@@ -211,9 +211,13 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 	struct cli_run *c = ctx;
 
 	if (c->tty)
-		fprintf(stderr, "\r\033[Kwaiting for the server: %.0f s, %s", waited_s, last);
+		fprintf(stderr, "\r\033[Kwaiting for the server: %.0f s, ", waited_s);
 	else if (strcmp(last, c->last_wait))
-		fprintf(stderr, "waiting for the server: %.0f s, %s\n", waited_s, last);
+		fprintf(stderr, "waiting for the server: %.0f s, ", waited_s);
+	if (c->tty || strcmp(last, c->last_wait)) /* what the server answers */
+		cli_quote(stderr, last);
+	if (!c->tty && strcmp(last, c->last_wait))
+		fputc('\n', stderr);
 	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
 }
 

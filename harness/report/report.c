@@ -11,6 +11,7 @@
 
 #include "casetab.h"
 #include "heatmap.h"
+#include "base/ctl.h"
 #include "base/io.h"
 #include "base/jget.h"
 #include "base/jout.h"
@@ -1284,6 +1285,7 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 	const cJSON *adv, *summary = m->s;
 	enum err e = ERR_OK;
 	int failing = 0;
+	size_t from = out->len;
 
 	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
 		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
@@ -1295,6 +1297,8 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 	cJSON_ArrayForEach(adv, jget2(summary, "load", "warnings"))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "warning: %s\n", adv->valuestring);
+	if (!e) /* answers and ids quoted are shown, not obeyed */
+		e = ctl_escape_from(out, from);
 	if (e)
 		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
 	return ERR_OK;
