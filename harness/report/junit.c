@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/jget.h"
+#include "base/utf8.h"
 #include "base/xml.h"
 #include "run/record.h"
 #include "run/results.h"
@@ -31,6 +32,7 @@ static void case_name(const cJSON *rec, char *out, size_t cap)
 
 	n = snprintf(out, cap, "%s repeat %.0f", cJSON_GetStringValue(jget(rec, "case")),
 		     jget_num(rec, "repeat"));
+	out[utf8_whole(out, strlen(out))] = '\0'; /* a long case id cut: whole characters */
 	if (n >= 0 && (size_t)n < cap && cJSON_IsNumber(seed))
 		n += snprintf(out + n, cap - (size_t)n, " seed %.0f", seed->valuedouble);
 	if (n < 0 || (size_t)n >= cap || !load)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "base/buf.h"
 #include "base/io.h"
 #include "journal.h"
@@ -416,6 +417,9 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 		return e;
 	record_view_of(rec, &v);
 	why = !nl ? "no newline" : rec ? record_view_problem(&v) : bad;
+	if (!why && !utf8_valid(line, n - 1)) /* a hand-edited record: never torn, never cut */
+		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: invalid UTF-8 at byte %zu of the line (needle writes only UTF-8: fix the line, or remove it and --resume)",
+				 path, no, utf8_first_bad(line, n - 1) + 1);
 	if (why && (!nl || at_eof(f)))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)
