@@ -123,7 +123,8 @@ static int audit_field(const char *s)
 static int grade_field(const char *s)
 {
 	return s[0] == 'r' ? NAME(s, "reasons", RF_GR_REASONS)
-	       : s[0] == 'n' ? NAME(s, "needles", RF_GR_NEEDLES) : -1;
+	       : s[0] == 'n' ? NAME(s, "needles", RF_GR_NEEDLES)
+	       : s[0] == 'o' ? NAME(s, "ok", RF_GR_OK) : -1;
 }
 
 static int timing_field(const char *s)
@@ -248,6 +249,24 @@ const char *record_view_problem(const struct record_view *v)
 		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
 	if (jget_type(v->f[RF_VERDICT]) != cJSON_String)
 		return "no \"verdict\" string";
+	return NULL;
+}
+
+const char *record_view_lie(const struct record_view *v)
+{
+	static const struct {
+		enum record_field f;
+		const char *msg;
+	} checks[] = {
+		{RF_TR_OK, "verdict \"pass\" beside transport \"ok\": false"},
+		{RF_AU_OK, "verdict \"pass\" beside audit \"ok\": false"},
+		{RF_GR_OK, "verdict \"pass\" beside grade \"ok\": false"},
+	};
+	size_t i;
+
+	for (i = 0; record_view_passed(v) && i < sizeof(checks) / sizeof(checks[0]); i++)
+		if (jget_type(v->f[checks[i].f]) == cJSON_False)
+			return checks[i].msg;
 	return NULL;
 }
 

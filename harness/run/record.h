@@ -107,7 +107,7 @@ enum record_field {
 	RF_TR_OK, RF_TR_FAILURES, RF_TR_MESSAGES,                   /* transport. */
 	RF_AU_OK, RF_AU_ENABLED, RF_AU_USAGE_DELTA, RF_AU_LOCAL_PROMPT_TOKENS,
 	RF_AU_SERVER_PROMPT_TOKENS, RF_AU_TOLERANCE, RF_AU_HINT,  /* audit. */
-	RF_GR_REASONS, RF_GR_NEEDLES,                               /* grade. */
+	RF_GR_OK, RF_GR_REASONS, RF_GR_NEEDLES,                     /* grade. */
 	RF_TI_FIRST_BYTE_MS, RF_TI_TTFT_MS, RF_TI_TTFC_MS, RF_TI_E2E_MS,
 	RF_TI_TPOT_MS,                                              /* timing. */
 	RF_US_PROMPT_TOKENS, RF_US_COMPLETION_TOKENS,               /* usage. */
@@ -138,6 +138,11 @@ static inline int record_view_passed(const struct record_view *v)
 }
 /* record_key_of and record_problem of the record `v` views. */
 int record_view_key(const struct record_view *v, char *out, size_t cap);
+/* Why the record `v` views contradicts itself, or NULL: a verdict "pass"
+ * beside a check that failed (transport, audit or grade "ok": false), as a
+ * hand-edited or forged record holds; needle never writes one. Readers
+ * refuse such a record rather than trust its verdict. */
+const char *record_view_lie(const struct record_view *v);
 const char *record_view_problem(const struct record_view *v);
 
 /* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no
