@@ -224,6 +224,8 @@ enum err html_write(const struct report_files *f, struct buf *out, struct diag *
 	enum err e;
 
 	e = buf_printf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		       /* nothing but inline pictures and style may load: an escaping slip stays inert */
+		       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">\n"
 		       "<title>needle report</title>\n<style>%s</style>\n</head>\n<body>\n", style);
 	e = e ? e : sec_facts(out, s);
 	e = e ? e : sec_attempts(out, s);
