@@ -232,6 +232,7 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 	}
 	if (config_args(cmd, &argc, &argv, d))
 		return -1;
+	config_say();
 	buf_init(&help, 1 << 16);
 	e = cli_parse(cmd, argc, argv, args, nargs, &outcome, &help, d);
 	if (e && outcome == CLI_HELP_SHOWN)

@@ -141,27 +141,48 @@ static enum err check_keys(struct diag *d)
 	return e;
 }
 
-static enum err load(const char *flag, struct diag *d)
+enum err config_load_text(const char *path, int named, const char *text, size_t len,
+			  struct diag *d)
 {
-	struct buf b;
 	enum err e;
 
-	if (loaded || !find_path(flag, loaded_path, sizeof(loaded_path), &used.named))
-		return ERR_OK;
+	cJSON_Delete(loaded);
+	loaded = NULL;
+	memset(&used, 0, sizeof(used));
+	if (path != loaded_path)
+		snprintf(loaded_path, sizeof(loaded_path), "%s", path);
 	used.path = loaded_path;
-	buf_init(&b, 1 << 20);
-	e = io_read_file(loaded_path, &b, d);
+	used.named = named;
+	e = io_sha256_hex(text, len, used.sha256, d);
 	if (!e)
-		e = io_sha256_hex(b.data, b.len, used.sha256, d);
-	if (!e)
-		e = json_parse(b.data, b.len, &loaded, "the config", d);
+		e = json_parse(text, len, &loaded, "the config", d);
 	if (!e && !cJSON_IsObject(loaded))
 		e = diag_fail(d, ERR_INPUT, "the config is not a JSON object");
 	if (!e)
 		e = check_keys(d);
-	buf_release(&b);
+	if (e) {
+		diag_prefix(d, "config '%s'", loaded_path);
+		cJSON_Delete(loaded);
+		loaded = NULL;
+	}
+	return e;
+}
+
+static enum err load(const char *flag, struct diag *d)
+{
+	struct buf b;
+	int named;
+	enum err e;
+
+	if (loaded || !find_path(flag, loaded_path, sizeof(loaded_path), &named))
+		return ERR_OK;
+	buf_init(&b, 1 << 20);
+	e = io_read_file(loaded_path, &b, d);
 	if (e)
 		diag_prefix(d, "config '%s'", loaded_path);
+	else
+		e = config_load_text(loaded_path, named, b.data, b.len, d);
+	buf_release(&b);
 	return e;
 }
 
@@ -247,10 +268,12 @@ static enum err take_flag(int *argc, char **argv, const char **flag, struct diag
 	return ERR_OK;
 }
 
-static void say_used(void)
+void config_say(void)
 {
 	int i;
 
+	if (!loaded)
+		return;
 	fprintf(stderr, "needle: using config %s (keys:", used.path);
 	for (i = 0; i < used.nkeys; i++)
 		fprintf(stderr, "%s %s", i ? "," : "", used.keys[i]);
@@ -305,7 +328,6 @@ enum err config_args(const struct cli_cmd *cmd, int *argc, char ***argv, struct 
 		diag_prefix(d, "config '%s'", loaded_path);
 		return e;
 	}
-	say_used();
 	if (n) {
 		memcpy(merged + n, *argv, (size_t)*argc * sizeof(*merged));
 		merged[n + *argc] = NULL;

@@ -54,13 +54,25 @@ struct config_used {
 
 /* Takes `--config FILE` out of argv, then replaces *argc, *argv with the
  * file's options for `cmd` not given in argv, followed by argv itself
- * (static storage, valid until exit; the file's values are kept as long),
- * and prints the "using config" line. Leaves them alone without a file.
+ * (static storage, valid until exit; the file's values are kept as long).
+ * Leaves them alone without a file. The file is found and read once
+ * (config_load_text), at the first call.
  * ERR_INPUT naming the file (unreadable, not JSON, an unknown key, a key a
  * found file may not set, a value of the wrong kind), ERR_USAGE past
  * CLI_ARGS_MAX arguments or for `--config` without a value, ERR_NOMEM,
  * ERR_LOADER (no libcrypto for its SHA-256). */
 enum err config_args(const struct cli_cmd *cmd, int *argc, char ***argv, struct diag *d);
+
+/* Makes the `len` bytes at `text` the file in use, as read from `path`
+ * (named: --config or NEEDLE_CONFIG), replacing any before: parsed and every
+ * key checked (config.h). ERR_INPUT naming the file and the key, ERR_NOMEM,
+ * ERR_LOADER. Then no file is in use. */
+enum err config_load_text(const char *path, int named, const char *text, size_t len,
+			  struct diag *d);
+
+/* Prints "needle: using config FILE (keys: ...)" to stderr when a file is
+ * in use. */
+void config_say(void);
 
 /* The file in use, or NULL. */
 const struct config_used *config_used(void);

@@ -1223,8 +1223,10 @@ enum err report_markdown(const struct report_sum *m, struct buf *out, struct dia
 					  sec_recall, sec_latency, loadcells_markdown,
 					  loadview_markdown, probesum_markdown};
 	enum err e = md_render(m->s, head, sizeof(head) / sizeof(head[0]), "report", out, d);
+	size_t rows = out->len;
 
-	if (!e && (e = each_case(m, out, NULL, case_row)))
+	/* the rows md_render does not make are made inert here */
+	if (!e && ((e = each_case(m, out, NULL, case_row)) || (e = ctl_escape_from(out, rows))))
 		return diag_fail(d, e, "cannot render the report: %s",
 				 e == ERR_NOMEM ? "out of memory" : err_name(e));
 	return e ? e : md_render(m->s, tail, sizeof(tail) / sizeof(tail[0]), "report", out, d);

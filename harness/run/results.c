@@ -378,7 +378,10 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 		return ERR_OK;
 	buf_init(&b, (size_t)64 << 20);
 	e = io_read_input(path, IO_NOFOLLOW, &b, d);
-	if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
+	if (!e && !utf8_valid(b.data, b.len)) /* a hand edit: refused, as a journal line is */
+		e = diag_fail(d, ERR_INPUT, "cannot read '%s': invalid UTF-8 at byte %zu (needle writes only UTF-8)",
+			      path, utf8_first_bad(b.data, b.len) + 1);
+	else if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
 		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	else if (!e && !*out)
 		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);

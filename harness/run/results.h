@@ -129,7 +129,8 @@ enum err results_write_manifest(struct results *r, cJSON *manifest,
 size_t results_fix_utf8(char *s);
 
 /* Reads RUN_DIR/manifest.json if there is one (*out = NULL when not); the
- * caller owns *out. */
+ * caller owns *out. ERR_INPUT when it is not JSON, or not valid UTF-8 (a
+ * hand edit: refused, not mended). */
 enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
 
 /* Called by results_each with each record in file order, viewed
