@@ -111,7 +111,9 @@ static void show_progress(void *ctx, const struct run *r, int force)
 	progress_line(&st, line, sizeof(line));
 	if (c->tty)
 		progress_fit(line, progress_columns(STDERR_FILENO));
-	fprintf(stderr, c->tty ? "\r\033[K%s" : "needle run: %s\n", line); /* unbuffered */
+	fputs(c->tty ? "\r\033[K" : "needle run: ", stderr); /* unbuffered */
+	cli_quote(stderr, line); /* a case id is the suite's text */
+	fputs(c->tty ? "" : "\n", stderr);
 }
 
 static void summary(const struct cli_run *c, const struct run *r, int status)
@@ -210,14 +212,11 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 {
 	struct cli_run *c = ctx;
 
-	if (c->tty)
-		fprintf(stderr, "\r\033[Kwaiting for the server: %.0f s, ", waited_s);
-	else if (strcmp(last, c->last_wait))
-		fprintf(stderr, "waiting for the server: %.0f s, ", waited_s);
-	if (c->tty || strcmp(last, c->last_wait)) /* what the server answers */
+	if (c->tty || strcmp(last, c->last_wait)) { /* what the server answers, quoted */
+		fprintf(stderr, "%swaiting for the server: %.0f s, ", c->tty ? "\r\033[K" : "", waited_s);
 		cli_quote(stderr, last);
-	if (!c->tty && strcmp(last, c->last_wait))
-		fputc('\n', stderr);
+		fputs(c->tty ? "" : "\n", stderr);
+	}
 	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
 }
 
