@@ -647,19 +647,19 @@ static void acc_release(struct report_fold *A)
 	probesum_release(&A->probes);
 }
 
-/* planned, planned_done and complete (null without a plan: record.h), and
- * planned_note when an older plan counts each load case of the run as one
- * attempt. */
-static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r)
+/* planned, planned_done and complete (null without a plan: record.h; never
+ * true beside "incomplete": true), and planned_note when an older plan counts
+ * each load case of the run as one attempt. */
+static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r,
+		     const struct record_plan_count *p, int inc)
 {
-	struct record_plan_count pc;
+	struct record_plan_count pc = *p;
 
-	record_plan_done(r->manifest, &r->keys, r->globs, r->nglobs, &pc);
 	json_add_item(&A->jb, o, "planned", pc.planned < 0 ? cJSON_CreateNull()
 							   : cJSON_CreateNumber((double)pc.planned));
 	json_add_num(&A->jb, o, "planned_done", (double)pc.done);
 	json_add_item(&A->jb, o, "complete", pc.planned < 0 ? cJSON_CreateNull()
-							    : cJSON_CreateBool(pc.done == pc.planned));
+							    : cJSON_CreateBool(!inc));
 	if (pc.planned >= 0 && pc.per_case && r->load_records)
 		json_add_str(&A->jb, o, "planned_note",
 			     "a load case counts as one attempt in this plan: its manifest.json "
@@ -690,14 +690,20 @@ static void add_totals(struct report_fold *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
 	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
+	struct record_plan_count pc;
+	int inc;
 
 	json_add_num(jb, o, "total", (double)A->total);
 	json_add_num(jb, o, "pass", (double)A->pass);
 	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
 	add_rate(jb, o, A->pass, A->total);
 	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
-	json_add_bool(jb, o, "incomplete", incomplete(r->manifest));
-	add_plan(A, o, r);
+	/* one verdict: the manifest's (interrupted, fewer run than planned) or
+	 * the plan's (a planned attempt without a record) */
+	record_plan_done(r->manifest, &r->keys, r->globs, r->nglobs, &pc);
+	inc = incomplete(r->manifest) || (pc.planned >= 0 && pc.done < pc.planned);
+	json_add_bool(jb, o, "incomplete", inc);
+	add_plan(A, o, r, &pc, inc);
 	st = json_add_obj(jb, A->s, "fail_stages");
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);

@@ -2,7 +2,7 @@
 # The formats other tools read, fed what a server may choose (issue 33.6): a model id
 # of 1,000 characters with quotes and backslashes still gives Prometheus text that
 # promtool accepts, its labels whole; the run label is the same for R, R/, R/. and
-# R/./; the HTML page carries a Content-Security-Policy that loads nothing but its
+# R/./; complete and incomplete never both true; the HTML page carries a Content-Security-Policy that loads nothing but its
 # inline pictures and style; --repeat -1 is refused.
 set -eu
 . "$TESTS/lib/cli.sh"
@@ -40,6 +40,15 @@ grep -q '^needle_attempts{run="R",' "$tmp/dot.prom" || fail "the run label of '.
 "$NEEDLE" report R --format html > "$tmp/page.html" 2> "$tmp/err" || fail "html: $(cat "$tmp/err")"
 grep -qF "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">" "$tmp/page.html" ||
 	fail "the page has no Content-Security-Policy: $(head -c 400 "$tmp/page.html")"
+# one verdict on completeness: a manifest that says the run stopped early never
+# sits beside "complete": true (issue 33.4)
+cp -r R R3
+node -e 'const fs = require("fs"), m = JSON.parse(fs.readFileSync("R3/manifest.json", "utf8"));
+	m.interrupted = true; fs.writeFileSync("R3/manifest.json", JSON.stringify(m))'
+"$NEEDLE" report R3 --format json > "$tmp/r3.json" 2> "$tmp/err" || fail "report of R3: $(cat "$tmp/err")"
+node -e 'const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).attempts;
+	process.exit(a.incomplete === true && a.complete === false ? 0 : 1)' "$tmp/r3.json" ||
+	fail "complete beside incomplete: $(head -c 600 "$tmp/r3.json")"
 check_exit 2 "option '--repeat' wants 1 to" "$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model ref-good --repeat -1 --out R2
 [ ! -e R2 ] || fail "--repeat -1 made a run folder"
 echo "hostile_formats: a 1,000-character model id exported whole; one run label for R, R/, R/.; the page's CSP; --repeat -1 refused"
