@@ -110,7 +110,7 @@ static enum err check_key(const cJSON *item, const char *section, struct diag *d
 
 	if (section)
 		snprintf(where, sizeof(where), " (in section '%s')", section);
-	if (!is_known(k) || (section && is_section(k))) {
+	if (!is_known(k) || (section && is_section(k) && strcmp(k, "count"))) { /* count: both */
 		near = hint_closest(k, known_keys);
 		return near ? diag_fail(d, ERR_INPUT, "unknown key '%s'%s (did you mean '%s'?)", k, where, near)
 			    : diag_fail(d, ERR_INPUT, "unknown key '%s'%s: not an option of any command nor a command's section", k, where);

@@ -102,6 +102,11 @@ echo "$words" | node -e 'const ks = require("fs").readFileSync(0, "utf8").trim()
 	process.stdout.write(JSON.stringify(o))' > "$tmp/all.json"
 "$NEEDLE" suites --config "$tmp/all.json" > /dev/null 2> "$tmp/err" || fail "a file of every option: $(cat "$tmp/err")"
 
+# "count" is a section and gen image's option
+printf '{"gen image": {"count": 1, "seed": 3}}\n' > "$tmp/img.json"
+"$NEEDLE" gen image --config "$tmp/img.json" --out "$tmp/img" > /dev/null 2> "$tmp/err" || fail "gen image's count from a section: $(cat "$tmp/err")"
+[ "$(ls "$tmp/img" | grep -c '\.png$')" = 1 ] || fail "gen image --count 1 from the file: $(ls "$tmp/img")"
+
 # unknown keys and bad values: the file and the key, "did you mean"
 printf '{"concurency": 2}\n' > needle.json
 check_exit 2 "config 'needle.json': unknown key 'concurency' (did you mean 'concurrency'?)" \
