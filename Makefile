@@ -131,7 +131,7 @@ fuzz:
 	sh tests/setup.sh fuzz
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang CXX=clang++ OPT="-O1 -g" \
 		SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-		$(BUILD)/fuzz/libneedle.a
+		$(BUILD)/fuzz/libneedle.a $(BUILD)/fuzz/libneedle-cli.a
 	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 
 bench: all deps-test

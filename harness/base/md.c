@@ -5,14 +5,18 @@
 
 #include <stdio.h>
 
+#include "ctl.h"
+
 enum err md_render(const cJSON *doc, const md_section *sections, size_t n,
 		   const char *what, struct buf *out, struct diag *d)
 {
 	enum err e = ERR_OK;
-	size_t i;
+	size_t i, from = out->len;
 
 	for (i = 0; !e && i < n; i++)
 		e = sections[i](doc, out);
+	if (!e) /* a server's or a record's text is shown, not obeyed */
+		e = ctl_escape_from(out, from);
 	if (e == ERR_NOMEM)
 		return diag_fail(d, e, "out of memory rendering the %s", what);
 	if (e)

@@ -19,7 +19,8 @@ typedef enum err (*md_section)(const cJSON *doc, struct buf *out);
 
 /* Runs sections[0..n) in order on `doc`, stopping at the first error, which
  * it reports as "cannot render the WHAT: ERROR". `out` keeps what was
- * appended before the error. */
+ * appended before the error. What the sections appended is made inert
+ * (ctl.h: control characters escaped), whatever strings `doc` holds. */
 enum err md_render(const cJSON *doc, const md_section *sections, size_t n,
 		   const char *what, struct buf *out, struct diag *d);
 

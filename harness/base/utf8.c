@@ -294,3 +294,16 @@ size_t utf8_encode(uint32_t cp, char out[4])
 	out[3] = (char)(0x80 | (cp & 0x3F));
 	return 4;
 }
+
+size_t utf8_whole(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = n, back = 0, want;
+
+	while (i > 0 && back < 4 && (u[i - 1] & 0xC0) == 0x80)
+		i--, back++;
+	if (i == 0 || u[i - 1] < 0xC0)
+		return n; /* no lead byte: nothing a cut made */
+	want = u[i - 1] < 0xE0 ? 2 : u[i - 1] < 0xF0 ? 3 : 4;
+	return back + 1 < want ? i - 1 : n;
+}

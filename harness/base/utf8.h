@@ -55,6 +55,11 @@ size_t utf8_decode(const char *s, size_t len, uint32_t *cp);
  * checks) as UTF-8 into `out`; returns its length, 1 to 4. */
 size_t utf8_encode(uint32_t cp, char out[4]);
 
+/* The length of the longest prefix of s[0..n) that does not end inside a
+ * character: n less the lead and continuation bytes of a last character
+ * that a cut left incomplete. For cutting text at a character boundary. */
+size_t utf8_whole(const char *s, size_t n);
+
 /* The value of hex digit `c` (either case), or -1. */
 int utf8_hexval(int c);
 

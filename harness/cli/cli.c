@@ -1,9 +1,11 @@
 #include "cli.h"
 #include "config.h"
 
+#include "base/ctl.h"
 #include "base/hint.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,10 @@
 /* Renders the help of `cmd` into `out` in `format`. */
 static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 			 struct buf *out);
+
+/* Every command's --config (config.h takes it out of argv). */
+static const char config_help[] =
+	"read default options from this JSON file (default: ./needle.json, else the XDG one); a named file may also set the endpoint, key and TLS options (docs/security.md)";
 
 static const struct {
 	unsigned bit;
@@ -66,7 +72,7 @@ static enum err set_value(const struct cli_opt *o, const char *v,
 
 		errno = 0;
 		x = strtol(v, &end, 10);
-		if (errno || end == v || *end)
+		if (errno || end == v || *end || x == LONG_MIN) /* LONG_MIN: "not given" */
 			return diag_fail(d, ERR_USAGE,
 					 "option '--%s' wants an integer, got '%s'",
 					 o->name, v);
@@ -226,6 +232,7 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 	}
 	if (config_args(cmd, &argc, &argv, d))
 		return -1;
+	config_say();
 	buf_init(&help, 1 << 16);
 	e = cli_parse(cmd, argc, argv, args, nargs, &outcome, &help, d);
 	if (e && outcome == CLI_HELP_SHOWN)
@@ -308,6 +315,8 @@ static enum err help_text(const struct cli_cmd *cmd, struct buf *out)
 		e = help_opt(out, left, cmd->opts[i].help);
 	}
 	if (!e)
+		e = help_opt(out, "    --config FILE", config_help);
+	if (!e)
 		e = help_opt(out, "-h, --help", "show this help");
 	if (!e && cmd->examples)
 		e = buf_printf(out, "\nExamples:\n%s", cmd->examples);
@@ -373,6 +382,10 @@ static enum err help_man(const struct cli_cmd *cmd, struct buf *out)
 		if (!e)
 			e = man_line(out, "", o->help, "\n");
 	}
+	if (!e)
+		e = man_line(out, ".TP\n.B ", "--config FILE", "\n");
+	if (!e)
+		e = man_line(out, "", config_help, "\n");
 	if (!e && cmd->examples)
 		e = man_line(out, ".PP\nExamples:\n.nf\n.RS\n", cmd->examples,
 			     ".RE\n.fi\n");
@@ -381,7 +394,7 @@ static enum err help_man(const struct cli_cmd *cmd, struct buf *out)
 
 static enum err help_words(const struct cli_cmd *cmd, struct buf *out)
 {
-	enum err e = buf_puts(out, "--help\n");
+	enum err e = buf_puts(out, "--help\n--config\n");
 	size_t i;
 
 	for (i = 0; !e && i < cmd->nopts; i++)
@@ -406,11 +419,35 @@ static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 int cli_report(const char *cmd_name, const struct diag *d)
 {
 	/* a missing library reads as the dynamic loader's complaint would */
-	fprintf(stderr, "%s: %s\n", d->code == ERR_LOADER ? "needle" : "error",
-		d->msg[0] ? d->msg : err_name(d->code));
+	const char *m = d->msg, *file = NULL;
+	size_t n = 0;
+
+	/* "option '--NAME' ..." of a value the config file gave: its file and key */
+	if (!strncmp(m, "option '--", 10)) {
+		n = strcspn(m + 10, "'");
+		file = m[10 + n] ? config_blame(m + 10, n) : NULL;
+	}
+	if (file)
+		fprintf(stderr, "error: config '%s': key '%.*s'", file, (int)n, m + 10);
+	else
+		fprintf(stderr, "%s: ", d->code == ERR_LOADER ? "needle" : "error");
+	cli_quote(stderr, file ? m + 11 + n : m[0] ? m : err_name(d->code));
+	fputc('\n', stderr);
 	if (d->code == ERR_USAGE && cmd_name)
 		fprintf(stderr, "try 'needle %s --help'\n", cmd_name);
 	return err_exit_status(d->code);
+}
+
+void cli_quote(FILE *f, const char *s)
+{
+	struct buf b;
+
+	buf_init(&b, BUF_MAX_DEFAULT);
+	if (ctl_escape(&b, s, strlen(s)))
+		fputs("(text not shown: out of memory)", f);
+	else
+		fwrite(b.data, 1, b.len, f);
+	buf_release(&b);
 }
 
 void cli_shell_arg(const char *a)

@@ -106,10 +106,15 @@ int cli_start(const struct cli_cmd *cmd, int argc, char **argv,
 enum err cli_wrap(struct buf *out, const char *text, size_t col, size_t indent,
 		  size_t width);
 
-/* Prints "error: MSG" ("needle: MSG" for ERR_LOADER) and, for ERR_USAGE, "try
- * 'needle NAME --help'" to stderr; returns the exit status for `d->code`
+/* Prints "error: MSG" ("needle: MSG" for ERR_LOADER; "error: config 'FILE':
+ * key 'NAME' ..." for an "option '--NAME' ..." whose value the config file
+ * gave, config.h) and, for ERR_USAGE, "try 'needle NAME --help'" to stderr; returns the exit status for `d->code`
  * (err_exit_status: 127 for ERR_LOADER). For the CLI layer only. */
 int cli_report(const char *cmd_name, const struct diag *d);
+
+/* Prints `s` to `f` with its control characters escaped (base/ctl.h): for
+ * any text a server, a record or a file chose. */
+void cli_quote(FILE *f, const char *s);
 
 /* Prints " ARG" to stderr, single-quoted for a POSIX shell when it holds
  * anything but [A-Za-z0-9_./:=@%+,-] (a command line to copy and run). */

@@ -15,6 +15,7 @@
 #include "base/buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "config.h"
 #include "base/io.h"
 #include "base/mem.h"
 #include "tok/tok.h"
@@ -298,8 +299,13 @@ int cmd_count(int argc, char **argv)
 
 	diag_init(&d);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
-	if (outcome == CLI_RUN && !tpl_hub_resolve(o.tokenizer, o.revision, &hub, &d) && hub)
-		o.tokenizer = hub;
+	if (outcome == CLI_RUN && !tpl_hub_resolve(o.tokenizer, o.revision, &hub, &d)) {
+		struct record_origin said;
+
+		config_origin(&said, o.tokenizer, hub);
+		if (hub)
+			o.tokenizer = hub;
+	}
 	if (outcome == CLI_RUN && !d.code) {
 		if (!o.tokenizer && !o.print_prompt) {
 			diag_fail(&d, ERR_USAGE, "option '--tokenizer' is required");

@@ -162,8 +162,11 @@ static void say_like_for_like(const cJSON *diff, const char *key, int allowed)
 {
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(diff, key);
 
-	if (cJSON_IsString(s))
-		fprintf(stderr, "%s: %s\n", allowed ? "warning" : "every gate fails", s->valuestring);
+	if (cJSON_IsString(s)) {
+		fprintf(stderr, "%s: ", allowed ? "warning" : "every gate fails");
+		cli_quote(stderr, s->valuestring);
+		fputc('\n', stderr);
+	}
 }
 
 /* Judges the gates on the comparison; *worst is the worst verdict. */
@@ -187,9 +190,11 @@ static enum err judge(struct diff_result *res, const struct gate *g, size_t n,
 	for (i = 0; !e && i < n; i++) {
 		e = gate_eval(res, &g[i], flags, &v, d);
 		*worst = v > *worst ? v : *worst;
-		if (!e && v != GATE_PASS)
-			fprintf(stderr, "gate %s: %s: %s\n", v == GATE_FAIL ? "failed" : "underpowered",
-				g[i].spec, last_detail(res->diff));
+		if (!e && v != GATE_PASS) {
+			fprintf(stderr, "gate %s: %s: ", v == GATE_FAIL ? "failed" : "underpowered", g[i].spec);
+			cli_quote(stderr, last_detail(res->diff));
+			fputc('\n', stderr);
+		}
 	}
 	return e;
 }
@@ -213,10 +218,16 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		e = judge(&res, g, n, o, worst, d);
 	if (!e) {
 		const cJSON *w;
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "warnings"))
-			fprintf(stderr, "warning: %s\n", w->valuestring);
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "advice"))
-			fprintf(stderr, "what to do: %s\n", w->valuestring);
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "warnings")) {
+			fputs("warning: ", stderr);
+			cli_quote(stderr, w->valuestring);
+			fputc('\n', stderr);
+		}
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "advice")) {
+			fputs("what to do: ", stderr);
+			cli_quote(stderr, w->valuestring);
+			fputc('\n', stderr);
+		}
 	}
 	if (!e && o->plot)
 		e = write_plot(res.diff, o->plot, d);

@@ -89,7 +89,7 @@ int cmd_merge(int argc, char **argv)
 		show(&st, args[0]);
 	if (d.code && problems.len > 0) {
 		fprintf(stderr, "needle merge: the shards do not make one run:\n");
-		fputs(problems.data, stderr);
+		cli_quote(stderr, problems.data);
 	}
 	if (d.code)
 		status = cli_report("merge", &d);

@@ -3,6 +3,7 @@
  * option table, the endpoint and API key from the environment, the live
  * progress line and the summary on stderr, and the exit status.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "base/buf.h"
 #include "cli.h"
 #include "cmd.h"
+#include "config.h"
 #include "base/io.h"
 #include "base/mem.h"
 #include "net/endpoint.h"
@@ -109,7 +111,9 @@ static void show_progress(void *ctx, const struct run *r, int force)
 	progress_line(&st, line, sizeof(line));
 	if (c->tty)
 		progress_fit(line, progress_columns(STDERR_FILENO));
-	fprintf(stderr, c->tty ? "\r\033[K%s" : "needle run: %s\n", line); /* unbuffered */
+	fputs(c->tty ? "\r\033[K" : "needle run: ", stderr); /* unbuffered */
+	cli_quote(stderr, line); /* a case id is the suite's text */
+	fputs(c->tty ? "" : "\n", stderr);
 }
 
 static void summary(const struct cli_run *c, const struct run *r, int status)
@@ -208,10 +212,11 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 {
 	struct cli_run *c = ctx;
 
-	if (c->tty)
-		fprintf(stderr, "\r\033[Kwaiting for the server: %.0f s, %s", waited_s, last);
-	else if (strcmp(last, c->last_wait))
-		fprintf(stderr, "waiting for the server: %.0f s, %s\n", waited_s, last);
+	if (c->tty || strcmp(last, c->last_wait)) { /* what the server answers, quoted */
+		fprintf(stderr, "%swaiting for the server: %.0f s, ", c->tty ? "\r\033[K" : "", waited_s);
+		cli_quote(stderr, last);
+		fputs(c->tty ? "" : "\n", stderr);
+	}
 	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
 }
 
@@ -285,14 +290,13 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	return status;
 }
 
-/* The checks of the options cli_parse cannot make, into `d`. */
 static void check_opts(struct cli_run *c, struct diag *d)
 {
 	double wait_s;
 
 	if (c->o.concurrency < 1 || c->o.concurrency > RUN_MAX_CONCURRENCY)
 		diag_fail(d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
-	else if (c->o.repeat != -1 && (c->o.repeat < 1 || c->o.repeat > SUITE_MAX_REPEAT))
+	else if (c->o.repeat != LONG_MIN && (c->o.repeat < 1 || c->o.repeat > SUITE_MAX_REPEAT))
 		diag_fail(d, ERR_USAGE, "option '--repeat' wants 1 to %d, got %ld",
 			  SUITE_MAX_REPEAT, c->o.repeat);
 	else if (c->o.warmup < 0 || c->o.warmup > 100000)
@@ -309,7 +313,8 @@ static void check_opts(struct cli_run *c, struct diag *d)
 	else if (c->start_at && (shard_parse_time(c->start_at, &c->o.start_at, d) ||
 				 shard_check_start(c->o.start_at, (double)time(NULL), c->o.resume, d)))
 		diag_prefix(d, "option '--start-at' '%s'", c->start_at);
-	else if (!tpl_hub_resolve(c->o.tokenizer, c->revision, &c->hub_path, d) && c->hub_path)
+	else if (!tpl_hub_resolve(c->o.tokenizer, c->revision, &c->hub_path, d) &&
+		 (config_origin(&c->o.origin, c->o.tokenizer, c->hub_path), c->hub_path))
 		c->o.tokenizer = c->hub_path;
 }
 
@@ -363,7 +368,7 @@ int cmd_run(int argc, char **argv)
 	diag_init(&d);
 	buf_init(&suite, BUF_MAX_DEFAULT);
 	c.o.concurrency = 1;
-	c.o.repeat = -1; /* not given */
+	c.o.repeat = LONG_MIN; /* not given */
 	buf_init(&c.file, 1 << 20);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (!d.code && outcome != CLI_HELP_SHOWN)
@@ -374,7 +379,7 @@ int cmd_run(int argc, char **argv)
 		buf_release(&suite);
 		return d.code ? cli_report("run", &d) : EXIT_PASS;
 	}
-	if (c.o.repeat == -1)
+	if (c.o.repeat == LONG_MIN)
 		c.o.repeat = 0;
 	c.o.case_globs = c.cases.v;
 	c.o.ncase_globs = c.cases.n;

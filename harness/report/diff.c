@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "base/ctl.h"
 #include "base/jget.h"
 #include "base/jout.h"
 #include "load/loadcells.h"
@@ -1263,8 +1264,10 @@ enum err diff_markdown(const struct diff_result *res, struct buf *out, struct di
 					  sec_fail_to_pass, sec_only_b_failed};
 	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_load, sec_gates};
 	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
+	size_t rows = out->len;
 
-	if (!e && (e = sec_cases(res, out)))
+	/* the rows md_render does not make are made inert here */
+	if (!e && ((e = sec_cases(res, out)) || (e = ctl_escape_from(out, rows))))
 		return diag_fail(d, e, "cannot render the diff: %s",
 				 e == ERR_NOMEM ? "out of memory" : err_name(e));
 	return e ? e : md_render(res->diff, tail, sizeof(tail) / sizeof(tail[0]), "diff", out, d);

@@ -10,6 +10,7 @@
 
 #include "base/jget.h"
 #include "base/md.h"
+#include "base/utf8.h"
 #include "base/xml.h"
 #include "run/record.h"
 #include "run/results.h"
@@ -32,6 +33,7 @@ static void case_name(const cJSON *rec, char *out, size_t cap)
 
 	n = snprintf(out, cap, "%s repeat %.0f", cJSON_GetStringValue(jget(rec, "case")),
 		     jget_num(rec, "repeat"));
+	out[utf8_whole(out, strlen(out))] = '\0'; /* a long case id cut: whole characters */
 	if (n >= 0 && (size_t)n < cap && cJSON_IsNumber(seed))
 		n += snprintf(out + n, cap - (size_t)n, " seed %.0f", seed->valuedouble);
 	if (n < 0 || (size_t)n >= cap || !load)
@@ -112,13 +114,15 @@ static enum err document(const struct junit_walk *w, const cJSON *m, const char 
 
 	/* the schema's timestamp is a local date-time without a zone: UTC's */
 	snprintf(when, sizeof(when), "%.19s", started ? started : "");
+	when[utf8_whole(when, strlen(when))] = '\0'; /* the manifest's text: escaped too */
 	if ((e = buf_printf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			    "<testsuites name=\"needle\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n"
 			    "  <testsuite name=\"", w->tests, w->failures, w->seconds)) ||
 	    (e = xml_attr(out, w->suite)) ||
-	    (e = buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\"%s%s%s time=\"%.3f\">\n"
-			    "    <properties>\n", w->tests, w->failures, started ? " timestamp=\"" : "",
-			    started ? when : "", started ? "\"" : "", w->seconds)) ||
+	    (e = buf_printf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\"%s",
+			    w->tests, w->failures, started ? " timestamp=\"" : "")) ||
+	    (started && ((e = xml_attr(out, when)) || (e = buf_putc(out, '"')))) ||
+	    (e = buf_printf(out, " time=\"%.3f\">\n    <properties>\n", w->seconds)) ||
 	    (e = property(out, "run_id", cJSON_GetStringValue(jget(m, "run_id")))) ||
 	    (e = property(out, "model", cJSON_GetStringValue(jget2(m, "endpoint", "served_model")))) ||
 	    (e = property(out, "base_url", cJSON_GetStringValue(jget2(m, "endpoint", "base_url")))) ||

@@ -39,6 +39,13 @@ struct part {
 	cJSON *load;         /* owned array of its load records */
 	struct span *drop;   /* owned, in file order */
 	size_t ndrop, capdrop;
+	struct keyset plan;  /* its manifest's planned keys (has_plan) */
+	int has_plan;
+	size_t nplan;
+	size_t shared;       /* planned keys an earlier shard planned too */
+	size_t shared_with;  /* that shard's position */
+	size_t foreign;      /* records whose key its plan does not hold */
+	char foreign_id[RECORD_KEY_MAX];
 };
 
 struct merge {
@@ -48,6 +55,7 @@ struct merge {
 	size_t cur;          /* the shard being read */
 	long count;
 	struct keyset keys;  /* attempt key -> owned struct loc */
+	struct keyset planned; /* planned key -> 1 + position of the shard planning it */
 	struct buf a, b;     /* a first record read again, to compare */
 	struct buf *problems;
 	size_t nproblems;
@@ -276,6 +284,10 @@ static enum err on_record(void *ctx, struct mergeread_rec *rec, struct diag *d)
 		cJSON_AddItemToArray(s->load, rec->load);
 		rec->load = NULL;
 	}
+	if (s->has_plan && !keyset_has(&s->plan, rec->key) && !s->foreign++) {
+		snprintf(s->foreign_id, sizeof(s->foreign_id), "%s", rec->key);
+		s->foreign_id[strcspn(s->foreign_id, "\x1f")] = '\0';
+	}
 	if (first)
 		return again(m, first, rec, d);
 	if (!(first = mem_alloc(sizeof(*first))))
@@ -288,6 +300,39 @@ static enum err on_record(void *ctx, struct mergeread_rec *rec, struct diag *d)
 	s->kept++;
 	s->pass += (size_t)rec->passed;
 	return ERR_OK;
+}
+
+/* The shard's planned keys, and how many of them an earlier shard plans. */
+static enum err read_plan(struct merge *m, struct part *s, struct diag *d)
+{
+	const cJSON *k, *keys = jget2(s->rd.manifest, "planned", "keys");
+	size_t *at;
+	int added;
+	enum err e = ERR_OK;
+
+	keyset_init(&s->plan);
+	if (!(s->has_plan = cJSON_IsArray(keys)))
+		return ERR_OK;
+	cJSON_ArrayForEach(k, keys) {
+		if (!cJSON_IsString(k))
+			continue;
+		if ((e = keyset_add(&s->plan, k->valuestring, &added, d)))
+			return e;
+		s->nplan += (size_t)added;
+		if ((at = keyset_get(&m->planned, k->valuestring))) {
+			if (!s->shared++)
+				s->shared_with = *at;
+			continue;
+		}
+		if (!(at = mem_alloc(sizeof(*at))))
+			return diag_fail(d, ERR_NOMEM, "out of memory");
+		*at = m->cur;
+		if ((e = keyset_put(&m->planned, k->valuestring, at, d))) {
+			mem_free(at);
+			return e;
+		}
+	}
+	return e;
 }
 
 /* Opens and reads every shard folder, in the order given. */
@@ -304,6 +349,8 @@ static enum err read_all(struct merge *m, struct diag *d)
 		if (!(s->load = cJSON_CreateArray()))
 			return diag_fail(d, ERR_NOMEM, "out of memory");
 		e = mergeread_open(&s->rd, m->dirs[m->cur], d);
+		if (!e)
+			e = read_plan(m, s, d);
 		if (!e)
 			e = mergeread_scan(&s->rd, on_record, m, d);
 		if (!e && !s->rd.manifest)
@@ -506,6 +553,68 @@ static enum err write_out(struct merge *m, const char *out, struct diag *d)
 	return e;
 }
 
+/* Member `k` of `o` when it is a string, else "". */
+static const char *str_at(const cJSON *o, const char *k)
+{
+	const cJSON *v = jget(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Each shard its own: its own run (run id), its own part of the plan, its
+ * records in it; and together the whole split (shard.h) every shard
+ * computed alike: so a copy of a shard relabelled as another is refused. */
+static void check_own(struct merge *m)
+{
+	const cJSON *first = jget2(m->sh[0].rd.manifest, "shard", "split"), *sp;
+	size_t i, j, mine = 0, nsplit = 0;
+	long index, count;
+	size_t planned;
+	char a[64], b[64];
+
+	for (i = 0; i < m->n; i++) {
+		const char *id = str_at(m->sh[i].rd.manifest, "run_id");
+		struct part *s = &m->sh[i];
+		for (j = 0; *id && j < i; j++)
+			if (!strcmp(id, str_at(m->sh[j].rd.manifest, "run_id")))
+				problem(m, "'%s' has the run id of '%s' (%s): a copy of one shard, not another",
+					m->dirs[i], m->dirs[j], id);
+		if (s->shared) {
+			snprintf(a, sizeof(a), "%zu", s->shared);
+			problem(m, "'%s' plans %s attempts that '%s' plans too: a copy of one shard, not another",
+				m->dirs[i], a, m->dirs[s->shared_with]);
+		}
+		if (s->foreign) {
+			snprintf(a, sizeof(a), "%zu", s->foreign);
+			problem(m, "'%s' holds %s records its own plan does not (the first of case '%s'): not this shard's attempts",
+				m->dirs[i], a, s->foreign_id);
+		}
+		if (shard_of(m, i, &index, &count, &planned) && s->has_plan && s->nplan != planned) {
+			snprintf(a, sizeof(a), "%zu", s->nplan);
+			snprintf(b, sizeof(b), "%zu", planned);
+			problem(m, "'%s' plans %s attempts but says it has %s", m->dirs[i], a, b);
+		}
+		sp = jget2(s->rd.manifest, "shard", "split");
+		nsplit += sp != NULL;
+		if (sp && (!first || jget_num(sp, "attempts") != jget_num(first, "attempts") ||
+			   strcmp(str_at(sp, "sha256"), str_at(first, "sha256"))))
+			problem(m, "'%s' is a foreign shard: its split of the suite is not that of '%s'%s",
+				m->dirs[i], m->dirs[0], "");
+		else if (sp && jget_num(sp, "mine") > (double)s->nplan)
+			problem(m, "'%s' plans fewer attempts than its part of the split%s%s", m->dirs[i], "", "");
+		mine += sp ? (size_t)jget_num(sp, "mine") : 0;
+	}
+	if (nsplit && nsplit < m->n)
+		problem(m, "some shards record their split of the suite and some do not: shards of different needle versions%s%s%s",
+			"", "", "");
+	else if (nsplit == m->n && first && m->count == (long)m->n &&
+		 (double)mine != jget_num(first, "attempts")) {
+		snprintf(a, sizeof(a), "%zu", mine);
+		snprintf(b, sizeof(b), "%.0f", jget_num(first, "attempts"));
+		problem(m, "the shards' parts of the split add up to %s attempts, not the suite's %s%s", a, b, "");
+	}
+}
+
 static enum err check(struct merge *m, int allow_partial, struct diag *d)
 {
 	size_t i;
@@ -513,6 +622,8 @@ static enum err check(struct merge *m, int allow_partial, struct diag *d)
 
 	for (i = 1; !e && i < m->n; i++)
 		check_same(m, i);
+	if (!e)
+		check_own(m);
 	for (i = 0; !e && i < m->n; i++)
 		check_complete(m, i, allow_partial);
 	if (!e)
@@ -536,7 +647,11 @@ static void merge_release(struct merge *m)
 	for (i = 0; i < m->keys.cap; i++)
 		mem_free(m->keys.val[i]);
 	keyset_release(&m->keys);
+	for (i = 0; i < m->planned.cap; i++)
+		mem_free(m->planned.val[i]);
+	keyset_release(&m->planned);
 	for (i = 0; m->sh && i < m->n; i++) {
+		keyset_release(&m->sh[i].plan);
 		mergeread_close(&m->sh[i].rd);
 		cJSON_Delete(m->sh[i].load);
 		mem_free(m->sh[i].drop);
@@ -560,6 +675,7 @@ enum err merge_shards(const char *out, const char *const *dirs, size_t n,
 	st->load.tolerance_ms = o->max_skew_ms;
 	m.dirs = dirs, m.n = n, m.problems = problems, m.st = st;
 	keyset_init(&m.keys);
+	keyset_init(&m.planned);
 	buf_init(&m.a, RESULTS_LINE_MAX);
 	buf_init(&m.b, RESULTS_LINE_MAX);
 	buf_init(&m.differ, (size_t)1 << 20);

@@ -9,9 +9,15 @@
  * template (SHA-256), endpoint base URL, served model and server version as
  * the first one named; shard indexes 0..N-1 each exactly once, all of one
  * count N; each shard complete (its manifest ended and holds as many attempt
- * keys as its shard planned) unless partial ones are allowed. An attempt key
- * recorded in two shards is a problem, unless the two records are identical:
- * then one is dropped and counted. With a --start-at run (a common start) the
+ * keys as its shard planned) unless partial ones are allowed. Each shard must
+ * be its own, not a copy standing in for another: run ids all different,
+ * plans disjoint, every record's key in its own shard's plan, the plan as
+ * long as the shard says, and the whole split of the suite (shard
+ * "split": the attempts but load requests, a SHA-256 of every unit's shard)
+ * the same in every shard, the shards' parts of it adding up to it. A record
+ * whose verdict contradicts its checks (record_view_lie) is refused. An
+ * attempt key recorded in two shards is a problem, unless the two records
+ * are identical: then one is dropped and counted. With a --start-at run (a common start) the
  * merge records each shard's start lag; concurrency across shards then only
  * adds up to a bound, as the shards never saw each other's requests. Shards
  * that ran load cases together must have started each round together and

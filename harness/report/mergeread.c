@@ -107,7 +107,8 @@ void mergeread_close(struct mergeread *r)
  * when merge reads it and `obj` has none yet. ERR_NOMEM only. */
 static enum err keep_member(cJSON *obj, const char *k, size_t kn, const char *v, size_t n)
 {
-	static const char *const wanted[] = {"case", "repeat", "seed", "verdict"};
+	static const char *const wanted[] = {"case", "repeat", "seed", "verdict", "transport",
+					     "audit", "grade"};
 	size_t i;
 	cJSON *item;
 
@@ -157,6 +158,8 @@ static int scan_object(const char *s, size_t len, struct buf *scratch, cJSON *ob
 static const char *check_line(const char *s, size_t len, struct buf *scratch, cJSON **obj,
 			      int *load, int *nomem)
 {
+	struct record_view v;
+	const char *why;
 	int ok;
 
 	*load = 0;
@@ -177,7 +180,10 @@ static const char *check_line(const char *s, size_t len, struct buf *scratch, cJ
 			return "out of memory";
 		}
 	}
-	return record_problem(*obj);
+	if ((why = record_problem(*obj)))
+		return why;
+	record_view_of(*obj, &v);
+	return record_view_lie(&v);
 }
 
 /* One line of `len` bytes at `line` (its newline included; `last`: nothing

@@ -3,17 +3,20 @@
  */
 #include "prom.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/jget.h"
 
-/* The labels every sample of the run carries, text ready to print. */
+/* The labels every sample of the run carries, text ready to print: as long
+ * as the values are (a model id is the server's to choose). */
 struct prom_out {
 	struct buf *b;
-	char run[1400];
+	struct buf run;
 	enum err e;
 };
 
@@ -38,7 +41,7 @@ static void sample(struct prom_out *o, const char *name, double v, const char *c
 {
 	if (o->e || !isfinite(v))
 		return;
-	o->e = buf_printf(o->b, "%s{%s", name, o->run);
+	o->e = buf_printf(o->b, "%s{%s", name, o->run.data);
 	for (; !o->e && kv && kv[0]; kv += 2) {
 		if (!kv[1])
 			continue;
@@ -51,26 +54,50 @@ static void sample(struct prom_out *o, const char *name, double v, const char *c
 		o->e = buf_printf(o->b, "} %.15g\n", v);
 }
 
+/* The folder's name of run folder `dir` into out: its last component, the
+ * same for R, R/, R/. and R/./ (one run, one label); the current folder's
+ * own name for "." and the like. */
+static void folder_name(const char *dir, char *out, size_t cap)
+{
+	char real[PATH_MAX];
+	size_t n = strlen(dir);
+	const char *slash;
+
+	for (;;) {
+		if (n > 1 && dir[n - 1] == '/')
+			n--;
+		else if (n > 2 && dir[n - 1] == '.' && dir[n - 2] == '/')
+			n -= 2;
+		else
+			break;
+	}
+	snprintf(out, cap, "%.*s", (int)n, dir);
+	if ((!strcmp(out, ".") || !strcmp(out, "..") || (n > 2 && !strcmp(out + n - 3, "/.."))) &&
+	    realpath(dir, real))
+		snprintf(out, cap, "%s", real);
+	if ((slash = strrchr(out, '/')) && slash[1])
+		memmove(out, slash + 1, strlen(slash + 1) + 1);
+}
+
 /* The run labels from the summary's facts into o->run. */
 static void run_labels(struct prom_out *o, const cJSON *run)
 {
 	static const char *const keys[][2] = {
 		{"run", "dir"}, {"run_id", "run_id"}, {"suite", "suite"}, {"model", "model"}};
-	struct buf b;
+	char name[PATH_MAX];
 	size_t i;
 
-	buf_init(&b, sizeof(o->run) - 1);
 	for (i = 0; !o->e && i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = cJSON_GetStringValue(jget(run, keys[i][1]));
-		if (v && i == 0 && strrchr(v, '/') && strrchr(v, '/')[1])
-			v = strrchr(v, '/') + 1;
-		o->e = buf_printf(&b, "%s%s=\"", i ? "," : "", keys[i][0]);
-		label_value(&b, v ? v : "", &o->e);
+		if (v && i == 0) {
+			folder_name(v, name, sizeof(name));
+			v = name;
+		}
+		o->e = buf_printf(&o->run, "%s%s=\"", i ? "," : "", keys[i][0]);
+		label_value(&o->run, v ? v : "", &o->e);
 		if (!o->e)
-			o->e = buf_putc(&b, '"');
+			o->e = buf_putc(&o->run, '"');
 	}
-	snprintf(o->run, sizeof(o->run), "%s", b.data);
-	buf_release(&b);
 }
 
 /* "YYYY-MM-DDTHH:MM:SSZ" as seconds since the epoch; NAN otherwise. */
@@ -210,12 +237,14 @@ enum err prom_write(const struct report_sum *m, struct buf *out, struct diag *d)
 
 	memset(&o, 0, sizeof(o));
 	o.b = out;
+	buf_init(&o.run, out->max);
 	run_labels(&o, jget(m->s, "run"));
 	run_metrics(&o, m->s);
 	case_metrics(&o, &m->cases);
 	latency_metrics(&o, jget(m->s, "latency"));
 	for (i = 0; cJSON_GetArraySize(cells) > 0 && i < sizeof(load_figs) / sizeof(load_figs[0]); i++)
 		load_family(&o, &load_figs[i], cells);
+	buf_release(&o.run);
 	if (o.e)
 		return diag_fail(d, o.e, "cannot write the Prometheus metrics: %s", err_name(o.e));
 	return ERR_OK;

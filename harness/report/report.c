@@ -11,6 +11,7 @@
 
 #include "casetab.h"
 #include "heatmap.h"
+#include "base/ctl.h"
 #include "base/io.h"
 #include "base/jget.h"
 #include "base/jout.h"
@@ -646,19 +647,19 @@ static void acc_release(struct report_fold *A)
 	probesum_release(&A->probes);
 }
 
-/* planned, planned_done and complete (null without a plan: record.h), and
- * planned_note when an older plan counts each load case of the run as one
- * attempt. */
-static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r)
+/* planned, planned_done and complete (null without a plan: record.h; never
+ * true beside "incomplete": true), and planned_note when an older plan counts
+ * each load case of the run as one attempt. */
+static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r,
+		     const struct record_plan_count *p, int inc)
 {
-	struct record_plan_count pc;
+	struct record_plan_count pc = *p;
 
-	record_plan_done(r->manifest, &r->keys, r->globs, r->nglobs, &pc);
 	json_add_item(&A->jb, o, "planned", pc.planned < 0 ? cJSON_CreateNull()
 							   : cJSON_CreateNumber((double)pc.planned));
 	json_add_num(&A->jb, o, "planned_done", (double)pc.done);
 	json_add_item(&A->jb, o, "complete", pc.planned < 0 ? cJSON_CreateNull()
-							    : cJSON_CreateBool(pc.done == pc.planned));
+							    : cJSON_CreateBool(!inc));
 	if (pc.planned >= 0 && pc.per_case && r->load_records)
 		json_add_str(&A->jb, o, "planned_note",
 			     "a load case counts as one attempt in this plan: its manifest.json "
@@ -689,14 +690,20 @@ static void add_totals(struct report_fold *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
 	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
+	struct record_plan_count pc;
+	int inc;
 
 	json_add_num(jb, o, "total", (double)A->total);
 	json_add_num(jb, o, "pass", (double)A->pass);
 	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
 	add_rate(jb, o, A->pass, A->total);
 	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
-	json_add_bool(jb, o, "incomplete", incomplete(r->manifest));
-	add_plan(A, o, r);
+	/* one verdict: the manifest's (interrupted, fewer run than planned) or
+	 * the plan's (a planned attempt without a record) */
+	record_plan_done(r->manifest, &r->keys, r->globs, r->nglobs, &pc);
+	inc = incomplete(r->manifest) || (pc.planned >= 0 && pc.done < pc.planned);
+	json_add_bool(jb, o, "incomplete", inc);
+	add_plan(A, o, r, &pc, inc);
 	st = json_add_obj(jb, A->s, "fail_stages");
 	json_add_num(jb, st, "transport", (double)A->stage_transport);
 	json_add_num(jb, st, "audit", (double)A->stage_audit);
@@ -1222,8 +1229,10 @@ enum err report_markdown(const struct report_sum *m, struct buf *out, struct dia
 					  sec_recall, sec_latency, loadcells_markdown,
 					  loadview_markdown, probesum_markdown};
 	enum err e = md_render(m->s, head, sizeof(head) / sizeof(head[0]), "report", out, d);
+	size_t rows = out->len;
 
-	if (!e && (e = each_case(m, out, NULL, case_row)))
+	/* the rows md_render does not make are made inert here */
+	if (!e && ((e = each_case(m, out, NULL, case_row)) || (e = ctl_escape_from(out, rows))))
 		return diag_fail(d, e, "cannot render the report: %s",
 				 e == ERR_NOMEM ? "out of memory" : err_name(e));
 	return e ? e : md_render(m->s, tail, sizeof(tail) / sizeof(tail[0]), "report", out, d);
@@ -1284,6 +1293,7 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 	const cJSON *adv, *summary = m->s;
 	enum err e = ERR_OK;
 	int failing = 0;
+	size_t from = out->len;
 
 	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
 		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
@@ -1295,6 +1305,8 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 	cJSON_ArrayForEach(adv, jget2(summary, "load", "warnings"))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "warning: %s\n", adv->valuestring);
+	if (!e) /* answers and ids quoted are shown, not obeyed */
+		e = ctl_escape_from(out, from);
 	if (e)
 		return diag_fail(d, e, "cannot render the end-of-run summary: %s", err_name(e));
 	return ERR_OK;

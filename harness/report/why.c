@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/jget.h"
 #include "base/keyset.h"
 #include "base/mem.h"
@@ -21,13 +22,16 @@ static const char *str_or(const cJSON *v, const char *dflt)
 /* Copies s into out[0..cap), cut at a UTF-8 character boundary when long. */
 static void copy_cut(char *out, size_t cap, const char *s, size_t n)
 {
-	if (n >= cap) {
-		n = cap - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
+	if (n >= cap)
+		n = utf8_whole(s, cap - 1);
 	memcpy(out, s, n);
 	out[n] = '\0';
+}
+
+/* Ends what snprintf cut in out at the last whole character. */
+static void whole(char *out)
+{
+	out[utf8_whole(out, strlen(out))] = '\0';
 }
 
 /* A grade reason's group key: see why.h. */
@@ -52,15 +56,16 @@ static size_t transport_reasons(const struct record_view *v, struct why_reason *
 	cJSON_ArrayForEach(f, v->f[RF_TR_FAILURES]) {
 		const char *code = str_or(f, "unknown");
 		const cJSON *m = cJSON_GetArrayItem(msgs, (int)n);
+		const char *text;
 		if (n == max)
 			break;
 		out[n].stage = "transport";
 		if (!strcmp(code, "http_status") && cJSON_IsNumber(st))
 			snprintf(out[n].key, sizeof(out[n].key), "%s %.0f", code, st->valuedouble);
 		else
-			snprintf(out[n].key, sizeof(out[n].key), "%s", code);
-		snprintf(out[n].text, sizeof(out[n].text), "%s",
-			 str_or(m, str_or(cJSON_GetArrayItem(msgs, 0), code)));
+			copy_cut(out[n].key, sizeof(out[n].key), code, strlen(code));
+		text = str_or(m, str_or(cJSON_GetArrayItem(msgs, 0), code));
+		copy_cut(out[n].text, sizeof(out[n].text), text, strlen(text));
 		n++;
 	}
 	return n;
@@ -84,6 +89,7 @@ static void audit_reason(const struct record_view *v, struct why_reason *r)
 		 dl->valuedouble, jget_numv(v->f[RF_AU_SERVER_PROMPT_TOKENS]),
 		 jget_numv(v->f[RF_AU_LOCAL_PROMPT_TOKENS]), jget_numv(v->f[RF_AU_TOLERANCE]),
 		 hint ? "; likely cause: " : "", str_or(hint, ""));
+	whole(r->text);
 }
 
 size_t why_reasons(const struct record_view *v, struct why_reason *out, size_t max)
@@ -104,14 +110,16 @@ size_t why_reasons(const struct record_view *v, struct why_reason *out, size_t m
 			if (cJSON_IsString(g) && n < max) {
 				out[n].stage = "grade";
 				grade_key(g->valuestring, out[n].key, sizeof(out[n].key));
-				snprintf(out[n].text, sizeof(out[n].text), "%s", g->valuestring);
+				copy_cut(out[n].text, sizeof(out[n].text), g->valuestring,
+					 strlen(g->valuestring));
 				n++;
 			}
 	}
 	if (!n) {
 		out[0].stage = jget_type(v->f[RF_TR_OK]) == cJSON_False ? "transport" : "grade";
 		snprintf(out[0].key, sizeof(out[0].key), "verdict '%s' with no reason recorded", verdict);
-		snprintf(out[0].text, sizeof(out[0].text), "%s", out[0].key);
+		whole(out[0].key);
+		memcpy(out[0].text, out[0].key, sizeof(out[0].text));
 		n = 1;
 	}
 	return n;
@@ -125,7 +133,7 @@ const char *why_first(const struct record_view *v, char *out, size_t cap)
 		out[0] = '\0';
 		return "";
 	}
-	snprintf(out, cap, "%s", r[0].text);
+	copy_cut(out, cap, r[0].text, strlen(r[0].text));
 	return r[0].stage;
 }
 

@@ -124,7 +124,8 @@ static int audit_field(const char *s)
 static int grade_field(const char *s)
 {
 	return s[0] == 'r' ? NAME(s, "reasons", RF_GR_REASONS)
-	       : s[0] == 'n' ? NAME(s, "needles", RF_GR_NEEDLES) : -1;
+	       : s[0] == 'n' ? NAME(s, "needles", RF_GR_NEEDLES)
+	       : s[0] == 'o' ? NAME(s, "ok", RF_GR_OK) : -1;
 }
 
 static int timing_field(const char *s)
@@ -249,6 +250,24 @@ const char *record_view_problem(const struct record_view *v)
 		return "no \"case\" string, \"repeat\" number or \"seed\" (number or null)";
 	if (jget_type(v->f[RF_VERDICT]) != cJSON_String)
 		return "no \"verdict\" string";
+	return NULL;
+}
+
+const char *record_view_lie(const struct record_view *v)
+{
+	static const struct {
+		enum record_field f;
+		const char *msg;
+	} checks[] = {
+		{RF_TR_OK, "verdict \"pass\" beside transport \"ok\": false"},
+		{RF_AU_OK, "verdict \"pass\" beside audit \"ok\": false"},
+		{RF_GR_OK, "verdict \"pass\" beside grade \"ok\": false"},
+	};
+	size_t i;
+
+	for (i = 0; record_view_passed(v) && i < sizeof(checks) / sizeof(checks[0]); i++)
+		if (jget_type(v->f[checks[i].f]) == cJSON_False)
+			return checks[i].msg;
 	return NULL;
 }
 
@@ -618,6 +637,24 @@ static void add_options(struct json_build *jb, cJSON *m, const struct record_opt
 	str_or_null(jb, j, "server", o->server);
 }
 
+static void add_config(struct json_build *jb, cJSON *m, const struct record_origin *o)
+{
+	cJSON *c, *k;
+	int i;
+
+	if (!o->config_path) {
+		json_add_null(jb, m, "config");
+		return;
+	}
+	c = json_add_obj(jb, m, "config");
+	json_add_str(jb, c, "path", o->config_path);
+	json_add_str(jb, c, "sha256", o->config_sha256);
+	json_add_bool(jb, c, "named", o->config_named);
+	k = json_add_arr(jb, c, "keys");
+	for (i = 0; i < o->nconfig_keys; i++)
+		json_add_str(jb, k, NULL, o->config_keys[i]);
+}
+
 static void add_locals(struct json_build *jb, cJSON *m, const struct record_manifest *in)
 {
 	cJSON *t;
@@ -628,6 +665,10 @@ static void add_locals(struct json_build *jb, cJSON *m, const struct record_mani
 		json_add_str(jb, t, "kind", tok_kind(in->tok));
 		json_add_str(jb, t, "sha256", tok_sha256(in->tok));
 		num_or_null(jb, t, "completions_bos_id", (double)in->bos_id, in->bos_id >= 0);
+		if (in->origin.tokenizer_id) { /* ./ORG/NAME or the cache's ORG/NAME */
+			json_add_str(jb, t, "id", in->origin.tokenizer_id);
+			json_add_str(jb, t, "from", in->origin.tokenizer_from);
+		}
 	} else {
 		json_add_null(jb, m, "tokenizer");
 	}
@@ -671,6 +712,7 @@ cJSON *record_manifest_new(struct record_manifest *in)
 	in->endpoint = NULL;
 	add_locals(&jb, m, in);
 	add_options(&jb, m, &in->opts);
+	add_config(&jb, m, &in->origin);
 	record_utc_now(when, sizeof(when));
 	json_add_str(&jb, m, "started_at", when);
 	json_add_null(&jb, m, "ended_at");

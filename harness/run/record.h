@@ -110,7 +110,7 @@ enum record_field {
 	RF_TR_OK, RF_TR_FAILURES, RF_TR_MESSAGES,                   /* transport. */
 	RF_AU_OK, RF_AU_ENABLED, RF_AU_USAGE_DELTA, RF_AU_LOCAL_PROMPT_TOKENS,
 	RF_AU_SERVER_PROMPT_TOKENS, RF_AU_TOLERANCE, RF_AU_HINT,  /* audit. */
-	RF_GR_REASONS, RF_GR_NEEDLES,                               /* grade. */
+	RF_GR_OK, RF_GR_REASONS, RF_GR_NEEDLES,                     /* grade. */
 	RF_TI_FIRST_BYTE_MS, RF_TI_TTFT_MS, RF_TI_TTFC_MS, RF_TI_E2E_MS,
 	RF_TI_TPOT_MS,                                              /* timing. */
 	RF_US_PROMPT_TOKENS, RF_US_COMPLETION_TOKENS,               /* usage. */
@@ -141,6 +141,11 @@ static inline int record_view_passed(const struct record_view *v)
 }
 /* record_key_of and record_problem of the record `v` views. */
 int record_view_key(const struct record_view *v, char *out, size_t cap);
+/* Why the record `v` views contradicts itself, or NULL: a verdict "pass"
+ * beside a check that failed (transport, audit or grade "ok": false), as a
+ * hand-edited or forged record holds; needle never writes one. Readers
+ * refuse such a record rather than trust its verdict. */
+const char *record_view_lie(const struct record_view *v);
 const char *record_view_problem(const struct record_view *v);
 
 /* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no
@@ -184,6 +189,18 @@ struct record_options {
 	int resume;
 };
 
+/* Where a run's settings came from besides its command line (strings
+ * borrowed, NULL when not given). */
+struct record_origin {
+	const char *config_path;        /* the config file used (config.h), or NULL */
+	const char *config_sha256;      /* its SHA-256 */
+	int config_named;               /* 1: --config or NEEDLE_CONFIG named it */
+	const char *const *config_keys; /* the options it set, nconfig_keys of them */
+	int nconfig_keys;
+	const char *tokenizer_id;       /* --tokenizer when it has a model id's shape */
+	const char *tokenizer_from;     /* then "local folder" or "hugging face cache" */
+};
+
 /* What a manifest is made of. */
 struct record_manifest {
 	const struct suite *suite;
@@ -196,11 +213,13 @@ struct record_manifest {
 	enum tpl_server server;        /* how the audit prepared messages */
 	const char *server_from;
 	struct record_options opts;
+	struct record_origin origin;
 };
 
 /* manifest.json at the start of a run: harness {name, version, commit (the
  * build's git describe, version.h)}, run_id (record_run_id), suite, endpoint,
- * tokenizer, template, options, started_at, ended_at (null). Takes m->endpoint (also on
+ * tokenizer (with "id" and "from" for a model id), template, options, config
+ * ({path, sha256, named, keys} or null), started_at, ended_at (null). Takes m->endpoint (also on
  * failure). Caller owns; NULL when out of memory. Built through json.h, as is
  * every record: a value returned has every field. */
 cJSON *record_manifest_new(struct record_manifest *m);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "base/buf.h"
 #include "base/io.h"
 #include "journal.h"
@@ -377,7 +378,10 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 		return ERR_OK;
 	buf_init(&b, (size_t)64 << 20);
 	e = io_read_input(path, IO_NOFOLLOW, &b, d);
-	if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
+	if (!e && !utf8_valid(b.data, b.len)) /* a hand edit: refused, as a journal line is */
+		e = diag_fail(d, ERR_INPUT, "cannot read '%s': invalid UTF-8 at byte %zu (needle writes only UTF-8)",
+			      path, utf8_first_bad(b.data, b.len) + 1);
+	else if (!e && json_parse(b.data, b.len, out, "manifest", d) == ERR_NOMEM)
 		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	else if (!e && !*out)
 		e = diag_fail(d, ERR_INPUT, "cannot parse '%s'", path);
@@ -416,6 +420,12 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 		return e;
 	record_view_of(rec, &v);
 	why = !nl ? "no newline" : rec ? record_view_problem(&v) : bad;
+	if (!why && !utf8_valid(line, n - 1)) /* a hand-edited record: never torn, never cut */
+		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: invalid UTF-8 at byte %zu of the line (needle writes only UTF-8: fix the line, or remove it and --resume)",
+				 path, no, utf8_first_bad(line, n - 1) + 1);
+	if (!why && (why = record_view_lie(&v)))
+		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s (needle never writes that: the record was edited)",
+				 path, no, why);
 	if (why && (!nl || at_eof(f)))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)

@@ -129,7 +129,8 @@ enum err results_write_manifest(struct results *r, cJSON *manifest,
 size_t results_fix_utf8(char *s);
 
 /* Reads RUN_DIR/manifest.json if there is one (*out = NULL when not); the
- * caller owns *out. */
+ * caller owns *out. ERR_INPUT when it is not JSON, or not valid UTF-8 (a
+ * hand edit: refused, not mended). */
 enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d);
 
 /* Called by results_each with each record in file order, viewed
@@ -151,7 +152,9 @@ struct results_scan {
  * journal of any size can be read. Read-only: a torn last line (no newline,
  * or not a record, as --resume sees it) is skipped, not cut, and described in
  * *sc. Any other line that is not JSON, or not an object with record
- * (record_problem), is ERR_INPUT naming the file, line and reason. ERR_IO when
+ * (record_problem), is ERR_INPUT naming the file, line and reason; so is a
+ * record that is not valid UTF-8 or contradicts itself (record_view_lie):
+ * a hand-edited one, refused, not mended, and never taken for a torn line. ERR_IO when
  * the file cannot be read.
  */
 enum err results_each(const char *dir, results_fn fn, void *ctx,

@@ -31,6 +31,7 @@
 
 #include "base/err.h"
 #include "base/redact.h"
+#include "record.h"
 #include "shard.h"
 #include "tpl/tpl.h"
 
@@ -76,6 +77,7 @@ struct run_opts {
 	int insecure;                  /* --insecure: no TLS verification */
 	int poll_ms;                   /* longest wait between progress calls */
 	const struct redact *redact;   /* secrets kept out of the folder, or NULL */
+	struct record_origin origin;   /* config file, tokenizer source: for the manifest */
 	run_progress_fn progress;      /* or NULL */
 	run_wait_fn waiting;           /* or NULL; called with progress_ctx */
 	void *progress_ctx;

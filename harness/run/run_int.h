@@ -152,6 +152,11 @@ struct run {
 	size_t *first;
 	unsigned char *mine;
 	size_t in_shard;
+	/* the whole split of the attempts that are not load requests: their
+	 * number, how many are this shard's, and a SHA-256 of every unit's key
+	 * and shard (what every shard computes alike; merge.h checks it) */
+	size_t split_total, split_mine;
+	char split_sha256[IO_SHA256_HEX];
 	struct run_load load;
 	struct loadclient_mark started; /* run_go's start: the run's CPU share */
 	char nonce[RECPROBE_NONCE_MAX]; /* cache probes' NONCE.SESSION (recprobe.h) */

@@ -285,6 +285,30 @@ static void mark_mine(struct run *r, const struct shard_unit *u)
 	}
 }
 
+/* The split's number of attempts and digest (run_int.h): every unit's key
+ * and shard, one line each, in the suite's order. */
+static enum err split_digest(struct run *r, const struct shard_unit *u, size_t n,
+			     struct diag *d)
+{
+	struct buf b;
+	size_t i, ci;
+	enum err e = ERR_OK;
+
+	for (ci = 0; ci < r->suite->ncases; ci++)
+		if (run_selected(r, &r->suite->cases[ci]) && r->suite->cases[ci].kind != SUITE_LOAD)
+			r->split_total += (size_t)run_repeats(r, &r->suite->cases[ci]) *
+					  (size_t)run_seeds(&r->suite->cases[ci]);
+	buf_init(&b, BUF_MAX_DEFAULT);
+	for (i = 0; !e && i < n; i++)
+		e = buf_printf(&b, "%s\t%ld\n", u[i].key, u[i].shard);
+	if (e)
+		e = diag_fail(d, e, "cannot list the split: %s", err_name(e));
+	else
+		e = io_sha256_hex(b.data, b.len, r->split_sha256, d);
+	buf_release(&b);
+	return e;
+}
+
 static enum err plan_shard(struct run *r, struct diag *d)
 {
 	size_t ci, total = 0, nunits = 0, i;
@@ -308,6 +332,9 @@ static enum err plan_shard(struct run *r, struct diag *d)
 		e = shard_assign(u, nunits, r->o->shard.count, d);
 	if (!e)
 		mark_mine(r, u);
+	r->split_mine = r->in_shard;
+	if (!e)
+		e = split_digest(r, u, nunits, d);
 	if (!e)
 		e = run_load_share(r, d);
 	for (i = 0; keys && i < total; i++)
@@ -359,7 +386,8 @@ static enum err add_plan(struct run *r, struct diag *d)
 	return record_manifest_plan(r->manifest, keys, d);
 }
 
-/* The manifest's "shard" {index, count, from, rule, attempts} (null when the
+/* The manifest's "shard" {index, count, from, rule, attempts, split
+ * {attempts, mine, sha256}: the whole split but load requests} (null when the
  * run is whole) and "endpoints" [{base_url, served_model, server_version}],
  * one per replica. */
 static enum err manifest_extras(struct run *r, struct diag *d)
@@ -377,6 +405,10 @@ static enum err manifest_extras(struct run *r, struct diag *d)
 		json_add_str(&jb, sh, "from", r->o->shard.from);
 		json_add_str(&jb, sh, "rule", SHARD_RULE);
 		json_add_int(&jb, sh, "attempts", (long long)r->in_shard);
+		one = json_add_obj(&jb, sh, "split");
+		json_add_int(&jb, one, "attempts", (long long)r->split_total);
+		json_add_int(&jb, one, "mine", (long long)r->split_mine);
+		json_add_str(&jb, one, "sha256", r->split_sha256);
 		for (i = 0; r->load.shares && i < (int)r->suite->ncases; i++)
 			if (r->suite->cases[i].kind == SUITE_LOAD && run_selected(r, &r->suite->cases[i]))
 				shard_load_json(&jb, sh, r->suite->cases[i].id, &r->load.shares[i]);
@@ -433,6 +465,7 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	m.opts.case_globs = r->o->case_globs, m.opts.ncase_globs = r->o->ncase_globs;
 	m.opts.api_key_env = r->o->api_key_env;
 	m.opts.server = r->o->server_name, m.opts.resume = r->o->resume;
+	m.origin = r->o->origin;
 	r->eps[0].json = NULL;
 	if (!(r->manifest = record_manifest_new(&m)))
 		return diag_fail(d, ERR_NOMEM, "out of memory");

@@ -133,3 +133,10 @@ enum err tpl_hub_resolve(const char *arg, const char *revision, char **path, str
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	return ERR_OK;
 }
+
+const char *tpl_hub_from(const char *arg, const char *path)
+{
+	if (path)
+		return "hugging face cache";
+	return tpl_hub_is_id(arg) ? "local folder" : NULL;
+}

@@ -32,4 +32,10 @@ int tpl_hub_is_id(const char *arg);
  * revision's ref, its snapshot); ERR_NOMEM. */
 enum err tpl_hub_resolve(const char *arg, const char *revision, char **path, struct diag *d);
 
+/* Where tpl_hub_resolve took `arg` from, given the *path it set: "hugging
+ * face cache" (path set), "local folder" (`arg` has a model id's shape and
+ * is on disk, so the cache was not read), or NULL (not a model id's shape:
+ * a plain path). For saying which one was used. */
+const char *tpl_hub_from(const char *arg, const char *path);
+
 #endif

@@ -2,7 +2,8 @@
 # slow: replays every fuzz target against the ASan build
 # Fuzz targets under ASan/UBSan, bounded: each tests/fuzz/fuzz_NAME.c is linked
 # with the plain driver (tests/fuzz/driver.c) and the sanitizer build of the
-# library ($BUILD/asan/libneedle.a, made by `make test`), then replays its seed
+# library ($BUILD/asan/libneedle.a, and libneedle-cli.a for the command line's
+# config file, made by `make test`), then replays its seed
 # corpus tests/fuzz/corpus/NAME/ and runs deterministic mutations of it
 # (FUZZ_ITERATIONS, default 10000, or FUZZ_SECONDS_EACH, default 3, per target,
 # whichever ends first). Any sanitizer report or abort fails the test and
@@ -12,6 +13,8 @@ set -eu
 . "$TESTS/lib/cli.sh"
 lib=$BUILD/asan/libneedle.a
 need "the ASan build $lib" "make asan" test -f "$lib"
+clilib=$BUILD/asan/libneedle-cli.a
+need "the ASan build $clilib" "make asan" test -f "$clilib"
 keep=${FUZZ_KEEP:-$BUILD/fuzz-crashes}
 
 pkgs="libcurl libcjson libpcre2-8 libpng openssl sentencepiece libutf8proc"
@@ -30,7 +33,7 @@ for src in "$TESTS"/fuzz/fuzz_*.c; do
 	corpus=$TESTS/fuzz/corpus/$name
 	[ -d "$corpus" ] || { echo "FAIL: $name has no corpus $corpus" >&2; failed=1; continue; }
 	# shellcheck disable=SC2086
-	${CC:-cc} $cflags $san -o "$tmp/$name" "$TESTS/fuzz/driver.c" "$TESTS/fuzz/init.c" "$src" "$lib" $libs
+	${CC:-cc} $cflags $san -o "$tmp/$name" "$TESTS/fuzz/driver.c" "$TESTS/fuzz/init.c" "$src" "$clilib" "$lib" $libs
 	mkdir -p "$tmp/crash-$name"
 	if FUZZ_CRASH_DIR="$tmp/crash-$name" \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \

@@ -4,7 +4,9 @@
 # SLURM_ARRAY_TASK_* with a non-zero SLURM_ARRAY_TASK_MIN for the others) and merged
 # holds exactly the attempt keys of the same grid run whole, and `needle diff` of the
 # two exits 0 with no flips. A merge missing a shard, holding a shard of another
-# suite, a shard twice or an incomplete shard exits 2 and names it.
+# suite, a shard twice, an incomplete shard or a lying one (a record outside its
+# plan, a relabelled copy, another split, a verdict against its checks) exits 2
+# and names it.
 set -eu
 . "$TESTS/lib/cli.sh"
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
@@ -114,11 +116,40 @@ check_exit 0 "INCOMPLETE: 11/12 planned attempts recorded" "$NEEDLE" report "$tm
 check_exit 1 "run B is INCOMPLETE: 11/12 planned attempts recorded" "$NEEDLE" diff "$tmp/whole" "$tmp/m6" --gate no_new_failures
 check_exit 0 "" "$NEEDLE" report "$tmp/merged"
 ! grep -q INCOMPLETE "$tmp/out" "$tmp/err" || fail "the full merge is INCOMPLETE: $(cat "$tmp/err")"
-# An identical copy of a record in two shards is dropped and counted.
+# Lying shards (issue 33.4): a record its shard's plan does not hold (even an
+# identical copy of another shard's), a copy of shard 0 relabelled as shard 1
+# standing in for a failed one, a shard whose split is not the others', a record
+# whose verdict contradicts its checks: exit 2, named, nothing written.
 cp -r "$tmp/s2" "$tmp/dup"
 head -1 "$tmp/s3/results.jsonl" >> "$tmp/dup/results.jsonl"
-check_exit 0 "1 identical duplicates dropped" "$NEEDLE" merge "$tmp/m7" "$tmp/s0" "$tmp/s1" "$tmp/dup" "$tmp/s3"
-[ "$(keys "$tmp/m7")" = "$(keys "$tmp/whole")" ] || fail "merge with a duplicate: keys differ"
+check_exit 2 "'$tmp/dup' holds 1 records its own plan does not" "$NEEDLE" merge "$tmp/m7" "$tmp/s0" "$tmp/s1" "$tmp/dup" "$tmp/s3"
+[ ! -e "$tmp/m7" ] || fail "a merge of a shard with a foreign record wrote '$tmp/m7'"
+cp -r "$tmp/s0" "$tmp/fake1"
+node -e 'const fs = require("fs"), f = process.argv[1] + "/manifest.json";
+	const m = JSON.parse(fs.readFileSync(f, "utf8")); m.shard.index = 1;
+	fs.writeFileSync(f, JSON.stringify(m))' "$tmp/fake1"
+check_exit 2 "'$tmp/fake1' has the run id of '$tmp/s0'" "$NEEDLE" merge "$tmp/m12" "$tmp/s0" "$tmp/fake1" "$tmp/s2" "$tmp/s3"
+grep -q "'$tmp/fake1' plans 3 attempts that '$tmp/s0' plans too" "$tmp/err" ||
+	grep -q "'$tmp/fake1' plans [0-9]* attempts that '$tmp/s0' plans too" "$tmp/err" || fail "the copy's plan is not named: $(cat "$tmp/err")"
+[ ! -e "$tmp/m12" ] || fail "a merge with a relabelled copy wrote '$tmp/m12'"
+node -e 'const fs = require("fs"), f = process.argv[1] + "/manifest.json";
+	const m = JSON.parse(fs.readFileSync(f, "utf8")); m.run_id = "00000000-0000-4000-8000-000000000000";
+	m.planned.keys = []; m.shard.attempts = 0; m.shard.split.mine = 0;
+	fs.writeFileSync(f, JSON.stringify(m)); fs.writeFileSync(process.argv[1] + "/results.jsonl", "")' "$tmp/fake1"
+check_exit 2 "the shards' parts of the split add up to" "$NEEDLE" merge "$tmp/m13" "$tmp/s0" "$tmp/fake1" "$tmp/s2" "$tmp/s3"
+cp -r "$tmp/s1" "$tmp/resplit"
+node -e 'const fs = require("fs"), f = process.argv[1] + "/manifest.json";
+	const m = JSON.parse(fs.readFileSync(f, "utf8")); m.shard.split.sha256 = "0".repeat(64);
+	fs.writeFileSync(f, JSON.stringify(m))' "$tmp/resplit"
+check_exit 2 "'$tmp/resplit' is a foreign shard: its split of the suite is not that of '$tmp/s0'" \
+	"$NEEDLE" merge "$tmp/m14" "$tmp/s0" "$tmp/resplit" "$tmp/s2" "$tmp/s3"
+cp -r "$tmp/s1" "$tmp/liar"
+node -e 'const fs = require("fs"), f = process.argv[1] + "/results.jsonl";
+	const ls = fs.readFileSync(f, "utf8").trim().split("\n").map(JSON.parse);
+	ls[0].grade.ok = false; ls[0].verdict = "pass";
+	fs.writeFileSync(f, ls.map((r) => JSON.stringify(r)).join("\n") + "\n")' "$tmp/liar"
+check_exit 2 "verdict \"pass\" beside grade \"ok\": false" "$NEEDLE" merge "$tmp/m15" "$tmp/s0" "$tmp/liar" "$tmp/s2" "$tmp/s3"
+check_exit 2 "line 1: verdict \"pass\" beside grade \"ok\": false" "$NEEDLE" report "$tmp/liar"
 check_exit 2 "already holds" "$NEEDLE" merge "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
 # A retried merge job: --force merges again into a merged folder, never into a run.
 check_exit 0 "4 shards, 12 records" "$NEEDLE" merge --force "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
@@ -148,4 +179,4 @@ check_exit 2 "cannot read '$tmp/evil/raw/$victim': a symbolic link (not followed
 rm "$tmp/evil/raw/$victim"
 mkfifo "$tmp/evil/raw/$victim"
 check_exit 2 "not a regular file (a FIFO)" timeout 20 "$NEEDLE" merge "$tmp/m11" "$tmp/evil" "$tmp/s1" "$tmp/s2" "$tmp/s3"
-echo "4 shards (2 Indexed Job, 2 Slurm) merge to the whole run's 12 keys, diff 0 flips; bad merges exit 2; --force re-merges; 3 of 12 missing is INCOMPLETE and gated; links and FIFOs refused"
+echo "4 shards (2 Indexed Job, 2 Slurm) merge to the whole run's 12 keys, diff 0 flips; bad merges exit 2; lying shards refused; --force re-merges; 3 of 12 missing is INCOMPLETE and gated; links and FIFOs refused"

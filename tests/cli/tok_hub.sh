@@ -4,7 +4,8 @@
 # commit, snapshots/COMMIT/ whose files link into blobs/): the counts equal
 # those of the snapshot folder's own path; HF_HUB_CACHE, then HF_HOME/hub;
 # a revision by branch and by commit; a model or revision the cache lacks is
-# one message, exit 2; a path on disk is never looked up.
+# one message, exit 2; a path on disk is never looked up, and which of the
+# two was used is said on stderr and recorded in a run's manifest.
 set -eu
 . "$TESTS/lib/cli.sh"
 qw=$(fixture hf/qwen3/tokenizer.json)
@@ -58,6 +59,25 @@ check_exit 2 "option '--revision' needs '--tokenizer ORG/NAME'" \
 # a path on disk wins over the cache
 mkdir -p "$tmp/cwd/test-org"
 ln -s "$snap2" "$tmp/cwd/test-org/tiny-model"
-got=$(cd "$tmp/cwd" && HF_HUB_CACHE="$tmp/hub" "$NEEDLE" count --tokenizer test-org/tiny-model "$tmp/text")
+got=$(cd "$tmp/cwd" && HF_HUB_CACHE="$tmp/hub" "$NEEDLE" count --tokenizer test-org/tiny-model "$tmp/text" 2> "$tmp/err")
 [ "$got" = "$want2" ] || fail "a local folder named like the id: $got, want its own count $want2"
+# which one was used is said, and a run's manifest records it
+[ "$(cat "$tmp/err")" = "needle: tokenizer test-org/tiny-model: the local folder test-org/tiny-model" ] ||
+	fail "the local folder that shadows the cache is not named: $(cat "$tmp/err")"
+HF_HUB_CACHE="$tmp/hub" "$NEEDLE" count --tokenizer test-org/tiny-model "$tmp/text" > /dev/null 2> "$tmp/err"
+[ "$(cat "$tmp/err")" = "needle: tokenizer test-org/tiny-model: the hugging face cache $snap1" ] ||
+	fail "the cache's snapshot is not named: $(cat "$tmp/err")"
+refserver_start
+cat > "$tmp/s.json" <<'JSON'
+{"suite": "hub", "cases": [{"id": "hi", "kind": "chat", "messages": [{"role": "user", "content": "Say hi."}]}]}
+JSON
+for where in local cache; do
+	dir=$tmp; [ $where = local ] && dir=$tmp/cwd
+	(cd "$dir" && env HF_HUB_CACHE="$tmp/hub" "$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --model ref-good \
+		--tokenizer test-org/tiny-model --template qwen3 --out "$tmp/run-$where") > "$tmp/out" 2>&1 || true
+	node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+		process.exit(m.tokenizer.id === "test-org/tiny-model" && m.tokenizer.from === process.argv[2] ? 0 : 1)' \
+		"$tmp/run-$where/manifest.json" "$([ $where = local ] && echo 'local folder' || echo 'hugging face cache')" ||
+		fail "the $where run's manifest does not record the tokenizer's source: $(cat "$tmp/out") $(head -c 1500 "$tmp/run-$where/manifest.json")"
+done
 echo "tok_hub: ORG/NAME and --revision from the Hugging Face cache count as the snapshot folder does"

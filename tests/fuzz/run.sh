@@ -20,7 +20,7 @@ for name in $names; do
 	clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-I"$root/harness" -I"$root" $(pkg-config --cflags $pkgs) \
-		-o "$build/bin/$name" "$here/init.c" "$here/fuzz_$name.c" "$build/libneedle.a" \
+		-o "$build/bin/$name" "$here/init.c" "$here/fuzz_$name.c" "$build/libneedle-cli.a" "$build/libneedle.a" \
 		$(pkg-config --libs $pkgs) -lstdc++ -lm
 	mkdir -p "$build/corpus/$name"
 	echo "fuzz: $name for ${seconds}s"

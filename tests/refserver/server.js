@@ -646,6 +646,7 @@ function think(text, lastUser, behaviour, wantsReasoning, req) {
 	}
 	if (behaviour.fenced) content = '```json\n' + content + '\n```';
 	if (behaviour.prose) content = `Here is the answer: ${content}\nLet me know if you need anything else.`;
+	if (behaviour.escapes) content = ESCAPES + content + ESCAPES;
 	const reasoning = wantsReasoning
 		? `The prompt has ${text.length} characters. I looked for ${topic} and will answer in the requested format.`
 		: '';
@@ -683,7 +684,13 @@ const BEHAVIOURS = {
 	'cache-drift': { cacheDrift: true },       // wrong codes when most of the prompt is a cache hit
 	residue: { residue: true },                // a code's last digit wrong when prompt tokens % 4 == 3
 	'load-forget': { loadForget: true },       // misses the middle needle while others are in flight
+	escapes: { escapes: true },                // terminal escape sequences around the answer
+	'escapes-500': { status: 500, escapes: true }, // an HTTP 500 whose message holds them
 };
+
+// What a hostile endpoint sends a terminal: clear the screen, retitle the window (OSC ...
+// BEL), move the cursor up and erase the line, and the same clear as a C1 CSI (U+009B).
+const ESCAPES = '\x1b[2J\x1b]0;pwned\x07\x1b[1A\x1b[K\u009b2J\r';
 
 // The serving-stack bugs needle's probes look for (issue 12), turned into the plain
 // misbehaviours above for this one request: `b` is the request's own copy.
@@ -1217,7 +1224,7 @@ async function serveGenerate(res, o, model, body, kind, logRec) {
 		res.end(page);
 		return;
 	}
-	if (b.status) throw new ApiError(b.status, `refserver: scripted HTTP ${b.status} for model ${req.model}`);
+	if (b.status) throw new ApiError(b.status, `refserver: scripted HTTP ${b.status} for model ${req.model}${b.escapes ? ESCAPES : ''}`);
 	if (o.dialect === 'vllm' && req.stream_options && !req.stream)
 		throw new ApiError(400, 'Stream options can only be defined when `stream=True`.', 'stream_options');
 	let prompt;

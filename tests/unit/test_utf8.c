@@ -432,6 +432,20 @@ static void test_codec(void)
 	CHECK_EQ_LONG(utf8_hexval(-80), -1);
 }
 
+static void test_whole(void)
+{
+	/* a cut inside a character drops its lead and continuation bytes */
+	CHECK(utf8_whole("ab\xe6\xbc", 4) == 2);
+	CHECK(utf8_whole("ab\xe6", 3) == 2);
+	CHECK(utf8_whole("ab\xe6\xbc\xa2", 5) == 5);
+	CHECK(utf8_whole("ab\xf0\x90\x80", 5) == 2);
+	CHECK(utf8_whole("\xc3\xa9", 2) == 2);
+	CHECK(utf8_whole("\xc3", 1) == 0);
+	CHECK(utf8_whole("abc", 3) == 3);
+	CHECK(utf8_whole("", 0) == 0);
+	CHECK(utf8_whole("\x80\x80", 2) == 2); /* no lead: not a cut, left to the checks */
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "bench"))
@@ -444,5 +458,6 @@ int main(int argc, char **argv)
 	T_RUN(test_check_3byte);
 	T_RUN(test_first_bad_char);
 	T_RUN(test_codec);
+	T_RUN(test_whole);
 	return T_DONE();
 }

@@ -18,6 +18,11 @@ static void test_text(void)
 	CHECK_STR(b.data, "a&lt;b&gt;&amp;&quot;c&#39; &#9;&#10;&#13;?");
 	buf_reset(&b);
 	CHECK(xml_text(&b, "") == ERR_OK && b.len == 0);
+	/* U+FFFE, U+FFFF and bytes that are not UTF-8 (a lone continuation, a
+	 * cut lead, a surrogate) become U+FFFD; U+FFFD and U+10000 stay */
+	CHECK(xml_attr(&b, "a\xef\xbf\xbe b\xef\xbf\xbf c\x80 d\xed\xa0\x80 \xef\xbf\xbd\xf0\x90\x80\x80 \xe6\xbc") == ERR_OK);
+	CHECK_STR(b.data, "a\xef\xbf\xbd b\xef\xbf\xbd c\xef\xbf\xbd d\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xf0\x90\x80\x80 \xef\xbf\xbd\xef\xbf\xbd");
+	buf_reset(&b);
 	buf_release(&b);
 	buf_init(&b, 8); /* the cap stops it: an error, not a silent cut */
 	CHECK(xml_text(&b, "<<<<") != ERR_OK);
