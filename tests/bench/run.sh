@@ -13,7 +13,7 @@ TESTS=$root/tests
 case $build in /*) ;; *) build=$root/$build ;; esac
 needle=$build/needle
 # BENCH_SECTIONS="count_deepseek" runs only the sections named.
-SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack jinja cost runner report_stream journal_cpu load_client merge gate_rates fungate_rates"}
+SECTIONS=${BENCH_SECTIONS:-"count_deepseek count_english count_chinese gen_haystack jinja cost runner report_stream journal_cpu load_client merge verdict_sim gate_rates fungate_rates"}
 # The count comparison is one core against one core: both sides are pinned
 # to the same CPU when taskset exists (the HF binding encodes one string on
 # one thread anyway; pinning keeps node's helper threads off other cores).
@@ -221,6 +221,13 @@ section_cost() {
 # (tests/bench/gate_rates.sh; GATE_PAIRS pairs per row, default 6).
 section_gate_rates() {
 	NEEDLE=$needle TESTS=$root/tests sh "$root/tests/bench/gate_rates.sh" "$build"
+}
+
+# Why the load verdict's interval is the Hodges-Lehmann one: three intervals on
+# simulated rounds with slow phases (docs/statistics.md, "The estimate and its interval").
+section_verdict_sim() {
+	echo "== load verdict intervals on simulated rounds (tests/bench/verdict_sim.py)"
+	"$build/venv-py/bin/python" "$root/tests/bench/verdict_sim.py" 400 0.25 30
 }
 
 # The functional gate's A/A and detection rates (docs/statistics.md, "The functional gates").
