@@ -148,6 +148,21 @@ static double case_weight(const struct suite_case *c)
 	return prompt + RUN_WEIGHT_BASE;
 }
 
+/* The requests of load case `c` not recorded yet (--resume). */
+static size_t load_todo(const struct run *r, const struct suite_case *c)
+{
+	const struct loadspec *s = run_load_spec(r, c);
+	char key[RECORD_KEY_MAX];
+	long i, total = loadplan_total(s);
+	size_t n = 0;
+
+	for (i = 1; i <= total; i++) {
+		record_key(c->id, i, r->load.shares != NULL, s->seed, key, sizeof(key));
+		n += !results_has(r->res, key);
+	}
+	return n;
+}
+
 /* The attempts left on cursor `u` (a copy) over the cases of `dl` (as
  * next_attempt), counting each load case with its own "during" cases. */
 static size_t todo(struct run *r, struct cursor u, const struct suite_case *dl)
@@ -160,8 +175,9 @@ static size_t todo(struct run *r, struct cursor u, const struct suite_case *dl)
 	while ((more = next_attempt(r, &u, dl, &c, &repeat, &has, &seed, &step))) {
 		if (more == 2) {
 			struct cursor d0 = {0, 0, 0};
-			n += (size_t)loadplan_total(run_load_spec(r, c)) + todo(r, d0, c);
-			r->n.weight_total += (double)loadplan_total(run_load_spec(r, c)) * case_weight(c);
+			size_t left = load_todo(r, c);
+			n += left + todo(r, d0, c);
+			r->n.weight_total += (double)left * case_weight(c);
 			u.ci++;
 			continue;
 		}
@@ -169,6 +185,12 @@ static size_t todo(struct run *r, struct cursor u, const struct suite_case *dl)
 		r->n.weight_total += case_weight(c);
 	}
 	return n;
+}
+
+void run_count_unneeded(struct run *r, const struct suite_case *c, long n)
+{
+	r->n.total -= (size_t)n < r->n.total ? (size_t)n : r->n.total;
+	r->n.weight_total -= (double)n * case_weight(c);
 }
 
 void run_count_todo(struct run *r)

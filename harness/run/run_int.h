@@ -188,6 +188,9 @@ void run_attempt_key(const struct suite_case *k, int step, long repeat,
 long long run_context_room(const struct run *r);
 /* Sets r->n.total and r->n.weight_total to the attempts not yet recorded. */
 void run_count_todo(struct run *r);
+/* `n` requests of load case `c` that self-sizing did not need leave the
+ * counts (the total, the progress weight). */
+void run_count_unneeded(struct run *r, const struct suite_case *c, long n);
 
 /* ---- run.c: attempts ---- */
 

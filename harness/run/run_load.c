@@ -400,6 +400,8 @@ static enum err unneeded(struct run *r, struct keyset *drop, struct diag *d)
 					   s->seed, key, sizeof(key));
 				e = keyset_add(drop, key, &added, d);
 			}
+	if (!e)
+		run_count_unneeded(r, r->load.c, (long)drop->n);
 	return e;
 }
 
