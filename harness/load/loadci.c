@@ -87,27 +87,25 @@ static int pool(struct loadci_set *s)
 	return 1;
 }
 
-/* The linear percentile of every other sample of sorted round r, from
- * `first` (0 or 1). */
-static double half_pct(const struct loadci_set *s, size_t r, size_t first, double pct)
+/* The linear percentiles of round r's two halves, its even-placed and its
+ * odd-placed samples (each sorted, as the round is), into *o and *e; the
+ * halves are laid out in `scratch` (room for the round). */
+static void halves_pct(const struct loadci_set *s, size_t r, double pct, double *scratch, double *o,
+		       double *e)
 {
 	const double *v = s->v + s->start[r];
-	size_t n = s->start[r + 1] - s->start[r], m = (n - first + 1) / 2, k;
-	double h;
+	size_t n = s->start[r + 1] - s->start[r], i, m = (n + 1) / 2;
 
-	if (!m)
-		return 0;
-	h = pct / 100.0 * (double)(m - 1);
-	k = (size_t)floor(h);
-	if (k + 1 >= m)
-		return v[first + 2 * (m - 1)];
-	return v[first + 2 * k] + (h - (double)k) * (v[first + 2 * (k + 1)] - v[first + 2 * k]);
+	for (i = 0; i < n; i++)
+		scratch[i % 2 ? m + i / 2 : i / 2] = v[i];
+	*o = stats_linear(scratch, m, pct);
+	*e = stats_linear(scratch + m, n - m, pct);
 }
 
-/* What dominates a per-request figure's noise (s->pool filled): a slow mode
- * under P, the rounds' disagreement against what their halves say of their
- * own sampling, or that sampling. */
-static enum loadci_noise noise_of(const struct loadci_set *s, double pct)
+/* What dominates a per-request figure's noise (s->pool filled, then used as
+ * scratch): a slow mode under P, the rounds' disagreement against what their
+ * halves say of their own sampling, or that sampling. */
+static enum loadci_noise noise_of(struct loadci_set *s, double pct)
 {
 	double below = stats_linear(s->pool, s->n, pct - MODE_STEP), at = stats_linear(s->pool, s->n, pct);
 	double sum = 0, ss = 0, within = 0, x, o, e;
@@ -121,8 +119,7 @@ static enum loadci_noise noise_of(const struct loadci_set *s, double pct)
 		x = log(stats_linear(s->v + s->start[i], s->start[i + 1] - s->start[i], pct));
 		sum += x;
 		ss += x * x;
-		o = half_pct(s, i, 0, pct);
-		e = half_pct(s, i, 1, pct);
+		halves_pct(s, i, pct, s->pool, &o, &e);
 		if (o > 0 && e > 0 && s->start[i + 1] - s->start[i] >= 4) {
 			within += (log(o) - log(e)) * (log(o) - log(e)) / 4;
 			halves++;
