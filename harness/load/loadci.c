@@ -257,7 +257,7 @@ int loadci_settled(const struct loadci_est *e, double threshold)
  * rule. */
 static void decide(const struct loadci_rule *rule, double d, double lo, double hi, struct loadci_result *out)
 {
-	double lt = log(rule->threshold), hw = (hi - lo) / 2, room;
+	double lt = log(rule->threshold), hw = (hi - lo) / 2, room, arm;
 	int beyond, within, small = out->a * fabs(rule->threshold - 1) <= rule->floor;
 
 	out->lo = exp(lo);
@@ -265,8 +265,11 @@ static void decide(const struct loadci_rule *rule, double d, double lo, double h
 	out->mde = isfinite(hw) ? exp(hw) - 1 : INFINITY;
 	beyond = rule->up_is_bad ? lo > lt : hi < lt;
 	within = rule->up_is_bad ? hi < lt : lo > lt;
-	room = fabs(lt) - (rule->up_is_bad ? d : -d); /* from d to T, on the good side */
-	out->more = isfinite(hw) && hw > 0 && room != 0 ? (hw / room) * (hw / room) : INFINITY;
+	/* the interval's arm from d towards T (the interval need not be
+	 * symmetric about d) must shrink to the distance from d to T */
+	room = fabs(lt - d);
+	arm = lt > d ? hi - d : d - lo;
+	out->more = isfinite(arm) && arm > 0 && room > 0 ? (arm / room) * (arm / room) : INFINITY;
 	if (beyond && !out->one_round) {
 		out->floored = fabs(out->b - out->a) <= rule->floor;
 		out->verdict = out->floored ? LOADCI_PASS : LOADCI_FAIL;

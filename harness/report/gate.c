@@ -453,7 +453,7 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 	double rounds = fmin(jget_num(a, "rounds_valid"), jget_num(b, "rounds_valid"));
 	double total = fmin(jget_num(a, "rounds_total"), jget_num(b, "rounds_total"));
 	double reqs = fmin(jget_num(a, "requests"), jget_num(b, "requests")) / (total > 0 ? total : 1);
-	double sec = round_seconds(a, b), need = ceil(rounds * q->more);
+	double sec = round_seconds(a, b), need = fmax(rounds + 1, ceil(rounds * q->more));
 	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
 			  : q->noise == LOADCI_NOISE_REQUESTS ? "each round has too few requests for this percentile"
 							      : "the rounds disagree (drift or slow phases)";
@@ -484,7 +484,7 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 	} else if (q->noise == LOADCI_NOISE_REQUESTS && r->per_request) {
 		minutes((need - rounds) * sec, t, sizeof(t));
 		snprintf(out, cap, "%s: %s: about %.0f requests a round in each run would settle it (now %.0f; "
-			 "or %.0f rounds, %s more a run)", head, why, ceil(reqs * q->more), reqs, need, t);
+			 "or %.0f rounds, %s more a run)", head, why, fmax(reqs + 1, ceil(reqs * q->more)), reqs, need, t);
 	} else {
 		minutes((need - rounds) * sec, t, sizeof(t));
 		snprintf(out, cap, "%s: %s: about %.0f valid rounds in each run would settle it (now %.0f; %s "

@@ -88,6 +88,12 @@ static void test_statistics(void)
 	/* rounds that disagree (+-30%) at 5% down: underpowered, more rounds */
 	b.v[0] = 650, b.v[1] = 950, b.v[2] = 1300;
 	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_UNDERPOWERED && q.more > 1);
+	/* 30% down in two rounds, 5% in the third: the interval is lopsided
+	 * about the shift (0.70, 0.69-0.95) and holds T; deciding it takes more
+	 * data, measured on the arm towards T, not on the half-width */
+	b.v[0] = 700, b.v[1] = 710, b.v[2] = 950;
+	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_UNDERPOWERED);
+	CHECK(q.ratio < 0.75 && q.lo < 0.75 && q.hi > 0.9 && q.more > 1 && isfinite(q.more));
 	/* one round in a run: no spread, underpowered whatever the point says */
 	fill(&b, 1, 1, 500, 0, 0, 0);
 	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_UNDERPOWERED && q.one_round);
