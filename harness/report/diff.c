@@ -460,15 +460,24 @@ static void warn_if_differs(struct json_build *jb, cJSON *warn, const cJSON *sa,
 			    const cJSON *sb, const char *key, const char *what)
 {
 	const cJSON *a = jget2(sa, "run", key), *b = jget2(sb, "run", key);
+	const char *x = cJSON_IsString(a) ? a->valuestring : "(none)";
+	const char *y = cJSON_IsString(b) ? b->valuestring : "(none)";
+	size_t same = 0;
 	char msg[400];
 
 	if (!cJSON_IsString(a) && !cJSON_IsString(b))
 		return;
-	if (cJSON_IsString(a) && cJSON_IsString(b) && !strcmp(a->valuestring, b->valuestring))
+	if (cJSON_IsString(a) && cJSON_IsString(b) && !strcmp(x, y))
 		return;
-	snprintf(msg, sizeof(msg), "%s differs: '%.80s' in A, '%.80s' in B", what,
-		 cJSON_IsString(a) ? a->valuestring : "(none)",
-		 cJSON_IsString(b) ? b->valuestring : "(none)");
+	/* long names that differ late are quoted from shortly before the
+	 * difference (on a character boundary), or they would read the same */
+	while (x[same] && x[same] == y[same])
+		same++;
+	same = same > 60 ? same - 40 : 0;
+	while (same && (x[same] & 0xC0) == 0x80)
+		same--;
+	snprintf(msg, sizeof(msg), "%s differs: '%s%.80s' in A, '%s%.80s' in B", what, same ? "..." : "",
+		 x + same, same ? "..." : "", y + same);
 	json_add_str(jb, warn, NULL, msg);
 }
 

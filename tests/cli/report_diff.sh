@@ -67,5 +67,11 @@ let t = ""; process.stdin.on("data", c => t += c).on("end", () => {
 	const d = JSON.parse(t);
 	process.exit(d.flips.pass_to_fail.length === 2 && d.flips.fail_to_pass.length === 4 &&
 		d.overall.only_b_failed === 1 ? 0 : 1); });' || fail "diff --format json"
+# served model names that differ late are quoted near the difference
+long='ref-good:prefill=10000,tpot=2,batch=10,seqs=8,jitter=0.1,drift=10,drift_period=2,phase=30,seed=1'
+sed -i "s/\"served_model\": \"m\"/\"served_model\": \"$long\"/" "$tmp/a/manifest.json"
+sed -i "s/\"served_model\": \"m\"/\"served_model\": \"$long,slower=15\"/" "$tmp/b/manifest.json"
+"$NEEDLE" diff "$tmp/a" "$tmp/b" --format json 2>/dev/null | grep -q "served model differs: '\.\.\.[^']*seed=1' in A, '\.\.\.[^']*seed=1,slower=15' in B" ||
+	fail "long model names: the difference not shown"
 "$NEEDLE" diff --help | grep -q 'GATE   := no_new_failures | METRIC OP NUMBER' || fail "help grammar"
 echo "report/diff: files, formats, flips, gates 0/1/2, malformed input named"
