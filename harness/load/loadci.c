@@ -9,7 +9,8 @@
 #include "base/mem.h"
 #include "base/stats.h"
 
-#define POWER_Z 1.2815515655446004 /* the standard normal's LOADCI_POWER point */
+#define POWER_Z 2.3263478740408408 /* the standard normal's LOADCI_POWER point */
+#define ALPHA_Z 1.6448536269514722 /* its 0.95 point: each bound one-sided 95% */
 #define MODE_STEP 3.0              /* percentile points below P that a slow mode
 				      would have to clear */
 #define MODE_JUMP 1.5              /* P over P - MODE_STEP beyond which P sits on
@@ -159,7 +160,7 @@ size_t loadci_mw_rank(size_t m, size_t n, double alpha)
 		/* the normal approximation with a continuity correction */
 		mean = (double)top / 2;
 		sd = sqrt((double)top * (double)(m + n + 1) / 12);
-		u = (size_t)fmax(0, floor(mean - 1.6448536269514722 * sd - 0.5));
+		u = (size_t)fmax(0, floor(mean - ALPHA_Z * sd - 0.5));
 		return u + 1 > top ? top : u + 1;
 	}
 	if (!(c = mem_calloc(top + 1, sizeof(*c))))
@@ -220,7 +221,7 @@ static double *differences(const double *ya, size_t m, const double *yb, size_t 
 int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 {
 	size_t r = s->rounds;
-	double *y, *D = NULL, lo, hi;
+	double *y, *D = NULL, lo, hi, mean;
 	int ok;
 
 	memset(out, 0, sizeof(*out));
@@ -231,7 +232,11 @@ int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 	stats_sort(y, r);
 	out->log = median(y, r);
 	out->noise = LOADCI_NOISE_ROUNDS;
-	out->half = INFINITY;
+	out->half = out->sd = INFINITY;
+	if (r >= 2 && !out->zero) {
+		stats_moments(y, r, &mean, &out->sd);
+		out->sd *= sqrt((double)r / (double)(r - 1)); /* the sample's */
+	}
 	ok = pct <= 0 || pool(s);
 	if (ok && pct > 0)
 		out->noise = noise_of(s, pct);
@@ -250,7 +255,9 @@ int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 
 int loadci_settled(const struct loadci_est *e, double threshold)
 {
-	return isfinite(e->half) && e->half * (1 + POWER_Z / 1.6448536269514722) <= fabs(log(threshold));
+	double k = (ALPHA_Z + POWER_Z) * e->sd / log(threshold);
+
+	return e->rounds >= LOADCI_SETTLE_MIN && isfinite(e->sd) && (double)e->rounds >= 2 * k * k;
 }
 
 /* The verdict from the shift d, its interval [lo, hi] (log units) and the

@@ -35,8 +35,10 @@
  * A per-round figure that is 0 in some round of B has no logarithm: it is
  * judged as a point (the medians' ratio), so a collapse to 0 fails.
  *
- * A run's own precision (self-sizing, loadsize.h) is the half-width of the
- * interval of the run against itself: what a like run would give.
+ * A run's own precision (self-sizing, loadsize.h) is the standard deviation
+ * of its rounds' logs: not a rank measure, which would not see a slow phase
+ * that a few rounds happened to miss (a run stopped on such a lucky spread
+ * is a biased sample, and a pair of runs then fails against itself).
  */
 #ifndef NEEDLE_LOADCI_H
 #define NEEDLE_LOADCI_H
@@ -44,8 +46,13 @@
 #include <stddef.h>
 
 /* The power at which a run sizes itself: a run stops adding rounds when a
- * like run would show "no worse than T" at ratio 1 with this probability. */
-#define LOADCI_POWER 0.9
+ * like run would show "no worse than T" at ratio 1 with this probability
+ * (per figure and cell: with a dozen cells of three figures, the same
+ * server twice still passes as a whole most of the time). */
+#define LOADCI_POWER 0.99
+/* Rounds before a run may stop on its spread: fewer may all miss a slow
+ * phase that a quarter of the rounds meet (0.75^10 < 6%). */
+#define LOADCI_SETTLE_MIN 10
 /* Pairs (m x n rounds) up to which the Mann-Whitney U is counted exactly. */
 #define LOADCI_MW_EXACT 10000
 
@@ -75,6 +82,8 @@ struct loadci_est {
 	double log;             /* the median of its rounds' logs */
 	double half;            /* the half-width (log) of its interval against
 				   itself; INFINITY with too few rounds */
+	double sd;              /* the standard deviation of its rounds' logs;
+				   INFINITY with fewer than 2 rounds */
 	size_t rounds;
 	enum loadci_noise noise;
 	int zero;               /* a per-round figure is 0 in some round */
@@ -126,8 +135,9 @@ int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out);
 size_t loadci_mw_rank(size_t m, size_t n, double alpha);
 
 /* Whether a run with estimate `e`, compared with a like run, would show a
- * ratio of 1 to be within threshold T at LOADCI_POWER: the half-width times
- * (1 + z(power) / z(0.95)) <= |log T|. */
+ * ratio of 1 to be within threshold T at LOADCI_POWER: at least
+ * LOADCI_SETTLE_MIN rounds, and rounds >= 2 ((z(0.95) + z(power)) sd /
+ * log T)^2, the rounds two like runs need for a one-sided 95% bound. */
 int loadci_settled(const struct loadci_est *e, double threshold);
 
 /* Judges B against A under `rule`. Both sets need a round with a sample and

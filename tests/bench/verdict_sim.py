@@ -5,6 +5,9 @@ throughput threshold by Welch's t on the rounds' mean, Yuen's 20%-trimmed t,
 and the Hodges-Lehmann shift with the exact Mann-Whitney interval (the one
 needle uses, harness/load/loadci.h). Prints pass / underpowered / fail counts
 per method for the same server twice and for candidates 15% and 25% slower.
+Then the same noise through the whole decision: runs of 12 cells, each cell
+sizing itself by needle's earlier stop rule and by its rule now, the decision
+passing when every cell passes and failing when one fails.
 
     python3 tests/bench/verdict_sim.py [TRIALS] [PHASE_SHARE] [PHASE_PCT]
 """
@@ -12,6 +15,7 @@ import math
 import sys
 from functools import lru_cache
 from math import comb
+from statistics import NormalDist
 
 import numpy as np
 
@@ -44,7 +48,6 @@ def mw_rank(m, n, alpha=0.05):
 
 
 def t95(df):
-    from statistics import NormalDist
     # Student's t by Cornish-Fisher from the normal quantile (enough here)
     z = NormalDist().inv_cdf(0.95)
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
@@ -85,6 +88,57 @@ def run(rounds, slower):
     return 0.03 * rng.standard_normal(rounds) + slow - math.log(slower)
 
 
+def sized_run(cells, slower, rule):
+    """One run of `cells` cells, each sized from 3 rounds by `rule`: a round
+    more until the rule says the cell is settled, or its most rounds."""
+    out = []
+    for _ in range(cells):
+        y = run(3, slower)
+        while len(y) < rule[2] and not rule[0](y):
+            y = np.append(y, run(1, slower))
+        out.append(y)
+    return out
+
+
+def by_rank(y, z=NormalDist().inv_cdf(0.90)):
+    """needle's earlier rule: the rank interval of the run against itself,
+    widened for 90% power, fits the threshold."""
+    lo, hi = hodges_lehmann(y, y)
+    return (hi - lo) / 2 * (1 + z / 1.6448536269514722) <= -math.log(T)
+
+
+def by_sd(y, z=NormalDist().inv_cdf(0.99)):
+    """needle's rule (harness/load/loadci.h): 10 rounds or more, and as many
+    as two like runs need at 99% power by the rounds' standard deviation."""
+    k = (1.6448536269514722 + z) * y.std(ddof=1) / math.log(T)
+    return len(y) >= 10 and len(y) >= 2 * k * k
+
+
+def decision(a, b):
+    """The cutover decision over cells: fail when a cell's interval is wholly
+    beyond the threshold, pass when every cell's is wholly within."""
+    v = []
+    for ya, yb in zip(a, b):
+        lo, hi = hodges_lehmann(ya, yb)
+        v.append(0 if lo > math.log(T) else 2 if hi < math.log(T) else 1)
+    return 2 if 2 in v else 1 if 1 in v else 0
+
+
+def family(trials, cells=12):
+    print(f"\n{trials} pairs a row, {cells} cells a run, each sized from 3 rounds; "
+          "the decision passes when every cell passes, fails when one fails")
+    for name, rule in (("rank half-width, power 0.90, at most 10 rounds", (by_rank, 0, 10)),
+                       ("rounds' sd, power 0.99, 10 to 30 rounds", (by_sd, 0, 30))):
+        for slower in (1.0, 1.15, 1.25):
+            c, rounds = [0, 0, 0], 0
+            for _ in range(trials):
+                a, b = sized_run(cells, 1.0, rule), sized_run(cells, slower, rule)
+                c[decision(a, b)] += 1
+                rounds += sum(map(len, a + b)) / (2 * cells)
+            print(f"{name}, {'same server' if slower == 1 else f'{slower - 1:.0%} slower':11s}: "
+                  f"P{c[0]:4d} U{c[1]:4d} F{c[2]:4d}, mean {rounds / trials:4.1f} rounds a cell")
+
+
 methods = (("welch", welch), ("yuen", yuen), ("hodges-lehmann", hodges_lehmann))
 print(f"{TRIALS} trials a row; slow phases: {SHARE:.0%} of the rounds, {PHASE:.0%} slower; "
       "threshold: throughput -10%; P pass, U underpowered, F fail")
@@ -98,3 +152,4 @@ for rounds in (5, 10, 20):
                 out[name][0 if lo > math.log(T) else 2 if hi < math.log(T) else 1] += 1
         print(f"rounds {rounds:2d}, {'same server' if slower == 1 else f'{slower - 1:.0%} slower':11s}: " +
               "  ".join(f"{n} P{p:4d} U{u:4d} F{f_:4d}" for n, (p, u, f_) in out.items()))
+family(max(20, TRIALS // 4))

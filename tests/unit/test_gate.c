@@ -135,11 +135,25 @@ static void test_estimate(void)
 	/* 3 rounds against themselves: the range of the differences, +-0.2 */
 	CHECK(loadci_estimate(&s, 0, &e) && fabs(e.log - 0.2) < 1e-12);
 	CHECK(fabs(e.half - 0.2) < 1e-12 && e.rounds == 3);
-	/* four rounds of the same 32 requests: no spread */
+	/* the same 32 requests in every round: no spread, yet four rounds are
+	 * too few to stop on (they may all have missed a slow phase); ten do */
 	fill_scaled(&s, 4, 32, 10, 1, same);
-	CHECK(loadci_estimate(&s, 50, &e) && e.half < 1e-12);
+	CHECK(loadci_estimate(&s, 50, &e) && e.half < 1e-12 && e.sd < 1e-12);
 	CHECK(fabs(exp(e.log) - (10 + 15.5)) < 1e-9); /* linear median of 10..41 */
-	CHECK(loadci_settled(&e, 1.1));
+	CHECK(!loadci_settled(&e, 1.1));
+	/* ten rounds, one of them 30% slow (a slow phase): the rounds' sd
+	 * (0.083) asks for 2 (3.97 x 0.083 / log 1.1)^2 = 24 rounds */
+	{
+		double ten[LOADCI_SETTLE_MIN], one_slow[LOADCI_SETTLE_MIN];
+
+		for (i = 0; i < LOADCI_SETTLE_MIN; i++)
+			ten[i] = 1, one_slow[i] = i == 4 ? 1.3 : 1;
+		fill_scaled(&s, LOADCI_SETTLE_MIN, 32, 10, 1, ten);
+		CHECK(loadci_estimate(&s, 50, &e) && loadci_settled(&e, 1.1));
+		fill_scaled(&s, LOADCI_SETTLE_MIN, 32, 10, 1, one_slow);
+		CHECK(loadci_estimate(&s, 50, &e) && fabs(e.sd - log(1.3) / sqrt(10)) < 1e-9);
+		CHECK(!loadci_settled(&e, 1.1) && loadci_settled(&e, 1.3));
+	}
 	/* rounds 20-30% apart: a spread no run of four can size itself past */
 	fill_scaled(&s, 4, 32, 10, 1, apart);
 	CHECK(loadci_estimate(&s, 50, &e) && e.half > 0.1 && !loadci_settled(&e, 1.1));
