@@ -32,19 +32,20 @@ for (const c of cases)
 process.stdout.write(JSON.stringify({ suite: "cutover-small", cases }));' \
 	"$ROOT/suites/cutover.json" "${GATE_CASES:-0}" "${GATE_DIV:-16}" "${GATE_OUT:-16}" >"$suite"
 
-# run OUT MODEL: one run of the suite against the current server, its seconds and
-# counted rounds per cell appended to $tmp/sizes; 1 when it failed
+# run KIND PAIR MODEL: one run of the suite against the current server into
+# $tmp/KINDPAIR, its seconds and counted rounds per cell appended to $tmp/sizes;
+# 1 when it failed
 run() {
-	t0=$(date +%s)
-	"$NEEDLE" run "$suite" --base-url "$REF_URL" --model "$2" --tokenizer "$ds" --template deepseek-v3 \
-		--out "$tmp/$1" >"$tmp/$1.out" 2>&1 || { echo "run $1 ($2) failed: $(tail -3 "$tmp/$1.out")" >&2; return 1; }
+	t0=$(date +%s) out=$1$2
+	"$NEEDLE" run "$suite" --base-url "$REF_URL" --model "$3" --tokenizer "$ds" --template deepseek-v3 \
+		--out "$tmp/$out" >"$tmp/$out.out" 2>&1 || { echo "run $out ($3) failed: $(tail -3 "$tmp/$out.out")" >&2; return 1; }
 	node -e '
 const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const s = m.load_sizing || [];
 const r = s.reduce((a, e) => a + e.rounds, 0) / Math.max(1, s.length);
 const why = {}; for (const e of s) why[e.stopped] = (why[e.stopped] || 0) + 1;
 console.log(process.argv[2], process.argv[3], r.toFixed(2), Object.entries(why).map(([k, v]) => k + "=" + v).join(","));' \
-		"$tmp/$1/manifest.json" "${1%%[0-9]*}" "$(($(date +%s) - t0))" >>"$tmp/sizes"
+		"$tmp/$out/manifest.json" "$1" "$(($(date +%s) - t0))" >>"$tmp/sizes"
 }
 
 : >"$tmp/counts"
@@ -54,14 +55,14 @@ start=$(date +%s)
 while [ "$i" -le "$pairs" ]; do
 	refserver_start --max-model-len 32768 || exit 1
 	base="ref-good:$noise,seed=$i"
-	run "base$i" "$base" || exit 1
+	run base "$i" "$base" || exit 1
 	# rotate the order of the candidates with i
 	order=$(echo $kinds | tr ' ' '\n' | awk -v k="$i" '{ a[NR] = $0 } END { for (j = 0; j < NR; j++) print a[(j + k) % NR + 1] }')
 	for kind in $order; do
 		name=${kind%%:*} pct=${kind#*:}
 		model=$base
 		[ "$pct" = 0 ] || model="$base,slower=$pct"
-		run "$name$i" "$model" || exit 1
+		run "$name" "$i" "$model" || exit 1
 		g=0
 		"$NEEDLE" diff "$tmp/base$i" "$tmp/$name$i" --gate cutover >/dev/null 2>"$tmp/gate.err" || g=$?
 		echo "$name $g" >>"$tmp/counts"
