@@ -15,7 +15,10 @@
  *
  * The decision reads this run's data only, never a baseline's: stopping
  * when the noise is small enough does not look at the difference a verdict
- * will judge, so it cannot steer a verdict towards pass or fail
+ * will judge. It may still steer it where the spread tells of the level
+ * (a few rounds that all missed a slow phase look quiet and fast at once),
+ * which is why no level stops before LOADCI_SETTLE_MIN rounds and the
+ * spread is the rounds' standard deviation, which a slow round moves
  * (docs/statistics.md, "Runs that size themselves").
  *
  * A level may be preset (loadsize_preset: the decision of an earlier process
