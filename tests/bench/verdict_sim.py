@@ -88,13 +88,13 @@ def run(rounds, slower):
     return 0.03 * rng.standard_normal(rounds) + slow - math.log(slower)
 
 
-def sized_run(cells, slower, rule):
-    """One run of `cells` cells, each sized from 3 rounds by `rule`: a round
-    more until the rule says the cell is settled, or its most rounds."""
+def sized_run(cells, slower, settled, most):
+    """One run of `cells` cells, each sized from 3 rounds: a round more until
+    `settled` says the cell is, or `most` rounds."""
     out = []
     for _ in range(cells):
         y = run(3, slower)
-        while len(y) < rule[2] and not rule[0](y):
+        while len(y) < most and not settled(y):
             y = np.append(y, run(1, slower))
         out.append(y)
     return out
@@ -127,12 +127,12 @@ def decision(a, b):
 def family(trials, cells=12):
     print(f"\n{trials} pairs a row, {cells} cells a run, each sized from 3 rounds; "
           "the decision passes when every cell passes, fails when one fails")
-    for name, rule in (("rank half-width, power 0.90, at most 10 rounds", (by_rank, 0, 10)),
-                       ("rounds' sd, power 0.99, 10 to 30 rounds", (by_sd, 0, 30))):
+    for name, settled, most in (("rank half-width, power 0.90, at most 10 rounds", by_rank, 10),
+                                ("rounds' sd, power 0.99, 10 to 30 rounds", by_sd, 30)):
         for slower in (1.0, 1.15, 1.25):
             c, rounds = [0, 0, 0], 0
             for _ in range(trials):
-                a, b = sized_run(cells, 1.0, rule), sized_run(cells, slower, rule)
+                a, b = sized_run(cells, 1.0, settled, most), sized_run(cells, slower, settled, most)
                 c[decision(a, b)] += 1
                 rounds += sum(map(len, a + b)) / (2 * cells)
             print(f"{name}, {'same server' if slower == 1 else f'{slower - 1:.0%} slower':11s}: "

@@ -1,11 +1,11 @@
 #!/bin/sh
 # slow: load cases that size themselves
 # Self-sizing (harness/load/loadsize.h): a level of a steady server settles before
-# max_rounds (never before 10 rounds), a noisy one runs to max_rounds, a spent budget stops at `rounds`; the
-# manifest's load_sizing and summary.json's cells say which and why, the rounds not
-# needed leave the plan (the run is complete), the rounds run in blocks (round k of
-# every level before round k + 1 of any), and --resume keeps the first process's
-# decision.
+# max_rounds (never before 10 rounds), a noisy one runs to max_rounds, a spent
+# budget stops at `rounds`; the manifest's load_sizing and summary.json's cells say
+# which and why, the rounds not needed leave the plan (the run is complete), the
+# rounds run in blocks (round k of every level before round k + 1 of any), and
+# --resume keeps the first process's decision.
 set -eu
 . "$TESTS/lib/cli.sh"
 ds=$(fixture hf/deepseek_v3/tokenizer.json)
