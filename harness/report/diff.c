@@ -1145,7 +1145,14 @@ static enum err sec_latency(const cJSON *diff, struct buf *b)
 	const cJSON *it;
 	char t1[32], t2[32], t3[32];
 	size_t i;
-	enum err e = buf_puts(b, "\n## Latency (ms, nearest rank; load requests are in their cells)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
+	enum err e;
+
+	cJSON_ArrayForEach(it, jget(diff, "latency"))
+		if (jget_num(jget(it, "a"), "n") > 0 || jget_num(jget(it, "b"), "n") > 0)
+			break;
+	if (!it)
+		return buf_puts(b, "\n## Latency\n\n" REPORT_UNTIMED);
+	e = buf_puts(b, "\n## Latency (ms, nearest rank; load requests are in their cells)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
 
 	cJSON_ArrayForEach(it, jget(diff, "latency"))
 		for (i = 0; !e && i < 3; i++)

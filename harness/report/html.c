@@ -182,10 +182,13 @@ static enum err sec_latency(struct buf *b, const cJSON *s)
 	static const char *const names[] = {"figure", "n", "P50 ms", "P90 ms", "P99 ms"};
 	static const char *const figs[] = {"first_byte_ms", "ttft_ms", "ttfc_ms", "e2e_ms", "tpot_ms"};
 	const cJSON *lat = jget(s, "latency");
-	enum err e = buf_puts(b, "<h2>Latency</h2>\n<p>Attempts that are not load requests; "
-			      "nearest-rank percentiles.</p>\n");
+	enum err e;
 	size_t i;
 
+	if (!report_timed(lat))
+		return buf_puts(b, "<h2>Latency</h2>\n<p>" REPORT_UNTIMED "</p>\n");
+	e = buf_puts(b, "<h2>Latency</h2>\n<p>Attempts that are not load requests; "
+		     "nearest-rank percentiles.</p>\n");
 	e = e ? e : head_row(b, names, 5);
 	for (i = 0; !e && i < sizeof(figs) / sizeof(figs[0]); i++) {
 		const cJSON *f = jget(lat, figs[i]);

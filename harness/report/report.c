@@ -1206,11 +1206,25 @@ static enum err sec_recall(const cJSON *s, struct buf *b)
 	return e ? e : length_latency_table(b, jget(rc, "latency_by_length"));
 }
 
+int report_timed(const cJSON *latency)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, latency)
+		if (jget_num(it, "n") > 0)
+			return 1;
+	return 0;
+}
+
 static enum err sec_latency(const cJSON *s, struct buf *b)
 {
 	const cJSON *it;
 	char t50[32], t90[32], t99[32];
-	enum err e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
+	enum err e;
+
+	if (!report_timed(jget(s, "latency")))
+		return buf_puts(b, "\n## Latency\n\n" REPORT_UNTIMED);
+	e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
 
 	cJSON_ArrayForEach(it, jget(s, "latency")) {
 		if (!e)

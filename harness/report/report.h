@@ -123,6 +123,12 @@ struct jout_list report_cases(const struct report_sum *m, const cJSON *at);
  * latency. */
 enum err report_markdown(const struct report_sum *summary, struct buf *out, struct diag *d);
 
+/* 1 when a summary's "latency" (borrowed) has a timing of at least one
+ * attempt; a run of load cases only has none (its latency is in the cells),
+ * and its Latency sections say so in a line instead of a table of "-". */
+int report_timed(const cJSON *latency);
+#define REPORT_UNTIMED "No attempt outside the load cases was timed: the load requests' latency is in the load cells.\n"
+
 /* What follows "DONE/PLANNED planned attempts recorded" for a summary's
  * "attempts" `a` (borrowed): " (NOTE)" when it has a "planned_note" (an
  * older plan counts a load case as one attempt), else "", in out[cap];

@@ -2,7 +2,8 @@
 # slow: load matrices against the timing model
 # End to end, load cases against the reference server's timing model (tests/refserver/README.md
 # "Timing model"): a closed-loop matrix gives TTFT, TPOT and throughput near the analytic
-# values; one empty 200 marks exactly its round invalid, stays in the success
+# values (a load-only run's report and diff say its latency is in the cells, no empty
+# latency table); one empty 200 marks exactly its round invalid, stays in the success
 # count and leaves the medians to the other rounds; an open loop achieves its rate;
 # chat prompts count exactly; 'needle diff --gate cutover' passes a run against itself and fails (naming the
 # cells) a run whose TPOT is 30% worse.
@@ -66,6 +67,13 @@ assert (w, h, depth, colour) == (int(sys.argv[2]), int(sys.argv[3]), 8, 2), (w, 
 assert len(zlib.decompress(idat)) == h * (1 + 3 * w), "pixels"
 PY
 grep -q '(load.png)' "$tmp/a/summary.md" || { echo "summary.md does not link load.png"; exit 1; }
+# a run of load cases only has no timed attempt outside them: a line, not a table of "-"
+"$NEEDLE" report "$tmp/a" --format html >"$tmp/a.html"
+"$NEEDLE" diff "$tmp/a" "$tmp/a" >"$tmp/aa.md" || true
+for f in "$tmp/a/summary.md" "$tmp/a.html" "$tmp/aa.md"; do
+	grep -q "No attempt outside the load cases was timed" "$f" && ! grep -q "ttft_ms" "$f" ||
+		{ echo "$f: a latency table for a load-only run:"; grep -A8 "Latency" "$f"; exit 1; }
+done
 node "$TESTS/refserver/records.js" "$tmp/a" \
 	'recs.length === 1 + 2 + 12 + 24 && recs.filter(r => r.load.warmup).length === 2 && recs[0].load.precheck && recs.every(r => r.usage.completion_tokens === 40 && r.audit.usage_delta === 0)' \
 	'one record per request, warm-up marked, exact lengths'
