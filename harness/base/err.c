@@ -51,6 +51,7 @@ const char *err_name(enum err code)
 	case ERR_ENDPOINT: return "endpoint";
 	case ERR_INTERNAL: return "internal";
 	case ERR_LOADER: return "loader";
+	case ERR_INTERRUPTED: return "interrupted";
 	}
 	return "unknown";
 }
@@ -61,6 +62,7 @@ int err_exit_status(enum err code)
 	case ERR_OK: return EXIT_PASS;
 	case ERR_ENDPOINT: return EXIT_ENDPOINT;
 	case ERR_LOADER: return EXIT_LOADER;
+	case ERR_INTERRUPTED: return EXIT_INTERRUPTED;
 	case ERR_USAGE:
 	case ERR_NOMEM:
 	case ERR_LIMIT:

@@ -24,7 +24,8 @@ enum err {
 	ERR_UNSUPPORTED, /* well-formed input that needle does not implement */
 	ERR_ENDPOINT,    /* the endpoint could not be used at all */
 	ERR_INTERNAL,    /* a bug: an invariant did not hold */
-	ERR_LOADER       /* a library loaded at run time (libcrypto) is missing */
+	ERR_LOADER,      /* a library loaded at run time (libcrypto) is missing */
+	ERR_INTERRUPTED  /* a signal (SIGINT/SIGTERM) stopped it before the end */
 };
 
 /* Exit statuses documented in every --help. */

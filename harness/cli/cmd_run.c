@@ -220,27 +220,6 @@ static void show_wait(void *ctx, double waited_s, const char *last)
 	snprintf(c->last_wait, sizeof(c->last_wait), "%s", last);
 }
 
-/* --wait-ready: polls until every replica is ready or the time is up. */
-static enum err wait_ready(struct cli_run *c, struct diag *d)
-{
-	struct http_tls tls = {c->o.cacert, c->o.insecure, c->o.capath};
-	struct endpoint ep;
-	double secs;
-	int i;
-	enum err e = probe_parse_duration(c->wait_ready, &secs, d);
-
-	for (i = 0; !e && i < c->o.nbase_urls; i++) {
-		endpoint_init(&ep);
-		e = endpoint_set_base(&ep, c->o.base_urls[i], d);
-		if (!e)
-			e = probe_wait_ready(ep.base, c->o.api_key, &tls, secs, 5, show_wait, c, d);
-		endpoint_release(&ep);
-	}
-	if (c->tty)
-		fprintf(stderr, "\r\033[K");
-	return e;
-}
-
 static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 {
 	struct run *r = NULL;
@@ -253,16 +232,17 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 	progress_start(&c->pace, c->tty, c->t0);
 	c->o.progress = show_progress;
 	c->o.waiting = show_start_wait;
+	c->o.ready_wait = show_wait;
 	c->o.progress_ctx = c;
 	e = from_env(c, d);
 	redact_init(&c->secrets, c->o.api_key, c->o.nbase_urls ? c->o.base_urls[0] : NULL);
 	c->o.redact = &c->secrets;
 	if (!e)
 		e = tpl_clock_pin(c->date, d);
-	if (!e && c->wait_ready)
-		e = wait_ready(c, d);
 	if (!e) {
 		e = run_open(&c->o, suite_path, &r, d);
+		if (c->wait_ready && c->tty)
+			fprintf(stderr, "\r\033[K"); /* the last "waiting" line */
 		fputs(run_warnings(r), stderr);
 	}
 	if (!e) {
@@ -292,8 +272,6 @@ static int run(struct cli_run *c, const char *suite_path, struct diag *d)
 
 static void check_opts(struct cli_run *c, struct diag *d)
 {
-	double wait_s;
-
 	if (c->o.concurrency < 1 || c->o.concurrency > RUN_MAX_CONCURRENCY)
 		diag_fail(d, ERR_USAGE, "option '--concurrency' wants 1 to %d", RUN_MAX_CONCURRENCY);
 	else if (c->o.repeat != LONG_MIN && (c->o.repeat < 1 || c->o.repeat > SUITE_MAX_REPEAT))
@@ -304,7 +282,7 @@ static void check_opts(struct cli_run *c, struct diag *d)
 	else if (c->o.timeout > HTTP_TIMEOUT_MAX_S || c->o.idle_timeout > HTTP_TIMEOUT_MAX_S)
 		diag_fail(d, ERR_USAGE, "option '--%s' wants at most %.0f seconds (a week)",
 			  c->o.timeout > HTTP_TIMEOUT_MAX_S ? "timeout" : "idle-timeout", HTTP_TIMEOUT_MAX_S);
-	else if (c->wait_ready && probe_parse_duration(c->wait_ready, &wait_s, d))
+	else if (c->wait_ready && probe_parse_duration(c->wait_ready, &c->o.wait_ready_s, d))
 		diag_prefix(d, "option '--wait-ready'");
 	else if (c->o.server_name && tpl_server_parse(c->o.server_name, &c->o.server, d))
 		diag_prefix(d, "option '--server'");
@@ -343,7 +321,7 @@ int cmd_run(int argc, char **argv)
 		{"date", 0, CLI_STR, "YYYY-MM-DD[THH:MM:SS]", "the server's local time for a template's strftime_now (default: now; in the manifest when the template reads it)", &c.date},
 		{"server", 0, CLI_STR, "vllm|sglang", "render the audit as this server prepares messages (default: detected, else vllm)", &c.o.server_name},
 		{"metrics", 0, CLI_FLAG, NULL, "load cases: scrape the server's /metrics before and after each level (DIR/raw/metrics-*)", &c.o.metrics},
-		{"wait-ready", 0, CLI_STR, "DURATION", "first poll /health and /v1/models until the server answers (e.g. 30m)", &c.wait_ready},
+		{"wait-ready", 0, CLI_STR, "DURATION", "once the suite, tokenizer and template are checked, poll /health and /v1/models until the server answers (e.g. 30m)", &c.wait_ready},
 		{"warmup", 0, CLI_LONG, "N", "send N uncounted requests of the first case before the suite", &c.o.warmup},
 	};
 	const struct cli_cmd cmd = {

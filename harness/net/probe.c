@@ -84,14 +84,27 @@ static int ready_once(const char *base, const char *api_key,
 	return ok;
 }
 
+/* Sleeps until `at_ms` (io_now_ms's clock) in steps short enough that a stop
+ * is heard at once; 1 when it was. */
+#define PROBE_STOP_STEP_MS 100.0
+static int sleep_unless_stopped(double at_ms, volatile const sig_atomic_t *stop)
+{
+	double now;
+
+	while (!(stop && *stop) && (now = io_now_ms()) < at_ms)
+		io_sleep_until_ms(at_ms - now > PROBE_STOP_STEP_MS ? now + PROBE_STOP_STEP_MS : at_ms);
+	return stop && *stop;
+}
+
 enum err probe_wait_ready(const char *base, const char *api_key,
-			  const struct http_tls *tls, double timeout_s, double interval_s, probe_progress_fn fn, void *ctx,
+			  const struct http_tls *tls, double timeout_s, double interval_s,
+			  volatile const sig_atomic_t *stop, probe_progress_fn fn, void *ctx,
 			  struct diag *d)
 {
 	double t0 = io_now_ms(), next = t0, deadline = t0 + timeout_s * 1000.0, waited;
 	char last[DIAG_MSG_MAX] = "no answer yet";
 	struct buf body;
-	int ok;
+	int ok, stopped = 0;
 
 	buf_init(&body, (size_t)16 << 20);
 	for (;;) {
@@ -102,9 +115,13 @@ enum err probe_wait_ready(const char *base, const char *api_key,
 		if (ok || io_now_ms() >= deadline)
 			break;
 		next += interval_s * 1000.0;
-		io_sleep_until_ms(next < deadline ? next : deadline);
+		if ((stopped = sleep_unless_stopped(next < deadline ? next : deadline, stop)))
+			break;
 	}
 	buf_release(&body);
+	if (stopped)
+		return diag_fail(d, ERR_INTERRUPTED, "stopped by a signal while waiting %.0f s for '%s' to be ready: %s",
+				 (io_now_ms() - t0) / 1000.0, base, last);
 	if (!ok)
 		return diag_fail(d, ERR_ENDPOINT, "endpoint '%s' was not ready after %.0f s: %s", base,
 				 waited, last);

@@ -12,6 +12,8 @@
 #define NEEDLE_PROBE_H
 
 #include "base/buf.h"
+#include <signal.h>
+
 #include "http.h"
 #include "base/err.h"
 #include "metrics.h"
@@ -28,9 +30,12 @@ enum err probe_parse_duration(const char *s, double *seconds, struct diag *d);
 
 /* Polls `base` (no trailing "/v1") every `interval_s` until it is ready or
  * `timeout_s` has passed (TLS as `tls` says; NULL: the system's CAs); `fn` (may be NULL) hears of every poll.
- * ERR_ENDPOINT when it never became ready, with what the last poll saw. */
+ * ERR_ENDPOINT when it never became ready, with what the last poll saw;
+ * ERR_INTERRUPTED as soon as `*stop` (may be NULL) is non-zero between polls
+ * (the sleep between them is cut short; a poll in flight ends first). */
 enum err probe_wait_ready(const char *base, const char *api_key,
-			  const struct http_tls *tls, double timeout_s, double interval_s, probe_progress_fn fn, void *ctx,
+			  const struct http_tls *tls, double timeout_s, double interval_s,
+			  volatile const sig_atomic_t *stop, probe_progress_fn fn, void *ctx,
 			  struct diag *d);
 
 /* GET base/metrics into `text` (reset first) and parsed into `out` (empty).

@@ -31,6 +31,7 @@
 
 #include "base/err.h"
 #include "base/redact.h"
+#include "net/probe.h"
 #include "record.h"
 #include "shard.h"
 #include "tpl/tpl.h"
@@ -80,6 +81,11 @@ struct run_opts {
 	struct record_origin origin;   /* config file, tokenizer source: for the manifest */
 	run_progress_fn progress;      /* or NULL */
 	run_wait_fn waiting;           /* or NULL; called with progress_ctx */
+	double wait_ready_s;           /* > 0 (--wait-ready): first poll every
+					* replica until it is ready, after the
+					* suite, tokenizer and template are checked */
+	probe_progress_fn ready_wait;  /* or NULL: hears of every such poll;
+					* called with progress_ctx */
 	void *progress_ctx;
 };
 
@@ -103,8 +109,10 @@ struct run_counts {
  * results folder (o->out, else results/SUITE-MODEL-TIMESTAMP, the served
  * model's name made safe and a UTC time to the millisecond, "-2", "-3" ...
  * added while such a folder exists; on --resume it must
- * hold the same suite) and writes the manifest. ERR_USAGE/ERR_INPUT/ERR_IO
- * for bad input, ERR_ENDPOINT when the endpoint is unusable. The caller frees
+ * hold the same suite) and writes the manifest. With o->wait_ready_s it
+ * waits for the replicas between the local checks and the discovery.
+ * ERR_USAGE/ERR_INPUT/ERR_IO for bad input, ERR_ENDPOINT when the endpoint is
+ * unusable, ERR_INTERRUPTED when o->stop ended the wait. The caller frees
  * *out with run_free, also on failure (it may be NULL then).
  */
 enum err run_open(const struct run_opts *o, const char *suite_path,

@@ -13,12 +13,14 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "base/mem.h"
+#include "net/probe.h"
 #include "run_int.h"
 #include "shard.h"
 #include "tok/tok.h"
 #include "tpl/tpl_model.h"
 
 #define RUN_DIR_TRIES 100 /* default folders of one millisecond */
+#define RUN_READY_POLL_S 5 /* --wait-ready: seconds between polls */
 
 /* ---- set-up ---- */
 
@@ -137,9 +139,6 @@ static enum err discover(struct run *r, struct diag *d)
 	eo.timeout = r->o->timeout;
 	eo.server_forced = r->o->server_forced;
 	eo.server = r->o->server;
-	r->tls.cacert = r->o->cacert;
-	r->tls.insecure = r->o->insecure;
-	r->tls.capath = r->o->capath;
 	eo.tls = &r->tls;
 	eo.cacert_from = r->o->cacert_from;
 	for (i = 0; !e && i < r->neps; i++) {
@@ -158,11 +157,28 @@ static enum err set_bases(struct run *r, struct diag *d)
 	enum err e = ERR_OK;
 	int i;
 
+	r->tls.cacert = r->o->cacert;
+	r->tls.insecure = r->o->insecure;
+	r->tls.capath = r->o->capath;
 	r->neps = r->o->nbase_urls;
 	for (i = 0; i < r->neps; i++)
 		endpoint_init(&r->eps[i]);
 	for (i = 0; !e && i < r->neps; i++)
 		e = endpoint_set_base(&r->eps[i], r->o->base_urls[i], d);
+	return e;
+}
+
+/* --wait-ready: each replica in turn, once the local inputs have been
+ * checked (a typo in the suite must not cost the whole wait) and before
+ * anything is sent; a stop signal ends the wait at once. */
+static enum err wait_ready(struct run *r, struct diag *d)
+{
+	enum err e = ERR_OK;
+	int i;
+
+	for (i = 0; !e && r->o->wait_ready_s > 0 && i < r->neps; i++)
+		e = probe_wait_ready(r->eps[i].base, r->o->api_key, &r->tls, r->o->wait_ready_s,
+				     RUN_READY_POLL_S, r->o->stop, r->o->ready_wait, r->o->progress_ctx, d);
 	return e;
 }
 
@@ -517,6 +533,8 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 		e = plan_shard(r, d);
 	if (!e)
 		e = load_locals(r, d);
+	if (!e)
+		e = wait_ready(r, d);
 	if (!e)
 		e = http_multi_new(&r->multi, d);
 	if (!e)

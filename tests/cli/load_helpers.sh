@@ -1,7 +1,8 @@
 #!/bin/sh
 # slow: a booting server waited for
 # End to end, the cutover helpers: --wait-ready polls a booting server (503) until it
-# answers, and gives up with exit 3 on one that never does; --warmup sends uncounted
+# answers, and gives up with exit 3 on one that never does; a bad suite is named before
+# the wait, and SIGTERM ends the wait at once with exit 5; --warmup sends uncounted
 # requests first; --metrics stores the server's /metrics around each load level and
 # its view of the level (the warm-up left out; cold prompts: no prefix-cache hits,
 # also across two cases of the same seed and length), and the report shows it beside
@@ -46,7 +47,27 @@ rc=0
 	--out "$tmp/never" --wait-ready 1s >"$tmp/never.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] || { echo "never ready: exit $rc, expected 3"; cat "$tmp/never.out"; exit 1; }
 grep -q "was not ready after" "$tmp/never.out" || { cat "$tmp/never.out"; exit 1; }
+# a typo in the suite is found before the wait, not after it
+printf '{"suite": "t", "cases": [' >"$tmp/typo.json"
+rc=0
+t0=$(date +%s)
+"$NEEDLE" run "$tmp/typo.json" --base-url "$REF_URL" --tokenizer "$ds" --template deepseek-v3 \
+	--out "$tmp/typo" --wait-ready 10m >"$tmp/typo.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && [ $(($(date +%s) - t0)) -lt 20 ] && grep -q "typo.json" "$tmp/typo.out" &&
+	! grep -q "waiting for the server" "$tmp/typo.out" || { echo "typo: exit $rc after $(($(date +%s) - t0)) s"; cat "$tmp/typo.out"; exit 1; }
+# SIGTERM (a scheduler's cancel) ends the wait at once with exit 5, and no folder is left
+"$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --tokenizer "$ds" --template deepseek-v3 \
+	--out "$tmp/term" --wait-ready 10m >"$tmp/term.out" 2>&1 &
+pid=$!
+i=0
+until grep -q "waiting for the server" "$tmp/term.out" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+t0=$(date +%s)
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 5 ] && [ $(($(date +%s) - t0)) -lt 5 ] && grep -q "stopped by a signal while waiting" "$tmp/term.out" &&
+	[ ! -e "$tmp/term" ] || { echo "SIGTERM while waiting: exit $rc after $(($(date +%s) - t0)) s"; cat "$tmp/term.out"; exit 1; }
 rc=0
 "$NEEDLE" run "$tmp/s.json" --base-url "$REF_URL" --wait-ready soon >"$tmp/bad.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q "option '--wait-ready': duration 'soon'" "$tmp/bad.out" || { echo "bad duration: exit $rc"; cat "$tmp/bad.out"; exit 1; }
-echo "helpers: --wait-ready waits and gives up, --warmup is uncounted, --metrics stores the server's view"
+echo "helpers: --wait-ready waits, gives up, checks the suite first and stops on SIGTERM, --warmup is uncounted, --metrics stores the server's view"

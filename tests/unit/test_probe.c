@@ -63,7 +63,7 @@ static void test_never_ready(void)
 
 	snprintf(base, sizeof(base), "http://127.0.0.1:%d", closed_port());
 	diag_init(&d);
-	CHECK(probe_wait_ready(base, NULL, NULL, 0.3, 0.1, count, NULL, &d) == ERR_ENDPOINT);
+	CHECK(probe_wait_ready(base, NULL, NULL, 0.3, 0.1, NULL, count, NULL, &d) == ERR_ENDPOINT);
 	CHECK(strstr(d.msg, "was not ready after") != NULL);
 	CHECK(polls >= 2);
 	CHECK(io_now_ms() - t0 >= 300);
@@ -76,9 +76,34 @@ static void test_never_ready(void)
 	buf_release(&text);
 }
 
+/* A stop between polls ends a long wait at once, not at its next poll. */
+static volatile sig_atomic_t stop_flag;
+static void stop_after_first(void *ctx, double waited, const char *last)
+{
+	(void)ctx;
+	(void)waited;
+	(void)last;
+	stop_flag = 1;
+}
+
+static void test_stop(void)
+{
+	char base[64];
+	struct diag d;
+	double t0 = io_now_ms();
+
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", closed_port());
+	diag_init(&d);
+	CHECK(probe_wait_ready(base, NULL, NULL, 600, 30, &stop_flag, stop_after_first, NULL, &d) ==
+	      ERR_INTERRUPTED);
+	CHECK(strstr(d.msg, "stopped by a signal") != NULL);
+	CHECK(io_now_ms() - t0 < 5000);
+}
+
 int main(void)
 {
 	T_RUN(test_duration);
 	T_RUN(test_never_ready);
+	T_RUN(test_stop);
 	return T_DONE();
 }
