@@ -202,6 +202,57 @@ static enum err server_table(struct buf *b, const cJSON *load)
 	return e;
 }
 
+/* The share accepted at each draft position, "0.81, 0.62, 0.44"; "-"
+ * without them. */
+static const char *by_position(const cJSON *pos, char *out, size_t cap)
+{
+	const cJSON *p;
+	size_t n = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(p, pos) {
+		if (n + 16 >= cap)
+			break;
+		if (cJSON_IsNumber(p))
+			n += (size_t)snprintf(out + n, cap - n, "%s%.2f", n ? ", " : "", p->valuedouble);
+		else
+			n += (size_t)snprintf(out + n, cap - n, "%s-", n ? ", " : "");
+	}
+	return n ? out : "-";
+}
+
+/* Speculative decoding, where the server exports it (metrics.h). */
+static enum err spec_table(struct buf *b, const cJSON *load)
+{
+	const cJSON *c, *s;
+	char name[300], t[4][32], pos[256];
+	enum err e;
+
+	cJSON_ArrayForEach(c, jget(load, "cells"))
+		if (cJSON_IsNumber(jget2(c, "server", "spec_accept_rate")))
+			break;
+	if (!c)
+		return ERR_OK;
+	e = buf_puts(b, "\n### Speculative decoding (--metrics)\n\nThe server's draft acceptance over each level's "
+		     "counted rounds: accepted over drafted tokens, the tokens one verification step yields "
+		     "(the bonus token included), and the share of drafts accepted at each position.\n\n"
+		     "| cell | acceptance | tokens per step | drafts | accepted by position |\n|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(c, jget(load, "cells")) {
+		if (e || !cJSON_IsNumber(jget(s = jget(c, "server"), "spec_accept_rate")))
+			continue;
+		loadcells_name(c, name, sizeof(name));
+		e = buf_puts(b, "| ");
+		if (!e)
+			e = md_cell(b, name);
+		if (!e)
+			e = buf_printf(b, " | %s | %s | %s | %s |\n", num(s, "spec_accept_rate", 1, "%.3f", t[0], 32),
+				       num(s, "spec_accept_length", 1, "%.2f", t[1], 32),
+				       num(s, "spec_drafts", 1, "%.0f", t[2], 32),
+				       by_position(jget(s, "spec_accept_by_pos"), pos, sizeof(pos)));
+	}
+	return e;
+}
+
 static enum err client_lines(struct buf *b, const cJSON *load)
 {
 	const cJSON *cl = jget(load, "client"), *w;
@@ -226,5 +277,7 @@ enum err loadview_markdown(const cJSON *summary, struct buf *out)
 	if (!load)
 		return ERR_OK;
 	e = server_table(out, load);
+	if (!e)
+		e = spec_table(out, load);
 	return e ? e : client_lines(out, load);
 }

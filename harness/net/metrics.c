@@ -611,6 +611,8 @@ struct dialect {
 	const char *name, *prefix;
 	const char *prompt, *generation, *ttft, *itl, *itl_old;
 	const char *hits, *queries, *hit_rate, *running, *waiting, *kv, *kv_old;
+	const char *drafts, *draft_tokens, *accepted, *per_pos; /* counters */
+	const char *accept_rate, *accept_length;                /* gauges */
 };
 
 /* vLLM v1 loggers.py (PrometheusStatLogger) and SGLang metrics/collector.py. */
@@ -619,11 +621,15 @@ static const struct dialect dialects[] = {
 	 "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
 	 "vllm:time_per_output_token_seconds", "vllm:prefix_cache_hits_total",
 	 "vllm:prefix_cache_queries_total", NULL, "vllm:num_requests_running",
-	 "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+	 "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+	 "vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
+	 "vllm:spec_decode_num_accepted_tokens_total",
+	 "vllm:spec_decode_num_accepted_tokens_per_pos_total", NULL, NULL},
 	{"sglang", "sglang:", "sglang:prompt_tokens_total", "sglang:generation_tokens_total",
 	 "sglang:time_to_first_token_seconds", "sglang:inter_token_latency_seconds", NULL,
 	 "sglang:cached_tokens_total", NULL, "sglang:cache_hit_rate", "sglang:num_running_reqs",
-	 "sglang:num_queue_reqs", "sglang:token_usage", NULL},
+	 "sglang:num_queue_reqs", "sglang:token_usage", NULL, NULL, NULL, NULL, NULL,
+	 "sglang:spec_accept_rate", "sglang:spec_accept_length"},
 };
 
 /* The sum of `name` (or `alt`) over label sets, NaN when absent. */
@@ -679,6 +685,58 @@ static const struct dialect *find_dialect(const struct metrics *m)
 	return NULL;
 }
 
+/* vLLM's acceptance per draft position: its per-position counter (label
+ * "position", 0-based) over the drafts; positions beyond
+ * METRICS_SPEC_POS_MAX are left out. */
+static void spec_positions(const struct metrics *delta, const char *family, struct metrics_view *out)
+{
+	size_t i, len = strlen(family);
+	char pos[16], *end;
+
+	for (i = 0; i < delta->n; i++) {
+		const struct metrics_sample *s = &delta->s[i];
+		long p;
+
+		if (s->name_len != len || strncmp(s->key, family, len) || !metrics_label(s, "position", pos, sizeof(pos)))
+			continue;
+		p = strtol(pos, &end, 10);
+		if (*end || end == pos || p < 0 || p >= METRICS_SPEC_POS_MAX)
+			continue;
+		out->spec_pos[p] = out->spec_drafts > 0 ? s->value / out->spec_drafts : NAN;
+		if (p + 1 > out->spec_npos)
+			out->spec_npos = (int)p + 1;
+	}
+}
+
+/* The speculative decoding figures (all NaN without a dialect or counters). */
+static void spec_view(const struct dialect *x, const struct metrics *delta, const struct metrics *after,
+		      struct metrics_view *out)
+{
+	double n, max;
+	int i;
+
+	for (i = 0; i < METRICS_SPEC_POS_MAX; i++)
+		out->spec_pos[i] = NAN;
+	out->spec_npos = 0;
+	out->spec_drafts = out->spec_draft_tokens = out->spec_accepted = NAN;
+	out->spec_accept_rate = out->spec_accept_length = NAN;
+	if (!x)
+		return;
+	if (x->drafts) {
+		out->spec_drafts = pick(delta, x->drafts, NULL);
+		out->spec_draft_tokens = pick(delta, x->draft_tokens, NULL);
+		out->spec_accepted = pick(delta, x->accepted, NULL);
+		if (out->spec_draft_tokens > 0)
+			out->spec_accept_rate = out->spec_accepted / out->spec_draft_tokens;
+		if (out->spec_drafts > 0)
+			out->spec_accept_length = 1 + out->spec_accepted / out->spec_drafts;
+		spec_positions(delta, x->per_pos, out);
+	} else {
+		out->spec_accept_rate = ratio_mean(after, x->accept_rate, NULL, &max, &n);
+		out->spec_accept_length = ratio_mean(after, x->accept_length, NULL, &max, &n);
+	}
+}
+
 void metrics_view(const struct metrics *delta, const struct metrics *after,
 		  struct metrics_view *out)
 {
@@ -693,6 +751,7 @@ void metrics_view(const struct metrics *delta, const struct metrics *after,
 	out->cache_hit_rate = out->running = out->waiting = out->kv_usage = NAN;
 	out->cache_hit_rate_max = out->kv_usage_max = NAN;
 	out->engines = 0;
+	spec_view(x, delta, after, out);
 	if (!x)
 		return;
 	out->dialect = x->name;

@@ -28,6 +28,7 @@
 
 #define METRICS_MAX_SAMPLES 200000
 #define METRICS_MAX_LINE ((size_t)1 << 20) /* longest line accepted, bytes */
+#define METRICS_SPEC_POS_MAX 16 /* draft positions kept of a speculative decoder */
 
 enum metrics_type {
 	METRICS_UNTYPED,
@@ -126,6 +127,18 @@ struct metrics_view {
 	double kv_usage;               /* 0..1, gauge after, mean over engines */
 	double kv_usage_max;           /* 0..1, its largest engine's */
 	double engines;                /* label sets of the KV usage gauge */
+	/* speculative decoding; NaN when the server exports none (no draft
+	 * model configured, or an older server) */
+	double spec_drafts, spec_draft_tokens, spec_accepted; /* vLLM counter deltas */
+	double spec_accept_rate;       /* accepted / drafted tokens: vLLM from the
+					  deltas, SGLang its gauge after (mean over
+					  engines) */
+	double spec_accept_length;     /* tokens a verification step yields, the
+					  bonus token included: vLLM 1 + accepted
+					  / drafts, SGLang its gauge after */
+	double spec_pos[METRICS_SPEC_POS_MAX]; /* vLLM: the share of drafts whose
+					  token at draft position i was accepted */
+	int spec_npos;                 /* positions in spec_pos */
 };
 
 void metrics_view(const struct metrics *delta, const struct metrics *after,

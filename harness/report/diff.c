@@ -713,6 +713,7 @@ static cJSON *load_side(struct json_build *jb, const cJSON *c)
 	static const char *const plain[] = {"rounds_valid", "requests", "success_rate"};
 	static const char *const figs[] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms", "tpot_p95_ms"};
 	static const char *const ends[] = {"", "_min", "_max"};
+	static const char *const spec[] = {"spec_accept_rate", "spec_accept_length"};
 	const cJSON *v;
 	char k[64];
 	size_t i, j;
@@ -730,6 +731,10 @@ static cJSON *load_side(struct json_build *jb, const cJSON *c)
 			json_add_item(jb, o, k, cJSON_IsNumber(v) ? cJSON_CreateNumber(v->valuedouble)
 								  : cJSON_CreateNull());
 		}
+	/* the server's speculative decoding, only where it has some */
+	for (i = 0; i < sizeof(spec) / sizeof(spec[0]); i++)
+		if (cJSON_IsNumber(v = jget2(c, "server", spec[i])))
+			json_add_num(jb, o, spec[i], v->valuedouble);
 	return o;
 }
 
@@ -761,6 +766,10 @@ static void load_entry(struct json_build *jb, cJSON *arr, const cJSON *c, const 
 			      cJSON_IsNumber(jget(a, figs[i])) && cJSON_IsNumber(jget(b, figs[i])) &&
 			      stats_ratio(jget_num(b, figs[i]), jget_num(a, figs[i]), &r)
 				      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
+	if (cJSON_IsNumber(jget2(a, "server", "spec_accept_rate")) && cJSON_IsNumber(jget2(b, "server", "spec_accept_rate")) &&
+	    stats_ratio(jget2(b, "server", "spec_accept_rate")->valuedouble,
+			jget2(a, "server", "spec_accept_rate")->valuedouble, &r))
+		json_add_num(jb, ratio, "spec_accept_rate", r);
 	json_add_arr(jb, o, "gates");
 	json_add_null(jb, o, "verdict");
 }
@@ -1244,6 +1253,40 @@ static enum err sec_load(const cJSON *diff, struct buf *b)
 	return e;
 }
 
+/* The servers' speculative decoding per load cell, where either run has
+ * it (--metrics). */
+static enum err sec_spec(const cJSON *diff, struct buf *b)
+{
+	const cJSON *en;
+	enum err e;
+
+	cJSON_ArrayForEach(en, jget(diff, "load"))
+		if (jget2(en, "a", "spec_accept_rate") || jget2(en, "b", "spec_accept_rate"))
+			break;
+	if (!en)
+		return ERR_OK;
+	e = buf_puts(b, "\n## Speculative decoding (the servers' counters over the counted rounds)\n\n"
+		     "| case | level | acceptance A | B | B/A | tokens per step A | B |\n|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(en, jget(diff, "load")) {
+		char t1[32], t2[32];
+
+		if (e || !(jget2(en, "a", "spec_accept_rate") || jget2(en, "b", "spec_accept_rate")))
+			continue;
+		e = buf_puts(b, "| ");
+		if (!e)
+			e = md_cell(b, jget(en, "case")->valuestring);
+		if (!e)
+			e = buf_printf(b, " | %s |", jget(en, "level")->valuestring);
+		if (!e)
+			e = load_fig(b, en, "spec_accept_rate", "%.3f");
+		if (!e)
+			e = buf_printf(b, " %s | %s |\n",
+				       md_number(jget2(en, "a", "spec_accept_length"), "%.2f", t1, sizeof(t1)),
+				       md_number(jget2(en, "b", "spec_accept_length"), "%.2f", t2, sizeof(t2)));
+	}
+	return e;
+}
+
 static enum err sec_gates(const cJSON *diff, struct buf *b)
 {
 	const cJSON *g;
@@ -1278,7 +1321,7 @@ enum err diff_markdown(const struct diff_result *res, struct buf *out, struct di
 {
 	static const md_section head[] = {sec_head, sec_endpoints, sec_pass_to_fail,
 					  sec_fail_to_pass, sec_only_b_failed};
-	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_load, sec_gates};
+	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_load, sec_spec, sec_gates};
 	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
 	size_t rows = out->len;
 

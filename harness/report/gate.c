@@ -306,10 +306,17 @@ static const struct ratio_rule *ratio_of(const char *name)
 	return NULL;
 }
 
+/* B's over A's acceptance rate of speculative decoding (the servers' own
+ * counters, --metrics), a point per cell: the counters total every draft of
+ * the counted rounds. */
+#define GATE_SPEC "spec_acceptance_ratio"
+
 int gate_is_load(const char *name)
 {
 	size_t i;
 
+	if (!strcmp(name, GATE_SPEC))
+		return 1;
 	for (i = 0; i < COUNT(absolutes); i++)
 		if (!strcmp(name, absolutes[i]))
 			return 1;
@@ -524,6 +531,26 @@ static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
 	return ERR_OK;
 }
 
+/* spec_acceptance_ratio on cells `a` and `b`: a cell whose server view
+ * lacks the counters is not measured, which fails, named. */
+static enum err judge_spec(struct load_ctx *x, const cJSON *a, const cJSON *b, struct cell_out *o)
+{
+	const cJSON *ra = jget2(a, "server", "spec_accept_rate"), *rb = jget2(b, "server", "spec_accept_rate");
+
+	if (!cJSON_IsNumber(ra) || !cJSON_IsNumber(rb) || ra->valuedouble <= 0) {
+		snprintf(o->advice, sizeof(o->advice), "not measured: %s no speculative decoding acceptance "
+			 "(--metrics against a server with a draft model)",
+			 !cJSON_IsNumber(ra) || ra->valuedouble <= 0 ? "A has" : "B has");
+		return ERR_OK;
+	}
+	o->have = 1;
+	o->value = rb->valuedouble / ra->valuedouble;
+	o->v = gate_holds(o->value, x->g->op, x->g->value) ? GATE_PASS : GATE_FAIL;
+	snprintf(o->advice, sizeof(o->advice), "acceptance %.3f -> %.3f (B/A %.3f)", ra->valuedouble,
+		 rb->valuedouble, o->value);
+	return ERR_OK;
+}
+
 /* Judges gate x->g on B's cell `b` into *o. */
 static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *o, struct diag *d)
 {
@@ -541,12 +568,14 @@ static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *
 			 jget_num(b, "rounds_valid") < 1 ? "B" : "A");
 		return ERR_OK;
 	}
-	if (r && !a) {
+	if ((r || !strcmp(x->g->name, GATE_SPEC)) && !a) {
 		snprintf(o->advice, sizeof(o->advice), "not in A");
 		return ERR_OK;
 	}
 	if (r)
 		return judge_ratio(x, a, b, r, o, d);
+	if (!strcmp(x->g->name, GATE_SPEC))
+		return judge_spec(x, a, b, o);
 	f = jget(b, x->g->name);
 	if (!cJSON_IsNumber(f)) {
 		snprintf(o->advice, sizeof(o->advice), "no %s", x->g->name);

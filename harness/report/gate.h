@@ -43,6 +43,11 @@
  *	success_rate, slo_attainment, goodput_rps, achieved_rate, output_tps,
  *	ttft_p50_ms, ttft_p95_ms, tpot_p95_ms, e2e_p50_ms, lag_p99_ms
  *	                     B's figure, judged as a point
+ *	spec_acceptance_ratio
+ *	                     B's over A's acceptance rate of speculative
+ *	                     decoding (accepted / drafted tokens, the server's
+ *	                     counters with --metrics), a point per cell; a cell
+ *	                     where either run lacks them fails as not measured
  * "@CASE/c32" or "@CASE/r0.3" picks one cell, "@CASE" every level of a case,
  * no "@" every load cell of B. Ratio gates ask whether B is no worse than A
  * by more than the threshold (loadci.h): a cell passes when the 90%

@@ -264,6 +264,18 @@ static void view_json(struct json_build *jb, cJSON *to, const char *key,
 	view_num(jb, o, "kv_usage", v->kv_usage);
 	view_num(jb, o, "kv_usage_max", v->kv_usage_max);
 	view_num(jb, o, "engines", v->engines);
+	view_num(jb, o, "spec_accept_rate", v->spec_accept_rate);
+	view_num(jb, o, "spec_accept_length", v->spec_accept_length);
+	view_num(jb, o, "spec_drafts", v->spec_drafts);
+	view_num(jb, o, "spec_draft_tokens", v->spec_draft_tokens);
+	view_num(jb, o, "spec_accepted", v->spec_accepted);
+	if (v->spec_npos) {
+		cJSON *pos = json_add_arr(jb, o, "spec_accept_by_pos");
+		int i;
+
+		for (i = 0; i < v->spec_npos; i++)
+			view_num(jb, pos, NULL, v->spec_pos[i]);
+	}
 }
 
 /* "metrics-CASE-c8" / "metrics-CASE-r0.3" + suffix (metrics.h). */

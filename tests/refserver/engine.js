@@ -100,6 +100,8 @@ class Engine {
 		this.prefixQueries = 0;
 		this.prefixHits = 0;
 		this.success = new Map(); // finished_reason -> count
+		this.spec = null;         // speculative decoding counters, once a request drafts
+		this.specRng = rng(7);
 		const b = BOUNDS[o.dialect];
 		this.ttft = new Histogram(b.ttft);
 		this.itl = new Histogram(b.itl);
@@ -124,6 +126,8 @@ class Engine {
 			phasePeriod: (num(b.phase_period) || 20) * 1000,   // ms of one phase cycle
 			phaseShare: Math.min(1, num(b.phase_share, 0.25)), // slow share of each cycle
 			phaseSeed: num(b.seed) || 1,                       // where in each cycle: per seed
+			spec: Math.min(16, Math.floor(num(b.spec))),       // draft tokens per step; 0 = none
+			accept: Math.min(1, num(b.accept, 0.7)),           // each draft token's acceptance
 		};
 	}
 
@@ -248,11 +252,31 @@ class Engine {
 		this.kvTokens -= job.prompt + job.generated;
 		this.promptTokens += job.prompt;
 		this.generationTokens += job.generated;
+		if (job.t.spec > 0) this.speculate(job.t, job.generated);
 		if (reason) {
 			this.success.set(reason, (this.success.get(reason) || 0) + 1);
 			this.e2e.observe((Date.now() - job.arrival) / 1000);
 		}
 		this.pump();
+	}
+
+	// The counters of a speculative decoder for `n` generated tokens (README.md
+	// `spec`): each verification step drafts t.spec tokens, accepts
+	// a leading run of them (each with probability t.accept, stopping at the first
+	// rejected) and yields that run plus one token of its own. Only counted: the
+	// timing model is unchanged.
+	speculate(t, n) {
+		const x = this.spec || (this.spec = { drafts: 0, draftTokens: 0, accepted: 0, perPos: [] });
+		const u = this.specRng;
+		while (x.perPos.length < t.spec) x.perPos.push(0);
+		for (let left = n; left > 0;) {
+			let k = 0;
+			while (k < t.spec && k < left - 1 && u() < t.accept) x.perPos[k++]++;
+			x.drafts++;
+			x.draftTokens += t.spec;
+			x.accepted += k;
+			left -= 1 + k;
+		}
 	}
 
 	// GET /metrics in the dialect's names, labels and number format.
@@ -282,6 +306,16 @@ class Engine {
 		this.histogram(out, 'vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', this.ttft, L);
 		this.histogram(out, 'vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itl, L);
 		this.histogram(out, 'vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', this.e2e, L);
+		if (this.spec) {
+			const x = this.spec;
+			one('vllm:spec_decode_num_drafts_total', 'counter', 'Number of spec decoding drafts.', x.drafts);
+			one('vllm:spec_decode_num_draft_tokens_total', 'counter', 'Number of draft tokens.', x.draftTokens);
+			one('vllm:spec_decode_num_accepted_tokens_total', 'counter', 'Number of accepted tokens.', x.accepted);
+			out.push('# HELP vllm:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position.',
+				'# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter');
+			x.perPos.forEach((v, i) =>
+				out.push(`vllm:spec_decode_num_accepted_tokens_per_pos_total{${L},position="${i}"} ${pyFloat(v)}`));
+		}
 		return out.join('\n') + '\n';
 	}
 
@@ -302,6 +336,12 @@ class Engine {
 		this.histogram(out, 'sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', this.ttft, L);
 		this.histogram(out, 'sglang:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itl, L);
 		this.histogram(out, 'sglang:e2e_request_latency_seconds', 'Histogram of End-to-end request latency in seconds', this.e2e, L);
+		if (this.spec) {
+			one('sglang:spec_accept_rate', 'gauge', 'The average acceptance rate of speculative decoding.',
+				this.spec.draftTokens ? this.spec.accepted / this.spec.draftTokens : 0);
+			one('sglang:spec_accept_length', 'gauge', 'The average acceptance length of speculative decoding.',
+				this.spec.drafts ? 1 + this.spec.accepted / this.spec.drafts : 0);
+		}
 		return out.join('\n') + '\n';
 	}
 

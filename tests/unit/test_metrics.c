@@ -217,6 +217,71 @@ static void test_sglang(void)
 	metrics_release(&m);
 }
 
+/* Speculative decoding: vLLM's counters over a window (3 draft tokens a step,
+ * per-position counters), SGLang's gauges; none without a draft model. */
+static void test_spec(void)
+{
+	static const char before[] =
+		"# TYPE vllm:spec_decode_num_drafts_total counter\n"
+		"vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 100.0\n"
+		"# TYPE vllm:spec_decode_num_draft_tokens_total counter\n"
+		"vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 300.0\n"
+		"# TYPE vllm:spec_decode_num_accepted_tokens_total counter\n"
+		"vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 150.0\n"
+		"# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"0\"} 80.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"1\"} 50.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"2\"} 20.0\n";
+	static const char after[] =
+		"# TYPE vllm:spec_decode_num_drafts_total counter\n"
+		"vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 300.0\n"
+		"# TYPE vllm:spec_decode_num_draft_tokens_total counter\n"
+		"vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 900.0\n"
+		"# TYPE vllm:spec_decode_num_accepted_tokens_total counter\n"
+		"vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 450.0\n"
+		"# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"0\"} 240.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"1\"} 150.0\n"
+		"vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"2\"} 60.0\n";
+	static const char sg[] =
+		"# TYPE sglang:spec_accept_rate gauge\n"
+		"sglang:spec_accept_rate{model_name=\"m\",dp_rank=\"0\"} 0.5\n"
+		"sglang:spec_accept_rate{model_name=\"m\",dp_rank=\"1\"} 0.7\n"
+		"# TYPE sglang:spec_accept_length gauge\n"
+		"sglang:spec_accept_length{model_name=\"m\",dp_rank=\"0\"} 2.5\n"
+		"sglang:spec_accept_length{model_name=\"m\",dp_rank=\"1\"} 3.1\n";
+	struct metrics a, b, delta, m;
+	struct metrics_view v;
+	struct diag d;
+
+	parse_ok(&a, before);
+	parse_ok(&b, after);
+	diag_init(&d);
+	metrics_init(&delta);
+	CHECK(!metrics_delta(&a, &b, &delta, &d));
+	metrics_view(&delta, &b, &v);
+	CHECK_STR(v.dialect, "vllm");
+	/* the window: 200 drafts of 3 tokens, 300 accepted */
+	CHECK(NEAR(v.spec_drafts, 200) && NEAR(v.spec_draft_tokens, 600) && NEAR(v.spec_accepted, 300));
+	CHECK(NEAR(v.spec_accept_rate, 0.5));
+	CHECK(NEAR(v.spec_accept_length, 2.5));
+	CHECK(v.spec_npos == 3 && NEAR(v.spec_pos[0], 0.8) && NEAR(v.spec_pos[1], 0.5) &&
+	      NEAR(v.spec_pos[2], 0.2));
+	metrics_release(&delta);
+	metrics_release(&a);
+	parse_ok(&m, sg);
+	metrics_view(&m, &m, &v);
+	CHECK(NEAR(v.spec_accept_rate, 0.6) && NEAR(v.spec_accept_length, 2.8));
+	CHECK(isnan(v.spec_drafts) && v.spec_npos == 0);
+	metrics_release(&m);
+	/* no draft model: nothing, not zeros */
+	parse_ok(&m, sglang);
+	metrics_view(&m, &m, &v);
+	CHECK(isnan(v.spec_accept_rate) && isnan(v.spec_accept_length) && v.spec_npos == 0);
+	metrics_release(&m);
+	metrics_release(&b);
+}
+
 static void test_format(void)
 {
 	static const char text[] =
@@ -281,6 +346,7 @@ int main(void)
 {
 	T_RUN(test_vllm);
 	T_RUN(test_sglang);
+	T_RUN(test_spec);
 	T_RUN(test_engines);
 	T_RUN(test_format);
 	T_RUN(test_bad);
