@@ -30,7 +30,7 @@ set -eu
 PACKAGES="build-essential g++ pkg-config libcurl4-openssl-dev libcjson-dev \
 libpcre2-dev libsentencepiece-dev sentencepiece libpng-dev zlib1g-dev \
 libssl-dev libutf8proc-dev nodejs npm python3 python3-jinja2 python3-venv fortunes fortunes-zh \
-jargon-text tmux"
+jargon-text tmux json-schema-test-suite"
 
 here=$(cd "$(dirname "$0")" && pwd)
 
