@@ -87,7 +87,7 @@ static int facts(const cJSON *rec, struct expect *x)
 
 /* ---- validation ---- */
 
-static const char *const expect_keys[] = {"json", "regex", "contains",
+static const char *const expect_keys[] = {"json", "schema", "regex", "contains",
 					  "tool_call", "tool_calls",
 					  "tool_result", "final_contains",
 					  "no_tool_call", "recall",
@@ -144,9 +144,15 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 	    !!jget(v, "contains") +
 	    !!jget(v, "tool_call") +
 	    !!jget(v, "tool_calls");
-	if (n != 1)
-		return jcheck_fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found %d)",
-				   n);
+	f = jget(v, "schema");
+	if (f ? n > 1 || (n == 1 && !jget(v, "json")) : n != 1)
+		return jcheck_fail(c, p, "expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls', 'schema' "
+				   "('schema' may come with 'json') (found %d)", n + !!f);
+	jcheck_join(q, p, "schema");
+	if (f && !cJSON_IsObject(f) && !cJSON_IsBool(f) &&
+	    !(cJSON_IsString(f) && !strcmp(f->valuestring, "response_format")))
+		return jcheck_fail(c, q, "expected a JSON Schema (an object or a boolean) or \"response_format\", got %s",
+				   jcheck_type(f));
 	jcheck_join(q, p, "no_tool_call");
 	if ((f = jget(v, "no_tool_call")) && !cJSON_IsBool(f))
 		return jcheck_fail(c, q, "expected a boolean, got %s", jcheck_type(f));
@@ -205,6 +211,7 @@ enum err expect_check(const struct jcheck *c, const cJSON *v, const char *p)
 static enum expect_kind kind_of(const cJSON *v)
 {
 	if (jget(v, "json")) return EXPECT_JSON;
+	if (jget(v, "schema")) return EXPECT_SCHEMA;
 	if (jget(v, "regex")) return EXPECT_REGEX;
 	if (jget(v, "contains")) return EXPECT_CONTAINS;
 	return EXPECT_TOOL_CALLS; /* tool_call or tool_calls */
@@ -219,6 +226,7 @@ enum err expect_parse(const cJSON *v, struct expect *x, struct diag *d)
 		return ERR_OK;
 	x->kind = kind_of(v);
 	x->json = jget(v, "json");
+	x->schema = jget(v, "schema");
 	x->regex = x->kind == EXPECT_REGEX ? jget(v, "regex")->valuestring : NULL;
 	x->no_tool_call = cJSON_IsTrue(jget(v, "no_tool_call"));
 	if (x->kind == EXPECT_CONTAINS)

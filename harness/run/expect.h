@@ -8,6 +8,11 @@
  *                          whitespace trimmed) parses as exactly VALUE: the
  *                          same keys (any order), arrays in order, numbers by
  *                          value (34 == 34.0), strings byte-exact
+ *   {"schema": SCHEMA}     structured outputs: the whole answer (trimmed)
+ *                          parses as JSON valid against SCHEMA (schema.h), or
+ *                          "response_format" for the case's own
+ *                          request.response_format.json_schema.schema; with
+ *                          "json" too, it must also be exactly that value
  *   {"regex": RE}          PCRE2 (UTF) match of the whole answer
  *   {"contains": [S, ...]} every S occurs in the answer (case-sensitive)
  *   {"tool_call": {"name": N, "arguments": {...}?}, "tool_result": TEXT?,
@@ -33,7 +38,8 @@
  *   "image_order": {...}   image_order: what the images show, for people;
  *                          not graded beyond "json"
  *
- * Exactly one of json, regex, contains, tool_call, tool_calls. A second round
+ * Exactly one of json, regex, contains, tool_call, tool_calls, schema (schema
+ * may come with json). A second round
  * follows a passing first when there is tool_result, tool_calls or
  * final_contains. Everything borrows from the suite's JSON except the arrays,
  * which the struct owns.
@@ -53,7 +59,8 @@ enum expect_kind {
 	EXPECT_JSON,        /* strict: the whole answer is that JSON value */
 	EXPECT_REGEX,       /* PCRE2 match of the whole answer */
 	EXPECT_CONTAINS,    /* every string occurs in the answer */
-	EXPECT_TOOL_CALLS   /* tool name + arguments, then final_contains */
+	EXPECT_TOOL_CALLS,  /* tool name + arguments, then final_contains */
+	EXPECT_SCHEMA       /* JSON valid against a schema (no "json") */
 };
 
 /* One expected tool call. */
@@ -72,6 +79,9 @@ struct expect_fact {
 struct expect {
 	enum expect_kind kind;
 	const cJSON *json;               /* EXPECT_JSON */
+	const cJSON *schema;             /* or NULL; EXPECT_SCHEMA, or beside
+					    EXPECT_JSON (suite.h resolves
+					    "response_format") */
 	const char *regex;               /* EXPECT_REGEX */
 	const char **contains;           /* EXPECT_CONTAINS; owned array */
 	size_t ncontains;

@@ -19,6 +19,7 @@
 #include "base/json.h"
 #include "base/mem.h"
 #include "base/rx.h"
+#include "schema.h"
 
 #define SHOW_MAX 48 /* bytes of a string value quoted in a reason */
 
@@ -466,6 +467,21 @@ static enum err grade_json(const cJSON *want, const char *s, size_t len,
 	return e;
 }
 
+/* Structured outputs: the answer parses as JSON valid against the schema.
+ * 1 when it parsed (valid or not), so that an expected value is compared
+ * only then. */
+static int grade_schema(const cJSON *schema, const char *s, size_t len, struct grade *g)
+{
+	cJSON *inner = NULL, *v = parse_strict(s, len, g, &inner);
+	char why[SCHEMA_WHY_MAX];
+
+	if (v && !schema_valid(schema, v, why, sizeof(why)))
+		grade_fail(g, "answer breaks the schema at %s", why);
+	cJSON_Delete(inner);
+	cJSON_Delete(v);
+	return v != NULL;
+}
+
 static enum err grade_regex(const char *pattern, const char *s, size_t len,
 			    struct grade *g, struct diag *d)
 {
@@ -508,6 +524,8 @@ enum err grade_content(const struct expect *x, const char *answer, size_t len,
 	if (!answer)
 		answer = "", len = 0;
 	trim(&answer, &len);
+	if (x->schema && !grade_schema(x->schema, answer, len, g))
+		return kept(g, e, d); /* not JSON: said once */
 	if (x->kind == EXPECT_JSON)
 		e = grade_json(x->json, answer, len, g);
 	else if (x->kind == EXPECT_REGEX)

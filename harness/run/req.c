@@ -156,6 +156,7 @@ static void copy_fields(struct json_build *jb, cJSON *body, const cJSON *kase,
 static cJSON *body_head(const struct suite_case *c, const char *model)
 {
 	struct json_build jb;
+	const cJSON *extra;
 	cJSON *head;
 
 	json_build_init(&jb);
@@ -164,6 +165,8 @@ static cJSON *body_head(const struct suite_case *c, const char *model)
 	json_add_bool(&jb, head, "stream", 1);
 	json_add_bool(&jb, json_add_obj(&jb, head, "stream_options"), "include_usage", 1);
 	copy_fields(&jb, head, c->json, passthrough);
+	cJSON_ArrayForEach(extra, cJSON_GetObjectItemCaseSensitive(c->json, "request"))
+		json_add_dup(&jb, head, extra->string, extra); /* suite.h: none of needle's own */
 	if (c->prompt)
 		json_add_str(&jb, head, "prompt", c->prompt);
 	else

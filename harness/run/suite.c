@@ -18,6 +18,7 @@
 #include "base/mem.h"
 #include "base/utf8.h"
 #include "recprobe.h"
+#include "schema.h"
 #include "suite.h"
 
 static const char *const case_keys[] = {
@@ -25,7 +26,11 @@ static const char *const case_keys[] = {
 	"tool_choice", "temperature", "top_p", "max_tokens", "seed",
 	"ignore_eos", "min_tokens", "repeat", "chat_template_kwargs",
 	"reasoning_effort", "recall", "usage_tolerance", "expect", "load",
-	"during", NULL};
+	"during", "request", NULL};
+/* Members of a request body that needle writes itself, or that a case sets
+ * by its own field: "request" may not hold them. */
+static const char *const request_owned[] = {"model", "messages", "prompt", "stream",
+					    "stream_options", NULL};
 static const char *const top_keys[] = {"suite", "description", "defaults",
 				       "cases", NULL};
 static const char *const recall_keys[] = {"tokens", "depths", "seeds",
@@ -295,6 +300,29 @@ static enum err check_recall(const struct jcheck *c, const cJSON *v,
 	return check_probe(c, v, p);
 }
 
+/* "request": more members of the request body, sent as they are
+ * (response_format, structured_outputs, guided_json, logit_bias, ...), never
+ * one that needle writes or a case field sets. */
+static enum err check_request(const struct jcheck *c, const cJSON *v, const char *p)
+{
+	const cJSON *it;
+	char q[JCHECK_PATH_MAX];
+	enum err e;
+
+	if (!cJSON_IsObject(v))
+		return jcheck_fail(c, p, "expected an object of request members, got %s", jcheck_type(v));
+	if ((e = jcheck_dupes(c, v, p)))
+		return e;
+	cJSON_ArrayForEach(it, v) {
+		jcheck_join(q, p, it->string);
+		if (jcheck_in(it->string, request_owned))
+			return jcheck_fail(c, q, "'%s' is needle's to write", it->string);
+		if (jcheck_in(it->string, case_keys))
+			return jcheck_fail(c, q, "set '%s' as the case's own field", it->string);
+	}
+	return ERR_OK;
+}
+
 static enum err check_field(const struct jcheck *c, const cJSON *v,
 			    const char *p)
 {
@@ -362,6 +390,8 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 		return loadspec_parse(v, c->file, p, NULL, c->d);
 	if (!strcmp(k, "expect"))
 		return expect_check(c, v, p);
+	if (!strcmp(k, "request"))
+		return check_request(c, v, p);
 	return jcheck_fail(c, p, "unknown key '%s'", k);
 }
 
@@ -505,14 +535,36 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 		(void)loadspec_parse(jget(m, "load"), "", "", &k->load, NULL);
 }
 
-/* The typed "expect" of a merged case (suite_case.expect). */
-static enum err parse_expect(const struct jcheck *c, struct suite_case *k)
+/* The typed "expect" of a merged case (suite_case.expect), its schema
+ * resolved ("response_format": the case's own) and checked (schema.h) at
+ * the path of the case `p`. */
+static enum err parse_expect(const struct jcheck *c, struct suite_case *k, const char *p)
 {
 	enum err e = expect_parse(jget(k->json, "expect"), &k->expect, c->d);
+	const cJSON *rf = jget(jget(k->json, "request"), "response_format");
+	char q[JCHECK_PATH_MAX], where[JCHECK_PATH_MAX], why[SCHEMA_WHY_MAX];
 
-	if (e)
+	if (e) {
 		diag_prefix(c->d, "%s", c->file);
-	return e;
+		return e;
+	}
+	if (!k->expect.schema)
+		return ERR_OK;
+	jcheck_join(q, p, "expect");
+	jcheck_join(q, q, "schema");
+	if (cJSON_IsString(k->expect.schema)) {
+		k->expect.schema = jget(jget(rf, "json_schema"), "schema");
+		jcheck_join(q, p, "request");
+		jcheck_join(q, q, "response_format");
+		if (!k->expect.schema)
+			return jcheck_fail(c, q, "expect.schema is \"response_format\" but there is no "
+					   "json_schema.schema here");
+		jcheck_join(q, q, "json_schema");
+		jcheck_join(q, q, "schema");
+	}
+	if (schema_check(k->expect.schema, where, why, sizeof(why)))
+		return jcheck_fail(c, q, "%s%s%s", where, where[0] ? ": " : "", why);
+	return ERR_OK;
 }
 
 /* Kind-specific rules on the merged case. */
@@ -668,7 +720,7 @@ static enum err build_cases(const struct jcheck *c, struct suite *s)
 						   s->cases[i].id, j);
 			}
 		s->ncases = ++i;
-		if ((e = parse_expect(c, &s->cases[i - 1])) ||
+		if ((e = parse_expect(c, &s->cases[i - 1], p)) ||
 		    (e = check_case(c, &s->cases[i - 1], p)))
 			return e;
 	}

@@ -38,6 +38,7 @@ const { Tokenizer } = require('tokenizers');
 const render = require('./render');
 const { Engine } = require('./engine');
 const tasks = require('./tasks');
+const structured = require('./structured');
 
 // ---------------------------------------------------------------------------------------
 // Command line
@@ -627,6 +628,10 @@ function think(text, lastUser, behaviour, wantsReasoning, req) {
 		const fromTools = answerFromToolResults(req.messages);
 		if (fromTools !== null) { content = fromTools; topic = 'the tool results'; }
 	}
+	if (content === null) {
+		content = structured.answer(req, lastUser, behaviour);
+		if (content !== null) topic = 'the schema and the values the request gives';
+	}
 	const needles = content === null ? findNeedles(text) : [];
 	if (needles.length) {
 		content = recallAnswer(text, needles, behaviour);
@@ -660,6 +665,7 @@ const BEHAVIOURS = {
 	good: {},
 	forgetful: { forgetful: true },            // misses the middle needle
 	wrong: { wrong: true },                    // wrong values
+	'schema-break': { schemaBreak: true },     // structured outputs: valid JSON outside the schema
 	fenced: { fenced: true },                  // answer inside ```json fences
 	prose: { prose: true },                    // answer wrapped in prose
 	empty: { empty: true },                    // 200, usage counts tokens, no visible text
@@ -1215,7 +1221,7 @@ async function serveGenerate(res, o, model, body, kind, logRec) {
 	logRec.stream = !!req.stream;
 	logRec.stream_options = req.stream_options === undefined ? null : req.stream_options;
 	for (const k of ['max_tokens', 'max_completion_tokens', 'min_tokens', 'ignore_eos', 'temperature',
-		'top_p', 'seed', 'reasoning_effort', 'chat_template_kwargs'])
+		'top_p', 'seed', 'reasoning_effort', 'chat_template_kwargs', 'response_format'])
 		if (req[k] !== undefined) logRec[k] = req[k];
 	if (!b) throw new ApiError(404, `The model \`${req.model}\` does not exist.`, 'model');
 	if (b.html) {

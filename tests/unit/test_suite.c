@@ -68,6 +68,40 @@ static void test_valid_and_defaults(void)
 	suite_free(NULL);
 }
 
+#define MSG "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]"
+
+/* Structured outputs: "request" passes members through, never needle's own;
+ * "expect.schema" stands alone or with "json", its schema checked where it
+ * is written, "response_format" taken from the case's request. */
+static void test_structured(void)
+{
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"request\":{\"temperature\":0}}]}",
+	    "cases[0].request.temperature: set 'temperature' as the case's own field", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"request\":{\"model\":\"m\"}}]}",
+	    "cases[0].request.model: 'model' is needle's to write", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"request\":[]}]}",
+	    "cases[0].request: expected an object", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"expect\":{\"schema\":{},\"regex\":\"x\"}}]}",
+	    "cases[0].expect: ", "('schema' may come with 'json') (found 2)");
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"expect\":{\"schema\":\"response_format\"}}]}",
+	    "cases[0].request.response_format: expect.schema is \"response_format\" but there is no json_schema.schema here", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"expect\":{\"schema\":{\"items\":{\"if\":{}}}}}]}",
+	    "cases[0].expect.schema: /items/if: 'if' is not a keyword needle checks", NULL);
+	bad("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"expect\":{\"schema\":7}}]}",
+	    "cases[0].expect.schema: expected a JSON Schema", NULL);
+	{
+		struct suite *s = NULL;
+		struct diag d;
+
+		CHECK(!load("{\"suite\":\"x\",\"cases\":[{\"id\":\"a\"," MSG ",\"request\":{\"response_format\":{\"type\":"
+			    "\"json_schema\",\"json_schema\":{\"schema\":{\"type\":\"object\"}}}},"
+			    "\"expect\":{\"schema\":\"response_format\",\"json\":{}}}]}", &s, &d));
+		CHECK(s && s->cases[0].expect.kind == EXPECT_JSON &&
+		      cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s->cases[0].expect.schema, "type")));
+		suite_free(s);
+	}
+}
+
 static void test_errors(void)
 {
 	bad("{\"suite\":\"x\",\"cases\":[" ARITH ",{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":64,\"expect\":{\"json\":1,\"regex\":\"x\"}}]}",
@@ -249,6 +283,7 @@ int main(void)
 	T_RUN(test_image_files);
 	T_RUN(test_valid_and_defaults);
 	T_RUN(test_errors);
+	T_RUN(test_structured);
 	T_RUN(test_escaped_backslash_is_not_nul);
 	T_RUN(test_missing_file);
 	return T_DONE();
