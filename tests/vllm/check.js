@@ -9,6 +9,10 @@
 //   load RUN                  every load cell valid, and per level the server's
 //                             /metrics prompt and generation tokens equal the
 //                             sums of needle's records of that level
+//   spec RUN K                every load cell has the server's speculative
+//                             decoding (n-gram, K draft tokens): drafts made,
+//                             acceptance in [0, 1], tokens a step in [1, K + 1],
+//                             K positions
 //   boundary RUN FIT          the FIT-token recall attempt was sent and passed
 //                             transport and audit; the FIT+1 one was not sent,
 //                             by the max_model_len pre-flight
@@ -237,7 +241,25 @@ function waitRunning(url, sec) {
 	poll();
 }
 
+// Every load cell's server view holds vLLM's speculative decoding counters.
+function spec(run, k) {
+	const s = JSON.parse(fs.readFileSync(path.join(run, 'summary.json'), 'utf8'));
+	const cells = (s.load && s.load.cells) || [];
+	need(cells.length > 0, `${run}: no load cells`);
+	for (const c of cells) {
+		const v = c.server || {};
+		need(v.spec_drafts > 0 && v.spec_draft_tokens >= v.spec_drafts && v.spec_accept_rate >= 0 &&
+			v.spec_accept_rate <= 1 && v.spec_accept_length >= 1 && v.spec_accept_length <= k + 1 &&
+			Array.isArray(v.spec_accept_by_pos) && v.spec_accept_by_pos.length === k,
+		`${run}: ${c.case}/c${c.concurrency}: no speculative decoding view: ${JSON.stringify(v)}`);
+		console.log(`${path.basename(run)} c${c.concurrency}: ${v.spec_drafts} drafts, acceptance ` +
+			`${v.spec_accept_rate.toFixed(3)}, ${v.spec_accept_length.toFixed(2)} tokens a step, by position ` +
+			v.spec_accept_by_pos.map((x) => x.toFixed(2)).join(' '));
+	}
+}
+
 const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, versions,
+	spec: (run, k) => spec(run, Number(k)),
 	served, refused, 'near-suite': nearSuite, 'context-cut': contextCut,
 	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
 	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,

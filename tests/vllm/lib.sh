@@ -3,8 +3,9 @@
 # model folders and one vLLM server at a time.
 #   vllm_setup                 installs BUILD/venv-vllm (tests/setup.sh vllm) and
 #                              builds OUT/model-qwen3, OUT/model-deepseek_v3
-#   vllm_start NAME [PORT]     serves OUT/model-NAME (served name tiny-NAME) on
-#                              PORT, else a free loopback port; sets URL, PORT,
+#   vllm_start NAME [PORT [ARG...]]  serves OUT/model-NAME (served name tiny-NAME)
+#                              on PORT, else (empty or none) a free loopback port,
+#                              with more vllm serve ARGs; sets URL, PORT,
 #                              VLLM_PID; the log is OUT/serve-NAME.log (appended)
 #   vllm_stop [KILL]           stops it: its whole process group (the engine
 #                              core it forks), SIGTERM then SIGKILL after 60 s, or
@@ -21,12 +22,15 @@ vllm_setup() {
 }
 
 vllm_start() {
+	_name=$1
 	PORT=${2:-$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')}
 	URL=http://127.0.0.1:$PORT
-	echo "== vllm serve $1 on $URL $(date -u +%T)" >> "$OUT/serve-$1.log"
+	shift
+	[ $# = 0 ] || shift
+	echo "== vllm serve $_name on $URL $(date -u +%T) $*" >> "$OUT/serve-$_name.log"
 	# Tool requests need a tool-call parser (else HTTP 400 '"auto" tool
 	# choice requires --enable-auto-tool-choice and --tool-call-parser').
-	case $1 in
+	case $_name in
 	qwen3) _parser=hermes ;;
 	deepseek_v3) _parser=deepseek_v3 ;;
 	esac
@@ -34,12 +38,12 @@ vllm_start() {
 	# machine); the compile cache under BUILD; no telemetry, no hub.
 	VLLM_CPU_KVCACHE_SPACE=1 VLLM_CPU_OMP_THREADS_BIND=nobind OMP_NUM_THREADS=1 \
 	VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 VLLM_CACHE_ROOT="$OUT/cache" \
-		setsid "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" serve "$OUT/model-$1" \
-		--served-model-name "tiny-$1" --load-format dummy \
+		setsid "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" serve "$OUT/model-$_name" \
+		--served-model-name "tiny-$_name" --load-format dummy \
 		--enable-prefix-caching --enable-prompt-tokens-details \
 		--enable-auto-tool-choice --tool-call-parser "$_parser" \
 		--max-model-len "$MML" --host 127.0.0.1 --port "$PORT" \
-		>> "$OUT/serve-$1.log" 2>&1 &
+		"$@" >> "$OUT/serve-$_name.log" 2>&1 &
 	VLLM_PID=$!
 	track "$VLLM_PID"
 }

@@ -123,5 +123,22 @@ curl -sS -o "$tmp/tokenize.json" -H 'Content-Type: application/json' \
 $CHECK bos "$RUNS/render-dsv3" "$RUNS/render" "$tmp/tokenize.json" 0
 vllm_stop
 
+# --- Speculative decoding: n-gram drafts, which the CPU build serves ------
+# Two runs of the load matrix with --metrics on one server: each level's
+# acceptance from vLLM's spec_decode counters, A | B in the diff, and the gate
+# on it passes the same server twice.
+FOLDER=$OUT/model-qwen3
+vllm_start qwen3 "" --speculative-config \
+	'{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4, "prompt_lookup_min": 2}'
+run spec-a "$TESTS/vllm/load.json" --metrics
+run spec-b "$TESTS/vllm/load.json" --metrics
+$CHECK spec "$RUNS/spec-a" 3
+st=0
+"$NEEDLE" diff "$RUNS/spec-a" "$RUNS/spec-b" --gate 'spec_acceptance_ratio>=0.9' > "$tmp/spec.md" 2> "$tmp/err" || st=$?
+[ "$st" = 0 ] && grep -q '^## Speculative decoding' "$tmp/spec.md" ||
+	fail "spec: needle diff --gate spec_acceptance_ratio>=0.9 exit $st: $(cat "$tmp/err")"
+echo "spec: acceptance per level from vLLM's counters, the same server twice passes the gate"
+vllm_stop
+
 $CHECK versions "$RUNS"
 echo "test-vllm: passed"
