@@ -683,6 +683,8 @@ static cJSON *tool_case(struct gen *g, const char *id, cJSON *ask,
 		json_add_item(&g->jb, arr, NULL, jsonf(g, "%s", tools[i]));
 	json_add_item(&g->jb, c, "tools", arr);
 	json_add_num(&g->jb, c, "temperature", 0);
+	/* engines have parsed tool calls differently streamed and not: ask both */
+	json_add_bool(&g->jb, c, "parity", 1);
 	return c;
 }
 

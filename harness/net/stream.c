@@ -36,6 +36,13 @@ void stream_init(struct stream *s, enum stream_api api, double t_start_ms)
 	s->t_last_token = s->t_end = -1;
 }
 
+void stream_init_whole(struct stream *s, enum stream_api api, double t_start_ms)
+{
+	stream_init(s, api, t_start_ms);
+	s->whole = 1;
+	buf_init(&s->body, STREAM_TEXT_MAX);
+}
+
 static void tool_release(struct stream_tool_call *t)
 {
 	buf_release(&t->id);
@@ -52,6 +59,7 @@ void stream_release(struct stream *s)
 		return;
 	sse_release(&s->sse);
 	buf_release(&s->head);
+	buf_release(&s->body);
 	buf_release(&s->content);
 	buf_release(&s->reasoning);
 	buf_release(&s->finish_reason);
@@ -437,7 +445,7 @@ static void choice(struct stream *s, const cJSON *ch, size_t at)
 		return;
 	}
 	if (s->api == STREAM_CHAT) {
-		delta(s, cJSON_GetObjectItemCaseSensitive(ch, "delta"), at);
+		delta(s, cJSON_GetObjectItemCaseSensitive(ch, s->whole ? "message" : "delta"), at);
 	} else {
 		t = get_str(s, ch, "text", at);
 		if (t && *t) {
@@ -564,6 +572,14 @@ enum err stream_feed(struct stream *s, const char *bytes, size_t n,
 			   n < STREAM_HEAD_MAX - s->head.len ? n : STREAM_HEAD_MAX - s->head.len);
 	s->bytes += n;
 	s->t_now = now_ms;
+	if (s->whole) {
+		if (buf_append(&s->body, bytes, n) == ERR_NOMEM)
+			return diag_fail(d, ERR_NOMEM, "out of memory keeping a response");
+		if (s->body.len < s->bytes && !s->too_large[0])
+			snprintf(s->too_large, sizeof(s->too_large),
+				 "the response exceeds needle's cap of %zu bytes", s->body.max);
+		return s->too_large[0] ? diag_fail(d, ERR_LIMIT, "%s", s->too_large) : ERR_OK;
+	}
 	e = sse_feed(&s->sse, bytes, n, on_event, s, NULL);
 	if (s->sse.overlong && !s->too_large[0]) /* needle's cap, not bad framing */
 		snprintf(s->too_large, sizeof(s->too_large),
@@ -581,10 +597,45 @@ enum err stream_feed(struct stream *s, const char *bytes, size_t n,
 	return ERR_OK;
 }
 
+/* A non-streamed body: one document, read as one chunk that ends the
+ * response. */
+static void whole_end(struct stream *s, double now_ms)
+{
+	char quote[EXCERPT + 4];
+	cJSON *j = NULL;
+
+	s->t_now = now_ms;
+	if (!s->body.len)
+		return; /* no body: the transport says why */
+	if (json_nul_at(s->body.data, s->body.len) < s->body.len) {
+		malformed(s, "the non-streamed response holds a NUL at byte %zu",
+			  json_nul_at(s->body.data, s->body.len));
+		return;
+	}
+	if (json_parse(s->body.data, s->body.len, &j, "the response", NULL) == ERR_NOMEM) {
+		keep(s, ERR_NOMEM);
+		return;
+	}
+	if (!cJSON_IsObject(j)) {
+		excerpt(s->body.data, s->body.len, quote);
+		malformed(s, "the non-streamed response is not a JSON object: '%s'", quote);
+	} else if (!error_frame(s, j)) {
+		s->chunks++;
+		chunk(s, j, 0);
+		s->done = 1;
+	}
+	cJSON_Delete(j);
+}
+
 void stream_end(struct stream *s, double now_ms)
 {
 	struct diag d;
 
+	if (s->whole) {
+		whole_end(s, now_ms);
+		s->t_end = now_ms;
+		return;
+	}
 	diag_init(&d);
 	if (sse_finish(&s->sse, &d) == ERR_INPUT && !s->done)
 		malformed(s, "%s", d.msg);

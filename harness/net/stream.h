@@ -18,6 +18,12 @@
  *     and `{"error":"Unauthorized"}` (a string);
  *   - `data: [DONE]` ends the stream;
  *   - /v1/completions chunks carry `choices[].text` (kept as content).
+ * A response asked for with `stream: false` (stream_init_whole) is one JSON
+ * document read whole at stream_end: `choices[0].message` in place of the
+ * deltas (content, reasoning, tool_calls), `text` for completions,
+ * finish_reason and usage, or an error body; it is judged like a stream, a
+ * complete document standing for `data: [DONE]` and its arrival for every
+ * token's.
  * null and a missing key are the same; unknown keys are ignored. Only choice
  * index 0 is assembled (needle sends n = 1); other indices are counted.
  *
@@ -97,6 +103,8 @@ struct stream {
 	enum stream_api api;
 	struct sse_parser sse;        /* private */
 	struct buf head;              /* first STREAM_HEAD_MAX body bytes */
+	int whole;                    /* a non-streamed response (stream: false) */
+	struct buf body;              /* private: its body, read at stream_end */
 	size_t bytes;                 /* body bytes fed */
 
 	struct buf content;           /* delta.content (chat) or text (completions) */
@@ -191,6 +199,9 @@ struct stream_checks {
 /* Sets up an empty stream for `api` whose request started at `t_start_ms`
  * (io_now_ms). Allocates nothing. */
 void stream_init(struct stream *s, enum stream_api api, double t_start_ms);
+
+/* The same for a response asked for with `stream: false`. */
+void stream_init_whole(struct stream *s, enum stream_api api, double t_start_ms);
 
 /* Frees everything the stream holds. Accepts NULL. */
 void stream_release(struct stream *s);

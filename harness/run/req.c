@@ -23,6 +23,7 @@ void req_init(struct req *r)
 	r->path = "/v1/chat/completions";
 	buf_init(&r->body, BUF_MAX_DEFAULT);
 	r->sha256[0] = '\0';
+	r->whole = 0;
 }
 
 void req_release(struct req *r)
@@ -153,7 +154,7 @@ static void copy_fields(struct json_build *jb, cJSON *body, const cJSON *kase,
 }
 
 /* Everything of the body but the messages; NULL when out of memory. */
-static cJSON *body_head(const struct suite_case *c, const char *model)
+static cJSON *body_head(const struct suite_case *c, const char *model, int whole)
 {
 	struct json_build jb;
 	const cJSON *extra;
@@ -162,8 +163,9 @@ static cJSON *body_head(const struct suite_case *c, const char *model)
 	json_build_init(&jb);
 	head = json_new_obj(&jb);
 	json_add_str(&jb, head, "model", model);
-	json_add_bool(&jb, head, "stream", 1);
-	json_add_bool(&jb, json_add_obj(&jb, head, "stream_options"), "include_usage", 1);
+	json_add_bool(&jb, head, "stream", !whole);
+	if (!whole)
+		json_add_bool(&jb, json_add_obj(&jb, head, "stream_options"), "include_usage", 1);
 	copy_fields(&jb, head, c->json, passthrough);
 	cJSON_ArrayForEach(extra, cJSON_GetObjectItemCaseSensitive(c->json, "request"))
 		json_add_dup(&jb, head, extra->string, extra); /* suite.h: none of needle's own */
@@ -184,7 +186,7 @@ enum err req_build(struct req *r, const struct suite_case *c,
 		   const cJSON *messages, const char *model,
 		   const char *base_dir, struct diag *d)
 {
-	cJSON *head = body_head(c, model), *inlined = NULL;
+	cJSON *head = body_head(c, model, r->whole), *inlined = NULL;
 	char *head_txt = NULL, *msgs_txt = NULL;
 	enum err e = ERR_OK;
 	int ok;

@@ -31,6 +31,9 @@ struct req {
 	const char *path;               /* "/v1/chat/completions" or "/v1/completions" */
 	struct buf body;                /* owned JSON text */
 	char sha256[IO_SHA256_HEX];     /* of body */
+	int whole;                      /* set by the caller before req_build: ask
+					 * for a non-streamed answer (stream: false,
+					 * no stream_options), 0 after req_init */
 };
 
 /* Sets up an empty request. Allocates nothing. */

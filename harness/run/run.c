@@ -10,6 +10,7 @@
 #include "base/mem.h"
 #include "load/arrival.h"
 #include "run_int.h"
+#include "parity.h"
 #include "toolturn.h"
 
 #define RAW_MAX ((size_t)512 << 20)
@@ -376,6 +377,10 @@ void run_attempt_free(struct attempt *a)
 	req_release(&a->req);
 	stream_release(&a->st);
 	buf_release(&a->raw);
+	if (a->parity) {
+		stream_release(&a->first.st);
+		buf_release(&a->first.raw);
+	}
 	grade_release(&a->g);
 	loadgen_release(&a->lp);
 	cJSON_Delete(a->round1);
@@ -392,8 +397,12 @@ enum err run_send(struct run *r, struct attempt *a, struct diag *d)
 	a->started_unix_ms = record_unix_ms();
 	a->start_ms = io_now_ms();
 	stream_release(&a->st);
-	stream_init(&a->st, a->req.endpoint == REQ_COMPLETIONS ? STREAM_COMPLETIONS
-							       : STREAM_CHAT, a->start_ms);
+	if (a->req.whole)
+		stream_init_whole(&a->st, a->req.endpoint == REQ_COMPLETIONS ? STREAM_COMPLETIONS
+									     : STREAM_CHAT, a->start_ms);
+	else
+		stream_init(&a->st, a->req.endpoint == REQ_COMPLETIONS ? STREAM_COMPLETIONS
+								       : STREAM_CHAT, a->start_ms);
 	buf_reset(&a->raw);
 	a->feed_failed = 0;
 	a->feed_msg[0] = '\0';
@@ -800,9 +809,100 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	return commit(r, a, rec, &verdict, ck, dn->status, d);
 }
 
-/* Judges a finished request of `a`. A tool case whose round 1 passed goes on
- * to round 2 (`*again` = 1, the attempt stays in flight); otherwise the record
- * is journalled. */
+/* After the round that just ended (its checks `ck`): a tool case whose round
+ * 1 passed goes on to round 2 (`*again` = 1, the attempt stays in flight);
+ * otherwise the record is journalled. */
+static enum err after_round(struct run *r, struct attempt *a, const struct http_done *dn,
+			    const struct stream_checks *ck, const char *raw_name, int *again,
+			    struct diag *d)
+{
+	enum err e = ERR_OK;
+
+	if (a->round == 1 && a->c->expect.round2) {
+		if (ck->n == 0 && a->g.ok) {
+			*again = 1;
+			return start_round2(r, a, dn, ck, raw_name, d);
+		}
+		grade_fail(&a->g, "final answer not requested: round 1 failed");
+		if (a->g.nomem)
+			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	}
+	if (!e && a->idle) {
+		grade_fail(&a->g, "not under load: load case '%s' had ended when this attempt started",
+			   a->c->during);
+		if (a->g.nomem)
+			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	}
+	return e ? e : journal(r, a, dn, ck, raw_name, d);
+}
+
+/* Round 1 of a "parity" case arrived whole: it waits in a->first while the
+ * same request goes again, not streamed. */
+static enum err start_twin(struct run *r, struct attempt *a, const struct http_done *dn,
+			   struct diag *d)
+{
+	enum err e;
+
+	a->first.st = a->st;
+	a->first.raw = a->raw;
+	a->first.dn = *dn;
+	a->first.start_ms = a->start_ms;
+	a->first.started_unix_ms = a->started_unix_ms;
+	memcpy(a->first.started_at, a->started_at, sizeof(a->started_at));
+	memcpy(a->first.sha256, a->req.sha256, sizeof(a->req.sha256));
+	stream_init(&a->st, STREAM_CHAT, a->start_ms); /* now a->first's: not released */
+	buf_init(&a->raw, a->first.raw.max);
+	a->parity = 1;
+	a->req.whole = 1;
+	e = req_build(&a->req, a->c, a->c->messages, r->eps[0].model, r->suite_dir, d);
+	if (!e)
+		e = run_send(r, a, d);
+	a->req.whole = 0; /* round 2 streams */
+	return e;
+}
+
+/* The non-streamed twin ended: judged against round 1 (parity.h), its body
+ * kept as RAW-NAME.json, then round 1 goes on as if it had just ended. */
+static enum err end_twin(struct run *r, struct attempt *a, const struct http_done *dn,
+			 const struct stream_expect *x, const char *raw_name, int *again,
+			 struct diag *d)
+{
+	struct stream_transport tr = {dn->status, dn->fail, dn->msg};
+	struct stream_checks ck;
+	char twin[300];
+	size_t n = strlen(raw_name);
+	enum err e;
+
+	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
+		tr.fail = HTTP_FAIL_OTHER;
+		tr.msg = a->feed_msg;
+		tr.too_large = a->feed_failed == 2;
+	}
+	stream_end(&a->st, dn->end_ms);
+	stream_check(&a->st, &tr, x, &ck);
+	parity_judge(&a->first.st, &a->st, &ck, &a->g);
+	snprintf(twin, sizeof(twin), "%.*s-whole.json", (int)(n > 4 ? n - 4 : n), raw_name);
+	e = a->g.nomem ? diag_fail(d, ERR_NOMEM, "out of memory grading an answer")
+		       : results_queue_raw(r->res, twin, &a->raw, d);
+	stream_release(&a->st);
+	buf_release(&a->raw);
+	a->st = a->first.st;
+	a->raw = a->first.raw;
+	a->start_ms = a->first.start_ms;
+	a->started_unix_ms = a->first.started_unix_ms;
+	memcpy(a->started_at, a->first.started_at, sizeof(a->started_at));
+	memcpy(a->req.sha256, a->first.sha256, sizeof(a->req.sha256));
+	a->parity = 0;
+	if (e)
+		return e;
+	tr = (struct stream_transport){a->first.dn.status, a->first.dn.fail, a->first.dn.msg, 0};
+	stream_check(&a->st, &tr, x, &ck);
+	return after_round(r, a, &a->first.dn, &ck, raw_name, again, d);
+}
+
+/* Judges a finished request of `a`: round 1 of a "parity" case that passed
+ * transport is asked again without streaming first (start_twin); then the
+ * round goes on (after_round). */
 static enum err finish_attempt(struct run *r, struct attempt *a,
 			       const struct http_done *dn, int *again,
 			       struct diag *d)
@@ -815,6 +915,11 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 	enum err e;
 
 	*again = 0;
+	if ((e = results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name,
+				  sizeof(raw_name), d)))
+		return e;
+	if (a->parity)
+		return end_twin(r, a, dn, &x, raw_name, again, d);
 	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
 		tr.fail = HTTP_FAIL_OTHER;
 		tr.msg = a->feed_msg;
@@ -822,26 +927,12 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 	}
 	stream_end(&a->st, dn->end_ms);
 	stream_check(&a->st, &tr, &x, &ck);
-	if ((e = results_raw_name(a->c->id, a->repeat, a->has_seed, a->seed, raw_name,
-				  sizeof(raw_name), d)))
-		return e;
 	e = grade_round(a, d);
-	if (!e && a->round == 1 && a->c->expect.round2) {
-		if (ck.n == 0 && a->g.ok) {
-			*again = 1;
-			return start_round2(r, a, dn, &ck, raw_name, d);
-		}
-		grade_fail(&a->g, "final answer not requested: round 1 failed");
-		if (a->g.nomem)
-			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
+	if (!e && a->round == 1 && a->c->parity && ck.n == 0) {
+		*again = 1;
+		return start_twin(r, a, dn, d);
 	}
-	if (!e && a->idle) {
-		grade_fail(&a->g, "not under load: load case '%s' had ended when this attempt started",
-			   a->c->during);
-		if (a->g.nomem)
-			e = diag_fail(d, ERR_NOMEM, "out of memory grading an answer");
-	}
-	return e ? e : journal(r, a, dn, &ck, raw_name, d);
+	return e ? e : after_round(r, a, dn, &ck, raw_name, again, d);
 }
 
 /* ---- the loop ---- */

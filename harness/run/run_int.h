@@ -82,6 +82,17 @@ struct attempt {
 	char step_id[RECORD_KEY_MAX]; /* whose id lcase.id borrows */
 	int idle;                  /* a "during" case's attempt started after its
 				    * load case ended: it fails, not under load */
+	int parity;                /* 1 while round 1's non-streamed twin is in
+				    * flight (parity.h); round 1 waits in `first` */
+	struct {
+		struct stream st;
+		struct buf raw;
+		struct http_done dn;
+		double start_ms;
+		char started_at[32];
+		long long started_unix_ms;
+		char sha256[IO_SHA256_HEX]; /* of its request */
+	} first;
 };
 
 /* A record of a cache group's step waiting for the group's last step (the

@@ -26,7 +26,7 @@ static const char *const case_keys[] = {
 	"tool_choice", "temperature", "top_p", "max_tokens", "seed",
 	"ignore_eos", "min_tokens", "repeat", "chat_template_kwargs",
 	"reasoning_effort", "recall", "usage_tolerance", "expect", "load",
-	"during", "request", NULL};
+	"during", "request", "parity", NULL};
 /* Members of a request body that needle writes itself, or that a case sets
  * by its own field: "request" may not hold them. */
 static const char *const request_owned[] = {"model", "messages", "prompt", "stream",
@@ -392,6 +392,8 @@ static enum err check_field(const struct jcheck *c, const cJSON *v,
 		return expect_check(c, v, p);
 	if (!strcmp(k, "request"))
 		return check_request(c, v, p);
+	if (!strcmp(k, "parity"))
+		return jcheck_want(c, v, p, cJSON_IsBool(v), "a boolean");
 	return jcheck_fail(c, p, "unknown key '%s'", k);
 }
 
@@ -528,6 +530,7 @@ static void fill_case(struct suite_case *k, const cJSON *m, size_t index)
 		k->seed = (long)f->valuedouble;
 	}
 	k->ignore_eos = cJSON_IsTrue(jget(m, "ignore_eos"));
+	k->parity = cJSON_IsTrue(jget(m, "parity"));
 	k->during = (f = jget(m, "during")) ? f->valuestring : NULL;
 	if (k->kind == SUITE_RECALL)
 		fill_recall(&k->recall, jget(m, "recall"));
@@ -602,6 +605,10 @@ static enum err check_case(const struct jcheck *c, const struct suite_case *k,
 	} else if (jget(k->json, "load")) {
 		return jcheck_fail(c, p, "'load' is only for load cases");
 	}
+	if (k->parity && (k->kind == SUITE_RECALL || k->kind == SUITE_LOAD))
+		return jcheck_fail(c, p, "'parity' is for chat, tool_call, multi_turn and image_order cases");
+	if (k->parity && !(cJSON_IsNumber(jget(k->json, "temperature")) && jget(k->json, "temperature")->valuedouble == 0))
+		return jcheck_fail(c, p, "'parity' compares two answers to one request: it needs \"temperature\": 0");
 	if (k->kind == SUITE_TOOL_CALL && (!k->tools ||
 	    (k->expect.kind != EXPECT_TOOL_CALLS && !k->expect.no_tool_call)))
 		return jcheck_fail(c, p, "a tool_call case needs 'tools' and 'expect.tool_call', 'expect.tool_calls' or 'expect.no_tool_call'");

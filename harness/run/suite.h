@@ -84,6 +84,8 @@ struct suite_case {
 	int has_seed;
 	long seed;                  /* sampling seed when has_seed */
 	int ignore_eos;             /* fixed-length case: completion == max_tokens */
+	int parity;                 /* also ask without streaming and compare
+				     * (run/parity.h) */
 	const char *during;         /* id of the load case it runs under, or NULL */
 	struct suite_recall recall; /* kind == SUITE_RECALL only */
 	struct loadspec load;       /* kind == SUITE_LOAD only */

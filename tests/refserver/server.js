@@ -666,6 +666,8 @@ const BEHAVIOURS = {
 	forgetful: { forgetful: true },            // misses the middle needle
 	wrong: { wrong: true },                    // wrong values
 	'schema-break': { schemaBreak: true },     // structured outputs: valid JSON outside the schema
+	'parity-drift': { parityDrift: true },     // stream: false answers otherwise (a tool argument, the content)
+	'stream-only': { streamOnly: true },       // stream: false is refused (HTTP 400)
 	fenced: { fenced: true },                  // answer inside ```json fences
 	prose: { prose: true },                    // answer wrapped in prose
 	empty: { empty: true },                    // 200, usage counts tokens, no visible text
@@ -1118,6 +1120,23 @@ async function nonStreamResponse(res, o, model, kind, req, b, promptTokens, gen)
 	}
 }
 
+// parity-drift: the non-streamed answer differs from the streamed one as engines' two
+// paths have (a tool call parsed otherwise): the first tool call's first argument
+// changes (a string gets " (whole)", a number one more), else the content gets a space.
+function driftWhole(message, calls) {
+	if (calls.length) {
+		let args;
+		try { args = JSON.parse(calls[0].function.arguments); } catch (e) { args = null; }
+		const k = args && typeof args === 'object' ? Object.keys(args)[0] : undefined;
+		if (k !== undefined) {
+			args[k] = typeof args[k] === 'number' ? args[k] + 1 : String(args[k]) + ' (whole)';
+			calls[0].function.arguments = JSON.stringify(args);
+			return;
+		}
+	}
+	message.content = (message.content || '') + ' ';
+}
+
 function nonStreamBody(res, o, model, kind, req, b, promptTokens, gen) {
 	const sg = o.dialect === 'sglang';
 	const content = b.empty ? '' : gen.toks.filter((t) => t.kind === 'content').map((t) => t.text).join('');
@@ -1139,6 +1158,7 @@ function nonStreamBody(res, o, model, kind, req, b, promptTokens, gen) {
 			calls.push({ id: c.id || (sg ? 'call_' + randomHex(12) : 'chatcmpl-tool-' + randomHex(16)), type: 'function',
 				function: { name: c.name, arguments: gen.toks.filter((x) => x.kind === 'tool' && x.call === c).map((x) => x.text).join('') } });
 		}
+		if (b.parityDrift) driftWhole(message, calls);
 		message.tool_calls = calls.length ? calls : (sg ? null : []);
 		if (calls.length && content === '') message.content = null;
 		const choice = { index: 0, message, logprobs: null, finish_reason: gen.finish };
@@ -1231,6 +1251,7 @@ async function serveGenerate(res, o, model, body, kind, logRec) {
 		return;
 	}
 	if (b.status) throw new ApiError(b.status, `refserver: scripted HTTP ${b.status} for model ${req.model}${b.escapes ? ESCAPES : ''}`);
+	if (b.streamOnly && !req.stream) throw new ApiError(400, 'refserver: this deployment only streams', 'stream');
 	if (o.dialect === 'vllm' && req.stream_options && !req.stream)
 		throw new ApiError(400, 'Stream options can only be defined when `stream=True`.', 'stream_options');
 	let prompt;

@@ -470,6 +470,52 @@ static void test_other_choices(void)
 	stream_release(&s);
 }
 
+/* A non-streamed response (stream: false): the message in place of the
+ * deltas, judged like a stream; an error body, and a body that is not JSON. */
+static void test_whole(void)
+{
+	const char *ok =
+		"{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+		"\"message\":{\"role\":\"assistant\",\"content\":null,\"reasoning_content\":\"think\","
+		"\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"get\","
+		"\"arguments\":\"{\\\"city\\\": \\\"Oslo\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}],"
+		"\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":7,\"total_tokens\":17}}";
+	const char *err = "{\"object\":\"error\",\"message\":\"Grammar error\",\"type\":\"BadRequestError\",\"code\":400}";
+	struct stream_transport tr = {200, HTTP_FAIL_NONE, NULL, 0};
+	struct stream_expect x = {1, -1, 64};
+	struct stream_checks ck;
+	struct stream s;
+	struct diag d;
+
+	diag_init(&d);
+	stream_init_whole(&s, STREAM_CHAT, 0);
+	CHECK(!stream_feed(&s, ok, 40, 5, &d));
+	CHECK(!stream_feed(&s, ok + 40, strlen(ok) - 40, 9, &d));
+	stream_end(&s, 10);
+	stream_check(&s, &tr, &x, &ck);
+	CHECK_EQ_LONG(ck.n, 0);
+	CHECK(s.done && s.ntools == 1 && s.content.len == 0);
+	CHECK_STR(s.reasoning.data, "think");
+	CHECK_STR(s.tools[0].name.data, "get");
+	CHECK_STR(s.tools[0].arguments.data, "{\"city\": \"Oslo\"}");
+	CHECK_STR(s.finish_reason.data, "tool_calls");
+	CHECK_EQ_LONG(s.usage.completion_tokens, 7);
+	CHECK(s.t_first_token == 10 && s.t_first_byte == 5);
+	stream_release(&s);
+	stream_init_whole(&s, STREAM_CHAT, 0);
+	stream_feed(&s, err, strlen(err), 1, &d);
+	stream_end(&s, 2);
+	stream_check(&s, &tr, &x, &ck);
+	CHECK(stream_checks_has(&ck, STREAM_F_SSE_ERROR_FRAME) && strstr(ck.f[0].msg, "Grammar error"));
+	stream_release(&s);
+	stream_init_whole(&s, STREAM_COMPLETIONS, 0);
+	stream_feed(&s, "data: {}\n\n", 10, 1, &d);
+	stream_end(&s, 2);
+	stream_check(&s, &tr, &x, &ck);
+	CHECK(stream_checks_has(&ck, STREAM_F_MALFORMED_SSE) && strstr(ck.f[0].msg, "not a JSON object"));
+	stream_release(&s);
+}
+
 /* Numbers too large for the integer they become (found by fuzzing: the
  * conversion was undefined): an optional count is absent, a tool index is a
  * malformation and the call falls back to its position. */
@@ -802,6 +848,7 @@ int main(void)
 	T_RUN(test_timing);
 	T_RUN(test_usage_shapes);
 	T_RUN(test_other_choices);
+	T_RUN(test_whole);
 	T_RUN(test_huge_numbers);
 	T_RUN(test_damaged);
 	return T_DONE();
