@@ -9,6 +9,8 @@
 //   load RUN                  every load cell valid, and per level the server's
 //                             /metrics prompt and generation tokens equal the
 //                             sums of needle's records of that level
+//   parity RUN                every attempt of a parity suite passed: streamed
+//                             and non-streamed answers alike, the latter kept
 //   spec RUN K                every load cell has the server's speculative
 //                             decoding (n-gram, K draft tokens): drafts made,
 //                             acceptance in [0, 1], tokens a step in [1, K + 1],
@@ -27,6 +29,7 @@
 //   versions RUNS_DIR         every run folder's manifest names the real vLLM
 //                             version (/version), at least 3 of them
 //   smoke-suite SMOKE.json    prints the smoke suite for random weights
+//   parity-suite SMOKE.json   prints the smoke suite for stream parity
 //   boundary-suite FIT MAX    prints a recall suite at FIT and FIT+1 tokens
 //   long-suite                prints a one-case suite that streams for a while
 //   near-suite PROMPT         prints the near-full cases of gen haystack's prompt.json
@@ -204,6 +207,35 @@ function smokeSuite(file) {
 	console.log(JSON.stringify(s));
 }
 
+// The smoke suite for stream parity on random weights: every text case at
+// temperature 0 with "parity", ungraded (random answers), the tool cases as chat
+// cases that offer their tools.
+function paritySuite(file) {
+	const s = JSON.parse(fs.readFileSync(file, 'utf8'));
+	const image = (c) => c.kind === 'image_order' || JSON.stringify(c.messages || []).includes('"image_url"');
+	s.suite = 'vllm-parity';
+	s.defaults = { max_tokens: 16, ignore_eos: true, temperature: 0, parity: true };
+	s.cases = s.cases.filter((c) => !image(c)).map((c) => {
+		const o = { id: c.id, kind: c.kind === 'tool_call' ? 'chat' : c.kind, messages: c.messages };
+		if (c.tools) o.tools = c.tools;
+		return o;
+	});
+	console.log(JSON.stringify(s));
+}
+
+// Every attempt asked twice agreed: passed, its non-streamed body kept.
+function parity(run) {
+	const rs = records(run);
+	need(rs.length > 0, `${run}: no records`);
+	for (const r of rs) {
+		need(r.verdict === 'pass', `${run}: ${r.case}: ${brief(r)} ${r.grade.reasons.join('; ')}`);
+		const whole = path.join(run, r.raw.replace(/\.sse$/, '-whole.json'));
+		need(fs.existsSync(whole) && JSON.parse(fs.readFileSync(whole, 'utf8')).object === 'chat.completion',
+			`${run}: ${r.case}: no non-streamed answer at ${whole}`);
+	}
+	console.log(`${path.basename(run)}: ${rs.length} attempts, streamed and not streamed alike`);
+}
+
 function boundarySuite(fit, max) {
 	const c = (n) => ({ id: `recall-${n}`, kind: 'recall', recall: { tokens: n, depths: [50], seeds: [1] } });
 	console.log(JSON.stringify({ suite: 'vllm-boundary', defaults: { max_tokens: max, ignore_eos: true,
@@ -259,7 +291,7 @@ function spec(run, k) {
 }
 
 const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, versions,
-	spec: (run, k) => spec(run, Number(k)),
+	spec: (run, k) => spec(run, Number(k)), parity, 'parity-suite': paritySuite,
 	served, refused, 'near-suite': nearSuite, 'context-cut': contextCut,
 	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
 	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
