@@ -533,9 +533,10 @@ static int get_data(void *ctx, const char *bytes, size_t n, double now_ms)
 	return g->e != ERR_OK;
 }
 
-enum err http_get(const char *url, const char *api_key, double timeout_s,
-		  const struct http_tls *tls, struct buf *body, long *status,
-		  enum http_fail *fail, struct diag *d)
+/* http_get and http_post: one request on a multi handle of its own. */
+static enum err fetch(const char *url, const char *post, size_t post_len, const char *api_key,
+		      double timeout_s, const struct http_tls *tls, struct buf *body, long *status,
+		      enum http_fail *fail, struct diag *d)
 {
 	struct http_req r = {0};
 	struct get_ctx g = {body, ERR_OK};
@@ -547,6 +548,8 @@ enum err http_get(const char *url, const char *api_key, double timeout_s,
 	if (fail)
 		*fail = HTTP_FAIL_NONE;
 	r.url = url;
+	r.body = post;
+	r.body_len = post_len;
 	r.api_key = api_key;
 	r.timeout_s = timeout_s;
 	r.tls = tls;
@@ -572,4 +575,18 @@ enum err http_get(const char *url, const char *api_key, double timeout_s,
 out:
 	http_multi_free(m);
 	return e;
+}
+
+enum err http_get(const char *url, const char *api_key, double timeout_s,
+		  const struct http_tls *tls, struct buf *body, long *status,
+		  enum http_fail *fail, struct diag *d)
+{
+	return fetch(url, NULL, 0, api_key, timeout_s, tls, body, status, fail, d);
+}
+
+enum err http_post(const char *url, const char *json, size_t len, const char *api_key,
+		   double timeout_s, const struct http_tls *tls, struct buf *body, long *status,
+		   enum http_fail *fail, struct diag *d)
+{
+	return fetch(url, json, len, api_key, timeout_s, tls, body, status, fail, d);
 }

@@ -150,6 +150,11 @@ enum err http_get(const char *url, const char *api_key, double timeout_s,
 		  const struct http_tls *tls, struct buf *body, long *status,
 		  enum http_fail *fail, struct diag *d);
 
+/* The same for a blocking POST of the `len` bytes of JSON at `json`. */
+enum err http_post(const char *url, const char *json, size_t len, const char *api_key,
+		   double timeout_s, const struct http_tls *tls, struct buf *body, long *status,
+		   enum http_fail *fail, struct diag *d);
+
 /* Short stable name of a failure kind: "none", "connect", "timeout", "other". */
 const char *http_fail_name(enum http_fail f);
 

@@ -665,6 +665,8 @@ static void add_locals(struct json_build *jb, cJSON *m, const struct record_mani
 		json_add_str(jb, t, "kind", tok_kind(in->tok));
 		json_add_str(jb, t, "sha256", tok_sha256(in->tok));
 		num_or_null(jb, t, "completions_bos_id", (double)in->bos_id, in->bos_id >= 0);
+		if (in->bos_answer)
+			json_add_str(jb, t, "completions_bos_server", in->bos_answer);
 		if (in->origin.tokenizer_id) { /* ./ORG/NAME or the cache's ORG/NAME */
 			json_add_str(jb, t, "id", in->origin.tokenizer_id);
 			json_add_str(jb, t, "from", in->origin.tokenizer_from);

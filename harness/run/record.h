@@ -209,6 +209,8 @@ struct record_manifest {
 	const char *tokenizer_path;
 	const struct tok *tok;         /* NULL: "tokenizer": null */
 	long long bos_id;              /* -1: null */
+	const char *bos_answer;        /* whether the server adds it, or NULL:
+					* not asked */
 	const struct tpl *tpl;         /* NULL: "template": null */
 	enum tpl_server server;        /* how the audit prepared messages */
 	const char *server_from;

@@ -171,6 +171,7 @@ struct run {
 	struct run_load load;
 	struct loadclient_mark started; /* run_go's start: the run's CPU share */
 	char nonce[RECPROBE_NONCE_MAX]; /* cache probes' NONCE.SESSION (recprobe.h) */
+	char bos_answer[256];      /* what the server said of the BOS (ask_bos), "" when not asked */
 	struct held held[RECPROBE_CACHE_STEPS - 1];
 	int nheld;
 	struct doccache docs;      /* recall documents kept for their next repeats */

@@ -168,6 +168,111 @@ static enum err set_bases(struct run *r, struct diag *d)
 	return e;
 }
 
+/* Whether a selected case sends /v1/completions prompts. */
+static int sends_completions(const struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->suite->ncases; i++) {
+		const struct suite_case *c = &r->suite->cases[i];
+
+		if (run_selected(r, c) && (c->prompt || (c->kind == SUITE_LOAD && c->load.endpoint == LOADGEN_COMPLETIONS)))
+			return 1;
+	}
+	return 0;
+}
+
+/* POSTs the JSON object `more` with "model" and "prompt": BOS_PROBE_TEXT
+ * added to `path` of the first replica: the answer's number at k1 (or
+ * k1.k2), or -1 with why[cap] saying why there is none. */
+#define BOS_PROBE_TEXT "The capital of Norway is"
+static double ask_count(struct run *r, const char *path, const char *more, const char *k1,
+			const char *k2, char *why, size_t cap)
+{
+	char url[ENDPOINT_URL_MAX + 32], *body = NULL;
+	struct json_build jb;
+	struct buf resp;
+	struct diag pd;
+	long status = 0;
+	cJSON *q, *j = NULL;
+	const cJSON *n;
+	double v = -1;
+
+	snprintf(url, sizeof(url), "%s%s", r->eps[0].base, path);
+	json_build_init(&jb);
+	q = cJSON_Parse(more); /* needle's own text: NULL only out of memory */
+	json_add_str(&jb, q, "model", r->eps[0].model);
+	json_add_str(&jb, q, "prompt", BOS_PROBE_TEXT);
+	if (!json_build_end(&jb, NULL, "the BOS question", NULL))
+		body = cJSON_PrintUnformatted(q);
+	cJSON_Delete(q);
+	buf_init(&resp, (size_t)1 << 20);
+	diag_init(&pd);
+	if (!body)
+		snprintf(why, cap, "out of memory");
+	else if (http_post(url, body, strlen(body), r->o->api_key, 60, &r->tls, &resp, &status, NULL, &pd))
+		snprintf(why, cap, "%.160s", pd.msg);
+	else if (status != 200)
+		snprintf(why, cap, "%s answered %ld", path, status);
+	else if (json_parse(resp.data, resp.len, &j, "the answer", &pd) ||
+		 !cJSON_IsNumber(n = k2 ? jget2(j, k1, k2) : jget(j, k1)))
+		snprintf(why, cap, "%s gave no count", path);
+	else
+		v = n->valuedouble;
+	cJSON_free(body);
+	cJSON_Delete(j);
+	buf_release(&resp);
+	return v;
+}
+
+/*
+ * The BOS question (docs/protocol.md "Prompt token accounting"): a tokenizer
+ * whose tokenizer_config.json sets add_bos_token has a BOS added to a
+ * /v1/completions prompt beyond tokenizer.json's own post-processor by servers
+ * on transformers 4, and by none on transformers 5; /version does not tell
+ * them apart. So the server is asked, once, before anything is counted: its
+ * /tokenize of a short prompt (vLLM, SGLang), else a one-token completion of
+ * it, gives the count with that BOS or without it. The audit and the load
+ * prompts' exact lengths then count as the server does; the answer goes into
+ * the manifest. A server that answers neither leaves the BOS counted, and
+ * the manifest says so.
+ */
+static enum err ask_bos(struct run *r, struct diag *d)
+{
+	uint32_t *ids = NULL;
+	size_t n = 0, cap = 0, with;
+	char why[200] = "", how[64] = "its /tokenize";
+	double got;
+	enum err e;
+
+	if (r->audit.bos_id < 0 || !sends_completions(r))
+		return ERR_OK;
+	if ((e = tok_encode(r->tok, BOS_PROBE_TEXT, strlen(BOS_PROBE_TEXT), 1, &ids, &n, &cap, d)))
+		return e;
+	with = n && ids[0] == (uint32_t)r->audit.bos_id ? n : n + 1;
+	mem_free(ids);
+	if (with == n) /* tokenizer.json's post-processor adds it: nothing to ask */
+		return ERR_OK;
+	got = ask_count(r, "/tokenize", "{\"add_special_tokens\": true}", "count", NULL, why, sizeof(why));
+	if (got < 0) {
+		snprintf(how, sizeof(how), "a one-token completion");
+		got = ask_count(r, "/v1/completions", "{\"max_tokens\": 1, \"temperature\": 0, \"stream\": false}",
+				"usage", "prompt_tokens", why, sizeof(why));
+	}
+	if (got < 0)
+		snprintf(r->bos_answer, sizeof(r->bos_answer), "not known (%s): counted with it", why);
+	else if (got == (double)with)
+		snprintf(r->bos_answer, sizeof(r->bos_answer), "added (%s: %zu tokens, the count with it)", how, with);
+	else if (got == (double)n)
+		snprintf(r->bos_answer, sizeof(r->bos_answer), "not added (%s: %zu tokens, the count without it)", how, n);
+	else
+		snprintf(r->bos_answer, sizeof(r->bos_answer), "not known (%s: %.0f tokens, neither %zu nor %zu): "
+			 "counted with it", how, got, with, n);
+	if (got == (double)n)
+		r->audit.bos_id = -1;
+	return ERR_OK;
+}
+
 /* --wait-ready: each replica in turn, once the local inputs have been
  * checked (a typo in the suite must not cost the whole wait) and before
  * anything is sent; a stop signal ends the wait at once. */
@@ -475,6 +580,7 @@ static enum err write_manifest(struct run *r, struct diag *d)
 	endpoint_redact(r->eps[0].base, base, sizeof(base));
 	m.suite = r->suite, m.base_url = base, m.endpoint = r->eps[0].json;
 	m.tokenizer_path = r->o->tokenizer, m.tok = r->tok, m.bos_id = r->audit.bos_id;
+	m.bos_answer = r->bos_answer[0] ? r->bos_answer : NULL;
 	m.tpl = r->tpl, m.server = r->eps[0].server, m.server_from = r->eps[0].server_source;
 	m.opts.concurrency = r->o->concurrency, m.opts.repeat = r->o->repeat;
 	m.opts.timeout = r->o->timeout, m.opts.idle_timeout = r->o->idle_timeout;
@@ -539,6 +645,8 @@ enum err run_open(const struct run_opts *o, const char *suite_path,
 		e = http_multi_new(&r->multi, d);
 	if (!e)
 		e = discover(r, d);
+	if (!e)
+		e = ask_bos(r, d);
 	if (!e)
 		e = check_fit(r, d);
 	if (!e)

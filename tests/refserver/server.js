@@ -73,6 +73,9 @@ Options:
   --max-running-requests N  the same
   --kv-cache-tokens N       KV capacity behind the KV-usage gauge (max(max-model-len, 2^20))
   --enable-metrics          serve /metrics in the SGLang dialect (vLLM always serves it)
+  --no-added-bos            add no BOS of add_bos_token's beyond tokenizer.json's own
+                            post-processor (vLLM on transformers 5); default: add it
+                            as transformers 4's LlamaTokenizerFast does
   --enable-prompt-tokens-details, --enable-cache-report
                             report usage.prompt_tokens_details.cached_tokens (prefix-cache hits)
   --start-delay MS          answer 503 on every path for MS ms after start (a booting server)
@@ -133,6 +136,11 @@ function parseArgs(argv) {
 		}
 		if (a === '--enable-metrics') {
 			o.enableMetrics = true;
+			i--;
+			continue;
+		}
+		if (a === '--no-added-bos') {
+			o.noAddedBos = true;
 			i--;
 			continue;
 		}
@@ -221,6 +229,9 @@ function loadModel(o) {
 	const bosId = special.bos_token ? tok.tokenToId(special.bos_token) : null;
 	return {
 		tok, cfg, special, eosId, bosId, file,
+		// the BOS add_bos_token asks for, added on top of tokenizer.json's own
+		// post-processor (transformers 4's LlamaTokenizerFast); none on transformers 5
+		addsBos: !o.noAddedBos && !!cfg.add_bos_token && bosId !== null,
 		template: source,
 	};
 }
@@ -232,7 +243,7 @@ async function encodePrompt(model, text, addSpecial) {
 	// transformers' LlamaTokenizerFast adds the BOS itself when add_bos_token is set,
 	// whatever tokenizer.json's post-processor says (vLLM /v1/completions,
 	// add_special_tokens defaults to true there).
-	if (addSpecial && model.cfg.add_bos_token && model.bosId !== null && ids[0] !== model.bosId)
+	if (addSpecial && model.addsBos && ids[0] !== model.bosId)
 		ids = [model.bosId].concat(ids);
 	return ids;
 }
@@ -1335,7 +1346,7 @@ async function handleTokenize(res, o, model, body) {
 	} else throw new ApiError(400, 'Either prompt or messages must be given');
 	const enc = await model.tok.encode(text, null, { addSpecialTokens: addSpecial });
 	let tokens = enc.getIds();
-	if (addSpecial && model.cfg.add_bos_token && model.bosId !== null && tokens[0] !== model.bosId)
+	if (addSpecial && model.addsBos && tokens[0] !== model.bosId)
 		tokens = [model.bosId].concat(tokens);
 	if (o.dialect === 'sglang') {
 		sendJson(res, 200, { tokens, count: tokens.length, max_model_len: o.maxModelLen }, o);

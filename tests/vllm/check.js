@@ -24,8 +24,9 @@
 //                             (truncated / length_mismatch, "context limit")
 //   killed RUN                the attempt cut by the server's death failed
 //                             transport (not a grade, not an audit)
-//   bos RUN_BOS RUN_NOBOS TOKENIZE BOS_ID  /v1/completions: vLLM adds no BOS
-//                             where needle counts one (delta -1), /tokenize agrees
+//   bos RUN_BOS RUN_NOBOS TOKENIZE BOS_ID  /v1/completions: vLLM adds no BOS of
+//                             add_bos_token's, needle asked (manifest) and counts
+//                             none (delta 0), /tokenize agrees
 //   versions RUNS_DIR         every run folder's manifest names the real vLLM
 //                             version (/version), at least 3 of them
 //   smoke-suite SMOKE.json    prints the smoke suite for random weights
@@ -163,19 +164,21 @@ function killed(run) {
 // (id BOS_ID). Qwen3 (no BOS) counts alike (delta 0).
 function bos(runBos, runPlain, tokenize, bosId) {
 	const t = JSON.parse(fs.readFileSync(tokenize, 'utf8'));
+	const said = manifest(runBos).tokenizer.completions_bos_server || '';
+	need(/^not added \(its \/tokenize: /.test(said), `${runBos}: the manifest says the BOS is ${said}`);
 	for (const id of ['completions', 'completions-special']) {
 		const a = records(runBos).find((r) => r.case === id);
-		need(a && a.endpoint === '/v1/completions' && a.transport.ok && a.audit.usage_delta === -1,
-			`${runBos}: ${id}: expected vLLM one token under needle's count (no BOS): ${a && brief(a)}`);
+		need(a && a.endpoint === '/v1/completions' && a.transport.ok && a.audit.usage_delta === 0,
+			`${runBos}: ${id}: expected needle to count as vLLM does (no BOS): ${a && brief(a)}`);
 		const b = records(runPlain).find((r) => r.case === id);
 		need(b && b.audit.usage_delta === 0, `${runPlain}: ${id}: ${b && brief(b)}`);
 	}
 	const a = records(runBos).find((r) => r.case === 'completions');
 	need(t.count === a.usage.prompt_tokens && t.tokens[0] !== Number(bosId),
 		`${tokenize}: ${JSON.stringify(t)}, completions prompt_tokens ${a.usage.prompt_tokens}`);
-	console.log(`completions: the DeepSeek V3 prompt is ${a.usage.prompt_tokens} tokens on vLLM ` +
-		`(no BOS; /tokenize agrees), ${a.audit.local_prompt_tokens} counted by needle (with the BOS ` +
-		`add_bos_token asks for); Qwen3 (no BOS) delta 0`);
+	console.log(`completions: vLLM adds no BOS to the DeepSeek V3 prompt (${a.usage.prompt_tokens} tokens, ` +
+		`/tokenize agrees); needle asked, counts ${a.audit.local_prompt_tokens}, delta 0 (manifest: ${said}); ` +
+		`Qwen3 (no BOS) delta 0`);
 }
 
 function versions(dir) {

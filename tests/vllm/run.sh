@@ -119,7 +119,7 @@ vllm_stop
 FOLDER=$OUT/model-deepseek_v3
 vllm_start deepseek_v3
 run render-dsv3 "$TESTS/vllm/render.json"
-$CHECK audit "$RUNS/render-dsv3" completions completions-special
+$CHECK audit "$RUNS/render-dsv3"
 $CHECK own-template "$RUNS/render-dsv3" "$FOLDER/tokenizer_config.json"
 curl -sS -o "$tmp/tokenize.json" -H 'Content-Type: application/json' \
 	-d '{"model": "tiny-deepseek_v3", "prompt": "The capital of Norway is"}' "$URL/tokenize"
