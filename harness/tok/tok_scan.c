@@ -551,10 +551,12 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 
 /* End of the run of [一-龥぀-ゟ゠-ヿ] (U+4E00..U+9FA5, U+3040..U+30FF) from
  * s[i], read from the UTF-8 bytes: E3 81..83 xx, E4 B8..BF xx, E5..E8 xx xx,
- * E9 up to BE A5. */
-static size_t cjk_run(const char *s, size_t n, size_t i)
+ * E9 up to BE A5. *kana (may be NULL) is set if the run holds a character
+ * of U+3040..U+30FF (lead byte E3). */
+static size_t cjk_run(const char *s, size_t n, size_t i, int *kana)
 {
 	const unsigned char *u = (const unsigned char *)s;
+	unsigned char seen = 0;
 
 	while (i + 3 <= n) {
 		unsigned char a = u[i], b = u[i + 1];
@@ -563,8 +565,11 @@ static size_t cjk_run(const char *s, size_t n, size_t i)
 		      (a == 0xE3 && b >= 0x81 && b <= 0x83) ||
 		      (a == 0xE9 && (b < 0xBE || (b == 0xBE && u[i + 2] <= 0xA5)))))
 			break;
+		seen |= a == 0xE3;
 		i += 3;
 	}
+	if (kana)
+		*kana = seen;
 	return i;
 }
 
@@ -593,20 +598,39 @@ static size_t digits3(const struct scan_tab *t, const char *s, size_t n, size_t 
 int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
 		   size_t *ms, size_t *me)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t i = at, k, e;
 	uint32_t cp;
+	int kana;
 
 	while ((i = skip_ascii_nondigit_bytes(s, n, i)) < n) {
+		if ((u[i] & 0xF0) == 0xE0 && i + 3 <= n) {
+			/* the common non-ASCII case, a 3-byte character (CJK, its
+			 * punctuation, box drawing): no code point of the CJK class
+			 * is in \p{N}, so it starts a CJK run or is skipped unless
+			 * it is numeric */
+			cp = (uint32_t)(u[i] & 0x0F) << 12 | (uint32_t)(u[i + 1] & 0x3F) << 6 |
+			     (u[i + 2] & 0x3F);
+			if ((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF)) {
+				*ms = i;
+				*me = cjk_run(s, n, i, &kana);
+				return kana ? 2 : 3;
+			}
+			if (!(t->bmp[cp] & C_N)) {
+				i += 3;
+				continue;
+			}
+		}
 		k = dec(s, n, i, &cp);
 		/* \p{N} first: the digits Split runs before the CJK one (and no
 		 * code point of the CJK class is in \p{N}) */
 		int digits = !!(bits_of(t, cp) & C_N);
 
-		e = digits ? digits3(t, s, n, i, k) : cjk_run(s, n, i);
+		e = digits ? digits3(t, s, n, i, k) : cjk_run(s, n, i, &kana);
 		if (e > i) {
 			*ms = i;
 			*me = e;
-			return digits ? 1 : 2;
+			return digits ? 1 : kana ? 2 : 3;
 		}
 		i += k;
 	}
@@ -660,7 +684,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 				e = digits3(t, s, n, i, k);
 			break;
 		case SCAN_CJK:
-			e = cjk_run(s, n, i);
+			e = cjk_run(s, n, i, NULL);
 			if (e == i)
 				e = 0;
 			break;
