@@ -1489,76 +1489,133 @@ static void initial_symbols(const struct bpe *b, struct bpe_work *w,
 		w->ids[w->nsym++] = (uint32_t)b->unk_id;
 }
 
-static inline void pair_rank(const struct bpe *b, struct lsym *l)
+/* The rank of the merge of symbols x and y, NO_RANK if none. */
+static inline uint32_t rank_of(const struct bpe *b, uint32_t x, uint32_t y)
 {
-	if (!mmap_get(&b->merges, l[0].id, l[1].id, &l[0].rank))
-		l[0].rank = NO_RANK;
+	uint32_t rank;
+
+	return mmap_get(&b->merges, x, y, &rank) ? rank : NO_RANK;
 }
 
-/* Loads w->ids into the linear scan's symbols with the rank of each pair;
- * returns the lowest of those ranks (NO_RANK if none). */
-static uint32_t lin_init(const struct bpe *b, struct bpe_work *w)
+static inline void pair_rank(const struct bpe *b, struct lsym *l)
+{
+	l[0].rank = rank_of(b, l[0].id, l[1].id);
+}
+
+/* Loads w->ids into the linear scan's symbols (lin_rank ranks them). */
+static void lin_load(struct bpe_work *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nsym; i++)
+		w->lin[i].id = w->ids[i];
+}
+
+/* Ranks each pair of the linear scan's symbols (their table slots
+ * prefetched first, so that the misses of the lookups overlap); returns the
+ * lowest rank (NO_RANK if none) and its leftmost pair in *best. */
+static uint32_t lin_rank(const struct bpe *b, struct bpe_work *w, size_t *best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
 	uint32_t low = NO_RANK;
 
-	for (i = 0; i < n; i++)
-		l[i].id = w->ids[i];
+	*best = 0;
 	for (i = 0; i + 1 < n; i++)
 		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
 	for (i = 0; i + 1 < n; i++) {
 		pair_rank(b, &l[i]);
-		if (l[i].rank < low)
+		if (l[i].rank < low) {
 			low = l[i].rank;
+			*best = i;
+		}
 	}
 	return low;
 }
 
-/* lin_init for the symbols of a byte-level pre-token started from its
+/* lin_rank for the symbols of a byte-level pre-token started from its
  * bytes p[0..nsym), each its unit: the ranks from b->pair0. */
-static void lin_init_bytes(const struct bpe *b, struct bpe_work *w, const unsigned char *p)
+static uint32_t lin_rank_bytes(const struct bpe *b, struct bpe_work *w, const unsigned char *p,
+			       size_t *best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
+	uint32_t low = NO_RANK;
 
-	for (i = 0; i < n; i++)
-		l[i].id = w->ids[i];
-	for (i = 0; i + 1 < n; i++)
+	*best = 0;
+	for (i = 0; i + 1 < n; i++) {
 		l[i].rank = b->pair0[p[i] << 8 | p[i + 1]];
+		if (l[i].rank < low) {
+			low = l[i].rank;
+			*best = i;
+		}
+	}
+	return low;
+}
+
+/* Merges every occurrence of the pair of rank r in l[0..n) from l[best]
+ * (its leftmost), left to right, as long as no pair made on the way ranks
+ * below r: the merges one at a time would take the same occurrences in the
+ * same order (r stays the lowest rank and its next occurrence the
+ * leftmost). A pair made below r ends the pass (lin_run's next scan finds
+ * it). Returns the number of symbols left. */
+static size_t merge_all(const struct bpe *b, struct lsym *l, size_t n, size_t best, uint32_t r)
+{
+	uint32_t id = mmap_id(&b->merges, r);
+	size_t i, o;
+	int made = 0, stop = 0, take;
+
+	for (i = o = best; i < n; o++) {
+		take = !stop && i + 1 < n && l[i].rank == r;
+		/* the pair of the symbol just made and l[i] exists before l[i]
+		 * merges */
+		if (take && made && rank_of(b, l[o - 1].id, l[i].id) < r)
+			take = 0, stop = 1;
+		if (take) {
+			l[o].id = id;
+			i += 2;
+		} else {
+			l[o] = l[i++];
+		}
+		if (o > 0 && (made || take)) {
+			pair_rank(b, &l[o - 1]);
+			stop |= l[o - 1].rank < r;
+		}
+		made = take;
+	}
+	return o;
 }
 
 /* Repeatedly merges the lowest-rank pair, leftmost on ties, from the
- * symbols lin_init loaded. */
-static void lin_run(const struct bpe *b, struct bpe_work *w)
+ * symbols lin_rank ranked (r its lowest rank, at `best`), then copies them
+ * to w->ids. A pair of two equal symbols (a run of one character, such as
+ * a table's rule line) merges all its occurrences at once (merge_all), so
+ * such a run takes a scan per round of merges, not per merge. */
+static void lin_run(const struct bpe *b, struct bpe_work *w, uint32_t r, size_t best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
 
-	while (n > 1) {
-		size_t best = 0;
-		uint32_t r = NO_RANK;
-
+	while (r != NO_RANK) {
+		if (l[best].id == l[best + 1].id) {
+			n = merge_all(b, l, n, best, r);
+		} else {
+			l[best].id = mmap_id(&b->merges, r);
+			for (i = best + 1; i + 1 < n; i++)
+				l[i] = l[i + 1];
+			n--;
+			if (best > 0)
+				pair_rank(b, &l[best - 1]);
+			if (best + 1 < n)
+				pair_rank(b, &l[best]);
+		}
+		r = NO_RANK;
 		for (i = 0; i + 1 < n; i++) {
 			if (l[i].rank < r) {
 				r = l[i].rank;
 				best = i;
 			}
 		}
-		if (r == NO_RANK)
-			break;
-		l[best].id = mmap_id(&b->merges, r);
-		for (i = best + 1; i + 1 < n; i++)
-			l[i] = l[i + 1];
-		n--;
-		if (best > 0)
-			mmap_prefetch(&b->merges, l[best - 1].id, l[best].id);
-		if (best + 1 < n)
-			mmap_prefetch(&b->merges, l[best].id, l[best + 1].id);
-		if (best > 0)
-			pair_rank(b, &l[best - 1]);
-		if (best + 1 < n)
-			pair_rank(b, &l[best]);
 	}
 	for (i = 0; i < n; i++)
 		w->ids[i] = l[i].id;
@@ -1787,8 +1844,9 @@ static enum err build_chars(struct bpe *b)
 }
 
 /* The initial symbols of the piece for the char-level start: T_c for each
- * character atomic between its neighbours, bytes for the others. Returns
- * 0 if a byte has no unit (the byte start handles those). */
+ * character atomic between its neighbours, bytes for the others, in the
+ * linear scan's symbols (w->lin). Returns 0 if a byte has no unit (the byte
+ * start handles those). */
 static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *piece,
 			size_t n)
 {
@@ -1813,14 +1871,14 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 		}
 		if (c && c->has && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
 		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
-			w->ids[w->nsym++] = c->id;
+			w->lin[w->nsym++].id = c->id;
 			i += k;
 			continue;
 		}
 		for (j = 0; j < k; j++, i++) {
 			if (b->unit[s[i]] < 0)
 				return 0;
-			w->ids[w->nsym++] = (uint32_t)b->unit[s[i]];
+			w->lin[w->nsym++].id = (uint32_t)b->unit[s[i]];
 		}
 	}
 	return 1;
@@ -1831,14 +1889,19 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 static enum err from_chars(const struct bpe *b, struct bpe_work *w, const char *piece,
 			   size_t n, int *done)
 {
+	size_t best, i;
+	uint32_t r;
+
 	if (!char_symbols(b, w, piece, n))
 		return ERR_OK;
 	*done = 1;
 	if (w->nsym <= LINEAR_MAX) {
-		lin_init(b, w);
-		lin_run(b, w);
+		r = lin_rank(b, w, &best);
+		lin_run(b, w, r, best);
 		return ERR_OK;
 	}
+	for (i = 0; i < w->nsym; i++)
+		w->ids[i] = w->lin[i].id;
 	return merge_heap(b, w);
 }
 
@@ -1867,11 +1930,15 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	}
 	initial_symbols(b, w, piece, n);
 	if (w->nsym <= LINEAR_MAX) {
+		size_t best;
+		uint32_t r;
+
+		lin_load(w);
 		if (b->pair0) /* then every byte is one symbol, its unit */
-			lin_init_bytes(b, w, (const unsigned char *)piece);
+			r = lin_rank_bytes(b, w, (const unsigned char *)piece, &best);
 		else
-			lin_init(b, w);
-		lin_run(b, w);
+			r = lin_rank(b, w, &best);
+		lin_run(b, w, r, best);
 		return ERR_OK;
 	}
 	return merge_heap(b, w);
