@@ -1849,36 +1849,41 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 			size_t n)
 {
 	const unsigned char *s = (const unsigned char *)piece;
-	size_t i = 0, j;
+	struct lsym *l = w->lin; /* locals: the stores below may alias w */
+	size_t i = 0, j, k, m = 0;
 
 	w->nsym = 0;
 	while (i < n) {
-		size_t k = utf8_len(s[i]);
 		const struct cinfo *c = NULL;
+		uint32_t cp;
 
+		k = utf8_len(s[i]);
 		if (k > n - i)
 			return 0;
-		if ((k == 2 || k == 3) && (s[i + 1] & 0xC0) == 0x80) {
-			uint32_t cp = k == 2 ? (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F)
-					     : (uint32_t)(s[i] & 0x0F) << 12 |
-						       (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-
+		if (k == 3 && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+			cp = (uint32_t)(s[i] & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+			     (s[i + 2] & 0x3F);
 			/* only a character's shortest form has its facts */
-			if (k == 2 ? cp >= 0x80 : (s[i + 2] & 0xC0) == 0x80 && cp >= 0x800)
+			if (cp >= 0x800)
+				c = &b->ci[cp];
+		} else if (k == 2 && (s[i + 1] & 0xC0) == 0x80) {
+			cp = (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F);
+			if (cp >= 0x80)
 				c = &b->ci[cp];
 		}
 		if (c && c->has && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
 		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
-			w->lin[w->nsym++].id = c->id;
+			l[m++].id = c->id;
 			i += k;
 			continue;
 		}
 		for (j = 0; j < k; j++, i++) {
 			if (b->unit[s[i]] < 0)
 				return 0;
-			w->lin[w->nsym++].id = (uint32_t)b->unit[s[i]];
+			l[m++].id = (uint32_t)b->unit[s[i]];
 		}
 	}
+	w->nsym = m;
 	return 1;
 }
 
