@@ -505,14 +505,24 @@ struct bpe {
 	 * with id as its left part whose right part starts with a byte of
 	 * class c (minl[c][id], RIGHT_CLASSES), or as its right part whose left
 	 * part ends with a byte of class c (minr[c][id], LEFT_CLASSES);
-	 * NO_RANK if none. nmin entries each, all in one block at minl[0];
-	 * only while `ci` is built, NULL after. */
-	uint32_t *minl[4], *minr[2];
+	 * NO_RANK if none; and the same for a right part that starts with
+	 * the lead byte 0xE0 + j of a 3-byte character (minl3[j][id]). nmin
+	 * entries each, all in one block at minl[0]; only while `ci` is
+	 * built, NULL after. */
+	uint32_t *minl[4], *minr[2], *minl3[16];
 	size_t nmin;
 	/* byte-level models with merges: the char-level start's facts of every
 	 * BMP character by code point (CINFO_SIZE entries), made at load time
 	 * so that counting only reads them; NULL for other models */
 	struct cinfo *ci;
+	/* with ci, by code point: bit j set if the character is atomic before
+	 * a right neighbour whose lead byte is 0xE0 + j (a 3-byte character).
+	 * The class of such a neighbour (cinfo.ok) stands for all sixteen lead
+	 * bytes, so a merge of the character's end with one of them alone
+	 * (Qwen3 has some with bare lead bytes) clears its class bit: this
+	 * finer table, read only then, keeps the character atomic before the
+	 * others. */
+	uint16_t *ci3;
 	/* bit id set: the model run on token id's own string gives id alone,
 	 * so a pre-token equal to that string counts 1 (whole_token); nwhole
 	 * bytes, NULL if not built */
@@ -636,6 +646,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->rlen);
 	mem_free(b->minl[0]);
 	mem_free(b->ci);
+	mem_free(b->ci3);
 	mem_free(b->whole);
 	mem_free(b->bloom);
 	mem_free(b->pair0);
@@ -1030,15 +1041,17 @@ static unsigned left_class(unsigned char c)
 static enum err build_min(struct bpe *b)
 {
 	size_t i, c, n = b->nr;
-	uint32_t *all = mem_alloc(6 * n * sizeof(*all));
+	uint32_t *all = mem_alloc(22 * n * sizeof(*all));
 
 	if (!all)
 		return ERR_NOMEM;
-	memset(all, 0xFF, 6 * n * sizeof(*all));
+	memset(all, 0xFF, 22 * n * sizeof(*all));
 	for (c = 0; c < 4; c++)
 		b->minl[c] = all + c * n;
 	for (c = 0; c < 2; c++)
 		b->minr[c] = all + (4 + c) * n;
+	for (c = 0; c < 16; c++)
+		b->minl3[c] = all + (6 + c) * n;
 	b->nmin = n;
 	for (i = 0; i < b->merges.nslot; i++) {
 		uint64_t s = b->merges.slot[i], k = slot_key(s);
@@ -1052,6 +1065,8 @@ static enum err build_min(struct bpe *b)
 		last = (unsigned char)b->vocab.arena[b->roff[l] + b->rlen[l] - 1];
 		if ((first & 0xC0) != 0x80 && rank < b->minl[right_class(first)][l])
 			b->minl[right_class(first)][l] = rank;
+		if ((first & 0xF0) == 0xE0 && rank < b->minl3[first & 0x0F][l])
+			b->minl3[first & 0x0F][l] = rank;
 		if (ends_char(b, l) && rank < b->minr[left_class(last)][r])
 			b->minr[left_class(last)][r] = rank;
 	}
@@ -1133,7 +1148,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's table, the whole bitmap, its Bloom filter,
+ * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's tables (ci, ci3), the whole bitmap, its Bloom filter,
  * the byte pairs' ranks. */
 struct blob_head {
 	uint64_t magic, sizes; /* sizes: sizeof sslot, a merge slot, blob_head, cinfo */
@@ -1204,7 +1219,8 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
 	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)))
 		return ERR_NOMEM;
-	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)))
+	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)) ||
+	    blob_put(out, b->ci3, h.nci * sizeof(*b->ci3)))
 		return ERR_NOMEM;
 	if (blob_put(out, b->whole, h.nwhole) || blob_put(out, b->bloom, h.nbloom))
 		return ERR_NOMEM;
@@ -1261,11 +1277,12 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->ci = (struct cinfo *)blob_take(p, len, &at, h->nci * sizeof(struct cinfo));
+	b->ci3 = (uint16_t *)blob_take(p, len, &at, h->nci * sizeof(*b->ci3));
 	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
 	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
 	b->pair0 = (uint32_t *)blob_take(p, len, &at, h->npair0 * sizeof(uint32_t));
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci ||
+	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci || !b->ci3 ||
 	    !b->whole || !b->bloom || !b->pair0 || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
@@ -1304,7 +1321,7 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	if (!h.nwhole)
 		b->whole = b->bloom = NULL;
 	if (!h.nci)
-		b->ci = NULL;
+		b->ci = NULL, b->ci3 = NULL;
 	if (!h.npair0)
 		b->pair0 = NULL;
 	memcpy(b->unit, h.unit, sizeof(h.unit));
@@ -1754,12 +1771,13 @@ static int is_ascii(const char *s, size_t n)
 	return !(acc & 0x8080808080808080ULL);
 }
 
-/* Lowers cross[] (2 left classes, then 4 right classes) to the ranks of the
- * merges that may join symbol `id`, bytes [a, z) of a k-byte character, to a
- * neighbour of each class: as a right part if it starts the character, as
- * a left part if it ends it (the whole character does both). */
+/* Lowers cross[] (2 left classes, 4 right classes, then the 16 lead bytes
+ * of a 3-byte right neighbour) to the ranks of the merges that may join
+ * symbol `id`, bytes [a, z) of a k-byte character, to a neighbour of each
+ * kind: as a right part if it starts the character, as a left part if it
+ * ends it (the whole character does both). */
 static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, size_t k,
-			uint32_t cross[6])
+			uint32_t cross[22])
 {
 	size_t c;
 
@@ -1769,18 +1787,21 @@ static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, si
 		cross[c] = b->minr[c][id] < cross[c] ? b->minr[c][id] : cross[c];
 	for (c = 0; z == k && c < 4; c++)
 		cross[2 + c] = b->minl[c][id] < cross[2 + c] ? b->minl[c][id] : cross[2 + c];
+	for (c = 0; z == k && c < 16; c++)
+		cross[6 + c] = b->minl3[c][id] < cross[6 + c] ? b->minl3[c][id] : cross[6 + c];
 }
 
 /* Runs BPE on the k bytes of one character alone and records when it is
- * atomic (struct cinfo). */
+ * atomic (struct cinfo; *ok3 as b->ci3 holds it). */
 static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
-		      struct cinfo *out)
+		      struct cinfo *out, uint16_t *ok3)
 {
-	uint32_t sym[4], top = 0, cross[6], rank;
+	uint32_t sym[4], top = 0, cross[22], rank;
 	size_t at[5], n = k, i, best;
 
 	memset(cross, 0xFF, sizeof(cross));
 	*out = (struct cinfo){0, 0, 0};
+	*ok3 = 0;
 	for (i = 0; i < k; i++) {
 		if (b->unit[s[i]] < 0)
 			return;
@@ -1812,6 +1833,8 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 	out->has = 1;
 	for (i = 0; i < 6; i++)
 		out->ok |= (top < cross[i]) << i;
+	for (i = 0; i < 16; i++)
+		*ok3 |= (uint16_t)((top < cross[6 + i]) << i);
 }
 
 /* Fills b->ci for every BMP character but the surrogates from b->minl and
@@ -1820,7 +1843,8 @@ static enum err build_chars(struct bpe *b)
 {
 	uint32_t cp;
 
-	if (!(b->ci = mem_calloc(CINFO_SIZE, sizeof(*b->ci))))
+	if (!(b->ci = mem_calloc(CINFO_SIZE, sizeof(*b->ci))) ||
+	    !(b->ci3 = mem_calloc(CINFO_SIZE, sizeof(*b->ci3))))
 		return ERR_NOMEM;
 	for (cp = 0x80; cp < CINFO_SIZE; cp++) {
 		unsigned char u[3] = {(unsigned char)(0xC0 | cp >> 6), (unsigned char)(0x80 | (cp & 0x3F))};
@@ -1832,11 +1856,12 @@ static enum err build_chars(struct bpe *b)
 			u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
 			u[2] = (unsigned char)(0x80 | (cp & 0x3F));
 		}
-		char_info(b, u, cp >= 0x800 ? 3 : 2, &b->ci[cp]);
+		char_info(b, u, cp >= 0x800 ? 3 : 2, &b->ci[cp], &b->ci3[cp]);
 	}
 	mem_free(b->minl[0]);
 	memset(b->minl, 0, sizeof(b->minl));
 	memset(b->minr, 0, sizeof(b->minr));
+	memset(b->minl3, 0, sizeof(b->minl3));
 	b->nmin = 0;
 	return ERR_OK;
 }
@@ -1872,7 +1897,8 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 				c = &b->ci[cp];
 		}
 		if (c && c->has && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
-		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
+		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1 ||
+		     ((s[i + k] & 0xF0) == 0xE0 && b->ci3[cp] >> (s[i + k] & 0x0F) & 1))) {
 			l[m++].id = c->id;
 			i += k;
 			continue;
