@@ -628,29 +628,27 @@ static size_t digits3(const struct scan_tab *t, const char *s, size_t n, size_t 
 int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
 		   size_t *ms, size_t *me)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	size_t i = at, k, e;
 	uint32_t cp;
 	int kana;
 
 	while ((i = skip_ascii_nondigit_bytes(s, n, i)) < n) {
-		if ((u[i] & 0xF0) == 0xE0 && i + 3 <= n) {
-			/* the common non-ASCII case, a 3-byte character (CJK, its
-			 * punctuation, box drawing): no code point of the CJK class
-			 * is in \p{N}, so it starts a CJK run or is skipped unless
-			 * it is numeric */
-			cp = (uint32_t)(u[i] & 0x0F) << 12 | (uint32_t)(u[i + 1] & 0x3F) << 6 |
-			     (u[i + 2] & 0x3F);
+		/* the common non-ASCII case, 3-byte characters (CJK, its
+		 * punctuation, a table's rules): no code point of the CJK class
+		 * is in \p{N}, so each starts a CJK run or is skipped unless it
+		 * is numeric */
+		while (bmp3(s, n, i, &cp)) {
 			if ((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF)) {
 				*ms = i;
 				*me = cjk_run(s, n, i, &kana);
 				return kana ? 2 : 3;
 			}
-			if (!(t->bmp[cp] & C_N)) {
-				i += 3;
-				continue;
-			}
+			if (t->bmp[cp] & C_N)
+				break;
+			i += 3;
 		}
+		if (i >= n || ((unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9')))
+			continue;
 		k = dec(s, n, i, &cp);
 		/* \p{N} first: the digits Split runs before the CJK one (and no
 		 * code point of the CJK class is in \p{N}) */
