@@ -264,11 +264,12 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
  * adds the next id: DeepSeek V3, Qwen3, GPT-4o), else it is looked up in an
  * array by rank, which only an applied merge reads. On CJK text most
  * pairs looked up are no merge: a Bloom filter of the pairs with one bit a
- * pair (24 to 48 bits of filter a pair: 1 in 30 to 60 false positives; 512
- * KB for DeepSeek V3 and Qwen3) turns most of those away before they touch
- * the table. One bit costs a multiply and a load, where three bits in a
- * 64-bit word (the filter before, at 1 in 130) cost twice the instructions
- * a lookup: the Chinese bench looks up about a million pairs. */
+ * pair (24 to 48 bits of filter a pair: 1 in 25 to 49 false positives; 512
+ * KB for DeepSeek V3 and Qwen3, 1 in 33 and 1 in 29) turns most of those
+ * away before they touch the table. One bit costs a multiply and a load,
+ * where three bits in a 64-bit word (the filter before, at about 1 in 130)
+ * cost twice the instructions a lookup, and the Chinese bench looks up
+ * about a million pairs. */
 #define MMAP_ID_BITS 21
 #define MMAP_RANK_BITS 22
 #define MMAP_ID_LIMIT ((1u << MMAP_ID_BITS) - 1)     /* ids below it */
