@@ -264,12 +264,14 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
  * adds the next id: DeepSeek V3, Qwen3, GPT-4o), else it is looked up in an
  * array by rank, which only an applied merge reads. On CJK text most
  * pairs looked up are no merge: a Bloom filter of the pairs with one bit a
- * pair (24 to 48 bits of filter a pair: 1 in 25 to 49 false positives; 512
- * KB for DeepSeek V3 and Qwen3, 1 in 33 and 1 in 29) turns most of those
- * away before they touch the table. One bit costs a multiply and a load,
- * where three bits in a 64-bit word (the filter before, at about 1 in 130)
- * cost twice the instructions a lookup, and the Chinese bench looks up
- * about a million pairs. */
+ * pair (16 to 32 bits of filter a pair: 1 in 17 to 33 false positives; 256
+ * KB for DeepSeek V3 at 1 in 17, 512 KB for Qwen3 at 1 in 29) turns most of
+ * those away before they touch the table. One bit costs a multiply and a
+ * load, where three bits in a 64-bit word (the filter before, at about 1 in
+ * 130) cost twice the instructions a lookup, and the Chinese bench looks up
+ * about a million pairs. A bigger filter is no faster: at 24 bits a pair
+ * DeepSeek V3's doubles to 512 KB, and the bench's simulated misses of a 1
+ * MiB cache rose 12 % for 0.1 % fewer instructions. */
 #define MMAP_ID_BITS 21
 #define MMAP_RANK_BITS 22
 #define MMAP_ID_LIMIT ((1u << MMAP_ID_BITS) - 1)     /* ids below it */
@@ -366,12 +368,12 @@ static enum err mmap_rehash(struct mmap *m, size_t nslot)
 }
 
 /* Builds the Bloom filter of the pairs in the table (once it is filled):
- * at least 24 bits a pair. */
+ * at least 16 bits a pair. */
 static enum err mmap_bloom(struct mmap *m)
 {
 	size_t i, n = 64;
 
-	while (n * 64 < m->n * 24)
+	while (n * 64 < m->n * 16)
 		n *= 2;
 	mem_free(m->bloom);
 	if (!(m->bloom = mem_calloc(n, sizeof(*m->bloom))))
