@@ -263,10 +263,15 @@ static enum err smap_put_h(struct smap *m, const char *k, size_t n, uint32_t h,
  * merge makes is its rank plus a constant in most tokenizers (each merge
  * adds the next id: DeepSeek V3, Qwen3, GPT-4o), else it is looked up in an
  * array by rank, which only an applied merge reads. On CJK text most
- * pairs looked up are no merge: a blocked Bloom filter of the pairs (16 to
- * 32 bits a pair, a pair's three bits in one 64-bit word: about 1 in 130
- * false positives at 16; 256 KB for DeepSeek V3) turns most of those away
- * before they touch the table. */
+ * pairs looked up are no merge: a Bloom filter of the pairs with one bit a
+ * pair (16 to 32 bits of filter a pair: 1 in 17 to 33 false positives; 256
+ * KB for DeepSeek V3 at 1 in 17, 512 KB for Qwen3 at 1 in 29) turns most of
+ * those away before they touch the table. One bit costs a multiply and a
+ * load, where three bits in a 64-bit word (the filter before, at about 1 in
+ * 130) cost twice the instructions a lookup, and the Chinese bench looks up
+ * about a million pairs. A bigger filter is no faster: at 24 bits a pair
+ * DeepSeek V3's doubles to 512 KB, and the bench's simulated misses of a 1
+ * MiB cache rose 12 % for 0.1 % fewer instructions. */
 #define MMAP_ID_BITS 21
 #define MMAP_RANK_BITS 22
 #define MMAP_ID_LIMIT ((1u << MMAP_ID_BITS) - 1)     /* ids below it */
@@ -278,7 +283,7 @@ struct mmap {
 	uint32_t *rid;   /* rank -> new id, nrid entries; NULL if it is rank + delta */
 	size_t nrid;
 	uint32_t delta;
-	uint64_t *bloom; /* nbloom words (a power of two), NULL until mmap_bloom */
+	uint64_t *bloom; /* nbloom words (a power of two) of bits, NULL until mmap_bloom */
 	size_t nbloom;
 };
 
@@ -313,26 +318,23 @@ static inline uint32_t slot_rank(uint64_t s)
 	return (uint32_t)((s - 1) & MMAP_RANK_LIMIT);
 }
 
-/* The Bloom word of key (its index in *word) and the key's three bits in
- * it. */
-static inline uint64_t bloom_mask(uint64_t key, size_t nbloom, size_t *word)
+/* The bit of key in a Bloom filter of nbloom words: the top bits of a
+ * multiplicative hash (both ids reach them) with another factor than
+ * mmap_home's, so the bit and the slot are unrelated. */
+static inline size_t pair_bit(uint64_t key, size_t nbloom)
 {
-	uint64_t h = key * 0xD6E8FEB86659FD93ULL, g = (h ^ h >> 32) * 0x9E3779B97F4A7C15ULL;
-
-	*word = (size_t)(h >> 40) & (nbloom - 1);
-	return 1ULL << (g >> 58) | 1ULL << (g >> 52 & 63) | 1ULL << (g >> 46 & 63);
+	return (size_t)((key * 0xD6E8FEB86659FD93ULL) >> (58 - __builtin_ctzll(nbloom)));
 }
 
 /* Whether the Bloom filter lets key through (always without one). */
 static inline int mmap_maybe(const struct mmap *m, uint64_t key)
 {
-	size_t w;
-	uint64_t mask;
+	size_t bit;
 
 	if (!m->bloom)
 		return 1;
-	mask = bloom_mask(key, m->nbloom, &w);
-	return (m->bloom[w] & mask) == mask;
+	bit = pair_bit(key, m->nbloom);
+	return m->bloom[bit / 64] >> (bit % 64) & 1;
 }
 
 /* The hashed key of a filled slot. */
@@ -365,24 +367,23 @@ static enum err mmap_rehash(struct mmap *m, size_t nslot)
 	return ERR_OK;
 }
 
-/* Builds the Bloom filter of the pairs in the table (once it is filled). */
+/* Builds the Bloom filter of the pairs in the table (once it is filled):
+ * at least 16 bits a pair. */
 static enum err mmap_bloom(struct mmap *m)
 {
 	size_t i, n = 64;
 
-	while (n * 4 < m->n)
+	while (n * 64 < m->n * 16)
 		n *= 2;
 	mem_free(m->bloom);
 	if (!(m->bloom = mem_calloc(n, sizeof(*m->bloom))))
 		return ERR_NOMEM;
 	m->nbloom = n;
 	for (i = 0; i < m->nslot; i++) {
-		size_t w;
-
 		if (m->slot[i]) {
-			uint64_t mask = bloom_mask(slot_key(m->slot[i]), n, &w);
+			size_t bit = pair_bit(slot_key(m->slot[i]), n);
 
-			m->bloom[w] |= mask;
+			m->bloom[bit / 64] |= 1ULL << (bit % 64);
 		}
 	}
 	return ERR_OK;
@@ -507,14 +508,24 @@ struct bpe {
 	 * with id as its left part whose right part starts with a byte of
 	 * class c (minl[c][id], RIGHT_CLASSES), or as its right part whose left
 	 * part ends with a byte of class c (minr[c][id], LEFT_CLASSES);
-	 * NO_RANK if none. nmin entries each, all in one block at minl[0];
-	 * only while `ci` is built, NULL after. */
-	uint32_t *minl[4], *minr[2];
+	 * NO_RANK if none; and the same for a right part that starts with
+	 * the lead byte 0xE0 + j of a 3-byte character (minl3[j][id]). nmin
+	 * entries each, all in one block at minl[0]; only while `ci` is
+	 * built, NULL after. */
+	uint32_t *minl[4], *minr[2], *minl3[16];
 	size_t nmin;
 	/* byte-level models with merges: the char-level start's facts of every
 	 * BMP character by code point (CINFO_SIZE entries), made at load time
 	 * so that counting only reads them; NULL for other models */
 	struct cinfo *ci;
+	/* with ci, by code point: bit j set if the character is atomic before
+	 * a right neighbour whose lead byte is 0xE0 + j (a 3-byte character).
+	 * The class of such a neighbour (cinfo.ok) stands for all sixteen lead
+	 * bytes, so a merge of the character's end with one of them alone
+	 * (Qwen3 has some with bare lead bytes) clears its class bit: this
+	 * finer table, read only then, keeps the character atomic before the
+	 * others. */
+	uint16_t *ci3;
 	/* bit id set: the model run on token id's own string gives id alone,
 	 * so a pre-token equal to that string counts 1 (whole_token); nwhole
 	 * bytes, NULL if not built */
@@ -638,6 +649,7 @@ void bpe_free(struct bpe *b)
 	mem_free(b->rlen);
 	mem_free(b->minl[0]);
 	mem_free(b->ci);
+	mem_free(b->ci3);
 	mem_free(b->whole);
 	mem_free(b->bloom);
 	mem_free(b->pair0);
@@ -1032,15 +1044,17 @@ static unsigned left_class(unsigned char c)
 static enum err build_min(struct bpe *b)
 {
 	size_t i, c, n = b->nr;
-	uint32_t *all = mem_alloc(6 * n * sizeof(*all));
+	uint32_t *all = mem_alloc(22 * n * sizeof(*all));
 
 	if (!all)
 		return ERR_NOMEM;
-	memset(all, 0xFF, 6 * n * sizeof(*all));
+	memset(all, 0xFF, 22 * n * sizeof(*all));
 	for (c = 0; c < 4; c++)
 		b->minl[c] = all + c * n;
 	for (c = 0; c < 2; c++)
 		b->minr[c] = all + (4 + c) * n;
+	for (c = 0; c < 16; c++)
+		b->minl3[c] = all + (6 + c) * n;
 	b->nmin = n;
 	for (i = 0; i < b->merges.nslot; i++) {
 		uint64_t s = b->merges.slot[i], k = slot_key(s);
@@ -1054,6 +1068,8 @@ static enum err build_min(struct bpe *b)
 		last = (unsigned char)b->vocab.arena[b->roff[l] + b->rlen[l] - 1];
 		if ((first & 0xC0) != 0x80 && rank < b->minl[right_class(first)][l])
 			b->minl[right_class(first)][l] = rank;
+		if ((first & 0xF0) == 0xE0 && rank < b->minl3[first & 0x0F][l])
+			b->minl3[first & 0x0F][l] = rank;
 		if (ends_char(b, l) && rank < b->minr[left_class(last)][r])
 			b->minr[left_class(last)][r] = rank;
 	}
@@ -1135,7 +1151,7 @@ enum err bpe_finish(struct bpe *b, const struct bpe_opts *o, struct diag *d)
 
 /* Counts and scalars, then the arrays in this order, each padded to 8
  * bytes: unk, vocab slots, vocab arena, raw slots, raw arena, merge slots,
- * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's table, the whole bitmap, its Bloom filter,
+ * the merges' new ids, their Bloom filter, roff, rlen, the char-level start's tables (ci, ci3), the whole bitmap, its Bloom filter,
  * the byte pairs' ranks. */
 struct blob_head {
 	uint64_t magic, sizes; /* sizes: sizeof sslot, a merge slot, blob_head, cinfo */
@@ -1206,7 +1222,8 @@ enum err bpe_save(const struct bpe *b, struct buf *out)
 	    blob_put(out, b->roff, h.nr * sizeof(*b->roff)) ||
 	    blob_put(out, b->rlen, h.nr * sizeof(*b->rlen)))
 		return ERR_NOMEM;
-	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)))
+	if (blob_put(out, b->ci, h.nci * sizeof(struct cinfo)) ||
+	    blob_put(out, b->ci3, h.nci * sizeof(*b->ci3)))
 		return ERR_NOMEM;
 	if (blob_put(out, b->whole, h.nwhole) || blob_put(out, b->bloom, h.nbloom))
 		return ERR_NOMEM;
@@ -1263,11 +1280,12 @@ static int blob_tables(struct bpe *b, const struct blob_head *h, const char *p, 
 	b->roff = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->rlen = (uint32_t *)blob_take(p, len, &at, h->nr * sizeof(uint32_t));
 	b->ci = (struct cinfo *)blob_take(p, len, &at, h->nci * sizeof(struct cinfo));
+	b->ci3 = (uint16_t *)blob_take(p, len, &at, h->nci * sizeof(*b->ci3));
 	b->whole = (uint8_t *)blob_take(p, len, &at, h->nwhole);
 	b->bloom = (uint8_t *)blob_take(p, len, &at, h->nbloom);
 	b->pair0 = (uint32_t *)blob_take(p, len, &at, h->npair0 * sizeof(uint32_t));
 	if (!unk || !b->vocab.slot || !b->vocab.arena || !b->raw.slot || !b->raw.arena ||
-	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci ||
+	    !b->merges.slot || !b->merges.rid || !b->merges.bloom || !b->roff || !b->rlen || !b->ci || !b->ci3 ||
 	    !b->whole || !b->bloom || !b->pair0 || at != len)
 		return 0;
 	if (h->unk_len && !(b->unk = mem_strndup(unk, h->unk_len)))
@@ -1306,7 +1324,7 @@ enum err bpe_from_blob(const void *blob, size_t len, struct bpe **out)
 	if (!h.nwhole)
 		b->whole = b->bloom = NULL;
 	if (!h.nci)
-		b->ci = NULL;
+		b->ci = NULL, b->ci3 = NULL;
 	if (!h.npair0)
 		b->pair0 = NULL;
 	memcpy(b->unit, h.unit, sizeof(h.unit));
@@ -1489,76 +1507,133 @@ static void initial_symbols(const struct bpe *b, struct bpe_work *w,
 		w->ids[w->nsym++] = (uint32_t)b->unk_id;
 }
 
-static inline void pair_rank(const struct bpe *b, struct lsym *l)
+/* The rank of the merge of symbols x and y, NO_RANK if none. */
+static inline uint32_t rank_of(const struct bpe *b, uint32_t x, uint32_t y)
 {
-	if (!mmap_get(&b->merges, l[0].id, l[1].id, &l[0].rank))
-		l[0].rank = NO_RANK;
+	uint32_t rank;
+
+	return mmap_get(&b->merges, x, y, &rank) ? rank : NO_RANK;
 }
 
-/* Loads w->ids into the linear scan's symbols with the rank of each pair;
- * returns the lowest of those ranks (NO_RANK if none). */
-static uint32_t lin_init(const struct bpe *b, struct bpe_work *w)
+static inline void pair_rank(const struct bpe *b, struct lsym *l)
+{
+	l[0].rank = rank_of(b, l[0].id, l[1].id);
+}
+
+/* Loads w->ids into the linear scan's symbols (lin_rank ranks them). */
+static void lin_load(struct bpe_work *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nsym; i++)
+		w->lin[i].id = w->ids[i];
+}
+
+/* Ranks each pair of the linear scan's symbols (their table slots
+ * prefetched first, so that the misses of the lookups overlap); returns the
+ * lowest rank (NO_RANK if none) and its leftmost pair in *best. */
+static uint32_t lin_rank(const struct bpe *b, struct bpe_work *w, size_t *best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
 	uint32_t low = NO_RANK;
 
-	for (i = 0; i < n; i++)
-		l[i].id = w->ids[i];
+	*best = 0;
 	for (i = 0; i + 1 < n; i++)
 		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
 	for (i = 0; i + 1 < n; i++) {
 		pair_rank(b, &l[i]);
-		if (l[i].rank < low)
+		if (l[i].rank < low) {
 			low = l[i].rank;
+			*best = i;
+		}
 	}
 	return low;
 }
 
-/* lin_init for the symbols of a byte-level pre-token started from its
+/* lin_rank for the symbols of a byte-level pre-token started from its
  * bytes p[0..nsym), each its unit: the ranks from b->pair0. */
-static void lin_init_bytes(const struct bpe *b, struct bpe_work *w, const unsigned char *p)
+static uint32_t lin_rank_bytes(const struct bpe *b, struct bpe_work *w, const unsigned char *p,
+			       size_t *best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
+	uint32_t low = NO_RANK;
 
-	for (i = 0; i < n; i++)
-		l[i].id = w->ids[i];
-	for (i = 0; i + 1 < n; i++)
+	*best = 0;
+	for (i = 0; i + 1 < n; i++) {
 		l[i].rank = b->pair0[p[i] << 8 | p[i + 1]];
+		if (l[i].rank < low) {
+			low = l[i].rank;
+			*best = i;
+		}
+	}
+	return low;
+}
+
+/* Merges every occurrence of the pair of rank r in l[0..n) from l[best]
+ * (its leftmost), left to right, as long as no pair made on the way ranks
+ * below r: the merges one at a time would take the same occurrences in the
+ * same order (r stays the lowest rank and its next occurrence the
+ * leftmost). A pair made below r ends the pass (lin_run's next scan finds
+ * it). Returns the number of symbols left. */
+static size_t merge_all(const struct bpe *b, struct lsym *l, size_t n, size_t best, uint32_t r)
+{
+	uint32_t id = mmap_id(&b->merges, r);
+	size_t i, o;
+	int made = 0, stop = 0, take;
+
+	for (i = o = best; i < n; o++) {
+		take = !stop && i + 1 < n && l[i].rank == r;
+		/* the pair of the symbol just made and l[i] exists before l[i]
+		 * merges */
+		if (take && made && rank_of(b, l[o - 1].id, l[i].id) < r)
+			take = 0, stop = 1;
+		if (take) {
+			l[o].id = id;
+			i += 2;
+		} else {
+			l[o] = l[i++];
+		}
+		if (o > 0 && (made || take)) {
+			pair_rank(b, &l[o - 1]);
+			stop |= l[o - 1].rank < r;
+		}
+		made = take;
+	}
+	return o;
 }
 
 /* Repeatedly merges the lowest-rank pair, leftmost on ties, from the
- * symbols lin_init loaded. */
-static void lin_run(const struct bpe *b, struct bpe_work *w)
+ * symbols lin_rank ranked (r its lowest rank, at `best`), then copies them
+ * to w->ids. A pair of two equal symbols (a run of one character, such as
+ * a table's rule line) merges all its occurrences at once (merge_all), so
+ * such a run takes a scan per round of merges, not per merge. */
+static void lin_run(const struct bpe *b, struct bpe_work *w, uint32_t r, size_t best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
 
-	while (n > 1) {
-		size_t best = 0;
-		uint32_t r = NO_RANK;
-
+	while (r != NO_RANK) {
+		if (l[best].id == l[best + 1].id) {
+			n = merge_all(b, l, n, best, r);
+		} else {
+			l[best].id = mmap_id(&b->merges, r);
+			for (i = best + 1; i + 1 < n; i++)
+				l[i] = l[i + 1];
+			n--;
+			if (best > 0)
+				pair_rank(b, &l[best - 1]);
+			if (best + 1 < n)
+				pair_rank(b, &l[best]);
+		}
+		r = NO_RANK;
 		for (i = 0; i + 1 < n; i++) {
 			if (l[i].rank < r) {
 				r = l[i].rank;
 				best = i;
 			}
 		}
-		if (r == NO_RANK)
-			break;
-		l[best].id = mmap_id(&b->merges, r);
-		for (i = best + 1; i + 1 < n; i++)
-			l[i] = l[i + 1];
-		n--;
-		if (best > 0)
-			mmap_prefetch(&b->merges, l[best - 1].id, l[best].id);
-		if (best + 1 < n)
-			mmap_prefetch(&b->merges, l[best].id, l[best + 1].id);
-		if (best > 0)
-			pair_rank(b, &l[best - 1]);
-		if (best + 1 < n)
-			pair_rank(b, &l[best]);
 	}
 	for (i = 0; i < n; i++)
 		w->ids[i] = l[i].id;
@@ -1699,12 +1774,13 @@ static int is_ascii(const char *s, size_t n)
 	return !(acc & 0x8080808080808080ULL);
 }
 
-/* Lowers cross[] (2 left classes, then 4 right classes) to the ranks of the
- * merges that may join symbol `id`, bytes [a, z) of a k-byte character, to a
- * neighbour of each class: as a right part if it starts the character, as
- * a left part if it ends it (the whole character does both). */
+/* Lowers cross[] (2 left classes, 4 right classes, then the 16 lead bytes
+ * of a 3-byte right neighbour) to the ranks of the merges that may join
+ * symbol `id`, bytes [a, z) of a k-byte character, to a neighbour of each
+ * kind: as a right part if it starts the character, as a left part if it
+ * ends it (the whole character does both). */
 static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, size_t k,
-			uint32_t cross[6])
+			uint32_t cross[22])
 {
 	size_t c;
 
@@ -1714,18 +1790,21 @@ static void cross_ranks(const struct bpe *b, uint32_t id, size_t a, size_t z, si
 		cross[c] = b->minr[c][id] < cross[c] ? b->minr[c][id] : cross[c];
 	for (c = 0; z == k && c < 4; c++)
 		cross[2 + c] = b->minl[c][id] < cross[2 + c] ? b->minl[c][id] : cross[2 + c];
+	for (c = 0; z == k && c < 16; c++)
+		cross[6 + c] = b->minl3[c][id] < cross[6 + c] ? b->minl3[c][id] : cross[6 + c];
 }
 
 /* Runs BPE on the k bytes of one character alone and records when it is
- * atomic (struct cinfo). */
+ * atomic (struct cinfo; *ok3 as b->ci3 holds it). */
 static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
-		      struct cinfo *out)
+		      struct cinfo *out, uint16_t *ok3)
 {
-	uint32_t sym[4], top = 0, cross[6], rank;
+	uint32_t sym[4], top = 0, cross[22], rank;
 	size_t at[5], n = k, i, best;
 
 	memset(cross, 0xFF, sizeof(cross));
 	*out = (struct cinfo){0, 0, 0};
+	*ok3 = 0;
 	for (i = 0; i < k; i++) {
 		if (b->unit[s[i]] < 0)
 			return;
@@ -1757,6 +1836,8 @@ static void char_info(const struct bpe *b, const unsigned char *s, size_t k,
 	out->has = 1;
 	for (i = 0; i < 6; i++)
 		out->ok |= (top < cross[i]) << i;
+	for (i = 0; i < 16; i++)
+		*ok3 |= (uint16_t)((top < cross[6 + i]) << i);
 }
 
 /* Fills b->ci for every BMP character but the surrogates from b->minl and
@@ -1765,7 +1846,8 @@ static enum err build_chars(struct bpe *b)
 {
 	uint32_t cp;
 
-	if (!(b->ci = mem_calloc(CINFO_SIZE, sizeof(*b->ci))))
+	if (!(b->ci = mem_calloc(CINFO_SIZE, sizeof(*b->ci))) ||
+	    !(b->ci3 = mem_calloc(CINFO_SIZE, sizeof(*b->ci3))))
 		return ERR_NOMEM;
 	for (cp = 0x80; cp < CINFO_SIZE; cp++) {
 		unsigned char u[3] = {(unsigned char)(0xC0 | cp >> 6), (unsigned char)(0x80 | (cp & 0x3F))};
@@ -1777,52 +1859,60 @@ static enum err build_chars(struct bpe *b)
 			u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
 			u[2] = (unsigned char)(0x80 | (cp & 0x3F));
 		}
-		char_info(b, u, cp >= 0x800 ? 3 : 2, &b->ci[cp]);
+		char_info(b, u, cp >= 0x800 ? 3 : 2, &b->ci[cp], &b->ci3[cp]);
 	}
 	mem_free(b->minl[0]);
 	memset(b->minl, 0, sizeof(b->minl));
 	memset(b->minr, 0, sizeof(b->minr));
+	memset(b->minl3, 0, sizeof(b->minl3));
 	b->nmin = 0;
 	return ERR_OK;
 }
 
 /* The initial symbols of the piece for the char-level start: T_c for each
- * character atomic between its neighbours, bytes for the others. Returns
- * 0 if a byte has no unit (the byte start handles those). */
+ * character atomic between its neighbours, bytes for the others, in the
+ * linear scan's symbols (w->lin). Returns 0 if a byte has no unit (the byte
+ * start handles those). */
 static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *piece,
 			size_t n)
 {
 	const unsigned char *s = (const unsigned char *)piece;
-	size_t i = 0, j;
+	struct lsym *l = w->lin; /* locals: the stores below may alias w */
+	size_t i = 0, j, k, m = 0;
 
 	w->nsym = 0;
 	while (i < n) {
-		size_t k = utf8_len(s[i]);
 		const struct cinfo *c = NULL;
+		uint32_t cp;
 
+		k = utf8_len(s[i]);
 		if (k > n - i)
 			return 0;
-		if ((k == 2 || k == 3) && (s[i + 1] & 0xC0) == 0x80) {
-			uint32_t cp = k == 2 ? (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F)
-					     : (uint32_t)(s[i] & 0x0F) << 12 |
-						       (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-
+		if (k == 3 && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+			cp = (uint32_t)(s[i] & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+			     (s[i + 2] & 0x3F);
 			/* only a character's shortest form has its facts */
-			if (k == 2 ? cp >= 0x80 : (s[i + 2] & 0xC0) == 0x80 && cp >= 0x800)
+			if (cp >= 0x800)
+				c = &b->ci[cp];
+		} else if (k == 2 && (s[i + 1] & 0xC0) == 0x80) {
+			cp = (uint32_t)(s[i] & 0x1F) << 6 | (s[i + 1] & 0x3F);
+			if (cp >= 0x80)
 				c = &b->ci[cp];
 		}
 		if (c && c->has && (!i || c->ok >> left_class(s[i - 1]) & 1) &&
-		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1)) {
-			w->ids[w->nsym++] = c->id;
+		    (i + k == n || c->ok >> (2 + right_class(s[i + k])) & 1 ||
+		     ((s[i + k] & 0xF0) == 0xE0 && b->ci3[cp] >> (s[i + k] & 0x0F) & 1))) {
+			l[m++].id = c->id;
 			i += k;
 			continue;
 		}
 		for (j = 0; j < k; j++, i++) {
 			if (b->unit[s[i]] < 0)
 				return 0;
-			w->ids[w->nsym++] = (uint32_t)b->unit[s[i]];
+			l[m++].id = (uint32_t)b->unit[s[i]];
 		}
 	}
+	w->nsym = m;
 	return 1;
 }
 
@@ -1831,14 +1921,19 @@ static int char_symbols(const struct bpe *b, struct bpe_work *w, const char *pie
 static enum err from_chars(const struct bpe *b, struct bpe_work *w, const char *piece,
 			   size_t n, int *done)
 {
+	size_t best, i;
+	uint32_t r;
+
 	if (!char_symbols(b, w, piece, n))
 		return ERR_OK;
 	*done = 1;
 	if (w->nsym <= LINEAR_MAX) {
-		lin_init(b, w);
-		lin_run(b, w);
+		r = lin_rank(b, w, &best);
+		lin_run(b, w, r, best);
 		return ERR_OK;
 	}
+	for (i = 0; i < w->nsym; i++)
+		w->ids[i] = w->lin[i].id;
 	return merge_heap(b, w);
 }
 
@@ -1867,11 +1962,15 @@ static enum err run_model(const struct bpe *b, struct bpe_work *w,
 	}
 	initial_symbols(b, w, piece, n);
 	if (w->nsym <= LINEAR_MAX) {
+		size_t best;
+		uint32_t r;
+
+		lin_load(w);
 		if (b->pair0) /* then every byte is one symbol, its unit */
-			lin_init_bytes(b, w, (const unsigned char *)piece);
+			r = lin_rank_bytes(b, w, (const unsigned char *)piece, &best);
 		else
-			lin_init(b, w);
-		lin_run(b, w);
+			r = lin_rank(b, w, &best);
+		lin_run(b, w, r, best);
 		return ERR_OK;
 	}
 	return merge_heap(b, w);

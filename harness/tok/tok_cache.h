@@ -38,7 +38,7 @@
 #include "base/err.h"
 #include "base/io.h"
 
-#define TOK_CACHE_VERSION 8
+#define TOK_CACHE_VERSION 9
 #define TOK_CACHE_SECTIONS 8 /* at most */
 
 /* An open cache file: sections are views into its read-only mapping, each

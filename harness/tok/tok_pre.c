@@ -286,24 +286,27 @@ static enum err batch_add(struct tok_run *r, struct count_batch *cb, size_t a, s
 }
 
 /* Stages k, k + 1 (ds_split2_ok) and the last of a chain on t[a..b): each
- * piece of the first two, found in one pass, the last one's subject; but a
- * digit match goes to the batch whole, since DeepSeek's last pattern
- * matches nothing in 1-3 \p{N} code points (each of its alternatives needs
- * a letter, mark, punctuation, symbol or space, categories apart from N),
- * so leaves it one gap. */
+ * piece of the first two, found in one pass, the last one's subject; but
+ * with DeepSeek's last pattern, Isolated, a digit match and a CJK run of
+ * ideographs only go to the batch whole, since that pattern leaves each of
+ * them one piece: it matches nothing in 1-3 \p{N} code points (each of its
+ * alternatives needs a letter, mark, punctuation, symbol or space,
+ * categories apart from N), so leaves it one gap, and it matches a run of
+ * letters starting with a letter whole ([\p{L}\p{M}]+ after the empty
+ * optional prefix). */
 static enum err chain_ds(struct tok_run *r, size_t k, struct count_batch *cb, size_t a,
 			 size_t b)
 {
 	const struct tok_pre *last = &r->h->pre[k + 2];
 	size_t prev = 0, ms, me;
 	int gaps = last->behavior == B_ISOLATED, kind;
-	int digits_whole = gaps && last->re.scan == SCAN_DS_MAIN;
+	int whole = gaps && last->re.scan == SCAN_DS_MAIN;
 	enum err e = ERR_OK;
 
 	while (!e && (kind = scan_ds_split2(r->h->tab, cb->t + a, b - a, prev, &ms, &me))) {
 		if (prev != ms)
 			e = chain_last(r, last, cb, a + prev, a + ms, gaps);
-		if (!e && kind == 1 && digits_whole)
+		if (!e && kind != 2 && whole)
 			e = batch_add(r, cb, a + ms, a + me);
 		else if (!e)
 			e = chain_last(r, last, cb, a + ms, a + me, gaps);

@@ -118,6 +118,19 @@ static inline size_t dec(const char *s, size_t n, size_t i, uint32_t *cp)
 	return utf8_decode(s + i, n - i, cp);
 }
 
+/* Whether s[i] starts a 3-byte character (valid UTF-8), its code point
+ * then in *cp: the loops over runs take these, the bulk of CJK text,
+ * without dec's other cases. */
+static inline int bmp3(const char *s, size_t n, size_t i, uint32_t *cp)
+{
+	const unsigned char *u = (const unsigned char *)s + i;
+
+	if ((u[0] & 0xF0) != 0xE0 || i + 3 > n)
+		return 0;
+	*cp = (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+	return 1;
+}
+
 /* Number of leading ASCII letters in the 8 bytes v (little-endian), by
  * SWAR: after folding case (| 0x20), a byte is a letter iff it lies in
  * 'a'..'z' and its high bit was clear; no carries cross bytes since every
@@ -166,6 +179,12 @@ static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t
 			i++;
 			continue;
 		}
+		if (bmp3(s, n, i, &cp)) { /* CJK and most non-ASCII text */
+			if (!(t->bmp[cp] & mask))
+				break;
+			i += 3;
+			continue;
+		}
 		k = dec(s, n, i, &cp);
 
 		if (!(bits_of(t, cp) & mask))
@@ -200,6 +219,10 @@ static size_t spaces(const struct scan_tab *t, const char *s, size_t n, size_t i
 		if (w + 8 <= n && (memcpy(&v, s + w, 8), v == 0x2020202020202020ULL)) {
 			last_start = w + 7; /* eight spaces (indentation) a step */
 			w += 8;
+			continue;
+		}
+		if (s[w] == ' ') { /* no decoding for the common space */
+			last_start = w++;
 			continue;
 		}
 		k = dec(s, n, w, &cp);
@@ -317,8 +340,15 @@ static size_t run_not(const struct scan_tab *t, const char *s, size_t n, size_t 
 {
 	while (i < n) {
 		uint32_t cp;
-		size_t k = dec(s, n, i, &cp);
+		size_t k;
 
+		if (bmp3(s, n, i, &cp)) { /* a table's rules, CJK punctuation */
+			if (t->bmp[cp] & mask)
+				break;
+			i += 3;
+			continue;
+		}
+		k = dec(s, n, i, &cp);
 		if (bits_of(t, cp) & mask)
 			break;
 		i += k;
@@ -377,7 +407,7 @@ static int prefix_ok(uint8_t b)
 static size_t cl100k_at(const struct scan_tab *t, const char *s, size_t n, size_t i,
 			int max_digits)
 {
-	size_t k0, k1, e;
+	size_t k0, k1 = 0, e;
 	uint8_t b0, b1;
 
 	/* the common cases, ASCII: a letter, or a space then a letter, start
@@ -393,7 +423,7 @@ static size_t cl100k_at(const struct scan_tab *t, const char *s, size_t n, size_
 		return run(t, s, n, i + k0, C_L);
 	b1 = i + k0 < n ? bits_at(t, s, n, i + k0, &k1) : 0;
 	if (s[i] != '\r' && s[i] != '\n' && prefix_ok(b0) && (b1 & C_L))
-		return run(t, s, n, i + k0, C_L);
+		return run(t, s, n, i + k0 + k1, C_L);
 	if (b0 & C_N)
 		return numbers(t, s, n, i, k0, max_digits);
 	if ((s[i] == ' ' && i + 1 < n && !(b1 & (C_SP | C_L | C_N))) ||
@@ -551,10 +581,12 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 
 /* End of the run of [一-龥぀-ゟ゠-ヿ] (U+4E00..U+9FA5, U+3040..U+30FF) from
  * s[i], read from the UTF-8 bytes: E3 81..83 xx, E4 B8..BF xx, E5..E8 xx xx,
- * E9 up to BE A5. */
-static size_t cjk_run(const char *s, size_t n, size_t i)
+ * E9 up to BE A5. *kana (may be NULL) is set if the run holds a character
+ * of U+3040..U+30FF (lead byte E3). */
+static size_t cjk_run(const char *s, size_t n, size_t i, int *kana)
 {
 	const unsigned char *u = (const unsigned char *)s;
+	unsigned char seen = 0;
 
 	while (i + 3 <= n) {
 		unsigned char a = u[i], b = u[i + 1];
@@ -563,8 +595,11 @@ static size_t cjk_run(const char *s, size_t n, size_t i)
 		      (a == 0xE3 && b >= 0x81 && b <= 0x83) ||
 		      (a == 0xE9 && (b < 0xBE || (b == 0xBE && u[i + 2] <= 0xA5)))))
 			break;
+		seen |= a == 0xE3;
 		i += 3;
 	}
+	if (kana)
+		*kana = seen;
 	return i;
 }
 
@@ -595,18 +630,35 @@ int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
 {
 	size_t i = at, k, e;
 	uint32_t cp;
+	int kana;
 
 	while ((i = skip_ascii_nondigit_bytes(s, n, i)) < n) {
+		/* the common non-ASCII case, 3-byte characters (CJK, its
+		 * punctuation, a table's rules): no code point of the CJK class
+		 * is in \p{N}, so each starts a CJK run or is skipped unless it
+		 * is numeric */
+		while (bmp3(s, n, i, &cp)) {
+			if ((cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF)) {
+				*ms = i;
+				*me = cjk_run(s, n, i, &kana);
+				return kana ? 2 : 3;
+			}
+			if (t->bmp[cp] & C_N)
+				break;
+			i += 3;
+		}
+		if (i >= n || ((unsigned char)s[i] < 0x80 && (s[i] < '0' || s[i] > '9')))
+			continue;
 		k = dec(s, n, i, &cp);
 		/* \p{N} first: the digits Split runs before the CJK one (and no
 		 * code point of the CJK class is in \p{N}) */
 		int digits = !!(bits_of(t, cp) & C_N);
 
-		e = digits ? digits3(t, s, n, i, k) : cjk_run(s, n, i);
+		e = digits ? digits3(t, s, n, i, k) : cjk_run(s, n, i, &kana);
 		if (e > i) {
 			*ms = i;
 			*me = e;
-			return digits ? 1 : 2;
+			return digits ? 1 : kana ? 2 : 3;
 		}
 		i += k;
 	}
@@ -660,7 +712,7 @@ int scan_find(enum scan_kind kind, const struct scan_tab *t, const char *s,
 				e = digits3(t, s, n, i, k);
 			break;
 		case SCAN_CJK:
-			e = cjk_run(s, n, i);
+			e = cjk_run(s, n, i, NULL);
 			if (e == i)
 				e = 0;
 			break;

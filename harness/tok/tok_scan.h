@@ -60,9 +60,10 @@ size_t scan_find_many(enum scan_kind kind, const struct scan_tab *t, const char 
 /* DeepSeek V3's first two Splits in one pass, both Isolated: \p{N}{1,3},
  * then in each of its gaps the CJK class [一-龥぀-ゟ゠-ヿ]+. The next piece
  * either makes at or after byte `at` of s[0..n) in [*ms, *me): returns 1
- * for a digit match, 2 for a CJK run (between digit matches), 0 if there is
- * none. The pieces of the second Split are these and the spans between
- * them, in text order. */
+ * for a digit match, 2 for a CJK run (between digit matches) that holds
+ * kana (U+3040..U+30FF), 3 for one of ideographs only (U+4E00..U+9FA5, all
+ * in \p{L}), 0 if there is none. The pieces of the second Split are these
+ * and the spans between them, in text order. */
 int scan_ds_split2(const struct scan_tab *t, const char *s, size_t n, size_t at,
 		   size_t *ms, size_t *me);
 
