@@ -7,6 +7,8 @@
 #   ref-good: passes under the same load;
 #   a load case over before the recall attempts could start: they fail as not under
 #     load, and the report says so;
+#   a prefix-cache probe "during" the load runs its warm steps under it: a warm hit
+#     answered wrong only under concurrency (ref-busy-cache-drift) fails there, not idle;
 #   bad "during" values are refused with their JSON path.
 # Nothing here hangs on timing: both recall attempts start together (--concurrency 2)
 # as soon as the first load request after the pre-check has ended, with 31 of the load's 32 requests (a
@@ -79,6 +81,27 @@ node "$TESTS/refserver/records.js" "$tmp/short" \
 	'recall attempts after the load: failed as not under load (their answers were right)'
 "$NEEDLE" report "$tmp/short" >"$tmp/short.md" || true
 grep -qF "grade: not under load (2 attempts, 1 case)" "$tmp/short.md" || { echo "the report does not count 'not under load'"; cat "$tmp/short.md"; exit 1; }
+
+# The prefix-cache probe under load: its warm steps wait for its own cold step, not
+# for the load, so all three run while the load holds the server; ref-busy-cache-drift
+# (a warm hit answered wrong only while others are in flight) fails the warm steps
+# there and passes idle.
+node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+s.cases[1] = { id: "cache-under-load", kind: "recall", during: "hold", recall: { tokens: 3000, depths: [50], cache: true } };
+process.stdout.write(JSON.stringify(s));' "$tmp/during.json" >"$tmp/cache.json"
+node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); s.cases = s.cases.filter((c) => c.kind !== "load"); delete s.cases[0].during; process.stdout.write(JSON.stringify(s));' \
+	"$tmp/cache.json" >"$tmp/cache-idle.json"
+run "$tmp/cache.json" ref-good cache-good 0
+node "$TESTS/refserver/records.js" "$tmp/cache-good" \
+	'recs.filter(r => r.kind === "recall").map(r => r.probe.step + ":" + r.verdict + ":" + r.during.under_load).join() === "cold:pass:true,warm:pass:true,warm-reordered:pass:true"' \
+	'ref-good: cold, warm and warm-reordered all under load, all pass'
+run "$tmp/cache.json" ref-busy-cache-drift cache-drift 1
+node "$TESTS/refserver/records.js" "$tmp/cache-drift" \
+	'recs.filter(r => r.kind === "recall").map(r => r.probe.step + ":" + r.verdict).join() === "cold:pass,warm:fail,warm-reordered:fail" && recs.filter(r => r.kind === "recall" && r.verdict === "fail").every(r => r.during.under_load && r.grade.needles.some(n => !n.ok))' \
+	'ref-busy-cache-drift: the warm steps fail under load'
+run "$tmp/cache-idle.json" ref-busy-cache-drift cache-idle 0 1
+node "$TESTS/refserver/records.js" "$tmp/cache-idle" \
+	'recs.length === 3 && recs.every(r => r.verdict === "pass")' 'ref-busy-cache-drift: the same probe passes idle'
 
 sed 's/"during": "hold"/"during": "nope"/' "$tmp/during.json" >"$tmp/bad.json"
 rc=0

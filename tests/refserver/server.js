@@ -701,6 +701,7 @@ const BEHAVIOURS = {
 	html: { html: 502 },                       // a proxy's HTML error page
 	'html-200': { html: 200 },                 // 200 with an HTML page, not SSE
 	'cache-drift': { cacheDrift: true },       // wrong codes when most of the prompt is a cache hit
+	'busy-cache-drift': { busyCacheDrift: true }, // the same, only while other requests are in flight
 	residue: { residue: true },                // a code's last digit wrong when prompt tokens % 4 == 3
 	'load-forget': { loadForget: true },       // misses the middle needle while others are in flight
 	escapes: { escapes: true },                // terminal escape sequences around the answer
@@ -715,6 +716,7 @@ const ESCAPES = '\x1b[2J\x1b]0;pwned\x07\x1b[1A\x1b[K\u009b2J\r';
 // misbehaviours above for this one request: `b` is the request's own copy.
 function probeMisbehave(o, b, promptTokens) {
 	if (b.cacheDrift && b.cachedTokens * 2 > promptTokens) b.wrong = true;
+	if (b.busyCacheDrift && b.cachedTokens * 2 > promptTokens && o.inflight > 1) b.wrong = true;
 	if (b.residue && promptTokens % 4 === 3) b.wrongDigit = true;
 	if (b.loadForget && o.inflight > 1) b.forgetful = true; // another request in flight
 }
