@@ -303,6 +303,7 @@ void jinja_tpl_free(struct jinja_tpl *t)
 		return;
 	jinja_eval_uncompile(t->code);
 	mem_free(t->names.v);
+	mem_free(t->names.loaded);
 	jinja_value_arena_release(&t->a);
 	mem_free(t);
 }
@@ -340,33 +341,16 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 }
 
 /* Names the template loads, minus those it binds before (a conservative
- * reading of jinja2.meta.find_undeclared_variables: any load counts). */
-static int node_reads(const struct jn *n, const char *name)
+ * reading of jinja2.meta.find_undeclared_variables: any load counts): the
+ * names an N_NAME loads (jinja_parse_names). */
+int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
 {
 	size_t i;
 
-	if (!n)
-		return 0;
-	if (n->k == N_NAME && n->s && !strcmp(n->s, name))
-		return 1;
-	if (node_reads(n->a, name) || node_reads(n->b, name) || node_reads(n->c, name) ||
-	    node_reads(n->d, name))
-		return 1;
-	for (i = 0; i < n->l1.n; i++)
-		if (node_reads(n->l1.v[i], name))
-			return 1;
-	for (i = 0; i < n->l2.n; i++)
-		if (node_reads(n->l2.v[i], name))
-			return 1;
-	for (i = 0; i < n->l3.n; i++)
-		if (node_reads(n->l3.v[i], name))
+	for (i = 0; i < t->names.n; i++)
+		if (t->names.loaded[i] && !strcmp(t->names.v[i], name))
 			return 1;
 	return 0;
-}
-
-int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
-{
-	return node_reads(t->root, name);
 }
 
 /* --- content format (vLLM chat_utils.py) --- */

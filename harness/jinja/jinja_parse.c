@@ -1373,8 +1373,10 @@ static size_t name_hash(const char *s)
 	return h;
 }
 
-/* The index of `s` among the names, added if new (the one copy kept). */
-static enum err intern_name(struct intern *in, const char **s, size_t *id, struct diag *d)
+/* The index of `s` among the names, added if new (the one copy kept);
+ * `load`: an N_NAME's. */
+static enum err intern_name(struct intern *in, const char **s, int load, size_t *id,
+			    struct diag *d)
 {
 	size_t h = name_hash(*s) & in->mask;
 
@@ -1384,18 +1386,23 @@ static enum err intern_name(struct intern *in, const char **s, size_t *id, struc
 		if (in->names->n == in->cap) {
 			size_t cap = in->cap * 2;
 			const char **v = mem_realloc(in->names->v, cap * sizeof(*v));
+			unsigned char *ld = v ? mem_realloc(in->names->loaded, cap) : NULL;
 
-			if (!v)
+			if (v)
+				in->names->v = v;
+			if (!ld)
 				return diag_fail(d, ERR_NOMEM, "out of memory");
-			in->names->v = v;
+			in->names->loaded = ld;
 			in->cap = cap;
 		}
 		in->slot[h] = *s;
 		in->index[h] = in->names->n;
+		in->names->loaded[in->names->n] = 0;
 		in->names->v[in->names->n++] = *s;
 	}
 	*s = in->slot[h];
 	*id = in->index[h];
+	in->names->loaded[*id] |= (unsigned char)(load != 0);
 	return ERR_OK;
 }
 
@@ -1418,7 +1425,7 @@ static enum err intern_node(struct intern *in, struct jn *n, struct diag *d)
 	if (!n)
 		return ERR_OK;
 	if (n->k == N_NAME || n->k == N_MACRO) {
-		if (n->s && intern_name(in, &n->s, &id, d))
+		if (n->s && intern_name(in, &n->s, n->k == N_NAME, &id, d))
 			return d->code;
 		if (n->s)
 			n->sn = strlen(n->s);
@@ -1468,14 +1475,15 @@ enum err jinja_parse_names(struct jv_arena *a, struct jn *root, struct jn_names 
 	in.index = mem_calloc(slots, sizeof(*in.index));
 	names->n = 0;
 	names->v = mem_alloc(in.cap * sizeof(*names->v));
-	if (!in.slot || !in.index || !names->v)
+	names->loaded = mem_alloc(in.cap);
+	if (!in.slot || !in.index || !names->v || !names->loaded)
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	seed = jinja_parse_loop;
 	if (!e)
-		e = intern_name(&in, &seed, &id, d);
+		e = intern_name(&in, &seed, 0, &id, d);
 	seed = jinja_parse_caller;
 	if (!e)
-		e = intern_name(&in, &seed, &id, d);
+		e = intern_name(&in, &seed, 0, &id, d);
 	if (!e)
 		e = intern_node(&in, root, d);
 	mem_free(in.slot);

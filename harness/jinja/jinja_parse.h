@@ -106,6 +106,7 @@ struct jvm;
  * jinja_parse_loop and jinja_parse_caller. */
 struct jn_names {
 	const char **v;
+	unsigned char *loaded; /* per name: whether an N_NAME loads it */
 	size_t n;
 };
 
@@ -115,8 +116,9 @@ extern const char jinja_parse_caller[];
 /* Parses the tokens into a N_BODY root at `*root`. */
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
 		     struct diag *d);
-/* Lists the names of the tree under `root` into `names` (names->v is
- * owned: mem_free), as described above; `a` is the tree's arena. */
+/* Lists the names of the tree under `root` into `names` (names->v and
+ * names->loaded are owned: mem_free), as described above; `a` is the
+ * tree's arena. */
 enum err jinja_parse_names(struct jv_arena *a, struct jn *root, struct jn_names *names,
 			   struct diag *d);
 
