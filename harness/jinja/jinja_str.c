@@ -300,6 +300,18 @@ static int in_chars(const struct jv *chars, uint32_t cp)
 	return 0;
 }
 
+/* Whether every byte of `chars` is ASCII (and none NUL, which memchr would
+ * find at a str's end). */
+static int ascii_set(const struct jv_str *chars)
+{
+	size_t i;
+
+	for (i = 0; i < chars->len; i++)
+		if ((unsigned char)chars->data[i] - 1u >= 0x7Fu)
+			return 0;
+	return 1;
+}
+
 enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
 			 const struct jv *chars, struct jv *out)
 {
@@ -311,17 +323,31 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 		chars = NULL;
 	if (chars && chars->k != JV_STR)
 		return jinja_eval_reject(e, at, "TypeError: strip arg must be None or str");
-	if (which != 'r')
-		while (a < z && in_chars(chars, (k = utf8_decode(p + a, z - a, &cp), cp)))
-			a += k;
-	if (which != 'l') /* from the end, a character at a time (a str is valid UTF-8) */
-		for (i = z; i > a; z = i) {
-			for (i--; i > a && ((unsigned char)p[i] & 0xC0) == 0x80; i--)
-				;
-			utf8_decode(p + i, z - i, &cp);
-			if (!in_chars(chars, cp))
-				break;
-		}
+	if (chars && ascii_set(chars->u.s)) {
+		/* ASCII characters ('\n'): no byte of a longer UTF-8 sequence
+		 * is one, so bytes are compared as they are */
+		const char *set = chars->u.s->data;
+		size_t m = chars->u.s->len;
+
+		if (which != 'r')
+			while (a < z && memchr(set, p[a], m))
+				a++;
+		if (which != 'l')
+			while (z > a && memchr(set, p[z - 1], m))
+				z--;
+	} else {
+		if (which != 'r')
+			while (a < z && in_chars(chars, (k = utf8_decode(p + a, z - a, &cp), cp)))
+				a += k;
+		if (which != 'l') /* from the end, a character at a time (a str is valid UTF-8) */
+			for (i = z; i > a; z = i) {
+				for (i--; i > a && ((unsigned char)p[i] & 0xC0) == 0x80; i--)
+					;
+				utf8_decode(p + i, z - i, &cp);
+				if (!in_chars(chars, cp))
+					break;
+			}
+	}
 	if (a == 0 && z == s->u.s->len) {
 		*out = *s; /* nothing stripped: the str itself, as CPython returns it */
 		return ERR_OK;
