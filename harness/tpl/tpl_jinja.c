@@ -2,7 +2,6 @@
  * tpl_jinja — a model's Jinja template with the server's context (see
  * tpl_jinja.h).
  */
-#include <regex.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,20 +21,77 @@ static const char *const special_names[] = {
 	"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
 	"mask_token", "additional_special_tokens"};
 
+/* [[:space:]] in the C locale. */
+static int is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static int is_name_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static int is_name_char(char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* The end of a run of at least one space at `p`, or NULL. */
+static const char *spaces_end(const char *p)
+{
+	if (!is_space(*p))
+		return NULL;
+	while (is_space(*p))
+		p++;
+	return p;
+}
+
+/* The end of a name at `p`, or NULL. */
+static const char *name_end(const char *p)
+{
+	if (!is_name_start(*p))
+		return NULL;
+	while (is_name_char(*p))
+		p++;
+	return p;
+}
+
+/* Whether `p` (just after "for") continues as the POSIX extended regular
+ * expression
+ *   [[:space:]]+NAME[[:space:]]+in[[:space:]]+NAME
+ *   (\.content([^A-Za-z0-9_]|$)|\[[[:space:]]*['"]content['"][[:space:]]*\])
+ * does (NAME [A-Za-z_][A-Za-z0-9_]*): each part can match one way only, as
+ * a name is followed by what no name holds. */
+static int loop_over_content(const char *p)
+{
+	if (!(p = spaces_end(p)) || !(p = name_end(p)) || !(p = spaces_end(p)) || strncmp(p, "in", 2) ||
+	    !(p = spaces_end(p + 2)) || !(p = name_end(p)))
+		return 0;
+	if (!strncmp(p, ".content", 8))
+		return !is_name_char(p[8]);
+	if (*p++ != '[')
+		return 0;
+	while (is_space(*p))
+		p++;
+	if ((*p != '\'' && *p != '"') || strncmp(p + 1, "content", 7) ||
+	    (p[8] != '\'' && p[8] != '"'))
+		return 0;
+	for (p += 9; is_space(*p); p++)
+		;
+	return *p == ']';
+}
+
 /* vLLM's content-format detection, from the text: a for loop over X.content
  * or X['content'] means the template wants a list of parts. */
 static int loops_over_content(const char *text)
 {
-	regex_t re;
-	int hit;
+	const char *p;
 
-	if (regcomp(&re, "for[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]+in[[:space:]]+[A-Za-z_][A-Za-z0-9_]*"
-		    "(\\.content([^A-Za-z0-9_]|$)|\\[[[:space:]]*['\"]content['\"][[:space:]]*\\])",
-		    REG_EXTENDED | REG_NOSUB))
-		return 1; /* cannot tell: the stricter answer refuses parts */
-	hit = !regexec(&re, text, 0, NULL, 0);
-	regfree(&re);
-	return hit;
+	for (p = text; (p = strstr(p, "for")); p++)
+		if (loop_over_content(p + 3))
+			return 1;
+	return 0;
 }
 
 void tpl_jinja_free(struct tpl_jinja *j)
@@ -192,6 +248,12 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 	}
 }
 
+/* The static copy of a key every message has, else `key`. */
+static const char *key_of(const char *key)
+{
+	return key[0] == 'r' && !strcmp(key, "role") ? "role" : key;
+}
+
 /* Message `mi` as the server prepares it, appended to the context's list
  * `all`: strings borrowed from the request and from `m`; what needs new
  * JSON (content parts, tool calls with parsed arguments) is built under
@@ -211,7 +273,9 @@ static enum err one_message(const struct tpl_jinja *j, struct jinja_ctx *ctx,
 		keys++;
 	e = jinja_list_add_dict(ctx, all, keys + 3, &o, d);
 	cJSON_ArrayForEach(k, (e ? NULL : raw)) {
-		const char *key = k->string;
+		/* keys the context shares from one message to the next when they
+		 * are one pointer (jinja_dict_set_str) */
+		const char *key = key_of(k->string);
 		int is_content = key[0] == 'c' && !strcmp(key, "content");
 		int kept = !is_content && !(key[0] == 't' && !strcmp(key, "tool_calls")) &&
 			   !(key[0] == 'r' && (!strcmp(key, "reasoning") ||
