@@ -30,6 +30,14 @@
  * reading through its loop's frame after the loop ended is refused). Lookup
  * goes up the frames, then the context variables, then the globals
  * (namespace, range, dict, raise_exception, strftime_now).
+ *
+ * What the walk does by name is found once: names are the template's one
+ * copy of each (jinja_parse_names), attribute, filter, test and method
+ * names are numbered (jinja_builtin_annotate), and the expressions
+ * statements evaluate and the bodies of for loops are compiled into
+ * operations that do the walk's work node by node without its calls
+ * (jinja_eval_compile); the walk stays for what is not compiled and where
+ * nesting comes close to JINJA_MAX_DEPTH.
  */
 
 struct je {
