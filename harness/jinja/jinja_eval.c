@@ -1203,303 +1203,403 @@ static inline unsigned mcall_args(const struct jn *n)
 static enum err exec_stmt(struct je *e, struct frame *f, const struct jn *n, struct buf *out,
 			  enum flow *flow);
 
-/* Runs `c`: an expression's value into *res, or a body's output into `out`. */
+/* A running compiled form: its stack, the output of a body, the sum an
+ * output statement is printing (cat_eval's), and the operation at hand. */
+struct vm {
+	struct je *e;
+	struct frame *f;
+	const struct jvm *c;
+	struct buf *out;
+	const struct vop *o;
+	int base;             /* the depth the form was entered at */
+	unsigned sp;
+	struct jv st[VM_STACK];
+	struct cat cat;
+};
+
+#define VM_INLINE static inline __attribute__((always_inline)) enum err
+
+/* Counts the step of node `n` (step()). */
+VM_INLINE vm_step(struct vm *m, const struct jn *n)
+{
+	return step(m->e, n);
+}
+
+/* Goes on at operation `to`. */
+static inline void vm_jump(struct vm *m, unsigned to)
+{
+	m->o = &m->c->op[to] - 1;
+}
+
+VM_INLINE vm_nattr(struct vm *m, const struct jn *n)
+{
+	struct jv v;
+
+	if (vm_step(m, n->a) || name_value(m->e, m->f, n->a, &v) || vm_step(m, n))
+		return m->e->d->code;
+	return getattr(m->e, n, &v, &m->st[m->sp++]);
+}
+
+VM_INLINE vm_item(struct vm *m, const struct jn *n)
+{
+	struct jv key = m->st[m->sp - 1], v = m->st[m->sp - 2];
+
+	if (vm_step(m, n) || jinja_builtin_getitem(m->e, n, &v, &key, &m->st[m->sp - 2]))
+		return m->e->d->code;
+	m->sp--;
+	return ERR_OK;
+}
+
+VM_INLINE vm_slice(struct vm *m, const struct jn *n)
+{
+	unsigned mask = m->o->mask, k = (mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1), at = 0;
+	const struct jv *part[3];
+	struct jv *top = &m->st[m->sp - k], v = top[-1];
+
+	part[0] = mask & 1 ? &top[at++] : NULL;
+	part[1] = mask & 2 ? &top[at++] : NULL;
+	part[2] = mask & 4 ? &top[at++] : NULL;
+	if (vm_step(m, n) || jinja_builtin_slice(m->e, n, &v, part[0], part[1], part[2], &top[-1]))
+		return m->e->d->code;
+	m->sp -= k;
+	return ERR_OK;
+}
+
+VM_INLINE vm_binop(struct vm *m, const struct jn *n)
+{
+	struct jv v = m->st[m->sp - 2], *b = &m->st[m->sp - 1];
+	int64_t x;
+
+	if (vm_step(m, n))
+		return m->e->d->code;
+	m->sp--;
+	if (v.k == JV_INT && b->k == JV_INT && (n->op == '+' || n->op == '-') &&
+	    !(n->op == '+' ? __builtin_add_overflow(v.u.i, b->u.i, &x)
+			   : __builtin_sub_overflow(v.u.i, b->u.i, &x))) {
+		m->st[m->sp - 1] = jinja_value_int(x);
+		return ERR_OK;
+	}
+	return jinja_builtin_binop(m->e, n, n->op, &v, b, &m->st[m->sp - 1]);
+}
+
+/* A compare; `c`: the right operand is the constant of the node. */
+VM_INLINE vm_cmp(struct vm *m, const struct jn *n, int c)
+{
+	const struct jn *o = n->l1.v[0];
+	int r;
+
+	if ((c && vm_step(m, o->a)) || vm_step(m, n) ||
+	    compare(m->e, o, &m->st[m->sp - 2 + c], c ? &o->a->v : &m->st[m->sp - 1], &r))
+		return m->e->d->code;
+	m->sp -= 1 - c;
+	m->st[m->sp - 1] = jinja_value_bool(r);
+	return ERR_OK;
+}
+
+/* and / or (`and`), and a conditional's test (`cond`: the value popped). */
+VM_INLINE vm_branch(struct vm *m, const struct jn *n, int and, int cond)
+{
+	if (vm_step(m, n))
+		return m->e->d->code;
+	if (cond ? !truthy(&m->st[--m->sp]) : and != truthy(&m->st[m->sp - 1]))
+		vm_jump(m, m->o->arg); /* and / or: the left operand is the value */
+	else if (!cond)
+		m->sp--;
+	return ERR_OK;
+}
+
+VM_INLINE vm_test(struct vm *m, const struct jn *n)
+{
+	int r;
+
+	if (vm_step(m, n))
+		return m->e->d->code;
+	r = jinja_builtin_test_id(n->id, &m->st[m->sp - 1]);
+	m->st[m->sp - 1] = jinja_value_bool(n->op ? !r : r);
+	return ERR_OK;
+}
+
+/* ev_filter's |length. */
+VM_INLINE vm_flen(struct vm *m, const struct jn *n)
+{
+	struct jv v = m->st[m->sp - 1];
+	struct je_args a = { NULL, 0, NULL, NULL, 0 };
+
+	if (vm_step(m, n))
+		return m->e->d->code;
+	if ((v.k == JV_LIST && !(v.flags & JV_F_GEN)) || v.k == JV_DICT) {
+		m->st[m->sp - 1] = jinja_value_int((int64_t)(v.k == JV_LIST ? v.u.l->n : v.u.d->n));
+		return work(m->e, n, 1);
+	}
+	m->e->depth = m->base + m->o->level;
+	return jinja_filter(m->e, n, n->s, &v, &a, &m->st[m->sp - 1]);
+}
+
+/* eval_method's attribute node `n` (the call is its parent): on a str the
+ * arguments follow; on anything else the attribute, the arguments and the
+ * call as the tree walk does them, the call's own operation skipped. */
+VM_INLINE vm_mpre(struct vm *m, const struct jn *n)
+{
+	const struct jn *call = m->c->op[m->o->arg - 1].n;
+	struct je *e = m->e;
+	struct jv v = m->st[m->sp - 1], fn;
+	struct je_args a;
+
+	if (vm_step(m, n))
+		return e->d->code;
+	if (v.k == JV_STR)
+		return ERR_OK;
+	e->depth = m->base + m->o->level;
+	if (getattr(e, n, &v, &fn))
+		return e->d->code;
+	e->depth = m->base + m->o->level - 1;
+	if (vm_step(m, call) || eval_args(e, m->f, call, &a) ||
+	    call_value(e, call, &fn, &a, NULL, &m->st[m->sp - 1]))
+		return e->d->code;
+	vm_jump(m, m->o->arg);
+	return ERR_OK;
+}
+
+/* eval_method on a str, its arguments on the stack. */
+VM_INLINE vm_mcall(struct vm *m, const struct jn *n)
+{
+	unsigned na = mcall_args(n), i;
+	const char *kwn[ARGS_SMALL];
+	struct je_args a;
+	struct jv v = m->st[m->sp - na - 1];
+
+	if (vm_step(m, n))
+		return m->e->d->code;
+	for (i = 0; i < n->l2.n; i++)
+		kwn[i] = n->l2.v[i]->s;
+	a.pos = &m->st[m->sp - na];
+	a.npos = n->l1.n;
+	a.kwv = &m->st[m->sp - na + n->l1.n];
+	a.kwn = kwn;
+	a.nkw = n->l2.n;
+	m->e->depth = m->base + m->o->level;
+	if (jinja_str_call(m->e, n, &v, JN_STR_OF(n->a->id), n->a->s, &a, &m->st[m->sp - na - 1]))
+		return m->e->d->code;
+	m->sp -= na;
+	return ERR_OK;
+}
+
+/* The value of node `n` (VM_TREE) or statement `n` run (ST_TREE) by the
+ * tree walk. */
+VM_INLINE vm_tree_op(struct vm *m, const struct jn *n, int stmt)
+{
+	enum flow flow = FLOW_NORMAL;
+
+	m->e->depth = m->base + m->o->level - !stmt;
+	if (stmt)
+		return exec_stmt(m->e, m->f, n, m->out, &flow);
+	if (eval_tw(m->e, m->f, n, &m->st[m->sp]))
+		return m->e->d->code;
+	m->sp++;
+	return ERR_OK;
+}
+
+/* exec_output of a value. */
+VM_INLINE vm_print(struct vm *m, const struct jn *n)
+{
+	const struct jv *p = &m->st[--m->sp];
+
+	if (p->k != JV_STR) /* pyfmt_str: a str's bytes, Markup or not */
+		return jinja_builtin_print(m->e, n, p, m->out);
+	return put(m->out, p->u.s->data, p->u.s->len) ? jinja_eval_nomem(m->e, n) : ERR_OK;
+}
+
+/* {% set name = ... %} (exec_set). */
+VM_INLINE vm_set(struct vm *m, const struct jn *n)
+{
+	struct frame *f = m->f;
+	struct jv v = m->st[--m->sp];
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->b[i].name == n->a->s) {
+			f->b[i].v = v;
+			return ERR_OK;
+		}
+	if (f->n == f->cap)
+		return frame_set(m->e, f, n->a, n->a->s, v);
+	f->b[f->n].name = n->a->s;
+	f->b[f->n++].v = v;
+	return ERR_OK;
+}
+
+/* cat_eval: the chain's '+' nodes entered from the top `n` down. */
+VM_INLINE vm_catin(struct vm *m, const struct jn *n)
+{
+	unsigned i;
+
+	for (i = 0; i < m->o->mask; i++, n = n->a)
+		if (vm_step(m, n))
+			return m->e->d->code;
+	return ERR_OK;
+}
+
+/* cat_eval: its innermost left operand. */
+static inline void vm_cat1(struct vm *m)
+{
+	struct cat *c = &m->cat;
+
+	c->piece[0] = m->st[--m->sp];
+	c->n = 1;
+	c->plain = plain_str(&c->piece[0]);
+	c->len = c->plain ? c->piece[0].u.s->len : 0;
+	c->v = c->piece[0];
+}
+
+/* cat_eval: the right operand of the '+' node `n`. */
+VM_INLINE vm_catadd(struct vm *m, const struct jn *n)
+{
+	struct cat *c = &m->cat;
+	struct jv *p = &m->st[--m->sp], v;
+
+	if (c->plain && plain_str(p)) { /* concat_str's charges, nothing made */
+		if (cat_charge(m->e, n, c->len + p->u.s->len))
+			return m->e->d->code;
+		c->piece[c->n++] = *p;
+		c->len += p->u.s->len;
+		return ERR_OK;
+	}
+	if ((c->plain && cat_make(m->e, n, c)) || jinja_builtin_binop(m->e, n, '+', &c->v, p, &v))
+		return m->e->d->code;
+	c->v = v;
+	return ERR_OK;
+}
+
+/* exec_output of the sum. */
+VM_INLINE vm_catout(struct vm *m, const struct jn *n)
+{
+	size_t i;
+
+	if (!m->cat.plain)
+		return jinja_builtin_print(m->e, n, &m->cat.v, m->out);
+	for (i = 0; i < m->cat.n; i++)
+		if (put(m->out, m->cat.piece[i].u.s->data, m->cat.piece[i].u.s->len))
+			return jinja_eval_nomem(m->e, n);
+	return ERR_OK;
+}
+
+VM_INLINE vm_const(struct vm *m, const struct jn *n)
+{
+	if (vm_step(m, n))
+		return m->e->d->code;
+	m->st[m->sp++] = n->v;
+	return ERR_OK;
+}
+
+VM_INLINE vm_name(struct vm *m, const struct jn *n)
+{
+	if (vm_step(m, n) || name_value(m->e, m->f, n, &m->st[m->sp]))
+		return m->e->d->code;
+	m->sp++;
+	return ERR_OK;
+}
+
+VM_INLINE vm_attr(struct vm *m, const struct jn *n)
+{
+	struct jv v = m->st[m->sp - 1];
+
+	return vm_step(m, n) ? m->e->d->code : getattr(m->e, n, &v, &m->st[m->sp - 1]);
+}
+
+VM_INLINE vm_unary(struct vm *m, const struct jn *n)
+{
+	struct jv v = m->st[m->sp - 1];
+
+	if (vm_step(m, n))
+		return m->e->d->code;
+	if (n->k == N_NOT) {
+		m->st[m->sp - 1] = jinja_value_bool(!truthy(&v));
+		return ERR_OK;
+	}
+	return jinja_builtin_unary(m->e, n, n->k == N_NEG, &v, &m->st[m->sp - 1]);
+}
+
+VM_INLINE vm_jf(struct vm *m)
+{
+	if (!truthy(&m->st[--m->sp]))
+		vm_jump(m, m->o->arg);
+	return ERR_OK;
+}
+
+VM_INLINE vm_misc(struct vm *m, const struct jn *n)
+{
+	if (m->o->op == VM_JMP)
+		vm_jump(m, m->o->arg);
+	else if (m->o->op == VM_UNDEF)
+		m->st[m->sp++] = jinja_value_undef(NULL);
+	else if (m->o->op == ST_CAT1)
+		vm_cat1(m);
+	else if (m->o->op == ST_DATA)
+		return put(m->out, n->s, n->sn) ? jinja_eval_nomem(m->e, n) : ERR_OK;
+	return ERR_OK;
+}
+
+/* Runs `c`: an expression's value into *res, or a body's output into `out`
+ * (threaded: each operation jumps to the next one's code). */
 static enum err vm_exec(struct je *e, struct frame *f, const struct jvm *c, struct buf *out,
 			struct jv *res)
 {
 	static const void *const go[VM_NOPS] = {
 		&&op_const, &&op_name, &&op_nattr, &&op_attr, &&op_item, &&op_slice, &&op_unary,
-		&&op_not, &&op_binop, &&op_cmp, &&op_cmpc, &&op_and, &&op_or, &&op_condj, &&op_jmp,
-		&&op_undef, &&op_test, &&op_flen, &&op_mpre, &&op_mcall, &&op_tree, &&op_end,
-		&&st_step, &&st_data, &&st_print, &&st_set, &&st_jf, &&st_tree, &&st_catin,
-		&&st_cat1, &&st_catadd, &&st_catout
+		&&op_unary, &&op_binop, &&op_cmp, &&op_cmpc, &&op_and, &&op_or, &&op_condj,
+		&&op_misc, &&op_misc, &&op_test, &&op_flen, &&op_mpre, &&op_mcall, &&op_tree,
+		&&op_end, &&st_step, &&op_misc, &&st_print, &&st_set, &&st_jf, &&st_tree,
+		&&st_catin, &&op_misc, &&st_catadd, &&st_catout
 	};
-	struct jv st[VM_STACK], v, *p;
-	struct cat cat;
-	const struct vop *o = c->op;
+	struct vm m;
 	const struct jn *n;
-	int base = e->depth, r;
-	unsigned sp = 0, i;
 
-#define NEXT do { o++; n = o->n; goto *go[o->op]; } while (0)
-#define JUMP(to) do { o = &c->op[to]; n = o->n; goto *go[o->op]; } while (0)
-#define STEP(x) do { if (__builtin_expect(++e->steps >= e->check_at, 0) && \
-			 step_check(e, (x))) goto fail; } while (0)
-	n = o->n;
-	goto *go[o->op];
-
-op_const:
-	STEP(n);
-	st[sp++] = n->v;
-	NEXT;
-op_name:
-	STEP(n);
-	if (name_value(e, f, n, &st[sp]))
-		goto fail;
-	sp++;
-	NEXT;
-op_nattr: /* NAME.attr: the name node's step, then the attribute's */
-	STEP(n->a);
-	if (name_value(e, f, n->a, &v))
-		goto fail;
-	STEP(n);
-	if (getattr(e, n, &v, &st[sp]))
-		goto fail;
-	sp++;
-	NEXT;
-op_attr:
-	STEP(n);
-	v = st[sp - 1];
-	if (getattr(e, n, &v, &st[sp - 1]))
-		goto fail;
-	NEXT;
-op_item: {
-	struct jv key = st[sp - 1];
-
-	STEP(n);
-	v = st[sp - 2];
-	if (jinja_builtin_getitem(e, n, &v, &key, &st[sp - 2]))
-		goto fail;
-	sp--;
-	NEXT;
-}
-op_slice: {
-	unsigned k = (o->mask & 1) + ((o->mask >> 1) & 1) + ((o->mask >> 2) & 1), at = 0;
-	const struct jv *part[3];
-
-	part[0] = o->mask & 1 ? &st[sp - k + at++] : NULL;
-	part[1] = o->mask & 2 ? &st[sp - k + at++] : NULL;
-	part[2] = o->mask & 4 ? &st[sp - k + at++] : NULL;
-	v = st[sp - k - 1];
-	STEP(n);
-	if (jinja_builtin_slice(e, n, &v, part[0], part[1], part[2], &st[sp - k - 1]))
-		goto fail;
-	sp -= k;
-	NEXT;
-}
-op_unary:
-	STEP(n);
-	v = st[sp - 1];
-	if (jinja_builtin_unary(e, n, n->k == N_NEG, &v, &st[sp - 1]))
-		goto fail;
-	NEXT;
-op_not:
-	STEP(n);
-	st[sp - 1] = jinja_value_bool(!truthy(&st[sp - 1]));
-	NEXT;
-op_binop: {
-	int64_t x;
-
-	STEP(n);
-	v = st[sp - 2];
-	sp--;
-	if (v.k == JV_INT && st[sp].k == JV_INT && (n->op == '+' || n->op == '-') &&
-	    !(n->op == '+' ? __builtin_add_overflow(v.u.i, st[sp].u.i, &x)
-			   : __builtin_sub_overflow(v.u.i, st[sp].u.i, &x)))
-		st[sp - 1] = jinja_value_int(x);
-	else if (jinja_builtin_binop(e, n, n->op, &v, &st[sp], &st[sp - 1]))
-		goto fail;
-	NEXT;
-}
-op_cmp:
-	STEP(n);
-	if (compare(e, n->l1.v[0], &st[sp - 2], &st[sp - 1], &r))
-		goto fail;
-	st[sp - 2] = jinja_value_bool(r);
-	sp--;
-	NEXT;
-op_cmpc: /* the right operand a constant: its step, then the compare's */
-	STEP(n->l1.v[0]->a);
-	STEP(n);
-	if (compare(e, n->l1.v[0], &st[sp - 1], &n->l1.v[0]->a->v, &r))
-		goto fail;
-	st[sp - 1] = jinja_value_bool(r);
-	NEXT;
-op_and:
-	STEP(n);
-	if (!truthy(&st[sp - 1]))
-		JUMP(o->arg); /* the left operand is the value */
-	sp--;
-	NEXT;
-op_or:
-	STEP(n);
-	if (truthy(&st[sp - 1]))
-		JUMP(o->arg);
-	sp--;
-	NEXT;
-op_condj:
-	STEP(n);
-	if (!truthy(&st[--sp]))
-		JUMP(o->arg);
-	NEXT;
-op_jmp:
-	JUMP(o->arg);
-op_undef:
-	st[sp++] = jinja_value_undef(NULL);
-	NEXT;
-op_test:
-	STEP(n);
-	r = jinja_builtin_test_id(n->id, &st[sp - 1]);
-	st[sp - 1] = jinja_value_bool(n->op ? !r : r);
-	NEXT;
-op_flen: /* ev_filter's |length */
-	STEP(n);
-	v = st[sp - 1];
-	if ((v.k == JV_LIST && !(v.flags & JV_F_GEN)) || v.k == JV_DICT) {
-		st[sp - 1] = jinja_value_int((int64_t)(v.k == JV_LIST ? v.u.l->n : v.u.d->n));
-		if (work(e, n, 1))
-			goto fail;
-	} else {
-		struct je_args a = { NULL, 0, NULL, NULL, 0 };
-
-		e->depth = base + o->level;
-		if (jinja_filter(e, n, n->s, &v, &a, &st[sp - 1]))
-			goto fail;
-	}
-	NEXT;
-op_mpre: { /* eval_method's attribute node `n`; the call is its parent */
-	const struct jn *call = c->op[o->arg - 1].n;
-	struct je_args a;
-	struct jv fn;
-
-	STEP(n);
-	if (st[sp - 1].k == JV_STR)
-		NEXT;
-	/* not a str: the attribute, then the arguments and the call as the tree
-	 * walk does them; the call's own operation is skipped */
-	e->depth = base + o->level;
-	v = st[sp - 1];
-	if (getattr(e, n, &v, &fn))
-		goto fail;
-	e->depth = base + o->level - 1;
-	STEP(call);
-	if (eval_args(e, f, call, &a) || call_value(e, call, &fn, &a, NULL, &st[sp - 1]))
-		goto fail;
-	JUMP(o->arg);
-}
-op_mcall: { /* eval_method on a str, its arguments on the stack */
-	unsigned na = mcall_args(n);
-	const char *kwn[ARGS_SMALL];
-	struct je_args a;
-
-	STEP(n);
-	for (i = 0; i < n->l2.n; i++)
-		kwn[i] = n->l2.v[i]->s;
-	a.pos = &st[sp - na];
-	a.npos = n->l1.n;
-	a.kwv = &st[sp - na + n->l1.n];
-	a.kwn = kwn;
-	a.nkw = n->l2.n;
-	v = st[sp - na - 1];
-	e->depth = base + o->level;
-	if (jinja_str_call(e, n, &v, JN_STR_OF(n->a->id), n->a->s, &a, &st[sp - na - 1]))
-		goto fail;
-	sp -= na;
-	NEXT;
-}
-op_tree:
-	e->depth = base + o->level - 1;
-	if (eval_tw(e, f, n, &st[sp]))
-		goto fail;
-	sp++;
-	NEXT;
+	m.e = e;
+	m.f = f;
+	m.c = c;
+	m.out = out;
+	m.base = e->depth;
+	m.sp = 0;
+	m.o = c->op;
+	n = m.o->n;
+	goto *go[m.o->op];
+#define OP(label, call) label: if (call) goto fail; m.o++; n = m.o->n; goto *go[m.o->op]
+	OP(op_const, vm_const(&m, n));
+	OP(op_name, vm_name(&m, n));
+	OP(op_nattr, vm_nattr(&m, n));
+	OP(op_attr, vm_attr(&m, n));
+	OP(op_item, vm_item(&m, n));
+	OP(op_slice, vm_slice(&m, n));
+	OP(op_unary, vm_unary(&m, n));
+	OP(op_binop, vm_binop(&m, n));
+	OP(op_cmp, vm_cmp(&m, n, 0));
+	OP(op_cmpc, vm_cmp(&m, n, 1));
+	OP(op_and, vm_branch(&m, n, 1, 0));
+	OP(op_or, vm_branch(&m, n, 0, 0));
+	OP(op_condj, vm_branch(&m, n, 0, 1));
+	OP(op_test, vm_test(&m, n));
+	OP(op_flen, vm_flen(&m, n));
+	OP(op_mpre, vm_mpre(&m, n));
+	OP(op_mcall, vm_mcall(&m, n));
+	OP(op_tree, vm_tree_op(&m, n, 0));
+	OP(op_misc, vm_misc(&m, n));
+	OP(st_step, vm_step(&m, n)); /* exec_list's, of the next statement */
+	OP(st_print, vm_print(&m, n));
+	OP(st_set, vm_set(&m, n));
+	OP(st_jf, vm_jf(&m));
+	OP(st_tree, vm_tree_op(&m, n, 1));
+	OP(st_catin, vm_catin(&m, n));
+	OP(st_catadd, vm_catadd(&m, n));
+	OP(st_catout, vm_catout(&m, n));
+#undef OP
 op_end:
 	if (res)
-		*res = st[0];
-	e->depth = base;
+		*res = m.st[0];
+	e->depth = m.base;
 	return ERR_OK;
-
-st_step: /* exec_list's step of the statement that follows */
-	STEP(n);
-	NEXT;
-st_data:
-	if (put(out, n->s, n->sn))
-		goto nomem;
-	NEXT;
-st_print:
-	p = &st[--sp];
-	if (p->k == JV_STR) { /* pyfmt_str: a str's bytes, Markup or not */
-		if (put(out, p->u.s->data, p->u.s->len))
-			goto nomem;
-	} else if (jinja_builtin_print(e, n, p, out)) {
-		goto fail;
-	}
-	NEXT;
-st_set: /* {% set name = ... %} (exec_set) */
-	v = st[--sp];
-	for (i = 0; i < f->n; i++)
-		if (f->b[i].name == n->a->s) {
-			f->b[i].v = v;
-			NEXT;
-		}
-	if (f->n == f->cap) {
-		if (frame_set(e, f, n->a, n->a->s, v))
-			goto fail;
-		NEXT;
-	}
-	f->b[f->n].name = n->a->s;
-	f->b[f->n++].v = v;
-	NEXT;
-st_jf:
-	if (!truthy(&st[--sp]))
-		JUMP(o->arg);
-	NEXT;
-st_tree: {
-	enum flow flow = FLOW_NORMAL;
-
-	e->depth = base + o->level;
-	if (exec_stmt(e, f, n, out, &flow))
-		goto fail;
-	NEXT;
-}
-st_catin: { /* cat_eval: the chain's '+' nodes entered, top down */
-	const struct jn *x = n;
-
-	for (i = 0; i < o->mask; i++, x = x->a)
-		STEP(x);
-	NEXT;
-}
-st_cat1: /* the innermost left operand */
-	cat.piece[0] = st[--sp];
-	cat.n = 1;
-	cat.plain = plain_str(&cat.piece[0]);
-	cat.len = cat.plain ? cat.piece[0].u.s->len : 0;
-	cat.v = cat.piece[0];
-	NEXT;
-st_catadd: /* the right operand of the '+' node `n`, then n left */
-	p = &st[--sp];
-	if (cat.plain && plain_str(p)) { /* concat_str's charges, nothing made */
-		if (cat_charge(e, n, cat.len + p->u.s->len))
-			goto fail;
-		cat.piece[cat.n++] = *p;
-		cat.len += p->u.s->len;
-	} else {
-		if (cat.plain && cat_make(e, n, &cat))
-			goto fail;
-		if (jinja_builtin_binop(e, n, '+', &cat.v, p, &v))
-			goto fail;
-		cat.v = v;
-	}
-	NEXT;
-st_catout: /* exec_output of the sum */
-	if (!cat.plain) {
-		if (jinja_builtin_print(e, n, &cat.v, out))
-			goto fail;
-		NEXT;
-	}
-	for (i = 0; i < cat.n; i++)
-		if (put(out, cat.piece[i].u.s->data, cat.piece[i].u.s->len))
-			goto nomem;
-	NEXT;
-
-nomem:
-	jinja_eval_nomem(e, n);
 fail:
-	e->depth = base;
+	e->depth = m.base;
 	return e->d->code;
-#undef NEXT
-#undef JUMP
-#undef STEP
 }
 
 static enum err vm_run(struct je *e, struct frame *f, const struct jn *root, struct jv *out)
@@ -1570,64 +1670,113 @@ static void vm_tree(struct vmc *c, struct jn *n, unsigned level)
 	c->sp++;
 }
 
-/* The operations of expression node `n`, `level` deep; pushes its value. */
-static void vm_expr(struct vmc *c, struct jn *n, unsigned level)
+static void vm_expr(struct vmc *c, struct jn *n, unsigned level);
+
+/* `b if a else c`. */
+static void vm_cond(struct vmc *c, struct jn *n, unsigned level)
+{
+	unsigned jf, jend;
+
+	vm_expr(c, n->a, level + 1);
+	jf = vm_emit(c, VM_CONDJ, n, level);
+	c->sp--;
+	vm_expr(c, n->b, level + 1);
+	jend = vm_emit(c, VM_JMP, n, level);
+	c->sp--;
+	vm_land(c, jf);
+	if (n->c) {
+		vm_expr(c, n->c, level + 1);
+	} else {
+		vm_emit(c, VM_UNDEF, n, level);
+		c->sp++;
+	}
+	vm_land(c, jend);
+}
+
+/* A str method call (eval_method), or 0 when `n` is no call vm_expr
+ * compiles. */
+static int vm_method(struct vmc *c, struct jn *n, unsigned level)
 {
 	unsigned at, i, sp = c->sp;
 
-	if (level > 60000 || sp + 4 > VM_STACK) {
+	if (n->a->k != N_GETATTR || !JN_STR_OF(n->a->id) || (n->a->af & JN_A_UNDER) ||
+	    n->l1.n > ARGS_SMALL || n->l2.n > ARGS_SMALL ||
+	    sp + 1 + n->l1.n + n->l2.n + 4 > VM_STACK)
+		return 0;
+	vm_expr(c, n->a->a, level + 2);
+	at = vm_emit(c, VM_MPRE, n->a, level + 1);
+	for (i = 0; i < n->l1.n; i++)
+		vm_expr(c, n->l1.v[i], level + 1);
+	for (i = 0; i < n->l2.n; i++)
+		vm_expr(c, n->l2.v[i]->a, level + 1);
+	vm_emit(c, VM_MCALL, n, level);
+	vm_land(c, at); /* the operation after the call's */
+	c->sp = sp + 1;
+	return 1;
+}
+
+/* obj[a:b:c]. */
+static void vm_slice_of(struct vmc *c, struct jn *n, unsigned level)
+{
+	unsigned at, sp = c->sp;
+
+	vm_expr(c, n->a, level + 1);
+	if (n->b)
+		vm_expr(c, n->b, level + 1);
+	if (n->c)
+		vm_expr(c, n->c, level + 1);
+	if (n->d)
+		vm_expr(c, n->d, level + 1);
+	at = vm_emit(c, VM_SLICE, n, level);
+	if (!c->failed)
+		c->op[at].mask = (unsigned char)((n->b ? 1 : 0) | (n->c ? 2 : 0) | (n->d ? 4 : 0));
+	c->sp = sp + 1;
+}
+
+/* A node whose operands are `a` (and `b` when `two`), then `op`. */
+static void vm_simple(struct vmc *c, struct jn *n, unsigned level, int op, int two)
+{
+	vm_expr(c, n->a, level + 1);
+	if (two)
+		vm_expr(c, n->b, level + 1);
+	vm_emit(c, op, n, level);
+	c->sp -= (unsigned)two;
+}
+
+/* The operations of expression node `n`, `level` deep; pushes its value. */
+static void vm_expr(struct vmc *c, struct jn *n, unsigned level)
+{
+	unsigned at;
+
+	if (level > 60000 || c->sp + 4 > VM_STACK) {
 		vm_tree(c, n, level);
 		return;
 	}
 	switch (n->k) {
 	case N_CONST:
-		vm_emit(c, VM_CONST, n, level);
-		c->sp++;
-		return;
 	case N_NAME:
-		vm_emit(c, VM_NAME, n, level);
+		vm_emit(c, n->k == N_CONST ? VM_CONST : VM_NAME, n, level);
 		c->sp++;
 		return;
 	case N_GETATTR:
-		if (n->a->k == N_NAME) {
-			vm_emit(c, VM_NATTR, n, level + 1);
-			c->sp++;
+		if (n->a->k != N_NAME) {
+			vm_simple(c, n, level, VM_ATTR, 0);
 			return;
 		}
-		vm_expr(c, n->a, level + 1);
-		vm_emit(c, VM_ATTR, n, level);
+		vm_emit(c, VM_NATTR, n, level + 1);
+		c->sp++;
 		return;
 	case N_GETITEM:
-		vm_expr(c, n->a, level + 1);
-		vm_expr(c, n->b, level + 1);
-		vm_emit(c, VM_ITEM, n, level);
-		c->sp--;
+	case N_BINOP:
+		vm_simple(c, n, level, n->k == N_BINOP ? VM_BINOP : VM_ITEM, 1);
 		return;
 	case N_SLICE:
-		vm_expr(c, n->a, level + 1);
-		if (n->b)
-			vm_expr(c, n->b, level + 1);
-		if (n->c)
-			vm_expr(c, n->c, level + 1);
-		if (n->d)
-			vm_expr(c, n->d, level + 1);
-		at = vm_emit(c, VM_SLICE, n, level);
-		if (!c->failed)
-			c->op[at].mask = (unsigned char)((n->b ? 1 : 0) | (n->c ? 2 : 0) |
-							 (n->d ? 4 : 0));
-		c->sp = sp + 1;
+		vm_slice_of(c, n, level);
 		return;
 	case N_NEG:
 	case N_POS:
 	case N_NOT:
-		vm_expr(c, n->a, level + 1);
-		vm_emit(c, n->k == N_NOT ? VM_NOT : VM_UNARY, n, level);
-		return;
-	case N_BINOP:
-		vm_expr(c, n->a, level + 1);
-		vm_expr(c, n->b, level + 1);
-		vm_emit(c, VM_BINOP, n, level);
-		c->sp--;
+		vm_simple(c, n, level, n->k == N_NOT ? VM_NOT : VM_UNARY, 0);
 		return;
 	case N_AND:
 	case N_OR:
@@ -1649,52 +1798,23 @@ static void vm_expr(struct vmc *c, struct jn *n, unsigned level)
 		vm_emit(c, VM_CMP, n, level);
 		c->sp--;
 		return;
-	case N_COND: {
-		unsigned jf, jend;
-
-		vm_expr(c, n->a, level + 1);
-		jf = vm_emit(c, VM_CONDJ, n, level);
-		c->sp--;
-		vm_expr(c, n->b, level + 1);
-		jend = vm_emit(c, VM_JMP, n, level);
-		c->sp--;
-		vm_land(c, jf);
-		if (n->c) {
-			vm_expr(c, n->c, level + 1);
-		} else {
-			vm_emit(c, VM_UNDEF, n, level);
-			c->sp++;
-		}
-		vm_land(c, jend);
+	case N_COND:
+		vm_cond(c, n, level);
 		return;
-	}
 	case N_TEST:
 		if (!n->id || n->l1.n || n->l2.n)
 			break;
-		vm_expr(c, n->a, level + 1);
-		vm_emit(c, VM_TEST, n, level);
+		vm_simple(c, n, level, VM_TEST, 0);
 		return;
 	case N_FILTER:
 		if (n->id != JN_F_LENGTH || !n->a || n->a->k == N_FILTER || n->l1.n || n->l2.n)
 			break;
-		vm_expr(c, n->a, level + 1);
-		vm_emit(c, VM_FLEN, n, level);
+		vm_simple(c, n, level, VM_FLEN, 0);
 		return;
 	case N_CALL:
-		if (n->a->k != N_GETATTR || !JN_STR_OF(n->a->id) || (n->a->af & JN_A_UNDER) ||
-		    n->l1.n > ARGS_SMALL || n->l2.n > ARGS_SMALL ||
-		    sp + 1 + n->l1.n + n->l2.n + 4 > VM_STACK)
-			break;
-		vm_expr(c, n->a->a, level + 2);
-		at = vm_emit(c, VM_MPRE, n->a, level + 1);
-		for (i = 0; i < n->l1.n; i++)
-			vm_expr(c, n->l1.v[i], level + 1);
-		for (i = 0; i < n->l2.n; i++)
-			vm_expr(c, n->l2.v[i]->a, level + 1);
-		vm_emit(c, VM_MCALL, n, level);
-		vm_land(c, at); /* the operation after the call's */
-		c->sp = sp + 1;
-		return;
+		if (vm_method(c, n, level))
+			return;
+		break;
 	default:
 		break;
 	}
@@ -1755,11 +1875,66 @@ static int has_flow(const struct jn *n)
 	return list_flow(&n->l1) || list_flow(&n->l2);
 }
 
+static void vm_stmts(struct vmc *c, const struct jn_list *l, unsigned level);
+
+/* {{ a + b + ... }} at `level` (exec_output's cat_eval): chain[0], the top
+ * '+' node, entered at level + 1, down to the innermost operand at
+ * level + k + 1. */
+static void vm_cat(struct vmc *c, struct jn *s, unsigned level)
+{
+	unsigned k = (unsigned)cat_length(s->a) - 1, at, j;
+	struct jn *x;
+
+	at = vm_emit(c, ST_CATIN, s->a, level + k);
+	if (!c->failed)
+		c->op[at].mask = (unsigned char)k;
+	for (x = s->a; is_cat(x); x = x->a)
+		;
+	vm_expr(c, x, level + k + 1);
+	vm_emit(c, ST_CAT1, s, level);
+	for (; k > 0; k--) {
+		for (x = s->a, j = 1; j < k; j++)
+			x = x->a; /* chain[k - 1] */
+		c->sp = 0;
+		vm_expr(c, x->b, level + k + 1);
+		vm_emit(c, ST_CATADD, x, level + k);
+	}
+	vm_emit(c, ST_CATOUT, s, level);
+}
+
+/* exec_if at `level`: each condition at level + 1, the branches
+ * exec_list'ed at level + 1; the jumps out of the branches are chained
+ * through their targets until the end is known. */
+static void vm_if(struct vmc *c, struct jn *s, unsigned level)
+{
+	unsigned pending = UINT_MAX, next, at, end;
+	struct jn *x;
+
+	for (x = s;; x = x->l2.v[0]) {
+		c->sp = 0;
+		vm_expr(c, x->a, level + 1);
+		at = vm_emit(c, ST_JF, x, level);
+		vm_stmts(c, &x->l1, level + 1);
+		end = vm_emit(c, VM_JMP, x, level);
+		if (!c->failed)
+			c->op[end].arg = pending;
+		pending = end;
+		vm_land(c, at);
+		if (x->l2.n != 1 || x->l2.v[0]->op != 'e')
+			break;
+	}
+	vm_stmts(c, &x->l2, level + 1);
+	while (!c->failed && pending != UINT_MAX) {
+		next = c->op[pending].arg;
+		c->op[pending].arg = c->n;
+		pending = next;
+	}
+}
+
 /* The statements of `l` (exec_list: each at `level`). */
 static void vm_stmts(struct vmc *c, const struct jn_list *l, unsigned level)
 {
-	struct jn *s, *x;
-	unsigned at, end, k;
+	struct jn *s;
 	size_t i;
 
 	if (level > c->maxlevel)
@@ -1768,76 +1943,20 @@ static void vm_stmts(struct vmc *c, const struct jn_list *l, unsigned level)
 		s = l->v[i];
 		c->sp = 0;
 		vm_emit(c, ST_STEP, s, level);
-		switch (s->k) {
-		case N_DATA:
+		if (s->k == N_DATA) {
 			vm_emit(c, ST_DATA, s, level);
-			break;
-		case N_OUTPUT:
-			if (!is_cat(s->a) || cat_length(s->a) > CAT_MAX) {
-				vm_expr(c, s->a, level + 1);
-				vm_emit(c, ST_PRINT, s, level);
-				break;
-			}
-			/* cat_eval: chain[0] (the top) at level + 1, down to the
-			 * innermost operand at level + k + 1 */
-			k = (unsigned)cat_length(s->a) - 1;
-			at = vm_emit(c, ST_CATIN, s->a, level + k);
-			if (!c->failed)
-				c->op[at].mask = (unsigned char)k;
-			for (x = s->a; is_cat(x); x = x->a)
-				;
-			vm_expr(c, x, level + k + 1);
-			vm_emit(c, ST_CAT1, s, level);
-			for (; k > 0; k--) {
-				unsigned j;
-
-				for (x = s->a, j = 1; j < k; j++)
-					x = x->a; /* chain[k - 1] */
-				c->sp = 0;
-				vm_expr(c, x->b, level + k + 1);
-				vm_emit(c, ST_CATADD, x, level + k);
-			}
-			vm_emit(c, ST_CATOUT, s, level);
-			break;
-		case N_SET:
-			if (s->a->k != N_NAME) {
-				vm_emit(c, ST_TREE, s, level);
-				break;
-			}
+		} else if (s->k == N_OUTPUT && is_cat(s->a) && cat_length(s->a) <= CAT_MAX) {
+			vm_cat(c, s, level);
+		} else if (s->k == N_OUTPUT) {
+			vm_expr(c, s->a, level + 1);
+			vm_emit(c, ST_PRINT, s, level);
+		} else if (s->k == N_SET && s->a->k == N_NAME) {
 			vm_expr(c, s->b, level + 1);
 			vm_emit(c, ST_SET, s, level);
-			break;
-		case N_IF: {
-			/* exec_if: each condition at level + 1, the branches
-			 * exec_list'ed at level + 1; the jumps out of the
-			 * branches are chained through their targets until
-			 * the end is known */
-			unsigned pending = UINT_MAX, next;
-
-			for (x = s;; x = x->l2.v[0]) {
-				c->sp = 0;
-				vm_expr(c, x->a, level + 1);
-				at = vm_emit(c, ST_JF, x, level);
-				vm_stmts(c, &x->l1, level + 1);
-				end = vm_emit(c, VM_JMP, x, level);
-				if (!c->failed)
-					c->op[end].arg = pending;
-				pending = end;
-				vm_land(c, at);
-				if (x->l2.n != 1 || x->l2.v[0]->op != 'e')
-					break;
-			}
-			vm_stmts(c, &x->l2, level + 1);
-			while (!c->failed && pending != UINT_MAX) {
-				next = c->op[pending].arg;
-				c->op[pending].arg = c->n;
-				pending = next;
-			}
-			break;
-		}
-		default:
+		} else if (s->k == N_IF) {
+			vm_if(c, s, level);
+		} else {
 			vm_emit(c, ST_TREE, s, level);
-			break;
 		}
 	}
 }
