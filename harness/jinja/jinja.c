@@ -11,17 +11,28 @@
 #include "base/mem.h"
 #include "base/utf8.h"
 
+#define KEYS_KEPT 8
+
 struct jinja_ctx {
 	struct jv_arena a;
 	struct jv vars; /* dict: name -> value */
 	struct tm clock;
 	size_t mem_max; /* cap of one render's arena */
 	double seconds; /* wall-clock cap of one render */
+	struct jv keys[KEYS_KEPT]; /* the keys of built dicts made last, shared by the
+				    * next dicts that use them (message after message) */
+	size_t nkeys;
+	struct jv_str *spare;      /* str headers made with the dict built last, for its
+				    * strs (jinja_list_add_dict), and how many are left */
+	size_t nspare;
 };
 
 struct jinja_tpl {
 	struct jv_arena a;
 	struct jn *root;
+	struct jn_names names;
+	unsigned nslots; /* N_GETATTR nodes (jn.slot) */
+	struct jvm *code; /* the compiled expressions (jinja_eval_compile) */
 };
 
 struct jinja_ctx *jinja_ctx_new(void)
@@ -80,6 +91,135 @@ enum err jinja_ctx_set_cjson(struct jinja_ctx *c, const char *name, const cJSON 
 	if (jinja_value_from_cjson(&c->a, v, name, &val, d))
 		return d->code;
 	return set_var(c, name, strlen(name), val, d);
+}
+
+/* --- variables built in place --- */
+
+struct jinja_list {
+	struct jv_seq seq;
+};
+
+struct jinja_dict {
+	struct jv_dict dict;
+};
+
+enum err jinja_ctx_set_list(struct jinja_ctx *c, const char *name, size_t cap,
+			    struct jinja_list **out, struct diag *d)
+{
+	struct jv v;
+
+	*out = NULL;
+	if (jinja_value_seq_new(&c->a, JV_LIST, cap, &v))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	if (set_var(c, name, strlen(name), v, d))
+		return d->code;
+	*out = (struct jinja_list *)v.u.l;
+	return ERR_OK;
+}
+
+enum err jinja_list_add_dict(struct jinja_ctx *c, struct jinja_list *l, size_t cap,
+			     struct jinja_dict **out, struct diag *d)
+{
+	struct jv seq = { JV_LIST, 0, { .l = &l->seq } }, v = { JV_DICT, 0, { 0 } };
+	struct jv_dict *x;
+	size_t head = (sizeof(*x) + 15) & ~(size_t)15;
+	unsigned char *p;
+
+	*out = NULL;
+	c->nspare = 0;
+	/* one allocation: the dict, its keys and values, and a str header
+	 * for each value (jinja_dict_set_str) */
+	if (cap > (SIZE_MAX / 4 - head) / (2 * sizeof(struct jv) + sizeof(struct jv_str)) ||
+	    !(p = jinja_value_alloc(&c->a, head + cap * (2 * sizeof(struct jv) +
+							 sizeof(struct jv_str)))))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	x = (struct jv_dict *)p;
+	x->keys = (struct jv *)(p + head);
+	x->vals = x->keys + cap;
+	x->cap = cap;
+	c->spare = (struct jv_str *)(x->vals + cap);
+	c->nspare = cap;
+	v.u.d = x;
+	if (jinja_value_seq_push(&c->a, &seq, v))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	*out = (struct jinja_dict *)x;
+	return ERR_OK;
+}
+
+/* The str `key` (borrowed), shared with an earlier built dict's equal key. */
+static enum err built_key(struct jinja_ctx *c, const char *key, struct jv *out)
+{
+	size_t n, i;
+
+	for (i = 0; i < c->nkeys; i++)
+		if (c->keys[i].u.s->data == key) {
+			*out = c->keys[i];
+			return ERR_OK;
+		}
+	n = strlen(key);
+	for (i = 0; i < c->nkeys; i++)
+		if (c->keys[i].u.s->len == n && c->keys[i].u.s->data[0] == key[0] &&
+		    !memcmp(c->keys[i].u.s->data, key, n)) {
+			*out = c->keys[i];
+			return ERR_OK;
+		}
+	if (jinja_value_str_view(&c->a, key, n, out))
+		return ERR_NOMEM;
+	if (c->nkeys < KEYS_KEPT)
+		c->keys[c->nkeys++] = *out;
+	return ERR_OK;
+}
+
+static enum err dict_put(struct jinja_ctx *c, struct jinja_dict *dict, const char *key,
+			 struct jv v, struct diag *d)
+{
+	struct jv k, x = { JV_DICT, 0, { .d = &dict->dict } };
+	struct jv_dict *t = &dict->dict;
+	size_t i;
+
+	if (built_key(c, key, &k))
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	for (i = 0; i < t->n; i++)
+		if (t->keys[i].u.s == k.u.s ||
+		    (t->keys[i].u.s->len == k.u.s->len &&
+		     !memcmp(t->keys[i].u.s->data, k.u.s->data, k.u.s->len))) {
+			t->vals[i] = v;
+			return ERR_OK;
+		}
+	if (t->n < t->cap) {
+		t->keys[t->n] = k;
+		t->vals[t->n++] = v;
+		return ERR_OK;
+	}
+	return jinja_value_dict_set(&c->a, &x, k, v) ? diag_fail(d, ERR_NOMEM, "out of memory")
+						     : ERR_OK;
+}
+
+enum err jinja_dict_set_str(struct jinja_ctx *c, struct jinja_dict *dict, const char *key,
+			    const char *s, size_t n, struct diag *d)
+{
+	struct jv v = { JV_STR, 0, { 0 } };
+
+	if (c->nspare) { /* a header made with the dict */
+		v.u.s = c->spare++;
+		c->nspare--;
+		v.u.s->len = n;
+		v.u.s->ncp = JV_NCP_UNKNOWN;
+		v.u.s->data = s;
+	} else if (jinja_value_str_view(&c->a, s, n, &v)) {
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	}
+	return dict_put(c, dict, key, v, d);
+}
+
+enum err jinja_dict_set_cjson(struct jinja_ctx *c, struct jinja_dict *dict, const char *key,
+			      const cJSON *v, struct diag *d)
+{
+	struct jv val;
+
+	if (jinja_value_from_cjson(&c->a, v, key, &val, d))
+		return d->code;
+	return dict_put(c, dict, key, val, d);
 }
 
 enum err jinja_ctx_merge_json(struct jinja_ctx *c, const char *json, size_t len,
@@ -146,10 +286,13 @@ enum err jinja_tpl_new(const char *src, size_t len, struct jinja_tpl **out, stru
 	if (!(t = mem_calloc(1, sizeof(*t))))
 		return diag_fail(d, ERR_NOMEM, "out of memory");
 	jinja_value_arena_init(&t->a, JINJA_MAX_TEMPLATE_MEMORY);
-	if (jinja_lex(&t->a, src, len, &toks, d) || jinja_parse(&t->a, &toks, &t->root, d)) {
+	if (jinja_lex(&t->a, src, len, &toks, d) || jinja_parse(&t->a, &toks, &t->root, d) ||
+	    jinja_parse_names(&t->a, t->root, &t->names, d)) {
 		jinja_tpl_free(t);
 		return d->code;
 	}
+	jinja_builtin_annotate(t->root, &t->nslots);
+	jinja_eval_compile(t->root, &t->code);
 	*out = t;
 	return ERR_OK;
 }
@@ -158,6 +301,9 @@ void jinja_tpl_free(struct jinja_tpl *t)
 {
 	if (!t)
 		return;
+	jinja_eval_uncompile(t->code);
+	mem_free(t->names.v);
+	mem_free(t->names.loaded);
 	jinja_value_arena_release(&t->a);
 	mem_free(t);
 }
@@ -174,6 +320,8 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 	memset(&e, 0, sizeof(e));
 	e.a = &a;
 	e.vars = &c->vars;
+	e.names = &t->names;
+	e.nslots = t->nslots;
 	e.clock = c->clock;
 	e.d = d;
 	e.out_max = out->max;
@@ -193,33 +341,16 @@ enum err jinja_tpl_render(const struct jinja_tpl *t, const struct jinja_ctx *c,
 }
 
 /* Names the template loads, minus those it binds before (a conservative
- * reading of jinja2.meta.find_undeclared_variables: any load counts). */
-static int node_reads(const struct jn *n, const char *name)
+ * reading of jinja2.meta.find_undeclared_variables: any load counts): the
+ * names an N_NAME loads (jinja_parse_names). */
+int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
 {
 	size_t i;
 
-	if (!n)
-		return 0;
-	if (n->k == N_NAME && n->s && !strcmp(n->s, name))
-		return 1;
-	if (node_reads(n->a, name) || node_reads(n->b, name) || node_reads(n->c, name) ||
-	    node_reads(n->d, name))
-		return 1;
-	for (i = 0; i < n->l1.n; i++)
-		if (node_reads(n->l1.v[i], name))
-			return 1;
-	for (i = 0; i < n->l2.n; i++)
-		if (node_reads(n->l2.v[i], name))
-			return 1;
-	for (i = 0; i < n->l3.n; i++)
-		if (node_reads(n->l3.v[i], name))
+	for (i = 0; i < t->names.n; i++)
+		if (t->names.loaded[i] && !strcmp(t->names.v[i], name))
 			return 1;
 	return 0;
-}
-
-int jinja_tpl_reads(const struct jinja_tpl *t, const char *name)
-{
-	return node_reads(t->root, name);
 }
 
 /* --- content format (vLLM chat_utils.py) --- */

@@ -131,6 +131,27 @@ enum err jinja_ctx_set_json(struct jinja_ctx *c, const char *name,
  * text cJSON prints for `v`, without printing and reading it again. */
 enum err jinja_ctx_set_cjson(struct jinja_ctx *c, const char *name, const cJSON *v,
 			     struct diag *d);
+/* A variable can also be built in place, a list of dicts item by item,
+ * without a cJSON tree in between (a request's messages as the server
+ * prepares them): the handles stay valid while the context lives. Strings
+ * and keys are borrowed as jinja_ctx_set_cjson borrows them (valid UTF-8
+ * followed by a NUL, unchanged until the context is freed); a cJSON value is
+ * read as jinja_ctx_set_cjson reads it, and borrowed the same way. */
+struct jinja_list;
+struct jinja_dict;
+/* Sets variable `name` to a new empty list with room for `cap` items. */
+enum err jinja_ctx_set_list(struct jinja_ctx *c, const char *name, size_t cap,
+			    struct jinja_list **out, struct diag *d);
+/* Appends a new empty dict, with room for `cap` keys, to `l`. */
+enum err jinja_list_add_dict(struct jinja_ctx *c, struct jinja_list *l, size_t cap,
+			     struct jinja_dict **out, struct diag *d);
+/* dict[key] = the str of the `n` bytes at `s` (s[n] is the NUL). A key set
+ * again keeps its position and takes the new value. */
+enum err jinja_dict_set_str(struct jinja_ctx *c, struct jinja_dict *dict, const char *key,
+			    const char *s, size_t n, struct diag *d);
+/* dict[key] = the JSON value `v`. */
+enum err jinja_dict_set_cjson(struct jinja_ctx *c, struct jinja_dict *dict, const char *key,
+			      const cJSON *v, struct diag *d);
 /* Sets every member of the JSON object `json` as a variable (the request's
  * chat_template_kwargs, or transformers' **kwargs). ERR_INPUT if it is not an
  * object. */

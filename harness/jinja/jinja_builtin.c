@@ -1331,3 +1331,89 @@ enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
 		return jinja_eval_refuse(e, at, "the test '%s'", name);
 	return ERR_OK;
 }
+
+/* --- what a name means, once (jinja_builtin_annotate) --- */
+
+static int loop_attr_id(const char *name)
+{
+	static const char *const names[] = { "index", "index0", "revindex", "revindex0", "first",
+					     "last", "length", "depth", "depth0", "previtem",
+					     "nextitem", NULL }; /* JN_LOOP_* order */
+	size_t k;
+
+	for (k = 0; names[k]; k++)
+		if (!strcmp(names[k], name))
+			return (int)k + 1;
+	return 0;
+}
+
+static unsigned attr_class(const char *name)
+{
+	return (in_list(str_methods, name) ? JN_A_STR : 0) |
+	       (in_list(dict_methods, name) ? JN_A_DICT : 0) |
+	       (in_list(list_methods, name) ? JN_A_LIST : 0) |
+	       (!strcmp(name, "count") || !strcmp(name, "index") ? JN_A_TUPLE : 0) |
+	       (in_list(num_attrs, name) ? JN_A_NUM : 0) |
+	       (in_list(iter_attrs, name) ? JN_A_ITER : 0) |
+	       (name[0] == '_' ? JN_A_UNDER : 0);
+}
+
+static int test_id(const char *name)
+{
+	static const char *const names[] = { "defined", "undefined", "none", "boolean", "true",
+					     "false", "integer", "float", "number", "string",
+					     "mapping", NULL }; /* JN_T_* order */
+	size_t k;
+
+	for (k = 0; names[k]; k++)
+		if (!strcmp(names[k], name))
+			return (int)k + 1;
+	return 0;
+}
+
+int jinja_builtin_test_id(int id, const struct jv *in)
+{
+	switch (id) {
+	case JN_T_DEFINED: return in->k != JV_UNDEF;
+	case JN_T_UNDEFINED: return in->k == JV_UNDEF;
+	case JN_T_NONE: return in->k == JV_NONE;
+	case JN_T_BOOLEAN: return in->k == JV_BOOL;
+	case JN_T_TRUE: return in->k == JV_BOOL && in->u.i == 1;
+	case JN_T_FALSE: return in->k == JV_BOOL && in->u.i == 0;
+	case JN_T_INTEGER: return in->k == JV_INT || in->k == JV_BIGINT;
+	case JN_T_FLOAT: return in->k == JV_FLOAT;
+	case JN_T_NUMBER: return jinja_value_is_num(in) || in->k == JV_BIGINT;
+	case JN_T_STRING: return in->k == JV_STR;
+	default: return in->k == JV_DICT; /* JN_T_MAPPING */
+	}
+}
+
+static void annotate_list(const struct jn_list *l, unsigned *slots)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		jinja_builtin_annotate(l->v[i], slots);
+}
+
+void jinja_builtin_annotate(struct jn *n, unsigned *slots)
+{
+	if (!n)
+		return;
+	if (n->k == N_GETATTR) {
+		n->af = attr_class(n->s);
+		n->id = loop_attr_id(n->s) | (n->af & JN_A_STR ? jinja_str_method_id(n->s) << 8 : 0);
+		n->slot = (*slots)++;
+	} else if (n->k == N_FILTER) {
+		n->id = jinja_filter_id(n->s);
+	} else if (n->k == N_TEST) {
+		n->id = test_id(n->s);
+	}
+	jinja_builtin_annotate(n->a, slots);
+	jinja_builtin_annotate(n->b, slots);
+	jinja_builtin_annotate(n->c, slots);
+	jinja_builtin_annotate(n->d, slots);
+	annotate_list(&n->l1, slots);
+	annotate_list(&n->l2, slots);
+	annotate_list(&n->l3, slots);
+}

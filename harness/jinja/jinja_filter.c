@@ -829,6 +829,8 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 	struct jv res = { JV_UNDEF, 0, { 0 } };
 	enum err r;
 
+	if (at->k == N_FILTER && at->s == name && at->id == JN_F_LENGTH)
+		return f_length(e, at, in, out);
 	if (gen_filter(e, at, name, in, a, &res, &r)) {
 		r = lazily(e, at, &res, r);
 		if (!r)
@@ -870,6 +872,11 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 	if (!strcmp(name, "format"))
 		return f_format(e, at, in, a, out);
 	return jinja_eval_refuse(e, at, "the filter '%s'", name);
+}
+
+int jinja_filter_id(const char *name)
+{
+	return !strcmp(name, "length") || !strcmp(name, "count") ? JN_F_LENGTH : 0;
 }
 
 /* Charges the str a filter scans before it runs and what it made after (a

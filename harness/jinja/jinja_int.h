@@ -30,20 +30,47 @@
  * reading through its loop's frame after the loop ended is refused). Lookup
  * goes up the frames, then the context variables, then the globals
  * (namespace, range, dict, raise_exception, strftime_now).
+ *
+ * What the walk does by name is found once: names are the template's one
+ * copy of each (jinja_parse_names), attribute, filter, test and method
+ * names are numbered (jinja_builtin_annotate), and the expressions
+ * statements evaluate and the bodies of for loops are compiled into
+ * operations that do the walk's work node by node without its calls
+ * (jinja_eval_compile); the walk stays for what is not compiled and where
+ * nesting comes close to JINJA_MAX_DEPTH.
  */
 
 struct je {
 	struct jv_arena *a;     /* values of this render */
 	const struct jv *vars;  /* the context's variables (a dict), borrowed */
+	const struct jn_names *names; /* the template's names (jinja_parse_names) */
+	struct jv *namev;       /* per name: its value outside the frames (a
+				 * context variable, a global or undefined), once
+				 * `named` says it was looked up; owned */
+	unsigned char *named;
+	unsigned nslots;        /* N_GETATTR nodes of the template (jn.slot) */
+	struct je_hint *hint;   /* per N_GETATTR node: where its name was found
+				 * last (owned) */
 	struct tm clock;        /* strftime_now's time */
 	struct diag *d;
 	unsigned long steps;    /* evaluations so far, against JINJA_MAX_STEPS */
+	unsigned long check_at; /* the count of steps at which the budget and
+				 * the clock are looked at next */
 	size_t work;            /* units of builtin work so far, against JINJA_MAX_WORK */
 	struct timespec deadline; /* CLOCK_MONOTONIC time the render must end by */
 	double seconds;         /* the time limit that deadline came from */
 	int depth;              /* nesting, against JINJA_MAX_DEPTH */
 	int calls;              /* macro calls under way, against JINJA_MAX_CALLS */
 	size_t out_max;         /* cap for every output buffer */
+};
+
+/* Where an attribute node found its name in a dict last: the key (a str
+ * value's header, so one key of one dict) and its position. Dicts built
+ * alike (messages: jinja_ctx_set_list) share their keys, so the next dict
+ * is answered without a compare. */
+struct je_hint {
+	const struct jv_str *key;
+	size_t i;
 };
 
 /* Call arguments, evaluated. */
@@ -90,8 +117,42 @@ enum err jinja_eval_nomem(struct je *e, const struct jn *n);
 enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
 			      const char *name, struct jv *out);
 
+/* The loop attribute JN_LOOP_* of the loop object `loop`. */
+enum err jinja_eval_loop_id(struct je *e, const struct jn *at, const struct jv *loop, int id,
+			    struct jv *out);
+
 /* Renders the template body `root` into `out`. */
 enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out);
+/* Compiles the expressions the statements under `root` evaluate (jn.code),
+ * after jinja_builtin_annotate, chaining the compiled forms on *list (an
+ * expression that cannot be, for want of memory, stays as it is). */
+void jinja_eval_compile(struct jn *root, struct jvm **list);
+/* Frees what jinja_eval_compile chained. */
+void jinja_eval_uncompile(struct jvm *list);
+
+/* N_GETATTR ids (jn.id): the loop attribute in the low byte (JN_LOOP_*),
+ * the str method (JN_STR_*, jinja_str_method_id) in the next. */
+enum {
+	JN_LOOP_INDEX = 1, JN_LOOP_INDEX0, JN_LOOP_REVINDEX, JN_LOOP_REVINDEX0, JN_LOOP_FIRST,
+	JN_LOOP_LAST, JN_LOOP_LENGTH, JN_LOOP_DEPTH, JN_LOOP_DEPTH0, JN_LOOP_PREVITEM,
+	JN_LOOP_NEXTITEM
+};
+#define JN_LOOP_OF(id) ((id) & 0xff)
+#define JN_STR_OF(id) ((id) >> 8)
+/* N_FILTER ids (jn.id); 0 for the filters found by name. */
+enum { JN_F_LENGTH = 1 };
+/* N_TEST ids (jn.id) of the tests without arguments told apart by kind
+ * alone; 0 for the rest, found by name. */
+enum {
+	JN_T_DEFINED = 1, JN_T_UNDEFINED, JN_T_NONE, JN_T_BOOLEAN, JN_T_TRUE, JN_T_FALSE,
+	JN_T_INTEGER, JN_T_FLOAT, JN_T_NUMBER, JN_T_STRING, JN_T_MAPPING
+};
+
+/* Fills the `af`, `id` and `slot` of every N_GETATTR, N_FILTER and N_TEST
+ * under `n` (jinja_parse.h), numbering the N_GETATTR nodes from *slots on. */
+void jinja_builtin_annotate(struct jn *n, unsigned *slots);
+/* The test JN_T_* `id` on `in` (no arguments). */
+int jinja_builtin_test_id(int id, const struct jv *in);
 
 /*
  * jinja_builtin — the operators, filters, tests, string/dict/list methods
@@ -168,6 +229,8 @@ enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char 
 /* Applies the filter `name` to `in` with `args`, at node `at`. */
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 		      const struct je_args *args, struct jv *out);
+/* The JN_F_* number of the filter `name`, 0 for one found by name. */
+int jinja_filter_id(const char *name);
 
 /*
  * jinja_str — Python str semantics for the jinja modules: code-point
@@ -202,6 +265,12 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 /* A str method `name` called on `self` with `a`. */
 enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
 			  const char *name, const struct je_args *a, struct jv *out);
+/* The same for a method already known by its JN_STR_* number `id`
+ * (jinja_str_method_id of `name`, not 0). */
+enum err jinja_str_call(struct je *e, const struct jn *at, const struct jv *self, int id,
+			const char *name, const struct je_args *a, struct jv *out);
+/* The JN_STR_* number of the str method `name`, 0 for none. */
+int jinja_str_method_id(const char *name);
 
 /*
  * jinja_bigint — Python ints beyond 64 bits: a JV_BIGINT holds the decimal

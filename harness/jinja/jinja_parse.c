@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/mem.h"
+
 /* jinja2's parser.py recurses about 14 Python frames deep per parenthesis
  * and 13 per list or dict bracket, 5 per nested block and 1 per unary
  * operator; past about 975 frames CPython 3.11 raises RecursionError (a
@@ -1347,4 +1349,144 @@ enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn
 		return d->code;
 	*root = r;
 	return ERR_OK;
+}
+
+/* --- the template's names --- */
+
+const char jinja_parse_loop[] = "loop";
+const char jinja_parse_caller[] = "caller";
+
+struct intern {
+	const char **slot; /* open addressing over the names, `mask + 1` slots */
+	size_t *index;     /* each slot's index in `names` */
+	size_t mask;
+	struct jn_names *names;
+	size_t cap;
+};
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The index of `s` among the names, added if new (the one copy kept);
+ * `load`: an N_NAME's. */
+static enum err intern_name(struct intern *in, const char **s, int load, size_t *id,
+			    struct diag *d)
+{
+	size_t h = name_hash(*s) & in->mask;
+
+	while (in->slot[h] && strcmp(in->slot[h], *s))
+		h = (h + 1) & in->mask;
+	if (!in->slot[h]) {
+		if (in->names->n == in->cap) {
+			size_t cap = in->cap * 2;
+			const char **v = mem_realloc(in->names->v, cap * sizeof(*v));
+			unsigned char *ld = v ? mem_realloc(in->names->loaded, cap) : NULL;
+
+			if (v)
+				in->names->v = v;
+			if (!ld)
+				return diag_fail(d, ERR_NOMEM, "out of memory");
+			in->names->loaded = ld;
+			in->cap = cap;
+		}
+		in->slot[h] = *s;
+		in->index[h] = in->names->n;
+		in->names->loaded[in->names->n] = 0;
+		in->names->v[in->names->n++] = *s;
+	}
+	*s = in->slot[h];
+	*id = in->index[h];
+	in->names->loaded[*id] |= (unsigned char)(load != 0);
+	return ERR_OK;
+}
+
+static enum err intern_node(struct intern *in, struct jn *n, struct diag *d);
+
+static enum err intern_list(struct intern *in, struct jn_list *l, struct diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (intern_node(in, l->v[i], d))
+			return d->code;
+	return ERR_OK;
+}
+
+static enum err intern_node(struct intern *in, struct jn *n, struct diag *d)
+{
+	size_t id;
+
+	if (!n)
+		return ERR_OK;
+	if (n->k == N_NAME || n->k == N_MACRO) {
+		if (n->s && intern_name(in, &n->s, n->k == N_NAME, &id, d))
+			return d->code;
+		if (n->s)
+			n->sn = strlen(n->s);
+		if (n->k == N_NAME)
+			n->id = (int)id;
+	}
+	if (intern_node(in, n->a, d) || intern_node(in, n->b, d) || intern_node(in, n->c, d) ||
+	    intern_node(in, n->d, d) || intern_list(in, &n->l1, d) || intern_list(in, &n->l2, d) ||
+	    intern_list(in, &n->l3, d))
+		return d->code;
+	return ERR_OK;
+}
+
+/* Nodes under `n` that may carry a name. */
+static size_t count_nodes(const struct jn *n)
+{
+	size_t k = 1, i;
+
+	if (!n)
+		return 0;
+	k += count_nodes(n->a) + count_nodes(n->b) + count_nodes(n->c) + count_nodes(n->d);
+	for (i = 0; i < n->l1.n; i++)
+		k += count_nodes(n->l1.v[i]);
+	for (i = 0; i < n->l2.n; i++)
+		k += count_nodes(n->l2.v[i]);
+	for (i = 0; i < n->l3.n; i++)
+		k += count_nodes(n->l3.v[i]);
+	return k;
+}
+
+enum err jinja_parse_names(struct jv_arena *a, struct jn *root, struct jn_names *names,
+			   struct diag *d)
+{
+	struct intern in;
+	size_t slots = 16, nodes = count_nodes(root) + 2, id;
+	const char *seed;
+	enum err e = ERR_OK;
+
+	while (slots < 2 * nodes)
+		slots *= 2;
+	memset(&in, 0, sizeof(in));
+	(void)a;
+	in.names = names;
+	in.mask = slots - 1;
+	in.cap = 8;
+	in.slot = mem_calloc(slots, sizeof(*in.slot));
+	in.index = mem_calloc(slots, sizeof(*in.index));
+	names->n = 0;
+	names->v = mem_alloc(in.cap * sizeof(*names->v));
+	names->loaded = mem_alloc(in.cap);
+	if (!in.slot || !in.index || !names->v || !names->loaded)
+		e = diag_fail(d, ERR_NOMEM, "out of memory");
+	seed = jinja_parse_loop;
+	if (!e)
+		e = intern_name(&in, &seed, 0, &id, d);
+	seed = jinja_parse_caller;
+	if (!e)
+		e = intern_name(&in, &seed, 0, &id, d);
+	if (!e)
+		e = intern_node(&in, root, d);
+	mem_free(in.slot);
+	mem_free(in.index);
+	return e;
 }

@@ -67,13 +67,59 @@ struct jn {
 	unsigned line, col;
 	struct jn *a, *b, *c, *d;
 	struct jn_list l1, l2, l3;
-	const char *s; /* NUL-terminated name or data */
+	const char *s; /* NUL-terminated name or data; a name (N_NAME, N_MACRO)
+			* is the template's one copy of it (jinja_parse_names):
+			* equal names are equal pointers */
 	size_t sn;
 	struct jv v;
+	/* What the evaluator would otherwise find out by name at every
+	 * evaluation, filled once the tree is built (jinja_parse_names and
+	 * jinja_builtin_annotate): N_NAME its number among the template's
+	 * names; N_GETATTR the JN_A_* classes of its name and, in `id`, the
+	 * loop attribute (JN_LOOP_*) or str method (JN_STR_*) it names;
+	 * N_FILTER and N_TEST the filter or test (JN_F_*, JN_T_*), 0 for any
+	 * other. */
+	unsigned af;
+	int id;
+	unsigned slot; /* N_GETATTR: its number among the template's N_GETATTR
+			* nodes (a render keeps a hint per attribute node) */
+	const struct jvm *code; /* an expression evaluated from a statement: its
+				 * compiled form (jinja_eval_compile), or NULL */
+	const struct jvm *body; /* N_FOR: its body's compiled form, or NULL */
 };
+
+struct jvm;
+
+/* N_GETATTR classes of a name (the attributes jinja_builtin gives values). */
+#define JN_A_STR 1u    /* a str method */
+#define JN_A_DICT 2u   /* a dict method */
+#define JN_A_LIST 4u   /* a list method */
+#define JN_A_TUPLE 8u  /* a tuple method (count, index) */
+#define JN_A_NUM 16u   /* an attribute of numbers */
+#define JN_A_ITER 32u  /* an attribute of generators, views or ranges */
+#define JN_A_UNDER 64u /* starts with '_' (the sandbox hides it) */
+
+/* The names of a parsed template, each once; `jinja_parse_names` makes every
+ * N_NAME's and N_MACRO's `s` the copy listed here (so a name is told from
+ * another by its pointer) and sets an N_NAME's `id` to its index. The names
+ * "loop" and "caller", which the evaluator binds itself, are always
+ * jinja_parse_loop and jinja_parse_caller. */
+struct jn_names {
+	const char **v;
+	unsigned char *loaded; /* per name: whether an N_NAME loads it */
+	size_t n;
+};
+
+extern const char jinja_parse_loop[];
+extern const char jinja_parse_caller[];
 
 /* Parses the tokens into a N_BODY root at `*root`. */
 enum err jinja_parse(struct jv_arena *a, const struct jl_tokens *toks, struct jn **root,
 		     struct diag *d);
+/* Lists the names of the tree under `root` into `names` (names->v and
+ * names->loaded are owned: mem_free), as described above; `a` is the
+ * tree's arena. */
+enum err jinja_parse_names(struct jv_arena *a, struct jn *root, struct jn_names *names,
+			   struct diag *d);
 
 #endif

@@ -41,13 +41,40 @@ static enum err mkstr(struct je *e, const struct jn *at, const char *p, size_t n
 	return jinja_value_str_new(e->a, p, n, out) ? NOMEM(e, at) : ERR_OK;
 }
 
+/* The first `needle` (`n` >= 1 bytes) in the `len` bytes at `hay`: memchr
+ * to each place its first byte occurs and a compare there, which is what
+ * the needles of chat templates ('</think>', '<tool_call>') cost on text
+ * that seldom holds their first byte. Where the first byte is common, the
+ * bytes compared at false starts are counted, and once they pass twice the
+ * bytes skipped the rest goes to memmem (linear in the worst case): the
+ * search stays linear in `len`. */
+static const char *find_bytes(const char *hay, size_t len, const char *needle, size_t n)
+{
+	const char *p = hay, *last = hay + (len - n), *q;
+	size_t wasted = 0;
+
+	while (p <= last) {
+		if (!(q = memchr(p, (unsigned char)needle[0], (size_t)(last - p) + 1)))
+			return NULL;
+		if (!memcmp(q + 1, needle + 1, n - 1))
+			return q;
+		wasted += n;
+		p = q + 1;
+		if (wasted > 2 * (size_t)(p - hay) + 256)
+			return memmem(p, (size_t)(hay + len - p), needle, n);
+	}
+	return NULL;
+}
+
 long jinja_str_find(const struct jv_str *hay, const struct jv_str *needle, size_t from)
 {
 	const char *p;
 
 	if (from > hay->len || needle->len > hay->len - from)
 		return -1;
-	p = memmem(hay->data + from, hay->len - from, needle->data, needle->len);
+	if (!needle->len)
+		return (long)from;
+	p = find_bytes(hay->data + from, hay->len - from, needle->data, needle->len);
 	return p ? (long)(p - hay->data) : -1;
 }
 
@@ -273,6 +300,18 @@ static int in_chars(const struct jv *chars, uint32_t cp)
 	return 0;
 }
 
+/* Whether every byte of `chars` is ASCII (and none NUL, which memchr would
+ * find at a str's end). */
+static int ascii_set(const struct jv_str *chars)
+{
+	size_t i;
+
+	for (i = 0; i < chars->len; i++)
+		if ((unsigned char)chars->data[i] - 1u >= 0x7Fu)
+			return 0;
+	return 1;
+}
+
 enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, int which,
 			 const struct jv *chars, struct jv *out)
 {
@@ -284,17 +323,31 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 		chars = NULL;
 	if (chars && chars->k != JV_STR)
 		return jinja_eval_reject(e, at, "TypeError: strip arg must be None or str");
-	if (which != 'r')
-		while (a < z && in_chars(chars, (k = utf8_decode(p + a, z - a, &cp), cp)))
-			a += k;
-	if (which != 'l') /* from the end, a character at a time (a str is valid UTF-8) */
-		for (i = z; i > a; z = i) {
-			for (i--; i > a && ((unsigned char)p[i] & 0xC0) == 0x80; i--)
-				;
-			utf8_decode(p + i, z - i, &cp);
-			if (!in_chars(chars, cp))
-				break;
-		}
+	if (chars && ascii_set(chars->u.s)) {
+		/* ASCII characters ('\n'): no byte of a longer UTF-8 sequence
+		 * is one, so bytes are compared as they are */
+		const char *set = chars->u.s->data;
+		size_t m = chars->u.s->len;
+
+		if (which != 'r')
+			while (a < z && memchr(set, p[a], m))
+				a++;
+		if (which != 'l')
+			while (z > a && memchr(set, p[z - 1], m))
+				z--;
+	} else {
+		if (which != 'r')
+			while (a < z && in_chars(chars, (k = utf8_decode(p + a, z - a, &cp), cp)))
+				a += k;
+		if (which != 'l') /* from the end, a character at a time (a str is valid UTF-8) */
+			for (i = z; i > a; z = i) {
+				for (i--; i > a && ((unsigned char)p[i] & 0xC0) == 0x80; i--)
+					;
+				utf8_decode(p + i, z - i, &cp);
+				if (!in_chars(chars, cp))
+					break;
+			}
+	}
 	if (a == 0 && z == s->u.s->len) {
 		*out = *s; /* nothing stripped: the str itself, as CPython returns it */
 		return ERR_OK;
@@ -717,51 +770,94 @@ static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *sel
 	return m_class(e, at, self, name, out);
 }
 
-static enum err dispatch(struct je *e, const struct jn *at, const struct jv *self,
-			 const char *name, const struct je_args *a, struct jv *out)
+enum {
+	M_UPPER = 1, M_LOWER, M_TITLE, M_CAPITALIZE, M_ISDIGIT, M_ISDECIMAL, M_ISNUMERIC,
+	M_ISALPHA, M_ISALNUM, M_ISSPACE, M_ISLOWER, M_ISUPPER, M_SPLIT, M_RSPLIT, M_STRIP,
+	M_LSTRIP, M_RSTRIP, M_STARTSWITH, M_ENDSWITH, M_REMOVEPREFIX, M_REMOVESUFFIX, M_REPLACE,
+	M_FIND, M_RFIND, M_INDEX, M_RINDEX, M_COUNT, M_JOIN, M_FORMAT, M_SPLITLINES,
+	M_OTHER /* a str method outside the subset: refused by name */
+};
+
+int jinja_str_method_id(const char *name)
 {
-	static const char *const noargs[] = { "upper", "lower", "title", "capitalize", "isdigit",
-					      "isdecimal", "isnumeric", "isalpha", "isalnum",
-					      "isspace", "islower", "isupper", NULL };
+	/* in M_* order, then the other methods Python's str has */
+	static const char *const names[] = {
+		"upper", "lower", "title", "capitalize", "isdigit", "isdecimal", "isnumeric",
+		"isalpha", "isalnum", "isspace", "islower", "isupper", "split", "rsplit", "strip",
+		"lstrip", "rstrip", "startswith", "endswith", "removeprefix", "removesuffix",
+		"replace", "find", "rfind", "index", "rindex", "count", "join", "format",
+		"splitlines", NULL
+	};
+	static const char *const others[] = {
+		"casefold", "center", "encode", "expandtabs", "format_map", "isascii",
+		"isidentifier", "isprintable", "istitle", "ljust", "maketrans", "partition",
+		"rjust", "rpartition", "swapcase", "translate", "zfill", NULL
+	};
 	size_t k;
 
+	for (k = 0; names[k]; k++)
+		if (names[k][0] == name[0] && !strcmp(names[k], name))
+			return (int)k + 1;
+	for (k = 0; others[k]; k++)
+		if (others[k][0] == name[0] && !strcmp(others[k], name))
+			return M_OTHER;
+	return 0;
+}
+
+static enum err dispatch(struct je *e, const struct jn *at, const struct jv *self, int id,
+			 const char *name, const struct je_args *a, struct jv *out)
+{
 	if (self->flags & JV_F_MARKUP)
 		return jinja_eval_refuse(e, at, "str.%s on a Markup string", name);
-	for (k = 0; noargs[k]; k++)
-		if (noargs[k][0] == name[0] && !strcmp(name, noargs[k]))
-			return m_noargs(e, at, self, name, a, out);
-	if (!strcmp(name, "split") || !strcmp(name, "rsplit"))
-		return m_split(e, at, self, a, name[0] == 'r', out);
-	if (!strcmp(name, "strip") || !strcmp(name, "lstrip") || !strcmp(name, "rstrip")) {
+	switch (id) {
+	case M_UPPER: case M_LOWER: case M_TITLE: case M_CAPITALIZE: case M_ISDIGIT:
+	case M_ISDECIMAL: case M_ISNUMERIC: case M_ISALPHA: case M_ISALNUM: case M_ISSPACE:
+	case M_ISLOWER: case M_ISUPPER:
+		return m_noargs(e, at, self, name, a, out);
+	case M_SPLIT:
+	case M_RSPLIT:
+		return m_split(e, at, self, a, id == M_RSPLIT, out);
+	case M_STRIP:
+	case M_LSTRIP:
+	case M_RSTRIP:
 		if (a->npos > 1 || a->nkw)
 			return jinja_eval_reject(e, at,
 						 "TypeError: %s expected at most 1 argument", name);
-		return jinja_str_strip(e, at, self, name[0] == 's' ? 'b' : name[0],
+		return jinja_str_strip(e, at, self, id == M_STRIP ? 'b' : id == M_LSTRIP ? 'l' : 'r',
 				       jinja_builtin_arg(a, 0, NULL), out);
-	}
-	if (!strcmp(name, "startswith") || !strcmp(name, "endswith"))
-		return m_affix(e, at, self, a, name[0] == 'e', out);
-	if (!strcmp(name, "removeprefix") || !strcmp(name, "removesuffix"))
-		return m_removeaffix(e, at, self, a, name[6] == 's', out);
-	if (!strcmp(name, "replace"))
+	case M_STARTSWITH:
+	case M_ENDSWITH:
+		return m_affix(e, at, self, a, id == M_ENDSWITH, out);
+	case M_REMOVEPREFIX:
+	case M_REMOVESUFFIX:
+		return m_removeaffix(e, at, self, a, id == M_REMOVESUFFIX, out);
+	case M_REPLACE:
 		return m_replace(e, at, self, a, out);
-	if (!strcmp(name, "find") || !strcmp(name, "rfind") || !strcmp(name, "index") ||
-	    !strcmp(name, "rindex") || !strcmp(name, "count"))
+	case M_FIND: case M_RFIND: case M_INDEX: case M_RINDEX: case M_COUNT:
 		return m_find(e, at, self, a, name, out);
-	if (!strcmp(name, "join"))
+	case M_JOIN:
 		return m_join(e, at, self, a, out);
-	if (!strcmp(name, "format"))
+	case M_FORMAT:
 		return jinja_fmt_format(e, at, self, a, out);
-	if (!strcmp(name, "splitlines"))
+	case M_SPLITLINES:
 		return m_splitlines(e, at, self, a, out);
-	return jinja_eval_refuse(e, at, "the str method '%s'", name);
+	default:
+		return jinja_eval_refuse(e, at, "the str method '%s'", name);
+	}
 }
 
 /* Charges what the method reads before it runs and what it made after. */
+enum err jinja_str_call(struct je *e, const struct jn *at, const struct jv *self, int id,
+			const char *name, const struct je_args *a, struct jv *out)
+{
+	if (jinja_eval_work(e, at, jinja_eval_units(self, a)) ||
+	    dispatch(e, at, self, id, name, a, out))
+		return e->d->code;
+	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
+}
+
 enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,
 			  const char *name, const struct je_args *a, struct jv *out)
 {
-	if (jinja_eval_work(e, at, jinja_eval_units(self, a)) || dispatch(e, at, self, name, a, out))
-		return e->d->code;
-	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
+	return jinja_str_call(e, at, self, jinja_str_method_id(name), name, a, out);
 }

@@ -95,43 +95,6 @@ void *jinja_value_alloc(struct jv_arena *a, size_t n)
 	return p;
 }
 
-struct jv jinja_value_none(void)
-{
-	struct jv v = { JV_NONE, 0, { 0 } };
-	return v;
-}
-
-struct jv jinja_value_bool(int b)
-{
-	struct jv v = { JV_BOOL, 0, { 0 } };
-	v.u.i = b != 0;
-	return v;
-}
-
-struct jv jinja_value_int(int64_t i)
-{
-	struct jv v = { JV_INT, 0, { 0 } };
-	v.u.i = i;
-	return v;
-}
-
-struct jv jinja_value_float(double f)
-{
-	struct jv v = { JV_FLOAT, 0, { 0 } };
-	v.u.f = f;
-	return v;
-}
-
-struct jv jinja_value_undef(const char *name)
-{
-	struct jv v = { JV_UNDEF, 0, { 0 } };
-	v.u.p = (void *)name;
-	return v;
-}
-
-/* Code points of `n` bytes of valid UTF-8: the bytes that are not
- * continuation bytes (10xxxxxx), counted eight at a time (the flags of a
- * word summed by one multiplication: no popcount instruction is assumed). */
 static size_t count_cp(const char *s, size_t n)
 {
 	size_t i = 0, cont = 0;

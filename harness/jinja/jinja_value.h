@@ -151,11 +151,44 @@ void jinja_value_arena_refund(struct jv_arena *a, size_t n);
 size_t jinja_value_str_size(size_t n);
 
 /* --- constructors (NULL-free: on failure they return ERR_NOMEM/ERR_LIMIT) --- */
-struct jv jinja_value_none(void);
-struct jv jinja_value_bool(int b);
-struct jv jinja_value_int(int64_t i);
-struct jv jinja_value_float(double f);
-struct jv jinja_value_undef(const char *name);
+static inline struct jv jinja_value_none(void)
+{
+	struct jv v = { JV_NONE, 0, { 0 } };
+
+	return v;
+}
+
+static inline struct jv jinja_value_bool(int b)
+{
+	struct jv v = { JV_BOOL, 0, { 0 } };
+
+	v.u.i = b != 0;
+	return v;
+}
+
+static inline struct jv jinja_value_int(int64_t i)
+{
+	struct jv v = { JV_INT, 0, { 0 } };
+
+	v.u.i = i;
+	return v;
+}
+
+static inline struct jv jinja_value_float(double f)
+{
+	struct jv v = { JV_FLOAT, 0, { 0 } };
+
+	v.u.f = f;
+	return v;
+}
+
+static inline struct jv jinja_value_undef(const char *name)
+{
+	struct jv v = { JV_UNDEF, 0, { 0 } };
+
+	v.u.p = (void *)name;
+	return v;
+}
 /* A str of `n` bytes of valid UTF-8 at `s` (copied). */
 enum err jinja_value_str_new(struct jv_arena *a, const char *s, size_t n, struct jv *out);
 /* The same, taking the bytes of `b` (copied; `b` is left as is). */

@@ -2,7 +2,6 @@
  * tpl_jinja — a model's Jinja template with the server's context (see
  * tpl_jinja.h).
  */
-#include <regex.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,20 +21,77 @@ static const char *const special_names[] = {
 	"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
 	"mask_token", "additional_special_tokens"};
 
+/* [[:space:]] in the C locale. */
+static int is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static int is_name_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static int is_name_char(char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* The end of a run of at least one space at `p`, or NULL. */
+static const char *spaces_end(const char *p)
+{
+	if (!is_space(*p))
+		return NULL;
+	while (is_space(*p))
+		p++;
+	return p;
+}
+
+/* The end of a name at `p`, or NULL. */
+static const char *name_end(const char *p)
+{
+	if (!is_name_start(*p))
+		return NULL;
+	while (is_name_char(*p))
+		p++;
+	return p;
+}
+
+/* Whether `p` (just after "for") continues as the POSIX extended regular
+ * expression
+ *   [[:space:]]+NAME[[:space:]]+in[[:space:]]+NAME
+ *   (\.content([^A-Za-z0-9_]|$)|\[[[:space:]]*['"]content['"][[:space:]]*\])
+ * does (NAME [A-Za-z_][A-Za-z0-9_]*): each part can match one way only, as
+ * a name is followed by what no name holds. */
+static int loop_over_content(const char *p)
+{
+	if (!(p = spaces_end(p)) || !(p = name_end(p)) || !(p = spaces_end(p)) || strncmp(p, "in", 2) ||
+	    !(p = spaces_end(p + 2)) || !(p = name_end(p)))
+		return 0;
+	if (!strncmp(p, ".content", 8))
+		return !is_name_char(p[8]);
+	if (*p++ != '[')
+		return 0;
+	while (is_space(*p))
+		p++;
+	if ((*p != '\'' && *p != '"') || strncmp(p + 1, "content", 7) ||
+	    (p[8] != '\'' && p[8] != '"'))
+		return 0;
+	for (p += 9; is_space(*p); p++)
+		;
+	return *p == ']';
+}
+
 /* vLLM's content-format detection, from the text: a for loop over X.content
  * or X['content'] means the template wants a list of parts. */
 static int loops_over_content(const char *text)
 {
-	regex_t re;
-	int hit;
+	const char *p;
 
-	if (regcomp(&re, "for[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]+in[[:space:]]+[A-Za-z_][A-Za-z0-9_]*"
-		    "(\\.content([^A-Za-z0-9_]|$)|\\[[[:space:]]*['\"]content['\"][[:space:]]*\\])",
-		    REG_EXTENDED | REG_NOSUB))
-		return 1; /* cannot tell: the stricter answer refuses parts */
-	hit = !regexec(&re, text, 0, NULL, 0);
-	regfree(&re);
-	return hit;
+	for (p = text; (p = strstr(p, "for")); p++)
+		if (loop_over_content(p + 3))
+			return 1;
+	return 0;
 }
 
 void tpl_jinja_free(struct tpl_jinja *j)
@@ -192,66 +248,112 @@ static void calls_with_args(struct json_build *jb, cJSON *o, const struct tpl_ms
 	}
 }
 
-static enum err one_message(const struct tpl_jinja *j, struct json_build *jb, cJSON *to,
+/* The static copy of a key every message has, else `key`. */
+static const char *key_of(const char *key)
+{
+	return key[0] == 'r' && !strcmp(key, "role") ? "role" : key;
+}
+
+/* Message `mi` as the server prepares it, appended to the context's list
+ * `all`: strings borrowed from the request and from `m`; what needs new
+ * JSON (content parts, tool calls with parsed arguments) is built under
+ * `keep`, which the caller deletes after the context. */
+static enum err one_message(const struct tpl_jinja *j, struct jinja_ctx *ctx,
+			    struct jinja_list *all, struct json_build *jb, cJSON *keep,
 			    const cJSON *raw, const struct tpl_msg *m, size_t mi, struct diag *d)
 {
-	cJSON *o = json_add_obj(jb, to, NULL);
+	struct jinja_dict *o;
+	cJSON *held;
 	const cJSON *k;
-	enum err e = ERR_OK;
+	size_t keys = 0;
+	int content = 0;
+	enum err e;
 
-	cJSON_ArrayForEach(k, raw) {
-		int kept = strcmp(k->string, "tool_calls") && strcmp(k->string, "reasoning") &&
-			   strcmp(k->string, "reasoning_content");
+	for (k = raw->child; k; k = k->next)
+		keys++;
+	e = jinja_list_add_dict(ctx, all, keys + 3, &o, d);
+	cJSON_ArrayForEach(k, (e ? NULL : raw)) {
+		/* keys the context shares from one message to the next when they
+		 * are one pointer (jinja_dict_set_str) */
+		const char *key = key_of(k->string);
+		int is_content = key[0] == 'c' && !strcmp(key, "content");
+		int kept = !is_content && !(key[0] == 't' && !strcmp(key, "tool_calls")) &&
+			   !(key[0] == 'r' && (!strcmp(key, "reasoning") ||
+					       !strcmp(key, "reasoning_content")));
 
-		if (!strcmp(k->string, "content"))
-			e = j->openai ? parts_content(jb, o, k, mi, d)
-				      : (json_add_str_ref(jb, o, "content", m->content), ERR_OK);
-		else if (!strcmp(k->string, "tool_calls") && m->tool_calls)
-			calls_with_args(jb, o, m);
-		else if (kept && cJSON_IsString(k))
-			json_add_str_ref(jb, o, k->string, k->valuestring);
-		else if (kept)
-			json_add_dup(jb, o, k->string, k);
+		content |= is_content;
+		if (is_content && j->openai) {
+			held = json_add_obj(jb, keep, NULL);
+			e = parts_content(jb, held, k, mi, d);
+			if (!e && jb->code)
+				e = json_build_end(jb, NULL, "the messages", d);
+			if (!e)
+				e = jinja_dict_set_cjson(ctx, o, "content", held->child, d);
+		} else if (is_content) {
+			e = jinja_dict_set_str(ctx, o, "content", m->content, strlen(m->content), d);
+		} else if (!kept && key[0] == 't' && m->tool_calls) {
+			held = json_add_obj(jb, keep, NULL);
+			calls_with_args(jb, held, m);
+			e = jb->code ? json_build_end(jb, NULL, "the messages", d)
+				     : jinja_dict_set_cjson(ctx, o, "tool_calls", held->child, d);
+		} else if (kept && (k->type & 0xFF) == cJSON_String) {
+			e = jinja_dict_set_str(ctx, o, key, k->valuestring, strlen(k->valuestring), d);
+		} else if (kept) {
+			e = jinja_dict_set_cjson(ctx, o, key, k, d);
+		}
 		if (e)
 			return e;
 	}
-	if (!cJSON_GetObjectItemCaseSensitive(raw, "content"))
-		e = j->openai ? parts_content(jb, o, NULL, mi, d) : (json_add_str(jb, o, "content", ""), ERR_OK);
-	if (m->reasoning) { /* copied: it may be borrowed from messages_json's text_only */
-		json_add_str(jb, o, "reasoning", m->reasoning);
-		json_add_str(jb, o, "reasoning_content", m->reasoning);
+	if (!e && !content) {
+		if (j->openai) {
+			held = json_add_obj(jb, keep, NULL);
+			e = parts_content(jb, held, NULL, mi, d);
+			if (!e && jb->code)
+				e = json_build_end(jb, NULL, "the messages", d);
+			if (!e)
+				e = jinja_dict_set_cjson(ctx, o, "content", held->child, d);
+		} else {
+			e = jinja_dict_set_str(ctx, o, "content", "", 0, d);
+		}
 	}
+	if (!e && m->reasoning) /* borrowed: `c`, which holds it, outlives the context */
+		e = jinja_dict_set_str(ctx, o, "reasoning", m->reasoning, strlen(m->reasoning), d);
+	if (!e && m->reasoning)
+		e = jinja_dict_set_str(ctx, o, "reasoning_content", m->reasoning,
+				       strlen(m->reasoning), d);
 	return e;
 }
 
-/* The messages as the server prepares them, into *out (owned; NULL on
- * failure), whose contents are references to `c`'s flattened texts and
- * other strings (and their names) references to the request's: `c` (the
- * caller releases it) and the request must outlive *out. */
-static enum err messages_json(const struct tpl_jinja *j, const struct tpl_jinja_req *r,
-			      struct tpl_conv *c, cJSON **out, struct diag *d)
+/* Sets `messages` in the context to the messages as the server prepares
+ * them, built in place (jinja_ctx_set_list): contents are `c`'s flattened
+ * texts, other strings the request's; what needs new JSON goes under
+ * *keep (owned, NULL on failure). `c` (the caller releases it), *keep and
+ * the request must outlive the context. */
+static enum err set_messages(const struct tpl_jinja *j, struct jinja_ctx *ctx,
+			     const struct tpl_jinja_req *r, struct tpl_conv *c, cJSON **keep,
+			     struct diag *d)
 {
 	struct json_build jb;
-	cJSON *all = NULL, *text_only = j->openai ? without_media(r->messages) : NULL;
+	struct jinja_list *all = NULL;
+	cJSON *text_only = j->openai ? without_media(r->messages) : NULL;
 	const cJSON *raw;
 	size_t i = 0;
 	enum err e = j->openai && !text_only ? diag_fail(d, ERR_NOMEM, "out of memory")
 		: tpl_conv_prepare(c, text_only ? text_only : r->messages, r->server, d);
 
 	json_build_init(&jb);
+	*keep = e ? NULL : json_new_arr(&jb);
+	if (!e && !*keep)
+		e = json_build_end(&jb, keep, "the messages", d);
 	if (!e)
-		all = json_new_arr(&jb);
+		e = jinja_ctx_set_list(ctx, "messages", (size_t)cJSON_GetArraySize(r->messages),
+				       &all, d);
 	cJSON_ArrayForEach(raw, (e ? NULL : r->messages)) {
-		e = one_message(j, &jb, all, raw, &c->m[i], i, d);
+		e = one_message(j, ctx, all, &jb, *keep, raw, &c->m[i], i, d);
 		if (e)
 			break;
 		i++;
 	}
-	if (!e)
-		e = json_build_end(&jb, &all, "the messages", d);
-	if (e)
-		cJSON_Delete(all);
-	*out = e ? NULL : all;
 	c->source = text_only; /* the conversation borrows its strings */
 	return e;
 }
@@ -312,18 +414,16 @@ static enum err set_kwargs(const struct tpl_jinja *j, struct jinja_ctx *c,
 	return e;
 }
 
-/* The context; *msgs (owned, NULL on failure) and `conv` (the caller
+/* The context; *keep (owned, NULL on failure) and `conv` (the caller
  * releases it) hold the messages' strings, which the context borrows. */
 static enum err fill(const struct tpl_jinja *j, struct jinja_ctx *c, const struct tpl_jinja_req *r,
-		     int flat, struct tpl_conv *conv, cJSON **msgs, struct diag *d)
+		     int flat, struct tpl_conv *conv, cJSON **keep, struct diag *d)
 {
 	const cJSON *s;
 	struct buf text;
-	enum err e = messages_json(j, r, conv, msgs, d);
+	enum err e = set_messages(j, c, r, conv, keep, d);
 
 	buf_init(&text, BUF_MAX_DEFAULT);
-	if (!e)
-		e = jinja_ctx_set_cjson(c, "messages", *msgs, d);
 	if (!e && cJSON_GetArraySize(r->tools) > 0)
 		e = tools_json(r, flat, &text, d);
 	if (!e)
@@ -348,7 +448,7 @@ static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_re
 			    int *rendering, struct buf *out, struct diag *d)
 {
 	struct jinja_ctx *c = jinja_ctx_new();
-	cJSON *msgs = NULL;
+	cJSON *keep = NULL;
 	struct tpl_conv conv = {NULL, 0};
 	struct tm now;
 	time_t t = time(NULL);
@@ -360,12 +460,12 @@ static enum err render_once(const struct tpl_jinja *j, const struct tpl_jinja_re
 	if (!r->clock)
 		localtime_r(&t, &now);
 	jinja_ctx_clock(c, r->clock ? r->clock : &now);
-	e = fill(j, c, r, flat, &conv, &msgs, d);
+	e = fill(j, c, r, flat, &conv, &keep, d);
 	*rendering = !e;
 	if (!e)
 		e = jinja_tpl_render(j->t, c, out, d);
 	jinja_ctx_free(c);
-	cJSON_Delete(msgs);
+	cJSON_Delete(keep);
 	tpl_conv_release(&conv);
 	return e;
 }

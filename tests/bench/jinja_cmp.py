@@ -13,13 +13,16 @@ Usage:
   jinja_cmp.py render TEMPLATE MESSAGES
       One whole process: imports, reading, compiling and one render; the
       prompt to standard output (its CPU is the whole-process reference).
-  jinja_cmp.py cmp RUNS NEEDLE TOKENIZER TEMPLATE MESSAGES
+  jinja_cmp.py cmp RUNS NEEDLE TOKENIZER TEMPLATE MESSAGES [BUILTIN]
       RUNS rounds side by side: needle count --template TEMPLATE --messages
-      MESSAGES (a child process, its CPU from its rusage), then jinja2's render
-      of the compiled template in this process (process_time around render
-      alone). Prints one JSON object: needle_cpu_s, jinja2_render_cpu_s,
-      jinja2_render_wall_s (lists), tokens, bytes, and whether needle's
-      --print-prompt equals jinja2's prompt.
+      MESSAGES (a child process, its CPU from its rusage), then the same
+      count with --template BUILTIN (a text one of needle's built-in
+      renderers recognises, so no interpreter runs), then jinja2's render of
+      the compiled template in this process (process_time around render
+      alone). Prints one JSON object: needle_cpu_s, builtin_cpu_s,
+      jinja2_render_cpu_s, jinja2_render_wall_s (lists), tokens, bytes,
+      whether needle's --print-prompt equals jinja2's prompt, and whether the
+      built-in renderer's prompt and count equal the interpreter's.
 
 The context is vLLM's for a request without tools: messages as vLLM
 prepares them (tool-call arguments parsed by json.loads), tools and
@@ -101,20 +104,28 @@ def child_cpu(argv):
     return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def cmp(runs, needle, tokenizer, template, messages):
+def cmp(runs, needle, tokenizer, template, messages, builtin=None):
     tpl = compiled(template)
     msgs = prepared(messages)
-    count = [needle, "count", "--tokenizer", tokenizer, "--template", template,
-             "--messages", messages]
+
+    def count(text):
+        return [needle, "count", "--tokenizer", tokenizer, "--template", text,
+                "--messages", messages]
     prompt = render(tpl, msgs)
-    printed, _ = child_cpu(count + ["--print-prompt"])
-    res = {"needle_cpu_s": [], "jinja2_render_cpu_s": [], "jinja2_render_wall_s": [],
-           "bytes": len(prompt.encode("utf-8")),
+    printed, _ = child_cpu(count(template) + ["--print-prompt"])
+    res = {"needle_cpu_s": [], "builtin_cpu_s": [], "jinja2_render_cpu_s": [],
+           "jinja2_render_wall_s": [], "bytes": len(prompt.encode("utf-8")),
            "identical": printed == prompt.encode("utf-8")}
+    if builtin:
+        res["builtin_identical"] = child_cpu(count(builtin) + ["--print-prompt"])[0] == printed
     for _ in range(runs):
-        out, cpu = child_cpu(count)
+        out, cpu = child_cpu(count(template))
         res["needle_cpu_s"].append(round(cpu, 6))
         res["tokens"] = int(out)
+        if builtin:
+            out, cpu = child_cpu(count(builtin))
+            res["builtin_cpu_s"].append(round(cpu, 6))
+            res["builtin_identical"] = res["builtin_identical"] and int(out) == res["tokens"]
         c0, w0 = time.process_time(), time.perf_counter()
         render(tpl, msgs)
         c1, w1 = time.process_time(), time.perf_counter()
@@ -128,7 +139,7 @@ def main(argv):
         gen(int(argv[2]), int(argv[3]), argv[4], argv[5])
     elif len(argv) == 4 and argv[1] == "render":
         sys.stdout.write(render(compiled(argv[2]), prepared(argv[3])))
-    elif len(argv) == 7 and argv[1] == "cmp":
+    elif len(argv) in (7, 8) and argv[1] == "cmp":
         cmp(int(argv[2]), *argv[3:])
     else:
         sys.exit(__doc__)

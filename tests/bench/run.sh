@@ -159,31 +159,44 @@ section_gen_haystack() {
 	echo "needle's own summary: $summary"
 }
 
-# needle's Jinja interpreter against Python jinja2 (Debian's python3-jinja2
-# through /usr/bin/python3, transformers' settings), issue 26 item 2: Qwen3's
-# own template with a comment added (so no built-in renderer recognises it
-# and the interpreter runs), conversations cut from the bench's English text
+# needle's Jinja interpreter against needle's built-in renderer and Python
+# jinja2 (Debian's python3-jinja2 through /usr/bin/python3, transformers'
+# settings), issue 26 item 2 and issue 38 item 3: Qwen3's own template with
+# a comment added (so no built-in renderer recognises it and the
+# interpreter runs), conversations cut from the bench's English text
 # (tests/bench/jinja_cmp.py gen). needle count --template --messages (the
 # whole process: tokenizer load, reading, preparation, render and count)
-# against jinja2's render alone of the template compiled once, as
-# transformers caches it, side by side in one loop (jinja_cmp.py cmp,
-# JINJA_RUNS rounds, default 7); then Python's whole process (import, read,
-# compile, one render), medians of 3. Bar: needle's whole process below
-# jinja2's render at 4,000 messages.
+# with that text, against the same count with the template as shipped (its
+# sha256 is the one the built-in 'qwen3' renderer was checked against:
+# --explain says so, and the section fails otherwise) and against jinja2's
+# render alone of the template compiled once, as transformers caches it,
+# side by side in one loop (jinja_cmp.py cmp, A B C A B C, JINJA_RUNS rounds,
+# default 7); then Python's whole process (import, read, compile, one
+# render), medians of 3. Both needle prompts and counts must be identical.
+# Bars: the interpreter's whole process at most the built-in renderer's
+# (1.0x), and below jinja2's render at 4,000 messages.
 section_jinja() {
 	english_text
 	runs=${JINJA_RUNS:-7}
 	tok=$(fixture hf/qwen3/tokenizer.json)
 	py=$root/tests/bench/jinja_cmp.py
 	/usr/bin/python3 -c 'import json, sys
-sys.stdout.write(json.load(open(sys.argv[1]))["chat_template"] + "{# bench: not the built-in text #}")' \
-		"$(fixture hf/qwen3/tokenizer_config.json)" >"$tmp/qwen3c.jinja"
+sys.stdout.write(json.load(open(sys.argv[1]))["chat_template"])' \
+		"$(fixture hf/qwen3/tokenizer_config.json)" >"$tmp/qwen3.jinja"
+	{ cat "$tmp/qwen3.jinja"; printf '{# bench: not the built-in text #}'; } >"$tmp/qwen3c.jinja"
 	for shape in "4000 300 chat-sized" "1000 4500 long" "4000 4500 long"; do
 		set -- $shape
 		/usr/bin/python3 "$py" gen "$1" "$2" "$text" "$tmp/conv.json"
 		"$needle" count --tokenizer "$tok" "$text" >/dev/null # the tokenizer's cache settled
+		for t in qwen3 qwen3c; do
+			"$needle" count --tokenizer "$tok" --template "$tmp/$t.jinja" --messages "$tmp/conv.json" \
+				--explain 2>"$tmp/$t.explain" >/dev/null || return 1
+		done
+		grep -q "is the one built-in template 'qwen3' was checked against" "$tmp/qwen3.explain" &&
+			grep -q "so needle's Jinja interpreter renders it" "$tmp/qwen3c.explain" ||
+			{ cat "$tmp/qwen3.explain" "$tmp/qwen3c.explain"; return 1; }
 		$PIN /usr/bin/python3 "$py" cmp "$runs" "$needle" "$tok" "$tmp/qwen3c.jinja" "$tmp/conv.json" \
-			>"$tmp/jc.json" || return 1
+			"$tmp/qwen3.jinja" >"$tmp/jc.json" || return 1
 		: >"$tmp/jpw"
 		for i in 1 2 3; do
 			cpu_of $PIN /usr/bin/python3 "$py" render "$tmp/qwen3c.jinja" "$tmp/conv.json" >>"$tmp/jpw" ||
@@ -193,18 +206,23 @@ sys.stdout.write(json.load(open(sys.argv[1]))["chat_template"] + "{# bench: not 
 const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const med = (v) => { const s = [...v].sort((a, b) => a - b), m = s.length >> 1;
 	return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
-const n = med(r.needle_cpu_s), j = med(r.jinja2_render_cpu_s), w = med(r.jinja2_render_wall_s);
+const n = med(r.needle_cpu_s), b = med(r.builtin_cpu_s);
+const j = med(r.jinja2_render_cpu_s), w = med(r.jinja2_render_wall_s);
 const [msgs, mean, kind, pin, pyw] = process.argv.slice(2);
 console.log(`== jinja: Qwen3 template + comment, ${msgs} ${kind} messages (mean ${mean} characters), ` +
 	`${r.bytes} bytes of prompt, ${r.tokens} tokens; needle prompt identical to jinja2: ${r.identical}; ` +
+	`built-in renderer prompt and count identical: ${r.builtin_identical}; ` +
 	`medians of ${r.needle_cpu_s.length} runs side by side${pin ? ", pinned: " + pin : ""}`);
-console.log(`needle count --template --messages (whole process, render + count): ${n.toFixed(3)} s CPU; ` +
-	`jinja2 render alone (compiled once, in-process): ${j.toFixed(3)} s CPU (${w.toFixed(3)} s wall); ` +
+console.log(`needle count --template --messages (whole process, render + count): interpreter ` +
+	`${n.toFixed(3)} s CPU, built-in renderer (the template as shipped) ${b.toFixed(3)} s CPU; ` +
+	`ratio interpreter/built-in ${(n / b).toFixed(2)}x (bar <= 1.0)`);
+console.log(`jinja2 render alone (compiled once, in-process): ${j.toFixed(3)} s CPU (${w.toFixed(3)} s wall); ` +
 	`ratio jinja2-render/needle-whole ${(j / n).toFixed(2)}x (bar > 1 at 4,000 messages)`);
 console.log(`python whole process (import, read, compile, one render; median of 3): ${pyw} s CPU; ` +
 	`ratio ${(Number(pyw) / n).toFixed(2)}x`);
-console.log(`runs (s): needle [${r.needle_cpu_s.join(" ")}] jinja2 render [${r.jinja2_render_cpu_s.join(" ")}]`);
-if (!r.identical) process.exit(1);' "$tmp/jc.json" "$1" "$2" "$3" "$PIN" "$(median <"$tmp/jpw")" || return 1
+console.log(`runs (s): interpreter [${r.needle_cpu_s.join(" ")}] built-in [${r.builtin_cpu_s.join(" ")}] ` +
+	`jinja2 render [${r.jinja2_render_cpu_s.join(" ")}]`);
+if (!r.identical || !r.builtin_identical) process.exit(1);' "$tmp/jc.json" "$1" "$2" "$3" "$PIN" "$(median <"$tmp/jpw")" || return 1
 	done
 	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 }
