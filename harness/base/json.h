@@ -33,6 +33,7 @@
 #define NEEDLE_JSON_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -123,6 +124,25 @@ size_t json_control_at(const char *s, size_t n);
  * length. An integer below 10^15 in magnitude is written without printf
  * (the common case of a table of counts and statuses). */
 size_t json_g15(double v, char *out);
+/* Whether the plain JSON number text s[0..n), [-]DIGITS[.DIGITS] of at
+ * most 15 digits with `frac` after the point, is what json_g15 writes of its
+ * value (a reader that prints a number it parsed may then copy its text):
+ * each decimal of 15 digits survives the trip through a double, so it is
+ * unless the text has a leading zero, a trailing zero in its fraction, or is
+ * below 1e-4 but not zero (%g writes that with an exponent). 0 when not (the
+ * caller formats the value), 1 for an integer, 2 with a decimal point. */
+static inline int json_g15_is_plain(const char *s, size_t n, int frac)
+{
+	size_t neg = s[0] == '-';
+
+	if (s[neg] == '0' && n - neg - (frac ? (size_t)frac + 1 : 0) > 1)
+		return 0; /* 01 (not JSON) */
+	if (!frac)
+		return 1;
+	if (s[n - 1] == '0' || (s[neg] == '0' && frac >= 4 && !memcmp(s + neg + 2, "0000", 4)))
+		return 0;
+	return 2;
+}
 
 /* Appends `v`'s text (see the flags) to `out`. ERR_NOMEM or ERR_LIMIT, with
  * "out of memory printing WHAT" / "WHAT is too large"; `out` is then unchanged. */

@@ -2,6 +2,7 @@
  * diff — see diff.h.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,18 +186,107 @@ static enum err index_one(void *ctx, const struct record_view *v, struct diag *d
 	return ERR_OK;
 }
 
+/* An attempt as index_sort orders it: its key's first 8 bytes as a number
+ * (zeros after a shorter key's end: big-endian, so numbers compare as
+ * strcmp compares those bytes), and its position. */
+struct sort_item {
+	uint64_t pre;
+	size_t i;
+};
+
+static uint64_t key_prefix(const char *key)
+{
+	uint64_t v = 0;
+	int j;
+
+	for (j = 0; j < 8 && key[j]; j++)
+		v |= (uint64_t)(unsigned char)key[j] << (56 - 8 * j);
+	return v;
+}
+
+/* Whether item a sorts before item b (their keys, the rest after equal
+ * prefixes: a prefix that ends in a zero byte is a whole key). */
+static inline int sort_before(const struct sort_item *a, const struct sort_item *b,
+			      const struct keyed *k)
+{
+	if (a->pre != b->pre)
+		return a->pre < b->pre;
+	return (a->pre & 0xFF) && strcmp(k[a->i].key + 8, k[b->i].key + 8) < 0;
+}
+
+/* Sorts `n` items stably (equal keys keep file order), `tmp` as large:
+ * merges of runs doubling in length, from one array to the other. Returns
+ * the array that holds the result. */
+static struct sort_item *sort_items(struct sort_item *v, struct sort_item *tmp, size_t n,
+				    const struct keyed *k)
+{
+	size_t w, lo, a, b, mid, hi, o;
+	struct sort_item *t;
+
+	for (w = 1; w < n; w *= 2) {
+		for (lo = 0; lo < n; lo += 2 * w) {
+			mid = lo + w < n ? lo + w : n;
+			hi = lo + 2 * w < n ? lo + 2 * w : n;
+			for (a = lo, b = mid, o = lo; a < mid && b < hi;)
+				tmp[o++] = sort_before(&v[b], &v[a], k) ? v[b++] : v[a++];
+			while (a < mid)
+				tmp[o++] = v[a++];
+			while (b < hi)
+				tmp[o++] = v[b++];
+		}
+		t = v, v = tmp, tmp = t;
+	}
+	return v;
+}
+
+/* Puts ix->k in the order of `v` (v[j].i: the attempt that goes to j), a
+ * cycle at a time in place; v is spent. */
+static void apply_order(struct index *ix, struct sort_item *v)
+{
+	size_t s, j, next;
+	struct keyed hold;
+
+	for (s = 0; s < ix->n; s++) {
+		if (v[s].i == s)
+			continue;
+		hold = ix->k[s];
+		for (j = s; v[j].i != s; j = next) {
+			next = v[j].i;
+			ix->k[j] = ix->k[next];
+			v[j].i = j;
+		}
+		ix->k[j] = hold;
+		v[j].i = j;
+	}
+}
+
 /* Points the attempts at their keys (index.keys no longer grows) and sorts
- * them (equal keys in file order). */
+ * them (equal keys in file order): by their keys' first bytes as numbers,
+ * which settle most compares without strcmp, or by qsort when there is no
+ * memory for that. */
 static void index_sort(struct index *ix)
 {
+	struct sort_item *v, *tmp;
 	size_t i;
 
 	for (i = 0; i < ix->n; i++) {
 		ix->k[i].key = ix->keys.data + ix->k[i].key_at;
 		ix->k[i].id = ix->k[i].key + strlen(ix->k[i].key) + 1;
 	}
-	if (ix->n) /* an empty journal has no array to sort (ix->k NULL) */
+	if (!ix->n) /* an empty journal has no array to sort (ix->k NULL) */
+		return;
+	v = mem_alloc(ix->n * sizeof(*v));
+	tmp = v ? mem_alloc(ix->n * sizeof(*tmp)) : NULL;
+	if (!tmp) {
+		mem_free(v);
 		qsort(ix->k, ix->n, sizeof(*ix->k), cmp_keyed);
+		return;
+	}
+	for (i = 0; i < ix->n; i++)
+		v[i] = (struct sort_item){key_prefix(ix->k[i].key), i};
+	apply_order(ix, sort_items(v, tmp, ix->n, ix->k));
+	mem_free(v);
+	mem_free(tmp);
 }
 
 /* The records of run `r`'s journal, keyed and sorted. */
@@ -1063,20 +1153,35 @@ static enum err sec_endpoints(const cJSON *diff, struct buf *b)
 	return e;
 }
 
+/* `v` as "%.0f" writes it: json_g15's digits for a whole number below
+ * 10^15 (the same text, without printf), else printf's. */
+static enum err put_int0(struct buf *b, double v)
+{
+	char t[JSON_G15_MAX];
+
+	if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
+		return buf_append(b, t, json_g15(v, t));
+	return buf_printf(b, "%.0f", v);
+}
+
 static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 			 const char *title)
 {
 	const cJSON *arr = strcmp(key, "only_b_failed") ? jget2(diff, "flips", key)
 							: jget(diff, key), *it, *f;
-	char t[32];
 	enum err e = buf_printf(b, "\n### %s: %d\n\n", title, cJSON_GetArraySize(arr));
 
 	cJSON_ArrayForEach(it, arr) {
-		if (!e)
-			e = buf_printf(b, "- %s repeat %.0f seed %s", jget(it, "case")->valuestring,
-				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t, sizeof(t)));
-		if (!e && cJSON_IsString(jget(it, "base_url")))
-			e = buf_printf(b, " on %s", jget(it, "base_url")->valuestring);
+		const cJSON *seed = jget(it, "seed");
+
+		/* "- %s repeat %.0f seed %s" a piece at a time: a diff lists
+		 * every flip, tens of thousands of lines when a run broke */
+		if (!e && !(e = buf_puts(b, "- ")) && !(e = buf_puts(b, jget(it, "case")->valuestring)) &&
+		    !(e = buf_puts(b, " repeat ")) && !(e = put_int0(b, jget_num(it, "repeat"))) &&
+		    !(e = buf_puts(b, " seed ")))
+			e = cJSON_IsNumber(seed) ? put_int0(b, seed->valuedouble) : buf_puts(b, "-");
+		if (!e && cJSON_IsString(jget(it, "base_url")) && !(e = buf_puts(b, " on ")))
+			e = buf_puts(b, jget(it, "base_url")->valuestring);
 		cJSON_ArrayForEach(f, jget(it, "failures"))
 			if (!e)
 				e = buf_printf(b, " [%s]", f->valuestring);

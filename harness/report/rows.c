@@ -4,10 +4,12 @@
 #include "rows.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/jget.h"
+#include "base/jtree.h"
 #include "base/json.h"
 #include "run/record.h"
 #include "run/results.h"
@@ -207,6 +209,7 @@ struct line {
 	char *w;    /* where the next byte goes, past b->data + b->len */
 	char *end;  /* the end of the room reserved */
 	enum err e; /* the first failed reserve: the line is dropped */
+	int jtree;  /* the record is a jtree's: a number's text is at hand */
 };
 
 #define LINE_ROOM 256 /* bytes reserved at a time */
@@ -295,19 +298,104 @@ static void put(struct line *l, const char *s, size_t n)
 	}
 }
 
+/* The 1 to 17 bytes at `s` (a plain number's text) to `w`, by overlapping
+ * words rather than a call to memcpy of a length it does not know. */
+static inline void copy_short(char *w, const char *s, size_t n)
+{
+	uint64_t a, b, c;
+	uint32_t x, y;
+
+	if (n >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		if (n > 16) { /* 17: a sign, 15 digits and a point */
+			memcpy(&c, s + 8, 8);
+			memcpy(w + 8, &c, 8);
+		}
+		memcpy(w, &a, 8);
+		memcpy(w + n - 8, &b, 8);
+	} else if (n >= 4) {
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(w, &x, 4);
+		memcpy(w + n - 4, &y, 4);
+	} else {
+		w[0] = s[0];
+		w[n / 2] = s[n / 2];
+		w[n - 1] = s[n - 1];
+	}
+}
+
+/* Number v of column c into w[JSON_G15_MAX + 2]: its text in the journal
+ * when that is what json_g15 writes (copied, not formatted again), "12.0"
+ * of a whole COL_REAL as real_text writes it. Returns its length. */
+static size_t number(const struct line *l, const struct col *c, const cJSON *v, char *w)
+{
+	const char *t;
+	size_t n;
+	int is, frac;
+
+	if (!l->jtree || !(t = jtree_number_text(v, &n, &frac)) || frac < 0 ||
+	    !(is = json_g15_is_plain(t, n, frac)))
+		return c->t == COL_REAL ? real_text(v->valuedouble, w) : json_g15(v->valuedouble, w);
+	copy_short(w, t, n);
+	if (c->t == COL_REAL && is == 1) {
+		memcpy(w + n, ".0", 2);
+		n += 2;
+	}
+	return n;
+}
+
+/* A verbatim string of jtree (no '"', line break or NUL in it) of `n` > 0
+ * bytes at `s` as it is, unless it holds a comma: 0 then, nothing written.
+ * Eight bytes a step: a comma is a zero byte of the word XOR commas. */
+static inline int put_verbatim(struct line *l, const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = ones << 7, commas = ones * ',';
+	char *w = room(l, n);
+	uint64_t x, y;
+	size_t k;
+
+	if (!w)
+		return 1; /* the line is dropped */
+	if (n < 8) {
+		for (k = 0; k < n; k++)
+			if ((w[k] = s[k]) == ',')
+				return 0;
+		l->w += n;
+		return 1;
+	}
+	for (k = 0;; k += 8) {
+		if (k + 8 > n)
+			k = n - 8; /* the last word overlaps the one before */
+		memcpy(&x, s + k, 8);
+		y = x ^ commas;
+		if ((y - ones) & ~y & high)
+			return 0;
+		memcpy(w + k, &x, 8);
+		if (k + 8 == n)
+			break;
+	}
+	l->w += n;
+	return 1;
+}
+
 /* Column c's value v: an absent or empty text is "-" (an empty field in
  * every row would make pandas read the column as float64). */
 static void put_value(struct line *l, const struct col *c, const cJSON *v)
 {
 	int type = jget_type(v);
+	size_t n;
 	char *w;
 
+	if (type == cJSON_String && l->jtree && jtree_verbatim(v, &n) && n && put_verbatim(l, v->valuestring, n))
+		return;
 	if (type == cJSON_String && v->valuestring[0])
 		put_text(l, v->valuestring);
 	else if (c->t == COL_TEXT)
 		put_byte(l, '-');
 	else if (type == cJSON_Number && (w = room(l, JSON_G15_MAX + 2)))
-		l->w += c->t == COL_REAL ? real_text(v->valuedouble, w) : json_g15(v->valuedouble, w);
+		l->w += number(l, c, v, w);
 	else if (type == cJSON_True || type == cJSON_False)
 		put(l, type == cJSON_True ? "true" : "false", type == cJSON_True ? 4 : 5);
 	/* null: an empty field */
@@ -316,7 +404,7 @@ static void put_value(struct line *l, const struct col *c, const cJSON *v)
 /* The CSV line of one record, written from it cell by cell. */
 static enum err csv_line(struct buf *b, struct row *r, const struct rows_writer *w)
 {
-	struct line l = {b, b->data + b->len, b->data + b->len + buf_avail(b), ERR_OK};
+	struct line l = {b, b->data + b->len, b->data + b->len + buf_avail(b), ERR_OK, r->v->jtree};
 	char text[WHY_TEXT_MAX];
 	const char *t;
 	size_t i;

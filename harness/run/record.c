@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/jget.h"
+#include "base/jtree.h"
 #include "base/json.h"
 #include "base/mem.h"
 #include "base/version.h"
@@ -202,6 +203,131 @@ void record_view_of(const cJSON *rec, struct record_view *v)
 		v->f[k] = m;
 		if (subs[k] && jget_type(m) == cJSON_Object)
 			view_sub(m, subs[k], v);
+	}
+}
+
+/* The same maps by a name's length, known from the parse (jtree.h), and
+ * one compare of the whole name against the one it can be: a compare of a
+ * few bytes the compiler inlines, where the maps above call strcmp. */
+#define IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, sizeof(lit) - 1))
+#define IS_F(lit, f) (IS(lit) ? (f) : -1)
+
+static int top_field_n(const char *s, size_t n)
+{
+	switch (n) {
+	case 3: return IS_F("raw", RF_RAW);
+	case 4:
+		switch (s[0]) {
+		case 'c': return IS_F("case", RF_CASE);
+		case 'k': return IS_F("kind", RF_KIND);
+		case 'l': return IS_F("load", RF_LOAD);
+		case 's': return IS_F("seed", RF_SEED);
+		default: return -1;
+		}
+	case 5:
+		switch (s[0]) {
+		case 'a': return IS_F("audit", RF_AUDIT);
+		case 'g': return IS_F("grade", RF_GRADE);
+		case 'm': return IS_F("model", RF_MODEL);
+		case 'p': return IS_F("probe", RF_PROBE);
+		case 'u': return IS_F("usage", RF_USAGE);
+		default: return -1;
+		}
+	case 6:
+		return IS("repeat") ? RF_REPEAT : IS("recall") ? RF_RECALL : IS_F("timing", RF_TIMING);
+	case 7: return IS("verdict") ? RF_VERDICT : IS_F("replica", RF_REPLICA);
+	case 8: return IS_F("base_url", RF_BASE_URL);
+	case 9: return IS_F("transport", RF_TRANSPORT);
+	case 10: return IS_F("started_at", RF_STARTED_AT);
+	case 11: return IS("http_status") ? RF_HTTP_STATUS : IS_F("temperature", RF_TEMPERATURE);
+	case 13: return IS_F("finish_reason", RF_FINISH_REASON);
+	case 15: return IS_F("started_unix_ms", RF_STARTED_UNIX_MS);
+	default: return -1;
+	}
+}
+
+static int transport_field_n(const char *s, size_t n)
+{
+	return IS("ok") ? RF_TR_OK : IS("failures") ? RF_TR_FAILURES
+	       : IS_F("messages", RF_TR_MESSAGES);
+}
+
+static int audit_field_n(const char *s, size_t n)
+{
+	switch (n) {
+	case 2: return IS_F("ok", RF_AU_OK);
+	case 4: return IS_F("hint", RF_AU_HINT);
+	case 7: return IS_F("enabled", RF_AU_ENABLED);
+	case 9: return IS_F("tolerance", RF_AU_TOLERANCE);
+	case 11: return IS_F("usage_delta", RF_AU_USAGE_DELTA);
+	case 19: return IS_F("local_prompt_tokens", RF_AU_LOCAL_PROMPT_TOKENS);
+	case 20: return IS_F("server_prompt_tokens", RF_AU_SERVER_PROMPT_TOKENS);
+	default: return -1;
+	}
+}
+
+static int grade_field_n(const char *s, size_t n)
+{
+	return IS("ok") ? RF_GR_OK : IS("reasons") ? RF_GR_REASONS : IS_F("needles", RF_GR_NEEDLES);
+}
+
+static int timing_field_n(const char *s, size_t n)
+{
+	switch (n) {
+	case 6: return IS_F("e2e_ms", RF_TI_E2E_MS);
+	case 7:
+		return IS("ttft_ms") ? RF_TI_TTFT_MS : IS("ttfc_ms") ? RF_TI_TTFC_MS
+		       : IS_F("tpot_ms", RF_TI_TPOT_MS);
+	case 13: return IS_F("first_byte_ms", RF_TI_FIRST_BYTE_MS);
+	default: return -1;
+	}
+}
+
+static int usage_field_n(const char *s, size_t n)
+{
+	return IS("prompt_tokens") ? RF_US_PROMPT_TOKENS
+	       : IS_F("completion_tokens", RF_US_COMPLETION_TOKENS);
+}
+
+static int recall_field_n(const char *s, size_t n)
+{
+	return IS("tokens") ? RF_RE_TOKENS : IS("depths") ? RF_RE_DEPTHS
+	       : IS_F("prompt_sha256", RF_RE_PROMPT_SHA256);
+}
+
+static int load_field_n(const char *s, size_t n)
+{
+	return IS("level") ? RF_LO_LEVEL : IS("round") ? RF_LO_ROUND : IS("rate") ? RF_LO_RATE
+	       : IS("warmup") ? RF_LO_WARMUP : IS("precheck") ? RF_LO_PRECHECK
+	       : IS_F("concurrency", RF_LO_CONCURRENCY);
+}
+
+#undef IS_F
+#undef IS
+
+void record_view_of_jtree(const cJSON *rec, struct record_view *v)
+{
+	static int (*const subs[RF_TR_OK])(const char *, size_t) = {
+		[RF_TRANSPORT] = transport_field_n, [RF_AUDIT] = audit_field_n,
+		[RF_GRADE] = grade_field_n, [RF_TIMING] = timing_field_n, [RF_USAGE] = usage_field_n,
+		[RF_RECALL] = recall_field_n, [RF_LOAD] = load_field_n};
+	const cJSON *m, *o;
+	int k, i;
+
+	memset(v, 0, sizeof(*v));
+	v->rec = rec;
+	v->jtree = 1;
+	if (jget_type(rec) != cJSON_Object)
+		return;
+	for (m = rec->child; m; m = m->next) {
+		if (!m->string || (k = top_field_n(m->string, jtree_name_len(m))) < 0 || v->f[k])
+			continue;
+		v->f[k] = m;
+		if (!subs[k] || jget_type(m) != cJSON_Object)
+			continue;
+		for (o = m->child; o; o = o->next)
+			if (o->string && (i = subs[k](o->string, jtree_name_len(o))) >= 0 && !v->f[i])
+				v->f[i] = o;
 	}
 }
 

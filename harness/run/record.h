@@ -125,11 +125,17 @@ struct record_view {
 	const cJSON *rec;          /* the record */
 	const cJSON *f[RF_COUNT];  /* each member, or NULL when absent (an
 				      object's members when it is one) */
+	int jtree;                 /* 1: `rec` is a jtree's (jtree.h), whose
+				      nodes say more (jtree_number_text) */
 };
 
 /* Fills *v from record `rec` (borrowed; may be NULL or not an object: then
  * every member is NULL). */
 void record_view_of(const cJSON *rec, struct record_view *v);
+/* record_view_of of a record a jtree parsed (NULL, or every node a jtree
+ * node: the names' lengths are read, not counted), with v->jtree set: the
+ * same members found. */
+void record_view_of_jtree(const cJSON *rec, struct record_view *v);
 /* Whether the record `v` views has verdict "pass" (read inline: every
  * reader asks it of every record). */
 static inline int record_view_passed(const struct record_view *v)

@@ -389,22 +389,98 @@ enum err results_read_manifest(const char *dir, cJSON **out, struct diag *d)
 	return e;
 }
 
-/* Whether the stream is at its end (nothing is consumed). */
-static int at_eof(FILE *f)
-{
-	int c = fgetc(f);
+/* The lines of a journal, read a large block at a time into one buffer and
+ * handed out in place (no copy of a line, and some 350 reads of 256 KB for a
+ * journal of 85 MB where stdio made 20,000 of 4 KB): the buffer holds the
+ * lines not yet handed out, grown only for a line longer than it. */
+#define LINES_READ ((size_t)256 << 10)
 
-	if (c == EOF)
-		return 1;
-	ungetc(c, f);
-	return 0;
+struct lines {
+	int fd;
+	char *buf;
+	size_t cap;
+	size_t start;   /* the first byte not handed out */
+	size_t scanned; /* buf[start..scanned) holds no newline */
+	size_t end;     /* the end of the bytes read */
+	int eof;        /* a read returned 0 */
+};
+
+/* Reads more after the bytes pending, first moved to the front, the buffer
+ * doubled when they fill it. ERR_NOMEM, ERR_IO (errno set). */
+static enum err fill(struct lines *L)
+{
+	size_t pending = L->end - L->start;
+	ssize_t n;
+	char *b;
+
+	if (L->start) {
+		memmove(L->buf, L->buf + L->start, pending);
+		L->scanned -= L->start;
+		L->end = pending;
+		L->start = 0;
+	}
+	if (L->end == L->cap) {
+		if (!(b = mem_realloc(L->buf, 2 * L->cap)))
+			return ERR_NOMEM;
+		L->buf = b;
+		L->cap *= 2;
+	}
+	do
+		n = read(L->fd, L->buf + L->end, L->cap - L->end);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return ERR_IO;
+	L->eof = n == 0;
+	L->end += (size_t)n;
+	return ERR_OK;
 }
 
-/* One line of the journal (`n` bytes at `line`, read from `f`, which is at
- * its end when the line is the last: asked only of a line that is no
- * record): its record to `fn`, or torn (1 returned) or malformed. */
+/* The next line, its newline included when it has one (the last may not):
+ * 1 with *line and *n set, 0 at the end, -1 with *e set: ERR_NOMEM, ERR_IO
+ * (errno set), or ERR_LIMIT when the line is longer than `max` bytes. */
+static int next_line(struct lines *L, size_t max, char **line, size_t *n, enum err *e)
+{
+	char *nl;
+
+	for (;;) {
+		nl = memchr(L->buf + L->scanned, '\n', L->end - L->scanned);
+		if (nl || (L->eof && L->end > L->start)) {
+			*line = L->buf + L->start;
+			*n = nl ? (size_t)(nl + 1 - *line) : L->end - L->start;
+			if (*n > max) {
+				*e = ERR_LIMIT;
+				return -1;
+			}
+			L->start = L->scanned = L->start + *n;
+			return 1;
+		}
+		L->scanned = L->end;
+		if (L->eof)
+			return 0;
+		if (L->end - L->start > max) {
+			*e = ERR_LIMIT;
+			return -1;
+		}
+		if ((*e = fill(L)))
+			return -1;
+	}
+}
+
+/* Whether the journal has nothing after the lines handed out (reads on
+ * when nothing is pending; the buffer's bytes may move). */
+static int at_eof(struct lines *L)
+{
+	while (L->start == L->end && !L->eof)
+		if (fill(L))
+			return 0; /* cannot tell: not the end */
+	return L->start == L->end;
+}
+
+/* One line of the journal (`n` bytes at `line`, handed out by `L`, which is
+ * asked whether it is the last only of a line that is no record): its
+ * record to `fn`, or torn (1 returned) or malformed. */
 static enum err each_line(struct jtree *t, const char *path, char *line, size_t n,
-			  size_t no, FILE *f, results_fn fn, void *ctx, int *torn,
+			  size_t no, struct lines *L, results_fn fn, void *ctx, int *torn,
 			  struct diag *d)
 {
 	int nl = n > 0 && line[n - 1] == '\n';
@@ -418,15 +494,15 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 	/* Out of memory is no verdict on the line: never cut it for that. */
 	if (nl && (e = parse_line(t, line, n - 1, &rec, bad, sizeof(bad), path, d)))
 		return e;
-	record_view_of(rec, &v);
+	record_view_of_jtree(rec, &v);
 	why = !nl ? "no newline" : rec ? record_view_problem(&v) : bad;
-	if (!why && !utf8_valid(line, n - 1)) /* a hand-edited record: never torn, never cut */
+	if (!why && !jtree_ascii(t) && !utf8_valid(line, n - 1)) /* a hand-edited record: never torn, never cut */
 		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: invalid UTF-8 at byte %zu of the line (needle writes only UTF-8: fix the line, or remove it and --resume)",
 				 path, no, utf8_first_bad(line, n - 1) + 1);
 	if (!why && (why = record_view_lie(&v)))
 		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s (needle never writes that: the record was edited)",
 				 path, no, why);
-	if (why && (!nl || at_eof(f)))
+	if (why && (!nl || at_eof(L)))
 		*torn = 1; /* a torn last line, as a crash mid-write leaves it */
 	else if (why)
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", path, no, why);
@@ -439,47 +515,43 @@ enum err results_each(const char *dir, results_fn fn, void *ctx,
 		      struct results_scan *sc, struct diag *d)
 {
 	char path[PATHBUF];
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f;
-	int torn = 0, fd;
+	struct lines L = {0};
+	char *line;
+	size_t n;
+	int torn = 0;
 	struct jtree t;
-	enum err e;
+	enum err e, re = ERR_OK;
 
 	memset(sc, 0, sizeof(*sc));
 	if ((e = join_path(path, dir, "results.jsonl", d)))
 		return e;
-	if ((fd = io_open_regular(path, IO_NOFOLLOW, NULL, d)) < 0)
+	if ((L.fd = io_open_regular(path, IO_NOFOLLOW, NULL, d)) < 0)
 		return ERR_IO;
-	if (!(f = fdopen(fd, "r"))) {
-		close(fd);
-		return diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	if (!(L.buf = mem_alloc(LINES_READ))) {
+		close(L.fd);
+		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	}
-	/* reads of a megabyte, not of stdio's 4 KB: a journal of 100,000
-	 * records is 20,000 calls fewer */
-	setvbuf(f, NULL, _IOFBF, (size_t)1 << 20);
+	L.cap = LINES_READ;
 	jtree_init(&t);
-	while (!e && !torn && (n = getline(&line, &cap, f)) > 0) {
-		if ((size_t)n > RESULTS_LINE_MAX) {
-			e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",
-				      path, sc->lines + 1, RESULTS_LINE_MAX);
-			break;
-		}
-		e = each_line(&t, path, line, (size_t)n, ++sc->lines, f, fn, ctx, &torn, d);
+	while (!e && !torn && (next_line(&L, RESULTS_LINE_MAX, &line, &n, &re)) > 0) {
+		e = each_line(&t, path, line, n, ++sc->lines, &L, fn, ctx, &torn, d);
 		if (torn) {
-			sc->torn_bytes = (size_t)n;
+			sc->torn_bytes = n;
 			sc->lines--;
 		} else if (!e) {
 			sc->records++;
 			sc->torn_at += (off_t)n;
 		}
 	}
-	if (!e && ferror(f))
-		e = diag_fail(d, errno == ENOMEM ? ERR_NOMEM : ERR_IO, "cannot read '%s': %s", path,
-			      strerror(errno));
-	free(line);
-	fclose(f);
+	if (!e && re == ERR_LIMIT)
+		e = diag_fail(d, ERR_LIMIT, "malformed results '%s' line %zu: longer than %zu bytes",
+			      path, sc->lines + 1, RESULTS_LINE_MAX);
+	else if (!e && re == ERR_NOMEM)
+		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	else if (!e && re)
+		e = diag_fail(d, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	mem_free(L.buf);
+	close(L.fd);
 	jtree_release(&t);
 	return e;
 }

@@ -2,7 +2,8 @@
 merely parsing every line of one or more results.jsonl files with json.loads,
 the least any Python reader of a journal does. Prints nothing.
 
-Usage: python3 py_loads.py FILE...
+Usage: /usr/bin/python3 py_loads.py FILE...  (the bench runs the system's
+Python, a build with optimisations)
 """
 import json
 import sys

@@ -408,12 +408,16 @@ cpu_of() {
 }
 
 # needle report and needle diff against Python json.loads of the same lines
-# (issue 26 item 1: report at least 5x less CPU than the parse alone; 1M
-# records in a few seconds), side by side, A B A B, JOURNAL_RUNS (default 5)
-# runs each; the journals are report_stream's (copies of a real null-server
-# record, 1,000 cases x 100 repeats, B with every tenth attempt failed).
+# (issue 26 item 1, issue 38: `needle report RUN --out DIR`, every file written,
+# and `needle diff A B` at least 5x less CPU than the parse alone; 1M records
+# in a few seconds), side by side, A B A B, JOURNAL_RUNS (default 5) runs
+# each; the journals are report_stream's (copies of a real null-server record,
+# 1,000 cases x 100 repeats, B with every tenth attempt failed). The reference
+# is Debian's /usr/bin/python3, built with optimisations (PGO and LTO): a
+# python3 earlier in PATH may be a slower build.
 section_journal_cpu() {
 	runs=${JOURNAL_RUNS:-5}
+	py3=/usr/bin/python3
 	serve node "$root/tests/bench/null_server.js" || return 1
 	runner_suite 1 "$tmp/one.json"
 	"$needle" run "$tmp/one.json" --base-url "$SERVE_URL/v1" --model null --repeat 1 \
@@ -421,27 +425,28 @@ section_journal_cpu() {
 	kill "$SERVE_PID" 2>/dev/null || true
 	journal_pair 100000 1000
 	py=$root/tests/bench/py_loads.py
+	mkdir -p "$tmp/repout"
 	: >"$tmp/jr" && : >"$tmp/jp" && : >"$tmp/jd" && : >"$tmp/jpd"
 	i=0
 	while [ $i -lt "$runs" ]; do
-		cpu_of $PIN "$needle" report "$tmp/biga" --format json >>"$tmp/jr" || return 1
-		cpu_of $PIN python3 "$py" "$tmp/biga/results.jsonl" >>"$tmp/jp" || return 1
+		cpu_of $PIN "$needle" report "$tmp/biga" --out "$tmp/repout" >>"$tmp/jr" || return 1
+		cpu_of $PIN "$py3" "$py" "$tmp/biga/results.jsonl" >>"$tmp/jp" || return 1
 		cpu_of $PIN "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >>"$tmp/jd" || true
-		cpu_of $PIN python3 "$py" "$tmp/biga/results.jsonl" "$tmp/bigb/results.jsonl" >>"$tmp/jpd" || return 1
+		cpu_of $PIN "$py3" "$py" "$tmp/biga/results.jsonl" "$tmp/bigb/results.jsonl" >>"$tmp/jpd" || return 1
 		i=$((i + 1))
 	done
 	r=$(median <"$tmp/jr") p=$(median <"$tmp/jp") dd=$(median <"$tmp/jd") pd=$(median <"$tmp/jpd")
-	echo "== journal CPU: 100,000 records ($(wc -c <"$tmp/biga/results.jsonl") bytes), medians of $runs runs side by side (A B A B)${PIN:+, pinned: $PIN}"
-	echo "needle report: $r s CPU; python json.loads of the lines: $p s; ratio $(awk "BEGIN { printf \"%.1f\", $p / $r }")x (bar >= 5x)"
-	echo "needle diff of two: $dd s CPU; python json.loads of both: $pd s; ratio $(awk "BEGIN { printf \"%.1f\", $pd / $dd }")x (bar >= 5x)"
+	echo "== journal CPU: 100,000 records ($(wc -c <"$tmp/biga/results.jsonl") bytes), medians of $runs runs side by side (A B A B)${PIN:+, pinned: $PIN}; reference $("$py3" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+	echo "needle report --out DIR (summary.json, summary.md, attempts.csv written): $r s CPU; python json.loads of the lines: $p s; ratio $(awk "BEGIN { printf \"%.1f\", $p / $r }")x (bar >= 5x)"
+	echo "needle diff of two (--format json): $dd s CPU; python json.loads of both: $pd s; ratio $(awk "BEGIN { printf \"%.1f\", $pd / $dd }")x (bar >= 5x)"
 	echo "runs (s): report [$(tr '\n' ' ' <"$tmp/jr")] python [$(tr '\n' ' ' <"$tmp/jp")] diff [$(tr '\n' ' ' <"$tmp/jd")] python x2 [$(tr '\n' ' ' <"$tmp/jpd")]"
 	journal_pair 1000000 1000
-	/usr/bin/time -f '%e %U %S %M' -o "$tmp/r1m.time" "$needle" report "$tmp/biga" --format json >/dev/null
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/r1m.time" "$needle" report "$tmp/biga" --out "$tmp/repout" >/dev/null
 	/usr/bin/time -f '%e %U %S %M' -o "$tmp/d1m.time" "$needle" diff "$tmp/biga" "$tmp/bigb" --format json >/dev/null || true
-	awk '{ printf "1,000,000 records: needle report %.2f s wall, %.2f s CPU, peak RSS %d MB\n", $1, $2 + $3, $4 / 1024 }' "$tmp/r1m.time"
+	awk '{ printf "1,000,000 records: needle report --out %.2f s wall, %.2f s CPU, peak RSS %d MB\n", $1, $2 + $3, $4 / 1024 }' "$tmp/r1m.time"
 	awk '{ printf "1,000,000 records x 2: needle diff %.2f s wall, %.2f s CPU, peak RSS %d MB\n", $1, $2 + $3, $4 / 1024 }' "$tmp/d1m.time"
 	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
-	rm -rf "$tmp/biga" "$tmp/bigb"
+	rm -rf "$tmp/biga" "$tmp/bigb" "$tmp/repout"
 }
 
 # Journals A and B of N records over NCASES case ids in $tmp/biga and

@@ -311,6 +311,52 @@ static void test_g15(void)
 	}
 }
 
+/* json_g15_is_plain: every plain number it takes is json_g15's text of its
+ * value, its answer 2 exactly with a point; the texts %g writes otherwise
+ * (a trailing zero, below 1e-4, a leading zero) are refused. */
+static void test_g15_is_plain(void)
+{
+	static const struct {
+		const char *s;
+		int frac, want;
+	} cases[] = {
+		{"0", 0, 1}, {"-0", 0, 1}, {"7", 0, 1}, {"200", 0, 1}, {"1796285424356", 0, 1},
+		{"999999999999999", 0, 1}, {"2.168", 3, 2}, {"-0.5", 1, 2}, {"0.0001", 4, 2},
+		{"0.00001", 5, 0}, {"-0.00009", 5, 0}, {"1.50", 2, 0}, {"0.0", 1, 0}, {"01", 0, 0},
+		{"-01.5", 1, 0}, {"12345678901234.5", 1, 2},
+	};
+	char text[40], out[JSON_G15_MAX];
+	unsigned long long x = 88172645463325252ull;
+	size_t i, n;
+	int k, digits, frac, is, bad = 0;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_EQ_LONG(json_g15_is_plain(cases[i].s, strlen(cases[i].s), cases[i].frac),
+			      cases[i].want);
+	for (i = 0; i < 300000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		digits = 1 + (int)(x % 15);
+		frac = (int)((x >> 8) % (unsigned)(digits + 1));
+		if (frac == digits)
+			frac = 0;
+		n = 0;
+		if ((x >> 16) & 1)
+			text[n++] = '-';
+		for (k = 0; k < digits; k++) {
+			if (k && k == digits - frac)
+				text[n++] = '.';
+			/* zeros often, to try the refusals */
+			text[n++] = (char)('0' + (((x >> (20 + k)) & 3) ? (int)((x >> (24 + k)) % 10) : 0));
+		}
+		text[n] = '\0';
+		is = json_g15_is_plain(text, n, frac);
+		if (is && (json_g15(strtod(text, NULL), out) != n || memcmp(out, text, n) ||
+			   (is == 2) != (frac > 0)) && bad++ < 5)
+			fprintf(stderr, "'%s' (frac %d): json_g15 writes '%s'\n", text, frac, out);
+	}
+	CHECK_EQ_LONG(bad, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "oom"))
@@ -324,5 +370,6 @@ int main(int argc, char **argv)
 	T_RUN(test_print);
 	T_RUN(test_write_file);
 	T_RUN(test_g15);
+	T_RUN(test_g15_is_plain);
 	return T_DONE();
 }

@@ -205,6 +205,40 @@ static void test_depth(void)
 	jtree_release(&t);
 }
 
+/* The same of objects, the innermost value after a space: refused where
+ * the value starts, past the space; a bad name at that depth is refused
+ * as a bad name first. */
+static void test_depth_objects(void)
+{
+	char text[6 * JSCAN_MAX_DEPTH + 32], want[32];
+	struct jtree t;
+	size_t k, n, m;
+
+	jtree_init(&t);
+	for (k = JSCAN_MAX_DEPTH; k <= JSCAN_MAX_DEPTH + 1; k++) {
+		for (n = 0, m = 0; m < k; m++)
+			n += (size_t)sprintf(text + n, "{\"a\":");
+		n += (size_t)sprintf(text + n, " 1");
+		for (m = 0; m < k; m++)
+			text[n++] = '}';
+		text[n] = '\0';
+		if (k == JSCAN_MAX_DEPTH) {
+			agrees(&t, text);
+			continue;
+		}
+		snprintf(want, sizeof(want), "column %zu", 5 * k + 2);
+		refused(text, want);
+		refused(text, "nested too deeply");
+		for (n = 0, m = 0; m < k; m++)
+			n += (size_t)sprintf(text + n, m + 1 < k ? "{\"a\":" : "{a:1");
+		for (m = 0; m < k; m++)
+			text[n++] = '}';
+		text[n] = '\0';
+		refused(text, "expected a member name");
+	}
+	jtree_release(&t);
+}
+
 /* Strings whose escape, quote or control byte falls at every offset of the
  * eight-byte steps of the scan: decoded as cJSON decodes them, or refused. */
 static void test_string_stops(void)
@@ -402,6 +436,7 @@ int main(void)
 	T_RUN(test_blocks_and_in_place);
 	T_RUN(test_refused);
 	T_RUN(test_depth);
+	T_RUN(test_depth_objects);
 	T_RUN(test_messages);
 	T_RUN(test_names);
 	T_RUN(test_number_edges);

@@ -2,8 +2,10 @@
  * record, an attempt's record (verdict from transport, audit and grade; tool
  * calls; round summary), and the manifest (start, end, --resume check). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/jtree.h"
 #include "run/record.h"
 #include "t.h"
 
@@ -72,6 +74,58 @@ static void test_view(void)
 	cJSON_Delete(r);
 	record_view_of(NULL, &v);
 	CHECK_STR(record_view_problem(&v), "not JSON");
+}
+
+/* record_view_of_jtree finds what record_view_of finds, member for member,
+ * in records a jtree parsed: every name a reader consults and near misses
+ * (a name one byte longer or shorter, another of the same length),
+ * duplicates, escaped names (an escaped NUL cuts one), a record that is no
+ * object. */
+static void test_view_jtree(void)
+{
+	static const char *const docs[] = {
+		"{\"case\":\"c0\",\"kind\":\"chat\",\"repeat\":1,\"seed\":null,\"verdict\":\"pass\","
+		"\"transport\":{\"ok\":true,\"failures\":[],\"messages\":[]},\"audit\":{\"ok\":true,"
+		"\"enabled\":false,\"local_prompt_tokens\":null,\"server_prompt_tokens\":5,"
+		"\"usage_delta\":null,\"tolerance\":0,\"hint\":\"h\"},\"grade\":{\"ok\":true,"
+		"\"reasons\":[],\"needles\":[]},\"http_status\":200,\"timing\":{\"first_byte_ms\":2.1,"
+		"\"ttft_ms\":2.1,\"ttfc_ms\":2.1,\"e2e_ms\":2.2,\"tpot_ms\":null},\"usage\":"
+		"{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6},\"finish_reason\":"
+		"\"stop\",\"content\":\"ok\",\"model\":\"m\",\"started_at\":\"t\",\"started_unix_ms\":1,"
+		"\"raw\":\"raw/c0-r1.sse\",\"recall\":{\"tokens\":10,\"depths\":[50],\"prompt_sha256\":"
+		"\"s\"},\"load\":{\"level\":1,\"round\":2,\"warmup\":false,\"precheck\":false,"
+		"\"concurrency\":4,\"rate\":null},\"probe\":{},\"temperature\":0,\"replica\":0,"
+		"\"base_url\":\"u\"}",
+		"{\"cases\":1,\"cas\":2,\"kinds\":3,\"rawr\":4,\"ra\":5,\"repeats\":6,\"verdicts\":7,"
+		"\"timing\":{\"ttft_m\":1,\"ttfx_ms\":2,\"e2e_msx\":3,\"tpot_ms\":4},\"audit\":{\"oks\":1,"
+		"\"o\":2,\"hin\":3,\"tolerancE\":4},\"grade\":{\"reason\":1,\"needle\":2},\"usage\":"
+		"{\"prompt_token\":1},\"load\":{\"levels\":1,\"rates\":2},\"recall\":{\"token\":1}}",
+		"{\"case\":\"a\",\"case\":\"b\",\"timing\":\"x\",\"timing\":{\"e2e_ms\":1},"
+		"\"audit\":{\"ok\":false},\"audit\":{\"ok\":true},\"ca\\u0073e\":\"c\",\"k\\u0000ind\":1,"
+		"\"\\u006bind\":\"k\",\"\":1,\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}}",
+		"[{\"case\":\"a\"}]", "7", "{}",
+	};
+	struct record_view a, b;
+	struct jtree t;
+	size_t i, k;
+
+	jtree_init(&t);
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		char *copy = strdup(docs[i]);
+		cJSON *rec = NULL;
+
+		CHECK(copy && jtree_parse(&t, copy, strlen(copy), "a test", &rec, NULL) == ERR_OK);
+		record_view_of(rec, &a);
+		record_view_of_jtree(rec, &b);
+		CHECK(a.rec == b.rec && !a.jtree && b.jtree);
+		for (k = 0; k < RF_COUNT; k++)
+			if (a.f[k] != b.f[k]) {
+				fprintf(stderr, "doc %zu: field %zu differs\n", i, k);
+				CHECK(a.f[k] == b.f[k]);
+			}
+		free(copy);
+	}
+	jtree_release(&t);
 }
 
 static struct suite *load(void)
@@ -319,6 +373,7 @@ int main(void)
 	T_RUN(test_key);
 	T_RUN(test_key_like_printf);
 	T_RUN(test_view);
+	T_RUN(test_view_jtree);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
 	T_RUN(test_manifest);

@@ -94,18 +94,19 @@ static void agree(const unsigned char *s, size_t len, size_t want)
 	}
 }
 
-/* `seq` after 32..63 bytes of ASCII, followed by more ASCII and then cut by
- * the end of the text. */
+/* `seq` after 32..63 bytes of ASCII, and after some 128 or 256 (where the
+ * fast path's ASCII blocks of 128 bytes end), followed by more ASCII and
+ * then cut by the end of the text. */
 static void place(const unsigned char *seq, size_t n)
 {
-	unsigned char text[64 + 4 + 40];
+	unsigned char text[264 + 4 + 40];
 	size_t off, mid, end;
 
 	memset(text, 'a', sizeof(text));
 	memcpy(text, seq, n);
 	mid = ref_first_bad(text, n + 40);
 	end = ref_first_bad(text, n);
-	for (off = 32; off < 64; off++) {
+	for (off = 32; off < 264; off = off == 63 ? 120 : off == 135 ? 248 : off + 1) {
 		memset(text, 'a', sizeof(text));
 		memcpy(text + off, seq, n);
 		agree(text, off + n + 40, mid == n + 40 ? off + n + 40 : off + mid);
