@@ -93,7 +93,12 @@ static void test_rules(void)
 	CHECK(check("{\"tool_calls\":[{\"name\":\"a\",\"arguments\":{},\"tool_result\":\"r\"}],"
 		    "\"final_contains\":[]}", &d) == ERR_OK);
 	CHECK(check("{\"json\":1,\"contains\":[\"a\"]}", &d) == ERR_INPUT);
-	CHECK_STR(d.msg, "x.json: cases[3].expect: expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls' (found 2)");
+	CHECK_STR(d.msg, "x.json: cases[3].expect: expected exactly one of 'json', 'regex', 'contains', 'tool_call', 'tool_calls', "
+		  "'schema' ('schema' may come with 'json') (found 2)");
+	CHECK(check("{\"schema\":{\"type\":\"object\"},\"json\":{}}", &d) == ERR_OK);
+	CHECK(check("{\"schema\":\"response_format\"}", &d) == ERR_OK);
+	CHECK(check("{\"schema\":\"other\"}", &d) == ERR_INPUT);
+	CHECK(strstr(d.msg, "cases[3].expect.schema: expected a JSON Schema") != NULL);
 	CHECK(check("{\"no_tool_call\":true}", &d) == ERR_INPUT);
 	CHECK(strstr(d.msg, "(found 0)") != NULL);
 	CHECK(check("{\"regex\":\"a(\"}", &d) == ERR_INPUT);
