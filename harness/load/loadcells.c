@@ -18,6 +18,8 @@ struct rnd {
 	long round;
 	struct loadstat_req *q; /* owned */
 	size_t n, cap;
+	double *itl;            /* owned: its successful requests' itl_ms, pooled */
+	size_t nitl, citl;
 };
 
 struct cell {
@@ -89,6 +91,25 @@ static struct rnd *find_round(struct cell *c, long round)
 	return r;
 }
 
+/* The inter-token latencies of a successful request, onto its round's. */
+static int add_itl(struct rnd *r, const cJSON *gaps)
+{
+	const cJSON *g;
+	double *p;
+
+	cJSON_ArrayForEach(g, gaps) {
+		if (!cJSON_IsNumber(g))
+			continue;
+		if (r->nitl == r->citl) {
+			if (!(p = mem_grow(r->itl, &r->citl, sizeof(*p), 256)))
+				return 0;
+			r->itl = p;
+		}
+		r->itl[r->nitl++] = g->valuedouble;
+	}
+	return 1;
+}
+
 static int add(struct acc *a, const cJSON *rec)
 {
 	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case");
@@ -104,7 +125,7 @@ static int add(struct acc *a, const cJSON *rec)
 		return 0;
 	r->q = q;
 	r->q[r->n++] = one;
-	return 1;
+	return one.ok ? add_itl(r, jget(load, "itl_ms")) : 1;
 }
 
 static void acc_free(struct acc *a)
@@ -112,8 +133,10 @@ static void acc_free(struct acc *a)
 	size_t i, j;
 
 	for (i = 0; i < a->n; i++) {
-		for (j = 0; j < a->c[i].nr; j++)
+		for (j = 0; j < a->c[i].nr; j++) {
 			mem_free(a->c[i].r[j].q);
+			mem_free(a->c[i].r[j].itl);
+		}
 		mem_free(a->c[i].r);
 	}
 	mem_free(a->c);
@@ -198,6 +221,9 @@ static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_c
 	add_fig(jb, o, "tpot_p95_ms", &s->tpot_p95_ms);
 	add_fig(jb, o, "e2e_p50_ms", &s->e2e_p50_ms);
 	add_fig(jb, o, "e2e_p95_ms", &s->e2e_p95_ms);
+	add_fig(jb, o, "itl_p50_ms", &s->itl_p50_ms);
+	add_fig(jb, o, "itl_p95_ms", &s->itl_p95_ms);
+	add_fig(jb, o, "itl_p99_ms", &s->itl_p99_ms);
 	if (open)
 		add_fig(jb, o, "achieved_rate", &s->achieved_rate);
 	if (open || has_slo) {
@@ -228,8 +254,10 @@ static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, st
 	qsort(c->r, c->nr, sizeof(*c->r), by_round);
 	o = json_add_obj(jb, cells, NULL);
 	add_level(jb, o, c, &open);
-	for (i = 0; i < c->nr; i++)
+	for (i = 0; i < c->nr; i++) {
 		loadstat_round(c->r[i].q, c->r[i].n, c->has_slo ? &c->slo : NULL, scratch, &rs[i]);
+		loadstat_round_itl(&rs[i], c->r[i].itl, c->r[i].nitl);
+	}
 	loadstat_cell(rs, c->nr, scratch, &s);
 	add_figures(jb, o, &s, open, c->has_slo);
 	arr = json_add_arr(jb, o, "rounds");

@@ -18,7 +18,9 @@
  * its median over valid rounds with _min and _max (null without a valid
  * round): output_tps, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms, ttfc_p50_ms,
  * ttfc_p95_ms, tpot_p50_ms, tpot_p95_ms, e2e_p50_ms, e2e_p95_ms,
- * achieved_rate, lag_p99_ms; over all rounds slo_attainment and goodput_rps (with an SLO); lag_max_ms; and
+ * achieved_rate, lag_p99_ms; itl_p50_ms, itl_p95_ms, itl_p99_ms (each round's
+ * inter-token latencies, "itl_ms" of its successful requests, pooled; over
+ * the valid rounds that have them); over all rounds slo_attainment and goodput_rps (with an SLO); lag_max_ms; and
  * "rounds": [{round, valid, requests, succeeded, output_tps, ttft_p50_ms,
  * ttft_p95_ms, ttfc_p50_ms, tpot_p95_ms, e2e_p50_ms, achieved_rate (rates),
  * slo_attainment and goodput_rps (rates, or with an SLO), lag_p99_ms}].

@@ -163,15 +163,24 @@ void loadstat_round(const struct loadstat_req *q, size_t n,
 	out->lag_max_ms = pct(scratch, m, 100);
 }
 
-/* The figure at byte `off` of each round, over valid rounds only or all. */
+void loadstat_round_itl(struct loadstat_round *r, double *gaps, size_t n)
+{
+	r->n_itl = n;
+	r->itl_p50_ms = pct(gaps, n, 50);
+	r->itl_p95_ms = pct(gaps, n, 95);
+	r->itl_p99_ms = pct(gaps, n, 99);
+}
+
+/* The figure at byte `off` of each round, over valid rounds only or all,
+ * and only those with inter-token latencies when `itl`. */
 static void figure(const struct loadstat_round *r, size_t n, size_t off,
-		   int valid_only, double *v, struct loadstat_fig *out)
+		   int valid_only, int itl, double *v, struct loadstat_fig *out)
 {
 	size_t i, m = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < n; i++)
-		if (r[i].valid || !valid_only)
+		if ((r[i].valid || !valid_only) && (!itl || r[i].n_itl))
 			memcpy(&v[m++], (const char *)&r[i] + off, sizeof(double));
 	if (!m)
 		return;
@@ -182,7 +191,9 @@ static void figure(const struct loadstat_round *r, size_t n, size_t off,
 }
 
 #define FIG(field, valid_only) \
-	figure(r, n, offsetof(struct loadstat_round, field), valid_only, scratch, &out->field)
+	figure(r, n, offsetof(struct loadstat_round, field), valid_only, 0, scratch, &out->field)
+#define ITL(field) \
+	figure(r, n, offsetof(struct loadstat_round, field), 1, 1, scratch, &out->field)
 
 void loadstat_cell(const struct loadstat_round *r, size_t n, double *scratch,
 		   struct loadstat_cell *out)
@@ -214,4 +225,7 @@ void loadstat_cell(const struct loadstat_round *r, size_t n, double *scratch,
 	FIG(lag_p99_ms, 1);
 	FIG(slo_attainment, 0);
 	FIG(goodput_rps, 0);
+	ITL(itl_p50_ms);
+	ITL(itl_p95_ms);
+	ITL(itl_p99_ms);
 }

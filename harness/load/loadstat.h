@@ -89,6 +89,9 @@ struct loadstat_round {
 	double lag_p50_ms, lag_p99_ms, lag_max_ms;
 	double slo_attainment;  /* 0..1; 1 when no bound is set and all succeeded */
 	double goodput_rps;
+	size_t n_itl;           /* inter-token latencies of its successful
+				 * requests, pooled (loadstat_round_itl) */
+	double itl_p50_ms, itl_p95_ms, itl_p99_ms;
 };
 
 /* A figure over a cell's rounds. */
@@ -106,6 +109,8 @@ struct loadstat_cell {
 	struct loadstat_fig tpot_p50_ms, tpot_p95_ms, e2e_p50_ms, e2e_p95_ms;
 	struct loadstat_fig achieved_rate, lag_p99_ms;  /* valid rounds */
 	struct loadstat_fig slo_attainment, goodput_rps; /* all rounds */
+	struct loadstat_fig itl_p50_ms, itl_p95_ms, itl_p99_ms; /* valid rounds
+				 * that have inter-token latencies */
 	double lag_max_ms;      /* over all rounds */
 };
 
@@ -119,6 +124,13 @@ struct loadstat_cell {
  * a pre-check (round -1), a warm-up (round 0) or a record that is not a load
  * request, leaving `out` alone. `record` is borrowed. */
 int loadstat_request(const cJSON *record, struct loadstat_req *out);
+
+/* Sets the round's inter-token latency percentiles from the `n` gaps (ms)
+ * between consecutive token chunks of its successful requests, pooled as
+ * the peers' clients pool them (the record's "load"."itl_ms"); it sorts
+ * them. No gaps (requests of one token, or records from before needle kept
+ * them): n_itl 0, and the cell leaves the round out of its ITL figures. */
+void loadstat_round_itl(struct loadstat_round *r, double *gaps, size_t n);
 
 /* The per-request figures, as defined above. */
 enum loadstat_kind {

@@ -69,6 +69,9 @@ void stream_release(struct stream *s)
 		tool_release(&s->tools[i]);
 	mem_free(s->tools);
 	s->tools = NULL;
+	mem_free(s->gaps);
+	s->gaps = NULL;
+	s->ngaps = s->gaps_cap = 0;
 	s->ntools = s->tools_cap = 0;
 }
 
@@ -293,6 +296,18 @@ static void usage(struct stream *s, const cJSON *v)
 
 static void token(struct stream *s, int content)
 {
+	if (s->t_last_token >= 0 && s->ngaps < STREAM_GAPS_MAX) {
+		if (s->ngaps == s->gaps_cap) {
+			double *g = mem_grow(s->gaps, &s->gaps_cap, sizeof(*g), 256);
+
+			if (!g) {
+				keep(s, ERR_NOMEM);
+				return;
+			}
+			s->gaps = g;
+		}
+		s->gaps[s->ngaps++] = s->t_now - s->t_last_token;
+	}
 	if (s->t_first_token < 0)
 		s->t_first_token = s->t_now;
 	if (content && s->t_first_content < 0)

@@ -53,6 +53,7 @@
 
 #define STREAM_TEXT_MAX ((size_t)256 << 20) /* cap on content, reasoning, arguments */
 #define STREAM_HEAD_MAX ((size_t)16 << 10)  /* body bytes kept to explain errors */
+#define STREAM_GAPS_MAX ((size_t)1 << 22)   /* inter-token gaps kept (then no more) */
 #define STREAM_MSG_MAX 512                  /* one failure's message, NUL included */
 #define STREAM_TOOLS_MAX 1024               /* cap on distinct tool calls */
 #define STREAM_FINISH_MAX 256               /* cap on finish_reason */
@@ -134,6 +135,9 @@ struct stream {
 	double t_first_token;         /* -1 until the first token */
 	double t_first_content;       /* -1 until the first content/tool token */
 	double t_last_token;          /* -1 until the first token */
+	double *gaps;                 /* ms between consecutive token chunks (the
+				       * inter-token latencies), in order */
+	size_t ngaps, gaps_cap;       /* private: gaps_cap */
 	double t_end;                 /* -1 until stream_end */
 	double t_now;                 /* private: arrival time of the bytes being fed */
 	int fatal;                    /* private: ERR_NOMEM/ERR_LIMIT met in a callback */

@@ -34,6 +34,9 @@ struct vb_level {
 	double value;             /* the concurrency or the rate */
 	struct vb_req *r;         /* owned */
 	size_t n, cap;
+	double *itl;              /* owned: the completed requests' inter-token
+				     latencies (ms), pooled as serve.py does */
+	size_t nitl, citl;
 };
 
 struct vb_walk {
@@ -82,6 +85,8 @@ static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 	struct vb_level *l;
 	struct vb_req *r, *p;
 	struct loadstat_req q;
+	const cJSON *g, *gaps;
+	double *t;
 
 	(void)d;
 	if (!load || !cJSON_IsString(jget(rec, "case")) || jget_num(load, "round") < 1 ||
@@ -103,6 +108,17 @@ static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 	r->ttft = r->q.first >= 0 ? r->q.first - r->q.sent : -1;
 	r->e2e = r->q.done - r->q.sent;
 	r->meets_slo = loadstat_meets(&r->q, &bounds);
+	gaps = r->q.ok ? jget(load, "itl_ms") : NULL; /* serve.py keeps a success's only */
+	cJSON_ArrayForEach(g, gaps) {
+		if (!cJSON_IsNumber(g))
+			continue;
+		if (l->nitl == l->citl) {
+			if (!(t = mem_grow(l->itl, &l->citl, sizeof(*t), 256)))
+				return ERR_NOMEM;
+			l->itl = t;
+		}
+		l->itl[l->nitl++] = g->valuedouble;
+	}
 	return ERR_OK;
 }
 
@@ -154,12 +170,19 @@ static void add_figure(struct json_build *jb, cJSON *o, const char *name, double
 	}
 }
 
-static void add_itl(struct json_build *jb, cJSON *o)
+/* The inter-token latencies pooled over the level's completed requests
+ * (serve.py's itls); null when its records have none (recorded before needle
+ * kept them). */
+static void add_itl(struct json_build *jb, cJSON *o, struct vb_level *l)
 {
 	static const char *const keys[] = {"mean_itl_ms", "median_itl_ms", "std_itl_ms", "p50_itl_ms",
 					   "p90_itl_ms", "p95_itl_ms", "p99_itl_ms"};
 	size_t i;
 
+	if (l->nitl) {
+		add_figure(jb, o, "itl", l->itl, l->nitl);
+		return;
+	}
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		json_add_null(jb, o, keys[i]);
 }
@@ -210,7 +233,7 @@ static void add_latency(struct json_build *jb, cJSON *o, const struct vb_level *
 	}
 	add_figure(jb, o, "ttft", ttft, nt);
 	add_figure(jb, o, "tpot", tpot, np);
-	add_itl(jb, o);
+	add_itl(jb, o, (struct vb_level *)l);
 	add_figure(jb, o, "e2el", e2e, ne);
 }
 
@@ -258,6 +281,7 @@ static void walk_release(struct vb_walk *w)
 	for (i = 0; i < w->n; i++) {
 		mem_free(w->l[i].case_id);
 		mem_free(w->l[i].r);
+		mem_free(w->l[i].itl);
 	}
 	mem_free(w->l);
 }

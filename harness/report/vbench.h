@@ -21,9 +21,10 @@
  *  - for each: mean_, median_, std_ (population, numpy's np.std) and
  *    p50_, p90_, p95_, p99_ with numpy's linear interpolation (stats.h);
  *    over no sample they are 0, as serve.py's np.mean(x or 0) gives;
- *  - itl (the gaps between a request's successive chunks): needle records
- *    a request's first and last token times, not every chunk's, so the
- *    *_itl_ms keys are null;
+ *  - itl: the gaps between a completed request's successive token chunks
+ *    (the record's "load" "itl_ms"), pooled over the level as serve.py pools
+ *    its itls; null when the records have none (kept before needle kept
+ *    them);
  *  - request_goodput: requests that met every bound of the case's "slo"
  *    over duration, null without one (serve.py's --goodput);
  *  - request_rate is the level's rate or "inf" for a closed loop (serve.py

@@ -553,6 +553,14 @@ cJSON *run_load_json(const struct attempt *a)
 	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
 	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
 	     cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
+	if (ok && a->st.ngaps) { /* the inter-token latencies, to the microsecond */
+		cJSON *g = cJSON_AddArrayToObject(o, "itl_ms");
+		size_t i;
+
+		for (i = 0; ok && g && i < a->st.ngaps; i++)
+			ok = cJSON_AddItemToArray(g, cJSON_CreateNumber(round(a->st.gaps[i] * 1000) / 1000));
+		ok = ok && g;
+	}
 	if (ok && a->has_seed) /* sharded: for needle merge's common-start check */
 		ok = cJSON_AddNumberToObject(o, "round_started_unix", a->round_wall_s) != NULL;
 	if (ok && (s->slo.ttft_ms > 0 || s->slo.tpot_ms > 0 || s->slo.e2e_ms > 0)) {

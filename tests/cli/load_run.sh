@@ -48,6 +48,13 @@ timed a 'ref-good:prefill=10000,tpot=10,batch=10' "$tmp/matrix.json" \
 	 near(cells[0].output_tps, 81.6, 0.1) && near(cells[1].output_tps, 263.6, 0.12)' \
 	'TTFT P50 = P / prefill, TPOT with the batch effect, output throughput'
 check a 'cells.length === 2 && cells.every(c => c.rounds_valid === 3 && c.succeeded === c.requests)' 'all rounds valid'
+# the inter-token latencies: every gap of every request kept, and the cell's ITL
+# percentiles bracket its TPOT (one token a chunk: the gaps are the token times)
+node "$TESTS/refserver/records.js" "$tmp/a" \
+	'recs.filter(r => r.load && r.load.round >= 1).every(r => r.load.itl_ms.length === r.usage.completion_tokens - 1 && r.load.itl_ms.every(g => g > 0))' \
+	'one gap per token after the first'
+check a 'cells.every(c => c.itl_p50_ms > 0 && c.itl_p50_ms <= c.itl_p95_ms && c.itl_p95_ms <= c.itl_p99_ms &&
+	near(c.itl_p50_ms, c.tpot_p50_ms, 0.25))' 'ITL P50/P95/P99 per cell, its median near TPOT'
 # load.png: a whole PNG (every chunk's CRC, the pixels inflate to h rows of
 # 1 + 3w bytes) of the size loadplot.h gives one case: 952 x (400 + 16)
 python3 - "$tmp/a/load.png" 952 416 <<'PY' || { echo "load.png is not the expected picture"; exit 1; }
