@@ -12,7 +12,6 @@
 #include "base/err.h"
 #include "base/rx.h"
 
-#define PATH_MAX_BYTES 512
 
 static const char *const annotations[] = {"$schema", "$comment", "title", "description", "default",
 					  "examples", "readOnly", "writeOnly", "deprecated", NULL};
@@ -33,15 +32,15 @@ static int listed(const char *const *list, const char *s)
 	return 0;
 }
 
-/* Appends a JSON pointer segment (~ and / escaped) to path[PATH_MAX_BYTES];
+/* Appends a JSON pointer segment (~ and / escaped) to path[SCHEMA_WHERE_MAX];
  * returns the old length, to cut back to. */
 static size_t push(char *path, const char *seg)
 {
 	size_t n = strlen(path), k = n;
 
-	if (k + 1 < PATH_MAX_BYTES)
+	if (k + 1 < SCHEMA_WHERE_MAX)
 		path[k++] = '/';
-	for (; *seg && k + 3 < PATH_MAX_BYTES; seg++) {
+	for (; *seg && k + 3 < SCHEMA_WHERE_MAX; seg++) {
 		if (*seg == '~' || *seg == '/') {
 			path[k++] = '~';
 			path[k++] = *seg == '~' ? '0' : '1';
@@ -95,7 +94,7 @@ static const cJSON *resolve(const cJSON *root, const char *ref)
 
 struct check {
 	const cJSON *root;
-	char where[PATH_MAX_BYTES];
+	char where[SCHEMA_WHERE_MAX];
 	char *why;
 	size_t cap;
 };
@@ -258,12 +257,12 @@ static int check_schema(struct check *c, const cJSON *s, int depth)
 	return 0;
 }
 
-int schema_check(const cJSON *schema, char *where, char *why, size_t cap)
+int schema_check(const cJSON *schema, char where[SCHEMA_WHERE_MAX], char *why, size_t cap)
 {
 	struct check c = {schema, "", why, cap};
 	int r = check_schema(&c, schema, 0);
 
-	snprintf(where, cap, "%s", c.where);
+	memcpy(where, c.where, SCHEMA_WHERE_MAX);
 	return r;
 }
 
@@ -271,7 +270,7 @@ int schema_check(const cJSON *schema, char *where, char *why, size_t cap)
 
 struct val {
 	const cJSON *root;
-	char path[PATH_MAX_BYTES];
+	char path[SCHEMA_WHERE_MAX];
 	char *why;
 	size_t cap;
 };

@@ -32,12 +32,14 @@
 
 #define SCHEMA_DEPTH_MAX 64  /* nested schemas, $ref included */
 #define SCHEMA_WHY_MAX 512   /* bytes of a reason */
+#define SCHEMA_WHERE_MAX 512 /* bytes of a place in a schema or an answer */
 
 /* Checks that `schema` is one needle validates: 0 when it is; else 1 with
- * where[cap] the JSON pointer of the offending part inside the schema ("" the
- * whole) and why[cap] the reason (an unknown or unchecked keyword, a keyword's
- * malformed value, a $ref that resolves to nothing, a bad pattern). */
-int schema_check(const cJSON *schema, char *where, char *why, size_t cap);
+ * where[SCHEMA_WHERE_MAX] the JSON pointer of the offending part inside the
+ * schema ("" the whole) and why[cap] the reason (an unknown or unchecked
+ * keyword, a keyword's malformed value, a $ref that resolves to nothing, a
+ * bad pattern). */
+int schema_check(const cJSON *schema, char where[SCHEMA_WHERE_MAX], char *why, size_t cap);
 
 /* Validates `v` against `schema` (which schema_check accepted): 1 when it
  * is valid; 0 with why[cap] naming the first violation: "/items/2/price: 3

@@ -545,7 +545,7 @@ static enum err parse_expect(const struct jcheck *c, struct suite_case *k, const
 {
 	enum err e = expect_parse(jget(k->json, "expect"), &k->expect, c->d);
 	const cJSON *rf = jget(jget(k->json, "request"), "response_format");
-	char q[JCHECK_PATH_MAX], where[JCHECK_PATH_MAX], why[SCHEMA_WHY_MAX];
+	char q[JCHECK_PATH_MAX], where[SCHEMA_WHERE_MAX], why[SCHEMA_WHY_MAX];
 
 	if (e) {
 		diag_prefix(c->d, "%s", c->file);

@@ -19,7 +19,7 @@ static void run_file(const char *path)
 	struct buf text;
 	struct diag d;
 	cJSON *root, *g, *t;
-	char where[256], why[SCHEMA_WHY_MAX];
+	char where[SCHEMA_WHERE_MAX], why[SCHEMA_WHY_MAX];
 
 	buf_init(&text, (size_t)16 << 20);
 	diag_init(&d);
@@ -108,7 +108,7 @@ static void test_reasons(void)
 		{"[1]", "/: [1] is an array, not of type object"},
 	};
 	cJSON *schema = parse(schema_text);
-	char where[256], why[SCHEMA_WHY_MAX];
+	char where[SCHEMA_WHERE_MAX], why[SCHEMA_WHY_MAX];
 	size_t i;
 
 	CHECK(!schema_check(schema, where, why, sizeof(why)));
@@ -138,7 +138,7 @@ static void test_refused(void)
 		{"{\"anyOf\": []}", "/anyOf", "non-empty"},
 		{"3", "", "expected a schema"},
 	};
-	char where[256], why[SCHEMA_WHY_MAX];
+	char where[SCHEMA_WHERE_MAX], why[SCHEMA_WHY_MAX];
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
