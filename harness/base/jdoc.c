@@ -12,6 +12,13 @@
 #include "mem.h"
 #include "utf8.h"
 
+/* The tree is cJSON 1.7.15's, node for node (unit/test_jdoc and the fuzz
+ * target compare them): against another cJSON, compare again before
+ * changing this check. */
+#if CJSON_VERSION_MAJOR != 1 || CJSON_VERSION_MINOR != 7 || CJSON_VERSION_PATCH != 15
+#error "jdoc reproduces cJSON 1.7.15's parse; run unit/test_jdoc against this cJSON, then update the check"
+#endif
+
 #define NUMBER_MAX 63 /* bytes of cJSON's number buffer, NUL excluded */
 
 struct jd {

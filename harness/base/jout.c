@@ -10,6 +10,13 @@
 #include "jout.h"
 #include "json.h"
 
+/* The text is cJSON 1.7.15's cJSON_Print, byte for byte (unit/test_jout
+ * compares them): against another cJSON, compare again before changing
+ * this check. */
+#if CJSON_VERSION_MAJOR != 1 || CJSON_VERSION_MINOR != 7 || CJSON_VERSION_PATCH != 15
+#error "jout reproduces cJSON 1.7.15's cJSON_Print; run unit/test_jout against this cJSON, then update the check"
+#endif
+
 #define JOUT_CHUNK ((size_t)64 << 10)
 
 struct jw {

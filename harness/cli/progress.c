@@ -15,13 +15,9 @@ int progress_due(struct progress *p, double now_ms, int force)
 	return 1;
 }
 
-void progress_start(struct progress *p, int tty, double now_ms)
-{
-	p->every_ms = tty ? 0 : progress_log_every_ms();
-	p->last_ms = tty ? 0 : now_ms;
-}
-
-double progress_log_every_ms(void)
+/* The interval of the line off a terminal, in ms: NEEDLE_PROGRESS_SECONDS
+ * when it is a number from 0.1 to 86400, else PROGRESS_LOG_EVERY_S. */
+static double progress_log_every_ms(void)
 {
 	const char *env = getenv("NEEDLE_PROGRESS_SECONDS");
 	char *end;
@@ -30,6 +26,12 @@ double progress_log_every_ms(void)
 	if (!env || end == env || *end || !(s >= 0.1 && s <= 86400))
 		s = PROGRESS_LOG_EVERY_S;
 	return s * 1000;
+}
+
+void progress_start(struct progress *p, int tty, double now_ms)
+{
+	p->every_ms = tty ? 0 : progress_log_every_ms();
+	p->last_ms = tty ? 0 : now_ms;
 }
 
 void progress_utc(double s, char *out, size_t cap)

@@ -47,9 +47,6 @@ void progress_start(struct progress *p, int tty, double now_ms);
  * PROGRESS_EVERY_MS) since the last; marks it shown. */
 int progress_due(struct progress *p, double now_ms, int force);
 
-/* The interval of the line off a terminal, in ms: NEEDLE_PROGRESS_SECONDS
- * when it is a number from 0.1 to 86400, else PROGRESS_LOG_EVERY_S. */
-double progress_log_every_ms(void);
 
 /* Seconds as "M:SS", or "H:MM:SS" from one hour, rounded. */
 void progress_duration(double s, char *out, size_t cap);

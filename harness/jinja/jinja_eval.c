@@ -78,7 +78,10 @@ enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ..
 	return r;
 }
 
-enum err jinja_eval_limit(struct je *e, const struct jn *n, const char *fmt, ...)
+/* Fails with ERR_LIMIT, "WHAT (template line L, column C)": a budget of
+ * jinja.h (steps, work, time, memory) ran out at `n`. */
+static __attribute__((format(printf, 3, 4))) enum err
+jinja_eval_limit(struct je *e, const struct jn *n, const char *fmt, ...)
 {
 	va_list ap;
 	enum err r;

@@ -90,10 +90,6 @@ enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ..
  * L, column C)". */
 enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Fails with ERR_LIMIT, "WHAT (template line L, column C)": a budget of
- * jinja.h (steps, work, time, memory) ran out at `n`. */
-enum err jinja_eval_limit(struct je *e, const struct jn *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 /* Charges `units` of work done inside a builtin at `n` (one unit per byte
  * scanned or written, JV_WORK_ITEM per item visited, made or found) against JINJA_MAX_WORK,
  * and checks the wall clock: ERR_LIMIT past either. */

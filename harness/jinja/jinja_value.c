@@ -214,6 +214,12 @@ enum err jinja_value_dict_new(struct jv_arena *a, enum jv_kind k, struct jv *out
 	return ERR_OK;
 }
 
+/* Python ==. Returns 1/0; -1 when needle cannot decide (a big integer against
+ * a number), which callers refuse; JV_EQ_DEEP when the walk would go deeper
+ * than JV_MAX_DEPTH containers (Python raises RecursionError). The same
+ * container object equals itself at once, as in CPython. */
+static int jinja_value_eq(const struct jv *a, const struct jv *b);
+
 struct jv *jinja_value_dict_get(const struct jv *dict, struct jv key)
 {
 	struct jv_dict *d = dict->u.d;
@@ -401,7 +407,7 @@ static int eq_at(const struct jv *a, const struct jv *b, int depth, size_t *work
 	}
 }
 
-int jinja_value_eq(const struct jv *a, const struct jv *b)
+static int jinja_value_eq(const struct jv *a, const struct jv *b)
 {
 	size_t work = 0;
 

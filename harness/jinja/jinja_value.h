@@ -218,11 +218,6 @@ struct jv *jinja_value_dict_get_str(const struct jv *dict, const char *s, size_t
 /* --- Python semantics --- */
 /* Python truthiness (Undefined false, a generator true). */
 int jinja_value_truthy(const struct jv *v);
-/* Python ==. Returns 1/0; -1 when needle cannot decide (a big integer against
- * a number), which callers refuse; JV_EQ_DEEP when the walk would go deeper
- * than JV_MAX_DEPTH containers (Python raises RecursionError). The same
- * container object equals itself at once, as in CPython. */
-int jinja_value_eq(const struct jv *a, const struct jv *b);
 /* The same, adding to `*work` the work units (bytes, JV_WORK_ITEM per item)
  * it spent (the render's budget counts them). */
 int jinja_value_eq_work(const struct jv *a, const struct jv *b, size_t *work);

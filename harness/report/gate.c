@@ -146,7 +146,8 @@ enum err gate_parse(const char *spec, struct gate *g, struct diag *d)
 
 /* ---- gate evaluation ---- */
 
-int gate_holds(double v, enum gate_op op, double want)
+/* Whether `v` OP `want` holds. */
+static int gate_holds(double v, enum gate_op op, double want)
 {
 	switch (op) {
 	case GATE_GE: return v >= want;

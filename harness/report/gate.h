@@ -114,9 +114,6 @@ struct gate {
 					  an SLO attainment figure; none is fine */
 };
 
-/* Whether `v` OP `want` holds. */
-int gate_holds(double v, enum gate_op op, double want);
-
 /* "pass", "fail" or "underpowered". */
 const char *gate_verdict_name(enum gate_verdict v);
 

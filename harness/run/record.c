@@ -429,7 +429,8 @@ long long record_unix_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void record_run_id(char out[RECORD_RUN_ID_LEN + 1])
+/* A new run id into out (RECORD_RUN_ID_LEN + 1 bytes). */
+static void record_run_id(char out[RECORD_RUN_ID_LEN + 1])
 {
 	unsigned char b[16];
 	struct timespec ts;

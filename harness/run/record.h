@@ -171,8 +171,6 @@ long long record_unix_ms(void);
  * same name stay apart in one query): a random UUID (RFC 9562 version 4),
  * 36 characters, lower-case hex. */
 #define RECORD_RUN_ID_LEN 36
-/* A new run id into out (RECORD_RUN_ID_LEN + 1 bytes). */
-void record_run_id(char out[RECORD_RUN_ID_LEN + 1]);
 
 /* The tool calls of `s` as the API shapes them: [{id, type, function: {name,
  * arguments}}]. Caller owns; NULL when out of memory. */

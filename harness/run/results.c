@@ -334,19 +334,6 @@ enum err results_queue_raw(struct results *r, const char *name, struct buf *data
 	return journal_raw(r->j, name, p, len, d);
 }
 
-enum err results_write_raw(struct results *r, const char *name,
-			   const void *data, size_t len, struct diag *d)
-{
-	struct buf copy;
-	enum err e;
-
-	buf_init(&copy, len + 1);
-	if ((e = buf_append(&copy, data, len)))
-		return diag_fail(d, e, "out of memory writing '%s/raw/%s'", r->dir, name);
-	e = results_queue_raw(r, name, &copy, d);
-	return e ? e : results_collect(r, 1, NULL, NULL, d);
-}
-
 enum err results_write_manifest(struct results *r, cJSON *manifest,
 				struct diag *d)
 {

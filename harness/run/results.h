@@ -105,11 +105,6 @@ enum err results_collect(struct results *r, int wait, results_done_fn fn, void *
  * durable on success. For writers that queue nothing else (merge). */
 enum err results_append(struct results *r, cJSON *rec, struct diag *d);
 
-/* results_queue_raw of a copy of `len` bytes at `data`, then waits as
- * results_append does. */
-enum err results_write_raw(struct results *r, const char *name,
-			   const void *data, size_t len, struct diag *d);
-
 /* A file name for an attempt's raw bytes: the case id with characters outside
  * [A-Za-z0-9._-] replaced (plus a hash of the id when any were), then
  * "-rREPEAT[-sSEED].sse". ERR_LOADER, with `out` empty, when the hash cannot

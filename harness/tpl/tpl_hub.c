@@ -15,7 +15,9 @@
 
 #define HUB_PATH_MAX 4096
 
-int tpl_hub_is_id(const char *arg)
+/* Whether `arg` has the shape of a model id: ORG/NAME, each of letters,
+ * digits, '-', '_' and '.', not starting with '.'. */
+static int tpl_hub_is_id(const char *arg)
 {
 	const char *s, *slash = arg ? strchr(arg, '/') : NULL;
 

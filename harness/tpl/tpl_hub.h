@@ -19,9 +19,6 @@
 
 #include "base/err.h"
 
-/* Whether `arg` has the shape of a model id: ORG/NAME, each of letters,
- * digits, '-', '_' and '.', not starting with '.'. */
-int tpl_hub_is_id(const char *arg);
 
 /* Resolves --tokenizer `arg` with --revision `revision` (NULL: "main").
  * *path is set to a new string the caller frees with mem_free: the
