@@ -476,6 +476,8 @@ static enum err md_row(struct buf *b, const cJSON *c)
 	if (!e)
 		e = put_fig(b, c, "tpot_p95_ms", "%.1f");
 	if (!e)
+		e = put_fig(b, c, "itl_p95_ms", "%.1f");
+	if (!e)
 		e = put_fig(b, c, "e2e_p50_ms", "%.0f");
 	if (!e)
 		e = put_fig(b, c, "ttfc_p50_ms", "%.0f");
@@ -497,11 +499,12 @@ enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 		return ERR_OK;
 	e = buf_puts(out, "\n## Load\n\nMedians over valid rounds (min-max over them); a round is valid only "
 		     "when every request passed. TTFT to the first non-empty generated fragment, reasoning "
-		     "included; TPOT per request (last - first fragment) / (tokens - 1); TTFC to the first "
-		     "content or tool call.\n\n"
+		     "included; TPOT per request (last - first fragment) / (tokens - 1); ITL the gaps between "
+		     "token chunks, pooled over a round's requests; TTFC to the first content or tool call.\n\n"
 		     "| case | level | valid rounds | succeeded | output tok/s | TTFT P50 ms | TTFT P95 ms "
-		     "| TPOT P95 ms | E2E P50 ms | TTFC P50 ms | achieved req/s | SLO attainment | lag P99 ms |\n"
-		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		     "| TPOT P95 ms | ITL P95 ms | E2E P50 ms | TTFC P50 ms | achieved req/s | SLO attainment "
+		     "| lag P99 ms |\n"
+		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(c, jget(load, "cells"))
 		if (!e)
 			e = md_row(out, c);

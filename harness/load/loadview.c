@@ -173,7 +173,7 @@ static enum err server_row(struct buf *b, const cJSON *c)
 			  num(s, "generation_tokens", 1, "%.0f", t[3], 32),
 			  num(s, "ttft_p50_s", 1000, "%.0f", t[4], 32), num(c, "ttft_p50_ms", 1, "%.0f", t[5], 32),
 			  num(s, "ttft_p95_s", 1000, "%.0f", t[6], 32), num(c, "ttft_p95_ms", 1, "%.0f", t[7], 32),
-			  num(s, "itl_p95_s", 1000, "%.1f", t[8], 32), num(c, "tpot_p95_ms", 1, "%.1f", t[9], 32),
+			  num(s, "itl_p95_s", 1000, "%.1f", t[8], 32), num(c, "itl_p95_ms", 1, "%.1f", t[9], 32),
 			  num(s, "running", 1, "%.0f", t[10], 32), num(s, "waiting", 1, "%.0f", t[11], 32),
 			  num(s, "kv_usage", 100, "%.1f%%", t[12], 32),
 			  num(s, "prefix_hits", 1, "%.0f", t[13], 32));
@@ -193,7 +193,7 @@ static enum err server_table(struct buf *b, const cJSON *load)
 		     "(its /metrics before and after; TTFT and inter-token latency interpolated in its "
 		     "histogram buckets), beside needle's.\n\n"
 		     "| cell | requests server / needle | prompt tokens | generation tokens "
-		     "| TTFT P50 ms server / needle | TTFT P95 ms server / needle | ITL P95 ms / needle TPOT P95 ms "
+		     "| TTFT P50 ms server / needle | TTFT P95 ms server / needle | ITL P95 ms server / needle "
 		     "| running after | waiting after | KV cache usage | prefix-cache hit tokens |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(c, jget(load, "cells"))
