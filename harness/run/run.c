@@ -839,6 +839,20 @@ static enum err after_round(struct run *r, struct attempt *a, const struct http_
 	return e ? e : journal(r, a, dn, ck, raw_name, d);
 }
 
+/* How the transfer of `a`'s request ended, a stop of needle's own reading
+ * (a cap) included. */
+static struct stream_transport transport_of(const struct attempt *a, const struct http_done *dn)
+{
+	struct stream_transport tr = {dn->status, dn->fail, dn->msg, 0};
+
+	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
+		tr.fail = HTTP_FAIL_OTHER;
+		tr.msg = a->feed_msg;
+		tr.too_large = a->feed_failed == 2;
+	}
+	return tr;
+}
+
 /* Round 1 of a "parity" case arrived whole: it waits in a->first while the
  * same request goes again, not streamed. */
 static enum err start_twin(struct run *r, struct attempt *a, const struct http_done *dn,
@@ -870,17 +884,12 @@ static enum err end_twin(struct run *r, struct attempt *a, const struct http_don
 			 const struct stream_expect *x, const char *raw_name, int *again,
 			 struct diag *d)
 {
-	struct stream_transport tr = {dn->status, dn->fail, dn->msg};
+	struct stream_transport tr = transport_of(a, dn);
 	struct stream_checks ck;
 	char twin[300];
 	size_t n = strlen(raw_name);
 	enum err e;
 
-	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
-		tr.fail = HTTP_FAIL_OTHER;
-		tr.msg = a->feed_msg;
-		tr.too_large = a->feed_failed == 2;
-	}
 	stream_end(&a->st, dn->end_ms);
 	stream_check(&a->st, &tr, x, &ck);
 	parity_judge(&a->first.st, &a->st, &ck, &a->g);
@@ -896,9 +905,11 @@ static enum err end_twin(struct run *r, struct attempt *a, const struct http_don
 	memcpy(a->started_at, a->first.started_at, sizeof(a->started_at));
 	memcpy(a->req.sha256, a->first.sha256, sizeof(a->req.sha256));
 	a->parity = 0;
+	a->feed_failed = 0; /* round 1 passed transport: its reading was whole */
+	a->feed_msg[0] = '\0';
 	if (e)
 		return e;
-	tr = (struct stream_transport){a->first.dn.status, a->first.dn.fail, a->first.dn.msg, 0};
+	tr = transport_of(a, &a->first.dn);
 	stream_check(&a->st, &tr, x, &ck);
 	return after_round(r, a, &a->first.dn, &ck, raw_name, again, d);
 }
@@ -910,7 +921,7 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 			       const struct http_done *dn, int *again,
 			       struct diag *d)
 {
-	struct stream_transport tr = {dn->status, dn->fail, dn->msg};
+	struct stream_transport tr = transport_of(a, dn);
 	struct stream_expect x = {1, a->c->ignore_eos ? a->c->max_tokens : -1,
 				  a->c->max_tokens};
 	struct stream_checks ck;
@@ -923,11 +934,6 @@ static enum err finish_attempt(struct run *r, struct attempt *a,
 		return e;
 	if (a->parity)
 		return end_twin(r, a, dn, &x, raw_name, again, d);
-	if (a->feed_failed && tr.fail == HTTP_FAIL_NONE) {
-		tr.fail = HTTP_FAIL_OTHER;
-		tr.msg = a->feed_msg;
-		tr.too_large = a->feed_failed == 2;
-	}
 	stream_end(&a->st, dn->end_ms);
 	stream_check(&a->st, &tr, &x, &ck);
 	e = grade_round(a, d);
