@@ -63,7 +63,8 @@ static void test_cells(void)
 		CHECK(loadcells_markdown(summary, &md) == ERR_OK);
 		cJSON_Delete(summary);
 	}
-	CHECK(strstr(md.data, "| m | c2 | 1/2 | 3/4 | 50.0 | 100 | 200 | 20.0 | 200 | 100 |") != NULL);
+	/* no inter-token latencies in these records: ITL P95 is "-" */
+	CHECK(strstr(md.data, "| m | c2 | 1/2 | 3/4 | 50.0 | 100 | 200 | 20.0 | - | 200 | 100 |") != NULL);
 	if (!strstr(md.data, "| m | c2 |"))
 		fprintf(stderr, "%s\n", md.data);
 	buf_release(&md);
