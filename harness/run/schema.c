@@ -303,34 +303,11 @@ static int fail(struct val *x, const char *fmt, ...)
 	return 0;
 }
 
-/* JSON equality: numbers by value, objects in any order. */
+/* JSON equality as enum, const and uniqueItems mean it: numbers by value,
+ * objects in any order (cJSON_Compare). */
 static int same(const cJSON *a, const cJSON *b)
 {
-	const cJSON *it;
-
-	if (cJSON_IsNumber(a) || cJSON_IsNumber(b))
-		return cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble == b->valuedouble;
-	if ((a->type & 0xff) != (b->type & 0xff))
-		return 0;
-	if (cJSON_IsString(a))
-		return !strcmp(a->valuestring, b->valuestring);
-	if (cJSON_IsArray(a)) {
-		const cJSON *j = b->child;
-		for (it = a->child; it && j; it = it->next, j = j->next)
-			if (!same(it, j))
-				return 0;
-		return !it && !j;
-	}
-	if (cJSON_IsObject(a)) {
-		if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
-			return 0;
-		cJSON_ArrayForEach(it, a) {
-			const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
-			if (!o || !same(it, o))
-				return 0;
-		}
-	}
-	return 1; /* null, true, false */
+	return cJSON_Compare(a, b, 1);
 }
 
 static int is_type(const cJSON *v, const char *t)
