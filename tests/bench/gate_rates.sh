@@ -13,7 +13,9 @@
 #   sh tests/bench/gate_rates.sh BUILD_DIR
 #   env GATE_PAIRS (default 20), GATE_NOISE (the noise options), GATE_KINDS (default
 #   "aa:0 r10:10 r15:15 r25:25"), GATE_CASES (how many load cases, default all),
-#   GATE_DIV (16), GATE_OUT (16), GATE_SUITE (a suite file instead)
+#   GATE_DIV (16), GATE_OUT (16), GATE_SUITE (a suite file instead), GATE_FIRST
+#   (the first pair's number, default 1: pair i seeds the server's noise with i,
+#   so that several copies of the script can measure different pairs at once)
 set -u
 TESTS=${TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS/lib/cli.sh"
@@ -50,9 +52,9 @@ console.log(process.argv[2], process.argv[3], r.toFixed(2), Object.entries(why).
 
 : >"$tmp/counts"
 : >"$tmp/sizes"
-i=1
+i=${GATE_FIRST:-1}
 start=$(date +%s)
-while [ "$i" -le "$pairs" ]; do
+while [ "$i" -lt "$((${GATE_FIRST:-1} + pairs))" ]; do
 	refserver_start --max-model-len 32768 || exit 1
 	base="ref-good:$noise,seed=$i"
 	run base "$i" "$base" || exit 1
