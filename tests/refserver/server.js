@@ -819,6 +819,8 @@ async function generate(model, said, req, behaviour, promptTokens, maxModelLen) 
 	}
 	if (said.toolCalls) {
 		said.toolCalls.forEach((c, ci) => { c.id = null; c.index = ci; });
+		if (said.blankBeforeCalls)
+			for (const p of await tokenPieces(model, '\n\n')) toks.push({ kind: 'content', text: p });
 		for (const c of said.toolCalls) {
 			toks.push({ kind: 'tool', call: c, first: true, text: '' });
 			for (const p of await tokenPieces(model, c.arguments)) toks.push({ kind: 'tool', call: c, first: false, text: p });
@@ -1173,7 +1175,7 @@ function nonStreamBody(res, o, model, kind, req, b, promptTokens, gen) {
 		}
 		if (b.parityDrift) driftWhole(message, calls);
 		message.tool_calls = calls.length ? calls : (sg ? null : []);
-		if (calls.length && content === '') message.content = null;
+		if (calls.length && content.trim() === '') message.content = null;
 		const choice = { index: 0, message, logprobs: null, finish_reason: gen.finish };
 		if (sg) choice.matched_stop = gen.finish === 'stop' ? model.eosId : null;
 		else choice.stop_reason = null;
@@ -1312,6 +1314,10 @@ async function serveGenerate(res, o, model, body, kind, logRec) {
 	const kw = req.chat_template_kwargs || {};
 	const wantsReasoning = kind === 'chat' && (b.reasoning || b.reasoningOnly || kw.thinking === true || kw.enable_thinking === true);
 	const said = think(text, lastUser, b, wantsReasoning, kind === 'chat' ? req : null);
+	// vLLM's reasoning and tool parsers stream the blank line between the end of
+	// the reasoning and the first call as content; its non-streamed message has
+	// content null (nonStreamBody).
+	said.blankBeforeCalls = !!(said.toolCalls && said.reasoning && o.dialect !== 'sglang');
 	const gen = await generate(model, said, req, b, promptTokens, o.maxModelLen);
 	logRec.completion_tokens = gen.toks.length;
 	logRec.finish_reason = gen.finish;
