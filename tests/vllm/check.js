@@ -29,6 +29,16 @@
 //                             none (delta 0), /tokenize agrees
 //   versions RUNS_DIR         every run folder's manifest names the real vLLM
 //                             version (/version), at least 3 of them
+//   graded RUN [reasoning]    against the rule-answering engine: every graded
+//                             attempt passed, tool calls came back parsed
+//                             (the stream's tool_calls); with "reasoning",
+//                             every answer's <think> block came back as
+//                             reasoning, split off by vLLM, none in content
+//   planted RUN...            against the engine's wrong mode: every graded
+//                             attempt failed its grade (transport and audit
+//                             passed) with the reason of its planted defect,
+//                             and every kind of defect was planted
+//   graded-suite SMOKE.json   prints the smoke suite for the rule engine
 //   smoke-suite SMOKE.json    prints the smoke suite for random weights
 //   parity-suite SMOKE.json   prints the smoke suite for stream parity
 //   boundary-suite FIT MAX    prints a recall suite at FIT and FIT+1 tokens
@@ -210,6 +220,78 @@ function smokeSuite(file) {
 	console.log(JSON.stringify(s));
 }
 
+// The smoke suite for the rule-answering engine: as shipped but the image
+// cases (the toy model is text-only) and with max_tokens 512.
+function gradedSuite(file) {
+	const s = JSON.parse(fs.readFileSync(file, 'utf8'));
+	const image = (c) => c.kind === 'image_order' || JSON.stringify(c.messages || []).includes('"image_url"');
+	s.suite = 'vllm-graded-smoke';
+	s.defaults = Object.assign({}, s.defaults, { max_tokens: 512 });
+	s.cases = s.cases.filter((c) => !image(c)).map((c) => {
+		const o = Object.assign({}, c);
+		delete o.max_tokens;
+		return o;
+	});
+	console.log(JSON.stringify(s));
+}
+
+const graded = (run) => records(run).filter((r) => !r.load);
+const why = (r) => (r.grade && r.grade.reasons || []).join('; ');
+
+function gradedPass(run, reasoning) {
+	const rs = graded(run);
+	need(rs.length > 0, `${run}: no graded attempts`);
+	let calls = 0;
+	for (const r of rs) {
+		need(r.verdict === 'pass', `${run}: ${r.case}: ${r.verdict}: ${brief(r)} ${why(r)}`);
+		calls += (r.tool_calls || []).length;
+		if (reasoning)
+			need((r.reasoning || '').trim() === 'Answering by rule.' && !/<\/?think>/.test(r.content || ''),
+				`${run}: ${r.case}: reasoning ${JSON.stringify(r.reasoning)}, content ${JSON.stringify(r.content)}`);
+	}
+	const tools = rs.filter((r) => r.kind === 'tool_call');
+	need(tools.length === 0 || calls > 0, `${run}: no tool call came back parsed`);
+	console.log(`${path.basename(run)}: ${rs.length} graded attempts passed` +
+		(tools.length ? `, ${calls} tool calls parsed by vLLM` : '') +
+		(reasoning ? ', reasoning split off by vLLM on every answer' : ''));
+}
+
+// The defects of needle_rules.py's wrong mode, each with the reason needle
+// gives for it; `kind` says which attempts may carry it.
+const PLANTED = [
+	['swapped code', 'recall', /: key '.*': expected ".*", got ".*"/],
+	['missed middle needle', 'recall', /needle at depth \d+%: missing key/],
+	['fenced JSON', 'chat', /answer is wrapped in a code fence/],
+	['JSON in prose', 'chat', /answer has prose around the JSON value/],
+	['wrong tool argument', 'tool_call', /key 'arguments\..*': expected/],
+	['missing tool call', 'tool_call', /expected 1 tool call, got 0/],
+	['lost parallel call', 'tool_call', /expected 2 tool calls, got 1/],
+	['tool call where none is allowed', 'tool_call', /unexpected tool call/],
+	['forgotten fact', 'multi_turn', /fact '.*' was planted at messages/],
+];
+
+function planted(...runs) {
+	const seen = new Set();
+	let n = 0;
+	for (const run of runs) {
+		const rs = graded(run);
+		need(rs.length > 0, `${run}: no graded attempts`);
+		n += rs.length;
+		for (const r of rs) {
+			const kind = r.recall ? 'recall' : r.kind;
+			const hit = PLANTED.filter(([, k, re]) => k === kind && r.grade.reasons.some((x) => re.test(x)));
+			need(r.verdict === 'fail' && r.transport.ok && r.audit.usage_delta === 0 && hit.length > 0,
+				`${run}: ${r.case}: ${r.verdict}, no planted reason: ${brief(r)} ${why(r)}`);
+			for (const [name] of hit)
+				seen.add(name);
+		}
+	}
+	const missing = PLANTED.map(([name]) => name).filter((x) => !seen.has(x));
+	need(missing.length === 0, `${runs.join(', ')}: never caught: ${missing.join(', ')}`);
+	console.log(`${runs.map((r) => path.basename(r)).join(', ')}: ${n} graded attempts failed, each with ` +
+		`its planted defect (${[...seen].join(', ')})`);
+}
+
 // The smoke suite for stream parity on random weights: every text case at
 // temperature 0 with "parity", ungraded (random answers), the tool cases as chat
 // cases that offer their tools.
@@ -297,6 +379,7 @@ const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, ver
 	spec: (run, k) => spec(run, Number(k)), parity, 'parity-suite': paritySuite,
 	served, refused, 'near-suite': nearSuite, 'context-cut': contextCut,
 	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
+	graded: gradedPass, planted, 'graded-suite': gradedSuite,
 	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
 	'chat-body': (p, m, max) => chatBody(p, m, Number(max)), 'wait-running': (u, s) => waitRunning(u, Number(s)) };
 const [cmd, ...args] = process.argv.slice(2);

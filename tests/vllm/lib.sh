@@ -7,6 +7,11 @@
 #                              on PORT, else (empty or none) a free loopback port,
 #                              with more vllm serve ARGs; sets URL, PORT,
 #                              VLLM_PID; the log is OUT/serve-NAME.log (appended)
+#   vllm_start_rules NAME MODE SUITES [ARG...]  vllm_start NAME with the
+#                              rule-answering engine (tests/vllm/needle_rules.py)
+#                              in MODE (right or wrong) for the cases of SUITES
+#                              (paths, ':' between them); Qwen3 answers with a
+#                              <think> block, split off by --reasoning-parser qwen3
 #   vllm_stop [KILL]           stops it: its whole process group (the engine
 #                              core it forks), SIGTERM then SIGKILL after 60 s, or
 #                              SIGKILL at once
@@ -46,6 +51,20 @@ vllm_start() {
 		"$@" >> "$OUT/serve-$_name.log" 2>&1 &
 	VLLM_PID=$!
 	track "$VLLM_PID"
+}
+
+vllm_start_rules() {
+	_rname=$1 _rmode=$2 _rsuites=$3
+	shift 3
+	_rthink=0
+	[ "$_rname" != qwen3 ] || { _rthink=1; set -- "$@" --reasoning-parser qwen3; }
+	_rpath=${PYTHONPATH-}
+	NEEDLE_RULES_MODE=$_rmode NEEDLE_RULES_SUITES=$_rsuites NEEDLE_RULES_REASONING=$_rthink \
+	PYTHONPATH=$TESTS/vllm${_rpath:+:$_rpath}
+	export NEEDLE_RULES_MODE NEEDLE_RULES_SUITES NEEDLE_RULES_REASONING PYTHONPATH
+	vllm_start "$_rname" "" --logits-processors needle_rules:RuleAnswers "$@"
+	unset NEEDLE_RULES_MODE NEEDLE_RULES_SUITES NEEDLE_RULES_REASONING
+	if [ -n "$_rpath" ]; then PYTHONPATH=$_rpath; else unset PYTHONPATH; fi
 }
 
 vllm_stop() {

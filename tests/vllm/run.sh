@@ -2,12 +2,15 @@
 # make test-vllm: needle against the real vLLM (the CPU build, random
 # weights from --load-format dummy) on loopback, with tiny model folders built
 # from the tests' Qwen3 and DeepSeek V3 tokenizers (tests/vllm/model.sh).
-# Random weights answer nonsense, so answers are not graded here; what must
-# hold is what needle checks about the server: every attempt's transport
-# checks, the token audit (usage_delta 0, from the folder's own template),
-# cached_tokens on warm cache steps, valid load cells, /metrics token counts
-# equal to needle's, the max_model_len boundary, a server killed mid-stream
-# and a restart under --wait-ready. Run folders stay in BUILD/vllm/runs.
+# Random weights answer nonsense; what must hold of them is what needle checks
+# about the server: every attempt's transport checks, the token audit
+# (usage_delta 0, from the folder's own template), cached_tokens on warm cache
+# steps, valid load cells, /metrics token counts equal to needle's, the
+# max_model_len boundary, a server killed mid-stream and a restart under
+# --wait-ready. Graded answers are proven against the same engine answering by
+# rule (tests/vllm/needle_rules.py, a logits processor): recall and the smoke
+# suite pass in its right mode and fail with each planted defect in its wrong
+# mode. Run folders stay in BUILD/vllm/runs.
 #   env TESTS=tests BUILD=build NEEDLE=build/needle sh tests/vllm/run.sh
 set -eu
 . "$TESTS/lib/cli.sh"
@@ -115,15 +118,44 @@ $CHECK audit "$RUNS/restart"
 echo "restart: needle waited for the restarted server and ran"
 vllm_stop
 
+# --- Graded, against the rule-answering engine (tests/vllm/needle_rules.py) --
+# It answers recall from the document and the smoke cases from their expect,
+# through vLLM's own sampling, reasoning parser and tool-call parser: in right
+# mode every graded attempt passes, in wrong mode every one fails with the
+# defect planted in it.
+$CHECK graded-suite "$ROOT/suites/smoke.json" > "$tmp/graded.json"
+vllm_start_rules qwen3 right "$tmp/graded.json:$ROOT/suites/structured.json"
+run graded-smoke "$tmp/graded.json"
+$CHECK audit "$RUNS/graded-smoke"
+$CHECK graded "$RUNS/graded-smoke" reasoning
+run graded-recall "$TESTS/vllm/graded.json"
+$CHECK audit "$RUNS/graded-recall"
+$CHECK graded "$RUNS/graded-recall" reasoning
+$CHECK cache "$RUNS/graded-recall"
+run graded-structured "$ROOT/suites/structured.json"
+$CHECK audit "$RUNS/graded-structured"
+$CHECK graded "$RUNS/graded-structured" reasoning
+vllm_stop
+vllm_start_rules qwen3 wrong "$tmp/graded.json"
+run planted-smoke "$tmp/graded.json"
+run planted-recall "$TESTS/vllm/graded.json"
+$CHECK planted "$RUNS/planted-smoke" "$RUNS/planted-recall"
+vllm_stop
+
 # --- DeepSeek V3's architecture, tokenizer and template -------------------
+# With the rule engine too: its ignore_eos requests are left alone, the graded
+# smoke suite's tool calls come back through vLLM's deepseek_v3 parser.
 FOLDER=$OUT/model-deepseek_v3
-vllm_start deepseek_v3
+vllm_start_rules deepseek_v3 right "$tmp/graded.json"
 run render-dsv3 "$TESTS/vllm/render.json"
 $CHECK audit "$RUNS/render-dsv3"
 $CHECK own-template "$RUNS/render-dsv3" "$FOLDER/tokenizer_config.json"
 curl -sS -o "$tmp/tokenize.json" -H 'Content-Type: application/json' \
 	-d '{"model": "tiny-deepseek_v3", "prompt": "The capital of Norway is"}' "$URL/tokenize"
 $CHECK bos "$RUNS/render-dsv3" "$RUNS/render" "$tmp/tokenize.json" 0
+run graded-dsv3 "$tmp/graded.json"
+$CHECK audit "$RUNS/graded-dsv3"
+$CHECK graded "$RUNS/graded-dsv3"
 vllm_stop
 
 # --- Speculative decoding: n-gram drafts, which the CPU build serves ------
