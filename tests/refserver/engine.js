@@ -1,14 +1,14 @@
 // The reference server's engine: a timing model that makes load-test figures analytic,
 // a noise model on top of it (per-request jitter, slow drift, rare stalls, a regression
 // of chosen size, seeded), a scheduler with max_num_seqs and a FIFO waiting queue, a
-// prefix cache that only counts, and the Prometheus /metrics of each dialect. See
+// prefix cache that only counts and evicts, and the Prometheus /metrics of each dialect. See
 // README.md "Timing model" and "Noise".
 'use strict';
 
 const crypto = require('crypto');
 
 const BLOCK = 16;              // vLLM's default KV block size: prefix hits are whole blocks
-const MAX_BLOCKS = 1 << 22;    // hashes kept before the counting cache is emptied
+const MAX_EVICTED = 1 << 22;   // evicted hashes remembered before they are forgotten
 
 // Histogram bounds (seconds) as the servers declare them: vLLM v1 loggers.py
 // (PrometheusStatLogger) and SGLang metrics/collector.py (TokenizerMetricsCollector).
@@ -91,7 +91,8 @@ class Engine {
 		this.queue = [];         // FIFO of { limit, resolve } waiting for a slot
 		this.kvTokens = 0;       // prompt + generated tokens of the running requests
 		this.kvCapacity = o.kvCacheTokens || Math.max(o.maxModelLen, 1 << 20);
-		this.blocks = new Set(); // chained hashes of full prompt blocks seen
+		this.blocks = new Map(); // chained hashes of full prompt blocks cached, least recently used first
+		this.evicted = new Set(); // hashes pushed out of `blocks` and not sent since
 		this.seen = new Map();   // generation requests per model name
 		this.rngs = new Map();   // the noise's generator per model name
 		this.t0 = Date.now();    // the drift's clock starts with the server
@@ -170,23 +171,39 @@ class Engine {
 		return k;
 	}
 
-	// Counts the prompt's leading full blocks already seen (vLLM hashes each full block
-	// chained to its prefix), then remembers them; nothing is reused, only counted.
-	// Returns the tokens hit (usage.prompt_tokens_details.cached_tokens).
+	// Counts the prompt's leading full blocks cached (vLLM hashes each full block
+	// chained to its prefix), then caches them as the most recently used; nothing is
+	// reused, only counted. The cache holds the KV capacity's worth of blocks
+	// (--kv-cache-tokens) and pushes out the least recently used ones beyond it, as
+	// vLLM reuses its least recently freed blocks. Returns the tokens hit
+	// (usage.prompt_tokens_details.cached_tokens) and whether the first block missed
+	// had been cached and evicted since: a prefix computed again.
 	prefix(ids) {
 		let h = '';
 		let hit = true;
 		let hits = 0;
-		if (this.blocks.size > MAX_BLOCKS) this.blocks.clear();
+		let evicted = false;
 		for (let i = 0; i + BLOCK <= ids.length; i += BLOCK) {
 			h = crypto.createHash('sha1').update(h).update(Int32Array.from(ids.slice(i, i + BLOCK))).digest('hex');
 			if (hit && this.blocks.has(h)) hits += BLOCK;
-			else hit = false;
-			this.blocks.add(h);
+			else if (hit) {
+				evicted = this.evicted.has(h);
+				hit = false;
+			}
+			this.blocks.delete(h);
+			this.blocks.set(h, true);
+			this.evicted.delete(h);
 		}
+		const cap = Math.max(1, Math.floor(this.kvCapacity / BLOCK));
+		for (const k of this.blocks.keys()) {
+			if (this.blocks.size <= cap) break;
+			this.blocks.delete(k);
+			this.evicted.add(k);
+		}
+		if (this.evicted.size > MAX_EVICTED) this.evicted.clear();
 		this.prefixQueries += ids.length;
 		this.prefixHits += hits;
-		return hits;
+		return { hits, evicted };
 	}
 
 	pump() {

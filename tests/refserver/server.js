@@ -71,7 +71,8 @@ Options:
   --max-num-seqs N          requests running at once; more wait in a FIFO queue
                             (vLLM --max-num-seqs, SGLang --max-running-requests; no limit)
   --max-running-requests N  the same
-  --kv-cache-tokens N       KV capacity behind the KV-usage gauge (max(max-model-len, 2^20))
+  --kv-cache-tokens N       KV capacity behind the KV-usage gauge and the prefix cache's
+                            size, least recently used blocks evicted (max(max-model-len, 2^20))
   --enable-metrics          serve /metrics in the SGLang dialect (vLLM always serves it)
   --no-added-bos            add no BOS of add_bos_token's beyond tokenizer.json's own
                             post-processor (vLLM on transformers 5); default: add it
@@ -702,6 +703,7 @@ const BEHAVIOURS = {
 	'html-200': { html: 200 },                 // 200 with an HTML page, not SSE
 	'cache-drift': { cacheDrift: true },       // wrong codes when most of the prompt is a cache hit
 	'busy-cache-drift': { busyCacheDrift: true }, // the same, only while other requests are in flight
+	'evict-drift': { evictDrift: true },       // wrong codes when the prompt's cached prefix was evicted since
 	residue: { residue: true },                // a code's last digit wrong when prompt tokens % 4 == 3
 	'load-forget': { loadForget: true },       // misses the middle needle while others are in flight
 	escapes: { escapes: true },                // terminal escape sequences around the answer
@@ -717,6 +719,7 @@ const ESCAPES = '\x1b[2J\x1b]0;pwned\x07\x1b[1A\x1b[K\u009b2J\r';
 function probeMisbehave(o, b, promptTokens) {
 	if (b.cacheDrift && b.cachedTokens * 2 > promptTokens) b.wrong = true;
 	if (b.busyCacheDrift && b.cachedTokens * 2 > promptTokens && o.inflight > 1) b.wrong = true;
+	if (b.evictDrift && b.prefixEvicted) b.wrong = true;
 	if (b.residue && promptTokens % 4 === 3) b.wrongDigit = true;
 	if (b.loadForget && o.inflight > 1) b.forgetful = true; // another request in flight
 }
@@ -1308,7 +1311,9 @@ async function serveGenerate(res, o, model, body, kind, logRec) {
 		b.empty = true;
 		logRec.empty = true;
 	}
-	b.cachedTokens = o.engine.prefix(ids);
+	const cached = o.engine.prefix(ids);
+	b.cachedTokens = cached.hits;
+	b.prefixEvicted = cached.evicted;
 	probeMisbehave(o, b, promptTokens);
 	sampledWrong(req.model, b, text);
 	const kw = req.chat_template_kwargs || {};
