@@ -81,7 +81,7 @@ function ownTemplate(run, config) {
 }
 
 function cache(run) {
-	const warm = records(run).filter((r) => r.probe && r.probe.step !== 'cold');
+	const warm = records(run).filter((r) => r.probe && r.probe.step && r.probe.step !== 'cold');
 	need(warm.length >= 2, `${run}: ${warm.length} warm steps`);
 	for (const r of warm)
 		need(r.probe.cached_tokens > 0, `${run}: ${r.case}: cached_tokens ${r.probe.cached_tokens}`);
