@@ -18,6 +18,7 @@
 #include "shard.h"
 #include "tok/tok.h"
 #include "tpl/tpl_model.h"
+#include "tpl/tpl_setup.h"
 
 #define RUN_DIR_TRIES 100 /* default folders of one millisecond */
 #define RUN_READY_POLL_S 5 /* --wait-ready: seconds between polls */
@@ -117,8 +118,7 @@ static enum err load_locals(struct run *r, struct diag *d)
 	enum err e = ERR_OK;
 
 	r->audit.bos_id = -1;
-	e = tpl_model_load(r->o->tokenizer, r->o->template_name, &r->tok, &r->tpl,
-			   &r->warnings, d);
+	e = tpl_setup(r->o->tokenizer, r->o->template_name, &r->tok, &r->tpl, &r->warnings, d);
 	if (!e && r->tok)
 		r->audit.bos_id = audit_bos_id(r->tok, r->o->tokenizer);
 	r->audit.tok = r->tok;
