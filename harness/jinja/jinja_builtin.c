@@ -8,68 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pyfmt.h"
-
 #define NOMEM(e, at) jinja_util_nomem(e, at)
-
-/* --- printing --- */
-
-/* Maps a pyfmt failure (which has no position) onto one at `at`. */
-static enum err pyfmt_fail(struct je *e, const struct jn *at, const struct diag *pd)
-{
-	if (pd->code == ERR_UNSUPPORTED)
-		return jinja_util_refuse(e, at, "%s", pd->msg);
-	if (pd->code == ERR_INPUT)
-		return jinja_util_reject(e, at, "%s", pd->msg);
-	if (pd->code == ERR_LIMIT)
-		return diag_fail(e->d, ERR_LIMIT, "%s (template line %u, column %u)", pd->msg,
-				 at->line, at->col);
-	return NOMEM(e, at);
-}
-
-enum err jinja_builtin_print(struct je *e, const struct jn *at, const struct jv *v, struct buf *out)
-{
-	struct diag pd;
-
-	diag_init(&pd);
-	if (pyfmt_str(v, out, &pd))
-		return pyfmt_fail(e, at, &pd);
-	return ERR_OK;
-}
-
-enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
-{
-	struct buf b;
-	enum err r;
-
-	if (v->k == JV_STR) {
-		*out = *v;
-		return ERR_OK;
-	}
-	buf_init(&b, jinja_util_buf_cap(e));
-	r = jinja_builtin_print(e, at, v, &b);
-	if (!r && jinja_value_str_buf(e->a, &b, out))
-		r = NOMEM(e, at);
-	buf_release(&b);
-	return r;
-}
-
-enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
-			    const struct pyfmt_json *o, struct jv *out)
-{
-	struct buf b;
-	struct diag pd;
-	enum err r = ERR_OK;
-
-	diag_init(&pd);
-	buf_init(&b, jinja_util_buf_cap(e));
-	if (pyfmt_json(v, o, &b, &pd))
-		r = pyfmt_fail(e, at, &pd);
-	else if (jinja_value_str_buf(e->a, &b, out))
-		r = NOMEM(e, at);
-	buf_release(&b);
-	return r;
-}
 
 static enum err undefined_error(struct je *e, const struct jn *at, const struct jv *v)
 {
@@ -367,9 +306,9 @@ static enum err concat_tilde(struct je *e, const struct jn *at, const struct jv 
 	enum err r;
 
 	buf_init(&s, jinja_util_buf_cap(e));
-	r = jinja_builtin_print(e, at, a, &s);
+	r = jinja_print(e, at, a, &s);
 	if (!r)
-		r = jinja_builtin_print(e, at, b, &s);
+		r = jinja_print(e, at, b, &s);
 	if (!r)
 		r = jinja_util_work(e, at, s.len);
 	if (!r && jinja_value_str_buf(e->a, &s, out))

@@ -1265,7 +1265,7 @@ VM_INLINE vm_print(struct vm *m, const struct jn *n)
 	const struct jv *p = &m->st[--m->sp];
 
 	if (p->k != JV_STR) /* pyfmt_str: a str's bytes, Markup or not */
-		return jinja_builtin_print(m->e, n, p, m->out);
+		return jinja_print(m->e, n, p, m->out);
 	return put(m->out, p->u.s->data, p->u.s->len) ? jinja_util_nomem(m->e, n) : ERR_OK;
 }
 
@@ -1336,7 +1336,7 @@ VM_INLINE vm_catout(struct vm *m, const struct jn *n)
 	size_t i;
 
 	if (!m->cat.plain)
-		return jinja_builtin_print(m->e, n, &m->cat.v, m->out);
+		return jinja_print(m->e, n, &m->cat.v, m->out);
 	for (i = 0; i < m->cat.n; i++)
 		if (put(m->out, m->cat.piece[i].u.s->data, m->cat.piece[i].u.s->len))
 			return jinja_util_nomem(m->e, n);
@@ -1951,7 +1951,7 @@ static NOINLINE enum err exec_output(struct je *e, struct frame *f, const struct
 		if (cat_eval(e, f, n->a, &c))
 			return e->d->code;
 		if (!c.plain)
-			return jinja_builtin_print(e, n, &c.v, out);
+			return jinja_print(e, n, &c.v, out);
 		for (i = 0; i < c.n; i++)
 			if (put(out, c.piece[i].u.s->data, c.piece[i].u.s->len))
 				return jinja_util_nomem(e, n);
@@ -1961,7 +1961,7 @@ static NOINLINE enum err exec_output(struct je *e, struct frame *f, const struct
 		return e->d->code;
 	if (v.k == JV_STR) /* pyfmt_str: a str's bytes, Markup or not */
 		return put(out, v.u.s->data, v.u.s->len) ? jinja_util_nomem(e, n) : ERR_OK;
-	return jinja_builtin_print(e, n, &v, out);
+	return jinja_print(e, n, &v, out);
 }
 
 static NOINLINE enum err exec_if(struct je *e, struct frame *f, const struct jn *n,
@@ -2122,7 +2122,7 @@ static enum err exec_callblock(struct je *e, struct frame *f, const struct jn *n
 
 	if (make_macro(e, f, n, &caller) || eval_call(e, f, n->a, &caller, &v))
 		return e->d->code;
-	return jinja_builtin_print(e, n, &v, out);
+	return jinja_print(e, n, &v, out);
 }
 
 static enum err exec_filterblock(struct je *e, struct frame *f, const struct jn *n,
@@ -2132,7 +2132,7 @@ static enum err exec_filterblock(struct je *e, struct frame *f, const struct jn 
 
 	if (render_to_str(e, f, n, &n->l1, &v) || eval_filter(e, f, n->c, &v, &v))
 		return e->d->code;
-	return jinja_builtin_print(e, n, &v, out);
+	return jinja_print(e, n, &v, out);
 }
 
 /* {% set name = x %} and the other targets. */

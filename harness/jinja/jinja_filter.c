@@ -65,7 +65,7 @@ static enum err f_tojson(struct je *e, const struct jn *at, const struct jv *in,
 		o.item_sep = sep->u.l->v[0].u.s->data;
 		o.key_sep = sep->u.l->v[1].u.s->data;
 	}
-	return jinja_builtin_json(e, at, in, &o, out);
+	return jinja_print_json(e, at, in, &o, out);
 }
 
 static enum err f_length(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
@@ -101,7 +101,7 @@ static enum err f_length(struct je *e, const struct jn *at, const struct jv *in,
 /* soft_str: a str stays as it is (Markup too), anything else becomes str(x). */
 static enum err f_string(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
-	return jinja_builtin_str_of(e, at, in, out);
+	return jinja_print_str(e, at, in, out);
 }
 
 static enum err attr_get(struct je *e, const struct jn *at, const struct jv *item,
@@ -148,7 +148,7 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 	if (!sep)
 		r = jinja_value_str_new(e->a, "", 0, &sepstr);
 	else
-		r = jinja_builtin_str_of(e, at, sep, &sepstr);
+		r = jinja_print_str(e, at, sep, &sepstr);
 	if (r)
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	buf_init(&o, jinja_util_buf_cap(e));
@@ -159,7 +159,7 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		else if (i && buf_append(&o, sepstr.u.s->data, sepstr.u.s->len))
 			r = NOMEM(e, at);
 		else
-			r = jinja_builtin_print(e, at, &v, &o);
+			r = jinja_print(e, at, &v, &o);
 	}
 	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
@@ -690,7 +690,7 @@ static enum err f_replace(struct je *e, const struct jn *at, const struct jv *in
 {
 	struct jv s;
 
-	if (jinja_builtin_str_of(e, at, in, &s))
+	if (jinja_print_str(e, at, in, &s))
 		return e->d->code;
 	if (s.flags & JV_F_MARKUP)
 		return jinja_util_refuse(e, at, "replace on Markup");
@@ -707,13 +707,13 @@ static enum err f_text(struct je *e, const struct jn *at, const char *name, cons
 	if (!strcmp(name, "trim")) {
 		const struct jv *chars = jinja_util_arg(a, 0, "chars");
 
-		if (jinja_builtin_str_of(e, at, in, &s))
+		if (jinja_print_str(e, at, in, &s))
 			return e->d->code;
 		return jinja_str_strip(e, at, &s, 'b', chars, out);
 	}
 	if (a->npos || a->nkw)
 		return jinja_util_refuse(e, at, "the filter '%s' with arguments", name);
-	if (jinja_builtin_str_of(e, at, in, &s))
+	if (jinja_print_str(e, at, in, &s))
 		return e->d->code;
 	if (!strcmp(name, "safe")) {
 		*out = s;
@@ -806,7 +806,7 @@ static enum err f_format(struct je *e, const struct jn *at, const struct jv *in,
 	if (a->npos && a->nkw)
 		return jinja_util_reject(e, at, "FilterArgumentError: can't handle positional and "
 					 "keyword arguments at the same time");
-	if (jinja_builtin_str_of(e, at, in, &s))
+	if (jinja_print_str(e, at, in, &s))
 		return e->d->code;
 	if (a->nkw ? jinja_value_dict_new(e->a, JV_DICT, &args)
 	    : jinja_value_seq_new(e->a, JV_TUPLE, a->npos, &args))

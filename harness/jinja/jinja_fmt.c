@@ -313,7 +313,7 @@ static enum err put_text(struct je *e, const struct jn *at, const struct spec *s
 	buf_init(&b, jinja_util_buf_cap(e));
 	diag_init(&pd);
 	if (conv == 's') {
-		r = jinja_builtin_print(e, at, v, &b);
+		r = jinja_print(e, at, v, &b);
 	} else if (pyfmt_repr(v, &b, &pd)) {
 		r = jinja_util_refuse(e, at, "%s", pd.msg);
 	} else {
@@ -722,7 +722,7 @@ static enum err format_value(struct je *e, const struct jn *at, const struct jv 
 	int num = v->k == JV_INT || v->k == JV_BOOL || v->k == JV_BIGINT || v->k == JV_FLOAT;
 
 	if (!n)
-		return jinja_builtin_print(e, at, v, o);
+		return jinja_print(e, at, v, o);
 	if (v->k != JV_STR && !num)
 		return jinja_util_reject(e, at, "TypeError: unsupported format string passed to "
 					 "%s.__format__", v->k == JV_UNDEF ? "Undefined"

@@ -1,8 +1,9 @@
 /*
  * jinja_int — what the evaluator's files (jinja_eval, jinja_builtin,
- * jinja_filter, jinja_str, jinja_fmt, jinja_bigint, jinja_util) share: the
- * first five call each other in a circle (one module: ARCHITECTURE.md), the
- * last two call none of them, and one private header declares them all.
+ * jinja_filter, jinja_str, jinja_fmt, jinja_bigint, jinja_print, jinja_util)
+ * share: the first four call each other in a circle (one module:
+ * ARCHITECTURE.md), the others call none of them back, and one private
+ * header declares them all.
  * Only jinja/ (and its unit tests) include it; the public entry points are
  * jinja.h and pyfmt.h. The parser's headers (jinja_lex.h, jinja_parse.h) and
  * the values (jinja_value.h, which pyfmt.h speaks) stay apart: nothing in
@@ -168,16 +169,6 @@ enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
  * code points); Undefined gives none, non-iterables reject. */
 enum err jinja_builtin_iterate(struct je *e, const struct jn *at, const struct jv *v,
 			       struct jv *out);
-/* str(v) appended to `out`, as {{ v }} prints it. */
-enum err jinja_builtin_print(struct je *e, const struct jn *at, const struct jv *v,
-			     struct buf *out);
-/* str(v) as a value (a str is returned as is, Markup included). */
-enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv *v,
-			      struct jv *out);
-/* json.dumps(v, options) as a str value. */
-struct pyfmt_json;
-enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
-			    const struct pyfmt_json *o, struct jv *out);
 /* Python's ordering: *c = -1, 0 or 1; TypeError (rejected) when unorderable. */
 enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
 			     const struct jv *b,
@@ -293,6 +284,19 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 /* self.format(*args, **kwargs). */
 enum err jinja_fmt_format(struct je *e, const struct jn *at, const struct jv *self,
 			  const struct je_args *a, struct jv *out);
+
+/*
+ * jinja_print — values as templates print them, on pyfmt.h: str(v) and
+ * json.dumps, pyfmt's failures placed at the node that printed.
+ */
+/* str(v) appended to `out`, as {{ v }} prints it. */
+enum err jinja_print(struct je *e, const struct jn *at, const struct jv *v, struct buf *out);
+/* str(v) as a value (a str is returned as is, Markup included). */
+enum err jinja_print_str(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
+/* json.dumps(v, options) as a str value. */
+struct pyfmt_json;
+enum err jinja_print_json(struct je *e, const struct jn *at, const struct jv *v,
+			  const struct pyfmt_json *o, struct jv *out);
 
 /*
  * jinja_util — what every file of the evaluator calls and that calls none of

@@ -160,7 +160,7 @@ enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v,
 		*out = *v;
 		return ERR_OK;
 	}
-	if (jinja_builtin_str_of(e, at, v, &s))
+	if (jinja_print_str(e, at, v, &s))
 		return e->d->code;
 	buf_init(&o, jinja_util_buf_cap(e));
 	for (i = 0; i < s.u.s->len && !r; i++) {
