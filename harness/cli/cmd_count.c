@@ -22,6 +22,7 @@
 #include "tpl/tpl.h"
 #include "tpl/tpl_hub.h"
 #include "tpl/tpl_model.h"
+#include "tpl/tpl_setup.h"
 #include "tpl/tpl_py.h"
 
 struct count_opts {
@@ -145,7 +146,7 @@ static enum err load(const struct count_opts *o, struct tok **t, struct tpl **tp
 	enum err e;
 
 	buf_init(&warn, 1 << 20);
-	e = tpl_model_load(o->tokenizer, o->template_name, t, o->messages ? tp : NULL, &warn, d);
+	e = tpl_setup(o->tokenizer, o->template_name, t, o->messages ? tp : NULL, &warn, d);
 	if (warn.len)
 		fputs(warn.data, stderr);
 	if (!e && o->explain)

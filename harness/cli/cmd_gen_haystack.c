@@ -18,6 +18,7 @@
 #include "tok/tok.h"
 #include "tpl/tpl.h"
 #include "tpl/tpl_model.h"
+#include "tpl/tpl_setup.h"
 
 struct gh_opts {
 	const char *tokenizer, *template_name, *seed, *depths, *filler, *out;
@@ -252,7 +253,7 @@ static enum err run(const struct gh_opts *g, struct haystack_opts *o,
 		buf_init(&warn, 1 << 20);
 		e = tpl_clock_pin(g->date, d);
 		if (!e)
-			e = tpl_model_load(g->tokenizer, g->template_name, &t, &tp, &warn, d);
+			e = tpl_setup(g->tokenizer, g->template_name, &t, &tp, &warn, d);
 		fputs(warn.len ? warn.data : "", stderr);
 		buf_release(&warn);
 		t1 = io_now_ms();

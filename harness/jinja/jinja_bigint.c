@@ -111,13 +111,13 @@ static enum err big_init(struct je *e, const struct jn *at, const struct jv *a,
 		return diag_fail(e->d, bn_diag.code, "%s", bn_diag.msg);
 	if (!(g->r = bn.bn_new()) || !(g->m = bn.bn_new()) || !(g->ctx = bn.ctx_new()) ||
 	    !to_bn(a, &g->a) || (b && !to_bn(b, &g->b)))
-		return jinja_eval_nomem(e, at);
+		return jinja_util_nomem(e, at);
 	return ERR_OK;
 }
 
 static enum err refuse_digits(struct je *e, const struct jn *at)
 {
-	return jinja_eval_refuse(e, at, "an integer of more than %d digits (Python 3.11 prints "
+	return jinja_util_refuse(e, at, "an integer of more than %d digits (Python 3.11 prints "
 				 "none)", JV_BIGINT_MAX_DIGITS);
 }
 
@@ -131,7 +131,7 @@ static enum err from_bn(struct je *e, const struct jn *at, const BIGNUM *x, stru
 	if (bn.num_bits(x) > BIG_MAX_BITS)
 		return refuse_digits(e, at);
 	if (!(dig = bn.bn2dec(x)))
-		return jinja_eval_nomem(e, at);
+		return jinja_util_nomem(e, at);
 	n = strlen(dig);
 	if (n - (dig[0] == '-') > JV_BIGINT_MAX_DIGITS)
 		r = refuse_digits(e, at);
@@ -139,7 +139,7 @@ static enum err from_bn(struct je *e, const struct jn *at, const BIGNUM *x, stru
 									   "-9223372036854775808")))
 		*out = jinja_value_int(strtoll(dig, NULL, 10));
 	else if (jinja_value_str_new(e->a, dig, n, out))
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 	else
 		out->k = JV_BIGINT;
 	bn.crypto_free(dig, __FILE__, __LINE__);
@@ -174,20 +174,20 @@ static enum err big_pow(struct je *e, const struct jn *at, const struct jv *a,
 	enum err r;
 
 	if (b->k == JV_BIGINT || b->u.i < 0)
-		return jinja_eval_refuse(e, at, "a power of an integer beyond 64 bits with %s",
+		return jinja_util_refuse(e, at, "a power of an integer beyond 64 bits with %s",
 					 b->k == JV_BIGINT ? "an exponent beyond 64 bits"
 					 : "a negative exponent");
 	if ((r = big_init(e, at, a, b, &g)))
 		goto out;
 	bits = (double)(bn.num_bits(g.a) - 1) * (double)b->u.i + 1.0;
-	if (jinja_eval_room(e, at, bits * 0.30103 > 1e18 ? SIZE_MAX : (size_t)(bits * 0.30103)))
+	if (jinja_util_room(e, at, bits * 0.30103 > 1e18 ? SIZE_MAX : (size_t)(bits * 0.30103)))
 		r = e->d->code;
 	else if (bits > BIG_MAX_BITS + 1)
 		r = refuse_digits(e, at);
-	else if (jinja_eval_work(e, at, (size_t)(bits * bits / 1024.0) + 64))
+	else if (jinja_util_work(e, at, (size_t)(bits * bits / 1024.0) + 64))
 		r = e->d->code;
 	else if (!bn.exp(g.r, g.a, g.b, g.ctx))
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 	else
 		r = from_bn(e, at, g.r, out);
 out:
@@ -211,7 +211,7 @@ static enum err big_truediv(struct je *e, const struct jn *at, const struct jv *
 	if ((r = big_init(e, at, a, b, &g)))
 		goto out;
 	if (bn.is_zero(g.b)) {
-		r = jinja_eval_reject(e, at, "ZeroDivisionError: division by zero");
+		r = jinja_util_reject(e, at, "ZeroDivisionError: division by zero");
 		goto out;
 	}
 	neg = bn.is_negative(g.a) != bn.is_negative(g.b);
@@ -219,17 +219,17 @@ static enum err big_truediv(struct je *e, const struct jn *at, const struct jv *
 	bn.set_negative(g.b, 0);
 	shift = bn.num_bits(g.a) - bn.num_bits(g.b) - 62;
 	if (!bn.is_zero(g.a) && shift + 62 < -1020) {
-		r = jinja_eval_refuse(e, at, "a true division of integers below 2**-1020");
+		r = jinja_util_refuse(e, at, "a true division of integers below 2**-1020");
 		goto out;
 	}
 	if (!(shift > 0 ? bn.lshift(g.b, g.b, shift) : bn.lshift(g.a, g.a, -shift)) ||
 	    !bn.div(g.r, g.m, g.a, g.b, g.ctx)) {
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 		goto out;
 	}
 	q = ldexp((double)(bn.get_word(g.r) | !bn.is_zero(g.m)), shift);
 	if (isinf(q))
-		r = jinja_eval_reject(e, at, "OverflowError: integer division result too large for "
+		r = jinja_util_reject(e, at, "OverflowError: integer division result too large for "
 				      "a float");
 	else
 		*out = jinja_value_float(neg ? -q : q);
@@ -249,12 +249,12 @@ enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const str
 		return big_truediv(e, at, a, b, out);
 	if (op == 'p')
 		return big_pow(e, at, a, b, out);
-	if (jinja_eval_work(e, at, digits_of(a) * digits_of(b) / 16 + digits_of(a) + digits_of(b)))
+	if (jinja_util_work(e, at, digits_of(a) * digits_of(b) / 16 + digits_of(a) + digits_of(b)))
 		return e->d->code;
 	if ((r = big_init(e, at, a, b, &g)))
 		goto out;
 	if ((op == 'f' || op == '%') && bn.is_zero(g.b)) {
-		r = jinja_eval_reject(e, at, "ZeroDivisionError: integer division or modulo by zero");
+		r = jinja_util_reject(e, at, "ZeroDivisionError: integer division or modulo by zero");
 		goto out;
 	}
 	if (op == '*' && bn.num_bits(g.a) + bn.num_bits(g.b) > BIG_MAX_BITS + 1) {
@@ -263,7 +263,7 @@ enum err jinja_bigint_arith(struct je *e, const struct jn *at, int op, const str
 	}
 	ok = op == '+' ? bn.add(g.r, g.a, g.b) : op == '-' ? bn.sub(g.r, g.a, g.b)
 	     : op == '*' ? bn.mul(g.r, g.a, g.b, g.ctx) : floor_divmod(&g);
-	r = ok ? from_bn(e, at, op == '%' ? g.m : g.r, out) : jinja_eval_nomem(e, at);
+	r = ok ? from_bn(e, at, op == '%' ? g.m : g.r, out) : jinja_util_nomem(e, at);
 out:
 	big_release(&g);
 	return r;
@@ -288,10 +288,10 @@ enum err jinja_bigint_neg(struct je *e, const struct jn *at, const struct jv *a,
 		*out = jinja_value_int(INT64_MIN);
 		return ERR_OK;
 	}
-	buf_init(&b, jinja_eval_buf_cap(e));
+	buf_init(&b, jinja_util_buf_cap(e));
 	if ((d[0] != '-' && buf_putc(&b, '-')) || buf_puts(&b, d + (d[0] == '-')) ||
 	    jinja_value_str_buf(e->a, &b, out))
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 	buf_release(&b);
 	if (!r)
 		out->k = JV_BIGINT;
@@ -336,7 +336,7 @@ enum err jinja_bigint_digits(struct je *e, const struct jn *at, const struct jv 
 		for (d = 0, k = step - 1; k >= 0; k--)
 			d = d * 2 + (bn.is_bit_set(g.a, i + k) != 0);
 		if (buf_putc(out, digs[d]))
-			r = jinja_eval_nomem(e, at);
+			r = jinja_util_nomem(e, at);
 	}
 out:
 	big_release(&g);
@@ -362,23 +362,23 @@ enum err jinja_bigint_parse(struct je *e, const struct jn *at, const char *s, st
 	*parsed = 0;
 	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
 		p++;
-	buf_init(&b, jinja_eval_buf_cap(e));
+	buf_init(&b, jinja_util_buf_cap(e));
 	if (*p == '-' && buf_putc(&b, '-'))
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 	if (*p == '+' || *p == '-')
 		p++;
 	for (; !r && digit_at(s, p); p++) {
 		int leading = *p == '0' && b.len == (size_t)(b.data[0] == '-');
 
 		if (*p != '_' && !leading && buf_putc(&b, *p))
-			r = jinja_eval_nomem(e, at);
+			r = jinja_util_nomem(e, at);
 	}
 	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
 		p++;
 	if (!r && !*p && b.len - (size_t)(b.data[0] == '-') > JV_BIGINT_MAX_DIGITS)
 		r = refuse_digits(e, at);
 	else if (!r && !*p && jinja_value_str_buf(e->a, &b, out))
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 	else if (!r && !*p)
 		out->k = JV_BIGINT, *parsed = 1;
 	buf_release(&b);

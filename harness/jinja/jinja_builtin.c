@@ -8,72 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pyfmt.h"
-
-#define NOMEM(e, at) jinja_eval_nomem(e, at)
-
-/* --- printing --- */
-
-/* Maps a pyfmt failure (which has no position) onto one at `at`. */
-static enum err pyfmt_fail(struct je *e, const struct jn *at, const struct diag *pd)
-{
-	if (pd->code == ERR_UNSUPPORTED)
-		return jinja_eval_refuse(e, at, "%s", pd->msg);
-	if (pd->code == ERR_INPUT)
-		return jinja_eval_reject(e, at, "%s", pd->msg);
-	if (pd->code == ERR_LIMIT)
-		return diag_fail(e->d, ERR_LIMIT, "%s (template line %u, column %u)", pd->msg,
-				 at->line, at->col);
-	return NOMEM(e, at);
-}
-
-enum err jinja_builtin_print(struct je *e, const struct jn *at, const struct jv *v, struct buf *out)
-{
-	struct diag pd;
-
-	diag_init(&pd);
-	if (pyfmt_str(v, out, &pd))
-		return pyfmt_fail(e, at, &pd);
-	return ERR_OK;
-}
-
-enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv *v, struct jv *out)
-{
-	struct buf b;
-	enum err r;
-
-	if (v->k == JV_STR) {
-		*out = *v;
-		return ERR_OK;
-	}
-	buf_init(&b, jinja_eval_buf_cap(e));
-	r = jinja_builtin_print(e, at, v, &b);
-	if (!r && jinja_value_str_buf(e->a, &b, out))
-		r = NOMEM(e, at);
-	buf_release(&b);
-	return r;
-}
-
-enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
-			    const struct pyfmt_json *o, struct jv *out)
-{
-	struct buf b;
-	struct diag pd;
-	enum err r = ERR_OK;
-
-	diag_init(&pd);
-	buf_init(&b, jinja_eval_buf_cap(e));
-	if (pyfmt_json(v, o, &b, &pd))
-		r = pyfmt_fail(e, at, &pd);
-	else if (jinja_value_str_buf(e->a, &b, out))
-		r = NOMEM(e, at);
-	buf_release(&b);
-	return r;
-}
+#define NOMEM(e, at) jinja_util_nomem(e, at)
 
 static enum err undefined_error(struct je *e, const struct jn *at, const struct jv *v)
 {
-	return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+	return jinja_util_reject(e, at, "UndefinedError: '%s' is undefined",
 				 v->u.p ? (const char *)v->u.p : "value");
 }
 
@@ -92,12 +31,12 @@ static enum err type_error2(struct je *e, const struct jn *at, const char *op,
 	if (b->k == JV_UNDEF)
 		return undefined_error(e, at, b);
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT)
-		return jinja_eval_refuse(e, at, "arithmetic on an integer beyond 64 bits");
+		return jinja_util_refuse(e, at, "arithmetic on an integer beyond 64 bits");
 	if (!strcmp(op, "+") && (a->k == JV_STR || a->k == JV_LIST || a->k == JV_TUPLE))
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: can only concatenate %s (not \"%s\") to %s",
 					 jinja_value_type_name(a), jinja_value_type_name(b), jinja_value_type_name(a));
-	return jinja_eval_reject(e, at,
+	return jinja_util_reject(e, at,
 				 "TypeError: unsupported operand type(s) for %s: '%s' and '%s'",
 				 op, jinja_value_type_name(a), jinja_value_type_name(b));
 }
@@ -109,7 +48,7 @@ static enum err concat_seq(struct je *e, const struct jn *at, const struct jv *a
 
 	if ((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
 		return type_error2(e, at, "+", a, b);
-	if (jinja_eval_work(e, at, (a->u.l->n + b->u.l->n) * JV_WORK_ITEM))
+	if (jinja_util_work(e, at, (a->u.l->n + b->u.l->n) * JV_WORK_ITEM))
 		return e->d->code;
 	if (jinja_value_seq_new(e->a, a->k, a->u.l->n + b->u.l->n, out))
 		return NOMEM(e, at);
@@ -133,8 +72,8 @@ static enum err concat_str(struct je *e, const struct jn *at, const struct jv *a
 		return e->d->code;
 	if (markup && !(b->flags & JV_F_MARKUP) && jinja_str_escape(e, at, b, &y))
 		return e->d->code;
-	if (jinja_eval_room(e, at, x.u.s->len + y.u.s->len) ||
-	    jinja_eval_work(e, at, x.u.s->len + y.u.s->len))
+	if (jinja_util_room(e, at, x.u.s->len + y.u.s->len) ||
+	    jinja_util_work(e, at, x.u.s->len + y.u.s->len))
 		return e->d->code;
 	if (jinja_value_str_room(e->a, x.u.s->len + y.u.s->len, &bytes, out))
 		return NOMEM(e, at);
@@ -158,7 +97,7 @@ static enum err repeat_str(struct je *e, const struct jn *at, const struct jv *s
 	struct buf s;
 	enum err r = ERR_OK;
 
-	buf_init(&s, jinja_eval_buf_cap(e));
+	buf_init(&s, jinja_util_buf_cap(e));
 	if (total && buf_reserve(&s, total)) {
 		r = NOMEM(e, at);
 	} else if (total) {
@@ -184,14 +123,14 @@ static enum err repeat(struct je *e, const struct jn *at, const struct jv *seq, 
 	if (n < 0)
 		n = 0;
 	if (n && seq_bytes(seq) > SIZE_MAX / (uint64_t)n)
-		return jinja_eval_room(e, at, SIZE_MAX);
-	if (jinja_eval_room(e, at, seq_bytes(seq) * (size_t)n) ||
-	    jinja_eval_work(e, at, seq_bytes(seq) * (size_t)n))
+		return jinja_util_room(e, at, SIZE_MAX);
+	if (jinja_util_room(e, at, seq_bytes(seq) * (size_t)n) ||
+	    jinja_util_work(e, at, seq_bytes(seq) * (size_t)n))
 		return e->d->code;
 	if (seq->k == JV_STR)
 		return repeat_str(e, at, seq, (size_t)n, out);
 	if (seq->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))
-		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for *");
+		return jinja_util_reject(e, at, "TypeError: unsupported operand type(s) for *");
 	items = seq->u.l->n * (size_t)n;
 	if (jinja_value_seq_new(e->a, seq->k, items, out))
 		return NOMEM(e, at);
@@ -236,7 +175,7 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 	case 'f':
 	case '%':
 		if (!y)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "ZeroDivisionError: integer division or modulo by zero");
 		if (x == INT64_MIN && y == -1) {
 			ovf = 1;
@@ -254,7 +193,7 @@ static enum err int_arith(struct je *e, const struct jn *at, int op, int64_t x, 
 	case 'p':
 		if (y < 0) {
 			if (!x)
-				return jinja_eval_reject(e, at,
+				return jinja_util_reject(e, at,
 							 "ZeroDivisionError: 0.0 cannot be raised to a negative power");
 			*out = jinja_value_float(pow((double)x, (double)y));
 			return ERR_OK;
@@ -302,7 +241,7 @@ static enum err float_arith(struct je *e, const struct jn *at, int op, double x,
 	double r = 0;
 
 	if ((op == '/' || op == 'f' || op == '%') && y == 0.0)
-		return jinja_eval_reject(e, at, "ZeroDivisionError: float division by zero");
+		return jinja_util_reject(e, at, "ZeroDivisionError: float division by zero");
 	switch (op) {
 	case '+': r = x + y; break;
 	case '-': r = x - y; break;
@@ -312,13 +251,13 @@ static enum err float_arith(struct je *e, const struct jn *at, int op, double x,
 	case '%': r = py_fmod(x, y); break;
 	case 'p':
 		if (x == 0.0 && y < 0)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "ZeroDivisionError: 0.0 cannot be raised to a negative power");
 		if (x < 0 && y != floor(y))
-			return jinja_eval_refuse(e, at, "a complex power");
+			return jinja_util_refuse(e, at, "a complex power");
 		r = pow(x, y);
 		if (isinf(r) && !isinf(x) && !isinf(y))
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "OverflowError: (34, 'Numerical result out of range')");
 		break;
 	}
@@ -335,7 +274,7 @@ static enum err num_arith(struct je *e, const struct jn *at, int op, const struc
 		if (op != '/')
 			return int_arith(e, at, op, a->u.i, b->u.i, out);
 		if (!b->u.i)
-			return jinja_eval_reject(e, at, "ZeroDivisionError: division by zero");
+			return jinja_util_reject(e, at, "ZeroDivisionError: division by zero");
 		if (fabs((double)a->u.i) > exact || fabs((double)b->u.i) > exact)
 			return jinja_bigint_arith(e, at, '/', a, b, out);
 		*out = jinja_value_float((double)a->u.i / (double)b->u.i);
@@ -343,7 +282,7 @@ static enum err num_arith(struct je *e, const struct jn *at, int op, const struc
 	}
 	if ((is_intlike(a) && fabs((double)a->u.i) > exact) ||
 	    (is_intlike(b) && fabs((double)b->u.i) > exact))
-		return jinja_eval_refuse(e, at, "mixing floats with integers beyond 2**53");
+		return jinja_util_refuse(e, at, "mixing floats with integers beyond 2**53");
 	return float_arith(e, at, op, as_double(a), as_double(b), out);
 }
 
@@ -366,12 +305,12 @@ static enum err concat_tilde(struct je *e, const struct jn *at, const struct jv 
 	struct buf s;
 	enum err r;
 
-	buf_init(&s, jinja_eval_buf_cap(e));
-	r = jinja_builtin_print(e, at, a, &s);
+	buf_init(&s, jinja_util_buf_cap(e));
+	r = jinja_print(e, at, a, &s);
 	if (!r)
-		r = jinja_builtin_print(e, at, b, &s);
+		r = jinja_print(e, at, b, &s);
 	if (!r)
-		r = jinja_eval_work(e, at, s.len);
+		r = jinja_util_work(e, at, s.len);
 	if (!r && jinja_value_str_buf(e->a, &s, out))
 		r = NOMEM(e, at);
 	buf_release(&s);
@@ -416,7 +355,7 @@ enum err jinja_builtin_unary(struct je *e, const struct jn *at, int neg, const s
 	}
 	if (a->k == JV_UNDEF)
 		return undefined_error(e, at, a);
-	return jinja_eval_reject(e, at, "TypeError: bad operand type for unary %c: '%s'",
+	return jinja_util_reject(e, at, "TypeError: bad operand type for unary %c: '%s'",
 				 neg ? '-' : '+',
 				 jinja_value_type_name(a));
 }
@@ -441,13 +380,13 @@ static enum err value_eq(struct je *e, const struct jn *at, const struct jv *a,
 	size_t work = 0;
 
 	*r = jinja_value_eq_work(a, b, &work);
-	if (jinja_eval_work(e, at, work))
+	if (jinja_util_work(e, at, work))
 		return e->d->code;
 	if (*r == JV_EQ_DEEP)
-		return jinja_eval_refuse(e, at, "comparing values nested deeper than %d (Python "
+		return jinja_util_refuse(e, at, "comparing values nested deeper than %d (Python "
 					 "raises RecursionError)", JV_MAX_DEPTH);
 	if (*r < 0)
-		return jinja_eval_refuse(e, at, "comparing these values");
+		return jinja_util_refuse(e, at, "comparing these values");
 	return ERR_OK;
 }
 
@@ -462,7 +401,7 @@ static enum err order_seq(struct je *e, const struct jn *at, const struct jv *a,
 	int eq;
 
 	if (depth >= JV_MAX_DEPTH)
-		return jinja_eval_refuse(e, at, "comparing values nested deeper than %d (Python "
+		return jinja_util_refuse(e, at, "comparing values nested deeper than %d (Python "
 					 "raises RecursionError)", JV_MAX_DEPTH);
 	for (i = 0; i < a->u.l->n && i < b->u.l->n; i++) {
 		if (value_eq(e, at, &a->u.l->v[i], &b->u.l->v[i], &eq))
@@ -489,24 +428,24 @@ static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
 		if (is_intlike(a) && is_intlike(b))
 			*c = (a->u.i > b->u.i) - (a->u.i < b->u.i);
 		else if (isnan(as_double(a)) || isnan(as_double(b)))
-			return jinja_eval_refuse(e, at, "ordering NaN");
+			return jinja_util_refuse(e, at, "ordering NaN");
 		else if (fabs(as_double(a)) > 9007199254740992.0 ||
 			 fabs(as_double(b)) > 9007199254740992.0)
-			return jinja_eval_refuse(e, at, "ordering numbers beyond 2**53");
+			return jinja_util_refuse(e, at, "ordering numbers beyond 2**53");
 		else
 			*c = (as_double(a) > as_double(b)) - (as_double(a) < as_double(b));
 		return ERR_OK;
 	}
 	if (a->k == JV_STR && b->k == JV_STR) {
 		*c = str_cmp(a->u.s, b->u.s);
-		return jinja_eval_work(e, at, a->u.s->len < b->u.s->len ? a->u.s->len : b->u.s->len);
+		return jinja_util_work(e, at, a->u.s->len < b->u.s->len ? a->u.s->len : b->u.s->len);
 	}
 	if (jinja_value_is_seq(a) && a->k == b->k &&
 	    !((a->flags | b->flags) & (JV_F_GEN | JV_F_VIEW)))
 		return order_seq(e, at, a, b, c, depth);
 	if (a->k == JV_BIGINT || b->k == JV_BIGINT)
-		return jinja_eval_refuse(e, at, "comparing an integer beyond 64 bits");
-	return jinja_eval_reject(e, at,
+		return jinja_util_refuse(e, at, "comparing an integer beyond 64 bits");
+	return jinja_util_reject(e, at,
 				 "TypeError: '<' not supported between instances of '%s' and '%s'",
 				 jinja_value_type_name(a), jinja_value_type_name(b));
 }
@@ -514,7 +453,7 @@ static enum err order_at(struct je *e, const struct jn *at, const struct jv *a,
 enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
 			     const struct jv *b, int *c)
 {
-	if (jinja_eval_work(e, at, JV_WORK_ITEM))
+	if (jinja_util_work(e, at, JV_WORK_ITEM))
 		return e->d->code;
 	return order_at(e, at, a, b, c, 0);
 }
@@ -528,29 +467,29 @@ enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct 
 	*r = 0;
 	if (container->k == JV_STR) {
 		if (item->k != JV_STR)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "TypeError: 'in <string>' requires string as left "
 						 "operand, not %s", jinja_value_type_name(item));
 		*r = jinja_str_find(container->u.s, item->u.s, 0) >= 0;
-		return jinja_eval_work(e, at, container->u.s->len);
+		return jinja_util_work(e, at, container->u.s->len);
 	}
 	if (container->k == JV_DICT || container->k == JV_NS) {
 		if (container->k == JV_NS)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "TypeError: argument of type 'Namespace' is not iterable");
 		if (!jinja_value_hashable(item))
-			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
+			return jinja_util_reject(e, at, "TypeError: unhashable type: '%s'",
 						 jinja_value_type_name(item));
 		*r = jinja_value_dict_get(container, *item) != NULL;
-		return jinja_eval_work(e, at, container->u.d->n);
+		return jinja_util_work(e, at, container->u.d->n);
 	}
 	if (container->k == JV_UNDEF)
 		return ERR_OK;
 	if (!jinja_value_is_seq(container))
-		return jinja_eval_reject(e, at, "TypeError: argument of type '%s' is not iterable",
+		return jinja_util_reject(e, at, "TypeError: argument of type '%s' is not iterable",
 					 jinja_value_type_name(container));
 	if (container->flags & (JV_F_GEN | JV_F_VIEW))
-		return jinja_eval_refuse(e, at, "'in' on a %s", jinja_value_type_name(container));
+		return jinja_util_refuse(e, at, "'in' on a %s", jinja_value_type_name(container));
 	for (i = 0; i < container->u.l->n && !*r; i++) {
 		if (value_eq(e, at, item, &container->u.l->v[i], &eq))
 			return e->d->code;
@@ -669,14 +608,14 @@ static int py_attr(struct je *e, const struct jn *at, const struct jv *obj, cons
 		return 1;
 	}
 	if ((jinja_value_is_num(obj) || obj->k == JV_BIGINT) && in_list(num_attrs, name)) {
-		*r = jinja_eval_refuse(e, at, "the attribute '%s' of a number", name);
+		*r = jinja_util_refuse(e, at, "the attribute '%s' of a number", name);
 		return 1;
 	}
 	if ((obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE)) && !in_list(iter_attrs, name))
 		return 0;
 	if (obj->k == JV_MACRO || obj->k == JV_FUNC ||
 	    (obj->flags & (JV_F_GEN | JV_F_VIEW | JV_F_RANGE))) {
-		*r = jinja_eval_refuse(e, at, "the attribute '%s' of a %s", name, jinja_value_type_name(obj));
+		*r = jinja_util_refuse(e, at, "the attribute '%s' of a %s", name, jinja_value_type_name(obj));
 		return 1;
 	}
 	return 0;
@@ -711,7 +650,7 @@ static int py_item(struct je *e, const struct jn *at, const struct jv *obj, cons
 		return 1;
 	}
 	if (key->k == JV_BIGINT && (obj->k == JV_STR || jinja_value_is_seq(obj))) {
-		*r = jinja_eval_refuse(e, at, "an index beyond 64 bits");
+		*r = jinja_util_refuse(e, at, "an index beyond 64 bits");
 		return 1;
 	}
 	return 0;
@@ -723,7 +662,7 @@ static enum err check_safe_name(struct je *e, const struct jn *at, const struct 
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
 	if (name[0] == '_')
-		return jinja_eval_refuse(e, at, "the attribute '%s' (the sandbox hides it)", name);
+		return jinja_util_refuse(e, at, "the attribute '%s' (the sandbox hides it)", name);
 	return ERR_OK;
 }
 
@@ -755,12 +694,12 @@ enum err jinja_builtin_getitem(struct je *e, const struct jn *at, const struct j
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
 	if (obj->k == JV_LOOP || obj->k == JV_MACRO || obj->k == JV_FUNC)
-		return jinja_eval_refuse(e, at, "subscripting a %s", jinja_value_type_name(obj));
+		return jinja_util_refuse(e, at, "subscripting a %s", jinja_value_type_name(obj));
 	if (py_item(e, at, obj, key, out, &r))
 		return r;
 	if (key->k == JV_STR) {
 		if (key->u.s->data[0] == '_')
-			return jinja_eval_refuse(e, at, "the attribute '%s' (the sandbox hides it)",
+			return jinja_util_refuse(e, at, "the attribute '%s' (the sandbox hides it)",
 						 key->u.s->data);
 		if (py_attr(e, at, obj, key->u.s->data, out, &r))
 			return r;
@@ -780,7 +719,7 @@ static enum err slice_bound(struct je *e, const struct jn *at, const struct jv *
 		return ERR_OK;
 	}
 	if (!is_intlike(v))
-		return jinja_eval_refuse(e, at, "a slice index of type %s",
+		return jinja_util_refuse(e, at, "a slice index of type %s",
 					 jinja_value_type_name(v));
 	x = v->u.i;
 	if (x < 0) {
@@ -803,13 +742,13 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
 	if (obj->k != JV_STR && (!jinja_value_is_seq(obj) || (obj->flags & (JV_F_GEN | JV_F_VIEW))))
-		return jinja_eval_refuse(e, at, "slicing a %s", jinja_value_type_name(obj));
+		return jinja_util_refuse(e, at, "slicing a %s", jinja_value_type_name(obj));
 	if (step && step->k != JV_NONE) {
 		if (!is_intlike(step))
-			return jinja_eval_refuse(e, at, "a slice step of type %s",
+			return jinja_util_refuse(e, at, "a slice step of type %s",
 						 jinja_value_type_name(step));
 		if (!(st = step->u.i))
-			return jinja_eval_reject(e, at, "ValueError: slice step cannot be zero");
+			return jinja_util_reject(e, at, "ValueError: slice step cannot be zero");
 	}
 	n = obj->k == JV_STR ? (int64_t)jinja_value_str_ncp(obj->u.s) : (int64_t)obj->u.l->n;
 	if (slice_bound(e, at, start, n, st, 1, &a) || slice_bound(e, at, stop, n, st, 0, &b))
@@ -873,47 +812,9 @@ enum err jinja_builtin_iterate(struct je *e, const struct jn *at, const struct j
 	if (v->k == JV_STR)
 		return jinja_str_chars(e, at, v, out);
 	if (v->k == JV_LOOP)
-		return jinja_eval_refuse(e, at, "iterating the loop object");
-	return jinja_eval_reject(e, at, "TypeError: '%s' object is not iterable",
+		return jinja_util_refuse(e, at, "iterating the loop object");
+	return jinja_util_reject(e, at, "TypeError: '%s' object is not iterable",
 				 jinja_value_type_name(v));
-}
-
-/* --- arguments --- */
-
-const struct jv *jinja_builtin_arg(const struct je_args *a, size_t i, const char *name)
-{
-	size_t k;
-
-	if (i < a->npos)
-		return &a->pos[i];
-	for (k = 0; name && k < a->nkw; k++)
-		if (!strcmp(a->kwn[k], name))
-			return &a->kwv[k];
-	return NULL;
-}
-
-enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char *what,
-				  const struct je_args *a, size_t npos, const char *const *names)
-{
-	size_t k, j;
-
-	if (a->npos > npos)
-		return jinja_eval_reject(e, at,
-					 "TypeError: %s() takes at most %zu positional arguments",
-					 what, npos);
-	for (k = 0; k < a->nkw; k++) {
-		for (j = 0; names && names[j] && strcmp(names[j], a->kwn[k]); j++)
-			;
-		if (!names || !names[j])
-			return jinja_eval_reject(e, at,
-						 "TypeError: %s() got an unexpected keyword argument '%s'",
-						 what, a->kwn[k]);
-		if (j < a->npos)
-			return jinja_eval_reject(e, at,
-						 "TypeError: %s() got multiple values for argument '%s'",
-						 what, a->kwn[k]);
-	}
-	return ERR_OK;
 }
 
 /* --- globals --- */
@@ -951,7 +852,7 @@ static enum err build_dict(struct je *e, const struct jn *at, enum jv_kind k,
 	if (jinja_value_dict_new(e->a, k, out))
 		return NOMEM(e, at);
 	if (a->npos > 1)
-		return jinja_eval_reject(e, at, "TypeError: dict expected at most 1 argument");
+		return jinja_util_reject(e, at, "TypeError: dict expected at most 1 argument");
 	if (a->npos && a->pos[0].k == JV_DICT) {
 		for (i = 0; i < a->pos[0].u.d->n; i++)
 			if (jinja_value_dict_set(e->a, out, a->pos[0].u.d->keys[i],
@@ -965,7 +866,7 @@ static enum err build_dict(struct je *e, const struct jn *at, enum jv_kind k,
 
 			if (!jinja_value_is_seq(p) || p->u.l->n != 2 ||
 			    !jinja_value_hashable(&p->u.l->v[0]))
-				return jinja_eval_reject(e, at,
+				return jinja_util_reject(e, at,
 							 "ValueError: dictionary update sequence element "
 							 "#%zu has the wrong length", i);
 			if (jinja_value_dict_set(e->a, out, p->u.l->v[0], p->u.l->v[1]))
@@ -987,11 +888,11 @@ static enum err call_range(struct je *e, const struct jn *at, const struct je_ar
 	size_t k;
 
 	if (a->nkw || a->npos < 1 || a->npos > 3)
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: range expected 1 to 3 integer arguments");
 	for (k = 0; k < a->npos; k++)
 		if (!is_intlike(&a->pos[k]))
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "TypeError: '%s' object cannot be interpreted as an integer",
 						 jinja_value_type_name(&a->pos[k]));
 	if (a->npos == 1)
@@ -999,12 +900,12 @@ static enum err call_range(struct je *e, const struct jn *at, const struct je_ar
 	for (k = 0; a->npos > 1 && k < a->npos; k++)
 		v[k] = a->pos[k].u.i;
 	if (!v[2])
-		return jinja_eval_reject(e, at, "ValueError: range() arg 3 must not be zero");
+		return jinja_util_reject(e, at, "ValueError: range() arg 3 must not be zero");
 	if (v[0] < -(1LL << 40) || v[0] > (1LL << 40) || v[1] < -(1LL << 40) || v[1] > (1LL << 40))
-		return jinja_eval_refuse(e, at, "range() with bounds this large");
+		return jinja_util_refuse(e, at, "range() with bounds this large");
 	n = v[2] > 0 ? (v[1] - v[0] + v[2] - 1) / v[2] : (v[0] - v[1] - v[2] - 1) / -v[2];
 	if (n > 100000)
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "OverflowError: Range too big. The sandbox blocks ranges "
 					 "larger than MAX_RANGE (100000).");
 	if (jinja_value_seq_new(e->a, JV_LIST, n > 0 ? (size_t)n : 0, out))
@@ -1030,7 +931,7 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 	const struct jv_str *s;
 
 	if (a->npos != 1 || a->nkw || a->pos[0].k != JV_STR)
-		return jinja_eval_reject(e, at, "TypeError: strftime_now() takes one str argument");
+		return jinja_util_reject(e, at, "TypeError: strftime_now() takes one str argument");
 	s = a->pos[0].u.s;
 	buf_init(&f, 4096);
 	for (i = 0; i < s->len && !r; i++) {
@@ -1042,7 +943,7 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 			char c = s->data[i + 1 + flag];
 
 			if (!c || !strchr("aAbBcCdDeFgGhHIjklmMnprRStTuUVwWxXyY%", c))
-				r = jinja_eval_refuse(e, at, "the strftime directive %%%c",
+				r = jinja_util_refuse(e, at, "the strftime directive %%%c",
 						      c ? c : ' ');
 			else if (buf_append(&f, s->data + i, 2 + flag))
 				r = NOMEM(e, at);
@@ -1055,7 +956,7 @@ static enum err call_strftime(struct je *e, const struct jn *at, const struct je
 		res[0] = 0;
 		n = f.len ? strftime(res, sizeof(res), f.data, &e->clock) : 0;
 		if (f.len && !n && res[0])
-			r = jinja_eval_refuse(e, at, "a strftime result this long");
+			r = jinja_util_refuse(e, at, "a strftime result this long");
 		else if (jinja_value_str_new(e->a, res, n, out))
 			r = NOMEM(e, at);
 	}
@@ -1075,12 +976,12 @@ static enum err call_global(struct je *e, const struct jn *at, const struct jv_f
 		return call_range(e, at, a, out);
 	case FN_RAISE:
 		if (a->npos >= 1 && a->pos[0].k == JV_STR)
-			return jinja_eval_reject(e, at, "TemplateError: %s", a->pos[0].u.s->data);
-		return jinja_eval_reject(e, at, "TemplateError raised by the template");
+			return jinja_util_reject(e, at, "TemplateError: %s", a->pos[0].u.s->data);
+		return jinja_util_reject(e, at, "TemplateError raised by the template");
 	case FN_STRFTIME:
 		return call_strftime(e, at, a, out);
 	default:
-		return jinja_eval_refuse(e, at, "the global '%s'", fn->name);
+		return jinja_util_refuse(e, at, "the global '%s'", fn->name);
 	}
 }
 
@@ -1095,30 +996,30 @@ static enum err dict_method(struct je *e, const struct jn *at, const struct jv *
 	size_t i, n = self->u.d->n;
 
 	if (in_list(unsafe, name))
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "SecurityError: access to attribute '%s' of 'dict' object is unsafe",
 					 name);
 	if (!strcmp(name, "get")) {
 		if (a->nkw || a->npos < 1 || a->npos > 2)
-			return jinja_eval_reject(e, at, "TypeError: get expected 1 or 2 arguments");
+			return jinja_util_reject(e, at, "TypeError: get expected 1 or 2 arguments");
 		key = &a->pos[0];
 		def = a->npos > 1 ? &a->pos[1] : NULL;
 		if (!jinja_value_hashable(key))
-			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
+			return jinja_util_reject(e, at, "TypeError: unhashable type: '%s'",
 						 jinja_value_type_name(key));
 		v = jinja_value_dict_get(self, *key);
 		*out = v ? *v : def ? *def : jinja_value_none();
 		return ERR_OK;
 	}
 	if (a->npos || a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: dict.%s() takes no arguments", name);
+		return jinja_util_reject(e, at, "TypeError: dict.%s() takes no arguments", name);
 	if (!strcmp(name, "copy")) {
 		struct je_args one = { (struct jv *)self, 1, NULL, NULL, 0 };
 
 		return build_dict(e, at, JV_DICT, &one, out);
 	}
 	if (strcmp(name, "items") && strcmp(name, "keys") && strcmp(name, "values"))
-		return jinja_eval_refuse(e, at, "the dict method '%s'", name);
+		return jinja_util_refuse(e, at, "the dict method '%s'", name);
 	if (jinja_value_seq_new(e->a, JV_LIST, n, out))
 		return NOMEM(e, at);
 	for (i = 0; i < n; i++) {
@@ -1151,12 +1052,12 @@ static enum err list_method(struct je *e, const struct jn *at, const struct jv *
 	int eq;
 
 	if (in_list(unsafe, name))
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "SecurityError: access to attribute '%s' of '%s' object is unsafe",
 					 name, jinja_value_type_name(self));
 	if (!strcmp(name, "count") || !strcmp(name, "index")) {
 		if (a->npos != 1 || a->nkw)
-			return jinja_eval_refuse(e, at, "list.%s with these arguments", name);
+			return jinja_util_refuse(e, at, "list.%s with these arguments", name);
 		for (i = 0; i < self->u.l->n; i++) {
 			if (value_eq(e, at, &self->u.l->v[i], &a->pos[0], &eq))
 				return e->d->code;
@@ -1167,7 +1068,7 @@ static enum err list_method(struct je *e, const struct jn *at, const struct jv *
 			n += (size_t)eq;
 		}
 		if (name[0] == 'i')
-			return jinja_eval_reject(e, at, "ValueError: value is not in list");
+			return jinja_util_reject(e, at, "ValueError: value is not in list");
 		*out = jinja_value_int((int64_t)n);
 		return ERR_OK;
 	}
@@ -1175,7 +1076,7 @@ static enum err list_method(struct je *e, const struct jn *at, const struct jv *
 		return concat_seq(e, at, self, &(struct jv){ JV_LIST, 0,
 				  { .l = &(struct jv_seq){ 0 } } },
 				  out);
-	return jinja_eval_refuse(e, at, "the list method '%s' (it mutates the list)", name);
+	return jinja_util_refuse(e, at, "the list method '%s' (it mutates the list)", name);
 }
 
 static enum err loop_cycle(struct je *e, const struct jn *at, const struct jv *loop,
@@ -1184,7 +1085,7 @@ static enum err loop_cycle(struct je *e, const struct jn *at, const struct jv *l
 	struct jv idx;
 
 	if (!a->npos || a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: no items for cycling given");
+		return jinja_util_reject(e, at, "TypeError: no items for cycling given");
 	if (jinja_eval_loop_attr(e, at, loop, "index0", &idx))
 		return e->d->code;
 	*out = a->pos[(size_t)idx.u.i % a->npos];
@@ -1209,7 +1110,7 @@ enum err jinja_builtin_call(struct je *e, const struct jn *at, const struct jv *
 	case JV_LOOP:
 		return loop_cycle(e, at, f->self, a, out);
 	default:
-		return jinja_eval_refuse(e, at, "calling '%s'", f->name);
+		return jinja_util_refuse(e, at, "calling '%s'", f->name);
 	}
 }
 
@@ -1251,7 +1152,7 @@ static enum err test_case(struct je *e, const struct jn *at, const char *name,
 
 	if (in->k != JV_STR) {
 		*r = 0;
-		return jinja_eval_refuse(e, at, "the test '%s' on a %s", name,
+		return jinja_util_refuse(e, at, "the test '%s' on a %s", name,
 					 jinja_value_type_name(in));
 	}
 	if (jinja_str_method(e, at, in, name, &none, &res))
@@ -1264,10 +1165,10 @@ static enum err test_num(struct je *e, const struct jn *at, const char *name,
 			 const struct jv *in, const struct je_args *a, int *r)
 {
 	struct jv m, two = jinja_value_int(2);
-	const struct jv *div = !strcmp(name, "divisibleby") ? jinja_builtin_arg(a, 0, "num") : &two;
+	const struct jv *div = !strcmp(name, "divisibleby") ? jinja_util_arg(a, 0, "num") : &two;
 
 	if (!div)
-		return jinja_eval_reject(e, at, "TypeError: divisibleby() missing an argument");
+		return jinja_util_reject(e, at, "TypeError: divisibleby() missing an argument");
 	if (jinja_builtin_binop(e, at, '%', in, div, &m))
 		return e->d->code;
 	*r = !strcmp(name, "odd") ? jinja_value_truthy(&m) : !jinja_value_truthy(&m);
@@ -1279,12 +1180,12 @@ enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
 			    const struct je_args *a, int *result)
 {
 	int op = cmp_test(name);
-	const struct jv *arg = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *arg = jinja_util_arg(a, 0, NULL);
 	int *r = result;
 
 	if (op) {
 		if (!arg || a->npos != 1)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "TypeError: the test '%s' takes one argument", name);
 		return jinja_builtin_compare(e, at, op, in, arg, r);
 	}
@@ -1295,7 +1196,7 @@ enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
 			*r = in->k == arg->k && (in->k == JV_NONE || in->u.i == arg->u.i);
 			return ERR_OK;
 		}
-		return jinja_eval_refuse(e, at, "the test '%s' with arguments", name);
+		return jinja_util_refuse(e, at, "the test '%s' with arguments", name);
 	}
 	if (!strcmp(name, "defined") || !strcmp(name, "undefined"))
 		*r = (in->k != JV_UNDEF) == (name[0] == 'd');
@@ -1328,7 +1229,7 @@ enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
 	else if (!strcmp(name, "lower") || !strcmp(name, "upper"))
 		return test_case(e, at, !strcmp(name, "lower") ? "islower" : "isupper", in, r);
 	else
-		return jinja_eval_refuse(e, at, "the test '%s'", name);
+		return jinja_util_refuse(e, at, "the test '%s'", name);
 	return ERR_OK;
 }
 

@@ -3,10 +3,7 @@
 #include "jinja_int.h"
 
 #include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "jinja.h"
 #include "base/mem.h"
@@ -57,93 +54,15 @@ static enum err eval_tw(struct je *e, struct frame *f, const struct jn *n, struc
 static enum err exec_list(struct je *e, struct frame *f, const struct jn_list *l,
 			  struct buf *out, enum flow *flow);
 
-static enum err vfail(struct je *e, const struct jn *n, enum err code, const char *lead,
-		      const char *fmt, va_list ap)
-{
-	char msg[DIAG_MSG_MAX];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	return diag_fail(e->d, code, "%s%s (template line %u, column %u)", lead, msg,
-			 n ? n->line : 0, n ? n->col : 0);
-}
-
-enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ...)
-{
-	va_list ap;
-	enum err r;
-
-	va_start(ap, fmt);
-	r = vfail(e, n, ERR_INPUT, "the server would reject this request: ", fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-/* Fails with ERR_LIMIT, "WHAT (template line L, column C)": a budget of
- * jinja.h (steps, work, time, memory) ran out at `n`. */
-static __attribute__((format(printf, 3, 4))) enum err
-jinja_eval_limit(struct je *e, const struct jn *n, const char *fmt, ...)
-{
-	va_list ap;
-	enum err r;
-
-	va_start(ap, fmt);
-	r = vfail(e, n, ERR_LIMIT, "", fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-static int past_deadline(const struct je *e)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > e->deadline.tv_sec ||
-	       (now.tv_sec == e->deadline.tv_sec && now.tv_nsec > e->deadline.tv_nsec);
-}
-
-static enum err over_time(struct je *e, const struct jn *n)
-{
-	return jinja_eval_limit(e, n, "rendering the template took longer than %g seconds",
-				e->seconds);
-}
-
-/* What step() does once the count of steps reaches e->check_at: the step
- * budget, and the clock every 4096 steps. */
-static enum err step_check(struct je *e, const struct jn *n)
-{
-	if (e->steps > JINJA_MAX_STEPS)
-		return jinja_eval_limit(e, n, "rendering the template took more than %d steps",
-					JINJA_MAX_STEPS);
-	if (!(e->steps & 4095) && past_deadline(e))
-		return over_time(e, n);
-	e->check_at = (e->steps | 4095) + 1;
-	if (e->check_at > (unsigned long)JINJA_MAX_STEPS + 1)
-		e->check_at = (unsigned long)JINJA_MAX_STEPS + 1;
-	return ERR_OK;
-}
-
 /* One evaluation step. */
 static inline enum err step(struct je *e, const struct jn *n)
 {
 	if (__builtin_expect(++e->steps >= e->check_at, 0))
-		return step_check(e, n);
+		return jinja_util_steps(e, n);
 	return ERR_OK;
 }
 
-enum err jinja_eval_work(struct je *e, const struct jn *n, size_t units)
-{
-	size_t before = e->work;
-
-	if (units > JINJA_MAX_WORK - e->work)
-		return jinja_eval_limit(e, n, "rendering the template took more than %llu units "
-					"of work in builtins", (unsigned long long)JINJA_MAX_WORK);
-	e->work += units;
-	if ((before >> 20) != (e->work >> 20) && past_deadline(e))
-		return over_time(e, n);
-	return ERR_OK;
-}
-
-/* jinja_eval_work inline, for the evaluator's own charges. */
+/* jinja_util_work inline, for the evaluator's own charges. */
 static inline enum err work(struct je *e, const struct jn *n, size_t units)
 {
 	if (__builtin_expect(units <= JINJA_MAX_WORK - e->work &&
@@ -151,69 +70,7 @@ static inline enum err work(struct je *e, const struct jn *n, size_t units)
 		e->work += units;
 		return ERR_OK;
 	}
-	return jinja_eval_work(e, n, units);
-}
-
-static size_t units_of(const struct jv *v)
-{
-	if (v->k == JV_STR || v->k == JV_BIGINT)
-		return v->u.s->len + 1;
-	if (v->k == JV_LIST || v->k == JV_TUPLE)
-		return v->u.l->n * JV_WORK_ITEM + 1;
-	if (v->k == JV_DICT || v->k == JV_NS)
-		return v->u.d->n * JV_WORK_ITEM + 1;
-	return 1;
-}
-
-size_t jinja_eval_units(const struct jv *v, const struct je_args *a)
-{
-	size_t n = units_of(v), i;
-
-	for (i = 0; a && i < a->npos; i++)
-		n += units_of(&a->pos[i]);
-	for (i = 0; a && i < a->nkw; i++)
-		n += units_of(&a->kwv[i]);
-	return n;
-}
-
-size_t jinja_eval_buf_cap(const struct je *e)
-{
-	return e->a->max - e->a->used;
-}
-
-enum err jinja_eval_room(struct je *e, const struct jn *n, size_t units)
-{
-	if (units > jinja_eval_buf_cap(e))
-		return jinja_eval_limit(e, n, "the template's values would exceed the cap of %zu "
-					"bytes", e->a->max);
-	return ERR_OK;
-}
-
-enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
-{
-	va_list ap;
-	enum err r;
-
-	va_start(ap, fmt);
-	r = vfail(e, n, ERR_UNSUPPORTED, "unsupported in template: ", fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-/* An allocation or append failed: either memory is exhausted or a cap (the
- * arena's, or the output buffer's) was reached. Which one is told apart by
- * whether a small allocation still succeeds. */
-enum err jinja_eval_nomem(struct je *e, const struct jn *n)
-{
-	void *probe = mem_alloc(64);
-
-	mem_free(probe);
-	if (probe)
-		return diag_fail(e->d, ERR_LIMIT, "the template's output or values exceed the caps "
-				 "(%zu bytes of output, %zu of values) (template line %u, column %u)",
-				 e->out_max, e->a->max, n ? n->line : 0, n ? n->col : 0);
-	return diag_fail(e->d, ERR_NOMEM, "out of memory (template line %u, column %u)",
-			 n ? n->line : 0, n ? n->col : 0);
+	return jinja_util_work(e, n, units);
 }
 
 /* --- names --- */
@@ -253,7 +110,7 @@ static enum err frame_set(struct je *e, struct frame *f, const struct jn *at, co
 	}
 	if (f->n == f->cap) {
 		if (!(b = jinja_value_alloc(e->a, 2 * f->cap * sizeof(*b))))
-			return jinja_eval_nomem(e, at);
+			return jinja_util_nomem(e, at);
 		memcpy(b, f->b, f->n * sizeof(*b));
 		f->b = b;
 		f->cap *= 2;
@@ -276,7 +133,7 @@ static enum err lookup(struct je *e, struct frame *f, const struct jn *n, struct
 
 	for (; f; f = f->parent) {
 		if (f->ended)
-			return jinja_eval_refuse(e, n, "'%s' read by a macro or call block of a "
+			return jinja_util_refuse(e, n, "'%s' read by a macro or call block of a "
 						 "for loop's body after that loop ended (jinja2 "
 						 "reads the loop's names as missing)", n->s);
 		if ((v = frame_get(f, n->s))) {
@@ -308,7 +165,7 @@ static void resolve_name(struct je *e, const struct jn *n)
 
 static enum err too_deep(struct je *e, const struct jn *n)
 {
-	return jinja_eval_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
+	return jinja_util_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
 }
 
 /* What eval() counts for a leaf: a step, and the nesting it would enter
@@ -324,7 +181,7 @@ static inline enum err leaf(struct je *e, const struct jn *n)
 
 static enum err undefined_self(struct je *e, const struct jn *n)
 {
-	return jinja_eval_refuse(e, n, "'self' (jinja2's template reference, printed "
+	return jinja_util_refuse(e, n, "'self' (jinja2's template reference, printed "
 				 "\"<TemplateReference None>\")");
 }
 
@@ -418,7 +275,7 @@ static enum err eval_args_in(struct je *e, struct frame *f, const struct jn *n, 
 		a->kwv = jinja_value_alloc(e->a, (a->nkw + 1) * sizeof(*a->kwv));
 		a->kwn = jinja_value_alloc(e->a, (a->nkw + 1) * sizeof(*a->kwn));
 		if (!a->pos || !a->kwv || !a->kwn)
-			return jinja_eval_nomem(e, n);
+			return jinja_util_nomem(e, n);
 	}
 	for (i = 0; i < a->npos; i++)
 		if (eval(e, f, n->l1.v[i], &a->pos[i]))
@@ -443,7 +300,7 @@ static inline enum err enter(struct je *e, const struct jn *n)
 	if (step(e, n))
 		return e->d->code;
 	if (__builtin_expect(++e->depth > JINJA_MAX_DEPTH, 0))
-		return jinja_eval_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
+		return jinja_util_refuse(e, n, "nesting deeper than %d", JINJA_MAX_DEPTH);
 	return ERR_OK;
 }
 
@@ -513,13 +370,13 @@ static enum err call_value(struct je *e, const struct jn *n, const struct jv *fn
 	if (fn->k == JV_MACRO)
 		return jinja_eval_call_macro(e, n, fn, a, caller, out);
 	if (caller)
-		return jinja_eval_refuse(e, n, "a call block around something other than a macro");
+		return jinja_util_refuse(e, n, "a call block around something other than a macro");
 	if (fn->k == JV_FUNC)
 		return jinja_builtin_call(e, n, fn, a, out);
 	if (fn->k == JV_UNDEF)
-		return jinja_eval_reject(e, n, "UndefinedError: '%s' is undefined",
+		return jinja_util_reject(e, n, "UndefinedError: '%s' is undefined",
 					 fn->u.p ? (const char *)fn->u.p : "value");
-	return jinja_eval_reject(e, n, "TypeError: '%s' object is not callable",
+	return jinja_util_reject(e, n, "TypeError: '%s' object is not callable",
 				 jinja_value_type_name(fn));
 }
 
@@ -546,7 +403,7 @@ static enum err eval_method(struct je *e, struct frame *f, const struct jn *n,
 	}
 	leave(e);
 	if (caller)
-		return jinja_eval_refuse(e, n, "a call block around something other than a macro");
+		return jinja_util_refuse(e, n, "a call block around something other than a macro");
 	if (eval_args_in(e, f, n, &a, &room))
 		return e->d->code;
 	return jinja_str_call(e, n, &obj, JN_STR_OF(g->id), g->s, &a, out);
@@ -667,12 +524,12 @@ static enum err eval_seq(struct je *e, struct frame *f, const struct jn *n, stru
 	size_t i;
 
 	if (jinja_value_seq_new(e->a, n->k == N_LIST ? JV_LIST : JV_TUPLE, n->l1.n, out))
-		return jinja_eval_nomem(e, n);
+		return jinja_util_nomem(e, n);
 	for (i = 0; i < n->l1.n; i++) {
 		if (eval(e, f, n->l1.v[i], &item))
 			return e->d->code;
 		if (jinja_value_seq_push(e->a, out, item))
-			return jinja_eval_nomem(e, n);
+			return jinja_util_nomem(e, n);
 	}
 	return ERR_OK;
 }
@@ -683,15 +540,15 @@ static enum err eval_dict(struct je *e, struct frame *f, const struct jn *n, str
 	size_t i;
 
 	if (jinja_value_dict_new(e->a, JV_DICT, out))
-		return jinja_eval_nomem(e, n);
+		return jinja_util_nomem(e, n);
 	for (i = 0; i < n->l1.n; i++) {
 		if (eval(e, f, n->l1.v[i], &k) || eval(e, f, n->l2.v[i], &v))
 			return e->d->code;
 		if (!jinja_value_hashable(&k))
-			return jinja_eval_reject(e, n, "TypeError: unhashable type: '%s'",
+			return jinja_util_reject(e, n, "TypeError: unhashable type: '%s'",
 						 jinja_value_type_name(&k));
 		if (jinja_value_dict_set(e->a, out, k, v))
-			return jinja_eval_nomem(e, n);
+			return jinja_util_nomem(e, n);
 	}
 	return ERR_OK;
 }
@@ -967,9 +824,9 @@ static enum err unpack(struct je *e, const struct jn *at, const struct jv *v, si
 	if (jinja_builtin_iterate(e, at, v, &list))
 		return e->d->code;
 	if (v->k == JV_UNDEF)
-		return jinja_eval_reject(e, at, "UndefinedError: cannot unpack an undefined value");
+		return jinja_util_reject(e, at, "UndefinedError: cannot unpack an undefined value");
 	if (list.u.l->n != want)
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "ValueError: %s values to unpack (expected %zu, got %zu)",
 					 list.u.l->n > want ? "too many" : "not enough", want, list.u.l->n);
 	for (i = 0; i < want; i++)
@@ -988,17 +845,17 @@ static enum err assign(struct je *e, struct frame *f, const struct jn *target, s
 		if (lookup(e, f, target->a, &ns))
 			return e->d->code;
 		if (ns.k != JV_NS)
-			return jinja_eval_reject(e, target,
+			return jinja_util_reject(e, target,
 						 "TemplateRuntimeError: cannot assign attribute on "
 						 "non-namespace object");
 		if (jinja_value_str_new(e->a, target->s, target->sn, &key) ||
 		    jinja_value_dict_set(e->a, &ns, key, v))
-			return jinja_eval_nomem(e, target);
+			return jinja_util_nomem(e, target);
 		return ERR_OK;
 	}
 	items = jinja_value_alloc(e->a, (target->l1.n + 1) * sizeof(*items));
 	if (!items)
-		return jinja_eval_nomem(e, target);
+		return jinja_util_nomem(e, target);
 	if (unpack(e, target, &v, target->l1.n, items))
 		return e->d->code;
 	for (i = 0; i < target->l1.n; i++)
@@ -1016,10 +873,10 @@ static enum err render_to_str(struct je *e, struct frame *f, const struct jn *at
 	enum flow flow = FLOW_NORMAL;
 	enum err r;
 
-	buf_init(&b, jinja_eval_buf_cap(e));
+	buf_init(&b, jinja_util_buf_cap(e));
 	r = exec_list(e, f, body, &b, &flow);
 	if (!r && jinja_value_str_buf(e->a, &b, out))
-		r = jinja_eval_nomem(e, at);
+		r = jinja_util_nomem(e, at);
 	buf_release(&b);
 	return r;
 }
@@ -1067,24 +924,24 @@ static enum err cat_make(struct je *e, const struct jn *at, struct cat *c)
 	}
 	jinja_value_arena_refund(e->a, jinja_value_str_size(c->len));
 	if (jinja_value_str_room(e->a, c->len, &p, &c->v))
-		return jinja_eval_nomem(e, at);
+		return jinja_util_nomem(e, at);
 	for (i = 0; i < c->n; p += c->piece[i].u.s->len, i++)
 		memcpy(p, c->piece[i].u.s->data, c->piece[i].u.s->len);
 	return ERR_OK;
 }
 
-/* jinja_eval_room, jinja_eval_work and jinja_value_arena_charge of the
+/* jinja_util_room, jinja_util_work and jinja_value_arena_charge of the
  * str a + b of `len` bytes that concat_str would make, inline. */
 static inline enum err cat_charge(struct je *e, const struct jn *x, size_t len)
 {
 	size_t need = (jinja_value_str_size(len) + 15) & ~(size_t)15;
 
 	if (len > e->a->max - e->a->used)
-		return jinja_eval_room(e, x, len);
+		return jinja_util_room(e, x, len);
 	if (work(e, x, len))
 		return e->d->code;
 	if (need < len || need > e->a->max - e->a->used)
-		return jinja_eval_nomem(e, x);
+		return jinja_util_nomem(e, x);
 	e->a->used += need;
 	return ERR_OK;
 }
@@ -1408,8 +1265,8 @@ VM_INLINE vm_print(struct vm *m, const struct jn *n)
 	const struct jv *p = &m->st[--m->sp];
 
 	if (p->k != JV_STR) /* pyfmt_str: a str's bytes, Markup or not */
-		return jinja_builtin_print(m->e, n, p, m->out);
-	return put(m->out, p->u.s->data, p->u.s->len) ? jinja_eval_nomem(m->e, n) : ERR_OK;
+		return jinja_print(m->e, n, p, m->out);
+	return put(m->out, p->u.s->data, p->u.s->len) ? jinja_util_nomem(m->e, n) : ERR_OK;
 }
 
 /* {% set name = ... %} (exec_set). */
@@ -1479,10 +1336,10 @@ VM_INLINE vm_catout(struct vm *m, const struct jn *n)
 	size_t i;
 
 	if (!m->cat.plain)
-		return jinja_builtin_print(m->e, n, &m->cat.v, m->out);
+		return jinja_print(m->e, n, &m->cat.v, m->out);
 	for (i = 0; i < m->cat.n; i++)
 		if (put(m->out, m->cat.piece[i].u.s->data, m->cat.piece[i].u.s->len))
-			return jinja_eval_nomem(m->e, n);
+			return jinja_util_nomem(m->e, n);
 	return ERR_OK;
 }
 
@@ -1538,7 +1395,7 @@ VM_INLINE vm_misc(struct vm *m, const struct jn *n)
 	else if (m->o->op == ST_CAT1)
 		vm_cat1(m);
 	else if (m->o->op == ST_DATA)
-		return put(m->out, n->s, n->sn) ? jinja_eval_nomem(m->e, n) : ERR_OK;
+		return put(m->out, n->s, n->sn) ? jinja_util_nomem(m->e, n) : ERR_OK;
 	return ERR_OK;
 }
 
@@ -2094,17 +1951,17 @@ static NOINLINE enum err exec_output(struct je *e, struct frame *f, const struct
 		if (cat_eval(e, f, n->a, &c))
 			return e->d->code;
 		if (!c.plain)
-			return jinja_builtin_print(e, n, &c.v, out);
+			return jinja_print(e, n, &c.v, out);
 		for (i = 0; i < c.n; i++)
 			if (put(out, c.piece[i].u.s->data, c.piece[i].u.s->len))
-				return jinja_eval_nomem(e, n);
+				return jinja_util_nomem(e, n);
 		return ERR_OK;
 	}
 	if (eval(e, f, n->a, &v))
 		return e->d->code;
 	if (v.k == JV_STR) /* pyfmt_str: a str's bytes, Markup or not */
-		return put(out, v.u.s->data, v.u.s->len) ? jinja_eval_nomem(e, n) : ERR_OK;
-	return jinja_builtin_print(e, n, &v, out);
+		return put(out, v.u.s->data, v.u.s->len) ? jinja_util_nomem(e, n) : ERR_OK;
+	return jinja_print(e, n, &v, out);
 }
 
 static NOINLINE enum err exec_if(struct je *e, struct frame *f, const struct jn *n,
@@ -2136,17 +1993,17 @@ static enum err loop_items(struct je *e, struct frame *f, const struct jn *n, st
 	if (!n->c)
 		return ERR_OK;
 	if (jinja_value_seq_new(e->a, JV_LIST, 0, &kept))
-		return jinja_eval_nomem(e, n);
+		return jinja_util_nomem(e, n);
 	for (i = 0; i < items->u.l->n; i++) {
 		struct frame *it = frame_new(e, f);
 		struct jv c;
 
 		if (!it)
-			return jinja_eval_nomem(e, n);
+			return jinja_util_nomem(e, n);
 		if (assign(e, it, n->a, items->u.l->v[i]) || eval(e, it, n->c, &c))
 			return e->d->code;
 		if (truthy(&c) && jinja_value_seq_push(e->a, &kept, items->u.l->v[i]))
-			return jinja_eval_nomem(e, n);
+			return jinja_util_nomem(e, n);
 	}
 	*items = kept;
 	return ERR_OK;
@@ -2161,7 +2018,7 @@ static NOINLINE enum err exec_for(struct je *e, struct frame *f, const struct jn
 	enum flow flow = FLOW_NORMAL;
 
 	if (!l)
-		return jinja_eval_nomem(e, n);
+		return jinja_util_nomem(e, n);
 	if (loop_items(e, f, n, &items))
 		return e->d->code;
 	l->items = items.u.l;
@@ -2175,7 +2032,7 @@ static NOINLINE enum err exec_for(struct je *e, struct frame *f, const struct jn
 			it->b = it->inl;
 			it->cap = FRAME_INLINE;
 		} else if (!(it = frame_new(e, f))) {
-			return jinja_eval_nomem(e, n);
+			return jinja_util_nomem(e, n);
 		}
 		if (step(e, n))
 			return e->d->code;
@@ -2246,12 +2103,12 @@ static enum err make_macro(struct je *e, struct frame *f, const struct jn *n, st
 	struct macro *m = jinja_value_alloc(e->a, sizeof(*m));
 
 	if (!m)
-		return jinja_eval_nomem(e, n);
+		return jinja_util_nomem(e, n);
 	m->def = n;
 	m->closure = f;
 	m->uses_caller = list_reads(&n->l3, "caller");
 	if (list_reads(&n->l3, "varargs") || list_reads(&n->l3, "kwargs"))
-		return jinja_eval_refuse(e, n, "a macro reading varargs or kwargs");
+		return jinja_util_refuse(e, n, "a macro reading varargs or kwargs");
 	out->k = JV_MACRO;
 	out->flags = 0;
 	out->u.p = m;
@@ -2265,7 +2122,7 @@ static enum err exec_callblock(struct je *e, struct frame *f, const struct jn *n
 
 	if (make_macro(e, f, n, &caller) || eval_call(e, f, n->a, &caller, &v))
 		return e->d->code;
-	return jinja_builtin_print(e, n, &v, out);
+	return jinja_print(e, n, &v, out);
 }
 
 static enum err exec_filterblock(struct je *e, struct frame *f, const struct jn *n,
@@ -2275,7 +2132,7 @@ static enum err exec_filterblock(struct je *e, struct frame *f, const struct jn 
 
 	if (render_to_str(e, f, n, &n->l1, &v) || eval_filter(e, f, n->c, &v, &v))
 		return e->d->code;
-	return jinja_builtin_print(e, n, &v, out);
+	return jinja_print(e, n, &v, out);
 }
 
 /* {% set name = x %} and the other targets. */
@@ -2307,7 +2164,7 @@ static NOINLINE enum err exec_stmt(struct je *e, struct frame *f, const struct j
 
 	switch (n->k) {
 	case N_DATA:
-		return put(out, n->s, n->sn) ? jinja_eval_nomem(e, n) : ERR_OK;
+		return put(out, n->s, n->sn) ? jinja_util_nomem(e, n) : ERR_OK;
 	case N_OUTPUT:
 		return exec_output(e, f, n, out);
 	case N_IF:
@@ -2345,7 +2202,7 @@ static enum err exec_list(struct je *e, struct frame *f, const struct jn_list *l
 	size_t i;
 
 	if (++e->depth > JINJA_MAX_DEPTH)
-		return jinja_eval_refuse(e, l->n ? l->v[0] : NULL, "nesting deeper than %d",
+		return jinja_util_refuse(e, l->n ? l->v[0] : NULL, "nesting deeper than %d",
 					 JINJA_MAX_DEPTH);
 	for (i = 0; i < l->n && *flow == FLOW_NORMAL; i++) {
 		if (step(e, l->v[i]))
@@ -2367,7 +2224,7 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 	struct jv v;
 
 	if (a->npos > def->l1.n)
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: macro '%s' takes not more than %zu argument(s)",
 					 def->s ? def->s : "caller", def->l1.n);
 	for (i = 0; i < def->l1.n; i++) {
@@ -2378,7 +2235,7 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 		for (k = 0; k < a->nkw; k++)
 			if (!strcmp(a->kwn[k], name)) {
 				if (found)
-					return jinja_eval_reject(e, at,
+					return jinja_util_reject(e, at,
 								 "TypeError: macro '%s' got multiple "
 								 "values for argument '%s'", def->s, name);
 				v = a->kwv[k];
@@ -2391,7 +2248,7 @@ static enum err bind_params(struct je *e, const struct jn *at, const struct macr
 			return e->d->code;
 	}
 	if (used < a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: macro '%s' takes no keyword argument",
+		return jinja_util_reject(e, at, "TypeError: macro '%s' takes no keyword argument",
 					 def->s ? def->s : "caller");
 	return ERR_OK;
 }
@@ -2403,12 +2260,12 @@ static enum err jinja_eval_call_macro(struct je *e, const struct jn *at, const s
 	struct frame *f;
 
 	if (caller && !m->uses_caller)
-		return jinja_eval_refuse(e, at, "a call block whose macro does not read caller");
+		return jinja_util_refuse(e, at, "a call block whose macro does not read caller");
 	if (++e->calls > JINJA_MAX_CALLS)
-		return jinja_eval_refuse(e, at, "macro calls nested deeper than %d (Python raises "
+		return jinja_util_refuse(e, at, "macro calls nested deeper than %d (Python raises "
 					 "RecursionError)", JINJA_MAX_CALLS);
 	if (!(f = frame_new(e, m->closure)))
-		return jinja_eval_nomem(e, at);
+		return jinja_util_nomem(e, at);
 	if (bind_params(e, at, m, f, args))
 		return e->d->code;
 	if (m->uses_caller && frame_set(e, f, at, jinja_parse_caller,
@@ -2461,7 +2318,7 @@ enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv
 	for (k = 0; names[k]; k++)
 		if (!strcmp(names[k], name))
 			return jinja_eval_loop_id(e, at, loop, k + 1, out);
-	return jinja_eval_refuse(e, at, "loop.%s", name);
+	return jinja_util_refuse(e, at, "loop.%s", name);
 }
 
 enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out)
@@ -2472,7 +2329,7 @@ enum err jinja_eval_render(struct je *e, const struct jn *root, struct buf *out)
 	enum err r;
 
 	if (!f)
-		return jinja_eval_nomem(e, root);
+		return jinja_util_nomem(e, root);
 	/* bookkeeping, not values: outside the value memory's cap */
 	e->namev = mem_alloc(n * sizeof(*e->namev));
 	e->named = mem_calloc(n, 1);

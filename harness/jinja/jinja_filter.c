@@ -11,7 +11,7 @@
 
 #include "pyfmt.h"
 
-#define NOMEM(e, at) jinja_eval_nomem(e, at)
+#define NOMEM(e, at) jinja_util_nomem(e, at)
 
 static enum err as_list(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
@@ -40,32 +40,32 @@ static enum err f_tojson(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "ensure_ascii", "indent", "separators", "sort_keys", NULL };
-	const struct jv *ea = jinja_builtin_arg(a, 0, names[0]);
-	const struct jv *ind = jinja_builtin_arg(a, 1, names[1]);
-	const struct jv *sep = jinja_builtin_arg(a, 2, names[2]);
-	const struct jv *sk = jinja_builtin_arg(a, 3, names[3]);
+	const struct jv *ea = jinja_util_arg(a, 0, names[0]);
+	const struct jv *ind = jinja_util_arg(a, 1, names[1]);
+	const struct jv *sep = jinja_util_arg(a, 2, names[2]);
+	const struct jv *sk = jinja_util_arg(a, 3, names[3]);
 	struct pyfmt_json o = { 0, -1, NULL, NULL, 0 };
 
-	if (jinja_builtin_check_args(e, at, "tojson", a, 4, names))
+	if (jinja_util_check_args(e, at, "tojson", a, 4, names))
 		return e->d->code;
 	o.ensure_ascii = ea && jinja_value_truthy(ea);
 	o.sort_keys = sk && jinja_value_truthy(sk);
 	if (ind && ind->k != JV_NONE) {
 		if (ind->k != JV_INT)
-			return jinja_eval_refuse(e, at, "tojson indent of type %s",
+			return jinja_util_refuse(e, at, "tojson indent of type %s",
 						 jinja_value_type_name(ind));
 		o.indent = ind->u.i < 0 ? 0 : ind->u.i > 64 ? -2 : (int)ind->u.i;
 		if (o.indent == -2)
-			return jinja_eval_refuse(e, at, "tojson indent above 64");
+			return jinja_util_refuse(e, at, "tojson indent above 64");
 	}
 	if (sep && sep->k != JV_NONE) {
 		if (!jinja_value_is_seq(sep) || sep->u.l->n != 2 || sep->u.l->v[0].k != JV_STR ||
 		    sep->u.l->v[1].k != JV_STR)
-			return jinja_eval_refuse(e, at, "tojson separators other than two strings");
+			return jinja_util_refuse(e, at, "tojson separators other than two strings");
 		o.item_sep = sep->u.l->v[0].u.s->data;
 		o.key_sep = sep->u.l->v[1].u.s->data;
 	}
-	return jinja_builtin_json(e, at, in, &o, out);
+	return jinja_print_json(e, at, in, &o, out);
 }
 
 static enum err f_length(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
@@ -94,14 +94,14 @@ static enum err f_length(struct je *e, const struct jn *at, const struct jv *in,
 	default:
 		break;
 	}
-	return jinja_eval_reject(e, at, "TypeError: object of type '%s' has no len()",
+	return jinja_util_reject(e, at, "TypeError: object of type '%s' has no len()",
 				 jinja_value_type_name(in));
 }
 
 /* soft_str: a str stays as it is (Markup too), anything else becomes str(x). */
 static enum err f_string(struct je *e, const struct jn *at, const struct jv *in, struct jv *out)
 {
-	return jinja_builtin_str_of(e, at, in, out);
+	return jinja_print_str(e, at, in, out);
 }
 
 static enum err attr_get(struct je *e, const struct jn *at, const struct jv *item,
@@ -136,23 +136,22 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		       const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "d", "attribute", NULL };
-	const struct jv *sep = jinja_builtin_arg(a, 0, "d"), *attr = jinja_builtin_arg(a, 1,
-										       "attribute");
+	const struct jv *sep = jinja_util_arg(a, 0, "d"), *attr = jinja_util_arg(a, 1, "attribute");
 	struct jv items, sepstr, v;
 	struct buf o;
 	size_t i;
 	enum err r = ERR_OK;
 
-	if (jinja_builtin_check_args(e, at, "join", a, 2, names) ||
+	if (jinja_util_check_args(e, at, "join", a, 2, names) ||
 	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	if (!sep)
 		r = jinja_value_str_new(e->a, "", 0, &sepstr);
 	else
-		r = jinja_builtin_str_of(e, at, sep, &sepstr);
+		r = jinja_print_str(e, at, sep, &sepstr);
 	if (r)
 		return e->d->code ? e->d->code : NOMEM(e, at);
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		v = items.u.l->v[i];
 		if (attr && attr_get(e, at, &items.u.l->v[i], attr, &v))
@@ -160,7 +159,7 @@ static enum err f_join(struct je *e, const struct jn *at, const struct jv *in,
 		else if (i && buf_append(&o, sepstr.u.s->data, sepstr.u.s->len))
 			r = NOMEM(e, at);
 		else
-			r = jinja_builtin_print(e, at, &v, &o);
+			r = jinja_print(e, at, &v, &o);
 	}
 	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
@@ -180,7 +179,7 @@ static enum err f_items(struct je *e, const struct jn *at, const struct jv *in, 
 		return ERR_OK;
 	}
 	if (in->k != JV_DICT)
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: Can only get item pairs from a mapping.");
 	if (jinja_builtin_getattr(e, at, in, "items", &fn) ||
 	    jinja_builtin_call(e, at, &fn, &none, out))
@@ -193,10 +192,10 @@ static enum err f_default(struct je *e, const struct jn *at, const struct jv *in
 			  const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "default_value", "boolean", NULL };
-	const struct jv *dv = jinja_builtin_arg(a, 0, names[0]);
-	const struct jv *b = jinja_builtin_arg(a, 1, names[1]);
+	const struct jv *dv = jinja_util_arg(a, 0, names[0]);
+	const struct jv *b = jinja_util_arg(a, 1, names[1]);
 
-	if (jinja_builtin_check_args(e, at, "default", a, 2, names))
+	if (jinja_util_check_args(e, at, "default", a, 2, names))
 		return e->d->code;
 	if (in->k == JV_UNDEF || (b && jinja_value_truthy(b) && !jinja_value_truthy(in))) {
 		if (dv)
@@ -215,7 +214,7 @@ static enum err f_first_last(struct je *e, const struct jn *at, const struct jv 
 	struct jv items;
 
 	if (last && (in->flags & JV_F_GEN))
-		return jinja_eval_reject(e, at, "TypeError: '%s' object is not reversible",
+		return jinja_util_reject(e, at, "TypeError: '%s' object is not reversible",
 					 jinja_value_type_name(in));
 	if (!last && (in->flags & JV_F_GEN) && in->u.l->taken < in->u.l->n) {
 		*out = in->u.l->v[in->u.l->taken++]; /* next() takes one item */
@@ -244,8 +243,8 @@ static struct je_args rest_args(const struct je_args *a, size_t skip)
 static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
 		      const struct je_args *a, struct jv *out)
 {
-	const struct jv *attr = jinja_builtin_arg(a, 99,
-						  "attribute"), *def = jinja_builtin_arg(a, 99, "default");
+	const struct jv *attr = jinja_util_arg(a, 99, "attribute"),
+			*def = jinja_util_arg(a, 99, "default");
 	struct jv items, v;
 	struct je_args rest;
 	size_t i;
@@ -256,9 +255,9 @@ static enum err f_map(struct je *e, const struct jn *at, const struct jv *in,
 	    jinja_value_seq_new(e->a, JV_LIST, items.u.l->n, out))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	if (!attr && (!a->npos || a->pos[0].k != JV_STR))
-		return jinja_eval_refuse(e, at, "map without a filter name or attribute");
+		return jinja_util_refuse(e, at, "map without a filter name or attribute");
 	if (attr && (a->npos || a->nkw > 1 + (def != NULL)))
-		return jinja_eval_refuse(e, at, "map(attribute=) with other arguments");
+		return jinja_util_refuse(e, at, "map(attribute=) with other arguments");
 	rest = rest_args(a, 1);
 	for (i = 0; i < items.u.l->n; i++) {
 		if (attr) {
@@ -286,9 +285,9 @@ static enum err f_select(struct je *e, const struct jn *at, const struct jv *in,
 	int r;
 
 	if (a->nkw || (by_attr && !a->npos))
-		return jinja_eval_refuse(e, at, "select/reject with these arguments");
+		return jinja_util_refuse(e, at, "select/reject with these arguments");
 	if (a->npos > skip && a->pos[skip].k != JV_STR)
-		return jinja_eval_refuse(e, at, "select/reject with a test that is not a name");
+		return jinja_util_refuse(e, at, "select/reject with a test that is not a name");
 	if (!jinja_value_truthy(in))
 		return empty_gen(e, at, out);
 	if (jinja_builtin_iterate(e, at, in, &items) || jinja_value_seq_new(e->a, JV_LIST, 0, out))
@@ -355,25 +354,25 @@ static enum err f_sort(struct je *e, const struct jn *at, const struct jv *in,
 {
 	static const char *const names[] = { "reverse", "case_sensitive", "attribute", NULL };
 	static const char *const dnames[] = { "case_sensitive", "by", "reverse", NULL };
-	const struct jv *rev = jinja_builtin_arg(a, dictsort ? 2 : 0, "reverse");
-	const struct jv *cs = jinja_builtin_arg(a, dictsort ? 0 : 1, "case_sensitive");
-	const struct jv *attr = dictsort ? NULL : jinja_builtin_arg(a, 2, "attribute");
-	const struct jv *by = dictsort ? jinja_builtin_arg(a, 1, "by") : NULL;
+	const struct jv *rev = jinja_util_arg(a, dictsort ? 2 : 0, "reverse");
+	const struct jv *cs = jinja_util_arg(a, dictsort ? 0 : 1, "case_sensitive");
+	const struct jv *attr = dictsort ? NULL : jinja_util_arg(a, 2, "attribute");
+	const struct jv *by = dictsort ? jinja_util_arg(a, 1, "by") : NULL;
 	struct jv items, *src;
 	struct keyed *k;
 	size_t i, n;
 
-	if (jinja_builtin_check_args(e, at, dictsort ? "dictsort" : "sort", a, 3,
-				     dictsort ? dnames : names))
+	if (jinja_util_check_args(e, at, dictsort ? "dictsort" : "sort", a, 3,
+				  dictsort ? dnames : names))
 		return e->d->code;
 	if (by && (by->k != JV_STR || strcmp(by->u.s->data, "key")))
-		return jinja_eval_refuse(e, at, "dictsort by value");
+		return jinja_util_refuse(e, at, "dictsort by value");
 	if (dictsort) {
 		struct jv fn;
 		struct je_args none = { NULL, 0, NULL, NULL, 0 };
 
 		if (in->k != JV_DICT)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "TypeError: You can only sort by either \"key\" or \"value\"");
 		if (jinja_builtin_getattr(e, at, in, "items", &fn) ||
 		    jinja_builtin_call(e, at, &fn, &none, &items))
@@ -407,13 +406,13 @@ static enum err f_minmax(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, int max, struct jv *out)
 {
 	static const char *const names[] = { "case_sensitive", "attribute", NULL };
-	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]);
-	const struct jv *attr = jinja_builtin_arg(a, 1, names[1]);
+	const struct jv *cs = jinja_util_arg(a, 0, names[0]);
+	const struct jv *attr = jinja_util_arg(a, 1, names[1]);
 	struct jv items, best = { JV_UNDEF, 0, { 0 } }, key;
 	size_t i;
 	int c = 0;
 
-	if (jinja_builtin_check_args(e, at, max ? "max" : "min", a, 2, names) ||
+	if (jinja_util_check_args(e, at, max ? "max" : "min", a, 2, names) ||
 	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	*out = jinja_value_undef(NULL);
@@ -433,13 +432,13 @@ static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "case_sensitive", "attribute", NULL };
-	const struct jv *cs = jinja_builtin_arg(a, 0, names[0]);
-	const struct jv *attr = jinja_builtin_arg(a, 1, names[1]);
+	const struct jv *cs = jinja_util_arg(a, 0, names[0]);
+	const struct jv *attr = jinja_util_arg(a, 1, names[1]);
 	struct jv items, keys, key;
 	size_t i;
 	int seen;
 
-	if (jinja_builtin_check_args(e, at, "unique", a, 2, names) ||
+	if (jinja_util_check_args(e, at, "unique", a, 2, names) ||
 	    jinja_builtin_iterate(e, at, in, &items))
 		return e->d->code;
 	if (jinja_value_seq_new(e->a, JV_LIST, 0, out) ||
@@ -449,7 +448,7 @@ static enum err f_unique(struct je *e, const struct jn *at, const struct jv *in,
 		if (sort_key(e, at, &items.u.l->v[i], attr, cs && jinja_value_truthy(cs), &key))
 			return e->d->code;
 		if (!jinja_value_hashable(&key))
-			return jinja_eval_reject(e, at, "TypeError: unhashable type: '%s'",
+			return jinja_util_reject(e, at, "TypeError: unhashable type: '%s'",
 						 jinja_value_type_name(&key));
 		if (jinja_builtin_contains(e, at, &key, &keys, &seen))
 			return e->d->code;
@@ -544,19 +543,18 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 		      const struct je_args *a, int to_float, struct jv *out)
 {
 	static const char *const names[] = { "default", "base", NULL };
-	const struct jv *def = jinja_builtin_arg(a, 0, "default");
+	const struct jv *def = jinja_util_arg(a, 0, "default");
 	double f = 0;
 	int64_t i = 0;
 	int ok = 0;
 	size_t k;
 
-	if (jinja_builtin_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
-	    (jinja_builtin_arg(a, 1, "base") && (to_float || jinja_builtin_arg(a, 1,
-									       "base")->k != JV_INT ||
-						 jinja_builtin_arg(a, 1, "base")->u.i != 10)))
-		return e->d->code ? e->d->code : jinja_eval_refuse(e, at, "int with a base");
+	if (jinja_util_check_args(e, at, to_float ? "float" : "int", a, 1, names) ||
+	    (jinja_util_arg(a, 1, "base") && (to_float || jinja_util_arg(a, 1, "base")->k != JV_INT ||
+					      jinja_util_arg(a, 1, "base")->u.i != 10)))
+		return e->d->code ? e->d->code : jinja_util_refuse(e, at, "int with a base");
 	if (in->k == JV_UNDEF)
-		return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+		return jinja_util_reject(e, at, "UndefinedError: '%s' is undefined",
 					 in->u.p ? (const char *)in->u.p : "value");
 	if (in->k == JV_INT || in->k == JV_BOOL) {
 		*out = to_float ? jinja_value_float((double)in->u.i) : jinja_value_int(in->u.i);
@@ -568,7 +566,7 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 	}
 	if (in->k == JV_BIGINT) {
 		*out = jinja_value_float(strtod(in->u.s->data, NULL));
-		return isinf(out->u.f) ? jinja_eval_reject(e, at, "OverflowError: int too large to "
+		return isinf(out->u.f) ? jinja_util_reject(e, at, "OverflowError: int too large to "
 							   "convert to float") : ERR_OK;
 	}
 	if (in->k == JV_FLOAT) {
@@ -577,14 +575,14 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 	} else if (in->k == JV_STR) {
 		for (k = 0; k < in->u.s->len; k++)
 			if ((unsigned char)in->u.s->data[k] >= 0x80 || !in->u.s->data[k])
-				return jinja_eval_refuse(e, at, "int or float of non-ASCII text");
+				return jinja_util_refuse(e, at, "int or float of non-ASCII text");
 		ok = to_float ? 0 : py_int_text(in->u.s->data, &i);
 		if (ok < 0 && (jinja_bigint_parse(e, at, in->u.s->data, out, &ok) || ok))
 			return e->d->code;
 		if (!ok)
 			ok = py_float_text(in->u.s->data, &f) == 1 ? 2 : ok;
 		if (ok < 0)
-			return jinja_eval_refuse(e, at, "int or float of this string");
+			return jinja_util_refuse(e, at, "int or float of this string");
 	}
 	if (ok == 1) {
 		*out = to_float ? jinja_value_float((double)i) : jinja_value_int(i);
@@ -592,12 +590,12 @@ static enum err f_int(struct je *e, const struct jn *at, const struct jv *in,
 		*out = jinja_value_float(f);
 	} else if (ok == 2) {
 		if (isinf(f))
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "OverflowError: cannot convert float infinity to integer");
 		if (isnan(f))
 			*out = def ? *def : jinja_value_int(0);
 		else if (!(fabs(f) < 9e18))
-			return jinja_eval_refuse(e, at, "int of a float this large");
+			return jinja_util_refuse(e, at, "int of a float this large");
 		else
 			*out = jinja_value_int((int64_t)f);
 	} else {
@@ -610,31 +608,31 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 			 const struct je_args *a, struct jv *out)
 {
 	static const char *const names[] = { "width", "first", "blank", NULL };
-	const struct jv *w = jinja_builtin_arg(a, 0, names[0]);
-	const struct jv *first = jinja_builtin_arg(a, 1, names[1]);
-	const struct jv *blank = jinja_builtin_arg(a, 2, names[2]);
+	const struct jv *w = jinja_util_arg(a, 0, names[0]);
+	const struct jv *first = jinja_util_arg(a, 1, names[1]);
+	const struct jv *blank = jinja_util_arg(a, 2, names[2]);
 	struct jv s, lines, nl, args_v;
 	struct buf o;
 	size_t i, width = 4;
 	enum err r = ERR_OK;
 
-	if (jinja_builtin_check_args(e, at, "indent", a, 3, names))
+	if (jinja_util_check_args(e, at, "indent", a, 3, names))
 		return e->d->code;
 	/* do_indent appends "\n" to its input as it is: only a str survives */
 	if (in->k == JV_UNDEF)
-		return jinja_eval_reject(e, at, "UndefinedError: '%s' is undefined",
+		return jinja_util_reject(e, at, "UndefinedError: '%s' is undefined",
 					 in->u.p ? (const char *)in->u.p : "value");
 	if (in->k != JV_STR)
-		return jinja_eval_reject(e, at, "TypeError: unsupported operand type(s) for +=: "
+		return jinja_util_reject(e, at, "TypeError: unsupported operand type(s) for +=: "
 					 "'%s' and 'str'", jinja_value_type_name(in));
 	s = *in;
 	if (w && w->k != JV_INT)
-		return jinja_eval_refuse(e, at, "indent with a width of type %s",
+		return jinja_util_refuse(e, at, "indent with a width of type %s",
 					 jinja_value_type_name(w));
 	if (w)
 		width = w->u.i < 0 ? 0 : (size_t)w->u.i;
 	if ((s.flags & JV_F_MARKUP) || (blank && jinja_value_truthy(blank)))
-		return jinja_eval_refuse(e, at, "indent of Markup or with blank=True");
+		return jinja_util_refuse(e, at, "indent of Markup or with blank=True");
 	if (jinja_value_str_new(e->a, "\n", 1, &nl) || jinja_builtin_binop(e, at, '+', &s, &nl, &s))
 		return e->d->code ? e->d->code : NOMEM(e, at);
 	args_v = jinja_value_none();
@@ -645,10 +643,10 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 			return e->d->code;
 	}
 	if (width > (SIZE_MAX - s.u.s->len) / (lines.u.l->n + 1))
-		return jinja_eval_room(e, at, SIZE_MAX);
-	if (jinja_eval_room(e, at, width * (lines.u.l->n + 1) + s.u.s->len))
+		return jinja_util_room(e, at, SIZE_MAX);
+	if (jinja_util_room(e, at, width * (lines.u.l->n + 1) + s.u.s->len))
 		return e->d->code;
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	for (i = 0; i < width && first && jinja_value_truthy(first); i++)
 		r = buf_putc(&o, ' ') ? NOMEM(e, at) : ERR_OK;
 	for (i = 0; i < lines.u.l->n && !r; i++) {
@@ -671,13 +669,13 @@ static enum err f_indent(struct je *e, const struct jn *at, const struct jv *in,
 static enum err f_round(struct je *e, const struct jn *at, const struct jv *in,
 			const struct je_args *a, struct jv *out)
 {
-	const struct jv *prec = jinja_builtin_arg(a, 0,
-						  "precision"), *method = jinja_builtin_arg(a, 1, "method");
+	const struct jv *prec = jinja_util_arg(a, 0, "precision"),
+			*method = jinja_util_arg(a, 1, "method");
 
 	if ((prec && (prec->k != JV_INT || prec->u.i != 0)) || method)
-		return jinja_eval_refuse(e, at, "round with a precision or method");
+		return jinja_util_refuse(e, at, "round with a precision or method");
 	if (!jinja_value_is_num(in))
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: type %s doesn't define __round__ method",
 					 jinja_value_type_name(in));
 	if (in->k == JV_FLOAT)
@@ -692,12 +690,12 @@ static enum err f_replace(struct je *e, const struct jn *at, const struct jv *in
 {
 	struct jv s;
 
-	if (jinja_builtin_str_of(e, at, in, &s))
+	if (jinja_print_str(e, at, in, &s))
 		return e->d->code;
 	if (s.flags & JV_F_MARKUP)
-		return jinja_eval_refuse(e, at, "replace on Markup");
+		return jinja_util_refuse(e, at, "replace on Markup");
 	if (a->nkw)
-		return jinja_eval_refuse(e, at, "replace with keyword arguments");
+		return jinja_util_refuse(e, at, "replace with keyword arguments");
 	return jinja_str_method(e, at, &s, "replace", a, out);
 }
 
@@ -707,15 +705,15 @@ static enum err f_text(struct je *e, const struct jn *at, const char *name, cons
 	struct jv s;
 
 	if (!strcmp(name, "trim")) {
-		const struct jv *chars = jinja_builtin_arg(a, 0, "chars");
+		const struct jv *chars = jinja_util_arg(a, 0, "chars");
 
-		if (jinja_builtin_str_of(e, at, in, &s))
+		if (jinja_print_str(e, at, in, &s))
 			return e->d->code;
 		return jinja_str_strip(e, at, &s, 'b', chars, out);
 	}
 	if (a->npos || a->nkw)
-		return jinja_eval_refuse(e, at, "the filter '%s' with arguments", name);
-	if (jinja_builtin_str_of(e, at, in, &s))
+		return jinja_util_refuse(e, at, "the filter '%s' with arguments", name);
+	if (jinja_print_str(e, at, in, &s))
 		return e->d->code;
 	if (!strcmp(name, "safe")) {
 		*out = s;
@@ -738,7 +736,7 @@ static enum err f_abs(struct je *e, const struct jn *at, const struct jv *in, st
 		return jinja_builtin_unary(e, at, in->u.i < 0, in, out);
 	if (in->k == JV_BIGINT)
 		return jinja_builtin_unary(e, at, in->u.s->data[0] == '-', in, out);
-	return jinja_eval_reject(e, at, "TypeError: bad operand type for abs(): '%s'",
+	return jinja_util_reject(e, at, "TypeError: bad operand type for abs(): '%s'",
 				 jinja_value_type_name(in));
 }
 
@@ -806,20 +804,20 @@ static enum err f_format(struct je *e, const struct jn *at, const struct jv *in,
 	size_t i;
 
 	if (a->npos && a->nkw)
-		return jinja_eval_reject(e, at, "FilterArgumentError: can't handle positional and "
+		return jinja_util_reject(e, at, "FilterArgumentError: can't handle positional and "
 					 "keyword arguments at the same time");
-	if (jinja_builtin_str_of(e, at, in, &s))
+	if (jinja_print_str(e, at, in, &s))
 		return e->d->code;
 	if (a->nkw ? jinja_value_dict_new(e->a, JV_DICT, &args)
 	    : jinja_value_seq_new(e->a, JV_TUPLE, a->npos, &args))
-		return jinja_eval_nomem(e, at);
+		return jinja_util_nomem(e, at);
 	for (i = 0; i < a->nkw; i++)
 		if (jinja_value_str_new(e->a, a->kwn[i], strlen(a->kwn[i]), &key) ||
 		    jinja_value_dict_set(e->a, &args, key, a->kwv[i]))
-			return jinja_eval_nomem(e, at);
+			return jinja_util_nomem(e, at);
 	for (i = 0; i < a->npos; i++)
 		if (jinja_value_seq_push(e->a, &args, a->pos[i]))
-			return jinja_eval_nomem(e, at);
+			return jinja_util_nomem(e, at);
 	return jinja_fmt_percent(e, at, &s, &args, out);
 }
 
@@ -871,7 +869,7 @@ static enum err dispatch(struct je *e, const struct jn *at, const char *name, co
 		return f_abs(e, at, in, out);
 	if (!strcmp(name, "format"))
 		return f_format(e, at, in, a, out);
-	return jinja_eval_refuse(e, at, "the filter '%s'", name);
+	return jinja_util_refuse(e, at, "the filter '%s'", name);
 }
 
 int jinja_filter_id(const char *name)
@@ -885,8 +883,8 @@ int jinja_filter_id(const char *name)
 enum err jinja_filter(struct je *e, const struct jn *at, const char *name, const struct jv *in,
 		      const struct je_args *a, struct jv *out)
 {
-	if (jinja_eval_work(e, at, in->k == JV_STR ? in->u.s->len : 0) ||
+	if (jinja_util_work(e, at, in->k == JV_STR ? in->u.s->len : 0) ||
 	    dispatch(e, at, name, in, a, out))
 		return e->d->code;
-	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
+	return jinja_util_work(e, at, jinja_util_units(out, NULL));
 }

@@ -13,7 +13,7 @@
 #include "pyfmt.h"
 #include "base/utf8.h"
 
-#define NOMEM(e, at) jinja_eval_nomem(e, at)
+#define NOMEM(e, at) jinja_util_nomem(e, at)
 
 /* A parsed conversion: a format spec, or a %-conversion's flags. */
 struct spec {
@@ -145,10 +145,10 @@ static enum err put_int(struct je *e, const struct jn *at, const struct spec *s,
 	int neg = 0, base = type_base(s->type);
 	enum err r;
 
-	if (jinja_eval_room(e, at, (size_t)(s->prec > 0 ? s->prec : 0)))
+	if (jinja_util_room(e, at, (size_t)(s->prec > 0 ? s->prec : 0)))
 		return e->d->code;
-	buf_init(&b, jinja_eval_buf_cap(e));
-	buf_init(&d, jinja_eval_buf_cap(e));
+	buf_init(&b, jinja_util_buf_cap(e));
+	buf_init(&d, jinja_util_buf_cap(e));
 	r = int_digits(v, base, s->type == 'X', &d, &neg);
 	if (r == ERR_UNSUPPORTED && jinja_bigint_digits(e, at, v, base, s->type == 'X', &d, &neg)) {
 		buf_release(&d);
@@ -267,9 +267,9 @@ static enum err put_float(struct je *e, const struct jn *at, const struct spec *
 	int neg = signbit(x) && !isnan(x);
 	enum err r;
 
-	if (jinja_eval_room(e, at, (size_t)(s->prec > 0 ? s->prec : 0) + 400))
+	if (jinja_util_room(e, at, (size_t)(s->prec > 0 ? s->prec : 0) + 400))
 		return e->d->code;
-	buf_init(&b, jinja_eval_buf_cap(e));
+	buf_init(&b, jinja_util_buf_cap(e));
 	r = float_body(fabs(x), s, t, &b);
 	if (!r && s->z && neg && isfinite(x) && all_zero(&b))
 		neg = 0;
@@ -294,7 +294,7 @@ static enum err int_as_float(struct je *e, const struct jn *at, const struct jv 
 	}
 	*x = strtod(v->u.s->data, NULL); /* correctly rounded, as int.__float__ */
 	if (isinf(*x))
-		return jinja_eval_reject(e, at, "OverflowError: int too large to convert to float");
+		return jinja_util_reject(e, at, "OverflowError: int too large to convert to float");
 	return ERR_OK;
 }
 
@@ -310,16 +310,16 @@ static enum err put_text(struct je *e, const struct jn *at, const struct spec *s
 	size_t n = 0, k = 0;
 	enum err r;
 
-	buf_init(&b, jinja_eval_buf_cap(e));
+	buf_init(&b, jinja_util_buf_cap(e));
 	diag_init(&pd);
 	if (conv == 's') {
-		r = jinja_builtin_print(e, at, v, &b);
+		r = jinja_print(e, at, v, &b);
 	} else if (pyfmt_repr(v, &b, &pd)) {
-		r = jinja_eval_refuse(e, at, "%s", pd.msg);
+		r = jinja_util_refuse(e, at, "%s", pd.msg);
 	} else {
 		for (r = ERR_OK; conv == 'a' && n < b.len && !r; n++)
 			if ((unsigned char)b.data[n] >= 0x80)
-				r = jinja_eval_refuse(e, at, "ascii() of non-ASCII text");
+				r = jinja_util_refuse(e, at, "ascii() of non-ASCII text");
 	}
 	for (n = 0; !r && s->prec >= 0 && n < b.len; n++)
 		if (((unsigned char)b.data[n] & 0xC0) != 0x80 && k++ == (size_t)s->prec)
@@ -340,11 +340,11 @@ static enum err put_char(struct je *e, const struct jn *at, const struct spec *s
 	if (v->k == JV_STR && v->u.s->ncp == 1)
 		return put_padded(o, s, "", v->u.s->data, v->u.s->len) ? NOMEM(e, at) : ERR_OK;
 	if (v->k != JV_INT && v->k != JV_BOOL)
-		return jinja_eval_reject(e, at, "TypeError: %%c requires int or char");
+		return jinja_util_reject(e, at, "TypeError: %%c requires int or char");
 	if (v->u.i < 0 || v->u.i > 0x10FFFF)
-		return jinja_eval_reject(e, at, "OverflowError: %%c arg not in range(0x110000)");
+		return jinja_util_reject(e, at, "OverflowError: %%c arg not in range(0x110000)");
 	if (!v->u.i || (v->u.i >= 0xD800 && v->u.i <= 0xDFFF))
-		return jinja_eval_refuse(e, at, "a NUL or lone surrogate from %%c");
+		return jinja_util_refuse(e, at, "a NUL or lone surrogate from %%c");
 	n = utf8_encode((uint32_t)v->u.i, u);
 	return put_padded(o, s, "", u, n) ? NOMEM(e, at) : ERR_OK;
 }
@@ -363,7 +363,7 @@ struct pct {
 static enum err next_arg(struct je *e, const struct jn *at, struct pct *p, const struct jv **v)
 {
 	if (p->used >= p->n)
-		return jinja_eval_reject(e, at, "TypeError: not enough arguments for format string");
+		return jinja_util_reject(e, at, "TypeError: not enough arguments for format string");
 	*v = &p->items[p->used++];
 	return ERR_OK;
 }
@@ -381,16 +381,16 @@ static enum err pct_key(struct je *e, const struct jn *at, const struct jv_str *
 			break;
 	}
 	if (*i >= f->len)
-		return jinja_eval_reject(e, at, "ValueError: incomplete format key");
+		return jinja_util_reject(e, at, "ValueError: incomplete format key");
 	if (!p->map && p->lenient)
-		return jinja_eval_reject(e, at, "TypeError: %s indices must be integers or slices, "
+		return jinja_util_reject(e, at, "TypeError: %s indices must be integers or slices, "
 					 "not str", jinja_value_type_name(p->items));
 	if (!p->map)
-		return jinja_eval_reject(e, at, "TypeError: format requires a mapping");
+		return jinja_util_reject(e, at, "TypeError: format requires a mapping");
 	*v = jinja_value_dict_get_str(p->map, f->data + start, *i - start);
 	++*i;
 	if (!*v)
-		return jinja_eval_reject(e, at, "KeyError: '%.*s'", (int)(*i - 1 - start),
+		return jinja_util_reject(e, at, "KeyError: '%.*s'", (int)(*i - 1 - start),
 					 f->data + start);
 	return ERR_OK;
 }
@@ -406,16 +406,16 @@ static enum err pct_number(struct je *e, const struct jn *at, const struct jv_st
 		if (next_arg(e, at, p, &v))
 			return e->d->code;
 		if (v->k != JV_INT && v->k != JV_BOOL)
-			return jinja_eval_reject(e, at, "TypeError: * wants int");
+			return jinja_util_reject(e, at, "TypeError: * wants int");
 		if (v->u.i > 100000000 || v->u.i < -100000000)
-			return jinja_eval_refuse(e, at, "a %%-format width beyond 10**8");
+			return jinja_util_refuse(e, at, "a %%-format width beyond 10**8");
 		*out = (long)v->u.i;
 		return ERR_OK;
 	}
 	for (*out = -1; *i < f->len && f->data[*i] >= '0' && f->data[*i] <= '9'; ++*i) {
 		*out = (*out < 0 ? 0 : *out) * 10 + (f->data[*i] - '0');
 		if (*out > 100000000)
-			return jinja_eval_refuse(e, at, "a %%-format width beyond 10**8");
+			return jinja_util_refuse(e, at, "a %%-format width beyond 10**8");
 	}
 	return ERR_OK;
 }
@@ -450,7 +450,7 @@ static enum err pct_flags(struct je *e, const struct jn *at, const struct jv_str
 	while (*i < f->len && strchr("hlL", f->data[*i]) && f->data[*i])
 		++*i;
 	if (*i >= f->len)
-		return jinja_eval_reject(e, at, "ValueError: incomplete format");
+		return jinja_util_reject(e, at, "ValueError: incomplete format");
 	return ERR_OK;
 }
 
@@ -465,7 +465,7 @@ static enum err pct_number_conv(struct je *e, const struct jn *at, struct spec *
 		if (v->k == JV_FLOAT)
 			return put_float(e, at, s, v->u.f, c, o);
 		if (v->k != JV_INT && v->k != JV_BOOL && v->k != JV_BIGINT)
-			return jinja_eval_reject(e, at, "TypeError: must be real number, not %s",
+			return jinja_util_reject(e, at, "TypeError: must be real number, not %s",
 						 jinja_value_type_name(v));
 		return int_as_float(e, at, v, &x) ? e->d->code : put_float(e, at, s, x, c, o);
 	}
@@ -473,12 +473,12 @@ static enum err pct_number_conv(struct je *e, const struct jn *at, struct spec *
 		struct jv t;
 
 		if (!isfinite(v->u.f) || fabs(v->u.f) >= 9.2e18)
-			return jinja_eval_refuse(e, at, "%%d of a float beyond 2**63");
+			return jinja_util_refuse(e, at, "%%d of a float beyond 2**63");
 		t = jinja_value_int((int64_t)v->u.f);
 		return put_int(e, at, s, &t, o);
 	}
 	if (v->k != JV_INT && v->k != JV_BOOL && v->k != JV_BIGINT)
-		return jinja_eval_reject(e, at, "TypeError: %%%c format: %s is required, not %s", c,
+		return jinja_util_reject(e, at, "TypeError: %%%c format: %s is required, not %s", c,
 					 strchr("diu", c) ? "a real number" : "an integer",
 					 jinja_value_type_name(v));
 	s->type = c == 'i' || c == 'u' ? 'd' : c;
@@ -503,8 +503,8 @@ static enum err pct_conv(struct je *e, const struct jn *at, const struct jv_str 
 	if (c == '%' && !v && s.width < 0 && s.prec < 0 && !zero && !s.sign && !s.alt && !s.align)
 		return buf_putc(o, '%') ? NOMEM(e, at) : ERR_OK;
 	if (c == '%' || !strchr("sradiuoxXeEfFgGc", c))
-		return c == '%' ? jinja_eval_refuse(e, at, "a %%-format '%%' with flags")
-		       : jinja_eval_reject(e, at, "ValueError: unsupported format character '%c' "
+		return c == '%' ? jinja_util_refuse(e, at, "a %%-format '%%' with flags")
+		       : jinja_util_reject(e, at, "ValueError: unsupported format character '%c' "
 					   "(0x%x) at index %zu", c, (unsigned char)c, *i - 1);
 	if (!v && next_arg(e, at, p, &v))
 		return e->d->code;
@@ -536,12 +536,12 @@ static enum err pct_loop(struct je *e, const struct jn *at, const struct jv_str 
 		if (!pc)
 			break;
 		if (++i >= f->len)
-			return jinja_eval_reject(e, at, "ValueError: incomplete format");
+			return jinja_util_reject(e, at, "ValueError: incomplete format");
 		if (pct_conv(e, at, f, &i, p, o))
 			return e->d->code;
 	}
 	if (p->used < p->n && !p->lenient)
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: not all arguments converted during string formatting");
 	return ERR_OK;
 }
@@ -555,9 +555,9 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 	enum err r;
 
 	if (fmt->flags & JV_F_MARKUP)
-		return jinja_eval_refuse(e, at, "%% formatting of a Markup string");
+		return jinja_util_refuse(e, at, "%% formatting of a Markup string");
 	if (memchr(fmt->u.s->data, 0, fmt->u.s->len))
-		return jinja_eval_refuse(e, at, "a format string with a NUL character");
+		return jinja_util_refuse(e, at, "a format string with a NUL character");
 	if (args->k == JV_TUPLE) {
 		p.items = args->u.l->v;
 		p.n = args->u.l->n;
@@ -565,14 +565,14 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 		p.map = args;
 	}
 	p.lenient = args->k == JV_DICT || (args->k == JV_LIST && !(args->flags & noitem));
-	if (jinja_eval_work(e, at, fmt->u.s->len))
+	if (jinja_util_work(e, at, fmt->u.s->len))
 		return e->d->code;
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	r = pct_loop(e, at, fmt->u.s, &p, &o);
 	if (!r && jinja_value_str_buf(e->a, &o, out))
 		r = NOMEM(e, at);
 	buf_release(&o);
-	return r ? r : jinja_eval_work(e, at, out->u.s->len);
+	return r ? r : jinja_util_work(e, at, out->u.s->len);
 }
 
 /* --- str.format --- */
@@ -584,7 +584,7 @@ static enum err spec_number(struct je *e, const struct jn *at, const char *p, si
 	for (*out = -1; *i < n && p[*i] >= '0' && p[*i] <= '9'; ++*i) {
 		*out = (*out < 0 ? 0 : *out) * 10 + (p[*i] - '0');
 		if (*out > 100000000)
-			return jinja_eval_refuse(e, at, "a format width or precision beyond 10**8");
+			return jinja_util_refuse(e, at, "a format width or precision beyond 10**8");
 	}
 	return ERR_OK;
 }
@@ -625,16 +625,16 @@ static enum err parse_spec(struct je *e, const struct jn *at, const char *p, siz
 	if (i < n && (p[i] == ',' || p[i] == '_'))
 		s->group = p[i++];
 	if (i < n && (p[i] == ',' || p[i] == '_'))
-		return jinja_eval_reject(e, at, "ValueError: Cannot specify both ',' and '_'.");
+		return jinja_util_reject(e, at, "ValueError: Cannot specify both ',' and '_'.");
 	if (i < n && p[i] == '.') {
 		i++;
 		if (spec_number(e, at, p, n, &i, &s->prec))
 			return e->d->code;
 		if (s->prec < 0)
-			return jinja_eval_reject(e, at, "ValueError: Format specifier missing precision");
+			return jinja_util_reject(e, at, "ValueError: Format specifier missing precision");
 	}
 	if (n - i > 1)
-		return jinja_eval_reject(e, at, "ValueError: Invalid format specifier");
+		return jinja_util_reject(e, at, "ValueError: Invalid format specifier");
 	s->type = i < n ? p[i] : 0;
 	if (!s->align)
 		s->align = def;
@@ -646,22 +646,22 @@ static enum err format_str(struct je *e, const struct jn *at, const struct spec 
 			   const struct jv *v, struct buf *o)
 {
 	if (s->type && s->type != 's')
-		return jinja_eval_reject(e, at, "ValueError: Unknown format code '%c' for object of "
+		return jinja_util_reject(e, at, "ValueError: Unknown format code '%c' for object of "
 					 "type 'str'", s->type);
 	if (s->sign)
-		return jinja_eval_reject(e, at, "ValueError: Sign not allowed in string format "
+		return jinja_util_reject(e, at, "ValueError: Sign not allowed in string format "
 					 "specifier");
 	if (s->alt)
-		return jinja_eval_reject(e, at, "ValueError: Alternate form (#) not allowed in "
+		return jinja_util_reject(e, at, "ValueError: Alternate form (#) not allowed in "
 					 "string format specifier");
 	if (s->z)
-		return jinja_eval_reject(e, at, "ValueError: Negative zero coercion (z) not allowed "
+		return jinja_util_reject(e, at, "ValueError: Negative zero coercion (z) not allowed "
 					 "in format specifier");
 	if (s->align == '=')
-		return jinja_eval_reject(e, at, "ValueError: '=' alignment not allowed in string "
+		return jinja_util_reject(e, at, "ValueError: '=' alignment not allowed in string "
 					 "format specifier");
 	if (s->group)
-		return jinja_eval_reject(e, at, "ValueError: Cannot specify '%c' with 's'.", s->group);
+		return jinja_util_reject(e, at, "ValueError: Cannot specify '%c' with 's'.", s->group);
 	return put_text(e, at, s, v, 's', o);
 }
 
@@ -675,25 +675,25 @@ static enum err format_int(struct je *e, const struct jn *at, struct spec *s,
 	if (t && strchr("eEfFgG%", t))
 		return int_as_float(e, at, v, &x) ? e->d->code : put_float(e, at, s, x, t, o);
 	if (t == 'n')
-		return jinja_eval_refuse(e, at, "the locale-dependent format type 'n'");
+		return jinja_util_refuse(e, at, "the locale-dependent format type 'n'");
 	if (t && !strchr("dbcoxX", t))
-		return jinja_eval_reject(e, at, "ValueError: Unknown format code '%c' for object of "
+		return jinja_util_reject(e, at, "ValueError: Unknown format code '%c' for object of "
 					 "type 'int'", t);
 	if (s->prec >= 0)
-		return jinja_eval_reject(e, at, "ValueError: Precision not allowed in integer format "
+		return jinja_util_reject(e, at, "ValueError: Precision not allowed in integer format "
 					 "specifier");
 	if (s->z)
-		return jinja_eval_reject(e, at, "ValueError: Negative zero coercion (z) not allowed "
+		return jinja_util_reject(e, at, "ValueError: Negative zero coercion (z) not allowed "
 					 "in integer format specifier");
 	if (s->group == ',' && t && t != 'd')
-		return jinja_eval_reject(e, at, "ValueError: Cannot specify ',' with '%c'.", t);
+		return jinja_util_reject(e, at, "ValueError: Cannot specify ',' with '%c'.", t);
 	if (t == 'c' && (s->sign || s->alt || s->group))
-		return jinja_eval_reject(e, at, "ValueError: %s not allowed with integer format "
+		return jinja_util_reject(e, at, "ValueError: %s not allowed with integer format "
 					 "specifier 'c'", s->sign ? "Sign" : s->alt ? "Alternate form (#)"
 					 : "Cannot specify ','");
 	if (t == 'c')
 		return v->k == JV_BIGINT
-		       ? jinja_eval_reject(e, at, "OverflowError: %%c arg not in range(0x110000)")
+		       ? jinja_util_reject(e, at, "OverflowError: %%c arg not in range(0x110000)")
 		       : put_char(e, at, s, v, o);
 	return put_int(e, at, s, v, o);
 }
@@ -705,12 +705,12 @@ static enum err format_float(struct je *e, const struct jn *at, const struct spe
 	char t = s->type;
 
 	if (t == 'n')
-		return jinja_eval_refuse(e, at, "the locale-dependent format type 'n'");
+		return jinja_util_refuse(e, at, "the locale-dependent format type 'n'");
 	if (t && !strchr("eEfFgG%", t))
-		return jinja_eval_reject(e, at, "ValueError: Unknown format code '%c' for object of "
+		return jinja_util_reject(e, at, "ValueError: Unknown format code '%c' for object of "
 					 "type 'float'", t);
 	if (!t && s->alt)
-		return jinja_eval_refuse(e, at, "the alternate form of a float without a type");
+		return jinja_util_refuse(e, at, "the alternate form of a float without a type");
 	return put_float(e, at, s, x, t || s->prec >= 0 ? t : 'r', o);
 }
 
@@ -722,16 +722,16 @@ static enum err format_value(struct je *e, const struct jn *at, const struct jv 
 	int num = v->k == JV_INT || v->k == JV_BOOL || v->k == JV_BIGINT || v->k == JV_FLOAT;
 
 	if (!n)
-		return jinja_builtin_print(e, at, v, o);
+		return jinja_print(e, at, v, o);
 	if (v->k != JV_STR && !num)
-		return jinja_eval_reject(e, at, "TypeError: unsupported format string passed to "
+		return jinja_util_reject(e, at, "TypeError: unsupported format string passed to "
 					 "%s.__format__", v->k == JV_UNDEF ? "Undefined"
 					 : jinja_value_type_name(v));
 	if (parse_spec(e, at, p, n, num ? '>' : '<', &s))
 		return e->d->code;
 	if (s.group && s.fill[0] == '0' && s.align == '=')
-		return jinja_eval_refuse(e, at, "zero padding with a grouping separator");
-	if (jinja_eval_room(e, at, (size_t)(s.width > 0 ? s.width : 0)))
+		return jinja_util_refuse(e, at, "zero padding with a grouping separator");
+	if (jinja_util_room(e, at, (size_t)(s.width > 0 ? s.width : 0)))
 		return e->d->code;
 	if (v->k == JV_STR)
 		return format_str(e, at, &s, v, o);
@@ -750,7 +750,7 @@ static enum err field_arg(struct je *e, const struct jn *at, const char *p, size
 	size_t i, idx = 0;
 
 	if (memchr(p, '.', n) || memchr(p, '[', n))
-		return jinja_eval_refuse(e, at, "a str.format field with an attribute or index");
+		return jinja_util_refuse(e, at, "a str.format field with an attribute or index");
 	for (i = 0; i < n && p[i] >= '0' && p[i] <= '9' && idx < 100000000; i++)
 		idx = idx * 10 + (size_t)(p[i] - '0');
 	if (n && i < n) {
@@ -758,18 +758,18 @@ static enum err field_arg(struct je *e, const struct jn *at, const char *p, size
 			if (strlen(a->kwn[i]) == n && !memcmp(a->kwn[i], p, n))
 				break;
 		if (i == a->nkw)
-			return jinja_eval_reject(e, at, "KeyError: '%.*s'", (int)n, p);
+			return jinja_util_reject(e, at, "KeyError: '%.*s'", (int)n, p);
 		*v = &a->kwv[i];
 		return ERR_OK;
 	}
 	if (*mode && *mode != (n ? 'm' : 'a'))
-		return jinja_eval_reject(e, at, "ValueError: cannot switch from manual field "
+		return jinja_util_reject(e, at, "ValueError: cannot switch from manual field "
 					 "specification to automatic field numbering");
 	*mode = n ? 'm' : 'a';
 	if (!n)
 		idx = (*auto_n)++;
 	if (idx >= a->npos)
-		return jinja_eval_reject(e, at, "IndexError: tuple index out of range");
+		return jinja_util_reject(e, at, "IndexError: tuple index out of range");
 	*v = &a->pos[idx];
 	return ERR_OK;
 }
@@ -789,20 +789,20 @@ static enum err format_field(struct je *e, const struct jn *at, const struct jv_
 	nend = *i;
 	if (*i < f->len && f->data[*i] == '!') {
 		if (*i + 2 >= f->len || !strchr(":}", f->data[*i + 2]))
-			return jinja_eval_reject(e, at, "ValueError: expected ':' after conversion "
+			return jinja_util_reject(e, at, "ValueError: expected ':' after conversion "
 						 "specifier");
 		c = f->data[*i + 1];
 		*i += 2;
 		if (!strchr("rsa", c) || !c)
-			return jinja_eval_reject(e, at, "ValueError: Unknown conversion specifier %c", c);
+			return jinja_util_reject(e, at, "ValueError: Unknown conversion specifier %c", c);
 	}
 	spec = *i < f->len && f->data[*i] == ':' ? ++*i : *i;
 	while (*i < f->len && f->data[*i] != '}' && f->data[*i] != '{')
 		++*i;
 	if (*i < f->len && f->data[*i] == '{')
-		return jinja_eval_refuse(e, at, "a nested str.format field");
+		return jinja_util_refuse(e, at, "a nested str.format field");
 	if (*i >= f->len)
-		return jinja_eval_reject(e, at, "ValueError: expected '}' before end of string");
+		return jinja_util_reject(e, at, "ValueError: expected '}' before end of string");
 	if (field_arg(e, at, f->data + name, nend - name, a, auto_n, mode, &v))
 		return e->d->code;
 	if (c) {
@@ -811,7 +811,7 @@ static enum err format_field(struct je *e, const struct jn *at, const struct jv_
 		enum err r;
 
 		spec_init(&plain);
-		buf_init(&b, jinja_eval_buf_cap(e));
+		buf_init(&b, jinja_util_buf_cap(e));
 		r = put_text(e, at, &plain, v, c, &b);
 		if (!r && jinja_value_str_buf(e->a, &b, &conv))
 			r = NOMEM(e, at);
@@ -833,18 +833,18 @@ enum err jinja_fmt_format(struct je *e, const struct jn *at, const struct jv *se
 	enum err r = ERR_OK;
 
 	if (memchr(f->data, 0, f->len))
-		return jinja_eval_refuse(e, at, "a format string with a NUL character");
-	buf_init(&o, jinja_eval_buf_cap(e));
+		return jinja_util_refuse(e, at, "a format string with a NUL character");
+	buf_init(&o, jinja_util_buf_cap(e));
 	while (i < f->len && !r) {
 		char c = f->data[i++];
 
 		if ((c == '{' || c == '}') && i < f->len && f->data[i] == c)
 			r = buf_putc(&o, f->data[i++]) ? NOMEM(e, at) : ERR_OK;
 		else if (c == '}')
-			r = jinja_eval_reject(e, at, "ValueError: Single '}' encountered in format "
+			r = jinja_util_reject(e, at, "ValueError: Single '}' encountered in format "
 					      "string");
 		else if (c == '{' && i >= f->len)
-			r = jinja_eval_reject(e, at, "ValueError: Single '{' encountered in format "
+			r = jinja_util_reject(e, at, "ValueError: Single '{' encountered in format "
 					      "string");
 		else if (c == '{')
 			r = format_field(e, at, f, &i, a, &auto_n, &mode, &o);

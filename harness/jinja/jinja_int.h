@@ -1,10 +1,13 @@
 /*
  * jinja_int — what the evaluator's files (jinja_eval, jinja_builtin,
- * jinja_filter, jinja_str, jinja_fmt, jinja_bigint) share: they call each
- * other in a circle, so one private header declares them all. Only jinja/ (and its unit tests) include
- * it; the public entry points are jinja.h and pyfmt.h. The parser's headers
- * (jinja_lex.h, jinja_parse.h) and the values (jinja_value.h, which pyfmt.h
- * speaks) stay apart: nothing in them calls back.
+ * jinja_filter, jinja_str, jinja_fmt, jinja_bigint, jinja_print, jinja_util)
+ * share: the first four call each other in a circle (one module:
+ * ARCHITECTURE.md), the others call none of them back, and one private
+ * header declares them all.
+ * Only jinja/ (and its unit tests) include it; the public entry points are
+ * jinja.h and pyfmt.h. The parser's headers (jinja_lex.h, jinja_parse.h) and
+ * the values (jinja_value.h, which pyfmt.h speaks) stay apart: nothing in
+ * them calls back.
  */
 #ifndef NEEDLE_JINJA_INT_H
 #define NEEDLE_JINJA_INT_H
@@ -81,33 +84,6 @@ struct je_args {
 	struct jv *kwv;
 	size_t nkw;
 };
-
-/* Fails with ERR_INPUT, "the server would reject this request: WHAT
- * (template line L, column C)" for what Python raises at `n`. */
-enum err jinja_eval_reject(struct je *e, const struct jn *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* Fails with ERR_UNSUPPORTED, "unsupported in template: WHAT (template line
- * L, column C)". */
-enum err jinja_eval_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* Charges `units` of work done inside a builtin at `n` (one unit per byte
- * scanned or written, JV_WORK_ITEM per item visited, made or found) against JINJA_MAX_WORK,
- * and checks the wall clock: ERR_LIMIT past either. */
-enum err jinja_eval_work(struct je *e, const struct jn *n, size_t units);
-/* The work units of looking at `v` once (a str's bytes, JV_WORK_ITEM per
- * item of a container, 1 for anything else), plus those of the arguments
- * `a` (may be NULL). */
-size_t jinja_eval_units(const struct jv *v, const struct je_args *a);
-/* The cap of a buffer that builds one value: the value memory still free
- * (the value is copied there). */
-size_t jinja_eval_buf_cap(const struct je *e);
-/* Whether `units` more bytes fit in the value memory still free (a builtin
- * about to make a value that large asks first, so that "a" * 10**10 is
- * refused before anything is allocated): ERR_LIMIT at `n` if not. */
-enum err jinja_eval_room(struct je *e, const struct jn *n, size_t units);
-/* ERR_NOMEM, or ERR_LIMIT when the failure was a cap (output buffer or
- * value arena) rather than exhausted memory, at `n`. */
-enum err jinja_eval_nomem(struct je *e, const struct jn *n);
 
 /* An attribute of the loop object (`loop.index`, ...). */
 enum err jinja_eval_loop_attr(struct je *e, const struct jn *at, const struct jv *loop,
@@ -193,16 +169,6 @@ enum err jinja_builtin_test(struct je *e, const struct jn *at, const char *name,
  * code points); Undefined gives none, non-iterables reject. */
 enum err jinja_builtin_iterate(struct je *e, const struct jn *at, const struct jv *v,
 			       struct jv *out);
-/* str(v) appended to `out`, as {{ v }} prints it. */
-enum err jinja_builtin_print(struct je *e, const struct jn *at, const struct jv *v,
-			     struct buf *out);
-/* str(v) as a value (a str is returned as is, Markup included). */
-enum err jinja_builtin_str_of(struct je *e, const struct jn *at, const struct jv *v,
-			      struct jv *out);
-/* json.dumps(v, options) as a str value. */
-struct pyfmt_json;
-enum err jinja_builtin_json(struct je *e, const struct jn *at, const struct jv *v,
-			    const struct pyfmt_json *o, struct jv *out);
 /* Python's ordering: *c = -1, 0 or 1; TypeError (rejected) when unorderable. */
 enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv *a,
 			     const struct jv *b,
@@ -210,12 +176,6 @@ enum err jinja_builtin_order(struct je *e, const struct jn *at, const struct jv 
 /* `item in container`. */
 enum err jinja_builtin_contains(struct je *e, const struct jn *at, const struct jv *item,
 				const struct jv *container, int *r);
-/* The argument at position `i` or keyword `name`, or NULL. */
-const struct jv *jinja_builtin_arg(const struct je_args *a, size_t i, const char *name);
-/* Refuses arguments beyond `npos` positional ones and keywords not in the
- * NULL-terminated `names` (Python would raise TypeError: rejected). */
-enum err jinja_builtin_check_args(struct je *e, const struct jn *at, const char *what,
-				  const struct je_args *a, size_t npos, const char *const *names);
 
 /*
  * jinja_filter — jinja2 3.1's filters (filters.py) as templates use them,
@@ -324,5 +284,60 @@ enum err jinja_fmt_percent(struct je *e, const struct jn *at, const struct jv *f
 /* self.format(*args, **kwargs). */
 enum err jinja_fmt_format(struct je *e, const struct jn *at, const struct jv *self,
 			  const struct je_args *a, struct jv *out);
+
+/*
+ * jinja_print — values as templates print them, on pyfmt.h: str(v) and
+ * json.dumps, pyfmt's failures placed at the node that printed.
+ */
+/* str(v) appended to `out`, as {{ v }} prints it. */
+enum err jinja_print(struct je *e, const struct jn *at, const struct jv *v, struct buf *out);
+/* str(v) as a value (a str is returned as is, Markup included). */
+enum err jinja_print_str(struct je *e, const struct jn *at, const struct jv *v, struct jv *out);
+/* json.dumps(v, options) as a str value. */
+struct pyfmt_json;
+enum err jinja_print_json(struct je *e, const struct jn *at, const struct jv *v,
+			  const struct pyfmt_json *o, struct jv *out);
+
+/*
+ * jinja_util — what every file of the evaluator calls and that calls none of
+ * them: failures at a node (rejected, refused, over a limit), the budgets of
+ * jinja.h (steps, work, time, value memory) and call arguments.
+ */
+/* Fails with ERR_INPUT, "the server would reject this request: WHAT
+ * (template line L, column C)" for what Python raises at `n`. */
+enum err jinja_util_reject(struct je *e, const struct jn *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Fails with ERR_UNSUPPORTED, "unsupported in template: WHAT (template line
+ * L, column C)". */
+enum err jinja_util_refuse(struct je *e, const struct jn *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* What the evaluator's inline step count does once e->steps reaches
+ * e->check_at: the step budget (JINJA_MAX_STEPS), and the clock every 4096
+ * steps; ERR_LIMIT past either. */
+enum err jinja_util_steps(struct je *e, const struct jn *n);
+/* Charges `units` of work done inside a builtin at `n` (one unit per byte
+ * scanned or written, JV_WORK_ITEM per item visited, made or found) against JINJA_MAX_WORK,
+ * and checks the wall clock: ERR_LIMIT past either. */
+enum err jinja_util_work(struct je *e, const struct jn *n, size_t units);
+/* The work units of looking at `v` once (a str's bytes, JV_WORK_ITEM per
+ * item of a container, 1 for anything else), plus those of the arguments
+ * `a` (may be NULL). */
+size_t jinja_util_units(const struct jv *v, const struct je_args *a);
+/* The cap of a buffer that builds one value: the value memory still free
+ * (the value is copied there). */
+size_t jinja_util_buf_cap(const struct je *e);
+/* Whether `units` more bytes fit in the value memory still free (a builtin
+ * about to make a value that large asks first, so that "a" * 10**10 is
+ * refused before anything is allocated): ERR_LIMIT at `n` if not. */
+enum err jinja_util_room(struct je *e, const struct jn *n, size_t units);
+/* ERR_NOMEM, or ERR_LIMIT when the failure was a cap (output buffer or
+ * value arena) rather than exhausted memory, at `n`. */
+enum err jinja_util_nomem(struct je *e, const struct jn *n);
+/* The argument at position `i` or keyword `name`, or NULL. */
+const struct jv *jinja_util_arg(const struct je_args *a, size_t i, const char *name);
+/* Refuses arguments beyond `npos` positional ones and keywords not in the
+ * NULL-terminated `names` (Python would raise TypeError: rejected). */
+enum err jinja_util_check_args(struct je *e, const struct jn *at, const char *what,
+			       const struct je_args *a, size_t npos, const char *const *names);
 
 #endif

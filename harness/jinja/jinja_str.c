@@ -11,7 +11,7 @@
 #include "pyfmt.h"
 #include "base/utf8.h"
 
-#define NOMEM(e, at) jinja_eval_nomem(e, at)
+#define NOMEM(e, at) jinja_util_nomem(e, at)
 
 static size_t cp_offset(const struct jv_str *s, size_t i)
 {
@@ -121,7 +121,7 @@ enum err jinja_str_slice(struct je *e, const struct jn *at, const struct jv *s, 
 		y = cp_offset(s->u.s, (size_t)b);
 		return mkstr(e, at, s->u.s->data + x, y - x, out);
 	}
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	for (i = a; !r && (step > 0 ? i < b : i > b); i += step) {
 		size_t x = cp_offset(s->u.s, (size_t)i);
 
@@ -160,9 +160,9 @@ enum err jinja_str_escape(struct je *e, const struct jn *at, const struct jv *v,
 		*out = *v;
 		return ERR_OK;
 	}
-	if (jinja_builtin_str_of(e, at, v, &s))
+	if (jinja_print_str(e, at, v, &s))
 		return e->d->code;
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	for (i = 0; i < s.u.s->len && !r; i++) {
 		char c = s.u.s->data[i];
 		const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;"
@@ -239,7 +239,7 @@ static enum err map_cp(struct je *e, const struct jn *at, uint32_t cp, int upper
 	if (full)
 		return buf_puts(o, full) ? NOMEM(e, at) : ERR_OK;
 	if (case_unsafe(cp, upper))
-		return jinja_eval_refuse(e, at, "changing the case of U+%04X", cp);
+		return jinja_util_refuse(e, at, "changing the case of U+%04X", cp);
 	cp = (uint32_t)(upper ? utf8proc_toupper((utf8proc_int32_t)cp)
 			: utf8proc_tolower((utf8proc_int32_t)cp));
 	return put_cp(o, cp) ? NOMEM(e, at) : ERR_OK;
@@ -264,11 +264,11 @@ enum err jinja_str_case(struct je *e, const struct jn *at, const struct jv *s, i
 	int prev_cased = 0, upper;
 	enum err r = ERR_OK;
 
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	while (!r && b < s->u.s->len) {
 		b += utf8_decode(s->u.s->data + b, s->u.s->len - b, &cp);
 		if (mode != 'u' && mode != 'l' && cp >= 0x80)
-			r = jinja_eval_refuse(e, at, "title or capitalize of non-ASCII text");
+			r = jinja_util_refuse(e, at, "title or capitalize of non-ASCII text");
 		upper = mode == 'u' || (mode != 'l' && starts_word(mode, idx, prev, prev_cased));
 		if (!r)
 			r = map_cp(e, at, cp, upper, &o);
@@ -322,7 +322,7 @@ enum err jinja_str_strip(struct je *e, const struct jn *at, const struct jv *s, 
 	if (chars && chars->k == JV_NONE)
 		chars = NULL;
 	if (chars && chars->k != JV_STR)
-		return jinja_eval_reject(e, at, "TypeError: strip arg must be None or str");
+		return jinja_util_reject(e, at, "TypeError: strip arg must be None or str");
 	if (chars && ascii_set(chars->u.s)) {
 		/* ASCII characters ('\n'): no byte of a longer UTF-8 sequence
 		 * is one, so bytes are compared as they are */
@@ -419,7 +419,7 @@ static enum err split_sep(struct je *e, const struct jn *at, const struct jv_str
 	long hit;
 
 	if (!sep->len)
-		return jinja_eval_reject(e, at, "ValueError: empty separator");
+		return jinja_util_reject(e, at, "ValueError: empty separator");
 	while (maxsplit != 0 && (hit = jinja_str_find(s, sep, start)) >= 0) {
 		if (push_piece(e, at, out, s->data + start, (size_t)hit - start))
 			return e->d->code;
@@ -439,7 +439,7 @@ static enum err rsplit_sep(struct je *e, const struct jn *at, const struct jv_st
 	long hit;
 
 	if (!sep->len)
-		return jinja_eval_reject(e, at, "ValueError: empty separator");
+		return jinja_util_reject(e, at, "ValueError: empty separator");
 	if (jinja_value_seq_new(e->a, JV_LIST, 0, &tmp))
 		return NOMEM(e, at);
 	for (;;) {
@@ -465,26 +465,25 @@ static enum err m_split(struct je *e, const struct jn *at, const struct jv *self
 			const struct je_args *a, int right, struct jv *out)
 {
 	static const char *const names[] = { "sep", "maxsplit", NULL };
-	const struct jv *sep = jinja_builtin_arg(a, 0, "sep"), *max = jinja_builtin_arg(a, 1,
-											"maxsplit");
+	const struct jv *sep = jinja_util_arg(a, 0, "sep"), *max = jinja_util_arg(a, 1, "maxsplit");
 	int64_t maxsplit = -1;
 
-	if (jinja_builtin_check_args(e, at, "split", a, 2, names))
+	if (jinja_util_check_args(e, at, "split", a, 2, names))
 		return e->d->code;
 	if (max) {
 		if (max->k != JV_INT && max->k != JV_BOOL)
-			return jinja_eval_reject(e, at, "TypeError: maxsplit must be an integer");
+			return jinja_util_reject(e, at, "TypeError: maxsplit must be an integer");
 		maxsplit = max->u.i < 0 ? -1 : max->u.i;
 	}
 	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
 		return NOMEM(e, at);
 	if (!sep || sep->k == JV_NONE) {
 		if (right && maxsplit >= 0)
-			return jinja_eval_refuse(e, at, "rsplit on whitespace with maxsplit");
+			return jinja_util_refuse(e, at, "rsplit on whitespace with maxsplit");
 		return split_ws(e, at, self->u.s, maxsplit, out);
 	}
 	if (sep->k != JV_STR)
-		return jinja_eval_reject(e, at, "TypeError: must be str or None, not %s",
+		return jinja_util_reject(e, at, "TypeError: must be str or None, not %s",
 					 jinja_value_type_name(sep));
 	return right ? rsplit_sep(e, at, self->u.s, sep->u.s, maxsplit, out)
 		     : split_sep(e, at, self->u.s, sep->u.s, maxsplit, out);
@@ -502,23 +501,23 @@ static int affix(const struct jv_str *s, const struct jv_str *x, int end)
 static enum err m_affix(struct je *e, const struct jn *at, const struct jv *self,
 			const struct je_args *a, int end, struct jv *out)
 {
-	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *x = jinja_util_arg(a, 0, NULL);
 	size_t i;
 	int r = 0;
 
 	if (a->npos != 1 || a->nkw)
-		return jinja_eval_refuse(e, at, "startswith/endswith with start or end");
+		return jinja_util_refuse(e, at, "startswith/endswith with start or end");
 	if (x->k == JV_STR) {
 		r = affix(self->u.s, x->u.s, end);
 	} else if (x->k == JV_TUPLE) {
 		for (i = 0; i < x->u.l->n && !r; i++) {
 			if (x->u.l->v[i].k != JV_STR)
-				return jinja_eval_reject(e, at,
+				return jinja_util_reject(e, at,
 							 "TypeError: tuple for startswith must only contain str");
 			r = affix(self->u.s, x->u.l->v[i].u.s, end);
 		}
 	} else {
-		return jinja_eval_reject(e, at,
+		return jinja_util_reject(e, at,
 					 "TypeError: startswith first arg must be str or a tuple of str, not %s",
 					 jinja_value_type_name(x));
 	}
@@ -529,9 +528,9 @@ static enum err m_affix(struct je *e, const struct jn *at, const struct jv *self
 static enum err m_replace(struct je *e, const struct jn *at, const struct jv *self,
 			  const struct je_args *a, struct jv *out)
 {
-	const struct jv *old = jinja_builtin_arg(a, 0, NULL);
-	const struct jv *new = jinja_builtin_arg(a, 1, NULL);
-	const struct jv *cnt = jinja_builtin_arg(a, 2, NULL);
+	const struct jv *old = jinja_util_arg(a, 0, NULL);
+	const struct jv *new = jinja_util_arg(a, 1, NULL);
+	const struct jv *cnt = jinja_util_arg(a, 2, NULL);
 	int64_t count = -1;
 	struct buf o;
 	size_t i = 0;
@@ -539,21 +538,21 @@ static enum err m_replace(struct je *e, const struct jn *at, const struct jv *se
 	enum err r = ERR_OK;
 
 	if (!old || !new || old->k != JV_STR || new->k != JV_STR || a->nkw || a->npos > 3)
-		return jinja_eval_reject(e, at, "TypeError: replace() arguments must be str");
+		return jinja_util_reject(e, at, "TypeError: replace() arguments must be str");
 	if (cnt && cnt->k != JV_INT)
-		return jinja_eval_reject(e, at, "TypeError: replace() count must be an integer");
+		return jinja_util_reject(e, at, "TypeError: replace() count must be an integer");
 	if (cnt)
 		count = cnt->u.i;
 	if (!old->u.s->len)
-		return jinja_eval_refuse(e, at, "replace() with an empty old string");
-	buf_init(&o, jinja_eval_buf_cap(e));
+		return jinja_util_refuse(e, at, "replace() with an empty old string");
+	buf_init(&o, jinja_util_buf_cap(e));
 	while (!r && count != 0 && (hit = jinja_str_find(self->u.s, old->u.s, i)) >= 0) {
 		if (buf_append(&o, self->u.s->data + i, (size_t)hit - i) ||
 		    buf_append(&o, new->u.s->data, new->u.s->len))
 			r = NOMEM(e, at);
 		i = (size_t)hit + old->u.s->len;
 		count--;
-		if (jinja_eval_work(e, at, JV_WORK_MATCH))
+		if (jinja_util_work(e, at, JV_WORK_MATCH))
 			r = e->d->code;
 	}
 	if (!r && (buf_append(&o, self->u.s->data + i, self->u.s->len - i) ||
@@ -572,16 +571,16 @@ static enum err find_bounds(struct je *e, const struct jn *at, const struct jv *
 	size_t k;
 
 	if (a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: %s() takes no keyword arguments", name);
+		return jinja_util_reject(e, at, "TypeError: %s() takes no keyword arguments", name);
 	if (a->npos < 1 || a->npos > 3)
-		return jinja_eval_reject(e, at, "TypeError: %s expected 1 to 3 arguments", name);
+		return jinja_util_reject(e, at, "TypeError: %s expected 1 to 3 arguments", name);
 	for (k = 1; k < a->npos; k++) {
 		const struct jv *x = &a->pos[k];
 
 		if (x->k == JV_NONE)
 			continue;
 		if (x->k != JV_INT && x->k != JV_BOOL)
-			return jinja_eval_reject(e, at, "TypeError: slice indices must be integers or "
+			return jinja_util_reject(e, at, "TypeError: slice indices must be integers or "
 						 "None or have an __index__ method");
 		v[k - 1] = x->u.i;
 	}
@@ -617,7 +616,7 @@ static long find_in(const struct jv_str *s, size_t from, size_t to, const struct
 static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		       const struct je_args *a, const char *name, struct jv *out)
 {
-	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *x = jinja_util_arg(a, 0, NULL);
 	int64_t lo = 0, hi = 0;
 	long hit;
 	size_t n = 0, blo, bhi;
@@ -625,11 +624,11 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 	if (find_bounds(e, at, self, a, name, &lo, &hi))
 		return e->d->code;
 	if (x->k != JV_STR)
-		return jinja_eval_reject(e, at, "TypeError: must be str, not %s",
+		return jinja_util_reject(e, at, "TypeError: must be str, not %s",
 					 jinja_value_type_name(x));
 	if (hi - lo < (int64_t)jinja_value_str_ncp(x->u.s)) {
 		if (strstr(name, "index"))
-			return jinja_eval_reject(e, at, "ValueError: substring not found");
+			return jinja_util_reject(e, at, "ValueError: substring not found");
 		*out = jinja_value_int(name[0] == 'c' ? 0 : -1);
 		return ERR_OK;
 	}
@@ -643,13 +642,13 @@ static enum err m_find(struct je *e, const struct jn *at, const struct jv *self,
 		for (; (hit = find_in(self->u.s, blo, bhi, x->u.s)) >= 0; n++)
 			blo = (size_t)hit + x->u.s->len;
 		*out = jinja_value_int((int64_t)n);
-		return jinja_eval_work(e, at, n * JV_WORK_MATCH);
+		return jinja_util_work(e, at, n * JV_WORK_MATCH);
 	}
 	hit = name[0] == 'r' ? rfind(self->u.s, bhi, x->u.s) : find_in(self->u.s, blo, bhi, x->u.s);
 	if (hit < (long)blo)
 		hit = -1;
 	if (hit < 0 && strstr(name, "index"))
-		return jinja_eval_reject(e, at, "ValueError: substring not found");
+		return jinja_util_reject(e, at, "ValueError: substring not found");
 	*out = jinja_value_int(hit < 0 ? -1 : cp_index(self->u.s, (size_t)hit));
 	return ERR_OK;
 }
@@ -663,13 +662,13 @@ static enum err m_join(struct je *e, const struct jn *at, const struct jv *self,
 	enum err r = ERR_OK;
 
 	if (a->npos != 1 || a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: join() takes exactly one argument");
+		return jinja_util_reject(e, at, "TypeError: join() takes exactly one argument");
 	if (jinja_builtin_iterate(e, at, &a->pos[0], &items))
 		return e->d->code;
-	buf_init(&o, jinja_eval_buf_cap(e));
+	buf_init(&o, jinja_util_buf_cap(e));
 	for (i = 0; i < items.u.l->n && !r; i++) {
 		if (items.u.l->v[i].k != JV_STR)
-			r = jinja_eval_reject(e, at,
+			r = jinja_util_reject(e, at,
 					      "TypeError: sequence item %zu: expected str instance, %s found",
 					      i, jinja_value_type_name(&items.u.l->v[i]));
 		else if ((i && buf_append(&o, self->u.s->data, self->u.s->len)) ||
@@ -692,7 +691,7 @@ static enum err m_class(struct je *e, const struct jn *at, const struct jv *self
 	for (i = 0; i < self->u.s->len; i += k) {
 		k = utf8_decode(self->u.s->data + i, self->u.s->len - i, &cp);
 		if (cp >= 0x80 && strcmp(name, "isspace"))
-			return jinja_eval_refuse(e, at, "str.%s on non-ASCII text", name);
+			return jinja_util_refuse(e, at, "str.%s on non-ASCII text", name);
 		if (!strcmp(name, "isspace"))
 			all &= jinja_lex_isspace(cp);
 		else if (!strcmp(name, "isdigit") || !strcmp(name, "isdecimal") || !strcmp(name,
@@ -716,11 +715,11 @@ static enum err m_class(struct je *e, const struct jn *at, const struct jv *self
 static enum err m_removeaffix(struct je *e, const struct jn *at, const struct jv *self,
 			      const struct je_args *a, int end, struct jv *out)
 {
-	const struct jv *x = jinja_builtin_arg(a, 0, NULL);
+	const struct jv *x = jinja_util_arg(a, 0, NULL);
 	const struct jv_str *s = self->u.s;
 
 	if (!x || x->k != JV_STR || a->npos != 1 || a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: removeprefix() argument must be str");
+		return jinja_util_reject(e, at, "TypeError: removeprefix() argument must be str");
 	if (!affix(s, x->u.s, end)) {
 		*out = *self;
 		return ERR_OK;
@@ -735,12 +734,12 @@ static enum err m_splitlines(struct je *e, const struct jn *at, const struct jv 
 	size_t i, start = 0;
 
 	if (a->npos || a->nkw)
-		return jinja_eval_refuse(e, at, "splitlines with keepends");
+		return jinja_util_refuse(e, at, "splitlines with keepends");
 	for (i = 0; i < s->len; i++) {
 		unsigned char c = (unsigned char)s->data[i];
 
 		if ((c >= 0x0B && c <= 0x0C) || (c >= 0x1C && c <= 0x1E) || c == 0xC2 || c == 0xE2)
-			return jinja_eval_refuse(e, at, "splitlines on text with rare line breaks");
+			return jinja_util_refuse(e, at, "splitlines on text with rare line breaks");
 	}
 	if (jinja_value_seq_new(e->a, JV_LIST, 0, out))
 		return NOMEM(e, at);
@@ -760,7 +759,7 @@ static enum err m_noargs(struct je *e, const struct jn *at, const struct jv *sel
 			 const char *name, const struct je_args *a, struct jv *out)
 {
 	if (a->npos || a->nkw)
-		return jinja_eval_reject(e, at, "TypeError: str.%s() takes no arguments", name);
+		return jinja_util_reject(e, at, "TypeError: str.%s() takes no arguments", name);
 	if (!strcmp(name, "upper") || !strcmp(name, "lower"))
 		return jinja_str_case(e, at, self, name[0], out);
 	if (!strcmp(name, "title"))
@@ -808,7 +807,7 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 			 const char *name, const struct je_args *a, struct jv *out)
 {
 	if (self->flags & JV_F_MARKUP)
-		return jinja_eval_refuse(e, at, "str.%s on a Markup string", name);
+		return jinja_util_refuse(e, at, "str.%s on a Markup string", name);
 	switch (id) {
 	case M_UPPER: case M_LOWER: case M_TITLE: case M_CAPITALIZE: case M_ISDIGIT:
 	case M_ISDECIMAL: case M_ISNUMERIC: case M_ISALPHA: case M_ISALNUM: case M_ISSPACE:
@@ -821,10 +820,10 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 	case M_LSTRIP:
 	case M_RSTRIP:
 		if (a->npos > 1 || a->nkw)
-			return jinja_eval_reject(e, at,
+			return jinja_util_reject(e, at,
 						 "TypeError: %s expected at most 1 argument", name);
 		return jinja_str_strip(e, at, self, id == M_STRIP ? 'b' : id == M_LSTRIP ? 'l' : 'r',
-				       jinja_builtin_arg(a, 0, NULL), out);
+				       jinja_util_arg(a, 0, NULL), out);
 	case M_STARTSWITH:
 	case M_ENDSWITH:
 		return m_affix(e, at, self, a, id == M_ENDSWITH, out);
@@ -842,7 +841,7 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 	case M_SPLITLINES:
 		return m_splitlines(e, at, self, a, out);
 	default:
-		return jinja_eval_refuse(e, at, "the str method '%s'", name);
+		return jinja_util_refuse(e, at, "the str method '%s'", name);
 	}
 }
 
@@ -850,10 +849,10 @@ static enum err dispatch(struct je *e, const struct jn *at, const struct jv *sel
 enum err jinja_str_call(struct je *e, const struct jn *at, const struct jv *self, int id,
 			const char *name, const struct je_args *a, struct jv *out)
 {
-	if (jinja_eval_work(e, at, jinja_eval_units(self, a)) ||
+	if (jinja_util_work(e, at, jinja_util_units(self, a)) ||
 	    dispatch(e, at, self, id, name, a, out))
 		return e->d->code;
-	return jinja_eval_work(e, at, jinja_eval_units(out, NULL));
+	return jinja_util_work(e, at, jinja_util_units(out, NULL));
 }
 
 enum err jinja_str_method(struct je *e, const struct jn *at, const struct jv *self,

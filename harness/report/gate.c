@@ -324,11 +324,6 @@ int gate_is_load(const char *name)
 	return ratio_of(name) != NULL;
 }
 
-const char *gate_verdict_name(enum gate_verdict v)
-{
-	return v == GATE_FAIL ? "fail" : v == GATE_UNDERPOWERED ? "underpowered" : "pass";
-}
-
 enum err gate_expand(const char *spec, struct gate *out, size_t cap, size_t *n,
 		     struct diag *d)
 {

@@ -115,7 +115,10 @@ struct gate {
 };
 
 /* "pass", "fail" or "underpowered". */
-const char *gate_verdict_name(enum gate_verdict v);
+static inline const char *gate_verdict_name(enum gate_verdict v)
+{
+	return v == GATE_FAIL ? "fail" : v == GATE_UNDERPOWERED ? "underpowered" : "pass";
+}
 
 /* Parses `spec` into `g` (borrowing spec). ERR_USAGE names the gate and what
  * is wrong: unknown metric, missing or unexpected @ARG, bad operator or

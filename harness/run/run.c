@@ -1,8 +1,8 @@
 /* run — the attempt loop of the run engine (run.h, run_int.h). */
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -16,54 +16,6 @@
 #define RAW_MAX ((size_t)512 << 20)
 
 /* ---- the attempt cursor ---- */
-
-int run_seeds(const struct suite_case *c)
-{
-	return c->kind == SUITE_RECALL ? c->recall.nseeds * recprobe_steps(&c->recall) : 1;
-}
-
-long run_repeats(const struct run *r, const struct suite_case *c)
-{
-	return r->o->repeat > 0 ? r->o->repeat : c->repeat;
-}
-
-int run_selected(const struct run *r, const struct suite_case *c)
-{
-	int i;
-
-	for (i = 0; i < r->o->ncase_globs; i++)
-		if (!fnmatch(r->o->case_globs[i], c->id, 0))
-			return 1;
-	return r->o->ncase_globs == 0;
-}
-
-void run_key_seed(const struct suite_case *c, int si, int *has, long *seed)
-{
-	if (c->kind == SUITE_RECALL) {
-		*has = 1;
-		*seed = c->recall.seeds[si / recprobe_steps(&c->recall)];
-	} else {
-		*has = c->has_seed;
-		*seed = c->seed;
-	}
-}
-
-int run_step(const struct suite_case *c, int si)
-{
-	return c->kind == SUITE_RECALL ? si % recprobe_steps(&c->recall) : 0;
-}
-
-void run_attempt_key(const struct suite_case *k, int step, long repeat,
-		     int has_seed, long seed, char *key, size_t cap)
-{
-	char id[RECORD_KEY_MAX];
-
-	if (k->kind == SUITE_RECALL)
-		recprobe_step_id(k->id, &k->recall, step, id, sizeof(id));
-	else
-		snprintf(id, sizeof(id), "%s", k->id);
-	record_key(id, repeat, has_seed, seed, key, cap);
-}
 
 /* Whether an attempt is in flight; the requests of a load case are left out
  * with `but_load` (a cache probe run "during" it waits for its own steps, not
@@ -1082,6 +1034,44 @@ static enum err loop(struct run *r, struct diag *d)
 	return e;
 }
 
+/* ---- --start-at ---- */
+
+double run_wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --start-at: waits for the common instant, then records how late this
+ * process began in the manifest ("start_lag_ms"). Negative never: a start
+ * already past begins at once and records its lateness. The instant is at
+ * most SHARD_START_AHEAD_S ahead (checked when parsed); the wait is slept a
+ * second at a time so that the stop flag ends it. */
+static enum err wait_start(struct run *r, struct diag *d)
+{
+	struct json_build jb;
+	double now = run_wall_s(), want = r->o->start_at;
+
+	if (want <= 0)
+		return ERR_OK;
+	if (want - now > 1 && r->o->waiting)
+		r->o->waiting(r->o->progress_ctx, want, now);
+	while (now < want && !(r->o->stop && *r->o->stop)) {
+		double left = want - now < 1 ? want - now : 1;
+		struct timespec ts = {0, (long)(left * 1e9)};
+
+		if (left >= 1)
+			ts.tv_sec = 1, ts.tv_nsec = 0;
+		nanosleep(&ts, NULL);
+		now = run_wall_s();
+	}
+	json_build_init(&jb);
+	json_add_num(&jb, r->manifest, "start_lag_ms", (now - want) * 1000.0);
+	return json_build_end(&jb, NULL, "the manifest", d);
+}
+
 enum err run_go(struct run *r, struct diag *d)
 {
 	enum err e = ERR_OK;
@@ -1091,7 +1081,7 @@ enum err run_go(struct run *r, struct diag *d)
 	if (r->o->warmup > 0)
 		e = run_warm_up(r, d);
 	if (!e)
-		e = run_wait_start(r, d);
+		e = wait_start(r, d);
 	if (!e)
 		e = loop(r, d);
 	if (!e)

@@ -1,15 +1,17 @@
 /*
- * run_int — what the three files of the run engine (run.h) share. Private:
+ * run_int — what the four files of the run engine (run.h) share. Private:
  * only harness/run/run*.c include it.
  *
  *   run.c        the attempt loop: the cursor over (case, repeat, seed),
  *                preparing, sending, judging and journalling attempts, the
- *                cases run during a load case, run_go and the inspectors
+ *                cases run during a load case, --start-at, run_go and the
+ *                inspectors
  *   run_load.c   the load side (struct run_load): load cases, their part of
  *                a shard, --metrics around their levels, --warmup
  *   run_setup.c  run_open and run_free: suite, tokenizer and template,
- *                endpoints, the results folder, the shard, the manifest,
- *                --start-at
+ *                endpoints, the results folder, the shard, the manifest
+ *   run_keys.c   which attempts a case has (repeats, seeds, steps) and
+ *                their record keys
  *
  * One struct run holds a run; its load side is one member, `load`, that
  * run_load.c writes (run.c and run_setup.c only read it, but for the
@@ -177,7 +179,7 @@ struct run {
 	struct doccache docs;      /* recall documents kept for their next repeats */
 };
 
-/* ---- run.c: which attempts the options select ---- */
+/* ---- run_keys.c: which attempts the options select, and their keys ---- */
 
 /* 1 when --case selects `c` (every case without --case). */
 int run_selected(const struct run *r, const struct suite_case *c);
@@ -194,6 +196,9 @@ void run_key_seed(const struct suite_case *c, int si, int *has, long *seed);
 /* The record key of an attempt (case `k`, step, repeat, seed) into key[cap]. */
 void run_attempt_key(const struct suite_case *k, int step, long repeat,
 		     int has_seed, long seed, char *key, size_t cap);
+
+/* ---- run.c: counts ---- */
+
 /* The most tokens prompt + max_tokens may take on the server: vLLM allows
  * prompt + max_tokens <= max_model_len, SGLang only < context_len
  * (docs/protocol.md "Context-length refusals"); -1 when max_model_len is unknown. */
@@ -221,6 +226,8 @@ enum err run_not_sent(struct run *r, struct attempt *a, enum stream_fail code,
 		      const char *why, struct diag *d);
 /* A free slot (NULL when all are taken). */
 struct attempt **run_empty_slot(struct run *r);
+/* Unix time in seconds (CLOCK_REALTIME). */
+double run_wall_s(void);
 
 /* ---- run_load.c ---- */
 
@@ -247,13 +254,5 @@ cJSON *run_load_json(const struct attempt *a);
 enum err run_warm_up(struct run *r, struct diag *d);
 /* Releases what `l` owns; accepts a zeroed one. */
 void run_load_release(struct run_load *l);
-
-/* ---- run_setup.c ---- */
-
-/* Unix time in seconds (CLOCK_REALTIME). */
-double run_wall_s(void);
-/* --start-at: waits for the common instant, then records how late this
- * process began in the manifest ("start_lag_ms"). */
-enum err run_wait_start(struct run *r, struct diag *d);
 
 #endif

@@ -1,6 +1,6 @@
 /* run_setup — run_open and run_free of the run engine (run_int.h): the
  * suite, the tokenizer and template, the endpoints, the results folder, the
- * shard, the manifest, and --start-at. */
+ * shard, the manifest. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +18,7 @@
 #include "shard.h"
 #include "tok/tok.h"
 #include "tpl/tpl_model.h"
+#include "tpl/tpl_setup.h"
 
 #define RUN_DIR_TRIES 100 /* default folders of one millisecond */
 #define RUN_READY_POLL_S 5 /* --wait-ready: seconds between polls */
@@ -117,8 +118,7 @@ static enum err load_locals(struct run *r, struct diag *d)
 	enum err e = ERR_OK;
 
 	r->audit.bos_id = -1;
-	e = tpl_model_load(r->o->tokenizer, r->o->template_name, &r->tok, &r->tpl,
-			   &r->warnings, d);
+	e = tpl_setup(r->o->tokenizer, r->o->template_name, &r->tok, &r->tpl, &r->warnings, d);
 	if (!e && r->tok)
 		r->audit.bos_id = audit_bos_id(r->tok, r->o->tokenizer);
 	r->audit.tok = r->tok;
@@ -686,41 +686,4 @@ void run_free(struct run *r)
 	tpl_free(r->tpl);
 	suite_free(r->suite);
 	mem_free(r);
-}
-
-/* ---- --start-at ---- */
-
-double run_wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Negative never: a start already past begins at once and records its
- * lateness. The instant is at most SHARD_START_AHEAD_S ahead (checked when
- * parsed); the wait is slept a second at a time so that the stop flag ends
- * it. */
-enum err run_wait_start(struct run *r, struct diag *d)
-{
-	struct json_build jb;
-	double now = run_wall_s(), want = r->o->start_at;
-
-	if (want <= 0)
-		return ERR_OK;
-	if (want - now > 1 && r->o->waiting)
-		r->o->waiting(r->o->progress_ctx, want, now);
-	while (now < want && !(r->o->stop && *r->o->stop)) {
-		double left = want - now < 1 ? want - now : 1;
-		struct timespec ts = {0, (long)(left * 1e9)};
-
-		if (left >= 1)
-			ts.tv_sec = 1, ts.tv_nsec = 0;
-		nanosleep(&ts, NULL);
-		now = run_wall_s();
-	}
-	json_build_init(&jb);
-	json_add_num(&jb, r->manifest, "start_lag_ms", (now - want) * 1000.0);
-	return json_build_end(&jb, NULL, "the manifest", d);
 }

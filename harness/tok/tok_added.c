@@ -259,14 +259,14 @@ enum err tok_added_parse(struct tok_load *l, const cJSON *arr)
 	if (cJSON_IsNull(arr) || !n)
 		return ERR_OK;
 	if (!cJSON_IsArray(arr))
-		return tok_load_bad(l, "'added_tokens' must be an array");
+		return tok_read_bad(l, "'added_tokens' must be an array");
 	h->added = mem_calloc(n, sizeof(*h->added));
 	if (!h->added)
 		return diag_fail(l->d, ERR_NOMEM, "out of memory");
 	if ((e = tok_run_init(&r, h, l->d)))
 		goto out;
 	cJSON_ArrayForEach(o, arr) {
-		const char *content = tok_load_str(o, "content");
+		const char *content = tok_read_str(o, "content");
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
 		struct tok_added *a = &h->added[h->nadded];
 		const char *s;
@@ -274,20 +274,20 @@ enum err tok_added_parse(struct tok_load *l, const cJSON *arr)
 
 		if (!content || !cJSON_IsNumber(id) || id->valuedouble < 0 ||
 		    id->valuedouble > 4294967294.0) {
-			e = tok_load_bad(l, "every added token needs 'content' and 'id'");
+			e = tok_read_bad(l, "every added token needs 'content' and 'id'");
 			goto out;
 		}
-		if ((e = tok_load_keys(l, o, "id content single_word lstrip rstrip normalized special",
+		if ((e = tok_read_keys(l, o, "id content single_word lstrip rstrip normalized special",
 				    "added token")))
 			goto out;
 		if (!*content)
 			continue;
 		len = strlen(content);
 		a->id = added_id(h, content, len, &max_added);
-		a->single_word = tok_load_bool(o, "single_word", 0);
-		a->lstrip = tok_load_bool(o, "lstrip", 0);
-		a->rstrip = tok_load_bool(o, "rstrip", 0);
-		a->normalized = tok_load_bool(o, "normalized", 1);
+		a->single_word = tok_read_bool(o, "single_word", 0);
+		a->lstrip = tok_read_bool(o, "lstrip", 0);
+		a->rstrip = tok_read_bool(o, "rstrip", 0);
+		a->normalized = tok_read_bool(o, "normalized", 1);
 		a->raw = mem_strndup(content, len);
 		a->raw_n = len;
 		h->nadded++; /* from here tok_hf_free owns a->raw and a->s */
@@ -313,7 +313,21 @@ out:
 
 enum err tok_added_run(struct tok_run *r, const char *text, size_t len)
 {
-	return split_added(r, &r->h->raw, 0, text, len, 1);
+	return len ? split_added(r, &r->h->raw, 0, text, len, 1) : ERR_OK;
+}
+
+enum err tok_added_count(const struct tok_hf *h, const char *text, size_t len, size_t *count,
+			 struct diag *d)
+{
+	struct tok_run r;
+	enum err e = tok_run_init(&r, h, d);
+
+	r.count_only = 1;
+	if (!e)
+		e = tok_added_run(&r, text, len);
+	*count = r.count;
+	tok_run_release(&r);
+	return e;
 }
 
 /* ---- the binary form, for the cache ------------------------------------ */

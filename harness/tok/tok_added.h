@@ -64,9 +64,13 @@ enum err tok_added_save(const struct tok_hf *h, struct buf *out);
  * fit that form, ERR_NOMEM; what was filled, h owns. */
 enum err tok_added_load(struct tok_hf *h, const char *p, size_t n);
 
-/* Tokenizes non-empty text[0..len) from the top: non-normalized added
- * tokens, then per gap the normalizers, the normalized added tokens and the
- * pre-tokenizers. */
+/* Tokenizes text[0..len) (nothing when empty) from the top: non-normalized
+ * added tokens, then per gap the normalizers, the normalized added tokens and
+ * the pre-tokenizers. */
 enum err tok_added_run(struct tok_run *r, const char *text, size_t len);
+/* tok_hf_count on the calling thread alone: a run of tok_added_run that
+ * only counts. */
+enum err tok_added_count(const struct tok_hf *h, const char *text, size_t len, size_t *count,
+			 struct diag *d);
 
 #endif

@@ -2,9 +2,10 @@
  * tok_int — the private header of the tokenizer: the layout of a loaded
  * tok_hf and its per-call scratch, and the loader's state and helpers,
  * shared by the modules that make up tok_hf (tok_hf.c the entry points,
- * tok_load.c tokenizer.json, tok_norm.c, tok_pre.c, tok_added.c, tok_pat.c),
- * which call each other while a tokenizer loads. Nothing outside tok/ (but
- * its unit tests) includes this header: everyone else sees tok.h.
+ * tok_load.c tokenizer.json, tok_norm.c, tok_pre.c, tok_added.c, tok_pat.c,
+ * tok_read.c what the readers of its parts share, tok_run.c a call's
+ * scratch). Nothing outside tok/ (but its unit tests) includes this header:
+ * everyone else sees tok.h.
  */
 #ifndef NEEDLE_TOK_INT_H
 #define NEEDLE_TOK_INT_H
@@ -29,8 +30,8 @@
  * tok_load — reading tokenizer.json into a tok_hf: the top-level object and
  * the model streamed with jscan (the vocabulary and merges are most of the
  * file), the rest parsed with cJSON and handed to tok_norm, tok_pre,
- * tok_added and the post-processor reader; plus the helpers those readers
- * share. Every message starts "cannot load tokenizer 'PATH': ".
+ * tok_added and the post-processor reader (tok_read below: what those
+ * readers share). Every message starts "cannot load tokenizer 'PATH': ".
  */
 
 struct cJSON;
@@ -60,27 +61,34 @@ enum err tok_load_json(struct tok_load *l, const char *json, size_t len);
  * needed: the caller loads the JSON instead) when the file does not fit. */
 enum err tok_load_cached(struct tok_load *l, const struct tok_cache *c);
 
+/*
+ * tok_read — what the readers of tokenizer.json's parts (tok_load, tok_norm,
+ * tok_pre, tok_added) share: messages naming the file, members, patterns.
+ */
 /* ERR_UNSUPPORTED: "unsupported WHAT 'NAME'". */
-enum err tok_load_unsupported(struct tok_load *l, const char *what, const char *name);
+enum err tok_read_unsupported(struct tok_load *l, const char *what, const char *name);
 /* ERR_INPUT with `what` as the reason. */
-enum err tok_load_bad(struct tok_load *l, const char *what);
+enum err tok_read_bad(struct tok_load *l, const char *what);
 /* Refuses any member of `o` not named in the space-separated `known`;
  * `what` names the component. */
-enum err tok_load_keys(struct tok_load *l, const struct cJSON *o, const char *known,
+enum err tok_read_keys(struct tok_load *l, const struct cJSON *o, const char *known,
 		       const char *what);
 /* Member `key` of `o` if it is a boolean, else `dflt`. */
-int tok_load_bool(const struct cJSON *o, const char *key, int dflt);
+int tok_read_bool(const struct cJSON *o, const char *key, int dflt);
 /* Member `key` of `o` if it is a string (borrowed from `o`), else NULL. */
-const char *tok_load_str(const struct cJSON *o, const char *key);
+const char *tok_read_str(const struct cJSON *o, const char *key);
 /* The "type" string of `o`, "" if none. */
-const char *tok_load_type(const struct cJSON *o);
+const char *tok_read_type(const struct cJSON *o);
 /* tok_pat_compile of the n bytes of `pat` into `out`, messages naming the file. */
-enum err tok_load_compile(struct tok_load *l, const char *pat, size_t n, int literal,
+enum err tok_read_compile(struct tok_load *l, const char *pat, size_t n, int literal,
 			  struct tok_pat *out);
 /* A {"String": s} or {"Regex": r} pattern object compiled into `out`. */
-enum err tok_load_pattern(struct tok_load *l, const struct cJSON *p, struct tok_pat *out);
+enum err tok_read_pattern(struct tok_load *l, const struct cJSON *p, struct tok_pat *out);
 
 
+/*
+ * tok_run — the scratch of one count or encode call, the stages' output.
+ */
 /* The scratch a tok_run maps and clears (the BPE work with its count
  * caches, the PCRE2 match state with its JIT stack), kept between runs. */
 struct tok_spare {
@@ -139,8 +147,7 @@ enum err tok_run_nomem(struct tok_run *r);
 enum err tok_run_model(struct tok_run *r, const char *s, size_t n);
 /* One id (an added token) to the output. */
 enum err tok_run_emit(struct tok_run *r, uint32_t id);
-/* tok_hf_count on the calling thread alone. */
-enum err tok_run_count(const struct tok_hf *h, const char *text, size_t len,
-		       size_t *count, struct diag *d);
+/* Frees the scratch parked in `h` (tok_hf_free). */
+void tok_run_unpark(struct tok_hf *h);
 
 #endif

@@ -12,87 +12,12 @@
 #include "base/mem.h"
 #include "tok_cache.h"
 
-enum err tok_load_unsupported(struct tok_load *l, const char *what, const char *name)
-{
-	return diag_fail(l->d, ERR_UNSUPPORTED,
-			 "cannot load tokenizer '%s': unsupported %s '%s'", l->path, what, name);
-}
-
-enum err tok_load_bad(struct tok_load *l, const char *what)
-{
-	return diag_fail(l->d, ERR_INPUT, "cannot load tokenizer '%s': %s", l->path, what);
-}
-
-enum err tok_load_keys(struct tok_load *l, const cJSON *o, const char *known,
-		       const char *what)
-{
-	const cJSON *c;
-
-	cJSON_ArrayForEach(c, o) {
-		const char *k = strstr(known, c->string);
-		size_t n = strlen(c->string);
-
-		while (k && !((k == known || k[-1] == ' ') && (k[n] == ' ' || !k[n])))
-			k = strstr(k + 1, c->string);
-		if (!k) {
-			char name[300];
-
-			snprintf(name, sizeof(name), "%s' option '%s", what, c->string);
-			return tok_load_unsupported(l, "component", name);
-		}
-	}
-	return ERR_OK;
-}
-
-int tok_load_bool(const cJSON *o, const char *key, int dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
-}
-
-const char *tok_load_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-const char *tok_load_type(const cJSON *o)
-{
-	const char *t = tok_load_str(o, "type");
-
-	return t ? t : "";
-}
-
-enum err tok_load_compile(struct tok_load *l, const char *pat, size_t n, int literal,
-			  struct tok_pat *out)
-{
-	enum err e = tok_pat_compile(out, pat, n, literal, &l->h->tab, l->d);
-
-	if (e && e != ERR_NOMEM)
-		diag_prefix(l->d, "cannot load tokenizer '%s'", l->path);
-	return e;
-}
-
-enum err tok_load_pattern(struct tok_load *l, const cJSON *p, struct tok_pat *out)
-{
-	const char *s = tok_load_str(p, "String"), *re = tok_load_str(p, "Regex");
-
-	if (s)
-		return tok_load_compile(l, s, strlen(s), 1, out);
-	if (re)
-		return tok_load_compile(l, re, strlen(re), 0, out);
-	return tok_load_bad(l, "pattern must be {\"String\": ...} or {\"Regex\": ...}");
-}
-
-
 static enum err add_special(struct tok_load *l, uint32_t *ids, size_t *n, double id)
 {
 	if (*n == TOK_SPECIAL_MAX)
-		return tok_load_unsupported(l, "post-processor", "template with more than 64 ids");
+		return tok_read_unsupported(l, "post-processor", "template with more than 64 ids");
 	if (id < 0 || id > 4294967294.0)
-		return tok_load_bad(l, "bad special token id in the post-processor");
+		return tok_read_bad(l, "bad special token id in the post-processor");
 	ids[(*n)++] = (uint32_t)id;
 	return ERR_OK;
 }
@@ -104,21 +29,21 @@ static enum err template(struct tok_load *l, const cJSON *o)
 	int seen_a = 0;
 	enum err e;
 
-	if ((e = tok_load_keys(l, o, "type single pair special_tokens", "TemplateProcessing")))
+	if ((e = tok_read_keys(l, o, "type single pair special_tokens", "TemplateProcessing")))
 		return e;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(o, "single")) {
 		const cJSON *sp = cJSON_GetObjectItemCaseSensitive(item, "SpecialToken"), *tok, *id;
-		const char *name = tok_load_str(sp, "id");
+		const char *name = tok_read_str(sp, "id");
 
 		if (cJSON_GetObjectItemCaseSensitive(item, "Sequence")) {
 			if (seen_a)
-				return tok_load_unsupported(l, "post-processor", "template with two sequences");
+				return tok_read_unsupported(l, "post-processor", "template with two sequences");
 			seen_a = 1;
 			continue;
 		}
 		tok = name ? cJSON_GetObjectItemCaseSensitive(specials, name) : NULL;
 		if (!tok)
-			return tok_load_bad(l, "template names a special token missing from special_tokens");
+			return tok_read_bad(l, "template names a special token missing from special_tokens");
 		cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(tok, "ids")) {
 			e = seen_a ? add_special(l, l->h->tail, &l->h->ntail, id->valuedouble)
 				   : add_special(l, l->h->head, &l->h->nhead, id->valuedouble);
@@ -134,12 +59,12 @@ static enum err cls_sep(struct tok_load *l, const cJSON *o, const char *t)
 {
 	const cJSON *cls = cJSON_GetObjectItemCaseSensitive(o, "cls");
 	const cJSON *sep = cJSON_GetObjectItemCaseSensitive(o, "sep");
-	enum err e = tok_load_keys(l, o, "type cls sep trim_offsets add_prefix_space", t);
+	enum err e = tok_read_keys(l, o, "type cls sep trim_offsets add_prefix_space", t);
 
 	if (e)
 		return e;
 	if (cJSON_GetArraySize(cls) != 2 || cJSON_GetArraySize(sep) != 2)
-		return tok_load_bad(l, "cls and sep must be [token, id]");
+		return tok_read_bad(l, "cls and sep must be [token, id]");
 	if ((e = add_special(l, l->h->head, &l->h->nhead, cJSON_GetArrayItem(cls, 1)->valuedouble)))
 		return e;
 	return add_special(l, l->h->tail, &l->h->ntail, cJSON_GetArrayItem(sep, 1)->valuedouble);
@@ -147,7 +72,7 @@ static enum err cls_sep(struct tok_load *l, const cJSON *o, const char *t)
 
 static enum err add_post(struct tok_load *l, const cJSON *o, int depth)
 {
-	const char *t = tok_load_type(o);
+	const char *t = tok_read_type(o);
 	const cJSON *c;
 	enum err e;
 
@@ -163,7 +88,7 @@ static enum err add_post(struct tok_load *l, const cJSON *o, int depth)
 		return template(l, o);
 	if (!strcmp(t, "BertProcessing") || !strcmp(t, "RobertaProcessing"))
 		return cls_sep(l, o, t);
-	return tok_load_unsupported(l, "post-processor", t);
+	return tok_read_unsupported(l, "post-processor", t);
 }
 
 
@@ -264,27 +189,27 @@ static enum err sub_json(struct tok_load *l, struct jscan *j, cJSON **out)
 
 static enum err model_opts(struct tok_load *l, const cJSON *o, struct bpe_opts *bo)
 {
-	const char *t = tok_load_type(o);
+	const char *t = tok_read_type(o);
 	const cJSON *v;
 	enum err e;
 
 	if (*t && strcmp(t, "BPE"))
-		return tok_load_unsupported(l, "model", t);
-	if ((e = tok_load_keys(l, o, "type dropout unk_token continuing_subword_prefix "
+		return tok_read_unsupported(l, "model", t);
+	if ((e = tok_read_keys(l, o, "type dropout unk_token continuing_subword_prefix "
 				  "end_of_word_suffix fuse_unk byte_fallback ignore_merges",
 			    "BPE")))
 		return e;
 	v = cJSON_GetObjectItemCaseSensitive(o, "dropout");
 	if (v && !cJSON_IsNull(v) && !(cJSON_IsNumber(v) && v->valuedouble == 0))
-		return tok_load_unsupported(l, "BPE option", "dropout");
-	if (tok_load_str(o, "continuing_subword_prefix") && *tok_load_str(o, "continuing_subword_prefix"))
-		return tok_load_unsupported(l, "BPE option", "continuing_subword_prefix");
-	if (tok_load_str(o, "end_of_word_suffix") && *tok_load_str(o, "end_of_word_suffix"))
-		return tok_load_unsupported(l, "BPE option", "end_of_word_suffix");
-	bo->fuse_unk = tok_load_bool(o, "fuse_unk", 0);
-	bo->byte_fallback = tok_load_bool(o, "byte_fallback", 0);
-	bo->ignore_merges = tok_load_bool(o, "ignore_merges", 0);
-	bo->unk = tok_load_str(o, "unk_token");
+		return tok_read_unsupported(l, "BPE option", "dropout");
+	if (tok_read_str(o, "continuing_subword_prefix") && *tok_read_str(o, "continuing_subword_prefix"))
+		return tok_read_unsupported(l, "BPE option", "continuing_subword_prefix");
+	if (tok_read_str(o, "end_of_word_suffix") && *tok_read_str(o, "end_of_word_suffix"))
+		return tok_read_unsupported(l, "BPE option", "end_of_word_suffix");
+	bo->fuse_unk = tok_read_bool(o, "fuse_unk", 0);
+	bo->byte_fallback = tok_read_bool(o, "byte_fallback", 0);
+	bo->ignore_merges = tok_read_bool(o, "ignore_merges", 0);
+	bo->unk = tok_read_str(o, "unk_token");
 	bo->unk_len = bo->unk ? strlen(bo->unk) : 0;
 	return ERR_OK;
 }
@@ -340,7 +265,7 @@ static enum err load_model(struct tok_load *l, struct jscan *j)
 	if (!e && more < 0)
 		e = l->d->code;
 	if (!e && !vocab_seen)
-		e = tok_load_bad(l, "the model has no 'vocab'");
+		e = tok_read_bad(l, "the model has no 'vocab'");
 	if (!e && merges_at) {
 		size_t end = j->pos;
 
@@ -396,7 +321,7 @@ static enum err top_member(struct tok_load *l, struct jscan *j, const char *k,
 	/* A repeated model or pre_tokenizer would be built twice (the crate keeps
 	 * the last); refused rather than counted wrong. */
 	if ((IS("model") && t->have_model) || (IS("pre_tokenizer") && t->have_pre))
-		return tok_load_unsupported(l, "repeated field", IS("model") ? "model" : "pre_tokenizer");
+		return tok_read_unsupported(l, "repeated field", IS("model") ? "model" : "pre_tokenizer");
 	if (IS("model")) {
 		t->have_model = 1;
 		if (t->have_pre)
@@ -420,7 +345,7 @@ static enum err top_member(struct tok_load *l, struct jscan *j, const char *k,
 	if (IS("truncation") || IS("padding")) {
 		if ((e = sub_json(l, j, &v)))
 			return e;
-		e = cJSON_IsNull(v) ? ERR_OK : tok_load_unsupported(l, "option", IS("padding") ? "padding" : "truncation");
+		e = cJSON_IsNull(v) ? ERR_OK : tok_read_unsupported(l, "option", IS("padding") ? "padding" : "truncation");
 		cJSON_Delete(v);
 		return e;
 	}
@@ -429,7 +354,7 @@ static enum err top_member(struct tok_load *l, struct jscan *j, const char *k,
 		char name[128];
 
 		snprintf(name, sizeof(name), "%.*s", (int)(n > 100 ? 100 : n), k);
-		return tok_load_unsupported(l, "field", name);
+		return tok_read_unsupported(l, "field", name);
 	}
 }
 
@@ -458,7 +383,7 @@ enum err tok_load_json(struct tok_load *l, const char *json, size_t len)
 	if (!e && jscan_peek(&j) >= 0)
 		e = jscan_fail(&j, l->d, "unexpected data after the JSON document");
 	if (!e && !t.have_model)
-		e = tok_load_bad(l, "no 'model'");
+		e = tok_read_bad(l, "no 'model'");
 	if (!e && !t.have_pre) {
 		t.have_pre = 1;
 		j.pos = t.model_at;

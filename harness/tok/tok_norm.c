@@ -59,7 +59,7 @@ enum err tok_norm_apply(struct tok_run *r, const char *s, size_t n,
 enum err tok_norm_parse(struct tok_load *l, const cJSON *o, int depth)
 {
 	struct tok_hf *h = l->h;
-	const char *t = tok_load_type(o);
+	const char *t = tok_read_type(o);
 	struct tok_norm *m;
 	const cJSON *c;
 	enum err e;
@@ -67,7 +67,7 @@ enum err tok_norm_parse(struct tok_load *l, const cJSON *o, int depth)
 	if (cJSON_IsNull(o))
 		return ERR_OK;
 	if (!strcmp(t, "Sequence") && depth < 8) {
-		if ((e = tok_load_keys(l, o, "type normalizers", "Sequence")))
+		if ((e = tok_read_keys(l, o, "type normalizers", "Sequence")))
 			return e;
 		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "normalizers"))
 			if ((e = tok_norm_parse(l, c, depth + 1)))
@@ -75,36 +75,36 @@ enum err tok_norm_parse(struct tok_load *l, const cJSON *o, int depth)
 		return ERR_OK;
 	}
 	if (strcmp(t, "NFC") && strcmp(t, "Prepend") && strcmp(t, "Replace"))
-		return tok_load_unsupported(l, "normalizer", t);
+		return tok_read_unsupported(l, "normalizer", t);
 	if (h->nnorm == TOK_NORM_MAX)
-		return tok_load_unsupported(l, "normalizer", "Sequence longer than 16");
+		return tok_read_unsupported(l, "normalizer", "Sequence longer than 16");
 	m = &h->norm[h->nnorm++];
 	if (!strcmp(t, "NFC")) {
 		m->kind = NORM_NFC;
-		return tok_load_keys(l, o, "type", t);
+		return tok_read_keys(l, o, "type", t);
 	}
 	if (!strcmp(t, "Prepend")) {
-		const char *p = tok_load_str(o, "prepend");
+		const char *p = tok_read_str(o, "prepend");
 
 		m->kind = NORM_PREPEND;
-		if ((e = tok_load_keys(l, o, "type prepend", t)))
+		if ((e = tok_read_keys(l, o, "type prepend", t)))
 			return e;
 		if (!p)
-			return tok_load_bad(l, "Prepend needs a 'prepend' string");
+			return tok_read_bad(l, "Prepend needs a 'prepend' string");
 		m->n = strlen(p);
 		m->s = mem_strndup(p, m->n);
 		return m->s ? ERR_OK : diag_fail(l->d, ERR_NOMEM, "out of memory");
 	}
 	m->kind = NORM_REPLACE;
-	if ((e = tok_load_keys(l, o, "type pattern content", t)))
+	if ((e = tok_read_keys(l, o, "type pattern content", t)))
 		return e;
-	if (!tok_load_str(o, "content"))
-		return tok_load_bad(l, "Replace needs a 'content' string");
-	m->n = strlen(tok_load_str(o, "content"));
-	m->s = mem_strndup(tok_load_str(o, "content"), m->n);
+	if (!tok_read_str(o, "content"))
+		return tok_read_bad(l, "Replace needs a 'content' string");
+	m->n = strlen(tok_read_str(o, "content"));
+	m->s = mem_strndup(tok_read_str(o, "content"), m->n);
 	if (!m->s)
 		return diag_fail(l->d, ERR_NOMEM, "out of memory");
-	return tok_load_pattern(l, cJSON_GetObjectItemCaseSensitive(o, "pattern"), &m->re);
+	return tok_read_pattern(l, cJSON_GetObjectItemCaseSensitive(o, "pattern"), &m->re);
 }
 
 void tok_norm_release(struct tok_norm *m)

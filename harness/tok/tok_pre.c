@@ -424,24 +424,24 @@ static enum err behavior_of(struct tok_load *l, const char *s, enum tok_behavior
 			return ERR_OK;
 		}
 	}
-	return tok_load_unsupported(l, "Split behavior", s ? s : "(none)");
+	return tok_read_unsupported(l, "Split behavior", s ? s : "(none)");
 }
 
 static enum err metaspace_opts(struct tok_load *l, const cJSON *o, struct tok_pre *p)
 {
-	const char *repl = tok_load_str(o, "replacement"), *sch = tok_load_str(o, "prepend_scheme");
-	enum err e = tok_load_keys(l, o, "type replacement prepend_scheme split add_prefix_space "
+	const char *repl = tok_read_str(o, "replacement"), *sch = tok_read_str(o, "prepend_scheme");
+	enum err e = tok_read_keys(l, o, "type replacement prepend_scheme split add_prefix_space "
 				      "str_rep", "Metaspace");
 
 	if (e)
 		return e;
 	if (!repl || !*repl || strlen(repl) > 4 || tok_pat_char_len(repl, strlen(repl)) != strlen(repl))
-		return tok_load_bad(l, "Metaspace needs a one-character 'replacement'");
+		return tok_read_bad(l, "Metaspace needs a one-character 'replacement'");
 	p->repl_len = strlen(repl);
 	memcpy(p->repl, repl, p->repl_len);
-	p->split = tok_load_bool(o, "split", 1);
+	p->split = tok_read_bool(o, "split", 1);
 	if (!sch)
-		p->scheme = tok_load_bool(o, "add_prefix_space", 1) ? SCHEME_ALWAYS : SCHEME_NEVER;
+		p->scheme = tok_read_bool(o, "add_prefix_space", 1) ? SCHEME_ALWAYS : SCHEME_NEVER;
 	else if (!strcmp(sch, "always"))
 		p->scheme = SCHEME_ALWAYS;
 	else if (!strcmp(sch, "first"))
@@ -449,14 +449,14 @@ static enum err metaspace_opts(struct tok_load *l, const cJSON *o, struct tok_pr
 	else if (!strcmp(sch, "never"))
 		p->scheme = SCHEME_NEVER;
 	else
-		return tok_load_unsupported(l, "Metaspace prepend_scheme", sch);
-	return tok_load_compile(l, repl, p->repl_len, 1, &p->re);
+		return tok_read_unsupported(l, "Metaspace prepend_scheme", sch);
+	return tok_read_compile(l, repl, p->repl_len, 1, &p->re);
 }
 
 enum err tok_pre_parse(struct tok_load *l, const cJSON *o, int depth)
 {
 	struct tok_hf *h = l->h;
-	const char *t = tok_load_type(o);
+	const char *t = tok_read_type(o);
 	struct tok_pre *p;
 	const cJSON *c;
 	enum err e;
@@ -464,7 +464,7 @@ enum err tok_pre_parse(struct tok_load *l, const cJSON *o, int depth)
 	if (cJSON_IsNull(o))
 		return ERR_OK;
 	if (!strcmp(t, "Sequence") && depth < 8) {
-		if ((e = tok_load_keys(l, o, "type pretokenizers", t)))
+		if ((e = tok_read_keys(l, o, "type pretokenizers", t)))
 			return e;
 		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "pretokenizers"))
 			if ((e = tok_pre_parse(l, c, depth + 1)))
@@ -473,34 +473,34 @@ enum err tok_pre_parse(struct tok_load *l, const cJSON *o, int depth)
 	}
 	if (strcmp(t, "Split") && strcmp(t, "Digits") && strcmp(t, "ByteLevel") &&
 	    strcmp(t, "Metaspace"))
-		return tok_load_unsupported(l, "pre-tokenizer", t);
+		return tok_read_unsupported(l, "pre-tokenizer", t);
 	if (h->npre && (h->pre[h->npre - 1].kind == PRE_BYTELEVEL ||
 			h->pre[h->npre - 1].kind == PRE_METASPACE))
-		return tok_load_unsupported(l, "pre-tokenizer order", "a pre-tokenizer after ByteLevel or Metaspace");
+		return tok_read_unsupported(l, "pre-tokenizer order", "a pre-tokenizer after ByteLevel or Metaspace");
 	if (h->npre == TOK_PRE_MAX)
-		return tok_load_unsupported(l, "pre-tokenizer", "Sequence longer than 16");
+		return tok_read_unsupported(l, "pre-tokenizer", "Sequence longer than 16");
 	p = &h->pre[h->npre++];
 	if (!strcmp(t, "Split")) {
 		p->kind = PRE_SPLIT;
-		p->invert = tok_load_bool(o, "invert", 0);
-		if ((e = tok_load_keys(l, o, "type pattern behavior invert", t)) ||
-		    (e = behavior_of(l, tok_load_str(o, "behavior"), &p->behavior)))
+		p->invert = tok_read_bool(o, "invert", 0);
+		if ((e = tok_read_keys(l, o, "type pattern behavior invert", t)) ||
+		    (e = behavior_of(l, tok_read_str(o, "behavior"), &p->behavior)))
 			return e;
-		return tok_load_pattern(l, cJSON_GetObjectItemCaseSensitive(o, "pattern"), &p->re);
+		return tok_read_pattern(l, cJSON_GetObjectItemCaseSensitive(o, "pattern"), &p->re);
 	}
 	if (!strcmp(t, "Digits")) {
 		p->kind = PRE_DIGITS;
-		p->individual = tok_load_bool(o, "individual_digits", 0);
-		return tok_load_keys(l, o, "type individual_digits", t);
+		p->individual = tok_read_bool(o, "individual_digits", 0);
+		return tok_read_keys(l, o, "type individual_digits", t);
 	}
 	if (!strcmp(t, "ByteLevel")) {
 		p->kind = PRE_BYTELEVEL;
-		p->add_prefix_space = tok_load_bool(o, "add_prefix_space", 1);
-		p->use_regex = tok_load_bool(o, "use_regex", 1);
-		if ((e = tok_load_keys(l, o, "type add_prefix_space trim_offsets use_regex", t)))
+		p->add_prefix_space = tok_read_bool(o, "add_prefix_space", 1);
+		p->use_regex = tok_read_bool(o, "use_regex", 1);
+		if ((e = tok_read_keys(l, o, "type add_prefix_space trim_offsets use_regex", t)))
 			return e;
 		if (p->use_regex && !h->gpt2.exact)
-			return tok_load_compile(l, gpt2_pattern, strlen(gpt2_pattern), 0, &h->gpt2);
+			return tok_read_compile(l, gpt2_pattern, strlen(gpt2_pattern), 0, &h->gpt2);
 		return ERR_OK;
 	}
 	p->kind = PRE_METASPACE;

@@ -108,7 +108,7 @@ static void *count_part(void *arg)
 	struct part *p = arg;
 
 	diag_init(&p->d);
-	p->e = tok_run_count(p->h, p->s, p->n, &p->count, &p->d);
+	p->e = tok_added_count(p->h, p->s, p->n, &p->count, &p->d);
 	return NULL;
 }
 

@@ -118,7 +118,7 @@ const char *tpl_explain(const struct tpl *t);
 enum err tpl_special_tokens(const struct tpl *t, struct buf *out);
 
 /* What loading found that can make counts differ from the server's (the
- * warnings tpl_open and tpl_model_load print), for the audit's hints. */
+ * warnings tpl_open and tpl_setup print), for the audit's hints. */
 enum {
 	TPL_NOTE_SHA_DIFFERS = 1, /* the folder's template is not the descriptor's checked text */
 	TPL_NOTE_SPECIALS = 2     /* the tokenizer lacks special tokens of the template */

@@ -1,6 +1,6 @@
 /*
- * tpl_model — a model folder as vLLM reads it, and the one call commands use
- * to get their tokenizer and chat template from --tokenizer and --template.
+ * tpl_model — a model folder as vLLM reads it, and the template file that
+ * --template names (tpl_setup.h reads both for a command).
  *
  * A model folder (`--tokenizer DIR`) holds:
  *   tokenizer.json, else tokenizer.model (sentencepiece): the tokenizer;
@@ -27,9 +27,6 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/io.h"
-
-struct tok;
-struct tpl;
 
 /* One chat template text and where it came from; every member owned. */
 struct tpl_text {
@@ -71,16 +68,5 @@ enum err tpl_model_template_file(struct tpl_text *t, const char *path, int tools
 				 struct diag *d);
 /* Frees what `t` holds and zeroes it. */
 void tpl_text_release(struct tpl_text *t);
-
-/* What a command loads from its --tokenizer and --template (either may be
- * NULL): *tok when `tok` is not NULL and a tokenizer is named (a file, or a
- * folder's tokenizer), *tpl when `tpl` is not NULL and a template is named or
- * the folder has one (tpl_open). Lines for the user (one "warning: ..." per
- * line: the deployment's template differs from the descriptor named, the
- * tokenizer lacks special tokens of the template) are appended to `warn`.
- * On failure nothing is returned (*tok and *tpl NULL). */
-enum err tpl_model_load(const char *tokenizer_arg, const char *template_arg,
-			struct tok **tok, struct tpl **tpl, struct buf *warn,
-			struct diag *d);
 
 #endif

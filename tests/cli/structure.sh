@@ -1,5 +1,6 @@
 #!/bin/sh
-# The layout of the sources (issue 20), read from the tree and nothing else.
+# The layout of the sources (issue 20), read from the tree and, for the calls
+# between files, the objects of its build ($BUILD/obj, `make` first).
 # Each violation is one line naming the offender:
 #  - a C file directly in harness/ (not in a stage folder); fewer than six
 #    stage folders; a folder that is not a stage of the order below;
@@ -17,18 +18,29 @@
 #    header;
 #  - a run of 10 or more lines repeated inside the function bodies of
 #    harness/ and generators/ (comments and blank lines left out, whitespace
-#    collapsed), once per pair of functions.
-# Each violation has a key, the word after "FAIL:". Needs python3.
+#    collapsed), once per pair of functions;
+#  - a circle of calls between the files of one folder (file A calls a
+#    function or reads data that file B defines, B one of A's, or a longer
+#    loop), read from `nm` of the objects, that ARCHITECTURE.md does not
+#    declare one module: in its folder's part of "harness/ — the modules,
+#    folder by folder", a line "- one module: `a`, `b` (why)" names the files
+#    (without .c) that are one module, and a circle inside it is no
+#    violation ("circle:jinja:jinja_builtin+jinja_eval", every file of the
+#    circle); such a line whose files are not one circle is one too
+#    ("module:run:run+run_keys"); so is an object missing or older than
+#    its source ("object:PATH").
+# Each violation has a key, the word after "FAIL:". Needs python3 and nm.
 set -eu
 . "$TESTS/lib/cli.sh"
 
 command -v python3 > /dev/null || fail "structure: python3 is needed"
-python3 - "$ROOT" > "$tmp/out" <<'PY' || st=$?
+python3 - "$ROOT" "$BUILD" > "$tmp/out" <<'PY' || st=$?
 import os
 import re
+import subprocess
 import sys
 
-root = sys.argv[1]
+root, build = sys.argv[1], sys.argv[2]
 ORDER = [['cli'], ['report'], ['run'], ['load'], ['generators', 'net'], ['tpl'], ['jinja'],
          ['tok'], ['base']]
 RANK = {f: i for i, group in enumerate(ORDER) for f in group}
@@ -203,9 +215,147 @@ def check_functions(files):
             '%s:%d (%s) and %s:%d (%s) repeat a run of %d or more lines' % (fa, la, na, fb, lb, nb, DUP_LINES))
 
 
+def declared_modules():
+    """{folder: [set of file stems]} from ARCHITECTURE.md's "- one module:"
+    lines, each under its folder's heading ("`jinja/` — ...")."""
+    out, folder = {}, None
+    if not os.path.exists(os.path.join(root, 'ARCHITECTURE.md')):
+        add('architecture', 'ARCHITECTURE.md is missing: no folder declares one module')
+        return out
+    for line in read('ARCHITECTURE.md'):
+        m = re.match(r'(?:## )?`?(\w+)/`? — ', line)
+        if m or line.startswith('## '):
+            folder = m and m.group(1)
+        m = re.match(r'- one module: (.*)', line)
+        if m and folder:
+            out.setdefault(folder, []).append(set(re.findall(r'`(\w+)`', m.group(1))))
+    return out
+
+
+def symbols(folder, paths):
+    """({stem: {symbol}} defined, {stem: {symbol}} referenced) of the objects
+    of `paths` (sources of one folder), from nm; weak definitions (inline
+    copies) are neither."""
+    objs = {}
+    for path in paths:
+        obj = os.path.join(build, 'obj', os.path.splitext(path)[0] + '.o')
+        if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(os.path.join(root, path)):
+            add('object:' + path, '%s has no object in %s/obj, or an older one: build first (make)' %
+                (path, build))
+            continue
+        objs[obj] = os.path.splitext(os.path.basename(path))[0]
+    defs, refs = {}, {}
+    if not objs:
+        return defs, refs
+    try:
+        text = subprocess.run(['nm', '-P', '-A'] + sorted(objs), capture_output=True, text=True,
+                              check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        add('nm:' + folder, 'nm failed on the objects of %s/: %s' % (folder, e))
+        return defs, refs
+    for line in text.split('\n'):
+        obj, _, rest = line.partition(': ')
+        f = rest.split()
+        if obj not in objs or len(f) < 2:
+            continue
+        if f[1] == 'U':
+            refs.setdefault(objs[obj], set()).add(f[0])
+        elif f[1].isupper() and f[1] not in 'WV':
+            defs.setdefault(objs[obj], set()).add(f[0])
+    return defs, refs
+
+
+def strong_parts(graph):
+    """The strongly connected parts of `graph` ({node: {node}}) with more
+    than one node, each a sorted list."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                out.append(sorted(part))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def calls_between(folder, paths):
+    """{(a, b): the symbols of file b that file a uses}, a and b files (stems)
+    of one folder."""
+    defs, refs = symbols(folder, paths)
+    owner = {s: stem for stem, ss in defs.items() for s in ss}
+    calls = {}
+    for a, ss in refs.items():
+        for s in ss:
+            if owner.get(s, a) != a:
+                calls.setdefault((a, owner[s]), set()).add(s)
+    return calls
+
+
+def check_modules(where, groups, stems, calls):
+    """The "one module" lines of a folder: files of it, in one circle."""
+    raw = {}
+    for a, b in calls:
+        raw.setdefault(a, set()).add(b)
+    parts = strong_parts(raw)
+    for group in groups:
+        name = '+'.join(sorted(group))
+        key = 'module:%s:%s' % (os.path.basename(where), name)
+        if not group <= stems:
+            add(key, 'ARCHITECTURE.md declares %s one module, but %s is no file of %s/' %
+                (name, ', '.join(sorted(group - stems)), where))
+        elif not any(group <= set(part) for part in parts):
+            add(key, 'ARCHITECTURE.md declares %s one module, but they do not call each other '
+                'in a circle' % name)
+
+
+def check_circles(files):
+    modules = declared_modules()
+    folders = {}
+    for folder, path in files:
+        if path.endswith(('.c', '.cc')):
+            folders.setdefault(folder, []).append(path)
+    for folder, paths in sorted(folders.items()):
+        where = os.path.dirname(paths[0])
+        calls = calls_between(folder, paths)
+        groups, stems = modules.get(folder, []), {os.path.splitext(os.path.basename(p))[0] for p in paths}
+        check_modules(where, groups, stems, calls)
+        node = {stem: '+'.join(sorted(group)) for group in groups if group <= stems for stem in group}
+        graph = {}
+        for a, b in calls:
+            if node.get(a, a) != node.get(b, b):
+                graph.setdefault(node.get(a, a), set()).add(node.get(b, b))
+        for part in strong_parts(graph):
+            names = sorted(s for n in part for s in n.split('+'))
+            edges = ['%s -> %s (%s%s)' % (a, b, ', '.join(sorted(calls[a, b])[:2]),
+                                          ', ...' if len(calls[a, b]) > 2 else '')
+                     for a, b in sorted(calls) if a in names and b in names]
+            add('circle:%s:%s' % (folder, '+'.join(names)), '%s/: %s call each other in a circle, '
+                'and ARCHITECTURE.md declares them no one module: %s' %
+                (where, ', '.join(names), '; '.join(edges)))
+
+
 files = sources()
 check_includes(files)
 check_functions(files)
+check_circles(files)
 for key in sorted(found):
     print('FAIL: %s: %s' % (key, found[key]))
 print('structure: %d violations' % len(found))

@@ -3,7 +3,9 @@
 # holds: on a copy of harness/ and generators/ with one violation of each
 # kind planted, it exits 1 and names every one by its key; a function of
 # exactly 80 lines and a repeated run of 9 lines are not violations; with five
-# stage folders it says there are fewer than six.
+# stage folders it says there are fewer than six. The calls between files are
+# read from objects: the build's, and those of the planted files compiled
+# here (two in a circle, two in a circle declared one module).
 set -eu
 . "$TESTS/lib/cli.sh"
 t=$tmp/tree
@@ -11,11 +13,12 @@ mkdir -p "$t/tests/cli" "$t/tests/lib"
 cp -R "$ROOT/harness" "$ROOT/generators" "$t/"
 cp "$TESTS/cli/structure.sh" "$t/tests/cli/"
 cp "$TESTS/lib/cli.sh" "$t/tests/lib/"
+cp "$ROOT/ARCHITECTURE.md" "$t/"
 
 # structure: runs the copy's check; output in $tmp/st, status in st.
 structure() {
 	st=0
-	env TESTS="$t/tests" sh "$t/tests/cli/structure.sh" > "$tmp/st" 2>&1 || st=$?
+	env TESTS="$t/tests" BUILD="$t/build" sh "$t/tests/cli/structure.sh" > "$tmp/st" 2>&1 || st=$?
 }
 # func NAME LINES FILE: appends function NAME of LINES lines, brace to brace.
 func() {
@@ -47,6 +50,12 @@ repeat() {
 		echo '}'
 	} >> "$3"
 }
+# calls NAME OTHER: harness/base/NAME.c, whose function NAME calls OTHER, and
+# its object.
+calls() {
+	printf 'int %s(void);\nint %s(void)\n{\n\treturn %s();\n}\n' "$2" "$1" "$2" > "$t/harness/base/$1.c"
+	"${CC:-cc}" -c -o "$t/build/obj/harness/base/$1.o" "$t/harness/base/$1.c" || fail "cannot compile $1.c"
+}
 # pad FILE N: N more comment lines.
 pad() {
 	_i=0
@@ -72,6 +81,19 @@ repeat dup_one 10 "$t/harness/load/arrival.c"
 repeat dup_two 10 "$t/generators/prng.c"
 repeat near_one 9 "$t/harness/tok/tok.c"
 repeat near_two 9 "$t/harness/tok/tok.c"
+# the build's objects, newer than the sources (the edits above change no
+# calls between files); extra/extra.c has none
+mkdir "$t/build"
+cp -R "$BUILD/obj" "$t/build/"
+calls planted_a planted_b
+calls planted_b planted_a
+calls planted_c planted_d
+calls planted_d planted_c
+{
+	echo '`base/` — planted'
+	echo '- one module: `planted_c`, `planted_d` (they call each other)'
+	echo '- one module: `buf`, `mem` (buf calls mem, not back)'
+} >> "$t/ARCHITECTURE.md"
 
 structure
 [ "$st" = 1 ] || fail "planted violations: exit $st: $(cat "$tmp/st")"
@@ -83,11 +105,13 @@ for key in loose:harness/loose.c stage:extra \
 	generators:harness/report/gate.c-\>generators/prng.h \
 	length:harness/run/run.c length:harness/cli/cmd_run.c \
 	function:harness/base/mem.c:planted_long \
-	dup:generators/prng.c:dup_two+harness/load/arrival.c:dup_one; do
+	dup:generators/prng.c:dup_two+harness/load/arrival.c:dup_one \
+	circle:base:planted_a+planted_b module:base:buf+mem object:harness/extra/extra.c; do
 	grep -qF "FAIL: $key: " "$tmp/st" || fail "planted '$key' not named: $(cat "$tmp/st")"
 done
 grep -qF 'function planted_long is 81 lines, more than 80' "$tmp/st" || fail "function length: $(cat "$tmp/st")"
 ! grep -q 'planted_fits\|near_one\|near_two' "$tmp/st" || fail "80 lines or a 9-line run flagged: $(cat "$tmp/st")"
+! grep -q 'planted_c' "$tmp/st" || fail "a circle declared one module flagged: $(cat "$tmp/st")"
 grep -qF 'FAIL: structure: ' "$tmp/st" || fail "no summary line: $(cat "$tmp/st")"
 
 rm -rf "$t/harness/jinja" "$t/harness/tpl" "$t/harness/tok" "$t/harness/load" "$t/harness/extra"
