@@ -15,7 +15,9 @@ Two rules:
   - a case of the suites named in NEEDLE_RULES_SUITES (paths, os.pathsep
     between them), keyed by its last user message: the answer its "expect"
     asks for (for a case graded by its own response_format alone, the
-    schema's properties filled from the prompt's "name: value" pairs). A tool case answers with its calls in the model's own format
+    schema's properties filled from the prompt's "name: value" pairs; a
+    response_format's answer without whitespace, which the server's grammar
+    may refuse). A tool case answers with its calls in the model's own format
     (Qwen3's <tool_call> blocks, DeepSeek V3's tool-call tokens), and once the
     prompt holds every tool result, with a sentence holding final_contains.
 
@@ -68,10 +70,13 @@ def _mutated(args):
 
 class Case:
     """One suite case's answers: `calls` (name, arguments) to make first, the
-    tool results that end that stage, and `text`, the content after them."""
+    tool results that end that stage, and `text`, the content after them;
+    `grammar` when the server holds the answer to a response_format (no
+    whitespace the grammar may refuse)."""
 
-    def __init__(self, key, calls, results, text):
+    def __init__(self, key, calls, results, text, grammar=False):
         self.key, self.calls, self.results, self.text = key, calls, results, text
+        self.grammar = grammar
 
 
 def _case(c, wrong, turn):
@@ -82,11 +87,16 @@ def _case(c, wrong, turn):
     x = c.get("expect") or {}
     if not users or c.get("kind") in ("image_order", "recall", "load") or "image_order" in x:
         return None
-    if wrong and (c.get("request") or {}).get("response_format"):
-        return None
     key = _text(users[-1].get("content"))
     if "image_url" in _json(msgs) or not key:
         return None
+    fmt = (c.get("request") or {}).get("response_format")
+    if fmt and wrong:
+        return None
+    if fmt:
+        schema = (fmt.get("json_schema") or {}).get("schema") or {}
+        want = x["json"] if "json" in x else _filled(schema, key)
+        return Case(key, [], [], json.dumps(want, ensure_ascii=False, separators=(",", ":")), True)
     calls = x.get("tool_calls") or ([dict(x["tool_call"], tool_result=x.get("tool_result"))]
                                     if x.get("tool_call") else [])
     if calls:
@@ -117,10 +127,6 @@ def _case(c, wrong, turn):
             return Case(key, [], [], "```json\n" + _json(want) + "\n```" if n[0] % 2
                         else "Here is the JSON you asked for: " + _json(want))
         return Case(key, [], [], _json(want))
-    if x.get("schema") == "response_format":
-        fmt = (c.get("request") or {}).get("response_format") or {}
-        schema = (fmt.get("json_schema") or {}).get("schema") or {}
-        return Case(key, [], [], _json(_filled(schema, key)))
     if x.get("contains"):
         return Case(key, [], [], " ".join(x["contains"]))
     return None
@@ -188,7 +194,7 @@ class Rules:
 
     def answer(self, prompt):
         """The answer's text for `prompt` (the decoded prompt), or None."""
-        text = self._recall(prompt)
+        text, grammar = self._recall(prompt), False
         if text is None:
             best, at = None, -1
             for c in self.cases:
@@ -202,8 +208,11 @@ class Rules:
                 text = self._calls(best.calls)
             else:
                 text = best.text
+            grammar = best.grammar
         if self.think:
-            text = "<think>\nAnswering by rule.\n</think>\n\n" + text
+            # A grammar starts at the end of the reasoning and refuses the
+            # blank line a model writes there otherwise.
+            text = "<think>\nAnswering by rule.\n</think>" + ("" if grammar else "\n\n") + text
         return text
 
 
