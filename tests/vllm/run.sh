@@ -57,6 +57,10 @@ run load "$TESTS/vllm/load.json" --metrics
 $CHECK load "$RUNS/load"
 run rate "$TESTS/vllm/rate.json" --metrics
 $CHECK load "$RUNS/rate"
+$CHECK batch-suite > "$tmp/batch.json"
+run batch-alone "$tmp/batch.json" --concurrency 1
+run batch-8 "$tmp/batch.json" --concurrency 8
+$CHECK batch "$RUNS/batch-alone" "$RUNS/batch-8"
 
 # The max_model_len boundary. needle's pre-flight sends a prompt of MML - 16
 # tokens with max_tokens 16 (served, audit delta 0) and refuses one token more.
@@ -135,12 +139,29 @@ $CHECK cache "$RUNS/graded-recall"
 run graded-structured "$ROOT/suites/structured.json"
 $CHECK audit "$RUNS/graded-structured"
 $CHECK graded "$RUNS/graded-structured" reasoning
+run cutover-a "$TESTS/vllm/cutover.json"
+run cutover-b "$TESTS/vllm/cutover.json"
 vllm_stop
-vllm_start_rules qwen3 wrong "$tmp/graded.json"
+# The wrong mode's server also runs with --max-num-seqs 1: the cutover's
+# candidate, slower at concurrency 4 and not at 1.
+vllm_start_rules qwen3 wrong "$tmp/graded.json" --max-num-seqs 1
 run planted-smoke "$tmp/graded.json"
 run planted-recall "$TESTS/vllm/graded.json"
 $CHECK planted "$RUNS/planted-smoke" "$RUNS/planted-recall"
+run cutover-slow "$TESTS/vllm/cutover.json"
 vllm_stop
+# gate A B NAME: needle diff A B --gate cutover as JSON into $tmp/NAME.json, its
+# exit into $tmp/NAME.exit
+gate() {
+	st=0
+	"$NEEDLE" diff "$1" "$2" --gate cutover --format json > "$tmp/$3.json" 2> "$tmp/err" || st=$?
+	[ "$st" -le 1 ] || [ "$st" = 4 ] || { cat "$tmp/err" >&2; fail "$3: needle diff exit $st"; }
+	echo "$st" > "$tmp/$3.exit"
+}
+gate "$RUNS/cutover-a" "$RUNS/cutover-b" cutover-aa
+gate "$RUNS/cutover-a" "$RUNS/cutover-slow" cutover-slow
+$CHECK cutover "$tmp/cutover-aa.json" "$(cat "$tmp/cutover-aa.exit")" \
+	"$tmp/cutover-slow.json" "$(cat "$tmp/cutover-slow.exit")"
 
 # --- DeepSeek V3's architecture, tokenizer and template -------------------
 # With the rule engine too: its ignore_eos requests are left alone, the graded
