@@ -1,5 +1,5 @@
 /*
- * jout — see jout.h.
+ * jout — see json.h, the printer in pieces.
  */
 #include <errno.h>
 #include <float.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jout.h"
+#include "json.h"
 #include "json.h"
 
 /* The text is cJSON 1.7.15's cJSON_Print, byte for byte (unit/test_jout

@@ -1,5 +1,5 @@
 /*
- * jtree — see jtree.h.
+ * jtree — see jscan.h, its tree mode.
  *
  * One loop builds the tree, the open containers on a stack of its own (no
  * call per level). What compact JSON (a journal line) holds is read inline:
@@ -9,7 +9,7 @@
  * before, at the same position, so the tree and every message are the same
  * whichever path read a byte.
  */
-#include "jtree.h"
+#include "jscan.h"
 
 #include <limits.h>
 #include <stdalign.h>

@@ -10,7 +10,7 @@
 #include "diff.h"
 #include "base/ctl.h"
 #include "base/jget.h"
-#include "base/jout.h"
+#include "base/json.h"
 #include "load/loadcells.h"
 #include "base/json.h"
 #include "base/md.h"

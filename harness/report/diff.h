@@ -97,7 +97,7 @@ enum err diff_markdown(const struct diff_result *res, struct buf *out, struct di
 
 /* Appends the comparison as indented JSON (json.h's JSON_PRETTY, a final
  * newline) to `out`, or, when `f` is not NULL, writes it to f as it is made
- * (jout.h). ERR_NOMEM, ERR_LIMIT, ERR_IO. */
+ * (json.h: jout_print). ERR_NOMEM, ERR_LIMIT, ERR_IO. */
 enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f,
 			 struct diag *d);
 

@@ -14,7 +14,7 @@
 #include "base/ctl.h"
 #include "base/io.h"
 #include "base/jget.h"
-#include "base/jout.h"
+#include "base/json.h"
 #include "load/loadcells.h"
 #include "load/loadplot.h"
 #include "load/loadview.h"

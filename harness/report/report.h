@@ -33,7 +33,7 @@
 #include "base/buf.h"
 #include "casetab.h"
 #include "base/err.h"
-#include "base/jout.h"
+#include "base/json.h"
 #include "base/keyset.h"
 #include "run/results.h"
 
@@ -111,7 +111,7 @@ struct report_sum {
 enum err report_summary(struct report_run *r, struct report_sum *out, struct diag *d);
 /* Frees what `m` holds; it is empty after. */
 void report_sum_release(struct report_sum *m);
-/* The jout list (jout.h) printing m's cases in place of the array `at`
+/* The jout list (json.h: jout_print) printing m's cases in place of the array `at`
  * (m->s's "cases", or the same array where m->s was moved); it borrows `m`. */
 struct jout_list report_cases(const struct report_sum *m, const cJSON *at);
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/jget.h"
-#include "base/jtree.h"
+#include "base/jscan.h"
 #include "base/json.h"
 #include "run/record.h"
 #include "run/results.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/jget.h"
-#include "base/jtree.h"
+#include "base/jscan.h"
 #include "base/json.h"
 #include "base/mem.h"
 #include "base/version.h"
@@ -206,7 +206,7 @@ void record_view_of(const cJSON *rec, struct record_view *v)
 	}
 }
 
-/* The same maps by a name's length, known from the parse (jtree.h), and
+/* The same maps by a name's length, known from the parse (jscan.h's tree mode), and
  * one compare of the whole name against the one it can be: a compare of a
  * few bytes the compiler inlines, where the maps above call strcmp. */
 #define IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, sizeof(lit) - 1))

@@ -125,7 +125,7 @@ struct record_view {
 	const cJSON *rec;          /* the record */
 	const cJSON *f[RF_COUNT];  /* each member, or NULL when absent (an
 				      object's members when it is one) */
-	int jtree;                 /* 1: `rec` is a jtree's (jtree.h), whose
+	int jtree;                 /* 1: `rec` is a jtree's (jscan.h's tree mode), whose
 				      nodes say more (jtree_number_text) */
 };
 

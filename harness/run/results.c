@@ -15,7 +15,7 @@
 #include "base/io.h"
 #include "journal.h"
 #include "base/json.h"
-#include "base/jtree.h"
+#include "base/jscan.h"
 #include "base/mem.h"
 #include "record.h"
 #include "results.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jout.h"
+#include "base/json.h"
 #include "t.h"
 
 static const char doc[] =

@@ -8,7 +8,7 @@
 
 #include "base/jget.h"
 #include "base/jscan.h"
-#include "base/jtree.h"
+#include "base/jscan.h"
 #include "base/mem.h"
 #include "t.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jtree.h"
+#include "base/jscan.h"
 #include "run/record.h"
 #include "t.h"
 
