@@ -57,10 +57,6 @@ run load "$TESTS/vllm/load.json" --metrics
 $CHECK load "$RUNS/load"
 run rate "$TESTS/vllm/rate.json" --metrics
 $CHECK load "$RUNS/rate"
-$CHECK batch-suite > "$tmp/batch.json"
-run batch-alone "$tmp/batch.json" --concurrency 1
-run batch-8 "$tmp/batch.json" --concurrency 8
-$CHECK batch "$RUNS/batch-alone" "$RUNS/batch-8"
 
 # The max_model_len boundary. needle's pre-flight sends a prompt of MML - 16
 # tokens with max_tokens 16 (served, audit delta 0) and refuses one token more.
@@ -143,7 +139,7 @@ run cutover-a "$TESTS/vllm/cutover.json"
 run cutover-b "$TESTS/vllm/cutover.json"
 vllm_stop
 # The wrong mode's server also runs with --max-num-seqs 1: the cutover's
-# candidate, slower at concurrency 4 and not at 1.
+# candidate, slower at concurrency 4.
 vllm_start_rules qwen3 wrong "$tmp/graded.json" --max-num-seqs 1
 run planted-smoke "$tmp/graded.json"
 run planted-recall "$TESTS/vllm/graded.json"
