@@ -7,8 +7,9 @@
 # client that ships with vLLM), GuideLLM, AIPerf and SGLang's bench_serving.
 # Each peer sends as many requests a level as needle counts (192), with no
 # warm-up, so that the /metrics scraped around each client's run at each
-# level hold exactly its requests; each client's own CPU time is measured (/usr/bin/time: user + system, start-up and child processes
-# included). A peer that cannot be installed or that fails leaves its error in
+# level hold exactly its requests; each client's own CPU time is measured
+# (/usr/bin/time: user + system, start-up and child processes included). A
+# peer that cannot be installed or that fails leaves its error in
 # P/CLIENT-cC.failed and the others run on. tests/vllm/peers.js prints one
 # table per level to BUILD/vllm/peers/peers.md. Not part of `make test` nor
 # of `make test-vllm`: a benchmark, not a test.
