@@ -21,6 +21,8 @@
 #                              bench client, every package pinned
 #                              (tests/vllm/peer-NAME.txt), into the virtual
 #                              environment VENV, for `make bench-peers`
+#                              (inference-perf needs Python 3.12: python3.12,
+#                              or the interpreter PYTHON names)
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
@@ -199,7 +201,7 @@ peer_venv() {
 	fi
 	py=${PYTHON:-python3}
 	if ! "$py" -c 'import sys, venv, ensurepip' 2>/dev/null; then
-		echo "needle: make bench-peers needs $py with venv; on Debian, as root:" >&2
+		echo "needle: $name needs $py with venv (PYTHON names another interpreter); on Debian, as root:" >&2
 		echo "  apt-get update && apt-get install -y python3-venv" >&2
 		exit 2
 	fi
@@ -218,7 +220,8 @@ npm) npm_deps ;;
 py) py_deps "${2:?usage: sh tests/setup.sh py VENV}" ;;
 consumers) need_packages "the output consumers' tests" prometheus chromium ;;
 vllm) vllm_venv "${2:?usage: sh tests/setup.sh vllm VENV}" ;;
-guidellm | aiperf | sglang | inference-perf) peer_venv "$1" "${2:?usage: sh tests/setup.sh $1 VENV}" ;;
+guidellm | aiperf | sglang) peer_venv "$1" "${2:?usage: sh tests/setup.sh $1 VENV}" ;;
+inference-perf) PYTHON=${PYTHON:-python3.12} peer_venv "$1" "${2:?usage: sh tests/setup.sh $1 VENV}" ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
 *) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|slurm|vllm VENV|guidellm VENV|aiperf VENV|sglang VENV|inference-perf VENV|bench OUT|bench-zh OUT" >&2; exit 2 ;;

@@ -4,7 +4,8 @@
 # against one vLLM server (the Qwen3 folder of tests/vllm/model.sh, random
 # weights) by needle and by the peers' bench clients, each in its own pinned
 # virtual environment under BUILD (tests/setup.sh): `vllm bench serve` (the
-# client that ships with vLLM), GuideLLM, AIPerf and SGLang's bench_serving.
+# client that ships with vLLM), GuideLLM, AIPerf, SGLang's bench_serving and
+# inference-perf.
 # Each peer sends as many requests a level as needle counts (192), with no
 # warm-up, so that the /metrics scraped around each client's run at each
 # level hold exactly its requests; each client's own CPU time is measured
@@ -21,7 +22,7 @@ set -eu
 
 P=$OUT/peers
 N=192 # requests a level: peers.json's 3 rounds of 64
-PEERS=${PEERS:-vllm guidellm aiperf sglang}
+PEERS=${PEERS:-vllm guidellm aiperf sglang inference-perf}
 vllm_setup
 rm -rf "$P"
 mkdir -p "$P"
@@ -102,6 +103,24 @@ peer_sglang() {
 		--dataset-name random-ids --random-input-len 512 --random-output-len 16 \
 		--random-range-ratio 1 --num-prompts "$N" --max-concurrency "$c" --request-rate inf \
 		--warmup-requests 0 --seed 1 --temperature 0 --output-file "$P/sglang-c$c.jsonl"
+}
+# inference-perf (Kubernetes SIG Serving's): a configuration file (JSON, which
+# its YAML reader takes), random token ids decoded to exactly 512 tokens, 16
+# asked for with ignore_eos, streamed on /v1/completions, one concurrent stage
+# of N requests at c; its summary report in P/inference-perf-cC.
+peer_inference_perf() {
+	_fixed() { echo "{\"type\": \"fixed\", \"min\": $1, \"max\": $1, \"mean\": $1, \"std_dev\": 0, \"total_count\": $N}"; }
+	cat > "$P/inference-perf-c$c.yml" <<-CFG
+	{"api": {"type": "completion", "streaming": true},
+	 "data": {"type": "random", "input_distribution": $(_fixed 512), "output_distribution": $(_fixed 16)},
+	 "load": {"type": "concurrent", "stages": [{"num_requests": $N, "concurrency_level": $c}], "base_seed": 1},
+	 "server": {"type": "vllm", "model_name": "$MODEL", "base_url": "$URL", "ignore_eos": true},
+	 "tokenizer": {"pretrained_model_name_or_path": "$FOLDER"},
+	 "report": {"request_lifecycle": {"summary": true, "per_stage": false, "per_request": false}},
+	 "storage": {"local_storage": {"path": "$P/inference-perf-c$c"}}}
+	CFG
+	cpu "inference-perf-c$c" env $NO_TELEMETRY "$BUILD/venv-inference-perf/bin/inference-perf" \
+		--config_file "$P/inference-perf-c$c.yml"
 }
 
 for c in 1 2 4; do
