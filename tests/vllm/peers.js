@@ -50,6 +50,7 @@ function interp(sorted, p) {
 	return lo + 1 < sorted.length ? sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]) : sorted[lo];
 }
 const sortNum = (xs) => xs.filter((x) => typeof x === 'number' && isFinite(x)).sort((x, y) => x - y);
+const sgn = (x) => (x > 0 ? '+' : '') + num(x);
 const avg = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
 
 // Each client's figures at concurrency lv, by definition: TTFT and E2E per
@@ -195,17 +196,31 @@ for (const c of cells) {
 		const s = server(`${key}-c${lv}-before.prom`, `${key}-c${lv}-after.prom`);
 		rows.push(row(p.name, f, s, cpuOf(`${key}-c${lv}.time`) * 1000 / (f.sent || NaN)));
 		// Figures more than 5% away from needle's pooled ones (the same
-		// definition): how much of it is the server's (its own mean moved as
-		// much between the two windows) and how much the client's (its error
-		// against the server differs).
-		for (const [k, label, sk] of [['ttft50', 'TTFT P50', 'ttft'], ['e2e50', 'E2E P50', 'e2e'], ['tpot50', 'TPOT P50', 'tpot']]) {
+		// definition): the part that is the server's (its own mean moved
+		// between the two windows) against the part that is the client's
+		// timing (its mean's error against the server differs from needle's).
+		for (const [k, label, sk] of [['ttft50', 'TTFT P50', 'ttft'], ['tpot50', 'TPOT P50', 'tpot'], ['e2e50', 'E2E P50', 'e2e']]) {
 			const d = (f[k] - pooled[k]) / pooled[k];
 			if (!isFinite(d) || Math.abs(d) <= 0.05) continue;
-			const ks = sk === 'tpot' ? null : sk + 'Mean';
-			notes.push(`- c${lv} ${p.name} ${label} ${num(f[k])} vs needle pooled ${num(pooled[k])} ` +
-				`(${d > 0 ? '+' : ''}${num(100 * d, 0)}%): server mean ${num(s[sk])} in its window vs ${num(sN[sk])} in needle's` +
-				(ks ? `; client error ${num(f[ks] - s[sk])} vs needle's ${num(needle[ks] - sN[sk])}` : ''));
+			const km = sk + 'Mean';
+			const srv = s[sk] - sN[sk], cli = (f[km] - s[sk]) - (needle[km] - sN[sk]);
+			notes.push(`- c${lv} ${p.name} ${label} ${num(f[k])} against needle pooled ${num(pooled[k])} ` +
+				`(${d > 0 ? '+' : ''}${num(100 * d, 0)}%): the server's mean moved ${sgn(srv)} ms between the windows ` +
+				`(${num(sN[sk])} to ${num(s[sk])}), the client's error against it differs by ${sgn(cli)} ms ` +
+				`(${num(needle[km] - sN[sk])} needle, ${num(f[km] - s[sk])} ${p.name}): ` +
+				(Math.abs(srv) >= Math.abs(cli) ? 'mostly the server, not the client' : 'mostly the client\'s timing'));
 		}
+	}
+	// needle's own figures against the same requests pooled: by definition
+	// alone (median of per-round nearest ranks against one interpolated pool).
+	for (const [k, label] of [['ttft50', 'TTFT P50'], ['ttft95', 'TTFT P95'], ['tpot50', 'TPOT P50'], ['tpot95', 'TPOT P95'],
+		['itl50', 'ITL P50'], ['itl95', 'ITL P95'], ['e2e50', 'E2E P50'], ['e2e95', 'E2E P95'], ['tps', 'output tok/s']]) {
+		const d = (needle[k] - pooled[k]) / pooled[k];
+		if (isFinite(d) && Math.abs(d) > 0.05)
+			notes.push(`- c${lv} needle ${label} ${num(needle[k])} against ${num(pooled[k])} pooled ` +
+				`(${d > 0 ? '+' : ''}${num(100 * d, 0)}%): by definition, the same requests (the median over 3 rounds ` +
+				(k === 'tps' ? 'of each round\'s tokens over its wall time, against all tokens over the rounds\' wall time)' :
+					'of per-round nearest ranks, against one pool interpolated)'));
 	}
 	out.push(`## concurrency ${lv}`, '', head, '|---|---|---|---|---|---|---|---|---|---|---|', ...rows, '');
 }
