@@ -34,6 +34,8 @@ function server(before, after) {
 	const mean = (h) => 1000 * d(h + '_sum') / d(h + '_count');
 	return {
 		requests: d('vllm:e2e_request_latency_seconds_count'),
+		hits: 100 * d('vllm:prefix_cache_hits_total') / d('vllm:prefix_cache_queries_total'),
+		prompt: d('vllm:prompt_tokens_total') / d('vllm:e2e_request_latency_seconds_count'),
 		ttft: mean('vllm:time_to_first_token_seconds'),
 		tpot: mean('vllm:request_time_per_output_token_seconds'),
 		itl: mean('vllm:inter_token_latency_seconds'),
@@ -138,10 +140,10 @@ const startup = has('vllm-startup.time') ? cpuOf('vllm-startup.time') : NaN;
 const version = json('needle/manifest.json').endpoint.server.version;
 const N = cells[0].requests; // each level's requests: needle's counted ones, as many by each peer
 
-const head = '| client | success (server saw) | output tok/s | TTFT P50 / P95 ms | TPOT P50 / P95 ms | ' +
+const head = '| client | success (server saw) | prompt tokens, cache hits % | output tok/s | TTFT P50 / P95 ms | TPOT P50 / P95 ms | ' +
 	'ITL P50 / P95 ms | E2E P50 / P95 ms | TTFT mean: client / server / error ms | ' +
 	'TPOT mean: client / server ms | E2E mean: client / server / error ms | CPU ms/request |';
-const row = (name, f, s, cpu) => `| ${name} | ${f.ok}/${f.sent} (${num(s.requests, 0)}) | ${num(f.tps)} | ` +
+const row = (name, f, s, cpu) => `| ${name} | ${f.ok}/${f.sent} (${num(s.requests, 0)}) | ${num(s.prompt)}, ${num(s.hits, 0)} | ${num(f.tps)} | ` +
 	`${num(f.ttft50)} / ${num(f.ttft95)} | ${num(f.tpot50, 2)} / ${num(f.tpot95, 2)} | ` +
 	`${num(f.itl50, 2)} / ${num(f.itl95, 2)} | ${num(f.e2e50)} / ${num(f.e2e95)} | ` +
 	`${num(f.ttftMean)} / ${num(s.ttft)} / ${num(f.ttftMean - s.ttft)} | ` +
@@ -155,7 +157,7 @@ const out = ['# needle and the peers\' bench clients against one vLLM', '',
 	'(P50/P95 nearest rank); the row "needle, pooled" is the same 192 requests of needle pooled and ' +
 	'interpolated (numpy\'s rule), the peers\' definition. Each peer: one run of 192 requests, no warm-up. ' +
 	'"server saw" and "server" are vLLM\'s own /metrics over exactly each client\'s requests ' +
-	'(histogram counts and means: TTFT, time per output token, E2E); "error" is the client\'s mean minus the server\'s. ' +
+	'(histogram counts and means: TTFT, time per output token, E2E; prompt tokens a request and the prefix cache\'s hits); "error" is the client\'s mean minus the server\'s. ' +
 	'TPOT is per request, (E2E - TTFT) / 15; ITL per gap between two streamed chunks. ' +
 	'CPU: user + system of the client process and its children, start-up included, per request it sent ' +
 	'(needle: its pre-checks and warm-ups counted too)' +
@@ -222,7 +224,7 @@ for (const c of cells) {
 				(k === 'tps' ? 'of each round\'s tokens over its wall time, against all tokens over the rounds\' wall time)' :
 					'of per-round nearest ranks, against one pool interpolated)'));
 	}
-	out.push(`## concurrency ${lv}`, '', head, '|---|---|---|---|---|---|---|---|---|---|---|', ...rows, '');
+	out.push(`## concurrency ${lv}`, '', head, '|---|---|---|---|---|---|---|---|---|---|---|---|', ...rows, '');
 }
 if (notes.length) out.push('## Differences over 5% and failures', '', ...notes, '');
 console.log(out.join('\n'));

@@ -61,13 +61,15 @@ cpu needle "$NEEDLE" run "$TESTS/vllm/peers.json" --base-url "$URL/v1" --tokeniz
 [ "$st" = 0 ] || { cat "$tmp/err" >&2; fail "needle run exit $st"; }
 
 # peer_PEER: one run of N requests at concurrency c by PEER under cpu, its
-# result in P/PEER-cC.json (or in the folder P/PEER-cC, its own layout).
+# result in P/PEER-cC.json (or in the folder P/PEER-cC, its own layout). The
+# seed is c: with one seed, a client sends the same prompts at every level and
+# the server (prefix caching on) serves the later levels' prefills from cache.
 NO_TELEMETRY="VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1"
 peer_vllm() {
 	cpu "vllm-c$c" env $NO_TELEMETRY "$VENV/bin/python" "$TESTS/vllm/vllm_cli.py" bench serve --backend openai \
 		--endpoint /v1/completions --base-url "$URL" --model "$MODEL" --tokenizer "$FOLDER" \
 		--dataset-name random --input-len 512 --output-len 16 --ignore-eos --num-prompts "$N" \
-		--max-concurrency "$c" --request-rate inf --num-warmups 0 --seed 1 --temperature 0 \
+		--max-concurrency "$c" --request-rate inf --num-warmups 0 --seed "$c" --temperature 0 \
 		--percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,95 --disable-tqdm \
 		--save-result --result-dir "$P" --result-filename "vllm-c$c.json"
 }
@@ -78,7 +80,7 @@ peer_guidellm() {
 		--backend "kind=openai_http,target=$URL,model=$MODEL,request_format=/v1/completions" \
 		--profile "kind=concurrent,streams=$c" --constraint "kind=max_requests,count=$N" \
 		--data kind=synthetic_text,prompt_tokens=512,output_tokens=16 \
-		--tokenizer "kind=hf_auto,model=$FOLDER" --seed kind=static,value=1 \
+		--tokenizer "kind=hf_auto,model=$FOLDER" --seed "kind=static,value=$c" \
 		--output "kind=json,path=$P/guidellm-c$c.json" --disable-progress
 }
 # AIPerf: synthetic prompts of 512 tokens (no spread), max_tokens 16 with
@@ -90,7 +92,7 @@ peer_aiperf() {
 		--model "$MODEL" --url "$URL" --endpoint-type completions --streaming \
 		--tokenizer "$FOLDER" --isl 512 --isl-stddev 0 --osl 16 --osl-stddev 0 \
 		--extra-inputs ignore_eos:true --extra-inputs temperature:0 \
-		--concurrency "$c" --request-count "$N" --random-seed 1 --ui none \
+		--concurrency "$c" --request-count "$N" --random-seed "$c" --ui none \
 		--artifact-dir "$P/aiperf-c$c"
 }
 # SGLang's bench_serving: random token ids (its "random" dataset samples
@@ -102,7 +104,7 @@ peer_sglang() {
 		--backend vllm --base-url "$URL" --model "$MODEL" --tokenizer "$FOLDER" \
 		--dataset-name random-ids --random-input-len 512 --random-output-len 16 \
 		--random-range-ratio 1 --num-prompts "$N" --max-concurrency "$c" --request-rate inf \
-		--warmup-requests 0 --seed 1 --temperature 0 --output-file "$P/sglang-c$c.jsonl"
+		--warmup-requests 0 --seed "$c" --temperature 0 --output-file "$P/sglang-c$c.jsonl"
 }
 # inference-perf (Kubernetes SIG Serving's): a configuration file (JSON, which
 # its YAML reader takes), random token ids decoded to exactly 512 tokens, 16
@@ -113,7 +115,7 @@ peer_inference_perf() {
 	cat > "$P/inference-perf-c$c.yml" <<-CFG
 	{"api": {"type": "completion", "streaming": true},
 	 "data": {"type": "random", "input_distribution": $(_fixed 512), "output_distribution": $(_fixed 16)},
-	 "load": {"type": "concurrent", "stages": [{"num_requests": $N, "concurrency_level": $c}], "base_seed": 1},
+	 "load": {"type": "concurrent", "stages": [{"num_requests": $N, "concurrency_level": $c}], "base_seed": $c},
 	 "server": {"type": "vllm", "model_name": "$MODEL", "base_url": "$URL", "ignore_eos": true},
 	 "tokenizer": {"pretrained_model_name_or_path": "$FOLDER"},
 	 "report": {"request_lifecycle": {"summary": true, "per_stage": false, "per_request": false}},
