@@ -157,7 +157,8 @@ const out = ['# needle and the peers\' bench clients against one vLLM', '',
 	'(P50/P95 nearest rank); the row "needle, pooled" is the same 192 requests of needle pooled and ' +
 	'interpolated (numpy\'s rule), the peers\' definition. Each peer: one run of 192 requests, no warm-up. ' +
 	'"server saw" and "server" are vLLM\'s own /metrics over exactly each client\'s requests ' +
-	'(histogram counts and means: TTFT, time per output token, E2E; prompt tokens a request and the prefix cache\'s hits); "error" is the client\'s mean minus the server\'s. ' +
+	'(histogram counts and means: TTFT, time per output token, E2E; prompt tokens a request and ' +
+	'the prefix cache\'s hits); "error" is the client\'s mean minus the server\'s. ' +
 	'TPOT is per request, (E2E - TTFT) / 15; ITL per gap between two streamed chunks. ' +
 	'CPU: user + system of the client process and its children, start-up included, per request it sent ' +
 	'(needle: its pre-checks and warm-ups counted too)' +
