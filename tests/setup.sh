@@ -17,6 +17,12 @@
 #   sh tests/setup.sh vllm VENV   the CPU build of vLLM and what it needs, pinned
 #                              (tests/vllm/requirements.txt), into the virtual
 #                              environment VENV, for `make test-vllm`
+#   sh tests/setup.sh guidellm|aiperf|sglang|inference-perf VENV   a peer's
+#                              bench client, every package pinned
+#                              (tests/vllm/peer-NAME.txt), into the virtual
+#                              environment VENV, for `make bench-peers`
+#                              (inference-perf needs Python 3.12: python3.12,
+#                              or the interpreter PYTHON names)
 #   sh tests/setup.sh bench OUT   ~4.5 MB of natural English for `make bench`
 #                              (Debian's fortunes + jargon-text, then the
 #                              common licences), written to OUT
@@ -180,6 +186,32 @@ vllm_venv() {
 	echo "$want" > "$stamp"
 }
 
+# A peer's bench client for make bench-peers (tests/vllm/peers.sh): like
+# vllm_venv, every package pinned in tests/vllm/peer-NAME.txt (a pip freeze of
+# a working install) and installed with --no-deps, so that no resolver runs;
+# the stamp holds the list's checksum. PYTHON (default python3) is the
+# interpreter the venv is made with.
+peer_venv() {
+	name=$1 venv=$2
+	req=$here/vllm/peer-$name.txt
+	stamp=$venv/.needle-stamp
+	want=$(cksum < "$req")
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return 0
+	fi
+	py=${PYTHON:-python3}
+	if ! "$py" -c 'import sys, venv, ensurepip' 2>/dev/null; then
+		echo "needle: $name needs $py with venv (PYTHON names another interpreter); on Debian, as root:" >&2
+		echo "  apt-get update && apt-get install -y python3-venv" >&2
+		exit 2
+	fi
+	echo "needle: installing $name into $venv (see tests/vllm/peer-$name.txt)" >&2
+	rm -rf "$venv"
+	"$py" -m venv "$venv"
+	nice -n 10 "$venv/bin/pip" install --quiet --no-deps --progress-bar off -r "$req" >&2
+	echo "$want" > "$stamp"
+}
+
 case "${1:-}" in
 system) system ;;
 fuzz) fuzz_deps ;;
@@ -188,7 +220,9 @@ npm) npm_deps ;;
 py) py_deps "${2:?usage: sh tests/setup.sh py VENV}" ;;
 consumers) need_packages "the output consumers' tests" prometheus chromium ;;
 vllm) vllm_venv "${2:?usage: sh tests/setup.sh vllm VENV}" ;;
+guidellm | aiperf | sglang) peer_venv "$1" "${2:?usage: sh tests/setup.sh $1 VENV}" ;;
+inference-perf) PYTHON=${PYTHON:-python3.12} peer_venv "$1" "${2:?usage: sh tests/setup.sh $1 VENV}" ;;
 bench) bench_text "${2:?usage: sh tests/setup.sh bench OUT}" ;;
 bench-zh) bench_text_zh "${2:?usage: sh tests/setup.sh bench-zh OUT}" ;;
-*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|slurm|vllm VENV|bench OUT|bench-zh OUT" >&2; exit 2 ;;
+*) echo "usage: sh tests/setup.sh system|npm|py VENV|consumers|fuzz|slurm|vllm VENV|guidellm VENV|aiperf VENV|sglang VENV|inference-perf VENV|bench OUT|bench-zh OUT" >&2; exit 2 ;;
 esac
