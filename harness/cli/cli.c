@@ -55,6 +55,27 @@ static const struct cli_opt *find_short(const struct cli_cmd *cmd, char c)
 	return NULL;
 }
 
+static int is_choice(const char *const *choices, const char *v)
+{
+	for (; *choices; choices++)
+		if (!strcmp(*choices, v))
+			return 1;
+	return 0;
+}
+
+/* "option '--format' wants md, json or csv, got 'x'". */
+static enum err wrong_choice(const struct cli_opt *o, const char *v, struct diag *d)
+{
+	char list[512];
+	size_t n = 0, i;
+
+	list[0] = '\0';
+	for (i = 0; o->choices[i] && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", !i ? "" : o->choices[i + 1] ? ", " : " or ",
+				      o->choices[i]);
+	return diag_fail(d, ERR_USAGE, "option '--%s' wants %s, got '%s'", o->name, list, v);
+}
+
 static enum err set_value(const struct cli_opt *o, const char *v,
 			  struct diag *d)
 {
@@ -65,6 +86,8 @@ static enum err set_value(const struct cli_opt *o, const char *v,
 		*(int *)o->dest = 1;
 		return ERR_OK;
 	case CLI_STR:
+		if (o->choices && !is_choice(o->choices, v))
+			return wrong_choice(o, v, d);
 		*(const char **)o->dest = v;
 		return ERR_OK;
 	case CLI_LONG: {
@@ -170,7 +193,7 @@ static int help_format(const char *a, enum cli_help_format *format)
 	} forms[] = {
 		{"--help", CLI_HELP_TEXT},       {"-h", CLI_HELP_TEXT},
 		{"--help=text", CLI_HELP_TEXT},  {"--help=man", CLI_HELP_MAN},
-		{"--help=words", CLI_HELP_WORDS},
+		{"--help=words", CLI_HELP_WORDS}, {"--help=values", CLI_HELP_VALUES},
 	};
 	size_t i;
 
@@ -269,12 +292,29 @@ enum err cli_wrap(struct buf *out, const char *text, size_t col, size_t indent,
 	return e ? e : buf_putc(out, '\n');
 }
 
+/* An option's metavar: its own, or its choices joined by '|', in
+ * out[cap]. */
+static const char *metavar(const struct cli_opt *o, char *out, size_t cap)
+{
+	size_t n = 0, i;
+
+	if (!o->choices)
+		return o->metavar;
+	out[0] = '\0';
+	for (i = 0; o->choices[i] && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? "|" : "", o->choices[i]);
+	return out;
+}
+
 /* The left column of an option's help line: "-x, --name METAVAR". */
 static void opt_left(const struct cli_opt *o, char *left, size_t cap)
 {
+	char mv[256];
+	const char *m = metavar(o, mv, sizeof(mv));
+
 	snprintf(left, cap, "%c%c%c --%s%s%s", o->short_name ? '-' : ' ',
 		 o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ',
-		 o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		 o->name, m ? " " : "", m ? m : "");
 }
 
 /* One option line; help text past the left column wraps under itself. */
@@ -402,10 +442,23 @@ static enum err help_words(const struct cli_cmd *cmd, struct buf *out)
 	return e;
 }
 
+static enum err help_values(const struct cli_cmd *cmd, struct buf *out)
+{
+	enum err e = ERR_OK;
+	size_t i, k;
+
+	for (i = 0; !e && i < cmd->nopts; i++)
+		for (k = 0; !e && cmd->opts[i].choices && cmd->opts[i].choices[k]; k++)
+			e = buf_printf(out, "--%s %s\n", cmd->opts[i].name, cmd->opts[i].choices[k]);
+	return e;
+}
+
 static enum err cli_help(const struct cli_cmd *cmd, enum cli_help_format format,
 			 struct buf *out)
 {
 	switch (format) {
+	case CLI_HELP_VALUES:
+		return help_values(cmd, out);
 	case CLI_HELP_MAN:
 		return help_man(cmd, out);
 	case CLI_HELP_WORDS:

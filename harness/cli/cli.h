@@ -37,9 +37,12 @@ struct cli_opt {
 	const char *name;    /* long name without "--" */
 	char short_name;     /* 0 for none */
 	enum cli_kind kind;
-	const char *metavar; /* shown in help, e.g. "PATH"; NULL for flags */
+	const char *metavar; /* shown in help, e.g. "PATH"; NULL for flags, and
+				for a CLI_STR with choices (they are shown) */
 	const char *help;    /* one line */
 	void *dest;          /* where the parsed value goes; see enum cli_kind */
+	const char *const *choices; /* CLI_STR: the only values accepted
+				       (NULL-terminated), or NULL for any */
 };
 
 /* Exit statuses a subcommand can return, for its help (struct cli_cmd.exits). */
@@ -73,7 +76,9 @@ enum { CLI_RUN = 0, CLI_HELP_SHOWN = 1 };
 enum cli_help_format {
 	CLI_HELP_TEXT,  /* the help a person reads */
 	CLI_HELP_MAN,   /* the command's section of needle(1), in man(7) troff */
-	CLI_HELP_WORDS  /* its option names, one per line, for shell completion */
+	CLI_HELP_WORDS, /* its option names, one per line, for shell completion */
+	CLI_HELP_VALUES /* "--OPTION VALUE" for each value an option with
+			   choices accepts, one per line, for shell completion */
 };
 
 /*

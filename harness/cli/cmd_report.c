@@ -13,12 +13,8 @@
 #include "cmd.h"
 #include "base/jget.h"
 #include "base/json.h"
-#include "report/html.h"
-#include "report/junit.h"
-#include "report/prom.h"
+#include "report/format.h"
 #include "report/report.h"
-#include "report/rows.h"
-#include "report/vbench.h"
 
 static const char examples[] =
 	"  needle report results/smoke-ref-good-20260101T120000.123Z\n"
@@ -48,66 +44,35 @@ static const char examples[] =
 	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
 	"line and reason are named), or when --out cannot be written.\n";
 
-static const char *const formats[] = {"md", "json", "csv", "jsonl", "junit", "prom", "vllm-bench", "html"};
-
-/* The files report writes, by format. */
-static const struct buf *chosen(const struct report_files *f, const char *format)
-{
-	if (!strcmp(format, "md"))
-		return &f->md;
-	if (!strcmp(format, "csv"))
-		return &f->csv;
-	return &f->json;
-}
-
-/* A format that is printed only, not one of the files: into `out`; 0 when
- * `format` is one of the files. */
-static int printed_only(const char *format, const struct report_run *r,
-			const struct report_files *f, struct buf *out, enum err *e, struct diag *d)
-{
-	if (!strcmp(format, "prom"))
-		*e = prom_write(&f->summary, out, d);
-	else if (!strcmp(format, "html"))
-		*e = html_write(f, out, d);
-	else if (!strcmp(format, "jsonl"))
-		*e = rows_jsonl(r->dir, out, d);
-	else if (!strcmp(format, "junit"))
-		*e = junit_write(r->dir, out, d);
-	else if (!strcmp(format, "vllm-bench"))
-		*e = vbench_write(r->dir, out, d);
-	else
-		return 0;
-	return 1;
-}
-
 /* Loads, renders and saves; prints the chosen format. A folder that cannot
  * be written (no --out) is a warning: the report still goes to stdout. */
-static enum err report(const char *dir, const char *out_dir, const char *format,
+static enum err report(const char *dir, const char *out_dir, const struct report_format *fmt,
 		       struct diag *d)
 {
 	struct report_run *r = NULL;
 	struct report_files f;
-	struct buf only;
-	const struct buf *b = &only;
+	struct report_also also = {0};
+	struct buf shown;
 	struct diag wd;
 	enum err e;
 
-	buf_init(&only, BUF_MAX_DEFAULT);
+	buf_init(&shown, BUF_MAX_DEFAULT);
 	diag_init(&wd);
-	if ((e = report_load(dir, &r, d)) || (e = report_render(r, &f, d)))
+	if ((fmt->fold && (e = fmt->fold(&shown, &also, d))) ||
+	    (e = report_load(dir, fmt->fold ? &also : NULL, &r, d)) || (e = report_render(r, &f, d)))
 		goto out;
 	if (out_dir)
 		e = report_save(&f, out_dir, d);
 	else if (report_save(&f, dir, &wd))
 		fprintf(stderr, "warning: %s; the report is printed only (--out DIR writes it elsewhere)\n",
 			wd.msg);
-	if (!e && !printed_only(format, r, &f, &only, &e, d))
-		b = chosen(&f, format);
+	if (!e)
+		e = fmt->write(r, &f, &shown, d);
 	if (!e) {
 		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
 		char note[160];
 
-		fwrite(b->data, 1, b->len, stdout);
+		fwrite(shown.data, 1, shown.len, stdout);
 		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))
 			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'%s\n",
 				jget_num(a, "planned_done"), jget_num(a, "planned"), dir,
@@ -115,20 +80,20 @@ static enum err report(const char *dir, const char *out_dir, const char *format,
 	}
 	report_files_release(&f);
 out:
-	buf_release(&only);
+	buf_release(&shown);
 	report_run_free(r);
 	return e;
 }
 
 int cmd_report(int argc, char **argv)
 {
-	const char *format = "md", *out_dir = NULL;
+	const char *format = "md", *out_dir = NULL, *names[REPORT_NFORMATS + 1];
 	const struct cli_opt opts[] = {
-		{"format", 'f', CLI_STR, "md|json|csv|jsonl|junit|prom|vllm-bench|html", "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model), one line per load level in vllm bench serve's result keys, or one self-contained HTML page (tables, pictures inline); the files are written regardless", &format},
+		{"format", 'f', CLI_STR, NULL, "what to print on stdout (default md): the summary as Markdown or JSON, one row per attempt as CSV or JSON Lines, a JUnit XML report (one testcase per attempt, a failure with its reasons for each failed one), Prometheus metrics (text exposition: pass ratios, counts, latency, load figures per level; labelled run, run_id, suite, model), one line per load level in vllm bench serve's result keys, or one self-contained HTML page (tables, pictures inline); the files are written regardless", &format, names},
 		{"out", 'o', CLI_STR, "DIR", "write the files into DIR (an existing folder) instead of RUN_DIR", &out_dir},
 	};
 	const struct cli_cmd cmd = {
-		"report", "RUN_DIR [--format md|json|csv|jsonl|junit|prom|vllm-bench|html] [--out DIR]",
+		"report", "RUN_DIR [--format FORMAT] [--out DIR]",
 		"Summarise the run in RUN_DIR: pass rates per case and overall, why attempts\n"
 		"failed, the usage audit (usage_delta distribution, max |delta|), recall by\n"
 		"depth and prompt length, latency percentiles (first byte, TTFT, TTFC, E2E,\n"
@@ -143,16 +108,14 @@ int cmd_report(int argc, char **argv)
 	size_t i;
 	struct diag d;
 
+	for (i = 0; i < REPORT_NFORMATS; i++)
+		names[i] = report_formats[i].name;
+	names[i] = NULL;
 	diag_init(&d);
 	outcome = cli_start(&cmd, argc, argv, args, &nargs, &d);
 	if (outcome == CLI_HELP_SHOWN)
 		return EXIT_PASS;
-	for (i = 0; !d.code && i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(format, formats[i]))
-			break;
-	if (!d.code && i == sizeof(formats) / sizeof(formats[0]))
-		diag_fail(&d, ERR_USAGE, "option '--format' wants md, json, csv, jsonl, junit, prom, vllm-bench or html, got '%s'", format);
 	if (!d.code)
-		report(args[0], out_dir, format, &d);
+		report(args[0], out_dir, report_format_named(format), &d);
 	return d.code ? cli_report("report", &d) : EXIT_PASS;
 }

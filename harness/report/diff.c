@@ -318,7 +318,7 @@ static void index_drop(void *ctx)
 enum err diff_load(const char *dir, const char *const *globs, size_t nglobs,
 		   struct report_run **out, struct diag *d)
 {
-	struct report_also also = {index_one, mem_calloc(1, sizeof(struct index)), index_drop};
+	struct report_also also = {NULL, index_one, mem_calloc(1, sizeof(struct index)), index_drop};
 
 	*out = NULL;
 	if (!also.ctx)

@@ -9,11 +9,12 @@
 #include <cjson/cJSON.h>
 
 #include "base/jget.h"
+#include "base/mem.h"
 #include "base/md.h"
 #include "base/utf8.h"
 #include "base/xml.h"
 #include "run/record.h"
-#include "run/results.h"
+#include "report.h"
 #include "why.h"
 
 /* What the walk of the journal gathers: the testcases, then the totals the
@@ -133,26 +134,44 @@ static enum err document(const struct junit_walk *w, const cJSON *m, const char 
 	return buf_puts(out, "  </testsuite>\n</testsuites>\n");
 }
 
-enum err junit_write(const char *dir, struct buf *out, struct diag *d)
+static enum err walk_start(void *ctx, const struct report_run *r, struct diag *d)
 {
-	struct junit_walk w;
-	struct results_scan sc;
-	cJSON *m = NULL;
-	enum err e;
+	struct junit_walk *w = ctx;
 
-	memset(&w, 0, sizeof(w));
-	buf_init(&w.cases, out->max);
-	if (!(e = results_read_manifest(dir, &m, d))) {
-		w.suite = cJSON_GetStringValue(jget2(m, "suite", "name"));
-		w.suite = w.suite ? w.suite : "needle";
-		e = results_each(dir, testcase, &w, &sc, d);
-	}
-	if (!e)
-		e = document(&w, m, dir, out);
+	(void)d;
+	w->suite = cJSON_GetStringValue(jget2(r->manifest, "suite", "name"));
+	w->suite = w->suite ? w->suite : "needle";
+	return ERR_OK;
+}
+
+static void walk_drop(void *ctx)
+{
+	struct junit_walk *w = ctx;
+
+	buf_release(&w->cases);
+	mem_free(w);
+}
+
+enum err junit_fold(const struct buf *out, struct report_also *also, struct diag *d)
+{
+	struct junit_walk *w = mem_calloc(1, sizeof(*w));
+
+	if (!w)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	buf_init(&w->cases, out->max);
+	also->start = walk_start;
+	also->take = testcase;
+	also->ctx = w;
+	also->drop = walk_drop;
+	return ERR_OK;
+}
+
+enum err junit_write(const struct report_run *r, struct buf *out, struct diag *d)
+{
+	enum err e = document(r->also.ctx, r->manifest, r->dir, out);
+
 	if (e && (!d || !d->code))
-		diag_fail(d, e, "cannot write the JUnit report of '%s': %s", dir, err_name(e));
-	buf_release(&w.cases);
-	cJSON_Delete(m);
+		diag_fail(d, e, "cannot write the JUnit report of '%s': %s", r->dir, err_name(e));
 	return e;
 }
 

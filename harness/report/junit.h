@@ -45,12 +45,16 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "report.h"
 
-/* Appends the JUnit XML of run folder `dir` (its manifest.json if there is
- * one, its journal read as a stream, results_each: a torn last line skipped)
- * to `out`. ERR_NOMEM, ERR_LIMIT; results_each's and the manifest's
- * errors. `out` may hold a partial document on error. */
-enum err junit_write(const char *dir, struct buf *out, struct diag *d);
+/* A run's JUnit XML, made in report_load's one pass over its journal (a torn
+ * last line skipped): junit_fold sets `also` up to gather each record's
+ * testcase (its buffer capped as `out` is); junit_write then appends the
+ * document to `out`, from the run so loaded (its manifest.json if there is
+ * one) and what its `also` gathered. ERR_NOMEM, ERR_LIMIT; `out` may hold a
+ * partial document on error. */
+enum err junit_fold(const struct buf *out, struct report_also *also, struct diag *d);
+enum err junit_write(const struct report_run *r, struct buf *out, struct diag *d);
 
 /* Appends the JUnit XML of comparison `diff` (borrowed: diff_result.diff,
  * after the gates) to `out`. ERR_NOMEM, ERR_LIMIT ("cannot write the JUnit

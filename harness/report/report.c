@@ -64,7 +64,7 @@ static enum err load_key(void *ctx, const struct record_view *v, struct diag *d)
 	if (r->rows && (e = rows_take(r->rows, v, d)))
 		return diag_fail(d, e, "cannot write the attempts of '%s': %s", r->dir, err_name(e));
 	if (r->also.take && (e = r->also.take(r->also.ctx, v, d)))
-		return e;
+		return d && d->code ? e : diag_fail(d, e, "cannot read '%s': %s", r->dir, err_name(e));
 	if (!r->has_plan)
 		return ERR_OK;
 	record_view_key(v, key, sizeof(key));
@@ -117,6 +117,8 @@ static enum err load_run(const char *dir, int folds, const char *const *globs,
 	if (!e && r->rows && (e = rows_begin(r->rows, dir, cJSON_GetStringValue(jget(r->manifest, "run_id")), 1, &r->csv)))
 		e = diag_fail(d, e, "cannot write the attempts of '%s': %s", dir,
 			      e == ERR_NOMEM ? "out of memory" : err_name(e));
+	if (!e && r->also.start)
+		e = r->also.start(r->also.ctx, r, d);
 	if (!e)
 		e = results_each(dir, load_key, r, &sc, d);
 	r->records = sc.records;
@@ -128,9 +130,10 @@ static enum err load_run(const char *dir, int folds, const char *const *globs,
 	return e;
 }
 
-enum err report_load(const char *dir, struct report_run **out, struct diag *d)
+enum err report_load(const char *dir, const struct report_also *also, struct report_run **out,
+		     struct diag *d)
 {
-	return load_run(dir, FOLD_SUMMARY | FOLD_ROWS, NULL, 0, NULL, out, d);
+	return load_run(dir, FOLD_SUMMARY | FOLD_ROWS, NULL, 0, also, out, d);
 }
 
 enum err report_load_cases(const char *dir, const char *const *globs, size_t nglobs,
@@ -1520,7 +1523,7 @@ enum err report_write(const char *dir, struct report_sum *summary_out, struct di
 		summary_out->s = NULL;
 		casetab_init(&summary_out->cases);
 	}
-	if ((e = report_load(dir, &r, d)))
+	if ((e = report_load(dir, NULL, &r, d)))
 		return e;
 	if (!(e = report_render(r, &f, d))) {
 		if (!(e = report_save(&f, dir, d)) && summary_out) {

@@ -39,12 +39,16 @@
 
 /* A run folder read back. */
 struct report_fold;
+struct report_run;
 struct rows_writer;
 
 /* Another reader folded into a load's one pass over the journal (diff.h's
- * index): `take` is handed each record the run keeps; `ctx` belongs to the
- * run from the load on, and `drop` (may be NULL) frees it with the run. */
+ * index, a report format's, format.h): `start` (may be NULL) is called once
+ * the manifest is read, before the first record; `take` is handed each record
+ * the run keeps; `ctx` belongs to the run from the load on, and `drop` (may be
+ * NULL) frees it with the run. */
 struct report_also {
+	enum err (*start)(void *ctx, const struct report_run *r, struct diag *d);
 	results_fn take;
 	void *ctx;
 	void (*drop)(void *ctx);
@@ -76,9 +80,12 @@ struct report_run {
 
 /* Reads RUN_DIR's manifest.json if present and checks results.jsonl
  * (required) line by line, keeping its attempt keys, into a new run the
- * caller frees with report_run_free. ERR_INPUT for a malformed line (file,
- * line, reason); ERR_IO when results.jsonl cannot be read. */
-enum err report_load(const char *dir, struct report_run **out, struct diag *d);
+ * caller frees with report_run_free; `also` (copied; may be NULL) is folded
+ * into the same pass, its ctx dropped with the run, also when the load
+ * fails. ERR_INPUT for a malformed line (file, line, reason); ERR_IO when
+ * results.jsonl cannot be read. */
+enum err report_load(const char *dir, const struct report_also *also, struct report_run **out,
+		     struct diag *d);
 /* As report_load without the rows, keeping only the records of the cases
  * `globs` selects (record_case_selected; borrowed, they must outlive the
  * run; nglobs 0: every case) and counting the manifest's plan over those

@@ -11,8 +11,9 @@
 #include "base/jget.h"
 #include "base/jscan.h"
 #include "base/json.h"
+#include "base/mem.h"
+#include "report.h"
 #include "run/record.h"
-#include "run/results.h"
 #include "why.h"
 
 /* A column's type: how an absent value and a whole number are written. */
@@ -460,35 +461,40 @@ enum err rows_take(struct rows_writer *w, const struct record_view *v, struct di
 	return e;
 }
 
-/* results_each's callback of rows_write. */
-static enum err row_one(void *ctx, const struct record_view *v, struct diag *d)
+/* The JSON Lines rows folded into a run's one pass (rows_fold_jsonl). */
+struct rows_fold {
+	struct rows_writer w;
+	struct buf *out; /* borrowed */
+};
+
+static enum err fold_start(void *ctx, const struct report_run *r, struct diag *d)
 {
-	return rows_take(ctx, v, d);
+	struct rows_fold *f = ctx;
+
+	(void)d;
+	return rows_begin(&f->w, r->dir, cJSON_GetStringValue(jget(r->manifest, "run_id")), 0, f->out);
 }
 
-static enum err rows_write(const char *dir, int csv, struct buf *out, struct diag *d)
+static enum err fold_row(void *ctx, const struct record_view *v, struct diag *d)
 {
-	struct rows_writer w;
-	struct results_scan sc;
-	cJSON *manifest = NULL;
-	enum err e = results_read_manifest(dir, &manifest, d);
+	struct rows_fold *f = ctx;
+	enum err e = rows_take(&f->w, v, d);
 
-	if (!e)
-		e = rows_begin(&w, dir, cJSON_GetStringValue(jget(manifest, "run_id")), csv, out);
-	if (!e)
-		e = results_each(dir, row_one, &w, &sc, d);
-	cJSON_Delete(manifest);
 	if (e && (!d || !d->code))
-		return diag_fail(d, e, "cannot write the attempts of '%s': %s", dir, err_name(e));
+		diag_fail(d, e, "cannot write the attempts: %s", err_name(e));
 	return e;
 }
 
-enum err rows_csv(const char *dir, struct buf *out, struct diag *d)
+enum err rows_fold_jsonl(struct buf *out, struct report_also *also, struct diag *d)
 {
-	return rows_write(dir, 1, out, d);
-}
+	struct rows_fold *f = mem_calloc(1, sizeof(*f));
 
-enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d)
-{
-	return rows_write(dir, 0, out, d);
+	if (!f)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	f->out = out;
+	also->start = fold_start;
+	also->take = fold_row;
+	also->ctx = f;
+	also->drop = mem_free;
+	return ERR_OK;
 }

@@ -38,19 +38,14 @@
 
 struct record_view; /* run/record.h */
 
-/* Appends the rows of run folder `dir`'s records, its journal read as a
- * stream (results_each: a torn last line skipped), to `out` as CSV with its
- * header row, or as JSON Lines. ERR_NOMEM, ERR_LIMIT (the buffer's cap);
- * results_each's errors; `out` may hold a partial table on error. */
-enum err rows_csv(const char *dir, struct buf *out, struct diag *d);
-enum err rows_jsonl(const char *dir, struct buf *out, struct diag *d);
-
-/* The same tables for a reader that walks the journal itself (report.h reads
- * it once for the summary and the rows): rows_begin sets up `w` for run
- * folder `dir` with the manifest's `run_id` (may be NULL; borrowed, as
- * `out`: both must outlive `w`) and, for CSV, appends the header row to
- * `out`; rows_take appends the row of the record `v` views. Errors as
- * rows_csv. */
+/* The table for a reader that walks the journal itself (report.h reads it
+ * once for the summary and the rows): rows_begin sets up `w` for run folder
+ * `dir` with the manifest's `run_id` (may be NULL; borrowed, as `out`: both
+ * must outlive `w`) and, for CSV, appends the header row to `out`; rows_take
+ * appends the row of the record `v` views. ERR_NOMEM, ERR_LIMIT (the
+ * buffer's cap); `out` may hold a partial table on error. rows_fold_jsonl
+ * sets `also` up to append the JSON Lines rows of a run's records to `out`
+ * in report_load's one pass over its journal. */
 #define ROWS_NCOLS 34 /* the columns above */
 
 struct rows_writer {
@@ -63,5 +58,7 @@ struct rows_writer {
 enum err rows_begin(struct rows_writer *w, const char *dir, const char *run_id, int csv,
 		    struct buf *out);
 enum err rows_take(struct rows_writer *w, const struct record_view *v, struct diag *d);
+struct report_also; /* report.h */
+enum err rows_fold_jsonl(struct buf *out, struct report_also *also, struct diag *d);
 
 #endif

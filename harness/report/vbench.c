@@ -15,7 +15,6 @@
 #include "base/stats.h"
 #include "load/loadstat.h"
 #include "run/record.h"
-#include "run/results.h"
 
 /* One counted request of a level. */
 struct vb_req {
@@ -309,19 +308,29 @@ static enum err print_levels(const struct vb_walk *w, const cJSON *m, struct buf
 	return e;
 }
 
-enum err vbench_write(const char *dir, struct buf *out, struct diag *d)
+static void walk_drop(void *ctx)
 {
-	struct vb_walk w;
-	struct results_scan sc;
-	cJSON *m = NULL;
-	enum err e;
+	walk_release(ctx);
+	mem_free(ctx);
+}
 
-	memset(&w, 0, sizeof(w));
-	if (!(e = results_read_manifest(dir, &m, d)) && !(e = results_each(dir, take, &w, &sc, d)))
-		e = print_levels(&w, m, out, d);
+enum err vbench_fold(struct report_also *also, struct diag *d)
+{
+	struct vb_walk *w = mem_calloc(1, sizeof(*w));
+
+	if (!w)
+		return diag_fail(d, ERR_NOMEM, "out of memory");
+	also->take = take;
+	also->ctx = w;
+	also->drop = walk_drop;
+	return ERR_OK;
+}
+
+enum err vbench_write(const struct report_run *r, struct buf *out, struct diag *d)
+{
+	enum err e = print_levels(r->also.ctx, r->manifest, out, d);
+
 	if (e && (!d || !d->code))
-		diag_fail(d, e, "cannot write the vllm-bench results of '%s': %s", dir, err_name(e));
-	walk_release(&w);
-	cJSON_Delete(m);
+		diag_fail(d, e, "cannot write the vllm-bench results of '%s': %s", r->dir, err_name(e));
 	return e;
 }

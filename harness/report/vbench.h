@@ -40,11 +40,15 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "report.h"
 
-/* Appends one JSON line per load level of run folder `dir` (its manifest if
- * present, its journal read as a stream: a torn last line skipped) to `out`;
- * nothing when the run has no load case. ERR_NOMEM, ERR_LIMIT; results_each's
- * and the manifest's errors. Memory grows with the load requests. */
-enum err vbench_write(const char *dir, struct buf *out, struct diag *d);
+/* A run's load levels, gathered in report_load's one pass over its journal
+ * (a torn last line skipped): vbench_fold sets `also` up to gather each load
+ * request; vbench_write then appends one JSON line per load level to `out`,
+ * from the run so loaded (its manifest if present) and what its `also`
+ * gathered; nothing when the run has no load case. ERR_NOMEM, ERR_LIMIT.
+ * Memory grows with the load requests. */
+enum err vbench_fold(struct report_also *also, struct diag *d);
+enum err vbench_write(const struct report_run *r, struct buf *out, struct diag *d);
 
 #endif

@@ -64,7 +64,20 @@ if command -v bash > /dev/null 2>&1; then
 	[ "$(complete_words "$NEEDLE" gen hay)" = haystack ] || fail "bash completes 'gen hay'"
 	complete_words "$NEEDLE" gen haystack --tok | grep -qx -- --tokens ||
 		fail "bash completes 'gen haystack --tok'"
+	# an option's values, from the command's own list (report's format table)
+	[ "$(complete_words "$NEEDLE" report RUN --format ju)" = junit ] ||
+		fail "bash completes 'report --format ju': $(complete_words "$NEEDLE" report RUN --format ju)"
+	[ "$(complete_words "$NEEDLE" diff A B --format "" | tr '\n' ' ')" = "md json html junit " ] ||
+		fail "bash completes 'diff --format': $(complete_words "$NEEDLE" diff A B --format "")"
+	complete_words "$NEEDLE" report --out "$tmp/" | grep -qx "$tmp/comp.bash" ||
+		fail "bash completes a file after --out"
 fi
+# --help lists the formats from the same list; a wrong one is named with them
+"$NEEDLE" report --help | grep -qF -- "--format md|json|csv|jsonl|junit|prom|vllm-bench|html" ||
+	fail "report --help does not list the formats"
+[ "$("$NEEDLE" report --help=values | grep -c '^--format ')" = 8 ] || fail "report --help=values: $("$NEEDLE" report --help=values)"
+expect_usage "option '--format' wants md, json, csv, jsonl, junit, prom, vllm-bench or html, got 'xml'" \
+	"$NEEDLE" report "$tmp" --format xml
 "$NEEDLE" completion zsh | grep -q '^#compdef needle' || fail "zsh completion"
 expect_usage "usage: needle completion bash|zsh" "$NEEDLE" completion fish
 

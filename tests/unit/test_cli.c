@@ -71,9 +71,46 @@ static void test_cli_list(void)
 	buf_release(&h);
 }
 
+/* An option with choices takes only those, names them all when given
+ * another, and shows them as its metavar and in --help=values. */
+static void test_cli_choices(void)
+{
+	static const char *const two[] = {"md", "json", NULL}, *const three[] = {"a", "b", "c", NULL};
+	const char *fmt = "md", *x = NULL;
+	struct cli_opt opts[] = {
+		{"format", 'f', CLI_STR, NULL, "what", &fmt, two},
+		{"x", 0, CLI_STR, NULL, "which", &x, three},
+	};
+	struct cli_cmd cmd = {"y", "", "Test.", opts, 2, NULL, 0, 0};
+	char *ok[] = {"-f", "json", "--x=c"}, *bad[] = {"--format", "xml"}, *bad3[] = {"--x", "d"};
+	char *help[] = {"--help"}, *values[] = {"--help=values"};
+	const char *args[4];
+	int nargs, outcome;
+	struct buf h;
+	struct diag d;
+
+	buf_init(&h, 1 << 16);
+	diag_init(&d);
+	CHECK(cli_parse(&cmd, 3, ok, args, &nargs, &outcome, &h, &d) == ERR_OK);
+	CHECK_STR(fmt, "json");
+	CHECK_STR(x, "c");
+	CHECK(cli_parse(&cmd, 2, bad, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
+	CHECK_STR(d.msg, "option '--format' wants md or json, got 'xml'");
+	diag_init(&d);
+	CHECK(cli_parse(&cmd, 2, bad3, args, &nargs, &outcome, &h, &d) == ERR_USAGE);
+	CHECK_STR(d.msg, "option '--x' wants a, b or c, got 'd'");
+	CHECK(cli_parse(&cmd, 1, help, args, &nargs, &outcome, &h, &d) == ERR_OK);
+	CHECK(strstr(h.data, "-f, --format md|json ") != NULL && strstr(h.data, "--x a|b|c ") != NULL);
+	buf_reset(&h);
+	CHECK(cli_parse(&cmd, 1, values, args, &nargs, &outcome, &h, &d) == ERR_OK);
+	CHECK_STR(h.data, "--format md\n--format json\n--x a\n--x b\n--x c\n");
+	buf_release(&h);
+}
+
 int main(void)
 {
 	T_RUN(test_cli);
 	T_RUN(test_cli_list);
+	T_RUN(test_cli_choices);
 	return T_DONE();
 }

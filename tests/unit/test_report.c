@@ -18,7 +18,7 @@
 #include "base/io.h"
 #include "report/report.h"
 #include "run/results.h"
-#include "report/rows.h"
+#include "report/format.h"
 #include "report/why.h"
 #include "t.h"
 
@@ -55,7 +55,7 @@ static void sum_of(const char *dir, struct report_sum *m, struct report_run **ke
 	diag_init(&d);
 	m->s = NULL;
 	casetab_init(&m->cases);
-	CHECK(report_load(dir, &r, &d) == ERR_OK);
+	CHECK(report_load(dir, NULL, &r, &d) == ERR_OK);
 	if (r)
 		CHECK(report_summary(r, m, &d) == ERR_OK);
 	if (keep)
@@ -142,14 +142,14 @@ static void test_torn_and_bad(void)
 	cJSON_Delete(s);
 	r = NULL;
 	diag_init(&d);
-	CHECK(report_load(t_fixture("results/bad"), &r, &d) == ERR_INPUT);
+	CHECK(report_load(t_fixture("results/bad"), NULL, &r, &d) == ERR_INPUT);
 	CHECK(r == NULL && strstr(d.msg, "line 2") && strstr(d.msg, "verdict"));
 	diag_init(&d);
-	CHECK(report_load(t_fixture("results/garbled"), &r, &d) == ERR_INPUT);
+	CHECK(report_load(t_fixture("results/garbled"), NULL, &r, &d) == ERR_INPUT);
 	CHECK(strstr(d.msg, "results.jsonl' line 2: not JSON: column 20 (byte 19): "
 			    "expected a member name") != NULL);
 	diag_init(&d);
-	CHECK(report_load(none_such, &r, &d) == ERR_IO);
+	CHECK(report_load(none_such, NULL, &r, &d) == ERR_IO);
 }
 
 static void diff_ab(struct diff_result *res)
@@ -159,8 +159,8 @@ static void diff_ab(struct diff_result *res)
 
 	diag_init(&d);
 	memset(res, 0, sizeof(*res));
-	CHECK(report_load(t_fixture("results/a"), &a, &d) == ERR_OK);
-	CHECK(report_load(t_fixture("results/b"), &b, &d) == ERR_OK);
+	CHECK(report_load(t_fixture("results/a"), NULL, &a, &d) == ERR_OK);
+	CHECK(report_load(t_fixture("results/b"), NULL, &b, &d) == ERR_OK);
 	if (a && b)
 		CHECK(diff_runs(a, b, res, &d) == ERR_OK);
 	report_run_free(a);
@@ -545,6 +545,28 @@ static void remove_dir(const char *dir)
 	CHECK(system(p) == 0);
 }
 
+/* What `needle report DIR --format NAME` prints, through the format table:
+ * the format's fold in the one pass, then its writer. */
+static enum err format_out(const char *dir, const char *name, struct buf *b, struct diag *d)
+{
+	const struct report_format *fmt = report_format_named(name);
+	struct report_also also = {0};
+	struct report_run *r = NULL;
+	struct report_files f;
+	enum err e;
+
+	CHECK(fmt != NULL);
+	if ((fmt->fold && (e = fmt->fold(b, &also, d))) ||
+	    (e = report_load(dir, fmt->fold ? &also : NULL, &r, d)))
+		return e;
+	if (!(e = report_render(r, &f, d))) {
+		e = fmt->write(r, &f, b, d);
+		report_files_release(&f);
+	}
+	report_run_free(r);
+	return e;
+}
+
 /* The CSV has a header and one CRLF row per attempt; a field with a comma or
  * quote is quoted with its quotes doubled; JSON Lines has the same rows. The
  * run column is the folder's last component, a trailing '/' ignored. */
@@ -558,7 +580,7 @@ static void test_rows(void)
 	snprintf(a_slash, sizeof(a_slash), "%s/", t_fixture("results/a"));
 	buf_init(&b, 1 << 20);
 	diag_init(&d);
-	CHECK(rows_csv(a_slash, &b, &d) == ERR_OK);
+	CHECK(format_out(a_slash, "csv", &b, &d) == ERR_OK);
 	for (i = 0; i < b.len; i++)
 		lines += b.data[i] == '\n' && i && b.data[i - 1] == '\r';
 	CHECK(lines == 11);
@@ -569,17 +591,41 @@ static void test_rows(void)
 	copy_run_a(dir, "say \"hi\", then");
 	snprintf(slash, sizeof(slash), "%s/", dir);
 	buf_reset(&b);
-	CHECK(rows_csv(slash, &b, &d) == ERR_OK);
+	CHECK(format_out(slash, "csv", &b, &d) == ERR_OK);
 	CHECK(strstr(b.data, ",\"say \"\"hi\"\", then\",") != NULL);
 	CHECK(strstr(b.data, "\r\n") && !strncmp(strstr(b.data, "\r\n") + 2, strrchr(dir, '/') + 1,
 						      strlen(strrchr(dir, '/') + 1)));
 	buf_reset(&b);
-	CHECK(rows_jsonl(dir, &b, &d) == ERR_OK);
+	CHECK(format_out(dir, "jsonl", &b, &d) == ERR_OK);
 	for (i = 0, lines = 0; i < b.len; i++)
 		lines += b.data[i] == '\n';
 	CHECK(lines == 10 && b.data[0] == '{' && strstr(b.data, "\"fail_stage\":\"transport\""));
 	buf_release(&b);
 	remove_dir(dir);
+}
+
+/* Every format of the table is found by its name, once; others are not;
+ * each has a writer, and the JUnit one folds the journal's testcases. */
+static void test_format_table(void)
+{
+	char dir[T_FIXTURE_PATH_MAX + 1];
+	struct buf b;
+	struct diag d;
+	size_t i, k;
+
+	for (i = 0; i < REPORT_NFORMATS; i++) {
+		CHECK(report_format_named(report_formats[i].name) == &report_formats[i]);
+		CHECK(report_formats[i].write != NULL);
+		for (k = 0; k < i; k++)
+			CHECK(strcmp(report_formats[i].name, report_formats[k].name) != 0);
+	}
+	CHECK(report_format_named("nope") == NULL && report_format_named("") == NULL);
+	snprintf(dir, sizeof(dir), "%s", t_fixture("results/a"));
+	buf_init(&b, 1 << 20);
+	diag_init(&d);
+	CHECK(format_out(dir, "junit", &b, &d) == ERR_OK);
+	CHECK(strstr(b.data, "<testsuites name=\"needle\" tests=\"10\"") != NULL);
+	buf_release(&b);
 }
 
 static int exists(const char *dir, const char *name)
@@ -630,6 +676,7 @@ static void test_write_set(void)
 int main(void)
 {
 	T_RUN(test_summary_a);
+	T_RUN(test_format_table);
 	T_RUN(test_torn_and_bad);
 	T_RUN(test_diff);
 	T_RUN(test_gates);
