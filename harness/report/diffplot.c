@@ -8,17 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/canvas.h"
 #include "base/jget.h"
 #include "base/mem.h"
+#include "chart.h"
 #include "gate.h"
 
 const unsigned char diffplot_rgb_a[3] = {40, 110, 200}, diffplot_rgb_b[3] = {230, 120, 20};
 const unsigned char diffplot_rgb_fail[3] = {210, 30, 30}, diffplot_rgb_underpowered[3] = {190, 150, 0};
 const unsigned char diffplot_rgb_pass[3] = {30, 140, 50};
-static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255},
-			   grid[3] = {225, 225, 225}, axis[3] = {120, 120, 120},
-			   beyond[3] = {252, 230, 230};
+static const unsigned char *const black = chart_black, *const grid = chart_grid,
+			   *const axis = chart_axis;
+static const unsigned char beyond[3] = {252, 230, 230};
 
 static const char *const figs[DIFFPLOT_PANELS] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms"};
 static const char *const titles[DIFFPLOT_PANELS] = {"OUTPUT THROUGHPUT (TOK/S)", "TTFT P50 (MS)",
@@ -29,12 +29,6 @@ struct dcase {
 	const char *name;   /* borrowed */
 	const cJSON **lv;   /* owned array */
 	int n;
-};
-
-/* One panel being drawn: where it is and its scale. */
-struct panel {
-	int x0, y0;         /* the left edge and the bottom (value 0) */
-	double step, top;   /* y axis: 0..top in steps */
 };
 
 void diffplot_size(int ncases, int *w, int *h)
@@ -108,7 +102,7 @@ static double fig(const cJSON *side, const char *f, const char *end)
 
 /* Panel `p` of case `c` in row `row`: its place, and one scale for both
  * runs over the largest maximum (or median) either has. */
-static void panel_of(const struct dcase *c, int row, int p, struct panel *pn)
+static void panel_of(const struct dcase *c, int row, int p, struct chart_panel *pn)
 {
 	static const char *const sides[] = {"a", "b"};
 	double most = 0;
@@ -121,19 +115,10 @@ static void panel_of(const struct dcase *c, int row, int p, struct panel *pn)
 			most = hi > most ? hi : most;
 			most = mid > most ? mid : most;
 		}
-	canvas_scale(most > 0 ? most : 1, 5, &pn->step, &pn->top);
-	pn->x0 = p * (DIFFPLOT_LEFT + DIFFPLOT_PANEL_W) + DIFFPLOT_LEFT;
-	pn->y0 = DIFFPLOT_TOP + row * DIFFPLOT_ROW + DIFFPLOT_HEAD + DIFFPLOT_PANEL_H;
-}
-
-static int px_x(const struct panel *pn, int k, int n)
-{
-	return pn->x0 + (int)((k + 0.5) * DIFFPLOT_PANEL_W / n);
-}
-
-static int px_y(const struct panel *pn, double v)
-{
-	return pn->y0 - (int)lround(v / pn->top * DIFFPLOT_PANEL_H);
+	*pn = (struct chart_panel){p * (DIFFPLOT_LEFT + DIFFPLOT_PANEL_W) + DIFFPLOT_LEFT,
+				   DIFFPLOT_TOP + row * DIFFPLOT_ROW + DIFFPLOT_HEAD + DIFFPLOT_PANEL_H,
+				   DIFFPLOT_PANEL_W, DIFFPLOT_PANEL_H, c->n, 0, 0};
+	chart_scale(pn, most > 0 ? most : 1, 5);
 }
 
 /* The colour of the "verdict" of `e`: `pass` for pass or none. */
@@ -155,57 +140,41 @@ static const unsigned char *verdict_rgb(const cJSON *e)
 }
 
 /* The frame of a panel: grid, y labels, title, and each level's tick and
- * label. */
-static void draw_frame(struct canvas *cv, const struct panel *pn, const struct dcase *c, int p)
+ * label in its verdict's colour. `t`, `labels` and `rgb` have room for the
+ * case's levels. */
+static void draw_frame(struct canvas *cv, const struct chart_panel *pn, const struct dcase *c, int p,
+		       char (*t)[48], const char **labels, const unsigned char **rgb)
 {
-	char t[48];
-	double v;
 	int k;
 
-	canvas_text(cv, pn->x0, pn->y0 - DIFFPLOT_PANEL_H - 12, 1, titles[p], black);
-	for (v = 0; v <= pn->top + pn->step / 2; v += pn->step) {
-		canvas_fill_rect(cv, pn->x0, px_y(pn, v), DIFFPLOT_PANEL_W, 1, v == 0 ? axis : grid);
-		snprintf(t, sizeof(t), "%g", v);
-		canvas_text(cv, pn->x0 - 8 - canvas_text_width(t, 1), px_y(pn, v) - 3, 1, t, black);
-	}
-	canvas_fill_rect(cv, pn->x0, pn->y0 - DIFFPLOT_PANEL_H, 1, DIFFPLOT_PANEL_H, axis);
 	for (k = 0; k < c->n; k++) {
 		const cJSON *lv = jget(c->lv[k], "level");
-		int x = px_x(pn, k, c->n);
 		if (cJSON_IsString(lv))
-			snprintf(t, sizeof(t), "%.40s", lv->valuestring);
+			snprintf(t[k], sizeof(t[k]), "%.40s", lv->valuestring);
 		else
-			snprintf(t, sizeof(t), "%s%g", cJSON_IsNumber(jget(c->lv[k], "rate")) ? "R" : "C",
+			snprintf(t[k], sizeof(t[k]), "%s%g", cJSON_IsNumber(jget(c->lv[k], "rate")) ? "R" : "C",
 				 level_of(c->lv[k]));
-		canvas_fill_rect(cv, x, pn->y0, 1, 4, axis);
-		canvas_text(cv, x - canvas_text_width(t, 1) / 2, pn->y0 + 8, 1, t, verdict_rgb(c->lv[k]));
+		labels[k] = t[k];
+		rgb[k] = verdict_rgb(c->lv[k]);
 	}
+	chart_frame(cv, pn, titles[p], 12, "", labels, rgb, NULL);
 }
 
 /* One run's marks in a panel: per level a min-max bar and a median square,
- * the medians joined by a line; `dx` is its offset from the ticks. */
-static void draw_side(struct canvas *cv, const struct panel *pn, const struct dcase *c, int p,
-		      const char *side, int dx, const unsigned char rgb[3])
+ * the medians joined by a line; `dx` is its offset from the ticks. `pt` has
+ * room for the case's levels. */
+static void draw_side(struct canvas *cv, const struct chart_panel *pn, const struct dcase *c, int p,
+		      const char *side, int dx, const unsigned char rgb[3], struct chart_point *pt)
 {
-	int k, have = 0, px = 0, py = 0;
+	const struct chart_style st = {rgb, dx, 1, 0, 0};
+	int k;
 
 	for (k = 0; k < c->n; k++) {
 		const cJSON *s = jget(c->lv[k], side);
-		double lo = fig(s, figs[p], "_min"), hi = fig(s, figs[p], "_max");
-		double mid = fig(s, figs[p], "");
-		int x = px_x(pn, k, c->n) + dx;
-
-		if (!isnan(lo) && !isnan(hi) && hi >= lo)
-			canvas_fill_rect(cv, x - 1, px_y(pn, hi), 3, px_y(pn, lo) - px_y(pn, hi) + 1, rgb);
-		if (isnan(mid)) {
-			have = 0;
-			continue;
-		}
-		if (have)
-			canvas_line(cv, px, py, x, px_y(pn, mid), 1, rgb);
-		canvas_fill_rect(cv, x - 3, px_y(pn, mid) - 3, 7, 7, rgb);
-		px = x, py = px_y(pn, mid), have = 1;
+		pt[k] = (struct chart_point){k, fig(s, figs[p], ""), fig(s, figs[p], "_min"),
+					     fig(s, figs[p], "_max"), NULL};
 	}
+	chart_series(cv, pn, pt, c->n, &st);
 }
 
 static void draw_legend(struct canvas *cv, const char *name_a, const char *name_b)
@@ -213,12 +182,10 @@ static void draw_legend(struct canvas *cv, const char *name_a, const char *name_
 	char t[400];
 
 	canvas_text(cv, 12, 12, 2, "NEEDLE DIFF: LOAD CELLS OF BASELINE A AND CANDIDATE B", black);
-	canvas_fill_rect(cv, 12, 40, 20, 9, diffplot_rgb_a);
 	snprintf(t, sizeof(t), "A (BASELINE): %.300s", name_a ? name_a : "-");
-	canvas_text(cv, 40, 41, 1, t, black);
-	canvas_fill_rect(cv, 12, 56, 20, 9, diffplot_rgb_b);
+	chart_key(cv, 12, 40, diffplot_rgb_a, t);
 	snprintf(t, sizeof(t), "B (CANDIDATE): %.300s", name_b ? name_b : "-");
-	canvas_text(cv, 40, 57, 1, t, black);
+	chart_key(cv, 12, 56, diffplot_rgb_b, t);
 	canvas_text(cv, 12, 74, 1, "SQUARE: MEDIAN OVER VALID ROUNDS. BAR: MIN TO MAX OVER ROUNDS. "
 		    "A LEFT OF EACH LEVEL AND B RIGHT. ONE SCALE FOR BOTH.", axis);
 	canvas_text(cv, 12, 86, 1, "LEVEL LABEL IN RED: A GATE FAILED THERE", diffplot_rgb_fail);
@@ -226,19 +193,31 @@ static void draw_legend(struct canvas *cv, const char *name_a, const char *name_
 		    "AMBER: UNDERPOWERED", diffplot_rgb_underpowered);
 }
 
-/* Row `row`: the case's name and its three panels. */
-static void draw_case(struct canvas *cv, const struct dcase *c, int row)
+/* Row `row`: the case's name and its three panels. ERR_NOMEM. */
+static enum err draw_case(struct canvas *cv, const struct dcase *c, int row, struct diag *d)
 {
-	struct panel pn;
-	int p;
+	size_t n = (size_t)c->n + 1;
+	char (*t)[48] = mem_calloc(n, sizeof(*t));
+	const char **labels = mem_calloc(n, sizeof(*labels));
+	const unsigned char **rgb = mem_calloc(n, sizeof(*rgb));
+	struct chart_point *pt = mem_calloc(n, sizeof(*pt));
+	struct chart_panel pn;
+	int p = 0;
 
-	canvas_text(cv, 12, DIFFPLOT_TOP + row * DIFFPLOT_ROW + 2, 1, c->name, black);
-	for (p = 0; p < DIFFPLOT_PANELS; p++) {
-		panel_of(c, row, p, &pn);
-		draw_frame(cv, &pn, c, p);
-		draw_side(cv, &pn, c, p, "a", -DIFFPLOT_OFFSET, diffplot_rgb_a);
-		draw_side(cv, &pn, c, p, "b", DIFFPLOT_OFFSET, diffplot_rgb_b);
+	if (t && labels && rgb && pt) {
+		canvas_text(cv, 12, DIFFPLOT_TOP + row * DIFFPLOT_ROW + 2, 1, c->name, black);
+		for (p = 0; p < DIFFPLOT_PANELS; p++) {
+			panel_of(c, row, p, &pn);
+			draw_frame(cv, &pn, c, p, t, labels, rgb);
+			draw_side(cv, &pn, c, p, "a", -DIFFPLOT_OFFSET, diffplot_rgb_a, pt);
+			draw_side(cv, &pn, c, p, "b", DIFFPLOT_OFFSET, diffplot_rgb_b, pt);
+		}
 	}
+	mem_free(t);
+	mem_free(labels);
+	mem_free(rgb);
+	mem_free(pt);
+	return p == DIFFPLOT_PANELS ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory drawing the diff picture");
 }
 
 enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
@@ -254,13 +233,14 @@ enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
 		e = diag_fail(d, ERR_NOMEM, "out of memory drawing the diff picture");
 	if (!e && n > 0) {
 		diffplot_size(n, &w, &h);
-		e = canvas_new(w, h, white, &cv, d);
+		e = canvas_new(w, h, chart_white, &cv, d);
 	}
 	if (!e && cv) {
 		draw_legend(cv, name_a, name_b);
-		for (i = 0; i < n; i++)
-			draw_case(cv, &cs[i], i);
-		e = canvas_png(cv, png, d);
+		for (i = 0; !e && i < n; i++)
+			e = draw_case(cv, &cs[i], i, d);
+		if (!e)
+			e = canvas_png(cv, png, d);
 	}
 	canvas_free(cv);
 	for (i = 0; i < DIFFPLOT_MAX_CASES; i++)
@@ -407,7 +387,7 @@ static void dec_frame(struct canvas *cv, const struct dpanel *p, const cJSON *th
 		canvas_fill_rect(cv, x, p->y0, 1, hgt, grid);
 		canvas_fill_rect(cv, x, p->y0 + hgt, 1, 4, axis);
 		snprintf(t, sizeof(t), "%g", fabs(v) < p->step / 1e6 ? 0 : v);
-		canvas_text(cv, x - canvas_text_width(t, 1) / 2, p->y0 + hgt + 8, 1, t, black);
+		chart_text_centred(cv, x, 0, p->y0 + hgt + 8, 1, t, black);
 	}
 	canvas_fill_rect(cv, p->x0, p->y0 + hgt, DIFFPLOT_DEC_W, 1, axis);
 	if (p->ratio)
@@ -488,7 +468,7 @@ enum err diffplot_decision_png(const cJSON *load, const char *name_a, const char
 	if (!dc.np)
 		return ERR_OK;
 	diffplot_decision_size(dc.np, dc.nr, &w, &h);
-	if ((e = canvas_new(w, h, white, &cv, d)))
+	if ((e = canvas_new(w, h, chart_white, &cv, d)))
 		return e;
 	dec_legend(cv, name_a, name_b);
 	for (k = 0; k * DIFFPLOT_DEC_COLS < dc.np; k++)

@@ -6,10 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "base/canvas.h"
+#include "chart.h"
 
-static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255},
-			   grey[3] = {200, 200, 200}, dark[3] = {90, 90, 90};
+static const unsigned char *const black = chart_black, *const white = chart_white;
+static const unsigned char grey[3] = {200, 200, 200}, dark[3] = {90, 90, 90};
 
 #define HEATMAP_STRIP 12  /* px: the hatched strip of a cell with failures */
 
@@ -33,12 +33,6 @@ void heatmap_cell(int row, int col, int *x, int *y)
 {
 	*x = HEATMAP_LEFT + col * HEATMAP_CELL_W + 1;
 	*y = HEATMAP_TOP + row * HEATMAP_CELL_H + 1;
-}
-
-static void centred(struct canvas *cv, int x, int y, int w, int scale,
-		    const char *text, const unsigned char rgb[3])
-{
-	canvas_text(cv, x + (w - canvas_text_width(text, scale)) / 2, y, scale, text, rgb);
 }
 
 void heatmap_length_label(double t, char *out, size_t cap)
@@ -75,15 +69,15 @@ static void draw_cell(struct canvas *cv, int row, int col, double found, double 
 	heatmap_cell(row, col, &x, &y);
 	if (total <= 0) {
 		canvas_fill_rect(cv, x, y, w, h, grey);
-		centred(cv, x, y + (h - 14) / 2, w, 2, "-", black);
+		chart_text_centred(cv, x, w, y + (h - 14) / 2, 2, "-", black);
 		return;
 	}
 	if (answered <= 0) {
 		hatch(cv, x, y, w, h);
 		canvas_fill_rect(cv, x + 4, y + 12, w - 8, 24, grey);
-		centred(cv, x, y + 14, w, 1, "NO ANSWER", black);
+		chart_text_centred(cv, x, w, y + 14, 1, "NO ANSWER", black);
 		snprintf(small, sizeof(small), "%.0f FAILED", failed);
-		centred(cv, x, y + 26, w, 1, small, black);
+		chart_text_centred(cv, x, w, y + 26, 1, small, black);
 		return;
 	}
 	heatmap_rgb(found / answered, rgb);
@@ -97,8 +91,8 @@ static void draw_cell(struct canvas *cv, int row, int col, double found, double 
 		snprintf(small, sizeof(small), "%.0f/%.0f (%.0f FAIL)", found, answered, failed);
 	else
 		snprintf(small, sizeof(small), "%.0f/%.0f", found, answered);
-	centred(cv, x, y + 8, w - (failed > 0 ? HEATMAP_STRIP : 0), 2, big, ink);
-	centred(cv, x, y + 30, w - (failed > 0 ? HEATMAP_STRIP : 0), 1, small, ink);
+	chart_text_centred(cv, x, w - (failed > 0 ? HEATMAP_STRIP : 0), y + 8, 2, big, ink);
+	chart_text_centred(cv, x, w - (failed > 0 ? HEATMAP_STRIP : 0), y + 30, 1, small, ink);
 }
 
 /* The legend under the grid: the colour ramp, then the two greys. */
@@ -136,14 +130,13 @@ static void draw_labels(struct canvas *cv, const struct heatmap *h)
 		int scale;
 		heatmap_length_label(h->lengths[i], t, sizeof(t));
 		scale = canvas_text_width(t, 2) <= HEATMAP_CELL_W - 4 ? 2 : 1;
-		centred(cv, HEATMAP_LEFT + i * HEATMAP_CELL_W, HEATMAP_TOP - 18,
-			HEATMAP_CELL_W, scale, t, black);
+		chart_text_centred(cv, HEATMAP_LEFT + i * HEATMAP_CELL_W, HEATMAP_CELL_W, HEATMAP_TOP - 18,
+				   scale, t, black);
 	}
 	for (i = 0; i < h->ndepths; i++) {
 		snprintf(t, sizeof(t), "%.0f%%", h->depths[i]);
-		canvas_text(cv, HEATMAP_LEFT - 8 - canvas_text_width(t, 2),
-			    HEATMAP_TOP + i * HEATMAP_CELL_H + (HEATMAP_CELL_H - 14) / 2,
-			    2, t, black);
+		chart_text_left_of(cv, HEATMAP_LEFT, HEATMAP_TOP + i * HEATMAP_CELL_H + (HEATMAP_CELL_H - 14) / 2,
+				   2, t, black);
 	}
 }
 

@@ -16,7 +16,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "load/loadcells.h"
-#include "load/loadplot.h"
+#include "loadplot.h"
 #include "load/loadview.h"
 #include "base/json.h"
 #include "base/md.h"

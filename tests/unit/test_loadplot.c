@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "load/loadplot.h"
+#include "report/loadplot.h"
 #include "t.h"
 #include "tpng.h"
 

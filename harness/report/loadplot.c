@@ -8,12 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/canvas.h"
 #include "base/jget.h"
 #include "base/mem.h"
+#include "chart.h"
 
-static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255},
-			   grid[3] = {225, 225, 225}, axis[3] = {120, 120, 120};
 static const unsigned char palette[][3] = {
 	{230, 120, 20}, {120, 60, 170}, {40, 110, 200}, {40, 150, 70},
 	{200, 40, 40}, {0, 140, 140}, {140, 90, 40}, {60, 60, 60}};
@@ -23,7 +21,7 @@ static const unsigned char palette[][3] = {
 struct frame {
 	double *levels;    /* owned while drawing */
 	int nlevels;
-	double top[2], step[2]; /* each panel's y axis: 0..top in steps */
+	struct chart_panel p[2]; /* throughput, TTFT P95 */
 	int values;        /* label each point with its figure (few cases) */
 };
 
@@ -92,12 +90,12 @@ static enum err frame_levels(struct frame *f, const struct loadplot_case *c, int
 	return ERR_OK;
 }
 
-/* Each panel's y scale: at least 0..2, with at most 6 grid lines above 0
- * (canvas_scale), so TTFT growing 300 times does not flatten throughput. */
+/* Each panel's place and y scale: at least 0..2, with at most 6 grid lines
+ * above 0, so TTFT growing 300 times does not flatten throughput. */
 static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
 {
 	double most[2] = {2, 2};
-	int i, j;
+	int i, j, k;
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < c[i].n; j++) {
@@ -107,106 +105,79 @@ static void frame_scale(struct frame *f, const struct loadplot_case *c, int n)
 			most[0] = a > most[0] ? a : most[0];
 			most[1] = b > most[1] ? b : most[1];
 		}
-	canvas_scale(most[0], 6, &f->step[0], &f->top[0]);
-	canvas_scale(most[1], 6, &f->step[1], &f->top[1]);
+	for (k = 0; k < 2; k++) {
+		f->p[k] = (struct chart_panel){k * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + LOADPLOT_LEFT,
+					       LOADPLOT_TOP + LOADPLOT_PANEL_H, LOADPLOT_PANEL_W,
+					       LOADPLOT_PANEL_H, f->nlevels, 0, 0};
+		chart_scale(&f->p[k], most[k], 6);
+	}
 	f->values = n <= LOADPLOT_VALUES_MAX;
 }
 
-static int px_x(const struct frame *f, int panel, double level)
+/* The place of `level` among the frame's levels. */
+static int level_k(const struct frame *f, double level)
 {
 	int k;
 
 	for (k = 0; k < f->nlevels && f->levels[k] != level; k++)
 		;
-	return panel * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + LOADPLOT_LEFT +
-	       (int)((k + 0.5) * LOADPLOT_PANEL_W / f->nlevels);
+	return k;
 }
 
-static int px_y(const struct frame *f, int panel, double v)
+/* Panel `panel`'s frame, its levels labelled "C1", "C8", ... */
+static enum err draw_panel(struct canvas *cv, const struct frame *f, int panel, const char *name,
+			   struct diag *d)
 {
-	return LOADPLOT_TOP + LOADPLOT_PANEL_H - (int)lround(v / f->top[panel] * LOADPLOT_PANEL_H);
-}
+	char (*t)[32] = mem_calloc((size_t)f->nlevels + 1, sizeof(*t));
+	const char **labels = mem_calloc((size_t)f->nlevels + 1, sizeof(*labels));
+	int k;
 
-static void draw_panel(struct canvas *cv, const struct frame *f, int panel, const char *name)
-{
-	int x0 = panel * (LOADPLOT_LEFT + LOADPLOT_PANEL_W) + LOADPLOT_LEFT, k;
-	char t[32];
-	double v;
-
-	canvas_text(cv, x0, LOADPLOT_TOP - 20, 1, name, black);
-	for (v = 0; v <= f->top[panel] + f->step[panel] / 2; v += f->step[panel]) {
-		int y = px_y(f, panel, v);
-		canvas_fill_rect(cv, x0, y, LOADPLOT_PANEL_W, 1, v == 0 ? axis : grid);
-		snprintf(t, sizeof(t), "%gX", v);
-		canvas_text(cv, x0 - 8 - canvas_text_width(t, 1), y - 3, 1, t, black);
+	if (!t || !labels) {
+		mem_free(t);
+		mem_free(labels);
+		return diag_fail(d, ERR_NOMEM, "out of memory drawing load.png");
 	}
-	canvas_fill_rect(cv, x0, LOADPLOT_TOP, 1, LOADPLOT_PANEL_H, axis);
 	for (k = 0; k < f->nlevels; k++) {
-		int x = px_x(f, panel, f->levels[k]);
-		snprintf(t, sizeof(t), "C%g", f->levels[k]);
-		canvas_fill_rect(cv, x, LOADPLOT_TOP + LOADPLOT_PANEL_H, 1, 4, axis);
-		canvas_text(cv, x - canvas_text_width(t, 1) / 2, LOADPLOT_TOP + LOADPLOT_PANEL_H + 8, 1, t,
-			    black);
+		snprintf(t[k], sizeof(t[k]), "C%g", f->levels[k]);
+		labels[k] = t[k];
 	}
-	canvas_text(cv, x0 + (LOADPLOT_PANEL_W - canvas_text_width("CONCURRENCY", 1)) / 2,
-		    LOADPLOT_TOP + LOADPLOT_PANEL_H + 22, 1, "CONCURRENCY", axis);
-}
-
-/* A point's figure in its unit ("677 TOK/S", "7.6 MS") above it. */
-static void draw_value(struct canvas *cv, int panel, int x, int y, double v)
-{
-	char t[32];
-
-	snprintf(t, sizeof(t), panel ? (v < 10 ? "%.1f MS" : "%.0f MS") : "%.0f TOK/S", v);
-	canvas_text(cv, x - canvas_text_width(t, 1) / 2, y - 14, 1, t, black);
+	chart_frame(cv, &f->p[panel], name, 20, "X", labels, NULL, "CONCURRENCY");
+	mem_free(t);
+	mem_free(labels);
+	return ERR_OK;
 }
 
 /* One case's line in one panel: v are its figures, lo and hi their min and
- * max over rounds (or NULL). */
+ * max over rounds (or NULL), as multiples of its lowest level's; each point
+ * labelled with its figure in its unit ("677 TOK/S", "7.6 MS") when the
+ * picture has few cases. `pt` has room for the case's levels. */
 static void draw_series(struct canvas *cv, const struct frame *f, int panel,
 			const struct loadplot_case *c, const double *v, const double *lo,
-			const double *hi, const unsigned char rgb[3])
+			const double *hi, const unsigned char rgb[3], struct chart_point *pt,
+			char (*t)[32])
 {
-	int j, px = 0, py = 0, have = 0;
+	const struct chart_style s = {rgb, 0, 2, 2, 1};
+	int j;
 
 	for (j = 0; j < c->n; j++) {
-		double r = ratio(v, c->n, j);
-		int x = px_x(f, panel, c->concurrency[j]), y;
-
-		if (!isfinite(r)) {
-			have = 0;
-			continue;
+		pt[j] = (struct chart_point){level_k(f, c->concurrency[j]), ratio(v, c->n, j),
+					     ratio_of(lo, v, c->n, j), ratio_of(hi, v, c->n, j), NULL};
+		if (f->values) {
+			snprintf(t[j], sizeof(t[j]), panel ? (v[j] < 10 ? "%.1f MS" : "%.0f MS") : "%.0f TOK/S",
+				 v[j]);
+			pt[j].label = t[j];
 		}
-		y = px_y(f, panel, r);
-		if (isfinite(ratio_of(lo, v, c->n, j)) && isfinite(ratio_of(hi, v, c->n, j))) {
-			int y0 = px_y(f, panel, ratio_of(hi, v, c->n, j));
-			int y1 = px_y(f, panel, ratio_of(lo, v, c->n, j));
-			if (y1 > y0 + 1) /* rounds apart by at least a pixel */
-				canvas_fill_rect(cv, x - 1, y0, 3, y1 - y0 + 1, rgb);
-			if (y1 > y0 + 1) {
-				canvas_fill_rect(cv, x - 5, y0, 11, 1, rgb);
-				canvas_fill_rect(cv, x - 5, y1, 11, 1, rgb);
-			}
-		}
-		if (have)
-			canvas_line(cv, px, py, x, y, 2, rgb);
-		canvas_fill_rect(cv, x - 3, y - 3, 7, 7, rgb);
-		if (f->values)
-			draw_value(cv, panel, x, y, v[j]);
-		px = x, py = y, have = 1;
 	}
+	chart_series(cv, &f->p[panel], pt, c->n, &s);
 }
 
 static void draw_legend(struct canvas *cv, const struct loadplot_case *c, int n)
 {
 	int top = LOADPLOT_TOP + LOADPLOT_PANEL_H + LOADPLOT_BOTTOM + 8, i;
 
-	for (i = 0; i < n; i++) {
-		const unsigned char *rgb = palette[(size_t)i % NPALETTE];
-		int y = top + i * LOADPLOT_LEGEND_ROW;
-		canvas_fill_rect(cv, LOADPLOT_LEFT, y, 20, 9, rgb);
-		canvas_text(cv, LOADPLOT_LEFT + 28, y + 1, 1, c[i].name ? c[i].name : "?", black);
-	}
+	for (i = 0; i < n; i++)
+		chart_key(cv, LOADPLOT_LEFT, top + i * LOADPLOT_LEGEND_ROW, palette[(size_t)i % NPALETTE],
+			  c[i].name ? c[i].name : "?");
 }
 
 enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
@@ -214,7 +185,9 @@ enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 {
 	struct frame f;
 	struct canvas *cv = NULL;
-	int w, h, i;
+	struct chart_point *pt = NULL;
+	char (*t)[32] = NULL;
+	int w, h, i, most = 1;
 	enum err e;
 
 	if (n > LOADPLOT_MAX_CASES)
@@ -223,26 +196,32 @@ enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 		return e;
 	frame_scale(&f, c, n);
 	loadplot_size(n, &w, &h);
-	if ((e = canvas_new(w, h, white, &cv, d))) {
-		mem_free(f.levels);
-		return e;
-	}
-	canvas_text(cv, 12, 12, 2, "LOAD: THROUGHPUT AND TTFT P95 AGAINST CONCURRENCY", black);
+	for (i = 0; i < n; i++)
+		most = c[i].n > most ? c[i].n : most;
+	if (!(pt = mem_calloc((size_t)most, sizeof(*pt))) || !(t = mem_calloc((size_t)most, sizeof(*t))))
+		e = diag_fail(d, ERR_NOMEM, "out of memory drawing load.png");
+	if (e || (e = canvas_new(w, h, chart_white, &cv, d)))
+		goto out;
+	canvas_text(cv, 12, 12, 2, "LOAD: THROUGHPUT AND TTFT P95 AGAINST CONCURRENCY", chart_black);
 	if (title)
-		canvas_text(cv, 12, 36, 1, title, black);
+		canvas_text(cv, 12, 36, 1, title, chart_black);
 	canvas_text(cv, 12, 52, 1, "EACH LINE AS MULTIPLES OF ITS CASE AT ITS LOWEST LEVEL (1X = C1 IN A C1 MATRIX); EACH PANEL ITS OWN SCALE",
-		    black);
-	draw_panel(cv, &f, 0, "OUTPUT THROUGHPUT (TOK/S)");
-	draw_panel(cv, &f, 1, "TTFT P95");
+		    chart_black);
+	if ((e = draw_panel(cv, &f, 0, "OUTPUT THROUGHPUT (TOK/S)", d)) ||
+	    (e = draw_panel(cv, &f, 1, "TTFT P95", d)))
+		goto out;
 	for (i = 0; i < n; i++) {
 		draw_series(cv, &f, 0, &c[i], c[i].tps, c[i].tps_min, c[i].tps_max,
-			    palette[(size_t)i % NPALETTE]);
+			    palette[(size_t)i % NPALETTE], pt, t);
 		draw_series(cv, &f, 1, &c[i], c[i].ttft_p95, c[i].ttft_min, c[i].ttft_max,
-			    palette[(size_t)i % NPALETTE]);
+			    palette[(size_t)i % NPALETTE], pt, t);
 	}
 	draw_legend(cv, c, n);
 	e = canvas_png(cv, png, d);
+out:
 	canvas_free(cv);
+	mem_free(pt);
+	mem_free(t);
 	mem_free(f.levels);
 	return e;
 }
