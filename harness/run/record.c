@@ -690,6 +690,60 @@ static void add_raw(struct json_build *jb, cJSON *o, const char *name)
 	json_add_str(jb, o, "raw", path);
 }
 
+static void add_load(struct json_build *jb, cJSON *rec, const struct record_load *l)
+{
+	cJSON *o = json_add_obj(jb, rec, "load"), *g, *slo;
+	size_t i;
+
+	if (l->open_loop)
+		json_add_num(jb, o, "rate", l->rate);
+	else
+		json_add_int(jb, o, "concurrency", l->concurrency);
+	json_add_int(jb, o, "level", l->level);
+	json_add_int(jb, o, "round", l->round);
+	json_add_int(jb, o, "index", l->index);
+	json_add_bool(jb, o, "warmup", l->warmup);
+	json_add_bool(jb, o, "precheck", l->precheck);
+	json_add_num(jb, o, "scheduled_ms", l->scheduled_ms);
+	json_add_num(jb, o, "sent_ms", l->sent_ms);
+	json_add_int(jb, o, "input_tokens", l->input_tokens);
+	json_add_int(jb, o, "output_tokens", l->output_tokens);
+	if (l->ngaps) { /* to the microsecond */
+		g = json_add_arr(jb, o, "itl_ms");
+		for (i = 0; i < l->ngaps; i++)
+			json_add_num(jb, g, NULL, round(l->gaps_ms[i] * 1000) / 1000);
+	}
+	if (l->has_round_wall) /* sharded: for needle merge's common-start check */
+		json_add_num(jb, o, "round_started_unix", l->round_started_unix);
+	if (l->slo_ttft_ms > 0 || l->slo_tpot_ms > 0 || l->slo_e2e_ms > 0) {
+		slo = json_add_obj(jb, o, "slo");
+		if (l->slo_ttft_ms > 0)
+			json_add_num(jb, slo, "ttft_ms", l->slo_ttft_ms);
+		if (l->slo_tpot_ms > 0)
+			json_add_num(jb, slo, "tpot_ms", l->slo_tpot_ms);
+		if (l->slo_e2e_ms > 0)
+			json_add_num(jb, slo, "e2e_ms", l->slo_e2e_ms);
+	}
+}
+
+static void add_probe(struct json_build *jb, cJSON *rec, const struct record_probe *p)
+{
+	cJSON *o = json_add_obj(jb, rec, "probe");
+
+	if (p->cache) {
+		json_add_str(jb, o, "step", p->step);
+		json_add_str(jb, o, "nonce", p->nonce);
+		num_or_null(jb, o, "cached_tokens", (double)p->cached_tokens, p->cached_tokens >= 0);
+		json_add_num(jb, o, "ttft_ms", p->ttft_ms);
+	} else {
+		json_add_int(jb, o, "tokens", p->tokens);
+		json_add_int(jb, o, "offset", p->offset);
+		json_add_int(jb, o, "mod2", p->tokens % 2);
+		json_add_int(jb, o, "mod4", p->tokens % 4);
+		json_add_int(jb, o, "mod8", p->tokens % 8);
+	}
+}
+
 cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 {
 	struct json_build jb;
@@ -724,6 +778,19 @@ cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 								    : cJSON_CreateNull());
 	if (a->round1)
 		json_add_dup(&jb, json_add_arr(&jb, rec, "rounds"), NULL, a->round1);
+	if (a->base_url) {
+		json_add_int(&jb, rec, "replica", a->replica);
+		json_add_str(&jb, rec, "base_url", a->base_url);
+	}
+	if (a->load)
+		add_load(&jb, rec, a->load);
+	if (a->during) {
+		cJSON *o = json_add_obj(&jb, rec, "during");
+		json_add_str(&jb, o, "load_case", a->during);
+		json_add_bool(&jb, o, "under_load", a->under_load);
+	}
+	if (a->probe)
+		add_probe(&jb, rec, a->probe);
 	json_build_end(&jb, &rec, "a result record", NULL);
 	return rec;
 }

@@ -18,9 +18,12 @@
  * rounds [round 1's summary], and temperature (the case's sampling
  * temperature as sent, or null when the request left it to the server:
  * diff's functional gates judge attempts at temperature > 0 as samples of a
- * pass rate, fungate.h); run.c adds "replica" and "base_url" (which of
- * several --base-url served it). verdict is "pass" only when transport, audit
- * and grade all passed.
+ * pass rate, fungate.h), "replica" and "base_url" (which of several
+ * --base-url served it), and when they apply "load" (a load request's level,
+ * place and times on its round's clock: struct record_load), "during" (a
+ * case run during a load case) and "probe" (a recall case's probing step:
+ * struct record_probe). verdict is "pass" only when transport, audit and
+ * grade all passed.
  *
  * An attempt is keyed by (case id, repeat, seed): record_key.
  *
@@ -48,6 +51,40 @@
 
 #define RECORD_TEXT_MAX ((size_t)1 << 20) /* bytes of content, of reasoning, of arguments */
 
+/* A load request's record "load": rate (open loop) or concurrency, level,
+ * round (-1 the pre-check, 0 a warm-up), index, warmup, precheck,
+ * scheduled_ms and sent_ms (on the round's clock), input_tokens,
+ * output_tokens, itl_ms (the gaps between token chunks, to the
+ * microsecond; absent without any), round_started_unix (a sharded run's),
+ * slo {ttft_ms, tpot_ms, e2e_ms: those set}. */
+struct record_load {
+	int open_loop;
+	double rate;                 /* open loop */
+	long concurrency;            /* closed loop */
+	int level;
+	long round, index;
+	int warmup, precheck;
+	double scheduled_ms, sent_ms;
+	long input_tokens, output_tokens;
+	const double *gaps_ms;       /* borrowed, ngaps of them */
+	size_t ngaps;
+	int has_round_wall;
+	double round_started_unix;
+	double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms; /* > 0: a bound */
+};
+
+/* A recall case's probing step, its record "probe" (recprobe.h): a cache
+ * step {step, nonce, cached_tokens (null: not reported), ttft_ms} or a
+ * length step {tokens, offset, mod2, mod4, mod8}. */
+struct record_probe {
+	int cache;
+	const char *step, *nonce;    /* cache */
+	long long cached_tokens;     /* cache; < 0: not reported */
+	double ttft_ms;              /* cache */
+	long tokens;                 /* length */
+	int offset;                  /* length */
+};
+
 /* What one attempt's record is made of (all borrowed). */
 struct record_attempt {
 	const struct suite_case *c;
@@ -73,6 +110,13 @@ struct record_attempt {
 	const char *prompt_sha256;        /* recall: of the rendered prompt */
 	long recall_tokens;               /* recall: the prompt size asked for
 					     ("tokens": "max" resolved) */
+	int replica;                      /* its index in --base-url order */
+	const char *base_url;             /* its base URL, redacted; NULL: no
+					     replica is named */
+	const struct record_load *load;   /* a load request's, or NULL */
+	const char *during;               /* the load case it ran during, or NULL */
+	int under_load;                   /* with `during`: it started under load */
+	const struct record_probe *probe; /* a probing step's, or NULL */
 };
 
 /* How the verdict was reached. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/jget.h"
+#include "record.h"
 #include "recprobe.h"
 
 static const char *const cache_steps[RECPROBE_CACHE_STEPS] = {"cold", "warm", "warm-reordered"};
@@ -185,34 +186,24 @@ enum err recprobe_check_fit(const struct suite_case *c, long long room,
 			 rc->jitter, m, top + m, room, max_model_len);
 }
 
-cJSON *recprobe_json(const struct suite_recall *rc, int step, const char *nonce,
-		     const struct stream *st)
+int recprobe_view(const struct suite_recall *rc, int step, const char *nonce,
+		  const struct stream *st, struct record_probe *p)
 {
 	struct stream_timing t;
-	cJSON *o;
-	int ok;
 
-	if (recprobe_steps(rc) == 1 || !(o = cJSON_CreateObject()))
-		return NULL;
+	memset(p, 0, sizeof(*p));
+	if (recprobe_steps(rc) == 1)
+		return 0;
+	p->cache = rc->cache;
 	if (rc->cache) {
 		stream_timing(st, &t);
-		ok = cJSON_AddStringToObject(o, "step", cache_steps[step]) &&
-		     cJSON_AddStringToObject(o, "nonce", nonce) &&
-		     (st->usage.cached_tokens >= 0
-			      ? cJSON_AddNumberToObject(o, "cached_tokens", (double)st->usage.cached_tokens)
-			      : cJSON_AddNullToObject(o, "cached_tokens")) &&
-		     cJSON_AddNumberToObject(o, "ttft_ms", t.ttft_ms);
+		p->step = cache_steps[step];
+		p->nonce = nonce;
+		p->cached_tokens = st->usage.cached_tokens;
+		p->ttft_ms = t.ttft_ms;
 	} else {
-		long n = recprobe_tokens(rc, step);
-		ok = cJSON_AddNumberToObject(o, "tokens", (double)n) &&
-		     cJSON_AddNumberToObject(o, "offset", step) &&
-		     cJSON_AddNumberToObject(o, "mod2", (double)(n % 2)) &&
-		     cJSON_AddNumberToObject(o, "mod4", (double)(n % 4)) &&
-		     cJSON_AddNumberToObject(o, "mod8", (double)(n % 8));
+		p->tokens = recprobe_tokens(rc, step);
+		p->offset = step;
 	}
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
+	return 1;
 }

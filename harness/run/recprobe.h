@@ -21,7 +21,7 @@
  *
  * Each step is an attempt of its own, keyed by its step id ("ID@L" for a
  * jitter length, "ID/cold", "ID/warm", "ID/warm-reordered"), and its record
- * carries a "probe" object (recprobe_json) that report.c reads.
+ * carries a "probe" object (recprobe_view, record.h) that report.c reads.
  */
 #ifndef NEEDLE_RECPROBE_H
 #define NEEDLE_RECPROBE_H
@@ -33,6 +33,8 @@
 
 #include "net/stream.h"
 #include "suite.h"
+
+struct record_probe; /* record.h */
 
 #define RECPROBE_MAX_JITTER 64
 #define RECPROBE_CACHE_STEPS 3
@@ -100,12 +102,11 @@ int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID]);
 enum err recprobe_check_fit(const struct suite_case *c, long long room,
 			    long long max_model_len, const char *file, struct diag *d);
 
-/* The record's "probe" object of `step` (of the case's own options `rc`)
- * after stream `st`, owned, or NULL
- * (out of memory, or a case of one step). Jitter: {"tokens", "offset",
- * "mod2", "mod4", "mod8"}; cache: {"step", "nonce" (NONCE.SESSION),
- * "cached_tokens" (null when the server did not report it), "ttft_ms"}. */
-cJSON *recprobe_json(const struct suite_recall *rc, int step, const char *nonce,
-		     const struct stream *st);
+/* The probing step `step` (of the case's own options `rc`) after stream
+ * `st`, for its record's "probe" (record.h: struct record_probe; the cache
+ * steps' nonce is NONCE.SESSION, borrowed), into *p; 0 for a case of one
+ * step (no probe). */
+int recprobe_view(const struct suite_recall *rc, int step, const char *nonce,
+		  const struct stream *st, struct record_probe *p);
 
 #endif

@@ -639,34 +639,6 @@ static enum err grade_round(struct attempt *a, struct diag *d)
 	return grade_answer(&a->c->expect, s, cJSON_GetArraySize(a->c->messages), &a->g, d);
 }
 
-/* Adds which replica served `a` to its record: "replica" (its index in
- * --base-url order) and "base_url" (redacted). ERR_NOMEM. */
-static enum err name_replica(const struct run *r, const struct attempt *a, cJSON *rec)
-{
-	char base[ENDPOINT_URL_MAX];
-	struct json_build jb;
-
-	endpoint_redact(r->eps[a->replica].base, base, sizeof(base));
-	json_build_init(&jb);
-	json_add_int(&jb, rec, "replica", a->replica);
-	json_add_str(&jb, rec, "base_url", base);
-	return json_build_end(&jb, NULL, "a record", NULL);
-}
-
-/* Adds "during" {"load_case", "under_load"} to the record of an attempt of a
- * case run during a load case. ERR_NOMEM. */
-static enum err during_json(const struct attempt *a, cJSON *rec)
-{
-	struct json_build jb;
-	cJSON *o;
-
-	json_build_init(&jb);
-	o = json_add_obj(&jb, rec, "during");
-	json_add_str(&jb, o, "load_case", a->c->during);
-	json_add_bool(&jb, o, "under_load", !a->idle);
-	return json_build_end(&jb, NULL, "a record", NULL);
-}
-
 /* Queues record `rec` (taken); it counts once durable (tally). */
 static enum err append(struct run *r, cJSON *rec, const struct record_verdict *v,
 		       const struct stream_checks *ck, long status, double weight,
@@ -728,6 +700,9 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 	struct record_attempt v;
 	struct record_verdict verdict;
 	struct audit_result au;
+	struct record_load load;
+	struct record_probe probe;
+	char base[ENDPOINT_URL_MAX];
 	cJSON *rec;
 	enum err e;
 
@@ -737,23 +712,19 @@ static enum err journal(struct run *r, struct attempt *a, const struct http_done
 		judge_audit(r, a, &au);
 	record_view(r, a, dn, ck, &au, raw_name, &v);
 	v.transport_msg = dn->fail ? dn->msg : a->feed_msg;
+	endpoint_redact(r->eps[a->replica].base, base, sizeof(base));
+	v.replica = a->replica;
+	v.base_url = base;
+	if (a->is_load) {
+		run_load_view(a, &load);
+		v.load = &load;
+	}
+	v.during = a->c->during;
+	v.under_load = !a->idle;
+	if (a->c == &a->lcase && !a->is_load &&
+	    recprobe_view(&r->suite->cases[a->c->index].recall, a->step, r->nonce, &a->st, &probe))
+		v.probe = &probe;
 	rec = record_new(&v, &verdict);
-	if (rec && name_replica(r, a, rec))
-		cJSON_Delete(rec), rec = NULL;
-	if (rec && a->is_load && !cJSON_AddItemToObject(rec, "load", run_load_json(a))) {
-		cJSON_Delete(rec);
-		rec = NULL;
-	}
-	if (rec && a->c->during && during_json(a, rec)) {
-		cJSON_Delete(rec);
-		rec = NULL;
-	}
-	if (rec && a->c == &a->lcase && !a->is_load &&
-	    !cJSON_AddItemToObject(rec, "probe", recprobe_json(&r->suite->cases[a->c->index].recall,
-							       a->step, r->nonce, &a->st))) {
-		cJSON_Delete(rec);
-		rec = NULL;
-	}
 	if (!rec)
 		return diag_fail(d, ERR_NOMEM, "out of memory writing a result");
 	a->passed = verdict.transport_ok && verdict.audit_ok && verdict.grade_ok;

@@ -247,9 +247,8 @@ enum err run_load_fill(struct run *r, struct diag *d);
  * and journalled); a pre-check decides whether the case goes on. */
 void run_load_ended(struct run *r, const struct attempt *a,
 		    const struct http_done *dn, int judged);
-/* The record's "load" object of request `a` (owned by the caller), or NULL
- * when out of memory. */
-cJSON *run_load_json(const struct attempt *a);
+/* Request `a`'s place and times on its round's clock, for its record. */
+void run_load_view(const struct attempt *a, struct record_load *l);
 /* --warmup N: N uncounted requests before anything is counted. */
 enum err run_warm_up(struct run *r, struct diag *d);
 /* Releases what `l` owns; accepts a zeroed one. */

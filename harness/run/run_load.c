@@ -533,47 +533,32 @@ enum err run_load_fill(struct run *r, struct diag *d)
 	return e;
 }
 
-/* The level, place and times on the round's clock. */
-cJSON *run_load_json(const struct attempt *a)
+void run_load_view(const struct attempt *a, struct record_load *l)
 {
 	const struct loadspec *s = &a->c->load;
-	cJSON *o = cJSON_CreateObject(), *slo;
-	int ok = o != NULL;
 
+	memset(l, 0, sizeof(*l));
+	l->open_loop = s->open_loop;
 	if (s->open_loop)
-		ok = ok && cJSON_AddNumberToObject(o, "rate", s->rate[a->li.level]);
+		l->rate = s->rate[a->li.level];
 	else
-		ok = ok && cJSON_AddNumberToObject(o, "concurrency", (double)s->concurrency[a->li.level]);
-	ok = ok && cJSON_AddNumberToObject(o, "level", a->li.level) &&
-	     cJSON_AddNumberToObject(o, "round", (double)a->li.round) &&
-	     cJSON_AddNumberToObject(o, "index", (double)a->li.index) &&
-	     cJSON_AddBoolToObject(o, "warmup", a->li.round == 0) &&
-	     cJSON_AddBoolToObject(o, "precheck", a->li.round == LOADPLAN_PRECHECK) &&
-	     cJSON_AddNumberToObject(o, "scheduled_ms", a->li.scheduled_ms - a->li.round_start_ms) &&
-	     cJSON_AddNumberToObject(o, "sent_ms", a->start_ms - a->li.round_start_ms) &&
-	     cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens) &&
-	     cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
-	if (ok && a->st.ngaps) { /* the inter-token latencies, to the microsecond */
-		cJSON *g = cJSON_AddArrayToObject(o, "itl_ms");
-		size_t i;
-
-		for (i = 0; ok && g && i < a->st.ngaps; i++)
-			ok = cJSON_AddItemToArray(g, cJSON_CreateNumber(round(a->st.gaps[i] * 1000) / 1000));
-		ok = ok && g;
-	}
-	if (ok && a->has_seed) /* sharded: for needle merge's common-start check */
-		ok = cJSON_AddNumberToObject(o, "round_started_unix", a->round_wall_s) != NULL;
-	if (ok && (s->slo.ttft_ms > 0 || s->slo.tpot_ms > 0 || s->slo.e2e_ms > 0)) {
-		ok = (slo = cJSON_AddObjectToObject(o, "slo")) != NULL;
-		ok = ok && (!(s->slo.ttft_ms > 0) || cJSON_AddNumberToObject(slo, "ttft_ms", s->slo.ttft_ms));
-		ok = ok && (!(s->slo.tpot_ms > 0) || cJSON_AddNumberToObject(slo, "tpot_ms", s->slo.tpot_ms));
-		ok = ok && (!(s->slo.e2e_ms > 0) || cJSON_AddNumberToObject(slo, "e2e_ms", s->slo.e2e_ms));
-	}
-	if (!ok) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
+		l->concurrency = s->concurrency[a->li.level];
+	l->level = (int)a->li.level;
+	l->round = a->li.round;
+	l->index = (long)a->li.index;
+	l->warmup = a->li.round == 0;
+	l->precheck = a->li.round == LOADPLAN_PRECHECK;
+	l->scheduled_ms = a->li.scheduled_ms - a->li.round_start_ms;
+	l->sent_ms = a->start_ms - a->li.round_start_ms;
+	l->input_tokens = s->input_tokens;
+	l->output_tokens = s->output_tokens;
+	l->gaps_ms = a->st.gaps;
+	l->ngaps = a->st.ngaps;
+	l->has_round_wall = a->has_seed;
+	l->round_started_unix = a->round_wall_s;
+	l->slo_ttft_ms = s->slo.ttft_ms;
+	l->slo_tpot_ms = s->slo.tpot_ms;
+	l->slo_e2e_ms = s->slo.e2e_ms;
 }
 
 /* The pre-check request ended: the case goes on only when it passed every

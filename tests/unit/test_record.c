@@ -140,6 +140,60 @@ static struct suite *load(void)
 	return s;
 }
 
+/* The parts record_new writes whole from their views: the replica, a load
+ * request's place, a case run during a load case, a probing step; numbers,
+ * members and their order as a journal's readers read them. */
+static void test_record_parts(struct record_attempt *a)
+{
+	static const double gaps[] = {1.23456, 2.5};
+	const char *want_load = "{\"concurrency\":4,\"level\":1,\"round\":2,\"index\":7,\"warmup\":false,"
+				"\"precheck\":false,\"scheduled_ms\":0.5,\"sent_ms\":1.25,\"input_tokens\":64,"
+				"\"output_tokens\":16,\"itl_ms\":[1.235,2.5],\"slo\":{\"ttft_ms\":300}}";
+	struct record_load l = {0, 0, 4, 1, 2, 7, 0, 0, 0.5, 1.25, 64, 16, gaps, 2, 0, 0, 300, 0, 0};
+	struct record_probe p = {1, "warm", "n.1", -1, 12.5, 0, 0};
+	static const char *const order[] = {"replica", "base_url", "load", "during", "probe"};
+	struct record_verdict v;
+	cJSON *rec;
+	char *txt;
+	const cJSON *it;
+	int i = 0;
+
+	a->replica = 1, a->base_url = "http://b:8000/v1", a->load = &l;
+	a->during = "hold", a->under_load = 1, a->probe = &p;
+	rec = record_new(a, &v);
+	CHECK(rec && record_problem(rec) == NULL);
+	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "load"));
+	CHECK_STR(txt, want_load);
+	cJSON_free(txt);
+	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "probe"));
+	CHECK_STR(txt, "{\"step\":\"warm\",\"nonce\":\"n.1\",\"cached_tokens\":null,\"ttft_ms\":12.5}");
+	cJSON_free(txt);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "during"), "under_load")));
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "during"), "load_case")->valuestring, "hold");
+	CHECK_EQ_LONG(cJSON_GetObjectItem(rec, "replica")->valueint, 1);
+	cJSON_ArrayForEach(it, rec) /* after the rest, in this order */
+		if (!strcmp(it->string, "replica"))
+			i = 1;
+		else if (i && i < 5)
+			CHECK_STR(it->string, order[i++]);
+	CHECK_EQ_LONG(i, 5);
+	cJSON_Delete(rec);
+	l.open_loop = 1, l.rate = 0.3, l.round = -1, l.precheck = 1, l.ngaps = 0, l.slo_ttft_ms = 0;
+	l.has_round_wall = 1, l.round_started_unix = 1700000000.25;
+	p = (struct record_probe){0, NULL, NULL, 0, 0, 4099, 3};
+	rec = record_new(a, &v);
+	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "load"));
+	CHECK(txt && strstr(txt, "{\"rate\":0.3,\"level\":1,\"round\":-1,") == txt &&
+	      strstr(txt, "\"precheck\":true") && !strstr(txt, "itl_ms") && !strstr(txt, "slo") &&
+	      strstr(txt, "\"round_started_unix\":1700000000.25}"));
+	cJSON_free(txt);
+	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "probe"));
+	CHECK_STR(txt, "{\"tokens\":4099,\"offset\":3,\"mod2\":1,\"mod4\":3,\"mod8\":3}");
+	cJSON_free(txt);
+	cJSON_Delete(rec);
+	a->base_url = NULL, a->load = NULL, a->during = NULL, a->probe = NULL;
+}
+
 static void test_record(void)
 {
 	struct suite *s = load();
@@ -175,7 +229,10 @@ static void test_record(void)
 	CHECK_EQ_LONG(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "audit"), "usage_delta")->valueint, 1);
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(rec, "seed")));
 	CHECK(cJSON_GetObjectItem(rec, "rounds") == NULL);
+	CHECK(!cJSON_GetObjectItem(rec, "replica") && !cJSON_GetObjectItem(rec, "load") &&
+	      !cJSON_GetObjectItem(rec, "during") && !cJSON_GetObjectItem(rec, "probe"));
 	cJSON_Delete(rec);
+	test_record_parts(&a);
 	au.ok = 1;
 	round = record_round(&a);
 	CHECK(cJSON_GetObjectItem(round, "grade") == NULL && cJSON_GetObjectItem(round, "raw"));
