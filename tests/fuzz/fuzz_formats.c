@@ -23,7 +23,7 @@
 
 #include "base/ctl.h"
 #include "base/utf8.h"
-#include "report/junit.h"
+#include "report/format.h"
 #include "report/prom.h"
 #include "report/report.h"
 
@@ -255,6 +255,8 @@ static void check_csv(const char *s, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nl = memchr(data, '\n', size);
+	const struct report_format *junit = report_format_named("junit");
+	struct report_also also = {0};
 	struct report_run *r = NULL;
 	struct report_files f;
 	struct buf out;
@@ -276,10 +278,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	put("manifest.json", data, (size_t)(nl - data));
 	put("results.jsonl", nl + 1, size - (size_t)(nl + 1 - data));
 	diag_init(&d);
-	if (report_load(dir, &r, &d))
+	buf_init(&out, BUF_MAX_DEFAULT);
+	if (junit->fold(&out, &also, &d) || report_load(dir, &also, &r, &d)) {
+		buf_release(&out);
 		return 0;
+	}
 	if (report_render(r, &f, &d)) {
 		report_run_free(r);
+		buf_release(&out);
 		return 0;
 	}
 	if (!(j = cJSON_ParseWithLength(f.json.data, f.json.len)))
@@ -288,11 +294,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ctl_first(f.md.data, f.md.len) != f.md.len)
 		abort();
 	check_csv(f.csv.data, f.csv.len);
-	buf_init(&out, BUF_MAX_DEFAULT);
 	if (!prom_write(&f.summary, &out, &d))
 		check_prom(out.data, out.len);
 	buf_reset(&out);
-	if (!junit_write(dir, &out, &d))
+	if (!junit->write(r, &f, &out, &d)) /* from what its fold gathered in the load's pass */
 		check_xml(out.data, out.len);
 	buf_release(&out);
 	report_files_release(&f);
