@@ -154,9 +154,11 @@ static int scan_object(const char *s, size_t len, struct buf *scratch, cJSON *ob
 }
 
 /* Why the line of `len` bytes at `s` (its newline excluded) is not a record,
- * or NULL with *obj its members (the whole record when *load). */
+ * or NULL with *obj its members (the whole record when *load); *edited when
+ * it is a whole record needle never writes (a lie or a mistyped member,
+ * record.h), which no crash leaves: never a torn line. */
 static const char *check_line(const char *s, size_t len, struct buf *scratch, cJSON **obj,
-			      int *load, int *nomem)
+			      int *load, int *nomem, int *edited, char *msg, size_t cap)
 {
 	struct record_view v;
 	const char *why;
@@ -183,7 +185,10 @@ static const char *check_line(const char *s, size_t len, struct buf *scratch, cJ
 	if ((why = record_problem(*obj)))
 		return why;
 	record_view_of(*obj, &v);
-	return record_view_lie(&v);
+	why = record_view_lie(&v);
+	why = why ? why : record_view_mistyped(&v, msg, cap);
+	*edited = why != NULL;
+	return why;
 }
 
 /* One line of `len` bytes at `line` (its newline included; `last`: nothing
@@ -194,13 +199,15 @@ static enum err one_line(struct mergeread *r, struct mergeread_rec *rec, int las
 {
 	char key[RECORD_KEY_MAX];
 	cJSON *obj = NULL;
-	int load, nomem = 0;
-	const char *why = check_line(rec->line, rec->len - 1, scratch, &obj, &load, &nomem);
+	int load, nomem = 0, edited = 0;
+	char msg[400];
+	const char *why = check_line(rec->line, rec->len - 1, scratch, &obj, &load, &nomem, &edited, msg,
+				     sizeof(msg));
 	enum err e = ERR_OK;
 
 	if (nomem)
 		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->path);
-	else if (why && last)
+	else if (why && last && !edited)
 		*torn = 1;
 	else if (why)
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", r->path, rec->no, why);

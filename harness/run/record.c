@@ -172,6 +172,45 @@ static int load_field(const char *s)
 	}
 }
 
+/* The JSON types each field of a view may have, as record_new writes them
+ * (cJSON's type bits; T_ANY: what the server sent). A field that is absent
+ * is not checked here: records written before it existed lack it. */
+#define T_NUM cJSON_Number
+#define T_STR cJSON_String
+#define T_BOOL (cJSON_True | cJSON_False)
+#define T_NULL cJSON_NULL
+#define T_OBJ cJSON_Object
+#define T_ARR cJSON_Array
+#define T_ANY 0xFF
+static const unsigned char field_types[RF_COUNT] = {
+	[RF_CASE] = T_STR, [RF_KIND] = T_STR, [RF_REPEAT] = T_NUM, [RF_SEED] = T_NUM | T_NULL,
+	[RF_VERDICT] = T_STR, [RF_TRANSPORT] = T_OBJ, [RF_AUDIT] = T_OBJ, [RF_GRADE] = T_OBJ,
+	[RF_HTTP_STATUS] = T_NUM, [RF_TIMING] = T_OBJ, [RF_USAGE] = T_ANY,
+	[RF_FINISH_REASON] = T_STR | T_NULL, [RF_MODEL] = T_STR | T_NULL, [RF_STARTED_AT] = T_STR,
+	[RF_STARTED_UNIX_MS] = T_NUM, [RF_RAW] = T_STR, [RF_RECALL] = T_OBJ, [RF_LOAD] = T_OBJ,
+	[RF_PROBE] = T_OBJ, [RF_REPLICA] = T_NUM, [RF_BASE_URL] = T_STR,
+	[RF_TEMPERATURE] = T_NUM | T_NULL,
+	[RF_TR_OK] = T_BOOL, [RF_TR_FAILURES] = T_ARR, [RF_TR_MESSAGES] = T_ARR,
+	[RF_AU_OK] = T_BOOL, [RF_AU_ENABLED] = T_BOOL, [RF_AU_USAGE_DELTA] = T_NUM | T_NULL,
+	[RF_AU_LOCAL_PROMPT_TOKENS] = T_NUM | T_NULL, [RF_AU_SERVER_PROMPT_TOKENS] = T_NUM | T_NULL,
+	[RF_AU_TOLERANCE] = T_NUM, [RF_AU_HINT] = T_STR,
+	[RF_GR_OK] = T_BOOL, [RF_GR_REASONS] = T_ARR, [RF_GR_NEEDLES] = T_ARR,
+	[RF_TI_FIRST_BYTE_MS] = T_NUM | T_NULL, [RF_TI_TTFT_MS] = T_NUM | T_NULL,
+	[RF_TI_TTFC_MS] = T_NUM | T_NULL, [RF_TI_E2E_MS] = T_NUM | T_NULL,
+	[RF_TI_TPOT_MS] = T_NUM | T_NULL, [RF_US_PROMPT_TOKENS] = T_ANY, [RF_US_COMPLETION_TOKENS] = T_ANY,
+	[RF_RE_TOKENS] = T_NUM, [RF_RE_DEPTHS] = T_ARR, [RF_RE_PROMPT_SHA256] = T_STR,
+	[RF_LO_LEVEL] = T_NUM, [RF_LO_ROUND] = T_NUM, [RF_LO_WARMUP] = T_BOOL,
+	[RF_LO_PRECHECK] = T_BOOL, [RF_LO_CONCURRENCY] = T_NUM, [RF_LO_RATE] = T_NUM,
+};
+
+/* Sets field k of `v` to member `m`, noting the first mistyped one. */
+static inline void take(struct record_view *v, int k, const cJSON *m)
+{
+	v->f[k] = m;
+	if (__builtin_expect(!(m->type & field_types[k]) && !v->mistyped, 0))
+		v->mistyped = k + 1;
+}
+
 /* The members of object `o` that `field` maps into v->f, the first of
  * duplicate names winning. */
 static void view_sub(const cJSON *o, int (*field)(const char *), struct record_view *v)
@@ -181,7 +220,7 @@ static void view_sub(const cJSON *o, int (*field)(const char *), struct record_v
 
 	for (m = o->child; m; m = m->next)
 		if (m->string && (k = field(m->string)) >= 0 && !v->f[k])
-			v->f[k] = m;
+			take(v, k, m);
 }
 
 void record_view_of(const cJSON *rec, struct record_view *v)
@@ -200,7 +239,7 @@ void record_view_of(const cJSON *rec, struct record_view *v)
 	for (m = rec->child; m; m = m->next) {
 		if (!m->string || (k = top_field(m->string)) < 0 || v->f[k])
 			continue;
-		v->f[k] = m;
+		take(v, k, m);
 		if (subs[k] && jget_type(m) == cJSON_Object)
 			view_sub(m, subs[k], v);
 	}
@@ -322,12 +361,12 @@ void record_view_of_jtree(const cJSON *rec, struct record_view *v)
 	for (m = rec->child; m; m = m->next) {
 		if (!m->string || (k = top_field_n(m->string, jtree_name_len(m))) < 0 || v->f[k])
 			continue;
-		v->f[k] = m;
+		take(v, k, m);
 		if (!subs[k] || jget_type(m) != cJSON_Object)
 			continue;
 		for (o = m->child; o; o = o->next)
 			if (o->string && (i = subs[k](o->string, jtree_name_len(o))) >= 0 && !v->f[i])
-				v->f[i] = o;
+				take(v, i, o);
 	}
 }
 
@@ -377,6 +416,55 @@ const char *record_view_problem(const struct record_view *v)
 	if (jget_type(v->f[RF_VERDICT]) != cJSON_String)
 		return "no \"verdict\" string";
 	return NULL;
+}
+
+/* "a number or null" for type bits `t`. */
+static const char *types_text(unsigned t, char *out, size_t cap)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {{T_NUM, "a number"}, {T_STR, "a string"}, {T_BOOL, "true or false"},
+		     {T_OBJ, "an object"}, {T_ARR, "an array"}, {T_NULL, "null"}};
+	size_t i, n = 0, k = 0, at = 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		n += (t & names[i].bit) != 0;
+	out[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && at < cap; i++) {
+		if (!(t & names[i].bit))
+			continue;
+		k++;
+		at += (size_t)snprintf(out + at, cap - at, "%s%s", k == 1 ? "" : k == n ? " or " : ", ",
+				       names[i].name);
+	}
+	return out;
+}
+
+/* The object field whose member field `k` is (RF_COUNT for a top one). */
+static enum record_field parent_of(int k)
+{
+	return k >= RF_LO_LEVEL ? RF_LOAD : k >= RF_RE_TOKENS ? RF_RECALL : k >= RF_US_PROMPT_TOKENS ? RF_USAGE
+	       : k >= RF_TI_FIRST_BYTE_MS ? RF_TIMING : k >= RF_GR_OK ? RF_GRADE : k >= RF_AU_OK ? RF_AUDIT
+	       : k >= RF_TR_OK ? RF_TRANSPORT : RF_COUNT;
+}
+
+const char *record_view_mistyped(const struct record_view *v, char *out, size_t cap)
+{
+	char want[80], got[80], name[160];
+	int k = v->mistyped - 1, t;
+
+	if (k < 0)
+		return NULL;
+	t = jget_type(v->f[k]);
+	if (parent_of(k) == RF_COUNT)
+		snprintf(name, sizeof(name), "\"%.60s\"", v->f[k]->string);
+	else
+		snprintf(name, sizeof(name), "\"%.60s\".\"%.60s\"", v->f[parent_of(k)]->string, v->f[k]->string);
+	snprintf(out, cap, "member %s is %s, not %s", name,
+		 types_text(t == cJSON_True || t == cJSON_False ? T_BOOL : (unsigned)t, got, sizeof(got)),
+		 types_text(field_types[k], want, sizeof(want)));
+	return out;
 }
 
 const char *record_view_lie(const struct record_view *v)

@@ -171,6 +171,9 @@ struct record_view {
 				      object's members when it is one) */
 	int jtree;                 /* 1: `rec` is a jtree's (jscan.h's tree mode), whose
 				      nodes say more (jtree_number_text) */
+	int mistyped;              /* the first field (in the record's order) whose
+				      member has a type needle never writes it
+				      with, + 1; 0: none (record_view_mistyped) */
 };
 
 /* Fills *v from record `rec` (borrowed; may be NULL or not an object: then
@@ -197,6 +200,14 @@ int record_view_key(const struct record_view *v, char *out, size_t cap);
  * refuse such a record rather than trust its verdict. */
 const char *record_view_lie(const struct record_view *v);
 const char *record_view_problem(const struct record_view *v);
+/* Why the record `v` views is not one needle wrote, written into `out`
+ * (`cap` bytes) and returned, or NULL: the first member (in the record's
+ * order) a reader consults with a type record_new never gives it, e.g.
+ * 'member "timing"."ttft_ms" is a string, not a number or null'. A member
+ * that is absent passes (records written before it existed lack it); what
+ * the server sent ("usage" and its members) is not judged. Readers refuse
+ * such a record rather than read it as 0 or null. */
+const char *record_view_mistyped(const struct record_view *v, char *out, size_t cap);
 
 /* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no
  * \"verdict\" string"; NULL when it is one. */

@@ -150,6 +150,21 @@ node -e 'const fs = require("fs"), f = process.argv[1] + "/results.jsonl";
 	fs.writeFileSync(f, ls.map((r) => JSON.stringify(r)).join("\n") + "\n")' "$tmp/liar"
 check_exit 2 "verdict \"pass\" beside grade \"ok\": false" "$NEEDLE" merge "$tmp/m15" "$tmp/s0" "$tmp/liar" "$tmp/s2" "$tmp/s3"
 check_exit 2 "line 1: verdict \"pass\" beside grade \"ok\": false" "$NEEDLE" report "$tmp/liar"
+# A member of a type needle never writes it with (a hand edit, a foreign tool),
+# here on the last line: named with its line, never read as 0, never taken for
+# a torn line.
+cp -r "$tmp/s1" "$tmp/mistyped"
+node -e 'const fs = require("fs"), f = process.argv[1] + "/results.jsonl";
+	const ls = fs.readFileSync(f, "utf8").trim().split("\n").map(JSON.parse);
+	ls[ls.length - 1].audit.usage_delta = "3";
+	fs.writeFileSync(f, ls.map((r) => JSON.stringify(r)).join("\n") + "\n")' "$tmp/mistyped"
+n=$(wc -l < "$tmp/mistyped/results.jsonl")
+sum=$(sha256sum < "$tmp/mistyped/results.jsonl")
+check_exit 2 "malformed results '$tmp/mistyped/results.jsonl' line $n: member \"audit\".\"usage_delta\" is a string, not a number or null (needle never writes that: the record was edited)" \
+	"$NEEDLE" report "$tmp/mistyped"
+check_exit 2 "line $n: member \"audit\".\"usage_delta\" is a string" "$NEEDLE" merge "$tmp/m16" "$tmp/s0" "$tmp/mistyped" "$tmp/s2" "$tmp/s3"
+check_exit 2 "line $n: member \"audit\".\"usage_delta\" is a string" "$NEEDLE" diff "$tmp/s1" "$tmp/mistyped"
+[ "$(sha256sum < "$tmp/mistyped/results.jsonl")" = "$sum" ] || fail "a mistyped record: the journal was changed"
 check_exit 2 "already holds" "$NEEDLE" merge "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
 # A retried merge job: --force merges again into a merged folder, never into a run.
 check_exit 0 "4 shards, 12 records" "$NEEDLE" merge --force "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"

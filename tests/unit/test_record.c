@@ -15,6 +15,17 @@ static const char sse[] =
 	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}\n\n"
 	"data: [DONE]\n\n";
 
+/* Whether `rec` is a record its readers take whole: a key and a verdict,
+ * and every member they consult of the type needle writes it with. */
+static int sound(const cJSON *rec)
+{
+	struct record_view v;
+	char msg[400];
+
+	record_view_of(rec, &v);
+	return record_view_problem(&v) == NULL && record_view_mistyped(&v, msg, sizeof(msg)) == NULL;
+}
+
 static void test_key(void)
 {
 	char key[64];
@@ -74,6 +85,50 @@ static void test_view(void)
 	cJSON_Delete(r);
 	record_view_of(NULL, &v);
 	CHECK_STR(record_view_problem(&v), "not JSON");
+}
+
+/* The first member a reader consults (in the record's order) with a type
+ * needle never writes it with is named with the types it may have; absent
+ * members, duplicates past the first (which readers never see), the
+ * server's usage members and members no reader consults are not judged. */
+static void test_mistyped(void)
+{
+	static const struct {
+		const char *members, *msg;
+	} cases[] = {
+		{"", NULL},
+		{",\"usage\":{\"prompt_tokens\":\"5\"},\"extra\":[1]", NULL},
+		{",\"timing\":{\"ttft_ms\":null,\"e2e_ms\":12.5},\"temperature\":null", NULL},
+		{",\"timing\":{\"ttft_ms\":\"12\"}", "member \"timing\".\"ttft_ms\" is a string, not a number or null"},
+		{",\"timing\":[1]", "member \"timing\" is an array, not an object"},
+		{",\"kind\":7", "member \"kind\" is a number, not a string"},
+		{",\"transport\":{\"ok\":1}", "member \"transport\".\"ok\" is a number, not true or false"},
+		{",\"load\":{\"warmup\":null}", "member \"load\".\"warmup\" is null, not true or false"},
+		{",\"audit\":{\"usage_delta\":true}", "member \"audit\".\"usage_delta\" is true or false, not a number or null"},
+		{",\"usage\":\"none\"", NULL},
+		{",\"load\":{\"level\":{}},\"kind\":1", "member \"load\".\"level\" is an object, not a number"},
+		{",\"kind\":1,\"load\":{\"level\":{}}", "member \"kind\" is a number, not a string"},
+		{",\"kind\":\"chat\",\"kind\":1", NULL},
+	};
+	char line[512], msg[400];
+	struct record_view v;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *r;
+		const char *why;
+
+		snprintf(line, sizeof(line), "{\"case\":\"a\",\"repeat\":1,\"seed\":null,\"verdict\":\"fail\"%s}",
+			 cases[i].members);
+		r = cJSON_Parse(line);
+		record_view_of(r, &v);
+		why = record_view_mistyped(&v, msg, sizeof(msg));
+		if (cases[i].msg)
+			CHECK_STR(why ? why : "(none)", cases[i].msg);
+		else
+			CHECK(why == NULL);
+		cJSON_Delete(r);
+	}
 }
 
 /* record_view_of_jtree finds what record_view_of finds, member for member,
@@ -161,7 +216,7 @@ static void test_record_parts(struct record_attempt *a)
 	a->replica = 1, a->base_url = "http://b:8000/v1", a->load = &l;
 	a->during = "hold", a->under_load = 1, a->probe = &p;
 	rec = record_new(a, &v);
-	CHECK(rec && record_problem(rec) == NULL);
+	CHECK(rec && sound(rec));
 	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "load"));
 	CHECK_STR(txt, want_load);
 	cJSON_free(txt);
@@ -182,6 +237,7 @@ static void test_record_parts(struct record_attempt *a)
 	l.has_round_wall = 1, l.round_started_unix = 1700000000.25;
 	p = (struct record_probe){0, NULL, NULL, 0, 0, 4099, 3};
 	rec = record_new(a, &v);
+	CHECK(sound(rec));
 	txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "load"));
 	CHECK(txt && strstr(txt, "{\"rate\":0.3,\"level\":1,\"round\":-1,") == txt &&
 	      strstr(txt, "\"precheck\":true") && !strstr(txt, "itl_ms") && !strstr(txt, "slo") &&
@@ -221,7 +277,7 @@ static void test_record(void)
 	a.audit = &au, a.g = &g, a.request_sha256 = "abc", a.endpoint = "/v1/chat/completions";
 	a.model = "m", a.started_at = "2026-01-01T00:00:00Z", a.raw_name = "a-r1.sse";
 	rec = record_new(&a, &v);
-	CHECK(record_problem(rec) == NULL);
+	CHECK(sound(rec));
 	CHECK_STR(cJSON_GetObjectItem(rec, "verdict")->valuestring, "fail"); /* the audit failed */
 	CHECK(v.transport_ok && !v.audit_ok && v.grade_ok);
 	CHECK_STR(cJSON_GetObjectItem(rec, "raw")->valuestring, "raw/a-r1.sse");
@@ -430,6 +486,7 @@ int main(void)
 	T_RUN(test_key);
 	T_RUN(test_key_like_printf);
 	T_RUN(test_view);
+	T_RUN(test_mistyped);
 	T_RUN(test_view_jtree);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
