@@ -15,9 +15,11 @@
  * long as the shard says, and the whole split of the suite (shard
  * "split": the attempts but load requests, a SHA-256 of every unit's shard)
  * the same in every shard, the shards' parts of it adding up to it. A record
- * whose verdict contradicts its checks (record_view_lie) is refused. An
- * attempt key recorded in two shards is a problem, unless the two records
- * are identical: then one is dropped and counted. With a --start-at run (a common start) the
+ * needle cannot have written (record_view_edited: a verdict beside a failed
+ * check, a member of the wrong type, one needle always writes missing) is
+ * refused. An attempt key recorded in two shards is a problem, unless the
+ * two records are identical: then one is dropped and counted. With a
+ * --start-at run (a common start) the
  * merge records each shard's start lag; concurrency across shards then only
  * adds up to a bound, as the shards never saw each other's requests. Shards
  * that ran load cases together must have started each round together and

@@ -103,106 +103,59 @@ void mergeread_close(struct mergeread *r)
 	r->manifest = NULL;
 }
 
-/* Adds member `k` of a record, parsed from its `n` bytes at `v`, to `obj`
- * when merge reads it and `obj` has none yet. ERR_NOMEM only. */
-static enum err keep_member(cJSON *obj, const char *k, size_t kn, const char *v, size_t n)
-{
-	static const char *const wanted[] = {"case", "repeat", "seed", "verdict", "transport",
-					     "audit", "grade"};
-	size_t i;
-	cJSON *item;
-
-	for (i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
-		if (strlen(wanted[i]) == kn && !memcmp(wanted[i], k, kn))
-			break;
-	if (i == sizeof(wanted) / sizeof(wanted[0]) || cJSON_GetObjectItemCaseSensitive(obj, wanted[i]))
-		return ERR_OK;
-	if (!(item = cJSON_ParseWithLength(v, n)))
-		return ERR_NOMEM; /* jscan validated it: only memory can fail */
-	cJSON_AddItemToObject(obj, wanted[i], item);
-	return ERR_OK;
-}
-
-/* Scans the object of `len` bytes at `s` into `obj` (the members merge
- * reads); *load = 1 when it has "load". Returns 1 when it is one JSON object,
- * 0 when not, -1 out of memory. */
-static int scan_object(const char *s, size_t len, struct buf *scratch, cJSON *obj, int *load)
-{
-	struct jscan j;
-	struct diag d;
-	const char *k;
-	size_t kn, start;
-	int more;
-
-	diag_init(&d);
-	jscan_init(&j, s, len, "a record");
-	if ((more = jscan_open(&j, '{', &d)) < 0)
-		return 0;
-	while (more > 0) {
-		if (jscan_peek(&j) != '"' || jscan_string(&j, scratch, &k, &kn, &d) ||
-		    jscan_expect(&j, ':', &d))
-			return 0;
-		*load |= kn == 4 && !memcmp(k, "load", 4);
-		/* skipping leaves `scratch`, where the key may be, as it is */
-		if (jscan_skip(&j, &start, &d))
-			return 0;
-		if (keep_member(obj, k, kn, s + start, j.pos - start))
-			return -1;
-		more = jscan_next(&j, '}', &d);
-	}
-	return more == 0 && jscan_peek(&j) == -1;
-}
-
 /* Why the line of `len` bytes at `s` (its newline excluded) is not a record,
- * or NULL with *obj its members (the whole record when *load); *edited when
- * it is a whole record needle never writes (a lie or a mistyped member,
- * record.h), which no crash leaves: never a torn line. */
-static const char *check_line(const char *s, size_t len, struct buf *scratch, cJSON **obj,
-			      int *load, int *nomem, int *edited, char *msg, size_t cap)
+ * or NULL with *v its view (a tree of `t`, parsed from a copy of the line in
+ * `copy`), and in *load the whole record as cJSON when it has "load"; *edited
+ * when it is a whole record needle never writes (record_view_edited), which
+ * no crash leaves: never a torn line. */
+static const char *check_line(const char *s, size_t len, struct jtree *t, struct buf *copy,
+			      struct record_view *v, cJSON **load, int *nomem, int *edited,
+			      char *msg, size_t cap)
 {
-	struct record_view v;
+	cJSON *tree = NULL;
 	const char *why;
-	int ok;
+	enum err e;
 
-	*load = 0;
+	*load = NULL;
 	if (!utf8_valid(s, len))
 		return "invalid UTF-8";
-	if (!(*obj = cJSON_CreateObject())) {
+	buf_reset(copy);
+	if (buf_append(copy, s, len)) {
 		*nomem = 1;
 		return "out of memory";
 	}
-	if ((ok = scan_object(s, len, scratch, *obj, load)) <= 0) {
-		*nomem = ok < 0;
+	/* the tree ends its strings in place: the line itself stays as it is */
+	if ((e = jtree_parse(t, copy->data, len, "a record", &tree, NULL)) == ERR_NOMEM) {
+		*nomem = 1;
+		return "out of memory";
+	}
+	record_view_of_jtree(tree, v);
+	if (!tree || !cJSON_IsObject(tree))
 		return "not a JSON object";
-	}
-	if (*load) {
-		cJSON_Delete(*obj);
-		if (!(*obj = cJSON_ParseWithLength(s, len))) {
-			*nomem = 1;
-			return "out of memory";
-		}
-	}
-	if ((why = record_problem(*obj)))
+	if ((why = record_view_problem(v)))
 		return why;
-	record_view_of(*obj, &v);
-	why = record_view_lie(&v);
-	why = why ? why : record_view_mistyped(&v, msg, cap);
+	why = record_view_edited(v, msg, cap);
 	*edited = why != NULL;
+	if (!why && v->f[RF_LOAD] && !(*load = cJSON_ParseWithLength(s, len))) {
+		*nomem = 1;
+		return "out of memory";
+	}
 	return why;
 }
 
 /* One line of `len` bytes at `line` (its newline included; `last`: nothing
  * follows): its record to `fn`; *torn when it is a torn last line. */
 static enum err one_line(struct mergeread *r, struct mergeread_rec *rec, int last,
-			 struct buf *scratch, mergeread_fn fn, void *ctx, int *torn,
+			 struct jtree *t, struct buf *copy, mergeread_fn fn, void *ctx, int *torn,
 			 struct diag *d)
 {
 	char key[RECORD_KEY_MAX];
-	cJSON *obj = NULL;
-	int load, nomem = 0, edited = 0;
+	struct record_view v;
+	cJSON *load = NULL;
+	int nomem = 0, edited = 0;
 	char msg[400];
-	const char *why = check_line(rec->line, rec->len - 1, scratch, &obj, &load, &nomem, &edited, msg,
-				     sizeof(msg));
+	const char *why = check_line(rec->line, rec->len - 1, t, copy, &v, &load, &nomem, &edited,
+				     msg, sizeof(msg));
 	enum err e = ERR_OK;
 
 	if (nomem)
@@ -212,17 +165,16 @@ static enum err one_line(struct mergeread *r, struct mergeread_rec *rec, int las
 	else if (why)
 		e = diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s", r->path, rec->no, why);
 	else {
-		record_key_of(obj, key, sizeof(key));
+		record_view_key(&v, key, sizeof(key));
 		rec->key = key;
-		rec->passed = record_passed(obj);
-		rec->load = load ? obj : NULL;
+		rec->passed = record_view_passed(&v);
+		rec->load = load;
 		r->records++;
 		r->end = rec->off + (off_t)rec->len;
 		e = fn(ctx, rec, d);
-		if (load)
-			obj = rec->load;
+		load = rec->load;
 	}
-	cJSON_Delete(obj);
+	cJSON_Delete(load);
 	return e;
 }
 
@@ -249,7 +201,8 @@ static enum err more(struct mergeread *r, struct buf *b, off_t base, int *eof, s
 
 enum err mergeread_scan(struct mergeread *r, mergeread_fn fn, void *ctx, struct diag *d)
 {
-	struct buf b, scratch;
+	struct buf b, copy;
+	struct jtree t;
 	struct mergeread_rec rec;
 	size_t start = 0;
 	off_t base = 0;
@@ -258,7 +211,8 @@ enum err mergeread_scan(struct mergeread *r, mergeread_fn fn, void *ctx, struct 
 	const char *nl;
 
 	buf_init(&b, RESULTS_LINE_MAX + CHUNK + 1);
-	buf_init(&scratch, RESULTS_LINE_MAX);
+	buf_init(&copy, RESULTS_LINE_MAX);
+	jtree_init(&t);
 	r->records = 0;
 	r->end = 0;
 	memset(&rec, 0, sizeof(rec));
@@ -278,11 +232,12 @@ enum err mergeread_scan(struct mergeread *r, mergeread_fn fn, void *ctx, struct 
 		rec.len = (size_t)(nl + 1 - rec.line);
 		rec.off = base + (off_t)start;
 		rec.no++;
-		e = one_line(r, &rec, eof && nl + 1 == b.data + b.len, &scratch, fn, ctx, &torn, d);
+		e = one_line(r, &rec, eof && nl + 1 == b.data + b.len, &t, &copy, fn, ctx, &torn, d);
 		start += rec.len;
 	}
 	buf_release(&b);
-	buf_release(&scratch);
+	buf_release(&copy);
+	jtree_release(&t);
 	return e;
 }
 

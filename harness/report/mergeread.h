@@ -9,10 +9,11 @@
  * to MERGEREAD_MANIFEST_MAX bytes, a record line up to RESULTS_LINE_MAX.
  *
  * The journal is read once, in chunks: each line is checked as the report
- * reads it (valid UTF-8, one JSON object, record_problem's key and verdict),
- * with the jscan scanner rather than a parse tree: only the members "case",
- * "repeat", "seed" and "verdict" are parsed, and a load record ("load",
- * mergeload.h) whole. A torn last line (no newline, or not a record, as
+ * reads it (valid UTF-8, one JSON object, record_problem's key and verdict,
+ * record_view_edited's members), parsed as the report parses it, into an
+ * arena tree (jscan.h's jtree) from a copy of the line, so the line merge
+ * copies stays as it is; a load record ("load", mergeload.h) is parsed again
+ * whole for the callback. A torn last line (no newline, or not a record, as
  * --resume sees it) is skipped and left out of `end`. The descriptor stays
  * open until mergeread_close, so the bytes merge copies later are those of
  * the file checked.

@@ -449,39 +449,95 @@ static enum record_field parent_of(int k)
 	       : k >= RF_TR_OK ? RF_TRANSPORT : RF_COUNT;
 }
 
-const char *record_view_mistyped(const struct record_view *v, char *out, size_t cap)
-{
-	char want[80], got[80], name[160];
-	int k = v->mistyped - 1, t;
+/* The fields needle has written in every record since the journal's first
+ * format, and those of every load and every recall record: one that is
+ * absent was taken out by hand. */
+static const unsigned char always[] = {
+	RF_KIND, RF_TRANSPORT, RF_AUDIT, RF_GRADE, RF_HTTP_STATUS, RF_TIMING, RF_USAGE,
+	RF_TR_OK, RF_TR_FAILURES, RF_TR_MESSAGES, RF_AU_OK, RF_AU_ENABLED, RF_AU_USAGE_DELTA,
+	RF_AU_LOCAL_PROMPT_TOKENS, RF_AU_SERVER_PROMPT_TOKENS, RF_AU_TOLERANCE, RF_GR_OK,
+	RF_GR_REASONS, RF_TI_FIRST_BYTE_MS, RF_TI_TTFT_MS, RF_TI_TTFC_MS, RF_TI_E2E_MS,
+	RF_TI_TPOT_MS,
+};
+static const unsigned char of_load[] = {RF_LOAD, RF_LO_LEVEL, RF_LO_ROUND, RF_LO_WARMUP};
+static const unsigned char of_recall[] = {RF_RECALL, RF_RE_TOKENS, RF_RE_DEPTHS};
 
-	if (k < 0)
-		return NULL;
-	t = jget_type(v->f[k]);
-	if (parent_of(k) == RF_COUNT)
-		snprintf(name, sizeof(name), "\"%.60s\"", v->f[k]->string);
-	else
-		snprintf(name, sizeof(name), "\"%.60s\".\"%.60s\"", v->f[parent_of(k)]->string, v->f[k]->string);
-	snprintf(out, cap, "member %s is %s, not %s", name,
-		 types_text(t == cJSON_True || t == cJSON_False ? T_BOOL : (unsigned)t, got, sizeof(got)),
-		 types_text(field_types[k], want, sizeof(want)));
-	return out;
+/* The first of fields `ks[0..n)` absent from `v` (an object's member only
+ * when the object is there), as 'member "timing"."ttft_ms" is missing' into
+ * `out`; NULL when all are there. */
+static const char *missing(const struct record_view *v, const unsigned char *ks, size_t n,
+			   char *out, size_t cap)
+{
+	static const char *const names[RF_COUNT] = {
+		[RF_KIND] = "kind", [RF_TRANSPORT] = "transport", [RF_AUDIT] = "audit",
+		[RF_GRADE] = "grade", [RF_HTTP_STATUS] = "http_status", [RF_TIMING] = "timing",
+		[RF_USAGE] = "usage", [RF_RECALL] = "recall", [RF_LOAD] = "load",
+		[RF_TR_OK] = "ok", [RF_TR_FAILURES] = "failures", [RF_TR_MESSAGES] = "messages",
+		[RF_AU_OK] = "ok", [RF_AU_ENABLED] = "enabled", [RF_AU_USAGE_DELTA] = "usage_delta",
+		[RF_AU_LOCAL_PROMPT_TOKENS] = "local_prompt_tokens",
+		[RF_AU_SERVER_PROMPT_TOKENS] = "server_prompt_tokens", [RF_AU_TOLERANCE] = "tolerance",
+		[RF_GR_OK] = "ok", [RF_GR_REASONS] = "reasons", [RF_TI_FIRST_BYTE_MS] = "first_byte_ms",
+		[RF_TI_TTFT_MS] = "ttft_ms", [RF_TI_TTFC_MS] = "ttfc_ms", [RF_TI_E2E_MS] = "e2e_ms",
+		[RF_TI_TPOT_MS] = "tpot_ms", [RF_LO_LEVEL] = "level", [RF_LO_ROUND] = "round",
+		[RF_LO_WARMUP] = "warmup", [RF_RE_TOKENS] = "tokens", [RF_RE_DEPTHS] = "depths"};
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		k = ks[i];
+		if (v->f[k] || (parent_of(k) != RF_COUNT && !v->f[parent_of(k)]))
+			continue;
+		if (parent_of(k) == RF_COUNT)
+			snprintf(out, cap, "member \"%s\" is missing", names[k]);
+		else
+			snprintf(out, cap, "member \"%s\".\"%s\" is missing", names[parent_of(k)], names[k]);
+		return out;
+	}
+	return NULL;
 }
 
-const char *record_view_lie(const struct record_view *v)
+/* Whether the kind of the record `v` views is `kind`. */
+static int kind_is(const struct record_view *v, const char *kind)
+{
+	return jget_type(v->f[RF_KIND]) == cJSON_String && !strcmp(v->f[RF_KIND]->valuestring, kind);
+}
+
+const char *record_view_edited(const struct record_view *v, char *out, size_t cap)
 {
 	static const struct {
 		enum record_field f;
 		const char *msg;
-	} checks[] = {
+	} lies[] = {
 		{RF_TR_OK, "verdict \"pass\" beside transport \"ok\": false"},
 		{RF_AU_OK, "verdict \"pass\" beside audit \"ok\": false"},
 		{RF_GR_OK, "verdict \"pass\" beside grade \"ok\": false"},
 	};
+	char want[80], got[80], name[160];
+	const char *why;
 	size_t i;
+	int k = v->mistyped - 1, t;
 
-	for (i = 0; record_view_passed(v) && i < sizeof(checks) / sizeof(checks[0]); i++)
-		if (jget_type(v->f[checks[i].f]) == cJSON_False)
-			return checks[i].msg;
+	for (i = 0; record_view_passed(v) && i < sizeof(lies) / sizeof(lies[0]); i++)
+		if (jget_type(v->f[lies[i].f]) == cJSON_False)
+			return lies[i].msg;
+	if (k >= 0) {
+		t = jget_type(v->f[k]);
+		if (parent_of(k) == RF_COUNT)
+			snprintf(name, sizeof(name), "\"%.60s\"", v->f[k]->string);
+		else
+			snprintf(name, sizeof(name), "\"%.60s\".\"%.60s\"", v->f[parent_of(k)]->string,
+				 v->f[k]->string);
+		snprintf(out, cap, "member %s is %s, not %s", name,
+			 types_text(t == cJSON_True || t == cJSON_False ? T_BOOL : (unsigned)t, got, sizeof(got)),
+			 types_text(field_types[k], want, sizeof(want)));
+		return out;
+	}
+	if ((why = missing(v, always, sizeof(always), out, cap)))
+		return why;
+	if (kind_is(v, "load"))
+		return missing(v, of_load, sizeof(of_load), out, cap);
+	if (kind_is(v, "recall"))
+		return missing(v, of_recall, sizeof(of_recall), out, cap);
 	return NULL;
 }
 

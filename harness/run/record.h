@@ -173,7 +173,7 @@ struct record_view {
 				      nodes say more (jtree_number_text) */
 	int mistyped;              /* the first field (in the record's order) whose
 				      member has a type needle never writes it
-				      with, + 1; 0: none (record_view_mistyped) */
+				      with, + 1; 0: none (record_view_edited) */
 };
 
 /* Fills *v from record `rec` (borrowed; may be NULL or not an object: then
@@ -194,20 +194,24 @@ static inline int record_view_passed(const struct record_view *v)
 }
 /* record_key_of and record_problem of the record `v` views. */
 int record_view_key(const struct record_view *v, char *out, size_t cap);
-/* Why the record `v` views contradicts itself, or NULL: a verdict "pass"
- * beside a check that failed (transport, audit or grade "ok": false), as a
- * hand-edited or forged record holds; needle never writes one. Readers
- * refuse such a record rather than trust its verdict. */
-const char *record_view_lie(const struct record_view *v);
 const char *record_view_problem(const struct record_view *v);
-/* Why the record `v` views is not one needle wrote, written into `out`
- * (`cap` bytes) and returned, or NULL: the first member (in the record's
- * order) a reader consults with a type record_new never gives it, e.g.
- * 'member "timing"."ttft_ms" is a string, not a number or null'. A member
- * that is absent passes (records written before it existed lack it); what
- * the server sent ("usage" and its members) is not judged. Readers refuse
- * such a record rather than read it as 0 or null. */
-const char *record_view_mistyped(const struct record_view *v, char *out, size_t cap);
+/* Why the record `v` views is not one needle wrote (it was edited or
+ * forged), or NULL; the reason is written into `out` (`cap` bytes) when it
+ * is not a fixed one. In this order:
+ *  - a verdict "pass" beside a check that failed (transport, audit or grade
+ *    "ok": false);
+ *  - the first member (in the record's order) a reader consults with a type
+ *    record_new never gives it, e.g. 'member "timing"."ttft_ms" is a string,
+ *    not a number or null'; what the server sent ("usage"'s members) is not
+ *    judged;
+ *  - the first member needle has written in every record since the journal's
+ *    first format that is absent, e.g. 'member "transport"."ok" is missing'
+ *    (for a load record also "load" with "level", "round" and "warmup"; for
+ *    a recall record "recall" with "tokens" and "depths"). Members added
+ *    later may be absent: an older needle's records lack them.
+ * Readers refuse such a record rather than trust its verdict or read a
+ * figure of it as 0 or null. */
+const char *record_view_edited(const struct record_view *v, char *out, size_t cap);
 
 /* Why `rec` (NULL for a line that is not JSON) is not a record, e.g. "no
  * \"verdict\" string"; NULL when it is one. */

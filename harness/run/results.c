@@ -486,7 +486,7 @@ static enum err each_line(struct jtree *t, const char *path, char *line, size_t 
 	if (!why && !jtree_ascii(t) && !utf8_valid(line, n - 1)) /* a hand-edited record: never torn, never cut */
 		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: invalid UTF-8 at byte %zu of the line (needle writes only UTF-8: fix the line, or remove it and --resume)",
 				 path, no, utf8_first_bad(line, n - 1) + 1);
-	if (!why && ((why = record_view_lie(&v)) || (why = record_view_mistyped(&v, bad, sizeof(bad)))))
+	if (!why && (why = record_view_edited(&v, bad, sizeof(bad))))
 		return diag_fail(d, ERR_INPUT, "malformed results '%s' line %zu: %s (needle never writes that: the record was edited)",
 				 path, no, why);
 	if (why && (!nl || at_eof(L)))

@@ -148,9 +148,9 @@ struct results_scan {
  * or not a record, as --resume sees it) is skipped, not cut, and described in
  * *sc. Any other line that is not JSON, or not an object with record
  * (record_problem), is ERR_INPUT naming the file, line and reason; so is a
- * record that is not valid UTF-8 or contradicts itself (record_view_lie):
- * a hand-edited one, refused, not mended, and never taken for a torn line. ERR_IO when
- * the file cannot be read.
+ * record that is not valid UTF-8 or that needle cannot have written
+ * (record_view_edited): a hand-edited one, refused, not mended, and never
+ * taken for a torn line. ERR_IO when the file cannot be read.
  */
 enum err results_each(const char *dir, results_fn fn, void *ctx,
 		      struct results_scan *sc, struct diag *d);

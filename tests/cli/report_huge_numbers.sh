@@ -8,7 +8,7 @@ bin=$NEEDLE
 [ -x "$BUILD/asan/needle" ] && bin=$BUILD/asan/needle
 mkdir -p "$tmp/r"
 cat > "$tmp/r/results.jsonl" <<'JSON'
-{"case":"r","kind":"recall","repeat":0,"seed":1,"verdict":"fail","transport":{"ok":true,"failures":[]},"audit":{"ok":true,"usage_delta":1e300},"grade":{"ok":false,"reasons":[],"needles":[{"depth":1e300,"ok":true},{"depth":-1e300,"ok":false},{"depth":50,"ok":true}]},"recall":{"tokens":1e300,"depths":[1e300,-5,50]},"http_status":200,"timing":{"ttft_ms":1e300,"e2e_ms":-1e300},"usage":{"prompt_tokens":1e300},"finish_reason":"stop"}
+{"case":"r","kind":"recall","repeat":0,"seed":1,"verdict":"fail","transport":{"ok":true,"failures":[],"messages":[]},"audit":{"ok":true,"enabled":true,"local_prompt_tokens":1e300,"server_prompt_tokens":-1e300,"usage_delta":1e300,"tolerance":1e300},"grade":{"ok":false,"reasons":[],"needles":[{"depth":1e300,"ok":true},{"depth":-1e300,"ok":false},{"depth":50,"ok":true}]},"recall":{"tokens":1e300,"depths":[1e300,-5,50]},"http_status":200,"timing":{"first_byte_ms":1e300,"ttft_ms":1e300,"ttfc_ms":-1e300,"e2e_ms":-1e300,"tpot_ms":1e300},"usage":{"prompt_tokens":1e300},"finish_reason":"stop"}
 JSON
 rc=0
 "$bin" report "$tmp/r" > "$tmp/out" 2> "$tmp/err" || rc=$?

@@ -150,21 +150,30 @@ node -e 'const fs = require("fs"), f = process.argv[1] + "/results.jsonl";
 	fs.writeFileSync(f, ls.map((r) => JSON.stringify(r)).join("\n") + "\n")' "$tmp/liar"
 check_exit 2 "verdict \"pass\" beside grade \"ok\": false" "$NEEDLE" merge "$tmp/m15" "$tmp/s0" "$tmp/liar" "$tmp/s2" "$tmp/s3"
 check_exit 2 "line 1: verdict \"pass\" beside grade \"ok\": false" "$NEEDLE" report "$tmp/liar"
-# A member of a type needle never writes it with (a hand edit, a foreign tool),
-# here on the last line: named with its line, never read as 0, never taken for
-# a torn line.
-cp -r "$tmp/s1" "$tmp/mistyped"
-node -e 'const fs = require("fs"), f = process.argv[1] + "/results.jsonl";
+# edited NAME EDIT MESSAGE OUT: shard s1 with its last record changed by the
+# JavaScript EDIT (of `r`) into $tmp/NAME; report, merge (into $tmp/OUT) and
+# diff refuse it with MESSAGE, naming the file and the line, never take it for
+# a torn line, and leave the journal as it is.
+edited() {
+	cp -r "$tmp/s1" "$tmp/$1"
+	node -e 'const fs = require("fs"), f = process.argv[1] + "/results.jsonl";
 	const ls = fs.readFileSync(f, "utf8").trim().split("\n").map(JSON.parse);
-	ls[ls.length - 1].audit.usage_delta = "3";
-	fs.writeFileSync(f, ls.map((r) => JSON.stringify(r)).join("\n") + "\n")' "$tmp/mistyped"
-n=$(wc -l < "$tmp/mistyped/results.jsonl")
-sum=$(sha256sum < "$tmp/mistyped/results.jsonl")
-check_exit 2 "malformed results '$tmp/mistyped/results.jsonl' line $n: member \"audit\".\"usage_delta\" is a string, not a number or null (needle never writes that: the record was edited)" \
-	"$NEEDLE" report "$tmp/mistyped"
-check_exit 2 "line $n: member \"audit\".\"usage_delta\" is a string" "$NEEDLE" merge "$tmp/m16" "$tmp/s0" "$tmp/mistyped" "$tmp/s2" "$tmp/s3"
-check_exit 2 "line $n: member \"audit\".\"usage_delta\" is a string" "$NEEDLE" diff "$tmp/s1" "$tmp/mistyped"
-[ "$(sha256sum < "$tmp/mistyped/results.jsonl")" = "$sum" ] || fail "a mistyped record: the journal was changed"
+	(r => eval(process.argv[2]))(ls[ls.length - 1]);
+	fs.writeFileSync(f, ls.map((r) => JSON.stringify(r)).join("\n") + "\n")' "$tmp/$1" "$2"
+	n=$(wc -l < "$tmp/$1/results.jsonl")
+	sum=$(sha256sum < "$tmp/$1/results.jsonl")
+	check_exit 2 "malformed results '$tmp/$1/results.jsonl' line $n: $3 (needle never writes that: the record was edited)" \
+		"$NEEDLE" report "$tmp/$1"
+	check_exit 2 "line $n: $3" "$NEEDLE" merge "$tmp/$4" "$tmp/s0" "$tmp/$1" "$tmp/s2" "$tmp/s3"
+	check_exit 2 "line $n: $3" "$NEEDLE" diff "$tmp/s1" "$tmp/$1"
+	[ "$(sha256sum < "$tmp/$1/results.jsonl")" = "$sum" ] || fail "$1: the journal was changed"
+}
+# A member of a type needle never writes it with (a hand edit, a foreign tool):
+# never read as 0.
+edited mistyped 'r.audit.usage_delta = "3"' 'member "audit"."usage_delta" is a string, not a number or null' m16
+# A member needle always writes, taken out (a recall record's depths): never
+# read as "no depths".
+edited missing 'delete r.recall.depths' 'member "recall"."depths" is missing' m17
 check_exit 2 "already holds" "$NEEDLE" merge "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"
 # A retried merge job: --force merges again into a merged folder, never into a run.
 check_exit 0 "4 shards, 12 records" "$NEEDLE" merge --force "$tmp/merged" "$tmp/s0" "$tmp/s1" "$tmp/s2" "$tmp/s3"

@@ -22,8 +22,9 @@
 #include "base/jget.h"
 #include "report/merge.h"
 #include "run/results.h"
+#include "../unit/trec.h"
 
-#define REC1 "{\"case\":\"b\",\"repeat\":1,\"seed\":null,\"verdict\":\"pass\"}\n"
+#define REC1 "{\"case\":\"b\",\"repeat\":1,\"seed\":null,\"verdict\":\"pass\"," TREC_CHAT "}\n"
 #define MAN1                                                                            \
 	"{\"suite\":{\"sha256\":\"S\"},\"tokenizer\":null,\"template\":null,"            \
 	"\"endpoint\":{\"base_url\":\"http://h\",\"served_model\":\"m\",\"server\":{}},"  \

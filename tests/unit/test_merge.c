@@ -23,14 +23,15 @@
 #include "base/jget.h"
 #include "report/merge.h"
 #include "t.h"
+#include "trec.h"
 
 /* One record line of case `c`, repeat `r`, no seed. */
-#define REC(c, r, v) "{\"case\":\"" c "\",\"repeat\":" #r ",\"seed\":null,\"verdict\":\"" v "\"}\n"
+#define REC(c, r, v) "{\"case\":\"" c "\",\"repeat\":" #r ",\"seed\":null,\"verdict\":\"" v "\"," TREC_CHAT "}\n"
 /* One load request of case "x", level 0, round 1, begun at `t0` (Unix s). */
 #define LOADREC(r, t0)                                                                      \
-	"{\"case\":\"x\",\"repeat\":" #r ",\"seed\":null,\"verdict\":\"pass\",\"load\":"    \
-	"{\"level\":0,\"round\":1,\"scheduled_ms\":0,\"sent_ms\":1,\"round_started_unix\":" \
-	#t0 "}}\n"
+	"{\"case\":\"x\",\"repeat\":" #r ",\"seed\":null,\"verdict\":\"pass\",\"kind\":\"load\","  \
+	"\"load\":{\"level\":0,\"round\":1,\"warmup\":false,\"scheduled_ms\":0,\"sent_ms\":1,"  \
+	"\"round_started_unix\":" #t0 "}," TREC_CHECKS "}\n"
 
 static char top[] = "/tmp/needle-test-merge-XXXXXX";
 

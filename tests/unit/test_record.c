@@ -8,6 +8,7 @@
 #include "base/jscan.h"
 #include "run/record.h"
 #include "t.h"
+#include "trec.h"
 
 static const char sse[] =
 	"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hi\"}}]}\n\n"
@@ -16,14 +17,15 @@ static const char sse[] =
 	"data: [DONE]\n\n";
 
 /* Whether `rec` is a record its readers take whole: a key and a verdict,
- * and every member they consult of the type needle writes it with. */
+ * and every member they consult there and of the type needle writes it
+ * with. */
 static int sound(const cJSON *rec)
 {
 	struct record_view v;
 	char msg[400];
 
 	record_view_of(rec, &v);
-	return record_view_problem(&v) == NULL && record_view_mistyped(&v, msg, sizeof(msg)) == NULL;
+	return record_view_problem(&v) == NULL && record_view_edited(&v, msg, sizeof(msg)) == NULL;
 }
 
 static void test_key(void)
@@ -87,18 +89,34 @@ static void test_view(void)
 	CHECK_STR(record_view_problem(&v), "not JSON");
 }
 
-/* The first member a reader consults (in the record's order) with a type
- * needle never writes it with is named with the types it may have; absent
- * members, duplicates past the first (which readers never see), the
- * server's usage members and members no reader consults are not judged. */
-static void test_mistyped(void)
+/* What record_view_edited says of record `text` (NULL: nothing). */
+static const char *edited(const char *text, char *msg, size_t cap)
+{
+	struct record_view v;
+	cJSON *r = cJSON_Parse(text);
+	const char *why;
+
+	record_view_of(r, &v);
+	why = record_view_edited(&v, msg, cap); /* `msg` or a fixed text: outlives `r` */
+	cJSON_Delete(r);
+	return why;
+}
+
+/* A record needle cannot have written is named: a verdict "pass" beside a
+ * failed check; the first member a reader consults (in the record's order)
+ * with a type needle never writes it with, named with the types it may
+ * have; else the first member needle always writes (by kind: load and
+ * recall records have their own) that is absent. Duplicates past the first
+ * (which readers never see), the server's usage members and members no
+ * reader consults are not judged. */
+static void test_edited(void)
 {
 	static const struct {
 		const char *members, *msg;
 	} cases[] = {
 		{"", NULL},
 		{",\"usage\":{\"prompt_tokens\":\"5\"},\"extra\":[1]", NULL},
-		{",\"timing\":{\"ttft_ms\":null,\"e2e_ms\":12.5},\"temperature\":null", NULL},
+		{",\"timing\":{\"first_byte_ms\":null,\"ttft_ms\":null,\"ttfc_ms\":null,\"e2e_ms\":12.5,\"tpot_ms\":null},\"temperature\":null", NULL},
 		{",\"timing\":{\"ttft_ms\":\"12\"}", "member \"timing\".\"ttft_ms\" is a string, not a number or null"},
 		{",\"timing\":[1]", "member \"timing\" is an array, not an object"},
 		{",\"kind\":7", "member \"kind\" is a number, not a string"},
@@ -109,25 +127,45 @@ static void test_mistyped(void)
 		{",\"load\":{\"level\":{}},\"kind\":1", "member \"load\".\"level\" is an object, not a number"},
 		{",\"kind\":1,\"load\":{\"level\":{}}", "member \"kind\" is a number, not a string"},
 		{",\"kind\":\"chat\",\"kind\":1", NULL},
+		/* absent members */
+		{",\"timing\":{\"ttft_ms\":null,\"e2e_ms\":12.5}", "member \"timing\".\"first_byte_ms\" is missing"},
+		{",\"grade\":{\"reasons\":[]}", "member \"grade\".\"ok\" is missing"},
+		{",\"transport\":{\"ok\":true,\"failures\":[]}", "member \"transport\".\"messages\" is missing"},
+		{",\"kind\":\"load\"", "member \"load\" is missing"},
+		{",\"kind\":\"load\",\"load\":{\"level\":0,\"round\":1}", "member \"load\".\"warmup\" is missing"},
+		{",\"kind\":\"load\",\"load\":{\"level\":0,\"round\":1,\"warmup\":false}", NULL},
+		{",\"kind\":\"recall\",\"recall\":{\"tokens\":5}", "member \"recall\".\"depths\" is missing"},
+		{",\"kind\":\"recall\",\"recall\":{\"tokens\":5,\"depths\":[]}", NULL},
+		{",\"kind\":\"chat\",\"load\":{}", NULL}, /* load members judged on load records only */
+		/* a verdict that contradicts a check comes first */
+		{",\"verdict\":\"pass\",\"grade\":{\"ok\":false},\"timing\":5", "verdict \"pass\" beside grade \"ok\": false"},
 	};
-	char line[512], msg[400];
-	struct record_view v;
+	static const char *const whole[] = {"\"kind\":\"chat\",", "\"http_status\":200,", ",\"usage\":null"};
+	static const char *const named[] = {"kind", "http_status", "usage"};
+	char line[1024], msg[400], want[80];
+	const char *why;
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		cJSON *r;
-		const char *why;
-
-		snprintf(line, sizeof(line), "{\"case\":\"a\",\"repeat\":1,\"seed\":null,\"verdict\":\"fail\"%s}",
-			 cases[i].members);
-		r = cJSON_Parse(line);
-		record_view_of(r, &v);
-		why = record_view_mistyped(&v, msg, sizeof(msg));
+		snprintf(line, sizeof(line), "{\"case\":\"a\",\"repeat\":1,\"seed\":null%s,\"verdict\":\"fail\",%s}",
+			 cases[i].members, TREC_CHAT);
+		why = edited(line, msg, sizeof(msg));
 		if (cases[i].msg)
 			CHECK_STR(why ? why : "(none)", cases[i].msg);
 		else
-			CHECK(why == NULL);
-		cJSON_Delete(r);
+			CHECK_STR(why ? why : "(none)", "(none)");
+	}
+	/* a top member taken out of the whole record */
+	for (i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		char body[sizeof(TREC_CHAT)], *at;
+
+		snprintf(body, sizeof(body), "%s", TREC_CHAT);
+		at = strstr(body, whole[i]);
+		memmove(at, at + strlen(whole[i]), strlen(at + strlen(whole[i])) + 1);
+		snprintf(line, sizeof(line), "{\"case\":\"a\",\"repeat\":1,\"seed\":null,\"verdict\":\"fail\",%s}", body);
+		snprintf(want, sizeof(want), "member \"%s\" is missing", named[i]);
+		why = edited(line, msg, sizeof(msg));
+		CHECK_STR(why ? why : "(none)", want);
 	}
 }
 
@@ -486,7 +524,7 @@ int main(void)
 	T_RUN(test_key);
 	T_RUN(test_key_like_printf);
 	T_RUN(test_view);
-	T_RUN(test_mistyped);
+	T_RUN(test_edited);
 	T_RUN(test_view_jtree);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
