@@ -1,7 +1,7 @@
 /*
- * jdoc — a JSON document into a cJSON tree in one pass (see jdoc.h).
+ * jdoc — a JSON document into a cJSON tree in one pass (see json.h).
  */
-#include "jdoc.h"
+#include "json.h"
 
 #include <limits.h>
 #include <stdint.h>

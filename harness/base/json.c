@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "io.h"
-#include "jdoc.h"
 #include "mem.h"
 
 /* Allocations cJSON asked for and did not get, in this thread: a parse that

@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "base/jdoc.h"
+#include "base/json.h"
 #include "tests/unit/jsame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

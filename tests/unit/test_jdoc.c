@@ -5,7 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/buf.h"
-#include "base/jdoc.h"
+#include "base/json.h"
 #include "jsame.h"
 #include "t.h"
 
