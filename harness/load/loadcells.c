@@ -175,19 +175,19 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
 	json_add_int(jb, o, "requests", (long long)r->requests);
 	json_add_int(jb, o, "succeeded", (long long)r->succeeded);
 	json_add_num(jb, o, "wall_ms", r->wall_ms);
-	json_add_num(jb, o, "output_tps", r->output_tps);
-	json_add_num(jb, o, "ttft_p50_ms", r->ttft_p50_ms);
-	json_add_num(jb, o, "ttft_p95_ms", r->ttft_p95_ms);
-	json_add_num(jb, o, "ttfc_p50_ms", r->ttfc_p50_ms);
-	json_add_num(jb, o, "tpot_p95_ms", r->tpot_p95_ms);
-	json_add_num(jb, o, "e2e_p50_ms", r->e2e_p50_ms);
+	json_add_num(jb, o, LC_OUTPUT_TPS, r->output_tps);
+	json_add_num(jb, o, LC_TTFT_P50_MS, r->ttft_p50_ms);
+	json_add_num(jb, o, LC_TTFT_P95_MS, r->ttft_p95_ms);
+	json_add_num(jb, o, LC_TTFC_P50_MS, r->ttfc_p50_ms);
+	json_add_num(jb, o, LC_TPOT_P95_MS, r->tpot_p95_ms);
+	json_add_num(jb, o, LC_E2E_P50_MS, r->e2e_p50_ms);
 	if (open)
-		json_add_num(jb, o, "achieved_rate", r->achieved_rate);
+		json_add_num(jb, o, LC_ACHIEVED_RATE, r->achieved_rate);
 	if (open || has_slo) {
-		json_add_num(jb, o, "slo_attainment", r->slo_attainment);
-		json_add_num(jb, o, "goodput_rps", r->goodput_rps);
+		json_add_num(jb, o, LC_SLO_ATTAINMENT, r->slo_attainment);
+		json_add_num(jb, o, LC_GOODPUT_RPS, r->goodput_rps);
 	}
-	json_add_num(jb, o, "lag_p99_ms", r->lag_p99_ms);
+	json_add_num(jb, o, LC_LAG_P99_MS, r->lag_p99_ms);
 }
 
 /* The level's value as the records give it: "concurrency" or "rate". */
@@ -206,32 +206,32 @@ static void add_level(struct json_build *jb, cJSON *o, const struct cell *c, int
 static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_cell *s,
 			int open, int has_slo)
 {
-	json_add_int(jb, o, "rounds_total", (long long)s->rounds_total);
-	json_add_int(jb, o, "rounds_valid", (long long)s->rounds_valid);
+	json_add_int(jb, o, LC_ROUNDS_TOTAL, (long long)s->rounds_total);
+	json_add_int(jb, o, LC_ROUNDS_VALID, (long long)s->rounds_valid);
 	json_add_int(jb, o, "requests", (long long)s->requests);
 	json_add_int(jb, o, "succeeded", (long long)s->succeeded);
-	json_add_num(jb, o, "success_rate", s->success_rate);
-	add_fig(jb, o, "output_tps", &s->output_tps);
-	add_fig(jb, o, "ttft_p50_ms", &s->ttft_p50_ms);
-	add_fig(jb, o, "ttft_p95_ms", &s->ttft_p95_ms);
-	add_fig(jb, o, "ttft_p99_ms", &s->ttft_p99_ms);
-	add_fig(jb, o, "ttfc_p50_ms", &s->ttfc_p50_ms);
-	add_fig(jb, o, "ttfc_p95_ms", &s->ttfc_p95_ms);
-	add_fig(jb, o, "tpot_p50_ms", &s->tpot_p50_ms);
-	add_fig(jb, o, "tpot_p95_ms", &s->tpot_p95_ms);
-	add_fig(jb, o, "e2e_p50_ms", &s->e2e_p50_ms);
-	add_fig(jb, o, "e2e_p95_ms", &s->e2e_p95_ms);
-	add_fig(jb, o, "itl_p50_ms", &s->itl_p50_ms);
-	add_fig(jb, o, "itl_p95_ms", &s->itl_p95_ms);
-	add_fig(jb, o, "itl_p99_ms", &s->itl_p99_ms);
+	json_add_num(jb, o, LC_SUCCESS_RATE, s->success_rate);
+	add_fig(jb, o, LC_OUTPUT_TPS, &s->output_tps);
+	add_fig(jb, o, LC_TTFT_P50_MS, &s->ttft_p50_ms);
+	add_fig(jb, o, LC_TTFT_P95_MS, &s->ttft_p95_ms);
+	add_fig(jb, o, LC_TTFT_P99_MS, &s->ttft_p99_ms);
+	add_fig(jb, o, LC_TTFC_P50_MS, &s->ttfc_p50_ms);
+	add_fig(jb, o, LC_TTFC_P95_MS, &s->ttfc_p95_ms);
+	add_fig(jb, o, LC_TPOT_P50_MS, &s->tpot_p50_ms);
+	add_fig(jb, o, LC_TPOT_P95_MS, &s->tpot_p95_ms);
+	add_fig(jb, o, LC_E2E_P50_MS, &s->e2e_p50_ms);
+	add_fig(jb, o, LC_E2E_P95_MS, &s->e2e_p95_ms);
+	add_fig(jb, o, LC_ITL_P50_MS, &s->itl_p50_ms);
+	add_fig(jb, o, LC_ITL_P95_MS, &s->itl_p95_ms);
+	add_fig(jb, o, LC_ITL_P99_MS, &s->itl_p99_ms);
 	if (open)
-		add_fig(jb, o, "achieved_rate", &s->achieved_rate);
+		add_fig(jb, o, LC_ACHIEVED_RATE, &s->achieved_rate);
 	if (open || has_slo) {
-		add_fig(jb, o, "slo_attainment", &s->slo_attainment);
-		add_fig(jb, o, "goodput_rps", &s->goodput_rps);
+		add_fig(jb, o, LC_SLO_ATTAINMENT, &s->slo_attainment);
+		add_fig(jb, o, LC_GOODPUT_RPS, &s->goodput_rps);
 	}
-	add_fig(jb, o, "lag_p99_ms", &s->lag_p99_ms);
-	json_add_num(jb, o, "lag_max_ms", s->lag_max_ms);
+	add_fig(jb, o, LC_LAG_P99_MS, &s->lag_p99_ms);
+	json_add_num(jb, o, LC_LAG_MAX_MS, s->lag_max_ms);
 }
 
 static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, struct diag *d)
@@ -465,28 +465,28 @@ static enum err md_row(struct buf *b, const cJSON *c)
 	else if (!e)
 		e = buf_printf(b, " | c%.0f |", jget_num(c, "concurrency"));
 	if (!e)
-		e = buf_printf(b, " %.0f/%.0f | %.0f/%.0f |", jget_num(c, "rounds_valid"),
-			       jget_num(c, "rounds_total"), jget_num(c, "succeeded"), jget_num(c, "requests"));
+		e = buf_printf(b, " %.0f/%.0f | %.0f/%.0f |", jget_num(c, LC_ROUNDS_VALID),
+			       jget_num(c, LC_ROUNDS_TOTAL), jget_num(c, "succeeded"), jget_num(c, "requests"));
 	if (!e)
-		e = put_fig(b, c, "output_tps", "%.1f");
+		e = put_fig(b, c, LC_OUTPUT_TPS, "%.1f");
 	if (!e)
-		e = put_fig(b, c, "ttft_p50_ms", "%.0f");
+		e = put_fig(b, c, LC_TTFT_P50_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, "ttft_p95_ms", "%.0f");
+		e = put_fig(b, c, LC_TTFT_P95_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, "tpot_p95_ms", "%.1f");
+		e = put_fig(b, c, LC_TPOT_P95_MS, "%.1f");
 	if (!e)
-		e = put_fig(b, c, "itl_p95_ms", "%.1f");
+		e = put_fig(b, c, LC_ITL_P95_MS, "%.1f");
 	if (!e)
-		e = put_fig(b, c, "e2e_p50_ms", "%.0f");
+		e = put_fig(b, c, LC_E2E_P50_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, "ttfc_p50_ms", "%.0f");
+		e = put_fig(b, c, LC_TTFC_P50_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, "achieved_rate", "%.3f");
+		e = put_fig(b, c, LC_ACHIEVED_RATE, "%.3f");
 	if (!e)
-		e = put_fig(b, c, "slo_attainment", "%.3f");
+		e = put_fig(b, c, LC_SLO_ATTAINMENT, "%.3f");
 	if (!e)
-		e = put_fig(b, c, "lag_p99_ms", "%.1f");
+		e = put_fig(b, c, LC_LAG_P99_MS, "%.1f");
 	return e ? e : buf_puts(b, "\n");
 }
 

@@ -35,6 +35,32 @@
 #include "loadci.h"
 #include "loadstat.h"
 
+/* The keys of a cell's figures and counts and of its rounds' (a figure's
+ * range adds "_min" and "_max" to its key), named here only: the writer
+ * above, the diff, the gates, the pictures and the exports spell them
+ * through these. */
+#define LC_OUTPUT_TPS "output_tps"
+#define LC_TTFT_P50_MS "ttft_p50_ms"
+#define LC_TTFT_P95_MS "ttft_p95_ms"
+#define LC_TTFT_P99_MS "ttft_p99_ms"
+#define LC_TTFC_P50_MS "ttfc_p50_ms"
+#define LC_TTFC_P95_MS "ttfc_p95_ms"
+#define LC_TPOT_P50_MS "tpot_p50_ms"
+#define LC_TPOT_P95_MS "tpot_p95_ms"
+#define LC_E2E_P50_MS "e2e_p50_ms"
+#define LC_E2E_P95_MS "e2e_p95_ms"
+#define LC_ITL_P50_MS "itl_p50_ms"
+#define LC_ITL_P95_MS "itl_p95_ms"
+#define LC_ITL_P99_MS "itl_p99_ms"
+#define LC_ACHIEVED_RATE "achieved_rate"
+#define LC_SLO_ATTAINMENT "slo_attainment"
+#define LC_GOODPUT_RPS "goodput_rps"
+#define LC_LAG_P99_MS "lag_p99_ms"
+#define LC_LAG_MAX_MS "lag_max_ms"
+#define LC_SUCCESS_RATE "success_rate"
+#define LC_ROUNDS_VALID "rounds_valid"
+#define LC_ROUNDS_TOTAL "rounds_total"
+
 /* {"cells": [...]} for the load records of `records` (a borrowed array), in
  * order of first appearance, or *out = NULL when there are none. ERR_NOMEM
  * only. */

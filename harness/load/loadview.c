@@ -104,7 +104,7 @@ static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
 		json_add_str(jb, warn, NULL, text);
 	}
 	cJSON_ArrayForEach(r, jget(cell, "rounds"))
-		lag = jget_num(r, "lag_p99_ms") > lag ? jget_num(r, "lag_p99_ms") : lag;
+		lag = jget_num(r, LC_LAG_P99_MS) > lag ? jget_num(r, LC_LAG_P99_MS) : lag;
 	if (lag > LOADVIEW_LAG_WARN_MS) {
 		snprintf(text, sizeof(text),
 			 "%s: requests were sent late, scheduling lag P99 %.1f ms in its worst round (over %.0f ms): "
@@ -171,9 +171,9 @@ static enum err server_row(struct buf *b, const cJSON *c)
 			  num(s, "requests", 1, "%.0f", t[0], 32), num(c, "requests", 1, "%.0f", t[1], 32),
 			  num(s, "prompt_tokens", 1, "%.0f", t[2], 32),
 			  num(s, "generation_tokens", 1, "%.0f", t[3], 32),
-			  num(s, "ttft_p50_s", 1000, "%.0f", t[4], 32), num(c, "ttft_p50_ms", 1, "%.0f", t[5], 32),
-			  num(s, "ttft_p95_s", 1000, "%.0f", t[6], 32), num(c, "ttft_p95_ms", 1, "%.0f", t[7], 32),
-			  num(s, "itl_p95_s", 1000, "%.1f", t[8], 32), num(c, "itl_p95_ms", 1, "%.1f", t[9], 32),
+			  num(s, "ttft_p50_s", 1000, "%.0f", t[4], 32), num(c, LC_TTFT_P50_MS, 1, "%.0f", t[5], 32),
+			  num(s, "ttft_p95_s", 1000, "%.0f", t[6], 32), num(c, LC_TTFT_P95_MS, 1, "%.0f", t[7], 32),
+			  num(s, "itl_p95_s", 1000, "%.1f", t[8], 32), num(c, LC_ITL_P95_MS, 1, "%.1f", t[9], 32),
 			  num(s, "running", 1, "%.0f", t[10], 32), num(s, "waiting", 1, "%.0f", t[11], 32),
 			  num(s, "kv_usage", 100, "%.1f%%", t[12], 32),
 			  num(s, "prefix_hits", 1, "%.0f", t[13], 32));

@@ -800,8 +800,8 @@ static void add_missing(struct json_build *jb, cJSON *diff, const cJSON *sa,
 /* One run's figures of a load cell, or null without the cell. */
 static cJSON *load_side(struct json_build *jb, const cJSON *c)
 {
-	static const char *const plain[] = {"rounds_valid", "requests", "success_rate"};
-	static const char *const figs[] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms", "tpot_p95_ms"};
+	static const char *const plain[] = {LC_ROUNDS_VALID, "requests", LC_SUCCESS_RATE};
+	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
 	static const char *const ends[] = {"", "_min", "_max"};
 	static const char *const spec[] = {"spec_accept_rate", "spec_accept_length"};
 	const cJSON *v;
@@ -832,7 +832,7 @@ static cJSON *load_side(struct json_build *jb, const cJSON *c)
 static void load_entry(struct json_build *jb, cJSON *arr, const cJSON *c, const cJSON *la,
 		       const cJSON *lb)
 {
-	static const char *const figs[] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms", "tpot_p95_ms"};
+	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
 	char name[320];
 	const cJSON *a, *b, *rate = jget(c, "rate");
 	cJSON *o = json_add_obj(jb, arr, NULL), *ratio;
@@ -1339,19 +1339,19 @@ static enum err sec_load(const cJSON *diff, struct buf *b)
 			e = md_cell(b, jget(en, "case")->valuestring);
 		if (!e)
 			e = buf_printf(b, " | %s | %s/%s |", jget(en, "level")->valuestring,
-				       md_number(jget2(en, "a", "rounds_valid"), "%.0f", t1, sizeof(t1)),
-				       md_number(jget2(en, "b", "rounds_valid"), "%.0f", t2, sizeof(t2)));
+				       md_number(jget2(en, "a", LC_ROUNDS_VALID), "%.0f", t1, sizeof(t1)),
+				       md_number(jget2(en, "b", LC_ROUNDS_VALID), "%.0f", t2, sizeof(t2)));
 		if (!e)
-			e = load_fig(b, en, "output_tps", "%.1f");
+			e = load_fig(b, en, LC_OUTPUT_TPS, "%.1f");
 		if (!e)
-			e = load_fig(b, en, "ttft_p50_ms", "%.1f");
+			e = load_fig(b, en, LC_TTFT_P50_MS, "%.1f");
 		if (!e)
-			e = load_fig(b, en, "ttft_p95_ms", "%.1f");
+			e = load_fig(b, en, LC_TTFT_P95_MS, "%.1f");
 		if (!e)
-			e = load_fig(b, en, "tpot_p95_ms", "%.2f");
+			e = load_fig(b, en, LC_TPOT_P95_MS, "%.2f");
 		if (!e)
-			e = buf_printf(b, " %s | %s |", md_number(jget2(en, "a", "success_rate"), "%.3f", t1, sizeof(t1)),
-				       md_number(jget2(en, "b", "success_rate"), "%.3f", t2, sizeof(t2)));
+			e = buf_printf(b, " %s | %s |", md_number(jget2(en, "a", LC_SUCCESS_RATE), "%.3f", t1, sizeof(t1)),
+				       md_number(jget2(en, "b", LC_SUCCESS_RATE), "%.3f", t2, sizeof(t2)));
 		if (!e)
 			e = load_verdict(b, en);
 	}

@@ -10,6 +10,7 @@
 
 #include "base/jget.h"
 #include "base/mem.h"
+#include "load/loadcells.h"
 #include "chart.h"
 #include "gate.h"
 
@@ -20,7 +21,7 @@ static const unsigned char *const black = chart_black, *const grid = chart_grid,
 			   *const axis = chart_axis;
 static const unsigned char beyond[3] = {252, 230, 230};
 
-static const char *const figs[DIFFPLOT_PANELS] = {"output_tps", "ttft_p50_ms", "ttft_p95_ms"};
+static const char *const figs[DIFFPLOT_PANELS] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS};
 static const char *const titles[DIFFPLOT_PANELS] = {"OUTPUT THROUGHPUT (TOK/S)", "TTFT P50 (MS)",
 						     "TTFT P95 (MS)"};
 

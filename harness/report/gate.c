@@ -277,16 +277,16 @@ static const struct ratio_rule {
 	const char *unit;
 	int all_rounds;
 } ratios[] = {
-	{"output_tps_ratio", "output_tps", 0, LOADSTAT_TTFT, 0, 1.0, "tok/s", 0},
-	{"goodput_ratio", "goodput_rps", 0, LOADSTAT_TTFT, 0, 0.01, "req/s", 1},
-	{"ttft_p50_ratio", "ttft_p50_ms", 1, LOADSTAT_TTFT, 50, 1.0, "ms", 0},
-	{"ttft_p95_ratio", "ttft_p95_ms", 1, LOADSTAT_TTFT, 95, 1.0, "ms", 0},
-	{"tpot_p95_ratio", "tpot_p95_ms", 1, LOADSTAT_TPOT, 95, 0.1, "ms", 0},
-	{"e2e_p50_ratio", "e2e_p50_ms", 1, LOADSTAT_E2E, 50, 1.0, "ms", 0},
+	{"output_tps_ratio", LC_OUTPUT_TPS, 0, LOADSTAT_TTFT, 0, 1.0, "tok/s", 0},
+	{"goodput_ratio", LC_GOODPUT_RPS, 0, LOADSTAT_TTFT, 0, 0.01, "req/s", 1},
+	{"ttft_p50_ratio", LC_TTFT_P50_MS, 1, LOADSTAT_TTFT, 50, 1.0, "ms", 0},
+	{"ttft_p95_ratio", LC_TTFT_P95_MS, 1, LOADSTAT_TTFT, 95, 1.0, "ms", 0},
+	{"tpot_p95_ratio", LC_TPOT_P95_MS, 1, LOADSTAT_TPOT, 95, 0.1, "ms", 0},
+	{"e2e_p50_ratio", LC_E2E_P50_MS, 1, LOADSTAT_E2E, 50, 1.0, "ms", 0},
 };
-static const char *const absolutes[] = {"success_rate", "slo_attainment", "goodput_rps",
-					"achieved_rate", "output_tps", "ttft_p50_ms",
-					"ttft_p95_ms", "tpot_p95_ms", "e2e_p50_ms", "lag_p99_ms"};
+static const char *const absolutes[] = {LC_SUCCESS_RATE, LC_SLO_ATTAINMENT, LC_GOODPUT_RPS,
+					LC_ACHIEVED_RATE, LC_OUTPUT_TPS, LC_TTFT_P50_MS,
+					LC_TTFT_P95_MS, LC_TPOT_P95_MS, LC_E2E_P50_MS, LC_LAG_P99_MS};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -453,8 +453,8 @@ static void minutes(double s, char *out, size_t cap)
 static void settle(const struct loadci_result *q, const struct ratio_rule *r, const struct gate *g,
 		   const cJSON *a, const cJSON *b, char *out, size_t cap)
 {
-	double rounds = fmin(jget_num(a, "rounds_valid"), jget_num(b, "rounds_valid"));
-	double total = fmin(jget_num(a, "rounds_total"), jget_num(b, "rounds_total"));
+	double rounds = fmin(jget_num(a, LC_ROUNDS_VALID), jget_num(b, LC_ROUNDS_VALID));
+	double total = fmin(jget_num(a, LC_ROUNDS_TOTAL), jget_num(b, LC_ROUNDS_TOTAL));
 	double reqs = fmin(jget_num(a, "requests"), jget_num(b, "requests")) / (total > 0 ? total : 1);
 	double sec = round_seconds(a, b), need = fmax(rounds + 1, ceil(rounds * q->more));
 	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
@@ -559,9 +559,9 @@ static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *
 	o->lo = o->hi = o->mde = NAN;
 	loadcells_name(b, name, sizeof(name));
 	a = loadcells_find(jget(x->load_a, "cells"), name);
-	if (jget_num(b, "rounds_valid") < 1 || (a && jget_num(a, "rounds_valid") < 1)) {
+	if (jget_num(b, LC_ROUNDS_VALID) < 1 || (a && jget_num(a, LC_ROUNDS_VALID) < 1)) {
 		snprintf(o->advice, sizeof(o->advice), "invalid in %s (no valid round)",
-			 jget_num(b, "rounds_valid") < 1 ? "B" : "A");
+			 jget_num(b, LC_ROUNDS_VALID) < 1 ? "B" : "A");
 		return ERR_OK;
 	}
 	if ((r || !strcmp(x->g->name, GATE_SPEC)) && !a) {
@@ -678,7 +678,7 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 
 	memset(&t, 0, sizeof(t));
 	cJSON_ArrayForEach(b, jget(jget2(res->diff, "summary_b", "load"), "cells")) {
-		if (!picked(b, g->arg) || (g->slo_only && !cJSON_IsNumber(jget(b, "slo_attainment"))))
+		if (!picked(b, g->arg) || (g->slo_only && !cJSON_IsNumber(jget(b, LC_SLO_ATTAINMENT))))
 			continue;
 		if ((e = judge_cell(&x, b, &o, d)))
 			break;

@@ -9,6 +9,7 @@
 #include "base/jget.h"
 #include "base/md.h"
 #include "base/xml.h"
+#include "load/loadcells.h"
 #include "diffplot.h"
 
 /* Appends `s` as escaped text; "-" when NULL. */
@@ -163,16 +164,16 @@ static enum err sec_load(struct buf *b, const cJSON *s)
 		e = e ? e : cell(b, jget(c, "case"));
 		e = e ? e : buf_printf(b, "<td>%s</td>", level);
 		e = e ? e : num_cell(b, jget(c, "requests"), "%.0f");
-		e = e ? e : num_cell(b, jget(c, "success_rate"), "%.3f");
-		e = e ? e : num_cell(b, jget(c, "output_tps"), "%.1f");
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.1f&#8211;%.1f</td>", jget_num(c, "output_tps_min"),
-				       jget_num(c, "output_tps_max"));
-		e = e ? e : num_cell(b, jget(c, "ttft_p50_ms"), "%.1f");
-		e = e ? e : num_cell(b, jget(c, "ttft_p95_ms"), "%.1f");
-		e = e ? e : num_cell(b, jget(c, "tpot_p95_ms"), "%.2f");
-		e = e ? e : num_cell(b, jget(c, "e2e_p50_ms"), "%.1f");
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td></tr>\n", jget_num(c, "rounds_valid"),
-				       jget_num(c, "rounds_total"));
+		e = e ? e : num_cell(b, jget(c, LC_SUCCESS_RATE), "%.3f");
+		e = e ? e : num_cell(b, jget(c, LC_OUTPUT_TPS), "%.1f");
+		e = e ? e : buf_printf(b, "<td class=\"n\">%.1f&#8211;%.1f</td>", jget_num(c, LC_OUTPUT_TPS "_min"),
+				       jget_num(c, LC_OUTPUT_TPS "_max"));
+		e = e ? e : num_cell(b, jget(c, LC_TTFT_P50_MS), "%.1f");
+		e = e ? e : num_cell(b, jget(c, LC_TTFT_P95_MS), "%.1f");
+		e = e ? e : num_cell(b, jget(c, LC_TPOT_P95_MS), "%.2f");
+		e = e ? e : num_cell(b, jget(c, LC_E2E_P50_MS), "%.1f");
+		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td></tr>\n", jget_num(c, LC_ROUNDS_VALID),
+				       jget_num(c, LC_ROUNDS_TOTAL));
 	}
 	return e ? e : buf_puts(b, "</table>\n");
 }
@@ -381,14 +382,14 @@ static enum err diff_cells(struct buf *b, const cJSON *diff)
 		e = e ? e : buf_puts(b, "<tr>");
 		e = e ? e : cell(b, jget(en, "case"));
 		e = e ? e : cell(b, jget(en, "level"));
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td>", jget_num(jget(en, "a"), "rounds_valid"),
-				       jget_num(jget(en, "b"), "rounds_valid"));
-		e = e ? e : diff_fig(b, en, "output_tps", "%.1f");
-		e = e ? e : diff_fig(b, en, "ttft_p50_ms", "%.1f");
-		e = e ? e : diff_fig(b, en, "ttft_p95_ms", "%.1f");
-		e = e ? e : diff_fig(b, en, "tpot_p95_ms", "%.2f");
-		e = e ? e : num_cell(b, jget2(en, "a", "success_rate"), "%.3f");
-		e = e ? e : num_cell(b, jget2(en, "b", "success_rate"), "%.3f");
+		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td>", jget_num(jget(en, "a"), LC_ROUNDS_VALID),
+				       jget_num(jget(en, "b"), LC_ROUNDS_VALID));
+		e = e ? e : diff_fig(b, en, LC_OUTPUT_TPS, "%.1f");
+		e = e ? e : diff_fig(b, en, LC_TTFT_P50_MS, "%.1f");
+		e = e ? e : diff_fig(b, en, LC_TTFT_P95_MS, "%.1f");
+		e = e ? e : diff_fig(b, en, LC_TPOT_P95_MS, "%.2f");
+		e = e ? e : num_cell(b, jget2(en, "a", LC_SUCCESS_RATE), "%.3f");
+		e = e ? e : num_cell(b, jget2(en, "b", LC_SUCCESS_RATE), "%.3f");
 		e = e ? e : verdict_cell(b, jget(en, "verdict"));
 		e = e ? e : buf_puts(b, "</tr>\n");
 	}

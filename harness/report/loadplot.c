@@ -10,6 +10,7 @@
 
 #include "base/jget.h"
 #include "base/mem.h"
+#include "load/loadcells.h"
 #include "chart.h"
 
 static const unsigned char palette[][3] = {
@@ -237,8 +238,8 @@ static double fig(const cJSON *cell, const char *k)
 
 /* A level's figures: its concurrency, then NFIGS figures. */
 #define NFIGS 6
-static const char *const fig_keys[NFIGS] = {"output_tps", "ttft_p95_ms", "output_tps_min",
-					    "output_tps_max", "ttft_p95_ms_min", "ttft_p95_ms_max"};
+static const char *const fig_keys[NFIGS] = {LC_OUTPUT_TPS, LC_TTFT_P95_MS, LC_OUTPUT_TPS "_min",
+					    LC_OUTPUT_TPS "_max", LC_TTFT_P95_MS "_min", LC_TTFT_P95_MS "_max"};
 
 struct pt {
 	int ci;            /* the case's place in order of first appearance */

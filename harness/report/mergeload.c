@@ -8,6 +8,7 @@
 #include "base/mem.h"
 #include "mergeload.h"
 #include "base/stats.h"
+#include "load/loadcells.h"
 
 #define MERGELOAD_INDEX_MAX 1000000000L /* of a level or round read from a shard */
 
@@ -183,7 +184,7 @@ void mergeload_note(struct json_build *jb, cJSON *merge, const struct mergeload 
 	o = json_add_obj(jb, merge, "load");
 	json_add_int(jb, o, "shards", (long long)ml->shards);
 	json_add_num(jb, o, "start_skew_ms", ml->skew_ms);
-	json_add_num(jb, o, "lag_p99_ms", ml->lag_p99_ms);
+	json_add_num(jb, o, LC_LAG_P99_MS, ml->lag_p99_ms);
 	json_add_num(jb, o, "tolerance_ms", ml->tolerance_ms);
 	snprintf(note, sizeof(note),
 		 "load cases ran on %zu shards at once, each with its part of the target; their rounds began within %.0f ms of each other and the worst scheduling-lag P99 was %.0f ms. Each shard saw only its own requests: global concurrency is a bound (the sum of the shards'), not a measurement.",

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base/jget.h"
+#include "load/loadcells.h"
 
 /* The labels every sample of the run carries, text ready to print: as long
  * as the values are (a model id is the server's to choose). */
@@ -197,20 +198,20 @@ struct load_fig {
 static const struct load_fig load_figs[] = {
 	{"needle_load_requests", "Requests of the level's counted rounds.", "requests", NULL, 1},
 	{"needle_load_success_ratio", "Requests that passed every check over the level's requests.",
-	 "success_rate", NULL, 1},
+	 LC_SUCCESS_RATE, NULL, 1},
 	{"needle_load_output_throughput_tokens_per_second",
 	 "Completion tokens of successful requests over the round's wall time (median over valid rounds).",
-	 "output_tps", NULL, 1},
+	 LC_OUTPUT_TPS, NULL, 1},
 	{"needle_load_ttft_seconds", "Time to first token (median over valid rounds of the per-round percentile).",
-	 "ttft_p50_ms", "50", 1e-3},
-	{"needle_load_ttft_seconds", NULL, "ttft_p95_ms", "95", 1e-3},
-	{"needle_load_ttft_seconds", NULL, "ttft_p99_ms", "99", 1e-3},
+	 LC_TTFT_P50_MS, "50", 1e-3},
+	{"needle_load_ttft_seconds", NULL, LC_TTFT_P95_MS, "95", 1e-3},
+	{"needle_load_ttft_seconds", NULL, LC_TTFT_P99_MS, "99", 1e-3},
 	{"needle_load_tpot_seconds", "Time per output token after the first (median over valid rounds of the per-round percentile).",
-	 "tpot_p50_ms", "50", 1e-3},
-	{"needle_load_tpot_seconds", NULL, "tpot_p95_ms", "95", 1e-3},
+	 LC_TPOT_P50_MS, "50", 1e-3},
+	{"needle_load_tpot_seconds", NULL, LC_TPOT_P95_MS, "95", 1e-3},
 	{"needle_load_e2e_seconds", "Request latency, sent to done (median over valid rounds of the per-round percentile).",
-	 "e2e_p50_ms", "50", 1e-3},
-	{"needle_load_e2e_seconds", NULL, "e2e_p95_ms", "95", 1e-3}};
+	 LC_E2E_P50_MS, "50", 1e-3},
+	{"needle_load_e2e_seconds", NULL, LC_E2E_P95_MS, "95", 1e-3}};
 
 /* A family's samples, one per level (cell). */
 static void load_family(struct prom_out *o, const struct load_fig *f, const cJSON *cells)
