@@ -15,7 +15,10 @@
 #   "aa:0 r10:10 r15:15 r25:25"), GATE_CASES (how many load cases, default all),
 #   GATE_DIV (16), GATE_OUT (16), GATE_SUITE (a suite file instead), GATE_FIRST
 #   (the first pair's number, default 1: pair i seeds the server's noise with i,
-#   so that several copies of the script can measure different pairs at once)
+#   so that several copies of the script can measure different pairs at once),
+#   GATE_KEEP (a folder: each pair's diff stderr as KINDi.err and both run folders,
+#   baseI and KINDi, are kept there, so that a pair can be judged again with
+#   needle diff baseI KINDi --gate cutover)
 set -u
 TESTS=${TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$TESTS/lib/cli.sh"
@@ -68,7 +71,8 @@ while [ "$i" -lt "$((${GATE_FIRST:-1} + pairs))" ]; do
 		g=0
 		"$NEEDLE" diff "$tmp/base$i" "$tmp/$name$i" --gate cutover >/dev/null 2>"$tmp/gate.err" || g=$?
 		echo "$name $g" >>"$tmp/counts"
-		[ -z "${GATE_KEEP:-}" ] || cp "$tmp/gate.err" "$GATE_KEEP/$name$i.err"
+		[ -z "${GATE_KEEP:-}" ] || { cp "$tmp/gate.err" "$GATE_KEEP/$name$i.err" &&
+			cp -r "$tmp/base$i" "$tmp/$name$i" "$GATE_KEEP/"; }
 		rm -rf "${tmp:?}/$name$i"
 	done
 	rm -rf "${tmp:?}/base$i"
