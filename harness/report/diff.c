@@ -977,6 +977,24 @@ void diff_result_release(struct diff_result *res)
 	mem_free(res->cases);
 	res->cases = NULL;
 	res->ncases = res->capcases = 0;
+	mem_free(res->cells);
+	res->cells = NULL;
+	res->ncells = 0;
+}
+
+/* res->cells: one per entry of diff["load"], none judged yet. */
+static enum err index_cells(struct diff_result *res, struct diag *d)
+{
+	cJSON *load = cJSON_GetObjectItemCaseSensitive(res->diff, "load"), *en;
+	size_t n = (size_t)cJSON_GetArraySize(load);
+
+	if (!n)
+		return ERR_OK;
+	if (!(res->cells = mem_calloc(n, sizeof(*res->cells))))
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	cJSON_ArrayForEach(en, load)
+		res->cells[res->ncells++].entry = en;
+	return ERR_OK;
 }
 
 /* The comparison of the summaries res->a and res->b, whose trees it takes. */
@@ -1026,7 +1044,8 @@ enum err diff_runs(struct report_run *a, struct report_run *b,
 	}
 	out->records_a = a->load_records;
 	out->records_b = b->load_records;
-	e = compare(&ia, &ib, &m, out, d);
+	if (!(e = compare(&ia, &ib, &m, out, d)))
+		e = index_cells(out, d);
 out:
 	if (e)
 		diff_result_release(out);

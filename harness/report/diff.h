@@ -20,7 +20,8 @@
  * rate, a, b (each run's rounds_valid, requests, success_rate and output_tps,
  * ttft_p50_ms, ttft_p95_ms, tpot_p95_ms with _min and _max over rounds; null
  * for a run without the cell), ratio (B/A of those four), gates (filled by
- * gate.h, empty until then), verdict (null until a gate judges the cell)}.
+ * gate.h, empty until then), verdict (null until a gate judges the cell:
+ * struct diff_cell holds the verdict as the gates leave it)}.
  * The latency table is over the attempts that are not load requests: those
  * belong to their cell.
  *
@@ -60,6 +61,20 @@ struct diff_case {
 	size_t s_total, s_a_pass, s_b_pass;
 };
 
+/* The verdict of a gate (gate.h), and of a load cell of the comparison:
+ * the worst of the verdicts of the gates that judged it. Worst last: a
+ * gate's verdict is the worst of its cells'. */
+enum gate_verdict { GATE_PASS, GATE_UNDERPOWERED, GATE_FAIL };
+
+/* A load cell of the comparison, an entry of diff["load"], as the gates
+ * judge it: each appends its judgement to the entry's "gates" and keeps the
+ * worst so far in `verdict`, which the entry's "verdict" then states. */
+struct diff_cell {
+	cJSON *entry;              /* borrowed from diff["load"] */
+	int judged;                /* a gate judged it: `verdict` is set */
+	enum gate_verdict verdict;
+};
+
 /* A comparison. Its per-case parts are kept compact and made JSON objects
  * one at a time when printed or rendered (diff_print_json, diff_markdown). */
 struct diff_result {
@@ -74,6 +89,9 @@ struct diff_result {
 				    (report_run.load_records): their load
 				    requests, for gates on per-request figures */
 	size_t ncases, capcases;
+	struct diff_cell *cells; /* owned: one per entry of diff["load"], in
+				    its order */
+	size_t ncells;
 };
 
 /* Loads run folder `dir` for a comparison: report_load_cases (`globs` as

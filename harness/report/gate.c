@@ -373,7 +373,7 @@ static int picked(const cJSON *c, const char *arg)
 struct load_ctx {
 	const cJSON *load_a;           /* runs' "load" (summaries), borrowed */
 	const cJSON *records_a, *records_b; /* runs' load records, borrowed */
-	cJSON *entries;                /* diff["load"], or NULL */
+	struct diff_result *res;       /* its cells' verdicts are written */
 	const struct gate *g;
 	struct loadci_set sa, sb;      /* owned scratch */
 	struct json_build *jb;
@@ -593,10 +593,12 @@ static cJSON *finite_or_null(double v)
  * becomes the worst so far. */
 static void to_entry(struct load_ctx *x, const char *name, const struct cell_out *o)
 {
-	cJSON *en = loadcells_find(x->entries, name), *gs, *it, *vd;
-	enum gate_verdict worst = o->v;
+	cJSON *en = loadcells_find(cJSON_GetObjectItemCaseSensitive(x->res->diff, "load"), name), *gs, *it;
+	struct diff_cell *c = x->res->cells, *end = c + x->res->ncells;
 
-	if (!en || !(gs = cJSON_GetObjectItemCaseSensitive(en, "gates")))
+	while (c < end && c->entry != en)
+		c++;
+	if (c == end || !(gs = cJSON_GetObjectItemCaseSensitive(en, "gates")))
 		return;
 	it = json_add_obj(x->jb, gs, NULL);
 	json_add_str(x->jb, it, "gate", x->g->spec);
@@ -607,13 +609,10 @@ static void to_entry(struct load_ctx *x, const char *name, const struct cell_out
 	json_add_item(x->jb, it, "ci_high", finite_or_null(o->hi));
 	json_add_item(x->jb, it, "mde", finite_or_null(o->mde));
 	json_add_str(x->jb, it, "advice", o->advice);
-	vd = cJSON_GetObjectItemCaseSensitive(en, "verdict");
-	if (cJSON_IsString(vd) && !strcmp(vd->valuestring, "fail"))
-		worst = GATE_FAIL;
-	else if (cJSON_IsString(vd) && !strcmp(vd->valuestring, "underpowered") && worst == GATE_PASS)
-		worst = GATE_UNDERPOWERED;
-	cJSON_DeleteItemFromObjectCaseSensitive(en, "verdict");
-	json_add_str(x->jb, en, "verdict", gate_verdict_name(worst));
+	c->verdict = c->judged && c->verdict > o->v ? c->verdict : o->v;
+	c->judged = 1;
+	cJSON_DeleteItemFromObjectCaseSensitive(en, "verdict"); /* the last member: it stays so */
+	json_add_str(x->jb, en, "verdict", gate_verdict_name(c->verdict));
 }
 
 /* Whether `v` is worse than `w` for this operator. */
@@ -669,7 +668,7 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 			  struct diag *d)
 {
 	struct load_ctx x = {jget2(res->diff, "summary_a", "load"), res->records_a, res->records_b,
-			     cJSON_GetObjectItemCaseSensitive(res->diff, "load"), g, {0}, {0}, jb};
+			     res, g, {0}, {0}, jb};
 	const cJSON *b;
 	struct cell_out o;
 	struct tally t;

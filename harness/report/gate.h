@@ -91,9 +91,6 @@
 
 enum gate_op { GATE_GE, GATE_LE, GATE_GT, GATE_LT, GATE_EQ };
 
-/* Worst last: a gate's verdict is the worst of its cells'. */
-enum gate_verdict { GATE_PASS, GATE_UNDERPOWERED, GATE_FAIL };
-
 /* Flags of gate_eval. */
 enum {
 	GATE_ALLOW_INCOMPLETE = 1 << 0, /* gate although a run is incomplete */

@@ -219,11 +219,14 @@ static void cmp_make(struct cmp *c, const struct level *a, size_t na, const stru
 	cJSON_AddItemToObject(sa, "load", la);
 	cJSON_AddItemToObject(sb, "load", lb);
 	entries = cJSON_AddArrayToObject(c->res.diff, "load");
+	c->res.cells = calloc(nb, sizeof(*c->res.cells));
+	CHECK(c->res.cells != NULL);
 	cJSON_ArrayForEach(cell, cJSON_GetObjectItem(lb, "cells")) {
 		cJSON *en = cJSON_Duplicate(cell, 1);
 		cJSON_AddItemToObject(en, "gates", cJSON_CreateArray());
 		cJSON_AddNullToObject(en, "verdict");
 		cJSON_AddItemToArray(entries, en);
+		c->res.cells[c->res.ncells++].entry = en;
 	}
 	cJSON_AddArrayToObject(c->res.diff, "gates");
 	c->res.records_a = c->ra;
@@ -233,6 +236,7 @@ static void cmp_make(struct cmp *c, const struct level *a, size_t na, const stru
 static void cmp_free(struct cmp *c)
 {
 	cJSON_Delete(c->res.diff);
+	free(c->res.cells);
 	cJSON_Delete(c->ra);
 	cJSON_Delete(c->rb);
 }
@@ -258,11 +262,20 @@ static enum gate_verdict eval(struct cmp *c, const char *spec, double *v, const 
 	return out;
 }
 
+/* The "verdict" of the entry of cell `name`, which states its diff_cell's. */
 static const char *entry_verdict(struct cmp *c, const char *name)
 {
 	const cJSON *en = loadcells_find(cJSON_GetObjectItem(c->res.diff, "load"), name);
+	const cJSON *v = cJSON_GetObjectItem(en, "verdict");
+	size_t i;
 
-	return cJSON_IsString(cJSON_GetObjectItem(en, "verdict")) ? cJSON_GetObjectItem(en, "verdict")->valuestring : "";
+	for (i = 0; i < c->res.ncells && c->res.cells[i].entry != en; i++)
+		;
+	CHECK(i < c->res.ncells && c->res.cells[i].judged == cJSON_IsString(v));
+	if (!cJSON_IsString(v))
+		return "";
+	CHECK(!strcmp(gate_verdict_name(c->res.cells[i].verdict), v->valuestring));
+	return v->valuestring;
 }
 
 static void test_gates(void)
