@@ -29,24 +29,24 @@ struct junit_walk {
 /* The testcase name of `rec`: the attempt key in words (junit.h). */
 static void case_name(const cJSON *rec, char *out, size_t cap)
 {
-	const cJSON *seed = jget(rec, "seed"), *load = jget(rec, "load");
+	const cJSON *seed = jget(rec, RK_SEED), *load = jget(rec, RK_LOAD);
 	int n;
 
-	n = snprintf(out, cap, "%s repeat %.0f", cJSON_GetStringValue(jget(rec, "case")),
-		     jget_num(rec, "repeat"));
+	n = snprintf(out, cap, "%s repeat %.0f", cJSON_GetStringValue(jget(rec, RK_CASE)),
+		     jget_num(rec, RK_REPEAT));
 	out[utf8_whole(out, strlen(out))] = '\0'; /* a long case id cut: whole characters */
 	if (n >= 0 && (size_t)n < cap && cJSON_IsNumber(seed))
 		n += snprintf(out + n, cap - (size_t)n, " seed %.0f", seed->valuedouble);
 	if (n < 0 || (size_t)n >= cap || !load)
 		return;
-	if (cJSON_IsTrue(jget(load, "precheck")))
-		snprintf(out + n, cap - (size_t)n, " level %.0f pre-check", jget_num(load, "level"));
-	else if (cJSON_IsTrue(jget(load, "warmup")))
+	if (cJSON_IsTrue(jget(load, RK_PRECHECK)))
+		snprintf(out + n, cap - (size_t)n, " level %.0f pre-check", jget_num(load, RK_LEVEL));
+	else if (cJSON_IsTrue(jget(load, RK_WARMUP)))
 		snprintf(out + n, cap - (size_t)n, " level %.0f warm-up request %.0f",
-			 jget_num(load, "level"), jget_num(load, "index"));
+			 jget_num(load, RK_LEVEL), jget_num(load, "index"));
 	else
 		snprintf(out + n, cap - (size_t)n, " level %.0f round %.0f request %.0f",
-			 jget_num(load, "level"), jget_num(load, "round"), jget_num(load, "index"));
+			 jget_num(load, RK_LEVEL), jget_num(load, RK_ROUND), jget_num(load, "index"));
 }
 
 static enum err failure(struct buf *b, const struct record_view *v)
@@ -74,7 +74,7 @@ static enum err testcase(void *ctx, const struct record_view *v, struct diag *d)
 	struct junit_walk *w = ctx;
 	struct buf *b = &w->cases;
 	char name[WHY_TEXT_MAX];
-	double s = jget_num(jget(rec, "timing"), "e2e_ms") / 1000;
+	double s = jget_num(jget(rec, RK_TIMING), RK_E2E_MS) / 1000;
 	int pass = record_passed(rec);
 	enum err e;
 
@@ -85,7 +85,7 @@ static enum err testcase(void *ctx, const struct record_view *v, struct diag *d)
 	w->failures += !pass;
 	w->seconds += s;
 	if ((e = buf_puts(b, "    <testcase classname=\"")) || (e = xml_attr(b, w->suite)) ||
-	    (e = buf_putc(b, '.')) || (e = xml_attr(b, cJSON_GetStringValue(jget(rec, "case")))) ||
+	    (e = buf_putc(b, '.')) || (e = xml_attr(b, cJSON_GetStringValue(jget(rec, RK_CASE)))) ||
 	    (e = buf_puts(b, "\" name=\"")) || (e = xml_attr(b, name)) ||
 	    (e = buf_printf(b, "\" time=\"%.3f\">", s)))
 		return e;

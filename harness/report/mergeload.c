@@ -9,6 +9,7 @@
 #include "mergeload.h"
 #include "base/stats.h"
 #include "load/loadcells.h"
+#include "run/record.h"
 
 #define MERGELOAD_INDEX_MAX 1000000000L /* of a level or round read from a shard */
 
@@ -38,12 +39,12 @@ static int by_round(const void *pa, const void *pb)
  * cells are made of), 0 when `rec` is none. */
 static int start_of(const cJSON *rec, size_t shard, struct start *s)
 {
-	const cJSON *load = jget(rec, "load"), *t = jget(load, "round_started_unix");
-	const cJSON *id = jget(rec, "case");
+	const cJSON *load = jget(rec, RK_LOAD), *t = jget(load, "round_started_unix");
+	const cJSON *id = jget(rec, RK_CASE);
 
 	if (!cJSON_IsNumber(t) || !cJSON_IsString(id) ||
-	    !jget_whole(load, "round", 1, MERGELOAD_INDEX_MAX, &s->round) ||
-	    !jget_whole(load, "level", 0, MERGELOAD_INDEX_MAX, &s->level))
+	    !jget_whole(load, RK_ROUND, 1, MERGELOAD_INDEX_MAX, &s->round) ||
+	    !jget_whole(load, RK_LEVEL, 0, MERGELOAD_INDEX_MAX, &s->level))
 		return 0;
 	s->id = id->valuestring;
 	s->shard = shard;
@@ -132,8 +133,8 @@ static enum err lag_p99(const cJSON *records, int *has, double *p99, struct diag
 	enum err e = ERR_OK;
 
 	cJSON_ArrayForEach(rec, records) {
-		load = jget(rec, "load");
-		if (!cJSON_IsNumber(jget(load, "round_started_unix")) || jget_num(load, "round") < 1)
+		load = jget(rec, RK_LOAD);
+		if (!cJSON_IsNumber(jget(load, "round_started_unix")) || jget_num(load, RK_ROUND) < 1)
 			continue;
 		if (stats_vec_push(&v, jget_num(load, "sent_ms") - jget_num(load, "scheduled_ms"))) {
 			e = diag_fail(d, ERR_NOMEM, "out of memory");

@@ -27,9 +27,9 @@ static void take_residue(struct json_build *jb, cJSON *res, const cJSON *rec,
 	const cJSON *n;
 	double found = 0, total = 0;
 	size_t i;
-	int pass = !strcmp(jget(rec, "verdict")->valuestring, "pass");
+	int pass = !strcmp(jget(rec, RK_VERDICT)->valuestring, "pass");
 
-	cJSON_ArrayForEach(n, jget2(rec, "grade", "needles")) {
+	cJSON_ArrayForEach(n, jget2(rec, RK_GRADE, RK_NEEDLES)) {
 		total++;
 		found += cJSON_IsTrue(jget(n, "ok"));
 	}
@@ -65,12 +65,12 @@ static void take_cache(struct json_build *jb, cJSON *steps, const cJSON *rec,
 
 	if (!o)
 		return;
-	json_add_dup(jb, o, "case", jget(rec, "case"));
-	json_add_dup(jb, o, "verdict", jget(rec, "verdict"));
+	json_add_dup(jb, o, "case", jget(rec, RK_CASE));
+	json_add_dup(jb, o, "verdict", jget(rec, RK_VERDICT));
 	json_add_dup(jb, o, "cached_tokens", jget(probe, "cached_tokens"));
 	json_add_dup(jb, o, "ttft_ms", jget(probe, "ttft_ms"));
 	wrong = json_add_arr(jb, o, "wrong");
-	cJSON_ArrayForEach(n, jget2(rec, "grade", "needles")) {
+	cJSON_ArrayForEach(n, jget2(rec, RK_GRADE, RK_NEEDLES)) {
 		char line[256], tmp[2][64];
 		if (cJSON_IsTrue(jget(n, "ok")))
 			continue;

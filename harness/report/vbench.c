@@ -45,9 +45,9 @@ struct vb_walk {
 
 static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const cJSON *load)
 {
-	const char *id = cJSON_GetStringValue(jget(rec, "case"));
-	long level = (long)jget_num(load, "level");
-	const cJSON *rate = jget(load, "rate");
+	const char *id = cJSON_GetStringValue(jget(rec, RK_CASE));
+	long level = (long)jget_num(load, RK_LEVEL);
+	const cJSON *rate = jget(load, RK_RATE);
 	const char *ep;
 	struct vb_level *l, *p;
 	size_t i;
@@ -67,7 +67,7 @@ static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const cJSO
 	w->n++;
 	l->level = level;
 	l->open_loop = cJSON_IsNumber(rate);
-	l->value = l->open_loop ? rate->valuedouble : jget_num(load, "concurrency");
+	l->value = l->open_loop ? rate->valuedouble : jget_num(load, RK_CONCURRENCY);
 	l->has_slo = jget(load, "slo") != NULL;
 	ep = cJSON_GetStringValue(jget(rec, "endpoint"));
 	l->endpoint = ep && strstr(ep, "/chat/") ? "openai-chat" : "openai";
@@ -78,7 +78,7 @@ static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 {
 	const cJSON *rec = v->rec;
 	struct vb_walk *w = ctx;
-	const cJSON *load = jget(rec, "load"), *slo = jget(load, "slo");
+	const cJSON *load = jget(rec, RK_LOAD), *slo = jget(load, "slo");
 	struct loadstat_slo bounds = {jget_num(slo, "ttft_ms"), jget_num(slo, "tpot_ms"),
 				      jget_num(slo, "e2e_ms")};
 	struct vb_level *l;
@@ -88,7 +88,7 @@ static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 	double *t;
 
 	(void)d;
-	if (!load || !cJSON_IsString(jget(rec, "case")) || jget_num(load, "round") < 1 ||
+	if (!load || !cJSON_IsString(jget(rec, RK_CASE)) || jget_num(load, RK_ROUND) < 1 ||
 	    !loadstat_request(rec, &q))
 		return ERR_OK;
 	if (!(l = level_of(w, rec, load)))
@@ -102,8 +102,8 @@ static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 	memset(r, 0, sizeof(*r));
 	r->q = q;
 	l->n++;
-	r->round = (long)jget_num(load, "round");
-	r->prompt_tokens = jget_num(jget(rec, "usage"), "prompt_tokens");
+	r->round = (long)jget_num(load, RK_ROUND);
+	r->prompt_tokens = jget_num(jget(rec, RK_USAGE), RK_PROMPT_TOKENS);
 	r->ttft = r->q.first >= 0 ? r->q.first - r->q.sent : -1;
 	r->e2e = r->q.done - r->q.sent;
 	r->meets_slo = loadstat_meets(&r->q, &bounds);

@@ -394,7 +394,7 @@ static void advise_404(struct line *b, const struct tally *t, const cJSON *manif
 /* The advice for a run where every attempt failed at transport. */
 static void advise_transport(struct line *b, const struct tally *t, const cJSON *manifest)
 {
-	const char *msg = str_or(cJSON_GetArrayItem(jget2(t->first_fail, "transport", "messages"), 0), "");
+	const char *msg = str_or(cJSON_GetArrayItem(jget2(t->first_fail, RK_TRANSPORT, RK_MESSAGES), 0), "");
 	int st = (int)t->status, skip = 0;
 
 	/* "HTTP 400: why" says its status once */
@@ -415,7 +415,7 @@ static void advise_transport(struct line *b, const struct tally *t, const cJSON 
 		say(b, "every request got HTTP %d: %s", st, msg);
 	else
 		say(b, "every request failed at transport (%s): %s",
-			   str_or(cJSON_GetArrayItem(jget2(t->first_fail, "transport", "failures"), 0), "?"),
+			   str_or(cJSON_GetArrayItem(jget2(t->first_fail, RK_TRANSPORT, RK_FAILURES), 0), "?"),
 			   msg);
 }
 

@@ -63,37 +63,37 @@ static int as_long(const cJSON *v, long *out)
 static int top_field(const char *s)
 {
 	switch (s[0]) {
-	case 'a': return NAME(s, "audit", RF_AUDIT);
-	case 'b': return NAME(s, "base_url", RF_BASE_URL);
-	case 'c': return s[1] == 'a' ? NAME(s, "case", RF_CASE) : -1;
-	case 'f': return NAME(s, "finish_reason", RF_FINISH_REASON);
-	case 'g': return NAME(s, "grade", RF_GRADE);
-	case 'h': return NAME(s, "http_status", RF_HTTP_STATUS);
-	case 'k': return NAME(s, "kind", RF_KIND);
-	case 'l': return NAME(s, "load", RF_LOAD);
-	case 'm': return NAME(s, "model", RF_MODEL);
-	case 'p': return NAME(s, "probe", RF_PROBE);
+	case 'a': return NAME(s, RK_AUDIT, RF_AUDIT);
+	case 'b': return NAME(s, RK_BASE_URL, RF_BASE_URL);
+	case 'c': return s[1] == 'a' ? NAME(s, RK_CASE, RF_CASE) : -1;
+	case 'f': return NAME(s, RK_FINISH_REASON, RF_FINISH_REASON);
+	case 'g': return NAME(s, RK_GRADE, RF_GRADE);
+	case 'h': return NAME(s, RK_HTTP_STATUS, RF_HTTP_STATUS);
+	case 'k': return NAME(s, RK_KIND, RF_KIND);
+	case 'l': return NAME(s, RK_LOAD, RF_LOAD);
+	case 'm': return NAME(s, RK_MODEL, RF_MODEL);
+	case 'p': return NAME(s, RK_PROBE, RF_PROBE);
 	case 'r':
 		if (!s[1])
 			return -1;
 		switch (s[2]) {
-		case 'w': return NAME(s, "raw", RF_RAW);
-		case 'c': return NAME(s, "recall", RF_RECALL);
-		case 'p': return s[3] == 'e' ? NAME(s, "repeat", RF_REPEAT)
-					     : NAME(s, "replica", RF_REPLICA);
+		case 'w': return NAME(s, RK_RAW, RF_RAW);
+		case 'c': return NAME(s, RK_RECALL, RF_RECALL);
+		case 'p': return s[3] == 'e' ? NAME(s, RK_REPEAT, RF_REPEAT)
+					     : NAME(s, RK_REPLICA, RF_REPLICA);
 		default: return -1;
 		}
 	case 's':
 		if (s[1] == 'e')
-			return NAME(s, "seed", RF_SEED);
-		return !strcmp(s, "started_at") ? RF_STARTED_AT
-						: NAME(s, "started_unix_ms", RF_STARTED_UNIX_MS);
+			return NAME(s, RK_SEED, RF_SEED);
+		return !strcmp(s, RK_STARTED_AT) ? RF_STARTED_AT
+						: NAME(s, RK_STARTED_UNIX_MS, RF_STARTED_UNIX_MS);
 	case 't':
-		return s[1] == 'r' ? NAME(s, "transport", RF_TRANSPORT)
-		       : s[1] == 'i' ? NAME(s, "timing", RF_TIMING)
-		       : s[1] == 'e' ? NAME(s, "temperature", RF_TEMPERATURE) : -1;
-	case 'u': return NAME(s, "usage", RF_USAGE);
-	case 'v': return NAME(s, "verdict", RF_VERDICT);
+		return s[1] == 'r' ? NAME(s, RK_TRANSPORT, RF_TRANSPORT)
+		       : s[1] == 'i' ? NAME(s, RK_TIMING, RF_TIMING)
+		       : s[1] == 'e' ? NAME(s, RK_TEMPERATURE, RF_TEMPERATURE) : -1;
+	case 'u': return NAME(s, RK_USAGE, RF_USAGE);
+	case 'v': return NAME(s, RK_VERDICT, RF_VERDICT);
 	default: return -1;
 	}
 }
@@ -101,9 +101,9 @@ static int top_field(const char *s)
 static int transport_field(const char *s)
 {
 	switch (s[0]) {
-	case 'o': return NAME(s, "ok", RF_TR_OK);
-	case 'f': return NAME(s, "failures", RF_TR_FAILURES);
-	case 'm': return NAME(s, "messages", RF_TR_MESSAGES);
+	case 'o': return NAME(s, RK_OK, RF_TR_OK);
+	case 'f': return NAME(s, RK_FAILURES, RF_TR_FAILURES);
+	case 'm': return NAME(s, RK_MESSAGES, RF_TR_MESSAGES);
 	default: return -1;
 	}
 }
@@ -111,51 +111,51 @@ static int transport_field(const char *s)
 static int audit_field(const char *s)
 {
 	switch (s[0]) {
-	case 'o': return NAME(s, "ok", RF_AU_OK);
-	case 'e': return NAME(s, "enabled", RF_AU_ENABLED);
-	case 'l': return NAME(s, "local_prompt_tokens", RF_AU_LOCAL_PROMPT_TOKENS);
-	case 's': return NAME(s, "server_prompt_tokens", RF_AU_SERVER_PROMPT_TOKENS);
-	case 'u': return NAME(s, "usage_delta", RF_AU_USAGE_DELTA);
-	case 't': return NAME(s, "tolerance", RF_AU_TOLERANCE);
-	case 'h': return NAME(s, "hint", RF_AU_HINT);
+	case 'o': return NAME(s, RK_OK, RF_AU_OK);
+	case 'e': return NAME(s, RK_ENABLED, RF_AU_ENABLED);
+	case 'l': return NAME(s, RK_LOCAL_PROMPT_TOKENS, RF_AU_LOCAL_PROMPT_TOKENS);
+	case 's': return NAME(s, RK_SERVER_PROMPT_TOKENS, RF_AU_SERVER_PROMPT_TOKENS);
+	case 'u': return NAME(s, RK_USAGE_DELTA, RF_AU_USAGE_DELTA);
+	case 't': return NAME(s, RK_TOLERANCE, RF_AU_TOLERANCE);
+	case 'h': return NAME(s, RK_HINT, RF_AU_HINT);
 	default: return -1;
 	}
 }
 
 static int grade_field(const char *s)
 {
-	return s[0] == 'r' ? NAME(s, "reasons", RF_GR_REASONS)
-	       : s[0] == 'n' ? NAME(s, "needles", RF_GR_NEEDLES)
-	       : s[0] == 'o' ? NAME(s, "ok", RF_GR_OK) : -1;
+	return s[0] == 'r' ? NAME(s, RK_REASONS, RF_GR_REASONS)
+	       : s[0] == 'n' ? NAME(s, RK_NEEDLES, RF_GR_NEEDLES)
+	       : s[0] == 'o' ? NAME(s, RK_OK, RF_GR_OK) : -1;
 }
 
 static int timing_field(const char *s)
 {
 	switch (s[0]) {
-	case 'f': return NAME(s, "first_byte_ms", RF_TI_FIRST_BYTE_MS);
-	case 'e': return NAME(s, "e2e_ms", RF_TI_E2E_MS);
+	case 'f': return NAME(s, RK_FIRST_BYTE_MS, RF_TI_FIRST_BYTE_MS);
+	case 'e': return NAME(s, RK_E2E_MS, RF_TI_E2E_MS);
 	case 't':
 		if (s[1] == 'p')
-			return NAME(s, "tpot_ms", RF_TI_TPOT_MS);
+			return NAME(s, RK_TPOT_MS, RF_TI_TPOT_MS);
 		if (s[1] != 't' || s[2] != 'f')
 			return -1;
-		return s[3] == 't' ? NAME(s, "ttft_ms", RF_TI_TTFT_MS) : NAME(s, "ttfc_ms", RF_TI_TTFC_MS);
+		return s[3] == 't' ? NAME(s, RK_TTFT_MS, RF_TI_TTFT_MS) : NAME(s, RK_TTFC_MS, RF_TI_TTFC_MS);
 	default: return -1;
 	}
 }
 
 static int usage_field(const char *s)
 {
-	return s[0] == 'p' ? NAME(s, "prompt_tokens", RF_US_PROMPT_TOKENS)
-	       : s[0] == 'c' ? NAME(s, "completion_tokens", RF_US_COMPLETION_TOKENS) : -1;
+	return s[0] == 'p' ? NAME(s, RK_PROMPT_TOKENS, RF_US_PROMPT_TOKENS)
+	       : s[0] == 'c' ? NAME(s, RK_COMPLETION_TOKENS, RF_US_COMPLETION_TOKENS) : -1;
 }
 
 static int recall_field(const char *s)
 {
 	switch (s[0]) {
-	case 't': return NAME(s, "tokens", RF_RE_TOKENS);
-	case 'd': return NAME(s, "depths", RF_RE_DEPTHS);
-	case 'p': return NAME(s, "prompt_sha256", RF_RE_PROMPT_SHA256);
+	case 't': return NAME(s, RK_TOKENS, RF_RE_TOKENS);
+	case 'd': return NAME(s, RK_DEPTHS, RF_RE_DEPTHS);
+	case 'p': return NAME(s, RK_PROMPT_SHA256, RF_RE_PROMPT_SHA256);
 	default: return -1;
 	}
 }
@@ -163,11 +163,11 @@ static int recall_field(const char *s)
 static int load_field(const char *s)
 {
 	switch (s[0]) {
-	case 'l': return NAME(s, "level", RF_LO_LEVEL);
-	case 'r': return s[1] == 'o' ? NAME(s, "round", RF_LO_ROUND) : NAME(s, "rate", RF_LO_RATE);
-	case 'w': return NAME(s, "warmup", RF_LO_WARMUP);
-	case 'p': return NAME(s, "precheck", RF_LO_PRECHECK);
-	case 'c': return NAME(s, "concurrency", RF_LO_CONCURRENCY);
+	case 'l': return NAME(s, RK_LEVEL, RF_LO_LEVEL);
+	case 'r': return s[1] == 'o' ? NAME(s, RK_ROUND, RF_LO_ROUND) : NAME(s, RK_RATE, RF_LO_RATE);
+	case 'w': return NAME(s, RK_WARMUP, RF_LO_WARMUP);
+	case 'p': return NAME(s, RK_PRECHECK, RF_LO_PRECHECK);
+	case 'c': return NAME(s, RK_CONCURRENCY, RF_LO_CONCURRENCY);
 	default: return -1;
 	}
 }
@@ -254,91 +254,91 @@ void record_view_of(const cJSON *rec, struct record_view *v)
 static int top_field_n(const char *s, size_t n)
 {
 	switch (n) {
-	case 3: return IS_F("raw", RF_RAW);
+	case 3: return IS_F(RK_RAW, RF_RAW);
 	case 4:
 		switch (s[0]) {
-		case 'c': return IS_F("case", RF_CASE);
-		case 'k': return IS_F("kind", RF_KIND);
-		case 'l': return IS_F("load", RF_LOAD);
-		case 's': return IS_F("seed", RF_SEED);
+		case 'c': return IS_F(RK_CASE, RF_CASE);
+		case 'k': return IS_F(RK_KIND, RF_KIND);
+		case 'l': return IS_F(RK_LOAD, RF_LOAD);
+		case 's': return IS_F(RK_SEED, RF_SEED);
 		default: return -1;
 		}
 	case 5:
 		switch (s[0]) {
-		case 'a': return IS_F("audit", RF_AUDIT);
-		case 'g': return IS_F("grade", RF_GRADE);
-		case 'm': return IS_F("model", RF_MODEL);
-		case 'p': return IS_F("probe", RF_PROBE);
-		case 'u': return IS_F("usage", RF_USAGE);
+		case 'a': return IS_F(RK_AUDIT, RF_AUDIT);
+		case 'g': return IS_F(RK_GRADE, RF_GRADE);
+		case 'm': return IS_F(RK_MODEL, RF_MODEL);
+		case 'p': return IS_F(RK_PROBE, RF_PROBE);
+		case 'u': return IS_F(RK_USAGE, RF_USAGE);
 		default: return -1;
 		}
 	case 6:
-		return IS("repeat") ? RF_REPEAT : IS("recall") ? RF_RECALL : IS_F("timing", RF_TIMING);
-	case 7: return IS("verdict") ? RF_VERDICT : IS_F("replica", RF_REPLICA);
-	case 8: return IS_F("base_url", RF_BASE_URL);
-	case 9: return IS_F("transport", RF_TRANSPORT);
-	case 10: return IS_F("started_at", RF_STARTED_AT);
-	case 11: return IS("http_status") ? RF_HTTP_STATUS : IS_F("temperature", RF_TEMPERATURE);
-	case 13: return IS_F("finish_reason", RF_FINISH_REASON);
-	case 15: return IS_F("started_unix_ms", RF_STARTED_UNIX_MS);
+		return IS(RK_REPEAT) ? RF_REPEAT : IS(RK_RECALL) ? RF_RECALL : IS_F(RK_TIMING, RF_TIMING);
+	case 7: return IS(RK_VERDICT) ? RF_VERDICT : IS_F(RK_REPLICA, RF_REPLICA);
+	case 8: return IS_F(RK_BASE_URL, RF_BASE_URL);
+	case 9: return IS_F(RK_TRANSPORT, RF_TRANSPORT);
+	case 10: return IS_F(RK_STARTED_AT, RF_STARTED_AT);
+	case 11: return IS(RK_HTTP_STATUS) ? RF_HTTP_STATUS : IS_F(RK_TEMPERATURE, RF_TEMPERATURE);
+	case 13: return IS_F(RK_FINISH_REASON, RF_FINISH_REASON);
+	case 15: return IS_F(RK_STARTED_UNIX_MS, RF_STARTED_UNIX_MS);
 	default: return -1;
 	}
 }
 
 static int transport_field_n(const char *s, size_t n)
 {
-	return IS("ok") ? RF_TR_OK : IS("failures") ? RF_TR_FAILURES
-	       : IS_F("messages", RF_TR_MESSAGES);
+	return IS(RK_OK) ? RF_TR_OK : IS(RK_FAILURES) ? RF_TR_FAILURES
+	       : IS_F(RK_MESSAGES, RF_TR_MESSAGES);
 }
 
 static int audit_field_n(const char *s, size_t n)
 {
 	switch (n) {
-	case 2: return IS_F("ok", RF_AU_OK);
-	case 4: return IS_F("hint", RF_AU_HINT);
-	case 7: return IS_F("enabled", RF_AU_ENABLED);
-	case 9: return IS_F("tolerance", RF_AU_TOLERANCE);
-	case 11: return IS_F("usage_delta", RF_AU_USAGE_DELTA);
-	case 19: return IS_F("local_prompt_tokens", RF_AU_LOCAL_PROMPT_TOKENS);
-	case 20: return IS_F("server_prompt_tokens", RF_AU_SERVER_PROMPT_TOKENS);
+	case 2: return IS_F(RK_OK, RF_AU_OK);
+	case 4: return IS_F(RK_HINT, RF_AU_HINT);
+	case 7: return IS_F(RK_ENABLED, RF_AU_ENABLED);
+	case 9: return IS_F(RK_TOLERANCE, RF_AU_TOLERANCE);
+	case 11: return IS_F(RK_USAGE_DELTA, RF_AU_USAGE_DELTA);
+	case 19: return IS_F(RK_LOCAL_PROMPT_TOKENS, RF_AU_LOCAL_PROMPT_TOKENS);
+	case 20: return IS_F(RK_SERVER_PROMPT_TOKENS, RF_AU_SERVER_PROMPT_TOKENS);
 	default: return -1;
 	}
 }
 
 static int grade_field_n(const char *s, size_t n)
 {
-	return IS("ok") ? RF_GR_OK : IS("reasons") ? RF_GR_REASONS : IS_F("needles", RF_GR_NEEDLES);
+	return IS(RK_OK) ? RF_GR_OK : IS(RK_REASONS) ? RF_GR_REASONS : IS_F(RK_NEEDLES, RF_GR_NEEDLES);
 }
 
 static int timing_field_n(const char *s, size_t n)
 {
 	switch (n) {
-	case 6: return IS_F("e2e_ms", RF_TI_E2E_MS);
+	case 6: return IS_F(RK_E2E_MS, RF_TI_E2E_MS);
 	case 7:
-		return IS("ttft_ms") ? RF_TI_TTFT_MS : IS("ttfc_ms") ? RF_TI_TTFC_MS
-		       : IS_F("tpot_ms", RF_TI_TPOT_MS);
-	case 13: return IS_F("first_byte_ms", RF_TI_FIRST_BYTE_MS);
+		return IS(RK_TTFT_MS) ? RF_TI_TTFT_MS : IS(RK_TTFC_MS) ? RF_TI_TTFC_MS
+		       : IS_F(RK_TPOT_MS, RF_TI_TPOT_MS);
+	case 13: return IS_F(RK_FIRST_BYTE_MS, RF_TI_FIRST_BYTE_MS);
 	default: return -1;
 	}
 }
 
 static int usage_field_n(const char *s, size_t n)
 {
-	return IS("prompt_tokens") ? RF_US_PROMPT_TOKENS
-	       : IS_F("completion_tokens", RF_US_COMPLETION_TOKENS);
+	return IS(RK_PROMPT_TOKENS) ? RF_US_PROMPT_TOKENS
+	       : IS_F(RK_COMPLETION_TOKENS, RF_US_COMPLETION_TOKENS);
 }
 
 static int recall_field_n(const char *s, size_t n)
 {
-	return IS("tokens") ? RF_RE_TOKENS : IS("depths") ? RF_RE_DEPTHS
-	       : IS_F("prompt_sha256", RF_RE_PROMPT_SHA256);
+	return IS(RK_TOKENS) ? RF_RE_TOKENS : IS(RK_DEPTHS) ? RF_RE_DEPTHS
+	       : IS_F(RK_PROMPT_SHA256, RF_RE_PROMPT_SHA256);
 }
 
 static int load_field_n(const char *s, size_t n)
 {
-	return IS("level") ? RF_LO_LEVEL : IS("round") ? RF_LO_ROUND : IS("rate") ? RF_LO_RATE
-	       : IS("warmup") ? RF_LO_WARMUP : IS("precheck") ? RF_LO_PRECHECK
-	       : IS_F("concurrency", RF_LO_CONCURRENCY);
+	return IS(RK_LEVEL) ? RF_LO_LEVEL : IS(RK_ROUND) ? RF_LO_ROUND : IS(RK_RATE) ? RF_LO_RATE
+	       : IS(RK_WARMUP) ? RF_LO_WARMUP : IS(RK_PRECHECK) ? RF_LO_PRECHECK
+	       : IS_F(RK_CONCURRENCY, RF_LO_CONCURRENCY);
 }
 
 #undef IS_F
@@ -441,12 +441,37 @@ static const char *types_text(unsigned t, char *out, size_t cap)
 	return out;
 }
 
-/* The object field whose member field `k` is (RF_COUNT for a top one). */
-static enum record_field parent_of(int k)
+enum record_field record_field_parent(enum record_field k)
 {
 	return k >= RF_LO_LEVEL ? RF_LOAD : k >= RF_RE_TOKENS ? RF_RECALL : k >= RF_US_PROMPT_TOKENS ? RF_USAGE
 	       : k >= RF_TI_FIRST_BYTE_MS ? RF_TIMING : k >= RF_GR_OK ? RF_GRADE : k >= RF_AU_OK ? RF_AUDIT
 	       : k >= RF_TR_OK ? RF_TRANSPORT : RF_COUNT;
+}
+
+const char *record_field_name(enum record_field k)
+{
+	static const char *const names[RF_COUNT] = {
+		[RF_CASE] = RK_CASE, [RF_KIND] = RK_KIND, [RF_REPEAT] = RK_REPEAT, [RF_SEED] = RK_SEED,
+		[RF_VERDICT] = RK_VERDICT, [RF_TRANSPORT] = RK_TRANSPORT, [RF_AUDIT] = RK_AUDIT,
+		[RF_GRADE] = RK_GRADE, [RF_HTTP_STATUS] = RK_HTTP_STATUS, [RF_TIMING] = RK_TIMING,
+		[RF_USAGE] = RK_USAGE, [RF_FINISH_REASON] = RK_FINISH_REASON, [RF_MODEL] = RK_MODEL,
+		[RF_STARTED_AT] = RK_STARTED_AT, [RF_STARTED_UNIX_MS] = RK_STARTED_UNIX_MS,
+		[RF_RAW] = RK_RAW, [RF_RECALL] = RK_RECALL, [RF_LOAD] = RK_LOAD, [RF_PROBE] = RK_PROBE,
+		[RF_REPLICA] = RK_REPLICA, [RF_BASE_URL] = RK_BASE_URL, [RF_TEMPERATURE] = RK_TEMPERATURE,
+		[RF_TR_OK] = RK_OK, [RF_TR_FAILURES] = RK_FAILURES, [RF_TR_MESSAGES] = RK_MESSAGES,
+		[RF_AU_OK] = RK_OK, [RF_AU_ENABLED] = RK_ENABLED, [RF_AU_USAGE_DELTA] = RK_USAGE_DELTA,
+		[RF_AU_LOCAL_PROMPT_TOKENS] = RK_LOCAL_PROMPT_TOKENS,
+		[RF_AU_SERVER_PROMPT_TOKENS] = RK_SERVER_PROMPT_TOKENS, [RF_AU_TOLERANCE] = RK_TOLERANCE,
+		[RF_AU_HINT] = RK_HINT, [RF_GR_OK] = RK_OK, [RF_GR_REASONS] = RK_REASONS,
+		[RF_GR_NEEDLES] = RK_NEEDLES, [RF_TI_FIRST_BYTE_MS] = RK_FIRST_BYTE_MS,
+		[RF_TI_TTFT_MS] = RK_TTFT_MS, [RF_TI_TTFC_MS] = RK_TTFC_MS, [RF_TI_E2E_MS] = RK_E2E_MS,
+		[RF_TI_TPOT_MS] = RK_TPOT_MS, [RF_US_PROMPT_TOKENS] = RK_PROMPT_TOKENS,
+		[RF_US_COMPLETION_TOKENS] = RK_COMPLETION_TOKENS, [RF_RE_TOKENS] = RK_TOKENS,
+		[RF_RE_DEPTHS] = RK_DEPTHS, [RF_RE_PROMPT_SHA256] = RK_PROMPT_SHA256,
+		[RF_LO_LEVEL] = RK_LEVEL, [RF_LO_ROUND] = RK_ROUND, [RF_LO_WARMUP] = RK_WARMUP,
+		[RF_LO_PRECHECK] = RK_PRECHECK, [RF_LO_CONCURRENCY] = RK_CONCURRENCY, [RF_LO_RATE] = RK_RATE};
+
+	return names[k];
 }
 
 /* The fields needle has written in every record since the journal's first
@@ -468,29 +493,18 @@ static const unsigned char of_recall[] = {RF_RECALL, RF_RE_TOKENS, RF_RE_DEPTHS}
 static const char *missing(const struct record_view *v, const unsigned char *ks, size_t n,
 			   char *out, size_t cap)
 {
-	static const char *const names[RF_COUNT] = {
-		[RF_KIND] = "kind", [RF_TRANSPORT] = "transport", [RF_AUDIT] = "audit",
-		[RF_GRADE] = "grade", [RF_HTTP_STATUS] = "http_status", [RF_TIMING] = "timing",
-		[RF_USAGE] = "usage", [RF_RECALL] = "recall", [RF_LOAD] = "load",
-		[RF_TR_OK] = "ok", [RF_TR_FAILURES] = "failures", [RF_TR_MESSAGES] = "messages",
-		[RF_AU_OK] = "ok", [RF_AU_ENABLED] = "enabled", [RF_AU_USAGE_DELTA] = "usage_delta",
-		[RF_AU_LOCAL_PROMPT_TOKENS] = "local_prompt_tokens",
-		[RF_AU_SERVER_PROMPT_TOKENS] = "server_prompt_tokens", [RF_AU_TOLERANCE] = "tolerance",
-		[RF_GR_OK] = "ok", [RF_GR_REASONS] = "reasons", [RF_TI_FIRST_BYTE_MS] = "first_byte_ms",
-		[RF_TI_TTFT_MS] = "ttft_ms", [RF_TI_TTFC_MS] = "ttfc_ms", [RF_TI_E2E_MS] = "e2e_ms",
-		[RF_TI_TPOT_MS] = "tpot_ms", [RF_LO_LEVEL] = "level", [RF_LO_ROUND] = "round",
-		[RF_LO_WARMUP] = "warmup", [RF_RE_TOKENS] = "tokens", [RF_RE_DEPTHS] = "depths"};
 	size_t i;
 	int k;
 
 	for (i = 0; i < n; i++) {
 		k = ks[i];
-		if (v->f[k] || (parent_of(k) != RF_COUNT && !v->f[parent_of(k)]))
+		if (v->f[k] || (record_field_parent(k) != RF_COUNT && !v->f[record_field_parent(k)]))
 			continue;
-		if (parent_of(k) == RF_COUNT)
-			snprintf(out, cap, "member \"%s\" is missing", names[k]);
+		if (record_field_parent(k) == RF_COUNT)
+			snprintf(out, cap, "member \"%s\" is missing", record_field_name(k));
 		else
-			snprintf(out, cap, "member \"%s\".\"%s\" is missing", names[parent_of(k)], names[k]);
+			snprintf(out, cap, "member \"%s\".\"%s\" is missing",
+				 record_field_name(record_field_parent(k)), record_field_name(k));
 		return out;
 	}
 	return NULL;
@@ -522,10 +536,10 @@ const char *record_view_edited(const struct record_view *v, char *out, size_t ca
 			return lies[i].msg;
 	if (k >= 0) {
 		t = jget_type(v->f[k]);
-		if (parent_of(k) == RF_COUNT)
+		if (record_field_parent(k) == RF_COUNT)
 			snprintf(name, sizeof(name), "\"%.60s\"", v->f[k]->string);
 		else
-			snprintf(name, sizeof(name), "\"%.60s\".\"%.60s\"", v->f[parent_of(k)]->string,
+			snprintf(name, sizeof(name), "\"%.60s\".\"%.60s\"", v->f[record_field_parent(k)]->string,
 				 v->f[k]->string);
 		snprintf(out, cap, "member %s is %s, not %s", name,
 			 types_text(t == cJSON_True || t == cJSON_False ? T_BOOL : (unsigned)t, got, sizeof(got)),
@@ -551,7 +565,7 @@ const char *record_problem(const cJSON *rec)
 
 int record_passed(const cJSON *rec)
 {
-	const cJSON *v = jget(rec, "verdict");
+	const cJSON *v = jget(rec, RK_VERDICT);
 
 	return cJSON_IsString(v) && !strcmp(v->valuestring, "pass");
 }
@@ -720,12 +734,12 @@ cJSON *record_tool_calls(const struct stream *s)
 static void add_transport(struct json_build *jb, cJSON *rec,
 			  const struct stream_checks *ck, const char *extra)
 {
-	cJSON *o = json_add_obj(jb, rec, "transport"), *codes, *msgs;
+	cJSON *o = json_add_obj(jb, rec, RK_TRANSPORT), *codes, *msgs;
 	size_t i;
 
-	json_add_bool(jb, o, "ok", ck->n == 0);
-	codes = json_add_arr(jb, o, "failures");
-	msgs = json_add_arr(jb, o, "messages");
+	json_add_bool(jb, o, RK_OK, ck->n == 0);
+	codes = json_add_arr(jb, o, RK_FAILURES);
+	msgs = json_add_arr(jb, o, RK_MESSAGES);
 	for (i = 0; i < ck->n; i++) {
 		json_add_str(jb, codes, NULL, stream_fail_name(ck->f[i].code));
 		json_add_str(jb, msgs, NULL, ck->f[i].msg);
@@ -739,57 +753,57 @@ static void add_transport(struct json_build *jb, cJSON *rec,
 
 static void add_audit(struct json_build *jb, cJSON *rec, const struct audit_result *v)
 {
-	cJSON *o = json_add_obj(jb, rec, "audit");
+	cJSON *o = json_add_obj(jb, rec, RK_AUDIT);
 
-	json_add_bool(jb, o, "ok", v->ok);
-	json_add_bool(jb, o, "enabled", v->enabled);
+	json_add_bool(jb, o, RK_OK, v->ok);
+	json_add_bool(jb, o, RK_ENABLED, v->enabled);
 	if (v->skipped)
 		json_add_str(jb, o, "note", "images: the local count has the text only; the delta is the image tokens and is not judged");
-	num_or_null(jb, o, "local_prompt_tokens", (double)v->local_tokens, v->local_tokens >= 0);
-	num_or_null(jb, o, "server_prompt_tokens", (double)v->server_tokens, v->server_tokens >= 0);
-	num_or_null(jb, o, "usage_delta", (double)v->delta, v->have_delta);
-	json_add_num(jb, o, "tolerance", (double)v->tolerance);
+	num_or_null(jb, o, RK_LOCAL_PROMPT_TOKENS, (double)v->local_tokens, v->local_tokens >= 0);
+	num_or_null(jb, o, RK_SERVER_PROMPT_TOKENS, (double)v->server_tokens, v->server_tokens >= 0);
+	num_or_null(jb, o, RK_USAGE_DELTA, (double)v->delta, v->have_delta);
+	json_add_num(jb, o, RK_TOLERANCE, (double)v->tolerance);
 	if (v->hint)
-		json_add_str(jb, o, "hint", v->hint);
+		json_add_str(jb, o, RK_HINT, v->hint);
 }
 
 static void add_timing(struct json_build *jb, cJSON *rec, const struct stream *s)
 {
 	struct stream_timing t;
-	cJSON *o = json_add_obj(jb, rec, "timing");
+	cJSON *o = json_add_obj(jb, rec, RK_TIMING);
 
 	stream_timing(s, &t);
-	ms_or_null(jb, o, "first_byte_ms", t.first_byte_ms);
-	ms_or_null(jb, o, "ttft_ms", t.ttft_ms);
-	ms_or_null(jb, o, "ttfc_ms", t.ttfc_ms);
-	ms_or_null(jb, o, "e2e_ms", t.e2e_ms);
-	ms_or_null(jb, o, "tpot_ms", t.tpot_ms);
+	ms_or_null(jb, o, RK_FIRST_BYTE_MS, t.first_byte_ms);
+	ms_or_null(jb, o, RK_TTFT_MS, t.ttft_ms);
+	ms_or_null(jb, o, RK_TTFC_MS, t.ttfc_ms);
+	ms_or_null(jb, o, RK_E2E_MS, t.e2e_ms);
+	ms_or_null(jb, o, RK_TPOT_MS, t.tpot_ms);
 }
 
 static void add_grade(struct json_build *jb, cJSON *rec, const struct grade *g)
 {
-	cJSON *o = json_add_obj(jb, rec, "grade");
+	cJSON *o = json_add_obj(jb, rec, RK_GRADE);
 
-	json_add_bool(jb, o, "ok", g->ok);
+	json_add_bool(jb, o, RK_OK, g->ok);
 	if (g->reasons)
-		json_add_dup(jb, o, "reasons", g->reasons);
+		json_add_dup(jb, o, RK_REASONS, g->reasons);
 	else
-		json_add_arr(jb, o, "reasons");
+		json_add_arr(jb, o, RK_REASONS);
 	if (g->needles)
-		json_add_dup(jb, o, "needles", g->needles);
+		json_add_dup(jb, o, RK_NEEDLES, g->needles);
 }
 
 static void add_recall(struct json_build *jb, cJSON *rec, const struct record_attempt *a)
 {
-	cJSON *o = json_add_obj(jb, rec, "recall"), *dep;
+	cJSON *o = json_add_obj(jb, rec, RK_RECALL), *dep;
 	int i;
 
-	json_add_int(jb, o, "tokens", a->recall_tokens);
-	dep = json_add_arr(jb, o, "depths");
+	json_add_int(jb, o, RK_TOKENS, a->recall_tokens);
+	dep = json_add_arr(jb, o, RK_DEPTHS);
 	for (i = 0; i < a->c->recall.ndepths; i++)
 		json_add_int(jb, dep, NULL, a->c->recall.depths[i]);
 	json_add_str(jb, o, "filler", a->c->recall.filler);
-	json_add_str(jb, o, "prompt_sha256", a->prompt_sha256);
+	json_add_str(jb, o, RK_PROMPT_SHA256, a->prompt_sha256);
 }
 
 /* The usage object as the server sent it (its compact text re-parsed), or
@@ -800,11 +814,11 @@ static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
 
 	if (s->usage.present && s->usage.json.len &&
 	    json_parse(s->usage.json.data, s->usage.json.len, &u, "usage", NULL) == ERR_NOMEM)
-		json_add_item(jb, o, "usage", NULL); /* records the failure */
+		json_add_item(jb, o, RK_USAGE, NULL); /* records the failure */
 	else if (u)
-		json_add_item(jb, o, "usage", u);
+		json_add_item(jb, o, RK_USAGE, u);
 	else
-		json_add_null(jb, o, "usage");
+		json_add_null(jb, o, RK_USAGE);
 }
 
 /* http_status ... tool_calls, request_sha256: what a record and a round
@@ -812,10 +826,10 @@ static void add_usage(struct json_build *jb, cJSON *o, const struct stream *s)
 
 static void add_response(struct json_build *jb, cJSON *o, const struct record_attempt *a)
 {
-	json_add_int(jb, o, "http_status", a->http_status);
+	json_add_int(jb, o, RK_HTTP_STATUS, a->http_status);
 	add_timing(jb, o, a->st);
 	add_usage(jb, o, a->st);
-	str_or_null(jb, o, "finish_reason", a->st->finish_reason.len
+	str_or_null(jb, o, RK_FINISH_REASON, a->st->finish_reason.len
 		    ? a->st->finish_reason.data : NULL);
 	add_text(jb, o, "content", a->st->content.data, a->st->content.len);
 	add_text(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
@@ -831,23 +845,23 @@ static void add_raw(struct json_build *jb, cJSON *o, const char *name)
 	char path[320];
 
 	snprintf(path, sizeof(path), "raw/%s", name);
-	json_add_str(jb, o, "raw", path);
+	json_add_str(jb, o, RK_RAW, path);
 }
 
 static void add_load(struct json_build *jb, cJSON *rec, const struct record_load *l)
 {
-	cJSON *o = json_add_obj(jb, rec, "load"), *g, *slo;
+	cJSON *o = json_add_obj(jb, rec, RK_LOAD), *g, *slo;
 	size_t i;
 
 	if (l->open_loop)
-		json_add_num(jb, o, "rate", l->rate);
+		json_add_num(jb, o, RK_RATE, l->rate);
 	else
-		json_add_int(jb, o, "concurrency", l->concurrency);
-	json_add_int(jb, o, "level", l->level);
-	json_add_int(jb, o, "round", l->round);
+		json_add_int(jb, o, RK_CONCURRENCY, l->concurrency);
+	json_add_int(jb, o, RK_LEVEL, l->level);
+	json_add_int(jb, o, RK_ROUND, l->round);
 	json_add_int(jb, o, "index", l->index);
-	json_add_bool(jb, o, "warmup", l->warmup);
-	json_add_bool(jb, o, "precheck", l->precheck);
+	json_add_bool(jb, o, RK_WARMUP, l->warmup);
+	json_add_bool(jb, o, RK_PRECHECK, l->precheck);
 	json_add_num(jb, o, "scheduled_ms", l->scheduled_ms);
 	json_add_num(jb, o, "sent_ms", l->sent_ms);
 	json_add_int(jb, o, "input_tokens", l->input_tokens);
@@ -872,7 +886,7 @@ static void add_load(struct json_build *jb, cJSON *rec, const struct record_load
 
 static void add_probe(struct json_build *jb, cJSON *rec, const struct record_probe *p)
 {
-	cJSON *o = json_add_obj(jb, rec, "probe");
+	cJSON *o = json_add_obj(jb, rec, RK_PROBE);
 
 	if (p->cache) {
 		json_add_str(jb, o, "step", p->step);
@@ -899,32 +913,32 @@ cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 	v->grade_ok = a->g->ok;
 	json_build_init(&jb);
 	rec = json_new_obj(&jb);
-	json_add_str(&jb, rec, "case", a->c->id);
-	json_add_str(&jb, rec, "kind", suite_kind_name(a->c->kind));
-	json_add_int(&jb, rec, "repeat", a->repeat);
-	num_or_null(&jb, rec, "seed", (double)a->seed, a->has_seed);
-	json_add_str(&jb, rec, "verdict", v->transport_ok && v->audit_ok && v->grade_ok
+	json_add_str(&jb, rec, RK_CASE, a->c->id);
+	json_add_str(&jb, rec, RK_KIND, suite_kind_name(a->c->kind));
+	json_add_int(&jb, rec, RK_REPEAT, a->repeat);
+	num_or_null(&jb, rec, RK_SEED, (double)a->seed, a->has_seed);
+	json_add_str(&jb, rec, RK_VERDICT, v->transport_ok && v->audit_ok && v->grade_ok
 					  ? "pass" : "fail");
 	add_transport(&jb, rec, a->ck, a->transport_msg);
 	add_audit(&jb, rec, a->audit);
 	add_grade(&jb, rec, a->g);
 	add_response(&jb, rec, a);
 	json_add_str(&jb, rec, "endpoint", a->endpoint);
-	json_add_str(&jb, rec, "model", a->model);
-	json_add_str(&jb, rec, "started_at", a->started_at);
-	json_add_int(&jb, rec, "started_unix_ms", a->started_unix_ms);
+	json_add_str(&jb, rec, RK_MODEL, a->model);
+	json_add_str(&jb, rec, RK_STARTED_AT, a->started_at);
+	json_add_int(&jb, rec, RK_STARTED_UNIX_MS, a->started_unix_ms);
 	add_raw(&jb, rec, a->raw_name);
 	json_add_num(&jb, rec, "response_bytes", (double)a->response_bytes);
 	if (a->c->kind == SUITE_RECALL)
 		add_recall(&jb, rec, a);
 	temp = cJSON_GetObjectItemCaseSensitive(a->c->json, "temperature");
-	json_add_item(&jb, rec, "temperature", cJSON_IsNumber(temp) ? cJSON_CreateNumber(temp->valuedouble)
+	json_add_item(&jb, rec, RK_TEMPERATURE, cJSON_IsNumber(temp) ? cJSON_CreateNumber(temp->valuedouble)
 								    : cJSON_CreateNull());
 	if (a->round1)
 		json_add_dup(&jb, json_add_arr(&jb, rec, "rounds"), NULL, a->round1);
 	if (a->base_url) {
-		json_add_int(&jb, rec, "replica", a->replica);
-		json_add_str(&jb, rec, "base_url", a->base_url);
+		json_add_int(&jb, rec, RK_REPLICA, a->replica);
+		json_add_str(&jb, rec, RK_BASE_URL, a->base_url);
 	}
 	if (a->load)
 		add_load(&jb, rec, a->load);

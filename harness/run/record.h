@@ -139,6 +139,60 @@ void record_key(const char *id, long repeat, int has_seed, long seed,
  * when the case id is longer than SUITE_ID_MAX, or when the key does not fit
  * in `cap`. */
 int record_key_of(const cJSON *rec, char *out, size_t cap);
+/* The names of the members of a record its readers consult (enum
+ * record_field), spelled here only: record_new writes them, the views below
+ * find them, and a reader that names one uses these. "ok" is the member of
+ * transport, audit and grade alike. */
+#define RK_CASE "case"
+#define RK_KIND "kind"
+#define RK_REPEAT "repeat"
+#define RK_SEED "seed"
+#define RK_VERDICT "verdict"
+#define RK_TRANSPORT "transport"
+#define RK_AUDIT "audit"
+#define RK_GRADE "grade"
+#define RK_HTTP_STATUS "http_status"
+#define RK_TIMING "timing"
+#define RK_USAGE "usage"
+#define RK_FINISH_REASON "finish_reason"
+#define RK_MODEL "model"
+#define RK_STARTED_AT "started_at"
+#define RK_STARTED_UNIX_MS "started_unix_ms"
+#define RK_RAW "raw"
+#define RK_RECALL "recall"
+#define RK_LOAD "load"
+#define RK_PROBE "probe"
+#define RK_REPLICA "replica"
+#define RK_BASE_URL "base_url"
+#define RK_TEMPERATURE "temperature"
+#define RK_OK "ok"
+#define RK_FAILURES "failures"                         /* transport. */
+#define RK_MESSAGES "messages"
+#define RK_ENABLED "enabled"                           /* audit. */
+#define RK_USAGE_DELTA "usage_delta"
+#define RK_LOCAL_PROMPT_TOKENS "local_prompt_tokens"
+#define RK_SERVER_PROMPT_TOKENS "server_prompt_tokens"
+#define RK_TOLERANCE "tolerance"
+#define RK_HINT "hint"
+#define RK_REASONS "reasons"                           /* grade. */
+#define RK_NEEDLES "needles"
+#define RK_FIRST_BYTE_MS "first_byte_ms"               /* timing. */
+#define RK_TTFT_MS "ttft_ms"
+#define RK_TTFC_MS "ttfc_ms"
+#define RK_E2E_MS "e2e_ms"
+#define RK_TPOT_MS "tpot_ms"
+#define RK_PROMPT_TOKENS "prompt_tokens"               /* usage. */
+#define RK_COMPLETION_TOKENS "completion_tokens"
+#define RK_TOKENS "tokens"                             /* recall. */
+#define RK_DEPTHS "depths"
+#define RK_PROMPT_SHA256 "prompt_sha256"
+#define RK_LEVEL "level"                               /* load. */
+#define RK_ROUND "round"
+#define RK_WARMUP "warmup"
+#define RK_PRECHECK "precheck"
+#define RK_CONCURRENCY "concurrency"
+#define RK_RATE "rate"
+
 /* The members of a record its readers consult, each found once: one walk of
  * the record's members and of those of its objects transport, audit, grade,
  * timing, usage, recall and load, the first of duplicate names winning (as
@@ -175,6 +229,12 @@ struct record_view {
 				      member has a type needle never writes it
 				      with, + 1; 0: none (record_view_edited) */
 };
+
+/* The name of field `k` (< RF_COUNT): its member's, an RK_ name. */
+const char *record_field_name(enum record_field k);
+/* The object field whose member field `k` is, or RF_COUNT for a member of
+ * the record itself. */
+enum record_field record_field_parent(enum record_field k);
 
 /* Fills *v from record `rec` (borrowed; may be NULL or not an object: then
  * every member is NULL). */

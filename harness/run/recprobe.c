@@ -81,18 +81,18 @@ static uint64_t fnv64_json(uint64_t h, const cJSON *v)
 
 int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID])
 {
-	const cJSON *recall = jget(rec, "recall"), *it;
-	const cJSON *needles = jget2(rec, "grade", "needles");
+	const cJSON *recall = jget(rec, RK_RECALL), *it;
+	const cJSON *needles = jget2(rec, RK_GRADE, RK_NEEDLES);
 	uint64_t h = 14695981039346656037u;
 
-	if (!cJSON_IsString(jget2(rec, "probe", "nonce")))
+	if (!cJSON_IsString(jget2(rec, RK_PROBE, "nonce")))
 		return 0;
 	out[0] = '\0';
 	if (!cJSON_GetArraySize(needles))
 		return 1;
-	h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(recall, "tokens"));
+	h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(recall, RK_TOKENS));
 	h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(recall, "filler"));
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(recall, "depths"))
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(recall, RK_DEPTHS))
 		h = fnv64_json(h, it);
 	cJSON_ArrayForEach(it, needles) {
 		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "depth"));

@@ -221,6 +221,40 @@ static void test_view_jtree(void)
 	jtree_release(&t);
 }
 
+/* Every field's name (record_field_name, the RK_ names) is the one both
+ * views find it by, in its parent object; no two fields of one object share
+ * a name. */
+static void test_field_names(void)
+{
+	struct record_view a, b;
+	struct jtree t;
+	char doc[128];
+	int k, j;
+
+	jtree_init(&t);
+	for (k = 0; k < RF_COUNT; k++) {
+		const char *name = record_field_name((enum record_field)k);
+		enum record_field up = record_field_parent((enum record_field)k);
+		cJSON *rec = NULL;
+
+		CHECK(name && *name);
+		for (j = 0; j < k; j++)
+			CHECK(record_field_parent((enum record_field)j) != up ||
+			      strcmp(record_field_name((enum record_field)j), name));
+		if (up == RF_COUNT)
+			snprintf(doc, sizeof(doc), "{\"%s\":1}", name);
+		else
+			snprintf(doc, sizeof(doc), "{\"%s\":{\"%s\":1}}", record_field_name(up), name);
+		CHECK(jtree_parse(&t, doc, strlen(doc), "a test", &rec, NULL) == ERR_OK);
+		record_view_of(rec, &a);
+		record_view_of_jtree(rec, &b);
+		if (!a.f[k] || !b.f[k])
+			fprintf(stderr, "field %d (%s) not found\n", k, name);
+		CHECK(a.f[k] && b.f[k] && !strcmp(a.f[k]->string, name));
+	}
+	jtree_release(&t);
+}
+
 static struct suite *load(void)
 {
 	static const char txt[] = "{\"suite\":\"t\",\"cases\":[{\"id\":\"a\",\"messages\":"
@@ -526,6 +560,7 @@ int main(void)
 	T_RUN(test_view);
 	T_RUN(test_edited);
 	T_RUN(test_view_jtree);
+	T_RUN(test_field_names);
 	T_RUN(test_record);
 	T_RUN(test_arguments_cap);
 	T_RUN(test_manifest);
