@@ -14,20 +14,93 @@
 #include "base/md.h"
 #include "base/mem.h"
 
+struct loadcells_kept {
+	const char *id;         /* one of the set's ids */
+	long level, round;
+	int open_loop, has_slo;
+	double level_value;
+	struct loadstat_slo slo;
+	struct loadstat_req q;
+	size_t itl_at, nitl;    /* its gaps: the set's itl[itl_at .. itl_at + nitl) */
+};
+
+enum err loadcells_reqs_add(struct loadcells_reqs *s, const struct loadcells_req *q,
+			    struct diag *d)
+{
+	struct loadcells_kept *k;
+	const cJSON *g;
+	char **ids;
+	double *itl;
+	size_t i;
+
+	if (s->n == s->cap) {
+		if (!(k = mem_grow(s->r, &s->cap, sizeof(*k), 256)))
+			goto oom;
+		s->r = k;
+	}
+	for (i = s->nids; i > 0 && strcmp(s->ids[i - 1], q->case_id); i--)
+		;
+	if (!i) {
+		if (s->nids == s->cids) {
+			if (!(ids = mem_grow(s->ids, &s->cids, sizeof(*ids), 8)))
+				goto oom;
+			s->ids = ids;
+		}
+		if (!(s->ids[s->nids] = mem_strndup(q->case_id, strlen(q->case_id))))
+			goto oom;
+		i = ++s->nids;
+	}
+	k = &s->r[s->n];
+	k->id = s->ids[i - 1];
+	k->level = q->level;
+	k->round = q->round;
+	k->open_loop = q->open_loop;
+	k->has_slo = q->has_slo;
+	k->level_value = q->level_value;
+	k->slo = q->slo;
+	k->q = q->q;
+	k->itl_at = s->nitl;
+	k->nitl = 0;
+	if (q->q.ok) /* a failure's gaps are not counted */
+		cJSON_ArrayForEach(g, q->itl_ms) {
+			if (!cJSON_IsNumber(g))
+				continue;
+			if (s->nitl == s->citl) {
+				if (!(itl = mem_grow(s->itl, &s->citl, sizeof(*itl), 1024)))
+					goto oom;
+				s->itl = itl;
+			}
+			s->itl[s->nitl++] = g->valuedouble;
+			k->nitl++;
+		}
+	s->n++;
+	return ERR_OK;
+oom:
+	return diag_fail(d, ERR_NOMEM, "out of memory reading load requests");
+}
+
+void loadcells_reqs_free(struct loadcells_reqs *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nids; i++)
+		mem_free(s->ids[i]);
+	mem_free(s->ids);
+	mem_free(s->r);
+	mem_free(s->itl);
+	memset(s, 0, sizeof(*s));
+}
+
 struct rnd {
 	long round;
 	struct loadstat_req *q; /* owned */
 	size_t n, cap;
-	double *itl;            /* owned: its successful requests' itl_ms, pooled */
+	double *itl;            /* owned: its successful requests' gaps, pooled */
 	size_t nitl, citl;
 };
 
 struct cell {
-	const char *id;         /* borrowed from a record */
-	long level;
-	const cJSON *first;     /* the first record's "load", for the level's value */
-	struct loadstat_slo slo;
-	int has_slo;
+	const struct loadcells_kept *first; /* its first request: case, level, value, SLO */
 	struct rnd *r;          /* owned */
 	size_t nr, capr;
 };
@@ -50,27 +123,20 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
-static struct cell *find_cell(struct acc *a, const char *id, long level, const cJSON *load)
+static struct cell *find_cell(struct acc *a, const struct loadcells_kept *k)
 {
-	const cJSON *slo = jget(load, "slo");
 	struct cell *c;
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (a->c[i].level == level && !strcmp(a->c[i].id, id))
+		if (a->c[i].first->level == k->level && a->c[i].first->id == k->id)
 			return &a->c[i];
 	if (!(c = grow(a->c, &a->cap, a->n, sizeof(*c))))
 		return NULL;
 	a->c = c;
 	c = &a->c[a->n++];
 	memset(c, 0, sizeof(*c));
-	c->id = id;
-	c->level = level;
-	c->first = load;
-	c->has_slo = cJSON_IsObject(slo);
-	c->slo.ttft_ms = jget_num(slo, "ttft_ms");
-	c->slo.tpot_ms = jget_num(slo, "tpot_ms");
-	c->slo.e2e_ms = jget_num(slo, "e2e_ms");
+	c->first = k;
 	return c;
 }
 
@@ -91,41 +157,29 @@ static struct rnd *find_round(struct cell *c, long round)
 	return r;
 }
 
-/* The inter-token latencies of a successful request, onto its round's. */
-static int add_itl(struct rnd *r, const cJSON *gaps)
+/* Request `k` of set `s` onto its cell's round: its figures, and its gaps
+ * onto the round's. */
+static int add(struct acc *a, const struct loadcells_reqs *s, const struct loadcells_kept *k)
 {
-	const cJSON *g;
-	double *p;
-
-	cJSON_ArrayForEach(g, gaps) {
-		if (!cJSON_IsNumber(g))
-			continue;
-		if (r->nitl == r->citl) {
-			if (!(p = mem_grow(r->itl, &r->citl, sizeof(*p), 256)))
-				return 0;
-			r->itl = p;
-		}
-		r->itl[r->nitl++] = g->valuedouble;
-	}
-	return 1;
-}
-
-static int add(struct acc *a, const cJSON *rec)
-{
-	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case");
-	struct loadstat_req one, *q;
+	struct loadstat_req *q;
 	struct cell *c;
 	struct rnd *r;
+	double *p;
 
-	if (!cJSON_IsString(id) || !loadstat_request(rec, &one))
-		return 1;
-	if (!(c = find_cell(a, id->valuestring, (long)jget_num(load, "level"), load)) ||
-	    !(r = find_round(c, (long)jget_num(load, "round"))) ||
+	if (!(c = find_cell(a, k)) || !(r = find_round(c, k->round)) ||
 	    !(q = grow(r->q, &r->cap, r->n, sizeof(*q))))
 		return 0;
 	r->q = q;
-	r->q[r->n++] = one;
-	return one.ok ? add_itl(r, jget(load, "itl_ms")) : 1;
+	r->q[r->n++] = k->q;
+	while (r->nitl + k->nitl > r->citl) {
+		if (!(p = mem_grow(r->itl, &r->citl, sizeof(*p), 256)))
+			return 0;
+		r->itl = p;
+	}
+	if (k->nitl)
+		memcpy(r->itl + r->nitl, s->itl + k->itl_at, k->nitl * sizeof(*r->itl));
+	r->nitl += k->nitl;
+	return 1;
 }
 
 static void acc_free(struct acc *a)
@@ -190,17 +244,16 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
 	json_add_num(jb, o, LC_LAG_P99_MS, r->lag_p99_ms);
 }
 
-/* The level's value as the records give it: "concurrency" or "rate". */
+/* The level's value as its first request gives it: "concurrency" or
+ * "rate". */
 static void add_level(struct json_build *jb, cJSON *o, const struct cell *c, int *open)
 {
-	const cJSON *rate = jget(c->first, "rate");
-
-	json_add_str(jb, o, "case", c->id);
-	*open = cJSON_IsNumber(rate);
+	json_add_str(jb, o, "case", c->first->id);
+	*open = c->first->open_loop;
 	if (*open)
-		json_add_num(jb, o, "rate", rate->valuedouble);
+		json_add_num(jb, o, "rate", c->first->level_value);
 	else
-		json_add_int(jb, o, "concurrency", (long long)jget_num(c->first, "concurrency"));
+		json_add_int(jb, o, "concurrency", (long long)c->first->level_value);
 }
 
 static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_cell *s,
@@ -255,31 +308,30 @@ static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, st
 	o = json_add_obj(jb, cells, NULL);
 	add_level(jb, o, c, &open);
 	for (i = 0; i < c->nr; i++) {
-		loadstat_round(c->r[i].q, c->r[i].n, c->has_slo ? &c->slo : NULL, scratch, &rs[i]);
+		loadstat_round(c->r[i].q, c->r[i].n, c->first->has_slo ? &c->first->slo : NULL, scratch, &rs[i]);
 		loadstat_round_itl(&rs[i], c->r[i].itl, c->r[i].nitl);
 	}
 	loadstat_cell(rs, c->nr, scratch, &s);
-	add_figures(jb, o, &s, open, c->has_slo);
+	add_figures(jb, o, &s, open, c->first->has_slo);
 	arr = json_add_arr(jb, o, "rounds");
 	for (i = 0; i < c->nr; i++)
-		add_round(jb, arr, c->r[i].round, &rs[i], open, c->has_slo);
+		add_round(jb, arr, c->r[i].round, &rs[i], open, c->first->has_slo);
 	mem_free(rs);
 	mem_free(scratch);
 	return ERR_OK;
 }
 
-enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d)
+enum err loadcells_build(const struct loadcells_reqs *reqs, cJSON **out, struct diag *d)
 {
 	struct acc a = {0};
 	struct json_build jb;
-	const cJSON *rec;
 	cJSON *cells;
 	size_t i;
 	enum err e = ERR_OK;
 
 	*out = NULL;
-	cJSON_ArrayForEach(rec, records)
-		if (!add(&a, rec)) {
+	for (i = 0; reqs && i < reqs->n; i++)
+		if (!add(&a, reqs, &reqs->r[i])) {
 			acc_free(&a);
 			return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
 		}
@@ -315,18 +367,16 @@ static int by_tag_round(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Whether load record `rec` is a counted request of cell `cell`. */
-static int in_cell(const cJSON *rec, const cJSON *cell)
+/* Whether request `k` is one of cell `cell`'s. */
+static int in_cell(const struct loadcells_kept *k, const cJSON *cell)
 {
-	const cJSON *load = jget(rec, "load"), *id = jget(rec, "case"), *rate = jget(load, "rate");
 	const cJSON *want = jget(cell, "rate");
 
-	if (!cJSON_IsObject(load) || !cJSON_IsString(id) || jget_num(load, "round") < 1 ||
-	    strcmp(id->valuestring, jget(cell, "case")->valuestring))
+	if (strcmp(k->id, jget(cell, "case")->valuestring))
 		return 0;
 	if (cJSON_IsNumber(want))
-		return cJSON_IsNumber(rate) && rate->valuedouble == want->valuedouble;
-	return !cJSON_IsNumber(rate) && jget_num(load, "concurrency") == jget_num(cell, "concurrency");
+		return k->open_loop && k->level_value == want->valuedouble;
+	return !k->open_loop && k->level_value == jget_num(cell, "concurrency");
 }
 
 /* The valid rounds of t[0..n) (sorted by round) into `out`. */
@@ -348,27 +398,27 @@ static int fill_rounds(const struct tagged *t, size_t n, struct loadci_set *out)
 	return 1;
 }
 
-enum err loadcells_samples(const cJSON *records, const cJSON *cell, enum loadstat_kind k,
-			   struct loadci_set *out, struct diag *d)
+enum err loadcells_samples(const struct loadcells_reqs *reqs, const cJSON *cell,
+			   enum loadstat_kind k, struct loadci_set *out, struct diag *d)
 {
 	struct tagged *t = NULL, *nt;
-	struct loadstat_req q;
-	const cJSON *rec;
-	size_t n = 0, cap = 0;
+	const struct loadcells_kept *q;
+	size_t i, n = 0, cap = 0;
 	int ok = 1;
 
 	loadci_set_reset(out);
-	cJSON_ArrayForEach(rec, records) {
-		if (!in_cell(rec, cell) || !loadstat_request(rec, &q))
+	for (i = 0; reqs && i < reqs->n; i++) {
+		q = &reqs->r[i];
+		if (!in_cell(q, cell))
 			continue;
 		if (!(nt = grow(t, &cap, n, sizeof(*t)))) {
 			ok = 0;
 			break;
 		}
 		t = nt;
-		t[n].round = (long)jget_num(jget(rec, "load"), "round");
-		t[n].ok = q.ok;
-		t[n].has = loadstat_sample(&q, k, &t[n].v);
+		t[n].round = q->round;
+		t[n].ok = q->q.ok;
+		t[n].has = loadstat_sample(&q->q, k, &t[n].v);
 		n++;
 	}
 	if (ok && n)

@@ -6,9 +6,11 @@
  * "level": i, "round": k (-1 = the pre-check, 0 = warm-up), "index": j,
  * "precheck", "scheduled_ms", "sent_ms" (both from the round's start), "slo":
  * {...} when set}, and the usual verdict, timing {ttft_ms, ttfc_ms, tpot_ms,
- * e2e_ms} and usage {completion_tokens}; loadstat_request (loadstat.h) reads
- * each counted request from it, and pre-check and warm-up records are left out
- * of every figure. TTFT is the field reports' (docs/cutover.md "Where the rule comes from"): to the
+ * e2e_ms} and usage {completion_tokens}. The journal's reader turns each
+ * counted request (round >= 1) into a struct loadcells_req
+ * (record_load_request, run/record.h) and keeps them in a struct
+ * loadcells_reqs; pre-check and warm-up records are left out of every
+ * figure. The cells are built from those, never from the records. TTFT is the field reports' (docs/cutover.md "Where the rule comes from"): to the
  * first non-empty generated fragment, reasoning included; TPOT runs from that
  * same fragment to the last one, so TTFT + (n - 1) x TPOT never exceeds E2E;
  * TTFC, to the first content or tool call, is its own figure.
@@ -61,10 +63,41 @@
 #define LC_ROUNDS_VALID "rounds_valid"
 #define LC_ROUNDS_TOTAL "rounds_total"
 
-/* {"cells": [...]} for the load records of `records` (a borrowed array), in
+/* One counted request of a load case (a load record of round >= 1), as the
+ * journal's reader hands it over; everything borrowed from the record. */
+struct loadcells_req {
+	const char *case_id;
+	long level, round;      /* the level's index, the round (>= 1) */
+	int open_loop;          /* the level is a rate, not a concurrency */
+	double level_value;     /* its rate (requests/s) or concurrency */
+	int has_slo;            /* the record has "slo" */
+	struct loadstat_slo slo;
+	struct loadstat_req q;  /* on its round's clock (loadstat.h) */
+	const cJSON *itl_ms;    /* the gaps between its token chunks, or NULL */
+};
+
+/* The counted requests of a run's load cases, in journal order, each with
+ * its own copy of what it borrowed (case ids once per case; gaps pooled). */
+struct loadcells_kept;
+struct loadcells_reqs {
+	struct loadcells_kept *r;
+	size_t n, cap;
+	char **ids;             /* the case ids, one copy each */
+	size_t nids, cids;
+	double *itl;            /* the successful requests' gaps, pooled */
+	size_t nitl, citl;
+};
+
+/* Appends request `q` to `s` (zeroed at first). ERR_NOMEM only. */
+enum err loadcells_reqs_add(struct loadcells_reqs *s, const struct loadcells_req *q,
+			    struct diag *d);
+/* Frees what `s` holds and zeroes it. */
+void loadcells_reqs_free(struct loadcells_reqs *s);
+
+/* {"cells": [...]} for the requests of `reqs` (borrowed; NULL: none), in
  * order of first appearance, or *out = NULL when there are none. ERR_NOMEM
  * only. */
-enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
+enum err loadcells_build(const struct loadcells_reqs *reqs, cJSON **out, struct diag *d);
 
 /* Adds to each cell of `load` (loadcells_build's) how its rounds were sized,
  * from the manifest's "load_sizing" (loadsize.h): "sizing" {"min_rounds",
@@ -73,11 +106,11 @@ enum err loadcells_build(const cJSON *records, cJSON **out, struct diag *d);
 enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d);
 
 /* Fills `out` (reset first) with the samples of kind `k` of cell `cell`'s
- * requests in `records` (both borrowed): the records of its case and level
- * value (concurrency or rate, whatever the level's index or shard), one
- * group per valid round. ERR_NOMEM only. */
-enum err loadcells_samples(const cJSON *records, const cJSON *cell, enum loadstat_kind k,
-			   struct loadci_set *out, struct diag *d);
+ * requests in `reqs` (both borrowed; reqs NULL: none): the requests of its
+ * case and level value (concurrency or rate, whatever the level's index or
+ * shard), one group per valid round. ERR_NOMEM only. */
+enum err loadcells_samples(const struct loadcells_reqs *reqs, const cJSON *cell,
+			   enum loadstat_kind k, struct loadci_set *out, struct diag *d);
 
 /* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
 void loadcells_name(const cJSON *cell, char *out, size_t cap);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jget.h"
 #include "base/stats.h"
 
 /* The nearest-rank P-th percentile of v[0..n), which it sorts (stats.h). */
@@ -25,36 +24,6 @@ static int has_tpot(const struct loadstat_req *q)
 static double tpot_ms(const struct loadstat_req *q)
 {
 	return (q->last - q->first) / (double)(q->completion_tokens - 1);
-}
-
-static double ms_of(const cJSON *o, const char *k, double otherwise)
-{
-	const cJSON *v = jget(o, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : otherwise;
-}
-
-int loadstat_request(const cJSON *record, struct loadstat_req *out)
-{
-	const cJSON *load = jget(record, "load"), *t = jget(record, "timing");
-	const cJSON *verdict = jget(record, "verdict");
-	double ttft = ms_of(t, "ttft_ms", -1), ttfc = ms_of(t, "ttfc_ms", -1);
-	double tpot = ms_of(t, "tpot_ms", -1);
-	struct loadstat_req q;
-
-	if (!cJSON_IsObject(load) || jget_num(load, "round") < 1)
-		return 0;
-	q.ok = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "pass");
-	q.sent = ms_of(load, "sent_ms", 0);
-	q.scheduled = ms_of(load, "scheduled_ms", q.sent);
-	q.completion_tokens = (long)ms_of(jget(record, "usage"), "completion_tokens", 0);
-	q.first = ttft >= 0 ? q.sent + ttft : -1;
-	q.first_content = ttfc >= 0 ? q.sent + ttfc : -1;
-	q.last = q.first < 0 ? -1 : tpot >= 0 && q.completion_tokens >= 2
-		? q.first + tpot * (double)(q.completion_tokens - 1) : q.first;
-	q.done = q.sent + ms_of(t, "e2e_ms", 0);
-	*out = q;
-	return 1;
 }
 
 int loadstat_meets(const struct loadstat_req *q, const struct loadstat_slo *slo)

@@ -2,9 +2,9 @@
  * loadstat — the figures of a load test, exactly as the field reports define
  * them (docs/cutover.md "Where the rule comes from"; docs/runs.md "Load cells"),
  * as pure functions on plain structs: requests -> one round -> one cell
- * (case x level or rate). One reader, loadstat_request, turns a load record
- * into a request, so that every consumer (the summary's cells, the gates)
- * times a request the same way.
+ * (case x level or rate). One reader, record_load_request (run/record.h),
+ * turns a load record into a request, so that every consumer (the summary's
+ * cells, the gates, the vllm-bench export) times a request the same way.
  *
  * Definitions:
  *  - a request succeeded when it passed every strict check (transport, exact
@@ -48,8 +48,6 @@
 #define NEEDLE_LOADSTAT_H
 
 #include <stddef.h>
-
-#include <cjson/cJSON.h>
 
 /* One request as the runner saw it. */
 struct loadstat_req {
@@ -113,17 +111,6 @@ struct loadstat_cell {
 				 * that have inter-token latencies */
 	double lag_max_ms;      /* over all rounds */
 };
-
-/* Reads one request of a load record (record.h: "load" {round, sent_ms,
- * scheduled_ms}, verdict, timing {ttft_ms, ttfc_ms, tpot_ms, e2e_ms}, usage
- * {completion_tokens}) onto its round's clock: first = sent + ttft_ms, the
- * first fragment of any kind; first_content = sent + ttfc_ms; last = first +
- * tpot_ms x (completion_tokens - 1), the last fragment (tpot_ms is timed from
- * the same first fragment, stream.h); done = sent + e2e_ms; ok = verdict
- * "pass". Returns 1 and fills `out` for a counted request (round >= 1); 0 for
- * a pre-check (round -1), a warm-up (round 0) or a record that is not a load
- * request, leaving `out` alone. `record` is borrowed. */
-int loadstat_request(const cJSON *record, struct loadstat_req *out);
 
 /* Sets the round's inter-token latency percentiles from the `n` gaps (ms)
  * between consecutive token chunks of its successful requests, pooled as

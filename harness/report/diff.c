@@ -1042,8 +1042,8 @@ enum err diff_runs(struct report_run *a, struct report_run *b,
 		e = diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 		goto out;
 	}
-	out->records_a = a->load_records;
-	out->records_b = b->load_records;
+	out->reqs_a = &a->load_reqs;
+	out->reqs_b = &b->load_reqs;
 	if (!(e = compare(&ia, &ib, &m, out, d)))
 		e = index_cells(out, d);
 out:

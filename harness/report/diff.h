@@ -85,8 +85,8 @@ struct diff_result {
 				    moved into diff) */
 	struct diff_case *cases; /* owned: per case over matched attempts, in
 				    order of first match */
-	const cJSON *records_a, *records_b; /* borrowed from the runs
-				    (report_run.load_records): their load
+	const struct loadcells_reqs *reqs_a, *reqs_b; /* borrowed from the
+				    runs (report_run.load_reqs): their load
 				    requests, for gates on per-request figures */
 	size_t ncases, capcases;
 	struct diff_cell *cells; /* owned: one per entry of diff["load"], in

@@ -372,7 +372,7 @@ static int picked(const cJSON *c, const char *arg)
 /* What judging one gate on the load cells needs. */
 struct load_ctx {
 	const cJSON *load_a;           /* runs' "load" (summaries), borrowed */
-	const cJSON *records_a, *records_b; /* runs' load records, borrowed */
+	const struct loadcells_reqs *reqs_a, *reqs_b; /* runs' load requests, borrowed */
 	struct diff_result *res;       /* its cells' verdicts are written */
 	const struct gate *g;
 	struct loadci_set sa, sb;      /* owned scratch */
@@ -402,9 +402,9 @@ static enum err samples_of(struct load_ctx *x, const cJSON *a, const cJSON *b,
 	enum err e;
 
 	if (r->per_request) {
-		if ((e = loadcells_samples(x->records_a, a, r->kind, &x->sa, d)))
+		if ((e = loadcells_samples(x->reqs_a, a, r->kind, &x->sa, d)))
 			return e;
-		return loadcells_samples(x->records_b, b, r->kind, &x->sb, d);
+		return loadcells_samples(x->reqs_b, b, r->kind, &x->sb, d);
 	}
 	if (!round_values(a, r, &x->sa) || !round_values(b, r, &x->sb))
 		return diag_fail(d, ERR_NOMEM, "out of memory judging load cells");
@@ -667,7 +667,7 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 			  enum gate_verdict *v, double *value, int *have, char *why, size_t cap,
 			  struct diag *d)
 {
-	struct load_ctx x = {jget2(res->diff, "summary_a", "load"), res->records_a, res->records_b,
+	struct load_ctx x = {jget2(res->diff, "summary_a", "load"), res->reqs_a, res->reqs_b,
 			     res, g, {0}, {0}, jb};
 	const cJSON *b;
 	struct cell_out o;

@@ -55,10 +55,13 @@ static enum err load_key(void *ctx, const struct record_view *v, struct diag *d)
 
 	if (!report_keeps(r, v))
 		return ERR_OK;
-	if (v->f[RF_LOAD] &&
-	    ((!r->load_records && !(r->load_records = cJSON_CreateArray())) ||
-	     !cJSON_AddItemToArray(r->load_records, cJSON_Duplicate(v->rec, 1))))
-		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	if (v->f[RF_LOAD]) {
+		struct loadcells_req q;
+
+		r->has_load = 1;
+		if (record_load_request(v, &q) && loadcells_reqs_add(&r->load_reqs, &q, NULL))
+			return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", r->dir);
+	}
 	if (r->fold && (e = fold_take(r->fold, v, d)))
 		return e;
 	if (r->rows && (e = rows_take(r->rows, v, d)))
@@ -151,7 +154,7 @@ void report_run_free(struct report_run *r)
 		return;
 	cJSON_Delete(r->manifest);
 	keyset_release(&r->keys);
-	cJSON_Delete(r->load_records);
+	loadcells_reqs_free(&r->load_reqs);
 	fold_free(r->fold);
 	mem_free(r->rows);
 	buf_release(&r->csv);
@@ -663,7 +666,7 @@ static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r
 	json_add_num(&A->jb, o, "planned_done", (double)pc.done);
 	json_add_item(&A->jb, o, "complete", pc.planned < 0 ? cJSON_CreateNull()
 							    : cJSON_CreateBool(!inc));
-	if (pc.planned >= 0 && pc.per_case && r->load_records)
+	if (pc.planned >= 0 && pc.per_case && r->has_load)
 		json_add_str(&A->jb, o, "planned_note",
 			     "a load case counts as one attempt in this plan: its manifest.json "
 			     "predates plans that list every load request");
@@ -736,7 +739,7 @@ static void add_load(struct report_fold *A, const struct report_run *r, struct d
 
 	if (A->jb.code || A->oom)
 		return;
-	if (r->load_records && loadcells_build(r->load_records, &load, d))
+	if (r->load_reqs.n && loadcells_build(&r->load_reqs, &load, d))
 		A->oom = 1;
 	else if (load && (loadview_attach(load, r->manifest, r->dir, d) || loadcells_sizing(load, r->manifest, d)))
 		cJSON_Delete(load), A->oom = 1;

@@ -35,6 +35,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/keyset.h"
+#include "load/loadcells.h"
 #include "run/results.h"
 
 /* A run folder read back. */
@@ -61,8 +62,9 @@ struct report_run {
 	struct keyset keys; /* the attempt keys recorded (only with a plan:
 			       they are counted against it, record_plan_done) */
 	size_t records;    /* records in results.jsonl */
-	cJSON *load_records; /* owned array of the records with "load"
-				(loadcells.h: a load case's rounds), or NULL */
+	int has_load;      /* a record has "load" (a load case's request) */
+	struct loadcells_reqs load_reqs; /* owned: the counted requests of its
+				load cases (loadcells.h), in journal order */
 	size_t torn_bytes; /* size of a torn last line that was skipped */
 	const char *const *globs; /* borrowed: the case ids kept (shell globs,
 				     report_load_cases; nglobs = 0: every case) */

@@ -43,17 +43,14 @@ struct vb_walk {
 	size_t n, cap;
 };
 
-static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const cJSON *load)
+static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const struct loadcells_req *q)
 {
-	const char *id = cJSON_GetStringValue(jget(rec, RK_CASE));
-	long level = (long)jget_num(load, RK_LEVEL);
-	const cJSON *rate = jget(load, RK_RATE);
 	const char *ep;
 	struct vb_level *l, *p;
 	size_t i;
 
 	for (i = 0; i < w->n; i++)
-		if (w->l[i].level == level && !strcmp(w->l[i].case_id, id))
+		if (w->l[i].level == q->level && !strcmp(w->l[i].case_id, q->case_id))
 			return &w->l[i];
 	if (w->n == w->cap) {
 		if (!(p = mem_grow(w->l, &w->cap, sizeof(*p), 8)))
@@ -62,13 +59,13 @@ static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const cJSO
 	}
 	l = &w->l[w->n];
 	memset(l, 0, sizeof(*l));
-	if (!(l->case_id = mem_strndup(id, strlen(id))))
+	if (!(l->case_id = mem_strndup(q->case_id, strlen(q->case_id))))
 		return NULL;
 	w->n++;
-	l->level = level;
-	l->open_loop = cJSON_IsNumber(rate);
-	l->value = l->open_loop ? rate->valuedouble : jget_num(load, RK_CONCURRENCY);
-	l->has_slo = jget(load, "slo") != NULL;
+	l->level = q->level;
+	l->open_loop = q->open_loop;
+	l->value = q->level_value;
+	l->has_slo = q->has_slo;
 	ep = cJSON_GetStringValue(jget(rec, "endpoint"));
 	l->endpoint = ep && strstr(ep, "/chat/") ? "openai-chat" : "openai";
 	return l;
@@ -76,22 +73,17 @@ static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const cJSO
 
 static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 {
-	const cJSON *rec = v->rec;
 	struct vb_walk *w = ctx;
-	const cJSON *load = jget(rec, RK_LOAD), *slo = jget(load, "slo");
-	struct loadstat_slo bounds = {jget_num(slo, "ttft_ms"), jget_num(slo, "tpot_ms"),
-				      jget_num(slo, "e2e_ms")};
+	struct loadcells_req lq;
 	struct vb_level *l;
 	struct vb_req *r, *p;
-	struct loadstat_req q;
 	const cJSON *g, *gaps;
 	double *t;
 
 	(void)d;
-	if (!load || !cJSON_IsString(jget(rec, RK_CASE)) || jget_num(load, RK_ROUND) < 1 ||
-	    !loadstat_request(rec, &q))
+	if (!record_load_request(v, &lq))
 		return ERR_OK;
-	if (!(l = level_of(w, rec, load)))
+	if (!(l = level_of(w, v->rec, &lq)))
 		return ERR_NOMEM;
 	if (l->n == l->cap) {
 		if (!(p = mem_grow(l->r, &l->cap, sizeof(*p), 64)))
@@ -100,14 +92,14 @@ static enum err take(void *ctx, const struct record_view *v, struct diag *d)
 	}
 	r = &l->r[l->n];
 	memset(r, 0, sizeof(*r));
-	r->q = q;
+	r->q = lq.q;
 	l->n++;
-	r->round = (long)jget_num(load, RK_ROUND);
-	r->prompt_tokens = jget_num(jget(rec, RK_USAGE), RK_PROMPT_TOKENS);
+	r->round = lq.round;
+	r->prompt_tokens = jget_numv(v->f[RF_US_PROMPT_TOKENS]);
 	r->ttft = r->q.first >= 0 ? r->q.first - r->q.sent : -1;
 	r->e2e = r->q.done - r->q.sent;
-	r->meets_slo = loadstat_meets(&r->q, &bounds);
-	gaps = r->q.ok ? jget(load, "itl_ms") : NULL; /* serve.py keeps a success's only */
+	r->meets_slo = loadstat_meets(&r->q, &lq.slo);
+	gaps = r->q.ok ? lq.itl_ms : NULL; /* serve.py keeps a success's only */
 	cJSON_ArrayForEach(g, gaps) {
 		if (!cJSON_IsNumber(g))
 			continue;

@@ -555,6 +555,46 @@ const char *record_view_edited(const struct record_view *v, char *out, size_t ca
 	return NULL;
 }
 
+/* A member's number, or `otherwise` when it is absent or not a number. */
+static double num_or(const cJSON *v, double otherwise)
+{
+	return jget_type(v) == cJSON_Number ? v->valuedouble : otherwise;
+}
+
+int record_load_request(const struct record_view *v, struct loadcells_req *out)
+{
+	const cJSON *load = v->f[RF_LOAD], *slo, *rate = v->f[RF_LO_RATE];
+	double ttft = num_or(v->f[RF_TI_TTFT_MS], -1), ttfc = num_or(v->f[RF_TI_TTFC_MS], -1);
+	double tpot = num_or(v->f[RF_TI_TPOT_MS], -1);
+	struct loadcells_req r;
+
+	if (jget_type(load) != cJSON_Object || jget_type(v->f[RF_CASE]) != cJSON_String ||
+	    jget_numv(v->f[RF_LO_ROUND]) < 1)
+		return 0;
+	r.case_id = v->f[RF_CASE]->valuestring;
+	r.level = (long)jget_numv(v->f[RF_LO_LEVEL]);
+	r.round = (long)jget_numv(v->f[RF_LO_ROUND]);
+	r.open_loop = jget_type(rate) == cJSON_Number;
+	r.level_value = r.open_loop ? rate->valuedouble : jget_numv(v->f[RF_LO_CONCURRENCY]);
+	slo = jget(load, "slo");
+	r.has_slo = jget_type(slo) == cJSON_Object;
+	r.slo.ttft_ms = jget_num(slo, "ttft_ms");
+	r.slo.tpot_ms = jget_num(slo, "tpot_ms");
+	r.slo.e2e_ms = jget_num(slo, "e2e_ms");
+	r.q.ok = record_view_passed(v);
+	r.q.sent = num_or(jget(load, "sent_ms"), 0);
+	r.q.scheduled = num_or(jget(load, "scheduled_ms"), r.q.sent);
+	r.q.completion_tokens = (long)num_or(v->f[RF_US_COMPLETION_TOKENS], 0);
+	r.q.first = ttft >= 0 ? r.q.sent + ttft : -1;
+	r.q.first_content = ttfc >= 0 ? r.q.sent + ttfc : -1;
+	r.q.last = r.q.first < 0 ? -1 : tpot >= 0 && r.q.completion_tokens >= 2
+		? r.q.first + tpot * (double)(r.q.completion_tokens - 1) : r.q.first;
+	r.q.done = r.q.sent + num_or(v->f[RF_TI_E2E_MS], 0);
+	r.itl_ms = jget(load, "itl_ms");
+	*out = r;
+	return 1;
+}
+
 const char *record_problem(const cJSON *rec)
 {
 	struct record_view v;

@@ -44,6 +44,7 @@
 #include "base/err.h"
 #include "grade.h"
 #include "base/keyset.h"
+#include "load/loadcells.h"
 #include "net/stream.h"
 #include "suite.h"
 #include "tok/tok.h"
@@ -252,6 +253,17 @@ static inline int record_view_passed(const struct record_view *v)
 
 	return p[0] == 'p' && p[1] == 'a' && p[2] == 's' && p[3] == 's' && !p[4];
 }
+/* The counted load request of the record `v` views (a record with "load"
+ * of round >= 1 and a "case" string) into *out, borrowing from the record:
+ * its case, level, round and level value, its SLO, its times on its round's
+ * clock (first = sent_ms + ttft_ms, the first fragment of any kind;
+ * first_content = sent_ms + ttfc_ms; last = first + tpot_ms x
+ * (completion_tokens - 1), the last fragment: tpot_ms is timed from the same
+ * first fragment, stream.h; done = sent_ms + e2e_ms; ok = verdict "pass")
+ * and its gaps ("itl_ms"). Returns 1; 0 for a pre-check (round -1), a
+ * warm-up (round 0) or a record that is not a load request, leaving *out
+ * alone. */
+int record_load_request(const struct record_view *v, struct loadcells_req *out);
 /* record_key_of and record_problem of the record `v` views. */
 int record_view_key(const struct record_view *v, char *out, size_t cap);
 const char *record_view_problem(const struct record_view *v);

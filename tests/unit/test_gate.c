@@ -12,6 +12,7 @@
 #include "report/diff.h"
 #include "report/gate.h"
 #include "t.h"
+#include "tload.h"
 
 /* A set of `rounds` rounds of n samples each: base + step * j, and the last
  * `stalls` samples of round 0 replaced by `stall`. */
@@ -194,6 +195,7 @@ static void add_level(cJSON *recs, const struct level *l, int level)
 struct cmp {
 	struct diff_result res;
 	cJSON *ra, *rb;
+	struct loadcells_reqs qa, qb;
 };
 
 static void cmp_make(struct cmp *c, const struct level *a, size_t na, const struct level *b,
@@ -211,8 +213,10 @@ static void cmp_make(struct cmp *c, const struct level *a, size_t na, const stru
 		add_level(c->ra, &a[i], (int)i);
 	for (i = 0; i < nb; i++)
 		add_level(c->rb, &b[i], (int)i);
-	CHECK(loadcells_build(c->ra, &la, &d) == ERR_OK && la);
-	CHECK(loadcells_build(c->rb, &lb, &d) == ERR_OK && lb);
+	tload_reqs(c->ra, &c->qa);
+	tload_reqs(c->rb, &c->qb);
+	CHECK(loadcells_build(&c->qa, &la, &d) == ERR_OK && la);
+	CHECK(loadcells_build(&c->qb, &lb, &d) == ERR_OK && lb);
 	c->res.diff = cJSON_CreateObject();
 	sa = cJSON_AddObjectToObject(c->res.diff, "summary_a");
 	sb = cJSON_AddObjectToObject(c->res.diff, "summary_b");
@@ -229,14 +233,16 @@ static void cmp_make(struct cmp *c, const struct level *a, size_t na, const stru
 		c->res.cells[c->res.ncells++].entry = en;
 	}
 	cJSON_AddArrayToObject(c->res.diff, "gates");
-	c->res.records_a = c->ra;
-	c->res.records_b = c->rb;
+	c->res.reqs_a = &c->qa;
+	c->res.reqs_b = &c->qb;
 }
 
 static void cmp_free(struct cmp *c)
 {
 	cJSON_Delete(c->res.diff);
 	free(c->res.cells);
+	loadcells_reqs_free(&c->qa);
+	loadcells_reqs_free(&c->qb);
 	cJSON_Delete(c->ra);
 	cJSON_Delete(c->rb);
 }

@@ -8,6 +8,7 @@
 #include "load/loadcells.h"
 #include "load/loadstat.h"
 #include "t.h"
+#include "tload.h"
 
 /* A load record; without reasoning its first fragment is its first content */
 #define REC(verdict, round, index, sent, ttfc, tpot, e2e, n)                          \
@@ -32,13 +33,16 @@ static const char records[] = "["
 static void test_cells(void)
 {
 	cJSON *recs = cJSON_Parse(records), *load = NULL;
+	struct loadcells_reqs reqs;
 	const cJSON *c, *r;
 	struct diag d;
 	struct buf md;
 
 	diag_init(&d);
 	CHECK(recs != NULL);
-	CHECK(loadcells_build(recs, &load, &d) == ERR_OK);
+	tload_reqs(recs, &reqs);
+	CHECK(reqs.n == 4 && reqs.nids == 1); /* the warm-up and the chat record left out */
+	CHECK(loadcells_build(&reqs, &load, &d) == ERR_OK);
 	c = cJSON_GetArrayItem(jget(load, "cells"), 0);
 	CHECK(cJSON_GetArraySize(jget(load, "cells")) == 1);
 	CHECK(!strcmp(jget(c, "case")->valuestring, "m"));
@@ -70,6 +74,7 @@ static void test_cells(void)
 	buf_release(&md);
 	cJSON_Delete(load);
 	cJSON_Delete(recs);
+	loadcells_reqs_free(&reqs);
 }
 
 /* A thinking stream (issue 21 item 5): reasoning from 301 ms, content from
@@ -82,17 +87,25 @@ static void test_reasoning(void)
 		RECR("pass", -1, 0, 0, 5, 9, 1, 20, 8) ","
 		RECR("pass", 1, 0, 50, 301, 801, 100, 1001, 8) "]";
 	cJSON *recs = cJSON_Parse(recs_text), *load = NULL;
-	struct loadstat_req q;
+	struct loadcells_reqs reqs;
+	struct loadcells_req lq;
+	struct record_view v;
+	const struct loadstat_req *q = &lq.q;
 	const cJSON *c;
 	struct diag d;
 
 	diag_init(&d);
 	CHECK(recs != NULL);
-	CHECK(!loadstat_request(cJSON_GetArrayItem(recs, 0), &q));
-	CHECK(loadstat_request(cJSON_GetArrayItem(recs, 1), &q));
-	CHECK(q.ok && NEAR(q.sent, 50) && NEAR(q.first, 351) && NEAR(q.first_content, 851));
-	CHECK(NEAR(q.last, 1051) && NEAR(q.done, 1051) && q.completion_tokens == 8);
-	CHECK(loadcells_build(recs, &load, &d) == ERR_OK);
+	record_view_of(cJSON_GetArrayItem(recs, 0), &v);
+	CHECK(!record_load_request(&v, &lq));
+	record_view_of(cJSON_GetArrayItem(recs, 1), &v);
+	CHECK(record_load_request(&v, &lq));
+	CHECK(!strcmp(lq.case_id, "m") && lq.level == 1 && lq.round == 1 && !lq.open_loop &&
+	      NEAR(lq.level_value, 2) && !lq.has_slo && !lq.itl_ms);
+	CHECK(q->ok && NEAR(q->sent, 50) && NEAR(q->first, 351) && NEAR(q->first_content, 851));
+	CHECK(NEAR(q->last, 1051) && NEAR(q->done, 1051) && q->completion_tokens == 8);
+	tload_reqs(recs, &reqs);
+	CHECK(loadcells_build(&reqs, &load, &d) == ERR_OK);
 	c = cJSON_GetArrayItem(jget(load, "cells"), 0);
 	CHECK(NEAR(jget_num(c, "ttft_p50_ms"), 301));
 	CHECK(NEAR(jget_num(c, "ttfc_p50_ms"), 801));
@@ -100,15 +113,20 @@ static void test_reasoning(void)
 	CHECK(NEAR(jget_num(cJSON_GetArrayItem(jget(c, "rounds"), 0), "ttfc_p50_ms"), 801));
 	cJSON_Delete(load);
 	cJSON_Delete(recs);
+	loadcells_reqs_free(&reqs);
 }
 
 static void test_none(void)
 {
 	cJSON *recs = cJSON_Parse("[{\"case\":\"a\",\"verdict\":\"pass\"}]"), *load = (cJSON *)1;
+	struct loadcells_reqs reqs;
 	struct diag d;
 
 	diag_init(&d);
-	CHECK(loadcells_build(recs, &load, &d) == ERR_OK && load == NULL);
+	tload_reqs(recs, &reqs);
+	CHECK(reqs.n == 0 && loadcells_build(&reqs, &load, &d) == ERR_OK && load == NULL);
+	load = (cJSON *)1;
+	CHECK(loadcells_build(NULL, &load, &d) == ERR_OK && load == NULL);
 	cJSON_Delete(recs);
 }
 
