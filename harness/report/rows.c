@@ -44,31 +44,33 @@ struct col {
 	enum col_from from;
 };
 
+/* A column that shows one member of a record is named as that member (its
+ * RK_ name, record.h). */
 static const struct col cols[] = {
-	{"run", -1, COL_TEXT, FROM_RUN}, {"model", RF_MODEL, COL_TEXT},
-	{"case", RF_CASE, COL_TEXT}, {"kind", RF_KIND, COL_TEXT},
-	{"repeat", RF_REPEAT, COL_INT}, {"seed", RF_SEED, COL_INT},
-	{"verdict", RF_VERDICT, COL_TEXT}, {"fail_stage", -1, COL_TEXT, FROM_STAGE},
+	{"run", -1, COL_TEXT, FROM_RUN}, {RK_MODEL, RF_MODEL, COL_TEXT},
+	{RK_CASE, RF_CASE, COL_TEXT}, {RK_KIND, RF_KIND, COL_TEXT},
+	{RK_REPEAT, RF_REPEAT, COL_INT}, {RK_SEED, RF_SEED, COL_INT},
+	{RK_VERDICT, RF_VERDICT, COL_TEXT}, {"fail_stage", -1, COL_TEXT, FROM_STAGE},
 	{"failure_codes", RF_TR_FAILURES, COL_TEXT, FROM_CODES},
 	{"first_reason", -1, COL_TEXT, FROM_REASON},
-	{"usage_delta", RF_AU_USAGE_DELTA, COL_INT},
-	{"local_prompt_tokens", RF_AU_LOCAL_PROMPT_TOKENS, COL_INT},
-	{"prompt_tokens", RF_US_PROMPT_TOKENS, COL_INT},
-	{"completion_tokens", RF_US_COMPLETION_TOKENS, COL_INT},
-	{"http_status", RF_HTTP_STATUS, COL_INT},
-	{"finish_reason", RF_FINISH_REASON, COL_TEXT},
-	{"first_byte_ms", RF_TI_FIRST_BYTE_MS, COL_REAL}, {"ttft_ms", RF_TI_TTFT_MS, COL_REAL},
-	{"ttfc_ms", RF_TI_TTFC_MS, COL_REAL}, {"e2e_ms", RF_TI_E2E_MS, COL_REAL},
-	{"tpot_ms", RF_TI_TPOT_MS, COL_REAL},
+	{RK_USAGE_DELTA, RF_AU_USAGE_DELTA, COL_INT},
+	{RK_LOCAL_PROMPT_TOKENS, RF_AU_LOCAL_PROMPT_TOKENS, COL_INT},
+	{RK_PROMPT_TOKENS, RF_US_PROMPT_TOKENS, COL_INT},
+	{RK_COMPLETION_TOKENS, RF_US_COMPLETION_TOKENS, COL_INT},
+	{RK_HTTP_STATUS, RF_HTTP_STATUS, COL_INT},
+	{RK_FINISH_REASON, RF_FINISH_REASON, COL_TEXT},
+	{RK_FIRST_BYTE_MS, RF_TI_FIRST_BYTE_MS, COL_REAL}, {RK_TTFT_MS, RF_TI_TTFT_MS, COL_REAL},
+	{RK_TTFC_MS, RF_TI_TTFC_MS, COL_REAL}, {RK_E2E_MS, RF_TI_E2E_MS, COL_REAL},
+	{RK_TPOT_MS, RF_TI_TPOT_MS, COL_REAL},
 	{"recall_tokens", RF_RE_TOKENS, COL_INT},
 	{"recall_depths", RF_RE_DEPTHS, COL_TEXT, FROM_DEPTHS},
-	{"started_at", RF_STARTED_AT, COL_TEXT}, {"raw", RF_RAW, COL_TEXT},
+	{RK_STARTED_AT, RF_STARTED_AT, COL_TEXT}, {RK_RAW, RF_RAW, COL_TEXT},
 	{"run_id", -1, COL_TEXT, FROM_RUN_ID}, {"case_id", RF_CASE, COL_TEXT},
-	{"level", RF_LO_LEVEL, COL_INT}, {"round", RF_LO_ROUND, COL_INT},
-	{"warmup", RF_LO_WARMUP, COL_BOOL, FROM_LOAD},
-	{"precheck", RF_LO_PRECHECK, COL_BOOL, FROM_LOAD},
-	{"concurrency", RF_LO_CONCURRENCY, COL_INT}, {"rate", RF_LO_RATE, COL_REAL},
-	{"started_unix_ms", RF_STARTED_UNIX_MS, COL_INT}};
+	{RK_LEVEL, RF_LO_LEVEL, COL_INT}, {RK_ROUND, RF_LO_ROUND, COL_INT},
+	{RK_WARMUP, RF_LO_WARMUP, COL_BOOL, FROM_LOAD},
+	{RK_PRECHECK, RF_LO_PRECHECK, COL_BOOL, FROM_LOAD},
+	{RK_CONCURRENCY, RF_LO_CONCURRENCY, COL_INT}, {RK_RATE, RF_LO_RATE, COL_REAL},
+	{RK_STARTED_UNIX_MS, RF_STARTED_UNIX_MS, COL_INT}};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 _Static_assert(NCOLS == ROWS_NCOLS, "rows.h counts the columns");
 
