@@ -15,6 +15,7 @@
 #include "report/gate.h"
 #include "report/html.h"
 #include "report/junit.h"
+#include "report/keys.h"
 #include "report/report.h"
 
 static const char examples[] =
@@ -121,9 +122,9 @@ static enum err parse_gates(const struct cli_list *specs, struct gate *g, size_t
 /* The detail of the gate evaluated last. */
 static const char *last_detail(const cJSON *diff)
 {
-	const cJSON *gates = cJSON_GetObjectItemCaseSensitive(diff, "gates");
+	const cJSON *gates = cJSON_GetObjectItemCaseSensitive(diff, DK_GATES);
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetArrayItem(gates, cJSON_GetArraySize(gates) - 1), "detail");
+		cJSON_GetArrayItem(gates, cJSON_GetArraySize(gates) - 1), DK_DETAIL);
 
 	return cJSON_IsString(d) ? d->valuestring : "";
 }
@@ -131,8 +132,8 @@ static const char *last_detail(const cJSON *diff)
 /* "DIR (model M)" of one side of the comparison, into out[cap]. */
 static const char *run_name(const cJSON *side, char *out, size_t cap)
 {
-	const cJSON *dir = cJSON_GetObjectItemCaseSensitive(side, "dir");
-	const cJSON *model = cJSON_GetObjectItemCaseSensitive(side, "model");
+	const cJSON *dir = cJSON_GetObjectItemCaseSensitive(side, SK_DIR);
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(side, SK_MODEL);
 
 	snprintf(out, cap, "%s%s%s%s", cJSON_IsString(dir) ? dir->valuestring : "-",
 		 cJSON_IsString(model) ? " (model " : "", cJSON_IsString(model) ? model->valuestring : "",
@@ -149,9 +150,9 @@ static enum err write_plot(const cJSON *diff, const char *path, struct diag *d)
 	enum err e;
 
 	buf_init(&png, BUF_MAX_DEFAULT);
-	e = diffplot_png(cJSON_GetObjectItemCaseSensitive(diff, "load"),
-			 run_name(cJSON_GetObjectItemCaseSensitive(diff, "a"), na, sizeof(na)),
-			 run_name(cJSON_GetObjectItemCaseSensitive(diff, "b"), nb, sizeof(nb)), &png, d);
+	e = diffplot_png(cJSON_GetObjectItemCaseSensitive(diff, DK_LOAD),
+			 run_name(cJSON_GetObjectItemCaseSensitive(diff, DK_A), na, sizeof(na)),
+			 run_name(cJSON_GetObjectItemCaseSensitive(diff, DK_B), nb, sizeof(nb)), &png, d);
 	if (!e && png.len)
 		e = io_write_file(path, png.data, png.len, d);
 	else if (!e)
@@ -186,9 +187,9 @@ static enum err judge(struct diff_result *res, const struct gate *g, size_t n,
 	for (i = 0; !e && i < n; i++)
 		e = gate_check(res, &g[i], d);
 	if (!e && n) {
-		say_like_for_like(res->diff, "incomplete", o->allow_incomplete);
-		say_like_for_like(res->diff, "missing", o->allow_missing ||
-				  (o->allow_incomplete && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(res->diff, "incomplete"))));
+		say_like_for_like(res->diff, DK_INCOMPLETE, o->allow_incomplete);
+		say_like_for_like(res->diff, DK_MISSING, o->allow_missing ||
+				  (o->allow_incomplete && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(res->diff, DK_INCOMPLETE))));
 	}
 	for (i = 0; !e && i < n; i++) {
 		e = gate_eval(res, &g[i], flags, &v, d);
@@ -221,12 +222,12 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		e = judge(&res, g, n, o, worst, d);
 	if (!e) {
 		const cJSON *w;
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "warnings")) {
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, DK_WARNINGS)) {
 			fputs("warning: ", stderr);
 			cli_quote(stderr, w->valuestring);
 			fputc('\n', stderr);
 		}
-		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, "advice")) {
+		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res.diff, DK_ADVICE)) {
 			fputs("what to do: ", stderr);
 			cli_quote(stderr, w->valuestring);
 			fputc('\n', stderr);

@@ -14,6 +14,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "report/format.h"
+#include "report/keys.h"
 #include "report/report.h"
 
 static const char examples[] =
@@ -69,13 +70,13 @@ static enum err report(const char *dir, const char *out_dir, const struct report
 	if (!e)
 		e = fmt->write(r, &f, &shown, d);
 	if (!e) {
-		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, "attempts");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(f.summary.s, SK_ATTEMPTS);
 		char note[160];
 
 		fwrite(shown.data, 1, shown.len, stdout);
-		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "complete")))
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, SK_COMPLETE)))
 			fprintf(stderr, "INCOMPLETE: %.0f/%.0f planned attempts recorded in '%s'%s\n",
-				jget_num(a, "planned_done"), jget_num(a, "planned"), dir,
+				jget_num(a, SK_PLANNED_DONE), jget_num(a, SK_PLANNED), dir,
 				report_plan_note(a, note, sizeof(note)));
 	}
 	report_files_release(&f);

@@ -224,11 +224,11 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
 {
 	cJSON *o = json_add_obj(jb, arr, NULL);
 
-	json_add_int(jb, o, "round", round);
-	json_add_bool(jb, o, "valid", r->valid);
-	json_add_int(jb, o, "requests", (long long)r->requests);
-	json_add_int(jb, o, "succeeded", (long long)r->succeeded);
-	json_add_num(jb, o, "wall_ms", r->wall_ms);
+	json_add_int(jb, o, LC_ROUND, round);
+	json_add_bool(jb, o, LC_VALID, r->valid);
+	json_add_int(jb, o, LC_REQUESTS, (long long)r->requests);
+	json_add_int(jb, o, LC_SUCCEEDED, (long long)r->succeeded);
+	json_add_num(jb, o, LC_WALL_MS, r->wall_ms);
 	json_add_num(jb, o, LC_OUTPUT_TPS, r->output_tps);
 	json_add_num(jb, o, LC_TTFT_P50_MS, r->ttft_p50_ms);
 	json_add_num(jb, o, LC_TTFT_P95_MS, r->ttft_p95_ms);
@@ -248,12 +248,12 @@ static void add_round(struct json_build *jb, cJSON *arr, long round,
  * "rate". */
 static void add_level(struct json_build *jb, cJSON *o, const struct cell *c, int *open)
 {
-	json_add_str(jb, o, "case", c->first->id);
+	json_add_str(jb, o, LC_CASE, c->first->id);
 	*open = c->first->open_loop;
 	if (*open)
-		json_add_num(jb, o, "rate", c->first->level_value);
+		json_add_num(jb, o, LC_RATE, c->first->level_value);
 	else
-		json_add_int(jb, o, "concurrency", (long long)c->first->level_value);
+		json_add_int(jb, o, LC_CONCURRENCY, (long long)c->first->level_value);
 }
 
 static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_cell *s,
@@ -261,8 +261,8 @@ static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_c
 {
 	json_add_int(jb, o, LC_ROUNDS_TOTAL, (long long)s->rounds_total);
 	json_add_int(jb, o, LC_ROUNDS_VALID, (long long)s->rounds_valid);
-	json_add_int(jb, o, "requests", (long long)s->requests);
-	json_add_int(jb, o, "succeeded", (long long)s->succeeded);
+	json_add_int(jb, o, LC_REQUESTS, (long long)s->requests);
+	json_add_int(jb, o, LC_SUCCEEDED, (long long)s->succeeded);
 	json_add_num(jb, o, LC_SUCCESS_RATE, s->success_rate);
 	add_fig(jb, o, LC_OUTPUT_TPS, &s->output_tps);
 	add_fig(jb, o, LC_TTFT_P50_MS, &s->ttft_p50_ms);
@@ -313,7 +313,7 @@ static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, st
 	}
 	loadstat_cell(rs, c->nr, scratch, &s);
 	add_figures(jb, o, &s, open, c->first->has_slo);
-	arr = json_add_arr(jb, o, "rounds");
+	arr = json_add_arr(jb, o, LC_ROUNDS);
 	for (i = 0; i < c->nr; i++)
 		add_round(jb, arr, c->r[i].round, &rs[i], open, c->first->has_slo);
 	mem_free(rs);
@@ -341,7 +341,7 @@ enum err loadcells_build(const struct loadcells_reqs *reqs, cJSON **out, struct 
 	}
 	json_build_init(&jb);
 	*out = json_new_obj(&jb);
-	cells = json_add_arr(&jb, *out, "cells");
+	cells = json_add_arr(&jb, *out, LC_CELLS);
 	for (i = 0; i < a.n && !e; i++)
 		e = add_cell(&jb, cells, &a.c[i], d);
 	acc_free(&a);
@@ -370,13 +370,13 @@ static int by_tag_round(const void *x, const void *y)
 /* Whether request `k` is one of cell `cell`'s. */
 static int in_cell(const struct loadcells_kept *k, const cJSON *cell)
 {
-	const cJSON *want = jget(cell, "rate");
+	const cJSON *want = jget(cell, LC_RATE);
 
-	if (strcmp(k->id, jget(cell, "case")->valuestring))
+	if (strcmp(k->id, jget(cell, LC_CASE)->valuestring))
 		return 0;
 	if (cJSON_IsNumber(want))
 		return k->open_loop && k->level_value == want->valuedouble;
-	return !k->open_loop && k->level_value == jget_num(cell, "concurrency");
+	return !k->open_loop && k->level_value == jget_num(cell, LC_CONCURRENCY);
 }
 
 /* The valid rounds of t[0..n) (sorted by round) into `out`. */
@@ -435,21 +435,21 @@ enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d)
 	struct json_build jb;
 
 	json_build_init(&jb);
-	cJSON_ArrayForEach(c, jget(load, "cells")) {
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
 		cJSON_ArrayForEach(e, jget(manifest, "load_sizing")) {
 			rate = jget(e, "rate");
 			id = jget(e, "case");
 			stop = jget(e, "stopped");
-			if (!cJSON_IsString(id) || !cJSON_IsString(stop) || !cJSON_IsString(jget(c, "case")) ||
-			    strcmp(id->valuestring, jget(c, "case")->valuestring) ||
-			    (cJSON_IsNumber(rate) ? jget_num(c, "rate") != rate->valuedouble
-						  : jget_num(c, "concurrency") != jget_num(e, "concurrency")))
+			if (!cJSON_IsString(id) || !cJSON_IsString(stop) || !cJSON_IsString(jget(c, LC_CASE)) ||
+			    strcmp(id->valuestring, jget(c, LC_CASE)->valuestring) ||
+			    (cJSON_IsNumber(rate) ? jget_num(c, LC_RATE) != rate->valuedouble
+						  : jget_num(c, LC_CONCURRENCY) != jget_num(e, "concurrency")))
 				continue;
-			o = json_add_obj(&jb, c, "sizing");
-			json_add_int(&jb, o, "min_rounds", (long long)jget_num(e, "min_rounds"));
-			json_add_int(&jb, o, "max_rounds", (long long)jget_num(e, "max_rounds"));
-			json_add_int(&jb, o, "rounds", (long long)jget_num(e, "rounds"));
-			json_add_str(&jb, o, "stopped", stop->valuestring);
+			o = json_add_obj(&jb, c, LC_SIZING);
+			json_add_int(&jb, o, LC_MIN_ROUNDS, (long long)jget_num(e, "min_rounds"));
+			json_add_int(&jb, o, LC_MAX_ROUNDS, (long long)jget_num(e, "max_rounds"));
+			json_add_int(&jb, o, LC_ROUNDS, (long long)jget_num(e, "rounds"));
+			json_add_str(&jb, o, LC_STOPPED, stop->valuestring);
 			break;
 		}
 	}
@@ -458,13 +458,13 @@ enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d)
 
 void loadcells_name(const cJSON *c, char *out, size_t cap)
 {
-	const cJSON *rate = jget(c, "rate"), *id = jget(c, "case");
+	const cJSON *rate = jget(c, LC_RATE), *id = jget(c, LC_CASE);
 	const char *s = cJSON_IsString(id) ? id->valuestring : "?";
 
 	if (cJSON_IsNumber(rate))
 		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
 	else
-		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, "concurrency"));
+		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, LC_CONCURRENCY));
 }
 
 cJSON *loadcells_find(const cJSON *cells, const char *name)
@@ -504,19 +504,19 @@ static enum err put_fig(struct buf *b, const cJSON *cell, const char *name, cons
 
 static enum err md_row(struct buf *b, const cJSON *c)
 {
-	const cJSON *rate = jget(c, "rate");
+	const cJSON *rate = jget(c, LC_RATE);
 	enum err e;
 
 	e = buf_puts(b, "| ");
 	if (!e)
-		e = md_cell(b, cJSON_IsString(jget(c, "case")) ? jget(c, "case")->valuestring : "?");
+		e = md_cell(b, cJSON_IsString(jget(c, LC_CASE)) ? jget(c, LC_CASE)->valuestring : "?");
 	if (!e && cJSON_IsNumber(rate))
 		e = buf_printf(b, " | r%g |", rate->valuedouble);
 	else if (!e)
-		e = buf_printf(b, " | c%.0f |", jget_num(c, "concurrency"));
+		e = buf_printf(b, " | c%.0f |", jget_num(c, LC_CONCURRENCY));
 	if (!e)
 		e = buf_printf(b, " %.0f/%.0f | %.0f/%.0f |", jget_num(c, LC_ROUNDS_VALID),
-			       jget_num(c, LC_ROUNDS_TOTAL), jget_num(c, "succeeded"), jget_num(c, "requests"));
+			       jget_num(c, LC_ROUNDS_TOTAL), jget_num(c, LC_SUCCEEDED), jget_num(c, LC_REQUESTS));
 	if (!e)
 		e = put_fig(b, c, LC_OUTPUT_TPS, "%.1f");
 	if (!e)
@@ -542,7 +542,7 @@ static enum err md_row(struct buf *b, const cJSON *c)
 
 enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 {
-	const cJSON *c, *load = jget(summary, "load");
+	const cJSON *c, *load = jget(summary, LC_LOAD);
 	enum err e;
 
 	if (!load)
@@ -555,11 +555,11 @@ enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 		     "| TPOT P95 ms | ITL P95 ms | E2E P50 ms | TTFC P50 ms | achieved req/s | SLO attainment "
 		     "| lag P99 ms |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(load, "cells"))
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
 		if (!e)
 			e = md_row(out, c);
-	cJSON_ArrayForEach(c, jget(load, "cells"))
-		if (cJSON_IsNumber(jget(c, "concurrency")))
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
+		if (cJSON_IsNumber(jget(c, LC_CONCURRENCY)))
 			break;
 	if (!e && c)
 		e = buf_puts(out, "\n[load.png](load.png): output throughput and TTFT P95 against concurrency, "

@@ -37,10 +37,11 @@
 #include "loadci.h"
 #include "loadstat.h"
 
-/* The keys of a cell's figures and counts and of its rounds' (a figure's
- * range adds "_min" and "_max" to its key), named here only: the writer
- * above, the diff, the gates, the pictures and the exports spell them
- * through these. */
+/* The member names of the load part, named here only: the writer above,
+ * loadview.h, the diff, the gates, the pictures and the exports spell them
+ * through these. A cell's figures and counts and its rounds' (a figure's
+ * range adds "_min" and "_max" to its key), then the load part's own, a
+ * cell's level, its rounds' and its sizing's. */
 #define LC_OUTPUT_TPS "output_tps"
 #define LC_TTFT_P50_MS "ttft_p50_ms"
 #define LC_TTFT_P95_MS "ttft_p95_ms"
@@ -62,6 +63,26 @@
 #define LC_SUCCESS_RATE "success_rate"
 #define LC_ROUNDS_VALID "rounds_valid"
 #define LC_ROUNDS_TOTAL "rounds_total"
+#define LC_LOAD "load"         /* the summary's member that holds the load part */
+#define LC_CELLS "cells"       /* the load part's array of cells */
+#define LC_CASE "case"
+#define LC_CONCURRENCY "concurrency"
+#define LC_RATE "rate"
+#define LC_REQUESTS "requests"
+#define LC_SUCCEEDED "succeeded"
+#define LC_ROUNDS "rounds"
+#define LC_ROUND "round"
+#define LC_VALID "valid"
+#define LC_WALL_MS "wall_ms"
+#define LC_SIZING "sizing"      /* loadcells_sizing: {min_rounds, max_rounds, rounds, stopped} */
+#define LC_MIN_ROUNDS "min_rounds"
+#define LC_MAX_ROUNDS "max_rounds"
+#define LC_STOPPED "stopped"
+#define LC_SERVER "server"      /* loadview.h: the server's own figures */
+#define LC_CLIENT "client"
+#define LC_CLIENT_CPU_SHARE "client_cpu_share"
+#define LC_CLIENT_CPU_SHARE_MAX "client_cpu_share_max"
+#define LC_WARNINGS "warnings"
 
 /* One counted request of a load case (a load record of round >= 1), as the
  * journal's reader hands it over; everything borrowed from the record. */

@@ -48,15 +48,15 @@ static void add_client(struct json_build *jb, cJSON *cell, const cJSON *rounds)
 	}
 	if (!n)
 		return;
-	json_add_num(jb, cell, "client_cpu_share", cpu / wall);
-	json_add_num(jb, cell, "client_cpu_share_max", most);
+	json_add_num(jb, cell, LC_CLIENT_CPU_SHARE, cpu / wall);
+	json_add_num(jb, cell, LC_CLIENT_CPU_SHARE_MAX, most);
 }
 
 /* "server": the level's view file as run wrote it, or why there is none.
  * ERR_NOMEM only (then `d` says so). */
 static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, struct diag *d)
 {
-	const cJSON *id = jget(cell, "case"), *rate = jget(cell, "rate");
+	const cJSON *id = jget(cell, LC_CASE), *rate = jget(cell, LC_RATE);
 	char name[512], path[4096];
 	struct buf text;
 	struct diag fd;
@@ -65,7 +65,7 @@ static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, 
 	if (!cJSON_IsString(id))
 		return ERR_OK;
 	metrics_file_name(id->valuestring, cJSON_IsNumber(rate),
-			  cJSON_IsNumber(rate) ? rate->valuedouble : jget_num(cell, "concurrency"),
+			  cJSON_IsNumber(rate) ? rate->valuedouble : jget_num(cell, LC_CONCURRENCY),
 			  ".json", name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/raw/%s", dir, name);
 	if (access(path, F_OK) != 0)
@@ -78,9 +78,9 @@ static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, 
 	if (fd.code == ERR_NOMEM)
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
 	if (v && cJSON_IsObject(jget(v, "server"))) {
-		json_add_dup(jb, cell, "server", jget(v, "server"));
+		json_add_dup(jb, cell, LC_SERVER, jget(v, "server"));
 	} else {
-		o = json_add_obj(jb, cell, "server");
+		o = json_add_obj(jb, cell, LC_SERVER);
 		json_add_str(jb, o, "error", v && cJSON_IsString(jget(v, "error"))
 			     ? jget(v, "error")->valuestring : fd.code ? fd.msg : "no server view");
 	}
@@ -92,7 +92,7 @@ static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, 
 static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
 {
 	const cJSON *r;
-	double cpu = jget_num(cell, "client_cpu_share_max"), lag = 0;
+	double cpu = jget_num(cell, LC_CLIENT_CPU_SHARE_MAX), lag = 0;
 	char name[300], text[1024];
 
 	loadcells_name(cell, name, sizeof(name));
@@ -103,7 +103,7 @@ static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
 			 name, cpu, LOADVIEW_CPU_WARN);
 		json_add_str(jb, warn, NULL, text);
 	}
-	cJSON_ArrayForEach(r, jget(cell, "rounds"))
+	cJSON_ArrayForEach(r, jget(cell, LC_ROUNDS))
 		lag = jget_num(r, LC_LAG_P99_MS) > lag ? jget_num(r, LC_LAG_P99_MS) : lag;
 	if (lag > LOADVIEW_LAG_WARN_MS) {
 		snprintf(text, sizeof(text),
@@ -124,15 +124,15 @@ enum err loadview_attach(cJSON *load, const cJSON *manifest, const char *dir,
 	enum err e;
 
 	json_build_init(&jb);
-	cJSON_ArrayForEach(cell, jget(load, "cells")) {
+	cJSON_ArrayForEach(cell, jget(load, LC_CELLS)) {
 		add_client(&jb, cell, rounds);
 		if ((e = add_server(&jb, cell, dir, d)))
 			return e;
 	}
 	if (cJSON_IsObject(jget(manifest, "client")))
 		json_add_dup(&jb, load, "client", jget(manifest, "client"));
-	warn = json_add_arr(&jb, load, "warnings");
-	cJSON_ArrayForEach(cell, jget(load, "cells"))
+	warn = json_add_arr(&jb, load, LC_WARNINGS);
+	cJSON_ArrayForEach(cell, jget(load, LC_CELLS))
 		add_warnings(&jb, warn, cell);
 	return json_build_end(&jb, NULL, "the load cells", d);
 }
@@ -153,7 +153,7 @@ static const char *num(const cJSON *o, const char *k, double scale, const char *
 
 static enum err server_row(struct buf *b, const cJSON *c)
 {
-	const cJSON *s = jget(c, "server");
+	const cJSON *s = jget(c, LC_SERVER);
 	char name[300], t[14][32];
 	enum err e;
 
@@ -184,8 +184,8 @@ static enum err server_table(struct buf *b, const cJSON *load)
 	const cJSON *c;
 	enum err e;
 
-	cJSON_ArrayForEach(c, jget(load, "cells"))
-		if (jget(c, "server"))
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
+		if (jget(c, LC_SERVER))
 			break;
 	if (!c)
 		return ERR_OK;
@@ -196,8 +196,8 @@ static enum err server_table(struct buf *b, const cJSON *load)
 		     "| TTFT P50 ms server / needle | TTFT P95 ms server / needle | ITL P95 ms server / needle "
 		     "| running after | waiting after | KV cache usage | prefix-cache hit tokens |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(load, "cells"))
-		if (!e && jget(c, "server"))
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
+		if (!e && jget(c, LC_SERVER))
 			e = server_row(b, c);
 	return e;
 }
@@ -228,8 +228,8 @@ static enum err spec_table(struct buf *b, const cJSON *load)
 	char name[300], t[4][32], pos[256];
 	enum err e;
 
-	cJSON_ArrayForEach(c, jget(load, "cells"))
-		if (cJSON_IsNumber(jget2(c, "server", "spec_accept_rate")))
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
+		if (cJSON_IsNumber(jget2(c, LC_SERVER, "spec_accept_rate")))
 			break;
 	if (!c)
 		return ERR_OK;
@@ -237,8 +237,8 @@ static enum err spec_table(struct buf *b, const cJSON *load)
 		     "counted rounds: accepted over drafted tokens, the tokens one verification step yields "
 		     "(the bonus token included), and the share of drafts accepted at each position.\n\n"
 		     "| cell | acceptance | tokens per step | drafts | accepted by position |\n|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(load, "cells")) {
-		if (e || !cJSON_IsNumber(jget(s = jget(c, "server"), "spec_accept_rate")))
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
+		if (e || !cJSON_IsNumber(jget(s = jget(c, LC_SERVER), "spec_accept_rate")))
 			continue;
 		loadcells_name(c, name, sizeof(name));
 		e = buf_puts(b, "| ");
@@ -255,14 +255,14 @@ static enum err spec_table(struct buf *b, const cJSON *load)
 
 static enum err client_lines(struct buf *b, const cJSON *load)
 {
-	const cJSON *cl = jget(load, "client"), *w;
+	const cJSON *cl = jget(load, LC_CLIENT), *w;
 	enum err e = ERR_OK;
 
 	if (cJSON_IsObject(cl))
 		e = buf_printf(b, "\nClient: needle used %.2f s of CPU in %.2f s (%.3f of a core) over the whole run.\n",
 			       jget_num(cl, "cpu_ms") / 1000, jget_num(cl, "wall_ms") / 1000,
 			       jget_num(cl, "cpu_share"));
-	cJSON_ArrayForEach(w, jget(load, "warnings"))
+	cJSON_ArrayForEach(w, jget(load, LC_WARNINGS))
 		if (!e && cJSON_IsString(w) && !(e = buf_puts(b, "\n**Warning:** ")) &&
 		    !(e = md_cell(b, w->valuestring)))
 			e = buf_puts(b, "\n");
@@ -271,7 +271,7 @@ static enum err client_lines(struct buf *b, const cJSON *load)
 
 enum err loadview_markdown(const cJSON *summary, struct buf *out)
 {
-	const cJSON *load = jget(summary, "load");
+	const cJSON *load = jget(summary, LC_LOAD);
 	enum err e;
 
 	if (!load)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "keys.h"
 #include "base/ctl.h"
 #include "base/jget.h"
 #include "base/json.h"
@@ -362,19 +363,19 @@ static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
 {
 	cJSON *o = json_new_obj(jb);
 
-	json_add_str(jb, o, "case", k->id);
-	json_add_num(jb, o, "repeat", (double)k->repeat);
-	json_add_item(jb, o, "seed", k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
+	json_add_str(jb, o, RK_CASE, k->id);
+	json_add_num(jb, o, RK_REPEAT, (double)k->repeat);
+	json_add_item(jb, o, RK_SEED, k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
 	if (!why)
 		return o;
 	if (k->ep >= 0)
-		json_add_str(jb, o, "base_url", ix->eps[k->ep]);
+		json_add_str(jb, o, RK_BASE_URL, ix->eps[k->ep]);
 	if (k->failures)
-		json_add_item(jb, o, "failures", cJSON_Parse(k->failures));
+		json_add_item(jb, o, RK_FAILURES, cJSON_Parse(k->failures));
 	if (k->reason)
-		json_add_str(jb, o, "reason", k->reason);
+		json_add_str(jb, o, SK_REASON, k->reason);
 	else
-		json_add_null(jb, o, "reason");
+		json_add_null(jb, o, SK_REASON);
 	return o;
 }
 
@@ -430,8 +431,8 @@ static void usage_change(struct json_build *jb, cJSON *arr, const struct keyed *
 	    (!ka->has_delta && !kb->has_delta))
 		return;
 	o = attempt_ref(jb, NULL, kb, 0);
-	json_add_item(jb, o, "a", delta_or_null(ka));
-	json_add_item(jb, o, "b", delta_or_null(kb));
+	json_add_item(jb, o, DK_A, delta_or_null(ka));
+	json_add_item(jb, o, DK_B, delta_or_null(kb));
 	json_add_item(jb, arr, NULL, o);
 }
 
@@ -485,16 +486,16 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		       const struct index *ib, struct diff_result *res, struct match *m)
 {
 	cJSON *diff = res->diff;
-	cJSON *flips = json_add_obj(jb, diff, "flips");
-	cJSON *pf = json_add_arr(jb, flips, "pass_to_fail");
-	cJSON *fp = json_add_arr(jb, flips, "fail_to_pass");
+	cJSON *flips = json_add_obj(jb, diff, DK_FLIPS);
+	cJSON *pf = json_add_arr(jb, flips, DK_PASS_TO_FAIL);
+	cJSON *fp = json_add_arr(jb, flips, DK_FAIL_TO_PASS);
 	cJSON *usage, *onlyb;
 	long *slot = mem_alloc((res->b.cases.n + 1) * sizeof(*slot));
 	size_t i, at = 0;
 
-	json_add_arr(jb, diff, "cases"); /* stands for res->cases */
-	usage = json_add_arr(jb, diff, "usage_changes");
-	onlyb = json_add_arr(jb, diff, "only_b_failed");
+	json_add_arr(jb, diff, DK_CASES); /* stands for res->cases */
+	usage = json_add_arr(jb, diff, DK_USAGE_CHANGES);
+	onlyb = json_add_arr(jb, diff, DK_ONLY_B_FAILED);
 	if (!slot && !jb->code)
 		jb->code = ERR_NOMEM;
 	for (i = 0; slot && i < res->b.cases.n; i++)
@@ -517,7 +518,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		if (ra->pass && !rb->pass) {
 			cJSON *flip = attempt_ref(jb, ib, rb, 1);
 			if (ra->sampled && rb->sampled && !rb->hard)
-				json_add_bool(jb, flip, "sampled", 1);
+				json_add_bool(jb, flip, DK_SAMPLED, 1);
 			json_add_item(jb, pf, NULL, flip);
 		}
 		else if (!ra->pass && rb->pass)
@@ -549,7 +550,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 static void warn_if_differs(struct json_build *jb, cJSON *warn, const cJSON *sa,
 			    const cJSON *sb, const char *key, const char *what)
 {
-	const cJSON *a = jget2(sa, "run", key), *b = jget2(sb, "run", key);
+	const cJSON *a = jget2(sa, SK_RUN, key), *b = jget2(sb, SK_RUN, key);
 	const char *x = cJSON_IsString(a) ? a->valuestring : "(none)";
 	const char *y = cJSON_IsString(b) ? b->valuestring : "(none)";
 	size_t same = 0;
@@ -577,9 +578,9 @@ static cJSON *rate3(struct json_build *jb, double pass, double total)
 	cJSON *o = json_new_obj(jb);
 	double rate;
 
-	json_add_num(jb, o, "pass", pass);
-	json_add_num(jb, o, "total", total);
-	json_add_item(jb, o, "rate", stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
+	json_add_num(jb, o, SK_PASS, pass);
+	json_add_num(jb, o, SK_TOTAL, total);
+	json_add_item(jb, o, SK_RATE, stats_rate(pass, total, &rate) ? cJSON_CreateNumber(rate)
 								    : cJSON_CreateNull());
 	return o;
 }
@@ -587,7 +588,7 @@ static cJSON *rate3(struct json_build *jb, double pass, double total)
 /* A new number b.rate - a.rate, or null when either is missing; NULL on failure. */
 static cJSON *delta_of(const cJSON *a, const cJSON *b)
 {
-	const cJSON *ra = jget(a, "rate"), *rb = jget(b, "rate");
+	const cJSON *ra = jget(a, SK_RATE), *rb = jget(b, SK_RATE);
 
 	return cJSON_IsNumber(ra) && cJSON_IsNumber(rb)
 		? cJSON_CreateNumber(rb->valuedouble - ra->valuedouble) : cJSON_CreateNull();
@@ -596,36 +597,36 @@ static cJSON *delta_of(const cJSON *a, const cJSON *b)
 /* Adds {delta, a, b} to `o`, consuming a and b. */
 static void add_ab(struct json_build *jb, cJSON *o, cJSON *a, cJSON *b)
 {
-	json_add_item(jb, o, "delta", delta_of(a, b));
-	json_add_item(jb, o, "a", a);
-	json_add_item(jb, o, "b", b);
+	json_add_item(jb, o, DK_DELTA, delta_of(a, b));
+	json_add_item(jb, o, DK_A, a);
+	json_add_item(jb, o, DK_B, b);
 }
 
 static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			const cJSON *sb, const struct match *m)
 {
-	cJSON *o = json_add_obj(jb, diff, "overall"), *ma, *mb;
-	const cJSON *aa = jget(sa, "attempts"), *ab = jget(sb, "attempts");
+	cJSON *o = json_add_obj(jb, diff, DK_OVERALL), *ma, *mb;
+	const cJSON *aa = jget(sa, SK_ATTEMPTS), *ab = jget(sb, SK_ATTEMPTS);
 
-	json_add_item(jb, o, "a", rate3(jb, jget_num(aa, "pass"), jget_num(aa, "total")));
-	json_add_item(jb, o, "b", rate3(jb, jget_num(ab, "pass"), jget_num(ab, "total")));
+	json_add_item(jb, o, DK_A, rate3(jb, jget_num(aa, SK_PASS), jget_num(aa, SK_TOTAL)));
+	json_add_item(jb, o, DK_B, rate3(jb, jget_num(ab, SK_PASS), jget_num(ab, SK_TOTAL)));
 	ma = rate3(jb, (double)m->a_pass, (double)m->matched);
 	mb = rate3(jb, (double)m->b_pass, (double)m->matched);
-	json_add_item(jb, o, "matched_delta", delta_of(ma, mb));
-	json_add_item(jb, o, "matched_a", ma);
-	json_add_item(jb, o, "matched_b", mb);
-	json_add_num(jb, o, "matched", (double)m->matched);
-	json_add_num(jb, o, "only_a", (double)m->only_a);
-	json_add_num(jb, o, "only_b", (double)m->only_b);
-	json_add_num(jb, o, "only_b_failed", (double)m->only_b_failed);
-	json_add_num(jb, o, "recall_prompt_differs", (double)m->prompt_differs);
-	json_add_bool(jb, o, "recall_sampled", m->recall && m->recall == m->recall_sampled);
+	json_add_item(jb, o, DK_MATCHED_DELTA, delta_of(ma, mb));
+	json_add_item(jb, o, DK_MATCHED_A, ma);
+	json_add_item(jb, o, DK_MATCHED_B, mb);
+	json_add_num(jb, o, DK_MATCHED, (double)m->matched);
+	json_add_num(jb, o, DK_ONLY_A, (double)m->only_a);
+	json_add_num(jb, o, DK_ONLY_B, (double)m->only_b);
+	json_add_num(jb, o, DK_ONLY_B_FAILED, (double)m->only_b_failed);
+	json_add_num(jb, o, DK_RECALL_PROMPT_DIFFERS, (double)m->prompt_differs);
+	json_add_bool(jb, o, DK_RECALL_SAMPLED, m->recall && m->recall == m->recall_sampled);
 	if (m->prompt_differs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
 			 "%zu matched recall attempts were sent different documents (recall.prompt_sha256, or a cache-probe step's needles: its nonce differs by design): not like for like",
 			 m->prompt_differs);
-		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, "warnings"), NULL, msg);
+		json_add_str(jb, cJSON_GetObjectItemCaseSensitive(diff, DK_WARNINGS), NULL, msg);
 	}
 }
 
@@ -633,9 +634,9 @@ static void add_overall(struct json_build *jb, cJSON *diff, const cJSON *sa,
 static void add_advice(struct json_build *jb, cJSON *diff, const cJSON *sa,
 		       const cJSON *sb, const struct match *m)
 {
-	cJSON *arr = json_add_arr(jb, diff, "advice");
-	const cJSON *ta = jget2(sa, "run", "tokenizer_sha256"), *tb = jget2(sb, "run", "tokenizer_sha256");
-	const cJSON *pa = jget2(sa, "run", "template_sha256"), *pb = jget2(sb, "run", "template_sha256");
+	cJSON *arr = json_add_arr(jb, diff, DK_ADVICE);
+	const cJSON *ta = jget2(sa, SK_RUN, SK_TOKENIZER_SHA256), *tb = jget2(sb, SK_RUN, SK_TOKENIZER_SHA256);
+	const cJSON *pa = jget2(sa, SK_RUN, SK_TEMPLATE_SHA256), *pb = jget2(sb, SK_RUN, SK_TEMPLATE_SHA256);
 	char msg[512];
 
 	why_audit_diff(m->audit_broke, m->audit_delta, m->audit_same == m->audit_broke,
@@ -656,17 +657,17 @@ static cJSON *diff_case_json(const struct diff_result *res, size_t i)
 
 	json_build_init(&jb);
 	o = json_new_obj(&jb);
-	json_add_str(&jb, o, "id", res->b.cases.c[c->b_case].id);
-	json_add_num(&jb, o, "total", (double)c->total);
-	json_add_num(&jb, o, "a_pass", (double)c->a_pass);
-	json_add_num(&jb, o, "b_pass", (double)c->b_pass);
+	json_add_str(&jb, o, SK_ID, res->b.cases.c[c->b_case].id);
+	json_add_num(&jb, o, SK_TOTAL, (double)c->total);
+	json_add_num(&jb, o, DK_A_PASS, (double)c->a_pass);
+	json_add_num(&jb, o, DK_B_PASS, (double)c->b_pass);
 	add_ab(&jb, o, rate3(&jb, (double)c->a_pass, (double)c->total),
 	       rate3(&jb, (double)c->b_pass, (double)c->total));
 	if (c->s_total) {
-		cJSON *sm = json_add_obj(&jb, o, "sampled");
-		json_add_num(&jb, sm, "total", (double)c->s_total);
-		json_add_num(&jb, sm, "a_pass", (double)c->s_a_pass);
-		json_add_num(&jb, sm, "b_pass", (double)c->s_b_pass);
+		cJSON *sm = json_add_obj(&jb, o, DK_SAMPLED);
+		json_add_num(&jb, sm, SK_TOTAL, (double)c->s_total);
+		json_add_num(&jb, sm, DK_A_PASS, (double)c->s_a_pass);
+		json_add_num(&jb, sm, DK_B_PASS, (double)c->s_b_pass);
 	}
 	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
 }
@@ -676,15 +677,15 @@ static const cJSON *endpoint_in(const cJSON *s, const char *url)
 {
 	const cJSON *e;
 
-	cJSON_ArrayForEach(e, jget(s, "endpoints"))
-		if (!strcmp(jget(e, "base_url")->valuestring, url))
+	cJSON_ArrayForEach(e, jget(s, SK_ENDPOINTS))
+		if (!strcmp(jget(e, RK_BASE_URL)->valuestring, url))
 			return e;
 	return NULL;
 }
 
 static cJSON *endpoint_side(struct json_build *jb, const cJSON *e)
 {
-	return e ? rate3(jb, jget_num(e, "pass"), jget_num(e, "total")) : cJSON_CreateNull();
+	return e ? rate3(jb, jget_num(e, SK_PASS), jget_num(e, SK_TOTAL)) : cJSON_CreateNull();
 }
 
 /* diff["by_endpoint"], when either run used several replicas: per base URL
@@ -699,24 +700,24 @@ static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	int side;
 	size_t i;
 
-	if (cJSON_GetArraySize(jget(sa, "endpoints")) < 2 &&
-	    cJSON_GetArraySize(jget(sb, "endpoints")) < 2)
+	if (cJSON_GetArraySize(jget(sa, SK_ENDPOINTS)) < 2 &&
+	    cJSON_GetArraySize(jget(sb, SK_ENDPOINTS)) < 2)
 		return;
-	arr = json_add_arr(jb, diff, "by_endpoint");
+	arr = json_add_arr(jb, diff, DK_BY_ENDPOINT);
 	for (side = 0; side < 2; side++)
-		cJSON_ArrayForEach(e, jget(sides[side], "endpoints")) {
-			const char *url = jget(e, "base_url")->valuestring;
+		cJSON_ArrayForEach(e, jget(sides[side], SK_ENDPOINTS)) {
+			const char *url = jget(e, RK_BASE_URL)->valuestring;
 			const cJSON *a = endpoint_in(sa, url), *b = endpoint_in(sb, url);
 			if (side && a)
 				continue;
 			for (i = 0; i < ib->neps && strcmp(ib->eps[i], url); i++)
 				;
 			o = json_add_obj(jb, arr, NULL);
-			json_add_str(jb, o, "base_url", url);
-			json_add_dup(jb, o, "replica", jget(b ? b : a, "replica"));
+			json_add_str(jb, o, RK_BASE_URL, url);
+			json_add_dup(jb, o, RK_REPLICA, jget(b ? b : a, RK_REPLICA));
 			add_ab(jb, o, endpoint_side(jb, a), endpoint_side(jb, b));
-			json_add_num(jb, o, "pass_to_fail", i < ib->neps ? (double)m->ep_flips[2 * i] : 0);
-			json_add_num(jb, o, "fail_to_pass", i < ib->neps ? (double)m->ep_flips[2 * i + 1] : 0);
+			json_add_num(jb, o, DK_PASS_TO_FAIL, i < ib->neps ? (double)m->ep_flips[2 * i] : 0);
+			json_add_num(jb, o, DK_FAIL_TO_PASS, i < ib->neps ? (double)m->ep_flips[2 * i + 1] : 0);
 		}
 }
 
@@ -724,13 +725,13 @@ static void add_endpoints(struct json_build *jb, cJSON *diff, const cJSON *sa,
  * run is incomplete; returns whether it did. */
 static int incomplete(const cJSON *summary, const char *side, char *out, size_t cap)
 {
-	const cJSON *a = jget(summary, "attempts");
+	const cJSON *a = jget(summary, SK_ATTEMPTS);
 	char note[160];
 
-	if (!cJSON_IsFalse(jget(a, "complete")))
+	if (!cJSON_IsFalse(jget(a, SK_COMPLETE)))
 		return 0;
 	snprintf(out, cap, "run %s is INCOMPLETE: %.0f/%.0f planned attempts recorded%s", side,
-		 jget_num(a, "planned_done"), jget_num(a, "planned"),
+		 jget_num(a, SK_PLANNED_DONE), jget_num(a, SK_PLANNED),
 		 report_plan_note(a, note, sizeof(note)));
 	return 1;
 }
@@ -745,14 +746,14 @@ static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	incomplete(sb, "B", b, sizeof(b));
 	if (a[0] || b[0])
 		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
-	else if (!m->matched && !(jget(sa, "load") && jget(sb, "load")))
+	else if (!m->matched && !(jget(sa, LC_LOAD) && jget(sb, LC_LOAD)))
 		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)%s",
 			 !m->only_a && !m->only_b ? ": neither run has a record (empty results.jsonl)"
 			 : !m->only_a ? ": A has no record (an empty results.jsonl)"
 			 : !m->only_b ? ": B has no record (an empty results.jsonl)" : "");
 	else
 		why[0] = '\0';
-	json_add_item(jb, diff, "incomplete", why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
+	json_add_item(jb, diff, DK_INCOMPLETE, why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
 }
 
 /* The cells of load object `load` that `other` lacks, as "x/c32, y/r0.3"
@@ -764,9 +765,9 @@ static size_t cells_lacking(const cJSON *load, const cJSON *other, char *out, si
 	size_t n = 0, len;
 
 	out[0] = '\0';
-	cJSON_ArrayForEach(c, jget(load, "cells")) {
+	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
 		loadcells_name(c, name, sizeof(name));
-		if (loadcells_find(jget(other, "cells"), name))
+		if (loadcells_find(jget(other, LC_CELLS), name))
 			continue;
 		len = strlen(out);
 		if (len + strlen(name) + 8 < cap) {
@@ -786,7 +787,7 @@ static void add_missing(struct json_build *jb, cJSON *diff, const cJSON *sa,
 			const cJSON *sb, const struct match *m)
 {
 	char cells[240], what[700] = "";
-	size_t nc = cells_lacking(jget(sa, "load"), jget(sb, "load"), cells, sizeof(cells));
+	size_t nc = cells_lacking(jget(sa, LC_LOAD), jget(sb, LC_LOAD), cells, sizeof(cells));
 
 	if (m->lacking)
 		snprintf(what, sizeof(what), "B lacks %zu of A's attempts (case%s %s%s)", m->lacking,
@@ -794,13 +795,13 @@ static void add_missing(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	if (nc)
 		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%sB lacks %zu of A's load cells (%s)",
 			 what[0] ? "; " : "", nc, cells);
-	json_add_item(jb, diff, "missing", what[0] ? cJSON_CreateString(what) : cJSON_CreateNull());
+	json_add_item(jb, diff, DK_MISSING, what[0] ? cJSON_CreateString(what) : cJSON_CreateNull());
 }
 
 /* One run's figures of a load cell, or null without the cell. */
 static cJSON *load_side(struct json_build *jb, const cJSON *c)
 {
-	static const char *const plain[] = {LC_ROUNDS_VALID, "requests", LC_SUCCESS_RATE};
+	static const char *const plain[] = {LC_ROUNDS_VALID, LC_REQUESTS, LC_SUCCESS_RATE};
 	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
 	static const char *const ends[] = {"", "_min", "_max"};
 	static const char *const spec[] = {"spec_accept_rate", "spec_accept_length"};
@@ -823,7 +824,7 @@ static cJSON *load_side(struct json_build *jb, const cJSON *c)
 		}
 	/* the server's speculative decoding, only where it has some */
 	for (i = 0; i < sizeof(spec) / sizeof(spec[0]); i++)
-		if (cJSON_IsNumber(v = jget2(c, "server", spec[i])))
+		if (cJSON_IsNumber(v = jget2(c, LC_SERVER, spec[i])))
 			json_add_num(jb, o, spec[i], v->valuedouble);
 	return o;
 }
@@ -834,52 +835,52 @@ static void load_entry(struct json_build *jb, cJSON *arr, const cJSON *c, const 
 {
 	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
 	char name[320];
-	const cJSON *a, *b, *rate = jget(c, "rate");
+	const cJSON *a, *b, *rate = jget(c, LC_RATE);
 	cJSON *o = json_add_obj(jb, arr, NULL), *ratio;
 	double r;
 	size_t i;
 
 	loadcells_name(c, name, sizeof(name));
-	a = loadcells_find(jget(la, "cells"), name);
-	b = loadcells_find(jget(lb, "cells"), name);
-	json_add_dup(jb, o, "case", jget(c, "case"));
-	json_add_str(jb, o, "level", strrchr(name, '/') + 1);
+	a = loadcells_find(jget(la, LC_CELLS), name);
+	b = loadcells_find(jget(lb, LC_CELLS), name);
+	json_add_dup(jb, o, LC_CASE, jget(c, LC_CASE));
+	json_add_str(jb, o, DK_LEVEL, strrchr(name, '/') + 1);
 	if (cJSON_IsNumber(rate))
-		json_add_num(jb, o, "rate", rate->valuedouble);
+		json_add_num(jb, o, LC_RATE, rate->valuedouble);
 	else
-		json_add_num(jb, o, "concurrency", jget_num(c, "concurrency"));
-	json_add_item(jb, o, "a", load_side(jb, a));
-	json_add_item(jb, o, "b", load_side(jb, b));
-	ratio = json_add_obj(jb, o, "ratio");
+		json_add_num(jb, o, LC_CONCURRENCY, jget_num(c, LC_CONCURRENCY));
+	json_add_item(jb, o, DK_A, load_side(jb, a));
+	json_add_item(jb, o, DK_B, load_side(jb, b));
+	ratio = json_add_obj(jb, o, DK_RATIO);
 	for (i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
 		json_add_item(jb, ratio, figs[i],
 			      cJSON_IsNumber(jget(a, figs[i])) && cJSON_IsNumber(jget(b, figs[i])) &&
 			      stats_ratio(jget_num(b, figs[i]), jget_num(a, figs[i]), &r)
 				      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
-	if (cJSON_IsNumber(jget2(a, "server", "spec_accept_rate")) && cJSON_IsNumber(jget2(b, "server", "spec_accept_rate")) &&
-	    stats_ratio(jget2(b, "server", "spec_accept_rate")->valuedouble,
-			jget2(a, "server", "spec_accept_rate")->valuedouble, &r))
+	if (cJSON_IsNumber(jget2(a, LC_SERVER, "spec_accept_rate")) && cJSON_IsNumber(jget2(b, LC_SERVER, "spec_accept_rate")) &&
+	    stats_ratio(jget2(b, LC_SERVER, "spec_accept_rate")->valuedouble,
+			jget2(a, LC_SERVER, "spec_accept_rate")->valuedouble, &r))
 		json_add_num(jb, ratio, "spec_accept_rate", r);
-	json_add_arr(jb, o, "gates");
-	json_add_null(jb, o, "verdict");
+	json_add_arr(jb, o, DK_GATES);
+	json_add_null(jb, o, DK_VERDICT);
 }
 
 /* diff["load"], when either run has load cells: A's cells, then B's new
  * ones. */
 static void add_load(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	const cJSON *la = jget(sa, "load"), *lb = jget(sb, "load"), *c;
+	const cJSON *la = jget(sa, LC_LOAD), *lb = jget(sb, LC_LOAD), *c;
 	char name[320];
 	cJSON *arr;
 
 	if (!la && !lb)
 		return;
-	arr = json_add_arr(jb, diff, "load");
-	cJSON_ArrayForEach(c, jget(la, "cells"))
+	arr = json_add_arr(jb, diff, DK_LOAD);
+	cJSON_ArrayForEach(c, jget(la, LC_CELLS))
 		load_entry(jb, arr, c, la, lb);
-	cJSON_ArrayForEach(c, jget(lb, "cells")) {
+	cJSON_ArrayForEach(c, jget(lb, LC_CELLS)) {
 		loadcells_name(c, name, sizeof(name));
-		if (!loadcells_find(jget(la, "cells"), name))
+		if (!loadcells_find(jget(la, LC_CELLS), name))
 			load_entry(jb, arr, c, la, lb);
 	}
 }
@@ -888,35 +889,35 @@ static const cJSON *depth_row(const cJSON *s, double depth)
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, jget2(s, "recall", "by_depth"))
-		if (jget_num(it, "depth") == depth)
+	cJSON_ArrayForEach(it, jget2(s, SK_RECALL, SK_BY_DEPTH))
+		if (jget_num(it, SK_DEPTH) == depth)
 			return it;
 	return NULL;
 }
 
 static cJSON *recall_side(struct json_build *jb, const cJSON *row)
 {
-	return row ? rate3(jb, jget_num(row, "found"), jget_num(row, "total")) : cJSON_CreateNull();
+	return row ? rate3(jb, jget_num(row, SK_FOUND), jget_num(row, SK_TOTAL)) : cJSON_CreateNull();
 }
 
 static void add_recall(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	cJSON *arr = json_add_arr(jb, diff, "recall_by_depth"), *o;
+	cJSON *arr = json_add_arr(jb, diff, DK_RECALL_BY_DEPTH), *o;
 	const cJSON *it;
 	const cJSON *sides[2] = {sa, sb};
 	int s;
 
 	for (s = 0; s < 2; s++)
-		cJSON_ArrayForEach(it, jget2(sides[s], "recall", "by_depth")) {
-			double dep = jget_num(it, "depth");
+		cJSON_ArrayForEach(it, jget2(sides[s], SK_RECALL, SK_BY_DEPTH)) {
+			double dep = jget_num(it, SK_DEPTH);
 			const cJSON *have;
 			int dup = 0;
 			cJSON_ArrayForEach(have, arr)
-				dup |= jget_num(have, "depth") == dep;
+				dup |= jget_num(have, SK_DEPTH) == dep;
 			if (dup)
 				continue;
 			o = json_add_obj(jb, arr, NULL);
-			json_add_num(jb, o, "depth", dep);
+			json_add_num(jb, o, SK_DEPTH, dep);
 			add_ab(jb, o, recall_side(jb, depth_row(sa, dep)),
 			       recall_side(jb, depth_row(sb, dep)));
 		}
@@ -924,17 +925,17 @@ static void add_recall(struct json_build *jb, cJSON *diff, const cJSON *sa, cons
 
 static void add_latency(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	static const char *const ps[] = {"p50", "p90", "p99"};
-	cJSON *lat = json_add_obj(jb, diff, "latency"), *o, *ratio;
+	static const char *const ps[] = {SK_P50, SK_P90, SK_P99};
+	cJSON *lat = json_add_obj(jb, diff, DK_LATENCY), *o, *ratio;
 	const cJSON *it;
 	size_t i;
 
-	cJSON_ArrayForEach(it, jget(sb, "latency")) {
-		const cJSON *a = jget2(sa, "latency", it->string);
+	cJSON_ArrayForEach(it, jget(sb, SK_LATENCY)) {
+		const cJSON *a = jget2(sa, SK_LATENCY, it->string);
 		o = json_add_obj(jb, lat, it->string);
-		json_add_item(jb, o, "a", a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
-		json_add_dup(jb, o, "b", it);
-		ratio = json_add_obj(jb, o, "ratio");
+		json_add_item(jb, o, DK_A, a ? cJSON_Duplicate(a, 1) : cJSON_CreateNull());
+		json_add_dup(jb, o, DK_B, it);
+		ratio = json_add_obj(jb, o, DK_RATIO);
 		for (i = 0; i < 3; i++) {
 			const cJSON *va = jget(a, ps[i]), *vb = jget(it, ps[i]);
 			double r;
@@ -948,24 +949,24 @@ static void add_latency(struct json_build *jb, cJSON *diff, const cJSON *sa, con
 
 static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
 {
-	cJSON *w = json_add_arr(jb, diff, "warnings"), *u;
+	cJSON *w = json_add_arr(jb, diff, DK_WARNINGS), *u;
 
-	json_add_dup(jb, diff, "a", jget(sa, "run"));
-	json_add_dup(jb, diff, "b", jget(sb, "run"));
-	warn_if_differs(jb, w, sa, sb, "suite_sha256", "suite SHA-256");
-	warn_if_differs(jb, w, sa, sb, "tokenizer_sha256", "tokenizer SHA-256");
-	warn_if_differs(jb, w, sa, sb, "template_sha256", "template SHA-256");
-	warn_if_differs(jb, w, sa, sb, "model", "served model");
-	if (jget(sa, "endpoints") && jget(sb, "endpoints")) {
-		u = json_add_obj(jb, diff, "endpoints");
-		json_add_dup(jb, u, "a", jget(sa, "endpoints"));
-		json_add_dup(jb, u, "b", jget(sb, "endpoints"));
+	json_add_dup(jb, diff, DK_A, jget(sa, SK_RUN));
+	json_add_dup(jb, diff, DK_B, jget(sb, SK_RUN));
+	warn_if_differs(jb, w, sa, sb, SK_SUITE_SHA256, "suite SHA-256");
+	warn_if_differs(jb, w, sa, sb, SK_TOKENIZER_SHA256, "tokenizer SHA-256");
+	warn_if_differs(jb, w, sa, sb, SK_TEMPLATE_SHA256, "template SHA-256");
+	warn_if_differs(jb, w, sa, sb, SK_MODEL, "served model");
+	if (jget(sa, SK_ENDPOINTS) && jget(sb, SK_ENDPOINTS)) {
+		u = json_add_obj(jb, diff, DK_ENDPOINTS);
+		json_add_dup(jb, u, DK_A, jget(sa, SK_ENDPOINTS));
+		json_add_dup(jb, u, DK_B, jget(sb, SK_ENDPOINTS));
 	}
-	u = json_add_obj(jb, diff, "usage");
-	json_add_dup(jb, u, "a_max_abs_delta", jget2(sa, "audit", "max_abs_delta"));
-	json_add_dup(jb, u, "b_max_abs_delta", jget2(sb, "audit", "max_abs_delta"));
-	json_add_num(jb, u, "a_samples", jget_num(jget(sa, "audit"), "samples"));
-	json_add_num(jb, u, "b_samples", jget_num(jget(sb, "audit"), "samples"));
+	u = json_add_obj(jb, diff, DK_USAGE);
+	json_add_dup(jb, u, DK_A_MAX_ABS_DELTA, jget2(sa, SK_AUDIT, SK_MAX_ABS_DELTA));
+	json_add_dup(jb, u, DK_B_MAX_ABS_DELTA, jget2(sb, SK_AUDIT, SK_MAX_ABS_DELTA));
+	json_add_num(jb, u, DK_A_SAMPLES, jget_num(jget(sa, SK_AUDIT), SK_SAMPLES));
+	json_add_num(jb, u, DK_B_SAMPLES, jget_num(jget(sb, SK_AUDIT), SK_SAMPLES));
 }
 
 void diff_result_release(struct diff_result *res)
@@ -985,7 +986,7 @@ void diff_result_release(struct diff_result *res)
 /* res->cells: one per entry of diff["load"], none judged yet. */
 static enum err index_cells(struct diff_result *res, struct diag *d)
 {
-	cJSON *load = cJSON_GetObjectItemCaseSensitive(res->diff, "load"), *en;
+	cJSON *load = cJSON_GetObjectItemCaseSensitive(res->diff, DK_LOAD), *en;
 	size_t n = (size_t)cJSON_GetArraySize(load);
 
 	if (!n)
@@ -1007,7 +1008,7 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 
 	json_build_init(&jb);
 	diff = res->diff = json_new_obj(&jb);
-	json_add_num(&jb, diff, "needle_diff", 1);
+	json_add_num(&jb, diff, DK_NEEDLE_DIFF, 1);
 	add_sides(&jb, diff, sa, sb);
 	match_runs(&jb, ia, ib, res, m);
 	add_overall(&jb, diff, sa, sb, m);
@@ -1018,10 +1019,10 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 	add_load(&jb, diff, sa, sb);
 	add_recall(&jb, diff, sa, sb);
 	add_latency(&jb, diff, sa, sb);
-	json_add_item(&jb, diff, "summary_a", res->a.s);
-	json_add_item(&jb, diff, "summary_b", res->b.s);
+	json_add_item(&jb, diff, DK_SUMMARY_A, res->a.s);
+	json_add_item(&jb, diff, DK_SUMMARY_B, res->b.s);
 	res->a.s = res->b.s = NULL;
-	json_add_arr(&jb, diff, "gates");
+	json_add_arr(&jb, diff, DK_GATES);
 	return json_build_end(&jb, &res->diff, "the comparison", d);
 }
 
@@ -1065,9 +1066,9 @@ enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f
 {
 	const cJSON *diff = res->diff;
 	struct jout_list lists[3] = {
-		{jget(diff, "cases"), res->ncases, case_item, (void *)res},
-		report_cases(&res->a, jget2(diff, "summary_a", "cases")),
-		report_cases(&res->b, jget2(diff, "summary_b", "cases")),
+		{jget(diff, DK_CASES), res->ncases, case_item, (void *)res},
+		report_cases(&res->a, jget2(diff, DK_SUMMARY_A, SK_CASES)),
+		report_cases(&res->b, jget2(diff, DK_SUMMARY_B, SK_CASES)),
 	};
 
 	return jout_print(diff, lists, 3, 1, out, f, "the comparison", d);
@@ -1080,14 +1081,14 @@ enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f
 /* "17/20 (0.850)" for a {pass or found, total, rate} object; "-" for none. */
 static const char *side_text(const cJSON *r, char out[SIDE_MAX])
 {
-	const cJSON *p = jget(r, "pass") ? jget(r, "pass") : jget(r, "found");
+	const cJSON *p = jget(r, SK_PASS) ? jget(r, SK_PASS) : jget(r, SK_FOUND);
 	char t1[32], t2[32], t3[32];
 
 	if (!cJSON_IsObject(r))
 		return "-";
 	snprintf(out, SIDE_MAX, "%s/%s (%s)", md_number(p, "%.0f", t1, sizeof(t1)),
-		 md_number(jget(r, "total"), "%.0f", t2, sizeof(t2)),
-		 md_number(jget(r, "rate"), "%.3f", t3, sizeof(t3)));
+		 md_number(jget(r, SK_TOTAL), "%.0f", t2, sizeof(t2)),
+		 md_number(jget(r, SK_RATE), "%.3f", t3, sizeof(t3)));
 	return out;
 }
 
@@ -1096,29 +1097,29 @@ static enum err ab_cells(struct buf *b, const cJSON *row)
 {
 	char sa[SIDE_MAX], sb[SIDE_MAX], t[32];
 
-	return buf_printf(b, " %s | %s | %s |\n", side_text(jget(row, "a"), sa),
-			  side_text(jget(row, "b"), sb),
-			  md_number(jget(row, "delta"), "%+.3f", t, sizeof(t)));
+	return buf_printf(b, " %s | %s | %s |\n", side_text(jget(row, DK_A), sa),
+			  side_text(jget(row, DK_B), sb),
+			  md_number(jget(row, DK_DELTA), "%+.3f", t, sizeof(t)));
 }
 
 static enum err sec_head(const cJSON *diff, struct buf *b)
 {
-	const cJSON *w, *o = jget(diff, "overall"), *ma = jget2(diff, "a", "model"),
-		       *mb = jget2(diff, "b", "model");
+	const cJSON *w, *o = jget(diff, DK_OVERALL), *ma = jget2(diff, DK_A, SK_MODEL),
+		       *mb = jget2(diff, DK_B, SK_MODEL);
 	char s1[SIDE_MAX], s2[SIDE_MAX], s3[SIDE_MAX], s4[SIDE_MAX], t[32];
 	enum err e = buf_printf(b, "# needle diff\n\nA: %s (model %s)\nB: %s (model %s)\n",
-				jget2(diff, "a", "dir")->valuestring,
+				jget2(diff, DK_A, SK_DIR)->valuestring,
 				cJSON_IsString(ma) ? ma->valuestring : "-",
-				jget2(diff, "b", "dir")->valuestring,
+				jget2(diff, DK_B, SK_DIR)->valuestring,
 				cJSON_IsString(mb) ? mb->valuestring : "-");
 
-	if (!e && cJSON_IsString(jget(diff, "incomplete")))
+	if (!e && cJSON_IsString(jget(diff, DK_INCOMPLETE)))
 		e = buf_printf(b, "\n**INCOMPLETE:** %s; no gate passes.\n",
-			       jget(diff, "incomplete")->valuestring);
-	if (!e && cJSON_IsString(jget(diff, "missing")))
+			       jget(diff, DK_INCOMPLETE)->valuestring);
+	if (!e && cJSON_IsString(jget(diff, DK_MISSING)))
 		e = buf_printf(b, "\n**MISSING:** %s; no gate passes unless narrowed on purpose.\n",
-			       jget(diff, "missing")->valuestring);
-	cJSON_ArrayForEach(w, jget(diff, "warnings"))
+			       jget(diff, DK_MISSING)->valuestring);
+	cJSON_ArrayForEach(w, jget(diff, DK_WARNINGS))
 		if (!e)
 			e = buf_printf(b, "\n**warning:** %s", w->valuestring);
 	if (e)
@@ -1126,17 +1127,17 @@ static enum err sec_head(const cJSON *diff, struct buf *b)
 	return buf_printf(b, "\n\n## Pass rate\n\nAll attempts: A %s, B %s.\n"
 			  "Matched (same case, repeat, seed): %.0f attempts, A %s, B %s, change %s. "
 			  "Only in A: %.0f; only in B: %.0f (%.0f failed).\n",
-			  side_text(jget(o, "a"), s1), side_text(jget(o, "b"), s2),
-			  jget_num(o, "matched"), side_text(jget(o, "matched_a"), s3),
-			  side_text(jget(o, "matched_b"), s4),
-			  md_number(jget(o, "matched_delta"), "%+.3f", t, sizeof(t)),
-			  jget_num(o, "only_a"), jget_num(o, "only_b"), jget_num(o, "only_b_failed"));
+			  side_text(jget(o, DK_A), s1), side_text(jget(o, DK_B), s2),
+			  jget_num(o, DK_MATCHED), side_text(jget(o, DK_MATCHED_A), s3),
+			  side_text(jget(o, DK_MATCHED_B), s4),
+			  md_number(jget(o, DK_MATCHED_DELTA), "%+.3f", t, sizeof(t)),
+			  jget_num(o, DK_ONLY_A), jget_num(o, DK_ONLY_B), jget_num(o, DK_ONLY_B_FAILED));
 }
 
 /* Per replica, when either run used several: where the flips were. */
 static enum err sec_endpoints(const cJSON *diff, struct buf *b)
 {
-	const cJSON *arr = jget(diff, "by_endpoint"), *r, *flipped = NULL, *failing = NULL;
+	const cJSON *arr = jget(diff, DK_BY_ENDPOINT), *r, *flipped = NULL, *failing = NULL;
 	double flips = 0, fails = 0;
 	int nflipped = 0, nfailing = 0;
 	char t[32], d[32], sa[SIDE_MAX], sb[SIDE_MAX];
@@ -1146,29 +1147,29 @@ static enum err sec_endpoints(const cJSON *diff, struct buf *b)
 		return ERR_OK;
 	e = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | A | B | change | pass -> fail | fail -> pass |\n|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(r, arr) {
-		double pf = jget_num(r, "pass_to_fail");
-		double bf = jget_num(jget(r, "b"), "total") - jget_num(jget(r, "b"), "pass");
+		double pf = jget_num(r, DK_PASS_TO_FAIL);
+		double bf = jget_num(jget(r, DK_B), SK_TOTAL) - jget_num(jget(r, DK_B), SK_PASS);
 		if (pf > 0)
 			nflipped++, flipped = r, flips += pf;
-		if (cJSON_IsObject(jget(r, "b")) && bf > 0)
+		if (cJSON_IsObject(jget(r, DK_B)) && bf > 0)
 			nfailing++, failing = r, fails += bf;
 		if (!e)
-			e = buf_printf(b, "| %s | ", md_number(jget(r, "replica"), "%.0f", t, sizeof(t)));
+			e = buf_printf(b, "| %s | ", md_number(jget(r, RK_REPLICA), "%.0f", t, sizeof(t)));
 		if (!e)
-			e = md_cell(b, jget(r, "base_url")->valuestring);
+			e = md_cell(b, jget(r, RK_BASE_URL)->valuestring);
 		if (!e)
-			e = buf_printf(b, " | %s | %s | %s | %.0f | %.0f |\n", side_text(jget(r, "a"), sa),
-				       side_text(jget(r, "b"), sb), md_number(jget(r, "delta"), "%+.3f", d, sizeof(d)),
-				       pf, jget_num(r, "fail_to_pass"));
+			e = buf_printf(b, " | %s | %s | %s | %.0f | %.0f |\n", side_text(jget(r, DK_A), sa),
+				       side_text(jget(r, DK_B), sb), md_number(jget(r, DK_DELTA), "%+.3f", d, sizeof(d)),
+				       pf, jget_num(r, DK_FAIL_TO_PASS));
 	}
 	if (!e && nflipped == 1)
 		e = buf_printf(b, "\nAll %.0f pass -> fail flips on replica %s (%s).\n", flips,
-			       md_number(jget(flipped, "replica"), "%.0f", t, sizeof(t)),
-			       jget(flipped, "base_url")->valuestring);
+			       md_number(jget(flipped, RK_REPLICA), "%.0f", t, sizeof(t)),
+			       jget(flipped, RK_BASE_URL)->valuestring);
 	if (!e && nfailing == 1)
 		e = buf_printf(b, "\nAll %.0f failures of B on replica %s (%s).\n", fails,
-			       md_number(jget(failing, "replica"), "%.0f", t, sizeof(t)),
-			       jget(failing, "base_url")->valuestring);
+			       md_number(jget(failing, RK_REPLICA), "%.0f", t, sizeof(t)),
+			       jget(failing, RK_BASE_URL)->valuestring);
 	return e;
 }
 
@@ -1186,28 +1187,28 @@ static enum err put_int0(struct buf *b, double v)
 static enum err flip_list(const cJSON *diff, struct buf *b, const char *key,
 			 const char *title)
 {
-	const cJSON *arr = strcmp(key, "only_b_failed") ? jget2(diff, "flips", key)
+	const cJSON *arr = strcmp(key, DK_ONLY_B_FAILED) ? jget2(diff, DK_FLIPS, key)
 							: jget(diff, key), *it, *f;
 	enum err e = buf_printf(b, "\n### %s: %d\n\n", title, cJSON_GetArraySize(arr));
 
 	cJSON_ArrayForEach(it, arr) {
-		const cJSON *seed = jget(it, "seed");
+		const cJSON *seed = jget(it, RK_SEED);
 
 		/* "- %s repeat %.0f seed %s" a piece at a time: a diff lists
 		 * every flip, tens of thousands of lines when a run broke */
-		if (!e && !(e = buf_puts(b, "- ")) && !(e = buf_puts(b, jget(it, "case")->valuestring)) &&
-		    !(e = buf_puts(b, " repeat ")) && !(e = put_int0(b, jget_num(it, "repeat"))) &&
+		if (!e && !(e = buf_puts(b, "- ")) && !(e = buf_puts(b, jget(it, RK_CASE)->valuestring)) &&
+		    !(e = buf_puts(b, " repeat ")) && !(e = put_int0(b, jget_num(it, RK_REPEAT))) &&
 		    !(e = buf_puts(b, " seed ")))
 			e = cJSON_IsNumber(seed) ? put_int0(b, seed->valuedouble) : buf_puts(b, "-");
-		if (!e && cJSON_IsString(jget(it, "base_url")) && !(e = buf_puts(b, " on ")))
-			e = buf_puts(b, jget(it, "base_url")->valuestring);
-		cJSON_ArrayForEach(f, jget(it, "failures"))
+		if (!e && cJSON_IsString(jget(it, RK_BASE_URL)) && !(e = buf_puts(b, " on ")))
+			e = buf_puts(b, jget(it, RK_BASE_URL)->valuestring);
+		cJSON_ArrayForEach(f, jget(it, RK_FAILURES))
 			if (!e)
 				e = buf_printf(b, " [%s]", f->valuestring);
-		if (!e && cJSON_IsString(jget(it, "reason")))
+		if (!e && cJSON_IsString(jget(it, SK_REASON)))
 			e = buf_puts(b, ": ");
-		if (!e && cJSON_IsString(jget(it, "reason")))
-			e = md_cell(b, jget(it, "reason")->valuestring);
+		if (!e && cJSON_IsString(jget(it, SK_REASON)))
+			e = md_cell(b, jget(it, SK_REASON)->valuestring);
 		if (!e)
 			e = buf_puts(b, "\n");
 	}
@@ -1224,7 +1225,7 @@ static enum err sec_cases(const struct diff_result *res, struct buf *b)
 		cJSON *c = diff_case_json(res, i);
 		e = c ? buf_puts(b, "| ") : ERR_NOMEM;
 		if (!e)
-			e = md_cell(b, jget(c, "id")->valuestring);
+			e = md_cell(b, jget(c, SK_ID)->valuestring);
 		if (!e)
 			e = buf_puts(b, " |");
 		if (!e)
@@ -1239,12 +1240,12 @@ static enum err sec_recall(const cJSON *diff, struct buf *b)
 	const cJSON *r;
 	enum err e;
 
-	if (!cJSON_GetArraySize(jget(diff, "recall_by_depth")))
+	if (!cJSON_GetArraySize(jget(diff, DK_RECALL_BY_DEPTH)))
 		return ERR_OK;
 	e = buf_puts(b, "\n## Recall by depth\n\n| depth | A | B | change |\n|---|---|---|---|\n");
-	cJSON_ArrayForEach(r, jget(diff, "recall_by_depth")) {
+	cJSON_ArrayForEach(r, jget(diff, DK_RECALL_BY_DEPTH)) {
 		if (!e)
-			e = buf_printf(b, "| %.0f%% |", jget_num(r, "depth"));
+			e = buf_printf(b, "| %.0f%% |", jget_num(r, SK_DEPTH));
 		if (!e)
 			e = ab_cells(b, r);
 	}
@@ -1253,20 +1254,20 @@ static enum err sec_recall(const cJSON *diff, struct buf *b)
 
 static enum err sec_usage(const cJSON *diff, struct buf *b)
 {
-	const cJSON *u = jget(diff, "usage"), *it;
+	const cJSON *u = jget(diff, DK_USAGE), *it;
 	char t1[32], t2[32], t3[32];
 	enum err e = buf_printf(b, "\n## Usage audit\n\nmax |usage_delta|: A %s (%.0f samples), B %s (%.0f samples). Changed deltas on matched attempts: %d.\n",
-				md_number(jget(u, "a_max_abs_delta"), "%.0f", t1, sizeof(t1)), jget_num(u, "a_samples"),
-				md_number(jget(u, "b_max_abs_delta"), "%.0f", t2, sizeof(t2)), jget_num(u, "b_samples"),
-				cJSON_GetArraySize(jget(diff, "usage_changes")));
+				md_number(jget(u, DK_A_MAX_ABS_DELTA), "%.0f", t1, sizeof(t1)), jget_num(u, DK_A_SAMPLES),
+				md_number(jget(u, DK_B_MAX_ABS_DELTA), "%.0f", t2, sizeof(t2)), jget_num(u, DK_B_SAMPLES),
+				cJSON_GetArraySize(jget(diff, DK_USAGE_CHANGES)));
 
-	cJSON_ArrayForEach(it, jget(diff, "usage_changes"))
+	cJSON_ArrayForEach(it, jget(diff, DK_USAGE_CHANGES))
 		if (!e)
-			e = buf_printf(b, "- %s repeat %.0f seed %s: %s -> %s\n", jget(it, "case")->valuestring,
-				       jget_num(it, "repeat"), md_number(jget(it, "seed"), "%.0f", t3, sizeof(t3)),
-				       md_number(jget(it, "a"), "%+.0f", t1, sizeof(t1)),
-				       md_number(jget(it, "b"), "%+.0f", t2, sizeof(t2)));
-	cJSON_ArrayForEach(it, jget(diff, "advice"))
+			e = buf_printf(b, "- %s repeat %.0f seed %s: %s -> %s\n", jget(it, RK_CASE)->valuestring,
+				       jget_num(it, RK_REPEAT), md_number(jget(it, RK_SEED), "%.0f", t3, sizeof(t3)),
+				       md_number(jget(it, DK_A), "%+.0f", t1, sizeof(t1)),
+				       md_number(jget(it, DK_B), "%+.0f", t2, sizeof(t2)));
+	cJSON_ArrayForEach(it, jget(diff, DK_ADVICE))
 		if (!e)
 			e = buf_printf(b, "\n**What to do:** %s\n", it->valuestring);
 	return e;
@@ -1274,26 +1275,26 @@ static enum err sec_usage(const cJSON *diff, struct buf *b)
 
 static enum err sec_latency(const cJSON *diff, struct buf *b)
 {
-	static const char *const ps[] = {"p50", "p90", "p99"};
+	static const char *const ps[] = {SK_P50, SK_P90, SK_P99};
 	const cJSON *it;
 	char t1[32], t2[32], t3[32];
 	size_t i;
 	enum err e;
 
-	cJSON_ArrayForEach(it, jget(diff, "latency"))
-		if (jget_num(jget(it, "a"), "n") > 0 || jget_num(jget(it, "b"), "n") > 0)
+	cJSON_ArrayForEach(it, jget(diff, DK_LATENCY))
+		if (jget_num(jget(it, DK_A), SK_N) > 0 || jget_num(jget(it, DK_B), SK_N) > 0)
 			break;
 	if (!it)
 		return buf_puts(b, "\n## Latency\n\n" REPORT_UNTIMED);
 	e = buf_puts(b, "\n## Latency (ms, nearest rank; load requests are in their cells)\n\n| timing | n A | n B | pct | A | B | B/A |\n|---|---|---|---|---|---|---|\n");
 
-	cJSON_ArrayForEach(it, jget(diff, "latency"))
+	cJSON_ArrayForEach(it, jget(diff, DK_LATENCY))
 		for (i = 0; !e && i < 3; i++)
 			e = buf_printf(b, "| %s | %.0f | %.0f | %s | %s | %s | %s |\n", it->string,
-				       jget_num(jget(it, "a"), "n"), jget_num(jget(it, "b"), "n"), ps[i],
-				       md_number(jget2(it, "a", ps[i]), "%.1f", t1, sizeof(t1)),
-				       md_number(jget2(it, "b", ps[i]), "%.1f", t2, sizeof(t2)),
-				       md_number(jget2(it, "ratio", ps[i]), "%.3f", t3, sizeof(t3)));
+				       jget_num(jget(it, DK_A), SK_N), jget_num(jget(it, DK_B), SK_N), ps[i],
+				       md_number(jget2(it, DK_A, ps[i]), "%.1f", t1, sizeof(t1)),
+				       md_number(jget2(it, DK_B, ps[i]), "%.1f", t2, sizeof(t2)),
+				       md_number(jget2(it, DK_RATIO, ps[i]), "%.3f", t3, sizeof(t3)));
 	return e;
 }
 
@@ -1311,9 +1312,9 @@ static enum err load_fig(struct buf *b, const cJSON *en, const char *fig, const 
 {
 	char t1[32], t2[32], t3[32];
 
-	return buf_printf(b, " %s | %s | %s |", md_number(jget2(en, "a", fig), fmt, t1, sizeof(t1)),
-			  md_number(jget2(en, "b", fig), fmt, t2, sizeof(t2)),
-			  md_number(jget2(en, "ratio", fig), "%.3f", t3, sizeof(t3)));
+	return buf_printf(b, " %s | %s | %s |", md_number(jget2(en, DK_A, fig), fmt, t1, sizeof(t1)),
+			  md_number(jget2(en, DK_B, fig), fmt, t2, sizeof(t2)),
+			  md_number(jget2(en, DK_RATIO, fig), "%.3f", t3, sizeof(t3)));
 }
 
 /* The verdict cell: the verdict, then each gate that did not pass with its
@@ -1322,18 +1323,18 @@ static enum err load_verdict(struct buf *b, const cJSON *en)
 {
 	const cJSON *g;
 	char t1[32], t2[32], t3[32], t4[32];
-	enum err e = buf_printf(b, " %s", verdict_text(jget(en, "verdict")));
+	enum err e = buf_printf(b, " %s", verdict_text(jget(en, DK_VERDICT)));
 
-	cJSON_ArrayForEach(g, jget(en, "gates")) {
-		if (e || !strcmp(jget(g, "verdict")->valuestring, "pass"))
+	cJSON_ArrayForEach(g, jget(en, DK_GATES)) {
+		if (e || !strcmp(jget(g, DK_VERDICT)->valuestring, "pass"))
 			continue;
-		e = buf_printf(b, "; `%s` %s (threshold %s, 90%% interval %s-%s): ", jget(g, "gate")->valuestring,
-			       md_number(jget(g, "value"), "%.3f", t1, sizeof(t1)),
-			       md_number(jget(g, "threshold"), "%g", t2, sizeof(t2)),
-			       md_number(jget(g, "ci_low"), "%.3f", t3, sizeof(t3)),
-			       md_number(jget(g, "ci_high"), "%.3f", t4, sizeof(t4)));
+		e = buf_printf(b, "; `%s` %s (threshold %s, 90%% interval %s-%s): ", jget(g, DK_GATE)->valuestring,
+			       md_number(jget(g, DK_VALUE), "%.3f", t1, sizeof(t1)),
+			       md_number(jget(g, DK_THRESHOLD), "%g", t2, sizeof(t2)),
+			       md_number(jget(g, DK_CI_LOW), "%.3f", t3, sizeof(t3)),
+			       md_number(jget(g, DK_CI_HIGH), "%.3f", t4, sizeof(t4)));
 		if (!e)
-			e = md_cell(b, jget(g, "advice")->valuestring);
+			e = md_cell(b, jget(g, DK_ADVICE)->valuestring);
 	}
 	return e ? e : buf_puts(b, " |\n");
 }
@@ -1345,21 +1346,21 @@ static enum err sec_load(const cJSON *diff, struct buf *b)
 	char t1[32], t2[32];
 	enum err e;
 
-	if (!cJSON_GetArraySize(jget(diff, "load")))
+	if (!cJSON_GetArraySize(jget(diff, DK_LOAD)))
 		return ERR_OK;
 	e = buf_puts(b, "\n## Load cells (A | B | B/A; medians over valid rounds)\n\n"
 		     "| case | level | valid rounds A/B | output tok/s A | B | B/A | TTFT P50 ms A | B | B/A "
 		     "| TTFT P95 ms A | B | B/A | TPOT P95 ms A | B | B/A | success A | B | verdict |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(en, jget(diff, "load")) {
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
 		if (!e)
 			e = buf_puts(b, "| ");
 		if (!e)
-			e = md_cell(b, jget(en, "case")->valuestring);
+			e = md_cell(b, jget(en, LC_CASE)->valuestring);
 		if (!e)
-			e = buf_printf(b, " | %s | %s/%s |", jget(en, "level")->valuestring,
-				       md_number(jget2(en, "a", LC_ROUNDS_VALID), "%.0f", t1, sizeof(t1)),
-				       md_number(jget2(en, "b", LC_ROUNDS_VALID), "%.0f", t2, sizeof(t2)));
+			e = buf_printf(b, " | %s | %s/%s |", jget(en, DK_LEVEL)->valuestring,
+				       md_number(jget2(en, DK_A, LC_ROUNDS_VALID), "%.0f", t1, sizeof(t1)),
+				       md_number(jget2(en, DK_B, LC_ROUNDS_VALID), "%.0f", t2, sizeof(t2)));
 		if (!e)
 			e = load_fig(b, en, LC_OUTPUT_TPS, "%.1f");
 		if (!e)
@@ -1369,8 +1370,8 @@ static enum err sec_load(const cJSON *diff, struct buf *b)
 		if (!e)
 			e = load_fig(b, en, LC_TPOT_P95_MS, "%.2f");
 		if (!e)
-			e = buf_printf(b, " %s | %s |", md_number(jget2(en, "a", LC_SUCCESS_RATE), "%.3f", t1, sizeof(t1)),
-				       md_number(jget2(en, "b", LC_SUCCESS_RATE), "%.3f", t2, sizeof(t2)));
+			e = buf_printf(b, " %s | %s |", md_number(jget2(en, DK_A, LC_SUCCESS_RATE), "%.3f", t1, sizeof(t1)),
+				       md_number(jget2(en, DK_B, LC_SUCCESS_RATE), "%.3f", t2, sizeof(t2)));
 		if (!e)
 			e = load_verdict(b, en);
 	}
@@ -1384,29 +1385,29 @@ static enum err sec_spec(const cJSON *diff, struct buf *b)
 	const cJSON *en;
 	enum err e;
 
-	cJSON_ArrayForEach(en, jget(diff, "load"))
-		if (jget2(en, "a", "spec_accept_rate") || jget2(en, "b", "spec_accept_rate"))
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+		if (jget2(en, DK_A, "spec_accept_rate") || jget2(en, DK_B, "spec_accept_rate"))
 			break;
 	if (!en)
 		return ERR_OK;
 	e = buf_puts(b, "\n## Speculative decoding (the servers' counters over the counted rounds)\n\n"
 		     "| case | level | acceptance A | B | B/A | tokens per step A | B |\n|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(en, jget(diff, "load")) {
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
 		char t1[32], t2[32];
 
-		if (e || !(jget2(en, "a", "spec_accept_rate") || jget2(en, "b", "spec_accept_rate")))
+		if (e || !(jget2(en, DK_A, "spec_accept_rate") || jget2(en, DK_B, "spec_accept_rate")))
 			continue;
 		e = buf_puts(b, "| ");
 		if (!e)
-			e = md_cell(b, jget(en, "case")->valuestring);
+			e = md_cell(b, jget(en, LC_CASE)->valuestring);
 		if (!e)
-			e = buf_printf(b, " | %s |", jget(en, "level")->valuestring);
+			e = buf_printf(b, " | %s |", jget(en, DK_LEVEL)->valuestring);
 		if (!e)
 			e = load_fig(b, en, "spec_accept_rate", "%.3f");
 		if (!e)
 			e = buf_printf(b, " %s | %s |\n",
-				       md_number(jget2(en, "a", "spec_accept_length"), "%.2f", t1, sizeof(t1)),
-				       md_number(jget2(en, "b", "spec_accept_length"), "%.2f", t2, sizeof(t2)));
+				       md_number(jget2(en, DK_A, "spec_accept_length"), "%.2f", t1, sizeof(t1)),
+				       md_number(jget2(en, DK_B, "spec_accept_length"), "%.2f", t2, sizeof(t2)));
 	}
 	return e;
 }
@@ -1416,29 +1417,29 @@ static enum err sec_gates(const cJSON *diff, struct buf *b)
 	const cJSON *g;
 	enum err e = ERR_OK;
 
-	if (!cJSON_GetArraySize(jget(diff, "gates")))
+	if (!cJSON_GetArraySize(jget(diff, DK_GATES)))
 		return ERR_OK;
 	e = buf_puts(b, "\n## Gates\n\n");
-	cJSON_ArrayForEach(g, jget(diff, "gates"))
+	cJSON_ArrayForEach(g, jget(diff, DK_GATES))
 		if (!e)
-			e = buf_printf(b, "- %s `%s`: %s\n", verdict_text(jget(g, "verdict")),
-				       jget(g, "gate")->valuestring, jget(g, "detail")->valuestring);
+			e = buf_printf(b, "- %s `%s`: %s\n", verdict_text(jget(g, DK_VERDICT)),
+				       jget(g, DK_GATE)->valuestring, jget(g, DK_DETAIL)->valuestring);
 	return e;
 }
 
 static enum err sec_pass_to_fail(const cJSON *diff, struct buf *b)
 {
-	return flip_list(diff, b, "pass_to_fail", "pass -> fail");
+	return flip_list(diff, b, DK_PASS_TO_FAIL, "pass -> fail");
 }
 
 static enum err sec_fail_to_pass(const cJSON *diff, struct buf *b)
 {
-	return flip_list(diff, b, "fail_to_pass", "fail -> pass");
+	return flip_list(diff, b, DK_FAIL_TO_PASS, "fail -> pass");
 }
 
 static enum err sec_only_b_failed(const cJSON *diff, struct buf *b)
 {
-	return flip_list(diff, b, "only_b_failed", "failed, only in B");
+	return flip_list(diff, b, DK_ONLY_B_FAILED, "failed, only in B");
 }
 
 enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d)

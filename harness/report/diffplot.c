@@ -13,6 +13,7 @@
 #include "load/loadcells.h"
 #include "chart.h"
 #include "gate.h"
+#include "keys.h"
 
 const unsigned char diffplot_rgb_a[3] = {40, 110, 200}, diffplot_rgb_b[3] = {230, 120, 20};
 const unsigned char diffplot_rgb_fail[3] = {210, 30, 30}, diffplot_rgb_underpowered[3] = {190, 150, 0};
@@ -41,10 +42,10 @@ void diffplot_size(int ncases, int *w, int *h)
 /* The level's concurrency or rate; NaN without either. */
 static double level_of(const cJSON *e)
 {
-	const cJSON *v = jget(e, "concurrency");
+	const cJSON *v = jget(e, LC_CONCURRENCY);
 
 	if (!cJSON_IsNumber(v))
-		v = jget(e, "rate");
+		v = jget(e, LC_RATE);
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
@@ -73,7 +74,7 @@ static int group(const cJSON *load, struct dcase *cs)
 	int n = 0, i;
 
 	cJSON_ArrayForEach(e, load) {
-		if (!cJSON_IsString(id = jget(e, "case")))
+		if (!cJSON_IsString(id = jget(e, LC_CASE)))
 			continue;
 		if ((i = case_index(cs, n, id->valuestring)) == n && n < DIFFPLOT_MAX_CASES) {
 			cs[n].name = id->valuestring;
@@ -105,7 +106,7 @@ static double fig(const cJSON *side, const char *f, const char *end)
  * runs over the largest maximum (or median) either has. */
 static void panel_of(const struct dcase *c, int row, int p, struct chart_panel *pn)
 {
-	static const char *const sides[] = {"a", "b"};
+	static const char *const sides[] = {DK_A, DK_B};
 	double most = 0;
 	int j, s;
 
@@ -125,7 +126,7 @@ static void panel_of(const struct dcase *c, int row, int p, struct chart_panel *
 /* The colour of the "verdict" of `e`: `pass` for pass or none. */
 static const unsigned char *verdict_colour(const cJSON *e, const unsigned char *pass)
 {
-	const cJSON *v = jget(e, "verdict");
+	const cJSON *v = jget(e, DK_VERDICT);
 
 	if (cJSON_IsString(v) && !strcmp(v->valuestring, "fail"))
 		return diffplot_rgb_fail;
@@ -149,11 +150,11 @@ static void draw_frame(struct canvas *cv, const struct chart_panel *pn, const st
 	int k;
 
 	for (k = 0; k < c->n; k++) {
-		const cJSON *lv = jget(c->lv[k], "level");
+		const cJSON *lv = jget(c->lv[k], DK_LEVEL);
 		if (cJSON_IsString(lv))
 			snprintf(t[k], sizeof(t[k]), "%.40s", lv->valuestring);
 		else
-			snprintf(t[k], sizeof(t[k]), "%s%g", cJSON_IsNumber(jget(c->lv[k], "rate")) ? "R" : "C",
+			snprintf(t[k], sizeof(t[k]), "%s%g", cJSON_IsNumber(jget(c->lv[k], LC_RATE)) ? "R" : "C",
 				 level_of(c->lv[k]));
 		labels[k] = t[k];
 		rgb[k] = verdict_rgb(c->lv[k]);
@@ -210,8 +211,8 @@ static enum err draw_case(struct canvas *cv, const struct dcase *c, int row, str
 		for (p = 0; p < DIFFPLOT_PANELS; p++) {
 			panel_of(c, row, p, &pn);
 			draw_frame(cv, &pn, c, p, t, labels, rgb);
-			draw_side(cv, &pn, c, p, "a", -DIFFPLOT_OFFSET, diffplot_rgb_a, pt);
-			draw_side(cv, &pn, c, p, "b", DIFFPLOT_OFFSET, diffplot_rgb_b, pt);
+			draw_side(cv, &pn, c, p, DK_A, -DIFFPLOT_OFFSET, diffplot_rgb_a, pt);
+			draw_side(cv, &pn, c, p, DK_B, DIFFPLOT_OFFSET, diffplot_rgb_b, pt);
 		}
 	}
 	mem_free(t);
@@ -272,8 +273,8 @@ static const cJSON *item_of(const cJSON *en, const char *gate)
 {
 	const cJSON *it, *g;
 
-	cJSON_ArrayForEach(it, jget(en, "gates"))
-		if (cJSON_IsString(g = jget(it, "gate")) && !strcmp(g->valuestring, gate))
+	cJSON_ArrayForEach(it, jget(en, DK_GATES))
+		if (cJSON_IsString(g = jget(it, DK_GATE)) && !strcmp(g->valuestring, gate))
 			return it;
 	return NULL;
 }
@@ -293,7 +294,7 @@ static double dnum(const cJSON *o, const char *k, int ratio)
 /* Panel p's scale over every number its items hold. */
 static void dec_scale(const struct decision *dc, struct dpanel *p)
 {
-	static const char *const keys[] = {"value", "ci_low", "ci_high", "threshold"};
+	static const char *const keys[] = {DK_VALUE, DK_CI_LOW, DK_CI_HIGH, DK_THRESHOLD};
 	double lo = p->ratio ? 1 : INFINITY, hi = p->ratio ? 1 : -INFINITY, x, span;
 	const cJSON *it;
 	int r;
@@ -325,11 +326,11 @@ static void dec_gather(const cJSON *load, struct decision *dc)
 	memset(dc, 0, sizeof(*dc));
 	memset(&pg, 0, sizeof(pg));
 	cJSON_ArrayForEach(en, load) {
-		if (!cJSON_IsString(jget(en, "case")) || dc->nr == DIFFPLOT_DEC_ROWS)
+		if (!cJSON_IsString(jget(en, LC_CASE)) || dc->nr == DIFFPLOT_DEC_ROWS)
 			continue;
 		dc->row[dc->nr++] = en;
-		cJSON_ArrayForEach(it, jget(en, "gates")) {
-			if (!cJSON_IsString(g = jget(it, "gate")) || dc->np == DIFFPLOT_DEC_PANELS)
+		cJSON_ArrayForEach(it, jget(en, DK_GATES)) {
+			if (!cJSON_IsString(g = jget(it, DK_GATE)) || dc->np == DIFFPLOT_DEC_PANELS)
 				continue;
 			for (i = 0; i < dc->np && strcmp(dc->p[i].gate, g->valuestring); i++)
 				;
@@ -371,7 +372,7 @@ static int dec_x(const struct dpanel *p, double v)
 static void dec_frame(struct canvas *cv, const struct dpanel *p, const cJSON *thr_item, int nr)
 {
 	int hgt = nr * DIFFPLOT_DEC_ROW, x, xt;
-	double thr = dnum(thr_item, "threshold", 0), v;
+	double thr = dnum(thr_item, DK_THRESHOLD, 0), v;
 	char t[48];
 
 	snprintf(t, sizeof(t), "%.40s", p->gate);
@@ -401,8 +402,8 @@ static void dec_frame(struct canvas *cv, const struct dpanel *p, const cJSON *th
 static void dec_mark(struct canvas *cv, const struct dpanel *p, const cJSON *it, int r)
 {
 	const unsigned char *rgb = verdict_colour(it, diffplot_rgb_pass);
-	double v = dnum(it, "value", p->ratio), lo = dnum(it, "ci_low", p->ratio),
-	       hi = dnum(it, "ci_high", p->ratio);
+	double v = dnum(it, DK_VALUE, p->ratio), lo = dnum(it, DK_CI_LOW, p->ratio),
+	       hi = dnum(it, DK_CI_HIGH, p->ratio);
 	int y = p->y0 + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2;
 
 	if (!isnan(lo) && !isnan(hi) && hi >= lo)
@@ -439,8 +440,8 @@ static void dec_band(struct canvas *cv, struct decision *dc, int k)
 	char t[48];
 
 	for (r = 0; r < dc->nr; r++) {
-		snprintf(t, sizeof(t), "%.18s/%.8s", cJSON_GetStringValue(jget(dc->row[r], "case")),
-			 cJSON_IsString(jget(dc->row[r], "level")) ? jget(dc->row[r], "level")->valuestring : "-");
+		snprintf(t, sizeof(t), "%.18s/%.8s", cJSON_GetStringValue(jget(dc->row[r], LC_CASE)),
+			 cJSON_IsString(jget(dc->row[r], DK_LEVEL)) ? jget(dc->row[r], DK_LEVEL)->valuestring : "-");
 		canvas_text(cv, 12, y0 + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2 - 3, 1, t,
 			    verdict_rgb(dc->row[r]));
 	}

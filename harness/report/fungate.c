@@ -13,6 +13,8 @@
 #include "base/json.h"
 #include "base/mem.h"
 #include "base/stats.h"
+#include "keys.h"
+#include "run/record.h"
 
 double fungate_case_p(long ka, long kb, long n, double a, double b)
 {
@@ -129,14 +131,14 @@ static void list_cases(const struct diff_result *res, const struct sampled *s,
 		if (!out->cases)
 			out->cases = json_new_arr(jb);
 		o = json_add_obj(jb, out->cases, NULL);
-		json_add_str(jb, o, "case", res->b.cases.c[res->cases[s->at[i]].b_case].id);
-		json_add_str(jb, o, "verdict", gate_verdict_name(cv));
-		json_add_num(jb, o, "n", (double)s->tot[i]);
-		json_add_num(jb, o, "a_pass", (double)s->ka[i]);
-		json_add_num(jb, o, "b_pass", (double)s->kb[i]);
-		json_add_num(jb, o, "p", s->p[i]);
-		json_add_num(jb, o, "p_holm", s->adj[i]);
-		json_add_item(jb, o, "repeats", cv != GATE_UNDERPOWERED ? cJSON_CreateNull()
+		json_add_str(jb, o, RK_CASE, res->b.cases.c[res->cases[s->at[i]].b_case].id);
+		json_add_str(jb, o, DK_VERDICT, gate_verdict_name(cv));
+		json_add_num(jb, o, SK_N, (double)s->tot[i]);
+		json_add_num(jb, o, DK_A_PASS, (double)s->ka[i]);
+		json_add_num(jb, o, DK_B_PASS, (double)s->kb[i]);
+		json_add_num(jb, o, DK_P, s->p[i]);
+		json_add_num(jb, o, DK_P_HOLM, s->adj[i]);
+		json_add_item(jb, o, DK_REPEATS, cv != GATE_UNDERPOWERED ? cJSON_CreateNull()
 					       : m ? cJSON_CreateNumber((double)m) : cJSON_CreateNull());
 		if (listed++ >= LISTED)
 			continue;
@@ -175,14 +177,14 @@ static enum err no_new_failures(const struct diff_result *res, struct fungate_ou
 				struct diag *d)
 {
 	const cJSON *diff = res->diff, *f;
-	double onlyb = jget_num(jget(diff, "overall"), "only_b_failed");
+	double onlyb = jget_num(jget(diff, DK_OVERALL), DK_ONLY_B_FAILED);
 	size_t hard = 0, soft = 0, nfail = 0, nweak = 0;
 	struct json_build jb;
 	struct sampled s;
 	enum err e;
 
-	cJSON_ArrayForEach(f, jget2(diff, "flips", "pass_to_fail")) {
-		if (cJSON_IsTrue(jget(f, "sampled")))
+	cJSON_ArrayForEach(f, jget2(diff, DK_FLIPS, DK_PASS_TO_FAIL)) {
+		if (cJSON_IsTrue(jget(f, DK_SAMPLED)))
 			soft++;
 		else
 			hard++;
@@ -263,14 +265,14 @@ static int recall_delta(const struct diff_result *res, const char *arg, struct d
 	const cJSON *it, *a, *b;
 	double dep = strtod(arg, NULL);
 
-	if (!cJSON_IsTrue(jget2(res->diff, "overall", "recall_sampled")))
+	if (!cJSON_IsTrue(jget2(res->diff, DK_OVERALL, DK_RECALL_SAMPLED)))
 		return 0;
 	if (!*arg) { /* every needle */
 		double ka = 0, na = 0, kb = 0, nb = 0;
-		cJSON_ArrayForEach(it, jget(res->diff, "recall_by_depth")) {
-			a = jget(it, "a"), b = jget(it, "b");
-			ka += jget_num(a, "pass"), na += jget_num(a, "total");
-			kb += jget_num(b, "pass"), nb += jget_num(b, "total");
+		cJSON_ArrayForEach(it, jget(res->diff, DK_RECALL_BY_DEPTH)) {
+			a = jget(it, DK_A), b = jget(it, DK_B);
+			ka += jget_num(a, SK_PASS), na += jget_num(a, SK_TOTAL);
+			kb += jget_num(b, SK_PASS), nb += jget_num(b, SK_TOTAL);
 		}
 		if (na <= 0 || nb <= 0)
 			return 0;
@@ -279,15 +281,15 @@ static int recall_delta(const struct diff_result *res, const char *arg, struct d
 		x->per = 0;
 		return 1;
 	}
-	cJSON_ArrayForEach(it, jget(res->diff, "recall_by_depth")) {
-		if (jget_num(it, "depth") != dep)
+	cJSON_ArrayForEach(it, jget(res->diff, DK_RECALL_BY_DEPTH)) {
+		if (jget_num(it, SK_DEPTH) != dep)
 			continue;
-		a = jget(it, "a"), b = jget(it, "b");
-		if (!cJSON_IsNumber(jget(a, "rate")) || !cJSON_IsNumber(jget(b, "rate")))
+		a = jget(it, DK_A), b = jget(it, DK_B);
+		if (!cJSON_IsNumber(jget(a, SK_RATE)) || !cJSON_IsNumber(jget(b, SK_RATE)))
 			return 0;
-		x->D = jget_num(b, "rate") - jget_num(a, "rate");
-		x->sd = sqrt(ac_var(jget_num(a, "pass"), jget_num(a, "total"), jget_num(b, "pass"),
-				    jget_num(b, "total")));
+		x->D = jget_num(b, SK_RATE) - jget_num(a, SK_RATE);
+		x->sd = sqrt(ac_var(jget_num(a, SK_PASS), jget_num(a, SK_TOTAL), jget_num(b, SK_PASS),
+				    jget_num(b, SK_TOTAL)));
 		x->per = 0;
 		return 1;
 	}

@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "casetab.h"
 #include "fungate.h"
+#include "keys.h"
 #include "load/loadcells.h"
 #include "probesum.h"
 #include "base/stats.h"
@@ -165,10 +166,10 @@ static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **r
 	double dep = strtod(arg, NULL);
 
 	*row_a = NULL;
-	cJSON_ArrayForEach(it, jget(diff, "recall_by_depth"))
-		if (jget_num(it, "depth") == dep) {
-			*row_a = jget(it, "a");
-			return jget(it, "b");
+	cJSON_ArrayForEach(it, jget(diff, DK_RECALL_BY_DEPTH))
+		if (jget_num(it, SK_DEPTH) == dep) {
+			*row_a = jget(it, DK_A);
+			return jget(it, DK_B);
 		}
 	return NULL;
 }
@@ -177,12 +178,12 @@ static const cJSON *recall_b(const cJSON *diff, const char *arg, const cJSON **r
  * over every needle. */
 static const cJSON *recall_all(const cJSON *diff, const char *which, double *v)
 {
-	const cJSON *it, *cells = jget2(jget(diff, which), "recall", "by_depth");
+	const cJSON *it, *cells = jget2(jget(diff, which), SK_RECALL, SK_BY_DEPTH);
 	double f = 0, t = 0;
 
 	cJSON_ArrayForEach(it, cells) {
-		f += jget_num(it, "found");
-		t += jget_num(it, "total");
+		f += jget_num(it, SK_FOUND);
+		t += jget_num(it, SK_TOTAL);
 	}
 	*v = t > 0 ? f / t : 0;
 	return t > 0 ? cells : NULL;
@@ -204,43 +205,43 @@ static int metric(const struct diff_result *res, const struct gate *g, double *v
 			return 1;
 		x = NULL;
 	} else if (!strcmp(g->name, "pass_rate")) {
-		x = jget(jget2(diff, "summary_b", "attempts"), "rate");
+		x = jget(jget2(diff, DK_SUMMARY_B, SK_ATTEMPTS), SK_RATE);
 	} else if (!strcmp(g->name, "pass_rate_delta")) {
-		x = jget2(diff, "overall", "matched_delta");
+		x = jget2(diff, DK_OVERALL, DK_MATCHED_DELTA);
 	} else if (!strcmp(g->name, "flips")) {
-		*v = cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail"));
+		*v = cJSON_GetArraySize(jget2(diff, DK_FLIPS, DK_PASS_TO_FAIL));
 		return 1;
 	} else if (!strcmp(g->name, "max_abs_usage_delta")) {
-		x = jget2(diff, "usage", "b_max_abs_delta");
+		x = jget2(diff, DK_USAGE, DK_B_MAX_ABS_DELTA);
 	} else if (!strcmp(g->name, "recall") && !g->arg[0]) {
-		if (recall_all(diff, "summary_b", v))
+		if (recall_all(diff, DK_SUMMARY_B, v))
 			return 1;
 		x = NULL;
 	} else if (!strcmp(g->name, "recall_delta") && !g->arg[0]) {
 		double ra;
-		if (recall_all(diff, "summary_b", v) && recall_all(diff, "summary_a", &ra)) {
+		if (recall_all(diff, DK_SUMMARY_B, v) && recall_all(diff, DK_SUMMARY_A, &ra)) {
 			*v -= ra;
 			return 1;
 		}
 		x = NULL;
 	} else if (!strcmp(g->name, "recall")) {
-		x = jget(recall_b(diff, g->arg, &y), "rate");
+		x = jget(recall_b(diff, g->arg, &y), SK_RATE);
 	} else if (!strcmp(g->name, "recall_delta")) {
-		x = jget(recall_b(diff, g->arg, &y), "rate");
-		y = jget(y, "rate");
+		x = jget(recall_b(diff, g->arg, &y), SK_RATE);
+		y = jget(y, SK_RATE);
 		if (cJSON_IsNumber(x) && cJSON_IsNumber(y)) {
 			*v = x->valuedouble - y->valuedouble;
 			return 1;
 		}
 		x = NULL;
 	} else if (!strcmp(g->name, "recall_residue")) {
-		if (probesum_residue(jget(diff, "summary_b"), g->arg, v))
+		if (probesum_residue(jget(diff, DK_SUMMARY_B), g->arg, v))
 			return 1;
 		x = NULL;
 	} else if (timing_gate(g->name, t, sizeof(t), &pct, &ratio)) {
 		char p[8];
 		snprintf(p, sizeof(p), "p%d", pct);
-		x = jget(jget2(jget(diff, "latency"), t, ratio ? "ratio" : "b"), p);
+		x = jget(jget2(jget(diff, DK_LATENCY), t, ratio ? DK_RATIO : DK_B), p);
 	} else {
 		x = NULL;
 	}
@@ -349,7 +350,7 @@ enum err gate_expand(const char *spec, struct gate *out, size_t cap, size_t *n,
  * picks; levels compare as numbers. */
 static int picked(const cJSON *c, const char *arg)
 {
-	const cJSON *id = jget(c, "case"), *rate = jget(c, "rate");
+	const cJSON *id = jget(c, LC_CASE), *rate = jget(c, LC_RATE);
 	const char *slash = strrchr(arg, '/');
 	size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
 	double want;
@@ -365,7 +366,7 @@ static int picked(const cJSON *c, const char *arg)
 	if (end == slash + 2 || *end)
 		return 0;
 	if (slash[1] == 'c')
-		return !cJSON_IsNumber(rate) && jget_num(c, "concurrency") == want;
+		return !cJSON_IsNumber(rate) && jget_num(c, LC_CONCURRENCY) == want;
 	return slash[1] == 'r' && cJSON_IsNumber(rate) && rate->valuedouble == want;
 }
 
@@ -385,9 +386,9 @@ static int round_values(const cJSON *c, const struct ratio_rule *r, struct loadc
 	const cJSON *rd, *v;
 
 	loadci_set_reset(s);
-	cJSON_ArrayForEach(rd, jget(c, "rounds")) {
+	cJSON_ArrayForEach(rd, jget(c, LC_ROUNDS)) {
 		v = jget(rd, r->field);
-		if (!cJSON_IsNumber(v) || (!r->all_rounds && !cJSON_IsTrue(jget(rd, "valid"))))
+		if (!cJSON_IsNumber(v) || (!r->all_rounds && !cJSON_IsTrue(jget(rd, LC_VALID))))
 			continue;
 		if (!loadci_set_add(s, v->valuedouble) || !loadci_set_end_round(s))
 			return 0;
@@ -429,9 +430,9 @@ static double round_seconds(const cJSON *a, const cJSON *b)
 	int i, n = 0;
 
 	for (i = 0; i < 2; i++)
-		cJSON_ArrayForEach(rd, jget(cells[i], "rounds")) {
-			if (jget_num(rd, "wall_ms") > 0) {
-				sum += jget_num(rd, "wall_ms") / 1000;
+		cJSON_ArrayForEach(rd, jget(cells[i], LC_ROUNDS)) {
+			if (jget_num(rd, LC_WALL_MS) > 0) {
+				sum += jget_num(rd, LC_WALL_MS) / 1000;
 				n++;
 			}
 		}
@@ -455,7 +456,7 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 {
 	double rounds = fmin(jget_num(a, LC_ROUNDS_VALID), jget_num(b, LC_ROUNDS_VALID));
 	double total = fmin(jget_num(a, LC_ROUNDS_TOTAL), jget_num(b, LC_ROUNDS_TOTAL));
-	double reqs = fmin(jget_num(a, "requests"), jget_num(b, "requests")) / (total > 0 ? total : 1);
+	double reqs = fmin(jget_num(a, LC_REQUESTS), jget_num(b, LC_REQUESTS)) / (total > 0 ? total : 1);
 	double sec = round_seconds(a, b), need = fmax(rounds + 1, ceil(rounds * q->more));
 	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
 			  : q->noise == LOADCI_NOISE_REQUESTS ? "each round has too few requests for this percentile"
@@ -531,7 +532,7 @@ static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
  * lacks the counters is not measured, which fails, named. */
 static enum err judge_spec(struct load_ctx *x, const cJSON *a, const cJSON *b, struct cell_out *o)
 {
-	const cJSON *ra = jget2(a, "server", "spec_accept_rate"), *rb = jget2(b, "server", "spec_accept_rate");
+	const cJSON *ra = jget2(a, LC_SERVER, "spec_accept_rate"), *rb = jget2(b, LC_SERVER, "spec_accept_rate");
 
 	if (!cJSON_IsNumber(ra) || !cJSON_IsNumber(rb) || ra->valuedouble <= 0) {
 		snprintf(o->advice, sizeof(o->advice), "not measured: %s no speculative decoding acceptance "
@@ -558,7 +559,7 @@ static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *
 	o->v = GATE_FAIL;
 	o->lo = o->hi = o->mde = NAN;
 	loadcells_name(b, name, sizeof(name));
-	a = loadcells_find(jget(x->load_a, "cells"), name);
+	a = loadcells_find(jget(x->load_a, LC_CELLS), name);
 	if (jget_num(b, LC_ROUNDS_VALID) < 1 || (a && jget_num(a, LC_ROUNDS_VALID) < 1)) {
 		snprintf(o->advice, sizeof(o->advice), "invalid in %s (no valid round)",
 			 jget_num(b, LC_ROUNDS_VALID) < 1 ? "B" : "A");
@@ -593,26 +594,26 @@ static cJSON *finite_or_null(double v)
  * becomes the worst so far. */
 static void to_entry(struct load_ctx *x, const char *name, const struct cell_out *o)
 {
-	cJSON *en = loadcells_find(cJSON_GetObjectItemCaseSensitive(x->res->diff, "load"), name), *gs, *it;
+	cJSON *en = loadcells_find(cJSON_GetObjectItemCaseSensitive(x->res->diff, DK_LOAD), name), *gs, *it;
 	struct diff_cell *c = x->res->cells, *end = c + x->res->ncells;
 
 	while (c < end && c->entry != en)
 		c++;
-	if (c == end || !(gs = cJSON_GetObjectItemCaseSensitive(en, "gates")))
+	if (c == end || !(gs = cJSON_GetObjectItemCaseSensitive(en, DK_GATES)))
 		return;
 	it = json_add_obj(x->jb, gs, NULL);
-	json_add_str(x->jb, it, "gate", x->g->spec);
-	json_add_str(x->jb, it, "verdict", gate_verdict_name(o->v));
-	json_add_item(x->jb, it, "value", o->have ? finite_or_null(o->value) : cJSON_CreateNull());
-	json_add_num(x->jb, it, "threshold", x->g->value);
-	json_add_item(x->jb, it, "ci_low", finite_or_null(o->lo));
-	json_add_item(x->jb, it, "ci_high", finite_or_null(o->hi));
-	json_add_item(x->jb, it, "mde", finite_or_null(o->mde));
-	json_add_str(x->jb, it, "advice", o->advice);
+	json_add_str(x->jb, it, DK_GATE, x->g->spec);
+	json_add_str(x->jb, it, DK_VERDICT, gate_verdict_name(o->v));
+	json_add_item(x->jb, it, DK_VALUE, o->have ? finite_or_null(o->value) : cJSON_CreateNull());
+	json_add_num(x->jb, it, DK_THRESHOLD, x->g->value);
+	json_add_item(x->jb, it, DK_CI_LOW, finite_or_null(o->lo));
+	json_add_item(x->jb, it, DK_CI_HIGH, finite_or_null(o->hi));
+	json_add_item(x->jb, it, DK_MDE, finite_or_null(o->mde));
+	json_add_str(x->jb, it, DK_ADVICE, o->advice);
 	c->verdict = c->judged && c->verdict > o->v ? c->verdict : o->v;
 	c->judged = 1;
-	cJSON_DeleteItemFromObjectCaseSensitive(en, "verdict"); /* the last member: it stays so */
-	json_add_str(x->jb, en, "verdict", gate_verdict_name(c->verdict));
+	cJSON_DeleteItemFromObjectCaseSensitive(en, DK_VERDICT); /* the last member: it stays so */
+	json_add_str(x->jb, en, DK_VERDICT, gate_verdict_name(c->verdict));
 }
 
 /* Whether `v` is worse than `w` for this operator. */
@@ -667,7 +668,7 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 			  enum gate_verdict *v, double *value, int *have, char *why, size_t cap,
 			  struct diag *d)
 {
-	struct load_ctx x = {jget2(res->diff, "summary_a", "load"), res->reqs_a, res->reqs_b,
+	struct load_ctx x = {jget2(res->diff, DK_SUMMARY_A, LC_LOAD), res->reqs_a, res->reqs_b,
 			     res, g, {0}, {0}, jb};
 	const cJSON *b;
 	struct cell_out o;
@@ -676,7 +677,7 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 	enum err e = ERR_OK;
 
 	memset(&t, 0, sizeof(t));
-	cJSON_ArrayForEach(b, jget(jget2(res->diff, "summary_b", "load"), "cells")) {
+	cJSON_ArrayForEach(b, jget(jget2(res->diff, DK_SUMMARY_B, LC_LOAD), LC_CELLS)) {
 		if (!picked(b, g->arg) || (g->slo_only && !cJSON_IsNumber(jget(b, LC_SLO_ATTAINMENT))))
 			continue;
 		if ((e = judge_cell(&x, b, &o, d)))
@@ -713,7 +714,7 @@ static int is_load_gate(const cJSON *diff, const struct gate *g)
 		return 0;
 	if (!timing_gate(g->name, t, sizeof(t), &p, &r) || g->arg[0])
 		return 1;
-	return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
+	return jget2(diff, DK_SUMMARY_A, LC_LOAD) || jget2(diff, DK_SUMMARY_B, LC_LOAD);
 }
 
 /* Whether a gate of `cutover` has anything to judge: load gates when a run
@@ -721,9 +722,9 @@ static int is_load_gate(const cJSON *diff, const struct gate *g)
 static int applies(const cJSON *diff, const struct gate *g)
 {
 	if (gate_is_load(g->name))
-		return jget2(diff, "summary_a", "load") || jget2(diff, "summary_b", "load");
+		return jget2(diff, DK_SUMMARY_A, LC_LOAD) || jget2(diff, DK_SUMMARY_B, LC_LOAD);
 	if (!strcmp(g->name, "recall_delta"))
-		return cJSON_GetArraySize(jget(diff, "recall_by_depth")) > 0;
+		return cJSON_GetArraySize(jget(diff, DK_RECALL_BY_DEPTH)) > 0;
 	return 1;
 }
 
@@ -731,8 +732,8 @@ static int applies(const cJSON *diff, const struct gate *g)
 static void like_for_like(const cJSON *diff, unsigned flags, enum gate_verdict *v, char *why, size_t cap)
 {
 	static const struct { const char *key, *flag; unsigned bit; } checks[] = {
-		{"incomplete", "--allow-incomplete", GATE_ALLOW_INCOMPLETE},
-		{"missing", "--case or --allow-missing", GATE_ALLOW_MISSING},
+		{DK_INCOMPLETE, "--allow-incomplete", GATE_ALLOW_INCOMPLETE},
+		{DK_MISSING, "--case or --allow-missing", GATE_ALLOW_MISSING},
 	};
 	const cJSON *s;
 	size_t i, n;
@@ -741,7 +742,7 @@ static void like_for_like(const cJSON *diff, unsigned flags, enum gate_verdict *
 		s = jget(diff, checks[i].key);
 		if (!cJSON_IsString(s) || (flags & checks[i].bit))
 			continue;
-		if (i == 1 && (flags & GATE_ALLOW_INCOMPLETE) && cJSON_IsString(jget(diff, "incomplete")))
+		if (i == 1 && (flags & GATE_ALLOW_INCOMPLETE) && cJSON_IsString(jget(diff, DK_INCOMPLETE)))
 			continue; /* an incomplete run, allowed: what it lacks is why */
 		*v = GATE_FAIL;
 		n = strlen(why);
@@ -782,14 +783,14 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 	like_for_like(diff, flags, v, why, sizeof(why));
 	ok = *v == GATE_PASS;
 	o = json_new_obj(&jb);
-	json_add_str(&jb, o, "gate", g->spec);
-	json_add_bool(&jb, o, "ok", ok);
-	json_add_str(&jb, o, "verdict", gate_verdict_name(*v));
-	json_add_item(&jb, o, "value", have ? cJSON_CreateNumber(val) : cJSON_CreateNull());
-	json_add_str(&jb, o, "detail", why);
+	json_add_str(&jb, o, DK_GATE, g->spec);
+	json_add_bool(&jb, o, DK_OK, ok);
+	json_add_str(&jb, o, DK_VERDICT, gate_verdict_name(*v));
+	json_add_item(&jb, o, DK_VALUE, have ? cJSON_CreateNumber(val) : cJSON_CreateNull());
+	json_add_str(&jb, o, DK_DETAIL, why);
 	if (cases)
-		json_add_item(&jb, o, "cases", cases);
-	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, "gates"), NULL, o);
+		json_add_item(&jb, o, DK_CASES, cases);
+	json_add_item(&jb, cJSON_GetObjectItemCaseSensitive(diff, DK_GATES), NULL, o);
 	if (e) {
 		json_build_end(&jb, NULL, "a gate's result", NULL);
 		return e;

@@ -11,6 +11,8 @@
 #include "base/xml.h"
 #include "load/loadcells.h"
 #include "diffplot.h"
+#include "keys.h"
+#include "run/record.h"
 
 /* Appends `s` as escaped text; "-" when NULL. */
 static enum err text(struct buf *b, const char *s)
@@ -52,16 +54,16 @@ static enum err head_row(struct buf *b, const char *const *names, size_t n)
 static enum err sec_facts(struct buf *b, const cJSON *s)
 {
 	static const char *const keys[][2] = {
-		{"model", "model"}, {"server", "server_version"}, {"server kind", "server_kind"},
-		{"endpoint", "base_url"}, {"suite", "suite"}, {"tokenizer", "tokenizer_kind"},
-		{"template", "template"}, {"needle", "harness_version"}, {"needle commit", "harness_commit"},
-		{"run id", "run_id"}, {"started", "started_at"}, {"ended", "ended_at"}};
+		{"model", SK_MODEL}, {"server", SK_SERVER_VERSION}, {"server kind", SK_SERVER_KIND},
+		{"endpoint", SK_BASE_URL}, {"suite", SK_SUITE}, {"tokenizer", SK_TOKENIZER_KIND},
+		{"template", SK_TEMPLATE}, {"needle", SK_HARNESS_VERSION}, {"needle commit", SK_HARNESS_COMMIT},
+		{"run id", SK_RUN_ID}, {"started", SK_STARTED_AT}, {"ended", SK_ENDED_AT}};
 	static const char *const names[] = {"fact", "value"};
-	const cJSON *run = jget(s, "run");
+	const cJSON *run = jget(s, SK_RUN);
 	enum err e = buf_puts(b, "<h1>needle report: ");
 	size_t i;
 
-	e = e ? e : text(b, cJSON_GetStringValue(jget(run, "dir")));
+	e = e ? e : text(b, cJSON_GetStringValue(jget(run, SK_DIR)));
 	e = e ? e : buf_puts(b, "</h1>\n");
 	e = e ? e : head_row(b, names, 2);
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -73,18 +75,18 @@ static enum err sec_facts(struct buf *b, const cJSON *s)
 
 static enum err sec_attempts(struct buf *b, const cJSON *s)
 {
-	const cJSON *a = jget(s, "attempts"), *w = jget(a, "wilson95");
+	const cJSON *a = jget(s, SK_ATTEMPTS), *w = jget(a, SK_WILSON95);
 	const cJSON *lo = cJSON_GetArrayItem(w, 0), *hi = cJSON_GetArrayItem(w, 1);
 	enum err e;
 
 	e = buf_printf(b, "<h2>Attempts</h2>\n<p class=\"%s\">%.0f of %.0f passed",
-		       jget_num(a, "fail") > 0 ? "bad" : "good", jget_num(a, "pass"), jget_num(a, "total"));
-	if (!e && cJSON_IsNumber(jget(a, "rate")) && cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
-		e = buf_printf(b, " (%.1f%%, 95%% interval %.1f%% to %.1f%%)", 100 * jget_num(a, "rate"),
+		       jget_num(a, SK_FAIL) > 0 ? "bad" : "good", jget_num(a, SK_PASS), jget_num(a, SK_TOTAL));
+	if (!e && cJSON_IsNumber(jget(a, SK_RATE)) && cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
+		e = buf_printf(b, " (%.1f%%, 95%% interval %.1f%% to %.1f%%)", 100 * jget_num(a, SK_RATE),
 			       100 * lo->valuedouble, 100 * hi->valuedouble);
-	if (!e && cJSON_IsFalse(jget(a, "complete")))
+	if (!e && cJSON_IsFalse(jget(a, SK_COMPLETE)))
 		e = buf_printf(b, "; <strong>INCOMPLETE: %.0f/%.0f planned attempts recorded</strong>",
-			       jget_num(a, "planned_done"), jget_num(a, "planned"));
+			       jget_num(a, SK_PLANNED_DONE), jget_num(a, SK_PLANNED));
 	return e ? e : buf_puts(b, ".</p>\n");
 }
 
@@ -116,27 +118,27 @@ static enum err sec_failures(struct buf *b, const cJSON *s)
 	const cJSON *f, *c, *advice;
 	enum err e = buf_puts(b, "<h2>Failures</h2>\n");
 
-	cJSON_ArrayForEach(advice, jget(s, "advice"))
+	cJSON_ArrayForEach(advice, jget(s, SK_ADVICE))
 		if (!e && !(e = buf_puts(b, "<p class=\"bad\">What to do: ")) &&
 		    !(e = text(b, cJSON_GetStringValue(advice))))
 			e = buf_puts(b, "</p>\n");
-	if (!e && !cJSON_GetArraySize(jget(s, "failures")))
+	if (!e && !cJSON_GetArraySize(jget(s, SK_FAILURES)))
 		return buf_puts(b, "<p class=\"good\">No attempt failed.</p>\n");
 	e = e ? e : head_row(b, names, 5);
-	cJSON_ArrayForEach(f, jget(s, "failures")) {
+	cJSON_ArrayForEach(f, jget(s, SK_FAILURES)) {
 		int first = 1;
 		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : cell(b, jget(f, "stage"));
-		e = e ? e : cell(b, jget2(f, "example", "reason"));
-		e = e ? e : num_cell(b, jget(f, "count"), "%.0f");
+		e = e ? e : cell(b, jget(f, SK_STAGE));
+		e = e ? e : cell(b, jget2(f, SK_EXAMPLE, SK_REASON));
+		e = e ? e : num_cell(b, jget(f, SK_COUNT), "%.0f");
 		e = e ? e : buf_puts(b, "<td>");
-		cJSON_ArrayForEach(c, jget(f, "cases")) {
+		cJSON_ArrayForEach(c, jget(f, SK_CASES)) {
 			e = e ? e : buf_puts(b, first ? "" : ", ");
 			e = e ? e : text(b, cJSON_GetStringValue(c));
 			first = 0;
 		}
 		e = e ? e : buf_puts(b, "</td>");
-		e = e ? e : cell(b, jget2(f, "example", "answer"));
+		e = e ? e : cell(b, jget2(f, SK_EXAMPLE, SK_ANSWER));
 		e = e ? e : buf_puts(b, "</tr>\n");
 	}
 	return e ? e : buf_puts(b, "</table>\n");
@@ -148,7 +150,7 @@ static enum err sec_load(struct buf *b, const cJSON *s)
 	static const char *const names[] = {"case", "level", "requests", "success", "output tok/s",
 					    "min-max", "TTFT P50 ms", "TTFT P95 ms", "TPOT P95 ms",
 					    "E2E P50 ms", "valid rounds"};
-	const cJSON *cells = jget(jget(s, "load"), "cells"), *c;
+	const cJSON *cells = jget(jget(s, LC_LOAD), LC_CELLS), *c;
 	enum err e;
 
 	if (!cJSON_GetArraySize(cells))
@@ -157,13 +159,13 @@ static enum err sec_load(struct buf *b, const cJSON *s)
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
 	cJSON_ArrayForEach(c, cells) {
 		char level[48];
-		const cJSON *rate = jget(c, "rate");
+		const cJSON *rate = jget(c, LC_RATE);
 		snprintf(level, sizeof(level), rate ? "rate %.15g/s" : "concurrency %.0f",
-			 rate ? rate->valuedouble : jget_num(c, "concurrency"));
+			 rate ? rate->valuedouble : jget_num(c, LC_CONCURRENCY));
 		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : cell(b, jget(c, "case"));
+		e = e ? e : cell(b, jget(c, LC_CASE));
 		e = e ? e : buf_printf(b, "<td>%s</td>", level);
-		e = e ? e : num_cell(b, jget(c, "requests"), "%.0f");
+		e = e ? e : num_cell(b, jget(c, LC_REQUESTS), "%.0f");
 		e = e ? e : num_cell(b, jget(c, LC_SUCCESS_RATE), "%.3f");
 		e = e ? e : num_cell(b, jget(c, LC_OUTPUT_TPS), "%.1f");
 		e = e ? e : buf_printf(b, "<td class=\"n\">%.1f&#8211;%.1f</td>", jget_num(c, LC_OUTPUT_TPS "_min"),
@@ -181,8 +183,8 @@ static enum err sec_load(struct buf *b, const cJSON *s)
 static enum err sec_latency(struct buf *b, const cJSON *s)
 {
 	static const char *const names[] = {"figure", "n", "P50 ms", "P90 ms", "P99 ms"};
-	static const char *const figs[] = {"first_byte_ms", "ttft_ms", "ttfc_ms", "e2e_ms", "tpot_ms"};
-	const cJSON *lat = jget(s, "latency");
+	static const char *const figs[] = {RK_FIRST_BYTE_MS, RK_TTFT_MS, RK_TTFC_MS, RK_E2E_MS, RK_TPOT_MS};
+	const cJSON *lat = jget(s, SK_LATENCY);
 	enum err e;
 	size_t i;
 
@@ -194,10 +196,10 @@ static enum err sec_latency(struct buf *b, const cJSON *s)
 	for (i = 0; !e && i < sizeof(figs) / sizeof(figs[0]); i++) {
 		const cJSON *f = jget(lat, figs[i]);
 		e = buf_printf(b, "<tr><td>%s</td>", figs[i]);
-		e = e ? e : num_cell(b, jget(f, "n"), "%.0f");
-		e = e ? e : num_cell(b, jget(f, "p50"), "%.1f");
-		e = e ? e : num_cell(b, jget(f, "p90"), "%.1f");
-		e = e ? e : num_cell(b, jget(f, "p99"), "%.1f");
+		e = e ? e : num_cell(b, jget(f, SK_N), "%.0f");
+		e = e ? e : num_cell(b, jget(f, SK_P50), "%.1f");
+		e = e ? e : num_cell(b, jget(f, SK_P90), "%.1f");
+		e = e ? e : num_cell(b, jget(f, SK_P99), "%.1f");
 		e = e ? e : buf_puts(b, "</tr>\n");
 	}
 	return e ? e : buf_puts(b, "</table>\n");
@@ -300,8 +302,8 @@ static enum err diff_verdict(struct buf *b, const cJSON *diff)
 	int n = 0, fail = 0, weak = 0;
 	enum err e;
 
-	cJSON_ArrayForEach(g, jget(diff, "gates")) {
-		v = jget(g, "verdict");
+	cJSON_ArrayForEach(g, jget(diff, DK_GATES)) {
+		v = jget(g, DK_VERDICT);
 		n++;
 		fail += cJSON_IsString(v) && !strcmp(v->valuestring, "fail");
 		weak += cJSON_IsString(v) && !strcmp(v->valuestring, "underpowered");
@@ -315,24 +317,24 @@ static enum err diff_verdict(struct buf *b, const cJSON *diff)
 			       fail ? "bad" : weak ? "weak" : "good", fail ? "FAIL" : weak ? "UNDERPOWERED" : "PASS",
 			       n - fail - weak, n, fail, weak,
 			       fail ? "" : weak ? ": nothing failed, but the runs cannot vouch for every threshold" : "");
-	e = e ? e : like_for_like(b, diff, "incomplete", "INCOMPLETE");
-	return e ? e : like_for_like(b, diff, "missing", "MISSING");
+	e = e ? e : like_for_like(b, diff, DK_INCOMPLETE, "INCOMPLETE");
+	return e ? e : like_for_like(b, diff, DK_MISSING, "MISSING");
 }
 
 /* The two runs side by side. */
 static enum err diff_runs_table(struct buf *b, const cJSON *diff)
 {
 	static const char *const keys[][2] = {
-		{"folder", "dir"}, {"model", "model"}, {"server", "server_version"}, {"endpoint", "base_url"},
-		{"suite", "suite"}, {"tokenizer", "tokenizer_kind"}, {"template", "template"},
-		{"run id", "run_id"}, {"started", "started_at"}};
+		{"folder", SK_DIR}, {"model", SK_MODEL}, {"server", SK_SERVER_VERSION}, {"endpoint", SK_BASE_URL},
+		{"suite", SK_SUITE}, {"tokenizer", SK_TOKENIZER_KIND}, {"template", SK_TEMPLATE},
+		{"run id", SK_RUN_ID}, {"started", SK_STARTED_AT}};
 	static const char *const names[] = {"", "A (baseline)", "B (candidate)"};
 	enum err e = head_row(b, names, 3);
 	size_t i;
 
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!(e = buf_puts(b, "<tr><th>")) && !(e = text(b, keys[i][0])) && !(e = buf_puts(b, "</th>")) &&
-		    !(e = cell(b, jget2(diff, "a", keys[i][1]))) && !(e = cell(b, jget2(diff, "b", keys[i][1]))))
+		    !(e = cell(b, jget2(diff, DK_A, keys[i][1]))) && !(e = cell(b, jget2(diff, DK_B, keys[i][1]))))
 			e = buf_puts(b, "</tr>\n");
 	return e ? e : buf_puts(b, "</table>\n");
 }
@@ -343,16 +345,16 @@ static enum err diff_gates(struct buf *b, const cJSON *diff)
 	const cJSON *g;
 	enum err e;
 
-	if (!cJSON_GetArraySize(jget(diff, "gates")))
+	if (!cJSON_GetArraySize(jget(diff, DK_GATES)))
 		return ERR_OK;
 	e = buf_puts(b, "<h2>Gates</h2>\n");
 	e = e ? e : head_row(b, names, 4);
-	cJSON_ArrayForEach(g, jget(diff, "gates")) {
+	cJSON_ArrayForEach(g, jget(diff, DK_GATES)) {
 		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : verdict_cell(b, jget(g, "verdict"));
-		e = e ? e : cell(b, jget(g, "gate"));
-		e = e ? e : num_cell(b, jget(g, "value"), "%.4g");
-		e = e ? e : cell(b, jget(g, "detail"));
+		e = e ? e : verdict_cell(b, jget(g, DK_VERDICT));
+		e = e ? e : cell(b, jget(g, DK_GATE));
+		e = e ? e : num_cell(b, jget(g, DK_VALUE), "%.4g");
+		e = e ? e : cell(b, jget(g, DK_DETAIL));
 		e = e ? e : buf_puts(b, "</tr>\n");
 	}
 	return e ? e : buf_puts(b, "</table>\n");
@@ -361,10 +363,10 @@ static enum err diff_gates(struct buf *b, const cJSON *diff)
 /* One figure of a load entry: A, B and B/A cells. */
 static enum err diff_fig(struct buf *b, const cJSON *en, const char *fig, const char *fmt)
 {
-	enum err e = num_cell(b, jget2(en, "a", fig), fmt);
+	enum err e = num_cell(b, jget2(en, DK_A, fig), fmt);
 
-	e = e ? e : num_cell(b, jget2(en, "b", fig), fmt);
-	return e ? e : num_cell(b, jget2(en, "ratio", fig), "%.3f");
+	e = e ? e : num_cell(b, jget2(en, DK_B, fig), fmt);
+	return e ? e : num_cell(b, jget2(en, DK_RATIO, fig), "%.3f");
 }
 
 /* Every load cell of either run with both runs' figures. */
@@ -378,19 +380,19 @@ static enum err diff_cells(struct buf *b, const cJSON *diff)
 
 	e = buf_puts(b, "<h2>Load cells</h2>\n<p>Medians over valid rounds; B/A the ratio of the medians.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(en, jget(diff, "load")) {
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
 		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : cell(b, jget(en, "case"));
-		e = e ? e : cell(b, jget(en, "level"));
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td>", jget_num(jget(en, "a"), LC_ROUNDS_VALID),
-				       jget_num(jget(en, "b"), LC_ROUNDS_VALID));
+		e = e ? e : cell(b, jget(en, LC_CASE));
+		e = e ? e : cell(b, jget(en, DK_LEVEL));
+		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td>", jget_num(jget(en, DK_A), LC_ROUNDS_VALID),
+				       jget_num(jget(en, DK_B), LC_ROUNDS_VALID));
 		e = e ? e : diff_fig(b, en, LC_OUTPUT_TPS, "%.1f");
 		e = e ? e : diff_fig(b, en, LC_TTFT_P50_MS, "%.1f");
 		e = e ? e : diff_fig(b, en, LC_TTFT_P95_MS, "%.1f");
 		e = e ? e : diff_fig(b, en, LC_TPOT_P95_MS, "%.2f");
-		e = e ? e : num_cell(b, jget2(en, "a", LC_SUCCESS_RATE), "%.3f");
-		e = e ? e : num_cell(b, jget2(en, "b", LC_SUCCESS_RATE), "%.3f");
-		e = e ? e : verdict_cell(b, jget(en, "verdict"));
+		e = e ? e : num_cell(b, jget2(en, DK_A, LC_SUCCESS_RATE), "%.3f");
+		e = e ? e : num_cell(b, jget2(en, DK_B, LC_SUCCESS_RATE), "%.3f");
+		e = e ? e : verdict_cell(b, jget(en, DK_VERDICT));
 		e = e ? e : buf_puts(b, "</tr>\n");
 	}
 	return e ? e : buf_puts(b, "</table>\n");
@@ -399,8 +401,8 @@ static enum err diff_cells(struct buf *b, const cJSON *diff)
 /* The members of a gate's item beyond the ones named here, "name value". */
 static enum err item_more(struct buf *b, const cJSON *it)
 {
-	static const char *const known[] = {"gate", "verdict", "value", "threshold", "ci_low", "ci_high", "mde",
-					    "advice"};
+	static const char *const known[] = {DK_GATE, DK_VERDICT, DK_VALUE, DK_THRESHOLD, DK_CI_LOW, DK_CI_HIGH, DK_MDE,
+					    DK_ADVICE};
 	const cJSON *m;
 	char tmp[64];
 	size_t i;
@@ -424,26 +426,26 @@ static enum err item_more(struct buf *b, const cJSON *it)
 /* One row of the per-cell verdicts: gate item `it` of entry `en`. */
 static enum err item_row(struct buf *b, const cJSON *en, const cJSON *it)
 {
-	const cJSON *lo = jget(it, "ci_low"), *hi = jget(it, "ci_high"), *mde = jget(it, "mde");
+	const cJSON *lo = jget(it, DK_CI_LOW), *hi = jget(it, DK_CI_HIGH), *mde = jget(it, DK_MDE);
 	enum err e = buf_puts(b, "<tr><td>");
 
-	e = e ? e : text(b, cJSON_GetStringValue(jget(en, "case")));
+	e = e ? e : text(b, cJSON_GetStringValue(jget(en, LC_CASE)));
 	e = e ? e : buf_putc(b, '/');
-	e = e ? e : text(b, cJSON_GetStringValue(jget(en, "level")));
+	e = e ? e : text(b, cJSON_GetStringValue(jget(en, DK_LEVEL)));
 	e = e ? e : buf_puts(b, "</td>");
-	e = e ? e : cell(b, jget(it, "gate"));
-	e = e ? e : verdict_cell(b, jget(it, "verdict"));
-	e = e ? e : num_cell(b, jget(it, "value"), "%.3f");
+	e = e ? e : cell(b, jget(it, DK_GATE));
+	e = e ? e : verdict_cell(b, jget(it, DK_VERDICT));
+	e = e ? e : num_cell(b, jget(it, DK_VALUE), "%.3f");
 	if (!e && cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
 		e = buf_printf(b, "<td class=\"n\">%.3f&#8211;%.3f</td>", lo->valuedouble, hi->valuedouble);
 	else if (!e)
 		e = buf_puts(b, "<td class=\"n\">-</td>");
-	e = e ? e : num_cell(b, jget(it, "threshold"), "%g");
+	e = e ? e : num_cell(b, jget(it, DK_THRESHOLD), "%g");
 	if (!e && cJSON_IsNumber(mde))
 		e = buf_printf(b, "<td class=\"n\">%.1f%%</td>", 100 * mde->valuedouble);
 	else if (!e)
 		e = buf_puts(b, "<td class=\"n\">-</td>");
-	e = e ? e : cell(b, jget(it, "advice"));
+	e = e ? e : cell(b, jget(it, DK_ADVICE));
 	e = e ? e : item_more(b, it);
 	return e ? e : buf_puts(b, "</tr>\n");
 }
@@ -457,8 +459,8 @@ static enum err diff_items(struct buf *b, const cJSON *diff)
 	int n = 0;
 	enum err e = ERR_OK;
 
-	cJSON_ArrayForEach(en, jget(diff, "load"))
-		n += cJSON_GetArraySize(jget(en, "gates"));
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+		n += cJSON_GetArraySize(jget(en, DK_GATES));
 	if (!n)
 		return ERR_OK;
 	e = buf_puts(b, "<h2>Verdicts by cell and gate</h2>\n<p>A ratio gate's value is B/A with its 90% "
@@ -466,8 +468,8 @@ static enum err diff_items(struct buf *b, const cJSON *diff)
 		     "the threshold, fails when the whole interval is beyond it, and is underpowered when the "
 		     "interval holds the threshold.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(en, jget(diff, "load"))
-		cJSON_ArrayForEach(it, jget(en, "gates"))
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+		cJSON_ArrayForEach(it, jget(en, DK_GATES))
 			e = e ? e : item_row(b, en, it);
 	return e ? e : buf_puts(b, "</table>\n");
 }
@@ -475,22 +477,22 @@ static enum err diff_items(struct buf *b, const cJSON *diff)
 /* The attempts: pass rates, and the attempts that newly failed. */
 static enum err diff_attempts(struct buf *b, const cJSON *diff)
 {
-	const cJSON *o = jget(diff, "overall"), *it;
+	const cJSON *o = jget(diff, DK_OVERALL), *it;
 	enum err e;
 
 	e = buf_printf(b, "<h2>Attempts</h2>\n<p>A passed %.0f of %.0f, B %.0f of %.0f; %.0f matched "
 		       "(same case, repeat, seed), %.0f only in A, %.0f only in B (%.0f of them failed); "
 		       "%d pass&#8594;fail, %d fail&#8594;pass.</p>\n",
-		       jget_num(jget(o, "a"), "pass"), jget_num(jget(o, "a"), "total"), jget_num(jget(o, "b"), "pass"),
-		       jget_num(jget(o, "b"), "total"), jget_num(o, "matched"), jget_num(o, "only_a"),
-		       jget_num(o, "only_b"), jget_num(o, "only_b_failed"),
-		       cJSON_GetArraySize(jget2(diff, "flips", "pass_to_fail")),
-		       cJSON_GetArraySize(jget2(diff, "flips", "fail_to_pass")));
-	cJSON_ArrayForEach(it, jget2(diff, "flips", "pass_to_fail")) {
+		       jget_num(jget(o, DK_A), SK_PASS), jget_num(jget(o, DK_A), SK_TOTAL), jget_num(jget(o, DK_B), SK_PASS),
+		       jget_num(jget(o, DK_B), SK_TOTAL), jget_num(o, DK_MATCHED), jget_num(o, DK_ONLY_A),
+		       jget_num(o, DK_ONLY_B), jget_num(o, DK_ONLY_B_FAILED),
+		       cJSON_GetArraySize(jget2(diff, DK_FLIPS, DK_PASS_TO_FAIL)),
+		       cJSON_GetArraySize(jget2(diff, DK_FLIPS, DK_FAIL_TO_PASS)));
+	cJSON_ArrayForEach(it, jget2(diff, DK_FLIPS, DK_PASS_TO_FAIL)) {
 		e = e ? e : buf_puts(b, "<p class=\"bad\">pass&#8594;fail: ");
-		e = e ? e : text(b, cJSON_GetStringValue(jget(it, "case")));
-		e = e ? e : buf_printf(b, " repeat %.0f: ", jget_num(it, "repeat"));
-		e = e ? e : text(b, cJSON_GetStringValue(jget(it, "reason")));
+		e = e ? e : text(b, cJSON_GetStringValue(jget(it, RK_CASE)));
+		e = e ? e : buf_printf(b, " repeat %.0f: ", jget_num(it, RK_REPEAT));
+		e = e ? e : text(b, cJSON_GetStringValue(jget(it, SK_REASON)));
 		e = e ? e : buf_puts(b, "</p>\n");
 	}
 	return e;
@@ -502,10 +504,10 @@ static enum err diff_notes(struct buf *b, const cJSON *diff)
 	const cJSON *w;
 	enum err e = ERR_OK;
 
-	cJSON_ArrayForEach(w, jget(diff, "warnings"))
+	cJSON_ArrayForEach(w, jget(diff, DK_WARNINGS))
 		if (!e && !(e = buf_puts(b, "<p class=\"weak\">Warning: ")) && !(e = text(b, cJSON_GetStringValue(w))))
 			e = buf_puts(b, "</p>\n");
-	cJSON_ArrayForEach(w, jget(diff, "advice"))
+	cJSON_ArrayForEach(w, jget(diff, DK_ADVICE))
 		if (!e && !(e = buf_puts(b, "<p class=\"bad\">What to do: ")) && !(e = text(b, cJSON_GetStringValue(w))))
 			e = buf_puts(b, "</p>\n");
 	return e;
@@ -514,8 +516,8 @@ static enum err diff_notes(struct buf *b, const cJSON *diff)
 /* "DIR (model M)" of one side. */
 static const char *side_name(const cJSON *diff, const char *side, char *out, size_t cap)
 {
-	const char *dir = cJSON_GetStringValue(jget2(diff, side, "dir"));
-	const char *model = cJSON_GetStringValue(jget2(diff, side, "model"));
+	const char *dir = cJSON_GetStringValue(jget2(diff, side, SK_DIR));
+	const char *model = cJSON_GetStringValue(jget2(diff, side, SK_MODEL));
 
 	snprintf(out, cap, "%s%s%s%s", dir ? dir : "-", model ? " (model " : "", model ? model : "",
 		 model ? ")" : "");
@@ -529,8 +531,8 @@ enum err html_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
 	enum err e;
 
 	buf_init(&png, out->max);
-	e = diffplot_decision_png(jget(diff, "load"), side_name(diff, "a", na, sizeof(na)),
-				  side_name(diff, "b", nb, sizeof(nb)), &png, d);
+	e = diffplot_decision_png(jget(diff, DK_LOAD), side_name(diff, DK_A, na, sizeof(na)),
+				  side_name(diff, DK_B, nb, sizeof(nb)), &png, d);
 	if (e) {
 		buf_release(&png);
 		return e;
@@ -540,7 +542,7 @@ enum err html_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
 	e = e ? e : diff_runs_table(out, diff);
 	e = e ? e : diff_notes(out, diff);
 	e = e ? e : diff_gates(out, diff);
-	e = e || !cJSON_GetArraySize(jget(diff, "load")) ? e : diff_cells(out, diff);
+	e = e || !cJSON_GetArraySize(jget(diff, DK_LOAD)) ? e : diff_cells(out, diff);
 	e = e ? e : diff_items(out, diff);
 	e = e ? e : picture(out, "The decision: each cell's value and interval against the gate's threshold", &png);
 	e = e ? e : diff_attempts(out, diff);

@@ -15,6 +15,7 @@
 #include "base/xml.h"
 #include "run/record.h"
 #include "report.h"
+#include "keys.h"
 #include "why.h"
 
 /* What the walk of the journal gathers: the testcases, then the totals the
@@ -220,42 +221,42 @@ static enum err cell_case(struct junit_gates *w, const char *spec, const cJSON *
 			  int *worst)
 {
 	char name[320], body[640], iv[80], t[2][32];
-	const char *advice = cJSON_GetStringValue(jget(it, "advice"));
-	const cJSON *lo = jget(it, "ci_low"), *hi = jget(it, "ci_high");
+	const char *advice = cJSON_GetStringValue(jget(it, DK_ADVICE));
+	const cJSON *lo = jget(it, DK_CI_LOW), *hi = jget(it, DK_CI_HIGH);
 
-	snprintf(name, sizeof(name), "%.200s/%.100s", cJSON_GetStringValue(jget(en, "case")),
-		 cJSON_IsString(jget(en, "level")) ? jget(en, "level")->valuestring : "-");
+	snprintf(name, sizeof(name), "%.200s/%.100s", cJSON_GetStringValue(jget(en, LC_CASE)),
+		 cJSON_IsString(jget(en, DK_LEVEL)) ? jget(en, DK_LEVEL)->valuestring : "-");
 	if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
 		snprintf(iv, sizeof(iv), "90%% interval %.4g-%.4g", lo->valuedouble, hi->valuedouble);
 	else
 		snprintf(iv, sizeof(iv), "no interval");
 	snprintf(body, sizeof(body), "value %s, %s, threshold %s: %.500s",
-		 md_number(jget(it, "value"), "%.4g", t[0], sizeof(t[0])), iv,
-		 md_number(jget(it, "threshold"), "%g", t[1], sizeof(t[1])), advice ? advice : "");
-	*worst = rank(jget(it, "verdict")) > *worst ? rank(jget(it, "verdict")) : *worst;
-	return verdict_case(w, spec, name, jget(it, "verdict"), advice, body);
+		 md_number(jget(it, DK_VALUE), "%.4g", t[0], sizeof(t[0])), iv,
+		 md_number(jget(it, DK_THRESHOLD), "%g", t[1], sizeof(t[1])), advice ? advice : "");
+	*worst = rank(jget(it, DK_VERDICT)) > *worst ? rank(jget(it, DK_VERDICT)) : *worst;
+	return verdict_case(w, spec, name, jget(it, DK_VERDICT), advice, body);
 }
 
 /* Gate `g`'s testcases: one per load cell it judged, and one for the gate
  * itself when it judged none or its verdict is worse than its cells'. */
 static enum err gate_cases(struct junit_gates *w, const cJSON *diff, const cJSON *g)
 {
-	const char *spec = cJSON_GetStringValue(jget(g, "gate")), *detail;
+	const char *spec = cJSON_GetStringValue(jget(g, DK_GATE)), *detail;
 	const cJSON *en, *it;
 	int worst = 0, cells = 0;
 	enum err e = ERR_OK;
 
 	spec = spec ? spec : "-";
-	cJSON_ArrayForEach(en, jget(diff, "load"))
-		cJSON_ArrayForEach(it, jget(en, "gates"))
-			if (!e && cJSON_IsString(jget(it, "gate")) && !strcmp(jget(it, "gate")->valuestring, spec)) {
+	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+		cJSON_ArrayForEach(it, jget(en, DK_GATES))
+			if (!e && cJSON_IsString(jget(it, DK_GATE)) && !strcmp(jget(it, DK_GATE)->valuestring, spec)) {
 				cells++;
 				e = cell_case(w, spec, en, it, &worst);
 			}
-	if (e || (cells && rank(jget(g, "verdict")) <= worst))
+	if (e || (cells && rank(jget(g, DK_VERDICT)) <= worst))
 		return e;
-	detail = cJSON_GetStringValue(jget(g, "detail"));
-	return verdict_case(w, "diff", spec, jget(g, "verdict"), detail, detail ? detail : "");
+	detail = cJSON_GetStringValue(jget(g, DK_DETAIL));
+	return verdict_case(w, "diff", spec, jget(g, DK_VERDICT), detail, detail ? detail : "");
 }
 
 /* Whether a gate before `g` in `gates` has the same spec (a gate given
@@ -263,10 +264,10 @@ static enum err gate_cases(struct junit_gates *w, const cJSON *diff, const cJSON
 static int seen(const cJSON *gates, const cJSON *g)
 {
 	const cJSON *p;
-	const char *spec = cJSON_GetStringValue(jget(g, "gate"));
+	const char *spec = cJSON_GetStringValue(jget(g, DK_GATE));
 
 	for (p = gates ? gates->child : NULL; p && p != g; p = p->next)
-		if (spec && cJSON_GetStringValue(jget(p, "gate")) && !strcmp(spec, jget(p, "gate")->valuestring))
+		if (spec && cJSON_GetStringValue(jget(p, DK_GATE)) && !strcmp(spec, jget(p, DK_GATE)->valuestring))
 			return 1;
 	return 0;
 }
@@ -280,12 +281,12 @@ static enum err gates_document(const struct junit_gates *w, const cJSON *diff, s
 			    "<testsuites name=\"needle diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"0\">\n"
 			    "  <testsuite name=\"needle diff\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
 			    "time=\"0\">\n    <properties>\n", w->tests, w->failures, w->tests, w->failures, w->skipped)) ||
-	    (e = property(out, "a_dir", cJSON_GetStringValue(jget2(diff, "a", "dir")))) ||
-	    (e = property(out, "b_dir", cJSON_GetStringValue(jget2(diff, "b", "dir")))) ||
-	    (e = property(out, "a_model", cJSON_GetStringValue(jget2(diff, "a", "model")))) ||
-	    (e = property(out, "b_model", cJSON_GetStringValue(jget2(diff, "b", "model")))) ||
-	    (e = property(out, "a_run_id", cJSON_GetStringValue(jget2(diff, "a", "run_id")))) ||
-	    (e = property(out, "b_run_id", cJSON_GetStringValue(jget2(diff, "b", "run_id")))) ||
+	    (e = property(out, "a_dir", cJSON_GetStringValue(jget2(diff, DK_A, SK_DIR)))) ||
+	    (e = property(out, "b_dir", cJSON_GetStringValue(jget2(diff, DK_B, SK_DIR)))) ||
+	    (e = property(out, "a_model", cJSON_GetStringValue(jget2(diff, DK_A, SK_MODEL)))) ||
+	    (e = property(out, "b_model", cJSON_GetStringValue(jget2(diff, DK_B, SK_MODEL)))) ||
+	    (e = property(out, "a_run_id", cJSON_GetStringValue(jget2(diff, DK_A, SK_RUN_ID)))) ||
+	    (e = property(out, "b_run_id", cJSON_GetStringValue(jget2(diff, DK_B, SK_RUN_ID)))) ||
 	    (e = buf_puts(out, "    </properties>\n")) || (e = buf_append(out, w->cases.data, w->cases.len)))
 		return e;
 	return buf_puts(out, "  </testsuite>\n</testsuites>\n");
@@ -299,8 +300,8 @@ enum err junit_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
 
 	memset(&w, 0, sizeof(w));
 	buf_init(&w.cases, out->max);
-	cJSON_ArrayForEach(g, jget(diff, "gates"))
-		if (!e && !seen(jget(diff, "gates"), g))
+	cJSON_ArrayForEach(g, jget(diff, DK_GATES))
+		if (!e && !seen(jget(diff, DK_GATES), g))
 			e = gate_cases(&w, diff, g);
 	if (!e)
 		e = gates_document(&w, diff, out);

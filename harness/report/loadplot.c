@@ -265,8 +265,8 @@ static int gather(const cJSON *cells, struct pt *p, size_t *np, const char **nam
 
 	*np = 0;
 	cJSON_ArrayForEach(cell, cells) {
-		const cJSON *id = jget(cell, "case");
-		if (!cJSON_IsString(id) || !cJSON_IsNumber(jget(cell, "concurrency")))
+		const cJSON *id = jget(cell, LC_CASE);
+		if (!cJSON_IsString(id) || !cJSON_IsNumber(jget(cell, LC_CONCURRENCY)))
 			continue;
 		for (i = 0; i < n && strcmp(names[i], id->valuestring); i++)
 			;
@@ -275,7 +275,7 @@ static int gather(const cJSON *cells, struct pt *p, size_t *np, const char **nam
 		if (i == n)
 			names[n++] = id->valuestring;
 		p[*np].ci = i;
-		p[*np].c = jget_num(cell, "concurrency");
+		p[*np].c = jget_num(cell, LC_CONCURRENCY);
 		for (k = 0; k < NFIGS; k++)
 			p[*np].f[k] = fig(cell, fig_keys[k]);
 		(*np)++;
@@ -309,7 +309,7 @@ static void split(const struct pt *p, size_t np, const char **names, int n,
 enum err loadplot_summary(const cJSON *summary, const char *title, struct buf *png,
 			  struct diag *d)
 {
-	const cJSON *cells = jget(jget(summary, "load"), "cells");
+	const cJSON *cells = jget(jget(summary, LC_LOAD), LC_CELLS);
 	size_t ncells = (size_t)cJSON_GetArraySize(cells), np;
 	const char *names[LOADPLOT_MAX_CASES];
 	struct loadplot_case cs[LOADPLOT_MAX_CASES];

@@ -5,6 +5,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "base/md.h"
+#include "keys.h"
 #include "probesum.h"
 
 static const int moduli[] = {2, 4, 8};
@@ -48,10 +49,10 @@ static void take_residue(struct json_build *jb, cJSON *res, const cJSON *rec,
 			row = json_add_obj(jb, m, r);
 		if (!row)
 			return;
-		bump(jb, row, "attempts", 1);
-		bump(jb, row, "passed", pass);
-		bump(jb, row, "needles", total);
-		bump(jb, row, "found", found);
+		bump(jb, row, SK_ATTEMPTS, 1);
+		bump(jb, row, SK_PASSED, pass);
+		bump(jb, row, SK_NEEDLES, total);
+		bump(jb, row, SK_FOUND, found);
 	}
 }
 
@@ -65,11 +66,11 @@ static void take_cache(struct json_build *jb, cJSON *steps, const cJSON *rec,
 
 	if (!o)
 		return;
-	json_add_dup(jb, o, "case", jget(rec, RK_CASE));
-	json_add_dup(jb, o, "verdict", jget(rec, RK_VERDICT));
-	json_add_dup(jb, o, "cached_tokens", jget(probe, "cached_tokens"));
-	json_add_dup(jb, o, "ttft_ms", jget(probe, "ttft_ms"));
-	wrong = json_add_arr(jb, o, "wrong");
+	json_add_dup(jb, o, RK_CASE, jget(rec, RK_CASE));
+	json_add_dup(jb, o, RK_VERDICT, jget(rec, RK_VERDICT));
+	json_add_dup(jb, o, SK_CACHED_TOKENS, jget(probe, "cached_tokens"));
+	json_add_dup(jb, o, RK_TTFT_MS, jget(probe, "ttft_ms"));
+	wrong = json_add_arr(jb, o, SK_WRONG);
 	cJSON_ArrayForEach(n, jget2(rec, RK_GRADE, RK_NEEDLES)) {
 		char line[256], tmp[2][64];
 		if (cJSON_IsTrue(jget(n, "ok")))
@@ -102,13 +103,13 @@ void probesum_take(struct probesum *p, const struct record_view *v)
 		return;
 	if (!p->s) {
 		p->s = json_new_obj(&p->jb);
-		json_add_obj(&p->jb, p->s, "residue");
-		json_add_arr(&p->jb, p->s, "cache");
+		json_add_obj(&p->jb, p->s, SK_RESIDUE);
+		json_add_arr(&p->jb, p->s, SK_CACHE);
 	}
 	if (jget(pr, "step"))
-		take_cache(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, "cache"), rec, pr);
+		take_cache(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, SK_CACHE), rec, pr);
 	else
-		take_residue(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, "residue"), rec, pr);
+		take_residue(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, SK_RESIDUE), rec, pr);
 }
 
 enum err probesum_end(struct probesum *p, cJSON **out, struct diag *d)
@@ -137,10 +138,10 @@ static enum err residue_md(const cJSON *res, struct buf *b)
 			char t[4][32];
 			if (!e)
 				e = buf_printf(b, "| %s | %s | %s/%s | %s/%s |\n", m->string + 3, row->string,
-					       md_number(jget(row, "passed"), "%.0f", t[0], 32),
-					       md_number(jget(row, "attempts"), "%.0f", t[1], 32),
-					       md_number(jget(row, "found"), "%.0f", t[2], 32),
-					       md_number(jget(row, "needles"), "%.0f", t[3], 32));
+					       md_number(jget(row, SK_PASSED), "%.0f", t[0], 32),
+					       md_number(jget(row, SK_ATTEMPTS), "%.0f", t[1], 32),
+					       md_number(jget(row, SK_FOUND), "%.0f", t[2], 32),
+					       md_number(jget(row, SK_NEEDLES), "%.0f", t[3], 32));
 		}
 	return e;
 }
@@ -154,14 +155,14 @@ static enum err cache_md(const cJSON *steps, struct buf *b)
 
 	cJSON_ArrayForEach(st, steps) {
 		char t[3][64];
-		absent |= !cJSON_IsNumber(jget(st, "cached_tokens"));
+		absent |= !cJSON_IsNumber(jget(st, SK_CACHED_TOKENS));
 		e = e ? e : buf_puts(b, "| ");
-		e = e ? e : md_cell(b, md_value(jget(st, "case"), t[0], 64));
-		e = e ? e : buf_printf(b, " | %s | %s | %s | ", md_value(jget(st, "verdict"), t[1], 64),
-				       md_number(jget(st, "cached_tokens"), "%.0f", t[2], 64),
-				       md_number(jget(st, "ttft_ms"), "%.0f", t[0], 64));
-		cJSON_ArrayForEach(w, jget(st, "wrong"))
-			e = e ? e : buf_printf(b, "%s%s", w == jget(st, "wrong")->child ? "" : "; ",
+		e = e ? e : md_cell(b, md_value(jget(st, RK_CASE), t[0], 64));
+		e = e ? e : buf_printf(b, " | %s | %s | %s | ", md_value(jget(st, RK_VERDICT), t[1], 64),
+				       md_number(jget(st, SK_CACHED_TOKENS), "%.0f", t[2], 64),
+				       md_number(jget(st, RK_TTFT_MS), "%.0f", t[0], 64));
+		cJSON_ArrayForEach(w, jget(st, SK_WRONG))
+			e = e ? e : buf_printf(b, "%s%s", w == jget(st, SK_WRONG)->child ? "" : "; ",
 					       w->valuestring);
 		e = e ? e : buf_puts(b, " |\n");
 	}
@@ -174,15 +175,15 @@ static enum err cache_md(const cJSON *steps, struct buf *b)
 
 enum err probesum_markdown(const cJSON *summary, struct buf *out)
 {
-	const cJSON *p = jget(summary, "probes");
+	const cJSON *p = jget(summary, SK_PROBES);
 	enum err e = ERR_OK;
 
 	if (!cJSON_IsObject(p))
 		return ERR_OK;
-	if (jget(p, "residue") && jget(p, "residue")->child)
-		e = residue_md(jget(p, "residue"), out);
-	if (!e && cJSON_GetArraySize(jget(p, "cache")) > 0)
-		e = cache_md(jget(p, "cache"), out);
+	if (jget(p, SK_RESIDUE) && jget(p, SK_RESIDUE)->child)
+		e = residue_md(jget(p, SK_RESIDUE), out);
+	if (!e && cJSON_GetArraySize(jget(p, SK_CACHE)) > 0)
+		e = cache_md(jget(p, SK_CACHE), out);
 	return e;
 }
 
@@ -205,9 +206,9 @@ int probesum_residue(const cJSON *summary, const char *arg, double *v)
 		return 0;
 	snprintf(key, sizeof(key), "mod%d", m);
 	snprintf(r, sizeof(r), "%d", res);
-	row = jget(jget(jget2(summary, "probes", "residue"), key), r);
-	if (!cJSON_IsObject(row) || !(jget_num(row, "needles") > 0))
+	row = jget(jget(jget2(summary, SK_PROBES, SK_RESIDUE), key), r);
+	if (!cJSON_IsObject(row) || !(jget_num(row, SK_NEEDLES) > 0))
 		return 0;
-	*v = jget_num(row, "found") / jget_num(row, "needles");
+	*v = jget_num(row, SK_FOUND) / jget_num(row, SK_NEEDLES);
 	return 1;
 }

@@ -12,6 +12,8 @@
 
 #include "base/jget.h"
 #include "load/loadcells.h"
+#include "keys.h"
+#include "run/record.h"
 
 /* The labels every sample of the run carries, text ready to print: as long
  * as the values are (a model id is the server's to choose). */
@@ -84,7 +86,7 @@ static void folder_name(const char *dir, char *out, size_t cap)
 static void run_labels(struct prom_out *o, const cJSON *run)
 {
 	static const char *const keys[][2] = {
-		{"run", "dir"}, {"run_id", "run_id"}, {"suite", "suite"}, {"model", "model"}};
+		{"run", SK_DIR}, {"run_id", SK_RUN_ID}, {"suite", SK_SUITE}, {"model", SK_MODEL}};
 	char name[PATH_MAX];
 	size_t i;
 
@@ -124,33 +126,33 @@ static double num_or_nan(const cJSON *v)
 
 static void run_metrics(struct prom_out *o, const cJSON *s)
 {
-	const cJSON *run = jget(s, "run"), *a = jget(s, "attempts");
-	const char *info[] = {"needle_commit", cJSON_GetStringValue(jget(run, "harness_commit")),
-			      "server_version", cJSON_GetStringValue(jget(run, "server_version")),
-			      "server_kind", cJSON_GetStringValue(jget(run, "server_kind")), NULL};
+	const cJSON *run = jget(s, SK_RUN), *a = jget(s, SK_ATTEMPTS);
+	const char *info[] = {"needle_commit", cJSON_GetStringValue(jget(run, SK_HARNESS_COMMIT)),
+			      "server_version", cJSON_GetStringValue(jget(run, SK_SERVER_VERSION)),
+			      "server_kind", cJSON_GetStringValue(jget(run, SK_SERVER_KIND)), NULL};
 	static const char *const pass[] = {"verdict", "pass", NULL}, *const fail[] = {"verdict", "fail", NULL};
-	static const char *const stages[] = {"transport", "audit", "grade"};
+	static const char *const stages[] = {RK_TRANSPORT, RK_AUDIT, RK_GRADE};
 	size_t i;
 
 	family(o, "needle_info", "The run's build and server; always 1.");
 	sample(o, "needle_info", 1, info);
 	family(o, "needle_run_start_timestamp_seconds", "When the run started (Unix time).");
-	sample(o, "needle_run_start_timestamp_seconds", utc_seconds(jget(run, "started_at")), NULL);
+	sample(o, "needle_run_start_timestamp_seconds", utc_seconds(jget(run, SK_STARTED_AT)), NULL);
 	family(o, "needle_run_end_timestamp_seconds", "When the run ended (Unix time).");
-	sample(o, "needle_run_end_timestamp_seconds", utc_seconds(jget(run, "ended_at")), NULL);
+	sample(o, "needle_run_end_timestamp_seconds", utc_seconds(jget(run, SK_ENDED_AT)), NULL);
 	family(o, "needle_attempts", "Attempts recorded, by verdict.");
-	sample(o, "needle_attempts", jget_num(a, "pass"), pass);
-	sample(o, "needle_attempts", jget_num(a, "fail"), fail);
+	sample(o, "needle_attempts", jget_num(a, SK_PASS), pass);
+	sample(o, "needle_attempts", jget_num(a, SK_FAIL), fail);
 	family(o, "needle_pass_ratio", "Passed attempts over all recorded attempts.");
-	sample(o, "needle_pass_ratio", num_or_nan(jget(a, "rate")), NULL);
+	sample(o, "needle_pass_ratio", num_or_nan(jget(a, SK_RATE)), NULL);
 	family(o, "needle_pass_ratio_lower", "Lower bound of the pass ratio's 95% Wilson interval.");
-	sample(o, "needle_pass_ratio_lower", num_or_nan(cJSON_GetArrayItem(jget(a, "wilson95"), 0)), NULL);
+	sample(o, "needle_pass_ratio_lower", num_or_nan(cJSON_GetArrayItem(jget(a, SK_WILSON95), 0)), NULL);
 	family(o, "needle_pass_ratio_upper", "Upper bound of the pass ratio's 95% Wilson interval.");
-	sample(o, "needle_pass_ratio_upper", num_or_nan(cJSON_GetArrayItem(jget(a, "wilson95"), 1)), NULL);
+	sample(o, "needle_pass_ratio_upper", num_or_nan(cJSON_GetArrayItem(jget(a, SK_WILSON95), 1)), NULL);
 	family(o, "needle_failed_attempts", "Failed attempts by the stage of their first reason.");
 	for (i = 0; i < 3; i++) {
 		const char *kv[] = {"stage", stages[i], NULL};
-		sample(o, "needle_failed_attempts", jget_num(jget(s, "fail_stages"), stages[i]), kv);
+		sample(o, "needle_failed_attempts", jget_num(jget(s, SK_FAIL_STAGES), stages[i]), kv);
 	}
 }
 
@@ -173,9 +175,9 @@ static void case_metrics(struct prom_out *o, const struct casetab *t)
 
 static void latency_metrics(struct prom_out *o, const cJSON *lat)
 {
-	static const char *const figs[][2] = {{"ttft", "ttft_ms"}, {"ttfc", "ttfc_ms"},
-		{"e2e", "e2e_ms"}, {"tpot", "tpot_ms"}, {"first_byte", "first_byte_ms"}};
-	static const char *const q[][2] = {{"50", "p50"}, {"90", "p90"}, {"99", "p99"}};
+	static const char *const figs[][2] = {{"ttft", RK_TTFT_MS}, {"ttfc", RK_TTFC_MS},
+		{"e2e", RK_E2E_MS}, {"tpot", RK_TPOT_MS}, {"first_byte", RK_FIRST_BYTE_MS}};
+	static const char *const q[][2] = {{"50", SK_P50}, {"90", SK_P90}, {"99", SK_P99}};
 	size_t i, j;
 
 	family(o, "needle_latency_seconds",
@@ -196,7 +198,7 @@ struct load_fig {
 };
 
 static const struct load_fig load_figs[] = {
-	{"needle_load_requests", "Requests of the level's counted rounds.", "requests", NULL, 1},
+	{"needle_load_requests", "Requests of the level's counted rounds.", LC_REQUESTS, NULL, 1},
 	{"needle_load_success_ratio", "Requests that passed every check over the level's requests.",
 	 LC_SUCCESS_RATE, NULL, 1},
 	{"needle_load_output_throughput_tokens_per_second",
@@ -222,10 +224,10 @@ static void load_family(struct prom_out *o, const struct load_fig *f, const cJSO
 	if (f->help)
 		family(o, f->name, f->help);
 	cJSON_ArrayForEach(c, cells) {
-		const cJSON *rate = jget(c, "rate");
-		const char *kv[] = {"case", cJSON_GetStringValue(jget(c, "case")),
+		const cJSON *rate = jget(c, LC_RATE);
+		const char *kv[] = {"case", cJSON_GetStringValue(jget(c, LC_CASE)),
 				    rate ? "rate" : "concurrency", level, "percentile", f->percentile, NULL};
-		snprintf(level, sizeof(level), "%.15g", rate ? rate->valuedouble : jget_num(c, "concurrency"));
+		snprintf(level, sizeof(level), "%.15g", rate ? rate->valuedouble : jget_num(c, LC_CONCURRENCY));
 		sample(o, f->name, num_or_nan(jget(c, f->key)) * f->scale, kv);
 	}
 }
@@ -233,16 +235,16 @@ static void load_family(struct prom_out *o, const struct load_fig *f, const cJSO
 enum err prom_write(const struct report_sum *m, struct buf *out, struct diag *d)
 {
 	struct prom_out o;
-	const cJSON *cells = jget(jget(m->s, "load"), "cells");
+	const cJSON *cells = jget(jget(m->s, LC_LOAD), LC_CELLS);
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
 	o.b = out;
 	buf_init(&o.run, out->max);
-	run_labels(&o, jget(m->s, "run"));
+	run_labels(&o, jget(m->s, SK_RUN));
 	run_metrics(&o, m->s);
 	case_metrics(&o, &m->cases);
-	latency_metrics(&o, jget(m->s, "latency"));
+	latency_metrics(&o, jget(m->s, SK_LATENCY));
 	for (i = 0; cJSON_GetArraySize(cells) > 0 && i < sizeof(load_figs) / sizeof(load_figs[0]); i++)
 		load_family(&o, &load_figs[i], cells);
 	buf_release(&o.run);

@@ -11,6 +11,7 @@
 
 #include "casetab.h"
 #include "heatmap.h"
+#include "keys.h"
 #include "base/ctl.h"
 #include "base/io.h"
 #include "base/jget.h"
@@ -18,7 +19,6 @@
 #include "load/loadcells.h"
 #include "loadplot.h"
 #include "load/loadview.h"
-#include "base/json.h"
 #include "base/md.h"
 #include "probesum.h"
 #include "base/mem.h"
@@ -34,8 +34,8 @@
 #define REPORT_TERM_REASON 160 /* bytes of a first reason on the terminal */
 
 /* The timing members in the summary's order ("latency"), from RF_TI_FIRST_BYTE_MS. */
-static const char *const timing_keys[] = {"first_byte_ms", "ttft_ms", "ttfc_ms",
-					  "e2e_ms", "tpot_ms"};
+static const char *const timing_keys[] = {RK_FIRST_BYTE_MS, RK_TTFT_MS, RK_TTFC_MS,
+					  RK_E2E_MS, RK_TPOT_MS};
 #define NTIMINGS (sizeof(timing_keys) / sizeof(timing_keys[0]))
 _Static_assert(RF_TI_TPOT_MS - RF_TI_FIRST_BYTE_MS + 1 == NTIMINGS, "record.h's timing fields");
 
@@ -355,11 +355,11 @@ static void take_endpoint(struct report_fold *A, const struct record_view *v, in
 			break;
 	if (!e) {
 		e = json_add_obj(&A->jb, A->eps, NULL);
-		json_add_str(&A->jb, e, "base_url", url->valuestring);
-		json_add_num(&A->jb, e, "replica", jget_numv(v->f[RF_REPLICA]));
-		json_add_num(&A->jb, e, "total", 0);
-		json_add_num(&A->jb, e, "pass", 0);
-		json_add_obj(&A->jb, e, "failure_codes");
+		json_add_str(&A->jb, e, RK_BASE_URL, url->valuestring);
+		json_add_num(&A->jb, e, RK_REPLICA, jget_numv(v->f[RF_REPLICA]));
+		json_add_num(&A->jb, e, SK_TOTAL, 0);
+		json_add_num(&A->jb, e, SK_PASS, 0);
+		json_add_obj(&A->jb, e, SK_FAILURE_CODES);
 		if (A->jb.code)
 			return;
 	}
@@ -419,9 +419,9 @@ static void add_rate(struct json_build *jb, cJSON *o, size_t pass, size_t n)
 	cJSON *w;
 
 	stats_wilson(pass, n, &lo, &hi);
-	json_add_item(jb, o, "rate", stats_rate((double)pass, (double)n, &rate)
+	json_add_item(jb, o, SK_RATE, stats_rate((double)pass, (double)n, &rate)
 				     ? cJSON_CreateNumber(rate) : cJSON_CreateNull());
-	w = json_add_arr(jb, o, "wilson95");
+	w = json_add_arr(jb, o, SK_WILSON95);
 	json_add_num(jb, w, NULL, lo);
 	json_add_num(jb, w, NULL, hi);
 }
@@ -445,42 +445,42 @@ static void fact(struct json_build *jb, cJSON *o, const char *key, const cJSON *
 
 static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_run *r)
 {
-	cJSON *o = json_add_obj(jb, s, "run");
+	cJSON *o = json_add_obj(jb, s, SK_RUN);
 	const cJSON *m = r->manifest;
 
-	json_add_str(jb, o, "dir", r->dir);
-	fact(jb, o, "model", m, "endpoint", "served_model", NULL);
-	fact(jb, o, "max_model_len", m, "endpoint", "max_model_len", NULL);
-	fact(jb, o, "base_url", m, "endpoint", "base_url", NULL);
-	fact(jb, o, "server_version", m, "endpoint", "server", "version");
-	fact(jb, o, "server_kind", m, "endpoint", "server", "kind_guess");
-	fact(jb, o, "suite", m, "suite", "name", NULL);
-	fact(jb, o, "suite_path", m, "suite", "path", NULL);
-	fact(jb, o, "suite_sha256", m, "suite", "sha256", NULL);
-	fact(jb, o, "tokenizer_kind", m, "tokenizer", "kind", NULL);
-	fact(jb, o, "tokenizer_sha256", m, "tokenizer", "sha256", NULL);
-	fact(jb, o, "template", m, "template", "name", NULL);
-	fact(jb, o, "template_sha256", m, "template", "sha256", NULL);
-	fact(jb, o, "harness_version", m, "harness", "version", NULL);
-	fact(jb, o, "harness_commit", m, "harness", "commit", NULL);
-	fact(jb, o, "run_id", m, "run_id", NULL, NULL);
-	fact(jb, o, "started_at", m, "started_at", NULL, NULL);
-	fact(jb, o, "ended_at", m, "ended_at", NULL, NULL);
-	fact(jb, o, "merge_note", m, "merge", "note", NULL);
-	json_add_bool(jb, o, "has_manifest", m != NULL);
+	json_add_str(jb, o, SK_DIR, r->dir);
+	fact(jb, o, SK_MODEL, m, "endpoint", "served_model", NULL);
+	fact(jb, o, SK_MAX_MODEL_LEN, m, "endpoint", "max_model_len", NULL);
+	fact(jb, o, SK_BASE_URL, m, "endpoint", "base_url", NULL);
+	fact(jb, o, SK_SERVER_VERSION, m, "endpoint", "server", "version");
+	fact(jb, o, SK_SERVER_KIND, m, "endpoint", "server", "kind_guess");
+	fact(jb, o, SK_SUITE, m, "suite", "name", NULL);
+	fact(jb, o, SK_SUITE_PATH, m, "suite", "path", NULL);
+	fact(jb, o, SK_SUITE_SHA256, m, "suite", "sha256", NULL);
+	fact(jb, o, SK_TOKENIZER_KIND, m, "tokenizer", "kind", NULL);
+	fact(jb, o, SK_TOKENIZER_SHA256, m, "tokenizer", "sha256", NULL);
+	fact(jb, o, SK_TEMPLATE, m, "template", "name", NULL);
+	fact(jb, o, SK_TEMPLATE_SHA256, m, "template", "sha256", NULL);
+	fact(jb, o, SK_HARNESS_VERSION, m, "harness", "version", NULL);
+	fact(jb, o, SK_HARNESS_COMMIT, m, "harness", "commit", NULL);
+	fact(jb, o, SK_RUN_ID, m, "run_id", NULL, NULL);
+	fact(jb, o, SK_STARTED_AT, m, "started_at", NULL, NULL);
+	fact(jb, o, SK_ENDED_AT, m, "ended_at", NULL, NULL);
+	fact(jb, o, SK_MERGE_NOTE, m, "merge", "note", NULL);
+	json_add_bool(jb, o, SK_HAS_MANIFEST, m != NULL);
 }
 
 /* Adds to[key] = {n, p50, p90, p99} of the samples (sorting them). */
 static void add_pct(struct json_build *jb, cJSON *to, const char *key, struct stats_vec *v)
 {
-	static const char *const names[3] = {"p50", "p90", "p99"};
+	static const char *const names[3] = {SK_P50, SK_P90, SK_P99};
 	struct stats_pct p;
 	cJSON *o = json_add_obj(jb, to, key);
 	const double *val[3] = {&p.p50, &p.p90, &p.p99};
 	int i;
 
 	stats_percentiles(v->v, v->n, &p);
-	json_add_num(jb, o, "n", (double)p.n);
+	json_add_num(jb, o, SK_N, (double)p.n);
 	for (i = 0; i < 3; i++)
 		if (p.n)
 			json_add_num(jb, o, names[i], *val[i]);
@@ -491,22 +491,22 @@ static void add_pct(struct json_build *jb, cJSON *to, const char *key, struct st
 /* recall.latency_by_length, in the order of `len` (ascending). */
 static void add_length_latency(struct report_fold *A, cJSON *rc, const long *len, size_t nl)
 {
-	cJSON *arr = json_add_arr(&A->jb, rc, "latency_by_length");
+	cJSON *arr = json_add_arr(&A->jb, rc, SK_LATENCY_BY_LENGTH);
 	size_t i, j;
 
 	for (j = 0; j < nl; j++)
 		for (i = 0; i < A->nll; i++)
 			if (A->ll[i].tokens == len[j]) {
 				cJSON *o = json_add_obj(&A->jb, arr, NULL);
-				json_add_num(&A->jb, o, "tokens", (double)len[j]);
-				add_pct(&A->jb, o, "ttft_ms", &A->ll[i].ttft);
-				add_pct(&A->jb, o, "e2e_ms", &A->ll[i].e2e);
+				json_add_num(&A->jb, o, RK_TOKENS, (double)len[j]);
+				add_pct(&A->jb, o, RK_TTFT_MS, &A->ll[i].ttft);
+				add_pct(&A->jb, o, RK_E2E_MS, &A->ll[i].e2e);
 			}
 }
 
 static void add_latency(struct report_fold *A)
 {
-	cJSON *lat = json_add_obj(&A->jb, A->s, "latency");
+	cJSON *lat = json_add_obj(&A->jb, A->s, SK_LATENCY);
 	size_t i;
 
 	for (i = 0; i < NTIMINGS; i++)
@@ -516,25 +516,25 @@ static void add_latency(struct report_fold *A)
 static void add_audit(struct report_fold *A)
 {
 	struct json_build *jb = &A->jb;
-	cJSON *o = json_add_obj(jb, A->s, "audit"), *dist;
+	cJSON *o = json_add_obj(jb, A->s, SK_AUDIT), *dist;
 	double maxabs = 0;
 	size_t i, j;
 
-	json_add_num(jb, o, "enabled", (double)A->audit_enabled);
-	json_add_num(jb, o, "failed", (double)A->audit_failed);
-	json_add_num(jb, o, "samples", (double)A->deltas.n);
+	json_add_num(jb, o, SK_ENABLED, (double)A->audit_enabled);
+	json_add_num(jb, o, SK_FAILED, (double)A->audit_failed);
+	json_add_num(jb, o, SK_SAMPLES, (double)A->deltas.n);
 	stats_sort(A->deltas.v, A->deltas.n);
-	dist = json_add_arr(jb, o, "deltas");
+	dist = json_add_arr(jb, o, SK_DELTAS);
 	for (i = 0; i < A->deltas.n; i = j) {
 		cJSON *b = json_add_obj(jb, dist, NULL);
 		for (j = i; j < A->deltas.n && A->deltas.v[j] == A->deltas.v[i]; j++)
 			;
-		json_add_num(jb, b, "delta", A->deltas.v[i]);
-		json_add_num(jb, b, "count", (double)(j - i));
+		json_add_num(jb, b, SK_DELTA, A->deltas.v[i]);
+		json_add_num(jb, b, SK_COUNT, (double)(j - i));
 		if (fabs(A->deltas.v[i]) > maxabs)
 			maxabs = fabs(A->deltas.v[i]);
 	}
-	json_add_item(jb, o, "max_abs_delta", A->deltas.n ? cJSON_CreateNumber(maxabs)
+	json_add_item(jb, o, SK_MAX_ABS_DELTA, A->deltas.n ? cJSON_CreateNumber(maxabs)
 							  : cJSON_CreateNull());
 }
 
@@ -568,8 +568,8 @@ static cJSON *add_count(struct json_build *jb, cJSON *to, const char *key, long 
 	cJSON *o = json_add_obj(jb, to, NULL);
 
 	json_add_num(jb, o, key, (double)v);
-	json_add_num(jb, o, "found", (double)found);
-	json_add_num(jb, o, "total", (double)total);
+	json_add_num(jb, o, SK_FOUND, (double)found);
+	json_add_num(jb, o, SK_TOTAL, (double)total);
 	add_rate(jb, o, found, total);
 	return o;
 }
@@ -577,7 +577,7 @@ static cJSON *add_count(struct json_build *jb, cJSON *to, const char *key, long 
 /* by = 0: per depth; 1: per length. */
 static void add_margin(struct report_fold *A, cJSON *rc, int by, const long *vals, size_t n)
 {
-	cJSON *arr = json_add_arr(&A->jb, rc, by ? "by_length" : "by_depth");
+	cJSON *arr = json_add_arr(&A->jb, rc, by ? SK_BY_LENGTH : SK_BY_DEPTH);
 	size_t i, k;
 
 	for (k = 0; k < n; k++) {
@@ -587,7 +587,7 @@ static void add_margin(struct report_fold *A, cJSON *rc, int by, const long *val
 				f += A->cells[i].found;
 				t += A->cells[i].total;
 			}
-		add_count(&A->jb, arr, by ? "tokens" : "depth", vals[k], f, t);
+		add_count(&A->jb, arr, by ? RK_TOKENS : SK_DEPTH, vals[k], f, t);
 	}
 }
 
@@ -598,7 +598,7 @@ static void add_recall(struct report_fold *A)
 	size_t nd, nl, i, j, k;
 
 	if (!A->ncells) {
-		json_add_null(&A->jb, A->s, "recall");
+		json_add_null(&A->jb, A->s, SK_RECALL);
 		return;
 	}
 	dep = mem_alloc(A->ncells * sizeof(long));
@@ -609,23 +609,23 @@ static void add_recall(struct report_fold *A)
 	}
 	nd = axis(A, 0, dep);
 	nl = axis(A, 1, len);
-	rc = json_add_obj(&A->jb, A->s, "recall");
-	json_add_num(&A->jb, rc, "attempts", (double)A->recall_attempts);
-	da = json_add_arr(&A->jb, rc, "depths");
-	la = json_add_arr(&A->jb, rc, "lengths");
+	rc = json_add_obj(&A->jb, A->s, SK_RECALL);
+	json_add_num(&A->jb, rc, SK_ATTEMPTS, (double)A->recall_attempts);
+	da = json_add_arr(&A->jb, rc, SK_DEPTHS);
+	la = json_add_arr(&A->jb, rc, SK_LENGTHS);
 	for (i = 0; i < nd; i++)
 		json_add_num(&A->jb, da, NULL, (double)dep[i]);
 	for (j = 0; j < nl; j++)
 		json_add_num(&A->jb, la, NULL, (double)len[j]);
-	cells = json_add_arr(&A->jb, rc, "cells");
+	cells = json_add_arr(&A->jb, rc, SK_CELLS);
 	for (i = 0; i < nd; i++)
 		for (j = 0; j < nl; j++)
 			for (k = 0; k < A->ncells; k++)
 				if (A->cells[k].depth == dep[i] && A->cells[k].tokens == len[j]) {
-					cJSON *o = add_count(&A->jb, cells, "depth", dep[i],
+					cJSON *o = add_count(&A->jb, cells, SK_DEPTH, dep[i],
 							     A->cells[k].found, A->cells[k].total);
-					json_add_num(&A->jb, o, "tokens", (double)len[j]);
-					json_add_num(&A->jb, o, "transport_failed",
+					json_add_num(&A->jb, o, RK_TOKENS, (double)len[j]);
+					json_add_num(&A->jb, o, SK_TRANSPORT_FAILED,
 						     (double)A->cells[k].failed);
 				}
 	add_margin(A, rc, 0, dep, nd);
@@ -661,20 +661,20 @@ static void add_plan(struct report_fold *A, cJSON *o, const struct report_run *r
 {
 	struct record_plan_count pc = *p;
 
-	json_add_item(&A->jb, o, "planned", pc.planned < 0 ? cJSON_CreateNull()
+	json_add_item(&A->jb, o, SK_PLANNED, pc.planned < 0 ? cJSON_CreateNull()
 							   : cJSON_CreateNumber((double)pc.planned));
-	json_add_num(&A->jb, o, "planned_done", (double)pc.done);
-	json_add_item(&A->jb, o, "complete", pc.planned < 0 ? cJSON_CreateNull()
+	json_add_num(&A->jb, o, SK_PLANNED_DONE, (double)pc.done);
+	json_add_item(&A->jb, o, SK_COMPLETE, pc.planned < 0 ? cJSON_CreateNull()
 							    : cJSON_CreateBool(!inc));
 	if (pc.planned >= 0 && pc.per_case && r->has_load)
-		json_add_str(&A->jb, o, "planned_note",
+		json_add_str(&A->jb, o, SK_PLANNED_NOTE,
 			     "a load case counts as one attempt in this plan: its manifest.json "
 			     "predates plans that list every load request");
 }
 
 const char *report_plan_note(const cJSON *a, char *out, size_t cap)
 {
-	const cJSON *note = jget(a, "planned_note");
+	const cJSON *note = jget(a, SK_PLANNED_NOTE);
 
 	snprintf(out, cap, "%s%s%s", cJSON_IsString(note) ? " (" : "",
 		 cJSON_IsString(note) ? note->valuestring : "", cJSON_IsString(note) ? ")" : "");
@@ -695,27 +695,27 @@ static int incomplete(const cJSON *m)
 static void add_totals(struct report_fold *A, const struct report_run *r)
 {
 	struct json_build *jb = &A->jb;
-	cJSON *o = json_add_obj(jb, A->s, "attempts"), *st, *c;
+	cJSON *o = json_add_obj(jb, A->s, SK_ATTEMPTS), *st, *c;
 	struct record_plan_count pc;
 	int inc;
 
-	json_add_num(jb, o, "total", (double)A->total);
-	json_add_num(jb, o, "pass", (double)A->pass);
-	json_add_num(jb, o, "fail", (double)(A->total - A->pass));
+	json_add_num(jb, o, SK_TOTAL, (double)A->total);
+	json_add_num(jb, o, SK_PASS, (double)A->pass);
+	json_add_num(jb, o, SK_FAIL, (double)(A->total - A->pass));
 	add_rate(jb, o, A->pass, A->total);
-	json_add_num(jb, o, "torn_bytes_skipped", (double)r->torn_bytes);
+	json_add_num(jb, o, SK_TORN_BYTES_SKIPPED, (double)r->torn_bytes);
 	/* one verdict: the manifest's (interrupted, fewer run than planned) or
 	 * the plan's (a planned attempt without a record) */
 	record_plan_done(r->manifest, &r->keys, r->globs, r->nglobs, &pc);
 	inc = incomplete(r->manifest) || (pc.planned >= 0 && pc.done < pc.planned);
-	json_add_bool(jb, o, "incomplete", inc);
+	json_add_bool(jb, o, SK_INCOMPLETE, inc);
 	add_plan(A, o, r, &pc, inc);
-	st = json_add_obj(jb, A->s, "fail_stages");
-	json_add_num(jb, st, "transport", (double)A->stage_transport);
-	json_add_num(jb, st, "audit", (double)A->stage_audit);
-	json_add_num(jb, st, "grade", (double)A->stage_grade);
+	st = json_add_obj(jb, A->s, SK_FAIL_STAGES);
+	json_add_num(jb, st, RK_TRANSPORT, (double)A->stage_transport);
+	json_add_num(jb, st, RK_AUDIT, (double)A->stage_audit);
+	json_add_num(jb, st, RK_GRADE, (double)A->stage_grade);
 	cJSON_ArrayForEach(c, A->eps)
-		add_rate(jb, c, (size_t)jget_num(c, "pass"), (size_t)jget_num(c, "total"));
+		add_rate(jb, c, (size_t)jget_num(c, SK_PASS), (size_t)jget_num(c, SK_TOTAL));
 }
 
 /* One record into the summary being folded. */
@@ -744,7 +744,7 @@ static void add_load(struct report_fold *A, const struct report_run *r, struct d
 	else if (load && (loadview_attach(load, r->manifest, r->dir, d) || loadcells_sizing(load, r->manifest, d)))
 		cJSON_Delete(load), A->oom = 1;
 	else if (load)
-		json_add_item(&A->jb, A->s, "load", load);
+		json_add_item(&A->jb, A->s, LC_LOAD, load);
 }
 
 /* The probing recall steps (probesum.h), when the run has any. */
@@ -757,7 +757,7 @@ static void add_probes(struct report_fold *A, struct diag *d)
 	if (probesum_end(&A->probes, &p, d))
 		A->oom = 1;
 	else if (p)
-		json_add_item(&A->jb, A->s, "probes", p);
+		json_add_item(&A->jb, A->s, SK_PROBES, p);
 }
 
 void report_sum_release(struct report_sum *m)
@@ -782,11 +782,11 @@ static enum err fold_begin(struct report_run *r, struct diag *d)
 	probesum_init(&A->probes);
 	casetab_init(&A->ct);
 	A->s = json_new_obj(&A->jb);
-	json_add_num(&A->jb, A->s, "needle_summary", 1);
+	json_add_num(&A->jb, A->s, SK_NEEDLE_SUMMARY, 1);
 	add_run_facts(&A->jb, A->s, r);
 	A->eps = json_new_arr(&A->jb);
-	A->codes = json_add_obj(&A->jb, A->s, "failure_codes");
-	A->finish = json_add_obj(&A->jb, A->s, "finish_reasons");
+	A->codes = json_add_obj(&A->jb, A->s, SK_FAILURE_CODES);
+	A->finish = json_add_obj(&A->jb, A->s, SK_FINISH_REASONS);
 	r->fold = A;
 	return ERR_OK;
 }
@@ -814,8 +814,8 @@ enum err report_summary(struct report_run *r, struct report_sum *out, struct dia
 		return diag_fail(d, ERR_INTERNAL, "the summary of '%s' was taken already", r->dir);
 	r->fold = NULL;
 	add_totals(A, r);
-	json_add_arr(&A->jb, A->s, "cases"); /* stands for A->ct (report_cases) */
-	json_add_item(&A->jb, A->s, "endpoints", A->eps);
+	json_add_arr(&A->jb, A->s, SK_CASES); /* stands for A->ct (report_cases) */
+	json_add_item(&A->jb, A->s, SK_ENDPOINTS, A->eps);
 	add_audit(A);
 	add_recall(A);
 	add_latency(A);
@@ -859,17 +859,17 @@ static cJSON *report_case_json(const struct casetab_case *c)
 
 	json_build_init(&jb);
 	o = json_new_obj(&jb);
-	json_add_str(&jb, o, "id", c->id);
-	json_add_str(&jb, o, "kind", c->kind);
-	json_add_num(&jb, o, "total", (double)c->total);
-	json_add_num(&jb, o, "pass", (double)c->pass);
-	add_counts(&jb, o, "failure_codes", &c->codes);
-	add_counts(&jb, o, "reasons", &c->reasons);
+	json_add_str(&jb, o, SK_ID, c->id);
+	json_add_str(&jb, o, SK_KIND, c->kind);
+	json_add_num(&jb, o, SK_TOTAL, (double)c->total);
+	json_add_num(&jb, o, SK_PASS, (double)c->pass);
+	add_counts(&jb, o, SK_FAILURE_CODES, &c->codes);
+	add_counts(&jb, o, SK_REASONS, &c->reasons);
 	if (c->first_reason)
-		json_add_str(&jb, o, "first_reason", c->first_reason);
+		json_add_str(&jb, o, SK_FIRST_REASON, c->first_reason);
 	add_rate(&jb, o, c->pass, c->total);
 	if (!c->first_reason)
-		json_add_null(&jb, o, "first_reason");
+		json_add_null(&jb, o, SK_FIRST_REASON);
 	return json_build_end(&jb, &o, "a case", NULL) ? NULL : o;
 }
 
@@ -892,8 +892,8 @@ struct jout_list report_cases(const struct report_sum *m, const cJSON *at)
 /* "17/20 (0.850, 95% CI 0.640-0.948)" or "0/0". */
 static void rate_text(const cJSON *o, const char *pass_key, char *out, size_t cap)
 {
-	const cJSON *w = jget(o, "wilson95");
-	size_t p = (size_t)jget_num(o, pass_key), n = (size_t)jget_num(o, "total");
+	const cJSON *w = jget(o, SK_WILSON95);
+	size_t p = (size_t)jget_num(o, pass_key), n = (size_t)jget_num(o, SK_TOTAL);
 
 	if (!n)
 		snprintf(out, cap, "0/0");
@@ -927,22 +927,22 @@ static enum err counts_text(struct buf *b, const cJSON *o)
 static enum err sec_facts(const cJSON *s, struct buf *b)
 {
 	static const char *const keys[][2] = {
-		{"model", "model"}, {"max_model_len", "max_model_len"},
-		{"server", "server_version"}, {"server kind", "server_kind"},
-		{"endpoint", "base_url"}, {"suite", "suite"}, {"suite SHA-256", "suite_sha256"},
-		{"tokenizer", "tokenizer_kind"}, {"tokenizer SHA-256", "tokenizer_sha256"},
-		{"template", "template"}, {"template SHA-256", "template_sha256"},
-		{"needle", "harness_version"}, {"needle commit", "harness_commit"},
-		{"run id", "run_id"}, {"started", "started_at"}, {"ended", "ended_at"}};
-	const cJSON *run = jget(s, "run");
+		{"model", SK_MODEL}, {"max_model_len", SK_MAX_MODEL_LEN},
+		{"server", SK_SERVER_VERSION}, {"server kind", SK_SERVER_KIND},
+		{"endpoint", SK_BASE_URL}, {"suite", SK_SUITE}, {"suite SHA-256", SK_SUITE_SHA256},
+		{"tokenizer", SK_TOKENIZER_KIND}, {"tokenizer SHA-256", SK_TOKENIZER_SHA256},
+		{"template", SK_TEMPLATE}, {"template SHA-256", SK_TEMPLATE_SHA256},
+		{"needle", SK_HARNESS_VERSION}, {"needle commit", SK_HARNESS_COMMIT},
+		{"run id", SK_RUN_ID}, {"started", SK_STARTED_AT}, {"ended", SK_ENDED_AT}};
+	const cJSON *run = jget(s, SK_RUN);
 	char tmp[64], note[160];
 	size_t i;
-	const cJSON *a = jget(s, "attempts");
-	enum err e = buf_printf(b, "# needle report: %s\n\n", jget(run, "dir")->valuestring);
+	const cJSON *a = jget(s, SK_ATTEMPTS);
+	enum err e = buf_printf(b, "# needle report: %s\n\n", jget(run, SK_DIR)->valuestring);
 
-	if (!e && cJSON_IsFalse(jget(a, "complete")))
+	if (!e && cJSON_IsFalse(jget(a, SK_COMPLETE)))
 		e = buf_printf(b, "**INCOMPLETE: %.0f/%.0f** planned attempts recorded%s; no gate passes on this run.\n\n",
-			       jget_num(a, "planned_done"), jget_num(a, "planned"),
+			       jget_num(a, SK_PLANNED_DONE), jget_num(a, SK_PLANNED),
 			       report_plan_note(a, note, sizeof(note)));
 	if (!e)
 		e = buf_puts(b, "| fact | value |\n|---|---|\n");
@@ -950,11 +950,11 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 	for (i = 0; !e && i < sizeof(keys) / sizeof(keys[0]); i++)
 		e = buf_printf(b, "| %s | %s |\n", keys[i][0],
 			       md_value(jget(run, keys[i][1]), tmp, sizeof(tmp)));
-	if (!e && cJSON_IsString(jget(run, "merge_note")))
-		e = buf_printf(b, "\nMerged from shards: %s\n", jget(run, "merge_note")->valuestring);
-	if (!e && !cJSON_IsTrue(jget(run, "has_manifest")))
+	if (!e && cJSON_IsString(jget(run, SK_MERGE_NOTE)))
+		e = buf_printf(b, "\nMerged from shards: %s\n", jget(run, SK_MERGE_NOTE)->valuestring);
+	if (!e && !cJSON_IsTrue(jget(run, SK_HAS_MANIFEST)))
 		e = buf_puts(b, "\nNo manifest.json in this folder: the facts above are unknown.\n");
-	if (!e && cJSON_IsTrue(jget2(s, "attempts", "incomplete")))
+	if (!e && cJSON_IsTrue(jget2(s, SK_ATTEMPTS, SK_INCOMPLETE)))
 		e = buf_puts(b, "\n**INCOMPLETE**: the run stopped before all its attempts were made; "
 			     "the numbers below cover only what was recorded. Rerun the same command "
 			     "with --resume to finish it.\n");
@@ -963,16 +963,16 @@ static enum err sec_facts(const cJSON *s, struct buf *b)
 
 static enum err sec_attempts(const cJSON *s, struct buf *b)
 {
-	const cJSON *a = jget(s, "attempts"), *st = jget(s, "fail_stages");
+	const cJSON *a = jget(s, SK_ATTEMPTS), *st = jget(s, SK_FAIL_STAGES);
 	char rt[128];
 	enum err e;
 
-	rate_text(a, "pass", rt, sizeof(rt));
+	rate_text(a, SK_PASS, rt, sizeof(rt));
 	e = buf_printf(b, "\n## Pass rate\n\nOverall: **%s** passed. Failed at transport %.0f, audit %.0f, grade %.0f.\n",
-		       rt, jget_num(st, "transport"), jget_num(st, "audit"), jget_num(st, "grade"));
-	if (!e && jget_num(a, "torn_bytes_skipped") > 0)
+		       rt, jget_num(st, RK_TRANSPORT), jget_num(st, RK_AUDIT), jget_num(st, RK_GRADE));
+	if (!e && jget_num(a, SK_TORN_BYTES_SKIPPED) > 0)
 		e = buf_printf(b, "\nA torn last line (%.0f bytes) was skipped.\n",
-			       jget_num(a, "torn_bytes_skipped"));
+			       jget_num(a, SK_TORN_BYTES_SKIPPED));
 	return e ? e : buf_puts(b, "\n| case | kind | passed | why it failed (attempts) |\n|---|---|---|---|\n");
 }
 
@@ -983,13 +983,13 @@ static enum err case_row(void *ctx, struct buf *b, const cJSON *c)
 	enum err e = buf_puts(b, "| ");
 
 	(void)ctx;
-	rate_text(c, "pass", rt, sizeof(rt));
+	rate_text(c, SK_PASS, rt, sizeof(rt));
 	if (!e)
-		e = md_cell(b, jget(c, "id")->valuestring);
+		e = md_cell(b, jget(c, SK_ID)->valuestring);
 	if (!e)
-		e = buf_printf(b, " | %s | %s | ", jget(c, "kind")->valuestring, rt);
+		e = buf_printf(b, " | %s | %s | ", jget(c, SK_KIND)->valuestring, rt);
 	if (!e)
-		e = counts_text(b, jget(c, "reasons"));
+		e = counts_text(b, jget(c, SK_REASONS));
 	return e ? e : buf_puts(b, " |\n");
 }
 
@@ -1014,7 +1014,7 @@ static enum err sec_finish(const cJSON *s, struct buf *b)
 	enum err e = buf_puts(b, "\nFinish reasons: ");
 
 	if (!e)
-		e = counts_text(b, jget(s, "finish_reasons"));
+		e = counts_text(b, jget(s, SK_FINISH_REASONS));
 	return e ? e : buf_puts(b, "\n");
 }
 
@@ -1030,31 +1030,31 @@ static enum err one_line(struct buf *b, const char *s)
 
 static enum err failure_group(struct buf *b, const cJSON *g)
 {
-	const cJSON *ex = jget(g, "example"), *c, *raw = jget(ex, "raw");
-	const char *answer = jget(ex, "answer")->valuestring;
+	const cJSON *ex = jget(g, SK_EXAMPLE), *c, *raw = jget(ex, RK_RAW);
+	const char *answer = jget(ex, SK_ANSWER)->valuestring;
 	char tmp[32];
-	int i = 0, n = cJSON_GetArraySize(jget(g, "cases"));
-	enum err e = buf_printf(b, "\n### %s: ", jget(g, "stage")->valuestring);
+	int i = 0, n = cJSON_GetArraySize(jget(g, SK_CASES));
+	enum err e = buf_printf(b, "\n### %s: ", jget(g, SK_STAGE)->valuestring);
 
 	if (!e)
-		e = one_line(b, jget(g, "key")->valuestring);
+		e = one_line(b, jget(g, SK_KEY)->valuestring);
 	if (!e)
-		e = buf_printf(b, " (%.0f attempts, %d case%s)\n\nCases:", jget_num(g, "count"),
+		e = buf_printf(b, " (%.0f attempts, %d case%s)\n\nCases:", jget_num(g, SK_COUNT),
 			       n, n == 1 ? "" : "s");
-	cJSON_ArrayForEach(c, jget(g, "cases"))
+	cJSON_ArrayForEach(c, jget(g, SK_CASES))
 		if (!e && i++ < REPORT_CASES_NAMED)
 			e = buf_printf(b, "%s `%s`", i > 1 ? "," : "", c->valuestring);
 	if (!e && n > REPORT_CASES_NAMED)
 		e = buf_printf(b, " and %d more", n - REPORT_CASES_NAMED);
 	if (!e)
-		e = buf_printf(b, ".\n\nExample: `%s` repeat %s", jget(ex, "case")->valuestring,
-			       md_value(jget(ex, "repeat"), tmp, sizeof(tmp)));
-	if (!e && cJSON_IsNumber(jget(ex, "seed")))
-		e = buf_printf(b, ", seed %.0f", jget_num(ex, "seed"));
+		e = buf_printf(b, ".\n\nExample: `%s` repeat %s", jget(ex, RK_CASE)->valuestring,
+			       md_value(jget(ex, RK_REPEAT), tmp, sizeof(tmp)));
+	if (!e && cJSON_IsNumber(jget(ex, RK_SEED)))
+		e = buf_printf(b, ", seed %.0f", jget_num(ex, RK_SEED));
 	if (!e)
 		e = buf_puts(b, ": ");
 	if (!e)
-		e = one_line(b, jget(ex, "reason")->valuestring);
+		e = one_line(b, jget(ex, SK_REASON)->valuestring);
 	if (!e)
 		e = buf_puts(b, *answer ? "\n\n> answer: " : "\n\n> answer: (nothing)");
 	if (!e)
@@ -1069,12 +1069,12 @@ static enum err sec_failures(const cJSON *s, struct buf *b)
 	const cJSON *g, *adv;
 	enum err e = buf_puts(b, "\n## Failures\n");
 
-	cJSON_ArrayForEach(adv, jget(s, "advice"))
+	cJSON_ArrayForEach(adv, jget(s, SK_ADVICE))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(b, "\n**What to do:** %s.\n", adv->valuestring);
-	if (!e && !cJSON_GetArraySize(jget(s, "failures")))
+	if (!e && !cJSON_GetArraySize(jget(s, SK_FAILURES)))
 		e = buf_puts(b, "\nNo attempt failed.\n");
-	cJSON_ArrayForEach(g, jget(s, "failures"))
+	cJSON_ArrayForEach(g, jget(s, SK_FAILURES))
 		if (!e)
 			e = failure_group(b, g);
 	return e;
@@ -1083,8 +1083,8 @@ static enum err sec_failures(const cJSON *s, struct buf *b)
 /* Per endpoint, when the run used several: where the failures were. */
 static enum err sec_endpoints(const cJSON *s, struct buf *b)
 {
-	const cJSON *eps = jget(s, "endpoints"), *e, *failing = NULL;
-	double fails = jget_num(jget(s, "attempts"), "fail");
+	const cJSON *eps = jget(s, SK_ENDPOINTS), *e, *failing = NULL;
+	double fails = jget_num(jget(s, SK_ATTEMPTS), SK_FAIL);
 	int nfailing = 0;
 	char rt[128];
 	enum err err;
@@ -1093,44 +1093,44 @@ static enum err sec_endpoints(const cJSON *s, struct buf *b)
 		return ERR_OK;
 	err = buf_puts(b, "\n## Per endpoint\n\n| replica | base URL | passed | failure codes |\n|---|---|---|---|\n");
 	cJSON_ArrayForEach(e, eps) {
-		double f = jget_num(e, "total") - jget_num(e, "pass");
+		double f = jget_num(e, SK_TOTAL) - jget_num(e, SK_PASS);
 		if (f > 0)
 			nfailing++, failing = e;
-		rate_text(e, "pass", rt, sizeof(rt));
+		rate_text(e, SK_PASS, rt, sizeof(rt));
 		if (!err)
-			err = buf_printf(b, "| %.0f | ", jget_num(e, "replica"));
+			err = buf_printf(b, "| %.0f | ", jget_num(e, RK_REPLICA));
 		if (!err)
-			err = md_cell(b, jget(e, "base_url")->valuestring);
+			err = md_cell(b, jget(e, RK_BASE_URL)->valuestring);
 		if (!err)
 			err = buf_printf(b, " | %s | ", rt);
 		if (!err)
-			err = counts_text(b, jget(e, "failure_codes"));
+			err = counts_text(b, jget(e, SK_FAILURE_CODES));
 		if (!err)
 			err = buf_puts(b, " |\n");
 	}
 	if (!err && nfailing == 1)
 		err = buf_printf(b, "\nAll %.0f failures on replica %.0f (%s).\n", fails,
-				 jget_num(failing, "replica"), jget(failing, "base_url")->valuestring);
+				 jget_num(failing, RK_REPLICA), jget(failing, RK_BASE_URL)->valuestring);
 	return err;
 }
 
 static enum err sec_audit(const cJSON *s, struct buf *b)
 {
-	const cJSON *au = jget(s, "audit"), *it;
+	const cJSON *au = jget(s, SK_AUDIT), *it;
 	char tmp[64];
 	enum err e;
 	int first = 1;
 
 	e = buf_printf(b, "\n## Usage audit\n\n%.0f attempts audited, %.0f failed the audit; "
 		       "%.0f usage deltas (server prompt_tokens - local count), max |delta| %s.\n",
-		       jget_num(au, "enabled"), jget_num(au, "failed"), jget_num(au, "samples"),
-		       md_value(jget(au, "max_abs_delta"), tmp, sizeof(tmp)));
-	if (!e && cJSON_GetArraySize(jget(au, "deltas")))
+		       jget_num(au, SK_ENABLED), jget_num(au, SK_FAILED), jget_num(au, SK_SAMPLES),
+		       md_value(jget(au, SK_MAX_ABS_DELTA), tmp, sizeof(tmp)));
+	if (!e && cJSON_GetArraySize(jget(au, SK_DELTAS)))
 		e = buf_puts(b, "\nDelta distribution: ");
-	cJSON_ArrayForEach(it, jget(au, "deltas")) {
+	cJSON_ArrayForEach(it, jget(au, SK_DELTAS)) {
 		if (!e)
-			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", jget_num(it, "delta"),
-				       jget_num(it, "count"));
+			e = buf_printf(b, "%s%+.0f x%.0f", first ? "" : ", ", jget_num(it, SK_DELTA),
+				       jget_num(it, SK_COUNT));
 		first = 0;
 	}
 	return e || first ? e : buf_puts(b, "\n");
@@ -1144,7 +1144,7 @@ static enum err margin_table(struct buf *b, const cJSON *arr, const char *key,
 	enum err e = buf_printf(b, "\n| %s | found |\n|---|---|\n", title);
 
 	cJSON_ArrayForEach(it, arr) {
-		rate_text(it, "found", rt, sizeof(rt));
+		rate_text(it, SK_FOUND, rt, sizeof(rt));
 		if (!e)
 			e = buf_printf(b, "| %.0f%s | %s |\n", jget_num(it, key), unit, rt);
 	}
@@ -1159,57 +1159,57 @@ static enum err length_latency_table(struct buf *b, const cJSON *arr)
 
 	cJSON_ArrayForEach(it, arr)
 		if (!e)
-			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", jget_num(it, "tokens"),
-				       jget_num(jget(it, "ttft_ms"), "n"),
-				       md_value(jget2(it, "ttft_ms", "p50"), t1, sizeof(t1)),
-				       md_value(jget2(it, "ttft_ms", "p90"), t2, sizeof(t2)),
-				       jget_num(jget(it, "e2e_ms"), "n"),
-				       md_value(jget2(it, "e2e_ms", "p50"), t3, sizeof(t3)),
-				       md_value(jget2(it, "e2e_ms", "p90"), t4, sizeof(t4)));
+			e = buf_printf(b, "| %.0f | %.0f | %s | %s | %.0f | %s | %s |\n", jget_num(it, RK_TOKENS),
+				       jget_num(jget(it, RK_TTFT_MS), SK_N),
+				       md_value(jget2(it, RK_TTFT_MS, SK_P50), t1, sizeof(t1)),
+				       md_value(jget2(it, RK_TTFT_MS, SK_P90), t2, sizeof(t2)),
+				       jget_num(jget(it, RK_E2E_MS), SK_N),
+				       md_value(jget2(it, RK_E2E_MS, SK_P50), t3, sizeof(t3)),
+				       md_value(jget2(it, RK_E2E_MS, SK_P90), t4, sizeof(t4)));
 	return e;
 }
 
 static enum err sec_recall(const cJSON *s, struct buf *b)
 {
-	const cJSON *rc = jget(s, "recall"), *d, *l, *c;
+	const cJSON *rc = jget(s, SK_RECALL), *d, *l, *c;
 	enum err e;
 
 	if (!cJSON_IsObject(rc))
 		return ERR_OK;
 	e = buf_printf(b, "\n## Recall\n\n%.0f recall attempts. Needles found, by depth (rows) and prompt tokens (columns); a needle whose attempt failed at transport counts as not found and is shown as \"no answer\". Heatmap in recall.png.\n\n| depth |",
-		       jget_num(rc, "attempts"));
-	cJSON_ArrayForEach(l, jget(rc, "lengths"))
+		       jget_num(rc, SK_ATTEMPTS));
+	cJSON_ArrayForEach(l, jget(rc, SK_LENGTHS))
 		if (!e)
 			e = buf_printf(b, " %.0f |", l->valuedouble);
 	if (!e)
 		e = buf_puts(b, "\n|---|");
-	cJSON_ArrayForEach(l, jget(rc, "lengths"))
+	cJSON_ArrayForEach(l, jget(rc, SK_LENGTHS))
 		if (!e)
 			e = buf_puts(b, "---|");
-	cJSON_ArrayForEach(d, jget(rc, "depths")) {
+	cJSON_ArrayForEach(d, jget(rc, SK_DEPTHS)) {
 		if (!e)
 			e = buf_printf(b, "\n| %.0f%% |", d->valuedouble);
-		cJSON_ArrayForEach(l, jget(rc, "lengths")) {
+		cJSON_ArrayForEach(l, jget(rc, SK_LENGTHS)) {
 			const cJSON *hit = NULL;
-			cJSON_ArrayForEach(c, jget(rc, "cells"))
-				if (jget_num(c, "depth") == d->valuedouble &&
-				    jget_num(c, "tokens") == l->valuedouble)
+			cJSON_ArrayForEach(c, jget(rc, SK_CELLS))
+				if (jget_num(c, SK_DEPTH) == d->valuedouble &&
+				    jget_num(c, RK_TOKENS) == l->valuedouble)
 					hit = c;
-			if (!e && hit && jget_num(hit, "transport_failed") > 0)
-				e = buf_printf(b, " %.0f/%.0f (%.0f no answer) |", jget_num(hit, "found"),
-					       jget_num(hit, "total"), jget_num(hit, "transport_failed"));
+			if (!e && hit && jget_num(hit, SK_TRANSPORT_FAILED) > 0)
+				e = buf_printf(b, " %.0f/%.0f (%.0f no answer) |", jget_num(hit, SK_FOUND),
+					       jget_num(hit, SK_TOTAL), jget_num(hit, SK_TRANSPORT_FAILED));
 			else if (!e)
-				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, "found"), jget_num(hit, "total"))
+				e = hit ? buf_printf(b, " %.0f/%.0f |", jget_num(hit, SK_FOUND), jget_num(hit, SK_TOTAL))
 					: buf_puts(b, " - |");
 		}
 	}
 	if (!e)
 		e = buf_puts(b, "\n");
 	if (!e)
-		e = margin_table(b, jget(rc, "by_depth"), "depth", "depth", "%");
+		e = margin_table(b, jget(rc, SK_BY_DEPTH), SK_DEPTH, "depth", "%");
 	if (!e)
-		e = margin_table(b, jget(rc, "by_length"), "tokens", "prompt tokens", "");
-	return e ? e : length_latency_table(b, jget(rc, "latency_by_length"));
+		e = margin_table(b, jget(rc, SK_BY_LENGTH), RK_TOKENS, "prompt tokens", "");
+	return e ? e : length_latency_table(b, jget(rc, SK_LATENCY_BY_LENGTH));
 }
 
 int report_timed(const cJSON *latency)
@@ -1217,7 +1217,7 @@ int report_timed(const cJSON *latency)
 	const cJSON *it;
 
 	cJSON_ArrayForEach(it, latency)
-		if (jget_num(it, "n") > 0)
+		if (jget_num(it, SK_N) > 0)
 			return 1;
 	return 0;
 }
@@ -1228,16 +1228,16 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 	char t50[32], t90[32], t99[32];
 	enum err e;
 
-	if (!report_timed(jget(s, "latency")))
+	if (!report_timed(jget(s, SK_LATENCY)))
 		return buf_puts(b, "\n## Latency\n\n" REPORT_UNTIMED);
 	e = buf_puts(b, "\n## Latency (ms, nearest-rank percentiles)\n\n| timing | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n");
 
-	cJSON_ArrayForEach(it, jget(s, "latency")) {
+	cJSON_ArrayForEach(it, jget(s, SK_LATENCY)) {
 		if (!e)
-			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, jget_num(it, "n"),
-				       md_value(jget(it, "p50"), t50, sizeof(t50)),
-				       md_value(jget(it, "p90"), t90, sizeof(t90)),
-				       md_value(jget(it, "p99"), t99, sizeof(t99)));
+			e = buf_printf(b, "| %s | %.0f | %s | %s | %s |\n", it->string, jget_num(it, SK_N),
+				       md_value(jget(it, SK_P50), t50, sizeof(t50)),
+				       md_value(jget(it, SK_P90), t90, sizeof(t90)),
+				       md_value(jget(it, SK_P99), t99, sizeof(t99)));
 	}
 	return e;
 }
@@ -1282,8 +1282,8 @@ static enum err cut_text(struct buf *b, const char *s, size_t max)
 static enum err term_case(void *ctx, struct buf *b, const cJSON *c)
 {
 	int *failing = ctx;
-	const cJSON *fr = jget(c, "first_reason"), *it;
-	double total = jget_num(c, "total"), fail = total - jget_num(c, "pass");
+	const cJSON *fr = jget(c, SK_FIRST_REASON), *it;
+	double total = jget_num(c, SK_TOTAL), fail = total - jget_num(c, SK_PASS);
 	enum err e = ERR_OK;
 	int first = 1;
 
@@ -1292,9 +1292,9 @@ static enum err term_case(void *ctx, struct buf *b, const cJSON *c)
 	if (!(*failing)++)
 		e = buf_puts(b, "failing cases:\n");
 	if (!e)
-		e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, "id")->valuestring, fail, total);
+		e = buf_printf(b, "  %s: %.0f of %.0f failed (", jget(c, SK_ID)->valuestring, fail, total);
 
-	cJSON_ArrayForEach(it, jget(c, "reasons")) {
+	cJSON_ArrayForEach(it, jget(c, SK_REASONS)) {
 		if (!e)
 			e = buf_printf(b, "%s%s x%.0f", first ? "" : "; ", it->string, it->valuedouble);
 		first = 0;
@@ -1315,14 +1315,14 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 	int failing = 0;
 	size_t from = out->len;
 
-	if (cJSON_IsTrue(jget2(summary, "attempts", "incomplete")))
+	if (cJSON_IsTrue(jget2(summary, SK_ATTEMPTS, SK_INCOMPLETE)))
 		e = buf_puts(out, "INCOMPLETE: the run stopped before all its attempts were made\n");
 	if (!e)
 		e = each_case(m, out, &failing, term_case);
-	cJSON_ArrayForEach(adv, jget(summary, "advice"))
+	cJSON_ArrayForEach(adv, jget(summary, SK_ADVICE))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
-	cJSON_ArrayForEach(adv, jget2(summary, "load", "warnings"))
+	cJSON_ArrayForEach(adv, jget2(summary, LC_LOAD, LC_WARNINGS))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "warning: %s\n", adv->valuestring);
 	if (!e) /* answers and ids quoted are shown, not obeyed */
@@ -1357,28 +1357,28 @@ static int axis_index(const double *v, int n, double x)
 /* "MODEL M  RUN R  DATE" from the summary's facts (R: the folder's name). */
 static void heatmap_title(const cJSON *s, char *out, size_t cap)
 {
-	const cJSON *run = jget(s, "run"), *when = jget(run, "started_at");
-	const char *dir = jget(run, "dir")->valuestring, *base = strrchr(dir, '/');
+	const cJSON *run = jget(s, SK_RUN), *when = jget(run, SK_STARTED_AT);
+	const char *dir = jget(run, SK_DIR)->valuestring, *base = strrchr(dir, '/');
 	char tmp[64];
 
 	base = base && base[1] ? base + 1 : dir;
-	snprintf(out, cap, "MODEL %s  RUN %s  %.10s", md_value(jget(run, "model"), tmp, sizeof(tmp)),
+	snprintf(out, cap, "MODEL %s  RUN %s  %.10s", md_value(jget(run, SK_MODEL), tmp, sizeof(tmp)),
 		 base, cJSON_IsString(when) ? when->valuestring : "DATE UNKNOWN");
 }
 
 enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 {
-	const cJSON *rc = jget(summary, "recall"), *c;
+	const cJSON *rc = jget(summary, SK_RECALL), *c;
 	double *dep, *len, *found, *total, *failed;
 	struct heatmap h;
 	char title[512];
 	size_t cells;
 	enum err e;
 
-	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(jget(rc, "cells")))
+	if (!cJSON_IsObject(rc) || !cJSON_GetArraySize(jget(rc, SK_CELLS)))
 		return ERR_OK;
-	h.ndepths = cJSON_GetArraySize(jget(rc, "depths"));
-	h.nlengths = cJSON_GetArraySize(jget(rc, "lengths"));
+	h.ndepths = cJSON_GetArraySize(jget(rc, SK_DEPTHS));
+	h.nlengths = cJSON_GetArraySize(jget(rc, SK_LENGTHS));
 	cells = (size_t)h.ndepths * (size_t)h.nlengths;
 	dep = mem_calloc((size_t)h.ndepths + (size_t)h.nlengths + 3 * cells + 1, sizeof(*dep));
 	if (!dep)
@@ -1387,16 +1387,16 @@ enum err report_heatmap(const cJSON *summary, struct buf *png, struct diag *d)
 	found = len + h.nlengths;
 	total = found + cells;
 	failed = total + cells;
-	fill_axis(jget(rc, "depths"), dep);
-	fill_axis(jget(rc, "lengths"), len);
-	cJSON_ArrayForEach(c, jget(rc, "cells")) {
-		int i = axis_index(dep, h.ndepths, jget_num(c, "depth"));
-		int j = axis_index(len, h.nlengths, jget_num(c, "tokens"));
+	fill_axis(jget(rc, SK_DEPTHS), dep);
+	fill_axis(jget(rc, SK_LENGTHS), len);
+	cJSON_ArrayForEach(c, jget(rc, SK_CELLS)) {
+		int i = axis_index(dep, h.ndepths, jget_num(c, SK_DEPTH));
+		int j = axis_index(len, h.nlengths, jget_num(c, RK_TOKENS));
 		if (i >= 0 && j >= 0) {
-			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "found");
-			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, "total");
+			found[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, SK_FOUND);
+			total[(size_t)i * (size_t)h.nlengths + (size_t)j] = jget_num(c, SK_TOTAL);
 			failed[(size_t)i * (size_t)h.nlengths + (size_t)j] =
-				jget_num(c, "transport_failed");
+				jget_num(c, SK_TRANSPORT_FAILED);
 		}
 	}
 	h.depths = dep;
@@ -1493,7 +1493,7 @@ enum err report_render(struct report_run *r, struct report_files *f, struct diag
 		goto out;
 	f->csv = r->csv; /* the rows folded while loading */
 	buf_init(&r->csv, BUF_MAX_DEFAULT);
-	cases = report_cases(&f->summary, jget(f->summary.s, "cases"));
+	cases = report_cases(&f->summary, jget(f->summary.s, SK_CASES));
 	if ((e = jout_print(f->summary.s, &cases, 1, 1, &f->json, NULL, "the summary", d)) ||
 	    (e = report_markdown(&f->summary, &f->md, d)) ||
 	    (e = report_heatmap(f->summary.s, &f->png, d)) ||

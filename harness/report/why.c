@@ -11,6 +11,7 @@
 #include "base/jget.h"
 #include "base/keyset.h"
 #include "base/mem.h"
+#include "keys.h"
 
 #define MODELS_NAMED 4 /* served model names quoted in the 404 advice */
 
@@ -217,16 +218,16 @@ static cJSON *example_of(const struct record_view *v, const struct why_reason *r
 
 	json_build_init(&jb);
 	ex = json_new_obj(&jb);
-	json_add_dup(&jb, ex, "case", v->f[RF_CASE]);
-	json_add_dup(&jb, ex, "repeat", v->f[RF_REPEAT]);
-	json_add_dup(&jb, ex, "seed", v->f[RF_SEED]);
-	json_add_str(&jb, ex, "reason", r->text);
+	json_add_dup(&jb, ex, RK_CASE, v->f[RF_CASE]);
+	json_add_dup(&jb, ex, RK_REPEAT, v->f[RF_REPEAT]);
+	json_add_dup(&jb, ex, RK_SEED, v->f[RF_SEED]);
+	json_add_str(&jb, ex, SK_REASON, r->text);
 	why_answer(v, answer, sizeof(answer));
-	json_add_str(&jb, ex, "answer", answer);
+	json_add_str(&jb, ex, SK_ANSWER, answer);
 	if (n > 0 && (size_t)n < sizeof(path))
-		json_add_str(&jb, ex, "raw", path);
+		json_add_str(&jb, ex, RK_RAW, path);
 	else
-		json_add_null(&jb, ex, "raw");
+		json_add_null(&jb, ex, RK_RAW);
 	return json_build_end(&jb, &ex, "an example", NULL) ? NULL : ex;
 }
 
@@ -267,17 +268,17 @@ static void sort_groups(struct group *g, size_t n)
 
 static void add_failures(const struct why_fold *w, struct json_build *jb, cJSON *summary)
 {
-	cJSON *arr = json_add_arr(jb, summary, "failures");
+	cJSON *arr = json_add_arr(jb, summary, SK_FAILURES);
 	size_t i;
 
 	for (i = 0; i < w->ng; i++) {
 		const struct group *g = &w->g[i];
 		cJSON *o = json_add_obj(jb, arr, NULL);
-		json_add_str(jb, o, "stage", g->stage);
-		json_add_str(jb, o, "key", g->key);
-		json_add_num(jb, o, "count", (double)g->count);
-		json_add_dup(jb, o, "cases", g->cases);
-		json_add_dup(jb, o, "example", g->example);
+		json_add_str(jb, o, SK_STAGE, g->stage);
+		json_add_str(jb, o, SK_KEY, g->key);
+		json_add_num(jb, o, SK_COUNT, (double)g->count);
+		json_add_dup(jb, o, SK_CASES, g->cases);
+		json_add_dup(jb, o, SK_EXAMPLE, g->example);
 	}
 }
 
@@ -439,7 +440,7 @@ static void advise_context(struct line *b, const struct tally *t, const cJSON *m
 static void add_advice(struct json_build *jb, cJSON *summary, const struct tally *t,
 		       const cJSON *manifest)
 {
-	cJSON *arr = json_add_arr(jb, summary, "advice");
+	cJSON *arr = json_add_arr(jb, summary, SK_ADVICE);
 	struct line b;
 
 	b.n = 0;
