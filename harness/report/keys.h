@@ -7,10 +7,10 @@
  *
  * A member that holds a copy of another document's member keeps that
  * document's name: a record's case, repeat, seed, base_url, replica, raw,
- * failures and timing figures (RK_, run/record.h), a load cell's case, level
- * and figures (LC_, load/loadcells.h). A member of the comparison that holds
- * the same kind of thing as a summary's (a pass count, a rate and its
- * interval, a recall depth) keeps the summary's name.
+ * failures and timing figures (RK_, run/record.h), a load cell's case,
+ * concurrency or rate and figures (LC_, load/loadcells.h). A member of the
+ * comparison that holds the same kind of thing as a summary's (a pass count,
+ * a rate and its interval, a recall depth) keeps the summary's name.
  */
 #ifndef NEEDLE_REPORT_KEYS_H
 #define NEEDLE_REPORT_KEYS_H
@@ -31,7 +31,6 @@
 #define SK_AUDIT "audit"
 #define SK_LATENCY "latency"
 #define SK_RECALL "recall"
-#define SK_LOAD "load"
 #define SK_PROBES "probes"
 /* run: the manifest's facts */
 #define SK_DIR "dir"
