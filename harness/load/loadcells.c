@@ -436,19 +436,19 @@ enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d)
 
 	json_build_init(&jb);
 	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
-		cJSON_ArrayForEach(e, jget(manifest, "load_sizing")) {
-			rate = jget(e, "rate");
-			id = jget(e, "case");
-			stop = jget(e, "stopped");
+		cJSON_ArrayForEach(e, jget(manifest, LC_LOAD_SIZING)) {
+			rate = jget(e, LC_RATE);
+			id = jget(e, LC_CASE);
+			stop = jget(e, LC_STOPPED);
 			if (!cJSON_IsString(id) || !cJSON_IsString(stop) || !cJSON_IsString(jget(c, LC_CASE)) ||
 			    strcmp(id->valuestring, jget(c, LC_CASE)->valuestring) ||
 			    (cJSON_IsNumber(rate) ? jget_num(c, LC_RATE) != rate->valuedouble
-						  : jget_num(c, LC_CONCURRENCY) != jget_num(e, "concurrency")))
+						  : jget_num(c, LC_CONCURRENCY) != jget_num(e, LC_CONCURRENCY)))
 				continue;
 			o = json_add_obj(&jb, c, LC_SIZING);
-			json_add_int(&jb, o, LC_MIN_ROUNDS, (long long)jget_num(e, "min_rounds"));
-			json_add_int(&jb, o, LC_MAX_ROUNDS, (long long)jget_num(e, "max_rounds"));
-			json_add_int(&jb, o, LC_ROUNDS, (long long)jget_num(e, "rounds"));
+			json_add_int(&jb, o, LC_MIN_ROUNDS, (long long)jget_num(e, LC_MIN_ROUNDS));
+			json_add_int(&jb, o, LC_MAX_ROUNDS, (long long)jget_num(e, LC_MAX_ROUNDS));
+			json_add_int(&jb, o, LC_ROUNDS, (long long)jget_num(e, LC_ROUNDS));
 			json_add_str(&jb, o, LC_STOPPED, stop->valuestring);
 			break;
 		}

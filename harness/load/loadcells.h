@@ -41,7 +41,7 @@
  * loadview.h, the diff, the gates, the pictures and the exports spell them
  * through these. A cell's figures and counts and its rounds' (a figure's
  * range adds "_min" and "_max" to its key), then the load part's own, a
- * cell's level, its rounds' and its sizing's. */
+ * cell's level, its rounds' and its sizing's, then the manifest's. */
 #define LC_OUTPUT_TPS "output_tps"
 #define LC_TTFT_P50_MS "ttft_p50_ms"
 #define LC_TTFT_P95_MS "ttft_p95_ms"
@@ -83,6 +83,13 @@
 #define LC_CLIENT_CPU_SHARE "client_cpu_share"
 #define LC_CLIENT_CPU_SHARE_MAX "client_cpu_share_max"
 #define LC_WARNINGS "warnings"
+#define LC_LEVEL "level"
+/* The manifest's members the load stage writes (loadclient.h, loadsize.h's
+ * decisions as run_load writes them) and reads back: entries of case, level,
+ * concurrency or rate with these. */
+#define LC_LOAD_SIZING "load_sizing"  /* [{..., rounds, min_rounds, max_rounds, stopped}] */
+#define LC_LOAD_CLIENT "load_client"  /* [{..., round, cpu_ms, wall_ms}] */
+#define LC_CPU_MS "cpu_ms"            /* and "client" {cpu_ms, wall_ms, cpu_share} */
 
 /* One counted request of a load case (a load record of round >= 1), as the
  * journal's reader hands it over; everything borrowed from the record. */

@@ -8,6 +8,7 @@
 #include "base/io.h"
 #include "base/jget.h"
 #include "base/json.h"
+#include "loadcells.h"
 
 void loadclient_now(struct loadclient_mark *m)
 {
@@ -24,19 +25,19 @@ enum err loadclient_note(cJSON *manifest, const struct loadclient_round *r, stru
 {
 	struct loadclient_mark now;
 	struct json_build jb;
-	cJSON *arr = (cJSON *)jget(manifest, "load_client"), *o;
+	cJSON *arr = (cJSON *)jget(manifest, LC_LOAD_CLIENT), *o;
 
 	loadclient_now(&now);
 	json_build_init(&jb);
 	if (!cJSON_IsArray(arr))
-		arr = json_add_arr(&jb, manifest, "load_client");
+		arr = json_add_arr(&jb, manifest, LC_LOAD_CLIENT);
 	o = json_add_obj(&jb, arr, NULL);
-	json_add_str(&jb, o, "case", r->case_id);
-	json_add_num(&jb, o, r->open_loop ? "rate" : "concurrency", r->level_value);
-	json_add_int(&jb, o, "level", r->level);
-	json_add_int(&jb, o, "round", r->round);
-	json_add_num(&jb, o, "cpu_ms", now.cpu_ms - r->from.cpu_ms);
-	json_add_num(&jb, o, "wall_ms", now.wall_ms - r->from.wall_ms);
+	json_add_str(&jb, o, LC_CASE, r->case_id);
+	json_add_num(&jb, o, r->open_loop ? LC_RATE : LC_CONCURRENCY, r->level_value);
+	json_add_int(&jb, o, LC_LEVEL, r->level);
+	json_add_int(&jb, o, LC_ROUND, r->round);
+	json_add_num(&jb, o, LC_CPU_MS, now.cpu_ms - r->from.cpu_ms);
+	json_add_num(&jb, o, LC_WALL_MS, now.wall_ms - r->from.wall_ms);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
@@ -51,11 +52,11 @@ enum err loadclient_total(cJSON *manifest, const struct loadclient_mark *from,
 	loadclient_now(&now);
 	wall = now.wall_ms - from->wall_ms;
 	cpu = now.cpu_ms - from->cpu_ms;
-	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "client");
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, LC_CLIENT);
 	json_build_init(&jb);
-	o = json_add_obj(&jb, manifest, "client");
-	json_add_num(&jb, o, "cpu_ms", cpu);
-	json_add_num(&jb, o, "wall_ms", wall);
+	o = json_add_obj(&jb, manifest, LC_CLIENT);
+	json_add_num(&jb, o, LC_CPU_MS, cpu);
+	json_add_num(&jb, o, LC_WALL_MS, wall);
 	json_add_num(&jb, o, "cpu_share", wall > 0 ? cpu / wall : 0);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }

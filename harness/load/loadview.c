@@ -21,14 +21,14 @@
 /* Whether manifest round `m` belongs to cell `c`: same case and level. */
 static int same_level(const cJSON *m, const cJSON *c)
 {
-	const cJSON *a = jget(m, "case"), *b = jget(c, "case");
-	const cJSON *ra = jget(m, "rate"), *rb = jget(c, "rate");
+	const cJSON *a = jget(m, LC_CASE), *b = jget(c, LC_CASE);
+	const cJSON *ra = jget(m, LC_RATE), *rb = jget(c, LC_RATE);
 
 	if (!cJSON_IsString(a) || !cJSON_IsString(b) || strcmp(a->valuestring, b->valuestring))
 		return 0;
 	if (cJSON_IsNumber(rb))
 		return cJSON_IsNumber(ra) && ra->valuedouble == rb->valuedouble;
-	return !ra && jget_num(m, "concurrency") == jget_num(c, "concurrency");
+	return !ra && jget_num(m, LC_CONCURRENCY) == jget_num(c, LC_CONCURRENCY);
 }
 
 /* "client_cpu_share" and "client_cpu_share_max" over the cell's counted
@@ -40,8 +40,8 @@ static void add_client(struct json_build *jb, cJSON *cell, const cJSON *rounds)
 	int n = 0;
 
 	cJSON_ArrayForEach(m, rounds) {
-		double w = jget_num(m, "wall_ms"), u = jget_num(m, "cpu_ms");
-		if (jget_num(m, "round") < 1 || !same_level(m, cell) || !(w > 0))
+		double w = jget_num(m, LC_WALL_MS), u = jget_num(m, LC_CPU_MS);
+		if (jget_num(m, LC_ROUND) < 1 || !same_level(m, cell) || !(w > 0))
 			continue;
 		cpu += u, wall += w, n++;
 		most = u / w > most ? u / w : most;
@@ -118,7 +118,7 @@ static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
 enum err loadview_attach(cJSON *load, const cJSON *manifest, const char *dir,
 			 struct diag *d)
 {
-	const cJSON *rounds = jget(manifest, "load_client");
+	const cJSON *rounds = jget(manifest, LC_LOAD_CLIENT);
 	struct json_build jb;
 	cJSON *cell, *warn;
 	enum err e;
@@ -129,8 +129,8 @@ enum err loadview_attach(cJSON *load, const cJSON *manifest, const char *dir,
 		if ((e = add_server(&jb, cell, dir, d)))
 			return e;
 	}
-	if (cJSON_IsObject(jget(manifest, "client")))
-		json_add_dup(&jb, load, "client", jget(manifest, "client"));
+	if (cJSON_IsObject(jget(manifest, LC_CLIENT)))
+		json_add_dup(&jb, load, LC_CLIENT, jget(manifest, LC_CLIENT));
 	warn = json_add_arr(&jb, load, LC_WARNINGS);
 	cJSON_ArrayForEach(cell, jget(load, LC_CELLS))
 		add_warnings(&jb, warn, cell);

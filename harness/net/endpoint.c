@@ -167,9 +167,9 @@ static void server_version(const struct endpoint *ep, const struct endpoint_opts
 			return;
 		ver = cJSON_GetObjectItemCaseSensitive(v, "version");
 		if (cJSON_IsString(ver)) {
-			json_add_str(jb, server, "version", ver->valuestring);
+			json_add_str(jb, server, EP_VERSION, ver->valuestring);
 			json_add_str(jb, server, "version_from", paths[i][0]);
-			json_add_str(jb, server, "kind_guess", paths[i][1]);
+			json_add_str(jb, server, EP_KIND_GUESS, paths[i][1]);
 			cJSON_Delete(v);
 			return;
 		}
@@ -179,8 +179,8 @@ static void server_version(const struct endpoint *ep, const struct endpoint_opts
 
 void endpoint_choose_server(struct endpoint *ep, const struct endpoint_opts *o)
 {
-	const cJSON *server = cJSON_GetObjectItemCaseSensitive(ep->json, "server");
-	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(server, "kind_guess");
+	const cJSON *server = cJSON_GetObjectItemCaseSensitive(ep->json, EP_SERVER);
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(server, EP_KIND_GUESS);
 
 	if (o->server_forced) {
 		ep->server = o->server;
@@ -201,7 +201,7 @@ static void list_models(struct endpoint *ep, struct json_build *jb,
 	const cJSON *m;
 
 	json_add_int(jb, ep->json, "models_status", status);
-	ids = json_add_arr(jb, ep->json, "models");
+	ids = json_add_arr(jb, ep->json, EP_MODELS);
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(models, "data")) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
 		if (cJSON_IsString(id))
@@ -279,12 +279,12 @@ enum err endpoint_discover(struct endpoint *ep, const struct endpoint_opts *o,
 	cJSON_Delete(models);
 	if (e)
 		return e;
-	json_add_str(&jb, ep->json, "served_model", ep->model);
+	json_add_str(&jb, ep->json, EP_SERVED_MODEL, ep->model);
 	if (ep->max_model_len >= 0)
-		json_add_int(&jb, ep->json, "max_model_len", ep->max_model_len);
+		json_add_int(&jb, ep->json, EP_MAX_MODEL_LEN, ep->max_model_len);
 	else
-		json_add_null(&jb, ep->json, "max_model_len");
-	server_version(ep, o, &jb, json_add_obj(&jb, ep->json, "server"));
+		json_add_null(&jb, ep->json, EP_MAX_MODEL_LEN);
+	server_version(ep, o, &jb, json_add_obj(&jb, ep->json, EP_SERVER));
 	endpoint_choose_server(ep, o);
 	return json_build_end(&jb, &ep->json, "the endpoint's description", d);
 }

@@ -25,6 +25,16 @@
 #define ENDPOINT_URL_MAX 2048
 #define ENDPOINT_MODEL_MAX 1024 /* a longer model name is refused, never cut */
 
+/* The members of struct endpoint's json (the manifest's "endpoint") that are
+ * read back, spelled here only. */
+#define EP_SERVED_MODEL "served_model"
+#define EP_MAX_MODEL_LEN "max_model_len"
+#define EP_MODELS "models"
+#define EP_SERVER "server"          /* {version, version_from, kind_guess} */
+#define EP_VERSION "version"
+#define EP_KIND_GUESS "kind_guess"
+#define EP_BASE_URL "base_url"      /* added by record_manifest_new */
+
 /* What discovery needs from the command line. Strings are borrowed. */
 struct endpoint_opts {
 	const char *model;       /* --model, or NULL: the only one listed */

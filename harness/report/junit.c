@@ -111,7 +111,7 @@ static enum err document(const struct junit_walk *w, const cJSON *m, const char 
 			 struct buf *out)
 {
 	char when[32];
-	const char *started = cJSON_GetStringValue(jget(m, "started_at"));
+	const char *started = cJSON_GetStringValue(jget(m, MK_STARTED_AT));
 	enum err e;
 
 	/* the schema's timestamp is a local date-time without a zone: UTC's */
@@ -125,10 +125,10 @@ static enum err document(const struct junit_walk *w, const cJSON *m, const char 
 			    w->tests, w->failures, started ? " timestamp=\"" : "")) ||
 	    (started && ((e = xml_attr(out, when)) || (e = buf_putc(out, '"')))) ||
 	    (e = buf_printf(out, " time=\"%.3f\">\n    <properties>\n", w->seconds)) ||
-	    (e = property(out, "run_id", cJSON_GetStringValue(jget(m, "run_id")))) ||
-	    (e = property(out, "model", cJSON_GetStringValue(jget2(m, "endpoint", "served_model")))) ||
-	    (e = property(out, "base_url", cJSON_GetStringValue(jget2(m, "endpoint", "base_url")))) ||
-	    (e = property(out, "harness_commit", cJSON_GetStringValue(jget2(m, "harness", "commit")))) ||
+	    (e = property(out, "run_id", cJSON_GetStringValue(jget(m, MK_RUN_ID)))) ||
+	    (e = property(out, "model", cJSON_GetStringValue(jget2(m, MK_ENDPOINT, EP_SERVED_MODEL)))) ||
+	    (e = property(out, "base_url", cJSON_GetStringValue(jget2(m, MK_ENDPOINT, EP_BASE_URL)))) ||
+	    (e = property(out, "harness_commit", cJSON_GetStringValue(jget2(m, MK_HARNESS, MK_COMMIT)))) ||
 	    (e = property(out, "run_dir", dir)) || (e = buf_puts(out, "    </properties>\n")) ||
 	    (e = buf_append(out, w->cases.data, w->cases.len)))
 		return e;
@@ -140,7 +140,7 @@ static enum err walk_start(void *ctx, const struct report_run *r, struct diag *d
 	struct junit_walk *w = ctx;
 
 	(void)d;
-	w->suite = cJSON_GetStringValue(jget2(r->manifest, "suite", "name"));
+	w->suite = cJSON_GetStringValue(jget2(r->manifest, MK_SUITE, MK_NAME));
 	w->suite = w->suite ? w->suite : "needle";
 	return ERR_OK;
 }

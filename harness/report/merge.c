@@ -102,12 +102,12 @@ static const char *fact(const cJSON *man, const char *a, const char *b, const ch
 static void check_same(struct merge *m, size_t i)
 {
 	static const char *const facts[][4] = {
-		{"suite", "sha256", NULL, "suite SHA-256"},
-		{"tokenizer", "sha256", NULL, "tokenizer SHA-256"},
-		{"template", "sha256", NULL, "template SHA-256"},
-		{"endpoint", "base_url", NULL, "endpoint"},
-		{"endpoint", "served_model", NULL, "served model"},
-		{"endpoint", "server", "version", "server version"},
+		{MK_SUITE, MK_SHA256, NULL, "suite SHA-256"},
+		{MK_TOKENIZER, MK_SHA256, NULL, "tokenizer SHA-256"},
+		{MK_TEMPLATE, MK_SHA256, NULL, "template SHA-256"},
+		{MK_ENDPOINT, EP_BASE_URL, NULL, "endpoint"},
+		{MK_ENDPOINT, EP_SERVED_MODEL, NULL, "served model"},
+		{MK_ENDPOINT, EP_SERVER, EP_VERSION, "server version"},
 	};
 	const cJSON *a = m->sh[0].rd.manifest, *b = m->sh[i].rd.manifest;
 	size_t k;
@@ -124,8 +124,8 @@ static void check_same(struct merge *m, size_t i)
 	}
 	/* the split depends on these: shards of other options hold other attempts */
 	for (k = 0; k < 2; k++) {
-		const char *opt = k ? "repeat" : "case";
-		const cJSON *x = jget2(a, "options", opt), *y = jget2(b, "options", opt);
+		const char *opt = k ? MK_REPEAT : MK_CASE;
+		const cJSON *x = jget2(a, MK_OPTIONS, opt), *y = jget2(b, MK_OPTIONS, opt);
 		if ((x || y) && !(x && y && cJSON_Compare(x, y, 1)))
 			problem(m, "'%s' is a foreign shard: option '--%s' is not as in '%s'",
 				m->dirs[i], opt, m->dirs[0]);
@@ -136,13 +136,13 @@ static void check_same(struct merge *m, size_t i)
 static int shard_of(const struct merge *m, size_t i, long *index, long *count,
 		    size_t *planned)
 {
-	const cJSON *sh = jget(m->sh[i].rd.manifest, "shard");
+	const cJSON *sh = jget(m->sh[i].rd.manifest, MK_SHARD);
 	long n = 0;
 
-	if (!jget_whole(sh, "index", -SHARD_MAX, SHARD_MAX, index) ||
-	    !jget_whole(sh, "count", 1, SHARD_MAX, count))
+	if (!jget_whole(sh, MK_INDEX, -SHARD_MAX, SHARD_MAX, index) ||
+	    !jget_whole(sh, MK_COUNT, 1, SHARD_MAX, count))
 		return 0;
-	jget_whole(sh, "attempts", 0, MERGE_ATTEMPTS_MAX, &n);
+	jget_whole(sh, MK_ATTEMPTS, 0, MERGE_ATTEMPTS_MAX, &n);
 	*planned = (size_t)n;
 	return 1;
 }
@@ -199,10 +199,10 @@ static void check_complete(struct merge *m, size_t i, int allow_partial)
 
 	if (!shard_of(m, i, &index, &count, &planned))
 		return;
-	if (have >= planned && cJSON_IsString(jget(m->sh[i].rd.manifest, "ended_at")))
+	if (have >= planned && cJSON_IsString(jget(m->sh[i].rd.manifest, MK_ENDED_AT)))
 		return;
 	snprintf(msg, sizeof(msg), "%zu of %zu attempts recorded%s", have, planned,
-		 cJSON_IsString(jget(m->sh[i].rd.manifest, "ended_at")) ? "" : ", never ended");
+		 cJSON_IsString(jget(m->sh[i].rd.manifest, MK_ENDED_AT)) ? "" : ", never ended");
 	if (allow_partial) {
 		m->st->incomplete++;
 		return;
@@ -305,7 +305,7 @@ static enum err on_record(void *ctx, struct mergeread_rec *rec, struct diag *d)
 /* The shard's planned keys, and how many of them an earlier shard plans. */
 static enum err read_plan(struct merge *m, struct part *s, struct diag *d)
 {
-	const cJSON *k, *keys = jget2(s->rd.manifest, "planned", "keys");
+	const cJSON *k, *keys = jget2(s->rd.manifest, MK_PLANNED, MK_KEYS);
 	size_t *at;
 	int added;
 	enum err e = ERR_OK;
@@ -399,25 +399,25 @@ static const char *bound(const struct merge *m, const char *key, int latest)
 /* One entry of "shards" for shard folder `i`. */
 static cJSON *shard_entry(struct json_build *jb, struct merge *m, size_t i)
 {
-	const cJSON *man = m->sh[i].rd.manifest, *lag = jget(man, "start_lag_ms");
+	const cJSON *man = m->sh[i].rd.manifest, *lag = jget(man, MK_START_LAG_MS);
 	cJSON *o = json_new_obj(jb);
 
 	json_add_str(jb, o, "dir", m->dirs[i]);
-	json_add_int(jb, o, "index", index_of(m, i));
-	json_add_dup(jb, o, "from", jget2(man, "shard", "from"));
-	json_add_dup(jb, o, "started_at", jget(man, "started_at"));
-	if (jget(man, "ended_at"))
-		json_add_dup(jb, o, "ended_at", jget(man, "ended_at"));
+	json_add_int(jb, o, MK_INDEX, index_of(m, i));
+	json_add_dup(jb, o, MK_FROM, jget2(man, MK_SHARD, MK_FROM));
+	json_add_dup(jb, o, MK_STARTED_AT, jget(man, MK_STARTED_AT));
+	if (jget(man, MK_ENDED_AT))
+		json_add_dup(jb, o, MK_ENDED_AT, jget(man, MK_ENDED_AT));
 	else /* cut before its end, merged with --allow-partial */
-		json_add_null(jb, o, "ended_at");
+		json_add_null(jb, o, MK_ENDED_AT);
 	if (cJSON_IsNumber(lag)) {
-		json_add_num(jb, o, "start_lag_ms", lag->valuedouble);
+		json_add_num(jb, o, MK_START_LAG_MS, lag->valuedouble);
 		if (lag->valuedouble > m->st->max_lag_ms)
 			m->st->max_lag_ms = lag->valuedouble;
 	} else {
-		json_add_null(jb, o, "start_lag_ms");
+		json_add_null(jb, o, MK_START_LAG_MS);
 	}
-	json_add_int(jb, o, "attempts", (long long)planned_of(m, i));
+	json_add_int(jb, o, MK_ATTEMPTS, (long long)planned_of(m, i));
 	json_add_int(jb, o, "records", (long long)m->sh[i].kept);
 	return o;
 }
@@ -437,8 +437,8 @@ static enum err union_plan(struct merge *m, cJSON *man, struct diag *d)
 	enum err e = ERR_OK;
 
 	for (i = 0; i < m->n; i++)
-		if (!cJSON_IsArray(jget2(m->sh[i].rd.manifest, "planned", "keys"))) {
-			cJSON_DeleteItemFromObjectCaseSensitive(man, "planned");
+		if (!cJSON_IsArray(jget2(m->sh[i].rd.manifest, MK_PLANNED, MK_KEYS))) {
+			cJSON_DeleteItemFromObjectCaseSensitive(man, MK_PLANNED);
 			return ERR_OK;
 		}
 	keyset_init(&seen);
@@ -446,11 +446,11 @@ static enum err union_plan(struct merge *m, cJSON *man, struct diag *d)
 	keys = json_new_arr(&jb);
 	for (want = 0; want < m->count; want++)
 		for (i = 0; i < m->n; i++) {
-			const cJSON *plan = jget(m->sh[i].rd.manifest, "planned");
+			const cJSON *plan = jget(m->sh[i].rd.manifest, MK_PLANNED);
 			if (index_of(m, i) != want)
 				continue;
-			old |= jget_num(plan, "version") < RECORD_PLAN_VERSION;
-			cJSON_ArrayForEach(k, jget(plan, "keys"))
+			old |= jget_num(plan, MK_VERSION) < RECORD_PLAN_VERSION;
+			cJSON_ArrayForEach(k, jget(plan, MK_KEYS))
 				if (cJSON_IsString(k) && !e &&
 				    !(e = keyset_add(&seen, k->valuestring, &added, d)) && added)
 					json_add_str(&jb, keys, NULL, k->valuestring);
@@ -463,8 +463,8 @@ static enum err union_plan(struct merge *m, cJSON *man, struct diag *d)
 	if (json_build_end(&jb, &keys, "the merged plan", d) || record_manifest_plan(man, keys, d))
 		return d->code;
 	if (old)
-		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(man, "planned"),
-						       "version");
+		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(man, MK_PLANNED),
+						       MK_VERSION);
 	return ERR_OK;
 }
 
@@ -479,27 +479,27 @@ static enum err merged_manifest(struct merge *m, size_t pass, size_t planned,
 	json_build_init(&jb);
 	if (!man)
 		return diag_fail(d, ERR_NOMEM, "out of memory");
-	cJSON_DeleteItemFromObjectCaseSensitive(man, "shard");
-	cJSON_DeleteItemFromObjectCaseSensitive(man, "attempts");
-	cJSON_DeleteItemFromObjectCaseSensitive(man, "start_lag_ms");
-	cJSON_DeleteItemFromObjectCaseSensitive(man, "started_at");
-	cJSON_DeleteItemFromObjectCaseSensitive(man, "ended_at");
-	json_add_str(&jb, man, "started_at", bound(m, "started_at", 0));
-	json_add_str(&jb, man, "ended_at", bound(m, "ended_at", 1));
-	o = json_add_obj(&jb, man, "shard");
-	json_add_bool(&jb, o, "merged", 1);
-	json_add_int(&jb, o, "count", m->count);
-	json_add_dup(&jb, o, "rule", jget2(m->sh[0].rd.manifest, "shard", "rule"));
+	cJSON_DeleteItemFromObjectCaseSensitive(man, MK_SHARD);
+	cJSON_DeleteItemFromObjectCaseSensitive(man, MK_ATTEMPTS);
+	cJSON_DeleteItemFromObjectCaseSensitive(man, MK_START_LAG_MS);
+	cJSON_DeleteItemFromObjectCaseSensitive(man, MK_STARTED_AT);
+	cJSON_DeleteItemFromObjectCaseSensitive(man, MK_ENDED_AT);
+	json_add_str(&jb, man, MK_STARTED_AT, bound(m, MK_STARTED_AT, 0));
+	json_add_str(&jb, man, MK_ENDED_AT, bound(m, MK_ENDED_AT, 1));
+	o = json_add_obj(&jb, man, MK_SHARD);
+	json_add_bool(&jb, o, MK_MERGED, 1);
+	json_add_int(&jb, o, MK_COUNT, m->count);
+	json_add_dup(&jb, o, MK_RULE, jget2(m->sh[0].rd.manifest, MK_SHARD, MK_RULE));
 	arr = json_add_arr(&jb, man, "shards");
 	for (i = 0; i < m->n; i++)
 		json_add_item(&jb, arr, NULL, shard_entry(&jb, m, i));
-	o = json_add_obj(&jb, man, "attempts");
-	json_add_int(&jb, o, "planned", (long long)planned);
-	json_add_int(&jb, o, "run", (long long)m->st->records);
-	json_add_int(&jb, o, "pass", (long long)pass);
-	json_add_int(&jb, o, "fail", (long long)(m->st->records - pass));
-	json_add_int(&jb, o, "recorded_before", 0);
-	o = json_add_obj(&jb, man, "merge");
+	o = json_add_obj(&jb, man, MK_ATTEMPTS);
+	json_add_int(&jb, o, MK_PLANNED, (long long)planned);
+	json_add_int(&jb, o, MK_RUN, (long long)m->st->records);
+	json_add_int(&jb, o, MK_PASS, (long long)pass);
+	json_add_int(&jb, o, MK_FAIL, (long long)(m->st->records - pass));
+	json_add_int(&jb, o, MK_RECORDED_BEFORE, 0);
+	o = json_add_obj(&jb, man, MK_MERGE);
 	json_add_int(&jb, o, "duplicates_dropped", (long long)m->st->duplicates);
 	json_add_int(&jb, o, "incomplete_shards", (long long)m->st->incomplete);
 	json_add_str(&jb, o, "concurrency",
@@ -566,17 +566,17 @@ static const char *str_at(const cJSON *o, const char *k)
  * computed alike: so a copy of a shard relabelled as another is refused. */
 static void check_own(struct merge *m)
 {
-	const cJSON *first = jget2(m->sh[0].rd.manifest, "shard", "split"), *sp;
+	const cJSON *first = jget2(m->sh[0].rd.manifest, MK_SHARD, MK_SPLIT), *sp;
 	size_t i, j, mine = 0, nsplit = 0;
 	long index, count;
 	size_t planned;
 	char a[64], b[64];
 
 	for (i = 0; i < m->n; i++) {
-		const char *id = str_at(m->sh[i].rd.manifest, "run_id");
+		const char *id = str_at(m->sh[i].rd.manifest, MK_RUN_ID);
 		struct part *s = &m->sh[i];
 		for (j = 0; *id && j < i; j++)
-			if (!strcmp(id, str_at(m->sh[j].rd.manifest, "run_id")))
+			if (!strcmp(id, str_at(m->sh[j].rd.manifest, MK_RUN_ID)))
 				problem(m, "'%s' has the run id of '%s' (%s): a copy of one shard, not another",
 					m->dirs[i], m->dirs[j], id);
 		if (s->shared) {
@@ -594,23 +594,23 @@ static void check_own(struct merge *m)
 			snprintf(b, sizeof(b), "%zu", planned);
 			problem(m, "'%s' plans %s attempts but says it has %s", m->dirs[i], a, b);
 		}
-		sp = jget2(s->rd.manifest, "shard", "split");
+		sp = jget2(s->rd.manifest, MK_SHARD, MK_SPLIT);
 		nsplit += sp != NULL;
-		if (sp && (!first || jget_num(sp, "attempts") != jget_num(first, "attempts") ||
-			   strcmp(str_at(sp, "sha256"), str_at(first, "sha256"))))
+		if (sp && (!first || jget_num(sp, MK_ATTEMPTS) != jget_num(first, MK_ATTEMPTS) ||
+			   strcmp(str_at(sp, MK_SHA256), str_at(first, MK_SHA256))))
 			problem(m, "'%s' is a foreign shard: its split of the suite is not that of '%s'%s",
 				m->dirs[i], m->dirs[0], "");
-		else if (sp && jget_num(sp, "mine") > (double)s->nplan)
+		else if (sp && jget_num(sp, MK_MINE) > (double)s->nplan)
 			problem(m, "'%s' plans fewer attempts than its part of the split%s%s", m->dirs[i], "", "");
-		mine += sp ? (size_t)jget_num(sp, "mine") : 0;
+		mine += sp ? (size_t)jget_num(sp, MK_MINE) : 0;
 	}
 	if (nsplit && nsplit < m->n)
 		problem(m, "some shards record their split of the suite and some do not: shards of different needle versions%s%s%s",
 			"", "", "");
 	else if (nsplit == m->n && first && m->count == (long)m->n &&
-		 (double)mine != jget_num(first, "attempts")) {
+		 (double)mine != jget_num(first, MK_ATTEMPTS)) {
 		snprintf(a, sizeof(a), "%zu", mine);
-		snprintf(b, sizeof(b), "%.0f", jget_num(first, "attempts"));
+		snprintf(b, sizeof(b), "%.0f", jget_num(first, MK_ATTEMPTS));
 		problem(m, "the shards' parts of the split add up to %s attempts, not the suite's %s%s", a, b, "");
 	}
 }

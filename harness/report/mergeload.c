@@ -190,5 +190,5 @@ void mergeload_note(struct json_build *jb, cJSON *merge, const struct mergeload 
 	snprintf(note, sizeof(note),
 		 "load cases ran on %zu shards at once, each with its part of the target; their rounds began within %.0f ms of each other and the worst scheduling-lag P99 was %.0f ms. Each shard saw only its own requests: global concurrency is a bound (the sum of the shards'), not a measurement.",
 		 ml->shards, ml->skew_ms, ml->lag_p99_ms);
-	json_add_str(jb, merge, "note", note);
+	json_add_str(jb, merge, MK_NOTE, note);
 }

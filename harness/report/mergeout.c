@@ -13,6 +13,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "mergeout.h"
+#include "run/record.h"
 #include "run/results.h"
 
 #define TMP_NAME ".results.jsonl.merge"
@@ -34,7 +35,7 @@ enum err mergeout_check(const char *out, int force, struct diag *d)
 				 out);
 	if ((e = results_read_manifest(out, &man, d)))
 		return e;
-	if (!cJSON_IsTrue(jget2(man, "shard", "merged")))
+	if (!cJSON_IsTrue(jget2(man, MK_SHARD, MK_MERGED)))
 		e = diag_fail(d, ERR_USAGE,
 			      "results folder '%s' holds a run that is not a merge: --force replaces only a merged run",
 			      out);

@@ -112,12 +112,12 @@ static enum err load_run(const char *dir, int folds, const char *const *globs,
 	r->globs = globs;
 	r->nglobs = nglobs;
 	e = results_read_manifest(dir, &r->manifest, d);
-	r->has_plan = cJSON_IsArray(jget2(r->manifest, "planned", "keys"));
+	r->has_plan = cJSON_IsArray(jget2(r->manifest, MK_PLANNED, MK_KEYS));
 	if (!e && (folds & FOLD_SUMMARY))
 		e = fold_begin(r, d);
 	if (!e && (folds & FOLD_ROWS) && !(r->rows = mem_alloc(sizeof(*r->rows))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", dir);
-	if (!e && r->rows && (e = rows_begin(r->rows, dir, cJSON_GetStringValue(jget(r->manifest, "run_id")), 1, &r->csv)))
+	if (!e && r->rows && (e = rows_begin(r->rows, dir, cJSON_GetStringValue(jget(r->manifest, MK_RUN_ID)), 1, &r->csv)))
 		e = diag_fail(d, e, "cannot write the attempts of '%s': %s", dir,
 			      e == ERR_NOMEM ? "out of memory" : err_name(e));
 	if (!e && r->also.start)
@@ -449,24 +449,24 @@ static void add_run_facts(struct json_build *jb, cJSON *s, const struct report_r
 	const cJSON *m = r->manifest;
 
 	json_add_str(jb, o, SK_DIR, r->dir);
-	fact(jb, o, SK_MODEL, m, "endpoint", "served_model", NULL);
-	fact(jb, o, SK_MAX_MODEL_LEN, m, "endpoint", "max_model_len", NULL);
-	fact(jb, o, SK_BASE_URL, m, "endpoint", "base_url", NULL);
-	fact(jb, o, SK_SERVER_VERSION, m, "endpoint", "server", "version");
-	fact(jb, o, SK_SERVER_KIND, m, "endpoint", "server", "kind_guess");
-	fact(jb, o, SK_SUITE, m, "suite", "name", NULL);
-	fact(jb, o, SK_SUITE_PATH, m, "suite", "path", NULL);
-	fact(jb, o, SK_SUITE_SHA256, m, "suite", "sha256", NULL);
-	fact(jb, o, SK_TOKENIZER_KIND, m, "tokenizer", "kind", NULL);
-	fact(jb, o, SK_TOKENIZER_SHA256, m, "tokenizer", "sha256", NULL);
-	fact(jb, o, SK_TEMPLATE, m, "template", "name", NULL);
-	fact(jb, o, SK_TEMPLATE_SHA256, m, "template", "sha256", NULL);
-	fact(jb, o, SK_HARNESS_VERSION, m, "harness", "version", NULL);
-	fact(jb, o, SK_HARNESS_COMMIT, m, "harness", "commit", NULL);
-	fact(jb, o, SK_RUN_ID, m, "run_id", NULL, NULL);
-	fact(jb, o, SK_STARTED_AT, m, "started_at", NULL, NULL);
-	fact(jb, o, SK_ENDED_AT, m, "ended_at", NULL, NULL);
-	fact(jb, o, SK_MERGE_NOTE, m, "merge", "note", NULL);
+	fact(jb, o, SK_MODEL, m, MK_ENDPOINT, EP_SERVED_MODEL, NULL);
+	fact(jb, o, SK_MAX_MODEL_LEN, m, MK_ENDPOINT, EP_MAX_MODEL_LEN, NULL);
+	fact(jb, o, SK_BASE_URL, m, MK_ENDPOINT, EP_BASE_URL, NULL);
+	fact(jb, o, SK_SERVER_VERSION, m, MK_ENDPOINT, EP_SERVER, EP_VERSION);
+	fact(jb, o, SK_SERVER_KIND, m, MK_ENDPOINT, EP_SERVER, EP_KIND_GUESS);
+	fact(jb, o, SK_SUITE, m, MK_SUITE, MK_NAME, NULL);
+	fact(jb, o, SK_SUITE_PATH, m, MK_SUITE, MK_PATH, NULL);
+	fact(jb, o, SK_SUITE_SHA256, m, MK_SUITE, MK_SHA256, NULL);
+	fact(jb, o, SK_TOKENIZER_KIND, m, MK_TOKENIZER, MK_KIND, NULL);
+	fact(jb, o, SK_TOKENIZER_SHA256, m, MK_TOKENIZER, MK_SHA256, NULL);
+	fact(jb, o, SK_TEMPLATE, m, MK_TEMPLATE, MK_NAME, NULL);
+	fact(jb, o, SK_TEMPLATE_SHA256, m, MK_TEMPLATE, MK_SHA256, NULL);
+	fact(jb, o, SK_HARNESS_VERSION, m, MK_HARNESS, MK_VERSION, NULL);
+	fact(jb, o, SK_HARNESS_COMMIT, m, MK_HARNESS, MK_COMMIT, NULL);
+	fact(jb, o, SK_RUN_ID, m, MK_RUN_ID, NULL, NULL);
+	fact(jb, o, SK_STARTED_AT, m, MK_STARTED_AT, NULL, NULL);
+	fact(jb, o, SK_ENDED_AT, m, MK_ENDED_AT, NULL, NULL);
+	fact(jb, o, SK_MERGE_NOTE, m, MK_MERGE, MK_NOTE, NULL);
 	json_add_bool(jb, o, SK_HAS_MANIFEST, m != NULL);
 }
 
@@ -685,11 +685,11 @@ const char *report_plan_note(const cJSON *a, char *out, size_t cap)
  * interrupted, or it ran fewer attempts than it planned. */
 static int incomplete(const cJSON *m)
 {
-	const cJSON *a = jget(m, "attempts");
+	const cJSON *a = jget(m, MK_ATTEMPTS);
 
-	return cJSON_IsTrue(jget(m, "interrupted")) ||
-	       (cJSON_IsNumber(jget(a, "planned")) && cJSON_IsNumber(jget(a, "run")) &&
-		jget_num(a, "run") < jget_num(a, "planned"));
+	return cJSON_IsTrue(jget(m, MK_INTERRUPTED)) ||
+	       (cJSON_IsNumber(jget(a, MK_PLANNED)) && cJSON_IsNumber(jget(a, MK_RUN)) &&
+		jget_num(a, MK_RUN) < jget_num(a, MK_PLANNED));
 }
 
 static void add_totals(struct report_fold *A, const struct report_run *r)

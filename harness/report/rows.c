@@ -474,7 +474,7 @@ static enum err fold_start(void *ctx, const struct report_run *r, struct diag *d
 	struct rows_fold *f = ctx;
 
 	(void)d;
-	return rows_begin(&f->w, r->dir, cJSON_GetStringValue(jget(r->manifest, "run_id")), 0, f->out);
+	return rows_begin(&f->w, r->dir, cJSON_GetStringValue(jget(r->manifest, MK_RUN_ID)), 0, f->out);
 }
 
 static enum err fold_row(void *ctx, const struct record_view *v, struct diag *d)

@@ -66,7 +66,7 @@ static struct vb_level *level_of(struct vb_walk *w, const cJSON *rec, const stru
 	l->open_loop = q->open_loop;
 	l->value = q->level_value;
 	l->has_slo = q->has_slo;
-	ep = cJSON_GetStringValue(jget(rec, "endpoint"));
+	ep = cJSON_GetStringValue(jget(rec, RK_ENDPOINT));
 	l->endpoint = ep && strstr(ep, "/chat/") ? "openai-chat" : "openai";
 	return l;
 }
@@ -242,11 +242,11 @@ static cJSON *level_json(struct json_build *jb, const struct vb_level *l, const 
 	size_t rounds;
 	double dur = duration_s(l, &rounds);
 
-	dup_or_null(jb, o, "date", jget(m, "started_at"));
+	dup_or_null(jb, o, "date", jget(m, MK_STARTED_AT));
 	json_add_str(jb, o, "endpoint_type", l->endpoint);
 	json_add_str(jb, o, "label", "needle");
-	dup_or_null(jb, o, "model_id", jget2(m, "endpoint", "served_model"));
-	dup_or_null(jb, o, "tokenizer_id", jget2(m, "tokenizer", "path"));
+	dup_or_null(jb, o, "model_id", jget2(m, MK_ENDPOINT, EP_SERVED_MODEL));
+	dup_or_null(jb, o, "tokenizer_id", jget2(m, MK_TOKENIZER, MK_PATH));
 	json_add_num(jb, o, "num_prompts", (double)l->n);
 	if (l->open_loop)
 		json_add_num(jb, o, "request_rate", l->value);
@@ -261,7 +261,7 @@ static cJSON *level_json(struct json_build *jb, const struct vb_level *l, const 
 	json_add_str(jb, o, "needle_case", l->case_id);
 	json_add_num(jb, o, "needle_level", (double)l->level);
 	json_add_num(jb, o, "needle_rounds", (double)rounds);
-	dup_or_null(jb, o, "needle_run_id", jget(m, "run_id"));
+	dup_or_null(jb, o, "needle_run_id", jget(m, MK_RUN_ID));
 	return o;
 }
 

@@ -144,14 +144,14 @@ const char *why_first(const struct record_view *v, char *out, size_t cap)
  * when the model said nothing. */
 static void why_answer(const struct record_view *v, char *out, size_t cap)
 {
-	const char *s = str_or(jget(v->rec, "content"), "");
+	const char *s = str_or(jget(v->rec, RK_CONTENT), "");
 	char *calls = NULL;
 	size_t n;
 
-	if (!*s && cJSON_GetArraySize(jget(v->rec, "tool_calls")) > 0)
-		s = calls = cJSON_PrintUnformatted(jget(v->rec, "tool_calls"));
+	if (!*s && cJSON_GetArraySize(jget(v->rec, RK_TOOL_CALLS)) > 0)
+		s = calls = cJSON_PrintUnformatted(jget(v->rec, RK_TOOL_CALLS));
 	if (!s || !*s)
-		s = str_or(jget(v->rec, "reasoning"), "");
+		s = str_or(jget(v->rec, RK_REASONING), "");
 	n = strlen(s);
 	if (cap > WHY_ANSWER_MAX + 4)
 		cap = WHY_ANSWER_MAX + 4;
@@ -379,9 +379,9 @@ static int listed(const cJSON *models, const char *name)
 
 static void advise_404(struct line *b, const struct tally *t, const cJSON *manifest)
 {
-	const cJSON *models = jget2(manifest, "endpoint", "models");
-	const char *want = str_or(jget(t->first_fail, "model"),
-				  str_or(jget2(manifest, "endpoint", "served_model"), "?"));
+	const cJSON *models = jget2(manifest, MK_ENDPOINT, EP_MODELS);
+	const char *want = str_or(jget(t->first_fail, RK_MODEL),
+				  str_or(jget2(manifest, MK_ENDPOINT, EP_SERVED_MODEL), "?"));
 
 	if (cJSON_GetArraySize(models) > 0 && !listed(models, want)) {
 		say(b, "every request got HTTP 404: the server serves ");
@@ -389,7 +389,7 @@ static void advise_404(struct line *b, const struct tally *t, const cJSON *manif
 		say(b, ", not '%s'; pass one of those to --model", want);
 	} else
 		say(b, "every request got HTTP 404 at '%s': check --base-url (the API root, "
-			   "usually ending in /v1)", str_or(jget(t->first_fail, "endpoint"), "?"));
+			   "usually ending in /v1)", str_or(jget(t->first_fail, RK_ENDPOINT), "?"));
 }
 
 /* The advice for a run where every attempt failed at transport. */
@@ -422,7 +422,7 @@ static void advise_transport(struct line *b, const struct tally *t, const cJSON 
 
 static void advise_context(struct line *b, const struct tally *t, const cJSON *manifest)
 {
-	const cJSON *mml = jget2(manifest, "endpoint", "max_model_len");
+	const cJSON *mml = jget2(manifest, MK_ENDPOINT, EP_MAX_MODEL_LEN);
 	char lim[48] = "unknown";
 
 	if (cJSON_IsNumber(mml))

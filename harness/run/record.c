@@ -871,12 +871,12 @@ static void add_response(struct json_build *jb, cJSON *o, const struct record_at
 	add_usage(jb, o, a->st);
 	str_or_null(jb, o, RK_FINISH_REASON, a->st->finish_reason.len
 		    ? a->st->finish_reason.data : NULL);
-	add_text(jb, o, "content", a->st->content.data, a->st->content.len);
-	add_text(jb, o, "reasoning", a->st->reasoning.data, a->st->reasoning.len);
+	add_text(jb, o, RK_CONTENT, a->st->content.data, a->st->content.len);
+	add_text(jb, o, RK_REASONING, a->st->reasoning.data, a->st->reasoning.len);
 	if (a->tool_calls)
-		add_calls_capped(jb, json_add_arr(jb, o, "tool_calls"), a->tool_calls);
+		add_calls_capped(jb, json_add_arr(jb, o, RK_TOOL_CALLS), a->tool_calls);
 	else
-		add_tool_calls(jb, json_add_arr(jb, o, "tool_calls"), a->st, 1);
+		add_tool_calls(jb, json_add_arr(jb, o, RK_TOOL_CALLS), a->st, 1);
 	json_add_str(jb, o, "request_sha256", a->request_sha256);
 }
 
@@ -963,7 +963,7 @@ cJSON *record_new(const struct record_attempt *a, struct record_verdict *v)
 	add_audit(&jb, rec, a->audit);
 	add_grade(&jb, rec, a->g);
 	add_response(&jb, rec, a);
-	json_add_str(&jb, rec, "endpoint", a->endpoint);
+	json_add_str(&jb, rec, RK_ENDPOINT, a->endpoint);
 	json_add_str(&jb, rec, RK_MODEL, a->model);
 	json_add_str(&jb, rec, RK_STARTED_AT, a->started_at);
 	json_add_int(&jb, rec, RK_STARTED_UNIX_MS, a->started_unix_ms);
@@ -1011,22 +1011,22 @@ cJSON *record_round(const struct record_attempt *a)
 
 static void add_options(struct json_build *jb, cJSON *m, const struct record_options *o)
 {
-	cJSON *j = json_add_obj(jb, m, "options");
+	cJSON *j = json_add_obj(jb, m, MK_OPTIONS);
 
 	json_add_int(jb, j, "concurrency", o->concurrency);
 	num_or_null(jb, j, "timeout_s", o->timeout, o->timeout > 0);
 	num_or_null(jb, j, "idle_timeout_s", o->idle_timeout, o->idle_timeout > 0);
-	num_or_null(jb, j, "repeat", (double)o->repeat, o->repeat > 0);
+	num_or_null(jb, j, MK_REPEAT, (double)o->repeat, o->repeat > 0);
 	if (o->ncase_globs) {
-		cJSON *c = json_add_arr(jb, j, "case");
+		cJSON *c = json_add_arr(jb, j, MK_CASE);
 		int i;
 		for (i = 0; i < o->ncase_globs; i++)
 			json_add_str(jb, c, NULL, o->case_globs[i]);
 	} else
-		json_add_null(jb, j, "case");
+		json_add_null(jb, j, MK_CASE);
 	json_add_bool(jb, j, "resume", o->resume);
 	json_add_str(jb, j, "api_key_env", o->api_key_env ? o->api_key_env : "OPENAI_API_KEY");
-	str_or_null(jb, j, "server", o->server);
+	str_or_null(jb, j, MK_SERVER, o->server);
 }
 
 static void add_config(struct json_build *jb, cJSON *m, const struct record_origin *o)
@@ -1052,10 +1052,10 @@ static void add_locals(struct json_build *jb, cJSON *m, const struct record_mani
 	cJSON *t;
 
 	if (in->tok) {
-		t = json_add_obj(jb, m, "tokenizer");
-		json_add_str(jb, t, "path", in->tokenizer_path);
-		json_add_str(jb, t, "kind", tok_kind(in->tok));
-		json_add_str(jb, t, "sha256", tok_sha256(in->tok));
+		t = json_add_obj(jb, m, MK_TOKENIZER);
+		json_add_str(jb, t, MK_PATH, in->tokenizer_path);
+		json_add_str(jb, t, MK_KIND, tok_kind(in->tok));
+		json_add_str(jb, t, MK_SHA256, tok_sha256(in->tok));
 		num_or_null(jb, t, "completions_bos_id", (double)in->bos_id, in->bos_id >= 0);
 		if (in->bos_answer)
 			json_add_str(jb, t, "completions_bos_server", in->bos_answer);
@@ -1064,21 +1064,21 @@ static void add_locals(struct json_build *jb, cJSON *m, const struct record_mani
 			json_add_str(jb, t, "from", in->origin.tokenizer_from);
 		}
 	} else {
-		json_add_null(jb, m, "tokenizer");
+		json_add_null(jb, m, MK_TOKENIZER);
 	}
 	if (in->tpl) {
-		t = json_add_obj(jb, m, "template");
-		json_add_str(jb, t, "name", tpl_name(in->tpl));
-		json_add_str(jb, t, "sha256", tpl_sha256(in->tpl));
+		t = json_add_obj(jb, m, MK_TEMPLATE);
+		json_add_str(jb, t, MK_NAME, tpl_name(in->tpl));
+		json_add_str(jb, t, MK_SHA256, tpl_sha256(in->tpl));
 		json_add_str(jb, t, "source", tpl_source(in->tpl));
 		json_add_str(jb, t, "source_sha256", tpl_source_sha256(in->tpl));
 		if (tpl_clock_text() && tpl_reads_clock(in->tpl)) /* strftime_now's clock */
 			json_add_str(jb, t, "date", tpl_clock_text());
 		/* how the audit prepared messages (tpl.h, tpl_render_ex) */
-		json_add_str(jb, t, "server", tpl_server_name(in->server));
+		json_add_str(jb, t, MK_SERVER, tpl_server_name(in->server));
 		json_add_str(jb, t, "server_from", in->server_from);
 	} else {
-		json_add_null(jb, m, "template");
+		json_add_null(jb, m, MK_TEMPLATE);
 	}
 }
 
@@ -1090,26 +1090,26 @@ cJSON *record_manifest_new(struct record_manifest *in)
 
 	json_build_init(&jb);
 	m = json_new_obj(&jb);
-	h = json_add_obj(&jb, m, "harness");
-	json_add_str(&jb, h, "name", "needle");
-	json_add_str(&jb, h, "version", NEEDLE_VERSION);
-	json_add_str(&jb, h, "commit", version_describe);
+	h = json_add_obj(&jb, m, MK_HARNESS);
+	json_add_str(&jb, h, MK_NAME, "needle");
+	json_add_str(&jb, h, MK_VERSION, NEEDLE_VERSION);
+	json_add_str(&jb, h, MK_COMMIT, version_describe);
 	record_run_id(id);
-	json_add_str(&jb, m, "run_id", id);
-	s = json_add_obj(&jb, m, "suite");
-	json_add_str(&jb, s, "name", in->suite->name);
-	json_add_str(&jb, s, "path", in->suite->path);
-	json_add_str(&jb, s, "sha256", in->suite->sha256);
+	json_add_str(&jb, m, MK_RUN_ID, id);
+	s = json_add_obj(&jb, m, MK_SUITE);
+	json_add_str(&jb, s, MK_NAME, in->suite->name);
+	json_add_str(&jb, s, MK_PATH, in->suite->path);
+	json_add_str(&jb, s, MK_SHA256, in->suite->sha256);
 	json_add_int(&jb, s, "cases", (long long)in->suite->ncases);
-	json_add_str(&jb, in->endpoint, "base_url", in->base_url);
-	json_add_item(&jb, m, "endpoint", in->endpoint);
+	json_add_str(&jb, in->endpoint, EP_BASE_URL, in->base_url);
+	json_add_item(&jb, m, MK_ENDPOINT, in->endpoint);
 	in->endpoint = NULL;
 	add_locals(&jb, m, in);
 	add_options(&jb, m, &in->opts);
 	add_config(&jb, m, &in->origin);
 	record_utc_now(when, sizeof(when));
-	json_add_str(&jb, m, "started_at", when);
-	json_add_null(&jb, m, "ended_at");
+	json_add_str(&jb, m, MK_STARTED_AT, when);
+	json_add_null(&jb, m, MK_ENDED_AT);
 	json_build_end(&jb, &m, "the manifest", NULL);
 	return m;
 }
@@ -1132,17 +1132,17 @@ enum err record_manifest_end(cJSON *manifest, size_t planned, size_t run, size_t
 	char when[32];
 
 	record_utc_now(when, sizeof(when));
-	if (replace(manifest, "ended_at", cJSON_CreateString(when), d))
+	if (replace(manifest, MK_ENDED_AT, cJSON_CreateString(when), d))
 		return d->code;
 	json_build_init(&jb);
 	c = json_new_obj(&jb);
-	json_add_int(&jb, c, "planned", (long long)planned);
-	json_add_int(&jb, c, "run", (long long)run);
-	json_add_int(&jb, c, "pass", (long long)pass);
-	json_add_int(&jb, c, "fail", (long long)fail);
-	json_add_int(&jb, c, "recorded_before", (long long)recorded_before);
-	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "attempts");
-	json_add_item(&jb, manifest, "attempts", c);
+	json_add_int(&jb, c, MK_PLANNED, (long long)planned);
+	json_add_int(&jb, c, MK_RUN, (long long)run);
+	json_add_int(&jb, c, MK_PASS, (long long)pass);
+	json_add_int(&jb, c, MK_FAIL, (long long)fail);
+	json_add_int(&jb, c, MK_RECORDED_BEFORE, (long long)recorded_before);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, MK_ATTEMPTS);
+	json_add_item(&jb, manifest, MK_ATTEMPTS, c);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
@@ -1153,11 +1153,11 @@ enum err record_manifest_plan(cJSON *manifest, cJSON *keys, struct diag *d)
 
 	json_build_init(&jb);
 	p = json_new_obj(&jb);
-	json_add_int(&jb, p, "version", RECORD_PLAN_VERSION);
-	json_add_int(&jb, p, "attempts", cJSON_GetArraySize(keys));
-	json_add_item(&jb, p, "keys", keys);
-	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "planned");
-	json_add_item(&jb, manifest, "planned", p);
+	json_add_int(&jb, p, MK_VERSION, RECORD_PLAN_VERSION);
+	json_add_int(&jb, p, MK_ATTEMPTS, cJSON_GetArraySize(keys));
+	json_add_item(&jb, p, MK_KEYS, keys);
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, MK_PLANNED);
+	json_add_item(&jb, manifest, MK_PLANNED, p);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
@@ -1188,9 +1188,9 @@ void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
 		      const char *const *globs, size_t nglobs,
 		      struct record_plan_count *out)
 {
-	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(manifest, "planned");
-	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(plan, "keys");
-	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(plan, "version");
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(manifest, MK_PLANNED);
+	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(plan, MK_KEYS);
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(plan, MK_VERSION);
 	const cJSON *it;
 
 	out->planned = -1;
@@ -1210,14 +1210,14 @@ void record_plan_done(const cJSON *manifest, const struct keyset *recorded,
 
 /* What --resume requires to be unchanged: manifest path, what to call it. */
 static const char *const same_on_resume[][4] = {
-	{"suite", "sha256", NULL, "the suite (SHA-256)"},
-	{"endpoint", "base_url", NULL, "the endpoint"},
-	{"endpoint", "served_model", NULL, "the served model"},
-	{"endpoint", "server", "kind_guess", "the server flavour"},
-	{"tokenizer", "sha256", NULL, "the tokenizer (SHA-256)"},
-	{"template", "sha256", NULL, "the template (SHA-256)"},
-	{"template", "server", NULL, "the server whose message preparation the audit renders"},
-	{"options", "server", NULL, "option '--server'"},
+	{MK_SUITE, MK_SHA256, NULL, "the suite (SHA-256)"},
+	{MK_ENDPOINT, EP_BASE_URL, NULL, "the endpoint"},
+	{MK_ENDPOINT, EP_SERVED_MODEL, NULL, "the served model"},
+	{MK_ENDPOINT, EP_SERVER, EP_KIND_GUESS, "the server flavour"},
+	{MK_TOKENIZER, MK_SHA256, NULL, "the tokenizer (SHA-256)"},
+	{MK_TEMPLATE, MK_SHA256, NULL, "the template (SHA-256)"},
+	{MK_TEMPLATE, MK_SERVER, NULL, "the server whose message preparation the audit renders"},
+	{MK_OPTIONS, MK_SERVER, NULL, "option '--server'"},
 };
 
 /* The value at path p[0..2] of `m` (NULL when absent). */
@@ -1246,8 +1246,8 @@ static void short_json(const cJSON *v, char *out, size_t cap)
  * (a narrower --case never makes a run look complete). */
 static enum err merge_plan(cJSON *manifest, const cJSON *old, struct diag *d)
 {
-	const cJSON *was = at_path(old, (const char *const[]){"planned", "keys", NULL});
-	const cJSON *now = at_path(manifest, (const char *const[]){"planned", "keys", NULL});
+	const cJSON *was = at_path(old, (const char *const[]){MK_PLANNED, MK_KEYS, NULL});
+	const cJSON *now = at_path(manifest, (const char *const[]){MK_PLANNED, MK_KEYS, NULL});
 	struct json_build jb;
 	struct keyset seen;
 	cJSON *keys;
@@ -1297,13 +1297,13 @@ enum err record_manifest_resume(cJSON *manifest, const cJSON *old,
 				 "cannot resume '%s': %s changed since the run started (was %s, now %s); resume with the same, or pass another --out",
 				 dir, p[3], a, b);
 	}
-	if (cJSON_GetObjectItemCaseSensitive(old, "started_at") &&
-	    replace(manifest, "started_at",
-		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "started_at"), 1), d))
+	if (cJSON_GetObjectItemCaseSensitive(old, MK_STARTED_AT) &&
+	    replace(manifest, MK_STARTED_AT,
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, MK_STARTED_AT), 1), d))
 		return d->code;
-	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(old, "run_id")) &&
-	    replace(manifest, "run_id",
-		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, "run_id"), 1), d))
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(old, MK_RUN_ID)) &&
+	    replace(manifest, MK_RUN_ID,
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(old, MK_RUN_ID), 1), d))
 		return d->code;
 	return merge_plan(manifest, old, d);
 }

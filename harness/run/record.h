@@ -45,6 +45,7 @@
 #include "grade.h"
 #include "base/keyset.h"
 #include "load/loadcells.h"
+#include "net/endpoint.h"
 #include "net/stream.h"
 #include "suite.h"
 #include "tok/tok.h"
@@ -193,6 +194,12 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
 #define RK_PRECHECK "precheck"
 #define RK_CONCURRENCY "concurrency"
 #define RK_RATE "rate"
+/* The members looked up in view.rec for the few records a report quotes (a
+ * failure's answer and where it was sent). */
+#define RK_ENDPOINT "endpoint"
+#define RK_CONTENT "content"
+#define RK_REASONING "reasoning"
+#define RK_TOOL_CALLS "tool_calls"
 
 /* The members of a record its readers consult, each found once: one walk of
  * the record's members and of those of its objects transport, audit, grade,
@@ -313,6 +320,52 @@ cJSON *record_new(const struct record_attempt *a, struct record_verdict *v);
  * http_status, timing, usage, finish_reason, content, reasoning, tool_calls,
  * request_sha256, raw. Caller owns. */
 cJSON *record_round(const struct record_attempt *a);
+
+/* The names of the members of manifest.json that are both written and read,
+ * spelled here only: record_manifest_*, the run's set-up and merge write
+ * them; the report, its exports, merge and --resume read them through these.
+ * The endpoint's own members are endpoint.h's (EP_), the load stage's
+ * loadcells.h's (LC_LOAD_SIZING, LC_LOAD_CLIENT, LC_CLIENT). A name several
+ * objects share is given once, with the objects that have it. */
+#define MK_HARNESS "harness"          /* {name, version, commit} */
+#define MK_RUN_ID "run_id"
+#define MK_SUITE "suite"              /* {name, path, sha256, cases} */
+#define MK_ENDPOINT "endpoint"        /* endpoint.h's json, with base_url */
+#define MK_TOKENIZER "tokenizer"      /* {path, kind, sha256, ...} or null */
+#define MK_TEMPLATE "template"        /* {name, sha256, ..., server} or null */
+#define MK_OPTIONS "options"          /* {..., case, repeat, server} */
+#define MK_CASE "case"
+#define MK_REPEAT "repeat"
+#define MK_STARTED_AT "started_at"
+#define MK_ENDED_AT "ended_at"
+#define MK_START_LAG_MS "start_lag_ms" /* --start-at's lateness */
+#define MK_INTERRUPTED "interrupted"
+#define MK_ATTEMPTS "attempts"        /* {planned, run, pass, fail, recorded_before};
+					 a count in planned, shard and split */
+#define MK_PLANNED "planned"          /* {version, attempts, keys}; a count in attempts */
+#define MK_KEYS "keys"
+#define MK_RUN "run"
+#define MK_PASS "pass"
+#define MK_FAIL "fail"
+#define MK_RECORDED_BEFORE "recorded_before"
+#define MK_SHARD "shard"              /* {index, count, from, rule, attempts, split}
+					 or null; a merged run's {merged, count, rule} */
+#define MK_INDEX "index"
+#define MK_COUNT "count"
+#define MK_FROM "from"
+#define MK_RULE "rule"
+#define MK_SPLIT "split"              /* {attempts, mine, sha256} */
+#define MK_MINE "mine"
+#define MK_MERGED "merged"
+#define MK_MERGE "merge"              /* a merged run's {..., note} */
+#define MK_NOTE "note"
+#define MK_NAME "name"                /* of harness, suite and template */
+#define MK_VERSION "version"          /* of harness and planned */
+#define MK_COMMIT "commit"
+#define MK_PATH "path"                /* of suite and tokenizer */
+#define MK_KIND "kind"                /* of tokenizer */
+#define MK_SHA256 "sha256"            /* of suite, tokenizer, template and split */
+#define MK_SERVER "server"            /* of template and options */
 
 /* The options a manifest records (strings borrowed, NULL when not given). */
 struct record_options {

@@ -1039,7 +1039,7 @@ static enum err wait_start(struct run *r, struct diag *d)
 		now = run_wall_s();
 	}
 	json_build_init(&jb);
-	json_add_num(&jb, r->manifest, "start_lag_ms", (now - want) * 1000.0);
+	json_add_num(&jb, r->manifest, MK_START_LAG_MS, (now - want) * 1000.0);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 
@@ -1061,7 +1061,7 @@ enum err run_go(struct run *r, struct diag *d)
 	if (!e)
 		e = loadclient_total(r->manifest, &r->started, d);
 	/* report.h reads it: the run's summary says INCOMPLETE */
-	if (!e && r->n.interrupted && !cJSON_AddBoolToObject(r->manifest, "interrupted", 1))
+	if (!e && r->n.interrupted && !cJSON_AddBoolToObject(r->manifest, MK_INTERRUPTED, 1))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e)
 		e = results_write_manifest(r->res, r->manifest, d);

@@ -92,9 +92,9 @@ enum err run_load_begin(struct run *r, const struct suite_case *c, struct diag *
 	if (r->o->metrics) /* a level's /metrics window: its rounds back to back */
 		loadplan_level_major(&r->load.plan);
 	loadsize_init(&r->load.size, run_load_spec(r, c), io_now_ms());
-	cJSON_ArrayForEach(e, jget(r->manifest, "load_sizing"))
-		if (cJSON_IsString(jget(e, "case")) && !strcmp(jget(e, "case")->valuestring, c->id))
-			loadsize_preset(&r->load.size, (int)jget_num(e, "level"), (long)jget_num(e, "rounds"));
+	cJSON_ArrayForEach(e, jget(r->manifest, LC_LOAD_SIZING))
+		if (cJSON_IsString(jget(e, LC_CASE)) && !strcmp(jget(e, LC_CASE)->valuestring, c->id))
+			loadsize_preset(&r->load.size, (int)jget_num(e, LC_LEVEL), (long)jget_num(e, LC_ROUNDS));
 	if (r->load.shares)
 		loadplan_interleave(&r->load.plan, (double)r->o->shard.index / (double)r->o->shard.count);
 	return ERR_OK;
@@ -424,8 +424,8 @@ static enum err unneeded(struct run *r, struct keyset *drop, struct diag *d)
 static enum err sizing_note(struct run *r, struct diag *d)
 {
 	const struct loadspec *s = run_load_spec(r, r->load.c);
-	const cJSON *k, *keys = jget2(r->manifest, "planned", "keys");
-	cJSON *arr = (cJSON *)jget(r->manifest, "load_sizing"), *o, *kept;
+	const cJSON *k, *keys = jget2(r->manifest, MK_PLANNED, MK_KEYS);
+	cJSON *arr = (cJSON *)jget(r->manifest, LC_LOAD_SIZING), *o, *kept;
 	struct json_build jb;
 	struct keyset drop;
 	int i, n;
@@ -434,24 +434,24 @@ static enum err sizing_note(struct run *r, struct diag *d)
 	loadsize_end(&r->load.size, &r->load.plan);
 	json_build_init(&jb);
 	if (!arr)
-		arr = json_add_arr(&jb, r->manifest, "load_sizing");
+		arr = json_add_arr(&jb, r->manifest, LC_LOAD_SIZING);
 	for (n = cJSON_GetArraySize(arr), i = n - 1; arr && i >= 0; i--) {
-		const cJSON *c = jget(cJSON_GetArrayItem(arr, i), "case");
+		const cJSON *c = jget(cJSON_GetArrayItem(arr, i), LC_CASE);
 		if (cJSON_IsString(c) && !strcmp(c->valuestring, r->load.c->id))
 			cJSON_DeleteItemFromArray(arr, i);
 	}
 	for (i = 0; arr && i < s->nlevels; i++) {
 		o = json_add_obj(&jb, arr, NULL);
-		json_add_str(&jb, o, "case", r->load.c->id);
-		json_add_int(&jb, o, "level", i);
+		json_add_str(&jb, o, LC_CASE, r->load.c->id);
+		json_add_int(&jb, o, LC_LEVEL, i);
 		if (s->open_loop)
-			json_add_num(&jb, o, "rate", s->rate[i]);
+			json_add_num(&jb, o, LC_RATE, s->rate[i]);
 		else
-			json_add_int(&jb, o, "concurrency", s->concurrency[i]);
-		json_add_int(&jb, o, "rounds", r->load.plan.ran[i]);
-		json_add_int(&jb, o, "min_rounds", s->rounds);
-		json_add_int(&jb, o, "max_rounds", s->max_rounds);
-		json_add_str(&jb, o, "stopped", loadsize_stop_name(r->load.size.lv[i].stop));
+			json_add_int(&jb, o, LC_CONCURRENCY, s->concurrency[i]);
+		json_add_int(&jb, o, LC_ROUNDS, r->load.plan.ran[i]);
+		json_add_int(&jb, o, LC_MIN_ROUNDS, s->rounds);
+		json_add_int(&jb, o, LC_MAX_ROUNDS, s->max_rounds);
+		json_add_str(&jb, o, LC_STOPPED, loadsize_stop_name(r->load.size.lv[i].stop));
 	}
 	if (json_build_end(&jb, NULL, "the manifest", d))
 		return d->code;

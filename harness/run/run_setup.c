@@ -520,28 +520,28 @@ static enum err manifest_extras(struct run *r, struct diag *d)
 
 	json_build_init(&jb);
 	if (r->o->shard.count) {
-		sh = json_add_obj(&jb, r->manifest, "shard");
-		json_add_int(&jb, sh, "index", r->o->shard.index);
-		json_add_int(&jb, sh, "count", r->o->shard.count);
-		json_add_str(&jb, sh, "from", r->o->shard.from);
-		json_add_str(&jb, sh, "rule", SHARD_RULE);
-		json_add_int(&jb, sh, "attempts", (long long)r->in_shard);
-		one = json_add_obj(&jb, sh, "split");
-		json_add_int(&jb, one, "attempts", (long long)r->split_total);
-		json_add_int(&jb, one, "mine", (long long)r->split_mine);
-		json_add_str(&jb, one, "sha256", r->split_sha256);
+		sh = json_add_obj(&jb, r->manifest, MK_SHARD);
+		json_add_int(&jb, sh, MK_INDEX, r->o->shard.index);
+		json_add_int(&jb, sh, MK_COUNT, r->o->shard.count);
+		json_add_str(&jb, sh, MK_FROM, r->o->shard.from);
+		json_add_str(&jb, sh, MK_RULE, SHARD_RULE);
+		json_add_int(&jb, sh, MK_ATTEMPTS, (long long)r->in_shard);
+		one = json_add_obj(&jb, sh, MK_SPLIT);
+		json_add_int(&jb, one, MK_ATTEMPTS, (long long)r->split_total);
+		json_add_int(&jb, one, MK_MINE, (long long)r->split_mine);
+		json_add_str(&jb, one, MK_SHA256, r->split_sha256);
 		for (i = 0; r->load.shares && i < (int)r->suite->ncases; i++)
 			if (r->suite->cases[i].kind == SUITE_LOAD && run_selected(r, &r->suite->cases[i]))
 				shard_load_json(&jb, sh, r->suite->cases[i].id, &r->load.shares[i]);
 	} else {
-		json_add_null(&jb, r->manifest, "shard");
+		json_add_null(&jb, r->manifest, MK_SHARD);
 	}
 	if (r->o->start_at > 0)
 		json_add_num(&jb, r->manifest, "start_at", r->o->start_at);
 	eps = json_add_arr(&jb, r->manifest, "endpoints");
 	for (i = 0; i < r->neps; i++) {
-		const cJSON *info = i ? r->eps[i].json : jget(r->manifest, "endpoint");
-		const cJSON *ver = jget2(info, "server", "version");
+		const cJSON *info = i ? r->eps[i].json : jget(r->manifest, MK_ENDPOINT);
+		const cJSON *ver = jget2(info, EP_SERVER, EP_VERSION);
 		endpoint_redact(r->eps[i].base, base, sizeof(base));
 		one = json_new_obj(&jb);
 		json_add_str(&jb, one, "base_url", base);
@@ -558,9 +558,9 @@ static enum err manifest_extras(struct run *r, struct diag *d)
 /* On --resume the folder must hold the same shard. */
 static enum err same_shard(const struct run *r, const cJSON *old, struct diag *d)
 {
-	const cJSON *sh = cJSON_GetObjectItemCaseSensitive(old, "shard");
-	const cJSON *i = cJSON_GetObjectItemCaseSensitive(sh, "index");
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(sh, "count");
+	const cJSON *sh = cJSON_GetObjectItemCaseSensitive(old, MK_SHARD);
+	const cJSON *i = cJSON_GetObjectItemCaseSensitive(sh, MK_INDEX);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(sh, MK_COUNT);
 	long oi = cJSON_IsNumber(i) ? (long)i->valuedouble : 0;
 	long on = cJSON_IsNumber(n) ? (long)n->valuedouble : 0;
 
@@ -597,8 +597,8 @@ static enum err write_manifest(struct run *r, struct diag *d)
 		e = record_manifest_resume(r->manifest, old, r->dir, d);
 	if (!e && r->o->resume)
 		e = same_shard(r, old, d);
-	if (!e && jget(old, "load_sizing") &&
-	    !cJSON_AddItemToObject(r->manifest, "load_sizing", cJSON_Duplicate(jget(old, "load_sizing"), 1)))
+	if (!e && jget(old, LC_LOAD_SIZING) &&
+	    !cJSON_AddItemToObject(r->manifest, LC_LOAD_SIZING, cJSON_Duplicate(jget(old, LC_LOAD_SIZING), 1)))
 		e = diag_fail(d, ERR_NOMEM, "out of memory");
 	if (!e && (e = recprobe_manifest(r->manifest, old, r->suite,
 					 ((uint64_t)getpid() << 40) ^ (uint64_t)(io_now_ms() * 1000.0),
