@@ -187,12 +187,44 @@ size_t loadci_mw_rank(size_t m, size_t n, double alpha)
 	return k;
 }
 
-/* The 90% interval of the shift between sorted differences D[0..mn) of m
- * and n values: [D(k), D(mn + 1 - k)]; infinite when m and n are too few. */
-static void mw_interval(const double *D, size_t m, size_t n, double *lo, double *hi)
+/* How many independent rounds the n rounds y[0..n) (logs, in the order they
+ * ran) count as: n (1 - r) / (1 + r), r their lag-1 autocorrelation less
+ * ALPHA_Z / sqrt n (what chance gives independent rounds at the one-sided
+ * 95% point), rounded, at least 3 (whose interval is bounded); n when r
+ * is not above 0 (loadci.h). */
+static size_t worth(const double *y, size_t n)
 {
-	size_t k = loadci_mw_rank(m, n, 0.05);
+	double mean = 0, v = 0, c = 0, r, e;
+	size_t i;
 
+	if (n < 3)
+		return n;
+	for (i = 0; i < n; i++)
+		mean += y[i];
+	mean /= (double)n;
+	for (i = 0; i < n; i++) {
+		v += (y[i] - mean) * (y[i] - mean);
+		if (i + 1 < n)
+			c += (y[i] - mean) * (y[i + 1] - mean);
+	}
+	r = v > 0 && isfinite(v) ? c / v - ALPHA_Z / sqrt((double)n) : 0;
+	if (!(r > 0))
+		return n;
+	e = floor((double)n * (1 - r) / (1 + r) + 0.5);
+	return e < 3 ? 3 : (size_t)e;
+}
+
+/* The 90% interval of the shift between sorted differences D[0..mn) of m
+ * and n values worth me and ne independent ones: [D(k), D(mn + 1 - k)], k
+ * the rank for me and ne moved to the same quantile of the mn differences
+ * (itself when they are m and n); infinite when they are too few. */
+static void mw_interval(const double *D, size_t m, size_t n, size_t me, size_t ne, double *lo,
+			double *hi)
+{
+	size_t k = loadci_mw_rank(me, ne, 0.05);
+
+	if (k && (me < m || ne < n))
+		k = (size_t)fmax(1, floor((double)k * (double)(m * n) / (double)(me * ne)));
 	*lo = k ? D[k - 1] : -INFINITY;
 	*hi = k ? D[m * n - k] : INFINITY;
 }
@@ -229,6 +261,7 @@ int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 		return 0;
 	out->rounds = r;
 	round_logs(s, pct, y, &out->zero);
+	out->worth = out->zero ? r : worth(y, r);
 	stats_sort(y, r);
 	out->log = median(y, r);
 	out->noise = LOADCI_NOISE_ROUNDS;
@@ -244,7 +277,7 @@ int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 		/* the run against itself: the interval a like run would give */
 		ok = (D = differences(y, r, y, r)) != NULL;
 		if (ok) {
-			mw_interval(D, r, r, &lo, &hi);
+			mw_interval(D, r, r, out->worth, out->worth, &lo, &hi);
 			out->half = (hi - lo) / 2;
 		}
 	}
@@ -305,6 +338,10 @@ int loadci_judge(struct loadci_set *a, struct loadci_set *b,
 	out->b = exp(eb.log);
 	out->noise = ea.half > eb.half ? ea.noise : eb.noise;
 	out->one_round = m < 2 || n < 2;
+	out->rounds_a = m, out->rounds_b = n;
+	out->worth_a = ea.worth, out->worth_b = eb.worth;
+	if (ea.worth < m || eb.worth < n)
+		out->noise = LOADCI_NOISE_PHASES;
 	if (!(ya = mem_alloc(m * sizeof(*ya))) || !(yb = mem_alloc(n * sizeof(*yb))))
 		goto out;
 	round_logs(a, rule->pct, ya, &za);
@@ -318,7 +355,7 @@ int loadci_judge(struct loadci_set *a, struct loadci_set *b,
 		if (!(D = differences(ya, m, yb, n)))
 			goto out;
 		d = median(D, m * n);
-		mw_interval(D, m, n, &lo, &hi);
+		mw_interval(D, m, n, ea.worth, eb.worth, &lo, &hi);
 		out->ratio = exp(d);
 	}
 	decide(rule, d, lo, hi, out);

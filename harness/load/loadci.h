@@ -24,6 +24,15 @@
  * rounds against 3 the interval is the range of the differences; with 2 it
  * is unbounded.
  *
+ * Rounds that move together are worth fewer: a machine whose speed shifts
+ * for minutes at a time puts runs of consecutive rounds in one state, and a
+ * run's count of rounds then overstates how many of the machine's states it
+ * saw. Each run's rounds, in the order they ran, count as n (1 - r) /
+ * (1 + r) independent ones (at least 3), r their lag-1 autocorrelation less
+ * what chance gives n independent rounds (1.645 / sqrt n), and n when r is
+ * not above that; k is the rank for those sizes, moved to the same quantile
+ * of all m x n differences. Rounds that do not move together keep k.
+ *
  * The verdict, for a rule "ratio <= T" (latency, T > 1) or ">= T"
  * (throughput, T < 1):
  *  - pass: the whole interval is on the good side of T (the change is shown
@@ -74,7 +83,9 @@ enum loadci_noise {
 	LOADCI_NOISE_ROUNDS,    /* rounds disagree beyond their own sampling
 				   (drift, slow phases): more rounds */
 	LOADCI_NOISE_REQUESTS,  /* each round's own sampling: more requests */
-	LOADCI_NOISE_MODE       /* the percentile sits on a rare slow mode */
+	LOADCI_NOISE_MODE,      /* the percentile sits on a rare slow mode */
+	LOADCI_NOISE_PHASES     /* rounds move together in phases longer than a
+				   round: worth fewer independent rounds */
 };
 
 /* One run's estimate of one figure. */
@@ -87,6 +98,8 @@ struct loadci_est {
 	size_t rounds;
 	enum loadci_noise noise;
 	int zero;               /* a per-round figure is 0 in some round */
+	size_t worth;           /* the independent rounds they count as (rounds
+				   unless they move together) */
 };
 
 struct loadci_rule {
@@ -108,7 +121,10 @@ struct loadci_result {
 	int floored;            /* a threshold-sized change is within the floor,
 				   or the difference is */
 	int one_round;          /* a run has a single valid round */
-	enum loadci_noise noise;/* what dominates (the noisier run's) */
+	enum loadci_noise noise;/* what dominates (the noisier run's; PHASES when
+				   a run's rounds move together) */
+	size_t rounds_a, rounds_b; /* each run's valid rounds ... */
+	size_t worth_a, worth_b;   /* ... and the independent ones they count as */
 };
 
 /* Empties `s` (keeps its memory). */

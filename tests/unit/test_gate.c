@@ -101,6 +101,31 @@ static void test_statistics(void)
 	/* a collapse to 0 fails */
 	fill(&b, 3, 1, 0, 0, 0, 0);
 	CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_FAIL);
+	/* a slow phase that holds B's last 20 of 30 rounds: in a row, the rounds
+	 * move together and count as a few independent ones, so the 20% drop
+	 * is not shown beyond T (underpowered, the phases named); the same
+	 * rounds alternating do not move together and fail as before */
+	{
+		size_t i;
+
+		loadci_set_reset(&a);
+		loadci_set_reset(&b);
+		for (i = 0; i < 30; i++) {
+			CHECK(loadci_set_add(&a, 1000 + (double)(i % 3)) && loadci_set_end_round(&a));
+			CHECK(loadci_set_add(&b, (i < 10 ? 1000 : 800) + (double)(i % 3)) &&
+			      loadci_set_end_round(&b));
+		}
+		CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_UNDERPOWERED);
+		CHECK(q.noise == LOADCI_NOISE_PHASES && q.rounds_b == 30 && q.worth_b < 10 && q.worth_a == 30);
+		CHECK(q.ratio < 0.81 && q.lo < 0.81 && q.hi > 0.9);
+		loadci_set_reset(&b);
+		for (i = 0; i < 30; i++)
+			CHECK(loadci_set_add(&b, (i % 3 == 0 ? 1000 : 800) + (double)(i % 3)) &&
+			      loadci_set_end_round(&b));
+		CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_FAIL);
+		CHECK(q.noise != LOADCI_NOISE_PHASES && q.worth_b == 30 && q.hi < 0.9);
+		fill(&a, 3, 1, 1000, 0, 0, 0);
+	}
 	/* no sample, or A at 0: no judgement */
 	loadci_set_reset(&b);
 	CHECK(!loadci_judge(&a, &b, &tps, &q));
