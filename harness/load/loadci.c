@@ -290,7 +290,7 @@ int loadci_settled(const struct loadci_est *e, double threshold)
 {
 	double k = (ALPHA_Z + POWER_Z) * e->sd / log(threshold);
 
-	return e->rounds >= LOADCI_SETTLE_MIN && isfinite(e->sd) && (double)e->rounds >= 2 * k * k;
+	return e->rounds >= LOADCI_SETTLE_MIN && isfinite(e->sd) && (double)e->worth >= 2 * k * k;
 }
 
 /* The verdict from the shift d, its interval [lo, hi] (log units) and the

@@ -152,8 +152,9 @@ size_t loadci_mw_rank(size_t m, size_t n, double alpha);
 
 /* Whether a run with estimate `e`, compared with a like run, would show a
  * ratio of 1 to be within threshold T at LOADCI_POWER: at least
- * LOADCI_SETTLE_MIN rounds, and rounds >= 2 ((z(0.95) + z(power)) sd /
- * log T)^2, the rounds two like runs need for a one-sided 95% bound. */
+ * LOADCI_SETTLE_MIN rounds, and independent rounds (`worth`) >= 2
+ * ((z(0.95) + z(power)) sd / log T)^2, the rounds two like runs need for a
+ * one-sided 95% bound. */
 int loadci_settled(const struct loadci_est *e, double threshold);
 
 /* Judges B against A under `rule`. Both sets need a round with a sample and

@@ -180,6 +180,21 @@ static void test_estimate(void)
 		CHECK(loadci_estimate(&s, 50, &e) && fabs(e.sd - log(1.3) / sqrt(10)) < 1e-9);
 		CHECK(!loadci_settled(&e, 1.1) && loadci_settled(&e, 1.3));
 	}
+	/* 30 rounds, 10 of them 15% slow: their sd (0.067) asks for 2 (3.97 x
+	 * 0.067 / log 1.1)^2 = 16 independent rounds; the slow ones spread out
+	 * settle, the same ones in a row (a slow phase) count as fewer and do
+	 * not */
+	{
+		double spread[30], in_row[30];
+
+		for (i = 0; i < 30; i++)
+			spread[i] = i % 3 ? 1 : 1.15, in_row[i] = i < 10 ? 1.15 : 1;
+		fill_scaled(&s, 30, 32, 10, 1, spread);
+		CHECK(loadci_estimate(&s, 50, &e) && e.worth == 30 && loadci_settled(&e, 1.1));
+		fill_scaled(&s, 30, 32, 10, 1, in_row);
+		CHECK(loadci_estimate(&s, 50, &e) && e.worth < 16 && !loadci_settled(&e, 1.1));
+		CHECK(loadci_settled(&e, 1.3));
+	}
 	/* rounds 20-30% apart: a spread no run of four can size itself past */
 	fill_scaled(&s, 4, 32, 10, 1, apart);
 	CHECK(loadci_estimate(&s, 50, &e) && e.half > 0.1 && !loadci_settled(&e, 1.1));
