@@ -461,11 +461,12 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
 			  : q->noise == LOADCI_NOISE_REQUESTS ? "each round has too few requests for this percentile"
 							      : "the rounds disagree (drift or slow phases)";
-	char head[160], t[40], runs[160], phases[200];
+	char head[160], t[40], runs[160], phases[280];
 
 	if (q->noise == LOADCI_NOISE_PHASES) {
 		snprintf(phases, sizeof(phases), "the rounds move together in slow phases that span several "
-			 "rounds (%zu and %zu rounds count as about %zu and %zu independent ones)", q->rounds_a,
+			 "rounds (%zu and %zu rounds count as about %zu and %zu independent ones; a case's "
+			 "\"rounds\" of 15 to 20 spreads every run over more of the phases)", q->rounds_a,
 			 q->rounds_b, q->worth_a, q->worth_b);
 		why = phases;
 	}

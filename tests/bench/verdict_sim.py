@@ -7,7 +7,10 @@ needle uses, harness/load/loadci.h). Prints pass / underpowered / fail counts
 per method for the same server twice and for candidates 15% and 25% slower.
 Then the same noise through the whole decision: runs of 12 cells, each cell
 sizing itself by needle's earlier stop rule and by its rule now, the decision
-passing when every cell passes and failing when one fails.
+passing when every cell passes and failing when one fails. Last, slow phases
+that last several rounds (a cell's rounds in the order they ran share the
+phase) or longer than a run, judged with each run's rounds counted as they
+are and as the independent rounds they are worth (needle's, loadci.c).
 
     python3 tests/bench/verdict_sim.py [TRIALS] [PHASE_SHARE] [PHASE_PCT]
 """
@@ -114,12 +117,65 @@ def by_sd(y, z=NormalDist().inv_cdf(0.99)):
     return len(y) >= 10 and len(y) >= 2 * k * k
 
 
-def decision(a, b):
+def worth(y, bias=False):
+    """The independent rounds that y's rounds (in the order they ran) count
+    as: n (1 - r) / (1 + r), r their lag-1 autocorrelation less 1.645 /
+    sqrt(n), at least 3; n when r is not above 0 (needle's, loadci.c).
+    With `bias`, r is instead the autocorrelation corrected for its small-
+    sample bias, r + (1 + 4 r) / n, when it is beyond chance: a stronger
+    correction, weighed below."""
+    n = len(y)
+    if n < 3:
+        return n
+    d = y - y.mean()
+    v = float(d @ d)
+    r = float(d[:-1] @ d[1:]) / v if v > 0 else 0
+    chance = 1.6448536269514722 / math.sqrt(n)
+    if r <= chance:
+        return n
+    r = min(0.95, r + (1 + 4 * r) / n) if bias else r - chance
+    return max(3, math.floor(n * (1 - r) / (1 + r) + 0.5))
+
+
+def hodges_lehmann_worth(a, b, bias=False):
+    """The interval with each run's rounds counted as what they are worth: the
+    rank for those sizes moved to the same quantile of all m x n differences."""
+    m, n, me, ne = len(a), len(b), worth(a, bias), worth(b, bias)
+    d = np.sort((b[None, :] - a[:, None]).ravel())
+    k = mw_rank(me, ne)
+    if k and (me < m or ne < n):
+        k = max(1, math.floor(k * m * n / (me * ne)))
+    return (d[k - 1], d[-k]) if k else (-math.inf, math.inf)
+
+
+def by_sd_worth(y, bias=False, least=10, z=NormalDist().inv_cdf(0.99)):
+    """by_sd on the independent rounds the rounds are worth (needle's now);
+    `least` rounds at least (a case's "rounds" above 10 raises it)."""
+    k = (1.6448536269514722 + z) * y.std(ddof=1) / math.log(T)
+    return len(y) >= least and worth(y, bias) >= 2 * k * k
+
+
+def phased(blocks, length):
+    """The machine's state in each block of a run (round k of every cell
+    runs in block k): slow phases that hold SHARE of the blocks and last
+    `length` blocks on average (a two-state chain; a length past the run's
+    blocks holds a whole run), as the log figure they add."""
+    leave = 1 / length
+    enter = SHARE / (1 - SHARE) * leave if SHARE < 1 else 1
+    slow = rng.random() < SHARE
+    y = np.empty(blocks)
+    for i in range(blocks):
+        y[i] = -math.log(1 + PHASE) if slow else 0.0
+        slow = rng.random() >= leave if slow else rng.random() < enter
+    return y
+
+
+def decision(a, b, interval=hodges_lehmann):
     """The cutover decision over cells: fail when a cell's interval is wholly
     beyond the threshold, pass when every cell's is wholly within."""
     v = []
     for ya, yb in zip(a, b):
-        lo, hi = hodges_lehmann(ya, yb)
+        lo, hi = interval(ya, yb)
         v.append(0 if lo > math.log(T) else 2 if hi < math.log(T) else 1)
     return 2 if 2 in v else 1 if 1 in v else 0
 
@@ -153,3 +209,43 @@ for rounds in (5, 10, 20):
         print(f"rounds {rounds:2d}, {'same server' if slower == 1 else f'{slower - 1:.0%} slower':11s}: " +
               "  ".join(f"{n} P{p:4d} U{u:4d} F{f_:4d}" for n, (p, u, f_) in out.items()))
 family(max(20, TRIALS // 4))
+
+
+def phases(trials, cells=12, most=30):
+    print(f"\n{trials} pairs a row, {cells} cells a run sized from 3 rounds up to {most}, in blocks "
+          f"(round k of every cell in block k); slow phases of the machine holding {SHARE:.0%} of the "
+          f"blocks, {PHASE:.0%} slower, lasting the blocks shown on average")
+    rules = (("rounds as they are", by_sd, hodges_lehmann),
+             ("independent rounds (needle's)", by_sd_worth, hodges_lehmann_worth),
+             ("independent rounds, r bias-corrected", lambda y: by_sd_worth(y, True),
+              lambda a, b: hodges_lehmann_worth(a, b, True)),
+             ("needle's, the first 15 rounds fixed", lambda y: by_sd_worth(y, least=15),
+              hodges_lehmann_worth),
+             ("needle's, the first 20 rounds fixed", lambda y: by_sd_worth(y, least=20),
+              hodges_lehmann_worth),
+             ("needle's interval, always 30 rounds", lambda y: False, hodges_lehmann_worth))
+    for length in (1, 4, 8, 16, 1000):
+        for name, settled, interval in rules:
+            out = []
+            for slower in (1.0, 1.15, 1.25):
+                c, rounds = [0, 0, 0], 0
+                for _ in range(trials):
+                    runs = []
+                    for s_ in (1.0, slower):
+                        state = phased(most, length)
+                        run_ = []
+                        for _ in range(cells):
+                            y = state + 0.03 * rng.standard_normal(most) - math.log(s_)
+                            n = 3
+                            while n < most and not settled(y[:n]):
+                                n += 1
+                            run_.append(y[:n])
+                        runs.append(run_)
+                    c[decision(runs[0], runs[1], interval)] += 1
+                    rounds += sum(map(len, runs[0] + runs[1])) / (2 * cells)
+                out.append(f"P{c[0]:4d} U{c[1]:4d} F{c[2]:4d} ({rounds / trials:4.1f} rounds)")
+            print(f"phases of {str(length) if length < most else 'more than a run':>15s}, {name:36s}: "
+                  f"same server {out[0]}; 15% slower {out[1]}; 25% slower {out[2]}")
+
+
+phases(max(20, TRIALS // 4))
