@@ -90,6 +90,7 @@
 #define LC_LOAD_SIZING "load_sizing"  /* [{..., rounds, min_rounds, max_rounds, stopped}] */
 #define LC_LOAD_CLIENT "load_client"  /* [{..., round, cpu_ms, wall_ms}] */
 #define LC_CPU_MS "cpu_ms"            /* and "client" {cpu_ms, wall_ms, cpu_share} */
+#define LC_CPU_SHARE "cpu_share"
 
 /* One counted request of a load case (a load record of round >= 1), as the
  * journal's reader hands it over; everything borrowed from the record. */

@@ -57,6 +57,6 @@ enum err loadclient_total(cJSON *manifest, const struct loadclient_mark *from,
 	o = json_add_obj(&jb, manifest, LC_CLIENT);
 	json_add_num(&jb, o, LC_CPU_MS, cpu);
 	json_add_num(&jb, o, LC_WALL_MS, wall);
-	json_add_num(&jb, o, "cpu_share", wall > 0 ? cpu / wall : 0);
+	json_add_num(&jb, o, LC_CPU_SHARE, wall > 0 ? cpu / wall : 0);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }

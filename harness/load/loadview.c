@@ -81,8 +81,8 @@ static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, 
 		json_add_dup(jb, cell, LC_SERVER, jget(v, "server"));
 	} else {
 		o = json_add_obj(jb, cell, LC_SERVER);
-		json_add_str(jb, o, "error", v && cJSON_IsString(jget(v, "error"))
-			     ? jget(v, "error")->valuestring : fd.code ? fd.msg : "no server view");
+		json_add_str(jb, o, MV_ERROR, v && cJSON_IsString(jget(v, MV_ERROR))
+			     ? jget(v, MV_ERROR)->valuestring : fd.code ? fd.msg : "no server view");
 	}
 	cJSON_Delete(v);
 	return ERR_OK;
@@ -161,22 +161,22 @@ static enum err server_row(struct buf *b, const cJSON *c)
 	e = buf_puts(b, "| ");
 	if (!e)
 		e = md_cell(b, name);
-	if (!e && cJSON_IsString(jget(s, "error"))) {
+	if (!e && cJSON_IsString(jget(s, MV_ERROR))) {
 		e = buf_puts(b, " | no server view: ");
 		if (!e)
-			e = md_cell(b, jget(s, "error")->valuestring);
+			e = md_cell(b, jget(s, MV_ERROR)->valuestring);
 		return e ? e : buf_puts(b, " | | | | | | | | | |\n");
 	}
 	return e ? e : buf_printf(b, " | %s / %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s |\n",
-			  num(s, "requests", 1, "%.0f", t[0], 32), num(c, "requests", 1, "%.0f", t[1], 32),
-			  num(s, "prompt_tokens", 1, "%.0f", t[2], 32),
-			  num(s, "generation_tokens", 1, "%.0f", t[3], 32),
-			  num(s, "ttft_p50_s", 1000, "%.0f", t[4], 32), num(c, LC_TTFT_P50_MS, 1, "%.0f", t[5], 32),
-			  num(s, "ttft_p95_s", 1000, "%.0f", t[6], 32), num(c, LC_TTFT_P95_MS, 1, "%.0f", t[7], 32),
-			  num(s, "itl_p95_s", 1000, "%.1f", t[8], 32), num(c, LC_ITL_P95_MS, 1, "%.1f", t[9], 32),
-			  num(s, "running", 1, "%.0f", t[10], 32), num(s, "waiting", 1, "%.0f", t[11], 32),
-			  num(s, "kv_usage", 100, "%.1f%%", t[12], 32),
-			  num(s, "prefix_hits", 1, "%.0f", t[13], 32));
+			  num(s, MV_REQUESTS, 1, "%.0f", t[0], 32), num(c, LC_REQUESTS, 1, "%.0f", t[1], 32),
+			  num(s, MV_PROMPT_TOKENS, 1, "%.0f", t[2], 32),
+			  num(s, MV_GENERATION_TOKENS, 1, "%.0f", t[3], 32),
+			  num(s, MV_TTFT_P50_S, 1000, "%.0f", t[4], 32), num(c, LC_TTFT_P50_MS, 1, "%.0f", t[5], 32),
+			  num(s, MV_TTFT_P95_S, 1000, "%.0f", t[6], 32), num(c, LC_TTFT_P95_MS, 1, "%.0f", t[7], 32),
+			  num(s, MV_ITL_P95_S, 1000, "%.1f", t[8], 32), num(c, LC_ITL_P95_MS, 1, "%.1f", t[9], 32),
+			  num(s, MV_RUNNING, 1, "%.0f", t[10], 32), num(s, MV_WAITING, 1, "%.0f", t[11], 32),
+			  num(s, MV_KV_USAGE, 100, "%.1f%%", t[12], 32),
+			  num(s, MV_PREFIX_HITS, 1, "%.0f", t[13], 32));
 }
 
 static enum err server_table(struct buf *b, const cJSON *load)
@@ -229,7 +229,7 @@ static enum err spec_table(struct buf *b, const cJSON *load)
 	enum err e;
 
 	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
-		if (cJSON_IsNumber(jget2(c, LC_SERVER, "spec_accept_rate")))
+		if (cJSON_IsNumber(jget2(c, LC_SERVER, MV_SPEC_ACCEPT_RATE)))
 			break;
 	if (!c)
 		return ERR_OK;
@@ -238,17 +238,17 @@ static enum err spec_table(struct buf *b, const cJSON *load)
 		     "(the bonus token included), and the share of drafts accepted at each position.\n\n"
 		     "| cell | acceptance | tokens per step | drafts | accepted by position |\n|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
-		if (e || !cJSON_IsNumber(jget(s = jget(c, LC_SERVER), "spec_accept_rate")))
+		if (e || !cJSON_IsNumber(jget(s = jget(c, LC_SERVER), MV_SPEC_ACCEPT_RATE)))
 			continue;
 		loadcells_name(c, name, sizeof(name));
 		e = buf_puts(b, "| ");
 		if (!e)
 			e = md_cell(b, name);
 		if (!e)
-			e = buf_printf(b, " | %s | %s | %s | %s |\n", num(s, "spec_accept_rate", 1, "%.3f", t[0], 32),
-				       num(s, "spec_accept_length", 1, "%.2f", t[1], 32),
-				       num(s, "spec_drafts", 1, "%.0f", t[2], 32),
-				       by_position(jget(s, "spec_accept_by_pos"), pos, sizeof(pos)));
+			e = buf_printf(b, " | %s | %s | %s | %s |\n", num(s, MV_SPEC_ACCEPT_RATE, 1, "%.3f", t[0], 32),
+				       num(s, MV_SPEC_ACCEPT_LENGTH, 1, "%.2f", t[1], 32),
+				       num(s, MV_SPEC_DRAFTS, 1, "%.0f", t[2], 32),
+				       by_position(jget(s, MV_SPEC_ACCEPT_BY_POS), pos, sizeof(pos)));
 	}
 	return e;
 }
@@ -260,8 +260,8 @@ static enum err client_lines(struct buf *b, const cJSON *load)
 
 	if (cJSON_IsObject(cl))
 		e = buf_printf(b, "\nClient: needle used %.2f s of CPU in %.2f s (%.3f of a core) over the whole run.\n",
-			       jget_num(cl, "cpu_ms") / 1000, jget_num(cl, "wall_ms") / 1000,
-			       jget_num(cl, "cpu_share"));
+			       jget_num(cl, LC_CPU_MS) / 1000, jget_num(cl, LC_WALL_MS) / 1000,
+			       jget_num(cl, LC_CPU_SHARE));
 	cJSON_ArrayForEach(w, jget(load, LC_WARNINGS))
 		if (!e && cJSON_IsString(w) && !(e = buf_puts(b, "\n**Warning:** ")) &&
 		    !(e = md_cell(b, w->valuestring)))

@@ -144,6 +144,35 @@ struct metrics_view {
 void metrics_view(const struct metrics *delta, const struct metrics *after,
 		  struct metrics_view *out);
 
+/* The view's members as run writes it (RUN_DIR/raw/metrics-*.json, and a
+ * load cell's "server" in summary.json) and the report and diff read it;
+ * "error" says why a level has no view. */
+#define MV_DIALECT "dialect"
+#define MV_PROMPT_TOKENS "prompt_tokens"
+#define MV_GENERATION_TOKENS "generation_tokens"
+#define MV_REQUESTS "requests"
+#define MV_TTFT_MEAN_S "ttft_mean_s"
+#define MV_TTFT_P50_S "ttft_p50_s"
+#define MV_TTFT_P95_S "ttft_p95_s"
+#define MV_ITL_MEAN_S "itl_mean_s"
+#define MV_ITL_P95_S "itl_p95_s"
+#define MV_PREFIX_HITS "prefix_hits"
+#define MV_PREFIX_QUERIES "prefix_queries"
+#define MV_CACHE_HIT_RATE "cache_hit_rate"
+#define MV_CACHE_HIT_RATE_MAX "cache_hit_rate_max"
+#define MV_RUNNING "running"
+#define MV_WAITING "waiting"
+#define MV_KV_USAGE "kv_usage"
+#define MV_KV_USAGE_MAX "kv_usage_max"
+#define MV_ENGINES "engines"
+#define MV_SPEC_ACCEPT_RATE "spec_accept_rate"
+#define MV_SPEC_ACCEPT_LENGTH "spec_accept_length"
+#define MV_SPEC_DRAFTS "spec_drafts"
+#define MV_SPEC_DRAFT_TOKENS "spec_draft_tokens"
+#define MV_SPEC_ACCEPTED "spec_accepted"
+#define MV_SPEC_ACCEPT_BY_POS "spec_accept_by_pos"
+#define MV_ERROR "error"
+
 /* The name of a load level's files in RUN_DIR/raw: "metrics-CASE-c8" or
  * "metrics-CASE-r0.3" (level: a concurrency, or a rate when `open_loop`)
  * followed by `suffix` (".json", "-before.prom", "-after.prom"). */

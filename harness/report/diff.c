@@ -13,6 +13,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "load/loadcells.h"
+#include "net/metrics.h"
 #include "base/json.h"
 #include "base/md.h"
 #include "probesum.h"
@@ -804,7 +805,7 @@ static cJSON *load_side(struct json_build *jb, const cJSON *c)
 	static const char *const plain[] = {LC_ROUNDS_VALID, LC_REQUESTS, LC_SUCCESS_RATE};
 	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
 	static const char *const ends[] = {"", "_min", "_max"};
-	static const char *const spec[] = {"spec_accept_rate", "spec_accept_length"};
+	static const char *const spec[] = {MV_SPEC_ACCEPT_RATE, MV_SPEC_ACCEPT_LENGTH};
 	const cJSON *v;
 	char k[64];
 	size_t i, j;
@@ -857,10 +858,10 @@ static void load_entry(struct json_build *jb, cJSON *arr, const cJSON *c, const 
 			      cJSON_IsNumber(jget(a, figs[i])) && cJSON_IsNumber(jget(b, figs[i])) &&
 			      stats_ratio(jget_num(b, figs[i]), jget_num(a, figs[i]), &r)
 				      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
-	if (cJSON_IsNumber(jget2(a, LC_SERVER, "spec_accept_rate")) && cJSON_IsNumber(jget2(b, LC_SERVER, "spec_accept_rate")) &&
-	    stats_ratio(jget2(b, LC_SERVER, "spec_accept_rate")->valuedouble,
-			jget2(a, LC_SERVER, "spec_accept_rate")->valuedouble, &r))
-		json_add_num(jb, ratio, "spec_accept_rate", r);
+	if (cJSON_IsNumber(jget2(a, LC_SERVER, MV_SPEC_ACCEPT_RATE)) && cJSON_IsNumber(jget2(b, LC_SERVER, MV_SPEC_ACCEPT_RATE)) &&
+	    stats_ratio(jget2(b, LC_SERVER, MV_SPEC_ACCEPT_RATE)->valuedouble,
+			jget2(a, LC_SERVER, MV_SPEC_ACCEPT_RATE)->valuedouble, &r))
+		json_add_num(jb, ratio, MV_SPEC_ACCEPT_RATE, r);
 	json_add_arr(jb, o, DK_GATES);
 	json_add_null(jb, o, DK_VERDICT);
 }
@@ -1386,7 +1387,7 @@ static enum err sec_spec(const cJSON *diff, struct buf *b)
 	enum err e;
 
 	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
-		if (jget2(en, DK_A, "spec_accept_rate") || jget2(en, DK_B, "spec_accept_rate"))
+		if (jget2(en, DK_A, MV_SPEC_ACCEPT_RATE) || jget2(en, DK_B, MV_SPEC_ACCEPT_RATE))
 			break;
 	if (!en)
 		return ERR_OK;
@@ -1395,7 +1396,7 @@ static enum err sec_spec(const cJSON *diff, struct buf *b)
 	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
 		char t1[32], t2[32];
 
-		if (e || !(jget2(en, DK_A, "spec_accept_rate") || jget2(en, DK_B, "spec_accept_rate")))
+		if (e || !(jget2(en, DK_A, MV_SPEC_ACCEPT_RATE) || jget2(en, DK_B, MV_SPEC_ACCEPT_RATE)))
 			continue;
 		e = buf_puts(b, "| ");
 		if (!e)
@@ -1403,11 +1404,11 @@ static enum err sec_spec(const cJSON *diff, struct buf *b)
 		if (!e)
 			e = buf_printf(b, " | %s |", jget(en, DK_LEVEL)->valuestring);
 		if (!e)
-			e = load_fig(b, en, "spec_accept_rate", "%.3f");
+			e = load_fig(b, en, MV_SPEC_ACCEPT_RATE, "%.3f");
 		if (!e)
 			e = buf_printf(b, " %s | %s |\n",
-				       md_number(jget2(en, DK_A, "spec_accept_length"), "%.2f", t1, sizeof(t1)),
-				       md_number(jget2(en, DK_B, "spec_accept_length"), "%.2f", t2, sizeof(t2)));
+				       md_number(jget2(en, DK_A, MV_SPEC_ACCEPT_LENGTH), "%.2f", t1, sizeof(t1)),
+				       md_number(jget2(en, DK_B, MV_SPEC_ACCEPT_LENGTH), "%.2f", t2, sizeof(t2)));
 	}
 	return e;
 }

@@ -39,7 +39,7 @@ static int by_round(const void *pa, const void *pb)
  * cells are made of), 0 when `rec` is none. */
 static int start_of(const cJSON *rec, size_t shard, struct start *s)
 {
-	const cJSON *load = jget(rec, RK_LOAD), *t = jget(load, "round_started_unix");
+	const cJSON *load = jget(rec, RK_LOAD), *t = jget(load, RK_ROUND_STARTED_UNIX);
 	const cJSON *id = jget(rec, RK_CASE);
 
 	if (!cJSON_IsNumber(t) || !cJSON_IsString(id) ||
@@ -134,9 +134,9 @@ static enum err lag_p99(const cJSON *records, int *has, double *p99, struct diag
 
 	cJSON_ArrayForEach(rec, records) {
 		load = jget(rec, RK_LOAD);
-		if (!cJSON_IsNumber(jget(load, "round_started_unix")) || jget_num(load, RK_ROUND) < 1)
+		if (!cJSON_IsNumber(jget(load, RK_ROUND_STARTED_UNIX)) || jget_num(load, RK_ROUND) < 1)
 			continue;
-		if (stats_vec_push(&v, jget_num(load, "sent_ms") - jget_num(load, "scheduled_ms"))) {
+		if (stats_vec_push(&v, jget_num(load, RK_SENT_MS) - jget_num(load, RK_SCHEDULED_MS))) {
 			e = diag_fail(d, ERR_NOMEM, "out of memory");
 			break;
 		}

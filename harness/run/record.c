@@ -595,8 +595,8 @@ int record_load_request(const struct record_view *v, struct loadcells_req *out)
 	r.slo.tpot_ms = jget_num(slo, "tpot_ms");
 	r.slo.e2e_ms = jget_num(slo, "e2e_ms");
 	r.q.ok = record_view_passed(v);
-	r.q.sent = num_or(jget(load, "sent_ms"), 0);
-	r.q.scheduled = num_or(jget(load, "scheduled_ms"), r.q.sent);
+	r.q.sent = num_or(jget(load, RK_SENT_MS), 0);
+	r.q.scheduled = num_or(jget(load, RK_SCHEDULED_MS), r.q.sent);
 	r.q.completion_tokens = (long)num_or(v->f[RF_US_COMPLETION_TOKENS], 0);
 	r.q.first = ttft >= 0 ? r.q.sent + ttft : -1;
 	r.q.first_content = ttfc >= 0 ? r.q.sent + ttfc : -1;
@@ -915,8 +915,8 @@ static void add_load(struct json_build *jb, cJSON *rec, const struct record_load
 	json_add_int(jb, o, "index", l->index);
 	json_add_bool(jb, o, RK_WARMUP, l->warmup);
 	json_add_bool(jb, o, RK_PRECHECK, l->precheck);
-	json_add_num(jb, o, "scheduled_ms", l->scheduled_ms);
-	json_add_num(jb, o, "sent_ms", l->sent_ms);
+	json_add_num(jb, o, RK_SCHEDULED_MS, l->scheduled_ms);
+	json_add_num(jb, o, RK_SENT_MS, l->sent_ms);
 	json_add_int(jb, o, "input_tokens", l->input_tokens);
 	json_add_int(jb, o, "output_tokens", l->output_tokens);
 	if (l->ngaps) { /* to the microsecond */
@@ -925,7 +925,7 @@ static void add_load(struct json_build *jb, cJSON *rec, const struct record_load
 			json_add_num(jb, g, NULL, round(l->gaps_ms[i] * 1000) / 1000);
 	}
 	if (l->has_round_wall) /* sharded: for needle merge's common-start check */
-		json_add_num(jb, o, "round_started_unix", l->round_started_unix);
+		json_add_num(jb, o, RK_ROUND_STARTED_UNIX, l->round_started_unix);
 	if (l->slo_ttft_ms > 0 || l->slo_tpot_ms > 0 || l->slo_e2e_ms > 0) {
 		slo = json_add_obj(jb, o, "slo");
 		if (l->slo_ttft_ms > 0)
@@ -943,7 +943,7 @@ static void add_probe(struct json_build *jb, cJSON *rec, const struct record_pro
 
 	if (p->cache) {
 		json_add_str(jb, o, "step", p->step);
-		json_add_str(jb, o, "nonce", p->nonce);
+		json_add_str(jb, o, RK_NONCE, p->nonce);
 		num_or_null(jb, o, "cached_tokens", (double)p->cached_tokens, p->cached_tokens >= 0);
 		json_add_num(jb, o, "ttft_ms", p->ttft_ms);
 	} else {

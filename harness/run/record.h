@@ -194,6 +194,11 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
 #define RK_PRECHECK "precheck"
 #define RK_CONCURRENCY "concurrency"
 #define RK_RATE "rate"
+#define RK_SCHEDULED_MS "scheduled_ms"                 /* load., also read by merge */
+#define RK_SENT_MS "sent_ms"
+#define RK_ROUND_STARTED_UNIX "round_started_unix"     /* load. of a shard's record */
+#define RK_NONCE "nonce"                               /* probe. (and the manifest's
+							  cache_probe, recprobe.h) */
 /* The members looked up in view.rec for the few records a report quotes (a
  * failure's answer and where it was sent). */
 #define RK_ENDPOINT "endpoint"
@@ -366,6 +371,8 @@ cJSON *record_round(const struct record_attempt *a);
 #define MK_KIND "kind"                /* of tokenizer */
 #define MK_SHA256 "sha256"            /* of suite, tokenizer, template and split */
 #define MK_SERVER "server"            /* of template and options */
+#define MK_CACHE_PROBE "cache_probe"  /* {nonce (RK_NONCE), session}: recprobe.h */
+#define MK_SESSION "session"
 
 /* The options a manifest records (strings borrowed, NULL when not given). */
 struct record_options {

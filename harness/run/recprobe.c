@@ -85,7 +85,7 @@ int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID])
 	const cJSON *needles = jget2(rec, RK_GRADE, RK_NEEDLES);
 	uint64_t h = 14695981039346656037u;
 
-	if (!cJSON_IsString(jget2(rec, RK_PROBE, "nonce")))
+	if (!cJSON_IsString(jget2(rec, RK_PROBE, RK_NONCE)))
 		return 0;
 	out[0] = '\0';
 	if (!cJSON_GetArraySize(needles))
@@ -131,9 +131,9 @@ static int has_cache(const struct suite *s)
 /* The nonce and session of `old`'s "cache_probe"; 0 when it has none. */
 static int old_nonce(const cJSON *old, char hex[17], long *session, struct diag *d)
 {
-	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(old, "cache_probe");
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(cp, "nonce");
-	const cJSON *k = cJSON_GetObjectItemCaseSensitive(cp, "session");
+	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(old, MK_CACHE_PROBE);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(cp, RK_NONCE);
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(cp, MK_SESSION);
 
 	if (!cp)
 		return 0;
@@ -163,10 +163,10 @@ enum err recprobe_manifest(cJSON *manifest, const cJSON *old, const struct suite
 	snprintf(out, RECPROBE_NONCE_MAX, "%s.%ld", hex, session);
 	if (!has_cache(s))
 		return ERR_OK;
-	cJSON_DeleteItemFromObjectCaseSensitive(manifest, "cache_probe");
-	if (!(o = cJSON_AddObjectToObject(manifest, "cache_probe")) ||
-	    !cJSON_AddStringToObject(o, "nonce", hex) ||
-	    !cJSON_AddNumberToObject(o, "session", (double)session))
+	cJSON_DeleteItemFromObjectCaseSensitive(manifest, MK_CACHE_PROBE);
+	if (!(o = cJSON_AddObjectToObject(manifest, MK_CACHE_PROBE)) ||
+	    !cJSON_AddStringToObject(o, RK_NONCE, hex) ||
+	    !cJSON_AddNumberToObject(o, MK_SESSION, (double)session))
 		return diag_fail(d, ERR_NOMEM, "out of memory writing the manifest");
 	return ERR_OK;
 }

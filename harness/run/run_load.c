@@ -244,33 +244,33 @@ static void view_json(struct json_build *jb, cJSON *to, const char *key,
 	cJSON *o = json_add_obj(jb, to, key);
 
 	if (v->dialect)
-		json_add_str(jb, o, "dialect", v->dialect);
+		json_add_str(jb, o, MV_DIALECT, v->dialect);
 	else
-		json_add_null(jb, o, "dialect");
-	view_num(jb, o, "prompt_tokens", v->prompt_tokens);
-	view_num(jb, o, "generation_tokens", v->generation_tokens);
-	view_num(jb, o, "requests", v->requests);
-	view_num(jb, o, "ttft_mean_s", v->ttft_mean_s);
-	view_num(jb, o, "ttft_p50_s", v->ttft_p50_s);
-	view_num(jb, o, "ttft_p95_s", v->ttft_p95_s);
-	view_num(jb, o, "itl_mean_s", v->itl_mean_s);
-	view_num(jb, o, "itl_p95_s", v->itl_p95_s);
-	view_num(jb, o, "prefix_hits", v->prefix_hits);
-	view_num(jb, o, "prefix_queries", v->prefix_queries);
-	view_num(jb, o, "cache_hit_rate", v->cache_hit_rate);
-	view_num(jb, o, "cache_hit_rate_max", v->cache_hit_rate_max);
-	view_num(jb, o, "running", v->running);
-	view_num(jb, o, "waiting", v->waiting);
-	view_num(jb, o, "kv_usage", v->kv_usage);
-	view_num(jb, o, "kv_usage_max", v->kv_usage_max);
-	view_num(jb, o, "engines", v->engines);
-	view_num(jb, o, "spec_accept_rate", v->spec_accept_rate);
-	view_num(jb, o, "spec_accept_length", v->spec_accept_length);
-	view_num(jb, o, "spec_drafts", v->spec_drafts);
-	view_num(jb, o, "spec_draft_tokens", v->spec_draft_tokens);
-	view_num(jb, o, "spec_accepted", v->spec_accepted);
+		json_add_null(jb, o, MV_DIALECT);
+	view_num(jb, o, MV_PROMPT_TOKENS, v->prompt_tokens);
+	view_num(jb, o, MV_GENERATION_TOKENS, v->generation_tokens);
+	view_num(jb, o, MV_REQUESTS, v->requests);
+	view_num(jb, o, MV_TTFT_MEAN_S, v->ttft_mean_s);
+	view_num(jb, o, MV_TTFT_P50_S, v->ttft_p50_s);
+	view_num(jb, o, MV_TTFT_P95_S, v->ttft_p95_s);
+	view_num(jb, o, MV_ITL_MEAN_S, v->itl_mean_s);
+	view_num(jb, o, MV_ITL_P95_S, v->itl_p95_s);
+	view_num(jb, o, MV_PREFIX_HITS, v->prefix_hits);
+	view_num(jb, o, MV_PREFIX_QUERIES, v->prefix_queries);
+	view_num(jb, o, MV_CACHE_HIT_RATE, v->cache_hit_rate);
+	view_num(jb, o, MV_CACHE_HIT_RATE_MAX, v->cache_hit_rate_max);
+	view_num(jb, o, MV_RUNNING, v->running);
+	view_num(jb, o, MV_WAITING, v->waiting);
+	view_num(jb, o, MV_KV_USAGE, v->kv_usage);
+	view_num(jb, o, MV_KV_USAGE_MAX, v->kv_usage_max);
+	view_num(jb, o, MV_ENGINES, v->engines);
+	view_num(jb, o, MV_SPEC_ACCEPT_RATE, v->spec_accept_rate);
+	view_num(jb, o, MV_SPEC_ACCEPT_LENGTH, v->spec_accept_length);
+	view_num(jb, o, MV_SPEC_DRAFTS, v->spec_drafts);
+	view_num(jb, o, MV_SPEC_DRAFT_TOKENS, v->spec_draft_tokens);
+	view_num(jb, o, MV_SPEC_ACCEPTED, v->spec_accepted);
 	if (v->spec_npos) {
-		cJSON *pos = json_add_arr(jb, o, "spec_accept_by_pos");
+		cJSON *pos = json_add_arr(jb, o, MV_SPEC_ACCEPT_BY_POS);
 		int i;
 
 		for (i = 0; i < v->spec_npos; i++)
@@ -311,7 +311,7 @@ static enum err metrics_write(struct run *r, int level, const struct metrics *af
 		metrics_view(&delta, after, &v);
 		view_json(&jb, o, "server", &v);
 	} else {
-		json_add_str(&jb, o, "error", why ? why : md.msg);
+		json_add_str(&jb, o, MV_ERROR, why ? why : md.msg);
 	}
 	e = json_build_end(&jb, &o, name, d);
 	if (!e)
