@@ -340,7 +340,7 @@ int loadci_judge(struct loadci_set *a, struct loadci_set *b,
 	out->one_round = m < 2 || n < 2;
 	out->rounds_a = m, out->rounds_b = n;
 	out->worth_a = ea.worth, out->worth_b = eb.worth;
-	if (ea.worth < m || eb.worth < n)
+	if (3 * ea.worth <= 2 * m || 3 * eb.worth <= 2 * n)
 		out->noise = LOADCI_NOISE_PHASES;
 	if (!(ya = mem_alloc(m * sizeof(*ya))) || !(yb = mem_alloc(n * sizeof(*yb))))
 		goto out;

@@ -122,7 +122,9 @@ struct loadci_result {
 				   or the difference is */
 	int one_round;          /* a run has a single valid round */
 	enum loadci_noise noise;/* what dominates (the noisier run's; PHASES when
-				   a run's rounds move together) */
+				   a run's rounds move together so that they
+				   count as two thirds of themselves or fewer:
+				   its interval some 20% wider or more) */
 	size_t rounds_a, rounds_b; /* each run's valid rounds ... */
 	size_t worth_a, worth_b;   /* ... and the independent ones they count as */
 };

@@ -124,6 +124,13 @@ static void test_statistics(void)
 			      loadci_set_end_round(&b));
 		CHECK(loadci_judge(&a, &b, &tps, &q) && q.verdict == LOADCI_FAIL);
 		CHECK(q.noise != LOADCI_NOISE_PHASES && q.worth_b == 30 && q.hi < 0.9);
+		/* rounds that move together a little (lag-1 autocorrelation 0.44:
+		 * worth 23 of 30) count as fewer, but the phases are not what
+		 * dominates the noise: that takes two thirds or fewer */
+		loadci_set_reset(&b);
+		for (i = 0; i < 30; i++)
+			CHECK(loadci_set_add(&b, 1000 + 50 * sin(1.1 * (double)i)) && loadci_set_end_round(&b));
+		CHECK(loadci_judge(&a, &b, &tps, &q) && q.worth_b == 23 && q.noise != LOADCI_NOISE_PHASES);
 		fill(&a, 3, 1, 1000, 0, 0, 0);
 	}
 	/* no sample, or A at 0: no judgement */
