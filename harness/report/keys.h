@@ -105,7 +105,6 @@
 #define SK_PASSED "passed"
 #define SK_NEEDLES "needles"
 #define SK_WRONG "wrong"
-#define SK_CACHED_TOKENS "cached_tokens"
 
 /* The comparison: {needle_diff, a, b (each run's SK_RUN), warnings,
  * endpoints, usage, overall, flips, cases, usage_changes, only_b_failed,

@@ -32,11 +32,11 @@ static void take_residue(struct json_build *jb, cJSON *res, const cJSON *rec,
 
 	cJSON_ArrayForEach(n, jget2(rec, RK_GRADE, RK_NEEDLES)) {
 		total++;
-		found += cJSON_IsTrue(jget(n, "ok"));
+		found += cJSON_IsTrue(jget(n, RK_OK));
 	}
 	for (i = 0; i < sizeof(moduli) / sizeof(moduli[0]); i++) {
 		char key[16], r[24];
-		const cJSON *t = jget(probe, "tokens");
+		const cJSON *t = jget(probe, RK_TOKENS);
 		cJSON *m = cJSON_GetObjectItemCaseSensitive(res, (snprintf(key, sizeof(key), "mod%d", moduli[i]), key));
 		cJSON *row;
 
@@ -68,17 +68,17 @@ static void take_cache(struct json_build *jb, cJSON *steps, const cJSON *rec,
 		return;
 	json_add_dup(jb, o, RK_CASE, jget(rec, RK_CASE));
 	json_add_dup(jb, o, RK_VERDICT, jget(rec, RK_VERDICT));
-	json_add_dup(jb, o, SK_CACHED_TOKENS, jget(probe, "cached_tokens"));
-	json_add_dup(jb, o, RK_TTFT_MS, jget(probe, "ttft_ms"));
+	json_add_dup(jb, o, RK_CACHED_TOKENS, jget(probe, RK_CACHED_TOKENS));
+	json_add_dup(jb, o, RK_TTFT_MS, jget(probe, RK_TTFT_MS));
 	wrong = json_add_arr(jb, o, SK_WRONG);
 	cJSON_ArrayForEach(n, jget2(rec, RK_GRADE, RK_NEEDLES)) {
 		char line[256], tmp[2][64];
-		if (cJSON_IsTrue(jget(n, "ok")))
+		if (cJSON_IsTrue(jget(n, RK_OK)))
 			continue;
 		snprintf(line, sizeof(line), "%s: expected %s, got %s",
-			 md_value(jget(n, "project"), tmp[0], sizeof(tmp[0])),
-			 md_value(jget(n, "expected"), tmp[1], sizeof(tmp[1])),
-			 cJSON_IsString(jget(n, "got")) ? jget(n, "got")->valuestring : "nothing");
+			 md_value(jget(n, RK_PROJECT), tmp[0], sizeof(tmp[0])),
+			 md_value(jget(n, RK_EXPECTED), tmp[1], sizeof(tmp[1])),
+			 cJSON_IsString(jget(n, RK_GOT)) ? jget(n, RK_GOT)->valuestring : "nothing");
 		json_add_str(jb, wrong, NULL, line);
 	}
 }
@@ -106,7 +106,7 @@ void probesum_take(struct probesum *p, const struct record_view *v)
 		json_add_obj(&p->jb, p->s, SK_RESIDUE);
 		json_add_arr(&p->jb, p->s, SK_CACHE);
 	}
-	if (jget(pr, "step"))
+	if (jget(pr, RK_STEP))
 		take_cache(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, SK_CACHE), rec, pr);
 	else
 		take_residue(&p->jb, cJSON_GetObjectItemCaseSensitive(p->s, SK_RESIDUE), rec, pr);
@@ -155,11 +155,11 @@ static enum err cache_md(const cJSON *steps, struct buf *b)
 
 	cJSON_ArrayForEach(st, steps) {
 		char t[3][64];
-		absent |= !cJSON_IsNumber(jget(st, SK_CACHED_TOKENS));
+		absent |= !cJSON_IsNumber(jget(st, RK_CACHED_TOKENS));
 		e = e ? e : buf_puts(b, "| ");
 		e = e ? e : md_cell(b, md_value(jget(st, RK_CASE), t[0], 64));
 		e = e ? e : buf_printf(b, " | %s | %s | %s | ", md_value(jget(st, RK_VERDICT), t[1], 64),
-				       md_number(jget(st, SK_CACHED_TOKENS), "%.0f", t[2], 64),
+				       md_number(jget(st, RK_CACHED_TOKENS), "%.0f", t[2], 64),
 				       md_number(jget(st, RK_TTFT_MS), "%.0f", t[0], 64));
 		cJSON_ArrayForEach(w, jget(st, SK_WRONG))
 			e = e ? e : buf_printf(b, "%s%s", w == jget(st, SK_WRONG)->child ? "" : "; ",

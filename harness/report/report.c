@@ -283,11 +283,11 @@ static void take_recall(struct report_fold *A, const struct record_view *v, int 
 	take_recall_timing(A, v, len);
 	if (cJSON_IsArray(needles) && cJSON_GetArraySize(needles) > 0) {
 		cJSON_ArrayForEach(n, needles) {
-			long dep = num_long(jget(n, "depth"), -1);
+			long dep = num_long(jget(n, RK_DEPTH), -1);
 
 			if (dep >= 0)
 				add_cell(A, dep, len,
-					 transport_ok && cJSON_IsTrue(jget(n, "ok")), !transport_ok);
+					 transport_ok && cJSON_IsTrue(jget(n, RK_OK)), !transport_ok);
 		}
 		return;
 	}

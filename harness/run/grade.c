@@ -675,14 +675,14 @@ static int needle_record(struct grade *g, const struct grade_needle *n,
 
 	json_build_init(&jb);
 	o = json_add_obj(&jb, g->needles, NULL);
-	json_add_int(&jb, o, "depth", n->depth);
-	json_add_str(&jb, o, "project", n->project);
-	json_add_str(&jb, o, "expected", n->code);
+	json_add_int(&jb, o, RK_DEPTH, n->depth);
+	json_add_str(&jb, o, RK_PROJECT, n->project);
+	json_add_str(&jb, o, RK_EXPECTED, n->code);
 	if (got)
-		json_add_dup(&jb, o, "got", got);
+		json_add_dup(&jb, o, RK_GOT, got);
 	else
-		json_add_null(&jb, o, "got");
-	json_add_bool(&jb, o, "ok", ok);
+		json_add_null(&jb, o, RK_GOT);
+	json_add_bool(&jb, o, RK_OK, ok);
 	return json_build_end(&jb, NULL, "a needle", NULL) == ERR_OK;
 }
 

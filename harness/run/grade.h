@@ -43,6 +43,15 @@ struct grade {
 			    got, ok}), else NULL */
 };
 
+/* The members of a grade's needle entry, which a record keeps as
+ * "grade"."needles"[] (record.h's RK_ names, spelled here where they are
+ * written; "ok" is a record's every verdict member). */
+#define RK_OK "ok"
+#define RK_DEPTH "depth"
+#define RK_PROJECT "project"
+#define RK_EXPECTED "expected"
+#define RK_GOT "got"
+
 /* One needle a recall answer must report. Strings are borrowed. */
 struct grade_needle {
 	const char *project;

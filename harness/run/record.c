@@ -942,12 +942,12 @@ static void add_probe(struct json_build *jb, cJSON *rec, const struct record_pro
 	cJSON *o = json_add_obj(jb, rec, RK_PROBE);
 
 	if (p->cache) {
-		json_add_str(jb, o, "step", p->step);
+		json_add_str(jb, o, RK_STEP, p->step);
 		json_add_str(jb, o, RK_NONCE, p->nonce);
-		num_or_null(jb, o, "cached_tokens", (double)p->cached_tokens, p->cached_tokens >= 0);
-		json_add_num(jb, o, "ttft_ms", p->ttft_ms);
+		num_or_null(jb, o, RK_CACHED_TOKENS, (double)p->cached_tokens, p->cached_tokens >= 0);
+		json_add_num(jb, o, RK_TTFT_MS, p->ttft_ms);
 	} else {
-		json_add_int(jb, o, "tokens", p->tokens);
+		json_add_int(jb, o, RK_TOKENS, p->tokens);
 		json_add_int(jb, o, "offset", p->offset);
 		json_add_int(jb, o, "mod2", p->tokens % 2);
 		json_add_int(jb, o, "mod4", p->tokens % 4);

@@ -167,7 +167,6 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
 #define RK_REPLICA "replica"
 #define RK_BASE_URL "base_url"
 #define RK_TEMPERATURE "temperature"
-#define RK_OK "ok"
 #define RK_FAILURES "failures"                         /* transport. */
 #define RK_MESSAGES "messages"
 #define RK_ENABLED "enabled"                           /* audit. */
@@ -177,7 +176,7 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
 #define RK_TOLERANCE "tolerance"
 #define RK_HINT "hint"
 #define RK_REASONS "reasons"                           /* grade. */
-#define RK_NEEDLES "needles"
+#define RK_NEEDLES "needles"                         /* its entries' members: grade.h */
 #define RK_FIRST_BYTE_MS "first_byte_ms"               /* timing. */
 #define RK_TTFT_MS "ttft_ms"
 #define RK_TTFC_MS "ttfc_ms"
@@ -197,6 +196,8 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
 #define RK_SCHEDULED_MS "scheduled_ms"                 /* load., also read by merge */
 #define RK_SENT_MS "sent_ms"
 #define RK_ROUND_STARTED_UNIX "round_started_unix"     /* load. of a shard's record */
+#define RK_STEP "step"                                 /* probe. */
+#define RK_CACHED_TOKENS "cached_tokens"
 #define RK_NONCE "nonce"                               /* probe. (and the manifest's
 							  cache_probe, recprobe.h) */
 /* The members looked up in view.rec for the few records a report quotes (a

@@ -95,9 +95,9 @@ int recprobe_document_id(const cJSON *rec, char out[RECPROBE_DOC_ID])
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(recall, RK_DEPTHS))
 		h = fnv64_json(h, it);
 	cJSON_ArrayForEach(it, needles) {
-		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "depth"));
-		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "project"));
-		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, "expected"));
+		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, RK_DEPTH));
+		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, RK_PROJECT));
+		h = fnv64_json(h, cJSON_GetObjectItemCaseSensitive(it, RK_EXPECTED));
 	}
 	snprintf(out, RECPROBE_DOC_ID, "%016llx", (unsigned long long)h);
 	return 1;
