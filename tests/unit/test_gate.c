@@ -214,8 +214,9 @@ static void test_estimate(void)
 
 /* A level of a load run: `rounds` rounds of `n` requests at concurrency c
  * (rate r when r > 0), TTFT ttft + jit ms * j, 40 tokens at `tpot` ms, sent
- * `gap` ms apart; request `bad` (over the whole level, -1 = none) fails. */
-struct level { const char *id; int c; double r; int rounds, n; double ttft, jit, tpot, gap; int bad; };
+ * `gap` ms apart; request `bad` (over the whole level, -1 = none) fails;
+ * round k's TTFT and TPOT times slow[k - 1] (none: 1). */
+struct level { const char *id; int c; double r; int rounds, n; double ttft, jit, tpot, gap; int bad; const double *slow; };
 
 static void add_level(cJSON *recs, const struct level *l, int level)
 {
@@ -224,15 +225,16 @@ static void add_level(cJSON *recs, const struct level *l, int level)
 
 	for (k = 1; k <= l->rounds; k++)
 		for (j = 0; j < l->n; j++, i++) {
-			double t = l->ttft + l->jit * j, sent = l->gap * j;
-			double e2e = t + l->tpot * 39;
+			double f = l->slow ? l->slow[k - 1] : 1;
+			double t = (l->ttft + l->jit * j) * f, sent = l->gap * j, tpot = l->tpot * f;
+			double e2e = t + tpot * 39;
 			snprintf(buf, sizeof(buf),
 				 "{\"case\":\"%s\",\"repeat\":%d,\"seed\":null,\"verdict\":\"%s\",\"load\":{%s%g,"
 				 "\"level\":%d,\"round\":%d,\"index\":%d,\"sent_ms\":%g,\"scheduled_ms\":%g},"
 				 "\"timing\":{\"ttft_ms\":%g,\"ttfc_ms\":%g,\"tpot_ms\":%g,\"e2e_ms\":%g},"
 				 "\"usage\":{\"completion_tokens\":40}}",
 				 l->id, i, i == l->bad ? "fail" : "pass", l->r > 0 ? "\"rate\":" : "\"concurrency\":",
-				 l->r > 0 ? l->r : l->c, level, k, j, sent, sent, t, t, l->tpot, e2e);
+				 l->r > 0 ? l->r : l->c, level, k, j, sent, sent, t, t, tpot, e2e);
 			cJSON_AddItemToArray(recs, cJSON_Parse(buf));
 		}
 }
@@ -404,6 +406,80 @@ static void test_noise(void)
 	cmp_free(&c);
 }
 
+/* The rounds count an underpowered cell's advice asks for ("about N valid
+ * rounds in each run"), or -1. */
+static int asked_rounds(const char *why)
+{
+	const char *p = strstr(why, "about ");
+	int n, end;
+
+	for (; p; p = strstr(p + 1, "about ")) {
+		end = 0;
+		if (sscanf(p, "about %d valid rounds%n", &n, &end) == 1 && end > 0)
+			return n;
+	}
+	return -1;
+}
+
+/* The output throughput gate on one C1 level of `rounds` rounds a run,
+ * round k of A slowed by fa[k - 1] and of B by fb[k - 1]: underpowered, and
+ * the cell's advice (valid until cmp_free). */
+static const char *underpowered(struct cmp *c, int rounds, const double *fa, const double *fb)
+{
+	const struct level a[] = {{"m", 1, 0, rounds, 32, 20, 0.2, 10, 0, -1, fa}};
+	const struct level b[] = {{"m", 1, 0, rounds, 32, 20, 0.2, 10, 0, -1, fb}};
+	const char *why = "";
+	double v = 0;
+
+	cmp_make(c, a, 1, b, 1);
+	CHECK(eval(c, "output_tps_ratio>=0.9", &v, &why) == GATE_UNDERPOWERED);
+	return why;
+}
+
+/* What an underpowered cell says: what dominates its noise and what would
+ * settle it, in rounds and in time at the measured pace, never more rounds
+ * than a run can spend. */
+static void test_advice(void)
+{
+	static const double quiet[30] = {1, 1.01, 0.99, 1, 1.01, 0.99, 1, 1.01, 0.99, 1, 1.01, 0.99, 1, 1.01, 0.99,
+					 1, 1.01, 0.99, 1, 1.01, 0.99, 1, 1.01, 0.99, 1, 1.01, 0.99, 1, 1.01, 0.99};
+	static const double apart_a[] = {1, 1.15, 0.88, 1.1, 0.92}, apart_b[] = {1.08, 0.9, 1.12, 0.94, 1.03};
+	static const double wild_a[] = {1, 1.6, 0.6}, wild_b[] = {1.5, 0.65, 1.1};
+	double phase[30], slower[30];
+	struct cmp c;
+	const char *why;
+	int i, n;
+
+	for (i = 0; i < 30; i++)
+		phase[i] = quiet[i] * (i < 10 ? 1 : 1.25), slower[i] = 1.11 * (1 + 0.02 * sin(1.3 * i));
+	/* rounds 8-15% apart, five a run: the rounds' spread decides; the advice
+	 * asks for more rounds, fewer than a run can spend, with their time */
+	why = underpowered(&c, 5, apart_a, apart_b);
+	CHECK(strstr(why, "the rounds disagree (drift or slow phases)") != NULL);
+	n = asked_rounds(why);
+	CHECK(n > 5 && n <= 30 && strstr(why, "(now 5; about ") && strstr(why, " more a run at "));
+	cmp_free(&c);
+	/* rounds 40-60% apart, three a run: more than 30 rounds would be
+	 * needed; it says it cannot be settled on this server, and why */
+	why = underpowered(&c, 3, wild_a, wild_b);
+	CHECK(strstr(why, "cannot be settled within 30 rounds a run on this server: the rounds disagree") != NULL);
+	CHECK(asked_rounds(why) == -1);
+	cmp_free(&c);
+	/* B's last 20 of 30 rounds in one slow phase: the rounds move together,
+	 * the advice says how few independent rounds they are worth, and that
+	 * more rounds of this run would not settle it */
+	why = underpowered(&c, 30, quiet, phase);
+	CHECK(strstr(why, "cannot be settled within 30 rounds a run on this server: the rounds move together "
+			  "in slow phases") && strstr(why, "(30 and 30 rounds count as about 30 and "));
+	CHECK(asked_rounds(why) == -1);
+	cmp_free(&c);
+	/* two runs steady to within 2%, 10% apart: each is precise, their
+	 * difference is the threshold's size; the advice says the runs disagree */
+	why = underpowered(&c, 30, quiet, slower);
+	CHECK(strstr(why, "the runs disagree by -10%, about the threshold's size (each is precise to about ") != NULL);
+	cmp_free(&c);
+}
+
 static void test_parse(void)
 {
 	struct gate g[GATE_CUTOVER_N];
@@ -430,6 +506,7 @@ int main(void)
 	T_RUN(test_estimate);
 	T_RUN(test_gates);
 	T_RUN(test_noise);
+	T_RUN(test_advice);
 	T_RUN(test_parse);
 	return T_DONE();
 }
