@@ -2281,6 +2281,10 @@ enum err bpe_count_many(const struct bpe *b, struct bpe_work *w, const char *s, 
 				l0_fill(w, piece, n, 1);
 				continue;
 			}
+			/* the slot remember() writes: count_l0 fetched it a whole
+			 * batch ago, long evicted; the model run hides this fetch */
+			if (w->cache.nslot)
+				__builtin_prefetch(&w->cache.slot[q.h[i] & (w->cache.nslot - 1)], 1);
 			if ((e = run_model(b, w, piece, n)))
 				break;
 			v = (uint32_t)w->nsym;
