@@ -53,6 +53,7 @@ console.log(process.argv[2], process.argv[3], r.toFixed(2), Object.entries(why).
 		"$tmp/$out/manifest.json" "$1" "$(($(date +%s) - t0))" >>"$tmp/sizes"
 }
 
+[ -z "${GATE_KEEP:-}" ] || mkdir -p "$GATE_KEEP" || exit 1
 : >"$tmp/counts"
 : >"$tmp/sizes"
 i=${GATE_FIRST:-1}
