@@ -203,6 +203,155 @@ static int by_round(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* Each figure: its key, where the cell and a round hold it (NO_ROUND: not
+ * in the rounds) and when a cell's summary has it. */
+#define NO_ROUND ((size_t)-1)
+enum when { ALWAYS, RATES, RATES_OR_SLO };
+static const struct {
+	const char *key;
+	size_t cell, round;
+	enum when when;
+} figs[LCF_COUNT] = {
+#define FIG(k, m, r, w) {k, offsetof(struct loadstat_cell, m), r, w}
+#define IN_ROUND(m) offsetof(struct loadstat_round, m)
+	[LCF_OUTPUT_TPS] = FIG(LC_OUTPUT_TPS, output_tps, IN_ROUND(output_tps), ALWAYS),
+	[LCF_TTFT_P50_MS] = FIG(LC_TTFT_P50_MS, ttft_p50_ms, IN_ROUND(ttft_p50_ms), ALWAYS),
+	[LCF_TTFT_P95_MS] = FIG(LC_TTFT_P95_MS, ttft_p95_ms, IN_ROUND(ttft_p95_ms), ALWAYS),
+	[LCF_TTFT_P99_MS] = FIG(LC_TTFT_P99_MS, ttft_p99_ms, NO_ROUND, ALWAYS),
+	[LCF_TTFC_P50_MS] = FIG(LC_TTFC_P50_MS, ttfc_p50_ms, IN_ROUND(ttfc_p50_ms), ALWAYS),
+	[LCF_TTFC_P95_MS] = FIG(LC_TTFC_P95_MS, ttfc_p95_ms, NO_ROUND, ALWAYS),
+	[LCF_TPOT_P50_MS] = FIG(LC_TPOT_P50_MS, tpot_p50_ms, NO_ROUND, ALWAYS),
+	[LCF_TPOT_P95_MS] = FIG(LC_TPOT_P95_MS, tpot_p95_ms, IN_ROUND(tpot_p95_ms), ALWAYS),
+	[LCF_E2E_P50_MS] = FIG(LC_E2E_P50_MS, e2e_p50_ms, IN_ROUND(e2e_p50_ms), ALWAYS),
+	[LCF_E2E_P95_MS] = FIG(LC_E2E_P95_MS, e2e_p95_ms, NO_ROUND, ALWAYS),
+	[LCF_ITL_P50_MS] = FIG(LC_ITL_P50_MS, itl_p50_ms, NO_ROUND, ALWAYS),
+	[LCF_ITL_P95_MS] = FIG(LC_ITL_P95_MS, itl_p95_ms, NO_ROUND, ALWAYS),
+	[LCF_ITL_P99_MS] = FIG(LC_ITL_P99_MS, itl_p99_ms, NO_ROUND, ALWAYS),
+	[LCF_ACHIEVED_RATE] = FIG(LC_ACHIEVED_RATE, achieved_rate, IN_ROUND(achieved_rate), RATES),
+	[LCF_SLO_ATTAINMENT] = FIG(LC_SLO_ATTAINMENT, slo_attainment, IN_ROUND(slo_attainment), RATES_OR_SLO),
+	[LCF_GOODPUT_RPS] = FIG(LC_GOODPUT_RPS, goodput_rps, IN_ROUND(goodput_rps), RATES_OR_SLO),
+	[LCF_LAG_P99_MS] = FIG(LC_LAG_P99_MS, lag_p99_ms, IN_ROUND(lag_p99_ms), ALWAYS),
+#undef IN_ROUND
+#undef FIG
+};
+
+const char *loadcells_fig_key(enum loadcells_fig f)
+{
+	return figs[f].key;
+}
+
+int loadcells_fig_named(const char *key)
+{
+	int f;
+
+	for (f = 0; f < LCF_COUNT; f++)
+		if (!strcmp(key, figs[f].key))
+			return f;
+	return -1;
+}
+
+/* Whether cell `c`'s summary holds figure `f`. */
+static int holds(const struct loadcells_cell *c, enum loadcells_fig f)
+{
+	return figs[f].when == ALWAYS || c->open_loop || (figs[f].when == RATES_OR_SLO && c->has_slo);
+}
+
+const struct loadstat_fig *loadcells_fig(const struct loadcells_cell *c, enum loadcells_fig f)
+{
+	return holds(c, f) ? (const struct loadstat_fig *)(const void *)((const char *)&c->s + figs[f].cell)
+			   : NULL;
+}
+
+int loadcells_round_fig(const struct loadcells_cell *c, const struct loadcells_round *r,
+			enum loadcells_fig f, double *v)
+{
+	if (!holds(c, f) || figs[f].round == NO_ROUND)
+		return 0;
+	*v = *(const double *)(const void *)((const char *)&r->s + figs[f].round);
+	return 1;
+}
+
+/* Cell `c` of the requests into `out` (zeroed): its level as its first
+ * request gives it, its rounds' figures and its own. */
+static enum err fill_cell(struct cell *c, struct loadcells_cell *out, struct diag *d)
+{
+	struct loadstat_round *rs = mem_calloc(c->nr ? c->nr : 1, sizeof(*rs));
+	double *scratch;
+	size_t i, most = c->nr;
+
+	for (i = 0; i < c->nr; i++)
+		most = c->r[i].n > most ? c->r[i].n : most;
+	scratch = mem_calloc(most ? most : 1, sizeof(*scratch));
+	out->rounds = mem_calloc(c->nr ? c->nr : 1, sizeof(*out->rounds));
+	out->case_id = mem_strndup(c->first->id, strlen(c->first->id));
+	if (!rs || !scratch || !out->rounds || !out->case_id) {
+		mem_free(rs);
+		mem_free(scratch);
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+	}
+	out->open_loop = c->first->open_loop;
+	/* a concurrency is a whole number: the summary writes it as one */
+	out->level_value = out->open_loop ? c->first->level_value : (double)(long long)c->first->level_value;
+	out->has_slo = c->first->has_slo;
+	qsort(c->r, c->nr, sizeof(*c->r), by_round);
+	for (i = 0; i < c->nr; i++) {
+		loadstat_round(c->r[i].q, c->r[i].n, out->has_slo ? &c->first->slo : NULL, scratch, &rs[i]);
+		loadstat_round_itl(&rs[i], c->r[i].itl, c->r[i].nitl);
+		out->rounds[i].round = c->r[i].round;
+	}
+	loadstat_cell(rs, c->nr, scratch, &out->s);
+	for (i = 0; i < c->nr; i++)
+		out->rounds[i].s = rs[i];
+	out->nrounds = c->nr;
+	mem_free(rs);
+	mem_free(scratch);
+	return ERR_OK;
+}
+
+enum err loadcells_build(const struct loadcells_reqs *reqs, struct loadcells *out, struct diag *d)
+{
+	struct acc a = {0};
+	size_t i;
+	enum err e = ERR_OK;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; reqs && i < reqs->n; i++)
+		if (!add(&a, reqs, &reqs->r[i])) {
+			acc_free(&a);
+			return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+		}
+	if (a.n && !(out->c = mem_calloc(a.n, sizeof(*out->c))))
+		e = diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+	for (i = 0; i < a.n && !e; i++) {
+		out->n++;
+		e = fill_cell(&a.c[i], &out->c[i], d);
+	}
+	acc_free(&a);
+	if (e)
+		loadcells_free(out);
+	return e;
+}
+
+void loadcells_free(struct loadcells *lc)
+{
+	size_t i;
+
+	for (i = 0; i < lc->n; i++) {
+		mem_free(lc->c[i].case_id);
+		mem_free(lc->c[i].rounds);
+		cJSON_Delete(lc->c[i].server);
+		mem_free(lc->c[i].stopped);
+	}
+	mem_free(lc->c);
+	cJSON_Delete(lc->client);
+	for (i = 0; i < lc->nwarnings; i++)
+		mem_free(lc->warnings[i]);
+	mem_free(lc->warnings);
+	memset(lc, 0, sizeof(*lc));
+}
+
+/* ---- the summary's "load" ---- */
+
 static void add_fig(struct json_build *jb, cJSON *o, const char *name,
 		    const struct loadstat_fig *f)
 {
@@ -219,137 +368,78 @@ static void add_fig(struct json_build *jb, cJSON *o, const char *name,
 	json_add_num(jb, o, k, f->max);
 }
 
-static void add_round(struct json_build *jb, cJSON *arr, long round,
-		      const struct loadstat_round *r, int open, int has_slo)
+static void add_round(struct json_build *jb, cJSON *arr, const struct loadcells_cell *c,
+		      const struct loadcells_round *r)
 {
 	cJSON *o = json_add_obj(jb, arr, NULL);
+	double v;
+	int f;
 
-	json_add_int(jb, o, LC_ROUND, round);
-	json_add_bool(jb, o, LC_VALID, r->valid);
-	json_add_int(jb, o, LC_REQUESTS, (long long)r->requests);
-	json_add_int(jb, o, LC_SUCCEEDED, (long long)r->succeeded);
-	json_add_num(jb, o, LC_WALL_MS, r->wall_ms);
-	json_add_num(jb, o, LC_OUTPUT_TPS, r->output_tps);
-	json_add_num(jb, o, LC_TTFT_P50_MS, r->ttft_p50_ms);
-	json_add_num(jb, o, LC_TTFT_P95_MS, r->ttft_p95_ms);
-	json_add_num(jb, o, LC_TTFC_P50_MS, r->ttfc_p50_ms);
-	json_add_num(jb, o, LC_TPOT_P95_MS, r->tpot_p95_ms);
-	json_add_num(jb, o, LC_E2E_P50_MS, r->e2e_p50_ms);
-	if (open)
-		json_add_num(jb, o, LC_ACHIEVED_RATE, r->achieved_rate);
-	if (open || has_slo) {
-		json_add_num(jb, o, LC_SLO_ATTAINMENT, r->slo_attainment);
-		json_add_num(jb, o, LC_GOODPUT_RPS, r->goodput_rps);
-	}
-	json_add_num(jb, o, LC_LAG_P99_MS, r->lag_p99_ms);
+	json_add_int(jb, o, LC_ROUND, r->round);
+	json_add_bool(jb, o, LC_VALID, r->s.valid);
+	json_add_int(jb, o, LC_REQUESTS, (long long)r->s.requests);
+	json_add_int(jb, o, LC_SUCCEEDED, (long long)r->s.succeeded);
+	json_add_num(jb, o, LC_WALL_MS, r->s.wall_ms);
+	for (f = 0; f < LCF_COUNT; f++)
+		if (loadcells_round_fig(c, r, (enum loadcells_fig)f, &v))
+			json_add_num(jb, o, figs[f].key, v);
 }
 
-/* The level's value as its first request gives it: "concurrency" or
- * "rate". */
-static void add_level(struct json_build *jb, cJSON *o, const struct cell *c, int *open)
+static void add_cell(struct json_build *jb, cJSON *cells, const struct loadcells_cell *c)
 {
-	json_add_str(jb, o, LC_CASE, c->first->id);
-	*open = c->first->open_loop;
-	if (*open)
-		json_add_num(jb, o, LC_RATE, c->first->level_value);
-	else
-		json_add_int(jb, o, LC_CONCURRENCY, (long long)c->first->level_value);
-}
-
-static void add_figures(struct json_build *jb, cJSON *o, const struct loadstat_cell *s,
-			int open, int has_slo)
-{
-	json_add_int(jb, o, LC_ROUNDS_TOTAL, (long long)s->rounds_total);
-	json_add_int(jb, o, LC_ROUNDS_VALID, (long long)s->rounds_valid);
-	json_add_int(jb, o, LC_REQUESTS, (long long)s->requests);
-	json_add_int(jb, o, LC_SUCCEEDED, (long long)s->succeeded);
-	json_add_num(jb, o, LC_SUCCESS_RATE, s->success_rate);
-	add_fig(jb, o, LC_OUTPUT_TPS, &s->output_tps);
-	add_fig(jb, o, LC_TTFT_P50_MS, &s->ttft_p50_ms);
-	add_fig(jb, o, LC_TTFT_P95_MS, &s->ttft_p95_ms);
-	add_fig(jb, o, LC_TTFT_P99_MS, &s->ttft_p99_ms);
-	add_fig(jb, o, LC_TTFC_P50_MS, &s->ttfc_p50_ms);
-	add_fig(jb, o, LC_TTFC_P95_MS, &s->ttfc_p95_ms);
-	add_fig(jb, o, LC_TPOT_P50_MS, &s->tpot_p50_ms);
-	add_fig(jb, o, LC_TPOT_P95_MS, &s->tpot_p95_ms);
-	add_fig(jb, o, LC_E2E_P50_MS, &s->e2e_p50_ms);
-	add_fig(jb, o, LC_E2E_P95_MS, &s->e2e_p95_ms);
-	add_fig(jb, o, LC_ITL_P50_MS, &s->itl_p50_ms);
-	add_fig(jb, o, LC_ITL_P95_MS, &s->itl_p95_ms);
-	add_fig(jb, o, LC_ITL_P99_MS, &s->itl_p99_ms);
-	if (open)
-		add_fig(jb, o, LC_ACHIEVED_RATE, &s->achieved_rate);
-	if (open || has_slo) {
-		add_fig(jb, o, LC_SLO_ATTAINMENT, &s->slo_attainment);
-		add_fig(jb, o, LC_GOODPUT_RPS, &s->goodput_rps);
-	}
-	add_fig(jb, o, LC_LAG_P99_MS, &s->lag_p99_ms);
-	json_add_num(jb, o, LC_LAG_MAX_MS, s->lag_max_ms);
-}
-
-static enum err add_cell(struct json_build *jb, cJSON *cells, struct cell *c, struct diag *d)
-{
-	struct loadstat_round *rs = mem_calloc(c->nr ? c->nr : 1, sizeof(*rs));
-	double *scratch = NULL;
-	struct loadstat_cell s;
-	size_t i, most = c->nr;
-	cJSON *o, *arr;
-	int open;
-
-	for (i = 0; i < c->nr; i++)
-		most = c->r[i].n > most ? c->r[i].n : most;
-	scratch = mem_calloc(most ? most : 1, sizeof(*scratch));
-	if (!rs || !scratch) {
-		mem_free(rs);
-		mem_free(scratch);
-		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
-	}
-	qsort(c->r, c->nr, sizeof(*c->r), by_round);
-	o = json_add_obj(jb, cells, NULL);
-	add_level(jb, o, c, &open);
-	for (i = 0; i < c->nr; i++) {
-		loadstat_round(c->r[i].q, c->r[i].n, c->first->has_slo ? &c->first->slo : NULL, scratch, &rs[i]);
-		loadstat_round_itl(&rs[i], c->r[i].itl, c->r[i].nitl);
-	}
-	loadstat_cell(rs, c->nr, scratch, &s);
-	add_figures(jb, o, &s, open, c->first->has_slo);
-	arr = json_add_arr(jb, o, LC_ROUNDS);
-	for (i = 0; i < c->nr; i++)
-		add_round(jb, arr, c->r[i].round, &rs[i], open, c->first->has_slo);
-	mem_free(rs);
-	mem_free(scratch);
-	return ERR_OK;
-}
-
-enum err loadcells_build(const struct loadcells_reqs *reqs, cJSON **out, struct diag *d)
-{
-	struct acc a = {0};
-	struct json_build jb;
-	cJSON *cells;
+	cJSON *o = json_add_obj(jb, cells, NULL), *arr, *z;
+	const struct loadstat_fig *fg;
 	size_t i;
-	enum err e = ERR_OK;
+	int f;
 
-	*out = NULL;
-	for (i = 0; reqs && i < reqs->n; i++)
-		if (!add(&a, reqs, &reqs->r[i])) {
-			acc_free(&a);
-			return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
-		}
-	if (!a.n) {
-		acc_free(&a);
-		return ERR_OK;
+	json_add_str(jb, o, LC_CASE, c->case_id);
+	if (c->open_loop)
+		json_add_num(jb, o, LC_RATE, c->level_value);
+	else
+		json_add_int(jb, o, LC_CONCURRENCY, (long long)c->level_value);
+	json_add_int(jb, o, LC_ROUNDS_TOTAL, (long long)c->s.rounds_total);
+	json_add_int(jb, o, LC_ROUNDS_VALID, (long long)c->s.rounds_valid);
+	json_add_int(jb, o, LC_REQUESTS, (long long)c->s.requests);
+	json_add_int(jb, o, LC_SUCCEEDED, (long long)c->s.succeeded);
+	json_add_num(jb, o, LC_SUCCESS_RATE, c->s.success_rate);
+	for (f = 0; f < LCF_COUNT; f++)
+		if ((fg = loadcells_fig(c, (enum loadcells_fig)f)))
+			add_fig(jb, o, figs[f].key, fg);
+	json_add_num(jb, o, LC_LAG_MAX_MS, c->s.lag_max_ms);
+	arr = json_add_arr(jb, o, LC_ROUNDS);
+	for (i = 0; i < c->nrounds; i++)
+		add_round(jb, arr, c, &c->rounds[i]);
+	if (c->has_client) {
+		json_add_num(jb, o, LC_CLIENT_CPU_SHARE, c->client_cpu_share);
+		json_add_num(jb, o, LC_CLIENT_CPU_SHARE_MAX, c->client_cpu_share_max);
 	}
+	if (c->server)
+		json_add_dup(jb, o, LC_SERVER, c->server);
+	if (c->has_sizing) {
+		z = json_add_obj(jb, o, LC_SIZING);
+		json_add_int(jb, z, LC_MIN_ROUNDS, c->min_rounds);
+		json_add_int(jb, z, LC_MAX_ROUNDS, c->max_rounds);
+		json_add_int(jb, z, LC_ROUNDS, c->sized_rounds);
+		json_add_str(jb, z, LC_STOPPED, c->stopped);
+	}
+}
+
+enum err loadcells_json(const struct loadcells *lc, cJSON **out, struct diag *d)
+{
+	struct json_build jb;
+	cJSON *cells, *warn;
+	size_t i;
+
 	json_build_init(&jb);
 	*out = json_new_obj(&jb);
 	cells = json_add_arr(&jb, *out, LC_CELLS);
-	for (i = 0; i < a.n && !e; i++)
-		e = add_cell(&jb, cells, &a.c[i], d);
-	acc_free(&a);
-	if (e) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return e;
-	}
+	for (i = 0; i < lc->n; i++)
+		add_cell(&jb, cells, &lc->c[i]);
+	if (lc->client)
+		json_add_dup(&jb, *out, LC_CLIENT, lc->client);
+	warn = json_add_arr(&jb, *out, LC_WARNINGS);
+	for (i = 0; i < lc->nwarnings; i++)
+		json_add_str(&jb, warn, NULL, lc->warnings[i]);
 	return json_build_end(&jb, out, "the load cells", d);
 }
 
@@ -368,15 +458,10 @@ static int by_tag_round(const void *x, const void *y)
 }
 
 /* Whether request `k` is one of cell `cell`'s. */
-static int in_cell(const struct loadcells_kept *k, const cJSON *cell)
+static int in_cell(const struct loadcells_kept *k, const struct loadcells_cell *cell)
 {
-	const cJSON *want = jget(cell, LC_RATE);
-
-	if (strcmp(k->id, jget(cell, LC_CASE)->valuestring))
-		return 0;
-	if (cJSON_IsNumber(want))
-		return k->open_loop && k->level_value == want->valuedouble;
-	return !k->open_loop && k->level_value == jget_num(cell, LC_CONCURRENCY);
+	return !strcmp(k->id, cell->case_id) && k->open_loop == cell->open_loop &&
+	       k->level_value == cell->level_value;
 }
 
 /* The valid rounds of t[0..n) (sorted by round) into `out`. */
@@ -398,7 +483,7 @@ static int fill_rounds(const struct tagged *t, size_t n, struct loadci_set *out)
 	return 1;
 }
 
-enum err loadcells_samples(const struct loadcells_reqs *reqs, const cJSON *cell,
+enum err loadcells_samples(const struct loadcells_reqs *reqs, const struct loadcells_cell *cell,
 			   enum loadstat_kind k, struct loadci_set *out, struct diag *d)
 {
 	struct tagged *t = NULL, *nt;
@@ -428,124 +513,115 @@ enum err loadcells_samples(const struct loadcells_reqs *reqs, const cJSON *cell,
 	return ok ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory reading load samples");
 }
 
-enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d)
+enum err loadcells_sizing(struct loadcells *lc, const cJSON *manifest, struct diag *d)
 {
 	const cJSON *e, *rate, *id, *stop;
-	cJSON *c, *o;
-	struct json_build jb;
+	struct loadcells_cell *c;
+	size_t i;
 
-	json_build_init(&jb);
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
+	for (i = 0; i < lc->n; i++) {
+		c = &lc->c[i];
 		cJSON_ArrayForEach(e, jget(manifest, LC_LOAD_SIZING)) {
 			rate = jget(e, LC_RATE);
 			id = jget(e, LC_CASE);
 			stop = jget(e, LC_STOPPED);
-			if (!cJSON_IsString(id) || !cJSON_IsString(stop) || !cJSON_IsString(jget(c, LC_CASE)) ||
-			    strcmp(id->valuestring, jget(c, LC_CASE)->valuestring) ||
-			    (cJSON_IsNumber(rate) ? jget_num(c, LC_RATE) != rate->valuedouble
-						  : jget_num(c, LC_CONCURRENCY) != jget_num(e, LC_CONCURRENCY)))
+			if (!cJSON_IsString(id) || !cJSON_IsString(stop) || strcmp(id->valuestring, c->case_id) ||
+			    (cJSON_IsNumber(rate) ? !c->open_loop || c->level_value != rate->valuedouble
+						  : c->open_loop || c->level_value != jget_num(e, LC_CONCURRENCY)))
 				continue;
-			o = json_add_obj(&jb, c, LC_SIZING);
-			json_add_int(&jb, o, LC_MIN_ROUNDS, (long long)jget_num(e, LC_MIN_ROUNDS));
-			json_add_int(&jb, o, LC_MAX_ROUNDS, (long long)jget_num(e, LC_MAX_ROUNDS));
-			json_add_int(&jb, o, LC_ROUNDS, (long long)jget_num(e, LC_ROUNDS));
-			json_add_str(&jb, o, LC_STOPPED, stop->valuestring);
+			if (!(c->stopped = mem_strndup(stop->valuestring, strlen(stop->valuestring))))
+				return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+			c->has_sizing = 1;
+			c->min_rounds = (long)jget_num(e, LC_MIN_ROUNDS);
+			c->max_rounds = (long)jget_num(e, LC_MAX_ROUNDS);
+			c->sized_rounds = (long)jget_num(e, LC_ROUNDS);
 			break;
 		}
 	}
-	return json_build_end(&jb, NULL, "the load cells", d);
+	return ERR_OK;
 }
 
-void loadcells_name(const cJSON *c, char *out, size_t cap)
+void loadcells_name(const struct loadcells_cell *c, char *out, size_t cap)
 {
-	const cJSON *rate = jget(c, LC_RATE), *id = jget(c, LC_CASE);
-	const char *s = cJSON_IsString(id) ? id->valuestring : "?";
-
-	if (cJSON_IsNumber(rate))
-		snprintf(out, cap, "%s/r%g", s, rate->valuedouble);
+	if (c->open_loop)
+		snprintf(out, cap, "%s/r%g", c->case_id, c->level_value);
 	else
-		snprintf(out, cap, "%s/c%.0f", s, jget_num(c, LC_CONCURRENCY));
+		snprintf(out, cap, "%s/c%.0f", c->case_id, c->level_value);
 }
 
-cJSON *loadcells_find(const cJSON *cells, const char *name)
+const struct loadcells_cell *loadcells_find(const struct loadcells *lc, const char *name)
 {
 	char n[320];
-	cJSON *c;
+	size_t i;
 
-	cJSON_ArrayForEach(c, cells) {
-		loadcells_name(c, n, sizeof(n));
+	for (i = 0; lc && i < lc->n; i++) {
+		loadcells_name(&lc->c[i], n, sizeof(n));
 		if (!strcmp(n, name))
-			return c;
+			return &lc->c[i];
 	}
 	return NULL;
 }
 
 /* A figure with its range over rounds when that is not a point ("-" when
  * there is no figure). */
-static enum err put_fig(struct buf *b, const cJSON *cell, const char *name, const char *fmt)
+static enum err put_fig(struct buf *b, const struct loadcells_cell *c, enum loadcells_fig f,
+			const char *fmt)
 {
-	char kmin[64], kmax[64];
-	const cJSON *v = jget(cell, name);
-	double lo, hi;
+	const struct loadstat_fig *v = loadcells_fig(c, f);
 
-	if (!cJSON_IsNumber(v))
+	if (!v || !v->n)
 		return buf_puts(b, " - |");
-	snprintf(kmin, sizeof(kmin), "%s_min", name);
-	snprintf(kmax, sizeof(kmax), "%s_max", name);
-	lo = jget_num(cell, kmin);
-	hi = jget_num(cell, kmax);
-	if (buf_putc(b, ' ') || buf_printf(b, fmt, v->valuedouble))
+	if (buf_putc(b, ' ') || buf_printf(b, fmt, v->median))
 		return ERR_NOMEM;
-	if (lo != hi && (buf_puts(b, " (") || buf_printf(b, fmt, lo) || buf_putc(b, '-') ||
-			 buf_printf(b, fmt, hi) || buf_putc(b, ')')))
+	if (v->min != v->max && (buf_puts(b, " (") || buf_printf(b, fmt, v->min) || buf_putc(b, '-') ||
+				 buf_printf(b, fmt, v->max) || buf_putc(b, ')')))
 		return ERR_NOMEM;
 	return buf_puts(b, " |");
 }
 
-static enum err md_row(struct buf *b, const cJSON *c)
+static enum err md_row(struct buf *b, const struct loadcells_cell *c)
 {
-	const cJSON *rate = jget(c, LC_RATE);
 	enum err e;
 
 	e = buf_puts(b, "| ");
 	if (!e)
-		e = md_cell(b, cJSON_IsString(jget(c, LC_CASE)) ? jget(c, LC_CASE)->valuestring : "?");
-	if (!e && cJSON_IsNumber(rate))
-		e = buf_printf(b, " | r%g |", rate->valuedouble);
+		e = md_cell(b, c->case_id);
+	if (!e && c->open_loop)
+		e = buf_printf(b, " | r%g |", c->level_value);
 	else if (!e)
-		e = buf_printf(b, " | c%.0f |", jget_num(c, LC_CONCURRENCY));
+		e = buf_printf(b, " | c%.0f |", c->level_value);
 	if (!e)
-		e = buf_printf(b, " %.0f/%.0f | %.0f/%.0f |", jget_num(c, LC_ROUNDS_VALID),
-			       jget_num(c, LC_ROUNDS_TOTAL), jget_num(c, LC_SUCCEEDED), jget_num(c, LC_REQUESTS));
+		e = buf_printf(b, " %zu/%zu | %zu/%zu |", c->s.rounds_valid, c->s.rounds_total, c->s.succeeded,
+			       c->s.requests);
 	if (!e)
-		e = put_fig(b, c, LC_OUTPUT_TPS, "%.1f");
+		e = put_fig(b, c, LCF_OUTPUT_TPS, "%.1f");
 	if (!e)
-		e = put_fig(b, c, LC_TTFT_P50_MS, "%.0f");
+		e = put_fig(b, c, LCF_TTFT_P50_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, LC_TTFT_P95_MS, "%.0f");
+		e = put_fig(b, c, LCF_TTFT_P95_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, LC_TPOT_P95_MS, "%.1f");
+		e = put_fig(b, c, LCF_TPOT_P95_MS, "%.1f");
 	if (!e)
-		e = put_fig(b, c, LC_ITL_P95_MS, "%.1f");
+		e = put_fig(b, c, LCF_ITL_P95_MS, "%.1f");
 	if (!e)
-		e = put_fig(b, c, LC_E2E_P50_MS, "%.0f");
+		e = put_fig(b, c, LCF_E2E_P50_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, LC_TTFC_P50_MS, "%.0f");
+		e = put_fig(b, c, LCF_TTFC_P50_MS, "%.0f");
 	if (!e)
-		e = put_fig(b, c, LC_ACHIEVED_RATE, "%.3f");
+		e = put_fig(b, c, LCF_ACHIEVED_RATE, "%.3f");
 	if (!e)
-		e = put_fig(b, c, LC_SLO_ATTAINMENT, "%.3f");
+		e = put_fig(b, c, LCF_SLO_ATTAINMENT, "%.3f");
 	if (!e)
-		e = put_fig(b, c, LC_LAG_P99_MS, "%.1f");
+		e = put_fig(b, c, LCF_LAG_P99_MS, "%.1f");
 	return e ? e : buf_puts(b, "\n");
 }
 
-enum err loadcells_markdown(const cJSON *summary, struct buf *out)
+enum err loadcells_markdown(const struct loadcells *lc, struct buf *out)
 {
-	const cJSON *c, *load = jget(summary, LC_LOAD);
 	enum err e;
+	size_t i;
 
-	if (!load)
+	if (!lc->n)
 		return ERR_OK;
 	e = buf_puts(out, "\n## Load\n\nMedians over valid rounds (min-max over them); a round is valid only "
 		     "when every request passed. TTFT to the first non-empty generated fragment, reasoning "
@@ -555,13 +631,11 @@ enum err loadcells_markdown(const cJSON *summary, struct buf *out)
 		     "| TPOT P95 ms | ITL P95 ms | E2E P50 ms | TTFC P50 ms | achieved req/s | SLO attainment "
 		     "| lag P99 ms |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
-		if (!e)
-			e = md_row(out, c);
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
-		if (cJSON_IsNumber(jget(c, LC_CONCURRENCY)))
-			break;
-	if (!e && c)
+	for (i = 0; !e && i < lc->n; i++)
+		e = md_row(out, &lc->c[i]);
+	for (i = 0; i < lc->n && lc->c[i].open_loop; i++)
+		;
+	if (!e && i < lc->n)
 		e = buf_puts(out, "\n[load.png](load.png): output throughput and TTFT P95 against concurrency, "
 			     "each case as multiples of its lowest level (C1).\n");
 	return e;

@@ -123,34 +123,98 @@ enum err loadcells_reqs_add(struct loadcells_reqs *s, const struct loadcells_req
 /* Frees what `s` holds and zeroes it. */
 void loadcells_reqs_free(struct loadcells_reqs *s);
 
-/* {"cells": [...]} for the requests of `reqs` (borrowed; NULL: none), in
- * order of first appearance, or *out = NULL when there are none. ERR_NOMEM
- * only. */
-enum err loadcells_build(const struct loadcells_reqs *reqs, cJSON **out, struct diag *d);
+/* A figure of a cell (struct loadstat_cell's), in the order the summary
+ * writes them. Each is a loadstat_fig (median, min and max over rounds; n 0:
+ * null); achieved_rate is written for rates only, slo_attainment and
+ * goodput_rps for rates and cells with an SLO; the round figures are a
+ * subset (loadcells_round_fig). */
+enum loadcells_fig {
+	LCF_OUTPUT_TPS, LCF_TTFT_P50_MS, LCF_TTFT_P95_MS, LCF_TTFT_P99_MS, LCF_TTFC_P50_MS,
+	LCF_TTFC_P95_MS, LCF_TPOT_P50_MS, LCF_TPOT_P95_MS, LCF_E2E_P50_MS, LCF_E2E_P95_MS,
+	LCF_ITL_P50_MS, LCF_ITL_P95_MS, LCF_ITL_P99_MS, LCF_ACHIEVED_RATE, LCF_SLO_ATTAINMENT,
+	LCF_GOODPUT_RPS, LCF_LAG_P99_MS, LCF_COUNT
+};
 
-/* Adds to each cell of `load` (loadcells_build's) how its rounds were sized,
- * from the manifest's "load_sizing" (loadsize.h): "sizing" {"min_rounds",
- * "max_rounds", "rounds", "stopped"}; a cell without an entry (a run from
- * before self-sizing, a shard) gets none. ERR_NOMEM only. */
-enum err loadcells_sizing(cJSON *load, const cJSON *manifest, struct diag *d);
+/* One counted round of a cell. */
+struct loadcells_round {
+	long round;
+	struct loadstat_round s;
+};
+
+/* One cell: a load case at one level, its figures over its counted rounds,
+ * and what loadview_attach and loadcells_sizing add. */
+struct loadcells_cell {
+	char *case_id;          /* owned */
+	int open_loop;          /* the level is a rate, not a concurrency */
+	double level_value;     /* its rate (requests/s) or concurrency */
+	int has_slo;            /* its requests carry an SLO */
+	struct loadstat_cell s;
+	struct loadcells_round *rounds; /* owned, by round */
+	size_t nrounds;
+	int has_client;         /* the client's CPU share is known (loadview.h) */
+	double client_cpu_share, client_cpu_share_max;
+	cJSON *server;          /* owned: the server's view (loadview.h), or NULL */
+	int has_sizing;         /* the manifest said how its rounds were sized */
+	long min_rounds, max_rounds, sized_rounds;
+	char *stopped;          /* owned, with has_sizing */
+};
+
+/* The load part of a run's summary: its cells in order of first appearance,
+ * the client's whole-run cost and the warnings (loadview.h). n 0: the run
+ * has no load case. */
+struct loadcells {
+	struct loadcells_cell *c; /* owned */
+	size_t n;
+	cJSON *client;          /* owned copy of the manifest's "client", or NULL */
+	char **warnings;        /* owned */
+	size_t nwarnings;
+};
+
+/* The cells of the requests of `reqs` (borrowed; NULL: none) into `out`
+ * (its n 0 when there are none). ERR_NOMEM only, `out` then empty. */
+enum err loadcells_build(const struct loadcells_reqs *reqs, struct loadcells *out, struct diag *d);
+/* Frees what `lc` holds and zeroes it. */
+void loadcells_free(struct loadcells *lc);
+
+/* Adds to each cell of `lc` how its rounds were sized, from the manifest's
+ * "load_sizing" (loadsize.h): min_rounds, max_rounds, rounds, stopped; a
+ * cell without an entry (a run from before self-sizing, a shard) gets none.
+ * ERR_NOMEM only. */
+enum err loadcells_sizing(struct loadcells *lc, const cJSON *manifest, struct diag *d);
+
+/* The summary's "load" object for `lc` (n > 0): {"cells": [...], "client",
+ * "warnings"}, each cell as the header describes it, then
+ * "client_cpu_share", "client_cpu_share_max", "server" and "sizing" where
+ * it has them. ERR_NOMEM only. */
+enum err loadcells_json(const struct loadcells *lc, cJSON **out, struct diag *d);
+
+/* The summary's key of figure `f`. */
+const char *loadcells_fig_key(enum loadcells_fig f);
+/* The figure whose key is `key`, or -1. */
+int loadcells_fig_named(const char *key);
+/* Figure `f` of cell `c`, or NULL when the cell's summary does not hold it
+ * (achieved_rate of a concurrency, ...); its n is 0 when it is null. */
+const struct loadstat_fig *loadcells_fig(const struct loadcells_cell *c, enum loadcells_fig f);
+/* Figure `f` of round `r` of cell `c` into *v; 0 when the round's summary
+ * does not hold it. */
+int loadcells_round_fig(const struct loadcells_cell *c, const struct loadcells_round *r,
+			enum loadcells_fig f, double *v);
 
 /* Fills `out` (reset first) with the samples of kind `k` of cell `cell`'s
  * requests in `reqs` (both borrowed; reqs NULL: none): the requests of its
  * case and level value (concurrency or rate, whatever the level's index or
  * shard), one group per valid round. ERR_NOMEM only. */
-enum err loadcells_samples(const struct loadcells_reqs *reqs, const cJSON *cell,
+enum err loadcells_samples(const struct loadcells_reqs *reqs, const struct loadcells_cell *cell,
 			   enum loadstat_kind k, struct loadci_set *out, struct diag *d);
 
 /* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
-void loadcells_name(const cJSON *cell, char *out, size_t cap);
+void loadcells_name(const struct loadcells_cell *c, char *out, size_t cap);
 
-/* The object of array `cells` (borrowed: load cells, or anything with their
- * case and level fields) whose name is `name`, or NULL. As strchr, the
- * result points into `cells`. */
-cJSON *loadcells_find(const cJSON *cells, const char *name);
+/* The cell of `lc` whose name is `name`, or NULL. */
+const struct loadcells_cell *loadcells_find(const struct loadcells *lc, const char *name);
 
-/* Appends the Markdown table of the "load" object of `summary` (borrowed;
- * nothing without one): an md_section (md.h). ERR_NOMEM or ERR_LIMIT. */
-enum err loadcells_markdown(const cJSON *summary, struct buf *out);
+/* Appends the Markdown table of the cells of `lc` (nothing without any),
+ * for report_markdown. ERR_NOMEM or ERR_LIMIT. */
+enum err loadcells_markdown(const struct loadcells *lc, struct buf *out);
 
 #endif

@@ -14,26 +14,26 @@
 #include "base/json.h"
 #include "loadcells.h"
 #include "base/md.h"
+#include "base/mem.h"
 #include "net/metrics.h"
 
 #define LOADVIEW_FILE_MAX ((size_t)1 << 20) /* a level's view file, bytes */
 
 /* Whether manifest round `m` belongs to cell `c`: same case and level. */
-static int same_level(const cJSON *m, const cJSON *c)
+static int same_level(const cJSON *m, const struct loadcells_cell *c)
 {
-	const cJSON *a = jget(m, LC_CASE), *b = jget(c, LC_CASE);
-	const cJSON *ra = jget(m, LC_RATE), *rb = jget(c, LC_RATE);
+	const cJSON *a = jget(m, LC_CASE), *ra = jget(m, LC_RATE);
 
-	if (!cJSON_IsString(a) || !cJSON_IsString(b) || strcmp(a->valuestring, b->valuestring))
+	if (!cJSON_IsString(a) || strcmp(a->valuestring, c->case_id))
 		return 0;
-	if (cJSON_IsNumber(rb))
-		return cJSON_IsNumber(ra) && ra->valuedouble == rb->valuedouble;
-	return !ra && jget_num(m, LC_CONCURRENCY) == jget_num(c, LC_CONCURRENCY);
+	if (c->open_loop)
+		return cJSON_IsNumber(ra) && ra->valuedouble == c->level_value;
+	return !ra && jget_num(m, LC_CONCURRENCY) == c->level_value;
 }
 
-/* "client_cpu_share" and "client_cpu_share_max" over the cell's counted
- * rounds in the manifest's "load_client". */
-static void add_client(struct json_build *jb, cJSON *cell, const cJSON *rounds)
+/* The client's CPU share over the cell's counted rounds in the manifest's
+ * "load_client". */
+static void add_client(struct loadcells_cell *cell, const cJSON *rounds)
 {
 	const cJSON *m;
 	double cpu = 0, wall = 0, most = 0;
@@ -48,25 +48,22 @@ static void add_client(struct json_build *jb, cJSON *cell, const cJSON *rounds)
 	}
 	if (!n)
 		return;
-	json_add_num(jb, cell, LC_CLIENT_CPU_SHARE, cpu / wall);
-	json_add_num(jb, cell, LC_CLIENT_CPU_SHARE_MAX, most);
+	cell->has_client = 1;
+	cell->client_cpu_share = cpu / wall;
+	cell->client_cpu_share_max = most;
 }
 
-/* "server": the level's view file as run wrote it, or why there is none.
- * ERR_NOMEM only (then `d` says so). */
-static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, struct diag *d)
+/* The server's view: the level's view file as run wrote it, or why there
+ * is none. ERR_NOMEM only (then `d` says so). */
+static enum err add_server(struct loadcells_cell *cell, const char *dir, struct diag *d)
 {
-	const cJSON *id = jget(cell, LC_CASE), *rate = jget(cell, LC_RATE);
 	char name[512], path[4096];
 	struct buf text;
 	struct diag fd;
-	cJSON *v = NULL, *o;
+	struct json_build jb;
+	cJSON *v = NULL;
 
-	if (!cJSON_IsString(id))
-		return ERR_OK;
-	metrics_file_name(id->valuestring, cJSON_IsNumber(rate),
-			  cJSON_IsNumber(rate) ? rate->valuedouble : jget_num(cell, LC_CONCURRENCY),
-			  ".json", name, sizeof(name));
+	metrics_file_name(cell->case_id, cell->open_loop, cell->level_value, ".json", name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/raw/%s", dir, name);
 	if (access(path, F_OK) != 0)
 		return ERR_OK;
@@ -77,23 +74,39 @@ static enum err add_server(struct json_build *jb, cJSON *cell, const char *dir, 
 	buf_release(&text);
 	if (fd.code == ERR_NOMEM)
 		return diag_fail(d, ERR_NOMEM, "out of memory reading '%s'", path);
+	json_build_init(&jb);
 	if (v && cJSON_IsObject(jget(v, "server"))) {
-		json_add_dup(jb, cell, LC_SERVER, jget(v, "server"));
+		cell->server = cJSON_DetachItemFromObjectCaseSensitive(v, "server");
 	} else {
-		o = json_add_obj(jb, cell, LC_SERVER);
-		json_add_str(jb, o, MV_ERROR, v && cJSON_IsString(jget(v, MV_ERROR))
+		cell->server = json_new_obj(&jb);
+		json_add_str(&jb, cell->server, MV_ERROR, v && cJSON_IsString(jget(v, MV_ERROR))
 			     ? jget(v, MV_ERROR)->valuestring : fd.code ? fd.msg : "no server view");
 	}
 	cJSON_Delete(v);
+	return json_build_end(&jb, &cell->server, "the load cells", d);
+}
+
+/* Appends warning `text` to `lc`. */
+static enum err warn(struct loadcells *lc, const char *text, struct diag *d)
+{
+	char **w = mem_realloc(lc->warnings, (lc->nwarnings + 1) * sizeof(*w));
+
+	if (!w)
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+	lc->warnings = w;
+	if (!(w[lc->nwarnings] = mem_strndup(text, strlen(text))))
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+	lc->nwarnings++;
 	return ERR_OK;
 }
 
-/* The cell's warnings (loadview.h) appended to `warn`. */
-static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
+/* The cell's warnings (loadview.h) appended to `lc`. */
+static enum err add_warnings(struct loadcells *lc, const struct loadcells_cell *cell, struct diag *d)
 {
-	const cJSON *r;
-	double cpu = jget_num(cell, LC_CLIENT_CPU_SHARE_MAX), lag = 0;
+	double cpu = cell->has_client ? cell->client_cpu_share_max : 0, lag = 0;
 	char name[300], text[1024];
+	size_t i;
+	enum err e = ERR_OK;
 
 	loadcells_name(cell, name, sizeof(name));
 	if (cpu > LOADVIEW_CPU_WARN) {
@@ -101,40 +114,40 @@ static void add_warnings(struct json_build *jb, cJSON *warn, const cJSON *cell)
 			 "%s: needle used %.2f of a CPU core in its busiest round (over %.2f): "
 			 "output throughput and TTFT may be limited by the client, not the server",
 			 name, cpu, LOADVIEW_CPU_WARN);
-		json_add_str(jb, warn, NULL, text);
+		e = warn(lc, text, d);
 	}
-	cJSON_ArrayForEach(r, jget(cell, LC_ROUNDS))
-		lag = jget_num(r, LC_LAG_P99_MS) > lag ? jget_num(r, LC_LAG_P99_MS) : lag;
-	if (lag > LOADVIEW_LAG_WARN_MS) {
+	for (i = 0; i < cell->nrounds; i++)
+		lag = cell->rounds[i].s.lag_p99_ms > lag ? cell->rounds[i].s.lag_p99_ms : lag;
+	if (!e && lag > LOADVIEW_LAG_WARN_MS) {
 		snprintf(text, sizeof(text),
 			 "%s: requests were sent late, scheduling lag P99 %.1f ms in its worst round (over %.0f ms): "
 			 "the server did not get the planned arrivals, so achieved rate, TTFT and SLO attainment "
 			 "describe a gentler load than asked for",
 			 name, lag, LOADVIEW_LAG_WARN_MS);
-		json_add_str(jb, warn, NULL, text);
+		e = warn(lc, text, d);
 	}
+	return e;
 }
 
-enum err loadview_attach(cJSON *load, const cJSON *manifest, const char *dir,
+enum err loadview_attach(struct loadcells *lc, const cJSON *manifest, const char *dir,
 			 struct diag *d)
 {
 	const cJSON *rounds = jget(manifest, LC_LOAD_CLIENT);
-	struct json_build jb;
-	cJSON *cell, *warn;
+	size_t i;
 	enum err e;
 
-	json_build_init(&jb);
-	cJSON_ArrayForEach(cell, jget(load, LC_CELLS)) {
-		add_client(&jb, cell, rounds);
-		if ((e = add_server(&jb, cell, dir, d)))
+	for (i = 0; i < lc->n; i++) {
+		add_client(&lc->c[i], rounds);
+		if ((e = add_server(&lc->c[i], dir, d)))
 			return e;
 	}
-	if (cJSON_IsObject(jget(manifest, LC_CLIENT)))
-		json_add_dup(&jb, load, LC_CLIENT, jget(manifest, LC_CLIENT));
-	warn = json_add_arr(&jb, load, LC_WARNINGS);
-	cJSON_ArrayForEach(cell, jget(load, LC_CELLS))
-		add_warnings(&jb, warn, cell);
-	return json_build_end(&jb, NULL, "the load cells", d);
+	if (cJSON_IsObject(jget(manifest, LC_CLIENT)) &&
+	    !(lc->client = cJSON_Duplicate(jget(manifest, LC_CLIENT), 1)))
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
+	for (i = 0; i < lc->n; i++)
+		if ((e = add_warnings(lc, &lc->c[i], d)))
+			return e;
+	return ERR_OK;
 }
 
 /* ---- Markdown ---- */
@@ -151,9 +164,21 @@ static const char *num(const cJSON *o, const char *k, double scale, const char *
 	return tmp;
 }
 
-static enum err server_row(struct buf *b, const cJSON *c)
+/* A cell's figure `f` ("-" when it has none). */
+static const char *fig(const struct loadcells_cell *c, enum loadcells_fig f, const char *fmt,
+		       char *tmp, size_t cap)
 {
-	const cJSON *s = jget(c, LC_SERVER);
+	const struct loadstat_fig *v = loadcells_fig(c, f);
+
+	if (!v || !v->n || !isfinite(v->median))
+		return "-";
+	snprintf(tmp, cap, fmt, v->median);
+	return tmp;
+}
+
+static enum err server_row(struct buf *b, const struct loadcells_cell *c)
+{
+	const cJSON *s = c->server;
 	char name[300], t[14][32];
 	enum err e;
 
@@ -167,27 +192,27 @@ static enum err server_row(struct buf *b, const cJSON *c)
 			e = md_cell(b, jget(s, MV_ERROR)->valuestring);
 		return e ? e : buf_puts(b, " | | | | | | | | | |\n");
 	}
+	snprintf(t[1], sizeof(t[1]), "%zu", c->s.requests);
 	return e ? e : buf_printf(b, " | %s / %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s |\n",
-			  num(s, MV_REQUESTS, 1, "%.0f", t[0], 32), num(c, LC_REQUESTS, 1, "%.0f", t[1], 32),
+			  num(s, MV_REQUESTS, 1, "%.0f", t[0], 32), t[1],
 			  num(s, MV_PROMPT_TOKENS, 1, "%.0f", t[2], 32),
 			  num(s, MV_GENERATION_TOKENS, 1, "%.0f", t[3], 32),
-			  num(s, MV_TTFT_P50_S, 1000, "%.0f", t[4], 32), num(c, LC_TTFT_P50_MS, 1, "%.0f", t[5], 32),
-			  num(s, MV_TTFT_P95_S, 1000, "%.0f", t[6], 32), num(c, LC_TTFT_P95_MS, 1, "%.0f", t[7], 32),
-			  num(s, MV_ITL_P95_S, 1000, "%.1f", t[8], 32), num(c, LC_ITL_P95_MS, 1, "%.1f", t[9], 32),
+			  num(s, MV_TTFT_P50_S, 1000, "%.0f", t[4], 32), fig(c, LCF_TTFT_P50_MS, "%.0f", t[5], 32),
+			  num(s, MV_TTFT_P95_S, 1000, "%.0f", t[6], 32), fig(c, LCF_TTFT_P95_MS, "%.0f", t[7], 32),
+			  num(s, MV_ITL_P95_S, 1000, "%.1f", t[8], 32), fig(c, LCF_ITL_P95_MS, "%.1f", t[9], 32),
 			  num(s, MV_RUNNING, 1, "%.0f", t[10], 32), num(s, MV_WAITING, 1, "%.0f", t[11], 32),
 			  num(s, MV_KV_USAGE, 100, "%.1f%%", t[12], 32),
 			  num(s, MV_PREFIX_HITS, 1, "%.0f", t[13], 32));
 }
 
-static enum err server_table(struct buf *b, const cJSON *load)
+static enum err server_table(struct buf *b, const struct loadcells *lc)
 {
-	const cJSON *c;
+	size_t i;
 	enum err e;
 
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
-		if (jget(c, LC_SERVER))
-			break;
-	if (!c)
+	for (i = 0; i < lc->n && !lc->c[i].server; i++)
+		;
+	if (i == lc->n)
 		return ERR_OK;
 	e = buf_puts(b, "\n### Server view (--metrics)\n\nThe server's own figures for each level's counted rounds "
 		     "(its /metrics before and after; TTFT and inter-token latency interpolated in its "
@@ -196,9 +221,9 @@ static enum err server_table(struct buf *b, const cJSON *load)
 		     "| TTFT P50 ms server / needle | TTFT P95 ms server / needle | ITL P95 ms server / needle "
 		     "| running after | waiting after | KV cache usage | prefix-cache hit tokens |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
-		if (!e && jget(c, LC_SERVER))
-			e = server_row(b, c);
+	for (i = 0; !e && i < lc->n; i++)
+		if (lc->c[i].server)
+			e = server_row(b, &lc->c[i]);
 	return e;
 }
 
@@ -222,25 +247,25 @@ static const char *by_position(const cJSON *pos, char *out, size_t cap)
 }
 
 /* Speculative decoding, where the server exports it (metrics.h). */
-static enum err spec_table(struct buf *b, const cJSON *load)
+static enum err spec_table(struct buf *b, const struct loadcells *lc)
 {
-	const cJSON *c, *s;
+	const cJSON *s;
 	char name[300], t[4][32], pos[256];
+	size_t i;
 	enum err e;
 
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS))
-		if (cJSON_IsNumber(jget2(c, LC_SERVER, MV_SPEC_ACCEPT_RATE)))
-			break;
-	if (!c)
+	for (i = 0; i < lc->n && !cJSON_IsNumber(jget(lc->c[i].server, MV_SPEC_ACCEPT_RATE)); i++)
+		;
+	if (i == lc->n)
 		return ERR_OK;
 	e = buf_puts(b, "\n### Speculative decoding (--metrics)\n\nThe server's draft acceptance over each level's "
 		     "counted rounds: accepted over drafted tokens, the tokens one verification step yields "
 		     "(the bonus token included), and the share of drafts accepted at each position.\n\n"
 		     "| cell | acceptance | tokens per step | drafts | accepted by position |\n|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
-		if (e || !cJSON_IsNumber(jget(s = jget(c, LC_SERVER), MV_SPEC_ACCEPT_RATE)))
+	for (i = 0; i < lc->n; i++) {
+		if (e || !cJSON_IsNumber(jget(s = lc->c[i].server, MV_SPEC_ACCEPT_RATE)))
 			continue;
-		loadcells_name(c, name, sizeof(name));
+		loadcells_name(&lc->c[i], name, sizeof(name));
 		e = buf_puts(b, "| ");
 		if (!e)
 			e = md_cell(b, name);
@@ -253,31 +278,30 @@ static enum err spec_table(struct buf *b, const cJSON *load)
 	return e;
 }
 
-static enum err client_lines(struct buf *b, const cJSON *load)
+static enum err client_lines(struct buf *b, const struct loadcells *lc)
 {
-	const cJSON *cl = jget(load, LC_CLIENT), *w;
+	const cJSON *cl = lc->client;
 	enum err e = ERR_OK;
+	size_t i;
 
-	if (cJSON_IsObject(cl))
+	if (cl)
 		e = buf_printf(b, "\nClient: needle used %.2f s of CPU in %.2f s (%.3f of a core) over the whole run.\n",
 			       jget_num(cl, LC_CPU_MS) / 1000, jget_num(cl, LC_WALL_MS) / 1000,
 			       jget_num(cl, LC_CPU_SHARE));
-	cJSON_ArrayForEach(w, jget(load, LC_WARNINGS))
-		if (!e && cJSON_IsString(w) && !(e = buf_puts(b, "\n**Warning:** ")) &&
-		    !(e = md_cell(b, w->valuestring)))
+	for (i = 0; !e && i < lc->nwarnings; i++)
+		if (!(e = buf_puts(b, "\n**Warning:** ")) && !(e = md_cell(b, lc->warnings[i])))
 			e = buf_puts(b, "\n");
 	return e;
 }
 
-enum err loadview_markdown(const cJSON *summary, struct buf *out)
+enum err loadview_markdown(const struct loadcells *lc, struct buf *out)
 {
-	const cJSON *load = jget(summary, LC_LOAD);
 	enum err e;
 
-	if (!load)
+	if (!lc->n)
 		return ERR_OK;
-	e = server_table(out, load);
+	e = server_table(out, lc);
 	if (!e)
-		e = spec_table(out, load);
-	return e ? e : client_lines(out, load);
+		e = spec_table(out, lc);
+	return e ? e : client_lines(out, lc);
 }

@@ -28,20 +28,21 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "loadcells.h"
 
 #define LOADVIEW_CPU_WARN 0.5     /* cores */
 #define LOADVIEW_LAG_WARN_MS 10.0
 
-/* Adds the above to `load` (a summary's "load", modified in place) from
+/* Adds the above to the cells of `lc` (loadcells_build's) from
  * `manifest` (may be NULL) and RUN_DIR `dir`. A metrics file that cannot be
  * read or parsed is named in that cell's "server" {"error"}, never a failed
  * report. ERR_NOMEM only. */
-enum err loadview_attach(cJSON *load, const cJSON *manifest, const char *dir,
+enum err loadview_attach(struct loadcells *lc, const cJSON *manifest, const char *dir,
 			 struct diag *d);
 
 /* Appends the Markdown of the server views, the client's CPU and the
- * warnings of a summary's "load" (nothing without one): an md_section
- * (md.h). ERR_NOMEM or ERR_LIMIT. */
-enum err loadview_markdown(const cJSON *summary, struct buf *out);
+ * warnings of `lc` (nothing without a cell), for report_markdown.
+ * ERR_NOMEM or ERR_LIMIT. */
+enum err loadview_markdown(const struct loadcells *lc, struct buf *out);
 
 #endif

@@ -739,7 +739,8 @@ static int incomplete(const cJSON *summary, const char *side, char *out, size_t 
 
 /* diff["incomplete"]: why no gate may pass on these runs, or null. */
 static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
-			   const cJSON *sb, const struct match *m)
+			   const cJSON *sb, const struct loadcells *la, const struct loadcells *lb,
+			   const struct match *m)
 {
 	char a[320] = "", b[320] = "", why[700];
 
@@ -747,7 +748,7 @@ static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	incomplete(sb, "B", b, sizeof(b));
 	if (a[0] || b[0])
 		snprintf(why, sizeof(why), "%s%s%s", a, a[0] && b[0] ? "; " : "", b);
-	else if (!m->matched && !(jget(sa, LC_LOAD) && jget(sb, LC_LOAD)))
+	else if (!m->matched && !(la->n && lb->n))
 		snprintf(why, sizeof(why), "no attempt of B matched one of A (same case, repeat, seed)%s",
 			 !m->only_a && !m->only_b ? ": neither run has a record (empty results.jsonl)"
 			 : !m->only_a ? ": A has no record (an empty results.jsonl)"
@@ -757,18 +758,18 @@ static void add_incomplete(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	json_add_item(jb, diff, DK_INCOMPLETE, why[0] ? cJSON_CreateString(why) : cJSON_CreateNull());
 }
 
-/* The cells of load object `load` that `other` lacks, as "x/c32, y/r0.3"
- * into out; returns how many. */
-static size_t cells_lacking(const cJSON *load, const cJSON *other, char *out, size_t cap)
+/* The cells of `lc` that `other` lacks, as "x/c32, y/r0.3" into out;
+ * returns how many. */
+static size_t cells_lacking(const struct loadcells *lc, const struct loadcells *other, char *out,
+			    size_t cap)
 {
-	const cJSON *c;
 	char name[320];
-	size_t n = 0, len;
+	size_t n = 0, len, i;
 
 	out[0] = '\0';
-	cJSON_ArrayForEach(c, jget(load, LC_CELLS)) {
-		loadcells_name(c, name, sizeof(name));
-		if (loadcells_find(jget(other, LC_CELLS), name))
+	for (i = 0; i < lc->n; i++) {
+		loadcells_name(&lc->c[i], name, sizeof(name));
+		if (loadcells_find(other, name))
 			continue;
 		len = strlen(out);
 		if (len + strlen(name) + 8 < cap) {
@@ -784,11 +785,11 @@ static size_t cells_lacking(const cJSON *load, const cJSON *other, char *out, si
 
 /* diff["missing"]: what A has that B lacks (attempts other than load
  * requests, load cells), or null. */
-static void add_missing(struct json_build *jb, cJSON *diff, const cJSON *sa,
-			const cJSON *sb, const struct match *m)
+static void add_missing(struct json_build *jb, cJSON *diff, const struct loadcells *la,
+			const struct loadcells *lb, const struct match *m)
 {
 	char cells[240], what[700] = "";
-	size_t nc = cells_lacking(jget(sa, LC_LOAD), jget(sb, LC_LOAD), cells, sizeof(cells));
+	size_t nc = cells_lacking(la, lb, cells, sizeof(cells));
 
 	if (m->lacking)
 		snprintf(what, sizeof(what), "B lacks %zu of A's attempts (case%s %s%s)", m->lacking,
@@ -799,91 +800,117 @@ static void add_missing(struct json_build *jb, cJSON *diff, const cJSON *sa,
 	json_add_item(jb, diff, DK_MISSING, what[0] ? cJSON_CreateString(what) : cJSON_CreateNull());
 }
 
-/* One run's figures of a load cell, or null without the cell. */
-static cJSON *load_side(struct json_build *jb, const cJSON *c)
+/* The four figures a comparison's load entry shows. */
+static const enum loadcells_fig entry_figs[] = {LCF_OUTPUT_TPS, LCF_TTFT_P50_MS, LCF_TTFT_P95_MS,
+						LCF_TPOT_P95_MS};
+#define NENTRY_FIGS (sizeof(entry_figs) / sizeof(entry_figs[0]))
+
+/* Figure `f` of cell `c` into *v: 0 when it has none. */
+static int fig_of(const struct loadcells_cell *c, enum loadcells_fig f, double *v)
 {
-	static const char *const plain[] = {LC_ROUNDS_VALID, LC_REQUESTS, LC_SUCCESS_RATE};
-	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
-	static const char *const ends[] = {"", "_min", "_max"};
+	const struct loadstat_fig *g = c ? loadcells_fig(c, f) : NULL;
+
+	if (!g || !g->n)
+		return 0;
+	*v = g->median;
+	return 1;
+}
+
+/* The server's speculative decoding figure `k` of cell `c`, or NULL. */
+static const cJSON *spec_of(const struct loadcells_cell *c, const char *k)
+{
+	const cJSON *v = c ? jget(c->server, k) : NULL;
+
+	return cJSON_IsNumber(v) ? v : NULL;
+}
+
+/* One run's figures of a load cell, or null without the cell. */
+static cJSON *load_side(struct json_build *jb, const struct loadcells_cell *c)
+{
 	static const char *const spec[] = {MV_SPEC_ACCEPT_RATE, MV_SPEC_ACCEPT_LENGTH};
+	const struct loadstat_fig *g;
 	const cJSON *v;
 	char k[64];
-	size_t i, j;
+	size_t i;
 	cJSON *o;
 
 	if (!c)
 		return cJSON_CreateNull();
 	o = json_new_obj(jb);
-	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		json_add_num(jb, o, plain[i], jget_num(c, plain[i]));
-	for (i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
-		for (j = 0; j < 3; j++) {
-			snprintf(k, sizeof(k), "%s%s", figs[i], ends[j]);
-			v = jget(c, k);
-			json_add_item(jb, o, k, cJSON_IsNumber(v) ? cJSON_CreateNumber(v->valuedouble)
-								  : cJSON_CreateNull());
-		}
+	json_add_num(jb, o, LC_ROUNDS_VALID, (double)c->s.rounds_valid);
+	json_add_num(jb, o, LC_REQUESTS, (double)c->s.requests);
+	json_add_num(jb, o, LC_SUCCESS_RATE, c->s.success_rate);
+	for (i = 0; i < NENTRY_FIGS; i++) {
+		const char *key = loadcells_fig_key(entry_figs[i]);
+		g = loadcells_fig(c, entry_figs[i]);
+		json_add_item(jb, o, key, g->n ? cJSON_CreateNumber(g->median) : cJSON_CreateNull());
+		snprintf(k, sizeof(k), "%s_min", key);
+		json_add_item(jb, o, k, g->n ? cJSON_CreateNumber(g->min) : cJSON_CreateNull());
+		snprintf(k, sizeof(k), "%s_max", key);
+		json_add_item(jb, o, k, g->n ? cJSON_CreateNumber(g->max) : cJSON_CreateNull());
+	}
 	/* the server's speculative decoding, only where it has some */
 	for (i = 0; i < sizeof(spec) / sizeof(spec[0]); i++)
-		if (cJSON_IsNumber(v = jget2(c, LC_SERVER, spec[i])))
+		if ((v = spec_of(c, spec[i])))
 			json_add_num(jb, o, spec[i], v->valuedouble);
 	return o;
 }
 
-/* One entry of diff["load"] for cell `c` of either run. */
-static void load_entry(struct json_build *jb, cJSON *arr, const cJSON *c, const cJSON *la,
-		       const cJSON *lb)
+/* One entry of diff["load"] for cell `c` of either run, and its
+ * res->cells. */
+static void load_entry(struct json_build *jb, cJSON *arr, const struct loadcells_cell *c,
+		       struct diff_result *res)
 {
-	static const char *const figs[] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS, LC_TPOT_P95_MS};
 	char name[320];
-	const cJSON *a, *b, *rate = jget(c, LC_RATE);
+	const struct loadcells_cell *a, *b;
+	const cJSON *sa, *sb;
 	cJSON *o = json_add_obj(jb, arr, NULL), *ratio;
-	double r;
+	double r, va, vb;
 	size_t i;
 
 	loadcells_name(c, name, sizeof(name));
-	a = loadcells_find(jget(la, LC_CELLS), name);
-	b = loadcells_find(jget(lb, LC_CELLS), name);
-	json_add_dup(jb, o, LC_CASE, jget(c, LC_CASE));
+	a = loadcells_find(&res->a.load, name);
+	b = loadcells_find(&res->b.load, name);
+	json_add_str(jb, o, LC_CASE, c->case_id);
 	json_add_str(jb, o, DK_LEVEL, strrchr(name, '/') + 1);
-	if (cJSON_IsNumber(rate))
-		json_add_num(jb, o, LC_RATE, rate->valuedouble);
-	else
-		json_add_num(jb, o, LC_CONCURRENCY, jget_num(c, LC_CONCURRENCY));
+	json_add_num(jb, o, c->open_loop ? LC_RATE : LC_CONCURRENCY, c->level_value);
 	json_add_item(jb, o, DK_A, load_side(jb, a));
 	json_add_item(jb, o, DK_B, load_side(jb, b));
 	ratio = json_add_obj(jb, o, DK_RATIO);
-	for (i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
-		json_add_item(jb, ratio, figs[i],
-			      cJSON_IsNumber(jget(a, figs[i])) && cJSON_IsNumber(jget(b, figs[i])) &&
-			      stats_ratio(jget_num(b, figs[i]), jget_num(a, figs[i]), &r)
+	for (i = 0; i < NENTRY_FIGS; i++)
+		json_add_item(jb, ratio, loadcells_fig_key(entry_figs[i]),
+			      fig_of(a, entry_figs[i], &va) && fig_of(b, entry_figs[i], &vb) && stats_ratio(vb, va, &r)
 				      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
-	if (cJSON_IsNumber(jget2(a, LC_SERVER, MV_SPEC_ACCEPT_RATE)) && cJSON_IsNumber(jget2(b, LC_SERVER, MV_SPEC_ACCEPT_RATE)) &&
-	    stats_ratio(jget2(b, LC_SERVER, MV_SPEC_ACCEPT_RATE)->valuedouble,
-			jget2(a, LC_SERVER, MV_SPEC_ACCEPT_RATE)->valuedouble, &r))
+	if ((sa = spec_of(a, MV_SPEC_ACCEPT_RATE)) && (sb = spec_of(b, MV_SPEC_ACCEPT_RATE)) &&
+	    stats_ratio(sb->valuedouble, sa->valuedouble, &r))
 		json_add_num(jb, ratio, MV_SPEC_ACCEPT_RATE, r);
 	json_add_arr(jb, o, DK_GATES);
 	json_add_null(jb, o, DK_VERDICT);
+	res->cells[res->ncells++] = (struct diff_cell){o, a, b, 0, GATE_PASS};
 }
 
 /* diff["load"], when either run has load cells: A's cells, then B's new
- * ones. */
-static void add_load(struct json_build *jb, cJSON *diff, const cJSON *sa, const cJSON *sb)
+ * ones; res->cells, one per entry. */
+static enum err add_load(struct json_build *jb, cJSON *diff, struct diff_result *res, struct diag *d)
 {
-	const cJSON *la = jget(sa, LC_LOAD), *lb = jget(sb, LC_LOAD), *c;
+	const struct loadcells *la = &res->a.load, *lb = &res->b.load;
 	char name[320];
 	cJSON *arr;
+	size_t i;
 
-	if (!la && !lb)
-		return;
+	if (!la->n && !lb->n)
+		return ERR_OK;
+	if (!(res->cells = mem_calloc(la->n + lb->n, sizeof(*res->cells))))
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	arr = json_add_arr(jb, diff, DK_LOAD);
-	cJSON_ArrayForEach(c, jget(la, LC_CELLS))
-		load_entry(jb, arr, c, la, lb);
-	cJSON_ArrayForEach(c, jget(lb, LC_CELLS)) {
-		loadcells_name(c, name, sizeof(name));
-		if (!loadcells_find(jget(la, LC_CELLS), name))
-			load_entry(jb, arr, c, la, lb);
+	for (i = 0; i < la->n; i++)
+		load_entry(jb, arr, &la->c[i], res);
+	for (i = 0; i < lb->n; i++) {
+		loadcells_name(&lb->c[i], name, sizeof(name));
+		if (!loadcells_find(la, name))
+			load_entry(jb, arr, &lb->c[i], res);
 	}
+	return ERR_OK;
 }
 
 static const cJSON *depth_row(const cJSON *s, double depth)
@@ -984,21 +1011,6 @@ void diff_result_release(struct diff_result *res)
 	res->ncells = 0;
 }
 
-/* res->cells: one per entry of diff["load"], none judged yet. */
-static enum err index_cells(struct diff_result *res, struct diag *d)
-{
-	cJSON *load = cJSON_GetObjectItemCaseSensitive(res->diff, DK_LOAD), *en;
-	size_t n = (size_t)cJSON_GetArraySize(load);
-
-	if (!n)
-		return ERR_OK;
-	if (!(res->cells = mem_calloc(n, sizeof(*res->cells))))
-		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
-	cJSON_ArrayForEach(en, load)
-		res->cells[res->ncells++].entry = en;
-	return ERR_OK;
-}
-
 /* The comparison of the summaries res->a and res->b, whose trees it takes. */
 static enum err compare(const struct index *ia, const struct index *ib, struct match *m,
 			struct diff_result *res, struct diag *d)
@@ -1015,9 +1027,13 @@ static enum err compare(const struct index *ia, const struct index *ib, struct m
 	add_overall(&jb, diff, sa, sb, m);
 	add_advice(&jb, diff, sa, sb, m);
 	add_endpoints(&jb, diff, sa, sb, ib, m);
-	add_incomplete(&jb, diff, sa, sb, m);
-	add_missing(&jb, diff, sa, sb, m);
-	add_load(&jb, diff, sa, sb);
+	add_incomplete(&jb, diff, sa, sb, &res->a.load, &res->b.load, m);
+	add_missing(&jb, diff, &res->a.load, &res->b.load, m);
+	if (add_load(&jb, diff, res, d)) {
+		cJSON_Delete(res->diff);
+		res->diff = NULL;
+		return d->code;
+	}
 	add_recall(&jb, diff, sa, sb);
 	add_latency(&jb, diff, sa, sb);
 	json_add_item(&jb, diff, DK_SUMMARY_A, res->a.s);
@@ -1046,8 +1062,7 @@ enum err diff_runs(struct report_run *a, struct report_run *b,
 	}
 	out->reqs_a = &a->load_reqs;
 	out->reqs_b = &b->load_reqs;
-	if (!(e = compare(&ia, &ib, &m, out, d)))
-		e = index_cells(out, d);
+	e = compare(&ia, &ib, &m, out, d);
 out:
 	if (e)
 		diff_result_release(out);

@@ -71,6 +71,9 @@ enum gate_verdict { GATE_PASS, GATE_UNDERPOWERED, GATE_FAIL };
  * worst so far in `verdict`, which the entry's "verdict" then states. */
 struct diff_cell {
 	cJSON *entry;              /* borrowed from diff["load"] */
+	const struct loadcells_cell *a, *b; /* the runs' cells (borrowed from
+				      a.load and b.load), NULL where a run
+				      lacks it */
 	int judged;                /* a gate judged it: `verdict` is set */
 	enum gate_verdict verdict;
 };

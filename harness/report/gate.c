@@ -14,6 +14,7 @@
 #include "fungate.h"
 #include "keys.h"
 #include "load/loadcells.h"
+#include "net/metrics.h"
 #include "probesum.h"
 #include "base/stats.h"
 
@@ -271,19 +272,20 @@ enum err gate_check(const struct diff_result *res, const struct gate *g,
  * and its absolute floor. TPOT's floor is finer than TTFT's: it is a
  * per-token time of 5-50 ms where 1 ms is already 2-20%. */
 static const struct ratio_rule {
-	const char *gate, *field;
+	const char *gate;
+	enum loadcells_fig fig;
 	int per_request;
 	enum loadstat_kind kind;
 	double pct, floor;
 	const char *unit;
 	int all_rounds;
 } ratios[] = {
-	{"output_tps_ratio", LC_OUTPUT_TPS, 0, LOADSTAT_TTFT, 0, 1.0, "tok/s", 0},
-	{"goodput_ratio", LC_GOODPUT_RPS, 0, LOADSTAT_TTFT, 0, 0.01, "req/s", 1},
-	{"ttft_p50_ratio", LC_TTFT_P50_MS, 1, LOADSTAT_TTFT, 50, 1.0, "ms", 0},
-	{"ttft_p95_ratio", LC_TTFT_P95_MS, 1, LOADSTAT_TTFT, 95, 1.0, "ms", 0},
-	{"tpot_p95_ratio", LC_TPOT_P95_MS, 1, LOADSTAT_TPOT, 95, 0.1, "ms", 0},
-	{"e2e_p50_ratio", LC_E2E_P50_MS, 1, LOADSTAT_E2E, 50, 1.0, "ms", 0},
+	{"output_tps_ratio", LCF_OUTPUT_TPS, 0, LOADSTAT_TTFT, 0, 1.0, "tok/s", 0},
+	{"goodput_ratio", LCF_GOODPUT_RPS, 0, LOADSTAT_TTFT, 0, 0.01, "req/s", 1},
+	{"ttft_p50_ratio", LCF_TTFT_P50_MS, 1, LOADSTAT_TTFT, 50, 1.0, "ms", 0},
+	{"ttft_p95_ratio", LCF_TTFT_P95_MS, 1, LOADSTAT_TTFT, 95, 1.0, "ms", 0},
+	{"tpot_p95_ratio", LCF_TPOT_P95_MS, 1, LOADSTAT_TPOT, 95, 0.1, "ms", 0},
+	{"e2e_p50_ratio", LCF_E2E_P50_MS, 1, LOADSTAT_E2E, 50, 1.0, "ms", 0},
 };
 static const char *const absolutes[] = {LC_SUCCESS_RATE, LC_SLO_ATTAINMENT, LC_GOODPUT_RPS,
 					LC_ACHIEVED_RATE, LC_OUTPUT_TPS, LC_TTFT_P50_MS,
@@ -348,9 +350,8 @@ enum err gate_expand(const char *spec, struct gate *out, size_t cap, size_t *n,
 
 /* Whether cell `c` is one that ARG ("", "CASE", "CASE/c32", "CASE/r0.3")
  * picks; levels compare as numbers. */
-static int picked(const cJSON *c, const char *arg)
+static int picked(const struct loadcells_cell *c, const char *arg)
 {
-	const cJSON *id = jget(c, LC_CASE), *rate = jget(c, LC_RATE);
 	const char *slash = strrchr(arg, '/');
 	size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
 	double want;
@@ -358,7 +359,7 @@ static int picked(const cJSON *c, const char *arg)
 
 	if (!*arg)
 		return 1;
-	if (!cJSON_IsString(id) || strlen(id->valuestring) != n || strncmp(id->valuestring, arg, n))
+	if (strlen(c->case_id) != n || strncmp(c->case_id, arg, n))
 		return 0;
 	if (!slash)
 		return 1;
@@ -366,13 +367,13 @@ static int picked(const cJSON *c, const char *arg)
 	if (end == slash + 2 || *end)
 		return 0;
 	if (slash[1] == 'c')
-		return !cJSON_IsNumber(rate) && jget_num(c, LC_CONCURRENCY) == want;
-	return slash[1] == 'r' && cJSON_IsNumber(rate) && rate->valuedouble == want;
+		return !c->open_loop && c->level_value == want;
+	return slash[1] == 'r' && c->open_loop && c->level_value == want;
 }
 
 /* What judging one gate on the load cells needs. */
 struct load_ctx {
-	const cJSON *load_a;           /* runs' "load" (summaries), borrowed */
+	const struct loadcells *load_a; /* A's load cells, borrowed */
 	const struct loadcells_reqs *reqs_a, *reqs_b; /* runs' load requests, borrowed */
 	struct diff_result *res;       /* its cells' verdicts are written */
 	const struct gate *g;
@@ -381,24 +382,24 @@ struct load_ctx {
 };
 
 /* A per-round figure of cell `c` into `s`: one value per round. */
-static int round_values(const cJSON *c, const struct ratio_rule *r, struct loadci_set *s)
+static int round_values(const struct loadcells_cell *c, const struct ratio_rule *r, struct loadci_set *s)
 {
-	const cJSON *rd, *v;
+	double v;
+	size_t i;
 
 	loadci_set_reset(s);
-	cJSON_ArrayForEach(rd, jget(c, LC_ROUNDS)) {
-		v = jget(rd, r->field);
-		if (!cJSON_IsNumber(v) || (!r->all_rounds && !cJSON_IsTrue(jget(rd, LC_VALID))))
+	for (i = 0; i < c->nrounds; i++) {
+		if (!loadcells_round_fig(c, &c->rounds[i], r->fig, &v) || (!r->all_rounds && !c->rounds[i].s.valid))
 			continue;
-		if (!loadci_set_add(s, v->valuedouble) || !loadci_set_end_round(s))
+		if (!loadci_set_add(s, v) || !loadci_set_end_round(s))
 			return 0;
 	}
 	return 1;
 }
 
 /* Both runs' samples of rule `r` for cells a and b into x->sa, x->sb. */
-static enum err samples_of(struct load_ctx *x, const cJSON *a, const cJSON *b,
-			   const struct ratio_rule *r, struct diag *d)
+static enum err samples_of(struct load_ctx *x, const struct loadcells_cell *a,
+			   const struct loadcells_cell *b, const struct ratio_rule *r, struct diag *d)
 {
 	enum err e;
 
@@ -423,19 +424,19 @@ struct cell_out {
 #define SETTLE_ROUNDS_MAX 30 /* rounds a run beyond which advice says "cannot" */
 
 /* The mean wall seconds of the rounds of cells a and b (0 when unknown). */
-static double round_seconds(const cJSON *a, const cJSON *b)
+static double round_seconds(const struct loadcells_cell *a, const struct loadcells_cell *b)
 {
-	const cJSON *cells[2] = {a, b}, *rd;
+	const struct loadcells_cell *cells[2] = {a, b};
 	double sum = 0;
+	size_t k;
 	int i, n = 0;
 
 	for (i = 0; i < 2; i++)
-		cJSON_ArrayForEach(rd, jget(cells[i], LC_ROUNDS)) {
-			if (jget_num(rd, LC_WALL_MS) > 0) {
-				sum += jget_num(rd, LC_WALL_MS) / 1000;
+		for (k = 0; k < cells[i]->nrounds; k++)
+			if (cells[i]->rounds[k].s.wall_ms > 0) {
+				sum += cells[i]->rounds[k].s.wall_ms / 1000;
 				n++;
 			}
-		}
 	return n ? sum / n : 0;
 }
 
@@ -452,11 +453,11 @@ static void minutes(double s, char *out, size_t cap)
  * minutes at the measured pace, and what dominates its noise; or that it
  * cannot be judged within SETTLE_ROUNDS_MAX rounds, and why. */
 static void settle(const struct loadci_result *q, const struct ratio_rule *r, const struct gate *g,
-		   const cJSON *a, const cJSON *b, char *out, size_t cap)
+		   const struct loadcells_cell *a, const struct loadcells_cell *b, char *out, size_t cap)
 {
-	double rounds = fmin(jget_num(a, LC_ROUNDS_VALID), jget_num(b, LC_ROUNDS_VALID));
-	double total = fmin(jget_num(a, LC_ROUNDS_TOTAL), jget_num(b, LC_ROUNDS_TOTAL));
-	double reqs = fmin(jget_num(a, LC_REQUESTS), jget_num(b, LC_REQUESTS)) / (total > 0 ? total : 1);
+	double rounds = fmin((double)a->s.rounds_valid, (double)b->s.rounds_valid);
+	double total = fmin((double)a->s.rounds_total, (double)b->s.rounds_total);
+	double reqs = fmin((double)a->s.requests, (double)b->s.requests) / (total > 0 ? total : 1);
 	double sec = round_seconds(a, b), need = fmax(rounds + 1, ceil(rounds * q->more));
 	const char *why = q->noise == LOADCI_NOISE_MODE ? "the percentile sits on a rare slow mode"
 			  : q->noise == LOADCI_NOISE_REQUESTS ? "each round has too few requests for this percentile"
@@ -505,8 +506,9 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 }
 
 /* Judges ratio rule `r` on cells a and b into *o. */
-static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
-			    const struct ratio_rule *r, struct cell_out *o, struct diag *d)
+static enum err judge_ratio(struct load_ctx *x, const struct loadcells_cell *a,
+			    const struct loadcells_cell *b, const struct ratio_rule *r, struct cell_out *o,
+			    struct diag *d)
 {
 	struct loadci_rule rule = {r->pct, x->g->value, x->g->op == GATE_LE || x->g->op == GATE_LT,
 				   r->floor};
@@ -516,7 +518,7 @@ static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
 	if ((e = samples_of(x, a, b, r, d)))
 		return e;
 	if (!loadci_judge(&x->sa, &x->sb, &rule, &q)) {
-		snprintf(o->advice, sizeof(o->advice), "no %s", r->field);
+		snprintf(o->advice, sizeof(o->advice), "no %s", loadcells_fig_key(r->fig));
 		return ERR_OK;
 	}
 	o->have = 1;
@@ -538,9 +540,10 @@ static enum err judge_ratio(struct load_ctx *x, const cJSON *a, const cJSON *b,
 
 /* spec_acceptance_ratio on cells `a` and `b`: a cell whose server view
  * lacks the counters is not measured, which fails, named. */
-static enum err judge_spec(struct load_ctx *x, const cJSON *a, const cJSON *b, struct cell_out *o)
+static enum err judge_spec(struct load_ctx *x, const struct loadcells_cell *a,
+			   const struct loadcells_cell *b, struct cell_out *o)
 {
-	const cJSON *ra = jget2(a, LC_SERVER, "spec_accept_rate"), *rb = jget2(b, LC_SERVER, "spec_accept_rate");
+	const cJSON *ra = jget(a->server, MV_SPEC_ACCEPT_RATE), *rb = jget(b->server, MV_SPEC_ACCEPT_RATE);
 
 	if (!cJSON_IsNumber(ra) || !cJSON_IsNumber(rb) || ra->valuedouble <= 0) {
 		snprintf(o->advice, sizeof(o->advice), "not measured: %s no speculative decoding acceptance "
@@ -556,21 +559,39 @@ static enum err judge_spec(struct load_ctx *x, const cJSON *a, const cJSON *b, s
 	return ERR_OK;
 }
 
+/* Cell `c`'s figure that absolute gate `name` reads into *v: 0 when it
+ * has none. */
+static int absolute_value(const struct loadcells_cell *c, const char *name, double *v)
+{
+	const struct loadstat_fig *f;
+	int k;
+
+	if (!strcmp(name, LC_SUCCESS_RATE)) {
+		*v = c->s.success_rate;
+		return 1;
+	}
+	if ((k = loadcells_fig_named(name)) < 0 || !(f = loadcells_fig(c, (enum loadcells_fig)k)) || !f->n)
+		return 0;
+	*v = f->median;
+	return 1;
+}
+
 /* Judges gate x->g on B's cell `b` into *o. */
-static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *o, struct diag *d)
+static enum err judge_cell(struct load_ctx *x, const struct loadcells_cell *b, struct cell_out *o,
+			   struct diag *d)
 {
 	const struct ratio_rule *r = ratio_of(x->g->name);
-	const cJSON *a, *f;
+	const struct loadcells_cell *a;
 	char name[320];
 
 	memset(o, 0, sizeof(*o));
 	o->v = GATE_FAIL;
 	o->lo = o->hi = o->mde = NAN;
 	loadcells_name(b, name, sizeof(name));
-	a = loadcells_find(jget(x->load_a, LC_CELLS), name);
-	if (jget_num(b, LC_ROUNDS_VALID) < 1 || (a && jget_num(a, LC_ROUNDS_VALID) < 1)) {
+	a = loadcells_find(x->load_a, name);
+	if (b->s.rounds_valid < 1 || (a && a->s.rounds_valid < 1)) {
 		snprintf(o->advice, sizeof(o->advice), "invalid in %s (no valid round)",
-			 jget_num(b, LC_ROUNDS_VALID) < 1 ? "B" : "A");
+			 b->s.rounds_valid < 1 ? "B" : "A");
 		return ERR_OK;
 	}
 	if ((r || !strcmp(x->g->name, GATE_SPEC)) && !a) {
@@ -581,13 +602,11 @@ static enum err judge_cell(struct load_ctx *x, const cJSON *b, struct cell_out *
 		return judge_ratio(x, a, b, r, o, d);
 	if (!strcmp(x->g->name, GATE_SPEC))
 		return judge_spec(x, a, b, o);
-	f = jget(b, x->g->name);
-	if (!cJSON_IsNumber(f)) {
+	if (!absolute_value(b, x->g->name, &o->value)) {
 		snprintf(o->advice, sizeof(o->advice), "no %s", x->g->name);
 		return ERR_OK;
 	}
 	o->have = 1;
-	o->value = f->valuedouble;
 	o->v = gate_holds(o->value, x->g->op, x->g->value) ? GATE_PASS : GATE_FAIL;
 	snprintf(o->advice, sizeof(o->advice), "B's %s %.6g", x->g->name, o->value);
 	return ERR_OK;
@@ -602,12 +621,16 @@ static cJSON *finite_or_null(double v)
  * becomes the worst so far. */
 static void to_entry(struct load_ctx *x, const char *name, const struct cell_out *o)
 {
-	cJSON *en = loadcells_find(cJSON_GetObjectItemCaseSensitive(x->res->diff, DK_LOAD), name), *gs, *it;
 	struct diff_cell *c = x->res->cells, *end = c + x->res->ncells;
+	char n[320];
+	cJSON *en, *gs, *it;
 
-	while (c < end && c->entry != en)
-		c++;
-	if (c == end || !(gs = cJSON_GetObjectItemCaseSensitive(en, DK_GATES)))
+	for (; c < end; c++) {
+		loadcells_name(c->a ? c->a : c->b, n, sizeof(n));
+		if (!strcmp(n, name))
+			break;
+	}
+	if (c == end || !(gs = cJSON_GetObjectItemCaseSensitive(en = c->entry, DK_GATES)))
 		return;
 	it = json_add_obj(x->jb, gs, NULL);
 	json_add_str(x->jb, it, DK_GATE, x->g->spec);
@@ -676,17 +699,20 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 			  enum gate_verdict *v, double *value, int *have, char *why, size_t cap,
 			  struct diag *d)
 {
-	struct load_ctx x = {jget2(res->diff, DK_SUMMARY_A, LC_LOAD), res->reqs_a, res->reqs_b,
-			     res, g, {0}, {0}, jb};
-	const cJSON *b;
+	struct load_ctx x = {&res->a.load, res->reqs_a, res->reqs_b, res, g, {0}, {0}, jb};
+	const struct loadcells_cell *b;
+	const struct loadstat_fig *slo;
 	struct cell_out o;
 	struct tally t;
 	char name[320];
+	size_t i;
 	enum err e = ERR_OK;
 
 	memset(&t, 0, sizeof(t));
-	cJSON_ArrayForEach(b, jget(jget2(res->diff, DK_SUMMARY_B, LC_LOAD), LC_CELLS)) {
-		if (!picked(b, g->arg) || (g->slo_only && !cJSON_IsNumber(jget(b, LC_SLO_ATTAINMENT))))
+	for (i = 0; i < res->b.load.n; i++) {
+		b = &res->b.load.c[i];
+		slo = loadcells_fig(b, LCF_SLO_ATTAINMENT);
+		if (!picked(b, g->arg) || (g->slo_only && !(slo && slo->n)))
 			continue;
 		if ((e = judge_cell(&x, b, &o, d)))
 			break;
@@ -713,7 +739,7 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 
 /* A load gate; ttft_p50_ratio and e2e_p50_ratio are also latency gates, and
  * mean the load cells when @ARG names one or a run has any. */
-static int is_load_gate(const cJSON *diff, const struct gate *g)
+static int is_load_gate(const struct diff_result *res, const struct gate *g)
 {
 	char t[32];
 	int p, r;
@@ -722,17 +748,17 @@ static int is_load_gate(const cJSON *diff, const struct gate *g)
 		return 0;
 	if (!timing_gate(g->name, t, sizeof(t), &p, &r) || g->arg[0])
 		return 1;
-	return jget2(diff, DK_SUMMARY_A, LC_LOAD) || jget2(diff, DK_SUMMARY_B, LC_LOAD);
+	return res->a.load.n || res->b.load.n;
 }
 
 /* Whether a gate of `cutover` has anything to judge: load gates when a run
  * has load cells, recall_delta when a run has recall; the rest always. */
-static int applies(const cJSON *diff, const struct gate *g)
+static int applies(const struct diff_result *res, const struct gate *g)
 {
 	if (gate_is_load(g->name))
-		return jget2(diff, DK_SUMMARY_A, LC_LOAD) || jget2(diff, DK_SUMMARY_B, LC_LOAD);
+		return res->a.load.n || res->b.load.n;
 	if (!strcmp(g->name, "recall_delta"))
-		return cJSON_GetArraySize(jget(diff, DK_RECALL_BY_DEPTH)) > 0;
+		return cJSON_GetArraySize(jget(res->diff, DK_RECALL_BY_DEPTH)) > 0;
 	return 1;
 }
 
@@ -772,15 +798,15 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 	enum err e = ERR_OK;
 
 	json_build_init(&jb);
-	if (g->cutover && !applies(diff, g)) {
+	if (g->cutover && !applies(res, g)) {
 		*v = GATE_PASS, have = 0;
-		snprintf(why, sizeof(why), "%s", is_load_gate(diff, g) || gate_is_load(g->name)
+		snprintf(why, sizeof(why), "%s", is_load_gate(res, g) || gate_is_load(g->name)
 							 ? "no load case in either run" : "no recall case in either run");
 	} else if (fungate_judges(res, g)) {
 		e = fungate_eval(res, g, &fo, d);
 		*v = fo.v, val = fo.value, have = 1, cases = fo.cases;
 		snprintf(why, sizeof(why), "%s", fo.why);
-	} else if (is_load_gate(diff, g)) {
+	} else if (is_load_gate(res, g)) {
 		e = load_gate(res, &jb, g, v, &val, &have, why, sizeof(why), d);
 	} else {
 		have = metric(res, g, &val, why, sizeof(why));

@@ -144,38 +144,53 @@ static enum err sec_failures(struct buf *b, const cJSON *s)
 	return e ? e : buf_puts(b, "</table>\n");
 }
 
+/* A cell with a load cell's figure `f` printed by `fmt` ("-" when it has
+ * none). */
+static enum err fig_cell(struct buf *b, const struct loadcells_cell *c, enum loadcells_fig f,
+			 const char *fmt)
+{
+	const struct loadstat_fig *v = loadcells_fig(c, f);
+	char tmp[64];
+	enum err e = buf_puts(b, "<td class=\"n\">");
+
+	if (v && v->n)
+		snprintf(tmp, sizeof(tmp), fmt, v->median);
+	e = e ? e : text(b, v && v->n ? tmp : "-");
+	return e ? e : buf_puts(b, "</td>");
+}
+
 /* One row per load level: the figures with their min-max over rounds. */
-static enum err sec_load(struct buf *b, const cJSON *s)
+static enum err sec_load(struct buf *b, const struct loadcells *lc)
 {
 	static const char *const names[] = {"case", "level", "requests", "success", "output tok/s",
 					    "min-max", "TTFT P50 ms", "TTFT P95 ms", "TPOT P95 ms",
 					    "E2E P50 ms", "valid rounds"};
-	const cJSON *cells = jget(jget(s, LC_LOAD), LC_CELLS), *c;
+	const struct loadcells_cell *c;
+	const struct loadstat_fig *tps;
+	size_t i;
 	enum err e;
 
-	if (!cJSON_GetArraySize(cells))
+	if (!lc->n)
 		return ERR_OK;
 	e = buf_puts(b, "<h2>Load</h2>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(c, cells) {
+	for (i = 0; i < lc->n; i++) {
 		char level[48];
-		const cJSON *rate = jget(c, LC_RATE);
-		snprintf(level, sizeof(level), rate ? "rate %.15g/s" : "concurrency %.0f",
-			 rate ? rate->valuedouble : jget_num(c, LC_CONCURRENCY));
-		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : cell(b, jget(c, LC_CASE));
-		e = e ? e : buf_printf(b, "<td>%s</td>", level);
-		e = e ? e : num_cell(b, jget(c, LC_REQUESTS), "%.0f");
-		e = e ? e : num_cell(b, jget(c, LC_SUCCESS_RATE), "%.3f");
-		e = e ? e : num_cell(b, jget(c, LC_OUTPUT_TPS), "%.1f");
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.1f&#8211;%.1f</td>", jget_num(c, LC_OUTPUT_TPS "_min"),
-				       jget_num(c, LC_OUTPUT_TPS "_max"));
-		e = e ? e : num_cell(b, jget(c, LC_TTFT_P50_MS), "%.1f");
-		e = e ? e : num_cell(b, jget(c, LC_TTFT_P95_MS), "%.1f");
-		e = e ? e : num_cell(b, jget(c, LC_TPOT_P95_MS), "%.2f");
-		e = e ? e : num_cell(b, jget(c, LC_E2E_P50_MS), "%.1f");
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td></tr>\n", jget_num(c, LC_ROUNDS_VALID),
-				       jget_num(c, LC_ROUNDS_TOTAL));
+		c = &lc->c[i];
+		tps = loadcells_fig(c, LCF_OUTPUT_TPS);
+		snprintf(level, sizeof(level), c->open_loop ? "rate %.15g/s" : "concurrency %.0f", c->level_value);
+		e = e ? e : buf_puts(b, "<tr><td>");
+		e = e ? e : text(b, c->case_id);
+		e = e ? e : buf_printf(b, "</td><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">%.3f</td>", level,
+				       c->s.requests, c->s.success_rate);
+		e = e ? e : fig_cell(b, c, LCF_OUTPUT_TPS, "%.1f");
+		e = e ? e : buf_printf(b, "<td class=\"n\">%.1f&#8211;%.1f</td>", tps->n ? tps->min : 0,
+				       tps->n ? tps->max : 0);
+		e = e ? e : fig_cell(b, c, LCF_TTFT_P50_MS, "%.1f");
+		e = e ? e : fig_cell(b, c, LCF_TTFT_P95_MS, "%.1f");
+		e = e ? e : fig_cell(b, c, LCF_TPOT_P95_MS, "%.2f");
+		e = e ? e : fig_cell(b, c, LCF_E2E_P50_MS, "%.1f");
+		e = e ? e : buf_printf(b, "<td class=\"n\">%zu/%zu</td></tr>\n", c->s.rounds_valid, c->s.rounds_total);
 	}
 	return e ? e : buf_puts(b, "</table>\n");
 }
@@ -247,7 +262,7 @@ enum err html_write(const struct report_files *f, struct buf *out, struct diag *
 	e = e ? e : sec_attempts(out, s);
 	e = e ? e : sec_cases(out, &f->summary.cases);
 	e = e ? e : sec_failures(out, s);
-	e = e ? e : sec_load(out, s);
+	e = e ? e : sec_load(out, &f->summary.load);
 	e = e ? e : picture(out, "Load: throughput and latency against concurrency (load.png)", &f->load_png);
 	e = e ? e : picture(out, "Recall by depth and length (recall.png)", &f->png);
 	e = e ? e : sec_latency(out, s);

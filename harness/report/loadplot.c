@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jget.h"
 #include "base/mem.h"
-#include "load/loadcells.h"
 #include "chart.h"
 
 static const unsigned char palette[][3] = {
@@ -229,21 +227,13 @@ out:
 
 /* ---- from a summary ---- */
 
-static double fig(const cJSON *cell, const char *k)
-{
-	const cJSON *v = jget(cell, k);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* A level's figures: its concurrency, then NFIGS figures. */
+/* A level's figures: its concurrency, then NFIGS figures: output
+ * throughput and TTFT P95, then their min and max over rounds. */
 #define NFIGS 6
-static const char *const fig_keys[NFIGS] = {LC_OUTPUT_TPS, LC_TTFT_P95_MS, LC_OUTPUT_TPS "_min",
-					    LC_OUTPUT_TPS "_max", LC_TTFT_P95_MS "_min", LC_TTFT_P95_MS "_max"};
 
 struct pt {
 	int ci;            /* the case's place in order of first appearance */
-	double c, f[NFIGS]; /* concurrency; figures in fig_keys' order */
+	double c, f[NFIGS]; /* concurrency; figures in the order above */
 };
 
 static int by_case_level(const void *x, const void *y)
@@ -255,29 +245,48 @@ static int by_case_level(const void *x, const void *y)
 	return (a->c > b->c) - (a->c < b->c);
 }
 
-/* The closed-loop cells of `cells` as points (*np of them, at most the
- * first LOADPLOT_MAX_CASES cases), sorted by case then level; names[i] is
- * case i's id (borrowed). Returns the number of cases. */
-static int gather(const cJSON *cells, struct pt *p, size_t *np, const char **names)
+/* Figure `f`'s median, min and max (NAN when null) into v[0], v[2], v[3]. */
+static void fig(const struct loadcells_cell *c, enum loadcells_fig f, double *v)
 {
-	const cJSON *cell;
-	int n = 0, i, k;
+	const struct loadstat_fig *g = loadcells_fig(c, f);
+	int has = g && g->n;
+
+	v[0] = has ? g->median : NAN;
+	v[2] = has ? g->min : NAN;
+	v[3] = has ? g->max : NAN;
+}
+
+/* The closed-loop cells of `lc` as points (*np of them, at most the first
+ * LOADPLOT_MAX_CASES cases), sorted by case then level; names[i] is case
+ * i's id (borrowed). Returns the number of cases. */
+static int gather(const struct loadcells *lc, struct pt *p, size_t *np, const char **names)
+{
+	const struct loadcells_cell *cell;
+	double tps[4], ttft[4];
+	int n = 0, i;
+	size_t k;
 
 	*np = 0;
-	cJSON_ArrayForEach(cell, cells) {
-		const cJSON *id = jget(cell, LC_CASE);
-		if (!cJSON_IsString(id) || !cJSON_IsNumber(jget(cell, LC_CONCURRENCY)))
+	for (k = 0; k < lc->n; k++) {
+		cell = &lc->c[k];
+		if (cell->open_loop)
 			continue;
-		for (i = 0; i < n && strcmp(names[i], id->valuestring); i++)
+		for (i = 0; i < n && strcmp(names[i], cell->case_id); i++)
 			;
 		if (i == LOADPLOT_MAX_CASES)
 			continue;
 		if (i == n)
-			names[n++] = id->valuestring;
+			names[n++] = cell->case_id;
 		p[*np].ci = i;
-		p[*np].c = jget_num(cell, LC_CONCURRENCY);
-		for (k = 0; k < NFIGS; k++)
-			p[*np].f[k] = fig(cell, fig_keys[k]);
+		p[*np].c = cell->level_value;
+		fig(cell, LCF_OUTPUT_TPS, tps);
+		fig(cell, LCF_TTFT_P95_MS, ttft);
+		p[*np].f[0] = tps[0];
+		p[*np].f[1] = ttft[0];
+		p[*np].f[2] = tps[2];
+		p[*np].f[3] = tps[3];
+		p[*np].f[4] = ttft[2];
+		p[*np].f[5] = ttft[3];
 		(*np)++;
 	}
 	qsort(p, *np, sizeof(*p), by_case_level);
@@ -306,11 +315,10 @@ static void split(const struct pt *p, size_t np, const char **names, int n,
 	}
 }
 
-enum err loadplot_summary(const cJSON *summary, const char *title, struct buf *png,
+enum err loadplot_summary(const struct loadcells *lc, const char *title, struct buf *png,
 			  struct diag *d)
 {
-	const cJSON *cells = jget(jget(summary, LC_LOAD), LC_CELLS);
-	size_t ncells = (size_t)cJSON_GetArraySize(cells), np;
+	size_t ncells = lc->n, np;
 	const char *names[LOADPLOT_MAX_CASES];
 	struct loadplot_case cs[LOADPLOT_MAX_CASES];
 	struct pt *p;
@@ -327,7 +335,7 @@ enum err loadplot_summary(const cJSON *summary, const char *title, struct buf *p
 		mem_free(nums);
 		return diag_fail(d, ERR_NOMEM, "out of memory drawing load.png");
 	}
-	n = gather(cells, p, &np, names);
+	n = gather(lc, p, &np, names);
 	split(p, np, names, n, cs, nums);
 	e = n ? loadplot_png(cs, n, title, png, d) : ERR_OK;
 	mem_free(p);

@@ -22,10 +22,9 @@
 
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
-
 #include "base/buf.h"
 #include "base/err.h"
+#include "load/loadcells.h"
 
 #define LOADPLOT_PANEL_W 400  /* px, one panel's plotting area */
 #define LOADPLOT_PANEL_H 260
@@ -58,9 +57,9 @@ void loadplot_size(int ncases, int *w, int *h);
 enum err loadplot_png(const struct loadplot_case *c, int n, const char *title,
 		      struct buf *png, struct diag *d);
 
-/* The picture of the closed-loop cells of a summary's "load" (loadcells.h),
- * appended to `png`; nothing when it has none. `title` as above. */
-enum err loadplot_summary(const cJSON *summary, const char *title, struct buf *png,
+/* The picture of the closed-loop cells of `lc` (loadcells.h), appended to
+ * `png`; nothing when it has none. `title` as above. */
+enum err loadplot_summary(const struct loadcells *lc, const char *title, struct buf *png,
 			  struct diag *d);
 
 #endif

@@ -190,52 +190,69 @@ static void latency_metrics(struct prom_out *o, const cJSON *lat)
 		}
 }
 
-/* A load family: the summary cell's key, scaled (ms to s), at a percentile
- * (the label's value) or NULL. */
+/* A load family: the cell's requests, success ratio or figure, scaled (ms
+ * to s), at a percentile (the label's value) or NULL. */
+enum load_of { REQUESTS, SUCCESS, FIGURE };
 struct load_fig {
-	const char *name, *help, *key, *percentile;
+	const char *name, *help;
+	enum load_of of;
+	enum loadcells_fig fig;
+	const char *percentile;
 	double scale;
 };
 
 static const struct load_fig load_figs[] = {
-	{"needle_load_requests", "Requests of the level's counted rounds.", LC_REQUESTS, NULL, 1},
+	{"needle_load_requests", "Requests of the level's counted rounds.", REQUESTS, 0, NULL, 1},
 	{"needle_load_success_ratio", "Requests that passed every check over the level's requests.",
-	 LC_SUCCESS_RATE, NULL, 1},
+	 SUCCESS, 0, NULL, 1},
 	{"needle_load_output_throughput_tokens_per_second",
 	 "Completion tokens of successful requests over the round's wall time (median over valid rounds).",
-	 LC_OUTPUT_TPS, NULL, 1},
+	 FIGURE, LCF_OUTPUT_TPS, NULL, 1},
 	{"needle_load_ttft_seconds", "Time to first token (median over valid rounds of the per-round percentile).",
-	 LC_TTFT_P50_MS, "50", 1e-3},
-	{"needle_load_ttft_seconds", NULL, LC_TTFT_P95_MS, "95", 1e-3},
-	{"needle_load_ttft_seconds", NULL, LC_TTFT_P99_MS, "99", 1e-3},
+	 FIGURE, LCF_TTFT_P50_MS, "50", 1e-3},
+	{"needle_load_ttft_seconds", NULL, FIGURE, LCF_TTFT_P95_MS, "95", 1e-3},
+	{"needle_load_ttft_seconds", NULL, FIGURE, LCF_TTFT_P99_MS, "99", 1e-3},
 	{"needle_load_tpot_seconds", "Time per output token after the first (median over valid rounds of the per-round percentile).",
-	 LC_TPOT_P50_MS, "50", 1e-3},
-	{"needle_load_tpot_seconds", NULL, LC_TPOT_P95_MS, "95", 1e-3},
+	 FIGURE, LCF_TPOT_P50_MS, "50", 1e-3},
+	{"needle_load_tpot_seconds", NULL, FIGURE, LCF_TPOT_P95_MS, "95", 1e-3},
 	{"needle_load_e2e_seconds", "Request latency, sent to done (median over valid rounds of the per-round percentile).",
-	 LC_E2E_P50_MS, "50", 1e-3},
-	{"needle_load_e2e_seconds", NULL, LC_E2E_P95_MS, "95", 1e-3}};
+	 FIGURE, LCF_E2E_P50_MS, "50", 1e-3},
+	{"needle_load_e2e_seconds", NULL, FIGURE, LCF_E2E_P95_MS, "95", 1e-3}};
+
+/* What family `f` says of cell `c` (NAN: nothing). */
+static double load_value(const struct load_fig *f, const struct loadcells_cell *c)
+{
+	const struct loadstat_fig *v;
+
+	if (f->of == REQUESTS)
+		return (double)c->s.requests;
+	if (f->of == SUCCESS)
+		return c->s.success_rate;
+	v = loadcells_fig(c, f->fig);
+	return v && v->n ? v->median : NAN;
+}
 
 /* A family's samples, one per level (cell). */
-static void load_family(struct prom_out *o, const struct load_fig *f, const cJSON *cells)
+static void load_family(struct prom_out *o, const struct load_fig *f, const struct loadcells *lc)
 {
-	const cJSON *c;
+	const struct loadcells_cell *c;
 	char level[32];
+	size_t i;
 
 	if (f->help)
 		family(o, f->name, f->help);
-	cJSON_ArrayForEach(c, cells) {
-		const cJSON *rate = jget(c, LC_RATE);
-		const char *kv[] = {"case", cJSON_GetStringValue(jget(c, LC_CASE)),
-				    rate ? "rate" : "concurrency", level, "percentile", f->percentile, NULL};
-		snprintf(level, sizeof(level), "%.15g", rate ? rate->valuedouble : jget_num(c, LC_CONCURRENCY));
-		sample(o, f->name, num_or_nan(jget(c, f->key)) * f->scale, kv);
+	for (i = 0; i < lc->n; i++) {
+		c = &lc->c[i];
+		const char *kv[] = {"case", c->case_id, c->open_loop ? "rate" : "concurrency", level,
+				    "percentile", f->percentile, NULL};
+		snprintf(level, sizeof(level), "%.15g", c->level_value);
+		sample(o, f->name, load_value(f, c) * f->scale, kv);
 	}
 }
 
 enum err prom_write(const struct report_sum *m, struct buf *out, struct diag *d)
 {
 	struct prom_out o;
-	const cJSON *cells = jget(jget(m->s, LC_LOAD), LC_CELLS);
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
@@ -245,8 +262,8 @@ enum err prom_write(const struct report_sum *m, struct buf *out, struct diag *d)
 	run_metrics(&o, m->s);
 	case_metrics(&o, &m->cases);
 	latency_metrics(&o, jget(m->s, SK_LATENCY));
-	for (i = 0; cJSON_GetArraySize(cells) > 0 && i < sizeof(load_figs) / sizeof(load_figs[0]); i++)
-		load_family(&o, &load_figs[i], cells);
+	for (i = 0; m->load.n > 0 && i < sizeof(load_figs) / sizeof(load_figs[0]); i++)
+		load_family(&o, &load_figs[i], &m->load);
 	buf_release(&o.run);
 	if (o.e)
 		return diag_fail(d, o.e, "cannot write the Prometheus metrics: %s", err_name(o.e));

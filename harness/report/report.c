@@ -193,6 +193,7 @@ struct report_fold {
 	size_t stage_transport, stage_audit, stage_grade;
 	struct why_fold *why;   /* the Failures section and the advice */
 	struct probesum probes; /* the probing recall steps */
+	struct loadcells load;  /* the load cells (add_load) */
 	struct json_build jb; /* the summary's adds */
 	int oom;              /* a sample list or cell table could not grow */
 	const struct report_run *run; /* borrowed: the run summarised */
@@ -732,17 +733,17 @@ static enum err fold_take(struct report_fold *A, const struct record_view *v, st
 	return ERR_OK;
 }
 
-/* "load": the cells of the run's load cases (loadcells.h), when it has any. */
+/* "load": the cells of the run's load cases (loadcells.h), when it has any,
+ * kept typed in A->load and written once. */
 static void add_load(struct report_fold *A, const struct report_run *r, struct diag *d)
 {
 	cJSON *load = NULL;
 
-	if (A->jb.code || A->oom)
+	if (A->jb.code || A->oom || !r->load_reqs.n)
 		return;
-	if (r->load_reqs.n && loadcells_build(&r->load_reqs, &load, d))
+	if (loadcells_build(&r->load_reqs, &A->load, d) || loadview_attach(&A->load, r->manifest, r->dir, d) ||
+	    loadcells_sizing(&A->load, r->manifest, d) || (A->load.n && loadcells_json(&A->load, &load, d)))
 		A->oom = 1;
-	else if (load && (loadview_attach(load, r->manifest, r->dir, d) || loadcells_sizing(load, r->manifest, d)))
-		cJSON_Delete(load), A->oom = 1;
 	else if (load)
 		json_add_item(&A->jb, A->s, LC_LOAD, load);
 }
@@ -765,6 +766,7 @@ void report_sum_release(struct report_sum *m)
 	cJSON_Delete(m->s);
 	m->s = NULL;
 	casetab_release(&m->cases);
+	loadcells_free(&m->load);
 }
 
 /* Sets up the summary of `r` for its records to be folded in (r->fold).
@@ -810,6 +812,7 @@ enum err report_summary(struct report_run *r, struct report_sum *out, struct dia
 
 	out->s = NULL;
 	casetab_init(&out->cases);
+	memset(&out->load, 0, sizeof(out->load));
 	if (!A)
 		return diag_fail(d, ERR_INTERNAL, "the summary of '%s' was taken already", r->dir);
 	r->fold = NULL;
@@ -828,11 +831,14 @@ enum err report_summary(struct report_run *r, struct report_sum *out, struct dia
 	} else if (!(e = json_build_end(&A->jb, &A->s, "the summary", d))) {
 		out->s = A->s;
 		out->cases = A->ct;
+		out->load = A->load;
 		casetab_init(&A->ct);
+		memset(&A->load, 0, sizeof(A->load));
 		A->s = NULL;
 	}
 	cJSON_Delete(A->s);
 	casetab_release(&A->ct);
+	loadcells_free(&A->load);
 	mem_free(A);
 	return e;
 }
@@ -1242,12 +1248,28 @@ static enum err sec_latency(const cJSON *s, struct buf *b)
 	return e;
 }
 
+/* The load cells' sections (loadcells.h, loadview.h), made inert as
+ * md_render makes its own. */
+static enum err load_markdown(const struct report_sum *m, struct buf *out, struct diag *d)
+{
+	size_t from = out->len;
+	enum err e = loadcells_markdown(&m->load, out);
+
+	if (!e)
+		e = loadview_markdown(&m->load, out);
+	if (!e)
+		e = ctl_escape_from(out, from);
+	if (e == ERR_NOMEM)
+		return diag_fail(d, e, "out of memory rendering the report");
+	return e ? diag_fail(d, e, "cannot render the report: %s", err_name(e)) : ERR_OK;
+}
+
 enum err report_markdown(const struct report_sum *m, struct buf *out, struct diag *d)
 {
 	static const md_section head[] = {sec_facts, sec_attempts};
 	static const md_section tail[] = {sec_finish, sec_endpoints, sec_failures, sec_audit,
-					  sec_recall, sec_latency, loadcells_markdown,
-					  loadview_markdown, probesum_markdown};
+					  sec_recall, sec_latency};
+	static const md_section last[] = {probesum_markdown};
 	enum err e = md_render(m->s, head, sizeof(head) / sizeof(head[0]), "report", out, d);
 	size_t rows = out->len;
 
@@ -1255,7 +1277,11 @@ enum err report_markdown(const struct report_sum *m, struct buf *out, struct dia
 	if (!e && ((e = each_case(m, out, NULL, case_row)) || (e = ctl_escape_from(out, rows))))
 		return diag_fail(d, e, "cannot render the report: %s",
 				 e == ERR_NOMEM ? "out of memory" : err_name(e));
-	return e ? e : md_render(m->s, tail, sizeof(tail) / sizeof(tail[0]), "report", out, d);
+	if (!e)
+		e = md_render(m->s, tail, sizeof(tail) / sizeof(tail[0]), "report", out, d);
+	if (!e)
+		e = load_markdown(m, out, d);
+	return e ? e : md_render(m->s, last, sizeof(last) / sizeof(last[0]), "report", out, d);
 }
 
 /* ---- terminal ---- */
@@ -1312,6 +1338,7 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 {
 	const cJSON *adv, *summary = m->s;
 	enum err e = ERR_OK;
+	size_t i;
 	int failing = 0;
 	size_t from = out->len;
 
@@ -1322,9 +1349,8 @@ enum err report_terminal(const struct report_sum *m, struct buf *out, struct dia
 	cJSON_ArrayForEach(adv, jget(summary, SK_ADVICE))
 		if (!e && cJSON_IsString(adv))
 			e = buf_printf(out, "what to do: %s\n", adv->valuestring);
-	cJSON_ArrayForEach(adv, jget2(summary, LC_LOAD, LC_WARNINGS))
-		if (!e && cJSON_IsString(adv))
-			e = buf_printf(out, "warning: %s\n", adv->valuestring);
+	for (i = 0; !e && i < m->load.nwarnings; i++)
+		e = buf_printf(out, "warning: %s\n", m->load.warnings[i]);
 	if (!e) /* answers and ids quoted are shown, not obeyed */
 		e = ctl_escape_from(out, from);
 	if (e)
@@ -1469,12 +1495,12 @@ void report_files_release(struct report_files *f)
 }
 
 /* load.png (loadplot.h), titled as the heatmap. */
-static enum err report_loadplot(const cJSON *summary, struct buf *png, struct diag *d)
+static enum err report_loadplot(const struct report_sum *m, struct buf *png, struct diag *d)
 {
 	char title[512];
 
-	heatmap_title(summary, title, sizeof(title));
-	return loadplot_summary(summary, title, png, d);
+	heatmap_title(m->s, title, sizeof(title));
+	return loadplot_summary(&m->load, title, png, d);
 }
 
 enum err report_render(struct report_run *r, struct report_files *f, struct diag *d)
@@ -1484,6 +1510,7 @@ enum err report_render(struct report_run *r, struct report_files *f, struct diag
 
 	f->summary.s = NULL;
 	casetab_init(&f->summary.cases);
+	memset(&f->summary.load, 0, sizeof(f->summary.load));
 	buf_init(&f->json, BUF_MAX_DEFAULT);
 	buf_init(&f->md, BUF_MAX_DEFAULT);
 	buf_init(&f->png, BUF_MAX_DEFAULT);
@@ -1497,7 +1524,7 @@ enum err report_render(struct report_run *r, struct report_files *f, struct diag
 	if ((e = jout_print(f->summary.s, &cases, 1, 1, &f->json, NULL, "the summary", d)) ||
 	    (e = report_markdown(&f->summary, &f->md, d)) ||
 	    (e = report_heatmap(f->summary.s, &f->png, d)) ||
-	    (e = report_loadplot(f->summary.s, &f->load_png, d)))
+	    (e = report_loadplot(&f->summary, &f->load_png, d)))
 		goto out;
 	return ERR_OK;
 out:
@@ -1533,6 +1560,7 @@ enum err report_write(const char *dir, struct report_sum *summary_out, struct di
 			*summary_out = f.summary;
 			f.summary.s = NULL;
 			casetab_init(&f.summary.cases);
+			memset(&f.summary.load, 0, sizeof(f.summary.load));
 		}
 		report_files_release(&f);
 	}

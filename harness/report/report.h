@@ -110,6 +110,8 @@ struct report_sum {
 	cJSON *s;             /* owned; its "cases" is an empty array standing
 				 for `cases` (report_cases) */
 	struct casetab cases; /* owned */
+	struct loadcells load; /* owned: the load cells, written as its "load"
+				  (n 0: none) */
 };
 
 /* Hands over the summary of `r` (borrowed) folded while report_load or

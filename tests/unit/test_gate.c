@@ -239,8 +239,8 @@ static void add_level(cJSON *recs, const struct level *l, int level)
 		}
 }
 
-/* A comparison of A and B as gate_eval reads it: the summaries' "load",
- * the records, and one entry per cell of B in "load". */
+/* A comparison of A and B as gate_eval reads it: the runs' load cells, the
+ * records, and one entry per cell of B in "load". */
 struct cmp {
 	struct diff_result res;
 	cJSON *ra, *rb;
@@ -250,7 +250,7 @@ struct cmp {
 static void cmp_make(struct cmp *c, const struct level *a, size_t na, const struct level *b,
 		     size_t nb)
 {
-	cJSON *la = NULL, *lb = NULL, *sa, *sb, *entries, *cell;
+	cJSON *entries, *en;
 	struct diag d;
 	size_t i;
 
@@ -264,22 +264,22 @@ static void cmp_make(struct cmp *c, const struct level *a, size_t na, const stru
 		add_level(c->rb, &b[i], (int)i);
 	tload_reqs(c->ra, &c->qa);
 	tload_reqs(c->rb, &c->qb);
-	CHECK(loadcells_build(&c->qa, &la, &d) == ERR_OK && la);
-	CHECK(loadcells_build(&c->qb, &lb, &d) == ERR_OK && lb);
+	CHECK(loadcells_build(&c->qa, &c->res.a.load, &d) == ERR_OK && c->res.a.load.n);
+	CHECK(loadcells_build(&c->qb, &c->res.b.load, &d) == ERR_OK && c->res.b.load.n);
 	c->res.diff = cJSON_CreateObject();
-	sa = cJSON_AddObjectToObject(c->res.diff, "summary_a");
-	sb = cJSON_AddObjectToObject(c->res.diff, "summary_b");
-	cJSON_AddItemToObject(sa, "load", la);
-	cJSON_AddItemToObject(sb, "load", lb);
 	entries = cJSON_AddArrayToObject(c->res.diff, "load");
 	c->res.cells = calloc(nb, sizeof(*c->res.cells));
 	CHECK(c->res.cells != NULL);
-	cJSON_ArrayForEach(cell, cJSON_GetObjectItem(lb, "cells")) {
-		cJSON *en = cJSON_Duplicate(cell, 1);
+	for (i = 0; c->res.cells && i < c->res.b.load.n; i++) {
+		char name[320];
+		loadcells_name(&c->res.b.load.c[i], name, sizeof(name));
+		en = cJSON_CreateObject();
+		cJSON_AddStringToObject(en, "name", name);
 		cJSON_AddItemToObject(en, "gates", cJSON_CreateArray());
 		cJSON_AddNullToObject(en, "verdict");
 		cJSON_AddItemToArray(entries, en);
-		c->res.cells[c->res.ncells++].entry = en;
+		c->res.cells[c->res.ncells++] = (struct diff_cell){en, loadcells_find(&c->res.a.load, name),
+								   &c->res.b.load.c[i], 0, GATE_PASS};
 	}
 	cJSON_AddArrayToObject(c->res.diff, "gates");
 	c->res.reqs_a = &c->qa;
@@ -290,6 +290,8 @@ static void cmp_free(struct cmp *c)
 {
 	cJSON_Delete(c->res.diff);
 	free(c->res.cells);
+	loadcells_free(&c->res.a.load);
+	loadcells_free(&c->res.b.load);
 	loadcells_reqs_free(&c->qa);
 	loadcells_reqs_free(&c->qb);
 	cJSON_Delete(c->ra);
@@ -320,12 +322,15 @@ static enum gate_verdict eval(struct cmp *c, const char *spec, double *v, const 
 /* The "verdict" of the entry of cell `name`, which states its diff_cell's. */
 static const char *entry_verdict(struct cmp *c, const char *name)
 {
-	const cJSON *en = loadcells_find(cJSON_GetObjectItem(c->res.diff, "load"), name);
-	const cJSON *v = cJSON_GetObjectItem(en, "verdict");
+	const cJSON *en = NULL, *v;
 	size_t i;
 
-	for (i = 0; i < c->res.ncells && c->res.cells[i].entry != en; i++)
-		;
+	for (i = 0; i < c->res.ncells; i++)
+		if (!strcmp(cJSON_GetObjectItem(c->res.cells[i].entry, "name")->valuestring, name)) {
+			en = c->res.cells[i].entry;
+			break;
+		}
+	v = cJSON_GetObjectItem(en, "verdict");
 	CHECK(i < c->res.ncells && c->res.cells[i].judged == cJSON_IsString(v));
 	if (!cJSON_IsString(v))
 		return "";

@@ -34,6 +34,7 @@ static void test_cells(void)
 {
 	cJSON *recs = cJSON_Parse(records), *load = NULL;
 	struct loadcells_reqs reqs;
+	struct loadcells lc;
 	const cJSON *c, *r;
 	struct diag d;
 	struct buf md;
@@ -42,7 +43,12 @@ static void test_cells(void)
 	CHECK(recs != NULL);
 	tload_reqs(recs, &reqs);
 	CHECK(reqs.n == 4 && reqs.nids == 1); /* the warm-up and the chat record left out */
-	CHECK(loadcells_build(&reqs, &load, &d) == ERR_OK);
+	CHECK(loadcells_build(&reqs, &lc, &d) == ERR_OK && lc.n == 1);
+	CHECK(!strcmp(lc.c[0].case_id, "m") && !lc.c[0].open_loop && NEAR(lc.c[0].level_value, 2));
+	CHECK(lc.c[0].nrounds == 2 && lc.c[0].rounds[1].round == 2 && !lc.c[0].rounds[1].s.valid);
+	CHECK(loadcells_fig(&lc.c[0], LCF_OUTPUT_TPS)->n == 1 && !loadcells_fig(&lc.c[0], LCF_ACHIEVED_RATE));
+	CHECK(loadcells_fig_named("ttft_p95_ms") == LCF_TTFT_P95_MS && loadcells_fig_named("x") < 0);
+	CHECK(loadcells_json(&lc, &load, &d) == ERR_OK);
 	c = cJSON_GetArrayItem(jget(load, "cells"), 0);
 	CHECK(cJSON_GetArraySize(jget(load, "cells")) == 1);
 	CHECK(!strcmp(jget(c, "case")->valuestring, "m"));
@@ -60,19 +66,14 @@ static void test_cells(void)
 	r = cJSON_GetArrayItem(jget(c, "rounds"), 1);
 	CHECK(r && cJSON_IsFalse(jget(r, "valid")) && NEAR(jget_num(r, "output_tps"), 10 / 0.3));
 	buf_init(&md, 1 << 20);
-	{
-		cJSON *summary = cJSON_CreateObject();
-
-		cJSON_AddItemReferenceToObject(summary, "load", load);
-		CHECK(loadcells_markdown(summary, &md) == ERR_OK);
-		cJSON_Delete(summary);
-	}
+	CHECK(loadcells_markdown(&lc, &md) == ERR_OK);
 	/* no inter-token latencies in these records: ITL P95 is "-" */
 	CHECK(strstr(md.data, "| m | c2 | 1/2 | 3/4 | 50.0 | 100 | 200 | 20.0 | - | 200 | 100 |") != NULL);
 	if (!strstr(md.data, "| m | c2 |"))
 		fprintf(stderr, "%s\n", md.data);
 	buf_release(&md);
 	cJSON_Delete(load);
+	loadcells_free(&lc);
 	cJSON_Delete(recs);
 	loadcells_reqs_free(&reqs);
 }
@@ -88,6 +89,7 @@ static void test_reasoning(void)
 		RECR("pass", 1, 0, 50, 301, 801, 100, 1001, 8) "]";
 	cJSON *recs = cJSON_Parse(recs_text), *load = NULL;
 	struct loadcells_reqs reqs;
+	struct loadcells lc;
 	struct loadcells_req lq;
 	struct record_view v;
 	const struct loadstat_req *q = &lq.q;
@@ -105,28 +107,31 @@ static void test_reasoning(void)
 	CHECK(q->ok && NEAR(q->sent, 50) && NEAR(q->first, 351) && NEAR(q->first_content, 851));
 	CHECK(NEAR(q->last, 1051) && NEAR(q->done, 1051) && q->completion_tokens == 8);
 	tload_reqs(recs, &reqs);
-	CHECK(loadcells_build(&reqs, &load, &d) == ERR_OK);
+	CHECK(loadcells_build(&reqs, &lc, &d) == ERR_OK && loadcells_json(&lc, &load, &d) == ERR_OK);
 	c = cJSON_GetArrayItem(jget(load, "cells"), 0);
 	CHECK(NEAR(jget_num(c, "ttft_p50_ms"), 301));
 	CHECK(NEAR(jget_num(c, "ttfc_p50_ms"), 801));
 	CHECK(NEAR(jget_num(c, "ttft_p50_ms") + 7 * jget_num(c, "tpot_p50_ms"), jget_num(c, "e2e_p50_ms")));
 	CHECK(NEAR(jget_num(cJSON_GetArrayItem(jget(c, "rounds"), 0), "ttfc_p50_ms"), 801));
 	cJSON_Delete(load);
+	loadcells_free(&lc);
 	cJSON_Delete(recs);
 	loadcells_reqs_free(&reqs);
 }
 
 static void test_none(void)
 {
-	cJSON *recs = cJSON_Parse("[{\"case\":\"a\",\"verdict\":\"pass\"}]"), *load = (cJSON *)1;
+	cJSON *recs = cJSON_Parse("[{\"case\":\"a\",\"verdict\":\"pass\"}]");
 	struct loadcells_reqs reqs;
+	struct loadcells lc;
 	struct diag d;
 
 	diag_init(&d);
 	tload_reqs(recs, &reqs);
-	CHECK(reqs.n == 0 && loadcells_build(&reqs, &load, &d) == ERR_OK && load == NULL);
-	load = (cJSON *)1;
-	CHECK(loadcells_build(NULL, &load, &d) == ERR_OK && load == NULL);
+	memset(&lc, 1, sizeof(lc));
+	CHECK(reqs.n == 0 && loadcells_build(&reqs, &lc, &d) == ERR_OK && lc.n == 0 && !lc.c);
+	memset(&lc, 1, sizeof(lc));
+	CHECK(loadcells_build(NULL, &lc, &d) == ERR_OK && lc.n == 0 && !lc.c);
 	cJSON_Delete(recs);
 }
 

@@ -130,34 +130,33 @@ static void test_bars(void)
 
 static void test_summary(void)
 {
-	static const char closed[] = "{\"load\": {\"cells\": ["
-		"{\"case\": \"x\", \"concurrency\": 8, \"output_tps\": 300, \"ttft_p95_ms\": 90},"
-		"{\"case\": \"x\", \"concurrency\": 1, \"output_tps\": 100, \"ttft_p95_ms\": 60},"
-		"{\"case\": \"y\", \"rate\": 0.5, \"output_tps\": 10, \"ttft_p95_ms\": 5}]}}";
-	static const char open[] = "{\"load\": {\"cells\": [{\"case\": \"y\", \"rate\": 0.5, "
-		"\"output_tps\": 10, \"ttft_p95_ms\": 5}]}}";
-	cJSON *s = cJSON_Parse(closed);
+	/* x at C8 and C1, y at a rate of 0.5 */
+	struct loadcells_cell cells[3] = {
+		{.case_id = "x", .level_value = 8}, {.case_id = "x", .level_value = 1},
+		{.case_id = "y", .open_loop = 1, .level_value = 0.5}};
+	static const double tps[3] = {300, 100, 10}, ttft[3] = {90, 60, 5};
+	struct loadcells lc = {cells, 3, NULL, NULL, 0}, none = {cells + 2, 1, NULL, NULL, 0};
 	struct buf png;
 	struct diag d;
 	unsigned char *px;
-	int w = 0, h = 0, ww, wh;
+	int w = 0, h = 0, ww, wh, i;
 
+	for (i = 0; i < 3; i++) {
+		cells[i].s.output_tps = (struct loadstat_fig){1, tps[i], tps[i], tps[i]};
+		cells[i].s.ttft_p95_ms = (struct loadstat_fig){1, ttft[i], ttft[i], ttft[i]};
+	}
 	buf_init(&png, 1 << 22);
 	diag_init(&d);
-	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len > 0);
+	CHECK(loadplot_summary(&lc, NULL, &png, &d) == ERR_OK && png.len > 0);
 	px = tpng_decode(&png, &w, &h);
 	loadplot_size(1, &ww, &wh); /* one case: the rate cell is not drawn */
 	CHECK(px && w == ww && h == wh);
 	free(px);
-	cJSON_Delete(s);
 	buf_release(&png);
-	s = cJSON_Parse(open);
 	buf_init(&png, 1 << 22);
-	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len == 0);
-	cJSON_Delete(s);
-	s = cJSON_Parse("{\"cases\": []}");
-	CHECK(loadplot_summary(s, NULL, &png, &d) == ERR_OK && png.len == 0);
-	cJSON_Delete(s);
+	CHECK(loadplot_summary(&none, NULL, &png, &d) == ERR_OK && png.len == 0);
+	none.n = 0;
+	CHECK(loadplot_summary(&none, NULL, &png, &d) == ERR_OK && png.len == 0);
 	buf_release(&png);
 }
 
