@@ -36,6 +36,7 @@
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
 
+#include <stdalign.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -233,15 +234,16 @@ enum record_field {
 };
 
 /* One record as its readers see it (all borrowed from `rec`). */
+#define RECORD_VIEW_TYPES 64 /* RF_COUNT rounded up to 16 */
 struct record_view {
 	const cJSON *rec;          /* the record */
 	const cJSON *f[RF_COUNT];  /* each member, or NULL when absent (an
 				      object's members when it is one) */
 	int jtree;                 /* 1: `rec` is a jtree's (jscan.h's tree mode), whose
 				      nodes say more (jtree_number_text) */
-	int mistyped;              /* the first field (in the record's order) whose
-				      member has a type needle never writes it
-				      with, + 1; 0: none (record_view_edited) */
+	alignas(16) unsigned char type[RECORD_VIEW_TYPES]; /* each member's cJSON
+				      type, 0 when absent: record_view_edited
+				      checks them all at once */
 };
 
 /* The name of field `k` (< RF_COUNT): its member's, an RK_ name. */
