@@ -143,16 +143,19 @@ static const char *run_name(const cJSON *side, char *out, size_t cap)
 
 /* --plot FILE: the picture of the comparison's load cells (diffplot.h);
  * without any, a warning and no file. */
-static enum err write_plot(const cJSON *diff, const char *path, struct diag *d)
+static enum err write_plot(const struct diff_result *res, const char *path, struct diag *d)
 {
 	char na[512], nb[512];
 	struct buf png;
+	cJSON *load;
 	enum err e;
 
+	if ((e = diff_load_entries(res, &load, d)))
+		return e;
 	buf_init(&png, BUF_MAX_DEFAULT);
-	e = diffplot_png(cJSON_GetObjectItemCaseSensitive(diff, DK_LOAD),
-			 run_name(cJSON_GetObjectItemCaseSensitive(diff, DK_A), na, sizeof(na)),
-			 run_name(cJSON_GetObjectItemCaseSensitive(diff, DK_B), nb, sizeof(nb)), &png, d);
+	e = diffplot_png(load, run_name(cJSON_GetObjectItemCaseSensitive(res->diff, DK_A), na, sizeof(na)),
+			 run_name(cJSON_GetObjectItemCaseSensitive(res->diff, DK_B), nb, sizeof(nb)), &png, d);
+	cJSON_Delete(load);
 	if (!e && png.len)
 		e = io_write_file(path, png.data, png.len, d);
 	else if (!e)
@@ -234,11 +237,11 @@ static enum err compare(const char *da, const char *db, const struct diff_opts *
 		}
 	}
 	if (!e && o->plot)
-		e = write_plot(res.diff, o->plot, d);
+		e = write_plot(&res, o->plot, d);
 	if (!e) /* JSON goes out as it is made: a comparison of many cases is large */
 		e = !strcmp(o->format, "json")    ? diff_print_json(&res, out, stdout, d)
-		    : !strcmp(o->format, "html")  ? html_diff_write(res.diff, out, d)
-		    : !strcmp(o->format, "junit") ? junit_diff_write(res.diff, out, d)
+		    : !strcmp(o->format, "html")  ? html_diff_write(&res, out, d)
+		    : !strcmp(o->format, "junit") ? junit_diff_write(&res, out, d)
 						  : diff_markdown(&res, out, d);
 	diff_result_release(&res);
 	report_run_free(a);

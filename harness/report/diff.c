@@ -800,10 +800,8 @@ static void add_missing(struct json_build *jb, cJSON *diff, const struct loadcel
 	json_add_item(jb, diff, DK_MISSING, what[0] ? cJSON_CreateString(what) : cJSON_CreateNull());
 }
 
-/* The four figures a comparison's load entry shows. */
-static const enum loadcells_fig entry_figs[] = {LCF_OUTPUT_TPS, LCF_TTFT_P50_MS, LCF_TTFT_P95_MS,
+const enum loadcells_fig diff_figs[DIFF_FIGS] = {LCF_OUTPUT_TPS, LCF_TTFT_P50_MS, LCF_TTFT_P95_MS,
 						LCF_TPOT_P95_MS};
-#define NENTRY_FIGS (sizeof(entry_figs) / sizeof(entry_figs[0]))
 
 /* Figure `f` of cell `c` into *v: 0 when it has none. */
 static int fig_of(const struct loadcells_cell *c, enum loadcells_fig f, double *v)
@@ -824,6 +822,50 @@ static const cJSON *spec_of(const struct loadcells_cell *c, const char *k)
 	return cJSON_IsNumber(v) ? v : NULL;
 }
 
+/* Load cell `c` of either run as the comparison's next cell. */
+static void load_cell(struct diff_result *res, const struct loadcells_cell *c)
+{
+	struct diff_cell *dc = &res->cells[res->ncells++];
+	const cJSON *sa, *sb;
+	char name[320];
+	double va, vb;
+	size_t i;
+
+	memset(dc, 0, sizeof(*dc));
+	loadcells_name(c, name, sizeof(name));
+	dc->a = loadcells_find(&res->a.load, name);
+	dc->b = loadcells_find(&res->b.load, name);
+	dc->named = c;
+	for (i = 0; i < DIFF_FIGS; i++)
+		dc->has_ratio[i] = fig_of(dc->a, diff_figs[i], &va) && fig_of(dc->b, diff_figs[i], &vb) &&
+				   stats_ratio(vb, va, &dc->ratio[i]);
+	dc->has_spec_ratio = (sa = spec_of(dc->a, MV_SPEC_ACCEPT_RATE)) && (sb = spec_of(dc->b, MV_SPEC_ACCEPT_RATE)) &&
+			     stats_ratio(sb->valuedouble, sa->valuedouble, &dc->spec_ratio);
+}
+
+/* The comparison's load cells, when either run has any: A's cells, then B's
+ * new ones; diff["load"] stands for them. */
+static enum err add_load(struct json_build *jb, cJSON *diff, struct diff_result *res, struct diag *d)
+{
+	const struct loadcells *la = &res->a.load, *lb = &res->b.load;
+	char name[320];
+	size_t i;
+
+	if (!la->n && !lb->n)
+		return ERR_OK;
+	if (!(res->cells = mem_calloc(la->n + lb->n, sizeof(*res->cells))))
+		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
+	json_add_arr(jb, diff, DK_LOAD); /* stands for res->cells (diff_print_json) */
+	for (i = 0; i < la->n; i++)
+		load_cell(res, &la->c[i]);
+	for (i = 0; i < lb->n; i++) {
+		loadcells_name(&lb->c[i], name, sizeof(name));
+		if (!loadcells_find(la, name))
+			load_cell(res, &lb->c[i]);
+	}
+	return ERR_OK;
+}
+
 /* One run's figures of a load cell, or null without the cell. */
 static cJSON *load_side(struct json_build *jb, const struct loadcells_cell *c)
 {
@@ -840,9 +882,9 @@ static cJSON *load_side(struct json_build *jb, const struct loadcells_cell *c)
 	json_add_num(jb, o, LC_ROUNDS_VALID, (double)c->s.rounds_valid);
 	json_add_num(jb, o, LC_REQUESTS, (double)c->s.requests);
 	json_add_num(jb, o, LC_SUCCESS_RATE, c->s.success_rate);
-	for (i = 0; i < NENTRY_FIGS; i++) {
-		const char *key = loadcells_fig_key(entry_figs[i]);
-		g = loadcells_fig(c, entry_figs[i]);
+	for (i = 0; i < DIFF_FIGS; i++) {
+		const char *key = loadcells_fig_key(diff_figs[i]);
+		g = loadcells_fig(c, diff_figs[i]);
 		json_add_item(jb, o, key, g->n ? cJSON_CreateNumber(g->median) : cJSON_CreateNull());
 		snprintf(k, sizeof(k), "%s_min", key);
 		json_add_item(jb, o, k, g->n ? cJSON_CreateNumber(g->min) : cJSON_CreateNull());
@@ -856,60 +898,69 @@ static cJSON *load_side(struct json_build *jb, const struct loadcells_cell *c)
 	return o;
 }
 
-/* One entry of diff["load"] for cell `c` of either run, and its
- * res->cells. */
-static void load_entry(struct json_build *jb, cJSON *arr, const struct loadcells_cell *c,
-		       struct diff_result *res)
+static cJSON *finite_or_null(double v)
 {
-	char name[320];
-	const struct loadcells_cell *a, *b;
-	const cJSON *sa, *sb;
-	cJSON *o = json_add_obj(jb, arr, NULL), *ratio;
-	double r, va, vb;
-	size_t i;
-
-	loadcells_name(c, name, sizeof(name));
-	a = loadcells_find(&res->a.load, name);
-	b = loadcells_find(&res->b.load, name);
-	json_add_str(jb, o, LC_CASE, c->case_id);
-	json_add_str(jb, o, DK_LEVEL, strrchr(name, '/') + 1);
-	json_add_num(jb, o, c->open_loop ? LC_RATE : LC_CONCURRENCY, c->level_value);
-	json_add_item(jb, o, DK_A, load_side(jb, a));
-	json_add_item(jb, o, DK_B, load_side(jb, b));
-	ratio = json_add_obj(jb, o, DK_RATIO);
-	for (i = 0; i < NENTRY_FIGS; i++)
-		json_add_item(jb, ratio, loadcells_fig_key(entry_figs[i]),
-			      fig_of(a, entry_figs[i], &va) && fig_of(b, entry_figs[i], &vb) && stats_ratio(vb, va, &r)
-				      ? cJSON_CreateNumber(r) : cJSON_CreateNull());
-	if ((sa = spec_of(a, MV_SPEC_ACCEPT_RATE)) && (sb = spec_of(b, MV_SPEC_ACCEPT_RATE)) &&
-	    stats_ratio(sb->valuedouble, sa->valuedouble, &r))
-		json_add_num(jb, ratio, MV_SPEC_ACCEPT_RATE, r);
-	json_add_arr(jb, o, DK_GATES);
-	json_add_null(jb, o, DK_VERDICT);
-	res->cells[res->ncells++] = (struct diff_cell){o, a, b, 0, GATE_PASS};
+	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-/* diff["load"], when either run has load cells: A's cells, then B's new
- * ones; res->cells, one per entry. */
-static enum err add_load(struct json_build *jb, cJSON *diff, struct diff_result *res, struct diag *d)
+/* An entry of diff["load"]: {case, level, concurrency or rate, a, b, ratio,
+ * gates, verdict} (the header). */
+static cJSON *load_item(void *ctx, size_t i)
 {
-	const struct loadcells *la = &res->a.load, *lb = &res->b.load;
+	const struct diff_result *res = ctx;
+	const struct diff_cell *c = &res->cells[i];
+	const struct diff_judgement *j;
+	struct json_build jb;
 	char name[320];
-	cJSON *arr;
+	cJSON *o, *ratio, *gates, *it;
+	size_t k;
+
+	json_build_init(&jb);
+	loadcells_name(c->named, name, sizeof(name));
+	o = json_new_obj(&jb);
+	json_add_str(&jb, o, LC_CASE, c->named->case_id);
+	json_add_str(&jb, o, DK_LEVEL, strrchr(name, '/') + 1);
+	json_add_num(&jb, o, c->named->open_loop ? LC_RATE : LC_CONCURRENCY, c->named->level_value);
+	json_add_item(&jb, o, DK_A, load_side(&jb, c->a));
+	json_add_item(&jb, o, DK_B, load_side(&jb, c->b));
+	ratio = json_add_obj(&jb, o, DK_RATIO);
+	for (k = 0; k < DIFF_FIGS; k++)
+		json_add_item(&jb, ratio, loadcells_fig_key(diff_figs[k]),
+			      c->has_ratio[k] ? cJSON_CreateNumber(c->ratio[k]) : cJSON_CreateNull());
+	if (c->has_spec_ratio)
+		json_add_num(&jb, ratio, MV_SPEC_ACCEPT_RATE, c->spec_ratio);
+	gates = json_add_arr(&jb, o, DK_GATES);
+	for (k = 0; k < c->ngates; k++) {
+		j = &c->gates[k];
+		it = json_add_obj(&jb, gates, NULL);
+		json_add_str(&jb, it, DK_GATE, j->gate);
+		json_add_str(&jb, it, DK_VERDICT, gate_verdict_name(j->v));
+		json_add_item(&jb, it, DK_VALUE, j->have ? finite_or_null(j->value) : cJSON_CreateNull());
+		json_add_num(&jb, it, DK_THRESHOLD, j->threshold);
+		json_add_item(&jb, it, DK_CI_LOW, finite_or_null(j->lo));
+		json_add_item(&jb, it, DK_CI_HIGH, finite_or_null(j->hi));
+		json_add_item(&jb, it, DK_MDE, finite_or_null(j->mde));
+		json_add_str(&jb, it, DK_ADVICE, j->advice);
+	}
+	json_add_item(&jb, o, DK_VERDICT, c->judged ? cJSON_CreateString(gate_verdict_name(c->verdict))
+						    : cJSON_CreateNull());
+	return json_build_end(&jb, &o, "a load cell", NULL) ? NULL : o;
+}
+
+enum err diff_load_entries(const struct diff_result *res, cJSON **out, struct diag *d)
+{
+	cJSON *it;
 	size_t i;
 
-	if (!la->n && !lb->n)
-		return ERR_OK;
-	if (!(res->cells = mem_calloc(la->n + lb->n, sizeof(*res->cells))))
-		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
-	arr = json_add_arr(jb, diff, DK_LOAD);
-	for (i = 0; i < la->n; i++)
-		load_entry(jb, arr, &la->c[i], res);
-	for (i = 0; i < lb->n; i++) {
-		loadcells_name(&lb->c[i], name, sizeof(name));
-		if (!loadcells_find(la, name))
-			load_entry(jb, arr, &lb->c[i], res);
-	}
+	if (!(*out = cJSON_CreateArray()))
+		return diag_fail(d, ERR_NOMEM, "out of memory rendering the comparison");
+	for (i = 0; i < res->ncells; i++)
+		if (!(it = load_item((void *)res, i)) || !cJSON_AddItemToArray(*out, it)) {
+			cJSON_Delete(it);
+			cJSON_Delete(*out);
+			*out = NULL;
+			return diag_fail(d, ERR_NOMEM, "out of memory rendering the comparison");
+		}
 	return ERR_OK;
 }
 
@@ -999,6 +1050,8 @@ static void add_sides(struct json_build *jb, cJSON *diff, const cJSON *sa, const
 
 void diff_result_release(struct diff_result *res)
 {
+	size_t i;
+
 	cJSON_Delete(res->diff);
 	res->diff = NULL;
 	report_sum_release(&res->a);
@@ -1006,6 +1059,8 @@ void diff_result_release(struct diff_result *res)
 	mem_free(res->cases);
 	res->cases = NULL;
 	res->ncases = res->capcases = 0;
+	for (i = 0; i < res->ncells; i++)
+		mem_free(res->cells[i].gates);
 	mem_free(res->cells);
 	res->cells = NULL;
 	res->ncells = 0;
@@ -1081,13 +1136,14 @@ enum err diff_print_json(const struct diff_result *res, struct buf *out, FILE *f
 			 struct diag *d)
 {
 	const cJSON *diff = res->diff;
-	struct jout_list lists[3] = {
+	struct jout_list lists[4] = {
 		{jget(diff, DK_CASES), res->ncases, case_item, (void *)res},
 		report_cases(&res->a, jget2(diff, DK_SUMMARY_A, SK_CASES)),
 		report_cases(&res->b, jget2(diff, DK_SUMMARY_B, SK_CASES)),
+		{jget(diff, DK_LOAD), res->ncells, load_item, (void *)res},
 	};
 
-	return jout_print(diff, lists, 3, 1, out, f, "the comparison", d);
+	return jout_print(diff, lists, 4, 1, out, f, "the comparison", d);
 }
 
 /* ---- Markdown ---- */
@@ -1323,109 +1379,162 @@ static const char *verdict_text(const cJSON *v)
 	       : !strcmp(v->valuestring, "underpowered") ? "UNDERPOWERED" : "PASS";
 }
 
-/* " A | B | B/A |" of one figure of a load entry. */
-static enum err load_fig(struct buf *b, const cJSON *en, const char *fig, const char *fmt)
+/* `v` by `fmt` into tmp when `has`, else "-". */
+static const char *num_text(int has, double v, const char *fmt, char *tmp, size_t cap)
+{
+	if (!has)
+		return "-";
+	snprintf(tmp, cap, fmt, v);
+	return tmp;
+}
+
+/* "PASS", "FAIL", "UNDERPOWERED" of a load cell; "-" when no gate judged. */
+static const char *cell_verdict_text(const struct diff_cell *c)
+{
+	if (!c->judged)
+		return "-";
+	return c->verdict == GATE_FAIL ? "FAIL" : c->verdict == GATE_UNDERPOWERED ? "UNDERPOWERED" : "PASS";
+}
+
+/* " A | B | B/A |" of figure `i` (diff_figs) of load cell `c`. */
+static enum err load_fig(struct buf *b, const struct diff_cell *c, size_t i, const char *fmt)
 {
 	char t1[32], t2[32], t3[32];
+	double va = 0, vb = 0;
+	int ha = fig_of(c->a, diff_figs[i], &va), hb = fig_of(c->b, diff_figs[i], &vb);
 
-	return buf_printf(b, " %s | %s | %s |", md_number(jget2(en, DK_A, fig), fmt, t1, sizeof(t1)),
-			  md_number(jget2(en, DK_B, fig), fmt, t2, sizeof(t2)),
-			  md_number(jget2(en, DK_RATIO, fig), "%.3f", t3, sizeof(t3)));
+	return buf_printf(b, " %s | %s | %s |", num_text(ha, va, fmt, t1, sizeof(t1)),
+			  num_text(hb, vb, fmt, t2, sizeof(t2)),
+			  num_text(c->has_ratio[i], c->ratio[i], "%.3f", t3, sizeof(t3)));
 }
 
 /* The verdict cell: the verdict, then each gate that did not pass with its
  * value, threshold and interval or advice. */
-static enum err load_verdict(struct buf *b, const cJSON *en)
+static enum err load_verdict(struct buf *b, const struct diff_cell *c)
 {
-	const cJSON *g;
+	const struct diff_judgement *j;
 	char t1[32], t2[32], t3[32], t4[32];
-	enum err e = buf_printf(b, " %s", verdict_text(jget(en, DK_VERDICT)));
+	enum err e = buf_printf(b, " %s", cell_verdict_text(c));
+	size_t i;
 
-	cJSON_ArrayForEach(g, jget(en, DK_GATES)) {
-		if (e || !strcmp(jget(g, DK_VERDICT)->valuestring, "pass"))
+	for (i = 0; !e && i < c->ngates; i++) {
+		j = &c->gates[i];
+		if (j->v == GATE_PASS)
 			continue;
-		e = buf_printf(b, "; `%s` %s (threshold %s, 90%% interval %s-%s): ", jget(g, DK_GATE)->valuestring,
-			       md_number(jget(g, DK_VALUE), "%.3f", t1, sizeof(t1)),
-			       md_number(jget(g, DK_THRESHOLD), "%g", t2, sizeof(t2)),
-			       md_number(jget(g, DK_CI_LOW), "%.3f", t3, sizeof(t3)),
-			       md_number(jget(g, DK_CI_HIGH), "%.3f", t4, sizeof(t4)));
+		e = buf_printf(b, "; `%s` %s (threshold %s, 90%% interval %s-%s): ", j->gate,
+			       num_text(j->have && isfinite(j->value), j->value, "%.3f", t1, sizeof(t1)),
+			       num_text(1, j->threshold, "%g", t2, sizeof(t2)),
+			       num_text(isfinite(j->lo), j->lo, "%.3f", t3, sizeof(t3)),
+			       num_text(isfinite(j->hi), j->hi, "%.3f", t4, sizeof(t4)));
 		if (!e)
-			e = md_cell(b, jget(g, DK_ADVICE)->valuestring);
+			e = md_cell(b, j->advice);
 	}
 	return e ? e : buf_puts(b, " |\n");
 }
 
-/* Every load cell of either run, side by side, with its verdict. */
-static enum err sec_load(const cJSON *diff, struct buf *b)
+/* A load cell's "case | level" (its name's two parts). */
+static enum err cell_head(struct buf *b, const struct diff_cell *c)
 {
-	const cJSON *en;
+	char name[320];
+	enum err e = buf_puts(b, "| ");
+
+	loadcells_name(c->named, name, sizeof(name));
+	if (!e)
+		e = md_cell(b, c->named->case_id);
+	return e ? e : buf_printf(b, " | %s |", strrchr(name, '/') + 1);
+}
+
+/* Every load cell of either run, side by side, with its verdict. */
+static enum err sec_load(const struct diff_result *res, struct buf *b)
+{
+	const struct diff_cell *c;
 	char t1[32], t2[32];
+	size_t i;
 	enum err e;
 
-	if (!cJSON_GetArraySize(jget(diff, DK_LOAD)))
+	if (!res->ncells)
 		return ERR_OK;
 	e = buf_puts(b, "\n## Load cells (A | B | B/A; medians over valid rounds)\n\n"
 		     "| case | level | valid rounds A/B | output tok/s A | B | B/A | TTFT P50 ms A | B | B/A "
 		     "| TTFT P95 ms A | B | B/A | TPOT P95 ms A | B | B/A | success A | B | verdict |\n"
 		     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
+	for (i = 0; !e && i < res->ncells; i++) {
+		c = &res->cells[i];
+		e = cell_head(b, c);
 		if (!e)
-			e = buf_puts(b, "| ");
+			e = buf_printf(b, " %s/%s |",
+				       num_text(c->a != NULL, c->a ? (double)c->a->s.rounds_valid : 0, "%.0f", t1, sizeof(t1)),
+				       num_text(c->b != NULL, c->b ? (double)c->b->s.rounds_valid : 0, "%.0f", t2, sizeof(t2)));
 		if (!e)
-			e = md_cell(b, jget(en, LC_CASE)->valuestring);
+			e = load_fig(b, c, 0, "%.1f");
 		if (!e)
-			e = buf_printf(b, " | %s | %s/%s |", jget(en, DK_LEVEL)->valuestring,
-				       md_number(jget2(en, DK_A, LC_ROUNDS_VALID), "%.0f", t1, sizeof(t1)),
-				       md_number(jget2(en, DK_B, LC_ROUNDS_VALID), "%.0f", t2, sizeof(t2)));
+			e = load_fig(b, c, 1, "%.1f");
 		if (!e)
-			e = load_fig(b, en, LC_OUTPUT_TPS, "%.1f");
+			e = load_fig(b, c, 2, "%.1f");
 		if (!e)
-			e = load_fig(b, en, LC_TTFT_P50_MS, "%.1f");
+			e = load_fig(b, c, 3, "%.2f");
 		if (!e)
-			e = load_fig(b, en, LC_TTFT_P95_MS, "%.1f");
+			e = buf_printf(b, " %s | %s |",
+				       num_text(c->a != NULL, c->a ? c->a->s.success_rate : 0, "%.3f", t1, sizeof(t1)),
+				       num_text(c->b != NULL, c->b ? c->b->s.success_rate : 0, "%.3f", t2, sizeof(t2)));
 		if (!e)
-			e = load_fig(b, en, LC_TPOT_P95_MS, "%.2f");
-		if (!e)
-			e = buf_printf(b, " %s | %s |", md_number(jget2(en, DK_A, LC_SUCCESS_RATE), "%.3f", t1, sizeof(t1)),
-				       md_number(jget2(en, DK_B, LC_SUCCESS_RATE), "%.3f", t2, sizeof(t2)));
-		if (!e)
-			e = load_verdict(b, en);
+			e = load_verdict(b, c);
 	}
 	return e;
 }
 
+/* `v` (a server's figure, or NULL) by `fmt`, else "-". */
+static const char *spec_text(const cJSON *v, const char *fmt, char *tmp, size_t cap)
+{
+	return num_text(v != NULL, v ? v->valuedouble : 0, fmt, tmp, cap);
+}
+
 /* The servers' speculative decoding per load cell, where either run has
  * it (--metrics). */
-static enum err sec_spec(const cJSON *diff, struct buf *b)
+static enum err sec_spec(const struct diff_result *res, struct buf *b)
 {
-	const cJSON *en;
+	const struct diff_cell *c;
+	char t[5][32];
+	size_t i;
 	enum err e;
 
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
-		if (jget2(en, DK_A, MV_SPEC_ACCEPT_RATE) || jget2(en, DK_B, MV_SPEC_ACCEPT_RATE))
+	for (i = 0; i < res->ncells; i++)
+		if (spec_of(res->cells[i].a, MV_SPEC_ACCEPT_RATE) || spec_of(res->cells[i].b, MV_SPEC_ACCEPT_RATE))
 			break;
-	if (!en)
+	if (i == res->ncells)
 		return ERR_OK;
 	e = buf_puts(b, "\n## Speculative decoding (the servers' counters over the counted rounds)\n\n"
 		     "| case | level | acceptance A | B | B/A | tokens per step A | B |\n|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
-		char t1[32], t2[32];
-
-		if (e || !(jget2(en, DK_A, MV_SPEC_ACCEPT_RATE) || jget2(en, DK_B, MV_SPEC_ACCEPT_RATE)))
+	for (i = 0; !e && i < res->ncells; i++) {
+		c = &res->cells[i];
+		if (!spec_of(c->a, MV_SPEC_ACCEPT_RATE) && !spec_of(c->b, MV_SPEC_ACCEPT_RATE))
 			continue;
-		e = buf_puts(b, "| ");
+		e = cell_head(b, c);
 		if (!e)
-			e = md_cell(b, jget(en, LC_CASE)->valuestring);
-		if (!e)
-			e = buf_printf(b, " | %s |", jget(en, DK_LEVEL)->valuestring);
-		if (!e)
-			e = load_fig(b, en, MV_SPEC_ACCEPT_RATE, "%.3f");
-		if (!e)
-			e = buf_printf(b, " %s | %s |\n",
-				       md_number(jget2(en, DK_A, MV_SPEC_ACCEPT_LENGTH), "%.2f", t1, sizeof(t1)),
-				       md_number(jget2(en, DK_B, MV_SPEC_ACCEPT_LENGTH), "%.2f", t2, sizeof(t2)));
+			e = buf_printf(b, " %s | %s | %s | %s | %s |\n",
+				       spec_text(spec_of(c->a, MV_SPEC_ACCEPT_RATE), "%.3f", t[0], 32),
+				       spec_text(spec_of(c->b, MV_SPEC_ACCEPT_RATE), "%.3f", t[1], 32),
+				       num_text(c->has_spec_ratio, c->spec_ratio, "%.3f", t[2], 32),
+				       spec_text(spec_of(c->a, MV_SPEC_ACCEPT_LENGTH), "%.2f", t[3], 32),
+				       spec_text(spec_of(c->b, MV_SPEC_ACCEPT_LENGTH), "%.2f", t[4], 32));
 	}
 	return e;
+}
+
+/* The load sections (typed, not md_sections), made inert as md_render
+ * makes its own. */
+static enum err load_markdown(const struct diff_result *res, struct buf *out, struct diag *d)
+{
+	size_t from = out->len;
+	enum err e = sec_load(res, out);
+
+	if (!e)
+		e = sec_spec(res, out);
+	if (!e)
+		e = ctl_escape_from(out, from);
+	if (e == ERR_NOMEM)
+		return diag_fail(d, e, "out of memory rendering the diff");
+	return e ? diag_fail(d, e, "cannot render the diff: %s", err_name(e)) : ERR_OK;
 }
 
 static enum err sec_gates(const cJSON *diff, struct buf *b)
@@ -1462,7 +1571,8 @@ enum err diff_markdown(const struct diff_result *res, struct buf *out, struct di
 {
 	static const md_section head[] = {sec_head, sec_endpoints, sec_pass_to_fail,
 					  sec_fail_to_pass, sec_only_b_failed};
-	static const md_section tail[] = {sec_recall, sec_usage, sec_latency, sec_load, sec_spec, sec_gates};
+	static const md_section tail[] = {sec_recall, sec_usage, sec_latency};
+	static const md_section last[] = {sec_gates};
 	enum err e = md_render(res->diff, head, sizeof(head) / sizeof(head[0]), "diff", out, d);
 	size_t rows = out->len;
 
@@ -1470,5 +1580,9 @@ enum err diff_markdown(const struct diff_result *res, struct buf *out, struct di
 	if (!e && ((e = sec_cases(res, out)) || (e = ctl_escape_from(out, rows))))
 		return diag_fail(d, e, "cannot render the diff: %s",
 				 e == ERR_NOMEM ? "out of memory" : err_name(e));
-	return e ? e : md_render(res->diff, tail, sizeof(tail) / sizeof(tail[0]), "diff", out, d);
+	if (!e)
+		e = md_render(res->diff, tail, sizeof(tail) / sizeof(tail[0]), "diff", out, d);
+	if (!e)
+		e = load_markdown(res, out, d);
+	return e ? e : md_render(res->diff, last, sizeof(last) / sizeof(last[0]), "diff", out, d);
 }

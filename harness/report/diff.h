@@ -19,9 +19,9 @@
  * entry per cell of either run, {case, level ("c32", "r0.3"), concurrency or
  * rate, a, b (each run's rounds_valid, requests, success_rate and output_tps,
  * ttft_p50_ms, ttft_p95_ms, tpot_p95_ms with _min and _max over rounds; null
- * for a run without the cell), ratio (B/A of those four), gates (filled by
- * gate.h, empty until then), verdict (null until a gate judges the cell:
- * struct diff_cell holds the verdict as the gates leave it)}.
+ * for a run without the cell), ratio (B/A of those four), gates (gate.h's
+ * judgements, empty until then), verdict (null until a gate judges the
+ * cell)}, made from the typed cells (struct diff_cell) when printed.
  * The latency table is over the attempts that are not load requests: those
  * belong to their cell.
  *
@@ -66,14 +66,42 @@ struct diff_case {
  * gate's verdict is the worst of its cells'. */
 enum gate_verdict { GATE_PASS, GATE_UNDERPOWERED, GATE_FAIL };
 
-/* A load cell of the comparison, an entry of diff["load"], as the gates
- * judge it: each appends its judgement to the entry's "gates" and keeps the
- * worst so far in `verdict`, which the entry's "verdict" then states. */
+/* "pass", "fail" or "underpowered". */
+static inline const char *gate_verdict_name(enum gate_verdict v)
+{
+	return v == GATE_FAIL ? "fail" : v == GATE_UNDERPOWERED ? "underpowered" : "pass";
+}
+
+/* The figures a load cell of the comparison sets side by side: output
+ * throughput, TTFT P50 and P95, TPOT P95 (loadcells.h). */
+#define DIFF_FIGS 4
+extern const enum loadcells_fig diff_figs[DIFF_FIGS];
+
+/* One gate's judgement of a load cell (gate.h). */
+struct diff_judgement {
+	const char *gate;          /* the gate's spec, borrowed from the gate */
+	enum gate_verdict v;
+	int have;                  /* `value` is set */
+	double value, threshold;   /* B/A for a ratio gate, else B's figure */
+	double lo, hi, mde;        /* the 90% interval and the smallest change
+				      detectable; NAN for a point judgement */
+	char advice[640];
+};
+
+/* A load cell of the comparison: both runs' cells, B over A of the figures
+ * and the gates' judgements, the worst of them its verdict. diff["load"]
+ * is made of them when the comparison is printed. */
 struct diff_cell {
-	cJSON *entry;              /* borrowed from diff["load"] */
 	const struct loadcells_cell *a, *b; /* the runs' cells (borrowed from
 				      a.load and b.load), NULL where a run
 				      lacks it */
+	const struct loadcells_cell *named; /* a, else b: its case and level */
+	int has_ratio[DIFF_FIGS];  /* B/A of diff_figs[i] is known */
+	double ratio[DIFF_FIGS];
+	int has_spec_ratio;        /* B/A of the servers' draft acceptance */
+	double spec_ratio;
+	struct diff_judgement *gates; /* owned, in the order the gates ran */
+	size_t ngates, capgates;
 	int judged;                /* a gate judged it: `verdict` is set */
 	enum gate_verdict verdict;
 };
@@ -92,8 +120,8 @@ struct diff_result {
 				    runs (report_run.load_reqs): their load
 				    requests, for gates on per-request figures */
 	size_t ncases, capcases;
-	struct diff_cell *cells; /* owned: one per entry of diff["load"], in
-				    its order */
+	struct diff_cell *cells; /* owned: A's load cells, then B's that A
+				    lacks; diff["load"] stands for them */
 	size_t ncells;
 };
 
@@ -115,6 +143,11 @@ void diff_result_release(struct diff_result *res);
 
 /* Renders a comparison (gates included) as Markdown, appended to `out`. */
 enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d);
+
+/* diff["load"] as a new array the caller owns (empty without a load cell),
+ * for the writers that draw or list it (html.h, junit.h, diffplot.h).
+ * ERR_NOMEM. */
+enum err diff_load_entries(const struct diff_result *res, cJSON **out, struct diag *d);
 
 /* Appends the comparison as indented JSON (json.h's JSON_PRETTY, a final
  * newline) to `out`, or, when `f` is not NULL, writes it to f as it is made

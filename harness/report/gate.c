@@ -14,6 +14,7 @@
 #include "fungate.h"
 #include "keys.h"
 #include "load/loadcells.h"
+#include "base/mem.h"
 #include "net/metrics.h"
 #include "probesum.h"
 #include "base/stats.h"
@@ -378,7 +379,6 @@ struct load_ctx {
 	struct diff_result *res;       /* its cells' verdicts are written */
 	const struct gate *g;
 	struct loadci_set sa, sb;      /* owned scratch */
-	struct json_build *jb;
 };
 
 /* A per-round figure of cell `c` into `s`: one value per round. */
@@ -612,39 +612,37 @@ static enum err judge_cell(struct load_ctx *x, const struct loadcells_cell *b, s
 	return ERR_OK;
 }
 
-static cJSON *finite_or_null(double v)
-{
-	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
-/* Appends the judgement to the load entry of cell `name`, whose verdict
- * becomes the worst so far. */
-static void to_entry(struct load_ctx *x, const char *name, const struct cell_out *o)
+/* Appends the judgement to the comparison's cell `name`, whose verdict
+ * becomes the worst so far. ERR_NOMEM only. */
+static enum err to_cell(struct load_ctx *x, const char *name, const struct cell_out *o, struct diag *d)
 {
 	struct diff_cell *c = x->res->cells, *end = c + x->res->ncells;
+	struct diff_judgement *j;
 	char n[320];
-	cJSON *en, *gs, *it;
 
 	for (; c < end; c++) {
-		loadcells_name(c->a ? c->a : c->b, n, sizeof(n));
+		loadcells_name(c->named, n, sizeof(n));
 		if (!strcmp(n, name))
 			break;
 	}
-	if (c == end || !(gs = cJSON_GetObjectItemCaseSensitive(en = c->entry, DK_GATES)))
-		return;
-	it = json_add_obj(x->jb, gs, NULL);
-	json_add_str(x->jb, it, DK_GATE, x->g->spec);
-	json_add_str(x->jb, it, DK_VERDICT, gate_verdict_name(o->v));
-	json_add_item(x->jb, it, DK_VALUE, o->have ? finite_or_null(o->value) : cJSON_CreateNull());
-	json_add_num(x->jb, it, DK_THRESHOLD, x->g->value);
-	json_add_item(x->jb, it, DK_CI_LOW, finite_or_null(o->lo));
-	json_add_item(x->jb, it, DK_CI_HIGH, finite_or_null(o->hi));
-	json_add_item(x->jb, it, DK_MDE, finite_or_null(o->mde));
-	json_add_str(x->jb, it, DK_ADVICE, o->advice);
+	if (c == end)
+		return ERR_OK;
+	if (c->ngates == c->capgates) {
+		if (!(j = mem_grow(c->gates, &c->capgates, sizeof(*j), 4)))
+			return diag_fail(d, ERR_NOMEM, "out of memory judging load cells");
+		c->gates = j;
+	}
+	j = &c->gates[c->ngates++];
+	j->gate = x->g->spec;
+	j->v = o->v;
+	j->have = o->have;
+	j->value = o->value;
+	j->threshold = x->g->value;
+	j->lo = o->lo, j->hi = o->hi, j->mde = o->mde;
+	snprintf(j->advice, sizeof(j->advice), "%s", o->advice);
 	c->verdict = c->judged && c->verdict > o->v ? c->verdict : o->v;
 	c->judged = 1;
-	cJSON_DeleteItemFromObjectCaseSensitive(en, DK_VERDICT); /* the last member: it stays so */
-	json_add_str(x->jb, en, DK_VERDICT, gate_verdict_name(c->verdict));
+	return ERR_OK;
 }
 
 /* Whether `v` is worse than `w` for this operator. */
@@ -695,11 +693,11 @@ static void tally_cell(struct tally *t, const struct gate *g, const char *name,
 
 /* Judges load gate `g` on every cell it picks: *v, *value (the worst cell's,
  * when any had one), *have and the detail in `why`. */
-static enum err load_gate(struct diff_result *res, struct json_build *jb, const struct gate *g,
+static enum err load_gate(struct diff_result *res, const struct gate *g,
 			  enum gate_verdict *v, double *value, int *have, char *why, size_t cap,
 			  struct diag *d)
 {
-	struct load_ctx x = {&res->a.load, res->reqs_a, res->reqs_b, res, g, {0}, {0}, jb};
+	struct load_ctx x = {&res->a.load, res->reqs_a, res->reqs_b, res, g, {0}, {0}};
 	const struct loadcells_cell *b;
 	const struct loadstat_fig *slo;
 	struct cell_out o;
@@ -717,7 +715,8 @@ static enum err load_gate(struct diff_result *res, struct json_build *jb, const 
 		if ((e = judge_cell(&x, b, &o, d)))
 			break;
 		loadcells_name(b, name, sizeof(name));
-		to_entry(&x, name, &o);
+		if ((e = to_cell(&x, name, &o, d)))
+			break;
 		tally_cell(&t, g, name, &o, value);
 	}
 	loadci_set_release(&x.sa);
@@ -807,7 +806,7 @@ enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags
 		*v = fo.v, val = fo.value, have = 1, cases = fo.cases;
 		snprintf(why, sizeof(why), "%s", fo.why);
 	} else if (is_load_gate(res, g)) {
-		e = load_gate(res, &jb, g, v, &val, &have, why, sizeof(why), d);
+		e = load_gate(res, g, v, &val, &have, why, sizeof(why), d);
 	} else {
 		have = metric(res, g, &val, why, sizeof(why));
 		*v = have && gate_holds(val, g->op, g->value) ? GATE_PASS : GATE_FAIL;

@@ -2,8 +2,8 @@
  * gate — conditions that turn a comparison (diff.h) into a verdict: the gate
  * grammar, its metrics, and the noise-aware judgement of load cells. diff.c
  * makes the comparison; gates read it and write their results into it
- * ("gates", and each load entry's "gates" and "verdict"), never the other
- * way round.
+ * ("gates", and each load cell's judgements and verdict, struct diff_cell),
+ * never the other way round.
  *
  * Grammar:
  *
@@ -111,12 +111,6 @@ struct gate {
 					  an SLO attainment figure; none is fine */
 };
 
-/* "pass", "fail" or "underpowered". */
-static inline const char *gate_verdict_name(enum gate_verdict v)
-{
-	return v == GATE_FAIL ? "fail" : v == GATE_UNDERPOWERED ? "underpowered" : "pass";
-}
-
 /* Parses `spec` into `g` (borrowing spec). ERR_USAGE names the gate and what
  * is wrong: unknown metric, missing or unexpected @ARG, bad operator or
  * number. */
@@ -138,10 +132,10 @@ enum err gate_check(const struct diff_result *res, const struct gate *g, struct 
 /* Judges gate `g` on a comparison (GATE_ALLOW_* `flags`) into *v, appends
  * {"gate", "ok", "verdict", "value", "detail"} (and "cases" for a functional
  * gate with cases that did not pass, fungate.h) to its "gates" array and, for
- * a load gate, one {"gate", "verdict", "value", "threshold", "ci_low",
- * "ci_high" (the 90% interval), "mde" (its half-width, relative), "advice"}
- * to the "gates" of each load entry it judged,
- * whose "verdict" becomes the worst so far. ERR_NOMEM only. */
+ * a load gate, one struct diff_judgement to each load cell it judged (the
+ * entry's {"gate", "verdict", "value", "threshold", "ci_low", "ci_high"
+ * (the 90% interval), "mde" (its half-width, relative), "advice"} in
+ * diff["load"]), whose verdict becomes the worst so far. ERR_NOMEM only. */
 enum err gate_eval(struct diff_result *res, const struct gate *g, unsigned flags,
 		   enum gate_verdict *v, struct diag *d);
 

@@ -384,8 +384,9 @@ static enum err diff_fig(struct buf *b, const cJSON *en, const char *fig, const 
 	return e ? e : num_cell(b, jget2(en, DK_RATIO, fig), "%.3f");
 }
 
-/* Every load cell of either run with both runs' figures. */
-static enum err diff_cells(struct buf *b, const cJSON *diff)
+/* Every load cell of either run with both runs' figures: the entries of
+ * diff["load"]. */
+static enum err diff_cells(struct buf *b, const cJSON *load)
 {
 	static const char *const names[] = {
 		"case", "level", "valid rounds A/B", "output tok/s A", "B", "B/A", "TTFT P50 ms A", "B", "B/A",
@@ -395,7 +396,7 @@ static enum err diff_cells(struct buf *b, const cJSON *diff)
 
 	e = buf_puts(b, "<h2>Load cells</h2>\n<p>Medians over valid rounds; B/A the ratio of the medians.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD)) {
+	cJSON_ArrayForEach(en, load) {
 		e = e ? e : buf_puts(b, "<tr>");
 		e = e ? e : cell(b, jget(en, LC_CASE));
 		e = e ? e : cell(b, jget(en, DK_LEVEL));
@@ -465,8 +466,9 @@ static enum err item_row(struct buf *b, const cJSON *en, const cJSON *it)
 	return e ? e : buf_puts(b, "</tr>\n");
 }
 
-/* Per cell and gate: the value with its interval against the threshold. */
-static enum err diff_items(struct buf *b, const cJSON *diff)
+/* Per cell and gate: the value with its interval against the threshold
+ * (the entries of diff["load"]). */
+static enum err diff_items(struct buf *b, const cJSON *load)
 {
 	static const char *const names[] = {"cell", "gate", "verdict", "B/A or B", "90% interval", "threshold",
 					    "smallest detectable change", "advice", "more"};
@@ -474,7 +476,7 @@ static enum err diff_items(struct buf *b, const cJSON *diff)
 	int n = 0;
 	enum err e = ERR_OK;
 
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+	cJSON_ArrayForEach(en, load)
 		n += cJSON_GetArraySize(jget(en, DK_GATES));
 	if (!n)
 		return ERR_OK;
@@ -483,7 +485,7 @@ static enum err diff_items(struct buf *b, const cJSON *diff)
 		     "the threshold, fails when the whole interval is beyond it, and is underpowered when the "
 		     "interval holds the threshold.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+	cJSON_ArrayForEach(en, load)
 		cJSON_ArrayForEach(it, jget(en, DK_GATES))
 			e = e ? e : item_row(b, en, it);
 	return e ? e : buf_puts(b, "</table>\n");
@@ -539,17 +541,22 @@ static const char *side_name(const cJSON *diff, const char *side, char *out, siz
 	return out;
 }
 
-enum err html_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
+enum err html_diff_write(const struct diff_result *res, struct buf *out, struct diag *d)
 {
+	const cJSON *diff = res->diff;
 	char na[512], nb[512];
 	struct buf png;
+	cJSON *load;
 	enum err e;
 
+	if ((e = diff_load_entries(res, &load, d)))
+		return e;
 	buf_init(&png, out->max);
-	e = diffplot_decision_png(jget(diff, DK_LOAD), side_name(diff, DK_A, na, sizeof(na)),
+	e = diffplot_decision_png(load, side_name(diff, DK_A, na, sizeof(na)),
 				  side_name(diff, DK_B, nb, sizeof(nb)), &png, d);
 	if (e) {
 		buf_release(&png);
+		cJSON_Delete(load);
 		return e;
 	}
 	e = page_open(out, "needle diff");
@@ -557,12 +564,13 @@ enum err html_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
 	e = e ? e : diff_runs_table(out, diff);
 	e = e ? e : diff_notes(out, diff);
 	e = e ? e : diff_gates(out, diff);
-	e = e || !cJSON_GetArraySize(jget(diff, DK_LOAD)) ? e : diff_cells(out, diff);
-	e = e ? e : diff_items(out, diff);
+	e = e || !cJSON_GetArraySize(load) ? e : diff_cells(out, load);
+	e = e ? e : diff_items(out, load);
 	e = e ? e : picture(out, "The decision: each cell's value and interval against the gate's threshold", &png);
 	e = e ? e : diff_attempts(out, diff);
 	e = e ? e : buf_puts(out, "</body>\n</html>\n");
 	buf_release(&png);
+	cJSON_Delete(load);
 	if (e)
 		return diag_fail(d, e, "cannot write the HTML page of the comparison: %s", err_name(e));
 	return ERR_OK;

@@ -29,6 +29,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "diff.h"
 #include "report.h"
 
 /* Appends the page of the rendered files `f` (borrowed: its summary and
@@ -40,10 +41,10 @@ enum err html_write(const struct report_files *f, struct buf *out, struct diag *
  * and the inline style. */
 #define HTML_CSP "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
-/* Appends the page of comparison `diff` (borrowed: diff_result.diff, after
- * the gates) to `out`. ERR_NOMEM, ERR_LIMIT ("cannot write the HTML page of
+/* Appends the page of comparison `res` (borrowed, after the gates) to
+ * `out`. ERR_NOMEM, ERR_LIMIT ("cannot write the HTML page of
  * the comparison: ..."), diffplot's errors; `out` may hold a partial page on
  * error. */
-enum err html_diff_write(const cJSON *diff, struct buf *out, struct diag *d);
+enum err html_diff_write(const struct diff_result *res, struct buf *out, struct diag *d);
 
 #endif

@@ -239,7 +239,7 @@ static enum err cell_case(struct junit_gates *w, const char *spec, const cJSON *
 
 /* Gate `g`'s testcases: one per load cell it judged, and one for the gate
  * itself when it judged none or its verdict is worse than its cells'. */
-static enum err gate_cases(struct junit_gates *w, const cJSON *diff, const cJSON *g)
+static enum err gate_cases(struct junit_gates *w, const cJSON *load, const cJSON *g)
 {
 	const char *spec = cJSON_GetStringValue(jget(g, DK_GATE)), *detail;
 	const cJSON *en, *it;
@@ -247,7 +247,7 @@ static enum err gate_cases(struct junit_gates *w, const cJSON *diff, const cJSON
 	enum err e = ERR_OK;
 
 	spec = spec ? spec : "-";
-	cJSON_ArrayForEach(en, jget(diff, DK_LOAD))
+	cJSON_ArrayForEach(en, load)
 		cJSON_ArrayForEach(it, jget(en, DK_GATES))
 			if (!e && cJSON_IsString(jget(it, DK_GATE)) && !strcmp(jget(it, DK_GATE)->valuestring, spec)) {
 				cells++;
@@ -292,20 +292,24 @@ static enum err gates_document(const struct junit_gates *w, const cJSON *diff, s
 	return buf_puts(out, "  </testsuite>\n</testsuites>\n");
 }
 
-enum err junit_diff_write(const cJSON *diff, struct buf *out, struct diag *d)
+enum err junit_diff_write(const struct diff_result *res, struct buf *out, struct diag *d)
 {
+	const cJSON *diff = res->diff, *g;
 	struct junit_gates w;
-	const cJSON *g;
-	enum err e = ERR_OK;
+	cJSON *load;
+	enum err e;
 
+	if ((e = diff_load_entries(res, &load, d)))
+		return e;
 	memset(&w, 0, sizeof(w));
 	buf_init(&w.cases, out->max);
 	cJSON_ArrayForEach(g, jget(diff, DK_GATES))
 		if (!e && !seen(jget(diff, DK_GATES), g))
-			e = gate_cases(&w, diff, g);
+			e = gate_cases(&w, load, g);
 	if (!e)
 		e = gates_document(&w, diff, out);
 	buf_release(&w.cases);
+	cJSON_Delete(load);
 	if (e)
 		return diag_fail(d, e, "cannot write the JUnit report of the comparison: %s", err_name(e));
 	return ERR_OK;

@@ -45,6 +45,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "diff.h"
 #include "report.h"
 
 /* A run's JUnit XML, made in report_load's one pass over its journal (a torn
@@ -56,10 +57,10 @@
 enum err junit_fold(const struct buf *out, struct report_also *also, struct diag *d);
 enum err junit_write(const struct report_run *r, struct buf *out, struct diag *d);
 
-/* Appends the JUnit XML of comparison `diff` (borrowed: diff_result.diff,
- * after the gates) to `out`. ERR_NOMEM, ERR_LIMIT ("cannot write the JUnit
+/* Appends the JUnit XML of comparison `res` (borrowed, after the gates) to
+ * `out`. ERR_NOMEM, ERR_LIMIT ("cannot write the JUnit
  * report of the comparison: ..."); `out` may hold a partial document on
  * error. */
-enum err junit_diff_write(const cJSON *diff, struct buf *out, struct diag *d);
+enum err junit_diff_write(const struct diff_result *res, struct buf *out, struct diag *d);
 
 #endif
