@@ -262,6 +262,16 @@ const struct loadstat_fig *loadcells_fig(const struct loadcells_cell *c, enum lo
 			   : NULL;
 }
 
+int loadcells_median(const struct loadcells_cell *c, enum loadcells_fig f, double *v)
+{
+	const struct loadstat_fig *g = c ? loadcells_fig(c, f) : NULL;
+
+	if (!g || !g->n)
+		return 0;
+	*v = g->median;
+	return 1;
+}
+
 int loadcells_round_fig(const struct loadcells_cell *c, const struct loadcells_round *r,
 			enum loadcells_fig f, double *v)
 {

@@ -195,6 +195,9 @@ int loadcells_fig_named(const char *key);
 /* Figure `f` of cell `c`, or NULL when the cell's summary does not hold it
  * (achieved_rate of a concurrency, ...); its n is 0 when it is null. */
 const struct loadstat_fig *loadcells_fig(const struct loadcells_cell *c, enum loadcells_fig f);
+/* Figure `f`'s median of cell `c` (may be NULL) into *v; 0 when the cell
+ * has none (no cell, not held, or null). */
+int loadcells_median(const struct loadcells_cell *c, enum loadcells_fig f, double *v);
 /* Figure `f` of round `r` of cell `c` into *v; 0 when the round's summary
  * does not hold it. */
 int loadcells_round_fig(const struct loadcells_cell *c, const struct loadcells_round *r,

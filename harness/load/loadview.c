@@ -168,11 +168,11 @@ static const char *num(const cJSON *o, const char *k, double scale, const char *
 static const char *fig(const struct loadcells_cell *c, enum loadcells_fig f, const char *fmt,
 		       char *tmp, size_t cap)
 {
-	const struct loadstat_fig *v = loadcells_fig(c, f);
+	double v;
 
-	if (!v || !v->n || !isfinite(v->median))
+	if (!loadcells_median(c, f, &v) || !isfinite(v))
 		return "-";
-	snprintf(tmp, cap, fmt, v->median);
+	snprintf(tmp, cap, fmt, v);
 	return tmp;
 }
 

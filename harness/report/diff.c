@@ -803,17 +803,6 @@ static void add_missing(struct json_build *jb, cJSON *diff, const struct loadcel
 const enum loadcells_fig diff_figs[DIFF_FIGS] = {LCF_OUTPUT_TPS, LCF_TTFT_P50_MS, LCF_TTFT_P95_MS,
 						LCF_TPOT_P95_MS};
 
-/* Figure `f` of cell `c` into *v: 0 when it has none. */
-static int fig_of(const struct loadcells_cell *c, enum loadcells_fig f, double *v)
-{
-	const struct loadstat_fig *g = c ? loadcells_fig(c, f) : NULL;
-
-	if (!g || !g->n)
-		return 0;
-	*v = g->median;
-	return 1;
-}
-
 /* The server's speculative decoding figure `k` of cell `c`, or NULL. */
 static const cJSON *spec_of(const struct loadcells_cell *c, const char *k)
 {
@@ -837,7 +826,8 @@ static void load_cell(struct diff_result *res, const struct loadcells_cell *c)
 	dc->b = loadcells_find(&res->b.load, name);
 	dc->named = c;
 	for (i = 0; i < DIFF_FIGS; i++)
-		dc->has_ratio[i] = fig_of(dc->a, diff_figs[i], &va) && fig_of(dc->b, diff_figs[i], &vb) &&
+		dc->has_ratio[i] = loadcells_median(dc->a, diff_figs[i], &va) &&
+				   loadcells_median(dc->b, diff_figs[i], &vb) &&
 				   stats_ratio(vb, va, &dc->ratio[i]);
 	dc->has_spec_ratio = (sa = spec_of(dc->a, MV_SPEC_ACCEPT_RATE)) && (sb = spec_of(dc->b, MV_SPEC_ACCEPT_RATE)) &&
 			     stats_ratio(sb->valuedouble, sa->valuedouble, &dc->spec_ratio);
@@ -1401,7 +1391,7 @@ static enum err load_fig(struct buf *b, const struct diff_cell *c, size_t i, con
 {
 	char t1[32], t2[32], t3[32];
 	double va = 0, vb = 0;
-	int ha = fig_of(c->a, diff_figs[i], &va), hb = fig_of(c->b, diff_figs[i], &vb);
+	int ha = loadcells_median(c->a, diff_figs[i], &va), hb = loadcells_median(c->b, diff_figs[i], &vb);
 
 	return buf_printf(b, " %s | %s | %s |", num_text(ha, va, fmt, t1, sizeof(t1)),
 			  num_text(hb, vb, fmt, t2, sizeof(t2)),

@@ -563,17 +563,13 @@ static enum err judge_spec(struct load_ctx *x, const struct loadcells_cell *a,
  * has none. */
 static int absolute_value(const struct loadcells_cell *c, const char *name, double *v)
 {
-	const struct loadstat_fig *f;
 	int k;
 
 	if (!strcmp(name, LC_SUCCESS_RATE)) {
 		*v = c->s.success_rate;
 		return 1;
 	}
-	if ((k = loadcells_fig_named(name)) < 0 || !(f = loadcells_fig(c, (enum loadcells_fig)k)) || !f->n)
-		return 0;
-	*v = f->median;
-	return 1;
+	return (k = loadcells_fig_named(name)) >= 0 && loadcells_median(c, (enum loadcells_fig)k, v);
 }
 
 /* Judges gate x->g on B's cell `b` into *o. */

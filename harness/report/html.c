@@ -149,13 +149,13 @@ static enum err sec_failures(struct buf *b, const cJSON *s)
 static enum err fig_cell(struct buf *b, const struct loadcells_cell *c, enum loadcells_fig f,
 			 const char *fmt)
 {
-	const struct loadstat_fig *v = loadcells_fig(c, f);
-	char tmp[64];
+	char tmp[64] = "-";
 	enum err e = buf_puts(b, "<td class=\"n\">");
+	double v;
 
-	if (v && v->n)
-		snprintf(tmp, sizeof(tmp), fmt, v->median);
-	e = e ? e : text(b, v && v->n ? tmp : "-");
+	if (loadcells_median(c, f, &v))
+		snprintf(tmp, sizeof(tmp), fmt, v);
+	e = e ? e : text(b, tmp);
 	return e ? e : buf_puts(b, "</td>");
 }
 

@@ -222,14 +222,13 @@ static const struct load_fig load_figs[] = {
 /* What family `f` says of cell `c` (NAN: nothing). */
 static double load_value(const struct load_fig *f, const struct loadcells_cell *c)
 {
-	const struct loadstat_fig *v;
+	double v;
 
 	if (f->of == REQUESTS)
 		return (double)c->s.requests;
 	if (f->of == SUCCESS)
 		return c->s.success_rate;
-	v = loadcells_fig(c, f->fig);
-	return v && v->n ? v->median : NAN;
+	return loadcells_median(c, f->fig, &v) ? v : NAN;
 }
 
 /* A family's samples, one per level (cell). */
