@@ -35,12 +35,17 @@ enum err md_cell(struct buf *out, const char *s)
 	return e;
 }
 
+const char *md_num(int has, double v, const char *fmt, char *tmp, size_t cap)
+{
+	if (!has)
+		return "-";
+	snprintf(tmp, cap, fmt, v);
+	return tmp;
+}
+
 const char *md_number(const cJSON *v, const char *fmt, char *tmp, size_t cap)
 {
-	if (!cJSON_IsNumber(v))
-		return "-";
-	snprintf(tmp, cap, fmt, v->valuedouble);
-	return tmp;
+	return md_num(cJSON_IsNumber(v), cJSON_IsNumber(v) ? v->valuedouble : 0, fmt, tmp, cap);
 }
 
 const char *md_value(const cJSON *v, char *tmp, size_t cap)

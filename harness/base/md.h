@@ -27,8 +27,10 @@ enum err md_render(const cJSON *doc, const md_section *sections, size_t n,
 /* Appends `s` for a Markdown table cell: '|' escaped, line breaks as spaces. */
 enum err md_cell(struct buf *out, const char *s);
 
-/* A number formatted with the printf format `fmt` (one double conversion)
- * into tmp[0..cap), or "-" when `v` is not a number. Returns tmp or "-". */
+/* Number `v` formatted with the printf format `fmt` (one double conversion)
+ * into tmp[0..cap) when `has`, else "-". Returns tmp or "-". */
+const char *md_num(int has, double v, const char *fmt, char *tmp, size_t cap);
+/* md_num of `v` when it is a number, else "-". */
 const char *md_number(const cJSON *v, const char *fmt, char *tmp, size_t cap);
 /* A scalar as text: a string as-is (borrowed from `v`), a number as "%.15g"
  * in tmp, "true"/"false", or "-" for null, absent or a container. */

@@ -147,15 +147,12 @@ static enum err write_plot(const struct diff_result *res, const char *path, stru
 {
 	char na[512], nb[512];
 	struct buf png;
-	cJSON *load;
 	enum err e;
 
-	if ((e = diff_load_entries(res, &load, d)))
-		return e;
 	buf_init(&png, BUF_MAX_DEFAULT);
-	e = diffplot_png(load, run_name(cJSON_GetObjectItemCaseSensitive(res->diff, DK_A), na, sizeof(na)),
+	e = diffplot_png(res->cells, res->ncells,
+			 run_name(cJSON_GetObjectItemCaseSensitive(res->diff, DK_A), na, sizeof(na)),
 			 run_name(cJSON_GetObjectItemCaseSensitive(res->diff, DK_B), nb, sizeof(nb)), &png, d);
-	cJSON_Delete(load);
 	if (!e && png.len)
 		e = io_write_file(path, png.data, png.len, d);
 	else if (!e)

@@ -551,12 +551,20 @@ enum err loadcells_sizing(struct loadcells *lc, const cJSON *manifest, struct di
 	return ERR_OK;
 }
 
-void loadcells_name(const struct loadcells_cell *c, char *out, size_t cap)
+void loadcells_level(const struct loadcells_cell *c, char *out, size_t cap)
 {
 	if (c->open_loop)
-		snprintf(out, cap, "%s/r%g", c->case_id, c->level_value);
+		snprintf(out, cap, "r%g", c->level_value);
 	else
-		snprintf(out, cap, "%s/c%.0f", c->case_id, c->level_value);
+		snprintf(out, cap, "c%.0f", c->level_value);
+}
+
+void loadcells_name(const struct loadcells_cell *c, char *out, size_t cap)
+{
+	char level[64];
+
+	loadcells_level(c, level, sizeof(level));
+	snprintf(out, cap, "%s/%s", c->case_id, level);
 }
 
 const struct loadcells_cell *loadcells_find(const struct loadcells *lc, const char *name)
@@ -591,15 +599,15 @@ static enum err put_fig(struct buf *b, const struct loadcells_cell *c, enum load
 
 static enum err md_row(struct buf *b, const struct loadcells_cell *c)
 {
+	char level[64];
 	enum err e;
 
+	loadcells_level(c, level, sizeof(level));
 	e = buf_puts(b, "| ");
 	if (!e)
 		e = md_cell(b, c->case_id);
-	if (!e && c->open_loop)
-		e = buf_printf(b, " | r%g |", c->level_value);
-	else if (!e)
-		e = buf_printf(b, " | c%.0f |", c->level_value);
+	if (!e)
+		e = buf_printf(b, " | %s |", level);
 	if (!e)
 		e = buf_printf(b, " %zu/%zu | %zu/%zu |", c->s.rounds_valid, c->s.rounds_total, c->s.succeeded,
 			       c->s.requests);

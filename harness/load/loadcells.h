@@ -212,6 +212,8 @@ enum err loadcells_samples(const struct loadcells_reqs *reqs, const struct loadc
 
 /* A cell's name as gates and warnings give it: "CASE/c32" or "CASE/r0.3". */
 void loadcells_name(const struct loadcells_cell *c, char *out, size_t cap);
+/* Its level alone: "c32" or "r0.3". */
+void loadcells_level(const struct loadcells_cell *c, char *out, size_t cap);
 
 /* The cell of `lc` whose name is `name`, or NULL. */
 const struct loadcells_cell *loadcells_find(const struct loadcells *lc, const char *name);

@@ -901,15 +901,15 @@ static cJSON *load_item(void *ctx, size_t i)
 	const struct diff_cell *c = &res->cells[i];
 	const struct diff_judgement *j;
 	struct json_build jb;
-	char name[320];
+	char level[64];
 	cJSON *o, *ratio, *gates, *it;
 	size_t k;
 
 	json_build_init(&jb);
-	loadcells_name(c->named, name, sizeof(name));
+	loadcells_level(c->named, level, sizeof(level));
 	o = json_new_obj(&jb);
 	json_add_str(&jb, o, LC_CASE, c->named->case_id);
-	json_add_str(&jb, o, DK_LEVEL, strrchr(name, '/') + 1);
+	json_add_str(&jb, o, DK_LEVEL, level);
 	json_add_num(&jb, o, c->named->open_loop ? LC_RATE : LC_CONCURRENCY, c->named->level_value);
 	json_add_item(&jb, o, DK_A, load_side(&jb, c->a));
 	json_add_item(&jb, o, DK_B, load_side(&jb, c->b));
@@ -935,23 +935,6 @@ static cJSON *load_item(void *ctx, size_t i)
 	json_add_item(&jb, o, DK_VERDICT, c->judged ? cJSON_CreateString(gate_verdict_name(c->verdict))
 						    : cJSON_CreateNull());
 	return json_build_end(&jb, &o, "a load cell", NULL) ? NULL : o;
-}
-
-enum err diff_load_entries(const struct diff_result *res, cJSON **out, struct diag *d)
-{
-	cJSON *it;
-	size_t i;
-
-	if (!(*out = cJSON_CreateArray()))
-		return diag_fail(d, ERR_NOMEM, "out of memory rendering the comparison");
-	for (i = 0; i < res->ncells; i++)
-		if (!(it = load_item((void *)res, i)) || !cJSON_AddItemToArray(*out, it)) {
-			cJSON_Delete(it);
-			cJSON_Delete(*out);
-			*out = NULL;
-			return diag_fail(d, ERR_NOMEM, "out of memory rendering the comparison");
-		}
-	return ERR_OK;
 }
 
 static const cJSON *depth_row(const cJSON *s, double depth)
@@ -1369,15 +1352,6 @@ static const char *verdict_text(const cJSON *v)
 	       : !strcmp(v->valuestring, "underpowered") ? "UNDERPOWERED" : "PASS";
 }
 
-/* `v` by `fmt` into tmp when `has`, else "-". */
-static const char *num_text(int has, double v, const char *fmt, char *tmp, size_t cap)
-{
-	if (!has)
-		return "-";
-	snprintf(tmp, cap, fmt, v);
-	return tmp;
-}
-
 /* "PASS", "FAIL", "UNDERPOWERED" of a load cell; "-" when no gate judged. */
 static const char *cell_verdict_text(const struct diff_cell *c)
 {
@@ -1393,9 +1367,9 @@ static enum err load_fig(struct buf *b, const struct diff_cell *c, size_t i, con
 	double va = 0, vb = 0;
 	int ha = loadcells_median(c->a, diff_figs[i], &va), hb = loadcells_median(c->b, diff_figs[i], &vb);
 
-	return buf_printf(b, " %s | %s | %s |", num_text(ha, va, fmt, t1, sizeof(t1)),
-			  num_text(hb, vb, fmt, t2, sizeof(t2)),
-			  num_text(c->has_ratio[i], c->ratio[i], "%.3f", t3, sizeof(t3)));
+	return buf_printf(b, " %s | %s | %s |", md_num(ha, va, fmt, t1, sizeof(t1)),
+			  md_num(hb, vb, fmt, t2, sizeof(t2)),
+			  md_num(c->has_ratio[i], c->ratio[i], "%.3f", t3, sizeof(t3)));
 }
 
 /* The verdict cell: the verdict, then each gate that did not pass with its
@@ -1412,10 +1386,10 @@ static enum err load_verdict(struct buf *b, const struct diff_cell *c)
 		if (j->v == GATE_PASS)
 			continue;
 		e = buf_printf(b, "; `%s` %s (threshold %s, 90%% interval %s-%s): ", j->gate,
-			       num_text(j->have && isfinite(j->value), j->value, "%.3f", t1, sizeof(t1)),
-			       num_text(1, j->threshold, "%g", t2, sizeof(t2)),
-			       num_text(isfinite(j->lo), j->lo, "%.3f", t3, sizeof(t3)),
-			       num_text(isfinite(j->hi), j->hi, "%.3f", t4, sizeof(t4)));
+			       md_num(j->have && isfinite(j->value), j->value, "%.3f", t1, sizeof(t1)),
+			       md_num(1, j->threshold, "%g", t2, sizeof(t2)),
+			       md_num(isfinite(j->lo), j->lo, "%.3f", t3, sizeof(t3)),
+			       md_num(isfinite(j->hi), j->hi, "%.3f", t4, sizeof(t4)));
 		if (!e)
 			e = md_cell(b, j->advice);
 	}
@@ -1425,13 +1399,13 @@ static enum err load_verdict(struct buf *b, const struct diff_cell *c)
 /* A load cell's "case | level" (its name's two parts). */
 static enum err cell_head(struct buf *b, const struct diff_cell *c)
 {
-	char name[320];
+	char level[64];
 	enum err e = buf_puts(b, "| ");
 
-	loadcells_name(c->named, name, sizeof(name));
+	loadcells_level(c->named, level, sizeof(level));
 	if (!e)
 		e = md_cell(b, c->named->case_id);
-	return e ? e : buf_printf(b, " | %s |", strrchr(name, '/') + 1);
+	return e ? e : buf_printf(b, " | %s |", level);
 }
 
 /* Every load cell of either run, side by side, with its verdict. */
@@ -1453,8 +1427,8 @@ static enum err sec_load(const struct diff_result *res, struct buf *b)
 		e = cell_head(b, c);
 		if (!e)
 			e = buf_printf(b, " %s/%s |",
-				       num_text(c->a != NULL, c->a ? (double)c->a->s.rounds_valid : 0, "%.0f", t1, sizeof(t1)),
-				       num_text(c->b != NULL, c->b ? (double)c->b->s.rounds_valid : 0, "%.0f", t2, sizeof(t2)));
+				       md_num(c->a != NULL, c->a ? (double)c->a->s.rounds_valid : 0, "%.0f", t1, sizeof(t1)),
+				       md_num(c->b != NULL, c->b ? (double)c->b->s.rounds_valid : 0, "%.0f", t2, sizeof(t2)));
 		if (!e)
 			e = load_fig(b, c, 0, "%.1f");
 		if (!e)
@@ -1465,8 +1439,8 @@ static enum err sec_load(const struct diff_result *res, struct buf *b)
 			e = load_fig(b, c, 3, "%.2f");
 		if (!e)
 			e = buf_printf(b, " %s | %s |",
-				       num_text(c->a != NULL, c->a ? c->a->s.success_rate : 0, "%.3f", t1, sizeof(t1)),
-				       num_text(c->b != NULL, c->b ? c->b->s.success_rate : 0, "%.3f", t2, sizeof(t2)));
+				       md_num(c->a != NULL, c->a ? c->a->s.success_rate : 0, "%.3f", t1, sizeof(t1)),
+				       md_num(c->b != NULL, c->b ? c->b->s.success_rate : 0, "%.3f", t2, sizeof(t2)));
 		if (!e)
 			e = load_verdict(b, c);
 	}
@@ -1476,7 +1450,7 @@ static enum err sec_load(const struct diff_result *res, struct buf *b)
 /* `v` (a server's figure, or NULL) by `fmt`, else "-". */
 static const char *spec_text(const cJSON *v, const char *fmt, char *tmp, size_t cap)
 {
-	return num_text(v != NULL, v ? v->valuedouble : 0, fmt, tmp, cap);
+	return md_num(v != NULL, v ? v->valuedouble : 0, fmt, tmp, cap);
 }
 
 /* The servers' speculative decoding per load cell, where either run has
@@ -1504,7 +1478,7 @@ static enum err sec_spec(const struct diff_result *res, struct buf *b)
 			e = buf_printf(b, " %s | %s | %s | %s | %s |\n",
 				       spec_text(spec_of(c->a, MV_SPEC_ACCEPT_RATE), "%.3f", t[0], 32),
 				       spec_text(spec_of(c->b, MV_SPEC_ACCEPT_RATE), "%.3f", t[1], 32),
-				       num_text(c->has_spec_ratio, c->spec_ratio, "%.3f", t[2], 32),
+				       md_num(c->has_spec_ratio, c->spec_ratio, "%.3f", t[2], 32),
 				       spec_text(spec_of(c->a, MV_SPEC_ACCEPT_LENGTH), "%.2f", t[3], 32),
 				       spec_text(spec_of(c->b, MV_SPEC_ACCEPT_LENGTH), "%.2f", t[4], 32));
 	}

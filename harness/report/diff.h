@@ -144,11 +144,6 @@ void diff_result_release(struct diff_result *res);
 /* Renders a comparison (gates included) as Markdown, appended to `out`. */
 enum err diff_markdown(const struct diff_result *res, struct buf *out, struct diag *d);
 
-/* diff["load"] as a new array the caller owns (empty without a load cell),
- * for the writers that draw or list it (html.h, junit.h, diffplot.h).
- * ERR_NOMEM. */
-enum err diff_load_entries(const struct diff_result *res, cJSON **out, struct diag *d);
-
 /* Appends the comparison as indented JSON (json.h's JSON_PRETTY, a final
  * newline) to `out`, or, when `f` is not NULL, writes it to f as it is made
  * (json.h: jout_print). ERR_NOMEM, ERR_LIMIT, ERR_IO. */

@@ -8,12 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jget.h"
 #include "base/mem.h"
 #include "load/loadcells.h"
 #include "chart.h"
 #include "gate.h"
-#include "keys.h"
 
 const unsigned char diffplot_rgb_a[3] = {40, 110, 200}, diffplot_rgb_b[3] = {230, 120, 20};
 const unsigned char diffplot_rgb_fail[3] = {210, 30, 30}, diffplot_rgb_underpowered[3] = {190, 150, 0};
@@ -22,14 +20,14 @@ static const unsigned char *const black = chart_black, *const grid = chart_grid,
 			   *const axis = chart_axis;
 static const unsigned char beyond[3] = {252, 230, 230};
 
-static const char *const figs[DIFFPLOT_PANELS] = {LC_OUTPUT_TPS, LC_TTFT_P50_MS, LC_TTFT_P95_MS};
+static const enum loadcells_fig figs[DIFFPLOT_PANELS] = {LCF_OUTPUT_TPS, LCF_TTFT_P50_MS, LCF_TTFT_P95_MS};
 static const char *const titles[DIFFPLOT_PANELS] = {"OUTPUT THROUGHPUT (TOK/S)", "TTFT P50 (MS)",
 						     "TTFT P95 (MS)"};
 
-/* One load case: its entries (borrowed), ascending by level. */
+/* One load case: its cells (borrowed), ascending by level. */
 struct dcase {
 	const char *name;   /* borrowed */
-	const cJSON **lv;   /* owned array */
+	const struct diff_cell **lv; /* owned array */
 	int n;
 };
 
@@ -39,19 +37,10 @@ void diffplot_size(int ncases, int *w, int *h)
 	*h = DIFFPLOT_TOP + (ncases > 0 ? ncases : 0) * DIFFPLOT_ROW + 8;
 }
 
-/* The level's concurrency or rate; NaN without either. */
-static double level_of(const cJSON *e)
-{
-	const cJSON *v = jget(e, LC_CONCURRENCY);
-
-	if (!cJSON_IsNumber(v))
-		v = jget(e, LC_RATE);
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 static int by_level(const void *x, const void *y)
 {
-	double a = level_of(*(const cJSON *const *)x), b = level_of(*(const cJSON *const *)y);
+	double a = (*(const struct diff_cell *const *)x)->named->level_value;
+	double b = (*(const struct diff_cell *const *)y)->named->level_value;
 
 	return (a > b) - (a < b);
 }
@@ -66,20 +55,19 @@ static int case_index(const struct dcase *cs, int n, const char *name)
 	return i;
 }
 
-/* The cases of `load` (at most DIFFPLOT_MAX_CASES), each with its entries
- * sorted by level, into cs; returns how many, or -1 when out of memory. */
-static int group(const cJSON *load, struct dcase *cs)
+/* The cases of cells[0..ncells) (at most DIFFPLOT_MAX_CASES), each with
+ * its cells sorted by level, into cs; returns how many, or -1 when out of
+ * memory. */
+static int group(const struct diff_cell *cells, size_t ncells, struct dcase *cs)
 {
-	const cJSON *e, *id;
+	const struct diff_cell *e;
 	int n = 0, i;
 
-	cJSON_ArrayForEach(e, load) {
-		if (!cJSON_IsString(id = jget(e, LC_CASE)))
-			continue;
-		if ((i = case_index(cs, n, id->valuestring)) == n && n < DIFFPLOT_MAX_CASES) {
-			cs[n].name = id->valuestring;
+	for (e = cells; e < cells + ncells; e++) {
+		if ((i = case_index(cs, n, e->named->case_id)) == n && n < DIFFPLOT_MAX_CASES) {
+			cs[n].name = e->named->case_id;
 			cs[n].n = 0;
-			if (!(cs[n++].lv = mem_calloc((size_t)cJSON_GetArraySize(load), sizeof(*cs->lv))))
+			if (!(cs[n++].lv = mem_calloc(ncells, sizeof(*cs->lv))))
 				return -1;
 		}
 		if (i < n)
@@ -90,32 +78,41 @@ static int group(const cJSON *load, struct dcase *cs)
 	return n;
 }
 
-/* Figure `f` with `end` ("", "_min", "_max") of one run's side; NaN when
- * missing. */
-static double fig(const cJSON *side, const char *f, const char *end)
+/* NaN for what is not a finite number. */
+static double finite_or_nan(double v)
 {
-	char k[64];
-	const cJSON *v;
+	return isfinite(v) ? v : NAN;
+}
 
-	snprintf(k, sizeof(k), "%s%s", f, end);
-	v = jget(side, k);
-	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
+/* Figure `f` of one run's cell `c` (NULL: the run lacks it); its median,
+ * min and max NaN when missing. */
+static struct loadstat_fig fig(const struct loadcells_cell *c, enum loadcells_fig f)
+{
+	const struct loadstat_fig *g = c ? loadcells_fig(c, f) : NULL;
+
+	if (!g || !g->n)
+		return (struct loadstat_fig){0, NAN, NAN, NAN};
+	return (struct loadstat_fig){g->n, finite_or_nan(g->median), finite_or_nan(g->min), finite_or_nan(g->max)};
+}
+
+/* Run A's (side 0) or B's cell of comparison cell `c`. */
+static const struct loadcells_cell *side_of(const struct diff_cell *c, int side)
+{
+	return side ? c->b : c->a;
 }
 
 /* Panel `p` of case `c` in row `row`: its place, and one scale for both
  * runs over the largest maximum (or median) either has. */
 static void panel_of(const struct dcase *c, int row, int p, struct chart_panel *pn)
 {
-	static const char *const sides[] = {DK_A, DK_B};
 	double most = 0;
 	int j, s;
 
 	for (j = 0; j < c->n; j++)
 		for (s = 0; s < 2; s++) {
-			const cJSON *side = jget(c->lv[j], sides[s]);
-			double hi = fig(side, figs[p], "_max"), mid = fig(side, figs[p], "");
-			most = hi > most ? hi : most;
-			most = mid > most ? mid : most;
+			struct loadstat_fig g = fig(side_of(c->lv[j], s), figs[p]);
+			most = g.max > most ? g.max : most;
+			most = g.median > most ? g.median : most;
 		}
 	*pn = (struct chart_panel){p * (DIFFPLOT_LEFT + DIFFPLOT_PANEL_W) + DIFFPLOT_LEFT,
 				   DIFFPLOT_TOP + row * DIFFPLOT_ROW + DIFFPLOT_HEAD + DIFFPLOT_PANEL_H,
@@ -123,22 +120,16 @@ static void panel_of(const struct dcase *c, int row, int p, struct chart_panel *
 	chart_scale(pn, most > 0 ? most : 1, 5);
 }
 
-/* The colour of the "verdict" of `e`: `pass` for pass or none. */
-static const unsigned char *verdict_colour(const cJSON *e, const unsigned char *pass)
+/* The colour of verdict `v`: `pass` for pass. */
+static const unsigned char *verdict_colour(enum gate_verdict v, const unsigned char *pass)
 {
-	const cJSON *v = jget(e, DK_VERDICT);
-
-	if (cJSON_IsString(v) && !strcmp(v->valuestring, "fail"))
-		return diffplot_rgb_fail;
-	if (cJSON_IsString(v) && !strcmp(v->valuestring, "underpowered"))
-		return diffplot_rgb_underpowered;
-	return cJSON_IsString(v) && !strcmp(v->valuestring, "pass") ? pass : black;
+	return v == GATE_FAIL ? diffplot_rgb_fail : v == GATE_UNDERPOWERED ? diffplot_rgb_underpowered : pass;
 }
 
-/* The level's label colour: its verdict's. */
-static const unsigned char *verdict_rgb(const cJSON *e)
+/* A cell's label colour: its verdict's, black for pass or none. */
+static const unsigned char *verdict_rgb(const struct diff_cell *c)
 {
-	return verdict_colour(e, black);
+	return c->judged ? verdict_colour(c->verdict, black) : black;
 }
 
 /* The frame of a panel: grid, y labels, title, and each level's tick and
@@ -150,12 +141,7 @@ static void draw_frame(struct canvas *cv, const struct chart_panel *pn, const st
 	int k;
 
 	for (k = 0; k < c->n; k++) {
-		const cJSON *lv = jget(c->lv[k], DK_LEVEL);
-		if (cJSON_IsString(lv))
-			snprintf(t[k], sizeof(t[k]), "%.40s", lv->valuestring);
-		else
-			snprintf(t[k], sizeof(t[k]), "%s%g", cJSON_IsNumber(jget(c->lv[k], LC_RATE)) ? "R" : "C",
-				 level_of(c->lv[k]));
+		loadcells_level(c->lv[k]->named, t[k], sizeof(t[k]));
 		labels[k] = t[k];
 		rgb[k] = verdict_rgb(c->lv[k]);
 	}
@@ -166,15 +152,14 @@ static void draw_frame(struct canvas *cv, const struct chart_panel *pn, const st
  * the medians joined by a line; `dx` is its offset from the ticks. `pt` has
  * room for the case's levels. */
 static void draw_side(struct canvas *cv, const struct chart_panel *pn, const struct dcase *c, int p,
-		      const char *side, int dx, const unsigned char rgb[3], struct chart_point *pt)
+		      int side, int dx, const unsigned char rgb[3], struct chart_point *pt)
 {
 	const struct chart_style st = {rgb, dx, 1, 0, 0};
 	int k;
 
 	for (k = 0; k < c->n; k++) {
-		const cJSON *s = jget(c->lv[k], side);
-		pt[k] = (struct chart_point){k, fig(s, figs[p], ""), fig(s, figs[p], "_min"),
-					     fig(s, figs[p], "_max"), NULL};
+		struct loadstat_fig g = fig(side_of(c->lv[k], side), figs[p]);
+		pt[k] = (struct chart_point){k, g.median, g.min, g.max, NULL};
 	}
 	chart_series(cv, pn, pt, c->n, &st);
 }
@@ -211,8 +196,8 @@ static enum err draw_case(struct canvas *cv, const struct dcase *c, int row, str
 		for (p = 0; p < DIFFPLOT_PANELS; p++) {
 			panel_of(c, row, p, &pn);
 			draw_frame(cv, &pn, c, p, t, labels, rgb);
-			draw_side(cv, &pn, c, p, DK_A, -DIFFPLOT_OFFSET, diffplot_rgb_a, pt);
-			draw_side(cv, &pn, c, p, DK_B, DIFFPLOT_OFFSET, diffplot_rgb_b, pt);
+			draw_side(cv, &pn, c, p, 0, -DIFFPLOT_OFFSET, diffplot_rgb_a, pt);
+			draw_side(cv, &pn, c, p, 1, DIFFPLOT_OFFSET, diffplot_rgb_b, pt);
 		}
 	}
 	mem_free(t);
@@ -222,8 +207,8 @@ static enum err draw_case(struct canvas *cv, const struct dcase *c, int row, str
 	return p == DIFFPLOT_PANELS ? ERR_OK : diag_fail(d, ERR_NOMEM, "out of memory drawing the diff picture");
 }
 
-enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
-		      struct buf *png, struct diag *d)
+enum err diffplot_png(const struct diff_cell *cells, size_t ncells, const char *name_a,
+		      const char *name_b, struct buf *png, struct diag *d)
 {
 	struct dcase cs[DIFFPLOT_MAX_CASES];
 	struct canvas *cv = NULL;
@@ -231,7 +216,7 @@ enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
 	enum err e = ERR_OK;
 
 	memset(cs, 0, sizeof(cs));
-	if ((n = group(load, cs)) < 0)
+	if ((n = group(cells, ncells, cs)) < 0)
 		e = diag_fail(d, ERR_NOMEM, "out of memory drawing the diff picture");
 	if (!e && n > 0) {
 		diffplot_size(n, &w, &h);
@@ -261,51 +246,62 @@ struct dpanel {
 	int x0, y0;         /* plotting area: left edge, top of the first row */
 };
 
-/* The decision's panels and rows, gathered from the entries. */
+/* The decision's panels and rows, gathered from the cells. */
 struct decision {
 	struct dpanel p[DIFFPLOT_DEC_PANELS];
-	const cJSON *row[DIFFPLOT_DEC_ROWS];
+	const struct diff_cell *row[DIFFPLOT_DEC_ROWS];
 	int np, nr;
 };
 
-/* The item of gate `gate` in entry `en`, or NULL. */
-static const cJSON *item_of(const cJSON *en, const char *gate)
+/* The judgement of gate `gate` in cell `c`, or NULL. */
+static const struct diff_judgement *item_of(const struct diff_cell *c, const char *gate)
 {
-	const cJSON *it, *g;
+	size_t k;
 
-	cJSON_ArrayForEach(it, jget(en, DK_GATES))
-		if (cJSON_IsString(g = jget(it, DK_GATE)) && !strcmp(g->valuestring, gate))
-			return it;
+	for (k = 0; k < c->ngates; k++)
+		if (!strcmp(c->gates[k].gate, gate))
+			return &c->gates[k];
 	return NULL;
 }
 
-/* A number of `o`, NaN when missing or not finite; a ratio's clipped to
- * 0..DIFFPLOT_DEC_RATIO_MAX. */
-static double dnum(const cJSON *o, const char *k, int ratio)
+/* `x` NaN when not finite; a ratio's clipped to 0..DIFFPLOT_DEC_RATIO_MAX. */
+static double dnum(double x, int ratio)
 {
-	const cJSON *v = jget(o, k);
-	double x = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
-
+	x = finite_or_nan(x);
 	if (ratio && !isnan(x))
 		x = x < 0 ? 0 : x > DIFFPLOT_DEC_RATIO_MAX ? DIFFPLOT_DEC_RATIO_MAX : x;
 	return x;
 }
 
-/* Panel p's scale over every number its items hold. */
+/* The value of judgement `j`, NaN when it has none. */
+static double value_of(const struct diff_judgement *j)
+{
+	return j->have ? j->value : NAN;
+}
+
+/* [*lo, *hi] widened to hold `x` (as dnum takes it) unless it is NaN. */
+static void widen(double x, int ratio, double *lo, double *hi)
+{
+	if (isnan(x = dnum(x, ratio)))
+		return;
+	*lo = x < *lo ? x : *lo;
+	*hi = x > *hi ? x : *hi;
+}
+
+/* Panel p's scale over every number its judgements hold. */
 static void dec_scale(const struct decision *dc, struct dpanel *p)
 {
-	static const char *const keys[] = {DK_VALUE, DK_CI_LOW, DK_CI_HIGH, DK_THRESHOLD};
 	double lo = p->ratio ? 1 : INFINITY, hi = p->ratio ? 1 : -INFINITY, x, span;
-	const cJSON *it;
+	const struct diff_judgement *it;
 	int r;
-	size_t k;
 
 	for (r = 0; r < dc->nr; r++)
-		for (k = 0; (it = item_of(dc->row[r], p->gate)) && k < sizeof(keys) / sizeof(keys[0]); k++)
-			if (!isnan(x = dnum(it, keys[k], p->ratio))) {
-				lo = x < lo ? x : lo;
-				hi = x > hi ? x : hi;
-			}
+		if ((it = item_of(dc->row[r], p->gate))) {
+			widen(value_of(it), p->ratio, &lo, &hi);
+			widen(it->lo, p->ratio, &lo, &hi);
+			widen(it->hi, p->ratio, &lo, &hi);
+			widen(it->threshold, p->ratio, &lo, &hi);
+		}
 	if (lo > hi)
 		lo = 0, hi = 1;
 	span = hi - lo > 0 ? hi - lo : (fabs(hi) > 0 ? fabs(hi) * 0.2 : 1);
@@ -316,28 +312,27 @@ static void dec_scale(const struct decision *dc, struct dpanel *p)
 		p->lo = 0;
 }
 
-/* The panels (gates in first-appearance order) and rows of `load`. */
-static void dec_gather(const cJSON *load, struct decision *dc)
+/* The panels (gates in first-appearance order) and rows of cells[0..n). */
+static void dec_gather(const struct diff_cell *cells, size_t n, struct decision *dc)
 {
-	const cJSON *en, *it, *g;
+	const struct diff_cell *en;
+	const char *g;
 	struct gate pg;
+	size_t k;
 	int i;
 
 	memset(dc, 0, sizeof(*dc));
 	memset(&pg, 0, sizeof(pg));
-	cJSON_ArrayForEach(en, load) {
-		if (!cJSON_IsString(jget(en, LC_CASE)) || dc->nr == DIFFPLOT_DEC_ROWS)
-			continue;
+	for (en = cells; en < cells + n && dc->nr < DIFFPLOT_DEC_ROWS; en++) {
 		dc->row[dc->nr++] = en;
-		cJSON_ArrayForEach(it, jget(en, DK_GATES)) {
-			if (!cJSON_IsString(g = jget(it, DK_GATE)) || dc->np == DIFFPLOT_DEC_PANELS)
-				continue;
-			for (i = 0; i < dc->np && strcmp(dc->p[i].gate, g->valuestring); i++)
+		for (k = 0; k < en->ngates && dc->np < DIFFPLOT_DEC_PANELS; k++) {
+			g = en->gates[k].gate;
+			for (i = 0; i < dc->np && strcmp(dc->p[i].gate, g); i++)
 				;
 			if (i < dc->np)
 				continue;
-			dc->p[i].gate = g->valuestring;
-			dc->p[i].parsed = !gate_parse(g->valuestring, &pg, NULL);
+			dc->p[i].gate = g;
+			dc->p[i].parsed = !gate_parse(g, &pg, NULL);
 			dc->p[i].op = pg.op;
 			dc->p[i].ratio = dc->p[i].parsed && strlen(pg.name) > 6 &&
 					 !strcmp(pg.name + strlen(pg.name) - 6, "_ratio");
@@ -369,10 +364,10 @@ static int dec_x(const struct dpanel *p, double v)
 
 /* Panel p's frame: title, tint beyond the threshold, grid and x labels, the
  * line at 1 and the threshold's; nr rows high. */
-static void dec_frame(struct canvas *cv, const struct dpanel *p, const cJSON *thr_item, int nr)
+static void dec_frame(struct canvas *cv, const struct dpanel *p, const struct diff_judgement *thr_item, int nr)
 {
 	int hgt = nr * DIFFPLOT_DEC_ROW, x, xt;
-	double thr = dnum(thr_item, DK_THRESHOLD, 0), v;
+	double thr = thr_item ? finite_or_nan(thr_item->threshold) : NAN, v;
 	char t[48];
 
 	snprintf(t, sizeof(t), "%.40s", p->gate);
@@ -399,11 +394,10 @@ static void dec_frame(struct canvas *cv, const struct dpanel *p, const cJSON *th
 }
 
 /* Row r's mark in panel p: the interval as a bar, the value as a square. */
-static void dec_mark(struct canvas *cv, const struct dpanel *p, const cJSON *it, int r)
+static void dec_mark(struct canvas *cv, const struct dpanel *p, const struct diff_judgement *it, int r)
 {
-	const unsigned char *rgb = verdict_colour(it, diffplot_rgb_pass);
-	double v = dnum(it, DK_VALUE, p->ratio), lo = dnum(it, DK_CI_LOW, p->ratio),
-	       hi = dnum(it, DK_CI_HIGH, p->ratio);
+	const unsigned char *rgb = verdict_colour(it->v, diffplot_rgb_pass);
+	double v = dnum(value_of(it), p->ratio), lo = dnum(it->lo, p->ratio), hi = dnum(it->hi, p->ratio);
 	int y = p->y0 + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2;
 
 	if (!isnan(lo) && !isnan(hi) && hi >= lo)
@@ -436,12 +430,12 @@ static void dec_band(struct canvas *cv, struct decision *dc, int k)
 {
 	int band_h = DIFFPLOT_DEC_HEAD + dc->nr * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_FOOT;
 	int y0 = DIFFPLOT_DEC_TOP + k * band_h + DIFFPLOT_DEC_HEAD, r, i;
-	const cJSON *it, *thr;
-	char t[48];
+	const struct diff_judgement *it, *thr;
+	char t[48], level[64];
 
 	for (r = 0; r < dc->nr; r++) {
-		snprintf(t, sizeof(t), "%.18s/%.8s", cJSON_GetStringValue(jget(dc->row[r], LC_CASE)),
-			 cJSON_IsString(jget(dc->row[r], DK_LEVEL)) ? jget(dc->row[r], DK_LEVEL)->valuestring : "-");
+		loadcells_level(dc->row[r]->named, level, sizeof(level));
+		snprintf(t, sizeof(t), "%.18s/%.8s", dc->row[r]->named->case_id, level);
 		canvas_text(cv, 12, y0 + r * DIFFPLOT_DEC_ROW + DIFFPLOT_DEC_ROW / 2 - 3, 1, t,
 			    verdict_rgb(dc->row[r]));
 	}
@@ -458,15 +452,15 @@ static void dec_band(struct canvas *cv, struct decision *dc, int k)
 	}
 }
 
-enum err diffplot_decision_png(const cJSON *load, const char *name_a, const char *name_b,
-			       struct buf *png, struct diag *d)
+enum err diffplot_decision_png(const struct diff_cell *cells, size_t ncells, const char *name_a,
+			       const char *name_b, struct buf *png, struct diag *d)
 {
 	struct decision dc;
 	struct canvas *cv = NULL;
 	int w, h, k;
 	enum err e;
 
-	dec_gather(load, &dc);
+	dec_gather(cells, ncells, &dc);
 	if (!dc.np)
 		return ERR_OK;
 	diffplot_decision_size(dc.np, dc.nr, &w, &h);

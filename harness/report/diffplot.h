@@ -7,48 +7,48 @@
  * One row per load case (first-appearance order), three panels in a row:
  * output throughput (tok/s), TTFT P50 and TTFT P95 (ms), each against the
  * case's levels (concurrency or rate; equally spaced, ascending, labelled as
- * the entry's "level", e.g. "c32" or "r0.3"). At every level A's mark sits
+ * the cell's level, e.g. "c32" or "r0.3"). At every level A's mark sits
  * DIFFPLOT_OFFSET pixels left of the tick and B's as far right: a square at
  * the median over valid rounds, a bar from the minimum to the maximum over
  * rounds, and a line joining a run's medians from level to level. A and B
  * share each panel's scale (0 to above the larger maximum of the two, in
  * 1-2-5 steps), so their heights compare directly. A level's label is red
- * when its verdict is "fail" and amber when "underpowered". A legend above
+ * when its cell's verdict is fail and amber when underpowered. A legend above
  * the rows names both runs and says what the marks mean.
  *
- * Input: the diff's "load" array, each entry {"case", "level", "concurrency"
- * or "rate", "a": {FIG, FIG_min, FIG_max, ...} or null, "b": the same,
- * "verdict"}, FIG being output_tps, ttft_p50_ms and ttft_p95_ms; a figure
- * that is missing or not a number is not drawn. Past DIFFPLOT_MAX_CASES
- * cases the first ones are drawn. It knows nothing of files: the caller
- * writes the bytes.
+ * Input: the comparison's load cells (diff.h, struct diff_cell): each
+ * one's case and level, both runs' cells (median, minimum and maximum over
+ * rounds of output throughput, TTFT P50 and TTFT P95; a run without the
+ * cell, or a figure that is missing or not finite, is not drawn) and its
+ * verdict. Past DIFFPLOT_MAX_CASES cases the first ones are drawn. It knows
+ * nothing of files: the caller writes the bytes.
  *
  * The decision picture (diffplot_decision_png, the one `needle diff --format
  * html` shows) draws what the gates concluded rather than the levels: one
  * panel per gate that judged a load cell (its spec as the title, in the
- * order the entries' "gates" first name it; DIFFPLOT_DEC_COLS panels a band,
- * more bands below), one row per load entry (labelled "CASE/LEVEL" in the
- * entry's verdict colour, the same rows in every band). In a row, the
- * entry's item of that gate: a square at its "value" (B/A for a ratio gate,
- * B's figure for another) and a bar from "ci_low" to "ci_high" when both are
- * numbers, coloured by the item's "verdict" (pass green, underpowered amber,
- * fail red); "value" null is a short bar at the left edge in its colour. Each
- * panel has a black vertical line at the item's "threshold", the side beyond
+ * order the cells' judgements first name it; DIFFPLOT_DEC_COLS panels a
+ * band, more bands below), one row per load cell (labelled "CASE/LEVEL" in
+ * the cell's verdict colour, the same rows in every band). In a row, the
+ * cell's judgement by that gate: a square at its value (B/A for a ratio
+ * gate, B's figure for another) and a bar over its 90% interval when both
+ * ends are finite, coloured by its verdict (pass green, underpowered amber,
+ * fail red); no value is a short bar at the left edge in its colour. Each
+ * panel has a black vertical line at the gate's threshold, the side beyond
  * it tinted (the side where the gate's operator, gate_parse, does not hold),
  * and for a ratio gate (a metric named *_ratio) a grey line at 1. The x scale
  * spans every value, interval end, threshold and 1 of the panel, a ratio's
  * clipped to 0..DIFFPLOT_DEC_RATIO_MAX, padded and rounded to 1-2-5 steps;
- * marks beyond it stop at the panel's edge. Other members of an item are
- * ignored. Entries past DIFFPLOT_DEC_ROWS and gates past
- * DIFFPLOT_DEC_PANELS are left out.
+ * marks beyond it stop at the panel's edge. Cells past DIFFPLOT_DEC_ROWS and
+ * gates past DIFFPLOT_DEC_PANELS are left out.
  */
 #ifndef NEEDLE_DIFFPLOT_H
 #define NEEDLE_DIFFPLOT_H
 
-#include <cjson/cJSON.h>
+#include <stddef.h>
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "diff.h"
 
 #define DIFFPLOT_PANEL_W 300   /* px, one panel's plotting area */
 #define DIFFPLOT_PANEL_H 180
@@ -85,13 +85,13 @@ extern const unsigned char diffplot_rgb_pass[3];
  * its tick at x0 + (k + 0.5) * DIFFPLOT_PANEL_W / n. */
 void diffplot_size(int ncases, int *w, int *h);
 
-/* Draws the entries of `load` (borrowed) and appends the PNG to `png`;
- * `name_a` and `name_b` name the runs in the legend. Appends nothing when no
- * entry names a case. ERR_NOMEM, ERR_LIMIT (the buffer's cap). */
-enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
-		      struct buf *png, struct diag *d);
+/* Draws cells[0..ncells) (borrowed) and appends the PNG to `png`; `name_a`
+ * and `name_b` name the runs in the legend. Appends nothing without a
+ * cell. ERR_NOMEM, ERR_LIMIT (the buffer's cap). */
+enum err diffplot_png(const struct diff_cell *cells, size_t ncells, const char *name_a,
+		      const char *name_b, struct buf *png, struct diag *d);
 
-/* The decision picture's size for `npanels` gates and `nrows` entries:
+/* The decision picture's size for `npanels` gates and `nrows` cells:
  * bands = ceil(npanels / DIFFPLOT_DEC_COLS), w = DIFFPLOT_DEC_LABEL +
  * min(npanels, DIFFPLOT_DEC_COLS) * (DIFFPLOT_DEC_W + DIFFPLOT_DEC_GAP) + 12,
  * h = DIFFPLOT_DEC_TOP + bands * (DIFFPLOT_DEC_HEAD + nrows * DIFFPLOT_DEC_ROW
@@ -102,11 +102,10 @@ enum err diffplot_png(const cJSON *load, const char *name_a, const char *name_b,
  * DIFFPLOT_DEC_ROW / 2. */
 void diffplot_decision_size(int npanels, int nrows, int *w, int *h);
 
-/* Draws the decision of the entries of `load` (borrowed; diff.h, with the
- * gates' items gate.h writes) and appends the PNG to `png`; the legend names
- * the runs. Appends nothing when no entry has a gate's item. ERR_NOMEM,
- * ERR_LIMIT. */
-enum err diffplot_decision_png(const cJSON *load, const char *name_a, const char *name_b,
-			       struct buf *png, struct diag *d);
+/* Draws the decision of cells[0..ncells) (borrowed, with the judgements
+ * gate.h gives them) and appends the PNG to `png`; the legend names the
+ * runs. Appends nothing when no cell was judged. ERR_NOMEM, ERR_LIMIT. */
+enum err diffplot_decision_png(const struct diff_cell *cells, size_t ncells, const char *name_a,
+			       const char *name_b, struct buf *png, struct diag *d);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "html.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,14 +31,20 @@ static enum err cell(struct buf *b, const cJSON *v)
 	return e ? e : buf_puts(b, "</td>");
 }
 
-/* A cell with number `v` printed by `fmt` ("-" when absent). */
-static enum err num_cell(struct buf *b, const cJSON *v, const char *fmt)
+/* A cell with number `v` printed by `fmt` when `has`, else "-". */
+static enum err num_td(struct buf *b, int has, double v, const char *fmt)
 {
 	char tmp[64];
 	enum err e = buf_puts(b, "<td class=\"n\">");
 
-	e = e ? e : text(b, md_number(v, fmt, tmp, sizeof(tmp)));
+	e = e ? e : text(b, md_num(has, v, fmt, tmp, sizeof(tmp)));
 	return e ? e : buf_puts(b, "</td>");
+}
+
+/* A cell with number `v` printed by `fmt` ("-" when absent). */
+static enum err num_cell(struct buf *b, const cJSON *v, const char *fmt)
+{
+	return num_td(b, cJSON_IsNumber(v), cJSON_IsNumber(v) ? v->valuedouble : 0, fmt);
 }
 
 static enum err head_row(struct buf *b, const char *const *names, size_t n)
@@ -144,19 +151,15 @@ static enum err sec_failures(struct buf *b, const cJSON *s)
 	return e ? e : buf_puts(b, "</table>\n");
 }
 
-/* A cell with a load cell's figure `f` printed by `fmt` ("-" when it has
- * none). */
+/* A cell with load cell c's figure `f` printed by `fmt` ("-" when it has
+ * none or `c` is NULL). */
 static enum err fig_cell(struct buf *b, const struct loadcells_cell *c, enum loadcells_fig f,
 			 const char *fmt)
 {
-	char tmp[64] = "-";
-	enum err e = buf_puts(b, "<td class=\"n\">");
-	double v;
+	double v = 0;
+	int has = loadcells_median(c, f, &v);
 
-	if (loadcells_median(c, f, &v))
-		snprintf(tmp, sizeof(tmp), fmt, v);
-	e = e ? e : text(b, tmp);
-	return e ? e : buf_puts(b, "</td>");
+	return num_td(b, has, v, fmt);
 }
 
 /* One row per load level: the figures with their min-max over rounds. */
@@ -275,20 +278,17 @@ enum err html_write(const struct report_files *f, struct buf *out, struct diag *
 /* ---- the comparison's page ---- */
 
 /* The class of a verdict string: good, weak or bad ("" for none). */
-static const char *verdict_class(const cJSON *v)
+static const char *verdict_class(const char *s)
 {
-	const char *s = cJSON_GetStringValue(v);
-
 	return !s ? "" : !strcmp(s, "fail") ? "bad" : !strcmp(s, "underpowered") ? "weak"
 	       : !strcmp(s, "pass") ? "good" : "";
 }
 
 /* A cell with verdict `v` in capitals, in its colour; a verdict of another
  * name as it is. */
-static enum err verdict_cell(struct buf *b, const cJSON *v)
+static enum err verdict_cell(struct buf *b, const char *s)
 {
-	const char *s = cJSON_GetStringValue(v);
-	enum err e = buf_printf(b, "<td class=\"%s\">", verdict_class(v));
+	enum err e = buf_printf(b, "<td class=\"%s\">", verdict_class(s));
 
 	if (!e && s && (!strcmp(s, "fail") || !strcmp(s, "underpowered") || !strcmp(s, "pass")))
 		e = buf_puts(b, !strcmp(s, "fail") ? "FAIL" : !strcmp(s, "pass") ? "PASS" : "UNDERPOWERED");
@@ -366,7 +366,7 @@ static enum err diff_gates(struct buf *b, const cJSON *diff)
 	e = e ? e : head_row(b, names, 4);
 	cJSON_ArrayForEach(g, jget(diff, DK_GATES)) {
 		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : verdict_cell(b, jget(g, DK_VERDICT));
+		e = e ? e : verdict_cell(b, cJSON_GetStringValue(jget(g, DK_VERDICT)));
 		e = e ? e : cell(b, jget(g, DK_GATE));
 		e = e ? e : num_cell(b, jget(g, DK_VALUE), "%.4g");
 		e = e ? e : cell(b, jget(g, DK_DETAIL));
@@ -375,109 +375,92 @@ static enum err diff_gates(struct buf *b, const cJSON *diff)
 	return e ? e : buf_puts(b, "</table>\n");
 }
 
-/* One figure of a load entry: A, B and B/A cells. */
-static enum err diff_fig(struct buf *b, const cJSON *en, const char *fig, const char *fmt)
+/* Figure `i` (diff_figs) of load cell `c`: A, B and B/A cells. */
+static enum err diff_fig(struct buf *b, const struct diff_cell *c, size_t i, const char *fmt)
 {
-	enum err e = num_cell(b, jget2(en, DK_A, fig), fmt);
+	enum err e = fig_cell(b, c->a, diff_figs[i], fmt);
 
-	e = e ? e : num_cell(b, jget2(en, DK_B, fig), fmt);
-	return e ? e : num_cell(b, jget2(en, DK_RATIO, fig), "%.3f");
+	e = e ? e : fig_cell(b, c->b, diff_figs[i], fmt);
+	return e ? e : num_td(b, c->has_ratio[i], c->ratio[i], "%.3f");
 }
 
-/* Every load cell of either run with both runs' figures: the entries of
- * diff["load"]. */
-static enum err diff_cells(struct buf *b, const cJSON *load)
+/* The verdict name of load cell `c`, NULL when no gate judged it. */
+static const char *cell_verdict(const struct diff_cell *c)
+{
+	return c->judged ? gate_verdict_name(c->verdict) : NULL;
+}
+
+/* Every load cell of either run with both runs' figures. */
+static enum err diff_cells(struct buf *b, const struct diff_result *res)
 {
 	static const char *const names[] = {
 		"case", "level", "valid rounds A/B", "output tok/s A", "B", "B/A", "TTFT P50 ms A", "B", "B/A",
 		"TTFT P95 ms A", "B", "B/A", "TPOT P95 ms A", "B", "B/A", "success A", "B", "verdict"};
-	const cJSON *en;
+	const struct diff_cell *c;
+	char level[64];
+	size_t i;
 	enum err e;
 
 	e = buf_puts(b, "<h2>Load cells</h2>\n<p>Medians over valid rounds; B/A the ratio of the medians.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(en, load) {
-		e = e ? e : buf_puts(b, "<tr>");
-		e = e ? e : cell(b, jget(en, LC_CASE));
-		e = e ? e : cell(b, jget(en, DK_LEVEL));
-		e = e ? e : buf_printf(b, "<td class=\"n\">%.0f/%.0f</td>", jget_num(jget(en, DK_A), LC_ROUNDS_VALID),
-				       jget_num(jget(en, DK_B), LC_ROUNDS_VALID));
-		e = e ? e : diff_fig(b, en, LC_OUTPUT_TPS, "%.1f");
-		e = e ? e : diff_fig(b, en, LC_TTFT_P50_MS, "%.1f");
-		e = e ? e : diff_fig(b, en, LC_TTFT_P95_MS, "%.1f");
-		e = e ? e : diff_fig(b, en, LC_TPOT_P95_MS, "%.2f");
-		e = e ? e : num_cell(b, jget2(en, DK_A, LC_SUCCESS_RATE), "%.3f");
-		e = e ? e : num_cell(b, jget2(en, DK_B, LC_SUCCESS_RATE), "%.3f");
-		e = e ? e : verdict_cell(b, jget(en, DK_VERDICT));
+	for (c = res->cells; !e && c < res->cells + res->ncells; c++) {
+		loadcells_level(c->named, level, sizeof(level));
+		e = buf_puts(b, "<tr><td>");
+		e = e ? e : text(b, c->named->case_id);
+		e = e ? e : buf_puts(b, "</td><td>");
+		e = e ? e : text(b, level);
+		e = e ? e : buf_printf(b, "</td><td class=\"n\">%zu/%zu</td>", c->a ? c->a->s.rounds_valid : 0,
+				       c->b ? c->b->s.rounds_valid : 0);
+		for (i = 0; i < DIFF_FIGS; i++)
+			e = e ? e : diff_fig(b, c, i, diff_figs[i] == LCF_TPOT_P95_MS ? "%.2f" : "%.1f");
+		e = e ? e : num_td(b, c->a != NULL, c->a ? c->a->s.success_rate : 0, "%.3f");
+		e = e ? e : num_td(b, c->b != NULL, c->b ? c->b->s.success_rate : 0, "%.3f");
+		e = e ? e : verdict_cell(b, cell_verdict(c));
 		e = e ? e : buf_puts(b, "</tr>\n");
 	}
 	return e ? e : buf_puts(b, "</table>\n");
 }
 
-/* The members of a gate's item beyond the ones named here, "name value". */
-static enum err item_more(struct buf *b, const cJSON *it)
+/* One row of the per-cell verdicts: judgement `j` of cell `c`. */
+static enum err item_row(struct buf *b, const struct diff_cell *c, const struct diff_judgement *j)
 {
-	static const char *const known[] = {DK_GATE, DK_VERDICT, DK_VALUE, DK_THRESHOLD, DK_CI_LOW, DK_CI_HIGH, DK_MDE,
-					    DK_ADVICE};
-	const cJSON *m;
-	char tmp[64];
-	size_t i;
-	int first = 1;
-	enum err e = buf_puts(b, "<td>");
-
-	cJSON_ArrayForEach(m, it) {
-		for (i = 0; i < sizeof(known) / sizeof(known[0]) && strcmp(m->string, known[i]); i++)
-			;
-		if (e || i < sizeof(known) / sizeof(known[0]) || cJSON_IsObject(m) || cJSON_IsArray(m))
-			continue;
-		e = buf_puts(b, first ? "" : "; ");
-		e = e ? e : text(b, m->string);
-		e = e ? e : buf_putc(b, ' ');
-		e = e ? e : text(b, md_value(m, tmp, sizeof(tmp)));
-		first = 0;
-	}
-	return e ? e : buf_puts(b, "</td>");
-}
-
-/* One row of the per-cell verdicts: gate item `it` of entry `en`. */
-static enum err item_row(struct buf *b, const cJSON *en, const cJSON *it)
-{
-	const cJSON *lo = jget(it, DK_CI_LOW), *hi = jget(it, DK_CI_HIGH), *mde = jget(it, DK_MDE);
+	char level[64];
 	enum err e = buf_puts(b, "<tr><td>");
 
-	e = e ? e : text(b, cJSON_GetStringValue(jget(en, LC_CASE)));
+	loadcells_level(c->named, level, sizeof(level));
+	e = e ? e : text(b, c->named->case_id);
 	e = e ? e : buf_putc(b, '/');
-	e = e ? e : text(b, cJSON_GetStringValue(jget(en, DK_LEVEL)));
+	e = e ? e : text(b, level);
+	e = e ? e : buf_puts(b, "</td><td>");
+	e = e ? e : text(b, j->gate);
 	e = e ? e : buf_puts(b, "</td>");
-	e = e ? e : cell(b, jget(it, DK_GATE));
-	e = e ? e : verdict_cell(b, jget(it, DK_VERDICT));
-	e = e ? e : num_cell(b, jget(it, DK_VALUE), "%.3f");
-	if (!e && cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
-		e = buf_printf(b, "<td class=\"n\">%.3f&#8211;%.3f</td>", lo->valuedouble, hi->valuedouble);
+	e = e ? e : verdict_cell(b, gate_verdict_name(j->v));
+	e = e ? e : num_td(b, j->have && isfinite(j->value), j->value, "%.3f");
+	if (!e && isfinite(j->lo) && isfinite(j->hi))
+		e = buf_printf(b, "<td class=\"n\">%.3f&#8211;%.3f</td>", j->lo, j->hi);
 	else if (!e)
 		e = buf_puts(b, "<td class=\"n\">-</td>");
-	e = e ? e : num_cell(b, jget(it, DK_THRESHOLD), "%g");
-	if (!e && cJSON_IsNumber(mde))
-		e = buf_printf(b, "<td class=\"n\">%.1f%%</td>", 100 * mde->valuedouble);
+	e = e ? e : num_td(b, 1, j->threshold, "%g");
+	if (!e && isfinite(j->mde))
+		e = buf_printf(b, "<td class=\"n\">%.1f%%</td>", 100 * j->mde);
 	else if (!e)
 		e = buf_puts(b, "<td class=\"n\">-</td>");
-	e = e ? e : cell(b, jget(it, DK_ADVICE));
-	e = e ? e : item_more(b, it);
-	return e ? e : buf_puts(b, "</tr>\n");
+	e = e ? e : buf_puts(b, "<td>");
+	e = e ? e : text(b, j->advice);
+	return e ? e : buf_puts(b, "</td><td></td></tr>\n");
 }
 
-/* Per cell and gate: the value with its interval against the threshold
- * (the entries of diff["load"]). */
-static enum err diff_items(struct buf *b, const cJSON *load)
+/* Per cell and gate: the value with its interval against the threshold. */
+static enum err diff_items(struct buf *b, const struct diff_result *res)
 {
 	static const char *const names[] = {"cell", "gate", "verdict", "B/A or B", "90% interval", "threshold",
 					    "smallest detectable change", "advice", "more"};
-	const cJSON *en, *it;
-	int n = 0;
+	const struct diff_cell *c;
+	size_t n = 0, k;
 	enum err e = ERR_OK;
 
-	cJSON_ArrayForEach(en, load)
-		n += cJSON_GetArraySize(jget(en, DK_GATES));
+	for (c = res->cells; c < res->cells + res->ncells; c++)
+		n += c->ngates;
 	if (!n)
 		return ERR_OK;
 	e = buf_puts(b, "<h2>Verdicts by cell and gate</h2>\n<p>A ratio gate's value is B/A with its 90% "
@@ -485,9 +468,9 @@ static enum err diff_items(struct buf *b, const cJSON *load)
 		     "the threshold, fails when the whole interval is beyond it, and is underpowered when the "
 		     "interval holds the threshold.</p>\n");
 	e = e ? e : head_row(b, names, sizeof(names) / sizeof(names[0]));
-	cJSON_ArrayForEach(en, load)
-		cJSON_ArrayForEach(it, jget(en, DK_GATES))
-			e = e ? e : item_row(b, en, it);
+	for (c = res->cells; c < res->cells + res->ncells; c++)
+		for (k = 0; k < c->ngates; k++)
+			e = e ? e : item_row(b, c, &c->gates[k]);
 	return e ? e : buf_puts(b, "</table>\n");
 }
 
@@ -546,17 +529,13 @@ enum err html_diff_write(const struct diff_result *res, struct buf *out, struct 
 	const cJSON *diff = res->diff;
 	char na[512], nb[512];
 	struct buf png;
-	cJSON *load;
 	enum err e;
 
-	if ((e = diff_load_entries(res, &load, d)))
-		return e;
 	buf_init(&png, out->max);
-	e = diffplot_decision_png(load, side_name(diff, DK_A, na, sizeof(na)),
+	e = diffplot_decision_png(res->cells, res->ncells, side_name(diff, DK_A, na, sizeof(na)),
 				  side_name(diff, DK_B, nb, sizeof(nb)), &png, d);
 	if (e) {
 		buf_release(&png);
-		cJSON_Delete(load);
 		return e;
 	}
 	e = page_open(out, "needle diff");
@@ -564,13 +543,12 @@ enum err html_diff_write(const struct diff_result *res, struct buf *out, struct 
 	e = e ? e : diff_runs_table(out, diff);
 	e = e ? e : diff_notes(out, diff);
 	e = e ? e : diff_gates(out, diff);
-	e = e || !cJSON_GetArraySize(load) ? e : diff_cells(out, load);
-	e = e ? e : diff_items(out, load);
+	e = e || !res->ncells ? e : diff_cells(out, res);
+	e = e ? e : diff_items(out, res);
 	e = e ? e : picture(out, "The decision: each cell's value and interval against the gate's threshold", &png);
 	e = e ? e : diff_attempts(out, diff);
 	e = e ? e : buf_puts(out, "</body>\n</html>\n");
 	buf_release(&png);
-	cJSON_Delete(load);
 	if (e)
 		return diag_fail(d, e, "cannot write the HTML page of the comparison: %s", err_name(e));
 	return ERR_OK;

@@ -3,6 +3,7 @@
  */
 #include "junit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "base/md.h"
 #include "base/utf8.h"
 #include "base/xml.h"
+#include "load/loadcells.h"
 #include "run/record.h"
 #include "report.h"
 #include "keys.h"
@@ -185,17 +187,15 @@ struct junit_gates {
 };
 
 /* 0 pass, 1 underpowered, 2 fail (a verdict not read as such is a fail). */
-static int rank(const cJSON *verdict)
+static int rank(const char *v)
 {
-	const char *v = cJSON_GetStringValue(verdict);
-
 	return v && !strcmp(v, "pass") ? 0 : v && !strcmp(v, "underpowered") ? 1 : 2;
 }
 
 /* One testcase: classname `cls`, name `name`, and by verdict nothing, a
  * <skipped> or a <failure> with `message` and the text `body`. */
 static enum err verdict_case(struct junit_gates *w, const char *cls, const char *name,
-			     const cJSON *verdict, const char *message, const char *body)
+			     const char *verdict, const char *message, const char *body)
 {
 	struct buf *b = &w->cases;
 	int r = rank(verdict);
@@ -215,48 +215,49 @@ static enum err verdict_case(struct junit_gates *w, const char *cls, const char 
 	return buf_puts(b, "</testcase>\n");
 }
 
-/* The testcase of gate item `it` of load entry `en`; its verdict rank into
+/* The testcase of judgement `j` of load cell `c`; its verdict rank into
  * *worst when worse. */
-static enum err cell_case(struct junit_gates *w, const char *spec, const cJSON *en, const cJSON *it,
-			  int *worst)
+static enum err cell_case(struct junit_gates *w, const char *spec, const struct diff_cell *c,
+			  const struct diff_judgement *j, int *worst)
 {
-	char name[320], body[640], iv[80], t[2][32];
-	const char *advice = cJSON_GetStringValue(jget(it, DK_ADVICE));
-	const cJSON *lo = jget(it, DK_CI_LOW), *hi = jget(it, DK_CI_HIGH);
+	char name[320], body[640], iv[80], t[2][32], level[64];
+	const char *v = gate_verdict_name(j->v);
 
-	snprintf(name, sizeof(name), "%.200s/%.100s", cJSON_GetStringValue(jget(en, LC_CASE)),
-		 cJSON_IsString(jget(en, DK_LEVEL)) ? jget(en, DK_LEVEL)->valuestring : "-");
-	if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
-		snprintf(iv, sizeof(iv), "90%% interval %.4g-%.4g", lo->valuedouble, hi->valuedouble);
+	loadcells_level(c->named, level, sizeof(level));
+	snprintf(name, sizeof(name), "%.200s/%.100s", c->named->case_id, level);
+	if (isfinite(j->lo) && isfinite(j->hi))
+		snprintf(iv, sizeof(iv), "90%% interval %.4g-%.4g", j->lo, j->hi);
 	else
 		snprintf(iv, sizeof(iv), "no interval");
 	snprintf(body, sizeof(body), "value %s, %s, threshold %s: %.500s",
-		 md_number(jget(it, DK_VALUE), "%.4g", t[0], sizeof(t[0])), iv,
-		 md_number(jget(it, DK_THRESHOLD), "%g", t[1], sizeof(t[1])), advice ? advice : "");
-	*worst = rank(jget(it, DK_VERDICT)) > *worst ? rank(jget(it, DK_VERDICT)) : *worst;
-	return verdict_case(w, spec, name, jget(it, DK_VERDICT), advice, body);
+		 md_num(j->have && isfinite(j->value), j->value, "%.4g", t[0], sizeof(t[0])), iv,
+		 md_num(1, j->threshold, "%g", t[1], sizeof(t[1])), j->advice);
+	*worst = rank(v) > *worst ? rank(v) : *worst;
+	return verdict_case(w, spec, name, v, j->advice, body);
 }
 
 /* Gate `g`'s testcases: one per load cell it judged, and one for the gate
  * itself when it judged none or its verdict is worse than its cells'. */
-static enum err gate_cases(struct junit_gates *w, const cJSON *load, const cJSON *g)
+static enum err gate_cases(struct junit_gates *w, const struct diff_result *res, const cJSON *g)
 {
 	const char *spec = cJSON_GetStringValue(jget(g, DK_GATE)), *detail;
-	const cJSON *en, *it;
+	const char *verdict = cJSON_GetStringValue(jget(g, DK_VERDICT));
+	const struct diff_cell *c;
 	int worst = 0, cells = 0;
+	size_t k;
 	enum err e = ERR_OK;
 
 	spec = spec ? spec : "-";
-	cJSON_ArrayForEach(en, load)
-		cJSON_ArrayForEach(it, jget(en, DK_GATES))
-			if (!e && cJSON_IsString(jget(it, DK_GATE)) && !strcmp(jget(it, DK_GATE)->valuestring, spec)) {
+	for (c = res->cells; c < res->cells + res->ncells; c++)
+		for (k = 0; k < c->ngates; k++)
+			if (!e && !strcmp(c->gates[k].gate, spec)) {
 				cells++;
-				e = cell_case(w, spec, en, it, &worst);
+				e = cell_case(w, spec, c, &c->gates[k], &worst);
 			}
-	if (e || (cells && rank(jget(g, DK_VERDICT)) <= worst))
+	if (e || (cells && rank(verdict) <= worst))
 		return e;
 	detail = cJSON_GetStringValue(jget(g, DK_DETAIL));
-	return verdict_case(w, "diff", spec, jget(g, DK_VERDICT), detail, detail ? detail : "");
+	return verdict_case(w, "diff", spec, verdict, detail, detail ? detail : "");
 }
 
 /* Whether a gate before `g` in `gates` has the same spec (a gate given
@@ -296,20 +297,16 @@ enum err junit_diff_write(const struct diff_result *res, struct buf *out, struct
 {
 	const cJSON *diff = res->diff, *g;
 	struct junit_gates w;
-	cJSON *load;
-	enum err e;
+	enum err e = ERR_OK;
 
-	if ((e = diff_load_entries(res, &load, d)))
-		return e;
 	memset(&w, 0, sizeof(w));
 	buf_init(&w.cases, out->max);
 	cJSON_ArrayForEach(g, jget(diff, DK_GATES))
 		if (!e && !seen(jget(diff, DK_GATES), g))
-			e = gate_cases(&w, load, g);
+			e = gate_cases(&w, res, g);
 	if (!e)
 		e = gates_document(&w, diff, out);
 	buf_release(&w.cases);
-	cJSON_Delete(load);
 	if (e)
 		return diag_fail(d, e, "cannot write the JUnit report of the comparison: %s", err_name(e));
 	return ERR_OK;

@@ -1,5 +1,5 @@
 /*
- * Unit tests of diffplot: a hand-made diff "load" array drawn, the PNG read
+ * Unit tests of diffplot: hand-made comparison cells drawn, the PNG read
  * back, and each run's marks looked for where the header says they are:
  * A left of a level's tick and B right of it, bars spanning min to max on
  * one scale for both runs, verdicts colouring level labels, the legend
@@ -16,28 +16,54 @@
 #include "t.h"
 #include "tpng.h"
 
-/* Two cases: "short" at c1 and c8 (c8 failed its gate; B has half A's
- * throughput there), "long" at r0.3 (underpowered, B absent). */
-static const char load_json[] =
-	"[{\"case\":\"short\",\"level\":\"c8\",\"concurrency\":8,\"verdict\":\"fail\","
-	"  \"a\":{\"output_tps\":1000,\"output_tps_min\":900,\"output_tps_max\":1100,"
-	"        \"ttft_p50_ms\":50,\"ttft_p50_ms_min\":40,\"ttft_p50_ms_max\":60,"
-	"        \"ttft_p95_ms\":80,\"ttft_p95_ms_min\":70,\"ttft_p95_ms_max\":90},"
-	"  \"b\":{\"output_tps\":500,\"output_tps_min\":450,\"output_tps_max\":550,"
-	"        \"ttft_p50_ms\":100,\"ttft_p50_ms_min\":90,\"ttft_p50_ms_max\":110,"
-	"        \"ttft_p95_ms\":160,\"ttft_p95_ms_min\":150,\"ttft_p95_ms_max\":170}},"
-	" {\"case\":\"short\",\"level\":\"c1\",\"concurrency\":1,\"verdict\":\"pass\","
-	"  \"a\":{\"output_tps\":200,\"output_tps_min\":190,\"output_tps_max\":210,"
-	"        \"ttft_p50_ms\":20,\"ttft_p50_ms_min\":19,\"ttft_p50_ms_max\":21,"
-	"        \"ttft_p95_ms\":25,\"ttft_p95_ms_min\":24,\"ttft_p95_ms_max\":26},"
-	"  \"b\":{\"output_tps\":200,\"output_tps_min\":195,\"output_tps_max\":205,"
-	"        \"ttft_p50_ms\":20,\"ttft_p50_ms_min\":19,\"ttft_p50_ms_max\":21,"
-	"        \"ttft_p95_ms\":25,\"ttft_p95_ms_min\":24,\"ttft_p95_ms_max\":26}},"
-	" {\"case\":\"long\",\"level\":\"r0.3\",\"rate\":0.3,\"verdict\":\"underpowered\","
-	"  \"a\":{\"output_tps\":40,\"output_tps_min\":30,\"output_tps_max\":50,"
-	"        \"ttft_p50_ms\":3000,\"ttft_p50_ms_min\":null,\"ttft_p50_ms_max\":null,"
-	"        \"ttft_p95_ms\":null},"
-	"  \"b\":null}]";
+/* A run's cell of case `id` at `level`: output throughput, TTFT P50 and
+ * P95 as {median, min, max} (a median below 0: no figure). */
+static struct loadcells_cell run_cell(const char *id, int open_loop, double level, const double tps[3],
+				      const double p50[3], const double p95[3])
+{
+	struct loadcells_cell c;
+
+	memset(&c, 0, sizeof(c));
+	c.case_id = (char *)id;
+	c.open_loop = open_loop;
+	c.level_value = level;
+	if (tps[0] >= 0)
+		c.s.output_tps = (struct loadstat_fig){3, tps[0], tps[1], tps[2]};
+	if (p50[0] >= 0)
+		c.s.ttft_p50_ms = (struct loadstat_fig){3, p50[0], p50[1], p50[2]};
+	if (p95[0] >= 0)
+		c.s.ttft_p95_ms = (struct loadstat_fig){3, p95[0], p95[1], p95[2]};
+	return c;
+}
+
+/* Two cases: "short" at c8 and c1 (c8 failed its gate; B has half A's
+ * throughput there), "long" at r0.3 (underpowered, B absent, A without a
+ * TTFT P95). */
+static struct loadcells_cell runs[5];
+static struct diff_cell cells[3];
+
+static void make_cells(void)
+{
+	static const double none[3] = {-1, 0, 0};
+
+	runs[0] = run_cell("short", 0, 8, (const double[3]){1000, 900, 1100}, (const double[3]){50, 40, 60},
+			   (const double[3]){80, 70, 90});
+	runs[1] = run_cell("short", 0, 8, (const double[3]){500, 450, 550}, (const double[3]){100, 90, 110},
+			   (const double[3]){160, 150, 170});
+	runs[2] = run_cell("short", 0, 1, (const double[3]){200, 190, 210}, (const double[3]){20, 19, 21},
+			   (const double[3]){25, 24, 26});
+	runs[3] = run_cell("short", 0, 1, (const double[3]){200, 195, 205}, (const double[3]){20, 19, 21},
+			   (const double[3]){25, 24, 26});
+	runs[4] = run_cell("long", 1, 0.3, (const double[3]){40, 30, 50}, (const double[3]){3000, 3000, 3000},
+			   none);
+	memset(cells, 0, sizeof(cells));
+	cells[0] = (struct diff_cell){.a = &runs[0], .b = &runs[1], .named = &runs[0], .judged = 1,
+				      .verdict = GATE_FAIL};
+	cells[1] = (struct diff_cell){.a = &runs[2], .b = &runs[3], .named = &runs[2], .judged = 1,
+				      .verdict = GATE_PASS};
+	cells[2] = (struct diff_cell){.a = &runs[4], .named = &runs[4], .judged = 1,
+				      .verdict = GATE_UNDERPOWERED};
+}
 
 struct pic {
 	unsigned char *px;
@@ -100,7 +126,6 @@ static int above(int row, int y)
 
 static void draw(struct pic *p)
 {
-	cJSON *load = cJSON_Parse(load_json);
 	struct buf png;
 	struct diag d;
 	int w, h;
@@ -108,13 +133,12 @@ static void draw(struct pic *p)
 	buf_init(&png, 1 << 24);
 	diag_init(&d);
 	p->px = NULL;
-	CHECK(load != NULL);
-	CHECK(diffplot_png(load, "results/before (model m)", "results/after", &png, &d) == ERR_OK);
+	make_cells();
+	CHECK(diffplot_png(cells, 3, "results/before (model m)", "results/after", &png, &d) == ERR_OK);
 	CHECK(png.len > 8 && (p->px = tpng_decode(&png, &p->w, &p->h)) != NULL);
 	diffplot_size(2, &w, &h);
 	CHECK(p->px && p->w == w && p->h == h);
 	buf_release(&png);
-	cJSON_Delete(load);
 }
 
 /* Throughput at c8 (level 1 of 2 once sorted): each run's bar spans its min
@@ -181,42 +205,57 @@ static void test_picture(void)
 	free(p.px);
 }
 
-/* No entry with a case: nothing appended. */
+/* No cell: nothing appended. */
 static void test_empty(void)
 {
-	cJSON *none = cJSON_Parse("[{\"level\":\"c1\"}]");
 	struct buf png;
 	struct diag d;
 
 	buf_init(&png, 1 << 20);
 	diag_init(&d);
-	CHECK(diffplot_png(none, "a", "b", &png, &d) == ERR_OK && png.len == 0);
+	CHECK(diffplot_png(cells, 0, "a", "b", &png, &d) == ERR_OK && png.len == 0);
 	buf_release(&png);
-	cJSON_Delete(none);
 }
 
 /* Four cells, four gates (two bands): output_tps_ratio>=0.9 passes at 1.0,
  * fails at 0.5, is underpowered at 0.95 over a wide interval, and has no
- * value on the fourth cell; items carry members the picture ignores. */
-static const char decision_json[] =
-	"[{\"case\":\"p\",\"level\":\"c1\",\"verdict\":\"pass\",\"gates\":["
-	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"pass\",\"value\":1.0,\"threshold\":0.9,"
-	"   \"ci_low\":0.95,\"ci_high\":1.05,\"mde\":0.05,\"advice\":\"x\",\"rounds\":6,\"stopped\":\"power\"},"
-	"  {\"gate\":\"ttft_p50_ratio<=1.1\",\"verdict\":\"pass\",\"value\":1.02,\"threshold\":1.1,"
-	"   \"ci_low\":0.98,\"ci_high\":1.06,\"mde\":0.05,\"advice\":\"x\"},"
-	"  {\"gate\":\"success_rate>=1\",\"verdict\":\"pass\",\"value\":1,\"threshold\":1,"
-	"   \"ci_low\":null,\"ci_high\":null,\"mde\":null,\"advice\":\"x\"},"
-	"  {\"gate\":\"ttft_p95_ratio<=1.15\",\"verdict\":\"pass\",\"value\":1.0,\"threshold\":1.15,"
-	"   \"ci_low\":0.9,\"ci_high\":1.1,\"mde\":0.1,\"advice\":\"x\"}]},"
-	" {\"case\":\"p\",\"level\":\"c8\",\"verdict\":\"fail\",\"gates\":["
-	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"fail\",\"value\":0.5,\"threshold\":0.9,"
-	"   \"ci_low\":0.4,\"ci_high\":0.6,\"mde\":0.1,\"advice\":\"x\"}]},"
-	" {\"case\":\"q\",\"level\":\"r0.3\",\"verdict\":\"underpowered\",\"gates\":["
-	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"underpowered\",\"value\":0.95,\"threshold\":0.9,"
-	"   \"ci_low\":0.7,\"ci_high\":1.2,\"mde\":0.3,\"advice\":\"x\"}]},"
-	" {\"case\":\"q\",\"level\":\"c2\",\"verdict\":\"fail\",\"gates\":["
-	"  {\"gate\":\"output_tps_ratio>=0.9\",\"verdict\":\"fail\",\"value\":null,\"threshold\":0.9,"
-	"   \"ci_low\":null,\"ci_high\":null,\"mde\":null,\"advice\":\"no output_tps\"}]}]";
+ * value on the fourth cell. */
+static struct diff_judgement judged(const char *gate, enum gate_verdict v, double value, double threshold,
+				    double lo, double hi)
+{
+	struct diff_judgement j = {gate, v, !isnan(value), value, threshold, lo, hi, NAN, "x"};
+
+	return j;
+}
+
+static struct diff_judgement dec_p[4], dec_q[1], dec_r[1], dec_s[1];
+static struct loadcells_cell dec_runs[4];
+static struct diff_cell dec_cells[4];
+
+static void make_decision(void)
+{
+	static const double none[3] = {-1, 0, 0};
+	static const char *const ids[] = {"p", "p", "q", "q"};
+	static const double levels[] = {1, 8, 0.3, 2};
+	static const enum gate_verdict verdicts[] = {GATE_PASS, GATE_FAIL, GATE_UNDERPOWERED, GATE_FAIL};
+	struct diff_judgement *gates[] = {dec_p, dec_q, dec_r, dec_s};
+	static const size_t ngates[] = {4, 1, 1, 1};
+	int i;
+
+	dec_p[0] = judged("output_tps_ratio>=0.9", GATE_PASS, 1.0, 0.9, 0.95, 1.05);
+	dec_p[1] = judged("ttft_p50_ratio<=1.1", GATE_PASS, 1.02, 1.1, 0.98, 1.06);
+	dec_p[2] = judged("success_rate>=1", GATE_PASS, 1, 1, NAN, NAN);
+	dec_p[3] = judged("ttft_p95_ratio<=1.15", GATE_PASS, 1.0, 1.15, 0.9, 1.1);
+	dec_q[0] = judged("output_tps_ratio>=0.9", GATE_FAIL, 0.5, 0.9, 0.4, 0.6);
+	dec_r[0] = judged("output_tps_ratio>=0.9", GATE_UNDERPOWERED, 0.95, 0.9, 0.7, 1.2);
+	dec_s[0] = judged("output_tps_ratio>=0.9", GATE_FAIL, NAN, 0.9, NAN, NAN);
+	snprintf(dec_s[0].advice, sizeof(dec_s[0].advice), "no output_tps");
+	for (i = 0; i < 4; i++) {
+		dec_runs[i] = run_cell(ids[i], i == 2, levels[i], none, none, none);
+		dec_cells[i] = (struct diff_cell){.a = &dec_runs[i], .named = &dec_runs[i], .gates = gates[i],
+						  .ngates = ngates[i], .judged = 1, .verdict = verdicts[i]};
+	}
+}
 
 /* The centre of row r of band k. */
 static int dec_row_y(int k, int r)
@@ -270,7 +309,7 @@ static void check_decision(const struct pic *p)
 
 static void test_decision(void)
 {
-	cJSON *load = cJSON_Parse(decision_json), *bare = cJSON_Parse("[{\"case\":\"p\",\"gates\":[]}]");
+	struct diff_cell bare;
 	struct buf png;
 	struct diag d;
 	struct pic p;
@@ -278,8 +317,8 @@ static void test_decision(void)
 
 	buf_init(&png, 1 << 24);
 	diag_init(&d);
-	CHECK(load && bare);
-	CHECK(diffplot_decision_png(load, "a", "b", &png, &d) == ERR_OK);
+	make_decision();
+	CHECK(diffplot_decision_png(dec_cells, 4, "a", "b", &png, &d) == ERR_OK);
 	CHECK(png.len > 8 && (p.px = tpng_decode(&png, &p.w, &p.h)) != NULL);
 	diffplot_decision_size(4, 4, &w, &h);
 	CHECK(w == DIFFPLOT_DEC_LABEL + 3 * (DIFFPLOT_DEC_W + DIFFPLOT_DEC_GAP) + 12);
@@ -290,10 +329,9 @@ static void test_decision(void)
 	if (png.len > 8)
 		free(p.px);
 	png.len = 0;
-	CHECK(diffplot_decision_png(bare, "a", "b", &png, &d) == ERR_OK && png.len == 0);
+	bare = (struct diff_cell){.a = &dec_runs[0], .named = &dec_runs[0]};
+	CHECK(diffplot_decision_png(&bare, 1, "a", "b", &png, &d) == ERR_OK && png.len == 0);
 	buf_release(&png);
-	cJSON_Delete(load);
-	cJSON_Delete(bare);
 }
 
 int main(void)
