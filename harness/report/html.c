@@ -447,14 +447,14 @@ static enum err item_row(struct buf *b, const struct diff_cell *c, const struct 
 		e = buf_puts(b, "<td class=\"n\">-</td>");
 	e = e ? e : buf_puts(b, "<td>");
 	e = e ? e : text(b, j->advice);
-	return e ? e : buf_puts(b, "</td><td></td></tr>\n");
+	return e ? e : buf_puts(b, "</td></tr>\n");
 }
 
 /* Per cell and gate: the value with its interval against the threshold. */
 static enum err diff_items(struct buf *b, const struct diff_result *res)
 {
 	static const char *const names[] = {"cell", "gate", "verdict", "B/A or B", "90% interval", "threshold",
-					    "smallest detectable change", "advice", "more"};
+					    "smallest detectable change", "advice"};
 	const struct diff_cell *c;
 	size_t n = 0, k;
 	enum err e = ERR_OK;

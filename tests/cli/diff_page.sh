@@ -71,7 +71,7 @@ for t, a in p.tags:
         if k in ("src", "href", "action", "srcset", "poster", "data") and not v.startswith("data:image/png;base64,"): bad("%s=%r" % (k, v))
 if "url(" in page or "@import" in page: bad("a stylesheet reference")
 # every cell's item: its row holds verdict, value, interval and threshold as the JSON has them
-rows = {(r[0], r[1]): r for r in p.rows if r and len(r) == 9}
+rows = {(r[0], r[1]): r for r in p.rows if r and len(r) == 8}
 n = 0
 for e in comp["load"]:
     for g in e["gates"]:
