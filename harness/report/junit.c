@@ -46,10 +46,10 @@ static void case_name(const cJSON *rec, char *out, size_t cap)
 		snprintf(out + n, cap - (size_t)n, " level %.0f pre-check", jget_num(load, RK_LEVEL));
 	else if (cJSON_IsTrue(jget(load, RK_WARMUP)))
 		snprintf(out + n, cap - (size_t)n, " level %.0f warm-up request %.0f",
-			 jget_num(load, RK_LEVEL), jget_num(load, "index"));
+			 jget_num(load, RK_LEVEL), jget_num(load, RK_INDEX));
 	else
 		snprintf(out + n, cap - (size_t)n, " level %.0f round %.0f request %.0f",
-			 jget_num(load, RK_LEVEL), jget_num(load, RK_ROUND), jget_num(load, "index"));
+			 jget_num(load, RK_LEVEL), jget_num(load, RK_ROUND), jget_num(load, RK_INDEX));
 }
 
 static enum err failure(struct buf *b, const struct record_view *v)

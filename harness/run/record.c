@@ -672,11 +672,11 @@ int record_load_request(const struct record_view *v, struct loadcells_req *out)
 	r.round = (long)jget_numv(v->f[RF_LO_ROUND]);
 	r.open_loop = jget_type(rate) == cJSON_Number;
 	r.level_value = r.open_loop ? rate->valuedouble : jget_numv(v->f[RF_LO_CONCURRENCY]);
-	slo = jget(load, "slo");
+	slo = jget(load, RK_SLO);
 	r.has_slo = jget_type(slo) == cJSON_Object;
-	r.slo.ttft_ms = jget_num(slo, "ttft_ms");
-	r.slo.tpot_ms = jget_num(slo, "tpot_ms");
-	r.slo.e2e_ms = jget_num(slo, "e2e_ms");
+	r.slo.ttft_ms = jget_num(slo, RK_TTFT_MS);
+	r.slo.tpot_ms = jget_num(slo, RK_TPOT_MS);
+	r.slo.e2e_ms = jget_num(slo, RK_E2E_MS);
 	r.q.ok = record_view_passed(v);
 	r.q.sent = num_or(jget(load, RK_SENT_MS), 0);
 	r.q.scheduled = num_or(jget(load, RK_SCHEDULED_MS), r.q.sent);
@@ -686,7 +686,7 @@ int record_load_request(const struct record_view *v, struct loadcells_req *out)
 	r.q.last = r.q.first < 0 ? -1 : tpot >= 0 && r.q.completion_tokens >= 2
 		? r.q.first + tpot * (double)(r.q.completion_tokens - 1) : r.q.first;
 	r.q.done = r.q.sent + num_or(v->f[RF_TI_E2E_MS], 0);
-	r.itl_ms = jget(load, "itl_ms");
+	r.itl_ms = jget(load, RK_ITL_MS);
 	*out = r;
 	return 1;
 }
@@ -995,28 +995,28 @@ static void add_load(struct json_build *jb, cJSON *rec, const struct record_load
 		json_add_int(jb, o, RK_CONCURRENCY, l->concurrency);
 	json_add_int(jb, o, RK_LEVEL, l->level);
 	json_add_int(jb, o, RK_ROUND, l->round);
-	json_add_int(jb, o, "index", l->index);
+	json_add_int(jb, o, RK_INDEX, l->index);
 	json_add_bool(jb, o, RK_WARMUP, l->warmup);
 	json_add_bool(jb, o, RK_PRECHECK, l->precheck);
 	json_add_num(jb, o, RK_SCHEDULED_MS, l->scheduled_ms);
 	json_add_num(jb, o, RK_SENT_MS, l->sent_ms);
-	json_add_int(jb, o, "input_tokens", l->input_tokens);
-	json_add_int(jb, o, "output_tokens", l->output_tokens);
+	json_add_int(jb, o, RK_INPUT_TOKENS, l->input_tokens);
+	json_add_int(jb, o, RK_OUTPUT_TOKENS, l->output_tokens);
 	if (l->ngaps) { /* to the microsecond */
-		g = json_add_arr(jb, o, "itl_ms");
+		g = json_add_arr(jb, o, RK_ITL_MS);
 		for (i = 0; i < l->ngaps; i++)
 			json_add_num(jb, g, NULL, round(l->gaps_ms[i] * 1000) / 1000);
 	}
 	if (l->has_round_wall) /* sharded: for needle merge's common-start check */
 		json_add_num(jb, o, RK_ROUND_STARTED_UNIX, l->round_started_unix);
 	if (l->slo_ttft_ms > 0 || l->slo_tpot_ms > 0 || l->slo_e2e_ms > 0) {
-		slo = json_add_obj(jb, o, "slo");
+		slo = json_add_obj(jb, o, RK_SLO);
 		if (l->slo_ttft_ms > 0)
-			json_add_num(jb, slo, "ttft_ms", l->slo_ttft_ms);
+			json_add_num(jb, slo, RK_TTFT_MS, l->slo_ttft_ms);
 		if (l->slo_tpot_ms > 0)
-			json_add_num(jb, slo, "tpot_ms", l->slo_tpot_ms);
+			json_add_num(jb, slo, RK_TPOT_MS, l->slo_tpot_ms);
 		if (l->slo_e2e_ms > 0)
-			json_add_num(jb, slo, "e2e_ms", l->slo_e2e_ms);
+			json_add_num(jb, slo, RK_E2E_MS, l->slo_e2e_ms);
 	}
 }
 

@@ -190,13 +190,19 @@ int record_key_of(const cJSON *rec, char *out, size_t cap);
 #define RK_PROMPT_SHA256 "prompt_sha256"
 #define RK_LEVEL "level"                               /* load. */
 #define RK_ROUND "round"
+#define RK_INDEX "index"
 #define RK_WARMUP "warmup"
 #define RK_PRECHECK "precheck"
 #define RK_CONCURRENCY "concurrency"
 #define RK_RATE "rate"
 #define RK_SCHEDULED_MS "scheduled_ms"                 /* load., also read by merge */
 #define RK_SENT_MS "sent_ms"
+#define RK_INPUT_TOKENS "input_tokens"
+#define RK_OUTPUT_TOKENS "output_tokens"
+#define RK_ITL_MS "itl_ms"
 #define RK_ROUND_STARTED_UNIX "round_started_unix"     /* load. of a shard's record */
+#define RK_SLO "slo"                                   /* load., its members the timing's
+							  RK_TTFT_MS, RK_TPOT_MS, RK_E2E_MS */
 #define RK_STEP "step"                                 /* probe. */
 #define RK_CACHED_TOKENS "cached_tokens"
 #define RK_NONCE "nonce"                               /* probe. (and the manifest's
