@@ -229,7 +229,9 @@ void jtree_release(struct jtree *t);
  * owned by `t` that stays valid until the next jtree_parse or jtree_release,
  * and while `text` does: a string without escapes is not copied but ended
  * in place, its closing quote overwritten by a NUL (so `text` is no longer
- * JSON after the call, whatever its outcome). ERR_INPUT with jscan's message (file, line, column, byte,
+ * JSON after the call, whatever its outcome). text[len] must be readable
+ * and a terminator, a NUL or a line's '\n' (a byte at most ' ' that is no
+ * JSON punctuation): the parse reads up to it without checking the end. ERR_INPUT with jscan's message (file, line, column, byte,
  * reason) when it is not one JSON value; ERR_LIMIT for 4 GB or more; ERR_NOMEM. *out is NULL on error;
  * `d` may be NULL. */
 enum err jtree_parse(struct jtree *t, char *text, size_t len, const char *name,

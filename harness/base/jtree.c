@@ -259,7 +259,7 @@ static inline int peek(struct jscan *j, struct cur *c)
 {
 	int b;
 
-	if (c->p < c->end && (b = (unsigned char)*c->p) > ' ')
+	if ((b = (unsigned char)*c->p) > ' ') /* at the end: the terminator */
 		return b;
 	to_jscan(j, c);
 	b = jscan_peek(j);
@@ -334,9 +334,9 @@ static inline char *name(struct jtree *t, struct jscan *j, struct cur *c, size_t
 {
 	char *p = c->p, *q;
 
-	if (p < c->end && *p == '"') {
+	if (*p == '"') { /* at the end: the terminator */
 		q = (char *)(uintptr_t)plain_end(t, j, p + 1, c->end);
-		if (c->end - q >= 2 && !memcmp(q, "\":", 2)) {
+		if (q[0] == '"' && q[1] == ':') { /* q[1]: at most the terminator */
 			*q = '\0';
 			c->p = q + 2;
 			*len = (size_t)(q - p - 1);
@@ -511,7 +511,7 @@ static inline int after(struct jtree *t, struct jscan *j, struct cur *c, struct 
 	int b, more;
 
 	for (l = *lp; l > st; l--) {
-		b = c->p < c->end ? (unsigned char)*c->p : -1;
+		b = (unsigned char)*c->p; /* at the end: the terminator, neither */
 		if (b == ',' || b == l->close) {
 			c->p++;
 			more = b == ',';
