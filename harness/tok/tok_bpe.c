@@ -1529,6 +1529,28 @@ static void lin_load(struct bpe_work *w)
 		w->lin[i].id = w->ids[i];
 }
 
+/* The scans for the lowest rank keep it and its pair's index in one word,
+ * rank above (LOW_NONE: none yet), so that the minimum gives both, the
+ * leftmost pair on ties, without a branch: ranks are data, and a branch on
+ * each comparison mispredicted more than any other line on the Chinese
+ * bench. */
+#define LOW_NONE ((uint64_t)NO_RANK << 32)
+
+/* `low` after pair i, of rank `rank`. */
+static inline uint64_t low_step(uint64_t low, uint32_t rank, size_t i)
+{
+	uint64_t v = (uint64_t)rank << 32 | i;
+
+	return v < low ? v : low;
+}
+
+/* The rank of `low` (NO_RANK if none), its pair's index in *best (0 if none). */
+static inline uint32_t low_rank(uint64_t low, size_t *best)
+{
+	*best = (size_t)(uint32_t)low;
+	return (uint32_t)(low >> 32);
+}
+
 /* Ranks each pair of the linear scan's symbols (their table slots
  * prefetched first, so that the misses of the lookups overlap); returns the
  * lowest rank (NO_RANK if none) and its leftmost pair in *best. */
@@ -1536,19 +1558,15 @@ static uint32_t lin_rank(const struct bpe *b, struct bpe_work *w, size_t *best)
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
-	uint32_t low = NO_RANK;
+	uint64_t low = LOW_NONE;
 
-	*best = 0;
 	for (i = 0; i + 1 < n; i++)
 		mmap_prefetch(&b->merges, l[i].id, l[i + 1].id);
 	for (i = 0; i + 1 < n; i++) {
 		pair_rank(b, &l[i]);
-		if (l[i].rank < low) {
-			low = l[i].rank;
-			*best = i;
-		}
+		low = low_step(low, l[i].rank, i);
 	}
-	return low;
+	return low_rank(low, best);
 }
 
 /* lin_rank for the symbols of a byte-level pre-token started from its
@@ -1558,17 +1576,13 @@ static uint32_t lin_rank_bytes(const struct bpe *b, struct bpe_work *w, const un
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
-	uint32_t low = NO_RANK;
+	uint64_t low = LOW_NONE;
 
-	*best = 0;
 	for (i = 0; i + 1 < n; i++) {
 		l[i].rank = b->pair0[p[i] << 8 | p[i + 1]];
-		if (l[i].rank < low) {
-			low = l[i].rank;
-			*best = i;
-		}
+		low = low_step(low, l[i].rank, i);
 	}
-	return low;
+	return low_rank(low, best);
 }
 
 /* Merges every occurrence of the pair of rank r in l[0..n) from l[best]
@@ -1613,6 +1627,7 @@ static void lin_run(const struct bpe *b, struct bpe_work *w, uint32_t r, size_t 
 {
 	struct lsym *l = w->lin;
 	size_t i, n = w->nsym;
+	uint64_t low;
 
 	while (r != NO_RANK) {
 		if (l[best].id == l[best + 1].id) {
@@ -1627,13 +1642,10 @@ static void lin_run(const struct bpe *b, struct bpe_work *w, uint32_t r, size_t 
 			if (best + 1 < n)
 				pair_rank(b, &l[best]);
 		}
-		r = NO_RANK;
-		for (i = 0; i + 1 < n; i++) {
-			if (l[i].rank < r) {
-				r = l[i].rank;
-				best = i;
-			}
-		}
+		low = LOW_NONE;
+		for (i = 0; i + 1 < n; i++)
+			low = low_step(low, l[i].rank, i);
+		r = low_rank(low, &best);
 	}
 	for (i = 0; i < n; i++)
 		w->ids[i] = l[i].id;
