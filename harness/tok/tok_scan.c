@@ -151,9 +151,10 @@ static inline __attribute__((always_inline)) size_t run(const struct scan_tab *t
 		  uint8_t mask)
 {
 	/* the ASCII members of \p{L} (and of \p{L} with \p{M}) are the
-	 * letters A-Z a-z */
+	 * letters A-Z a-z, taken eight at a time; a run that starts at a
+	 * character outside ASCII (CJK) goes straight to the loop below */
 	if (mask == (C_L | C_M) || mask == C_L) {
-		while (i + 8 <= n) {
+		while (i + 8 <= n && (unsigned char)s[i] < 0x80) {
 			uint64_t v;
 			unsigned k;
 
@@ -580,26 +581,28 @@ static size_t skip_below_e3(const char *s, size_t n, size_t i)
 }
 
 /* End of the run of [一-龥぀-ゟ゠-ヿ] (U+4E00..U+9FA5, U+3040..U+30FF) from
- * s[i], read from the UTF-8 bytes: E3 81..83 xx, E4 B8..BF xx, E5..E8 xx xx,
- * E9 up to BE A5. *kana (may be NULL) is set if the run holds a character
- * of U+3040..U+30FF (lead byte E3). */
+ * s[i] (valid UTF-8), 3-byte characters all. Each is tested without a
+ * branch, on its code point decoded as if it were one (any other lead byte
+ * fails the first test): the lead bytes of Chinese text vary over E4..E9
+ * from one character to the next, and testing the bytes one after another
+ * mispredicted every few characters. *kana (may be NULL) is set if the
+ * run holds a character of U+3040..U+30FF. */
 static size_t cjk_run(const char *s, size_t n, size_t i, int *kana)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	unsigned char seen = 0;
+	uint32_t cp, seen = 0;
 
 	while (i + 3 <= n) {
-		unsigned char a = u[i], b = u[i + 1];
-
-		if (!((a >= 0xE5 && a <= 0xE8) || (a == 0xE4 && b >= 0xB8) ||
-		      (a == 0xE3 && b >= 0x81 && b <= 0x83) ||
-		      (a == 0xE9 && (b < 0xBE || (b == 0xBE && u[i + 2] <= 0xA5)))))
+		cp = (uint32_t)(u[i] & 0x0F) << 12 | (uint32_t)(u[i + 1] & 0x3F) << 6 |
+		     (u[i + 2] & 0x3F);
+		if (!(((u[i] & 0xF0) == 0xE0) &
+		      ((cp - 0x4E00 <= 0x9FA5 - 0x4E00) | (cp - 0x3040 <= 0x30FF - 0x3040))))
 			break;
-		seen |= a == 0xE3;
+		seen |= cp < 0x4E00;
 		i += 3;
 	}
 	if (kana)
-		*kana = seen;
+		*kana = (int)seen;
 	return i;
 }
 
