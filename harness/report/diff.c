@@ -26,21 +26,28 @@
 
 /* ---- matching ---- */
 
-/* What matching needs of one record, kept instead of its tree: a few words
- * per attempt (its texts only when it failed). */
+/* What a failed or fingerprinted attempt adds to its keyed entry (owned;
+ * most attempts have none of it). */
+struct keyed_more {
+	char *failures;     /* JSON of transport.failures (failed only), or NULL */
+	char *reason;       /* first reason (failed only), or NULL */
+	char *sha;          /* recall.prompt_sha256 or a probe's document, or NULL */
+};
+
+/* What matching needs of one record, kept instead of its tree: 64 bytes an
+ * attempt on a 64-bit machine (an index holds one per record of the journal),
+ * with what a failed attempt adds apart. */
 struct keyed {
-	const char *key;    /* record_key, then a NUL and the case id, in
-			       index.keys at key_at (set once indexed) */
-	const char *id;     /* the case id, after `key` */
-	size_t key_at;
+	const char *key;    /* record_key, then a NUL and the case id at key +
+			       id_at, in index.keys (set once indexed) */
 	long repeat;
 	double seed;
 	double delta;       /* audit.usage_delta */
-	char *failures;     /* owned JSON of transport.failures (failed only) */
-	char *reason;       /* owned first reason (failed only), or NULL */
-	char *sha;          /* owned recall.prompt_sha256, or NULL */
-	size_t idx;         /* position in the journal: equal keys keep file order */
+	struct keyed_more *more; /* NULL when it has none */
+	uint32_t key_at;    /* key's offset in index.keys */
+	uint32_t idx;       /* position in the journal: equal keys keep file order */
 	int ep;             /* the replica that served it: index.eps[ep], or -1 */
+	uint16_t id_at;     /* the case id's offset from key */
 	unsigned char has_seed, pass, has_delta;
 	unsigned char audit; /* the usage audit: 0 not judged, 1 passed, 2 failed */
 	unsigned char is_load; /* a load request: compared per cell, not here */
@@ -49,6 +56,11 @@ struct keyed {
 				  a sample's failure */
 	unsigned char is_recall;
 };
+
+/* key_at is an offset in index.keys, and idx counts records, each of which
+ * adds at least a byte to it */
+_Static_assert(BUF_MAX_DEFAULT <= UINT32_MAX, "keyed.key_at and keyed.idx fit in 32 bits");
+_Static_assert(RECORD_KEY_MAX <= UINT16_MAX, "keyed.id_at holds a key's length");
 
 /* The index of one run (grown by results_each's callback). */
 struct index {
@@ -74,11 +86,13 @@ static void index_free(struct index *ix)
 	size_t i;
 
 	buf_release(&ix->keys);
-	for (i = 0; i < ix->n; i++) {
-		mem_free(ix->k[i].sha);
-		mem_free(ix->k[i].failures);
-		mem_free(ix->k[i].reason);
-	}
+	for (i = 0; i < ix->n; i++)
+		if (ix->k[i].more) {
+			mem_free(ix->k[i].more->sha);
+			mem_free(ix->k[i].more->failures);
+			mem_free(ix->k[i].more->reason);
+			mem_free(ix->k[i].more);
+		}
 	mem_free(ix->k);
 	for (i = 0; i < ix->neps; i++)
 		mem_free(ix->eps[i]);
@@ -123,6 +137,12 @@ static char *reason_of(const struct record_view *v)
 	return mem_strndup(msg, strlen(msg));
 }
 
+/* k's owned extras, made on first use; NULL when out of memory. */
+static struct keyed_more *more_of(struct keyed *k)
+{
+	return k->more ? k->more : (k->more = mem_calloc(1, sizeof(*k->more)));
+}
+
 /* Fills `k` from the record `v` views (its replica kept in ix); 0 when out
  * of memory. */
 static int keyed_of(struct index *ix, const struct record_view *v, struct keyed *k)
@@ -131,10 +151,12 @@ static int keyed_of(struct index *ix, const struct record_view *v, struct keyed 
 	const cJSON *sha = v->f[RF_RE_PROMPT_SHA256], *f, *url = v->f[RF_BASE_URL];
 	const char *id = v->f[RF_CASE]->valuestring, *doc;
 	char key[RECORD_KEY_MAX], probe[RECPROBE_DOC_ID];
+	size_t kn;
 
 	memset(k, 0, sizeof(*k));
 	k->ep = -1;
 	record_view_key(v, key, sizeof(key));
+	kn = strlen(key) + 1;
 	k->repeat = (long)jget_numv(v->f[RF_REPEAT]);
 	k->has_seed = jget_type(seed) == cJSON_Number;
 	k->seed = k->has_seed ? seed->valuedouble : 0;
@@ -150,19 +172,22 @@ static int keyed_of(struct index *ix, const struct record_view *v, struct keyed 
 	doc = v->f[RF_PROBE] && recprobe_document_id(v->rec, probe)
 		? (probe[0] ? probe : NULL)
 		: (jget_type(sha) == cJSON_String ? sha->valuestring : NULL);
-	if (doc && !(k->sha = mem_strndup(doc, strlen(doc))))
+	if (doc && (!more_of(k) || !(k->more->sha = mem_strndup(doc, strlen(doc)))))
 		return 0;
-	k->key_at = ix->keys.len;
-	if (buf_append(&ix->keys, key, strlen(key) + 1) || buf_append(&ix->keys, id, strlen(id) + 1))
+	k->key_at = (uint32_t)ix->keys.len;
+	k->id_at = (uint16_t)kn;
+	if (buf_append(&ix->keys, key, kn) || buf_append(&ix->keys, id, strlen(id) + 1))
 		return 0;
 	if (jget_type(url) == cJSON_String && (k->ep = endpoint_of(ix, url->valuestring)) < 0)
 		return 0;
 	if (k->pass)
 		return 1;
 	k->hard = jget_type(v->f[RF_TR_OK]) == cJSON_False || k->audit == 2;
-	if ((f = v->f[RF_TR_FAILURES]) && !(k->failures = cJSON_PrintUnformatted(f)))
+	if (!more_of(k))
 		return 0;
-	k->reason = reason_of(v);
+	if ((f = v->f[RF_TR_FAILURES]) && !(k->more->failures = cJSON_PrintUnformatted(f)))
+		return 0;
+	k->more->reason = reason_of(v);
 	return 1;
 }
 
@@ -183,7 +208,7 @@ static enum err index_one(void *ctx, const struct record_view *v, struct diag *d
 		ix->n++; /* its owned parts are freed with the index */
 		return diag_fail(d, ERR_NOMEM, "out of memory comparing runs");
 	}
-	ix->k[ix->n].idx = ix->n;
+	ix->k[ix->n].idx = (uint32_t)ix->n;
 	ix->n++;
 	return ERR_OK;
 }
@@ -271,10 +296,8 @@ static void index_sort(struct index *ix)
 	struct sort_item *v, *tmp;
 	size_t i;
 
-	for (i = 0; i < ix->n; i++) {
+	for (i = 0; i < ix->n; i++)
 		ix->k[i].key = ix->keys.data + ix->k[i].key_at;
-		ix->k[i].id = ix->k[i].key + strlen(ix->k[i].key) + 1;
-	}
 	if (!ix->n) /* an empty journal has no array to sort (ix->k NULL) */
 		return;
 	v = mem_alloc(ix->n * sizeof(*v));
@@ -364,17 +387,17 @@ static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
 {
 	cJSON *o = json_new_obj(jb);
 
-	json_add_str(jb, o, RK_CASE, k->id);
+	json_add_str(jb, o, RK_CASE, k->key + k->id_at);
 	json_add_num(jb, o, RK_REPEAT, (double)k->repeat);
 	json_add_item(jb, o, RK_SEED, k->has_seed ? cJSON_CreateNumber(k->seed) : cJSON_CreateNull());
 	if (!why)
 		return o;
 	if (k->ep >= 0)
 		json_add_str(jb, o, RK_BASE_URL, ix->eps[k->ep]);
-	if (k->failures)
-		json_add_item(jb, o, RK_FAILURES, cJSON_Parse(k->failures));
-	if (k->reason)
-		json_add_str(jb, o, SK_REASON, k->reason);
+	if (k->more && k->more->failures)
+		json_add_item(jb, o, RK_FAILURES, cJSON_Parse(k->more->failures));
+	if (k->more && k->more->reason)
+		json_add_str(jb, o, SK_REASON, k->more->reason);
 	else
 		json_add_null(jb, o, SK_REASON);
 	return o;
@@ -385,7 +408,7 @@ static cJSON *attempt_ref(struct json_build *jb, const struct index *ix,
 static int case_tally(struct diff_result *res, long *slot, const struct keyed *ka,
 		      const struct keyed *kb)
 {
-	const char *id = kb->id;
+	const char *id = kb->key + kb->id_at;
 	int pa = ka->pass, pb = kb->pass;
 	const struct casetab_case *c = casetab_find(&res->b.cases, id);
 	struct diff_case *dc;
@@ -533,7 +556,8 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 			m->audit_delta = m->audit_broke++ ? m->audit_delta : rb->delta;
 			m->audit_same += rb->delta == m->audit_delta;
 		}
-		m->prompt_differs += ra->sha && rb->sha && strcmp(ra->sha, rb->sha);
+		m->prompt_differs += ra->more && rb->more && ra->more->sha && rb->more->sha &&
+				     strcmp(ra->more->sha, rb->more->sha);
 	}
 	mem_free(slot);
 	recall_count(ia, m);
@@ -542,7 +566,7 @@ static void match_runs(struct json_build *jb, const struct index *ia,
 		if (!(i && !strcmp(ia->k[i].key, ia->k[i - 1].key)) && !find(ib, &at, ia->k[i].key)) {
 			m->only_a++;
 			if (!ia->k[i].is_load)
-				lacking(m, ia->k[i].id);
+				lacking(m, ia->k[i].key + ia->k[i].id_at);
 		}
 }
 
