@@ -3,8 +3,11 @@
  * summary.md, attempts.csv, recall.png for recall runs and load.png for load
  * runs, and prints one of them (or the attempts as JSON Lines).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -45,6 +48,23 @@ static const char examples[] =
 	"fail a pipeline); 2 on a bad folder or a malformed results.jsonl (file,\n"
 	"line and reason are named), or when --out cannot be written.\n";
 
+/* Whether --out DIR is a folder the files can go into, asked before the
+ * journal is read (a long read should not end in a mistyped path). */
+static enum err out_usable(const char *out_dir, struct diag *d)
+{
+	struct stat st;
+
+	if (stat(out_dir, &st) != 0)
+		return diag_fail(d, ERR_IO, "--out '%s': %s (the folder must exist)", out_dir,
+				 strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return diag_fail(d, ERR_IO, "--out '%s': not a folder", out_dir);
+	if (access(out_dir, W_OK | X_OK) != 0)
+		return diag_fail(d, ERR_IO, "--out '%s': cannot write into it: %s", out_dir,
+				 strerror(errno));
+	return ERR_OK;
+}
+
 /* Loads, renders and saves; prints the chosen format. A folder that cannot
  * be written (no --out) is a warning: the report still goes to stdout. */
 static enum err report(const char *dir, const char *out_dir, const struct report_format *fmt,
@@ -59,7 +79,8 @@ static enum err report(const char *dir, const char *out_dir, const struct report
 
 	buf_init(&shown, BUF_MAX_DEFAULT);
 	diag_init(&wd);
-	if ((fmt->fold && (e = fmt->fold(&shown, &also, d))) ||
+	if ((out_dir && (e = out_usable(out_dir, d))) ||
+	    (fmt->fold && (e = fmt->fold(&shown, &also, d))) ||
 	    (e = report_load(dir, fmt->fold ? &also : NULL, &r, d)) || (e = report_render(r, &f, d)))
 		goto out;
 	if (out_dir)
