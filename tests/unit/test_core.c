@@ -145,9 +145,20 @@ static void test_diag_sticky(void)
 static void test_io_sha256(void)
 {
 	char hex[IO_SHA256_HEX];
+	char *a = mem_alloc(1000000);
 
 	CHECK(!io_sha256_hex("abc", 3, hex, NULL));
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	CHECK(!io_sha256_hex("", 0, hex, NULL));
+	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	/* FIPS 180-2's long message: a million 'a's, many blocks */
+	CHECK(a != NULL);
+	if (a) {
+		memset(a, 'a', 1000000);
+		CHECK(!io_sha256_hex(a, 1000000, hex, NULL));
+		CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	}
+	mem_free(a);
 }
 
 static void test_io_missing(void)
