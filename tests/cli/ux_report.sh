@@ -118,10 +118,12 @@ else
 		[ -s "$tmp/elsewhere/recall.png" ] || fail "--out did not write the files (exit $orc)"
 fi
 # --out that is no folder: named before the journal is read, exit 2
-for bad in "$tmp/no-such-folder" "$tmp/forgetful/results.jsonl"; do
+for bad in "no-such-folder:No such file or directory (the folder must exist)" \
+	"forgetful/results.jsonl:not a folder"; do
+	why=${bad#*:} bad=$tmp/${bad%%:*}
 	orc=0; "$NEEDLE" report "$tmp/forgetful" --out "$bad" > "$tmp/badout.md" 2> "$tmp/badout.err" || orc=$?
 	[ $orc = 2 ] && [ ! -s "$tmp/badout.md" ] &&
-		grep -q "^error: --out '$bad': \(No such file or directory (the folder must exist)\|not a folder\)$" "$tmp/badout.err" ||
+		[ "$(cat "$tmp/badout.err")" = "error: --out '$bad': $why" ] ||
 		fail "--out $bad: exit $orc: $(cat "$tmp/badout.err")"
 done
 echo "ux_report: failures named with reasons and advice; csv/jsonl rows load; read-only folder printed; a bad --out named"
