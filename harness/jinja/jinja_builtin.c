@@ -737,7 +737,7 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 			     const struct jv *start, const struct jv *stop, const struct jv *step,
 			     struct jv *out)
 {
-	int64_t n, st = 1, a, b, i;
+	int64_t n, st = 1, a, b, i, cnt;
 
 	if (obj->k == JV_UNDEF)
 		return undefined_error(e, at, obj);
@@ -759,11 +759,13 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 		out->flags = obj->flags & JV_F_MARKUP; /* Markup.__getitem__ keeps Markup */
 		return ERR_OK;
 	}
-	if (jinja_value_seq_new(e->a, obj->k, 0, out))
+	/* made at its size: messages[::-1] of a long conversation would
+	 * otherwise grow by doubling, each copy left in the arena */
+	cnt = st > 0 ? (b > a ? (b - a + st - 1) / st : 0) : (a > b ? (a - b - st - 1) / -st : 0);
+	if (jinja_value_seq_new(e->a, obj->k, (size_t)cnt, out))
 		return NOMEM(e, at);
 	for (i = a; st > 0 ? i < b : i > b; i += st)
-		if (jinja_value_seq_push(e->a, out, obj->u.l->v[i]))
-			return NOMEM(e, at);
+		out->u.l->v[out->u.l->n++] = obj->u.l->v[i];
 	return ERR_OK;
 }
 
