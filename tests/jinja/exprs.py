@@ -55,7 +55,7 @@ def expr(rng, depth=0):
     if r < 0.9:
         return "(not %s)" % expr(rng, depth + 1)
     if r < 0.95:
-        return "%s[%s]" % (expr(rng, depth + 1), rng.choice(["0", "-1", "1:", ":-1", "::-1", "'a'", "5"]))
+        return "%s[%s]" % (expr(rng, depth + 1), rng.choice(["0", "-1", "1:", ":-1", "::-1", "::2", "-2::-2", "1:5:3", "5:1:-2", "3:3", "::-3", "'a'", "5"]))
     return "[%s, %s]" % (expr(rng, depth + 1), expr(rng, depth + 1))
 
 
