@@ -318,36 +318,6 @@ static enum err fill_cell(struct cell *c, struct loadcells_cell *out, struct dia
 	return ERR_OK;
 }
 
-/* The place of case id `id` among the ids of `s` (first appearance). */
-static size_t case_at(const struct loadcells_reqs *s, const char *id)
-{
-	size_t i;
-
-	for (i = 0; i < s->nids && s->ids[i] != id; i++)
-		;
-	return i;
-}
-
-/* The cells by case (first appearance), then level: a block's rounds run in
- * a drawn order (loadplan.h), the summary lists them in the suite's. */
-static void order_cells(struct acc *a, const struct loadcells_reqs *s)
-{
-	struct cell t;
-	size_t i, j, at;
-
-	for (i = 1; i < a->n; i++) {
-		t = a->c[i];
-		at = case_at(s, t.first->id);
-		for (j = i; j > 0; j--) {
-			size_t bt = case_at(s, a->c[j - 1].first->id);
-			if (bt < at || (bt == at && a->c[j - 1].first->level <= t.first->level))
-				break;
-			a->c[j] = a->c[j - 1];
-		}
-		a->c[j] = t;
-	}
-}
-
 enum err loadcells_build(const struct loadcells_reqs *reqs, struct loadcells *out, struct diag *d)
 {
 	struct acc a = {0};
@@ -360,8 +330,6 @@ enum err loadcells_build(const struct loadcells_reqs *reqs, struct loadcells *ou
 			acc_free(&a);
 			return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
 		}
-	if (reqs)
-		order_cells(&a, reqs);
 	if (a.n && !(out->c = mem_calloc(a.n, sizeof(*out->c))))
 		e = diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
 	for (i = 0; i < a.n && !e; i++) {

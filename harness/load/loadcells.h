@@ -159,9 +159,9 @@ struct loadcells_cell {
 	char *stopped;          /* owned, with has_sizing */
 };
 
-/* The load part of a run's summary: its cells by case (in order of first
- * appearance), then by level, the client's whole-run cost and the warnings
- * (loadview.h). n 0: the run has no load case. */
+/* The load part of a run's summary: its cells in order of first appearance,
+ * the client's whole-run cost and the warnings (loadview.h). n 0: the run
+ * has no load case. */
 struct loadcells {
 	struct loadcells_cell *c; /* owned */
 	size_t n;

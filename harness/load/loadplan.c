@@ -30,35 +30,17 @@ static int runs(const struct loadplan *p, int level, long round)
 	return round <= p->s->rounds || p->want[level];
 }
 
-/* The order of the levels in round `round` into p->order: a counted round's
- * block runs them in an order drawn from the seed and the round (the same in
- * every run of the spec), the warm-ups and level-major plans in level order. */
-static void order_round(struct loadplan *p, long round)
-{
-	struct prng g;
-	int i;
-
-	for (i = 0; i < p->s->nlevels; i++)
-		p->order[i] = i;
-	if (round > 0 && !p->level_major) {
-		prng_init(&g, p->seed, LOADPLAN_ORDER_STREAM + (uint64_t)round);
-		prng_shuffle_int(&g, p->order, (size_t)p->s->nlevels);
-	}
-	p->ordered = round;
-}
-
-/* Moves to round `round` at place `pos` of its order (level-major: of level
- * `pos`), or to the next pair after it that runs (places within a round,
- * then the next round; level-major: rounds within a level, then the next
- * level); past the last round, level = nlevels. */
-static void enter(struct loadplan *p, int pos, long round)
+/* Moves to round `round` of level `level`, or to the next pair after it that
+ * runs (levels within a round, then the next round); past the last round,
+ * level = nlevels. */
+static void enter(struct loadplan *p, int level, long round)
 {
 	if (p->level_major) {
-		while (pos < p->s->nlevels) {
-			if (round > last_round(p->s) || (round > p->s->rounds && !p->want[pos])) {
-				pos++;
+		while (level < p->s->nlevels) {
+			if (round > last_round(p->s) || (round > p->s->rounds && !p->want[level])) {
+				level++;
 				round = 0;
-			} else if (runs(p, pos, round)) {
+			} else if (runs(p, level, round)) {
 				break;
 			} else {
 				round++;
@@ -66,29 +48,26 @@ static void enter(struct loadplan *p, int pos, long round)
 		}
 	} else {
 		while (round <= last_round(p->s)) {
-			if (p->ordered != round)
-				order_round(p, round);
-			while (pos < p->s->nlevels && !runs(p, p->order[pos], round))
-				pos++;
-			if (pos < p->s->nlevels)
+			while (level < p->s->nlevels && !runs(p, level, round))
+				level++;
+			if (level < p->s->nlevels)
 				break;
-			pos = 0;
+			level = 0;
 			round++;
 		}
 		if (round > last_round(p->s))
-			pos = p->s->nlevels;
+			level = p->s->nlevels;
 	}
 	p->asked = 0;
-	p->pos = pos;
-	p->level = pos < p->s->nlevels ? p->order[pos] : p->s->nlevels;
+	p->level = level;
 	p->round = round;
-	if (p->level < p->s->nlevels && round > 0)
-		p->ran[p->level] = round;
+	if (level < p->s->nlevels && round > 0)
+		p->ran[level] = round;
 	p->next = 0;
 	p->inflight = 0;
 	p->prepared = 0;
 	p->started = 0;
-	p->total = p->level < p->s->nlevels ? round_size(p) : 0;
+	p->total = level < p->s->nlevels ? round_size(p) : 0;
 }
 
 void loadplan_init(struct loadplan *p, const struct loadspec *s, uint64_t seed)
@@ -99,7 +78,6 @@ void loadplan_init(struct loadplan *p, const struct loadspec *s, uint64_t seed)
 	p->level = 0;
 	p->round = LOADPLAN_PRECHECK;
 	p->total = 1;
-	order_round(p, 0);
 }
 
 long loadplan_total(const struct loadspec *s)
@@ -156,11 +134,11 @@ static double next_due(struct loadplan *p)
 	return at;
 }
 
-/* Whether a level from place `pos` of the order on runs in round `round`. */
-static int more_level(const struct loadplan *p, int pos, long round)
+/* Whether a level from `level` on runs in round `round`. */
+static int more_level(const struct loadplan *p, int level, long round)
 {
-	for (; pos < p->s->nlevels; pos++)
-		if (runs(p, p->order[pos], round))
+	for (; level < p->s->nlevels; level++)
+		if (runs(p, level, round))
 			return 1;
 	return 0;
 }
@@ -211,7 +189,7 @@ enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 			if (p->inflight > 0)
 				return LOADPLAN_DRAIN;
 			if (p->round >= p->s->rounds && p->round < last_round(p->s) && p->precheck >= 0 &&
-			    !p->asked && (p->level_major || !more_level(p, p->pos + 1, p->round))) {
+			    !p->asked && (p->level_major || !more_level(p, p->level + 1, p->round))) {
 				/* the end of a block (level-major: of a round) that
 				 * may be followed by another: the runner says which
 				 * levels want more */
@@ -221,9 +199,9 @@ enum loadplan_step loadplan_next(struct loadplan *p, double now_ms,
 			if (p->round == LOADPLAN_PRECHECK)
 				enter(p, 0, 0);
 			else if (p->level_major)
-				enter(p, p->pos, p->round + 1);
+				enter(p, p->level, p->round + 1);
 			else
-				enter(p, p->pos + 1, p->round);
+				enter(p, p->level + 1, p->round);
 			continue;
 		}
 		if (p->precheck < 0)

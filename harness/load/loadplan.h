@@ -5,17 +5,11 @@
  * field reports' "first request: input and output exactly on target",
  * docs/cutover.md "Where the rule comes from"), then every level's uncounted
  * warm-up round (round 0, when warmup > 0), levels in order, then the counted
- * rounds in blocks: block k is round k of every level. A cell's rounds are
- * thus spread over the whole case, so that their disagreement shows what
- * drifts with time and what a second run would see (loadci.h). Within a block
- * the levels run in an order drawn from the seed and k (a randomised block
- * design): with a fixed order, a cell's rounds would start a whole block
- * apart, and a server whose slow phases recur with a period near a multiple
- * of the block's length would be met by them at the same few points of its
- * cycle, always or never. The same spec and seed give the same orders, so a
- * baseline and a candidate run their rounds alike. A round starts only when
- * the one before it has drained, so rounds never overlap and each has its
- * own wall time.
+ * rounds in blocks: block k is round k of every level, levels in order. A
+ * cell's rounds are thus spread over the whole case, so that their
+ * disagreement shows what drifts with time and what a second run would see
+ * (loadci.h). A round starts only when the one before it has drained, so
+ * rounds never overlap and each has its own wall time.
  *
  * Self-sizing (loadsize.h): after each block from `rounds` on, while blocks
  * up to `max_rounds` remain, the plan stops at LOADPLAN_BLOCK; the runner then
@@ -60,7 +54,6 @@ enum loadplan_step {
 };
 
 #define LOADPLAN_PRECHECK (-1L) /* the pre-check's round */
-#define LOADPLAN_ORDER_STREAM 0x6f72646572ULL /* prng stream of the blocks' orders, + k */
 
 struct loadplan_item {
 	int level;             /* index into the spec's levels */
@@ -73,10 +66,7 @@ struct loadplan_item {
 struct loadplan {
 	const struct loadspec *s; /* borrowed */
 	uint64_t seed;
-	int level;             /* order[pos] */
-	int pos;               /* place in the current round's order */
-	long ordered;          /* the round `order` is for */
-	int order[LOADSPEC_MAX_LEVELS]; /* the levels in the current round's order */
+	int level;
 	long round, next, inflight, total;
 	int prepared;          /* PREPARE was returned for the current round */
 	int started;           /* the current round has started */
