@@ -760,12 +760,18 @@ enum err jinja_builtin_slice(struct je *e, const struct jn *at, const struct jv 
 		return ERR_OK;
 	}
 	/* made at its size: messages[::-1] of a long conversation would
-	 * otherwise grow by doubling, each copy left in the arena */
-	cnt = st > 0 ? (b > a ? (b - a + st - 1) / st : 0) : (a > b ? (a - b - st - 1) / -st : 0);
+	 * otherwise grow by doubling, each copy left in the arena. Counted in
+	 * unsigned steps, so that no step (up to +-2^63) overflows: the items
+	 * are a + i * st for i < cnt, each an index of the list */
+	if (st > 0)
+		cnt = b > a ? 1 + (int64_t)((uint64_t)(b - a - 1) / (uint64_t)st) : 0;
+	else
+		cnt = a > b ? 1 + (int64_t)((uint64_t)(a - b - 1) / ((uint64_t)-(st + 1) + 1)) : 0;
 	if (jinja_value_seq_new(e->a, obj->k, (size_t)cnt, out))
 		return NOMEM(e, at);
-	for (i = a; st > 0 ? i < b : i > b; i += st)
-		out->u.l->v[out->u.l->n++] = obj->u.l->v[i];
+	for (i = 0; i < cnt; i++)
+		out->u.l->v[i] = obj->u.l->v[a + i * st];
+	out->u.l->n = (size_t)cnt;
 	return ERR_OK;
 }
 

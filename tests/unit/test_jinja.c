@@ -47,6 +47,17 @@ static const char *float_repr(double f)
 	return s;
 }
 
+/* Slices take their length before their items: steps as large as an int64
+ * holds (Python's answers, written out), an empty range, a reversed one. */
+static void test_slices(void)
+{
+	CHECK(!render("{{ xs[::-1] }}|{{ xs[1::9223372036854775807] }}|"
+		      "{{ xs[::-9223372036854775807] }}|{{ xs[-2::-9223372036854775807] }}|"
+		      "{{ xs[3:1] }}|{{ xs[5:0:-2] }}|{{ xs[::4] }}",
+		      "{\"xs\": [0, 1, 2, 3, 4, 5]}"));
+	CHECK_STR(rendered, "[5, 4, 3, 2, 1, 0]|[1]|[5]|[4]|[]|[5, 3, 1]|[0, 4]");
+}
+
 static void test_float_repr(void)
 {
 	CHECK_STR(float_repr(1.0), "1.0");
@@ -410,6 +421,7 @@ static void test_compile_limits(void)
 
 int main(void)
 {
+	T_RUN(test_slices);
 	T_RUN(test_float_repr);
 	T_RUN(test_json_numbers);
 	T_RUN(test_json_keys);
