@@ -423,6 +423,8 @@ static void add_cell(struct json_build *jb, cJSON *cells, const struct loadcells
 		json_add_num(jb, o, LC_CLIENT_CPU_SHARE, c->client_cpu_share);
 		json_add_num(jb, o, LC_CLIENT_CPU_SHARE_MAX, c->client_cpu_share_max);
 	}
+	if (c->has_probe)
+		json_add_num(jb, o, LC_CLIENT_PROBE_MS, c->client_probe_ms);
 	if (c->server)
 		json_add_dup(jb, o, LC_SERVER, c->server);
 	if (c->has_sizing) {

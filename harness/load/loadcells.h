@@ -82,13 +82,15 @@
 #define LC_CLIENT "client"
 #define LC_CLIENT_CPU_SHARE "client_cpu_share"
 #define LC_CLIENT_CPU_SHARE_MAX "client_cpu_share_max"
+#define LC_CLIENT_PROBE_MS "client_probe_ms"
 #define LC_WARNINGS "warnings"
 #define LC_LEVEL "level"
 /* The manifest's members the load stage writes (loadclient.h, loadsize.h's
  * decisions as run_load writes them) and reads back: entries of case, level,
  * concurrency or rate with these. */
 #define LC_LOAD_SIZING "load_sizing"  /* [{..., rounds, min_rounds, max_rounds, stopped}] */
-#define LC_LOAD_CLIENT "load_client"  /* [{..., round, cpu_ms, wall_ms}] */
+#define LC_LOAD_CLIENT "load_client"  /* [{..., round, cpu_ms, wall_ms, probe_ms}] */
+#define LC_PROBE_MS "probe_ms"
 #define LC_CPU_MS "cpu_ms"            /* and "client" {cpu_ms, wall_ms, cpu_share} */
 #define LC_CPU_SHARE "cpu_share"
 
@@ -153,6 +155,8 @@ struct loadcells_cell {
 	size_t nrounds;
 	int has_client;         /* the client's CPU share is known (loadview.h) */
 	double client_cpu_share, client_cpu_share_max;
+	int has_probe;          /* the machine's probe is known (loadclient.h) */
+	double client_probe_ms; /* its median over the counted rounds */
 	cJSON *server;          /* owned: the server's view (loadview.h), or NULL */
 	int has_sizing;         /* the manifest said how its rounds were sized */
 	long min_rounds, max_rounds, sized_rounds;
@@ -184,7 +188,8 @@ enum err loadcells_sizing(struct loadcells *lc, const cJSON *manifest, struct di
 
 /* The summary's "load" object for `lc` (n > 0): {"cells": [...], "client",
  * "warnings"}, each cell as the header describes it, then
- * "client_cpu_share", "client_cpu_share_max", "server" and "sizing" where
+ * "client_cpu_share", "client_cpu_share_max", "client_probe_ms", "server"
+ * and "sizing" where
  * it has them. ERR_NOMEM only. */
 enum err loadcells_json(const struct loadcells *lc, cJSON **out, struct diag *d);
 

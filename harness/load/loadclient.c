@@ -3,7 +3,9 @@
  */
 #include "loadclient.h"
 
+#include <stdint.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "base/io.h"
 #include "base/jget.h"
@@ -19,6 +21,38 @@ void loadclient_now(struct loadclient_mark *m)
 	if (getrusage(RUSAGE_SELF, &u) == 0)
 		m->cpu_ms = (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000.0 +
 			    (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000.0;
+}
+
+#define PROBE_WORDS (1u << 16) /* 256 KiB of uint32_t */
+#define PROBE_STEPS 400000
+
+static uint32_t probe_table[PROBE_WORDS];
+static volatile uint32_t probe_sink;
+
+/* The calling thread's CPU time in ms. */
+static double thread_cpu_ms(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+		return 0;
+	return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+double loadclient_probe(void)
+{
+	uint32_t x = 2463534242u, sum = 0, i;
+	double t0 = thread_cpu_ms();
+
+	for (i = 0; i < PROBE_WORDS; i++)
+		probe_table[i] = i * 2654435761u;
+	for (i = 0; i < PROBE_STEPS; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32 */
+		probe_table[x & (PROBE_WORDS - 1)] += x;
+		sum ^= probe_table[(x >> 16) & (PROBE_WORDS - 1)];
+	}
+	probe_sink = sum;
+	return thread_cpu_ms() - t0;
 }
 
 enum err loadclient_note(cJSON *manifest, const struct loadclient_round *r, struct diag *d)
@@ -38,6 +72,7 @@ enum err loadclient_note(cJSON *manifest, const struct loadclient_round *r, stru
 	json_add_int(&jb, o, LC_ROUND, r->round);
 	json_add_num(&jb, o, LC_CPU_MS, now.cpu_ms - r->from.cpu_ms);
 	json_add_num(&jb, o, LC_WALL_MS, now.wall_ms - r->from.wall_ms);
+	json_add_num(&jb, o, LC_PROBE_MS, r->probe_ms);
 	return json_build_end(&jb, NULL, "the manifest", d);
 }
 

@@ -6,12 +6,19 @@
  * kept in the manifest:
  *
  *	"load_client": [{"case", "concurrency" or "rate", "level", "round",
- *	                 "cpu_ms", "wall_ms"}, ...]      one per round
+ *	                 "cpu_ms", "wall_ms", "probe_ms"}, ...]   one per round
  *	"client": {"cpu_ms", "wall_ms", "cpu_share"}     the whole run
  *
  * A round's window opens once its prompts are built (building them is not
  * the round's work) and closes when the next round's preparation begins or
  * the case ends; cpu_ms / wall_ms is the share of one core the client used.
+ *
+ * probe_ms is the speed of the measuring machine at the round's start: the
+ * CPU time of one fixed piece of work (loadclient_probe), taken before the
+ * round's window opens. The same work takes longer on a machine whose
+ * neighbours share its cores, caches or host, and a server on that machine
+ * slows with it; two runs whose probes differ were measured on machines of
+ * different speeds (report/gate.c reads it so).
  */
 #ifndef NEEDLE_LOADCLIENT_H
 #define NEEDLE_LOADCLIENT_H
@@ -35,8 +42,20 @@ struct loadclient_round {
 	double level_value;    /* the concurrency or rate */
 	int level;             /* its index in the case */
 	long round;            /* 0 = warm-up */
+	double probe_ms;       /* loadclient_probe() at its start */
 	struct loadclient_mark from;
 };
+
+/* How much slower or faster than A's the measuring machine may run in B,
+ * by the medians of a cell's probes, before a verdict on that cell is no
+ * longer the server's (docs/statistics.md, "The measuring machine"). */
+#define LOADCLIENT_PROBE_TOL 1.10
+
+/* The CPU time, in ms, of one fixed piece of work (about a millisecond on
+ * a current x86-64 core: pseudo-random reads and writes over a 256 KiB
+ * table, so the cores' caches count as well as their clock). Uses a static
+ * table: one thread at a time. */
+double loadclient_probe(void);
 
 /* Appends the round from r->from to now to the manifest's "load_client"
  * (created when missing). ERR_NOMEM. */

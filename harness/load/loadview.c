@@ -15,6 +15,7 @@
 #include "loadcells.h"
 #include "base/md.h"
 #include "base/mem.h"
+#include "base/stats.h"
 #include "net/metrics.h"
 
 #define LOADVIEW_FILE_MAX ((size_t)1 << 20) /* a level's view file, bytes */
@@ -32,25 +33,36 @@ static int same_level(const cJSON *m, const struct loadcells_cell *c)
 }
 
 /* The client's CPU share over the cell's counted rounds in the manifest's
- * "load_client". */
-static void add_client(struct loadcells_cell *cell, const cJSON *rounds)
+ * "load_client", and the median of their machine probes. ERR_NOMEM only. */
+static enum err add_client(struct loadcells_cell *cell, const cJSON *rounds, struct diag *d)
 {
 	const cJSON *m;
-	double cpu = 0, wall = 0, most = 0;
-	int n = 0;
+	double cpu = 0, wall = 0, most = 0, *probe;
+	int n = 0, k = 0;
 
+	if (!(probe = mem_alloc(((size_t)cJSON_GetArraySize(rounds) + 1) * sizeof(*probe))))
+		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
 	cJSON_ArrayForEach(m, rounds) {
-		double w = jget_num(m, LC_WALL_MS), u = jget_num(m, LC_CPU_MS);
+		double w = jget_num(m, LC_WALL_MS), u = jget_num(m, LC_CPU_MS), p = jget_num(m, LC_PROBE_MS);
 		if (jget_num(m, LC_ROUND) < 1 || !same_level(m, cell) || !(w > 0))
 			continue;
 		cpu += u, wall += w, n++;
 		most = u / w > most ? u / w : most;
+		if (isfinite(p) && p > 0)
+			probe[k++] = p;
 	}
-	if (!n)
-		return;
-	cell->has_client = 1;
-	cell->client_cpu_share = cpu / wall;
-	cell->client_cpu_share_max = most;
+	if (n) {
+		cell->has_client = 1;
+		cell->client_cpu_share = cpu / wall;
+		cell->client_cpu_share_max = most;
+	}
+	if (k) {
+		stats_sort(probe, (size_t)k);
+		cell->has_probe = 1;
+		cell->client_probe_ms = stats_linear(probe, (size_t)k, 50);
+	}
+	mem_free(probe);
+	return ERR_OK;
 }
 
 /* The server's view: the level's view file as run wrote it, or why there
@@ -137,8 +149,7 @@ enum err loadview_attach(struct loadcells *lc, const cJSON *manifest, const char
 	enum err e;
 
 	for (i = 0; i < lc->n; i++) {
-		add_client(&lc->c[i], rounds);
-		if ((e = add_server(&lc->c[i], dir, d)))
+		if ((e = add_client(&lc->c[i], rounds, d)) || (e = add_server(&lc->c[i], dir, d)))
 			return e;
 	}
 	if (cJSON_IsObject(jget(manifest, LC_CLIENT)) &&

@@ -13,7 +13,9 @@
  *    --metrics;
  *  - "client_cpu_share" (CPU over wall time of its counted rounds together)
  *    and "client_cpu_share_max" (its busiest round), from the manifest's
- *    "load_client"; absent when the manifest has none.
+ *    "load_client"; absent when the manifest has none;
+ *  - "client_probe_ms": the median over its counted rounds of the machine's
+ *    probe (loadclient.h); absent when the manifest has none.
  * "load.client" is the manifest's "client" (the whole run), and
  * "load.warnings" lists, per cell, why its figures may be the client's:
  *  - a counted round where needle used more than LOADVIEW_CPU_WARN of a core

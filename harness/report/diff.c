@@ -13,6 +13,7 @@
 #include "base/jget.h"
 #include "base/json.h"
 #include "load/loadcells.h"
+#include "load/loadclient.h"
 #include "net/metrics.h"
 #include "base/json.h"
 #include "base/md.h"
@@ -905,6 +906,8 @@ static cJSON *load_side(struct json_build *jb, const struct loadcells_cell *c)
 		snprintf(k, sizeof(k), "%s_max", key);
 		json_add_item(jb, o, k, g->n ? cJSON_CreateNumber(g->max) : cJSON_CreateNull());
 	}
+	if (c->has_probe)
+		json_add_num(jb, o, LC_CLIENT_PROBE_MS, c->client_probe_ms);
 	/* the server's speculative decoding, only where it has some */
 	for (i = 0; i < sizeof(spec) / sizeof(spec[0]); i++)
 		if ((v = spec_of(c, spec[i])))
@@ -943,6 +946,8 @@ static cJSON *load_item(void *ctx, size_t i)
 			      c->has_ratio[k] ? cJSON_CreateNumber(c->ratio[k]) : cJSON_CreateNull());
 	if (c->has_spec_ratio)
 		json_add_num(&jb, ratio, MV_SPEC_ACCEPT_RATE, c->spec_ratio);
+	if (c->a && c->b && c->a->has_probe && c->b->has_probe && c->a->client_probe_ms > 0)
+		json_add_num(&jb, ratio, LC_CLIENT_PROBE_MS, c->b->client_probe_ms / c->a->client_probe_ms);
 	gates = json_add_arr(&jb, o, DK_GATES);
 	for (k = 0; k < c->ngates; k++) {
 		j = &c->gates[k];
@@ -1432,6 +1437,29 @@ static enum err cell_head(struct buf *b, const struct diff_cell *c)
 	return e ? e : buf_printf(b, " | %s |", level);
 }
 
+/* The range over the cells of B's over A's machine probe (loadclient.h),
+ * as a line under the load table; nothing when no cell has both. */
+static enum err machine_line(const struct diff_result *res, struct buf *b)
+{
+	const struct diff_cell *c;
+	double lo = INFINITY, hi = -INFINITY, m;
+	size_t i;
+
+	for (i = 0; i < res->ncells; i++) {
+		c = &res->cells[i];
+		if (!c->a || !c->b || !c->a->has_probe || !c->b->has_probe || !(c->a->client_probe_ms > 0))
+			continue;
+		m = c->b->client_probe_ms / c->a->client_probe_ms;
+		lo = fmin(lo, m), hi = fmax(hi, m);
+	}
+	if (!isfinite(lo))
+		return ERR_OK;
+	return buf_printf(b, "\nThe measuring machine, B/A of the CPU time of a fixed piece of work timed before "
+			  "every round (median per cell): %.3f to %.3f over the cells. Above %.2f (B's slower) a cell "
+			  "that fails, below %.2f (B's faster) one that passes is underpowered: the machine may have "
+			  "made its verdict.\n", lo, hi, LOADCLIENT_PROBE_TOL, 1 / LOADCLIENT_PROBE_TOL);
+}
+
 /* Every load cell of either run, side by side, with its verdict. */
 static enum err sec_load(const struct diff_result *res, struct buf *b)
 {
@@ -1468,7 +1496,7 @@ static enum err sec_load(const struct diff_result *res, struct buf *b)
 		if (!e)
 			e = load_verdict(b, c);
 	}
-	return e;
+	return e ? e : machine_line(res, b);
 }
 
 /* `v` (a server's figure, or NULL) by `fmt`, else "-". */

@@ -18,8 +18,10 @@
  * concurrency or rate, whatever the shard or level index): "load" holds one
  * entry per cell of either run, {case, level ("c32", "r0.3"), concurrency or
  * rate, a, b (each run's rounds_valid, requests, success_rate and output_tps,
- * ttft_p50_ms, ttft_p95_ms, tpot_p95_ms with _min and _max over rounds; null
- * for a run without the cell), ratio (B/A of those four), gates (gate.h's
+ * ttft_p50_ms, ttft_p95_ms, tpot_p95_ms with _min and _max over rounds, and
+ * client_probe_ms where the run recorded the machine's probe, loadclient.h;
+ * null for a run without the cell), ratio (B/A of those four, and of
+ * client_probe_ms where both have it), gates (gate.h's
  * judgements, empty until then), verdict (null until a gate judges the
  * cell)}, made from the typed cells (struct diff_cell) when printed.
  * The latency table is over the attempts that are not load requests: those

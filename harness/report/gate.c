@@ -14,6 +14,7 @@
 #include "fungate.h"
 #include "keys.h"
 #include "load/loadcells.h"
+#include "load/loadclient.h"
 #include "base/mem.h"
 #include "net/metrics.h"
 #include "probesum.h"
@@ -505,6 +506,35 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 	}
 }
 
+/* A verdict the measuring machine's change between the runs could have
+ * made (loadclient.h): a fail where B's machine ran slower by more than
+ * LOADCLIENT_PROBE_TOL, or a pass where it ran faster by as much, becomes
+ * underpowered, said so in o->advice. A slower machine makes any server
+ * look worse (slower first tokens, fewer tokens a second) and a faster one
+ * better, whichever way the gate reads. Returns whether it did. */
+static int machine_blurs(const struct loadcells_cell *a, const struct loadcells_cell *b,
+			 struct cell_out *o, const struct gate *g)
+{
+	double m;
+	int slower;
+
+	if (!a->has_probe || !b->has_probe || !(a->client_probe_ms > 0))
+		return 0;
+	m = b->client_probe_ms / a->client_probe_ms;
+	slower = m > LOADCLIENT_PROBE_TOL;
+	if (!(o->v == GATE_FAIL && slower) && !(o->v == GATE_PASS && m < 1 / LOADCLIENT_PROBE_TOL))
+		return 0;
+	snprintf(o->advice, sizeof(o->advice), "B/A %.3f, 90%% interval %.3f-%.3f %s the threshold %g, but the "
+		 "measuring machine ran %.0f%% %s in B (a fixed piece of work took %.3g ms a round, %.3g ms in A): "
+		 "%s; run both at a time when the machine is otherwise idle", o->value, o->lo, o->hi,
+		 o->v == GATE_FAIL ? "wholly beyond" : "wholly within", g->value,
+		 fabs(m - 1) * 100, slower ? "slower" : "faster", b->client_probe_ms, a->client_probe_ms,
+		 slower ? "a machine that slow makes the same server look slower"
+			: "a machine that fast makes a slower server look as fast");
+	o->v = GATE_UNDERPOWERED;
+	return 1;
+}
+
 /* Judges ratio rule `r` on cells a and b into *o. */
 static enum err judge_ratio(struct load_ctx *x, const struct loadcells_cell *a,
 			    const struct loadcells_cell *b, const struct ratio_rule *r, struct cell_out *o,
@@ -529,6 +559,8 @@ static enum err judge_ratio(struct load_ctx *x, const struct loadcells_cell *a,
 		o->v = gate_holds(q.ratio, x->g->op, x->g->value) ? GATE_PASS : GATE_FAIL;
 	if (o->v == GATE_UNDERPOWERED)
 		settle(&q, r, x->g, a, b, o->advice, sizeof(o->advice));
+	else if (!q.floored && x->g->op != GATE_EQ && machine_blurs(a, b, o, x->g))
+		;
 	else if (q.floored)
 		snprintf(o->advice, sizeof(o->advice), "%.4g -> %.4g %s: a change of the threshold's size is within "
 			 "the %g %s floor, never a regression", q.a, q.b, r->unit, r->floor, r->unit);

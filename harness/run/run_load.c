@@ -391,6 +391,7 @@ static enum err round_window(struct run *r, const struct loadplan_item *it, stru
 	r->load.round.level_value = s->open_loop ? s->rate[it->level] : (double)s->concurrency[it->level];
 	r->load.round.level = it->level;
 	r->load.round.round = it->round;
+	r->load.round.probe_ms = loadclient_probe();
 	loadclient_now(&r->load.round.from);
 	return e;
 }

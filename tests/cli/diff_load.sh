@@ -52,6 +52,35 @@ const ok = d.load.length === 2 && d.load.every(e => typeof e.case === "string" &
 	d.gates.find(g => g.gate === "ttft_p50_ratio<=1.1" && g.verdict === "fail" && !g.ok) &&
 	d.latency.ttft_ms.a.n === 0 && d.latency.ttft_ms.b.n === 0;
 if (!ok) { console.log("FAIL diff --format json load entries: " + JSON.stringify(d.load)); process.exit(1); }' "$tmp/out"
+# the measuring machine (the probe each round records): B's 30% slower turns the
+# slow candidate's fails into underpowered, named; B's 20% faster turns the same
+# server's passes into underpowered; the JSON carries both runs' probes and B/A
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1] + "/manifest.json", "utf8"));
+const p = d.load_client.filter(r => r.round >= 1).map(r => r.probe_ms);
+if (!p.length || !p.every(v => v > 0)) { console.log("no probe per round: " + JSON.stringify(d.load_client)); process.exit(1); }' "$tmp/a"
+probe() { # probe FROM TO FACTOR: FROM with every probe FACTOR times the same round's of a
+	cp -R "$tmp/$1" "$tmp/$2"
+	node -e '
+const fs = require("fs"), f = process.argv[1] + "/manifest.json", d = JSON.parse(fs.readFileSync(f, "utf8"));
+const a = JSON.parse(fs.readFileSync(process.argv[2] + "/manifest.json", "utf8")).load_client;
+d.load_client.forEach((r, i) => { r.probe_ms = a[i].probe_ms * Number(process.argv[3]); });
+fs.writeFileSync(f, JSON.stringify(d));' "$tmp/$2" "$tmp/a" "$3"
+}
+probe slow slowm 1.3
+check_exit 4 "but the measuring machine ran 30% slower in B" "$NEEDLE" diff "$tmp/a" "$tmp/slowm" --gate cutover
+! grep -q "gate failed" "$tmp/err" || { echo "a slower machine: still failed"; cat "$tmp/err"; exit 1; }
+grep -q "^The measuring machine, B/A of .*: 1.300 to 1.300 over the cells" "$tmp/out" ||
+	{ echo "no line of the measuring machine:"; cat "$tmp/out"; exit 1; }
+probe a2 a2f 0.8
+check_exit 4 "wholly within the threshold 0.9, but the measuring machine ran 20% faster in B" \
+	"$NEEDLE" diff "$tmp/a" "$tmp/a2f" --gate 'output_tps_ratio>=0.9'
+check_exit 4 "" "$NEEDLE" diff "$tmp/a" "$tmp/a2f" --gate 'output_tps_ratio>=0.9' --format json
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const ok = d.load.every(e => e.a.client_probe_ms > 0 && Math.abs(e.b.client_probe_ms / e.a.client_probe_ms - 0.8) < 1e-9 &&
+	Math.abs(e.ratio.client_probe_ms - e.b.client_probe_ms / e.a.client_probe_ms) < 1e-9);
+if (!ok) { console.log("FAIL client_probe_ms in diff --format json: " + JSON.stringify(d.load)); process.exit(1); }' "$tmp/out"
 # one round: no spread to judge a per-round figure by
 cat >"$tmp/one.json" <<'JSON'
 {"suite": "one", "cases": [{"id": "p", "kind": "load", "temperature": 0, "load": {"input_tokens": 400,
@@ -87,4 +116,4 @@ cat >"$tmp/slo.json" <<'JSON'
 JSON
 run slo 'ref-good:prefill=10000,tpot=1' "$tmp/slo.json"
 check_exit 1 "gate failed: slo_attainment>0: r/r20" "$NEEDLE" diff "$tmp/slo" "$tmp/slo" --gate cutover
-echo "diff on load runs: per-cell table and JSON, A/A no failure, 25% slower fails, underpowered exits 4, missing cells or attempts fail unless --case or --allow-missing, 0% SLO attainment fails"
+echo "diff on load runs: per-cell table and JSON, A/A no failure, 25% slower fails, a machine 30% slower or 20% faster in B makes those underpowered, underpowered exits 4, missing cells or attempts fail unless --case or --allow-missing, 0% SLO attainment fails"
