@@ -156,7 +156,7 @@ struct loadcells_cell {
 	int has_client;         /* the client's CPU share is known (loadview.h) */
 	double client_cpu_share, client_cpu_share_max;
 	int has_probe;          /* the machine's probe is known (loadclient.h) */
-	double client_probe_ms; /* its median over the counted rounds */
+	double client_probe_ms; /* its median over the case's counted rounds */
 	cJSON *server;          /* owned: the server's view (loadview.h), or NULL */
 	int has_sizing;         /* the manifest said how its rounds were sized */
 	long min_rounds, max_rounds, sized_rounds;

@@ -47,8 +47,9 @@ struct loadclient_round {
 };
 
 /* How much slower or faster than A's the measuring machine may run in B,
- * by the medians of a cell's probes, before a verdict on that cell is no
- * longer the server's (docs/statistics.md, "The measuring machine"). */
+ * by the medians of a cell's probes, before the gate asks whether the
+ * machine could have made the cell's verdict (report/gate.c;
+ * docs/statistics.md, "The measuring machine"). */
 #define LOADCLIENT_PROBE_TOL 1.10
 
 /* The CPU time, in ms, of one fixed piece of work (about a millisecond on

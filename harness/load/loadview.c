@@ -33,7 +33,10 @@ static int same_level(const cJSON *m, const struct loadcells_cell *c)
 }
 
 /* The client's CPU share over the cell's counted rounds in the manifest's
- * "load_client", and the median of their machine probes. ERR_NOMEM only. */
+ * "load_client", and the median of the machine's probes over the counted
+ * rounds of the cell's case: its levels' rounds alternate in blocks, so they
+ * met the same states of the machine, and three levels' rounds give a
+ * steadier median than one's. ERR_NOMEM only. */
 static enum err add_client(struct loadcells_cell *cell, const cJSON *rounds, struct diag *d)
 {
 	const cJSON *m;
@@ -44,12 +47,15 @@ static enum err add_client(struct loadcells_cell *cell, const cJSON *rounds, str
 		return diag_fail(d, ERR_NOMEM, "out of memory summarising load cells");
 	cJSON_ArrayForEach(m, rounds) {
 		double w = jget_num(m, LC_WALL_MS), u = jget_num(m, LC_CPU_MS), p = jget_num(m, LC_PROBE_MS);
-		if (jget_num(m, LC_ROUND) < 1 || !same_level(m, cell) || !(w > 0))
+		const cJSON *c = jget(m, LC_CASE);
+		if (jget_num(m, LC_ROUND) < 1 || !(w > 0))
+			continue;
+		if (isfinite(p) && p > 0 && cJSON_IsString(c) && !strcmp(c->valuestring, cell->case_id))
+			probe[k++] = p;
+		if (!same_level(m, cell))
 			continue;
 		cpu += u, wall += w, n++;
 		most = u / w > most ? u / w : most;
-		if (isfinite(p) && p > 0)
-			probe[k++] = p;
 	}
 	if (n) {
 		cell->has_client = 1;

@@ -14,8 +14,9 @@
  *  - "client_cpu_share" (CPU over wall time of its counted rounds together)
  *    and "client_cpu_share_max" (its busiest round), from the manifest's
  *    "load_client"; absent when the manifest has none;
- *  - "client_probe_ms": the median over its counted rounds of the machine's
- *    probe (loadclient.h); absent when the manifest has none.
+ *  - "client_probe_ms": the median of the machine's probe (loadclient.h)
+ *    over the counted rounds of its case, all levels (they alternate in
+ *    blocks); absent when the manifest has none.
  * "load.client" is the manifest's "client" (the whole run), and
  * "load.warnings" lists, per cell, why its figures may be the client's:
  *  - a counted round where needle used more than LOADVIEW_CPU_WARN of a core

@@ -1455,9 +1455,9 @@ static enum err machine_line(const struct diff_result *res, struct buf *b)
 	if (!isfinite(lo))
 		return ERR_OK;
 	return buf_printf(b, "\nThe measuring machine, B/A of the CPU time of a fixed piece of work timed before "
-			  "every round (median per cell): %.3f to %.3f over the cells. Above %.2f (B's slower) a cell "
-			  "that fails, below %.2f (B's faster) one that passes is underpowered: the machine may have "
-			  "made its verdict.\n", lo, hi, LOADCLIENT_PROBE_TOL, 1 / LOADCLIENT_PROBE_TOL);
+			  "every round (median over each cell's case): %.3f to %.3f over the cells. Above %.2f (B's slower) a cell "
+			  "that fails, below %.2f (B's faster) one that passes is underpowered unless its verdict holds "
+			  "with B corrected for the machine.\n", lo, hi, LOADCLIENT_PROBE_TOL, 1 / LOADCLIENT_PROBE_TOL);
 }
 
 /* Every load cell of either run, side by side, with its verdict. */

@@ -507,16 +507,18 @@ static void settle(const struct loadci_result *q, const struct ratio_rule *r, co
 }
 
 /* A verdict the measuring machine's change between the runs could have
- * made (loadclient.h): a fail where B's machine ran slower by more than
- * LOADCLIENT_PROBE_TOL, or a pass where it ran faster by as much, becomes
- * underpowered, said so in o->advice. A slower machine makes any server
- * look worse (slower first tokens, fewer tokens a second) and a faster one
- * better, whichever way the gate reads. Returns whether it did. */
+ * made (loadclient.h). Where B's machine ran slower than A's by more than
+ * LOADCLIENT_PROBE_TOL (m = B/A of the probes above it), a fail stands only
+ * if the interval stays wholly beyond the threshold with B's figure
+ * corrected by m^2 (a server slowed with its machine by m can look up to
+ * about m^2 slower under load, where queues amplify it); where B's ran
+ * faster by as much, a pass stands only if it stays wholly within. Else the
+ * cell is underpowered, said so in o->advice. Returns whether it was. */
 static int machine_blurs(const struct loadcells_cell *a, const struct loadcells_cell *b,
 			 struct cell_out *o, const struct gate *g)
 {
-	double m;
-	int slower;
+	int up_is_bad = g->op == GATE_LE || g->op == GATE_LT, slower;
+	double m, c, lo, hi;
 
 	if (!a->has_probe || !b->has_probe || !(a->client_probe_ms > 0))
 		return 0;
@@ -524,13 +526,19 @@ static int machine_blurs(const struct loadcells_cell *a, const struct loadcells_
 	slower = m > LOADCLIENT_PROBE_TOL;
 	if (!(o->v == GATE_FAIL && slower) && !(o->v == GATE_PASS && m < 1 / LOADCLIENT_PROBE_TOL))
 		return 0;
+	c = up_is_bad ? 1 / (m * m) : m * m; /* B's figure as on A's machine */
+	lo = o->lo * c, hi = o->hi * c;
+	if (o->v == GATE_FAIL ? (up_is_bad ? lo > g->value : hi < g->value)
+			      : (up_is_bad ? hi < g->value : lo > g->value))
+		return 0;
 	snprintf(o->advice, sizeof(o->advice), "B/A %.3f, 90%% interval %.3f-%.3f %s the threshold %g, but the "
-		 "measuring machine ran %.0f%% %s in B (a fixed piece of work took %.3g ms a round, %.3g ms in A): "
-		 "%s; run both at a time when the machine is otherwise idle", o->value, o->lo, o->hi,
+		 "measuring machine ran %.0f%% %s in B (a fixed piece of work took %.3g ms a round, %.3g ms in A), "
+		 "and with B's figure corrected for it (%.3f-%.3f) the interval holds the threshold: %s; run the "
+		 "baseline again right before the candidate, with the machine otherwise idle", o->value, o->lo, o->hi,
 		 o->v == GATE_FAIL ? "wholly beyond" : "wholly within", g->value,
-		 fabs(m - 1) * 100, slower ? "slower" : "faster", b->client_probe_ms, a->client_probe_ms,
-		 slower ? "a machine that slow makes the same server look slower"
-			: "a machine that fast makes a slower server look as fast");
+		 fabs(m - 1) * 100, slower ? "slower" : "faster", b->client_probe_ms, a->client_probe_ms, lo, hi,
+		 slower ? "a machine that slow can make the same server look this slow"
+			: "a machine that fast can make a slower server look this fast");
 	o->v = GATE_UNDERPOWERED;
 	return 1;
 }

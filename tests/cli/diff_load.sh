@@ -53,8 +53,9 @@ const ok = d.load.length === 2 && d.load.every(e => typeof e.case === "string" &
 	d.latency.ttft_ms.a.n === 0 && d.latency.ttft_ms.b.n === 0;
 if (!ok) { console.log("FAIL diff --format json load entries: " + JSON.stringify(d.load)); process.exit(1); }' "$tmp/out"
 # the measuring machine (the probe each round records): B's 30% slower turns the
-# slow candidate's fails into underpowered, named; B's 20% faster turns the same
-# server's passes into underpowered; the JSON carries both runs' probes and B/A
+# 25% slower candidate's fails into underpowered, named, but not a candidate twice
+# as slow's (beyond what 1.3^2 explains); B's 20% faster turns the same server's
+# passes into underpowered; the JSON carries both runs' probes and B/A
 node -e '
 const d = JSON.parse(require("fs").readFileSync(process.argv[1] + "/manifest.json", "utf8"));
 const p = d.load_client.filter(r => r.round >= 1).map(r => r.probe_ms);
@@ -70,8 +71,15 @@ fs.writeFileSync(f, JSON.stringify(d));' "$tmp/$2" "$tmp/a" "$3"
 probe slow slowm 1.3
 check_exit 4 "but the measuring machine ran 30% slower in B" "$NEEDLE" diff "$tmp/a" "$tmp/slowm" --gate cutover
 ! grep -q "gate failed" "$tmp/err" || { echo "a slower machine: still failed"; cat "$tmp/err"; exit 1; }
+grep -q "and with B's figure corrected for it (.*) the interval holds the threshold" "$tmp/err" ||
+	{ echo "the correction is not named:"; cat "$tmp/err"; exit 1; }
 grep -q "^The measuring machine, B/A of .*: 1.300 to 1.300 over the cells" "$tmp/out" ||
 	{ echo "no line of the measuring machine:"; cat "$tmp/out"; exit 1; }
+run slow2 'ref-good:prefill=5000,tpot=10' "$tmp/two.json"
+probe slow2 slow2m 1.3
+check_exit 1 "gate failed: ttft_p50_ratio<=1.1: p/c1 " "$NEEDLE" diff "$tmp/a" "$tmp/slow2m" --gate cutover
+grep -q "gate failed: output_tps_ratio>=0.9: .*p/c1 0\.[45]" "$tmp/err" ||
+	{ echo "a candidate twice as slow on a 30% slower machine: throughput not failed:"; cat "$tmp/err"; exit 1; }
 probe a2 a2f 0.8
 check_exit 4 "wholly within the threshold 0.9, but the measuring machine ran 20% faster in B" \
 	"$NEEDLE" diff "$tmp/a" "$tmp/a2f" --gate 'output_tps_ratio>=0.9'
@@ -116,4 +124,4 @@ cat >"$tmp/slo.json" <<'JSON'
 JSON
 run slo 'ref-good:prefill=10000,tpot=1' "$tmp/slo.json"
 check_exit 1 "gate failed: slo_attainment>0: r/r20" "$NEEDLE" diff "$tmp/slo" "$tmp/slo" --gate cutover
-echo "diff on load runs: per-cell table and JSON, A/A no failure, 25% slower fails, a machine 30% slower or 20% faster in B makes those underpowered, underpowered exits 4, missing cells or attempts fail unless --case or --allow-missing, 0% SLO attainment fails"
+echo "diff on load runs: per-cell table and JSON, A/A no failure, 25% slower fails, a machine 30% slower or 20% faster in B makes those underpowered (not twice as slow), underpowered exits 4, missing cells or attempts fail unless --case or --allow-missing, 0% SLO attainment fails"

@@ -45,8 +45,9 @@ static void make_cells(struct loadcells *lc)
 }
 
 /* c32: rounds at 0.3 and 0.8 of a core (the warm-up at 3.0 is left out),
- * probes 0.7 and 0.9 ms (the warm-up's 5 left out); c1: 0.1, no probe (a
- * manifest of an older needle); r0.5: no rounds in the manifest. */
+ * probes 0.7 and 0.9 ms (the warm-up's 5 left out); c1: 0.1, probe 1.0,
+ * so that case m's probes have the median 0.9; r0.5: no rounds in the
+ * manifest. */
 static const char manifest[] = "{\"client\": {\"cpu_ms\": 10, \"wall_ms\": 100, \"cpu_share\": 0.1},"
 	"\"load_client\": ["
 	"{\"case\": \"m\", \"concurrency\": 32, \"level\": 1, \"round\": 0, \"cpu_ms\": 300, \"wall_ms\": 100, "
@@ -55,7 +56,8 @@ static const char manifest[] = "{\"client\": {\"cpu_ms\": 10, \"wall_ms\": 100, 
 	"\"probe_ms\": 0.7},"
 	"{\"case\": \"m\", \"concurrency\": 32, \"level\": 1, \"round\": 2, \"cpu_ms\": 80, \"wall_ms\": 100, "
 	"\"probe_ms\": 0.9},"
-	"{\"case\": \"m\", \"concurrency\": 1, \"level\": 0, \"round\": 1, \"cpu_ms\": 10, \"wall_ms\": 100}]}";
+	"{\"case\": \"m\", \"concurrency\": 1, \"level\": 0, \"round\": 1, \"cpu_ms\": 10, \"wall_ms\": 100, "
+	"\"probe_ms\": 1.0}]}";
 
 static void put_file(const char *path, const char *text)
 {
@@ -92,8 +94,9 @@ static void test_attach(void)
 	CHECK(c32->client_cpu_share_max > 0.799 && c32->client_cpu_share_max < 0.801);
 	CHECK(c1->has_client && c1->client_cpu_share > 0.099 && c1->client_cpu_share < 0.101);
 	CHECK(!r->has_client);
-	CHECK(c32->has_probe && c32->client_probe_ms > 0.7999 && c32->client_probe_ms < 0.8001);
-	CHECK(!c1->has_probe && !r->has_probe);
+	CHECK(c32->has_probe && c32->client_probe_ms > 0.8999 && c32->client_probe_ms < 0.9001);
+	CHECK(c1->has_probe && c1->client_probe_ms > 0.8999 && c1->client_probe_ms < 0.9001);
+	CHECK(!r->has_probe);
 	CHECK(jget_num(c32->server, "requests") == 8);
 	CHECK(!c1->server);                                  /* no file: no --metrics */
 	CHECK(cJSON_IsString(jget(r->server, "error")));     /* a broken file is named */
@@ -105,8 +108,8 @@ static void test_attach(void)
 	/* the summary's "load" carries them, each cell's after its rounds */
 	CHECK(loadcells_json(&lc, &load, &d) == ERR_OK);
 	CHECK(jget_num(cJSON_GetArrayItem(jget(load, "cells"), 0), "client_cpu_share_max") > 0.799);
-	CHECK(jget_num(cJSON_GetArrayItem(jget(load, "cells"), 0), "client_probe_ms") > 0.7999);
-	CHECK(!jget(cJSON_GetArrayItem(jget(load, "cells"), 1), "client_probe_ms"));
+	CHECK(jget_num(cJSON_GetArrayItem(jget(load, "cells"), 0), "client_probe_ms") > 0.8999);
+	CHECK(!jget(cJSON_GetArrayItem(jget(load, "cells"), 2), "client_probe_ms"));
 	CHECK(jget_num(jget(cJSON_GetArrayItem(jget(load, "cells"), 0), "server"), "requests") == 8);
 	CHECK(cJSON_GetArraySize(jget(load, "warnings")) == 2 && jget(load, "client"));
 	buf_init(&md, 1 << 20);
