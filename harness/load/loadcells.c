@@ -272,6 +272,14 @@ int loadcells_median(const struct loadcells_cell *c, enum loadcells_fig f, doubl
 	return 1;
 }
 
+int loadcells_machine_ratio(const struct loadcells_cell *a, const struct loadcells_cell *b, double *m)
+{
+	if (!a || !b || !a->has_probe || !b->has_probe || !(a->client_probe_ms > 0))
+		return 0;
+	*m = b->client_probe_ms / a->client_probe_ms;
+	return 1;
+}
+
 int loadcells_round_fig(const struct loadcells_cell *c, const struct loadcells_round *r,
 			enum loadcells_fig f, double *v)
 {

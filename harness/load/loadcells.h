@@ -203,6 +203,9 @@ const struct loadstat_fig *loadcells_fig(const struct loadcells_cell *c, enum lo
 /* Figure `f`'s median of cell `c` (may be NULL) into *v; 0 when the cell
  * has none (no cell, not held, or null). */
 int loadcells_median(const struct loadcells_cell *c, enum loadcells_fig f, double *v);
+/* B's over A's machine probe (client_probe_ms, loadview.h) into *m; 0 when
+ * either cell (may be NULL) lacks one. */
+int loadcells_machine_ratio(const struct loadcells_cell *a, const struct loadcells_cell *b, double *m);
 /* Figure `f` of round `r` of cell `c` into *v; 0 when the round's summary
  * does not hold it. */
 int loadcells_round_fig(const struct loadcells_cell *c, const struct loadcells_round *r,

@@ -930,6 +930,7 @@ static cJSON *load_item(void *ctx, size_t i)
 	struct json_build jb;
 	char level[64];
 	cJSON *o, *ratio, *gates, *it;
+	double m;
 	size_t k;
 
 	json_build_init(&jb);
@@ -946,8 +947,8 @@ static cJSON *load_item(void *ctx, size_t i)
 			      c->has_ratio[k] ? cJSON_CreateNumber(c->ratio[k]) : cJSON_CreateNull());
 	if (c->has_spec_ratio)
 		json_add_num(&jb, ratio, MV_SPEC_ACCEPT_RATE, c->spec_ratio);
-	if (c->a && c->b && c->a->has_probe && c->b->has_probe && c->a->client_probe_ms > 0)
-		json_add_num(&jb, ratio, LC_CLIENT_PROBE_MS, c->b->client_probe_ms / c->a->client_probe_ms);
+	if (loadcells_machine_ratio(c->a, c->b, &m))
+		json_add_num(&jb, ratio, LC_CLIENT_PROBE_MS, m);
 	gates = json_add_arr(&jb, o, DK_GATES);
 	for (k = 0; k < c->ngates; k++) {
 		j = &c->gates[k];
@@ -1441,17 +1442,12 @@ static enum err cell_head(struct buf *b, const struct diff_cell *c)
  * as a line under the load table; nothing when no cell has both. */
 static enum err machine_line(const struct diff_result *res, struct buf *b)
 {
-	const struct diff_cell *c;
 	double lo = INFINITY, hi = -INFINITY, m;
 	size_t i;
 
-	for (i = 0; i < res->ncells; i++) {
-		c = &res->cells[i];
-		if (!c->a || !c->b || !c->a->has_probe || !c->b->has_probe || !(c->a->client_probe_ms > 0))
-			continue;
-		m = c->b->client_probe_ms / c->a->client_probe_ms;
-		lo = fmin(lo, m), hi = fmax(hi, m);
-	}
+	for (i = 0; i < res->ncells; i++)
+		if (loadcells_machine_ratio(res->cells[i].a, res->cells[i].b, &m))
+			lo = fmin(lo, m), hi = fmax(hi, m);
 	if (!isfinite(lo))
 		return ERR_OK;
 	return buf_printf(b, "\nThe measuring machine, B/A of the CPU time of a fixed piece of work timed before "

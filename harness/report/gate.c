@@ -520,9 +520,8 @@ static int machine_blurs(const struct loadcells_cell *a, const struct loadcells_
 	int up_is_bad = g->op == GATE_LE || g->op == GATE_LT, slower;
 	double m, c, lo, hi;
 
-	if (!a->has_probe || !b->has_probe || !(a->client_probe_ms > 0))
+	if (!loadcells_machine_ratio(a, b, &m))
 		return 0;
-	m = b->client_probe_ms / a->client_probe_ms;
 	slower = m > LOADCLIENT_PROBE_TOL;
 	if (!(o->v == GATE_FAIL && slower) && !(o->v == GATE_PASS && m < 1 / LOADCLIENT_PROBE_TOL))
 		return 0;
