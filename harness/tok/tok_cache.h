@@ -13,9 +13,9 @@
  * why, and tokenizers load from their files), a cache or index file that is
  * not the user's own and private, or is a link, FIFO or device, is ignored
  * and rebuilt. A cache file is named by its source's SHA-256 and holds it,
- * with the source's size and checksum: a source index entry (below) that
- * names another source's cache file is caught by those and the tokenizer is
- * loaded from its file.
+ * with the source's size and the checksum of blocks spread over it
+ * (tok_cache.c): a source index entry (below) that names another source's
+ * cache file is caught by those and the tokenizer is loaded from its file.
  *
  * The file is opaque sections (tok_hf decides what they hold) after a head:
  * a magic, TOK_CACHE_VERSION, the source's SHA-256, each section's length,
@@ -38,7 +38,7 @@
 #include "base/err.h"
 #include "base/io.h"
 
-#define TOK_CACHE_VERSION 9
+#define TOK_CACHE_VERSION 10
 #define TOK_CACHE_SECTIONS 8 /* at most */
 
 /* An open cache file: sections are views into its read-only mapping, each
@@ -59,7 +59,7 @@ int tok_cache_path(const char sha[IO_SHA256_HEX], struct buf *path);
  * sections; 1 with `c` filled (release it with tok_cache_close), else 0 and
  * nothing to release. With `src` (a source file whose SHA-256 `sha` came
  * from the source index, not from its bytes), the file is used only when
- * `src` has the size and checksum of the bytes it was built from. */
+ * `src` has the size and sampled checksum of the bytes it was built from. */
 int tok_cache_open(const char *path, const char sha[IO_SHA256_HEX], size_t n,
 		   const char *src, struct tok_cache *c);
 /* The source index: the SHA-256 of a source file without reading it (of a

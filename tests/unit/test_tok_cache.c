@@ -313,7 +313,9 @@ static void test_older_versions(void)
 }
 
 /* Copies fixture `fix` to dir/NAME; its SHA-256 into `sha`. */
-static void copy_fixture(const char *fix, const char *name, char *path, size_t cap,
+/* Copies fixture `fix` into the test folder as `name`, padded with
+ * newlines (still the same JSON) to `size` bytes when it is shorter. */
+static void copy_fixture(const char *fix, const char *name, size_t size, char *path, size_t cap,
 			 char sha[IO_SHA256_HEX])
 {
 	struct buf b;
@@ -323,6 +325,8 @@ static void copy_fixture(const char *fix, const char *name, char *path, size_t c
 	buf_init(&b, BUF_MAX_DEFAULT);
 	snprintf(path, cap, "%s/%s", dir, name);
 	CHECK(io_read_file(t_fixture(fix), &b, &d) == ERR_OK);
+	while (b.len < size)
+		CHECK(buf_putc(&b, '\n') == ERR_OK);
 	CHECK(io_write_file(path, b.data, b.len, &d) == ERR_OK);
 	CHECK(!io_sha256_hex(b.data, b.len, sha, NULL));
 	buf_release(&b);
@@ -361,6 +365,13 @@ static int forge_index(const char from[IO_SHA256_HEX], const char to[IO_SHA256_H
 	return n;
 }
 
+static off_t size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
 static mode_t mode_of(const char *path)
 {
 	struct stat st;
@@ -371,15 +382,19 @@ static mode_t mode_of(const char *path)
 /* The issue's forgery: the source index of tokenizer A rewritten to name
  * the cached tokenizer B. The index then claims B's SHA-256 for A, and the
  * cache file of B is whole and checksummed, yet A's ids come out: the cache
- * file's record of its source's size and checksum does not match A. */
-static void test_forged_index(void)
+ * file's record of its source's size and checksum does not match A. With
+ * `size`, both files are padded to that size, so that only the checksum
+ * tells them apart: of the whole file up to 128 KiB, of blocks spread over
+ * it above. */
+static void test_forged_index(size_t size)
 {
 	char a[512], b[512], sha_a[IO_SHA256_HEX], sha_b[IO_SHA256_HEX], seen[IO_SHA256_HEX];
 	char *want_a, *want_b, *got;
 
 	clear_dir();
-	copy_fixture("tokenizers/bytelevel_gpt2.json", "a.json", a, sizeof(a), sha_a);
-	copy_fixture("tokenizers/added_tokens.json", "b.json", b, sizeof(b), sha_b);
+	copy_fixture("tokenizers/bytelevel_gpt2.json", "a.json", size, a, sizeof(a), sha_a);
+	copy_fixture("tokenizers/added_tokens.json", "b.json", size, b, sizeof(b), sha_b);
+	CHECK(!size || (size_of(a) == (off_t)size && size_of(b) == (off_t)size));
 	sleep(3); /* settled: both get indexed */
 	want_a = ids_of(a);
 	want_b = ids_of(b);
@@ -453,7 +468,9 @@ static void test_cache(void)
 	check_fixture(t_fixture("tokenizers/bpe_no_ignore_merges.json"));
 	test_index();
 	test_older_versions();
-	test_forged_index();
+	test_forged_index(0);
+	test_forged_index(100000);
+	test_forged_index(1000000);
 	test_modes();
 	snprintf(sub, sizeof(sub), "%s/needle", dir);
 	rmdir(sub);
