@@ -1063,7 +1063,7 @@ static inline int nfc_unsafe_cp(uint32_t cp)
  * characters 16 bytes at a time: a block in which no byte is the lead of a
  * character at or above U+0300 outside U+4000..U+9FFF (the two kinds
  * skip_safe passes unlooked) is passed whole, a 3-byte character that is
- * such a lead (CJK punctuation, fullwidth forms) after a lookup. Returns
+ * such a lead (CJK punctuation, fullwidth forms) after a lookup each. Returns
  * the first character left to the caller (unsafe, 2 or 4 bytes, or where
  * fewer than 16 bytes are left) and sets *prev to the start of the last
  * character before it. Bytes are compared signed after flipping the top
@@ -1080,18 +1080,21 @@ static size_t skip_plain(const char *s, size_t len, size_t i, size_t *prev)
 		__m128i cjk = _mm_andnot_si128(_mm_cmpgt_epi8(v, above_e9), _mm_cmpgt_epi8(v, below_e4));
 		int m = _mm_movemask_epi8(_mm_andnot_si128(cjk, _mm_cmpgt_epi8(v, below_cc)));
 
-		if (m) {
-			i += (size_t)__builtin_ctz((unsigned)m);
-			if (u[i] < 0xE0 || u[i] >= 0xF0 ||
-			    nfc_unsafe_cp((uint32_t)(u[i] & 0x0F) << 12 |
-					  (uint32_t)(u[i + 1] & 0x3F) << 6 | (u[i + 2] & 0x3F)))
-				break;
-			i += 3;
-			continue;
+		/* each such lead in the block, without loading it again */
+		for (; m; m &= m - 1) {
+			size_t k = i + (size_t)__builtin_ctz((unsigned)m);
+
+			if (u[k] < 0xE0 || u[k] >= 0xF0 ||
+			    nfc_unsafe_cp((uint32_t)(u[k] & 0x0F) << 12 |
+					  (uint32_t)(u[k + 1] & 0x3F) << 6 | (u[k + 2] & 0x3F))) {
+				i = k;
+				goto stop;
+			}
 		}
 		for (i += 16; i < len && (u[i] & 0xC0) == 0x80; i++)
 			;
 	}
+stop:
 	for (p = i - 1; p > start && (u[p] & 0xC0) == 0x80; p--)
 		;
 	if (i > start)
