@@ -11,6 +11,7 @@
 
 #define POWER_Z 2.3263478740408408 /* the standard normal's LOADCI_POWER point */
 #define ALPHA_Z 1.6448536269514722 /* its 0.95 point: each bound one-sided 95% */
+#define SD_BOUND_Z 0.8416212335729143 /* its LOADCI_SD_BOUND point */
 #define MODE_STEP 3.0              /* percentile points below P that a slow mode
 				      would have to clear */
 #define MODE_JUMP 1.5              /* P over P - MODE_STEP beyond which P sits on
@@ -286,11 +287,26 @@ int loadci_estimate(struct loadci_set *s, double pct, struct loadci_est *out)
 	return ok;
 }
 
+/* The upper LOADCI_SD_BOUND confidence bound of a standard deviation `sd`
+ * estimated from `worth` independent rounds: sd sqrt(df / q), q the
+ * chi-square quantile 1 - LOADCI_SD_BOUND with df = worth - 1 degrees of
+ * freedom (Wilson and Hilferty's cube-root approximation: within 1% of
+ * the exact quantile from 2 degrees of freedom on; a level that may stop
+ * counts at least 3 independent rounds). */
+static double sd_bound(double sd, size_t worth)
+{
+	double df = worth > 2 ? (double)(worth - 1) : 1, c = 2 / (9 * df);
+	double q = df * pow(1 - c - SD_BOUND_Z * sqrt(c), 3);
+
+	return q > 0 ? sd * sqrt(df / q) : INFINITY;
+}
+
 int loadci_settled(const struct loadci_est *e, double threshold)
 {
-	double k = (ALPHA_Z + POWER_Z) * e->sd / log(threshold);
+	double k = (ALPHA_Z + POWER_Z) * sd_bound(e->sd, e->worth) / log(threshold);
 
-	return e->rounds >= LOADCI_SETTLE_MIN && isfinite(e->sd) && (double)e->worth >= 2 * k * k;
+	return e->rounds >= LOADCI_SETTLE_MIN && isfinite(e->sd) && isfinite(k) &&
+	       (double)e->worth >= 2 * k * k;
 }
 
 /* The verdict from the shift d, its interval [lo, hi] (log units) and the

@@ -45,9 +45,11 @@
  * judged as a point (the medians' ratio), so a collapse to 0 fails.
  *
  * A run's own precision (self-sizing, loadsize.h) is the standard deviation
- * of its rounds' logs: not a rank measure, which would not see a slow phase
- * that a few rounds happened to miss (a run stopped on such a lucky spread
- * is a biased sample, and a pair of runs then fails against itself).
+ * of its rounds' logs, bounded above: not a rank measure, which would not
+ * see a slow phase that a few rounds happened to miss (a run stopped on
+ * such a lucky spread is a biased sample, and a pair of runs then fails
+ * against itself), and not the estimate alone, which ten rounds that
+ * happened to agree understate.
  */
 #ifndef NEEDLE_LOADCI_H
 #define NEEDLE_LOADCI_H
@@ -62,6 +64,9 @@
 /* Rounds before a run may stop on its spread: fewer may all miss a slow
  * phase that a quarter of the rounds meet (0.75^10 < 6%). */
 #define LOADCI_SETTLE_MIN 10
+/* The confidence with which the rounds' spread is bounded above when a run
+ * decides whether it may stop (loadci_settled). */
+#define LOADCI_SD_BOUND 0.80
 /* Pairs (m x n rounds) up to which the Mann-Whitney U is counted exactly. */
 #define LOADCI_MW_EXACT 10000
 
@@ -155,8 +160,13 @@ size_t loadci_mw_rank(size_t m, size_t n, double alpha);
 /* Whether a run with estimate `e`, compared with a like run, would show a
  * ratio of 1 to be within threshold T at LOADCI_POWER: at least
  * LOADCI_SETTLE_MIN rounds, and independent rounds (`worth`) >= 2
- * ((z(0.95) + z(power)) sd / log T)^2, the rounds two like runs need for a
- * one-sided 95% bound. */
+ * ((z(0.95) + z(power)) s / log T)^2, the rounds two like runs need for a
+ * one-sided 95% bound, with s the upper LOADCI_SD_BOUND confidence bound of
+ * the rounds' standard deviation rather than its estimate: a few rounds
+ * that happened to agree (most of them missed a slow mode the level has)
+ * understate the spread, and the run that stops on them hands the next run
+ * a narrow interval; a level far from the threshold still stops at
+ * LOADCI_SETTLE_MIN. */
 int loadci_settled(const struct loadci_est *e, double threshold);
 
 /* Judges B against A under `rule`. Both sets need a round with a sample and

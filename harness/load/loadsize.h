@@ -18,7 +18,8 @@
  * will judge. It may still steer it where the spread tells of the level
  * (a few rounds that all missed a slow phase look quiet and fast at once),
  * which is why no level stops before LOADCI_SETTLE_MIN rounds and the
- * spread is the rounds' standard deviation, which a slow round moves
+ * spread is the upper confidence bound of the rounds' standard deviation,
+ * which a slow round moves and a few agreeing rounds do not shrink
  * (docs/statistics.md, "Runs that size themselves").
  *
  * A level may be preset (loadsize_preset: the decision of an earlier process

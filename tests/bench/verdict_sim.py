@@ -10,7 +10,10 @@ sizing itself by needle's earlier stop rule and by its rule now, the decision
 passing when every cell passes and failing when one fails. Last, slow phases
 that last several rounds (a cell's rounds in the order they ran share the
 phase) or longer than a run, judged with each run's rounds counted as they
-are and as the independent rounds they are worth (needle's, loadci.c).
+are and as the independent rounds they are worth (needle's, loadci.c), the
+stop rule reading the rounds' standard deviation as estimated or its upper
+80% confidence bound (needle's). Then that bound against TTFT P95's
+threshold: a steady server, and slow rounds that are nearly half a level's.
 
     python3 tests/bench/verdict_sim.py [TRIALS] [PHASE_SHARE] [PHASE_PCT]
 """
@@ -111,8 +114,9 @@ def by_rank(y, z=NormalDist().inv_cdf(0.90)):
 
 
 def by_sd(y, z=NormalDist().inv_cdf(0.99)):
-    """needle's rule (harness/load/loadci.h): 10 rounds or more, and as many
-    as two like runs need at 99% power by the rounds' standard deviation."""
+    """needle's rule before rounds that move together counted as fewer and
+    the bound on the spread: 10 rounds or more, and as many as two like runs
+    need at 99% power by the rounds' standard deviation."""
     k = (1.6448536269514722 + z) * y.std(ddof=1) / math.log(T)
     return len(y) >= 10 and len(y) >= 2 * k * k
 
@@ -149,10 +153,28 @@ def hodges_lehmann_worth(a, b, bias=False):
 
 
 def by_sd_worth(y, bias=False, least=10, z=NormalDist().inv_cdf(0.99)):
-    """by_sd on the independent rounds the rounds are worth (needle's now);
+    """by_sd on the independent rounds the rounds are worth (needle's before
+    the bound on the spread);
     `least` rounds at least (a case's "rounds" above 10 raises it)."""
     k = (1.6448536269514722 + z) * y.std(ddof=1) / math.log(T)
     return len(y) >= least and worth(y, bias) >= 2 * k * k
+
+
+def chi2_low(p, df):
+    """The p quantile of chi-square with df degrees of freedom (Wilson and
+    Hilferty's approximation, as needle's loadci.c)."""
+    c = 2 / (9 * df)
+    return df * (1 - c + NormalDist().inv_cdf(p) * math.sqrt(c)) ** 3
+
+
+def by_sd_bound(y, level=0.80, z=NormalDist().inv_cdf(0.99)):
+    """by_sd_worth with the rounds' sd bounded above at `level` confidence
+    from the independent rounds less one degrees of freedom (needle's now,
+    harness/load/loadci.c)."""
+    w = worth(y)
+    df = max(1, w - 1)
+    k = (1.6448536269514722 + z) * y.std(ddof=1) * math.sqrt(df / chi2_low(1 - level, df)) / math.log(T)
+    return len(y) >= 10 and w >= 2 * k * k
 
 
 def phased(blocks, length):
@@ -211,20 +233,22 @@ for rounds in (5, 10, 20):
 family(max(20, TRIALS // 4))
 
 
-def phases(trials, cells=12, most=30):
+def phases(trials, cells=12, most=30, lengths=(1, 4, 8, 16, 1000), rules=None):
     print(f"\n{trials} pairs a row, {cells} cells a run sized from 3 rounds up to {most}, in blocks "
           f"(round k of every cell in block k); slow phases of the machine holding {SHARE:.0%} of the "
-          f"blocks, {PHASE:.0%} slower, lasting the blocks shown on average")
-    rules = (("rounds as they are", by_sd, hodges_lehmann),
-             ("independent rounds (needle's)", by_sd_worth, hodges_lehmann_worth),
+          f"blocks, {PHASE:.0%} slower, lasting the blocks shown on average; threshold {T:.4g}")
+    rules = rules or (
+             ("rounds as they are", by_sd, hodges_lehmann),
+             ("independent rounds, sd as estimated", by_sd_worth, hodges_lehmann_worth),
+             ("independent rounds, sd's 80% bound (needle's)", by_sd_bound, hodges_lehmann_worth),
              ("independent rounds, r bias-corrected", lambda y: by_sd_worth(y, True),
               lambda a, b: hodges_lehmann_worth(a, b, True)),
-             ("needle's, the first 15 rounds fixed", lambda y: by_sd_worth(y, least=15),
+             ("sd as estimated, the first 15 rounds fixed", lambda y: by_sd_worth(y, least=15),
               hodges_lehmann_worth),
-             ("needle's, the first 20 rounds fixed", lambda y: by_sd_worth(y, least=20),
+             ("sd as estimated, the first 20 rounds fixed", lambda y: by_sd_worth(y, least=20),
               hodges_lehmann_worth),
              ("needle's interval, always 30 rounds", lambda y: False, hodges_lehmann_worth))
-    for length in (1, 4, 8, 16, 1000):
+    for length in lengths:
         for name, settled, interval in rules:
             out = []
             for slower in (1.0, 1.15, 1.25):
@@ -244,8 +268,21 @@ def phases(trials, cells=12, most=30):
                     c[decision(runs[0], runs[1], interval)] += 1
                     rounds += sum(map(len, runs[0] + runs[1])) / (2 * cells)
                 out.append(f"P{c[0]:4d} U{c[1]:4d} F{c[2]:4d} ({rounds / trials:4.1f} rounds)")
-            print(f"phases of {str(length) if length < most else 'more than a run':>15s}, {name:36s}: "
+            print(f"phases of {str(length) if length < most else 'more than a run':>15s}, {name:46s}: "
                   f"same server {out[0]}; 15% slower {out[1]}; 25% slower {out[2]}")
 
 
 phases(max(20, TRIALS // 4))
+
+# The spread bounded above, against TTFT P95's threshold (+15%): a steady
+# server (no slow rounds), and slow rounds that are nearly half of a level's
+# (a P95 that meets a stall mode or a slow phase in about half its rounds),
+# 14%, 20% and 26% slower, each round's on its own (phases of one block).
+T = 1 / 1.15
+for SHARE, PHASE in ((0.0, 0.0), (0.45, 0.14), (0.45, 0.20), (0.45, 0.26)):
+    phases(TRIALS, lengths=(1, 4) if SHARE else (1,),
+           rules=(("independent rounds, sd as estimated", by_sd_worth, hodges_lehmann_worth),
+                  ("sd as estimated, the first 15 rounds fixed", lambda y: by_sd_worth(y, least=15),
+                   hodges_lehmann_worth),
+                  ("independent rounds, sd's 80% bound (needle's)", by_sd_bound,
+                   hodges_lehmann_worth)))

@@ -175,7 +175,10 @@ static void test_estimate(void)
 	CHECK(fabs(exp(e.log) - (10 + 15.5)) < 1e-9); /* linear median of 10..41 */
 	CHECK(!loadci_settled(&e, 1.1));
 	/* ten rounds, one of them 30% slow (a slow phase): the rounds' sd
-	 * (0.083) asks for 2 (3.97 x 0.083 / log 1.1)^2 = 24 rounds */
+	 * (0.083), bounded above at 80% from 9 degrees of freedom (x 1.29,
+	 * 0.107), asks for 2 (3.97 x 0.107 / log 1.1)^2 = 40 rounds. One of
+	 * them 15% slow: the sd (0.044) would ask for 7, its bound (0.057) for
+	 * 11, so ten rounds do not settle it */
 	{
 		double ten[LOADCI_SETTLE_MIN], one_slow[LOADCI_SETTLE_MIN];
 
@@ -186,11 +189,16 @@ static void test_estimate(void)
 		fill_scaled(&s, LOADCI_SETTLE_MIN, 32, 10, 1, one_slow);
 		CHECK(loadci_estimate(&s, 50, &e) && fabs(e.sd - log(1.3) / sqrt(10)) < 1e-9);
 		CHECK(!loadci_settled(&e, 1.1) && loadci_settled(&e, 1.3));
+		one_slow[4] = 1.15;
+		fill_scaled(&s, LOADCI_SETTLE_MIN, 32, 10, 1, one_slow);
+		CHECK(loadci_estimate(&s, 50, &e) && fabs(e.sd - log(1.15) / sqrt(10)) < 1e-9);
+		CHECK(e.worth == LOADCI_SETTLE_MIN && !loadci_settled(&e, 1.1));
+		CHECK(loadci_settled(&e, 1.15));
 	}
-	/* 30 rounds, 10 of them 15% slow: their sd (0.067) asks for 2 (3.97 x
-	 * 0.067 / log 1.1)^2 = 16 independent rounds; the slow ones spread out
-	 * settle, the same ones in a row (a slow phase) count as fewer and do
-	 * not */
+	/* 30 rounds, 10 of them 15% slow: their sd (0.067), bounded above
+	 * (0.076 from 29 degrees of freedom), asks for 2 (3.97 x 0.076 /
+	 * log 1.1)^2 = 20 independent rounds; the slow ones spread out settle,
+	 * the same ones in a row (a slow phase) count as fewer and do not */
 	{
 		double spread[30], in_row[30];
 
