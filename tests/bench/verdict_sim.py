@@ -277,7 +277,8 @@ phases(max(20, TRIALS // 4))
 # The spread bounded above, against TTFT P95's threshold (+15%): a steady
 # server (no slow rounds), and slow rounds that are nearly half of a level's
 # (a P95 that meets a stall mode or a slow phase in about half its rounds),
-# 14%, 20% and 26% slower, each round's on its own (phases of one block).
+# 14%, 20% and 26% slower, each round's state its own (phases of one block)
+# or lasting four blocks on average.
 T = 1 / 1.15
 for SHARE, PHASE in ((0.0, 0.0), (0.45, 0.14), (0.45, 0.20), (0.45, 0.26)):
     phases(TRIALS, lengths=(1, 4) if SHARE else (1,),
