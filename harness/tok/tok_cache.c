@@ -197,38 +197,41 @@ static uint64_t source_sum(const char *p, size_t n)
 #define SRC_BLOCK 4096
 #define SRC_SAMPLE (SRC_BLOCKS * SRC_BLOCK)
 
-/* The offset of sampled block i of a source of n > SRC_SAMPLE bytes. */
+/* How many blocks of a source of n bytes are sampled, each *len bytes long:
+ * one, the whole source, up to SRC_SAMPLE bytes. */
+static size_t sample_blocks(size_t n, size_t *len)
+{
+	*len = n <= SRC_SAMPLE ? n : SRC_BLOCK;
+	return n <= SRC_SAMPLE ? 1 : SRC_BLOCKS;
+}
+
+/* The offset of sampled block i of a source of n bytes. */
 static size_t sample_at(size_t i, size_t n)
 {
-	return (size_t)((uint64_t)(n - SRC_BLOCK) * i / (SRC_BLOCKS - 1));
+	return n <= SRC_SAMPLE ? 0 : (size_t)((uint64_t)(n - SRC_BLOCK) * i / (SRC_BLOCKS - 1));
 }
 
 /* The sampled bytes of the source `src` (`n` bytes) into `out` (SRC_SAMPLE
  * bytes); returns how many. */
 static size_t sample_bytes(const char *src, size_t n, char *out)
 {
-	size_t i;
+	size_t i, len, blocks = sample_blocks(n, &len);
 
-	if (n <= SRC_SAMPLE) {
-		memcpy(out, src, n);
-		return n;
-	}
-	for (i = 0; i < SRC_BLOCKS; i++)
-		memcpy(out + i * SRC_BLOCK, src + sample_at(i, n), SRC_BLOCK);
-	return SRC_SAMPLE;
+	for (i = 0; i < blocks; i++)
+		memcpy(out + i * SRC_BLOCK, src + sample_at(i, n), len);
+	return blocks * len;
 }
 
 /* sample_bytes of the open file `fd` of `n` bytes into *got; 0 on a short
  * read. */
 static int sample_file(int fd, size_t n, char *out, size_t *got)
 {
-	size_t i, blocks = n <= SRC_SAMPLE ? 1 : SRC_BLOCKS, want = n <= SRC_SAMPLE ? n : SRC_BLOCK;
+	size_t i, len, blocks = sample_blocks(n, &len);
 
 	for (i = 0; i < blocks; i++)
-		if (pread(fd, out + i * SRC_BLOCK, want, blocks > 1 ? (off_t)sample_at(i, n) : 0) !=
-		    (ssize_t)want)
+		if (pread(fd, out + i * SRC_BLOCK, len, (off_t)sample_at(i, n)) != (ssize_t)len)
 			return 0;
-	*got = blocks * want;
+	*got = blocks * len;
 	return 1;
 }
 
