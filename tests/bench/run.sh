@@ -48,26 +48,13 @@ count_cmp() {
 	count=$("$needle" count --tokenizer "$tok" "$text")
 	sleep 2.1
 	"$needle" count --tokenizer "$tok" "$text" > /dev/null
-	times=""
-	i=0
-	while [ $i -lt $runs ]; do
-		t0=$(now_ns)
-		$PIN "$needle" count --tokenizer "$tok" "$text" > /dev/null
-		t1=$(now_ns)
-		times="$times $(( (t1 - t0) / 1000 ))"
-		i=$((i + 1))
-	done
-	needle_us=$(for t in $times; do echo "$t"; done | median)
-	# CPU time: GNU time counts in hundredths of a second, so it times all
-	# the runs together (the loop's shell and taskset included) and the
-	# mean per run is quoted
-	needle_cpu=""
-	if [ -x /usr/bin/time ]; then
-		c=$(/usr/bin/time -f '%U %S' sh -c 'i=0; while [ $i -lt "$1" ]; do
-			$2 "$3" count --tokenizer "$4" "$5" > /dev/null; i=$((i + 1)); done' \
-			sh "$runs" "$PIN" "$needle" "$tok" "$text" 2>&1 >/dev/null | tail -1)
-		needle_cpu=$(echo "$c" | awk -v r="$runs" '{ printf "%d", ($1 + $2) * 1e6 / r }')
-	fi
+	# wall and CPU of each run, timed by one process that spawns it (a shell's
+	# `date` around the command would add its own start to every run)
+	t=$($PIN /usr/bin/python3 "$root/tests/bench/proc_time.py" "$runs" \
+		"$needle" count --tokenizer "$tok" "$text") || return 1
+	times=$(echo "$t" | sed 's/.*"wall_us": \[\([^]]*\)\].*/\1/' | tr -d ',')
+	needle_us=$(for v in $times; do echo "$v"; done | median)
+	needle_cpu=$(echo "$t" | sed 's/.*"cpu_us": \[\([^]]*\)\].*/\1/' | tr ',' '\n' | median)
 	rss="n/a"
 	if [ -x /usr/bin/time ]; then
 		rss=$(/usr/bin/time -f '%M' "$needle" count --tokenizer "$tok" "$text" 2>&1 >/dev/null | tail -1)
@@ -84,9 +71,7 @@ count_cmp() {
 	echo "needle count (whole process, load included, cache warm): median of $runs runs: $(sec "$needle_us") s wall ($times us), $count tokens, peak RSS $rss"
 	echo "HF tokenizers 0.23 encode (load excluded): median of 3 runs: $(sec "$hf_us") s wall, $hf_count tokens"
 	echo "ratio HF/needle (wall): $(awk "BEGIN { printf \"%.1f\", $hf_us / $needle_us }")x (bar ${bar}x); needle $(awk "BEGIN { printf \"%.1f\", $bytes / $needle_us }") MB/s, HF $(awk "BEGIN { printf \"%.2f\", $bytes / $hf_us }") MB/s"
-	if [ -n "$needle_cpu" ]; then
-		echo "CPU time (user+sys; fairer on a busy machine): needle $(sec "$needle_cpu") s (mean of $runs runs), HF $(sec "$hf_cpu") s (median of 3), ratio $(awk "BEGIN { printf \"%.1f\", $hf_cpu / $needle_cpu }")x"
-	fi
+	echo "CPU time (user+sys; fairer on a busy machine): needle $(sec "$needle_cpu") s (median of $runs runs), HF $(sec "$hf_cpu") s (median of 3), ratio $(awk "BEGIN { printf \"%.1f\", $hf_cpu / $needle_cpu }")x"
 	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 	if [ "$count" != "$hf_count" ]; then
 		echo "COUNT MISMATCH: needle $count, HF $hf_count"
