@@ -362,18 +362,37 @@ function chatBody(prompt, model, max) {
 	console.log(JSON.stringify({ model, messages: messages.messages || messages, max_tokens: max }));
 }
 
-function waitRunning(url, sec) {
+// Waits until the server is streaming an answer: its num_requests_running
+// gauge is 1 or more, or its log has, past byte `from`, the access line of a
+// completion answered 200 (uvicorn writes it when the response starts, so a
+// streamed answer is under way). Either one: in one run the gauge read 0 at
+// every poll for the last seconds of a 3,000-token stream that the server's
+// own log counted as running.
+function waitRunning(url, sec, log, from) {
 	const until = Date.now() + sec * 1000;
+	const streaming = () => {
+		if (!log) return false;
+		const fd = fs.openSync(log, 'r');
+		try {
+			const n = fs.fstatSync(fd).size - Number(from);
+			if (n <= 0) return false;
+			const b = Buffer.alloc(n);
+			fs.readSync(fd, b, 0, n, Number(from));
+			return /"POST \/v1\/(chat\/)?completions HTTP\/1\.1" 200/.test(b.toString('latin1'));
+		} finally {
+			fs.closeSync(fd);
+		}
+	};
 	const poll = () => http.get(url + '/metrics', (res) => {
 		let body = '';
 		res.on('data', (b) => { body += b; });
 		res.on('end', () => {
 			const m = /^vllm:num_requests_running\{[^}]*\} ([0-9.e+]+)/m.exec(body);
-			if (m && Number(m[1]) >= 1) return;
-			retry();
+			if (!(m && Number(m[1]) >= 1)) retry();
 		});
 	}).on('error', retry);
 	const retry = () => {
+		if (streaming()) return;
 		if (Date.now() > until) {
 			process.stderr.write(`FAIL: no request running on ${url} after ${sec} s\n`);
 			process.exit(1);
@@ -406,7 +425,7 @@ const cmds = { audit, 'own-template': ownTemplate, cache, load, killed, bos, ver
 	boundary: (run, fit) => boundary(run, Number(fit)), 'smoke-suite': smokeSuite,
 	graded: gradedPass, planted, 'graded-suite': gradedSuite, cutover,
 	'boundary-suite': (fit, max) => boundarySuite(Number(fit), Number(max)), 'long-suite': longSuite,
-	'chat-body': (p, m, max) => chatBody(p, m, Number(max)), 'wait-running': (u, s) => waitRunning(u, Number(s)) };
+	'chat-body': (p, m, max) => chatBody(p, m, Number(max)), 'wait-running': (u, s, log, from) => waitRunning(u, Number(s), log, from) };
 const [cmd, ...args] = process.argv.slice(2);
 try {
 	if (!cmds[cmd]) throw new Error(`unknown check '${cmd}'`);

@@ -93,11 +93,12 @@ echo "boundary: needle sends $fit + 16 and refuses $((fit + 1)); vLLM serves up 
 # A server killed mid-stream: the attempt in flight fails transport, by name.
 $CHECK long-suite > "$tmp/long.json"
 st=0
+log_at=$(wc -c < "$OUT/serve-qwen3.log")
 "$NEEDLE" run "$tmp/long.json" --base-url "$URL/v1" --tokenizer "$FOLDER" --out "$RUNS/killed" \
 	2> "$tmp/killed.err" &
 npid=$!
 track "$npid"
-$CHECK wait-running "$URL" 120
+$CHECK wait-running "$URL" 120 "$OUT/serve-qwen3.log" "$log_at"
 vllm_stop KILL
 wait "$npid" || st=$?
 [ "$st" = 1 ] || fail "killed server: needle run exit $st, expected 1: $(cat "$tmp/killed.err")"
