@@ -266,7 +266,7 @@ static enum err one_message(const struct tpl_jinja *j, struct jinja_ctx *ctx,
 	cJSON *held;
 	const cJSON *k;
 	size_t keys = 0;
-	int content = 0, has_content = 0;
+	int has_content = 0;
 	enum err e;
 
 	/* room for each key, and for what is added below: the content when
@@ -287,7 +287,6 @@ static enum err one_message(const struct tpl_jinja *j, struct jinja_ctx *ctx,
 			   !(key[0] == 'r' && (!strcmp(key, "reasoning") ||
 					       !strcmp(key, "reasoning_content")));
 
-		content |= is_content;
 		if (is_content && j->openai) {
 			held = json_add_obj(jb, keep, NULL);
 			e = parts_content(jb, held, k, mi, d);
@@ -310,7 +309,7 @@ static enum err one_message(const struct tpl_jinja *j, struct jinja_ctx *ctx,
 		if (e)
 			return e;
 	}
-	if (!e && !content) {
+	if (!e && !has_content) {
 		if (j->openai) {
 			held = json_add_obj(jb, keep, NULL);
 			e = parts_content(jb, held, NULL, mi, d);
